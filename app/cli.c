@@ -1,0 +1,395 @@
+/* Command-line plumbing shared by the sub-commands. */
+#include "cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void cli_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("attnscope: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_fail(const atn_error *err) {
+    cli_error("%s", err->message[0] ? err->message : atn_status_str(err->status));
+    return CLI_EXIT_USAGE;
+}
+
+bool cli_parse(cli_args *a, const char *prog, int argc, char **argv, const char *const *flags) {
+    memset(a, 0, sizeof *a);
+    a->prog = prog;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (arg[0] != '-' || arg[1] == '\0') {
+            if (a->n_positional < CLI_MAX_OPTS)
+                a->positional[a->n_positional++] = arg;
+            continue;
+        }
+        if (a->n >= CLI_MAX_OPTS) {
+            cli_error("%s: too many options", prog);
+            return false;
+        }
+        const char *name = arg + (arg[1] == '-' ? 2 : 1);
+        if (!strcmp(name, "o"))
+            name = "output";
+        const char *eq = strchr(name, '=');
+        static char names_buf[CLI_MAX_OPTS][64];
+        if (eq) {
+            size_t len = (size_t)(eq - name) < 63 ? (size_t)(eq - name) : 63;
+            memcpy(names_buf[a->n], name, len);
+            names_buf[a->n][len] = 0;
+            a->names[a->n] = names_buf[a->n];
+            a->values[a->n++] = eq + 1;
+            continue;
+        }
+        bool is_flag = false;
+        for (int f = 0; flags && flags[f]; f++)
+            is_flag |= strcmp(flags[f], name) == 0;
+        a->names[a->n] = name;
+        if (is_flag) {
+            a->values[a->n++] = NULL;
+        } else {
+            if (i + 1 >= argc) {
+                cli_error("%s: option --%s needs a value", prog, name);
+                return false;
+            }
+            a->values[a->n++] = argv[++i];
+        }
+    }
+    return true;
+}
+
+static int find(cli_args *a, const char *name) {
+    for (int i = a->n - 1; i >= 0; i--)   /* the last one given wins */
+        if (!strcmp(a->names[i], name)) {
+            for (int j = 0; j < a->n; j++)
+                if (!strcmp(a->names[j], name))
+                    a->used[j] = true;
+            return i;
+        }
+    return -1;
+}
+
+const char *cli_get(cli_args *a, const char *name) {
+    int i = find(a, name);
+    return i < 0 ? NULL : a->values[i] ? a->values[i] : "";
+}
+
+bool cli_flag(cli_args *a, const char *name) { return find(a, name) >= 0; }
+
+long cli_get_int(cli_args *a, const char *name, long dflt, bool *ok) {
+    const char *v = cli_get(a, name);
+    if (!v)
+        return dflt;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end) {
+        cli_error("%s: --%s takes an integer, not \"%s\"", a->prog, name, v);
+        *ok = false;
+        return dflt;
+    }
+    return x;
+}
+
+double cli_get_double(cli_args *a, const char *name, double dflt, bool *ok) {
+    const char *v = cli_get(a, name);
+    if (!v)
+        return dflt;
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end) {
+        cli_error("%s: --%s takes a number, not \"%s\"", a->prog, name, v);
+        *ok = false;
+        return dflt;
+    }
+    return x;
+}
+
+bool cli_check_unused(cli_args *a) {
+    bool ok = true;
+    for (int i = 0; i < a->n; i++)
+        if (!a->used[i]) {
+            cli_error("%s: unknown option --%s", a->prog, a->names[i]);
+            ok = false;
+        }
+    for (int i = 0; i < a->n_positional; i++) {
+        cli_error("%s: unexpected argument \"%s\"", a->prog, a->positional[i]);
+        ok = false;
+    }
+    return ok;
+}
+
+int cli_parse_int_list(const char *s, const char *what, int32_t **out) {
+    *out = NULL;
+    int cap = 16, n = 0;
+    int32_t *v = malloc((size_t)cap * sizeof *v);
+    if (!v)
+        return -1;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long x = strtol(p, &end, 10);
+        if (end == p || x < -2147483647L || x > 2147483647L) {
+            cli_error("%s: \"%s\" is not a comma-separated list of integers", what, s);
+            free(v);
+            return -1;
+        }
+        if (n == cap) {
+            cap *= 2;
+            int32_t *nv = realloc(v, (size_t)cap * sizeof *v);
+            if (!nv) {
+                free(v);
+                return -1;
+            }
+            v = nv;
+        }
+        v[n++] = (int32_t)x;
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (*p == ',')
+            p++;
+        else if (*p) {
+            cli_error("%s: \"%s\" is not a comma-separated list of integers", what, s);
+            free(v);
+            return -1;
+        }
+    }
+    if (n == 0) {
+        cli_error("%s: empty list", what);
+        free(v);
+        return -1;
+    }
+    *out = v;
+    return n;
+}
+
+bool cli_run_options(cli_args *a, atn_run_options *o) {
+    atn_run_options_init(o);
+    const char *dev = cli_get(a, "device");
+    if (dev) {
+        if (!strcmp(dev, "cpu"))
+            o->device = ATN_DEVICE_CPU;
+        else if (!strcmp(dev, "cuda") || !strcmp(dev, "gpu"))
+            o->device = ATN_DEVICE_CUDA;
+        else if (!strcmp(dev, "auto"))
+            o->device = ATN_DEVICE_AUTO;
+        else {
+            cli_error("%s: --device must be cpu, cuda or auto, not \"%s\"", a->prog, dev);
+            return false;
+        }
+    }
+    const char *prec = cli_get(a, "precision");
+    if (prec) {
+        if (!strcmp(prec, "fp32"))
+            o->precision = ATN_PRECISION_FP32;
+        else if (!strcmp(prec, "fp16"))
+            o->precision = ATN_PRECISION_FP16;
+        else if (!strcmp(prec, "bf16"))
+            o->precision = ATN_PRECISION_BF16;
+        else {
+            cli_error("%s: --precision must be fp32, fp16 or bf16, not \"%s\"", a->prog, prec);
+            return false;
+        }
+    }
+    bool ok = true;
+    o->threads = (int32_t)cli_get_int(a, "threads", 0, &ok);
+    return ok;
+}
+
+static volatile sig_atomic_t interrupted;
+static void on_sigint(int sig) { (void)sig; interrupted = 1; }
+
+bool cli_progress(double fraction, const char *what, void *user_data) {
+    (void)user_data;
+    static bool installed;
+    if (!installed) {
+        signal(SIGINT, on_sigint);
+        installed = true;
+    }
+    if (isatty(2)) {
+        fprintf(stderr, "\r%-40s %3d%%", what, (int)(fraction * 100 + 0.5));
+        if (fraction >= 1.0)
+            fputc('\n', stderr);
+        fflush(stderr);
+    }
+    return !interrupted;
+}
+
+atn_model *cli_open_model(cli_args *a, atn_error *err) {
+    const char *name = cli_get(a, "model");
+    if (!name) {
+        atn_model *m = atn_model_open("demo", cli_progress, NULL, err);
+        if (m)
+            return m;
+        name = "worked-example";
+    }
+    return atn_model_open(name, cli_progress, NULL, err);
+}
+
+atn_status cli_encode(cli_args *a, const atn_model *m, atn_encoding **enc, atn_error *err) {
+    const char *text = cli_get(a, "text"), *pair = cli_get(a, "text-pair");
+    const char *ids_s = cli_get(a, "ids"), *types_s = cli_get(a, "type-ids"), *mask_s = cli_get(a, "mask");
+    int32_t *ids = NULL, *types = NULL, *mask = NULL;
+    int n_ids = 0;
+    atn_status st = ATN_OK;
+    *enc = NULL;
+    if (text && ids_s)
+        return atn_error_set(err, ATN_E_INVALID, "give either --text or --ids, not both");
+    if (pair && !text)
+        return atn_error_set(err, ATN_E_INVALID, "--text-pair needs --text");
+    if (ids_s && (n_ids = cli_parse_int_list(ids_s, "--ids", &ids)) < 0)
+        return atn_error_set(err, ATN_E_INVALID, "bad --ids");
+    if (types_s) {
+        int nt = cli_parse_int_list(types_s, "--type-ids", &types);
+        if (nt < 0 || !ids_s || nt != n_ids) {
+            st = atn_error_set(err, ATN_E_INVALID, "--type-ids needs --ids and one type id per token (%d ids, %d "
+                               "type ids)", n_ids, nt < 0 ? 0 : nt);
+            goto done;
+        }
+    }
+    if (mask_s) {
+        int nm = cli_parse_int_list(mask_s, "--mask", &mask);
+        int want = ids_s ? n_ids : atn_model_toy_n_tokens(m);
+        if (nm < 0 || nm != want || text) {
+            st = atn_error_set(err, ATN_E_INVALID, "--mask needs one 0/1 value per token (%d tokens, %d values)%s",
+                               want, nm < 0 ? 0 : nm, text ? "; it goes with --ids or a toy model, not --text" : "");
+            goto done;
+        }
+    }
+    if (atn_model_kind_of(m) == ATN_MODEL_TOY) {
+        if (text || ids_s) {
+            st = atn_error_set(err, ATN_E_INVALID, "model \"%s\" is a toy model: its tokens are in the file, so it "
+                               "takes no --text or --ids", atn_model_name(m));
+            goto done;
+        }
+        st = atn_model_encode_toy(m, mask, enc, err);
+    } else if (ids_s) {
+        st = atn_model_encode_ids(m, ids, types, mask, n_ids, enc, err);
+    } else {
+        if (!text) {
+            st = atn_error_set(err, ATN_E_INVALID, "model \"%s\" needs --text (or --ids)", atn_model_name(m));
+            goto done;
+        }
+        st = atn_model_encode(m, text, pair, enc, err);
+        if (st == ATN_OK && (*enc)->truncated)
+            fprintf(stderr, "attnscope: notice: the input was truncated to %d tokens (model \"%s\" allows %d "
+                    "positions); %d word pieces were dropped\n", (*enc)->n, atn_model_name(m),
+                    atn_model_config(m)->max_positions, (*enc)->n_dropped);
+    }
+done:
+    free(ids);
+    free(types);
+    free(mask);
+    return st;
+}
+
+int cli_model_run(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **run) {
+    atn_error err = {0};
+    atn_run_options opts;
+    *model = NULL, *enc = NULL, *run = NULL;
+    if (!cli_run_options(a, &opts))
+        return CLI_EXIT_USAGE;
+    /* the common options are read below; mark them so the check sees only unknown ones */
+    static const char *const common[] = {"model", "text", "text-pair", "ids", "type-ids", "mask", NULL};
+    for (int i = 0; common[i]; i++)
+        cli_get(a, common[i]);
+    if (!cli_check_unused(a))
+        return CLI_EXIT_USAGE;
+    *model = cli_open_model(a, &err);
+    if (!*model)
+        return cli_fail(&err);
+    if (cli_encode(a, *model, enc, &err))
+        return cli_fail(&err);
+    *run = atn_run_new(*model);
+    if (!*run) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    atn_status st = atn_run_forward(*run, *enc, &opts, &err);
+    if (st == ATN_OK && opts.device == ATN_DEVICE_AUTO && atn_run_device_used(*run) == ATN_DEVICE_CPU)
+        fprintf(stderr, "attnscope: no usable GPU; running on the CPU\n");
+    if (st)
+        return cli_fail(&err);
+    return CLI_EXIT_OK;
+}
+
+bool cli_atomic_open(cli_atomic_file *af, const char *path) {
+    memset(af, 0, sizeof *af);
+    size_t len = strlen(path) + 16;
+    af->tmp = malloc(len);
+    af->path = strdup(path);
+    if (!af->tmp || !af->path)
+        goto fail;
+    snprintf(af->tmp, len, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(af->tmp);
+    if (fd < 0) {
+        cli_error("%s: cannot create a file there: %s", path, strerror(errno));
+        goto fail;
+    }
+    mode_t um = umask(0);
+    umask(um);
+    fchmod(fd, 0666 & ~um);
+    af->f = fdopen(fd, "wb");
+    if (!af->f) {
+        close(fd);
+        unlink(af->tmp);
+        goto fail;
+    }
+    return true;
+fail:
+    free(af->tmp);
+    free(af->path);
+    memset(af, 0, sizeof *af);
+    return false;
+}
+
+bool cli_atomic_close(cli_atomic_file *af, bool ok) {
+    if (!af->f)
+        return false;
+    if (ferror(af->f))
+        ok = false;
+    if (fclose(af->f) != 0)
+        ok = false;
+    if (ok && rename(af->tmp, af->path) != 0) {
+        cli_error("%s: cannot write: %s", af->path, strerror(errno));
+        ok = false;
+    } else if (!ok) {
+        cli_error("%s: write failed; the previous file (if any) is left as it was", af->path);
+    }
+    if (!ok)
+        unlink(af->tmp);
+    free(af->tmp);
+    free(af->path);
+    memset(af, 0, sizeof *af);
+    return ok;
+}
+
+void cli_json_number(FILE *f, double v) {
+    if (v != v || v - v != 0)
+        fputs("null", f);
+    else
+        fprintf(f, "%.9g", v);
+}
+
+void cli_json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}

@@ -1,0 +1,83 @@
+/* Shared pieces of the command line: option parsing, opening the model and the input
+ * every sub-command takes, and error reporting (exit code 2 for bad input). */
+#ifndef ATN_CLI_H
+#define ATN_CLI_H
+
+#include "attnscope.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+enum { CLI_MAX_OPTS = 64 };
+
+/* "--name value", "--name=value", "-o value" and bare flags ("--json"). */
+typedef struct cli_args {
+    const char *prog;          /* "attnscope run" */
+    int n;
+    const char *names[CLI_MAX_OPTS];
+    const char *values[CLI_MAX_OPTS];   /* NULL for a flag */
+    bool used[CLI_MAX_OPTS];
+    const char *positional[CLI_MAX_OPTS];
+    int n_positional;
+} cli_args;
+
+/* flags: NULL-terminated names that take no value (without "--").  Returns false and
+ * prints a message on a malformed command line. */
+bool cli_parse(cli_args *a, const char *prog, int argc, char **argv, const char *const *flags);
+const char *cli_get(cli_args *a, const char *name);          /* NULL if absent */
+bool cli_flag(cli_args *a, const char *name);
+/* Integer option; *ok false (and a message printed) if present but not an integer. */
+long cli_get_int(cli_args *a, const char *name, long dflt, bool *ok);
+double cli_get_double(cli_args *a, const char *name, double dflt, bool *ok);
+/* Reports options nobody asked for.  Returns false when there were any. */
+bool cli_check_unused(cli_args *a);
+
+/* Prints "attnscope: message" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cli_fail(const atn_error *err);   /* prints err->message, returns CLI_EXIT_USAGE */
+
+/* Comma-separated integers ("1,2,3").  Returns count, or -1 (message printed). */
+int cli_parse_int_list(const char *s, const char *what, int32_t **out);
+
+/* --device cpu|cuda|auto (default cpu) and --precision fp32|fp16|bf16. */
+bool cli_run_options(cli_args *a, atn_run_options *opts);
+
+/* Opens --model (default "demo", falling back to "worked-example" when the demo model is
+ * not installed), with a progress line on a terminal. */
+atn_model *cli_open_model(cli_args *a, atn_error *err);
+
+/* Builds the input from --text/--text-pair, --ids/--type-ids/--mask, or the toy model's
+ * own tokens.  Prints a notice on stderr when the text was truncated. */
+atn_status cli_encode(cli_args *a, const atn_model *model, atn_encoding **enc, atn_error *err);
+
+/* Opens the model, encodes, runs: the common first half of most sub-commands.
+ * On success the caller frees *run, *enc and *model. */
+int cli_model_run(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **run);
+
+/* A progress line on stderr when it is a terminal ("\r what 42%"); ends with a newline
+ * at fraction 1.  Always returns true unless SIGINT was received. */
+bool cli_progress(double fraction, const char *what, void *user_data);
+
+/* Sub-commands: int cmd(int argc, char **argv), argv[0] is the sub-command name. */
+typedef int (*cli_command_fn)(int argc, char **argv);
+int cmd_models(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
+
+#endif
+
+/* Writing a user's file through a temporary name in the same folder: open, write with
+ * stdio, then cli_atomic_close renames it into place (or removes it when ok is false). */
+typedef struct cli_atomic_file {
+    FILE *f;
+    char *tmp;
+    char *path;
+} cli_atomic_file;
+bool cli_atomic_open(cli_atomic_file *af, const char *path);
+bool cli_atomic_close(cli_atomic_file *af, bool ok);
+
+/* Writes a double as JSON (null for NaN/Inf, which JSON cannot hold). */
+void cli_json_number(FILE *f, double v);
+void cli_json_string(FILE *f, const char *s);

@@ -1,0 +1,61 @@
+/* attnscope models / devices: what is built in and what this machine can run on. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_models(int argc, char **argv) {
+    cli_args a;
+    static const char *const flags[] = {"help", NULL};
+    if (!cli_parse(&a, "attnscope models", argc, argv, flags))
+        return CLI_EXIT_USAGE;
+    if (cli_flag(&a, "help")) {
+        printf("Usage: attnscope models\n\nLists the built-in models (name, kind, layers x heads).\n");
+        return 0;
+    }
+    if (!cli_check_unused(&a))
+        return CLI_EXIT_USAGE;
+    printf("%-16s %-6s %-14s %s\n", "name", "kind", "layers x heads", "width / vocabulary");
+    for (const char *const *name = atn_builtin_model_names(); *name; name++) {
+        atn_error err = {0};
+        atn_model *m = atn_model_open(*name, NULL, NULL, &err);
+        if (!m) {
+            printf("%-16s (not available: %s)\n", *name, err.message);
+            continue;
+        }
+        const atn_config *c = atn_model_config(m);
+        char lh[32];
+        snprintf(lh, sizeof lh, "%d x %d", c->n_layers, c->n_heads);
+        printf("%-16s %-6s %-14s d_model %d, %s %d\n", *name, atn_model_kind_of(m) == ATN_MODEL_TOY ? "toy" : "bert",
+               lh, c->d_model, atn_model_kind_of(m) == ATN_MODEL_TOY ? "tokens" : "vocabulary",
+               atn_model_kind_of(m) == ATN_MODEL_TOY ? atn_model_toy_n_tokens(m) : c->vocab_size);
+        atn_model_free(m);
+    }
+    return 0;
+}
+
+int cmd_devices(int argc, char **argv) {
+    cli_args a;
+    static const char *const flags[] = {"help", NULL};
+    if (!cli_parse(&a, "attnscope devices", argc, argv, flags))
+        return CLI_EXIT_USAGE;
+    if (cli_flag(&a, "help")) {
+        printf("Usage: attnscope devices\n\nLists the compute backends, the GPUs found and the BLAS kernel.\n");
+        return 0;
+    }
+    if (!cli_check_unused(&a))
+        return CLI_EXIT_USAGE;
+    const char *better = atn_blas_better_core();
+    const char *user = getenv("OPENBLAS_CORETYPE");
+    printf("cpu     OpenBLAS %s, kernel %s", openblas_get_config(), atn_blas_core_name());
+    if (better && user)
+        printf(" (OPENBLAS_CORETYPE=%s is set in your environment; this CPU could use the faster %s kernel)",
+               user, better);
+    else if (better)
+        printf(" (slower than this CPU allows: %s would be faster)", better);
+    printf("\n");
+    printf("cuda    not part of this build\n");
+    return 0;
+}

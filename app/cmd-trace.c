@@ -1,0 +1,199 @@
+/* attnscope trace: one head's arithmetic for one query token, as a worked solution (text)
+ * or every number as JSON. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void print_vec(const double *v, int32_t n) {
+    fputc('[', stdout);
+    for (int32_t i = 0; i < n; i++)
+        printf("%s%.4f", i ? ", " : "", v[i]);
+    fputc(']', stdout);
+}
+
+static const char *tok(const atn_trace *t, int32_t j) { return t->enc->tokens[j].text; }
+
+static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) {
+    int32_t n = t->n, k = t->d_head, i = t->query;
+    printf("Trace of model \"%s\": layer %d, head %d (of %d), query token %d \"%s\"\n", atn_model_name(m), t->layer,
+           t->head, n_heads, i, tok(t, i));
+    printf("d_model = %d, heads = %d, so each head works in d_k = d_model / heads = %d dimensions "
+           "(columns %d..%d of Q, K, V).\n\n", t->d_model, n_heads, k, t->head * k, t->head * k + k - 1);
+
+    printf("Step 1. The query of token %d: q_%d = (x_%d W_Q + b_Q), head %d's columns\n  q_%d = ", i, i, i, t->head,
+           i);
+    print_vec(t->q, k);
+    printf("\n\nStep 2. The keys k_j = x_j W_K + b_K (head %d's columns), one per token\n", t->head);
+    for (int32_t j = 0; j < n; j++) {
+        printf("  k_%-3d %-10s = ", j, tok(t, j));
+        print_vec(t->keys + (size_t)j * k, k);
+        fputc('\n', stdout);
+    }
+    printf("\nStep 3. Dot products s_j = q_%d · k_j  (the row %d of Q Kᵀ)\n", i, i);
+    for (int32_t j = 0; j < n; j++) {
+        printf("  s_%-3d = ", j);
+        if (k <= 8) {
+            for (int32_t c = 0; c < k; c++)
+                printf("%s%.4f×%.4f", c ? " + " : "", t->q[c], t->keys[(size_t)j * k + c]);
+            printf(" = ");
+        }
+        printf("%.4f\n", t->scores[j]);
+    }
+    printf("\nStep 4. Scale by 1/√d_k = 1/√%d = %.4f:  s_j / √d_k\n  ", k, t->scale);
+    print_vec(t->scaled, n);
+    int32_t masked = 0;
+    for (int32_t j = 0; j < n; j++)
+        masked += t->mask_term[j] != 0;
+    printf("\n\nStep 5. Mask: ");
+    if (!masked) {
+        printf("no padded tokens, so nothing is added.\n");
+    } else {
+        printf("padded keys get %.4g added (so their weight becomes 0):", (double)-3.4028234663852886e38);
+        for (int32_t j = 0; j < n; j++)
+            if (t->mask_term[j] != 0)
+                printf(" %d", j);
+        fputc('\n', stdout);
+    }
+    printf("\nStep 6. Softmax.  Subtract the largest score m = %.4f (for numerical safety), exponentiate, "
+           "divide by the sum.\n", t->max);
+    for (int32_t j = 0; j < n; j++) {
+        if (t->mask_term[j] != 0)
+            printf("  exp(masked)            = 0.0000\n");
+        else
+            printf("  exp(%.4f - %.4f) = exp(%.4f) = %.4f\n", t->scaled[j], t->max, t->shifted[j], t->exps[j]);
+    }
+    printf("  sum = %.4f\n  weights a_j = exp_j / sum = ", t->sum);
+    print_vec(t->weights, n);
+    printf("   (they sum to 1)\n\nStep 7. The values v_j = x_j W_V + b_V (head %d's columns)\n", t->head);
+    for (int32_t j = 0; j < n; j++) {
+        printf("  v_%-3d %-10s = ", j, tok(t, j));
+        print_vec(t->values + (size_t)j * k, k);
+        fputc('\n', stdout);
+    }
+    printf("\nStep 8. Weighted sum: head %d's output for token %d is o = Σ_j a_j v_j\n", t->head, i);
+    if (n <= 8) {
+        for (int32_t c = 0; c < k && k <= 8; c++) {
+            printf("  o[%d] =", c);
+            for (int32_t j = 0; j < n; j++)
+                printf("%s%.4f×%.4f", j ? " + " : " ", t->weights[j], t->values[(size_t)j * k + c]);
+            printf(" = %.4f\n", t->output[c]);
+        }
+    }
+    printf("  o = ");
+    print_vec(t->output, k);
+    printf("\n\nStep 9. Concatenate every head's output for token %d (head %d fills columns %d..%d)\n  ", i, t->head,
+           t->head * k, t->head * k + k - 1);
+    print_vec(t->concat, t->d_model);
+    printf("\n\nStep 10. Output projection: concat W_O + b_O\n  ");
+    print_vec(t->projected, t->d_model);
+    printf("\n\n(check: these weights differ from the captured attention by at most %.2g)\n", (double)t->max_abs_diff);
+}
+
+static void json_vec(FILE *f, const double *v, int32_t n) {
+    fputc('[', f);
+    for (int32_t i = 0; i < n; i++) {
+        if (i)
+            fputs(", ", f);
+        cli_json_number(f, v[i]);
+    }
+    fputc(']', f);
+}
+
+static void json_mat(FILE *f, const double *v, int32_t rows, int32_t cols) {
+    fputc('[', f);
+    for (int32_t r = 0; r < rows; r++) {
+        if (r)
+            fputs(", ", f);
+        json_vec(f, v + (size_t)r * cols, cols);
+    }
+    fputc(']', f);
+}
+
+static void print_json(const atn_trace *t) {
+    FILE *f = stdout;
+    fprintf(f, "{\n  \"layer\": %d, \"head\": %d, \"query\": %d, \"d_head\": %d, \"d_model\": %d,\n  \"tokens\": [",
+            t->layer, t->head, t->query, t->d_head, t->d_model);
+    for (int32_t j = 0; j < t->n; j++) {
+        if (j)
+            fputs(", ", f);
+        cli_json_string(f, tok(t, j));
+    }
+    fputs("],\n  \"q\": ", f);
+    json_vec(f, t->q, t->d_head);
+    fputs(",\n  \"keys\": ", f);
+    json_mat(f, t->keys, t->n, t->d_head);
+    fputs(",\n  \"scores\": ", f);
+    json_vec(f, t->scores, t->n);
+    fputs(",\n  \"scale\": ", f);
+    cli_json_number(f, t->scale);
+    fputs(",\n  \"scaled\": ", f);
+    json_vec(f, t->scaled, t->n);
+    fputs(",\n  \"mask\": ", f);
+    json_vec(f, t->mask_term, t->n);
+    fputs(",\n  \"max\": ", f);
+    cli_json_number(f, t->max);
+    fputs(",\n  \"exps\": ", f);
+    json_vec(f, t->exps, t->n);
+    fputs(",\n  \"sum\": ", f);
+    cli_json_number(f, t->sum);
+    fputs(",\n  \"weights\": ", f);
+    json_vec(f, t->weights, t->n);
+    fputs(",\n  \"values\": ", f);
+    json_mat(f, t->values, t->n, t->d_head);
+    fputs(",\n  \"output\": ", f);
+    json_vec(f, t->output, t->d_head);
+    fputs(",\n  \"concat\": ", f);
+    json_vec(f, t->concat, t->d_model);
+    fputs(",\n  \"projected\": ", f);
+    json_vec(f, t->projected, t->d_model);
+    fputs("\n}\n", f);
+}
+
+int cmd_trace(int argc, char **argv) {
+    cli_args a;
+    static const char *const flags[] = {"help", "json", NULL};
+    if (!cli_parse(&a, "attnscope trace", argc, argv, flags))
+        return CLI_EXIT_USAGE;
+    if (cli_flag(&a, "help")) {
+        printf("Usage: attnscope trace --model M [--text T] --layer L --head H --query I [--json]\n\n"
+               "Shows the arithmetic of one head for one query token: q, every k, the dot products, the\n"
+               "scaling by 1/sqrt(d_k), the mask, the softmax, the values and the weighted sum.\n");
+        return 0;
+    }
+    bool ok = true;
+    long layer = cli_get_int(&a, "layer", 0, &ok);
+    long head = cli_get_int(&a, "head", 0, &ok);
+    long query = cli_get_int(&a, "query", 0, &ok);
+    bool json = cli_flag(&a, "json");
+    if (!ok)
+        return CLI_EXIT_USAGE;
+    atn_model *model;
+    atn_encoding *enc;
+    atn_run *run;
+    int rc = cli_model_run(&a, &model, &enc, &run);
+    if (rc == CLI_EXIT_OK) {
+        atn_error err = {0};
+        atn_trace *t;
+        if (layer < -1000000 || layer > 1000000 || head < -1000000 || head > 1000000 || query < -1000000 ||
+            query > 1000000) {
+            cli_error("attnscope trace: index out of range");
+            rc = CLI_EXIT_USAGE;
+        } else if (atn_trace_compute(model, atn_run_capture(run), (int32_t)layer, (int32_t)head, (int32_t)query, &t,
+                                     &err)) {
+            rc = cli_fail(&err);
+        } else {
+            if (json)
+                print_json(t);
+            else
+                print_text(model, t, atn_model_config(model)->n_heads);
+            atn_trace_free(t);
+        }
+    }
+    atn_run_free(run);
+    atn_encoding_free(enc);
+    atn_model_free(model);
+    return rc;
+}

@@ -1,0 +1,84 @@
+/* attnscope: main().  With no sub-command it opens the GUI; sub-commands run headless.
+ *
+ * Before anything else it makes sure OpenBLAS uses the right kernel: Debian 12's OpenBLAS
+ * 0.3.21 does not recognise recent CPUs and silently picks its slowest (Prescott) kernel.
+ * OPENBLAS_CORETYPE only takes effect before the library initialises, so we re-execute
+ * ourselves once with it set, never overriding a value the user chose. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+typedef struct command {
+    const char *name;
+    cli_command_fn fn;
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"models", cmd_models, "list the built-in models"},
+    {"run", cmd_run, "run a model and write the attention (.npy or .json)"},
+    {"trace", cmd_trace, "the arithmetic of one head for one query token, step by step"},
+    {"devices", cmd_devices, "the compute backends, GPUs and the BLAS kernel in use"},
+    {NULL, NULL, NULL},
+};
+
+/* The GUI entry point, provided by ui/ when GTK is built (app/gui-main.c). */
+int attnscope_gui_main(int argc, char **argv) __attribute__((weak));
+
+static void usage(FILE *f) {
+    fprintf(f, "Usage: attnscope [COMMAND] [OPTIONS]\n\n"
+               "Without a command, opens the attnscope window.\n\nCommands:\n");
+    for (const command *c = commands; c->name; c++)
+        fprintf(f, "  %-12s %s\n", c->name, c->summary);
+    fprintf(f, "\nCommon options: --model NAME|PATH  --text TEXT [--text-pair TEXT]  --ids 1,2,3 "
+               "[--type-ids ...] [--mask 1,1,0]  --device cpu|cuda|auto\n"
+               "Run 'attnscope COMMAND --help' for a command's options.\n");
+}
+
+static void fix_blas_kernel(int argc, char **argv) {
+    (void)argc;
+    if (getenv("OPENBLAS_CORETYPE") || getenv("ATTNSCOPE_NO_REEXEC"))
+        return;
+    const char *better = atn_blas_better_core();
+    if (!better)
+        return;
+    setenv("OPENBLAS_CORETYPE", better, 1);
+    setenv("ATTNSCOPE_NO_REEXEC", "1", 1);   /* never loop, even if the kernel stays the same */
+    execv("/proc/self/exe", argv);
+    /* exec failed: carry on with the slow kernel rather than not at all */
+}
+
+int main(int argc, char **argv) {
+    fix_blas_kernel(argc, argv);
+    unsetenv("ATTNSCOPE_NO_REEXEC");   /* children of ours decide for themselves */
+
+    if (argc >= 2) {
+        const char *cmd = argv[1];
+        if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(cmd, "--version")) {
+            printf("attnscope %s (OpenBLAS kernel %s)\n", atn_version(), atn_blas_core_name());
+            return 0;
+        }
+        for (const command *c = commands; c->name; c++)
+            if (!strcmp(cmd, c->name))
+                return c->fn(argc - 1, argv + 1);
+        if (cmd[0] != '-') {
+            cli_error("unknown command \"%s\"", cmd);
+            usage(stderr);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (attnscope_gui_main)
+        return attnscope_gui_main(argc, argv);
+    cli_error("this build has no GUI; use a command");
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,301 @@
+/* attnscope engine: the public interface.
+ *
+ * A BERT-family encoder that keeps every head's attention, plus what is needed to
+ * recompute any head by hand (the trace).  No GLib, GTK or cairo: libc, libm,
+ * OpenBLAS and cJSON only, so any C program can use it.
+ *
+ * Conventions
+ *  - Every public symbol starts with atn_.  Indices start at 0.
+ *  - Functions that can fail return atn_status (0 ok, negative error) and, when the
+ *    caller passes a non-NULL atn_error, fill it with a message that names the file,
+ *    tensor or offset and what was expected.  The engine never exits or aborts on bad
+ *    input.
+ *  - A struct that owns memory has one _free function that accepts NULL.
+ *  - Size letters in shape comments: L layers, H heads, n tokens, d model width,
+ *    k head width (d / H), f feed-forward width, V vocabulary.
+ *  - Weight matrices are stored as Hugging Face writes nn.Linear weights: [out, in],
+ *    so y = x W^T + b.  Toy-model JSON uses the textbook orientation Q = X W_Q
+ *    (W_Q is [in, out]); the toy loader transposes.
+ */
+#ifndef ATTNSCOPE_H
+#define ATTNSCOPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status and errors ------------------------------------------------------ */
+
+typedef enum atn_status {
+    ATN_OK = 0,
+    ATN_E_INVALID = -1,   /* bad argument or bad input (index out of range, bad text) */
+    ATN_E_IO = -2,        /* a file could not be opened or read */
+    ATN_E_FORMAT = -3,    /* a file is malformed (JSON, safetensors, vocab) */
+    ATN_E_SHAPE = -4,     /* a tensor or matrix has the wrong shape */
+    ATN_E_NOMEM = -5,     /* allocation failed, or a request would exceed a limit */
+    ATN_E_CANCELLED = -6, /* the progress callback asked to stop */
+    ATN_E_DEVICE = -7,    /* the requested compute device is not usable */
+    ATN_E_UNSUPPORTED = -8,
+} atn_status;
+
+enum { ATN_ERROR_MAX = 1024 };
+
+typedef struct atn_error {
+    atn_status status;
+    char message[ATN_ERROR_MAX];
+} atn_error;
+
+const char *atn_status_str(atn_status status);
+
+/* Sets err (when not NULL) and returns status, so error paths read
+ *   return atn_error_set(err, ATN_E_FORMAT, "%s: header size %llu past end", path, n); */
+atn_status atn_error_set(atn_error *err, atn_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Prefixes an existing message: "context: old message". */
+atn_status atn_error_prefix(atn_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void atn_error_clear(atn_error *err);
+
+/* ---- model description ------------------------------------------------------ */
+
+typedef enum atn_activation {
+    ATN_ACT_GELU = 0,  /* 0.5 x (1 + erf(x / sqrt 2)), HF "gelu" */
+    ATN_ACT_GELU_TANH, /* tanh approximation, HF "gelu_new" / "gelu_pytorch_tanh" */
+    ATN_ACT_RELU,
+} atn_activation;
+
+const char *atn_activation_name(atn_activation act);
+
+typedef struct atn_config {
+    int32_t n_layers;        /* L */
+    int32_t d_model;         /* d */
+    int32_t n_heads;         /* H, divides d */
+    int32_t d_head;          /* k = d / H */
+    int32_t d_ffn;           /* f */
+    atn_activation act;
+    float ln_eps;
+    int32_t max_positions;   /* 0 for toy models without position embeddings */
+    int32_t vocab_size;      /* 0 for toy models */
+    int32_t type_vocab_size;
+    /* switches used by toy models; all true for BERT */
+    bool use_bias;
+    bool use_layernorm;
+    bool use_ffn;
+    bool use_residual;
+    bool use_embeddings;     /* false: the input is given vectors, not token ids */
+} atn_config;
+
+/* Checks the numbers agree with each other (heads divide d, positive sizes ...). */
+atn_status atn_config_validate(const atn_config *cfg, atn_error *err);
+
+/* ---- models ----------------------------------------------------------------- */
+
+typedef struct atn_model atn_model;
+
+typedef enum atn_model_kind {
+    ATN_MODEL_TOY = 0,  /* JSON: tokens with given vectors */
+    ATN_MODEL_BERT,     /* Hugging Face folder: safetensors + config.json + vocab.txt */
+} atn_model_kind;
+
+/* Opens a model by built-in name ("worked-example", "demo"), a toy JSON file, or a
+ * Hugging Face folder.  progress may be NULL; it is called with fractions 0..1 and
+ * returns false to cancel. */
+typedef bool (*atn_progress_fn)(double fraction, const char *what, void *user_data);
+
+atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, void *user_data,
+                          atn_error *err);
+atn_model *atn_model_open_toy_json(const char *path, atn_error *err);
+atn_model *atn_model_parse_toy_json(const char *json_text, size_t len, const char *origin,
+                                    atn_error *err);
+atn_model *atn_model_open_hf(const char *folder, atn_progress_fn progress, void *user_data,
+                             atn_error *err);
+void atn_model_free(atn_model *model);
+
+const atn_config *atn_model_config(const atn_model *model);
+atn_model_kind atn_model_kind_of(const atn_model *model);
+const char *atn_model_name(const atn_model *model);  /* short display name */
+const char *atn_model_path(const atn_model *model);  /* file or folder it came from; may be "" */
+bool atn_model_has_mlm_head(const atn_model *model);
+
+/* Built-in models: a NULL-terminated list of names, and where their files live.  The
+ * data folder is found from ATTNSCOPE_DATADIR, then the build tree, then the install
+ * prefix; atn_set_data_dir overrides. */
+const char *const *atn_builtin_model_names(void);
+void atn_set_data_dir(const char *dir);
+const char *atn_data_dir(void);
+
+/* Toy models carry their own tokens and input vectors. */
+int32_t atn_model_toy_n_tokens(const atn_model *model);
+const char *atn_model_toy_token(const atn_model *model, int32_t i);
+
+/* Editing a toy model (the GUI's editable cells).  Matrices in the textbook
+ * orientation of the JSON file: X is [n, d]; W_Q, W_K, W_V, W_O are [in, out].
+ * layer is ignored for ATN_TOY_X.  Setting a weight that was implicit (identity)
+ * materialises it first. */
+typedef enum atn_toy_matrix {
+    ATN_TOY_X = 0, ATN_TOY_WQ, ATN_TOY_WK, ATN_TOY_WV, ATN_TOY_WO,
+} atn_toy_matrix;
+atn_status atn_model_toy_get(const atn_model *model, atn_toy_matrix which, int32_t layer,
+                             int32_t row, int32_t col, float *value, atn_error *err);
+atn_status atn_model_toy_set(atn_model *model, atn_toy_matrix which, int32_t layer,
+                             int32_t row, int32_t col, float value, atn_error *err);
+/* Writes the toy model back as JSON (temporary file + rename). */
+atn_status atn_model_toy_save_json(const atn_model *model, const char *path, atn_error *err);
+
+/* ---- tokens and input ------------------------------------------------------- */
+
+typedef struct atn_token {
+    char *text;        /* owned UTF-8, e.g. "[CLS]", "play", "##ing", "我" */
+    int32_t id;        /* vocabulary id; -1 for toy-model tokens */
+    int32_t type_id;   /* 0 first segment, 1 second */
+    int32_t start;     /* byte span in the original text (of its segment); -1 for specials */
+    int32_t end;
+    int32_t segment;   /* 0: text, 1: text pair; -1 for specials */
+    bool special;      /* [CLS], [SEP], [PAD], [MASK] ... */
+} atn_token;
+
+typedef struct atn_encoding {
+    int32_t n;
+    atn_token *tokens;    /* [n] */
+    int32_t *ids;         /* [n] */
+    int32_t *type_ids;    /* [n] */
+    int32_t *mask;        /* [n] 1 = real token, 0 = padding */
+    bool truncated;       /* input did not fit max_positions */
+    int32_t n_dropped;    /* word pieces dropped by truncation */
+} atn_encoding;
+
+void atn_encoding_free(atn_encoding *enc);   /* frees contents and the struct */
+
+/* Tokenizes text (and an optional pair) with the model's tokenizer into
+ * [CLS] A [SEP] (B [SEP]).  Fails with ATN_E_INVALID on invalid UTF-8.  A text longer
+ * than max_positions is truncated (enc->truncated set, longest-first like HF). */
+atn_status atn_model_encode(const atn_model *model, const char *text, const char *text_pair,
+                            atn_encoding **out, atn_error *err);
+
+/* Builds an encoding from explicit ids (the CLI's --ids).  type_ids and mask may be NULL. */
+atn_status atn_model_encode_ids(const atn_model *model, const int32_t *ids,
+                                const int32_t *type_ids, const int32_t *mask, int32_t n,
+                                atn_encoding **out, atn_error *err);
+
+/* For toy models: their own tokens, all unmasked.  mask may be NULL. */
+atn_status atn_model_encode_toy(const atn_model *model, const int32_t *mask,
+                                atn_encoding **out, atn_error *err);
+
+/* ---- running the encoder ---------------------------------------------------- */
+
+/* The capture: everything one run keeps.  All arrays are owned by the run and valid
+ * until the next atn_run_forward on the same run or atn_run_free. */
+typedef struct atn_capture {
+    int32_t n_layers, n_heads, n, d_model, d_head;
+    const atn_encoding *enc;    /* the tokens of this run */
+    const float *attn;          /* [L][H][n][n] probabilities; row = query, column = key */
+    const float *hidden;        /* [L+1][n][d] hidden[0] = embeddings output, hidden[l] = input of layer l,
+                                   hidden[L] = final output (HF's hidden_states) */
+    const float *q, *k, *v;     /* [L][n][d] projections with bias; head h is columns h*k..h*k+k-1 */
+    const float *ctx;           /* [L][n][d] concatenated head outputs (softmax(QK^T/sqrt k) V), before W_O */
+    const float *attn_out;      /* [L][n][d] ctx W_O^T + b_O (before residual and LayerNorm) */
+    int32_t nonfinite_layer;    /* first layer whose output had NaN/Inf; -1 if none */
+    bool has_trace_inputs;      /* q/k/v/ctx/attn_out/hidden are filled */
+} atn_capture;
+
+typedef struct atn_run atn_run;
+
+typedef enum atn_device {
+    ATN_DEVICE_CPU = 0,
+    ATN_DEVICE_CUDA,
+    ATN_DEVICE_AUTO,
+} atn_device;
+
+typedef enum atn_precision {
+    ATN_PRECISION_FP32 = 0,
+    ATN_PRECISION_FP16,
+    ATN_PRECISION_BF16,
+} atn_precision;
+
+typedef struct atn_run_options {
+    atn_device device;          /* default CPU */
+    atn_precision precision;    /* GPU only; CPU is always fp32 */
+    bool keep_attention;        /* default true: fill capture->attn */
+    bool keep_trace_inputs;     /* default true: fill q/k/v/ctx/attn_out/hidden */
+    int32_t threads;            /* 0: leave OpenBLAS's setting */
+    size_t memory_limit;        /* bytes a run may allocate; 0: a default from physical memory */
+    atn_progress_fn progress;   /* called per layer; returns false to cancel */
+    void *user_data;
+} atn_run_options;
+
+void atn_run_options_init(atn_run_options *opts);
+
+atn_run *atn_run_new(const atn_model *model);
+void atn_run_free(atn_run *run);
+
+/* Bytes a run of n tokens will allocate with these options (the refusal check). */
+size_t atn_run_bytes_needed(const atn_config *cfg, int32_t n, const atn_run_options *opts);
+
+/* Runs the encoder on enc (whose ids / toy vectors come from the model).  The run keeps a
+ * reference to enc's contents by copying it; enc may be freed afterwards. */
+atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_options *opts,
+                           atn_error *err);
+const atn_capture *atn_run_capture(const atn_run *run);
+/* Which device the last forward actually used (AUTO resolves to CPU or CUDA). */
+atn_device atn_run_device_used(const atn_run *run);
+
+/* ---- the trace: one head's arithmetic, step by step ------------------------- */
+
+typedef struct atn_trace {
+    int32_t layer, head, query;
+    int32_t n, d_head, d_model;
+    const atn_encoding *enc;   /* borrowed from the capture */
+    double *q;          /* [k]     q_i, the query row of this head */
+    double *keys;       /* [n][k]  every k_j */
+    double *scores;     /* [n]     q_i . k_j */
+    double scale;       /* 1 / sqrt(k) */
+    double *scaled;     /* [n]     scores * scale */
+    double *mask_term;  /* [n]     0 or the additive mask value for padded keys */
+    double max;         /* max_j (scaled + mask) */
+    double *shifted;    /* [n]     scaled + mask - max */
+    double *exps;       /* [n]     exp(shifted) */
+    double sum;         /* sum of exps */
+    double *weights;    /* [n]     exps / sum: the softmax */
+    double *values;     /* [n][k]  every v_j */
+    double *output;     /* [k]     sum_j weights_j v_j: this head's output for token i */
+    /* layer level, for token i */
+    double *concat;     /* [d]     all heads' outputs for token i, concatenated */
+    double *projected;  /* [d]     concat W_O^T + b_O */
+    float max_abs_diff; /* |weights - captured probabilities|, a self-check */
+} atn_trace;
+
+atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int32_t layer,
+                             int32_t head, int32_t query, atn_trace **out, atn_error *err);
+void atn_trace_free(atn_trace *trace);
+
+/* ---- writers ---------------------------------------------------------------- */
+
+/* NumPy .npy v1.0, little-endian float32, C order.  Written to a temporary file in the
+ * same folder and renamed into place. */
+atn_status atn_npy_write_f32(const char *path, const float *data, const int64_t *shape,
+                             int ndim, atn_error *err);
+/* Reads a float32 .npy (used by tests and tools).  *data is malloc'ed. */
+atn_status atn_npy_read_f32(const char *path, float **data, int64_t *shape, int *ndim,
+                            int max_dims, atn_error *err);
+
+/* Writes len bytes to path through a temporary file and rename. */
+atn_status atn_write_file_atomic(const char *path, const void *data, size_t len, atn_error *err);
+
+/* ---- BLAS kernel check ------------------------------------------------------ */
+
+/* The OpenBLAS core in use ("SkylakeX", "Haswell", "Prescott" ...). */
+const char *atn_blas_core_name(void);
+/* The core OpenBLAS should use on this CPU, or NULL when the current one is fine.
+ * Debian 12's OpenBLAS 0.3.21 falls back to Prescott on newer CPUs (5x slower sgemm). */
+const char *atn_blas_better_core(void);
+
+const char *atn_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

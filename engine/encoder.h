@@ -1,0 +1,41 @@
+/* The encoder forward pass on the CPU, and the activation buffers every backend fills. */
+#ifndef ATN_ENCODER_H
+#define ATN_ENCODER_H
+
+#include "model-private.h"
+
+/* Where one forward writes.  Sizes: L layers, H heads, n tokens, d width, f ffn width.
+ * When a run keeps no trace inputs, q/k/v/ctx/attn_out are one layer's worth, reused
+ * (trace_stride 0); when it keeps no attention, attn is one layer's [H][n][n]. */
+typedef struct atn_activations {
+    int32_t n;
+    float *hidden;        /* [L+1][n][d] */
+    float *q, *k, *v;     /* [L][n][d] (or [n][d]) */
+    float *ctx;           /* [L][n][d] (or [n][d]) */
+    float *attn_out;      /* [L][n][d] (or [n][d]) */
+    size_t trace_stride;  /* n*d or 0 */
+    float *attn;          /* [L][H][n][n] (or [H][n][n]) */
+    size_t attn_stride;   /* H*n*n or 0 */
+    float *h1;            /* [n][d] scratch: after attention + residual + LayerNorm */
+    float *ffn;           /* [n][f] scratch */
+    float *mask_add;      /* [n] additive mask per key: 0 or -FLT_MAX (HF's finfo.min) */
+    int32_t nonfinite_layer;
+} atn_activations;
+
+/* The additive mask value for a padded key, as Hugging Face uses (torch.finfo(float32).min). */
+#define ATN_MASK_MIN (-3.4028234663852886e38f)
+
+atn_status atn_cpu_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
+                           const atn_run_options *opts, atn_error *err);
+
+/* Building blocks, also used by the trace and the masked-LM head. */
+/* out[n,o] = in[n,i] W^T + b, W [o,i]; W NULL means identity (o == i); b NULL means zero. */
+void atn_linear(float *out, const float *in, const float *w, const float *b, int32_t n, int32_t i, int32_t o);
+/* LayerNorm over rows of d; in == out allowed; g/b NULL mean 1/0. */
+void atn_layernorm(float *out, const float *in, const float *g, const float *b, int32_t n, int32_t d, float eps);
+void atn_activate(float *x, size_t count, atn_activation act);
+/* Scaled dot-product attention of every head; writes probabilities and the context. */
+void atn_attention(float *ctx, float *att, const float *q, const float *k, const float *v, const float *mask_add,
+                   int32_t n, int32_t d, int32_t h);
+
+#endif

@@ -1,0 +1,664 @@
+/* Opening a Hugging Face BERT folder: config.json, model.safetensors (or a sharded
+ * model.safetensors.index.json) and vocab.txt (+ tokenizer_config.json).
+ *
+ * Tensor names are Hugging Face's, with or without the "bert." prefix of task models
+ * (BertForMaskedLM, BertForPreTraining, BertForSequenceClassification ...), old
+ * LayerNorm.gamma/beta names, with or without pooler.*.  Every tensor the encoder needs
+ * is checked against the shape config.json implies before anything is used.
+ *
+ * F32 tensors are used in place from the mapping (no copy); F16/BF16 tensors, and F32
+ * tensors whose data is not 4-byte aligned in the file, are converted into one block the
+ * model owns.  Mappings no tensor points into are released at the end. */
+#include "fp16.h"
+#include "model-private.h"
+#include "safetensors.h"
+#include "tokenizer.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+enum {
+    HF_PATH_MAX = 4096,
+    HF_CONFIG_MAX = 16 << 20,   /* bytes; config.json and the index are small */
+    HF_INDEX_MAX = 64 << 20,
+    HF_MAX_SHARDS = 4096,
+};
+
+/* A tensor waiting to be converted (or copied, when unaligned) into model memory. */
+typedef struct hf_pending {
+    const float **dst;
+    const atn_st_tensor *t;
+} hf_pending;
+
+typedef struct hf_loader {
+    char folder[HF_PATH_MAX];
+    atn_model *model;
+    atn_progress_fn progress;
+    void *user_data;
+    atn_error *err;
+
+    /* weights: one file, or the shards of an index */
+    char weights_path[HF_PATH_MAX];   /* model.safetensors or model.safetensors.index.json */
+    atn_st_file **files;
+    char **file_names;                /* shard basenames */
+    bool *in_place;                   /* some tensor points into this file's mapping */
+    int32_t n_files;
+    cJSON *index;                     /* the parsed index (sharded only) */
+    const cJSON *weight_map;
+
+    const char *prefix;               /* "" or "bert." */
+    hf_pending *todo;
+    int32_t n_todo, cap_todo;
+} hf_loader;
+
+/* ---- small helpers ---------------------------------------------------------- */
+
+static bool file_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static atn_status join(hf_loader *L, char *out, const char *name) {
+    int n = snprintf(out, HF_PATH_MAX, "%s/%s", L->folder, name);
+    if (n < 0 || n >= HF_PATH_MAX)
+        return atn_error_set(L->err, ATN_E_INVALID, "%s: path too long", L->folder);
+    return ATN_OK;
+}
+
+static bool report(hf_loader *L, double fraction, const char *what) {
+    return !L->progress || L->progress(fraction, what, L->user_data);
+}
+
+static atn_status cancelled(hf_loader *L) {
+    return atn_error_set(L->err, ATN_E_CANCELLED, "%s: opening the model was cancelled",
+                         L->folder);
+}
+
+/* Reads a whole (small) file into a NUL-terminated buffer. */
+static atn_status read_text(const char *path, size_t max, char **out, size_t *len,
+                            atn_error *err) {
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) != 0) {
+        fclose(f);
+        return atn_error_set(err, ATN_E_IO, "%s: cannot read: %s", path, strerror(errno));
+    }
+    long size = ftell(f);
+    if (size < 0 || (size_t)size > max) {
+        fclose(f);
+        return atn_error_set(err, ATN_E_FORMAT, "%s: %ld bytes is larger than the %zu-byte limit",
+                             path, size, max);
+    }
+    rewind(f);
+    char *buf = malloc((size_t)size + 1);
+    if (!buf) {
+        fclose(f);
+        return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", path);
+    }
+    size_t got = fread(buf, 1, (size_t)size, f);
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad || got != (size_t)size) {
+        free(buf);
+        return atn_error_set(err, ATN_E_IO, "%s: short read", path);
+    }
+    buf[got] = '\0';
+    *out = buf;
+    *len = got;
+    return ATN_OK;
+}
+
+static atn_status parse_json_file(const char *path, size_t max, cJSON **out, atn_error *err) {
+    char *text;
+    size_t len;
+    atn_status st = read_text(path, max, &text, &len, err);
+    if (st != ATN_OK)
+        return st;
+    const char *end = NULL;
+    *out = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    long off = end && end >= text && end <= text + len ? (long)(end - text) : -1;
+    if (!*out) {
+        const char *at = cJSON_GetErrorPtr();
+        off = at && at >= text && at <= text + len ? (long)(at - text) : -1;
+    }
+    free(text);
+    if (!*out)
+        return atn_error_set(err, ATN_E_FORMAT, "%s: invalid JSON (near byte %ld)", path, off);
+    if (!cJSON_IsObject(*out)) {
+        cJSON_Delete(*out);
+        *out = NULL;
+        return atn_error_set(err, ATN_E_FORMAT, "%s: expected a JSON object at the top level",
+                             path);
+    }
+    return ATN_OK;
+}
+
+static const char *json_type_name(const cJSON *item) {
+    if (cJSON_IsString(item)) return "a string";
+    if (cJSON_IsNumber(item)) return "a number";
+    if (cJSON_IsBool(item)) return "a boolean";
+    if (cJSON_IsNull(item)) return "null";
+    if (cJSON_IsArray(item)) return "an array";
+    if (cJSON_IsObject(item)) return "an object";
+    return "invalid";
+}
+
+/* ---- config.json ------------------------------------------------------------ */
+
+/* An integer key in [min, max]; when absent, def unless required. */
+static atn_status cfg_int(const char *path, const cJSON *root, const char *key, bool required,
+                          int32_t def, int32_t min, int32_t max, int32_t *out, atn_error *err) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!item) {
+        if (required)
+            return atn_error_set(err, ATN_E_FORMAT, "%s: missing key \"%s\"", path, key);
+        *out = def;
+        return ATN_OK;
+    }
+    if (!cJSON_IsNumber(item))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" must be an integer, not %s", path,
+                             key, json_type_name(item));
+    double v = item->valuedouble;
+    if (v != (double)(int64_t)v)
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" must be an integer, not %g", path,
+                             key, v);
+    if (v < min || v > max)
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" is %g; expected %d..%d", path, key,
+                             v, min, max);
+    *out = (int32_t)v;
+    return ATN_OK;
+}
+
+static atn_status cfg_string(const char *path, const cJSON *root, const char *key,
+                             const char *def, const char **out, atn_error *err) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!item || cJSON_IsNull(item)) {
+        *out = def;
+        return ATN_OK;
+    }
+    if (!cJSON_IsString(item))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" must be a string, not %s", path, key,
+                             json_type_name(item));
+    *out = item->valuestring;
+    return ATN_OK;
+}
+
+static atn_status read_config(hf_loader *L, atn_config *c) {
+    char path[HF_PATH_MAX];
+    atn_status st = join(L, path, "config.json");
+    if (st != ATN_OK)
+        return st;
+    if (!file_exists(path))
+        return atn_error_set(L->err, ATN_E_IO, "%s: missing config.json (%s): a Hugging Face "
+                             "model folder needs config.json, model.safetensors and vocab.txt",
+                             L->folder, path);
+    cJSON *root;
+    if ((st = parse_json_file(path, HF_CONFIG_MAX, &root, L->err)) != ATN_OK)
+        return st;
+
+    memset(c, 0, sizeof *c);
+    const char *model_type, *act, *pos_type;
+    /* Defaults are BertConfig's, so a sparse config reads as transformers reads it. */
+    if ((st = cfg_string(path, root, "model_type", "bert", &model_type, L->err)) ||
+        (st = cfg_int(path, root, "hidden_size", true, 0, 1, 65536, &c->d_model, L->err)) ||
+        (st = cfg_int(path, root, "num_hidden_layers", true, 0, 1, 1000, &c->n_layers, L->err)) ||
+        (st = cfg_int(path, root, "num_attention_heads", true, 0, 1, 65536, &c->n_heads,
+                      L->err)) ||
+        (st = cfg_int(path, root, "intermediate_size", true, 0, 1, 1 << 20, &c->d_ffn,
+                      L->err)) ||
+        (st = cfg_int(path, root, "vocab_size", true, 0, 1, 1 << 26, &c->vocab_size, L->err)) ||
+        (st = cfg_int(path, root, "max_position_embeddings", false, 512, 1, 1 << 20,
+                      &c->max_positions, L->err)) ||
+        (st = cfg_int(path, root, "type_vocab_size", false, 2, 1, 1 << 16, &c->type_vocab_size,
+                      L->err)) ||
+        (st = cfg_string(path, root, "hidden_act", "gelu", &act, L->err)) ||
+        (st = cfg_string(path, root, "position_embedding_type", "absolute", &pos_type,
+                         L->err)))
+        goto done;
+
+    if (strcmp(model_type, "bert") != 0) {
+        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"model_type\" is \"%.64s\"; only "
+                           "\"bert\" models are supported", path, model_type);
+        goto done;
+    }
+    if (strcmp(pos_type, "absolute") != 0) {
+        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"position_embedding_type\" is "
+                           "\"%.64s\"; only \"absolute\" is supported", path, pos_type);
+        goto done;
+    }
+    if (strcmp(act, "gelu") == 0)
+        c->act = ATN_ACT_GELU;
+    else if (strcmp(act, "gelu_new") == 0 || strcmp(act, "gelu_pytorch_tanh") == 0)
+        c->act = ATN_ACT_GELU_TANH;
+    else if (strcmp(act, "relu") == 0)
+        c->act = ATN_ACT_RELU;
+    else {
+        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"hidden_act\" is \"%.64s\"; "
+                           "supported: gelu, gelu_new, gelu_pytorch_tanh, relu", path, act);
+        goto done;
+    }
+
+    const cJSON *eps = cJSON_GetObjectItemCaseSensitive(root, "layer_norm_eps");
+    c->ln_eps = 1e-12f;
+    if (eps) {
+        if (!cJSON_IsNumber(eps)) {
+            st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"layer_norm_eps\" must be a number, "
+                               "not %s", path, json_type_name(eps));
+            goto done;
+        }
+        if (!(eps->valuedouble > 0 && eps->valuedouble < 1)) {
+            st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"layer_norm_eps\" is %g; expected a "
+                               "small positive number", path, eps->valuedouble);
+            goto done;
+        }
+        c->ln_eps = (float)eps->valuedouble;
+    }
+    if (c->d_model % c->n_heads != 0) {
+        st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"hidden_size\" %d is not a multiple of "
+                           "\"num_attention_heads\" %d", path, c->d_model, c->n_heads);
+        goto done;
+    }
+    c->d_head = c->d_model / c->n_heads;
+    c->use_bias = c->use_layernorm = c->use_ffn = c->use_residual = c->use_embeddings = true;
+    if ((st = atn_config_validate(c, L->err)) != ATN_OK)
+        atn_error_prefix(L->err, "%s", path);
+done:
+    cJSON_Delete(root);
+    return st;
+}
+
+/* ---- weight files ----------------------------------------------------------- */
+
+static bool shard_name_ok(const char *s) {
+    size_t n = strlen(s);
+    return n > 0 && n < 256 && !strchr(s, '/') && !strchr(s, '\\') && strcmp(s, ".") != 0 &&
+           strcmp(s, "..") != 0;
+}
+
+static atn_status add_file(hf_loader *L, const char *name) {
+    char path[HF_PATH_MAX];
+    atn_status st = join(L, path, name);
+    if (st != ATN_OK)
+        return st;
+    int32_t i = L->n_files;
+    atn_st_file **files = realloc(L->files, (size_t)(i + 1) * sizeof *files);
+    if (files)
+        L->files = files;
+    char **names = realloc(L->file_names, (size_t)(i + 1) * sizeof *names);
+    if (names)
+        L->file_names = names;
+    bool *in_place = realloc(L->in_place, (size_t)(i + 1) * sizeof *in_place);
+    if (in_place)
+        L->in_place = in_place;
+    if (!files || !names || !in_place || !(L->file_names[i] = strdup(name)))
+        return atn_error_set(L->err, ATN_E_NOMEM, "%s: out of memory", path);
+    L->files[i] = NULL;
+    L->in_place[i] = false;
+    L->n_files++;
+    return atn_st_open(path, &L->files[i], L->err);
+}
+
+static atn_status open_weights(hf_loader *L) {
+    atn_status st;
+    char path[HF_PATH_MAX];
+    if ((st = join(L, path, "model.safetensors")) != ATN_OK)
+        return st;
+    if (file_exists(path)) {
+        snprintf(L->weights_path, sizeof L->weights_path, "%s", path);
+        return add_file(L, "model.safetensors");
+    }
+    if ((st = join(L, path, "model.safetensors.index.json")) != ATN_OK)
+        return st;
+    if (!file_exists(path)) {
+        char bin[HF_PATH_MAX];
+        join(L, bin, "pytorch_model.bin");
+        return atn_error_set(L->err, ATN_E_IO, "%s: no model.safetensors or "
+                             "model.safetensors.index.json%s", L->folder,
+                             file_exists(bin) ? " (pytorch_model.bin is a Python pickle and is not "
+                             "read; convert it to safetensors)" : "");
+    }
+    snprintf(L->weights_path, sizeof L->weights_path, "%s", path);
+    if ((st = parse_json_file(path, HF_INDEX_MAX, &L->index, L->err)) != ATN_OK)
+        return st;
+    L->weight_map = cJSON_GetObjectItemCaseSensitive(L->index, "weight_map");
+    if (!cJSON_IsObject(L->weight_map))
+        return atn_error_set(L->err, ATN_E_FORMAT, "%s: \"weight_map\" %s", path,
+                             L->weight_map ? "is not an object" : "is missing");
+    for (const cJSON *e = L->weight_map->child; e; e = e->next) {
+        if (!cJSON_IsString(e))
+            return atn_error_set(L->err, ATN_E_FORMAT, "%s: weight_map[\"%s\"] must be a file "
+                                 "name string, not %s", path, e->string, json_type_name(e));
+        if (!shard_name_ok(e->valuestring))
+            return atn_error_set(L->err, ATN_E_FORMAT, "%s: weight_map[\"%s\"] = \"%.100s\" is not "
+                                 "a plain file name in the model folder", path, e->string,
+                                 e->valuestring);
+        bool seen = false;
+        for (int32_t i = 0; i < L->n_files && !seen; i++)
+            seen = strcmp(L->file_names[i], e->valuestring) == 0;
+        if (seen)
+            continue;
+        if (L->n_files >= HF_MAX_SHARDS)
+            return atn_error_set(L->err, ATN_E_FORMAT, "%s: more than %d shard files", path,
+                                 HF_MAX_SHARDS);
+        if ((st = add_file(L, e->valuestring)) != ATN_OK)
+            return atn_error_prefix(L->err, "shard listed in %s", path);
+    }
+    if (L->n_files == 0)
+        return atn_error_set(L->err, ATN_E_FORMAT, "%s: \"weight_map\" is empty", path);
+    return ATN_OK;
+}
+
+/* Finds a tensor by its full name; *file gets the index of the file holding it. */
+static const atn_st_tensor *find_tensor(hf_loader *L, const char *name, int32_t *file) {
+    int32_t which = 0;
+    if (L->weight_map) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(L->weight_map, name);
+        if (!cJSON_IsString(e))
+            return NULL;
+        for (which = 0; which < L->n_files; which++)
+            if (strcmp(L->file_names[which], e->valuestring) == 0)
+                break;
+        if (which == L->n_files)
+            return NULL;
+    }
+    *file = which;
+    return atn_st_find(L->files[which], name);
+}
+
+static bool has_tensor(hf_loader *L, const char *name) {
+    int32_t f;
+    return find_tensor(L, name, &f) != NULL;
+}
+
+/* ---- tensors ---------------------------------------------------------------- */
+
+/* Binds *dst to the tensor named (prefix +) name, of shape [d0] or [d0, d1] (d1 < 0: 1-D).
+ * Legacy LayerNorm.gamma/beta names are tried when LayerNorm.weight/bias are absent.
+ * An optional tensor that is absent leaves *dst NULL. */
+static atn_status want(hf_loader *L, const float **dst, bool optional, const char *prefix,
+                       int64_t d0, int64_t d1, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+static atn_status want(hf_loader *L, const float **dst, bool optional, const char *prefix,
+                       int64_t d0, int64_t d1, const char *fmt, ...) {
+    char base[512], name[600], legacy[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(base, sizeof base, fmt, ap);
+    va_end(ap);
+    snprintf(name, sizeof name, "%s%s", prefix, base);
+
+    int32_t file = 0;
+    const atn_st_tensor *t = find_tensor(L, name, &file);
+    size_t n = strlen(name);
+    if (!t && n > 16 && strcmp(name + n - 16, "LayerNorm.weight") == 0) {
+        snprintf(legacy, sizeof legacy, "%.*sLayerNorm.gamma", (int)(n - 16), name);
+        t = find_tensor(L, legacy, &file);
+    } else if (!t && n > 14 && strcmp(name + n - 14, "LayerNorm.bias") == 0) {
+        snprintf(legacy, sizeof legacy, "%.*sLayerNorm.beta", (int)(n - 14), name);
+        t = find_tensor(L, legacy, &file);
+    }
+
+    int ndim = d1 < 0 ? 1 : 2;
+    int64_t want_shape[2] = {d0, d1};
+    char ws[64], gs[256];
+    atn_st_shape_str(want_shape, ndim, ws, sizeof ws);
+    *dst = NULL;
+    if (!t) {
+        if (optional)
+            return ATN_OK;
+        return atn_error_set(L->err, ATN_E_SHAPE, "%s: missing tensor '%s' (expected shape %s)",
+                             L->weights_path, name, ws);
+    }
+    const char *where = atn_st_path(L->files[file]);
+    bool same = t->ndim == ndim && t->shape[0] == d0 && (ndim == 1 || t->shape[1] == d1);
+    if (!same)
+        return atn_error_set(L->err, ATN_E_SHAPE, "%s: tensor '%s' has shape %s, expected %s "
+                             "(from config.json)", where, t->name,
+                             atn_st_shape_str(t->shape, t->ndim, gs, sizeof gs), ws);
+    if (t->dtype != ATN_ST_F32 && t->dtype != ATN_ST_F16 && t->dtype != ATN_ST_BF16)
+        return atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: tensor '%s' has unsupported dtype "
+                             "%s (F32, F16 and BF16 are supported)", where, t->name,
+                             atn_st_dtype_name(t->dtype));
+    if (t->dtype == ATN_ST_F32 && t->file_offset % sizeof(float) == 0) {
+        *dst = t->data;   /* the mapping is page-aligned, so the pointer is 4-aligned */
+        L->in_place[file] = true;
+        return ATN_OK;
+    }
+    if (L->n_todo == L->cap_todo) {
+        int32_t cap = L->cap_todo ? 2 * L->cap_todo : 64;
+        hf_pending *p = realloc(L->todo, (size_t)cap * sizeof *p);
+        if (!p)
+            return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+        L->todo = p;
+        L->cap_todo = cap;
+    }
+    L->todo[L->n_todo++] = (hf_pending){dst, t};
+    return ATN_OK;
+}
+
+static atn_status bind_weights(hf_loader *L) {
+    const atn_config *c = &L->model->cfg;
+    atn_weights *w = &L->model->w;
+    int64_t d = c->d_model, f = c->d_ffn, V = c->vocab_size;
+    const char *p = L->prefix;
+    atn_status st;
+
+    if ((st = want(L, &w->word_emb, false, p, V, d, "embeddings.word_embeddings.weight")) ||
+        (st = want(L, &w->pos_emb, false, p, c->max_positions, d,
+                   "embeddings.position_embeddings.weight")) ||
+        (st = want(L, &w->type_emb, false, p, c->type_vocab_size, d,
+                   "embeddings.token_type_embeddings.weight")) ||
+        (st = want(L, &w->emb_ln_g, false, p, d, -1, "embeddings.LayerNorm.weight")) ||
+        (st = want(L, &w->emb_ln_b, false, p, d, -1, "embeddings.LayerNorm.bias")))
+        return st;
+
+    w->layers = calloc((size_t)c->n_layers, sizeof *w->layers);
+    if (!w->layers)
+        return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+    for (int32_t i = 0; i < c->n_layers; i++) {
+        atn_layer_weights *l = &w->layers[i];
+        const char *e = "encoder.layer";
+        if ((st = want(L, &l->wq, false, p, d, d, "%s.%d.attention.self.query.weight", e, i)) ||
+            (st = want(L, &l->bq, false, p, d, -1, "%s.%d.attention.self.query.bias", e, i)) ||
+            (st = want(L, &l->wk, false, p, d, d, "%s.%d.attention.self.key.weight", e, i)) ||
+            (st = want(L, &l->bk, false, p, d, -1, "%s.%d.attention.self.key.bias", e, i)) ||
+            (st = want(L, &l->wv, false, p, d, d, "%s.%d.attention.self.value.weight", e, i)) ||
+            (st = want(L, &l->bv, false, p, d, -1, "%s.%d.attention.self.value.bias", e, i)) ||
+            (st = want(L, &l->wo, false, p, d, d, "%s.%d.attention.output.dense.weight", e, i)) ||
+            (st = want(L, &l->bo, false, p, d, -1, "%s.%d.attention.output.dense.bias", e, i)) ||
+            (st = want(L, &l->ln1_g, false, p, d, -1, "%s.%d.attention.output.LayerNorm.weight",
+                       e, i)) ||
+            (st = want(L, &l->ln1_b, false, p, d, -1, "%s.%d.attention.output.LayerNorm.bias",
+                       e, i)) ||
+            (st = want(L, &l->w1, false, p, f, d, "%s.%d.intermediate.dense.weight", e, i)) ||
+            (st = want(L, &l->b1, false, p, f, -1, "%s.%d.intermediate.dense.bias", e, i)) ||
+            (st = want(L, &l->w2, false, p, d, f, "%s.%d.output.dense.weight", e, i)) ||
+            (st = want(L, &l->b2, false, p, d, -1, "%s.%d.output.dense.bias", e, i)) ||
+            (st = want(L, &l->ln2_g, false, p, d, -1, "%s.%d.output.LayerNorm.weight", e, i)) ||
+            (st = want(L, &l->ln2_b, false, p, d, -1, "%s.%d.output.LayerNorm.bias", e, i)))
+            return st;
+    }
+
+    /* The masked-LM head of BertForMaskedLM / BertForPreTraining, kept for later.  When its
+       transform is present the rest must be too; the decoder weight is usually tied to the
+       word embeddings and then not stored. */
+    if (has_tensor(L, "cls.predictions.transform.dense.weight")) {
+        if ((st = want(L, &w->mlm_dense_w, false, "", d, d,
+                       "cls.predictions.transform.dense.weight")) ||
+            (st = want(L, &w->mlm_dense_b, false, "", d, -1,
+                       "cls.predictions.transform.dense.bias")) ||
+            (st = want(L, &w->mlm_ln_g, false, "", d, -1,
+                       "cls.predictions.transform.LayerNorm.weight")) ||
+            (st = want(L, &w->mlm_ln_b, false, "", d, -1,
+                       "cls.predictions.transform.LayerNorm.bias")) ||
+            (st = want(L, &w->mlm_decoder_w, true, "", V, d, "cls.predictions.decoder.weight")))
+            return st;
+        const char *bias = has_tensor(L, "cls.predictions.bias") ? "cls.predictions.bias"
+                                                                 : "cls.predictions.decoder.bias";
+        if ((st = want(L, &w->mlm_decoder_b, false, "", V, -1, "%s", bias)))
+            return st;
+    }
+    return ATN_OK;
+}
+
+/* Converts the pending tensors into one model-owned block, reporting progress. */
+static atn_status convert_pending(hf_loader *L) {
+    uint64_t total = 0;
+    for (int32_t i = 0; i < L->n_todo; i++)
+        total += L->todo[i].t->count;
+    if (total == 0)
+        return ATN_OK;
+    if (total > SIZE_MAX / sizeof(float))
+        return atn_error_set(L->err, ATN_E_NOMEM, "%s: weights too large", L->weights_path);
+    float *block = atn_model_alloc_floats(L->model, (size_t)total);
+    if (!block)
+        return atn_error_set(L->err, ATN_E_NOMEM, "%s: out of memory converting %llu weights "
+                             "to float32", L->weights_path, (unsigned long long)total);
+    uint64_t done = 0;
+    for (int32_t i = 0; i < L->n_todo; i++) {
+        const atn_st_tensor *t = L->todo[i].t;
+        if (!report(L, 0.1 + 0.8 * (double)done / (double)total, "converting weights"))
+            return cancelled(L);
+        float *out = block + done;
+        if (t->dtype == ATN_ST_F16)
+            atn_f16_to_f32_array(out, t->data, (size_t)t->count);
+        else if (t->dtype == ATN_ST_BF16)
+            atn_bf16_to_f32_array(out, t->data, (size_t)t->count);
+        else
+            memcpy(out, t->data, (size_t)t->nbytes);   /* unaligned F32 */
+        *L->todo[i].dst = out;
+        done += t->count;
+    }
+    return ATN_OK;
+}
+
+/* Hands the mappings that tensors point into over to the model; closes the rest. */
+static atn_status keep_mappings(hf_loader *L) {
+    for (int32_t i = 0; i < L->n_files; i++) {
+        if (L->in_place[i]) {
+            void *ptr;
+            size_t len;
+            if (atn_st_detach_map(L->files[i], &ptr, &len) &&
+                !atn_model_own(L->model, ptr, len, true))
+                return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+        }
+        atn_st_close(L->files[i]);
+        L->files[i] = NULL;
+    }
+    return ATN_OK;
+}
+
+/* ---- tokenizer -------------------------------------------------------------- */
+
+static atn_status load_tokenizer(hf_loader *L) {
+    char vocab[HF_PATH_MAX], tcfg[HF_PATH_MAX];
+    atn_status st;
+    if ((st = join(L, vocab, "vocab.txt")) || (st = join(L, tcfg, "tokenizer_config.json")))
+        return st;
+    if (!file_exists(vocab))
+        return atn_error_set(L->err, ATN_E_IO, "%s: missing vocab.txt (%s): the WordPiece "
+                             "vocabulary is needed to tokenize text", L->folder, vocab);
+    atn_tokenizer_options opts;
+    atn_tokenizer_options_init(&opts);
+    if (file_exists(tcfg) && (st = atn_tokenizer_options_from_json(&opts, tcfg, L->err)))
+        return st;
+    L->model->tokenizer = atn_tokenizer_load(vocab, &opts, L->err);
+    if (!L->model->tokenizer)
+        return L->err ? L->err->status : ATN_E_FORMAT;
+    int32_t n = atn_tokenizer_vocab_size(L->model->tokenizer);
+    if (n > L->model->cfg.vocab_size)
+        return atn_error_set(L->err, ATN_E_SHAPE, "%s: %d entries, but config.json says "
+                             "vocab_size %d", vocab, n, L->model->cfg.vocab_size);
+    return ATN_OK;
+}
+
+/* ---- opening ---------------------------------------------------------------- */
+
+static void loader_clear(hf_loader *L) {
+    for (int32_t i = 0; i < L->n_files; i++) {
+        atn_st_close(L->files[i]);
+        free(L->file_names[i]);
+    }
+    free(L->files);
+    free(L->file_names);
+    free(L->in_place);
+    free(L->todo);
+    cJSON_Delete(L->index);
+}
+
+static atn_status open_hf(hf_loader *L) {
+    atn_status st;
+    atn_config cfg;
+    if (!report(L, 0.0, "reading config.json"))
+        return cancelled(L);
+    if ((st = read_config(L, &cfg)) != ATN_OK)
+        return st;
+
+    const char *slash = strrchr(L->folder, '/');
+    const char *name = slash && slash[1] ? slash + 1 : L->folder;
+    L->model = atn_model_alloc(ATN_MODEL_BERT, name, L->folder);
+    if (!L->model)
+        return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+    L->model->cfg = cfg;
+
+    if (!report(L, 0.02, "mapping weights"))
+        return cancelled(L);
+    if ((st = open_weights(L)) != ATN_OK)
+        return st;
+    L->prefix = has_tensor(L, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
+    if ((st = bind_weights(L)) || (st = convert_pending(L)) || (st = keep_mappings(L)))
+        return st;
+
+    if (!report(L, 0.92, "reading vocab.txt"))
+        return cancelled(L);
+    if ((st = load_tokenizer(L)) != ATN_OK)
+        return st;
+    if (!report(L, 1.0, "done"))
+        return cancelled(L);
+    return ATN_OK;
+}
+
+atn_model *atn_model_open_hf(const char *folder, atn_progress_fn progress, void *user_data,
+                             atn_error *err) {
+    hf_loader L = {.progress = progress, .user_data = user_data, .err = err};
+    size_t n = folder ? strlen(folder) : 0;
+    while (n > 1 && folder[n - 1] == '/')
+        n--;
+    if (n == 0) {
+        atn_error_set(err, ATN_E_INVALID, "no model folder given");
+        return NULL;
+    }
+    if (n >= HF_PATH_MAX - 64) {
+        atn_error_set(err, ATN_E_INVALID, "%.200s...: path too long", folder);
+        return NULL;
+    }
+    memcpy(L.folder, folder, n);
+    L.folder[n] = '\0';
+    struct stat sb;
+    if (stat(L.folder, &sb) != 0) {
+        atn_error_set(err, ATN_E_IO, "%s: cannot open model folder: %s", L.folder,
+                      strerror(errno));
+        return NULL;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        atn_error_set(err, ATN_E_IO, "%s: not a folder (a Hugging Face model is a folder with "
+                      "config.json, model.safetensors and vocab.txt)", L.folder);
+        return NULL;
+    }
+
+    atn_status st = open_hf(&L);
+    loader_clear(&L);
+    if (st != ATN_OK) {
+        atn_model_free(L.model);
+        return NULL;
+    }
+    return L.model;
+}

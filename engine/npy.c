@@ -1,0 +1,156 @@
+/* NumPy .npy files (format v1.0, little-endian float32, C order), and atomic file writes:
+ * a temporary file in the same folder, renamed into place, so an interrupted export never
+ * leaves a half-written file where a good one was. */
+#include "attnscope.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+atn_status atn_write_file_atomic(const char *path, const void *data, size_t len, atn_error *err) {
+    size_t pl = strlen(path);
+    char *tmp = malloc(pl + 16);
+    if (!tmp)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    snprintf(tmp, pl + 16, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        atn_status st = atn_error_set(err, ATN_E_IO, "%s: cannot create a file there: %s", path, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    const char *p = data;
+    size_t left = len;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            free(tmp);
+            return atn_error_set(err, ATN_E_IO, "%s: write failed: %s", path, strerror(e));
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    /* mkstemp makes 0600; give the file the usual permissions */
+    mode_t um = umask(0);
+    umask(um);
+    fchmod(fd, 0666 & ~um);
+    if (close(fd) != 0 || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        free(tmp);
+        return atn_error_set(err, ATN_E_IO, "%s: cannot write: %s", path, strerror(e));
+    }
+    free(tmp);
+    return ATN_OK;
+}
+
+atn_status atn_npy_write_f32(const char *path, const float *data, const int64_t *shape, int ndim,
+                             atn_error *err) {
+    char dict[256];
+    int off = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+    size_t count = 1;
+    for (int i = 0; i < ndim; i++) {
+        off += snprintf(dict + off, sizeof dict - (size_t)off, "%lld,%s", (long long)shape[i],
+                        (i + 1 < ndim) ? " " : "");
+        count *= (size_t)shape[i];
+    }
+    if (ndim > 1)   /* numpy writes (3,) for one dimension and (2, 3) for more */
+        off--;
+    off += snprintf(dict + off, sizeof dict - (size_t)off, "), }");
+    /* magic(6) + version(2) + header_len(2) + dict + padding + '\n', total divisible by 64 */
+    size_t hlen = (size_t)off + 1;
+    size_t total = 10 + hlen;
+    size_t pad = (64 - total % 64) % 64;
+    hlen += pad;
+    size_t bytes = 10 + hlen + count * sizeof(float);
+    unsigned char *buf = malloc(bytes);
+    if (!buf)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory writing %s", path);
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (unsigned char)(hlen & 0xff);
+    buf[9] = (unsigned char)(hlen >> 8);
+    memcpy(buf + 10, dict, (size_t)off);
+    memset(buf + 10 + off, ' ', pad);
+    buf[10 + hlen - 1] = '\n';
+    memcpy(buf + 10 + hlen, data, count * sizeof(float));   /* x86-64 and arm64 are little-endian */
+    atn_status st = atn_write_file_atomic(path, buf, bytes, err);
+    free(buf);
+    return st;
+}
+
+atn_status atn_npy_read_f32(const char *path, float **data, int64_t *shape, int *ndim, int max_dims,
+                            atn_error *err) {
+    *data = NULL;
+    *ndim = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char head[10];
+    atn_status st = ATN_OK;
+    char *dict = NULL;
+    if (fread(head, 1, 10, f) != 10 || memcmp(head, "\x93NUMPY", 6) != 0) {
+        st = atn_error_set(err, ATN_E_FORMAT, "%s: not a .npy file (bad magic)", path);
+        goto done;
+    }
+    if (head[6] != 1) {
+        st = atn_error_set(err, ATN_E_FORMAT, "%s: .npy version %d.%d not supported (1.0 only)", path, head[6],
+                           head[7]);
+        goto done;
+    }
+    size_t hlen = head[8] | (size_t)head[9] << 8;
+    dict = malloc(hlen + 1);
+    if (!dict || fread(dict, 1, hlen, f) != hlen) {
+        st = atn_error_set(err, ATN_E_FORMAT, "%s: truncated .npy header", path);
+        goto done;
+    }
+    dict[hlen] = 0;
+    if (!strstr(dict, "'descr': '<f4'") || !strstr(dict, "'fortran_order': False")) {
+        st = atn_error_set(err, ATN_E_FORMAT, "%s: only little-endian float32 C-order arrays are read", path);
+        goto done;
+    }
+    char *s = strstr(dict, "'shape': (");
+    if (!s) {
+        st = atn_error_set(err, ATN_E_FORMAT, "%s: .npy header has no shape", path);
+        goto done;
+    }
+    s += 10;
+    size_t count = 1;
+    while (*s && *s != ')') {
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (end == s)
+            break;
+        if (*ndim >= max_dims || v < 0 || (v > 0 && count > SIZE_MAX / 8 / (size_t)v)) {
+            st = atn_error_set(err, ATN_E_FORMAT, "%s: .npy shape too large or too many dimensions", path);
+            goto done;
+        }
+        shape[(*ndim)++] = v;
+        count *= (size_t)v;
+        s = end;
+        while (*s == ',' || *s == ' ')
+            s++;
+    }
+    *data = malloc(count ? count * sizeof(float) : 1);
+    if (!*data) {
+        st = atn_error_set(err, ATN_E_NOMEM, "out of memory reading %s", path);
+        goto done;
+    }
+    if (fread(*data, sizeof(float), count, f) != count) {
+        free(*data);
+        *data = NULL;
+        st = atn_error_set(err, ATN_E_FORMAT, "%s: data shorter than its shape says", path);
+    }
+done:
+    free(dict);
+    fclose(f);
+    return st;
+}

@@ -1,0 +1,236 @@
+/* A run: the activation memory for one sequence length, the forward pass on the chosen
+ * device, and the capture it leaves behind.  One allocation holds every activation;
+ * it is reused while the sequence length and options stay the same. */
+#include "encoder.h"
+#include "backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct atn_run {
+    const atn_model *model;
+    atn_encoding *enc;        /* a copy of the last input */
+    atn_activations act;
+    atn_capture cap;
+    float *block;             /* all activations */
+    size_t block_floats;
+    atn_device used;
+};
+
+void atn_run_options_init(atn_run_options *o) {
+    memset(o, 0, sizeof *o);
+    o->device = ATN_DEVICE_CPU;
+    o->precision = ATN_PRECISION_FP32;
+    o->keep_attention = true;
+    o->keep_trace_inputs = true;
+}
+
+atn_run *atn_run_new(const atn_model *model) {
+    atn_run *r = calloc(1, sizeof *r);
+    if (r)
+        r->model = model;
+    return r;
+}
+
+void atn_run_free(atn_run *run) {
+    if (!run)
+        return;
+    free(run->block);
+    atn_encoding_free(run->enc);
+    free(run);
+}
+
+const atn_capture *atn_run_capture(const atn_run *run) { return run->enc ? &run->cap : NULL; }
+atn_device atn_run_device_used(const atn_run *run) { return run->used; }
+
+/* Floats of each buffer, in the order they are laid out in the block. */
+typedef struct run_layout {
+    size_t hidden, trace, attn, h1, ffn, mask;
+} run_layout;
+
+static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o, run_layout *lay) {
+    /* computed in double first: a huge n must be refused, not wrap around */
+    double nd = (double)n * c->d_model, L = c->n_layers;
+    double attn = (double)c->n_heads * n * n * (o->keep_attention ? L : 1);
+    double trace = nd * (o->keep_trace_inputs ? L : 1);
+    double total = nd * (L + 1) + 5 * trace + attn + nd + (double)n * (c->use_ffn ? c->d_ffn : 1) + n;
+    if (total * sizeof(float) > (double)SIZE_MAX / 2)
+        return false;
+    lay->hidden = (size_t)(nd * (L + 1));
+    lay->trace = (size_t)trace;
+    lay->attn = (size_t)attn;
+    lay->h1 = (size_t)nd;
+    lay->ffn = (size_t)n * (c->use_ffn ? c->d_ffn : 1);
+    lay->mask = (size_t)n;
+    return true;
+}
+
+size_t atn_run_bytes_needed(const atn_config *c, int32_t n, const atn_run_options *o) {
+    run_layout lay;
+    if (!layout_for(c, n, o, &lay))
+        return SIZE_MAX;
+    return (lay.hidden + 5 * lay.trace + lay.attn + lay.h1 + lay.ffn + lay.mask) * sizeof(float);
+}
+
+static size_t default_memory_limit(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || size <= 0)
+        return (size_t)8 << 30;
+    return (size_t)pages * (size_t)size / 4 * 3;
+}
+
+static atn_status copy_encoding(atn_encoding **dst, const atn_encoding *src, atn_error *err) {
+    atn_encoding *e = calloc(1, sizeof *e);
+    if (!e)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    int32_t n = src->n;
+    size_t m = n > 0 ? (size_t)n : 1;
+    e->n = n;
+    e->truncated = src->truncated;
+    e->n_dropped = src->n_dropped;
+    e->tokens = calloc(m, sizeof *e->tokens);
+    e->ids = malloc(m * sizeof *e->ids);
+    e->type_ids = malloc(m * sizeof *e->type_ids);
+    e->mask = malloc(m * sizeof *e->mask);
+    bool ok = e->tokens && e->ids && e->type_ids && e->mask;
+    for (int32_t i = 0; ok && i < n; i++) {
+        e->tokens[i] = src->tokens[i];
+        e->tokens[i].text = strdup(src->tokens[i].text ? src->tokens[i].text : "");
+        ok = e->tokens[i].text != NULL;
+    }
+    if (ok) {
+        memcpy(e->ids, src->ids, (size_t)n * sizeof *e->ids);
+        memcpy(e->type_ids, src->type_ids, (size_t)n * sizeof *e->type_ids);
+        memcpy(e->mask, src->mask, (size_t)n * sizeof *e->mask);
+    } else {
+        atn_encoding_free(e);
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    }
+    atn_encoding_free(*dst);
+    *dst = e;
+    return ATN_OK;
+}
+
+static void format_bytes(char *buf, size_t len, double bytes) {
+    if (bytes >= 1e9)
+        snprintf(buf, len, "%.1f GB", bytes / 1e9);
+    else
+        snprintf(buf, len, "%.1f MB", bytes / 1e6);
+}
+
+/* Checks the encoding fits the model before any memory is touched. */
+static atn_status check_input(const atn_model *m, const atn_encoding *enc, atn_error *err) {
+    const atn_config *c = &m->cfg;
+    if (!enc || enc->n <= 0)
+        return atn_error_set(err, ATN_E_INVALID, "empty input: no tokens to run");
+    if (!c->use_embeddings) {
+        if (enc->n != m->toy_n)
+            return atn_error_set(err, ATN_E_INVALID, "toy model \"%s\" has %d tokens, the input has %d", m->name,
+                                 m->toy_n, enc->n);
+    } else {
+        if (enc->n > c->max_positions)
+            return atn_error_set(err, ATN_E_INVALID, "%d tokens, but model \"%s\" allows at most %d positions",
+                                 enc->n, m->name, c->max_positions);
+        for (int32_t i = 0; i < enc->n; i++) {
+            if (enc->ids[i] < 0 || enc->ids[i] >= c->vocab_size)
+                return atn_error_set(err, ATN_E_INVALID, "token id %d at position %d is outside the vocabulary "
+                                     "(0..%d)", enc->ids[i], i, c->vocab_size - 1);
+            if (enc->type_ids[i] < 0 || enc->type_ids[i] >= c->type_vocab_size)
+                return atn_error_set(err, ATN_E_INVALID, "token type %d at position %d is outside 0..%d",
+                                     enc->type_ids[i], i, c->type_vocab_size - 1);
+        }
+    }
+    bool any = false;
+    for (int32_t i = 0; i < enc->n; i++)
+        any |= enc->mask[i] != 0;
+    if (!any)
+        return atn_error_set(err, ATN_E_INVALID, "every token is masked: attention has nothing to attend to");
+    return ATN_OK;
+}
+
+atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_options *opts_in,
+                           atn_error *err) {
+    atn_run_options dflt;
+    if (!opts_in) {
+        atn_run_options_init(&dflt);
+        opts_in = &dflt;
+    }
+    const atn_run_options *o = opts_in;
+    const atn_model *m = run->model;
+    const atn_config *c = &m->cfg;
+    atn_status st = check_input(m, enc, err);
+    if (st)
+        return st;
+    int32_t n = enc->n;
+
+    run_layout lay;
+    size_t limit = o->memory_limit ? o->memory_limit : default_memory_limit();
+    size_t need = atn_run_bytes_needed(c, n, o);
+    if (!layout_for(c, n, o, &lay) || need > limit) {
+        char a[32], b[32];
+        format_bytes(a, sizeof a, (double)need);
+        format_bytes(b, sizeof b, (double)limit);
+        return atn_error_set(err, ATN_E_NOMEM, "a run of %d tokens through %d layers x %d heads needs %s of "
+                             "memory (attention alone: %d x %d x %d x %d floats), more than the %s allowed",
+                             n, c->n_layers, c->n_heads, need == SIZE_MAX ? "too much" : a, c->n_layers,
+                             c->n_heads, n, n, b);
+    }
+    size_t floats = need / sizeof(float);
+    if (floats != run->block_floats) {
+        free(run->block);
+        run->block = malloc(floats * sizeof(float));
+        run->block_floats = run->block ? floats : 0;
+        if (!run->block) {
+            run->enc = (atn_encoding_free(run->enc), NULL);
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory allocating %zu bytes for %d tokens", need, n);
+        }
+    }
+    st = copy_encoding(&run->enc, enc, err);
+    if (st)
+        return st;
+
+    atn_activations *a = &run->act;
+    float *p = run->block;
+    a->n = n;
+    a->hidden = p, p += lay.hidden;
+    a->q = p, p += lay.trace;
+    a->k = p, p += lay.trace;
+    a->v = p, p += lay.trace;
+    a->ctx = p, p += lay.trace;
+    a->attn_out = p, p += lay.trace;
+    a->attn = p, p += lay.attn;
+    a->h1 = p, p += lay.h1;
+    a->ffn = p, p += lay.ffn;
+    a->mask_add = p;
+    a->trace_stride = o->keep_trace_inputs ? (size_t)n * c->d_model : 0;
+    a->attn_stride = o->keep_attention ? (size_t)c->n_heads * n * n : 0;
+    a->nonfinite_layer = -1;
+
+    st = atn_backend_forward(m, run->enc, a, o, &run->used, err);
+    atn_capture *cap = &run->cap;
+    memset(cap, 0, sizeof *cap);
+    if (st) {
+        run->enc = (atn_encoding_free(run->enc), NULL);
+        return st;
+    }
+    cap->n_layers = c->n_layers;
+    cap->n_heads = c->n_heads;
+    cap->n = n;
+    cap->d_model = c->d_model;
+    cap->d_head = c->d_head;
+    cap->enc = run->enc;
+    cap->attn = o->keep_attention ? a->attn : NULL;
+    cap->hidden = a->hidden;
+    cap->has_trace_inputs = o->keep_trace_inputs;
+    if (o->keep_trace_inputs) {
+        cap->q = a->q;
+        cap->k = a->k;
+        cap->v = a->v;
+        cap->ctx = a->ctx;
+        cap->attn_out = a->attn_out;
+    }
+    cap->nonfinite_layer = a->nonfinite_layer;
+    return ATN_OK;
+}
