@@ -117,7 +117,7 @@ static atn_status read_text(const char *path, size_t max, char **out, size_t *le
 
 static atn_status parse_json_file(const char *path, size_t max, cJSON **out, atn_error *err) {
     char *text;
-    size_t len;
+    size_t len = 0;
     atn_status st = read_text(path, max, &text, &len, err);
     if (st != ATN_OK)
         return st;
@@ -414,6 +414,12 @@ static atn_status want(hf_loader *L, const float **dst, bool optional, const cha
     if (!t) {
         if (optional)
             return ATN_OK;
+        const cJSON *e = L->weight_map ? cJSON_GetObjectItemCaseSensitive(L->weight_map, name)
+                                       : NULL;
+        if (cJSON_IsString(e))
+            return atn_error_set(L->err, ATN_E_SHAPE, "%s: lists tensor '%s' in %s, but that "
+                                 "file has no such tensor (expected shape %s)", L->weights_path,
+                                 name, e->valuestring, ws);
         return atn_error_set(L->err, ATN_E_SHAPE, "%s: missing tensor '%s' (expected shape %s)",
                              L->weights_path, name, ws);
     }

@@ -1,0 +1,116 @@
+#!/bin/sh
+# End-to-end tests of the command line: one case per invocation (meson runs each as a test).
+# Usage: test-cli.sh ATTNSCOPE CASE
+set -u
+A="$1"
+CASE="$2"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL ($CASE): $*" >&2; exit 1; }
+# expect_error CODE PATTERN cmd...: exit code CODE and PATTERN on stderr
+expect_error() {
+  code=$1; pat=$2; shift 2
+  "$@" >"$T/out" 2>"$T/err"; rc=$?
+  [ "$rc" = "$code" ] || fail "exit $rc, expected $code: $* ; stderr: $(cat "$T/err")"
+  grep -q -- "$pat" "$T/err" || fail "stderr lacks '$pat': $(cat "$T/err")"
+  grep -qi "segmentation\|abort\|sanitizer" "$T/err" && fail "crash report: $(cat "$T/err")"
+  return 0
+}
+case "$CASE" in
+run-npy)
+  "$A" run --model worked-example -o "$T/a.npy" || fail "run failed"
+  # header 128 bytes + 1*2*3*3 float32
+  size=$(stat -c %s "$T/a.npy"); [ "$size" = $((128 + 18 * 4)) ] || fail "size $size"
+  head -c 128 "$T/a.npy" | grep -q "'shape': (1, 2, 3, 3)" || fail "shape"
+  ls "$T" | grep -q tmp && fail "temporary file left"
+  ;;
+run-json)
+  "$A" run --model worked-example -o "$T/a.json" || fail "run failed"
+  python3 - "$T/a.json" <<'PY' || fail "json content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["tokens"] == ["我", "爱", "你"], d["tokens"]
+a = d["attentions"]
+assert len(a) == 1 and len(a[0]) == 2 and len(a[0][0]) == 3
+w = a[0][0][0]
+assert abs(w[0] - 0.3760) < 1e-4 and abs(w[1] - 0.4487) < 1e-4 and abs(w[2] - 0.1752) < 1e-4, w
+PY
+  ;;
+run-mask)
+  "$A" run --model worked-example --mask 1,1,0 -o "$T/a.json" || fail "run failed"
+  python3 -c "
+import json,sys
+d=json.load(open('$T/a.json'))
+for h in d['attentions'][0]:
+  for row in h:
+    assert row[2] == 0 and abs(sum(row)-1) < 1e-6, row
+" || fail "masked key not zero"
+  ;;
+trace-text)
+  "$A" trace --model worked-example --layer 0 --head 0 --query 0 >"$T/out" || fail "trace failed"
+  for s in "0.3760, 0.4487, 0.1752" "0.8470, 0.8722" "1/√2 = 0.7071" "Step 6. Softmax"; do
+    grep -qF "$s" "$T/out" || fail "trace lacks '$s'"
+  done
+  ;;
+trace-json)
+  "$A" trace --model worked-example --layer 0 --head 1 --query 1 --json >"$T/t.json" || fail "trace failed"
+  python3 - "$T/t.json" <<'PY' || fail "trace json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ["tokens", "q", "keys", "scores", "scale", "scaled", "weights", "values", "output"]:
+    assert k in d, k
+assert abs(d["output"][0] - 0.2005) < 1e-4 and abs(d["output"][1] - 0.2341) < 1e-4, d["output"]
+assert abs(sum(d["weights"]) - 1) < 1e-9
+PY
+  ;;
+models)
+  "$A" models >"$T/out" || fail "models failed"
+  grep -q "worked-example *toy *1 x 2" "$T/out" || fail "$(cat "$T/out")"
+  ;;
+version)
+  "$A" --version | grep -q "OpenBLAS kernel" || fail "version"
+  "$A" devices | grep -q "^cpu" || fail "devices"
+  ;;
+blas-kernel)
+  # With no user setting, the binary picks a kernel suited to the CPU itself.
+  core=$(env -u OPENBLAS_CORETYPE "$A" --version | sed 's/.*kernel \(.*\))/\1/')
+  if grep -q avx512f /proc/cpuinfo; then
+    case "$core" in SkylakeX|Cooperlake|SapphireRapids) ;; *) fail "AVX-512 CPU but kernel $core";; esac
+  fi
+  # A user's own setting is left alone.
+  env OPENBLAS_CORETYPE=Prescott "$A" --version | grep -q "kernel Prescott" || fail "user setting overridden"
+  ;;
+errors)
+  expect_error 2 'no-such-model' "$A" run --model no-such-model -o "$T/x.npy"
+  expect_error 2 'layer 5 out of range' "$A" trace --model worked-example --layer 5 --head 0 --query 0
+  expect_error 2 'head 9 out of range' "$A" trace --model worked-example --layer 0 --head 9 --query 0
+  expect_error 2 'query token 3 out of range' "$A" trace --model worked-example --query 3
+  expect_error 2 'must end in .npy or .json' "$A" run --model worked-example -o "$T/x.txt"
+  expect_error 2 'is required' "$A" run --model worked-example
+  expect_error 2 'toy model' "$A" run --model worked-example --text hello -o "$T/x.npy"
+  expect_error 2 'unknown option --frobnicate' "$A" run --model worked-example --frobnicate 1 -o "$T/x.npy"
+  expect_error 2 'unknown command' "$A" frobnicate
+  expect_error 2 'takes an integer' "$A" trace --model worked-example --layer x
+  expect_error 2 'one 0/1 value per token' "$A" run --model worked-example --mask 1,1 -o "$T/x.npy"
+  expect_error 2 'every token is masked' "$A" run --model worked-example --mask 0,0,0 -o "$T/x.npy"
+  expect_error 2 'device must be' "$A" run --model worked-example --device tpu -o "$T/x.npy"
+  printf '{"d_model": 4, "heads": 3, "tokens": ["a"], "inputs": [[1,2,3,4]]}' >"$T/bad.json"
+  expect_error 2 'bad.json: 3 heads do not divide d_model 4' "$A" run --model "$T/bad.json" -o "$T/x.npy"
+  printf '{"d_model": 4, "heads": 2, "tokens": ["a"], "inputs": [[1,2,3]]}' >"$T/bad2.json"
+  expect_error 2 'has 3 numbers, expected 4' "$A" run --model "$T/bad2.json" -o "$T/x.npy"
+  printf '{"d_model": 4,' >"$T/bad3.json"
+  expect_error 2 'invalid JSON' "$A" run --model "$T/bad3.json" -o "$T/x.npy"
+  [ -e "$T/x.npy" ] && fail "an output file was written on error"
+  ;;
+keep-old-output)
+  # a failing run never replaces a good file
+  "$A" run --model worked-example -o "$T/a.npy" || fail "run"
+  cp "$T/a.npy" "$T/b.npy"
+  "$A" run --model worked-example --mask 0,0,0 -o "$T/a.npy" 2>/dev/null && fail "should fail"
+  cmp -s "$T/a.npy" "$T/b.npy" || fail "good file replaced"
+  ;;
+*)
+  fail "unknown case"
+  ;;
+esac
+exit 0
