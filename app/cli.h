@@ -65,6 +65,9 @@ int cmd_models(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif
 

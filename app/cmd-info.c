@@ -1,5 +1,6 @@
 /* attnscope models / devices: what is built in and what this machine can run on. */
 #include "cli.h"
+#include "backend.h"
 
 #include <stdio.h>
 #include <cblas.h>
@@ -42,7 +43,9 @@ int cmd_devices(int argc, char **argv) {
     if (!cli_parse(&a, "attnscope devices", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
-        printf("Usage: attnscope devices\n\nLists the compute backends, the GPUs found and the BLAS kernel.\n");
+        printf("Usage: attnscope devices\n\nLists the compute backends, the GPUs found (name, memory, compute capability)\n"
+               "and the BLAS kernel; when no GPU is usable, says why.  ATTNSCOPE_CUDA_MODULE names the\n"
+               "CUDA module file to load instead of the one found next to the program.\n");
         return 0;
     }
     if (!cli_check_unused(&a))
@@ -56,6 +59,24 @@ int cmd_devices(int argc, char **argv) {
     else if (better)
         printf(" (slower than this CPU allows: %s would be faster)", better);
     printf("\n");
-    printf("cuda    not part of this build\n");
+    atn_error err = {0};
+    const atn_backend *cuda = atn_backend_cuda(&err);
+    if (!cuda) {
+        printf("cuda    not usable: %s\n", err.message);
+        return 0;
+    }
+    int32_t count = cuda->device_count();
+    for (int32_t i = 0; i < count; i++) {
+        atn_backend_device dev;
+        if (cuda->device_info(i, &dev, &err) != ATN_OK) {
+            printf("cuda:%d  (cannot read its properties: %s)\n", i, err.message);
+            continue;
+        }
+        printf("cuda:%d  %s, %.1f GiB (%.1f GiB free), compute capability %d.%d, %d multiprocessors%s\n", i, dev.name,
+               dev.total_bytes / 1073741824.0, dev.free_bytes / 1073741824.0, dev.cc_major, dev.cc_minor,
+               dev.multiprocessors, i == 0 ? " (used by --device cuda)" : "");
+        if (i == count - 1)
+            printf("        %s; module %s\n", dev.runtime, atn_backend_cuda_module_path());
+    }
     return 0;
 }

@@ -21,9 +21,12 @@ typedef struct command {
 
 static const command commands[] = {
     {"models", cmd_models, "list the built-in models"},
+    {"tokenize", cmd_tokenize, "show the tokens, ids, type ids and byte spans of a text"},
     {"run", cmd_run, "run a model and write the attention (.npy or .json)"},
     {"trace", cmd_trace, "the arithmetic of one head for one query token, step by step"},
     {"devices", cmd_devices, "the compute backends, GPUs and the BLAS kernel in use"},
+    {"predict", cmd_predict, "the masked-LM head's top words for each [MASK]"},
+    {"bench", cmd_bench, "time the forward pass against this machine's sgemm (random or real weights)"},
     {NULL, NULL, NULL},
 };
 

@@ -272,6 +272,20 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
                              int32_t head, int32_t query, atn_trace **out, atn_error *err);
 void atn_trace_free(atn_trace *trace);
 
+/* ---- masked-word prediction ------------------------------------------------- */
+
+typedef struct atn_prediction {
+    int32_t id;
+    const char *token;   /* borrowed from the model's vocabulary */
+    float prob;
+} atn_prediction;
+
+/* The masked-LM head (cls.predictions.*: dense + activation + LayerNorm, decoder tied to
+ * the word embeddings + bias) at one position of a capture: the top_k most likely
+ * tokens, most likely first.  Needs atn_model_has_mlm_head(). */
+atn_status atn_predict_position(const atn_model *model, const atn_capture *cap, int32_t position,
+                                int32_t top_k, atn_prediction *out, atn_error *err);
+
 /* ---- writers ---------------------------------------------------------------- */
 
 /* NumPy .npy v1.0, little-endian float32, C order.  Written to a temporary file in the

@@ -1,10 +1,287 @@
-/* Backend dispatch.  Only the CPU backend exists so far; asking for CUDA says so. */
+/* Backend dispatch: the linked-in CPU backend, the CUDA module found and opened with
+ * dlopen on first use (once per process, thread-safe), and the choice between them for
+ * --device cpu|cuda|auto.  Nothing here links CUDA: only the module does. */
 #include "backend.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+/* ---- the CPU backend -------------------------------------------------------- */
+
+static int cpu_probe(atn_error *err) { (void)err; return 1; }
+static int32_t cpu_device_count(void) { return 1; }
+
+static atn_status cpu_device_info(int32_t index, atn_backend_device *info, atn_error *err) {
+    if (index != 0)
+        return atn_error_set(err, ATN_E_INVALID, "the CPU backend has one device, not %d", index + 1);
+    memset(info, 0, sizeof *info);
+    snprintf(info->name, sizeof info->name, "CPU (OpenBLAS kernel %s)", atn_blas_core_name());
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE), avail = sysconf(_SC_AVPHYS_PAGES);
+    info->total_bytes = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+    info->free_bytes = avail > 0 && size > 0 ? (uint64_t)avail * (uint64_t)size : 0;
+    info->multiprocessors = (int32_t)sysconf(_SC_NPROCESSORS_ONLN);
+    return ATN_OK;
+}
+
+static atn_status cpu_init(atn_error *err) { (void)err; return ATN_OK; }
+
+static atn_status cpu_upload(const atn_model *model, void **state, atn_error *err) {
+    (void)model, (void)err;
+    *state = NULL;   /* the CPU reads the model's own weights */
+    return ATN_OK;
+}
+
+static atn_status cpu_forward(void *state, const atn_model *model, const atn_encoding *enc, atn_activations *act,
+                              const atn_run_options *opts, atn_error *err) {
+    (void)state;
+    return atn_cpu_forward(model, enc, act, opts, err);
+}
+
+static void cpu_state_free(void *state) { (void)state; }
+
+static const atn_backend cpu_backend = {
+    .abi_version = ATN_BACKEND_ABI_VERSION,
+    .layout = ATN_BACKEND_LAYOUT_INIT,
+    .name = "cpu",
+    .probe = cpu_probe,
+    .device_count = cpu_device_count,
+    .device_info = cpu_device_info,
+    .init = cpu_init,
+    .upload = cpu_upload,
+    .forward = cpu_forward,
+    .state_free = cpu_state_free,
+};
+
+const atn_backend *atn_backend_cpu(void) { return &cpu_backend; }
+
+/* ---- opening a module ------------------------------------------------------- */
+
+const atn_backend *atn_backend_open_module(const char *path, atn_error *err) {
+    /* RTLD_NOW: an unresolved symbol shows here, not halfway through a forward */
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *why = dlerror();
+        atn_error_set(err, ATN_E_DEVICE, "the CUDA module %s could not be loaded: %s (are the CUDA runtime and "
+                      "cuBLAS libraries installed?)", path, why ? why : "unknown error");
+        return NULL;
+    }
+    atn_backend_entry_fn entry = (atn_backend_entry_fn)(uintptr_t)dlsym(h, ATN_CUDA_ENTRY_POINT);
+    if (!entry) {
+        atn_error_set(err, ATN_E_DEVICE, "%s is not an attnscope CUDA module: it has no %s()", path,
+                      ATN_CUDA_ENTRY_POINT);
+        dlclose(h);
+        return NULL;
+    }
+    const atn_backend *b = entry();
+    static const atn_backend_layout want = ATN_BACKEND_LAYOUT_INIT;
+    if (!b || b->abi_version != ATN_BACKEND_ABI_VERSION) {
+        atn_error_set(err, ATN_E_DEVICE, "%s speaks backend ABI version %u, this program version %u: rebuild the "
+                      "module with the program", path, b ? b->abi_version : 0u, ATN_BACKEND_ABI_VERSION);
+        return NULL;   /* no dlclose: the module's static constructors have run */
+    }
+    if (memcmp(&b->layout, &want, sizeof want) != 0) {
+        atn_error_set(err, ATN_E_DEVICE, "%s was built from other engine headers (struct sizes differ: model %u/%u, "
+                      "activations %u/%u, run options %u/%u): rebuild the module with the program", path,
+                      b->layout.model, want.model, b->layout.activations, want.activations, b->layout.run_options,
+                      want.run_options);
+        return NULL;
+    }
+    if (!b->probe || !b->init || !b->upload || !b->forward || !b->state_free || !b->device_count ||
+        !b->device_info || !b->name) {
+        atn_error_set(err, ATN_E_DEVICE, "%s: its backend table has empty entries", path);
+        return NULL;
+    }
+    return b;
+}
+
+/* ---- finding and preparing the CUDA module, once ---------------------------- */
+
+static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
+static const atn_backend *cuda_backend;
+static atn_error cuda_error;
+static char cuda_path[PATH_MAX + 64];
+
+static bool file_exists(const char *p) { return access(p, F_OK) == 0; }
+
+/* The folder of the running program, or "" when /proc is not there. */
+static void exe_dir(char *buf, size_t len) {
+    ssize_t r = readlink("/proc/self/exe", buf, len - 1);
+    if (r <= 0) {
+        buf[0] = 0;
+        return;
+    }
+    buf[r] = 0;
+    char *slash = strrchr(buf, '/');
+    if (slash)
+        *slash = 0;
+}
+
+/* Looks where a module should be: $ATTNSCOPE_CUDA_MODULE (only there when set), next to the
+ * program, the build tree (for a program run from it), the install libdir. */
+static atn_status find_module(char *out, size_t len, atn_error *err) {
+    const char *env = getenv("ATTNSCOPE_CUDA_MODULE");
+    if (env && *env) {
+        snprintf(out, len, "%s", env);
+        if (!file_exists(env))
+            return atn_error_set(err, ATN_E_DEVICE, "the CUDA module is missing: ATTNSCOPE_CUDA_MODULE names %s, "
+                                 "which does not exist", env);
+        return ATN_OK;
+    }
+    char dir[PATH_MAX];
+    exe_dir(dir, sizeof dir);
+    char cand[3][PATH_MAX + 64];
+    int n = 0;
+    if (dir[0])
+        snprintf(cand[n++], sizeof cand[0], "%s/%s", dir, ATN_CUDA_MODULE_NAME);
+    size_t bl = strlen(ATN_BUILD_DIR);
+    if (dir[0] && strncmp(dir, ATN_BUILD_DIR, bl) == 0 && (dir[bl] == '/' || dir[bl] == 0))
+        snprintf(cand[n++], sizeof cand[0], "%s/engine/cuda/%s", ATN_BUILD_DIR, ATN_CUDA_MODULE_NAME);
+    snprintf(cand[n++], sizeof cand[0], "%s/%s", ATN_INSTALL_LIBDIR, ATN_CUDA_MODULE_NAME);
+    for (int i = 0; i < n; i++)
+        if (file_exists(cand[i])) {
+            snprintf(out, len, "%s", cand[i]);
+            return ATN_OK;
+        }
+    snprintf(out, len, "%s", cand[n - 1]);
+    return atn_error_set(err, ATN_E_DEVICE, "the CUDA module is missing: no %s next to the program, in the build "
+                         "tree or in %s (was this build made without nvcc? see `meson configure -Dcuda=enabled`)",
+                         ATN_CUDA_MODULE_NAME, ATN_INSTALL_LIBDIR);
+}
+
+static void cuda_load_once(void) {
+    atn_error *err = &cuda_error;
+    if (find_module(cuda_path, sizeof cuda_path, err))
+        return;
+    const atn_backend *b = atn_backend_open_module(cuda_path, err);
+    if (!b)
+        return;
+    if (b->probe(err) <= 0) {
+        if (!err->message[0])
+            atn_error_set(err, ATN_E_DEVICE, "the CUDA backend is not usable here");
+        err->status = ATN_E_DEVICE;
+        return;
+    }
+    if (b->init(err) != ATN_OK) {
+        err->status = ATN_E_DEVICE;
+        return;
+    }
+    atn_error_clear(err);
+    cuda_backend = b;
+}
+
+const atn_backend *atn_backend_cuda(atn_error *err) {
+    pthread_once(&cuda_once, cuda_load_once);
+    if (!cuda_backend && err)
+        *err = cuda_error;
+    return cuda_backend;
+}
+
+const char *atn_backend_cuda_module_path(void) { return cuda_path; }
+
+/* ---- dispatch ----------------------------------------------------------------- */
+
+static pthread_mutex_t upload_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The backend's state for this model, uploading the weights the first time. */
+static atn_status backend_state(const atn_backend *b, const atn_model *model, void **state, atn_error *err) {
+    atn_model *m = (atn_model *)model;   /* backend_state is a cache: filling it does not change the model */
+    atn_status st = ATN_OK;
+    pthread_mutex_lock(&upload_lock);
+    if (m->backend_state && m->backend_state_free != b->state_free) {
+        m->backend_state_free(m->backend_state);   /* another backend's cache */
+        m->backend_state = NULL;
+        m->backend_state_free = NULL;
+    }
+    if (!m->backend_state) {
+        void *s = NULL;
+        st = b->upload(model, &s, err);
+        if (st == ATN_OK) {
+            m->backend_state = s;
+            m->backend_state_free = b->state_free;
+        }
+    }
+    *state = m->backend_state;
+    pthread_mutex_unlock(&upload_lock);
+    return st;
+}
+
+static atn_status gpu_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
+                              const atn_run_options *opts, atn_error *err) {
+    const atn_backend *b = atn_backend_cuda(err);
+    if (!b)
+        return ATN_E_DEVICE;
+    void *state;
+    atn_status st = backend_state(b, model, &state, err);
+    if (st)
+        return st;
+    return b->forward(state, model, enc, act, opts, err);
+}
 
 atn_status atn_backend_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
                                const atn_run_options *opts, atn_device *used, atn_error *err) {
-    if (opts->device == ATN_DEVICE_CUDA)
-        return atn_error_set(err, ATN_E_DEVICE, "the CUDA backend is not part of this build");
+    if (opts->device == ATN_DEVICE_CUDA || opts->device == ATN_DEVICE_AUTO) {
+        atn_error gerr = {0};
+        atn_status st = gpu_forward(model, enc, act, opts, &gerr);
+        if (st == ATN_OK) {
+            *used = ATN_DEVICE_CUDA;
+            return ATN_OK;
+        }
+        if (opts->device == ATN_DEVICE_CUDA || st == ATN_E_CANCELLED) {
+            if (err)
+                *err = gerr;
+            return st;
+        }
+        /* AUTO: whatever went wrong on the GPU, the CPU gives the same capture */
+    }
     *used = ATN_DEVICE_CPU;
     return atn_cpu_forward(model, enc, act, opts, err);
+}
+
+/* ---- reduced precision against fp32 --------------------------------------------- */
+
+atn_status atn_backend_compare_precision(const atn_model *model, const atn_encoding *enc, atn_precision precision,
+                                         float *max_abs, float *mean_abs, atn_error *err) {
+    if (precision != ATN_PRECISION_FP16 && precision != ATN_PRECISION_BF16)
+        return atn_error_set(err, ATN_E_INVALID, "compare fp16 or bf16 against fp32, not precision %d",
+                             (int)precision);
+    atn_run_options o;
+    atn_run_options_init(&o);
+    o.device = ATN_DEVICE_CUDA;
+    o.keep_trace_inputs = false;
+    atn_run *r32 = atn_run_new(model), *rp = atn_run_new(model);
+    atn_status st = ATN_OK;
+    if (!r32 || !rp) {
+        st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((st = atn_run_forward(r32, enc, &o, err)) != ATN_OK)
+        goto done;
+    o.precision = precision;
+    if ((st = atn_run_forward(rp, enc, &o, err)) != ATN_OK)
+        goto done;
+    const atn_capture *a = atn_run_capture(r32), *b = atn_run_capture(rp);
+    size_t nn = (size_t)a->n * a->n;
+    for (int32_t lh = 0; lh < a->n_layers * a->n_heads; lh++) {
+        const float *pa = a->attn + (size_t)lh * nn, *pb = b->attn + (size_t)lh * nn;
+        double mx = 0, sum = 0;
+        for (size_t i = 0; i < nn; i++) {
+            double dd = pa[i] > pb[i] ? (double)pa[i] - pb[i] : (double)pb[i] - pa[i];
+            if (!(dd <= mx))   /* NaN counts as the worst */
+                mx = dd;
+            sum += dd;
+        }
+        max_abs[lh] = (float)mx;
+        mean_abs[lh] = (float)(sum / (double)nn);
+    }
+done:
+    atn_run_free(r32);
+    atn_run_free(rp);
+    return st;
 }

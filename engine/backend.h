@@ -1,13 +1,103 @@
-/* Backends: where the forward pass runs.  The CPU backend is linked in; others (CUDA) are
- * shared modules opened with dlopen only when asked for (engine/backend.c). */
+/* Backends: where the forward pass runs.  A small versioned table of function pointers,
+ * in the manner of ggml: the CPU backend is linked in; the CUDA backend is a shared
+ * module (attnscope-cuda.so) that engine/backend.c opens with dlopen only when a GPU is
+ * asked for, so the program never links the CUDA libraries itself.
+ *
+ * The module is built from the same headers as the engine; the table carries the ABI
+ * version and the sizes of every struct the two share, and a module that disagrees is
+ * refused rather than trusted. */
 #ifndef ATN_BACKEND_H
 #define ATN_BACKEND_H
 
 #include "encoder.h"
 
-/* Runs the forward pass on opts->device (AUTO: a GPU when one is usable, else the CPU),
- * filling act.  *used says which device ran it. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bump when atn_backend changes shape or meaning. */
+#define ATN_BACKEND_ABI_VERSION 1u
+
+/* The one symbol a backend module exports, and its file name. */
+#define ATN_CUDA_ENTRY_POINT "atn_cuda_backend_v1"
+#define ATN_CUDA_MODULE_NAME "attnscope-cuda.so"
+
+/* sizeof of each struct a module reads or writes, as the module saw them. */
+typedef struct atn_backend_layout {
+    uint32_t model, config, weights, layer_weights, encoding, activations, run_options, error, device;
+} atn_backend_layout;
+
+#define ATN_BACKEND_LAYOUT_INIT {sizeof(atn_model), sizeof(atn_config), sizeof(atn_weights), \
+    sizeof(atn_layer_weights), sizeof(atn_encoding), sizeof(atn_activations), sizeof(atn_run_options), \
+    sizeof(atn_error), sizeof(atn_backend_device)}
+
+/* One device a backend can run on. */
+typedef struct atn_backend_device {
+    int32_t index;
+    char name[256];          /* "NVIDIA H200" */
+    uint64_t total_bytes;    /* device memory */
+    uint64_t free_bytes;
+    int32_t cc_major, cc_minor;   /* compute capability */
+    int32_t multiprocessors;
+    char runtime[128];       /* "CUDA runtime 13.0, driver 13.0, cuBLAS 13.0.0" */
+} atn_backend_device;
+
+typedef struct atn_backend {
+    uint32_t abi_version;          /* ATN_BACKEND_ABI_VERSION */
+    atn_backend_layout layout;     /* ATN_BACKEND_LAYOUT_INIT as compiled into the backend */
+    const char *name;              /* "cpu", "cuda" */
+    /* Whether it can run here: a score > 0 (higher is preferred), or 0 with the reason in
+       err (no driver, no device ...).  Cheap after the first call. */
+    int (*probe)(atn_error *err);
+    /* Devices it runs on (valid after a successful probe). */
+    int32_t (*device_count)(void);
+    atn_status (*device_info)(int32_t index, atn_backend_device *info, atn_error *err);
+    /* Once, after a successful probe: creates the context on the device. */
+    atn_status (*init)(atn_error *err);
+    /* Prepares a model for this backend (uploads its weights, once); *state is kept in
+       model->backend_state and freed with state_free. */
+    atn_status (*upload)(const atn_model *model, void **state, atn_error *err);
+    /* One forward pass: fills act exactly as atn_cpu_forward does (hidden, the trace inputs,
+       the probabilities, nonfinite_layer), in host memory, honouring act's strides and
+       opts->precision, calling opts->progress once per layer. */
+    atn_status (*forward)(void *state, const atn_model *model, const atn_encoding *enc, atn_activations *act,
+                          const atn_run_options *opts, atn_error *err);
+    void (*state_free)(void *state);
+} atn_backend;
+
+/* The signature of the module's entry point. */
+typedef const atn_backend *(*atn_backend_entry_fn)(void);
+
+/* The linked-in CPU backend. */
+const atn_backend *atn_backend_cpu(void);
+
+/* The CUDA backend, ready to run: the module loaded (lazily, once, thread-safe: dlopen of a
+ * cuBLAS-linked module takes 60-760 ms), its table checked, probed and initialised.  NULL
+ * with the reason in err (ATN_E_DEVICE): module missing or unloadable, ABI mismatch, no
+ * driver, no device.  The answer is decided once per process. */
+const atn_backend *atn_backend_cuda(atn_error *err);
+
+/* The module file that was loaded or last tried ("" before the first atn_backend_cuda). */
+const char *atn_backend_cuda_module_path(void);
+
+/* Loads a module file and checks its table, without probing it (tests and `devices`). */
+const atn_backend *atn_backend_open_module(const char *path, atn_error *err);
+
+/* Runs the forward pass on opts->device, filling act.  CPU: the CPU.  CUDA: the GPU or an
+ * ATN_E_DEVICE error naming the problem (module missing, no driver, no device, out of GPU
+ * memory).  AUTO: the GPU when usable, else (or when the GPU fails) the CPU.  *used says
+ * which device ran it. */
 atn_status atn_backend_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
                                const atn_run_options *opts, atn_device *used, atn_error *err);
 
+/* How far reduced-precision attention moves from fp32: runs enc on the GPU in fp32 and in
+ * precision (FP16 or BF16) and writes, per layer and head ([L][H], caller's arrays), the
+ * max and mean |p_prec - p_fp32| over that head's n x n probabilities.  ATN_E_DEVICE when
+ * no GPU is usable. */
+atn_status atn_backend_compare_precision(const atn_model *model, const atn_encoding *enc, atn_precision precision,
+                                         float *max_abs, float *mean_abs, atn_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -8,6 +8,13 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static double PT[16]; static const char *PN[16]={"qkv","attn","wo","ln1","ffn1","gelu","ffn2","ln2"};
+static double pnow(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}
+static void pdump(void){for(int i=0;i<8;i++)fprintf(stderr,"%s %.1f ms\n",PN[i],PT[i]*1e3);}
+#define TP(i) do{double _t=pnow(); PT[i]+=_t-_t0; _t0=_t;}while(0)
 
 void atn_linear(float *out, const float *in, const float *w, const float *b, int32_t n, int32_t i,
                 int32_t o) {
@@ -148,27 +155,28 @@ static void layer_forward(float *out, float *q, float *k, float *v, float *ctx, 
                           const atn_config *c, int32_t n) {
     int32_t d = c->d_model, f = c->d_ffn;
     size_t nd = (size_t)n * d;
+    static int reg; if(!reg){reg=1; atexit(pdump);} double _t0=pnow();
     atn_linear(q, x, lw->wq, lw->bq, n, d, d);
     atn_linear(k, x, lw->wk, lw->bk, n, d, d);
-    atn_linear(v, x, lw->wv, lw->bv, n, d, d);
-    atn_attention(ctx, att, q, k, v, mask_add, n, d, c->n_heads);
-    atn_linear(attn_out, ctx, lw->wo, lw->bo, n, d, d);
+    atn_linear(v, x, lw->wv, lw->bv, n, d, d);TP(0);
+    atn_attention(ctx, att, q, k, v, mask_add, n, d, c->n_heads);TP(1);
+    atn_linear(attn_out, ctx, lw->wo, lw->bo, n, d, d);TP(2);
     memcpy(h1, attn_out, nd * sizeof(float));
     if (c->use_residual)
         add_inplace(h1, x, nd);
     if (c->use_layernorm)
-        atn_layernorm(h1, h1, lw->ln1_g, lw->ln1_b, n, d, c->ln_eps);
+        atn_layernorm(h1, h1, lw->ln1_g, lw->ln1_b, n, d, c->ln_eps);TP(3);
     if (!c->use_ffn) {
         memcpy(out, h1, nd * sizeof(float));
         return;
     }
-    atn_linear(ffn, h1, lw->w1, lw->b1, n, d, f);
-    atn_activate(ffn, (size_t)n * f, c->act);
-    atn_linear(out, ffn, lw->w2, lw->b2, n, f, d);
+    atn_linear(ffn, h1, lw->w1, lw->b1, n, d, f);TP(4);
+    atn_activate(ffn, (size_t)n * f, c->act);TP(5);
+    atn_linear(out, ffn, lw->w2, lw->b2, n, f, d);TP(6);
     if (c->use_residual)
         add_inplace(out, h1, nd);
     if (c->use_layernorm)
-        atn_layernorm(out, out, lw->ln2_g, lw->ln2_b, n, d, c->ln_eps);
+        atn_layernorm(out, out, lw->ln2_g, lw->ln2_b, n, d, c->ln_eps);TP(7);
 }
 
 atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_activations *a,

@@ -36,11 +36,11 @@ enum { SP_UNK, SP_SEP, SP_PAD, SP_CLS, SP_MASK, N_SPECIAL };
 struct atn_tokenizer {
     atn_tokenizer_options opts;   /* strip_accents resolved */
     char *pool;                   /* the vocabulary text, each token NUL-terminated */
-    const char **tokens;          /* [n] id -> token */
-    uint32_t *lens;               /* [n] byte lengths */
+    struct vocab_entry { uint32_t off, len; } *entries;   /* [n] id -> token in pool */
     int32_t n;
     int32_t *slots;               /* open-addressing hash: id or -1 */
     uint32_t mask;                /* slots - 1 (a power of two minus one) */
+    uint32_t max_len;             /* the longest token, in bytes */
     int32_t special[N_SPECIAL];
 };
 
@@ -207,8 +207,8 @@ static int32_t vocab_find(const atn_tokenizer *tok, const char *prefix, size_t n
         int32_t id = tok->slots[i];
         if (id < 0)
             return -1;
-        const char *t = tok->tokens[id];
-        if (tok->lens[id] == np + n && memcmp(t, prefix, np) == 0 && memcmp(t + np, s, n) == 0)
+        const char *t = tok->pool + tok->entries[id].off;
+        if (tok->entries[id].len == np + n && memcmp(t, prefix, np) == 0 && memcmp(t + np, s, n) == 0)
             return id;
     }
 }
@@ -217,52 +217,47 @@ void atn_tokenizer_free(atn_tokenizer *tok) {
     if (!tok)
         return;
     free(tok->pool);
-    free(tok->tokens);
-    free(tok->lens);
+    free(tok->entries);
     free(tok->slots);
     free(tok);
 }
 
-atn_tokenizer *atn_tokenizer_from_buffer(const char *data, size_t len, const char *origin,
-                                         const atn_tokenizer_options *o, atn_error *err) {
-    if (!origin)
-        origin = "vocabulary";
-    if (!data && len) {
-        atn_error_set(err, ATN_E_INVALID, "%s: no data", origin);
-        return NULL;
-    }
-    if (len == 0) {
-        atn_error_set(err, ATN_E_FORMAT, "%s: empty vocabulary (expected one token per line)", origin);
-        return NULL;
-    }
-    if (len > MAX_VOCAB_BYTES) {
-        atn_error_set(err, ATN_E_FORMAT, "%s: %zu bytes is too large for a vocabulary (at most %d)",
-                      origin, len, MAX_VOCAB_BYTES);
-        return NULL;
-    }
+static atn_status check_vocab_size(size_t len, const char *origin, atn_error *err) {
+    if (len == 0)
+        return atn_error_set(err, ATN_E_FORMAT, "%s: empty vocabulary (expected one token per line)",
+                             origin);
+    if (len > MAX_VOCAB_BYTES)
+        return atn_error_set(err, ATN_E_FORMAT, "%s: %zu bytes is too large for a vocabulary (at "
+                             "most %d)", origin, len, MAX_VOCAB_BYTES);
+    return ATN_OK;
+}
+
+/* Builds the tokenizer from pool[0..len) (NUL at pool[len]), taking ownership of pool. */
+static atn_tokenizer *parse_vocab(char *pool, size_t len, const char *origin,
+                                  const atn_tokenizer_options *o, atn_error *err) {
     atn_tokenizer *tok = calloc(1, sizeof *tok);
-    if (!tok || !(tok->pool = malloc(len + 1)))
+    if (!tok) {
+        free(pool);
         goto nomem;
-    memcpy(tok->pool, data, len);
-    tok->pool[len] = '\0';
+    }
+    tok->pool = pool;
 
     /* Lines end with \n, \r\n or \r (Python's universal newlines); the last may have no
      * end.  Count them first. */
     size_t n_lines = 0;
     for (size_t i = 0; i < len; i++) {
-        if (tok->pool[i] == '\n' || (tok->pool[i] == '\r' && (i + 1 == len || tok->pool[i + 1] != '\n')))
+        if (pool[i] == '\n' || (pool[i] == '\r' && (i + 1 == len || pool[i + 1] != '\n')))
             n_lines++;
     }
-    if (len && tok->pool[len - 1] != '\n' && tok->pool[len - 1] != '\r')
+    if (pool[len - 1] != '\n' && pool[len - 1] != '\r')
         n_lines++;
     tok->n = (int32_t)n_lines;
-    tok->tokens = malloc(n_lines * sizeof *tok->tokens);
-    tok->lens = malloc(n_lines * sizeof *tok->lens);
+    tok->entries = malloc(n_lines * sizeof *tok->entries);
     uint32_t cap = 16;
     while (cap < 2 * n_lines)
         cap *= 2;
     tok->slots = malloc((size_t)cap * sizeof *tok->slots);
-    if (!tok->tokens || !tok->lens || !tok->slots)
+    if (!tok->entries || !tok->slots)
         goto nomem;
     memset(tok->slots, 0xFF, (size_t)cap * sizeof *tok->slots);
     tok->mask = cap - 1;
@@ -270,30 +265,33 @@ atn_tokenizer *atn_tokenizer_from_buffer(const char *data, size_t len, const cha
     size_t start = 0;
     int32_t id = 0;
     for (size_t i = 0; i <= len && id < tok->n; i++) {
-        if (i < len && tok->pool[i] != '\n' && tok->pool[i] != '\r')
+        if (i < len && pool[i] != '\n' && pool[i] != '\r')
             continue;
         size_t n = i - start;
-        size_t bad = utf8_check((const unsigned char *)tok->pool + start, n);
+        size_t bad = utf8_check((const unsigned char *)pool + start, n);
         if (bad != n) {
             atn_error_set(err, ATN_E_FORMAT, "%s: line %d (byte offset %zu): not valid UTF-8",
                           origin, id + 1, start + bad);
             atn_tokenizer_free(tok);
             return NULL;
         }
-        tok->tokens[id] = tok->pool + start;
-        tok->lens[id] = (uint32_t)n;
-        uint32_t h = hash_bytes(HASH_SEED, tok->pool + start, n);
+        tok->entries[id].off = (uint32_t)start;
+        tok->entries[id].len = (uint32_t)n;
+        if (n > tok->max_len)
+            tok->max_len = (uint32_t)n;
+        uint32_t h = hash_bytes(HASH_SEED, pool + start, n);
         for (uint32_t k = h & tok->mask;; k = (k + 1) & tok->mask) {
             int32_t other = tok->slots[k];
-            if (other < 0 || (tok->lens[other] == n && memcmp(tok->tokens[other], tok->pool + start, n) == 0)) {
+            if (other < 0 || (tok->entries[other].len == n &&
+                              memcmp(pool + tok->entries[other].off, pool + start, n) == 0)) {
                 tok->slots[k] = id;   /* a repeated token keeps its last id, like HF's dict */
                 break;
             }
         }
-        if (i < len && tok->pool[i] == '\r' && i + 1 < len && tok->pool[i + 1] == '\n')
+        if (i < len && pool[i] == '\r' && i + 1 < len && pool[i + 1] == '\n')
             i++;
         if (i < len)
-            tok->pool[i] = '\0';
+            pool[i] = '\0';
         start = i + 1;
         id++;
     }
@@ -326,6 +324,26 @@ nomem:
     return NULL;
 }
 
+atn_tokenizer *atn_tokenizer_from_buffer(const char *data, size_t len, const char *origin,
+                                         const atn_tokenizer_options *o, atn_error *err) {
+    if (!origin)
+        origin = "vocabulary";
+    if (!data && len) {
+        atn_error_set(err, ATN_E_INVALID, "%s: no data", origin);
+        return NULL;
+    }
+    if (check_vocab_size(len, origin, err) != ATN_OK)
+        return NULL;
+    char *pool = malloc(len + 1);
+    if (!pool) {
+        atn_error_set(err, ATN_E_NOMEM, "%s: out of memory loading %zu bytes", origin, len);
+        return NULL;
+    }
+    memcpy(pool, data, len);
+    pool[len] = '\0';
+    return parse_vocab(pool, len, origin, o, err);
+}
+
 atn_tokenizer *atn_tokenizer_load(const char *vocab_path, const atn_tokenizer_options *o,
                                   atn_error *err) {
     if (!vocab_path) {
@@ -336,9 +354,11 @@ atn_tokenizer *atn_tokenizer_load(const char *vocab_path, const atn_tokenizer_op
     size_t len;
     if (read_file(vocab_path, &data, &len, err) != ATN_OK)
         return NULL;
-    atn_tokenizer *tok = atn_tokenizer_from_buffer(data, len, vocab_path, o, err);
-    free(data);
-    return tok;
+    if (check_vocab_size(len, vocab_path, err) != ATN_OK) {
+        free(data);
+        return NULL;
+    }
+    return parse_vocab(data, len, vocab_path, o, err);
 }
 
 atn_tokenizer_options atn_tokenizer_options_of(const atn_tokenizer *tok) {
@@ -358,7 +378,7 @@ int32_t atn_tokenizer_token_to_id(const atn_tokenizer *tok, const char *token) {
 const char *atn_tokenizer_id_to_token(const atn_tokenizer *tok, int32_t id) {
     if (!tok || id < 0 || id >= tok->n)
         return NULL;
-    return tok->tokens[id];
+    return tok->pool + tok->entries[id].off;
 }
 
 int32_t atn_tokenizer_special_id(const atn_tokenizer *tok, const char *which) {
@@ -428,10 +448,12 @@ static bool pbuf_push(pbuf *b, int32_t id, int32_t start, int32_t end, bool spec
     return true;
 }
 
-/* Scratch buffers for one encode call. */
+/* Scratch buffers for one encode call.  Each step of a chunk writes its own buffer, so a
+ * step's input is never its output: clean -> norm (a chunk), then word -> stripped (one
+ * whitespace-separated word inside norm). */
 typedef struct work {
     const atn_tokenizer *tok;
-    tbuf a, b, word, sub;
+    tbuf clean, norm, word, stripped;
     char *bytes;          /* a word's UTF-8 */
     int32_t *offs;        /* [chars + 1] byte offset of each character in bytes */
     size_t bytes_cap, offs_cap;
@@ -439,10 +461,10 @@ typedef struct work {
 } work;
 
 static void work_free(work *w) {
-    free(w->a.v);
-    free(w->b.v);
+    free(w->clean.v);
+    free(w->norm.v);
     free(w->word.v);
-    free(w->sub.v);
+    free(w->stripped.v);
     free(w->bytes);
     free(w->offs);
     free(w->out.v);
@@ -565,16 +587,19 @@ static void compose_chars(tbuf *b) {
     b->n = out;
 }
 
-/* NFC from src into dst (dst and tmp are scratch). */
+/* NFC from src into dst. */
 static bool nfc_chars(const tchar *src, size_t n, tbuf *dst) {
-    bool simple = true;   /* nothing below U+0300 decomposes to or composes with anything */
+    /* Text below U+0300 is already NFC: no such character changes under NFC and the
+     * second part of every canonical composition is U+0300 or above. */
+    bool simple = true;
     for (size_t i = 0; i < n && simple; i++)
         simple = src[i].cp < 0x300;
     if (simple) {
         dst->n = 0;
         if (!tbuf_reserve(dst, n))
             return false;
-        memcpy(dst->v, src, n * sizeof *src);
+        if (n)
+            memcpy(dst->v, src, n * sizeof *src);
         dst->n = n;
         return true;
     }
@@ -618,10 +643,13 @@ static atn_status wordpiece(work *w, const tchar *chars, size_t n, atn_error *er
     size_t first = w->out.n;
     size_t start = 0;
     while (start < n) {
-        size_t end = n;
+        size_t end = n, prefix = start > 0 ? 2 : 0;
         int32_t id = -1;
+        /* nothing longer than the longest vocabulary entry can match */
+        while (end > start + 1 && (size_t)(w->offs[end] - w->offs[start]) + prefix > tok->max_len)
+            end--;
         while (start < end) {
-            id = vocab_find(tok, "##", start > 0 ? 2 : 0, w->bytes + w->offs[start],
+            id = vocab_find(tok, "##", prefix, w->bytes + w->offs[start],
                             (size_t)(w->offs[end] - w->offs[start]));
             if (id >= 0)
                 break;
@@ -677,14 +705,14 @@ static atn_status basic_word(work *w, const tchar *chars, size_t n, atn_error *e
         n = w->word.n;
     }
     if (o->strip_accents) {
-        if (!nfd_chars(c, n, &w->sub))
+        if (!nfd_chars(c, n, &w->stripped))
             return atn_error_set(err, ATN_E_NOMEM, "out of memory");
         size_t k = 0;
-        for (size_t i = 0; i < w->sub.n; i++)
-            if (w->sub.v[i].cp < 0x300 || atn_uc_class_of(w->sub.v[i].cp) != ATN_UC_MN)
-                w->sub.v[k++] = w->sub.v[i];
-        w->sub.n = k;
-        c = w->sub.v;
+        for (size_t i = 0; i < w->stripped.n; i++)
+            if (w->stripped.v[i].cp < 0x300 || atn_uc_class_of(w->stripped.v[i].cp) != ATN_UC_MN)
+                w->stripped.v[k++] = w->stripped.v[i];
+        w->stripped.n = k;
+        c = w->stripped.v;
         n = k;
     }
     size_t run = 0;
@@ -704,7 +732,7 @@ static atn_status basic_word(work *w, const tchar *chars, size_t n, atn_error *e
  * already lower-cased them when do_lower_case is set. */
 static atn_status basic_chunk(work *w, const tchar *chars, size_t n, atn_error *err) {
     const atn_tokenizer_options *o = &w->tok->opts;
-    tbuf *clean = &w->b;
+    tbuf *clean = &w->clean;
     clean->n = 0;
     if (!tbuf_reserve(clean, 3 * n))
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
@@ -722,7 +750,7 @@ static atn_status basic_chunk(work *w, const tchar *chars, size_t n, atn_error *
             tbuf_push(clean, cp, chars[i].start, chars[i].end);
         }
     }
-    tbuf *norm = &w->a;   /* the caller's characters live elsewhere (see encode_segment) */
+    tbuf *norm = &w->norm;
     if (!nfc_chars(clean->v, clean->n, norm))
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     size_t i = 0;
@@ -821,7 +849,7 @@ static atn_status encode_segment(work *w, const char *text, const char *what, at
 static bool set_token(atn_encoding *e, int32_t i, const atn_tokenizer *tok, const piece *p,
                       int32_t type_id, int32_t segment) {
     atn_token *t = &e->tokens[i];
-    t->text = strdup(tok->tokens[p->id]);
+    t->text = strdup(tok->pool + tok->entries[p->id].off);
     t->id = p->id;
     t->type_id = type_id;
     t->start = p->start;

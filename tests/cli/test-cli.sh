@@ -109,6 +109,43 @@ keep-old-output)
   "$A" run --model worked-example --mask 0,0,0 -o "$T/a.npy" 2>/dev/null && fail "should fail"
   cmp -s "$T/a.npy" "$T/b.npy" || fail "good file replaced"
   ;;
+hf-run)
+  # `attnscope run` on every generated Hugging Face model agrees with the torch reference.
+  NPYDIFF="$3"; SRC="$4"
+  python3 - "$SRC/tests/hf/fixtures" >"$T/cases" <<'PY' || fail "reading fixtures"
+import json, os, sys, glob
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    meta = json.load(open(f))
+    for c in meta["cases"]:
+        j = lambda v: ",".join(str(x) for x in v)
+        print(meta["model"], c["name"], j(c["ids"]), j(c["type_ids"]), j(c["mask"]),
+              j(c.get("mlm_top_ids", [])) or "-")
+PY
+  count=0
+  while read -r model case ids types mask top; do
+    "$A" run --model "$SRC/tests/hf/models/$model" --ids "$ids" --type-ids "$types" --mask "$mask" \
+      -o "$T/$model-$case.npy" || fail "$model $case: run failed"
+    "$NPYDIFF" "$T/$model-$case.npy" "$SRC/tests/hf/fixtures/$model-$case-attn.npy" 1e-4 >/dev/null ||
+      fail "$model $case: attention differs from torch: $("$NPYDIFF" "$T/$model-$case.npy" "$SRC/tests/hf/fixtures/$model-$case-attn.npy" 1e-4)"
+    if [ "$top" != "-" ]; then
+      "$A" predict --model "$SRC/tests/hf/models/$model" --ids "$ids" --type-ids "$types" --mask "$mask" --json \
+        >"$T/p.json" || fail "$model: predict failed"
+      python3 - "$T/p.json" "$SRC/tests/hf/fixtures/$model.json" <<'PY' || fail "$model: predictions differ from torch"
+import json, sys
+got = json.load(open(sys.argv[1]))
+want = [c for c in json.load(open(sys.argv[2]))["cases"] if c["name"] == "masked"][0]
+assert len(got) == 1 and got[0]["position"] == want["mlm_position"], got
+ids = [p["id"] for p in got[0]["predictions"]]
+probs = [p["prob"] for p in got[0]["predictions"]]
+assert ids == want["mlm_top_ids"], (ids, want["mlm_top_ids"])
+assert all(abs(a - b) < 1e-5 for a, b in zip(probs, want["mlm_top_probs"])), (probs, want["mlm_top_probs"])
+PY
+    fi
+    count=$((count + 1))
+  done <"$T/cases"
+  [ "$count" -ge 20 ] || fail "only $count cases"
+  echo "$count cases agree with torch"
+  ;;
 *)
   fail "unknown case"
   ;;

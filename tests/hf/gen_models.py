@@ -14,8 +14,8 @@ attnscope.  Outputs go to tests/hf/fixtures/:
   <model>-<case>-hidden.npy float32 [L+1, n, d]    hidden states (embeddings output first)
 
 Run with Debian's python3-torch:  /usr/bin/python3 tests/hf/gen_models.py
-A bert-base sized random F32 model for the open-time benchmark (not committed):
-  /usr/bin/python3 tests/hf/gen_models.py --bert-base /tmp/attnscope-bert-base
+A bert-base sized random model for the open-time benchmark (not committed):
+  /usr/bin/python3 tests/hf/gen_models.py --bert-base /tmp/attnscope-bert-base [--dtype F16]
 """
 import argparse
 import json
@@ -336,8 +336,26 @@ def write_model(name, cfg, opts, out_models, out_fix, seed):
         cases.append({"name": "text", "text": "The cat sat on the MAT", "ids": ids,
                       "type_ids": [0] * len(ids), "mask": [1] * len(ids)})
 
+    if opts.get("mlm"):
+        # [MASK] at position 3: the masked-LM head's top 5 (BertForMaskedLM's prediction head)
+        masked = dict(cases[0], name="masked", ids=list(cases[0]["ids"]))
+        masked["ids"][3] = vocab.index("[MASK]")
+        cases.append(masked)
+
     for c in cases:
         attn, hidden = bert_forward(R, cfg, c["ids"], c["type_ids"], c["mask"])
+        if c["name"] == "masked":
+            h = hidden[-1][3]
+            t = F.linear(h, R["cls.predictions.transform.dense.weight"], R["cls.predictions.transform.dense.bias"])
+            t = F.layer_norm(activation(cfg["hidden_act"])(t), (cfg["hidden_size"],),
+                             R["cls.predictions.transform.LayerNorm.weight"],
+                             R["cls.predictions.transform.LayerNorm.bias"], cfg["layer_norm_eps"])
+            E = R.get("cls.predictions.decoder.weight", R["embeddings.word_embeddings.weight"])
+            probs = torch.softmax(F.linear(t, E, R["cls.predictions.bias"]), dim=-1)
+            top = torch.topk(probs, 5)
+            c["mlm_position"] = 3
+            c["mlm_top_ids"] = [int(i) for i in top.indices]
+            c["mlm_top_probs"] = [float(p) for p in top.values]
         cross_check(R, cfg, c["ids"], c["type_ids"], c["mask"], attn, hidden)
         np.save(os.path.join(out_fix, f"{name}-{c['name']}-attn.npy"), attn.numpy().astype("<f4"))
         np.save(os.path.join(out_fix, f"{name}-{c['name']}-hidden.npy"),
@@ -349,8 +367,8 @@ def write_model(name, cfg, opts, out_models, out_fix, seed):
         json.dump(meta, f, indent=1)
 
 
-def write_bert_base(folder):
-    """Random bert-base-uncased-sized F32 weights (440 MB) for the open-time benchmark."""
+def write_bert_base(folder, dtype="F32"):
+    """Random bert-base-uncased-sized weights (440 MB in F32) for the open-time benchmark."""
     cfg = base_config(hidden_size=768, num_attention_heads=12, num_hidden_layers=12,
                       intermediate_size=3072, vocab_size=30522, max_position_embeddings=512)
     shapes = {"embeddings.word_embeddings.weight": (30522, 768),
@@ -372,8 +390,8 @@ def write_bert_base(folder):
     rng = np.random.default_rng(0)
     entries = []
     for nm in sorted(shapes):
-        a = (rng.standard_normal(shapes[nm], dtype=np.float32) * 0.02).astype("<f4")
-        entries.append((nm, "F32", shapes[nm], a.tobytes()))
+        a = rng.standard_normal(shapes[nm], dtype=np.float32) * 0.02
+        entries.append((nm, dtype, shapes[nm], tensor_bytes(torch.from_numpy(a), dtype)[0]))
     os.makedirs(folder, exist_ok=True)
     write_safetensors(os.path.join(folder, "model.safetensors"), entries)
     with open(os.path.join(folder, "config.json"), "w") as f:
@@ -386,10 +404,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=HERE, help="folder holding models/ and fixtures/")
     ap.add_argument("--bert-base", metavar="DIR", help="write only a random bert-base to DIR")
+    ap.add_argument("--dtype", default="F32", choices=["F32", "F16", "BF16"],
+                    help="dtype of the --bert-base weights")
     a = ap.parse_args()
     torch.set_num_threads(1)
     if a.bert_base:
-        write_bert_base(a.bert_base)
+        write_bert_base(a.bert_base, a.dtype)
         return
     out_models, out_fix = os.path.join(a.out, "models"), os.path.join(a.out, "fixtures")
     for d in (out_models, out_fix):

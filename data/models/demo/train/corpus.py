@@ -208,8 +208,12 @@ def manpage_documents():
 
 
 def load_corpus():
-    """{'en': [doc, ...], 'zh': [doc, ...]}; a doc is a list of sentence strings."""
-    return {"en": english_documents(), "zh": zh_fortune_documents() + manpage_documents()}
+    """{'en': [doc, ...], 'zh': [doc, ...], 'sources': counts per package}; a doc is a list
+    of sentence strings."""
+    en, zf, zm = english_documents(), zh_fortune_documents(), manpage_documents()
+    sources = {name: {"documents": len(d), "sentences": sum(len(x) for x in d)}
+               for name, d in (("fortunes", en), ("fortunes-zh", zf), ("manpages-zh", zm))}
+    return {"en": en, "zh": zf + zm, "sources": sources}
 
 
 if __name__ == "__main__":

@@ -170,6 +170,8 @@ def prepare_data(args, log):
             "heldout_sentences": sum(len(d) for d in data[lang]["held"]),
             "train_tokens": ntok, "train_unk_rate": nunk / max(ntok, 1)}
         log(f"tokens {lang}: {ntok} training tokens, [UNK] rate {nunk / max(ntok, 1):.4f}")
+    stats["sources"] = c["sources"]
+    log(f"sources: {c['sources']}")
     return tok, data, stats
 
 

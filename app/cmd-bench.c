@@ -1,0 +1,403 @@
+/* attnscope bench: how fast the forward pass runs here, measured against this machine's own
+ * sgemm in the same process (the machine is shared and noisy, so only same-run ratios are
+ * worth quoting), what the capture costs, and how much memory it takes. */
+#include "cli.h"
+#include "random-model.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+enum { BENCH_MAX_LENGTHS = 32 };
+
+typedef struct bench_result {
+    int32_t n;
+    int32_t repeat;
+    double flops;               /* per forward, formula in forward_flops */
+    double cap_med, cap_min;    /* seconds, full capture */
+    double nocap_med, nocap_min;/* seconds, keep_attention = keep_trace_inputs = false */
+    double sgemm_gflops;        /* median, at the model's largest GEMM shape for n tokens */
+    int32_t sgemm_m, sgemm_n, sgemm_k;
+    size_t run_bytes, run_bytes_nocap, attn_bytes;
+    long rss_kb;                /* peak RSS with the model and one full-capture run */
+} bench_result;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double min_of(const double *v, int n) {
+    double m = v[0];
+    for (int i = 1; i < n; i++)
+        m = v[i] < m ? v[i] : m;
+    return m;
+}
+
+/* FLOPs of one forward, matrix products only; a multiply-add counts 2.
+ *   per layer:  Q, K, V and W_O projections   4 · 2·n·d·d
+ *               scores Q_h K_h^T, all heads   H · 2·n·n·k = 2·n·n·d   (k = d/H)
+ *               context P_h V_h, all heads    2·n·n·d
+ *               FFN up [n,d]x[d,f], down      2 · 2·n·d·f
+ *   total = L · (8·n·d² + 4·n²·d + 4·n·d·f)
+ * Not counted: embeddings, LayerNorm, softmax, GELU, bias and residual adds (O(n·d + H·n²)
+ * each, a few percent of the arithmetic at most at BERT shapes). */
+static double forward_flops(const atn_config *c, int32_t n) {
+    double L = c->n_layers, d = c->d_model, f = c->use_ffn ? c->d_ffn : 0, nn = n;
+    return L * (8 * nn * d * d + 4 * nn * nn * d + 4 * nn * d * f);
+}
+
+/* Bytes of layer weights one forward reads (each matrix once): 340 MB for bert-base. */
+static double layer_weight_bytes(const atn_config *c) {
+    double d = c->d_model, f = c->use_ffn ? c->d_ffn : 0;
+    return c->n_layers * (4 * d * d + 4 * d + 2 * d + 2 * d * f + f + d + 2 * d) * sizeof(float);
+}
+
+/* GFLOP/s of cblas_sgemm at C[m,n] = A[m,k] · B[n,k]^T (the layout atn_linear uses),
+ * median of `repeat` timed calls after one warm-up. */
+static double sgemm_gflops(int32_t m, int32_t n, int32_t k, int repeat) {
+    float *a = malloc((size_t)m * k * sizeof(float)), *b = malloc((size_t)n * k * sizeof(float));
+    float *c = malloc((size_t)m * n * sizeof(float));
+    double *t = malloc((size_t)repeat * sizeof(double));
+    double g = 0;
+    if (a && b && c && t) {
+        for (size_t i = 0; i < (size_t)m * k; i++)
+            a[i] = (float)((i * 2654435761u) % 1000) * 1e-3f - 0.5f;
+        for (size_t i = 0; i < (size_t)n * k; i++)
+            b[i] = (float)((i * 40503u) % 1000) * 1e-3f - 0.5f;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
+        for (int r = 0; r < repeat; r++) {
+            double t0 = now_s();
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
+            t[r] = now_s() - t0;
+        }
+        g = 2.0 * m * n * k / median(t, repeat) / 1e9;
+    }
+    free(a), free(b), free(c), free(t);
+    return g;
+}
+
+/* The benchmark input: [CLS] some ids [SEP] with both token types, nothing padded.
+ * bench/peer_torch.py builds the same ids. */
+static atn_status bench_encoding(const atn_model *m, int32_t n, atn_encoding **enc, atn_error *err) {
+    if (atn_model_kind_of(m) == ATN_MODEL_TOY)
+        return atn_model_encode_toy(m, NULL, enc, err);
+    const atn_config *c = atn_model_config(m);
+    int32_t *ids = malloc((size_t)n * sizeof *ids), *types = malloc((size_t)n * sizeof *types);
+    if (!ids || !types) {
+        free(ids), free(types);
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    }
+    int32_t V = c->vocab_size;
+    for (int32_t i = 0; i < n; i++) {
+        if (V > 2000)
+            ids[i] = i == 0 ? 101 : i == n - 1 ? 102 : 1000 + (int32_t)(((int64_t)i * 7919) % (V - 1000));
+        else
+            ids[i] = i % V;
+        types[i] = (c->type_vocab_size > 1 && i >= n / 2) ? 1 : 0;
+    }
+    atn_status st = atn_model_encode_ids(m, ids, types, NULL, n, enc, err);
+    free(ids), free(types);
+    return st;
+}
+
+static long peak_rss_kb(void) {
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+}
+
+/* One sequence length: warm-up, then `repeat` forwards with full capture, alternating with
+ * `repeat` forwards without capture (alternating, so drift on a shared machine hits both). */
+static atn_status bench_length(const atn_model *m, int32_t n, int repeat, bool capture_cost,
+                               const atn_run_options *base, bench_result *r, atn_run **keep, atn_error *err) {
+    const atn_config *c = atn_model_config(m);
+    memset(r, 0, sizeof *r);
+    atn_encoding *enc = NULL;
+    atn_status st = bench_encoding(m, n, &enc, err);
+    if (st)
+        return st;
+    n = enc->n;
+    r->n = n;
+    r->repeat = repeat;
+    r->flops = forward_flops(c, n);
+
+    /* the model's largest product: the FFN, [n,d] x [d,f] (or the projections without one) */
+    r->sgemm_m = n;
+    r->sgemm_n = c->use_ffn ? c->d_ffn : c->d_model;
+    r->sgemm_k = c->d_model;
+    if (base->device != ATN_DEVICE_CUDA)
+        r->sgemm_gflops = sgemm_gflops(r->sgemm_m, r->sgemm_n, r->sgemm_k, repeat < 20 ? 20 : repeat);
+
+    atn_run_options cap = *base, nocap = *base;
+    cap.keep_attention = cap.keep_trace_inputs = true;
+    nocap.keep_attention = nocap.keep_trace_inputs = false;
+    r->run_bytes = atn_run_bytes_needed(c, n, &cap);
+    r->run_bytes_nocap = atn_run_bytes_needed(c, n, &nocap);
+    r->attn_bytes = (size_t)c->n_layers * c->n_heads * n * n * sizeof(float);
+
+    atn_run *run_cap = atn_run_new(m), *run_nocap = capture_cost ? atn_run_new(m) : NULL;
+    double *tc = calloc((size_t)repeat, sizeof *tc), *tn = calloc((size_t)repeat, sizeof *tn);
+    if (!run_cap || (capture_cost && !run_nocap) || !tc || !tn) {
+        st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((st = atn_run_forward(run_cap, enc, &cap, err)))
+        goto done;
+    r->rss_kb = peak_rss_kb();   /* the model and one run with full capture */
+    if (capture_cost && (st = atn_run_forward(run_nocap, enc, &nocap, err)))
+        goto done;
+    for (int i = 0; i < repeat; i++) {
+        double t0 = now_s();
+        if ((st = atn_run_forward(run_cap, enc, &cap, err)))
+            goto done;
+        tc[i] = now_s() - t0;
+        if (capture_cost) {
+            t0 = now_s();
+            if ((st = atn_run_forward(run_nocap, enc, &nocap, err)))
+                goto done;
+            tn[i] = now_s() - t0;
+        }
+    }
+    r->cap_min = min_of(tc, repeat);
+    r->cap_med = median(tc, repeat);
+    if (capture_cost) {
+        r->nocap_min = min_of(tn, repeat);
+        r->nocap_med = median(tn, repeat);
+    }
+done:
+    free(tc), free(tn);
+    atn_run_free(run_nocap);
+    if (st == ATN_OK && keep) {
+        atn_run_free(*keep);
+        *keep = run_cap;
+    } else {
+        atn_run_free(run_cap);
+    }
+    atn_encoding_free(enc);
+    return st;
+}
+
+/* Writes PREFIX.attn.npy [L,H,n,n] and PREFIX.hidden.npy [L+1,n,d] of the last run, for
+ * bench/peer_torch.py --check. */
+static bool dump_capture(const char *prefix, const atn_capture *cap) {
+    char path[4096];
+    atn_error err = {0};
+    int64_t s4[4] = {cap->n_layers, cap->n_heads, cap->n, cap->n};
+    int64_t s3[3] = {cap->n_layers + 1, cap->n, cap->d_model};
+    snprintf(path, sizeof path, "%s.attn.npy", prefix);
+    if (atn_npy_write_f32(path, cap->attn, s4, 4, &err) != ATN_OK)
+        return cli_fail(&err), false;
+    snprintf(path, sizeof path, "%s.hidden.npy", prefix);
+    if (atn_npy_write_f32(path, cap->hidden, s3, 3, &err) != ATN_OK)
+        return cli_fail(&err), false;
+    return true;
+}
+
+static void print_text(const char *title, const atn_config *c, const atn_run_options *o, const bench_result *res,
+                       int nres, bool capture_cost) {
+    printf("attnscope bench: %s, %d layers x %d heads, d %d, f %d\n", title, c->n_layers, c->n_heads, c->d_model,
+           c->d_ffn);
+    if (o->device == ATN_DEVICE_CUDA)
+        printf("device cuda; the sgemm reference is not measured on a GPU\n");
+    else
+        printf("device cpu: OpenBLAS kernel %s, %d threads; sgemm reference at the FFN shape [n,%d]x[%d,%d]\n",
+               atn_blas_core_name(), openblas_get_num_threads(), c->d_model, c->d_model,
+               c->use_ffn ? c->d_ffn : c->d_model);
+    printf("%6s %9s %9s %8s %8s %7s", "tokens", "fwd ms", "min ms", "GFLOP/s", "sgemm", "% sgemm");
+    if (capture_cost)
+        printf(" %10s %8s", "nocap ms", "capture");
+    printf(" %9s %9s %10s\n", "wts GB/s", "peak RSS", "capture MB");
+    for (int i = 0; i < nres; i++) {
+        const bench_result *r = &res[i];
+        double g = r->flops / r->cap_med / 1e9;
+        printf("%6d %9.2f %9.2f %8.1f", r->n, r->cap_med * 1e3, r->cap_min * 1e3, g);
+        if (r->sgemm_gflops > 0)
+            printf(" %8.1f %6.0f%%", r->sgemm_gflops, 100 * g / r->sgemm_gflops);
+        else
+            printf(" %8s %7s", "-", "-");
+        if (capture_cost)
+            printf(" %10.2f %+7.1f%%", r->nocap_med * 1e3, 100 * (r->cap_med / r->nocap_med - 1));
+        printf(" %9.1f %6.0f MB %10.1f\n", layer_weight_bytes(c) / r->cap_med / 1e9, r->rss_kb / 1024.0,
+               (r->run_bytes - r->run_bytes_nocap) / 1e6);
+    }
+    printf("GFLOP/s = L(8nd² + 4n²d + 4ndf) / median time; capture = median with full capture vs without;\n"
+           "wts GB/s = %.0f MB of layer weights / median time; peak RSS = model + one full-capture run;\n"
+           "capture MB = what keeping attention and trace inputs adds to the run's memory.\n",
+           layer_weight_bytes(c) / 1e6);
+}
+
+static void print_json(const char *title, const char *shape, const atn_config *c, const atn_run_options *o,
+                       const bench_result *res, int nres, bool capture_cost) {
+    printf("{\"tool\": \"attnscope\", \"model\": ");
+    cli_json_string(stdout, title);
+    printf(", \"shape\": ");
+    if (shape)
+        cli_json_string(stdout, shape);
+    else
+        printf("null");
+    printf(", \"layers\": %d, \"heads\": %d, \"d_model\": %d, \"d_ffn\": %d, \"device\": \"%s\", "
+           "\"blas_kernel\": ", c->n_layers, c->n_heads, c->d_model, c->d_ffn,
+           o->device == ATN_DEVICE_CUDA ? "cuda" : "cpu");
+    cli_json_string(stdout, atn_blas_core_name());
+    printf(", \"threads\": %d, \"layer_weight_bytes\": %.0f, \"results\": [", openblas_get_num_threads(),
+           layer_weight_bytes(c));
+    for (int i = 0; i < nres; i++) {
+        const bench_result *r = &res[i];
+        printf("%s\n  {\"tokens\": %d, \"repeat\": %d, \"flops\": %.0f, \"forward_ms_median\": %.4f, "
+               "\"forward_ms_min\": %.4f, \"gflops\": %.3f, ", i ? "," : "", r->n, r->repeat, r->flops,
+               r->cap_med * 1e3, r->cap_min * 1e3, r->flops / r->cap_med / 1e9);
+        printf("\"sgemm_shape\": [%d, %d, %d], \"sgemm_gflops\": ", r->sgemm_m, r->sgemm_n, r->sgemm_k);
+        cli_json_number(stdout, r->sgemm_gflops > 0 ? r->sgemm_gflops : 0.0 / 0.0);
+        printf(", \"percent_of_sgemm\": ");
+        cli_json_number(stdout, r->sgemm_gflops > 0 ? 100 * r->flops / r->cap_med / 1e9 / r->sgemm_gflops : 0.0 / 0.0);
+        printf(", \"nocapture_ms_median\": ");
+        cli_json_number(stdout, capture_cost ? r->nocap_med * 1e3 : 0.0 / 0.0);
+        printf(", \"nocapture_ms_min\": ");
+        cli_json_number(stdout, capture_cost ? r->nocap_min * 1e3 : 0.0 / 0.0);
+        printf(", \"capture_overhead_percent\": ");
+        cli_json_number(stdout, capture_cost ? 100 * (r->cap_med / r->nocap_med - 1) : 0.0 / 0.0);
+        printf(", \"weights_gbps\": %.3f, \"peak_rss_bytes\": %.0f, \"run_bytes\": %zu, "
+               "\"run_bytes_nocapture\": %zu, \"capture_bytes\": %zu, \"attention_bytes\": %zu}",
+               layer_weight_bytes(c) / r->cap_med / 1e9, r->rss_kb * 1024.0, r->run_bytes, r->run_bytes_nocap,
+               r->run_bytes - r->run_bytes_nocap, r->attn_bytes);
+    }
+    printf("\n]}\n");
+}
+
+static void usage(void) {
+    printf("Usage: attnscope bench [--model M | --shape bert-base|bert-large|bert-tiny] [--length N[,N...]]\n"
+           "                       [--repeat R] [--threads T] [--device cpu|cuda] [--json] [--no-capture]\n"
+           "                       [--seed S] [--dump PREFIX]\n\n"
+           "Times R forwards with full capture (median and min) and reports GFLOP/s from the FLOP count\n"
+           "L(8nd² + 4n²d + 4ndf), next to cblas_sgemm's GFLOP/s at the model's largest GEMM shape measured\n"
+           "in the same process.  --shape builds a BERT of that shape with random weights (default\n"
+           "bert-base; nothing is downloaded).  Also times the same forward without capture (the capture's\n"
+           "cost; --no-capture skips it), and reports peak RSS and the capture's bytes.  --length takes a\n"
+           "comma-separated list (default 128).  --dump PREFIX writes PREFIX.attn.npy and PREFIX.hidden.npy\n"
+           "of the last length (bench/peer_torch.py --check compares them with PyTorch).\n");
+}
+
+int cmd_bench(int argc, char **argv) {
+    cli_args a;
+    static const char *const flags[] = {"help", "json", "no-capture", NULL};
+    if (!cli_parse(&a, "attnscope bench", argc, argv, flags))
+        return CLI_EXIT_USAGE;
+    if (cli_flag(&a, "help")) {
+        usage();
+        return 0;
+    }
+    bool ok = true, json = cli_flag(&a, "json"), capture_cost = !cli_flag(&a, "no-capture");
+    atn_run_options opts;
+    atn_run_options_init(&opts);
+    ok = cli_run_options(&a, &opts);
+    long repeat = cli_get_int(&a, "repeat", 10, &ok);
+    long seed = cli_get_int(&a, "seed", 1, &ok);
+    const char *model_name = cli_get(&a, "model"), *shape = cli_get(&a, "shape");
+    const char *lengths_s = cli_get(&a, "length"), *dump = cli_get(&a, "dump");
+    if (!ok || !cli_check_unused(&a))
+        return CLI_EXIT_USAGE;
+    if (repeat < 1 || repeat > 100000) {
+        cli_error("attnscope bench: --repeat must be 1..100000");
+        return CLI_EXIT_USAGE;
+    }
+    if (opts.threads < 0) {
+        cli_error("attnscope bench: --threads must be positive");
+        return CLI_EXIT_USAGE;
+    }
+    if (model_name && shape) {
+        cli_error("attnscope bench: give --model or --shape, not both");
+        return CLI_EXIT_USAGE;
+    }
+    int32_t *lengths = NULL;
+    int nlen = 1;
+    if (lengths_s) {
+        nlen = cli_parse_int_list(lengths_s, "--length", &lengths);
+        if (nlen < 0)
+            return CLI_EXIT_USAGE;
+        if (nlen < 1 || nlen > BENCH_MAX_LENGTHS) {
+            cli_error("attnscope bench: --length takes 1 to %d lengths", BENCH_MAX_LENGTHS);
+            free(lengths);
+            return CLI_EXIT_USAGE;
+        }
+    } else {
+        lengths = malloc(sizeof *lengths);
+        if (!lengths)
+            return CLI_EXIT_FAIL;
+        lengths[0] = 128;
+    }
+
+    atn_error err = {0};
+    atn_model *m = NULL;
+    char title[256];
+    if (model_name) {
+        m = atn_model_open(model_name, cli_progress, NULL, &err);
+        snprintf(title, sizeof title, "%s", m ? atn_model_name(m) : model_name);
+    } else {
+        atn_config cfg;
+        if (!shape)
+            shape = "bert-base";
+        if (atn_random_shape_config(shape, &cfg, &err) == ATN_OK)
+            m = atn_model_new_random(&cfg, shape, (uint64_t)seed, &err);
+        snprintf(title, sizeof title, "%s (random weights, seed %ld)", shape, seed);
+    }
+    if (!m) {
+        free(lengths);
+        return cli_fail(&err);
+    }
+    const atn_config *c = atn_model_config(m);
+    for (int i = 0; i < nlen; i++) {
+        bool toy = atn_model_kind_of(m) == ATN_MODEL_TOY;
+        if (!toy && (lengths[i] < 1 || lengths[i] > c->max_positions)) {
+            cli_error("attnscope bench: --length %d is outside 1..%d (the model's positions)", lengths[i],
+                      c->max_positions);
+            free(lengths);
+            atn_model_free(m);
+            return CLI_EXIT_USAGE;
+        }
+        if (toy && lengths_s && lengths[i] != atn_model_toy_n_tokens(m))
+            fprintf(stderr, "attnscope: notice: toy model \"%s\" has its own %d tokens; --length is ignored\n",
+                    atn_model_name(m), atn_model_toy_n_tokens(m));
+    }
+    if (opts.threads > 0)
+        openblas_set_num_threads(opts.threads);
+
+    bench_result res[BENCH_MAX_LENGTHS];
+    atn_run *last = NULL;
+    int rc = CLI_EXIT_OK;
+    for (int i = 0; i < nlen; i++) {
+        atn_status st = bench_length(m, lengths[i], (int)repeat, capture_cost, &opts, &res[i],
+                                     i == nlen - 1 && dump ? &last : NULL, &err);
+        if (st) {
+            rc = cli_fail(&err);
+            break;
+        }
+        if (!json && nlen > 1)
+            fprintf(stderr, "attnscope bench: %d tokens done\n", res[i].n);
+    }
+    if (rc == CLI_EXIT_OK) {
+        if (json)
+            print_json(title, model_name ? NULL : shape, c, &opts, res, nlen, capture_cost);
+        else
+            print_text(title, c, &opts, res, nlen, capture_cost);
+        if (dump && last && !dump_capture(dump, atn_run_capture(last)))
+            rc = CLI_EXIT_FAIL;
+    }
+    atn_run_free(last);
+    atn_model_free(m);
+    free(lengths);
+    return rc;
+}

@@ -1,0 +1,443 @@
+/* attnscope export: the figures of ui/render as PNG, SVG or PDF files — one head's heatmap,
+ * the model grid, the head-to-head similarity matrix, the head view, the trace sheet and
+ * the attention rollout.  Files go through a temporary name and a rename. */
+#include "cli.h"
+#include "render.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef enum fig_kind { FIG_HEATMAP, FIG_GRID, FIG_SIMILARITY, FIG_HEADVIEW, FIG_TRACE, FIG_ROLLOUT } fig_kind;
+
+static const char *const kind_names[] = {"heatmap", "grid", "similarity", "headview", "trace", "rollout", NULL};
+
+typedef struct export_opts {
+    fig_kind kind;
+    long layer, head, query;
+    bool layer_given, query_given;
+    atn_metric metric;
+    atn_scope scope;
+    atn_colormap cmap;
+    double scale, width, height, font_scale;
+    const char *title;
+    atn_render_style style;
+    bool no_values;
+} export_opts;
+
+/* One figure to draw: the spec of its kind. */
+typedef struct figure {
+    fig_kind kind;
+    atn_heatmap_spec heat;
+    atn_grid_spec grid;
+    atn_similarity_spec sim;
+    atn_headview_spec head;
+    atn_trace_sheet_spec trace;
+} figure;
+
+static void draw_figure(cairo_t *cr, double w, double h, void *user) {
+    figure *f = user;
+    switch (f->kind) {
+    case FIG_HEATMAP:
+    case FIG_ROLLOUT: atn_render_heatmap(cr, &f->heat, w, h); break;
+    case FIG_GRID: atn_render_model_grid(cr, &f->grid, w, h); break;
+    case FIG_SIMILARITY: atn_render_similarity(cr, &f->sim, w, h); break;
+    case FIG_HEADVIEW: atn_render_headview(cr, &f->head, w, h); break;
+    case FIG_TRACE: atn_render_trace_sheet(cr, &f->trace, w, h); break;
+    }
+}
+
+static void natural_size(figure *f, double *w, double *h) {
+    switch (f->kind) {
+    case FIG_HEATMAP:
+    case FIG_ROLLOUT: atn_render_heatmap_natural_size(&f->heat, w, h); break;
+    case FIG_GRID: atn_render_model_grid_natural_size(&f->grid, w, h); break;
+    case FIG_SIMILARITY: atn_render_similarity_natural_size(&f->sim, w, h); break;
+    case FIG_HEADVIEW: atn_render_headview_natural_size(&f->head, w, h); break;
+    case FIG_TRACE: atn_render_trace_sheet_natural_size(&f->trace, w, h); break;
+    }
+}
+
+static int write_figure(figure *f, const export_opts *o, const char *path, atn_output_format fmt) {
+    double w, h;
+    natural_size(f, &w, &h);
+    if (o->width > 0 && o->height > 0) {
+        w = o->width;
+        h = o->height;
+    } else if (o->width > 0) {
+        h = f->kind == FIG_TRACE ? atn_render_trace_sheet_height(&f->trace, o->width) : h * o->width / w;
+        w = o->width;
+    } else if (o->height > 0) {
+        w = w * o->height / h;
+        h = o->height;
+    }
+    atn_error err = {0};
+    if (atn_render_to_file(path, fmt, w, h, o->scale, draw_figure, f, &err))
+        return cli_fail(&err);
+    return CLI_EXIT_OK;
+}
+
+static const char **token_texts(const atn_encoding *enc) {
+    const char **t = malloc((size_t)(enc->n > 0 ? enc->n : 1) * sizeof *t);
+    if (t)
+        for (int32_t i = 0; i < enc->n; i++)
+            t[i] = enc->tokens[i].text;
+    return t;
+}
+
+static bool ends_with_slash(const char *s) {
+    size_t n = strlen(s);
+    return n > 0 && s[n - 1] == '/';
+}
+
+static int usage(void) {
+    printf("Usage: attnscope export KIND --model M [--text T] [options] -o FILE.png|svg|pdf\n\n"
+           "KIND is one of:\n"
+           "  heatmap     one head's attention (--layer L --head H); --all-heads -o DIR/ writes every head\n"
+           "  grid        every layer x head as thumbnails\n"
+           "  similarity  head-to-head similarity (--metric js|cosine|pearson, --scope layer|model)\n"
+           "  headview    token lines as bertviz draws them (--layer L --head H [--query I])\n"
+           "  trace       one head's arithmetic for one query token (--layer L --head H --query I)\n"
+           "  rollout     attention rollout (Abnar & Zuidema) through layers 0..L (--layer, default all)\n\n"
+           "Options:\n"
+           "  --colormap viridis|magma|cividis|greys|rdbu   (default viridis)\n"
+           "  --scale S          PNG pixels per point, e.g. 2 for slides (default 1)\n"
+           "  --width W --height H   figure size in points (default: grows with the tokens)\n"
+           "  --font-scale F     larger or smaller text (default 1)\n"
+           "  --title TEXT       replace the title;  --dark  light text on a dark background\n"
+           "  --no-values        never print numbers inside heatmap cells\n"
+           "  --format png|svg|pdf   for --all-heads (default png)\n"
+           "Common: --model M, --text T [--text-pair T2], --ids ..., --device cpu|cuda|auto\n");
+    return 0;
+}
+
+static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char **format, bool *all_heads) {
+    bool ok = true;
+    memset(o, 0, sizeof *o);
+    const char *kind = a->n_positional > 0 ? a->positional[0] : NULL;
+    if (!kind) {
+        cli_error("attnscope export: which figure? heatmap, grid, similarity, headview, trace or rollout");
+        return false;
+    }
+    int k = 0;
+    while (kind_names[k] && strcmp(kind_names[k], kind))
+        k++;
+    if (!kind_names[k]) {
+        cli_error("attnscope export: unknown figure \"%s\" (heatmap, grid, similarity, headview, trace, rollout)",
+                  kind);
+        return false;
+    }
+    /* the kind is consumed: drop it so the unknown-argument check does not see it */
+    for (int i = 1; i < a->n_positional; i++)
+        a->positional[i - 1] = a->positional[i];
+    a->n_positional--;
+    o->kind = (fig_kind)k;
+    o->layer_given = cli_get(a, "layer") != NULL;
+    o->query_given = cli_get(a, "query") != NULL;
+    o->layer = cli_get_int(a, "layer", o->kind == FIG_ROLLOUT ? -1 : 0, &ok);
+    o->head = cli_get_int(a, "head", 0, &ok);
+    o->query = cli_get_int(a, "query", o->kind == FIG_HEADVIEW ? -1 : 0, &ok);
+    o->scale = cli_get_double(a, "scale", 1.0, &ok);
+    o->width = cli_get_double(a, "width", 0, &ok);
+    o->height = cli_get_double(a, "height", 0, &ok);
+    o->font_scale = cli_get_double(a, "font-scale", 1.0, &ok);
+    o->title = cli_get(a, "title");
+    o->no_values = cli_flag(a, "no-values");
+    atn_render_style_init(&o->style, cli_flag(a, "dark"));
+    o->style.font_scale = o->font_scale;
+    const char *metric = cli_get(a, "metric"), *scope = cli_get(a, "scope"), *cmap = cli_get(a, "colormap");
+    o->metric = ATN_METRIC_JS;
+    o->scope = o->layer_given ? ATN_SCOPE_LAYER : ATN_SCOPE_MODEL;
+    o->cmap = ATN_CMAP_VIRIDIS;
+    if (metric && !atn_metric_from_name(metric, &o->metric)) {
+        cli_error("attnscope export: --metric must be js, cosine or pearson, not \"%s\"", metric);
+        ok = false;
+    }
+    if (scope && !atn_scope_from_name(scope, &o->scope)) {
+        cli_error("attnscope export: --scope must be layer or model, not \"%s\"", scope);
+        ok = false;
+    }
+    if (cmap && !atn_colormap_from_name(cmap, &o->cmap)) {
+        cli_error("attnscope export: unknown --colormap \"%s\" (viridis, magma, cividis, greys, rdbu)", cmap);
+        ok = false;
+    }
+    if (ok && !(o->scale > 0 && o->scale <= 16)) {
+        cli_error("attnscope export: --scale must be between 0 and 16, not %g", o->scale);
+        ok = false;
+    }
+    if (ok && !(o->font_scale > 0.2 && o->font_scale <= 8)) {
+        cli_error("attnscope export: --font-scale must be between 0.2 and 8, not %g", o->font_scale);
+        ok = false;
+    }
+    if (ok && (o->width < 0 || o->height < 0 || o->width > 100000 || o->height > 100000)) {
+        cli_error("attnscope export: --width/--height must be positive sizes in points");
+        ok = false;
+    }
+    if (ok && (labs(o->layer) > 1000000 || labs(o->head) > 1000000 || labs(o->query) > 1000000)) {
+        cli_error("attnscope export: index out of range");
+        ok = false;
+    }
+    *out = cli_get(a, "output");
+    *format = cli_get(a, "format");
+    *all_heads = cli_flag(a, "all-heads");
+    return ok;
+}
+
+static bool check_index(const char *what, long v, long n) {
+    if (v < 0 || v >= n) {
+        cli_error("attnscope export: --%s %ld is out of range (the model has %s 0..%ld)", what, v,
+                  !strcmp(what, "layer") ? "layers" : !strcmp(what, "head") ? "heads" : "tokens", n - 1);
+        return false;
+    }
+    return true;
+}
+
+/* Builds the figure for (layer, head); things it allocates go in *owned (freed by caller). */
+static int build(figure *f, const export_opts *o, const atn_model *model, const atn_run *run, const char **tokens,
+                 long layer, long head, void **owned1, void **owned2, char *title, size_t title_size) {
+    const atn_capture *cap = atn_run_capture(run);
+    const atn_encoding *enc = cap->enc;
+    int32_t n = cap->n;
+    atn_error err = {0};
+    memset(f, 0, sizeof *f);
+    f->kind = o->kind;
+    const char *mname = atn_model_name(model);
+    switch (o->kind) {
+    case FIG_HEATMAP:
+    case FIG_ROLLOUT: {
+        atn_heatmap_spec *s = &f->heat;
+        atn_heatmap_spec_init(s);
+        s->rows = s->cols = n;
+        s->row_labels = s->col_labels = tokens;
+        s->row_mask = s->col_mask = enc->mask;
+        s->colormap = o->cmap;
+        s->style = &o->style;
+        s->show_values = !o->no_values;
+        s->row_axis = "query";
+        if (o->kind == FIG_HEATMAP) {
+            if (!check_index("layer", layer, cap->n_layers) || !check_index("head", head, cap->n_heads))
+                return CLI_EXIT_USAGE;
+            s->values = cap->attn + ((size_t)layer * cap->n_heads + head) * n * n;
+            s->col_axis = "key";
+            s->colorbar_label = "weight";
+            snprintf(title, title_size, "%s \xc2\xb7 layer %ld \xc2\xb7 head %ld", mname, layer, head);
+        } else {
+            if (layer >= cap->n_layers || layer < -1) {
+                check_index("layer", layer, cap->n_layers);
+                return CLI_EXIT_USAGE;
+            }
+            float *r = malloc((size_t)n * n * sizeof *r);
+            if (!r) {
+                cli_error("out of memory");
+                return CLI_EXIT_FAIL;
+            }
+            *owned1 = r;
+            if (atn_rollout_compute(cap, (int32_t)layer, r, &err))
+                return cli_fail(&err);
+            s->values = r;
+            s->col_axis = "input token";
+            s->colorbar_label = "share";
+            long last = layer < 0 ? cap->n_layers - 1 : layer;
+            snprintf(title, title_size, "%s \xc2\xb7 attention rollout through layers 0\xe2\x80\x93%ld", mname, last);
+        }
+        s->title = o->title ? o->title : title;
+        break;
+    }
+    case FIG_GRID: {
+        atn_grid_spec *s = &f->grid;
+        atn_grid_spec_init(s);
+        s->attn = cap->attn;
+        s->n_layers = cap->n_layers;
+        s->n_heads = cap->n_heads;
+        s->n = n;
+        s->colormap = o->cmap;
+        s->style = &o->style;
+        atn_stats *st = NULL;
+        if (atn_stats_compute(cap, &st, &err) == ATN_OK) {
+            const char **notes = malloc((size_t)cap->n_layers * cap->n_heads * sizeof *notes);
+            if (notes)
+                for (int32_t c = 0; c < cap->n_layers * cap->n_heads; c++)
+                    notes[c] = atn_pattern_name(st->heads[c].pattern);
+            s->head_notes = notes;
+            *owned1 = notes;
+            *owned2 = st;
+        }
+        snprintf(title, title_size, "%s \xc2\xb7 every head (%d layers \xc3\x97 %d heads, %d tokens)", mname,
+                 cap->n_layers, cap->n_heads, n);
+        s->title = o->title ? o->title : title;
+        break;
+    }
+    case FIG_SIMILARITY: {
+        if (o->scope == ATN_SCOPE_LAYER && !check_index("layer", layer, cap->n_layers))
+            return CLI_EXIT_USAGE;
+        atn_similarity *sim;
+        if (atn_similarity_compute(cap, o->metric, o->scope, (int32_t)layer, &sim, &err))
+            return cli_fail(&err);
+        *owned2 = sim;
+        atn_similarity_spec *s = &f->sim;
+        atn_similarity_spec_init(s);
+        s->sim = sim;
+        s->colormap = o->cmap;
+        s->style = &o->style;
+        s->title = o->title;
+        break;
+    }
+    case FIG_HEADVIEW: {
+        if (!check_index("layer", layer, cap->n_layers) || !check_index("head", head, cap->n_heads))
+            return CLI_EXIT_USAGE;
+        if (o->query_given && o->query != -1 && !check_index("query", o->query, n))
+            return CLI_EXIT_USAGE;
+        atn_headview_spec *s = &f->head;
+        atn_headview_spec_init(s);
+        s->attn[0] = cap->attn + ((size_t)layer * cap->n_heads + head) * n * n;
+        s->head_ids[0] = (int32_t)head;
+        s->n_shown = 1;
+        s->n = n;
+        s->tokens = tokens;
+        s->mask = enc->mask;
+        s->selected_query = (int32_t)o->query;
+        s->style = &o->style;
+        snprintf(title, title_size, "%s \xc2\xb7 layer %ld \xc2\xb7 head %ld", mname, layer, head);
+        s->title = o->title ? o->title : title;
+        break;
+    }
+    case FIG_TRACE: {
+        atn_trace *t;
+        if (atn_trace_compute(model, cap, (int32_t)layer, (int32_t)head, (int32_t)o->query, &t, &err))
+            return cli_fail(&err);
+        *owned2 = t;
+        atn_trace_sheet_spec *s = &f->trace;
+        atn_trace_sheet_spec_init(s);
+        s->trace = t;
+        s->model_name = mname;
+        s->n_heads = cap->n_heads;
+        s->style = &o->style;
+        break;
+    }
+    }
+    return CLI_EXIT_OK;
+}
+
+static void release(const export_opts *o, void *owned1, void *owned2) {
+    free(owned1);
+    if (!owned2)
+        return;
+    switch (o->kind) {
+    case FIG_GRID: atn_stats_free(owned2); break;
+    case FIG_SIMILARITY: atn_similarity_free(owned2); break;
+    case FIG_TRACE: atn_trace_free(owned2); break;
+    default: break;
+    }
+}
+
+static int export_one(const export_opts *o, const atn_model *model, const atn_run *run, const char **tokens,
+                      long layer, long head, const char *path, atn_output_format fmt) {
+    figure f;
+    void *owned1 = NULL, *owned2 = NULL;
+    char title[512];
+    int rc = build(&f, o, model, run, tokens, layer, head, &owned1, &owned2, title, sizeof title);
+    if (rc == CLI_EXIT_OK)
+        rc = write_figure(&f, o, path, fmt);
+    release(o, owned1, owned2);
+    return rc;
+}
+
+int cmd_export(int argc, char **argv) {
+    cli_args a;
+    static const char *const flags[] = {"help", "all-heads", "dark", "no-values", NULL};
+    if (!cli_parse(&a, "attnscope export", argc, argv, flags))
+        return CLI_EXIT_USAGE;
+    if (cli_flag(&a, "help"))
+        return usage();
+    export_opts o;
+    const char *out, *format;
+    bool all_heads;
+    if (!parse_opts(&a, &o, &out, &format, &all_heads))
+        return CLI_EXIT_USAGE;
+    if (!out) {
+        cli_error("attnscope export: -o FILE.png|svg|pdf is required (or -o DIR/ with --all-heads)");
+        return CLI_EXIT_USAGE;
+    }
+    atn_output_format fmt = ATN_OUTPUT_PNG;
+    if (all_heads) {
+        if (o.kind != FIG_HEATMAP && o.kind != FIG_HEADVIEW && o.kind != FIG_TRACE) {
+            cli_error("attnscope export: --all-heads goes with heatmap, headview or trace");
+            return CLI_EXIT_USAGE;
+        }
+        if (format) {
+            char probe[16];
+            snprintf(probe, sizeof probe, "x.%s", format);
+            if (!atn_output_format_from_path(probe, &fmt)) {
+                cli_error("attnscope export: --format must be png, svg or pdf, not \"%s\"", format);
+                return CLI_EXIT_USAGE;
+            }
+        }
+    } else {
+        if (format) {
+            cli_error("attnscope export: --format goes with --all-heads; name the file FILE.png|svg|pdf");
+            return CLI_EXIT_USAGE;
+        }
+        if (!atn_output_format_from_path(out, &fmt)) {
+            cli_error("attnscope export: output \"%s\" must end in .png, .svg or .pdf", out);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (all_heads) {
+        if (mkdir(out, 0777) != 0 && errno != EEXIST) {
+            cli_error("%s: cannot create the folder: %s", out, strerror(errno));
+            return CLI_EXIT_FAIL;
+        }
+        struct stat sb;
+        if (stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            cli_error("%s: --all-heads needs a folder here", out);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    atn_model *model;
+    atn_encoding *enc;
+    atn_run *run;
+    int rc = cli_model_run(&a, &model, &enc, &run);
+    if (rc == CLI_EXIT_OK) {
+        const atn_capture *cap = atn_run_capture(run);
+        const char **tokens = token_texts(cap->enc);
+        if (!tokens) {
+            cli_error("out of memory");
+            rc = CLI_EXIT_FAIL;
+        } else if (!all_heads) {
+            rc = export_one(&o, model, run, tokens, o.layer, o.head, out, fmt);
+        } else {
+            size_t len = strlen(out) + 64;
+            char *path = malloc(len);
+            int32_t l_from = o.layer_given ? (int32_t)o.layer : 0, l_to = o.layer_given ? (int32_t)o.layer
+                                                                                        : cap->n_layers - 1;
+            if (o.layer_given && !check_index("layer", o.layer, cap->n_layers))
+                rc = CLI_EXIT_USAGE;
+            int written = 0;
+            for (int32_t l = l_from; path && rc == CLI_EXIT_OK && l <= l_to; l++)
+                for (int32_t h = 0; rc == CLI_EXIT_OK && h < cap->n_heads; h++) {
+                    snprintf(path, len, "%s%s%s-L%d-H%d.%s", out, ends_with_slash(out) ? "" : "/",
+                             kind_names[o.kind], l, h, atn_output_format_ext(fmt));
+                    rc = export_one(&o, model, run, tokens, l, h, path, fmt);
+                    if (rc == CLI_EXIT_OK)
+                        written++;
+                    if (!cli_progress((double)written / ((l_to - l_from + 1) * cap->n_heads), "exporting", NULL)) {
+                        cli_error("interrupted after %d files", written);
+                        rc = CLI_EXIT_FAIL;
+                    }
+                }
+            if (!path)
+                rc = CLI_EXIT_FAIL;
+            else if (rc == CLI_EXIT_OK)
+                fprintf(stderr, "attnscope: wrote %d files to %s\n", written, out);
+            free(path);
+        }
+        free(tokens);
+    }
+    atn_run_free(run);
+    atn_encoding_free(enc);
+    atn_model_free(model);
+    return rc;
+}

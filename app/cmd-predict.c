@@ -1,0 +1,70 @@
+/* attnscope predict: the masked-LM head's top guesses for every [MASK] in the text. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int cmd_predict(int argc, char **argv) {
+    cli_args a;
+    static const char *const flags[] = {"help", "json", NULL};
+    if (!cli_parse(&a, "attnscope predict", argc, argv, flags))
+        return CLI_EXIT_USAGE;
+    if (cli_flag(&a, "help")) {
+        printf("Usage: attnscope predict --model M --text \"the cat sat on the [MASK] .\" [--top K] [--json]\n\n"
+               "Lists the most likely words for each [MASK] token, with probabilities.\n");
+        return 0;
+    }
+    bool ok = true;
+    long top = cli_get_int(&a, "top", 5, &ok);
+    bool json = cli_flag(&a, "json");
+    if (!ok)
+        return CLI_EXIT_USAGE;
+    if (top < 1 || top > 100) {
+        cli_error("attnscope predict: --top must be 1..100");
+        return CLI_EXIT_USAGE;
+    }
+    atn_model *model;
+    atn_encoding *enc;
+    atn_run *run;
+    int rc = cli_model_run(&a, &model, &enc, &run);
+    if (rc == CLI_EXIT_OK) {
+        const atn_capture *cap = atn_run_capture(run);
+        int found = 0;
+        if (json)
+            printf("[");
+        for (int32_t i = 0; i < cap->n && rc == CLI_EXIT_OK; i++) {
+            if (strcmp(cap->enc->tokens[i].text, "[MASK]") != 0)
+                continue;
+            atn_prediction p[100];
+            atn_error err = {0};
+            if (atn_predict_position(model, cap, i, (int32_t)top, p, &err)) {
+                rc = cli_fail(&err);
+                break;
+            }
+            if (json) {
+                printf("%s\n  {\"position\": %d, \"predictions\": [", found ? "," : "", i);
+                for (long r = 0; r < top; r++) {
+                    printf("%s{\"token\": ", r ? ", " : "");
+                    cli_json_string(stdout, p[r].token);
+                    printf(", \"id\": %d, \"prob\": %.6f}", p[r].id, p[r].prob);
+                }
+                printf("]}");
+            } else {
+                printf("[MASK] at position %d:\n", i);
+                for (long r = 0; r < top; r++)
+                    printf("  %2ld. %-16s %.4f\n", r + 1, p[r].token, p[r].prob);
+            }
+            found++;
+        }
+        if (json && rc == CLI_EXIT_OK)
+            printf("\n]\n");
+        if (!found && rc == CLI_EXIT_OK) {
+            cli_error("attnscope predict: the text has no [MASK] token to predict");
+            rc = CLI_EXIT_USAGE;
+        }
+    }
+    atn_run_free(run);
+    atn_encoding_free(enc);
+    atn_model_free(model);
+    return rc;
+}

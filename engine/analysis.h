@@ -1,0 +1,156 @@
+/* Analysis of captured attention: head-to-head similarity with a clustering order,
+ * per-head statistics with a pattern label, attention rollout, and accumulators that
+ * average them over a corpus one sentence at a time (memory does not grow with it).
+ *
+ * Everything reads an atn_capture (attn [L][H][n][n], rows = queries) and skips masked
+ * (padding) tokens: a query row is used only when its token is unmasked, and only the
+ * unmasked keys of a row are compared.  Results are double precision. */
+#ifndef ATN_ANALYSIS_H
+#define ATN_ANALYSIS_H
+
+#include "attnscope.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- head-to-head similarity ----------------------------------------------------- */
+
+typedef enum atn_metric {
+    /* Jensen-Shannon distance (sqrt of the JS divergence, base-2 logs, so 0..1) between two
+     * heads' attention rows, averaged over the unmasked query rows (Clark et al. 2019,
+     * "What Does BERT Look At?").  0 = identical heads.  A distance. */
+    ATN_METRIC_JS = 0,
+    /* Cosine similarity of the two flattened maps (unmasked rows and keys).  1 = identical. */
+    ATN_METRIC_COSINE,
+    /* Pearson correlation of the two flattened maps.  1 = identical, -1..1. */
+    ATN_METRIC_PEARSON,
+} atn_metric;
+
+typedef enum atn_scope {
+    ATN_SCOPE_LAYER = 0,   /* the H heads of one layer: H × H */
+    ATN_SCOPE_MODEL,       /* every head of every layer: (L·H) × (L·H), index = l*H + h */
+} atn_scope;
+
+const char *atn_metric_name(atn_metric m);      /* "js", "cosine", "pearson" */
+const char *atn_metric_title(atn_metric m);     /* "Jensen-Shannon distance", ... */
+bool atn_metric_from_name(const char *name, atn_metric *out);
+bool atn_metric_is_distance(atn_metric m);      /* true for js */
+const char *atn_scope_name(atn_scope s);        /* "layer", "model" */
+bool atn_scope_from_name(const char *name, atn_scope *out);
+
+typedef struct atn_similarity {
+    atn_metric metric;
+    atn_scope scope;
+    int32_t layer;          /* the layer for ATN_SCOPE_LAYER, -1 for the model */
+    int32_t n_layers, n_heads;
+    int32_t count;          /* heads compared: H or L*H */
+    int32_t *layer_of;      /* [count] layer of head index c */
+    int32_t *head_of;       /* [count] head within its layer */
+    double *values;         /* [count][count] symmetric; the metric's value (distance or similarity) */
+    /* Agglomerative clustering (average linkage) on the distances (js, or 1 - similarity):
+     * order is a leaf order in which merged clusters sit together; merge m joins clusters
+     * merge_a[m] and merge_b[m] (ids < count are heads, count + m' is the cluster of merge
+     * m') at distance merge_height[m], scipy's linkage() convention. */
+    int32_t *order;         /* [count] */
+    int32_t *merge_a, *merge_b;   /* [count - 1] */
+    double *merge_height;         /* [count - 1] */
+    int64_t n_sentences;    /* inputs averaged (1 for one capture) */
+    /* private: running sums for the corpus mode */
+    double *sum_;
+    bool finished_;
+} atn_similarity;
+
+/* One capture: compute, cluster, done.  layer is used for ATN_SCOPE_LAYER only. */
+atn_status atn_similarity_compute(const atn_capture *cap, atn_metric metric, atn_scope scope, int32_t layer,
+                                  atn_similarity **out, atn_error *err);
+
+/* Corpus mode: new (shape of the model), add one capture per sentence, finish (averages
+ * over sentences and clusters).  add after finish is ATN_E_INVALID. */
+atn_similarity *atn_similarity_new(int32_t n_layers, int32_t n_heads, atn_metric metric, atn_scope scope,
+                                   int32_t layer, atn_error *err);
+atn_status atn_similarity_add(atn_similarity *sim, const atn_capture *cap, atn_error *err);
+atn_status atn_similarity_finish(atn_similarity *sim, atn_error *err);
+void atn_similarity_free(atn_similarity *sim);
+
+/* "L3·H7" (model scope) or "H7" (layer scope) for index c, into buf (size >= 16). */
+const char *atn_similarity_label(const atn_similarity *sim, int32_t c, char *buf, size_t size);
+
+/* Average-linkage clustering of a count × count distance matrix (symmetric, zero diagonal).
+ * Writes the leaf order [count] and, when not NULL, the merges [count - 1] as above.
+ * Ties merge the pair with the smaller indices first, so results are deterministic. */
+atn_status atn_cluster_average_linkage(const double *dist, int32_t count, int32_t *order, int32_t *merge_a,
+                                       int32_t *merge_b, double *merge_height, atn_error *err);
+
+/* The pairwise kernels on packed matrices, for tests and benchmarks: heads [count][rows][cols]
+ * (each row a distribution for js); out [count][count]. */
+atn_status atn_similarity_matrix(const float *heads, int32_t count, int32_t rows, int32_t cols, atn_metric metric,
+                                 double *out, atn_error *err);
+
+/* ---- per-head statistics ----------------------------------------------------------- */
+
+typedef enum atn_pattern {
+    ATN_PATTERN_DIAGONAL = 0,   /* attends to itself */
+    ATN_PATTERN_PREVIOUS,       /* to the previous token */
+    ATN_PATTERN_NEXT,           /* to the next token */
+    ATN_PATTERN_CLS,            /* vertical stripe on [CLS] */
+    ATN_PATTERN_SEP,            /* vertical stripe on [SEP] */
+    ATN_PATTERN_PUNCT,          /* vertical stripes on punctuation */
+    ATN_PATTERN_BLOCK,          /* within a small neighbourhood, or within its own segment */
+    ATN_PATTERN_BROAD,          /* spread out over many tokens */
+    ATN_PATTERN_MIXED,          /* none of the above clearly */
+    ATN_PATTERN_COUNT
+} atn_pattern;
+
+const char *atn_pattern_name(atn_pattern p);   /* "diagonal", "previous", "vertical [CLS]" ... */
+
+typedef struct atn_head_stats {
+    double entropy;        /* mean over query rows of the row's entropy, in bits */
+    double entropy_norm;   /* mean of entropy / log2(unmasked keys): 0 one-hot .. 1 uniform */
+    double cls;            /* mean attention to [CLS] tokens */
+    double sep;            /* to [SEP] tokens */
+    double punct;          /* to punctuation tokens */
+    double self;           /* a_ii */
+    double prev;           /* a_i,i-1 (rows with a previous token) */
+    double next;           /* a_i,i+1 (rows with a next token) */
+    double local;          /* mass within |i - j| <= 2 */
+    double same_segment;   /* mass on keys of the query's own segment (pairs; 1 for one text) */
+    double distance;       /* mean attention distance sum_j a_ij |i - j| */
+    atn_pattern pattern;
+} atn_head_stats;
+
+typedef struct atn_stats {
+    int32_t n_layers, n_heads;
+    atn_head_stats *heads;   /* [L][H] */
+    int64_t n_sentences;
+    int64_t n_tokens;        /* unmasked tokens seen */
+    bool has_pairs;          /* some input had two segments */
+    bool finished_;
+} atn_stats;
+
+/* Per-sentence means, then averaged over sentences (each sentence weighs the same). */
+atn_status atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error *err);
+atn_stats *atn_stats_new(int32_t n_layers, int32_t n_heads, atn_error *err);
+atn_status atn_stats_add(atn_stats *st, const atn_capture *cap, atn_error *err);
+atn_status atn_stats_finish(atn_stats *st, atn_error *err);
+void atn_stats_free(atn_stats *st);
+
+/* The label for a set of numbers (the thresholds are in head-stats.c). */
+atn_pattern atn_pattern_classify(const atn_head_stats *s, bool has_pairs);
+
+/* Is this token text punctuation (every character a Unicode punctuation mark or symbol,
+ * ASCII or CJK, e.g. "," "。" "——")? */
+bool atn_token_is_punct(const char *text);
+
+/* ---- attention rollout --------------------------------------------------------------- */
+
+/* Abnar & Zuidema 2020: per layer A' = 0.5 * mean_h(A) + 0.5 * I, rows renormalised to 1,
+ * then R = A'_last ... A'_1 A'_0 through layers 0..last_layer (-1: all).  out is [n][n]:
+ * row i = how much token i's representation after last_layer draws on each input token.
+ * Masked keys and rows are left as the model gives them. */
+atn_status atn_rollout_compute(const atn_capture *cap, int32_t last_layer, float *out, atn_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

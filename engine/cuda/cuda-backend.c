@@ -1,0 +1,791 @@
+/* The CUDA backend, host side: the table attnscope-cuda.so exports (atn_cuda_backend_v1),
+ * probing for a driver and device, uploading a model's weights once, and the forward pass
+ * as a stream of cuBLAS products and our kernels (kernels.cu), mirroring engine/encoder.c.
+ *
+ * Row-major on column-major cuBLAS: a row-major [r, c] matrix is a column-major [c, r] one,
+ * so out[n,o] = in[n,i] W^T (W [o,i]) is computed as out^T = W . in^T, i.e.
+ * gemm(T, N, o, n, i, W, ld i, in, ld i, out, ld o).
+ *
+ * The module is opened with dlopen from a program that exports no symbols, so it calls
+ * nothing from the engine: it only shares the engine's headers (struct layouts, checked by
+ * the loader through the table's layout field). */
+#include "backend.h"
+#include "kernels.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN 256   /* bytes; every device array starts on this boundary */
+
+/* ---- errors ------------------------------------------------------------------- */
+
+static atn_status fail(atn_error *err, atn_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static atn_status fail(atn_error *err, atn_status st, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+        err->status = st;
+    }
+    return st;
+}
+
+static double mb(size_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
+
+static size_t free_device_bytes(void) {
+    size_t fr = 0, total = 0;
+    if (cudaMemGetInfo(&fr, &total) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return fr;
+}
+
+static atn_status cuda_fail(atn_error *err, cudaError_t e, const char *what) {
+    if (e == cudaErrorMemoryAllocation)
+        return fail(err, ATN_E_DEVICE, "out of GPU memory while %s (%.1f MB free on the GPU)", what,
+                    mb(free_device_bytes()));
+    return fail(err, ATN_E_DEVICE, "CUDA error while %s: %s (%s, error %d)", what, cudaGetErrorString(e),
+                cudaGetErrorName(e), (int)e);
+}
+
+static atn_status blas_fail(atn_error *err, cublasStatus_t s, const char *what) {
+    if (s == CUBLAS_STATUS_ALLOC_FAILED)
+        return fail(err, ATN_E_DEVICE, "out of GPU memory while %s (cuBLAS could not allocate)", what);
+    return fail(err, ATN_E_DEVICE, "cuBLAS error while %s: %s (status %d)", what, cublasGetStatusString(s), (int)s);
+}
+
+/* ---- probing ------------------------------------------------------------------ */
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int probe_count;
+static atn_error probe_error;
+
+static void probe_run(void) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    int rt = 0;
+    cudaRuntimeGetVersion(&rt);
+    if (e == cudaErrorInsufficientDriver) {
+        fail(&probe_error, ATN_E_DEVICE, "no usable CUDA driver: the NVIDIA driver is missing or older than the "
+             "CUDA %d.%d runtime this module was built with (cudaGetDeviceCount: %s, error %d)", rt / 1000,
+             rt % 1000 / 10, cudaGetErrorString(e), (int)e);
+    } else if (e == cudaErrorNoDevice || (e == cudaSuccess && count == 0)) {
+        fail(&probe_error, ATN_E_DEVICE, "no CUDA device: the driver is there but finds no GPU%s (%s)",
+             getenv("CUDA_VISIBLE_DEVICES") ? " (CUDA_VISIBLE_DEVICES is set)" : "",
+             e == cudaSuccess ? "device count 0" : cudaGetErrorString(e));
+    } else if (e != cudaSuccess) {
+        fail(&probe_error, ATN_E_DEVICE, "CUDA is not usable here: cudaGetDeviceCount failed: %s (%s, error %d)",
+             cudaGetErrorString(e), cudaGetErrorName(e), (int)e);
+    } else {
+        int major = 0, minor = 0;
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+        if (major * 10 + minor < 75) {
+            struct cudaDeviceProp p;
+            if (cudaGetDeviceProperties(&p, 0) != cudaSuccess)
+                snprintf(p.name, sizeof p.name, "device 0");
+            fail(&probe_error, ATN_E_DEVICE, "GPU 0 (%s) has compute capability %d.%d; this module is built for "
+                 "7.5 and newer", p.name, major, minor);
+        } else {
+            probe_count = count;
+        }
+    }
+    cudaGetLastError();   /* clear, so later calls start clean */
+}
+
+static int cuda_probe(atn_error *err) {
+    pthread_once(&probe_once, probe_run);
+    if (probe_count <= 0) {
+        if (err)
+            *err = probe_error;
+        return 0;
+    }
+    return 100;
+}
+
+static int32_t cuda_device_count(void) {
+    pthread_once(&probe_once, probe_run);
+    return probe_count;
+}
+
+static atn_status cuda_device_info(int32_t index, atn_backend_device *info, atn_error *err) {
+    if (index < 0 || index >= cuda_device_count())
+        return fail(err, ATN_E_INVALID, "no CUDA device %d (%d found)", index, cuda_device_count());
+    memset(info, 0, sizeof *info);
+    struct cudaDeviceProp p;
+    cudaError_t e = cudaGetDeviceProperties(&p, index);
+    if (e != cudaSuccess)
+        return cuda_fail(err, e, "reading the device properties");
+    info->index = index;
+    snprintf(info->name, sizeof info->name, "%s", p.name);
+    info->total_bytes = p.totalGlobalMem;
+    info->cc_major = p.major;
+    info->cc_minor = p.minor;
+    info->multiprocessors = p.multiProcessorCount;
+    int old = 0;
+    cudaGetDevice(&old);
+    size_t fr = 0, total = 0;
+    if (cudaSetDevice(index) == cudaSuccess && cudaMemGetInfo(&fr, &total) == cudaSuccess)
+        info->free_bytes = fr;
+    cudaGetLastError();
+    cudaSetDevice(old);
+    int rt = 0, drv = 0, bl_major = 0, bl_minor = 0, bl_patch = 0;
+    cudaRuntimeGetVersion(&rt);
+    cudaDriverGetVersion(&drv);
+    cublasGetProperty(MAJOR_VERSION, &bl_major);
+    cublasGetProperty(MINOR_VERSION, &bl_minor);
+    cublasGetProperty(PATCH_LEVEL, &bl_patch);
+    snprintf(info->runtime, sizeof info->runtime, "CUDA runtime %d.%d, driver %d.%d, cuBLAS %d.%d.%d", rt / 1000,
+             rt % 1000 / 10, drv / 1000, drv % 1000 / 10, bl_major, bl_minor, bl_patch);
+    return ATN_OK;
+}
+
+static atn_status cuda_init(atn_error *err) {
+    if (cuda_probe(err) <= 0)
+        return ATN_E_DEVICE;
+    cudaError_t e = cudaSetDevice(0);
+    if (e == cudaSuccess)
+        e = cudaFree(NULL);   /* creates the context now, not in the middle of the first run */
+    if (e != cudaSuccess)
+        return cuda_fail(err, e, "creating a CUDA context on device 0");
+    return ATN_OK;
+}
+
+/* ---- per-model state ---------------------------------------------------------- */
+
+/* Reduced-precision copies of one layer's matrices (2-byte values); NULL where the fp32
+ * weight is NULL (identity). */
+typedef struct half_layer {
+    void *wq, *wk, *wv, *wo, *w1, *w2;
+} half_layer;
+
+typedef struct cuda_state {
+    pthread_mutex_t lock;
+    cudaStream_t stream;       /* the forward pass */
+    cudaStream_t copy_stream;  /* the capture back to the host, layer by layer */
+    cublasHandle_t blas;
+    int cc;                    /* compute capability x 10 */
+
+    /* fp32 weights: device pointers in the host structs' shapes; NULL stays NULL */
+    void *wblock;
+    size_t wbytes;
+    atn_weights w;
+    atn_layer_weights *layers;   /* [L] */
+    int32_t n_layers;
+
+    /* fp16 / bf16 copies, made on the first reduced-precision run */
+    void *hblock;
+    atn_precision hprec;
+    half_layer *hlayers;         /* [L] */
+
+    /* activations, grown as needed */
+    void *ablock;
+    size_t abytes;
+    cudaEvent_t *layer_done;     /* [L] */
+    int32_t n_events;
+} cuda_state;
+
+static void free_weights(cuda_state *s) {
+    cudaFree(s->wblock);
+    cudaFree(s->hblock);
+    s->wblock = s->hblock = NULL;
+    s->wbytes = 0;
+    free(s->layers);
+    free(s->hlayers);
+    s->layers = NULL;
+    s->hlayers = NULL;
+    memset(&s->w, 0, sizeof s->w);
+}
+
+static void cuda_state_free(void *state) {
+    cuda_state *s = state;
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    if (s->stream)
+        cudaStreamSynchronize(s->stream);
+    if (s->copy_stream)
+        cudaStreamSynchronize(s->copy_stream);
+    free_weights(s);
+    cudaFree(s->ablock);
+    for (int32_t i = 0; i < s->n_events; i++)
+        cudaEventDestroy(s->layer_done[i]);
+    free(s->layer_done);
+    if (s->blas)
+        cublasDestroy(s->blas);
+    if (s->stream)
+        cudaStreamDestroy(s->stream);
+    if (s->copy_stream)
+        cudaStreamDestroy(s->copy_stream);
+    cudaGetLastError();
+    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+/* One weight tensor to place: host source, its float count, where the device pointer goes. */
+typedef struct placement {
+    const float *src;
+    size_t count;
+    const float **dst;
+} placement;
+
+static size_t align_up(size_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
+
+/* Lists every weight the forward pass reads (NULL ones included, they place nothing). */
+static int32_t list_weights(const atn_model *m, cuda_state *s, placement *p) {
+    const atn_config *c = &m->cfg;
+    size_t d = (size_t)c->d_model, f = (size_t)c->d_ffn;
+    int32_t k = 0;
+#define PLACE(field_src, field_dst, cnt) (p[k++] = (placement){(field_src), (cnt), &(field_dst)})
+    if (c->use_embeddings) {
+        PLACE(m->w.word_emb, s->w.word_emb, (size_t)c->vocab_size * d);
+        PLACE(m->w.pos_emb, s->w.pos_emb, (size_t)c->max_positions * d);
+        PLACE(m->w.type_emb, s->w.type_emb, (size_t)c->type_vocab_size * d);
+        PLACE(m->w.emb_ln_g, s->w.emb_ln_g, d);
+        PLACE(m->w.emb_ln_b, s->w.emb_ln_b, d);
+    }
+    for (int32_t l = 0; l < c->n_layers; l++) {
+        const atn_layer_weights *h = &m->w.layers[l];
+        atn_layer_weights *g = &s->layers[l];
+        PLACE(h->wq, g->wq, d * d);
+        PLACE(h->bq, g->bq, d);
+        PLACE(h->wk, g->wk, d * d);
+        PLACE(h->bk, g->bk, d);
+        PLACE(h->wv, g->wv, d * d);
+        PLACE(h->bv, g->bv, d);
+        PLACE(h->wo, g->wo, d * d);
+        PLACE(h->bo, g->bo, d);
+        PLACE(h->ln1_g, g->ln1_g, d);
+        PLACE(h->ln1_b, g->ln1_b, d);
+        if (c->use_ffn) {
+            PLACE(h->w1, g->w1, f * d);
+            PLACE(h->b1, g->b1, f);
+            PLACE(h->w2, g->w2, d * f);
+            PLACE(h->b2, g->b2, d);
+        }
+        PLACE(h->ln2_g, g->ln2_g, d);
+        PLACE(h->ln2_b, g->ln2_b, d);
+    }
+#undef PLACE
+    return k;
+}
+
+enum { WEIGHTS_PER_LAYER = 16, WEIGHTS_EMB = 5 };
+
+/* Copies every weight into one device block (freeing an earlier one). */
+static atn_status upload_weights(cuda_state *s, const atn_model *m, atn_error *err) {
+    const atn_config *c = &m->cfg;
+    free_weights(s);
+    s->n_layers = c->n_layers;
+    s->layers = calloc((size_t)c->n_layers, sizeof *s->layers);
+    placement *p = malloc(((size_t)c->n_layers * WEIGHTS_PER_LAYER + WEIGHTS_EMB) * sizeof *p);
+    if (!s->layers || !p) {
+        free(p);
+        return fail(err, ATN_E_NOMEM, "out of memory");
+    }
+    int32_t np = list_weights(m, s, p);
+    size_t total = 0;
+    for (int32_t i = 0; i < np; i++)
+        if (p[i].src)
+            total += align_up(p[i].count * sizeof(float));
+    atn_status st = ATN_OK;
+    if (total) {
+        cudaError_t e = cudaMalloc(&s->wblock, total);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            s->wblock = NULL;
+            free(p);
+            if (e == cudaErrorMemoryAllocation)
+                return fail(err, ATN_E_DEVICE, "out of GPU memory: the weights of model \"%s\" need %.1f MB, the "
+                            "GPU has %.1f MB free", m->name, mb(total), mb(free_device_bytes()));
+            return cuda_fail(err, e, "allocating the model weights");
+        }
+        s->wbytes = total;
+    }
+    char *dev = s->wblock;
+    for (int32_t i = 0; i < np && st == ATN_OK; i++) {
+        if (!p[i].src) {
+            *p[i].dst = NULL;
+            continue;
+        }
+        size_t bytes = p[i].count * sizeof(float);
+        cudaError_t e = cudaMemcpy(dev, p[i].src, bytes, cudaMemcpyHostToDevice);
+        if (e != cudaSuccess)
+            st = cuda_fail(err, e, "copying the model weights to the GPU");
+        *p[i].dst = (const float *)dev;
+        dev += align_up(bytes);
+    }
+    free(p);
+    return st;
+}
+
+/* fp16 or bf16 copies of the matrices, cast on the device from the fp32 ones. */
+static atn_status make_half_weights(cuda_state *s, const atn_config *c, atn_precision prec, atn_error *err) {
+    cudaFree(s->hblock);
+    s->hblock = NULL;
+    free(s->hlayers);
+    s->hlayers = calloc((size_t)c->n_layers, sizeof *s->hlayers);
+    if (!s->hlayers)
+        return fail(err, ATN_E_NOMEM, "out of memory");
+    size_t d = (size_t)c->d_model, f = (size_t)c->d_ffn, total = 0;
+    for (int32_t l = 0; l < c->n_layers; l++) {
+        const atn_layer_weights *g = &s->layers[l];
+        const float *mats[6] = {g->wq, g->wk, g->wv, g->wo, c->use_ffn ? g->w1 : NULL, c->use_ffn ? g->w2 : NULL};
+        size_t counts[6] = {d * d, d * d, d * d, d * d, f * d, d * f};
+        for (int i = 0; i < 6; i++)
+            if (mats[i])
+                total += align_up(counts[i] * 2);
+    }
+    if (total) {
+        cudaError_t e = cudaMalloc(&s->hblock, total);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            s->hblock = NULL;
+            return cuda_fail(err, e, "allocating the reduced-precision weights");
+        }
+    }
+    char *dev = s->hblock;
+    for (int32_t l = 0; l < c->n_layers; l++) {
+        const atn_layer_weights *g = &s->layers[l];
+        half_layer *h = &s->hlayers[l];
+        const float *mats[6] = {g->wq, g->wk, g->wv, g->wo, c->use_ffn ? g->w1 : NULL, c->use_ffn ? g->w2 : NULL};
+        void **outs[6] = {&h->wq, &h->wk, &h->wv, &h->wo, &h->w1, &h->w2};
+        size_t counts[6] = {d * d, d * d, d * d, d * d, f * d, d * f};
+        for (int i = 0; i < 6; i++) {
+            if (!mats[i])
+                continue;
+            cudaError_t e = atn_cu_to_half(dev, mats[i], counts[i], prec == ATN_PRECISION_BF16, s->stream);
+            if (e != cudaSuccess)
+                return cuda_fail(err, e, "casting the weights to reduced precision");
+            *outs[i] = dev;
+            dev += align_up(counts[i] * 2);
+        }
+    }
+    cudaError_t e = cudaStreamSynchronize(s->stream);
+    if (e != cudaSuccess)
+        return cuda_fail(err, e, "casting the weights to reduced precision");
+    s->hprec = prec;
+    return ATN_OK;
+}
+
+static atn_status cuda_upload(const atn_model *m, void **state, atn_error *err) {
+    *state = NULL;
+    cuda_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return fail(err, ATN_E_NOMEM, "out of memory");
+    pthread_mutex_init(&s->lock, NULL);
+    atn_status st = ATN_OK;
+    cudaError_t e = cudaSetDevice(0);
+    if (e == cudaSuccess)
+        e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        e = cudaStreamCreateWithFlags(&s->copy_stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        st = cuda_fail(err, e, "creating CUDA streams");
+        goto out;
+    }
+    int major = 0, minor = 0;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+    s->cc = major * 10 + minor;
+    cublasStatus_t bs = cublasCreate(&s->blas);
+    if (bs != CUBLAS_STATUS_SUCCESS) {
+        s->blas = NULL;
+        st = blas_fail(err, bs, "creating the cuBLAS handle");
+        goto out;
+    }
+    cublasSetStream(s->blas, s->stream);
+    /* fp32 means fp32: no TF32 tensor-core shortcuts in the fp32 products */
+    cublasSetMathMode(s->blas, CUBLAS_DEFAULT_MATH);
+    st = upload_weights(s, m, err);
+out:
+    if (st) {
+        cuda_state_free(s);
+        return st;
+    }
+    *state = s;
+    return ATN_OK;
+}
+
+/* ---- the forward pass --------------------------------------------------------- */
+
+/* Device activations of one run, laid out like the host's (same strides). */
+typedef struct dev_acts {
+    float *hidden, *q, *k, *v, *ctx, *attn_out, *attn, *h1, *ffn, *mask;
+    int32_t *ids, *types, *flags;
+    void *xh, *qh, *kh, *vh, *ph;   /* 2-byte scratch for reduced precision */
+    size_t trace_stride, attn_stride;
+} dev_acts;
+
+/* Lays the activations out in s->ablock, growing it when this run needs more. */
+static atn_status layout_acts(cuda_state *s, const atn_config *c, const atn_activations *act,
+                              atn_precision prec, dev_acts *a, atn_error *err) {
+    size_t n = (size_t)act->n, d = (size_t)c->d_model, f = c->use_ffn ? (size_t)c->d_ffn : 1;
+    size_t L = (size_t)c->n_layers, H = (size_t)c->n_heads, nd = n * d;
+    size_t trace = act->trace_stride ? L * nd : nd;
+    size_t attn = act->attn_stride ? L * H * n * n : H * n * n;
+    bool half = prec != ATN_PRECISION_FP32;
+    size_t sizes[] = {
+        (L + 1) * nd * 4, trace * 4, trace * 4, trace * 4, trace * 4, trace * 4, attn * 4, nd * 4, n * f * 4, n * 4,
+        n * 4, n * 4, (L + 1) * 4,
+        half ? n * (d > f ? d : f) * 2 : 0, half ? nd * 2 : 0, half ? nd * 2 : 0, half ? nd * 2 : 0,
+        half ? H * n * n * 2 : 0,
+    };
+    enum { N_ARR = sizeof sizes / sizeof sizes[0] };
+    size_t total = 0;
+    for (int i = 0; i < N_ARR; i++)
+        total += align_up(sizes[i]);
+    if (total > s->abytes) {
+        cudaFree(s->ablock);
+        s->ablock = NULL;
+        s->abytes = 0;
+        cudaError_t e = cudaMalloc(&s->ablock, total);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            s->ablock = NULL;
+            return fail(err, ATN_E_DEVICE, "out of GPU memory: a run of %zu tokens through %zu layers x %zu heads "
+                        "needs %.1f MB on the GPU (attention alone %.1f MB), %.1f MB are free", n, L, H, mb(total),
+                        mb(attn * 4), mb(free_device_bytes()));
+        }
+        s->abytes = total;
+    }
+    void *ptrs[N_ARR];
+    char *p = s->ablock;
+    for (int i = 0; i < N_ARR; i++) {
+        ptrs[i] = sizes[i] ? p : NULL;
+        p += align_up(sizes[i]);
+    }
+    a->hidden = ptrs[0], a->q = ptrs[1], a->k = ptrs[2], a->v = ptrs[3], a->ctx = ptrs[4], a->attn_out = ptrs[5];
+    a->attn = ptrs[6], a->h1 = ptrs[7], a->ffn = ptrs[8], a->mask = ptrs[9];
+    a->ids = ptrs[10], a->types = ptrs[11], a->flags = ptrs[12];
+    a->xh = ptrs[13], a->qh = ptrs[14], a->kh = ptrs[15], a->vh = ptrs[16], a->ph = ptrs[17];
+    a->trace_stride = act->trace_stride ? nd : 0;
+    a->attn_stride = act->attn_stride ? H * n * n : 0;
+    return ATN_OK;
+}
+
+/* What one forward pass needs while it enqueues work. */
+typedef struct fwd {
+    cuda_state *s;
+    const atn_config *c;
+    dev_acts *a;
+    int32_t n;
+    atn_precision prec;
+    cudaDataType_t htype;   /* CUDA_R_16F or CUDA_R_16BF */
+    atn_error *err;
+} fwd;
+
+#define CU(call, what) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) return cuda_fail(f->err, e_, what); } \
+    while (0)
+#define BL(call, what) do { cublasStatus_t s_ = (call); if (s_ != CUBLAS_STATUS_SUCCESS) \
+    return blas_fail(f->err, s_, what); } while (0)
+
+/* out[n,o] = act(in[n,i] W^T + b); W NULL means identity (o == i), b NULL zero. */
+static atn_status linear(fwd *f, float *out, const float *in, const float *w, const void *w_half, const float *b,
+                         int32_t i, int32_t o, int act) {
+    int32_t n = f->n;
+    cudaStream_t st = f->s->stream;
+    const float one = 1.0f, zero = 0.0f;
+    if (!w) {
+        CU(cudaMemcpyAsync(out, in, (size_t)n * i * sizeof(float), cudaMemcpyDeviceToDevice, st), "copying an "
+           "identity projection");
+    } else if (f->prec == ATN_PRECISION_FP32) {
+        BL(cublasSgemm(f->s->blas, CUBLAS_OP_T, CUBLAS_OP_N, o, n, i, &one, w, i, in, i, &zero, out, o),
+           "multiplying by a weight matrix (sgemm)");
+    } else {
+        CU(atn_cu_to_half(f->a->xh, in, (size_t)n * i, f->prec == ATN_PRECISION_BF16, st), "casting an input");
+        BL(cublasGemmEx(f->s->blas, CUBLAS_OP_T, CUBLAS_OP_N, o, n, i, &one, w_half, f->htype, i, f->a->xh,
+                        f->htype, i, &zero, out, CUDA_R_32F, o, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+           "multiplying by a weight matrix in reduced precision (GemmEx)");
+    }
+    CU(atn_cu_bias_act(out, b, n, o, act, st), "adding the bias");
+    return ATN_OK;
+}
+
+/* Every head at once: att[h] = softmax(Q_h K_h^T / sqrt k + mask), ctx_h = att[h] V_h.
+ * Head h of q/k/v/ctx is the column block h*k.. of a row-major [n,d] matrix. */
+static atn_status attention(fwd *f, float *ctx, float *att, const float *q, const float *k, const float *v) {
+    int32_t n = f->n, d = f->c->d_model, H = f->c->n_heads, kd = d / H;
+    cudaStream_t st = f->s->stream;
+    const float scale = 1.0f / sqrtf((float)kd), one = 1.0f, zero = 0.0f;
+    long long nn = (long long)n * n;
+    /* column-major: att_h^T[n,n] (= att_h row-major) = K_h . Q_h^T */
+    if (f->prec == ATN_PRECISION_FP32) {
+        BL(cublasSgemmStridedBatched(f->s->blas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, kd, &scale, k, d, kd, q, d, kd,
+                                     &zero, att, n, nn, H), "computing the attention scores (QK^T)");
+    } else {
+        bool bf = f->prec == ATN_PRECISION_BF16;
+        CU(atn_cu_to_half(f->a->qh, q, (size_t)n * d, bf, st), "casting Q");
+        CU(atn_cu_to_half(f->a->kh, k, (size_t)n * d, bf, st), "casting K");
+        BL(cublasGemmStridedBatchedEx(f->s->blas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, kd, &scale, f->a->kh, f->htype,
+                                      d, kd, f->a->qh, f->htype, d, kd, &zero, att, CUDA_R_32F, n, nn, H,
+                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+           "computing the attention scores in reduced precision (QK^T)");
+    }
+    CU(atn_cu_softmax(att, f->a->mask, (int64_t)H * n, n, st), "the softmax");
+    /* column-major: ctx_h^T[k,n] = V_h^T . att_h^T */
+    if (f->prec == ATN_PRECISION_FP32) {
+        BL(cublasSgemmStridedBatched(f->s->blas, CUBLAS_OP_N, CUBLAS_OP_N, kd, n, n, &one, v, d, kd, att, n, nn,
+                                     &zero, ctx, d, kd, H), "weighting the values (PV)");
+    } else {
+        bool bf = f->prec == ATN_PRECISION_BF16;
+        CU(atn_cu_to_half(f->a->vh, v, (size_t)n * d, bf, st), "casting V");
+        CU(atn_cu_to_half(f->a->ph, att, (size_t)H * nn, bf, st), "casting the probabilities");
+        BL(cublasGemmStridedBatchedEx(f->s->blas, CUBLAS_OP_N, CUBLAS_OP_N, kd, n, n, &one, f->a->vh, f->htype, d,
+                                      kd, f->a->ph, f->htype, n, nn, &zero, ctx, CUDA_R_32F, d, kd, H,
+                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+           "weighting the values in reduced precision (PV)");
+    }
+    return ATN_OK;
+}
+
+/* One post-LN layer, as engine/encoder.c's layer_forward: out = LN2(h1 + FFN(h1)),
+ * h1 = LN1(x + Attn(x) W_O^T). */
+static atn_status layer(fwd *f, int32_t l) {
+    const atn_config *c = f->c;
+    dev_acts *a = f->a;
+    int32_t n = f->n, d = c->d_model, ff = c->d_ffn;
+    size_t nd = (size_t)n * d;
+    const atn_layer_weights *w = &f->s->layers[l];
+    half_layer hz = {0};
+    const half_layer *h = f->prec == ATN_PRECISION_FP32 ? &hz : &f->s->hlayers[l];
+    cudaStream_t st = f->s->stream;
+    const float *x = a->hidden + (size_t)l * nd;
+    float *out = a->hidden + (size_t)(l + 1) * nd;
+    size_t t = a->trace_stride * l;
+    float *q = a->q + t, *k = a->k + t, *v = a->v + t, *ctx = a->ctx + t, *ao = a->attn_out + t;
+    float *att = a->attn + a->attn_stride * l;
+    atn_status s;
+    if ((s = linear(f, q, x, w->wq, h->wq, w->bq, d, d, ATN_CU_ACT_NONE)) ||
+        (s = linear(f, k, x, w->wk, h->wk, w->bk, d, d, ATN_CU_ACT_NONE)) ||
+        (s = linear(f, v, x, w->wv, h->wv, w->bv, d, d, ATN_CU_ACT_NONE)) ||
+        (s = attention(f, ctx, att, q, k, v)) ||
+        (s = linear(f, ao, ctx, w->wo, h->wo, w->bo, d, d, ATN_CU_ACT_NONE)))
+        return s;
+    if (c->use_layernorm) {
+        CU(atn_cu_layernorm(a->h1, ao, c->use_residual ? x : NULL, w->ln1_g, w->ln1_b, n, d, c->ln_eps, st),
+           "LayerNorm after attention");
+    } else {
+        CU(cudaMemcpyAsync(a->h1, ao, nd * sizeof(float), cudaMemcpyDeviceToDevice, st), "copying");
+        if (c->use_residual)
+            CU(atn_cu_add(a->h1, x, nd, st), "the residual add");
+    }
+    if (!c->use_ffn) {
+        CU(cudaMemcpyAsync(out, a->h1, nd * sizeof(float), cudaMemcpyDeviceToDevice, st), "copying");
+        return ATN_OK;
+    }
+    if ((s = linear(f, a->ffn, a->h1, w->w1, h->w1, w->b1, d, ff, (int)c->act)) ||
+        (s = linear(f, out, a->ffn, w->w2, h->w2, w->b2, ff, d, ATN_CU_ACT_NONE)))
+        return s;
+    if (c->use_layernorm)
+        CU(atn_cu_layernorm(out, out, c->use_residual ? a->h1 : NULL, w->ln2_g, w->ln2_b, n, d, c->ln_eps, st),
+           "LayerNorm after the feed-forward");
+    else if (c->use_residual)
+        CU(atn_cu_add(out, a->h1, nd, st), "the residual add");
+    return ATN_OK;
+}
+
+/* Enqueues the whole forward pass on s->stream, recording layer_done[l] after layer l. */
+static atn_status enqueue(fwd *f, const atn_model *m, const atn_encoding *enc, const atn_activations *act) {
+    const atn_config *c = f->c;
+    dev_acts *a = f->a;
+    cuda_state *s = f->s;
+    cudaStream_t st = s->stream;
+    int32_t n = f->n, d = c->d_model;
+    size_t nd = (size_t)n * d;
+    CU(cudaMemsetAsync(a->flags, 0, (size_t)(c->n_layers + 1) * sizeof(int32_t), st), "clearing flags");
+    CU(cudaMemcpyAsync(a->mask, act->mask_add, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st),
+       "copying the mask");
+    if (c->use_embeddings) {
+        CU(cudaMemcpyAsync(a->ids, enc->ids, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, st),
+           "copying the token ids");
+        CU(cudaMemcpyAsync(a->types, enc->type_ids, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, st),
+           "copying the token types");
+        CU(atn_cu_embed(a->hidden, a->ids, a->types, s->w.word_emb, s->w.pos_emb, s->w.type_emb, n, d, st),
+           "the embeddings");
+        CU(atn_cu_layernorm(a->hidden, a->hidden, NULL, s->w.emb_ln_g, s->w.emb_ln_b, n, d, c->ln_eps, st),
+           "the embeddings LayerNorm");
+    } else {
+        CU(cudaMemcpyAsync(a->hidden, m->toy_x, nd * sizeof(float), cudaMemcpyHostToDevice, st),
+           "copying the input vectors");
+    }
+    CU(atn_cu_nonfinite(a->flags, a->hidden, nd, st), "checking the embeddings");
+    for (int32_t l = 0; l < c->n_layers; l++) {
+        atn_status r = layer(f, l);
+        if (r)
+            return r;
+        CU(atn_cu_nonfinite(a->flags + l + 1, a->hidden + (size_t)(l + 1) * nd, nd, st), "checking a layer");
+        CU(cudaEventRecord(s->layer_done[l], st), "recording an event");
+    }
+    return ATN_OK;
+}
+
+#undef CU
+#undef BL
+
+static atn_status copy_back(cudaStream_t cs, float *dst, const float *src, size_t count, atn_error *err) {
+    cudaError_t e = cudaMemcpyAsync(dst, src, count * sizeof(float), cudaMemcpyDeviceToHost, cs);
+    return e == cudaSuccess ? ATN_OK : cuda_fail(err, e, "copying the capture to the host");
+}
+
+/* Brings the capture home one layer at a time, while later layers still compute. */
+static atn_status collect(cuda_state *s, const atn_config *c, const dev_acts *a, atn_activations *act,
+                          const atn_run_options *opts, atn_error *err) {
+    int32_t n = act->n, L = c->n_layers;
+    size_t nd = (size_t)n * c->d_model;
+    cudaStream_t cs = s->copy_stream;
+    atn_status st = ATN_OK;
+    for (int32_t l = 0; l < L && st == ATN_OK; l++) {
+        if (opts->progress && !opts->progress((double)l / L, "layer", opts->user_data))
+            return fail(err, ATN_E_CANCELLED, "cancelled at layer %d", l);
+        cudaError_t e = cudaStreamWaitEvent(cs, s->layer_done[l], 0);
+        if (e != cudaSuccess)
+            return cuda_fail(err, e, "waiting for a layer");
+        if (l == 0)
+            st = copy_back(cs, act->hidden, a->hidden, nd, err);
+        if (!st)
+            st = copy_back(cs, act->hidden + (size_t)(l + 1) * nd, a->hidden + (size_t)(l + 1) * nd, nd, err);
+        if (act->trace_stride) {
+            size_t t = act->trace_stride * l;
+            if (!st) st = copy_back(cs, act->q + t, a->q + t, nd, err);
+            if (!st) st = copy_back(cs, act->k + t, a->k + t, nd, err);
+            if (!st) st = copy_back(cs, act->v + t, a->v + t, nd, err);
+            if (!st) st = copy_back(cs, act->ctx + t, a->ctx + t, nd, err);
+            if (!st) st = copy_back(cs, act->attn_out + t, a->attn_out + t, nd, err);
+        }
+        if (act->attn_stride && !st)
+            st = copy_back(cs, act->attn + act->attn_stride * l, a->attn + a->attn_stride * l, act->attn_stride, err);
+        if (!st) {
+            e = cudaStreamSynchronize(cs);
+            if (e != cudaSuccess)
+                st = cuda_fail(err, e, "computing a layer on the GPU");
+        }
+    }
+    if (st)
+        return st;
+    /* buffers reused by every layer hold the last layer's values, as on the CPU */
+    if (!act->trace_stride) {
+        if (!st) st = copy_back(cs, act->q, a->q, nd, err);
+        if (!st) st = copy_back(cs, act->k, a->k, nd, err);
+        if (!st) st = copy_back(cs, act->v, a->v, nd, err);
+        if (!st) st = copy_back(cs, act->ctx, a->ctx, nd, err);
+        if (!st) st = copy_back(cs, act->attn_out, a->attn_out, nd, err);
+    }
+    if (!act->attn_stride && !st)
+        st = copy_back(cs, act->attn, a->attn, (size_t)c->n_heads * n * n, err);
+    int32_t flags[1024];
+    int32_t *fl = L + 1 <= 1024 ? flags : malloc((size_t)(L + 1) * sizeof *fl);
+    if (!fl)
+        return fail(err, ATN_E_NOMEM, "out of memory");
+    cudaError_t e = st ? cudaSuccess : cudaMemcpyAsync(fl, a->flags, (size_t)(L + 1) * sizeof *fl,
+                                                        cudaMemcpyDeviceToHost, cs);
+    if (e == cudaSuccess && !st)
+        e = cudaStreamSynchronize(cs);
+    if (!st && e != cudaSuccess)
+        st = cuda_fail(err, e, "copying the capture to the host");
+    if (!st) {
+        act->nonfinite_layer = fl[0] ? 0 : -1;
+        for (int32_t l = 0; l < L && act->nonfinite_layer < 0; l++)
+            if (fl[l + 1])
+                act->nonfinite_layer = l;
+    }
+    if (fl != flags)
+        free(fl);
+    return st;
+}
+
+static atn_status ensure_events(cuda_state *s, int32_t count, atn_error *err) {
+    if (s->n_events >= count)
+        return ATN_OK;
+    cudaEvent_t *ev = realloc(s->layer_done, (size_t)count * sizeof *ev);
+    if (!ev)
+        return fail(err, ATN_E_NOMEM, "out of memory");
+    s->layer_done = ev;
+    while (s->n_events < count) {
+        cudaError_t e = cudaEventCreateWithFlags(&ev[s->n_events], cudaEventDisableTiming);
+        if (e != cudaSuccess)
+            return cuda_fail(err, e, "creating CUDA events");
+        s->n_events++;
+    }
+    return ATN_OK;
+}
+
+static atn_status forward_locked(cuda_state *s, const atn_model *m, const atn_encoding *enc, atn_activations *act,
+                                 const atn_run_options *opts, atn_error *err) {
+    const atn_config *c = &m->cfg;
+    atn_status st;
+    atn_precision prec = opts->precision;
+    if (prec != ATN_PRECISION_FP32 && prec != ATN_PRECISION_FP16 && prec != ATN_PRECISION_BF16)
+        return fail(err, ATN_E_INVALID, "unknown precision %d", (int)prec);
+    if (prec == ATN_PRECISION_BF16 && s->cc < 80)
+        return fail(err, ATN_E_DEVICE, "bf16 needs a GPU of compute capability 8.0 or newer; this one is %d.%d",
+                    s->cc / 10, s->cc % 10);
+    cudaError_t e = cudaSetDevice(0);
+    if (e != cudaSuccess)
+        return cuda_fail(err, e, "selecting device 0");
+    /* toy models are editable (the GUI's cells) and tiny: upload their weights every run */
+    if (m->kind == ATN_MODEL_TOY) {
+        if ((st = upload_weights(s, m, err)))
+            return st;
+    }
+    if (prec != ATN_PRECISION_FP32 && (!s->hblock || s->hprec != prec || m->kind == ATN_MODEL_TOY)) {
+        if ((st = make_half_weights(s, c, prec, err)))
+            return st;
+    }
+    if ((st = ensure_events(s, c->n_layers, err)))
+        return st;
+    dev_acts a;
+    if ((st = layout_acts(s, c, act, prec, &a, err)))
+        return st;
+    for (int32_t j = 0; j < act->n; j++)
+        act->mask_add[j] = enc->mask[j] ? 0.0f : ATN_MASK_MIN;
+    fwd f = {s, c, &a, act->n, prec, prec == ATN_PRECISION_BF16 ? CUDA_R_16BF : CUDA_R_16F, err};
+    st = enqueue(&f, m, enc, act);
+    if (st == ATN_OK)
+        st = collect(s, c, &a, act, opts, err);
+    /* whatever happened, nothing may still be writing when we return */
+    cudaError_t e1 = cudaStreamSynchronize(s->stream), e2 = cudaStreamSynchronize(s->copy_stream);
+    if (st == ATN_OK && (e1 != cudaSuccess || e2 != cudaSuccess))
+        st = cuda_fail(err, e1 != cudaSuccess ? e1 : e2, "finishing the forward pass");
+    if (st == ATN_OK && opts->progress)
+        opts->progress(1.0, "done", opts->user_data);
+    return st;
+}
+
+static atn_status cuda_forward(void *state, const atn_model *m, const atn_encoding *enc, atn_activations *act,
+                               const atn_run_options *opts, atn_error *err) {
+    cuda_state *s = state;
+    if (!s)
+        return fail(err, ATN_E_INVALID, "the CUDA backend was given no model state");
+    pthread_mutex_lock(&s->lock);
+    atn_status st = forward_locked(s, m, enc, act, opts, err);
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+/* ---- the table ------------------------------------------------------------------ */
+
+static const atn_backend cuda_backend = {
+    .abi_version = ATN_BACKEND_ABI_VERSION,
+    .layout = ATN_BACKEND_LAYOUT_INIT,
+    .name = "cuda",
+    .probe = cuda_probe,
+    .device_count = cuda_device_count,
+    .device_info = cuda_device_info,
+    .init = cuda_init,
+    .upload = cuda_upload,
+    .forward = cuda_forward,
+    .state_free = cuda_state_free,
+};
+
+__attribute__((visibility("default"))) const atn_backend *atn_cuda_backend_v1(void);
+__attribute__((visibility("default"))) const atn_backend *atn_cuda_backend_v1(void) { return &cuda_backend; }

@@ -1,0 +1,277 @@
+/* Per-head statistics in the manner of Clark et al. 2019 ("What Does BERT Look At?"):
+ * entropy of the attention rows, average attention to [CLS], [SEP], punctuation, the token
+ * itself, the previous and the next token, mean attention distance; and a pattern label
+ * read off those numbers.  Averaged over sentences for the corpus mode. */
+#include "analysis.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unicode-tables.h"
+
+/* ---- the pattern label: thresholds ----------------------------------------------------
+ * A head gets the first label whose test passes, in this order:
+ *   previous / next / diagonal  the largest of prev, next, self is >= POSITIONAL (0.5)
+ *   vertical [CLS] / [SEP]      cls or sep (the larger) >= VERTICAL (0.5)
+ *   vertical punctuation        punct >= VERTICAL (0.5)
+ *   block                       local (|i-j| <= 2) >= LOCAL (0.7), or, for sentence pairs,
+ *                               same_segment >= SEGMENT (0.9) with cls + sep < 0.5
+ *   broad                       entropy_norm >= BROAD (0.75)
+ *   mixed                       otherwise
+ * The 0.5 thresholds follow Clark et al.'s observation that specialised heads put more
+ * than half their attention on one kind of target; LOCAL and BROAD were set by eye on
+ * bert-base heatmaps. */
+#define TH_POSITIONAL 0.5
+#define TH_VERTICAL 0.5
+#define TH_LOCAL 0.7
+#define TH_SEGMENT 0.9
+#define TH_BROAD 0.75
+
+static const char *const pattern_names[ATN_PATTERN_COUNT] = {
+    "diagonal", "previous", "next", "vertical [CLS]", "vertical [SEP]", "vertical punctuation", "block", "broad",
+    "mixed",
+};
+
+const char *atn_pattern_name(atn_pattern p) {
+    return (unsigned)p < ATN_PATTERN_COUNT ? pattern_names[p] : "mixed";
+}
+
+atn_pattern atn_pattern_classify(const atn_head_stats *s, bool has_pairs) {
+    double pos = fmax(s->self, fmax(s->prev, s->next));
+    if (pos >= TH_POSITIONAL) {
+        if (s->prev == pos)
+            return ATN_PATTERN_PREVIOUS;
+        if (s->next == pos)
+            return ATN_PATTERN_NEXT;
+        return ATN_PATTERN_DIAGONAL;
+    }
+    if (fmax(s->cls, s->sep) >= TH_VERTICAL)
+        return s->cls >= s->sep ? ATN_PATTERN_CLS : ATN_PATTERN_SEP;
+    if (s->punct >= TH_VERTICAL)
+        return ATN_PATTERN_PUNCT;
+    if (s->local >= TH_LOCAL || (has_pairs && s->same_segment >= TH_SEGMENT && s->cls + s->sep < 0.5))
+        return ATN_PATTERN_BLOCK;
+    if (s->entropy_norm >= TH_BROAD)
+        return ATN_PATTERN_BROAD;
+    return ATN_PATTERN_MIXED;
+}
+
+/* ---- punctuation ------------------------------------------------------------------------ */
+
+static uint32_t next_cp(const unsigned char **pp) {
+    const unsigned char *p = *pp;
+    uint32_t c = p[0];
+    int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+    if (len > 1) {
+        c &= 0x3f >> (len - 1);
+        for (int i = 1; i < len; i++) {
+            if ((p[i] & 0xc0) != 0x80) { /* malformed: not punctuation */
+                *pp = p + i;
+                return 0xfffd;
+            }
+            c = (c << 6) | (p[i] & 0x3f);
+        }
+    }
+    *pp = p + len;
+    return c;
+}
+
+bool atn_token_is_punct(const char *text) {
+    if (!text)
+        return false;
+    const unsigned char *p = (const unsigned char *)text;
+    if (p[0] == '#' && p[1] == '#' && p[2]) /* WordPiece continuation: look at the piece */
+        p += 2;
+    if (!*p)
+        return false;
+    while (*p) {
+        uint32_t c = next_cp(&p);
+        bool punct;
+        if (c < 0x80) /* ASCII as BERT's tokenizer sees it: every non-alphanumeric printable */
+            punct = (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
+        else
+            punct = atn_uc_class_of(c) == ATN_UC_PUNCT;
+        if (!punct)
+            return false;
+    }
+    return true;
+}
+
+/* ---- accumulation ------------------------------------------------------------------------ */
+
+atn_stats *atn_stats_new(int32_t n_layers, int32_t n_heads, atn_error *err) {
+    if (n_layers <= 0 || n_heads <= 0 || n_layers > 4096 || n_heads > 4096) {
+        atn_error_set(err, ATN_E_INVALID, "stats: model shape %d layers x %d heads is not valid", n_layers, n_heads);
+        return NULL;
+    }
+    atn_stats *st = calloc(1, sizeof *st);
+    if (st)
+        st->heads = calloc((size_t)n_layers * n_heads, sizeof *st->heads);
+    if (!st || !st->heads) {
+        atn_stats_free(st);
+        atn_error_set(err, ATN_E_NOMEM, "stats: out of memory");
+        return NULL;
+    }
+    st->n_layers = n_layers;
+    st->n_heads = n_heads;
+    return st;
+}
+
+void atn_stats_free(atn_stats *st) {
+    if (!st)
+        return;
+    free(st->heads);
+    free(st);
+}
+
+typedef enum { KIND_OTHER = 0, KIND_CLS = 1, KIND_SEP = 2, KIND_PUNCT = 4 } token_kind;
+
+atn_status atn_stats_add(atn_stats *st, const atn_capture *cap, atn_error *err) {
+    if (!st || !cap)
+        return atn_error_set(err, ATN_E_INVALID, "stats: no capture");
+    if (st->finished_)
+        return atn_error_set(err, ATN_E_INVALID, "stats: add after finish");
+    if (!cap->attn)
+        return atn_error_set(err, ATN_E_INVALID, "stats: the run kept no attention (keep_attention is off)");
+    if (cap->n_layers != st->n_layers || cap->n_heads != st->n_heads)
+        return atn_error_set(err, ATN_E_SHAPE, "stats: capture has %d layers x %d heads, expected %d x %d",
+                             cap->n_layers, cap->n_heads, st->n_layers, st->n_heads);
+    int32_t n = cap->n;
+    const atn_encoding *enc = cap->enc;
+    unsigned char *kind = calloc((size_t)(n > 0 ? n : 1), 1);
+    int32_t *keep = malloc((size_t)(n > 0 ? n : 1) * sizeof *keep);
+    if (!kind || !keep) {
+        free(kind);
+        free(keep);
+        return atn_error_set(err, ATN_E_NOMEM, "stats: out of memory");
+    }
+    int32_t m = 0;
+    bool pair = false;
+    for (int32_t i = 0; i < n; i++) {
+        bool on = !enc || !enc->mask || enc->mask[i];
+        if (!on)
+            continue;
+        keep[m++] = i;
+        const char *text = enc && enc->tokens ? enc->tokens[i].text : NULL;
+        if (text && !strcmp(text, "[CLS]"))
+            kind[i] = KIND_CLS;
+        else if (text && !strcmp(text, "[SEP]"))
+            kind[i] = KIND_SEP;
+        else if (text && !(enc->tokens[i].special) && atn_token_is_punct(text))
+            kind[i] = KIND_PUNCT;
+        if (enc && enc->type_ids && enc->type_ids[i] != 0)
+            pair = true;
+    }
+    if (m == 0) {
+        free(kind);
+        free(keep);
+        return ATN_OK;
+    }
+    const int32_t *seg = enc ? enc->type_ids : NULL;
+    double log2m = m > 1 ? log2((double)m) : 1.0;
+    for (int32_t l = 0; l < st->n_layers; l++)
+        for (int32_t h = 0; h < st->n_heads; h++) {
+            const float *a = cap->attn + ((size_t)l * st->n_heads + h) * n * n;
+            double ent = 0, ent_n = 0, cls = 0, sep = 0, punct = 0, self = 0, prev = 0, next = 0, local = 0;
+            double same = 0, dist = 0;
+            int32_t n_prev = 0, n_next = 0;
+            for (int32_t r = 0; r < m; r++) {
+                int32_t i = keep[r];
+                const float *row = a + (size_t)i * n;
+                double e = 0;
+                for (int32_t c = 0; c < m; c++) {
+                    int32_t j = keep[c];
+                    double w = row[j];
+                    if (!isfinite(w))
+                        w = 0;
+                    if (w > 0)
+                        e -= w * log2(w);
+                    if (kind[j] == KIND_CLS)
+                        cls += w;
+                    else if (kind[j] == KIND_SEP)
+                        sep += w;
+                    else if (kind[j] == KIND_PUNCT)
+                        punct += w;
+                    int32_t dd = i > j ? i - j : j - i;
+                    if (dd <= 2)
+                        local += w;
+                    dist += w * dd;
+                    if (!seg || seg[j] == seg[i])
+                        same += w;
+                }
+                ent += e;
+                ent_n += m > 1 ? e / log2m : 0.0;
+                self += isfinite(row[i]) ? row[i] : 0;
+                if (r > 0 && keep[r - 1] == i - 1) {
+                    prev += isfinite(row[i - 1]) ? row[i - 1] : 0;
+                    n_prev++;
+                }
+                if (r + 1 < m && keep[r + 1] == i + 1) {
+                    next += isfinite(row[i + 1]) ? row[i + 1] : 0;
+                    n_next++;
+                }
+            }
+            atn_head_stats *s = &st->heads[(size_t)l * st->n_heads + h];
+            s->entropy += ent / m;
+            s->entropy_norm += ent_n / m;
+            s->cls += cls / m;
+            s->sep += sep / m;
+            s->punct += punct / m;
+            s->self += self / m;
+            s->prev += n_prev ? prev / n_prev : 0.0;
+            s->next += n_next ? next / n_next : 0.0;
+            s->local += local / m;
+            s->same_segment += same / m;
+            s->distance += dist / m;
+        }
+    st->n_sentences++;
+    st->n_tokens += m;
+    st->has_pairs |= pair;
+    free(kind);
+    free(keep);
+    return ATN_OK;
+}
+
+atn_status atn_stats_finish(atn_stats *st, atn_error *err) {
+    if (!st)
+        return atn_error_set(err, ATN_E_INVALID, "stats: NULL");
+    if (st->finished_)
+        return ATN_OK;
+    double k = st->n_sentences ? 1.0 / (double)st->n_sentences : 0.0;
+    for (size_t i = 0; i < (size_t)st->n_layers * st->n_heads; i++) {
+        atn_head_stats *s = &st->heads[i];
+        s->entropy *= k;
+        s->entropy_norm *= k;
+        s->cls *= k;
+        s->sep *= k;
+        s->punct *= k;
+        s->self *= k;
+        s->prev *= k;
+        s->next *= k;
+        s->local *= k;
+        s->same_segment *= k;
+        s->distance *= k;
+        s->pattern = st->n_sentences ? atn_pattern_classify(s, st->has_pairs) : ATN_PATTERN_MIXED;
+    }
+    st->finished_ = true;
+    return ATN_OK;
+}
+
+atn_status atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error *err) {
+    *out = NULL;
+    if (!cap)
+        return atn_error_set(err, ATN_E_INVALID, "stats: no capture");
+    atn_stats *st = atn_stats_new(cap->n_layers, cap->n_heads, err);
+    if (!st)
+        return err ? err->status : ATN_E_NOMEM;
+    atn_status s = atn_stats_add(st, cap, err);
+    if (s == ATN_OK)
+        s = atn_stats_finish(st, err);
+    if (s) {
+        atn_stats_free(st);
+        return s;
+    }
+    *out = st;
+    return ATN_OK;
+}

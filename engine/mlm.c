@@ -1,0 +1,62 @@
+/* Masked-word prediction with BERT's masked-LM head (cls.predictions.*):
+ * logits = LayerNorm(act(h W_t^T + b_t)) E^T + b, E the word embeddings (tied decoder). */
+#include "encoder.h"
+#include "tokenizer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+atn_status atn_predict_position(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t top_k,
+                                atn_prediction *out, atn_error *err) {
+    if (!atn_model_has_mlm_head(m))
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" has no masked-LM head (cls.predictions.* "
+                             "tensors), so it cannot predict masked words", m->name);
+    if (!cap || pos < 0 || pos >= cap->n)
+        return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
+    const atn_config *c = &m->cfg;
+    const atn_weights *w = &m->w;
+    int32_t d = c->d_model, V = c->vocab_size;
+    if (top_k < 1)
+        top_k = 1;
+    if (top_k > V)
+        top_k = V;
+    const float *h = cap->hidden + ((size_t)c->n_layers * cap->n + pos) * d;
+    float *t = malloc((size_t)d * sizeof(float));
+    float *logits = malloc((size_t)V * sizeof(float));
+    if (!t || !logits) {
+        free(t);
+        free(logits);
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    }
+    atn_linear(t, h, w->mlm_dense_w, w->mlm_dense_b, 1, d, d);
+    atn_activate(t, (size_t)d, c->act);
+    atn_layernorm(t, t, w->mlm_ln_g, w->mlm_ln_b, 1, d, c->ln_eps);
+    const float *E = w->mlm_decoder_w ? w->mlm_decoder_w : w->word_emb;
+    atn_linear(logits, t, E, w->mlm_decoder_b, 1, d, V);
+    float mx = -INFINITY;
+    for (int32_t i = 0; i < V; i++)
+        mx = logits[i] > mx ? logits[i] : mx;
+    double sum = 0;
+    for (int32_t i = 0; i < V; i++)
+        sum += exp((double)logits[i] - mx);
+    /* top_k by repeated selection: k is small (5) */
+    for (int32_t r = 0; r < top_k; r++) {
+        int32_t best = -1;
+        for (int32_t i = 0; i < V; i++) {
+            bool taken = false;
+            for (int32_t q = 0; q < r; q++)
+                taken |= out[q].id == i;
+            if (!taken && (best < 0 || logits[i] > logits[best]))
+                best = i;
+        }
+        out[r].id = best;
+        out[r].prob = (float)(exp((double)logits[best] - mx) / sum);
+        out[r].token = m->tokenizer ? atn_tokenizer_id_to_token(m->tokenizer, best) : NULL;
+        if (!out[r].token)
+            out[r].token = "?";
+    }
+    free(t);
+    free(logits);
+    return ATN_OK;
+}

@@ -1,0 +1,497 @@
+/* Head-to-head similarity: Jensen-Shannon distance between attention rows (Clark et al.
+ * 2019), cosine and Pearson of the flattened maps; for one layer or the whole model; for
+ * one capture or averaged over a corpus; with an average-linkage clustering order.
+ *
+ * Speed: bert-base has 144 heads, so the model scope compares 10,296 pairs; at 128 tokens
+ * that is 169 million (p, q) entries for JS, each needing a logarithm of (p + q) / 2.  The
+ * JS kernel therefore uses a vectorised log2 (the Cephes logf polynomial, ~1e-7 relative
+ * error) compiled for AVX-512, AVX2 and baseline x86-64 (picked at load time), and splits
+ * the pairs over threads.  The row entropies H(P) are computed once per head with the same
+ * code, so identical heads give exactly 0.  Cosine and Pearson are one sgemm (a Gram
+ * matrix). */
+#include "analysis.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* ---- names ------------------------------------------------------------------------ */
+
+const char *atn_metric_name(atn_metric m) {
+    switch (m) {
+    case ATN_METRIC_COSINE: return "cosine";
+    case ATN_METRIC_PEARSON: return "pearson";
+    default: return "js";
+    }
+}
+
+const char *atn_metric_title(atn_metric m) {
+    switch (m) {
+    case ATN_METRIC_COSINE: return "cosine similarity";
+    case ATN_METRIC_PEARSON: return "Pearson correlation";
+    default: return "Jensen-Shannon distance";
+    }
+}
+
+bool atn_metric_from_name(const char *name, atn_metric *out) {
+    if (!name)
+        return false;
+    if (!strcasecmp(name, "js") || !strcasecmp(name, "jensen-shannon") || !strcasecmp(name, "jsd"))
+        *out = ATN_METRIC_JS;
+    else if (!strcasecmp(name, "cosine") || !strcasecmp(name, "cos"))
+        *out = ATN_METRIC_COSINE;
+    else if (!strcasecmp(name, "pearson") || !strcasecmp(name, "correlation"))
+        *out = ATN_METRIC_PEARSON;
+    else
+        return false;
+    return true;
+}
+
+bool atn_metric_is_distance(atn_metric m) { return m == ATN_METRIC_JS; }
+
+const char *atn_scope_name(atn_scope s) { return s == ATN_SCOPE_MODEL ? "model" : "layer"; }
+
+bool atn_scope_from_name(const char *name, atn_scope *out) {
+    if (!name)
+        return false;
+    if (!strcasecmp(name, "layer"))
+        *out = ATN_SCOPE_LAYER;
+    else if (!strcasecmp(name, "model") || !strcasecmp(name, "all"))
+        *out = ATN_SCOPE_MODEL;
+    else
+        return false;
+    return true;
+}
+
+/* ---- the JS kernel ------------------------------------------------------------------- */
+
+/* GCC/clang vector extensions: 16 floats, lowered to whatever each clone's ISA has.  The
+ * helpers taking and returning them are always inlined, so the ABI note does not apply. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+#define VW 16
+
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__)
+#define MULTIVERSION __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#endif
+#endif
+#ifndef MULTIVERSION
+#define MULTIVERSION
+#endif
+
+static inline __attribute__((always_inline)) v16f splat(float x) {
+    return (v16f){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+}
+static inline __attribute__((always_inline)) v16i splati(int32_t x) {
+    return (v16i){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+}
+
+/* log2(x) for x >= FLT_MIN (callers clamp): x = 2^e * m, m in [sqrt(1/2), sqrt(2)),
+ * ln(m) by the Cephes logf polynomial in f = m - 1. */
+static inline __attribute__((always_inline)) v16f vlog2(v16f x) {
+    v16i bits = (v16i)x;
+    v16i e = ((bits >> 23) & splati(0xff)) - splati(127);
+    v16f m = (v16f)((bits & splati(0x007fffff)) | splati(0x3f800000));
+    v16i big = m > splat(1.41421356f); /* -1 where true */
+    v16f half = m * splat(0.5f);
+    m = (v16f)(((v16i)m & ~big) | ((v16i)half & big));
+    e = e - big;
+    v16f f = m - splat(1.0f);
+    v16f z = f * f;
+    v16f y = splat(7.0376836292E-2f);
+    y = y * f + splat(-1.1514610310E-1f);
+    y = y * f + splat(1.1676998740E-1f);
+    y = y * f + splat(-1.2420140846E-1f);
+    y = y * f + splat(1.4249322787E-1f);
+    y = y * f + splat(-1.6668057665E-1f);
+    y = y * f + splat(2.0000714765E-1f);
+    y = y * f + splat(-2.4999993993E-1f);
+    y = y * f + splat(3.3333331174E-1f);
+    y = y * f * z;
+    y = y - splat(0.5f) * z;
+    v16f ln = f + y;
+    v16f ef = __builtin_convertvector(e, v16f);
+    return ln * splat(1.4426950408889634f) + ef;
+}
+
+/* sum over the rows of sqrt(max(0, H(M) - (H(P) + H(Q)) / 2)), M = (P + Q) / 2, where
+ * rows are cols_pad long (a multiple of VW, zero padded) and hp, hq hold the row entropies.
+ * With p == q it returns the row entropies themselves into ent (when not NULL). */
+MULTIVERSION
+static double js_rows(const float *p, const float *q, int32_t rows, int32_t cols_pad, const float *hp,
+                      const float *hq, float *ent) {
+    double total = 0;
+    const v16f tiny = splat(1.17549435e-38f);
+    for (int32_t r = 0; r < rows; r++) {
+        const float *pr = p + (size_t)r * cols_pad, *qr = q + (size_t)r * cols_pad;
+        v16f acc = splat(0.0f);
+        for (int32_t j = 0; j < cols_pad; j += VW) {
+            v16f a, b;
+            memcpy(&a, pr + j, sizeof a);
+            memcpy(&b, qr + j, sizeof b);
+            v16f mm = (a + b) * splat(0.5f);
+            v16i small = mm < tiny;
+            v16f x = (v16f)(((v16i)mm & ~small) | ((v16i)tiny & small));
+            acc += mm * vlog2(x);
+        }
+        float s = 0;
+        for (int k = 0; k < VW; k++)
+            s += acc[k];
+        float hm = -s;
+        if (ent) {
+            ent[r] = hm;
+            continue;
+        }
+        double jsd = (double)hm - 0.5 * ((double)hp[r] + (double)hq[r]);
+        total += jsd > 0 ? sqrt(jsd) : 0.0;
+    }
+    return total;
+}
+
+typedef struct js_job {
+    const float *heads;      /* [count][rows][cols_pad] */
+    const float *ent;        /* [count][rows] */
+    int32_t count, rows, cols_pad;
+    double *out;
+    int64_t pair_begin, pair_end;  /* pairs (a < b) in row-major order */
+} js_job;
+
+static void *js_worker(void *arg) {
+    js_job *j = arg;
+    size_t hsz = (size_t)j->rows * j->cols_pad;
+    int64_t idx = 0;
+    for (int32_t a = 0; a < j->count; a++) {
+        int64_t row_pairs = j->count - a - 1;
+        if (idx + row_pairs <= j->pair_begin) {
+            idx += row_pairs;
+            continue;
+        }
+        for (int32_t b = a + 1; b < j->count; b++, idx++) {
+            if (idx < j->pair_begin)
+                continue;
+            if (idx >= j->pair_end)
+                return NULL;
+            double s = js_rows(j->heads + a * hsz, j->heads + b * hsz, j->rows, j->cols_pad,
+                               j->ent + (size_t)a * j->rows, j->ent + (size_t)b * j->rows, NULL);
+            double v = j->rows ? s / j->rows : 0.0;
+            j->out[(size_t)a * j->count + b] = v;
+            j->out[(size_t)b * j->count + a] = v;
+        }
+    }
+    return NULL;
+}
+
+static int n_threads_for(double work) {
+    if (work < 2e6)
+        return 1;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("ATTNSCOPE_THREADS");
+    if (env && atoi(env) > 0)
+        n = atoi(env);
+    return n < 1 ? 1 : n > 16 ? 16 : (int)n;
+}
+
+static atn_status js_matrix(const float *heads, int32_t count, int32_t rows, int32_t cols_pad, double *out,
+                            atn_error *err) {
+    float *ent = malloc((size_t)count * (rows ? rows : 1) * sizeof *ent);
+    if (!ent)
+        return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory for %d row entropies", count * rows);
+    size_t hsz = (size_t)rows * cols_pad;
+    for (int32_t c = 0; c < count; c++) {
+        js_rows(heads + c * hsz, heads + c * hsz, rows, cols_pad, NULL, NULL, ent + (size_t)c * rows);
+        out[(size_t)c * count + c] = 0.0;
+    }
+    int64_t pairs = (int64_t)count * (count - 1) / 2;
+    int nt = n_threads_for((double)pairs * rows * cols_pad);
+    if (nt > pairs)
+        nt = pairs > 0 ? (int)pairs : 1;
+    js_job jobs[16];
+    pthread_t tid[16];
+    bool started[16] = {0};
+    for (int t = 0; t < nt; t++) {
+        jobs[t] = (js_job){heads, ent, count, rows, cols_pad, out, pairs * t / nt, pairs * (t + 1) / nt};
+        if (t > 0)
+            started[t] = pthread_create(&tid[t], NULL, js_worker, &jobs[t]) == 0;
+    }
+    js_worker(&jobs[0]);
+    for (int t = 1; t < nt; t++) {
+        if (started[t])
+            pthread_join(tid[t], NULL);
+        else
+            js_worker(&jobs[t]); /* no thread: do its share here */
+    }
+    free(ent);
+    return ATN_OK;
+}
+
+/* cosine / Pearson: Gram matrix of the flattened maps (centred for Pearson) */
+static atn_status gram_matrix(const float *heads, int32_t count, size_t len, bool center, double *out,
+                              atn_error *err) {
+    float *x = malloc((size_t)count * len * sizeof *x);
+    float *g = malloc((size_t)count * count * sizeof *g);
+    if (!x || !g) {
+        free(x);
+        free(g);
+        return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory for %d maps of %zu values", count, len);
+    }
+    memcpy(x, heads, (size_t)count * len * sizeof *x);
+    if (center)
+        for (int32_t c = 0; c < count; c++) {
+            float *r = x + (size_t)c * len;
+            double mean = 0;
+            for (size_t i = 0; i < len; i++)
+                mean += r[i];
+            mean /= (double)(len ? len : 1);
+            for (size_t i = 0; i < len; i++)
+                r[i] = (float)(r[i] - mean);
+        }
+    /* norms in double, so the diagonal does not depend on sgemm's summation order */
+    double *norm = malloc((size_t)count * sizeof *norm);
+    if (!norm) {
+        free(x);
+        free(g);
+        return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory");
+    }
+    for (int32_t c = 0; c < count; c++) {
+        const float *r = x + (size_t)c * len;
+        double s = 0;
+        for (size_t i = 0; i < len; i++)
+            s += (double)r[i] * r[i];
+        norm[c] = sqrt(s);
+    }
+    cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, count, (int)len, 1.0f, x, (int)len, 0.0f, g, count);
+    for (int32_t a = 0; a < count; a++) {
+        out[(size_t)a * count + a] = norm[a] > 0 ? 1.0 : 0.0;
+        for (int32_t b = a + 1; b < count; b++) {
+            double d = norm[a] * norm[b];
+            /* a constant map has no variance: its correlation is undefined; report 0 */
+            double v = d > 0 ? g[(size_t)a * count + b] / d : 0.0;
+            v = v > 1 ? 1 : v < -1 ? -1 : v;
+            out[(size_t)a * count + b] = out[(size_t)b * count + a] = v;
+        }
+    }
+    free(norm);
+    free(x);
+    free(g);
+    return ATN_OK;
+}
+
+static int32_t pad_cols(int32_t cols) { return (cols + VW - 1) / VW * VW; }
+
+atn_status atn_similarity_matrix(const float *heads, int32_t count, int32_t rows, int32_t cols, atn_metric metric,
+                                 double *out, atn_error *err) {
+    if (count <= 0 || rows < 0 || cols < 0 || !heads || !out)
+        return atn_error_set(err, ATN_E_INVALID, "similarity: bad sizes (count %d, rows %d, cols %d)", count, rows,
+                             cols);
+    if (metric != ATN_METRIC_JS)
+        return gram_matrix(heads, count, (size_t)rows * cols, metric == ATN_METRIC_PEARSON, out, err);
+    int32_t cp = pad_cols(cols);
+    float *padded = calloc((size_t)count * rows * cp + VW, sizeof *padded);
+    if (!padded)
+        return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory");
+    for (size_t r = 0; r < (size_t)count * rows; r++)
+        memcpy(padded + r * cp, heads + r * cols, (size_t)cols * sizeof *padded);
+    atn_status st = js_matrix(padded, count, rows, cp, out, err);
+    free(padded);
+    return st;
+}
+
+/* ---- the similarity object ---------------------------------------------------------- */
+
+atn_similarity *atn_similarity_new(int32_t n_layers, int32_t n_heads, atn_metric metric, atn_scope scope,
+                                   int32_t layer, atn_error *err) {
+    if (n_layers <= 0 || n_heads <= 0 || n_layers > 4096 || n_heads > 4096) {
+        atn_error_set(err, ATN_E_INVALID, "similarity: model shape %d layers x %d heads is not valid", n_layers,
+                      n_heads);
+        return NULL;
+    }
+    if ((unsigned)metric > ATN_METRIC_PEARSON || (unsigned)scope > ATN_SCOPE_MODEL) {
+        atn_error_set(err, ATN_E_INVALID, "similarity: unknown metric or scope");
+        return NULL;
+    }
+    if (scope == ATN_SCOPE_LAYER && (layer < 0 || layer >= n_layers)) {
+        atn_error_set(err, ATN_E_INVALID, "similarity: layer %d is out of range (the model has layers 0..%d)", layer,
+                      n_layers - 1);
+        return NULL;
+    }
+    int32_t count = scope == ATN_SCOPE_LAYER ? n_heads : n_layers * n_heads;
+    if (count > 65536) {
+        atn_error_set(err, ATN_E_NOMEM, "similarity: %d heads are too many to compare pairwise", count);
+        return NULL;
+    }
+    atn_similarity *s = calloc(1, sizeof *s);
+    if (!s) {
+        atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    s->metric = metric;
+    s->scope = scope;
+    s->layer = scope == ATN_SCOPE_LAYER ? layer : -1;
+    s->n_layers = n_layers;
+    s->n_heads = n_heads;
+    s->count = count;
+    size_t cc = (size_t)count * count;
+    s->layer_of = malloc((size_t)count * sizeof *s->layer_of);
+    s->head_of = malloc((size_t)count * sizeof *s->head_of);
+    s->values = calloc(cc, sizeof *s->values);
+    s->sum_ = calloc(cc, sizeof *s->sum_);
+    s->order = malloc((size_t)count * sizeof *s->order);
+    s->merge_a = malloc((size_t)count * sizeof *s->merge_a);
+    s->merge_b = malloc((size_t)count * sizeof *s->merge_b);
+    s->merge_height = malloc((size_t)count * sizeof *s->merge_height);
+    if (!s->layer_of || !s->head_of || !s->values || !s->sum_ || !s->order || !s->merge_a || !s->merge_b ||
+        !s->merge_height) {
+        atn_similarity_free(s);
+        atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory for %d x %d values", count, count);
+        return NULL;
+    }
+    for (int32_t c = 0; c < count; c++) {
+        s->layer_of[c] = scope == ATN_SCOPE_LAYER ? layer : c / n_heads;
+        s->head_of[c] = c % n_heads;
+        s->order[c] = c;
+    }
+    return s;
+}
+
+void atn_similarity_free(atn_similarity *s) {
+    if (!s)
+        return;
+    free(s->layer_of);
+    free(s->head_of);
+    free(s->values);
+    free(s->sum_);
+    free(s->order);
+    free(s->merge_a);
+    free(s->merge_b);
+    free(s->merge_height);
+    free(s);
+}
+
+atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_error *err) {
+    if (!s || !cap)
+        return atn_error_set(err, ATN_E_INVALID, "similarity: no capture");
+    if (s->finished_)
+        return atn_error_set(err, ATN_E_INVALID, "similarity: add after finish");
+    if (!cap->attn)
+        return atn_error_set(err, ATN_E_INVALID, "similarity: the run kept no attention (keep_attention is off)");
+    if (cap->n_layers != s->n_layers || cap->n_heads != s->n_heads)
+        return atn_error_set(err, ATN_E_SHAPE, "similarity: capture has %d layers x %d heads, expected %d x %d",
+                             cap->n_layers, cap->n_heads, s->n_layers, s->n_heads);
+    int32_t n = cap->n;
+    const int32_t *mask = cap->enc ? cap->enc->mask : NULL;
+    int32_t *keep = malloc((size_t)(n > 0 ? n : 1) * sizeof *keep);
+    if (!keep)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (!mask || mask[i])
+            keep[m++] = i;
+    if (m == 0) { /* nothing unmasked: this sentence adds nothing */
+        free(keep);
+        return ATN_OK;
+    }
+    /* pack the unmasked rows and keys of every compared head: [count][m][cols] */
+    bool js = s->metric == ATN_METRIC_JS;
+    int32_t cols = js ? pad_cols(m) : m;
+    size_t hsz = (size_t)m * cols;
+    float *packed = calloc((size_t)s->count * hsz + VW, sizeof *packed);
+    double *vals = malloc((size_t)s->count * s->count * sizeof *vals);
+    if (!packed || !vals) {
+        free(keep);
+        free(packed);
+        free(vals);
+        return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory packing %d heads of %d tokens", s->count,
+                             m);
+    }
+    for (int32_t c = 0; c < s->count; c++) {
+        const float *a = cap->attn + ((size_t)s->layer_of[c] * s->n_heads + s->head_of[c]) * n * n;
+        float *dst = packed + c * hsz;
+        for (int32_t r = 0; r < m; r++) {
+            const float *src = a + (size_t)keep[r] * n;
+            float *d = dst + (size_t)r * cols;
+            if (m == n)
+                memcpy(d, src, (size_t)n * sizeof *d);
+            else
+                for (int32_t k = 0; k < m; k++)
+                    d[k] = src[keep[k]];
+            /* non-finite weights (a diverged model) would poison every pair: count them as 0 */
+            for (int32_t k = 0; k < m; k++)
+                if (!isfinite(d[k]))
+                    d[k] = 0.0f;
+        }
+    }
+    atn_status st;
+    if (js)
+        st = js_matrix(packed, s->count, m, cols, vals, err);
+    else
+        st = gram_matrix(packed, s->count, hsz, s->metric == ATN_METRIC_PEARSON, vals, err);
+    if (st == ATN_OK) {
+        for (size_t i = 0; i < (size_t)s->count * s->count; i++)
+            s->sum_[i] += vals[i];
+        s->n_sentences++;
+    }
+    free(keep);
+    free(packed);
+    free(vals);
+    return st;
+}
+
+atn_status atn_similarity_finish(atn_similarity *s, atn_error *err) {
+    if (!s)
+        return atn_error_set(err, ATN_E_INVALID, "similarity: NULL");
+    if (s->finished_)
+        return ATN_OK;
+    int32_t c = s->count;
+    size_t cc = (size_t)c * c;
+    for (size_t i = 0; i < cc; i++)
+        s->values[i] = s->n_sentences ? s->sum_[i] / (double)s->n_sentences : 0.0;
+    double *dist = malloc(cc * sizeof *dist);
+    if (!dist)
+        return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory");
+    bool is_dist = atn_metric_is_distance(s->metric);
+    for (size_t i = 0; i < cc; i++)
+        dist[i] = is_dist ? s->values[i] : 1.0 - s->values[i];
+    for (int32_t a = 0; a < c; a++)
+        dist[(size_t)a * c + a] = 0.0;
+    atn_status st = atn_cluster_average_linkage(dist, c, s->order, s->merge_a, s->merge_b, s->merge_height, err);
+    free(dist);
+    if (st == ATN_OK)
+        s->finished_ = true;
+    return st;
+}
+
+atn_status atn_similarity_compute(const atn_capture *cap, atn_metric metric, atn_scope scope, int32_t layer,
+                                  atn_similarity **out, atn_error *err) {
+    *out = NULL;
+    if (!cap)
+        return atn_error_set(err, ATN_E_INVALID, "similarity: no capture");
+    atn_similarity *s = atn_similarity_new(cap->n_layers, cap->n_heads, metric, scope, layer, err);
+    if (!s)
+        return err ? err->status : ATN_E_INVALID;
+    atn_status st = atn_similarity_add(s, cap, err);
+    if (st == ATN_OK)
+        st = atn_similarity_finish(s, err);
+    if (st) {
+        atn_similarity_free(s);
+        return st;
+    }
+    *out = s;
+    return ATN_OK;
+}
+
+const char *atn_similarity_label(const atn_similarity *s, int32_t c, char *buf, size_t size) {
+    if (!s || c < 0 || c >= s->count)
+        snprintf(buf, size, "?");
+    else if (s->scope == ATN_SCOPE_MODEL)
+        snprintf(buf, size, "L%d\xc2\xb7H%d", s->layer_of[c], s->head_of[c]);
+    else
+        snprintf(buf, size, "H%d", s->head_of[c]);
+    return buf;
+}

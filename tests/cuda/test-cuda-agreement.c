@@ -1,0 +1,332 @@
+/* The GPU against the CPU: the same capture (every probability, hidden state and trace
+ * input) within 1e-4 in fp32, on the torch-checked toy models and on synthetic BERT shapes
+ * with odd head counts, padding masks, identity projections and missing biases; also the
+ * per-layer bookkeeping (reused runs of other lengths, runs that keep less, cancelling,
+ * a layer that turns NaN, editing a toy model between runs).  fp16 / bf16 report how far each
+ * head's map moves from fp32 and must stay within a loose bound.
+ *
+ * Without a usable GPU this test is SKIPPED (exit 77), never passed.
+ * Usage: test-cuda-agreement [--module PATH] [--mock] [--quick]
+ *   --module  load this module (ATTNSCOPE_CUDA_MODULE) instead of the one found
+ *   --mock    the module is the CPU stand-in (tests/cuda/mock-cuda.c): say so, and skip the
+ *             big shapes (the stand-in's products are naive loops) */
+#include "check.h"
+#include "backend.h"
+#include "synth-model.h"
+
+#include <math.h>
+
+static bool mock, quick;
+
+/* Max |got - want| / max(1, |want|) over n values; NaN counts as infinite. */
+static double rel_diff(const float *got, const float *want, size_t n, size_t *where) {
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double w = fabs((double)want[i]), d = fabs((double)got[i] - (double)want[i]) / (w > 1 ? w : 1);
+        if (!(d <= worst)) {
+            worst = isnan(d) ? INFINITY : d;
+            *where = i;
+        }
+    }
+    return worst;
+}
+
+static void compare_tensor(const char *what, const char *name, const float *got, const float *want, size_t n,
+                           double tol) {
+    if (!got || !want) {
+        CHECK_MSG(!got && !want, "%s: %s present on one side only", what, name);
+        return;
+    }
+    size_t at = 0;
+    double d = rel_diff(got, want, n, &at);
+    CHECK_MSG(d <= tol, "%s: %s differs by %.3g at %zu (gpu %.8g, cpu %.8g; tol %g)", what, name, d, at, got[at],
+              want[at], tol);
+}
+
+/* Runs enc on both devices with the same options and compares the whole capture. */
+static void agree(const atn_model *m, const atn_encoding *enc, const atn_run_options *base, const char *what) {
+    atn_run_options o = *base;
+    atn_error err = {0};
+    atn_run *rc = atn_run_new(m), *rg = atn_run_new(m);
+    o.device = ATN_DEVICE_CPU;
+    CHECK_MSG(atn_run_forward(rc, enc, &o, &err) == ATN_OK, "%s: cpu: %s", what, err.message);
+    o.device = ATN_DEVICE_CUDA;
+    CHECK_MSG(atn_run_forward(rg, enc, &o, &err) == ATN_OK, "%s: cuda: %s", what, err.message);
+    CHECK(atn_run_device_used(rg) == ATN_DEVICE_CUDA);
+    const atn_capture *c = atn_run_capture(rc), *g = atn_run_capture(rg);
+    if (c && g) {
+        size_t L = (size_t)c->n_layers, n = (size_t)c->n, nd = n * c->d_model;
+        compare_tensor(what, "attention", g->attn, c->attn, L * c->n_heads * n * n, 1e-4);
+        compare_tensor(what, "hidden", g->hidden, c->hidden, (L + 1) * nd, 1e-4);
+        compare_tensor(what, "q", g->q, c->q, L * nd, 1e-4);
+        compare_tensor(what, "k", g->k, c->k, L * nd, 1e-4);
+        compare_tensor(what, "v", g->v, c->v, L * nd, 1e-4);
+        compare_tensor(what, "ctx", g->ctx, c->ctx, L * nd, 1e-4);
+        compare_tensor(what, "attn_out", g->attn_out, c->attn_out, L * nd, 1e-4);
+        CHECK_MSG(g->nonfinite_layer == c->nonfinite_layer, "%s: nonfinite_layer gpu %d cpu %d", what,
+                  g->nonfinite_layer, c->nonfinite_layer);
+        CHECK(g->has_trace_inputs == c->has_trace_inputs);
+        if (g->attn) {   /* masked keys get exactly 0, as on the CPU */
+            int bad = 0;
+            for (size_t r = 0; r < L * c->n_heads * n; r++)
+                for (size_t j = 0; j < n; j++)
+                    bad += !enc->mask[j] && g->attn[r * n + j] != 0.0f;
+            CHECK_MSG(bad == 0, "%s: %d probabilities of masked keys are not 0", what, bad);
+        }
+    }
+    fprintf(stderr, "  fp32 %-34s %s\n", what, check_failures ? "(failures so far)" : "agrees");
+    atn_run_free(rc);
+    atn_run_free(rg);
+}
+
+static void precision_report(const atn_model *m, const atn_encoding *enc, atn_precision p, const char *what) {
+    const atn_config *c = &m->cfg;
+    size_t lh = (size_t)c->n_layers * c->n_heads;
+    float *mx = calloc(lh, sizeof *mx), *mean = calloc(lh, sizeof *mean);
+    atn_error err = {0};
+    const char *pname = p == ATN_PRECISION_FP16 ? "fp16" : "bf16";
+    /* loose bounds: fp16 keeps 11 significant bits, bf16 8; products accumulate in fp32 */
+    double max_tol = p == ATN_PRECISION_FP16 ? 2e-2 : 1e-1, mean_tol = p == ATN_PRECISION_FP16 ? 1e-3 : 1e-2;
+    atn_status st = atn_backend_compare_precision(m, enc, p, mx, mean, &err);
+    CHECK_MSG(st == ATN_OK, "%s %s: %s", what, pname, err.message);
+    if (st == ATN_OK) {
+        double worst = 0, avg = 0;
+        fprintf(stderr, "  %s %s: |p - p_fp32| per head (layer.head max/mean):", pname, what);
+        for (size_t i = 0; i < lh; i++) {
+            if (i % 6 == 0)
+                fprintf(stderr, "\n   ");
+            fprintf(stderr, " %zu.%zu %.2e/%.2e", i / c->n_heads, i % c->n_heads, mx[i], mean[i]);
+            worst = mx[i] > worst ? mx[i] : worst;
+            avg += mean[i] / (double)lh;
+            CHECK_MSG(mx[i] <= max_tol && mean[i] <= mean_tol, "%s %s: head %zu.%zu moves by max %.3g mean %.3g",
+                      what, pname, i / c->n_heads, i % c->n_heads, mx[i], mean[i]);
+        }
+        fprintf(stderr, "\n  %s %s: worst head max %.3e, mean over heads %.3e (bounds %.0e / %.0e)\n", pname, what,
+                worst, avg, max_tol, mean_tol);
+    }
+    free(mx);
+    free(mean);
+}
+
+static bool cancel_second(double fraction, const char *what, void *user_data) {
+    (void)fraction, (void)what;
+    return ++*(int *)user_data < 2;
+}
+
+static const char *const fixtures[] = {"small-relu", "odd-heads-gelu", "five-heads-masked", "wide-one-head-masked",
+                                       "seven-heads-3-layers", NULL};
+
+static void toy_cases(const atn_run_options *o) {
+    const char *root = getenv("ATN_SOURCE_ROOT");
+    char path[1024];
+    atn_error err = {0};
+    for (int t = 0; fixtures[t]; t++) {
+        snprintf(path, sizeof path, "%s/tests/reference/fixtures/%s.json", root ? root : ".", fixtures[t]);
+        atn_model *m = atn_model_open(path, NULL, NULL, &err);
+        CHECK_MSG(m != NULL, "%s", err.message);
+        if (!m)
+            continue;
+        int32_t mask[256];
+        int nm = 0, v;
+        snprintf(path, sizeof path, "%s/tests/reference/fixtures/%s.mask", root ? root : ".", fixtures[t]);
+        FILE *f = fopen(path, "r");
+        while (f && nm < 256 && fscanf(f, "%d,", &v) == 1)
+            mask[nm++] = v;
+        if (f)
+            fclose(f);
+        atn_encoding *enc = NULL;
+        CHECK(atn_model_encode_toy(m, nm ? mask : NULL, &enc, &err) == ATN_OK);
+        if (enc)
+            agree(m, enc, o, fixtures[t]);
+        atn_encoding_free(enc);
+        atn_model_free(m);
+    }
+
+    /* identity projections; then a cell edited between runs reaches the GPU too */
+    atn_model *we = atn_model_open("worked-example", NULL, NULL, &err);
+    CHECK_MSG(we != NULL, "%s", err.message);
+    if (we) {
+        atn_encoding *enc = NULL;
+        int32_t mask[3] = {1, 1, 0};
+        CHECK(atn_model_encode_toy(we, mask, &enc, &err) == ATN_OK);
+        agree(we, enc, o, "worked-example (identity)");
+        CHECK(atn_model_toy_set(we, ATN_TOY_WQ, 0, 0, 1, 0.75f, &err) == ATN_OK);
+        CHECK(atn_model_toy_set(we, ATN_TOY_X, 0, 1, 2, -0.5f, &err) == ATN_OK);
+        agree(we, enc, o, "worked-example (edited)");
+        atn_encoding_free(enc);
+        atn_model_free(we);
+    }
+}
+
+typedef struct synth_case {
+    synth_shape shape;
+    int32_t n, n_pad;
+    bool big;   /* skipped with --mock / --quick */
+} synth_case;
+
+static const synth_case cases[] = {
+    {{"tiny-3-heads", 2, 12, 3, 20, 40, 16, ATN_ACT_GELU, false, false}, 7, 2, false},
+    {{"5-heads-gelu-tanh", 3, 40, 5, 64, 80, 64, ATN_ACT_GELU_TANH, false, false}, 33, 5, false},
+    {{"7-heads-relu", 2, 56, 7, 100, 80, 64, ATN_ACT_RELU, false, false}, 50, 0, false},
+    {{"1-head-one-real-token", 1, 32, 1, 48, 40, 32, ATN_ACT_GELU, false, false}, 17, 16, false},
+    {{"6-heads-no-biases", 2, 48, 6, 96, 60, 32, ATN_ACT_GELU, true, false}, 20, 3, false},
+    {{"4-heads-identity-qkv", 2, 24, 4, 40, 30, 16, ATN_ACT_GELU, false, true}, 9, 1, false},
+    {{"bert-base-width-2-layers", 2, 768, 12, 3072, 1000, 512, ATN_ACT_GELU, false, false}, 128, 28, true},
+    {{"long-odd-length", 1, 64, 4, 128, 500, 512, ATN_ACT_GELU, false, false}, 301, 7, true},
+    {{"bert-large-width-1-layer", 1, 1024, 16, 4096, 1000, 512, ATN_ACT_GELU, false, false}, 200, 0, true},
+};
+
+static void synth_cases(const atn_run_options *o) {
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const synth_case *sc = &cases[i];
+        if (sc->big && (mock || quick))
+            continue;
+        atn_model *m = synth_model_new(&sc->shape, 1000 + i);
+        CHECK(m != NULL);
+        atn_encoding *enc = m ? synth_encoding(m, sc->n, sc->n_pad, 77 + i) : NULL;
+        CHECK(enc != NULL);
+        if (enc)
+            agree(m, enc, o, sc->shape.name);
+        atn_encoding_free(enc);
+        atn_model_free(m);
+    }
+}
+
+/* One run object through several lengths (the device block grows and is reused), the
+ * strides of a run that keeps less, cancelling, and a layer that turns NaN. */
+static void bookkeeping(void) {
+    synth_shape sh = {"bookkeeping", 3, 40, 5, 64, 80, 128, ATN_ACT_GELU, false, false};
+    atn_model *m = synth_model_new(&sh, 5);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    atn_error err = {0};
+    atn_run_options o;
+    atn_run_options_init(&o);
+    atn_run *cpu = atn_run_new(m), *gpu = atn_run_new(m);
+    const int32_t lengths[] = {10, 100, 3, 64};
+    for (int t = 0; t < 4; t++) {
+        atn_encoding *enc = synth_encoding(m, lengths[t], t, 300 + t);
+        o.device = ATN_DEVICE_CPU;
+        CHECK(atn_run_forward(cpu, enc, &o, &err) == ATN_OK);
+        o.device = ATN_DEVICE_CUDA;
+        CHECK_MSG(atn_run_forward(gpu, enc, &o, &err) == ATN_OK, "%s", err.message);
+        const atn_capture *c = atn_run_capture(cpu), *g = atn_run_capture(gpu);
+        if (c && g) {
+            size_t n = (size_t)c->n;
+            char what[64];
+            snprintf(what, sizeof what, "reused run, %d tokens", lengths[t]);
+            compare_tensor(what, "attention", g->attn, c->attn, 3 * 5 * n * n, 1e-4);
+            compare_tensor(what, "hidden", g->hidden, c->hidden, 4 * n * 40, 1e-4);
+            compare_tensor(what, "ctx", g->ctx, c->ctx, 3 * n * 40, 1e-4);
+        }
+        atn_encoding_free(enc);
+    }
+    fprintf(stderr, "  reused run through 10, 100, 3, 64 tokens: %s\n", check_failures ? "failures" : "agrees");
+
+    atn_encoding *enc = synth_encoding(m, 21, 4, 9);
+    atn_run_options_init(&o);
+    for (int keep = 0; keep < 3; keep++) {
+        o.keep_attention = keep != 1;
+        o.keep_trace_inputs = keep != 2;
+        agree(m, enc, &o, keep == 0 ? "keeps everything" : keep == 1 ? "keeps no attention" : "keeps no trace");
+    }
+
+    atn_run_options_init(&o);
+    o.device = ATN_DEVICE_CUDA;
+    int calls = 0;
+    o.progress = cancel_second;
+    o.user_data = &calls;
+    atn_status st = atn_run_forward(gpu, enc, &o, &err);
+    CHECK_MSG(st == ATN_E_CANCELLED, "cancel: status %d (%s)", st, err.message);
+    o.progress = NULL;
+    CHECK_MSG(atn_run_forward(gpu, enc, &o, &err) == ATN_OK, "after a cancel: %s", err.message);
+    fprintf(stderr, "  cancel at layer 1, then run again: %s\n", st == ATN_E_CANCELLED ? "ok" : "FAILED");
+
+    /* a NaN in layer 1's value bias: both devices report layer 1 */
+    ((float *)m->w.layers[1].bv)[3] = NAN;
+    atn_run_options_init(&o);
+    atn_run_free(cpu);
+    atn_run_free(gpu);
+    cpu = atn_run_new(m), gpu = atn_run_new(m);
+    /* a fresh model state: the weights were uploaded before the change */
+    m->backend_state_free(m->backend_state);
+    m->backend_state = NULL;
+    m->backend_state_free = NULL;
+    CHECK(atn_run_forward(cpu, enc, &o, &err) == ATN_OK);
+    o.device = ATN_DEVICE_CUDA;
+    CHECK_MSG(atn_run_forward(gpu, enc, &o, &err) == ATN_OK, "%s", err.message);
+    if (atn_run_capture(cpu) && atn_run_capture(gpu)) {
+        int a = atn_run_capture(cpu)->nonfinite_layer, b = atn_run_capture(gpu)->nonfinite_layer;
+        CHECK_MSG(a == 1 && b == 1, "nonfinite_layer cpu %d gpu %d, expected 1", a, b);
+        fprintf(stderr, "  NaN in layer 1: cpu says %d, gpu says %d\n", a, b);
+    }
+    atn_encoding_free(enc);
+    atn_run_free(cpu);
+    atn_run_free(gpu);
+    atn_model_free(m);
+}
+
+static void precision_cases(void) {
+    const char *root = getenv("ATN_SOURCE_ROOT");
+    char path[1024];
+    atn_error err = {0};
+    snprintf(path, sizeof path, "%s/tests/reference/fixtures/five-heads-masked.json", root ? root : ".");
+    atn_model *toy = atn_model_open(path, NULL, NULL, &err);
+    if (toy) {
+        int32_t mask[9] = {1, 1, 1, 1, 1, 1, 0, 0, 0};
+        atn_encoding *enc = NULL;
+        CHECK(atn_model_encode_toy(toy, mask, &enc, &err) == ATN_OK);
+        precision_report(toy, enc, ATN_PRECISION_FP16, "five-heads-masked");
+        precision_report(toy, enc, ATN_PRECISION_BF16, "five-heads-masked");
+        atn_encoding_free(enc);
+        atn_model_free(toy);
+    }
+    synth_shape sh = mock || quick ? (synth_shape){"small", 2, 64, 4, 128, 100, 64, ATN_ACT_GELU, false, false}
+                                   : (synth_shape){"bert-base", 12, 768, 12, 3072, 30522, 512, ATN_ACT_GELU, false,
+                                                   false};
+    atn_model *m = synth_model_new(&sh, 2024);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    atn_encoding *enc = synth_encoding(m, mock || quick ? 24 : 128, 4, 3);
+    precision_report(m, enc, ATN_PRECISION_FP16, sh.name);
+    precision_report(m, enc, ATN_PRECISION_BF16, sh.name);
+    atn_encoding_free(enc);
+    atn_model_free(m);
+}
+
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--module") && i + 1 < argc)
+            setenv("ATTNSCOPE_CUDA_MODULE", argv[++i], 1);
+        else if (!strcmp(argv[i], "--mock"))
+            mock = true;
+        else if (!strcmp(argv[i], "--quick"))
+            quick = true;
+        else {
+            fprintf(stderr, "usage: %s [--module PATH] [--mock] [--quick]\n", argv[0]);
+            return 2;
+        }
+    }
+    atn_error err = {0};
+    const atn_backend *b = atn_backend_cuda(&err);
+    if (!b) {
+        fprintf(stderr, "SKIP: no usable GPU, so GPU and CPU cannot be compared here: %s\n", err.message);
+        return 77;
+    }
+    atn_backend_device dev;
+    if (b->device_info(0, &dev, &err) == ATN_OK)
+        fprintf(stderr, "GPU 0: %s, compute capability %d.%d, %s\nmodule: %s\n", dev.name, dev.cc_major,
+                dev.cc_minor, dev.runtime, atn_backend_cuda_module_path());
+    if (mock)
+        fprintf(stderr, "NOTE: the module is the CPU stand-in for CUDA (tests/cuda/mock-cuda.c): this checks the "
+                        "backend's host logic, not the GPU kernels\n");
+    atn_run_options o;
+    atn_run_options_init(&o);
+    toy_cases(&o);
+    synth_cases(&o);
+    bookkeeping();
+    precision_cases();
+    return check_summary(mock ? "cuda-agreement (mock CUDA)" : "cuda-agreement");
+}

@@ -1,0 +1,118 @@
+/* Save dialogs for figures and text; the writing happens in a worker thread. */
+#include "atn-export.h"
+
+#include <glib/gi18n.h>
+#include <string.h>
+
+#include "attnscope.h"
+
+typedef struct export_job {
+    AtnFigure *fig;   /* or NULL for text */
+    char *text;
+    char *path;
+    double scale;
+} export_job;
+
+static void export_job_free(export_job *job) {
+    atn_figure_free(job->fig);
+    g_free(job->text);
+    g_free(job->path);
+    g_free(job);
+}
+
+static void write_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    export_job *job = data;
+    GError *error = NULL;
+    if (job->fig) {
+        if (!atn_figure_save(job->fig, job->path, job->scale, &error)) {
+            g_task_return_error(task, error);
+            return;
+        }
+    } else {
+        atn_error err = {0};
+        if (atn_write_file_atomic(job->path, job->text, strlen(job->text), &err) != ATN_OK) {
+            g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err.message);
+            return;
+        }
+    }
+    g_task_return_pointer(task, g_strdup(job->path), g_free);
+}
+
+static const char *const formats[] = {"png", "svg", "pdf", NULL};
+
+static void on_response(GtkNativeDialog *dialog, int response, GTask *task) {
+    export_job *job = g_task_get_task_data(task);
+    if (response != GTK_RESPONSE_ACCEPT) {
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
+        goto out;
+    }
+    g_autoptr(GFile) file = gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog));
+    g_autofree char *path = file ? g_file_get_path(file) : NULL;
+    if (!path) {
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _("Only local files can be written."));
+        goto out;
+    }
+    if (job->fig) {
+        const char *fmt = gtk_file_chooser_get_choice(GTK_FILE_CHOOSER(dialog), "format");
+        const char *scale = gtk_file_chooser_get_choice(GTK_FILE_CHOOSER(dialog), "scale");
+        job->scale = scale ? g_ascii_strtod(scale, NULL) : 1.0;
+        if (job->scale <= 0)
+            job->scale = 1.0;
+        atn_output_format f;
+        if (!atn_output_format_from_path(path, &f)) {
+            /* no known extension: add the chosen format's */
+            char *with = g_strconcat(path, ".", fmt ? fmt : "png", NULL);
+            g_free(path);
+            path = with;
+        }
+    }
+    job->path = g_steal_pointer(&path);
+    g_task_run_in_thread(task, write_thread);
+out:
+    g_object_unref(task);
+    g_object_unref(dialog);
+}
+
+static void run_dialog(GtkWindow *parent, export_job *job, const char *suggested, GAsyncReadyCallback callback,
+                       gpointer user_data) {
+    GTask *task = g_task_new(parent, NULL, callback, user_data);
+    g_task_set_task_data(task, job, (GDestroyNotify)export_job_free);
+    GtkFileChooserNative *d =
+        gtk_file_chooser_native_new(job->fig ? _("Export Figure") : _("Export Trace"), parent,
+                                    GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
+    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
+    gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), suggested);
+    if (job->fig) {
+        const char *format_labels[] = {_("PNG image"), _("SVG drawing"), _("PDF document"), NULL};
+        gtk_file_chooser_add_choice(GTK_FILE_CHOOSER(d), "format", _("Format"), formats, format_labels);
+        gtk_file_chooser_set_choice(GTK_FILE_CHOOSER(d), "format", "png");
+        static const char *const scales[] = {"1", "2", "3", "4", NULL};
+        const char *scale_labels[] = {_("1× (screen)"), _("2× (slides)"), _("3×"), _("4× (print)"), NULL};
+        gtk_file_chooser_add_choice(GTK_FILE_CHOOSER(d), "scale", _("Scale"), (const char **)scales, scale_labels);
+        gtk_file_chooser_set_choice(GTK_FILE_CHOOSER(d), "scale", "2");
+    }
+    g_signal_connect(d, "response", G_CALLBACK(on_response), task);
+    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+}
+
+void atn_export_figure_async(GtkWindow *parent, AtnFigure *fig, GAsyncReadyCallback callback, gpointer user_data) {
+    export_job *job = g_new0(export_job, 1);
+    job->fig = fig;
+    g_autofree char *name = g_strconcat(fig->basename, ".png", NULL);
+    run_dialog(parent, job, name, callback, user_data);
+}
+
+char *atn_export_figure_finish(GAsyncResult *result, GError **error) {
+    return g_task_propagate_pointer(G_TASK(result), error);
+}
+
+void atn_export_text_async(GtkWindow *parent, char *text, const char *suggested_name, GAsyncReadyCallback callback,
+                           gpointer user_data) {
+    export_job *job = g_new0(export_job, 1);
+    job->text = text;
+    run_dialog(parent, job, suggested_name, callback, user_data);
+}
+
+char *atn_export_text_finish(GAsyncResult *result, GError **error) {
+    return g_task_propagate_pointer(G_TASK(result), error);
+}

@@ -1,0 +1,57 @@
+/* AtnHeatmap: one attention matrix (a head, a difference map) drawn by ui/render, with
+ * hover (exact weight and "query → key" tokens), a selected query row, the token hovered
+ * anywhere in the window outlined, and cells marked by the trace's steps.
+ *
+ * The figure is rendered once per change of data, colours or size into a cached render node
+ * (the cells as one nearest-neighbour-scaled image, made once per data change); hovering only
+ * adds outlines on top. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "atn-figure.h"
+#include "render.h"
+
+G_BEGIN_DECLS
+
+#define ATN_TYPE_HEATMAP (atn_heatmap_get_type())
+G_DECLARE_FINAL_TYPE(AtnHeatmap, atn_heatmap, ATN, HEATMAP, GtkWidget)
+
+GtkWidget *atn_heatmap_new(void);
+
+/* values [rows][cols], labels and mask are borrowed; owner (may be NULL) is referenced
+ * until the next call and keeps them alive.  values NULL clears the heatmap. */
+void atn_heatmap_set_matrix(AtnHeatmap *self, GObject *owner, const float *values, int rows, int cols,
+                            const char *const *row_labels, const char *const *col_labels, const int32_t *mask);
+void atn_heatmap_set_colormap(AtnHeatmap *self, atn_colormap cm);
+atn_colormap atn_heatmap_get_colormap(AtnHeatmap *self);
+/* NULL: automatic (0..max, or symmetric for a diverging map). */
+void atn_heatmap_set_range(AtnHeatmap *self, const atn_value_range *range);
+void atn_heatmap_set_title(AtnHeatmap *self, const char *title);
+void atn_heatmap_set_axes(AtnHeatmap *self, const char *row_axis, const char *col_axis, const char *colorbar_label);
+void atn_heatmap_set_font_scale(AtnHeatmap *self, double scale);
+void atn_heatmap_set_show_colorbar(AtnHeatmap *self, gboolean show);
+
+/* The query row outlined as selected, or -1. */
+void atn_heatmap_set_selected_row(AtnHeatmap *self, int row);
+/* A token outlined as both row and column, or -1 (the token hovered in another view). */
+void atn_heatmap_set_highlight_token(AtnHeatmap *self, int token);
+/* Cells marked by a trace step: row (-1 none) and a 0/1 mask over columns (NULL: all). */
+void atn_heatmap_set_marks(AtnHeatmap *self, int row, const gboolean *cols, int n_cols);
+
+/* Widget coordinates -> cell; FALSE (and -1) outside the matrix. */
+gboolean atn_heatmap_cell_at(AtnHeatmap *self, double x, double y, int *row, int *col);
+/* The rectangle of a cell in widget coordinates (as last laid out); FALSE if none. */
+gboolean atn_heatmap_get_cell_rect(AtnHeatmap *self, int row, int col, graphene_rect_t *rect);
+float atn_heatmap_get_value(AtnHeatmap *self, int row, int col);
+int atn_heatmap_get_rows(AtnHeatmap *self);
+/* Simulates the pointer at (x, y) (as the motion controller does): returns the hover text
+ * "query → key: weight" shown in the tooltip, or NULL outside the cells. */
+char *atn_heatmap_hover(AtnHeatmap *self, double x, double y);
+/* The tooltip text of a cell. */
+char *atn_heatmap_dup_cell_text(AtnHeatmap *self, int row, int col);
+
+/* The figure as the command line's `export heatmap` draws it (light style). */
+AtnFigure *atn_heatmap_dup_figure(AtnHeatmap *self, const char *basename);
+
+G_END_DECLS

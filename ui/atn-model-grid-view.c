@@ -1,0 +1,124 @@
+/* AtnModelGridView: the Model page. */
+#include "atn-model-grid-view.h"
+
+#include <glib/gi18n.h>
+
+#include "analysis.h"
+#include "atn-figure.h"
+#include "atn-labels.h"
+
+struct _AtnModelGridView {
+    GtkWidget parent_instance;
+    GtkWidget *box;
+    GtkCheckButton *shared_check, *notes_check;
+    AtnModelGrid *grid;
+    AtnSession *session;
+};
+
+static void figure_source_iface_init(AtnFigureSourceInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE(AtnModelGridView, atn_model_grid_view, GTK_TYPE_WIDGET,
+                              G_IMPLEMENT_INTERFACE(ATN_TYPE_FIGURE_SOURCE, figure_source_iface_init))
+
+enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+/* The pattern label of every head (engine/analysis.h), translated. */
+static void update_notes(AtnModelGridView *self) {
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (!r || !gtk_check_button_get_active(self->notes_check)) {
+        atn_model_grid_set_notes(self->grid, NULL);
+        return;
+    }
+    atn_stats *st = NULL;
+    if (atn_stats_compute(atn_result_get_capture(r), &st, NULL) != ATN_OK) {
+        atn_model_grid_set_notes(self->grid, NULL);
+        return;
+    }
+    int count = st->n_layers * st->n_heads;
+    g_auto(GStrv) notes = g_new0(char *, count + 1);
+    for (int c = 0; c < count; c++)
+        notes[c] = g_strdup(atn_label_pattern(st->heads[c].pattern));
+    atn_stats_free(st);
+    atn_model_grid_set_notes(self->grid, (const char *const *)notes);
+}
+
+static void on_result(AtnSession *s, GParamSpec *p, AtnModelGridView *self) {
+    atn_model_grid_set_result(self->grid, atn_session_get_result(self->session));
+    update_notes(self);
+    atn_model_grid_set_selected(self->grid, atn_session_get_layer(self->session), atn_session_get_head(self->session));
+}
+
+static void on_selection(AtnSession *s, GParamSpec *p, AtnModelGridView *self) {
+    atn_model_grid_set_selected(self->grid, atn_session_get_layer(self->session), atn_session_get_head(self->session));
+}
+
+static void on_shared_toggled(GtkCheckButton *b, AtnModelGridView *self) {
+    atn_model_grid_set_shared_range(self->grid, gtk_check_button_get_active(b));
+}
+
+static void on_notes_toggled(GtkCheckButton *b, AtnModelGridView *self) { update_notes(self); }
+
+static void on_head_activated(AtnModelGrid *grid, int layer, int head, AtnModelGridView *self) {
+    g_signal_emit(self, signals[SIGNAL_HEAD_ACTIVATED], 0, layer, head);
+}
+
+static AtnFigure *dup_figure(AtnFigureSource *source) {
+    return atn_model_grid_dup_figure(ATN_MODEL_GRID_VIEW(source)->grid);
+}
+
+static void figure_source_iface_init(AtnFigureSourceInterface *iface) { iface->dup_figure = dup_figure; }
+
+static void atn_model_grid_view_dispose(GObject *object) {
+    AtnModelGridView *self = ATN_MODEL_GRID_VIEW(object);
+    if (self->session)
+        g_signal_handlers_disconnect_by_data(self->session, self);
+    g_clear_object(&self->session);
+    gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_MODEL_GRID_VIEW);
+    G_OBJECT_CLASS(atn_model_grid_view_parent_class)->dispose(object);
+}
+
+static void atn_model_grid_view_class_init(AtnModelGridViewClass *klass) {
+    GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
+    G_OBJECT_CLASS(klass)->dispose = atn_model_grid_view_dispose;
+    g_type_ensure(ATN_TYPE_MODEL_GRID);
+    gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-model-grid-view.ui");
+    gtk_widget_class_bind_template_child(wc, AtnModelGridView, box);
+    gtk_widget_class_bind_template_child(wc, AtnModelGridView, shared_check);
+    gtk_widget_class_bind_template_child(wc, AtnModelGridView, notes_check);
+    gtk_widget_class_bind_template_child(wc, AtnModelGridView, grid);
+    gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
+    signals[SIGNAL_HEAD_ACTIVATED] = g_signal_new("head-activated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+                                                  NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+}
+
+static void atn_model_grid_view_init(AtnModelGridView *self) {
+    gtk_widget_init_template(GTK_WIDGET(self));
+    g_signal_connect(self->shared_check, "toggled", G_CALLBACK(on_shared_toggled), self);
+    g_signal_connect(self->notes_check, "toggled", G_CALLBACK(on_notes_toggled), self);
+    g_signal_connect(self->grid, "head-activated", G_CALLBACK(on_head_activated), self);
+}
+
+GtkWidget *atn_model_grid_view_new(void) { return g_object_new(ATN_TYPE_MODEL_GRID_VIEW, NULL); }
+
+void atn_model_grid_view_set_session(AtnModelGridView *self, AtnSession *session) {
+    if (self->session)
+        g_signal_handlers_disconnect_by_data(self->session, self);
+    g_set_object(&self->session, session);
+    if (session) {
+        g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
+        g_signal_connect(session, "notify::layer", G_CALLBACK(on_selection), self);
+        g_signal_connect(session, "notify::head", G_CALLBACK(on_selection), self);
+        on_result(session, NULL, self);
+    }
+}
+
+void atn_model_grid_view_set_colormap(AtnModelGridView *self, atn_colormap cm) {
+    atn_model_grid_set_colormap(self->grid, cm);
+}
+
+void atn_model_grid_view_set_font_scale(AtnModelGridView *self, double scale) {
+    atn_model_grid_set_font_scale(self->grid, scale);
+}
+
+AtnModelGrid *atn_model_grid_view_get_grid(AtnModelGridView *self) { return self->grid; }

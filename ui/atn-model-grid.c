@@ -1,0 +1,309 @@
+/* AtnModelGrid: all heads as thumbnails, drawn by ui/render into a cached node. */
+#include "atn-model-grid.h"
+
+#include <glib/gi18n.h>
+
+struct _AtnModelGrid {
+    GtkWidget parent_instance;
+    AtnResult *result;
+    atn_colormap cmap;
+    double font_scale;
+    gboolean shared_range;
+    char **notes;
+    int sel_layer, sel_head, hover_layer, hover_head;
+
+    cairo_surface_t **thumbs;   /* [L*H] or NULL */
+    int n_thumbs;
+    GskRenderNode *base;
+    int base_w, base_h;
+    atn_rect r00, r11;          /* thumbnail rects of (0,0) and (1,1): the grid's steps */
+};
+
+G_DEFINE_FINAL_TYPE(AtnModelGrid, atn_model_grid, GTK_TYPE_WIDGET)
+
+enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static void drop_thumbs(AtnModelGrid *self) {
+    for (int i = 0; i < self->n_thumbs; i++)
+        if (self->thumbs[i])
+            cairo_surface_destroy(self->thumbs[i]);
+    g_clear_pointer(&self->thumbs, g_free);
+    self->n_thumbs = 0;
+}
+
+void atn_model_grid_invalidate(AtnModelGrid *self) {
+    drop_thumbs(self);
+    g_clear_pointer(&self->base, gsk_render_node_unref);
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+static void invalidate_figure(AtnModelGrid *self) {
+    g_clear_pointer(&self->base, gsk_render_node_unref);
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+static gboolean fill_spec(AtnModelGrid *self, atn_grid_spec *spec, const atn_render_style *style) {
+    if (!self->result)
+        return FALSE;
+    const atn_capture *cap = atn_result_get_capture(self->result);
+    if (!cap->attn)
+        return FALSE;
+    atn_grid_spec_init(spec);
+    spec->attn = cap->attn;
+    spec->n_layers = cap->n_layers;
+    spec->n_heads = cap->n_heads;
+    spec->n = cap->n;
+    spec->head_notes = (const char *const *)self->notes;
+    spec->colormap = self->cmap;
+    spec->shared_range = self->shared_range;
+    spec->style = style;
+    return TRUE;
+}
+
+/* One surface per head, coloured as ui/render would (own range, or one shared range). */
+static void ensure_thumbs(AtnModelGrid *self, const atn_capture *cap) {
+    if (self->thumbs)
+        return;
+    int count = cap->n_layers * cap->n_heads, n = cap->n;
+    size_t nn = (size_t)n * n;
+    self->thumbs = g_new0(cairo_surface_t *, count);
+    self->n_thumbs = count;
+    double lo = 0, hi = 1;
+    atn_value_range r = {.automatic = true};
+    if (self->shared_range)
+        atn_value_range_resolve(&r, cap->attn, count * n, n, 0, self->cmap, &lo, &hi);
+    for (int c = 0; c < count; c++) {
+        const float *a = cap->attn + c * nn;
+        if (!self->shared_range)
+            atn_value_range_resolve(&r, a, n, n, 0, self->cmap, &lo, &hi);
+        self->thumbs[c] = atn_render_matrix_surface(a, n, n, 0, self->cmap, lo, hi, NULL);
+    }
+}
+
+static void atn_model_grid_snapshot(GtkWidget *widget, GtkSnapshot *s) {
+    AtnModelGrid *self = ATN_MODEL_GRID(widget);
+    int w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);
+    if (w <= 0 || h <= 0 || !self->result)
+        return;
+    if (!self->base || self->base_w != w || self->base_h != h) {
+        g_clear_pointer(&self->base, gsk_render_node_unref);
+        atn_render_style style;
+        atn_render_style_for_widget(widget, self->font_scale, &style);
+        atn_grid_spec spec;
+        if (!fill_spec(self, &spec, &style))
+            return;
+        ensure_thumbs(self, atn_result_get_capture(self->result));
+        spec.thumbs = self->thumbs;
+        GtkSnapshot *sub = gtk_snapshot_new();
+        cairo_t *cr = gtk_snapshot_append_cairo(sub, &GRAPHENE_RECT_INIT(0, 0, w, h));
+        atn_render_model_grid(cr, &spec, w, h);
+        cairo_destroy(cr);
+        self->base = gtk_snapshot_free_to_node(sub);
+        self->base_w = w;
+        self->base_h = h;
+        self->r00 = atn_render_model_grid_cell_rect(&spec, w, h, 0, 0);
+        self->r11 = atn_render_model_grid_cell_rect(&spec, w, h, 1, 1);
+    }
+    gtk_snapshot_append_node(s, self->base);
+
+    static const GdkRGBA accent = {0.21f, 0.52f, 0.89f, 1.0f};
+    GdkRGBA fg;
+    gtk_style_context_get_color(gtk_widget_get_style_context(widget), &fg);
+    double sx = self->r11.x - self->r00.x, sy = self->r11.y - self->r00.y, t = self->r00.w;
+    struct { int l, h; float width; const GdkRGBA *c; } marks[] = {
+        {self->hover_layer, self->hover_head, 1.5f, &fg},
+        {self->sel_layer, self->sel_head, 3.0f, &accent},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(marks); i++) {
+        if (marks[i].l < 0 || marks[i].h < 0)
+            continue;
+        float bw = marks[i].width;
+        graphene_rect_t r = GRAPHENE_RECT_INIT(self->r00.x + marks[i].h * sx - bw, self->r00.y + marks[i].l * sy - bw,
+                                               t + 2 * bw, t + 2 * bw);
+        GskRoundedRect rr;
+        gsk_rounded_rect_init_from_rect(&rr, &r, 2);
+        float widths[4] = {bw, bw, bw, bw};
+        GdkRGBA colors[4] = {*marks[i].c, *marks[i].c, *marks[i].c, *marks[i].c};
+        gtk_snapshot_append_border(s, &rr, widths, colors);
+    }
+}
+
+static void atn_model_grid_measure(GtkWidget *widget, GtkOrientation o, int for_size, int *minimum, int *natural,
+                                   int *mb, int *nb) {
+    *minimum = 200;
+    *natural = 600;
+}
+
+gboolean atn_model_grid_head_at(AtnModelGrid *self, double x, double y, int *layer, int *head) {
+    *layer = *head = -1;
+    atn_render_style style;
+    atn_render_style_for_widget(GTK_WIDGET(self), self->font_scale, &style);
+    atn_grid_spec spec;
+    if (!fill_spec(self, &spec, &style))
+        return FALSE;
+    int32_t l, h;
+    if (!atn_render_model_grid_head_at(&spec, gtk_widget_get_width(GTK_WIDGET(self)),
+                                       gtk_widget_get_height(GTK_WIDGET(self)), x, y, &l, &h))
+        return FALSE;
+    *layer = l;
+    *head = h;
+    return TRUE;
+}
+
+static void on_motion(GtkEventControllerMotion *c, double x, double y, AtnModelGrid *self) {
+    int l, h;
+    atn_model_grid_head_at(self, x, y, &l, &h);
+    if (l != self->hover_layer || h != self->hover_head) {
+        self->hover_layer = l;
+        self->hover_head = h;
+        gtk_widget_queue_draw(GTK_WIDGET(self));
+        gtk_widget_trigger_tooltip_query(GTK_WIDGET(self));
+    }
+}
+
+static void on_leave(GtkEventControllerMotion *c, AtnModelGrid *self) {
+    self->hover_layer = self->hover_head = -1;
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+static void on_pressed(GtkGestureClick *g, int n, double x, double y, AtnModelGrid *self) {
+    int l, h;
+    if (atn_model_grid_head_at(self, x, y, &l, &h))
+        g_signal_emit(self, signals[SIGNAL_HEAD_ACTIVATED], 0, l, h);
+}
+
+static gboolean on_query_tooltip(GtkWidget *w, int x, int y, gboolean kb, GtkTooltip *tip, gpointer data) {
+    AtnModelGrid *self = ATN_MODEL_GRID(w);
+    int l, h;
+    if (!atn_model_grid_head_at(self, x, y, &l, &h))
+        return FALSE;
+    int H = atn_result_get_n_heads(self->result);
+    g_autofree char *text = self->notes && self->notes[l * H + h]
+                                ? g_strdup_printf(_("Layer %d, head %d: %s — click to open"), l, h, self->notes[l * H + h])
+                                : g_strdup_printf(_("Layer %d, head %d — click to open"), l, h);
+    gtk_tooltip_set_text(tip, text);
+    return TRUE;
+}
+
+static void atn_model_grid_css_changed(GtkWidget *widget, GtkCssStyleChange *change) {
+    GTK_WIDGET_CLASS(atn_model_grid_parent_class)->css_changed(widget, change);
+    invalidate_figure(ATN_MODEL_GRID(widget));
+}
+
+static void atn_model_grid_dispose(GObject *object) {
+    AtnModelGrid *self = ATN_MODEL_GRID(object);
+    drop_thumbs(self);
+    g_clear_pointer(&self->base, gsk_render_node_unref);
+    g_clear_object(&self->result);
+    g_clear_pointer(&self->notes, g_strfreev);
+    G_OBJECT_CLASS(atn_model_grid_parent_class)->dispose(object);
+}
+
+static void atn_model_grid_class_init(AtnModelGridClass *klass) {
+    GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
+    G_OBJECT_CLASS(klass)->dispose = atn_model_grid_dispose;
+    wc->snapshot = atn_model_grid_snapshot;
+    wc->measure = atn_model_grid_measure;
+    wc->css_changed = atn_model_grid_css_changed;
+    gtk_widget_class_set_css_name(wc, "modelgrid");
+    signals[SIGNAL_HEAD_ACTIVATED] = g_signal_new("head-activated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+                                                  NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+}
+
+static void atn_model_grid_init(AtnModelGrid *self) {
+    self->font_scale = 1.0;
+    self->sel_layer = self->sel_head = self->hover_layer = self->hover_head = -1;
+    gtk_widget_set_hexpand(GTK_WIDGET(self), TRUE);
+    gtk_widget_set_vexpand(GTK_WIDGET(self), TRUE);
+    gtk_widget_set_has_tooltip(GTK_WIDGET(self), TRUE);
+    g_signal_connect(self, "query-tooltip", G_CALLBACK(on_query_tooltip), NULL);
+    GtkEventController *motion = gtk_event_controller_motion_new();
+    g_signal_connect(motion, "motion", G_CALLBACK(on_motion), self);
+    g_signal_connect(motion, "leave", G_CALLBACK(on_leave), self);
+    gtk_widget_add_controller(GTK_WIDGET(self), motion);
+    GtkGesture *click = gtk_gesture_click_new();
+    g_signal_connect(click, "pressed", G_CALLBACK(on_pressed), self);
+    gtk_widget_add_controller(GTK_WIDGET(self), GTK_EVENT_CONTROLLER(click));
+}
+
+GtkWidget *atn_model_grid_new(void) { return g_object_new(ATN_TYPE_MODEL_GRID, NULL); }
+
+void atn_model_grid_set_result(AtnModelGrid *self, AtnResult *result) {
+    if (result == self->result)
+        return;
+    g_set_object(&self->result, result);
+    g_clear_pointer(&self->notes, g_strfreev);
+    atn_model_grid_invalidate(self);
+}
+
+void atn_model_grid_set_colormap(AtnModelGrid *self, atn_colormap cm) {
+    if (cm == self->cmap)
+        return;
+    self->cmap = cm;
+    atn_model_grid_invalidate(self);
+}
+
+void atn_model_grid_set_font_scale(AtnModelGrid *self, double scale) {
+    if (scale == self->font_scale)
+        return;
+    self->font_scale = scale;
+    invalidate_figure(self);
+}
+
+void atn_model_grid_set_shared_range(AtnModelGrid *self, gboolean shared) {
+    if (shared == self->shared_range)
+        return;
+    self->shared_range = shared;
+    atn_model_grid_invalidate(self);
+}
+
+void atn_model_grid_set_notes(AtnModelGrid *self, const char *const *notes) {
+    g_clear_pointer(&self->notes, g_strfreev);
+    self->notes = notes ? g_strdupv((char **)notes) : NULL;
+    invalidate_figure(self);
+}
+
+void atn_model_grid_set_selected(AtnModelGrid *self, int layer, int head) {
+    self->sel_layer = layer;
+    self->sel_head = head;
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+typedef struct grid_figure {
+    atn_grid_spec spec;
+    atn_render_style style;
+    AtnResult *result;
+    char **notes;
+    char *title;
+} grid_figure;
+
+static void grid_figure_free(gpointer data) {
+    grid_figure *f = data;
+    g_clear_object(&f->result);
+    g_strfreev(f->notes);
+    g_free(f->title);
+    g_free(f);
+}
+
+static void grid_figure_draw(cairo_t *cr, double width, double height, void *data) {
+    grid_figure *f = data;
+    atn_render_model_grid(cr, &f->spec, width, height);
+}
+
+AtnFigure *atn_model_grid_dup_figure(AtnModelGrid *self) {
+    grid_figure *f = g_new0(grid_figure, 1);
+    atn_render_style_init(&f->style, FALSE);
+    if (!fill_spec(self, &f->spec, &f->style)) {
+        g_free(f);
+        return NULL;
+    }
+    f->result = g_object_ref(self->result);
+    f->notes = self->notes ? g_strdupv(self->notes) : NULL;
+    f->spec.head_notes = (const char *const *)f->notes;
+    f->title = g_strdup(atn_model_handle_get_name(atn_result_get_model(self->result)));
+    f->spec.title = f->title;
+    double w, h;
+    atn_render_model_grid_natural_size(&f->spec, &w, &h);
+    return atn_figure_new(w, h, grid_figure_draw, f, grid_figure_free, "model");
+}

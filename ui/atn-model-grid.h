@@ -1,0 +1,30 @@
+/* AtnModelGrid: every layer × head of a result as thumbnails (ui/render's model grid).  The
+ * thumbnails' pixels are made once per result and colour map; the figure is cached as a
+ * render node per size; hover and selection are outlines on top.  Emits "head-activated"
+ * (layer, head) on click. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "atn-figure.h"
+#include "atn-result.h"
+
+G_BEGIN_DECLS
+
+#define ATN_TYPE_MODEL_GRID (atn_model_grid_get_type())
+G_DECLARE_FINAL_TYPE(AtnModelGrid, atn_model_grid, ATN, MODEL_GRID, GtkWidget)
+
+GtkWidget *atn_model_grid_new(void);
+void atn_model_grid_set_result(AtnModelGrid *self, AtnResult *result);
+void atn_model_grid_set_colormap(AtnModelGrid *self, atn_colormap cm);
+void atn_model_grid_set_font_scale(AtnModelGrid *self, double scale);
+void atn_model_grid_set_shared_range(AtnModelGrid *self, gboolean shared);
+/* Short notes under each thumbnail ([L*H], copied), or NULL for none. */
+void atn_model_grid_set_notes(AtnModelGrid *self, const char *const *notes);
+void atn_model_grid_set_selected(AtnModelGrid *self, int layer, int head);
+gboolean atn_model_grid_head_at(AtnModelGrid *self, double x, double y, int *layer, int *head);
+/* Drops every cache (benchmarks measure a cold draw). */
+void atn_model_grid_invalidate(AtnModelGrid *self);
+AtnFigure *atn_model_grid_dup_figure(AtnModelGrid *self);
+
+G_END_DECLS

@@ -1,0 +1,57 @@
+/* AtnModelHandle: a reference-counted atn_model. */
+#include "atn-model-handle.h"
+
+#include <gio/gio.h>
+
+struct _AtnModelHandle {
+    GObject parent_instance;
+    atn_model *model;
+    char *source;
+    guint generation;
+};
+
+G_DEFINE_FINAL_TYPE(AtnModelHandle, atn_model_handle, G_TYPE_OBJECT)
+
+static void atn_model_handle_finalize(GObject *object) {
+    AtnModelHandle *self = ATN_MODEL_HANDLE(object);
+    atn_model_free(self->model);
+    g_free(self->source);
+    G_OBJECT_CLASS(atn_model_handle_parent_class)->finalize(object);
+}
+
+static void atn_model_handle_class_init(AtnModelHandleClass *klass) {
+    G_OBJECT_CLASS(klass)->finalize = atn_model_handle_finalize;
+}
+
+static void atn_model_handle_init(AtnModelHandle *self) {}
+
+AtnModelHandle *atn_model_handle_new(atn_model *model, const char *source) {
+    AtnModelHandle *self = g_object_new(ATN_TYPE_MODEL_HANDLE, NULL);
+    self->model = model;
+    self->source = g_strdup(source ? source : atn_model_name(model));
+    return self;
+}
+
+atn_model *atn_model_handle_get_model(AtnModelHandle *self) { return self->model; }
+const char *atn_model_handle_get_source(AtnModelHandle *self) { return self->source; }
+const char *atn_model_handle_get_name(AtnModelHandle *self) { return atn_model_name(self->model); }
+gboolean atn_model_handle_is_toy(AtnModelHandle *self) { return atn_model_kind_of(self->model) == ATN_MODEL_TOY; }
+guint atn_model_handle_get_generation(AtnModelHandle *self) { return self->generation; }
+
+gboolean atn_model_handle_toy_set(AtnModelHandle *self, atn_toy_matrix which, int layer, int row, int col,
+                                  float value, GError **error) {
+    atn_error err = {0};
+    if (atn_model_toy_set(self->model, which, layer, row, col, value, &err) != ATN_OK) {
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, err.message);
+        return FALSE;
+    }
+    self->generation++;
+    return TRUE;
+}
+
+float atn_model_handle_toy_get(AtnModelHandle *self, atn_toy_matrix which, int layer, int row, int col) {
+    float v = 0;
+    if (atn_model_toy_get(self->model, which, layer, row, col, &v, NULL) != ATN_OK)
+        return 0;
+    return v;
+}

@@ -1,0 +1,28 @@
+/* AtnModelHandle: a reference-counted atn_model, so a run in a worker thread can keep the
+ * model alive while the window switches to another one.  BERT models are immutable once
+ * open and may be read from any thread; toy models are edited on the main thread only (their
+ * runs are tiny and happen there too). */
+#pragma once
+
+#include <glib-object.h>
+
+#include "attnscope.h"
+
+G_BEGIN_DECLS
+
+#define ATN_TYPE_MODEL_HANDLE (atn_model_handle_get_type())
+G_DECLARE_FINAL_TYPE(AtnModelHandle, atn_model_handle, ATN, MODEL_HANDLE, GObject)
+
+/* Takes ownership of model.  source is what the user chose (a built-in name or a path). */
+AtnModelHandle *atn_model_handle_new(atn_model *model, const char *source);
+atn_model *atn_model_handle_get_model(AtnModelHandle *self);
+const char *atn_model_handle_get_source(AtnModelHandle *self);
+const char *atn_model_handle_get_name(AtnModelHandle *self);
+gboolean atn_model_handle_is_toy(AtnModelHandle *self);
+/* Counts edits of a toy model (bumped by atn_model_handle_toy_set). */
+guint atn_model_handle_get_generation(AtnModelHandle *self);
+gboolean atn_model_handle_toy_set(AtnModelHandle *self, atn_toy_matrix which, int layer, int row, int col,
+                                  float value, GError **error);
+float atn_model_handle_toy_get(AtnModelHandle *self, atn_toy_matrix which, int layer, int row, int col);
+
+G_END_DECLS

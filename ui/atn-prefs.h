@@ -1,0 +1,34 @@
+/* AtnPrefs: the preferences that persist (colour map, last model, recent models, device,
+ * font scale, last sentence) as GObject properties.  Backed by GSettings when the schema is
+ * installed or compiled in the build tree, else by a key file in the user's config folder,
+ * so a missing schema never aborts the app. */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+#define ATN_TYPE_PREFS (atn_prefs_get_type())
+G_DECLARE_FINAL_TYPE(AtnPrefs, atn_prefs, ATN, PREFS, GObject)
+
+/* The process-wide preferences (created on first use). */
+AtnPrefs *atn_prefs_get_default(void);
+
+const char *atn_prefs_get_colormap(AtnPrefs *self);
+void atn_prefs_set_colormap(AtnPrefs *self, const char *name);
+const char *atn_prefs_get_last_model(AtnPrefs *self);
+void atn_prefs_set_last_model(AtnPrefs *self, const char *name);
+const char *atn_prefs_get_device(AtnPrefs *self);
+void atn_prefs_set_device(AtnPrefs *self, const char *device);
+double atn_prefs_get_font_scale(AtnPrefs *self);
+void atn_prefs_set_font_scale(AtnPrefs *self, double scale);
+const char *atn_prefs_get_example_text(AtnPrefs *self);
+void atn_prefs_set_example_text(AtnPrefs *self, const char *text);
+/* Newest first; borrowed, NULL-terminated. */
+const char *const *atn_prefs_get_recent_models(AtnPrefs *self);
+/* Moves path to the front of the recent list (keeps at most 8). */
+void atn_prefs_add_recent_model(AtnPrefs *self, const char *path);
+/* "gsettings" or "keyfile" (tests and the about dialog's debug info). */
+const char *atn_prefs_get_backend_name(AtnPrefs *self);
+
+G_END_DECLS

@@ -1,0 +1,60 @@
+/* AtnResult: one finished run, shared read-only by the views. */
+#include "atn-result.h"
+
+struct _AtnResult {
+    GObject parent_instance;
+    AtnModelHandle *model;
+    atn_run *run;
+    atn_encoding *enc;
+    char **tokens;
+    double elapsed_ms;
+};
+
+G_DEFINE_FINAL_TYPE(AtnResult, atn_result, G_TYPE_OBJECT)
+
+static void atn_result_finalize(GObject *object) {
+    AtnResult *self = ATN_RESULT(object);
+    atn_run_free(self->run);
+    atn_encoding_free(self->enc);
+    g_free(self->tokens);   /* the strings belong to enc */
+    g_clear_object(&self->model);
+    G_OBJECT_CLASS(atn_result_parent_class)->finalize(object);
+}
+
+static void atn_result_class_init(AtnResultClass *klass) {
+    G_OBJECT_CLASS(klass)->finalize = atn_result_finalize;
+}
+
+static void atn_result_init(AtnResult *self) {}
+
+AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms) {
+    AtnResult *self = g_object_new(ATN_TYPE_RESULT, NULL);
+    self->model = g_object_ref(model);
+    self->run = run;
+    self->enc = enc;
+    self->elapsed_ms = elapsed_ms;
+    const atn_capture *cap = atn_run_capture(run);
+    self->tokens = g_new0(char *, cap->n + 1);
+    for (int i = 0; i < cap->n; i++)
+        self->tokens[i] = cap->enc->tokens[i].text;
+    return self;
+}
+
+AtnModelHandle *atn_result_get_model(AtnResult *self) { return self->model; }
+const atn_capture *atn_result_get_capture(AtnResult *self) { return atn_run_capture(self->run); }
+const atn_encoding *atn_result_get_encoding(AtnResult *self) { return atn_run_capture(self->run)->enc; }
+int atn_result_get_n_tokens(AtnResult *self) { return atn_run_capture(self->run)->n; }
+int atn_result_get_n_layers(AtnResult *self) { return atn_run_capture(self->run)->n_layers; }
+int atn_result_get_n_heads(AtnResult *self) { return atn_run_capture(self->run)->n_heads; }
+const char *const *atn_result_get_tokens(AtnResult *self) { return (const char *const *)self->tokens; }
+const int32_t *atn_result_get_mask(AtnResult *self) { return atn_run_capture(self->run)->enc->mask; }
+double atn_result_get_elapsed_ms(AtnResult *self) { return self->elapsed_ms; }
+atn_device atn_result_get_device(AtnResult *self) { return atn_run_device_used(self->run); }
+
+const float *atn_result_get_head(AtnResult *self, int layer, int head) {
+    const atn_capture *cap = atn_run_capture(self->run);
+    if (!cap->attn || layer < 0 || layer >= cap->n_layers || head < 0 || head >= cap->n_heads)
+        return NULL;
+    size_t nn = (size_t)cap->n * cap->n;
+    return cap->attn + ((size_t)layer * cap->n_heads + head) * nn;
+}

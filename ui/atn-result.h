@@ -1,0 +1,31 @@
+/* AtnResult: one finished run (its model, tokens and capture), immutable and shared by every
+ * view.  The analysis (head statistics, similarity) is computed on first use and cached. */
+#pragma once
+
+#include <glib-object.h>
+
+#include "atn-model-handle.h"
+#include "attnscope.h"
+
+G_BEGIN_DECLS
+
+#define ATN_TYPE_RESULT (atn_result_get_type())
+G_DECLARE_FINAL_TYPE(AtnResult, atn_result, ATN, RESULT, GObject)
+
+/* Takes ownership of run and enc. */
+AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms);
+AtnModelHandle *atn_result_get_model(AtnResult *self);
+const atn_capture *atn_result_get_capture(AtnResult *self);
+const atn_encoding *atn_result_get_encoding(AtnResult *self);
+int atn_result_get_n_tokens(AtnResult *self);
+int atn_result_get_n_layers(AtnResult *self);
+int atn_result_get_n_heads(AtnResult *self);
+/* One head's [n][n] probabilities (borrowed; NULL when out of range). */
+const float *atn_result_get_head(AtnResult *self, int layer, int head);
+/* Token texts, NULL-terminated (borrowed). */
+const char *const *atn_result_get_tokens(AtnResult *self);
+const int32_t *atn_result_get_mask(AtnResult *self);
+double atn_result_get_elapsed_ms(AtnResult *self);
+atn_device atn_result_get_device(AtnResult *self);
+
+G_END_DECLS

@@ -1,0 +1,564 @@
+/* AtnSession: the open model, the text, the latest result and the selection; runs the model
+ * off the main thread (see atn-session.h for the rules). */
+#include "atn-session.h"
+
+#include <glib/gi18n.h>
+
+#include "config.h"
+
+struct _AtnSession {
+    GObject parent_instance;
+
+    AtnModelHandle *model;
+    AtnResult *result;
+    char *text, *text_pair;
+    int layer, head, query, hover_token;
+    atn_device device;
+    guint n_runs;
+
+    /* running */
+    guint debounce_ms;
+    guint debounce_id;
+    GCancellable *run_cancel;   /* the run in flight, or NULL */
+    gboolean run_pending;       /* a newer request waits for the cancelled run to stop */
+
+    /* opening */
+    GCancellable *open_cancel;
+    char *opening;
+
+    /* GPU probe */
+    gboolean gpu_available;
+    char *gpu_reason;
+};
+
+G_DEFINE_FINAL_TYPE(AtnSession, atn_session, G_TYPE_OBJECT)
+
+enum {
+    PROP_0,
+    PROP_MODEL,
+    PROP_RESULT,
+    PROP_LAYER,
+    PROP_HEAD,
+    PROP_QUERY,
+    PROP_HOVER_TOKEN,
+    PROP_BUSY,
+    PROP_DEVICE,
+    PROP_GPU_AVAILABLE,
+    PROP_OPENING,
+    N_PROPS
+};
+static GParamSpec *props[N_PROPS];
+
+enum { SIGNAL_ERROR, SIGNAL_NOTICE, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static void start_run(AtnSession *self);
+
+/* ---- running the model ------------------------------------------------------------ */
+
+typedef struct run_job {
+    AtnModelHandle *model;
+    char *text, *text_pair;
+    atn_device device;
+} run_job;
+
+static void run_job_free(run_job *job) {
+    g_clear_object(&job->model);
+    g_free(job->text);
+    g_free(job->text_pair);
+    g_free(job);
+}
+
+static bool cancel_cb(double fraction, const char *what, void *user_data) {
+    return !g_cancellable_is_cancelled(user_data);
+}
+
+/* The work itself: encode, run.  Any thread (the main thread for toy models). */
+static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError **error) {
+    atn_model *m = atn_model_handle_get_model(job->model);
+    atn_error err = {0};
+    atn_encoding *enc = NULL;
+    gint64 t0 = g_get_monotonic_time();
+    atn_status st;
+    if (atn_model_kind_of(m) == ATN_MODEL_TOY)
+        st = atn_model_encode_toy(m, NULL, &enc, &err);
+    else
+        st = atn_model_encode(m, job->text ? job->text : "",
+                              job->text_pair && *job->text_pair ? job->text_pair : NULL, &enc, &err);
+    if (st != ATN_OK) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, _("Could not read the text: %s"), err.message);
+        return NULL;
+    }
+    atn_run *run = atn_run_new(m);
+    if (!run) {
+        atn_encoding_free(enc);
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NO_SPACE, _("Out of memory"));
+        return NULL;
+    }
+    atn_run_options opts;
+    atn_run_options_init(&opts);
+    opts.device = job->device;
+    opts.progress = cancel_cb;
+    opts.user_data = cancellable;
+    st = atn_run_forward(run, enc, &opts, &err);
+    if (st != ATN_OK) {
+        atn_run_free(run);
+        atn_encoding_free(enc);
+        if (st == ATN_E_CANCELLED)
+            g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
+        else
+            g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, _("The model could not run: %s"), err.message);
+        return NULL;
+    }
+    double ms = (g_get_monotonic_time() - t0) / 1000.0;
+    return atn_result_new(job->model, run, enc, ms);
+}
+
+static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    GError *error = NULL;
+    AtnResult *r = do_run(data, cancellable, &error);
+    if (r)
+        g_task_return_pointer(task, r, g_object_unref);
+    else
+        g_task_return_error(task, error);
+}
+
+static void clamp_selection(AtnSession *self) {
+    if (!self->result)
+        return;
+    int L = atn_result_get_n_layers(self->result), H = atn_result_get_n_heads(self->result);
+    int n = atn_result_get_n_tokens(self->result);
+    if (self->layer >= L)
+        atn_session_set_layer(self, L - 1);
+    if (self->head >= H)
+        atn_session_set_head(self, H - 1);
+    if (self->query >= n)
+        atn_session_set_query(self, 0);
+    if (self->hover_token >= n)
+        atn_session_set_hover_token(self, -1);
+}
+
+static void set_result(AtnSession *self, AtnResult *r) {
+    g_set_object(&self->result, r);
+    self->n_runs++;
+    clamp_selection(self);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_RESULT]);
+    const atn_capture *cap = atn_result_get_capture(r);
+    if (cap->enc->truncated) {
+        g_autofree char *msg = g_strdup_printf(
+            ngettext("The text is too long for this model: %d word piece was dropped.",
+                     "The text is too long for this model: %d word pieces were dropped.", cap->enc->n_dropped),
+            cap->enc->n_dropped);
+        g_signal_emit(self, signals[SIGNAL_NOTICE], 0, msg);
+    }
+    if (cap->nonfinite_layer >= 0) {
+        g_autofree char *msg = g_strdup_printf(_("Layer %d produced NaN or infinite values; its attention may be "
+                                                 "meaningless."), cap->nonfinite_layer);
+        g_signal_emit(self, signals[SIGNAL_NOTICE], 0, msg);
+    }
+}
+
+static void run_done(GObject *source, GAsyncResult *res, gpointer user_data) {
+    AtnSession *self = ATN_SESSION(source);
+    GTask *task = G_TASK(res);
+    run_job *job = g_task_get_task_data(task);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AtnResult) r = g_task_propagate_pointer(task, &error);
+    gboolean was_busy = atn_session_get_busy(self);
+    g_clear_object(&self->run_cancel);
+    if (self->run_pending) {
+        /* a newer request came in: this result (or error) is stale */
+        self->run_pending = FALSE;
+        start_run(self);
+        return;
+    }
+    if (r && job->model == self->model)
+        set_result(self, r);
+    else if (error && !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_signal_emit(self, signals[SIGNAL_ERROR], 0, error->message);
+    if (was_busy != atn_session_get_busy(self))
+        g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);
+}
+
+static void start_run(AtnSession *self) {
+    g_clear_handle_id(&self->debounce_id, g_source_remove);
+    if (!self->model)
+        return;
+    if (self->run_cancel) {
+        /* newest wins: stop the run in flight, start again when it has returned */
+        g_cancellable_cancel(self->run_cancel);
+        self->run_pending = TRUE;
+        return;
+    }
+    run_job *job = g_new0(run_job, 1);
+    job->model = g_object_ref(self->model);
+    job->text = g_strdup(self->text);
+    job->text_pair = g_strdup(self->text_pair);
+    job->device = self->device;
+
+    if (atn_model_handle_is_toy(self->model)) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(AtnResult) r = do_run(job, NULL, &error);
+        run_job_free(job);
+        if (r)
+            set_result(self, r);
+        else
+            g_signal_emit(self, signals[SIGNAL_ERROR], 0, error->message);
+        return;
+    }
+    gboolean was_busy = atn_session_get_busy(self);
+    self->run_cancel = g_cancellable_new();
+    g_autoptr(GTask) task = g_task_new(self, self->run_cancel, run_done, NULL);
+    g_task_set_source_tag(task, start_run);
+    g_task_set_task_data(task, job, (GDestroyNotify)run_job_free);
+    g_task_set_return_on_cancel(task, FALSE);
+    g_task_run_in_thread(task, run_thread);
+    if (!was_busy)
+        g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);
+}
+
+static gboolean debounce_cb(gpointer user_data) {
+    AtnSession *self = user_data;
+    self->debounce_id = 0;
+    start_run(self);
+    return G_SOURCE_REMOVE;
+}
+
+/* ---- opening models ------------------------------------------------------------------ */
+
+typedef struct open_job {
+    char **sources;       /* tried in order */
+    int opened;           /* index of the one that opened */
+    char *first_error;    /* why sources[0] failed */
+} open_job;
+
+static void open_job_free(open_job *job) {
+    g_strfreev(job->sources);
+    g_free(job->first_error);
+    g_free(job);
+}
+
+static void open_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    open_job *job = data;
+    for (int i = 0; job->sources[i]; i++) {
+        atn_error err = {0};
+        atn_model *m = atn_model_open(job->sources[i], cancel_cb, cancellable, &err);
+        if (m) {
+            job->opened = i;
+            g_task_return_pointer(task, atn_model_handle_new(m, job->sources[i]), g_object_unref);
+            return;
+        }
+        if (err.status == ATN_E_CANCELLED || g_cancellable_is_cancelled(cancellable)) {
+            g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
+            return;
+        }
+        if (i == 0)
+            job->first_error = g_strdup(err.message);
+    }
+    g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", job->first_error);
+}
+
+static void set_opening(AtnSession *self, const char *source) {
+    gboolean was_busy = atn_session_get_busy(self);
+    g_free(self->opening);
+    self->opening = g_strdup(source);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_OPENING]);
+    if (was_busy != atn_session_get_busy(self))
+        g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);
+}
+
+static void open_done(GObject *source, GAsyncResult *res, gpointer user_data) {
+    AtnSession *self = ATN_SESSION(source);
+    GTask *task = G_TASK(res);
+    open_job *job = g_task_get_task_data(task);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AtnModelHandle) m = g_task_propagate_pointer(task, &error);
+    if (g_task_get_cancellable(task) != self->open_cancel)
+        return;   /* a newer open replaced this one */
+    g_clear_object(&self->open_cancel);
+    set_opening(self, NULL);
+    if (!m) {
+        g_autofree char *msg = g_strdup_printf(_("Could not open the model “%s”: %s"), job->sources[0],
+                                               error->message);
+        g_signal_emit(self, signals[SIGNAL_ERROR], 0, msg);
+        return;
+    }
+    if (job->opened > 0 && job->first_error) {
+        g_autofree char *msg = g_strdup_printf(_("Could not open the model “%s” (%s); opened “%s” instead."),
+                                               job->sources[0], job->first_error, job->sources[job->opened]);
+        g_signal_emit(self, signals[SIGNAL_NOTICE], 0, msg);
+    }
+    if (self->run_cancel) {
+        g_cancellable_cancel(self->run_cancel);
+        self->run_pending = TRUE;
+    }
+    g_set_object(&self->model, m);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_MODEL]);
+    if (!self->run_pending)
+        start_run(self);
+}
+
+static void open_sources(AtnSession *self, char **sources) {
+    if (self->open_cancel)
+        g_cancellable_cancel(self->open_cancel);
+    g_clear_object(&self->open_cancel);
+    self->open_cancel = g_cancellable_new();
+    open_job *job = g_new0(open_job, 1);
+    job->sources = sources;
+    set_opening(self, sources[0]);
+    g_autoptr(GTask) task = g_task_new(self, self->open_cancel, open_done, NULL);
+    g_task_set_source_tag(task, open_sources);
+    g_task_set_task_data(task, job, (GDestroyNotify)open_job_free);
+    g_task_run_in_thread(task, open_thread);
+}
+
+void atn_session_open_model(AtnSession *self, const char *source) {
+    g_return_if_fail(ATN_IS_SESSION(self) && source);
+    char **v = g_new0(char *, 2);
+    v[0] = g_strdup(source);
+    open_sources(self, v);
+}
+
+void atn_session_open_default(AtnSession *self, const char *preferred) {
+    g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+    if (preferred && *preferred)
+        g_strv_builder_add(b, preferred);
+    if (g_strcmp0(preferred, "demo") != 0)
+        g_strv_builder_add(b, "demo");
+    if (g_strcmp0(preferred, "worked-example") != 0)
+        g_strv_builder_add(b, "worked-example");
+    open_sources(self, g_strv_builder_end(b));
+}
+
+/* ---- GPU probe ------------------------------------------------------------------------ */
+
+typedef struct gpu_probe {
+    gboolean ok;
+    char *reason;
+} gpu_probe;
+
+static gpu_probe probe_result;
+static gsize probe_done;
+
+/* Runs the worked example on the GPU: the engine says why when it cannot. */
+static void gpu_probe_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    if (g_once_init_enter(&probe_done)) {
+        atn_error err = {0};
+        atn_model *m = atn_model_open("worked-example", NULL, NULL, &err);
+        atn_encoding *enc = NULL;
+        atn_run *run = NULL;
+        if (m && atn_model_encode_toy(m, NULL, &enc, &err) == ATN_OK && (run = atn_run_new(m))) {
+            atn_run_options opts;
+            atn_run_options_init(&opts);
+            opts.device = ATN_DEVICE_CUDA;
+            probe_result.ok = atn_run_forward(run, enc, &opts, &err) == ATN_OK &&
+                              atn_run_device_used(run) == ATN_DEVICE_CUDA;
+        }
+        if (!probe_result.ok)
+            probe_result.reason = g_strdup(err.message[0] ? err.message : "no usable GPU");
+        atn_run_free(run);
+        atn_encoding_free(enc);
+        atn_model_free(m);
+        g_once_init_leave(&probe_done, 1);
+    }
+    g_task_return_boolean(task, TRUE);
+}
+
+static void gpu_probe_done(GObject *source, GAsyncResult *res, gpointer user_data) {
+    AtnSession *self = ATN_SESSION(source);
+    self->gpu_available = probe_result.ok;
+    g_free(self->gpu_reason);
+    self->gpu_reason = g_strdup(probe_result.reason);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_GPU_AVAILABLE]);
+}
+
+/* ---- GObject ---------------------------------------------------------------------------- */
+
+static void atn_session_dispose(GObject *object) {
+    AtnSession *self = ATN_SESSION(object);
+    g_clear_handle_id(&self->debounce_id, g_source_remove);
+    if (self->run_cancel)
+        g_cancellable_cancel(self->run_cancel);
+    if (self->open_cancel)
+        g_cancellable_cancel(self->open_cancel);
+    g_clear_object(&self->run_cancel);
+    g_clear_object(&self->open_cancel);
+    g_clear_object(&self->result);
+    g_clear_object(&self->model);
+    G_OBJECT_CLASS(atn_session_parent_class)->dispose(object);
+}
+
+static void atn_session_finalize(GObject *object) {
+    AtnSession *self = ATN_SESSION(object);
+    g_free(self->text);
+    g_free(self->text_pair);
+    g_free(self->opening);
+    g_free(self->gpu_reason);
+    G_OBJECT_CLASS(atn_session_parent_class)->finalize(object);
+}
+
+static void atn_session_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec) {
+    AtnSession *self = ATN_SESSION(object);
+    switch (prop_id) {
+    case PROP_MODEL: g_value_set_object(value, self->model); break;
+    case PROP_RESULT: g_value_set_object(value, self->result); break;
+    case PROP_LAYER: g_value_set_int(value, self->layer); break;
+    case PROP_HEAD: g_value_set_int(value, self->head); break;
+    case PROP_QUERY: g_value_set_int(value, self->query); break;
+    case PROP_HOVER_TOKEN: g_value_set_int(value, self->hover_token); break;
+    case PROP_BUSY: g_value_set_boolean(value, atn_session_get_busy(self)); break;
+    case PROP_DEVICE: g_value_set_int(value, self->device); break;
+    case PROP_GPU_AVAILABLE: g_value_set_boolean(value, self->gpu_available); break;
+    case PROP_OPENING: g_value_set_string(value, self->opening); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    }
+}
+
+static void atn_session_set_property(GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec) {
+    AtnSession *self = ATN_SESSION(object);
+    switch (prop_id) {
+    case PROP_LAYER: atn_session_set_layer(self, g_value_get_int(value)); break;
+    case PROP_HEAD: atn_session_set_head(self, g_value_get_int(value)); break;
+    case PROP_QUERY: atn_session_set_query(self, g_value_get_int(value)); break;
+    case PROP_HOVER_TOKEN: atn_session_set_hover_token(self, g_value_get_int(value)); break;
+    case PROP_DEVICE: atn_session_set_device(self, g_value_get_int(value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    }
+}
+
+static void atn_session_class_init(AtnSessionClass *klass) {
+    GObjectClass *object_class = G_OBJECT_CLASS(klass);
+    object_class->dispose = atn_session_dispose;
+    object_class->finalize = atn_session_finalize;
+    object_class->get_property = atn_session_get_property;
+    object_class->set_property = atn_session_set_property;
+
+    GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
+    GParamFlags rw = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
+    props[PROP_MODEL] = g_param_spec_object("model", NULL, NULL, ATN_TYPE_MODEL_HANDLE, ro);
+    props[PROP_RESULT] = g_param_spec_object("result", NULL, NULL, ATN_TYPE_RESULT, ro);
+    props[PROP_LAYER] = g_param_spec_int("layer", NULL, NULL, 0, G_MAXINT, 0, rw);
+    props[PROP_HEAD] = g_param_spec_int("head", NULL, NULL, 0, G_MAXINT, 0, rw);
+    props[PROP_QUERY] = g_param_spec_int("query", NULL, NULL, 0, G_MAXINT, 0, rw);
+    props[PROP_HOVER_TOKEN] = g_param_spec_int("hover-token", NULL, NULL, -1, G_MAXINT, -1, rw);
+    props[PROP_BUSY] = g_param_spec_boolean("busy", NULL, NULL, FALSE, ro);
+    props[PROP_DEVICE] = g_param_spec_int("device", NULL, NULL, ATN_DEVICE_CPU, ATN_DEVICE_AUTO, ATN_DEVICE_CPU, rw);
+    props[PROP_GPU_AVAILABLE] = g_param_spec_boolean("gpu-available", NULL, NULL, FALSE, ro);
+    props[PROP_OPENING] = g_param_spec_string("opening", NULL, NULL, NULL, ro);
+    g_object_class_install_properties(object_class, N_PROPS, props);
+
+    /* A message for the window's error banner (the model could not open or run). */
+    signals[SIGNAL_ERROR] = g_signal_new("error", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                         G_TYPE_NONE, 1, G_TYPE_STRING);
+    /* A message for the information banner (the text was truncated ...). */
+    signals[SIGNAL_NOTICE] = g_signal_new("notice", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                          G_TYPE_NONE, 1, G_TYPE_STRING);
+}
+
+static void atn_session_init(AtnSession *self) {
+    self->hover_token = -1;
+    self->debounce_ms = 60;
+    self->text = g_strdup("");
+    self->text_pair = g_strdup("");
+    self->gpu_reason = g_strdup(_("Looking for a GPU…"));
+}
+
+AtnSession *atn_session_new(void) {
+    AtnSession *self = g_object_new(ATN_TYPE_SESSION, NULL);
+    g_autoptr(GTask) task = g_task_new(self, NULL, gpu_probe_done, NULL);
+    g_task_run_in_thread(task, gpu_probe_thread);
+    return self;
+}
+
+AtnModelHandle *atn_session_get_model(AtnSession *self) { return self->model; }
+const char *atn_session_get_opening(AtnSession *self) { return self->opening; }
+AtnResult *atn_session_get_result(AtnSession *self) { return self->result; }
+gboolean atn_session_get_busy(AtnSession *self) { return self->run_cancel != NULL || self->opening != NULL; }
+const char *atn_session_get_text(AtnSession *self) { return self->text; }
+const char *atn_session_get_text_pair(AtnSession *self) { return self->text_pair; }
+int atn_session_get_layer(AtnSession *self) { return self->layer; }
+int atn_session_get_head(AtnSession *self) { return self->head; }
+int atn_session_get_query(AtnSession *self) { return self->query; }
+int atn_session_get_hover_token(AtnSession *self) { return self->hover_token; }
+atn_device atn_session_get_device(AtnSession *self) { return self->device; }
+gboolean atn_session_get_gpu_available(AtnSession *self) { return self->gpu_available; }
+const char *atn_session_get_gpu_reason(AtnSession *self) { return self->gpu_reason; }
+guint atn_session_get_n_runs(AtnSession *self) { return self->n_runs; }
+void atn_session_set_debounce_ms(AtnSession *self, guint ms) { self->debounce_ms = ms; }
+
+void atn_session_set_text(AtnSession *self, const char *text, const char *text_pair) {
+    text = text ? text : "";
+    text_pair = text_pair ? text_pair : "";
+    if (!g_strcmp0(text, self->text) && !g_strcmp0(text_pair, self->text_pair))
+        return;
+    g_free(self->text);
+    g_free(self->text_pair);
+    self->text = g_strdup(text);
+    self->text_pair = g_strdup(text_pair);
+    if (!self->model || atn_model_handle_is_toy(self->model))
+        return;
+    g_clear_handle_id(&self->debounce_id, g_source_remove);
+    if (self->debounce_ms == 0)
+        start_run(self);
+    else
+        self->debounce_id = g_timeout_add(self->debounce_ms, debounce_cb, self);
+}
+
+void atn_session_rerun(AtnSession *self) { start_run(self); }
+
+static int clamp_index(AtnSession *self, int v, int which) {
+    if (v < 0)
+        return 0;
+    if (!self->result)
+        return v;
+    int max = which == PROP_LAYER ? atn_result_get_n_layers(self->result)
+              : which == PROP_HEAD ? atn_result_get_n_heads(self->result)
+                                   : atn_result_get_n_tokens(self->result);
+    return MIN(v, MAX(max - 1, 0));
+}
+
+void atn_session_set_layer(AtnSession *self, int layer) {
+    layer = clamp_index(self, layer, PROP_LAYER);
+    if (layer == self->layer)
+        return;
+    self->layer = layer;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_LAYER]);
+}
+
+void atn_session_set_head(AtnSession *self, int head) {
+    head = clamp_index(self, head, PROP_HEAD);
+    if (head == self->head)
+        return;
+    self->head = head;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_HEAD]);
+}
+
+void atn_session_select_head(AtnSession *self, int layer, int head) {
+    atn_session_set_layer(self, layer);
+    atn_session_set_head(self, head);
+}
+
+void atn_session_set_query(AtnSession *self, int query) {
+    query = clamp_index(self, query, PROP_QUERY);
+    if (query == self->query)
+        return;
+    self->query = query;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_QUERY]);
+}
+
+void atn_session_set_hover_token(AtnSession *self, int token) {
+    if (token < -1 || (self->result && token >= atn_result_get_n_tokens(self->result)))
+        token = -1;
+    if (token == self->hover_token)
+        return;
+    self->hover_token = token;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_HOVER_TOKEN]);
+}
+
+void atn_session_set_device(AtnSession *self, atn_device device) {
+    if (device == self->device)
+        return;
+    self->device = device;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_DEVICE]);
+    start_run(self);
+}

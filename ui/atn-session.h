@@ -1,0 +1,71 @@
+/* AtnSession: what the window is looking at — the open model, the sentence, the latest run's
+ * result and the selected layer / head / query token — and the machinery that keeps the
+ * result up to date without blocking the main loop:
+ *
+ *  - models open in a worker thread (GTask); a failure leaves the previous model in place and
+ *    is reported through the "error" signal;
+ *  - text changes are debounced (60 ms), then run in a worker thread; a newer request cancels
+ *    the run in flight (the engine's progress callback sees the GCancellable) and only the
+ *    newest text's result is kept;
+ *  - toy models (a few numbers) run synchronously on the main thread, so editing one of their
+ *    cells updates every view before the next frame.
+ *
+ * Views observe the properties (notify::result, notify::layer ...) and never run the model. */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "atn-model-handle.h"
+#include "atn-result.h"
+
+G_BEGIN_DECLS
+
+#define ATN_TYPE_SESSION (atn_session_get_type())
+G_DECLARE_FINAL_TYPE(AtnSession, atn_session, ATN, SESSION, GObject)
+
+AtnSession *atn_session_new(void);
+
+/* Opens a model (built-in name, toy JSON or Hugging Face folder) in a worker thread.  On
+ * failure "error" is emitted and the current model stays. */
+void atn_session_open_model(AtnSession *self, const char *source);
+/* Opens the first of preferred, "demo", "worked-example" that opens. */
+void atn_session_open_default(AtnSession *self, const char *preferred);
+AtnModelHandle *atn_session_get_model(AtnSession *self);
+/* The source of the model being opened, or NULL. */
+const char *atn_session_get_opening(AtnSession *self);
+
+/* Sets the sentence (and the optional second one; NULL or "" for none) and schedules a run
+ * after the debounce delay.  Toy models ignore the text: they carry their own tokens. */
+void atn_session_set_text(AtnSession *self, const char *text, const char *text_pair);
+const char *atn_session_get_text(AtnSession *self);
+const char *atn_session_get_text_pair(AtnSession *self);
+/* Runs now (skipping the debounce): toy models before returning, others in the worker. */
+void atn_session_rerun(AtnSession *self);
+/* The debounce delay in ms (default 60; tests and benchmarks may set 0). */
+void atn_session_set_debounce_ms(AtnSession *self, guint ms);
+
+AtnResult *atn_session_get_result(AtnSession *self);
+gboolean atn_session_get_busy(AtnSession *self);
+
+int atn_session_get_layer(AtnSession *self);
+void atn_session_set_layer(AtnSession *self, int layer);
+int atn_session_get_head(AtnSession *self);
+void atn_session_set_head(AtnSession *self, int head);
+/* Selects layer and head at once (one notify each, layer first). */
+void atn_session_select_head(AtnSession *self, int layer, int head);
+int atn_session_get_query(AtnSession *self);
+void atn_session_set_query(AtnSession *self, int query);
+/* The token under the pointer in any view, or -1: every view highlights it. */
+int atn_session_get_hover_token(AtnSession *self);
+void atn_session_set_hover_token(AtnSession *self, int token);
+
+atn_device atn_session_get_device(AtnSession *self);
+void atn_session_set_device(AtnSession *self, atn_device device);
+/* Whether a GPU can run the model (probed once in a worker thread); when not, why. */
+gboolean atn_session_get_gpu_available(AtnSession *self);
+const char *atn_session_get_gpu_reason(AtnSession *self);
+
+/* The number of runs finished (tests wait for it to change). */
+guint atn_session_get_n_runs(AtnSession *self);
+
+G_END_DECLS

@@ -1,0 +1,139 @@
+/* AtnTokenChips: the tokens as chips in a wrapping row. */
+#include "atn-token-chips.h"
+
+#include <glib/gi18n.h>
+
+struct _AtnTokenChips {
+    GtkWidget parent_instance;
+    GtkWidget *scroller;
+    GtkWidget *flow;
+    GPtrArray *chips;   /* GtkWidget* (owned by flow) */
+    AtnSession *session;
+    int shown_hover, shown_query;
+};
+
+G_DEFINE_FINAL_TYPE(AtnTokenChips, atn_token_chips, GTK_TYPE_WIDGET)
+
+static void set_class(GtkWidget *w, const char *cls, gboolean on) {
+    if (on)
+        gtk_widget_add_css_class(w, cls);
+    else
+        gtk_widget_remove_css_class(w, cls);
+}
+
+static void update_marks(AtnTokenChips *self) {
+    int hover = self->session ? atn_session_get_hover_token(self->session) : -1;
+    int query = self->session ? atn_session_get_query(self->session) : -1;
+    for (guint i = 0; i < self->chips->len; i++) {
+        GtkWidget *chip = g_ptr_array_index(self->chips, i);
+        set_class(chip, "hovered", (int)i == hover);
+        set_class(chip, "query", (int)i == query);
+    }
+}
+
+static void on_chip_enter(GtkEventControllerMotion *c, double x, double y, AtnTokenChips *self) {
+    GtkWidget *chip = gtk_event_controller_get_widget(GTK_EVENT_CONTROLLER(c));
+    if (self->session)
+        atn_session_set_hover_token(self->session, GPOINTER_TO_INT(g_object_get_data(G_OBJECT(chip), "token")));
+}
+
+static void on_chip_leave(GtkEventControllerMotion *c, AtnTokenChips *self) {
+    if (self->session)
+        atn_session_set_hover_token(self->session, -1);
+}
+
+static void on_chip_pressed(GtkGestureClick *g, int n, double x, double y, AtnTokenChips *self) {
+    GtkWidget *chip = gtk_event_controller_get_widget(GTK_EVENT_CONTROLLER(g));
+    if (self->session)
+        atn_session_set_query(self->session, GPOINTER_TO_INT(g_object_get_data(G_OBJECT(chip), "token")));
+}
+
+static void rebuild(AtnTokenChips *self) {
+    GtkWidget *child;
+    while ((child = gtk_widget_get_first_child(self->flow)))
+        gtk_flow_box_remove(GTK_FLOW_BOX(self->flow), child);
+    g_ptr_array_set_size(self->chips, 0);
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (!r)
+        return;
+    const atn_encoding *enc = atn_result_get_encoding(r);
+    for (int i = 0; i < enc->n; i++) {
+        GtkWidget *chip = gtk_label_new(enc->tokens[i].text);
+        gtk_widget_add_css_class(chip, "chip");
+        if (enc->tokens[i].special)
+            gtk_widget_add_css_class(chip, "special");
+        if (enc->tokens[i].segment == 1)
+            gtk_widget_add_css_class(chip, "second");
+        if (enc->mask && !enc->mask[i])
+            gtk_widget_add_css_class(chip, "padding");
+        g_autofree char *tip = g_strdup_printf(_("Token %d, id %d"), i, enc->tokens[i].id);
+        gtk_widget_set_tooltip_text(chip, tip);
+        g_object_set_data(G_OBJECT(chip), "token", GINT_TO_POINTER(i));
+        GtkEventController *motion = gtk_event_controller_motion_new();
+        g_signal_connect(motion, "enter", G_CALLBACK(on_chip_enter), self);
+        g_signal_connect(motion, "leave", G_CALLBACK(on_chip_leave), self);
+        gtk_widget_add_controller(chip, motion);
+        GtkGesture *click = gtk_gesture_click_new();
+        g_signal_connect(click, "pressed", G_CALLBACK(on_chip_pressed), self);
+        gtk_widget_add_controller(chip, GTK_EVENT_CONTROLLER(click));
+        gtk_flow_box_append(GTK_FLOW_BOX(self->flow), chip);
+        g_ptr_array_add(self->chips, chip);
+    }
+    update_marks(self);
+}
+
+static void on_result(AtnSession *s, GParamSpec *p, AtnTokenChips *self) { rebuild(self); }
+static void on_marks(AtnSession *s, GParamSpec *p, AtnTokenChips *self) { update_marks(self); }
+
+static void atn_token_chips_dispose(GObject *object) {
+    AtnTokenChips *self = ATN_TOKEN_CHIPS(object);
+    if (self->session)
+        g_signal_handlers_disconnect_by_data(self->session, self);
+    g_clear_object(&self->session);
+    g_clear_pointer(&self->scroller, gtk_widget_unparent);
+    g_clear_pointer(&self->chips, g_ptr_array_unref);
+    G_OBJECT_CLASS(atn_token_chips_parent_class)->dispose(object);
+}
+
+static void atn_token_chips_class_init(AtnTokenChipsClass *klass) {
+    G_OBJECT_CLASS(klass)->dispose = atn_token_chips_dispose;
+    gtk_widget_class_set_layout_manager_type(GTK_WIDGET_CLASS(klass), GTK_TYPE_BIN_LAYOUT);
+    gtk_widget_class_set_css_name(GTK_WIDGET_CLASS(klass), "tokenchips");
+}
+
+static void atn_token_chips_init(AtnTokenChips *self) {
+    self->chips = g_ptr_array_new();
+    self->flow = gtk_flow_box_new();
+    gtk_flow_box_set_selection_mode(GTK_FLOW_BOX(self->flow), GTK_SELECTION_NONE);
+    gtk_flow_box_set_max_children_per_line(GTK_FLOW_BOX(self->flow), 200);
+    gtk_flow_box_set_min_children_per_line(GTK_FLOW_BOX(self->flow), 1);
+    gtk_flow_box_set_homogeneous(GTK_FLOW_BOX(self->flow), FALSE);
+    gtk_flow_box_set_row_spacing(GTK_FLOW_BOX(self->flow), 2);
+    gtk_flow_box_set_column_spacing(GTK_FLOW_BOX(self->flow), 2);
+    self->scroller = gtk_scrolled_window_new();
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(self->scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+    gtk_scrolled_window_set_propagate_natural_height(GTK_SCROLLED_WINDOW(self->scroller), TRUE);
+    gtk_scrolled_window_set_max_content_height(GTK_SCROLLED_WINDOW(self->scroller), 96);
+    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(self->scroller), self->flow);
+    gtk_widget_set_parent(self->scroller, GTK_WIDGET(self));
+}
+
+GtkWidget *atn_token_chips_new(void) { return g_object_new(ATN_TYPE_TOKEN_CHIPS, NULL); }
+
+void atn_token_chips_set_session(AtnTokenChips *self, AtnSession *session) {
+    if (self->session)
+        g_signal_handlers_disconnect_by_data(self->session, self);
+    g_set_object(&self->session, session);
+    if (session) {
+        g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
+        g_signal_connect(session, "notify::hover-token", G_CALLBACK(on_marks), self);
+        g_signal_connect(session, "notify::query", G_CALLBACK(on_marks), self);
+    }
+    rebuild(self);
+}
+
+int atn_token_chips_get_n_chips(AtnTokenChips *self) { return (int)self->chips->len; }
+
+GtkWidget *atn_token_chips_get_chip(AtnTokenChips *self, int i) {
+    return i >= 0 && i < (int)self->chips->len ? g_ptr_array_index(self->chips, i) : NULL;
+}

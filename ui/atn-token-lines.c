@@ -1,0 +1,194 @@
+/* AtnTokenLines: one head as lines between two token columns, drawn by ui/render. */
+#include "atn-token-lines.h"
+
+#include <glib/gi18n.h>
+
+struct _AtnTokenLines {
+    GtkWidget parent_instance;
+    AtnSession *session;
+    double font_scale;
+    GskRenderNode *node;   /* cached figure */
+    int node_w, node_h;
+};
+
+G_DEFINE_FINAL_TYPE(AtnTokenLines, atn_token_lines, GTK_TYPE_WIDGET)
+
+static void invalidate(AtnTokenLines *self) {
+    g_clear_pointer(&self->node, gsk_render_node_unref);
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+static gboolean fill_spec(AtnTokenLines *self, atn_headview_spec *spec, const atn_render_style *style) {
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (!r)
+        return FALSE;
+    int layer = atn_session_get_layer(self->session), head = atn_session_get_head(self->session);
+    atn_headview_spec_init(spec);
+    spec->attn[0] = atn_result_get_head(r, layer, head);
+    if (!spec->attn[0])
+        return FALSE;
+    spec->head_ids[0] = head;
+    spec->n_shown = 1;
+    spec->n = atn_result_get_n_tokens(r);
+    spec->tokens = atn_result_get_tokens(r);
+    spec->mask = atn_result_get_mask(r);
+    spec->selected_query = -1;
+    spec->hover_token = atn_session_get_hover_token(self->session);
+    spec->style = style;
+    return TRUE;
+}
+
+static void atn_token_lines_snapshot(GtkWidget *widget, GtkSnapshot *s) {
+    AtnTokenLines *self = ATN_TOKEN_LINES(widget);
+    int w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);
+    if (w <= 0 || h <= 0)
+        return;
+    if (!self->node || self->node_w != w || self->node_h != h) {
+        g_clear_pointer(&self->node, gsk_render_node_unref);
+        atn_render_style style;
+        atn_render_style_for_widget(widget, self->font_scale, &style);
+        atn_headview_spec spec;
+        if (!fill_spec(self, &spec, &style))
+            return;
+        GtkSnapshot *sub = gtk_snapshot_new();
+        cairo_t *cr = gtk_snapshot_append_cairo(sub, &GRAPHENE_RECT_INIT(0, 0, w, h));
+        atn_render_headview(cr, &spec, w, h);
+        cairo_destroy(cr);
+        self->node = gtk_snapshot_free_to_node(sub);
+        self->node_w = w;
+        self->node_h = h;
+    }
+    if (self->node)
+        gtk_snapshot_append_node(s, self->node);
+}
+
+static void atn_token_lines_measure(GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,
+                                    int *natural, int *minimum_baseline, int *natural_baseline) {
+    *minimum = orientation == GTK_ORIENTATION_HORIZONTAL ? 200 : 120;
+    *natural = orientation == GTK_ORIENTATION_HORIZONTAL ? 280 : 400;
+}
+
+static void token_at(AtnTokenLines *self, double x, double y, int *side, int *token) {
+    *side = -1;
+    *token = -1;
+    atn_render_style style;
+    atn_render_style_for_widget(GTK_WIDGET(self), self->font_scale, &style);
+    atn_headview_spec spec;
+    if (!fill_spec(self, &spec, &style))
+        return;
+    int32_t t;
+    if (atn_render_headview_token_at(&spec, gtk_widget_get_width(GTK_WIDGET(self)),
+                                     gtk_widget_get_height(GTK_WIDGET(self)), x, y, side, &t))
+        *token = t;
+}
+
+static void on_motion(GtkEventControllerMotion *c, double x, double y, AtnTokenLines *self) {
+    int side, token;
+    token_at(self, x, y, &side, &token);
+    if (self->session)
+        atn_session_set_hover_token(self->session, token);
+}
+
+static void on_leave(GtkEventControllerMotion *c, AtnTokenLines *self) {
+    if (self->session)
+        atn_session_set_hover_token(self->session, -1);
+}
+
+static void on_pressed(GtkGestureClick *g, int n_press, double x, double y, AtnTokenLines *self) {
+    int side, token;
+    token_at(self, x, y, &side, &token);
+    if (self->session && token >= 0 && side == 0)
+        atn_session_set_query(self->session, token);
+}
+
+static void on_session_changed(AtnSession *session, GParamSpec *pspec, AtnTokenLines *self) { invalidate(self); }
+
+static void atn_token_lines_dispose(GObject *object) {
+    AtnTokenLines *self = ATN_TOKEN_LINES(object);
+    if (self->session)
+        g_signal_handlers_disconnect_by_data(self->session, self);
+    g_clear_object(&self->session);
+    g_clear_pointer(&self->node, gsk_render_node_unref);
+    G_OBJECT_CLASS(atn_token_lines_parent_class)->dispose(object);
+}
+
+static void atn_token_lines_css_changed(GtkWidget *widget, GtkCssStyleChange *change) {
+    GTK_WIDGET_CLASS(atn_token_lines_parent_class)->css_changed(widget, change);
+    invalidate(ATN_TOKEN_LINES(widget));
+}
+
+static void atn_token_lines_class_init(AtnTokenLinesClass *klass) {
+    GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
+    G_OBJECT_CLASS(klass)->dispose = atn_token_lines_dispose;
+    widget_class->snapshot = atn_token_lines_snapshot;
+    widget_class->measure = atn_token_lines_measure;
+    widget_class->css_changed = atn_token_lines_css_changed;
+    gtk_widget_class_set_css_name(widget_class, "tokenlines");
+}
+
+static void atn_token_lines_init(AtnTokenLines *self) {
+    self->font_scale = 1.0;
+    gtk_widget_set_vexpand(GTK_WIDGET(self), TRUE);
+    GtkEventController *motion = gtk_event_controller_motion_new();
+    g_signal_connect(motion, "motion", G_CALLBACK(on_motion), self);
+    g_signal_connect(motion, "leave", G_CALLBACK(on_leave), self);
+    gtk_widget_add_controller(GTK_WIDGET(self), motion);
+    GtkGesture *click = gtk_gesture_click_new();
+    g_signal_connect(click, "pressed", G_CALLBACK(on_pressed), self);
+    gtk_widget_add_controller(GTK_WIDGET(self), GTK_EVENT_CONTROLLER(click));
+}
+
+GtkWidget *atn_token_lines_new(void) { return g_object_new(ATN_TYPE_TOKEN_LINES, NULL); }
+
+void atn_token_lines_set_session(AtnTokenLines *self, AtnSession *session) {
+    if (self->session)
+        g_signal_handlers_disconnect_by_data(self->session, self);
+    g_set_object(&self->session, session);
+    if (session) {
+        static const char *const watched[] = {"notify::result", "notify::layer", "notify::head",
+                                              "notify::hover-token"};
+        for (guint i = 0; i < G_N_ELEMENTS(watched); i++)
+            g_signal_connect(session, watched[i], G_CALLBACK(on_session_changed), self);
+    }
+    invalidate(self);
+}
+
+void atn_token_lines_set_font_scale(AtnTokenLines *self, double scale) {
+    self->font_scale = scale;
+    invalidate(self);
+}
+
+typedef struct lines_figure {
+    atn_headview_spec spec;
+    atn_render_style style;
+    AtnResult *result;
+    char *title;
+} lines_figure;
+
+static void lines_figure_free(gpointer data) {
+    lines_figure *f = data;
+    g_clear_object(&f->result);
+    g_free(f->title);
+    g_free(f);
+}
+
+static void lines_figure_draw(cairo_t *cr, double width, double height, void *data) {
+    lines_figure *f = data;
+    atn_render_headview(cr, &f->spec, width, height);
+}
+
+AtnFigure *atn_token_lines_dup_figure(AtnTokenLines *self) {
+    lines_figure *f = g_new0(lines_figure, 1);
+    atn_render_style_init(&f->style, FALSE);
+    if (!fill_spec(self, &f->spec, &f->style)) {
+        g_free(f);
+        return NULL;
+    }
+    f->result = g_object_ref(atn_session_get_result(self->session));
+    f->spec.hover_token = -1;
+    double w, h;
+    atn_render_headview_natural_size(&f->spec, &w, &h);
+    g_autofree char *name = g_strdup_printf("lines-L%d-H%d", atn_session_get_layer(self->session),
+                                            atn_session_get_head(self->session));
+    return atn_figure_new(w, h, lines_figure_draw, f, lines_figure_free, name);
+}

@@ -1,0 +1,662 @@
+/* AtnWindow: the main window and its window actions. */
+#include "atn-window.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+#include <string.h>
+
+#include "atn-export.h"
+#include "atn-figure.h"
+#include "atn-head-view.h"
+#include "atn-model-grid-view.h"
+#include "atn-prefs.h"
+#include "atn-similarity-view.h"
+#include "atn-stats-view.h"
+#include "atn-token-chips.h"
+#include "atn-trace-view.h"
+#include "config.h"
+#include "render.h"
+
+enum { PRESENTATION_HIDE_MS = 2500 };
+
+struct _AtnWindow {
+    GtkApplicationWindow parent_instance;
+
+    /* template children */
+    GtkHeaderBar *header;
+    GtkMenuButton *model_button;
+    GtkToggleButton *cpu_button, *gpu_button;
+    GtkSpinner *spinner;
+    GtkInfoBar *error_bar, *notice_bar;
+    GtkLabel *error_label, *notice_label;
+    GtkRevealer *controls_revealer;
+    GtkEntry *text_entry, *pair_entry;
+    GtkToggleButton *pair_toggle;
+    GtkMenuButton *examples_button;
+    GtkLabel *toy_label;
+    AtnTokenChips *chips;
+    GtkStack *stack;
+    AtnHeadView *head_view;
+    AtnModelGridView *model_view;
+    AtnSimilarityView *similarity_view;
+    AtnTraceView *trace_view;
+    AtnStatsView *stats_view;
+    GtkLabel *status_label;
+
+    AtnSession *session;
+    AtnPrefs *prefs;
+    GMenu *model_menu;
+    GPtrArray *examples;          /* char* "text" or "text ||| pair" */
+    GtkCssProvider *font_css;
+    gboolean presentation;
+    guint hide_controls_id;
+    double last_motion_x, last_motion_y;
+    gboolean want_gpu;            /* the saved preference, applied when the probe says yes */
+};
+
+G_DEFINE_FINAL_TYPE(AtnWindow, atn_window, GTK_TYPE_APPLICATION_WINDOW)
+
+/* ---- banners ---------------------------------------------------------------------------- */
+
+static void show_error(AtnWindow *self, const char *message) {
+    gtk_label_set_text(self->error_label, message);
+    gtk_info_bar_set_revealed(self->error_bar, TRUE);
+}
+
+static void show_notice(AtnWindow *self, const char *message) {
+    gtk_label_set_text(self->notice_label, message);
+    gtk_info_bar_set_revealed(self->notice_bar, TRUE);
+}
+
+static void on_bar_response(GtkInfoBar *bar, int response, AtnWindow *self) { gtk_info_bar_set_revealed(bar, FALSE); }
+
+const char *atn_window_get_error(AtnWindow *self) {
+    return gtk_info_bar_get_revealed(self->error_bar) ? gtk_label_get_text(self->error_label) : NULL;
+}
+
+const char *atn_window_get_notice(AtnWindow *self) {
+    return gtk_info_bar_get_revealed(self->notice_bar) ? gtk_label_get_text(self->notice_label) : NULL;
+}
+
+static void on_session_error(AtnSession *s, const char *message, AtnWindow *self) { show_error(self, message); }
+static void on_session_notice(AtnSession *s, const char *message, AtnWindow *self) { show_notice(self, message); }
+
+/* ---- model chooser ---------------------------------------------------------------------- */
+
+static void rebuild_model_menu(AtnWindow *self) {
+    g_menu_remove_all(self->model_menu);
+    g_autoptr(GMenu) builtins = g_menu_new();
+    for (const char *const *n = atn_builtin_model_names(); n && *n; n++) {
+        g_autoptr(GMenuItem) item = g_menu_item_new(*n, NULL);
+        g_menu_item_set_action_and_target_value(item, "win.open-model", g_variant_new_string(*n));
+        g_menu_append_item(builtins, item);
+    }
+    g_menu_append_section(self->model_menu, _("Built-in Models"), G_MENU_MODEL(builtins));
+    g_autoptr(GMenu) open = g_menu_new();
+    g_menu_append(open, _("Open Model _Folder…"), "win.open-folder");
+    g_menu_append(open, _("Open _Toy Model File…"), "win.open-file");
+    g_menu_append_section(self->model_menu, NULL, G_MENU_MODEL(open));
+    const char *const *recent = atn_prefs_get_recent_models(self->prefs);
+    if (recent && recent[0]) {
+        g_autoptr(GMenu) rec = g_menu_new();
+        for (; *recent; recent++) {
+            g_autofree char *base = g_path_get_basename(*recent);
+            g_autoptr(GMenuItem) item = g_menu_item_new(base, NULL);
+            g_menu_item_set_action_and_target_value(item, "win.open-model", g_variant_new_string(*recent));
+            g_menu_append_item(rec, item);
+        }
+        g_menu_append_section(self->model_menu, _("Recent"), G_MENU_MODEL(rec));
+    }
+}
+
+static void update_model_button(AtnWindow *self) {
+    const char *opening = atn_session_get_opening(self->session);
+    AtnModelHandle *m = atn_session_get_model(self->session);
+    g_autofree char *label = NULL;
+    if (opening && !m)
+        label = g_strdup(_("Opening…"));
+    else if (m)
+        label = g_strdup(atn_model_handle_get_name(m));
+    else
+        label = g_strdup(_("No Model"));
+    gtk_menu_button_set_label(self->model_button, label);
+}
+
+static void on_model(AtnSession *s, GParamSpec *p, AtnWindow *self) {
+    AtnModelHandle *m = atn_session_get_model(self->session);
+    update_model_button(self);
+    if (!m)
+        return;
+    gboolean toy = atn_model_handle_is_toy(m);
+    gtk_widget_set_visible(GTK_WIDGET(self->toy_label), toy);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->text_entry), !toy);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->pair_toggle), !toy);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->pair_entry), !toy);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->examples_button), !toy);
+    gtk_info_bar_set_revealed(self->error_bar, FALSE);
+    const char *source = atn_model_handle_get_source(m);
+    atn_prefs_set_last_model(self->prefs, source);
+    if (strchr(source, '/')) {
+        atn_prefs_add_recent_model(self->prefs, source);
+        rebuild_model_menu(self);
+    }
+}
+
+static void on_opening(AtnSession *s, GParamSpec *p, AtnWindow *self) { update_model_button(self); }
+
+static void open_model_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    atn_session_open_model(self->session, g_variant_get_string(param, NULL));
+}
+
+static void on_open_response(GtkNativeDialog *dialog, int response, AtnWindow *self) {
+    if (response == GTK_RESPONSE_ACCEPT) {
+        g_autoptr(GFile) file = gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog));
+        g_autofree char *path = file ? g_file_get_path(file) : NULL;
+        if (path)
+            atn_session_open_model(self->session, path);
+        else
+            show_error(self, _("Only local folders can be opened."));
+    }
+    g_object_unref(dialog);
+}
+
+static void open_chooser(AtnWindow *self, gboolean folder) {
+    GtkFileChooserNative *d = gtk_file_chooser_native_new(
+        folder ? _("Open a Hugging Face Model Folder") : _("Open a Toy Model File"), GTK_WINDOW(self),
+        folder ? GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER : GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
+    if (!folder) {
+        g_autoptr(GtkFileFilter) f = gtk_file_filter_new();
+        gtk_file_filter_set_name(f, _("Toy models (JSON)"));
+        gtk_file_filter_add_pattern(f, "*.json");
+        gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), f);
+    }
+    g_signal_connect(d, "response", G_CALLBACK(on_open_response), self);
+    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+}
+
+static void open_folder_action(GtkWidget *w, const char *n, GVariant *p) { open_chooser(ATN_WINDOW(w), TRUE); }
+static void open_file_action(GtkWidget *w, const char *n, GVariant *p) { open_chooser(ATN_WINDOW(w), FALSE); }
+
+/* ---- device -------------------------------------------------------------------------------- */
+
+static void on_gpu_available(AtnSession *s, GParamSpec *p, AtnWindow *self) {
+    gboolean ok = atn_session_get_gpu_available(self->session);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->gpu_button), ok);
+    g_autofree char *tip = ok ? g_strdup(_("Run the model on the GPU (CUDA)"))
+                              : g_strdup_printf(_("No usable GPU: %s"), atn_session_get_gpu_reason(self->session));
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->gpu_button), tip);
+    if (ok && self->want_gpu)
+        gtk_toggle_button_set_active(self->gpu_button, TRUE);
+}
+
+static void on_device_toggled(GtkToggleButton *b, AtnWindow *self) {
+    if (!gtk_toggle_button_get_active(b))
+        return;
+    gboolean gpu = b == self->gpu_button;
+    atn_session_set_device(self->session, gpu ? ATN_DEVICE_CUDA : ATN_DEVICE_CPU);
+    atn_prefs_set_device(self->prefs, gpu ? "gpu" : "cpu");
+    self->want_gpu = gpu;
+}
+
+/* ---- text and examples ------------------------------------------------------------------- */
+
+static void on_text_changed(GtkEditable *e, AtnWindow *self) {
+    const char *text = gtk_editable_get_text(GTK_EDITABLE(self->text_entry));
+    const char *pair = gtk_toggle_button_get_active(self->pair_toggle)
+                           ? gtk_editable_get_text(GTK_EDITABLE(self->pair_entry)) : "";
+    atn_session_set_text(self->session, text, pair);
+    g_autofree char *saved = *pair ? g_strconcat(text, " ||| ", pair, NULL) : g_strdup(text);
+    atn_prefs_set_example_text(self->prefs, saved);
+}
+
+static void on_pair_toggled(GtkToggleButton *b, AtnWindow *self) {
+    on_text_changed(NULL, self);
+    if (gtk_toggle_button_get_active(b))
+        gtk_widget_grab_focus(GTK_WIDGET(self->pair_entry));
+}
+
+/* Sets both entries from "text" or "text ||| pair". */
+static void set_example(AtnWindow *self, const char *example) {
+    g_auto(GStrv) parts = g_strsplit(example, " ||| ", 2);
+    gboolean has_pair = parts[0] && parts[1];
+    gtk_editable_set_text(GTK_EDITABLE(self->pair_entry), has_pair ? parts[1] : "");
+    gtk_toggle_button_set_active(self->pair_toggle, has_pair);
+    gtk_editable_set_text(GTK_EDITABLE(self->text_entry), parts[0] ? parts[0] : "");
+}
+
+void atn_window_set_text(AtnWindow *self, const char *text) { set_example(self, text); }
+
+static void example_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    int i = g_variant_get_int32(param);
+    if (i >= 0 && i < (int)self->examples->len)
+        set_example(self, g_ptr_array_index(self->examples, i));
+}
+
+static gboolean is_cjk(const char *s) {
+    for (const char *p = s; *p; p = g_utf8_next_char(p))
+        if (g_utf8_get_char(p) >= 0x2E80)
+            return TRUE;
+    return FALSE;
+}
+
+static void load_examples(AtnWindow *self) {
+    g_autoptr(GBytes) bytes =
+        g_resources_lookup_data("/io/github/attnscope/Attnscope/examples.txt", G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    g_autoptr(GMenu) menu = g_menu_new();
+    g_autoptr(GMenu) en = g_menu_new();
+    g_autoptr(GMenu) zh = g_menu_new();
+    if (bytes) {
+        g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+        g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+        for (char **l = lines; *l; l++) {
+            g_strstrip(*l);
+            if (!**l || **l == '#')
+                continue;
+            int i = (int)self->examples->len;
+            g_ptr_array_add(self->examples, g_strdup(*l));
+            g_autofree char *label = g_strdup(*l);
+            char *sep = strstr(label, " ||| ");
+            if (sep)
+                memcpy(sep, "  +  ", 5);   /* same length: "a ||| b" -> "a  +  b" */
+            g_autoptr(GMenuItem) item = g_menu_item_new(label, NULL);
+            g_menu_item_set_action_and_target_value(item, "win.example", g_variant_new_int32(i));
+            g_menu_append_item(is_cjk(*l) ? zh : en, item);
+        }
+    }
+    g_menu_append_section(menu, _("English"), G_MENU_MODEL(en));
+    g_menu_append_section(menu, _("Chinese"), G_MENU_MODEL(zh));
+    gtk_menu_button_set_menu_model(self->examples_button, G_MENU_MODEL(menu));
+}
+
+/* ---- status and results ---------------------------------------------------------------------- */
+
+static void on_result(AtnSession *s, GParamSpec *p, AtnWindow *self) {
+    AtnResult *r = atn_session_get_result(self->session);
+    gtk_info_bar_set_revealed(self->notice_bar, FALSE);
+    if (!r)
+        return;
+    const char *dev = atn_result_get_device(r) == ATN_DEVICE_CUDA ? _("GPU") : _("CPU");
+    int n = atn_result_get_n_tokens(r);
+    g_autofree char *tokens = g_strdup_printf(ngettext("%d token", "%d tokens", n), n);
+    g_autofree char *status = g_strdup_printf(_("%s · %s · %d layers × %d heads · ran in %.1f ms on the %s"),
+                                              atn_model_handle_get_name(atn_result_get_model(r)), tokens,
+                                              atn_result_get_n_layers(r), atn_result_get_n_heads(r),
+                                              atn_result_get_elapsed_ms(r), dev);
+    gtk_label_set_text(self->status_label, status);
+}
+
+static void on_busy(AtnSession *s, GParamSpec *p, AtnWindow *self) {
+    gboolean busy = atn_session_get_busy(self->session);
+    gtk_spinner_set_spinning(self->spinner, busy);
+}
+
+static void on_head_activated(GtkWidget *view, int layer, int head, AtnWindow *self) {
+    atn_session_select_head(self->session, layer, head);
+    atn_window_show_view(self, "head");
+}
+
+/* ---- views ---------------------------------------------------------------------------------------- */
+
+static const char *const view_names[] = {"head", "model", "similarity", "trace", "statistics"};
+
+void atn_window_show_view(AtnWindow *self, const char *name) { gtk_stack_set_visible_child_name(self->stack, name); }
+const char *atn_window_get_view(AtnWindow *self) { return gtk_stack_get_visible_child_name(self->stack); }
+GtkWidget *atn_window_get_view_widget(AtnWindow *self, const char *name) {
+    return gtk_stack_get_child_by_name(self->stack, name);
+}
+GtkWidget *atn_window_get_token_chips(AtnWindow *self) { return GTK_WIDGET(self->chips); }
+
+static void view_action(GtkWidget *widget, const char *name, GVariant *param) {
+    atn_window_show_view(ATN_WINDOW(widget), g_variant_get_string(param, NULL));
+}
+
+static void apply_style(AtnWindow *self) {
+    atn_colormap cm = ATN_CMAP_VIRIDIS;
+    atn_colormap_from_name(atn_prefs_get_colormap(self->prefs), &cm);
+    double scale = atn_prefs_get_font_scale(self->prefs) * (self->presentation ? 1.6 : 1.0);
+    atn_head_view_set_colormap(self->head_view, cm);
+    atn_head_view_set_font_scale(self->head_view, scale);
+    atn_model_grid_view_set_colormap(self->model_view, cm);
+    atn_model_grid_view_set_font_scale(self->model_view, scale);
+    atn_similarity_view_set_colormap(self->similarity_view, cm);
+    atn_similarity_view_set_font_scale(self->similarity_view, scale);
+    atn_trace_view_set_colormap(self->trace_view, cm);
+    atn_trace_view_set_font_scale(self->trace_view, scale);
+
+    /* the text of the window: the theme's font size times the scale */
+    GtkSettings *settings = gtk_widget_get_settings(GTK_WIDGET(self));
+    g_autofree char *font = NULL;
+    g_object_get(settings, "gtk-font-name", &font, NULL);
+    PangoFontDescription *desc = pango_font_description_from_string(font ? font : "Sans 10");
+    double pt = pango_font_description_get_size(desc) / (double)PANGO_SCALE;
+    pango_font_description_free(desc);
+    if (pt <= 0)
+        pt = 10;
+    g_autofree char *css = g_strdup_printf("window.atn-window { font-size: %.2fpt; }", pt * scale);
+    gtk_css_provider_load_from_data(self->font_css, scale == 1.0 ? "" : css, -1);
+}
+
+static void on_prefs_changed(AtnPrefs *prefs, GParamSpec *p, AtnWindow *self) { apply_style(self); }
+
+/* ---- presentation mode -------------------------------------------------------------------------- */
+
+static gboolean hide_controls_cb(gpointer data) {
+    AtnWindow *self = data;
+    self->hide_controls_id = 0;
+    if (self->presentation) {
+        gtk_revealer_set_reveal_child(self->controls_revealer, FALSE);
+        gtk_widget_set_visible(GTK_WIDGET(self->header), FALSE);
+    }
+    return G_SOURCE_REMOVE;
+}
+
+static void on_window_motion(GtkEventControllerMotion *c, double x, double y, AtnWindow *self) {
+    if (!self->presentation || (fabs(x - self->last_motion_x) < 2 && fabs(y - self->last_motion_y) < 2))
+        return;
+    self->last_motion_x = x;
+    self->last_motion_y = y;
+    gtk_revealer_set_reveal_child(self->controls_revealer, TRUE);
+    gtk_widget_set_visible(GTK_WIDGET(self->header), TRUE);
+    g_clear_handle_id(&self->hide_controls_id, g_source_remove);
+    self->hide_controls_id = g_timeout_add(PRESENTATION_HIDE_MS, hide_controls_cb, self);
+}
+
+void atn_window_set_presentation(AtnWindow *self, gboolean on) {
+    if (on == self->presentation)
+        return;
+    self->presentation = on;
+    if (on) {
+        gtk_widget_add_css_class(GTK_WIDGET(self), "presentation");
+        gtk_window_fullscreen(GTK_WINDOW(self));
+        g_clear_handle_id(&self->hide_controls_id, g_source_remove);
+        self->hide_controls_id = g_timeout_add(PRESENTATION_HIDE_MS, hide_controls_cb, self);
+    } else {
+        gtk_widget_remove_css_class(GTK_WIDGET(self), "presentation");
+        gtk_window_unfullscreen(GTK_WINDOW(self));
+        g_clear_handle_id(&self->hide_controls_id, g_source_remove);
+        gtk_revealer_set_reveal_child(self->controls_revealer, TRUE);
+        gtk_widget_set_visible(GTK_WIDGET(self->header), TRUE);
+    }
+    GAction *a = g_action_map_lookup_action(G_ACTION_MAP(self), "presentation");
+    if (a)
+        g_simple_action_set_state(G_SIMPLE_ACTION(a), g_variant_new_boolean(on));
+    apply_style(self);
+}
+
+static void presentation_activate(GSimpleAction *a, GVariant *p, gpointer data) {
+    AtnWindow *self = data;
+    atn_window_set_presentation(self, !self->presentation);
+}
+
+static void leave_presentation_action(GtkWidget *w, const char *n, GVariant *p) {
+    AtnWindow *self = ATN_WINDOW(w);
+    if (self->presentation)
+        atn_window_set_presentation(self, FALSE);
+    else {
+        gtk_info_bar_set_revealed(self->error_bar, FALSE);
+        gtk_info_bar_set_revealed(self->notice_bar, FALSE);
+    }
+}
+
+/* ---- export -------------------------------------------------------------------------------------- */
+
+static AtnFigure *current_figure(AtnWindow *self) {
+    GtkWidget *page = gtk_stack_get_visible_child(self->stack);
+    return page && ATN_IS_FIGURE_SOURCE(page) ? atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(page)) : NULL;
+}
+
+gboolean atn_window_export_to(AtnWindow *self, const char *path, double scale, GError **error) {
+    g_autoptr(AtnFigure) fig = current_figure(self);
+    if (!fig) {
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("This view has nothing to export yet."));
+        return FALSE;
+    }
+    return atn_figure_save(fig, path, scale, error);
+}
+
+static void export_done(GObject *source, GAsyncResult *res, gpointer data) {
+    AtnWindow *self = ATN_WINDOW(source);
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = atn_export_figure_finish(res, &error);
+    if (error && !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        show_error(self, error->message);
+    else if (path) {
+        g_autofree char *msg = g_strdup_printf(_("Saved %s"), path);
+        gtk_label_set_text(self->status_label, msg);
+    }
+}
+
+static void export_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    AtnFigure *fig = current_figure(self);
+    if (!fig) {
+        show_error(self, _("This view has nothing to export yet."));
+        return;
+    }
+    atn_export_figure_async(GTK_WINDOW(self), fig, export_done, NULL);
+}
+
+static void copy_figure_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    g_autoptr(AtnFigure) fig = current_figure(self);
+    if (!fig) {
+        show_error(self, _("This view has nothing to copy yet."));
+        return;
+    }
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GdkTexture) tex = atn_figure_to_texture(fig, 2.0, &error);
+    if (!tex) {
+        show_error(self, error->message);
+        return;
+    }
+    gdk_clipboard_set_texture(gtk_widget_get_clipboard(widget), tex);
+    gtk_label_set_text(self->status_label, _("Figure copied to the clipboard"));
+}
+
+static void export_trace_done(GObject *source, GAsyncResult *res, gpointer data) {
+    AtnWindow *self = ATN_WINDOW(source);
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = atn_export_text_finish(res, &error);
+    if (error && !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        show_error(self, error->message);
+    else if (path) {
+        g_autofree char *msg = g_strdup_printf(_("Saved %s"), path);
+        gtk_label_set_text(self->status_label, msg);
+    }
+}
+
+static char *trace_markdown(AtnWindow *self) {
+    g_autoptr(GError) error = NULL;
+    char *md = atn_trace_view_dup_markdown(self->trace_view, &error);
+    if (!md)
+        show_error(self, error->message);
+    return md;
+}
+
+static void export_trace_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    char *md = trace_markdown(self);
+    if (md)
+        atn_export_text_async(GTK_WINDOW(self), md, "trace.md", export_trace_done, NULL);
+}
+
+static void copy_trace_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    g_autofree char *md = trace_markdown(self);
+    if (md) {
+        gdk_clipboard_set_text(gtk_widget_get_clipboard(widget), md);
+        gtk_label_set_text(self->status_label, _("Trace copied to the clipboard as Markdown"));
+    }
+}
+
+static void focus_text_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    gtk_widget_grab_focus(GTK_WIDGET(self->text_entry));
+}
+
+static void step_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    int dl = !strcmp(name, "win.layer-next") ? 1 : !strcmp(name, "win.layer-prev") ? -1 : 0;
+    int dh = !strcmp(name, "win.head-next") ? 1 : !strcmp(name, "win.head-prev") ? -1 : 0;
+    atn_head_view_step(self->head_view, dl, dh);
+}
+
+/* ---- GObject --------------------------------------------------------------------------------------- */
+
+static void atn_window_dispose(GObject *object) {
+    AtnWindow *self = ATN_WINDOW(object);
+    g_clear_handle_id(&self->hide_controls_id, g_source_remove);
+    if (self->session)
+        g_signal_handlers_disconnect_by_data(self->session, self);
+    if (self->prefs)
+        g_signal_handlers_disconnect_by_data(self->prefs, self);
+    if (self->font_css) {
+        gtk_style_context_remove_provider_for_display(gtk_widget_get_display(GTK_WIDGET(self)),
+                                                      GTK_STYLE_PROVIDER(self->font_css));
+        g_clear_object(&self->font_css);
+    }
+    gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_WINDOW);
+    g_clear_object(&self->session);
+    g_clear_object(&self->model_menu);
+    g_clear_pointer(&self->examples, g_ptr_array_unref);
+    G_OBJECT_CLASS(atn_window_parent_class)->dispose(object);
+}
+
+static void atn_window_class_init(AtnWindowClass *klass) {
+    GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
+    G_OBJECT_CLASS(klass)->dispose = atn_window_dispose;
+    g_type_ensure(ATN_TYPE_TOKEN_CHIPS);
+    g_type_ensure(ATN_TYPE_HEAD_VIEW);
+    g_type_ensure(ATN_TYPE_MODEL_GRID_VIEW);
+    g_type_ensure(ATN_TYPE_SIMILARITY_VIEW);
+    g_type_ensure(ATN_TYPE_TRACE_VIEW);
+    g_type_ensure(ATN_TYPE_STATS_VIEW);
+    gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-window.ui");
+#define BIND(name) gtk_widget_class_bind_template_child(wc, AtnWindow, name)
+    BIND(header);
+    BIND(model_button);
+    BIND(cpu_button);
+    BIND(gpu_button);
+    BIND(spinner);
+    BIND(error_bar);
+    BIND(notice_bar);
+    BIND(error_label);
+    BIND(notice_label);
+    BIND(controls_revealer);
+    BIND(text_entry);
+    BIND(pair_entry);
+    BIND(pair_toggle);
+    BIND(examples_button);
+    BIND(toy_label);
+    BIND(chips);
+    BIND(stack);
+    BIND(head_view);
+    BIND(model_view);
+    BIND(similarity_view);
+    BIND(trace_view);
+    BIND(stats_view);
+    BIND(status_label);
+#undef BIND
+
+    gtk_widget_class_install_action(wc, "win.open-model", "s", open_model_action);
+    gtk_widget_class_install_action(wc, "win.open-folder", NULL, open_folder_action);
+    gtk_widget_class_install_action(wc, "win.open-file", NULL, open_file_action);
+    gtk_widget_class_install_action(wc, "win.example", "i", example_action);
+    gtk_widget_class_install_action(wc, "win.view", "s", view_action);
+    gtk_widget_class_install_action(wc, "win.export", NULL, export_action);
+    gtk_widget_class_install_action(wc, "win.copy-figure", NULL, copy_figure_action);
+    gtk_widget_class_install_action(wc, "win.export-trace", NULL, export_trace_action);
+    gtk_widget_class_install_action(wc, "win.copy-trace", NULL, copy_trace_action);
+    gtk_widget_class_install_action(wc, "win.focus-text", NULL, focus_text_action);
+    gtk_widget_class_install_action(wc, "win.escape", NULL, leave_presentation_action);
+    gtk_widget_class_install_action(wc, "win.layer-next", NULL, step_action);
+    gtk_widget_class_install_action(wc, "win.layer-prev", NULL, step_action);
+    gtk_widget_class_install_action(wc, "win.head-next", NULL, step_action);
+    gtk_widget_class_install_action(wc, "win.head-prev", NULL, step_action);
+
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_o, GDK_CONTROL_MASK, "win.open-folder", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_e, GDK_CONTROL_MASK, "win.export", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_c, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.copy-figure", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_m, GDK_CONTROL_MASK, "win.export-trace", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_l, GDK_CONTROL_MASK, "win.focus-text", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_Escape, 0, "win.escape", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_Down, GDK_ALT_MASK, "win.layer-next", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_Up, GDK_ALT_MASK, "win.layer-prev", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_Right, GDK_ALT_MASK, "win.head-next", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_Left, GDK_ALT_MASK, "win.head-prev", NULL);
+    for (guint i = 0; i < G_N_ELEMENTS(view_names); i++)
+        gtk_widget_class_add_binding_action(wc, GDK_KEY_1 + i, GDK_ALT_MASK, "win.view", "s", view_names[i]);
+}
+
+static void atn_window_init(AtnWindow *self) {
+    gtk_widget_init_template(GTK_WIDGET(self));
+    gtk_widget_add_css_class(GTK_WIDGET(self), "atn-window");
+    self->prefs = atn_prefs_get_default();
+    self->session = atn_session_new();
+    self->examples = g_ptr_array_new_with_free_func(g_free);
+    self->model_menu = g_menu_new();
+    gtk_menu_button_set_menu_model(self->model_button, G_MENU_MODEL(self->model_menu));
+    rebuild_model_menu(self);
+    load_examples(self);
+
+    /* presentation: a stateful action, so the menu shows a check */
+    static const GActionEntry entries[] = {
+        {"presentation", presentation_activate, NULL, "false", NULL},
+    };
+    g_action_map_add_action_entries(G_ACTION_MAP(self), entries, G_N_ELEMENTS(entries), self);
+
+    self->font_css = gtk_css_provider_new();
+    gtk_style_context_add_provider_for_display(gtk_widget_get_display(GTK_WIDGET(self)),
+                                               GTK_STYLE_PROVIDER(self->font_css),
+                                               GTK_STYLE_PROVIDER_PRIORITY_APPLICATION + 1);
+
+    atn_token_chips_set_session(self->chips, self->session);
+    atn_head_view_set_session(self->head_view, self->session);
+    atn_model_grid_view_set_session(self->model_view, self->session);
+    atn_similarity_view_set_session(self->similarity_view, self->session);
+    atn_trace_view_set_session(self->trace_view, self->session);
+    atn_stats_view_set_session(self->stats_view, self->session);
+    g_signal_connect(self->model_view, "head-activated", G_CALLBACK(on_head_activated), self);
+    g_signal_connect(self->stats_view, "head-activated", G_CALLBACK(on_head_activated), self);
+
+    g_signal_connect(self->session, "error", G_CALLBACK(on_session_error), self);
+    g_signal_connect(self->session, "notice", G_CALLBACK(on_session_notice), self);
+    g_signal_connect(self->session, "notify::model", G_CALLBACK(on_model), self);
+    g_signal_connect(self->session, "notify::opening", G_CALLBACK(on_opening), self);
+    g_signal_connect(self->session, "notify::result", G_CALLBACK(on_result), self);
+    g_signal_connect(self->session, "notify::busy", G_CALLBACK(on_busy), self);
+    g_signal_connect(self->session, "notify::gpu-available", G_CALLBACK(on_gpu_available), self);
+    g_signal_connect(self->prefs, "notify::colormap", G_CALLBACK(on_prefs_changed), self);
+    g_signal_connect(self->prefs, "notify::font-scale", G_CALLBACK(on_prefs_changed), self);
+    g_signal_connect(self->error_bar, "response", G_CALLBACK(on_bar_response), self);
+    g_signal_connect(self->notice_bar, "response", G_CALLBACK(on_bar_response), self);
+    g_signal_connect(self->cpu_button, "toggled", G_CALLBACK(on_device_toggled), self);
+    g_signal_connect(self->gpu_button, "toggled", G_CALLBACK(on_device_toggled), self);
+    g_signal_connect(self->text_entry, "changed", G_CALLBACK(on_text_changed), self);
+    g_signal_connect(self->pair_entry, "changed", G_CALLBACK(on_text_changed), self);
+    g_signal_connect(self->pair_toggle, "toggled", G_CALLBACK(on_pair_toggled), self);
+
+    GtkEventController *motion = gtk_event_controller_motion_new();
+    g_signal_connect(motion, "motion", G_CALLBACK(on_window_motion), self);
+    gtk_widget_add_controller(GTK_WIDGET(self), motion);
+
+    self->want_gpu = !g_strcmp0(atn_prefs_get_device(self->prefs), "gpu");
+    on_gpu_available(self->session, NULL, self);
+    apply_style(self);
+
+    /* the last sentence (or the first example), then the last model (or the demo) */
+    const char *text = atn_prefs_get_example_text(self->prefs);
+    set_example(self, text && *text ? text : self->examples->len ? g_ptr_array_index(self->examples, 0) : "");
+    update_model_button(self);
+}
+
+AtnWindow *atn_window_new(GtkApplication *app) {
+    AtnWindow *self = g_object_new(ATN_TYPE_WINDOW, "application", app, NULL);
+    atn_session_open_default(self->session, atn_prefs_get_last_model(self->prefs));
+    return self;
+}
+
+AtnSession *atn_window_get_session(AtnWindow *self) { return self->session; }

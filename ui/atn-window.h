@@ -1,0 +1,32 @@
+/* AtnWindow: the main window — header bar (model chooser, device, export, main menu), the
+ * sentence entry with its examples, the token chips, the five views and the banners for
+ * errors and notices.  It owns the AtnSession every view observes. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "atn-session.h"
+
+G_BEGIN_DECLS
+
+#define ATN_TYPE_WINDOW (atn_window_get_type())
+G_DECLARE_FINAL_TYPE(AtnWindow, atn_window, ATN, WINDOW, GtkApplicationWindow)
+
+AtnWindow *atn_window_new(GtkApplication *app);
+AtnSession *atn_window_get_session(AtnWindow *self);
+
+/* The view pages: "head", "model", "similarity", "trace", "statistics". */
+void atn_window_show_view(AtnWindow *self, const char *name);
+const char *atn_window_get_view(AtnWindow *self);
+GtkWidget *atn_window_get_view_widget(AtnWindow *self, const char *name);
+/* The sentence entry's text (what typing sets). */
+void atn_window_set_text(AtnWindow *self, const char *text);
+/* Exports the visible view's figure without a dialog (tests, scripts). */
+gboolean atn_window_export_to(AtnWindow *self, const char *path, double scale, GError **error);
+/* The text of the error banner, or NULL when it is hidden. */
+const char *atn_window_get_error(AtnWindow *self);
+const char *atn_window_get_notice(AtnWindow *self);
+void atn_window_set_presentation(AtnWindow *self, gboolean on);
+GtkWidget *atn_window_get_token_chips(AtnWindow *self);
+
+G_END_DECLS

@@ -1,0 +1,179 @@
+/* The head view, as bertviz draws it: the tokens in two columns (queries on the left,
+ * keys on the right) joined by lines whose opacity is the attention weight; several heads
+ * overlay in their own colours.  With a selected query only its lines are drawn and the
+ * keys are shaded by their weight. */
+#include "render-private.h"
+
+#include <math.h>
+#include <string.h>
+
+void atn_headview_spec_init(atn_headview_spec *s) {
+    memset(s, 0, sizeof *s);
+    s->selected_query = -1;
+    s->hover_token = -1;
+    s->min_weight = 0.01;
+}
+
+void atn_render_head_color(int32_t head, double rgb[3]) {
+    /* matplotlib's tab10 = d3's schemeCategory10, the palette bertviz uses */
+    static const uint32_t tab10[10] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
+                                       0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
+    uint32_t c = tab10[((head % 10) + 10) % 10];
+    rgb[0] = ((c >> 16) & 0xff) / 255.0;
+    rgb[1] = ((c >> 8) & 0xff) / 255.0;
+    rgb[2] = (c & 0xff) / 255.0;
+}
+
+typedef struct hv_layout {
+    atn_rect title;
+    double y0, row_h;        /* token i's centre: y0 + (i + 0.5) row_h */
+    double left_x1;          /* right edge of the left labels */
+    double right_x0;         /* left edge of the right labels */
+    double label_w;
+    int32_t label_step;
+} hv_layout;
+
+static void hv_layout_with(rtext *t, const atn_headview_spec *s, double w, double h, hv_layout *H) {
+    memset(H, 0, sizeof *H);
+    double fs = t->fs, pad = 10 * fs, gap = 6 * fs;
+    double y0 = pad;
+    if (s->title && s->title[0]) {
+        double th = rt_line_height(t, RT_TITLE);
+        H->title = (atn_rect){pad, pad, w - 2 * pad, th};
+        y0 += th + 2 * gap;
+    }
+    double lw = 0;
+    for (int32_t i = 0; i < s->n && s->tokens; i++) {
+        double tw;
+        rt_measure(t, s->tokens[i], RT_LABEL, true, &tw, NULL);
+        lw = fmax(lw, tw);
+    }
+    lw = fmin(lw + 2 * gap, 0.3 * w);
+    double lines_w = fmax(40 * fs, w - 2 * pad - 2 * lw);
+    double used = 2 * lw + lines_w;
+    double x = fmax(pad, (w - used) / 2);
+    H->label_w = lw;
+    H->left_x1 = x + lw;
+    H->right_x0 = x + lw + lines_w;
+    double lh = rt_line_height(t, RT_LABEL);
+    int32_t n = s->n > 0 ? s->n : 1;
+    H->row_h = fmin(lh * 1.35, fmax(0.5, (h - y0 - pad) / n));
+    H->y0 = y0;
+    H->label_step = H->row_h >= lh * 0.95 ? 1 : (int32_t)ceil(lh * 0.95 / H->row_h);
+}
+
+bool atn_render_headview_token_at(const atn_headview_spec *s, double w, double h, double x, double y, int *side,
+                                  int32_t *token) {
+    rtext t;
+    rt_begin(&t, s->style);
+    hv_layout H;
+    hv_layout_with(&t, s, w, h, &H);
+    rt_end(&t);
+    *side = -1;
+    *token = -1;
+    double fy = (y - H.y0) / H.row_h;
+    if (!(fy >= 0 && fy < s->n))
+        return false;
+    if (x >= H.left_x1 - H.label_w && x <= H.left_x1)
+        *side = 0;
+    else if (x >= H.right_x0 && x <= H.right_x0 + H.label_w)
+        *side = 1;
+    else
+        return false;
+    *token = (int32_t)fy;
+    return true;
+}
+
+void atn_render_headview(cairo_t *cr, const atn_headview_spec *s, double w, double h) {
+    rtext t;
+    rt_begin(&t, s->style);
+    hv_layout H;
+    hv_layout_with(&t, s, w, h, &H);
+    double fs = t.fs, gap = 6 * fs, lh = rt_line_height(&t, RT_LABEL);
+    cairo_save(cr);
+    rt_background(cr, &t, w, h);
+    rt_rgb(cr, t.st.fg, 1.0);
+    if (s->title && s->title[0])
+        rt_draw(cr, &t, s->title, RT_TITLE, true, H.title.x + H.title.w / 2, H.title.y, 0.5, H.title.w);
+    int32_t n = s->n;
+    double xl = H.left_x1 + gap / 2, xr = H.right_x0 - gap / 2;
+    int32_t q = s->selected_query >= 0 && s->selected_query < n ? s->selected_query : -1;
+    double line_w = fmax(0.5, fmin(2.0 * fs, H.row_h * 0.6));
+    cairo_set_line_width(cr, line_w);
+    cairo_set_line_cap(cr, CAIRO_LINE_CAP_BUTT);
+    /* keys shaded by the weight the selected query gives them (first head shown) */
+    if (q >= 0 && s->n_shown > 0 && s->attn[0]) {
+        for (int32_t k = 0; k < s->n_shown && k < ATN_HEADVIEW_MAX_HEADS; k++) {
+            if (!s->attn[k])
+                continue;
+            double rgb[3];
+            atn_render_head_color(s->head_ids[k], rgb);
+            for (int32_t j = 0; j < n; j++) {
+                double a = s->attn[k][(size_t)q * n + j];
+                if (!(a > s->min_weight))
+                    continue;
+                rt_rgb(cr, rgb, fmin(1.0, a) * 0.6 / s->n_shown);
+                cairo_rectangle(cr, H.right_x0, H.y0 + j * H.row_h, H.label_w, H.row_h);
+                cairo_fill(cr);
+            }
+        }
+        rt_rgb(cr, t.st.accent, 0.25);
+        cairo_rectangle(cr, H.left_x1 - H.label_w, H.y0 + q * H.row_h, H.label_w, H.row_h);
+        cairo_fill(cr);
+    }
+    for (int32_t k = 0; k < s->n_shown && k < ATN_HEADVIEW_MAX_HEADS; k++) {
+        const float *a = s->attn[k];
+        if (!a)
+            continue;
+        double rgb[3];
+        atn_render_head_color(s->head_ids[k], rgb);
+        for (int32_t i = q >= 0 ? q : 0; i < (q >= 0 ? q + 1 : n); i++) {
+            if (s->mask && !s->mask[i])
+                continue;
+            double yi = H.y0 + (i + 0.5) * H.row_h;
+            for (int32_t j = 0; j < n; j++) {
+                double v = a[(size_t)i * n + j];
+                if (!(v > s->min_weight) || (s->mask && !s->mask[j]))
+                    continue;
+                rt_rgb(cr, rgb, fmin(1.0, v));
+                cairo_move_to(cr, xl, yi);
+                cairo_line_to(cr, xr, H.y0 + (j + 0.5) * H.row_h);
+                cairo_stroke(cr);
+            }
+        }
+    }
+    for (int32_t i = 0; i < n && s->tokens; i++) {
+        bool show = i % H.label_step == 0 || i == q || i == s->hover_token;
+        if (!show)
+            continue;
+        bool hi = i == q || i == s->hover_token;
+        double alpha = s->mask && !s->mask[i] ? 0.4 : 1.0;
+        double y = H.y0 + (i + 0.5) * H.row_h - lh / 2;
+        rt_rgb(cr, hi ? t.st.accent : t.st.fg, alpha);
+        rt_draw(cr, &t, s->tokens[i], RT_LABEL, hi, H.left_x1 - gap / 2, y, 1.0, H.label_w - gap / 2);
+        rt_rgb(cr, i == s->hover_token ? t.st.accent : t.st.fg, alpha);
+        rt_draw(cr, &t, s->tokens[i], RT_LABEL, i == s->hover_token, H.right_x0 + gap / 2, y, 0.0,
+                H.label_w - gap / 2);
+    }
+    cairo_restore(cr);
+    rt_end(&t);
+}
+
+void atn_render_headview_natural_size(const atn_headview_spec *s, double *width, double *height) {
+    rtext t;
+    rt_begin(&t, s->style);
+    double lw = 0;
+    for (int32_t i = 0; i < s->n && s->tokens; i++) {
+        double tw;
+        rt_measure(&t, s->tokens[i], RT_LABEL, true, &tw, NULL);
+        lw = fmax(lw, tw);
+    }
+    double title_w = 0;
+    if (s->title)
+        rt_measure(&t, s->title, RT_TITLE, true, &title_w, NULL);
+    double lh = rt_line_height(&t, RT_LABEL);
+    double th = s->title ? rt_line_height(&t, RT_TITLE) + 12 * t.fs : 0;
+    *width = ceil(fmax(2 * fmin(lw + 12 * t.fs, 300 * t.fs) + 220 * t.fs + 20 * t.fs, title_w + 20 * t.fs));
+    *height = ceil(20 * t.fs + th + s->n * lh * 1.35);
+    rt_end(&t);
+}

@@ -1,0 +1,193 @@
+/* The model view: every layer × head as a small heatmap, layers down, heads across, with
+ * row and column labels; one layout function serves drawing and hit-testing. */
+#include "render-private.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void atn_grid_spec_init(atn_grid_spec *s) {
+    memset(s, 0, sizeof *s);
+    s->colormap = ATN_CMAP_VIRIDIS;
+    s->selected_layer = s->selected_head = -1;
+    s->hover_layer = s->hover_head = -1;
+}
+
+typedef struct grid_layout {
+    atn_rect title;
+    double x0, y0;          /* top-left of thumbnail (0, 0) */
+    double thumb, step_x, step_y;
+    double row_label_w, col_label_h, note_h;
+    atn_rect colorbar;
+    double vmin, vmax;      /* shared range */
+} grid_layout;
+
+static void grid_layout_with(rtext *t, const atn_grid_spec *s, double w, double h, grid_layout *G) {
+    memset(G, 0, sizeof *G);
+    double fs = t->fs, pad = 10 * fs, gap = 4 * fs;
+    double sh = rt_line_height(t, RT_SMALL);
+    double x0 = pad, y0 = pad, x1 = w - pad, y1 = h - pad;
+    if (s->title && s->title[0]) {
+        double th = rt_line_height(t, RT_TITLE);
+        G->title = (atn_rect){x0, y0, x1 - x0, th};
+        y0 += th + 2 * gap;
+    }
+    char buf[32];
+    snprintf(buf, sizeof buf, "L%d", s->n_layers > 0 ? s->n_layers - 1 : 0);
+    double lw;
+    rt_measure(t, buf, RT_SMALL, true, &lw, NULL);
+    G->row_label_w = lw + 2 * gap;
+    G->col_label_h = sh + gap;
+    G->note_h = s->head_notes ? sh : 0;
+    double cb = 0;
+    if (s->shared_range && s->attn) {
+        size_t nn = (size_t)s->n * s->n;
+        atn_value_range r = {.automatic = true};
+        atn_value_range_resolve(&r, s->attn, s->n_layers * s->n_heads * s->n, s->n, 0, s->colormap, &G->vmin,
+                                &G->vmax);
+        (void)nn;
+        cb = rt_colorbar_width(t, G->vmin, G->vmax, false) + 3 * gap;
+    }
+    int32_t L = s->n_layers > 0 ? s->n_layers : 1, H = s->n_heads > 0 ? s->n_heads : 1;
+    double aw = fmax(1, x1 - x0 - G->row_label_w - cb), ah = fmax(1, y1 - y0 - G->col_label_h);
+    /* thumb + gap per column; the gap is 8% of a thumbnail, at least 2 units */
+    double tw = aw / (H + 0.08 * (H - 1)), th2 = (ah - L * G->note_h) / (L + 0.08 * (L - 1));
+    double thumb = fmax(1, fmin(tw, th2));
+    double g = fmax(2 * fs, 0.08 * thumb);
+    thumb = fmax(1, fmin((aw - g * (H - 1)) / H, (ah - L * G->note_h - g * (L - 1)) / L));
+    G->thumb = thumb;
+    G->step_x = thumb + g;
+    G->step_y = thumb + g + G->note_h;
+    double gw = G->row_label_w + H * thumb + (H - 1) * g + cb;
+    double extra = fmax(0, (x1 - x0) - gw);
+    G->x0 = x0 + extra / 2 + G->row_label_w;
+    G->y0 = y0 + G->col_label_h;
+    if (cb > 0)
+        G->colorbar = (atn_rect){G->x0 + H * thumb + (H - 1) * g + 3 * gap, G->y0, cb - 3 * gap,
+                                 fmax(L * G->step_y - g, fmin(200 * fs, y1 - G->y0))};
+}
+
+atn_rect atn_render_model_grid_cell_rect(const atn_grid_spec *s, double w, double h, int32_t layer, int32_t head) {
+    rtext t;
+    rt_begin(&t, s->style);
+    grid_layout G;
+    grid_layout_with(&t, s, w, h, &G);
+    rt_end(&t);
+    return (atn_rect){G.x0 + head * G.step_x, G.y0 + layer * G.step_y, G.thumb, G.thumb};
+}
+
+bool atn_render_model_grid_head_at(const atn_grid_spec *s, double w, double h, double x, double y, int32_t *layer,
+                                   int32_t *head) {
+    rtext t;
+    rt_begin(&t, s->style);
+    grid_layout G;
+    grid_layout_with(&t, s, w, h, &G);
+    rt_end(&t);
+    *layer = *head = -1;
+    double fx = (x - G.x0) / G.step_x, fy = (y - G.y0) / G.step_y;
+    if (!(fx >= 0 && fy >= 0 && fx < s->n_heads && fy < s->n_layers))
+        return false;
+    int32_t hh = (int32_t)fx, ll = (int32_t)fy;
+    /* the gaps (and the note under a thumbnail) belong to no head */
+    if (x - (G.x0 + hh * G.step_x) > G.thumb || y - (G.y0 + ll * G.step_y) > G.thumb + G.note_h)
+        return false;
+    *layer = ll;
+    *head = hh;
+    return true;
+}
+
+void atn_render_model_grid(cairo_t *cr, const atn_grid_spec *s, double w, double h) {
+    rtext t;
+    rt_begin(&t, s->style);
+    grid_layout G;
+    grid_layout_with(&t, s, w, h, &G);
+    double fs = t.fs, gap = 4 * fs, sh = rt_line_height(&t, RT_SMALL);
+    cairo_save(cr);
+    rt_background(cr, &t, w, h);
+    rt_rgb(cr, t.st.fg, 1.0);
+    if (s->title && s->title[0])
+        rt_draw(cr, &t, s->title, RT_TITLE, true, G.title.x + G.title.w / 2, G.title.y, 0.5, G.title.w);
+    char buf[32];
+    /* thin the column labels when thumbnails are narrower than "H11" */
+    double hw;
+    snprintf(buf, sizeof buf, "H%d", s->n_heads > 0 ? s->n_heads - 1 : 0);
+    rt_measure(&t, buf, RT_SMALL, true, &hw, NULL);
+    int32_t hstep = G.step_x >= hw + 2 ? 1 : (int32_t)ceil((hw + 2) / G.step_x);
+    int32_t lstep = G.step_y >= sh ? 1 : (int32_t)ceil(sh / G.step_y);
+    for (int32_t hh = 0; hh < s->n_heads; hh += hstep) {
+        bool sel = hh == s->selected_head || hh == s->hover_head;
+        rt_rgb(cr, sel ? t.st.accent : t.st.fg, 1.0);
+        snprintf(buf, sizeof buf, "H%d", hh);
+        rt_draw(cr, &t, buf, RT_SMALL, sel, G.x0 + hh * G.step_x + G.thumb / 2, G.y0 - G.col_label_h, 0.5, 0);
+    }
+    for (int32_t l = 0; l < s->n_layers; l += lstep) {
+        bool sel = l == s->selected_layer || l == s->hover_layer;
+        rt_rgb(cr, sel ? t.st.accent : t.st.fg, 1.0);
+        snprintf(buf, sizeof buf, "L%d", l);
+        rt_draw(cr, &t, buf, RT_SMALL, sel, G.x0 - gap, G.y0 + l * G.step_y + G.thumb / 2 - sh / 2, 1.0, 0);
+    }
+    size_t nn = (size_t)s->n * s->n;
+    for (int32_t l = 0; s->attn && s->n > 0 && l < s->n_layers; l++)
+        for (int32_t hh = 0; hh < s->n_heads; hh++) {
+            size_t c = (size_t)l * s->n_heads + hh;
+            const float *a = s->attn + c * nn;
+            cairo_surface_t *img = s->thumbs ? s->thumbs[c] : NULL;
+            if (!img) {
+                double lo = G.vmin, hi = G.vmax;
+                if (!s->shared_range) {
+                    atn_value_range r = {.automatic = true};
+                    atn_value_range_resolve(&r, a, s->n, s->n, 0, s->colormap, &lo, &hi);
+                }
+                img = atn_render_matrix_surface(a, s->n, s->n, 0, s->colormap, lo, hi, NULL);
+            }
+            atn_rect r = {G.x0 + hh * G.step_x, G.y0 + l * G.step_y, G.thumb, G.thumb};
+            if (img)
+                rt_draw_cells(cr, img, r, s->n, s->n);
+            if (img && (!s->thumbs || img != s->thumbs[c]))
+                cairo_surface_destroy(img);
+            if (s->head_notes && s->head_notes[c]) {
+                rt_rgb(cr, t.st.fg, 0.85);
+                rt_draw(cr, &t, s->head_notes[c], RT_SMALL * 0.85, false, r.x + r.w / 2, r.y + r.h, 0.5,
+                        G.step_x);
+            }
+        }
+    double lw = fmax(1.0, 2.5 * fs);
+    if (s->hover_layer >= 0 && s->hover_head >= 0 && s->hover_layer < s->n_layers && s->hover_head < s->n_heads) {
+        rt_rgb(cr, t.st.fg, 1.0);
+        cairo_set_line_width(cr, lw / 2);
+        cairo_rectangle(cr, G.x0 + s->hover_head * G.step_x - lw / 2, G.y0 + s->hover_layer * G.step_y - lw / 2,
+                        G.thumb + lw, G.thumb + lw);
+        cairo_stroke(cr);
+    }
+    if (s->selected_layer >= 0 && s->selected_head >= 0 && s->selected_layer < s->n_layers &&
+        s->selected_head < s->n_heads) {
+        rt_rgb(cr, t.st.accent, 1.0);
+        cairo_set_line_width(cr, lw);
+        cairo_rectangle(cr, G.x0 + s->selected_head * G.step_x - lw / 2,
+                        G.y0 + s->selected_layer * G.step_y - lw / 2, G.thumb + lw, G.thumb + lw);
+        cairo_stroke(cr);
+    }
+    if (G.colorbar.w > 0)
+        rt_colorbar(cr, &t, s->colormap, G.vmin, G.vmax, NULL, false, G.colorbar);
+    cairo_restore(cr);
+    rt_end(&t);
+}
+
+void atn_render_model_grid_natural_size(const atn_grid_spec *s, double *width, double *height) {
+    rtext t;
+    rt_begin(&t, s->style);
+    double fs = t.fs;
+    int32_t n = s->n;
+    double thumb = (n <= 16 ? 72 : n <= 64 ? 84 : 96) * fs;
+    if (s->n_heads > 12 || s->n_layers > 12)
+        thumb *= 0.75;
+    double g = 0.08 * thumb, sh = rt_line_height(&t, RT_SMALL);
+    double note = s->head_notes ? sh : 0;
+    double lw;
+    rt_measure(&t, "L00", RT_SMALL, true, &lw, NULL);
+    double th = s->title ? rt_line_height(&t, RT_TITLE) + 8 * fs : 0;
+    double cb = s->shared_range ? rt_colorbar_width(&t, 0, 1, false) + 12 * fs : 0;
+    *width = ceil(20 * fs + lw + 8 * fs + s->n_heads * (thumb + g) + cb);
+    *height = ceil(20 * fs + th + sh + 4 * fs + s->n_layers * (thumb + g + note));
+    rt_end(&t);
+}

@@ -1,0 +1,131 @@
+/* Figures to PNG, SVG and PDF: the same draw function on an image, SVG or PDF surface,
+ * first into memory, then into the file through a temporary name and a rename. */
+#include "render.h"
+
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+bool atn_output_format_from_path(const char *path, atn_output_format *out) {
+    const char *dot = path ? strrchr(path, '.') : NULL;
+    if (!dot)
+        return false;
+    if (!strcasecmp(dot, ".png"))
+        *out = ATN_OUTPUT_PNG;
+    else if (!strcasecmp(dot, ".svg"))
+        *out = ATN_OUTPUT_SVG;
+    else if (!strcasecmp(dot, ".pdf"))
+        *out = ATN_OUTPUT_PDF;
+    else
+        return false;
+    return true;
+}
+
+const char *atn_output_format_ext(atn_output_format fmt) {
+    switch (fmt) {
+    case ATN_OUTPUT_SVG: return "svg";
+    case ATN_OUTPUT_PDF: return "pdf";
+    default: return "png";
+    }
+}
+
+typedef struct membuf {
+    unsigned char *data;
+    size_t len, cap;
+    bool failed;
+} membuf;
+
+static cairo_status_t mem_write(void *closure, const unsigned char *data, unsigned int length) {
+    membuf *m = closure;
+    if (m->failed)
+        return CAIRO_STATUS_WRITE_ERROR;
+    if (m->len + length > m->cap) {
+        size_t cap = m->cap ? m->cap : 65536;
+        while (cap < m->len + length)
+            cap *= 2;
+        unsigned char *d = realloc(m->data, cap);
+        if (!d) {
+            m->failed = true;
+            return CAIRO_STATUS_NO_MEMORY;
+        }
+        m->data = d;
+        m->cap = cap;
+    }
+    memcpy(m->data + m->len, data, length);
+    m->len += length;
+    return CAIRO_STATUS_SUCCESS;
+}
+
+/* cairo's image surfaces stop at 32767 pixels a side */
+#define MAX_PIXELS 32767.0
+
+atn_status atn_render_to_memory(atn_output_format fmt, double width, double height, double scale, atn_draw_fn draw,
+                                void *user_data, unsigned char **data, size_t *len, atn_error *err) {
+    *data = NULL;
+    *len = 0;
+    if (!(scale > 0) || !isfinite(scale))
+        scale = 1.0;
+    if (!(width >= 1 && height >= 1) || !isfinite(width) || !isfinite(height))
+        return atn_error_set(err, ATN_E_INVALID, "figure size %gx%g is not a positive size", width, height);
+    membuf m = {0};
+    cairo_surface_t *surf;
+    if (fmt == ATN_OUTPUT_PNG) {
+        double pw = ceil(width * scale), ph = ceil(height * scale);
+        if (pw > MAX_PIXELS || ph > MAX_PIXELS)
+            return atn_error_set(err, ATN_E_INVALID,
+                                 "a PNG of %.0fx%.0f pixels is larger than cairo allows (32767 a side); lower "
+                                 "--scale or the size, or write SVG/PDF", pw, ph);
+        surf = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)pw, (int)ph);
+    } else if (fmt == ATN_OUTPUT_SVG) {
+        surf = cairo_svg_surface_create_for_stream(mem_write, &m, width, height);
+    } else {
+        surf = cairo_pdf_surface_create_for_stream(mem_write, &m, width, height);
+        if (cairo_surface_status(surf) == CAIRO_STATUS_SUCCESS)
+            cairo_pdf_surface_set_metadata(surf, CAIRO_PDF_METADATA_CREATOR, "attnscope");
+    }
+    if (cairo_surface_status(surf) != CAIRO_STATUS_SUCCESS) {
+        atn_status st = atn_error_set(err, ATN_E_NOMEM, "cannot create a %s surface of %gx%g: %s",
+                                      atn_output_format_ext(fmt), width, height,
+                                      cairo_status_to_string(cairo_surface_status(surf)));
+        cairo_surface_destroy(surf);
+        free(m.data);
+        return st;
+    }
+    cairo_t *cr = cairo_create(surf);
+    if (fmt == ATN_OUTPUT_PNG)
+        cairo_scale(cr, ceil(width * scale) / width, ceil(height * scale) / height);
+    draw(cr, width, height, user_data);
+    cairo_status_t cs = cairo_status(cr);
+    cairo_destroy(cr);
+    if (cs == CAIRO_STATUS_SUCCESS && fmt == ATN_OUTPUT_PNG)
+        cs = cairo_surface_write_to_png_stream(surf, mem_write, &m);
+    cairo_surface_finish(surf);
+    if (cs == CAIRO_STATUS_SUCCESS)
+        cs = cairo_surface_status(surf);
+    cairo_surface_destroy(surf);
+    if (cs != CAIRO_STATUS_SUCCESS || m.failed) {
+        free(m.data);
+        return atn_error_set(err, m.failed ? ATN_E_NOMEM : ATN_E_IO, "drawing the %s figure failed: %s",
+                             atn_output_format_ext(fmt), m.failed ? "out of memory" : cairo_status_to_string(cs));
+    }
+    *data = m.data;
+    *len = m.len;
+    return ATN_OK;
+}
+
+atn_status atn_render_to_file(const char *path, atn_output_format fmt, double width, double height, double scale,
+                              atn_draw_fn draw, void *user_data, atn_error *err) {
+    unsigned char *data;
+    size_t len;
+    atn_status st = atn_render_to_memory(fmt, width, height, scale, draw, user_data, &data, &len, err);
+    if (st) {
+        atn_error_prefix(err, "%s", path);
+        return st;
+    }
+    st = atn_write_file_atomic(path, data, len, err);
+    free(data);
+    return st;
+}

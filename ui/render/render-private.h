@@ -1,0 +1,66 @@
+/* Helpers shared by the figure files: text through pango with a fixed measuring context
+ * (so geometry never depends on the target surface), colours, small number formatting. */
+#ifndef ATN_RENDER_PRIVATE_H
+#define ATN_RENDER_PRIVATE_H
+
+#include <pango/pangocairo.h>
+
+#include "render.h"
+
+/* Font sizes in user units (the measuring context runs at 72 dpi, so 1 pt = 1 unit). */
+#define RT_LABEL 12.0
+#define RT_SMALL 10.0
+#define RT_TITLE 15.0
+
+typedef struct rtext {
+    PangoContext *ctx;
+    PangoLayout *layout;           /* reused for measuring */
+    atn_render_style st;           /* resolved style (defaults filled in) */
+    double fs;                     /* font scale */
+} rtext;
+
+void rt_begin(rtext *t, const atn_render_style *style);
+void rt_end(rtext *t);
+
+/* A new layout (caller unrefs) for text at size (RT_*), bold or not; markup when asked. */
+PangoLayout *rt_layout(rtext *t, const char *text, double size, bool bold, bool markup);
+/* Logical size of text at size (reuses one layout). */
+void rt_measure(rtext *t, const char *text, double size, bool bold, double *w, double *h);
+double rt_line_height(rtext *t, double size);
+/* Draws text with its top-left at (x, y); halign 0 left, 0.5 centre, 1 right of x.  When
+ * max_w > 0 the text is ellipsized to that width. */
+void rt_draw(cairo_t *cr, rtext *t, const char *text, double size, bool bold, double x, double y, double halign,
+             double max_w);
+/* Draws text rotated a quarter turn anticlockwise (reading upwards), its end at (x, y_end)
+ * and its vertical centre on x. */
+void rt_draw_up(cairo_t *cr, rtext *t, const char *text, double size, bool bold, double x, double y_end,
+                double max_w);
+void rt_draw_markup(cairo_t *cr, rtext *t, const char *markup, double size, double x, double y, double max_w);
+
+static inline void rt_rgb(cairo_t *cr, const double c[3], double alpha) {
+    cairo_set_source_rgba(cr, c[0], c[1], c[2], alpha);
+}
+
+/* Paints the background unless the style is transparent. */
+void rt_background(cairo_t *cr, const rtext *t, double w, double h);
+
+/* Number shown to people: 4 significant decimals by default ("0.3760", "-12.50", "1.2e-05"). */
+void rt_format(char *buf, size_t size, double v);
+
+/* Nice colour-bar ticks between lo and hi: writes up to max values, returns the count and
+ * the step (for choosing the decimals). */
+int rt_ticks(double lo, double hi, int max, double *ticks, double *step);
+void rt_format_tick(char *buf, size_t size, double v, double step);
+
+/* Relative luminance of a colour: pick black or white text on top of it. */
+double rt_luminance(const double rgb[3]);
+
+/* Colour-bar width (bar and ticks) for this range and style, and the bar itself in box. */
+double rt_colorbar_width(rtext *t, double vmin, double vmax, bool show_nonfinite);
+void rt_colorbar(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double vmax, const char *label,
+                 bool show_nonfinite, atn_rect box);
+
+/* A matrix image (cols x rows pixels) stretched over r with nearest-neighbour filtering. */
+void rt_draw_cells(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t rows, int32_t cols);
+
+#endif

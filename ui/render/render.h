@@ -1,0 +1,308 @@
+/* ui/render: attnscope's figures drawn with cairo and pango alone (no GTK), shared by the
+ * GUI (which draws them in snapshot()) and the command line (which writes PNG/SVG/PDF).
+ * A figure on screen and in a file is the same picture because both call these functions.
+ *
+ * How to use it
+ *  - Each figure has a spec struct: fill it with atn_<figure>_spec_init() and set the
+ *    fields you need.  Specs only borrow: nothing here frees what a spec points to.
+ *  - atn_render_<figure>(cr, spec, width, height) draws into the rectangle
+ *    (0, 0, width, height) of cr's user space (translate/scale cr to place it).
+ *  - Geometry depends only on the spec and the size (text is measured with a fixed
+ *    resolution, hinting off), so the hit-test helpers (atn_render_<figure>_..._at) map a
+ *    pointer position to the same cell that was drawn, whatever cr is.
+ *  - Colours: attention heatmaps turn their n×n floats into one pixel per cell
+ *    (atn_render_matrix_pixels) and draw that image scaled with CAIRO_FILTER_NEAREST: crisp
+ *    cells, no seams in PDF, fast at 512 tokens.  Non-finite values (NaN, ±Inf) get a
+ *    colour of their own (ATN_RENDER_NONFINITE_RGB) and a legend entry.
+ *  - Every function is safe to call from any single thread at a time per cairo_t; the text
+ *    measuring context is created per call, so different threads may draw different
+ *    figures at once.
+ */
+#ifndef ATN_RENDER_H
+#define ATN_RENDER_H
+
+#include <cairo.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis.h"
+#include "attnscope.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- colour maps -------------------------------------------------------------- */
+
+/* Tables of 256 entries sampled from matplotlib (tools/gen-colormaps.py writes
+ * colormap-data.c); index = floor(t * 256) clamped to 0..255, as matplotlib does. */
+typedef enum atn_colormap {
+    ATN_CMAP_VIRIDIS = 0,  /* the default */
+    ATN_CMAP_MAGMA,
+    ATN_CMAP_CIVIDIS,      /* colour-vision-deficiency friendly */
+    ATN_CMAP_GREYS,        /* white (low) to black (high), matplotlib "Greys" */
+    ATN_CMAP_RDBU,         /* diverging, matplotlib "RdBu_r": blue (low) - white - red (high) */
+    ATN_CMAP_COUNT
+} atn_colormap;
+
+/* The colour non-finite values are drawn in (magenta: in none of the maps). */
+#define ATN_RENDER_NONFINITE_RGB 1.0, 0.0, 1.0
+
+/* NULL-terminated list of names: "viridis", "magma", "cividis", "greys", "rdbu". */
+const char *const *atn_colormap_names(void);
+const char *atn_colormap_name(atn_colormap cm);
+/* Case-insensitive; also accepts "gray"/"grey", "diverging" (rdbu).  false if unknown. */
+bool atn_colormap_from_name(const char *name, atn_colormap *out);
+bool atn_colormap_is_diverging(atn_colormap cm);
+/* t in [0, 1] (clamped; NaN gives the non-finite colour) -> rgb in [0, 1]. */
+void atn_colormap_rgb(atn_colormap cm, double t, double rgb[3]);
+/* The 256-entry table as 0xRRGGBB (for the GUI's colour-map chooser swatches). */
+const uint32_t *atn_colormap_table(atn_colormap cm);
+
+/* ---- matrix -> pixels ------------------------------------------------------------- */
+
+/* The value range a matrix is coloured with.  auto: vmin = 0 and vmax = the largest finite
+ * value (for a diverging map: ±the largest finite |value|); a constant matrix still gets a
+ * non-empty range. */
+typedef struct atn_value_range {
+    bool automatic;   /* default true */
+    double vmin, vmax;
+} atn_value_range;
+
+/* Resolves r for this matrix (rows × cols, row stride `stride` floats) and colour map;
+ * returns the range actually used (vmin < vmax, both finite). */
+void atn_value_range_resolve(const atn_value_range *r, const float *values, int32_t rows, int32_t cols,
+                             size_t stride, atn_colormap cm, double *vmin, double *vmax);
+
+/* One pixel per cell: writes rows × cols pixels into `pixels` (row pitch `pixel_stride`
+ * bytes, at least cols * 4) in cairo's CAIRO_FORMAT_ARGB32 layout — a native-endian
+ * uint32 0xAARRGGBB, opaque.  On little-endian machines that is GdkMemoryTexture's
+ * GDK_MEMORY_B8G8R8A8_PREMULTIPLIED (= GDK_MEMORY_DEFAULT).  Values map to t = (v - vmin) /
+ * (vmax - vmin); non-finite values get ATN_RENDER_NONFINITE_RGB.  Returns true when the
+ * matrix had any non-finite value. */
+bool atn_render_matrix_pixels(const float *values, int32_t rows, int32_t cols, size_t stride,
+                              atn_colormap cm, double vmin, double vmax, uint8_t *pixels,
+                              size_t pixel_stride);
+
+/* The same as a new cairo image surface (cols × rows pixels); NULL when out of memory.
+ * Callers may cache it and pass it back through a spec's `cells` field. */
+cairo_surface_t *atn_render_matrix_surface(const float *values, int32_t rows, int32_t cols, size_t stride,
+                                           atn_colormap cm, double vmin, double vmax, bool *has_nonfinite);
+
+/* ---- common style ------------------------------------------------------------------ */
+
+typedef struct atn_render_style {
+    double font_scale;      /* 1.0 = 10 pt-ish labels at 96 dpi; presentation mode uses ~1.6 */
+    const char *font_family;/* pango family list; default "Sans" (CJK falls back to Noto CJK) */
+    double fg[3];           /* text and lines */
+    double bg[3];           /* background */
+    double accent[3];       /* highlights (selected/hovered row, column, cell) */
+    bool transparent;       /* leave the background unpainted (GUI widgets) */
+} atn_render_style;
+
+/* Light (black on white) or dark (light grey on near-black) defaults. */
+void atn_render_style_init(atn_render_style *st, bool dark);
+
+typedef struct atn_rect {
+    double x, y, w, h;
+} atn_rect;
+
+/* ---- colour bar ------------------------------------------------------------------- */
+
+/* A vertical bar in `box` with tick values on its right, an optional label above; when
+ * show_nonfinite, a swatch "NaN/Inf" below it. */
+void atn_render_colorbar(cairo_t *cr, const atn_render_style *st, atn_colormap cm, double vmin, double vmax,
+                         const char *label, bool show_nonfinite, atn_rect box);
+
+/* ---- heatmap of one matrix (one head, a rollout, a difference map) ------------------ */
+
+typedef struct atn_heatmap_spec {
+    const float *values;             /* [rows][cols], row stride `stride` floats (0: cols) */
+    int32_t rows, cols;
+    size_t stride;
+    const char *const *row_labels;   /* [rows] or NULL (query tokens) */
+    const char *const *col_labels;   /* [cols] or NULL (key tokens) */
+    const int32_t *row_mask;         /* [rows] 0 = padding (label dimmed) or NULL */
+    const int32_t *col_mask;
+    const char *title;               /* e.g. "demo · layer 3 · head 7"; NULL for none */
+    const char *row_axis;            /* e.g. "query"; NULL for none */
+    const char *col_axis;            /* e.g. "key" */
+    const char *colorbar_label;      /* e.g. "weight"; NULL for none */
+    atn_colormap colormap;
+    atn_value_range range;
+    bool show_colorbar;              /* default true */
+    bool show_labels;                /* default true */
+    bool show_values;                /* print the number in each cell when cells are big enough */
+    bool square_cells;               /* default true */
+    int32_t highlight_row;           /* -1 none: outlines a query row */
+    int32_t highlight_col;           /* -1 none */
+    int32_t hover_row, hover_col;    /* -1 none: outlines one cell */
+    cairo_surface_t *cells;          /* optional cached atn_render_matrix_surface() of values
+                                        (same colormap and range); NULL: made on each draw */
+    const atn_render_style *style;   /* NULL: light default */
+} atn_heatmap_spec;
+
+void atn_heatmap_spec_init(atn_heatmap_spec *spec);
+
+typedef struct atn_heatmap_layout {
+    atn_rect title;
+    atn_rect cells;            /* the matrix: cell (i, j) is at cells.x + j*cell_w, cells.y + i*cell_h */
+    double cell_w, cell_h;
+    atn_rect row_labels, col_labels;
+    atn_rect colorbar;
+    int32_t row_label_step;    /* every k-th label is drawn (long token lists thin their labels) */
+    int32_t col_label_step;
+    bool col_labels_rotated;
+    double vmin, vmax;         /* the resolved colour range */
+} atn_heatmap_layout;
+
+void atn_render_heatmap_layout(const atn_heatmap_spec *spec, double width, double height, atn_heatmap_layout *out);
+void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *spec, double width, double height);
+/* Pointer -> cell; false (row/col = -1) outside the matrix. */
+bool atn_render_heatmap_cell_at(const atn_heatmap_spec *spec, double width, double height, double x, double y,
+                                int32_t *row, int32_t *col);
+/* A good default size for a file export (grows with the number of tokens). */
+void atn_render_heatmap_natural_size(const atn_heatmap_spec *spec, double *width, double *height);
+
+/* ---- model view: all layers × heads as thumbnails -------------------------------- */
+
+typedef struct atn_grid_spec {
+    const float *attn;               /* [L][H][n][n], as atn_capture.attn */
+    int32_t n_layers, n_heads, n;
+    const char *title;
+    const char *const *head_notes;   /* [L*H] short text under each thumbnail (pattern labels) or NULL */
+    atn_colormap colormap;
+    bool shared_range;               /* false (default): each thumbnail 0..its own max */
+    int32_t selected_layer, selected_head;   /* -1 none */
+    int32_t hover_layer, hover_head;         /* -1 none */
+    cairo_surface_t *const *thumbs;  /* optional cached [L*H] atn_render_matrix_surface()s */
+    const atn_render_style *style;
+} atn_grid_spec;
+
+void atn_grid_spec_init(atn_grid_spec *spec);
+void atn_render_model_grid(cairo_t *cr, const atn_grid_spec *spec, double width, double height);
+/* The thumbnail rectangle of (layer, head) in the figure. */
+atn_rect atn_render_model_grid_cell_rect(const atn_grid_spec *spec, double width, double height, int32_t layer,
+                                         int32_t head);
+bool atn_render_model_grid_head_at(const atn_grid_spec *spec, double width, double height, double x, double y,
+                                   int32_t *layer, int32_t *head);
+void atn_render_model_grid_natural_size(const atn_grid_spec *spec, double *width, double *height);
+
+/* ---- head-to-head similarity matrix ------------------------------------------------- */
+
+typedef struct atn_similarity_spec {
+    const atn_similarity *sim;       /* from atn_similarity_compute / the corpus accumulator */
+    bool clustered;                  /* default true: rows/columns in sim->order */
+    const char *title;               /* NULL: made from the metric and scope */
+    atn_colormap colormap;           /* default viridis; Pearson defaults to rdbu when left at
+                                        viridis and auto_diverging is set */
+    bool auto_diverging;             /* default true */
+    int32_t highlight_a, highlight_b;/* -1 none; head indices into sim (not display positions) */
+    int32_t hover_a, hover_b;
+    bool show_dendrogram;            /* default true when clustered: the merge tree above */
+    const atn_render_style *style;
+} atn_similarity_spec;
+
+void atn_similarity_spec_init(atn_similarity_spec *spec);
+void atn_render_similarity(cairo_t *cr, const atn_similarity_spec *spec, double width, double height);
+/* Pointer -> the pair of heads (indices into sim->values, i.e. before reordering). */
+bool atn_render_similarity_cell_at(const atn_similarity_spec *spec, double width, double height, double x,
+                                   double y, int32_t *a, int32_t *b);
+void atn_render_similarity_natural_size(const atn_similarity_spec *spec, double *width, double *height);
+
+/* ---- head view: bertviz-style token lines ------------------------------------------ */
+
+enum { ATN_HEADVIEW_MAX_HEADS = 16 };
+
+typedef struct atn_headview_spec {
+    const float *attn[ATN_HEADVIEW_MAX_HEADS];  /* each [n][n]; lines of several heads overlay */
+    int32_t head_ids[ATN_HEADVIEW_MAX_HEADS];    /* picks each head's colour (bertviz palette) */
+    int32_t n_shown;                             /* how many of attn[] are set */
+    int32_t n;
+    const char *const *tokens;       /* [n] */
+    const int32_t *mask;             /* [n] or NULL */
+    const char *title;
+    int32_t selected_query;          /* -1: every query's lines; i: only token i's */
+    int32_t hover_token;             /* -1 none; a token under the pointer (either side) */
+    double min_weight;               /* lines lighter than this are skipped (default 0.01) */
+    const atn_render_style *style;
+} atn_headview_spec;
+
+void atn_headview_spec_init(atn_headview_spec *spec);
+void atn_render_headview(cairo_t *cr, const atn_headview_spec *spec, double width, double height);
+/* side: 0 = left column (queries), 1 = right column (keys). */
+bool atn_render_headview_token_at(const atn_headview_spec *spec, double width, double height, double x, double y,
+                                  int *side, int32_t *token);
+void atn_render_headview_natural_size(const atn_headview_spec *spec, double *width, double *height);
+/* The colour of head h in the overlay palette (matplotlib's tab10, as bertviz uses). */
+void atn_render_head_color(int32_t head, double rgb[3]);
+
+/* ---- trace sheet: one head's arithmetic laid out as a worked solution -------------- */
+
+typedef enum atn_trace_step {
+    ATN_TRACE_STEP_QUERY = 0,   /* q_i */
+    ATN_TRACE_STEP_KEYS,        /* k_j table */
+    ATN_TRACE_STEP_SCORES,      /* s_j = q_i · k_j */
+    ATN_TRACE_STEP_SCALE,       /* s_j / sqrt(d_k) */
+    ATN_TRACE_STEP_MASK,        /* + mask */
+    ATN_TRACE_STEP_SOFTMAX,     /* exp(s - max) / sum */
+    ATN_TRACE_STEP_VALUES,      /* v_j table */
+    ATN_TRACE_STEP_OUTPUT,      /* o = sum_j a_j v_j */
+    ATN_TRACE_STEP_CONCAT,      /* all heads' outputs */
+    ATN_TRACE_STEP_PROJECT,     /* concat W_O + b_O */
+    ATN_TRACE_STEP_COUNT
+} atn_trace_step;
+
+/* "Query", "Keys", "Scores q·k", ... (English; the GUI translates its own labels). */
+const char *atn_trace_step_title(atn_trace_step step);
+
+typedef struct atn_trace_sheet_spec {
+    const atn_trace *trace;
+    const char *model_name;          /* for the heading; may be NULL */
+    int32_t n_heads;                 /* for the heading and the concat step */
+    int32_t highlight_step;          /* -1 none: that step's block gets the accent colour */
+    int32_t max_rows;                /* token rows shown before eliding the middle (default 16) */
+    int32_t max_cols;                /* vector entries shown before eliding (default 8) */
+    const atn_render_style *style;
+} atn_trace_sheet_spec;
+
+void atn_trace_sheet_spec_init(atn_trace_sheet_spec *spec);
+/* The height the sheet needs at this width (it is a document: lay it out in a scrolled area). */
+double atn_render_trace_sheet_height(const atn_trace_sheet_spec *spec, double width);
+void atn_render_trace_sheet(cairo_t *cr, const atn_trace_sheet_spec *spec, double width, double height);
+/* Where each step's block is (for scrolling to a step); all zero for steps not drawn. */
+void atn_render_trace_sheet_step_rects(const atn_trace_sheet_spec *spec, double width,
+                                       atn_rect rects[ATN_TRACE_STEP_COUNT]);
+/* Pointer -> step, or -1. */
+int atn_render_trace_sheet_step_at(const atn_trace_sheet_spec *spec, double width, double x, double y);
+void atn_render_trace_sheet_natural_size(const atn_trace_sheet_spec *spec, double *width, double *height);
+
+/* ---- output: PNG, SVG, PDF ---------------------------------------------------------- */
+
+typedef enum atn_output_format {
+    ATN_OUTPUT_PNG = 0,
+    ATN_OUTPUT_SVG,
+    ATN_OUTPUT_PDF,
+} atn_output_format;
+
+/* From a file name's extension (.png .svg .pdf, any case); false if none of them. */
+bool atn_output_format_from_path(const char *path, atn_output_format *out);
+const char *atn_output_format_ext(atn_output_format fmt);   /* "png" ... */
+
+/* Draws a figure of width × height (points; PNG pixels = size × scale). */
+typedef void (*atn_draw_fn)(cairo_t *cr, double width, double height, void *user_data);
+
+/* Renders into memory: *data (malloc'ed, caller frees) and *len.  For the clipboard. */
+atn_status atn_render_to_memory(atn_output_format fmt, double width, double height, double scale,
+                                atn_draw_fn draw, void *user_data, unsigned char **data, size_t *len,
+                                atn_error *err);
+/* Renders and writes path through a temporary file in the same folder and a rename, so an
+ * interrupted export never replaces a good file with half of one. */
+atn_status atn_render_to_file(const char *path, atn_output_format fmt, double width, double height, double scale,
+                              atn_draw_fn draw, void *user_data, atn_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

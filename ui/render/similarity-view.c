@@ -1,0 +1,231 @@
+/* The head-to-head similarity matrix: a heatmap in clustering order, heads labelled like
+ * L3·H7, with the average-linkage dendrogram drawn above the columns. */
+#include "render-private.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void atn_similarity_spec_init(atn_similarity_spec *s) {
+    memset(s, 0, sizeof *s);
+    s->clustered = true;
+    s->colormap = ATN_CMAP_VIRIDIS;
+    s->auto_diverging = true;
+    s->highlight_a = s->highlight_b = -1;
+    s->hover_a = s->hover_b = -1;
+    s->show_dendrogram = true;
+}
+
+/* Everything the figure needs, built from the spec: the reordered matrix, labels, and
+ * where the heatmap and the dendrogram go. */
+typedef struct sim_fig {
+    float *values;          /* [count][count] in display order */
+    char **labels;          /* [count] */
+    int32_t *pos_of;        /* [count] display position of head c */
+    char title[160];
+    atn_heatmap_spec hm;
+    double dendro_h;        /* height of the dendrogram strip (0: none) */
+    double top;             /* heatmap sub-figure starts here */
+} sim_fig;
+
+static void fig_free(sim_fig *f) {
+    if (f->labels)
+        for (int32_t i = 0; i < f->hm.rows; i++)
+            free(f->labels[i]);
+    free(f->labels);
+    free(f->values);
+    free(f->pos_of);
+}
+
+static int32_t display_head(const atn_similarity_spec *s, int32_t p) {
+    return s->clustered && s->sim->order ? s->sim->order[p] : p;
+}
+
+static bool fig_build(rtext *t, const atn_similarity_spec *s, double w, double h, sim_fig *f) {
+    memset(f, 0, sizeof *f);
+    const atn_similarity *sim = s->sim;
+    if (!sim || sim->count <= 0)
+        return false;
+    int32_t c = sim->count;
+    f->values = malloc((size_t)c * c * sizeof *f->values);
+    f->labels = calloc((size_t)c, sizeof *f->labels);
+    f->pos_of = malloc((size_t)c * sizeof *f->pos_of);
+    if (!f->values || !f->labels || !f->pos_of) {
+        fig_free(f);
+        return false;
+    }
+    atn_heatmap_spec_init(&f->hm);
+    f->hm.rows = f->hm.cols = c;
+    for (int32_t p = 0; p < c; p++) {
+        int32_t a = display_head(s, p);
+        f->pos_of[a] = p;
+        char buf[32];
+        f->labels[p] = strdup(atn_similarity_label(sim, a, buf, sizeof buf));
+        for (int32_t q = 0; q < c; q++)
+            f->values[(size_t)p * c + q] = (float)sim->values[(size_t)a * c + display_head(s, q)];
+    }
+    atn_heatmap_spec *hm = &f->hm;
+    hm->values = f->values;
+    hm->row_labels = hm->col_labels = (const char *const *)f->labels;
+    hm->colormap = s->colormap;
+    if (s->auto_diverging && sim->metric == ATN_METRIC_PEARSON && s->colormap == ATN_CMAP_VIRIDIS)
+        hm->colormap = ATN_CMAP_RDBU;
+    hm->colorbar_label = atn_metric_title(sim->metric);
+    hm->style = s->style;
+    hm->highlight_row = s->highlight_a >= 0 && s->highlight_a < c ? f->pos_of[s->highlight_a] : -1;
+    hm->highlight_col = s->highlight_b >= 0 && s->highlight_b < c ? f->pos_of[s->highlight_b] : -1;
+    hm->hover_row = s->hover_a >= 0 && s->hover_a < c ? f->pos_of[s->hover_a] : -1;
+    hm->hover_col = s->hover_b >= 0 && s->hover_b < c ? f->pos_of[s->hover_b] : -1;
+    if (s->title)
+        snprintf(f->title, sizeof f->title, "%s", s->title);
+    else if (sim->scope == ATN_SCOPE_LAYER)
+        snprintf(f->title, sizeof f->title, "%s between the heads of layer %d%s", atn_metric_title(sim->metric),
+                 sim->layer, s->clustered ? " (clustered)" : "");
+    else
+        snprintf(f->title, sizeof f->title, "%s between all %d heads%s", atn_metric_title(sim->metric), c,
+                 s->clustered ? " (clustered)" : "");
+    if (sim->n_sentences > 1) {
+        size_t len = strlen(f->title);
+        snprintf(f->title + len, sizeof f->title - len, ", mean of %lld sentences", (long long)sim->n_sentences);
+    }
+    double fs = t->fs;
+    f->top = 10 * fs + rt_line_height(t, RT_TITLE) + 8 * fs;
+    bool dendro = s->show_dendrogram && s->clustered && c > 1 && sim->merge_a && sim->finished_;
+    f->dendro_h = dendro ? fmin(70 * fs, 0.15 * h) : 0;
+    (void)w;
+    return true;
+}
+
+static void sub_size(const sim_fig *f, double w, double h, double *sw, double *sh) {
+    *sw = w;
+    *sh = fmax(1, h - f->top - f->dendro_h);
+}
+
+static void draw_dendrogram(cairo_t *cr, rtext *t, const atn_similarity *sim, const sim_fig *f,
+                            const atn_heatmap_layout *L, double y_top, double y_bottom) {
+    int32_t c = sim->count;
+    double *x = malloc((size_t)(2 * c) * sizeof *x), *hgt = malloc((size_t)(2 * c) * sizeof *hgt);
+    if (!x || !hgt) {
+        free(x);
+        free(hgt);
+        return;
+    }
+    double hmax = 0;
+    for (int32_t m = 0; m < c - 1; m++)
+        if (isfinite(sim->merge_height[m]))
+            hmax = fmax(hmax, sim->merge_height[m]);
+    if (!(hmax > 0))
+        hmax = 1;
+    for (int32_t i = 0; i < c; i++) {
+        x[i] = L->cells.x + (f->pos_of[i] + 0.5) * L->cell_w;
+        hgt[i] = 0;
+    }
+    double span = y_bottom - y_top;
+    rt_rgb(cr, t->st.fg, 0.8);
+    cairo_set_line_width(cr, fmax(0.5, 1.0 * t->fs));
+    for (int32_t m = 0; m < c - 1; m++) {
+        int32_t a = sim->merge_a[m], b = sim->merge_b[m];
+        double hm = isfinite(sim->merge_height[m]) ? sim->merge_height[m] : hmax * 1.05;
+        hgt[c + m] = hm;
+        x[c + m] = 0.5 * (x[a] + x[b]);
+        double ya = y_bottom - hgt[a] / (hmax * 1.05) * span, yb = y_bottom - hgt[b] / (hmax * 1.05) * span;
+        double ym = y_bottom - hm / (hmax * 1.05) * span;
+        cairo_move_to(cr, x[a], ya);
+        cairo_line_to(cr, x[a], ym);
+        cairo_line_to(cr, x[b], ym);
+        cairo_line_to(cr, x[b], yb);
+        cairo_stroke(cr);
+    }
+    free(x);
+    free(hgt);
+}
+
+void atn_render_similarity(cairo_t *cr, const atn_similarity_spec *s, double w, double h) {
+    rtext t;
+    rt_begin(&t, s->style);
+    sim_fig f;
+    cairo_save(cr);
+    rt_background(cr, &t, w, h);
+    if (!fig_build(&t, s, w, h, &f)) {
+        rt_rgb(cr, t.st.fg, 1.0);
+        rt_draw(cr, &t, "no similarity computed", RT_LABEL, false, w / 2, h / 2, 0.5, 0);
+        cairo_restore(cr);
+        rt_end(&t);
+        return;
+    }
+    rt_rgb(cr, t.st.fg, 1.0);
+    rt_draw(cr, &t, f.title, RT_TITLE, true, w / 2, 10 * t.fs, 0.5, w - 20 * t.fs);
+    double sw, sh;
+    sub_size(&f, w, h, &sw, &sh);
+    atn_heatmap_spec hm = f.hm;
+    atn_render_style st = t.st;
+    st.transparent = true;
+    hm.style = &st;
+    cairo_save(cr);
+    cairo_translate(cr, 0, f.top + f.dendro_h);
+    atn_render_heatmap(cr, &hm, sw, sh);
+    cairo_restore(cr);
+    if (f.dendro_h > 0) {
+        atn_heatmap_layout L;
+        atn_render_heatmap_layout(&hm, sw, sh, &L);
+        /* the sub-figure's own top padding sits between the tree and the cells */
+        draw_dendrogram(cr, &t, s->sim, &f, &L, f.top, f.top + f.dendro_h + L.cells.y - 2 * t.fs);
+    }
+    cairo_restore(cr);
+    fig_free(&f);
+    rt_end(&t);
+}
+
+bool atn_render_similarity_cell_at(const atn_similarity_spec *s, double w, double h, double x, double y, int32_t *a,
+                                   int32_t *b) {
+    *a = *b = -1;
+    rtext t;
+    rt_begin(&t, s->style);
+    sim_fig f;
+    bool ok = fig_build(&t, s, w, h, &f);
+    rt_end(&t);
+    if (!ok)
+        return false;
+    double sw, sh;
+    sub_size(&f, w, h, &sw, &sh);
+    int32_t r, c;
+    ok = atn_render_heatmap_cell_at(&f.hm, sw, sh, x, y - f.top - f.dendro_h, &r, &c);
+    if (ok) {
+        *a = display_head(s, r);
+        *b = display_head(s, c);
+    }
+    fig_free(&f);
+    return ok;
+}
+
+void atn_render_similarity_natural_size(const atn_similarity_spec *s, double *width, double *height) {
+    rtext t;
+    rt_begin(&t, s->style);
+    sim_fig f;
+    if (!fig_build(&t, s, 800, 800, &f)) {
+        *width = 400;
+        *height = 300;
+        rt_end(&t);
+        return;
+    }
+    int32_t c = s->sim->count;
+    double cell = (c <= 16 ? 44 : c <= 48 ? 22 : fmax(6, 1100.0 / c)) * t.fs;
+    f.hm.show_values = false;
+    double hw, hh;
+    atn_render_heatmap_natural_size(&f.hm, &hw, &hh);
+    /* the heatmap picks its own cell size; scale to ours */
+    double lw = 0, cb = rt_colorbar_width(&t, 0, 1, false) + 12 * t.fs;
+    for (int32_t i = 0; i < c; i++) {
+        double tw;
+        rt_measure(&t, f.labels[i], RT_LABEL, false, &tw, NULL);
+        lw = fmax(lw, tw);
+    }
+    double title_w;
+    rt_measure(&t, f.title, RT_TITLE, true, &title_w, NULL);
+    double dendro = s->show_dendrogram && s->clustered ? 70 * t.fs : 0;
+    *width = ceil(fmax(20 * t.fs + lw + 8 * t.fs + c * cell + cb + 24 * t.fs, title_w + 20 * t.fs));
+    *height = ceil(f.top + dendro + 20 * t.fs + c * cell + lw + 8 * t.fs);
+    fig_free(&f);
+    rt_end(&t);
+}

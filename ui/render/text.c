@@ -1,0 +1,209 @@
+/* Text for the figures: one pango context per drawing call, fixed at 72 dpi with hinting
+ * off, so a label measures the same on screen, in a PNG at any scale, in SVG and in PDF.
+ * Also the style defaults and number formatting every figure shares. */
+#include "render-private.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void atn_render_style_init(atn_render_style *st, bool dark) {
+    memset(st, 0, sizeof *st);
+    st->font_scale = 1.0;
+    st->font_family = "Sans";
+    if (dark) {
+        st->fg[0] = st->fg[1] = st->fg[2] = 0.92;
+        st->bg[0] = 0.12, st->bg[1] = 0.12, st->bg[2] = 0.13;
+        st->accent[0] = 1.0, st->accent[1] = 0.55, st->accent[2] = 0.2;
+    } else {
+        st->fg[0] = st->fg[1] = st->fg[2] = 0.1;
+        st->bg[0] = st->bg[1] = st->bg[2] = 1.0;
+        st->accent[0] = 0.89, st->accent[1] = 0.29, st->accent[2] = 0.0;
+    }
+}
+
+void rt_begin(rtext *t, const atn_render_style *style) {
+    memset(t, 0, sizeof *t);
+    if (style)
+        t->st = *style;
+    else
+        atn_render_style_init(&t->st, false);
+    if (!(t->st.font_scale > 0.05 && t->st.font_scale < 20))
+        t->st.font_scale = 1.0;
+    if (!t->st.font_family || !t->st.font_family[0])
+        t->st.font_family = "Sans";
+    t->fs = t->st.font_scale;
+    t->ctx = pango_font_map_create_context(pango_cairo_font_map_get_default());
+    pango_cairo_context_set_resolution(t->ctx, 72.0);
+    cairo_font_options_t *fo = cairo_font_options_create();
+    cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
+    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
+    cairo_font_options_set_antialias(fo, CAIRO_ANTIALIAS_GRAY);
+    pango_cairo_context_set_font_options(t->ctx, fo);
+    cairo_font_options_destroy(fo);
+    t->layout = pango_layout_new(t->ctx);
+}
+
+void rt_end(rtext *t) {
+    if (t->layout)
+        g_object_unref(t->layout);
+    if (t->ctx)
+        g_object_unref(t->ctx);
+    t->layout = NULL;
+    t->ctx = NULL;
+}
+
+static void set_font(rtext *t, PangoLayout *l, double size, bool bold) {
+    PangoFontDescription *fd = pango_font_description_from_string(t->st.font_family);
+    pango_font_description_set_absolute_size(fd, size * t->fs * PANGO_SCALE);
+    pango_font_description_set_weight(fd, bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
+    pango_layout_set_font_description(l, fd);
+    pango_font_description_free(fd);
+}
+
+PangoLayout *rt_layout(rtext *t, const char *text, double size, bool bold, bool markup) {
+    PangoLayout *l = pango_layout_new(t->ctx);
+    set_font(t, l, size, bold);
+    if (markup)
+        pango_layout_set_markup(l, text ? text : "", -1);
+    else
+        pango_layout_set_text(l, text ? text : "", -1);
+    return l;
+}
+
+void rt_measure(rtext *t, const char *text, double size, bool bold, double *w, double *h) {
+    set_font(t, t->layout, size, bold);
+    pango_layout_set_width(t->layout, -1);
+    pango_layout_set_text(t->layout, text ? text : "", -1);
+    int pw, ph;
+    pango_layout_get_size(t->layout, &pw, &ph);
+    if (w)
+        *w = (double)pw / PANGO_SCALE;
+    if (h)
+        *h = (double)ph / PANGO_SCALE;
+}
+
+double rt_line_height(rtext *t, double size) {
+    double h;
+    rt_measure(t, "Ag国", size, false, NULL, &h);
+    return h;
+}
+
+static void show(cairo_t *cr, PangoLayout *l) {
+    pango_cairo_show_layout(cr, l);
+}
+
+void rt_draw(cairo_t *cr, rtext *t, const char *text, double size, bool bold, double x, double y, double halign,
+             double max_w) {
+    PangoLayout *l = rt_layout(t, text, size, bold, false);
+    if (max_w > 0) {
+        pango_layout_set_width(l, (int)(max_w * PANGO_SCALE));
+        pango_layout_set_ellipsize(l, PANGO_ELLIPSIZE_END);
+        pango_layout_set_single_paragraph_mode(l, TRUE);
+    }
+    int pw, ph;
+    pango_layout_get_size(l, &pw, &ph);
+    PangoRectangle ink, logical;
+    pango_layout_get_extents(l, &ink, &logical);
+    double w = (double)logical.width / PANGO_SCALE;
+    if (max_w > 0 && w > max_w)
+        w = max_w;
+    cairo_move_to(cr, x - halign * w, y);
+    show(cr, l);
+    g_object_unref(l);
+}
+
+void rt_draw_up(cairo_t *cr, rtext *t, const char *text, double size, bool bold, double x, double y_end,
+                double max_w) {
+    PangoLayout *l = rt_layout(t, text, size, bold, false);
+    if (max_w > 0) {
+        pango_layout_set_width(l, (int)(max_w * PANGO_SCALE));
+        pango_layout_set_ellipsize(l, PANGO_ELLIPSIZE_START);
+        pango_layout_set_single_paragraph_mode(l, TRUE);
+    }
+    PangoRectangle logical;
+    pango_layout_get_extents(l, NULL, &logical);
+    double w = (double)logical.width / PANGO_SCALE, h = (double)logical.height / PANGO_SCALE;
+    if (max_w > 0 && w > max_w)
+        w = max_w;
+    cairo_save(cr);
+    /* after rotating by -90 degrees, +x points up: the text starts at y_end + w and ends at y_end */
+    cairo_translate(cr, x - h / 2, y_end + w);
+    cairo_rotate(cr, -M_PI / 2);
+    cairo_move_to(cr, 0, 0);
+    show(cr, l);
+    cairo_restore(cr);
+    g_object_unref(l);
+}
+
+void rt_draw_markup(cairo_t *cr, rtext *t, const char *markup, double size, double x, double y, double max_w) {
+    PangoLayout *l = rt_layout(t, markup, size, false, true);
+    if (max_w > 0) {
+        pango_layout_set_width(l, (int)(max_w * PANGO_SCALE));
+        pango_layout_set_wrap(l, PANGO_WRAP_WORD_CHAR);
+    }
+    cairo_move_to(cr, x, y);
+    show(cr, l);
+    g_object_unref(l);
+}
+
+void rt_background(cairo_t *cr, const rtext *t, double w, double h) {
+    if (t->st.transparent)
+        return;
+    cairo_save(cr);
+    rt_rgb(cr, t->st.bg, 1.0);
+    cairo_rectangle(cr, 0, 0, w, h);
+    cairo_fill(cr);
+    cairo_restore(cr);
+}
+
+void rt_format(char *buf, size_t size, double v) {
+    if (isnan(v)) {
+        snprintf(buf, size, "NaN");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, size, v > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    double a = fabs(v);
+    if (a != 0 && (a < 1e-3 || a >= 1e5))
+        snprintf(buf, size, "%.3e", v);
+    else
+        snprintf(buf, size, "%.4f", v);
+}
+
+int rt_ticks(double lo, double hi, int max, double *ticks, double *step_out) {
+    if (!(hi > lo) || max < 2) {
+        ticks[0] = lo;
+        *step_out = 1;
+        return 1;
+    }
+    double raw = (hi - lo) / (max - 1);
+    double mag = pow(10, floor(log10(raw)));
+    double step = mag;
+    static const double mult[] = {1, 2, 2.5, 5, 10};
+    for (int i = 0; i < 5; i++) {
+        step = mult[i] * mag;
+        if ((hi - lo) / step <= max - 1 + 1e-9)
+            break;
+    }
+    int n = 0;
+    double first = ceil(lo / step - 1e-9) * step;
+    for (double v = first; v <= hi + step * 1e-9 && n < max + 1; v += step)
+        ticks[n++] = fabs(v) < step * 1e-9 ? 0.0 : v;
+    *step_out = step;
+    return n;
+}
+
+void rt_format_tick(char *buf, size_t size, double v, double step) {
+    int dec = 0;
+    while (dec < 6 && fabs(step * pow(10, dec) - round(step * pow(10, dec))) > 1e-6)
+        dec++;
+    if (fabs(v) >= 1e5 || (fabs(v) > 0 && fabs(v) < 1e-4))
+        snprintf(buf, size, "%.2g", v);
+    else
+        snprintf(buf, size, "%.*f", dec, v);
+}
+
+double rt_luminance(const double c[3]) { return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]; }

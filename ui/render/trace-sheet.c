@@ -1,0 +1,532 @@
+/* The trace sheet: one head's arithmetic for one query token laid out like a worked
+ * solution — q, the keys, the dot products, ÷√d_k, the mask, the softmax, the values and
+ * the weighted sum, then the concatenation and W_O — as small tables with their formulas.
+ * One walk over the blocks both measures (cr == NULL) and draws, so the step rectangles
+ * used for scrolling and hit-testing are the drawn ones. */
+#include "render-private.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const step_titles[ATN_TRACE_STEP_COUNT] = {
+    "Query", "Keys", "Scores q\xc2\xb7k", "Scale \xc3\xb7\xe2\x88\x9a" "d\xe2\x82\x96", "Mask", "Softmax",
+    "Values", "Weighted sum", "Concatenate heads", "Output projection",
+};
+
+const char *atn_trace_step_title(atn_trace_step step) {
+    return (unsigned)step < ATN_TRACE_STEP_COUNT ? step_titles[step] : "";
+}
+
+void atn_trace_sheet_spec_init(atn_trace_sheet_spec *s) {
+    memset(s, 0, sizeof *s);
+    s->highlight_step = -1;
+    s->max_rows = 16;
+    s->max_cols = 8;
+}
+
+/* ---- a small table ------------------------------------------------------------------ */
+
+enum { TB_MAX_COLS = 24 };
+
+typedef struct table {
+    int rows, cols;                 /* rows include the header row */
+    char **cells;                   /* [rows][cols] owned strings (NULL = empty) */
+    bool accent_col[TB_MAX_COLS];
+    bool left_col[TB_MAX_COLS];     /* left-aligned (labels); numbers are right-aligned */
+    bool markup_header;
+} table;
+
+static bool tb_init(table *tb, int rows, int cols) {
+    memset(tb, 0, sizeof *tb);
+    if (cols > TB_MAX_COLS)
+        cols = TB_MAX_COLS;
+    tb->rows = rows;
+    tb->cols = cols;
+    tb->cells = calloc((size_t)rows * cols, sizeof *tb->cells);
+    return tb->cells != NULL;
+}
+
+static void tb_free(table *tb) {
+    if (tb->cells)
+        for (int i = 0; i < tb->rows * tb->cols; i++)
+            free(tb->cells[i]);
+    free(tb->cells);
+    tb->cells = NULL;
+}
+
+static void tb_set(table *tb, int r, int c, const char *text) {
+    if (r < 0 || r >= tb->rows || c < 0 || c >= tb->cols || !tb->cells)
+        return;
+    free(tb->cells[r * tb->cols + c]);
+    tb->cells[r * tb->cols + c] = text ? strdup(text) : NULL;
+}
+
+static void tb_num(table *tb, int r, int c, double v) {
+    char buf[32];
+    rt_format(buf, sizeof buf, v);
+    tb_set(tb, r, c, buf);
+}
+
+/* Which indices of 0..n-1 to show when at most max fit: the head, an ellipsis (-1), the
+ * tail.  Returns the count written to idx (capacity max + 1). */
+static int elide(int32_t n, int32_t max, int32_t *idx) {
+    if (max < 3)
+        max = 3;
+    if (n <= max) {
+        for (int32_t i = 0; i < n; i++)
+            idx[i] = i;
+        return n;
+    }
+    int head = max - 2, k = 0;
+    for (int32_t i = 0; i < head; i++)
+        idx[k++] = i;
+    idx[k++] = -1;
+    idx[k++] = n - 1;
+    return k;
+}
+
+#define ELLIPSIS_H "\xe2\x8b\xaf" /* ⋯ */
+#define ELLIPSIS_V "\xe2\x8b\xae" /* ⋮ */
+
+static double tb_draw(cairo_t *cr, rtext *t, const table *tb, double x, double y, double max_w) {
+    double fs = t->fs, padx = 6 * fs, pady = 2 * fs;
+    double lh = rt_line_height(t, RT_SMALL) + 2 * pady;
+    double cw[TB_MAX_COLS] = {0};
+    for (int c = 0; c < tb->cols; c++)
+        for (int r = 0; r < tb->rows; r++) {
+            const char *s = tb->cells[r * tb->cols + c];
+            if (!s)
+                continue;
+            double w;
+            if (r == 0 && tb->markup_header) {
+                PangoLayout *l = rt_layout(t, s, RT_SMALL, true, true);
+                int pw;
+                pango_layout_get_size(l, &pw, NULL);
+                w = (double)pw / PANGO_SCALE;
+                g_object_unref(l);
+            } else {
+                rt_measure(t, s, RT_SMALL, r == 0, &w, NULL);
+            }
+            cw[c] = fmax(cw[c], fmin(w, 160 * fs) + 2 * padx);
+        }
+    double total = 0;
+    for (int c = 0; c < tb->cols; c++)
+        total += cw[c];
+    (void)max_w;
+    if (cr) {
+        double xx = x;
+        for (int c = 0; c < tb->cols; c++) {
+            if (tb->accent_col[c]) {
+                rt_rgb(cr, t->st.accent, 0.15);
+                cairo_rectangle(cr, xx, y, cw[c], lh * tb->rows);
+                cairo_fill(cr);
+            }
+            xx += cw[c];
+        }
+        rt_rgb(cr, t->st.fg, 0.06);
+        cairo_rectangle(cr, x, y, total, lh);
+        cairo_fill(cr);
+        rt_rgb(cr, t->st.fg, 0.25);
+        cairo_set_line_width(cr, 0.75 * fs);
+        for (int r = 0; r <= tb->rows; r++) {
+            cairo_move_to(cr, x, y + r * lh);
+            cairo_line_to(cr, x + total, y + r * lh);
+        }
+        cairo_stroke(cr);
+        for (int r = 0; r < tb->rows; r++) {
+            xx = x;
+            for (int c = 0; c < tb->cols; c++) {
+                const char *s = tb->cells[r * tb->cols + c];
+                if (s) {
+                    rt_rgb(cr, tb->accent_col[c] && r > 0 ? t->st.accent : t->st.fg, 1.0);
+                    if (r == 0 && tb->markup_header) {
+                        PangoLayout *l = rt_layout(t, s, RT_SMALL, true, true);
+                        int pw;
+                        pango_layout_get_size(l, &pw, NULL);
+                        cairo_move_to(cr, xx + cw[c] - padx - (double)pw / PANGO_SCALE, y + pady);
+                        pango_cairo_show_layout(cr, l);
+                        g_object_unref(l);
+                    } else if (tb->left_col[c]) {
+                        rt_draw(cr, t, s, RT_SMALL, r == 0, xx + padx, y + r * lh + pady, 0.0, cw[c] - 2 * padx);
+                    } else {
+                        rt_draw(cr, t, s, RT_SMALL, r == 0, xx + cw[c] - padx, y + r * lh + pady, 1.0,
+                                cw[c] - 2 * padx);
+                    }
+                }
+                xx += cw[c];
+            }
+        }
+    }
+    return y + lh * tb->rows;
+}
+
+/* ---- the sheet ------------------------------------------------------------------------- */
+
+typedef struct sheet {
+    cairo_t *cr;                  /* NULL: measure only */
+    rtext *t;
+    const atn_trace_sheet_spec *s;
+    const atn_trace *tr;
+    double x, width, y;
+    atn_rect rects[ATN_TRACE_STEP_COUNT];
+    int32_t idx_rows[64], n_rows; /* the token rows shown */
+    int32_t idx_k[64], n_k;       /* head-vector entries shown */
+    int32_t idx_d[64], n_d;       /* model-vector entries shown */
+} sheet;
+
+static const char *tok(const sheet *sh, int32_t j) {
+    const atn_encoding *e = sh->tr->enc;
+    return e && e->tokens && e->tokens[j].text ? e->tokens[j].text : "?";
+}
+
+static void text_line(sheet *sh, const char *markup, double size) {
+    PangoLayout *l = rt_layout(sh->t, markup, size, false, true);
+    pango_layout_set_width(l, (int)(sh->width * PANGO_SCALE));
+    pango_layout_set_wrap(l, PANGO_WRAP_WORD_CHAR);
+    int pw, ph;
+    pango_layout_get_size(l, &pw, &ph);
+    if (sh->cr) {
+        rt_rgb(sh->cr, sh->t->st.fg, 1.0);
+        cairo_move_to(sh->cr, sh->x, sh->y);
+        pango_cairo_show_layout(sh->cr, l);
+    }
+    sh->y += (double)ph / PANGO_SCALE;
+    g_object_unref(l);
+}
+
+static void step_begin(sheet *sh, atn_trace_step step, const char *formula_markup) {
+    double fs = sh->t->fs;
+    sh->y += 10 * fs;
+    sh->rects[step] = (atn_rect){sh->x - 6 * fs, sh->y - 4 * fs, sh->width + 12 * fs, 0};
+    char buf[512];
+    snprintf(buf, sizeof buf, "<b>%d  %s</b>   %s", (int)step + 1, atn_trace_step_title(step), formula_markup);
+    text_line(sh, buf, RT_LABEL);
+    sh->y += 4 * fs;
+}
+
+static void step_end(sheet *sh, atn_trace_step step) {
+    sh->rects[step].h = sh->y + 4 * sh->t->fs - sh->rects[step].y;
+}
+
+/* a vector as a one-row table, entries picked by idx (-1 = ellipsis) */
+static void vec_table(sheet *sh, const char *row_label, const double *v, const int32_t *idx, int n_idx,
+                      int32_t accent_from, int32_t accent_to) {
+    table tb;
+    if (!tb_init(&tb, 2, n_idx + 1))
+        return;
+    tb.left_col[0] = true;
+    tb_set(&tb, 1, 0, row_label);
+    for (int c = 0; c < n_idx && c + 1 < TB_MAX_COLS; c++) {
+        char buf[32];
+        if (idx[c] < 0) {
+            tb_set(&tb, 0, c + 1, ELLIPSIS_H);
+            tb_set(&tb, 1, c + 1, ELLIPSIS_H);
+            continue;
+        }
+        snprintf(buf, sizeof buf, "%d", idx[c]);
+        tb_set(&tb, 0, c + 1, buf);
+        tb_num(&tb, 1, c + 1, v[idx[c]]);
+        tb.accent_col[c + 1] = idx[c] >= accent_from && idx[c] <= accent_to;
+    }
+    sh->y = tb_draw(sh->cr, sh->t, &tb, sh->x, sh->y, sh->width);
+    tb_free(&tb);
+}
+
+/* token rows × the head-vector entries of a [n][k] matrix */
+static void mat_table(sheet *sh, const char *name, const double *m) {
+    int32_t k = sh->tr->d_head;
+    table tb;
+    if (!tb_init(&tb, sh->n_rows + 1, sh->n_k + 2))
+        return;
+    tb.left_col[0] = tb.left_col[1] = true;
+    tb_set(&tb, 0, 0, "j");
+    tb_set(&tb, 0, 1, "token");
+    for (int c = 0; c < sh->n_k && c + 2 < TB_MAX_COLS; c++) {
+        char buf[48];
+        if (sh->idx_k[c] < 0)
+            snprintf(buf, sizeof buf, ELLIPSIS_H);
+        else
+            snprintf(buf, sizeof buf, "%s[%d]", name, sh->idx_k[c]);
+        tb_set(&tb, 0, c + 2, buf);
+    }
+    for (int r = 0; r < sh->n_rows; r++) {
+        int32_t j = sh->idx_rows[r];
+        if (j < 0) {
+            tb_set(&tb, r + 1, 0, ELLIPSIS_V);
+            continue;
+        }
+        char buf[16];
+        snprintf(buf, sizeof buf, "%d", j);
+        tb_set(&tb, r + 1, 0, buf);
+        tb_set(&tb, r + 1, 1, tok(sh, j));
+        for (int c = 0; c < sh->n_k && c + 2 < TB_MAX_COLS; c++)
+            if (sh->idx_k[c] >= 0)
+                tb_num(&tb, r + 1, c + 2, m[(size_t)j * k + sh->idx_k[c]]);
+    }
+    sh->y = tb_draw(sh->cr, sh->t, &tb, sh->x, sh->y, sh->width);
+    tb_free(&tb);
+}
+
+/* token rows × a few per-token columns */
+static void token_table(sheet *sh, int ncols, const char *const *headers, const double *const *cols,
+                        int accent_col) {
+    table tb;
+    if (!tb_init(&tb, sh->n_rows + 1, ncols + 2))
+        return;
+    tb.left_col[0] = tb.left_col[1] = true;
+    tb.markup_header = true;
+    tb_set(&tb, 0, 0, "j");
+    tb_set(&tb, 0, 1, "token");
+    for (int c = 0; c < ncols; c++) {
+        tb_set(&tb, 0, c + 2, headers[c]);
+        tb.accent_col[c + 2] = c == accent_col;
+    }
+    for (int r = 0; r < sh->n_rows; r++) {
+        int32_t j = sh->idx_rows[r];
+        if (j < 0) {
+            tb_set(&tb, r + 1, 0, ELLIPSIS_V);
+            continue;
+        }
+        char buf[16];
+        snprintf(buf, sizeof buf, "%d", j);
+        tb_set(&tb, r + 1, 0, buf);
+        tb_set(&tb, r + 1, 1, tok(sh, j));
+        for (int c = 0; c < ncols; c++) {
+            double v = cols[c][j];
+            if (v < -1e30)
+                tb_set(&tb, r + 1, c + 2, "\xe2\x88\x92\xe2\x88\x9e"); /* −∞ */
+            else
+                tb_num(&tb, r + 1, c + 2, v);
+        }
+    }
+    /* markup headers need escaping-free text: the headers below are fixed strings */
+    sh->y = tb_draw(sh->cr, sh->t, &tb, sh->x, sh->y, sh->width);
+    tb_free(&tb);
+}
+
+static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double width, atn_rect *rects_out) {
+    sheet sh = {0};
+    sh.cr = cr;
+    sh.t = t;
+    sh.s = s;
+    sh.tr = s->trace;
+    double fs = t->fs, pad = 14 * fs;
+    sh.x = pad;
+    sh.width = fmax(100, width - 2 * pad);
+    sh.y = pad;
+    const atn_trace *tr = s->trace;
+    if (!tr) {
+        text_line(&sh, "no trace", RT_LABEL);
+        return sh.y + pad;
+    }
+    int32_t max_rows = s->max_rows > 0 ? s->max_rows : 16, max_cols = s->max_cols > 0 ? s->max_cols : 8;
+    if (max_rows > 60)
+        max_rows = 60;
+    if (max_cols > TB_MAX_COLS - 4)
+        max_cols = TB_MAX_COLS - 4;
+    sh.n_rows = elide(tr->n, max_rows, sh.idx_rows);
+    sh.n_k = elide(tr->d_head, max_cols, sh.idx_k);
+    sh.n_d = elide(tr->d_model, max_cols + 4 > TB_MAX_COLS - 2 ? TB_MAX_COLS - 2 : max_cols + 4, sh.idx_d);
+    int32_t i = tr->query, k = tr->d_head, n = tr->n;
+    char buf[1024], esc_tok[256];
+    {
+        gchar *e = g_markup_escape_text(tok(&sh, i), -1);
+        snprintf(esc_tok, sizeof esc_tok, "%s", e);
+        g_free(e);
+    }
+    char *model = s->model_name ? g_markup_escape_text(s->model_name, -1) : NULL;
+    snprintf(buf, sizeof buf, "<span size='larger' weight='bold'>%s%s%sLayer %d \xc2\xb7 head %d \xc2\xb7 query %d "
+             "\xe2\x80\x9c%s\xe2\x80\x9d</span>", model ? "Model " : "", model ? model : "", model ? " \xc2\xb7 " : "",
+             tr->layer, tr->head, i, esc_tok);
+    g_free(model);
+    text_line(&sh, buf, RT_LABEL);
+    snprintf(buf, sizeof buf, "d<sub>model</sub> = %d, %d heads, so each head works in d<sub>k</sub> = %d "
+             "dimensions (columns %d\xe2\x80\xa6%d of Q, K, V).", tr->d_model, s->n_heads > 0 ? s->n_heads : 0, k,
+             tr->head * k, tr->head * k + k - 1);
+    text_line(&sh, buf, RT_SMALL);
+
+    int hl = s->highlight_step;
+    /* 1 query */
+    snprintf(buf, sizeof buf, "q<sub>%d</sub> = x<sub>%d</sub> W<sub>Q</sub> + b<sub>Q</sub>, head %d's columns", i,
+             i, tr->head);
+    step_begin(&sh, ATN_TRACE_STEP_QUERY, buf);
+    snprintf(buf, sizeof buf, "q_%d", i);
+    vec_table(&sh, buf, tr->q, sh.idx_k, sh.n_k, -1, -2);
+    step_end(&sh, ATN_TRACE_STEP_QUERY);
+    /* 2 keys */
+    step_begin(&sh, ATN_TRACE_STEP_KEYS, "k<sub>j</sub> = x<sub>j</sub> W<sub>K</sub> + b<sub>K</sub>, one per token");
+    mat_table(&sh, "k", tr->keys);
+    step_end(&sh, ATN_TRACE_STEP_KEYS);
+    /* 3 scores */
+    snprintf(buf, sizeof buf, "s<sub>j</sub> = q<sub>%d</sub> \xc2\xb7 k<sub>j</sub>  (row %d of Q K<sup>T</sup>)", i,
+             i);
+    step_begin(&sh, ATN_TRACE_STEP_SCORES, buf);
+    if (k <= 4 && n > 0) {
+        /* the first dot product written out */
+        int len = snprintf(buf, sizeof buf, "e.g. s<sub>0</sub> = ");
+        for (int32_t c = 0; c < k && len < (int)sizeof buf - 64; c++)
+            len += snprintf(buf + len, sizeof buf - len, "%s%.4f\xc3\x97%.4f", c ? " + " : "", tr->q[c], tr->keys[c]);
+        snprintf(buf + len, sizeof buf - len, " = %.4f", tr->scores[0]);
+        text_line(&sh, buf, RT_SMALL);
+        sh.y += 3 * fs;
+    }
+    {
+        const char *h[] = {"s<sub>j</sub>"};
+        const double *c[] = {tr->scores};
+        token_table(&sh, 1, h, c, -1);
+    }
+    step_end(&sh, ATN_TRACE_STEP_SCORES);
+    /* 4 scale */
+    snprintf(buf, sizeof buf, "s<sub>j</sub> / \xe2\x88\x9a" "d<sub>k</sub> = s<sub>j</sub> / \xe2\x88\x9a%d = "
+             "s<sub>j</sub> \xc3\x97 %.4f", k, tr->scale);
+    step_begin(&sh, ATN_TRACE_STEP_SCALE, buf);
+    {
+        const char *h[] = {"s<sub>j</sub>", "s<sub>j</sub>/\xe2\x88\x9a" "d<sub>k</sub>"};
+        const double *c[] = {tr->scores, tr->scaled};
+        token_table(&sh, 2, h, c, 1);
+    }
+    step_end(&sh, ATN_TRACE_STEP_SCALE);
+    /* 5 mask */
+    int32_t masked = 0;
+    for (int32_t j = 0; j < n; j++)
+        masked += tr->mask_term[j] != 0;
+    step_begin(&sh, ATN_TRACE_STEP_MASK, masked ? "padded keys get a huge negative number added, so their weight "
+                                                  "becomes 0"
+                                                : "no padded tokens: nothing is added");
+    if (masked) {
+        double *after = malloc((size_t)n * sizeof *after);
+        if (after) {
+            for (int32_t j = 0; j < n; j++)
+                after[j] = tr->mask_term[j] != 0 ? -INFINITY : tr->scaled[j];
+            const char *h[] = {"mask", "s\xe2\x80\xb2<sub>j</sub>"};
+            const double *c[] = {tr->mask_term, after};
+            token_table(&sh, 2, h, c, 1);
+            free(after);
+        }
+    }
+    step_end(&sh, ATN_TRACE_STEP_MASK);
+    /* 6 softmax */
+    snprintf(buf, sizeof buf, "a<sub>j</sub> = exp(s\xe2\x80\xb2<sub>j</sub> \xe2\x88\x92 m) / \xce\xa3 "
+             "exp(\xe2\x80\xa6), with m = max = %.4f and \xce\xa3 = %.4f", tr->max, tr->sum);
+    step_begin(&sh, ATN_TRACE_STEP_SOFTMAX, buf);
+    {
+        const char *h[] = {"s\xe2\x80\xb2<sub>j</sub> \xe2\x88\x92 m", "exp", "a<sub>j</sub>"};
+        const double *c[] = {tr->shifted, tr->exps, tr->weights};
+        token_table(&sh, 3, h, c, 2);
+    }
+    step_end(&sh, ATN_TRACE_STEP_SOFTMAX);
+    /* 7 values */
+    step_begin(&sh, ATN_TRACE_STEP_VALUES, "v<sub>j</sub> = x<sub>j</sub> W<sub>V</sub> + b<sub>V</sub>");
+    mat_table(&sh, "v", tr->values);
+    step_end(&sh, ATN_TRACE_STEP_VALUES);
+    /* 8 weighted sum */
+    snprintf(buf, sizeof buf, "o = \xce\xa3<sub>j</sub> a<sub>j</sub> v<sub>j</sub>: head %d's output for token %d",
+             tr->head, i);
+    step_begin(&sh, ATN_TRACE_STEP_OUTPUT, buf);
+    if (n <= 6 && k <= 4) {
+        for (int32_t c = 0; c < k; c++) {
+            int len = snprintf(buf, sizeof buf, "o[%d] =", c);
+            for (int32_t j = 0; j < n && len < (int)sizeof buf - 64; j++)
+                len += snprintf(buf + len, sizeof buf - len, "%s%.4f\xc3\x97%.4f", j ? " + " : " ", tr->weights[j],
+                                tr->values[(size_t)j * k + c]);
+            snprintf(buf + len, sizeof buf - len, " = %.4f", tr->output[c]);
+            text_line(&sh, buf, RT_SMALL);
+        }
+        sh.y += 3 * fs;
+    }
+    vec_table(&sh, "o", tr->output, sh.idx_k, sh.n_k, -1, -2);
+    step_end(&sh, ATN_TRACE_STEP_OUTPUT);
+    /* 9 concat */
+    snprintf(buf, sizeof buf, "every head's output for token %d side by side; head %d fills columns %d\xe2\x80\xa6%d",
+             i, tr->head, tr->head * k, tr->head * k + k - 1);
+    step_begin(&sh, ATN_TRACE_STEP_CONCAT, buf);
+    /* show this head's columns even when the vector is elided */
+    int32_t idx[64];
+    int n_idx = 0;
+    if (tr->d_model <= max_cols + 4) {
+        for (int32_t c = 0; c < tr->d_model; c++)
+            idx[n_idx++] = c;
+    } else {
+        int32_t from = tr->head * k, to = tr->head * k + (k < max_cols ? k : max_cols) - 1;
+        if (from > 0)
+            idx[n_idx++] = 0;
+        if (from > 1)
+            idx[n_idx++] = -1;
+        for (int32_t c = from; c <= to; c++)
+            idx[n_idx++] = c;
+        if (to < tr->d_model - 2)
+            idx[n_idx++] = -1;
+        if (to < tr->d_model - 1)
+            idx[n_idx++] = tr->d_model - 1;
+    }
+    vec_table(&sh, "concat", tr->concat, idx, n_idx, tr->head * k, tr->head * k + k - 1);
+    step_end(&sh, ATN_TRACE_STEP_CONCAT);
+    /* 10 projection */
+    step_begin(&sh, ATN_TRACE_STEP_PROJECT, "concat W<sub>O</sub> + b<sub>O</sub>");
+    vec_table(&sh, "out", tr->projected, sh.idx_d, sh.n_d, -1, -2);
+    step_end(&sh, ATN_TRACE_STEP_PROJECT);
+    sh.y += 8 * fs;
+    snprintf(buf, sizeof buf, "<small>check: these weights differ from the captured attention by at most %.2g</small>",
+             (double)tr->max_abs_diff);
+    text_line(&sh, buf, RT_SMALL);
+    if (cr && hl >= 0 && hl < ATN_TRACE_STEP_COUNT) {
+        atn_rect r = sh.rects[hl];
+        rt_rgb(cr, t->st.accent, 1.0);
+        cairo_set_line_width(cr, 2 * fs);
+        cairo_rectangle(cr, r.x, r.y, r.w, r.h);
+        cairo_stroke(cr);
+    }
+    if (rects_out)
+        memcpy(rects_out, sh.rects, sizeof sh.rects);
+    return sh.y + pad;
+}
+
+double atn_render_trace_sheet_height(const atn_trace_sheet_spec *s, double width) {
+    rtext t;
+    rt_begin(&t, s->style);
+    double h = walk(NULL, &t, s, width, NULL);
+    rt_end(&t);
+    return ceil(h);
+}
+
+void atn_render_trace_sheet(cairo_t *cr, const atn_trace_sheet_spec *s, double width, double height) {
+    rtext t;
+    rt_begin(&t, s->style);
+    cairo_save(cr);
+    rt_background(cr, &t, width, height);
+    walk(cr, &t, s, width, NULL);
+    cairo_restore(cr);
+    rt_end(&t);
+}
+
+void atn_render_trace_sheet_step_rects(const atn_trace_sheet_spec *s, double width,
+                                       atn_rect rects[ATN_TRACE_STEP_COUNT]) {
+    rtext t;
+    rt_begin(&t, s->style);
+    memset(rects, 0, sizeof(atn_rect) * ATN_TRACE_STEP_COUNT);
+    walk(NULL, &t, s, width, rects);
+    rt_end(&t);
+}
+
+int atn_render_trace_sheet_step_at(const atn_trace_sheet_spec *s, double width, double x, double y) {
+    atn_rect r[ATN_TRACE_STEP_COUNT];
+    atn_render_trace_sheet_step_rects(s, width, r);
+    for (int i = 0; i < ATN_TRACE_STEP_COUNT; i++)
+        if (r[i].h > 0 && x >= r[i].x && x < r[i].x + r[i].w && y >= r[i].y && y < r[i].y + r[i].h)
+            return i;
+    return -1;
+}
+
+void atn_render_trace_sheet_natural_size(const atn_trace_sheet_spec *s, double *width, double *height) {
+    double w = 640;
+    if (s->trace && s->trace->d_head > 4)
+        w = 760;
+    rtext t;
+    rt_begin(&t, s->style);
+    w *= t.fs;
+    rt_end(&t);
+    *width = w;
+    *height = atn_render_trace_sheet_height(s, w);
+}
