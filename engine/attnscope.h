@@ -152,10 +152,12 @@ typedef struct atn_token {
     char *text;        /* owned UTF-8, e.g. "[CLS]", "play", "##ing", "我" */
     int32_t id;        /* vocabulary id; -1 for toy-model tokens */
     int32_t type_id;   /* 0 first segment, 1 second */
-    int32_t start;     /* byte span in the original text (of its segment); -1 for specials */
+    int32_t start;     /* byte span [start, end) in its segment's original text; -1 for the
+                          [CLS]/[SEP] the tokenizer adds and for tokens given as ids */
     int32_t end;
-    int32_t segment;   /* 0: text, 1: text pair; -1 for specials */
-    bool special;      /* [CLS], [SEP], [PAD], [MASK] ... */
+    int32_t segment;   /* 0: text, 1: text pair; -1 for added [CLS]/[SEP] */
+    bool special;      /* [CLS], [SEP], [PAD], [MASK] (a [MASK] typed in the text keeps its span);
+                          an [UNK] standing for an unknown word is not special */
 } atn_token;
 
 typedef struct atn_encoding {

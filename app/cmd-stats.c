@@ -1,0 +1,426 @@
+/* attnscope stats / similarity: the numbers behind the pictures.  Per-head statistics with
+ * pattern labels, and the head-to-head similarity matrix with its clustering order, for
+ * one input or averaged over a corpus read one line at a time (memory stays flat). */
+#include "cli.h"
+#include "analysis.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- one input or a corpus, fed to a consumer -------------------------------------- */
+
+typedef atn_status (*consume_fn)(const atn_capture *cap, void *user, atn_error *err);
+typedef bool (*setup_fn)(const atn_config *cfg, void *user);
+
+/* Opens the model, then runs either the one input or every non-empty line of --corpus,
+ * calling consume for each capture. */
+static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn_model **model_out) {
+    const char *corpus = cli_get(a, "corpus");
+    *model_out = NULL;
+    if (!corpus) {
+        atn_model *model;
+        atn_encoding *enc;
+        atn_run *run;
+        int rc = cli_model_run(a, &model, &enc, &run);
+        if (rc == CLI_EXIT_OK) {
+            atn_error err = {0};
+            if (!setup(atn_model_config(model), user))
+                rc = CLI_EXIT_FAIL;
+            else if (consume(atn_run_capture(run), user, &err))
+                rc = cli_fail(&err);
+        }
+        atn_run_free(run);
+        atn_encoding_free(enc);
+        *model_out = model;
+        return rc;
+    }
+    if (cli_get(a, "text") || cli_get(a, "ids") || cli_get(a, "text-pair")) {
+        cli_error("%s: give either --corpus or --text/--ids, not both", a->prog);
+        return CLI_EXIT_USAGE;
+    }
+    atn_run_options opts;
+    if (!cli_run_options(a, &opts))
+        return CLI_EXIT_USAGE;
+    opts.keep_trace_inputs = false; /* only the attention is needed: much less memory */
+    cli_get(a, "model");
+    if (!cli_check_unused(a))
+        return CLI_EXIT_USAGE;
+    atn_error err = {0};
+    atn_model *model = cli_open_model(a, &err);
+    if (!model)
+        return cli_fail(&err);
+    *model_out = model;
+    if (atn_model_kind_of(model) == ATN_MODEL_TOY) {
+        cli_error("%s: model \"%s\" is a toy model with its own tokens; --corpus needs a model with a tokenizer",
+                  a->prog, atn_model_name(model));
+        return CLI_EXIT_USAGE;
+    }
+    FILE *f = strcmp(corpus, "-") ? fopen(corpus, "rb") : stdin;
+    if (!f) {
+        cli_error("%s: cannot open the corpus: %m", corpus);
+        return CLI_EXIT_USAGE;
+    }
+    struct stat sb;
+    double total = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 ? (double)sb.st_size : 0;
+    if (!setup(atn_model_config(model), user)) {
+        if (f != stdin)
+            fclose(f);
+        return CLI_EXIT_FAIL;
+    }
+    atn_run *run = atn_run_new(model);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long lineno = 0, used = 0, truncated = 0, bad = 0;
+    double done = 0, shown = -1;
+    int rc = run ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    cli_progress(0, "reading the corpus", NULL);
+    while (rc == CLI_EXIT_OK && (len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        done += (double)len;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = 0;
+        const char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p) {
+            atn_encoding *enc = NULL;
+            atn_error e = {0};
+            if (atn_model_encode(model, line, NULL, &enc, &e)) {
+                /* one bad line (invalid UTF-8) should not end a long corpus run */
+                if (bad++ < 3)
+                    cli_error("%s:%ld: skipped: %s", corpus, lineno, e.message);
+            } else {
+                truncated += enc->truncated;
+                if (atn_run_forward(run, enc, &opts, &e) || consume(atn_run_capture(run), user, &e)) {
+                    cli_error("%s:%ld: %s", corpus, lineno, e.message);
+                    rc = CLI_EXIT_FAIL;
+                } else {
+                    used++;
+                }
+            }
+            atn_encoding_free(enc);
+        }
+        double frac = total > 0 ? fmin(done / total, 0.999) : 0;
+        if (frac - shown >= 0.005 || (lineno & 63) == 0) {
+            shown = frac;
+            if (!cli_progress(frac, "reading the corpus", NULL)) {
+                cli_error("interrupted after %ld sentences; nothing written", used);
+                rc = CLI_EXIT_FAIL;
+            }
+        }
+    }
+    if (rc == CLI_EXIT_OK && ferror(f)) {
+        cli_error("%s: read error", corpus);
+        rc = CLI_EXIT_FAIL;
+    }
+    if (rc == CLI_EXIT_OK)
+        cli_progress(1.0, "reading the corpus", NULL);
+    if (rc == CLI_EXIT_OK && used == 0) {
+        cli_error("%s: no sentences (the file has no non-empty lines)", corpus);
+        rc = CLI_EXIT_USAGE;
+    }
+    if (rc == CLI_EXIT_OK) {
+        fprintf(stderr, "attnscope: %ld sentences", used);
+        if (truncated)
+            fprintf(stderr, ", %ld truncated to the model's %d positions", truncated,
+                    atn_model_config(model)->max_positions);
+        if (bad)
+            fprintf(stderr, ", %ld lines skipped", bad);
+        fputc('\n', stderr);
+    }
+    free(line);
+    atn_run_free(run);
+    if (f != stdin)
+        fclose(f);
+    return rc;
+}
+
+/* Output to -o FILE (through a temporary name) or stdout. */
+typedef struct out_file {
+    cli_atomic_file af;
+    FILE *f;
+} out_file;
+
+static bool out_open(out_file *o, const char *path) {
+    memset(o, 0, sizeof *o);
+    if (!path || !strcmp(path, "-")) {
+        o->f = stdout;
+        return true;
+    }
+    if (!cli_atomic_open(&o->af, path))
+        return false;
+    o->f = o->af.f;
+    return true;
+}
+
+static bool out_close(out_file *o, bool ok) {
+    if (o->f == stdout)
+        return fflush(stdout) == 0 && ok;
+    return cli_atomic_close(&o->af, ok);
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* ---- stats ---------------------------------------------------------------------------- */
+
+static bool stats_setup(const atn_config *cfg, void *user) {
+    atn_error err = {0};
+    atn_stats **st = user;
+    *st = atn_stats_new(cfg->n_layers, cfg->n_heads, &err);
+    if (!*st)
+        cli_fail(&err);
+    return *st != NULL;
+}
+
+static atn_status stats_consume(const atn_capture *cap, void *user, atn_error *err) {
+    return atn_stats_add(*(atn_stats **)user, cap, err);
+}
+
+static void stats_write(FILE *f, const atn_stats *st, const char *format, const atn_model *model) {
+    int json = !strcmp(format, "json"), csv = !strcmp(format, "csv");
+    if (json) {
+        fputs("{\n  \"model\": ", f);
+        cli_json_string(f, atn_model_name(model));
+        fprintf(f, ",\n  \"sentences\": %lld,\n  \"tokens\": %lld,\n  \"layers\": %d,\n  \"heads_per_layer\": %d,\n"
+                   "  \"entropy_unit\": \"bits\",\n  \"heads\": [",
+                (long long)st->n_sentences, (long long)st->n_tokens, st->n_layers, st->n_heads);
+    } else if (csv) {
+        fputs("layer,head,entropy,entropy_norm,cls,sep,punct,self,prev,next,local,same_segment,distance,pattern\n", f);
+    } else {
+        fprintf(f, "%lld sentence%s, %lld tokens; entropy in bits, the rest mean attention weights; distance in "
+                   "tokens\n", (long long)st->n_sentences, st->n_sentences == 1 ? "" : "s", (long long)st->n_tokens);
+        fprintf(f, "%5s %4s %7s %6s %6s %6s %6s %6s %6s %6s %6s %8s  %s\n", "layer", "head", "entropy", "norm",
+                "[CLS]", "[SEP]", "punct", "self", "prev", "next", "local", "distance", "pattern");
+    }
+    for (int32_t l = 0; l < st->n_layers; l++)
+        for (int32_t h = 0; h < st->n_heads; h++) {
+            const atn_head_stats *s = &st->heads[(size_t)l * st->n_heads + h];
+            if (json) {
+                fprintf(f, "%s\n    {\"layer\": %d, \"head\": %d, \"entropy\": ", l || h ? "," : "", l, h);
+                const double v[] = {s->entropy, s->entropy_norm, s->cls, s->sep, s->punct, s->self,
+                                    s->prev, s->next, s->local, s->same_segment, s->distance};
+                static const char *const names[] = {"entropy", "entropy_norm", "cls", "sep", "punct", "self",
+                                                    "prev", "next", "local", "same_segment", "distance"};
+                cli_json_number(f, v[0]);
+                for (int i = 1; i < 11; i++) {
+                    fprintf(f, ", \"%s\": ", names[i]);
+                    cli_json_number(f, v[i]);
+                }
+                fputs(", \"pattern\": ", f);
+                cli_json_string(f, atn_pattern_name(s->pattern));
+                fputc('}', f);
+            } else if (csv) {
+                fprintf(f, "%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,\"%s\"\n", l, h, s->entropy,
+                        s->entropy_norm, s->cls, s->sep, s->punct, s->self, s->prev, s->next, s->local,
+                        s->same_segment, s->distance, atn_pattern_name(s->pattern));
+            } else {
+                fprintf(f, "%5d %4d %7.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %8.4f  %s\n", l, h,
+                        s->entropy, s->entropy_norm, s->cls, s->sep, s->punct, s->self, s->prev, s->next, s->local,
+                        s->distance, atn_pattern_name(s->pattern));
+            }
+        }
+    if (json)
+        fputs("\n  ]\n}\n", f);
+}
+
+int cmd_stats(int argc, char **argv) {
+    cli_args a;
+    static const char *const flags[] = {"help", NULL};
+    if (!cli_parse(&a, "attnscope stats", argc, argv, flags))
+        return CLI_EXIT_USAGE;
+    if (cli_flag(&a, "help")) {
+        printf("Usage: attnscope stats --model M (--text T | --corpus FILE) [--format table|csv|json] [-o FILE]\n\n"
+               "Per-head statistics (Clark et al. 2019): mean row entropy (bits; norm = / log2 of the tokens),\n"
+               "mean attention to [CLS], [SEP], punctuation, the token itself, the previous and the next\n"
+               "token, within 2 tokens (local), the mean attention distance |i-j|, and a pattern label.\n"
+               "--corpus reads one sentence per line (\"-\" for standard input) and averages over them.\n");
+        return 0;
+    }
+    const char *format = cli_get(&a, "format"), *out = cli_get(&a, "output");
+    if (!format)
+        format = out && ends_with(out, ".json") ? "json" : out && ends_with(out, ".csv") ? "csv" : "table";
+    if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json")) {
+        cli_error("attnscope stats: --format must be table, csv or json, not \"%s\"", format);
+        return CLI_EXIT_USAGE;
+    }
+    atn_stats *st = NULL;
+    atn_model *model = NULL;
+    int rc = feed(&a, stats_setup, stats_consume, &st, &model);
+    if (rc == CLI_EXIT_OK) {
+        atn_error err = {0};
+        out_file of;
+        if (atn_stats_finish(st, &err))
+            rc = cli_fail(&err);
+        else if (!out_open(&of, out))
+            rc = CLI_EXIT_FAIL;
+        else {
+            stats_write(of.f, st, format, model);
+            if (!out_close(&of, true))
+                rc = CLI_EXIT_FAIL;
+        }
+    }
+    atn_stats_free(st);
+    atn_model_free(model);
+    return rc;
+}
+
+/* ---- similarity ------------------------------------------------------------------------ */
+
+typedef struct sim_job {
+    atn_metric metric;
+    atn_scope scope;
+    long layer;
+    atn_similarity *sim;
+} sim_job;
+
+static bool sim_setup(const atn_config *cfg, void *user) {
+    sim_job *j = user;
+    atn_error err = {0};
+    j->sim = atn_similarity_new(cfg->n_layers, cfg->n_heads, j->metric, j->scope, (int32_t)j->layer, &err);
+    if (!j->sim)
+        cli_fail(&err);
+    return j->sim != NULL;
+}
+
+static atn_status sim_consume(const atn_capture *cap, void *user, atn_error *err) {
+    return atn_similarity_add(((sim_job *)user)->sim, cap, err);
+}
+
+static bool sim_write_json(FILE *f, const atn_similarity *s, const atn_model *model) {
+    char buf[32];
+    fputs("{\n  \"model\": ", f);
+    cli_json_string(f, atn_model_name(model));
+    fprintf(f, ",\n  \"metric\": \"%s\",\n  \"metric_is_distance\": %s,\n  \"scope\": \"%s\",\n  \"layer\": %d,\n"
+               "  \"sentences\": %lld,\n  \"labels\": [",
+            atn_metric_name(s->metric), atn_metric_is_distance(s->metric) ? "true" : "false",
+            atn_scope_name(s->scope), s->layer, (long long)s->n_sentences);
+    for (int32_t c = 0; c < s->count; c++) {
+        fputs(c ? ", " : "", f);
+        cli_json_string(f, atn_similarity_label(s, c, buf, sizeof buf));
+    }
+    fputs("],\n  \"heads\": [", f);
+    for (int32_t c = 0; c < s->count; c++)
+        fprintf(f, "%s[%d, %d]", c ? ", " : "", s->layer_of[c], s->head_of[c]);
+    fputs("],\n  \"order\": [", f);
+    for (int32_t c = 0; c < s->count; c++)
+        fprintf(f, "%s%d", c ? ", " : "", s->order[c]);
+    fputs("],\n  \"linkage\": [", f);
+    for (int32_t m = 0; m + 1 < s->count; m++) {
+        fprintf(f, "%s[%d, %d, ", m ? ", " : "", s->merge_a[m], s->merge_b[m]);
+        cli_json_number(f, s->merge_height[m]);
+        fputc(']', f);
+    }
+    fputs("],\n  \"values\": [", f);
+    for (int32_t r = 0; r < s->count; r++) {
+        fputs(r ? ",\n    [" : "\n    [", f);
+        for (int32_t c = 0; c < s->count; c++) {
+            fputs(c ? ", " : "", f);
+            cli_json_number(f, s->values[(size_t)r * s->count + c]);
+        }
+        fputc(']', f);
+    }
+    fputs("\n  ]\n}\n", f);
+    return true;
+}
+
+static void sim_write_csv(FILE *f, const atn_similarity *s) {
+    char buf[32];
+    fputs("head", f);
+    for (int32_t c = 0; c < s->count; c++)
+        fprintf(f, ",%s", atn_similarity_label(s, c, buf, sizeof buf));
+    fputc('\n', f);
+    for (int32_t r = 0; r < s->count; r++) {
+        fputs(atn_similarity_label(s, r, buf, sizeof buf), f);
+        for (int32_t c = 0; c < s->count; c++)
+            fprintf(f, ",%.9g", s->values[(size_t)r * s->count + c]);
+        fputc('\n', f);
+    }
+}
+
+int cmd_similarity(int argc, char **argv) {
+    cli_args a;
+    static const char *const flags[] = {"help", NULL};
+    if (!cli_parse(&a, "attnscope similarity", argc, argv, flags))
+        return CLI_EXIT_USAGE;
+    if (cli_flag(&a, "help")) {
+        printf("Usage: attnscope similarity --model M (--text T | --corpus FILE) [--metric js|cosine|pearson]\n"
+               "       [--scope layer|model] [--layer L] -o FILE.json|FILE.npy|FILE.csv\n\n"
+               "Head-to-head similarity: js = Jensen-Shannon distance between the heads' attention rows\n"
+               "(base 2, 0..1, mean over query tokens; Clark et al. 2019), cosine or Pearson of the\n"
+               "flattened maps.  --scope layer (the default when --layer is given) compares the heads of\n"
+               "one layer, model every head.  .json also has the labels, the average-linkage clustering\n"
+               "order and the linkage (scipy's convention); .npy is the float32 matrix; .csv a labelled table.\n");
+        return 0;
+    }
+    sim_job j = {ATN_METRIC_JS, ATN_SCOPE_MODEL, 0, NULL};
+    bool ok = true;
+    const char *metric = cli_get(&a, "metric"), *scope = cli_get(&a, "scope"), *out = cli_get(&a, "output");
+    if (cli_get(&a, "layer"))
+        j.scope = ATN_SCOPE_LAYER;
+    j.layer = cli_get_int(&a, "layer", 0, &ok);
+    if (metric && !atn_metric_from_name(metric, &j.metric)) {
+        cli_error("attnscope similarity: --metric must be js, cosine or pearson, not \"%s\"", metric);
+        ok = false;
+    }
+    if (scope && !atn_scope_from_name(scope, &j.scope)) {
+        cli_error("attnscope similarity: --scope must be layer or model, not \"%s\"", scope);
+        ok = false;
+    }
+    if (!out) {
+        cli_error("attnscope similarity: -o FILE.json|FILE.npy|FILE.csv is required");
+        ok = false;
+    } else if (!ends_with(out, ".json") && !ends_with(out, ".npy") && !ends_with(out, ".csv")) {
+        cli_error("attnscope similarity: output \"%s\" must end in .json, .npy or .csv", out);
+        ok = false;
+    }
+    if (ok && (j.layer < -1000000 || j.layer > 1000000)) {
+        cli_error("attnscope similarity: --layer out of range");
+        ok = false;
+    }
+    if (!ok)
+        return CLI_EXIT_USAGE;
+    atn_model *model = NULL;
+    int rc = feed(&a, sim_setup, sim_consume, &j, &model);
+    if (rc == CLI_EXIT_OK) {
+        atn_error err = {0};
+        if (atn_similarity_finish(j.sim, &err)) {
+            rc = cli_fail(&err);
+        } else if (ends_with(out, ".npy")) {
+            size_t cc = (size_t)j.sim->count * j.sim->count;
+            float *v = malloc(cc * sizeof *v);
+            int64_t shape[2] = {j.sim->count, j.sim->count};
+            if (!v) {
+                cli_error("out of memory");
+                rc = CLI_EXIT_FAIL;
+            } else {
+                for (size_t i = 0; i < cc; i++)
+                    v[i] = (float)j.sim->values[i];
+                if (atn_npy_write_f32(out, v, shape, 2, &err))
+                    rc = cli_fail(&err);
+                free(v);
+            }
+        } else {
+            out_file of;
+            if (!out_open(&of, out)) {
+                rc = CLI_EXIT_FAIL;
+            } else {
+                if (ends_with(out, ".json"))
+                    sim_write_json(of.f, j.sim, model);
+                else
+                    sim_write_csv(of.f, j.sim);
+                if (!out_close(&of, true))
+                    rc = CLI_EXIT_FAIL;
+            }
+        }
+    }
+    atn_similarity_free(j.sim);
+    atn_model_free(model);
+    return rc;
+}
