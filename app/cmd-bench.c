@@ -18,6 +18,7 @@ typedef struct bench_result {
     int32_t repeat;
     double flops;               /* per forward, formula in forward_flops */
     double cap_med, cap_min;    /* seconds, full capture */
+    double cap_cpu_med;         /* CPU seconds (all threads) per forward with full capture */
     double nocap_med, nocap_min;/* seconds, keep_attention = keep_trace_inputs = false */
     double sgemm_gflops;        /* median, at the model's largest GEMM shape for n tokens */
     int32_t sgemm_m, sgemm_n, sgemm_k;
@@ -28,6 +29,12 @@ typedef struct bench_result {
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -151,7 +158,8 @@ static atn_status bench_length(const atn_model *m, int32_t n, int repeat, bool c
 
     atn_run *run_cap = atn_run_new(m), *run_nocap = capture_cost ? atn_run_new(m) : NULL;
     double *tc = calloc((size_t)repeat, sizeof *tc), *tn = calloc((size_t)repeat, sizeof *tn);
-    if (!run_cap || (capture_cost && !run_nocap) || !tc || !tn) {
+    double *tcpu = calloc((size_t)repeat, sizeof *tcpu);
+    if (!run_cap || (capture_cost && !run_nocap) || !tc || !tn || !tcpu) {
         st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
         goto done;
     }
@@ -161,10 +169,11 @@ static atn_status bench_length(const atn_model *m, int32_t n, int repeat, bool c
     if (capture_cost && (st = atn_run_forward(run_nocap, enc, &nocap, err)))
         goto done;
     for (int i = 0; i < repeat; i++) {
-        double t0 = now_s();
+        double t0 = now_s(), c0 = cpu_s();
         if ((st = atn_run_forward(run_cap, enc, &cap, err)))
             goto done;
         tc[i] = now_s() - t0;
+        tcpu[i] = cpu_s() - c0;
         if (capture_cost) {
             t0 = now_s();
             if ((st = atn_run_forward(run_nocap, enc, &nocap, err)))
@@ -174,12 +183,13 @@ static atn_status bench_length(const atn_model *m, int32_t n, int repeat, bool c
     }
     r->cap_min = min_of(tc, repeat);
     r->cap_med = median(tc, repeat);
+    r->cap_cpu_med = median(tcpu, repeat);
     if (capture_cost) {
         r->nocap_min = min_of(tn, repeat);
         r->nocap_med = median(tn, repeat);
     }
 done:
-    free(tc), free(tn);
+    free(tc), free(tn), free(tcpu);
     atn_run_free(run_nocap);
     if (st == ATN_OK && keep) {
         atn_run_free(*keep);
@@ -217,24 +227,25 @@ static void print_text(const char *title, const atn_config *c, const atn_run_opt
         printf("device cpu: OpenBLAS kernel %s, %d threads; sgemm reference at the FFN shape [n,%d]x[%d,%d]\n",
                atn_blas_core_name(), openblas_get_num_threads(), c->d_model, c->d_model,
                c->use_ffn ? c->d_ffn : c->d_model);
-    printf("%6s %9s %9s %8s %8s %7s", "tokens", "fwd ms", "min ms", "GFLOP/s", "sgemm", "% sgemm");
+    printf("%6s %9s %9s %9s %8s %8s %7s", "tokens", "fwd ms", "min ms", "cpu ms", "GFLOP/s", "sgemm", "% sgemm");
     if (capture_cost)
         printf(" %10s %8s", "nocap ms", "capture");
     printf(" %9s %9s %10s\n", "wts GB/s", "peak RSS", "capture MB");
     for (int i = 0; i < nres; i++) {
         const bench_result *r = &res[i];
         double g = r->flops / r->cap_med / 1e9;
-        printf("%6d %9.2f %9.2f %8.1f", r->n, r->cap_med * 1e3, r->cap_min * 1e3, g);
+        printf("%6d %9.2f %9.2f %9.2f %8.1f", r->n, r->cap_med * 1e3, r->cap_min * 1e3, r->cap_cpu_med * 1e3, g);
         if (r->sgemm_gflops > 0)
             printf(" %8.1f %6.0f%%", r->sgemm_gflops, 100 * g / r->sgemm_gflops);
         else
             printf(" %8s %7s", "-", "-");
         if (capture_cost)
             printf(" %10.2f %+7.1f%%", r->nocap_med * 1e3, 100 * (r->cap_med / r->nocap_med - 1));
-        printf(" %9.1f %6.0f MB %10.1f\n", layer_weight_bytes(c) / r->cap_med / 1e9, r->rss_kb / 1024.0,
+        printf(" %9.1f %6.0f MB %10.1f\n", layer_weight_bytes(c) / r->cap_med / 1e9, r->rss_kb * 1024.0 / 1e6,
                (r->run_bytes - r->run_bytes_nocap) / 1e6);
     }
-    printf("GFLOP/s = L(8nd² + 4n²d + 4ndf) / median time; capture = median with full capture vs without;\n"
+    printf("GFLOP/s = L(8nd² + 4n²d + 4ndf) / median time; cpu ms = CPU time of all threads per forward;\n"
+           "capture = median with full capture vs without;\n"
            "wts GB/s = %.0f MB of layer weights / median time; peak RSS = model + one full-capture run;\n"
            "capture MB = what keeping attention and trace inputs adds to the run's memory.\n",
            layer_weight_bytes(c) / 1e6);
@@ -258,8 +269,9 @@ static void print_json(const char *title, const char *shape, const atn_config *c
     for (int i = 0; i < nres; i++) {
         const bench_result *r = &res[i];
         printf("%s\n  {\"tokens\": %d, \"repeat\": %d, \"flops\": %.0f, \"forward_ms_median\": %.4f, "
-               "\"forward_ms_min\": %.4f, \"gflops\": %.3f, ", i ? "," : "", r->n, r->repeat, r->flops,
-               r->cap_med * 1e3, r->cap_min * 1e3, r->flops / r->cap_med / 1e9);
+               "\"forward_ms_min\": %.4f, \"forward_cpu_ms_median\": %.4f, \"gflops\": %.3f, ", i ? "," : "",
+               r->n, r->repeat, r->flops, r->cap_med * 1e3, r->cap_min * 1e3, r->cap_cpu_med * 1e3,
+               r->flops / r->cap_med / 1e9);
         printf("\"sgemm_shape\": [%d, %d, %d], \"sgemm_gflops\": ", r->sgemm_m, r->sgemm_n, r->sgemm_k);
         cli_json_number(stdout, r->sgemm_gflops > 0 ? r->sgemm_gflops : 0.0 / 0.0);
         printf(", \"percent_of_sgemm\": ");

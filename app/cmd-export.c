@@ -241,7 +241,11 @@ static int build(figure *f, const export_opts *o, const atn_model *model, const 
             s->col_axis = "input token";
             s->colorbar_label = "share";
             long last = layer < 0 ? cap->n_layers - 1 : layer;
-            snprintf(title, title_size, "%s \xc2\xb7 attention rollout through layers 0\xe2\x80\x93%ld", mname, last);
+            if (last == 0)
+                snprintf(title, title_size, "%s \xc2\xb7 attention rollout of layer 0", mname);
+            else
+                snprintf(title, title_size, "%s \xc2\xb7 attention rollout through layers 0\xe2\x80\x93%ld", mname,
+                         last);
         }
         s->title = o->title ? o->title : title;
         break;

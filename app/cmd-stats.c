@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "analysis.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,7 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
     }
     FILE *f = strcmp(corpus, "-") ? fopen(corpus, "rb") : stdin;
     if (!f) {
-        cli_error("%s: cannot open the corpus: %m", corpus);
+        cli_error("%s: cannot open the corpus: %s", corpus, strerror(errno));
         return CLI_EXIT_USAGE;
     }
     struct stat sb;

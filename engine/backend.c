@@ -106,7 +106,7 @@ const atn_backend *atn_backend_open_module(const char *path, atn_error *err) {
 static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
 static const atn_backend *cuda_backend;
 static atn_error cuda_error;
-static char cuda_path[PATH_MAX + 64];
+static char cuda_path[2 * PATH_MAX];
 
 static bool file_exists(const char *p) { return access(p, F_OK) == 0; }
 
@@ -136,20 +136,21 @@ static atn_status find_module(char *out, size_t len, atn_error *err) {
     }
     char dir[PATH_MAX];
     exe_dir(dir, sizeof dir);
-    char cand[3][PATH_MAX + 64];
-    int n = 0;
-    if (dir[0])
-        snprintf(cand[n++], sizeof cand[0], "%s/%s", dir, ATN_CUDA_MODULE_NAME);
+    char cand[3][2 * PATH_MAX];
+    int n = 0, w;
+    if (dir[0] && (w = snprintf(cand[n], sizeof cand[0], "%s/%s", dir, ATN_CUDA_MODULE_NAME)) > 0 &&
+        (size_t)w < sizeof cand[0])
+        n++;
     size_t bl = strlen(ATN_BUILD_DIR);
     if (dir[0] && strncmp(dir, ATN_BUILD_DIR, bl) == 0 && (dir[bl] == '/' || dir[bl] == 0))
         snprintf(cand[n++], sizeof cand[0], "%s/engine/cuda/%s", ATN_BUILD_DIR, ATN_CUDA_MODULE_NAME);
     snprintf(cand[n++], sizeof cand[0], "%s/%s", ATN_INSTALL_LIBDIR, ATN_CUDA_MODULE_NAME);
     for (int i = 0; i < n; i++)
-        if (file_exists(cand[i])) {
-            snprintf(out, len, "%s", cand[i]);
+        if (file_exists(cand[i]) && strlen(cand[i]) < len) {
+            memcpy(out, cand[i], strlen(cand[i]) + 1);
             return ATN_OK;
         }
-    snprintf(out, len, "%s", cand[n - 1]);
+    out[0] = 0;
     return atn_error_set(err, ATN_E_DEVICE, "the CUDA module is missing: no %s next to the program, in the build "
                          "tree or in %s (was this build made without nvcc? see `meson configure -Dcuda=enabled`)",
                          ATN_CUDA_MODULE_NAME, ATN_INSTALL_LIBDIR);

@@ -1,20 +1,25 @@
 /* The encoder forward pass on the CPU (post-LN BERT), in the style of llm.c: one plain
  * function per layer kind, outputs first, then inputs and weights, then sizes.
  * Size letters: L layers, H heads, n tokens, d width, k = d/H head width, f ffn width.
- * Matrix products go through cblas_sgemm. */
+ *
+ * Two paths compute the same thing:
+ *  - BERT models on a CPU with AVX-512 (the fast path, fast_forward below): the layer
+ *    weights are packed once per model for the kernels of cpu-kernels.c, and a team of
+ *    threads (cpu-team.c) runs each layer together, splitting the products by output
+ *    panels, the attention by heads and the row-wise steps by rows.
+ *  - everything else (toy models, whose weights the GUI edits; other CPUs; or
+ *    ATTNSCOPE_CPU_KERNELS=blas): the plain functions below, through cblas_sgemm.
+ * docs/PERFORMANCE.md has the measurements behind this. */
 #include "encoder.h"
+#include "cpu-kernels.h"
+#include "cpu-team.h"
 
 #include <cblas.h>
 #include <float.h>
 #include <math.h>
-#include <string.h>
-#include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
-static double PT[16]; static const char *PN[16]={"qkv","attn","wo","ln1","ffn1","gelu","ffn2","ln2"};
-static double pnow(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}
-static void pdump(void){for(int i=0;i<8;i++)fprintf(stderr,"%s %.1f ms\n",PN[i],PT[i]*1e3);}
-#define TP(i) do{double _t=pnow(); PT[i]+=_t-_t0; _t0=_t;}while(0)
+#include <string.h>
 
 void atn_linear(float *out, const float *in, const float *w, const float *b, int32_t n, int32_t i,
                 int32_t o) {
@@ -155,28 +160,263 @@ static void layer_forward(float *out, float *q, float *k, float *v, float *ctx, 
                           const atn_config *c, int32_t n) {
     int32_t d = c->d_model, f = c->d_ffn;
     size_t nd = (size_t)n * d;
-    static int reg; if(!reg){reg=1; atexit(pdump);} double _t0=pnow();
     atn_linear(q, x, lw->wq, lw->bq, n, d, d);
     atn_linear(k, x, lw->wk, lw->bk, n, d, d);
-    atn_linear(v, x, lw->wv, lw->bv, n, d, d);TP(0);
-    atn_attention(ctx, att, q, k, v, mask_add, n, d, c->n_heads);TP(1);
-    atn_linear(attn_out, ctx, lw->wo, lw->bo, n, d, d);TP(2);
+    atn_linear(v, x, lw->wv, lw->bv, n, d, d);
+    atn_attention(ctx, att, q, k, v, mask_add, n, d, c->n_heads);
+    atn_linear(attn_out, ctx, lw->wo, lw->bo, n, d, d);
     memcpy(h1, attn_out, nd * sizeof(float));
     if (c->use_residual)
         add_inplace(h1, x, nd);
     if (c->use_layernorm)
-        atn_layernorm(h1, h1, lw->ln1_g, lw->ln1_b, n, d, c->ln_eps);TP(3);
+        atn_layernorm(h1, h1, lw->ln1_g, lw->ln1_b, n, d, c->ln_eps);
     if (!c->use_ffn) {
         memcpy(out, h1, nd * sizeof(float));
         return;
     }
-    atn_linear(ffn, h1, lw->w1, lw->b1, n, d, f);TP(4);
-    atn_activate(ffn, (size_t)n * f, c->act);TP(5);
-    atn_linear(out, ffn, lw->w2, lw->b2, n, f, d);TP(6);
+    atn_linear(ffn, h1, lw->w1, lw->b1, n, d, f);
+    atn_activate(ffn, (size_t)n * f, c->act);
+    atn_linear(out, ffn, lw->w2, lw->b2, n, f, d);
     if (c->use_residual)
         add_inplace(out, h1, nd);
     if (c->use_layernorm)
-        atn_layernorm(out, out, lw->ln2_g, lw->ln2_b, n, d, c->ln_eps);TP(7);
+        atn_layernorm(out, out, lw->ln2_g, lw->ln2_b, n, d, c->ln_eps);
+}
+
+/* ---- the fast path -------------------------------------------------------------- */
+
+enum { MAX_THREADS = 64 };
+
+/* The packed copy of one model's layer weights (model->cpu_packed). */
+typedef struct packed_layer {
+    const float *wq, *wk, *wv, *wo, *w1, *w2;   /* atn_pack_weight layout */
+} packed_layer;
+
+typedef struct packed_weights {
+    int32_t n_layers;
+    packed_layer *layers;
+} packed_weights;
+
+/* One process-wide team; a forward holds the lock while it uses it (and while it packs a
+ * model's weights, which writes model->cpu_packed). */
+static pthread_mutex_t team_lock = PTHREAD_MUTEX_INITIALIZER;
+static atn_team *team;
+
+__attribute__((destructor)) static void team_release(void) {
+    if (pthread_mutex_trylock(&team_lock) == 0) {
+        atn_team_free(team);
+        team = NULL;
+        pthread_mutex_unlock(&team_lock);
+    }
+}
+
+static bool fast_path_applies(const atn_model *m) {
+    const atn_config *c = &m->cfg;
+    if (m->kind != ATN_MODEL_BERT || !c->use_embeddings || !c->use_bias || !c->use_layernorm || !c->use_ffn ||
+        !c->use_residual || !atn_cpu_kernels_usable())
+        return false;
+    for (int32_t l = 0; l < c->n_layers; l++) {
+        const atn_layer_weights *w = &m->w.layers[l];
+        if (!w->wq || !w->wk || !w->wv || !w->wo || !w->w1 || !w->w2)
+            return false;
+    }
+    return true;
+}
+
+typedef struct pack_job {
+    const atn_model *m;
+    packed_weights *pk;
+} pack_job;
+
+/* Packs every matrix, the panels of each split between the threads. */
+static void pack_worker(void *arg, int tid, int nt) {
+    pack_job *j = arg;
+    const atn_config *c = &j->m->cfg;
+    int32_t d = c->d_model, f = c->d_ffn;
+    for (int32_t l = 0; l < c->n_layers; l++) {
+        const atn_layer_weights *w = &j->m->w.layers[l];
+        packed_layer *p = &j->pk->layers[l];
+        const float *src[6] = {w->wq, w->wk, w->wv, w->wo, w->w1, w->w2};
+        const float *dst[6] = {p->wq, p->wk, p->wv, p->wo, p->w1, p->w2};
+        int32_t outs[6] = {d, d, d, d, f, d}, ins[6] = {d, d, d, d, d, f};
+        for (int t = 0; t < 6; t++) {
+            int lo, hi;
+            atn_team_split(atn_panels(outs[t]), tid, nt, &lo, &hi);
+            atn_pack_weight((float *)dst[t], src[t], outs[t], ins[t], lo, hi);
+        }
+    }
+}
+
+/* The model's packed weights, made on first use (team_lock held).  NULL when memory is
+ * short: the caller then takes the cblas path. */
+static const packed_weights *packed_for(const atn_model *model) {
+    atn_model *m = (atn_model *)model;   /* cpu_packed is a cache: filling it does not change the model */
+    if (m->cpu_packed)
+        return m->cpu_packed;
+    const atn_config *c = &m->cfg;
+    int32_t d = c->d_model, f = c->d_ffn, L = c->n_layers;
+    size_t per_layer = 4 * atn_packed_floats(d, d) + atn_packed_floats(f, d) + atn_packed_floats(d, f);
+    packed_weights *pk = calloc(1, sizeof *pk + (size_t)L * sizeof(packed_layer));
+    if (!pk)
+        return NULL;
+    pk->n_layers = L;
+    pk->layers = (packed_layer *)(pk + 1);
+    size_t bytes = (size_t)L * per_layer * sizeof(float);
+    float *block = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!block) {
+        free(pk);
+        return NULL;
+    }
+    float *p = block;
+    for (int32_t l = 0; l < L; l++) {
+        packed_layer *pl = &pk->layers[l];
+        pl->wq = p, p += atn_packed_floats(d, d);
+        pl->wk = p, p += atn_packed_floats(d, d);
+        pl->wv = p, p += atn_packed_floats(d, d);
+        pl->wo = p, p += atn_packed_floats(d, d);
+        pl->w1 = p, p += atn_packed_floats(f, d);
+        pl->w2 = p, p += atn_packed_floats(d, f);
+    }
+    pack_job job = {m, pk};
+    atn_team_run(team, pack_worker, &job);
+    if (!atn_model_own(m, block, bytes, false)) {   /* frees block */
+        free(pk);
+        return NULL;
+    }
+    if (!atn_model_own(m, pk, sizeof *pk, false))   /* the block stays owned; only pk is lost */
+        return NULL;
+    m->cpu_packed = pk;
+    return pk;
+}
+
+typedef struct fast_job {
+    const atn_model *m;
+    const packed_weights *pk;
+    atn_activations *a;
+    const atn_run_options *opts;
+    int32_t n;
+    float *scratch;            /* [threads][scratch_floats] for the attention */
+    size_t scratch_floats;
+    bool stop;                 /* set by thread 0 when the progress callback cancels */
+    int32_t stop_layer;
+    bool bad[MAX_THREADS];     /* a thread's rows of this layer's output had NaN/Inf */
+} fast_job;
+
+/* One thread's share of every layer.  Between the phases, a barrier: each phase reads
+ * what all threads wrote in the one before. */
+static void fast_worker(void *arg, int tid, int nt) {
+    fast_job *j = arg;
+    const atn_model *m = j->m;
+    const atn_config *c = &m->cfg;
+    atn_activations *a = j->a;
+    int32_t n = j->n, d = c->d_model, f = c->d_ffn, H = c->n_heads, kd = d / H;
+    size_t nd = (size_t)n * d;
+    float scale = 1.0f / sqrtf((float)kd);
+    float *scratch = j->scratch + (size_t)tid * j->scratch_floats;
+    int lo, hi;
+    for (int32_t l = 0; l < c->n_layers; l++) {
+        if (tid == 0) {
+            const atn_run_options *o = j->opts;
+            if (o->progress && !o->progress((double)l / c->n_layers, "layer", o->user_data)) {
+                j->stop = true;
+                j->stop_layer = l;
+            }
+        }
+        atn_team_barrier(team);
+        if (j->stop)
+            return;
+        const atn_layer_weights *w = &m->w.layers[l];
+        const packed_layer *pw = &j->pk->layers[l];
+        size_t t = a->trace_stride * l;
+        const float *x = a->hidden + (size_t)l * nd;   /* [n,d] layer input */
+        float *out = a->hidden + (size_t)(l + 1) * nd;
+        float *q = a->q + t, *k = a->k + t, *v = a->v + t, *ctx = a->ctx + t, *ao = a->attn_out + t;
+        float *att = a->attn + a->attn_stride * l;       /* [H][n][n] */
+
+        /* q, k, v [n,d] = x W^T + b */
+        atn_team_split(atn_panels(d), tid, nt, &lo, &hi);
+        atn_gemm_packed(q, d, x, d, pw->wq, w->bq, NULL, 0, n, d, d, lo, hi, -1);
+        atn_gemm_packed(k, d, x, d, pw->wk, w->bk, NULL, 0, n, d, d, lo, hi, -1);
+        atn_gemm_packed(v, d, x, d, pw->wv, w->bv, NULL, 0, n, d, d, lo, hi, -1);
+        atn_team_barrier(team);
+
+        /* attention: whole heads per thread when they divide evenly, else each head's
+           query rows split between the threads too */
+        int32_t chunks = H % nt == 0 ? 1 : nt, last_head = -1;
+        atn_team_split(H * chunks, tid, nt, &lo, &hi);
+        for (int32_t item = lo; item < hi; item++) {
+            int32_t h = item / chunks, r0, r1;
+            atn_team_split(n, item % chunks, chunks, &r0, &r1);
+            size_t col = (size_t)h * kd;
+            atn_attention_rows(ctx + col, att + (size_t)h * n * n, q + col, k + col, v + col, d, a->mask_add, n, kd,
+                               r0, r1, scale, scratch, h != last_head);
+            last_head = h;
+        }
+        atn_team_barrier(team);
+
+        /* attn_out = ctx W_O^T + b_O;  h1 = LN1(x + attn_out) */
+        atn_team_split(atn_panels(d), tid, nt, &lo, &hi);
+        atn_gemm_packed(ao, d, ctx, d, pw->wo, w->bo, NULL, 0, n, d, d, lo, hi, -1);
+        atn_team_barrier(team);
+        atn_team_split(n, tid, nt, &lo, &hi);
+        atn_layernorm_rows(a->h1, ao, x, w->ln1_g, w->ln1_b, lo, hi, d, c->ln_eps);
+        atn_team_barrier(team);
+
+        /* ffn = act(h1 W1^T + b1);  out = LN2(ffn W2^T + b2 + h1) */
+        atn_team_split(atn_panels(f), tid, nt, &lo, &hi);
+        atn_gemm_packed(a->ffn, f, a->h1, d, pw->w1, w->b1, NULL, 0, n, f, d, lo, hi, (int)c->act);
+        atn_team_barrier(team);
+        atn_team_split(atn_panels(d), tid, nt, &lo, &hi);
+        atn_gemm_packed(out, d, a->ffn, f, pw->w2, w->b2, a->h1, d, n, d, f, lo, hi, -1);
+        atn_team_barrier(team);
+        atn_team_split(n, tid, nt, &lo, &hi);
+        j->bad[tid] = !atn_layernorm_rows(out, out, NULL, w->ln2_g, w->ln2_b, lo, hi, d, c->ln_eps);
+        atn_team_barrier(team);   /* thread 0 reads bad[] before anyone writes it again */
+        if (tid == 0 && a->nonfinite_layer < 0)
+            for (int i = 0; i < nt; i++)
+                if (j->bad[i]) {
+                    a->nonfinite_layer = l;
+                    break;
+                }
+    }
+}
+
+static int team_threads(const atn_run_options *opts) {
+    int nt = opts->threads > 0 ? opts->threads : openblas_get_num_threads();
+    return nt < 1 ? 1 : nt > MAX_THREADS ? MAX_THREADS : nt;
+}
+
+/* Returns ATN_E_UNSUPPORTED (nothing touched) when the packed weights cannot be made. */
+static atn_status fast_forward(const atn_model *m, const atn_encoding *enc, atn_activations *a,
+                               const atn_run_options *opts, atn_error *err) {
+    const atn_config *c = &m->cfg;
+    int32_t n = enc->n;
+    int nt = team_threads(opts);
+    size_t per_thread = (atn_attention_scratch_floats(n, c->d_model / c->n_heads) + 15) / 16 * 16;
+    float *scratch = aligned_alloc(64, (size_t)nt * per_thread * sizeof(float));
+    if (!scratch)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory for the attention scratch of %d tokens", n);
+    pthread_mutex_lock(&team_lock);
+    if (!team || atn_team_size(team) != nt) {
+        atn_team_free(team);
+        team = atn_team_new(nt);
+    }
+    const packed_weights *pk = team ? packed_for(m) : NULL;
+    if (!pk) {
+        pthread_mutex_unlock(&team_lock);
+        free(scratch);
+        return ATN_E_UNSUPPORTED;
+    }
+    fast_job job;
+    memset(&job, 0, sizeof job);
+    job.m = m, job.pk = pk, job.a = a, job.opts = opts, job.n = n;
+    job.scratch = scratch, job.scratch_floats = per_thread;
+    atn_team_run(team, fast_worker, &job);
+    pthread_mutex_unlock(&team_lock);
+    free(scratch);
+    if (job.stop)
+        return atn_error_set(err, ATN_E_CANCELLED, "cancelled at layer %d", job.stop_layer);
+    return ATN_OK;
 }
 
 atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_activations *a,
@@ -188,6 +428,14 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
         a->mask_add[j] = enc->mask[j] ? 0.0f : ATN_MASK_MIN;
     embeddings_forward(a->hidden, m, enc);
     a->nonfinite_layer = all_finite(a->hidden, nd) ? -1 : 0;
+    if (fast_path_applies(m)) {
+        atn_status st = fast_forward(m, enc, a, opts, err);
+        if (st != ATN_E_UNSUPPORTED) {
+            if (st == ATN_OK && opts->progress)
+                opts->progress(1.0, "done", opts->user_data);
+            return st;
+        }
+    }
     for (int32_t l = 0; l < c->n_layers; l++) {
         if (opts->progress && !opts->progress((double)l / c->n_layers, "layer", opts->user_data))
             return atn_error_set(err, ATN_E_CANCELLED, "cancelled at layer %d", l);

@@ -15,8 +15,10 @@
  *   previous / next / diagonal  the largest of prev, next, self is >= POSITIONAL (0.5)
  *   vertical [CLS] / [SEP]      cls or sep (the larger) >= VERTICAL (0.5)
  *   vertical punctuation        punct >= VERTICAL (0.5)
- *   block                       local (|i-j| <= 2) >= LOCAL (0.7), or, for sentence pairs,
- *                               same_segment >= SEGMENT (0.9) with cls + sep < 0.5
+ *   block                       local (|i-j| <= 2) >= LOCAL (0.7) while entropy_norm < BROAD
+ *                               (in a short input every key is within 2, which says nothing),
+ *                               or, for sentence pairs, same_segment >= SEGMENT (0.9) with
+ *                               cls + sep < 0.5
  *   broad                       entropy_norm >= BROAD (0.75)
  *   mixed                       otherwise
  * The 0.5 thresholds follow Clark et al.'s observation that specialised heads put more
@@ -50,7 +52,7 @@ atn_pattern atn_pattern_classify(const atn_head_stats *s, bool has_pairs) {
         return s->cls >= s->sep ? ATN_PATTERN_CLS : ATN_PATTERN_SEP;
     if (s->punct >= TH_VERTICAL)
         return ATN_PATTERN_PUNCT;
-    if (s->local >= TH_LOCAL || (has_pairs && s->same_segment >= TH_SEGMENT && s->cls + s->sep < 0.5))
+    if ((s->local >= TH_LOCAL && s->entropy_norm < TH_BROAD) || (has_pairs && s->same_segment >= TH_SEGMENT && s->cls + s->sep < 0.5))
         return ATN_PATTERN_BLOCK;
     if (s->entropy_norm >= TH_BROAD)
         return ATN_PATTERN_BROAD;

@@ -166,7 +166,9 @@ static atn_status cfg_int(const char *path, const cJSON *root, const char *key, 
         return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" must be an integer, not %s", path,
                              key, json_type_name(item));
     double v = item->valuedouble;
-    if (v != (double)(int64_t)v)
+    /* no int64 cast of a value it cannot hold (undefined); the range check refuses those */
+    bool huge = !(v > -9e18 && v < 9e18);
+    if (!huge && v != (double)(int64_t)v)
         return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" must be an integer, not %g", path,
                              key, v);
     if (v < min || v > max)

@@ -65,6 +65,10 @@ struct atn_model {
     /* opaque per-backend state (weights uploaded to a GPU ...), freed with the model */
     void *backend_state;
     void (*backend_state_free)(void *state);
+
+    /* the CPU forward's copy of the layer weights packed for its GEMM kernel (encoder.c),
+       made on the first forward of a BERT model; its memory is one of blocks */
+    void *cpu_packed;
 };
 
 /* Allocates and zeroes a model; name/path are copied. */

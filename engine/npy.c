@@ -139,6 +139,16 @@ atn_status atn_npy_read_f32(const char *path, float **data, int64_t *shape, int 
         while (*s == ',' || *s == ' ')
             s++;
     }
+    /* the shape must fit in what is left of the file before anything is allocated for it */
+    struct stat sb;
+    long at = ftell(f);
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && at >= 0 &&
+        (uint64_t)count * sizeof(float) > (uint64_t)(sb.st_size - (sb.st_size > at ? at : sb.st_size))) {
+        st = atn_error_set(err, ATN_E_FORMAT, "%s: data shorter than its shape says (%zu floats, "
+                           "%lld bytes left in the file)", path, count,
+                           (long long)(sb.st_size > at ? sb.st_size - at : 0));
+        goto done;
+    }
     *data = malloc(count ? count * sizeof(float) : 1);
     if (!*data) {
         st = atn_error_set(err, ATN_E_NOMEM, "out of memory reading %s", path);

@@ -4,8 +4,9 @@
  *
  * Speed: bert-base has 144 heads, so the model scope compares 10,296 pairs; at 128 tokens
  * that is 169 million (p, q) entries for JS, each needing a logarithm of (p + q) / 2.  The
- * JS kernel therefore uses a vectorised log2 (the Cephes logf polynomial, ~1e-7 relative
- * error) compiled for AVX-512, AVX2 and baseline x86-64 (picked at load time), and splits
+ * JS kernel therefore uses a vectorised log2 (exponent bits plus a degree-8 polynomial,
+ * ~2.5e-7 absolute error) compiled for AVX-512F, AVX2 and baseline x86-64 (picked at load time by CPU
+ * feature, not model: "arch=" clones match exact CPU models only), and splits
  * the pairs over threads.  The row entropies H(P) are computed once per head with the same
  * code, so identical heads give exactly 0.  Cosine and Pearson are one sgemm (a Gram
  * matrix). */
@@ -79,7 +80,7 @@ typedef int32_t v16i __attribute__((vector_size(64)));
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
 #if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__)
-#define MULTIVERSION __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#define MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 #endif
 #ifndef MULTIVERSION
@@ -93,58 +94,62 @@ static inline __attribute__((always_inline)) v16i splati(int32_t x) {
     return (v16i){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
 }
 
-/* log2(x) for x >= FLT_MIN (callers clamp): x = 2^e * m, m in [sqrt(1/2), sqrt(2)),
- * ln(m) by the Cephes logf polynomial in f = m - 1. */
-static inline __attribute__((always_inline)) v16f vlog2(v16f x) {
-    v16i bits = (v16i)x;
-    v16i e = ((bits >> 23) & splati(0xff)) - splati(127);
-    v16f m = (v16f)((bits & splati(0x007fffff)) | splati(0x3f800000));
-    v16i big = m > splat(1.41421356f); /* -1 where true */
-    v16f half = m * splat(0.5f);
-    m = (v16f)(((v16i)m & ~big) | ((v16i)half & big));
-    e = e - big;
-    v16f f = m - splat(1.0f);
-    v16f z = f * f;
-    v16f y = splat(7.0376836292E-2f);
-    y = y * f + splat(-1.1514610310E-1f);
-    y = y * f + splat(1.1676998740E-1f);
-    y = y * f + splat(-1.2420140846E-1f);
-    y = y * f + splat(1.4249322787E-1f);
-    y = y * f + splat(-1.6668057665E-1f);
-    y = y * f + splat(2.0000714765E-1f);
-    y = y * f + splat(-2.4999993993E-1f);
-    y = y * f + splat(3.3333331174E-1f);
-    y = y * f * z;
-    y = y - splat(0.5f) * z;
-    v16f ln = f + y;
-    v16f ef = __builtin_convertvector(e, v16f);
-    return ln * splat(1.4426950408889634f) + ef;
+/* s * log2(s) for s >= 0 (s = 0 gives 0): s = 2^e * (1 + f), f in [0, 1), and
+ * log2(1 + f) = f * q(f) with q of degree 7 (a Chebyshev fit made with numpy; max error
+ * 2.5e-7 evaluated in float).  No clamp is needed: s = 0 reads as 2^-127 * 1, so s * log2
+ * is 0 * -127 = 0; subnormal s contribute ~1e-38.  Weights are never negative or NaN here
+ * (the callers replace non-finite ones by 0). */
+static inline __attribute__((always_inline)) v16f slog2s(v16f sv) {
+    v16i bits = (v16i)sv;
+    v16f e = __builtin_convertvector((bits >> 23) - splati(127), v16f);
+    v16f f = (v16f)((bits & splati(0x007fffff)) | splati(0x3f800000)) - splat(1.0f);
+    v16f q = splat(-9.118613060e-03f);
+    q = q * f + splat(5.115636602e-02f);
+    q = q * f + splat(-1.358066707e-01f);
+    q = q * f + splat(2.401829440e-01f);
+    q = q * f + splat(-3.463918877e-01f);
+    q = q * f + splat(4.784177501e-01f);
+    q = q * f + splat(-7.211279532e-01f);
+    q = q * f + splat(1.442687955e+00f);
+    return sv * (q * f + e);
 }
 
-/* sum over the rows of sqrt(max(0, H(M) - (H(P) + H(Q)) / 2)), M = (P + Q) / 2, where
- * rows are cols_pad long (a multiple of VW, zero padded) and hp, hq hold the row entropies.
- * With p == q it returns the row entropies themselves into ent (when not NULL). */
+/* sum over the rows of sqrt(max(0, H(M) - (H(P) + H(Q)) / 2)), M = (P + Q) / 2, for
+ * rows of `cols` floats stored contiguously; hp, hq hold the row entropies.  With p == q
+ * it writes the row entropies themselves into ent (when not NULL). */
 MULTIVERSION
-static double js_rows(const float *p, const float *q, int32_t rows, int32_t cols_pad, const float *hp,
+static double js_rows(const float *p, const float *q, int32_t rows, int32_t cols, const float *hp,
                       const float *hq, float *ent) {
     double total = 0;
-    const v16f tiny = splat(1.17549435e-38f);
+    int32_t full = cols / VW * VW, tail = cols - full;
     for (int32_t r = 0; r < rows; r++) {
-        const float *pr = p + (size_t)r * cols_pad, *qr = q + (size_t)r * cols_pad;
-        v16f acc = splat(0.0f);
-        for (int32_t j = 0; j < cols_pad; j += VW) {
+        const float *pr = p + (size_t)r * cols, *qr = q + (size_t)r * cols;
+        /* with s = p + q and m = s / 2:  H(M) = -sum m log2 m = (sum s - sum s log2 s) / 2 */
+        v16f acc = splat(0.0f), sum = splat(0.0f);
+        for (int32_t j = 0; j < full; j += VW) {
             v16f a, b;
             memcpy(&a, pr + j, sizeof a);
             memcpy(&b, qr + j, sizeof b);
-            v16f mm = (a + b) * splat(0.5f);
-            v16i small = mm < tiny;
-            v16f x = (v16f)(((v16i)mm & ~small) | ((v16i)tiny & small));
-            acc += mm * vlog2(x);
+            v16f sv = a + b;
+            acc += slog2s(sv);
+            sum += sv;
         }
-        float s = 0;
-        for (int k = 0; k < VW; k++)
-            s += acc[k];
-        float hm = -s;
+        if (tail) { /* the last partial vector, zero padded */
+            v16f a = splat(0.0f), b = splat(0.0f);
+            memcpy(&a, pr + full, (size_t)tail * sizeof(float));
+            memcpy(&b, qr + full, (size_t)tail * sizeof(float));
+            v16f sv = a + b;
+            acc += slog2s(sv);
+            sum += sv;
+        }
+        /* pairwise reduction: halves added as vectors, not 16 scalar adds in a chain */
+        v16f d = sum - acc;
+        float v8[8], v4[4];
+        for (int k = 0; k < 8; k++)
+            v8[k] = d[k] + d[k + 8];
+        for (int k = 0; k < 4; k++)
+            v4[k] = v8[k] + v8[k + 4];
+        float hm = 0.5f * ((v4[0] + v4[2]) + (v4[1] + v4[3]));
         if (ent) {
             ent[r] = hm;
             continue;
@@ -156,16 +161,16 @@ static double js_rows(const float *p, const float *q, int32_t rows, int32_t cols
 }
 
 typedef struct js_job {
-    const float *heads;      /* [count][rows][cols_pad] */
+    const float *heads;      /* [count][rows][cols], contiguous */
     const float *ent;        /* [count][rows] */
-    int32_t count, rows, cols_pad;
+    int32_t count, rows, cols;
     double *out;
     int64_t pair_begin, pair_end;  /* pairs (a < b) in row-major order */
 } js_job;
 
 static void *js_worker(void *arg) {
     js_job *j = arg;
-    size_t hsz = (size_t)j->rows * j->cols_pad;
+    size_t hsz = (size_t)j->rows * j->cols;
     int64_t idx = 0;
     for (int32_t a = 0; a < j->count; a++) {
         int64_t row_pairs = j->count - a - 1;
@@ -178,7 +183,7 @@ static void *js_worker(void *arg) {
                 continue;
             if (idx >= j->pair_end)
                 return NULL;
-            double s = js_rows(j->heads + a * hsz, j->heads + b * hsz, j->rows, j->cols_pad,
+            double s = js_rows(j->heads + a * hsz, j->heads + b * hsz, j->rows, j->cols,
                                j->ent + (size_t)a * j->rows, j->ent + (size_t)b * j->rows, NULL);
             double v = j->rows ? s / j->rows : 0.0;
             j->out[(size_t)a * j->count + b] = v;
@@ -198,25 +203,25 @@ static int n_threads_for(double work) {
     return n < 1 ? 1 : n > 16 ? 16 : (int)n;
 }
 
-static atn_status js_matrix(const float *heads, int32_t count, int32_t rows, int32_t cols_pad, double *out,
+static atn_status js_matrix(const float *heads, int32_t count, int32_t rows, int32_t cols, double *out,
                             atn_error *err) {
     float *ent = malloc((size_t)count * (rows ? rows : 1) * sizeof *ent);
     if (!ent)
         return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory for %d row entropies", count * rows);
-    size_t hsz = (size_t)rows * cols_pad;
+    size_t hsz = (size_t)rows * cols;
     for (int32_t c = 0; c < count; c++) {
-        js_rows(heads + c * hsz, heads + c * hsz, rows, cols_pad, NULL, NULL, ent + (size_t)c * rows);
+        js_rows(heads + c * hsz, heads + c * hsz, rows, cols, NULL, NULL, ent + (size_t)c * rows);
         out[(size_t)c * count + c] = 0.0;
     }
     int64_t pairs = (int64_t)count * (count - 1) / 2;
-    int nt = n_threads_for((double)pairs * rows * cols_pad);
+    int nt = n_threads_for((double)pairs * rows * cols);
     if (nt > pairs)
         nt = pairs > 0 ? (int)pairs : 1;
     js_job jobs[16];
     pthread_t tid[16];
     bool started[16] = {0};
     for (int t = 0; t < nt; t++) {
-        jobs[t] = (js_job){heads, ent, count, rows, cols_pad, out, pairs * t / nt, pairs * (t + 1) / nt};
+        jobs[t] = (js_job){heads, ent, count, rows, cols, out, pairs * t / nt, pairs * (t + 1) / nt};
         if (t > 0)
             started[t] = pthread_create(&tid[t], NULL, js_worker, &jobs[t]) == 0;
     }
@@ -234,17 +239,20 @@ static atn_status js_matrix(const float *heads, int32_t count, int32_t rows, int
 /* cosine / Pearson: Gram matrix of the flattened maps (centred for Pearson) */
 static atn_status gram_matrix(const float *heads, int32_t count, size_t len, bool center, double *out,
                               atn_error *err) {
-    float *x = malloc((size_t)count * len * sizeof *x);
+    /* only Pearson needs a (centred) copy: fresh pages are expensive on some VMs */
+    float *copy = center ? malloc((size_t)count * len * sizeof *copy) : NULL;
     float *g = malloc((size_t)count * count * sizeof *g);
-    if (!x || !g) {
-        free(x);
+    if ((center && !copy) || !g) {
+        free(copy);
         free(g);
         return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory for %d maps of %zu values", count, len);
     }
-    memcpy(x, heads, (size_t)count * len * sizeof *x);
-    if (center)
+    const float *x = heads;
+    if (center) {
+        memcpy(copy, heads, (size_t)count * len * sizeof *copy);
+        x = copy;
         for (int32_t c = 0; c < count; c++) {
-            float *r = x + (size_t)c * len;
+            float *r = copy + (size_t)c * len;
             double mean = 0;
             for (size_t i = 0; i < len; i++)
                 mean += r[i];
@@ -252,10 +260,11 @@ static atn_status gram_matrix(const float *heads, int32_t count, size_t len, boo
             for (size_t i = 0; i < len; i++)
                 r[i] = (float)(r[i] - mean);
         }
+    }
     /* norms in double, so the diagonal does not depend on sgemm's summation order */
     double *norm = malloc((size_t)count * sizeof *norm);
     if (!norm) {
-        free(x);
+        free(copy);
         free(g);
         return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory");
     }
@@ -278,12 +287,10 @@ static atn_status gram_matrix(const float *heads, int32_t count, size_t len, boo
         }
     }
     free(norm);
-    free(x);
+    free(copy);
     free(g);
     return ATN_OK;
 }
-
-static int32_t pad_cols(int32_t cols) { return (cols + VW - 1) / VW * VW; }
 
 atn_status atn_similarity_matrix(const float *heads, int32_t count, int32_t rows, int32_t cols, atn_metric metric,
                                  double *out, atn_error *err) {
@@ -292,15 +299,7 @@ atn_status atn_similarity_matrix(const float *heads, int32_t count, int32_t rows
                              cols);
     if (metric != ATN_METRIC_JS)
         return gram_matrix(heads, count, (size_t)rows * cols, metric == ATN_METRIC_PEARSON, out, err);
-    int32_t cp = pad_cols(cols);
-    float *padded = calloc((size_t)count * rows * cp + VW, sizeof *padded);
-    if (!padded)
-        return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory");
-    for (size_t r = 0; r < (size_t)count * rows; r++)
-        memcpy(padded + r * cp, heads + r * cols, (size_t)cols * sizeof *padded);
-    atn_status st = js_matrix(padded, count, rows, cp, out, err);
-    free(padded);
-    return st;
+    return js_matrix(heads, count, rows, cols, out, err);
 }
 
 /* ---- the similarity object ---------------------------------------------------------- */
@@ -397,41 +396,43 @@ atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_err
         free(keep);
         return ATN_OK;
     }
-    /* pack the unmasked rows and keys of every compared head: [count][m][cols] */
-    bool js = s->metric == ATN_METRIC_JS;
-    int32_t cols = js ? pad_cols(m) : m;
-    size_t hsz = (size_t)m * cols;
-    float *packed = calloc((size_t)s->count * hsz + VW, sizeof *packed);
+    /* The compared heads are contiguous in the capture ([L][H][n][n]: one layer's heads, or
+     * all of them).  Use them in place when nothing is masked and every weight is finite;
+     * otherwise pack the unmasked rows and keys, with non-finite weights (a diverged
+     * model) counted as 0 so they do not poison every pair. */
+    const float *base = cap->attn + (size_t)s->layer_of[0] * s->n_heads * n * n;
+    size_t total = (size_t)s->count * n * n;
+    bool in_place = m == n;
+    for (size_t i = 0; in_place && i < total; i++)
+        in_place = isfinite(base[i]);
+    size_t hsz = (size_t)m * m;
+    float *packed = in_place ? NULL : malloc((size_t)s->count * hsz * sizeof *packed);
     double *vals = malloc((size_t)s->count * s->count * sizeof *vals);
-    if (!packed || !vals) {
+    if ((!in_place && !packed) || !vals) {
         free(keep);
         free(packed);
         free(vals);
         return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory packing %d heads of %d tokens", s->count,
                              m);
     }
-    for (int32_t c = 0; c < s->count; c++) {
-        const float *a = cap->attn + ((size_t)s->layer_of[c] * s->n_heads + s->head_of[c]) * n * n;
+    for (int32_t c = 0; packed && c < s->count; c++) {
+        const float *a = base + (size_t)c * n * n;
         float *dst = packed + c * hsz;
         for (int32_t r = 0; r < m; r++) {
             const float *src = a + (size_t)keep[r] * n;
-            float *d = dst + (size_t)r * cols;
-            if (m == n)
-                memcpy(d, src, (size_t)n * sizeof *d);
-            else
-                for (int32_t k = 0; k < m; k++)
-                    d[k] = src[keep[k]];
-            /* non-finite weights (a diverged model) would poison every pair: count them as 0 */
-            for (int32_t k = 0; k < m; k++)
-                if (!isfinite(d[k]))
-                    d[k] = 0.0f;
+            float *d = dst + (size_t)r * m;
+            for (int32_t k = 0; k < m; k++) {
+                float v = src[keep[k]];
+                d[k] = isfinite(v) ? v : 0.0f;
+            }
         }
     }
+    const float *heads = packed ? packed : base;
     atn_status st;
-    if (js)
-        st = js_matrix(packed, s->count, m, cols, vals, err);
+    if (s->metric == ATN_METRIC_JS)
+        st = js_matrix(heads, s->count, m, m, vals, err);
     else
-        st = gram_matrix(packed, s->count, hsz, s->metric == ATN_METRIC_PEARSON, vals, err);
+        st = gram_matrix(heads, s->count, hsz, s->metric == ATN_METRIC_PEARSON, vals, err);
     if (st == ATN_OK) {
         for (size_t i = 0; i < (size_t)s->count * s->count; i++)
             s->sum_[i] += vals[i];

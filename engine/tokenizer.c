@@ -288,10 +288,13 @@ static atn_tokenizer *parse_vocab(char *pool, size_t len, const char *origin,
                 break;
             }
         }
-        if (i < len && pool[i] == '\r' && i + 1 < len && pool[i + 1] == '\n')
-            i++;
+        /* end the token at its first line-end byte: with \r\n, the \r (else the text
+           handed out would keep it) */
+        bool crlf = i < len && pool[i] == '\r' && i + 1 < len && pool[i + 1] == '\n';
         if (i < len)
             pool[i] = '\0';
+        if (crlf)
+            i++;
         start = i + 1;
         id++;
     }

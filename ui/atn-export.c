@@ -40,17 +40,19 @@ static void write_thread(GTask *task, gpointer source, gpointer data, GCancellab
 
 static const char *const formats[] = {"png", "svg", "pdf", NULL};
 
-static void on_response(GtkNativeDialog *dialog, int response, GTask *task) {
+/* Decides the path (adding the chosen format's extension when the name has none) and starts
+ * the write; returns FALSE with the task already answered when there is nothing to write. */
+static gboolean take_path(GtkNativeDialog *dialog, int response, GTask *task) {
     export_job *job = g_task_get_task_data(task);
     if (response != GTK_RESPONSE_ACCEPT) {
         g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
-        goto out;
+        return FALSE;
     }
     g_autoptr(GFile) file = gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog));
-    g_autofree char *path = file ? g_file_get_path(file) : NULL;
+    char *path = file ? g_file_get_path(file) : NULL;
     if (!path) {
         g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _("Only local files can be written."));
-        goto out;
+        return FALSE;
     }
     if (job->fig) {
         const char *fmt = gtk_file_chooser_get_choice(GTK_FILE_CHOOSER(dialog), "format");
@@ -60,15 +62,18 @@ static void on_response(GtkNativeDialog *dialog, int response, GTask *task) {
             job->scale = 1.0;
         atn_output_format f;
         if (!atn_output_format_from_path(path, &f)) {
-            /* no known extension: add the chosen format's */
             char *with = g_strconcat(path, ".", fmt ? fmt : "png", NULL);
             g_free(path);
             path = with;
         }
     }
-    job->path = g_steal_pointer(&path);
-    g_task_run_in_thread(task, write_thread);
-out:
+    job->path = path;
+    return TRUE;
+}
+
+static void on_response(GtkNativeDialog *dialog, int response, GTask *task) {
+    if (take_path(dialog, response, task))
+        g_task_run_in_thread(task, write_thread);
     g_object_unref(task);
     g_object_unref(dialog);
 }
@@ -84,7 +89,7 @@ static void run_dialog(GtkWindow *parent, export_job *job, const char *suggested
     gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), suggested);
     if (job->fig) {
         const char *format_labels[] = {_("PNG image"), _("SVG drawing"), _("PDF document"), NULL};
-        gtk_file_chooser_add_choice(GTK_FILE_CHOOSER(d), "format", _("Format"), formats, format_labels);
+        gtk_file_chooser_add_choice(GTK_FILE_CHOOSER(d), "format", _("Format"), (const char **)formats, format_labels);
         gtk_file_chooser_set_choice(GTK_FILE_CHOOSER(d), "format", "png");
         static const char *const scales[] = {"1", "2", "3", "4", NULL};
         const char *scale_labels[] = {_("1× (screen)"), _("2× (slides)"), _("3×"), _("4× (print)"), NULL};

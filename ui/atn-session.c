@@ -12,6 +12,7 @@ struct _AtnSession {
     AtnModelHandle *model;
     AtnResult *result;
     char *text, *text_pair;
+    GArray *ids;                /* token ids instead of text (models without a tokenizer), or NULL */
     int layer, head, query, hover_token;
     atn_device device;
     guint n_runs;
@@ -59,6 +60,7 @@ static void start_run(AtnSession *self);
 typedef struct run_job {
     AtnModelHandle *model;
     char *text, *text_pair;
+    GArray *ids;
     atn_device device;
 } run_job;
 
@@ -66,6 +68,8 @@ static void run_job_free(run_job *job) {
     g_clear_object(&job->model);
     g_free(job->text);
     g_free(job->text_pair);
+    if (job->ids)
+        g_array_unref(job->ids);
     g_free(job);
 }
 
@@ -82,6 +86,8 @@ static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError *
     atn_status st;
     if (atn_model_kind_of(m) == ATN_MODEL_TOY)
         st = atn_model_encode_toy(m, NULL, &enc, &err);
+    else if (job->ids)
+        st = atn_model_encode_ids(m, (const int32_t *)job->ids->data, NULL, NULL, (int32_t)job->ids->len, &enc, &err);
     else
         st = atn_model_encode(m, job->text ? job->text : "",
                               job->text_pair && *job->text_pair ? job->text_pair : NULL, &enc, &err);
@@ -194,6 +200,7 @@ static void start_run(AtnSession *self) {
     job->model = g_object_ref(self->model);
     job->text = g_strdup(self->text);
     job->text_pair = g_strdup(self->text_pair);
+    job->ids = self->ids ? g_array_ref(self->ids) : NULL;
     job->device = self->device;
 
     if (atn_model_handle_is_toy(self->model)) {
@@ -319,6 +326,21 @@ void atn_session_open_model(AtnSession *self, const char *source) {
     open_sources(self, v);
 }
 
+void atn_session_set_model(AtnSession *self, AtnModelHandle *model) {
+    if (self->open_cancel)
+        g_cancellable_cancel(self->open_cancel);
+    g_clear_object(&self->open_cancel);
+    set_opening(self, NULL);
+    if (self->run_cancel) {
+        g_cancellable_cancel(self->run_cancel);
+        self->run_pending = TRUE;
+    }
+    g_set_object(&self->model, model);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_MODEL]);
+    if (!self->run_pending)
+        start_run(self);
+}
+
 void atn_session_open_default(AtnSession *self, const char *preferred) {
     g_autoptr(GStrvBuilder) b = g_strv_builder_new();
     if (preferred && *preferred)
@@ -392,6 +414,8 @@ static void atn_session_finalize(GObject *object) {
     AtnSession *self = ATN_SESSION(object);
     g_free(self->text);
     g_free(self->text_pair);
+    if (self->ids)
+        g_array_unref(self->ids);
     g_free(self->opening);
     g_free(self->gpu_reason);
     G_OBJECT_CLASS(atn_session_parent_class)->finalize(object);
@@ -495,6 +519,23 @@ void atn_session_set_text(AtnSession *self, const char *text, const char *text_p
     g_free(self->text_pair);
     self->text = g_strdup(text);
     self->text_pair = g_strdup(text_pair);
+    if (!self->model || atn_model_handle_is_toy(self->model))
+        return;
+    g_clear_handle_id(&self->debounce_id, g_source_remove);
+    if (self->debounce_ms == 0)
+        start_run(self);
+    else
+        self->debounce_id = g_timeout_add(self->debounce_ms, debounce_cb, self);
+}
+
+void atn_session_set_ids(AtnSession *self, const int32_t *ids, int n) {
+    if (self->ids)
+        g_array_unref(self->ids);
+    self->ids = NULL;
+    if (ids) {
+        self->ids = g_array_sized_new(FALSE, FALSE, sizeof(int32_t), n);
+        g_array_append_vals(self->ids, ids, n);
+    }
     if (!self->model || atn_model_handle_is_toy(self->model))
         return;
     g_clear_handle_id(&self->debounce_id, g_source_remove);

@@ -30,6 +30,8 @@ AtnSession *atn_session_new(void);
 void atn_session_open_model(AtnSession *self, const char *source);
 /* Opens the first of preferred, "demo", "worked-example" that opens. */
 void atn_session_open_default(AtnSession *self, const char *preferred);
+/* Uses a model opened elsewhere (benchmarks); runs it. */
+void atn_session_set_model(AtnSession *self, AtnModelHandle *model);
 AtnModelHandle *atn_session_get_model(AtnSession *self);
 /* The source of the model being opened, or NULL. */
 const char *atn_session_get_opening(AtnSession *self);
@@ -39,6 +41,9 @@ const char *atn_session_get_opening(AtnSession *self);
 void atn_session_set_text(AtnSession *self, const char *text, const char *text_pair);
 const char *atn_session_get_text(AtnSession *self);
 const char *atn_session_get_text_pair(AtnSession *self);
+/* Token ids instead of text (for models without a tokenizer, such as the benchmark's random
+ * BERT): used while set; NULL goes back to the text.  Debounced like the text. */
+void atn_session_set_ids(AtnSession *self, const int32_t *ids, int n);
 /* Runs now (skipping the debounce): toy models before returning, others in the worker. */
 void atn_session_rerun(AtnSession *self);
 /* The debounce delay in ms (default 60; tests and benchmarks may set 0). */

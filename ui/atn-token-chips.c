@@ -60,6 +60,7 @@ static void rebuild(AtnTokenChips *self) {
     for (int i = 0; i < enc->n; i++) {
         GtkWidget *chip = gtk_label_new(enc->tokens[i].text);
         gtk_widget_add_css_class(chip, "chip");
+        gtk_widget_set_valign(chip, GTK_ALIGN_START);
         if (enc->tokens[i].special)
             gtk_widget_add_css_class(chip, "special");
         if (enc->tokens[i].segment == 1)
@@ -110,6 +111,7 @@ static void atn_token_chips_init(AtnTokenChips *self) {
     gtk_flow_box_set_homogeneous(GTK_FLOW_BOX(self->flow), FALSE);
     gtk_flow_box_set_row_spacing(GTK_FLOW_BOX(self->flow), 2);
     gtk_flow_box_set_column_spacing(GTK_FLOW_BOX(self->flow), 2);
+    gtk_widget_set_valign(self->flow, GTK_ALIGN_START);
     self->scroller = gtk_scrolled_window_new();
     gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(self->scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
     gtk_scrolled_window_set_propagate_natural_height(GTK_SCROLLED_WINDOW(self->scroller), TRUE);

@@ -128,6 +128,11 @@ static void on_model(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     if (!m)
         return;
     gboolean toy = atn_model_handle_is_toy(m);
+    GtkWidget *focus = gtk_window_get_focus(GTK_WINDOW(self));
+    if (toy && focus && (focus == GTK_WIDGET(self->text_entry) ||
+                         gtk_widget_is_ancestor(focus, GTK_WIDGET(self->text_entry))))
+        /* GTK warns when a focused entry is disabled */
+        gtk_widget_grab_focus(GTK_WIDGET(atn_head_view_get_heatmap(self->head_view)));
     gtk_widget_set_visible(GTK_WIDGET(self->toy_label), toy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->text_entry), !toy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->pair_toggle), !toy);
@@ -281,10 +286,13 @@ static void on_result(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     const char *dev = atn_result_get_device(r) == ATN_DEVICE_CUDA ? _("GPU") : _("CPU");
     int n = atn_result_get_n_tokens(r);
     g_autofree char *tokens = g_strdup_printf(ngettext("%d token", "%d tokens", n), n);
-    g_autofree char *status = g_strdup_printf(_("%s · %s · %d layers × %d heads · ran in %.1f ms on the %s"),
-                                              atn_model_handle_get_name(atn_result_get_model(r)), tokens,
-                                              atn_result_get_n_layers(r), atn_result_get_n_heads(r),
-                                              atn_result_get_elapsed_ms(r), dev);
+    int L = atn_result_get_n_layers(r), H = atn_result_get_n_heads(r);
+    g_autofree char *layers = g_strdup_printf(ngettext("%d layer", "%d layers", L), L);
+    g_autofree char *heads = g_strdup_printf(ngettext("%d head", "%d heads", H), H);
+    /* Translators: model · 12 tokens · 4 layers × 4 heads · ran in 3.2 ms on the CPU */
+    g_autofree char *status = g_strdup_printf(_("%s · %s · %s × %s · ran in %.1f ms on the %s"),
+                                              atn_model_handle_get_name(atn_result_get_model(r)), tokens, layers,
+                                              heads, atn_result_get_elapsed_ms(r), dev);
     gtk_label_set_text(self->status_label, status);
 }
 

@@ -318,13 +318,18 @@ static atn_status upload_weights(cuda_state *s, const atn_model *m, atn_error *e
             continue;
         }
         size_t bytes = p[i].count * sizeof(float);
-        cudaError_t e = cudaMemcpy(dev, p[i].src, bytes, cudaMemcpyHostToDevice);
+        /* on our stream: a plain cudaMemcpy from pageable memory may return before its DMA
+           is done, and our non-blocking streams would not wait for it */
+        cudaError_t e = cudaMemcpyAsync(dev, p[i].src, bytes, cudaMemcpyHostToDevice, s->stream);
         if (e != cudaSuccess)
             st = cuda_fail(err, e, "copying the model weights to the GPU");
         *p[i].dst = (const float *)dev;
         dev += align_up(bytes);
     }
     free(p);
+    cudaError_t e = cudaStreamSynchronize(s->stream);
+    if (st == ATN_OK && e != cudaSuccess)
+        st = cuda_fail(err, e, "copying the model weights to the GPU");
     return st;
 }
 

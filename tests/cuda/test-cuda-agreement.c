@@ -2,7 +2,7 @@
  * input) within 1e-4 in fp32, on the torch-checked toy models and on synthetic BERT shapes
  * with odd head counts, padding masks, identity projections and missing biases; also the
  * per-layer bookkeeping (reused runs of other lengths, runs that keep less, cancelling,
- * a layer that turns NaN, editing a toy model between runs).  fp16 / bf16 report how far each
+ * a layer that turns NaN, editing a toy model between runs, two threads on one model).  fp16 / bf16 report how far each
  * head's map moves from fp32 and must stay within a loose bound.
  *
  * Without a usable GPU this test is SKIPPED (exit 77), never passed.
@@ -15,6 +15,7 @@
 #include "synth-model.h"
 
 #include <math.h>
+#include <pthread.h>
 
 static bool mock, quick;
 
@@ -267,6 +268,66 @@ static void bookkeeping(void) {
     atn_model_free(m);
 }
 
+/* Two threads run one fresh model at once: the upload happens once, runs take turns on the
+ * model's GPU state, and each gets its own right answer. */
+typedef struct worker {
+    const atn_model *m;
+    const atn_encoding *enc;
+    const float *want;   /* the CPU's attention */
+    size_t count;
+    int bad;
+} worker;
+
+static void *work(void *arg) {
+    worker *w = arg;
+    atn_run_options o;
+    atn_run_options_init(&o);
+    o.device = ATN_DEVICE_CUDA;
+    atn_run *r = atn_run_new(w->m);
+    for (int i = 0; i < 3; i++) {
+        atn_error err = {0};
+        if (atn_run_forward(r, w->enc, &o, &err) != ATN_OK) {
+            fprintf(stderr, "thread: %s\n", err.message);
+            w->bad++;
+            continue;
+        }
+        size_t at = 0;
+        if (rel_diff(atn_run_capture(r)->attn, w->want, w->count, &at) > 1e-4)
+            w->bad++;
+    }
+    atn_run_free(r);
+    return NULL;
+}
+
+static void concurrent(void) {
+    synth_shape sh = {"threads", 2, 32, 4, 64, 50, 64, ATN_ACT_GELU, false, false};
+    atn_model *m = synth_model_new(&sh, 99);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    worker w[2];
+    atn_run *cpu[2];
+    atn_encoding *enc[2];
+    for (int t = 0; t < 2; t++) {
+        enc[t] = synth_encoding(m, t ? 30 : 11, t, 50 + t);
+        cpu[t] = atn_run_new(m);
+        CHECK(atn_run_forward(cpu[t], enc[t], NULL, NULL) == ATN_OK);
+        const atn_capture *c = atn_run_capture(cpu[t]);
+        w[t] = (worker){m, enc[t], c->attn, (size_t)2 * 4 * c->n * c->n, 0};
+    }
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++)
+        CHECK(pthread_create(&th[t], NULL, work, &w[t]) == 0);
+    for (int t = 0; t < 2; t++) {
+        pthread_join(th[t], NULL);
+        CHECK_MSG(w[t].bad == 0, "thread %d: %d runs went wrong", t, w[t].bad);
+        atn_run_free(cpu[t]);
+        atn_encoding_free(enc[t]);
+    }
+    fprintf(stderr, "  two threads, one model, 3 runs each: %s\n", w[0].bad + w[1].bad ? "FAILED" : "agrees");
+    atn_model_free(m);
+}
+
 static void precision_cases(void) {
     const char *root = getenv("ATN_SOURCE_ROOT");
     char path[1024];
@@ -327,6 +388,7 @@ int main(int argc, char **argv) {
     toy_cases(&o);
     synth_cases(&o);
     bookkeeping();
+    concurrent();
     precision_cases();
     return check_summary(mock ? "cuda-agreement (mock CUDA)" : "cuda-agreement");
 }

@@ -167,9 +167,10 @@ static void draw_labels(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const 
     }
     rt_rgb(cr, t->st.fg, 0.8);
     if (s->row_axis) {
-        double sh = rt_line_height(t, RT_SMALL);
+        double sh = rt_line_height(t, RT_SMALL), tw;
+        rt_measure(t, s->row_axis, RT_SMALL, false, &tw, NULL);
         rt_draw_up(cr, t, s->row_axis, RT_SMALL, false, L->row_labels.x - gap - sh / 2,
-                   L->cells.y + L->cells.h / 2 - 0, 0);
+                   L->cells.y + L->cells.h / 2 - tw / 2, 0);
     }
     if (s->col_axis)
         rt_draw(cr, t, s->col_axis, RT_SMALL, false, L->cells.x + L->cells.w / 2, L->col_labels.y + L->col_labels.h + gap,

@@ -187,7 +187,10 @@ void atn_render_model_grid_natural_size(const atn_grid_spec *s, double *width, d
     rt_measure(&t, "L00", RT_SMALL, true, &lw, NULL);
     double th = s->title ? rt_line_height(&t, RT_TITLE) + 8 * fs : 0;
     double cb = s->shared_range ? rt_colorbar_width(&t, 0, 1, false) + 12 * fs : 0;
-    *width = ceil(20 * fs + lw + 8 * fs + s->n_heads * (thumb + g) + cb);
+    double title_w = 0;
+    if (s->title)
+        rt_measure(&t, s->title, RT_TITLE, true, &title_w, NULL);
+    *width = ceil(fmax(20 * fs + lw + 8 * fs + s->n_heads * (thumb + g) + cb, title_w + 20 * fs));
     *height = ceil(20 * fs + th + sh + 4 * fs + s->n_layers * (thumb + g + note));
     rt_end(&t);
 }

@@ -71,7 +71,7 @@ static bool fig_build(rtext *t, const atn_similarity_spec *s, double w, double h
     hm->colormap = s->colormap;
     if (s->auto_diverging && sim->metric == ATN_METRIC_PEARSON && s->colormap == ATN_CMAP_VIRIDIS)
         hm->colormap = ATN_CMAP_RDBU;
-    hm->colorbar_label = atn_metric_title(sim->metric);
+    hm->colorbar_label = sim->metric == ATN_METRIC_JS ? "JS distance" : sim->metric == ATN_METRIC_COSINE ? "cosine" : "Pearson r";
     hm->style = s->style;
     hm->highlight_row = s->highlight_a >= 0 && s->highlight_a < c ? f->pos_of[s->highlight_a] : -1;
     hm->highlight_col = s->highlight_b >= 0 && s->highlight_b < c ? f->pos_of[s->highlight_b] : -1;

@@ -337,9 +337,9 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
         g_free(e);
     }
     char *model = s->model_name ? g_markup_escape_text(s->model_name, -1) : NULL;
-    snprintf(buf, sizeof buf, "<span size='larger' weight='bold'>%s%s%sLayer %d \xc2\xb7 head %d \xc2\xb7 query %d "
-             "\xe2\x80\x9c%s\xe2\x80\x9d</span>", model ? "Model " : "", model ? model : "", model ? " \xc2\xb7 " : "",
-             tr->layer, tr->head, i, esc_tok);
+    snprintf(buf, sizeof buf, "<span size='larger' weight='bold'>%s%slayer %d \xc2\xb7 head %d \xc2\xb7 query %d "
+             "\xe2\x80\x9c%s\xe2\x80\x9d</span>", model ? model : "", model ? " \xc2\xb7 " : "", tr->layer, tr->head, i,
+             esc_tok);
     g_free(model);
     text_line(&sh, buf, RT_LABEL);
     snprintf(buf, sizeof buf, "d<sub>model</sub> = %d, %d heads, so each head works in d<sub>k</sub> = %d "

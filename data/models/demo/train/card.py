@@ -168,7 +168,7 @@ does everything: corpus extraction, vocabulary, training, export, evaluation, th
 Recipe (see `/work/shared/PLATFORM.md`, "Training with Debian's PyTorch"): PyTorch
 {metrics['torch_version']} from Debian on 2 CPU cores, `torch.set_num_threads(1)` with
 OpenBLAS's AVX2/AVX-512 kernel; masked-LM only (15% of tokens, 80/10/10), no dropout;
-AdamW (β 0.9/0.98, weight decay {a['weight_decay']}), {a['warmup']} warm-up steps, then a
+AdamW (β 0.9/0.999, weight decay {a['weight_decay']} except biases and LayerNorm), {a['warmup']} warm-up steps, then a
 constant {a['lr']:g}, falling linearly to {a['lr'] / 10:g} over the last
 {a['decay_frac'] * 100:.0f}% of the steps; gradient clipping at 1.0; length-bucketed batches
 of about {a['batch_tokens']} tokens (at most {a['max_batch']} sequences).  Examples: single

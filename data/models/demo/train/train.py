@@ -91,20 +91,20 @@ def parse_args():
     p.add_argument("--work", default="/tmp/attnscope-demo-work",
                    help="checkpoints and logs (not committed)")
     p.add_argument("--seed", type=int, default=20240607)
-    p.add_argument("--steps", type=int, default=14000)
-    p.add_argument("--max-minutes", type=float, default=55.0,
+    p.add_argument("--steps", type=int, default=5000)
+    p.add_argument("--max-minutes", type=float, default=50.0,
                    help="stop training early (and still write everything) after this long")
     p.add_argument("--vocab-size", type=int, default=8000)
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--max-position", type=int, default=128)
-    p.add_argument("--max-len", type=int, default=64, help="tokens per ordinary example")
-    p.add_argument("--long-frac", type=float, default=0.04,
+    p.add_argument("--max-len", type=int, default=32, help="tokens per ordinary example")
+    p.add_argument("--long-frac", type=float, default=0.03,
                    help="share of examples packed to 65..max-position tokens")
     p.add_argument("--pair-prob", type=float, default=0.35)
-    p.add_argument("--batch-tokens", type=int, default=1536)
-    p.add_argument("--max-batch", type=int, default=96)
+    p.add_argument("--batch-tokens", type=int, default=2048)
+    p.add_argument("--max-batch", type=int, default=64)
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--warmup", type=int, default=200)
     p.add_argument("--decay-frac", type=float, default=0.15,
@@ -387,7 +387,7 @@ def make_optimizer(model, args):
         (no_decay if p.dim() < 2 else decay).append(p)
     return torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
                               {"params": no_decay, "weight_decay": 0.0}],
-                             lr=args.lr, betas=(0.9, 0.98), eps=1e-6)
+                             lr=args.lr, betas=(0.9, 0.999), eps=1e-8)
 
 
 def write_csv(path, rows):

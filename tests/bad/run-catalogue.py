@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Runs the bad-file catalogue (tests/bad/catalogue.txt) through the command line.
+
+For each case: a fresh temporary folder gets the case's base (tests/bad/base or
+base-sharded), then the case's own files from tests/bad/cases/<case>/ on top, then the
+removals and run-time setups the entry names (things git cannot hold: a folder without
+permissions, a symlink loop, a sparse multi-GB model).  The command runs with the case
+folder as {dir} and must exit with the given code and print exactly the given text on
+stderr (no sanitizer report, no other line).
+
+Usage: run-catalogue.py ATTNSCOPE [--print] [CASE ...]
+  --print   show what each case prints now (paths as {dir}), for writing new entries
+Exit status 0 when every case passed (skipped ones are named).
+"""
+import os
+import re
+import shlex
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def parse(path):
+    cases, cur = [], None
+    with open(path, encoding="utf-8") as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.rstrip("\n")
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            if not line.startswith(" "):
+                word, _, rest = line.partition(" ")
+                if word != "case":
+                    sys.exit("%s:%d: expected 'case NAME'" % (path, lineno))
+                cur = {"name": rest.strip(), "base": "base", "remove": [], "setup": [],
+                       "stderr": [], "exit": None, "run": None, "line": lineno}
+                cases.append(cur)
+                continue
+            key, _, value = line.strip().partition(" ")
+            if key in ("remove", "setup", "stderr"):
+                cur[key].append(value)
+            elif key in ("base", "run"):
+                cur[key] = value
+            elif key == "exit":
+                cur["exit"] = int(value)
+            else:
+                sys.exit("%s:%d: unknown key %r" % (path, lineno, key))
+    for c in cases:
+        if c["run"] is None or c["exit"] is None or not c["stderr"]:
+            sys.exit("%s:%d: case %s needs run, exit and stderr" % (path, c["line"], c["name"]))
+    return cases
+
+
+def sparse_model(d, spec):
+    """setup sparse-model L H D F P V: a Hugging Face folder whose model.safetensors has the
+    right header for that shape and all-zero (sparse, never read) F32 data."""
+    L, H, D, F, P, V = (int(x) for x in spec.split())
+    shapes = [("embeddings.word_embeddings.weight", [V, D]),
+              ("embeddings.position_embeddings.weight", [P, D]),
+              ("embeddings.token_type_embeddings.weight", [2, D]),
+              ("embeddings.LayerNorm.weight", [D]), ("embeddings.LayerNorm.bias", [D])]
+    for i in range(L):
+        p = "encoder.layer.%d." % i
+        for part in ("attention.self.query", "attention.self.key", "attention.self.value",
+                     "attention.output.dense"):
+            shapes += [(p + part + ".weight", [D, D]), (p + part + ".bias", [D])]
+        shapes += [(p + "attention.output.LayerNorm.weight", [D]),
+                   (p + "attention.output.LayerNorm.bias", [D]),
+                   (p + "intermediate.dense.weight", [F, D]), (p + "intermediate.dense.bias", [F]),
+                   (p + "output.dense.weight", [D, F]), (p + "output.dense.bias", [D]),
+                   (p + "output.LayerNorm.weight", [D]), (p + "output.LayerNorm.bias", [D])]
+    header, off = {}, 0
+    for name, shape in shapes:
+        n = 4
+        for s in shape:
+            n *= s
+        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [off, off + n]}
+        off += n
+    import json
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(os.path.join(d, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        f.truncate(8 + len(text) + off)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump({"model_type": "bert", "hidden_size": D, "num_hidden_layers": L,
+                   "num_attention_heads": H, "intermediate_size": F, "vocab_size": V,
+                   "max_position_embeddings": P, "type_vocab_size": 2}, f)
+
+
+def prepare(case, tmp):
+    d = os.path.join(tmp, case["name"])
+    if case["base"] != "none":
+        shutil.copytree(os.path.join(HERE, case["base"]), d)
+    else:
+        os.makedirs(d)
+    own = os.path.join(HERE, "cases", case["name"])
+    if os.path.isdir(own):
+        for f in os.listdir(own):
+            shutil.copy(os.path.join(own, f), os.path.join(d, f))
+    for f in case["remove"]:
+        os.remove(os.path.join(d, f))
+    skip = None
+    as_user = None
+    for s in case["setup"]:
+        word, _, arg = s.partition(" ")
+        if word == "symlink-loop":          # arg: a name in the folder that points at itself
+            p = os.path.join(d, arg)
+            if os.path.lexists(p):
+                os.remove(p)
+            os.symlink(arg, p)
+        elif word == "symlink-loop-folder":  # the case folder itself is a loop
+            shutil.rmtree(d)
+            os.symlink(os.path.basename(d), d)
+        elif word == "chmod":               # arg: MODE [NAME]; needs a non-root user to mean anything
+            mode, _, name = arg.partition(" ")
+            os.chmod(os.path.join(d, name) if name else d, int(mode, 8))
+            if os.geteuid() == 0:
+                if shutil.which("setpriv") and nobody_can_run():
+                    as_user = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+                else:
+                    skip = "runs as root and cannot drop to 'nobody'"
+        elif word == "sparse-model":
+            sparse_model(d, arg)
+        elif word == "fifo":
+            p = os.path.join(d, arg)
+            if os.path.lexists(p):
+                os.remove(p)
+            os.mkfifo(p)
+        else:
+            sys.exit("case %s: unknown setup %r" % (case["name"], s))
+    return d, as_user, skip
+
+
+_nobody_ok = None
+
+
+def nobody_can_run():
+    """True when user 'nobody' can run the binary and reach the temporary folder."""
+    global _nobody_ok
+    if _nobody_ok is None:
+        try:
+            r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                "--", ATTNSCOPE, "--version"], capture_output=True, timeout=60)
+            _nobody_ok = r.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            _nobody_ok = False
+    return _nobody_ok
+
+
+def expand(s, d, out):
+    return s.replace("{dir}", d).replace("{out}", out)
+
+
+def expand_arg(a, d, out):
+    """{dir} {out}, {ids:N} (N ids "5,5,..."), {words:N} (N words), and \\xNN escapes for
+    bytes that are not UTF-8 (the argument becomes bytes)."""
+    a = expand(a, d, out)
+    m = re.fullmatch(r"\{ids:(\d+)\}", a)
+    if m:
+        return ",".join(["5"] * int(m.group(1)))
+    a = re.sub(r"\{words:(\d+)\}", lambda m: " ".join(["cat"] * int(m.group(1))), a)
+    if "\\x" in a:
+        parts = re.split(r"\\x([0-9a-fA-F]{2})", a)
+        return b"".join(bytes([int(p, 16)]) if i % 2 else p.encode() for i, p in enumerate(parts))
+    return a
+
+
+def main():
+    global ATTNSCOPE
+    args = sys.argv[1:]
+    if not args:
+        sys.exit(__doc__)
+    ATTNSCOPE = os.path.abspath(args.pop(0))
+    show = "--print" in args
+    names = [a for a in args if a != "--print"]
+    cases = parse(os.path.join(HERE, "catalogue.txt"))
+    if names:
+        cases = [c for c in cases if c["name"] in names]
+    env = dict(os.environ)
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    passed, failed, skipped = 0, [], []
+    tmp = tempfile.mkdtemp(prefix="attnscope-bad-")
+    os.chmod(tmp, 0o755)
+    try:
+        for case in cases:
+            d, as_user, skip = prepare(case, tmp)
+            out = os.path.join(tmp, "out-" + case["name"])
+            os.makedirs(out)
+            os.chmod(out, 0o777)
+            if skip and not show:
+                skipped.append("%s (%s)" % (case["name"], skip))
+                print("SKIP %s: %s" % (case["name"], skip))
+                continue
+            argv = (as_user or []) + [ATTNSCOPE] + [expand_arg(a, d, out) for a in
+                                                    shlex.split(case["run"])]
+            try:
+                r = subprocess.run(argv, capture_output=True, env=env, timeout=120)
+                err = r.stderr.decode("utf-8", "backslashreplace")
+                rc = r.returncode
+            except subprocess.TimeoutExpired:
+                err, rc = "(timed out after 120 s)\n", "timeout"
+            want = "\n".join(expand(s, d, out) for s in case["stderr"]) + "\n"
+            if show:
+                print("case %s  (exit %s)" % (case["name"], rc))
+                for line in err.replace(d, "{dir}").replace(out, "{out}").splitlines():
+                    print("  stderr " + line)
+                continue
+            problems = []
+            if "Sanitizer" in err or "runtime error:" in err or "==ERROR" in err:
+                problems.append("a sanitizer report")
+            if rc != case["exit"]:
+                problems.append("exit %s, expected %d" % (rc, case["exit"]))
+            if err != want:
+                problems.append("stderr differs")
+            if problems:
+                failed.append(case["name"])
+                print("FAIL %s (catalogue.txt line %d): %s" % (case["name"], case["line"],
+                                                              "; ".join(problems)))
+                print("  expected stderr:\n    " + want.rstrip("\n").replace("\n", "\n    "))
+                print("  got:\n    " + err.rstrip("\n").replace("\n", "\n    "))
+            else:
+                passed += 1
+                print("ok   %s: exit %d: %s" % (case["name"], rc, err.strip().splitlines()[-1]))
+    finally:
+        for root, dirs, _ in os.walk(tmp):
+            for x in dirs:
+                p = os.path.join(root, x)
+                if not os.path.islink(p):
+                    os.chmod(p, 0o755)
+        shutil.rmtree(tmp, ignore_errors=True)
+    if show:
+        return 0
+    print("%d cases: %d passed, %d failed, %d skipped%s" % (
+        len(cases), passed, len(failed), len(skipped),
+        "" if not failed else " (failed: %s)" % ", ".join(failed)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

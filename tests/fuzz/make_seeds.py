@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Writes the fuzz targets' seed corpora, tests/fuzz/corpus/<target>/, from the bad-file
+catalogue (tests/bad/), the repository's good models and a few hand-made inputs.  Seeds
+are small on purpose (libFuzzer grows the corpus itself; -max_len follows the seeds).
+Plain python3.  Run after tests/bad/make_catalogue.py:  python3 tests/fuzz/make_seeds.py
+"""
+import json
+import os
+import shutil
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BAD = os.path.join(ROOT, "tests", "bad")
+MAX_SEED = 8192
+
+
+def read(*parts):
+    with open(os.path.join(*parts), "rb") as f:
+        return f.read()
+
+
+def main():
+    corpus = os.path.join(HERE, "corpus")
+    shutil.rmtree(corpus, ignore_errors=True)
+    seeds = {t: {} for t in ("safetensors", "config", "index", "toy", "vocab", "tokenize", "npy")}
+
+    def add(target, name, data):
+        if isinstance(data, str):
+            data = data.encode()
+        if len(data) <= MAX_SEED:
+            seeds[target][name] = data
+
+    cases = os.path.join(BAD, "cases")
+    for case in sorted(os.listdir(cases)):
+        for fname in os.listdir(os.path.join(cases, case)):
+            data = read(cases, case, fname)
+            target = {"model.safetensors": "safetensors", "config.json": "config",
+                      "model.safetensors.index.json": "index", "toy.json": "toy",
+                      "vocab.txt": "vocab"}.get(fname)
+            if fname.endswith(".safetensors"):
+                target = "safetensors"
+            if target:
+                add(target, case, data)
+    add("safetensors", "base", read(BAD, "base", "model.safetensors"))
+    for f in ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"):
+        add("safetensors", "sharded-" + f[:11], read(BAD, "base-sharded", f))
+    add("config", "base", read(BAD, "base", "config.json"))
+    for m in ("f32", "legacy", "odd3-relu", "mlm"):
+        p = os.path.join(ROOT, "tests", "hf", "models", m, "config.json")
+        if os.path.exists(p):
+            add("config", "hf-" + m, read(p))
+    add("index", "base", read(BAD, "base-sharded", "model.safetensors.index.json"))
+    add("toy", "worked-example", read(ROOT, "data", "models", "worked-example.json"))
+    add("toy", "full", json.dumps({
+        "name": "full", "tokens": ["a", "b", "c"], "inputs": [[1, 0, 2, 0], [0, 1, 0, 2], [1, 1, 1, 1]],
+        "d_model": 4, "heads": 2, "layernorm": True, "ffn": True, "residual": True, "d_ffn": 2,
+        "activation": "gelu_tanh", "ln_eps": 1e-5,
+        "layers": [{"W_Q": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], "b_Q": [0, 1, 0, 1],
+                    "W_1": [[1, 0], [0, 1], [1, 1], [0, 0]], "W_2": [[1, 0, 0, 0], [0, 1, 0, 0]],
+                    "b_1": [0.5, -0.5], "ln1_gamma": [1, 2, 1, 2], "ln2_beta": [0, 0, 1, 1]},
+                   {"W_O": [[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]]}]}))
+    add("vocab", "base", read(BAD, "base", "vocab.txt"))
+    add("vocab", "small-cased", read(ROOT, "tests", "tokenizer", "small-cased-vocab.txt"))
+    add("vocab", "crlf", "[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r[MASK]\nrun\n##ning\n##s\ncafé\n我\n")
+    # tokenize: byte 0 options/vocabulary, byte 1 length limit, then text NUL pair
+    texts = ["Hello, World! The cat sat.", "naïve café CAFÉ Ångström", "我爱你 深入解析BERT多头自注意力机制",
+             "the [MASK] sat on [UNK] [SEP]x", "unaffable running ##s '' \"quoted\"",
+             "tab\there\u200bzero\u00adwidth\x01ctl", "emoji 😀👍🏽 and ＡＢＣ full-width！",
+             "한국어 텍스트 デンマーク", "x" * 150, "\xe9\xff broken", ""]
+    for i, t in enumerate(texts):
+        b = t.encode("utf-8", "surrogateescape") if "\xff" not in t else b"caf\xe9 \xff\xfe broken"
+        add("tokenize", "text-%02d" % i, bytes([i * 7 & 0x3F, i & 7]) + b + b"\0" + b"a pair, too")
+    add("tokenize", "overlong", bytes([0x20, 4]) + b"\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80\0ok")
+    # npy: the repository's small fixtures and a few hand-made headers
+
+    def npy(dict_text, payload=b""):
+        h = dict_text.encode()
+        h += b" " * ((64 - (10 + len(h) + 1) % 64) % 64) + b"\n"
+        return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + payload
+    add("npy", "scalar", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (), }",
+                             struct.pack("<f", 1.5)))
+    add("npy", "vector", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
+                             struct.pack("<3f", 1, 2, 3)))
+    add("npy", "matrix", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }",
+                             struct.pack("<4f", 1, 2, 3, 4)))
+    add("npy", "huge-shape", npy("{'descr': '<f4', 'fortran_order': False, "
+                                 "'shape': (4611686018427387904, 4), }"))
+    add("npy", "f8", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", b"\0" * 8))
+    fx = os.path.join(ROOT, "tests", "hf", "fixtures")
+    if os.path.isdir(fx):
+        for f in sorted(os.listdir(fx))[:6]:
+            if f.endswith(".npy"):
+                add("npy", "hf-" + f[:-4], read(fx, f))
+
+    n = 0
+    for target, items in seeds.items():
+        d = os.path.join(corpus, target)
+        os.makedirs(d, exist_ok=True)
+        for name, data in items.items():
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(data)
+            n += 1
+    print("%d seeds in %s" % (n, corpus))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+#!/bin/sh
+# End-to-end: attnscope export / stats / similarity on the worked example and a tiny HF model.
+# Usage: test-export.sh ATTNSCOPE SOURCE_ROOT
+set -u
+A="$1"
+SRC="$2"
+HF="$SRC/tests/hf/models/f32"
+T=$(mktemp -d /tmp/atn-export-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+n=0
+ok() { n=$((n + 1)); }
+bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL: $*" >&2; }
+check() { if "$@"; then ok; else bad "$*"; fi; }
+# PNG width and height from the IHDR chunk (big-endian at bytes 16..23)
+png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{printf "%d %d\n", $1*16777216+$2*65536+$3*256+$4, $5*16777216+$6*65536+$7*256+$8}'; }
+is_png() { [ "$(od -An -c -j1 -N3 "$1" | tr -d ' ')" = "PNG" ]; }
+status() { "$@" >"$T/out" 2>"$T/err"; echo $?; }
+
+# every figure kind, as PNG, SVG and PDF
+for kind in heatmap grid similarity headview trace rollout; do
+  check test "$(status "$A" export $kind --model worked-example -o "$T/$kind.png")" = 0
+  check is_png "$T/$kind.png"
+  check test "$(status "$A" export $kind --model worked-example -o "$T/$kind.svg")" = 0
+  check test "$(status "$A" export $kind --model worked-example -o "$T/$kind.pdf")" = 0
+  if command -v xmllint >/dev/null 2>&1; then check xmllint --noout "$T/$kind.svg"; fi
+  if command -v pdftoppm >/dev/null 2>&1; then check pdftoppm -png -r 36 -singlefile "$T/$kind.pdf" "$T/pdf-$kind"; fi
+done
+# explicit size and --scale 2 (slides): twice the pixels
+check test "$(status "$A" export heatmap --model worked-example --width 500 --height 400 -o "$T/s1.png")" = 0
+check test "$(png_size "$T/s1.png")" = "500 400"
+check test "$(status "$A" export heatmap --model worked-example --width 500 --height 400 --scale 2 --colormap magma -o "$T/s2.png")" = 0
+check test "$(png_size "$T/s2.png")" = "1000 800"
+# --all-heads: one file per head (1 layer x 2 heads)
+check test "$(status "$A" export heatmap --model worked-example --all-heads -o "$T/heads/")" = 0
+check test -f "$T/heads/heatmap-L0-H0.png"
+check test -f "$T/heads/heatmap-L0-H1.png"
+check test "$(ls "$T/heads" | wc -l)" = 2
+check test "$(status "$A" export trace --model worked-example --all-heads --format svg -o "$T/tr")" = 0
+check test -f "$T/tr/trace-L0-H1.svg"
+
+# errors: exit 2 with a message, and a good file is never replaced by a failed export
+cp "$T/s1.png" "$T/keep.png"
+check test "$(status "$A" export heatmap --model worked-example --head 5 -o "$T/keep.png")" = 2
+check grep -q "head 5 is out of range" "$T/err"
+check cmp -s "$T/s1.png" "$T/keep.png"
+check test "$(status "$A" export heatmap --model worked-example -o "$T/x.jpg")" = 2
+check test "$(status "$A" export pie --model worked-example -o "$T/x.png")" = 2
+check test "$(status "$A" export heatmap --model worked-example --colormap jet -o "$T/x.png")" = 2
+check test "$(status "$A" export heatmap --model worked-example --bogus 1 -o "$T/x.png")" = 2
+check test ! -e "$T/x.png"
+check test "$(ls "$T" | grep -c tmp)" = 0
+
+# stats: table, csv, json
+check test "$(status "$A" stats --model worked-example)" = 0
+check grep -q "pattern" "$T/out"
+check test "$(status "$A" stats --model worked-example --format csv)" = 0
+check test "$(wc -l < "$T/out")" = 3
+check test "$(status "$A" stats --model worked-example -o "$T/stats.json")" = 0
+check grep -q '"pattern": "broad"' "$T/stats.json"
+if command -v python3 >/dev/null 2>&1; then check python3 -m json.tool "$T/stats.json" >/dev/null; fi
+
+# similarity: json, npy, csv
+check test "$(status "$A" similarity --model worked-example --metric cosine -o "$T/sim.json")" = 0
+check grep -q '"order": \[' "$T/sim.json"
+if command -v python3 >/dev/null 2>&1; then check python3 -m json.tool "$T/sim.json" >/dev/null; fi
+check test "$(status "$A" similarity --model worked-example -o "$T/sim.npy")" = 0
+check test "$(od -An -c -j1 -N5 "$T/sim.npy" | tr -d ' ')" = "NUMPY"
+check test "$(status "$A" similarity --model worked-example --layer 0 -o "$T/sim.csv")" = 0
+check test "$(head -1 "$T/sim.csv")" = "head,H0,H1"
+
+# corpus mode on a small real (random-weight) BERT: the same line three times averages to
+# the one-line numbers; two different lines average to the mean of their numbers
+if [ -f "$HF/config.json" ]; then
+  printf 'the cat sat on the mat\n\nthe cat sat on the mat\nthe cat sat on the mat\n' > "$T/c1.txt"
+  check test "$(status "$A" stats --model "$HF" --text "the cat sat on the mat" --format csv -o "$T/one.csv")" = 0
+  check test "$(status "$A" stats --model "$HF" --corpus "$T/c1.txt" --format csv -o "$T/three.csv")" = 0
+  check grep -q "3 sentences" "$T/err"
+  check cmp -s "$T/one.csv" "$T/three.csv"
+  printf 'the cat sat on the mat\nwe like tea and it was very happy today\n' > "$T/c2.txt"
+  "$A" stats --model "$HF" --text "we like tea and it was very happy today" --format csv -o "$T/two.csv" 2>/dev/null
+  check test "$(status "$A" stats --model "$HF" --corpus "$T/c2.txt" --format csv -o "$T/mean.csv")" = 0
+  # column 9 is prev: mean.csv = (one.csv + two.csv) / 2 for every head
+  check awk -F, 'FNR == 1 { next } FILENAME == ARGV[1] { a[FNR] = $9; next } FILENAME == ARGV[2] { b[FNR] = $9; next }
+       { d = $9 - (a[FNR] + b[FNR]) / 2; if (d < 0) d = -d; if (d > 1e-6) bad = 1 } END { exit bad }' \
+       "$T/one.csv" "$T/two.csv" "$T/mean.csv"
+  check test "$(status "$A" similarity --model "$HF" --corpus "$T/c2.txt" -o "$T/csim.json")" = 0
+  check grep -q '"sentences": 2' "$T/csim.json"
+  check test "$(status "$A" stats --model "$HF" --corpus "$T/missing.txt")" = 2
+  check test "$(status "$A" stats --model worked-example --corpus "$T/c1.txt")" = 2
+else
+  echo "note: $HF missing; corpus checks skipped" >&2
+fi
+
+echo "export-cli: $n checks, $fails failed" >&2
+[ "$fails" = 0 ]

@@ -1,0 +1,378 @@
+/* ui/render: colour maps against matplotlib's published values, PNG output that decodes at
+ * the requested size with the largest weight in the map's top colour, NaN in its own
+ * colour, hit-testing that agrees with the drawing, SVG/PDF output that other tools read,
+ * CJK labels with no missing glyphs, and atomic writes. */
+#include "check.h"
+#include "render.h"
+
+#include <pango/pangocairo.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static uint32_t pixel(cairo_surface_t *s, double x, double y) {
+    int ix = (int)x, iy = (int)y;
+    const uint32_t *p = (const uint32_t *)(void *)(cairo_image_surface_get_data(s) +
+                                                   (size_t)iy * cairo_image_surface_get_stride(s));
+    return p[ix] & 0xffffff;
+}
+
+static void test_colormaps(void) {
+    double rgb[3];
+    /* matplotlib: viridis(0) = #440154, viridis(1) = #fde725; magma(1) = #fcfdbf; cividis(0) = #00224e */
+    atn_colormap_rgb(ATN_CMAP_VIRIDIS, 0.0, rgb);
+    CHECK(atn_colormap_table(ATN_CMAP_VIRIDIS)[0] == 0x440154);
+    CHECK_NEAR(rgb[0], 0x44 / 255.0, 1e-12);
+    CHECK(atn_colormap_table(ATN_CMAP_VIRIDIS)[255] == 0xfde725);
+    CHECK(atn_colormap_table(ATN_CMAP_MAGMA)[255] == 0xfcfdbf);
+    CHECK(atn_colormap_table(ATN_CMAP_CIVIDIS)[0] == 0x00224e);
+    CHECK(atn_colormap_table(ATN_CMAP_GREYS)[0] == 0xffffff && atn_colormap_table(ATN_CMAP_GREYS)[255] == 0x000000);
+    /* RdBu_r: dark blue low, near white middle, dark red high */
+    uint32_t lo = atn_colormap_table(ATN_CMAP_RDBU)[0], mid = atn_colormap_table(ATN_CMAP_RDBU)[128],
+             hi = atn_colormap_table(ATN_CMAP_RDBU)[255];
+    CHECK((lo & 0xff) > ((lo >> 16) & 0xff));
+    CHECK(((hi >> 16) & 0xff) > (hi & 0xff));
+    CHECK(((mid >> 16) & 0xff) > 0xe0 && (mid & 0xff) > 0xe0);
+    /* index = floor(t * 256) like matplotlib: 0.5 -> entry 128 */
+    atn_colormap_rgb(ATN_CMAP_VIRIDIS, 0.5, rgb);
+    uint32_t c128 = atn_colormap_table(ATN_CMAP_VIRIDIS)[128];
+    CHECK_NEAR(rgb[1], ((c128 >> 8) & 0xff) / 255.0, 1e-12);
+    atn_colormap_rgb(ATN_CMAP_VIRIDIS, NAN, rgb);
+    CHECK(rgb[0] == 1.0 && rgb[1] == 0.0 && rgb[2] == 1.0);
+    atn_colormap cm;
+    CHECK(atn_colormap_from_name("Magma", &cm) && cm == ATN_CMAP_MAGMA);
+    CHECK(atn_colormap_from_name("gray", &cm) && cm == ATN_CMAP_GREYS);
+    CHECK(!atn_colormap_from_name("jet", &cm));
+    int k = 0;
+    for (const char *const *n = atn_colormap_names(); *n; n++)
+        k++;
+    CHECK(k == ATN_CMAP_COUNT);
+
+    /* pixels: auto range 0..max, the max in the top colour, NaN magenta */
+    float m[4] = {0.0f, 0.5f, 1.0f, NAN};
+    uint32_t px[4];
+    double vmin, vmax;
+    atn_value_range r = {.automatic = true};
+    atn_value_range_resolve(&r, m, 2, 2, 0, ATN_CMAP_VIRIDIS, &vmin, &vmax);
+    CHECK(vmin == 0.0 && vmax == 1.0);
+    CHECK(atn_render_matrix_pixels(m, 2, 2, 0, ATN_CMAP_VIRIDIS, vmin, vmax, (uint8_t *)px, 8));
+    CHECK(px[0] == (0xff000000u | 0x440154));
+    CHECK(px[2] == (0xff000000u | 0xfde725));
+    CHECK(px[3] == 0xffff00ffu);
+    /* diverging maps get a symmetric range */
+    float d[2] = {-0.2f, 0.5f};
+    atn_value_range_resolve(&r, d, 1, 2, 0, ATN_CMAP_RDBU, &vmin, &vmax);
+    CHECK_NEAR(vmin, -0.5, 1e-7);
+    CHECK_NEAR(vmax, 0.5, 1e-7);
+}
+
+/* ---- a heatmap in a PNG ------------------------------------------------------------------ */
+
+static const char *const tokens8[8] = {"[CLS]", "\xe6\x88\x91", "\xe7\x88\xb1", "\xe4\xbd\xa0",
+                                       "attention", ",", "##ing", "[SEP]"};
+
+static void fill(float *a, int n) {
+    for (int i = 0; i < n * n; i++)
+        a[i] = 0.02f * (float)((i * 7) % 13);
+    a[2 * n + 5] = 0.9f; /* the largest weight */
+    a[6 * n + 1] = 0.0f;
+}
+
+typedef struct ctx {
+    atn_heatmap_spec *hm;
+} ctx;
+
+static void draw(cairo_t *cr, double w, double h, void *u) { atn_render_heatmap(cr, ((ctx *)u)->hm, w, h); }
+
+static cairo_status_t read_mem(void *closure, unsigned char *data, unsigned int len) {
+    unsigned char **p = closure;
+    memcpy(data, *p, len);
+    *p += len;
+    return CAIRO_STATUS_SUCCESS;
+}
+
+static void test_heatmap_png(void) {
+    float a[64];
+    fill(a, 8);
+    atn_heatmap_spec hm;
+    atn_heatmap_spec_init(&hm);
+    hm.values = a;
+    hm.rows = hm.cols = 8;
+    hm.row_labels = hm.col_labels = tokens8;
+    hm.title = "test \xc2\xb7 layer 0 \xc2\xb7 head 0";
+    hm.show_values = false;
+    ctx c = {&hm};
+    unsigned char *data;
+    size_t len;
+    CHECK(atn_render_to_memory(ATN_OUTPUT_PNG, 400, 300, 2.0, draw, &c, &data, &len, NULL) == ATN_OK);
+    unsigned char *p = data;
+    cairo_surface_t *img = cairo_image_surface_create_from_png_stream(read_mem, &p);
+    CHECK(cairo_surface_status(img) == CAIRO_STATUS_SUCCESS);
+    CHECK(cairo_image_surface_get_width(img) == 800 && cairo_image_surface_get_height(img) == 600);
+    free(data);
+
+    /* the cell of the largest weight has viridis' top colour; a zero cell its bottom one */
+    atn_heatmap_layout L;
+    atn_render_heatmap_layout(&hm, 400, 300, &L);
+    CHECK(L.vmin == 0.0 && fabs(L.vmax - 0.9) < 1e-7);
+    CHECK(L.cell_w > 5 && L.cell_w == L.cell_h);
+    double cx = (L.cells.x + (5 + 0.5) * L.cell_w) * 2, cy = (L.cells.y + (2 + 0.5) * L.cell_h) * 2;
+    CHECK_MSG(pixel(img, cx, cy) == 0xfde725, "top cell is %06x", pixel(img, cx, cy));
+    cx = (L.cells.x + 1.5 * L.cell_w) * 2, cy = (L.cells.y + 6.5 * L.cell_h) * 2;
+    CHECK_MSG(pixel(img, cx, cy) == 0x440154, "zero cell is %06x", pixel(img, cx, cy));
+    /* the background outside the figure's cells is the style's (white) */
+    CHECK(pixel(img, 1, 1) == 0xffffff);
+    cairo_surface_destroy(img);
+
+    /* hit-testing uses the drawn geometry */
+    int32_t row, col;
+    CHECK(atn_render_heatmap_cell_at(&hm, 400, 300, L.cells.x + 5.5 * L.cell_w, L.cells.y + 2.5 * L.cell_h, &row,
+                                     &col));
+    CHECK(row == 2 && col == 5);
+    CHECK(atn_render_heatmap_cell_at(&hm, 400, 300, L.cells.x + 0.01, L.cells.y + L.cells.h - 0.01, &row, &col));
+    CHECK(row == 7 && col == 0);
+    CHECK(!atn_render_heatmap_cell_at(&hm, 400, 300, L.cells.x - 1, L.cells.y + 1, &row, &col));
+    CHECK(row == -1 && col == -1);
+    CHECK(!atn_render_heatmap_cell_at(&hm, 400, 300, 2, 2, &row, &col));
+
+    /* a NaN cell is drawn magenta and the colour bar gets a legend */
+    a[3 * 8 + 3] = NAN;
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 400, 300);
+    cairo_t *cr = cairo_create(s);
+    atn_render_heatmap(cr, &hm, 400, 300);
+    cairo_destroy(cr);
+    cairo_surface_flush(s);
+    atn_render_heatmap_layout(&hm, 400, 300, &L);
+    CHECK(pixel(s, L.cells.x + 3.5 * L.cell_w, L.cells.y + 3.5 * L.cell_h) == 0xff00ff);
+    cairo_surface_destroy(s);
+
+    /* 512 tokens: labels are thinned, not overlapped */
+    float *big = calloc(512 * 512, sizeof *big);
+    for (int i = 0; i < 512; i++)
+        big[i * 512 + i] = 1;
+    hm.values = big;
+    hm.rows = hm.cols = 512;
+    hm.row_labels = hm.col_labels = NULL;
+    atn_render_heatmap_layout(&hm, 900, 900, &L);
+    CHECK(L.row_label_step > 1 && L.row_label_step * L.cell_h >= 10);
+    CHECK(L.col_labels_rotated && L.col_label_step > 1);
+    free(big);
+}
+
+/* ---- the other figures: geometry and hit-testing ---------------------------------------------- */
+
+static void test_grid_and_headview(void) {
+    enum { L = 3, H = 4, N = 5 };
+    static float attn[L * H * N * N];
+    for (int i = 0; i < L * H * N * N; i++)
+        attn[i] = 1.0f / N;
+    atn_grid_spec g;
+    atn_grid_spec_init(&g);
+    g.attn = attn;
+    g.n_layers = L;
+    g.n_heads = H;
+    g.n = N;
+    g.title = "grid";
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            atn_rect r = atn_render_model_grid_cell_rect(&g, 600, 450, l, h);
+            int32_t ll, hh;
+            CHECK(r.w > 10 && r.w == r.h);
+            CHECK(atn_render_model_grid_head_at(&g, 600, 450, r.x + r.w / 2, r.y + r.h / 2, &ll, &hh));
+            CHECK(ll == l && hh == h);
+        }
+    int32_t ll, hh;
+    CHECK(!atn_render_model_grid_head_at(&g, 600, 450, 1, 1, &ll, &hh) && ll == -1);
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 600, 450);
+    cairo_t *cr = cairo_create(s);
+    atn_render_model_grid(cr, &g, 600, 450);
+    CHECK(cairo_status(cr) == CAIRO_STATUS_SUCCESS);
+    cairo_destroy(cr);
+    /* a uniform head is constant: with its own range 0..max every cell is the top colour */
+    cairo_surface_flush(s);
+    atn_rect r = atn_render_model_grid_cell_rect(&g, 600, 450, 1, 2);
+    CHECK(pixel(s, r.x + r.w / 2, r.y + r.h / 2) == 0xfde725);
+    cairo_surface_destroy(s);
+
+    atn_headview_spec hv;
+    atn_headview_spec_init(&hv);
+    hv.attn[0] = attn;
+    hv.n_shown = 1;
+    hv.n = N;
+    static const char *const toks[N] = {"[CLS]", "a", "b", "c", "[SEP]"};
+    hv.tokens = toks;
+    int side;
+    int32_t tok;
+    bool found[2][N] = {{0}};
+    for (double y = 0; y < 300; y += 2)
+        for (double x = 0; x < 400; x += 16)
+            if (atn_render_headview_token_at(&hv, 400, 300, x, y, &side, &tok))
+                found[side][tok] = true;
+    for (int i = 0; i < N; i++)
+        CHECK(found[0][i] && found[1][i]);
+    double rgb[3];
+    atn_render_head_color(0, rgb);
+    CHECK_NEAR(rgb[0], 0x1f / 255.0, 1e-12);
+}
+
+static void test_similarity_view(void) {
+    enum { L = 2, H = 2, N = 4 };
+    static float attn[L * H * N * N];
+    static atn_token tk[N];
+    static int32_t mask[N] = {1, 1, 1, 1};
+    for (int h = 0; h < L * H; h++)
+        for (int i = 0; i < N; i++)
+            attn[(h * N + i) * N + (h % 2 ? i : 0)] = 1; /* heads 0, 2: [CLS]; 1, 3: self */
+    atn_encoding enc = {.n = N, .tokens = tk, .mask = mask};
+    atn_capture cap = {.n_layers = L, .n_heads = H, .n = N, .enc = &enc, .attn = attn};
+    atn_similarity *sim;
+    CHECK(atn_similarity_compute(&cap, ATN_METRIC_JS, ATN_SCOPE_MODEL, 0, &sim, NULL) == ATN_OK);
+    atn_similarity_spec sp;
+    atn_similarity_spec_init(&sp);
+    sp.sim = sim;
+    /* every display cell maps back to heads whose JS distance matches the drawn order */
+    int hits = 0;
+    for (double y = 0; y < 500; y += 12)
+        for (double x = 0; x < 500; x += 12) {
+            int32_t a, b;
+            if (atn_render_similarity_cell_at(&sp, 500, 500, x, y, &a, &b)) {
+                hits++;
+                CHECK(a >= 0 && a < 4 && b >= 0 && b < 4);
+            }
+        }
+    CHECK(hits > 50);
+    /* the clustered order keeps {0,2} and {1,3} together */
+    CHECK((sim->order[0] % 2) == (sim->order[1] % 2) && (sim->order[2] % 2) == (sim->order[3] % 2));
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 500, 500);
+    cairo_t *cr = cairo_create(s);
+    atn_render_similarity(cr, &sp, 500, 500);
+    CHECK(cairo_status(cr) == CAIRO_STATUS_SUCCESS);
+    cairo_destroy(cr);
+    cairo_surface_destroy(s);
+    atn_similarity_free(sim);
+}
+
+static void test_trace_sheet(void) {
+    atn_error err = {0};
+    atn_model *m = atn_model_open("worked-example", NULL, NULL, &err);
+    if (!m) {
+        fprintf(stderr, "worked-example: %s\n", err.message);
+        CHECK(m != NULL);
+        return;
+    }
+    atn_encoding *enc;
+    CHECK(atn_model_encode_toy(m, NULL, &enc, &err) == ATN_OK);
+    atn_run *run = atn_run_new(m);
+    CHECK(atn_run_forward(run, enc, NULL, &err) == ATN_OK);
+    atn_trace *tr;
+    CHECK(atn_trace_compute(m, atn_run_capture(run), 0, 0, 0, &tr, &err) == ATN_OK);
+    atn_trace_sheet_spec sp;
+    atn_trace_sheet_spec_init(&sp);
+    sp.trace = tr;
+    sp.n_heads = 2;
+    sp.model_name = "worked-example";
+    double h = atn_render_trace_sheet_height(&sp, 600);
+    CHECK(h > 400);
+    atn_rect r[ATN_TRACE_STEP_COUNT];
+    atn_render_trace_sheet_step_rects(&sp, 600, r);
+    for (int i = 0; i < ATN_TRACE_STEP_COUNT; i++) {
+        CHECK_MSG(r[i].h > 0, "step %d", i);
+        if (i > 0)
+            CHECK(r[i].y >= r[i - 1].y + r[i - 1].h - 1);
+        CHECK(atn_render_trace_sheet_step_at(&sp, 600, r[i].x + 20, r[i].y + r[i].h / 2) == i);
+    }
+    CHECK(r[ATN_TRACE_STEP_COUNT - 1].y + r[ATN_TRACE_STEP_COUNT - 1].h <= h);
+    CHECK_STR(atn_trace_step_title(ATN_TRACE_STEP_SOFTMAX), "Softmax");
+    atn_trace_free(tr);
+    atn_run_free(run);
+    atn_encoding_free(enc);
+    atn_model_free(m);
+}
+
+/* ---- fonts: CJK glyphs are found (not boxes) ---------------------------------------------- */
+
+static void test_cjk_glyphs(void) {
+    PangoContext *pctx = pango_font_map_create_context(pango_cairo_font_map_get_default());
+    PangoLayout *l = pango_layout_new(pctx);
+    PangoFontDescription *fd = pango_font_description_from_string("Sans 12");
+    pango_layout_set_font_description(l, fd);
+    pango_layout_set_text(l, "\xe6\x88\x91\xe7\x88\xb1\xe4\xbd\xa0 attention \xe3\x80\x82", -1);
+    int unknown = pango_layout_get_unknown_glyphs_count(l);
+    CHECK_MSG(unknown == 0, "%d glyphs missing: is fonts-noto-cjk installed?", unknown);
+    pango_font_description_free(fd);
+    g_object_unref(l);
+    g_object_unref(pctx);
+}
+
+/* ---- SVG, PDF, atomic files ---------------------------------------------------------------- */
+
+static bool have(const char *tool) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", tool);
+    return system(cmd) == 0;
+}
+
+static void test_files(void) {
+    char dir[] = "/tmp/atn-render-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    float a[64];
+    fill(a, 8);
+    atn_heatmap_spec hm;
+    atn_heatmap_spec_init(&hm);
+    hm.values = a;
+    hm.rows = hm.cols = 8;
+    hm.row_labels = hm.col_labels = tokens8;
+    hm.title = "\xe6\x88\x91 & <escaped>";
+    ctx c = {&hm};
+    char svg[256], pdf[256], png[256], cmd[1024];
+    snprintf(svg, sizeof svg, "%s/h.svg", dir);
+    snprintf(pdf, sizeof pdf, "%s/h.pdf", dir);
+    snprintf(png, sizeof png, "%s/h.png", dir);
+    atn_output_format f;
+    CHECK(atn_output_format_from_path(svg, &f) && f == ATN_OUTPUT_SVG);
+    CHECK(atn_output_format_from_path("X.PDF", &f) && f == ATN_OUTPUT_PDF);
+    CHECK(!atn_output_format_from_path("x.jpg", &f));
+    CHECK(atn_render_to_file(svg, ATN_OUTPUT_SVG, 400, 300, 1, draw, &c, NULL) == ATN_OK);
+    CHECK(atn_render_to_file(pdf, ATN_OUTPUT_PDF, 400, 300, 1, draw, &c, NULL) == ATN_OK);
+    CHECK(atn_render_to_file(png, ATN_OUTPUT_PNG, 400, 300, 1, draw, &c, NULL) == ATN_OK);
+    if (have("xmllint")) {
+        snprintf(cmd, sizeof cmd, "xmllint --noout '%s'", svg);
+        CHECK_MSG(system(cmd) == 0, "%s does not parse as XML", svg);
+    } else {
+        fprintf(stderr, "note: xmllint not found; SVG not parsed\n");
+    }
+    if (have("pdftoppm")) {
+        snprintf(cmd, sizeof cmd, "pdftoppm -png -r 72 -singlefile '%s' '%s/p' && test -s '%s/p.png'", pdf, dir, dir);
+        CHECK_MSG(system(cmd) == 0, "pdftoppm could not render %s", pdf);
+        /* the rendered page decodes as a 400 x 300 image */
+        snprintf(cmd, sizeof cmd, "%s/p.png", dir);
+        cairo_surface_t *img = cairo_image_surface_create_from_png(cmd);
+        CHECK(cairo_surface_status(img) == CAIRO_STATUS_SUCCESS && cairo_image_surface_get_width(img) == 400);
+        cairo_surface_destroy(img);
+    } else {
+        fprintf(stderr, "note: pdftoppm not found; PDF not rendered\n");
+    }
+    /* a failed export leaves the good file in place and no temporary behind */
+    atn_error err = {0};
+    CHECK(atn_render_to_file(png, ATN_OUTPUT_PNG, 40000, 300, 1, draw, &c, &err) != ATN_OK);
+    CHECK(strstr(err.message, "h.png") != NULL);
+    cairo_surface_t *img = cairo_image_surface_create_from_png(png);
+    CHECK(cairo_surface_status(img) == CAIRO_STATUS_SUCCESS && cairo_image_surface_get_width(img) == 400);
+    cairo_surface_destroy(img);
+    snprintf(cmd, sizeof cmd, "test $(ls '%s' | grep -c tmp) -eq 0", dir);
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+int main(void) {
+    test_colormaps();
+    test_heatmap_png();
+    test_grid_and_headview();
+    test_similarity_view();
+    test_trace_sheet();
+    test_cjk_glyphs();
+    test_files();
+    return check_summary("render");
+}

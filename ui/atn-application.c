@@ -1,0 +1,146 @@
+/* AtnApplication: application actions, accelerators, stylesheet, translations. */
+#include "atn-application.h"
+
+#include <glib/gi18n.h>
+#include <locale.h>
+#include <string.h>
+
+#include "atn-preferences-dialog.h"
+#include "atn-session.h"
+#include "atn-window.h"
+#include "attnscope.h"
+#include "config.h"
+
+struct _AtnApplication {
+    GtkApplication parent_instance;
+    char *opt_model, *opt_text, *opt_view;
+};
+
+G_DEFINE_FINAL_TYPE(AtnApplication, atn_application, GTK_TYPE_APPLICATION)
+
+void atn_gui_init_i18n(void) {
+    static gboolean done;
+    if (done)
+        return;
+    done = TRUE;
+    setlocale(LC_ALL, "");
+    const char *dir = g_getenv("ATTNSCOPE_LOCALEDIR");
+    g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
+    if (!dir && exe && g_str_has_prefix(exe, ATN_BUILD_DIR "/"))
+        dir = ATN_BUILD_LOCALEDIR;
+    bindtextdomain(GETTEXT_PACKAGE, dir ? dir : ATN_LOCALEDIR);
+    bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
+    textdomain(GETTEXT_PACKAGE);
+}
+
+void atn_gui_load_css(void) {
+    static gboolean done;
+    GdkDisplay *display = gdk_display_get_default();
+    if (done || !display)
+        return;
+    done = TRUE;
+    GtkCssProvider *css = gtk_css_provider_new();
+    gtk_css_provider_load_from_resource(css, "/io/github/attnscope/Attnscope/style.css");
+    gtk_style_context_add_provider_for_display(display, GTK_STYLE_PROVIDER(css),
+                                               GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+    g_object_unref(css);
+    /* the app icon when running uninstalled (GtkApplication adds <base>/icons itself) */
+    gtk_icon_theme_add_resource_path(gtk_icon_theme_get_for_display(display), "/io/github/attnscope/Attnscope/icons");
+}
+
+static void quit_activated(GSimpleAction *a, GVariant *p, gpointer app) { g_application_quit(G_APPLICATION(app)); }
+
+static void preferences_activated(GSimpleAction *a, GVariant *p, gpointer app) {
+    GtkWindow *win = gtk_application_get_active_window(GTK_APPLICATION(app));
+    gtk_window_present(GTK_WINDOW(atn_preferences_dialog_new(win)));
+}
+
+static void about_activated(GSimpleAction *a, GVariant *p, gpointer app) {
+    static const char *authors[] = {"The attnscope authors", NULL};
+    GtkWindow *win = gtk_application_get_active_window(GTK_APPLICATION(app));
+    g_autofree char *version = g_strdup_printf("%s (OpenBLAS %s)", atn_version(), atn_blas_core_name());
+    gtk_show_about_dialog(win, "program-name", "attnscope", "version", version, "comments",
+                          _("See what every attention head of a transformer looks at, and work out its arithmetic."),
+                          "logo-icon-name", ATN_APP_ID, "license-type", GTK_LICENSE_MIT_X11, "authors", authors,
+                          "translator-credits", _("translator-credits"), "website",
+                          "https://github.com/attnscope/attnscope", NULL);
+}
+
+static const GActionEntry app_entries[] = {
+    {"quit", quit_activated, NULL, NULL, NULL},
+    {"preferences", preferences_activated, NULL, NULL, NULL},
+    {"about", about_activated, NULL, NULL, NULL},
+};
+
+static void atn_application_startup(GApplication *app) {
+    G_APPLICATION_CLASS(atn_application_parent_class)->startup(app);
+    g_action_map_add_action_entries(G_ACTION_MAP(app), app_entries, G_N_ELEMENTS(app_entries), app);
+    struct { const char *action; const char *accels[3]; } accels[] = {
+        {"app.quit", {"<Control>q", NULL}},
+        {"app.preferences", {"<Control>comma", NULL}},
+        {"win.presentation", {"F11", NULL}},
+        {"win.show-help-overlay", {"<Control>question", "<Control>F1", NULL}},
+        {"window.close", {"<Control>w", NULL}},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(accels); i++)
+        gtk_application_set_accels_for_action(GTK_APPLICATION(app), accels[i].action, accels[i].accels);
+    atn_gui_load_css();
+}
+
+static void atn_application_activate(GApplication *app) {
+    AtnApplication *self = ATN_APPLICATION(app);
+    GtkWindow *win = gtk_application_get_active_window(GTK_APPLICATION(app));
+    if (!win) {
+        AtnWindow *w = atn_window_new(GTK_APPLICATION(app));
+        if (self->opt_model)
+            atn_session_open_model(atn_window_get_session(w), self->opt_model);
+        if (self->opt_text)
+            atn_window_set_text(w, self->opt_text);
+        if (self->opt_view)
+            atn_window_show_view(w, self->opt_view);
+        win = GTK_WINDOW(w);
+    }
+    gtk_window_present(win);
+}
+
+static int atn_application_handle_local_options(GApplication *app, GVariantDict *options) {
+    AtnApplication *self = ATN_APPLICATION(app);
+    g_variant_dict_lookup(options, "model", "s", &self->opt_model);
+    g_variant_dict_lookup(options, "text", "s", &self->opt_text);
+    g_variant_dict_lookup(options, "view", "s", &self->opt_view);
+    return -1;
+}
+
+static void atn_application_finalize(GObject *object) {
+    AtnApplication *self = ATN_APPLICATION(object);
+    g_free(self->opt_model);
+    g_free(self->opt_text);
+    g_free(self->opt_view);
+    G_OBJECT_CLASS(atn_application_parent_class)->finalize(object);
+}
+
+static void atn_application_class_init(AtnApplicationClass *klass) {
+    G_OBJECT_CLASS(klass)->finalize = atn_application_finalize;
+    GApplicationClass *ac = G_APPLICATION_CLASS(klass);
+    ac->startup = atn_application_startup;
+    ac->activate = atn_application_activate;
+    ac->handle_local_options = atn_application_handle_local_options;
+}
+
+static void atn_application_init(AtnApplication *self) {
+    static const GOptionEntry entries[] = {
+        {"model", 'm', 0, G_OPTION_ARG_STRING, NULL, N_("Open this model (a built-in name, a toy JSON file or a "
+                                                        "Hugging Face folder)"), N_("MODEL")},
+        {"text", 't', 0, G_OPTION_ARG_STRING, NULL, N_("Start with this sentence (\"a ||| b\" for a pair)"),
+         N_("TEXT")},
+        {"view", 0, 0, G_OPTION_ARG_STRING, NULL, N_("Start on this view: head, model, similarity, trace or statistics"),
+         N_("VIEW")},
+        {NULL},
+    };
+    g_application_add_main_option_entries(G_APPLICATION(self), entries);
+}
+
+AtnApplication *atn_application_new(void) {
+    return g_object_new(ATN_TYPE_APPLICATION, "application-id", ATN_APP_ID, "resource-base-path",
+                        "/io/github/attnscope/Attnscope", "flags", G_APPLICATION_DEFAULT_FLAGS, NULL);
+}

@@ -1,0 +1,266 @@
+/* The GUI benchmark harness: times the window's reactions with the real widgets.
+ *
+ * "Drawn" means: the widget's render node is built (snapshot) and rendered to a texture by
+ * the window's own renderer — what a frame does — so caches behave as on screen.  Model
+ * runs happen in the session's worker thread, as when a person types. */
+#include "atn-gui-bench.h"
+
+#include <gtk/gtk.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atn-application.h"
+#include "atn-head-view.h"
+#include "atn-model-grid-view.h"
+#include "atn-window.h"
+#include "random-model.h"
+
+typedef struct bench_opts {
+    const char *model;   /* built-in name, path, or "random:SHAPE" */
+    const char *text;
+    int tokens;
+    int repeat;
+    gboolean json;
+} bench_opts;
+
+static double now_ms(void) { return g_get_monotonic_time() / 1000.0; }
+
+static void spin(void) {
+    while (g_main_context_pending(NULL))
+        g_main_context_iteration(NULL, FALSE);
+}
+
+/* Waits (iterating the main loop) until cond(data) or timeout; FALSE on timeout. */
+static gboolean wait_for(gboolean (*cond)(gpointer), gpointer data, double timeout_ms) {
+    double t0 = now_ms();
+    while (!cond(data)) {
+        if (now_ms() - t0 > timeout_ms)
+            return FALSE;
+        g_main_context_iteration(NULL, TRUE);
+    }
+    return TRUE;
+}
+
+/* Snapshot + render of one widget, as a frame would; returns ms. */
+static double draw_widget(GtkWidget *w) {
+    double t0 = now_ms();
+    int width = gtk_widget_get_width(w), height = gtk_widget_get_height(w);
+    GdkPaintable *p = gtk_widget_paintable_new(w);
+    GtkSnapshot *s = gtk_snapshot_new();
+    gdk_paintable_snapshot(p, s, width, height);
+    GskRenderNode *node = gtk_snapshot_free_to_node(s);
+    if (node) {
+        GskRenderer *r = gtk_native_get_renderer(gtk_widget_get_native(w));
+        GdkTexture *tex = gsk_renderer_render_texture(r, node, &GRAPHENE_RECT_INIT(0, 0, width, height));
+        g_object_unref(tex);
+        gsk_render_node_unref(node);
+    }
+    g_object_unref(p);
+    return now_ms() - t0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0;
+}
+
+static double max_of(const double *v, int n) {
+    double m = 0;
+    for (int i = 0; i < n; i++)
+        m = MAX(m, v[i]);
+    return m;
+}
+
+typedef struct run_wait {
+    AtnSession *session;
+    guint runs;
+} run_wait;
+
+static gboolean run_finished(gpointer data) {
+    run_wait *w = data;
+    return atn_session_get_n_runs(w->session) > w->runs && !atn_session_get_busy(w->session);
+}
+
+static gboolean model_open(gpointer data) {
+    AtnSession *s = data;
+    return atn_session_get_model(s) && !atn_session_get_opening(s) && atn_session_get_result(s);
+}
+
+static gboolean mapped_and_sized(gpointer data) {
+    GtkWidget *w = data;
+    return gtk_widget_get_mapped(w) && gtk_widget_get_width(w) > 0;
+}
+
+static gboolean parse(int argc, char **argv, bench_opts *o) {
+    o->model = "random:bert-base";
+    o->tokens = 128;
+    o->repeat = 15;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--gui-bench"))
+            continue;
+        if (!strcmp(a, "--json")) {
+            o->json = TRUE;
+        } else if (!strcmp(a, "--model") && v) {
+            o->model = v, i++;
+        } else if (!strcmp(a, "--text") && v) {
+            o->text = v, i++;
+        } else if (!strcmp(a, "--tokens") && v) {
+            o->tokens = atoi(v), i++;
+        } else if (!strcmp(a, "--repeat") && v) {
+            o->repeat = atoi(v), i++;
+        } else {
+            fprintf(stderr, "Usage: attnscope --gui-bench [--model NAME|PATH|random:bert-base] [--tokens N] "
+                            "[--text T] [--repeat R] [--json]\n  (needs a display: run it under xvfb-run)\n");
+            return FALSE;
+        }
+    }
+    o->tokens = CLAMP(o->tokens, 3, 512);
+    o->repeat = CLAMP(o->repeat, 1, 1000);
+    return TRUE;
+}
+
+int atn_gui_bench_main(int argc, char **argv) {
+    bench_opts o = {0};
+    if (!parse(argc, argv, &o))
+        return 2;
+    if (!gtk_init_check()) {
+        printf("attnscope --gui-bench: no display (run it under xvfb-run); skipped\n");
+        return 77;
+    }
+    atn_gui_load_css();
+    AtnWindow *win = g_object_new(ATN_TYPE_WINDOW, "default-width", 1280, "default-height", 800, NULL);
+    AtnSession *session = atn_window_get_session(win);
+    gtk_window_present(GTK_WINDOW(win));
+
+    /* the model: random weights of a real shape (ids, no tokenizer), or a real model with text */
+    gboolean use_ids = g_str_has_prefix(o.model, "random:");
+    double t_open = now_ms();
+    if (use_ids) {
+        atn_config cfg;
+        atn_error err = {0};
+        atn_model *m = NULL;
+        if (atn_random_shape_config(o.model + 7, &cfg, &err) == ATN_OK)
+            m = atn_model_new_random(&cfg, o.model + 7, 1, &err);
+        if (!m) {
+            fprintf(stderr, "attnscope --gui-bench: %s\n", err.message);
+            return 1;
+        }
+        g_autoptr(AtnModelHandle) h = atn_model_handle_new(m, o.model);
+        atn_session_set_debounce_ms(session, 60);
+        int32_t *ids = g_new(int32_t, o.tokens);
+        for (int i = 0; i < o.tokens; i++)
+            ids[i] = i == 0 ? 101 : i == o.tokens - 1 ? 102 : 1000 + (i * 7919) % 20000;
+        atn_session_set_ids(session, ids, o.tokens);
+        g_free(ids);
+        atn_session_set_model(session, h);
+    } else {
+        atn_session_open_model(session, o.model);
+        atn_window_set_text(win, o.text ? o.text : "The cat sat on the mat because it was tired.");
+    }
+    if (!wait_for(model_open, session, 600000)) {
+        fprintf(stderr, "attnscope --gui-bench: the model did not open or run: %s\n",
+                atn_window_get_error(win) ? atn_window_get_error(win) : "timeout");
+        return 1;
+    }
+    t_open = now_ms() - t_open;
+    AtnResult *r = atn_session_get_result(session);
+    int L = atn_result_get_n_layers(r), H = atn_result_get_n_heads(r), n = atn_result_get_n_tokens(r);
+
+    atn_window_show_view(win, "head");
+    GtkWidget *head_view = atn_window_get_view_widget(win, "head");
+    wait_for(mapped_and_sized, head_view, 5000);
+    spin();
+    draw_widget(head_view);   /* warm-up: fonts, glyph caches */
+
+    /* A. keystroke (a changed token) -> result -> Head view drawn, debounce included */
+    double *key_ms = g_new0(double, o.repeat), *run_ms = g_new0(double, o.repeat), *draw_ms = g_new0(double, o.repeat);
+    for (int k = 0; k < o.repeat; k++) {
+        run_wait w = {session, atn_session_get_n_runs(session)};
+        double t0 = now_ms();
+        if (use_ids) {
+            const atn_encoding *enc = atn_result_get_encoding(atn_session_get_result(session));
+            int32_t *ids = g_memdup2(enc->ids, sizeof(int32_t) * enc->n);
+            ids[1 + k % (enc->n - 2)] = 2000 + k;
+            atn_session_set_ids(session, ids, enc->n);
+            g_free(ids);
+        } else {
+            g_autofree char *t = g_strdup_printf("%s %d", o.text ? o.text : "The cat sat on the mat.", k);
+            atn_window_set_text(win, t);
+        }
+        if (!wait_for(run_finished, &w, 120000))
+            break;
+        double t1 = now_ms();
+        draw_ms[k] = draw_widget(head_view);
+        key_ms[k] = now_ms() - t0;
+        run_ms[k] = atn_result_get_elapsed_ms(atn_session_get_result(session));
+        (void)t1;
+    }
+    double key_med = median(key_ms, o.repeat), key_max = max_of(key_ms, o.repeat);
+    double run_med = median(run_ms, o.repeat), keydraw_med = median(draw_ms, o.repeat);
+
+    /* B. layer / head switch -> Head view drawn */
+    int n_sw = MIN(o.repeat * 2, L * H);
+    double *sw_ms = g_new0(double, n_sw);
+    for (int k = 0; k < n_sw; k++) {
+        double t0 = now_ms();
+        atn_session_select_head(session, (k / H) % L, (k + 1) % H);
+        sw_ms[k] = now_ms() - t0 + draw_widget(head_view);
+    }
+    double sw_med = median(sw_ms, n_sw), sw_max = max_of(sw_ms, n_sw);
+
+    /* C. Model view: every head as a thumbnail, cold (pixels and figure rebuilt) and warm */
+    atn_window_show_view(win, "model");
+    GtkWidget *model_view = atn_window_get_view_widget(win, "model");
+    wait_for(mapped_and_sized, model_view, 5000);
+    spin();
+    AtnModelGrid *grid = atn_model_grid_view_get_grid(ATN_MODEL_GRID_VIEW(model_view));
+    double *grid_ms = g_new0(double, o.repeat), *grid_warm = g_new0(double, o.repeat);
+    for (int k = 0; k < o.repeat; k++) {
+        atn_model_grid_invalidate(grid);
+        grid_ms[k] = draw_widget(model_view);
+        grid_warm[k] = draw_widget(model_view);
+    }
+    double grid_med = median(grid_ms, o.repeat), grid_max = max_of(grid_ms, o.repeat);
+    double warm_med = median(grid_warm, o.repeat);
+
+    GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(win));
+    const char *rname = G_OBJECT_TYPE_NAME(renderer);
+    int ww = gtk_widget_get_width(head_view), wh = gtk_widget_get_height(head_view);
+    if (o.json) {
+        printf("{\"model\": \"%s\", \"layers\": %d, \"heads\": %d, \"tokens\": %d, \"renderer\": \"%s\", "
+               "\"head_view_px\": [%d, %d], \"open_and_first_run_ms\": %.1f,\n"
+               " \"keystroke_to_head_view_ms\": {\"median\": %.2f, \"max\": %.2f, \"debounce\": 60, "
+               "\"run_median\": %.2f, \"draw_median\": %.2f},\n"
+               " \"head_switch_redraw_ms\": {\"median\": %.2f, \"max\": %.2f, \"count\": %d},\n"
+               " \"model_view_draw_ms\": {\"thumbnails\": %d, \"cold_median\": %.2f, \"cold_max\": %.2f, "
+               "\"warm_median\": %.2f}}\n",
+               o.model, L, H, n, rname, ww, wh, t_open, key_med, key_max, run_med, keydraw_med, sw_med, sw_max, n_sw,
+               L * H, grid_med, grid_max, warm_med);
+    } else {
+        printf("gui-bench: model %s (%d layers x %d heads), %d tokens, %s, Head view %dx%d px\n", o.model, L, H, n,
+               rname, ww, wh);
+        printf("  open + first run:                 %8.1f ms\n", t_open);
+        printf("  keystroke -> Head view drawn:     median %7.1f ms, max %7.1f ms  (60 ms debounce included; "
+               "model run median %.1f ms, draw %.1f ms)\n", key_med, key_max, run_med, keydraw_med);
+        printf("  layer/head switch -> redrawn:     median %7.2f ms, max %7.2f ms  (%d switches)\n", sw_med, sw_max,
+               n_sw);
+        printf("  Model view, %3d thumbnails:       cold median %6.2f ms, max %6.2f ms; warm %.2f ms\n", L * H,
+               grid_med, grid_max, warm_med);
+    }
+    g_free(key_ms);
+    g_free(run_ms);
+    g_free(draw_ms);
+    g_free(sw_ms);
+    g_free(grid_ms);
+    g_free(grid_warm);
+    gtk_window_destroy(GTK_WINDOW(win));
+    return 0;
+}

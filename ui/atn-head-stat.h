@@ -1,0 +1,22 @@
+/* AtnHeadStat: one row of the Statistics table (one head's numbers from engine/analysis.h),
+ * as properties so GtkColumnView can sort by them. */
+#pragma once
+
+#include <glib-object.h>
+
+#include "analysis.h"
+
+G_BEGIN_DECLS
+
+#define ATN_TYPE_HEAD_STAT (atn_head_stat_get_type())
+G_DECLARE_FINAL_TYPE(AtnHeadStat, atn_head_stat, ATN, HEAD_STAT, GObject)
+
+AtnHeadStat *atn_head_stat_new(int layer, int head, const atn_head_stats *stats);
+int atn_head_stat_get_layer(AtnHeadStat *self);
+int atn_head_stat_get_head(AtnHeadStat *self);
+const atn_head_stats *atn_head_stat_get_stats(AtnHeadStat *self);
+
+/* The numeric columns, in table order: the property names. */
+extern const char *const atn_head_stat_numeric_props[];
+
+G_END_DECLS

@@ -1,0 +1,253 @@
+/* AtnSimilarityMap: the similarity matrix, drawn by ui/render into a cached node. */
+#include "atn-similarity-map.h"
+
+#include <glib/gi18n.h>
+
+#include "atn-labels.h"
+
+struct _AtnSimilarityMap {
+    GtkWidget parent_instance;
+    atn_similarity *sim;
+    gboolean clustered;
+    atn_colormap cmap;
+    double font_scale;
+    int hl_a, hl_b;
+    GskRenderNode *base;
+    int base_w, base_h;
+};
+
+G_DEFINE_FINAL_TYPE(AtnSimilarityMap, atn_similarity_map, GTK_TYPE_WIDGET)
+
+enum { SIGNAL_PAIR_ACTIVATED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static void invalidate(AtnSimilarityMap *self) {
+    g_clear_pointer(&self->base, gsk_render_node_unref);
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+static char *title_of(const atn_similarity *sim) {
+    if (sim->scope == ATN_SCOPE_LAYER)
+        return g_strdup_printf(_("%s between the heads of layer %d"), atn_label_metric(sim->metric), sim->layer);
+    return g_strdup_printf(_("%s between every pair of heads"), atn_label_metric(sim->metric));
+}
+
+static void fill_spec(AtnSimilarityMap *self, atn_similarity_spec *spec, const atn_render_style *style) {
+    atn_similarity_spec_init(spec);
+    spec->sim = self->sim;
+    spec->clustered = self->clustered;
+    spec->show_dendrogram = self->clustered;
+    spec->colormap = self->cmap;
+    spec->highlight_a = self->hl_a;
+    spec->highlight_b = self->hl_b;
+    spec->style = style;
+}
+
+static void atn_similarity_map_snapshot(GtkWidget *widget, GtkSnapshot *s) {
+    AtnSimilarityMap *self = ATN_SIMILARITY_MAP(widget);
+    int w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);
+    if (!self->sim || w <= 0 || h <= 0)
+        return;
+    if (!self->base || self->base_w != w || self->base_h != h) {
+        g_clear_pointer(&self->base, gsk_render_node_unref);
+        atn_render_style style;
+        atn_render_style_for_widget(widget, self->font_scale, &style);
+        atn_similarity_spec spec;
+        fill_spec(self, &spec, &style);
+        g_autofree char *title = title_of(self->sim);
+        spec.title = title;
+        GtkSnapshot *sub = gtk_snapshot_new();
+        cairo_t *cr = gtk_snapshot_append_cairo(sub, &GRAPHENE_RECT_INIT(0, 0, w, h));
+        atn_render_similarity(cr, &spec, w, h);
+        cairo_destroy(cr);
+        self->base = gtk_snapshot_free_to_node(sub);
+        self->base_w = w;
+        self->base_h = h;
+    }
+    gtk_snapshot_append_node(s, self->base);
+}
+
+static void atn_similarity_map_measure(GtkWidget *widget, GtkOrientation o, int for_size, int *minimum,
+                                       int *natural, int *mb, int *nb) {
+    *minimum = 200;
+    *natural = 560;
+}
+
+gboolean atn_similarity_map_pair_at(AtnSimilarityMap *self, double x, double y, int *a, int *b) {
+    *a = *b = -1;
+    if (!self->sim)
+        return FALSE;
+    atn_render_style style;
+    atn_render_style_for_widget(GTK_WIDGET(self), self->font_scale, &style);
+    atn_similarity_spec spec;
+    fill_spec(self, &spec, &style);
+    g_autofree char *title = title_of(self->sim);
+    spec.title = title;
+    int32_t ia, ib;
+    if (!atn_render_similarity_cell_at(&spec, gtk_widget_get_width(GTK_WIDGET(self)),
+                                       gtk_widget_get_height(GTK_WIDGET(self)), x, y, &ia, &ib))
+        return FALSE;
+    *a = ia;
+    *b = ib;
+    return TRUE;
+}
+
+static gboolean on_query_tooltip(GtkWidget *w, int x, int y, gboolean kb, GtkTooltip *tip, gpointer data) {
+    AtnSimilarityMap *self = ATN_SIMILARITY_MAP(w);
+    int a, b;
+    if (!atn_similarity_map_pair_at(self, x, y, &a, &b))
+        return FALSE;
+    char la[32], lb[32];
+    atn_similarity_label(self->sim, a, la, sizeof la);
+    atn_similarity_label(self->sim, b, lb, sizeof lb);
+    g_autofree char *text = g_strdup_printf(_("%s and %s: %.4f — click to compare"), la, lb,
+                                            self->sim->values[(size_t)a * self->sim->count + b]);
+    gtk_tooltip_set_text(tip, text);
+    return TRUE;
+}
+
+static void on_motion(GtkEventControllerMotion *c, double x, double y, AtnSimilarityMap *self) {
+    gtk_widget_trigger_tooltip_query(GTK_WIDGET(self));
+}
+
+static void on_pressed(GtkGestureClick *g, int n, double x, double y, AtnSimilarityMap *self) {
+    int a, b;
+    if (atn_similarity_map_pair_at(self, x, y, &a, &b))
+        g_signal_emit(self, signals[SIGNAL_PAIR_ACTIVATED], 0, a, b);
+}
+
+static void atn_similarity_map_css_changed(GtkWidget *widget, GtkCssStyleChange *change) {
+    GTK_WIDGET_CLASS(atn_similarity_map_parent_class)->css_changed(widget, change);
+    invalidate(ATN_SIMILARITY_MAP(widget));
+}
+
+static void atn_similarity_map_dispose(GObject *object) {
+    AtnSimilarityMap *self = ATN_SIMILARITY_MAP(object);
+    g_clear_pointer(&self->sim, atn_similarity_free);
+    g_clear_pointer(&self->base, gsk_render_node_unref);
+    G_OBJECT_CLASS(atn_similarity_map_parent_class)->dispose(object);
+}
+
+static void atn_similarity_map_class_init(AtnSimilarityMapClass *klass) {
+    GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
+    G_OBJECT_CLASS(klass)->dispose = atn_similarity_map_dispose;
+    wc->snapshot = atn_similarity_map_snapshot;
+    wc->measure = atn_similarity_map_measure;
+    wc->css_changed = atn_similarity_map_css_changed;
+    gtk_widget_class_set_css_name(wc, "similaritymap");
+    signals[SIGNAL_PAIR_ACTIVATED] = g_signal_new("pair-activated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+                                                  NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+}
+
+static void atn_similarity_map_init(AtnSimilarityMap *self) {
+    self->clustered = TRUE;
+    self->font_scale = 1.0;
+    self->hl_a = self->hl_b = -1;
+    gtk_widget_set_hexpand(GTK_WIDGET(self), TRUE);
+    gtk_widget_set_vexpand(GTK_WIDGET(self), TRUE);
+    gtk_widget_set_has_tooltip(GTK_WIDGET(self), TRUE);
+    g_signal_connect(self, "query-tooltip", G_CALLBACK(on_query_tooltip), NULL);
+    GtkEventController *motion = gtk_event_controller_motion_new();
+    g_signal_connect(motion, "motion", G_CALLBACK(on_motion), self);
+    gtk_widget_add_controller(GTK_WIDGET(self), motion);
+    GtkGesture *click = gtk_gesture_click_new();
+    g_signal_connect(click, "pressed", G_CALLBACK(on_pressed), self);
+    gtk_widget_add_controller(GTK_WIDGET(self), GTK_EVENT_CONTROLLER(click));
+}
+
+GtkWidget *atn_similarity_map_new(void) { return g_object_new(ATN_TYPE_SIMILARITY_MAP, NULL); }
+
+void atn_similarity_map_set_similarity(AtnSimilarityMap *self, atn_similarity *sim) {
+    g_clear_pointer(&self->sim, atn_similarity_free);
+    self->sim = sim;
+    self->hl_a = self->hl_b = -1;
+    invalidate(self);
+}
+
+const atn_similarity *atn_similarity_map_get_similarity(AtnSimilarityMap *self) { return self->sim; }
+
+void atn_similarity_map_set_clustered(AtnSimilarityMap *self, gboolean clustered) {
+    self->clustered = clustered;
+    invalidate(self);
+}
+
+void atn_similarity_map_set_colormap(AtnSimilarityMap *self, atn_colormap cm) {
+    self->cmap = cm;
+    invalidate(self);
+}
+
+void atn_similarity_map_set_font_scale(AtnSimilarityMap *self, double scale) {
+    self->font_scale = scale;
+    invalidate(self);
+}
+
+void atn_similarity_map_set_highlight(AtnSimilarityMap *self, int a, int b) {
+    self->hl_a = a;
+    self->hl_b = b;
+    invalidate(self);
+}
+
+typedef struct sim_figure {
+    atn_similarity_spec spec;
+    atn_render_style style;
+    atn_similarity *sim;   /* a private copy */
+    char *title;
+} sim_figure;
+
+static void similarity_copy_free(atn_similarity *c);
+
+static void sim_figure_free(gpointer data) {
+    sim_figure *f = data;
+    similarity_copy_free(f->sim);
+    g_free(f->title);
+    g_free(f);
+}
+
+static void sim_figure_draw(cairo_t *cr, double width, double height, void *data) {
+    sim_figure *f = data;
+    atn_render_similarity(cr, &f->spec, width, height);
+}
+
+/* A deep copy, so an export in a worker thread never races a recompute. */
+static atn_similarity *similarity_copy(const atn_similarity *s) {
+    atn_similarity *c = g_new0(atn_similarity, 1);
+    *c = *s;
+    size_t n = (size_t)s->count;
+    c->layer_of = g_memdup2(s->layer_of, n * sizeof(int32_t));
+    c->head_of = g_memdup2(s->head_of, n * sizeof(int32_t));
+    c->values = g_memdup2(s->values, n * n * sizeof(double));
+    c->order = g_memdup2(s->order, n * sizeof(int32_t));
+    c->merge_a = n > 1 ? g_memdup2(s->merge_a, (n - 1) * sizeof(int32_t)) : NULL;
+    c->merge_b = n > 1 ? g_memdup2(s->merge_b, (n - 1) * sizeof(int32_t)) : NULL;
+    c->merge_height = n > 1 ? g_memdup2(s->merge_height, (n - 1) * sizeof(double)) : NULL;
+    c->sum_ = NULL;
+    return c;
+}
+
+static void similarity_copy_free(atn_similarity *c) {
+    if (!c)
+        return;
+    g_free(c->layer_of);
+    g_free(c->head_of);
+    g_free(c->values);
+    g_free(c->order);
+    g_free(c->merge_a);
+    g_free(c->merge_b);
+    g_free(c->merge_height);
+    g_free(c);
+}
+
+AtnFigure *atn_similarity_map_dup_figure(AtnSimilarityMap *self) {
+    if (!self->sim)
+        return NULL;
+    sim_figure *f = g_new0(sim_figure, 1);
+    atn_render_style_init(&f->style, FALSE);
+    f->sim = similarity_copy(self->sim);
+    fill_spec(self, &f->spec, &f->style);
+    f->spec.sim = f->sim;
+    f->title = title_of(self->sim);
+    f->spec.title = f->title;
+    double w, h;
+    atn_render_similarity_natural_size(&f->spec, &w, &h);
+    return atn_figure_new(w, h, sim_figure_draw, f, sim_figure_free, "similarity");
+}

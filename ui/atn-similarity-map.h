@@ -1,0 +1,27 @@
+/* AtnSimilarityMap: the head-to-head similarity matrix (ui/render), cached as a render
+ * node; the tooltip names the two heads and their value; a click emits "pair-activated"
+ * (a, b) with head indices into the similarity (layer_of / head_of). */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "analysis.h"
+#include "atn-figure.h"
+
+G_BEGIN_DECLS
+
+#define ATN_TYPE_SIMILARITY_MAP (atn_similarity_map_get_type())
+G_DECLARE_FINAL_TYPE(AtnSimilarityMap, atn_similarity_map, ATN, SIMILARITY_MAP, GtkWidget)
+
+GtkWidget *atn_similarity_map_new(void);
+/* Takes ownership of sim (NULL clears). */
+void atn_similarity_map_set_similarity(AtnSimilarityMap *self, atn_similarity *sim);
+const atn_similarity *atn_similarity_map_get_similarity(AtnSimilarityMap *self);
+void atn_similarity_map_set_clustered(AtnSimilarityMap *self, gboolean clustered);
+void atn_similarity_map_set_colormap(AtnSimilarityMap *self, atn_colormap cm);
+void atn_similarity_map_set_font_scale(AtnSimilarityMap *self, double scale);
+void atn_similarity_map_set_highlight(AtnSimilarityMap *self, int a, int b);
+gboolean atn_similarity_map_pair_at(AtnSimilarityMap *self, double x, double y, int *a, int *b);
+AtnFigure *atn_similarity_map_dup_figure(AtnSimilarityMap *self);
+
+G_END_DECLS

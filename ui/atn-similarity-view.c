@@ -1,0 +1,277 @@
+/* AtnSimilarityView: the Similarity page; the matrix is computed off the main thread. */
+#include "atn-similarity-view.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+
+#include "atn-figure.h"
+#include "atn-heatmap.h"
+#include "atn-labels.h"
+
+struct _AtnSimilarityView {
+    GtkWidget parent_instance;
+    GtkWidget *box;
+    GtkDropDown *metric_drop, *scope_drop;
+    GtkCheckButton *cluster_check;
+    GtkSpinner *spinner;
+    GtkLabel *info_label, *pair_label;
+    AtnSimilarityMap *map;
+    GtkStack *pair_stack;
+    AtnHeatmap *heat_a, *heat_b, *heat_diff;
+
+    AtnSession *session;
+    gboolean dirty;
+    GCancellable *cancel;      /* the computation in flight */
+    float *diff;               /* [n][n] head a - head b */
+    AtnResult *pair_result;    /* the result the pair heatmaps show */
+    int pair_a, pair_b;
+};
+
+static void figure_source_iface_init(AtnFigureSourceInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE(AtnSimilarityView, atn_similarity_view, GTK_TYPE_WIDGET,
+                              G_IMPLEMENT_INTERFACE(ATN_TYPE_FIGURE_SOURCE, figure_source_iface_init))
+
+typedef struct sim_job {
+    AtnResult *result;
+    atn_metric metric;
+    atn_scope scope;
+    int layer;
+} sim_job;
+
+static void sim_job_free(sim_job *job) {
+    g_clear_object(&job->result);
+    g_free(job);
+}
+
+static void sim_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    sim_job *job = data;
+    atn_similarity *sim = NULL;
+    atn_error err = {0};
+    if (atn_similarity_compute(atn_result_get_capture(job->result), job->metric, job->scope, job->layer, &sim, &err) !=
+        ATN_OK)
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err.message);
+    else
+        g_task_return_pointer(task, sim, (GDestroyNotify)atn_similarity_free);
+}
+
+static void show_hint(AtnSimilarityView *self) {
+    gtk_stack_set_visible_child_name(self->pair_stack, "hint");
+    atn_heatmap_set_matrix(self->heat_a, NULL, NULL, 0, 0, NULL, NULL, NULL);
+    atn_heatmap_set_matrix(self->heat_b, NULL, NULL, 0, 0, NULL, NULL, NULL);
+    atn_heatmap_set_matrix(self->heat_diff, NULL, NULL, 0, 0, NULL, NULL, NULL);
+    g_clear_pointer(&self->diff, g_free);
+    g_clear_object(&self->pair_result);
+}
+
+static void sim_done(GObject *source, GAsyncResult *res, gpointer data) {
+    AtnSimilarityView *self = ATN_SIMILARITY_VIEW(source);
+    GTask *task = G_TASK(res);
+    g_autoptr(GError) error = NULL;
+    atn_similarity *sim = g_task_propagate_pointer(task, &error);
+    if (g_task_get_cancellable(task) != self->cancel) {   /* superseded */
+        atn_similarity_free(sim);
+        return;
+    }
+    g_clear_object(&self->cancel);
+    gtk_spinner_set_spinning(self->spinner, FALSE);
+    if (!sim) {
+        gtk_label_set_text(self->info_label, error->message);
+        return;
+    }
+    sim_job *job = g_task_get_task_data(task);
+    atn_similarity_map_set_similarity(self->map, sim);
+    show_hint(self);
+    g_autofree char *info = g_strdup_printf(
+        atn_metric_is_distance(job->metric) ? _("%d heads · 0 = identical, 1 = nothing in common")
+                                            : _("%d heads · 1 = identical"),
+        sim->count);
+    gtk_label_set_text(self->info_label, info);
+}
+
+static void recompute(AtnSimilarityView *self) {
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (self->cancel)
+        g_cancellable_cancel(self->cancel);
+    g_clear_object(&self->cancel);
+    self->dirty = FALSE;
+    if (!r) {
+        atn_similarity_map_set_similarity(self->map, NULL);
+        return;
+    }
+    sim_job *job = g_new0(sim_job, 1);
+    job->result = g_object_ref(r);
+    job->metric = (atn_metric)gtk_drop_down_get_selected(self->metric_drop);
+    job->scope = (atn_scope)gtk_drop_down_get_selected(self->scope_drop);
+    job->layer = atn_session_get_layer(self->session);
+    self->cancel = g_cancellable_new();
+    g_autoptr(GTask) task = g_task_new(self, self->cancel, sim_done, NULL);
+    g_task_set_task_data(task, job, (GDestroyNotify)sim_job_free);
+    g_task_run_in_thread(task, sim_thread);
+    gtk_spinner_set_spinning(self->spinner, TRUE);
+    gtk_label_set_text(self->info_label, _("Comparing the heads…"));
+}
+
+/* Recomputes now when shown, else when next shown. */
+static void mark_dirty(AtnSimilarityView *self) {
+    self->dirty = TRUE;
+    if (gtk_widget_get_mapped(GTK_WIDGET(self)))
+        recompute(self);
+}
+
+static void on_result(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) { mark_dirty(self); }
+
+static void on_layer(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) {
+    if (gtk_drop_down_get_selected(self->scope_drop) == ATN_SCOPE_LAYER)
+        mark_dirty(self);
+}
+
+static void on_option_changed(GObject *o, GParamSpec *p, AtnSimilarityView *self) { mark_dirty(self); }
+
+static void on_cluster_toggled(GtkCheckButton *b, AtnSimilarityView *self) {
+    atn_similarity_map_set_clustered(self->map, gtk_check_button_get_active(b));
+}
+
+static void atn_similarity_view_map(GtkWidget *widget) {
+    GTK_WIDGET_CLASS(atn_similarity_view_parent_class)->map(widget);
+    AtnSimilarityView *self = ATN_SIMILARITY_VIEW(widget);
+    if (self->dirty)
+        recompute(self);
+}
+
+void atn_similarity_view_compare(AtnSimilarityView *self, int a, int b) {
+    const atn_similarity *sim = atn_similarity_map_get_similarity(self->map);
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (!sim || !r || a < 0 || b < 0 || a >= sim->count || b >= sim->count)
+        return;
+    int n = atn_result_get_n_tokens(r);
+    const float *ha = atn_result_get_head(r, sim->layer_of[a], sim->head_of[a]);
+    const float *hb = atn_result_get_head(r, sim->layer_of[b], sim->head_of[b]);
+    if (!ha || !hb)
+        return;
+    g_set_object(&self->pair_result, r);
+    float *diff = g_new(float, (size_t)n * n);
+    for (size_t i = 0; i < (size_t)n * n; i++)
+        diff[i] = ha[i] - hb[i];
+    const char *const *tok = atn_result_get_tokens(r);
+    const int32_t *mask = atn_result_get_mask(r);
+    char la[32], lb[32];
+    atn_similarity_label(sim, a, la, sizeof la);
+    atn_similarity_label(sim, b, lb, sizeof lb);
+    g_autofree char *ta = g_strdup_printf(_("Layer %d · head %d"), sim->layer_of[a], sim->head_of[a]);
+    g_autofree char *tb = g_strdup_printf(_("Layer %d · head %d"), sim->layer_of[b], sim->head_of[b]);
+    g_autofree char *td = g_strdup_printf(_("Difference %s − %s"), la, lb);
+    atn_heatmap_set_matrix(self->heat_a, G_OBJECT(r), ha, n, n, tok, tok, mask);
+    atn_heatmap_set_title(self->heat_a, ta);
+    atn_heatmap_set_matrix(self->heat_b, G_OBJECT(r), hb, n, n, tok, tok, mask);
+    atn_heatmap_set_title(self->heat_b, tb);
+    atn_heatmap_set_matrix(self->heat_diff, G_OBJECT(r), diff, n, n, tok, tok, mask);
+    atn_heatmap_set_title(self->heat_diff, td);
+    g_free(self->diff);   /* after the heatmap let go of it */
+    self->diff = diff;
+    self->pair_a = a;
+    self->pair_b = b;
+    g_autofree char *label = g_strdup_printf(_("%s and %s: %s %.4f"), la, lb, atn_label_metric(sim->metric),
+                                             sim->values[(size_t)a * sim->count + b]);
+    gtk_label_set_text(self->pair_label, label);
+    gtk_stack_set_visible_child_name(self->pair_stack, "pair");
+    atn_similarity_map_set_highlight(self->map, a, b);
+}
+
+static void on_pair(AtnSimilarityMap *map, int a, int b, AtnSimilarityView *self) {
+    atn_similarity_view_compare(self, a, b);
+}
+
+static AtnFigure *dup_figure(AtnFigureSource *source) {
+    return atn_similarity_map_dup_figure(ATN_SIMILARITY_VIEW(source)->map);
+}
+
+static void figure_source_iface_init(AtnFigureSourceInterface *iface) { iface->dup_figure = dup_figure; }
+
+static void atn_similarity_view_dispose(GObject *object) {
+    AtnSimilarityView *self = ATN_SIMILARITY_VIEW(object);
+    if (self->session)
+        g_signal_handlers_disconnect_by_data(self->session, self);
+    g_clear_object(&self->session);
+    if (self->cancel)
+        g_cancellable_cancel(self->cancel);
+    g_clear_object(&self->cancel);
+    gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_SIMILARITY_VIEW);
+    g_clear_pointer(&self->diff, g_free);
+    g_clear_object(&self->pair_result);
+    G_OBJECT_CLASS(atn_similarity_view_parent_class)->dispose(object);
+}
+
+static void atn_similarity_view_class_init(AtnSimilarityViewClass *klass) {
+    GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
+    G_OBJECT_CLASS(klass)->dispose = atn_similarity_view_dispose;
+    wc->map = atn_similarity_view_map;
+    g_type_ensure(ATN_TYPE_SIMILARITY_MAP);
+    g_type_ensure(ATN_TYPE_HEATMAP);
+    gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-similarity-view.ui");
+#define BIND(name) gtk_widget_class_bind_template_child(wc, AtnSimilarityView, name)
+    BIND(box);
+    BIND(metric_drop);
+    BIND(scope_drop);
+    BIND(cluster_check);
+    BIND(spinner);
+    BIND(info_label);
+    BIND(pair_label);
+    BIND(map);
+    BIND(pair_stack);
+    BIND(heat_a);
+    BIND(heat_b);
+    BIND(heat_diff);
+#undef BIND
+    gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
+}
+
+static void atn_similarity_view_init(AtnSimilarityView *self) {
+    gtk_widget_init_template(GTK_WIDGET(self));
+    self->pair_a = self->pair_b = -1;
+    atn_heatmap_set_colormap(self->heat_diff, ATN_CMAP_RDBU);
+    atn_heatmap_set_axes(self->heat_diff, _("query"), _("key"), _("difference"));
+    atn_heatmap_set_show_colorbar(self->heat_a, FALSE);
+    atn_heatmap_set_show_colorbar(self->heat_b, FALSE);
+    g_signal_connect(self->metric_drop, "notify::selected", G_CALLBACK(on_option_changed), self);
+    g_signal_connect(self->scope_drop, "notify::selected", G_CALLBACK(on_option_changed), self);
+    g_signal_connect(self->cluster_check, "toggled", G_CALLBACK(on_cluster_toggled), self);
+    g_signal_connect(self->map, "pair-activated", G_CALLBACK(on_pair), self);
+}
+
+GtkWidget *atn_similarity_view_new(void) { return g_object_new(ATN_TYPE_SIMILARITY_VIEW, NULL); }
+
+void atn_similarity_view_set_session(AtnSimilarityView *self, AtnSession *session) {
+    if (self->session)
+        g_signal_handlers_disconnect_by_data(self->session, self);
+    g_set_object(&self->session, session);
+    if (session) {
+        g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
+        g_signal_connect(session, "notify::layer", G_CALLBACK(on_layer), self);
+    }
+    mark_dirty(self);
+}
+
+void atn_similarity_view_set_colormap(AtnSimilarityView *self, atn_colormap cm) {
+    atn_similarity_map_set_colormap(self->map, cm);
+    atn_heatmap_set_colormap(self->heat_a, cm);
+    atn_heatmap_set_colormap(self->heat_b, cm);
+}
+
+void atn_similarity_view_set_font_scale(AtnSimilarityView *self, double scale) {
+    atn_similarity_map_set_font_scale(self->map, scale);
+    atn_heatmap_set_font_scale(self->heat_a, scale);
+    atn_heatmap_set_font_scale(self->heat_b, scale);
+    atn_heatmap_set_font_scale(self->heat_diff, scale);
+}
+
+void atn_similarity_view_set_metric(AtnSimilarityView *self, atn_metric metric) {
+    gtk_drop_down_set_selected(self->metric_drop, metric);
+}
+
+void atn_similarity_view_set_scope(AtnSimilarityView *self, atn_scope scope) {
+    gtk_drop_down_set_selected(self->scope_drop, scope);
+}
+
+AtnSimilarityMap *atn_similarity_view_get_map(AtnSimilarityView *self) { return self->map; }
+gboolean atn_similarity_view_get_busy(AtnSimilarityView *self) { return self->cancel != NULL; }

@@ -1,0 +1,24 @@
+/* AtnStatsView: the Statistics page — one row per head (entropy, attention to [CLS], [SEP],
+ * itself, the previous and next token, mean distance, pattern label), sortable by any
+ * column; activating a row emits "head-activated" (layer, head). */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "atn-session.h"
+
+G_BEGIN_DECLS
+
+#define ATN_TYPE_STATS_VIEW (atn_stats_view_get_type())
+G_DECLARE_FINAL_TYPE(AtnStatsView, atn_stats_view, ATN, STATS_VIEW, GtkWidget)
+
+GtkWidget *atn_stats_view_new(void);
+void atn_stats_view_set_session(AtnStatsView *self, AtnSession *session);
+/* The rows as shown (sorted), a GListModel of AtnHeadStat (borrowed). */
+GListModel *atn_stats_view_get_model(AtnStatsView *self);
+/* Sorts by a column ("index", "pattern", "entropy", "cls" ...). */
+void atn_stats_view_sort_by(AtnStatsView *self, const char *column, GtkSortType order);
+/* Acts as a click on row i of the sorted table. */
+void atn_stats_view_activate_row(AtnStatsView *self, guint i);
+
+G_END_DECLS

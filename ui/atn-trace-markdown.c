@@ -1,0 +1,169 @@
+/* The trace as Markdown with LaTeX maths. */
+#include "atn-trace-markdown.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+
+/* Markdown table cells must not contain '|' or newlines; tokens like "##ing" are fine. */
+static char *cell_text(const char *s) {
+    GString *g = g_string_new(NULL);
+    for (const char *p = s; *p; p++) {
+        if (*p == '|')
+            g_string_append(g, "\\|");
+        else if (*p == '\n')
+            g_string_append_c(g, ' ');
+        else
+            g_string_append_c(g, *p);
+    }
+    return g_string_free(g, FALSE);
+}
+
+static void num(GString *g, double v) {
+    if (isinf(v))
+        g_string_append(g, v < 0 ? "$-\\infty$" : "$\\infty$");
+    else if (isnan(v))
+        g_string_append(g, "NaN");
+    else
+        g_string_append_printf(g, "%.4f", v);
+}
+
+/* Rows to show: all, or the first and last few plus the query; -1 marks an ellipsis. */
+static GArray *rows_shown(int n, int query, int max_rows) {
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+    if (max_rows <= 0 || n <= max_rows) {
+        for (int j = 0; j < n; j++)
+            g_array_append_val(a, j);
+        return a;
+    }
+    int head = max_rows / 2, tail = max_rows - head - 1, ell = -1;
+    for (int j = 0; j < n; j++) {
+        gboolean show = j < head || j >= n - tail || j == query;
+        if (show)
+            g_array_append_val(a, j);
+        else if (a->len == 0 || g_array_index(a, int, a->len - 1) != -1)
+            g_array_append_val(a, ell);
+    }
+    return a;
+}
+
+static void vec_table(GString *g, const char *name, const double *v, int k) {
+    g_string_append(g, "| |");
+    for (int c = 0; c < k; c++)
+        g_string_append_printf(g, " %d |", c);
+    g_string_append(g, "\n|---|");
+    for (int c = 0; c < k; c++)
+        g_string_append(g, "---:|");
+    g_string_append_printf(g, "\n| %s |", name);
+    for (int c = 0; c < k; c++) {
+        g_string_append_c(g, ' ');
+        num(g, v[c]);
+        g_string_append(g, " |");
+    }
+    g_string_append(g, "\n\n");
+}
+
+static void token_matrix(GString *g, const atn_trace *t, GArray *rows, const char *sym, const double *m, int k) {
+    g_string_append(g, "| $j$ | token |");
+    for (int c = 0; c < k; c++)
+        g_string_append_printf(g, " $%s_{j,%d}$ |", sym, c);
+    g_string_append(g, "\n|---:|---|");
+    for (int c = 0; c < k; c++)
+        g_string_append(g, "---:|");
+    g_string_append_c(g, '\n');
+    for (guint r = 0; r < rows->len; r++) {
+        int j = g_array_index(rows, int, r);
+        if (j < 0) {
+            g_string_append(g, "| … | … |");
+            for (int c = 0; c < k; c++)
+                g_string_append(g, " … |");
+            g_string_append_c(g, '\n');
+            continue;
+        }
+        g_autofree char *tok = cell_text(t->enc->tokens[j].text);
+        g_string_append_printf(g, "| %d | %s |", j, tok);
+        for (int c = 0; c < k; c++) {
+            g_string_append_c(g, ' ');
+            num(g, m[(size_t)j * k + c]);
+            g_string_append(g, " |");
+        }
+        g_string_append_c(g, '\n');
+    }
+    g_string_append_c(g, '\n');
+}
+
+char *atn_trace_to_markdown(const atn_trace *t, const char *model_name, int n_heads, int max_rows) {
+    GString *g = g_string_new(NULL);
+    int n = t->n, k = t->d_head, d = t->d_model, i = t->query;
+    g_autofree char *qtok = cell_text(t->enc->tokens[i].text);
+    g_string_append_printf(g, "# %s\n\n", _("Attention, worked out"));
+    g_string_append_printf(g, _("Model **%s**, layer %d, head %d of %d, query token %d “%s”. "
+                                "$d_{model} = %d$, so each head works in $d_k = %d / %d = %d$ dimensions "
+                                "(columns %d to %d of $Q$, $K$, $V$)."),
+                           model_name ? model_name : "?", t->layer, t->head, n_heads, i, qtok, d, d, n_heads, k,
+                           t->head * k, t->head * k + k - 1);
+    g_string_append(g, "\n\n");
+    g_autoptr(GArray) rows = rows_shown(n, i, max_rows);
+
+    g_string_append_printf(g, "## 1. %s\n\n$$\\mathbf{q}_{%d} = \\mathbf{x}_{%d} W_Q + \\mathbf{b}_Q$$\n\n",
+                           _("The query"), i, i);
+    g_autofree char *qname = g_strdup_printf("$\\mathbf{q}_{%d}$", i);
+    vec_table(g, qname, t->q, k);
+
+    g_string_append_printf(g, "## 2. %s\n\n$$\\mathbf{k}_j = \\mathbf{x}_j W_K + \\mathbf{b}_K$$\n\n", _("The keys"));
+    token_matrix(g, t, rows, "k", t->keys, k);
+
+    g_string_append_printf(g, "## 3. %s\n\n$$s_j = \\mathbf{q}_{%d} \\cdot \\mathbf{k}_j = \\sum_{c} q_{%d,c}\\, k_{j,c}$$\n\n",
+                           _("Dot products"), i, i);
+    g_string_append_printf(g, "## 4. %s\n\n$$\\tilde{s}_j = \\frac{s_j}{\\sqrt{d_k}} = \\frac{s_j}{\\sqrt{%d}} = %.4f\\, s_j$$\n\n",
+                           _("Scaling"), k, t->scale);
+    int masked = 0;
+    for (int j = 0; j < n; j++)
+        masked += t->mask_term[j] != 0;
+    g_string_append_printf(g, "## 5. %s\n\n", _("Mask"));
+    if (masked)
+        g_string_append_printf(g, _("Padded keys get $-\\infty$ added, so their weight becomes 0 (%d keys)."),
+                               masked);
+    else
+        g_string_append(g, _("No padded tokens: nothing is added."));
+    g_string_append(g, "\n\n");
+    g_string_append_printf(g, "## 6. %s\n\n$$a_j = \\frac{\\exp(\\tilde{s}_j - m)}{\\sum_{j'} \\exp(\\tilde{s}_{j'} - m)},"
+                              "\\quad m = \\max_j \\tilde{s}_j = %.4f$$\n\n",
+                           _("Softmax"), t->max);
+    g_string_append(g, "| $j$ | token | $s_j$ | $\\tilde{s}_j$ | $\\exp(\\tilde{s}_j - m)$ | $a_j$ |\n"
+                       "|---:|---|---:|---:|---:|---:|\n");
+    for (guint r = 0; r < rows->len; r++) {
+        int j = g_array_index(rows, int, r);
+        if (j < 0) {
+            g_string_append(g, "| … | … | … | … | … | … |\n");
+            continue;
+        }
+        g_autofree char *tok = cell_text(t->enc->tokens[j].text);
+        g_string_append_printf(g, "| %d | %s | ", j, tok);
+        num(g, t->scores[j]);
+        g_string_append(g, " | ");
+        num(g, t->scaled[j] + t->mask_term[j]);
+        g_string_append(g, " | ");
+        num(g, t->exps[j]);
+        g_string_append(g, " | ");
+        num(g, t->weights[j]);
+        g_string_append(g, " |\n");
+    }
+    g_string_append_printf(g, "\n$$\\sum_j \\exp(\\tilde{s}_j - m) = %.4f$$\n\n", t->sum);
+
+    g_string_append_printf(g, "## 7. %s\n\n$$\\mathbf{v}_j = \\mathbf{x}_j W_V + \\mathbf{b}_V$$\n\n", _("The values"));
+    token_matrix(g, t, rows, "v", t->values, k);
+
+    g_string_append_printf(g, "## 8. %s\n\n$$\\mathbf{o}_{%d} = \\sum_j a_j\\, \\mathbf{v}_j$$\n\n",
+                           _("Weighted sum of the values"), i);
+    g_autofree char *oname = g_strdup_printf("$\\mathbf{o}_{%d}$", i);
+    vec_table(g, oname, t->output, k);
+
+    g_string_append_printf(g, "## 9. %s\n\n$$\\mathrm{concat}(\\mathbf{o}^{(0)}_{%d}, \\dots, \\mathbf{o}^{(%d)}_{%d})$$\n\n",
+                           _("Concatenate the heads"), i, n_heads - 1, i);
+    vec_table(g, _("concat"), t->concat, d);
+    g_string_append_printf(g, "## 10. %s\n\n$$\\mathrm{concat}\\; W_O + \\mathbf{b}_O$$\n\n", _("Output projection"));
+    vec_table(g, _("output"), t->projected, d);
+    g_string_append_printf(g, _("*Check: these weights differ from the model's own attention by at most %.2g.*\n"),
+                           (double)t->max_abs_diff);
+    return g_string_free(g, FALSE);
+}

@@ -1,0 +1,16 @@
+/* The trace of one head as Markdown with LaTeX maths ($…$), for lecture notes: each step's
+ * formula and its numbers as a table (4 decimals), long token lists elided in the middle
+ * (the query token always shown).  Plain C on top of GLib strings. */
+#pragma once
+
+#include <glib.h>
+
+#include "attnscope.h"
+
+G_BEGIN_DECLS
+
+/* n_heads: the model's heads (for the concatenation step).  max_rows: token rows shown
+ * before eliding (0: all).  Returns a newly allocated UTF-8 string. */
+char *atn_trace_to_markdown(const atn_trace *trace, const char *model_name, int n_heads, int max_rows);
+
+G_END_DECLS

@@ -1,0 +1,900 @@
+/* AtnTraceView: one head's arithmetic as a worked solution, editable for toy models.
+ *
+ * The numbers are generated as a "plan" (per step: a formula, a table of strings, a note)
+ * and applied to the widgets: when the tables keep their shape (typing in a toy model's
+ * cell, switching heads) the labels are updated in place, so the page never flickers and
+ * the cell being edited keeps its focus. */
+#include "atn-trace-view.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+
+#include "atn-figure.h"
+#include "atn-labels.h"
+#include "atn-trace-markdown.h"
+
+enum { MAX_ROWS = 16, MAX_COLS = 8, MAX_WIDE_COLS = 16 };
+
+enum { CELL_HEADER = 1, CELL_ACCENT = 2 };
+
+typedef struct tplan {
+    char *formula;   /* Pango markup */
+    char *note;      /* Pango markup or NULL */
+    int rows, cols;
+    char **cells;    /* [rows][cols], NULL for an empty cell */
+    guint8 *flags;
+} tplan;
+
+typedef struct tstep_widgets {
+    GtkWidget *box;
+    GtkLabel *formula, *note;
+    GtkGrid *grid;
+    GtkLabel **cells;   /* [rows][cols] */
+    int rows, cols;
+} tstep_widgets;
+
+typedef struct input_cell {
+    atn_toy_matrix which;
+    int row, col;
+} input_cell;
+
+struct _AtnTraceView {
+    GtkWidget parent_instance;
+    GtkWidget *box;
+    GtkDropDown *query_drop;
+    GtkLabel *where_label, *step_label, *intro_label, *legend_label;
+    GtkButton *prev_button, *next_button, *all_button;
+    GtkScrolledWindow *scroller;
+    GtkBox *sheet, *inputs_box, *steps_box;
+    AtnHeatmap *heatmap;
+
+    AtnSession *session;
+    AtnResult *result;       /* what the trace was computed from */
+    atn_trace *trace;
+    int step;
+    double font_scale;
+    gboolean dirty;
+    gboolean syncing;
+    tstep_widgets steps[ATN_TRACE_STEP_COUNT];
+    GHashTable *inputs;      /* "which:row:col" -> GtkEntry (borrowed) */
+    AtnModelHandle *inputs_model;
+    int inputs_layer;
+};
+
+static void figure_source_iface_init(AtnFigureSourceInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE(AtnTraceView, atn_trace_view, GTK_TYPE_WIDGET,
+                              G_IMPLEMENT_INTERFACE(ATN_TYPE_FIGURE_SOURCE, figure_source_iface_init))
+
+/* ---- the plan ------------------------------------------------------------------------------- */
+
+static void plan_init(tplan *p, int rows, int cols) {
+    p->rows = rows;
+    p->cols = cols;
+    p->cells = g_new0(char *, (size_t)rows * cols);
+    p->flags = g_new0(guint8, (size_t)rows * cols);
+}
+
+static void plan_clear(tplan *p) {
+    for (int i = 0; p->cells && i < p->rows * p->cols; i++)
+        g_free(p->cells[i]);
+    g_free(p->cells);
+    g_free(p->flags);
+    g_free(p->formula);
+    g_free(p->note);
+    memset(p, 0, sizeof *p);
+}
+
+static void plan_set(tplan *p, int r, int c, guint8 flags, char *text /* owned */) {
+    g_free(p->cells[r * p->cols + c]);
+    p->cells[r * p->cols + c] = text;
+    p->flags[r * p->cols + c] = flags;
+}
+
+static char *fmt4(double v) {
+    if (isinf(v))
+        return g_strdup(v < 0 ? "−∞" : "∞");
+    return g_strdup_printf("%.4f", v);
+}
+
+/* Token rows shown: all, or the first and last few and the query; -1 is an ellipsis. */
+static GArray *rows_shown(int n, int query) {
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+    int ell = -1;
+    for (int j = 0; j < n; j++) {
+        gboolean show = n <= MAX_ROWS || j < MAX_ROWS / 2 || j >= n - (MAX_ROWS / 2 - 1) || j == query;
+        if (show)
+            g_array_append_val(a, j);
+        else if (a->len == 0 || g_array_index(a, int, a->len - 1) != -1)
+            g_array_append_val(a, ell);
+    }
+    return a;
+}
+
+/* Columns shown of a vector of width k; -1 is an ellipsis. */
+static GArray *cols_shown(int k, int max) {
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+    int ell = -1;
+    for (int c = 0; c < k; c++) {
+        if (k <= max || c < max / 2 || c >= k - (max / 2 - 1))
+            g_array_append_val(a, c);
+        else if (g_array_index(a, int, a->len - 1) != -1)
+            g_array_append_val(a, ell);
+    }
+    return a;
+}
+
+static const char *token_of(const atn_trace *t, int j) { return t->enc->tokens[j].text; }
+
+/* A vector as a header row of indices and one row of values; accent columns a0..a1. */
+static void plan_vector(tplan *p, const char *name, const double *v, int k, int max, int a0, int a1) {
+    g_autoptr(GArray) cs = cols_shown(k, max);
+    plan_init(p, 2, 1 + cs->len);
+    plan_set(p, 0, 0, CELL_HEADER, g_strdup(""));
+    plan_set(p, 1, 0, CELL_HEADER, g_strdup(name));
+    for (guint i = 0; i < cs->len; i++) {
+        int c = g_array_index(cs, int, i);
+        guint8 acc = c >= a0 && c <= a1 ? CELL_ACCENT : 0;
+        plan_set(p, 0, 1 + i, CELL_HEADER, c < 0 ? g_strdup("…") : g_strdup_printf("%d", c));
+        plan_set(p, 1, 1 + i, acc, c < 0 ? g_strdup("…") : fmt4(v[c]));
+    }
+}
+
+/* Token rows with extra columns filled by fill(). */
+typedef void (*row_fill_fn)(const atn_trace *t, int j, tplan *p, int r, int first_col);
+
+static void plan_token_table(tplan *p, const atn_trace *t, GArray *rows, const char *const *headers, int n_extra,
+                             row_fill_fn fill) {
+    plan_init(p, 1 + rows->len, 2 + n_extra);
+    plan_set(p, 0, 0, CELL_HEADER, g_strdup("j"));
+    plan_set(p, 0, 1, CELL_HEADER, g_strdup(_("token")));
+    for (int c = 0; c < n_extra; c++)
+        plan_set(p, 0, 2 + c, CELL_HEADER, g_strdup(headers[c]));
+    for (guint r = 0; r < rows->len; r++) {
+        int j = g_array_index(rows, int, r);
+        guint8 acc = j == t->query ? CELL_ACCENT : 0;
+        if (j < 0) {
+            for (int c = 0; c < 2 + n_extra; c++)
+                plan_set(p, 1 + r, c, 0, g_strdup("…"));
+            continue;
+        }
+        plan_set(p, 1 + r, 0, CELL_HEADER | acc, g_strdup_printf("%d", j));
+        plan_set(p, 1 + r, 1, CELL_HEADER | acc, g_strdup(token_of(t, j)));
+        fill(t, j, p, 1 + r, 2);
+    }
+}
+
+static void fill_matrix_row(const atn_trace *t, const double *m, int j, tplan *p, int r, int c0, GArray *cs) {
+    for (guint i = 0; i < cs->len; i++) {
+        int c = g_array_index(cs, int, i);
+        plan_set(p, r, c0 + i, 0, c < 0 ? g_strdup("…") : fmt4(m[(size_t)j * t->d_head + c]));
+    }
+}
+
+static GArray *g_cols;   /* the column choice of the matrix being planned (main thread only) */
+static void fill_keys(const atn_trace *t, int j, tplan *p, int r, int c0) { fill_matrix_row(t, t->keys, j, p, r, c0, g_cols); }
+static void fill_values(const atn_trace *t, int j, tplan *p, int r, int c0) { fill_matrix_row(t, t->values, j, p, r, c0, g_cols); }
+
+static void fill_scores(const atn_trace *t, int j, tplan *p, int r, int c0) {
+    int k = t->d_head;
+    if (p->cols == c0 + 2) {
+        GString *e = g_string_new(NULL);
+        for (int c = 0; c < k; c++)
+            g_string_append_printf(e, "%s%.4g×%.4g", c ? " + " : "", t->q[c], t->keys[(size_t)j * k + c]);
+        plan_set(p, r, c0, 0, g_string_free(e, FALSE));
+        plan_set(p, r, c0 + 1, 0, fmt4(t->scores[j]));
+    } else {
+        plan_set(p, r, c0, 0, fmt4(t->scores[j]));
+    }
+}
+
+static void fill_scaled(const atn_trace *t, int j, tplan *p, int r, int c0) {
+    plan_set(p, r, c0, 0, fmt4(t->scores[j]));
+    plan_set(p, r, c0 + 1, 0, fmt4(t->scaled[j]));
+}
+
+static void fill_mask(const atn_trace *t, int j, tplan *p, int r, int c0) {
+    plan_set(p, r, c0, 0, t->mask_term[j] != 0 ? g_strdup("−∞") : g_strdup("0"));
+    plan_set(p, r, c0 + 1, 0, fmt4(t->scaled[j] + t->mask_term[j]));
+}
+
+static void fill_softmax(const atn_trace *t, int j, tplan *p, int r, int c0) {
+    gboolean masked = t->mask_term[j] != 0;
+    plan_set(p, r, c0, 0, masked ? g_strdup("−∞") : fmt4(t->shifted[j]));
+    plan_set(p, r, c0 + 1, 0, fmt4(t->exps[j]));
+    plan_set(p, r, c0 + 2, CELL_ACCENT, fmt4(t->weights[j]));
+}
+
+static void make_plan(const atn_trace *t, int n_heads, tplan plans[ATN_TRACE_STEP_COUNT]) {
+    int n = t->n, k = t->d_head, d = t->d_model, i = t->query, h = t->head;
+    g_autoptr(GArray) rows = rows_shown(n, i);
+    g_autoptr(GArray) kc = cols_shown(k, MAX_COLS);
+    g_autoptr(GPtrArray) kh = g_ptr_array_new_with_free_func(g_free);
+    for (guint c = 0; c < kc->len; c++) {
+        int cc = g_array_index(kc, int, c);
+        g_ptr_array_add(kh, cc < 0 ? g_strdup("…") : g_strdup_printf("%d", cc));
+    }
+    const char *qtok = token_of(t, i);
+
+    tplan *p = &plans[ATN_TRACE_STEP_QUERY];
+    p->formula = g_strdup_printf(_("<i>q</i><sub>%d</sub> = <i>x</i><sub>%d</sub> W<sub>Q</sub> + b<sub>Q</sub>, "
+                                   "columns %d–%d (head %d)"), i, i, h * k, h * k + k - 1, h);
+    g_autofree char *qname = g_strdup_printf("q%d “%s”", i, qtok);
+    plan_vector(p, qname, t->q, k, MAX_COLS, -1, -1);
+
+    p = &plans[ATN_TRACE_STEP_KEYS];
+    p->formula = g_strdup(_("<i>k</i><sub>j</sub> = <i>x</i><sub>j</sub> W<sub>K</sub> + b<sub>K</sub>, one key per token"));
+    g_cols = kc;
+    plan_token_table(p, t, rows, (const char *const *)kh->pdata, kc->len, fill_keys);
+
+    p = &plans[ATN_TRACE_STEP_SCORES];
+    p->formula = g_strdup_printf(_("<i>s</i><sub>j</sub> = <i>q</i><sub>%d</sub> · <i>k</i><sub>j</sub>  "
+                                   "(row %d of Q Kᵀ)"), i, i);
+    if (k <= 4) {
+        const char *hd[] = {_("q · k"), _("s_j")};
+        plan_token_table(p, t, rows, hd, 2, fill_scores);
+    } else {
+        const char *hd[] = {_("s_j")};
+        plan_token_table(p, t, rows, hd, 1, fill_scores);
+    }
+
+    p = &plans[ATN_TRACE_STEP_SCALE];
+    p->formula = g_strdup_printf(_("<i>s</i><sub>j</sub> / √<i>d</i><sub>k</sub> = <i>s</i><sub>j</sub> / √%d "
+                                   "= <i>s</i><sub>j</sub> × %.4f"), k, t->scale);
+    {
+        const char *hd[] = {_("s_j"), _("s_j / √d_k")};
+        plan_token_table(p, t, rows, hd, 2, fill_scaled);
+    }
+
+    p = &plans[ATN_TRACE_STEP_MASK];
+    int masked = 0;
+    for (int j = 0; j < n; j++)
+        masked += t->mask_term[j] != 0;
+    p->formula = g_strdup(_("padded keys get −∞ added, so their weight becomes 0"));
+    p->note = masked ? g_strdup_printf(ngettext("%d padded key.", "%d padded keys.", masked), masked)
+                     : g_strdup(_("No padded tokens: nothing is added."));
+    {
+        const char *hd[] = {_("mask"), _("score")};
+        plan_token_table(p, t, rows, hd, 2, fill_mask);
+    }
+
+    p = &plans[ATN_TRACE_STEP_SOFTMAX];
+    p->formula = g_strdup(_("<i>a</i><sub>j</sub> = exp(<i>s</i><sub>j</sub> − <i>m</i>) / Σ exp(<i>s</i> − <i>m</i>), "
+                            "<i>m</i> = the largest score"));
+    p->note = g_strdup_printf(_("<i>m</i> = %.4f, Σ exp = %.4f; the weights add up to 1."), t->max, t->sum);
+    {
+        const char *hd[] = {_("s_j − m"), _("exp"), _("a_j")};
+        plan_token_table(p, t, rows, hd, 3, fill_softmax);
+    }
+
+    p = &plans[ATN_TRACE_STEP_VALUES];
+    p->formula = g_strdup(_("<i>v</i><sub>j</sub> = <i>x</i><sub>j</sub> W<sub>V</sub> + b<sub>V</sub>, one value per token"));
+    g_cols = kc;
+    plan_token_table(p, t, rows, (const char *const *)kh->pdata, kc->len, fill_values);
+
+    p = &plans[ATN_TRACE_STEP_OUTPUT];
+    p->formula = g_strdup_printf(_("<i>o</i><sub>%d</sub> = Σ<sub>j</sub> <i>a</i><sub>j</sub> <i>v</i><sub>j</sub>"), i);
+    g_autofree char *oname = g_strdup_printf("o%d", i);
+    plan_vector(p, oname, t->output, k, MAX_COLS, -1, -1);
+    if (n <= 8) {
+        GString *e = g_string_new(NULL);
+        g_string_append_printf(e, "<i>o</i><sub>%d</sub>[0] =", i);
+        for (int j = 0; j < n; j++)
+            g_string_append_printf(e, "%s %.4f × %.4g", j ? " +" : "", t->weights[j], t->values[(size_t)j * k]);
+        g_string_append_printf(e, " = %.4f", t->output[0]);
+        p->note = g_string_free(e, FALSE);
+    }
+
+    p = &plans[ATN_TRACE_STEP_CONCAT];
+    p->formula = g_strdup_printf(_("every head's output for token %d side by side; head %d fills columns %d–%d"), i, h,
+                                 h * k, h * k + k - 1);
+    plan_vector(p, _("concat"), t->concat, d, MAX_WIDE_COLS, h * k, h * k + k - 1);
+    (void)n_heads;
+
+    p = &plans[ATN_TRACE_STEP_PROJECT];
+    p->formula = g_strdup(_("concat W<sub>O</sub> + b<sub>O</sub>: the attention layer's output for this token"));
+    plan_vector(p, _("output"), t->projected, d, MAX_WIDE_COLS, -1, -1);
+}
+
+/* ---- applying the plan to widgets --------------------------------------------------------------- */
+
+static void clear_step_widgets(tstep_widgets *w) {
+    g_free(w->cells);
+    memset(w, 0, sizeof *w);
+}
+
+static void set_cell_flags(GtkWidget *label, guint8 flags) {
+    if (flags & CELL_HEADER)
+        gtk_widget_add_css_class(label, "header");
+    else
+        gtk_widget_remove_css_class(label, "header");
+    if (flags & CELL_ACCENT)
+        gtk_widget_add_css_class(label, "accent");
+    else
+        gtk_widget_remove_css_class(label, "accent");
+}
+
+static void build_step(AtnTraceView *self, int s, const tplan *p) {
+    tstep_widgets *w = &self->steps[s];
+    if (w->box)
+        gtk_box_remove(self->steps_box, w->box);
+    clear_step_widgets(w);
+    w->box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 4);
+    gtk_widget_add_css_class(w->box, "trace-step");
+    g_autofree char *title = g_strdup_printf("%d · %s", s + 1, atn_label_trace_step(s));
+    GtkWidget *tl = gtk_label_new(title);
+    gtk_label_set_xalign(GTK_LABEL(tl), 0);
+    gtk_widget_add_css_class(tl, "heading");
+    gtk_box_append(GTK_BOX(w->box), tl);
+    w->formula = GTK_LABEL(gtk_label_new(NULL));
+    gtk_label_set_xalign(w->formula, 0);
+    gtk_label_set_wrap(w->formula, TRUE);
+    gtk_widget_add_css_class(GTK_WIDGET(w->formula), "formula");
+    gtk_box_append(GTK_BOX(w->box), GTK_WIDGET(w->formula));
+    w->grid = GTK_GRID(gtk_grid_new());
+    gtk_grid_set_column_spacing(w->grid, 14);
+    gtk_grid_set_row_spacing(w->grid, 2);
+    gtk_widget_add_css_class(GTK_WIDGET(w->grid), "trace-table");
+    gtk_widget_set_halign(GTK_WIDGET(w->grid), GTK_ALIGN_START);
+    gtk_box_append(GTK_BOX(w->box), GTK_WIDGET(w->grid));
+    w->rows = p->rows;
+    w->cols = p->cols;
+    w->cells = g_new0(GtkLabel *, (size_t)p->rows * p->cols);
+    for (int r = 0; r < p->rows; r++)
+        for (int c = 0; c < p->cols; c++) {
+            GtkWidget *l = gtk_label_new(NULL);
+            gtk_label_set_xalign(GTK_LABEL(l), c == 1 && p->rows > 2 ? 0.0f : 1.0f);
+            gtk_label_set_selectable(GTK_LABEL(l), FALSE);
+            gtk_widget_add_css_class(l, "numeric");
+            gtk_grid_attach(w->grid, l, c, r, 1, 1);
+            w->cells[r * p->cols + c] = GTK_LABEL(l);
+        }
+    w->note = GTK_LABEL(gtk_label_new(NULL));
+    gtk_label_set_xalign(w->note, 0);
+    gtk_label_set_wrap(w->note, TRUE);
+    gtk_widget_add_css_class(GTK_WIDGET(w->note), "dim-label");
+    gtk_box_append(GTK_BOX(w->box), GTK_WIDGET(w->note));
+    gtk_box_append(self->steps_box, w->box);
+}
+
+static void apply_plan(AtnTraceView *self, tplan plans[ATN_TRACE_STEP_COUNT]) {
+    /* steps are appended in order, so a rebuild of one means rebuilding those after it */
+    gboolean rebuild = FALSE;
+    for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++) {
+        tstep_widgets *w = &self->steps[s];
+        const tplan *p = &plans[s];
+        if (rebuild || !w->box || w->rows != p->rows || w->cols != p->cols) {
+            if (!rebuild)
+                for (int s2 = s; s2 < ATN_TRACE_STEP_COUNT; s2++)
+                    if (self->steps[s2].box) {
+                        gtk_box_remove(self->steps_box, self->steps[s2].box);
+                        clear_step_widgets(&self->steps[s2]);
+                    }
+            rebuild = TRUE;
+            build_step(self, s, p);
+        }
+        gtk_label_set_markup(w->formula, p->formula ? p->formula : "");
+        gtk_label_set_markup(w->note, p->note ? p->note : "");
+        gtk_widget_set_visible(GTK_WIDGET(w->note), p->note != NULL);
+        for (int i = 0; i < p->rows * p->cols; i++) {
+            gtk_label_set_text(w->cells[i], p->cells[i] ? p->cells[i] : "");
+            set_cell_flags(GTK_WIDGET(w->cells[i]), p->flags[i]);
+        }
+    }
+}
+
+/* ---- editable inputs (toy models) ------------------------------------------------------------ */
+
+static void on_input_changed(GtkEditable *e, AtnTraceView *self) {
+    if (self->syncing || !self->session)
+        return;
+    AtnModelHandle *m = atn_session_get_model(self->session);
+    input_cell *ic = g_object_get_data(G_OBJECT(e), "cell");
+    if (!m || !ic || m != self->inputs_model)
+        return;
+    const char *text = gtk_editable_get_text(e);
+    g_autofree char *norm = g_strdelimit(g_strstrip(g_strdup(text)), ",", '.');   /* accept a decimal comma */
+    char *end = NULL;
+    double v = g_ascii_strtod(norm, &end);
+    if (!*norm || !end || *end || !isfinite(v)) {
+        gtk_widget_add_css_class(GTK_WIDGET(e), "error");
+        return;
+    }
+    g_autoptr(GError) error = NULL;
+    if (!atn_model_handle_toy_set(m, ic->which, self->inputs_layer, ic->row, ic->col, (float)v, &error)) {
+        gtk_widget_add_css_class(GTK_WIDGET(e), "error");
+        gtk_widget_set_tooltip_text(GTK_WIDGET(e), error->message);
+        return;
+    }
+    gtk_widget_remove_css_class(GTK_WIDGET(e), "error");
+    gtk_widget_set_tooltip_text(GTK_WIDGET(e), NULL);
+    atn_session_rerun(self->session);   /* toy models run synchronously: the trace follows at once */
+}
+
+static char *input_key(atn_toy_matrix which, int row, int col) { return g_strdup_printf("%d:%d:%d", which, row, col); }
+
+static GtkWidget *input_grid(AtnTraceView *self, AtnModelHandle *m, atn_toy_matrix which, int rows, int cols,
+                             const char *const *row_labels, const char *col_prefix) {
+    GtkWidget *grid = gtk_grid_new();
+    gtk_grid_set_column_spacing(GTK_GRID(grid), 4);
+    gtk_grid_set_row_spacing(GTK_GRID(grid), 2);
+    gtk_widget_set_halign(grid, GTK_ALIGN_START);
+    gtk_widget_add_css_class(grid, "input-table");
+    for (int c = 0; c < cols; c++) {
+        g_autofree char *h = g_strdup_printf("%s%d", col_prefix, c);
+        GtkWidget *l = gtk_label_new(h);
+        gtk_widget_add_css_class(l, "header");
+        gtk_grid_attach(GTK_GRID(grid), l, 1 + c, 0, 1, 1);
+    }
+    for (int r = 0; r < rows; r++) {
+        g_autofree char *rl = row_labels ? g_strdup(row_labels[r]) : g_strdup_printf("%d", r);
+        GtkWidget *l = gtk_label_new(rl);
+        gtk_label_set_xalign(GTK_LABEL(l), 0);
+        gtk_widget_add_css_class(l, "header");
+        gtk_grid_attach(GTK_GRID(grid), l, 0, 1 + r, 1, 1);
+        for (int c = 0; c < cols; c++) {
+            GtkWidget *e = gtk_entry_new();
+            gtk_editable_set_width_chars(GTK_EDITABLE(e), 6);
+            gtk_editable_set_max_width_chars(GTK_EDITABLE(e), 8);
+            gtk_editable_set_alignment(GTK_EDITABLE(e), 1.0f);
+            gtk_widget_add_css_class(e, "cell-entry");
+            g_autofree char *txt = g_strdup_printf("%g", (double)atn_model_handle_toy_get(m, which, self->inputs_layer, r, c));
+            gtk_editable_set_text(GTK_EDITABLE(e), txt);
+            input_cell *ic = g_new(input_cell, 1);
+            *ic = (input_cell){which, r, c};
+            g_object_set_data_full(G_OBJECT(e), "cell", ic, g_free);
+            g_signal_connect(e, "changed", G_CALLBACK(on_input_changed), self);
+            gtk_grid_attach(GTK_GRID(grid), e, 1 + c, 1 + r, 1, 1);
+            g_hash_table_insert(self->inputs, input_key(which, r, c), e);
+        }
+    }
+    return grid;
+}
+
+static void build_inputs(AtnTraceView *self) {
+    AtnModelHandle *m = self->session ? atn_session_get_model(self->session) : NULL;
+    int layer = self->session ? atn_session_get_layer(self->session) : 0;
+    if (m == self->inputs_model && layer == self->inputs_layer)
+        return;
+    GtkWidget *child;
+    while ((child = gtk_widget_get_first_child(GTK_WIDGET(self->inputs_box))))
+        gtk_box_remove(self->inputs_box, child);
+    g_hash_table_remove_all(self->inputs);
+    g_set_object(&self->inputs_model, m);
+    self->inputs_layer = layer;
+    if (!m || !atn_model_handle_is_toy(m))
+        return;
+    self->syncing = TRUE;
+    atn_model *am = atn_model_handle_get_model(m);
+    const atn_config *cfg = atn_model_config(am);
+    int n = atn_model_toy_n_tokens(am), d = cfg->d_model;
+    const char **toks = g_new0(const char *, n + 1);
+    for (int i = 0; i < n; i++)
+        toks[i] = atn_model_toy_token(am, i);
+
+    GtkWidget *title = gtk_label_new(_("Inputs — type to change any number"));
+    gtk_label_set_xalign(GTK_LABEL(title), 0);
+    gtk_widget_add_css_class(title, "heading");
+    gtk_box_append(self->inputs_box, title);
+    GtkWidget *xl = gtk_label_new(NULL);
+    gtk_label_set_markup(GTK_LABEL(xl), _("<i>X</i>: one input vector per token (a row each)"));
+    gtk_label_set_xalign(GTK_LABEL(xl), 0);
+    gtk_box_append(self->inputs_box, xl);
+    gtk_box_append(self->inputs_box, input_grid(self, m, ATN_TOY_X, n, d, toks, "x"));
+
+    GtkWidget *exp = gtk_expander_new(NULL);
+    g_autofree char *exp_label = g_strdup_printf(_("Weights of layer %d: W_Q, W_K, W_V, W_O (identity unless the file gives them)"), layer);
+    gtk_expander_set_label(GTK_EXPANDER(exp), exp_label);
+    GtkWidget *wbox = gtk_flow_box_new();
+    gtk_flow_box_set_selection_mode(GTK_FLOW_BOX(wbox), GTK_SELECTION_NONE);
+    gtk_flow_box_set_max_children_per_line(GTK_FLOW_BOX(wbox), 4);
+    gtk_flow_box_set_column_spacing(GTK_FLOW_BOX(wbox), 18);
+    static const struct { atn_toy_matrix which; const char *name; } mats[] = {
+        {ATN_TOY_WQ, "W_Q"}, {ATN_TOY_WK, "W_K"}, {ATN_TOY_WV, "W_V"}, {ATN_TOY_WO, "W_O"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(mats); i++) {
+        GtkWidget *b = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
+        GtkWidget *l = gtk_label_new(mats[i].name);
+        gtk_label_set_xalign(GTK_LABEL(l), 0);
+        gtk_box_append(GTK_BOX(b), l);
+        gtk_box_append(GTK_BOX(b), input_grid(self, m, mats[i].which, d, d, NULL, ""));
+        gtk_flow_box_append(GTK_FLOW_BOX(wbox), b);
+    }
+    gtk_expander_set_child(GTK_EXPANDER(exp), wbox);
+    gtk_box_append(self->inputs_box, exp);
+    g_free(toks);
+    self->syncing = FALSE;
+}
+
+GtkEditable *atn_trace_view_get_input_cell(AtnTraceView *self, atn_toy_matrix which, int row, int col) {
+    build_inputs(self);
+    g_autofree char *key = input_key(which, row, col);
+    return g_hash_table_lookup(self->inputs, key);
+}
+
+/* ---- recomputing ----------------------------------------------------------------------------------- */
+
+static void update_marks(AtnTraceView *self) {
+    if (!self->trace) {
+        atn_heatmap_set_marks(self->heatmap, -1, NULL, 0);
+        return;
+    }
+    int i = self->trace->query;
+    switch (self->step) {
+    case ATN_TRACE_STEP_KEYS:
+    case ATN_TRACE_STEP_VALUES:
+        atn_heatmap_set_marks(self->heatmap, -1, NULL, 0);   /* every column: each key / value */
+        break;
+    case ATN_TRACE_STEP_QUERY:
+    case ATN_TRACE_STEP_SCORES:
+    case ATN_TRACE_STEP_SCALE:
+    case ATN_TRACE_STEP_MASK:
+    case ATN_TRACE_STEP_SOFTMAX:
+    case ATN_TRACE_STEP_OUTPUT:
+        atn_heatmap_set_marks(self->heatmap, i, NULL, 0);    /* the query's row */
+        break;
+    default:
+        atn_heatmap_set_marks(self->heatmap, -1, NULL, 0);
+        atn_heatmap_set_selected_row(self->heatmap, i);
+        return;
+    }
+    if (self->step == ATN_TRACE_STEP_KEYS || self->step == ATN_TRACE_STEP_VALUES) {
+        g_autofree gboolean *all = g_new(gboolean, self->trace->n);
+        for (int j = 0; j < self->trace->n; j++)
+            all[j] = TRUE;
+        atn_heatmap_set_marks(self->heatmap, -1, all, self->trace->n);
+    }
+    atn_heatmap_set_selected_row(self->heatmap, i);
+}
+
+static void update_step_ui(AtnTraceView *self) {
+    for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++) {
+        GtkWidget *box = self->steps[s].box;
+        if (!box)
+            continue;
+        if (s == self->step)
+            gtk_widget_add_css_class(box, "current");
+        else
+            gtk_widget_remove_css_class(box, "current");
+        if (self->step >= 0 && s != self->step)
+            gtk_widget_add_css_class(box, "inactive");
+        else
+            gtk_widget_remove_css_class(box, "inactive");
+    }
+    g_autofree char *label = self->step >= 0
+                                 ? g_strdup_printf(_("Step %d of %d: %s"), self->step + 1, ATN_TRACE_STEP_COUNT,
+                                                   atn_label_trace_step(self->step))
+                                 : g_strdup(_("All steps"));
+    gtk_label_set_text(self->step_label, label);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->prev_button), self->step != 0);
+    update_marks(self);
+}
+
+static void scroll_to_step(AtnTraceView *self) {
+    if (self->step < 0 || !self->steps[self->step].box)
+        return;
+    graphene_point_t p;
+    if (!gtk_widget_compute_point(self->steps[self->step].box, GTK_WIDGET(self->sheet), &GRAPHENE_POINT_INIT(0, 0), &p))
+        return;
+    GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(self->scroller);
+    gtk_adjustment_set_value(adj, MAX(0, p.y - 12));
+}
+
+static void update_where(AtnTraceView *self) {
+    if (!self->session)
+        return;
+    g_autofree char *where = g_strdup_printf(_("layer %d · head %d (change them in the Head view)"),
+                                             atn_session_get_layer(self->session), atn_session_get_head(self->session));
+    gtk_label_set_text(self->where_label, where);
+}
+
+static void sync_query_drop(AtnTraceView *self, gboolean tokens_changed) {
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    self->syncing = TRUE;
+    if (tokens_changed) {
+        g_autoptr(GtkStringList) list = gtk_string_list_new(NULL);
+        if (r) {
+            const char *const *tok = atn_result_get_tokens(r);
+            for (int i = 0; tok[i]; i++) {
+                g_autofree char *s = g_strdup_printf("%d  %s", i, tok[i]);
+                gtk_string_list_append(list, s);
+            }
+        }
+        gtk_drop_down_set_model(self->query_drop, G_LIST_MODEL(list));
+    }
+    if (r)
+        gtk_drop_down_set_selected(self->query_drop, atn_session_get_query(self->session));
+    self->syncing = FALSE;
+}
+
+static gboolean same_tokens(AtnResult *a, AtnResult *b) {
+    if (!a || !b || atn_result_get_n_tokens(a) != atn_result_get_n_tokens(b))
+        return FALSE;
+    const char *const *ta = atn_result_get_tokens(a), *const *tb = atn_result_get_tokens(b);
+    for (int i = 0; ta[i]; i++)
+        if (g_strcmp0(ta[i], tb[i]))
+            return FALSE;
+    return TRUE;
+}
+
+void atn_trace_view_refresh(AtnTraceView *self) {
+    self->dirty = FALSE;
+    build_inputs(self);
+    update_where(self);
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (!same_tokens(r, self->result) || !r)
+        sync_query_drop(self, TRUE);
+    else
+        sync_query_drop(self, FALSE);
+    g_clear_pointer(&self->trace, atn_trace_free);
+    g_set_object(&self->result, r);
+    if (!r) {
+        atn_heatmap_set_matrix(self->heatmap, NULL, NULL, 0, 0, NULL, NULL, NULL);
+        return;
+    }
+    int layer = atn_session_get_layer(self->session), head = atn_session_get_head(self->session);
+    int query = atn_session_get_query(self->session);
+    atn_error err = {0};
+    AtnModelHandle *m = atn_result_get_model(r);
+    if (atn_trace_compute(atn_model_handle_get_model(m), atn_result_get_capture(r), layer, head, query, &self->trace,
+                          &err) != ATN_OK) {
+        g_autofree char *msg = g_markup_printf_escaped("<b>%s</b> %s", _("No trace:"), err.message);
+        gtk_label_set_markup(self->intro_label, msg);
+        return;
+    }
+    const atn_trace *t = self->trace;
+    int n_heads = atn_result_get_n_heads(r);
+    g_autofree char *intro = g_markup_printf_escaped(
+        _("How head %d of layer %d mixes the tokens for token %d “%s”: d<sub>model</sub> = %d split into %d heads of "
+          "d<sub>k</sub> = %d dimensions."),
+        head, layer, query, t->enc->tokens[query].text, t->d_model, n_heads, t->d_head);
+    gtk_label_set_markup(self->intro_label, intro);
+
+    tplan plans[ATN_TRACE_STEP_COUNT];
+    memset(plans, 0, sizeof plans);
+    make_plan(t, n_heads, plans);
+    apply_plan(self, plans);
+    for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++)
+        plan_clear(&plans[s]);
+
+    int n = atn_result_get_n_tokens(r);
+    atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), atn_result_get_head(r, layer, head), n, n,
+                           atn_result_get_tokens(r), atn_result_get_tokens(r), atn_result_get_mask(r));
+    g_autofree char *title = g_strdup_printf(_("layer %d · head %d"), layer, head);
+    atn_heatmap_set_title(self->heatmap, title);
+    update_step_ui(self);
+}
+
+static void mark_dirty(AtnTraceView *self) {
+    self->dirty = TRUE;
+    if (gtk_widget_get_mapped(GTK_WIDGET(self)))
+        atn_trace_view_refresh(self);
+}
+
+static void on_session_changed(AtnSession *s, GParamSpec *p, AtnTraceView *self) { mark_dirty(self); }
+
+static void on_hover(AtnSession *s, GParamSpec *p, AtnTraceView *self) {
+    atn_heatmap_set_highlight_token(self->heatmap, atn_session_get_hover_token(s));
+}
+
+static void on_query_selected(GtkDropDown *d, GParamSpec *p, AtnTraceView *self) {
+    if (self->syncing || !self->session)
+        return;
+    guint sel = gtk_drop_down_get_selected(d);
+    if (sel != GTK_INVALID_LIST_POSITION)
+        atn_session_set_query(self->session, (int)sel);
+}
+
+static void on_cell_clicked(AtnHeatmap *h, int row, int col, AtnTraceView *self) {
+    if (self->session)
+        atn_session_set_query(self->session, row);
+}
+
+static void atn_trace_view_map(GtkWidget *widget) {
+    GTK_WIDGET_CLASS(atn_trace_view_parent_class)->map(widget);
+    AtnTraceView *self = ATN_TRACE_VIEW(widget);
+    if (self->dirty)
+        atn_trace_view_refresh(self);
+}
+
+void atn_trace_view_set_step(AtnTraceView *self, int step) {
+    if (step < -1 || step >= ATN_TRACE_STEP_COUNT)
+        step = -1;
+    self->step = step;
+    update_step_ui(self);
+    scroll_to_step(self);
+}
+
+int atn_trace_view_get_step(AtnTraceView *self) { return self->step; }
+
+static void on_prev(GtkButton *b, AtnTraceView *self) {
+    atn_trace_view_set_step(self, self->step < 0 ? ATN_TRACE_STEP_COUNT - 1 : self->step - 1);
+}
+
+static void on_next(GtkButton *b, AtnTraceView *self) {
+    atn_trace_view_set_step(self, self->step + 1 >= ATN_TRACE_STEP_COUNT ? -1 : self->step + 1);
+}
+
+static void on_all(GtkButton *b, AtnTraceView *self) { atn_trace_view_set_step(self, -1); }
+
+static gboolean on_key(GtkEventControllerKey *c, guint keyval, guint code, GdkModifierType state, AtnTraceView *self) {
+    if (!(state & GDK_CONTROL_MASK))
+        return FALSE;
+    if (keyval == GDK_KEY_Page_Down) {
+        on_next(NULL, self);
+        return TRUE;
+    }
+    if (keyval == GDK_KEY_Page_Up) {
+        on_prev(NULL, self);
+        return TRUE;
+    }
+    return FALSE;
+}
+
+char *atn_trace_view_dup_step_text(AtnTraceView *self, atn_trace_step step) {
+    if (self->dirty)
+        atn_trace_view_refresh(self);
+    tstep_widgets *w = &self->steps[step];
+    if (!w->box)
+        return NULL;
+    GString *g = g_string_new(NULL);
+    for (int r = 0; r < w->rows; r++) {
+        for (int c = 0; c < w->cols; c++) {
+            if (c)
+                g_string_append_c(g, '\t');
+            g_string_append(g, gtk_label_get_text(w->cells[r * w->cols + c]));
+        }
+        g_string_append_c(g, '\n');
+    }
+    return g_string_free(g, FALSE);
+}
+
+char *atn_trace_view_dup_markdown(AtnTraceView *self, GError **error) {
+    if (self->dirty || !self->trace)
+        atn_trace_view_refresh(self);
+    if (!self->trace) {
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("There is no trace yet: run the model first."));
+        return NULL;
+    }
+    return atn_trace_to_markdown(self->trace, atn_model_handle_get_name(atn_result_get_model(self->result)),
+                                 atn_result_get_n_heads(self->result), 0);
+}
+
+/* ---- the figure: ui/render's trace sheet ------------------------------------------------------------- */
+
+typedef struct sheet_figure {
+    atn_trace_sheet_spec spec;
+    atn_render_style style;
+    AtnResult *result;   /* keeps the trace's tokens alive */
+    atn_trace *trace;
+    char *model_name;
+} sheet_figure;
+
+static void sheet_figure_free(gpointer data) {
+    sheet_figure *f = data;
+    atn_trace_free(f->trace);
+    g_clear_object(&f->result);
+    g_free(f->model_name);
+    g_free(f);
+}
+
+static void sheet_figure_draw(cairo_t *cr, double width, double height, void *data) {
+    sheet_figure *f = data;
+    atn_render_trace_sheet(cr, &f->spec, width, height);
+}
+
+static AtnFigure *dup_figure(AtnFigureSource *source) {
+    AtnTraceView *self = ATN_TRACE_VIEW(source);
+    if (self->dirty || !self->trace)
+        atn_trace_view_refresh(self);
+    if (!self->trace)
+        return NULL;
+    sheet_figure *f = g_new0(sheet_figure, 1);
+    atn_render_style_init(&f->style, FALSE);
+    f->result = g_object_ref(self->result);
+    atn_error err = {0};
+    if (atn_trace_compute(atn_model_handle_get_model(atn_result_get_model(self->result)),
+                          atn_result_get_capture(self->result), self->trace->layer, self->trace->head,
+                          self->trace->query, &f->trace, &err) != ATN_OK) {
+        sheet_figure_free(f);
+        return NULL;
+    }
+    f->model_name = g_strdup(atn_model_handle_get_name(atn_result_get_model(self->result)));
+    atn_trace_sheet_spec_init(&f->spec);
+    f->spec.trace = f->trace;
+    f->spec.model_name = f->model_name;
+    f->spec.n_heads = atn_result_get_n_heads(self->result);
+    f->spec.highlight_step = self->step;
+    f->spec.style = &f->style;
+    double w, h;
+    atn_render_trace_sheet_natural_size(&f->spec, &w, &h);
+    g_autofree char *name = g_strdup_printf("trace-L%d-H%d-q%d", f->trace->layer, f->trace->head, f->trace->query);
+    return atn_figure_new(w, h, sheet_figure_draw, f, sheet_figure_free, name);
+}
+
+static void figure_source_iface_init(AtnFigureSourceInterface *iface) { iface->dup_figure = dup_figure; }
+
+/* ---- GObject --------------------------------------------------------------------------------------- */
+
+static void atn_trace_view_dispose(GObject *object) {
+    AtnTraceView *self = ATN_TRACE_VIEW(object);
+    if (self->session)
+        g_signal_handlers_disconnect_by_data(self->session, self);
+    g_clear_object(&self->session);
+    g_clear_pointer(&self->trace, atn_trace_free);
+    g_clear_object(&self->result);
+    g_clear_object(&self->inputs_model);
+    for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++)
+        clear_step_widgets(&self->steps[s]);
+    gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_TRACE_VIEW);
+    g_clear_pointer(&self->inputs, g_hash_table_unref);
+    G_OBJECT_CLASS(atn_trace_view_parent_class)->dispose(object);
+}
+
+static void atn_trace_view_class_init(AtnTraceViewClass *klass) {
+    GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
+    G_OBJECT_CLASS(klass)->dispose = atn_trace_view_dispose;
+    wc->map = atn_trace_view_map;
+    g_type_ensure(ATN_TYPE_HEATMAP);
+    gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-trace-view.ui");
+#define BIND(name) gtk_widget_class_bind_template_child(wc, AtnTraceView, name)
+    BIND(box);
+    BIND(query_drop);
+    BIND(where_label);
+    BIND(step_label);
+    BIND(intro_label);
+    BIND(legend_label);
+    BIND(prev_button);
+    BIND(next_button);
+    BIND(all_button);
+    BIND(scroller);
+    BIND(sheet);
+    BIND(inputs_box);
+    BIND(steps_box);
+    BIND(heatmap);
+#undef BIND
+    gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
+    gtk_widget_class_set_css_name(wc, "traceview");
+}
+
+static void atn_trace_view_init(AtnTraceView *self) {
+    gtk_widget_init_template(GTK_WIDGET(self));
+    self->step = -1;
+    self->font_scale = 1.0;
+    self->inputs_layer = -1;
+    self->inputs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_signal_connect(self->query_drop, "notify::selected", G_CALLBACK(on_query_selected), self);
+    g_signal_connect(self->prev_button, "clicked", G_CALLBACK(on_prev), self);
+    g_signal_connect(self->next_button, "clicked", G_CALLBACK(on_next), self);
+    g_signal_connect(self->all_button, "clicked", G_CALLBACK(on_all), self);
+    g_signal_connect(self->heatmap, "cell-clicked", G_CALLBACK(on_cell_clicked), self);
+    GtkEventController *keys = gtk_event_controller_key_new();
+    g_signal_connect(keys, "key-pressed", G_CALLBACK(on_key), self);
+    gtk_widget_add_controller(GTK_WIDGET(self), keys);
+    update_step_ui(self);
+}
+
+GtkWidget *atn_trace_view_new(void) { return g_object_new(ATN_TYPE_TRACE_VIEW, NULL); }
+
+void atn_trace_view_set_session(AtnTraceView *self, AtnSession *session) {
+    if (self->session)
+        g_signal_handlers_disconnect_by_data(self->session, self);
+    g_set_object(&self->session, session);
+    if (session) {
+        static const char *const watched[] = {"notify::result", "notify::layer", "notify::head", "notify::query",
+                                              "notify::model"};
+        for (guint i = 0; i < G_N_ELEMENTS(watched); i++)
+            g_signal_connect(session, watched[i], G_CALLBACK(on_session_changed), self);
+        g_signal_connect(session, "notify::hover-token", G_CALLBACK(on_hover), self);
+    }
+    mark_dirty(self);
+}
+
+void atn_trace_view_set_colormap(AtnTraceView *self, atn_colormap cm) { atn_heatmap_set_colormap(self->heatmap, cm); }
+
+void atn_trace_view_set_font_scale(AtnTraceView *self, double scale) {
+    self->font_scale = scale;
+    atn_heatmap_set_font_scale(self->heatmap, scale);
+}
+
+AtnHeatmap *atn_trace_view_get_heatmap(AtnTraceView *self) { return self->heatmap; }

@@ -1,0 +1,37 @@
+/* AtnTraceView: the Trace page — the arithmetic of the selected layer / head / query token
+ * laid out like the worked example: each step (QKᵀ → ÷√d_k → mask → softmax → ×V → concat
+ * → W_O) with its formula and a small table of numbers.  Step buttons walk through it and
+ * mark the heatmap cells each step uses.  For toy models the input vectors and the weight
+ * matrices are editable cells; every number updates as you type. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "atn-heatmap.h"
+#include "atn-session.h"
+#include "render.h"
+
+G_BEGIN_DECLS
+
+#define ATN_TYPE_TRACE_VIEW (atn_trace_view_get_type())
+G_DECLARE_FINAL_TYPE(AtnTraceView, atn_trace_view, ATN, TRACE_VIEW, GtkWidget)
+
+GtkWidget *atn_trace_view_new(void);
+void atn_trace_view_set_session(AtnTraceView *self, AtnSession *session);
+void atn_trace_view_set_colormap(AtnTraceView *self, atn_colormap cm);
+void atn_trace_view_set_font_scale(AtnTraceView *self, double scale);
+
+/* -1: every step shown alike; 0..ATN_TRACE_STEP_COUNT-1: that step highlighted. */
+void atn_trace_view_set_step(AtnTraceView *self, int step);
+int atn_trace_view_get_step(AtnTraceView *self);
+/* Recomputes now if anything changed (it does so by itself when shown). */
+void atn_trace_view_refresh(AtnTraceView *self);
+/* The numbers of a step as shown, one table row per line, cells separated by tabs. */
+char *atn_trace_view_dup_step_text(AtnTraceView *self, atn_trace_step step);
+/* The editable cell of a toy model's matrix (X, W_Q ...), or NULL (not a toy model). */
+GtkEditable *atn_trace_view_get_input_cell(AtnTraceView *self, atn_toy_matrix which, int row, int col);
+AtnHeatmap *atn_trace_view_get_heatmap(AtnTraceView *self);
+/* The trace as Markdown with LaTeX maths; NULL with error when there is none. */
+char *atn_trace_view_dup_markdown(AtnTraceView *self, GError **error);
+
+G_END_DECLS
