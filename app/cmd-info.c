@@ -43,9 +43,10 @@ int cmd_devices(int argc, char **argv) {
     if (!cli_parse(&a, "attnscope devices", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
-        printf("Usage: attnscope devices\n\nLists the compute backends, the GPUs found (name, memory, compute capability)\n"
-               "and the BLAS kernel; when no GPU is usable, says why.  ATTNSCOPE_CUDA_MODULE names the\n"
-               "CUDA module file to load instead of the one found next to the program.\n");
+        printf("Usage: attnscope devices\n\nLists the compute backends, the GPUs found (name, memory, compute\n"
+               "capability) and the BLAS kernel; when no GPU is usable, says why.\n"
+               "ATTNSCOPE_CUDA_MODULE names the CUDA module file to load instead of the one\n"
+               "found next to the program.\n");
         return 0;
     }
     if (!cli_check_unused(&a))

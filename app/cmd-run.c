@@ -1,5 +1,6 @@
 /* attnscope run: run a model and write every head's attention, as .npy or .json. */
 #include "cli.h"
+#include "backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,16 +56,45 @@ static bool write_json(const char *path, const atn_capture *cap) {
     return cli_atomic_close(&af, true);
 }
 
+/* How far fp16/bf16 attention moves from fp32, per head. */
+static int print_precision_report(const atn_model *model, const atn_encoding *enc, atn_precision precision,
+                                  const char *name) {
+    const atn_config *c = atn_model_config(model);
+    size_t heads = (size_t)c->n_layers * c->n_heads;
+    float *mx = calloc(heads, sizeof(float)), *mean = calloc(heads, sizeof(float));
+    atn_error err = {0};
+    int rc = CLI_EXIT_OK;
+    if (!mx || !mean) {
+        cli_error("out of memory");
+        rc = CLI_EXIT_FAIL;
+    } else if (atn_backend_compare_precision(model, enc, precision, mx, mean, &err)) {
+        rc = cli_fail(&err);
+    } else {
+        float worst = 0;
+        printf("%s vs fp32 attention, |p_%s - p_fp32| per head\nlayer head   max        mean\n", name, name);
+        for (size_t i = 0; i < heads; i++) {
+            printf("%5zu %4zu   %.3e  %.3e\n", i / c->n_heads, i % c->n_heads, mx[i], mean[i]);
+            worst = mx[i] > worst ? mx[i] : worst;
+        }
+        printf("largest difference over all heads: %.3e\n", worst);
+    }
+    free(mx);
+    free(mean);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv) {
     cli_args a;
-    static const char *const flags[] = {"help", NULL};
+    static const char *const flags[] = {"help", "compare-fp32", NULL};
     if (!cli_parse(&a, "attnscope run", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope run --model M (--text T [--text-pair T2] | --ids 1,2,3 [--type-ids ...] "
                "[--mask 1,1,0]) [--device cpu|cuda|auto] -o OUT.npy|OUT.json\n\n"
                "Writes the attention of every layer and head: .npy is float32 [layers, heads, n, n];\n"
-               ".json has tokens, ids and the nested attention lists.  Toy models take no text.\n");
+               ".json has tokens, ids and the nested attention lists.  Toy models take no text.\n\n"
+               "On a GPU, --precision fp16|bf16 computes in reduced precision; add --compare-fp32 to print,\n"
+               "per layer and head, how far those maps move from fp32 (max and mean |difference|).\n");
         return 0;
     }
     const char *out = cli_get(&a, "output");
@@ -76,10 +106,18 @@ int cmd_run(int argc, char **argv) {
         cli_error("attnscope run: output \"%s\" must end in .npy or .json", out);
         return CLI_EXIT_USAGE;
     }
+    bool compare = cli_flag(&a, "compare-fp32");
+    const char *prec = cli_get(&a, "precision");
+    if (compare && (!prec || !strcmp(prec, "fp32"))) {
+        cli_error("attnscope run: --compare-fp32 needs --precision fp16 or bf16 (and a GPU)");
+        return CLI_EXIT_USAGE;
+    }
     atn_model *model;
     atn_encoding *enc;
     atn_run *run;
     int rc = cli_model_run(&a, &model, &enc, &run);
+    if (rc == CLI_EXIT_OK && compare)
+        rc = print_precision_report(model, enc, !strcmp(prec, "bf16") ? ATN_PRECISION_BF16 : ATN_PRECISION_FP16, prec);
     if (rc == CLI_EXIT_OK) {
         const atn_capture *cap = atn_run_capture(run);
         if (cap->nonfinite_layer >= 0)

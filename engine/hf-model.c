@@ -63,6 +63,23 @@ static bool file_exists(const char *path) {
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* Whether path is a regular file (*found).  Absent is not an error; something there that
+ * cannot be used (permission denied, a symlink loop, a folder or FIFO in the file's
+ * place) is, named as what it is rather than reported as missing. */
+static atn_status probe(hf_loader *L, const char *path, bool *found) {
+    struct stat st;
+    *found = false;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return ATN_OK;
+        return atn_error_set(L->err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode))
+        return atn_error_set(L->err, ATN_E_IO, "%s: not a regular file", path);
+    *found = true;
+    return ATN_OK;
+}
+
 static atn_status join(hf_loader *L, char *out, const char *name) {
     int n = snprintf(out, HF_PATH_MAX, "%s/%s", L->folder, name);
     if (n < 0 || n >= HF_PATH_MAX)
@@ -194,10 +211,11 @@ static atn_status cfg_string(const char *path, const cJSON *root, const char *ke
 
 static atn_status read_config(hf_loader *L, atn_config *c) {
     char path[HF_PATH_MAX];
+    bool found;
     atn_status st = join(L, path, "config.json");
-    if (st != ATN_OK)
+    if (st != ATN_OK || (st = probe(L, path, &found)) != ATN_OK)
         return st;
-    if (!file_exists(path))
+    if (!found)
         return atn_error_set(L->err, ATN_E_IO, "%s: missing config.json (%s): a Hugging Face "
                              "model folder needs config.json, model.safetensors and vocab.txt",
                              L->folder, path);
@@ -310,15 +328,18 @@ static atn_status add_file(hf_loader *L, const char *name) {
 static atn_status open_weights(hf_loader *L) {
     atn_status st;
     char path[HF_PATH_MAX];
-    if ((st = join(L, path, "model.safetensors")) != ATN_OK)
+    bool found;
+    if ((st = join(L, path, "model.safetensors")) != ATN_OK ||
+        (st = probe(L, path, &found)) != ATN_OK)
         return st;
-    if (file_exists(path)) {
+    if (found) {
         snprintf(L->weights_path, sizeof L->weights_path, "%s", path);
         return add_file(L, "model.safetensors");
     }
-    if ((st = join(L, path, "model.safetensors.index.json")) != ATN_OK)
+    if ((st = join(L, path, "model.safetensors.index.json")) != ATN_OK ||
+        (st = probe(L, path, &found)) != ATN_OK)
         return st;
-    if (!file_exists(path)) {
+    if (!found) {
         char bin[HF_PATH_MAX];
         join(L, bin, "pytorch_model.bin");
         return atn_error_set(L->err, ATN_E_IO, "%s: no model.safetensors or "
@@ -569,14 +590,16 @@ static atn_status keep_mappings(hf_loader *L) {
 static atn_status load_tokenizer(hf_loader *L) {
     char vocab[HF_PATH_MAX], tcfg[HF_PATH_MAX];
     atn_status st;
-    if ((st = join(L, vocab, "vocab.txt")) || (st = join(L, tcfg, "tokenizer_config.json")))
+    bool found, have_tcfg;
+    if ((st = join(L, vocab, "vocab.txt")) || (st = join(L, tcfg, "tokenizer_config.json")) ||
+        (st = probe(L, vocab, &found)) || (st = probe(L, tcfg, &have_tcfg)))
         return st;
-    if (!file_exists(vocab))
+    if (!found)
         return atn_error_set(L->err, ATN_E_IO, "%s: missing vocab.txt (%s): the WordPiece "
                              "vocabulary is needed to tokenize text", L->folder, vocab);
     atn_tokenizer_options opts;
     atn_tokenizer_options_init(&opts);
-    if (file_exists(tcfg) && (st = atn_tokenizer_options_from_json(&opts, tcfg, L->err)))
+    if (have_tcfg && (st = atn_tokenizer_options_from_json(&opts, tcfg, L->err)))
         return st;
     L->model->tokenizer = atn_tokenizer_load(vocab, &opts, L->err);
     if (!L->model->tokenizer)

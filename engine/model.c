@@ -169,6 +169,11 @@ atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, vo
     if (stat(name_or_path, &st) == 0) {
         snprintf(path, sizeof path, "%s", name_or_path);
     } else {
+        int e = errno;
+        if (e != ENOENT && e != ENOTDIR) {   /* there, but not usable: a symlink loop ... */
+            atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", name_or_path, strerror(e));
+            return NULL;
+        }
         bool builtin = false;
         for (int i = 0; builtin_names[i]; i++)
             builtin |= strcmp(builtin_names[i], name_or_path) == 0;
@@ -189,6 +194,11 @@ atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, vo
     }
     if (S_ISDIR(st.st_mode))
         return atn_model_open_hf(path, progress, user_data, err);
+    if (!S_ISREG(st.st_mode)) {   /* reading a FIFO or a device would block or never end */
+        atn_error_set(err, ATN_E_IO, "%s: not a model: neither a regular file (toy-model JSON) nor a "
+                      "folder (Hugging Face model)", path);
+        return NULL;
+    }
     atn_model *m = atn_model_open_toy_json(path, err);
     return m;
 }

@@ -126,7 +126,8 @@ static atn_status parse_entry(const char *origin, const cJSON *entry, const uint
         uint64_t v;
         if (!json_uint(dim, &v))
             return atn_error_set(err, ATN_E_FORMAT,
-                                 "%s: tensor '%s': shape[%d] is not a non-negative integer",
+                                 "%s: tensor '%s': shape[%d] is not a non-negative integer "
+                                 "(up to 2^53)",
                                  origin, name, d);
         t->shape[d] = (int64_t)v;
         if (__builtin_mul_overflow(count, v, &count))
@@ -150,7 +151,7 @@ static atn_status parse_entry(const char *origin, const cJSON *entry, const uint
         !json_uint(cJSON_GetArrayItem(offs, 1), &end))
         return atn_error_set(err, ATN_E_FORMAT,
                              "%s: tensor '%s': \"data_offsets\" %s (expected [begin, end] with "
-                             "non-negative integers)", origin, name,
+                             "non-negative integers up to 2^53)", origin, name,
                              offs ? "is malformed" : "is missing");
     if (begin > end)
         return atn_error_set(err, ATN_E_FORMAT,

@@ -79,7 +79,8 @@ done
 
 step "table"
 {
-  echo "| shape | tokens | CPU, 2 threads (ms) | GPU fp32, full capture (ms) | speed-up | GPU fp32, no capture (ms) | GPU fp16, full capture (ms) |"
+  printf '%s%s\n' "| shape | tokens | CPU, 2 threads (ms) | GPU fp32, full capture (ms) | speed-up " \
+    "| GPU fp32, no capture (ms) | GPU fp16, full capture (ms) |"
   echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
   echo "$ROWS" | awk 'NF == 6 { s = ($4 > 0) ? sprintf("%.0fx", $3 / $4) : "?";
     printf("| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, s, $5, $6) }'

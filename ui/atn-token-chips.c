@@ -1,4 +1,4 @@
-/* AtnTokenChips: the tokens as chips in a wrapping row. */
+/* AtnTokenChips: the tokens as chips in a row. */
 #include "atn-token-chips.h"
 
 #include <glib/gi18n.h>
@@ -51,7 +51,7 @@ static void on_chip_pressed(GtkGestureClick *g, int n, double x, double y, AtnTo
 static void rebuild(AtnTokenChips *self) {
     GtkWidget *child;
     while ((child = gtk_widget_get_first_child(self->flow)))
-        gtk_flow_box_remove(GTK_FLOW_BOX(self->flow), child);
+        gtk_box_remove(GTK_BOX(self->flow), child);
     g_ptr_array_set_size(self->chips, 0);
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (!r)
@@ -77,7 +77,7 @@ static void rebuild(AtnTokenChips *self) {
         GtkGesture *click = gtk_gesture_click_new();
         g_signal_connect(click, "pressed", G_CALLBACK(on_chip_pressed), self);
         gtk_widget_add_controller(chip, GTK_EVENT_CONTROLLER(click));
-        gtk_flow_box_append(GTK_FLOW_BOX(self->flow), chip);
+        gtk_box_append(GTK_BOX(self->flow), chip);
         g_ptr_array_add(self->chips, chip);
     }
     update_marks(self);
@@ -104,18 +104,12 @@ static void atn_token_chips_class_init(AtnTokenChipsClass *klass) {
 
 static void atn_token_chips_init(AtnTokenChips *self) {
     self->chips = g_ptr_array_new();
-    self->flow = gtk_flow_box_new();
-    gtk_flow_box_set_selection_mode(GTK_FLOW_BOX(self->flow), GTK_SELECTION_NONE);
-    gtk_flow_box_set_max_children_per_line(GTK_FLOW_BOX(self->flow), 200);
-    gtk_flow_box_set_min_children_per_line(GTK_FLOW_BOX(self->flow), 1);
-    gtk_flow_box_set_homogeneous(GTK_FLOW_BOX(self->flow), FALSE);
-    gtk_flow_box_set_row_spacing(GTK_FLOW_BOX(self->flow), 2);
-    gtk_flow_box_set_column_spacing(GTK_FLOW_BOX(self->flow), 2);
+    /* one line of chips, scrolled sideways: a predictable height for any number of tokens */
+    self->flow = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 3);
     gtk_widget_set_valign(self->flow, GTK_ALIGN_START);
     self->scroller = gtk_scrolled_window_new();
-    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(self->scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(self->scroller), GTK_POLICY_AUTOMATIC, GTK_POLICY_NEVER);
     gtk_scrolled_window_set_propagate_natural_height(GTK_SCROLLED_WINDOW(self->scroller), TRUE);
-    gtk_scrolled_window_set_max_content_height(GTK_SCROLLED_WINDOW(self->scroller), 96);
     gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(self->scroller), self->flow);
     gtk_widget_set_parent(self->scroller, GTK_WIDGET(self));
 }

@@ -173,6 +173,7 @@ def main():
     case("st-shape-missing", ms, safetensors(one, entry("shape", None)))
     case("st-shape-negative", ms, safetensors(one, entry("shape", [-4])))
     case("st-shape-fraction", ms, safetensors(one, entry("shape", [2.5])))
+    case("st-shape-past-2p53", ms, safetensors(one, entry("shape", [1, 18014398509481984])))
     case("st-shape-too-many-dims", ms, safetensors(one, entry("shape", [1] * 9)))
     case("st-shape-product-overflow", ms,
          safetensors(one, entry("shape", [4294967296, 4294967296])))

@@ -197,7 +197,47 @@ static void draw_values(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const 
         }
 }
 
+/* SVG viewers (and cairo 1.16's SVG writer, which has no image-rendering hint) smooth a
+ * scaled image, smearing small cells into each other.  For SVG targets the cells image is
+ * enlarged first by repeating pixels, k x k per cell, so smoothing only touches a thin
+ * border of each cell.  PDF keeps /Interpolate false and image surfaces honour NEAREST. */
+static cairo_surface_t *enlarge(cairo_surface_t *img, int32_t rows, int32_t cols, int k) {
+    cairo_surface_t *big = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, cols * k, rows * k);
+    if (cairo_surface_status(big) != CAIRO_STATUS_SUCCESS) {
+        cairo_surface_destroy(big);
+        return NULL;
+    }
+    cairo_surface_flush(img);
+    cairo_surface_flush(big);
+    const unsigned char *src = cairo_image_surface_get_data(img);
+    unsigned char *dst = cairo_image_surface_get_data(big);
+    int ss = cairo_image_surface_get_stride(img), ds = cairo_image_surface_get_stride(big);
+    for (int32_t i = 0; i < rows; i++) {
+        const uint32_t *sp = (const uint32_t *)(const void *)(src + (size_t)i * ss);
+        uint32_t *d0 = (uint32_t *)(void *)(dst + (size_t)i * k * ds);
+        for (int32_t j = 0; j < cols; j++)
+            for (int t = 0; t < k; t++)
+                d0[j * k + t] = sp[j];
+        for (int t = 1; t < k; t++)
+            memcpy(dst + ((size_t)i * k + t) * ds, d0, (size_t)cols * k * 4);
+    }
+    cairo_surface_mark_dirty(big);
+    return big;
+}
+
 void rt_draw_cells(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t rows, int32_t cols) {
+    cairo_surface_t *big = NULL;
+    if (cairo_surface_get_type(cairo_get_target(cr)) == CAIRO_SURFACE_TYPE_SVG &&
+        cairo_surface_get_type(img) == CAIRO_SURFACE_TYPE_IMAGE) {
+        double cell = fmax(r.w / cols, r.h / rows);
+        int32_t side = rows > cols ? rows : cols;
+        int k = (int)fmin(ceil(2 * cell), floor(2048.0 / side));
+        if (k > 1 && (big = enlarge(img, rows, cols, k))) {
+            img = big;
+            rows *= k;
+            cols *= k;
+        }
+    }
     cairo_save(cr);
     cairo_rectangle(cr, r.x, r.y, r.w, r.h);
     cairo_clip(cr);
@@ -209,6 +249,8 @@ void rt_draw_cells(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t rows, 
     cairo_rectangle(cr, 0, 0, cols, rows);
     cairo_fill(cr);
     cairo_restore(cr);
+    if (big)
+        cairo_surface_destroy(big);
 }
 
 void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *s, double w, double h) {
@@ -272,10 +314,12 @@ void atn_render_heatmap_natural_size(const atn_heatmap_spec *s, double *width, d
     int32_t n = s->rows > s->cols ? s->rows : s->cols;
     double cell = n <= 4 ? 72 : n <= 8 ? 56 : n <= 16 ? 36 : n <= 32 ? 22 : n <= 64 ? 13 : fmax(1.5, 900.0 / n);
     cell *= fs;
+    double lh = rt_line_height(&t, RT_LABEL);
+    if (n <= 48 && cell < lh) /* up to 48 tokens every label fits */
+        cell = lh;
     double mw = cell * s->cols, mh = cell * s->rows;
     double lw = s->show_labels ? fmin(max_label_width(&t, s->row_labels, s->rows), 300 * fs) + 4 * fs : 0;
     double cl = s->show_labels ? fmin(max_label_width(&t, s->col_labels, s->cols), 300 * fs) : 0;
-    double lh = rt_line_height(&t, RT_LABEL);
     double clh = s->show_labels ? (cl > cell * 0.92 ? cl : lh) + 4 * fs : 0;
     double sh = rt_line_height(&t, RT_SMALL);
     double cb = s->show_colorbar ? rt_colorbar_width(&t, 0, 1, true) + 12 * fs : 0;

@@ -70,19 +70,28 @@ static void tb_num(table *tb, int r, int c, double v) {
 }
 
 /* Which indices of 0..n-1 to show when at most max fit: the head, an ellipsis (-1), the
- * tail.  Returns the count written to idx (capacity max + 1). */
-static int elide(int32_t n, int32_t max, int32_t *idx) {
-    if (max < 3)
-        max = 3;
+ * tail; `keep` (the query token, or -1) stays visible with ellipses around it.  Returns the
+ * count written to idx (capacity max + 2). */
+static int elide(int32_t n, int32_t max, int32_t keep, int32_t *idx) {
+    if (max < 4)
+        max = 4;
     if (n <= max) {
         for (int32_t i = 0; i < n; i++)
             idx[i] = i;
         return n;
     }
-    int head = max - 2, k = 0;
+    int32_t head = max - 2, k = 0;
+    bool middle = keep >= head && keep < n - 1;
+    if (middle)
+        head -= 2;
     for (int32_t i = 0; i < head; i++)
         idx[k++] = i;
     idx[k++] = -1;
+    if (middle) {
+        idx[k++] = keep;
+        if (keep < n - 2)
+            idx[k++] = -1;
+    }
     idx[k++] = n - 1;
     return k;
 }
@@ -326,9 +335,9 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
         max_rows = 60;
     if (max_cols > TB_MAX_COLS - 4)
         max_cols = TB_MAX_COLS - 4;
-    sh.n_rows = elide(tr->n, max_rows, sh.idx_rows);
-    sh.n_k = elide(tr->d_head, max_cols, sh.idx_k);
-    sh.n_d = elide(tr->d_model, max_cols + 4 > TB_MAX_COLS - 2 ? TB_MAX_COLS - 2 : max_cols + 4, sh.idx_d);
+    sh.n_rows = elide(tr->n, max_rows, tr->query, sh.idx_rows);
+    sh.n_k = elide(tr->d_head, max_cols, -1, sh.idx_k);
+    sh.n_d = elide(tr->d_model, max_cols + 4 > TB_MAX_COLS - 2 ? TB_MAX_COLS - 2 : max_cols + 4, -1, sh.idx_d);
     int32_t i = tr->query, k = tr->d_head, n = tr->n;
     char buf[1024], esc_tok[256];
     {

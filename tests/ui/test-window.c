@@ -1,0 +1,630 @@
+/* The window end to end, under Xvfb: open models, type, wait for the worker thread, and check
+ * what the views draw and report against the capture and hand-computed numbers.
+ *
+ * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display".
+ * With --zh it checks the Chinese translation instead (LANGUAGE=zh_CN set by meson). */
+#include <glib/gstdio.h>
+#include <gtk/gtk.h>
+#include <math.h>
+#include <string.h>
+
+#include "atn-application.h"
+#include "atn-head-view.h"
+#include "atn-heatmap.h"
+#include "atn-model-grid-view.h"
+#include "atn-prefs.h"
+#include "atn-similarity-view.h"
+#include "atn-stats-view.h"
+#include "atn-head-stat.h"
+#include "atn-token-chips.h"
+#include "atn-trace-view.h"
+#include "atn-window.h"
+
+#define TIMEOUT_MS 60000
+
+static char *f32_model;   /* tests/hf/models/f32: 2 layers x 4 heads, 48-word vocabulary, 24 positions */
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+
+typedef gboolean (*cond_fn)(gpointer);
+
+static gboolean wait_for(cond_fn cond, gpointer data) {
+    gint64 t0 = g_get_monotonic_time();
+    while (!cond(data)) {
+        if (g_get_monotonic_time() - t0 > TIMEOUT_MS * 1000)
+            return FALSE;
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+    /* let pending layout and draws settle */
+    for (int i = 0; i < 20; i++)
+        while (g_main_context_iteration(NULL, FALSE))
+            ;
+    return TRUE;
+}
+
+static void settle(int ms) {
+    gint64 t0 = g_get_monotonic_time();
+    while (g_get_monotonic_time() - t0 < ms * 1000) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+}
+
+typedef struct model_wait {
+    AtnWindow *win;
+    const char *name;
+    guint runs;   /* wait for more runs than this */
+} model_wait;
+
+static gboolean idle_with_result(gpointer data) {
+    model_wait *w = data;
+    AtnSession *s = atn_window_get_session(w->win);
+    AtnModelHandle *m = atn_session_get_model(s);
+    return m && !atn_session_get_busy(s) && atn_session_get_result(s) &&
+           atn_result_get_model(atn_session_get_result(s)) == m && atn_session_get_n_runs(s) > w->runs &&
+           (!w->name || !g_strcmp0(atn_model_handle_get_source(m), w->name));
+}
+
+static AtnWindow *new_window(void) {
+    AtnWindow *win = g_object_new(ATN_TYPE_WINDOW, "default-width", 1200, "default-height", 780, NULL);
+    gtk_window_present(GTK_WINDOW(win));
+    return win;
+}
+
+static void open_and_wait(AtnWindow *win, const char *source) {
+    AtnSession *s = atn_window_get_session(win);
+    model_wait w = {win, source, atn_session_get_n_runs(s)};
+    atn_session_open_model(s, source);
+    g_assert_true(wait_for(idle_with_result, &w));
+}
+
+static void type_and_wait(AtnWindow *win, const char *text) {
+    AtnSession *s = atn_window_get_session(win);
+    model_wait w = {win, NULL, atn_session_get_n_runs(s)};
+    atn_window_set_text(win, text);
+    g_assert_true(wait_for(idle_with_result, &w));
+}
+
+static gboolean is_drawable(gpointer data) {
+    GtkWidget *w = data;
+    return gtk_widget_get_mapped(w) && gtk_widget_get_width(w) > 0 && gtk_widget_get_height(w) > 0;
+}
+
+static void show_view(AtnWindow *win, const char *name) {
+    atn_window_show_view(win, name);
+    g_assert_true(wait_for(is_drawable, atn_window_get_view_widget(win, name)));
+}
+
+/* Draws a widget as a frame would (snapshot, then the window's renderer) and returns its pixels. */
+static GBytes *render_widget(GtkWidget *w, int *width, int *height) {
+    *width = gtk_widget_get_width(w);
+    *height = gtk_widget_get_height(w);
+    GdkPaintable *p = gtk_widget_paintable_new(w);
+    GtkSnapshot *s = gtk_snapshot_new();
+    gdk_paintable_snapshot(p, s, *width, *height);
+    GskRenderNode *node = gtk_snapshot_free_to_node(s);
+    g_assert_nonnull(node);
+    GskRenderer *r = gtk_native_get_renderer(gtk_widget_get_native(w));
+    GdkTexture *tex = gsk_renderer_render_texture(r, node, &GRAPHENE_RECT_INIT(0, 0, *width, *height));
+    gsize stride = (gsize)*width * 4, size = stride * *height;
+    guchar *data = g_malloc(size);
+    gdk_texture_download(tex, data, stride);
+    g_object_unref(tex);
+    gsk_render_node_unref(node);
+    g_object_unref(p);
+    return g_bytes_new_take(data, size);
+}
+
+static void destroy_window(AtnWindow *win) {
+    gtk_window_destroy(GTK_WINDOW(win));
+    settle(20);
+}
+
+static AtnHeatmap *head_heatmap(AtnWindow *win) {
+    return atn_head_view_get_heatmap(ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head")));
+}
+
+/* The number of tokens the engine makes of text (independent of the window's path). */
+static int engine_token_count(const char *model, const char *text) {
+    atn_error err = {0};
+    atn_model *m = atn_model_open(model, NULL, NULL, &err);
+    g_assert_nonnull(m);
+    atn_encoding *enc = NULL;
+    g_assert_cmpint(atn_model_encode(m, text, NULL, &enc, &err), ==, ATN_OK);
+    int n = enc->n;
+    atn_encoding_free(enc);
+    atn_model_free(m);
+    return n;
+}
+
+/* Clicks a widget at (x, y) through its click gesture, as a pointer press would. */
+static void click(GtkWidget *w, double x, double y) {
+    g_autoptr(GListModel) ctl = gtk_widget_observe_controllers(w);
+    for (guint i = 0; i < g_list_model_get_n_items(ctl); i++) {
+        g_autoptr(GObject) c = g_list_model_get_item(ctl, i);
+        if (GTK_IS_GESTURE_CLICK(c)) {
+            g_signal_emit_by_name(c, "pressed", 1, x, y);
+            return;
+        }
+    }
+    g_assert_not_reached();
+}
+
+/* ---- tests ----------------------------------------------------------------------------------- */
+
+/* Open the window, switch model, type a sentence, wait for the run: the Head view shows the
+ * expected number of tokens. */
+static void test_open_switch_type(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "worked-example");
+    show_view(win, "head");
+    g_assert_cmpint(atn_heatmap_get_rows(head_heatmap(win)), ==, 3);
+    g_assert_cmpint(atn_token_chips_get_n_chips(ATN_TOKEN_CHIPS(atn_window_get_token_chips(win))), ==, 3);
+
+    open_and_wait(win, f32_model);
+    const char *text = "the cat sat on the mat";
+    type_and_wait(win, text);
+    int want = engine_token_count(f32_model, text);
+    g_assert_cmpint(want, ==, 8);   /* [CLS] the cat sat on the mat [SEP] */
+    g_assert_cmpint(atn_heatmap_get_rows(head_heatmap(win)), ==, want);
+    g_assert_cmpint(atn_token_chips_get_n_chips(ATN_TOKEN_CHIPS(atn_window_get_token_chips(win))), ==, want);
+    g_assert_false(atn_session_get_busy(atn_window_get_session(win)));
+    g_assert_null(atn_window_get_error(win));
+
+    /* typing fast: only the newest text's result is kept */
+    AtnSession *s = atn_window_get_session(win);
+    model_wait w = {win, NULL, atn_session_get_n_runs(s)};
+    atn_window_set_text(win, "the");
+    atn_window_set_text(win, "the cat");
+    atn_window_set_text(win, "the cat sat");
+    g_assert_true(wait_for(idle_with_result, &w));
+    settle(150);
+    g_assert_cmpint(atn_result_get_n_tokens(atn_session_get_result(s)), ==, 5);
+    destroy_window(win);
+}
+
+/* Selecting a layer or head changes the drawn figure. */
+static void test_layer_head_redraw(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    show_view(win, "head");
+    GtkWidget *view = atn_window_get_view_widget(win, "head");
+    AtnSession *s = atn_window_get_session(win);
+    int w1, h1, w2, h2, w3, h3;
+    atn_session_select_head(s, 0, 0);
+    g_autoptr(GBytes) a = render_widget(view, &w1, &h1);
+    atn_session_select_head(s, 0, 1);
+    g_autoptr(GBytes) b = render_widget(view, &w2, &h2);
+    atn_head_view_step(ATN_HEAD_VIEW(view), 1, 0);   /* the keyboard's Down: next layer */
+    g_assert_cmpint(atn_session_get_layer(s), ==, 1);
+    g_autoptr(GBytes) c = render_widget(view, &w3, &h3);
+    g_assert_cmpint(w1, ==, w2);
+    g_assert_cmpint(h1, ==, h2);
+    g_assert_false(g_bytes_equal(a, b));
+    g_assert_false(g_bytes_equal(b, c));
+    /* and back: the same figure again (the cache is keyed right) */
+    atn_session_select_head(s, 0, 0);
+    g_autoptr(GBytes) d = render_widget(view, &w3, &h3);
+    g_assert_true(g_bytes_equal(a, d));
+    destroy_window(win);
+}
+
+/* Hovering a cell reports the weight under the pointer; clicking a row selects the query. */
+static void test_hover_and_click(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    show_view(win, "head");
+    AtnSession *s = atn_window_get_session(win);
+    atn_session_select_head(s, 1, 2);
+    settle(30);
+    AtnHeatmap *hm = head_heatmap(win);
+    AtnResult *r = atn_session_get_result(s);
+    int n = atn_result_get_n_tokens(r);
+    const float *a = atn_result_get_head(r, 1, 2);
+    const char *const *tok = atn_result_get_tokens(r);
+    for (int row = 0; row < n; row += 3)
+        for (int col = 0; col < n; col += 2) {
+            graphene_rect_t rect;
+            g_assert_true(atn_heatmap_get_cell_rect(hm, row, col, &rect));
+            double x = rect.origin.x + rect.size.width * 0.5, y = rect.origin.y + rect.size.height * 0.5;
+            int rr, cc;
+            g_assert_true(atn_heatmap_cell_at(hm, x, y, &rr, &cc));
+            g_assert_cmpint(rr, ==, row);
+            g_assert_cmpint(cc, ==, col);
+            g_autofree char *text = atn_heatmap_hover(hm, x, y);
+            g_autofree char *weight = g_strdup_printf("%.4f", (double)a[row * n + col]);
+            g_assert_nonnull(text);
+            g_assert_nonnull(strstr(text, weight));
+            g_assert_nonnull(strstr(text, tok[row]));
+            g_assert_nonnull(strstr(text, tok[col]));
+            g_assert_nonnull(strstr(text, "→"));
+        }
+    g_assert_null(atn_heatmap_hover(hm, 1, 1));   /* the corner is outside the matrix */
+    graphene_rect_t rect;
+    g_assert_true(atn_heatmap_get_cell_rect(hm, 4, 1, &rect));
+    click(GTK_WIDGET(hm), rect.origin.x + 1, rect.origin.y + 1);
+    g_assert_cmpint(atn_session_get_query(s), ==, 4);
+    destroy_window(win);
+}
+
+/* softmax of the worked example's head 0, query 0 after setting X[0][0] = x00, by hand:
+ * q0 = k0 = (x00, 1.1); k1 = (1.0, 1.1); k2 = (1.2, -0.2); scores / sqrt(2). */
+static void hand_softmax(double x00, double out[3]) {
+    double s[3] = {x00 * x00 + 1.1 * 1.1, x00 * 1.0 + 1.1 * 1.1, x00 * 1.2 + 1.1 * -0.2};
+    double m = -INFINITY, sum = 0;
+    for (int j = 0; j < 3; j++) {
+        s[j] /= sqrt(2.0);
+        m = fmax(m, s[j]);
+    }
+    for (int j = 0; j < 3; j++)
+        sum += out[j] = exp(s[j] - m);
+    for (int j = 0; j < 3; j++)
+        out[j] /= sum;
+}
+
+static void assert_weights_shown(AtnTraceView *tv, const double want[3]) {
+    g_autofree char *text = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_SOFTMAX);
+    g_assert_nonnull(text);
+    for (int j = 0; j < 3; j++) {
+        g_autofree char *w = g_strdup_printf("%.4f", want[j]);
+        if (!strstr(text, w))
+            g_error("softmax step shows\n%s\nbut not %s", text, w);
+    }
+}
+
+/* The Trace view on the worked example: 0.3760 / 0.4487 / 0.1752, and editing X[0][0]. */
+static void test_trace_worked_example(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "worked-example");
+    show_view(win, "trace");
+    AtnSession *s = atn_window_get_session(win);
+    atn_session_select_head(s, 0, 0);
+    atn_session_set_query(s, 0);
+    AtnTraceView *tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
+    atn_trace_view_refresh(tv);
+    const double article[3] = {0.3760, 0.4487, 0.1752};
+    assert_weights_shown(tv, article);
+    g_autofree char *scores = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_SCORES);
+    g_assert_nonnull(strstr(scores, "1.4600"));   /* 0.5×0.5 + 1.1×1.1 */
+    g_assert_nonnull(strstr(scores, "1.7100"));
+    g_assert_nonnull(strstr(scores, "0.3800"));
+
+    GtkEditable *x00 = atn_trace_view_get_input_cell(tv, ATN_TOY_X, 0, 0);
+    g_assert_nonnull(x00);
+    g_assert_cmpstr(gtk_editable_get_text(x00), ==, "0.5");
+    gtk_editable_set_text(x00, "1.5");   /* as typing does: "changed" -> model -> run -> trace */
+    settle(20);
+    double want[3];
+    hand_softmax(1.5, want);
+    g_assert_cmpfloat_with_epsilon(want[0], 0.5397, 1e-4);   /* the hand check in the issue */
+    assert_weights_shown(tv, want);
+    g_autofree char *scores2 = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_SCORES);
+    g_assert_nonnull(strstr(scores2, "3.4600"));
+    g_assert_nonnull(strstr(scores2, "2.7100"));
+    g_assert_nonnull(strstr(scores2, "1.5800"));
+    /* the Head view follows the same edit */
+    AtnResult *r = atn_session_get_result(s);
+    g_assert_cmpfloat_with_epsilon(atn_result_get_head(r, 0, 0)[0], want[0], 1e-5);
+    /* the edited cell kept its text and its focusable widget (no rebuild while typing) */
+    g_assert_true(atn_trace_view_get_input_cell(tv, ATN_TOY_X, 0, 0) == x00);
+
+    /* not a number: marked, nothing changes */
+    gtk_editable_set_text(x00, "1.5x");
+    settle(20);
+    g_assert_true(gtk_widget_has_css_class(GTK_WIDGET(x00), "error"));
+    assert_weights_shown(tv, want);
+    gtk_editable_set_text(x00, "0.5");
+    settle(20);
+    g_assert_false(gtk_widget_has_css_class(GTK_WIDGET(x00), "error"));
+    assert_weights_shown(tv, article);
+
+    /* stepping marks the step */
+    atn_trace_view_set_step(tv, ATN_TRACE_STEP_SOFTMAX);
+    g_assert_cmpint(atn_trace_view_get_step(tv), ==, ATN_TRACE_STEP_SOFTMAX);
+
+    /* the Markdown export carries the same numbers and LaTeX */
+    g_autoptr(GError) error = NULL;
+    g_autofree char *md = atn_trace_view_dup_markdown(tv, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(strstr(md, "0.3760"));
+    g_assert_nonnull(strstr(md, "0.4487"));
+    g_assert_nonnull(strstr(md, "0.1752"));
+    g_assert_nonnull(strstr(md, "\\sqrt{d_k}"));
+    g_assert_nonnull(strstr(md, "$$"));
+    destroy_window(win);
+}
+
+static gboolean similarity_ready(gpointer data) {
+    AtnSimilarityView *v = data;
+    return !atn_similarity_view_get_busy(v) && atn_similarity_map_get_similarity(atn_similarity_view_get_map(v));
+}
+
+static gboolean png_size(const char *path, int *w, int *h) {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GdkTexture) t = gdk_texture_new_from_filename(path, &error);
+    if (!t)
+        return FALSE;
+    *w = gdk_texture_get_width(t);
+    *h = gdk_texture_get_height(t);
+    return TRUE;
+}
+
+static void cli_export(const char *const *extra, const char *out) {
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_autofree char *exe = g_build_filename(g_getenv("ATN_BUILD_ROOT"), "app", "attnscope", NULL);
+    g_ptr_array_add(argv, exe);
+    for (const char *const *e = extra; *e; e++)
+        g_ptr_array_add(argv, (char *)*e);
+    g_ptr_array_add(argv, "-o");
+    g_ptr_array_add(argv, (char *)out);
+    g_ptr_array_add(argv, NULL);
+    int status = 0;
+    g_autofree char *err = NULL;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
+                               &status, &error));
+    if (!g_spawn_check_wait_status(status, NULL))
+        g_error("attnscope export failed: %s", err);
+}
+
+static void compare_pngs(const char *gui, const char *cli) {
+    int gw, gh, cw, ch;
+    g_assert_true(png_size(gui, &gw, &gh));
+    g_assert_true(png_size(cli, &cw, &ch));
+    g_assert_cmpint(gw, ==, cw);
+    g_assert_cmpint(gh, ==, ch);
+}
+
+/* Export from the GUI writes a PNG of the same size as the command line's export. */
+static void test_export_matches_cli(void) {
+    g_autofree char *dir = g_dir_make_tmp("atn-ui-XXXXXX", NULL);
+    g_autofree char *gui1 = g_build_filename(dir, "gui-we.png", NULL);
+    g_autofree char *cli1 = g_build_filename(dir, "cli-we.png", NULL);
+    g_autofree char *gui2 = g_build_filename(dir, "gui-f32.png", NULL);
+    g_autofree char *cli2 = g_build_filename(dir, "cli-f32.png", NULL);
+    g_autofree char *gui3 = g_build_filename(dir, "gui-f32@2.png", NULL);
+    g_autofree char *cli3 = g_build_filename(dir, "cli-f32@2.png", NULL);
+    AtnWindow *win = new_window();
+    open_and_wait(win, "worked-example");
+    show_view(win, "head");
+    g_autoptr(GError) error = NULL;
+    g_assert_true(atn_window_export_to(win, gui1, 1.0, &error));
+    g_assert_no_error(error);
+    const char *we[] = {"export", "heatmap", "--model", "worked-example", "--layer", "0", "--head", "0", NULL};
+    cli_export(we, cli1);
+    compare_pngs(gui1, cli1);
+
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    atn_session_select_head(atn_window_get_session(win), 1, 3);
+    settle(20);
+    g_assert_true(atn_window_export_to(win, gui2, 1.0, &error));
+    g_assert_true(atn_window_export_to(win, gui3, 2.0, &error));
+    const char *f32[] = {"export", "heatmap", "--model", f32_model, "--text", "the cat sat on the mat", "--layer", "1",
+                         "--head", "3", NULL};
+    cli_export(f32, cli2);
+    compare_pngs(gui2, cli2);
+    const char *f32x2[] = {"export", "heatmap", "--model", f32_model, "--text", "the cat sat on the mat", "--layer",
+                           "1", "--head", "3", "--scale", "2", NULL};
+    cli_export(f32x2, cli3);
+    compare_pngs(gui3, cli3);
+
+    /* the other formats write files too */
+    g_autofree char *svg = g_build_filename(dir, "fig.svg", NULL);
+    g_autofree char *pdf = g_build_filename(dir, "fig.pdf", NULL);
+    g_assert_true(atn_window_export_to(win, svg, 1.0, &error));
+    g_assert_true(atn_window_export_to(win, pdf, 1.0, &error));
+    g_assert_true(g_file_test(svg, G_FILE_TEST_IS_REGULAR));
+    g_assert_true(g_file_test(pdf, G_FILE_TEST_IS_REGULAR));
+    /* every view with a figure exports */
+    const char *views[] = {"model", "similarity", "trace"};
+    for (guint i = 0; i < G_N_ELEMENTS(views); i++) {
+        show_view(win, views[i]);
+        if (!g_strcmp0(views[i], "similarity"))
+            g_assert_true(wait_for(similarity_ready, atn_window_get_view_widget(win, "similarity")));
+        g_autofree char *p = g_strdup_printf("%s/%s.png", dir, views[i]);
+        settle(300);
+        g_assert_true(atn_window_export_to(win, p, 1.0, &error));
+        g_assert_no_error(error);
+        int w, h;
+        g_assert_true(png_size(p, &w, &h));
+        g_assert_cmpint(w, >, 50);
+    }
+    destroy_window(win);
+    const char *files[] = {gui1, cli1, gui2, cli2, gui3, cli3, svg, pdf};
+    for (guint i = 0; i < G_N_ELEMENTS(files); i++)
+        g_remove(files[i]);
+    for (guint i = 0; i < G_N_ELEMENTS(views); i++) {
+        g_autofree char *p = g_strdup_printf("%s/%s.png", dir, views[i]);
+        g_remove(p);
+    }
+    g_rmdir(dir);
+}
+
+static gboolean not_opening(gpointer data) { return atn_session_get_opening(data) == NULL; }
+
+/* A bad model folder shows an error in the window; the previous model stays usable. */
+static void test_bad_model_folder(void) {
+    g_autofree char *dir = g_dir_make_tmp("atn-bad-XXXXXX", NULL);
+    g_autofree char *cfg = g_build_filename(dir, "config.json", NULL);
+    g_assert_true(g_file_set_contents(cfg, "{\"hidden_size\": 32, \"num_attention_heads\": ", -1, NULL));
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat");
+    AtnSession *s = atn_window_get_session(win);
+    AtnModelHandle *before = atn_session_get_model(s);
+    atn_session_open_model(s, dir);
+    g_assert_true(wait_for(not_opening, s));
+    const char *error = atn_window_get_error(win);
+    g_assert_nonnull(error);
+    g_assert_nonnull(strstr(error, dir));
+    g_assert_true(atn_session_get_model(s) == before);
+    /* still usable: type, run, draw */
+    type_and_wait(win, "the cat sat on the mat");
+    g_assert_cmpint(atn_heatmap_get_rows(head_heatmap(win)), ==, 8);
+    /* a folder that does not exist at all */
+    g_autofree char *missing = g_build_filename(dir, "nothing-here", NULL);
+    atn_session_open_model(s, missing);
+    g_assert_true(wait_for(not_opening, s));
+    g_assert_nonnull(atn_window_get_error(win));
+    g_assert_true(atn_session_get_model(s) == before);
+    destroy_window(win);
+    g_remove(cfg);
+    g_rmdir(dir);
+}
+
+/* A text longer than the model takes shows a banner. */
+static void test_truncation_banner(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat the cat sat on the mat the cat sat on the mat the cat sat on the mat "
+                       "the cat sat on the mat");
+    g_assert_nonnull(atn_window_get_notice(win));
+    g_assert_nonnull(strstr(atn_window_get_notice(win), "dropped"));
+    g_assert_cmpint(atn_result_get_n_tokens(atn_session_get_result(atn_window_get_session(win))), ==, 24);
+    type_and_wait(win, "the cat");
+    g_assert_null(atn_window_get_notice(win));
+    destroy_window(win);
+}
+
+/* Model view: clicking a thumbnail opens that head in the Head view. */
+static void test_model_grid_click(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat");
+    show_view(win, "model");
+    GtkWidget *view = atn_window_get_view_widget(win, "model");
+    AtnModelGrid *grid = atn_model_grid_view_get_grid(ATN_MODEL_GRID_VIEW(view));
+    int w, h;
+    g_autoptr(GBytes) pix = render_widget(view, &w, &h);
+    gboolean clicked = FALSE;
+    int gw = gtk_widget_get_width(GTK_WIDGET(grid)), gh = gtk_widget_get_height(GTK_WIDGET(grid));
+    for (int y = 0; y < gh && !clicked; y += 3)
+        for (int x = 0; x < gw && !clicked; x += 3) {
+            int l, hd;
+            if (atn_model_grid_head_at(grid, x, y, &l, &hd) && l == 1 && hd == 2) {
+                click(GTK_WIDGET(grid), x + 4, y + 4);
+                clicked = TRUE;
+            }
+        }
+    g_assert_true(clicked);
+    AtnSession *s = atn_window_get_session(win);
+    g_assert_cmpint(atn_session_get_layer(s), ==, 1);
+    g_assert_cmpint(atn_session_get_head(s), ==, 2);
+    g_assert_cmpstr(atn_window_get_view(win), ==, "head");
+    destroy_window(win);
+}
+
+/* Statistics: sortable, and a row opens its head. */
+static void test_stats_sort_activate(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    show_view(win, "statistics");
+    AtnStatsView *sv = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
+    atn_stats_view_sort_by(sv, "entropy", GTK_SORT_ASCENDING);
+    GListModel *m = atn_stats_view_get_model(sv);
+    g_assert_cmpuint(g_list_model_get_n_items(m), ==, 8);
+    double prev = -1;
+    for (guint i = 0; i < g_list_model_get_n_items(m); i++) {
+        g_autoptr(AtnHeadStat) row = g_list_model_get_item(m, i);
+        double e = atn_head_stat_get_stats(row)->entropy;
+        g_assert_cmpfloat(e, >=, prev);
+        prev = e;
+    }
+    g_autoptr(AtnHeadStat) last = g_list_model_get_item(m, 7);
+    atn_stats_view_activate_row(sv, 7);
+    AtnSession *s = atn_window_get_session(win);
+    g_assert_cmpint(atn_session_get_layer(s), ==, atn_head_stat_get_layer(last));
+    g_assert_cmpint(atn_session_get_head(s), ==, atn_head_stat_get_head(last));
+    g_assert_cmpstr(atn_window_get_view(win), ==, "head");
+    destroy_window(win);
+}
+
+/* Similarity: the matrix for the layer, and a pair side by side. */
+static void test_similarity(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    show_view(win, "similarity");
+    AtnSimilarityView *v = ATN_SIMILARITY_VIEW(atn_window_get_view_widget(win, "similarity"));
+    g_assert_true(wait_for(similarity_ready, v));
+    const atn_similarity *sim = atn_similarity_map_get_similarity(atn_similarity_view_get_map(v));
+    g_assert_cmpint(sim->count, ==, 4);
+    for (int c = 0; c < 4; c++)
+        g_assert_cmpfloat_with_epsilon(sim->values[c * 4 + c], 0.0, 1e-9);   /* JS distance to itself */
+    atn_similarity_view_set_scope(v, ATN_SCOPE_MODEL);
+    g_assert_true(wait_for(similarity_ready, v));
+    sim = atn_similarity_map_get_similarity(atn_similarity_view_get_map(v));
+    g_assert_cmpint(sim->count, ==, 8);
+    atn_similarity_view_compare(v, 1, 6);
+    settle(30);
+    destroy_window(win);
+}
+
+/* Colour map preference and presentation mode change what is drawn. */
+static void test_prefs_presentation(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "worked-example");
+    show_view(win, "head");
+    GtkWidget *view = atn_window_get_view_widget(win, "head");
+    int w, h;
+    g_autoptr(GBytes) a = render_widget(view, &w, &h);
+    atn_prefs_set_colormap(atn_prefs_get_default(), "magma");
+    g_assert_cmpint(atn_heatmap_get_colormap(head_heatmap(win)), ==, ATN_CMAP_MAGMA);
+    g_autoptr(GBytes) b = render_widget(view, &w, &h);
+    g_assert_false(g_bytes_equal(a, b));
+    atn_prefs_set_colormap(atn_prefs_get_default(), "viridis");
+    atn_window_set_presentation(win, TRUE);
+    g_assert_true(gtk_widget_has_css_class(GTK_WIDGET(win), "presentation"));
+    atn_window_set_presentation(win, FALSE);
+    g_assert_false(gtk_widget_has_css_class(GTK_WIDGET(win), "presentation"));
+    destroy_window(win);
+}
+
+/* LANGUAGE=zh_CN: the Chinese interface. */
+static void test_chinese(void) {
+    AtnWindow *win = new_window();
+    GtkStack *stack = GTK_STACK(gtk_widget_get_parent(atn_window_get_view_widget(win, "head")));
+    GtkStackPage *page = gtk_stack_get_page(stack, atn_window_get_view_widget(win, "trace"));
+    const char *title = gtk_stack_page_get_title(page);
+    g_assert_cmpstr(title, !=, "Trace");
+    g_assert_true(g_utf8_get_char(title) >= 0x2E80);   /* Chinese characters */
+    g_assert_cmpstr(g_dgettext("attnscope", "Head"), !=, "Head");
+    destroy_window(win);
+}
+
+int main(int argc, char **argv) {
+    gboolean zh = FALSE;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--zh"))
+            zh = TRUE, argv[i] = (char *)"--tap";
+    atn_gui_init_i18n();
+    g_test_init(&argc, &argv, NULL);
+    if (!gtk_init_check()) {
+        printf("1..0 # SKIP no display\n");
+        return 0;
+    }
+    atn_gui_load_css();
+    const char *src = g_getenv("ATN_SOURCE_ROOT");
+    f32_model = g_build_filename(src ? src : ".", "tests", "hf", "models", "f32", NULL);
+    if (zh) {
+        g_test_add_func("/ui/chinese", test_chinese);
+    } else {
+        g_test_add_func("/ui/open-switch-type", test_open_switch_type);
+        g_test_add_func("/ui/layer-head-redraw", test_layer_head_redraw);
+        g_test_add_func("/ui/hover-and-click", test_hover_and_click);
+        g_test_add_func("/ui/trace-worked-example", test_trace_worked_example);
+        g_test_add_func("/ui/export-matches-cli", test_export_matches_cli);
+        g_test_add_func("/ui/bad-model-folder", test_bad_model_folder);
+        g_test_add_func("/ui/truncation-banner", test_truncation_banner);
+        g_test_add_func("/ui/model-grid-click", test_model_grid_click);
+        g_test_add_func("/ui/stats-sort-activate", test_stats_sort_activate);
+        g_test_add_func("/ui/similarity", test_similarity);
+        g_test_add_func("/ui/prefs-presentation", test_prefs_presentation);
+    }
+    return g_test_run();
+}

@@ -1,0 +1,108 @@
+#!/bin/sh
+# `make bench`: the CPU forward of attnscope next to this machine's own sgemm and next to
+# PyTorch eager, measured in the same run (the machine is shared and noisy: compare the
+# ratios of one run, not figures from different runs).  Writes JSON, a summary table
+# (results.md) and a chart (bench.png) under BUILD/bench/.  Usage: tools/bench.sh [BUILD]
+#
+# Environment: ATN_BENCH_THREADS (2), ATN_BENCH_LENGTHS ("8 16 32 64 128 256 512"),
+# ATN_BENCH_REPEAT (per length: 20 up to 32 tokens, 10 up to 128, else 5),
+# ATN_BENCH_QUICK=1 (bert-base only, fewer lengths and repeats), ATN_BENCH_NO_TORCH=1.
+# A user's OPENBLAS_CORETYPE is honoured (and reported): both attnscope's sgemm reference
+# and torch then run on that kernel.
+set -u
+BUILD=${1:-build}
+EXE="$BUILD/app/attnscope"
+OUT="$BUILD/bench"
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+PY=/usr/bin/python3
+T=${ATN_BENCH_THREADS:-2}
+LENGTHS=${ATN_BENCH_LENGTHS:-"8 16 32 64 128 256 512"}
+QUICK=${ATN_BENCH_QUICK:-0}
+[ "$QUICK" = 1 ] && LENGTHS=${ATN_BENCH_LENGTHS:-"8 128 512"}
+
+if [ ! -x "$EXE" ]; then
+    echo "bench: $EXE is not built (run make build first)" >&2
+    exit 1
+fi
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+repeat_for() {
+    if [ -n "${ATN_BENCH_REPEAT:-}" ]; then echo "$ATN_BENCH_REPEAT"
+    elif [ "$QUICK" = 1 ]; then echo 5
+    elif [ "$1" -le 32 ]; then echo 20
+    elif [ "$1" -le 128 ]; then echo 10
+    else echo 5; fi
+}
+
+echo "== machine"
+model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+mem=$(awk '/MemTotal/ {printf "%.1f GB", $2 / 1048576}' /proc/meminfo)
+echo "cpu: $model, $(nproc) cores online, $mem memory; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+"$EXE" --version
+if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
+    echo "note: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE is set in your environment and is honoured: the sgemm"
+    echo "      reference and torch use that kernel (unset it to let OpenBLAS and attnscope choose)."
+fi
+echo "threads: $T (attnscope --threads $T; torch: see below)"
+
+have_torch=0
+if [ "${ATN_BENCH_NO_TORCH:-0}" != 1 ] && [ -x "$PY" ] && "$PY" -c 'import torch, numpy' 2>/dev/null; then
+    have_torch=1
+    echo "peer: PyTorch $("$PY" -c 'import torch; print(torch.__version__)') eager (bench/peer_torch.py), the faster of"
+    echo "      torch.set_num_threads($T) with OMP_WAIT_POLICY=PASSIVE and torch.set_num_threads(1); OpenBLAS $T threads"
+else
+    echo "peer: PyTorch is not installed for $PY (Debian: apt-get install python3-torch), so only"
+    echo "      attnscope's own figures are shown; there is no side-by-side ratio."
+fi
+
+# run_one SHAPE N: attnscope, then torch, for one shape and length (separate processes, so
+# peak RSS is per length and a slow moment hits one pair, not one tool)
+run_one() {
+    shape=$1 n=$2 r=$(repeat_for "$2")
+    tag="$shape-$n"
+    printf '%s, %s tokens: attnscope' "$shape" "$n"
+    "$EXE" bench --shape "$shape" --length "$n" --repeat "$r" --threads "$T" --json \
+        >"$OUT/attnscope-$tag.json" 2>"$OUT/attnscope-$tag.err" || {
+        echo " FAILED:"; cat "$OUT/attnscope-$tag.err"; return 1; }
+    if [ $have_torch = 1 ]; then
+        printf ', torch'
+        OPENBLAS_NUM_THREADS=$T OMP_WAIT_POLICY=PASSIVE "$PY" "$SRC/bench/peer_torch.py" --shape "$shape" \
+            --length "$n" --repeat "$r" --threads "$T" --json >"$OUT/torch$T-$tag.json" 2>"$OUT/torch$T-$tag.err" ||
+            echo " (torch failed: $(tail -1 "$OUT/torch$T-$tag.err"))"
+        if [ "$T" != 1 ]; then
+            OPENBLAS_NUM_THREADS=$T "$PY" "$SRC/bench/peer_torch.py" --shape "$shape" --length "$n" --repeat "$r" \
+                --threads 1 --json >"$OUT/torch1-$tag.json" 2>"$OUT/torch1-$tag.err" ||
+                echo " (torch failed: $(tail -1 "$OUT/torch1-$tag.err"))"
+        fi
+    fi
+    echo
+}
+
+echo
+echo "== forward pass, random weights (nothing downloaded)"
+for n in $LENGTHS; do run_one bert-base "$n"; done
+if [ "$QUICK" != 1 ]; then
+    for n in 8 128 512; do run_one bert-tiny "$n"; done
+    run_one bert-large 128
+fi
+
+echo
+if [ -x "$PY" ] && "$PY" -c 'import json' 2>/dev/null; then
+    "$PY" "$SRC/bench/report.py" "$OUT"
+else
+    echo "bench: no $PY to summarise; the JSON results are in $OUT"
+fi
+
+echo
+echo "== GUI latency"
+if "$EXE" --help 2>/dev/null | grep -q -- '--gui-bench'; then
+    if command -v xvfb-run >/dev/null 2>&1; then
+        GTK_A11Y=none GSK_RENDERER=cairo GSETTINGS_BACKEND=memory \
+            xvfb-run -a -s '-screen 0 1280x800x24' "$EXE" --gui-bench | tee "$OUT/gui-bench.txt"
+    else
+        echo "the GUI harness needs xvfb-run (apt-get install xvfb xauth)"
+    fi
+else
+    echo "not built: $EXE has no --gui-bench (the GUI's headless latency harness); skipped"
+fi
