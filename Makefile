@@ -29,5 +29,35 @@ test: build
 bench: build
 	@./tools/bench.sh $(BUILD)
 
+# Fuzzing with libFuzzer (clang-14, apart from the meson build): builds tests/fuzz/fuzz-*.c
+# into build-fuzz/ and runs each target for FUZZ_SECONDS, one at a time, nice'd; crash
+# inputs land in build-fuzz/crashes/.  FUZZ_TARGETS picks some (safetensors config index
+# toy vocab tokenize npy).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+fuzz:
+	@ATN_EXTRA_PKGS="clang-14 libclang-rt-14-dev" ./tools/install-deps.sh
+	FUZZ_SECONDS=$(FUZZ_SECONDS) OUT=$(CURDIR)/build-fuzz ./tests/fuzz/run.sh $(FUZZ_TARGETS)
+
+# The whole suite built with -fsanitize=address,undefined (gcc) in build-asan; any report
+# fails its test (UBSan halts instead of printing and going on).
+ASAN_ENV = ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1 \
+	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+test-asan: deps
+	@[ -f build-asan/build.ninja ] || meson setup build-asan --buildtype=debugoptimized \
+		-Db_sanitize=address,undefined $(MESON_OPTS)
+	ninja -C build-asan
+	@rm -f build-asan/meson-logs/testlog.json
+	-$(ASAN_ENV) meson test -C build-asan --print-errorlogs --num-processes 2 \
+		--timeout-multiplier 4 $(TESTS)
+	@python3 tools/test-summary.py build-asan/meson-logs/testlog.json
+
+# valgrind on the CLI runs of the worked example and a Hugging Face test model (also part
+# of `make test`; this runs only it).
+test-valgrind: build
+	@rm -f $(BUILD)/meson-logs/testlog.json
+	-meson test -C $(BUILD) --print-errorlogs --suite valgrind
+	@python3 tools/test-summary.py $(BUILD)/meson-logs/testlog.json
+
 clean:
 	rm -rf $(BUILD) build-asan

@@ -13,6 +13,7 @@
 #include "atn-application.h"
 #include "atn-head-view.h"
 #include "atn-model-grid-view.h"
+#include "atn-token-lines.h"
 #include "atn-window.h"
 #include "random-model.h"
 
@@ -42,21 +43,25 @@ static gboolean wait_for(gboolean (*cond)(gpointer), gpointer data, double timeo
     return TRUE;
 }
 
+GdkTexture *atn_gui_render_widget(GtkWidget *w) {
+    GtkWidget *parent = gtk_widget_get_parent(w);
+    g_return_val_if_fail(parent != NULL, NULL);
+    GtkSnapshot *s = gtk_snapshot_new();
+    gtk_widget_snapshot_child(parent, w, s);
+    GskRenderNode *node = gtk_snapshot_free_to_node(s);
+    if (!node)
+        return NULL;
+    GskRenderer *r = gtk_native_get_renderer(gtk_widget_get_native(w));
+    GdkTexture *tex = gsk_renderer_render_texture(r, node, NULL);
+    gsk_render_node_unref(node);
+    return tex;
+}
+
 /* Snapshot + render of one widget, as a frame would; returns ms. */
 static double draw_widget(GtkWidget *w) {
     double t0 = now_ms();
-    int width = gtk_widget_get_width(w), height = gtk_widget_get_height(w);
-    GdkPaintable *p = gtk_widget_paintable_new(w);
-    GtkSnapshot *s = gtk_snapshot_new();
-    gdk_paintable_snapshot(p, s, width, height);
-    GskRenderNode *node = gtk_snapshot_free_to_node(s);
-    if (node) {
-        GskRenderer *r = gtk_native_get_renderer(gtk_widget_get_native(w));
-        GdkTexture *tex = gsk_renderer_render_texture(r, node, &GRAPHENE_RECT_INIT(0, 0, width, height));
-        g_object_unref(tex);
-        gsk_render_node_unref(node);
-    }
-    g_object_unref(p);
+    GdkTexture *tex = atn_gui_render_widget(w);
+    g_clear_object(&tex);
     return now_ms() - t0;
 }
 
@@ -215,6 +220,23 @@ int atn_gui_bench_main(int argc, char **argv) {
         sw_ms[k] = now_ms() - t0 + draw_widget(head_view);
     }
     double sw_med = median(sw_ms, n_sw), sw_max = max_of(sw_ms, n_sw);
+    /* where a switch's time goes: the heatmap and the token lines drawn alone */
+    GtkWidget *hm = GTK_WIDGET(atn_head_view_get_heatmap(ATN_HEAD_VIEW(head_view)));
+    GtkWidget *lines = atn_head_view_get_token_lines(ATN_HEAD_VIEW(head_view));
+    double *hm_ms = g_new0(double, n_sw), *ln_ms = g_new0(double, n_sw);
+    for (int k = 0; k < n_sw; k++) {
+        atn_session_select_head(session, (k / H) % L, k % H);
+        hm_ms[k] = draw_widget(hm);
+        double t0 = now_ms();
+        draw_widget(lines);   /* starts the worker (long inputs) */
+        while (atn_token_lines_get_busy(ATN_TOKEN_LINES(lines)))
+            g_main_context_iteration(NULL, TRUE);
+        draw_widget(lines);
+        ln_ms[k] = now_ms() - t0;
+    }
+    double hm_med = median(hm_ms, n_sw), ln_med = median(ln_ms, n_sw);
+    g_free(hm_ms);
+    g_free(ln_ms);
 
     /* C. Model view: every head as a thumbnail, cold (pixels and figure rebuilt) and warm */
     atn_window_show_view(win, "model");
@@ -239,19 +261,20 @@ int atn_gui_bench_main(int argc, char **argv) {
                "\"head_view_px\": [%d, %d], \"open_and_first_run_ms\": %.1f,\n"
                " \"keystroke_to_head_view_ms\": {\"median\": %.2f, \"max\": %.2f, \"debounce\": 60, "
                "\"run_median\": %.2f, \"draw_median\": %.2f},\n"
-               " \"head_switch_redraw_ms\": {\"median\": %.2f, \"max\": %.2f, \"count\": %d},\n"
+               " \"head_switch_redraw_ms\": {\"median\": %.2f, \"max\": %.2f, \"count\": %d, "
+               "\"heatmap_median\": %.2f, \"token_lines_median\": %.2f},\n"
                " \"model_view_draw_ms\": {\"thumbnails\": %d, \"cold_median\": %.2f, \"cold_max\": %.2f, "
                "\"warm_median\": %.2f}}\n",
-               o.model, L, H, n, rname, ww, wh, t_open, key_med, key_max, run_med, keydraw_med, sw_med, sw_max, n_sw,
-               L * H, grid_med, grid_max, warm_med);
+               o.model, L, H, n, rname, ww, wh, t_open, key_med, key_max, run_med, keydraw_med, sw_med, sw_max, n_sw, hm_med,
+               ln_med, L * H, grid_med, grid_max, warm_med);
     } else {
         printf("gui-bench: model %s (%d layers x %d heads), %d tokens, %s, Head view %dx%d px\n", o.model, L, H, n,
                rname, ww, wh);
         printf("  open + first run:                 %8.1f ms\n", t_open);
         printf("  keystroke -> Head view drawn:     median %7.1f ms, max %7.1f ms  (60 ms debounce included; "
                "model run median %.1f ms, draw %.1f ms)\n", key_med, key_max, run_med, keydraw_med);
-        printf("  layer/head switch -> redrawn:     median %7.2f ms, max %7.2f ms  (%d switches)\n", sw_med, sw_max,
-               n_sw);
+        printf("  layer/head switch -> redrawn:     median %7.2f ms, max %7.2f ms  (%d switches; heatmap alone %.2f ms, "
+               "token lines until drawn %.2f ms, in a worker thread)\n", sw_med, sw_max, n_sw, hm_med, ln_med);
         printf("  Model view, %3d thumbnails:       cold median %6.2f ms, max %6.2f ms; warm %.2f ms\n", L * H,
                grid_med, grid_max, warm_med);
     }

@@ -209,3 +209,5 @@ void atn_head_view_set_font_scale(AtnHeadView *self, double scale) {
 }
 
 AtnHeatmap *atn_head_view_get_heatmap(AtnHeadView *self) { return self->heatmap; }
+
+GtkWidget *atn_head_view_get_token_lines(AtnHeadView *self) { return GTK_WIDGET(self->lines); }

@@ -18,6 +18,7 @@ void atn_head_view_set_session(AtnHeadView *self, AtnSession *session);
 void atn_head_view_set_colormap(AtnHeadView *self, atn_colormap cm);
 void atn_head_view_set_font_scale(AtnHeadView *self, double scale);
 AtnHeatmap *atn_head_view_get_heatmap(AtnHeadView *self);
+GtkWidget *atn_head_view_get_token_lines(AtnHeadView *self);
 /* Moves the selection as the keyboard does: dlayer/dhead are -1, 0 or +1. */
 void atn_head_view_step(AtnHeadView *self, int dlayer, int dhead);
 

@@ -1,21 +1,56 @@
-/* AtnTokenLines: one head as lines between two token columns, drawn by ui/render. */
+/* AtnTokenLines: one head as lines between two token columns, drawn by ui/render.
+ *
+ * Small inputs are drawn in snapshot() into a cached node.  Long ones (hundreds of lines to
+ * stroke, tens of ms) are drawn into an image in a worker thread and shown as a texture when
+ * ready, so switching heads redraws the heatmap at once and the lines a frame or two later. */
 #include "atn-token-lines.h"
 
 #include <glib/gi18n.h>
+
+/* At most this many lines are drawn: the strongest ones.  A broad head of 128 tokens has
+ * 16,384 faint lines (200+ ms to stroke, and a grey fog to look at); the strongest few per
+ * query carry the picture. */
+enum { MAX_LINES = 512, ASYNC_MIN_TOKENS = 40 };
 
 struct _AtnTokenLines {
     GtkWidget parent_instance;
     AtnSession *session;
     double font_scale;
-    GskRenderNode *node;   /* cached figure */
+    GskRenderNode *node;   /* cached figure (drawn here, or the worker's texture) */
     int node_w, node_h;
+    gboolean stale;        /* node shows older data; a worker is drawing the new one */
+    GCancellable *job;     /* the drawing in flight */
+    guint serial;
 };
 
 G_DEFINE_FINAL_TYPE(AtnTokenLines, atn_token_lines, GTK_TYPE_WIDGET)
 
 static void invalidate(AtnTokenLines *self) {
-    g_clear_pointer(&self->node, gsk_render_node_unref);
+    self->serial++;
+    self->stale = self->node != NULL;   /* shown until the new drawing is ready (long inputs) */
     gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+/* About the weight of the MAX_LINES-th strongest line (0 when there are fewer lines): a
+ * histogram of the weights, one pass, whatever the number of tokens. */
+static double line_threshold(const float *a, int n) {
+    enum { BINS = 4096 };
+    size_t nn = (size_t)n * n;
+    if (nn <= MAX_LINES)
+        return 0;
+    guint32 hist[BINS] = {0};
+    for (size_t i = 0; i < nn; i++) {
+        float v = a[i];
+        if (v > 0 && v <= 1)
+            hist[MIN((int)(v * BINS), BINS - 1)]++;
+    }
+    guint64 above = 0;
+    for (int b = BINS - 1; b >= 0; b--) {
+        above += hist[b];
+        if (above >= MAX_LINES)
+            return (double)(b + 1) / BINS;   /* lines strictly above this bin's top edge */
+    }
+    return 0;
 }
 
 static gboolean fill_spec(AtnTokenLines *self, atn_headview_spec *spec, const atn_render_style *style) {
@@ -35,15 +70,92 @@ static gboolean fill_spec(AtnTokenLines *self, atn_headview_spec *spec, const at
     spec->selected_query = -1;
     spec->hover_token = atn_session_get_hover_token(self->session);
     spec->style = style;
+    double th = line_threshold(spec->attn[0], spec->n);
+    if (th > spec->min_weight)
+        spec->min_weight = th;
     return TRUE;
+}
+
+typedef struct lines_job {
+    atn_headview_spec spec;
+    atn_render_style style;
+    AtnResult *result;   /* keeps spec's arrays alive */
+    int w, h, scale;
+    guint serial;
+} lines_job;
+
+static void lines_job_free(lines_job *job) {
+    g_clear_object(&job->result);
+    g_free(job);
+}
+
+static void lines_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    lines_job *job = data;
+    int pw = job->w * job->scale, ph = job->h * job->scale;
+    cairo_surface_t *surf = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, pw, ph);
+    cairo_t *cr = cairo_create(surf);
+    cairo_scale(cr, job->scale, job->scale);
+    atn_render_headview(cr, &job->spec, job->w, job->h);
+    cairo_destroy(cr);
+    cairo_surface_flush(surf);
+    int stride = cairo_image_surface_get_stride(surf);
+    /* cairo's ARGB32 is premultiplied native-endian 0xAARRGGBB: GDK_MEMORY_DEFAULT */
+    g_autoptr(GBytes) bytes = g_bytes_new(cairo_image_surface_get_data(surf), (gsize)stride * ph);
+    cairo_surface_destroy(surf);
+    g_task_return_pointer(task, gdk_memory_texture_new(pw, ph, GDK_MEMORY_DEFAULT, bytes, stride), g_object_unref);
+}
+
+static void lines_done(GObject *source, GAsyncResult *res, gpointer data) {
+    AtnTokenLines *self = ATN_TOKEN_LINES(source);
+    GTask *task = G_TASK(res);
+    lines_job *job = g_task_get_task_data(task);
+    g_autoptr(GdkTexture) tex = g_task_propagate_pointer(task, NULL);
+    if (g_task_get_cancellable(task) != self->job)
+        return;   /* the widget went away, or a newer drawing replaced this one */
+    g_clear_object(&self->job);
+    if (!tex || job->serial != self->serial || job->w != gtk_widget_get_width(GTK_WIDGET(self)) ||
+        job->h != gtk_widget_get_height(GTK_WIDGET(self))) {
+        gtk_widget_queue_draw(GTK_WIDGET(self));   /* outdated: draw again */
+        return;
+    }
+    g_clear_pointer(&self->node, gsk_render_node_unref);
+    self->node = gsk_texture_node_new(tex, &GRAPHENE_RECT_INIT(0, 0, job->w, job->h));
+    self->node_w = job->w;
+    self->node_h = job->h;
+    self->stale = FALSE;
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+static void start_job(AtnTokenLines *self, int w, int h) {
+    lines_job *job = g_new0(lines_job, 1);
+    atn_render_style_for_widget(GTK_WIDGET(self), self->font_scale, &job->style);
+    if (!fill_spec(self, &job->spec, &job->style)) {
+        g_free(job);
+        return;
+    }
+    job->spec.style = &job->style;
+    job->result = g_object_ref(atn_session_get_result(self->session));
+    job->w = w;
+    job->h = h;
+    job->scale = gtk_widget_get_scale_factor(GTK_WIDGET(self));
+    job->serial = self->serial;
+    self->job = g_cancellable_new();
+    g_autoptr(GTask) task = g_task_new(self, self->job, lines_done, NULL);
+    g_task_set_task_data(task, job, (GDestroyNotify)lines_job_free);
+    g_task_run_in_thread(task, lines_thread);
 }
 
 static void atn_token_lines_snapshot(GtkWidget *widget, GtkSnapshot *s) {
     AtnTokenLines *self = ATN_TOKEN_LINES(widget);
     int w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);
-    if (w <= 0 || h <= 0)
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (w <= 0 || h <= 0 || !r)
         return;
-    if (!self->node || self->node_w != w || self->node_h != h) {
+    gboolean fresh = self->node && !self->stale && self->node_w == w && self->node_h == h;
+    if (!fresh && atn_result_get_n_tokens(r) >= ASYNC_MIN_TOKENS) {
+        if (!self->job)
+            start_job(self, w, h);
+    } else if (!fresh) {
         g_clear_pointer(&self->node, gsk_render_node_unref);
         atn_render_style style;
         atn_render_style_for_widget(widget, self->font_scale, &style);
@@ -57,10 +169,14 @@ static void atn_token_lines_snapshot(GtkWidget *widget, GtkSnapshot *s) {
         self->node = gtk_snapshot_free_to_node(sub);
         self->node_w = w;
         self->node_h = h;
+        self->stale = FALSE;
     }
     if (self->node)
         gtk_snapshot_append_node(s, self->node);
 }
+
+/* TRUE while a worker is drawing (tests and benchmarks wait for it). */
+gboolean atn_token_lines_get_busy(AtnTokenLines *self) { return self->job != NULL; }
 
 static void atn_token_lines_measure(GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,
                                     int *natural, int *minimum_baseline, int *natural_baseline) {
@@ -108,6 +224,9 @@ static void atn_token_lines_dispose(GObject *object) {
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_clear_object(&self->session);
+    if (self->job)
+        g_cancellable_cancel(self->job);
+    g_clear_object(&self->job);
     g_clear_pointer(&self->node, gsk_render_node_unref);
     G_OBJECT_CLASS(atn_token_lines_parent_class)->dispose(object);
 }

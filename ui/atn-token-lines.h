@@ -18,5 +18,7 @@ GtkWidget *atn_token_lines_new(void);
 void atn_token_lines_set_session(AtnTokenLines *self, AtnSession *session);
 void atn_token_lines_set_font_scale(AtnTokenLines *self, double scale);
 AtnFigure *atn_token_lines_dup_figure(AtnTokenLines *self);
+/* TRUE while long inputs are being drawn in a worker thread. */
+gboolean atn_token_lines_get_busy(AtnTokenLines *self);
 
 G_END_DECLS

@@ -526,7 +526,7 @@ static void atn_window_dispose(GObject *object) {
                                                       GTK_STYLE_PROVIDER(self->font_css));
         g_clear_object(&self->font_css);
     }
-    gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_WINDOW);
+    /* no gtk_widget_dispose_template here: GtkWindow unparents its own child and titlebar */
     g_clear_object(&self->session);
     g_clear_object(&self->model_menu);
     g_clear_pointer(&self->examples, g_ptr_array_unref);

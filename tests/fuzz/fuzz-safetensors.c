@@ -1,8 +1,11 @@
 /* Fuzz target: the safetensors header and tensor table (atn_st_parse on a buffer).
  * On success every tensor must lie inside the buffer with nbytes = count x dtype size,
  * names sorted and unique; every byte of every tensor is read, so ASan sees any tensor
- * that points outside the input.  On failure the message must name the file. */
-#include "fuzz-common.h"
+ * that points outside the input.  On failure the message must name the file.  A file
+ * that parses and holds the word embeddings then goes through the Hugging Face loader as
+ * model.safetensors of the catalogue's tiny model (shape checks, legacy names, F16/BF16
+ * conversion, unaligned F32 copies) and runs. */
+#include "fuzz-hf-common.h"
 #include "safetensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -44,6 +47,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (atn_st_at(f, -1) || atn_st_at(f, n))
         fuzz_fail("atn_st_at out of range returned a tensor", NULL);
+    bool model_like = atn_st_find(f, "embeddings.word_embeddings.weight") ||
+                      atn_st_find(f, "bert.embeddings.word_embeddings.weight");
     atn_st_close(f);
+    if (model_like) {
+        static const char *const files[] = {"config.json", "vocab.txt", NULL};
+        const char *dir = fuzz_hf_folder("base", files);
+        char path[1024];
+        snprintf(path, sizeof path, "%s/model.safetensors", dir);
+        fuzz_write(path, data, size);
+        fuzz_hf_open_and_run(dir);
+    }
     return (int)(sum & 0);
 }

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import struct
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -45,6 +46,32 @@ def main():
     add("safetensors", "base", read(BAD, "base", "model.safetensors"))
     for f in ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"):
         add("safetensors", "sharded-" + f[:11], read(BAD, "base-sharded", f))
+    # good variants of the tiny model for the loader behind the safetensors target
+    sys.path.insert(0, BAD)
+    import make_catalogue as mc
+
+    def variant(dtype=None, rename=None, misalign=False):
+        header, data = {}, b""
+        for name, shape, values in mc.tensors():
+            if dtype == "F16":
+                blob = struct.pack("<%de" % len(values), *values)
+            elif dtype == "BF16":
+                blob = b"".join(struct.pack("<f", v)[2:] for v in values)
+            else:
+                blob = struct.pack("<%df" % len(values), *values)
+            header[rename(name) if rename else name] = {
+                "dtype": dtype or "F32", "shape": shape,
+                "data_offsets": [len(data), len(data) + len(blob)]}
+            data += blob
+        text = json.dumps(header, separators=(",", ":")).encode()
+        text += b" " * ((8 - len(text) % 8) % 8 + (1 if misalign else 0))
+        return struct.pack("<Q", len(text)) + text + data
+
+    add("safetensors", "good-f16", variant("F16"))
+    add("safetensors", "good-bf16", variant("BF16"))
+    add("safetensors", "good-unaligned-f32", variant(misalign=True))
+    add("safetensors", "good-bert-prefix-legacy", variant(rename=lambda n: "bert." + n.replace(
+        "LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta")))
     add("config", "base", read(BAD, "base", "config.json"))
     for m in ("f32", "legacy", "odd3-relu", "mlm"):
         p = os.path.join(ROOT, "tests", "hf", "models", m, "config.json")

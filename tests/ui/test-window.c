@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "atn-application.h"
+#include "atn-gui-bench.h"
 #include "atn-head-view.h"
 #include "atn-heatmap.h"
 #include "atn-model-grid-view.h"
@@ -96,23 +97,15 @@ static void show_view(AtnWindow *win, const char *name) {
     g_assert_true(wait_for(is_drawable, atn_window_get_view_widget(win, name)));
 }
 
-/* Draws a widget as a frame would (snapshot, then the window's renderer) and returns its pixels. */
+/* Draws a widget as the next frame would and returns its pixels. */
 static GBytes *render_widget(GtkWidget *w, int *width, int *height) {
-    *width = gtk_widget_get_width(w);
-    *height = gtk_widget_get_height(w);
-    GdkPaintable *p = gtk_widget_paintable_new(w);
-    GtkSnapshot *s = gtk_snapshot_new();
-    gdk_paintable_snapshot(p, s, *width, *height);
-    GskRenderNode *node = gtk_snapshot_free_to_node(s);
-    g_assert_nonnull(node);
-    GskRenderer *r = gtk_native_get_renderer(gtk_widget_get_native(w));
-    GdkTexture *tex = gsk_renderer_render_texture(r, node, &GRAPHENE_RECT_INIT(0, 0, *width, *height));
+    g_autoptr(GdkTexture) tex = atn_gui_render_widget(w);
+    g_assert_nonnull(tex);
+    *width = gdk_texture_get_width(tex);
+    *height = gdk_texture_get_height(tex);
     gsize stride = (gsize)*width * 4, size = stride * *height;
     guchar *data = g_malloc(size);
     gdk_texture_download(tex, data, stride);
-    g_object_unref(tex);
-    gsk_render_node_unref(node);
-    g_object_unref(p);
     return g_bytes_new_take(data, size);
 }
 
