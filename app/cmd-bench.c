@@ -2,6 +2,7 @@
  * sgemm in the same process (the machine is shared and noisy, so only same-run ratios are
  * worth quoting), what the capture costs, and how much memory it takes. */
 #include "cli.h"
+#include "encoder.h"
 #include "random-model.h"
 
 #include <cblas.h>
@@ -19,6 +20,7 @@ typedef struct bench_result {
     double flops;               /* per forward, formula in forward_flops */
     double cap_med, cap_min;    /* seconds, full capture */
     double cap_cpu_med;         /* CPU seconds (all threads) per forward with full capture */
+    double first;               /* seconds of the first forward (includes one-time packing) */
     double nocap_med, nocap_min;/* seconds, keep_attention = keep_trace_inputs = false */
     double sgemm_gflops;        /* median, at the model's largest GEMM shape for n tokens */
     int32_t sgemm_m, sgemm_n, sgemm_k;
@@ -163,8 +165,10 @@ static atn_status bench_length(const atn_model *m, int32_t n, int repeat, bool c
         st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
         goto done;
     }
+    double t_first = now_s();
     if ((st = atn_run_forward(run_cap, enc, &cap, err)))
         goto done;
+    r->first = now_s() - t_first;
     r->rss_kb = peak_rss_kb();   /* the model and one run with full capture */
     if (capture_cost && (st = atn_run_forward(run_nocap, enc, &nocap, err)))
         goto done;
@@ -218,7 +222,7 @@ static bool dump_capture(const char *prefix, const atn_capture *cap) {
 }
 
 static void print_text(const char *title, const atn_config *c, const atn_run_options *o, const bench_result *res,
-                       int nres, bool capture_cost) {
+                       int nres, bool capture_cost, size_t packed) {
     printf("attnscope bench: %s, %d layers x %d heads, d %d, f %d\n", title, c->n_layers, c->n_heads, c->d_model,
            c->d_ffn);
     if (o->device == ATN_DEVICE_CUDA)
@@ -249,10 +253,14 @@ static void print_text(const char *title, const atn_config *c, const atn_run_opt
            "wts GB/s = %.0f MB of layer weights / median time; peak RSS = model + one full-capture run;\n"
            "capture MB = what keeping attention and trace inputs adds to the run's memory.\n",
            layer_weight_bytes(c) / 1e6);
+    printf("first forward of the process: %.1f ms at %d tokens", res[0].first * 1e3, res[0].n);
+    if (packed)
+        printf(" (includes packing the layer weights for the CPU kernels, once per model: %.1f MB)", packed / 1e6);
+    printf("\n");
 }
 
 static void print_json(const char *title, const char *shape, const atn_config *c, const atn_run_options *o,
-                       const bench_result *res, int nres, bool capture_cost) {
+                       const bench_result *res, int nres, bool capture_cost, size_t packed) {
     printf("{\"tool\": \"attnscope\", \"model\": ");
     cli_json_string(stdout, title);
     printf(", \"shape\": ");
@@ -264,8 +272,9 @@ static void print_json(const char *title, const char *shape, const atn_config *c
            "\"blas_kernel\": ", c->n_layers, c->n_heads, c->d_model, c->d_ffn,
            o->device == ATN_DEVICE_CUDA ? "cuda" : "cpu");
     cli_json_string(stdout, atn_blas_core_name());
-    printf(", \"threads\": %d, \"layer_weight_bytes\": %.0f, \"results\": [", openblas_get_num_threads(),
-           layer_weight_bytes(c));
+    printf(", \"threads\": %d, \"layer_weight_bytes\": %.0f, \"packed_weight_bytes\": %zu, "
+           "\"first_forward_ms\": %.3f, \"results\": [", openblas_get_num_threads(), layer_weight_bytes(c), packed,
+           res[0].first * 1e3);
     for (int i = 0; i < nres; i++) {
         const bench_result *r = &res[i];
         printf("%s\n  {\"tokens\": %d, \"repeat\": %d, \"flops\": %.0f, \"forward_ms_median\": %.4f, "
@@ -323,15 +332,15 @@ int cmd_bench(int argc, char **argv) {
     if (!ok || !cli_check_unused(&a))
         return CLI_EXIT_USAGE;
     if (repeat < 1 || repeat > 100000) {
-        cli_error("attnscope bench: --repeat must be 1..100000");
+        cli_error("bench: --repeat must be 1..100000");
         return CLI_EXIT_USAGE;
     }
     if (opts.threads < 0) {
-        cli_error("attnscope bench: --threads must be positive");
+        cli_error("bench: --threads must be positive");
         return CLI_EXIT_USAGE;
     }
     if (model_name && shape) {
-        cli_error("attnscope bench: give --model or --shape, not both");
+        cli_error("bench: give --model or --shape, not both");
         return CLI_EXIT_USAGE;
     }
     int32_t *lengths = NULL;
@@ -341,7 +350,7 @@ int cmd_bench(int argc, char **argv) {
         if (nlen < 0)
             return CLI_EXIT_USAGE;
         if (nlen < 1 || nlen > BENCH_MAX_LENGTHS) {
-            cli_error("attnscope bench: --length takes 1 to %d lengths", BENCH_MAX_LENGTHS);
+            cli_error("bench: --length takes 1 to %d lengths", BENCH_MAX_LENGTHS);
             free(lengths);
             return CLI_EXIT_USAGE;
         }
@@ -374,7 +383,7 @@ int cmd_bench(int argc, char **argv) {
     for (int i = 0; i < nlen; i++) {
         bool toy = atn_model_kind_of(m) == ATN_MODEL_TOY;
         if (!toy && (lengths[i] < 1 || lengths[i] > c->max_positions)) {
-            cli_error("attnscope bench: --length %d is outside 1..%d (the model's positions)", lengths[i],
+            cli_error("bench: --length %d is outside 1..%d (the model's positions)", lengths[i],
                       c->max_positions);
             free(lengths);
             atn_model_free(m);
@@ -401,10 +410,11 @@ int cmd_bench(int argc, char **argv) {
             fprintf(stderr, "attnscope bench: %d tokens done\n", res[i].n);
     }
     if (rc == CLI_EXIT_OK) {
+        size_t packed = atn_cpu_packed_bytes(m);
         if (json)
-            print_json(title, model_name ? NULL : shape, c, &opts, res, nlen, capture_cost);
+            print_json(title, model_name ? NULL : shape, c, &opts, res, nlen, capture_cost, packed);
         else
-            print_text(title, c, &opts, res, nlen, capture_cost);
+            print_text(title, c, &opts, res, nlen, capture_cost, packed);
         if (dump && last && !dump_capture(dump, atn_run_capture(last)))
             rc = CLI_EXIT_FAIL;
     }

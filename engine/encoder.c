@@ -187,6 +187,11 @@ static void layer_forward(float *out, float *q, float *k, float *v, float *ctx, 
 
 enum { MAX_THREADS = 64 };
 
+/* One process-wide team; a forward holds the lock while it uses it (and while it packs a
+ * model's weights, which writes model->cpu_packed). */
+static pthread_mutex_t team_lock = PTHREAD_MUTEX_INITIALIZER;
+static atn_team *team;
+
 /* The packed copy of one model's layer weights (model->cpu_packed). */
 typedef struct packed_layer {
     const float *wq, *wk, *wv, *wo, *w1, *w2;   /* atn_pack_weight layout */
@@ -194,13 +199,27 @@ typedef struct packed_layer {
 
 typedef struct packed_weights {
     int32_t n_layers;
+    size_t bytes;
     packed_layer *layers;
 } packed_weights;
 
-/* One process-wide team; a forward holds the lock while it uses it (and while it packs a
- * model's weights, which writes model->cpu_packed). */
-static pthread_mutex_t team_lock = PTHREAD_MUTEX_INITIALIZER;
-static atn_team *team;
+size_t atn_cpu_packed_bytes(const atn_model *model) {
+    pthread_mutex_lock(&team_lock);
+    const packed_weights *pk = model->cpu_packed;
+    size_t bytes = pk ? pk->bytes : 0;
+    pthread_mutex_unlock(&team_lock);
+    return bytes;
+}
+
+/* fork() copies the team pointer but not its threads: a child must start its own.  The
+ * lock is taken around the fork, so no forward is halfway through in the child. */
+static void before_fork(void) { pthread_mutex_lock(&team_lock); }
+static void after_fork_parent(void) { pthread_mutex_unlock(&team_lock); }
+static void after_fork_child(void) {
+    team = NULL;   /* its memory is leaked in the child; its threads do not exist there */
+    pthread_mutex_unlock(&team_lock);
+}
+static void register_fork_handlers(void) { pthread_atfork(before_fork, after_fork_parent, after_fork_child); }
 
 __attribute__((destructor)) static void team_release(void) {
     if (pthread_mutex_trylock(&team_lock) == 0) {
@@ -259,9 +278,10 @@ static const packed_weights *packed_for(const atn_model *model) {
     packed_weights *pk = calloc(1, sizeof *pk + (size_t)L * sizeof(packed_layer));
     if (!pk)
         return NULL;
-    pk->n_layers = L;
-    pk->layers = (packed_layer *)(pk + 1);
     size_t bytes = (size_t)L * per_layer * sizeof(float);
+    pk->n_layers = L;
+    pk->bytes = bytes;
+    pk->layers = (packed_layer *)(pk + 1);
     float *block = aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!block) {
         free(pk);
@@ -381,8 +401,16 @@ static void fast_worker(void *arg, int tid, int nt) {
     }
 }
 
-static int team_threads(const atn_run_options *opts) {
+/* Threads for a forward of n tokens: opts->threads (0: as many as OpenBLAS would use), but
+ * at least ~25 MFLOP of each layer per thread.  Below that a layer takes well under a
+ * millisecond and its eight barriers would cost more than a second thread saves (on a
+ * loaded machine, a barrier can cost a whole scheduler time slice). */
+static int team_threads(const atn_config *c, int32_t n, const atn_run_options *opts) {
     int nt = opts->threads > 0 ? opts->threads : openblas_get_num_threads();
+    double d = c->d_model, layer_flops = 8.0 * n * d * d + 4.0 * n * n * d + 4.0 * n * d * c->d_ffn;
+    double most = layer_flops / 25e6;
+    if (nt > most)
+        nt = (int)most;
     return nt < 1 ? 1 : nt > MAX_THREADS ? MAX_THREADS : nt;
 }
 
@@ -391,11 +419,13 @@ static atn_status fast_forward(const atn_model *m, const atn_encoding *enc, atn_
                                const atn_run_options *opts, atn_error *err) {
     const atn_config *c = &m->cfg;
     int32_t n = enc->n;
-    int nt = team_threads(opts);
+    int nt = team_threads(c, n, opts);
     size_t per_thread = (atn_attention_scratch_floats(n, c->d_model / c->n_heads) + 15) / 16 * 16;
     float *scratch = aligned_alloc(64, (size_t)nt * per_thread * sizeof(float));
     if (!scratch)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory for the attention scratch of %d tokens", n);
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, register_fork_handlers);
     pthread_mutex_lock(&team_lock);
     if (!team || atn_team_size(team) != nt) {
         atn_team_free(team);

@@ -5,6 +5,7 @@
 #include <locale.h>
 #include <string.h>
 
+#include "atn-color-scheme.h"
 #include "atn-preferences-dialog.h"
 #include "atn-session.h"
 #include "atn-window.h"
@@ -85,15 +86,14 @@ static void atn_application_startup(GApplication *app) {
     for (guint i = 0; i < G_N_ELEMENTS(accels); i++)
         gtk_application_set_accels_for_action(GTK_APPLICATION(app), accels[i].action, accels[i].accels);
     atn_gui_load_css();
+    atn_color_scheme_follow_system();
 }
 
 static void atn_application_activate(GApplication *app) {
     AtnApplication *self = ATN_APPLICATION(app);
     GtkWindow *win = gtk_application_get_active_window(GTK_APPLICATION(app));
     if (!win) {
-        AtnWindow *w = atn_window_new(GTK_APPLICATION(app));
-        if (self->opt_model)
-            atn_session_open_model(atn_window_get_session(w), self->opt_model);
+        AtnWindow *w = atn_window_new(GTK_APPLICATION(app), self->opt_model);
         if (self->opt_text)
             atn_window_set_text(w, self->opt_text);
         if (self->opt_view)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "atn-application.h"
 #include "atn-head-view.h"
@@ -26,6 +27,14 @@ typedef struct bench_opts {
 } bench_opts;
 
 static double now_ms(void) { return g_get_monotonic_time() / 1000.0; }
+
+/* CPU time of the calling thread: on a busy machine (other jobs on the cores) this is what
+ * the same work takes on an idle one, give or take caches. */
+static double cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 static void spin(void) {
     while (g_main_context_pending(NULL))
@@ -63,6 +72,17 @@ static double draw_widget(GtkWidget *w) {
     GdkTexture *tex = atn_gui_render_widget(w);
     g_clear_object(&tex);
     return now_ms() - t0;
+}
+
+static double load_average(void) {
+    double l = 0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1)
+            l = 0;
+        fclose(f);
+    }
+    return l;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -213,13 +233,17 @@ int atn_gui_bench_main(int argc, char **argv) {
 
     /* B. layer / head switch -> Head view drawn */
     int n_sw = MIN(o.repeat * 2, L * H);
-    double *sw_ms = g_new0(double, n_sw);
+    double *sw_ms = g_new0(double, n_sw), *sw_cpu = g_new0(double, n_sw);
     for (int k = 0; k < n_sw; k++) {
-        double t0 = now_ms();
+        double t0 = now_ms(), c0 = cpu_ms();
         atn_session_select_head(session, (k / H) % L, (k + 1) % H);
-        sw_ms[k] = now_ms() - t0 + draw_widget(head_view);
+        draw_widget(head_view);
+        sw_ms[k] = now_ms() - t0;
+        sw_cpu[k] = cpu_ms() - c0;
     }
     double sw_med = median(sw_ms, n_sw), sw_max = max_of(sw_ms, n_sw);
+    double sw_cpu_med = median(sw_cpu, n_sw), sw_cpu_max = max_of(sw_cpu, n_sw);
+    g_free(sw_cpu);
     /* where a switch's time goes: the heatmap and the token lines drawn alone */
     GtkWidget *hm = GTK_WIDGET(atn_head_view_get_heatmap(ATN_HEAD_VIEW(head_view)));
     GtkWidget *lines = atn_head_view_get_token_lines(ATN_HEAD_VIEW(head_view));
@@ -245,12 +269,17 @@ int atn_gui_bench_main(int argc, char **argv) {
     spin();
     AtnModelGrid *grid = atn_model_grid_view_get_grid(ATN_MODEL_GRID_VIEW(model_view));
     double *grid_ms = g_new0(double, o.repeat), *grid_warm = g_new0(double, o.repeat);
+    double *grid_cpu = g_new0(double, o.repeat);
     for (int k = 0; k < o.repeat; k++) {
         atn_model_grid_invalidate(grid);
+        double c0 = cpu_ms();
         grid_ms[k] = draw_widget(model_view);
+        grid_cpu[k] = cpu_ms() - c0;
         grid_warm[k] = draw_widget(model_view);
     }
     double grid_med = median(grid_ms, o.repeat), grid_max = max_of(grid_ms, o.repeat);
+    double grid_cpu_med = median(grid_cpu, o.repeat);
+    g_free(grid_cpu);
     double warm_med = median(grid_warm, o.repeat);
 
     GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(win));
@@ -261,22 +290,25 @@ int atn_gui_bench_main(int argc, char **argv) {
                "\"head_view_px\": [%d, %d], \"open_and_first_run_ms\": %.1f,\n"
                " \"keystroke_to_head_view_ms\": {\"median\": %.2f, \"max\": %.2f, \"debounce\": 60, "
                "\"run_median\": %.2f, \"draw_median\": %.2f},\n"
-               " \"head_switch_redraw_ms\": {\"median\": %.2f, \"max\": %.2f, \"count\": %d, "
+               " \"head_switch_redraw_ms\": {\"median\": %.2f, \"max\": %.2f, \"cpu_median\": %.2f, "
+               "\"cpu_max\": %.2f, \"count\": %d, "
                "\"heatmap_median\": %.2f, \"token_lines_median\": %.2f},\n"
                " \"model_view_draw_ms\": {\"thumbnails\": %d, \"cold_median\": %.2f, \"cold_max\": %.2f, "
-               "\"warm_median\": %.2f}}\n",
-               o.model, L, H, n, rname, ww, wh, t_open, key_med, key_max, run_med, keydraw_med, sw_med, sw_max, n_sw, hm_med,
-               ln_med, L * H, grid_med, grid_max, warm_med);
+               "\"cold_cpu_median\": %.2f, \"warm_median\": %.2f}}\n",
+               o.model, L, H, n, rname, ww, wh, t_open, key_med, key_max, run_med, keydraw_med, sw_med, sw_max, sw_cpu_med,
+               sw_cpu_max, n_sw, hm_med, ln_med, L * H, grid_med, grid_max, grid_cpu_med, warm_med);
     } else {
+        printf("(wall times include waiting for a core: this machine's load average was %.1f)\n", load_average());
         printf("gui-bench: model %s (%d layers x %d heads), %d tokens, %s, Head view %dx%d px\n", o.model, L, H, n,
                rname, ww, wh);
         printf("  open + first run:                 %8.1f ms\n", t_open);
         printf("  keystroke -> Head view drawn:     median %7.1f ms, max %7.1f ms  (60 ms debounce included; "
                "model run median %.1f ms, draw %.1f ms)\n", key_med, key_max, run_med, keydraw_med);
-        printf("  layer/head switch -> redrawn:     median %7.2f ms, max %7.2f ms  (%d switches; heatmap alone %.2f ms, "
-               "token lines until drawn %.2f ms, in a worker thread)\n", sw_med, sw_max, n_sw, hm_med, ln_med);
-        printf("  Model view, %3d thumbnails:       cold median %6.2f ms, max %6.2f ms; warm %.2f ms\n", L * H,
-               grid_med, grid_max, warm_med);
+        printf("  layer/head switch -> redrawn:     median %7.2f ms, max %7.2f ms; main-thread CPU median %.2f ms, "
+               "max %.2f ms  (%d switches; heatmap alone %.2f ms; token lines until drawn %.2f ms, in a worker "
+               "thread)\n", sw_med, sw_max, sw_cpu_med, sw_cpu_max, n_sw, hm_med, ln_med);
+        printf("  Model view, %3d thumbnails:       cold median %6.2f ms, max %6.2f ms, main-thread CPU %.2f ms; "
+               "warm %.2f ms\n", L * H, grid_med, grid_max, grid_cpu_med, warm_med);
     }
     g_free(key_ms);
     g_free(run_ms);

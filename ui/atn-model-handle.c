@@ -8,6 +8,7 @@ struct _AtnModelHandle {
     atn_model *model;
     char *source;
     guint generation;
+    gboolean fallback;
 };
 
 G_DEFINE_FINAL_TYPE(AtnModelHandle, atn_model_handle, G_TYPE_OBJECT)
@@ -55,3 +56,6 @@ float atn_model_handle_toy_get(AtnModelHandle *self, atn_toy_matrix which, int l
         return 0;
     return v;
 }
+
+gboolean atn_model_handle_get_fallback(AtnModelHandle *self) { return self->fallback; }
+void atn_model_handle_set_fallback(AtnModelHandle *self, gboolean fallback) { self->fallback = fallback; }

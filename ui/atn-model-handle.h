@@ -19,6 +19,10 @@ atn_model *atn_model_handle_get_model(AtnModelHandle *self);
 const char *atn_model_handle_get_source(AtnModelHandle *self);
 const char *atn_model_handle_get_name(AtnModelHandle *self);
 gboolean atn_model_handle_is_toy(AtnModelHandle *self);
+/* TRUE when this model was opened in place of the one asked for (the demo or the worked
+ * example after a failure): the window does not remember it as the user's choice. */
+gboolean atn_model_handle_get_fallback(AtnModelHandle *self);
+void atn_model_handle_set_fallback(AtnModelHandle *self, gboolean fallback);
 /* Counts edits of a toy model (bumped by atn_model_handle_toy_set). */
 guint atn_model_handle_get_generation(AtnModelHandle *self);
 gboolean atn_model_handle_toy_set(AtnModelHandle *self, atn_toy_matrix which, int layer, int row, int col,

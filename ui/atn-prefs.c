@@ -41,22 +41,34 @@ static const char *const keys[N_PROPS] = {
     NULL, "colormap", "last-model", "device", "font-scale", "example-text", "recent-models",
 };
 
-static GSettingsSchema *find_schema(void) {
-    GSettingsSchemaSource *src = g_settings_schema_source_get_default();
-    GSettingsSchema *schema = src ? g_settings_schema_source_lookup(src, ATN_APP_ID, TRUE) : NULL;
-    if (schema)
-        return schema;
-    /* uninstalled: data/meson.build compiles the schema into <builddir>/data */
+/* The schema compiled into <builddir>/data (data/meson.build), for uninstalled runs. */
+static GSettingsSchema *build_tree_schema(GSettingsSchemaSource *parent) {
     g_autofree char *dir = g_build_filename(ATN_BUILD_DIR, "data", NULL);
     g_autofree char *compiled = g_build_filename(dir, "gschemas.compiled", NULL);
     if (!g_file_test(compiled, G_FILE_TEST_EXISTS))
         return NULL;
-    g_autoptr(GError) error = NULL;
-    GSettingsSchemaSource *local = g_settings_schema_source_new_from_directory(dir, src, FALSE, &error);
+    GSettingsSchemaSource *local = g_settings_schema_source_new_from_directory(dir, parent, FALSE, NULL);
     if (!local)
         return NULL;
-    schema = g_settings_schema_source_lookup(local, ATN_APP_ID, FALSE);
+    GSettingsSchema *schema = g_settings_schema_source_lookup(local, ATN_APP_ID, FALSE);
     g_settings_schema_source_unref(local);
+    return schema;
+}
+
+/* GSettings aborts on a key its schema lacks: an older installed schema must not be used. */
+static gboolean has_every_key(GSettingsSchema *schema);
+
+static GSettingsSchema *find_schema(void) {
+    GSettingsSchemaSource *src = g_settings_schema_source_get_default();
+    g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
+    gboolean uninstalled = exe && g_str_has_prefix(exe, ATN_BUILD_DIR "/");
+    GSettingsSchema *schema = uninstalled ? build_tree_schema(src) : NULL;
+    if (!schema && src)
+        schema = g_settings_schema_source_lookup(src, ATN_APP_ID, TRUE);
+    if (!schema && !uninstalled)
+        schema = build_tree_schema(src);
+    if (schema && !has_every_key(schema))
+        g_clear_pointer(&schema, g_settings_schema_unref);
     return schema;
 }
 
@@ -110,6 +122,13 @@ static gboolean set_string(char **field, const char *value) {
         return FALSE;
     g_free(*field);
     *field = g_strdup(value);
+    return TRUE;
+}
+
+static gboolean has_every_key(GSettingsSchema *schema) {
+    for (int p = PROP_COLORMAP; p < N_PROPS; p++)
+        if (!g_settings_schema_has_key(schema, keys[p]))
+            return FALSE;
     return TRUE;
 }
 

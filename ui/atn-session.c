@@ -13,6 +13,7 @@ struct _AtnSession {
     AtnResult *result;
     char *text, *text_pair;
     GArray *ids;                /* token ids instead of text (models without a tokenizer), or NULL */
+    char *run_notice;           /* what the window should say about the latest result, or NULL */
     int layer, head, query, hover_token;
     atn_device device;
     guint n_runs;
@@ -147,21 +148,18 @@ static void clamp_selection(AtnSession *self) {
 static void set_result(AtnSession *self, AtnResult *r) {
     g_set_object(&self->result, r);
     self->n_runs++;
-    clamp_selection(self);
-    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_RESULT]);
+    g_clear_pointer(&self->run_notice, g_free);
     const atn_capture *cap = atn_result_get_capture(r);
-    if (cap->enc->truncated) {
-        g_autofree char *msg = g_strdup_printf(
+    if (cap->enc->truncated)
+        self->run_notice = g_strdup_printf(
             ngettext("The text is too long for this model: %d word piece was dropped.",
                      "The text is too long for this model: %d word pieces were dropped.", cap->enc->n_dropped),
             cap->enc->n_dropped);
-        g_signal_emit(self, signals[SIGNAL_NOTICE], 0, msg);
-    }
-    if (cap->nonfinite_layer >= 0) {
-        g_autofree char *msg = g_strdup_printf(_("Layer %d produced NaN or infinite values; its attention may be "
-                                                 "meaningless."), cap->nonfinite_layer);
-        g_signal_emit(self, signals[SIGNAL_NOTICE], 0, msg);
-    }
+    else if (cap->nonfinite_layer >= 0)
+        self->run_notice = g_strdup_printf(_("Layer %d produced NaN or infinite values; its attention may be "
+                                             "meaningless."), cap->nonfinite_layer);
+    clamp_selection(self);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_RESULT]);
 }
 
 static void run_done(GObject *source, GAsyncResult *res, gpointer user_data) {
@@ -235,6 +233,7 @@ static gboolean debounce_cb(gpointer user_data) {
 
 typedef struct open_job {
     char **sources;       /* tried in order */
+    gboolean quiet;       /* sources[0] was not asked for by name: no notice when it fails */
     int opened;           /* index of the one that opened */
     char *first_error;    /* why sources[0] failed */
 } open_job;
@@ -290,7 +289,8 @@ static void open_done(GObject *source, GAsyncResult *res, gpointer user_data) {
         g_signal_emit(self, signals[SIGNAL_ERROR], 0, msg);
         return;
     }
-    if (job->opened > 0 && job->first_error) {
+    atn_model_handle_set_fallback(m, job->opened > 0);
+    if (job->opened > 0 && job->first_error && !job->quiet) {
         g_autofree char *msg = g_strdup_printf(_("Could not open the model “%s” (%s); opened “%s” instead."),
                                                job->sources[0], job->first_error, job->sources[job->opened]);
         g_signal_emit(self, signals[SIGNAL_NOTICE], 0, msg);
@@ -305,13 +305,14 @@ static void open_done(GObject *source, GAsyncResult *res, gpointer user_data) {
         start_run(self);
 }
 
-static void open_sources(AtnSession *self, char **sources) {
+static void open_sources(AtnSession *self, char **sources, gboolean quiet) {
     if (self->open_cancel)
         g_cancellable_cancel(self->open_cancel);
     g_clear_object(&self->open_cancel);
     self->open_cancel = g_cancellable_new();
     open_job *job = g_new0(open_job, 1);
     job->sources = sources;
+    job->quiet = quiet;
     set_opening(self, sources[0]);
     g_autoptr(GTask) task = g_task_new(self, self->open_cancel, open_done, NULL);
     g_task_set_source_tag(task, open_sources);
@@ -323,7 +324,7 @@ void atn_session_open_model(AtnSession *self, const char *source) {
     g_return_if_fail(ATN_IS_SESSION(self) && source);
     char **v = g_new0(char *, 2);
     v[0] = g_strdup(source);
-    open_sources(self, v);
+    open_sources(self, v, FALSE);
 }
 
 void atn_session_set_model(AtnSession *self, AtnModelHandle *model) {
@@ -349,7 +350,7 @@ void atn_session_open_default(AtnSession *self, const char *preferred) {
         g_strv_builder_add(b, "demo");
     if (g_strcmp0(preferred, "worked-example") != 0)
         g_strv_builder_add(b, "worked-example");
-    open_sources(self, g_strv_builder_end(b));
+    open_sources(self, g_strv_builder_end(b), !(preferred && *preferred));
 }
 
 /* ---- GPU probe ------------------------------------------------------------------------ */
@@ -416,6 +417,7 @@ static void atn_session_finalize(GObject *object) {
     g_free(self->text_pair);
     if (self->ids)
         g_array_unref(self->ids);
+    g_free(self->run_notice);
     g_free(self->opening);
     g_free(self->gpu_reason);
     G_OBJECT_CLASS(atn_session_parent_class)->finalize(object);
@@ -474,7 +476,7 @@ static void atn_session_class_init(AtnSessionClass *klass) {
     /* A message for the window's error banner (the model could not open or run). */
     signals[SIGNAL_ERROR] = g_signal_new("error", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                          G_TYPE_NONE, 1, G_TYPE_STRING);
-    /* A message for the information banner (the text was truncated ...). */
+    /* A message for the information banner (another model was opened instead ...). */
     signals[SIGNAL_NOTICE] = g_signal_new("notice", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                           G_TYPE_NONE, 1, G_TYPE_STRING);
 }
@@ -497,6 +499,7 @@ AtnSession *atn_session_new(void) {
 AtnModelHandle *atn_session_get_model(AtnSession *self) { return self->model; }
 const char *atn_session_get_opening(AtnSession *self) { return self->opening; }
 AtnResult *atn_session_get_result(AtnSession *self) { return self->result; }
+const char *atn_session_get_run_notice(AtnSession *self) { return self->run_notice; }
 gboolean atn_session_get_busy(AtnSession *self) { return self->run_cancel != NULL || self->opening != NULL; }
 const char *atn_session_get_text(AtnSession *self) { return self->text; }
 const char *atn_session_get_text_pair(AtnSession *self) { return self->text_pair; }

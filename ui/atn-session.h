@@ -50,6 +50,8 @@ void atn_session_rerun(AtnSession *self);
 void atn_session_set_debounce_ms(AtnSession *self, guint ms);
 
 AtnResult *atn_session_get_result(AtnSession *self);
+/* What to tell about the latest result (the text was truncated, NaN appeared), or NULL. */
+const char *atn_session_get_run_notice(AtnSession *self);
 gboolean atn_session_get_busy(AtnSession *self);
 
 int atn_session_get_layer(AtnSession *self);

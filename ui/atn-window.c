@@ -52,6 +52,7 @@ struct _AtnWindow {
     guint hide_controls_id;
     double last_motion_x, last_motion_y;
     gboolean want_gpu;            /* the saved preference, applied when the probe says yes */
+    gboolean notice_is_run;       /* the notice is about the latest run (hidden by the next) */
 };
 
 G_DEFINE_FINAL_TYPE(AtnWindow, atn_window, GTK_TYPE_APPLICATION_WINDOW)
@@ -79,7 +80,10 @@ const char *atn_window_get_notice(AtnWindow *self) {
 }
 
 static void on_session_error(AtnSession *s, const char *message, AtnWindow *self) { show_error(self, message); }
-static void on_session_notice(AtnSession *s, const char *message, AtnWindow *self) { show_notice(self, message); }
+static void on_session_notice(AtnSession *s, const char *message, AtnWindow *self) {
+    show_notice(self, message);
+    self->notice_is_run = FALSE;
+}
 
 /* ---- model chooser ---------------------------------------------------------------------- */
 
@@ -140,6 +144,8 @@ static void on_model(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     gtk_widget_set_sensitive(GTK_WIDGET(self->examples_button), !toy);
     gtk_info_bar_set_revealed(self->error_bar, FALSE);
     const char *source = atn_model_handle_get_source(m);
+    if (atn_model_handle_get_fallback(m))
+        return;   /* not the user's choice: remember the one they asked for */
     atn_prefs_set_last_model(self->prefs, source);
     if (strchr(source, '/')) {
         atn_prefs_add_recent_model(self->prefs, source);
@@ -280,7 +286,14 @@ static void load_examples(AtnWindow *self) {
 
 static void on_result(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     AtnResult *r = atn_session_get_result(self->session);
-    gtk_info_bar_set_revealed(self->notice_bar, FALSE);
+    const char *run_notice = atn_session_get_run_notice(self->session);
+    if (run_notice) {
+        show_notice(self, run_notice);
+        self->notice_is_run = TRUE;
+    } else if (self->notice_is_run) {
+        gtk_info_bar_set_revealed(self->notice_bar, FALSE);
+        self->notice_is_run = FALSE;
+    }
     if (!r)
         return;
     const char *dev = atn_result_get_device(r) == ATN_DEVICE_CUDA ? _("GPU") : _("CPU");
@@ -661,9 +674,9 @@ static void atn_window_init(AtnWindow *self) {
     update_model_button(self);
 }
 
-AtnWindow *atn_window_new(GtkApplication *app) {
+AtnWindow *atn_window_new(GtkApplication *app, const char *model) {
     AtnWindow *self = g_object_new(ATN_TYPE_WINDOW, "application", app, NULL);
-    atn_session_open_default(self->session, atn_prefs_get_last_model(self->prefs));
+    atn_session_open_default(self->session, model ? model : atn_prefs_get_last_model(self->prefs));
     return self;
 }
 

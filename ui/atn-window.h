@@ -12,7 +12,9 @@ G_BEGIN_DECLS
 #define ATN_TYPE_WINDOW (atn_window_get_type())
 G_DECLARE_FINAL_TYPE(AtnWindow, atn_window, ATN, WINDOW, GtkApplicationWindow)
 
-AtnWindow *atn_window_new(GtkApplication *app);
+/* Opens model (NULL: the last one) — or, when it does not open, the demo model, then the
+ * worked example, saying so in a banner. */
+AtnWindow *atn_window_new(GtkApplication *app, const char *model);
 AtnSession *atn_window_get_session(AtnWindow *self);
 
 /* The view pages: "head", "model", "similarity", "trace", "statistics". */

@@ -229,6 +229,7 @@ def main():
     cfg("cfg-fraction", lambda c: c.update(intermediate_size=8.5))
     cfg("cfg-negative", lambda c: c.update(vocab_size=-24))
     cfg("cfg-huge-layers", lambda c: c.update(num_hidden_layers=10 ** 12))
+    cfg("cfg-past-int64", lambda c: c.update(hidden_size=1e300))   # no undefined int64 cast
     cfg("cfg-eps-zero", lambda c: c.update(layer_norm_eps=0))
     cfg("cfg-act-unknown", lambda c: c.update(hidden_act="swish"))
     cfg("cfg-act-not-string", lambda c: c.update(hidden_act=["gelu"]))

@@ -27,7 +27,7 @@ static inline void fuzz_hf_open_and_run(const char *dir) {
     atn_error err = {0};
     atn_model *m = atn_model_open_hf(dir, NULL, NULL, &err);
     if (!m) {
-        fuzz_check_error(err.status, &err, dir);
+        fuzz_check_parse_error(err.status, &err, dir);
         return;
     }
     atn_encoding *enc = NULL;

@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (st != ATN_OK) {
         if (v)
             fuzz_fail("data handed out on error", NULL);
-        fuzz_check_error(st, &err, path);
+        fuzz_check_parse_error(st, &err, path);
         return 0;
     }
     if (ndim < 0 || ndim > 8)

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (st != ATN_OK) {
         if (f)
             fuzz_fail("a file handed out on error", NULL);
-        fuzz_check_error(st, &err, origin);
+        fuzz_check_parse_error(st, &err, origin);
         return 0;
     }
     unsigned sum = 0;

@@ -8,7 +8,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     atn_error err = {0};
     atn_model *m = atn_model_parse_toy_json((const char *)data, size, origin, &err);
     if (!m) {
-        fuzz_check_error(err.status, &err, origin);
+        fuzz_check_parse_error(err.status, &err, origin);
         return 0;
     }
     const atn_config *c = atn_model_config(m);

@@ -11,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.lower_case = size & 1;
     atn_tokenizer *tok = atn_tokenizer_from_buffer((const char *)data, size, origin, &o, &err);
     if (!tok) {
-        fuzz_check_error(err.status, &err, origin);
+        fuzz_check_parse_error(err.status, &err, origin);
         return 0;
     }
     int32_t n = atn_tokenizer_vocab_size(tok);

@@ -47,6 +47,7 @@ def main():
     for f in ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"):
         add("safetensors", "sharded-" + f[:11], read(BAD, "base-sharded", f))
     # good variants of the tiny model for the loader behind the safetensors target
+    sys.dont_write_bytecode = True
     sys.path.insert(0, BAD)
     import make_catalogue as mc
 

@@ -566,6 +566,8 @@ static void test_prefs_presentation(void) {
     GtkWidget *view = atn_window_get_view_widget(win, "head");
     int w, h;
     g_autoptr(GBytes) a = render_widget(view, &w, &h);
+    /* uninstalled, the schema compiled into the build tree is found (no abort, no key file) */
+    g_assert_cmpstr(atn_prefs_get_backend_name(atn_prefs_get_default()), ==, "gsettings");
     atn_prefs_set_colormap(atn_prefs_get_default(), "magma");
     g_assert_cmpint(atn_heatmap_get_colormap(head_heatmap(win)), ==, ATN_CMAP_MAGMA);
     g_autoptr(GBytes) b = render_widget(view, &w, &h);
@@ -575,6 +577,63 @@ static void test_prefs_presentation(void) {
     g_assert_true(gtk_widget_has_css_class(GTK_WIDGET(win), "presentation"));
     atn_window_set_presentation(win, FALSE);
     g_assert_false(gtk_widget_has_css_class(GTK_WIDGET(win), "presentation"));
+    destroy_window(win);
+}
+
+/* The example sentences menu sets the entries (and the pair) and runs; hovering a token chip
+ * outlines that token in the heatmap. */
+static void test_examples_and_chips(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    show_view(win, "head");
+    AtnSession *s = atn_window_get_session(win);
+    /* the examples come from data/examples.txt: line 6 is "I went to the bank ... ||| Then ..." */
+    model_wait w = {win, NULL, atn_session_get_n_runs(s)};
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(win), "win.example", "i", 5));
+    g_assert_true(wait_for(idle_with_result, &w));
+    g_assert_true(g_str_has_prefix(atn_session_get_text(s), "I went to the bank"));
+    g_assert_true(g_str_has_prefix(atn_session_get_text_pair(s), "Then I sat"));
+    const atn_encoding *enc = atn_result_get_encoding(atn_session_get_result(s));
+    int seps = 0, second = 0;
+    for (int i = 0; i < enc->n; i++) {
+        seps += !g_strcmp0(enc->tokens[i].text, "[SEP]");
+        second += enc->type_ids[i] == 1;
+    }
+    g_assert_cmpint(seps, ==, 2);   /* [CLS] A [SEP] B [SEP] */
+    g_assert_cmpint(second, >, 0);
+
+    type_and_wait(win, "the cat sat");
+    AtnTokenChips *chips = ATN_TOKEN_CHIPS(atn_window_get_token_chips(win));
+    GtkWidget *chip = atn_token_chips_get_chip(chips, 2);
+    g_assert_cmpstr(gtk_label_get_text(GTK_LABEL(chip)), ==, "cat");
+    GtkWidget *view = atn_window_get_view_widget(win, "head");
+    int w1, h1, w2, h2;
+    g_autoptr(GBytes) before = render_widget(view, &w1, &h1);
+    g_autoptr(GListModel) ctl = gtk_widget_observe_controllers(chip);
+    for (guint i = 0; i < g_list_model_get_n_items(ctl); i++) {
+        g_autoptr(GObject) c = g_list_model_get_item(ctl, i);
+        if (GTK_IS_EVENT_CONTROLLER_MOTION(c))
+            g_signal_emit_by_name(c, "enter", 3.0, 3.0);
+    }
+    g_assert_cmpint(atn_session_get_hover_token(s), ==, 2);
+    g_assert_true(gtk_widget_has_css_class(chip, "hovered"));
+    g_autoptr(GBytes) after = render_widget(view, &w2, &h2);
+    g_assert_false(g_bytes_equal(before, after));   /* row and column 2 outlined */
+    destroy_window(win);
+}
+
+/* A model that does not open at start-up falls back without being remembered as the choice. */
+static void test_fallback(void) {
+    atn_prefs_set_last_model(atn_prefs_get_default(), "");
+    AtnWindow *win = atn_window_new(NULL, "/nonexistent/model-folder");
+    gtk_window_present(GTK_WINDOW(win));
+    model_wait w = {win, NULL, 0};
+    g_assert_true(wait_for(idle_with_result, &w));
+    AtnModelHandle *m = atn_session_get_model(atn_window_get_session(win));
+    g_assert_true(atn_model_handle_get_fallback(m));
+    g_assert_nonnull(atn_window_get_notice(win));
+    g_assert_nonnull(strstr(atn_window_get_notice(win), "/nonexistent/model-folder"));
+    g_assert_cmpstr(atn_prefs_get_last_model(atn_prefs_get_default()), ==, "");
     destroy_window(win);
 }
 
@@ -618,6 +677,8 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/stats-sort-activate", test_stats_sort_activate);
         g_test_add_func("/ui/similarity", test_similarity);
         g_test_add_func("/ui/prefs-presentation", test_prefs_presentation);
+        g_test_add_func("/ui/examples-and-chips", test_examples_and_chips);
+        g_test_add_func("/ui/fallback", test_fallback);
     }
     return g_test_run();
 }

@@ -7,12 +7,13 @@ For one attention array A [L,H,n,n] (row = query, column = key) and its token id
   cls   = mean over all queries        of A[i, 0]            ([CLS] is position 0)
   sep   = mean over all queries        of sum of A[i, j] over the [SEP] positions j
   special = cls + sep
+  entropy = mean over queries of the row's entropy divided by log(n) (1 = uniform, 0 = one key)
 Statistics are pooled over all query rows of all sentences (each row weighs the same).
 """
 
 import numpy as np
 
-KEYS = ("prev", "next", "self", "cls", "sep", "special")
+KEYS = ("prev", "next", "self", "cls", "sep", "special", "entropy")
 
 
 class HeadStats:
@@ -37,6 +38,10 @@ class HeadStats:
         sep = att[:, :, :, seps].sum(-1).sum(-1) if seps else 0.0
         self.sums["sep"] += sep
         self.sums["special"] += att[:, :, :, 0].sum(-1) + sep
+        if n >= 2:
+            ent = -(att * np.log(np.maximum(att, 1e-30))).sum(-1) / np.log(n)
+            self.sums["entropy"] += ent.sum(-1)
+            self.counts["entropy"] += n
         for k in ("self", "cls", "sep", "special"):
             self.counts[k] += n
         self.sentences += 1

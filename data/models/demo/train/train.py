@@ -91,8 +91,8 @@ def parse_args():
     p.add_argument("--work", default="/tmp/attnscope-demo-work",
                    help="checkpoints and logs (not committed)")
     p.add_argument("--seed", type=int, default=20240607)
-    p.add_argument("--steps", type=int, default=5000)
-    p.add_argument("--max-minutes", type=float, default=50.0,
+    p.add_argument("--steps", type=int, default=3000)
+    p.add_argument("--max-minutes", type=float, default=55.0,
                    help="stop training early (and still write everything) after this long")
     p.add_argument("--vocab-size", type=int, default=8000)
     p.add_argument("--hidden", type=int, default=128)
@@ -105,14 +105,14 @@ def parse_args():
     p.add_argument("--pair-prob", type=float, default=0.35)
     p.add_argument("--batch-tokens", type=int, default=2048)
     p.add_argument("--max-batch", type=int, default=64)
-    p.add_argument("--lr", type=float, default=2e-3)
-    p.add_argument("--warmup", type=int, default=200)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--warmup", type=int, default=500)
     p.add_argument("--decay-frac", type=float, default=0.15,
                    help="last share of steps in which the lr falls linearly to lr/10")
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--heldout-frac", type=float, default=0.03)
     p.add_argument("--log-every", type=int, default=50)
-    p.add_argument("--eval-every", type=int, default=500)
+    p.add_argument("--eval-every", type=int, default=250)
     p.add_argument("--ckpt-every", type=int, default=1000)
     p.add_argument("--resume", action="store_true", help="continue from WORK/ckpt.pt")
     p.add_argument("--export-only", action="store_true",
@@ -484,10 +484,11 @@ def train(args, log, tok, data, cfg):
                 row["best_prev"] = headstats.best(m, "prev")[0]
                 row["best_next"] = headstats.best(m, "next")[0]
                 row["best_special"] = headstats.best(m, "special")[0]
+                ent = " ".join(f"{e:.2f}" for e in m["entropy"].mean(1))
                 log("step {step} {seconds:.0f}s lr {lr:.2e} loss {train_loss:.3f} | held-out "
                     "en {heldout_loss_en:.3f}/{heldout_acc_en:.3f} zh {heldout_loss_zh:.3f}/"
                     "{heldout_acc_zh:.3f} | best prev {best_prev:.2f} next {best_next:.2f} "
-                    "[CLS]+[SEP] {best_special:.2f}".format(**row))
+                    "[CLS]+[SEP] {best_special:.2f}".format(**row) + f" | entropy by layer {ent}")
             else:
                 log(f"step {step} {elapsed:.0f}s lr {lr:.2e} loss {row['train_loss']:.3f} "
                     f"({step / max(elapsed, 1e-9):.2f} steps/s overall)")

@@ -1,0 +1,242 @@
+/* The trace as tables of text: what the Trace view shows, step by step. */
+#include "atn-trace-plan.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+#include <string.h>
+
+enum { MAX_ROWS = 16, MAX_COLS = 8, MAX_WIDE_COLS = 16 };
+
+/* ---- the plan ------------------------------------------------------------------------------- */
+
+static void plan_init(AtnTracePlanStep *p, int rows, int cols) {
+    p->rows = rows;
+    p->cols = cols;
+    p->cells = g_new0(char *, (size_t)rows * cols);
+    p->flags = g_new0(guint8, (size_t)rows * cols);
+}
+
+void atn_trace_plan_step_clear(AtnTracePlanStep *p) {
+    for (int i = 0; p->cells && i < p->rows * p->cols; i++)
+        g_free(p->cells[i]);
+    g_free(p->cells);
+    g_free(p->flags);
+    g_free(p->formula);
+    g_free(p->note);
+    memset(p, 0, sizeof *p);
+}
+
+static void plan_set(AtnTracePlanStep *p, int r, int c, guint8 flags, char *text /* owned */) {
+    g_free(p->cells[r * p->cols + c]);
+    p->cells[r * p->cols + c] = text;
+    p->flags[r * p->cols + c] = flags;
+}
+
+static char *fmt4(double v) {
+    if (isinf(v))
+        return g_strdup(v < 0 ? "−∞" : "∞");
+    return g_strdup_printf("%.4f", v);
+}
+
+/* Token rows shown: all, or the first and last few and the query; -1 is an ellipsis. */
+static GArray *rows_shown(int n, int query) {
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+    int ell = -1;
+    for (int j = 0; j < n; j++) {
+        gboolean show = n <= MAX_ROWS || j < MAX_ROWS / 2 || j >= n - (MAX_ROWS / 2 - 1) || j == query;
+        if (show)
+            g_array_append_val(a, j);
+        else if (a->len == 0 || g_array_index(a, int, a->len - 1) != -1)
+            g_array_append_val(a, ell);
+    }
+    return a;
+}
+
+/* Columns shown of a vector of width k; -1 is an ellipsis. */
+static GArray *cols_shown(int k, int max) {
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+    int ell = -1;
+    for (int c = 0; c < k; c++) {
+        if (k <= max || c < max / 2 || c >= k - (max / 2 - 1))
+            g_array_append_val(a, c);
+        else if (g_array_index(a, int, a->len - 1) != -1)
+            g_array_append_val(a, ell);
+    }
+    return a;
+}
+
+static const char *token_of(const atn_trace *t, int j) { return t->enc->tokens[j].text; }
+
+/* A vector as a header row of indices and one row of values; accent columns a0..a1. */
+static void plan_vector(AtnTracePlanStep *p, const char *name, const double *v, int k, int max, int a0, int a1) {
+    g_autoptr(GArray) cs = cols_shown(k, max);
+    plan_init(p, 2, 1 + cs->len);
+    plan_set(p, 0, 0, ATN_TRACE_CELL_HEADER, g_strdup(""));
+    plan_set(p, 1, 0, ATN_TRACE_CELL_HEADER, g_strdup(name));
+    for (guint i = 0; i < cs->len; i++) {
+        int c = g_array_index(cs, int, i);
+        guint8 acc = c >= a0 && c <= a1 ? ATN_TRACE_CELL_ACCENT : 0;
+        plan_set(p, 0, 1 + i, ATN_TRACE_CELL_HEADER, c < 0 ? g_strdup("…") : g_strdup_printf("%d", c));
+        plan_set(p, 1, 1 + i, acc, c < 0 ? g_strdup("…") : fmt4(v[c]));
+    }
+}
+
+/* Token rows with extra columns filled by fill(). */
+/* Fills the extra columns of token j's row r from column first_col; cols: the vector columns shown. */
+typedef void (*row_fill_fn)(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int first_col, GArray *cols);
+
+static void plan_token_table(AtnTracePlanStep *p, const atn_trace *t, GArray *rows, const char *const *headers, int n_extra,
+                             row_fill_fn fill, GArray *cols) {
+    plan_init(p, 1 + rows->len, 2 + n_extra);
+    plan_set(p, 0, 0, ATN_TRACE_CELL_HEADER, g_strdup("j"));
+    plan_set(p, 0, 1, ATN_TRACE_CELL_HEADER, g_strdup(_("token")));
+    for (int c = 0; c < n_extra; c++)
+        plan_set(p, 0, 2 + c, ATN_TRACE_CELL_HEADER, g_strdup(headers[c]));
+    for (guint r = 0; r < rows->len; r++) {
+        int j = g_array_index(rows, int, r);
+        guint8 acc = j == t->query ? ATN_TRACE_CELL_ACCENT : 0;
+        if (j < 0) {
+            for (int c = 0; c < 2 + n_extra; c++)
+                plan_set(p, 1 + r, c, 0, g_strdup("…"));
+            continue;
+        }
+        plan_set(p, 1 + r, 0, ATN_TRACE_CELL_HEADER | acc, g_strdup_printf("%d", j));
+        plan_set(p, 1 + r, 1, ATN_TRACE_CELL_HEADER | acc, g_strdup(token_of(t, j)));
+        fill(t, j, p, 1 + r, 2, cols);
+    }
+}
+
+static void fill_matrix_row(const atn_trace *t, const double *m, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs) {
+    for (guint i = 0; i < cs->len; i++) {
+        int c = g_array_index(cs, int, i);
+        plan_set(p, r, c0 + i, 0, c < 0 ? g_strdup("…") : fmt4(m[(size_t)j * t->d_head + c]));
+    }
+}
+
+static void fill_keys(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs) {
+    fill_matrix_row(t, t->keys, j, p, r, c0, cs);
+}
+
+static void fill_values(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs) {
+    fill_matrix_row(t, t->values, j, p, r, c0, cs);
+}
+
+static void fill_scores(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs) {
+    int k = t->d_head;
+    if (p->cols == c0 + 2) {
+        GString *e = g_string_new(NULL);
+        for (int c = 0; c < k; c++)
+            g_string_append_printf(e, "%s%.4g×%.4g", c ? " + " : "", t->q[c], t->keys[(size_t)j * k + c]);
+        plan_set(p, r, c0, 0, g_string_free(e, FALSE));
+        plan_set(p, r, c0 + 1, 0, fmt4(t->scores[j]));
+    } else {
+        plan_set(p, r, c0, 0, fmt4(t->scores[j]));
+    }
+}
+
+static void fill_scaled(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs) {
+    plan_set(p, r, c0, 0, fmt4(t->scores[j]));
+    plan_set(p, r, c0 + 1, 0, fmt4(t->scaled[j]));
+}
+
+static void fill_mask(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs) {
+    plan_set(p, r, c0, 0, t->mask_term[j] != 0 ? g_strdup("−∞") : g_strdup("0"));
+    plan_set(p, r, c0 + 1, 0, fmt4(t->scaled[j] + t->mask_term[j]));
+}
+
+static void fill_softmax(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs) {
+    gboolean masked = t->mask_term[j] != 0;
+    plan_set(p, r, c0, 0, masked ? g_strdup("−∞") : fmt4(t->shifted[j]));
+    plan_set(p, r, c0 + 1, 0, fmt4(t->exps[j]));
+    plan_set(p, r, c0 + 2, ATN_TRACE_CELL_ACCENT, fmt4(t->weights[j]));
+}
+
+void atn_trace_plan_make(const atn_trace *t, int n_heads, AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT]) {
+    int n = t->n, k = t->d_head, d = t->d_model, i = t->query, h = t->head;
+    g_autoptr(GArray) rows = rows_shown(n, i);
+    g_autoptr(GArray) kc = cols_shown(k, MAX_COLS);
+    g_autoptr(GPtrArray) kh = g_ptr_array_new_with_free_func(g_free);
+    for (guint c = 0; c < kc->len; c++) {
+        int cc = g_array_index(kc, int, c);
+        g_ptr_array_add(kh, cc < 0 ? g_strdup("…") : g_strdup_printf("%d", cc));
+    }
+    const char *qtok = token_of(t, i);
+
+    AtnTracePlanStep *p = &plans[ATN_TRACE_STEP_QUERY];
+    p->formula = g_strdup_printf(_("<i>q</i><sub>%d</sub> = <i>x</i><sub>%d</sub> W<sub>Q</sub> + b<sub>Q</sub>, "
+                                   "columns %d–%d (head %d)"), i, i, h * k, h * k + k - 1, h);
+    g_autofree char *qname = g_strdup_printf("q%d “%s”", i, qtok);
+    plan_vector(p, qname, t->q, k, MAX_COLS, -1, -1);
+
+    p = &plans[ATN_TRACE_STEP_KEYS];
+    p->formula = g_strdup(_("<i>k</i><sub>j</sub> = <i>x</i><sub>j</sub> W<sub>K</sub> + b<sub>K</sub>, one key per token"));
+    plan_token_table(p, t, rows, (const char *const *)kh->pdata, kc->len, fill_keys, kc);
+
+    p = &plans[ATN_TRACE_STEP_SCORES];
+    p->formula = g_strdup_printf(_("<i>s</i><sub>j</sub> = <i>q</i><sub>%d</sub> · <i>k</i><sub>j</sub>  "
+                                   "(row %d of Q Kᵀ)"), i, i);
+    if (k <= 4) {
+        const char *hd[] = {_("q · k"), _("s_j")};
+        plan_token_table(p, t, rows, hd, 2, fill_scores, kc);
+    } else {
+        const char *hd[] = {_("s_j")};
+        plan_token_table(p, t, rows, hd, 1, fill_scores, kc);
+    }
+
+    p = &plans[ATN_TRACE_STEP_SCALE];
+    p->formula = g_strdup_printf(_("<i>s</i><sub>j</sub> / √<i>d</i><sub>k</sub> = <i>s</i><sub>j</sub> / √%d "
+                                   "= <i>s</i><sub>j</sub> × %.4f"), k, t->scale);
+    {
+        const char *hd[] = {_("s_j"), _("s_j / √d_k")};
+        plan_token_table(p, t, rows, hd, 2, fill_scaled, kc);
+    }
+
+    p = &plans[ATN_TRACE_STEP_MASK];
+    int masked = 0;
+    for (int j = 0; j < n; j++)
+        masked += t->mask_term[j] != 0;
+    p->formula = g_strdup(_("padded keys get −∞ added, so their weight becomes 0"));
+    p->note = masked ? g_strdup_printf(ngettext("%d padded key.", "%d padded keys.", masked), masked)
+                     : g_strdup(_("No padded tokens: nothing is added."));
+    {
+        const char *hd[] = {_("mask"), _("score")};
+        plan_token_table(p, t, rows, hd, 2, fill_mask, kc);
+    }
+
+    p = &plans[ATN_TRACE_STEP_SOFTMAX];
+    p->formula = g_strdup(_("<i>a</i><sub>j</sub> = exp(<i>s</i><sub>j</sub> − <i>m</i>) / Σ exp(<i>s</i> − <i>m</i>), "
+                            "<i>m</i> = the largest score"));
+    p->note = g_strdup_printf(_("<i>m</i> = %.4f, Σ exp = %.4f; the weights add up to 1."), t->max, t->sum);
+    {
+        const char *hd[] = {_("s_j − m"), _("exp"), _("a_j")};
+        plan_token_table(p, t, rows, hd, 3, fill_softmax, kc);
+    }
+
+    p = &plans[ATN_TRACE_STEP_VALUES];
+    p->formula = g_strdup(_("<i>v</i><sub>j</sub> = <i>x</i><sub>j</sub> W<sub>V</sub> + b<sub>V</sub>, one value per token"));
+    plan_token_table(p, t, rows, (const char *const *)kh->pdata, kc->len, fill_values, kc);
+
+    p = &plans[ATN_TRACE_STEP_OUTPUT];
+    p->formula = g_strdup_printf(_("<i>o</i><sub>%d</sub> = Σ<sub>j</sub> <i>a</i><sub>j</sub> <i>v</i><sub>j</sub>"), i);
+    g_autofree char *oname = g_strdup_printf("o%d", i);
+    plan_vector(p, oname, t->output, k, MAX_COLS, -1, -1);
+    if (n <= 8) {
+        GString *e = g_string_new(NULL);
+        g_string_append_printf(e, "<i>o</i><sub>%d</sub>[0] =", i);
+        for (int j = 0; j < n; j++)
+            g_string_append_printf(e, "%s %.4f × %.4g", j ? " +" : "", t->weights[j], t->values[(size_t)j * k]);
+        g_string_append_printf(e, " = %.4f", t->output[0]);
+        p->note = g_string_free(e, FALSE);
+    }
+
+    p = &plans[ATN_TRACE_STEP_CONCAT];
+    p->formula = g_strdup_printf(_("every head's output for token %d side by side; head %d fills columns %d–%d"), i, h,
+                                 h * k, h * k + k - 1);
+    plan_vector(p, _("concat"), t->concat, d, MAX_WIDE_COLS, h * k, h * k + k - 1);
+    (void)n_heads;
+
+    p = &plans[ATN_TRACE_STEP_PROJECT];
+    p->formula = g_strdup(_("concat W<sub>O</sub> + b<sub>O</sub>: the attention layer's output for this token"));
+    plan_vector(p, _("output"), t->projected, d, MAX_WIDE_COLS, -1, -1);
+}
+

@@ -1,0 +1,28 @@
+/* The trace as tables of text: per step (QKᵀ → ÷√d_k → mask → softmax → ×V → concat → W_O)
+ * a formula (Pango markup), a small table of numbers (4 decimals; long token lists elided in
+ * the middle, the query token always kept) and an optional note.  No widgets: the Trace view
+ * puts these strings into labels, and tests can read them directly. */
+#pragma once
+
+#include <glib.h>
+
+#include "attnscope.h"
+#include "render.h"
+
+G_BEGIN_DECLS
+
+enum { ATN_TRACE_CELL_HEADER = 1, ATN_TRACE_CELL_ACCENT = 2 };
+
+typedef struct AtnTracePlanStep {
+    char *formula;   /* Pango markup */
+    char *note;      /* Pango markup or NULL */
+    int rows, cols;
+    char **cells;    /* [rows][cols], NULL for an empty cell */
+    guint8 *flags;   /* [rows][cols] ATN_TRACE_CELL_* */
+} AtnTracePlanStep;
+
+/* Fills steps (zeroed by the caller) for trace; n_heads is the model's. */
+void atn_trace_plan_make(const atn_trace *trace, int n_heads, AtnTracePlanStep steps[ATN_TRACE_STEP_COUNT]);
+void atn_trace_plan_step_clear(AtnTracePlanStep *step);
+
+G_END_DECLS
