@@ -20,6 +20,22 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+void *atn_alloc_big(size_t bytes) {
+    enum { HUGE = 2 << 20 };
+    if (bytes < 2 * (size_t)HUGE)
+        return malloc(bytes ? bytes : 1);
+    if (bytes > SIZE_MAX - HUGE)
+        return NULL;
+    size_t rounded = (bytes + HUGE - 1) / HUGE * HUGE;
+    void *p = aligned_alloc(HUGE, rounded);
+#ifdef MADV_HUGEPAGE
+    if (p)
+        madvise(p, rounded, MADV_HUGEPAGE);   /* advice only: failure changes nothing */
+#endif
+    return p;
+}
 
 void atn_linear(float *out, const float *in, const float *w, const float *b, int32_t n, int32_t i,
                 int32_t o) {
@@ -282,7 +298,7 @@ static const packed_weights *packed_for(const atn_model *model) {
     pk->n_layers = L;
     pk->bytes = bytes;
     pk->layers = (packed_layer *)(pk + 1);
-    float *block = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    float *block = atn_alloc_big(bytes);
     if (!block) {
         free(pk);
         return NULL;

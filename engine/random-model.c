@@ -3,7 +3,7 @@
  * (splitmix64's mixer over seed, tensor and element index) so that bench/peer_torch.py can
  * rebuild exactly the same weights in NumPy and compare the numbers, not just the time. */
 #include "random-model.h"
-#include "model-private.h"
+#include "encoder.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,7 +89,7 @@ atn_model *atn_model_new_random(const atn_config *cfg, const char *name, uint64_
     }
     m->cfg = *cfg;
     m->w.layers = calloc(L, sizeof *m->w.layers);
-    float *p = m->w.layers ? malloc(total * sizeof(float)) : NULL;
+    float *p = m->w.layers ? atn_alloc_big(total * sizeof(float)) : NULL;
     if (!p || !atn_model_own(m, p, total * sizeof(float), false)) {
         atn_error_set(err, ATN_E_NOMEM, "out of memory for %zu weights (%.1f MB)", total, total * 4 / 1e6);
         atn_model_free(m);

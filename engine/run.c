@@ -180,7 +180,7 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
     size_t floats = need / sizeof(float);
     if (floats != run->block_floats) {
         free(run->block);
-        run->block = malloc(floats * sizeof(float));
+        run->block = atn_alloc_big(floats * sizeof(float));
         run->block_floats = run->block ? floats : 0;
         if (!run->block) {
             run->enc = (atn_encoding_free(run->enc), NULL);

@@ -13,6 +13,7 @@ struct _AtnModelGridView {
     GtkCheckButton *shared_check, *notes_check;
     AtnModelGrid *grid;
     AtnSession *session;
+    gboolean dirty;   /* a new result not yet shown: the labels are computed when the page is */
 };
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface);
@@ -43,10 +44,24 @@ static void update_notes(AtnModelGridView *self) {
     atn_model_grid_set_notes(self->grid, (const char *const *)notes);
 }
 
-static void on_result(AtnSession *s, GParamSpec *p, AtnModelGridView *self) {
+static void refresh(AtnModelGridView *self) {
+    self->dirty = FALSE;
     atn_model_grid_set_result(self->grid, atn_session_get_result(self->session));
     update_notes(self);
     atn_model_grid_set_selected(self->grid, atn_session_get_layer(self->session), atn_session_get_head(self->session));
+}
+
+static void on_result(AtnSession *s, GParamSpec *p, AtnModelGridView *self) {
+    self->dirty = TRUE;
+    if (gtk_widget_get_mapped(GTK_WIDGET(self)))
+        refresh(self);
+}
+
+static void atn_model_grid_view_map(GtkWidget *widget) {
+    GTK_WIDGET_CLASS(atn_model_grid_view_parent_class)->map(widget);
+    AtnModelGridView *self = ATN_MODEL_GRID_VIEW(widget);
+    if (self->dirty)
+        refresh(self);
 }
 
 static void on_selection(AtnSession *s, GParamSpec *p, AtnModelGridView *self) {
@@ -64,7 +79,10 @@ static void on_head_activated(AtnModelGrid *grid, int layer, int head, AtnModelG
 }
 
 static AtnFigure *dup_figure(AtnFigureSource *source) {
-    return atn_model_grid_dup_figure(ATN_MODEL_GRID_VIEW(source)->grid);
+    AtnModelGridView *self = ATN_MODEL_GRID_VIEW(source);
+    if (self->dirty)
+        refresh(self);
+    return atn_model_grid_dup_figure(self->grid);
 }
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface) { iface->dup_figure = dup_figure; }
@@ -81,6 +99,7 @@ static void atn_model_grid_view_dispose(GObject *object) {
 static void atn_model_grid_view_class_init(AtnModelGridViewClass *klass) {
     GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
     G_OBJECT_CLASS(klass)->dispose = atn_model_grid_view_dispose;
+    wc->map = atn_model_grid_view_map;
     g_type_ensure(ATN_TYPE_MODEL_GRID);
     gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-model-grid-view.ui");
     gtk_widget_class_bind_template_child(wc, AtnModelGridView, box);
@@ -121,4 +140,8 @@ void atn_model_grid_view_set_font_scale(AtnModelGridView *self, double scale) {
     atn_model_grid_set_font_scale(self->grid, scale);
 }
 
-AtnModelGrid *atn_model_grid_view_get_grid(AtnModelGridView *self) { return self->grid; }
+AtnModelGrid *atn_model_grid_view_get_grid(AtnModelGridView *self) {
+    if (self->dirty && self->session)
+        refresh(self);
+    return self->grid;
+}
