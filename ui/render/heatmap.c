@@ -26,12 +26,13 @@ static const char *label_of(const char *const *labels, int32_t i, char *buf, siz
     return buf;
 }
 
+/* Measured bold: a highlighted label is drawn bold and must still fit. */
 static double max_label_width(rtext *t, const char *const *labels, int32_t n) {
     double m = 0;
     char buf[16];
     for (int32_t i = 0; i < n; i++) {
         double w;
-        rt_measure(t, label_of(labels, i, buf, sizeof buf), RT_LABEL, false, &w, NULL);
+        rt_measure(t, label_of(labels, i, buf, sizeof buf), RT_LABEL, true, &w, NULL);
         m = fmax(m, w);
     }
     return m;
