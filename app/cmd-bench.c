@@ -6,6 +6,7 @@
 #include "random-model.h"
 
 #include <cblas.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ typedef struct bench_result {
     double cap_cpu_med;         /* CPU seconds (all threads) per forward with full capture */
     double first;               /* seconds of the first forward (includes one-time packing) */
     double nocap_med, nocap_min;/* seconds, keep_attention = keep_trace_inputs = false */
+    double overhead;            /* median over pairs of (with capture / without) - 1 */
     double sgemm_gflops;        /* median, at the model's largest GEMM shape for n tokens */
     int32_t sgemm_m, sgemm_n, sgemm_k;
     size_t run_bytes, run_bytes_nocap, attn_bytes;
@@ -98,6 +100,64 @@ static double sgemm_gflops(int32_t m, int32_t n, int32_t k, int repeat) {
     }
     free(a), free(b), free(c), free(t);
     return g;
+}
+
+/* ---- memory read bandwidth: the limit at a few tokens --------------------------- */
+
+typedef struct read_part {
+    const uint64_t *p;
+    size_t n;
+    uint64_t x;
+} read_part;
+
+static void *read_thread(void *arg) {
+    read_part *r = arg;
+    uint64_t a = 0, b = 0, c = 0, d = 0;
+    for (size_t i = 0; i + 4 <= r->n; i += 4) {
+        a ^= r->p[i];
+        b ^= r->p[i + 1];
+        c ^= r->p[i + 2];
+        d ^= r->p[i + 3];
+    }
+    r->x = a ^ b ^ c ^ d;
+    return NULL;
+}
+
+/* GB/s of `threads` threads each reading its share of a 256 MB buffer (bigger than any
+ * cache here), best of 3 passes after a warm-up pass. */
+static double read_gbps(int threads) {
+    enum { MAXT = 64 };
+    size_t bytes = (size_t)256 << 20, words = bytes / sizeof(uint64_t);
+    uint64_t *buf = atn_alloc_big(bytes);
+    if (!buf)
+        return 0;
+    for (size_t i = 0; i < words; i++)
+        buf[i] = i * 0x9E3779B97F4A7C15ull;
+    threads = threads < 1 ? 1 : threads > MAXT ? MAXT : threads;
+    double best = 0;
+    uint64_t sink = 0;
+    for (int pass = 0; pass < 4; pass++) {
+        read_part parts[MAXT];
+        pthread_t tids[MAXT];
+        bool started[MAXT] = {false};
+        double t0 = now_s();
+        for (int t = 0; t < threads; t++) {
+            parts[t] = (read_part){buf + words / threads * t, words / threads, 0};
+            if (t && !(started[t] = pthread_create(&tids[t], NULL, read_thread, &parts[t]) == 0))
+                read_thread(&parts[t]);   /* no thread: read it here */
+        }
+        read_thread(&parts[0]);
+        for (int t = 1; t < threads; t++)
+            if (started[t])
+                pthread_join(tids[t], NULL);
+        double gbps = bytes / (now_s() - t0) / 1e9;
+        for (int t = 0; t < threads; t++)
+            sink ^= parts[t].x;
+        if (pass > 0 && gbps > best)
+            best = gbps;
+    }
+    free(buf);
+    return sink == 42 ? best * 1.0000001 : best;   /* keeps the reads */
 }
 
 /* The benchmark input: [CLS] some ids [SEP] with both token types, nothing padded.
@@ -185,6 +245,17 @@ static atn_status bench_length(const atn_model *m, int32_t n, int repeat, bool c
             tn[i] = now_s() - t0;
         }
     }
+    if (capture_cost) {
+        /* each forward with capture is paired with the one without right after it: the median
+           of the pair ratios is steadier than a ratio of medians when the machine drifts */
+        double *ratio = calloc((size_t)repeat, sizeof *ratio);
+        if (ratio) {
+            for (int i = 0; i < repeat; i++)
+                ratio[i] = tc[i] / tn[i];
+            r->overhead = median(ratio, repeat) - 1;
+            free(ratio);
+        }
+    }
     r->cap_min = min_of(tc, repeat);
     r->cap_med = median(tc, repeat);
     r->cap_cpu_med = median(tcpu, repeat);
@@ -222,7 +293,7 @@ static bool dump_capture(const char *prefix, const atn_capture *cap) {
 }
 
 static void print_text(const char *title, const atn_config *c, const atn_run_options *o, const bench_result *res,
-                       int nres, bool capture_cost, size_t packed) {
+                       int nres, bool capture_cost, size_t packed, double rbw) {
     printf("attnscope bench: %s, %d layers x %d heads, d %d, f %d\n", title, c->n_layers, c->n_heads, c->d_model,
            c->d_ffn);
     if (o->device == ATN_DEVICE_CUDA)
@@ -244,15 +315,19 @@ static void print_text(const char *title, const atn_config *c, const atn_run_opt
         else
             printf(" %8s %7s", "-", "-");
         if (capture_cost)
-            printf(" %10.2f %+7.1f%%", r->nocap_med * 1e3, 100 * (r->cap_med / r->nocap_med - 1));
+            printf(" %10.2f %+7.1f%%", r->nocap_med * 1e3, 100 * r->overhead);
         printf(" %9.1f %6.0f MB %10.1f\n", layer_weight_bytes(c) / r->cap_med / 1e9, r->rss_kb * 1024.0 / 1e6,
                (r->run_bytes - r->run_bytes_nocap) / 1e6);
     }
     printf("GFLOP/s = L(8nd² + 4n²d + 4ndf) / median time; cpu ms = CPU time of all threads per forward;\n"
-           "capture = median with full capture vs without;\n"
+           "capture = median over pairs of (forward with full capture / the one without right after) - 1;\n"
            "wts GB/s = %.0f MB of layer weights / median time; peak RSS = model + one full-capture run;\n"
            "capture MB = what keeping attention and trace inputs adds to the run's memory.\n",
            layer_weight_bytes(c) / 1e6);
+    if (rbw > 0)
+        printf("memory read bandwidth, same process (%d threads reading 256 MB): %.1f GB/s; the forward streamed "
+               "its layer weights at %.0f%% of it at %d tokens\n", o->threads > 0 ? o->threads :
+               openblas_get_num_threads(), rbw, 100 * layer_weight_bytes(c) / res[0].cap_med / 1e9 / rbw, res[0].n);
     printf("first forward of the process: %.1f ms at %d tokens", res[0].first * 1e3, res[0].n);
     if (packed)
         printf(" (includes packing the layer weights for the CPU kernels, once per model: %.1f MB)", packed / 1e6);
@@ -260,7 +335,7 @@ static void print_text(const char *title, const atn_config *c, const atn_run_opt
 }
 
 static void print_json(const char *title, const char *shape, const atn_config *c, const atn_run_options *o,
-                       const bench_result *res, int nres, bool capture_cost, size_t packed) {
+                       const bench_result *res, int nres, bool capture_cost, size_t packed, double rbw) {
     printf("{\"tool\": \"attnscope\", \"model\": ");
     cli_json_string(stdout, title);
     printf(", \"shape\": ");
@@ -273,8 +348,10 @@ static void print_json(const char *title, const char *shape, const atn_config *c
            o->device == ATN_DEVICE_CUDA ? "cuda" : "cpu");
     cli_json_string(stdout, atn_blas_core_name());
     printf(", \"threads\": %d, \"layer_weight_bytes\": %.0f, \"packed_weight_bytes\": %zu, "
-           "\"first_forward_ms\": %.3f, \"results\": [", openblas_get_num_threads(), layer_weight_bytes(c), packed,
-           res[0].first * 1e3);
+           "\"first_forward_ms\": %.3f, \"read_gbps\": ", o->threads > 0 ? o->threads : openblas_get_num_threads(),
+           layer_weight_bytes(c), packed, res[0].first * 1e3);
+    cli_json_number(stdout, rbw > 0 ? rbw : 0.0 / 0.0);
+    printf(", \"results\": [");
     for (int i = 0; i < nres; i++) {
         const bench_result *r = &res[i];
         printf("%s\n  {\"tokens\": %d, \"repeat\": %d, \"flops\": %.0f, \"forward_ms_median\": %.4f, "
@@ -290,7 +367,9 @@ static void print_json(const char *title, const char *shape, const atn_config *c
         printf(", \"nocapture_ms_min\": ");
         cli_json_number(stdout, capture_cost ? r->nocap_min * 1e3 : 0.0 / 0.0);
         printf(", \"capture_overhead_percent\": ");
-        cli_json_number(stdout, capture_cost ? 100 * (r->cap_med / r->nocap_med - 1) : 0.0 / 0.0);
+        cli_json_number(stdout, capture_cost ? 100 * r->overhead : 0.0 / 0.0);
+        printf(", \"percent_of_read_bandwidth\": ");
+        cli_json_number(stdout, rbw > 0 ? 100 * layer_weight_bytes(c) / r->cap_med / 1e9 / rbw : 0.0 / 0.0);
         printf(", \"weights_gbps\": %.3f, \"peak_rss_bytes\": %.0f, \"run_bytes\": %zu, "
                "\"run_bytes_nocapture\": %zu, \"capture_bytes\": %zu, \"attention_bytes\": %zu}",
                layer_weight_bytes(c) / r->cap_med / 1e9, r->rss_kb * 1024.0, r->run_bytes, r->run_bytes_nocap,
@@ -302,19 +381,20 @@ static void print_json(const char *title, const char *shape, const atn_config *c
 static void usage(void) {
     printf("Usage: attnscope bench [--model M | --shape bert-base|bert-large|bert-tiny] [--length N[,N...]]\n"
            "                       [--repeat R] [--threads T] [--device cpu|cuda] [--json] [--no-capture]\n"
-           "                       [--seed S] [--dump PREFIX]\n\n"
+           "                       [--seed S] [--dump PREFIX] [--no-bandwidth]\n\n"
            "Times R forwards with full capture (median and min) and reports GFLOP/s from the FLOP count\n"
            "L(8nd² + 4n²d + 4ndf), next to cblas_sgemm's GFLOP/s at the model's largest GEMM shape measured\n"
            "in the same process.  --shape builds a BERT of that shape with random weights (default\n"
            "bert-base; nothing is downloaded).  Also times the same forward without capture (the capture's\n"
            "cost; --no-capture skips it), and reports peak RSS and the capture's bytes.  --length takes a\n"
            "comma-separated list (default 128).  --dump PREFIX writes PREFIX.attn.npy and PREFIX.hidden.npy\n"
-           "of the last length (bench/peer_torch.py --check compares them with PyTorch).\n");
+           "of the last length (bench/peer_torch.py --check compares them with PyTorch).  Last, it measures\n"
+           "this machine's memory read bandwidth (the limit at a few tokens; --no-bandwidth skips it).\n");
 }
 
 int cmd_bench(int argc, char **argv) {
     cli_args a;
-    static const char *const flags[] = {"help", "json", "no-capture", NULL};
+    static const char *const flags[] = {"help", "json", "no-capture", "no-bandwidth", NULL};
     if (!cli_parse(&a, "attnscope bench", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
@@ -322,6 +402,7 @@ int cmd_bench(int argc, char **argv) {
         return 0;
     }
     bool ok = true, json = cli_flag(&a, "json"), capture_cost = !cli_flag(&a, "no-capture");
+    bool no_bandwidth = cli_flag(&a, "no-bandwidth");
     atn_run_options opts;
     atn_run_options_init(&opts);
     ok = cli_run_options(&a, &opts);
@@ -411,10 +492,13 @@ int cmd_bench(int argc, char **argv) {
     }
     if (rc == CLI_EXIT_OK) {
         size_t packed = atn_cpu_packed_bytes(m);
+        /* after every RSS reading: its buffer would count in the peak */
+        double rbw = opts.device != ATN_DEVICE_CUDA && !no_bandwidth
+                         ? read_gbps(opts.threads > 0 ? opts.threads : openblas_get_num_threads()) : 0;
         if (json)
-            print_json(title, model_name ? NULL : shape, c, &opts, res, nlen, capture_cost, packed);
+            print_json(title, model_name ? NULL : shape, c, &opts, res, nlen, capture_cost, packed, rbw);
         else
-            print_text(title, c, &opts, res, nlen, capture_cost, packed);
+            print_text(title, c, &opts, res, nlen, capture_cost, packed, rbw);
         if (dump && last && !dump_capture(dump, atn_run_capture(last)))
             rc = CLI_EXIT_FAIL;
     }

@@ -12,6 +12,7 @@ Usage: run-catalogue.py ATTNSCOPE [--print] [CASE ...]
   --print   show what each case prints now (paths as {dir}), for writing new entries
 Exit status 0 when every case passed (skipped ones are named).
 """
+import json
 import os
 import re
 import shlex
@@ -79,7 +80,6 @@ def sparse_model(d, spec):
             n *= s
         header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [off, off + n]}
         off += n
-    import json
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * ((8 - len(text) % 8) % 8)
     with open(os.path.join(d, "model.safetensors"), "wb") as f:

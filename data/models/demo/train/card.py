@@ -107,6 +107,7 @@ def write_card(out_dir, metrics, csv_path):
         preds = "; ".join(
             ", ".join(f"{t} {p:.2f}" for t, p in slot) for slot in e["top5"])
         ex_lines.append(f"| `{e['text']}` | {preds} |")
+    history = ("\n" + metrics["history_note"] + "\n") if metrics.get("history_note") else ""
     ok = lambda v: "meets" if v >= 0.5 else "does NOT meet"  # noqa: E731
 
     text = f"""# attnscope demo model
@@ -165,7 +166,7 @@ this list of sources and licences with it.
 
 `python3 data/models/demo/train/train.py --out data/models/demo` (seed {metrics['seed']})
 does everything: corpus extraction, vocabulary, training, export, evaluation, this card.
-Recipe (see `/work/shared/PLATFORM.md`, "Training with Debian's PyTorch"): PyTorch
+Recipe (after `/work/shared/PLATFORM.md`, "Training with Debian's PyTorch"): PyTorch
 {metrics['torch_version']} from Debian on 2 CPU cores, `torch.set_num_threads(1)` with
 OpenBLAS's AVX2/AVX-512 kernel; masked-LM only (15% of tokens, 80/10/10), no dropout;
 AdamW (β 0.9/0.999, weight decay {a['weight_decay']} except biases and LayerNorm), {a['warmup']} warm-up steps, then a
@@ -177,6 +178,14 @@ sentences `[CLS] A [SEP]` and, with probability {a['pair_prob']}, consecutive se
 longer packed pairs of {a['max_len'] + 1}–{cfg['max_position_embeddings']} tokens so every
 position embedding is trained.
 
+PLATFORM.md's constant 2e-3 did not work in this setup: in two tries (one with 64-token
+examples) the heads of layers 0–1 collapsed onto single positions (attention entropy near 0)
+and the loss stayed on the unigram plateau (~6.6) for 1,300–1,500 steps.  With 1e-3 and 500
+warm-up steps the loss left the plateau after ~500 steps and the positional heads formed
+between steps 1,500 and 2,000 (right panel below).  Training can be stopped and continued
+with `--resume`: every batch and every mask is a function of (seed, step), and a stopped and
+resumed short run was checked to give bit-identical weights.
+{history}
 **{metrics['steps']:,} steps{stop_note} in {minutes:.1f} minutes** of wall-clock time (the
 machine was shared with other work).
 

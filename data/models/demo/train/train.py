@@ -91,8 +91,8 @@ def parse_args():
     p.add_argument("--work", default="/tmp/attnscope-demo-work",
                    help="checkpoints and logs (not committed)")
     p.add_argument("--seed", type=int, default=20240607)
-    p.add_argument("--steps", type=int, default=3000)
-    p.add_argument("--max-minutes", type=float, default=55.0,
+    p.add_argument("--steps", type=int, default=4000)
+    p.add_argument("--max-minutes", type=float, default=60.0,
                    help="stop training early (and still write everything) after this long")
     p.add_argument("--vocab-size", type=int, default=8000)
     p.add_argument("--hidden", type=int, default=128)
