@@ -52,10 +52,10 @@ def main():
         for k, s in enumerate(sentences):
             want = np.load(os.path.join(HERE, "check", s["attn_file"]))
             out = os.path.join(tmp, f"attn_{k}.npy")
-            cmd = [exe, "run", "--model", args.model,
-                   "--ids", ",".join(str(i) for i in s["ids"]), "-o", out]
+            cmd = [exe, "run", "--model", args.model, "--ids", ",".join(str(i) for i in s["ids"])]
             if any(s["type_ids"]):
-                cmd[5:5] = ["--type-ids", ",".join(str(t) for t in s["type_ids"])]
+                cmd += ["--type-ids", ",".join(str(t) for t in s["type_ids"])]
+            cmd += ["-o", out]
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0 or not os.path.exists(out):
                 print(f"sentence {k}: `{' '.join(cmd)}` failed (exit {r.returncode}):\n"

@@ -1,58 +1,57 @@
 """Per-head attention statistics over a set of sentences (what the model card reports).
 
-For one attention array A [L,H,n,n] (row = query, column = key) and its token ids:
-  prev  = mean over queries i >= 1     of A[i, i-1]
-  next  = mean over queries i <= n-2   of A[i, i+1]
-  self  = mean over all queries        of A[i, i]
-  cls   = mean over all queries        of A[i, 0]            ([CLS] is position 0)
-  sep   = mean over all queries        of sum of A[i, j] over the [SEP] positions j
+Defined like the engine's `attnscope stats` (engine/head-stats.c): for each sentence, means
+over its query rows, then the mean over sentences (each sentence weighs the same).  For one
+attention array A [L,H,n,n] (row = query, column = key) and its token ids:
+  prev    = mean over rows i >= 1   of A[i, i-1]
+  next    = mean over rows i <= n-2 of A[i, i+1]
+  self    = mean over rows          of A[i, i]
+  cls     = mean over rows          of the weight on the [CLS] token(s)
+  sep     = mean over rows          of the weight on the [SEP] token(s)
   special = cls + sep
-  entropy = mean over queries of the row's entropy divided by log(n) (1 = uniform, 0 = one key)
-Statistics are pooled over all query rows of all sentences (each row weighs the same).
+  entropy = mean over rows of the row's entropy / log(n) (1 = uniform, 0 = a single key)
+The acceptance criterion of issue 7 for a "vertical" head is max(cls, sep) >= 0.5, as the
+engine labels "vertical [CLS]" / "vertical [SEP]".
 """
 
 import numpy as np
 
-KEYS = ("prev", "next", "self", "cls", "sep", "special", "entropy")
+KEYS = ("prev", "next", "self", "cls", "sep", "special", "vertical", "entropy")
 
 
 class HeadStats:
     def __init__(self, layers, heads):
         self.sums = {k: np.zeros((layers, heads)) for k in KEYS}
-        self.counts = {k: 0 for k in KEYS}
         self.sentences = 0
 
-    def add(self, att, ids, sep_id):
-        """att [L,H,n,n] numpy; ids [n]."""
+    def add(self, att, ids, sep_id, cls_id=2):
+        """att [L,H,n,n] numpy; ids [n] (n >= 2)."""
         att = np.asarray(att, dtype=np.float64)
         n = att.shape[-1]
         idx = np.arange(n)
         seps = [j for j in range(n) if ids[j] == sep_id]
-        if n >= 2:
-            self.sums["prev"] += att[:, :, idx[1:], idx[1:] - 1].sum(-1)
-            self.sums["next"] += att[:, :, idx[:-1], idx[:-1] + 1].sum(-1)
-            self.counts["prev"] += n - 1
-            self.counts["next"] += n - 1
-        self.sums["self"] += att[:, :, idx, idx].sum(-1)
-        self.sums["cls"] += att[:, :, :, 0].sum(-1)
-        sep = att[:, :, :, seps].sum(-1).sum(-1) if seps else 0.0
+        clss = [j for j in range(n) if ids[j] == cls_id]
+        self.sums["prev"] += att[:, :, idx[1:], idx[1:] - 1].mean(-1)
+        self.sums["next"] += att[:, :, idx[:-1], idx[:-1] + 1].mean(-1)
+        self.sums["self"] += att[:, :, idx, idx].mean(-1)
+        cls = att[:, :, :, clss].sum(-1).mean(-1) if clss else 0.0
+        sep = att[:, :, :, seps].sum(-1).mean(-1) if seps else 0.0
+        self.sums["cls"] += cls
         self.sums["sep"] += sep
-        self.sums["special"] += att[:, :, :, 0].sum(-1) + sep
-        if n >= 2:
-            ent = -(att * np.log(np.maximum(att, 1e-30))).sum(-1) / np.log(n)
-            self.sums["entropy"] += ent.sum(-1)
-            self.counts["entropy"] += n
-        for k in ("self", "cls", "sep", "special"):
-            self.counts[k] += n
+        self.sums["special"] += cls + sep
+        ent = -(att * np.log(np.maximum(att, 1e-30))).sum(-1) / np.log(n)
+        self.sums["entropy"] += ent.mean(-1)
         self.sentences += 1
 
     def means(self):
-        return {k: self.sums[k] / max(self.counts[k], 1) for k in KEYS}
+        m = {k: self.sums[k] / max(self.sentences, 1) for k in KEYS}
+        m["vertical"] = np.maximum(m["cls"], m["sep"])
+        return m
 
 
 def best(means, key):
     """(value, layer, head) of the head with the largest mean for key."""
-    m = means[key]
+    m = np.asarray(means[key])
     li, hi = np.unravel_index(int(np.argmax(m)), m.shape)
     return float(m[li, hi]), int(li), int(hi)
 

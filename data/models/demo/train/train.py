@@ -65,7 +65,8 @@ import wordpiece  # noqa: E402
 from model import BertForMaskedLM  # noqa: E402
 
 CSV_COLS = ["step", "seconds", "lr", "train_loss", "heldout_loss_en", "heldout_acc_en",
-            "heldout_loss_zh", "heldout_acc_zh", "best_prev", "best_next", "best_special"]
+            "heldout_loss_zh", "heldout_acc_zh", "best_prev", "best_next", "best_special",
+            "best_vertical"]
 
 # Sentences for the loader check (written for this purpose, not from the corpus).
 CHECK_SENTENCES = [
@@ -91,13 +92,13 @@ def parse_args():
     p.add_argument("--work", default="/tmp/attnscope-demo-work",
                    help="checkpoints and logs (not committed)")
     p.add_argument("--seed", type=int, default=20240607)
-    p.add_argument("--steps", type=int, default=4000)
+    p.add_argument("--steps", type=int, default=6000)
     p.add_argument("--max-minutes", type=float, default=60.0,
                    help="stop training early (and still write everything) after this long")
     p.add_argument("--vocab-size", type=int, default=8000)
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--heads", type=int, default=8)
     p.add_argument("--max-position", type=int, default=128)
     p.add_argument("--max-len", type=int, default=32, help="tokens per ordinary example")
     p.add_argument("--long-frac", type=float, default=0.03,
@@ -113,7 +114,7 @@ def parse_args():
     p.add_argument("--heldout-frac", type=float, default=0.03)
     p.add_argument("--log-every", type=int, default=50)
     p.add_argument("--eval-every", type=int, default=250)
-    p.add_argument("--ckpt-every", type=int, default=1000)
+    p.add_argument("--ckpt-every", type=int, default=500)
     p.add_argument("--resume", action="store_true", help="continue from WORK/ckpt.pt")
     p.add_argument("--export-only", action="store_true",
                    help="skip training; export and evaluate WORK/ckpt.pt")
@@ -348,7 +349,7 @@ def head_stats(model, tok, data, args, per_lang=200, pairs=False):
                 if len(ids) < 5 or k >= per_lang:
                     continue
                 att = model.attentions(torch.tensor(ids), torch.tensor(types))
-                hs.add(att.double().numpy(), ids, tok.sep_id)
+                hs.add(att.double().numpy(), ids, tok.sep_id, tok.cls_id)
                 k += 1
     model.train()
     return hs
@@ -484,11 +485,12 @@ def train(args, log, tok, data, cfg):
                 row["best_prev"] = headstats.best(m, "prev")[0]
                 row["best_next"] = headstats.best(m, "next")[0]
                 row["best_special"] = headstats.best(m, "special")[0]
+                row["best_vertical"] = headstats.best(m, "vertical")[0]
                 ent = " ".join(f"{e:.2f}" for e in m["entropy"].mean(1))
                 log("step {step} {seconds:.0f}s lr {lr:.2e} loss {train_loss:.3f} | held-out "
                     "en {heldout_loss_en:.3f}/{heldout_acc_en:.3f} zh {heldout_loss_zh:.3f}/"
                     "{heldout_acc_zh:.3f} | best prev {best_prev:.2f} next {best_next:.2f} "
-                    "[CLS]+[SEP] {best_special:.2f}".format(**row) + f" | entropy by layer {ent}")
+                    "[CLS]+[SEP] {best_special:.2f} [CLS]|[SEP] {best_vertical:.2f}".format(**row) + f" | entropy by layer {ent}")
             else:
                 log(f"step {step} {elapsed:.0f}s lr {lr:.2e} loss {row['train_loss']:.3f} "
                     f"({step / max(elapsed, 1e-9):.2f} steps/s overall)")
@@ -554,7 +556,7 @@ def export_and_evaluate(args, log, tok, data, stats, cfg, model, step, elapsed, 
     hs_single = head_stats(m64, tok, data, args, per_lang=400)
     hs_pair = head_stats(m64, tok, data, args, per_lang=200, pairs=True)
     ms, mp = hs_single.means(), hs_pair.means()
-    for key in ("prev", "next", "self", "cls", "sep", "special"):
+    for key in ("prev", "next", "self", "cls", "sep", "special", "vertical"):
         v, li, hi = headstats.best(ms, key)
         log(f"best head for {key}: L{li}.H{hi} {v:.3f} (single sentences)")
     write_check_files(m64, m32, tok, os.path.join(HERE, "check"), log)
