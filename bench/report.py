@@ -68,6 +68,9 @@ def main():
     print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
     for c in cells:
         print("  ".join(v.rjust(w) for v, w in zip(c, widths)))
+    tt = [f"{x['shape']}/{x['n']}: {x['torch_threads']}" for x in rows if x["torch_threads"]]
+    if tt:
+        print("torch's faster thread setting (torch.set_num_threads) per model/tokens: " + ", ".join(tt))
     kernels = sorted({x["kernel"] for x in rows})
     print(f"attnscope: {rows[0]['threads']} threads; sgemm reference: OpenBLAS {', '.join(kernels)}, same process, "
           "at the FFN shape [n,d]x[d,f]; weights GB/s: layer weights read per forward / time")
@@ -118,11 +121,11 @@ def chart(out, rows):
         return
     ns = [x["n"] for x in rows]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    a1.plot(ns, [x["ms"] for x in rows], "o-", label="attnscope, full capture")
-    a1.plot(ns, [x["nocap"] for x in rows], "s--", label="attnscope, no capture")
+    a1.plot(ns, [x["ms"] for x in rows], "o-", color="C0", label="attnscope, full capture")
+    a1.plot(ns, [x["nocap"] for x in rows], "s--", color="C1", label="attnscope, no capture")
     if any(x["torch_ms"] for x in rows):
         a1.plot([x["n"] for x in rows if x["torch_ms"]], [x["torch_ms"] for x in rows if x["torch_ms"]], "^-",
-                label="PyTorch eager (attentions kept)")
+                color="C2", label="PyTorch eager (attentions kept)")
     a1.set_xscale("log", base=2)
     a1.set_yscale("log")
     a1.set_xlabel("tokens")
@@ -130,16 +133,22 @@ def chart(out, rows):
     a1.set_title(f"{rows[0]['shape']}, {rows[0]['threads']} threads")
     a1.grid(True, which="both", alpha=0.3)
     a1.legend()
-    a2.plot(ns, [x["gflops"] for x in rows], "o-", label="attnscope forward")
+    a2.plot(ns, [x["gflops"] for x in rows], "o-", color="C0", label="attnscope forward")
     a2.plot(ns, [x["sgemm"] for x in rows], "k:", label="OpenBLAS sgemm, FFN shape (same run)")
     if any(x["torch_ms"] for x in rows):
         a2.plot([x["n"] for x in rows if x["torch_ms"]],
-                [x["gflops"] * x["ratio"] ** -1 for x in rows if x["torch_ms"]], "^-", label="PyTorch eager")
+                [x["gflops"] * x["ratio"] ** -1 for x in rows if x["torch_ms"]], "^-", color="C2",
+                label="PyTorch eager")
     a2.set_xscale("log", base=2)
     a2.set_xlabel("tokens")
     a2.set_ylabel("GFLOP/s (matrix products)")
     a2.grid(True, which="both", alpha=0.3)
     a2.legend()
+    from matplotlib.ticker import NullLocator
+    for a in (a1, a2):
+        a.set_xticks(ns)
+        a.set_xticklabels([str(n) for n in ns])
+        a.xaxis.set_minor_locator(NullLocator())
     fig.tight_layout()
     path = os.path.join(out, "bench.png")
     fig.savefig(path, dpi=90)

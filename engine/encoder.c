@@ -282,9 +282,9 @@ static void pack_worker(void *arg, int tid, int nt) {
     }
 }
 
-/* The model's packed weights, made on first use (team_lock held).  NULL when memory is
- * short: the caller then takes the cblas path. */
-static const packed_weights *packed_for(const atn_model *model) {
+/* The model's packed weights, made on first use by team t (NULL: this thread alone), with
+ * team_lock held.  NULL when memory is short: the caller then takes the cblas path. */
+static const packed_weights *packed_for(const atn_model *model, atn_team *t) {
     atn_model *m = (atn_model *)model;   /* cpu_packed is a cache: filling it does not change the model */
     if (m->cpu_packed)
         return m->cpu_packed;
@@ -314,7 +314,10 @@ static const packed_weights *packed_for(const atn_model *model) {
         pl->w2 = p, p += atn_packed_floats(d, f);
     }
     pack_job job = {m, pk};
-    atn_team_run(team, pack_worker, &job);
+    if (t)
+        atn_team_run(t, pack_worker, &job);
+    else
+        pack_worker(&job, 0, 1);
     if (!atn_model_own(m, block, bytes, false)) {   /* frees block */
         free(pk);
         return NULL;
@@ -326,6 +329,7 @@ static const packed_weights *packed_for(const atn_model *model) {
 }
 
 typedef struct fast_job {
+    atn_team *team;            /* NULL: one thread */
     const atn_model *m;
     const packed_weights *pk;
     atn_activations *a;
@@ -337,6 +341,11 @@ typedef struct fast_job {
     int32_t stop_layer;
     bool bad[MAX_THREADS];     /* a thread's rows of this layer's output had NaN/Inf */
 } fast_job;
+
+static void sync_threads(const fast_job *j) {
+    if (j->team)
+        atn_team_barrier(j->team);
+}
 
 /* One thread's share of every layer.  Between the phases, a barrier: each phase reads
  * what all threads wrote in the one before. */
@@ -358,7 +367,7 @@ static void fast_worker(void *arg, int tid, int nt) {
                 j->stop_layer = l;
             }
         }
-        atn_team_barrier(team);
+        sync_threads(j);
         if (j->stop)
             return;
         const atn_layer_weights *w = &m->w.layers[l];
@@ -374,7 +383,7 @@ static void fast_worker(void *arg, int tid, int nt) {
         atn_gemm_packed(q, d, x, d, pw->wq, w->bq, NULL, 0, n, d, d, lo, hi, -1);
         atn_gemm_packed(k, d, x, d, pw->wk, w->bk, NULL, 0, n, d, d, lo, hi, -1);
         atn_gemm_packed(v, d, x, d, pw->wv, w->bv, NULL, 0, n, d, d, lo, hi, -1);
-        atn_team_barrier(team);
+        sync_threads(j);
 
         /* attention: whole heads per thread when they divide evenly, else each head's
            query rows split between the threads too */
@@ -388,26 +397,26 @@ static void fast_worker(void *arg, int tid, int nt) {
                                r0, r1, scale, scratch, h != last_head);
             last_head = h;
         }
-        atn_team_barrier(team);
+        sync_threads(j);
 
         /* attn_out = ctx W_O^T + b_O;  h1 = LN1(x + attn_out) */
         atn_team_split(atn_panels(d), tid, nt, &lo, &hi);
         atn_gemm_packed(ao, d, ctx, d, pw->wo, w->bo, NULL, 0, n, d, d, lo, hi, -1);
-        atn_team_barrier(team);
+        sync_threads(j);
         atn_team_split(n, tid, nt, &lo, &hi);
         atn_layernorm_rows(a->h1, ao, x, w->ln1_g, w->ln1_b, lo, hi, d, c->ln_eps);
-        atn_team_barrier(team);
+        sync_threads(j);
 
         /* ffn = act(h1 W1^T + b1);  out = LN2(ffn W2^T + b2 + h1) */
         atn_team_split(atn_panels(f), tid, nt, &lo, &hi);
         atn_gemm_packed(a->ffn, f, a->h1, d, pw->w1, w->b1, NULL, 0, n, f, d, lo, hi, (int)c->act);
-        atn_team_barrier(team);
+        sync_threads(j);
         atn_team_split(atn_panels(d), tid, nt, &lo, &hi);
         atn_gemm_packed(out, d, a->ffn, f, pw->w2, w->b2, a->h1, d, n, d, f, lo, hi, -1);
-        atn_team_barrier(team);
+        sync_threads(j);
         atn_team_split(n, tid, nt, &lo, &hi);
         j->bad[tid] = !atn_layernorm_rows(out, out, NULL, w->ln2_g, w->ln2_b, lo, hi, d, c->ln_eps);
-        atn_team_barrier(team);   /* thread 0 reads bad[] before anyone writes it again */
+        sync_threads(j);   /* thread 0 reads bad[] before anyone writes it again */
         if (tid == 0 && a->nonfinite_layer < 0)
             for (int i = 0; i < nt; i++)
                 if (j->bad[i]) {
@@ -443,11 +452,14 @@ static atn_status fast_forward(const atn_model *m, const atn_encoding *enc, atn_
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, register_fork_handlers);
     pthread_mutex_lock(&team_lock);
-    if (!team || atn_team_size(team) != nt) {
+    if (nt > 1 && (!team || atn_team_size(team) != nt)) {
         atn_team_free(team);
         team = atn_team_new(nt);
+        if (!team)
+            nt = 1;   /* no threads to be had: run on this one */
     }
-    const packed_weights *pk = team ? packed_for(m) : NULL;
+    atn_team *use = nt > 1 ? team : NULL;   /* a one-thread forward leaves the team as it is */
+    const packed_weights *pk = packed_for(m, use);
     if (!pk) {
         pthread_mutex_unlock(&team_lock);
         free(scratch);
@@ -455,9 +467,12 @@ static atn_status fast_forward(const atn_model *m, const atn_encoding *enc, atn_
     }
     fast_job job;
     memset(&job, 0, sizeof job);
-    job.m = m, job.pk = pk, job.a = a, job.opts = opts, job.n = n;
+    job.team = use, job.m = m, job.pk = pk, job.a = a, job.opts = opts, job.n = n;
     job.scratch = scratch, job.scratch_floats = per_thread;
-    atn_team_run(team, fast_worker, &job);
+    if (use)
+        atn_team_run(use, fast_worker, &job);
+    else
+        fast_worker(&job, 0, 1);
     pthread_mutex_unlock(&team_lock);
     free(scratch);
     if (job.stop)

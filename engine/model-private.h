@@ -67,7 +67,8 @@ struct atn_model {
     void (*backend_state_free)(void *state);
 
     /* the CPU forward's copy of the layer weights packed for its GEMM kernel (encoder.c),
-       made on the first forward of a BERT model; its memory is one of blocks */
+       made on the first forward of a BERT model; its memory is one of blocks.  Toy models
+       (editable) never get one; code that changes a BERT model's weights must drop it */
     void *cpu_packed;
 };
 

@@ -211,6 +211,7 @@ def main():
     nan = float("nan")
     case("st-nan-weights", ms, safetensors(
         with_values("encoder.layer.1.attention.self.query.weight", [nan] + [0.1] * (D * D - 1))))
+    case("st-nan-weights-json", ms, cases["st-nan-weights"][ms])
     case("st-inf-weights", ms, safetensors(
         with_values("encoder.layer.0.intermediate.dense.bias", [math.inf] + [0.0] * (F - 1))))
     case("st-inf-embedding", ms, safetensors(

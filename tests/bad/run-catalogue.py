@@ -37,11 +37,11 @@ def parse(path):
                 if word != "case":
                     sys.exit("%s:%d: expected 'case NAME'" % (path, lineno))
                 cur = {"name": rest.strip(), "base": "base", "remove": [], "setup": [],
-                       "stderr": [], "creates": [], "exit": None, "run": None, "line": lineno}
+                       "stderr": [], "creates": [], "contains": [], "exit": None, "run": None, "line": lineno}
                 cases.append(cur)
                 continue
             key, _, value = line.strip().partition(" ")
-            if key in ("remove", "setup", "stderr", "creates"):
+            if key in ("remove", "setup", "stderr", "creates", "contains"):
                 cur[key].append(value)
             elif key in ("base", "run"):
                 cur[key] = value
@@ -231,6 +231,14 @@ def main():
             for f in case["creates"]:
                 if not os.path.isfile(expand(f, d, out)):
                     problems.append("%s was not written" % f)
+            for spec in case["contains"]:   # FILE TEXT: the written file holds TEXT
+                f, _, text = spec.partition(" ")
+                try:
+                    with open(expand(f, d, out), encoding="utf-8") as fh:
+                        if text not in fh.read():
+                            problems.append("%s lacks %r" % (f, text))
+                except OSError as e:
+                    problems.append("%s: %s" % (f, e))
             if problems:
                 failed.append(case["name"])
                 print("FAIL %s (catalogue.txt line %d): %s" % (case["name"], case["line"],
