@@ -19,6 +19,17 @@ import subprocess
 import sys
 import tempfile
 
+
+def _use_system_python(module):
+    """Re-run under Debian's python3 when this interpreter lacks `module` (e.g. a pyenv one)."""
+    import importlib.util
+    if importlib.util.find_spec(module) is None and os.path.exists("/usr/bin/python3") \
+            and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+
+
+_use_system_python("numpy")
+
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -98,7 +98,7 @@ def parse_args():
     p.add_argument("--vocab-size", type=int, default=8000)
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--heads", type=int, default=16)
     p.add_argument("--max-position", type=int, default=128)
     p.add_argument("--max-len", type=int, default=32, help="tokens per ordinary example")
     p.add_argument("--long-frac", type=float, default=0.03,
@@ -333,7 +333,10 @@ def mlm_eval(model, items, batch=64):
     return {"loss": tot / n, "top1": top1 / n, "top5": top5 / n, "masked_tokens": n}
 
 
-def head_stats(model, tok, data, args, per_lang=200, pairs=False):
+def head_stats(model, tok, data, args, per_lang=200, pairs=False, texts=None):
+    """Statistics over the first per_lang held-out sentences (or consecutive pairs) of each
+    language that have 5..max_len tokens untruncated; their texts are appended to `texts`
+    (one per line, pairs tab-separated) when given."""
     model.eval()
     cfg = model.cfg
     hs = headstats.HeadStats(cfg["num_hidden_layers"], cfg["num_attention_heads"])
@@ -341,15 +344,19 @@ def head_stats(model, tok, data, args, per_lang=200, pairs=False):
         k = 0
         for d in data[lang]["held"]:
             if pairs:
-                cands = [pair(tok, d[i][1], d[i + 1][1], args.max_len)
+                cands = [(d[i][0] + "\t" + d[i + 1][0], d[i][1], d[i + 1][1])
                          for i in range(0, len(d) - 1, 2)]
             else:
-                cands = [single(tok, ids, args.max_len) for _, ids in d]
-            for ids, types in cands:
-                if len(ids) < 5 or k >= per_lang:
+                cands = [(text, ids, None) for text, ids in d]
+            for text, a, b in cands:
+                n = len(a) + 2 + (len(b) + 1 if b is not None else 0)
+                if n < 5 or n > args.max_len or k >= per_lang:
                     continue
+                ids, types = pair(tok, a, b, n) if b is not None else single(tok, a, n)
                 att = model.attentions(torch.tensor(ids), torch.tensor(types))
                 hs.add(att.double().numpy(), ids, tok.sep_id, tok.cls_id)
+                if texts is not None:
+                    texts.append(text)
                 k += 1
     model.train()
     return hs
@@ -553,8 +560,12 @@ def export_and_evaluate(args, log, tok, data, stats, cfg, model, step, elapsed, 
         r = final[lang]
         log(f"final held-out {lang}: loss {r['loss']:.3f} top-1 {r['top1']:.3f} "
             f"top-5 {r['top5']:.3f} over {r['masked_tokens']} masked tokens")
-    hs_single = head_stats(m64, tok, data, args, per_lang=400)
-    hs_pair = head_stats(m64, tok, data, args, per_lang=200, pairs=True)
+    texts_single, texts_pair = [], []
+    hs_single = head_stats(m64, tok, data, args, per_lang=400, texts=texts_single)
+    hs_pair = head_stats(m64, tok, data, args, per_lang=200, pairs=True, texts=texts_pair)
+    # The same sentences, one per line, for `attnscope stats --corpus train/heldout.txt`.
+    hf_io.write_atomic(os.path.join(HERE, "heldout.txt"),
+                       "".join(t.replace("\n", " ") + "\n" for t in texts_single), "w")
     ms, mp = hs_single.means(), hs_pair.means()
     for key in ("prev", "next", "self", "cls", "sep", "special", "vertical"):
         v, li, hi = headstats.best(ms, key)
