@@ -15,6 +15,7 @@
 struct _AtnApplication {
     GtkApplication parent_instance;
     char *opt_model, *opt_text, *opt_view;
+    int opt_layer, opt_head;    /* -1: not given */
 };
 
 G_DEFINE_FINAL_TYPE(AtnApplication, atn_application, GTK_TYPE_APPLICATION)
@@ -98,6 +99,8 @@ static void atn_application_activate(GApplication *app) {
             atn_window_set_text(w, self->opt_text);
         if (self->opt_view)
             atn_window_show_view(w, self->opt_view);
+        if (self->opt_layer >= 0 || self->opt_head >= 0)
+            atn_session_select_head(atn_window_get_session(w), MAX(self->opt_layer, 0), MAX(self->opt_head, 0));
         win = GTK_WINDOW(w);
     }
     gtk_window_present(win);
@@ -108,6 +111,12 @@ static int atn_application_handle_local_options(GApplication *app, GVariantDict 
     g_variant_dict_lookup(options, "model", "s", &self->opt_model);
     g_variant_dict_lookup(options, "text", "s", &self->opt_text);
     g_variant_dict_lookup(options, "view", "s", &self->opt_view);
+    g_variant_dict_lookup(options, "layer", "i", &self->opt_layer);
+    g_variant_dict_lookup(options, "head", "i", &self->opt_head);
+    if (self->opt_layer < -1 || self->opt_head < -1) {
+        g_printerr(_("attnscope: --layer and --head count from 0\n"));
+        return 2;
+    }
     return -1;
 }
 
@@ -135,8 +144,13 @@ static void atn_application_init(AtnApplication *self) {
          N_("TEXT")},
         {"view", 0, 0, G_OPTION_ARG_STRING, NULL, N_("Start on this view: head, model, similarity, trace or statistics"),
          N_("VIEW")},
+        {"layer", 0, 0, G_OPTION_ARG_INT, NULL, N_("Start on this layer (from 0; default: the clearest head's)"),
+         N_("L")},
+        {"head", 0, 0, G_OPTION_ARG_INT, NULL, N_("Start on this head (from 0; default: the head with the clearest "
+                                                  "pattern)"), N_("H")},
         {NULL},
     };
+    self->opt_layer = self->opt_head = -1;
     g_application_add_main_option_entries(G_APPLICATION(self), entries);
 }
 

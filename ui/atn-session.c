@@ -4,6 +4,7 @@
 
 #include <glib/gi18n.h>
 
+#include "analysis.h"
 #include "config.h"
 
 struct _AtnSession {
@@ -15,6 +16,7 @@ struct _AtnSession {
     GArray *ids;                /* token ids instead of text (models without a tokenizer), or NULL */
     char *run_notice;           /* what the window should say about the latest result, or NULL */
     int layer, head, query, hover_token;
+    gboolean pick_clearest;     /* the next result chooses the head (nobody has chosen one yet) */
     atn_device device;
     guint n_runs;
 
@@ -145,8 +147,38 @@ static void clamp_selection(AtnSession *self) {
         atn_session_set_hover_token(self, -1);
 }
 
+/* The head a newly opened model starts on: the one with the clearest pattern on the current
+ * sentence (the largest mean attention to the previous token, the next token, itself, [CLS]
+ * or [SEP]), so that a first look at a trained model shows structure instead of whatever
+ * layer 0 head 0 does.  Toy models keep head 0: their lesson is written about it. */
+static void pick_clearest_head(AtnSession *self) {
+    if (atn_model_handle_is_toy(self->model))
+        return;
+    const atn_capture *cap = atn_result_get_capture(self->result);
+    atn_stats *st = NULL;
+    atn_error err;
+    if (atn_stats_compute(cap, &st, &err) != ATN_OK)
+        return;
+    int best = 0;
+    double best_score = -1;
+    for (int k = 0; k < st->n_layers * st->n_heads; k++) {
+        const atn_head_stats *h = &st->heads[k];
+        double score = MAX(MAX(h->prev, h->next), MAX(h->self, MAX(h->cls, h->sep)));
+        if (score > best_score + 1e-9) {
+            best_score = score;
+            best = k;
+        }
+    }
+    atn_stats_free(st);
+    atn_session_select_head(self, best / cap->n_heads, best % cap->n_heads);
+}
+
 static void set_result(AtnSession *self, AtnResult *r) {
     g_set_object(&self->result, r);
+    if (self->pick_clearest && self->model) {
+        pick_clearest_head(self);
+        self->pick_clearest = FALSE;
+    }
     self->n_runs++;
     g_clear_pointer(&self->run_notice, g_free);
     const atn_capture *cap = atn_result_get_capture(r);
@@ -336,6 +368,8 @@ void atn_session_set_model(AtnSession *self, AtnModelHandle *model) {
         g_cancellable_cancel(self->run_cancel);
         self->run_pending = TRUE;
     }
+    if (self->model && model != self->model)
+        self->pick_clearest = TRUE;   /* the first model keeps a head chosen at start-up */
     g_set_object(&self->model, model);
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_MODEL]);
     if (!self->run_pending)
@@ -483,6 +517,7 @@ static void atn_session_class_init(AtnSessionClass *klass) {
 
 static void atn_session_init(AtnSession *self) {
     self->hover_token = -1;
+    self->pick_clearest = TRUE;
     self->debounce_ms = 60;
     self->text = g_strdup("");
     self->text_pair = g_strdup("");
@@ -562,6 +597,7 @@ static int clamp_index(AtnSession *self, int v, int which) {
 }
 
 void atn_session_set_layer(AtnSession *self, int layer) {
+    self->pick_clearest = FALSE;
     layer = clamp_index(self, layer, PROP_LAYER);
     if (layer == self->layer)
         return;
@@ -570,6 +606,7 @@ void atn_session_set_layer(AtnSession *self, int layer) {
 }
 
 void atn_session_set_head(AtnSession *self, int head) {
+    self->pick_clearest = FALSE;
     head = clamp_index(self, head, PROP_HEAD);
     if (head == self->head)
         return;

@@ -364,7 +364,7 @@ static void cli_export(const char *const *extra, const char *out) {
 }
 
 static void compare_pngs(const char *gui, const char *cli) {
-    int gw, gh, cw, ch;
+    int gw = 0, gh = 0, cw = 0, ch = 0;
     g_assert_true(png_size(gui, &gw, &gh));
     g_assert_true(png_size(cli, &cw, &ch));
     g_assert_cmpint(gw, ==, cw);
@@ -422,7 +422,7 @@ static void test_export_matches_cli(void) {
         settle(300);
         g_assert_true(atn_window_export_to(win, p, 1.0, &error));
         g_assert_no_error(error);
-        int w, h;
+        int w = 0, h = 0;
         g_assert_true(png_size(p, &w, &h));
         g_assert_cmpint(w, >, 50);
     }
@@ -491,7 +491,7 @@ static void test_model_grid_click(void) {
     show_view(win, "model");
     GtkWidget *view = atn_window_get_view_widget(win, "model");
     AtnModelGrid *grid = atn_model_grid_view_get_grid(ATN_MODEL_GRID_VIEW(view));
-    int w, h;
+    int w = 0, h = 0;
     g_autoptr(GBytes) pix = render_widget(view, &w, &h);
     gboolean clicked = FALSE;
     int gw = gtk_widget_get_width(GTK_WIDGET(grid)), gh = gtk_widget_get_height(GTK_WIDGET(grid));
@@ -564,7 +564,7 @@ static void test_prefs_presentation(void) {
     open_and_wait(win, "worked-example");
     show_view(win, "head");
     GtkWidget *view = atn_window_get_view_widget(win, "head");
-    int w, h;
+    int w = 0, h = 0;
     g_autoptr(GBytes) a = render_widget(view, &w, &h);
     /* uninstalled, the schema compiled into the build tree is found (no abort, no key file) */
     g_assert_cmpstr(atn_prefs_get_backend_name(atn_prefs_get_default()), ==, "gsettings");
@@ -637,6 +637,65 @@ static void test_fallback(void) {
     destroy_window(win);
 }
 
+/* The clearest pattern of a head, computed from its attention matrix here: the largest of the
+ * mean weight on the previous token, the next token, itself, [CLS] (column 0) and the final
+ * [SEP] (column n-1) — one sentence, no padding. */
+static double hand_pattern_score(const float *a, int n) {
+    double prev = 0, next = 0, self = 0, cls = 0, sep = 0;
+    for (int i = 0; i < n; i++) {
+        self += a[i * n + i] / n;
+        cls += a[i * n] / n;
+        sep += a[i * n + n - 1] / n;
+        if (i > 0)
+            prev += a[i * n + i - 1] / (n - 1);
+        if (i < n - 1)
+            next += a[i * n + i + 1] / (n - 1);
+    }
+    return MAX(MAX(prev, next), MAX(self, MAX(cls, sep)));
+}
+
+/* A trained model opens on its clearest head, not on layer 0 head 0; a head chosen before the
+ * model arrives (--layer/--head) is kept; a toy model keeps head 0, its lesson's head. */
+static void test_opens_on_clearest_head(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    atn_window_set_text(win, "the cat sat on the mat because it was tired.");
+    open_and_wait(win, "demo");
+    AtnResult *r = atn_session_get_result(s);
+    int L = atn_result_get_n_layers(r), H = atn_result_get_n_heads(r), n = atn_result_get_n_tokens(r);
+    g_assert_cmpint(n, ==, 13);
+    double best = 0;
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++)
+            best = MAX(best, hand_pattern_score(atn_result_get_head(r, l, h), n));
+    int layer = atn_session_get_layer(s), head = atn_session_get_head(s);
+    double chosen = hand_pattern_score(atn_result_get_head(r, layer, head), n);
+    g_test_message("opened on L%d H%d: %.3f (best %.3f)", layer, head, chosen, best);
+    g_assert_false(layer == 0 && head == 0);
+    g_assert_cmpfloat(chosen, >=, 0.5);
+    g_assert_cmpfloat(chosen, >=, best - 1e-4);
+    /* the user's choice stands, also across re-runs */
+    atn_session_select_head(s, 0, 0);
+    type_and_wait(win, "the dog ran to the park.");
+    g_assert_cmpint(atn_session_get_layer(s), ==, 0);
+    g_assert_cmpint(atn_session_get_head(s), ==, 0);
+    /* a toy model: head 0 */
+    atn_session_select_head(s, 1, 3);
+    open_and_wait(win, "worked-example");
+    g_assert_cmpint(atn_session_get_layer(s), ==, 0);
+    g_assert_cmpint(atn_session_get_head(s), ==, 1);   /* clamped to its 2 heads, not re-chosen */
+    destroy_window(win);
+
+    /* chosen before the first model arrives: kept */
+    win = new_window();
+    s = atn_window_get_session(win);
+    atn_session_select_head(s, 2, 5);
+    open_and_wait(win, "demo");
+    g_assert_cmpint(atn_session_get_layer(s), ==, 2);
+    g_assert_cmpint(atn_session_get_head(s), ==, 5);
+    destroy_window(win);
+}
+
 /* LANGUAGE=zh_CN: the Chinese interface. */
 static void test_chinese(void) {
     AtnWindow *win = new_window();
@@ -679,6 +738,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/prefs-presentation", test_prefs_presentation);
         g_test_add_func("/ui/examples-and-chips", test_examples_and_chips);
         g_test_add_func("/ui/fallback", test_fallback);
+        g_test_add_func("/ui/opens-on-clearest-head", test_opens_on_clearest_head);
     }
     return g_test_run();
 }
