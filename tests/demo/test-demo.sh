@@ -46,4 +46,31 @@ import json
 p=json.load(open('$T/p.json'))[0]['predictions']
 assert len(p)==5 and all(p[i]['prob']>=p[i+1]['prob'] for i in range(4)) and 0<sum(x['prob'] for x in p)<=1,p" ||
   fail "predictions"
+
+# Issue 7's acceptance, measured by attnscope itself on the held-out sentences: a previous-,
+# a next- and a [CLS]/[SEP]-token head of at least 0.5, and every head's numbers as the
+# trainer's own PyTorch statistics (train/metrics.json, rounded to 3 places) give them.
+"$A" stats --model demo --corpus "$SRC/data/models/demo/train/heldout.txt" --format csv >"$T/stats.csv" 2>"$T/stats.err" ||
+  fail "stats --corpus: $(cat "$T/stats.err")"
+python3 - "$T/stats.csv" "$SRC/data/models/demo/train/metrics.json" <<'PY' || fail "head statistics"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ref = json.load(open(sys.argv[2]))["head_stats_single"]
+L, H = len(ref["prev"]), len(ref["prev"][0])
+assert len(rows) == L * H, (len(rows), L, H)
+worst = 0
+for r in rows:
+    l, h = int(r["layer"]), int(r["head"])
+    for k in ("prev", "next", "self", "cls", "sep"):
+        worst = max(worst, abs(float(r[k]) - ref[k][l][h]))
+assert worst <= 5.1e-4, f"attnscope stats differs from the trainer's by {worst}"
+best = {k: max(rows, key=lambda r: float(r[k])) for k in ("prev", "next", "cls", "sep")}
+special = max(float(best["cls"]["cls"]), float(best["sep"]["sep"]))
+for k in ("prev", "next"):
+    assert float(best[k][k]) >= 0.5, (k, best[k])
+assert special >= 0.5, special
+print("held-out: previous L%s.H%s %.3f, next L%s.H%s %.3f, [CLS]/[SEP] %.3f; stats within %.1e of the trainer's" % (
+    best["prev"]["layer"], best["prev"]["head"], float(best["prev"]["prev"]), best["next"]["layer"],
+    best["next"]["head"], float(best["next"]["next"]), special, worst))
+PY
 echo "$n sentences agree with the trainer; predict works"
