@@ -207,9 +207,10 @@ int atn_gui_bench_main(int argc, char **argv) {
 
     /* A. keystroke (a changed token) -> result -> Head view drawn, debounce included */
     double *key_ms = g_new0(double, o.repeat), *run_ms = g_new0(double, o.repeat), *draw_ms = g_new0(double, o.repeat);
-    double *key_cpu = g_new0(double, o.repeat);
+    double *key_cpu = g_new0(double, o.repeat), *deb = g_new0(double, o.repeat);
     for (int k = 0; k < o.repeat; k++) {
         run_wait w = {session, atn_session_get_n_runs(session)};
+        deb[k] = atn_session_get_effective_debounce_ms(session);
         double t0 = now_ms(), c0 = cpu_ms();
         if (use_ids) {
             const atn_encoding *enc = atn_result_get_encoding(atn_session_get_result(session));
@@ -232,8 +233,9 @@ int atn_gui_bench_main(int argc, char **argv) {
     }
     double key_med = median(key_ms, o.repeat), key_max = max_of(key_ms, o.repeat);
     double run_med = median(run_ms, o.repeat), keydraw_med = median(draw_ms, o.repeat);
-    double key_cpu_med = median(key_cpu, o.repeat);
+    double key_cpu_med = median(key_cpu, o.repeat), deb_med = median(deb, o.repeat);
     g_free(key_cpu);
+    g_free(deb);
 
     /* B. layer / head switch -> Head view drawn */
     int n_sw = MIN(o.repeat * 2, L * H);
@@ -292,23 +294,23 @@ int atn_gui_bench_main(int argc, char **argv) {
     if (o.json) {
         printf("{\"model\": \"%s\", \"layers\": %d, \"heads\": %d, \"tokens\": %d, \"renderer\": \"%s\", "
                "\"head_view_px\": [%d, %d], \"open_and_first_run_ms\": %.1f,\n"
-               " \"keystroke_to_head_view_ms\": {\"median\": %.2f, \"max\": %.2f, \"debounce\": 60, "
+               " \"keystroke_to_head_view_ms\": {\"median\": %.2f, \"max\": %.2f, \"debounce\": %.1f, "
                "\"run_median\": %.2f, \"draw_median\": %.2f, \"main_thread_cpu_median\": %.2f},\n"
                " \"head_switch_redraw_ms\": {\"median\": %.2f, \"max\": %.2f, \"cpu_median\": %.2f, "
                "\"cpu_max\": %.2f, \"count\": %d, "
                "\"heatmap_median\": %.2f, \"token_lines_median\": %.2f},\n"
                " \"model_view_draw_ms\": {\"thumbnails\": %d, \"cold_median\": %.2f, \"cold_max\": %.2f, "
                "\"cold_cpu_median\": %.2f, \"warm_median\": %.2f}}\n",
-               o.model, L, H, n, rname, ww, wh, t_open, key_med, key_max, run_med, keydraw_med, key_cpu_med, sw_med, sw_max, sw_cpu_med,
+               o.model, L, H, n, rname, ww, wh, t_open, key_med, key_max, deb_med, run_med, keydraw_med, key_cpu_med, sw_med, sw_max, sw_cpu_med,
                sw_cpu_max, n_sw, hm_med, ln_med, L * H, grid_med, grid_max, grid_cpu_med, warm_med);
     } else {
         printf("(wall times include waiting for a core: this machine's load average was %.1f)\n", load_average());
         printf("gui-bench: model %s (%d layers x %d heads), %d tokens, %s, Head view %dx%d px\n", o.model, L, H, n,
                rname, ww, wh);
         printf("  open + first run:                 %8.1f ms\n", t_open);
-        printf("  keystroke -> Head view drawn:     median %7.1f ms, max %7.1f ms  (60 ms debounce included; "
+        printf("  keystroke -> Head view drawn:     median %7.1f ms, max %7.1f ms  (%.0f ms debounce included; "
                "model run median %.1f ms in the worker; main-thread CPU %.1f ms of which drawing %.1f ms)\n",
-               key_med, key_max, run_med, key_cpu_med, keydraw_med);
+               key_med, key_max, deb_med, run_med, key_cpu_med, keydraw_med);
         printf("  layer/head switch -> redrawn:     median %7.2f ms, max %7.2f ms; main-thread CPU median %.2f ms, "
                "max %.2f ms  (%d switches; heatmap alone %.2f ms; token lines until drawn %.2f ms, in a worker "
                "thread)\n", sw_med, sw_max, sw_cpu_med, sw_cpu_max, n_sw, hm_med, ln_med);

@@ -57,6 +57,7 @@ enum { SIGNAL_ERROR, SIGNAL_NOTICE, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void start_run(AtnSession *self);
+static void schedule_run(AtnSession *self);
 
 /* ---- running the model ------------------------------------------------------------ */
 
@@ -548,6 +549,25 @@ const char *atn_session_get_gpu_reason(AtnSession *self) { return self->gpu_reas
 guint atn_session_get_n_runs(AtnSession *self) { return self->n_runs; }
 void atn_session_set_debounce_ms(AtnSession *self, guint ms) { self->debounce_ms = ms; }
 
+guint atn_session_get_effective_debounce_ms(AtnSession *self) {
+    if (!self->result)
+        return self->debounce_ms;
+    /* waiting longer than a run takes saves nothing: the demo model runs in well under a
+       millisecond, so its keystrokes need no pause at all */
+    double ms = atn_result_get_elapsed_ms(self->result);
+    return ms < self->debounce_ms ? (guint)ms : self->debounce_ms;
+}
+
+/* After a change of text: runs after the debounce delay (a newer change restarts it). */
+static void schedule_run(AtnSession *self) {
+    g_clear_handle_id(&self->debounce_id, g_source_remove);
+    guint ms = atn_session_get_effective_debounce_ms(self);
+    if (ms == 0)
+        start_run(self);
+    else
+        self->debounce_id = g_timeout_add(ms, debounce_cb, self);
+}
+
 void atn_session_set_text(AtnSession *self, const char *text, const char *text_pair) {
     text = text ? text : "";
     text_pair = text_pair ? text_pair : "";
@@ -559,11 +579,7 @@ void atn_session_set_text(AtnSession *self, const char *text, const char *text_p
     self->text_pair = g_strdup(text_pair);
     if (!self->model || atn_model_handle_is_toy(self->model))
         return;
-    g_clear_handle_id(&self->debounce_id, g_source_remove);
-    if (self->debounce_ms == 0)
-        start_run(self);
-    else
-        self->debounce_id = g_timeout_add(self->debounce_ms, debounce_cb, self);
+    schedule_run(self);
 }
 
 void atn_session_set_ids(AtnSession *self, const int32_t *ids, int n) {
@@ -576,11 +592,7 @@ void atn_session_set_ids(AtnSession *self, const int32_t *ids, int n) {
     }
     if (!self->model || atn_model_handle_is_toy(self->model))
         return;
-    g_clear_handle_id(&self->debounce_id, g_source_remove);
-    if (self->debounce_ms == 0)
-        start_run(self);
-    else
-        self->debounce_id = g_timeout_add(self->debounce_ms, debounce_cb, self);
+    schedule_run(self);
 }
 
 void atn_session_rerun(AtnSession *self) { start_run(self); }

@@ -48,39 +48,65 @@ static void on_chip_pressed(GtkGestureClick *g, int n, double x, double y, AtnTo
         atn_session_set_query(self->session, GPOINTER_TO_INT(g_object_get_data(G_OBJECT(chip), "token")));
 }
 
+static GtkWidget *new_chip(AtnTokenChips *self, int i) {
+    GtkWidget *chip = gtk_label_new(NULL);
+    gtk_widget_add_css_class(chip, "chip");
+    gtk_widget_set_valign(chip, GTK_ALIGN_START);
+    g_object_set_data(G_OBJECT(chip), "token", GINT_TO_POINTER(i));
+    GtkEventController *motion = gtk_event_controller_motion_new();
+    g_signal_connect(motion, "enter", G_CALLBACK(on_chip_enter), self);
+    g_signal_connect(motion, "leave", G_CALLBACK(on_chip_leave), self);
+    gtk_widget_add_controller(chip, motion);
+    GtkGesture *click = gtk_gesture_click_new();
+    g_signal_connect(click, "pressed", G_CALLBACK(on_chip_pressed), self);
+    gtk_widget_add_controller(chip, GTK_EVENT_CONTROLLER(click));
+    return chip;
+}
+
+/* Brings the chips in line with the latest result, reusing the ones already there: typing
+ * changes a token or two, and making 128 labels anew on every keystroke cost more main-loop
+ * time than drawing the heatmap. */
 static void rebuild(AtnTokenChips *self) {
-    GtkWidget *child;
-    while ((child = gtk_widget_get_first_child(self->flow)))
-        gtk_box_remove(GTK_BOX(self->flow), child);
-    g_ptr_array_set_size(self->chips, 0);
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
-    if (!r)
-        return;
-    const atn_encoding *enc = atn_result_get_encoding(r);
-    for (int i = 0; i < enc->n; i++) {
-        GtkWidget *chip = gtk_label_new(enc->tokens[i].text);
-        gtk_widget_add_css_class(chip, "chip");
-        gtk_widget_set_valign(chip, GTK_ALIGN_START);
-        if (enc->tokens[i].special)
-            gtk_widget_add_css_class(chip, "special");
-        if (enc->tokens[i].segment == 1)
-            gtk_widget_add_css_class(chip, "second");
-        if (enc->mask && !enc->mask[i])
-            gtk_widget_add_css_class(chip, "padding");
-        g_autofree char *tip = g_strdup_printf(_("Token %d, id %d"), i, enc->tokens[i].id);
-        gtk_widget_set_tooltip_text(chip, tip);
-        g_object_set_data(G_OBJECT(chip), "token", GINT_TO_POINTER(i));
-        GtkEventController *motion = gtk_event_controller_motion_new();
-        g_signal_connect(motion, "enter", G_CALLBACK(on_chip_enter), self);
-        g_signal_connect(motion, "leave", G_CALLBACK(on_chip_leave), self);
-        gtk_widget_add_controller(chip, motion);
-        GtkGesture *click = gtk_gesture_click_new();
-        g_signal_connect(click, "pressed", G_CALLBACK(on_chip_pressed), self);
-        gtk_widget_add_controller(chip, GTK_EVENT_CONTROLLER(click));
+    const atn_encoding *enc = r ? atn_result_get_encoding(r) : NULL;
+    int n = enc ? enc->n : 0;
+    while ((int)self->chips->len > n) {
+        gtk_box_remove(GTK_BOX(self->flow), g_ptr_array_index(self->chips, self->chips->len - 1));
+        g_ptr_array_set_size(self->chips, self->chips->len - 1);
+    }
+    while ((int)self->chips->len < n) {
+        GtkWidget *chip = new_chip(self, self->chips->len);
         gtk_box_append(GTK_BOX(self->flow), chip);
         g_ptr_array_add(self->chips, chip);
     }
+    for (int i = 0; i < n; i++) {
+        GtkWidget *chip = g_ptr_array_index(self->chips, i);
+        if (g_strcmp0(gtk_label_get_label(GTK_LABEL(chip)), enc->tokens[i].text) != 0)
+            gtk_label_set_label(GTK_LABEL(chip), enc->tokens[i].text);
+        set_class(chip, "special", enc->tokens[i].special);
+        set_class(chip, "second", enc->tokens[i].segment == 1);
+        set_class(chip, "padding", enc->mask && !enc->mask[i]);
+    }
     update_marks(self);
+}
+
+/* One tooltip for the whole row ("Token 3, id 2140"), looked up when asked for: a tooltip
+ * set on each chip makes GTK ask the X server where the pointer is, once per chip. */
+static gboolean on_query_tooltip(GtkWidget *flow, int x, int y, gboolean keyboard, GtkTooltip *tooltip,
+                                 AtnTokenChips *self) {
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    GtkWidget *w = gtk_widget_pick(flow, x, y, GTK_PICK_DEFAULT);
+    while (w && w != flow && !g_object_get_data(G_OBJECT(w), "token") && gtk_widget_get_parent(w) != flow)
+        w = gtk_widget_get_parent(w);
+    if (!r || !w || w == flow)
+        return FALSE;
+    int i = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(w), "token"));
+    const atn_encoding *enc = atn_result_get_encoding(r);
+    if (i < 0 || i >= enc->n)
+        return FALSE;
+    g_autofree char *tip = g_strdup_printf(_("Token %d, id %d"), i, enc->tokens[i].id);
+    gtk_tooltip_set_text(tooltip, tip);
+    return TRUE;
 }
 
 static void on_result(AtnSession *s, GParamSpec *p, AtnTokenChips *self) { rebuild(self); }
@@ -107,6 +133,8 @@ static void atn_token_chips_init(AtnTokenChips *self) {
     /* one line of chips, scrolled sideways: a predictable height for any number of tokens */
     self->flow = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 3);
     gtk_widget_set_valign(self->flow, GTK_ALIGN_START);
+    gtk_widget_set_has_tooltip(self->flow, TRUE);
+    g_signal_connect(self->flow, "query-tooltip", G_CALLBACK(on_query_tooltip), self);
     self->scroller = gtk_scrolled_window_new();
     gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(self->scroller), GTK_POLICY_AUTOMATIC, GTK_POLICY_NEVER);
     gtk_scrolled_window_set_propagate_natural_height(GTK_SCROLLED_WINDOW(self->scroller), TRUE);
