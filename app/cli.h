@@ -58,6 +58,8 @@ int cli_model_run(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **
 /* A progress line on stderr when it is a terminal ("\r what 42%"); ends with a newline
  * at fraction 1.  Always returns true unless SIGINT was received. */
 bool cli_progress(double fraction, const char *what, void *user_data);
+/* The same without the progress line: false once Ctrl-C was pressed (for inner loops). */
+bool cli_keep_going(double fraction, const char *what, void *user_data);
 
 /* Sub-commands: int cmd(int argc, char **argv), argv[0] is the sub-command name. */
 typedef int (*cli_command_fn)(int argc, char **argv);

@@ -278,7 +278,8 @@ static int build(figure *f, const export_opts *o, const atn_model *model, const 
         if (o->scope == ATN_SCOPE_LAYER && !check_index("layer", layer, cap->n_layers))
             return CLI_EXIT_USAGE;
         atn_similarity *sim;
-        if (atn_similarity_compute(cap, o->metric, o->scope, (int32_t)layer, &sim, &err))
+        if (atn_similarity_compute_progress(cap, o->metric, o->scope, (int32_t)layer, cli_keep_going, NULL, &sim,
+                                            &err))
             return cli_fail(&err);
         *owned2 = sim;
         atn_similarity_spec *s = &f->sim;

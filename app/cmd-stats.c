@@ -287,6 +287,8 @@ static bool sim_setup(const atn_config *cfg, void *user) {
     j->sim = atn_similarity_new(cfg->n_layers, cfg->n_heads, j->metric, j->scope, (int32_t)j->layer, &err);
     if (!j->sim)
         cli_fail(&err);
+    else
+        atn_similarity_set_progress(j->sim, cli_keep_going, NULL);   /* Ctrl-C inside a long sentence */
     return j->sim != NULL;
 }
 

@@ -56,14 +56,26 @@ typedef struct atn_similarity {
     int32_t *merge_a, *merge_b;   /* [count - 1] */
     double *merge_height;         /* [count - 1] */
     int64_t n_sentences;    /* inputs averaged (1 for one capture) */
-    /* private: running sums for the corpus mode */
+    /* private: running sums for the corpus mode; the progress callback */
     double *sum_;
     bool finished_;
+    atn_progress_fn progress_;
+    void *progress_user_;
 } atn_similarity;
 
 /* One capture: compute, cluster, done.  layer is used for ATN_SCOPE_LAYER only. */
 atn_status atn_similarity_compute(const atn_capture *cap, atn_metric metric, atn_scope scope, int32_t layer,
                                   atn_similarity **out, atn_error *err);
+
+/* The same, calling progress (may be NULL) from this thread while the pairs are compared,
+ * with the fraction done; when it returns false the work stops within a pair or two and the
+ * answer is ATN_E_CANCELLED (the GUI's way to drop a comparison of a text that changed:
+ * Jensen-Shannon over bert-base's 10,296 head pairs at 512 tokens takes seconds). */
+atn_status atn_similarity_compute_progress(const atn_capture *cap, atn_metric metric, atn_scope scope,
+                                           int32_t layer, atn_progress_fn progress, void *user_data,
+                                           atn_similarity **out, atn_error *err);
+/* For the corpus mode: the progress callback of each later add (per capture). */
+void atn_similarity_set_progress(atn_similarity *sim, atn_progress_fn progress, void *user_data);
 
 /* Corpus mode: new (shape of the model), add one capture per sentence, finish (averages
  * over sentences and clusters).  add after finish is ATN_E_INVALID. */

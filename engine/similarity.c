@@ -166,6 +166,9 @@ typedef struct js_job {
     int32_t count, rows, cols;
     double *out;
     int64_t pair_begin, pair_end;  /* pairs (a < b) in row-major order */
+    int *stop;               /* shared by the jobs: set when progress said stop */
+    atn_progress_fn progress;      /* job 0 only (the calling thread) */
+    void *progress_user;
 } js_job;
 
 static void *js_worker(void *arg) {
@@ -182,6 +185,13 @@ static void *js_worker(void *arg) {
             if (idx < j->pair_begin)
                 continue;
             if (idx >= j->pair_end)
+                return NULL;
+            if (j->progress) {
+                double done = (double)(idx - j->pair_begin) / (double)(j->pair_end - j->pair_begin);
+                if (!j->progress(done, "similarity", j->progress_user))
+                    __atomic_store_n(j->stop, 1, __ATOMIC_RELAXED);
+            }
+            if (__atomic_load_n(j->stop, __ATOMIC_RELAXED))
                 return NULL;
             double s = js_rows(j->heads + a * hsz, j->heads + b * hsz, j->rows, j->cols,
                                j->ent + (size_t)a * j->rows, j->ent + (size_t)b * j->rows, NULL);
@@ -204,7 +214,7 @@ static int n_threads_for(double work) {
 }
 
 static atn_status js_matrix(const float *heads, int32_t count, int32_t rows, int32_t cols, double *out,
-                            atn_error *err) {
+                            atn_progress_fn progress, void *progress_user, atn_error *err) {
     float *ent = malloc((size_t)count * (rows ? rows : 1) * sizeof *ent);
     if (!ent)
         return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory for %d row entropies", count * rows);
@@ -220,8 +230,10 @@ static atn_status js_matrix(const float *heads, int32_t count, int32_t rows, int
     js_job jobs[16];
     pthread_t tid[16];
     bool started[16] = {0};
+    int stop = 0;
     for (int t = 0; t < nt; t++) {
-        jobs[t] = (js_job){heads, ent, count, rows, cols, out, pairs * t / nt, pairs * (t + 1) / nt};
+        jobs[t] = (js_job){heads, ent, count, rows, cols, out, pairs * t / nt, pairs * (t + 1) / nt, &stop,
+                           t == 0 ? progress : NULL, progress_user};
         if (t > 0)
             started[t] = pthread_create(&tid[t], NULL, js_worker, &jobs[t]) == 0;
     }
@@ -233,6 +245,8 @@ static atn_status js_matrix(const float *heads, int32_t count, int32_t rows, int
             js_worker(&jobs[t]); /* no thread: do its share here */
     }
     free(ent);
+    if (stop)
+        return atn_error_set(err, ATN_E_CANCELLED, "similarity: cancelled");
     return ATN_OK;
 }
 
@@ -299,7 +313,7 @@ atn_status atn_similarity_matrix(const float *heads, int32_t count, int32_t rows
                              cols);
     if (metric != ATN_METRIC_JS)
         return gram_matrix(heads, count, (size_t)rows * cols, metric == ATN_METRIC_PEARSON, out, err);
-    return js_matrix(heads, count, rows, cols, out, err);
+    return js_matrix(heads, count, rows, cols, out, NULL, NULL, err);
 }
 
 /* ---- the similarity object ---------------------------------------------------------- */
@@ -430,7 +444,7 @@ atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_err
     const float *heads = packed ? packed : base;
     atn_status st;
     if (s->metric == ATN_METRIC_JS)
-        st = js_matrix(heads, s->count, m, m, vals, err);
+        st = js_matrix(heads, s->count, m, m, vals, s->progress_, s->progress_user_, err);
     else
         st = gram_matrix(heads, s->count, hsz, s->metric == ATN_METRIC_PEARSON, vals, err);
     if (st == ATN_OK) {
@@ -468,14 +482,28 @@ atn_status atn_similarity_finish(atn_similarity *s, atn_error *err) {
     return st;
 }
 
+void atn_similarity_set_progress(atn_similarity *s, atn_progress_fn progress, void *user_data) {
+    if (!s)
+        return;
+    s->progress_ = progress;
+    s->progress_user_ = user_data;
+}
+
 atn_status atn_similarity_compute(const atn_capture *cap, atn_metric metric, atn_scope scope, int32_t layer,
                                   atn_similarity **out, atn_error *err) {
+    return atn_similarity_compute_progress(cap, metric, scope, layer, NULL, NULL, out, err);
+}
+
+atn_status atn_similarity_compute_progress(const atn_capture *cap, atn_metric metric, atn_scope scope,
+                                           int32_t layer, atn_progress_fn progress, void *user_data,
+                                           atn_similarity **out, atn_error *err) {
     *out = NULL;
     if (!cap)
         return atn_error_set(err, ATN_E_INVALID, "similarity: no capture");
     atn_similarity *s = atn_similarity_new(cap->n_layers, cap->n_heads, metric, scope, layer, err);
     if (!s)
         return err ? err->status : ATN_E_INVALID;
+    atn_similarity_set_progress(s, progress, user_data);
     atn_status st = atn_similarity_add(s, cap, err);
     if (st == ATN_OK)
         st = atn_similarity_finish(s, err);

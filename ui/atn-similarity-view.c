@@ -44,12 +44,20 @@ static void sim_job_free(sim_job *job) {
     g_free(job);
 }
 
+/* The engine asks this between head pairs: a newer text or option stops the old comparison. */
+static bool keep_going(double fraction, const char *what, void *cancellable) {
+    return !g_cancellable_is_cancelled(cancellable);
+}
+
 static void sim_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
     sim_job *job = data;
     atn_similarity *sim = NULL;
     atn_error err = {0};
-    if (atn_similarity_compute(atn_result_get_capture(job->result), job->metric, job->scope, job->layer, &sim, &err) !=
-        ATN_OK)
+    atn_status st = atn_similarity_compute_progress(atn_result_get_capture(job->result), job->metric, job->scope,
+                                                    job->layer, keep_going, cancellable, &sim, &err);
+    if (st == ATN_E_CANCELLED)
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "%s", err.message);
+    else if (st != ATN_OK)
         g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err.message);
     else
         g_task_return_pointer(task, sim, (GDestroyNotify)atn_similarity_free);

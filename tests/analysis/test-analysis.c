@@ -328,6 +328,61 @@ static void test_similarity_capture(void) {
     CHECK(!atn_metric_from_name("kl", &m));
 }
 
+/* The progress callback: called while the pairs are compared, fractions in [0, 1] and not
+ * going back; returning true changes nothing; returning false stops with ATN_E_CANCELLED. */
+typedef struct progress_log {
+    int calls, stop_at;
+    double last;
+    bool went_back, out_of_range;
+} progress_log;
+
+static bool log_progress(double fraction, const char *what, void *user) {
+    progress_log *p = user;
+    p->calls++;
+    if (fraction < p->last)
+        p->went_back = true;
+    if (!(fraction >= 0 && fraction <= 1))
+        p->out_of_range = true;
+    p->last = fraction;
+    return p->stop_at == 0 || p->calls < p->stop_at;
+}
+
+static void test_similarity_progress(void) {
+    enum { L = 4, H = 16, N = 40 };   /* 2,016 pairs of 40 x 40: enough work for the threads */
+    float *attn = malloc(sizeof(float) * L * H * N * N);
+    unsigned seed = 7;
+    random_rows(attn, L * H * N, N, &seed, 4.0);
+    atn_capture cap = {.n_layers = L, .n_heads = H, .n = N, .attn = attn, .nonfinite_layer = -1};
+    atn_similarity *plain = NULL, *s = NULL;
+    CHECK(atn_similarity_compute(&cap, ATN_METRIC_JS, ATN_SCOPE_MODEL, 0, &plain, NULL) == ATN_OK);
+    progress_log go = {0};
+    CHECK(atn_similarity_compute_progress(&cap, ATN_METRIC_JS, ATN_SCOPE_MODEL, 0, log_progress, &go, &s, NULL) ==
+          ATN_OK);
+    CHECK(s != NULL && go.calls > 10 && !go.went_back && !go.out_of_range);
+    CHECK(s && memcmp(s->values, plain->values, sizeof(double) * L * H * L * H) == 0);
+    CHECK(s && memcmp(s->order, plain->order, sizeof(int32_t) * L * H) == 0);
+    atn_similarity_free(s);
+
+    progress_log stop = {.stop_at = 5};
+    atn_error err = {0};
+    s = (atn_similarity *)&stop;   /* must be reset to NULL */
+    CHECK(atn_similarity_compute_progress(&cap, ATN_METRIC_JS, ATN_SCOPE_MODEL, 0, log_progress, &stop, &s, &err) ==
+          ATN_E_CANCELLED);
+    CHECK(s == NULL && stop.calls == 5 && strstr(err.message, "cancelled"));
+
+    /* the corpus mode: each add reports, a stop leaves the sums untouched */
+    atn_similarity *acc = atn_similarity_new(L, H, ATN_METRIC_JS, ATN_SCOPE_MODEL, 0, NULL);
+    progress_log stop2 = {.stop_at = 3};
+    atn_similarity_set_progress(acc, log_progress, &stop2);
+    CHECK(atn_similarity_add(acc, &cap, NULL) == ATN_E_CANCELLED && acc->n_sentences == 0);
+    atn_similarity_set_progress(acc, NULL, NULL);
+    CHECK(atn_similarity_add(acc, &cap, NULL) == ATN_OK && atn_similarity_finish(acc, NULL) == ATN_OK);
+    CHECK(acc->n_sentences == 1 && memcmp(acc->values, plain->values, sizeof(double) * L * H * L * H) == 0);
+    atn_similarity_free(acc);
+    atn_similarity_free(plain);
+    free(attn);
+}
+
 static void test_rollout(void) {
     /* H = 2, n = 2.  Layer 0 heads [[1,0],[0,1]] and [[1,0],[1,0]]: mean [[1,0],[.5,.5]];
      * A'0 = 0.5 A + 0.5 I = [[1,0],[.25,.75]].  Layer 1 heads both [[0,1],[1,0]]:
@@ -370,6 +425,7 @@ int main(void) {
     test_cluster();
     test_stats();
     test_similarity_capture();
+    test_similarity_progress();
     test_rollout();
     test_punct();
     return check_summary("analysis");

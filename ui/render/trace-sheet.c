@@ -209,7 +209,7 @@ static void step_begin(sheet *sh, atn_trace_step step, const char *formula_marku
     double fs = sh->t->fs;
     sh->y += 10 * fs;
     sh->rects[step] = (atn_rect){sh->x - 6 * fs, sh->y - 4 * fs, sh->width + 12 * fs, 0};
-    char buf[512];
+    char buf[1600];   /* the formulas are built in 1024-byte buffers */
     snprintf(buf, sizeof buf, "<b>%d  %s</b>   %s", (int)step + 1, atn_trace_step_title(step), formula_markup);
     text_line(sh, buf, RT_LABEL);
     sh->y += 4 * fs;
