@@ -10,6 +10,7 @@
 #include "atn-session.h"
 #include "atn-window.h"
 #include "attnscope.h"
+#include "render.h"
 #include "config.h"
 
 struct _AtnApplication {
@@ -19,6 +20,8 @@ struct _AtnApplication {
 };
 
 G_DEFINE_FINAL_TYPE(AtnApplication, atn_application, GTK_TYPE_APPLICATION)
+
+static const char *render_translate(const char *msgid) { return g_dgettext(GETTEXT_PACKAGE, msgid); }
 
 void atn_gui_init_i18n(void) {
     static gboolean done;
@@ -33,6 +36,7 @@ void atn_gui_init_i18n(void) {
     bindtextdomain(GETTEXT_PACKAGE, dir ? dir : ATN_LOCALEDIR);
     bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
     textdomain(GETTEXT_PACKAGE);
+    atn_render_set_translator(render_translate);   /* exported figures speak the window's language */
 }
 
 void atn_gui_load_css(void) {

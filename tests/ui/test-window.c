@@ -705,6 +705,38 @@ static void test_chinese(void) {
     g_assert_cmpstr(title, !=, "Trace");
     g_assert_true(g_utf8_get_char(title) >= 0x2E80);   /* Chinese characters */
     g_assert_cmpstr(g_dgettext("attnscope", "Head"), !=, "Head");
+
+    /* an exported figure speaks the window's language: the trace sheet and the similarity
+       colour bar as PDF, read back with pdftotext */
+    open_and_wait(win, "worked-example");
+    g_autofree char *dir = g_dir_make_tmp("atn-zh-XXXXXX", NULL);
+    struct { const char *view, *want, *unwanted; } cases[] = {
+        {"trace", "加权求和", "Weighted sum"},
+        {"similarity", "JS 距离", "JS distance"},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        show_view(win, cases[c].view);
+        if (!strcmp(cases[c].view, "similarity"))
+            g_assert_true(wait_for(similarity_ready, atn_window_get_view_widget(win, "similarity")));
+        g_autofree char *pdf = g_build_filename(dir, "fig.pdf", NULL);
+        g_autoptr(GError) error = NULL;
+        g_assert_true(atn_window_export_to(win, pdf, 1.0, &error));
+        g_autofree char *out = NULL;
+        const char *argv[] = {"pdftotext", "-enc", "UTF-8", pdf, "-", NULL};
+        g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, NULL, NULL,
+                                   &error));
+        g_test_message("%s: %.200s", cases[c].view, out);
+        g_assert_nonnull(strstr(out, cases[c].want));
+        g_assert_null(strstr(out, cases[c].unwanted));
+        g_unlink(pdf);
+        const char *keep = g_getenv("ATN_KEEP_EXPORTS");   /* a folder: the PNGs, to look at */
+        if (keep) {
+            g_autofree char *name = g_strdup_printf("%s-zh_CN.png", cases[c].view);
+            g_autofree char *png = g_build_filename(keep, name, NULL);
+            g_assert_true(atn_window_export_to(win, png, 1.0, &error));
+        }
+    }
+    g_rmdir(dir);
     destroy_window(win);
 }
 

@@ -7,6 +7,13 @@
 
 #include "render.h"
 
+/* A figure's English text in the language the program chose (atn_render_set_translator);
+ * N_() marks strings for xgettext where they are defined. */
+const char *rt_tr(const char *msgid) __attribute__((format_arg(1)));
+#ifndef N_
+#define N_(s) (s)
+#endif
+
 /* Font sizes in user units (the measuring context runs at 72 dpi, so 1 pt = 1 unit). */
 #define RT_LABEL 12.0
 #define RT_SMALL 10.0

@@ -104,6 +104,13 @@ typedef struct atn_render_style {
 /* Light (black on white) or dark (light grey on near-black) defaults. */
 void atn_render_style_init(atn_render_style *st, bool dark);
 
+/* The words inside figures (a colour bar's "JS distance", the trace sheet's step titles and
+ * sentences) are English unless the program sets a translator: the window passes gettext's,
+ * so its exports speak the interface's language; the command line, English like its
+ * messages, sets none.  Set it once, before drawing (it is read without a lock). */
+typedef const char *(*atn_render_translate_fn)(const char *msgid);
+void atn_render_set_translator(atn_render_translate_fn translate);
+
 typedef struct atn_rect {
     double x, y, w, h;
 } atn_rect;

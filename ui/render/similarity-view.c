@@ -71,7 +71,9 @@ static bool fig_build(rtext *t, const atn_similarity_spec *s, double w, double h
     hm->colormap = s->colormap;
     if (s->auto_diverging && sim->metric == ATN_METRIC_PEARSON && s->colormap == ATN_CMAP_VIRIDIS)
         hm->colormap = ATN_CMAP_RDBU;
-    hm->colorbar_label = sim->metric == ATN_METRIC_JS ? "JS distance" : sim->metric == ATN_METRIC_COSINE ? "cosine" : "Pearson r";
+    hm->colorbar_label = rt_tr(sim->metric == ATN_METRIC_JS       ? N_("JS distance")
+                               : sim->metric == ATN_METRIC_COSINE ? N_("cosine")
+                                                                  : N_("Pearson r"));
     hm->style = s->style;
     hm->highlight_row = s->highlight_a >= 0 && s->highlight_a < c ? f->pos_of[s->highlight_a] : -1;
     hm->highlight_col = s->highlight_b >= 0 && s->highlight_b < c ? f->pos_of[s->highlight_b] : -1;
@@ -149,7 +151,7 @@ void atn_render_similarity(cairo_t *cr, const atn_similarity_spec *s, double w, 
     rt_background(cr, &t, w, h);
     if (!fig_build(&t, s, w, h, &f)) {
         rt_rgb(cr, t.st.fg, 1.0);
-        rt_draw(cr, &t, "no similarity computed", RT_LABEL, false, w / 2, h / 2, 0.5, 0);
+        rt_draw(cr, &t, rt_tr(N_("no similarity computed")), RT_LABEL, false, w / 2, h / 2, 0.5, 0);
         cairo_restore(cr);
         rt_end(&t);
         return;

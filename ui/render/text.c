@@ -7,6 +7,15 @@
 #include <stdio.h>
 #include <string.h>
 
+static atn_render_translate_fn translator;
+
+void atn_render_set_translator(atn_render_translate_fn translate) { translator = translate; }
+
+const char *rt_tr(const char *msgid) {
+    const char *s = translator && msgid && *msgid ? translator(msgid) : NULL;
+    return s ? s : msgid;
+}
+
 void atn_render_style_init(atn_render_style *st, bool dark) {
     memset(st, 0, sizeof *st);
     st->font_scale = 1.0;

@@ -11,8 +11,8 @@
 #include <string.h>
 
 static const char *const step_titles[ATN_TRACE_STEP_COUNT] = {
-    "Query", "Keys", "Scores q\xc2\xb7k", "Scale \xc3\xb7\xe2\x88\x9a" "d\xe2\x82\x96", "Mask", "Softmax",
-    "Values", "Weighted sum", "Concatenate heads", "Output projection",
+    N_("Query"), N_("Keys"), N_("Scores q\xc2\xb7k"), N_("Scale \xc3\xb7\xe2\x88\x9a" "d\xe2\x82\x96"), N_("Mask"),
+    N_("Softmax"), N_("Values"), N_("Weighted sum"), N_("Concatenate heads"), N_("Output projection"),
 };
 
 const char *atn_trace_step_title(atn_trace_step step) {
@@ -210,7 +210,8 @@ static void step_begin(sheet *sh, atn_trace_step step, const char *formula_marku
     sh->y += 10 * fs;
     sh->rects[step] = (atn_rect){sh->x - 6 * fs, sh->y - 4 * fs, sh->width + 12 * fs, 0};
     char buf[1600];   /* the formulas are built in 1024-byte buffers */
-    snprintf(buf, sizeof buf, "<b>%d  %s</b>   %s", (int)step + 1, atn_trace_step_title(step), formula_markup);
+    snprintf(buf, sizeof buf, "<b>%d  %s</b>   %s", (int)step + 1, rt_tr(atn_trace_step_title(step)),
+             formula_markup);
     text_line(sh, buf, RT_LABEL);
     sh->y += 4 * fs;
 }
@@ -251,7 +252,7 @@ static void mat_table(sheet *sh, const char *name, const double *m) {
         return;
     tb.left_col[0] = tb.left_col[1] = true;
     tb_set(&tb, 0, 0, "j");
-    tb_set(&tb, 0, 1, "token");
+    tb_set(&tb, 0, 1, rt_tr(N_("token")));
     for (int c = 0; c < sh->n_k && c + 2 < TB_MAX_COLS; c++) {
         char buf[48];
         if (sh->idx_k[c] < 0)
@@ -287,7 +288,7 @@ static void token_table(sheet *sh, int ncols, const char *const *headers, const 
     tb.left_col[0] = tb.left_col[1] = true;
     tb.markup_header = true;
     tb_set(&tb, 0, 0, "j");
-    tb_set(&tb, 0, 1, "token");
+    tb_set(&tb, 0, 1, rt_tr(N_("token")));
     for (int c = 0; c < ncols; c++) {
         tb_set(&tb, 0, c + 2, headers[c]);
         tb.accent_col[c + 2] = c == accent_col;
@@ -327,7 +328,7 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
     sh.y = pad;
     const atn_trace *tr = s->trace;
     if (!tr) {
-        text_line(&sh, "no trace", RT_LABEL);
+        text_line(&sh, rt_tr(N_("no trace")), RT_LABEL);
         return sh.y + pad;
     }
     int32_t max_rows = s->max_rows > 0 ? s->max_rows : 16, max_cols = s->max_cols > 0 ? s->max_cols : 8;
@@ -346,35 +347,37 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
         g_free(e);
     }
     char *model = s->model_name ? g_markup_escape_text(s->model_name, -1) : NULL;
-    snprintf(buf, sizeof buf, "<span size='larger' weight='bold'>%s%slayer %d \xc2\xb7 head %d \xc2\xb7 query %d "
-             "\xe2\x80\x9c%s\xe2\x80\x9d</span>", model ? model : "", model ? " \xc2\xb7 " : "", tr->layer, tr->head, i,
-             esc_tok);
+    /* TRANSLATORS: the trace figure's heading: model name, separator, layer, head, query index, token */
+    snprintf(buf, sizeof buf, rt_tr(N_("<span size='larger' weight='bold'>%s%slayer %d \xc2\xb7 head %d \xc2\xb7 query "
+                                       "%d \xe2\x80\x9c%s\xe2\x80\x9d</span>")),
+             model ? model : "", model ? " \xc2\xb7 " : "", tr->layer, tr->head, i, esc_tok);
     g_free(model);
     text_line(&sh, buf, RT_LABEL);
-    snprintf(buf, sizeof buf, "d<sub>model</sub> = %d, %d heads, so each head works in d<sub>k</sub> = %d "
-             "dimensions (columns %d\xe2\x80\xa6%d of Q, K, V).", tr->d_model, s->n_heads > 0 ? s->n_heads : 0, k,
+    snprintf(buf, sizeof buf, rt_tr(N_("d<sub>model</sub> = %d, %d heads, so each head works in d<sub>k</sub> = %d "
+                                       "dimensions (columns %d\xe2\x80\xa6%d of Q, K, V).")), tr->d_model, s->n_heads > 0 ? s->n_heads : 0, k,
              tr->head * k, tr->head * k + k - 1);
     text_line(&sh, buf, RT_SMALL);
 
     int hl = s->highlight_step;
     /* 1 query */
-    snprintf(buf, sizeof buf, "q<sub>%d</sub> = x<sub>%d</sub> W<sub>Q</sub> + b<sub>Q</sub>, head %d's columns", i,
-             i, tr->head);
+    snprintf(buf, sizeof buf, rt_tr(N_("q<sub>%d</sub> = x<sub>%d</sub> W<sub>Q</sub> + b<sub>Q</sub>, head %d's "
+                                       "columns")), i, i, tr->head);
     step_begin(&sh, ATN_TRACE_STEP_QUERY, buf);
     snprintf(buf, sizeof buf, "q_%d", i);
     vec_table(&sh, buf, tr->q, sh.idx_k, sh.n_k, -1, -2);
     step_end(&sh, ATN_TRACE_STEP_QUERY);
     /* 2 keys */
-    step_begin(&sh, ATN_TRACE_STEP_KEYS, "k<sub>j</sub> = x<sub>j</sub> W<sub>K</sub> + b<sub>K</sub>, one per token");
+    step_begin(&sh, ATN_TRACE_STEP_KEYS,
+               rt_tr(N_("k<sub>j</sub> = x<sub>j</sub> W<sub>K</sub> + b<sub>K</sub>, one per token")));
     mat_table(&sh, "k", tr->keys);
     step_end(&sh, ATN_TRACE_STEP_KEYS);
     /* 3 scores */
-    snprintf(buf, sizeof buf, "s<sub>j</sub> = q<sub>%d</sub> \xc2\xb7 k<sub>j</sub>  (row %d of Q K<sup>T</sup>)", i,
-             i);
+    snprintf(buf, sizeof buf, rt_tr(N_("s<sub>j</sub> = q<sub>%d</sub> \xc2\xb7 k<sub>j</sub>  (row %d of Q "
+                                       "K<sup>T</sup>)")), i, i);
     step_begin(&sh, ATN_TRACE_STEP_SCORES, buf);
     if (k <= 4 && n > 0) {
         /* the first dot product written out */
-        int len = snprintf(buf, sizeof buf, "e.g. s<sub>0</sub> = ");
+        int len = snprintf(buf, sizeof buf, "%s", rt_tr(N_("e.g. s<sub>0</sub> = ")));
         for (int32_t c = 0; c < k && len < (int)sizeof buf - 64; c++)
             len += snprintf(buf + len, sizeof buf - len, "%s%.4f\xc3\x97%.4f", c ? " + " : "", tr->q[c], tr->keys[c]);
         snprintf(buf + len, sizeof buf - len, " = %.4f", tr->scores[0]);
@@ -401,9 +404,9 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
     int32_t masked = 0;
     for (int32_t j = 0; j < n; j++)
         masked += tr->mask_term[j] != 0;
-    step_begin(&sh, ATN_TRACE_STEP_MASK, masked ? "padded keys get a huge negative number added, so their weight "
-                                                  "becomes 0"
-                                                : "no padded tokens: nothing is added");
+    step_begin(&sh, ATN_TRACE_STEP_MASK,
+               masked ? rt_tr(N_("padded keys get a huge negative number added, so their weight becomes 0"))
+                      : rt_tr(N_("no padded tokens: nothing is added")));
     if (masked) {
         double *after = malloc((size_t)n * sizeof *after);
         if (after) {
@@ -417,8 +420,9 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
     }
     step_end(&sh, ATN_TRACE_STEP_MASK);
     /* 6 softmax */
-    snprintf(buf, sizeof buf, "a<sub>j</sub> = exp(s\xe2\x80\xb2<sub>j</sub> \xe2\x88\x92 m) / \xce\xa3 "
-             "exp(\xe2\x80\xa6), with m = max = %.4f and \xce\xa3 = %.4f", tr->max, tr->sum);
+    snprintf(buf, sizeof buf, rt_tr(N_("a<sub>j</sub> = exp(s\xe2\x80\xb2<sub>j</sub> \xe2\x88\x92 m) / \xce\xa3 "
+                                       "exp(\xe2\x80\xa6), with m = max = %.4f and \xce\xa3 = %.4f")),
+             tr->max, tr->sum);
     step_begin(&sh, ATN_TRACE_STEP_SOFTMAX, buf);
     {
         const char *h[] = {"s\xe2\x80\xb2<sub>j</sub> \xe2\x88\x92 m", "exp", "a<sub>j</sub>"};
@@ -431,8 +435,8 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
     mat_table(&sh, "v", tr->values);
     step_end(&sh, ATN_TRACE_STEP_VALUES);
     /* 8 weighted sum */
-    snprintf(buf, sizeof buf, "o = \xce\xa3<sub>j</sub> a<sub>j</sub> v<sub>j</sub>: head %d's output for token %d",
-             tr->head, i);
+    snprintf(buf, sizeof buf, rt_tr(N_("o = \xce\xa3<sub>j</sub> a<sub>j</sub> v<sub>j</sub>: head %d's output for "
+                                       "token %d")), tr->head, i);
     step_begin(&sh, ATN_TRACE_STEP_OUTPUT, buf);
     if (n <= 6 && k <= 4) {
         for (int32_t c = 0; c < k; c++) {
@@ -448,8 +452,8 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
     vec_table(&sh, "o", tr->output, sh.idx_k, sh.n_k, -1, -2);
     step_end(&sh, ATN_TRACE_STEP_OUTPUT);
     /* 9 concat */
-    snprintf(buf, sizeof buf, "every head's output for token %d side by side; head %d fills columns %d\xe2\x80\xa6%d",
-             i, tr->head, tr->head * k, tr->head * k + k - 1);
+    snprintf(buf, sizeof buf, rt_tr(N_("every head's output for token %d side by side; head %d fills columns "
+                                       "%d\xe2\x80\xa6%d")), i, tr->head, tr->head * k, tr->head * k + k - 1);
     step_begin(&sh, ATN_TRACE_STEP_CONCAT, buf);
     /* show this head's columns even when the vector is elided */
     int32_t idx[64];
@@ -477,8 +481,8 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
     vec_table(&sh, "out", tr->projected, sh.idx_d, sh.n_d, -1, -2);
     step_end(&sh, ATN_TRACE_STEP_PROJECT);
     sh.y += 8 * fs;
-    snprintf(buf, sizeof buf, "<small>check: these weights differ from the captured attention by at most %.2g</small>",
-             (double)tr->max_abs_diff);
+    snprintf(buf, sizeof buf, rt_tr(N_("<small>check: these weights differ from the captured attention by at most "
+                                       "%.2g</small>")), (double)tr->max_abs_diff);
     text_line(&sh, buf, RT_SMALL);
     if (cr && hl >= 0 && hl < ATN_TRACE_STEP_COUNT) {
         atn_rect r = sh.rects[hl];
