@@ -1,6 +1,8 @@
 /* AtnResult: one finished run, shared read-only by the views. */
 #include "atn-result.h"
 
+#include <string.h>
+
 struct _AtnResult {
     GObject parent_instance;
     AtnModelHandle *model;
@@ -8,6 +10,8 @@ struct _AtnResult {
     atn_encoding *enc;
     char **tokens;
     double elapsed_ms;
+    int n_masks;
+    AtnMaskGuesses *guesses;   /* [n_masks], or NULL without a masked-LM head */
 };
 
 G_DEFINE_FINAL_TYPE(AtnResult, atn_result, G_TYPE_OBJECT)
@@ -17,6 +21,7 @@ static void atn_result_finalize(GObject *object) {
     atn_run_free(self->run);
     atn_encoding_free(self->enc);
     g_free(self->tokens);   /* the strings belong to enc */
+    g_free(self->guesses);
     g_clear_object(&self->model);
     G_OBJECT_CLASS(atn_result_parent_class)->finalize(object);
 }
@@ -35,9 +40,33 @@ AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc
     self->elapsed_ms = elapsed_ms;
     const atn_capture *cap = atn_run_capture(run);
     self->tokens = g_new0(char *, cap->n + 1);
-    for (int i = 0; i < cap->n; i++)
+    for (int i = 0; i < cap->n; i++) {
         self->tokens[i] = cap->enc->tokens[i].text;
+        self->n_masks += cap->enc->tokens[i].special && !strcmp(cap->enc->tokens[i].text, "[MASK]");
+    }
+    const atn_model *m = atn_model_handle_get_model(model);
+    if (self->n_masks > 0 && atn_model_has_mlm_head(m)) {
+        self->guesses = g_new0(AtnMaskGuesses, self->n_masks);
+        int k = 0;
+        for (int i = 0; i < cap->n; i++) {
+            if (!cap->enc->tokens[i].special || strcmp(cap->enc->tokens[i].text, "[MASK]") != 0)
+                continue;
+            AtnMaskGuesses *g = &self->guesses[k++];
+            g->position = i;
+            atn_error err = {0};
+            if (atn_predict_position(m, cap, i, ATN_RESULT_TOP_GUESSES, g->top, &err) == ATN_OK)
+                g->n = ATN_RESULT_TOP_GUESSES;
+            else
+                g_warning("predicting [MASK] at %d: %s", i, err.message);
+        }
+    }
     return self;
+}
+
+int atn_result_get_n_masks(AtnResult *self) { return self->n_masks; }
+
+const AtnMaskGuesses *atn_result_get_mask_guesses(AtnResult *self, int i) {
+    return self->guesses && i >= 0 && i < self->n_masks ? &self->guesses[i] : NULL;
 }
 
 AtnModelHandle *atn_result_get_model(AtnResult *self) { return self->model; }

@@ -26,6 +26,19 @@ const float *atn_result_get_head(AtnResult *self, int layer, int head);
 const char *const *atn_result_get_tokens(AtnResult *self);
 const int32_t *atn_result_get_mask(AtnResult *self);
 double atn_result_get_elapsed_ms(AtnResult *self);
+
+/* The masked-LM head's guesses for each [MASK] token, computed with the run (in the worker
+ * thread) when the model has the head: up to ATN_RESULT_TOP_GUESSES words, most likely first. */
+enum { ATN_RESULT_TOP_GUESSES = 5 };
+typedef struct AtnMaskGuesses {
+    int position;                                       /* the [MASK] token's index */
+    int n;                                              /* guesses filled */
+    atn_prediction top[ATN_RESULT_TOP_GUESSES];         /* token strings borrowed from the model */
+} AtnMaskGuesses;
+int atn_result_get_n_masks(AtnResult *self);            /* [MASK] tokens in the input */
+/* The i-th [MASK]'s guesses, or NULL when the model has no masked-LM head (or i is out of
+ * range). */
+const AtnMaskGuesses *atn_result_get_mask_guesses(AtnResult *self, int i);
 atn_device atn_result_get_device(AtnResult *self);
 
 G_END_DECLS

@@ -12,6 +12,7 @@
 #include "atn-prefs.h"
 #include "atn-similarity-view.h"
 #include "atn-stats-view.h"
+#include "atn-predictions.h"
 #include "atn-token-chips.h"
 #include "atn-trace-view.h"
 #include "config.h"
@@ -35,6 +36,7 @@ struct _AtnWindow {
     GtkMenuButton *examples_button;
     GtkLabel *toy_label;
     AtnTokenChips *chips;
+    AtnPredictions *predictions;
     GtkStack *stack;
     AtnHeadView *head_view;
     AtnModelGridView *model_view;
@@ -329,6 +331,7 @@ GtkWidget *atn_window_get_view_widget(AtnWindow *self, const char *name) {
     return gtk_stack_get_child_by_name(self->stack, name);
 }
 GtkWidget *atn_window_get_token_chips(AtnWindow *self) { return GTK_WIDGET(self->chips); }
+GtkWidget *atn_window_get_predictions(AtnWindow *self) { return GTK_WIDGET(self->predictions); }
 
 static void view_action(GtkWidget *widget, const char *name, GVariant *param) {
     atn_window_show_view(ATN_WINDOW(widget), g_variant_get_string(param, NULL));
@@ -550,6 +553,7 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
     G_OBJECT_CLASS(klass)->dispose = atn_window_dispose;
     g_type_ensure(ATN_TYPE_TOKEN_CHIPS);
+    g_type_ensure(ATN_TYPE_PREDICTIONS);
     g_type_ensure(ATN_TYPE_HEAD_VIEW);
     g_type_ensure(ATN_TYPE_MODEL_GRID_VIEW);
     g_type_ensure(ATN_TYPE_SIMILARITY_VIEW);
@@ -573,6 +577,7 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     BIND(examples_button);
     BIND(toy_label);
     BIND(chips);
+    BIND(predictions);
     BIND(stack);
     BIND(head_view);
     BIND(model_view);
@@ -635,6 +640,7 @@ static void atn_window_init(AtnWindow *self) {
                                                GTK_STYLE_PROVIDER_PRIORITY_APPLICATION + 1);
 
     atn_token_chips_set_session(self->chips, self->session);
+    atn_predictions_set_session(self->predictions, self->session);
     atn_head_view_set_session(self->head_view, self->session);
     atn_model_grid_view_set_session(self->model_view, self->session);
     atn_similarity_view_set_session(self->similarity_view, self->session);

@@ -30,5 +30,7 @@ const char *atn_window_get_error(AtnWindow *self);
 const char *atn_window_get_notice(AtnWindow *self);
 void atn_window_set_presentation(AtnWindow *self, gboolean on);
 GtkWidget *atn_window_get_token_chips(AtnWindow *self);
+/* The masked-word guesses under the sentence (an AtnPredictions). */
+GtkWidget *atn_window_get_predictions(AtnWindow *self);
 
 G_END_DECLS

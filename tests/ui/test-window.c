@@ -3,6 +3,7 @@
  *
  * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display".
  * With --zh it checks the Chinese translation instead (LANGUAGE=zh_CN set by meson). */
+#include <cjson/cJSON.h>
 #include <glib/gstdio.h>
 #include <gtk/gtk.h>
 #include <math.h>
@@ -13,6 +14,7 @@
 #include "atn-head-view.h"
 #include "atn-heatmap.h"
 #include "atn-model-grid-view.h"
+#include "atn-predictions.h"
 #include "atn-prefs.h"
 #include "atn-similarity-view.h"
 #include "atn-stats-view.h"
@@ -696,6 +698,61 @@ static void test_opens_on_clearest_head(void) {
     destroy_window(win);
 }
 
+/* [MASK] guesses under the sentence: the ids and probabilities PyTorch's BertForMaskedLM gave
+ * for the same input (tests/hf/fixtures/mlm.json); hidden without a [MASK]; a model without
+ * the masked-LM head says so. */
+static void test_mask_predictions(void) {
+    const char *src = g_getenv("ATN_SOURCE_ROOT");
+    g_autofree char *fixture = g_build_filename(src ? src : ".", "tests", "hf", "fixtures", "mlm.json", NULL);
+    g_autofree char *json = NULL;
+    g_assert_true(g_file_get_contents(fixture, &json, NULL, NULL));
+    cJSON *root = cJSON_Parse(json), *want = NULL, *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "cases"))
+        if (!g_strcmp0(cJSON_GetStringValue(cJSON_GetObjectItem(c, "name")), "masked"))
+            want = c;
+    g_assert_nonnull(want);
+    int32_t ids[64];
+    int n = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(want, "ids")) ids[n++] = (int32_t)c->valueint;
+
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    g_autofree char *mlm = g_build_filename(src ? src : ".", "tests", "hf", "models", "mlm", NULL);
+    open_and_wait(win, mlm);
+    AtnPredictions *pred = ATN_PREDICTIONS(atn_window_get_predictions(win));
+    g_assert_false(gtk_widget_get_visible(GTK_WIDGET(pred)));   /* no [MASK] in the sentence */
+    model_wait w = {win, NULL, atn_session_get_n_runs(s)};
+    atn_session_set_ids(s, ids, n);
+    g_assert_true(wait_for(idle_with_result, &w));
+    AtnResult *r = atn_session_get_result(s);
+    g_assert_cmpint(atn_result_get_n_masks(r), ==, 1);
+    const AtnMaskGuesses *g = atn_result_get_mask_guesses(r, 0);
+    g_assert_nonnull(g);
+    g_assert_cmpint(g->position, ==, cJSON_GetObjectItem(want, "mlm_position")->valueint);
+    g_assert_cmpint(g->n, ==, 5);
+    for (int k = 0; k < 5; k++) {
+        g_assert_cmpint(g->top[k].id, ==, cJSON_GetArrayItem(cJSON_GetObjectItem(want, "mlm_top_ids"), k)->valueint);
+        g_assert_cmpfloat_with_epsilon(g->top[k].prob,
+                                       cJSON_GetArrayItem(cJSON_GetObjectItem(want, "mlm_top_probs"), k)->valuedouble,
+                                       1e-5);
+    }
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(pred)));
+    g_autofree char *text = atn_predictions_dup_text(pred);
+    g_autofree char *first = g_strdup_printf("3: %s %.4f", g->top[0].token, g->top[0].prob);
+    g_test_message("%s", text);
+    g_assert_true(g_str_has_prefix(text, first));
+    cJSON_Delete(root);
+
+    /* a model without the head says so */
+    open_and_wait(win, f32_model);
+    w.runs = atn_session_get_n_runs(s);
+    atn_session_set_ids(s, ids, n);
+    g_assert_true(wait_for(idle_with_result, &w));
+    g_autofree char *none = atn_predictions_dup_text(pred);
+    g_assert_nonnull(strstr(none, "cls.predictions"));
+    destroy_window(win);
+}
+
 /* LANGUAGE=zh_CN: the Chinese interface. */
 static void test_chinese(void) {
     AtnWindow *win = new_window();
@@ -771,6 +828,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/examples-and-chips", test_examples_and_chips);
         g_test_add_func("/ui/fallback", test_fallback);
         g_test_add_func("/ui/opens-on-clearest-head", test_opens_on_clearest_head);
+        g_test_add_func("/ui/mask-predictions", test_mask_predictions);
     }
     return g_test_run();
 }

@@ -1,0 +1,137 @@
+/* AtnPredictions: the masked-LM head's guesses under the sentence. */
+#include "atn-predictions.h"
+
+#include <glib/gi18n.h>
+
+struct _AtnPredictions {
+    GtkWidget parent_instance;
+    GtkWidget *box;      /* one row per [MASK], or the no-head label */
+    AtnSession *session;
+    GString *text;       /* what the rows say (atn_predictions_dup_text) */
+};
+
+G_DEFINE_FINAL_TYPE(AtnPredictions, atn_predictions, GTK_TYPE_WIDGET)
+
+static void on_row_enter(GtkEventControllerMotion *c, double x, double y, AtnPredictions *self) {
+    GtkWidget *row = gtk_event_controller_get_widget(GTK_EVENT_CONTROLLER(c));
+    if (self->session)
+        atn_session_set_hover_token(self->session, GPOINTER_TO_INT(g_object_get_data(G_OBJECT(row), "position")));
+}
+
+static void on_row_leave(GtkEventControllerMotion *c, AtnPredictions *self) {
+    if (self->session)
+        atn_session_set_hover_token(self->session, -1);
+}
+
+/* One guess: the word over a bar as long as its probability. */
+static GtkWidget *guess_widget(const atn_prediction *p, gboolean first) {
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
+    gtk_widget_add_css_class(box, "guess");
+    g_autofree char *pct = g_strdup_printf("%.1f%%", 100.0 * p->prob);
+    g_autofree char *esc = g_markup_escape_text(p->token, -1);
+    g_autofree char *markup = g_strdup_printf(first ? "<b>%s</b>  <small>%s</small>" : "%s  <small>%s</small>", esc,
+                                              pct);
+    GtkWidget *label = gtk_label_new(NULL);
+    gtk_label_set_markup(GTK_LABEL(label), markup);
+    gtk_label_set_xalign(GTK_LABEL(label), 0);
+    gtk_box_append(GTK_BOX(box), label);
+    GtkWidget *bar = gtk_level_bar_new_for_interval(0, 1);
+    gtk_level_bar_set_value(GTK_LEVEL_BAR(bar), p->prob);
+    /* the default offsets colour low values as a warning: one colour for every bar */
+    gtk_level_bar_remove_offset_value(GTK_LEVEL_BAR(bar), GTK_LEVEL_BAR_OFFSET_LOW);
+    gtk_level_bar_remove_offset_value(GTK_LEVEL_BAR(bar), GTK_LEVEL_BAR_OFFSET_HIGH);
+    gtk_level_bar_remove_offset_value(GTK_LEVEL_BAR(bar), GTK_LEVEL_BAR_OFFSET_FULL);
+    gtk_widget_set_size_request(bar, 72, -1);
+    gtk_box_append(GTK_BOX(box), bar);
+    g_autofree char *tip = g_strdup_printf(_("Token id %d · probability %.4f"), p->id, p->prob);
+    gtk_widget_set_tooltip_text(box, tip);
+    return box;
+}
+
+static void refill(AtnPredictions *self) {
+    GtkWidget *child;
+    while ((child = gtk_widget_get_first_child(self->box)))
+        gtk_box_remove(GTK_BOX(self->box), child);
+    g_string_truncate(self->text, 0);
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    int n = r ? atn_result_get_n_masks(r) : 0;
+    AtnModelHandle *m = r ? atn_result_get_model(r) : NULL;
+    gtk_widget_set_visible(GTK_WIDGET(self), n > 0 && m && !atn_model_handle_is_toy(m));
+    if (!gtk_widget_get_visible(GTK_WIDGET(self)))
+        return;
+    if (!atn_result_get_mask_guesses(r, 0)) {
+        const char *msg = _("This model has no masked-language-model head (cls.predictions.*), so it cannot guess "
+                            "the [MASK] words.");
+        GtkWidget *label = gtk_label_new(msg);
+        gtk_label_set_xalign(GTK_LABEL(label), 0);
+        gtk_label_set_wrap(GTK_LABEL(label), TRUE);
+        gtk_widget_add_css_class(label, "dim-label");
+        gtk_box_append(GTK_BOX(self->box), label);
+        g_string_append(self->text, msg);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        const AtnMaskGuesses *g = atn_result_get_mask_guesses(r, i);
+        GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 14);
+        gtk_widget_add_css_class(row, "guesses");
+        g_object_set_data(G_OBJECT(row), "position", GINT_TO_POINTER(g->position));
+        /* Translators: before the masked-LM head's guesses for the [MASK] token at this position */
+        g_autofree char *head = g_strdup_printf(_("[MASK] %d →"), g->position);
+        GtkWidget *title = gtk_label_new(head);
+        gtk_widget_add_css_class(title, "dim-label");
+        gtk_widget_set_valign(title, GTK_ALIGN_START);
+        gtk_box_append(GTK_BOX(row), title);
+        g_string_append_printf(self->text, "%s%d:", i ? "\n" : "", g->position);
+        for (int k = 0; k < g->n; k++) {
+            gtk_box_append(GTK_BOX(row), guess_widget(&g->top[k], k == 0));
+            g_string_append_printf(self->text, "%s %s %.4f", k ? "," : "", g->top[k].token, g->top[k].prob);
+        }
+        GtkEventController *motion = gtk_event_controller_motion_new();
+        g_signal_connect(motion, "enter", G_CALLBACK(on_row_enter), self);
+        g_signal_connect(motion, "leave", G_CALLBACK(on_row_leave), self);
+        gtk_widget_add_controller(row, motion);
+        gtk_box_append(GTK_BOX(self->box), row);
+    }
+}
+
+static void on_result(AtnSession *s, GParamSpec *p, AtnPredictions *self) { refill(self); }
+
+static void atn_predictions_dispose(GObject *object) {
+    AtnPredictions *self = ATN_PREDICTIONS(object);
+    if (self->session)
+        g_signal_handlers_disconnect_by_data(self->session, self);
+    g_clear_object(&self->session);
+    g_clear_pointer(&self->box, gtk_widget_unparent);
+    if (self->text)
+        g_string_free(self->text, TRUE);
+    self->text = NULL;
+    G_OBJECT_CLASS(atn_predictions_parent_class)->dispose(object);
+}
+
+static void atn_predictions_class_init(AtnPredictionsClass *klass) {
+    G_OBJECT_CLASS(klass)->dispose = atn_predictions_dispose;
+    gtk_widget_class_set_layout_manager_type(GTK_WIDGET_CLASS(klass), GTK_TYPE_BIN_LAYOUT);
+    gtk_widget_class_set_css_name(GTK_WIDGET_CLASS(klass), "predictions");
+}
+
+static void atn_predictions_init(AtnPredictions *self) {
+    self->text = g_string_new(NULL);
+    self->box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 4);
+    gtk_widget_set_parent(self->box, GTK_WIDGET(self));
+    gtk_widget_set_visible(GTK_WIDGET(self), FALSE);
+}
+
+GtkWidget *atn_predictions_new(void) { return g_object_new(ATN_TYPE_PREDICTIONS, NULL); }
+
+void atn_predictions_set_session(AtnPredictions *self, AtnSession *session) {
+    if (self->session)
+        g_signal_handlers_disconnect_by_data(self->session, self);
+    g_set_object(&self->session, session);
+    if (session)
+        g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
+    refill(self);
+}
+
+char *atn_predictions_dup_text(AtnPredictions *self) {
+    return g_strdup(gtk_widget_get_visible(GTK_WIDGET(self)) ? self->text->str : "");
+}

@@ -1,0 +1,22 @@
+/* AtnPredictions: under the sentence, the masked-LM head's guesses for every [MASK] token
+ * ("[MASK] 6 → world 8.1 %, problem 4.1 % …", each with a small bar), or a line saying the
+ * model has no masked-LM head.  Hidden when the text has no [MASK].  Hovering a row
+ * highlights its [MASK] token in every view. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "atn-session.h"
+
+G_BEGIN_DECLS
+
+#define ATN_TYPE_PREDICTIONS (atn_predictions_get_type())
+G_DECLARE_FINAL_TYPE(AtnPredictions, atn_predictions, ATN, PREDICTIONS, GtkWidget)
+
+GtkWidget *atn_predictions_new(void);
+void atn_predictions_set_session(AtnPredictions *self, AtnSession *session);
+/* What the rows say, one line per [MASK] ("6: world 0.0812, problem 0.0405, …"), or the
+ * no-head message; "" when hidden (tests). */
+char *atn_predictions_dup_text(AtnPredictions *self);
+
+G_END_DECLS
