@@ -410,6 +410,7 @@ int cmd_bench(int argc, char **argv) {
     atn_run_options opts;
     atn_run_options_init(&opts);
     ok = cli_run_options(&a, &opts);
+    opts.pinned_host = true;   /* the run is reused for every repetition */
     long repeat = cli_get_int(&a, "repeat", 10, &ok);
     long seed = cli_get_int(&a, "seed", 1, &ok);
     const char *model_name = cli_get(&a, "model"), *shape = cli_get(&a, "shape");

@@ -46,6 +46,7 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
     if (!cli_run_options(a, &opts))
         return CLI_EXIT_USAGE;
     opts.keep_trace_inputs = false; /* only the attention is needed: much less memory */
+    opts.pinned_host = true;        /* one run for every sentence: on a GPU, page-locked pays off */
     cli_get(a, "model");
     if (!cli_check_unused(a))
         return CLI_EXIT_USAGE;

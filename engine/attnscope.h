@@ -227,6 +227,11 @@ typedef struct atn_run_options {
     size_t memory_limit;        /* bytes a run may allocate; 0: a default from physical memory */
     atn_progress_fn progress;   /* called per layer; returns false to cancel */
     void *user_data;
+    /* GPU runs: allocate the run's memory page-locked (cudaHostAlloc), so the capture comes
+       back at the bus's full speed instead of through the driver's staging buffers.  Pinning
+       costs about what one copy saves, so it pays off for a run that is reused (benchmarks,
+       corpora), not for one forward pass.  Ignored on the CPU and when pinning fails. */
+    bool pinned_host;
 } atn_run_options;
 
 void atn_run_options_init(atn_run_options *opts);

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when atn_backend changes shape or meaning. */
-#define ATN_BACKEND_ABI_VERSION 1u
+#define ATN_BACKEND_ABI_VERSION 2u   /* 2: host_alloc / host_free */
 
 /* The one symbol a backend module exports, and its file name. */
 #define ATN_CUDA_ENTRY_POINT "atn_cuda_backend_v1"
@@ -63,6 +63,10 @@ typedef struct atn_backend {
     atn_status (*forward)(void *state, const atn_model *model, const atn_encoding *enc, atn_activations *act,
                           const atn_run_options *opts, atn_error *err);
     void (*state_free)(void *state);
+    /* Host memory the device copies to at full speed (page-locked), or NULL when it cannot
+       be had; freed with host_free.  NULL entries: the backend has no such memory. */
+    void *(*host_alloc)(size_t bytes);
+    void (*host_free)(void *p);
 } atn_backend;
 
 /* The signature of the module's entry point. */

@@ -224,7 +224,7 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
         return st;
 
     memset(c, 0, sizeof *c);
-    const char *model_type, *act, *pos_type;
+    const char *model_type = "", *act = "", *pos_type = "";
     /* Defaults are BertConfig's, so a sparse config reads as transformers reads it. */
     if ((st = cfg_string(path, root, "model_type", "bert", &model_type, L->err)) ||
         (st = cfg_int(path, root, "hidden_size", true, 0, 1, 65536, &c->d_model, L->err)) ||

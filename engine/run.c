@@ -15,7 +15,9 @@ struct atn_run {
     atn_activations act;
     atn_capture cap;
     float *block;             /* all activations */
-    size_t block_floats;
+    size_t block_floats;      /* its capacity: it grows, never shrinks */
+    const atn_backend *block_owner;   /* the backend whose host_alloc made it, or NULL (malloc) */
+    bool pin_failed;          /* host_alloc said no once: plain memory from then on */
     atn_device used;
 };
 
@@ -34,10 +36,29 @@ atn_run *atn_run_new(const atn_model *model) {
     return r;
 }
 
+static void free_block(atn_run *run) {
+    if (run->block_owner)
+        run->block_owner->host_free(run->block);
+    else
+        free(run->block);
+    run->block = NULL;
+    run->block_floats = 0;
+    run->block_owner = NULL;
+}
+
+/* The backend to pin this run's memory with, or NULL for plain memory. */
+static const atn_backend *pinning_backend(const atn_run_options *o) {
+    if (!o->pinned_host || o->device == ATN_DEVICE_CPU)
+        return NULL;
+    atn_error e = {0};
+    const atn_backend *b = atn_backend_cuda(&e);   /* loads the module once; NULL without a GPU */
+    return b && b->host_alloc && b->host_free ? b : NULL;
+}
+
 void atn_run_free(atn_run *run) {
     if (!run)
         return;
-    free(run->block);
+    free_block(run);
     atn_encoding_free(run->enc);
     free(run);
 }
@@ -178,9 +199,16 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
                              c->n_heads, n, n, b);
     }
     size_t floats = need / sizeof(float);
-    if (floats != run->block_floats) {
-        free(run->block);
-        run->block = atn_alloc_big(floats * sizeof(float));
+    const atn_backend *pin = run->pin_failed ? NULL : pinning_backend(o);
+    if (floats > run->block_floats || (pin != NULL) != (run->block_owner != NULL)) {
+        free_block(run);
+        if (pin) {
+            run->block = pin->host_alloc(floats * sizeof(float));
+            run->block_owner = run->block ? pin : NULL;
+            run->pin_failed = !run->block;
+        }
+        if (!run->block)
+            run->block = atn_alloc_big(floats * sizeof(float));
         run->block_floats = run->block ? floats : 0;
         if (!run->block) {
             run->enc = (atn_encoding_free(run->enc), NULL);

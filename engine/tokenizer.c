@@ -116,7 +116,7 @@ atn_status atn_tokenizer_options_from_json(atn_tokenizer_options *o, const char 
         return atn_error_set(err, ATN_E_FORMAT, "%s: invalid JSON", path);
     }
     atn_tokenizer_options t = *o;
-    bool b, null;
+    bool b = false, null = true;
     if ((s = json_bool(root, "do_lower_case", path, &b, &null, err)) == ATN_OK && !null)
         t.lower_case = b;
     if (s == ATN_OK && (s = json_bool(root, "strip_accents", path, &b, &null, err)) == ATN_OK)

@@ -777,6 +777,26 @@ static atn_status cuda_forward(void *state, const atn_model *m, const atn_encodi
     return st;
 }
 
+/* ---- page-locked host memory ---------------------------------------------------------- */
+
+/* The run's activation block when atn_run_options.pinned_host asks for it: device-to-host
+ * copies into page-locked memory go straight over the bus (pageable memory goes through the
+ * driver's bounce buffers at a fraction of the speed), which is what a full capture of
+ * bert-large at 512 tokens (~800 MB) needs to come back in a few milliseconds. */
+static void *cuda_host_alloc(size_t bytes) {
+    void *p = NULL;
+    if (cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable) != cudaSuccess) {
+        cudaGetLastError();   /* not sticky: clear it, the caller falls back to malloc */
+        return NULL;
+    }
+    return p;
+}
+
+static void cuda_host_free(void *p) {
+    if (p)
+        cudaFreeHost(p);
+}
+
 /* ---- the table ------------------------------------------------------------------ */
 
 static const atn_backend cuda_backend = {
@@ -790,6 +810,8 @@ static const atn_backend cuda_backend = {
     .upload = cuda_upload,
     .forward = cuda_forward,
     .state_free = cuda_state_free,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
 };
 
 __attribute__((visibility("default"))) const atn_backend *atn_cuda_backend_v1(void);

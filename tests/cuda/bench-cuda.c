@@ -1,9 +1,10 @@
 /* Milliseconds per forward pass, GPU against CPU, for BERT shapes with random weights.
  * Usage: bench-cuda [--shape base|large] [--tokens N] [--device cpu|cuda] [--reps R]
- *                   [--precision fp32|fp16|bf16] [--no-capture]
+ *                   [--precision fp32|fp16|bf16] [--no-capture] [--pageable]
  * Prints one line: shape tokens device precision capture ms_per_forward (median of R).
  * The full capture (every probability and trace input) is copied to host memory unless
- * --no-capture (then only the hidden states and the last layer's buffers come back). */
+ * --no-capture (then only the hidden states and the last layer's buffers come back), into
+ * page-locked memory (atn_run_options.pinned_host: the run is reused) unless --pageable. */
 #include "backend.h"
 #include "synth-model.h"
 
@@ -34,7 +35,7 @@ int main(int argc, char **argv) {
     }
     const char *shape = "base", *device = "cuda", *prec = "fp32";
     int tokens = 128, reps = 10;
-    bool capture = true;
+    bool capture = true, pinned = true;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc)
             shape = argv[++i];
@@ -48,9 +49,11 @@ int main(int argc, char **argv) {
             prec = argv[++i];
         else if (!strcmp(argv[i], "--no-capture"))
             capture = false;
+        else if (!strcmp(argv[i], "--pageable"))
+            pinned = false;
         else {
             fprintf(stderr, "usage: %s [--shape base|large] [--tokens N] [--device cpu|cuda] [--reps R] "
-                    "[--precision fp32|fp16|bf16] [--no-capture]\n", argv[0]);
+                    "[--precision fp32|fp16|bf16] [--no-capture] [--pageable]\n", argv[0]);
             return 2;
         }
     }
@@ -67,6 +70,7 @@ int main(int argc, char **argv) {
     o.precision = !strcmp(prec, "fp16") ? ATN_PRECISION_FP16 : !strcmp(prec, "bf16") ? ATN_PRECISION_BF16
                                                                                       : ATN_PRECISION_FP32;
     o.keep_attention = o.keep_trace_inputs = capture;
+    o.pinned_host = pinned;
     atn_model *m = synth_model_new(&sh, 42);
     atn_encoding *enc = m ? synth_encoding(m, tokens, 0, 1) : NULL;
     atn_run *run = m ? atn_run_new(m) : NULL;
@@ -93,8 +97,9 @@ int main(int argc, char **argv) {
         t[r] = now_ms() - t0;
     }
     qsort(t, (size_t)reps, sizeof *t, cmp_double);
-    printf("%s %d %s %s %s %.2f (first run %.0f ms, min %.2f, max %.2f, %d reps; OpenBLAS kernel %s)\n", sh.name,
-           tokens, device, prec, capture ? "full-capture" : "no-capture", t[reps / 2], first, t[0], t[reps - 1], reps,
+    printf("%s %d %s %s %s%s %.2f (first run %.0f ms, min %.2f, max %.2f, %d reps; OpenBLAS kernel %s)\n", sh.name,
+           tokens, device, prec, capture ? "full-capture" : "no-capture",
+           o.device == ATN_DEVICE_CUDA && capture && !pinned ? "-pageable" : "", t[reps / 2], first, t[0], t[reps - 1], reps,
            atn_blas_core_name());
     free(t);
     atn_run_free(run);

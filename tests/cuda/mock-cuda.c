@@ -75,6 +75,40 @@ cudaError_t cudaFree(void *p) {
     return cudaSuccess;
 }
 
+/* Page-locked host memory is plain memory here; the counts let the tests see that runs use
+ * it, reuse it and give it back.  ATN_MOCK_CUDA_PINNED=0: pinning fails (as on a machine
+ * short of lockable memory). */
+static int pinned_live, pinned_allocs;
+
+cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags) {
+    (void)flags;
+    *p = NULL;
+    const char *e = getenv("ATN_MOCK_CUDA_PINNED");
+    if (e && !strcmp(e, "0"))
+        return set_error(cudaErrorMemoryAllocation);
+    *p = malloc(size ? size : 1);
+    if (!*p)
+        return set_error(cudaErrorMemoryAllocation);
+    __atomic_add_fetch(&pinned_live, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&pinned_allocs, 1, __ATOMIC_RELAXED);
+    return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void *p) {
+    if (p) {
+        __atomic_sub_fetch(&pinned_live, 1, __ATOMIC_RELAXED);
+        free(p);
+    }
+    return cudaSuccess;
+}
+
+/* For the tests (dlsym): blocks allocated so far, and blocks not yet freed. */
+__attribute__((visibility("default"))) void atn_mock_cuda_pinned_counts(int *allocs, int *live);
+__attribute__((visibility("default"))) void atn_mock_cuda_pinned_counts(int *allocs, int *live) {
+    *allocs = __atomic_load_n(&pinned_allocs, __ATOMIC_RELAXED);
+    *live = __atomic_load_n(&pinned_live, __ATOMIC_RELAXED);
+}
+
 cudaError_t cudaMemGetInfo(size_t *fr, size_t *total) {
     *total = mem_total();
     *fr = *total - mem_used;

@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "synth-model.h"
 
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 
@@ -328,6 +329,74 @@ static void concurrent(void) {
     atn_model_free(m);
 }
 
+/* atn_run_options.pinned_host: a run reused through several lengths keeps one page-locked
+ * block while it is big enough, grows it when not, gives the same capture as the CPU, and
+ * frees it with the run.  With the mock, its counters say what was allocated; with
+ * ATN_MOCK_CUDA_PINNED=0 (pinning refused) the run falls back to plain memory. */
+static void pinned_cases(void) {
+    synth_shape sh = {"pinned", 2, 40, 5, 64, 80, 64, ATN_ACT_GELU, false, false};
+    atn_model *m = synth_model_new(&sh, 9);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    void (*counts)(int *, int *) = NULL;
+    void *h = mock ? dlopen(atn_backend_cuda_module_path(), RTLD_NOW | RTLD_NOLOAD) : NULL;
+    if (h)
+        counts = (void (*)(int *, int *))dlsym(h, "atn_mock_cuda_pinned_counts");
+    CHECK(!mock || counts != NULL);
+    atn_run_options o;
+    atn_run_options_init(&o);
+    o.pinned_host = true;
+    atn_encoding *first = synth_encoding(m, 12, 2, 3);
+    agree(m, first, &o, "pinned, a fresh run");
+    atn_encoding_free(first);
+    int a0 = 0, live0 = 0, a = 0, live = 0;
+    if (counts)
+        counts(&a0, &live0);
+    atn_run_options cpu = o;
+    cpu.device = ATN_DEVICE_CPU;
+    o.device = ATN_DEVICE_CUDA;
+    atn_run *rg = atn_run_new(m);
+    const int32_t lengths[] = {20, 33, 9, 33};
+    const int allocs_after[] = {1, 2, 2, 2};   /* grows at 33, then reuses */
+    for (int i = 0; i < 4; i++) {
+        atn_encoding *enc = synth_encoding(m, lengths[i], i, 50 + i);
+        atn_run *rc = atn_run_new(m);
+        atn_error err = {0};
+        CHECK_MSG(atn_run_forward(rg, enc, &o, &err) == ATN_OK, "pinned n=%d: %s", lengths[i], err.message);
+        CHECK(atn_run_forward(rc, enc, &cpu, &err) == ATN_OK);
+        const atn_capture *g = atn_run_capture(rg), *c = atn_run_capture(rc);
+        if (g && c) {
+            size_t n = (size_t)c->n;
+            compare_tensor("pinned reuse", "attention", g->attn, c->attn, (size_t)c->n_layers * c->n_heads * n * n,
+                           1e-4);
+            compare_tensor("pinned reuse", "hidden", g->hidden, c->hidden, (size_t)(c->n_layers + 1) * n * c->d_model,
+                           1e-4);
+        }
+        if (counts) {
+            counts(&a, &live);
+            const char *refused = getenv("ATN_MOCK_CUDA_PINNED");
+            bool off = refused && !strcmp(refused, "0");
+            CHECK_MSG(a - a0 == (off ? 0 : allocs_after[i]), "n=%d: %d page-locked blocks allocated", lengths[i],
+                      a - a0);
+            CHECK_MSG(live - live0 == (off ? 0 : 1), "n=%d: %d page-locked blocks live", lengths[i], live - live0);
+        }
+        atn_run_free(rc);
+        atn_encoding_free(enc);
+    }
+    atn_run_free(rg);
+    if (counts) {
+        counts(&a, &live);
+        CHECK_MSG(live == live0, "%d page-locked blocks left after the runs were freed", live - live0);
+    }
+    const char *refused = getenv("ATN_MOCK_CUDA_PINNED");
+    fprintf(stderr, "  pinned host memory: %s\n",
+            !counts ? "captures agree"
+            : refused && !strcmp(refused, "0") ? "refused by the mock: plain memory used, captures agree"
+                                               : "allocated, reused, grown and freed as expected");
+    atn_model_free(m);
+}
+
 static void precision_cases(void) {
     const char *root = getenv("ATN_SOURCE_ROOT");
     char path[1024];
@@ -388,6 +457,7 @@ int main(int argc, char **argv) {
     toy_cases(&o);
     synth_cases(&o);
     bookkeeping();
+    pinned_cases();
     concurrent();
     precision_cases();
     return check_summary(mock ? "cuda-agreement (mock CUDA)" : "cuda-agreement");
