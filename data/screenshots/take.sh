@@ -8,7 +8,7 @@
 set -e
 build=${1:-build}
 model=${2:-demo}
-text=${3:-The cat sat on the mat because it was tired.}
+text=${3:-The cat sat on the [MASK] because it was tired.}
 out=$(dirname "$0")
 exe="$build/app/attnscope"
 [ -x "$exe" ] || { echo "take.sh: $exe not found; build first" >&2; exit 1; }
