@@ -3,6 +3,7 @@
 #include "atn-session.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "analysis.h"
 #include "config.h"
@@ -29,6 +30,10 @@ struct _AtnSession {
     /* opening */
     GCancellable *open_cancel;
     char *opening;
+    struct open_job *open_job;  /* the open in flight (owned by its task), or NULL */
+    guint open_poll_id;         /* reads open_job's progress into open_fraction / open_stage */
+    double open_fraction;
+    const char *open_stage;
 
     /* GPU probe */
     gboolean gpu_available;
@@ -49,6 +54,7 @@ enum {
     PROP_DEVICE,
     PROP_GPU_AVAILABLE,
     PROP_OPENING,
+    PROP_OPEN_FRACTION,
     N_PROPS
 };
 static GParamSpec *props[N_PROPS];
@@ -269,19 +275,46 @@ typedef struct open_job {
     gboolean quiet;       /* sources[0] was not asked for by name: no notice when it fails */
     int opened;           /* index of the one that opened */
     char *first_error;    /* why sources[0] failed */
+    GCancellable *cancellable;
+    /* written by the worker, read by the main thread's poll */
+    gint permille;        /* progress 0..1000 */
+    const char *stage;    /* the engine's words (a string literal), or NULL */
 } open_job;
 
 static void open_job_free(open_job *job) {
     g_strfreev(job->sources);
     g_free(job->first_error);
+    g_clear_object(&job->cancellable);
     g_free(job);
+}
+
+static bool open_progress(double fraction, const char *what, void *user_data) {
+    open_job *job = user_data;
+    g_atomic_int_set(&job->permille, (gint)(CLAMP(fraction, 0.0, 1.0) * 1000 + 0.5));
+    g_atomic_pointer_set(&job->stage, what);
+    return !g_cancellable_is_cancelled(job->cancellable);
+}
+
+/* The engine's stages, in the window's language. */
+static const char *stage_title(const char *what) {
+    static const struct { const char *engine, *title; } stages[] = {
+        {"reading config.json", N_("reading config.json")},
+        {"mapping weights", N_("mapping the weights")},
+        {"converting weights", N_("converting the weights to 32-bit floats")},
+        {"reading vocab.txt", N_("reading vocab.txt")},
+        {"done", N_("done")},
+    };
+    for (size_t i = 0; what && i < G_N_ELEMENTS(stages); i++)
+        if (!strcmp(what, stages[i].engine))
+            return _(stages[i].title);
+    return what ? what : "";
 }
 
 static void open_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
     open_job *job = data;
     for (int i = 0; job->sources[i]; i++) {
         atn_error err = {0};
-        atn_model *m = atn_model_open(job->sources[i], cancel_cb, cancellable, &err);
+        atn_model *m = atn_model_open(job->sources[i], open_progress, job, &err);
         if (m) {
             job->opened = i;
             g_task_return_pointer(task, atn_model_handle_new(m, job->sources[i]), g_object_unref);
@@ -297,10 +330,32 @@ static void open_thread(GTask *task, gpointer source, gpointer data, GCancellabl
     g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", job->first_error);
 }
 
+static gboolean open_poll_cb(gpointer user_data) {
+    AtnSession *self = user_data;
+    if (!self->open_job)
+        return G_SOURCE_CONTINUE;
+    double f = g_atomic_int_get(&self->open_job->permille) / 1000.0;
+    const char *stage = stage_title(g_atomic_pointer_get(&self->open_job->stage));
+    if (f != self->open_fraction || g_strcmp0(stage, self->open_stage) != 0) {
+        self->open_fraction = f;
+        self->open_stage = stage;
+        g_object_notify_by_pspec(G_OBJECT(self), props[PROP_OPEN_FRACTION]);
+    }
+    return G_SOURCE_CONTINUE;
+}
+
 static void set_opening(AtnSession *self, const char *source) {
     gboolean was_busy = atn_session_get_busy(self);
     g_free(self->opening);
     self->opening = g_strdup(source);
+    self->open_fraction = 0;
+    self->open_stage = NULL;
+    if (!source) {
+        self->open_job = NULL;
+        g_clear_handle_id(&self->open_poll_id, g_source_remove);
+    } else if (!self->open_poll_id) {
+        self->open_poll_id = g_timeout_add(100, open_poll_cb, self);
+    }
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_OPENING]);
     if (was_busy != atn_session_get_busy(self))
         g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);
@@ -316,6 +371,13 @@ static void open_done(GObject *source, GAsyncResult *res, gpointer user_data) {
         return;   /* a newer open replaced this one */
     g_clear_object(&self->open_cancel);
     set_opening(self, NULL);
+    if (!m && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+        g_autofree char *msg = g_strdup_printf(_("Opening “%s” was cancelled."), job->sources[0]);
+        g_signal_emit(self, signals[SIGNAL_NOTICE], 0, msg);
+        if (!self->model && g_strcmp0(job->sources[0], "demo") != 0)
+            atn_session_open_default(self, NULL);
+        return;
+    }
     if (!m) {
         g_autofree char *msg = g_strdup_printf(_("Could not open the model “%s”: %s"), job->sources[0],
                                                error->message);
@@ -346,11 +408,21 @@ static void open_sources(AtnSession *self, char **sources, gboolean quiet) {
     open_job *job = g_new0(open_job, 1);
     job->sources = sources;
     job->quiet = quiet;
+    job->cancellable = g_object_ref(self->open_cancel);
     set_opening(self, sources[0]);
+    self->open_job = job;
     g_autoptr(GTask) task = g_task_new(self, self->open_cancel, open_done, NULL);
     g_task_set_source_tag(task, open_sources);
     g_task_set_task_data(task, job, (GDestroyNotify)open_job_free);
     g_task_run_in_thread(task, open_thread);
+}
+
+double atn_session_get_open_fraction(AtnSession *self) { return self->open_fraction; }
+const char *atn_session_get_open_stage(AtnSession *self) { return self->open_stage ? self->open_stage : ""; }
+
+void atn_session_cancel_open(AtnSession *self) {
+    if (self->open_cancel)
+        g_cancellable_cancel(self->open_cancel);   /* open_done says so and keeps the model */
 }
 
 void atn_session_open_model(AtnSession *self, const char *source) {
@@ -435,6 +507,8 @@ static void gpu_probe_done(GObject *source, GAsyncResult *res, gpointer user_dat
 static void atn_session_dispose(GObject *object) {
     AtnSession *self = ATN_SESSION(object);
     g_clear_handle_id(&self->debounce_id, g_source_remove);
+    g_clear_handle_id(&self->open_poll_id, g_source_remove);
+    self->open_job = NULL;
     if (self->run_cancel)
         g_cancellable_cancel(self->run_cancel);
     if (self->open_cancel)
@@ -471,6 +545,7 @@ static void atn_session_get_property(GObject *object, guint prop_id, GValue *val
     case PROP_DEVICE: g_value_set_int(value, self->device); break;
     case PROP_GPU_AVAILABLE: g_value_set_boolean(value, self->gpu_available); break;
     case PROP_OPENING: g_value_set_string(value, self->opening); break;
+    case PROP_OPEN_FRACTION: g_value_set_double(value, self->open_fraction); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     }
 }
@@ -506,6 +581,7 @@ static void atn_session_class_init(AtnSessionClass *klass) {
     props[PROP_DEVICE] = g_param_spec_int("device", NULL, NULL, ATN_DEVICE_CPU, ATN_DEVICE_AUTO, ATN_DEVICE_CPU, rw);
     props[PROP_GPU_AVAILABLE] = g_param_spec_boolean("gpu-available", NULL, NULL, FALSE, ro);
     props[PROP_OPENING] = g_param_spec_string("opening", NULL, NULL, NULL, ro);
+    props[PROP_OPEN_FRACTION] = g_param_spec_double("open-fraction", NULL, NULL, 0, 1, 0, ro);
     g_object_class_install_properties(object_class, N_PROPS, props);
 
     /* A message for the window's error banner (the model could not open or run). */

@@ -35,6 +35,13 @@ void atn_session_set_model(AtnSession *self, AtnModelHandle *model);
 AtnModelHandle *atn_session_get_model(AtnSession *self);
 /* The source of the model being opened, or NULL. */
 const char *atn_session_get_opening(AtnSession *self);
+/* How far the open has come (0..1) and what it is doing ("converting weights", translated),
+ * updated about ten times a second while it lasts ("notify::open-fraction"). */
+double atn_session_get_open_fraction(AtnSession *self);
+const char *atn_session_get_open_stage(AtnSession *self);
+/* Stops the open in progress: the current model stays (the demo model opens when there is
+ * none) and "notice" says so. */
+void atn_session_cancel_open(AtnSession *self);
 
 /* Sets the sentence (and the optional second one; NULL or "" for none) and schedules a run
  * after the debounce delay.  Toy models ignore the text: they carry their own tokens. */

@@ -31,6 +31,11 @@ struct _AtnWindow {
     GtkInfoBar *error_bar, *notice_bar;
     GtkLabel *error_label, *notice_label;
     GtkRevealer *controls_revealer;
+    GtkRevealer *open_revealer;   /* "Opening …" with a progress bar and Cancel */
+    GtkLabel *open_label;
+    GtkProgressBar *open_bar;
+    GtkButton *open_cancel_button;
+    guint open_reveal_id;         /* shows open_revealer once an open has lasted 300 ms */
     GtkEntry *text_entry, *pair_entry;
     GtkToggleButton *pair_toggle;
     GtkMenuButton *examples_button;
@@ -155,7 +160,49 @@ static void on_model(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     }
 }
 
-static void on_opening(AtnSession *s, GParamSpec *p, AtnWindow *self) { update_model_button(self); }
+/* ---- opening progress ------------------------------------------------------------------- */
+
+static void update_open_progress(AtnWindow *self) {
+    const char *opening = atn_session_get_opening(self->session);
+    if (!opening)
+        return;
+    g_autofree char *base = g_path_get_basename(opening);
+    const char *stage = atn_session_get_open_stage(self->session);
+    g_autofree char *text = *stage ? g_strdup_printf(_("Opening “%s”: %s"), base, stage)
+                                   : g_strdup_printf(_("Opening “%s”…"), base);
+    gtk_label_set_text(self->open_label, text);
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->open_label), opening);
+    gtk_progress_bar_set_fraction(self->open_bar, atn_session_get_open_fraction(self->session));
+}
+
+static gboolean reveal_open_cb(gpointer user_data) {
+    AtnWindow *self = user_data;
+    self->open_reveal_id = 0;
+    update_open_progress(self);
+    gtk_revealer_set_reveal_child(self->open_revealer, atn_session_get_opening(self->session) != NULL);
+    return G_SOURCE_REMOVE;
+}
+
+static void on_opening(AtnSession *s, GParamSpec *p, AtnWindow *self) {
+    update_model_button(self);
+    if (atn_session_get_opening(self->session)) {
+        /* quick opens (the built-in models take milliseconds) show no bar at all */
+        if (!self->open_reveal_id && !gtk_revealer_get_reveal_child(self->open_revealer))
+            self->open_reveal_id = g_timeout_add(300, reveal_open_cb, self);
+        update_open_progress(self);
+    } else {
+        g_clear_handle_id(&self->open_reveal_id, g_source_remove);
+        gtk_revealer_set_reveal_child(self->open_revealer, FALSE);
+    }
+}
+
+static void on_open_fraction(AtnSession *s, GParamSpec *p, AtnWindow *self) { update_open_progress(self); }
+
+static void on_open_cancel(GtkButton *b, AtnWindow *self) { atn_session_cancel_open(self->session); }
+
+gboolean atn_window_get_open_progress_shown(AtnWindow *self) {
+    return gtk_revealer_get_reveal_child(self->open_revealer);
+}
 
 static void open_model_action(GtkWidget *widget, const char *name, GVariant *param) {
     AtnWindow *self = ATN_WINDOW(widget);
@@ -533,6 +580,7 @@ static void step_action(GtkWidget *widget, const char *name, GVariant *param) {
 static void atn_window_dispose(GObject *object) {
     AtnWindow *self = ATN_WINDOW(object);
     g_clear_handle_id(&self->hide_controls_id, g_source_remove);
+    g_clear_handle_id(&self->open_reveal_id, g_source_remove);
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     if (self->prefs)
@@ -571,6 +619,10 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     BIND(error_label);
     BIND(notice_label);
     BIND(controls_revealer);
+    BIND(open_revealer);
+    BIND(open_label);
+    BIND(open_bar);
+    BIND(open_cancel_button);
     BIND(text_entry);
     BIND(pair_entry);
     BIND(pair_toggle);
@@ -653,6 +705,8 @@ static void atn_window_init(AtnWindow *self) {
     g_signal_connect(self->session, "notice", G_CALLBACK(on_session_notice), self);
     g_signal_connect(self->session, "notify::model", G_CALLBACK(on_model), self);
     g_signal_connect(self->session, "notify::opening", G_CALLBACK(on_opening), self);
+    g_signal_connect(self->session, "notify::open-fraction", G_CALLBACK(on_open_fraction), self);
+    g_signal_connect(self->open_cancel_button, "clicked", G_CALLBACK(on_open_cancel), self);
     g_signal_connect(self->session, "notify::result", G_CALLBACK(on_result), self);
     g_signal_connect(self->session, "notify::busy", G_CALLBACK(on_busy), self);
     g_signal_connect(self->session, "notify::gpu-available", G_CALLBACK(on_gpu_available), self);

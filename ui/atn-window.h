@@ -30,6 +30,9 @@ const char *atn_window_get_error(AtnWindow *self);
 const char *atn_window_get_notice(AtnWindow *self);
 void atn_window_set_presentation(AtnWindow *self, gboolean on);
 GtkWidget *atn_window_get_token_chips(AtnWindow *self);
+/* Whether the "Opening …" bar with its progress and Cancel button is shown (it appears
+ * when an open lasts over 300 ms). */
+gboolean atn_window_get_open_progress_shown(AtnWindow *self);
 /* The masked-word guesses under the sentence (an AtnPredictions). */
 GtkWidget *atn_window_get_predictions(AtnWindow *self);
 

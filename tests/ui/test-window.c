@@ -698,6 +698,30 @@ static void test_opens_on_clearest_head(void) {
     destroy_window(win);
 }
 
+/* Cancel while a model opens: the current model stays, a notice says so, the progress bar
+ * goes away.  (GTask reports a cancelled task as cancelled even when its thread finished, so
+ * this holds however fast the open is.) */
+static void test_cancel_open(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, "worked-example");
+    AtnModelHandle *before = atn_session_get_model(s);
+    atn_session_open_model(s, f32_model);
+    g_assert_nonnull(atn_session_get_opening(s));
+    atn_session_cancel_open(s);
+    g_assert_true(wait_for(not_opening, s));
+    settle(50);
+    g_assert_true(atn_session_get_model(s) == before);
+    g_assert_nonnull(atn_window_get_notice(win));
+    g_assert_nonnull(strstr(atn_window_get_notice(win), "cancelled"));
+    g_assert_false(atn_window_get_open_progress_shown(win));
+    /* and the next open works */
+    open_and_wait(win, f32_model);
+    g_assert_true(atn_session_get_model(s) != before);
+    g_assert_cmpfloat(atn_session_get_open_fraction(s), ==, 0.0);   /* reset once done */
+    destroy_window(win);
+}
+
 /* [MASK] guesses under the sentence: the ids and probabilities PyTorch's BertForMaskedLM gave
  * for the same input (tests/hf/fixtures/mlm.json); hidden without a [MASK]; a model without
  * the masked-LM head says so. */
@@ -829,6 +853,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/fallback", test_fallback);
         g_test_add_func("/ui/opens-on-clearest-head", test_opens_on_clearest_head);
         g_test_add_func("/ui/mask-predictions", test_mask_predictions);
+        g_test_add_func("/ui/cancel-open", test_cancel_open);
     }
     return g_test_run();
 }
