@@ -121,3 +121,152 @@ void atn_export_text_async(GtkWindow *parent, char *text, const char *suggested_
 char *atn_export_text_finish(GAsyncResult *result, GError **error) {
     return g_task_propagate_pointer(G_TASK(result), error);
 }
+
+/* ---- every head ---------------------------------------------------------------------- */
+
+typedef struct heads_job {
+    AtnResult *result;
+    AtnHeatmapLook *look;
+    char *prefix, *folder, *format, *model_name;
+    double scale;
+    AtnExportProgress progress;
+    gpointer progress_data;
+    GtkWindow *parent;        /* kept alive for the progress calls */
+    gint written;             /* files written so far (worker; read after it ends) */
+} heads_job;
+
+static void heads_job_free(heads_job *job) {
+    g_clear_object(&job->result);
+    atn_heatmap_look_free(job->look);
+    g_free(job->prefix);
+    g_free(job->folder);
+    g_free(job->format);
+    g_free(job->model_name);
+    g_clear_object(&job->parent);
+    g_free(job);
+}
+
+typedef struct progress_call {
+    heads_job *job;
+    GTask *task;   /* holds job alive */
+    int done, total;
+} progress_call;
+
+static gboolean progress_idle(gpointer data) {
+    progress_call *c = data;
+    if (c->job->progress)
+        c->job->progress(c->done, c->total, c->job->progress_data);
+    g_object_unref(c->task);
+    g_free(c);
+    return G_SOURCE_REMOVE;
+}
+
+static void heads_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    heads_job *job = data;
+    int L = atn_result_get_n_layers(job->result), H = atn_result_get_n_heads(job->result);
+    for (int l = 0; l < L; l++) {
+        for (int h = 0; h < H; h++) {
+            if (g_cancellable_is_cancelled(cancellable)) {
+                g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
+                return;
+            }
+            g_autofree char *title = g_strdup_printf(_("%s · layer %d · head %d"), job->model_name, l, h);
+            g_autofree char *name = g_strdup_printf("%s-L%d-H%d.%s", job->prefix, l, h, job->format);
+            g_autofree char *path = g_build_filename(job->folder, name, NULL);
+            AtnFigure *fig = atn_heatmap_look_figure(job->look, atn_result_get_head(job->result, l, h), title, name);
+            GError *error = NULL;
+            gboolean ok = fig && atn_figure_save(fig, path, job->scale, &error);
+            atn_figure_free(fig);
+            if (!ok) {
+                if (!error)
+                    error = g_error_new(G_IO_ERROR, G_IO_ERROR_FAILED, _("Nothing to draw for layer %d head %d"), l,
+                                        h);
+                g_task_return_error(task, error);
+                return;
+            }
+            g_atomic_int_inc(&job->written);
+            progress_call *c = g_new0(progress_call, 1);
+            *c = (progress_call){job, g_object_ref(task), l * H + h + 1, L * H};
+            g_main_context_invoke(NULL, progress_idle, c);
+        }
+    }
+    g_task_return_int(task, g_atomic_int_get(&job->written));
+}
+
+static void on_heads_response(GtkNativeDialog *dialog, int response, GTask *task) {
+    heads_job *job = g_task_get_task_data(task);
+    g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog))
+                                                             : NULL;
+    job->folder = file ? g_file_get_path(file) : NULL;
+    if (response != GTK_RESPONSE_ACCEPT) {
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
+    } else if (!job->folder) {
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _("Only local folders can be written."));
+    } else {
+        const char *fmt = gtk_file_chooser_get_choice(GTK_FILE_CHOOSER(dialog), "format");
+        const char *scale = gtk_file_chooser_get_choice(GTK_FILE_CHOOSER(dialog), "scale");
+        job->format = g_strdup(fmt ? fmt : "png");
+        job->scale = scale ? g_ascii_strtod(scale, NULL) : 2.0;
+        if (job->scale <= 0)
+            job->scale = 2.0;
+        g_task_run_in_thread(task, heads_thread);
+    }
+    g_object_unref(task);
+    g_object_unref(dialog);
+}
+
+static GTask *heads_task(GtkWindow *parent, AtnResult *result, AtnHeatmapLook *look, const char *prefix,
+                         GCancellable *cancel, AtnExportProgress progress, GAsyncReadyCallback callback,
+                         gpointer user_data) {
+    heads_job *job = g_new0(heads_job, 1);
+    job->result = g_object_ref(result);
+    job->look = look;
+    job->prefix = g_strdup(prefix && *prefix ? prefix : "head");
+    job->model_name = g_strdup(atn_model_handle_get_name(atn_result_get_model(result)));
+    job->progress = progress;
+    job->progress_data = user_data;
+    job->parent = parent ? g_object_ref(parent) : NULL;
+    GTask *task = g_task_new(parent, cancel, callback, user_data);
+    g_task_set_task_data(task, job, (GDestroyNotify)heads_job_free);
+    return task;
+}
+
+void atn_export_all_heads_async(GtkWindow *parent, AtnResult *result, AtnHeatmapLook *look, const char *prefix,
+                                GCancellable *cancel, AtnExportProgress progress, GAsyncReadyCallback callback,
+                                gpointer user_data) {
+    GTask *task = heads_task(parent, result, look, prefix, cancel, progress, callback, user_data);
+    GtkFileChooserNative *d = gtk_file_chooser_native_new(_("Export Every Head"), parent,
+                                                          GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER, _("_Export"),
+                                                          _("_Cancel"));
+    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
+    const char *format_labels[] = {_("PNG image"), _("SVG drawing"), _("PDF document"), NULL};
+    gtk_file_chooser_add_choice(GTK_FILE_CHOOSER(d), "format", _("Format"), (const char **)formats, format_labels);
+    gtk_file_chooser_set_choice(GTK_FILE_CHOOSER(d), "format", "png");
+    static const char *const scales[] = {"1", "2", "3", "4", NULL};
+    const char *scale_labels[] = {_("1× (screen)"), _("2× (slides)"), _("3×"), _("4× (print)"), NULL};
+    gtk_file_chooser_add_choice(GTK_FILE_CHOOSER(d), "scale", _("Scale"), (const char **)scales, scale_labels);
+    gtk_file_chooser_set_choice(GTK_FILE_CHOOSER(d), "scale", "2");
+    g_signal_connect(d, "response", G_CALLBACK(on_heads_response), task);
+    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+}
+
+void atn_export_all_heads_to_async(GtkWindow *parent, AtnResult *result, AtnHeatmapLook *look, const char *prefix,
+                                   const char *folder, const char *format, double scale, GCancellable *cancel,
+                                   AtnExportProgress progress, GAsyncReadyCallback callback, gpointer user_data) {
+    GTask *task = heads_task(parent, result, look, prefix, cancel, progress, callback, user_data);
+    heads_job *job = g_task_get_task_data(task);
+    job->folder = g_strdup(folder);
+    job->format = g_strdup(format ? format : "png");
+    job->scale = scale > 0 ? scale : 1.0;
+    g_task_run_in_thread(task, heads_thread);
+    g_object_unref(task);
+}
+
+int atn_export_all_heads_finish(GAsyncResult *result, char **folder, int *written, GError **error) {
+    heads_job *job = g_task_get_task_data(G_TASK(result));
+    if (folder)
+        *folder = g_strdup(job->folder);
+    if (written)
+        *written = g_atomic_int_get(&job->written);
+    return (int)g_task_propagate_int(G_TASK(result), error);
+}

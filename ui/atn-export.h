@@ -6,6 +6,8 @@
 #include <gtk/gtk.h>
 
 #include "atn-figure.h"
+#include "atn-heatmap.h"
+#include "atn-result.h"
 
 G_BEGIN_DECLS
 
@@ -17,5 +19,22 @@ char *atn_export_figure_finish(GAsyncResult *result, GError **error);
 void atn_export_text_async(GtkWindow *parent, char *text, const char *suggested_name, GAsyncReadyCallback callback,
                            gpointer user_data);
 char *atn_export_text_finish(GAsyncResult *result, GError **error);
+
+/* Every head of result as a heatmap drawn with look (taken over), one file per head
+ * (FOLDER/PREFIX-L<l>-H<h>.<format>, the command line's --all-heads names): asks for the
+ * folder, format and scale, then writes in a worker thread.  progress (main thread) is
+ * called after each file with (done, total); cancel stops between files, keeping the files
+ * written.  The result is the number of files written (atn_export_all_heads_finish). */
+typedef void (*AtnExportProgress)(int done, int total, gpointer user_data);
+void atn_export_all_heads_async(GtkWindow *parent, AtnResult *result, AtnHeatmapLook *look, const char *prefix,
+                                GCancellable *cancel, AtnExportProgress progress, GAsyncReadyCallback callback,
+                                gpointer user_data);
+/* The same without the dialog: into folder as format ("png", "svg", "pdf") at scale. */
+void atn_export_all_heads_to_async(GtkWindow *parent, AtnResult *result, AtnHeatmapLook *look, const char *prefix,
+                                   const char *folder, const char *format, double scale, GCancellable *cancel,
+                                   AtnExportProgress progress, GAsyncReadyCallback callback, gpointer user_data);
+/* Files written, or -1 with error (G_IO_ERROR_CANCELLED when the dialog or the export was
+ * cancelled; *folder and *written still say what was done). */
+int atn_export_all_heads_finish(GAsyncResult *result, char **folder, int *written, GError **error);
 
 G_END_DECLS

@@ -463,24 +463,63 @@ static char **copy_labels(const char *const *labels, int n) {
     return v;
 }
 
-AtnFigure *atn_heatmap_dup_figure(AtnHeatmap *self, const char *basename) {
-    if (!self->values)
+struct AtnHeatmapLook {
+    int rows, cols;
+    char **row_labels, **col_labels;
+    int32_t *mask;
+    char *row_axis, *col_axis, *colorbar_label;
+    atn_colormap cmap;
+    atn_value_range range;
+    gboolean show_colorbar;
+};
+
+AtnHeatmapLook *atn_heatmap_dup_look(AtnHeatmap *self) {
+    AtnHeatmapLook *look = g_new0(AtnHeatmapLook, 1);
+    look->rows = self->rows;
+    look->cols = self->cols;
+    look->row_labels = copy_labels(self->row_labels, self->rows);
+    look->col_labels = copy_labels(self->col_labels, self->cols);
+    look->mask = self->mask ? g_memdup2(self->mask, sizeof(int32_t) * MAX(self->rows, self->cols)) : NULL;
+    look->row_axis = g_strdup(self->row_axis);
+    look->col_axis = g_strdup(self->col_axis);
+    look->colorbar_label = g_strdup(self->colorbar_label);
+    look->cmap = self->cmap;
+    look->range = self->range;
+    look->show_colorbar = self->show_colorbar;
+    return look;
+}
+
+void atn_heatmap_look_free(AtnHeatmapLook *look) {
+    if (!look)
+        return;
+    g_strfreev(look->row_labels);
+    g_strfreev(look->col_labels);
+    g_free(look->mask);
+    g_free(look->row_axis);
+    g_free(look->col_axis);
+    g_free(look->colorbar_label);
+    g_free(look);
+}
+
+AtnFigure *atn_heatmap_look_figure(const AtnHeatmapLook *look, const float *values, const char *title,
+                                   const char *basename) {
+    if (!values || look->rows <= 0 || look->cols <= 0)
         return NULL;
     heatmap_figure *f = g_new0(heatmap_figure, 1);
     atn_render_style_init(&f->style, FALSE);
-    f->values = g_memdup2(self->values, sizeof(float) * (size_t)self->rows * self->cols);
-    f->row_labels = copy_labels(self->row_labels, self->rows);
-    f->col_labels = copy_labels(self->col_labels, self->cols);
-    f->mask = self->mask ? g_memdup2(self->mask, sizeof(int32_t) * MAX(self->rows, self->cols)) : NULL;
-    f->title = g_strdup(self->title);
-    f->row_axis = g_strdup(self->row_axis);
-    f->col_axis = g_strdup(self->col_axis);
-    f->colorbar_label = g_strdup(self->colorbar_label);
+    f->values = g_memdup2(values, sizeof(float) * (size_t)look->rows * look->cols);
+    f->row_labels = copy_labels((const char *const *)look->row_labels, look->rows);
+    f->col_labels = copy_labels((const char *const *)look->col_labels, look->cols);
+    f->mask = look->mask ? g_memdup2(look->mask, sizeof(int32_t) * MAX(look->rows, look->cols)) : NULL;
+    f->title = g_strdup(title);
+    f->row_axis = g_strdup(look->row_axis);
+    f->col_axis = g_strdup(look->col_axis);
+    f->colorbar_label = g_strdup(look->colorbar_label);
     atn_heatmap_spec *s = &f->spec;
     atn_heatmap_spec_init(s);
     s->values = f->values;
-    s->rows = self->rows;
-    s->cols = self->cols;
+    s->rows = look->rows;
+    s->cols = look->cols;
     s->row_labels = (const char *const *)f->row_labels;
     s->col_labels = (const char *const *)f->col_labels;
     s->row_mask = f->mask;
@@ -489,11 +528,20 @@ AtnFigure *atn_heatmap_dup_figure(AtnHeatmap *self, const char *basename) {
     s->row_axis = f->row_axis;
     s->col_axis = f->col_axis;
     s->colorbar_label = f->colorbar_label;
-    s->colormap = self->cmap;
-    s->range = self->range;
-    s->show_colorbar = self->show_colorbar;
+    s->colormap = look->cmap;
+    s->range = look->range;
+    s->show_colorbar = look->show_colorbar;
     s->style = &f->style;
     double w, h;
     atn_render_heatmap_natural_size(s, &w, &h);
     return atn_figure_new(w, h, heatmap_figure_draw, f, heatmap_figure_free, basename);
+}
+
+AtnFigure *atn_heatmap_dup_figure(AtnHeatmap *self, const char *basename) {
+    if (!self->values)
+        return NULL;
+    AtnHeatmapLook *look = atn_heatmap_dup_look(self);
+    AtnFigure *fig = atn_heatmap_look_figure(look, self->values, self->title, basename);
+    atn_heatmap_look_free(look);
+    return fig;
 }

@@ -54,4 +54,14 @@ char *atn_heatmap_dup_cell_text(AtnHeatmap *self, int row, int col);
 /* The figure as the command line's `export heatmap` draws it (light style). */
 AtnFigure *atn_heatmap_dup_figure(AtnHeatmap *self, const char *basename);
 
+/* The heatmap's look without its values (labels, mask, axis names, colour map, range,
+ * colour bar), copied, so other matrices of the same tokens can be drawn the same way from
+ * any thread: the export of every head. */
+typedef struct AtnHeatmapLook AtnHeatmapLook;
+AtnHeatmapLook *atn_heatmap_dup_look(AtnHeatmap *self);
+void atn_heatmap_look_free(AtnHeatmapLook *look);
+/* A figure of values ([rows][cols] of the look, copied) titled title; NULL without values. */
+AtnFigure *atn_heatmap_look_figure(const AtnHeatmapLook *look, const float *values, const char *title,
+                                   const char *basename);
+
 G_END_DECLS

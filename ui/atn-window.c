@@ -31,11 +31,14 @@ struct _AtnWindow {
     GtkInfoBar *error_bar, *notice_bar;
     GtkLabel *error_label, *notice_label;
     GtkRevealer *controls_revealer;
-    GtkRevealer *open_revealer;   /* "Opening …" with a progress bar and Cancel */
-    GtkLabel *open_label;
-    GtkProgressBar *open_bar;
-    GtkButton *open_cancel_button;
-    guint open_reveal_id;         /* shows open_revealer once an open has lasted 300 ms */
+    /* the bar for long work, with Cancel: opening a model (shown once it has lasted 300 ms)
+       or exporting every head */
+    GtkRevealer *progress_revealer;
+    GtkLabel *progress_label;
+    GtkProgressBar *progress_bar;
+    GtkButton *progress_cancel_button;
+    guint open_reveal_id;
+    GCancellable *export_cancel;  /* the export of every head in flight, or NULL */
     GtkEntry *text_entry, *pair_entry;
     GtkToggleButton *pair_toggle;
     GtkMenuButton *examples_button;
@@ -160,26 +163,36 @@ static void on_model(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     }
 }
 
-/* ---- opening progress ------------------------------------------------------------------- */
+/* ---- progress of long work ------------------------------------------------------------- */
+
+static void show_progress(AtnWindow *self, const char *text, const char *tooltip, double fraction) {
+    gtk_label_set_text(self->progress_label, text);
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->progress_label), tooltip);
+    gtk_progress_bar_set_fraction(self->progress_bar, fraction);
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->progress_cancel_button),
+                                self->export_cancel ? _("Stop the export; the files written so far are kept")
+                                                    : _("Stop opening this model and keep the current one"));
+    gtk_revealer_set_reveal_child(self->progress_revealer, TRUE);
+}
 
 static void update_open_progress(AtnWindow *self) {
     const char *opening = atn_session_get_opening(self->session);
-    if (!opening)
+    if (!opening || self->export_cancel || !gtk_revealer_get_reveal_child(self->progress_revealer))
         return;
     g_autofree char *base = g_path_get_basename(opening);
     const char *stage = atn_session_get_open_stage(self->session);
     g_autofree char *text = *stage ? g_strdup_printf(_("Opening “%s”: %s"), base, stage)
                                    : g_strdup_printf(_("Opening “%s”…"), base);
-    gtk_label_set_text(self->open_label, text);
-    gtk_widget_set_tooltip_text(GTK_WIDGET(self->open_label), opening);
-    gtk_progress_bar_set_fraction(self->open_bar, atn_session_get_open_fraction(self->session));
+    show_progress(self, text, opening, atn_session_get_open_fraction(self->session));
 }
 
 static gboolean reveal_open_cb(gpointer user_data) {
     AtnWindow *self = user_data;
     self->open_reveal_id = 0;
-    update_open_progress(self);
-    gtk_revealer_set_reveal_child(self->open_revealer, atn_session_get_opening(self->session) != NULL);
+    if (atn_session_get_opening(self->session) && !self->export_cancel) {
+        gtk_revealer_set_reveal_child(self->progress_revealer, TRUE);
+        update_open_progress(self);
+    }
     return G_SOURCE_REMOVE;
 }
 
@@ -187,21 +200,27 @@ static void on_opening(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     update_model_button(self);
     if (atn_session_get_opening(self->session)) {
         /* quick opens (the built-in models take milliseconds) show no bar at all */
-        if (!self->open_reveal_id && !gtk_revealer_get_reveal_child(self->open_revealer))
+        if (!self->open_reveal_id && !gtk_revealer_get_reveal_child(self->progress_revealer))
             self->open_reveal_id = g_timeout_add(300, reveal_open_cb, self);
         update_open_progress(self);
     } else {
         g_clear_handle_id(&self->open_reveal_id, g_source_remove);
-        gtk_revealer_set_reveal_child(self->open_revealer, FALSE);
+        if (!self->export_cancel)
+            gtk_revealer_set_reveal_child(self->progress_revealer, FALSE);
     }
 }
 
 static void on_open_fraction(AtnSession *s, GParamSpec *p, AtnWindow *self) { update_open_progress(self); }
 
-static void on_open_cancel(GtkButton *b, AtnWindow *self) { atn_session_cancel_open(self->session); }
+static void on_progress_cancel(GtkButton *b, AtnWindow *self) {
+    if (self->export_cancel)
+        g_cancellable_cancel(self->export_cancel);
+    else
+        atn_session_cancel_open(self->session);
+}
 
 gboolean atn_window_get_open_progress_shown(AtnWindow *self) {
-    return gtk_revealer_get_reveal_child(self->open_revealer);
+    return gtk_revealer_get_reveal_child(self->progress_revealer) && !self->export_cancel;
 }
 
 static void open_model_action(GtkWidget *widget, const char *name, GVariant *param) {
@@ -510,6 +529,76 @@ static void export_action(GtkWidget *widget, const char *name, GVariant *param) 
     atn_export_figure_async(GTK_WINDOW(self), fig, export_done, NULL);
 }
 
+/* ---- every head ---- */
+
+static void on_export_progress(int done, int total, gpointer user_data) {
+    AtnWindow *self = user_data;
+    if (!self->export_cancel)
+        return;
+    g_autofree char *text = g_strdup_printf(_("Exporting every head: %d of %d"), done, total);
+    show_progress(self, text, NULL, total > 0 ? (double)done / total : 0);
+}
+
+static void export_all_done(GObject *source, GAsyncResult *res, gpointer data) {
+    AtnWindow *self = ATN_WINDOW(source);
+    g_autoptr(GError) error = NULL;
+    g_autofree char *folder = NULL;
+    int written = 0;
+    int n = atn_export_all_heads_finish(res, &folder, &written, &error);
+    g_clear_object(&self->export_cancel);
+    gtk_revealer_set_reveal_child(self->progress_revealer, FALSE);
+    on_opening(self->session, NULL, self);   /* an open may still be going on */
+    if (n >= 0) {
+        g_autofree char *msg = g_strdup_printf(ngettext("Wrote %d figure to %s", "Wrote %d figures to %s", n), n,
+                                               folder);
+        show_notice(self, msg);
+    } else if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+        AtnResult *r = atn_session_get_result(self->session);
+        int total = r ? atn_result_get_n_layers(r) * atn_result_get_n_heads(r) : written;
+        g_autofree char *msg = g_strdup_printf(_("Export cancelled after %d of %d figures; those files are kept."),
+                                               written, total);
+        if (folder)   /* not just the dialog closed */
+            show_notice(self, msg);
+    } else {
+        show_error(self, error->message);
+    }
+}
+
+static void start_export_all(AtnWindow *self, const char *folder, const char *format, double scale) {
+    AtnResult *r = atn_session_get_result(self->session);
+    if (!r) {
+        show_error(self, _("This view has nothing to export yet."));
+        return;
+    }
+    if (self->export_cancel) {
+        show_error(self, _("An export of every head is already running."));
+        return;
+    }
+    AtnHeatmapLook *look = atn_heatmap_dup_look(atn_head_view_get_heatmap(self->head_view));
+    self->export_cancel = g_cancellable_new();
+    if (folder)
+        atn_export_all_heads_to_async(GTK_WINDOW(self), r, look, "head", folder, format, scale, self->export_cancel,
+                                      on_export_progress, export_all_done, self);
+    else
+        atn_export_all_heads_async(GTK_WINDOW(self), r, look, "head", self->export_cancel, on_export_progress,
+                                   export_all_done, self);
+}
+
+static void export_all_action(GtkWidget *widget, const char *name, GVariant *param) {
+    start_export_all(ATN_WINDOW(widget), NULL, NULL, 0);
+}
+
+void atn_window_export_all_heads_to(AtnWindow *self, const char *folder, const char *format, double scale) {
+    start_export_all(self, folder, format, scale);
+}
+
+gboolean atn_window_get_exporting(AtnWindow *self) { return self->export_cancel != NULL; }
+
+void atn_window_cancel_export(AtnWindow *self) {
+    if (self->export_cancel)
+        g_cancellable_cancel(self->export_cancel);
+}
+
 static void copy_figure_action(GtkWidget *widget, const char *name, GVariant *param) {
     AtnWindow *self = ATN_WINDOW(widget);
     g_autoptr(AtnFigure) fig = current_figure(self);
@@ -581,6 +670,9 @@ static void atn_window_dispose(GObject *object) {
     AtnWindow *self = ATN_WINDOW(object);
     g_clear_handle_id(&self->hide_controls_id, g_source_remove);
     g_clear_handle_id(&self->open_reveal_id, g_source_remove);
+    if (self->export_cancel)
+        g_cancellable_cancel(self->export_cancel);
+    g_clear_object(&self->export_cancel);
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     if (self->prefs)
@@ -619,10 +711,10 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     BIND(error_label);
     BIND(notice_label);
     BIND(controls_revealer);
-    BIND(open_revealer);
-    BIND(open_label);
-    BIND(open_bar);
-    BIND(open_cancel_button);
+    BIND(progress_revealer);
+    BIND(progress_label);
+    BIND(progress_bar);
+    BIND(progress_cancel_button);
     BIND(text_entry);
     BIND(pair_entry);
     BIND(pair_toggle);
@@ -645,6 +737,7 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     gtk_widget_class_install_action(wc, "win.example", "i", example_action);
     gtk_widget_class_install_action(wc, "win.view", "s", view_action);
     gtk_widget_class_install_action(wc, "win.export", NULL, export_action);
+    gtk_widget_class_install_action(wc, "win.export-all-heads", NULL, export_all_action);
     gtk_widget_class_install_action(wc, "win.copy-figure", NULL, copy_figure_action);
     gtk_widget_class_install_action(wc, "win.export-trace", NULL, export_trace_action);
     gtk_widget_class_install_action(wc, "win.copy-trace", NULL, copy_trace_action);
@@ -706,7 +799,7 @@ static void atn_window_init(AtnWindow *self) {
     g_signal_connect(self->session, "notify::model", G_CALLBACK(on_model), self);
     g_signal_connect(self->session, "notify::opening", G_CALLBACK(on_opening), self);
     g_signal_connect(self->session, "notify::open-fraction", G_CALLBACK(on_open_fraction), self);
-    g_signal_connect(self->open_cancel_button, "clicked", G_CALLBACK(on_open_cancel), self);
+    g_signal_connect(self->progress_cancel_button, "clicked", G_CALLBACK(on_progress_cancel), self);
     g_signal_connect(self->session, "notify::result", G_CALLBACK(on_result), self);
     g_signal_connect(self->session, "notify::busy", G_CALLBACK(on_busy), self);
     g_signal_connect(self->session, "notify::gpu-available", G_CALLBACK(on_gpu_available), self);

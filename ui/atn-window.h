@@ -23,6 +23,11 @@ const char *atn_window_get_view(AtnWindow *self);
 GtkWidget *atn_window_get_view_widget(AtnWindow *self, const char *name);
 /* The sentence entry's text (what typing sets). */
 void atn_window_set_text(AtnWindow *self, const char *text);
+/* Exports every head's heatmap into folder (no dialog; tests, scripts) as the menu's
+ * "Export Every Head…" does: in a worker, with the progress bar and Cancel. */
+void atn_window_export_all_heads_to(AtnWindow *self, const char *folder, const char *format, double scale);
+gboolean atn_window_get_exporting(AtnWindow *self);
+void atn_window_cancel_export(AtnWindow *self);
 /* Exports the visible view's figure without a dialog (tests, scripts). */
 gboolean atn_window_export_to(AtnWindow *self, const char *path, double scale, GError **error);
 /* The text of the error banner, or NULL when it is hidden. */

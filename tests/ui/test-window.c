@@ -722,6 +722,66 @@ static void test_cancel_open(void) {
     destroy_window(win);
 }
 
+static gboolean export_finished(gpointer data) { return !atn_window_get_exporting(data); }
+
+static int count_files(const char *dir) {
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    int n = 0;
+    while (d && g_dir_read_name(d))
+        n++;
+    return n;
+}
+
+/* Export Every Head: one PNG per head, each the size of the command line's export of that
+ * head, different heads different pictures; cancelled, it stops, keeps what it wrote, says so. */
+static void test_export_all_heads(void) {
+    g_autofree char *dir = g_dir_make_tmp("atn-all-XXXXXX", NULL);
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    AtnResult *r = atn_session_get_result(atn_window_get_session(win));
+    int L = atn_result_get_n_layers(r), H = atn_result_get_n_heads(r);
+    atn_window_export_all_heads_to(win, dir, "png", 1.0);
+    g_assert_true(atn_window_get_exporting(win));
+    g_assert_true(wait_for(export_finished, win));
+    g_assert_cmpint(count_files(dir), ==, L * H);
+    g_assert_nonnull(strstr(atn_window_get_notice(win), dir));
+    g_autofree char *cli = g_build_filename(dir, "cli.png", NULL);
+    const char *args[] = {"export", "heatmap", "--model", f32_model, "--text", "the cat sat on the mat", "--layer", "1",
+                          "--head", "3", NULL};
+    cli_export(args, cli);
+    g_autofree char *gui13 = g_build_filename(dir, "head-L1-H3.png", NULL);
+    g_autofree char *gui00 = g_build_filename(dir, "head-L0-H0.png", NULL);
+    compare_pngs(gui13, cli);
+    g_autofree char *a = NULL, *b = NULL;
+    gsize la = 0, lb = 0;
+    g_assert_true(g_file_get_contents(gui13, &a, &la, NULL));
+    g_assert_true(g_file_get_contents(gui00, &b, &lb, NULL));
+    g_assert_false(la == lb && memcmp(a, b, la) == 0);
+
+    /* cancelled at once: fewer files than heads (or all, if the worker won), and a notice */
+    g_autofree char *dir2 = g_dir_make_tmp("atn-all-XXXXXX", NULL);
+    atn_window_export_all_heads_to(win, dir2, "svg", 1.0);
+    atn_window_cancel_export(win);
+    g_assert_true(wait_for(export_finished, win));
+    g_assert_cmpint(count_files(dir2), <=, L * H);
+    g_assert_nonnull(strstr(atn_window_get_notice(win), "cancelled"));
+    destroy_window(win);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while ((name = g_dir_read_name(d))) {
+        g_autofree char *f = g_build_filename(dir, name, NULL);
+        g_unlink(f);
+    }
+    g_rmdir(dir);
+    g_autoptr(GDir) d2 = g_dir_open(dir2, 0, NULL);
+    while ((name = g_dir_read_name(d2))) {
+        g_autofree char *f = g_build_filename(dir2, name, NULL);
+        g_unlink(f);
+    }
+    g_rmdir(dir2);
+}
+
 /* [MASK] guesses under the sentence: the ids and probabilities PyTorch's BertForMaskedLM gave
  * for the same input (tests/hf/fixtures/mlm.json); hidden without a [MASK]; a model without
  * the masked-LM head says so. */
@@ -854,6 +914,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/opens-on-clearest-head", test_opens_on_clearest_head);
         g_test_add_func("/ui/mask-predictions", test_mask_predictions);
         g_test_add_func("/ui/cancel-open", test_cancel_open);
+        g_test_add_func("/ui/export-all-heads", test_export_all_heads);
     }
     return g_test_run();
 }
