@@ -72,70 +72,30 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
             fclose(f);
         return CLI_EXIT_FAIL;
     }
-    atn_run *run = atn_run_new(model);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    long lineno = 0, used = 0, truncated = 0, bad = 0;
-    double done = 0, shown = -1;
-    int rc = run ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    atn_corpus_report rep;
     cli_progress(0, "reading the corpus", NULL);
-    while (rc == CLI_EXIT_OK && (len = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        done += (double)len;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = 0;
-        const char *p = line;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p) {
-            atn_encoding *enc = NULL;
-            atn_error e = {0};
-            if (atn_model_encode(model, line, NULL, &enc, &e)) {
-                /* one bad line (invalid UTF-8) should not end a long corpus run */
-                if (bad++ < 3)
-                    cli_error("%s:%ld: skipped: %s", corpus, lineno, e.message);
-            } else {
-                truncated += enc->truncated;
-                if (atn_run_forward(run, enc, &opts, &e) || consume(atn_run_capture(run), user, &e)) {
-                    cli_error("%s:%ld: %s", corpus, lineno, e.message);
-                    rc = CLI_EXIT_FAIL;
-                } else {
-                    used++;
-                }
-            }
-            atn_encoding_free(enc);
-        }
-        double frac = total > 0 ? fmin(done / total, 0.999) : 0;
-        if (frac - shown >= 0.005 || (lineno & 63) == 0) {
-            shown = frac;
-            if (!cli_progress(frac, "reading the corpus", NULL)) {
-                cli_error("interrupted after %ld sentences; nothing written", used);
-                rc = CLI_EXIT_FAIL;
-            }
-        }
-    }
-    if (rc == CLI_EXIT_OK && ferror(f)) {
-        cli_error("%s: read error", corpus);
+    atn_status st = atn_corpus_run(model, f, total, &opts, consume, cli_progress, user, &rep, &err);
+    int rc = CLI_EXIT_OK;
+    for (int64_t i = 0; i < rep.skipped && i < 3; i++)
+        cli_error("%s:%lld: skipped: %s", corpus, (long long)rep.skip_line[i], rep.skip_reason[i]);
+    if (st == ATN_E_CANCELLED) {
+        cli_error("interrupted after %lld sentences; nothing written", (long long)rep.sentences);
         rc = CLI_EXIT_FAIL;
-    }
-    if (rc == CLI_EXIT_OK)
-        cli_progress(1.0, "reading the corpus", NULL);
-    if (rc == CLI_EXIT_OK && used == 0) {
+    } else if (st != ATN_OK) {
+        cli_error("%s: %s", corpus, err.message);
+        rc = CLI_EXIT_FAIL;
+    } else if (rep.sentences == 0) {
         cli_error("%s: no sentences (the file has no non-empty lines)", corpus);
         rc = CLI_EXIT_USAGE;
-    }
-    if (rc == CLI_EXIT_OK) {
-        fprintf(stderr, "attnscope: %ld sentences", used);
-        if (truncated)
-            fprintf(stderr, ", %ld truncated to the model's %d positions", truncated,
+    } else {
+        fprintf(stderr, "attnscope: %lld sentences", (long long)rep.sentences);
+        if (rep.truncated)
+            fprintf(stderr, ", %lld truncated to the model's %d positions", (long long)rep.truncated,
                     atn_model_config(model)->max_positions);
-        if (bad)
-            fprintf(stderr, ", %ld lines skipped", bad);
+        if (rep.skipped)
+            fprintf(stderr, ", %lld lines skipped", (long long)rep.skipped);
         fputc('\n', stderr);
     }
-    free(line);
-    atn_run_free(run);
     if (f != stdin)
         fclose(f);
     return rc;

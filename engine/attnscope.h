@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -292,6 +293,30 @@ typedef struct atn_prediction {
  * tokens, most likely first.  Needs atn_model_has_mlm_head(). */
 atn_status atn_predict_position(const atn_model *model, const atn_capture *cap, int32_t position,
                                 int32_t top_k, atn_prediction *out, atn_error *err);
+
+/* ---- corpora ---------------------------------------------------------------- */
+
+/* What a pass over a corpus did. */
+typedef struct atn_corpus_report {
+    int64_t lines;          /* lines read */
+    int64_t sentences;      /* non-empty lines run and consumed */
+    int64_t truncated;      /* of those, cut to the model's positions */
+    int64_t skipped;        /* lines refused by the tokenizer (invalid UTF-8) */
+    int64_t skip_line[3];   /* the first three skipped lines (1-based) and why */
+    char skip_reason[3][160];
+} atn_corpus_report;
+
+/* Called with each sentence's capture (valid until the next call). */
+typedef atn_status (*atn_capture_fn)(const atn_capture *cap, void *user_data, atn_error *err);
+
+/* Runs every non-empty line of f (one sentence per line, "\n" or "\r\n") through model with
+ * run_opts (one run reused for all: memory stays flat) and hands each capture to consume.
+ * A line the tokenizer refuses is skipped and counted, not fatal.  progress (may be NULL)
+ * gets the fraction of total_bytes read (0: unknown) every few lines, and ends the pass
+ * with ATN_E_CANCELLED when it returns false.  Toy models have no tokenizer: ATN_E_INVALID. */
+atn_status atn_corpus_run(const atn_model *model, FILE *f, double total_bytes, const atn_run_options *run_opts,
+                          atn_capture_fn consume, atn_progress_fn progress, void *user_data,
+                          atn_corpus_report *report, atn_error *err);
 
 /* ---- writers ---------------------------------------------------------------- */
 

@@ -1,0 +1,83 @@
+/* A corpus, one sentence per line, streamed through the encoder: the command line's
+ * --corpus and the window's corpus statistics share this loop. */
+#include "attnscope.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+atn_status atn_corpus_run(const atn_model *model, FILE *f, double total_bytes, const atn_run_options *run_opts,
+                          atn_capture_fn consume, atn_progress_fn progress, void *user_data,
+                          atn_corpus_report *report, atn_error *err) {
+    memset(report, 0, sizeof *report);
+    if (!model || !f || !consume)
+        return atn_error_set(err, ATN_E_INVALID, "corpus: no model, file or consumer");
+    if (atn_model_kind_of(model) == ATN_MODEL_TOY)
+        return atn_error_set(err, ATN_E_INVALID, "model \"%s\" is a toy model with its own tokens; a corpus needs "
+                             "a model with a tokenizer", atn_model_name(model));
+    atn_run_options opts;
+    if (run_opts)
+        opts = *run_opts;
+    else
+        atn_run_options_init(&opts);
+    atn_run *run = atn_run_new(model);
+    if (!run)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    double done = 0, shown = -1;
+    atn_status st = ATN_OK;
+    if (progress && !progress(0, "reading the corpus", user_data))
+        st = atn_error_set(err, ATN_E_CANCELLED, "cancelled before the first sentence");
+    while (st == ATN_OK && (len = getline(&line, &cap, f)) >= 0) {
+        report->lines++;
+        done += (double)len;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = 0;
+        const char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p) {
+            atn_encoding *enc = NULL;
+            atn_error e = {0};
+            if (atn_model_encode(model, line, NULL, &enc, &e) != ATN_OK) {
+                /* one bad line (invalid UTF-8) should not end a long corpus run */
+                if (report->skipped < 3) {
+                    report->skip_line[report->skipped] = report->lines;
+                    snprintf(report->skip_reason[report->skipped], sizeof report->skip_reason[0], "%.159s", e.message);
+                }
+                report->skipped++;
+            } else {
+                report->truncated += enc->truncated;
+                st = atn_run_forward(run, enc, &opts, err);
+                if (st == ATN_OK)
+                    st = consume(atn_run_capture(run), user_data, err);
+                if (st == ATN_OK)
+                    report->sentences++;
+                else if (st != ATN_E_CANCELLED && err) {
+                    char why[sizeof err->message];
+                    snprintf(why, sizeof why, "%s", err->message);
+                    atn_error_set(err, st, "line %lld: %s", (long long)report->lines, why);
+                }
+            }
+            atn_encoding_free(enc);
+        }
+        double frac = total_bytes > 0 ? done / total_bytes : 0;
+        frac = frac > 0.999 ? 0.999 : frac;
+        if (st == ATN_OK && progress && (frac - shown >= 0.005 || (report->lines & 63) == 0)) {
+            shown = frac;
+            if (!progress(frac, "reading the corpus", user_data))
+                st = atn_error_set(err, ATN_E_CANCELLED, "cancelled after %lld sentences",
+                                   (long long)report->sentences);
+        }
+    }
+    if (st == ATN_OK && ferror(f))
+        st = atn_error_set(err, ATN_E_IO, "read error after line %lld", (long long)report->lines);
+    if (st == ATN_OK && progress)
+        progress(1.0, "reading the corpus", user_data);
+    free(line);
+    atn_run_free(run);
+    return st;
+}
