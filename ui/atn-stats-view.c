@@ -2,8 +2,12 @@
 #include "atn-stats-view.h"
 
 #include <glib/gi18n.h>
+#include <stdio.h>
+#include <sys/stat.h>
 
 #include "atn-head-stat.h"
+
+#include <errno.h>
 
 struct _AtnStatsView {
     GtkWidget parent_instance;
@@ -15,6 +19,16 @@ struct _AtnStatsView {
     GHashTable *columns;   /* name -> GtkColumnViewColumn (borrowed) */
     AtnSession *session;
     gboolean dirty;
+    char *sentence_info;          /* the info label's text for one sentence */
+
+    /* corpus mode: the table averages a text file instead of the sentence */
+    GtkButton *corpus_button, *sentence_button, *corpus_cancel_button;
+    GtkProgressBar *corpus_bar;
+    atn_stats *corpus;            /* finished statistics, or NULL: the sentence's */
+    char *corpus_info;
+    GCancellable *corpus_cancel;  /* the pass in flight, or NULL */
+    struct corpus_job *corpus_job;
+    guint corpus_poll_id;
 };
 
 G_DEFINE_FINAL_TYPE(AtnStatsView, atn_stats_view, GTK_TYPE_WIDGET)
@@ -72,9 +86,24 @@ static void add_column(AtnStatsView *self, const char *prop, const char *title, 
 
 /* ---- data ------------------------------------------------------------------------------------- */
 
+static void fill_rows(AtnStatsView *self, const atn_stats *st) {
+    int count = st->n_layers * st->n_heads;
+    g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func(g_object_unref);
+    for (int c = 0; c < count; c++)
+        g_ptr_array_add(rows, atn_head_stat_new(c / st->n_heads, c % st->n_heads, &st->heads[c]));
+    g_list_store_splice(self->store, 0, 0, rows->pdata, rows->len);
+}
+
 static void refill(AtnStatsView *self) {
     self->dirty = FALSE;
     g_list_store_remove_all(self->store);
+    gtk_widget_set_visible(GTK_WIDGET(self->sentence_button), self->corpus != NULL);
+    if (self->corpus) {
+        gtk_label_set_text(self->info_label, self->corpus_info);
+        fill_rows(self, self->corpus);
+        return;
+    }
+    gtk_label_set_text(self->info_label, self->sentence_info);
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (!r)
         return;
@@ -84,12 +113,230 @@ static void refill(AtnStatsView *self) {
         gtk_label_set_text(self->info_label, err.message);
         return;
     }
-    int count = st->n_layers * st->n_heads;
-    g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func(g_object_unref);
-    for (int c = 0; c < count; c++)
-        g_ptr_array_add(rows, atn_head_stat_new(c / st->n_heads, c % st->n_heads, &st->heads[c]));
-    g_list_store_splice(self->store, 0, 0, rows->pdata, rows->len);
+    fill_rows(self, st);
     atn_stats_free(st);
+}
+
+/* ---- corpus mode ------------------------------------------------------------------------------ */
+
+typedef struct corpus_job {
+    AtnModelHandle *model;
+    char *path;
+    atn_device device;
+    GCancellable *cancellable;
+    gint permille;                /* progress, written by the worker */
+    atn_corpus_report report;
+} corpus_job;
+
+static void corpus_job_free(corpus_job *job) {
+    g_clear_object(&job->model);
+    g_free(job->path);
+    g_clear_object(&job->cancellable);
+    g_free(job);
+}
+
+/* One pass: the job (progress, cancel) and the statistics it adds to. */
+typedef struct corpus_pass {
+    corpus_job *job;
+    atn_stats *st;
+} corpus_pass;
+
+static bool corpus_pass_progress(double fraction, const char *what, void *user) {
+    corpus_job *job = ((corpus_pass *)user)->job;
+    g_atomic_int_set(&job->permille, (gint)(fraction * 1000 + 0.5));
+    return !g_cancellable_is_cancelled(job->cancellable);
+}
+
+static atn_status corpus_pass_add(const atn_capture *cap, void *user, atn_error *err) {
+    return atn_stats_add(((corpus_pass *)user)->st, cap, err);
+}
+
+static void corpus_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    corpus_job *job = data;
+    const atn_model *m = atn_model_handle_get_model(job->model);
+    FILE *f = fopen(job->path, "rb");
+    if (!f) {
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, _("Cannot open “%s”: %s"), job->path,
+                                g_strerror(errno));
+        return;
+    }
+    struct stat sb;
+    double total = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) ? (double)sb.st_size : 0;
+    const atn_config *cfg = atn_model_config(m);
+    atn_error err = {0};
+    corpus_pass pass = {job, atn_stats_new(cfg->n_layers, cfg->n_heads, &err)};
+    atn_status st = pass.st ? ATN_OK : err.status;
+    if (st == ATN_OK) {
+        atn_run_options opts;
+        atn_run_options_init(&opts);
+        opts.device = job->device;
+        opts.keep_trace_inputs = false;   /* only the attention is needed */
+        opts.pinned_host = true;          /* one run for every sentence */
+        st = atn_corpus_run(m, f, total, &opts, corpus_pass_add, corpus_pass_progress, &pass, &job->report, &err);
+    }
+    fclose(f);
+    if (st == ATN_OK && job->report.sentences == 0) {
+        atn_stats_free(pass.st);
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                                _("“%s” has no sentences (no non-empty lines that are UTF-8 text)."), job->path);
+        return;
+    }
+    if (st == ATN_OK)
+        st = atn_stats_finish(pass.st, &err);
+    if (st != ATN_OK) {
+        atn_stats_free(pass.st);
+        if (st == ATN_E_CANCELLED)
+            g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
+        else
+            g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: %s", job->path, err.message);
+        return;
+    }
+    g_task_return_pointer(task, pass.st, (GDestroyNotify)atn_stats_free);
+}
+
+static void show_corpus_busy(AtnStatsView *self, gboolean busy) {
+    gtk_widget_set_visible(GTK_WIDGET(self->corpus_bar), busy);
+    gtk_widget_set_visible(GTK_WIDGET(self->corpus_cancel_button), busy);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->corpus_button), !busy);
+}
+
+static gboolean corpus_poll_cb(gpointer user_data) {
+    AtnStatsView *self = user_data;
+    if (self->corpus_job) {
+        double f = g_atomic_int_get(&self->corpus_job->permille) / 1000.0;
+        gtk_progress_bar_set_fraction(self->corpus_bar, f);
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+static void stop_corpus(AtnStatsView *self) {
+    if (self->corpus_cancel)
+        g_cancellable_cancel(self->corpus_cancel);
+    g_clear_object(&self->corpus_cancel);
+    self->corpus_job = NULL;
+    g_clear_handle_id(&self->corpus_poll_id, g_source_remove);
+    show_corpus_busy(self, FALSE);
+}
+
+static void corpus_done(GObject *source, GAsyncResult *res, gpointer data) {
+    AtnStatsView *self = ATN_STATS_VIEW(source);
+    GTask *task = G_TASK(res);
+    corpus_job *job = g_task_get_task_data(task);
+    g_autoptr(GError) error = NULL;
+    atn_stats *st = g_task_propagate_pointer(task, &error);
+    if (g_task_get_cancellable(task) != self->corpus_cancel) {   /* superseded or stopped */
+        if (st)
+            atn_stats_free(st);
+        return;
+    }
+    stop_corpus(self);
+    if (!st) {
+        if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+            gtk_label_set_text(self->info_label, error->message);
+        else
+            gtk_label_set_text(self->info_label, self->corpus ? self->corpus_info : self->sentence_info);
+        return;
+    }
+    g_clear_pointer(&self->corpus, atn_stats_free);
+    self->corpus = st;
+    g_autofree char *base = g_path_get_basename(job->path);
+    GString *info = g_string_new(NULL);
+    g_string_printf(info, ngettext("Averaged over %lld sentence of “%s”", "Averaged over %lld sentences of “%s”",
+                                   (unsigned long)job->report.sentences),
+                    (long long)job->report.sentences, base);
+    if (job->report.skipped)
+        g_string_append_printf(info, ngettext(" (%lld line skipped: not UTF-8 text)",
+                                              " (%lld lines skipped: not UTF-8 text)",
+                                              (unsigned long)job->report.skipped),
+                               (long long)job->report.skipped);
+    if (job->report.truncated)
+        g_string_append_printf(info, ngettext(", %lld cut to the model's length", ", %lld cut to the model's length",
+                                              (unsigned long)job->report.truncated),
+                               (long long)job->report.truncated);
+    g_string_append(info, _(". Per sentence the mean over its query tokens, then the mean over sentences."));
+    g_free(self->corpus_info);
+    self->corpus_info = g_string_free(info, FALSE);
+    refill(self);
+}
+
+void atn_stats_view_load_corpus(AtnStatsView *self, const char *path) {
+    AtnModelHandle *m = self->session ? atn_session_get_model(self->session) : NULL;
+    if (!m || !path)
+        return;
+    if (atn_model_handle_is_toy(m)) {
+        gtk_label_set_text(self->info_label, _("A toy model reads its own tokens: a corpus needs a model with a "
+                                               "tokenizer (the demo model or a Hugging Face folder)."));
+        return;
+    }
+    stop_corpus(self);
+    corpus_job *job = g_new0(corpus_job, 1);
+    job->model = g_object_ref(m);
+    job->path = g_strdup(path);
+    job->device = atn_session_get_device(self->session) == ATN_DEVICE_CPU ? ATN_DEVICE_CPU : ATN_DEVICE_AUTO;
+    self->corpus_cancel = g_cancellable_new();
+    job->cancellable = g_object_ref(self->corpus_cancel);
+    self->corpus_job = job;
+    g_autofree char *base = g_path_get_basename(path);
+    g_autofree char *text = g_strdup_printf(_("Reading “%s”…"), base);
+    gtk_progress_bar_set_text(self->corpus_bar, text);
+    gtk_progress_bar_set_fraction(self->corpus_bar, 0);
+    show_corpus_busy(self, TRUE);
+    self->corpus_poll_id = g_timeout_add(100, corpus_poll_cb, self);
+    g_autoptr(GTask) task = g_task_new(self, self->corpus_cancel, corpus_done, NULL);
+    g_task_set_task_data(task, job, (GDestroyNotify)corpus_job_free);
+    g_task_run_in_thread(task, corpus_thread);
+}
+
+gboolean atn_stats_view_get_corpus_busy(AtnStatsView *self) { return self->corpus_cancel != NULL; }
+
+void atn_stats_view_cancel_corpus(AtnStatsView *self) {
+    if (self->corpus_cancel)
+        g_cancellable_cancel(self->corpus_cancel);
+}
+
+void atn_stats_view_show_sentence(AtnStatsView *self) {
+    stop_corpus(self);
+    g_clear_pointer(&self->corpus, atn_stats_free);
+    refill(self);
+}
+
+const char *atn_stats_view_get_info(AtnStatsView *self) { return gtk_label_get_text(self->info_label); }
+
+static void on_corpus_chosen(GtkNativeDialog *d, int response, AtnStatsView *self) {
+    g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file(GTK_FILE_CHOOSER(d)) : NULL;
+    g_autofree char *path = file ? g_file_get_path(file) : NULL;
+    if (path)
+        atn_stats_view_load_corpus(self, path);
+    g_object_unref(d);
+}
+
+static void on_corpus_clicked(GtkButton *b, AtnStatsView *self) {
+    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+    GtkFileChooserNative *d = gtk_file_chooser_native_new(_("Corpus: a text file, one sentence per line"),
+                                                          GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL,
+                                                          GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
+    GtkFileFilter *text = gtk_file_filter_new();
+    gtk_file_filter_set_name(text, _("Text files"));
+    gtk_file_filter_add_mime_type(text, "text/plain");
+    gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), text);
+    g_object_unref(text);
+    GtkFileFilter *all = gtk_file_filter_new();
+    gtk_file_filter_set_name(all, _("All files"));
+    gtk_file_filter_add_pattern(all, "*");
+    gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), all);
+    g_object_unref(all);
+    g_signal_connect(d, "response", G_CALLBACK(on_corpus_chosen), self);
+    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+}
+
+static void on_sentence_clicked(GtkButton *b, AtnStatsView *self) { atn_stats_view_show_sentence(self); }
+static void on_corpus_cancel_clicked(GtkButton *b, AtnStatsView *self) { atn_stats_view_cancel_corpus(self); }
+
+/* a corpus belongs to the model it was read with */
+static void on_model(AtnSession *s, GParamSpec *p, AtnStatsView *self) {
+    if (self->corpus || self->corpus_cancel)
+        atn_stats_view_show_sentence(self);
 }
 
 static void on_result(AtnSession *s, GParamSpec *p, AtnStatsView *self) {
@@ -136,6 +383,14 @@ static void atn_stats_view_dispose(GObject *object) {
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_clear_object(&self->session);
+    if (self->corpus_cancel)
+        g_cancellable_cancel(self->corpus_cancel);
+    g_clear_object(&self->corpus_cancel);
+    self->corpus_job = NULL;
+    g_clear_handle_id(&self->corpus_poll_id, g_source_remove);
+    g_clear_pointer(&self->corpus, atn_stats_free);
+    g_clear_pointer(&self->corpus_info, g_free);
+    g_clear_pointer(&self->sentence_info, g_free);
     gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_STATS_VIEW);
     g_clear_object(&self->store);
     g_clear_pointer(&self->columns, g_hash_table_unref);
@@ -150,6 +405,10 @@ static void atn_stats_view_class_init(AtnStatsViewClass *klass) {
     gtk_widget_class_bind_template_child(wc, AtnStatsView, box);
     gtk_widget_class_bind_template_child(wc, AtnStatsView, table);
     gtk_widget_class_bind_template_child(wc, AtnStatsView, info_label);
+    gtk_widget_class_bind_template_child(wc, AtnStatsView, corpus_button);
+    gtk_widget_class_bind_template_child(wc, AtnStatsView, sentence_button);
+    gtk_widget_class_bind_template_child(wc, AtnStatsView, corpus_bar);
+    gtk_widget_class_bind_template_child(wc, AtnStatsView, corpus_cancel_button);
     gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
     signals[SIGNAL_HEAD_ACTIVATED] = g_signal_new("head-activated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
                                                   NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
@@ -176,6 +435,10 @@ static void atn_stats_view_init(AtnStatsView *self) {
     gtk_column_view_set_model(self->table, sel);
     g_object_unref(sel);
     g_signal_connect(self->table, "activate", G_CALLBACK(on_activate), self);
+    g_signal_connect(self->corpus_button, "clicked", G_CALLBACK(on_corpus_clicked), self);
+    g_signal_connect(self->sentence_button, "clicked", G_CALLBACK(on_sentence_clicked), self);
+    g_signal_connect(self->corpus_cancel_button, "clicked", G_CALLBACK(on_corpus_cancel_clicked), self);
+    self->sentence_info = g_strdup(gtk_label_get_text(self->info_label));
 }
 
 GtkWidget *atn_stats_view_new(void) { return g_object_new(ATN_TYPE_STATS_VIEW, NULL); }
@@ -184,7 +447,9 @@ void atn_stats_view_set_session(AtnStatsView *self, AtnSession *session) {
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_set_object(&self->session, session);
-    if (session)
+    if (session) {
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
+        g_signal_connect(session, "notify::model", G_CALLBACK(on_model), self);
+    }
     self->dirty = TRUE;
 }

@@ -21,4 +21,14 @@ void atn_stats_view_sort_by(AtnStatsView *self, const char *column, GtkSortType 
 /* Acts as a click on row i of the sorted table. */
 void atn_stats_view_activate_row(AtnStatsView *self, guint i);
 
+/* Corpus mode ("Corpus…"): the table averages every non-empty line of a text file, read in
+ * a worker with the current model, with a progress bar and Cancel; lines that are not UTF-8
+ * are skipped and counted.  It stays until "This Sentence" or another model. */
+void atn_stats_view_load_corpus(AtnStatsView *self, const char *path);
+gboolean atn_stats_view_get_corpus_busy(AtnStatsView *self);
+void atn_stats_view_cancel_corpus(AtnStatsView *self);
+void atn_stats_view_show_sentence(AtnStatsView *self);
+/* The line above the table (what the numbers are averaged over). */
+const char *atn_stats_view_get_info(AtnStatsView *self);
+
 G_END_DECLS

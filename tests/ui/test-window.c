@@ -539,6 +539,75 @@ static void test_stats_sort_activate(void) {
     destroy_window(win);
 }
 
+static gboolean corpus_done(gpointer data) { return !atn_stats_view_get_corpus_busy(data); }
+
+/* The per-head numbers of the sentence typed now, by (layer, head), from the table. */
+static void sentence_rows(AtnStatsView *sv, atn_head_stats *out, int count) {
+    GListModel *m = atn_stats_view_get_model(sv);
+    g_assert_cmpuint(g_list_model_get_n_items(m), ==, (guint)count);
+    for (guint i = 0; i < (guint)count; i++) {
+        g_autoptr(AtnHeadStat) row = g_list_model_get_item(m, i);
+        int H = count / 2;   /* f32: 2 layers */
+        out[atn_head_stat_get_layer(row) * H + atn_head_stat_get_head(row)] = *atn_head_stat_get_stats(row);
+    }
+}
+
+/* Corpus mode: the table over a file equals the mean of the sentences' own tables (typed one
+ * by one); a line that is not UTF-8 is skipped and said; "This Sentence" goes back; a pass
+ * can be cancelled. */
+static void test_stats_corpus(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    show_view(win, "statistics");
+    AtnStatsView *sv = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
+    atn_head_stats a[8], b[8];
+    type_and_wait(win, "the cat sat on the mat");
+    sentence_rows(sv, a, 8);
+    type_and_wait(win, "we like tea");
+    sentence_rows(sv, b, 8);
+
+    g_autofree char *dir = g_dir_make_tmp("atn-corpus-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "corpus.txt", NULL);
+    static const char text[] = "the cat sat on the mat\n\nnot \xff utf-8\nwe like tea\n";
+    g_assert_true(g_file_set_contents(path, text, sizeof text - 1, NULL));
+    atn_stats_view_load_corpus(sv, path);
+    g_assert_true(atn_stats_view_get_corpus_busy(sv));
+    g_assert_true(wait_for(corpus_done, sv));
+    const char *info = atn_stats_view_get_info(sv);
+    g_test_message("%s", info);
+    g_assert_nonnull(strstr(info, "2 sentences"));
+    g_assert_nonnull(strstr(info, "1 line skipped"));
+    GListModel *m = atn_stats_view_get_model(sv);
+    g_assert_cmpuint(g_list_model_get_n_items(m), ==, 8);
+    for (guint i = 0; i < 8; i++) {
+        g_autoptr(AtnHeadStat) row = g_list_model_get_item(m, i);
+        int k = atn_head_stat_get_layer(row) * 4 + atn_head_stat_get_head(row);
+        const atn_head_stats *c = atn_head_stat_get_stats(row);
+        g_assert_cmpfloat_with_epsilon(c->prev, (a[k].prev + b[k].prev) / 2, 1e-9);
+        g_assert_cmpfloat_with_epsilon(c->entropy, (a[k].entropy + b[k].entropy) / 2, 1e-9);
+        g_assert_cmpfloat_with_epsilon(c->cls, (a[k].cls + b[k].cls) / 2, 1e-9);
+    }
+    /* a new sentence does not replace the corpus numbers; This Sentence does */
+    type_and_wait(win, "the mat");
+    g_assert_nonnull(strstr(atn_stats_view_get_info(sv), "2 sentences"));
+    atn_stats_view_show_sentence(sv);
+    g_assert_null(strstr(atn_stats_view_get_info(sv), "sentences of"));
+
+    /* cancelled at once: the sentence's numbers stay */
+    atn_stats_view_load_corpus(sv, path);
+    atn_stats_view_cancel_corpus(sv);
+    g_assert_true(wait_for(corpus_done, sv));
+    g_assert_null(strstr(atn_stats_view_get_info(sv), "sentences of"));
+    /* a file that is not there: said, nothing replaced */
+    g_autofree char *missing = g_build_filename(dir, "missing.txt", NULL);
+    atn_stats_view_load_corpus(sv, missing);
+    g_assert_true(wait_for(corpus_done, sv));
+    g_assert_nonnull(strstr(atn_stats_view_get_info(sv), "missing.txt"));
+    destroy_window(win);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+
 /* Similarity: the matrix for the layer, and a pair side by side. */
 static void test_similarity(void) {
     AtnWindow *win = new_window();
@@ -907,6 +976,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/truncation-banner", test_truncation_banner);
         g_test_add_func("/ui/model-grid-click", test_model_grid_click);
         g_test_add_func("/ui/stats-sort-activate", test_stats_sort_activate);
+        g_test_add_func("/ui/stats-corpus", test_stats_corpus);
         g_test_add_func("/ui/similarity", test_similarity);
         g_test_add_func("/ui/prefs-presentation", test_prefs_presentation);
         g_test_add_func("/ui/examples-and-chips", test_examples_and_chips);
