@@ -15,7 +15,7 @@ failed=0
 for t in $TARGETS; do
   case $t in
     safetensors|config|index|toy) dict="-dict=$ROOT/tests/fuzz/json.dict" ;;
-    vocab|tokenize) dict="-dict=$ROOT/tests/fuzz/text.dict" ;;
+    vocab|tokenize|corpus) dict="-dict=$ROOT/tests/fuzz/text.dict" ;;
     *) dict="" ;;
   esac
   mkdir -p "$OUT/corpus/$t"
