@@ -577,10 +577,10 @@ static void start_export_all(AtnWindow *self, const char *folder, const char *fo
     AtnHeatmapLook *look = atn_heatmap_dup_look(atn_head_view_get_heatmap(self->head_view));
     self->export_cancel = g_cancellable_new();
     if (folder)
-        atn_export_all_heads_to_async(GTK_WINDOW(self), r, look, "head", folder, format, scale, self->export_cancel,
+        atn_export_all_heads_to_async(GTK_WINDOW(self), r, look, "heatmap", folder, format, scale, self->export_cancel,
                                       on_export_progress, export_all_done, self);
     else
-        atn_export_all_heads_async(GTK_WINDOW(self), r, look, "head", self->export_cancel, on_export_progress,
+        atn_export_all_heads_async(GTK_WINDOW(self), r, look, "heatmap", self->export_cancel, on_export_progress,
                                    export_all_done, self);
 }
 
