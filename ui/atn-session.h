@@ -4,7 +4,8 @@
  *
  *  - models open in a worker thread (GTask); a failure leaves the previous model in place and
  *    is reported through the "error" signal;
- *  - text changes are debounced (60 ms, or the last run's time when shorter), then run in a worker thread; a newer request cancels
+ *  - a change after a pause runs at once; changes in a burst are debounced (60 ms, or the last
+ *    run's time when shorter); runs happen in a worker thread; a newer request cancels
  *    the run in flight (the engine's progress callback sees the GCancellable) and only the
  *    newest text's result is kept;
  *  - toy models (a few numbers) run synchronously on the main thread, so editing one of their
@@ -53,9 +54,10 @@ const char *atn_session_get_text_pair(AtnSession *self);
 void atn_session_set_ids(AtnSession *self, const int32_t *ids, int n);
 /* Runs now (skipping the debounce): toy models before returning, others in the worker. */
 void atn_session_rerun(AtnSession *self);
-/* The debounce delay in ms (default 60; tests and benchmarks may set 0).  The delay used is
- * the smaller of this and the time the latest run took (a model that runs in 1 ms gets no
- * pause): atn_session_get_effective_debounce_ms. */
+/* The debounce delay in ms (default 60; tests and benchmarks may set 0).  The delay used
+ * (atn_session_get_effective_debounce_ms, for the next change) is none for a change after a
+ * pause with no run in flight, else the smaller of this and the time the latest run took (a
+ * model that runs in 1 ms gets no pause). */
 void atn_session_set_debounce_ms(AtnSession *self, guint ms);
 guint atn_session_get_effective_debounce_ms(AtnSession *self);
 

@@ -791,6 +791,33 @@ static void test_cancel_open(void) {
     destroy_window(win);
 }
 
+/* Typing after a pause runs at once; a burst is debounced and the newest text wins. */
+static void test_typing_starts_at_once(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat");
+    atn_session_set_debounce_ms(s, 60);
+    settle(80);
+    g_assert_cmpuint(atn_session_get_effective_debounce_ms(s), ==, 0);
+    model_wait w = {win, NULL, atn_session_get_n_runs(s)};
+    atn_window_set_text(win, "the cat sat");
+    /* started on the next turns of the main loop, not 60 ms later */
+    gboolean started = FALSE;
+    for (int i = 0; i < 5 && !started; i++) {
+        g_main_context_iteration(NULL, FALSE);
+        started = atn_session_get_busy(s) || atn_session_get_n_runs(s) > w.runs;
+    }
+    g_assert_true(started);
+    atn_window_set_text(win, "the cat sat on the mat");
+    g_assert_true(wait_for(idle_with_result, &w));
+    settle(150);   /* the debounced run of the newest text */
+    g_assert_true(wait_for(idle_with_result, &w));
+    g_assert_cmpint(atn_result_get_n_tokens(atn_session_get_result(s)), ==,
+                    engine_token_count(f32_model, "the cat sat on the mat"));
+    destroy_window(win);
+}
+
 static gboolean export_finished(gpointer data) { return !atn_window_get_exporting(data); }
 
 static int count_files(const char *dir) {
@@ -984,6 +1011,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/opens-on-clearest-head", test_opens_on_clearest_head);
         g_test_add_func("/ui/mask-predictions", test_mask_predictions);
         g_test_add_func("/ui/cancel-open", test_cancel_open);
+        g_test_add_func("/ui/typing-starts-at-once", test_typing_starts_at_once);
         g_test_add_func("/ui/export-all-heads", test_export_all_heads);
     }
     return g_test_run();
