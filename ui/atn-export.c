@@ -40,6 +40,27 @@ static void write_thread(GTask *task, gpointer source, gpointer data, GCancellab
 
 static const char *const formats[] = {"png", "svg", "pdf", NULL};
 
+/* The Format and Scale choices of the figure dialogs (PNG at 2x by default: slides). */
+static void add_figure_choices(GtkFileChooser *d) {
+    const char *format_labels[] = {_("PNG image"), _("SVG drawing"), _("PDF document"), NULL};
+    gtk_file_chooser_add_choice(d, "format", _("Format"), (const char **)formats, format_labels);
+    gtk_file_chooser_set_choice(d, "format", "png");
+    static const char *const scales[] = {"1", "2", "3", "4", NULL};
+    const char *scale_labels[] = {_("1× (screen)"), _("2× (slides)"), _("3×"), _("4× (print)"), NULL};
+    gtk_file_chooser_add_choice(d, "scale", _("Scale"), (const char **)scales, scale_labels);
+    gtk_file_chooser_set_choice(d, "scale", "2");
+}
+
+/* The format ("png" ...) and scale chosen. */
+static const char *read_figure_choices(GtkFileChooser *d, double *scale) {
+    const char *fmt = gtk_file_chooser_get_choice(d, "format");
+    const char *sc = gtk_file_chooser_get_choice(d, "scale");
+    *scale = sc ? g_ascii_strtod(sc, NULL) : 2.0;
+    if (*scale <= 0)
+        *scale = 2.0;
+    return fmt ? fmt : "png";
+}
+
 /* Decides the path (adding the chosen format's extension when the name has none) and starts
  * the write; returns FALSE with the task already answered when there is nothing to write. */
 static gboolean take_path(GtkNativeDialog *dialog, int response, GTask *task) {
@@ -55,14 +76,10 @@ static gboolean take_path(GtkNativeDialog *dialog, int response, GTask *task) {
         return FALSE;
     }
     if (job->fig) {
-        const char *fmt = gtk_file_chooser_get_choice(GTK_FILE_CHOOSER(dialog), "format");
-        const char *scale = gtk_file_chooser_get_choice(GTK_FILE_CHOOSER(dialog), "scale");
-        job->scale = scale ? g_ascii_strtod(scale, NULL) : 1.0;
-        if (job->scale <= 0)
-            job->scale = 1.0;
+        const char *fmt = read_figure_choices(GTK_FILE_CHOOSER(dialog), &job->scale);
         atn_output_format f;
         if (!atn_output_format_from_path(path, &f)) {
-            char *with = g_strconcat(path, ".", fmt ? fmt : "png", NULL);
+            char *with = g_strconcat(path, ".", fmt, NULL);
             g_free(path);
             path = with;
         }
@@ -87,15 +104,8 @@ static void run_dialog(GtkWindow *parent, export_job *job, const char *suggested
                                     GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
     gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), suggested);
-    if (job->fig) {
-        const char *format_labels[] = {_("PNG image"), _("SVG drawing"), _("PDF document"), NULL};
-        gtk_file_chooser_add_choice(GTK_FILE_CHOOSER(d), "format", _("Format"), (const char **)formats, format_labels);
-        gtk_file_chooser_set_choice(GTK_FILE_CHOOSER(d), "format", "png");
-        static const char *const scales[] = {"1", "2", "3", "4", NULL};
-        const char *scale_labels[] = {_("1× (screen)"), _("2× (slides)"), _("3×"), _("4× (print)"), NULL};
-        gtk_file_chooser_add_choice(GTK_FILE_CHOOSER(d), "scale", _("Scale"), (const char **)scales, scale_labels);
-        gtk_file_chooser_set_choice(GTK_FILE_CHOOSER(d), "scale", "2");
-    }
+    if (job->fig)
+        add_figure_choices(GTK_FILE_CHOOSER(d));
     g_signal_connect(d, "response", G_CALLBACK(on_response), task);
     gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
 }
@@ -203,12 +213,7 @@ static void on_heads_response(GtkNativeDialog *dialog, int response, GTask *task
     } else if (!job->folder) {
         g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _("Only local folders can be written."));
     } else {
-        const char *fmt = gtk_file_chooser_get_choice(GTK_FILE_CHOOSER(dialog), "format");
-        const char *scale = gtk_file_chooser_get_choice(GTK_FILE_CHOOSER(dialog), "scale");
-        job->format = g_strdup(fmt ? fmt : "png");
-        job->scale = scale ? g_ascii_strtod(scale, NULL) : 2.0;
-        if (job->scale <= 0)
-            job->scale = 2.0;
+        job->format = g_strdup(read_figure_choices(GTK_FILE_CHOOSER(dialog), &job->scale));
         g_task_run_in_thread(task, heads_thread);
     }
     g_object_unref(task);
@@ -239,13 +244,7 @@ void atn_export_all_heads_async(GtkWindow *parent, AtnResult *result, AtnHeatmap
                                                           GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER, _("_Export"),
                                                           _("_Cancel"));
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
-    const char *format_labels[] = {_("PNG image"), _("SVG drawing"), _("PDF document"), NULL};
-    gtk_file_chooser_add_choice(GTK_FILE_CHOOSER(d), "format", _("Format"), (const char **)formats, format_labels);
-    gtk_file_chooser_set_choice(GTK_FILE_CHOOSER(d), "format", "png");
-    static const char *const scales[] = {"1", "2", "3", "4", NULL};
-    const char *scale_labels[] = {_("1× (screen)"), _("2× (slides)"), _("3×"), _("4× (print)"), NULL};
-    gtk_file_chooser_add_choice(GTK_FILE_CHOOSER(d), "scale", _("Scale"), (const char **)scales, scale_labels);
-    gtk_file_chooser_set_choice(GTK_FILE_CHOOSER(d), "scale", "2");
+    add_figure_choices(GTK_FILE_CHOOSER(d));
     g_signal_connect(d, "response", G_CALLBACK(on_heads_response), task);
     gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
 }
