@@ -43,7 +43,8 @@ fuzz:
 # fails its test (UBSan halts instead of printing and going on; gcc leaves float-to-int
 # overflow out of "undefined", so it is named).  Full stacks on malloc make
 # leak reports readable and let tests/bad/lsan.supp name the system libraries' caches.
-ASAN_ENV = ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1:fast_unwind_on_malloc=0 \
+ASAN_LEAKS = $(shell ./tools/asan-leaks-work.sh)
+ASAN_ENV = ASAN_OPTIONS=abort_on_error=1:detect_leaks=$(ASAN_LEAKS):strict_string_checks=1:fast_unwind_on_malloc=0 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/bad/lsan.supp:print_suppressions=0 \
 	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
 test-asan: deps
@@ -51,6 +52,7 @@ test-asan: deps
 		-Db_sanitize=address,undefined -Dc_args=-fsanitize=float-cast-overflow \
 		-Dc_link_args=-fsanitize=float-cast-overflow $(MESON_OPTS)
 	ninja -C build-asan
+	@[ "$(ASAN_LEAKS)" = 1 ] || echo "note: LeakSanitizer cannot run here; leak checks are off for this run"
 	@rm -f build-asan/meson-logs/testlog.json
 	-$(ASAN_ENV) meson test -C build-asan --print-errorlogs --num-processes 2 \
 		--timeout-multiplier 4 $(TESTS)
