@@ -2,12 +2,10 @@
 #include "atn-stats-view.h"
 
 #include <glib/gi18n.h>
-#include <stdio.h>
-#include <sys/stat.h>
 
+#include "atn-corpus-pass.h"
 #include "atn-head-stat.h"
 
-#include <errno.h>
 
 struct _AtnStatsView {
     GtkWidget parent_instance;
@@ -27,7 +25,8 @@ struct _AtnStatsView {
     atn_stats *corpus;            /* finished statistics, or NULL: the sentence's */
     char *corpus_info;
     GCancellable *corpus_cancel;  /* the pass in flight, or NULL */
-    struct corpus_job *corpus_job;
+    char *corpus_path;
+    gint corpus_permille;         /* its progress, written by the worker */
     guint corpus_poll_id;
 };
 
@@ -119,79 +118,8 @@ static void refill(AtnStatsView *self) {
 
 /* ---- corpus mode ------------------------------------------------------------------------------ */
 
-typedef struct corpus_job {
-    AtnModelHandle *model;
-    char *path;
-    atn_device device;
-    GCancellable *cancellable;
-    gint permille;                /* progress, written by the worker */
-    atn_corpus_report report;
-} corpus_job;
-
-static void corpus_job_free(corpus_job *job) {
-    g_clear_object(&job->model);
-    g_free(job->path);
-    g_clear_object(&job->cancellable);
-    g_free(job);
-}
-
-/* One pass: the job (progress, cancel) and the statistics it adds to. */
-typedef struct corpus_pass {
-    corpus_job *job;
-    atn_stats *st;
-} corpus_pass;
-
-static bool corpus_pass_progress(double fraction, const char *what, void *user) {
-    corpus_job *job = ((corpus_pass *)user)->job;
-    g_atomic_int_set(&job->permille, (gint)(fraction * 1000 + 0.5));
-    return !g_cancellable_is_cancelled(job->cancellable);
-}
-
-static atn_status corpus_pass_add(const atn_capture *cap, void *user, atn_error *err) {
-    return atn_stats_add(((corpus_pass *)user)->st, cap, err);
-}
-
-static void corpus_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
-    corpus_job *job = data;
-    const atn_model *m = atn_model_handle_get_model(job->model);
-    FILE *f = fopen(job->path, "rb");
-    if (!f) {
-        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, _("Cannot open “%s”: %s"), job->path,
-                                g_strerror(errno));
-        return;
-    }
-    struct stat sb;
-    double total = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) ? (double)sb.st_size : 0;
-    const atn_config *cfg = atn_model_config(m);
-    atn_error err = {0};
-    corpus_pass pass = {job, atn_stats_new(cfg->n_layers, cfg->n_heads, &err)};
-    atn_status st = pass.st ? ATN_OK : err.status;
-    if (st == ATN_OK) {
-        atn_run_options opts;
-        atn_run_options_init(&opts);
-        opts.device = job->device;
-        opts.keep_trace_inputs = false;   /* only the attention is needed */
-        opts.pinned_host = true;          /* one run for every sentence */
-        st = atn_corpus_run(m, f, total, &opts, corpus_pass_add, corpus_pass_progress, &pass, &job->report, &err);
-    }
-    fclose(f);
-    if (st == ATN_OK && job->report.sentences == 0) {
-        atn_stats_free(pass.st);
-        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                                _("“%s” has no sentences (no non-empty lines that are UTF-8 text)."), job->path);
-        return;
-    }
-    if (st == ATN_OK)
-        st = atn_stats_finish(pass.st, &err);
-    if (st != ATN_OK) {
-        atn_stats_free(pass.st);
-        if (st == ATN_E_CANCELLED)
-            g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
-        else
-            g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: %s", job->path, err.message);
-        return;
-    }
-    g_task_return_pointer(task, pass.st, (GDestroyNotify)atn_stats_free);
+static atn_status add_to_stats(const atn_capture *cap, gpointer st, atn_error *err) {
+    return atn_stats_add(st, cap, err);
 }
 
 static void show_corpus_busy(AtnStatsView *self, gboolean busy) {
@@ -202,10 +130,7 @@ static void show_corpus_busy(AtnStatsView *self, gboolean busy) {
 
 static gboolean corpus_poll_cb(gpointer user_data) {
     AtnStatsView *self = user_data;
-    if (self->corpus_job) {
-        double f = g_atomic_int_get(&self->corpus_job->permille) / 1000.0;
-        gtk_progress_bar_set_fraction(self->corpus_bar, f);
-    }
+    gtk_progress_bar_set_fraction(self->corpus_bar, g_atomic_int_get(&self->corpus_permille) / 1000.0);
     return G_SOURCE_CONTINUE;
 }
 
@@ -213,24 +138,29 @@ static void stop_corpus(AtnStatsView *self) {
     if (self->corpus_cancel)
         g_cancellable_cancel(self->corpus_cancel);
     g_clear_object(&self->corpus_cancel);
-    self->corpus_job = NULL;
     g_clear_handle_id(&self->corpus_poll_id, g_source_remove);
     show_corpus_busy(self, FALSE);
 }
 
+/* The pass's statistics, taken from the task (the worker is done with them). */
 static void corpus_done(GObject *source, GAsyncResult *res, gpointer data) {
     AtnStatsView *self = ATN_STATS_VIEW(source);
-    GTask *task = G_TASK(res);
-    corpus_job *job = g_task_get_task_data(task);
+    atn_stats *st = data;
     g_autoptr(GError) error = NULL;
-    atn_stats *st = g_task_propagate_pointer(task, &error);
-    if (g_task_get_cancellable(task) != self->corpus_cancel) {   /* superseded or stopped */
-        if (st)
-            atn_stats_free(st);
+    atn_corpus_report report;
+    gboolean ok = atn_corpus_pass_finish(res, &report, &error);
+    if (g_task_get_cancellable(G_TASK(res)) != self->corpus_cancel) {   /* superseded or stopped */
+        atn_stats_free(st);
         return;
     }
     stop_corpus(self);
-    if (!st) {
+    atn_error err = {0};
+    if (ok && atn_stats_finish(st, &err) != ATN_OK) {
+        g_set_error(&error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err.message);
+        ok = FALSE;
+    }
+    if (!ok) {
+        atn_stats_free(st);
         if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
             gtk_label_set_text(self->info_label, error->message);
         else
@@ -239,23 +169,11 @@ static void corpus_done(GObject *source, GAsyncResult *res, gpointer data) {
     }
     g_clear_pointer(&self->corpus, atn_stats_free);
     self->corpus = st;
-    g_autofree char *base = g_path_get_basename(job->path);
-    GString *info = g_string_new(NULL);
-    g_string_printf(info, ngettext("Averaged over %lld sentence of “%s”", "Averaged over %lld sentences of “%s”",
-                                   (unsigned long)job->report.sentences),
-                    (long long)job->report.sentences, base);
-    if (job->report.skipped)
-        g_string_append_printf(info, ngettext(" (%lld line skipped: not UTF-8 text)",
-                                              " (%lld lines skipped: not UTF-8 text)",
-                                              (unsigned long)job->report.skipped),
-                               (long long)job->report.skipped);
-    if (job->report.truncated)
-        g_string_append_printf(info, ngettext(", %lld cut to the model's length", ", %lld cut to the model's length",
-                                              (unsigned long)job->report.truncated),
-                               (long long)job->report.truncated);
-    g_string_append(info, _(". Per sentence the mean over its query tokens, then the mean over sentences."));
+    g_autofree char *covered = atn_corpus_pass_describe(self->corpus_path, &report);
     g_free(self->corpus_info);
-    self->corpus_info = g_string_free(info, FALSE);
+    self->corpus_info = g_strconcat(covered,
+                                    _(". Per sentence the mean over its query tokens, then the mean over sentences."),
+                                    NULL);
     refill(self);
 }
 
@@ -269,22 +187,25 @@ void atn_stats_view_load_corpus(AtnStatsView *self, const char *path) {
         return;
     }
     stop_corpus(self);
-    corpus_job *job = g_new0(corpus_job, 1);
-    job->model = g_object_ref(m);
-    job->path = g_strdup(path);
-    job->device = atn_session_get_device(self->session) == ATN_DEVICE_CPU ? ATN_DEVICE_CPU : ATN_DEVICE_AUTO;
+    const atn_config *cfg = atn_model_config(atn_model_handle_get_model(m));
+    atn_error err = {0};
+    atn_stats *st = atn_stats_new(cfg->n_layers, cfg->n_heads, &err);
+    if (!st) {
+        gtk_label_set_text(self->info_label, err.message);
+        return;
+    }
+    g_free(self->corpus_path);
+    self->corpus_path = g_strdup(path);
     self->corpus_cancel = g_cancellable_new();
-    job->cancellable = g_object_ref(self->corpus_cancel);
-    self->corpus_job = job;
     g_autofree char *base = g_path_get_basename(path);
     g_autofree char *text = g_strdup_printf(_("Reading “%s”…"), base);
     gtk_progress_bar_set_text(self->corpus_bar, text);
     gtk_progress_bar_set_fraction(self->corpus_bar, 0);
     show_corpus_busy(self, TRUE);
     self->corpus_poll_id = g_timeout_add(100, corpus_poll_cb, self);
-    g_autoptr(GTask) task = g_task_new(self, self->corpus_cancel, corpus_done, NULL);
-    g_task_set_task_data(task, job, (GDestroyNotify)corpus_job_free);
-    g_task_run_in_thread(task, corpus_thread);
+    atn_device dev = atn_session_get_device(self->session) == ATN_DEVICE_CPU ? ATN_DEVICE_CPU : ATN_DEVICE_AUTO;
+    atn_corpus_pass_async(G_OBJECT(self), m, path, dev, add_to_stats, st, &self->corpus_permille, self->corpus_cancel,
+                          corpus_done, st);
 }
 
 gboolean atn_stats_view_get_corpus_busy(AtnStatsView *self) { return self->corpus_cancel != NULL; }
@@ -386,9 +307,9 @@ static void atn_stats_view_dispose(GObject *object) {
     if (self->corpus_cancel)
         g_cancellable_cancel(self->corpus_cancel);
     g_clear_object(&self->corpus_cancel);
-    self->corpus_job = NULL;
     g_clear_handle_id(&self->corpus_poll_id, g_source_remove);
     g_clear_pointer(&self->corpus, atn_stats_free);
+    g_clear_pointer(&self->corpus_path, g_free);
     g_clear_pointer(&self->corpus_info, g_free);
     g_clear_pointer(&self->sentence_info, g_free);
     gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_STATS_VIEW);

@@ -545,6 +545,8 @@ static void export_all_done(GObject *source, GAsyncResult *res, gpointer data) {
     g_autofree char *folder = NULL;
     int written = 0;
     int n = atn_export_all_heads_finish(res, &folder, &written, &error);
+    if (gtk_widget_in_destruction(GTK_WIDGET(self)))
+        return;   /* the window closed while the files were written */
     g_clear_object(&self->export_cancel);
     gtk_revealer_set_reveal_child(self->progress_revealer, FALSE);
     on_opening(self->session, NULL, self);   /* an open may still be going on */

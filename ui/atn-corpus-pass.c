@@ -1,0 +1,107 @@
+/* A corpus pass in a worker thread (see atn-corpus-pass.h). */
+#include "atn-corpus-pass.h"
+
+#include <errno.h>
+#include <glib/gi18n.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+typedef struct pass_job {
+    AtnModelHandle *model;
+    char *path;
+    atn_device device;
+    AtnCorpusConsume consume;
+    gpointer consume_data;
+    gint *permille;
+    GCancellable *cancellable;
+    atn_corpus_report report;
+} pass_job;
+
+static void pass_job_free(pass_job *job) {
+    g_clear_object(&job->model);
+    g_free(job->path);
+    g_clear_object(&job->cancellable);
+    g_free(job);
+}
+
+static bool pass_progress(double fraction, const char *what, void *user) {
+    pass_job *job = user;
+    g_atomic_int_set(job->permille, (gint)(fraction * 1000 + 0.5));
+    return !g_cancellable_is_cancelled(job->cancellable);
+}
+
+static atn_status pass_consume(const atn_capture *cap, void *user, atn_error *err) {
+    pass_job *job = user;
+    return job->consume(cap, job->consume_data, err);
+}
+
+static void pass_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    pass_job *job = data;
+    FILE *f = fopen(job->path, "rb");
+    if (!f) {
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, _("Cannot open “%s”: %s"), job->path,
+                                g_strerror(errno));
+        return;
+    }
+    struct stat sb;
+    double total = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) ? (double)sb.st_size : 0;
+    atn_run_options opts;
+    atn_run_options_init(&opts);
+    opts.device = job->device;
+    opts.keep_trace_inputs = false;   /* only the attention is needed */
+    opts.pinned_host = true;          /* one run for every sentence */
+    atn_error err = {0};
+    atn_status st = atn_corpus_run(atn_model_handle_get_model(job->model), f, total, &opts, pass_consume,
+                                   pass_progress, job, &job->report, &err);
+    fclose(f);
+    if (st == ATN_E_CANCELLED)
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
+    else if (st != ATN_OK)
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: %s", job->path, err.message);
+    else if (job->report.sentences == 0)
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                                _("“%s” has no sentences (no non-empty lines that are UTF-8 text)."), job->path);
+    else
+        g_task_return_boolean(task, TRUE);
+}
+
+void atn_corpus_pass_async(GObject *source, AtnModelHandle *model, const char *path, atn_device device,
+                           AtnCorpusConsume consume, gpointer consume_data, gint *permille, GCancellable *cancel,
+                           GAsyncReadyCallback callback, gpointer user_data) {
+    pass_job *job = g_new0(pass_job, 1);
+    job->model = g_object_ref(model);
+    job->path = g_strdup(path);
+    job->device = device;
+    job->consume = consume;
+    job->consume_data = consume_data;
+    job->permille = permille;
+    job->cancellable = cancel ? g_object_ref(cancel) : g_cancellable_new();
+    g_atomic_int_set(permille, 0);
+    g_autoptr(GTask) task = g_task_new(source, job->cancellable, callback, user_data);
+    g_task_set_task_data(task, job, (GDestroyNotify)pass_job_free);
+    g_task_run_in_thread(task, pass_thread);
+}
+
+gboolean atn_corpus_pass_finish(GAsyncResult *result, atn_corpus_report *report, GError **error) {
+    pass_job *job = g_task_get_task_data(G_TASK(result));
+    if (report)
+        *report = job->report;
+    return g_task_propagate_boolean(G_TASK(result), error);
+}
+
+char *atn_corpus_pass_describe(const char *path, const atn_corpus_report *r) {
+    g_autofree char *base = g_path_get_basename(path);
+    GString *info = g_string_new(NULL);
+    g_string_printf(info, ngettext("Averaged over %lld sentence of “%s”", "Averaged over %lld sentences of “%s”",
+                                   (unsigned long)r->sentences),
+                    (long long)r->sentences, base);
+    if (r->skipped)
+        g_string_append_printf(info, ngettext(" (%lld line skipped: not UTF-8 text)",
+                                              " (%lld lines skipped: not UTF-8 text)", (unsigned long)r->skipped),
+                               (long long)r->skipped);
+    if (r->truncated)
+        g_string_append_printf(info, ngettext(", %lld cut to the model's length", ", %lld cut to the model's length",
+                                              (unsigned long)r->truncated),
+                               (long long)r->truncated);
+    return g_string_free(info, FALSE);
+}
