@@ -4,6 +4,7 @@
 #include <glib/gi18n.h>
 #include <math.h>
 
+#include "atn-corpus-pass.h"
 #include "atn-figure.h"
 #include "atn-heatmap.h"
 #include "atn-labels.h"
@@ -14,6 +15,8 @@ struct _AtnSimilarityView {
     GtkDropDown *metric_drop, *scope_drop;
     GtkCheckButton *cluster_check;
     GtkSpinner *spinner;
+    GtkButton *corpus_button, *sentence_button, *corpus_cancel_button;
+    GtkProgressBar *corpus_bar;
     GtkLabel *info_label, *pair_label;
     AtnSimilarityMap *map;
     GtkStack *pair_stack;
@@ -25,12 +28,18 @@ struct _AtnSimilarityView {
     float *diff;               /* [n][n] head a - head b */
     AtnResult *pair_result;    /* the result the pair heatmaps show */
     int pair_a, pair_b;
+    char *corpus_path;         /* corpus mode: the matrix averages this file; NULL: the sentence */
+    char *corpus_error;        /* why the last corpus failed, said with the sentence's matrix */
+    gint corpus_permille;      /* the corpus pass's progress, written by its worker */
+    guint corpus_poll_id;
 };
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE(AtnSimilarityView, atn_similarity_view, GTK_TYPE_WIDGET,
                               G_IMPLEMENT_INTERFACE(ATN_TYPE_FIGURE_SOURCE, figure_source_iface_init))
+
+static void show_similarity(AtnSimilarityView *self, atn_similarity *sim, const char *covered);
 
 typedef struct sim_job {
     AtnResult *result;
@@ -87,14 +96,80 @@ static void sim_done(GObject *source, GAsyncResult *res, gpointer data) {
         gtk_label_set_text(self->info_label, error->message);
         return;
     }
-    sim_job *job = g_task_get_task_data(task);
+    show_similarity(self, sim, NULL);
+}
+
+static void recompute(AtnSimilarityView *self);
+static void mark_dirty(AtnSimilarityView *self);
+
+static void show_corpus_busy(AtnSimilarityView *self, gboolean busy) {
+    gtk_widget_set_visible(GTK_WIDGET(self->corpus_bar), busy);
+    gtk_widget_set_visible(GTK_WIDGET(self->corpus_cancel_button), busy);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->corpus_button), !busy);
+    gtk_widget_set_visible(GTK_WIDGET(self->sentence_button), self->corpus_path != NULL);
+    if (!busy)
+        g_clear_handle_id(&self->corpus_poll_id, g_source_remove);
+}
+
+static gboolean corpus_poll_cb(gpointer user_data) {
+    AtnSimilarityView *self = user_data;
+    gtk_progress_bar_set_fraction(self->corpus_bar, g_atomic_int_get(&self->corpus_permille) / 1000.0);
+    return G_SOURCE_CONTINUE;
+}
+
+static void show_similarity(AtnSimilarityView *self, atn_similarity *sim, const char *covered) {
     atn_similarity_map_set_similarity(self->map, sim);
     show_hint(self);
     g_autofree char *info = g_strdup_printf(
-        atn_metric_is_distance(job->metric) ? _("%d heads · 0 = identical, 1 = nothing in common")
+        atn_metric_is_distance(sim->metric) ? _("%d heads · 0 = identical, 1 = nothing in common")
                                             : _("%d heads · 1 = identical"),
         sim->count);
-    gtk_label_set_text(self->info_label, info);
+    g_autofree char *text = covered             ? g_strconcat(covered, " · ", info, NULL)
+                            : self->corpus_error ? g_strconcat(self->corpus_error, " · ", info, NULL)
+                                                 : g_strdup(info);
+    g_clear_pointer(&self->corpus_error, g_free);
+    gtk_label_set_text(self->info_label, text);
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->info_label), text);
+}
+
+static atn_status add_to_similarity(const atn_capture *cap, gpointer sim, atn_error *err) {
+    return atn_similarity_add(sim, cap, err);
+}
+
+static bool keep_going_sim(double fraction, const char *what, void *cancellable) {
+    return !g_cancellable_is_cancelled(cancellable);
+}
+
+static void corpus_done(GObject *source, GAsyncResult *res, gpointer data) {
+    AtnSimilarityView *self = ATN_SIMILARITY_VIEW(source);
+    atn_similarity *sim = data;
+    g_autoptr(GError) error = NULL;
+    atn_corpus_report report;
+    gboolean ok = atn_corpus_pass_finish(res, &report, &error);
+    if (g_task_get_cancellable(G_TASK(res)) != self->cancel) {   /* superseded */
+        atn_similarity_free(sim);
+        return;
+    }
+    g_clear_object(&self->cancel);
+    gtk_spinner_set_spinning(self->spinner, FALSE);
+    atn_error err = {0};
+    if (ok && atn_similarity_finish(sim, &err) != ATN_OK) {
+        g_set_error(&error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err.message);
+        ok = FALSE;
+    }
+    if (!ok) {
+        atn_similarity_free(sim);
+        g_free(self->corpus_error);
+        self->corpus_error = g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ? NULL
+                                                                                     : g_strdup(error->message);
+        g_clear_pointer(&self->corpus_path, g_free);   /* back to the sentence */
+        show_corpus_busy(self, FALSE);
+        mark_dirty(self);
+        return;
+    }
+    show_corpus_busy(self, FALSE);
+    g_autofree char *covered = atn_corpus_pass_describe(self->corpus_path, &report);
+    show_similarity(self, sim, covered);
 }
 
 static void recompute(AtnSimilarityView *self) {
@@ -107,16 +182,41 @@ static void recompute(AtnSimilarityView *self) {
         atn_similarity_map_set_similarity(self->map, NULL);
         return;
     }
+    atn_metric metric = (atn_metric)gtk_drop_down_get_selected(self->metric_drop);
+    atn_scope scope = (atn_scope)gtk_drop_down_get_selected(self->scope_drop);
+    int layer = atn_session_get_layer(self->session);
+    self->cancel = g_cancellable_new();
+    gtk_spinner_set_spinning(self->spinner, TRUE);
+    if (self->corpus_path) {
+        AtnModelHandle *m = atn_result_get_model(r);
+        atn_error err = {0};
+        atn_similarity *sim = atn_similarity_new(atn_result_get_n_layers(r), atn_result_get_n_heads(r), metric,
+                                                 scope, layer, &err);
+        if (!sim) {
+            gtk_label_set_text(self->info_label, err.message);
+            return;
+        }
+        atn_similarity_set_progress(sim, keep_going_sim, self->cancel);
+        g_autofree char *base = g_path_get_basename(self->corpus_path);
+        g_autofree char *text = g_strdup_printf(_("Reading “%s”…"), base);
+        gtk_label_set_text(self->info_label, text);
+        gtk_progress_bar_set_fraction(self->corpus_bar, 0);
+        show_corpus_busy(self, TRUE);
+        if (!self->corpus_poll_id)
+            self->corpus_poll_id = g_timeout_add(100, corpus_poll_cb, self);
+        atn_device dev = atn_session_get_device(self->session) == ATN_DEVICE_CPU ? ATN_DEVICE_CPU : ATN_DEVICE_AUTO;
+        atn_corpus_pass_async(G_OBJECT(self), m, self->corpus_path, dev, add_to_similarity, sim,
+                              &self->corpus_permille, self->cancel, corpus_done, sim);
+        return;
+    }
     sim_job *job = g_new0(sim_job, 1);
     job->result = g_object_ref(r);
-    job->metric = (atn_metric)gtk_drop_down_get_selected(self->metric_drop);
-    job->scope = (atn_scope)gtk_drop_down_get_selected(self->scope_drop);
-    job->layer = atn_session_get_layer(self->session);
-    self->cancel = g_cancellable_new();
+    job->metric = metric;
+    job->scope = scope;
+    job->layer = layer;
     g_autoptr(GTask) task = g_task_new(self, self->cancel, sim_done, NULL);
     g_task_set_task_data(task, job, (GDestroyNotify)sim_job_free);
     g_task_run_in_thread(task, sim_thread);
-    gtk_spinner_set_spinning(self->spinner, TRUE);
     gtk_label_set_text(self->info_label, _("Comparing the heads…"));
 }
 
@@ -127,7 +227,68 @@ static void mark_dirty(AtnSimilarityView *self) {
         recompute(self);
 }
 
-static void on_result(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) { mark_dirty(self); }
+/* a corpus's matrix does not depend on the sentence */
+static void on_result(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) {
+    if (!self->corpus_path)
+        mark_dirty(self);
+}
+
+void atn_similarity_view_load_corpus(AtnSimilarityView *self, const char *path) {
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (!r || !path)
+        return;
+    if (atn_model_handle_is_toy(atn_result_get_model(r))) {
+        gtk_label_set_text(self->info_label, _("A toy model reads its own tokens: a corpus needs a model with a "
+                                               "tokenizer (the demo model or a Hugging Face folder)."));
+        return;
+    }
+    g_free(self->corpus_path);
+    self->corpus_path = g_strdup(path);
+    recompute(self);
+}
+
+void atn_similarity_view_show_sentence(AtnSimilarityView *self) {
+    if (self->cancel)
+        g_cancellable_cancel(self->cancel);
+    g_clear_object(&self->cancel);
+    g_clear_pointer(&self->corpus_path, g_free);
+    show_corpus_busy(self, FALSE);
+    mark_dirty(self);
+}
+
+void atn_similarity_view_cancel(AtnSimilarityView *self) {
+    if (self->cancel)
+        g_cancellable_cancel(self->cancel);
+}
+
+const char *atn_similarity_view_get_info(AtnSimilarityView *self) { return gtk_label_get_text(self->info_label); }
+
+static void on_corpus_chosen(GtkNativeDialog *d, int response, AtnSimilarityView *self) {
+    g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file(GTK_FILE_CHOOSER(d)) : NULL;
+    g_autofree char *path = file ? g_file_get_path(file) : NULL;
+    if (path)
+        atn_similarity_view_load_corpus(self, path);
+    g_object_unref(d);
+}
+
+static void on_corpus_clicked(GtkButton *b, AtnSimilarityView *self) {
+    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+    GtkFileChooserNative *d = gtk_file_chooser_native_new(_("Corpus: a text file, one sentence per line"),
+                                                          GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL,
+                                                          GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
+    g_signal_connect(d, "response", G_CALLBACK(on_corpus_chosen), self);
+    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+}
+
+static void on_sentence_clicked(GtkButton *b, AtnSimilarityView *self) { atn_similarity_view_show_sentence(self); }
+static void on_corpus_cancel_clicked(GtkButton *b, AtnSimilarityView *self) { atn_similarity_view_cancel(self); }
+
+/* a corpus belongs to the model it was read with */
+static void on_model(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) {
+    if (self->corpus_path)
+        atn_similarity_view_show_sentence(self);
+}
 
 static void on_layer(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) {
     if (gtk_drop_down_get_selected(self->scope_drop) == ATN_SCOPE_LAYER)
@@ -207,6 +368,9 @@ static void atn_similarity_view_dispose(GObject *object) {
     gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_SIMILARITY_VIEW);
     g_clear_pointer(&self->diff, g_free);
     g_clear_object(&self->pair_result);
+    g_clear_pointer(&self->corpus_path, g_free);
+    g_clear_pointer(&self->corpus_error, g_free);
+    g_clear_handle_id(&self->corpus_poll_id, g_source_remove);
     G_OBJECT_CLASS(atn_similarity_view_parent_class)->dispose(object);
 }
 
@@ -223,6 +387,10 @@ static void atn_similarity_view_class_init(AtnSimilarityViewClass *klass) {
     BIND(scope_drop);
     BIND(cluster_check);
     BIND(spinner);
+    BIND(corpus_button);
+    BIND(sentence_button);
+    BIND(corpus_bar);
+    BIND(corpus_cancel_button);
     BIND(info_label);
     BIND(pair_label);
     BIND(map);
@@ -245,6 +413,9 @@ static void atn_similarity_view_init(AtnSimilarityView *self) {
     g_signal_connect(self->scope_drop, "notify::selected", G_CALLBACK(on_option_changed), self);
     g_signal_connect(self->cluster_check, "toggled", G_CALLBACK(on_cluster_toggled), self);
     g_signal_connect(self->map, "pair-activated", G_CALLBACK(on_pair), self);
+    g_signal_connect(self->corpus_button, "clicked", G_CALLBACK(on_corpus_clicked), self);
+    g_signal_connect(self->sentence_button, "clicked", G_CALLBACK(on_sentence_clicked), self);
+    g_signal_connect(self->corpus_cancel_button, "clicked", G_CALLBACK(on_corpus_cancel_clicked), self);
 }
 
 GtkWidget *atn_similarity_view_new(void) { return g_object_new(ATN_TYPE_SIMILARITY_VIEW, NULL); }
@@ -256,6 +427,7 @@ void atn_similarity_view_set_session(AtnSimilarityView *self, AtnSession *sessio
     if (session) {
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
         g_signal_connect(session, "notify::layer", G_CALLBACK(on_layer), self);
+        g_signal_connect(session, "notify::model", G_CALLBACK(on_model), self);
     }
     mark_dirty(self);
 }

@@ -26,4 +26,13 @@ AtnSimilarityMap *atn_similarity_view_get_map(AtnSimilarityView *self);
 /* TRUE while a computation is in flight (tests wait for it). */
 gboolean atn_similarity_view_get_busy(AtnSimilarityView *self);
 
+/* Corpus mode ("Corpus…"): the matrix averages every sentence of a text file (one per line),
+ * for the metric and scope chosen (changing them reads the file again), with a progress bar
+ * and Cancel; until "This Sentence", another model, or a cancel / failure. */
+void atn_similarity_view_load_corpus(AtnSimilarityView *self, const char *path);
+void atn_similarity_view_show_sentence(AtnSimilarityView *self);
+void atn_similarity_view_cancel(AtnSimilarityView *self);
+/* The line beside the controls (what the matrix covers). */
+const char *atn_similarity_view_get_info(AtnSimilarityView *self);
+
 G_END_DECLS
