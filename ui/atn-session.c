@@ -159,7 +159,8 @@ static void clamp_selection(AtnSession *self) {
 /* The head a newly opened model starts on: the one with the clearest pattern on the current
  * sentence (the largest mean attention to the previous token, the next token, itself, [CLS]
  * or [SEP]), so that a first look at a trained model shows structure instead of whatever
- * layer 0 head 0 does.  Toy models keep head 0: their lesson is written about it. */
+ * layer 0 head 0 does (a model with no head above 0.3, such as an untrained one, stays on
+ * layer 0 head 0).  Toy models keep head 0: their lesson is written about it. */
 static void pick_clearest_head(AtnSession *self) {
     if (atn_model_handle_is_toy(self->model))
         return;
@@ -179,7 +180,9 @@ static void pick_clearest_head(AtnSession *self) {
         }
     }
     atn_stats_free(st);
-    atn_session_select_head(self, best / cap->n_heads, best % cap->n_heads);
+    /* an untrained (random) model has no pattern to show: its first head is as good as any */
+    if (best_score >= 0.3)
+        atn_session_select_head(self, best / cap->n_heads, best % cap->n_heads);
 }
 
 static void set_result(AtnSession *self, AtnResult *r) {

@@ -817,6 +817,32 @@ static void test_opens_on_clearest_head(void) {
     g_assert_cmpint(atn_session_get_head(s), ==, 1);   /* clamped to its 2 heads, not re-chosen */
     destroy_window(win);
 
+    /* the random-weight test model: the rule's threshold decides (0.3) */
+    win = new_window();
+    s = atn_window_get_session(win);
+    atn_window_set_text(win, "the cat sat on the mat");
+    open_and_wait(win, f32_model);
+    r = atn_session_get_result(s);
+    n = atn_result_get_n_tokens(r);
+    best = 0;
+    int bl = 0, bh = 0;
+    for (int l = 0; l < atn_result_get_n_layers(r); l++)
+        for (int h = 0; h < atn_result_get_n_heads(r); h++) {
+            double v = hand_pattern_score(atn_result_get_head(r, l, h), n);
+            if (v > best + 1e-4)
+                best = v, bl = l, bh = h;
+        }
+    g_test_message("f32 model: best %.3f at L%d H%d, opened on L%d H%d", best, bl, bh, atn_session_get_layer(s),
+                   atn_session_get_head(s));
+    if (best < 0.3 - 1e-3) {
+        g_assert_cmpint(atn_session_get_layer(s), ==, 0);
+        g_assert_cmpint(atn_session_get_head(s), ==, 0);
+    } else if (best > 0.3 + 1e-3) {
+        g_assert_cmpfloat(hand_pattern_score(atn_result_get_head(r, atn_session_get_layer(s), atn_session_get_head(s)),
+                                             n), >=, best - 1e-4);
+    }
+    destroy_window(win);
+
     /* chosen before the first model arrives: kept */
     win = new_window();
     s = atn_window_get_session(win);
