@@ -12,6 +12,9 @@ struct _AtnPredictions {
 
 G_DEFINE_FINAL_TYPE(AtnPredictions, atn_predictions, GTK_TYPE_WIDGET)
 
+enum { SIGNAL_FILL, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
 static void on_row_enter(GtkEventControllerMotion *c, double x, double y, AtnPredictions *self) {
     GtkWidget *row = gtk_event_controller_get_widget(GTK_EVENT_CONTROLLER(c));
     if (self->session)
@@ -23,10 +26,15 @@ static void on_row_leave(GtkEventControllerMotion *c, AtnPredictions *self) {
         atn_session_set_hover_token(self->session, -1);
 }
 
-/* One guess: the word over a bar as long as its probability. */
-static GtkWidget *guess_widget(const atn_prediction *p, gboolean first) {
+static void on_guess_clicked(GtkButton *b, AtnPredictions *self) {
+    g_signal_emit(self, signals[SIGNAL_FILL], 0, GPOINTER_TO_INT(g_object_get_data(G_OBJECT(b), "position")),
+                  (const char *)g_object_get_data(G_OBJECT(b), "word"));
+}
+
+/* One guess: the word over a bar as long as its probability; clicking it puts the word in
+ * the sentence in place of its [MASK]. */
+static GtkWidget *guess_widget(AtnPredictions *self, int position, const atn_prediction *p, gboolean first) {
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
-    gtk_widget_add_css_class(box, "guess");
     g_autofree char *pct = g_strdup_printf("%.1f%%", 100.0 * p->prob);
     g_autofree char *esc = g_markup_escape_text(p->token, -1);
     g_autofree char *markup = g_strdup_printf(first ? "<b>%s</b>  <small>%s</small>" : "%s  <small>%s</small>", esc,
@@ -43,9 +51,17 @@ static GtkWidget *guess_widget(const atn_prediction *p, gboolean first) {
     gtk_level_bar_remove_offset_value(GTK_LEVEL_BAR(bar), GTK_LEVEL_BAR_OFFSET_FULL);
     gtk_widget_set_size_request(bar, 72, -1);
     gtk_box_append(GTK_BOX(box), bar);
-    g_autofree char *tip = g_strdup_printf(_("Token id %d · probability %.4f"), p->id, p->prob);
-    gtk_widget_set_tooltip_text(box, tip);
-    return box;
+    GtkWidget *button = gtk_button_new();
+    gtk_button_set_child(GTK_BUTTON(button), box);
+    gtk_widget_add_css_class(button, "flat");
+    gtk_widget_add_css_class(button, "guess");
+    g_autofree char *tip = g_strdup_printf(_("Token id %d · probability %.4f — click to put it in the sentence"), p->id,
+                                           p->prob);
+    gtk_widget_set_tooltip_text(button, tip);
+    g_object_set_data(G_OBJECT(button), "position", GINT_TO_POINTER(position));
+    g_object_set_data_full(G_OBJECT(button), "word", g_strdup(p->token), g_free);
+    g_signal_connect(button, "clicked", G_CALLBACK(on_guess_clicked), self);
+    return button;
 }
 
 static void refill(AtnPredictions *self) {
@@ -83,7 +99,7 @@ static void refill(AtnPredictions *self) {
         gtk_box_append(GTK_BOX(row), title);
         g_string_append_printf(self->text, "%s%d:", i ? "\n" : "", g->position);
         for (int k = 0; k < g->n; k++) {
-            gtk_box_append(GTK_BOX(row), guess_widget(&g->top[k], k == 0));
+            gtk_box_append(GTK_BOX(row), guess_widget(self, g->position, &g->top[k], k == 0));
             g_string_append_printf(self->text, "%s %s %.4f", k ? "," : "", g->top[k].token, g->top[k].prob);
         }
         GtkEventController *motion = gtk_event_controller_motion_new();
@@ -112,6 +128,9 @@ static void atn_predictions_class_init(AtnPredictionsClass *klass) {
     G_OBJECT_CLASS(klass)->dispose = atn_predictions_dispose;
     gtk_widget_class_set_layout_manager_type(GTK_WIDGET_CLASS(klass), GTK_TYPE_BIN_LAYOUT);
     gtk_widget_class_set_css_name(GTK_WIDGET_CLASS(klass), "predictions");
+    /* fill (position of the [MASK] token, the guessed word piece): a guess was clicked */
+    signals[SIGNAL_FILL] = g_signal_new("fill", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                        G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_STRING);
 }
 
 static void atn_predictions_init(AtnPredictions *self) {
@@ -130,6 +149,17 @@ void atn_predictions_set_session(AtnPredictions *self, AtnSession *session) {
     if (session)
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
     refill(self);
+}
+
+void atn_predictions_activate(AtnPredictions *self, int mask, int guess) {
+    GtkWidget *row = gtk_widget_get_first_child(self->box);
+    for (int i = 0; row && i < mask; i++)
+        row = gtk_widget_get_next_sibling(row);
+    GtkWidget *b = row ? gtk_widget_get_first_child(row) : NULL;   /* the "[MASK] 6 →" label */
+    for (int k = 0; b && k <= guess; k++)
+        b = gtk_widget_get_next_sibling(b);
+    if (b && GTK_IS_BUTTON(b))
+        on_guess_clicked(GTK_BUTTON(b), self);
 }
 
 char *atn_predictions_dup_text(AtnPredictions *self) {

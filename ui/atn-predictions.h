@@ -1,7 +1,8 @@
 /* AtnPredictions: under the sentence, the masked-LM head's guesses for every [MASK] token
  * ("[MASK] 6 → world 8.1 %, problem 4.1 % …", each with a small bar), or a line saying the
  * model has no masked-LM head.  Hidden when the text has no [MASK].  Hovering a row
- * highlights its [MASK] token in every view. */
+ * highlights its [MASK] token in every view; clicking a guess emits "fill" (the [MASK]
+ * token's position, the word piece) for the window to put it in the sentence. */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -15,6 +16,8 @@ G_DECLARE_FINAL_TYPE(AtnPredictions, atn_predictions, ATN, PREDICTIONS, GtkWidge
 
 GtkWidget *atn_predictions_new(void);
 void atn_predictions_set_session(AtnPredictions *self, AtnSession *session);
+/* Acts as a click on guess number guess (0 = likeliest) of the mask-th [MASK] (tests). */
+void atn_predictions_activate(AtnPredictions *self, int mask, int guess);
 /* What the rows say, one line per [MASK] ("6: world 0.0812, problem 0.0405, …"), or the
  * no-head message; "" when hidden (tests). */
 char *atn_predictions_dup_text(AtnPredictions *self);

@@ -307,6 +307,32 @@ static void set_example(AtnWindow *self, const char *example) {
 
 void atn_window_set_text(AtnWindow *self, const char *text) { set_example(self, text); }
 
+/* A masked-word guess was clicked: it replaces its [MASK] in the sentence (or in the second
+ * sentence of a pair); a "##" piece joins the word before it. */
+static void on_fill(AtnPredictions *p, int position, const char *word, AtnWindow *self) {
+    AtnResult *r = atn_session_get_result(self->session);
+    if (!r || position < 0 || position >= atn_result_get_n_tokens(r) || !word)
+        return;
+    const atn_encoding *enc = atn_result_get_encoding(r);
+    int segment = enc->tokens[position].segment, nth = 0;
+    for (int i = 0; i < position; i++)
+        nth += enc->tokens[i].segment == segment && enc->tokens[i].special && !strcmp(enc->tokens[i].text, "[MASK]");
+    GtkEditable *entry = GTK_EDITABLE(segment == 1 ? self->pair_entry : self->text_entry);
+    const char *text = gtk_editable_get_text(entry);
+    const char *at = strstr(text, "[MASK]");
+    for (int k = 0; at && k < nth; k++)
+        at = strstr(at + 6, "[MASK]");
+    if (!at)
+        return;   /* written some other way: leave the text alone */
+    gboolean piece = g_str_has_prefix(word, "##");
+    size_t before = (size_t)(at - text);
+    while (piece && before > 0 && text[before - 1] == ' ')
+        before--;
+    g_autofree char *head = g_strndup(text, before);
+    g_autofree char *filled = g_strconcat(head, piece ? word + 2 : word, at + 6, NULL);
+    gtk_editable_set_text(entry, filled);
+}
+
 static void example_action(GtkWidget *widget, const char *name, GVariant *param) {
     AtnWindow *self = ATN_WINDOW(widget);
     int i = g_variant_get_int32(param);
@@ -788,6 +814,7 @@ static void atn_window_init(AtnWindow *self) {
 
     atn_token_chips_set_session(self->chips, self->session);
     atn_predictions_set_session(self->predictions, self->session);
+    g_signal_connect(self->predictions, "fill", G_CALLBACK(on_fill), self);
     atn_head_view_set_session(self->head_view, self->session);
     atn_model_grid_view_set_session(self->model_view, self->session);
     atn_similarity_view_set_session(self->similarity_view, self->session);

@@ -1009,6 +1009,23 @@ static void test_mask_predictions(void) {
     g_assert_true(g_str_has_prefix(text, first));
     cJSON_Delete(root);
 
+    /* clicking a guess puts it in the sentence (the text path: the demo model's tokenizer) */
+    atn_session_set_ids(s, NULL, 0);   /* back to the text */
+    open_and_wait(win, "demo");
+    type_and_wait(win, "the cat sat on the [MASK] .");
+    r = atn_session_get_result(s);
+    g = atn_result_get_mask_guesses(r, 0);
+    g_assert_nonnull(g);
+    g_autofree char *word = g_strdup(g->top[1].token);
+    w.runs = atn_session_get_n_runs(s);
+    atn_predictions_activate(pred, 0, 1);
+    g_assert_true(wait_for(idle_with_result, &w));
+    g_autofree char *filled = g_str_has_prefix(word, "##") ? g_strdup_printf("the cat sat on the%s .", word + 2)
+                                                             : g_strdup_printf("the cat sat on the %s .", word);
+    g_assert_cmpstr(atn_session_get_text(s), ==, filled);
+    g_assert_cmpint(atn_result_get_n_masks(atn_session_get_result(s)), ==, 0);
+    g_assert_false(gtk_widget_get_visible(GTK_WIDGET(pred)));
+
     /* a model without the head says so */
     open_and_wait(win, f32_model);
     w.runs = atn_session_get_n_runs(s);
