@@ -96,6 +96,7 @@ static void refill(AtnPredictions *self) {
         GtkWidget *title = gtk_label_new(head);
         gtk_widget_add_css_class(title, "dim-label");
         gtk_widget_set_valign(title, GTK_ALIGN_START);
+        gtk_widget_set_margin_top(title, 6);   /* level with the words inside the guess buttons */
         gtk_box_append(GTK_BOX(row), title);
         g_string_append_printf(self->text, "%s%d:", i ? "\n" : "", g->position);
         for (int k = 0; k < g->n; k++) {
