@@ -12,6 +12,7 @@ struct _AtnResult {
     double elapsed_ms;
     int n_masks;
     AtnMaskGuesses *guesses;   /* [n_masks], or NULL without a masked-LM head */
+    char *gpu_failure;
 };
 
 G_DEFINE_FINAL_TYPE(AtnResult, atn_result, G_TYPE_OBJECT)
@@ -22,6 +23,7 @@ static void atn_result_finalize(GObject *object) {
     atn_encoding_free(self->enc);
     g_free(self->tokens);   /* the strings belong to enc */
     g_free(self->guesses);
+    g_free(self->gpu_failure);
     g_clear_object(&self->model);
     G_OBJECT_CLASS(atn_result_parent_class)->finalize(object);
 }
@@ -64,6 +66,13 @@ AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc
 }
 
 int atn_result_get_n_masks(AtnResult *self) { return self->n_masks; }
+
+const char *atn_result_get_gpu_failure(AtnResult *self) { return self->gpu_failure; }
+
+void atn_result_set_gpu_failure(AtnResult *self, const char *why) {
+    g_free(self->gpu_failure);
+    self->gpu_failure = g_strdup(why);
+}
 
 const AtnMaskGuesses *atn_result_get_mask_guesses(AtnResult *self, int i) {
     return self->guesses && i >= 0 && i < self->n_masks ? &self->guesses[i] : NULL;

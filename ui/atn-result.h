@@ -40,5 +40,8 @@ int atn_result_get_n_masks(AtnResult *self);            /* [MASK] tokens in the 
  * range). */
 const AtnMaskGuesses *atn_result_get_mask_guesses(AtnResult *self, int i);
 atn_device atn_result_get_device(AtnResult *self);
+/* Why the GPU failed when this run was asked of it and went to the CPU instead, or NULL. */
+const char *atn_result_get_gpu_failure(AtnResult *self);
+void atn_result_set_gpu_failure(AtnResult *self, const char *why);
 
 G_END_DECLS

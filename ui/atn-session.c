@@ -119,6 +119,14 @@ static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError *
     opts.progress = cancel_cb;
     opts.user_data = cancellable;
     st = atn_run_forward(run, enc, &opts, &err);
+    char gpu_failure[sizeof err.message] = "";
+    if (st == ATN_E_DEVICE && job->device == ATN_DEVICE_CUDA) {
+        /* the GPU failed (out of memory, a driver error ...): the CPU gives the same capture,
+           so the text and the view stay as they were */
+        g_strlcpy(gpu_failure, err.message, sizeof gpu_failure);
+        opts.device = ATN_DEVICE_CPU;
+        st = atn_run_forward(run, enc, &opts, &err);
+    }
     if (st != ATN_OK) {
         atn_run_free(run);
         atn_encoding_free(enc);
@@ -129,7 +137,10 @@ static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError *
         return NULL;
     }
     double ms = (g_get_monotonic_time() - t0) / 1000.0;
-    return atn_result_new(job->model, run, enc, ms);
+    AtnResult *r = atn_result_new(job->model, run, enc, ms);
+    if (gpu_failure[0])
+        atn_result_set_gpu_failure(r, gpu_failure);
+    return r;
 }
 
 static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
@@ -202,6 +213,19 @@ static void set_result(AtnSession *self, AtnResult *r) {
     else if (cap->nonfinite_layer >= 0)
         self->run_notice = g_strdup_printf(_("Layer %d produced NaN or infinite values; its attention may be "
                                              "meaningless."), cap->nonfinite_layer);
+    const char *gpu_failure = atn_result_get_gpu_failure(r);
+    if (gpu_failure) {
+        /* from now on the CPU: the switch shows it, and the GPU stays off with the reason */
+        g_free(self->run_notice);
+        self->run_notice = g_strdup_printf(_("The GPU failed (%s); the model ran on the CPU instead, and will "
+                                             "from now on."), gpu_failure);
+        self->device = ATN_DEVICE_CPU;
+        self->gpu_available = FALSE;
+        g_free(self->gpu_reason);
+        self->gpu_reason = g_strdup(gpu_failure);
+        g_object_notify_by_pspec(G_OBJECT(self), props[PROP_DEVICE]);
+        g_object_notify_by_pspec(G_OBJECT(self), props[PROP_GPU_AVAILABLE]);
+    }
     clamp_selection(self);
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_RESULT]);
 }

@@ -27,6 +27,7 @@ struct _AtnWindow {
     GtkHeaderBar *header;
     GtkMenuButton *model_button;
     GtkToggleButton *cpu_button, *gpu_button;
+    gboolean syncing_device;      /* the switch follows the session, not the user */
     GtkSpinner *spinner;
     GtkInfoBar *error_bar, *notice_bar;
     GtkLabel *error_label, *notice_label;
@@ -270,8 +271,18 @@ static void on_gpu_available(AtnSession *s, GParamSpec *p, AtnWindow *self) {
         gtk_toggle_button_set_active(self->gpu_button, TRUE);
 }
 
+/* the session went back to the CPU by itself (a GPU failure) */
+static void on_device(AtnSession *s, GParamSpec *p, AtnWindow *self) {
+    gboolean gpu = atn_session_get_device(self->session) != ATN_DEVICE_CPU;
+    if (gtk_toggle_button_get_active(self->gpu_button) == gpu)
+        return;
+    self->syncing_device = TRUE;   /* not the user's choice: the saved preference stays */
+    gtk_toggle_button_set_active(gpu ? self->gpu_button : self->cpu_button, TRUE);
+    self->syncing_device = FALSE;
+}
+
 static void on_device_toggled(GtkToggleButton *b, AtnWindow *self) {
-    if (!gtk_toggle_button_get_active(b))
+    if (!gtk_toggle_button_get_active(b) || self->syncing_device)
         return;
     gboolean gpu = b == self->gpu_button;
     atn_session_set_device(self->session, gpu ? ATN_DEVICE_CUDA : ATN_DEVICE_CPU);
@@ -832,6 +843,7 @@ static void atn_window_init(AtnWindow *self) {
     g_signal_connect(self->session, "notify::result", G_CALLBACK(on_result), self);
     g_signal_connect(self->session, "notify::busy", G_CALLBACK(on_busy), self);
     g_signal_connect(self->session, "notify::gpu-available", G_CALLBACK(on_gpu_available), self);
+    g_signal_connect(self->session, "notify::device", G_CALLBACK(on_device), self);
     g_signal_connect(self->prefs, "notify::colormap", G_CALLBACK(on_prefs_changed), self);
     g_signal_connect(self->prefs, "notify::font-scale", G_CALLBACK(on_prefs_changed), self);
     g_signal_connect(self->error_bar, "response", G_CALLBACK(on_bar_response), self);

@@ -1036,6 +1036,35 @@ static void test_mask_predictions(void) {
     destroy_window(win);
 }
 
+/* The GPU fails while the window is open (run with the CUDA stand-in and 1 KB of its
+ * "memory", see tests/cuda/meson.build): the run goes to the CPU, the device switch goes
+ * back to CPU and is greyed out with the reason, a notice says so, the text and the selected
+ * head stay. */
+static void test_gpu_fallback(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    atn_session_select_head(s, 1, 2);
+    model_wait w = {win, NULL, atn_session_get_n_runs(s)};
+    atn_session_set_device(s, ATN_DEVICE_CUDA);   /* as the GPU button does */
+    g_assert_true(wait_for(idle_with_result, &w));
+    AtnResult *r = atn_session_get_result(s);
+    g_test_message("gpu failure: %s", atn_result_get_gpu_failure(r));
+    g_assert_nonnull(atn_result_get_gpu_failure(r));
+    g_assert_cmpint(atn_result_get_device(r), ==, ATN_DEVICE_CPU);
+    g_assert_cmpint(atn_session_get_device(s), ==, ATN_DEVICE_CPU);
+    g_assert_false(atn_session_get_gpu_available(s));
+    g_assert_nonnull(atn_window_get_notice(win));
+    g_assert_nonnull(strstr(atn_window_get_notice(win), "GPU"));
+    g_assert_null(atn_window_get_error(win));
+    g_assert_cmpstr(atn_session_get_text(s), ==, "the cat sat on the mat");
+    g_assert_cmpint(atn_result_get_n_tokens(r), ==, engine_token_count(f32_model, "the cat sat on the mat"));
+    g_assert_cmpint(atn_session_get_layer(s), ==, 1);
+    g_assert_cmpint(atn_session_get_head(s), ==, 2);
+    destroy_window(win);
+}
+
 /* LANGUAGE=zh_CN: the Chinese interface. */
 static void test_chinese(void) {
     AtnWindow *win = new_window();
@@ -1081,10 +1110,13 @@ static void test_chinese(void) {
 }
 
 int main(int argc, char **argv) {
-    gboolean zh = FALSE;
-    for (int i = 1; i < argc; i++)
+    gboolean zh = FALSE, gpu = FALSE;
+    for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--zh"))
             zh = TRUE, argv[i] = (char *)"--tap";
+        else if (!strcmp(argv[i], "--gpu-fallback"))
+            gpu = TRUE, argv[i] = (char *)"--tap";
+    }
     atn_gui_init_i18n();
     g_test_init(&argc, &argv, NULL);
     if (!gtk_init_check()) {
@@ -1096,6 +1128,8 @@ int main(int argc, char **argv) {
     f32_model = g_build_filename(src ? src : ".", "tests", "hf", "models", "f32", NULL);
     if (zh) {
         g_test_add_func("/ui/chinese", test_chinese);
+    } else if (gpu) {
+        g_test_add_func("/ui/gpu-fallback", test_gpu_fallback);
     } else {
         g_test_add_func("/ui/open-switch-type", test_open_switch_type);
         g_test_add_func("/ui/layer-head-redraw", test_layer_head_redraw);
