@@ -54,7 +54,13 @@ void atn_gui_load_css(void) {
     gtk_icon_theme_add_resource_path(gtk_icon_theme_get_for_display(display), "/io/github/attnscope/Attnscope/icons");
 }
 
-static void quit_activated(GSimpleAction *a, GVariant *p, gpointer app) { g_application_quit(G_APPLICATION(app)); }
+/* Closes the windows the way their close buttons do, so a window with unsaved toy-model
+ * edits can ask first; the application ends with its last window. */
+static void quit_activated(GSimpleAction *a, GVariant *p, gpointer app) {
+    g_autoptr(GList) windows = g_list_copy(gtk_application_get_windows(GTK_APPLICATION(app)));
+    for (GList *l = windows; l; l = l->next)
+        gtk_window_close(GTK_WINDOW(l->data));
+}
 
 static void preferences_activated(GSimpleAction *a, GVariant *p, gpointer app) {
     GtkWindow *win = gtk_application_get_active_window(GTK_APPLICATION(app));

@@ -8,6 +8,7 @@ struct _AtnModelHandle {
     atn_model *model;
     char *source;
     guint generation;
+    guint saved_generation;   /* the generation last written to a file (0: as opened) */
     gboolean fallback;
 };
 
@@ -55,6 +56,22 @@ float atn_model_handle_toy_get(AtnModelHandle *self, atn_toy_matrix which, int l
     if (atn_model_toy_get(self->model, which, layer, row, col, &v, NULL) != ATN_OK)
         return 0;
     return v;
+}
+
+gboolean atn_model_handle_get_modified(AtnModelHandle *self) { return self->generation != self->saved_generation; }
+
+gboolean atn_model_handle_save_toy(AtnModelHandle *self, const char *path, GError **error) {
+    atn_error err = {0};
+    if (!atn_model_handle_is_toy(self)) {
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "only toy models can be saved");
+        return FALSE;
+    }
+    if (atn_model_toy_save_json(self->model, path, &err) != ATN_OK) {
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_FAILED, err.message);
+        return FALSE;
+    }
+    self->saved_generation = self->generation;
+    return TRUE;
 }
 
 gboolean atn_model_handle_get_fallback(AtnModelHandle *self) { return self->fallback; }

@@ -28,5 +28,9 @@ guint atn_model_handle_get_generation(AtnModelHandle *self);
 gboolean atn_model_handle_toy_set(AtnModelHandle *self, atn_toy_matrix which, int layer, int row, int col,
                                   float value, GError **error);
 float atn_model_handle_toy_get(AtnModelHandle *self, atn_toy_matrix which, int layer, int row, int col);
+/* TRUE when a toy model has edits not yet saved to a file. */
+gboolean atn_model_handle_get_modified(AtnModelHandle *self);
+/* Writes a toy model as JSON (temporary file + rename); clears "modified". */
+gboolean atn_model_handle_save_toy(AtnModelHandle *self, const char *path, GError **error);
 
 G_END_DECLS

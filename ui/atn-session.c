@@ -29,6 +29,10 @@ struct _AtnSession {
     GCancellable *run_cancel;   /* the run in flight, or NULL */
     gboolean run_pending;       /* a newer request waits for the cancelled run to stop */
 
+    /* toy models with unsaved edits that are not shown now, by source: opening the same
+       source again brings the edited model back instead of the file's */
+    GHashTable *edited_toys;
+
     /* opening */
     GCancellable *open_cancel;
     char *opening;
@@ -392,6 +396,25 @@ static void set_opening(AtnSession *self, const char *source) {
         g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);
 }
 
+/* Shows model from now on: the run in flight is stale, the next result picks the clearest
+ * head, and a toy model left with unsaved edits is kept for when it is opened again. */
+static void use_model(AtnSession *self, AtnModelHandle *model) {
+    if (self->run_cancel) {
+        g_cancellable_cancel(self->run_cancel);
+        self->run_pending = TRUE;
+    }
+    if (self->model && model != self->model) {
+        self->pick_clearest = TRUE;   /* the first model keeps a head chosen at start-up */
+        if (atn_model_handle_get_modified(self->model))
+            g_hash_table_replace(self->edited_toys, g_strdup(atn_model_handle_get_source(self->model)),
+                                 g_object_ref(self->model));
+    }
+    g_set_object(&self->model, model);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_MODEL]);
+    if (!self->run_pending)
+        start_run(self);
+}
+
 static void open_done(GObject *source, GAsyncResult *res, gpointer user_data) {
     AtnSession *self = ATN_SESSION(source);
     GTask *task = G_TASK(res);
@@ -421,14 +444,7 @@ static void open_done(GObject *source, GAsyncResult *res, gpointer user_data) {
                                                job->sources[0], job->first_error, job->sources[job->opened]);
         g_signal_emit(self, signals[SIGNAL_NOTICE], 0, msg);
     }
-    if (self->run_cancel) {
-        g_cancellable_cancel(self->run_cancel);
-        self->run_pending = TRUE;
-    }
-    g_set_object(&self->model, m);
-    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_MODEL]);
-    if (!self->run_pending)
-        start_run(self);
+    use_model(self, m);
 }
 
 static void open_sources(AtnSession *self, char **sources, gboolean quiet) {
@@ -458,6 +474,13 @@ void atn_session_cancel_open(AtnSession *self) {
 
 void atn_session_open_model(AtnSession *self, const char *source) {
     g_return_if_fail(ATN_IS_SESSION(self) && source);
+    AtnModelHandle *edited = g_hash_table_lookup(self->edited_toys, source);
+    if (edited) {
+        g_autoptr(AtnModelHandle) m = g_object_ref(edited);
+        g_hash_table_remove(self->edited_toys, source);
+        atn_session_set_model(self, m);
+        return;
+    }
     char **v = g_new0(char *, 2);
     v[0] = g_strdup(source);
     open_sources(self, v, FALSE);
@@ -468,16 +491,7 @@ void atn_session_set_model(AtnSession *self, AtnModelHandle *model) {
         g_cancellable_cancel(self->open_cancel);
     g_clear_object(&self->open_cancel);
     set_opening(self, NULL);
-    if (self->run_cancel) {
-        g_cancellable_cancel(self->run_cancel);
-        self->run_pending = TRUE;
-    }
-    if (self->model && model != self->model)
-        self->pick_clearest = TRUE;   /* the first model keeps a head chosen at start-up */
-    g_set_object(&self->model, model);
-    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_MODEL]);
-    if (!self->run_pending)
-        start_run(self);
+    use_model(self, model);
 }
 
 void atn_session_open_default(AtnSession *self, const char *preferred) {
@@ -548,6 +562,7 @@ static void atn_session_dispose(GObject *object) {
     g_clear_object(&self->open_cancel);
     g_clear_object(&self->result);
     g_clear_object(&self->model);
+    g_clear_pointer(&self->edited_toys, g_hash_table_unref);
     G_OBJECT_CLASS(atn_session_parent_class)->dispose(object);
 }
 
@@ -623,7 +638,21 @@ static void atn_session_class_init(AtnSessionClass *klass) {
                                           G_TYPE_NONE, 1, G_TYPE_STRING);
 }
 
+GPtrArray *atn_session_dup_unsaved_toys(AtnSession *self) {
+    GPtrArray *v = g_ptr_array_new_with_free_func(g_object_unref);
+    if (self->model && atn_model_handle_get_modified(self->model))
+        g_ptr_array_add(v, g_object_ref(self->model));
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, self->edited_toys);
+    while (g_hash_table_iter_next(&it, NULL, &value))
+        if (atn_model_handle_get_modified(value))
+            g_ptr_array_add(v, g_object_ref(value));
+    return v;
+}
+
 static void atn_session_init(AtnSession *self) {
+    self->edited_toys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_object_unref);
     self->hover_token = -1;
     self->pick_clearest = TRUE;
     self->debounce_ms = 60;

@@ -29,6 +29,9 @@ AtnSession *atn_session_new(void);
 /* Opens a model (built-in name, toy JSON or Hugging Face folder) in a worker thread.  On
  * failure "error" is emitted and the current model stays. */
 void atn_session_open_model(AtnSession *self, const char *source);
+/* Toy models with edits not saved to a file: the one shown and those switched away from
+ * (opening the same source again brings those back, edits and all).  A new array of refs. */
+GPtrArray *atn_session_dup_unsaved_toys(AtnSession *self);
 /* Opens the first of preferred, "demo", "worked-example" that opens. */
 void atn_session_open_default(AtnSession *self, const char *preferred);
 /* Uses a model opened elsewhere (benchmarks); runs it. */

@@ -27,6 +27,8 @@ struct _AtnWindow {
     GtkHeaderBar *header;
     GtkMenuButton *model_button;
     GtkToggleButton *cpu_button, *gpu_button;
+    GtkWidget *close_prompt;      /* "Save the changes …?" while it is shown */
+    gboolean closing_anyway;      /* the user chose to close without saving */
     gboolean syncing_device;      /* the switch follows the session, not the user */
     GtkSpinner *spinner;
     GtkInfoBar *error_bar, *notice_bar;
@@ -149,6 +151,7 @@ static void on_model(AtnSession *s, GParamSpec *p, AtnWindow *self) {
         /* GTK warns when a focused entry is disabled */
         gtk_widget_grab_focus(GTK_WIDGET(atn_head_view_get_heatmap(self->head_view)));
     gtk_widget_set_visible(GTK_WIDGET(self->toy_label), toy);
+    gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.save-toy", toy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->text_entry), !toy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->pair_toggle), !toy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->pair_entry), !toy);
@@ -423,6 +426,109 @@ static void on_head_activated(GtkWidget *view, int layer, int head, AtnWindow *s
     atn_session_select_head(self->session, layer, head);
     atn_window_show_view(self, "head");
 }
+
+/* ---- toy models: saving, and not losing edits at close ------------------------------------- */
+
+gboolean atn_window_save_toy_to(AtnWindow *self, const char *path, GError **error) {
+    AtnModelHandle *m = atn_session_get_model(self->session);
+    if (!m || !atn_model_handle_is_toy(m)) {
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _("Only toy models can be saved."));
+        return FALSE;
+    }
+    return atn_model_handle_save_toy(m, path, error);
+}
+
+typedef struct save_toy {
+    AtnWindow *window;
+    AtnModelHandle *model;
+    gboolean then_close;   /* the close prompt asked for it: close once saved */
+} save_toy;
+
+static void on_save_toy_response(GtkNativeDialog *d, int response, save_toy *st) {
+    AtnWindow *self = st->window;
+    g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file(GTK_FILE_CHOOSER(d)) : NULL;
+    g_autofree char *path = file ? g_file_get_path(file) : NULL;
+    if (path && !g_str_has_suffix(path, ".json")) {
+        char *with = g_strconcat(path, ".json", NULL);
+        g_free(path);
+        path = with;
+    }
+    g_autoptr(GError) error = NULL;
+    if (path && !atn_model_handle_save_toy(st->model, path, &error)) {
+        show_error(self, error->message);
+    } else if (path) {
+        g_autofree char *msg = g_strdup_printf(_("Saved %s"), path);
+        gtk_label_set_text(self->status_label, msg);
+        if (st->then_close)
+            gtk_window_close(GTK_WINDOW(self));   /* asks again if another toy model is unsaved */
+    }
+    g_object_unref(st->model);
+    g_object_unref(st->window);
+    g_free(st);
+    g_object_unref(d);
+}
+
+static void save_toy_dialog(AtnWindow *self, AtnModelHandle *m, gboolean then_close) {
+    save_toy *st = g_new0(save_toy, 1);
+    st->window = g_object_ref(self);
+    st->model = g_object_ref(m);
+    st->then_close = then_close;
+    GtkFileChooserNative *d = gtk_file_chooser_native_new(_("Save Toy Model"), GTK_WINDOW(self),
+                                                          GTK_FILE_CHOOSER_ACTION_SAVE, _("_Save"), _("_Cancel"));
+    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
+    g_autofree char *name = g_strdup_printf("%s.json", atn_model_handle_get_name(m));
+    gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), name);
+    g_signal_connect(d, "response", G_CALLBACK(on_save_toy_response), st);
+    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+}
+
+static void save_toy_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    AtnModelHandle *m = atn_session_get_model(self->session);
+    if (m && atn_model_handle_is_toy(m))
+        save_toy_dialog(self, m, FALSE);
+}
+
+enum { CLOSE_DISCARD = 1, CLOSE_SAVE = 2 };
+
+static void on_close_prompt_response(GtkDialog *d, int response, AtnWindow *self) {
+    g_autoptr(GPtrArray) unsaved = atn_session_dup_unsaved_toys(self->session);
+    gtk_window_destroy(GTK_WINDOW(d));
+    self->close_prompt = NULL;
+    if (response == CLOSE_DISCARD) {
+        self->closing_anyway = TRUE;
+        gtk_window_close(GTK_WINDOW(self));
+    } else if (response == CLOSE_SAVE && unsaved->len > 0) {
+        save_toy_dialog(self, g_ptr_array_index(unsaved, 0), TRUE);
+    }
+}
+
+/* Closing with toy-model edits that are in no file: ask first. */
+static gboolean on_close_request(GtkWindow *window, gpointer data) {
+    AtnWindow *self = ATN_WINDOW(window);
+    if (self->closing_anyway || !self->session)
+        return FALSE;
+    g_autoptr(GPtrArray) unsaved = atn_session_dup_unsaved_toys(self->session);
+    if (unsaved->len == 0)
+        return FALSE;
+    if (self->close_prompt)
+        return TRUE;
+    const char *name = atn_model_handle_get_name(g_ptr_array_index(unsaved, 0));
+    GtkWidget *d = gtk_message_dialog_new(window, GTK_DIALOG_MODAL | GTK_DIALOG_DESTROY_WITH_PARENT,
+                                          GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
+                                          _("Save the changes to the toy model “%s”?"), name);
+    gtk_message_dialog_format_secondary_text(GTK_MESSAGE_DIALOG(d),
+                                             _("You changed its numbers in the Trace view; they are in no file yet."));
+    gtk_dialog_add_buttons(GTK_DIALOG(d), _("Close _Without Saving"), CLOSE_DISCARD, _("_Cancel"),
+                           GTK_RESPONSE_CANCEL, _("_Save As…"), CLOSE_SAVE, NULL);
+    gtk_dialog_set_default_response(GTK_DIALOG(d), CLOSE_SAVE);
+    g_signal_connect(d, "response", G_CALLBACK(on_close_prompt_response), self);
+    self->close_prompt = d;
+    gtk_window_present(GTK_WINDOW(d));
+    return TRUE;   /* not yet */
+}
+
+GtkWidget *atn_window_get_close_prompt(AtnWindow *self) { return self->close_prompt; }
 
 /* ---- views ---------------------------------------------------------------------------------------- */
 
@@ -776,6 +882,7 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     gtk_widget_class_install_action(wc, "win.example", "i", example_action);
     gtk_widget_class_install_action(wc, "win.view", "s", view_action);
     gtk_widget_class_install_action(wc, "win.export", NULL, export_action);
+    gtk_widget_class_install_action(wc, "win.save-toy", NULL, save_toy_action);
     gtk_widget_class_install_action(wc, "win.export-all-heads", NULL, export_all_action);
     gtk_widget_class_install_action(wc, "win.copy-figure", NULL, copy_figure_action);
     gtk_widget_class_install_action(wc, "win.export-trace", NULL, export_trace_action);
@@ -844,6 +951,7 @@ static void atn_window_init(AtnWindow *self) {
     g_signal_connect(self->session, "notify::busy", G_CALLBACK(on_busy), self);
     g_signal_connect(self->session, "notify::gpu-available", G_CALLBACK(on_gpu_available), self);
     g_signal_connect(self->session, "notify::device", G_CALLBACK(on_device), self);
+    g_signal_connect(self, "close-request", G_CALLBACK(on_close_request), NULL);
     g_signal_connect(self->prefs, "notify::colormap", G_CALLBACK(on_prefs_changed), self);
     g_signal_connect(self->prefs, "notify::font-scale", G_CALLBACK(on_prefs_changed), self);
     g_signal_connect(self->error_bar, "response", G_CALLBACK(on_bar_response), self);

@@ -23,6 +23,10 @@ const char *atn_window_get_view(AtnWindow *self);
 GtkWidget *atn_window_get_view_widget(AtnWindow *self, const char *name);
 /* The sentence entry's text (what typing sets). */
 void atn_window_set_text(AtnWindow *self, const char *text);
+/* Saves the toy model shown as JSON (no dialog; tests, scripts). */
+gboolean atn_window_save_toy_to(AtnWindow *self, const char *path, GError **error);
+/* The "Save the changes …?" dialog a close with unsaved toy-model edits shows, or NULL. */
+GtkWidget *atn_window_get_close_prompt(AtnWindow *self);
 /* Exports every head's heatmap into folder (no dialog; tests, scripts) as the menu's
  * "Export Every Head…" does: in a worker, with the progress bar and Cancel. */
 void atn_window_export_all_heads_to(AtnWindow *self, const char *folder, const char *format, double scale);

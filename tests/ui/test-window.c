@@ -1065,6 +1065,54 @@ static void test_gpu_fallback(void) {
     destroy_window(win);
 }
 
+/* Edits to a toy model are never lost: switching models and back keeps them; closing the
+ * window with edits in no file asks first; saved, the file holds them. */
+static void test_toy_edits_kept(void) {
+    AtnWindow *win = new_window();
+    g_object_add_weak_pointer(G_OBJECT(win), (gpointer *)&win);
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, "worked-example");
+    AtnModelHandle *m = atn_session_get_model(s);
+    g_assert_false(atn_model_handle_get_modified(m));
+    g_assert_cmpfloat(atn_model_handle_toy_get(m, ATN_TOY_X, 0, 0, 0), !=, 1.5f);
+    g_assert_true(atn_model_handle_toy_set(m, ATN_TOY_X, 0, 0, 0, 1.5f, NULL));
+    g_assert_true(atn_model_handle_get_modified(m));
+    open_and_wait(win, f32_model);
+    g_autoptr(GPtrArray) unsaved = atn_session_dup_unsaved_toys(s);
+    g_assert_cmpuint(unsaved->len, ==, 1);
+    open_and_wait(win, "worked-example");
+    g_assert_true(atn_session_get_model(s) == m);
+    g_assert_cmpfloat(atn_model_handle_toy_get(m, ATN_TOY_X, 0, 0, 0), ==, 1.5f);
+
+    /* closing asks */
+    gtk_window_close(GTK_WINDOW(win));
+    settle(50);
+    g_assert_nonnull(win);
+    GtkWidget *prompt = atn_window_get_close_prompt(win);
+    g_assert_nonnull(prompt);
+    /* saved (as the prompt's Save As… would), then closed: nothing left unsaved */
+    g_autofree char *dir = g_dir_make_tmp("atn-toy-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "edited.json", NULL);
+    g_autoptr(GError) error = NULL;
+    g_assert_true(atn_window_save_toy_to(win, path, &error));
+    g_assert_false(atn_model_handle_get_modified(m));
+    atn_error err = {0};
+    atn_model *back = atn_model_open_toy_json(path, &err);
+    g_assert_nonnull(back);
+    float v = 0;
+    g_assert_cmpint(atn_model_toy_get(back, ATN_TOY_X, 0, 0, 0, &v, &err), ==, ATN_OK);
+    g_assert_cmpfloat(v, ==, 1.5f);
+    atn_model_free(back);
+    gtk_dialog_response(GTK_DIALOG(prompt), GTK_RESPONSE_CANCEL);
+    settle(20);
+    g_assert_nonnull(win);   /* cancelled: still open */
+    gtk_window_close(GTK_WINDOW(win));   /* nothing unsaved now: closes */
+    settle(50);
+    g_assert_null(win);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+
 /* LANGUAGE=zh_CN: the Chinese interface. */
 static void test_chinese(void) {
     AtnWindow *win = new_window();
@@ -1150,6 +1198,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/mask-predictions", test_mask_predictions);
         g_test_add_func("/ui/cancel-open", test_cancel_open);
         g_test_add_func("/ui/typing-starts-at-once", test_typing_starts_at_once);
+        g_test_add_func("/ui/toy-edits-kept", test_toy_edits_kept);
         g_test_add_func("/ui/export-all-heads", test_export_all_heads);
     }
     return g_test_run();
