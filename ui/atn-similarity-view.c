@@ -342,7 +342,14 @@ void atn_similarity_view_compare(AtnSimilarityView *self, int a, int b) {
     self->pair_b = b;
     g_autofree char *label = g_strdup_printf(_("%s and %s: %s %.4f"), la, lb, atn_label_metric(sim->metric),
                                              sim->values[(size_t)a * sim->count + b]);
-    gtk_label_set_text(self->pair_label, label);
+    if (sim->n_sentences > 1) {
+        /* Translators: after "H7 and H5: Jensen-Shannon distance 0.5924" in corpus mode */
+        g_autofree char *more = g_strdup_printf(_("%s (the mean over %lld sentences; the maps below are the "
+                                                  "sentence above)"), label, (long long)sim->n_sentences);
+        gtk_label_set_text(self->pair_label, more);
+    } else {
+        gtk_label_set_text(self->pair_label, label);
+    }
     gtk_stack_set_visible_child_name(self->pair_stack, "pair");
     atn_similarity_map_set_highlight(self->map, a, b);
 }
