@@ -251,6 +251,7 @@ static void atn_heatmap_class_init(AtnHeatmapClass *klass) {
     widget_class->size_allocate = atn_heatmap_size_allocate;
     widget_class->css_changed = atn_heatmap_css_changed;
     gtk_widget_class_set_css_name(widget_class, "heatmap");
+    gtk_widget_class_set_accessible_role(widget_class, GTK_ACCESSIBLE_ROLE_IMG);   /* a figure for screen readers */
     /* The pointer moved to another cell (-1, -1 when it left the matrix). */
     signals[SIGNAL_CELL_HOVERED] = g_signal_new("cell-hovered", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
                                                 NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
@@ -337,7 +338,10 @@ static void replace_string(AtnHeatmap *self, char **field, const char *value) {
     invalidate_figure(self);
 }
 
-void atn_heatmap_set_title(AtnHeatmap *self, const char *title) { replace_string(self, &self->title, title); }
+void atn_heatmap_set_title(AtnHeatmap *self, const char *title) {
+    replace_string(self, &self->title, title);
+    gtk_accessible_update_property(GTK_ACCESSIBLE(self), GTK_ACCESSIBLE_PROPERTY_LABEL, title ? title : "", -1);
+}
 
 void atn_heatmap_set_axes(AtnHeatmap *self, const char *row_axis, const char *col_axis, const char *colorbar_label) {
     replace_string(self, &self->row_axis, row_axis);

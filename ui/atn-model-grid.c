@@ -207,11 +207,13 @@ static void atn_model_grid_class_init(AtnModelGridClass *klass) {
     wc->measure = atn_model_grid_measure;
     wc->css_changed = atn_model_grid_css_changed;
     gtk_widget_class_set_css_name(wc, "modelgrid");
+    gtk_widget_class_set_accessible_role(wc, GTK_ACCESSIBLE_ROLE_IMG);   /* a figure for screen readers */
     signals[SIGNAL_HEAD_ACTIVATED] = g_signal_new("head-activated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
                                                   NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
 }
 
 static void atn_model_grid_init(AtnModelGrid *self) {
+    gtk_accessible_update_property(GTK_ACCESSIBLE(self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Every layer and head of the model as small heatmaps"), -1);
     self->font_scale = 1.0;
     self->sel_layer = self->sel_head = self->hover_layer = self->hover_head = -1;
     gtk_widget_set_hexpand(GTK_WIDGET(self), TRUE);

@@ -135,11 +135,13 @@ static void atn_similarity_map_class_init(AtnSimilarityMapClass *klass) {
     wc->measure = atn_similarity_map_measure;
     wc->css_changed = atn_similarity_map_css_changed;
     gtk_widget_class_set_css_name(wc, "similaritymap");
+    gtk_widget_class_set_accessible_role(wc, GTK_ACCESSIBLE_ROLE_IMG);   /* a figure for screen readers */
     signals[SIGNAL_PAIR_ACTIVATED] = g_signal_new("pair-activated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
                                                   NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
 }
 
 static void atn_similarity_map_init(AtnSimilarityMap *self) {
+    gtk_accessible_update_property(GTK_ACCESSIBLE(self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("How alike the heads attend: a head-by-head matrix"), -1);
     self->clustered = TRUE;
     self->font_scale = 1.0;
     self->hl_a = self->hl_b = -1;

@@ -243,9 +243,11 @@ static void atn_token_lines_class_init(AtnTokenLinesClass *klass) {
     widget_class->measure = atn_token_lines_measure;
     widget_class->css_changed = atn_token_lines_css_changed;
     gtk_widget_class_set_css_name(widget_class, "tokenlines");
+    gtk_widget_class_set_accessible_role(widget_class, GTK_ACCESSIBLE_ROLE_IMG);   /* a figure for screen readers */
 }
 
 static void atn_token_lines_init(AtnTokenLines *self) {
+    gtk_accessible_update_property(GTK_ACCESSIBLE(self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("The attention as lines from each token to the tokens it looks at"), -1);
     self->font_scale = 1.0;
     gtk_widget_set_vexpand(GTK_WIDGET(self), TRUE);
     GtkEventController *motion = gtk_event_controller_motion_new();
