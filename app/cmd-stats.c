@@ -146,15 +146,17 @@ static atn_status stats_consume(const atn_capture *cap, void *user, atn_error *e
 }
 
 static void stats_write(FILE *f, const atn_stats *st, const char *format, const atn_model *model) {
-    int json = !strcmp(format, "json"), csv = !strcmp(format, "csv");
+    int json = !strcmp(format, "json");
+    if (!strcmp(format, "csv")) {
+        atn_stats_write_csv(st, f, NULL);   /* a write error shows when the file is closed */
+        return;
+    }
     if (json) {
         fputs("{\n  \"model\": ", f);
         cli_json_string(f, atn_model_name(model));
         fprintf(f, ",\n  \"sentences\": %lld,\n  \"tokens\": %lld,\n  \"layers\": %d,\n  \"heads_per_layer\": %d,\n"
                    "  \"entropy_unit\": \"bits\",\n  \"heads\": [",
                 (long long)st->n_sentences, (long long)st->n_tokens, st->n_layers, st->n_heads);
-    } else if (csv) {
-        fputs("layer,head,entropy,entropy_norm,cls,sep,punct,self,prev,next,local,same_segment,distance,pattern\n", f);
     } else {
         fprintf(f, "%lld sentence%s, %lld tokens; entropy in bits, the rest mean attention weights; distance in "
                    "tokens\n", (long long)st->n_sentences, st->n_sentences == 1 ? "" : "s", (long long)st->n_tokens);
@@ -178,10 +180,6 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
                 fputs(", \"pattern\": ", f);
                 cli_json_string(f, atn_pattern_name(s->pattern));
                 fputc('}', f);
-            } else if (csv) {
-                fprintf(f, "%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,\"%s\"\n", l, h, s->entropy,
-                        s->entropy_norm, s->cls, s->sep, s->punct, s->self, s->prev, s->next, s->local,
-                        s->same_segment, s->distance, atn_pattern_name(s->pattern));
             } else {
                 fprintf(f, "%5d %4d %7.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %8.4f  %s\n", l, h,
                         s->entropy, s->entropy_norm, s->cls, s->sep, s->punct, s->self, s->prev, s->next, s->local,

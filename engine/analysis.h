@@ -10,6 +10,8 @@
 
 #include "attnscope.h"
 
+#include <stdio.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -146,6 +148,11 @@ atn_stats *atn_stats_new(int32_t n_layers, int32_t n_heads, atn_error *err);
 atn_status atn_stats_add(atn_stats *st, const atn_capture *cap, atn_error *err);
 atn_status atn_stats_finish(atn_stats *st, atn_error *err);
 void atn_stats_free(atn_stats *st);
+
+/* The table as CSV: a header line, then one line per head, layer-major
+ * (layer,head,entropy,entropy_norm,cls,sep,punct,self,prev,next,local,same_segment,distance,
+ * pattern; numbers with 9 significant digits).  The command line's --format csv. */
+atn_status atn_stats_write_csv(const atn_stats *st, FILE *f, atn_error *err);
 
 /* The label for a set of numbers (the thresholds are in head-stats.c). */
 atn_pattern atn_pattern_classify(const atn_head_stats *s, bool has_pairs);

@@ -277,3 +277,19 @@ atn_status atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error 
     *out = st;
     return ATN_OK;
 }
+
+atn_status atn_stats_write_csv(const atn_stats *st, FILE *f, atn_error *err) {
+    if (!st || !f)
+        return atn_error_set(err, ATN_E_INVALID, "statistics: nothing to write");
+    fputs("layer,head,entropy,entropy_norm,cls,sep,punct,self,prev,next,local,same_segment,distance,pattern\n", f);
+    for (int32_t l = 0; l < st->n_layers; l++)
+        for (int32_t h = 0; h < st->n_heads; h++) {
+            const atn_head_stats *s = &st->heads[(size_t)l * st->n_heads + h];
+            fprintf(f, "%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,\"%s\"\n", l, h, s->entropy,
+                    s->entropy_norm, s->cls, s->sep, s->punct, s->self, s->prev, s->next, s->local, s->same_segment,
+                    s->distance, atn_pattern_name(s->pattern));
+        }
+    if (ferror(f))
+        return atn_error_set(err, ATN_E_IO, "statistics: write error");
+    return ATN_OK;
+}

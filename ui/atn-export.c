@@ -95,12 +95,12 @@ static void on_response(GtkNativeDialog *dialog, int response, GTask *task) {
     g_object_unref(dialog);
 }
 
-static void run_dialog(GtkWindow *parent, export_job *job, const char *suggested, GAsyncReadyCallback callback,
-                       gpointer user_data) {
+static void run_dialog(GtkWindow *parent, export_job *job, const char *title, const char *suggested,
+                       GAsyncReadyCallback callback, gpointer user_data) {
     GTask *task = g_task_new(parent, NULL, callback, user_data);
     g_task_set_task_data(task, job, (GDestroyNotify)export_job_free);
     GtkFileChooserNative *d =
-        gtk_file_chooser_native_new(job->fig ? _("Export Figure") : _("Export Trace"), parent,
+        gtk_file_chooser_native_new(title, parent,
                                     GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
     gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), suggested);
@@ -114,18 +114,19 @@ void atn_export_figure_async(GtkWindow *parent, AtnFigure *fig, GAsyncReadyCallb
     export_job *job = g_new0(export_job, 1);
     job->fig = fig;
     g_autofree char *name = g_strconcat(fig->basename, ".png", NULL);
-    run_dialog(parent, job, name, callback, user_data);
+    run_dialog(parent, job, _("Export Figure"), name, callback, user_data);
 }
 
 char *atn_export_figure_finish(GAsyncResult *result, GError **error) {
     return g_task_propagate_pointer(G_TASK(result), error);
 }
 
-void atn_export_text_async(GtkWindow *parent, char *text, const char *suggested_name, GAsyncReadyCallback callback,
+void atn_export_text_async(GtkWindow *parent, char *text, const char *title, const char *suggested_name,
+                           GAsyncReadyCallback callback,
                            gpointer user_data) {
     export_job *job = g_new0(export_job, 1);
     job->text = text;
-    run_dialog(parent, job, suggested_name, callback, user_data);
+    run_dialog(parent, job, title, suggested_name, callback, user_data);
 }
 
 char *atn_export_text_finish(GAsyncResult *result, GError **error) {

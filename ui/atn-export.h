@@ -15,9 +15,9 @@ G_BEGIN_DECLS
 void atn_export_figure_async(GtkWindow *parent, AtnFigure *fig, GAsyncReadyCallback callback, gpointer user_data);
 char *atn_export_figure_finish(GAsyncResult *result, GError **error);
 
-/* Asks where to save text (taken over, UTF-8) and writes it. */
-void atn_export_text_async(GtkWindow *parent, char *text, const char *suggested_name, GAsyncReadyCallback callback,
-                           gpointer user_data);
+/* Asks where to save text (taken over, UTF-8), in a dialog titled title, and writes it. */
+void atn_export_text_async(GtkWindow *parent, char *text, const char *title, const char *suggested_name,
+                           GAsyncReadyCallback callback, gpointer user_data);
 char *atn_export_text_finish(GAsyncResult *result, GError **error);
 
 /* Every head of result as a heatmap drawn with look (taken over), one file per head

@@ -2,6 +2,8 @@
 #include "atn-stats-view.h"
 
 #include <glib/gi18n.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "atn-corpus-pass.h"
 #include "atn-head-stat.h"
@@ -222,6 +224,35 @@ void atn_stats_view_show_sentence(AtnStatsView *self) {
 }
 
 const char *atn_stats_view_get_info(AtnStatsView *self) { return gtk_label_get_text(self->info_label); }
+
+char *atn_stats_view_dup_csv(AtnStatsView *self, GError **error) {
+    atn_stats *own = NULL;
+    const atn_stats *st = self->corpus;
+    atn_error err = {0};
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (!st && r && atn_stats_compute(atn_result_get_capture(r), &own, &err) == ATN_OK)
+        st = own;
+    if (!st) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "%s",
+                    err.message[0] ? err.message : _("This view has nothing to export yet."));
+        return NULL;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    atn_status status = f ? atn_stats_write_csv(st, f, &err) : ATN_E_NOMEM;
+    if (f)
+        fclose(f);
+    atn_stats_free(own);
+    if (status != ATN_OK) {
+        free(text);
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_FAILED, _("Out of memory"));
+        return NULL;
+    }
+    char *copy = g_strndup(text, len);   /* g_free-able */
+    free(text);
+    return copy;
+}
 
 static void on_corpus_chosen(GtkNativeDialog *d, int response, AtnStatsView *self) {
     g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file(GTK_FILE_CHOOSER(d)) : NULL;

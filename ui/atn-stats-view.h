@@ -28,6 +28,9 @@ void atn_stats_view_load_corpus(AtnStatsView *self, const char *path);
 gboolean atn_stats_view_get_corpus_busy(AtnStatsView *self);
 void atn_stats_view_cancel_corpus(AtnStatsView *self);
 void atn_stats_view_show_sentence(AtnStatsView *self);
+/* The table as CSV (the command line's `stats --format csv`): the corpus's numbers in corpus
+ * mode, else the sentence's.  NULL with error when there is nothing yet. */
+char *atn_stats_view_dup_csv(AtnStatsView *self, GError **error);
 /* The line above the table (what the numbers are averaged over). */
 const char *atn_stats_view_get_info(AtnStatsView *self);
 

@@ -662,8 +662,31 @@ static void export_done(GObject *source, GAsyncResult *res, gpointer data) {
     }
 }
 
+/* A text file written (the trace as Markdown, the statistics as CSV). */
+static void export_text_done(GObject *source, GAsyncResult *res, gpointer data) {
+    AtnWindow *self = ATN_WINDOW(source);
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = atn_export_text_finish(res, &error);
+    if (error && !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        show_error(self, error->message);
+    else if (path) {
+        g_autofree char *msg = g_strdup_printf(_("Saved %s"), path);
+        gtk_label_set_text(self->status_label, msg);
+    }
+}
+
 static void export_action(GtkWidget *widget, const char *name, GVariant *param) {
     AtnWindow *self = ATN_WINDOW(widget);
+    if (!g_strcmp0(atn_window_get_view(self), "statistics")) {   /* a table: CSV */
+        g_autoptr(GError) error = NULL;
+        char *csv = atn_stats_view_dup_csv(self->stats_view, &error);
+        if (csv)
+            atn_export_text_async(GTK_WINDOW(self), csv, _("Export Statistics"), "head-statistics.csv",
+                                  export_text_done, NULL);
+        else
+            show_error(self, error->message);
+        return;
+    }
     AtnFigure *fig = current_figure(self);
     if (!fig) {
         show_error(self, _("This view has nothing to export yet."));
@@ -761,17 +784,6 @@ static void copy_figure_action(GtkWidget *widget, const char *name, GVariant *pa
     gtk_label_set_text(self->status_label, _("Figure copied to the clipboard"));
 }
 
-static void export_trace_done(GObject *source, GAsyncResult *res, gpointer data) {
-    AtnWindow *self = ATN_WINDOW(source);
-    g_autoptr(GError) error = NULL;
-    g_autofree char *path = atn_export_text_finish(res, &error);
-    if (error && !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        show_error(self, error->message);
-    else if (path) {
-        g_autofree char *msg = g_strdup_printf(_("Saved %s"), path);
-        gtk_label_set_text(self->status_label, msg);
-    }
-}
 
 static char *trace_markdown(AtnWindow *self) {
     g_autoptr(GError) error = NULL;
@@ -785,7 +797,7 @@ static void export_trace_action(GtkWidget *widget, const char *name, GVariant *p
     AtnWindow *self = ATN_WINDOW(widget);
     char *md = trace_markdown(self);
     if (md)
-        atn_export_text_async(GTK_WINDOW(self), md, "trace.md", export_trace_done, NULL);
+        atn_export_text_async(GTK_WINDOW(self), md, _("Export Trace"), "trace.md", export_text_done, NULL);
 }
 
 static void copy_trace_action(GtkWidget *widget, const char *name, GVariant *param) {

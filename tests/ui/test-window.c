@@ -587,6 +587,23 @@ static void test_stats_corpus(void) {
         g_assert_cmpfloat_with_epsilon(c->entropy, (a[k].entropy + b[k].entropy) / 2, 1e-9);
         g_assert_cmpfloat_with_epsilon(c->cls, (a[k].cls + b[k].cls) / 2, 1e-9);
     }
+    /* exported as CSV: the command line's numbers for the same file, to the byte */
+    g_autoptr(GError) error = NULL;
+    g_autofree char *csv = atn_stats_view_dup_csv(sv, &error);
+    g_assert_nonnull(csv);
+    g_autofree char *cli_csv = g_build_filename(dir, "cli.csv", NULL);
+    {
+        g_autofree char *exe = g_build_filename(g_getenv("ATN_BUILD_ROOT"), "app", "attnscope", NULL);
+        const char *argv[] = {exe, "stats", "--model", f32_model, "--corpus", path, "--format", "csv", "-o", cli_csv, NULL};
+        int status = 0;
+        g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL,
+                                   &status, NULL));
+        g_assert_true(g_spawn_check_wait_status(status, NULL));
+        g_autofree char *want = NULL;
+        g_assert_true(g_file_get_contents(cli_csv, &want, NULL, NULL));
+        g_assert_cmpstr(csv, ==, want);
+        g_unlink(cli_csv);
+    }
     /* a new sentence does not replace the corpus numbers; This Sentence does */
     type_and_wait(win, "the mat");
     g_assert_nonnull(strstr(atn_stats_view_get_info(sv), "2 sentences"));
