@@ -10,12 +10,16 @@ struct _AtnModelHandle {
     guint generation;
     guint saved_generation;   /* the generation last written to a file (0: as opened) */
     gboolean fallback;
+    GMutex spare_lock;
+    atn_run *spare;           /* a finished result's run memory, for the next run (warm pages) */
 };
 
 G_DEFINE_FINAL_TYPE(AtnModelHandle, atn_model_handle, G_TYPE_OBJECT)
 
 static void atn_model_handle_finalize(GObject *object) {
     AtnModelHandle *self = ATN_MODEL_HANDLE(object);
+    atn_run_free(self->spare);
+    g_mutex_clear(&self->spare_lock);
     atn_model_free(self->model);
     g_free(self->source);
     G_OBJECT_CLASS(atn_model_handle_parent_class)->finalize(object);
@@ -25,7 +29,7 @@ static void atn_model_handle_class_init(AtnModelHandleClass *klass) {
     G_OBJECT_CLASS(klass)->finalize = atn_model_handle_finalize;
 }
 
-static void atn_model_handle_init(AtnModelHandle *self) {}
+static void atn_model_handle_init(AtnModelHandle *self) { g_mutex_init(&self->spare_lock); }
 
 AtnModelHandle *atn_model_handle_new(atn_model *model, const char *source) {
     AtnModelHandle *self = g_object_new(ATN_TYPE_MODEL_HANDLE, NULL);
@@ -72,6 +76,22 @@ gboolean atn_model_handle_save_toy(AtnModelHandle *self, const char *path, GErro
     }
     self->saved_generation = self->generation;
     return TRUE;
+}
+
+atn_run *atn_model_handle_take_run(AtnModelHandle *self) {
+    g_mutex_lock(&self->spare_lock);
+    atn_run *run = self->spare;
+    self->spare = NULL;
+    g_mutex_unlock(&self->spare_lock);
+    return run ? run : atn_run_new(self->model);
+}
+
+void atn_model_handle_give_run(AtnModelHandle *self, atn_run *run) {
+    g_mutex_lock(&self->spare_lock);
+    atn_run *old = self->spare;
+    self->spare = run;
+    g_mutex_unlock(&self->spare_lock);
+    atn_run_free(old);   /* one spare is enough: the newest (the most likely size) */
 }
 
 gboolean atn_model_handle_get_fallback(AtnModelHandle *self) { return self->fallback; }

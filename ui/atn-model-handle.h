@@ -22,6 +22,12 @@ gboolean atn_model_handle_is_toy(AtnModelHandle *self);
 /* TRUE when this model was opened in place of the one asked for (the demo or the worked
  * example after a failure): the window does not remember it as the user's choice. */
 gboolean atn_model_handle_get_fallback(AtnModelHandle *self);
+/* Run memory for this model: the spare one a finished result gave back (its pages already
+ * touched: typing at bert-base size then costs no fresh 40 MB per keystroke), or a new run.
+ * Any thread. */
+atn_run *atn_model_handle_take_run(AtnModelHandle *self);
+/* Takes run back as the spare (a result that is no longer shown). */
+void atn_model_handle_give_run(AtnModelHandle *self, atn_run *run);
 void atn_model_handle_set_fallback(AtnModelHandle *self, gboolean fallback);
 /* Counts edits of a toy model (bumped by atn_model_handle_toy_set). */
 guint atn_model_handle_get_generation(AtnModelHandle *self);

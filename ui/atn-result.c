@@ -19,7 +19,7 @@ G_DEFINE_FINAL_TYPE(AtnResult, atn_result, G_TYPE_OBJECT)
 
 static void atn_result_finalize(GObject *object) {
     AtnResult *self = ATN_RESULT(object);
-    atn_run_free(self->run);
+    atn_model_handle_give_run(self->model, self->run);   /* its memory serves the next run */
     atn_encoding_free(self->enc);
     g_free(self->tokens);   /* the strings belong to enc */
     g_free(self->guesses);

@@ -111,7 +111,7 @@ static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError *
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, _("Could not read the text: %s"), err.message);
         return NULL;
     }
-    atn_run *run = atn_run_new(m);
+    atn_run *run = atn_model_handle_take_run(job->model);
     if (!run) {
         atn_encoding_free(enc);
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NO_SPACE, _("Out of memory"));
@@ -132,7 +132,7 @@ static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError *
         st = atn_run_forward(run, enc, &opts, &err);
     }
     if (st != ATN_OK) {
-        atn_run_free(run);
+        atn_model_handle_give_run(job->model, run);   /* a stopped run's memory serves the next one */
         atn_encoding_free(enc);
         if (st == ATN_E_CANCELLED)
             g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
