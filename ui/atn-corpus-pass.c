@@ -105,3 +105,41 @@ char *atn_corpus_pass_describe(const char *path, const atn_corpus_report *r) {
                                (long long)r->truncated);
     return g_string_free(info, FALSE);
 }
+
+typedef struct choose {
+    GtkWidget *from;
+    AtnCorpusChosen chosen;
+} choose;
+
+static void on_chosen(GtkNativeDialog *d, int response, choose *c) {
+    g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file(GTK_FILE_CHOOSER(d)) : NULL;
+    g_autofree char *path = file ? g_file_get_path(file) : NULL;
+    if (path)
+        c->chosen(c->from, path);
+    g_object_unref(c->from);
+    g_free(c);
+    g_object_unref(d);
+}
+
+void atn_corpus_choose_file(GtkWidget *from, AtnCorpusChosen chosen) {
+    GtkRoot *root = gtk_widget_get_root(from);
+    GtkFileChooserNative *d = gtk_file_chooser_native_new(_("Corpus: a text file, one sentence per line"),
+                                                          GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL,
+                                                          GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
+    GtkFileFilter *text = gtk_file_filter_new();
+    gtk_file_filter_set_name(text, _("Text files"));
+    gtk_file_filter_add_mime_type(text, "text/plain");
+    gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), text);
+    g_object_unref(text);
+    GtkFileFilter *all = gtk_file_filter_new();
+    gtk_file_filter_set_name(all, _("All files"));
+    gtk_file_filter_add_pattern(all, "*");
+    gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), all);
+    g_object_unref(all);
+    choose *c = g_new0(choose, 1);
+    c->from = g_object_ref(from);
+    c->chosen = chosen;
+    g_signal_connect(d, "response", G_CALLBACK(on_chosen), c);
+    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+}

@@ -3,7 +3,7 @@
  * Statistics and Similarity views' "Corpus…". */
 #pragma once
 
-#include <gio/gio.h>
+#include <gtk/gtk.h>
 
 #include "atn-model-handle.h"
 
@@ -25,5 +25,10 @@ gboolean atn_corpus_pass_finish(GAsyncResult *result, atn_corpus_report *report,
 /* "Averaged over 12 sentences of “corpus.txt” (1 line skipped: not UTF-8 text)": what a
  * finished pass covered, for the views' info lines. */
 char *atn_corpus_pass_describe(const char *path, const atn_corpus_report *report);
+
+/* The "Corpus…" buttons' dialog (text files first); chosen(path, data) when the user picks
+ * one.  from (a widget in the window) is kept alive until then. */
+typedef void (*AtnCorpusChosen)(GtkWidget *from, const char *path);
+void atn_corpus_choose_file(GtkWidget *from, AtnCorpusChosen chosen);
 
 G_END_DECLS

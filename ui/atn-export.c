@@ -117,9 +117,6 @@ void atn_export_figure_async(GtkWindow *parent, AtnFigure *fig, GAsyncReadyCallb
     run_dialog(parent, job, _("Export Figure"), name, callback, user_data);
 }
 
-char *atn_export_figure_finish(GAsyncResult *result, GError **error) {
-    return g_task_propagate_pointer(G_TASK(result), error);
-}
 
 void atn_export_text_async(GtkWindow *parent, char *text, const char *title, const char *suggested_name,
                            GAsyncReadyCallback callback,
@@ -129,7 +126,7 @@ void atn_export_text_async(GtkWindow *parent, char *text, const char *title, con
     run_dialog(parent, job, title, suggested_name, callback, user_data);
 }
 
-char *atn_export_text_finish(GAsyncResult *result, GError **error) {
+char *atn_export_finish(GAsyncResult *result, GError **error) {
     return g_task_propagate_pointer(G_TASK(result), error);
 }
 

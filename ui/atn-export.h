@@ -13,12 +13,13 @@ G_BEGIN_DECLS
 
 /* Asks where to save fig (taken over) and writes it.  The result is the path written. */
 void atn_export_figure_async(GtkWindow *parent, AtnFigure *fig, GAsyncReadyCallback callback, gpointer user_data);
-char *atn_export_figure_finish(GAsyncResult *result, GError **error);
+
 
 /* Asks where to save text (taken over, UTF-8), in a dialog titled title, and writes it. */
 void atn_export_text_async(GtkWindow *parent, char *text, const char *title, const char *suggested_name,
                            GAsyncReadyCallback callback, gpointer user_data);
-char *atn_export_text_finish(GAsyncResult *result, GError **error);
+/* Either of the two above: the path written (G_IO_ERROR_CANCELLED when the dialog was closed). */
+char *atn_export_finish(GAsyncResult *result, GError **error);
 
 /* Every head of result as a heatmap drawn with look (taken over), one file per head
  * (FOLDER/PREFIX-L<l>-H<h>.<format>, the command line's --all-heads names): asks for the

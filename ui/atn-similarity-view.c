@@ -263,23 +263,9 @@ void atn_similarity_view_cancel(AtnSimilarityView *self) {
 
 const char *atn_similarity_view_get_info(AtnSimilarityView *self) { return gtk_label_get_text(self->info_label); }
 
-static void on_corpus_chosen(GtkNativeDialog *d, int response, AtnSimilarityView *self) {
-    g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file(GTK_FILE_CHOOSER(d)) : NULL;
-    g_autofree char *path = file ? g_file_get_path(file) : NULL;
-    if (path)
-        atn_similarity_view_load_corpus(self, path);
-    g_object_unref(d);
-}
+static void load_chosen(GtkWidget *self, const char *path) { atn_similarity_view_load_corpus(ATN_SIMILARITY_VIEW(self), path); }
 
-static void on_corpus_clicked(GtkButton *b, AtnSimilarityView *self) {
-    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
-    GtkFileChooserNative *d = gtk_file_chooser_native_new(_("Corpus: a text file, one sentence per line"),
-                                                          GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL,
-                                                          GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
-    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
-    g_signal_connect(d, "response", G_CALLBACK(on_corpus_chosen), self);
-    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
-}
+static void on_corpus_clicked(GtkButton *b, AtnSimilarityView *self) { atn_corpus_choose_file(GTK_WIDGET(self), load_chosen); }
 
 static void on_sentence_clicked(GtkButton *b, AtnSimilarityView *self) { atn_similarity_view_show_sentence(self); }
 static void on_corpus_cancel_clicked(GtkButton *b, AtnSimilarityView *self) { atn_similarity_view_cancel(self); }

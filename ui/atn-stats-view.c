@@ -254,33 +254,9 @@ char *atn_stats_view_dup_csv(AtnStatsView *self, GError **error) {
     return copy;
 }
 
-static void on_corpus_chosen(GtkNativeDialog *d, int response, AtnStatsView *self) {
-    g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file(GTK_FILE_CHOOSER(d)) : NULL;
-    g_autofree char *path = file ? g_file_get_path(file) : NULL;
-    if (path)
-        atn_stats_view_load_corpus(self, path);
-    g_object_unref(d);
-}
+static void load_chosen(GtkWidget *self, const char *path) { atn_stats_view_load_corpus(ATN_STATS_VIEW(self), path); }
 
-static void on_corpus_clicked(GtkButton *b, AtnStatsView *self) {
-    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
-    GtkFileChooserNative *d = gtk_file_chooser_native_new(_("Corpus: a text file, one sentence per line"),
-                                                          GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL,
-                                                          GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
-    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
-    GtkFileFilter *text = gtk_file_filter_new();
-    gtk_file_filter_set_name(text, _("Text files"));
-    gtk_file_filter_add_mime_type(text, "text/plain");
-    gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), text);
-    g_object_unref(text);
-    GtkFileFilter *all = gtk_file_filter_new();
-    gtk_file_filter_set_name(all, _("All files"));
-    gtk_file_filter_add_pattern(all, "*");
-    gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), all);
-    g_object_unref(all);
-    g_signal_connect(d, "response", G_CALLBACK(on_corpus_chosen), self);
-    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
-}
+static void on_corpus_clicked(GtkButton *b, AtnStatsView *self) { atn_corpus_choose_file(GTK_WIDGET(self), load_chosen); }
 
 static void on_sentence_clicked(GtkButton *b, AtnStatsView *self) { atn_stats_view_show_sentence(self); }
 static void on_corpus_cancel_clicked(GtkButton *b, AtnStatsView *self) { atn_stats_view_cancel_corpus(self); }

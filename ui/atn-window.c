@@ -650,23 +650,11 @@ gboolean atn_window_export_to(AtnWindow *self, const char *path, double scale, G
     return atn_figure_save(fig, path, scale, error);
 }
 
+/* A file written from a save dialog (a figure, the trace as Markdown, the statistics as CSV). */
 static void export_done(GObject *source, GAsyncResult *res, gpointer data) {
     AtnWindow *self = ATN_WINDOW(source);
     g_autoptr(GError) error = NULL;
-    g_autofree char *path = atn_export_figure_finish(res, &error);
-    if (error && !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        show_error(self, error->message);
-    else if (path) {
-        g_autofree char *msg = g_strdup_printf(_("Saved %s"), path);
-        gtk_label_set_text(self->status_label, msg);
-    }
-}
-
-/* A text file written (the trace as Markdown, the statistics as CSV). */
-static void export_text_done(GObject *source, GAsyncResult *res, gpointer data) {
-    AtnWindow *self = ATN_WINDOW(source);
-    g_autoptr(GError) error = NULL;
-    g_autofree char *path = atn_export_text_finish(res, &error);
+    g_autofree char *path = atn_export_finish(res, &error);
     if (error && !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         show_error(self, error->message);
     else if (path) {
@@ -682,7 +670,7 @@ static void export_action(GtkWidget *widget, const char *name, GVariant *param) 
         char *csv = atn_stats_view_dup_csv(self->stats_view, &error);
         if (csv)
             atn_export_text_async(GTK_WINDOW(self), csv, _("Export Statistics"), "head-statistics.csv",
-                                  export_text_done, NULL);
+                                  export_done, NULL);
         else
             show_error(self, error->message);
         return;
@@ -797,7 +785,7 @@ static void export_trace_action(GtkWidget *widget, const char *name, GVariant *p
     AtnWindow *self = ATN_WINDOW(widget);
     char *md = trace_markdown(self);
     if (md)
-        atn_export_text_async(GTK_WINDOW(self), md, _("Export Trace"), "trace.md", export_text_done, NULL);
+        atn_export_text_async(GTK_WINDOW(self), md, _("Export Trace"), "trace.md", export_done, NULL);
 }
 
 static void copy_trace_action(GtkWidget *widget, const char *name, GVariant *param) {
