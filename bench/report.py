@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Summarises one `make bench` run (tools/bench.sh): reads OUT/attnscope-SHAPE-N.json and
-OUT/torchT-SHAPE-N.json, prints the side-by-side table and the targets of issue 8, and writes
+OUT/torchT-SHAPE-N.json, prints the side-by-side table and the CPU targets (docs/ARCHITECTURE.md, "Targets"), and writes
 OUT/results.md (the same table in Markdown) and OUT/bench.png (a chart; needs matplotlib).
 Usage: report.py OUT"""
 import glob
@@ -76,7 +76,7 @@ def main():
           "at the FFN shape [n,d]x[d,f]; weights GB/s: layer weights read per forward / time")
 
     base = [x for x in rows if x["shape"] == "bert-base"]
-    print("\n== issue 8 targets (bert-base)")
+    print("\n== targets (bert-base; docs/ARCHITECTURE.md)")
     for n in (128, 512):
         x = next((b for b in base if b["n"] == n), None)
         if x and x["pct"] is not None:

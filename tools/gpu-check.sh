@@ -88,6 +88,6 @@ step "table"
     printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, s, $5, $6, $7) }'
 } | tee -a "$LOG"
 say ""
-say "targets (issue 6): bert-base 512 full capture >= 20x the 2-thread CPU; bert-large 512 < 30 ms"
+say "targets (docs/ARCHITECTURE.md, Targets): bert-base 512 full capture >= 20x the 2-thread CPU; bert-large 512 < 30 ms"
 say "log: $LOG"
 [ $AGREE = 0 ]

@@ -47,7 +47,7 @@ p=json.load(open('$T/p.json'))[0]['predictions']
 assert len(p)==5 and all(p[i]['prob']>=p[i+1]['prob'] for i in range(4)) and 0<sum(x['prob'] for x in p)<=1,p" ||
   fail "predictions"
 
-# Issue 7's acceptance, measured by attnscope itself on the held-out sentences: a previous-,
+# The demo model's acceptance (docs/ARCHITECTURE.md, "Targets"), measured by attnscope itself on the held-out sentences: a previous-,
 # a next- and a [CLS]/[SEP]-token head of at least 0.5, and every head's numbers as the
 # trainer's own PyTorch statistics (train/metrics.json, rounded to 3 places) give them.
 "$A" stats --model demo --corpus "$SRC/data/models/demo/train/heldout.txt" --format csv >"$T/stats.csv" 2>"$T/stats.err" ||

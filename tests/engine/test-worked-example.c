@@ -1,4 +1,4 @@
-/* The worked example of the source article (../shared/seeds/README.md): 3 tokens, d_model 4,
+/* The worked example of the source article (docs/ARCHITECTURE.md, "The worked example"): 3 tokens, d_model 4,
  * 2 heads, identity projections.  Every number below was computed by hand there. */
 #include "check.h"
 #include "attnscope.h"

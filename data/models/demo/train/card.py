@@ -188,7 +188,7 @@ this list of sources and licences with it.
 
 `python3 data/models/demo/train/train.py --out data/models/demo` (seed {metrics['seed']})
 does everything: corpus extraction, vocabulary, training, export, evaluation, this card.
-Recipe (after `/work/shared/PLATFORM.md`, "Training with Debian's PyTorch"): PyTorch
+Recipe (after docs/ARCHITECTURE.md, "Platform notes"): PyTorch
 {metrics['torch_version']} from Debian on 2 CPU cores, `torch.set_num_threads(1)` with
 OpenBLAS's AVX2/AVX-512 kernel; masked-LM only (15% of tokens, 80/10/10), no dropout;
 AdamW (β 0.9/0.999, weight decay {a['weight_decay']} except biases and LayerNorm), {a['warmup']} warm-up steps, then a
@@ -202,7 +202,7 @@ position embedding is trained.
 
 How this recipe was reached (all runs on this shared 2-core machine, same corpus and seed):
 
-- PLATFORM.md's constant 2e-3 did not work here: in two tries (one with 64-token examples)
+- The first trial's constant 2e-3 (docs/ARCHITECTURE.md, "Platform notes") did not work here: in two tries (one with 64-token examples)
   the heads of layers 0–1 collapsed onto single positions (attention entropy near 0) and the
   loss stayed on the unigram plateau (~6.6) for 1,300–1,500 steps.  With 1e-3 and 500
   warm-up steps the loss leaves the plateau after ~500 steps and the previous/next-token
@@ -257,7 +257,7 @@ The sentences are in `train/heldout.txt`; `attnscope stats --model demo --corpus
 data/models/demo/train/heldout.txt` gives the same numbers (checked: within 5e-5, the
 rounding of `train/metrics.json`).
 
-Acceptance criteria (issue 7: at least one head ≥ 0.5 for each):
+Acceptance criteria (docs/ARCHITECTURE.md, "Targets": at least one head ≥ 0.5 for each):
 
 - previous token: **L{bp[1]}·H{bp[2]}, {bp[0]:.2f}** — {ok(bp[0])} the criterion
 - next token: **L{bn[1]}·H{bn[2]}, {bn[0]:.2f}** — {ok(bn[0])} the criterion

@@ -10,7 +10,7 @@ attention array A [L,H,n,n] (row = query, column = key) and its token ids:
   sep     = mean over rows          of the weight on the [SEP] token(s)
   special = cls + sep
   entropy = mean over rows of the row's entropy / log(n) (1 = uniform, 0 = a single key)
-The acceptance criterion of issue 7 for a "vertical" head is max(cls, sep) >= 0.5, as the
+The acceptance criterion (docs/ARCHITECTURE.md, "Targets") for a "vertical" head is max(cls, sep) >= 0.5, as the
 engine labels "vertical [CLS]" / "vertical [SEP]".
 """
 

@@ -18,7 +18,7 @@ import sys
 
 def _reexec():
     """Run under an interpreter that has torch, with OpenBLAS's fast kernel chosen before
-    the library loads (see PLATFORM.md: the default kernel is 5x slower here)."""
+    the library loads (docs/ARCHITECTURE.md, "Platform notes": the default kernel is 5x slower here)."""
     if os.environ.get("ATTNSCOPE_TRAIN_CHILD") == "1":
         return
     import importlib.util
