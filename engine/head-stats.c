@@ -18,17 +18,19 @@
  *   block                       local (|i-j| <= 2) >= LOCAL (0.7) while entropy_norm < BROAD
  *                               (in a short input every key is within 2, which says nothing),
  *                               or, for sentence pairs, same_segment >= SEGMENT (0.9) with
- *                               cls + sep < 0.5
+ *                               cls + sep < SEGMENT_SPECIAL (0.5)
  *   broad                       entropy_norm >= BROAD (0.75)
  *   mixed                       otherwise
  * The 0.5 thresholds follow Clark et al.'s observation that specialised heads put more
  * than half their attention on one kind of target; LOCAL and BROAD were set by eye on
- * bert-base heatmaps. */
+ * bert-base heatmaps.  tests/analysis/test-head-stats.c checks each rule just below, at and
+ * just above its threshold: moving one fails that test. */
 #define TH_POSITIONAL 0.5
 #define TH_VERTICAL 0.5
 #define TH_LOCAL 0.7
 #define TH_SEGMENT 0.9
 #define TH_BROAD 0.75
+#define TH_SEGMENT_SPECIAL 0.5
 
 static const char *const pattern_names[ATN_PATTERN_COUNT] = {
     "diagonal", "previous", "next", "vertical [CLS]", "vertical [SEP]", "vertical punctuation", "block", "broad",
@@ -52,7 +54,7 @@ atn_pattern atn_pattern_classify(const atn_head_stats *s, bool has_pairs) {
         return s->cls >= s->sep ? ATN_PATTERN_CLS : ATN_PATTERN_SEP;
     if (s->punct >= TH_VERTICAL)
         return ATN_PATTERN_PUNCT;
-    if ((s->local >= TH_LOCAL && s->entropy_norm < TH_BROAD) || (has_pairs && s->same_segment >= TH_SEGMENT && s->cls + s->sep < 0.5))
+    if ((s->local >= TH_LOCAL && s->entropy_norm < TH_BROAD) || (has_pairs && s->same_segment >= TH_SEGMENT && s->cls + s->sep < TH_SEGMENT_SPECIAL))
         return ATN_PATTERN_BLOCK;
     if (s->entropy_norm >= TH_BROAD)
         return ATN_PATTERN_BROAD;

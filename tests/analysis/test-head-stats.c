@@ -1,0 +1,176 @@
+/* engine/head-stats.c: the pattern classifier (atn_pattern_classify) at every threshold, one
+ * ulp below, exactly at and one ulp above, so that moving a threshold or turning a >= into
+ * a > fails here; the order in which the rules are tried; and the label names. */
+#include "analysis.h"
+#include "check.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+/* The thresholds as engine/head-stats.c documents them (TH_*).  Written out here on purpose:
+ * the test pins the values, it does not read them from the code under test. */
+#define POSITIONAL 0.5
+#define VERTICAL 0.5
+#define LOCAL 0.7
+#define SEGMENT 0.9
+#define BROAD 0.75
+#define SEGMENT_SPECIAL 0.5
+
+static double below(double x) { return nextafter(x, -INFINITY); }
+static double above(double x) { return nextafter(x, INFINITY); }
+
+/* A head that passes no rule: nothing on any target, sharp rows (entropy 0), one segment. */
+static atn_head_stats neutral(void) {
+    atn_head_stats s;
+    memset(&s, 0, sizeof s);
+    s.same_segment = 1.0;
+    return s;
+}
+
+static const char *label(const atn_head_stats *s, bool has_pairs) {
+    return atn_pattern_name(atn_pattern_classify(s, has_pairs));
+}
+
+/* Sets the double at offset in base to one ulp below, at and one ulp above th and checks
+ * the three labels. */
+static void check_three(const char *what, atn_head_stats base, size_t offset, double th, bool has_pairs,
+                        const char *want_below, const char *want_at, const char *want_above) {
+    double values[3] = {below(th), th, above(th)};
+    const char *want[3] = {want_below, want_at, want_above};
+    static const char *const where[3] = {"one ulp below", "at", "one ulp above"};
+    for (int k = 0; k < 3; k++) {
+        atn_head_stats s = base;
+        memcpy((char *)&s + offset, &values[k], sizeof(double));
+        const char *got = label(&s, has_pairs);
+        CHECK_MSG(!strcmp(got, want[k]), "%s %s %.17g: \"%s\", expected \"%s\"", what, where[k], values[k], got,
+                  want[k]);
+    }
+}
+
+#define FIELD(f) offsetof(atn_head_stats, f)
+
+static void test_positional(void) {
+    atn_head_stats s = neutral();
+    CHECK_STR(label(&s, false), "mixed");
+    check_three("self", s, FIELD(self), POSITIONAL, false, "mixed", "diagonal", "diagonal");
+    check_three("prev", s, FIELD(prev), POSITIONAL, false, "mixed", "previous", "previous");
+    check_three("next", s, FIELD(next), POSITIONAL, false, "mixed", "next", "next");
+    /* the largest of the three wins; ties go previous, then next, then diagonal */
+    s.self = 0.6;
+    s.prev = 0.3;
+    CHECK_STR(label(&s, false), "diagonal");
+    s.prev = 0.6;
+    CHECK_STR(label(&s, false), "previous");
+    s.prev = 0.2;
+    s.next = 0.6;
+    CHECK_STR(label(&s, false), "next");
+    s.prev = 0.6;
+    CHECK_STR(label(&s, false), "previous");
+    s = neutral();
+    s.next = 0.7;
+    s.prev = below(0.7);
+    CHECK_STR(label(&s, false), "next");
+    /* positional comes before every other rule */
+    s = neutral();
+    s.self = POSITIONAL;
+    s.cls = 0.9;
+    s.punct = 0.9;
+    s.local = 1.0;
+    s.entropy_norm = 1.0;
+    CHECK_STR(label(&s, true), "diagonal");
+}
+
+static void test_vertical(void) {
+    atn_head_stats s = neutral();
+    check_three("cls", s, FIELD(cls), VERTICAL, false, "mixed", "vertical [CLS]", "vertical [CLS]");
+    check_three("sep", s, FIELD(sep), VERTICAL, false, "mixed", "vertical [SEP]", "vertical [SEP]");
+    check_three("punct", s, FIELD(punct), VERTICAL, false, "mixed", "vertical punctuation", "vertical punctuation");
+    /* the larger of cls and sep names the stripe; a tie is [CLS] */
+    s.cls = 0.5;
+    s.sep = 0.5;
+    CHECK_STR(label(&s, false), "vertical [CLS]");
+    s.sep = above(0.5);
+    CHECK_STR(label(&s, false), "vertical [SEP]");
+    s.cls = 0.4;
+    CHECK_STR(label(&s, false), "vertical [SEP]");
+    /* [CLS]/[SEP] before punctuation, punctuation before block and broad */
+    s = neutral();
+    s.cls = VERTICAL;
+    s.punct = 0.9;
+    CHECK_STR(label(&s, false), "vertical [CLS]");
+    s = neutral();
+    s.punct = VERTICAL;
+    s.local = 1.0;
+    s.entropy_norm = 1.0;
+    CHECK_STR(label(&s, false), "vertical punctuation");
+    /* just below every positional and vertical threshold at once: still none of them */
+    s = neutral();
+    s.self = s.prev = s.next = below(POSITIONAL);
+    s.cls = s.sep = s.punct = below(VERTICAL);
+    CHECK_STR(label(&s, false), "mixed");
+}
+
+static void test_block_and_broad(void) {
+    /* local mass, with sharp rows */
+    atn_head_stats s = neutral();
+    check_three("local", s, FIELD(local), LOCAL, false, "mixed", "block", "block");
+    /* ... only while the rows are not broad: entropy_norm below BROAD */
+    s.local = 1.0;
+    check_three("entropy_norm (local 1)", s, FIELD(entropy_norm), BROAD, false, "block", "broad", "broad");
+    s.local = LOCAL;
+    check_three("entropy_norm (local at LOCAL)", s, FIELD(entropy_norm), BROAD, false, "block", "broad", "broad");
+    /* broad on its own */
+    s = neutral();
+    check_three("entropy_norm", s, FIELD(entropy_norm), BROAD, false, "mixed", "broad", "broad");
+    s.local = below(LOCAL);
+    check_three("entropy_norm (local below)", s, FIELD(entropy_norm), BROAD, false, "mixed", "broad", "broad");
+
+    /* the segment rule: only for sentence pairs */
+    s = neutral();
+    s.same_segment = 0;
+    check_three("same_segment (pairs)", s, FIELD(same_segment), SEGMENT, true, "mixed", "block", "block");
+    check_three("same_segment (one text)", s, FIELD(same_segment), SEGMENT, false, "mixed", "mixed", "mixed");
+    s.same_segment = 1.0;
+    CHECK_STR(label(&s, true), "block");
+    CHECK_STR(label(&s, false), "mixed");
+    /* ... and only while cls + sep < SEGMENT_SPECIAL (each alone below VERTICAL) */
+    s.cls = 0;
+    check_three("cls + sep (sep alone)", s, FIELD(sep), SEGMENT_SPECIAL, true, "block", "vertical [SEP]",
+                "vertical [SEP]");
+    s.cls = 0.25;
+    s.sep = 0.25;                      /* sum exactly 0.5 */
+    CHECK(s.cls + s.sep == SEGMENT_SPECIAL);
+    CHECK_STR(label(&s, true), "mixed");
+    s.cls = 0;                         /* (0.25 + below(0.25) rounds back to 0.5: one term) */
+    s.sep = below(SEGMENT_SPECIAL);
+    CHECK_STR(label(&s, true), "block");
+    s.cls = above(0.25);
+    s.sep = above(0.25);               /* sum 0.5 + 2^-53, the double just above 0.5 */
+    CHECK(s.cls + s.sep == above(SEGMENT_SPECIAL));
+    CHECK_STR(label(&s, true), "mixed");
+    /* a broad head in a pair whose mass stays in its segment is block (block before broad) */
+    s = neutral();
+    s.entropy_norm = 1.0;
+    CHECK_STR(label(&s, true), "block");
+    CHECK_STR(label(&s, false), "broad");
+}
+
+static void test_names(void) {
+    static const char *const want[ATN_PATTERN_COUNT] = {
+        "diagonal", "previous", "next", "vertical [CLS]", "vertical [SEP]", "vertical punctuation", "block", "broad",
+        "mixed",
+    };
+    for (int p = 0; p < ATN_PATTERN_COUNT; p++)
+        CHECK_STR(atn_pattern_name((atn_pattern)p), want[p]);
+    CHECK_STR(atn_pattern_name(ATN_PATTERN_COUNT), "mixed");
+    CHECK_STR(atn_pattern_name((atn_pattern)-1), "mixed");
+}
+
+int main(void) {
+    test_positional();
+    test_vertical();
+    test_block_and_broad();
+    test_names();
+    return check_summary("head-stats");
+}
