@@ -1,12 +1,105 @@
-/* engine/head-stats.c: the pattern classifier (atn_pattern_classify) at every threshold, one
- * ulp below, exactly at and one ulp above, so that moving a threshold or turning a >= into
- * a > fails here; the order in which the rules are tried; and the label names. */
+/* engine/head-stats.c: per-head statistics and labels on constructed heads (previous, next,
+ * [CLS], [SEP], punctuation, uniform), corpus averaging, shape errors, masking; punctuation
+ * tokens; and the pattern classifier (atn_pattern_classify) at every threshold, one ulp
+ * below, exactly at and one ulp above, so that moving a threshold or turning a >= into a >
+ * fails here; the order in which the rules are tried; and the label names. */
 #include "analysis.h"
 #include "check.h"
+#include "fake-capture.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* ---- statistics on constructed captures ---------------------------------------------- */
+
+static void test_stats(void) {
+    static const char *const toks[6] = {"[CLS]", "the", "cat", ",", "sat", "[SEP]"};
+    static fake f;
+    fake_init(&f, 2, 3, 6, toks);
+    set_pattern(head_of(&f, 0, 0), 6, 0);
+    set_pattern(head_of(&f, 0, 1), 6, 1);
+    set_pattern(head_of(&f, 0, 2), 6, 2);
+    set_pattern(head_of(&f, 1, 0), 6, 3);
+    set_pattern(head_of(&f, 1, 1), 6, 4);
+    set_pattern(head_of(&f, 1, 2), 6, 5);
+    atn_stats *st;
+    CHECK(atn_stats_compute(&f.cap, &st, NULL) == ATN_OK);
+    const atn_head_stats *prev = &st->heads[0], *next = &st->heads[1], *cls = &st->heads[2];
+    const atn_head_stats *punct = &st->heads[3], *uni = &st->heads[4], *sep = &st->heads[5];
+    CHECK_NEAR(prev->prev, 1.0, 1e-12);
+    CHECK_NEAR(prev->self, 1.0 / 6, 1e-12);      /* only row 0 */
+    CHECK_NEAR(prev->next, 0.0, 1e-12);
+    CHECK_NEAR(prev->entropy, 0.0, 1e-12);
+    CHECK_NEAR(prev->distance, 5.0 / 6, 1e-12);   /* rows 1..5 at distance 1 */
+    CHECK_STR(atn_pattern_name(prev->pattern), "previous");
+    CHECK_NEAR(next->next, 1.0, 1e-12);
+    CHECK_STR(atn_pattern_name(next->pattern), "next");
+    CHECK_NEAR(cls->cls, 1.0, 1e-12);
+    CHECK_STR(atn_pattern_name(cls->pattern), "vertical [CLS]");
+    CHECK_NEAR(punct->punct, 1.0, 1e-12);
+    CHECK_STR(atn_pattern_name(punct->pattern), "vertical punctuation");
+    CHECK_NEAR(sep->sep, 1.0, 1e-12);
+    CHECK_STR(atn_pattern_name(sep->pattern), "vertical [SEP]");
+    /* uniform over 6: entropy log2 6; distance sum_i sum_j |i-j| / 36 = 70 / 36 */
+    CHECK_NEAR(uni->entropy, log2(6.0), 1e-6);
+    CHECK_NEAR(uni->entropy_norm, 1.0, 1e-6);
+    CHECK_NEAR(uni->distance, 70.0 / 36, 1e-6);
+    CHECK_NEAR(uni->cls, 1.0 / 6, 1e-6);
+    CHECK_NEAR(uni->punct, 1.0 / 6, 1e-6);
+    CHECK_STR(atn_pattern_name(uni->pattern), "broad");
+    CHECK(st->n_sentences == 1 && st->n_tokens == 6);
+    atn_stats_free(st);
+
+    /* corpus averaging: the same slot is a previous head in one sentence, next in another */
+    atn_stats *acc = atn_stats_new(2, 3, NULL);
+    CHECK(acc != NULL);
+    CHECK(atn_stats_add(acc, &f.cap, NULL) == ATN_OK);
+    set_pattern(head_of(&f, 0, 0), 6, 1);
+    CHECK(atn_stats_add(acc, &f.cap, NULL) == ATN_OK);
+    CHECK(atn_stats_finish(acc, NULL) == ATN_OK);
+    CHECK_NEAR(acc->heads[0].prev, 0.5, 1e-12);
+    CHECK_NEAR(acc->heads[0].next, 0.5, 1e-12);
+    CHECK(acc->n_sentences == 2);
+    atn_error err = {0};
+    CHECK(atn_stats_add(acc, &f.cap, &err) == ATN_E_INVALID);
+    atn_stats_free(acc);
+
+    /* shape mismatch is an error with a message */
+    atn_stats *wrong = atn_stats_new(3, 3, NULL);
+    CHECK(atn_stats_add(wrong, &f.cap, &err) == ATN_E_SHAPE && strstr(err.message, "expected 3 x 3"));
+    atn_stats_free(wrong);
+    atn_stats_free(NULL);
+
+    /* masking: a padded last token is neither a query row nor a key */
+    static fake g;
+    static const char *const t2[5] = {"[CLS]", "a", "b", "[SEP]", "[PAD]"};
+    fake_init(&g, 1, 1, 5, t2);
+    g.mask[4] = 0;
+    float *a = head_of(&g, 0, 0);
+    for (int i = 0; i < 5; i++)
+        a[i * 5 + (i > 0 ? i - 1 : 0)] = 1;
+    CHECK(atn_stats_compute(&g.cap, &st, NULL) == ATN_OK);
+    CHECK_NEAR(st->heads[0].prev, 1.0, 1e-12);
+    CHECK(st->n_tokens == 4);
+    atn_stats_free(st);
+}
+
+static void test_punct(void) {
+    CHECK(atn_token_is_punct(","));
+    CHECK(atn_token_is_punct("\xe3\x80\x82"));            /* 。 */
+    CHECK(atn_token_is_punct("\xe2\x80\x94\xe2\x80\x94")); /* —— */
+    CHECK(atn_token_is_punct("##."));
+    CHECK(atn_token_is_punct("\xef\xbc\x8c"));            /* ， */
+    CHECK(!atn_token_is_punct("a,"));
+    CHECK(!atn_token_is_punct("[CLS]"));
+    CHECK(!atn_token_is_punct("\xe6\x88\x91"));           /* 我 */
+    CHECK(!atn_token_is_punct(""));
+    CHECK(!atn_token_is_punct(NULL));
+}
+
+/* ---- the classifier at its thresholds --------------------------------------------------- */
 
 /* The thresholds as engine/head-stats.c documents them (TH_*).  Written out here on purpose:
  * the test pins the values, it does not read them from the code under test. */
@@ -168,6 +261,8 @@ static void test_names(void) {
 }
 
 int main(void) {
+    test_stats();
+    test_punct();
     test_positional();
     test_vertical();
     test_block_and_broad();

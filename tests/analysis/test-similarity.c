@@ -1,15 +1,14 @@
-/* Analysis against hand-computed answers: JS distance (identical heads, one-hot vs uniform in
- * closed form, a plain double-precision reference), cosine and Pearson on small maps worked
- * by hand, average-linkage merges on points of a line, planted blocks, masking, per-head
- * statistics and labels on constructed heads, corpus averaging, and a 2-layer rollout. */
+/* engine/similarity.c against hand-computed answers: JS distance (identical heads, one-hot
+ * vs uniform in closed form, a plain double-precision reference), cosine and Pearson on small
+ * maps worked by hand, head similarity on a constructed capture (masking, scopes, labels,
+ * corpus averaging) and the progress callback (fractions, cancelling). */
 #include "analysis.h"
 #include "check.h"
+#include "fake-capture.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- JS ------------------------------------------------------------------------------ */
 
 static double ref_js_distance(const float *p, const float *q, int rows, int cols) {
     double total = 0;
@@ -102,172 +101,6 @@ static void test_cosine_pearson(void) {
     float c[8] = {0.25f, 0.25f, 0.25f, 0.25f, 1, 0, 0, 1};
     CHECK(atn_similarity_matrix(c, 2, 2, 2, ATN_METRIC_PEARSON, out, NULL) == ATN_OK);
     CHECK(out[1] == 0.0);
-}
-
-/* ---- clustering ------------------------------------------------------------------------- */
-
-static void test_cluster(void) {
-    /* points 0, 1, 3, 7 on a line, average linkage by hand:
-     * {0,1} at 1; d({0,1},3) = (3+2)/2 = 2.5, d({0,1},7) = 6.5, d(3,7) = 4 -> {0,1,3} at 2.5;
-     * d({0,1,3},7) = (7+6+4)/3 = 5.6667.  scipy: [[0,1,1],[2,4,2.5],[3,5,5.667]], leaves [3,2,0,1] */
-    double x[4] = {0, 1, 3, 7}, d[16];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++)
-            d[i * 4 + j] = fabs(x[i] - x[j]);
-    int32_t order[4], ma[3], mb[3];
-    double mh[3];
-    CHECK(atn_cluster_average_linkage(d, 4, order, ma, mb, mh, NULL) == ATN_OK);
-    CHECK(ma[0] == 0 && mb[0] == 1);
-    CHECK(ma[1] == 2 && mb[1] == 4);
-    CHECK(ma[2] == 3 && mb[2] == 5);
-    CHECK_NEAR(mh[0], 1.0, 1e-12);
-    CHECK_NEAR(mh[1], 2.5, 1e-12);
-    CHECK_NEAR(mh[2], 17.0 / 3.0, 1e-12);
-    CHECK(order[0] == 3 && order[1] == 2 && order[2] == 0 && order[3] == 1);
-
-    /* planted blocks: {0,2,4,6} and {1,3,5} close inside, far apart; the order keeps each
-     * block contiguous and the last merge is at the between-block distance */
-    enum { N = 7 };
-    double p[N * N];
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < N; j++)
-            p[i * N + j] = i == j ? 0 : (i % 2) == (j % 2) ? 0.1 + 0.01 * ((i + j) % 3) : 0.9;
-    int32_t o[N], a[N - 1], b[N - 1];
-    double hgt[N - 1];
-    CHECK(atn_cluster_average_linkage(p, N, o, a, b, hgt, NULL) == ATN_OK);
-    int changes = 0;
-    for (int i = 1; i < N; i++)
-        changes += (o[i] % 2) != (o[i - 1] % 2);
-    CHECK_MSG(changes == 1, "blocks interleaved: %d %d %d %d %d %d %d", o[0], o[1], o[2], o[3], o[4], o[5], o[6]);
-    CHECK_NEAR(hgt[N - 2], 0.9, 1e-12);
-    int seen[N] = {0};
-    for (int i = 0; i < N; i++)
-        seen[o[i]]++;
-    for (int i = 0; i < N; i++)
-        CHECK(seen[i] == 1);
-}
-
-/* ---- constructed captures ----------------------------------------------------------------- */
-
-typedef struct fake {
-    atn_capture cap;
-    atn_encoding enc;
-    atn_token tok[16];
-    int32_t ids[16], types[16], mask[16];
-    float attn[4 * 4 * 16 * 16];
-} fake;
-
-static void fake_init(fake *f, int L, int H, int n, const char *const *texts) {
-    memset(f, 0, sizeof *f);
-    f->enc.n = n;
-    f->enc.tokens = f->tok;
-    f->enc.ids = f->ids;
-    f->enc.type_ids = f->types;
-    f->enc.mask = f->mask;
-    for (int i = 0; i < n; i++) {
-        f->tok[i].text = (char *)texts[i];
-        f->tok[i].special = texts[i][0] == '[';
-        f->mask[i] = 1;
-    }
-    f->cap.n_layers = L;
-    f->cap.n_heads = H;
-    f->cap.n = n;
-    f->cap.enc = &f->enc;
-    f->cap.attn = f->attn;
-    f->cap.nonfinite_layer = -1;
-}
-
-static float *head_of(fake *f, int l, int h) {
-    int n = f->cap.n;
-    return f->attn + ((size_t)l * f->cap.n_heads + h) * n * n;
-}
-
-static void set_pattern(float *a, int n, int kind) {
-    memset(a, 0, sizeof(float) * n * n);
-    for (int i = 0; i < n; i++)
-        switch (kind) {
-        case 0: a[i * n + (i > 0 ? i - 1 : 0)] = 1; break;     /* previous (row 0 on itself) */
-        case 1: a[i * n + (i + 1 < n ? i + 1 : i)] = 1; break; /* next */
-        case 2: a[i * n + 0] = 1; break;                       /* [CLS] */
-        case 3: a[i * n + 3] = 1; break;                       /* the comma */
-        case 4:
-            for (int j = 0; j < n; j++)
-                a[i * n + j] = 1.0f / n;                       /* uniform */
-            break;
-        case 5: a[i * n + n - 1] = 1; break;                   /* [SEP] */
-        }
-}
-
-static void test_stats(void) {
-    static const char *const toks[6] = {"[CLS]", "the", "cat", ",", "sat", "[SEP]"};
-    static fake f;
-    fake_init(&f, 2, 3, 6, toks);
-    set_pattern(head_of(&f, 0, 0), 6, 0);
-    set_pattern(head_of(&f, 0, 1), 6, 1);
-    set_pattern(head_of(&f, 0, 2), 6, 2);
-    set_pattern(head_of(&f, 1, 0), 6, 3);
-    set_pattern(head_of(&f, 1, 1), 6, 4);
-    set_pattern(head_of(&f, 1, 2), 6, 5);
-    atn_stats *st;
-    CHECK(atn_stats_compute(&f.cap, &st, NULL) == ATN_OK);
-    const atn_head_stats *prev = &st->heads[0], *next = &st->heads[1], *cls = &st->heads[2];
-    const atn_head_stats *punct = &st->heads[3], *uni = &st->heads[4], *sep = &st->heads[5];
-    CHECK_NEAR(prev->prev, 1.0, 1e-12);
-    CHECK_NEAR(prev->self, 1.0 / 6, 1e-12);      /* only row 0 */
-    CHECK_NEAR(prev->next, 0.0, 1e-12);
-    CHECK_NEAR(prev->entropy, 0.0, 1e-12);
-    CHECK_NEAR(prev->distance, 5.0 / 6, 1e-12);   /* rows 1..5 at distance 1 */
-    CHECK_STR(atn_pattern_name(prev->pattern), "previous");
-    CHECK_NEAR(next->next, 1.0, 1e-12);
-    CHECK_STR(atn_pattern_name(next->pattern), "next");
-    CHECK_NEAR(cls->cls, 1.0, 1e-12);
-    CHECK_STR(atn_pattern_name(cls->pattern), "vertical [CLS]");
-    CHECK_NEAR(punct->punct, 1.0, 1e-12);
-    CHECK_STR(atn_pattern_name(punct->pattern), "vertical punctuation");
-    CHECK_NEAR(sep->sep, 1.0, 1e-12);
-    CHECK_STR(atn_pattern_name(sep->pattern), "vertical [SEP]");
-    /* uniform over 6: entropy log2 6; distance sum_i sum_j |i-j| / 36 = 70 / 36 */
-    CHECK_NEAR(uni->entropy, log2(6.0), 1e-6);
-    CHECK_NEAR(uni->entropy_norm, 1.0, 1e-6);
-    CHECK_NEAR(uni->distance, 70.0 / 36, 1e-6);
-    CHECK_NEAR(uni->cls, 1.0 / 6, 1e-6);
-    CHECK_NEAR(uni->punct, 1.0 / 6, 1e-6);
-    CHECK_STR(atn_pattern_name(uni->pattern), "broad");
-    CHECK(st->n_sentences == 1 && st->n_tokens == 6);
-    atn_stats_free(st);
-
-    /* corpus averaging: the same slot is a previous head in one sentence, next in another */
-    atn_stats *acc = atn_stats_new(2, 3, NULL);
-    CHECK(acc != NULL);
-    CHECK(atn_stats_add(acc, &f.cap, NULL) == ATN_OK);
-    set_pattern(head_of(&f, 0, 0), 6, 1);
-    CHECK(atn_stats_add(acc, &f.cap, NULL) == ATN_OK);
-    CHECK(atn_stats_finish(acc, NULL) == ATN_OK);
-    CHECK_NEAR(acc->heads[0].prev, 0.5, 1e-12);
-    CHECK_NEAR(acc->heads[0].next, 0.5, 1e-12);
-    CHECK(acc->n_sentences == 2);
-    atn_error err = {0};
-    CHECK(atn_stats_add(acc, &f.cap, &err) == ATN_E_INVALID);
-    atn_stats_free(acc);
-
-    /* shape mismatch is an error with a message */
-    atn_stats *wrong = atn_stats_new(3, 3, NULL);
-    CHECK(atn_stats_add(wrong, &f.cap, &err) == ATN_E_SHAPE && strstr(err.message, "expected 3 x 3"));
-    atn_stats_free(wrong);
-    atn_stats_free(NULL);
-
-    /* masking: a padded last token is neither a query row nor a key */
-    static fake g;
-    static const char *const t2[5] = {"[CLS]", "a", "b", "[SEP]", "[PAD]"};
-    fake_init(&g, 1, 1, 5, t2);
-    g.mask[4] = 0;
-    float *a = head_of(&g, 0, 0);
-    for (int i = 0; i < 5; i++)
-        a[i * 5 + (i > 0 ? i - 1 : 0)] = 1;
-    CHECK(atn_stats_compute(&g.cap, &st, NULL) == ATN_OK);
-    CHECK_NEAR(st->heads[0].prev, 1.0, 1e-12);
-    CHECK(st->n_tokens == 4);
-    atn_stats_free(st);
 }
 
 static void test_similarity_capture(void) {
@@ -383,50 +216,10 @@ static void test_similarity_progress(void) {
     free(attn);
 }
 
-static void test_rollout(void) {
-    /* H = 2, n = 2.  Layer 0 heads [[1,0],[0,1]] and [[1,0],[1,0]]: mean [[1,0],[.5,.5]];
-     * A'0 = 0.5 A + 0.5 I = [[1,0],[.25,.75]].  Layer 1 heads both [[0,1],[1,0]]:
-     * A'1 = [[.5,.5],[.5,.5]].  R = A'1 A'0 = [[.625,.375],[.625,.375]]. */
-    static const char *const toks[2] = {"a", "b"};
-    static fake f;
-    fake_init(&f, 2, 2, 2, toks);
-    float l0h0[4] = {1, 0, 0, 1}, l0h1[4] = {1, 0, 1, 0}, l1[4] = {0, 1, 1, 0};
-    memcpy(head_of(&f, 0, 0), l0h0, sizeof l0h0);
-    memcpy(head_of(&f, 0, 1), l0h1, sizeof l0h1);
-    memcpy(head_of(&f, 1, 0), l1, sizeof l1);
-    memcpy(head_of(&f, 1, 1), l1, sizeof l1);
-    float r[4];
-    CHECK(atn_rollout_compute(&f.cap, -1, r, NULL) == ATN_OK);
-    float want[4] = {0.625f, 0.375f, 0.625f, 0.375f};
-    CHECK_ARRAY_NEAR("rollout", r, want, 4, 1e-7);
-    CHECK(atn_rollout_compute(&f.cap, 0, r, NULL) == ATN_OK);
-    float want0[4] = {1.0f, 0.0f, 0.25f, 0.75f};
-    CHECK_ARRAY_NEAR("rollout layer 0", r, want0, 4, 1e-7);
-    atn_error err = {0};
-    CHECK(atn_rollout_compute(&f.cap, 2, r, &err) == ATN_E_INVALID);
-}
-
-static void test_punct(void) {
-    CHECK(atn_token_is_punct(","));
-    CHECK(atn_token_is_punct("\xe3\x80\x82"));            /* 。 */
-    CHECK(atn_token_is_punct("\xe2\x80\x94\xe2\x80\x94")); /* —— */
-    CHECK(atn_token_is_punct("##."));
-    CHECK(atn_token_is_punct("\xef\xbc\x8c"));            /* ， */
-    CHECK(!atn_token_is_punct("a,"));
-    CHECK(!atn_token_is_punct("[CLS]"));
-    CHECK(!atn_token_is_punct("\xe6\x88\x91"));           /* 我 */
-    CHECK(!atn_token_is_punct(""));
-    CHECK(!atn_token_is_punct(NULL));
-}
-
 int main(void) {
     test_js();
     test_cosine_pearson();
-    test_cluster();
-    test_stats();
     test_similarity_capture();
     test_similarity_progress();
-    test_rollout();
-    test_punct();
-    return check_summary("analysis");
+    return check_summary("similarity");
 }

@@ -88,5 +88,5 @@ int main(void) {
         atn_encoding_free(enc);
         atn_model_free(m);
     }
-    return check_summary("toy-errors");
+    return check_summary("toy-model");
 }
