@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Smoke tests of the two benchmarks, on the bert-tiny shape with random weights (nothing
+is downloaded), a few repeats each, well under a few seconds: the output has the documented
+format, the shape and FLOP count are what bert-tiny at 16 tokens gives, and every timing
+and rate is finite and positive (non-negative where it can round to 0).  No timing is
+compared with a bound: these check that the benchmarks still run and still report.
+
+Usage: test-bench-smoke.py cli ATTNSCOPE   attnscope bench (text, then --json)
+       test-bench-smoke.py gui ATTNSCOPE   attnscope --gui-bench (text, then --json); needs a
+                                           display (meson runs it under xvfb-run), else 77
+"""
+import json
+import math
+import re
+import subprocess
+import sys
+
+failures = []
+# bert-tiny: 2 layers x 2 heads, d 128, f 512; 16 tokens
+L, H, D, F, N = 2, 2, 128, 512, 16
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def positive(x, what, allow_zero=False):
+    ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and \
+        (x >= 0 if allow_zero else x > 0)
+    check(ok, "%s = %r is not a finite %s number" % (what, x, "non-negative" if allow_zero else "positive"))
+
+
+def run(args):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    if p.returncode == 77:
+        print(p.stdout + p.stderr)
+        sys.exit(77)
+    check(p.returncode == 0, "%s exited %d: %s" % (" ".join(args), p.returncode, p.stderr.strip()))
+    return p.stdout
+
+
+def strict_json(text, what):
+    def no_constant(name):
+        raise ValueError("%s in the output" % name)
+    try:
+        return json.loads(text, parse_constant=no_constant)
+    except ValueError as e:
+        check(False, "%s: not strict JSON (%s): %r" % (what, e, text[:300]))
+        return None
+
+
+def cli(exe):
+    base = [exe, "bench", "--shape", "bert-tiny", "--length", str(N), "--repeat", "3"]
+    # text: the title line, the column header, one row for 16 tokens
+    out = run(base + ["--no-bandwidth"])
+    lines = out.splitlines()
+    check(len(lines) >= 4, "bench text: too few lines: %r" % out)
+    check(bool(re.match(r"attnscope bench: bert-tiny \(random weights, seed 1\), 2 layers x 2 heads, d 128, f 512$",
+                        lines[0] if lines else "")), "bench text: title line %r" % (lines[:1],))
+    header = [l for l in lines if l.startswith("tokens ")]
+    check(len(header) == 1 and header[0].split() == [
+        "tokens", "fwd", "ms", "min", "ms", "cpu", "ms", "GFLOP/s", "sgemm", "%", "sgemm", "nocap", "ms", "capture",
+        "wts", "GB/s", "peak", "RSS", "capture", "MB"], "bench text: column header %r" % header)
+    num = r"([0-9]+(?:\.[0-9]+)?)"
+    signed = r"([+-]?[0-9]+(?:\.[0-9]+)?)"   # the capture's cost, printed with its sign
+    row_re = re.compile(r"^\s*16" + r"\s+" + r"\s+".join([num] * 5) + r"\s+" + num + "%" + r"\s+" + num + r"\s+" +
+                        signed + "%" + r"\s+" + num + r"\s+" + num + " MB" + r"\s+" + num + "$")
+    rows = [row_re.match(l) for l in lines]
+    rows = [m for m in rows if m]
+    check(len(rows) == 1, "bench text: no row for 16 tokens matching the columns in %r" % out)
+    if rows:
+        v = [float(x) for x in rows[0].groups()]
+        names = ["fwd ms", "min ms", "cpu ms", "GFLOP/s", "sgemm", "% sgemm", "nocap ms", "capture %", "wts GB/s",
+                 "peak RSS MB", "capture MB"]
+        for name, x in zip(names, v):
+            if name == "capture %":
+                check(math.isfinite(x), "bench text: capture %% = %r" % x)   # a difference: either sign
+            else:
+                positive(x, "bench text: " + name, allow_zero=name == "capture MB")   # 43 KB prints as 0.0
+        check(v[1] <= v[0], "bench text: min %g > median %g" % (v[1], v[0]))
+    check(bool(re.search(r"^first forward of the process: [0-9.]+ ms at 16 tokens$", out, re.M)),
+          "bench text: no 'first forward' line")
+
+    # JSON, with the memory bandwidth measured
+    doc = strict_json(run(base + ["--json"]), "bench --json")
+    if doc is None:
+        return
+    for k, want in [("tool", "attnscope"), ("shape", "bert-tiny"), ("layers", L), ("heads", H), ("d_model", D),
+                    ("d_ffn", F), ("device", "cpu")]:
+        check(doc.get(k) == want, "bench --json: %s = %r, expected %r" % (k, doc.get(k), want))
+    for k in ["threads", "layer_weight_bytes", "first_forward_ms", "read_gbps"]:
+        positive(doc.get(k), "bench --json: " + k)
+    res = doc.get("results")
+    check(isinstance(res, list) and len(res) == 1, "bench --json: results %r" % res)
+    if not res:
+        return
+    r = res[0]
+    check(r.get("tokens") == N and r.get("repeat") == 3, "bench --json: tokens/repeat %r" % r)
+    check(r.get("flops") == L * (8 * N * D * D + 4 * N * N * D + 4 * N * D * F), "bench --json: flops %r" % r.get("flops"))
+    check(r.get("sgemm_shape") == [N, F, D], "bench --json: sgemm_shape %r" % r.get("sgemm_shape"))
+    check(r.get("attention_bytes") == L * H * N * N * 4, "bench --json: attention_bytes %r" % r.get("attention_bytes"))
+    for k in ["forward_ms_median", "forward_ms_min", "forward_cpu_ms_median", "gflops", "sgemm_gflops",
+              "percent_of_sgemm", "nocapture_ms_median", "nocapture_ms_min", "percent_of_read_bandwidth",
+              "weights_gbps", "peak_rss_bytes", "run_bytes", "run_bytes_nocapture", "capture_bytes"]:
+        positive(r.get(k), "bench --json: " + k)
+    x = r.get("capture_overhead_percent")
+    check(isinstance(x, (int, float)) and math.isfinite(x), "bench --json: capture_overhead_percent %r" % x)
+    if all(isinstance(r.get(k), int) for k in ["run_bytes", "run_bytes_nocapture", "capture_bytes"]):
+        check(r["run_bytes"] - r["run_bytes_nocapture"] == r["capture_bytes"], "bench --json: capture bytes %r" % r)
+
+
+def gui(exe):
+    base = [exe, "--gui-bench", "--model", "random:bert-tiny", "--tokens", str(N), "--repeat", "3"]
+    out = run(base)
+    ms = r"([0-9]+(?:\.[0-9]+)?) ms"
+    pats = [
+        (r"^gui-bench: model random:bert-tiny \(2 layers x 2 heads\), 16 tokens, \w+, Head view ([0-9]+)x([0-9]+) px$",
+         ["Head view width", "Head view height"]),
+        (r"^  open \+ first run: +" + ms + "$", ["open + first run"]),
+        (r"^  keystroke -> Head view drawn: +median +" + ms + r", max +" + ms, ["keystroke median", "keystroke max"]),
+        (r"^  layer/head switch -> redrawn: +median +" + ms + r", max +" + ms, ["switch median", "switch max"]),
+        (r"^  Model view, +4 thumbnails: +cold median +" + ms + r", max +" + ms, ["grid cold median", "grid cold max"]),
+    ]
+    for pat, names in pats:
+        m = re.search(pat, out, re.M)
+        check(m is not None, "gui-bench text: no line matching %r in %r" % (pat, out))
+        if m:
+            for name, x in zip(names, m.groups()):
+                positive(float(x), "gui-bench text: " + name)
+
+    doc = strict_json(run(base + ["--json"]), "gui-bench --json")
+    if doc is None:
+        return
+    for k, want in [("model", "random:bert-tiny"), ("layers", L), ("heads", H), ("tokens", N)]:
+        check(doc.get(k) == want, "gui-bench --json: %s = %r, expected %r" % (k, doc.get(k), want))
+    check(isinstance(doc.get("renderer"), str) and doc["renderer"].startswith("Gsk"),
+          "gui-bench --json: renderer %r" % doc.get("renderer"))
+    px = doc.get("head_view_px")
+    check(isinstance(px, list) and len(px) == 2, "gui-bench --json: head_view_px %r" % px)
+    for x in px or []:
+        positive(x, "gui-bench --json: head_view_px")
+    positive(doc.get("open_and_first_run_ms"), "gui-bench --json: open_and_first_run_ms")
+    groups = {
+        "keystroke_to_head_view_ms": (["median", "max", "run_median", "draw_median", "main_thread_cpu_median"],
+                                      ["debounce"]),
+        "head_switch_redraw_ms": (["median", "max", "cpu_median", "cpu_max", "count", "heatmap_median",
+                                   "token_lines_median"], []),
+        "model_view_draw_ms": (["thumbnails", "cold_median", "cold_max", "cold_cpu_median", "warm_median"], []),
+    }
+    for g, (pos, nonneg) in groups.items():
+        d = doc.get(g)
+        check(isinstance(d, dict), "gui-bench --json: %s missing" % g)
+        if not isinstance(d, dict):
+            continue
+        for k in pos:
+            positive(d.get(k), "gui-bench --json: %s.%s" % (g, k))
+        for k in nonneg:
+            positive(d.get(k), "gui-bench --json: %s.%s" % (g, k), allow_zero=True)
+    check(doc.get("model_view_draw_ms", {}).get("thumbnails") == L * H, "gui-bench --json: thumbnails")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("cli", "gui"):
+        sys.exit(__doc__)
+    (cli if sys.argv[1] == "cli" else gui)(sys.argv[2])
+    print("%s: %d failed" % (sys.argv[1], len(failures)))
+    sys.exit(1 if failures else 0)
