@@ -5,7 +5,7 @@ BUILD ?= build
 BUILDTYPE ?= release
 MESON_OPTS ?=
 
-.PHONY: all deps build run test bench clean fuzz test-asan test-valgrind
+.PHONY: all deps build run test bench clean fuzz test-asan test-valgrind coverage
 
 all: build
 
@@ -65,5 +65,25 @@ test-valgrind: build
 	-meson test -C $(BUILD) --print-errorlogs --suite valgrind
 	@python3 tools/test-summary.py $(BUILD)/meson-logs/testlog.json
 
+# Line coverage (gcc's gcov through meson's b_coverage) of the whole suite, or of TESTS:
+# builds build-coverage/, clears the old counters, runs the tests, then gcovr reports engine/,
+# ui/ and app/ (tests/ and generated sources left out) as build-coverage/coverage/index.html
+# (a page per file, lines marked) and build-coverage/coverage.txt, and prints the totals.
+# The build type is the one `make test` uses, so golden and the other exact tests hold.
+coverage: deps
+	@ATN_EXTRA_PKGS="gcovr" ./tools/install-deps.sh
+	@[ -f build-coverage/build.ninja ] || meson setup build-coverage --buildtype=$(BUILDTYPE) \
+		-Db_coverage=true $(MESON_OPTS)
+	ninja -C build-coverage
+	@find build-coverage -name '*.gcda' -delete
+	@rm -f build-coverage/meson-logs/testlog.json
+	-meson test -C build-coverage --print-errorlogs --num-processes 2 --timeout-multiplier 3 $(TESTS)
+	-@python3 tools/test-summary.py build-coverage/meson-logs/testlog.json
+	@mkdir -p build-coverage/coverage
+	gcovr -r . -j 2 --filter engine/ --filter ui/ --filter app/ --gcov-ignore-parse-errors \
+		--html-details build-coverage/coverage/index.html --txt build-coverage/coverage.txt \
+		--print-summary build-coverage
+	@echo "report: build-coverage/coverage/index.html (per file: build-coverage/coverage.txt)"
+
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-coverage
