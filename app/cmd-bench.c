@@ -2,8 +2,7 @@
  * sgemm in the same process (the machine is shared and noisy, so only same-run ratios are
  * worth quoting), what the capture costs, and how much memory it takes. */
 #include "cli.h"
-#include "encoder.h"
-#include "random-model.h"
+#include "attnscope.h"
 
 #include <cblas.h>
 #include <pthread.h>

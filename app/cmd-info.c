@@ -1,6 +1,5 @@
 /* attnscope models / devices: what is built in and what this machine can run on. */
 #include "cli.h"
-#include "backend.h"
 
 #include <stdio.h>
 #include <cblas.h>
@@ -61,15 +60,14 @@ int cmd_devices(int argc, char **argv) {
         printf(" (slower than this CPU allows: %s would be faster)", better);
     printf("\n");
     atn_error err = {0};
-    const atn_backend *cuda = atn_backend_cuda(&err);
-    if (!cuda) {
+    int32_t count = atn_cuda_device_count(&err);
+    if (count == 0) {
         printf("cuda    not usable: %s\n", err.message);
         return 0;
     }
-    int32_t count = cuda->device_count();
     for (int32_t i = 0; i < count; i++) {
-        atn_backend_device dev;
-        if (cuda->device_info(i, &dev, &err) != ATN_OK) {
+        atn_device_info dev;
+        if (atn_cuda_device_info(i, &dev, &err) != ATN_OK) {
             printf("cuda:%d  (cannot read its properties: %s)\n", i, err.message);
             continue;
         }
@@ -77,7 +75,7 @@ int cmd_devices(int argc, char **argv) {
                dev.total_bytes / 1073741824.0, dev.free_bytes / 1073741824.0, dev.cc_major, dev.cc_minor,
                dev.multiprocessors, i == 0 ? " (used by --device cuda)" : "");
         if (i == count - 1)
-            printf("        %s; module %s\n", dev.runtime, atn_backend_cuda_module_path());
+            printf("        %s; module %s\n", dev.runtime, atn_cuda_module_path());
     }
     return 0;
 }

@@ -1,6 +1,5 @@
 /* attnscope run: run a model and write every head's attention, as .npy or .json. */
 #include "cli.h"
-#include "backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +66,7 @@ static int print_precision_report(const atn_model *model, const atn_encoding *en
     if (!mx || !mean) {
         cli_error("out of memory");
         rc = CLI_EXIT_FAIL;
-    } else if (atn_backend_compare_precision(model, enc, precision, mx, mean, &err)) {
+    } else if (atn_compare_precision(model, enc, precision, mx, mean, &err)) {
         rc = cli_fail(&err);
     } else {
         float worst = 0;

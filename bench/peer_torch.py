@@ -5,7 +5,8 @@ output_hidden_states=True (every layer's attention probabilities and hidden stat
 
 Timing:   peer_torch.py --shape bert-base --length 8,128,512 --repeat 10 [--threads 2] [--json]
 Checking: peer_torch.py --shape bert-tiny --length 77 --check PREFIX
-          rebuilds attnscope's random weights exactly (engine/random-model.h's generator),
+          rebuilds attnscope's random weights exactly (atn_model_new_random's generator,
+          engine/include/attnscope.h),
           runs them and compares with PREFIX.attn.npy / PREFIX.hidden.npy written by
           `attnscope bench --shape bert-tiny --length 77 --dump PREFIX`.  Exit 1 if any
           value differs by more than --tol (1e-4).

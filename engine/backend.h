@@ -31,16 +31,8 @@ typedef struct atn_backend_layout {
     sizeof(atn_layer_weights), sizeof(atn_encoding), sizeof(atn_activations), sizeof(atn_run_options), \
     sizeof(atn_error), sizeof(atn_backend_device)}
 
-/* One device a backend can run on. */
-typedef struct atn_backend_device {
-    int32_t index;
-    char name[256];          /* "NVIDIA H200" */
-    uint64_t total_bytes;    /* device memory */
-    uint64_t free_bytes;
-    int32_t cc_major, cc_minor;   /* compute capability */
-    int32_t multiprocessors;
-    char runtime[128];       /* "CUDA runtime 13.0, driver 13.0, cuBLAS 13.0.0" */
-} atn_backend_device;
+/* One device a backend can run on (the public atn_device_info). */
+typedef atn_device_info atn_backend_device;
 
 typedef struct atn_backend {
     uint32_t abi_version;          /* ATN_BACKEND_ABI_VERSION */
@@ -94,12 +86,7 @@ const atn_backend *atn_backend_open_module(const char *path, atn_error *err);
 atn_status atn_backend_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
                                const atn_run_options *opts, atn_device *used, atn_error *err);
 
-/* How far reduced-precision attention moves from fp32: runs enc on the GPU in fp32 and in
- * precision (FP16 or BF16) and writes, per layer and head ([L][H], caller's arrays), the
- * max and mean |p_prec - p_fp32| over that head's n x n probabilities.  ATN_E_DEVICE when
- * no GPU is usable. */
-atn_status atn_backend_compare_precision(const atn_model *model, const atn_encoding *enc, atn_precision precision,
-                                         float *max_abs, float *mean_abs, atn_error *err);
+/* atn_compare_precision (attnscope.h) is in backend.c. */
 
 #ifdef __cplusplus
 }

@@ -28,16 +28,6 @@ typedef struct atn_activations {
 atn_status atn_cpu_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
                            const atn_run_options *opts, atn_error *err);
 
-/* Memory for a big array (weights, a run's activations), released with free(): aligned to
- * 2 MB and advised for transparent huge pages when it is 4 MB or more.  Page faults are
- * what first use of fresh memory costs, and in the VMs this runs on a 4 KB fault costs
- * tens of microseconds: 340 MB took 3 s to touch in 4 KB pages, 0.07-1.5 s in 2 MB ones. */
-void *atn_alloc_big(size_t bytes);
-
-/* Bytes of the packed copy of the layer weights the CPU kernels made for this model on its
- * first forward (0 before that, or when the model takes the cblas_sgemm path). */
-size_t atn_cpu_packed_bytes(const atn_model *model);
-
 /* Building blocks, also used by the trace and the masked-LM head. */
 /* out[n,o] = in[n,i] W^T + b, W [o,i]; W NULL means identity (o == i); b NULL means zero. */
 void atn_linear(float *out, const float *in, const float *w, const float *b, int32_t n, int32_t i, int32_t o);

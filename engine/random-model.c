@@ -1,8 +1,8 @@
-/* BERT-shaped models with random weights (engine/random-model.h): what `attnscope bench
+/* BERT-shaped models with random weights (declared in attnscope.h): what `attnscope bench
  * --shape` runs, so that the benchmark needs no download.  The generator is counter-based
  * (splitmix64's mixer over seed, tensor and element index) so that bench/peer_torch.py can
  * rebuild exactly the same weights in NumPy and compare the numbers, not just the time. */
-#include "random-model.h"
+#include "attnscope.h"
 #include "encoder.h"
 
 #include <stdio.h>

@@ -16,7 +16,7 @@
 #include "atn-model-grid-view.h"
 #include "atn-token-lines.h"
 #include "atn-window.h"
-#include "random-model.h"
+#include "attnscope.h"
 
 typedef struct bench_opts {
     const char *model;   /* built-in name, path, or "random:SHAPE" */

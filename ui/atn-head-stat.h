@@ -1,4 +1,4 @@
-/* AtnHeadStat: one row of the Statistics table (one head's numbers from engine/analysis.h),
+/* AtnHeadStat: one row of the Statistics table (one head's numbers from engine/include/analysis.h),
  * as properties so GtkColumnView can sort by them. */
 #pragma once
 

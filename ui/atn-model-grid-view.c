@@ -24,7 +24,7 @@ G_DEFINE_FINAL_TYPE_WITH_CODE(AtnModelGridView, atn_model_grid_view, GTK_TYPE_WI
 enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-/* The pattern label of every head (engine/analysis.h), translated. */
+/* The pattern label of every head (engine/include/analysis.h), translated. */
 static void update_notes(AtnModelGridView *self) {
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (!r || !gtk_check_button_get_active(self->notes_check)) {

@@ -89,7 +89,7 @@ static void precision_report(const atn_model *m, const atn_encoding *enc, atn_pr
     const char *pname = p == ATN_PRECISION_FP16 ? "fp16" : "bf16";
     /* loose bounds: fp16 keeps 11 significant bits, bf16 8; products accumulate in fp32 */
     double max_tol = p == ATN_PRECISION_FP16 ? 2e-2 : 1e-1, mean_tol = p == ATN_PRECISION_FP16 ? 1e-3 : 1e-2;
-    atn_status st = atn_backend_compare_precision(m, enc, p, mx, mean, &err);
+    atn_status st = atn_compare_precision(m, enc, p, mx, mean, &err);
     CHECK_MSG(st == ATN_OK, "%s %s: %s", what, pname, err.message);
     if (st == ATN_OK) {
         double worst = 0, avg = 0;

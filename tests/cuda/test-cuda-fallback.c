@@ -54,7 +54,7 @@ static void check_model(atn_model *m, const int32_t *toy_mask, const char *what)
     float mx[64], mean[64];
     if ((size_t)m->cfg.n_layers * m->cfg.n_heads <= 64) {
         atn_error perr = {0};
-        CHECK(atn_backend_compare_precision(m, enc, ATN_PRECISION_FP16, mx, mean, &perr) == ATN_E_DEVICE);
+        CHECK(atn_compare_precision(m, enc, ATN_PRECISION_FP16, mx, mean, &perr) == ATN_E_DEVICE);
         CHECK(strstr(perr.message, needle) != NULL);
     }
     atn_run_free(cpu);

@@ -8,7 +8,7 @@
 #include "check.h"
 #include "cpu-kernels.h"
 #include "encoder.h"
-#include "random-model.h"
+#include "attnscope.h"
 
 #include <stdint.h>
 #include <sys/wait.h>

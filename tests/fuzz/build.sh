@@ -29,13 +29,13 @@ if cmp -s "$OUT/config.h.new" "$OUT/config.h"; then rm "$OUT/config.h.new"; else
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 DEPS_CFLAGS=$(pkg-config --cflags libcjson openblas)
 DEPS_LIBS="$(pkg-config --libs libcjson openblas) -lm -ldl -lpthread"
-CFLAGS="-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE $SAN -I$OUT -I$ROOT/engine $DEPS_CFLAGS"
+CFLAGS="-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE $SAN -I$OUT -I$ROOT/engine -I$ROOT/engine/include $DEPS_CFLAGS"
 
 # engine sources: the files('...') list of engine/meson.build, put in an archive so each
 # target links only what it uses.  A file clang cannot compile (it happened with gcc-only
 # vector code) is left out with a note: no fuzz target needs the analysis files.
 SOURCES=$(sed -n "/^engine_sources = files(/,/^)/p" "$ROOT/engine/meson.build" | grep -o "'[^']*\.c'" | tr -d "'")
-newest_header=$(ls -t "$ROOT"/engine/*.h "$OUT/config.h" | head -n 1)
+newest_header=$(ls -t "$ROOT"/engine/*.h "$ROOT"/engine/include/*.h "$OUT/config.h" | head -n 1)
 OBJS=""
 for s in $SOURCES; do
   o="$OUT/obj/${s%.c}.o"

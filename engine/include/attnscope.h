@@ -251,6 +251,39 @@ const atn_capture *atn_run_capture(const atn_run *run);
 /* Which device the last forward actually used (AUTO resolves to CPU or CUDA). */
 atn_device atn_run_device_used(const atn_run *run);
 
+/* ---- devices ---------------------------------------------------------------- */
+
+/* One GPU the CUDA module can run on. */
+typedef struct atn_device_info {
+    int32_t index;
+    char name[256];          /* "NVIDIA H200" */
+    uint64_t total_bytes;    /* device memory */
+    uint64_t free_bytes;
+    int32_t cc_major, cc_minor;   /* compute capability */
+    int32_t multiprocessors;
+    char runtime[128];       /* "CUDA runtime 13.0, driver 13.0, cuBLAS 13.0.0" */
+} atn_device_info;
+
+/* The number of GPUs the CUDA module sees (loading the module on the first call, see
+ * Threads), or 0 with the reason in err (ATN_E_DEVICE): module missing or unloadable, ABI
+ * mismatch, no driver, no device.  err may be NULL. */
+int32_t atn_cuda_device_count(atn_error *err);
+/* Fills *info for GPU index (0 .. atn_cuda_device_count() - 1).  ATN_E_DEVICE when no GPU
+ * is usable, ATN_E_INVALID for an index out of range or a NULL info, or the module's error
+ * when it cannot read the properties. */
+atn_status atn_cuda_device_info(int32_t index, atn_device_info *info, atn_error *err);
+/* The CUDA module file that was loaded or last tried ("" before the first try; never
+ * NULL; static storage). */
+const char *atn_cuda_module_path(void);
+
+/* How far reduced-precision attention moves from fp32: runs enc on the GPU in fp32 and in
+ * precision (FP16 or BF16) and writes, per layer and head ([L][H], caller's arrays of
+ * L*H floats), the max and mean |p_prec - p_fp32| over that head's n x n probabilities.
+ * ATN_E_DEVICE when no GPU is usable, ATN_E_INVALID for a NULL argument or precision FP32,
+ * ATN_E_NOMEM, or the forward pass's error. */
+atn_status atn_compare_precision(const atn_model *model, const atn_encoding *enc, atn_precision precision,
+                                 float *max_abs, float *mean_abs, atn_error *err);
+
 /* ---- the trace: one head's arithmetic, step by step ------------------------- */
 
 typedef struct atn_trace {
@@ -330,6 +363,51 @@ atn_status atn_npy_read_f32(const char *path, float **data, int64_t *shape, int 
 
 /* Writes len bytes to path through a temporary file and rename. */
 atn_status atn_write_file_atomic(const char *path, const void *data, size_t len, atn_error *err);
+
+/* ---- benchmarks: models with random weights, memory ------------------------- */
+
+/* BERT-shaped models with random weights: the real shapes (bert-tiny, bert-base,
+ * bert-large) without downloading anything (`attnscope bench --shape`, --gui-bench). */
+
+/* The shape names atn_random_shape_config knows, NULL-terminated (static storage). */
+const char *const *atn_random_shape_names(void);
+
+/* Fills *cfg with a named shape: "bert-tiny" (2 layers, d 128, 2 heads, f 512),
+ * "bert-base" (12, 768, 12, 3072), "bert-large" (24, 1024, 16, 4096); all with
+ * vocabulary 30522, 512 positions, 2 token types, erf GELU, LayerNorm eps 1e-12.
+ * ATN_E_INVALID (message lists the names) for an unknown or NULL shape. */
+atn_status atn_random_shape_config(const char *shape, atn_config *cfg, atn_error *err);
+
+/* A BERT model (ATN_MODEL_BERT, no tokenizer: encode with atn_model_encode_ids) of the
+ * shape cfg, every weight drawn from a counter-based generator so that any tool can
+ * recompute it (bench/peer_torch.py does):
+ *   tensor t (numbered as below), element i (row-major, weights [out, in]):
+ *     x = splitmix64_mix(seed * 0x9E3779B97F4A7C15 + (t << 40) + i)
+ *     u = (x >> 40) * 2^-24                      (uniform in [0, 1))
+ *     value = center + scale * (2u - 1)
+ *   scale 0.0346 (std 0.02, BERT's init) for matrices and embeddings, 0.02 for biases
+ *   and LayerNorm betas, 0.1 around a center of 1 for LayerNorm gammas.
+ * One allocation holds every weight (bert-base: 110M floats, 440 MB).  The config is
+ * validated first (its error); ATN_E_NOMEM when the weights do not fit in memory.  name
+ * (may be NULL: "random") is copied.  The caller owns the model (atn_model_free). */
+atn_model *atn_model_new_random(const atn_config *cfg, const char *name, uint64_t seed, atn_error *err);
+
+/* The tensor order used by the generator above: embeddings first, then per layer
+ * (query.w, query.b, key.w, key.b, value.w, value.b, out.w, out.b, ln1.g, ln1.b,
+ * ffn1.w, ffn1.b, ffn2.w, ffn2.b, ln2.g, ln2.b).  Tensor index of layer l's j-th
+ * tensor = 5 + 16 l + j. */
+enum { ATN_RANDOM_EMBEDDING_TENSORS = 5, ATN_RANDOM_LAYER_TENSORS = 16 };
+
+/* Bytes of the packed copy of the layer weights the CPU kernels made for this model on its
+ * first forward (0 before that, for NULL, or when the model takes the cblas_sgemm path). */
+size_t atn_cpu_packed_bytes(const atn_model *model);
+
+/* Memory for a big array (weights, a run's activations), released with free(): aligned to
+ * 2 MB and advised for transparent huge pages when it is 4 MB or more.  NULL when out of
+ * memory.  Page faults are what first use of fresh memory costs, and in the VMs this runs
+ * on a 4 KB fault costs tens of microseconds: 340 MB took 3 s to touch in 4 KB pages,
+ * 0.07-1.5 s in 2 MB ones. */
+void *atn_alloc_big(size_t bytes);
 
 /* ---- BLAS kernel check ------------------------------------------------------ */
 
