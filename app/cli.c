@@ -330,53 +330,27 @@ int cli_model_run(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **
 
 bool cli_atomic_open(cli_atomic_file *af, const char *path) {
     memset(af, 0, sizeof *af);
-    size_t len = strlen(path) + 16;
-    af->tmp = malloc(len);
-    af->path = strdup(path);
-    if (!af->tmp || !af->path)
-        goto fail;
-    snprintf(af->tmp, len, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(af->tmp);
-    if (fd < 0) {
-        cli_error("%s: cannot create a file there: %s", path, strerror(errno));
-        goto fail;
+    atn_error err = {0};
+    if (atn_atomic_open(path, &af->file, &err) != ATN_OK) {
+        cli_error("%s", err.message);
+        return false;
     }
-    mode_t um = umask(0);
-    umask(um);
-    fchmod(fd, 0666 & ~um);
-    af->f = fdopen(fd, "wb");
-    if (!af->f) {
-        close(fd);
-        unlink(af->tmp);
-        goto fail;
-    }
+    af->f = atn_atomic_stream(af->file);
+    snprintf(af->path, sizeof af->path, "%s", path);
     return true;
-fail:
-    free(af->tmp);
-    free(af->path);
-    memset(af, 0, sizeof *af);
-    return false;
 }
 
 bool cli_atomic_close(cli_atomic_file *af, bool ok) {
-    if (!af->f)
+    if (!af->file)
         return false;
-    if (ferror(af->f))
-        ok = false;
-    if (fclose(af->f) != 0)
-        ok = false;
-    if (ok && rename(af->tmp, af->path) != 0) {
-        cli_error("%s: cannot write: %s", af->path, strerror(errno));
-        ok = false;
-    } else if (!ok) {
+    atn_error err = {0};
+    atn_status st = atn_atomic_close(af->file, ok, &err);
+    if (st == ATN_E_CANCELLED)   /* the caller's own writing failed */
         cli_error("%s: write failed; the previous file (if any) is left as it was", af->path);
-    }
-    if (!ok)
-        unlink(af->tmp);
-    free(af->tmp);
-    free(af->path);
+    else if (st != ATN_OK)
+        cli_error("%s; the previous file (if any) is left as it was", err.message);
     memset(af, 0, sizeof *af);
-    return ok;
+    return st == ATN_OK;
 }
 
 void cli_json_number(FILE *f, double v) {

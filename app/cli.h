@@ -76,12 +76,13 @@ int cmd_bench(int argc, char **argv);
 
 #endif
 
-/* Writing a user's file through a temporary name in the same folder: open, write with
- * stdio, then cli_atomic_close renames it into place (or removes it when ok is false). */
+/* Writing a user's file through a temporary name in the same folder (the engine's
+ * atn_atomic_open): open, write to f with stdio, then cli_atomic_close renames it into
+ * place (or removes it when ok is false), saying on stderr what went wrong. */
 typedef struct cli_atomic_file {
     FILE *f;
-    char *tmp;
-    char *path;
+    atn_atomic_file *file;
+    char path[4096];
 } cli_atomic_file;
 bool cli_atomic_open(cli_atomic_file *af, const char *path);
 bool cli_atomic_close(cli_atomic_file *af, bool ok);

@@ -1,6 +1,6 @@
-/* Backend dispatch: the linked-in CPU backend, the CUDA module found and opened with
- * dlopen on first use (once per process, thread-safe), and the choice between them for
- * --device cpu|cuda|auto.  Nothing here links CUDA: only the module does. */
+/* Backend dispatch: the CUDA module found and opened with dlopen on first use (once per
+ * process, thread-safe), and the choice between it and the CPU forward (atn_cpu_forward,
+ * encoder.c) for --device cpu|cuda|auto.  Nothing here links CUDA: only the module does. */
 #include "backend.h"
 
 #include <dlfcn.h>
@@ -12,54 +12,6 @@
 #include <unistd.h>
 
 #include "config.h"
-
-/* ---- the CPU backend -------------------------------------------------------- */
-
-static int cpu_probe(atn_error *err) { (void)err; return 1; }
-static int32_t cpu_device_count(void) { return 1; }
-
-static atn_status cpu_device_info(int32_t index, atn_backend_device *info, atn_error *err) {
-    if (index != 0)
-        return atn_error_set(err, ATN_E_INVALID, "the CPU backend has one device, not %d", index + 1);
-    memset(info, 0, sizeof *info);
-    snprintf(info->name, sizeof info->name, "CPU (OpenBLAS kernel %s)", atn_blas_core_name());
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE), avail = sysconf(_SC_AVPHYS_PAGES);
-    info->total_bytes = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
-    info->free_bytes = avail > 0 && size > 0 ? (uint64_t)avail * (uint64_t)size : 0;
-    info->multiprocessors = (int32_t)sysconf(_SC_NPROCESSORS_ONLN);
-    return ATN_OK;
-}
-
-static atn_status cpu_init(atn_error *err) { (void)err; return ATN_OK; }
-
-static atn_status cpu_upload(const atn_model *model, void **state, atn_error *err) {
-    (void)model, (void)err;
-    *state = NULL;   /* the CPU reads the model's own weights */
-    return ATN_OK;
-}
-
-static atn_status cpu_forward(void *state, const atn_model *model, const atn_encoding *enc, atn_activations *act,
-                              const atn_run_options *opts, atn_error *err) {
-    (void)state;
-    return atn_cpu_forward(model, enc, act, opts, err);
-}
-
-static void cpu_state_free(void *state) { (void)state; }
-
-static const atn_backend cpu_backend = {
-    .abi_version = ATN_BACKEND_ABI_VERSION,
-    .layout = ATN_BACKEND_LAYOUT_INIT,
-    .name = "cpu",
-    .probe = cpu_probe,
-    .device_count = cpu_device_count,
-    .device_info = cpu_device_info,
-    .init = cpu_init,
-    .upload = cpu_upload,
-    .forward = cpu_forward,
-    .state_free = cpu_state_free,
-};
-
-const atn_backend *atn_backend_cpu(void) { return &cpu_backend; }
 
 /* ---- opening a module ------------------------------------------------------- */
 

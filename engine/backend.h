@@ -1,5 +1,6 @@
 /* Backends: where the forward pass runs.  A small versioned table of function pointers,
- * in the manner of ggml: the CPU backend is linked in; the CUDA backend is a shared
+ * in the manner of ggml, for the CUDA backend (the CPU forward, atn_cpu_forward in
+ * encoder.c, is called directly and has no table).  The CUDA backend is a shared
  * module (attnscope-cuda.so) that engine/backend.c opens with dlopen only when a GPU is
  * asked for, so the program never links the CUDA libraries itself.
  *
@@ -15,11 +16,23 @@
 extern "C" {
 #endif
 
-/* Bump when atn_backend changes shape or meaning. */
-#define ATN_BACKEND_ABI_VERSION 2u   /* 2: host_alloc / host_free */
+/* Bump when atn_backend changes shape or meaning (a plain number: it is pasted into the
+ * entry point's name). */
+#define ATN_BACKEND_ABI 2   /* 2: host_alloc / host_free */
+#define ATN_BACKEND_ABI_VERSION ((uint32_t)ATN_BACKEND_ABI)
 
-/* The one symbol a backend module exports, and its file name. */
-#define ATN_CUDA_ENTRY_POINT "atn_cuda_backend_v1"
+#define ATN_BACKEND_STR_(x) #x
+#define ATN_BACKEND_STR(x) ATN_BACKEND_STR_(x)
+#define ATN_BACKEND_PASTE_(a, b) a##b
+#define ATN_BACKEND_PASTE(a, b) ATN_BACKEND_PASTE_(a, b)
+
+/* The one symbol a backend module exports, named after the ABI version
+ * ("atn_cuda_backend_v2"), so that a module of another version has no symbol of that
+ * name at all; ATN_CUDA_ENTRY_FN is that name as an identifier, for the module to define:
+ *   const atn_backend *ATN_CUDA_ENTRY_FN(void) { ... }
+ * And the module's file name. */
+#define ATN_CUDA_ENTRY_FN ATN_BACKEND_PASTE(atn_cuda_backend_v, ATN_BACKEND_ABI)
+#define ATN_CUDA_ENTRY_POINT "atn_cuda_backend_v" ATN_BACKEND_STR(ATN_BACKEND_ABI)
 #define ATN_CUDA_MODULE_NAME "attnscope-cuda.so"
 
 /* sizeof of each struct a module reads or writes, as the module saw them. */
@@ -63,9 +76,6 @@ typedef struct atn_backend {
 
 /* The signature of the module's entry point. */
 typedef const atn_backend *(*atn_backend_entry_fn)(void);
-
-/* The linked-in CPU backend. */
-const atn_backend *atn_backend_cpu(void);
 
 /* The CUDA backend, ready to run: the module loaded (lazily, once, thread-safe: dlopen of a
  * cuBLAS-linked module takes 60-760 ms), its table checked, probed and initialised.  NULL

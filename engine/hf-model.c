@@ -9,6 +9,7 @@
  * F32 tensors are used in place from the mapping (no copy); F16/BF16 tensors, and F32
  * tensors whose data is not 4-byte aligned in the file, are converted into one block the
  * model owns.  Mappings no tensor points into are released at the end. */
+#include "files.h"
 #include "fp16.h"
 #include "model-private.h"
 #include "safetensors.h"
@@ -96,46 +97,10 @@ static atn_status cancelled(hf_loader *L) {
                          L->folder);
 }
 
-/* Reads a whole (small) file into a NUL-terminated buffer. */
-static atn_status read_text(const char *path, size_t max, char **out, size_t *len,
-                            atn_error *err) {
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    if (fseek(f, 0, SEEK_END) != 0) {
-        fclose(f);
-        return atn_error_set(err, ATN_E_IO, "%s: cannot read: %s", path, strerror(errno));
-    }
-    long size = ftell(f);
-    if (size < 0 || (size_t)size > max) {
-        fclose(f);
-        return atn_error_set(err, ATN_E_FORMAT, "%s: %ld bytes is larger than the %zu-byte limit",
-                             path, size, max);
-    }
-    rewind(f);
-    char *buf = malloc((size_t)size + 1);
-    if (!buf) {
-        fclose(f);
-        return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", path);
-    }
-    size_t got = fread(buf, 1, (size_t)size, f);
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad || got != (size_t)size) {
-        free(buf);
-        return atn_error_set(err, ATN_E_IO, "%s: short read", path);
-    }
-    buf[got] = '\0';
-    *out = buf;
-    *len = got;
-    return ATN_OK;
-}
-
 static atn_status parse_json_file(const char *path, size_t max, cJSON **out, atn_error *err) {
     char *text;
     size_t len = 0;
-    atn_status st = read_text(path, max, &text, &len, err);
+    atn_status st = atn_read_file(path, max, &text, &len, err);
     if (st != ATN_OK)
         return st;
     const char *end = NULL;

@@ -1,5 +1,8 @@
-/* Models: allocation and ownership, opening by name or path, built-in models, the
- * configuration check, and turning text or ids into an encoding. */
+/* Models: opening by name or path, built-in models, and turning text or ids into an
+ * encoding.  The atn_model object itself (allocation, ownership, accessors, the
+ * configuration check) is in model-object.c, which the loaders (hf-model.c, toy-model.c)
+ * use; this file calls the loaders, and they never call back into it. */
+#include "encoding.h"
 #include "model-private.h"
 #include "tokenizer.h"
 
@@ -13,138 +16,16 @@
 
 #include "config.h"
 
-/* ---- ownership -------------------------------------------------------------- */
-
-atn_model *atn_model_alloc(atn_model_kind kind, const char *name, const char *path) {
-    atn_model *m = calloc(1, sizeof *m);
-    if (!m)
-        return NULL;
-    m->kind = kind;
-    m->name = strdup(name ? name : "");
-    m->path = strdup(path ? path : "");
-    if (!m->name || !m->path) {
-        atn_model_free(m);
-        return NULL;
-    }
-    return m;
-}
-
-bool atn_model_own(atn_model *model, void *ptr, size_t len, bool mapped) {
-    atn_model_block *b = realloc(model->blocks, (size_t)(model->n_blocks + 1) * sizeof *b);
-    if (!b) {
-        if (mapped)
-            munmap(ptr, len);
-        else
-            free(ptr);
-        return false;
-    }
-    model->blocks = b;
-    b[model->n_blocks++] = (atn_model_block){ptr, len, mapped};
-    return true;
-}
-
-float *atn_model_alloc_floats(atn_model *model, size_t count) {
-    if (count == 0)
-        count = 1;
-    if (count > SIZE_MAX / sizeof(float))
-        return NULL;
-    float *p = calloc(count, sizeof(float));
-    if (!p || !atn_model_own(model, p, count * sizeof(float), false))
-        return NULL;
-    return p;
-}
-
-void atn_model_free(atn_model *model) {
-    if (!model)
-        return;
-    if (model->backend_state && model->backend_state_free)
-        model->backend_state_free(model->backend_state);
-    for (int32_t i = 0; i < model->n_blocks; i++) {
-        if (model->blocks[i].mapped)
-            munmap(model->blocks[i].ptr, model->blocks[i].len);
-        else
-            free(model->blocks[i].ptr);
-    }
-    free(model->blocks);
-    atn_tokenizer_free(model->tokenizer);
-    for (int32_t i = 0; i < model->toy_n; i++)
-        free(model->toy_tokens ? model->toy_tokens[i] : NULL);
-    free(model->toy_tokens);
-    free(model->w.layers);
-    free(model->name);
-    free(model->path);
-    free(model);
-}
-
-/* ---- accessors -------------------------------------------------------------- */
-
-const atn_config *atn_model_config(const atn_model *model) { return &model->cfg; }
-atn_model_kind atn_model_kind_of(const atn_model *model) { return model->kind; }
-const char *atn_model_name(const atn_model *model) { return model->name; }
-const char *atn_model_path(const atn_model *model) { return model->path; }
-bool atn_model_has_mlm_head(const atn_model *model) {
-    return model->w.mlm_dense_w && model->w.mlm_decoder_b && model->w.word_emb;
-}
-int32_t atn_model_toy_n_tokens(const atn_model *model) { return model->toy_n; }
-const char *atn_model_toy_token(const atn_model *model, int32_t i) {
-    return (i >= 0 && i < model->toy_n) ? model->toy_tokens[i] : NULL;
-}
-
-const char *atn_activation_name(atn_activation act) {
-    switch (act) {
-    case ATN_ACT_GELU: return "gelu";
-    case ATN_ACT_GELU_TANH: return "gelu_tanh";
-    case ATN_ACT_RELU: return "relu";
-    }
-    return "?";
-}
-
-atn_status atn_config_validate(const atn_config *c, atn_error *err) {
-    if (c->n_layers <= 0 || c->n_layers > 1000)
-        return atn_error_set(err, ATN_E_INVALID, "number of layers must be 1..1000, not %d", c->n_layers);
-    if (c->d_model <= 0 || c->d_model > 65536)
-        return atn_error_set(err, ATN_E_INVALID, "model width must be 1..65536, not %d", c->d_model);
-    if (c->n_heads <= 0)
-        return atn_error_set(err, ATN_E_INVALID, "number of heads must be positive, not %d", c->n_heads);
-    if (c->d_model % c->n_heads != 0)
-        return atn_error_set(err, ATN_E_INVALID,
-                             "%d heads do not divide the model width %d (head width would be %.3g)",
-                             c->n_heads, c->d_model, (double)c->d_model / c->n_heads);
-    if (c->d_head != c->d_model / c->n_heads)
-        return atn_error_set(err, ATN_E_INVALID, "head width %d is not d_model / heads = %d", c->d_head,
-                             c->d_model / c->n_heads);
-    if (c->use_ffn && (c->d_ffn <= 0 || c->d_ffn > 1 << 20))
-        return atn_error_set(err, ATN_E_INVALID, "feed-forward width must be positive, not %d", c->d_ffn);
-    if (c->use_layernorm && !(c->ln_eps > 0))
-        return atn_error_set(err, ATN_E_INVALID, "LayerNorm epsilon must be positive");
-    if (c->use_embeddings) {
-        if (c->vocab_size <= 0)
-            return atn_error_set(err, ATN_E_INVALID, "vocabulary size must be positive, not %d", c->vocab_size);
-        if (c->max_positions <= 0)
-            return atn_error_set(err, ATN_E_INVALID, "max positions must be positive, not %d", c->max_positions);
-        if (c->type_vocab_size <= 0)
-            return atn_error_set(err, ATN_E_INVALID, "type vocabulary size must be positive, not %d",
-                                 c->type_vocab_size);
-    }
-    return ATN_OK;
-}
-
 /* ---- data folder and built-in models ---------------------------------------- */
-
-static char data_dir_override[4096];
-
-void atn_set_data_dir(const char *dir) {
-    snprintf(data_dir_override, sizeof data_dir_override, "%s", dir ? dir : "");
-}
 
 static bool is_dir(const char *p) {
     struct stat st;
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-const char *atn_data_dir(void) {
-    if (data_dir_override[0])
-        return data_dir_override;
+/* The data folder: ATTNSCOPE_DATADIR, else the source tree's data/ when running from the
+ * build tree, else the install prefix's. */
+static const char *data_dir(void) {
     const char *env = getenv("ATTNSCOPE_DATADIR");
     if (env && *env)
         return env;
@@ -182,12 +63,12 @@ atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, vo
                           "folder: %s); built-in models: demo, worked-example", name_or_path, strerror(errno));
             return NULL;
         }
-        snprintf(path, sizeof path, "%s/models/%s", atn_data_dir(), name_or_path);
+        snprintf(path, sizeof path, "%s/models/%s", data_dir(), name_or_path);
         if (stat(path, &st) != 0) {
-            snprintf(path, sizeof path, "%s/models/%s.json", atn_data_dir(), name_or_path);
+            snprintf(path, sizeof path, "%s/models/%s.json", data_dir(), name_or_path);
             if (stat(path, &st) != 0) {
                 atn_error_set(err, ATN_E_IO, "built-in model \"%s\" not found under %s/models "
-                              "(set ATTNSCOPE_DATADIR to the data folder)", name_or_path, atn_data_dir());
+                              "(set ATTNSCOPE_DATADIR to the data folder)", name_or_path, data_dir());
                 return NULL;
             }
         }
@@ -204,23 +85,6 @@ atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, vo
 }
 
 /* ---- encodings -------------------------------------------------------------- */
-
-static atn_encoding *encoding_alloc(int32_t n) {
-    atn_encoding *e = calloc(1, sizeof *e);
-    if (!e)
-        return NULL;
-    e->n = n;
-    size_t m = n > 0 ? (size_t)n : 1;
-    e->tokens = calloc(m, sizeof *e->tokens);
-    e->ids = calloc(m, sizeof *e->ids);
-    e->type_ids = calloc(m, sizeof *e->type_ids);
-    e->mask = calloc(m, sizeof *e->mask);
-    if (!e->tokens || !e->ids || !e->type_ids || !e->mask) {
-        atn_encoding_free(e);
-        return NULL;
-    }
-    return e;
-}
 
 atn_status atn_model_encode(const atn_model *model, const char *text, const char *text_pair,
                             atn_encoding **out, atn_error *err) {
@@ -257,7 +121,7 @@ atn_status atn_model_encode_ids(const atn_model *model, const int32_t *ids, cons
         if (mask && mask[i] != 0 && mask[i] != 1)
             return atn_error_set(err, ATN_E_INVALID, "mask value %d at position %d must be 0 or 1", mask[i], i);
     }
-    atn_encoding *e = encoding_alloc(n);
+    atn_encoding *e = atn_encoding_alloc(n);
     if (!e)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory for %d tokens", n);
     for (int32_t i = 0; i < n; i++) {
@@ -291,7 +155,7 @@ atn_status atn_model_encode_toy(const atn_model *model, const int32_t *mask, atn
     if (model->kind != ATN_MODEL_TOY)
         return atn_error_set(err, ATN_E_INVALID, "model \"%s\" is not a toy model: give it text or ids",
                              model->name);
-    atn_encoding *e = encoding_alloc(model->toy_n);
+    atn_encoding *e = atn_encoding_alloc(model->toy_n);
     if (!e)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     for (int32_t i = 0; i < model->toy_n; i++) {

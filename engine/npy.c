@@ -1,6 +1,5 @@
-/* NumPy .npy files (format v1.0, little-endian float32, C order), and atomic file writes:
- * a temporary file in the same folder, renamed into place, so an interrupted export never
- * leaves a half-written file where a good one was. */
+/* NumPy .npy files (format v1.0, little-endian float32, C order), written through
+ * atn_write_file_atomic (files.c). */
 #include "attnscope.h"
 
 #include <errno.h>
@@ -10,48 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-atn_status atn_write_file_atomic(const char *path, const void *data, size_t len, atn_error *err) {
-    size_t pl = strlen(path);
-    char *tmp = malloc(pl + 16);
-    if (!tmp)
-        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    snprintf(tmp, pl + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        atn_status st = atn_error_set(err, ATN_E_IO, "%s: cannot create a file there: %s", path, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    const char *p = data;
-    size_t left = len;
-    while (left > 0) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            int e = errno;
-            close(fd);
-            unlink(tmp);
-            free(tmp);
-            return atn_error_set(err, ATN_E_IO, "%s: write failed: %s", path, strerror(e));
-        }
-        p += w;
-        left -= (size_t)w;
-    }
-    /* mkstemp makes 0600; give the file the usual permissions */
-    mode_t um = umask(0);
-    umask(um);
-    fchmod(fd, 0666 & ~um);
-    if (close(fd) != 0 || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        free(tmp);
-        return atn_error_set(err, ATN_E_IO, "%s: cannot write: %s", path, strerror(e));
-    }
-    free(tmp);
-    return ATN_OK;
-}
 
 atn_status atn_npy_write_f32(const char *path, const float *data, const int64_t *shape, int ndim,
                              atn_error *err) {

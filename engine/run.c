@@ -3,6 +3,7 @@
  * it is reused while the sequence length and options stay the same. */
 #include "encoder.h"
 #include "backend.h"
+#include "encoding.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,32 +104,9 @@ static size_t default_memory_limit(void) {
 }
 
 static atn_status copy_encoding(atn_encoding **dst, const atn_encoding *src, atn_error *err) {
-    atn_encoding *e = calloc(1, sizeof *e);
+    atn_encoding *e = atn_encoding_copy(src);
     if (!e)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    int32_t n = src->n;
-    size_t m = n > 0 ? (size_t)n : 1;
-    e->n = n;
-    e->truncated = src->truncated;
-    e->n_dropped = src->n_dropped;
-    e->tokens = calloc(m, sizeof *e->tokens);
-    e->ids = malloc(m * sizeof *e->ids);
-    e->type_ids = malloc(m * sizeof *e->type_ids);
-    e->mask = malloc(m * sizeof *e->mask);
-    bool ok = e->tokens && e->ids && e->type_ids && e->mask;
-    for (int32_t i = 0; ok && i < n; i++) {
-        e->tokens[i] = src->tokens[i];
-        e->tokens[i].text = strdup(src->tokens[i].text ? src->tokens[i].text : "");
-        ok = e->tokens[i].text != NULL;
-    }
-    if (ok) {
-        memcpy(e->ids, src->ids, (size_t)n * sizeof *e->ids);
-        memcpy(e->type_ids, src->type_ids, (size_t)n * sizeof *e->type_ids);
-        memcpy(e->mask, src->mask, (size_t)n * sizeof *e->mask);
-    } else {
-        atn_encoding_free(e);
-        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    }
     atn_encoding_free(*dst);
     *dst = e;
     return ATN_OK;

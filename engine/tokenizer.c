@@ -15,6 +15,8 @@
  * Each character carries the byte span of the original character(s) it came from through
  * every step (a composed character spans its parts), so a word piece's span is the union
  * of its characters' spans. */
+#include "encoding.h"
+#include "files.h"
 #include "tokenizer.h"
 
 #include <cjson/cJSON.h>
@@ -52,34 +54,6 @@ void atn_tokenizer_options_init(atn_tokenizer_options *o) {
     o->tokenize_chinese_chars = true;
 }
 
-static atn_status read_file(const char *path, char **data, size_t *len, atn_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return atn_error_set(err, ATN_E_IO, "%s: not a regular file", path);
-    }
-    size_t n = (size_t)st.st_size;
-    char *buf = malloc(n + 1);
-    if (!buf) {
-        fclose(f);
-        return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory for %zu bytes", path, n);
-    }
-    size_t got = fread(buf, 1, n, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad || got != n) {
-        free(buf);
-        return atn_error_set(err, ATN_E_IO, "%s: read %zu of %zu bytes", path, got, n);
-    }
-    buf[n] = '\0';
-    *data = buf;
-    *len = n;
-    return ATN_OK;
-}
-
 static atn_status json_bool(const cJSON *root, const char *key, const char *path, bool *out,
                             bool *is_null, atn_error *err) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
@@ -99,7 +73,7 @@ atn_status atn_tokenizer_options_from_json(atn_tokenizer_options *o, const char 
         return ATN_OK;
     char *text;
     size_t len;
-    atn_status s = read_file(path, &text, &len, err);
+    atn_status s = atn_read_file(path, SIZE_MAX, &text, &len, err);
     if (s != ATN_OK)
         return s;
     cJSON *root = cJSON_ParseWithLength(text, len);
@@ -355,7 +329,7 @@ atn_tokenizer *atn_tokenizer_load(const char *vocab_path, const atn_tokenizer_op
     }
     char *data;
     size_t len;
-    if (read_file(vocab_path, &data, &len, err) != ATN_OK)
+    if (atn_read_file(vocab_path, SIZE_MAX, &data, &len, err) != ATN_OK)
         return NULL;
     if (check_vocab_size(len, vocab_path, err) != ATN_OK) {
         free(data);
@@ -914,15 +888,8 @@ atn_status atn_tokenizer_encode(const atn_tokenizer *tok, const char *text,
     }
 
     size_t n = keep_a + keep_b + n_special;
-    atn_encoding *e = calloc(1, sizeof *e);
-    if (e) {
-        e->tokens = calloc(n, sizeof *e->tokens);
-        e->ids = malloc(n * sizeof *e->ids);
-        e->type_ids = malloc(n * sizeof *e->type_ids);
-        e->mask = malloc(n * sizeof *e->mask);
-    }
-    if (!e || !e->tokens || !e->ids || !e->type_ids || !e->mask) {
-        atn_encoding_free(e);
+    atn_encoding *e = atn_encoding_alloc((int32_t)n);
+    if (!e) {
         work_free(&w);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory for %zu tokens", n);
     }

@@ -15,6 +15,7 @@
  * absent biases zero, absent LayerNorm gamma one and beta zero.  Without "layers" the
  * layer keys may stand at the top level (one layer).  Internally weights are stored
  * [out, in] like every other model, so the loader transposes. */
+#include "files.h"
 #include "model-private.h"
 
 #include <cjson/cJSON.h>
@@ -355,43 +356,10 @@ fail:
 }
 
 atn_model *atn_model_open_toy_json(const char *path, atn_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    char *buf;
+    size_t len;
+    if (atn_read_file(path, (size_t)64 << 20, &buf, &len, err) != ATN_OK)
         return NULL;
-    }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 65536 > cap) {
-            if (cap > (64u << 20)) {
-                free(buf);
-                fclose(f);
-                atn_error_set(err, ATN_E_FORMAT, "%s: toy model file larger than 64 MB", path);
-                return NULL;
-            }
-            cap = cap ? cap * 2 : 65536 * 2;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                atn_error_set(err, ATN_E_NOMEM, "out of memory");
-                return NULL;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        atn_error_set(err, ATN_E_IO, "%s: read error", path);
-        return NULL;
-    }
     atn_model *m = atn_model_parse_toy_json(buf, len, path, err);
     free(buf);
     return m;

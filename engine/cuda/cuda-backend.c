@@ -1,4 +1,4 @@
-/* The CUDA backend, host side: the table attnscope-cuda.so exports (atn_cuda_backend_v1),
+/* The CUDA backend, host side: the table attnscope-cuda.so exports (ATN_CUDA_ENTRY_POINT, atn_cuda_backend_v2),
  * probing for a driver and device, uploading a model's weights once, and the forward pass
  * as a stream of cuBLAS products and our kernels (kernels.cu), mirroring engine/encoder.c.
  *
@@ -814,5 +814,5 @@ static const atn_backend cuda_backend = {
     .host_free = cuda_host_free,
 };
 
-__attribute__((visibility("default"))) const atn_backend *atn_cuda_backend_v1(void);
-__attribute__((visibility("default"))) const atn_backend *atn_cuda_backend_v1(void) { return &cuda_backend; }
+__attribute__((visibility("default"))) const atn_backend *ATN_CUDA_ENTRY_FN(void);
+__attribute__((visibility("default"))) const atn_backend *ATN_CUDA_ENTRY_FN(void) { return &cuda_backend; }

@@ -119,15 +119,12 @@ void atn_model_free(atn_model *model);
 const atn_config *atn_model_config(const atn_model *model);
 atn_model_kind atn_model_kind_of(const atn_model *model);
 const char *atn_model_name(const atn_model *model);  /* short display name */
-const char *atn_model_path(const atn_model *model);  /* file or folder it came from; may be "" */
 bool atn_model_has_mlm_head(const atn_model *model);
 
-/* Built-in models: a NULL-terminated list of names, and where their files live.  The
- * data folder is found from ATTNSCOPE_DATADIR, then the build tree, then the install
- * prefix; atn_set_data_dir overrides. */
+/* Built-in models: a NULL-terminated list of names (static storage).  Their files are in
+ * the data folder: $ATTNSCOPE_DATADIR, else the source tree's data/ when running from the
+ * build tree, else the install prefix's. */
 const char *const *atn_builtin_model_names(void);
-void atn_set_data_dir(const char *dir);
-const char *atn_data_dir(void);
 
 /* Toy models carry their own tokens and input vectors. */
 int32_t atn_model_toy_n_tokens(const atn_model *model);
@@ -361,8 +358,23 @@ atn_status atn_npy_write_f32(const char *path, const float *data, const int64_t 
 atn_status atn_npy_read_f32(const char *path, float **data, int64_t *shape, int *ndim,
                             int max_dims, atn_error *err);
 
-/* Writes len bytes to path through a temporary file and rename. */
+/* Writes len bytes of data to path through a temporary file in the same folder
+ * ("PATH.tmpXXXXXX", mode 0666 less the umask) renamed into place: an interrupted write
+ * leaves the old file as it was.  ATN_E_INVALID for a NULL or empty path, ATN_E_IO (the
+ * message names the path and the system's reason), ATN_E_NOMEM. */
 atn_status atn_write_file_atomic(const char *path, const void *data, size_t len, atn_error *err);
+
+/* The same for a file written piece by piece with stdio: atn_atomic_open creates the
+ * temporary file (*out, or NULL on error: ATN_E_INVALID for a NULL or empty path,
+ * ATN_E_IO, ATN_E_NOMEM); write to atn_atomic_stream(af) (NULL for a NULL af); then
+ * atn_atomic_close(af, keep, err) closes it and renames it into place when keep is true
+ * and every write succeeded, or removes it.  It frees af in every case and returns ATN_OK
+ * (renamed), ATN_E_IO (a write, the close or the rename failed: the old file is left as it
+ * was), ATN_E_CANCELLED (keep was false) or ATN_E_INVALID (af NULL). */
+typedef struct atn_atomic_file atn_atomic_file;
+atn_status atn_atomic_open(const char *path, atn_atomic_file **out, atn_error *err);
+FILE *atn_atomic_stream(atn_atomic_file *af);
+atn_status atn_atomic_close(atn_atomic_file *af, bool keep, atn_error *err);
 
 /* ---- benchmarks: models with random weights, memory ------------------------- */
 

@@ -2,7 +2,9 @@
  * one entry point and nothing else of ours, speaks this program's backend ABI, and its
  * probe answers either "usable, with devices" or "not usable" with a reason that names the
  * driver or the device.  Also the loader's refusals of broken modules.
- * Usage: test-cuda-module MODULE FAKE_ABI FAKE_LAYOUT FAKE_NOENTRY
+ * The entry point's name carries the ABI version, so a module of an older version (its
+ * atn_cuda_backend_v1) is refused for the missing name before its table is read.
+ * Usage: test-cuda-module MODULE FAKE_ABI FAKE_LAYOUT FAKE_NOENTRY FAKE_OLD
  * MODULE is "" when the build had no nvcc: then only the refusals are checked. */
 #include "check.h"
 #include "backend.h"
@@ -20,10 +22,13 @@ static void check_refused(const char *path, const char *needle) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s MODULE FAKE_ABI FAKE_LAYOUT FAKE_NOENTRY\n", argv[0]);
+    if (argc != 6) {
+        fprintf(stderr, "usage: %s MODULE FAKE_ABI FAKE_LAYOUT FAKE_NOENTRY FAKE_OLD\n", argv[0]);
         return 2;
     }
+    CHECK_MSG(strcmp(ATN_CUDA_ENTRY_POINT, "atn_cuda_backend_v2") == 0 && ATN_BACKEND_ABI_VERSION == 2u,
+              "entry point %s for ABI version %u", ATN_CUDA_ENTRY_POINT, ATN_BACKEND_ABI_VERSION);
+    check_refused(argv[5], "has no atn_cuda_backend_v2");
     check_refused(argv[2], "ABI version");
     check_refused(argv[3], "struct sizes differ");
     check_refused(argv[4], "has no " ATN_CUDA_ENTRY_POINT);

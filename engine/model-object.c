@@ -1,0 +1,126 @@
+/* The atn_model object: allocation and the memory it owns, the accessors, and the check
+ * of a configuration.  Used by every loader (hf-model.c, toy-model.c, random-model.c) and
+ * by model.c, which opens models; nothing here calls a loader. */
+#include "model-private.h"
+#include "tokenizer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ---- ownership -------------------------------------------------------------- */
+
+atn_model *atn_model_alloc(atn_model_kind kind, const char *name, const char *path) {
+    atn_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->kind = kind;
+    m->name = strdup(name ? name : "");
+    m->path = strdup(path ? path : "");
+    if (!m->name || !m->path) {
+        atn_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+bool atn_model_own(atn_model *model, void *ptr, size_t len, bool mapped) {
+    atn_model_block *b = realloc(model->blocks, (size_t)(model->n_blocks + 1) * sizeof *b);
+    if (!b) {
+        if (mapped)
+            munmap(ptr, len);
+        else
+            free(ptr);
+        return false;
+    }
+    model->blocks = b;
+    b[model->n_blocks++] = (atn_model_block){ptr, len, mapped};
+    return true;
+}
+
+float *atn_model_alloc_floats(atn_model *model, size_t count) {
+    if (count == 0)
+        count = 1;
+    if (count > SIZE_MAX / sizeof(float))
+        return NULL;
+    float *p = calloc(count, sizeof(float));
+    if (!p || !atn_model_own(model, p, count * sizeof(float), false))
+        return NULL;
+    return p;
+}
+
+void atn_model_free(atn_model *model) {
+    if (!model)
+        return;
+    if (model->backend_state && model->backend_state_free)
+        model->backend_state_free(model->backend_state);
+    for (int32_t i = 0; i < model->n_blocks; i++) {
+        if (model->blocks[i].mapped)
+            munmap(model->blocks[i].ptr, model->blocks[i].len);
+        else
+            free(model->blocks[i].ptr);
+    }
+    free(model->blocks);
+    atn_tokenizer_free(model->tokenizer);
+    for (int32_t i = 0; i < model->toy_n; i++)
+        free(model->toy_tokens ? model->toy_tokens[i] : NULL);
+    free(model->toy_tokens);
+    free(model->w.layers);
+    free(model->name);
+    free(model->path);
+    free(model);
+}
+
+/* ---- accessors -------------------------------------------------------------- */
+
+const atn_config *atn_model_config(const atn_model *model) { return &model->cfg; }
+atn_model_kind atn_model_kind_of(const atn_model *model) { return model->kind; }
+const char *atn_model_name(const atn_model *model) { return model->name; }
+bool atn_model_has_mlm_head(const atn_model *model) {
+    return model->w.mlm_dense_w && model->w.mlm_decoder_b && model->w.word_emb;
+}
+int32_t atn_model_toy_n_tokens(const atn_model *model) { return model->toy_n; }
+const char *atn_model_toy_token(const atn_model *model, int32_t i) {
+    return (i >= 0 && i < model->toy_n) ? model->toy_tokens[i] : NULL;
+}
+
+const char *atn_activation_name(atn_activation act) {
+    switch (act) {
+    case ATN_ACT_GELU: return "gelu";
+    case ATN_ACT_GELU_TANH: return "gelu_tanh";
+    case ATN_ACT_RELU: return "relu";
+    }
+    return "?";
+}
+
+atn_status atn_config_validate(const atn_config *c, atn_error *err) {
+    if (c->n_layers <= 0 || c->n_layers > 1000)
+        return atn_error_set(err, ATN_E_INVALID, "number of layers must be 1..1000, not %d", c->n_layers);
+    if (c->d_model <= 0 || c->d_model > 65536)
+        return atn_error_set(err, ATN_E_INVALID, "model width must be 1..65536, not %d", c->d_model);
+    if (c->n_heads <= 0)
+        return atn_error_set(err, ATN_E_INVALID, "number of heads must be positive, not %d", c->n_heads);
+    if (c->d_model % c->n_heads != 0)
+        return atn_error_set(err, ATN_E_INVALID,
+                             "%d heads do not divide the model width %d (head width would be %.3g)",
+                             c->n_heads, c->d_model, (double)c->d_model / c->n_heads);
+    if (c->d_head != c->d_model / c->n_heads)
+        return atn_error_set(err, ATN_E_INVALID, "head width %d is not d_model / heads = %d", c->d_head,
+                             c->d_model / c->n_heads);
+    if (c->use_ffn && (c->d_ffn <= 0 || c->d_ffn > 1 << 20))
+        return atn_error_set(err, ATN_E_INVALID, "feed-forward width must be positive, not %d", c->d_ffn);
+    if (c->use_layernorm && !(c->ln_eps > 0))
+        return atn_error_set(err, ATN_E_INVALID, "LayerNorm epsilon must be positive");
+    if (c->use_embeddings) {
+        if (c->vocab_size <= 0)
+            return atn_error_set(err, ATN_E_INVALID, "vocabulary size must be positive, not %d", c->vocab_size);
+        if (c->max_positions <= 0)
+            return atn_error_set(err, ATN_E_INVALID, "max positions must be positive, not %d", c->max_positions);
+        if (c->type_vocab_size <= 0)
+            return atn_error_set(err, ATN_E_INVALID, "type vocabulary size must be positive, not %d",
+                                 c->type_vocab_size);
+    }
+    return ATN_OK;
+}
+

@@ -1,0 +1,101 @@
+#define _GNU_SOURCE
+/* The engine's one file reader (atn_read_file: whole files, pipes, the size limit, folders)
+ * and its atomic writers (atn_write_file_atomic, atn_atomic_open/close: the old file stays
+ * until the rename, a discarded write leaves nothing behind). */
+#include "check.h"
+#include "files.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int entries(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+int main(void) {
+    char dir[] = "/tmp/atn-files-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    atn_error err = {0};
+    char *data;
+    size_t len;
+
+    /* write, read back */
+    CHECK(atn_write_file_atomic(path, "hello\n", 6, &err) == ATN_OK);
+    CHECK(atn_read_file(path, 100, &data, &len, &err) == ATN_OK);
+    CHECK(len == 6 && memcmp(data, "hello\n", 7) == 0);   /* NUL-terminated */
+    free(data);
+    /* exactly at the limit, and one byte over */
+    CHECK(atn_read_file(path, 6, &data, &len, &err) == ATN_OK && len == 6);
+    free(data);
+    CHECK(atn_read_file(path, 5, &data, &len, &err) == ATN_E_FORMAT && data == NULL);
+    CHECK(strstr(err.message, "6 bytes is larger than the 5-byte limit") != NULL);
+    CHECK(atn_read_file(dir, 100, &data, &len, &err) == ATN_E_IO && strstr(err.message, "not a regular file"));
+    CHECK(atn_read_file("/nonexistent-dir/x", 100, &data, &len, &err) == ATN_E_IO &&
+          strstr(err.message, "/nonexistent-dir/x: cannot open: No such file") != NULL);
+    /* a pipe: no size to go by, read to the end (larger than the first buffer) */
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    char big[200000];
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = (char)('a' + i % 26);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        size_t off = 0;
+        while (off < sizeof big) {
+            ssize_t w = write(fds[1], big + off, sizeof big - off);
+            if (w <= 0)
+                _exit(1);
+            off += (size_t)w;
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    char fdpath[64];
+    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", fds[0]);
+    CHECK(atn_read_file(fdpath, SIZE_MAX, &data, &len, &err) == ATN_OK);
+    CHECK_MSG(len == sizeof big && memcmp(data, big, len) == 0, "pipe: %zu bytes", len);
+    free(data);
+    close(fds[0]);
+    int wst = -1;
+    CHECK(waitpid(pid, &wst, 0) == pid && WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+
+    /* streaming: the old file stays until close(keep), and a discarded one leaves nothing */
+    atn_atomic_file *af;
+    CHECK(atn_atomic_open(path, &af, &err) == ATN_OK);
+    fputs("new contents\n", atn_atomic_stream(af));
+    CHECK(entries(dir) == 2);   /* a.txt and its temporary */
+    CHECK(atn_read_file(path, 100, &data, &len, &err) == ATN_OK && strcmp(data, "hello\n") == 0);
+    free(data);
+    CHECK(atn_atomic_close(af, false, &err) == ATN_E_CANCELLED);
+    CHECK(entries(dir) == 1);
+    CHECK(atn_read_file(path, 100, &data, &len, &err) == ATN_OK && strcmp(data, "hello\n") == 0);
+    free(data);
+    CHECK(atn_atomic_open(path, &af, &err) == ATN_OK);
+    fputs("new contents\n", atn_atomic_stream(af));
+    CHECK(atn_atomic_close(af, true, &err) == ATN_OK);
+    CHECK(entries(dir) == 1);
+    CHECK(atn_read_file(path, 100, &data, &len, &err) == ATN_OK && strcmp(data, "new contents\n") == 0);
+    free(data);
+    /* refusals */
+    CHECK(atn_atomic_open("/nonexistent-dir/a", &af, &err) == ATN_E_IO && af == NULL);
+    CHECK(strstr(err.message, "/nonexistent-dir/a: cannot create a file there") != NULL);
+    CHECK(atn_atomic_open(NULL, &af, &err) == ATN_E_INVALID && af == NULL);
+    CHECK(atn_atomic_close(NULL, true, &err) == ATN_E_INVALID);
+    CHECK(atn_atomic_stream(NULL) == NULL);
+    CHECK(atn_write_file_atomic("", "x", 1, &err) == ATN_E_INVALID);
+
+    unlink(path);
+    CHECK(rmdir(dir) == 0);
+    return check_summary("files");
+}
