@@ -209,8 +209,8 @@ bool cli_run_options(cli_args *a, atn_run_options *o) {
 static volatile sig_atomic_t interrupted;
 static void on_sigint(int sig) { (void)sig; interrupted = 1; }
 
-bool cli_keep_going(double fraction, const char *what, void *user_data) {
-    (void)fraction, (void)what, (void)user_data;
+bool cli_keep_going(double fraction, atn_stage stage, void *user_data) {
+    (void)fraction, (void)stage, (void)user_data;
     static bool installed;
     if (!installed) {
         signal(SIGINT, on_sigint);
@@ -219,8 +219,13 @@ bool cli_keep_going(double fraction, const char *what, void *user_data) {
     return !interrupted;
 }
 
-bool cli_progress(double fraction, const char *what, void *user_data) {
-    cli_keep_going(fraction, what, user_data);
+bool cli_progress(double fraction, atn_stage stage, void *user_data) {
+    (void)user_data;
+    return cli_report(fraction, atn_stage_name(stage));
+}
+
+bool cli_report(double fraction, const char *what) {
+    cli_keep_going(fraction, ATN_STAGE_DONE, NULL);
     if (isatty(2)) {
         fprintf(stderr, "\r%-40s %3d%%", what, (int)(fraction * 100 + 0.5));
         if (fraction >= 1.0)

@@ -55,11 +55,14 @@ atn_status cli_encode(cli_args *a, const atn_model *model, atn_encoding **enc, a
  * On success the caller frees *run, *enc and *model. */
 int cli_model_run(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **run);
 
-/* A progress line on stderr when it is a terminal ("\r what 42%"); ends with a newline
- * at fraction 1.  Always returns true unless SIGINT was received. */
-bool cli_progress(double fraction, const char *what, void *user_data);
+/* A progress line on stderr when it is a terminal ("\r what 42%", what the stage's
+ * atn_stage_name); ends with a newline at fraction 1.  Always returns true unless SIGINT
+ * was received. */
+bool cli_progress(double fraction, atn_stage stage, void *user_data);
+/* The same for the command's own work (what: its English words, e.g. "exporting"). */
+bool cli_report(double fraction, const char *what);
 /* The same without the progress line: false once Ctrl-C was pressed (for inner loops). */
-bool cli_keep_going(double fraction, const char *what, void *user_data);
+bool cli_keep_going(double fraction, atn_stage stage, void *user_data);
 
 /* Sub-commands: int cmd(int argc, char **argv), argv[0] is the sub-command name. */
 typedef int (*cli_command_fn)(int argc, char **argv);

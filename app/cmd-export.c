@@ -428,7 +428,7 @@ int cmd_export(int argc, char **argv) {
                     rc = export_one(&o, model, run, tokens, l, h, path, fmt);
                     if (rc == CLI_EXIT_OK)
                         written++;
-                    if (!cli_progress((double)written / ((l_to - l_from + 1) * cap->n_heads), "exporting", NULL)) {
+                    if (!cli_report((double)written / ((l_to - l_from + 1) * cap->n_heads), "exporting")) {
                         cli_error("interrupted after %d files", written);
                         rc = CLI_EXIT_FAIL;
                     }

@@ -73,7 +73,7 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
         return CLI_EXIT_FAIL;
     }
     atn_corpus_report rep;
-    cli_progress(0, "reading the corpus", NULL);
+    cli_progress(0, ATN_STAGE_CORPUS, NULL);
     atn_status st = atn_corpus_run(model, f, total, &opts, consume, cli_progress, user, &rep, &err);
     int rc = CLI_EXIT_OK;
     for (int64_t i = 0; i < rep.skipped && i < 3; i++)

@@ -18,7 +18,7 @@ extern "C" {
 
 /* Bump when atn_backend changes shape or meaning (a plain number: it is pasted into the
  * entry point's name). */
-#define ATN_BACKEND_ABI 2   /* 2: host_alloc / host_free */
+#define ATN_BACKEND_ABI 3   /* 2: host_alloc / host_free; 3: atn_progress_fn takes an atn_stage */
 #define ATN_BACKEND_ABI_VERSION ((uint32_t)ATN_BACKEND_ABI)
 
 #define ATN_BACKEND_STR_(x) #x
@@ -27,7 +27,7 @@ extern "C" {
 #define ATN_BACKEND_PASTE(a, b) ATN_BACKEND_PASTE_(a, b)
 
 /* The one symbol a backend module exports, named after the ABI version
- * ("atn_cuda_backend_v2"), so that a module of another version has no symbol of that
+ * ("atn_cuda_backend_v3"), so that a module of another version has no symbol of that
  * name at all; ATN_CUDA_ENTRY_FN is that name as an identifier, for the module to define:
  *   const atn_backend *ATN_CUDA_ENTRY_FN(void) { ... }
  * And the module's file name. */

@@ -29,7 +29,7 @@ atn_status atn_corpus_run(const atn_model *model, FILE *f, double total_bytes, c
     ssize_t len;
     double done = 0, shown = -1;
     atn_status st = ATN_OK;
-    if (progress && !progress(0, "reading the corpus", user_data))
+    if (progress && !progress(0, ATN_STAGE_CORPUS, user_data))
         st = atn_error_set(err, ATN_E_CANCELLED, "cancelled before the first sentence");
     while (st == ATN_OK && (len = getline(&line, &cap, f)) >= 0) {
         report->lines++;
@@ -68,7 +68,7 @@ atn_status atn_corpus_run(const atn_model *model, FILE *f, double total_bytes, c
         frac = frac > 0.999 ? 0.999 : frac;
         if (st == ATN_OK && progress && (frac - shown >= 0.005 || (report->lines & 63) == 0)) {
             shown = frac;
-            if (!progress(frac, "reading the corpus", user_data))
+            if (!progress(frac, ATN_STAGE_CORPUS, user_data))
                 st = atn_error_set(err, ATN_E_CANCELLED, "cancelled after %lld sentences",
                                    (long long)report->sentences);
         }
@@ -76,7 +76,7 @@ atn_status atn_corpus_run(const atn_model *model, FILE *f, double total_bytes, c
     if (st == ATN_OK && ferror(f))
         st = atn_error_set(err, ATN_E_IO, "read error after line %lld", (long long)report->lines);
     if (st == ATN_OK && progress)
-        progress(1.0, "reading the corpus", user_data);
+        progress(1.0, ATN_STAGE_CORPUS, user_data);
     free(line);
     atn_run_free(run);
     return st;

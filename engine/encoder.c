@@ -362,7 +362,7 @@ static void fast_worker(void *arg, int tid, int nt) {
     for (int32_t l = 0; l < c->n_layers; l++) {
         if (tid == 0) {
             const atn_run_options *o = j->opts;
-            if (o->progress && !o->progress((double)l / c->n_layers, "layer", o->user_data)) {
+            if (o->progress && !o->progress((double)l / c->n_layers, ATN_STAGE_LAYER, o->user_data)) {
                 j->stop = true;
                 j->stop_layer = l;
             }
@@ -493,12 +493,12 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
         atn_status st = fast_forward(m, enc, a, opts, err);
         if (st != ATN_E_UNSUPPORTED) {
             if (st == ATN_OK && opts->progress)
-                opts->progress(1.0, "done", opts->user_data);
+                opts->progress(1.0, ATN_STAGE_DONE, opts->user_data);
             return st;
         }
     }
     for (int32_t l = 0; l < c->n_layers; l++) {
-        if (opts->progress && !opts->progress((double)l / c->n_layers, "layer", opts->user_data))
+        if (opts->progress && !opts->progress((double)l / c->n_layers, ATN_STAGE_LAYER, opts->user_data))
             return atn_error_set(err, ATN_E_CANCELLED, "cancelled at layer %d", l);
         size_t t = a->trace_stride * l;
         layer_forward(a->hidden + (size_t)(l + 1) * nd, a->q + t, a->k + t, a->v + t, a->ctx + t, a->attn_out + t,
@@ -508,6 +508,6 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
             a->nonfinite_layer = l;
     }
     if (opts->progress)
-        opts->progress(1.0, "done", opts->user_data);
+        opts->progress(1.0, ATN_STAGE_DONE, opts->user_data);
     return ATN_OK;
 }

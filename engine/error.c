@@ -5,6 +5,21 @@
 #include <stdio.h>
 #include <string.h>
 
+const char *atn_stage_name(atn_stage stage) {
+    switch (stage) {
+    case ATN_STAGE_READ_CONFIG: return "reading config.json";
+    case ATN_STAGE_MAP_WEIGHTS: return "mapping weights";
+    case ATN_STAGE_CONVERT_WEIGHTS: return "converting weights";
+    case ATN_STAGE_READ_VOCAB: return "reading vocab.txt";
+    case ATN_STAGE_LAYER: return "layer";
+    case ATN_STAGE_CORPUS: return "reading the corpus";
+    case ATN_STAGE_SIMILARITY: return "similarity";
+    case ATN_STAGE_DONE: return "done";
+    case ATN_STAGE_COUNT: break;
+    }
+    return "?";
+}
+
 const char *atn_status_str(atn_status status) {
     switch (status) {
     case ATN_OK: return "ok";

@@ -88,8 +88,8 @@ static atn_status join(hf_loader *L, char *out, const char *name) {
     return ATN_OK;
 }
 
-static bool report(hf_loader *L, double fraction, const char *what) {
-    return !L->progress || L->progress(fraction, what, L->user_data);
+static bool report(hf_loader *L, double fraction, atn_stage stage) {
+    return !L->progress || L->progress(fraction, stage, L->user_data);
 }
 
 static atn_status cancelled(hf_loader *L) {
@@ -519,7 +519,7 @@ static atn_status convert_pending(hf_loader *L) {
     uint64_t done = 0;
     for (int32_t i = 0; i < L->n_todo; i++) {
         const atn_st_tensor *t = L->todo[i].t;
-        if (!report(L, 0.1 + 0.8 * (double)done / (double)total, "converting weights"))
+        if (!report(L, 0.1 + 0.8 * (double)done / (double)total, ATN_STAGE_CONVERT_WEIGHTS))
             return cancelled(L);
         float *out = block + done;
         if (t->dtype == ATN_ST_F16)
@@ -593,7 +593,7 @@ static void loader_clear(hf_loader *L) {
 static atn_status open_hf(hf_loader *L) {
     atn_status st;
     atn_config cfg;
-    if (!report(L, 0.0, "reading config.json"))
+    if (!report(L, 0.0, ATN_STAGE_READ_CONFIG))
         return cancelled(L);
     if ((st = read_config(L, &cfg)) != ATN_OK)
         return st;
@@ -605,7 +605,7 @@ static atn_status open_hf(hf_loader *L) {
         return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
     L->model->cfg = cfg;
 
-    if (!report(L, 0.02, "mapping weights"))
+    if (!report(L, 0.02, ATN_STAGE_MAP_WEIGHTS))
         return cancelled(L);
     if ((st = open_weights(L)) != ATN_OK)
         return st;
@@ -613,11 +613,11 @@ static atn_status open_hf(hf_loader *L) {
     if ((st = bind_weights(L)) || (st = convert_pending(L)) || (st = keep_mappings(L)))
         return st;
 
-    if (!report(L, 0.92, "reading vocab.txt"))
+    if (!report(L, 0.92, ATN_STAGE_READ_VOCAB))
         return cancelled(L);
     if ((st = load_tokenizer(L)) != ATN_OK)
         return st;
-    if (!report(L, 1.0, "done"))
+    if (!report(L, 1.0, ATN_STAGE_DONE))
         return cancelled(L);
     return ATN_OK;
 }

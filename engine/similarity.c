@@ -188,7 +188,7 @@ static void *js_worker(void *arg) {
                 return NULL;
             if (j->progress) {
                 double done = (double)(idx - j->pair_begin) / (double)(j->pair_end - j->pair_begin);
-                if (!j->progress(done, "similarity", j->progress_user))
+                if (!j->progress(done, ATN_STAGE_SIMILARITY, j->progress_user))
                     __atomic_store_n(j->stop, 1, __ATOMIC_RELAXED);
             }
             if (__atomic_load_n(j->stop, __ATOMIC_RELAXED))

@@ -24,7 +24,7 @@ static void pass_job_free(pass_job *job) {
     g_free(job);
 }
 
-static bool pass_progress(double fraction, const char *what, void *user) {
+static bool pass_progress(double fraction, atn_stage stage, void *user) {
     pass_job *job = user;
     g_atomic_int_set(job->permille, (gint)(fraction * 1000 + 0.5));
     return !g_cancellable_is_cancelled(job->cancellable);

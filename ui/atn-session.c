@@ -89,7 +89,7 @@ static void run_job_free(run_job *job) {
     g_free(job);
 }
 
-static bool cancel_cb(double fraction, const char *what, void *user_data) {
+static bool cancel_cb(double fraction, atn_stage stage, void *user_data) {
     return !g_cancellable_is_cancelled(user_data);
 }
 
@@ -313,7 +313,7 @@ typedef struct open_job {
     GCancellable *cancellable;
     /* written by the worker, read by the main thread's poll */
     gint permille;        /* progress 0..1000 */
-    const char *stage;    /* the engine's words (a string literal), or NULL */
+    gint stage;           /* the engine's atn_stage, or -1 before the first report */
 } open_job;
 
 static void open_job_free(open_job *job) {
@@ -323,26 +323,28 @@ static void open_job_free(open_job *job) {
     g_free(job);
 }
 
-static bool open_progress(double fraction, const char *what, void *user_data) {
+static bool open_progress(double fraction, atn_stage stage, void *user_data) {
     open_job *job = user_data;
     g_atomic_int_set(&job->permille, (gint)(CLAMP(fraction, 0.0, 1.0) * 1000 + 0.5));
-    g_atomic_pointer_set(&job->stage, what);
+    g_atomic_int_set(&job->stage, (gint)stage);
     return !g_cancellable_is_cancelled(job->cancellable);
 }
 
-/* The engine's stages, in the window's language. */
-static const char *stage_title(const char *what) {
-    static const struct { const char *engine, *title; } stages[] = {
-        {"reading config.json", N_("reading config.json")},
-        {"mapping weights", N_("mapping the weights")},
-        {"converting weights", N_("converting the weights to 32-bit floats")},
-        {"reading vocab.txt", N_("reading vocab.txt")},
-        {"done", N_("done")},
+/* The engine's stages, in the window's language ("" before the first report). */
+static const char *stage_title(gint stage) {
+    static const char *const titles[ATN_STAGE_COUNT] = {
+        [ATN_STAGE_READ_CONFIG] = N_("reading config.json"),
+        [ATN_STAGE_MAP_WEIGHTS] = N_("mapping the weights"),
+        [ATN_STAGE_CONVERT_WEIGHTS] = N_("converting the weights to 32-bit floats"),
+        [ATN_STAGE_READ_VOCAB] = N_("reading vocab.txt"),
+        [ATN_STAGE_LAYER] = N_("running the layers"),
+        [ATN_STAGE_CORPUS] = N_("reading the corpus"),
+        [ATN_STAGE_SIMILARITY] = N_("comparing the heads"),
+        [ATN_STAGE_DONE] = N_("done"),
     };
-    for (size_t i = 0; what && i < G_N_ELEMENTS(stages); i++)
-        if (!strcmp(what, stages[i].engine))
-            return _(stages[i].title);
-    return what ? what : "";
+    if (stage < 0 || stage >= ATN_STAGE_COUNT)
+        return "";
+    return _(titles[stage]);
 }
 
 static void open_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
@@ -370,7 +372,7 @@ static gboolean open_poll_cb(gpointer user_data) {
     if (!self->open_job)
         return G_SOURCE_CONTINUE;
     double f = g_atomic_int_get(&self->open_job->permille) / 1000.0;
-    const char *stage = stage_title(g_atomic_pointer_get(&self->open_job->stage));
+    const char *stage = stage_title(g_atomic_int_get(&self->open_job->stage));
     if (f != self->open_fraction || g_strcmp0(stage, self->open_stage) != 0) {
         self->open_fraction = f;
         self->open_stage = stage;
@@ -453,6 +455,7 @@ static void open_sources(AtnSession *self, char **sources, gboolean quiet) {
     g_clear_object(&self->open_cancel);
     self->open_cancel = g_cancellable_new();
     open_job *job = g_new0(open_job, 1);
+    job->stage = -1;
     job->sources = sources;
     job->quiet = quiet;
     job->cancellable = g_object_ref(self->open_cancel);

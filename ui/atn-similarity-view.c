@@ -54,7 +54,7 @@ static void sim_job_free(sim_job *job) {
 }
 
 /* The engine asks this between head pairs: a newer text or option stops the old comparison. */
-static bool keep_going(double fraction, const char *what, void *cancellable) {
+static bool keep_going(double fraction, atn_stage stage, void *cancellable) {
     return !g_cancellable_is_cancelled(cancellable);
 }
 
@@ -136,7 +136,7 @@ static atn_status add_to_similarity(const atn_capture *cap, gpointer sim, atn_er
     return atn_similarity_add(sim, cap, err);
 }
 
-static bool keep_going_sim(double fraction, const char *what, void *cancellable) {
+static bool keep_going_sim(double fraction, atn_stage stage, void *cancellable) {
     return !g_cancellable_is_cancelled(cancellable);
 }
 

@@ -1,4 +1,4 @@
-/* The CUDA backend, host side: the table attnscope-cuda.so exports (ATN_CUDA_ENTRY_POINT, atn_cuda_backend_v2),
+/* The CUDA backend, host side: the table attnscope-cuda.so exports (ATN_CUDA_ENTRY_POINT: atn_cuda_backend_v3 for ABI 3),
  * probing for a driver and device, uploading a model's weights once, and the forward pass
  * as a stream of cuBLAS products and our kernels (kernels.cu), mirroring engine/encoder.c.
  *
@@ -650,7 +650,7 @@ static atn_status collect(cuda_state *s, const atn_config *c, const dev_acts *a,
     cudaStream_t cs = s->copy_stream;
     atn_status st = ATN_OK;
     for (int32_t l = 0; l < L && st == ATN_OK; l++) {
-        if (opts->progress && !opts->progress((double)l / L, "layer", opts->user_data))
+        if (opts->progress && !opts->progress((double)l / L, ATN_STAGE_LAYER, opts->user_data))
             return fail(err, ATN_E_CANCELLED, "cancelled at layer %d", l);
         cudaError_t e = cudaStreamWaitEvent(cs, s->layer_done[l], 0);
         if (e != cudaSuccess)
@@ -762,7 +762,7 @@ static atn_status forward_locked(cuda_state *s, const atn_model *m, const atn_en
     if (st == ATN_OK && (e1 != cudaSuccess || e2 != cudaSuccess))
         st = cuda_fail(err, e1 != cudaSuccess ? e1 : e2, "finishing the forward pass");
     if (st == ATN_OK && opts->progress)
-        opts->progress(1.0, "done", opts->user_data);
+        opts->progress(1.0, ATN_STAGE_DONE, opts->user_data);
     return st;
 }
 

@@ -102,10 +102,34 @@ typedef enum atn_model_kind {
     ATN_MODEL_BERT,     /* Hugging Face folder: safetensors + config.json + vocab.txt */
 } atn_model_kind;
 
+/* The stage a long piece of work is in, as the progress callback reports it.  Callers
+ * translate by value; atn_stage_name gives the English words. */
+typedef enum atn_stage {
+    ATN_STAGE_READ_CONFIG = 0,   /* opening a Hugging Face folder: reading config.json */
+    ATN_STAGE_MAP_WEIGHTS,       /* ... mapping the safetensors files */
+    ATN_STAGE_CONVERT_WEIGHTS,   /* ... converting fp16/bf16 weights to fp32 */
+    ATN_STAGE_READ_VOCAB,        /* ... reading vocab.txt */
+    ATN_STAGE_LAYER,             /* a forward pass: fraction = layers done / L */
+    ATN_STAGE_CORPUS,            /* a corpus pass: fraction of the bytes read */
+    ATN_STAGE_SIMILARITY,        /* comparing head pairs: fraction of the pairs done */
+    ATN_STAGE_DONE,              /* the work is finished (fraction 1) */
+    ATN_STAGE_COUNT
+} atn_stage;
+
+/* "reading config.json", "mapping weights", "converting weights", "reading vocab.txt",
+ * "layer", "reading the corpus", "similarity", "done"; "?" for a value out of range.
+ * Static storage. */
+const char *atn_stage_name(atn_stage stage);
+
+/* Progress of long work: called on the thread doing the work, with fractions 0..1 that
+ * never go back within one call of the function it was given to, and the stage; returns
+ * false to cancel (the work then ends with ATN_E_CANCELLED).  Every progress parameter
+ * and field may be NULL: no reports, no cancelling. */
+typedef bool (*atn_progress_fn)(double fraction, atn_stage stage, void *user_data);
+
 /* Opens a model by built-in name ("worked-example", "demo"), a toy JSON file, or a
- * Hugging Face folder.  progress may be NULL; it is called with fractions 0..1 and
- * returns false to cancel. */
-typedef bool (*atn_progress_fn)(double fraction, const char *what, void *user_data);
+ * Hugging Face folder, reporting the ATN_STAGE_READ_CONFIG .. READ_VOCAB and DONE stages
+ * to progress (Hugging Face folders only). */
 
 atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, void *user_data,
                           atn_error *err);

@@ -169,7 +169,7 @@ typedef struct progress_log {
     bool went_back, out_of_range;
 } progress_log;
 
-static bool log_progress(double fraction, const char *what, void *user) {
+static bool log_progress(double fraction, atn_stage stage, void *user) {
     progress_log *p = user;
     p->calls++;
     if (fraction < p->last)

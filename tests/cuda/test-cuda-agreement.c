@@ -110,8 +110,8 @@ static void precision_report(const atn_model *m, const atn_encoding *enc, atn_pr
     free(mean);
 }
 
-static bool cancel_second(double fraction, const char *what, void *user_data) {
-    (void)fraction, (void)what;
+static bool cancel_second(double fraction, atn_stage stage, void *user_data) {
+    (void)fraction, (void)stage;
     return ++*(int *)user_data < 2;
 }
 

@@ -41,7 +41,7 @@ static atn_model *random_toy(int32_t n, int32_t d, int32_t h, int32_t layers, un
     return m;
 }
 
-static bool stop_at_layer_one(double fraction, const char *what, void *user_data) {
+static bool stop_at_layer_one(double fraction, atn_stage stage, void *user_data) {
     return fraction < 0.5;
 }
 

@@ -39,7 +39,7 @@ static atn_status consume(const atn_capture *cap, void *user, atn_error *err) {
     return ATN_OK;
 }
 
-static bool progress(double fraction, const char *what, void *user) {
+static bool progress(double fraction, atn_stage stage, void *user) {
     seen *s = user;
     CHECK(fraction >= s->last_fraction && fraction <= 1.0);
     s->last_fraction = fraction;

@@ -110,10 +110,10 @@ static double max_diff(const float *got, const double *want, size_t count) {
 }
 
 static int stop_at = -1;
-static bool progress_fn(double fraction, const char *what, void *user_data) {
+static bool progress_fn(double fraction, atn_stage stage, void *user_data) {
     int *calls = user_data;
     (*calls)++;
-    (void)what;
+    (void)stage;
     return stop_at < 0 || fraction * 2 < stop_at - 0.5;   /* 2 layers: fractions 0, 0.5, then 1 when done */
 }
 

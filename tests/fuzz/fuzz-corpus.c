@@ -38,7 +38,7 @@ static atn_status check_capture(const atn_capture *cap, void *user, atn_error *e
     return ATN_OK;
 }
 
-static bool progress(double fraction, const char *what, void *user) {
+static bool progress(double fraction, atn_stage stage, void *user) {
     pass *p = user;
     if (!(fraction >= 0 && fraction <= 1))
         fuzz_fail("corpus progress", "fraction out of [0, 1]");

@@ -61,18 +61,25 @@ typedef struct progress_log {
     double last;
     bool backwards;
     int cancel_at;       /* cancel on this call (1-based); 0 never */
-    const char *cancel_what;
+    int cancel_stage;    /* 1 + the atn_stage to cancel at; 0 never */
+    unsigned stages;     /* bit s: stage s was reported */
+    int last_stage;
+    bool stage_back;     /* a stage came after a later one */
 } progress_log;
 
-static bool on_progress(double fraction, const char *what, void *user_data) {
+static bool on_progress(double fraction, atn_stage stage, void *user_data) {
     progress_log *p = user_data;
     p->calls++;
     if (fraction < p->last || fraction < 0 || fraction > 1)
         p->backwards = true;
     p->last = fraction;
+    if (p->calls > 1 && (int)stage < p->last_stage)
+        p->stage_back = true;
+    p->last_stage = (int)stage;
+    p->stages |= 1u << stage;
     if (p->cancel_at && p->calls >= p->cancel_at)
         return false;
-    if (p->cancel_what && strcmp(what, p->cancel_what) == 0)
+    if (p->cancel_stage && (int)stage + 1 == p->cancel_stage)
         return false;
     return true;
 }
@@ -165,6 +172,15 @@ static void test_model(const char *name) {
     const atn_config *c = atn_model_config(m);
     CHECK(atn_model_kind_of(m) == ATN_MODEL_BERT);
     CHECK_STR(atn_model_name(m), name);
+    /* the loader's stages as atn_stage values, in order, ending with DONE */
+    unsigned want = 1u << ATN_STAGE_READ_CONFIG | 1u << ATN_STAGE_MAP_WEIGHTS | 1u << ATN_STAGE_READ_VOCAB |
+                    1u << ATN_STAGE_DONE;
+    CHECK_MSG((log.stages & want) == want && !log.stage_back && log.last_stage == ATN_STAGE_DONE,
+              "%s: stages 0x%x, last %d", name, log.stages, log.last_stage);
+    CHECK_STR(atn_stage_name(ATN_STAGE_READ_CONFIG), "reading config.json");
+    CHECK_STR(atn_stage_name(ATN_STAGE_CONVERT_WEIGHTS), "converting weights");
+    CHECK_STR(atn_stage_name(ATN_STAGE_DONE), "done");
+    CHECK_STR(atn_stage_name(ATN_STAGE_COUNT), "?");
     CHECK(c->n_layers == cJSON_GetObjectItem(meta, "n_layers")->valueint);
     CHECK(c->n_heads == cJSON_GetObjectItem(meta, "n_heads")->valueint);
     CHECK(c->d_model == cJSON_GetObjectItem(meta, "d_model")->valueint);
@@ -217,10 +233,10 @@ static void test_cancel(void) {
     CHECK(atn_model_open_hf(path, on_progress, &log, &err) == NULL);
     CHECK(err.status == ATN_E_CANCELLED && strstr(err.message, "cancelled"));
     snprintf(path, sizeof path, "%s/models/f16", root);
-    log = (progress_log){.cancel_what = "converting weights"};
+    log = (progress_log){.cancel_stage = 1 + ATN_STAGE_CONVERT_WEIGHTS};
     CHECK(atn_model_open_hf(path, on_progress, &log, &err) == NULL);
     CHECK_MSG(err.status == ATN_E_CANCELLED, "%s", err.message);
-    log = (progress_log){.cancel_what = "done"};
+    log = (progress_log){.cancel_stage = 1 + ATN_STAGE_DONE};
     CHECK(atn_model_open_hf(path, on_progress, &log, &err) == NULL);
     CHECK(err.status == ATN_E_CANCELLED);
     /* atn_model_open on a folder goes here too */
