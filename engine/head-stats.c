@@ -8,6 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The accumulator behind an atn_stats (atn_stats_new allocates this; the public struct is
+ * its first member): whether finish has turned the sums into means. */
+typedef struct stats_acc {
+    atn_stats pub;
+    bool finished;
+} stats_acc;
+
+static stats_acc *acc_of(const atn_stats *st) { return (stats_acc *)st; }
+
 #include "unicode-tables.h"
 
 /* ---- the pattern label: thresholds ----------------------------------------------------
@@ -109,7 +118,8 @@ atn_stats *atn_stats_new(int32_t n_layers, int32_t n_heads, atn_error *err) {
         atn_error_set(err, ATN_E_INVALID, "stats: model shape %d layers x %d heads is not valid", n_layers, n_heads);
         return NULL;
     }
-    atn_stats *st = calloc(1, sizeof *st);
+    stats_acc *acc = calloc(1, sizeof *acc);
+    atn_stats *st = acc ? &acc->pub : NULL;
     if (st)
         st->heads = calloc((size_t)n_layers * n_heads, sizeof *st->heads);
     if (!st || !st->heads) {
@@ -126,7 +136,7 @@ void atn_stats_free(atn_stats *st) {
     if (!st)
         return;
     free(st->heads);
-    free(st);
+    free(acc_of(st));
 }
 
 typedef enum { KIND_OTHER = 0, KIND_CLS = 1, KIND_SEP = 2, KIND_PUNCT = 4 } token_kind;
@@ -134,7 +144,7 @@ typedef enum { KIND_OTHER = 0, KIND_CLS = 1, KIND_SEP = 2, KIND_PUNCT = 4 } toke
 atn_status atn_stats_add(atn_stats *st, const atn_capture *cap, atn_error *err) {
     if (!st || !cap)
         return atn_error_set(err, ATN_E_INVALID, "stats: no capture");
-    if (st->finished_)
+    if (acc_of(st)->finished)
         return atn_error_set(err, ATN_E_INVALID, "stats: add after finish");
     if (!cap->attn)
         return atn_error_set(err, ATN_E_INVALID, "stats: the run kept no attention (keep_attention is off)");
@@ -240,7 +250,7 @@ atn_status atn_stats_add(atn_stats *st, const atn_capture *cap, atn_error *err) 
 atn_status atn_stats_finish(atn_stats *st, atn_error *err) {
     if (!st)
         return atn_error_set(err, ATN_E_INVALID, "stats: NULL");
-    if (st->finished_)
+    if (acc_of(st)->finished)
         return ATN_OK;
     double k = st->n_sentences ? 1.0 / (double)st->n_sentences : 0.0;
     for (size_t i = 0; i < (size_t)st->n_layers * st->n_heads; i++) {
@@ -258,7 +268,7 @@ atn_status atn_stats_finish(atn_stats *st, atn_error *err) {
         s->distance *= k;
         s->pattern = st->n_sentences ? atn_pattern_classify(s, st->has_pairs) : ATN_PATTERN_MIXED;
     }
-    st->finished_ = true;
+    acc_of(st)->finished = true;
     return ATN_OK;
 }
 

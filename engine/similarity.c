@@ -21,6 +21,19 @@
 #include <strings.h>
 #include <unistd.h>
 
+/* What an atn_similarity carries that callers do not see: the running sums of the corpus
+ * mode and the progress callback.  atn_similarity_new allocates this; the public struct is
+ * its first member, so the pointer handed out converts back. */
+typedef struct sim_acc {
+    atn_similarity pub;
+    double *sum;              /* [count][count] sums over the sentences added */
+    bool finished;
+    atn_progress_fn progress;
+    void *progress_user;
+} sim_acc;
+
+static sim_acc *acc_of(const atn_similarity *s) { return (sim_acc *)s; }
+
 /* ---- names ------------------------------------------------------------------------ */
 
 const char *atn_metric_name(atn_metric m) {
@@ -339,11 +352,12 @@ atn_similarity *atn_similarity_new(int32_t n_layers, int32_t n_heads, atn_metric
         atn_error_set(err, ATN_E_NOMEM, "similarity: %d heads are too many to compare pairwise", count);
         return NULL;
     }
-    atn_similarity *s = calloc(1, sizeof *s);
-    if (!s) {
+    sim_acc *a = calloc(1, sizeof *a);
+    if (!a) {
         atn_error_set(err, ATN_E_NOMEM, "out of memory");
         return NULL;
     }
+    atn_similarity *s = &a->pub;
     s->metric = metric;
     s->scope = scope;
     s->layer = scope == ATN_SCOPE_LAYER ? layer : -1;
@@ -354,12 +368,12 @@ atn_similarity *atn_similarity_new(int32_t n_layers, int32_t n_heads, atn_metric
     s->layer_of = malloc((size_t)count * sizeof *s->layer_of);
     s->head_of = malloc((size_t)count * sizeof *s->head_of);
     s->values = calloc(cc, sizeof *s->values);
-    s->sum_ = calloc(cc, sizeof *s->sum_);
+    a->sum = calloc(cc, sizeof *a->sum);
     s->order = malloc((size_t)count * sizeof *s->order);
     s->merge_a = malloc((size_t)count * sizeof *s->merge_a);
     s->merge_b = malloc((size_t)count * sizeof *s->merge_b);
     s->merge_height = malloc((size_t)count * sizeof *s->merge_height);
-    if (!s->layer_of || !s->head_of || !s->values || !s->sum_ || !s->order || !s->merge_a || !s->merge_b ||
+    if (!s->layer_of || !s->head_of || !s->values || !a->sum || !s->order || !s->merge_a || !s->merge_b ||
         !s->merge_height) {
         atn_similarity_free(s);
         atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory for %d x %d values", count, count);
@@ -379,18 +393,18 @@ void atn_similarity_free(atn_similarity *s) {
     free(s->layer_of);
     free(s->head_of);
     free(s->values);
-    free(s->sum_);
+    free(acc_of(s)->sum);
     free(s->order);
     free(s->merge_a);
     free(s->merge_b);
     free(s->merge_height);
-    free(s);
+    free(acc_of(s));
 }
 
 atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_error *err) {
     if (!s || !cap)
         return atn_error_set(err, ATN_E_INVALID, "similarity: no capture");
-    if (s->finished_)
+    if (acc_of(s)->finished)
         return atn_error_set(err, ATN_E_INVALID, "similarity: add after finish");
     if (!cap->attn)
         return atn_error_set(err, ATN_E_INVALID, "similarity: the run kept no attention (keep_attention is off)");
@@ -444,12 +458,12 @@ atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_err
     const float *heads = packed ? packed : base;
     atn_status st;
     if (s->metric == ATN_METRIC_JS)
-        st = js_matrix(heads, s->count, m, m, vals, s->progress_, s->progress_user_, err);
+        st = js_matrix(heads, s->count, m, m, vals, acc_of(s)->progress, acc_of(s)->progress_user, err);
     else
         st = gram_matrix(heads, s->count, hsz, s->metric == ATN_METRIC_PEARSON, vals, err);
     if (st == ATN_OK) {
         for (size_t i = 0; i < (size_t)s->count * s->count; i++)
-            s->sum_[i] += vals[i];
+            acc_of(s)->sum[i] += vals[i];
         s->n_sentences++;
     }
     free(keep);
@@ -461,12 +475,12 @@ atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_err
 atn_status atn_similarity_finish(atn_similarity *s, atn_error *err) {
     if (!s)
         return atn_error_set(err, ATN_E_INVALID, "similarity: NULL");
-    if (s->finished_)
+    if (acc_of(s)->finished)
         return ATN_OK;
     int32_t c = s->count;
     size_t cc = (size_t)c * c;
     for (size_t i = 0; i < cc; i++)
-        s->values[i] = s->n_sentences ? s->sum_[i] / (double)s->n_sentences : 0.0;
+        s->values[i] = s->n_sentences ? acc_of(s)->sum[i] / (double)s->n_sentences : 0.0;
     double *dist = malloc(cc * sizeof *dist);
     if (!dist)
         return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory");
@@ -477,16 +491,18 @@ atn_status atn_similarity_finish(atn_similarity *s, atn_error *err) {
         dist[(size_t)a * c + a] = 0.0;
     atn_status st = atn_cluster_average_linkage(dist, c, s->order, s->merge_a, s->merge_b, s->merge_height, err);
     free(dist);
-    if (st == ATN_OK)
-        s->finished_ = true;
+    if (st == ATN_OK) {
+        acc_of(s)->finished = true;
+        s->clustered = true;
+    }
     return st;
 }
 
 void atn_similarity_set_progress(atn_similarity *s, atn_progress_fn progress, void *user_data) {
     if (!s)
         return;
-    s->progress_ = progress;
-    s->progress_user_ = user_data;
+    acc_of(s)->progress = progress;
+    acc_of(s)->progress_user = user_data;
 }
 
 atn_status atn_similarity_compute(const atn_capture *cap, atn_metric metric, atn_scope scope, int32_t layer,

@@ -222,7 +222,6 @@ static atn_similarity *similarity_copy(const atn_similarity *s) {
     c->merge_a = n > 1 ? g_memdup2(s->merge_a, (n - 1) * sizeof(int32_t)) : NULL;
     c->merge_b = n > 1 ? g_memdup2(s->merge_b, (n - 1) * sizeof(int32_t)) : NULL;
     c->merge_height = n > 1 ? g_memdup2(s->merge_height, (n - 1) * sizeof(double)) : NULL;
-    c->sum_ = NULL;
     return c;
 }
 

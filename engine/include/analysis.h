@@ -58,11 +58,8 @@ typedef struct atn_similarity {
     int32_t *merge_a, *merge_b;   /* [count - 1] */
     double *merge_height;         /* [count - 1] */
     int64_t n_sentences;    /* inputs averaged (1 for one capture) */
-    /* private: running sums for the corpus mode; the progress callback */
-    double *sum_;
-    bool finished_;
-    atn_progress_fn progress_;
-    void *progress_user_;
+    bool clustered;         /* values, order and merges are final (set by finish / compute);
+                               false while a corpus pass is still adding */
 } atn_similarity;
 
 /* One capture: compute, cluster, done.  layer is used for ATN_SCOPE_LAYER only. */
@@ -139,7 +136,6 @@ typedef struct atn_stats {
     int64_t n_sentences;
     int64_t n_tokens;        /* unmasked tokens seen */
     bool has_pairs;          /* some input had two segments */
-    bool finished_;
 } atn_stats;
 
 /* Per-sentence means, then averaged over sentences (each sentence weighs the same). */

@@ -64,6 +64,8 @@ static void test_stats(void) {
     CHECK(acc->n_sentences == 2);
     atn_error err = {0};
     CHECK(atn_stats_add(acc, &f.cap, &err) == ATN_E_INVALID);
+    CHECK(atn_stats_finish(acc, NULL) == ATN_OK);   /* a second finish does not divide again */
+    CHECK_NEAR(acc->heads[0].prev, 0.5, 1e-12);
     atn_stats_free(acc);
 
     /* shape mismatch is an error with a message */

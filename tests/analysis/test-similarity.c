@@ -145,13 +145,21 @@ static void test_similarity_capture(void) {
     /* corpus mode: the mean of two sentences */
     atn_similarity *acc = atn_similarity_new(2, 2, ATN_METRIC_COSINE, ATN_SCOPE_MODEL, 0, NULL);
     CHECK(atn_similarity_add(acc, &f.cap, NULL) == ATN_OK);
+    CHECK(!acc->clustered);   /* still adding */
     atn_similarity *one;
     CHECK(atn_similarity_compute(&f.cap, ATN_METRIC_COSINE, ATN_SCOPE_MODEL, 0, &one, NULL) == ATN_OK);
+    CHECK(one->clustered);
     set_pattern(head_of(&f, 0, 1), 5, 0); /* now identical to L0·H0 */
     CHECK(atn_similarity_add(acc, &f.cap, NULL) == ATN_OK);
     CHECK(atn_similarity_finish(acc, NULL) == ATN_OK);
+    CHECK(acc->clustered);
     CHECK_NEAR(acc->values[1], 0.5 * (one->values[1] + 1.0), 1e-6);
     CHECK(acc->n_sentences == 2);
+    /* the accumulator's state is behind the struct: add after finish is refused, and a
+       second finish changes nothing */
+    double v1 = acc->values[1];
+    CHECK(atn_similarity_add(acc, &f.cap, NULL) == ATN_E_INVALID);
+    CHECK(atn_similarity_finish(acc, NULL) == ATN_OK && acc->values[1] == v1 && acc->n_sentences == 2);
     atn_similarity_free(acc);
     atn_similarity_free(one);
     atn_similarity_free(NULL);

@@ -93,7 +93,7 @@ static bool fig_build(rtext *t, const atn_similarity_spec *s, double w, double h
     }
     double fs = t->fs;
     f->top = 10 * fs + rt_line_height(t, RT_TITLE) + 8 * fs;
-    bool dendro = s->show_dendrogram && s->clustered && c > 1 && sim->merge_a && sim->finished_;
+    bool dendro = s->show_dendrogram && s->clustered && c > 1 && sim->merge_a && sim->clustered;
     f->dendro_h = dendro ? fmin(70 * fs, 0.15 * h) : 0;
     (void)w;
     return true;
