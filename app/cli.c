@@ -326,8 +326,9 @@ int cli_model_run(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **
         return CLI_EXIT_FAIL;
     }
     atn_status st = atn_run_forward(*run, *enc, &opts, &err);
-    if (st == ATN_OK && opts.device == ATN_DEVICE_AUTO && atn_run_device_used(*run) == ATN_DEVICE_CPU)
-        fprintf(stderr, "attnscope: no usable GPU; running on the CPU\n");
+    const char *why = st == ATN_OK ? atn_run_fallback_reason(*run) : NULL;
+    if (why)
+        fprintf(stderr, "attnscope: no usable GPU; running on the CPU (%s)\n", why);
     if (st)
         return cli_fail(&err);
     return CLI_EXIT_OK;

@@ -178,7 +178,10 @@ static atn_status gpu_forward(const atn_model *model, const atn_encoding *enc, a
 }
 
 atn_status atn_backend_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
-                               const atn_run_options *opts, atn_device *used, atn_error *err) {
+                               const atn_run_options *opts, atn_device *used, atn_error *fallback,
+                               atn_error *err) {
+    if (fallback)
+        atn_error_clear(fallback);
     if (opts->device == ATN_DEVICE_CUDA || opts->device == ATN_DEVICE_AUTO) {
         atn_error gerr = {0};
         atn_status st = gpu_forward(model, enc, act, opts, &gerr);
@@ -191,7 +194,10 @@ atn_status atn_backend_forward(const atn_model *model, const atn_encoding *enc, 
                 *err = gerr;
             return st;
         }
-        /* AUTO: whatever went wrong on the GPU, the CPU gives the same capture */
+        /* AUTO: whatever went wrong on the GPU, the CPU gives the same capture; the reason
+           is kept for the caller to show (atn_run_fallback_reason) */
+        if (fallback)
+            *fallback = gerr;
     }
     *used = ATN_DEVICE_CPU;
     return atn_cpu_forward(model, enc, act, opts, err);

@@ -92,9 +92,12 @@ const atn_backend *atn_backend_open_module(const char *path, atn_error *err);
 /* Runs the forward pass on opts->device, filling act.  CPU: the CPU.  CUDA: the GPU or an
  * ATN_E_DEVICE error naming the problem (module missing, no driver, no device, out of GPU
  * memory).  AUTO: the GPU when usable, else (or when the GPU fails) the CPU.  *used says
- * which device ran it. */
+ * which device ran it.  This is the one place the CPU fallback is decided: fallback (may
+ * be NULL) is cleared, and when AUTO fell back it holds the GPU's error (its status and
+ * message: module missing, no driver, out of GPU memory ...). */
 atn_status atn_backend_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
-                               const atn_run_options *opts, atn_device *used, atn_error *err);
+                               const atn_run_options *opts, atn_device *used, atn_error *fallback,
+                               atn_error *err);
 
 /* atn_compare_precision (attnscope.h) is in backend.c. */
 

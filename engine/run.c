@@ -20,6 +20,7 @@ struct atn_run {
     const atn_backend *block_owner;   /* the backend whose host_alloc made it, or NULL (malloc) */
     bool pin_failed;          /* host_alloc said no once: plain memory from then on */
     atn_device used;
+    atn_error fallback;       /* why the last forward went to the CPU instead of the GPU; "" if not */
 };
 
 void atn_run_options_init(atn_run_options *o) {
@@ -66,6 +67,9 @@ void atn_run_free(atn_run *run) {
 
 const atn_capture *atn_run_capture(const atn_run *run) { return run->enc ? &run->cap : NULL; }
 atn_device atn_run_device_used(const atn_run *run) { return run->used; }
+const char *atn_run_fallback_reason(const atn_run *run) {
+    return run && run->fallback.message[0] ? run->fallback.message : NULL;
+}
 
 /* Floats of each buffer, in the order they are laid out in the block. */
 typedef struct run_layout {
@@ -159,6 +163,7 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
     const atn_run_options *o = opts_in;
     const atn_model *m = run->model;
     const atn_config *c = &m->cfg;
+    atn_error_clear(&run->fallback);
     atn_status st = check_input(m, enc, err);
     if (st)
         return st;
@@ -214,11 +219,12 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
     a->attn_stride = o->keep_attention ? (size_t)c->n_heads * n * n : 0;
     a->nonfinite_layer = -1;
 
-    st = atn_backend_forward(m, run->enc, a, o, &run->used, err);
+    st = atn_backend_forward(m, run->enc, a, o, &run->used, &run->fallback, err);
     atn_capture *cap = &run->cap;
     memset(cap, 0, sizeof *cap);
     if (st) {
         run->enc = (atn_encoding_free(run->enc), NULL);
+        atn_error_clear(&run->fallback);
         return st;
     }
     cap->n_layers = c->n_layers;

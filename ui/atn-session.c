@@ -119,18 +119,13 @@ static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError *
     }
     atn_run_options opts;
     atn_run_options_init(&opts);
-    opts.device = job->device;
+    /* GPU: AUTO, so that when the GPU fails (out of memory, a driver error ...) the engine
+       runs it on the CPU, which gives the same capture, and says why
+       (atn_run_fallback_reason): the text and the view stay as they were */
+    opts.device = job->device == ATN_DEVICE_CUDA ? ATN_DEVICE_AUTO : job->device;
     opts.progress = cancel_cb;
     opts.user_data = cancellable;
     st = atn_run_forward(run, enc, &opts, &err);
-    char gpu_failure[sizeof err.message] = "";
-    if (st == ATN_E_DEVICE && job->device == ATN_DEVICE_CUDA) {
-        /* the GPU failed (out of memory, a driver error ...): the CPU gives the same capture,
-           so the text and the view stay as they were */
-        g_strlcpy(gpu_failure, err.message, sizeof gpu_failure);
-        opts.device = ATN_DEVICE_CPU;
-        st = atn_run_forward(run, enc, &opts, &err);
-    }
     if (st != ATN_OK) {
         atn_model_handle_give_run(job->model, run);   /* a stopped run's memory serves the next one */
         atn_encoding_free(enc);
@@ -142,7 +137,8 @@ static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError *
     }
     double ms = (g_get_monotonic_time() - t0) / 1000.0;
     AtnResult *r = atn_result_new(job->model, run, enc, ms);
-    if (gpu_failure[0])
+    const char *gpu_failure = atn_run_fallback_reason(run);
+    if (gpu_failure)
         atn_result_set_gpu_failure(r, gpu_failure);
     return r;
 }

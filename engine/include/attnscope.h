@@ -271,6 +271,13 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
 const atn_capture *atn_run_capture(const atn_run *run);
 /* Which device the last forward actually used (AUTO resolves to CPU or CUDA). */
 atn_device atn_run_device_used(const atn_run *run);
+/* Why the last forward ran on the CPU although it asked for ATN_DEVICE_AUTO: the GPU's
+ * error message ("the CUDA module is missing: ...", "no CUDA device ...", "out of GPU
+ * memory: ..."), owned by the run and valid until its next forward or atn_run_free; NULL
+ * when the last forward did not fall back (it used the GPU, asked for the CPU or CUDA
+ * outright, or failed) or run is NULL.  The engine decides the fallback in this one
+ * place; the CLI and the window only report it. */
+const char *atn_run_fallback_reason(const atn_run *run);
 
 /* ---- devices ---------------------------------------------------------------- */
 

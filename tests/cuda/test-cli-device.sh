@@ -1,7 +1,8 @@
 #!/bin/sh
 # --device on the command line when the GPU cannot be used, one case per invocation:
 #   --device cuda exits 2 with a message naming the problem; --device auto writes exactly
-#   what --device cpu writes and says once that it ran on the CPU.
+#   what --device cpu writes and says once that it ran on the CPU, and why (the engine's
+#   atn_run_fallback_reason, in parentheses).
 # Usage: test-cli-device.sh ATTNSCOPE CASE [MODULE]
 #   MODULE: the real CUDA module (nodevice case) or the mock one (mock cases).
 set -u
@@ -21,13 +22,17 @@ expect_error() {
   cat "$T/err" >&2
   return 0
 }
-# auto_is_cpu ARGS...: --device auto gives the CPU's bytes and one notice
+# auto_is_cpu ARGS...: --device auto gives the CPU's bytes and one notice; with WHY set
+# (grep -E), the notice's reason must match it
 auto_is_cpu() {
   "$A" run "$@" --device cpu -o "$T/cpu.npy" 2>"$T/err" || fail "cpu run: $(cat "$T/err")"
   "$A" run "$@" --device auto -o "$T/auto.npy" 2>"$T/err" || fail "auto run: $(cat "$T/err")"
   cmp -s "$T/cpu.npy" "$T/auto.npy" || fail "auto differs from cpu for $*"
   n=$(grep -c "no usable GPU; running on the CPU" "$T/err")
   [ "$n" = 1 ] || fail "expected one notice, got $n: $(cat "$T/err")"
+  if [ -n "${WHY:-}" ]; then
+    grep -Eq "no usable GPU; running on the CPU \(.*($WHY)" "$T/err" || fail "notice lacks the reason '$WHY': $(cat "$T/err")"
+  fi
 }
 WE="--model worked-example --mask 1,1,0"
 FX="--model $(dirname "$0")/../reference/fixtures/five-heads-masked.json --mask 1,1,1,1,1,1,0,0,0"
@@ -39,8 +44,8 @@ missing)
   [ -e "$T/a.npy" ] && fail "output written after a failure"
   expect_error 2 "CUDA module is missing" "$A" trace $WE --layer 0 --head 1 --query 0 --device cuda
   expect_error 2 "CUDA module is missing" "$A" run $WE --device gpu -o "$T/a.json"
-  auto_is_cpu $WE
-  auto_is_cpu $FX
+  WHY="the CUDA module is missing" auto_is_cpu $WE
+  WHY="the CUDA module is missing" auto_is_cpu $FX
   "$A" devices >"$T/out" 2>&1 || fail "devices: $(cat "$T/out")"
   grep -q "^cuda .*not usable: the CUDA module is missing" "$T/out" || fail "devices: $(cat "$T/out")"
   ;;
@@ -48,7 +53,7 @@ badmodule)
   printf 'not a shared object\n' >"$T/attnscope-cuda.so"
   export ATTNSCOPE_CUDA_MODULE="$T/attnscope-cuda.so"
   expect_error 2 "could not be loaded" "$A" run $WE --device cuda -o "$T/a.npy"
-  auto_is_cpu $WE
+  WHY="could not be loaded" auto_is_cpu $WE
   ;;
 nodevice)
   # the real module; CUDA_VISIBLE_DEVICES="" hides any GPU, so this is "no device" on a
@@ -56,8 +61,8 @@ nodevice)
   export ATTNSCOPE_CUDA_MODULE="$MOD" CUDA_VISIBLE_DEVICES=
   expect_error 2 "no usable CUDA driver|no CUDA device" "$A" run $WE --device cuda -o "$T/a.npy"
   expect_error 2 "no usable CUDA driver|no CUDA device" "$A" trace $FX --layer 1 --head 4 --query 2 --device cuda
-  auto_is_cpu $WE
-  auto_is_cpu $FX
+  WHY="no usable CUDA driver|no CUDA device" auto_is_cpu $WE
+  WHY="no usable CUDA driver|no CUDA device" auto_is_cpu $FX
   "$A" devices >"$T/out" 2>&1 || fail "devices: $(cat "$T/out")"
   grep -Eq "^cuda .*not usable: (no usable CUDA driver|no CUDA device)" "$T/out" || fail "devices: $(cat "$T/out")"
   ;;
@@ -86,15 +91,15 @@ mock-oom)
   export ATTNSCOPE_CUDA_MODULE="$MOD" ATN_MOCK_CUDA_MEMORY=1024
   expect_error 2 "out of GPU memory" "$A" run $FX --device cuda -o "$T/a.npy"
   expect_error 2 "out of GPU memory: a run of 3 tokens" "$A" run $WE --device cuda -o "$T/a.npy"
-  auto_is_cpu $FX
+  WHY="out of GPU memory" auto_is_cpu $FX
   ;;
 mock-nodriver)
   export ATTNSCOPE_CUDA_MODULE="$MOD" ATN_MOCK_CUDA_DEVICES=driver
   expect_error 2 "no usable CUDA driver: the NVIDIA driver is missing" "$A" run $WE --device cuda -o "$T/a.npy"
-  auto_is_cpu $WE
+  WHY="no usable CUDA driver: the NVIDIA driver is missing" auto_is_cpu $WE
   export ATN_MOCK_CUDA_DEVICES=0
   expect_error 2 "no CUDA device" "$A" run $WE --device cuda -o "$T/a.npy"
-  auto_is_cpu $WE
+  WHY="no CUDA device" auto_is_cpu $WE
   ;;
 no-cuda-link)
   # the program itself never links CUDA: it must start where the libraries are absent

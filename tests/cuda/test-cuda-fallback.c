@@ -1,5 +1,6 @@
 /* When the GPU cannot be used: --device cuda fails with ATN_E_DEVICE and a message that
- * names the problem, and --device auto gives exactly the CPU's capture.
+ * names the problem, and --device auto gives exactly the CPU's capture and keeps that
+ * message as the reason (atn_run_fallback_reason).
  * Usage: test-cuda-fallback NEEDLE MODULE [NAME=VALUE ...]
  *   MODULE is put in ATTNSCOPE_CUDA_MODULE (the real module, the mock one, or a missing
  *   file), the NAME=VALUE pairs in the environment, before the backend is first asked for;
@@ -26,6 +27,7 @@ static void check_model(atn_model *m, const int32_t *toy_mask, const char *what)
     atn_run_options o;
     atn_run_options_init(&o);
     CHECK_MSG(atn_run_forward(cpu, enc, &o, &err) == ATN_OK, "%s: %s", what, err.message);
+    CHECK(atn_run_fallback_reason(cpu) == NULL);   /* asked for the CPU: no fallback */
 
     o.device = ATN_DEVICE_CUDA;
     for (int twice = 0; twice < 2; twice++) {   /* the second answer comes from the cache */
@@ -34,6 +36,7 @@ static void check_model(atn_model *m, const int32_t *toy_mask, const char *what)
         CHECK_MSG(st == ATN_E_DEVICE, "%s: --device cuda gave status %d (%s)", what, st, gerr.message);
         CHECK_MSG(strstr(gerr.message, needle) != NULL, "%s: message \"%s\" lacks \"%s\"", what, gerr.message, needle);
         CHECK(atn_run_capture(gpu) == NULL);
+        CHECK(atn_run_fallback_reason(gpu) == NULL);   /* CUDA outright fails, it does not fall back */
         if (!twice)
             fprintf(stderr, "%s: --device cuda: %s\n", what, gerr.message);
     }
@@ -41,6 +44,15 @@ static void check_model(atn_model *m, const int32_t *toy_mask, const char *what)
     o.device = ATN_DEVICE_AUTO;
     CHECK_MSG(atn_run_forward(aut, enc, &o, &err) == ATN_OK, "%s: auto: %s", what, err.message);
     CHECK(atn_run_device_used(aut) == ATN_DEVICE_CPU);
+    const char *why = atn_run_fallback_reason(aut);
+    CHECK_MSG(why && strstr(why, needle), "%s: auto fell back with reason \"%s\", expected \"%s\"", what,
+              why ? why : "(none)", needle);
+    /* the reason is the last forward's: a CPU run on the same run object clears it */
+    o.device = ATN_DEVICE_CPU;
+    CHECK(atn_run_forward(aut, enc, &o, &err) == ATN_OK && atn_run_fallback_reason(aut) == NULL);
+    o.device = ATN_DEVICE_AUTO;
+    CHECK(atn_run_forward(aut, enc, &o, &err) == ATN_OK && atn_run_fallback_reason(aut) != NULL);
+    CHECK(atn_run_fallback_reason(NULL) == NULL);
     CHECK(atn_run_device_used(cpu) == ATN_DEVICE_CPU);
     const atn_capture *a = atn_run_capture(cpu), *b = atn_run_capture(aut);
     if (a && b) {

@@ -1074,6 +1074,9 @@ static void test_gpu_fallback(void) {
     g_assert_false(atn_session_get_gpu_available(s));
     g_assert_nonnull(atn_window_get_notice(win));
     g_assert_nonnull(strstr(atn_window_get_notice(win), "GPU"));
+    /* the engine's reason (the stand-in's 1 KB runs out) reaches the result and the notice */
+    g_assert_nonnull(strstr(atn_result_get_gpu_failure(r), "out of GPU memory"));
+    g_assert_nonnull(strstr(atn_window_get_notice(win), atn_result_get_gpu_failure(r)));
     g_assert_null(atn_window_get_error(win));
     g_assert_cmpstr(atn_session_get_text(s), ==, "the cat sat on the mat");
     g_assert_cmpint(atn_result_get_n_tokens(r), ==, engine_token_count(f32_model, "the cat sat on the mat"));
