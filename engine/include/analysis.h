@@ -4,7 +4,15 @@
  *
  * Everything reads an atn_capture (attn [L][H][n][n], rows = queries) and skips masked
  * (padding) tokens: a query row is used only when its token is unmasked, and only the
- * unmasked keys of a row are compared.  Results are double precision. */
+ * unmasked keys of a row are compared.  Results are double precision.
+ *
+ * The conventions of attnscope.h hold (ownership, err may be NULL, Threads): a result
+ * returned through **out belongs to the caller (its _free accepts NULL; *out is NULL on
+ * failure); an accumulator (atn_similarity_new, atn_stats_new) is used by one thread at
+ * a time, and only pointers the engine handed out may be passed to its functions (a
+ * struct copy holds the results but not the accumulator behind them).  Every function
+ * that reads a capture answers ATN_E_INVALID for a NULL capture or one whose run kept no
+ * attention, and ATN_E_SHAPE for a capture of another model shape. */
 #ifndef ATN_ANALYSIS_H
 #define ATN_ANALYSIS_H
 
@@ -34,6 +42,9 @@ typedef enum atn_scope {
     ATN_SCOPE_MODEL,       /* every head of every layer: (L·H) × (L·H), index = l*H + h */
 } atn_scope;
 
+/* Names (static storage; an unknown value gets the first enum's name) and parsing
+ * (case-insensitive, with aliases such as "jsd", "cos", "correlation"): from_name
+ * returns false and leaves *out for a NULL or unknown name. */
 const char *atn_metric_name(atn_metric m);      /* "js", "cosine", "pearson" */
 const char *atn_metric_title(atn_metric m);     /* "Jensen-Shannon distance", ... */
 bool atn_metric_from_name(const char *name, atn_metric *out);
@@ -62,7 +73,9 @@ typedef struct atn_similarity {
                                false while a corpus pass is still adding */
 } atn_similarity;
 
-/* One capture: compute, cluster, done.  layer is used for ATN_SCOPE_LAYER only. */
+/* One capture: compute, cluster, done.  layer is used for ATN_SCOPE_LAYER only.  *out is
+ * the caller's (atn_similarity_free).  ATN_E_INVALID: NULL or attention-less capture, an
+ * unknown metric or scope, layer out of range; ATN_E_NOMEM. */
 atn_status atn_similarity_compute(const atn_capture *cap, atn_metric metric, atn_scope scope, int32_t layer,
                                   atn_similarity **out, atn_error *err);
 
@@ -73,28 +86,37 @@ atn_status atn_similarity_compute(const atn_capture *cap, atn_metric metric, atn
 atn_status atn_similarity_compute_progress(const atn_capture *cap, atn_metric metric, atn_scope scope,
                                            int32_t layer, atn_progress_fn progress, void *user_data,
                                            atn_similarity **out, atn_error *err);
-/* For the corpus mode: the progress callback of each later add (per capture). */
+/* For the corpus mode: the progress callback of each later add (per capture, stage
+ * ATN_STAGE_SIMILARITY; NULL: none).  sim must not be NULL. */
 void atn_similarity_set_progress(atn_similarity *sim, atn_progress_fn progress, void *user_data);
 
-/* Corpus mode: new (shape of the model), add one capture per sentence, finish (averages
- * over sentences and clusters).  add after finish is ATN_E_INVALID. */
+/* Corpus mode: new (shape of the model; NULL with ATN_E_INVALID for a bad shape, metric,
+ * scope or layer, or ATN_E_NOMEM), add one capture per sentence (ATN_E_INVALID for a NULL
+ * sim or capture, no attention, or after finish; ATN_E_SHAPE for another model shape;
+ * ATN_E_CANCELLED from the progress callback, the sentence then not counted; ATN_E_NOMEM),
+ * finish (averages over sentences and clusters; sets clustered; a second finish does
+ * nothing; ATN_E_INVALID for NULL, ATN_E_NOMEM).  Free with atn_similarity_free (NULL:
+ * nothing). */
 atn_similarity *atn_similarity_new(int32_t n_layers, int32_t n_heads, atn_metric metric, atn_scope scope,
                                    int32_t layer, atn_error *err);
 atn_status atn_similarity_add(atn_similarity *sim, const atn_capture *cap, atn_error *err);
 atn_status atn_similarity_finish(atn_similarity *sim, atn_error *err);
 void atn_similarity_free(atn_similarity *sim);
 
-/* "L3·H7" (model scope) or "H7" (layer scope) for index c, into buf (size >= 16). */
+/* "L3·H7" (model scope) or "H7" (layer scope) for index c, into buf (size >= 16; "?" for
+ * a NULL sim or c out of range); returns buf. */
 const char *atn_similarity_label(const atn_similarity *sim, int32_t c, char *buf, size_t size);
 
 /* Average-linkage clustering of a count × count distance matrix (symmetric, zero diagonal).
  * Writes the leaf order [count] and, when not NULL, the merges [count - 1] as above.
- * Ties merge the pair with the smaller indices first, so results are deterministic. */
+ * Ties merge the pair with the smaller indices first, so results are deterministic.
+ * ATN_E_INVALID for count < 1 or a NULL dist/order; ATN_E_NOMEM. */
 atn_status atn_cluster_average_linkage(const double *dist, int32_t count, int32_t *order, int32_t *merge_a,
                                        int32_t *merge_b, double *merge_height, atn_error *err);
 
 /* The pairwise kernels on packed matrices, for tests and benchmarks: heads [count][rows][cols]
- * (each row a distribution for js); out [count][count]. */
+ * (each row a distribution for js); out [count][count].  ATN_E_INVALID for a NULL array
+ * or a negative size; ATN_E_NOMEM. */
 atn_status atn_similarity_matrix(const float *heads, int32_t count, int32_t rows, int32_t cols, atn_metric metric,
                                  double *out, atn_error *err);
 
@@ -113,7 +135,7 @@ typedef enum atn_pattern {
     ATN_PATTERN_COUNT
 } atn_pattern;
 
-const char *atn_pattern_name(atn_pattern p);   /* "diagonal", "previous", "vertical [CLS]" ... */
+const char *atn_pattern_name(atn_pattern p);   /* "diagonal", "previous", "vertical [CLS]" ... (static; "mixed" out of range) */
 
 typedef struct atn_head_stats {
     double entropy;        /* mean over query rows of the row's entropy, in bits */
@@ -138,7 +160,12 @@ typedef struct atn_stats {
     bool has_pairs;          /* some input had two segments */
 } atn_stats;
 
-/* Per-sentence means, then averaged over sentences (each sentence weighs the same). */
+/* Per-sentence means, then averaged over sentences (each sentence weighs the same).
+ * compute: one capture, *out the caller's.  new: NULL with ATN_E_INVALID for a bad shape,
+ * or ATN_E_NOMEM.  add: ATN_E_INVALID for a NULL st or capture, no attention, or after
+ * finish; ATN_E_SHAPE for another model shape; ATN_E_NOMEM.  finish turns the sums into
+ * means and labels each head (a second finish does nothing; ATN_E_INVALID for NULL).
+ * free: NULL does nothing. */
 atn_status atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error *err);
 atn_stats *atn_stats_new(int32_t n_layers, int32_t n_heads, atn_error *err);
 atn_status atn_stats_add(atn_stats *st, const atn_capture *cap, atn_error *err);
@@ -147,7 +174,8 @@ void atn_stats_free(atn_stats *st);
 
 /* The table as CSV: a header line, then one line per head, layer-major
  * (layer,head,entropy,entropy_norm,cls,sep,punct,self,prev,next,local,same_segment,distance,
- * pattern; numbers with 9 significant digits).  The command line's --format csv. */
+ * pattern; numbers with 9 significant digits).  The command line's --format csv.
+ * ATN_E_INVALID for a NULL st or f, ATN_E_IO when a write fails. */
 atn_status atn_stats_write_csv(const atn_stats *st, FILE *f, atn_error *err);
 
 /* The label for a set of numbers (the thresholds are in head-stats.c). */
@@ -162,7 +190,9 @@ bool atn_token_is_punct(const char *text);
 /* Abnar & Zuidema 2020: per layer A' = 0.5 * mean_h(A) + 0.5 * I, rows renormalised to 1,
  * then R = A'_last ... A'_1 A'_0 through layers 0..last_layer (-1: all).  out is [n][n]:
  * row i = how much token i's representation after last_layer draws on each input token.
- * Masked keys and rows are left as the model gives them. */
+ * Masked keys and rows are left as the model gives them.  out is the caller's [n][n]
+ * floats.  ATN_E_INVALID: NULL capture or out, no attention, last_layer out of range, no
+ * tokens; ATN_E_NOMEM. */
 atn_status atn_rollout_compute(const atn_capture *cap, int32_t last_layer, float *out, atn_error *err);
 
 #ifdef __cplusplus

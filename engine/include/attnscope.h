@@ -11,8 +11,38 @@
  *    tensor or offset and what was expected.  The engine never exits or aborts on bad
  *    input.
  *  - A struct that owns memory has one _free function that accepts NULL.
+ *  - Ownership: what a function returns through a pointer to pointer (atn_model *,
+ *    atn_encoding **out ...) belongs to the caller, who frees it with the matching _free;
+ *    on failure *out is set to NULL.  A const pointer returned by an accessor is borrowed
+ *    from its owner and valid as long as the owner (the model, the run) lives, unless the
+ *    comment says shorter.  Strings the engine is given are copied when it keeps them.
+ *  - NULL: err may always be NULL (no message, the status is still returned); progress
+ *    callbacks may be NULL.  Any other pointer argument must not be NULL unless its
+ *    comment says what NULL does; the entry points that check it answer ATN_E_INVALID.
  *  - Size letters in shape comments: L layers, H heads, n tokens, d model width,
- *    k head width (d / H), f feed-forward width, V vocabulary.
+ *    k head width (d / H), f feed-forward width, V vocabulary.  Arrays are C order.
+ *
+ * Threads
+ *  - A model is shared: any number of threads may run, trace, predict, encode and
+ *    analyse with one const atn_model at the same time, each with its own atn_run (a run,
+ *    its capture and its encodings belong to one thread at a time; a capture may be read
+ *    by many threads while nobody calls atn_run_forward on its run).  The caches a model
+ *    fills on first use (the CPU's packed weights, the GPU's uploaded weights) are taken
+ *    under the engine's locks.
+ *  - Must not run concurrently with anything using the same model: atn_model_free and
+ *    atn_model_toy_set (it writes the weights a forward reads).
+ *  - Process-wide: the CPU fast path's thread team (one per process; a forward holds it,
+ *    so two CPU forwards on the fast path take turns; its size follows
+ *    atn_run_options.threads, else OpenBLAS's thread count, which the engine reads but
+ *    never sets: openblas_set_num_threads and OPENBLAS_NUM_THREADS stay the caller's);
+ *    the CUDA module, loaded and probed once per process on the first GPU request
+ *    (pthread_once; ATTNSCOPE_CUDA_MODULE and CUDA_VISIBLE_DEVICES must be set before
+ *    that), whose answer holds for the process; the data folder (ATTNSCOPE_DATADIR, read
+ *    at each atn_model_open of a built-in name).
+ *  - Progress callbacks are called on the thread doing the work (atn_similarity_* with
+ *    pairs on helper threads still report on the calling thread).
+ *  - No function keeps global mutable state besides the above, so atn_error, the
+ *    accumulators (atn_similarity, atn_stats) and the traces are per caller.
  *  - Weight matrices are stored as Hugging Face writes nn.Linear weights: [out, in],
  *    so y = x W^T + b.  Toy-model JSON uses the textbook orientation Q = X W_Q
  *    (W_Q is [in, out]); the toy loader transposes.
@@ -50,16 +80,18 @@ typedef struct atn_error {
     char message[ATN_ERROR_MAX];
 } atn_error;
 
+/* "ok", "invalid argument", ... (static storage; "unknown status" for other values). */
 const char *atn_status_str(atn_status status);
 
 /* Sets err (when not NULL) and returns status, so error paths read
  *   return atn_error_set(err, ATN_E_FORMAT, "%s: header size %llu past end", path, n); */
 atn_status atn_error_set(atn_error *err, atn_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Prefixes an existing message: "context: old message". */
+/* Prefixes an existing message: "context: old message"; returns err->status (ATN_OK for a
+ * NULL err). */
 atn_status atn_error_prefix(atn_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void atn_error_clear(atn_error *err);
+void atn_error_clear(atn_error *err);   /* status ATN_OK, empty message; NULL: nothing */
 
 /* ---- model description ------------------------------------------------------ */
 
@@ -69,7 +101,7 @@ typedef enum atn_activation {
     ATN_ACT_RELU,
 } atn_activation;
 
-const char *atn_activation_name(atn_activation act);
+const char *atn_activation_name(atn_activation act);   /* "gelu", "gelu_tanh", "relu"; "?" (static) */
 
 typedef struct atn_config {
     int32_t n_layers;        /* L */
@@ -90,7 +122,8 @@ typedef struct atn_config {
     bool use_embeddings;     /* false: the input is given vectors, not token ids */
 } atn_config;
 
-/* Checks the numbers agree with each other (heads divide d, positive sizes ...). */
+/* Checks the numbers agree with each other (heads divide d, positive sizes ...):
+ * ATN_OK or ATN_E_INVALID naming the first field that is wrong. */
 atn_status atn_config_validate(const atn_config *cfg, atn_error *err);
 
 /* ---- models ----------------------------------------------------------------- */
@@ -131,33 +164,51 @@ typedef bool (*atn_progress_fn)(double fraction, atn_stage stage, void *user_dat
  * Hugging Face folder, reporting the ATN_STAGE_READ_CONFIG .. READ_VOCAB and DONE stages
  * to progress (Hugging Face folders only). */
 
+/* All open functions return a model the caller owns (atn_model_free), or NULL with err
+ * set: ATN_E_INVALID (NULL or empty name, a name that is neither built in nor a file or
+ * folder, a bad configuration), ATN_E_IO (cannot open or read), ATN_E_FORMAT (malformed
+ * JSON, safetensors, vocabulary), ATN_E_SHAPE (a tensor of the wrong shape),
+ * ATN_E_NOMEM, ATN_E_CANCELLED (progress returned false), ATN_E_UNSUPPORTED (a
+ * model_type, dtype or activation it does not know). */
 atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, void *user_data,
                           atn_error *err);
-atn_model *atn_model_open_toy_json(const char *path, atn_error *err);
+atn_model *atn_model_open_toy_json(const char *path, atn_error *err);   /* files up to 64 MB */
+/* A toy model from JSON text in memory (len bytes, need not be NUL-terminated); origin
+ * names it in messages. */
 atn_model *atn_model_parse_toy_json(const char *json_text, size_t len, const char *origin,
                                     atn_error *err);
+/* A Hugging Face folder (config.json, model.safetensors or a sharded index, vocab.txt);
+ * weights are mapped, not copied, where they are fp32. */
 atn_model *atn_model_open_hf(const char *folder, atn_progress_fn progress, void *user_data,
                              atn_error *err);
+/* Frees the model, its weights, its tokenizer and its GPU copy.  NULL: nothing.  No run,
+ * capture, trace or encoding made from it may be used afterwards (captures and traces
+ * borrow its vocabulary and shapes). */
 void atn_model_free(atn_model *model);
 
+/* Accessors: model must not be NULL; the results are borrowed from the model. */
 const atn_config *atn_model_config(const atn_model *model);
 atn_model_kind atn_model_kind_of(const atn_model *model);
 const char *atn_model_name(const atn_model *model);  /* short display name */
-bool atn_model_has_mlm_head(const atn_model *model);
+bool atn_model_has_mlm_head(const atn_model *model);  /* cls.predictions.* weights present */
 
 /* Built-in models: a NULL-terminated list of names (static storage).  Their files are in
  * the data folder: $ATTNSCOPE_DATADIR, else the source tree's data/ when running from the
  * build tree, else the install prefix's. */
 const char *const *atn_builtin_model_names(void);
 
-/* Toy models carry their own tokens and input vectors. */
+/* Toy models carry their own tokens and input vectors: their count (0 for other models),
+ * and token i's text (borrowed; NULL when i is out of range). */
 int32_t atn_model_toy_n_tokens(const atn_model *model);
 const char *atn_model_toy_token(const atn_model *model, int32_t i);
 
 /* Editing a toy model (the GUI's editable cells).  Matrices in the textbook
  * orientation of the JSON file: X is [n, d]; W_Q, W_K, W_V, W_O are [in, out].
  * layer is ignored for ATN_TOY_X.  Setting a weight that was implicit (identity)
- * materialises it first. */
+ * materialises it first.  ATN_E_INVALID for a model that is not a toy model, an unknown
+ * matrix, a layer, row or column out of range (the message says the range); ATN_E_NOMEM.
+ * value must not be NULL.  set
+ * must not run while another thread uses the model (see Threads). */
 typedef enum atn_toy_matrix {
     ATN_TOY_X = 0, ATN_TOY_WQ, ATN_TOY_WK, ATN_TOY_WV, ATN_TOY_WO,
 } atn_toy_matrix;
@@ -165,7 +216,8 @@ atn_status atn_model_toy_get(const atn_model *model, atn_toy_matrix which, int32
                              int32_t row, int32_t col, float *value, atn_error *err);
 atn_status atn_model_toy_set(atn_model *model, atn_toy_matrix which, int32_t layer,
                              int32_t row, int32_t col, float value, atn_error *err);
-/* Writes the toy model back as JSON (temporary file + rename). */
+/* Writes the toy model back as JSON through atn_write_file_atomic (its errors);
+ * ATN_E_INVALID for a model that is not a toy model; ATN_E_NOMEM. */
 atn_status atn_model_toy_save_json(const atn_model *model, const char *path, atn_error *err);
 
 /* ---- tokens and input ------------------------------------------------------- */
@@ -192,20 +244,26 @@ typedef struct atn_encoding {
     int32_t n_dropped;    /* word pieces dropped by truncation */
 } atn_encoding;
 
-void atn_encoding_free(atn_encoding *enc);   /* frees contents and the struct */
+void atn_encoding_free(atn_encoding *enc);   /* frees contents and the struct; NULL: nothing */
 
-/* Tokenizes text (and an optional pair) with the model's tokenizer into
- * [CLS] A [SEP] (B [SEP]).  Fails with ATN_E_INVALID on invalid UTF-8.  A text longer
- * than max_positions is truncated (enc->truncated set, longest-first like HF). */
+/* Tokenizes text (and text_pair, NULL for none) with the model's tokenizer into
+ * [CLS] A [SEP] (B [SEP]); *out (n tokens, every array [n]) is the caller's.  A text
+ * longer than max_positions is truncated (enc->truncated set, longest-first like HF).
+ * ATN_E_INVALID: invalid UTF-8 (the message gives the byte offset), NULL text, a toy
+ * model or one without a tokenizer; ATN_E_NOMEM. */
 atn_status atn_model_encode(const atn_model *model, const char *text, const char *text_pair,
                             atn_encoding **out, atn_error *err);
 
-/* Builds an encoding from explicit ids (the CLI's --ids).  type_ids and mask may be NULL. */
+/* Builds an encoding from n explicit ids (the CLI's --ids; tokens get the vocabulary's
+ * text).  type_ids and mask ([n] each) may be NULL: all 0, all 1.  ATN_E_INVALID: n < 1,
+ * more than max_positions, an id outside the vocabulary, a mask value other than 0/1, a
+ * model that takes input vectors; ATN_E_NOMEM. */
 atn_status atn_model_encode_ids(const atn_model *model, const int32_t *ids,
                                 const int32_t *type_ids, const int32_t *mask, int32_t n,
                                 atn_encoding **out, atn_error *err);
 
-/* For toy models: their own tokens, all unmasked.  mask may be NULL. */
+/* For toy models: their own tokens, with mask ([toy tokens], 0/1; NULL: all 1).
+ * ATN_E_INVALID for a model that is not a toy model or a mask value other than 0/1. */
 atn_status atn_model_encode_toy(const atn_model *model, const int32_t *mask,
                                 atn_encoding **out, atn_error *err);
 
@@ -256,18 +314,30 @@ typedef struct atn_run_options {
     bool pinned_host;
 } atn_run_options;
 
-void atn_run_options_init(atn_run_options *opts);
+void atn_run_options_init(atn_run_options *opts);   /* the defaults above */
 
+/* A run for model (borrowed: it must outlive the run), or NULL when out of memory.  It
+ * allocates nothing more until its first forward; its memory grows to the largest input
+ * and is reused.  One thread at a time per run. */
 atn_run *atn_run_new(const atn_model *model);
-void atn_run_free(atn_run *run);
+void atn_run_free(atn_run *run);   /* NULL: nothing */
 
-/* Bytes a run of n tokens will allocate with these options (the refusal check). */
+/* Bytes a run of n tokens will allocate with these options (the refusal check); SIZE_MAX
+ * when it would not fit in an address space. */
 size_t atn_run_bytes_needed(const atn_config *cfg, int32_t n, const atn_run_options *opts);
 
-/* Runs the encoder on enc (whose ids / toy vectors come from the model).  The run keeps a
- * reference to enc's contents by copying it; enc may be freed afterwards. */
+/* Runs the encoder on enc (whose ids / toy vectors come from the model) with opts (NULL:
+ * the defaults).  The run keeps a copy of enc; enc may be freed afterwards.  Returns
+ * ATN_OK, ATN_E_INVALID (NULL or empty enc, a toy encoding of another length, an id or
+ * type id outside the model's vocabularies, every token masked), ATN_E_NOMEM (more than opts->memory_limit, or
+ * allocation failed), ATN_E_CANCELLED (progress said stop), ATN_E_DEVICE (device CUDA
+ * and the GPU cannot run it: module missing, no driver, no device, out of GPU memory;
+ * AUTO falls back to the CPU instead, see atn_run_fallback_reason).  After a failure the
+ * run has no capture. */
 atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_options *opts,
                            atn_error *err);
+/* The last successful forward's capture (borrowed from the run: valid until its next
+ * forward or atn_run_free), or NULL before one or after a failed one. */
 const atn_capture *atn_run_capture(const atn_run *run);
 /* Which device the last forward actually used (AUTO resolves to CPU or CUDA). */
 atn_device atn_run_device_used(const atn_run *run);
@@ -337,9 +407,14 @@ typedef struct atn_trace {
     float max_abs_diff; /* |weights - captured probabilities|, a self-check */
 } atn_trace;
 
+/* Recomputes head (layer, head)'s attention for token query in double precision from the
+ * capture's Q, K, V (so the run must keep trace inputs).  *out is the caller's
+ * (atn_trace_free); every array in it is owned by the trace, shapes as above; enc is
+ * borrowed from cap.  ATN_E_INVALID: NULL cap, no trace inputs, layer/head/query out of
+ * range (the message gives the range); ATN_E_NOMEM. */
 atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int32_t layer,
                              int32_t head, int32_t query, atn_trace **out, atn_error *err);
-void atn_trace_free(atn_trace *trace);
+void atn_trace_free(atn_trace *trace);   /* NULL: nothing */
 
 /* ---- masked-word prediction ------------------------------------------------- */
 
@@ -351,7 +426,10 @@ typedef struct atn_prediction {
 
 /* The masked-LM head (cls.predictions.*: dense + activation + LayerNorm, decoder tied to
  * the word embeddings + bias) at one position of a capture: the top_k most likely
- * tokens, most likely first.  Needs atn_model_has_mlm_head(). */
+ * tokens, most likely first, into out[top_k] (the caller's array; top_k below 1 counts as
+ * 1, above V as V).  Needs atn_model_has_mlm_head() (else ATN_E_UNSUPPORTED) and the
+ * capture's hidden states; ATN_E_INVALID: position outside 0..n-1 or a NULL cap;
+ * ATN_E_NOMEM. */
 atn_status atn_predict_position(const atn_model *model, const atn_capture *cap, int32_t position,
                                 int32_t top_k, atn_prediction *out, atn_error *err);
 
@@ -374,18 +452,25 @@ typedef atn_status (*atn_capture_fn)(const atn_capture *cap, void *user_data, at
  * run_opts (one run reused for all: memory stays flat) and hands each capture to consume.
  * A line the tokenizer refuses is skipped and counted, not fatal.  progress (may be NULL)
  * gets the fraction of total_bytes read (0: unknown) every few lines, and ends the pass
- * with ATN_E_CANCELLED when it returns false.  Toy models have no tokenizer: ATN_E_INVALID. */
+ * with ATN_E_CANCELLED when it returns false (stage ATN_STAGE_CORPUS, ending with 1.0).
+ * report must not be NULL; it is filled.  Toy models have no tokenizer: ATN_E_INVALID, as
+ * for a NULL model, f or consume.  A forward's error (ATN_E_NOMEM ...) and consume's own
+ * status end the pass and are returned ("line N: ..."); ATN_E_IO when reading f fails.
+ * run_opts may be NULL (defaults); its own progress, if any, is called per forward. */
 atn_status atn_corpus_run(const atn_model *model, FILE *f, double total_bytes, const atn_run_options *run_opts,
                           atn_capture_fn consume, atn_progress_fn progress, void *user_data,
                           atn_corpus_report *report, atn_error *err);
 
 /* ---- writers ---------------------------------------------------------------- */
 
-/* NumPy .npy v1.0, little-endian float32, C order.  Written to a temporary file in the
- * same folder and renamed into place. */
+/* NumPy .npy v1.0, little-endian float32, C order: data [shape[0]]...[shape[ndim-1]].
+ * Written through atn_write_file_atomic (its errors); ATN_E_NOMEM. */
 atn_status atn_npy_write_f32(const char *path, const float *data, const int64_t *shape,
                              int ndim, atn_error *err);
-/* Reads a float32 .npy (used by tests and tools).  *data is malloc'ed. */
+/* Reads a float32 .npy (used by tests and tools): *data malloc'ed (the caller frees; NULL
+ * on failure), shape[max_dims] and *ndim filled.  ATN_E_IO (cannot open), ATN_E_FORMAT
+ * (not .npy v1.0, not little-endian float32 in C order, a truncated header, more than
+ * max_dims dimensions, data shorter than the shape), ATN_E_NOMEM. */
 atn_status atn_npy_read_f32(const char *path, float **data, int64_t *shape, int *ndim,
                             int max_dims, atn_error *err);
 
@@ -454,13 +539,13 @@ void *atn_alloc_big(size_t bytes);
 
 /* ---- BLAS kernel check ------------------------------------------------------ */
 
-/* The OpenBLAS core in use ("SkylakeX", "Haswell", "Prescott" ...). */
+/* The OpenBLAS core in use ("SkylakeX", "Haswell", "Prescott" ...; static storage). */
 const char *atn_blas_core_name(void);
 /* The core OpenBLAS should use on this CPU, or NULL when the current one is fine.
  * Debian 12's OpenBLAS 0.3.21 falls back to Prescott on newer CPUs (5x slower sgemm). */
 const char *atn_blas_better_core(void);
 
-const char *atn_version(void);
+const char *atn_version(void);   /* "0.1.0" (static storage) */
 
 #ifdef __cplusplus
 }
