@@ -128,7 +128,8 @@ atn_status atn_model_encode_ids(const atn_model *model, const int32_t *ids, cons
         e->ids[i] = ids[i];
         e->type_ids[i] = type_ids ? type_ids[i] : 0;
         e->mask[i] = mask ? mask[i] : 1;
-        const char *t = model->tokenizer ? atn_tokenizer_id_to_token(model->tokenizer, ids[i]) : NULL;
+        atn_vocab_entry v = {.role = ATN_TOKEN_WORD};
+        const char *t = atn_tokenizer_id_info(model->tokenizer, ids[i], &v) ? v.text : NULL;
         char buf[32];
         if (!t) {
             snprintf(buf, sizeof buf, "#%d", ids[i]);
@@ -139,7 +140,9 @@ atn_status atn_model_encode_ids(const atn_model *model, const int32_t *ids, cons
         e->tokens[i].type_id = e->type_ids[i];
         e->tokens[i].start = e->tokens[i].end = -1;
         e->tokens[i].segment = -1;
-        e->tokens[i].special = t[0] == '[' && t[strlen(t) - 1] == ']' && strlen(t) > 2;
+        e->tokens[i].special = v.special;
+        e->tokens[i].role = v.role;
+        e->tokens[i].continuation = v.continuation;
         if (!e->tokens[i].text) {
             atn_encoding_free(e);
             return atn_error_set(err, ATN_E_NOMEM, "out of memory");
@@ -171,6 +174,8 @@ atn_status atn_model_encode_toy(const atn_model *model, const int32_t *mask, atn
         e->tokens[i].id = e->ids[i] = -1;
         e->tokens[i].start = e->tokens[i].end = -1;
         e->tokens[i].segment = 0;
+        e->tokens[i].role = ATN_TOKEN_WORD;   /* a toy model's tokens are words, whatever their names */
+        e->tokens[i].continuation = false;
         e->mask[i] = mask ? mask[i] : 1;
     }
     *out = e;

@@ -34,6 +34,8 @@ enum { MAX_VOCAB_BYTES = 1 << 28 };   /* keeps line counts and the hash table in
 /* In HF's SPECIAL_TOKENS_ATTRIBUTES order. */
 static const char *const special_names[] = {"[UNK]", "[SEP]", "[PAD]", "[CLS]", "[MASK]"};
 enum { SP_UNK, SP_SEP, SP_PAD, SP_CLS, SP_MASK, N_SPECIAL };
+static const atn_token_role special_roles[] = {ATN_TOKEN_UNK, ATN_TOKEN_SEP, ATN_TOKEN_PAD,
+                                               ATN_TOKEN_CLS, ATN_TOKEN_MASK};
 
 struct atn_tokenizer {
     atn_tokenizer_options opts;   /* strip_accents resolved */
@@ -367,6 +369,22 @@ int32_t atn_tokenizer_special_id(const atn_tokenizer *tok, const char *which) {
     return -1;
 }
 
+bool atn_tokenizer_id_info(const atn_tokenizer *tok, int32_t id, atn_vocab_entry *out) {
+    if (!tok || !out || id < 0 || id >= tok->n)
+        return false;
+    const char *t = tok->pool + tok->entries[id].off;
+    size_t len = tok->entries[id].len;
+    out->text = t;
+    out->role = ATN_TOKEN_WORD;
+    for (int k = 0; k < N_SPECIAL; k++)   /* by name: a special token listed twice counts */
+        if (strcmp(t, special_names[k]) == 0)
+            out->role = special_roles[k];
+    out->special = len > 2 && t[0] == '[' && t[len - 1] == ']';
+    out->continuation = t[0] == '#' && t[1] == '#';
+    out->surface = out->continuation ? t + 2 : t;
+    return true;
+}
+
 /* ---- characters with spans ---------------------------------------------------------- */
 
 typedef struct tchar {
@@ -405,6 +423,8 @@ typedef struct piece {
     int32_t id;
     int32_t start, end;
     bool special;
+    bool continuation;   /* a "##" piece */
+    atn_token_role role;
 } piece;
 
 typedef struct pbuf {
@@ -412,7 +432,8 @@ typedef struct pbuf {
     size_t n, cap;
 } pbuf;
 
-static bool pbuf_push(pbuf *b, int32_t id, int32_t start, int32_t end, bool special) {
+static bool pbuf_push(pbuf *b, int32_t id, int32_t start, int32_t end, bool special,
+                      bool continuation, atn_token_role role) {
     if (b->n == b->cap) {
         size_t cap = b->cap ? 2 * b->cap : 64;
         piece *v = realloc(b->v, cap * sizeof *v);
@@ -421,7 +442,7 @@ static bool pbuf_push(pbuf *b, int32_t id, int32_t start, int32_t end, bool spec
         b->v = v;
         b->cap = cap;
     }
-    b->v[b->n++] = (piece){id, start, end, special};
+    b->v[b->n++] = (piece){id, start, end, special, continuation, role};
     return true;
 }
 
@@ -588,6 +609,15 @@ static bool nfc_chars(const tchar *src, size_t n, tbuf *dst) {
 
 /* ---- WordPiece ---------------------------------------------------------------------- */
 
+/* The role of a vocabulary id: a special token's, else a word's.  (A word piece can be a
+ * special token's entry when cleaning made one out of the text: "[MA\x01SK]".) */
+static atn_token_role role_of_id(const atn_tokenizer *tok, int32_t id) {
+    for (int k = 0; k < N_SPECIAL; k++)
+        if (tok->special[k] == id)
+            return special_roles[k];
+    return ATN_TOKEN_WORD;
+}
+
 static atn_status wordpiece(work *w, const tchar *chars, size_t n, atn_error *err) {
     if (n == 0)
         return ATN_OK;
@@ -598,7 +628,7 @@ static atn_status wordpiece(work *w, const tchar *chars, size_t n, atn_error *er
         if (chars[i].end > wend) wend = chars[i].end;
     }
     if (n > MAX_WORD_CHARS) {
-        if (!pbuf_push(&w->out, tok->special[SP_UNK], wstart, wend, false))
+        if (!pbuf_push(&w->out, tok->special[SP_UNK], wstart, wend, false, false, ATN_TOKEN_UNK))
             return atn_error_set(err, ATN_E_NOMEM, "out of memory");
         return ATN_OK;
     }
@@ -634,7 +664,7 @@ static atn_status wordpiece(work *w, const tchar *chars, size_t n, atn_error *er
         }
         if (id < 0) {   /* the whole word becomes one [UNK] */
             w->out.n = first;
-            if (!pbuf_push(&w->out, tok->special[SP_UNK], wstart, wend, false))
+            if (!pbuf_push(&w->out, tok->special[SP_UNK], wstart, wend, false, false, ATN_TOKEN_UNK))
                 return atn_error_set(err, ATN_E_NOMEM, "out of memory");
             return ATN_OK;
         }
@@ -643,7 +673,7 @@ static atn_status wordpiece(work *w, const tchar *chars, size_t n, atn_error *er
             if (chars[i].start < s) s = chars[i].start;
             if (chars[i].end > e) e = chars[i].end;
         }
-        if (!pbuf_push(&w->out, id, s, e, false))
+        if (!pbuf_push(&w->out, id, s, e, false, start > 0, role_of_id(tok, id)))
             return atn_error_set(err, ATN_E_NOMEM, "out of memory");
         start = end;
     }
@@ -809,7 +839,7 @@ static atn_status encode_segment(work *w, const char *text, const char *what, at
         if (sp >= 0 && s == ATN_OK) {
             int32_t start = chars.v[i].start;
             int32_t end = start + (int32_t)strlen(special_names[sp]);
-            if (!pbuf_push(&w->out, w->tok->special[sp], start, end, true))
+            if (!pbuf_push(&w->out, w->tok->special[sp], start, end, true, false, special_roles[sp]))
                 s = atn_error_set(err, ATN_E_NOMEM, "out of memory");
             while (i + 1 < chars.n && chars.v[i + 1].start < end)
                 i++;
@@ -833,6 +863,8 @@ static bool set_token(atn_encoding *e, int32_t i, const atn_tokenizer *tok, cons
     t->end = p->end;
     t->segment = segment;
     t->special = p->special;
+    t->role = p->role;
+    t->continuation = p->continuation;
     e->ids[i] = p->id;
     e->type_ids[i] = type_id;
     e->mask[i] = 1;
@@ -897,7 +929,8 @@ atn_status atn_tokenizer_encode(const atn_tokenizer *tok, const char *text,
     e->truncated = remove > 0;
     e->n_dropped = (int32_t)(n_a + n_b - keep_a - keep_b);
 
-    piece cls = {tok->special[SP_CLS], -1, -1, true}, sep = {tok->special[SP_SEP], -1, -1, true};
+    piece cls = {tok->special[SP_CLS], -1, -1, true, false, ATN_TOKEN_CLS};
+    piece sep = {tok->special[SP_SEP], -1, -1, true, false, ATN_TOKEN_SEP};
     bool ok = true;
     int32_t k = 0;
     ok &= set_token(e, k++, tok, &cls, 0, -1);

@@ -47,6 +47,19 @@ const char *atn_tokenizer_id_to_token(const atn_tokenizer *tok, int32_t id);    
 /* The id of "[CLS]" "[SEP]" "[PAD]" "[UNK]" "[MASK]"; -1 when the vocabulary lacks it. */
 int32_t atn_tokenizer_special_id(const atn_tokenizer *tok, const char *which);
 
+/* What the tokenizer knows of one vocabulary id, for tokens given as ids and for the
+ * masked-LM head's guesses.  The strings are borrowed from the tokenizer. */
+typedef struct atn_vocab_entry {
+    const char *text;       /* the vocabulary entry: "##ing", "[MASK]" */
+    const char *surface;    /* how it reads in a text: "ing" (a continuation without "##") */
+    atn_token_role role;    /* by the entry's name: "[MASK]" is ATN_TOKEN_MASK at any id */
+    bool continuation;      /* a "##" piece */
+    bool special;           /* a bracketed entry: "[CLS]", "[UNK]", "[unused1]" */
+} atn_vocab_entry;
+
+/* Fills *out for id; false (out untouched) when tok or out is NULL or id out of range. */
+bool atn_tokenizer_id_info(const atn_tokenizer *tok, int32_t id, atn_vocab_entry *out);
+
 /* Tokenizes into [CLS] A [SEP] or, when text_pair is not NULL, [CLS] A [SEP] B [SEP]
  * (type ids 0 for [CLS] A [SEP], 1 for B [SEP]; mask all 1).
  *
@@ -56,7 +69,9 @@ int32_t atn_tokenizer_special_id(const atn_tokenizer *tok, const char *which);
  *
  * Special tokens written literally in the text ("the [MASK] sat") become that token, as
  * HF's added-token splitting does; they keep their span and segment and have
- * special = true.  [CLS] and [SEP] added around the segments have start = end = -1 and
+ * special = true.  Every token has its role (ATN_TOKEN_CLS ... from the special token's
+ * id, ATN_TOKEN_UNK for a word the vocabulary cannot spell) and continuation set for
+ * the "##" pieces after a word's first.  [CLS] and [SEP] added around the segments have start = end = -1 and
  * segment = -1.  Every other token has the byte span [start, end) in its own segment's
  * text of the characters it came from (a piece of a character that normalisation split,
  * like one jamo of a Hangul syllable, carries that whole character's span).  Token text

@@ -222,6 +222,19 @@ atn_status atn_model_toy_save_json(const atn_model *model, const char *path, atn
 
 /* ---- tokens and input ------------------------------------------------------- */
 
+/* What a token is for, set by the tokenizer: code that needs to know whether a token is
+ * the [CLS], a [MASK] or a "##" piece asks the role, never the text (a tokenizer whose
+ * mask token is spelled "<mask>" gives the same roles). */
+typedef enum atn_token_role {
+    ATN_TOKEN_WORD = 0,  /* a piece of the text (every toy-model token; a token given as an
+                            id that is none of the special tokens below) */
+    ATN_TOKEN_CLS,       /* sequence start ([CLS]) */
+    ATN_TOKEN_SEP,       /* separator / sequence end ([SEP]) */
+    ATN_TOKEN_MASK,      /* the masked-LM head's blank ([MASK]) */
+    ATN_TOKEN_PAD,       /* padding ([PAD]) */
+    ATN_TOKEN_UNK,       /* unknown: a word the vocabulary cannot spell, or [UNK] written out */
+} atn_token_role;
+
 typedef struct atn_token {
     char *text;        /* owned UTF-8, e.g. "[CLS]", "play", "##ing", "我" */
     int32_t id;        /* vocabulary id; -1 for toy-model tokens */
@@ -231,7 +244,12 @@ typedef struct atn_token {
     int32_t end;
     int32_t segment;   /* 0: text, 1: text pair; -1 for added [CLS]/[SEP] */
     bool special;      /* [CLS], [SEP], [PAD], [MASK] (a [MASK] typed in the text keeps its span);
-                          an [UNK] standing for an unknown word is not special */
+                          an [UNK] standing for an unknown word is not special; a token given
+                          as an id is special when its vocabulary entry is bracketed, "[unused1]" */
+    atn_token_role role;
+    bool continuation; /* continues the word of the token before it (WordPiece's "##ing"); false
+                          for the first piece of a word, a punctuation mark, a special token
+                          and every toy-model token.  A zeroed token is a word start */
 } atn_token;
 
 typedef struct atn_encoding {
