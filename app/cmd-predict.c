@@ -33,7 +33,7 @@ int cmd_predict(int argc, char **argv) {
         if (json)
             printf("[");
         for (int32_t i = 0; i < cap->n && rc == CLI_EXIT_OK; i++) {
-            if (strcmp(cap->enc->tokens[i].text, "[MASK]") != 0)
+            if (cap->enc->tokens[i].role != ATN_TOKEN_MASK)
                 continue;
             atn_prediction p[100];
             atn_error err = {0};

@@ -167,10 +167,11 @@ atn_status atn_stats_add(atn_stats *st, const atn_capture *cap, atn_error *err) 
         if (!on)
             continue;
         keep[m++] = i;
-        const char *text = enc && enc->tokens ? enc->tokens[i].text : NULL;
-        if (text && !strcmp(text, "[CLS]"))
+        const atn_token *tk = enc && enc->tokens ? &enc->tokens[i] : NULL;
+        const char *text = tk ? tk->text : NULL;
+        if (tk && tk->role == ATN_TOKEN_CLS)
             kind[i] = KIND_CLS;
-        else if (text && !strcmp(text, "[SEP]"))
+        else if (tk && tk->role == ATN_TOKEN_SEP)
             kind[i] = KIND_SEP;
         else if (text && !(enc->tokens[i].special) && atn_token_is_punct(text))
             kind[i] = KIND_PUNCT;

@@ -52,9 +52,15 @@ atn_status atn_predict_position(const atn_model *m, const atn_capture *cap, int3
         }
         out[r].id = best;
         out[r].prob = (float)(exp((double)logits[best] - mx) / sum);
-        out[r].token = m->tokenizer ? atn_tokenizer_id_to_token(m->tokenizer, best) : NULL;
-        if (!out[r].token)
-            out[r].token = "?";
+        atn_vocab_entry v;
+        if (atn_tokenizer_id_info(m->tokenizer, best, &v)) {
+            out[r].token = v.text;
+            out[r].surface = v.surface;
+            out[r].continuation = v.continuation;
+        } else {
+            out[r].token = out[r].surface = "?";
+            out[r].continuation = false;
+        }
     }
     free(t);
     free(logits);

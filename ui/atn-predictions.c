@@ -28,12 +28,13 @@ static void on_row_leave(GtkEventControllerMotion *c, AtnPredictions *self) {
 
 static void on_guess_clicked(GtkButton *b, AtnPredictions *self) {
     g_signal_emit(self, signals[SIGNAL_FILL], 0, GPOINTER_TO_INT(g_object_get_data(G_OBJECT(b), "position")),
-                  (const char *)g_object_get_data(G_OBJECT(b), "word"));
+                  GPOINTER_TO_INT(g_object_get_data(G_OBJECT(b), "rank")));
 }
 
 /* One guess: the word over a bar as long as its probability; clicking it puts the word in
  * the sentence in place of its [MASK]. */
-static GtkWidget *guess_widget(AtnPredictions *self, int position, const atn_prediction *p, gboolean first) {
+static GtkWidget *guess_widget(AtnPredictions *self, int position, int rank, const atn_prediction *p) {
+    gboolean first = rank == 0;
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
     g_autofree char *pct = g_strdup_printf("%.1f%%", 100.0 * p->prob);
     g_autofree char *esc = g_markup_escape_text(p->token, -1);
@@ -59,7 +60,7 @@ static GtkWidget *guess_widget(AtnPredictions *self, int position, const atn_pre
                                            p->prob);
     gtk_widget_set_tooltip_text(button, tip);
     g_object_set_data(G_OBJECT(button), "position", GINT_TO_POINTER(position));
-    g_object_set_data_full(G_OBJECT(button), "word", g_strdup(p->token), g_free);
+    g_object_set_data(G_OBJECT(button), "rank", GINT_TO_POINTER(rank));
     g_signal_connect(button, "clicked", G_CALLBACK(on_guess_clicked), self);
     return button;
 }
@@ -100,7 +101,7 @@ static void refill(AtnPredictions *self) {
         gtk_box_append(GTK_BOX(row), title);
         g_string_append_printf(self->text, "%s%d:", i ? "\n" : "", g->position);
         for (int k = 0; k < g->n; k++) {
-            gtk_box_append(GTK_BOX(row), guess_widget(self, g->position, &g->top[k], k == 0));
+            gtk_box_append(GTK_BOX(row), guess_widget(self, g->position, k, &g->top[k]));
             g_string_append_printf(self->text, "%s %s %.4f", k ? "," : "", g->top[k].token, g->top[k].prob);
         }
         GtkEventController *motion = gtk_event_controller_motion_new();
@@ -129,9 +130,10 @@ static void atn_predictions_class_init(AtnPredictionsClass *klass) {
     G_OBJECT_CLASS(klass)->dispose = atn_predictions_dispose;
     gtk_widget_class_set_layout_manager_type(GTK_WIDGET_CLASS(klass), GTK_TYPE_BIN_LAYOUT);
     gtk_widget_class_set_css_name(GTK_WIDGET_CLASS(klass), "predictions");
-    /* fill (position of the [MASK] token, the guessed word piece): a guess was clicked */
+    /* fill (position of the [MASK] token, rank of the guess in its AtnMaskGuesses.top): a guess
+       was clicked */
     signals[SIGNAL_FILL] = g_signal_new("fill", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
-                                        G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_STRING);
+                                        G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
 }
 
 static void atn_predictions_init(AtnPredictions *self) {

@@ -2,7 +2,8 @@
  * ("[MASK] 6 → world 8.1 %, problem 4.1 % …", each with a small bar), or a line saying the
  * model has no masked-LM head.  Hidden when the text has no [MASK].  Hovering a row
  * highlights its [MASK] token in every view; clicking a guess emits "fill" (the [MASK]
- * token's position, the word piece) for the window to put it in the sentence. */
+ * token's position, the guess's rank in that [MASK]'s AtnMaskGuesses.top) for the window to
+ * put it in the sentence. */
 #pragma once
 
 #include <gtk/gtk.h>

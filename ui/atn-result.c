@@ -44,14 +44,14 @@ AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc
     self->tokens = g_new0(char *, cap->n + 1);
     for (int i = 0; i < cap->n; i++) {
         self->tokens[i] = cap->enc->tokens[i].text;
-        self->n_masks += cap->enc->tokens[i].special && !strcmp(cap->enc->tokens[i].text, "[MASK]");
+        self->n_masks += cap->enc->tokens[i].role == ATN_TOKEN_MASK;
     }
     const atn_model *m = atn_model_handle_get_model(model);
     if (self->n_masks > 0 && atn_model_has_mlm_head(m)) {
         self->guesses = g_new0(AtnMaskGuesses, self->n_masks);
         int k = 0;
         for (int i = 0; i < cap->n; i++) {
-            if (!cap->enc->tokens[i].special || strcmp(cap->enc->tokens[i].text, "[MASK]") != 0)
+            if (cap->enc->tokens[i].role != ATN_TOKEN_MASK)
                 continue;
             AtnMaskGuesses *g = &self->guesses[k++];
             g->position = i;

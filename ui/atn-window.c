@@ -3,6 +3,7 @@
 
 #include <glib/gi18n.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "atn-export.h"
@@ -321,30 +322,25 @@ static void set_example(AtnWindow *self, const char *example) {
 
 void atn_window_set_text(AtnWindow *self, const char *text) { set_example(self, text); }
 
-/* A masked-word guess was clicked: it replaces its [MASK] in the sentence (or in the second
- * sentence of a pair); a "##" piece joins the word before it. */
-static void on_fill(AtnPredictions *p, int position, const char *word, AtnWindow *self) {
+/* A masked-word guess was clicked: it replaces its [MASK] (by the token's byte span) in the
+ * sentence, or in the second sentence of a pair; a continuation piece joins the word before. */
+static void on_fill(AtnPredictions *p, int position, int rank, AtnWindow *self) {
     AtnResult *r = atn_session_get_result(self->session);
-    if (!r || position < 0 || position >= atn_result_get_n_tokens(r) || !word)
+    if (!r || position < 0 || position >= atn_result_get_n_tokens(r) || rank < 0)
         return;
-    const atn_encoding *enc = atn_result_get_encoding(r);
-    int segment = enc->tokens[position].segment, nth = 0;
-    for (int i = 0; i < position; i++)
-        nth += enc->tokens[i].segment == segment && enc->tokens[i].special && !strcmp(enc->tokens[i].text, "[MASK]");
-    GtkEditable *entry = GTK_EDITABLE(segment == 1 ? self->pair_entry : self->text_entry);
-    const char *text = gtk_editable_get_text(entry);
-    const char *at = strstr(text, "[MASK]");
-    for (int k = 0; at && k < nth; k++)
-        at = strstr(at + 6, "[MASK]");
-    if (!at)
-        return;   /* written some other way: leave the text alone */
-    gboolean piece = g_str_has_prefix(word, "##");
-    size_t before = (size_t)(at - text);
-    while (piece && before > 0 && text[before - 1] == ' ')
-        before--;
-    g_autofree char *head = g_strndup(text, before);
-    g_autofree char *filled = g_strconcat(head, piece ? word + 2 : word, at + 6, NULL);
-    gtk_editable_set_text(entry, filled);
+    const AtnMaskGuesses *g = NULL;
+    for (int i = 0; i < atn_result_get_n_masks(r) && !g; i++) {
+        const AtnMaskGuesses *gi = atn_result_get_mask_guesses(r, i);
+        g = gi && gi->position == position ? gi : NULL;
+    }
+    if (!g || rank >= g->n)
+        return;
+    const atn_token *tok = &atn_result_get_encoding(r)->tokens[position];
+    GtkEditable *entry = GTK_EDITABLE(tok->segment == 1 ? self->pair_entry : self->text_entry);
+    char *filled = atn_fill_guess(gtk_editable_get_text(entry), tok, &g->top[rank]);
+    if (filled)   /* NULL: the text no longer holds the [MASK] there; leave it alone */
+        gtk_editable_set_text(entry, filled);
+    free(filled);
 }
 
 static void example_action(GtkWidget *widget, const char *name, GVariant *param) {

@@ -438,8 +438,11 @@ void atn_trace_free(atn_trace *trace);   /* NULL: nothing */
 
 typedef struct atn_prediction {
     int32_t id;
-    const char *token;   /* borrowed from the model's vocabulary */
+    const char *token;   /* borrowed from the model's vocabulary: "cat", "##s" ("?" when the
+                            model has no tokenizer) */
     float prob;
+    const char *surface; /* how the token reads in a text: "s" for "##s" (borrowed) */
+    bool continuation;   /* it continues the word before it (a "##" piece) */
 } atn_prediction;
 
 /* The masked-LM head (cls.predictions.*: dense + activation + LayerNorm, decoder tied to
@@ -450,6 +453,16 @@ typedef struct atn_prediction {
  * ATN_E_NOMEM. */
 atn_status atn_predict_position(const atn_model *model, const atn_capture *cap, int32_t position,
                                 int32_t top_k, atn_prediction *out, atn_error *err);
+
+/* Fills a guess into the text it was encoded from: the byte span [start, end) of tok (a
+ * [MASK] written in the text) in text (the text of tok's own segment, tok->segment)
+ * becomes guess->surface; a guess that continues a word (guess->continuation) joins the
+ * word before it, so the spaces before the span go too ("the [MASK]" + "##s" -> "thes").
+ * Only the span is replaced: the same letters elsewhere in the text are left alone.
+ * Returns a malloc'ed string (free it), or NULL when an argument is NULL, tok has no span
+ * (an added [CLS]/[SEP], a token given as an id), the span lies outside text or no longer
+ * reads as tok->text (the text changed since it was encoded), or memory runs out. */
+char *atn_fill_guess(const char *text, const atn_token *tok, const atn_prediction *guess);
 
 /* ---- corpora ---------------------------------------------------------------- */
 

@@ -26,6 +26,11 @@ static inline void fake_init(fake *f, int L, int H, int n, const char *const *te
     for (int i = 0; i < n; i++) {
         f->tok[i].text = (char *)texts[i];
         f->tok[i].special = texts[i][0] == '[';
+        /* the roles a tokenizer gives these names */
+        f->tok[i].role = !strcmp(texts[i], "[CLS]")   ? ATN_TOKEN_CLS
+                         : !strcmp(texts[i], "[SEP]") ? ATN_TOKEN_SEP
+                         : !strcmp(texts[i], "[PAD]") ? ATN_TOKEN_PAD
+                                                      : ATN_TOKEN_WORD;
         f->mask[i] = 1;
     }
     f->cap.n_layers = L;

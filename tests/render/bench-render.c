@@ -51,6 +51,7 @@ static void synth_make(synth *s, int L, int H, int n, unsigned seed) {
         snprintf(buf, sizeof buf, i == 0 ? "[CLS]" : i == n - 1 ? "[SEP]" : "tok%d", i);
         s->texts[i] = strdup(buf);
         s->enc.tokens[i].text = s->texts[i];
+        s->enc.tokens[i].role = i == 0 ? ATN_TOKEN_CLS : i == n - 1 ? ATN_TOKEN_SEP : ATN_TOKEN_WORD;
         s->enc.mask[i] = 1;
     }
     for (size_t r = 0; r < (size_t)L * H * n; r++) {
