@@ -13,7 +13,7 @@
 #include "fp16.h"
 #include "model-private.h"
 #include "safetensors.h"
-#include "tokenizer.h"
+#include "wordpiece.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -562,11 +562,11 @@ static atn_status load_tokenizer(hf_loader *L) {
     if (!found)
         return atn_error_set(L->err, ATN_E_IO, "%s: missing vocab.txt (%s): the WordPiece "
                              "vocabulary is needed to tokenize text", L->folder, vocab);
-    atn_tokenizer_options opts;
-    atn_tokenizer_options_init(&opts);
-    if (have_tcfg && (st = atn_tokenizer_options_from_json(&opts, tcfg, L->err)))
+    atn_wordpiece_options opts;
+    atn_wordpiece_options_init(&opts);
+    if (have_tcfg && (st = atn_wordpiece_options_from_json(&opts, tcfg, L->err)))
         return st;
-    L->model->tokenizer = atn_tokenizer_load(vocab, &opts, L->err);
+    L->model->tokenizer = atn_wordpiece_load(vocab, &opts, L->err);
     if (!L->model->tokenizer)
         return L->err ? L->err->status : ATN_E_FORMAT;
     int32_t n = atn_tokenizer_vocab_size(L->model->tokenizer);

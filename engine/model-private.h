@@ -33,7 +33,7 @@ typedef struct atn_weights {
     const float *mlm_decoder_b;               /* [V] cls.predictions.bias */
 } atn_weights;
 
-struct atn_tokenizer;   /* engine/tokenizer.h */
+struct atn_tokenizer;   /* engine/tokenizer.h: the interface (WordPiece today) */
 
 /* A block of memory the model owns; freed with the model. */
 typedef struct atn_model_block {

@@ -6,7 +6,7 @@
 #define ATN_FUZZ_TOKENIZE_COMMON_H
 
 #include "fuzz-common.h"
-#include "tokenizer.h"
+#include "wordpiece.h"
 
 /* Strict UTF-8 (no overlongs, surrogates or values past U+10FFFF), written here
  * independently of the tokenizer's decoder. */
@@ -39,7 +39,7 @@ static inline bool fuzz_utf8_valid(const unsigned char *s, size_t n) {
 static inline void fuzz_check_encoding(const atn_tokenizer *tok, const atn_encoding *e,
                                        const char *text, const char *pair, int32_t max_len) {
     int32_t V = atn_tokenizer_vocab_size(tok);
-    int32_t cls = atn_tokenizer_special_id(tok, "[CLS]"), sep = atn_tokenizer_special_id(tok, "[SEP]");
+    int32_t cls = atn_tokenizer_special_id(tok, ATN_TOKEN_CLS), sep = atn_tokenizer_special_id(tok, ATN_TOKEN_SEP);
     int32_t min_n = pair ? 3 : 2;
     if (e->n < min_n || (max_len > 0 && e->n > max_len))
         fuzz_fail("token count out of range", NULL);

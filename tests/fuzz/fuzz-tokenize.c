@@ -15,13 +15,13 @@ static const atn_tokenizer *get_tokenizer(unsigned flags) {
                                              "tests/tokenizer/small-cased-vocab.txt"};
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", fuzz_source_root(), vocabs[v]);
-        atn_tokenizer_options o;
-        atn_tokenizer_options_init(&o);
+        atn_wordpiece_options o;
+        atn_wordpiece_options_init(&o);
         o.lower_case = lower;
         o.strip_accents = strip - 1;
         o.tokenize_chinese_chars = chinese;
         atn_error err = {0};
-        *slot = atn_tokenizer_load(path, &o, &err);
+        *slot = atn_wordpiece_load(path, &o, &err);
         if (!*slot) {
             fprintf(stderr, "%s\n", err.message);
             exit(1);

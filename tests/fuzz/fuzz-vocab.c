@@ -6,10 +6,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *origin = "fuzz-vocab.txt";
     atn_error err = {0};
-    atn_tokenizer_options o;
-    atn_tokenizer_options_init(&o);
+    atn_wordpiece_options o;
+    atn_wordpiece_options_init(&o);
     o.lower_case = size & 1;
-    atn_tokenizer *tok = atn_tokenizer_from_buffer((const char *)data, size, origin, &o, &err);
+    atn_tokenizer *tok = atn_wordpiece_from_buffer((const char *)data, size, origin, &o, &err);
     if (!tok) {
         fuzz_check_parse_error(err.status, &err, origin);
         return 0;

@@ -5,7 +5,7 @@
  *
  * Usage: test-tokenizer DIR   (DIR holds fixtures.json and the vocabularies) */
 #include "check.h"
-#include "tokenizer.h"
+#include "wordpiece.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -65,7 +65,7 @@ typedef struct loaded {
 } loaded;
 
 static atn_tokenizer *tokenizer_for(loaded *cache, int *n_cache, const char *vocab_file,
-                                    const atn_tokenizer_options *o) {
+                                    const atn_wordpiece_options *o) {
     char key[128];
     snprintf(key, sizeof key, "%s/%d/%d/%d", vocab_file, o->lower_case, o->strip_accents,
              o->tokenize_chinese_chars);
@@ -73,7 +73,7 @@ static atn_tokenizer *tokenizer_for(loaded *cache, int *n_cache, const char *voc
         if (!strcmp(cache[i].key, key))
             return cache[i].tok;
     atn_error err = {0};
-    atn_tokenizer *tok = atn_tokenizer_load(path_in(vocab_file), o, &err);
+    atn_tokenizer *tok = atn_wordpiece_load(path_in(vocab_file), o, &err);
     CHECK_MSG(tok != NULL, "%s", err.message);
     snprintf(cache[*n_cache].key, sizeof cache[*n_cache].key, "%s", key);
     cache[(*n_cache)++].tok = tok;
@@ -124,8 +124,8 @@ static void test_fixtures(void) {
         const char *name = cJSON_GetObjectItem(c, "name")->valuestring;
         const char *vocab = cJSON_GetObjectItem(vocabs, cJSON_GetObjectItem(c, "vocab")->valuestring)->valuestring;
         const cJSON *o = cJSON_GetObjectItem(c, "options");
-        atn_tokenizer_options opts;
-        atn_tokenizer_options_init(&opts);
+        atn_wordpiece_options opts;
+        atn_wordpiece_options_init(&opts);
         opts.lower_case = cJSON_IsTrue(cJSON_GetObjectItem(o, "lower_case"));
         const cJSON *sa = cJSON_GetObjectItem(o, "strip_accents");
         opts.strip_accents = cJSON_IsNull(sa) ? -1 : cJSON_IsTrue(sa);
@@ -189,18 +189,20 @@ static const char *PARAGRAPH_WORDS =
 static void test_real_vocab(void) {
     atn_error err = {0};
     double t0 = now_ms();
-    atn_tokenizer *tok = atn_tokenizer_load(path_in("bert-base-uncased-vocab.txt"), NULL, &err);
+    atn_tokenizer *tok = atn_wordpiece_load(path_in("bert-base-uncased-vocab.txt"), NULL, &err);
     double t_load = now_ms() - t0;
     CHECK_MSG(tok != NULL, "%s", err.message);
     if (!tok)
         return;
     CHECK(atn_tokenizer_vocab_size(tok) == 30522);
-    CHECK(atn_tokenizer_special_id(tok, "[PAD]") == 0);
-    CHECK(atn_tokenizer_special_id(tok, "[UNK]") == 100);
-    CHECK(atn_tokenizer_special_id(tok, "[CLS]") == 101);
-    CHECK(atn_tokenizer_special_id(tok, "[SEP]") == 102);
-    CHECK(atn_tokenizer_special_id(tok, "[MASK]") == 103);
-    CHECK(atn_tokenizer_special_id(tok, "[NOPE]") == -1);
+    CHECK(atn_tokenizer_special_id(tok, ATN_TOKEN_PAD) == 0);
+    CHECK(atn_tokenizer_special_id(tok, ATN_TOKEN_UNK) == 100);
+    CHECK(atn_tokenizer_special_id(tok, ATN_TOKEN_CLS) == 101);
+    CHECK(atn_tokenizer_special_id(tok, ATN_TOKEN_SEP) == 102);
+    CHECK(atn_tokenizer_special_id(tok, ATN_TOKEN_MASK) == 103);
+    CHECK(atn_tokenizer_special_id(tok, ATN_TOKEN_WORD) == -1);
+    CHECK(atn_tokenizer_special_id(tok, (atn_token_role)99) == -1);
+    CHECK(atn_tokenizer_special_id(NULL, ATN_TOKEN_CLS) == -1);
     CHECK(atn_tokenizer_token_to_id(tok, "hello") == 7592);
     CHECK(atn_tokenizer_token_to_id(tok, "the") == 1996);
     CHECK(atn_tokenizer_token_to_id(tok, "##ing") == 2075);
@@ -210,7 +212,7 @@ static void test_real_vocab(void) {
     CHECK_STR(atn_tokenizer_id_to_token(tok, 30521), "##～");
     CHECK(atn_tokenizer_id_to_token(tok, 30522) == NULL);
     CHECK(atn_tokenizer_id_to_token(tok, -1) == NULL);
-    atn_tokenizer_options o = atn_tokenizer_options_of(tok);
+    atn_wordpiece_options o = atn_wordpiece_options_of(tok);
     CHECK(o.lower_case && o.strip_accents == 1 && o.tokenize_chinese_chars);
 
     atn_encoding *e = NULL;
@@ -301,29 +303,29 @@ static void test_real_vocab(void) {
 
 static void test_load_errors(void) {
     atn_error err = {0};
-    CHECK(atn_tokenizer_load("/nonexistent/dir/vocab.txt", NULL, &err) == NULL);
+    CHECK(atn_wordpiece_load("/nonexistent/dir/vocab.txt", NULL, &err) == NULL);
     CHECK(err.status == ATN_E_IO && strstr(err.message, "/nonexistent/dir/vocab.txt"));
 
-    CHECK(atn_tokenizer_from_buffer("", 0, "empty.txt", NULL, &err) == NULL);
+    CHECK(atn_wordpiece_from_buffer("", 0, "empty.txt", NULL, &err) == NULL);
     CHECK(err.status == ATN_E_FORMAT && strstr(err.message, "empty.txt") && strstr(err.message, "empty"));
 
     const char *no_unk = "[PAD]\n[CLS]\n[SEP]\nhello\n";
-    CHECK(atn_tokenizer_from_buffer(no_unk, strlen(no_unk), "nounk/vocab.txt", NULL, &err) == NULL);
+    CHECK(atn_wordpiece_from_buffer(no_unk, strlen(no_unk), "nounk/vocab.txt", NULL, &err) == NULL);
     CHECK_MSG(err.status == ATN_E_FORMAT && strstr(err.message, "nounk/vocab.txt") &&
               strstr(err.message, "[UNK]"), "%s", err.message);
 
     const char *no_sep = "[PAD]\n[UNK]\n[CLS]\nhello\n";
-    CHECK(atn_tokenizer_from_buffer(no_sep, strlen(no_sep), "v", NULL, &err) == NULL);
+    CHECK(atn_wordpiece_from_buffer(no_sep, strlen(no_sep), "v", NULL, &err) == NULL);
     CHECK(strstr(err.message, "[SEP]") != NULL);
 
     const char *bad_utf8 = "[UNK]\n[CLS]\ncaf\xe9\n[SEP]\n";
-    CHECK(atn_tokenizer_from_buffer(bad_utf8, strlen(bad_utf8), "latin1.txt", NULL, &err) == NULL);
+    CHECK(atn_wordpiece_from_buffer(bad_utf8, strlen(bad_utf8), "latin1.txt", NULL, &err) == NULL);
     CHECK_MSG(err.status == ATN_E_FORMAT && strstr(err.message, "latin1.txt") &&
               strstr(err.message, "line 3") && strstr(err.message, "byte offset 15") &&
               strstr(err.message, "UTF-8"), "%s", err.message);
 
     /* a folder is not a vocabulary */
-    CHECK(atn_tokenizer_load(dir, NULL, &err) == NULL && err.status == ATN_E_IO);
+    CHECK(atn_wordpiece_load(dir, NULL, &err) == NULL && err.status == ATN_E_IO);
 
     /* a real file on disk without [UNK] */
     char tmp[] = "/tmp/atn-vocab-XXXXXX";
@@ -331,10 +333,10 @@ static void test_load_errors(void) {
     if (fd >= 0) {
         close(fd);
         write_file(tmp, "[PAD]\n[CLS]\n[SEP]\n");
-        CHECK(atn_tokenizer_load(tmp, NULL, &err) == NULL);
+        CHECK(atn_wordpiece_load(tmp, NULL, &err) == NULL);
         CHECK(strstr(err.message, tmp) && strstr(err.message, "[UNK]"));
         write_file(tmp, "");
-        CHECK(atn_tokenizer_load(tmp, NULL, &err) == NULL);
+        CHECK(atn_wordpiece_load(tmp, NULL, &err) == NULL);
         CHECK(strstr(err.message, tmp) && strstr(err.message, "empty"));
         unlink(tmp);
     }
@@ -346,7 +348,7 @@ static void test_vocab_lines(void) {
     atn_error err = {0};
     /* \r\n, a lone \r and a last line without an end, as Python's universal newlines */
     const char *v = "[PAD]\r\n[UNK]\r\n[CLS]\r[SEP]\nhello\r\n\nworld";
-    atn_tokenizer *tok = atn_tokenizer_from_buffer(v, strlen(v), "crlf", NULL, &err);
+    atn_tokenizer *tok = atn_wordpiece_from_buffer(v, strlen(v), "crlf", NULL, &err);
     CHECK_MSG(tok != NULL, "%s", err.message);
     if (tok) {
         CHECK(atn_tokenizer_vocab_size(tok) == 7);
@@ -355,7 +357,7 @@ static void test_vocab_lines(void) {
         CHECK(atn_tokenizer_token_to_id(tok, "hello") == 4);
         CHECK(atn_tokenizer_token_to_id(tok, "") == 5);
         CHECK(atn_tokenizer_token_to_id(tok, "world") == 6);
-        CHECK(atn_tokenizer_special_id(tok, "[MASK]") == -1);
+        CHECK(atn_tokenizer_special_id(tok, ATN_TOKEN_MASK) == -1);
         /* without [MASK] in the vocabulary, "[MASK]" is ordinary text */
         atn_encoding *e = NULL;
         CHECK(atn_tokenizer_encode(tok, "hello [MASK]", NULL, 0, &e, &err) == ATN_OK);
@@ -367,7 +369,7 @@ static void test_vocab_lines(void) {
     }
     /* a repeated token maps to its last line, as HF's dict does */
     const char *dup = "[UNK]\n[CLS]\n[SEP]\nx\ny\nx\n";
-    tok = atn_tokenizer_from_buffer(dup, strlen(dup), "dup", NULL, &err);
+    tok = atn_wordpiece_from_buffer(dup, strlen(dup), "dup", NULL, &err);
     CHECK(tok != NULL);
     if (tok) {
         CHECK(atn_tokenizer_token_to_id(tok, "x") == 5);
@@ -380,11 +382,11 @@ static void test_vocab_lines(void) {
 
 static void test_options_json(void) {
     atn_error err = {0};
-    atn_tokenizer_options o;
-    atn_tokenizer_options_init(&o);
+    atn_wordpiece_options o;
+    atn_wordpiece_options_init(&o);
     CHECK(o.lower_case && o.strip_accents == -1 && o.tokenize_chinese_chars);
-    CHECK(atn_tokenizer_options_from_json(&o, NULL, &err) == ATN_OK);
-    CHECK(atn_tokenizer_options_from_json(&o, "/nonexistent/tokenizer_config.json", &err) == ATN_OK);
+    CHECK(atn_wordpiece_options_from_json(&o, NULL, &err) == ATN_OK);
+    CHECK(atn_wordpiece_options_from_json(&o, "/nonexistent/tokenizer_config.json", &err) == ATN_OK);
     CHECK(o.lower_case && o.strip_accents == -1 && o.tokenize_chinese_chars);
 
     char tmp[] = "/tmp/atn-tokcfg-XXXXXX";
@@ -394,35 +396,35 @@ static void test_options_json(void) {
     close(fd);
     write_file(tmp, "{\"do_lower_case\": false, \"strip_accents\": true, \"tokenize_chinese_chars\": false,"
                     " \"model_max_length\": 512, \"tokenizer_class\": \"BertTokenizer\"}");
-    CHECK(atn_tokenizer_options_from_json(&o, tmp, &err) == ATN_OK);
+    CHECK(atn_wordpiece_options_from_json(&o, tmp, &err) == ATN_OK);
     CHECK(!o.lower_case && o.strip_accents == 1 && !o.tokenize_chinese_chars);
 
     write_file(tmp, "{\"strip_accents\": null, \"do_lower_case\": true}");
-    CHECK(atn_tokenizer_options_from_json(&o, tmp, &err) == ATN_OK);
+    CHECK(atn_wordpiece_options_from_json(&o, tmp, &err) == ATN_OK);
     CHECK(o.lower_case && o.strip_accents == -1 && !o.tokenize_chinese_chars);
 
-    atn_tokenizer_options before = o;
+    atn_wordpiece_options before = o;
     write_file(tmp, "{\"do_lower_case\": \"yes\"}");
-    CHECK(atn_tokenizer_options_from_json(&o, tmp, &err) == ATN_E_FORMAT);
+    CHECK(atn_wordpiece_options_from_json(&o, tmp, &err) == ATN_E_FORMAT);
     CHECK(strstr(err.message, tmp) && strstr(err.message, "do_lower_case"));
     CHECK(o.lower_case == before.lower_case && o.strip_accents == before.strip_accents);
 
     write_file(tmp, "{\"do_lower_case\": tru");
-    CHECK(atn_tokenizer_options_from_json(&o, tmp, &err) == ATN_E_FORMAT);
+    CHECK(atn_wordpiece_options_from_json(&o, tmp, &err) == ATN_E_FORMAT);
     CHECK(strstr(err.message, tmp) && strstr(err.message, "JSON"));
 
     write_file(tmp, "[1, 2]");
-    CHECK(atn_tokenizer_options_from_json(&o, tmp, &err) == ATN_E_FORMAT);
+    CHECK(atn_wordpiece_options_from_json(&o, tmp, &err) == ATN_E_FORMAT);
     CHECK(strstr(err.message, "not a JSON object") != NULL);
     unlink(tmp);
 
     /* the options reach the tokenizer: cased keeps "Hello" whole */
     const char *v = "[UNK]\n[CLS]\n[SEP]\nHello\nhello\n";
-    atn_tokenizer_options cased;
-    atn_tokenizer_options_init(&cased);
+    atn_wordpiece_options cased;
+    atn_wordpiece_options_init(&cased);
     cased.lower_case = false;
-    atn_tokenizer *tok = atn_tokenizer_from_buffer(v, strlen(v), "v", &cased, &err);
-    CHECK(tok && atn_tokenizer_options_of(tok).strip_accents == 0);
+    atn_tokenizer *tok = atn_wordpiece_from_buffer(v, strlen(v), "v", &cased, &err);
+    CHECK(tok && atn_wordpiece_options_of(tok).strip_accents == 0);
     atn_encoding *e = NULL;
     if (tok && atn_tokenizer_encode(tok, "Hello hello", NULL, 0, &e, &err) == ATN_OK) {
         CHECK(e->n == 4 && e->ids[1] == 3 && e->ids[2] == 4);
@@ -443,7 +445,7 @@ static uint32_t rnd(void) {
 
 static void test_random_bytes(void) {
     atn_error err = {0};
-    atn_tokenizer *tok = atn_tokenizer_load(path_in("bert-base-uncased-vocab.txt"), NULL, &err);
+    atn_tokenizer *tok = atn_wordpiece_load(path_in("bert-base-uncased-vocab.txt"), NULL, &err);
     if (!tok)
         return;
     static const char *pieces[] = {"a", "é", "e\xcc\x81", "[MASK]", "[MA", "SK]", " ", "\t", "我",

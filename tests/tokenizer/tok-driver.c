@@ -4,7 +4,7 @@
  * Unicode version of the tables.
  *
  * Usage: tok-driver VOCAB LOWER(0|1) STRIP(-1|0|1) CHINESE(0|1) */
-#include "tokenizer.h"
+#include "wordpiece.h"
 #include "unicode-tables.h"
 
 #include <cjson/cJSON.h>
@@ -17,13 +17,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s VOCAB LOWER STRIP CHINESE\n", argv[0]);
         return 2;
     }
-    atn_tokenizer_options o;
-    atn_tokenizer_options_init(&o);
+    atn_wordpiece_options o;
+    atn_wordpiece_options_init(&o);
     o.lower_case = atoi(argv[2]) != 0;
     o.strip_accents = atoi(argv[3]);
     o.tokenize_chinese_chars = atoi(argv[4]) != 0;
     atn_error err = {0};
-    atn_tokenizer *tok = atn_tokenizer_load(argv[1], &o, &err);
+    atn_tokenizer *tok = atn_wordpiece_load(argv[1], &o, &err);
     if (!tok) {
         fprintf(stderr, "%s\n", err.message);
         return 1;
