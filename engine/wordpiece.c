@@ -26,7 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "unicode-tables.h"
+#include "unicode.h"
 
 enum { MAX_WORD_CHARS = 100 };   /* HF WordpieceTokenizer.max_input_chars_per_word */
 enum { MAX_VOCAB_BYTES = 1 << 28 };   /* keeps line counts and the hash table in 32 bits */
@@ -109,66 +109,6 @@ atn_status atn_wordpiece_options_from_json(atn_wordpiece_options *o, const char 
     return s;
 }
 
-/* ---- UTF-8 ------------------------------------------------------------------------ */
-
-/* Decodes one strictly valid UTF-8 sequence (no overlongs, surrogates or values past
- * U+10FFFF).  Returns its length, or 0 when s does not start with one. */
-static int utf8_decode(const unsigned char *s, size_t avail, uint32_t *cp) {
-    unsigned c = s[0];
-    if (c < 0x80) { *cp = c; return 1; }
-    int n;
-    uint32_t v, min;
-    if (c >= 0xC2 && c <= 0xDF) { n = 2; v = c & 0x1F; min = 0x80; }
-    else if (c >= 0xE0 && c <= 0xEF) { n = 3; v = c & 0x0F; min = 0x800; }
-    else if (c >= 0xF0 && c <= 0xF4) { n = 4; v = c & 0x07; min = 0x10000; }
-    else return 0;
-    if (avail < (size_t)n)
-        return 0;
-    for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        v = (v << 6) | (s[i] & 0x3F);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-        return 0;
-    *cp = v;
-    return n;
-}
-
-static int utf8_encode(uint32_t cp, char *out) {
-    if (cp < 0x80) { out[0] = (char)cp; return 1; }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-/* Offset of the first invalid byte, or len when all of s is valid. */
-static size_t utf8_check(const unsigned char *s, size_t len) {
-    size_t i = 0;
-    uint32_t cp;
-    while (i < len) {
-        if (s[i] < 0x80) { i++; continue; }
-        int k = utf8_decode(s + i, len - i, &cp);
-        if (!k)
-            return i;
-        i += (size_t)k;
-    }
-    return len;
-}
-
 /* ---- the vocabulary -------------------------------------------------------------------- */
 
 static uint32_t hash_bytes(uint32_t h, const char *s, size_t n) {
@@ -248,7 +188,7 @@ static wordpiece_tok *parse_vocab(char *pool, size_t len, const char *origin,
         if (i < len && pool[i] != '\n' && pool[i] != '\r')
             continue;
         size_t n = i - start;
-        size_t bad = utf8_check((const unsigned char *)pool + start, n);
+        size_t bad = atn_utf8_check((const unsigned char *)pool + start, n);
         if (bad != n) {
             atn_error_set(err, ATN_E_FORMAT, "%s: line %d (byte offset %zu): not valid UTF-8",
                           origin, id + 1, start + bad);
@@ -389,39 +329,6 @@ static bool wp_id_info(const atn_tokenizer *base, int32_t id, atn_vocab_entry *o
     return true;
 }
 
-/* ---- characters with spans ---------------------------------------------------------- */
-
-typedef struct tchar {
-    uint32_t cp;
-    int32_t start, end;   /* bytes of the original text this character came from */
-} tchar;
-
-typedef struct tbuf {
-    tchar *v;
-    size_t n, cap;
-} tbuf;
-
-static bool tbuf_reserve(tbuf *b, size_t extra) {
-    if (b->n + extra <= b->cap)
-        return true;
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->n + extra)
-        cap *= 2;
-    tchar *v = realloc(b->v, cap * sizeof *v);
-    if (!v)
-        return false;
-    b->v = v;
-    b->cap = cap;
-    return true;
-}
-
-static inline void tbuf_push(tbuf *b, uint32_t cp, int32_t start, int32_t end) {
-    b->v[b->n].cp = cp;
-    b->v[b->n].start = start;
-    b->v[b->n].end = end;
-    b->n++;
-}
-
 /* One output word piece, before the special tokens are added around the segments. */
 typedef struct piece {
     int32_t id;
@@ -455,7 +362,7 @@ static bool pbuf_push(pbuf *b, int32_t id, int32_t start, int32_t end, bool spec
  * whitespace-separated word inside norm). */
 typedef struct work {
     const wordpiece_tok *tok;
-    tbuf clean, norm, word, stripped;
+    atn_ustr clean, norm, word, stripped;
     char *bytes;          /* a word's UTF-8 */
     int32_t *offs;        /* [chars + 1] byte offset of each character in bytes */
     size_t bytes_cap, offs_cap;
@@ -472,145 +379,6 @@ static void work_free(work *w) {
     free(w->out.v);
 }
 
-/* ---- character classes (HF's _is_whitespace, _is_control, _is_punctuation) ---------- */
-
-static inline bool is_hf_whitespace(uint32_t cp) {
-    if (cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r')
-        return true;
-    return cp >= 0x80 && atn_uc_class_of(cp) == ATN_UC_ZS;
-}
-
-static inline bool is_hf_control(uint32_t cp) {
-    if (cp == '\t' || cp == '\n' || cp == '\r')
-        return false;
-    if (cp < 0x80)
-        return cp < 0x20 || cp == 0x7F;
-    return atn_uc_class_of(cp) == ATN_UC_CONTROL;
-}
-
-static inline bool is_hf_punct(uint32_t cp) {
-    if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) ||
-        (cp >= 123 && cp <= 126))
-        return true;
-    return cp >= 0x80 && atn_uc_class_of(cp) == ATN_UC_PUNCT;
-}
-
-/* Python's str.split() separators once the text is cleaned: ' ' and U+2028/U+2029 (the
- * others are control characters or Zs, already removed or made ' '). */
-static inline bool is_split_space(uint32_t cp) {
-    if (cp < 0x80)
-        return cp == ' ' || (cp >= '\t' && cp <= '\r') || (cp >= 0x1C && cp <= 0x1F);
-    atn_uc_class c = atn_uc_class_of(cp);
-    return c == ATN_UC_ZS || c == ATN_UC_PYSPACE || cp == 0x85;
-}
-
-/* HF BertTokenizer._is_chinese_char: the CJK Unified Ideographs blocks (not all of CJK). */
-static inline bool is_cjk(uint32_t cp) {
-    return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
-           (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
-           (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
-           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
-}
-
-/* ---- normalisation -------------------------------------------------------------------- */
-
-/* Python's per-character str.lower(), from src into dst. */
-static bool lower_chars(const tchar *src, size_t n, tbuf *dst) {
-    dst->n = 0;
-    if (!tbuf_reserve(dst, n * ATN_UC_MAX_LOWER))
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t out[ATN_UC_MAX_LOWER];
-        int k = atn_uc_lower(src[i].cp, out);
-        for (int j = 0; j < k; j++)
-            tbuf_push(dst, out[j], src[i].start, src[i].end);
-    }
-    return true;
-}
-
-/* Full canonical decomposition then canonical ordering (a stable sort of each run of
- * non-starters by combining class): NFD, from src into dst. */
-static bool nfd_chars(const tchar *src, size_t n, tbuf *dst) {
-    dst->n = 0;
-    if (!tbuf_reserve(dst, n * ATN_UC_MAX_DECOMP))
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t out[ATN_UC_MAX_DECOMP];
-        int k = atn_uc_decompose(src[i].cp, out);
-        for (int j = 0; j < k; j++)
-            tbuf_push(dst, out[j], src[i].start, src[i].end);
-    }
-    tchar *v = dst->v;
-    for (size_t i = 1; i < dst->n; i++) {
-        int c = atn_uc_ccc(v[i].cp);
-        if (c == 0)
-            continue;
-        tchar t = v[i];
-        size_t j = i;
-        while (j > 0 && atn_uc_ccc(v[j - 1].cp) > c) {
-            v[j] = v[j - 1];
-            j--;
-        }
-        v[j] = t;
-    }
-    return true;
-}
-
-/* Canonical composition in place (the second half of NFC).  A composite's span is the
- * union of its parts'. */
-static void compose_chars(tbuf *b) {
-    tchar *v = b->v;
-    size_t n = b->n;
-    if (n == 0)
-        return;
-    size_t starter = 0, out = 1;
-    int last_class = atn_uc_ccc(v[0].cp);
-    bool have_starter = last_class == 0;
-    if (!have_starter)
-        last_class = 256;
-    for (size_t i = 1; i < n; i++) {
-        tchar c = v[i];
-        int cls = atn_uc_ccc(c.cp);
-        uint32_t comp = have_starter && (last_class < cls || last_class == 0)
-                            ? atn_uc_compose(v[starter].cp, c.cp) : 0;
-        if (comp) {
-            v[starter].cp = comp;
-            if (c.start < v[starter].start) v[starter].start = c.start;
-            if (c.end > v[starter].end) v[starter].end = c.end;
-            continue;
-        }
-        if (cls == 0) {
-            starter = out;
-            have_starter = true;
-        }
-        last_class = cls;
-        v[out++] = c;
-    }
-    b->n = out;
-}
-
-/* NFC from src into dst. */
-static bool nfc_chars(const tchar *src, size_t n, tbuf *dst) {
-    /* Text below U+0300 is already NFC: no such character changes under NFC and the
-     * second part of every canonical composition is U+0300 or above. */
-    bool simple = true;
-    for (size_t i = 0; i < n && simple; i++)
-        simple = src[i].cp < 0x300;
-    if (simple) {
-        dst->n = 0;
-        if (!tbuf_reserve(dst, n))
-            return false;
-        if (n)
-            memcpy(dst->v, src, n * sizeof *src);
-        dst->n = n;
-        return true;
-    }
-    if (!nfd_chars(src, n, dst))
-        return false;
-    compose_chars(dst);
-    return true;
-}
-
 /* ---- WordPiece ---------------------------------------------------------------------- */
 
 /* The role of a vocabulary id: a special token's, else a word's.  (A word piece can be a
@@ -622,7 +390,7 @@ static atn_token_role role_of_id(const wordpiece_tok *tok, int32_t id) {
     return ATN_TOKEN_WORD;
 }
 
-static atn_status wordpiece(work *w, const tchar *chars, size_t n, atn_error *err) {
+static atn_status wordpiece(work *w, const atn_uchar *chars, size_t n, atn_error *err) {
     if (n == 0)
         return ATN_OK;
     const wordpiece_tok *tok = w->tok;
@@ -647,7 +415,7 @@ static atn_status wordpiece(work *w, const tchar *chars, size_t n, atn_error *er
     int32_t len = 0;
     for (size_t i = 0; i < n; i++) {
         w->offs[i] = len;
-        len += utf8_encode(chars[i].cp, w->bytes + len);
+        len += atn_utf8_encode(chars[i].cp, w->bytes + len);
     }
     w->offs[n] = len;
 
@@ -686,7 +454,7 @@ static atn_status wordpiece(work *w, const tchar *chars, size_t n, atn_error *er
 
 /* ---- basic tokenizer ------------------------------------------------------------------ */
 
-static bool equals_special_name(const tchar *c, size_t n) {
+static bool equals_special_name(const atn_uchar *c, size_t n) {
     for (int k = 0; k < N_SPECIAL; k++) {
         const char *s = special_names[k];
         size_t len = strlen(s);
@@ -703,33 +471,29 @@ static bool equals_special_name(const tchar *c, size_t n) {
 
 /* One word of the whitespace split: lower-case, strip accents, split punctuation, then
  * WordPiece each part. */
-static atn_status basic_word(work *w, const tchar *chars, size_t n, atn_error *err) {
+static atn_status basic_word(work *w, const atn_uchar *chars, size_t n, atn_error *err) {
     const atn_wordpiece_options *o = &w->tok->opts;
     /* HF passes the special tokens as never_split: such a word is left whole. */
     if (equals_special_name(chars, n))
         return wordpiece(w, chars, n, err);
-    const tchar *c = chars;
+    const atn_uchar *c = chars;
     if (o->lower_case) {
-        if (!lower_chars(c, n, &w->word))
+        if (!atn_ustr_lower(c, n, &w->word))
             return atn_error_set(err, ATN_E_NOMEM, "out of memory");
         c = w->word.v;
         n = w->word.n;
     }
     if (o->strip_accents) {
-        if (!nfd_chars(c, n, &w->stripped))
+        if (!atn_ustr_nfd(c, n, &w->stripped))
             return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-        size_t k = 0;
-        for (size_t i = 0; i < w->stripped.n; i++)
-            if (w->stripped.v[i].cp < 0x300 || atn_uc_class_of(w->stripped.v[i].cp) != ATN_UC_MN)
-                w->stripped.v[k++] = w->stripped.v[i];
-        w->stripped.n = k;
+        atn_ustr_strip_marks(&w->stripped);
         c = w->stripped.v;
-        n = k;
+        n = w->stripped.n;
     }
     size_t run = 0;
     atn_status s;
     for (size_t i = 0; i < n; i++) {
-        if (!is_hf_punct(c[i].cp))
+        if (!atn_uc_is_bert_punct(c[i].cp))
             continue;
         if ((s = wordpiece(w, c + run, i - run, err)) != ATN_OK ||
             (s = wordpiece(w, c + i, 1, err)) != ATN_OK)
@@ -741,36 +505,36 @@ static atn_status basic_word(work *w, const tchar *chars, size_t n, atn_error *e
 
 /* BasicTokenizer.tokenize on the characters between two special tokens.  The caller has
  * already lower-cased them when do_lower_case is set. */
-static atn_status basic_chunk(work *w, const tchar *chars, size_t n, atn_error *err) {
+static atn_status basic_chunk(work *w, const atn_uchar *chars, size_t n, atn_error *err) {
     const atn_wordpiece_options *o = &w->tok->opts;
-    tbuf *clean = &w->clean;
+    atn_ustr *clean = &w->clean;
     clean->n = 0;
-    if (!tbuf_reserve(clean, 3 * n))
+    if (!atn_ustr_reserve(clean, 3 * n))
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         uint32_t cp = chars[i].cp;
-        if (cp == 0 || cp == 0xFFFD || is_hf_control(cp))
+        if (cp == 0 || cp == 0xFFFD || atn_uc_is_bert_control(cp))
             continue;
-        if (is_hf_whitespace(cp)) {
-            tbuf_push(clean, ' ', chars[i].start, chars[i].end);
-        } else if (o->tokenize_chinese_chars && is_cjk(cp)) {
-            tbuf_push(clean, ' ', -1, -1);
-            tbuf_push(clean, cp, chars[i].start, chars[i].end);
-            tbuf_push(clean, ' ', -1, -1);
+        if (atn_uc_is_bert_space(cp)) {
+            atn_ustr_push(clean, ' ', chars[i].start, chars[i].end);
+        } else if (o->tokenize_chinese_chars && atn_uc_is_cjk_ideograph(cp)) {
+            atn_ustr_push(clean, ' ', -1, -1);
+            atn_ustr_push(clean, cp, chars[i].start, chars[i].end);
+            atn_ustr_push(clean, ' ', -1, -1);
         } else {
-            tbuf_push(clean, cp, chars[i].start, chars[i].end);
+            atn_ustr_push(clean, cp, chars[i].start, chars[i].end);
         }
     }
-    tbuf *norm = &w->norm;
-    if (!nfc_chars(clean->v, clean->n, norm))
+    atn_ustr *norm = &w->norm;
+    if (!atn_ustr_nfc(clean->v, clean->n, norm))
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     size_t i = 0;
     atn_status s;
     while (i < norm->n) {
-        while (i < norm->n && is_split_space(norm->v[i].cp))
+        while (i < norm->n && atn_uc_is_py_split_space(norm->v[i].cp))
             i++;
         size_t j = i;
-        while (j < norm->n && !is_split_space(norm->v[j].cp))
+        while (j < norm->n && !atn_uc_is_py_split_space(norm->v[j].cp))
             j++;
         if (j > i && (s = basic_word(w, norm->v + i, j - i, err)) != ATN_OK)
             return s;
@@ -801,24 +565,24 @@ static atn_status encode_segment(work *w, const char *text, const char *what, at
     size_t len = strlen(text);
     if (len > (size_t)INT32_MAX - 1)
         return atn_error_set(err, ATN_E_INVALID, "%s: %zu bytes is too long", what, len);
-    tbuf chars = {0};
-    if (!tbuf_reserve(&chars, len + 1))
+    atn_ustr chars = {0};
+    if (!atn_ustr_reserve(&chars, len + 1))
         return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory for %zu bytes", what, len);
     const unsigned char *u = (const unsigned char *)text;
     for (size_t i = 0; i < len;) {
         uint32_t cp;
-        int k = utf8_decode(u + i, len - i, &cp);
+        int k = atn_utf8_decode(u + i, len - i, &cp);
         if (!k) {
             free(chars.v);
             return atn_error_set(err, ATN_E_INVALID, "%s: invalid UTF-8 at byte offset %zu (byte 0x%02X)",
                                  what, i, u[i]);
         }
-        tbuf_push(&chars, cp, (int32_t)i, (int32_t)(i + (size_t)k));
+        atn_ustr_push(&chars, cp, (int32_t)i, (int32_t)(i + (size_t)k));
         i += (size_t)k;
     }
 
     /* Split on special tokens written in the text; HF lower-cases the rest first. */
-    tbuf lowered = {0};
+    atn_ustr lowered = {0};
     atn_status s = ATN_OK;
     size_t chunk = 0;
     for (size_t i = 0; i <= chars.n && s == ATN_OK; i++) {
@@ -828,10 +592,10 @@ static atn_status encode_segment(work *w, const char *text, const char *what, at
         if (i < chars.n && sp < 0)
             continue;
         if (i > chunk) {
-            const tchar *c = chars.v + chunk;
+            const atn_uchar *c = chars.v + chunk;
             size_t n = i - chunk;
             if (w->tok->opts.lower_case) {
-                if (!lower_chars(c, n, &lowered)) {
+                if (!atn_ustr_lower(c, n, &lowered)) {
                     s = atn_error_set(err, ATN_E_NOMEM, "out of memory");
                     break;
                 }
