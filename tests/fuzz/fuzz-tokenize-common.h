@@ -58,6 +58,16 @@ static inline void fuzz_check_encoding(const atn_tokenizer *tok, const atn_encod
             fuzz_fail("token text is not the vocabulary entry", t->text);
         if (e->mask[i] != 1 || e->type_ids[i] != t->type_id)
             fuzz_fail("mask or type id wrong", NULL);
+        /* the role is the special token's for a special id, else a word's (or [UNK]'s); a
+           continuation is a "##" entry that is not a word's first piece */
+        atn_vocab_entry v;
+        if (!atn_tokenizer_id_info(tok, t->id, &v) || t->role != v.role)
+            fuzz_fail("a role that is not its id's", t->text);
+        if (t->continuation && (!v.continuation || t->special || i == 0 ||
+                                e->tokens[i - 1].segment != t->segment || e->tokens[i - 1].special))
+            fuzz_fail("a continuation that continues nothing", t->text);
+        if (v.continuation && !t->continuation)
+            fuzz_fail("a \"##\" piece that starts a word", t->text);
         if (t->segment < 0) {
             if (t->start != -1 || t->end != -1 || !t->special)
                 fuzz_fail("an added special token with a span", NULL);
