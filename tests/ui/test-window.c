@@ -1043,6 +1043,22 @@ static void test_mask_predictions(void) {
     g_assert_cmpint(atn_result_get_n_masks(atn_session_get_result(s)), ==, 0);
     g_assert_false(gtk_widget_get_visible(GTK_WIDGET(pred)));
 
+    /* with "[MASK]" inside a word and twice more, the third guess row fills the third [MASK]'s
+       own byte span and leaves the other two as they were */
+    type_and_wait(win, "x[MASK]y [MASK] sat on the [MASK] .");
+    r = atn_session_get_result(s);
+    g_assert_cmpint(atn_result_get_n_masks(r), ==, 3);
+    g = atn_result_get_mask_guesses(r, 2);
+    g_assert_nonnull(g);
+    const atn_prediction *p2 = &g->top[0];
+    g_autofree char *filled2 = p2->continuation ? g_strdup_printf("x[MASK]y [MASK] sat on the%s .", p2->surface)
+                                                : g_strdup_printf("x[MASK]y [MASK] sat on the %s .", p2->surface);
+    w.runs = atn_session_get_n_runs(s);
+    atn_predictions_activate(pred, 2, 0);
+    g_assert_true(wait_for(idle_with_result, &w));
+    g_assert_cmpstr(atn_session_get_text(s), ==, filled2);
+    g_assert_cmpint(atn_result_get_n_masks(atn_session_get_result(s)), ==, 2);
+
     /* a model without the head says so */
     open_and_wait(win, f32_model);
     w.runs = atn_session_get_n_runs(s);
