@@ -273,14 +273,18 @@ atn_status atn_model_encode(const atn_model *model, const char *text, const char
                             atn_encoding **out, atn_error *err);
 
 /* Builds an encoding from n explicit ids (the CLI's --ids; tokens get the vocabulary's
- * text).  type_ids and mask ([n] each) may be NULL: all 0, all 1.  ATN_E_INVALID: n < 1,
+ * text).  type_ids and mask ([n] each) may be NULL: all 0, all 1.  Each token's role,
+ * continuation and special flag come from the vocabulary entry of its id (the id of
+ * "[MASK]" is ATN_TOKEN_MASK); without a tokenizer the text is "#id" and the role
+ * ATN_TOKEN_WORD.  Tokens have no span (start = end = segment = -1).  ATN_E_INVALID: n < 1,
  * more than max_positions, an id outside the vocabulary, a mask value other than 0/1, a
  * model that takes input vectors; ATN_E_NOMEM. */
 atn_status atn_model_encode_ids(const atn_model *model, const int32_t *ids,
                                 const int32_t *type_ids, const int32_t *mask, int32_t n,
                                 atn_encoding **out, atn_error *err);
 
-/* For toy models: their own tokens, with mask ([toy tokens], 0/1; NULL: all 1).
+/* For toy models: their own tokens, with mask ([toy tokens], 0/1; NULL: all 1).  Every
+ * token has role ATN_TOKEN_WORD, whatever it is named (a toy token called "[CLS]" is a word).
  * ATN_E_INVALID for a model that is not a toy model or a mask value other than 0/1. */
 atn_status atn_model_encode_toy(const atn_model *model, const int32_t *mask,
                                 atn_encoding **out, atn_error *err);
