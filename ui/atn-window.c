@@ -1,84 +1,29 @@
-/* AtnWindow: the main window and its window actions. */
-#include "atn-window.h"
+/* AtnWindow: the main window — its banners, the progress bar, the model chooser, the device
+ * switch, the sentence entries, the status line, presentation mode and the views.  Its
+ * actions are in atn-window-actions.c, its export in atn-window-export.c, its struct in
+ * atn-window-private.h. */
+#include "atn-window-private.h"
 
 #include <glib/gi18n.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "atn-export.h"
-#include "atn-figure.h"
-#include "atn-head-view.h"
-#include "atn-model-grid-view.h"
-#include "atn-prefs.h"
-#include "atn-similarity-view.h"
-#include "atn-stats-view.h"
-#include "atn-predictions.h"
-#include "atn-token-chips.h"
-#include "atn-trace-view.h"
 #include "config.h"
 #include "render.h"
 
 enum { PRESENTATION_HIDE_MS = 2500 };
 
-struct _AtnWindow {
-    GtkApplicationWindow parent_instance;
-
-    /* template children */
-    GtkHeaderBar *header;
-    GtkMenuButton *model_button;
-    GtkToggleButton *cpu_button, *gpu_button;
-    GtkWidget *close_prompt;      /* "Save the changes …?" while it is shown */
-    gboolean closing_anyway;      /* the user chose to close without saving */
-    gboolean syncing_device;      /* the switch follows the session, not the user */
-    GtkSpinner *spinner;
-    GtkInfoBar *error_bar, *notice_bar;
-    GtkLabel *error_label, *notice_label;
-    GtkRevealer *controls_revealer;
-    /* the bar for long work, with Cancel: opening a model (shown once it has lasted 300 ms)
-       or exporting every head */
-    GtkRevealer *progress_revealer;
-    GtkLabel *progress_label;
-    GtkProgressBar *progress_bar;
-    GtkButton *progress_cancel_button;
-    guint open_reveal_id;
-    GCancellable *export_cancel;  /* the export of every head in flight, or NULL */
-    GtkEntry *text_entry, *pair_entry;
-    GtkToggleButton *pair_toggle;
-    GtkMenuButton *examples_button;
-    GtkLabel *toy_label;
-    AtnTokenChips *chips;
-    AtnPredictions *predictions;
-    GtkStack *stack;
-    AtnHeadView *head_view;
-    AtnModelGridView *model_view;
-    AtnSimilarityView *similarity_view;
-    AtnTraceView *trace_view;
-    AtnStatsView *stats_view;
-    GtkLabel *status_label;
-
-    AtnSession *session;
-    AtnPrefs *prefs;
-    GMenu *model_menu;
-    GPtrArray *examples;          /* char* "text" or "text ||| pair" */
-    GtkCssProvider *font_css;
-    gboolean presentation;
-    guint hide_controls_id;
-    double last_motion_x, last_motion_y;
-    gboolean want_gpu;            /* the saved preference, applied when the probe says yes */
-    gboolean notice_is_run;       /* the notice is about the latest run (hidden by the next) */
-};
-
 G_DEFINE_FINAL_TYPE(AtnWindow, atn_window, GTK_TYPE_APPLICATION_WINDOW)
 
 /* ---- banners ---------------------------------------------------------------------------- */
 
-static void show_error(AtnWindow *self, const char *message) {
+void _atn_window_show_error(AtnWindow *self, const char *message) {
     gtk_label_set_text(self->error_label, message);
     gtk_info_bar_set_revealed(self->error_bar, TRUE);
 }
 
-static void show_notice(AtnWindow *self, const char *message) {
+void _atn_window_show_notice(AtnWindow *self, const char *message) {
     gtk_label_set_text(self->notice_label, message);
     gtk_info_bar_set_revealed(self->notice_bar, TRUE);
 }
@@ -93,9 +38,9 @@ const char *atn_window_get_notice(AtnWindow *self) {
     return gtk_info_bar_get_revealed(self->notice_bar) ? gtk_label_get_text(self->notice_label) : NULL;
 }
 
-static void on_session_error(AtnSession *s, const char *message, AtnWindow *self) { show_error(self, message); }
+static void on_session_error(AtnSession *s, const char *message, AtnWindow *self) { _atn_window_show_error(self, message); }
 static void on_session_notice(AtnSession *s, const char *message, AtnWindow *self) {
-    show_notice(self, message);
+    _atn_window_show_notice(self, message);
     self->notice_is_run = FALSE;
 }
 
@@ -170,7 +115,7 @@ static void on_model(AtnSession *s, GParamSpec *p, AtnWindow *self) {
 
 /* ---- progress of long work ------------------------------------------------------------- */
 
-static void show_progress(AtnWindow *self, const char *text, const char *tooltip, double fraction) {
+void _atn_window_show_progress(AtnWindow *self, const char *text, const char *tooltip, double fraction) {
     gtk_label_set_text(self->progress_label, text);
     gtk_widget_set_tooltip_text(GTK_WIDGET(self->progress_label), tooltip);
     gtk_progress_bar_set_fraction(self->progress_bar, fraction);
@@ -188,7 +133,7 @@ static void update_open_progress(AtnWindow *self) {
     const char *stage = atn_session_get_open_stage(self->session);
     g_autofree char *text = *stage ? g_strdup_printf(_("Opening “%s”: %s"), base, stage)
                                    : g_strdup_printf(_("Opening “%s”…"), base);
-    show_progress(self, text, opening, atn_session_get_open_fraction(self->session));
+    _atn_window_show_progress(self, text, opening, atn_session_get_open_fraction(self->session));
 }
 
 static gboolean reveal_open_cb(gpointer user_data) {
@@ -215,6 +160,8 @@ static void on_opening(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     }
 }
 
+void _atn_window_sync_progress(AtnWindow *self) { on_opening(self->session, NULL, self); }
+
 static void on_open_fraction(AtnSession *s, GParamSpec *p, AtnWindow *self) { update_open_progress(self); }
 
 static void on_progress_cancel(GtkButton *b, AtnWindow *self) {
@@ -228,40 +175,6 @@ gboolean atn_window_get_open_progress_shown(AtnWindow *self) {
     return gtk_revealer_get_reveal_child(self->progress_revealer) && !self->export_cancel;
 }
 
-static void open_model_action(GtkWidget *widget, const char *name, GVariant *param) {
-    AtnWindow *self = ATN_WINDOW(widget);
-    atn_session_open_model(self->session, g_variant_get_string(param, NULL));
-}
-
-static void on_open_response(GtkNativeDialog *dialog, int response, AtnWindow *self) {
-    if (response == GTK_RESPONSE_ACCEPT) {
-        g_autoptr(GFile) file = gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog));
-        g_autofree char *path = file ? g_file_get_path(file) : NULL;
-        if (path)
-            atn_session_open_model(self->session, path);
-        else
-            show_error(self, _("Only local folders can be opened."));
-    }
-    g_object_unref(dialog);
-}
-
-static void open_chooser(AtnWindow *self, gboolean folder) {
-    GtkFileChooserNative *d = gtk_file_chooser_native_new(
-        folder ? _("Open a Hugging Face Model Folder") : _("Open a Toy Model File"), GTK_WINDOW(self),
-        folder ? GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER : GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
-    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
-    if (!folder) {
-        g_autoptr(GtkFileFilter) f = gtk_file_filter_new();
-        gtk_file_filter_set_name(f, _("Toy models (JSON)"));
-        gtk_file_filter_add_pattern(f, "*.json");
-        gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), f);
-    }
-    g_signal_connect(d, "response", G_CALLBACK(on_open_response), self);
-    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
-}
-
-static void open_folder_action(GtkWidget *w, const char *n, GVariant *p) { open_chooser(ATN_WINDOW(w), TRUE); }
-static void open_file_action(GtkWidget *w, const char *n, GVariant *p) { open_chooser(ATN_WINDOW(w), FALSE); }
 
 /* ---- device -------------------------------------------------------------------------------- */
 
@@ -312,7 +225,7 @@ static void on_pair_toggled(GtkToggleButton *b, AtnWindow *self) {
 }
 
 /* Sets both entries from "text" or "text ||| pair". */
-static void set_example(AtnWindow *self, const char *example) {
+void _atn_window_set_example(AtnWindow *self, const char *example) {
     g_auto(GStrv) parts = g_strsplit(example, " ||| ", 2);
     gboolean has_pair = parts[0] && parts[1];
     gtk_editable_set_text(GTK_EDITABLE(self->pair_entry), has_pair ? parts[1] : "");
@@ -320,7 +233,7 @@ static void set_example(AtnWindow *self, const char *example) {
     gtk_editable_set_text(GTK_EDITABLE(self->text_entry), parts[0] ? parts[0] : "");
 }
 
-void atn_window_set_text(AtnWindow *self, const char *text) { set_example(self, text); }
+void atn_window_set_text(AtnWindow *self, const char *text) { _atn_window_set_example(self, text); }
 
 /* A masked-word guess was clicked: it replaces its [MASK] (by the token's byte span) in the
  * sentence, or in the second sentence of a pair; a continuation piece joins the word before. */
@@ -343,12 +256,6 @@ static void on_fill(AtnPredictions *p, int position, int rank, AtnWindow *self) 
     free(filled);
 }
 
-static void example_action(GtkWidget *widget, const char *name, GVariant *param) {
-    AtnWindow *self = ATN_WINDOW(widget);
-    int i = g_variant_get_int32(param);
-    if (i >= 0 && i < (int)self->examples->len)
-        set_example(self, g_ptr_array_index(self->examples, i));
-}
 
 static gboolean is_cjk(const char *s) {
     for (const char *p = s; *p; p = g_utf8_next_char(p))
@@ -392,7 +299,7 @@ static void on_result(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     AtnResult *r = atn_session_get_result(self->session);
     const char *run_notice = atn_session_get_run_notice(self->session);
     if (run_notice) {
-        show_notice(self, run_notice);
+        _atn_window_show_notice(self, run_notice);
         self->notice_is_run = TRUE;
     } else if (self->notice_is_run) {
         gtk_info_bar_set_revealed(self->notice_bar, FALSE);
@@ -423,67 +330,6 @@ static void on_head_activated(GtkWidget *view, int layer, int head, AtnWindow *s
     atn_window_show_view(self, "head");
 }
 
-/* ---- toy models: saving, and not losing edits at close ------------------------------------- */
-
-gboolean atn_window_save_toy_to(AtnWindow *self, const char *path, GError **error) {
-    AtnModelHandle *m = atn_session_get_model(self->session);
-    if (!m || !atn_model_handle_is_toy(m)) {
-        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _("Only toy models can be saved."));
-        return FALSE;
-    }
-    return atn_model_handle_save_toy(m, path, error);
-}
-
-typedef struct save_toy {
-    AtnWindow *window;
-    AtnModelHandle *model;
-    gboolean then_close;   /* the close prompt asked for it: close once saved */
-} save_toy;
-
-static void on_save_toy_response(GtkNativeDialog *d, int response, save_toy *st) {
-    AtnWindow *self = st->window;
-    g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file(GTK_FILE_CHOOSER(d)) : NULL;
-    g_autofree char *path = file ? g_file_get_path(file) : NULL;
-    if (path && !g_str_has_suffix(path, ".json")) {
-        char *with = g_strconcat(path, ".json", NULL);
-        g_free(path);
-        path = with;
-    }
-    g_autoptr(GError) error = NULL;
-    if (path && !atn_model_handle_save_toy(st->model, path, &error)) {
-        show_error(self, error->message);
-    } else if (path) {
-        g_autofree char *msg = g_strdup_printf(_("Saved %s"), path);
-        gtk_label_set_text(self->status_label, msg);
-        if (st->then_close)
-            gtk_window_close(GTK_WINDOW(self));   /* asks again if another toy model is unsaved */
-    }
-    g_object_unref(st->model);
-    g_object_unref(st->window);
-    g_free(st);
-    g_object_unref(d);
-}
-
-static void save_toy_dialog(AtnWindow *self, AtnModelHandle *m, gboolean then_close) {
-    save_toy *st = g_new0(save_toy, 1);
-    st->window = g_object_ref(self);
-    st->model = g_object_ref(m);
-    st->then_close = then_close;
-    GtkFileChooserNative *d = gtk_file_chooser_native_new(_("Save Toy Model"), GTK_WINDOW(self),
-                                                          GTK_FILE_CHOOSER_ACTION_SAVE, _("_Save"), _("_Cancel"));
-    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
-    g_autofree char *name = g_strdup_printf("%s.json", atn_model_handle_get_name(m));
-    gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), name);
-    g_signal_connect(d, "response", G_CALLBACK(on_save_toy_response), st);
-    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
-}
-
-static void save_toy_action(GtkWidget *widget, const char *name, GVariant *param) {
-    AtnWindow *self = ATN_WINDOW(widget);
-    AtnModelHandle *m = atn_session_get_model(self->session);
-    if (m && atn_model_handle_is_toy(m))
-        save_toy_dialog(self, m, FALSE);
-}
 
 enum { CLOSE_DISCARD = 1, CLOSE_SAVE = 2 };
 
@@ -495,7 +341,7 @@ static void on_close_prompt_response(GtkDialog *d, int response, AtnWindow *self
         self->closing_anyway = TRUE;
         gtk_window_close(GTK_WINDOW(self));
     } else if (response == CLOSE_SAVE && unsaved->len > 0) {
-        save_toy_dialog(self, g_ptr_array_index(unsaved, 0), TRUE);
+        _atn_window_save_toy_dialog(self, g_ptr_array_index(unsaved, 0), TRUE);
     }
 }
 
@@ -528,8 +374,6 @@ GtkWidget *atn_window_get_close_prompt(AtnWindow *self) { return self->close_pro
 
 /* ---- views ---------------------------------------------------------------------------------------- */
 
-static const char *const view_names[] = {"head", "model", "similarity", "trace", "statistics"};
-
 void atn_window_show_view(AtnWindow *self, const char *name) { gtk_stack_set_visible_child_name(self->stack, name); }
 const char *atn_window_get_view(AtnWindow *self) { return gtk_stack_get_visible_child_name(self->stack); }
 GtkWidget *atn_window_get_view_widget(AtnWindow *self, const char *name) {
@@ -538,9 +382,6 @@ GtkWidget *atn_window_get_view_widget(AtnWindow *self, const char *name) {
 GtkWidget *atn_window_get_token_chips(AtnWindow *self) { return GTK_WIDGET(self->chips); }
 GtkWidget *atn_window_get_predictions(AtnWindow *self) { return GTK_WIDGET(self->predictions); }
 
-static void view_action(GtkWidget *widget, const char *name, GVariant *param) {
-    atn_window_show_view(ATN_WINDOW(widget), g_variant_get_string(param, NULL));
-}
 
 static void apply_style(AtnWindow *self) {
     atn_colormap cm = ATN_CMAP_VIRIDIS;
@@ -615,195 +456,7 @@ void atn_window_set_presentation(AtnWindow *self, gboolean on) {
     apply_style(self);
 }
 
-static void presentation_activate(GSimpleAction *a, GVariant *p, gpointer data) {
-    AtnWindow *self = data;
-    atn_window_set_presentation(self, !self->presentation);
-}
 
-static void leave_presentation_action(GtkWidget *w, const char *n, GVariant *p) {
-    AtnWindow *self = ATN_WINDOW(w);
-    if (self->presentation)
-        atn_window_set_presentation(self, FALSE);
-    else {
-        gtk_info_bar_set_revealed(self->error_bar, FALSE);
-        gtk_info_bar_set_revealed(self->notice_bar, FALSE);
-    }
-}
-
-/* ---- export -------------------------------------------------------------------------------------- */
-
-static AtnFigure *current_figure(AtnWindow *self) {
-    GtkWidget *page = gtk_stack_get_visible_child(self->stack);
-    return page && ATN_IS_FIGURE_SOURCE(page) ? atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(page)) : NULL;
-}
-
-gboolean atn_window_export_to(AtnWindow *self, const char *path, double scale, GError **error) {
-    g_autoptr(AtnFigure) fig = current_figure(self);
-    if (!fig) {
-        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("This view has nothing to export yet."));
-        return FALSE;
-    }
-    return atn_figure_save(fig, path, scale, error);
-}
-
-/* A file written from a save dialog (a figure, the trace as Markdown, the statistics as CSV). */
-static void export_done(GObject *source, GAsyncResult *res, gpointer data) {
-    AtnWindow *self = ATN_WINDOW(source);
-    g_autoptr(GError) error = NULL;
-    g_autofree char *path = atn_export_finish(res, &error);
-    if (error && !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        show_error(self, error->message);
-    else if (path) {
-        g_autofree char *msg = g_strdup_printf(_("Saved %s"), path);
-        gtk_label_set_text(self->status_label, msg);
-    }
-}
-
-static void export_action(GtkWidget *widget, const char *name, GVariant *param) {
-    AtnWindow *self = ATN_WINDOW(widget);
-    if (!g_strcmp0(atn_window_get_view(self), "statistics")) {   /* a table: CSV */
-        g_autoptr(GError) error = NULL;
-        char *csv = atn_stats_view_dup_csv(self->stats_view, &error);
-        if (csv)
-            atn_export_text_async(GTK_WINDOW(self), csv, _("Export Statistics"), "head-statistics.csv",
-                                  export_done, NULL);
-        else
-            show_error(self, error->message);
-        return;
-    }
-    AtnFigure *fig = current_figure(self);
-    if (!fig) {
-        show_error(self, _("This view has nothing to export yet."));
-        return;
-    }
-    atn_export_figure_async(GTK_WINDOW(self), fig, export_done, NULL);
-}
-
-/* ---- every head ---- */
-
-static void on_export_progress(int done, int total, gpointer user_data) {
-    AtnWindow *self = user_data;
-    if (!self->export_cancel)
-        return;
-    g_autofree char *text = g_strdup_printf(_("Exporting every head: %d of %d"), done, total);
-    show_progress(self, text, NULL, total > 0 ? (double)done / total : 0);
-}
-
-static void export_all_done(GObject *source, GAsyncResult *res, gpointer data) {
-    AtnWindow *self = ATN_WINDOW(source);
-    g_autoptr(GError) error = NULL;
-    g_autofree char *folder = NULL;
-    int written = 0;
-    int n = atn_export_all_heads_finish(res, &folder, &written, &error);
-    if (gtk_widget_in_destruction(GTK_WIDGET(self)))
-        return;   /* the window closed while the files were written */
-    g_clear_object(&self->export_cancel);
-    gtk_revealer_set_reveal_child(self->progress_revealer, FALSE);
-    on_opening(self->session, NULL, self);   /* an open may still be going on */
-    if (n >= 0) {
-        g_autofree char *msg = g_strdup_printf(ngettext("Wrote %d figure to %s", "Wrote %d figures to %s", n), n,
-                                               folder);
-        show_notice(self, msg);
-    } else if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-        AtnResult *r = atn_session_get_result(self->session);
-        int total = r ? atn_result_get_n_layers(r) * atn_result_get_n_heads(r) : written;
-        g_autofree char *msg = g_strdup_printf(_("Export cancelled after %d of %d figures; those files are kept."),
-                                               written, total);
-        if (folder)   /* not just the dialog closed */
-            show_notice(self, msg);
-    } else {
-        show_error(self, error->message);
-    }
-}
-
-static void start_export_all(AtnWindow *self, const char *folder, const char *format, double scale) {
-    AtnResult *r = atn_session_get_result(self->session);
-    if (!r) {
-        show_error(self, _("This view has nothing to export yet."));
-        return;
-    }
-    if (self->export_cancel) {
-        show_error(self, _("An export of every head is already running."));
-        return;
-    }
-    AtnHeatmapLook *look = atn_heatmap_dup_look(atn_head_view_get_heatmap(self->head_view));
-    self->export_cancel = g_cancellable_new();
-    if (folder)
-        atn_export_all_heads_to_async(GTK_WINDOW(self), r, look, "heatmap", folder, format, scale, self->export_cancel,
-                                      on_export_progress, export_all_done, self);
-    else
-        atn_export_all_heads_async(GTK_WINDOW(self), r, look, "heatmap", self->export_cancel, on_export_progress,
-                                   export_all_done, self);
-}
-
-static void export_all_action(GtkWidget *widget, const char *name, GVariant *param) {
-    start_export_all(ATN_WINDOW(widget), NULL, NULL, 0);
-}
-
-void atn_window_export_all_heads_to(AtnWindow *self, const char *folder, const char *format, double scale) {
-    start_export_all(self, folder, format, scale);
-}
-
-gboolean atn_window_get_exporting(AtnWindow *self) { return self->export_cancel != NULL; }
-
-void atn_window_cancel_export(AtnWindow *self) {
-    if (self->export_cancel)
-        g_cancellable_cancel(self->export_cancel);
-}
-
-static void copy_figure_action(GtkWidget *widget, const char *name, GVariant *param) {
-    AtnWindow *self = ATN_WINDOW(widget);
-    g_autoptr(AtnFigure) fig = current_figure(self);
-    if (!fig) {
-        show_error(self, _("This view has nothing to copy yet."));
-        return;
-    }
-    g_autoptr(GError) error = NULL;
-    g_autoptr(GdkTexture) tex = atn_figure_to_texture(fig, 2.0, &error);
-    if (!tex) {
-        show_error(self, error->message);
-        return;
-    }
-    gdk_clipboard_set_texture(gtk_widget_get_clipboard(widget), tex);
-    gtk_label_set_text(self->status_label, _("Figure copied to the clipboard"));
-}
-
-
-static char *trace_markdown(AtnWindow *self) {
-    g_autoptr(GError) error = NULL;
-    char *md = atn_trace_view_dup_markdown(self->trace_view, &error);
-    if (!md)
-        show_error(self, error->message);
-    return md;
-}
-
-static void export_trace_action(GtkWidget *widget, const char *name, GVariant *param) {
-    AtnWindow *self = ATN_WINDOW(widget);
-    char *md = trace_markdown(self);
-    if (md)
-        atn_export_text_async(GTK_WINDOW(self), md, _("Export Trace"), "trace.md", export_done, NULL);
-}
-
-static void copy_trace_action(GtkWidget *widget, const char *name, GVariant *param) {
-    AtnWindow *self = ATN_WINDOW(widget);
-    g_autofree char *md = trace_markdown(self);
-    if (md) {
-        gdk_clipboard_set_text(gtk_widget_get_clipboard(widget), md);
-        gtk_label_set_text(self->status_label, _("Trace copied to the clipboard as Markdown"));
-    }
-}
-
-static void focus_text_action(GtkWidget *widget, const char *name, GVariant *param) {
-    AtnWindow *self = ATN_WINDOW(widget);
-    gtk_widget_grab_focus(GTK_WIDGET(self->text_entry));
-}
-
-static void step_action(GtkWidget *widget, const char *name, GVariant *param) {
-    AtnWindow *self = ATN_WINDOW(widget);
-    int dl = !strcmp(name, "win.layer-next") ? 1 : !strcmp(name, "win.layer-prev") ? -1 : 0;
-    int dh = !strcmp(name, "win.head-next") ? 1 : !strcmp(name, "win.head-prev") ? -1 : 0;
-    atn_head_view_step(self->head_view, dl, dh);
-}
 
 /* ---- GObject --------------------------------------------------------------------------------------- */
 
@@ -872,36 +525,8 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     BIND(status_label);
 #undef BIND
 
-    gtk_widget_class_install_action(wc, "win.open-model", "s", open_model_action);
-    gtk_widget_class_install_action(wc, "win.open-folder", NULL, open_folder_action);
-    gtk_widget_class_install_action(wc, "win.open-file", NULL, open_file_action);
-    gtk_widget_class_install_action(wc, "win.example", "i", example_action);
-    gtk_widget_class_install_action(wc, "win.view", "s", view_action);
-    gtk_widget_class_install_action(wc, "win.export", NULL, export_action);
-    gtk_widget_class_install_action(wc, "win.save-toy", NULL, save_toy_action);
-    gtk_widget_class_install_action(wc, "win.export-all-heads", NULL, export_all_action);
-    gtk_widget_class_install_action(wc, "win.copy-figure", NULL, copy_figure_action);
-    gtk_widget_class_install_action(wc, "win.export-trace", NULL, export_trace_action);
-    gtk_widget_class_install_action(wc, "win.copy-trace", NULL, copy_trace_action);
-    gtk_widget_class_install_action(wc, "win.focus-text", NULL, focus_text_action);
-    gtk_widget_class_install_action(wc, "win.escape", NULL, leave_presentation_action);
-    gtk_widget_class_install_action(wc, "win.layer-next", NULL, step_action);
-    gtk_widget_class_install_action(wc, "win.layer-prev", NULL, step_action);
-    gtk_widget_class_install_action(wc, "win.head-next", NULL, step_action);
-    gtk_widget_class_install_action(wc, "win.head-prev", NULL, step_action);
-
-    gtk_widget_class_add_binding_action(wc, GDK_KEY_o, GDK_CONTROL_MASK, "win.open-folder", NULL);
-    gtk_widget_class_add_binding_action(wc, GDK_KEY_e, GDK_CONTROL_MASK, "win.export", NULL);
-    gtk_widget_class_add_binding_action(wc, GDK_KEY_c, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.copy-figure", NULL);
-    gtk_widget_class_add_binding_action(wc, GDK_KEY_m, GDK_CONTROL_MASK, "win.export-trace", NULL);
-    gtk_widget_class_add_binding_action(wc, GDK_KEY_l, GDK_CONTROL_MASK, "win.focus-text", NULL);
-    gtk_widget_class_add_binding_action(wc, GDK_KEY_Escape, 0, "win.escape", NULL);
-    gtk_widget_class_add_binding_action(wc, GDK_KEY_Down, GDK_ALT_MASK, "win.layer-next", NULL);
-    gtk_widget_class_add_binding_action(wc, GDK_KEY_Up, GDK_ALT_MASK, "win.layer-prev", NULL);
-    gtk_widget_class_add_binding_action(wc, GDK_KEY_Right, GDK_ALT_MASK, "win.head-next", NULL);
-    gtk_widget_class_add_binding_action(wc, GDK_KEY_Left, GDK_ALT_MASK, "win.head-prev", NULL);
-    for (guint i = 0; i < G_N_ELEMENTS(view_names); i++)
-        gtk_widget_class_add_binding_action(wc, GDK_KEY_1 + i, GDK_ALT_MASK, "win.view", "s", view_names[i]);
+    _atn_window_class_actions_init(wc);
+    _atn_window_class_export_init(wc);
 }
 
 static void atn_window_init(AtnWindow *self) {
@@ -915,11 +540,7 @@ static void atn_window_init(AtnWindow *self) {
     rebuild_model_menu(self);
     load_examples(self);
 
-    /* presentation: a stateful action, so the menu shows a check */
-    static const GActionEntry entries[] = {
-        {"presentation", presentation_activate, NULL, "false", NULL},
-    };
-    g_action_map_add_action_entries(G_ACTION_MAP(self), entries, G_N_ELEMENTS(entries), self);
+    _atn_window_actions_init(self);
 
     self->font_css = gtk_css_provider_new();
     gtk_style_context_add_provider_for_display(gtk_widget_get_display(GTK_WIDGET(self)),
@@ -968,7 +589,7 @@ static void atn_window_init(AtnWindow *self) {
 
     /* the last sentence (or the first example), then the last model (or the demo) */
     const char *text = atn_prefs_get_example_text(self->prefs);
-    set_example(self, text && *text ? text : self->examples->len ? g_ptr_array_index(self->examples, 0) : "");
+    _atn_window_set_example(self, text && *text ? text : self->examples->len ? g_ptr_array_index(self->examples, 0) : "");
     update_model_button(self);
 }
 

@@ -1,0 +1,177 @@
+/* AtnWindow's export: the visible view's figure or table (Export, Copy Figure), every head's
+ * heatmap in a worker with the progress bar and Cancel, and the trace as Markdown. */
+#include "atn-window-private.h"
+
+#include <glib/gi18n.h>
+
+#include "atn-export.h"
+#include "atn-figure.h"
+
+static AtnFigure *current_figure(AtnWindow *self) {
+    GtkWidget *page = gtk_stack_get_visible_child(self->stack);
+    return page && ATN_IS_FIGURE_SOURCE(page) ? atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(page)) : NULL;
+}
+
+gboolean atn_window_export_to(AtnWindow *self, const char *path, double scale, GError **error) {
+    g_autoptr(AtnFigure) fig = current_figure(self);
+    if (!fig) {
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("This view has nothing to export yet."));
+        return FALSE;
+    }
+    return atn_figure_save(fig, path, scale, error);
+}
+
+/* A file written from a save dialog (a figure, the trace as Markdown, the statistics as CSV). */
+static void export_done(GObject *source, GAsyncResult *res, gpointer data) {
+    AtnWindow *self = ATN_WINDOW(source);
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = atn_export_finish(res, &error);
+    if (error && !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        _atn_window_show_error(self, error->message);
+    else if (path) {
+        g_autofree char *msg = g_strdup_printf(_("Saved %s"), path);
+        gtk_label_set_text(self->status_label, msg);
+    }
+}
+
+static void export_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    if (!g_strcmp0(atn_window_get_view(self), "statistics")) {   /* a table: CSV */
+        g_autoptr(GError) error = NULL;
+        char *csv = atn_stats_view_dup_csv(self->stats_view, &error);
+        if (csv)
+            atn_export_text_async(GTK_WINDOW(self), csv, _("Export Statistics"), "head-statistics.csv",
+                                  export_done, NULL);
+        else
+            _atn_window_show_error(self, error->message);
+        return;
+    }
+    AtnFigure *fig = current_figure(self);
+    if (!fig) {
+        _atn_window_show_error(self, _("This view has nothing to export yet."));
+        return;
+    }
+    atn_export_figure_async(GTK_WINDOW(self), fig, export_done, NULL);
+}
+
+/* ---- every head ---- */
+
+static void on_export_progress(int done, int total, gpointer user_data) {
+    AtnWindow *self = user_data;
+    if (!self->export_cancel)
+        return;
+    g_autofree char *text = g_strdup_printf(_("Exporting every head: %d of %d"), done, total);
+    _atn_window_show_progress(self, text, NULL, total > 0 ? (double)done / total : 0);
+}
+
+static void export_all_done(GObject *source, GAsyncResult *res, gpointer data) {
+    AtnWindow *self = ATN_WINDOW(source);
+    g_autoptr(GError) error = NULL;
+    g_autofree char *folder = NULL;
+    int written = 0;
+    int n = atn_export_all_heads_finish(res, &folder, &written, &error);
+    if (gtk_widget_in_destruction(GTK_WIDGET(self)))
+        return;   /* the window closed while the files were written */
+    g_clear_object(&self->export_cancel);
+    gtk_revealer_set_reveal_child(self->progress_revealer, FALSE);
+    _atn_window_sync_progress(self);   /* an open may still be going on */
+    if (n >= 0) {
+        g_autofree char *msg = g_strdup_printf(ngettext("Wrote %d figure to %s", "Wrote %d figures to %s", n), n,
+                                               folder);
+        _atn_window_show_notice(self, msg);
+    } else if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+        AtnResult *r = atn_session_get_result(self->session);
+        int total = r ? atn_result_get_n_layers(r) * atn_result_get_n_heads(r) : written;
+        g_autofree char *msg = g_strdup_printf(_("Export cancelled after %d of %d figures; those files are kept."),
+                                               written, total);
+        if (folder)   /* not just the dialog closed */
+            _atn_window_show_notice(self, msg);
+    } else {
+        _atn_window_show_error(self, error->message);
+    }
+}
+
+static void start_export_all(AtnWindow *self, const char *folder, const char *format, double scale) {
+    AtnResult *r = atn_session_get_result(self->session);
+    if (!r) {
+        _atn_window_show_error(self, _("This view has nothing to export yet."));
+        return;
+    }
+    if (self->export_cancel) {
+        _atn_window_show_error(self, _("An export of every head is already running."));
+        return;
+    }
+    AtnHeatmapLook *look = atn_heatmap_dup_look(atn_head_view_get_heatmap(self->head_view));
+    self->export_cancel = g_cancellable_new();
+    if (folder)
+        atn_export_all_heads_to_async(GTK_WINDOW(self), r, look, "heatmap", folder, format, scale, self->export_cancel,
+                                      on_export_progress, export_all_done, self);
+    else
+        atn_export_all_heads_async(GTK_WINDOW(self), r, look, "heatmap", self->export_cancel, on_export_progress,
+                                   export_all_done, self);
+}
+
+static void export_all_action(GtkWidget *widget, const char *name, GVariant *param) {
+    start_export_all(ATN_WINDOW(widget), NULL, NULL, 0);
+}
+
+void atn_window_export_all_heads_to(AtnWindow *self, const char *folder, const char *format, double scale) {
+    start_export_all(self, folder, format, scale);
+}
+
+gboolean atn_window_get_exporting(AtnWindow *self) { return self->export_cancel != NULL; }
+
+void atn_window_cancel_export(AtnWindow *self) {
+    if (self->export_cancel)
+        g_cancellable_cancel(self->export_cancel);
+}
+
+static void copy_figure_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    g_autoptr(AtnFigure) fig = current_figure(self);
+    if (!fig) {
+        _atn_window_show_error(self, _("This view has nothing to copy yet."));
+        return;
+    }
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GdkTexture) tex = atn_figure_to_texture(fig, 2.0, &error);
+    if (!tex) {
+        _atn_window_show_error(self, error->message);
+        return;
+    }
+    gdk_clipboard_set_texture(gtk_widget_get_clipboard(widget), tex);
+    gtk_label_set_text(self->status_label, _("Figure copied to the clipboard"));
+}
+
+
+static char *trace_markdown(AtnWindow *self) {
+    g_autoptr(GError) error = NULL;
+    char *md = atn_trace_view_dup_markdown(self->trace_view, &error);
+    if (!md)
+        _atn_window_show_error(self, error->message);
+    return md;
+}
+
+static void export_trace_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    char *md = trace_markdown(self);
+    if (md)
+        atn_export_text_async(GTK_WINDOW(self), md, _("Export Trace"), "trace.md", export_done, NULL);
+}
+
+static void copy_trace_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    g_autofree char *md = trace_markdown(self);
+    if (md) {
+        gdk_clipboard_set_text(gtk_widget_get_clipboard(widget), md);
+        gtk_label_set_text(self->status_label, _("Trace copied to the clipboard as Markdown"));
+    }
+}
+
+void _atn_window_class_export_init(GtkWidgetClass *wc) {
+    gtk_widget_class_install_action(wc, "win.export", NULL, export_action);
+    gtk_widget_class_install_action(wc, "win.export-all-heads", NULL, export_all_action);
+    gtk_widget_class_install_action(wc, "win.copy-figure", NULL, copy_figure_action);
+    gtk_widget_class_install_action(wc, "win.export-trace", NULL, export_trace_action);
+    gtk_widget_class_install_action(wc, "win.copy-trace", NULL, copy_trace_action);
+}

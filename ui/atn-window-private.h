@@ -1,0 +1,86 @@
+/* AtnWindow's insides, shared by atn-window.c (the window, its banners, progress bar,
+ * sentence entry and views), atn-window-actions.c (the win.* actions and shortcuts) and
+ * atn-window-export.c (Export, Copy Figure, every head, the trace as Markdown).  Not for
+ * other files: they use atn-window.h. */
+#pragma once
+
+#include "atn-window.h"
+
+#include "atn-head-view.h"
+#include "atn-model-grid-view.h"
+#include "atn-predictions.h"
+#include "atn-prefs.h"
+#include "atn-similarity-view.h"
+#include "atn-stats-view.h"
+#include "atn-token-chips.h"
+#include "atn-trace-view.h"
+
+G_BEGIN_DECLS
+
+struct _AtnWindow {
+    GtkApplicationWindow parent_instance;
+
+    /* template children */
+    GtkHeaderBar *header;
+    GtkMenuButton *model_button;
+    GtkToggleButton *cpu_button, *gpu_button;
+    GtkWidget *close_prompt;      /* "Save the changes …?" while it is shown */
+    gboolean closing_anyway;      /* the user chose to close without saving */
+    gboolean syncing_device;      /* the switch follows the session, not the user */
+    GtkSpinner *spinner;
+    GtkInfoBar *error_bar, *notice_bar;
+    GtkLabel *error_label, *notice_label;
+    GtkRevealer *controls_revealer;
+    /* the bar for long work, with Cancel: opening a model (shown once it has lasted 300 ms)
+       or exporting every head */
+    GtkRevealer *progress_revealer;
+    GtkLabel *progress_label;
+    GtkProgressBar *progress_bar;
+    GtkButton *progress_cancel_button;
+    guint open_reveal_id;
+    GCancellable *export_cancel;  /* the export of every head in flight, or NULL */
+    GtkEntry *text_entry, *pair_entry;
+    GtkToggleButton *pair_toggle;
+    GtkMenuButton *examples_button;
+    GtkLabel *toy_label;
+    AtnTokenChips *chips;
+    AtnPredictions *predictions;
+    GtkStack *stack;
+    AtnHeadView *head_view;
+    AtnModelGridView *model_view;
+    AtnSimilarityView *similarity_view;
+    AtnTraceView *trace_view;
+    AtnStatsView *stats_view;
+    GtkLabel *status_label;
+
+    AtnSession *session;
+    AtnPrefs *prefs;
+    GMenu *model_menu;
+    GPtrArray *examples;          /* char* "text" or "text ||| pair" */
+    GtkCssProvider *font_css;
+    gboolean presentation;
+    guint hide_controls_id;
+    double last_motion_x, last_motion_y;
+    gboolean want_gpu;            /* the saved preference, applied when the probe says yes */
+    gboolean notice_is_run;       /* the notice is about the latest run (hidden by the next) */
+};
+
+/* The banners at the top of the window (atn-window.c). */
+void _atn_window_show_error(AtnWindow *self, const char *message);
+void _atn_window_show_notice(AtnWindow *self, const char *message);
+/* The bar for long work: shows text with the progress bar at fraction (0..1). */
+void _atn_window_show_progress(AtnWindow *self, const char *text, const char *tooltip, double fraction);
+/* Shows or hides the bar for what is going on now (an open in progress, or nothing). */
+void _atn_window_sync_progress(AtnWindow *self);
+/* Sets both sentence entries from "text" or "text ||| pair". */
+void _atn_window_set_example(AtnWindow *self, const char *example);
+
+/* Installs the win.* actions and shortcuts (atn-window-actions.c) and the export actions
+ * (atn-window-export.c) on the class; adds the stateful actions to a new window. */
+void _atn_window_class_actions_init(GtkWidgetClass *wc);
+void _atn_window_class_export_init(GtkWidgetClass *wc);
+void _atn_window_actions_init(AtnWindow *self);
+/* The save dialog for toy model m; then_close closes the window once it is saved. */
+void _atn_window_save_toy_dialog(AtnWindow *self, AtnModelHandle *m, gboolean then_close);
+
+G_END_DECLS
