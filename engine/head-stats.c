@@ -291,6 +291,30 @@ atn_status atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error 
     return ATN_OK;
 }
 
+static double max2(double a, double b) { return a > b ? a : b; }
+
+bool atn_stats_clearest_head(const atn_stats *st, int32_t *layer, int32_t *head) {
+    if (!st || !st->heads || st->n_layers <= 0 || st->n_heads <= 0)
+        return false;
+    int64_t best = 0;
+    double best_score = -1;
+    for (int64_t k = 0; k < (int64_t)st->n_layers * st->n_heads; k++) {
+        const atn_head_stats *h = &st->heads[k];
+        double score = max2(max2(h->prev, h->next), max2(h->self, max2(h->cls, h->sep)));
+        if (score > best_score + 1e-9) {
+            best_score = score;
+            best = k;
+        }
+    }
+    if (!(best_score >= ATN_CLEAREST_HEAD_MIN))
+        return false;
+    if (layer)
+        *layer = (int32_t)(best / st->n_heads);
+    if (head)
+        *head = (int32_t)(best % st->n_heads);
+    return true;
+}
+
 atn_status atn_stats_write_csv(const atn_stats *st, FILE *f, atn_error *err) {
     if (!st || !f)
         return atn_error_set(err, ATN_E_INVALID, "statistics: nothing to write");

@@ -178,6 +178,16 @@ void atn_stats_free(atn_stats *st);
  * ATN_E_INVALID for a NULL st or f, ATN_E_IO when a write fails. */
 atn_status atn_stats_write_csv(const atn_stats *st, FILE *f, atn_error *err);
 
+/* The head with the clearest pattern: the one whose largest mean attention to the previous
+ * token, the next token, itself, [CLS] or [SEP] is largest, provided that value is at least
+ * ATN_CLEAREST_HEAD_MIN (an untrained model's heads have none: its first head is as good as
+ * any).  Heads are compared in layer-major order and one wins only by more than 1e-9, so a
+ * tie goes to the first.  What the window opens a model on.  Returns true and sets *layer and
+ * *head (each may be NULL) when a head qualifies; false, leaving them untouched, when none
+ * does, st is NULL or it has no heads.  Reads st only; thread-safe on a const st. */
+#define ATN_CLEAREST_HEAD_MIN 0.3
+bool atn_stats_clearest_head(const atn_stats *st, int32_t *layer, int32_t *head);
+
 /* The label for a set of numbers (the thresholds are in head-stats.c). */
 atn_pattern atn_pattern_classify(const atn_head_stats *s, bool has_pairs);
 

@@ -2,7 +2,8 @@
  * [CLS], [SEP], punctuation, uniform), corpus averaging, shape errors, masking; punctuation
  * tokens; and the pattern classifier (atn_pattern_classify) at every threshold, one ulp
  * below, exactly at and one ulp above, so that moving a threshold or turning a >= into a >
- * fails here; the order in which the rules are tried; and the label names. */
+ * fails here; the order in which the rules are tried; the label names; and the clearest-head
+ * rule (atn_stats_clearest_head) at its threshold, over its measures and at ties. */
 #include "analysis.h"
 #include "check.h"
 #include "fake-capture.h"
@@ -262,6 +263,102 @@ static void test_names(void) {
     CHECK_STR(atn_pattern_name((atn_pattern)-1), "mixed");
 }
 
+/* ---- the clearest head (atn_stats_clearest_head) ------------------------------------------ */
+
+/* The head the window opens a model on, at the boundaries of its rule: a score just under, at
+ * and over ATN_CLEAREST_HEAD_MIN, each of the five measures it looks at, the measures it
+ * ignores, ties (within 1e-9: the first head in layer-major order) and NULL. */
+enum { CH_L = 3, CH_H = 4 };   /* the constructed tables of the clearest-head tests */
+
+static atn_stats *clearest_fresh(void) {
+    atn_stats *st = atn_stats_new(CH_L, CH_H, NULL);
+    CHECK(st != NULL);
+    return st;   /* every measure 0 */
+}
+
+static void test_clearest_threshold(void) {
+    atn_stats *st = clearest_fresh();
+    int32_t layer = -7, head = -7;
+    CHECK(!atn_stats_clearest_head(st, &layer, &head));   /* all 0: none */
+    CHECK(layer == -7 && head == -7);                      /* untouched */
+
+    st->heads[1 * CH_H + 2].prev = ATN_CLEAREST_HEAD_MIN - 1e-6;   /* just under */
+    CHECK(!atn_stats_clearest_head(st, &layer, &head));
+    CHECK(layer == -7 && head == -7);
+
+    st->heads[1 * CH_H + 2].prev = ATN_CLEAREST_HEAD_MIN;          /* at: qualifies */
+    CHECK(atn_stats_clearest_head(st, &layer, &head));
+    CHECK(layer == 1 && head == 2);
+
+    st->heads[1 * CH_H + 2].prev = 0.3000001;                        /* just over */
+    layer = head = -7;
+    CHECK(atn_stats_clearest_head(st, &layer, &head));
+    CHECK(layer == 1 && head == 2);
+    CHECK(ATN_CLEAREST_HEAD_MIN == 0.3);
+    atn_stats_free(st);
+}
+
+static void test_clearest_measures(void) {
+    /* each of prev, next, self, cls, sep counts; entropy, distance, punct, local do not */
+    for (int m = 0; m < 5; m++) {
+        atn_stats *st = clearest_fresh();
+        atn_head_stats *h = &st->heads[2 * CH_H + 3];
+        double *f[] = {&h->prev, &h->next, &h->self, &h->cls, &h->sep};
+        *f[m] = 0.5;
+        int32_t layer = -1, head = -1;
+        CHECK_MSG(atn_stats_clearest_head(st, &layer, &head), "measure %d", m);
+        CHECK_MSG(layer == 2 && head == 3, "measure %d: CH_L%d CH_H%d", m, layer, head);
+        atn_stats_free(st);
+    }
+    atn_stats *st = clearest_fresh();
+    atn_head_stats *h = &st->heads[0];
+    h->entropy = 5;
+    h->distance = 9;
+    h->punct = 0.9;
+    h->local = 0.9;
+    h->same_segment = 1;
+    h->entropy_norm = 1;
+    CHECK(!atn_stats_clearest_head(st, NULL, NULL));
+    /* the largest measure of the best head decides, not a sum */
+    st->heads[1].prev = 0.2;
+    st->heads[1].next = 0.2;
+    st->heads[1].self = 0.2;   /* sum 0.6, max 0.2 */
+    CHECK(!atn_stats_clearest_head(st, NULL, NULL));
+    atn_stats_free(st);
+}
+
+static void test_clearest_ties(void) {
+    atn_stats *st = clearest_fresh();
+    int32_t layer = -1, head = -1;
+    st->heads[0 * CH_H + 3].cls = 0.6;
+    st->heads[2 * CH_H + 0].sep = 0.6;   /* equal: the first in layer-major order */
+    CHECK(atn_stats_clearest_head(st, &layer, &head));
+    CHECK(layer == 0 && head == 3);
+    st->heads[2 * CH_H + 0].sep = 0.6 + 5e-10;   /* within 1e-9: still a tie */
+    CHECK(atn_stats_clearest_head(st, &layer, &head));
+    CHECK(layer == 0 && head == 3);
+    st->heads[2 * CH_H + 0].sep = 0.6 + 1e-8;    /* clearly larger: the later head */
+    CHECK(atn_stats_clearest_head(st, &layer, &head));
+    CHECK(layer == 2 && head == 0);
+    st->heads[1 * CH_H + 1].self = 0.9;          /* the largest anywhere wins */
+    CHECK(atn_stats_clearest_head(st, &layer, &head));
+    CHECK(layer == 1 && head == 1);
+    /* one out-param may be NULL */
+    layer = -1;
+    CHECK(atn_stats_clearest_head(st, &layer, NULL));
+    CHECK(layer == 1);
+    head = -1;
+    CHECK(atn_stats_clearest_head(st, NULL, &head));
+    CHECK(head == 1);
+    atn_stats_free(st);
+}
+
+static void test_clearest_empty(void) {
+    int32_t layer = -3, head = -3;
+    CHECK(!atn_stats_clearest_head(NULL, &layer, &head));
+    CHECK(layer == -3 && head == -3);
+}
+
 int main(void) {
     test_stats();
     test_punct();
@@ -269,5 +366,9 @@ int main(void) {
     test_vertical();
     test_block_and_broad();
     test_names();
+    test_clearest_threshold();
+    test_clearest_measures();
+    test_clearest_ties();
+    test_clearest_empty();
     return check_summary("head-stats");
 }
