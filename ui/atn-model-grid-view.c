@@ -31,8 +31,8 @@ static void update_notes(AtnModelGridView *self) {
         atn_model_grid_set_notes(self->grid, NULL);
         return;
     }
-    atn_stats *st = NULL;
-    if (atn_stats_compute(atn_result_get_capture(r), &st, NULL) != ATN_OK) {
+    const atn_stats *st = atn_result_get_stats(r);
+    if (!st) {
         atn_model_grid_set_notes(self->grid, NULL);
         return;
     }
@@ -40,7 +40,6 @@ static void update_notes(AtnModelGridView *self) {
     g_auto(GStrv) notes = g_new0(char *, count + 1);
     for (int c = 0; c < count; c++)
         notes[c] = g_strdup(atn_label_pattern(st->heads[c].pattern));
-    atn_stats_free(st);
     atn_model_grid_set_notes(self->grid, (const char *const *)notes);
 }
 

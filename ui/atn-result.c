@@ -13,6 +13,8 @@ struct _AtnResult {
     int n_masks;
     AtnMaskGuesses *guesses;   /* [n_masks], or NULL without a masked-LM head */
     char *gpu_failure;
+    atn_stats *stats;          /* or NULL, and then stats_error says why */
+    char *stats_error;
 };
 
 G_DEFINE_FINAL_TYPE(AtnResult, atn_result, G_TYPE_OBJECT)
@@ -24,6 +26,8 @@ static void atn_result_finalize(GObject *object) {
     g_free(self->tokens);   /* the strings belong to enc */
     g_free(self->guesses);
     g_free(self->gpu_failure);
+    atn_stats_free(self->stats);
+    g_free(self->stats_error);
     g_clear_object(&self->model);
     G_OBJECT_CLASS(atn_result_parent_class)->finalize(object);
 }
@@ -62,7 +66,22 @@ AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc
                 g_warning("predicting [MASK] at %d: %s", i, err.message);
         }
     }
+    /* the head statistics, once: the Model grid's labels, the Statistics table and its CSV and
+       the clearest head all read these */
+    atn_error err = {0};
+    if (atn_stats_compute(cap, &self->stats, &err) != ATN_OK)
+        self->stats_error = g_strdup(err.message);
     return self;
+}
+
+const atn_stats *atn_result_get_stats(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
+    return self->stats;
+}
+
+const char *atn_result_get_stats_error(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
+    return self->stats_error;
 }
 
 int atn_result_get_n_masks(AtnResult *self) { return self->n_masks; }

@@ -1,9 +1,11 @@
 /* AtnResult: one finished run (its model, tokens and capture), immutable and shared by every
- * view.  The analysis (head statistics, similarity) is computed on first use and cached. */
+ * view.  The [MASK] guesses and the head statistics are computed with it, in the worker
+ * thread that ran the model (on the main thread only for toy models, which run there). */
 #pragma once
 
 #include <glib-object.h>
 
+#include "analysis.h"
 #include "atn-model-handle.h"
 #include "attnscope.h"
 
@@ -39,6 +41,11 @@ int atn_result_get_n_masks(AtnResult *self);            /* [MASK] tokens in the 
 /* The i-th [MASK]'s guesses, or NULL when the model has no masked-LM head (or i is out of
  * range). */
 const AtnMaskGuesses *atn_result_get_mask_guesses(AtnResult *self, int i);
+/* The head statistics of this sentence (engine/analysis.h: atn_stats_compute), computed once
+ * in atn_result_new: every view reads these, none computes its own.  Borrowed, alive as long
+ * as the result; NULL when they could not be computed (atn_result_get_stats_error says why). */
+const atn_stats *atn_result_get_stats(AtnResult *self);
+const char *atn_result_get_stats_error(AtnResult *self);
 atn_device atn_result_get_device(AtnResult *self);
 /* Why the GPU failed when this run was asked of it and went to the CPU instead, or NULL. */
 const char *atn_result_get_gpu_failure(AtnResult *self);

@@ -170,30 +170,14 @@ static void clamp_selection(AtnSession *self) {
 /* The head a newly opened model starts on: the one with the clearest pattern on the current
  * sentence (the largest mean attention to the previous token, the next token, itself, [CLS]
  * or [SEP]), so that a first look at a trained model shows structure instead of whatever
- * layer 0 head 0 does (a model with no head above 0.3, such as an untrained one, stays on
- * layer 0 head 0).  Toy models keep head 0: their lesson is written about it. */
+ * layer 0 head 0 does; a model with no head at ATN_CLEAREST_HEAD_MIN, such as an untrained
+ * one, stays on layer 0 head 0 (the rule: engine/head-stats.c, atn_stats_clearest_head).  Toy models keep head 0: their lesson is written about it. */
 static void pick_clearest_head(AtnSession *self) {
     if (atn_model_handle_is_toy(self->model))
         return;
-    const atn_capture *cap = atn_result_get_capture(self->result);
-    atn_stats *st = NULL;
-    atn_error err;
-    if (atn_stats_compute(cap, &st, &err) != ATN_OK)
-        return;
-    int best = 0;
-    double best_score = -1;
-    for (int k = 0; k < st->n_layers * st->n_heads; k++) {
-        const atn_head_stats *h = &st->heads[k];
-        double score = MAX(MAX(h->prev, h->next), MAX(h->self, MAX(h->cls, h->sep)));
-        if (score > best_score + 1e-9) {
-            best_score = score;
-            best = k;
-        }
-    }
-    atn_stats_free(st);
-    /* an untrained (random) model has no pattern to show: its first head is as good as any */
-    if (best_score >= 0.3)
-        atn_session_select_head(self, best / cap->n_heads, best % cap->n_heads);
+    int32_t layer, head;
+    if (atn_stats_clearest_head(atn_result_get_stats(self->result), &layer, &head))
+        atn_session_select_head(self, layer, head);
 }
 
 static void set_result(AtnSession *self, AtnResult *r) {

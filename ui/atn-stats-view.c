@@ -108,14 +108,12 @@ static void refill(AtnStatsView *self) {
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (!r)
         return;
-    atn_stats *st = NULL;
-    atn_error err = {0};
-    if (atn_stats_compute(atn_result_get_capture(r), &st, &err) != ATN_OK) {
-        gtk_label_set_text(self->info_label, err.message);
+    const atn_stats *st = atn_result_get_stats(r);
+    if (!st) {
+        gtk_label_set_text(self->info_label, atn_result_get_stats_error(r));
         return;
     }
     fill_rows(self, st);
-    atn_stats_free(st);
 }
 
 /* ---- corpus mode ------------------------------------------------------------------------------ */
@@ -226,15 +224,17 @@ void atn_stats_view_show_sentence(AtnStatsView *self) {
 const char *atn_stats_view_get_info(AtnStatsView *self) { return gtk_label_get_text(self->info_label); }
 
 char *atn_stats_view_dup_csv(AtnStatsView *self, GError **error) {
-    atn_stats *own = NULL;
     const atn_stats *st = self->corpus;
     atn_error err = {0};
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
-    if (!st && r && atn_stats_compute(atn_result_get_capture(r), &own, &err) == ATN_OK)
-        st = own;
+    const char *why = NULL;
+    if (!st && r) {
+        st = atn_result_get_stats(r);
+        why = atn_result_get_stats_error(r);
+    }
     if (!st) {
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "%s",
-                    err.message[0] ? err.message : _("This view has nothing to export yet."));
+                    why ? why : _("This view has nothing to export yet."));
         return NULL;
     }
     char *text = NULL;
@@ -243,7 +243,6 @@ char *atn_stats_view_dup_csv(AtnStatsView *self, GError **error) {
     atn_status status = f ? atn_stats_write_csv(st, f, &err) : ATN_E_NOMEM;
     if (f)
         fclose(f);
-    atn_stats_free(own);
     if (status != ATN_OK) {
         free(text);
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_FAILED, _("Out of memory"));
