@@ -1,6 +1,8 @@
 /* AtnHeadView: one head's heatmap, its selectors and its token lines. */
 #include "atn-head-view.h"
 
+#include "atn-view.h"
+
 #include <glib/gi18n.h>
 
 #include "atn-figure.h"
@@ -18,9 +20,11 @@ struct _AtnHeadView {
 };
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface);
+static void view_iface_init(AtnViewInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE(AtnHeadView, atn_head_view, GTK_TYPE_WIDGET,
-                              G_IMPLEMENT_INTERFACE(ATN_TYPE_FIGURE_SOURCE, figure_source_iface_init))
+                              G_IMPLEMENT_INTERFACE(ATN_TYPE_FIGURE_SOURCE, figure_source_iface_init)
+                              G_IMPLEMENT_INTERFACE(ATN_TYPE_VIEW, view_iface_init))
 
 static void update_info(AtnHeadView *self, int row, int col) {
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
@@ -113,14 +117,9 @@ static void on_cell_clicked(AtnHeatmap *h, int row, int col, AtnHeadView *self) 
 static void on_cell_hovered(AtnHeatmap *h, int row, int col, AtnHeadView *self) { update_info(self, row, col); }
 
 void atn_head_view_step(AtnHeadView *self, int dlayer, int dhead) {
-    if (!self->session)
-        return;
-    AtnResult *r = atn_session_get_result(self->session);
-    if (!r)
-        return;
-    int L = atn_result_get_n_layers(r), H = atn_result_get_n_heads(r);
-    int l = atn_session_get_layer(self->session) + dlayer, h = atn_session_get_head(self->session) + dhead;
-    atn_session_select_head(self->session, CLAMP(l, 0, L - 1), CLAMP(h, 0, H - 1));
+    g_return_if_fail(ATN_IS_HEAD_VIEW(self));
+    if (self->session)
+        atn_session_step_head(self->session, dlayer, dhead);
 }
 
 static gboolean on_key(GtkEventControllerKey *c, guint keyval, guint keycode, GdkModifierType state,
@@ -211,3 +210,17 @@ void atn_head_view_set_font_scale(AtnHeadView *self, double scale) {
 AtnHeatmap *atn_head_view_get_heatmap(AtnHeadView *self) { return self->heatmap; }
 
 GtkWidget *atn_head_view_get_token_lines(AtnHeadView *self) { return GTK_WIDGET(self->lines); }
+
+/* ---- AtnView ---------------------------------------------------------------------------------- */
+
+static void view_set_session(AtnView *view, AtnSession *session) { atn_head_view_set_session(ATN_HEAD_VIEW(view), session); }
+static void view_set_colormap(AtnView *view, atn_colormap cm) { atn_head_view_set_colormap(ATN_HEAD_VIEW(view), cm); }
+static void view_set_font_scale(AtnView *view, double scale) { atn_head_view_set_font_scale(ATN_HEAD_VIEW(view), scale); }
+
+ATN_VIEW_REGISTER(atn_head_view)
+
+static void view_iface_init(AtnViewInterface *iface) {
+    iface->set_session = view_set_session;
+    iface->set_colormap = view_set_colormap;
+    iface->set_font_scale = view_set_font_scale;
+}

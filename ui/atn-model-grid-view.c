@@ -1,6 +1,8 @@
 /* AtnModelGridView: the Model page. */
 #include "atn-model-grid-view.h"
 
+#include "atn-view.h"
+
 #include <glib/gi18n.h>
 
 #include "analysis.h"
@@ -17,9 +19,11 @@ struct _AtnModelGridView {
 };
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface);
+static void view_iface_init(AtnViewInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE(AtnModelGridView, atn_model_grid_view, GTK_TYPE_WIDGET,
-                              G_IMPLEMENT_INTERFACE(ATN_TYPE_FIGURE_SOURCE, figure_source_iface_init))
+                              G_IMPLEMENT_INTERFACE(ATN_TYPE_FIGURE_SOURCE, figure_source_iface_init)
+                              G_IMPLEMENT_INTERFACE(ATN_TYPE_VIEW, view_iface_init))
 
 enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
 static guint signals[N_SIGNALS];
@@ -143,4 +147,18 @@ AtnModelGrid *atn_model_grid_view_get_grid(AtnModelGridView *self) {
     if (self->dirty && self->session)
         refresh(self);
     return self->grid;
+}
+
+/* ---- AtnView ---------------------------------------------------------------------------------- */
+
+static void view_set_session(AtnView *view, AtnSession *session) { atn_model_grid_view_set_session(ATN_MODEL_GRID_VIEW(view), session); }
+static void view_set_colormap(AtnView *view, atn_colormap cm) { atn_model_grid_view_set_colormap(ATN_MODEL_GRID_VIEW(view), cm); }
+static void view_set_font_scale(AtnView *view, double scale) { atn_model_grid_view_set_font_scale(ATN_MODEL_GRID_VIEW(view), scale); }
+
+ATN_VIEW_REGISTER(atn_model_grid_view)
+
+static void view_iface_init(AtnViewInterface *iface) {
+    iface->set_session = view_set_session;
+    iface->set_colormap = view_set_colormap;
+    iface->set_font_scale = view_set_font_scale;
 }

@@ -660,6 +660,15 @@ const char *atn_session_get_text(AtnSession *self) { return self->text; }
 const char *atn_session_get_text_pair(AtnSession *self) { return self->text_pair; }
 int atn_session_get_layer(AtnSession *self) { return self->layer; }
 int atn_session_get_head(AtnSession *self) { return self->head; }
+void atn_session_step_head(AtnSession *self, int dlayer, int dhead) {
+    g_return_if_fail(ATN_IS_SESSION(self));
+    if (!self->result)
+        return;
+    int L = atn_result_get_n_layers(self->result), H = atn_result_get_n_heads(self->result);
+    int l = self->layer + dlayer, h = self->head + dhead;
+    atn_session_select_head(self, CLAMP(l, 0, L - 1), CLAMP(h, 0, H - 1));
+}
+
 int atn_session_get_query(AtnSession *self) { return self->query; }
 int atn_session_get_hover_token(AtnSession *self) { return self->hover_token; }
 atn_device atn_session_get_device(AtnSession *self) { return self->device; }

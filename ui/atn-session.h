@@ -75,6 +75,9 @@ int atn_session_get_head(AtnSession *self);
 void atn_session_set_head(AtnSession *self, int head);
 /* Selects layer and head at once (one notify each, layer first). */
 void atn_session_select_head(AtnSession *self, int layer, int head);
+/* Moves the selection by dlayer layers and dhead heads, stopping at the first and last
+ * (Alt+arrows, the Head view's arrow keys); nothing without a result. */
+void atn_session_step_head(AtnSession *self, int dlayer, int dhead);
 int atn_session_get_query(AtnSession *self);
 void atn_session_set_query(AtnSession *self, int query);
 /* The token under the pointer in any view, or -1: every view highlights it. */

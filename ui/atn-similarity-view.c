@@ -1,6 +1,8 @@
 /* AtnSimilarityView: the Similarity page; the matrix is computed off the main thread. */
 #include "atn-similarity-view.h"
 
+#include "atn-view.h"
+
 #include <glib/gi18n.h>
 #include <math.h>
 
@@ -35,9 +37,11 @@ struct _AtnSimilarityView {
 };
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface);
+static void view_iface_init(AtnViewInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE(AtnSimilarityView, atn_similarity_view, GTK_TYPE_WIDGET,
-                              G_IMPLEMENT_INTERFACE(ATN_TYPE_FIGURE_SOURCE, figure_source_iface_init))
+                              G_IMPLEMENT_INTERFACE(ATN_TYPE_FIGURE_SOURCE, figure_source_iface_init)
+                              G_IMPLEMENT_INTERFACE(ATN_TYPE_VIEW, view_iface_init))
 
 static void show_similarity(AtnSimilarityView *self, atn_similarity *sim, const char *covered);
 
@@ -448,3 +452,17 @@ void atn_similarity_view_set_scope(AtnSimilarityView *self, atn_scope scope) {
 
 AtnSimilarityMap *atn_similarity_view_get_map(AtnSimilarityView *self) { return self->map; }
 gboolean atn_similarity_view_get_busy(AtnSimilarityView *self) { return self->cancel != NULL; }
+
+/* ---- AtnView ---------------------------------------------------------------------------------- */
+
+static void view_set_session(AtnView *view, AtnSession *session) { atn_similarity_view_set_session(ATN_SIMILARITY_VIEW(view), session); }
+static void view_set_colormap(AtnView *view, atn_colormap cm) { atn_similarity_view_set_colormap(ATN_SIMILARITY_VIEW(view), cm); }
+static void view_set_font_scale(AtnView *view, double scale) { atn_similarity_view_set_font_scale(ATN_SIMILARITY_VIEW(view), scale); }
+
+ATN_VIEW_REGISTER(atn_similarity_view)
+
+static void view_iface_init(AtnViewInterface *iface) {
+    iface->set_session = view_set_session;
+    iface->set_colormap = view_set_colormap;
+    iface->set_font_scale = view_set_font_scale;
+}

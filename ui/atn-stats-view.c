@@ -1,6 +1,8 @@
 /* AtnStatsView: the per-head statistics table. */
 #include "atn-stats-view.h"
 
+#include "atn-view.h"
+
 #include <glib/gi18n.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +34,10 @@ struct _AtnStatsView {
     guint corpus_poll_id;
 };
 
-G_DEFINE_FINAL_TYPE(AtnStatsView, atn_stats_view, GTK_TYPE_WIDGET)
+static void view_iface_init(AtnViewInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE(AtnStatsView, atn_stats_view, GTK_TYPE_WIDGET,
+                              G_IMPLEMENT_INTERFACE(ATN_TYPE_VIEW, view_iface_init))
 
 enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
 static guint signals[N_SIGNALS];
@@ -379,4 +384,20 @@ void atn_stats_view_set_session(AtnStatsView *self, AtnSession *session) {
         g_signal_connect(session, "notify::model", G_CALLBACK(on_model), self);
     }
     self->dirty = TRUE;
+}
+
+/* ---- AtnView ---------------------------------------------------------------------------------- */
+
+static void view_set_session(AtnView *view, AtnSession *session) { atn_stats_view_set_session(ATN_STATS_VIEW(view), session); }
+static AtnViewExport view_get_export(AtnView *view) { return ATN_VIEW_EXPORT_TEXT; }   /* a table: CSV */
+static char *view_dup_export_text(AtnView *view, GError **error) { return atn_stats_view_dup_csv(ATN_STATS_VIEW(view), error); }
+
+ATN_VIEW_REGISTER(atn_stats_view)
+
+static void view_iface_init(AtnViewInterface *iface) {
+    iface->set_session = view_set_session;
+    iface->get_export = view_get_export;
+    iface->dup_export_text = view_dup_export_text;
+    iface->export_title = N_("Export Statistics");
+    iface->export_file_name = "head-statistics.csv";
 }

@@ -6,6 +6,8 @@
  * the cell being edited keeps its focus. */
 #include "atn-trace-view.h"
 
+#include "atn-view.h"
+
 #include <glib/gi18n.h>
 #include <math.h>
 #include <string.h>
@@ -52,9 +54,11 @@ struct _AtnTraceView {
 };
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface);
+static void view_iface_init(AtnViewInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE(AtnTraceView, atn_trace_view, GTK_TYPE_WIDGET,
-                              G_IMPLEMENT_INTERFACE(ATN_TYPE_FIGURE_SOURCE, figure_source_iface_init))
+                              G_IMPLEMENT_INTERFACE(ATN_TYPE_FIGURE_SOURCE, figure_source_iface_init)
+                              G_IMPLEMENT_INTERFACE(ATN_TYPE_VIEW, view_iface_init))
 
 /* ---- applying the plan to widgets --------------------------------------------------------------- */
 
@@ -658,3 +662,17 @@ void atn_trace_view_set_font_scale(AtnTraceView *self, double scale) {
 }
 
 AtnHeatmap *atn_trace_view_get_heatmap(AtnTraceView *self) { return self->heatmap; }
+
+/* ---- AtnView ---------------------------------------------------------------------------------- */
+
+static void view_set_session(AtnView *view, AtnSession *session) { atn_trace_view_set_session(ATN_TRACE_VIEW(view), session); }
+static void view_set_colormap(AtnView *view, atn_colormap cm) { atn_trace_view_set_colormap(ATN_TRACE_VIEW(view), cm); }
+static void view_set_font_scale(AtnView *view, double scale) { atn_trace_view_set_font_scale(ATN_TRACE_VIEW(view), scale); }
+
+ATN_VIEW_REGISTER(atn_trace_view)
+
+static void view_iface_init(AtnViewInterface *iface) {
+    iface->set_session = view_set_session;
+    iface->set_colormap = view_set_colormap;
+    iface->set_font_scale = view_set_font_scale;
+}

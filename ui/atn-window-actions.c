@@ -48,6 +48,17 @@ static void example_action(GtkWidget *widget, const char *name, GVariant *param)
         _atn_window_set_example(self, g_ptr_array_index(self->examples, i));
 }
 
+/* the n-th page of the view stack (from 0), if there is one */
+static void view_nth_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    int n = g_variant_get_int32(param);
+    GtkWidget *page = gtk_widget_get_first_child(GTK_WIDGET(self->stack));
+    for (; page && n > 0; n--)
+        page = gtk_widget_get_next_sibling(page);
+    if (page && n == 0)
+        gtk_stack_set_visible_child(self->stack, page);
+}
+
 static void view_action(GtkWidget *widget, const char *name, GVariant *param) {
     atn_window_show_view(ATN_WINDOW(widget), g_variant_get_string(param, NULL));
 }
@@ -138,13 +149,10 @@ static void step_action(GtkWidget *widget, const char *name, GVariant *param) {
     AtnWindow *self = ATN_WINDOW(widget);
     int dl = !strcmp(name, "win.layer-next") ? 1 : !strcmp(name, "win.layer-prev") ? -1 : 0;
     int dh = !strcmp(name, "win.head-next") ? 1 : !strcmp(name, "win.head-prev") ? -1 : 0;
-    atn_head_view_step(self->head_view, dl, dh);
+    atn_session_step_head(self->session, dl, dh);
 }
 
 /* ---- installing them ------------------------------------------------------------------------ */
-
-/* the views in the order of the switcher, for Alt+1 … Alt+5 */
-static const char *const view_names[] = {"head", "model", "similarity", "trace", "statistics"};
 
 void _atn_window_class_actions_init(GtkWidgetClass *wc) {
     gtk_widget_class_install_action(wc, "win.open-model", "s", open_model_action);
@@ -170,8 +178,9 @@ void _atn_window_class_actions_init(GtkWidgetClass *wc) {
     gtk_widget_class_add_binding_action(wc, GDK_KEY_Up, GDK_ALT_MASK, "win.layer-prev", NULL);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_Right, GDK_ALT_MASK, "win.head-next", NULL);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_Left, GDK_ALT_MASK, "win.head-prev", NULL);
-    for (guint i = 0; i < G_N_ELEMENTS(view_names); i++)
-        gtk_widget_class_add_binding_action(wc, GDK_KEY_1 + i, GDK_ALT_MASK, "win.view", "s", view_names[i]);
+    gtk_widget_class_install_action(wc, "win.view-nth", "i", view_nth_action);
+    for (int i = 0; i < 9; i++)   /* Alt+1 … Alt+9: the views in the order of the switcher */
+        gtk_widget_class_add_binding_action(wc, GDK_KEY_1 + i, GDK_ALT_MASK, "win.view-nth", "i", i);
 }
 
 void _atn_window_actions_init(AtnWindow *self) {

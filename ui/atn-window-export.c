@@ -6,10 +6,13 @@
 
 #include "atn-export.h"
 #include "atn-figure.h"
+#include "atn-head-view.h"
+#include "atn-trace-view.h"
 
 static AtnFigure *current_figure(AtnWindow *self) {
     GtkWidget *page = gtk_stack_get_visible_child(self->stack);
-    return page && ATN_IS_FIGURE_SOURCE(page) ? atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(page)) : NULL;
+    return page && ATN_IS_VIEW(page) && atn_view_get_export(ATN_VIEW(page)) == ATN_VIEW_EXPORT_FIGURE
+               ? atn_view_dup_figure(ATN_VIEW(page)) : NULL;
 }
 
 gboolean atn_window_export_to(AtnWindow *self, const char *path, double scale, GError **error) {
@@ -36,12 +39,14 @@ static void export_done(GObject *source, GAsyncResult *res, gpointer data) {
 
 static void export_action(GtkWidget *widget, const char *name, GVariant *param) {
     AtnWindow *self = ATN_WINDOW(widget);
-    if (!g_strcmp0(atn_window_get_view(self), "statistics")) {   /* a table: CSV */
+    GtkWidget *page = gtk_stack_get_visible_child(self->stack);
+    AtnView *view = page && ATN_IS_VIEW(page) ? ATN_VIEW(page) : NULL;
+    if (view && atn_view_get_export(view) == ATN_VIEW_EXPORT_TEXT) {   /* a table: CSV */
         g_autoptr(GError) error = NULL;
-        char *csv = atn_stats_view_dup_csv(self->stats_view, &error);
-        if (csv)
-            atn_export_text_async(GTK_WINDOW(self), csv, _("Export Statistics"), "head-statistics.csv",
-                                  export_done, NULL);
+        char *text = atn_view_dup_export_text(view, &error);
+        if (text)
+            atn_export_text_async(GTK_WINDOW(self), text, atn_view_get_export_title(view),
+                                  atn_view_get_export_file_name(view), export_done, NULL);
         else
             _atn_window_show_error(self, error->message);
         return;
@@ -101,7 +106,10 @@ static void start_export_all(AtnWindow *self, const char *folder, const char *fo
         _atn_window_show_error(self, _("An export of every head is already running."));
         return;
     }
-    AtnHeatmapLook *look = atn_heatmap_dup_look(atn_head_view_get_heatmap(self->head_view));
+    /* the figures look like the Head view's heatmap */
+    AtnView *head = _atn_window_get_view(self, "head");
+    g_return_if_fail(head && ATN_IS_HEAD_VIEW(head));
+    AtnHeatmapLook *look = atn_heatmap_dup_look(atn_head_view_get_heatmap(ATN_HEAD_VIEW(head)));
     self->export_cancel = g_cancellable_new();
     if (folder)
         atn_export_all_heads_to_async(GTK_WINDOW(self), r, look, "heatmap", folder, format, scale, self->export_cancel,
@@ -146,7 +154,9 @@ static void copy_figure_action(GtkWidget *widget, const char *name, GVariant *pa
 
 static char *trace_markdown(AtnWindow *self) {
     g_autoptr(GError) error = NULL;
-    char *md = atn_trace_view_dup_markdown(self->trace_view, &error);
+    AtnView *trace = _atn_window_get_view(self, "trace");
+    g_return_val_if_fail(trace && ATN_IS_TRACE_VIEW(trace), NULL);
+    char *md = atn_trace_view_dup_markdown(ATN_TRACE_VIEW(trace), &error);
     if (!md)
         _atn_window_show_error(self, error->message);
     return md;

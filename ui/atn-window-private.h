@@ -6,14 +6,10 @@
 
 #include "atn-window.h"
 
-#include "atn-head-view.h"
-#include "atn-model-grid-view.h"
 #include "atn-predictions.h"
 #include "atn-prefs.h"
-#include "atn-similarity-view.h"
-#include "atn-stats-view.h"
 #include "atn-token-chips.h"
-#include "atn-trace-view.h"
+#include "atn-view.h"
 
 G_BEGIN_DECLS
 
@@ -45,12 +41,7 @@ struct _AtnWindow {
     GtkLabel *toy_label;
     AtnTokenChips *chips;
     AtnPredictions *predictions;
-    GtkStack *stack;
-    AtnHeadView *head_view;
-    AtnModelGridView *model_view;
-    AtnSimilarityView *similarity_view;
-    AtnTraceView *trace_view;
-    AtnStatsView *stats_view;
+    GtkStack *stack;              /* the views: every page's child is an AtnView */
     GtkLabel *status_label;
 
     AtnSession *session;
@@ -74,6 +65,9 @@ void _atn_window_show_progress(AtnWindow *self, const char *text, const char *to
 void _atn_window_sync_progress(AtnWindow *self);
 /* Sets both sentence entries from "text" or "text ||| pair". */
 void _atn_window_set_example(AtnWindow *self, const char *example);
+
+/* The view on the page called name ("head", "trace" …), or NULL. */
+AtnView *_atn_window_get_view(AtnWindow *self, const char *name);
 
 /* Installs the win.* actions and shortcuts (atn-window-actions.c) and the export actions
  * (atn-window-export.c) on the class; adds the stateful actions to a new window. */

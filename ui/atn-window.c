@@ -95,7 +95,8 @@ static void on_model(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     if (toy && focus && (focus == GTK_WIDGET(self->text_entry) ||
                          gtk_widget_is_ancestor(focus, GTK_WIDGET(self->text_entry))))
         /* GTK warns when a focused entry is disabled */
-        gtk_widget_grab_focus(GTK_WIDGET(atn_head_view_get_heatmap(self->head_view)));
+        if (!gtk_widget_child_focus(GTK_WIDGET(self->stack), GTK_DIR_TAB_FORWARD))   /* into the view */
+            gtk_window_set_focus(GTK_WINDOW(self), NULL);
     gtk_widget_set_visible(GTK_WIDGET(self->toy_label), toy);
     gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.save-toy", toy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->text_entry), !toy);
@@ -379,6 +380,11 @@ const char *atn_window_get_view(AtnWindow *self) { return gtk_stack_get_visible_
 GtkWidget *atn_window_get_view_widget(AtnWindow *self, const char *name) {
     return gtk_stack_get_child_by_name(self->stack, name);
 }
+
+AtnView *_atn_window_get_view(AtnWindow *self, const char *name) {
+    GtkWidget *page = gtk_stack_get_child_by_name(self->stack, name);
+    return page && ATN_IS_VIEW(page) ? ATN_VIEW(page) : NULL;
+}
 GtkWidget *atn_window_get_token_chips(AtnWindow *self) { return GTK_WIDGET(self->chips); }
 GtkWidget *atn_window_get_predictions(AtnWindow *self) { return GTK_WIDGET(self->predictions); }
 
@@ -387,14 +393,13 @@ static void apply_style(AtnWindow *self) {
     atn_colormap cm = ATN_CMAP_VIRIDIS;
     atn_colormap_from_name(atn_prefs_get_colormap(self->prefs), &cm);
     double scale = atn_prefs_get_font_scale(self->prefs) * (self->presentation ? 1.6 : 1.0);
-    atn_head_view_set_colormap(self->head_view, cm);
-    atn_head_view_set_font_scale(self->head_view, scale);
-    atn_model_grid_view_set_colormap(self->model_view, cm);
-    atn_model_grid_view_set_font_scale(self->model_view, scale);
-    atn_similarity_view_set_colormap(self->similarity_view, cm);
-    atn_similarity_view_set_font_scale(self->similarity_view, scale);
-    atn_trace_view_set_colormap(self->trace_view, cm);
-    atn_trace_view_set_font_scale(self->trace_view, scale);
+    for (GtkWidget *page = gtk_widget_get_first_child(GTK_WIDGET(self->stack)); page;
+         page = gtk_widget_get_next_sibling(page)) {
+        if (ATN_IS_VIEW(page)) {
+            atn_view_set_colormap(ATN_VIEW(page), cm);
+            atn_view_set_font_scale(ATN_VIEW(page), scale);
+        }
+    }
 
     /* the text of the window: the theme's font size times the scale */
     GtkSettings *settings = gtk_widget_get_settings(GTK_WIDGET(self));
@@ -488,11 +493,6 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     G_OBJECT_CLASS(klass)->dispose = atn_window_dispose;
     g_type_ensure(ATN_TYPE_TOKEN_CHIPS);
     g_type_ensure(ATN_TYPE_PREDICTIONS);
-    g_type_ensure(ATN_TYPE_HEAD_VIEW);
-    g_type_ensure(ATN_TYPE_MODEL_GRID_VIEW);
-    g_type_ensure(ATN_TYPE_SIMILARITY_VIEW);
-    g_type_ensure(ATN_TYPE_TRACE_VIEW);
-    g_type_ensure(ATN_TYPE_STATS_VIEW);
     gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-window.ui");
 #define BIND(name) gtk_widget_class_bind_template_child(wc, AtnWindow, name)
     BIND(header);
@@ -517,11 +517,6 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     BIND(chips);
     BIND(predictions);
     BIND(stack);
-    BIND(head_view);
-    BIND(model_view);
-    BIND(similarity_view);
-    BIND(trace_view);
-    BIND(stats_view);
     BIND(status_label);
 #undef BIND
 
@@ -550,13 +545,17 @@ static void atn_window_init(AtnWindow *self) {
     atn_token_chips_set_session(self->chips, self->session);
     atn_predictions_set_session(self->predictions, self->session);
     g_signal_connect(self->predictions, "fill", G_CALLBACK(on_fill), self);
-    atn_head_view_set_session(self->head_view, self->session);
-    atn_model_grid_view_set_session(self->model_view, self->session);
-    atn_similarity_view_set_session(self->similarity_view, self->session);
-    atn_trace_view_set_session(self->trace_view, self->session);
-    atn_stats_view_set_session(self->stats_view, self->session);
-    g_signal_connect(self->model_view, "head-activated", G_CALLBACK(on_head_activated), self);
-    g_signal_connect(self->stats_view, "head-activated", G_CALLBACK(on_head_activated), self);
+    /* the views: whatever pages atn-window.ui has */
+    for (GtkWidget *page = gtk_widget_get_first_child(GTK_WIDGET(self->stack)); page;
+         page = gtk_widget_get_next_sibling(page)) {
+        if (!ATN_IS_VIEW(page)) {
+            g_critical("atn-window.ui: the page %s is not an AtnView", G_OBJECT_TYPE_NAME(page));
+            continue;
+        }
+        atn_view_set_session(ATN_VIEW(page), self->session);
+        if (g_signal_lookup("head-activated", G_OBJECT_TYPE(page)))
+            g_signal_connect(page, "head-activated", G_CALLBACK(on_head_activated), self);
+    }
 
     g_signal_connect(self->session, "error", G_CALLBACK(on_session_error), self);
     g_signal_connect(self->session, "notice", G_CALLBACK(on_session_notice), self);
