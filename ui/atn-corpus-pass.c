@@ -68,6 +68,10 @@ static void pass_thread(GTask *task, gpointer source, gpointer data, GCancellabl
 void atn_corpus_pass_async(GObject *source, AtnModelHandle *model, const char *path, atn_device device,
                            AtnCorpusConsume consume, gpointer consume_data, gint *permille, GCancellable *cancel,
                            GAsyncReadyCallback callback, gpointer user_data) {
+    g_return_if_fail(ATN_IS_MODEL_HANDLE(model));
+    g_return_if_fail(path != NULL);
+    g_return_if_fail(consume != NULL);
+    g_return_if_fail(permille != NULL);
     pass_job *job = g_new0(pass_job, 1);
     job->model = g_object_ref(model);
     job->path = g_strdup(path);
@@ -83,6 +87,7 @@ void atn_corpus_pass_async(GObject *source, AtnModelHandle *model, const char *p
 }
 
 gboolean atn_corpus_pass_finish(GAsyncResult *result, atn_corpus_report *report, GError **error) {
+    g_return_val_if_fail(G_IS_TASK(result), FALSE);
     pass_job *job = g_task_get_task_data(G_TASK(result));
     if (report)
         *report = job->report;
@@ -90,6 +95,7 @@ gboolean atn_corpus_pass_finish(GAsyncResult *result, atn_corpus_report *report,
 }
 
 char *atn_corpus_pass_describe(const char *path, const atn_corpus_report *r) {
+    g_return_val_if_fail(path != NULL && r != NULL, NULL);
     g_autofree char *base = g_path_get_basename(path);
     GString *info = g_string_new(NULL);
     g_string_printf(info, ngettext("Averaged over %lld sentence of “%s”", "Averaged over %lld sentences of “%s”",

@@ -111,6 +111,8 @@ static void run_dialog(GtkWindow *parent, export_job *job, const char *title, co
 }
 
 void atn_export_figure_async(GtkWindow *parent, AtnFigure *fig, GAsyncReadyCallback callback, gpointer user_data) {
+    g_return_if_fail(parent == NULL || GTK_IS_WINDOW(parent));
+    g_return_if_fail(fig != NULL);
     export_job *job = g_new0(export_job, 1);
     job->fig = fig;
     g_autofree char *name = g_strconcat(fig->basename, ".png", NULL);
@@ -121,12 +123,15 @@ void atn_export_figure_async(GtkWindow *parent, AtnFigure *fig, GAsyncReadyCallb
 void atn_export_text_async(GtkWindow *parent, char *text, const char *title, const char *suggested_name,
                            GAsyncReadyCallback callback,
                            gpointer user_data) {
+    g_return_if_fail(parent == NULL || GTK_IS_WINDOW(parent));
+    g_return_if_fail(text != NULL);
     export_job *job = g_new0(export_job, 1);
     job->text = text;
     run_dialog(parent, job, title, suggested_name, callback, user_data);
 }
 
 char *atn_export_finish(GAsyncResult *result, GError **error) {
+    g_return_val_if_fail(G_IS_TASK(result), NULL);
     return g_task_propagate_pointer(G_TASK(result), error);
 }
 
@@ -237,6 +242,8 @@ static GTask *heads_task(GtkWindow *parent, AtnResult *result, AtnHeatmapLook *l
 void atn_export_all_heads_async(GtkWindow *parent, AtnResult *result, AtnHeatmapLook *look, const char *prefix,
                                 GCancellable *cancel, AtnExportProgress progress, GAsyncReadyCallback callback,
                                 gpointer user_data) {
+    g_return_if_fail(ATN_IS_RESULT(result));
+    g_return_if_fail(look != NULL);
     GTask *task = heads_task(parent, result, look, prefix, cancel, progress, callback, user_data);
     GtkFileChooserNative *d = gtk_file_chooser_native_new(_("Export Every Head"), parent,
                                                           GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER, _("_Export"),
@@ -250,6 +257,9 @@ void atn_export_all_heads_async(GtkWindow *parent, AtnResult *result, AtnHeatmap
 void atn_export_all_heads_to_async(GtkWindow *parent, AtnResult *result, AtnHeatmapLook *look, const char *prefix,
                                    const char *folder, const char *format, double scale, GCancellable *cancel,
                                    AtnExportProgress progress, GAsyncReadyCallback callback, gpointer user_data) {
+    g_return_if_fail(ATN_IS_RESULT(result));
+    g_return_if_fail(look != NULL);
+    g_return_if_fail(folder != NULL);
     GTask *task = heads_task(parent, result, look, prefix, cancel, progress, callback, user_data);
     heads_job *job = g_task_get_task_data(task);
     job->folder = g_strdup(folder);
@@ -260,6 +270,7 @@ void atn_export_all_heads_to_async(GtkWindow *parent, AtnResult *result, AtnHeat
 }
 
 int atn_export_all_heads_finish(GAsyncResult *result, char **folder, int *written, GError **error) {
+    g_return_val_if_fail(G_IS_TASK(result), -1);
     heads_job *job = g_task_get_task_data(G_TASK(result));
     if (folder)
         *folder = g_strdup(job->folder);

@@ -16,6 +16,7 @@ AtnFigure *atn_figure_source_dup_figure(AtnFigureSource *self) {
 
 AtnFigure *atn_figure_new(double width, double height, atn_draw_fn draw, gpointer data, GDestroyNotify destroy,
                           const char *basename) {
+    g_return_val_if_fail(draw != NULL, NULL);
     AtnFigure *fig = g_new0(AtnFigure, 1);
     fig->width = width;
     fig->height = height;
@@ -36,6 +37,8 @@ void atn_figure_free(AtnFigure *fig) {
 }
 
 GdkTexture *atn_figure_to_texture(AtnFigure *fig, double scale, GError **error) {
+    g_return_val_if_fail(fig != NULL && fig->draw != NULL, NULL);
+    g_return_val_if_fail(scale > 0, NULL);
     unsigned char *data = NULL;
     size_t len = 0;
     atn_error err = {0};
@@ -49,6 +52,9 @@ GdkTexture *atn_figure_to_texture(AtnFigure *fig, double scale, GError **error) 
 }
 
 gboolean atn_figure_save(AtnFigure *fig, const char *path, double scale, GError **error) {
+    g_return_val_if_fail(fig != NULL && fig->draw != NULL, FALSE);
+    g_return_val_if_fail(path != NULL, FALSE);
+    g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
     atn_output_format fmt;
     if (!atn_output_format_from_path(path, &fmt)) {
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_FILENAME,
@@ -64,6 +70,8 @@ gboolean atn_figure_save(AtnFigure *fig, const char *path, double scale, GError 
 }
 
 void atn_render_style_for_widget(GtkWidget *widget, double font_scale, atn_render_style *style) {
+    g_return_if_fail(GTK_IS_WIDGET(widget));
+    g_return_if_fail(style != NULL);
     GdkRGBA fg;
     gtk_style_context_get_color(gtk_widget_get_style_context(widget), &fg);
     /* light text means a dark theme */

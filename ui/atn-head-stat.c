@@ -76,6 +76,15 @@ AtnHeadStat *atn_head_stat_new(int layer, int head, const atn_head_stats *stats)
     return self;
 }
 
-int atn_head_stat_get_layer(AtnHeadStat *self) { return self->layer; }
-int atn_head_stat_get_head(AtnHeadStat *self) { return self->head; }
-const atn_head_stats *atn_head_stat_get_stats(AtnHeadStat *self) { return &self->s; }
+int atn_head_stat_get_layer(AtnHeadStat *self) {
+    g_return_val_if_fail(ATN_IS_HEAD_STAT(self), 0);
+    return self->layer;
+}
+int atn_head_stat_get_head(AtnHeadStat *self) {
+    g_return_val_if_fail(ATN_IS_HEAD_STAT(self), 0);
+    return self->head;
+}
+const atn_head_stats *atn_head_stat_get_stats(AtnHeadStat *self) {
+    g_return_val_if_fail(ATN_IS_HEAD_STAT(self), NULL);
+    return &self->s;
+}

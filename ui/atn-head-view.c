@@ -186,6 +186,7 @@ static void atn_head_view_init(AtnHeadView *self) {
 GtkWidget *atn_head_view_new(void) { return g_object_new(ATN_TYPE_HEAD_VIEW, NULL); }
 
 void atn_head_view_set_session(AtnHeadView *self, AtnSession *session) {
+    g_return_if_fail(ATN_IS_HEAD_VIEW(self));
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_set_object(&self->session, session);
@@ -200,16 +201,26 @@ void atn_head_view_set_session(AtnHeadView *self, AtnSession *session) {
     }
 }
 
-void atn_head_view_set_colormap(AtnHeadView *self, atn_colormap cm) { atn_heatmap_set_colormap(self->heatmap, cm); }
+void atn_head_view_set_colormap(AtnHeadView *self, atn_colormap cm) {
+    g_return_if_fail(ATN_IS_HEAD_VIEW(self));
+    atn_heatmap_set_colormap(self->heatmap, cm);
+}
 
 void atn_head_view_set_font_scale(AtnHeadView *self, double scale) {
+    g_return_if_fail(ATN_IS_HEAD_VIEW(self));
     atn_heatmap_set_font_scale(self->heatmap, scale);
     atn_token_lines_set_font_scale(self->lines, scale);
 }
 
-AtnHeatmap *atn_head_view_get_heatmap(AtnHeadView *self) { return self->heatmap; }
+AtnHeatmap *atn_head_view_get_heatmap(AtnHeadView *self) {
+    g_return_val_if_fail(ATN_IS_HEAD_VIEW(self), NULL);
+    return self->heatmap;
+}
 
-GtkWidget *atn_head_view_get_token_lines(AtnHeadView *self) { return GTK_WIDGET(self->lines); }
+GtkWidget *atn_head_view_get_token_lines(AtnHeadView *self) {
+    g_return_val_if_fail(ATN_IS_HEAD_VIEW(self), NULL);
+    return GTK_WIDGET(self->lines);
+}
 
 /* ---- AtnView ---------------------------------------------------------------------------------- */
 

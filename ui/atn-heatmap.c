@@ -173,6 +173,7 @@ static void atn_heatmap_css_changed(GtkWidget *widget, GtkCssStyleChange *change
 }
 
 char *atn_heatmap_dup_cell_text(AtnHeatmap *self, int row, int col) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), NULL);
     if (!self->values || row < 0 || col < 0 || row >= self->rows || col >= self->cols)
         return NULL;
     g_autofree char *rl = self->row_labels ? g_strdup(self->row_labels[row]) : g_strdup_printf("%d", row);
@@ -191,6 +192,7 @@ static void set_hover(AtnHeatmap *self, int row, int col) {
 }
 
 char *atn_heatmap_hover(AtnHeatmap *self, double x, double y) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), NULL);
     int row, col;
     atn_heatmap_cell_at(self, x, y, &row, &col);
     set_hover(self, row, col);
@@ -312,6 +314,7 @@ void atn_heatmap_set_matrix(AtnHeatmap *self, GObject *owner, const float *value
 }
 
 void atn_heatmap_set_colormap(AtnHeatmap *self, atn_colormap cm) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
     if (cm == self->cmap)
         return;
     self->cmap = cm;
@@ -321,6 +324,7 @@ void atn_heatmap_set_colormap(AtnHeatmap *self, atn_colormap cm) {
 atn_colormap atn_heatmap_get_colormap(AtnHeatmap *self) { return self->cmap; }
 
 void atn_heatmap_set_range(AtnHeatmap *self, const atn_value_range *range) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
     if (range)
         self->range = *range;
     else {
@@ -339,17 +343,20 @@ static void replace_string(AtnHeatmap *self, char **field, const char *value) {
 }
 
 void atn_heatmap_set_title(AtnHeatmap *self, const char *title) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
     replace_string(self, &self->title, title);
     gtk_accessible_update_property(GTK_ACCESSIBLE(self), GTK_ACCESSIBLE_PROPERTY_LABEL, title ? title : "", -1);
 }
 
 void atn_heatmap_set_axes(AtnHeatmap *self, const char *row_axis, const char *col_axis, const char *colorbar_label) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
     replace_string(self, &self->row_axis, row_axis);
     replace_string(self, &self->col_axis, col_axis);
     replace_string(self, &self->colorbar_label, colorbar_label);
 }
 
 void atn_heatmap_set_font_scale(AtnHeatmap *self, double scale) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
     if (scale == self->font_scale)
         return;
     self->font_scale = scale;
@@ -357,6 +364,7 @@ void atn_heatmap_set_font_scale(AtnHeatmap *self, double scale) {
 }
 
 void atn_heatmap_set_show_colorbar(AtnHeatmap *self, gboolean show) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
     if (show == self->show_colorbar)
         return;
     self->show_colorbar = show;
@@ -364,6 +372,7 @@ void atn_heatmap_set_show_colorbar(AtnHeatmap *self, gboolean show) {
 }
 
 void atn_heatmap_set_selected_row(AtnHeatmap *self, int row) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
     if (row >= self->rows)
         row = -1;
     if (row == self->selected_row)
@@ -373,6 +382,7 @@ void atn_heatmap_set_selected_row(AtnHeatmap *self, int row) {
 }
 
 void atn_heatmap_set_highlight_token(AtnHeatmap *self, int token) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
     if (token >= MIN(self->rows, self->cols))
         token = -1;
     if (token == self->highlight_token)
@@ -382,6 +392,7 @@ void atn_heatmap_set_highlight_token(AtnHeatmap *self, int token) {
 }
 
 void atn_heatmap_set_marks(AtnHeatmap *self, int row, const gboolean *cols, int n_cols) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
     g_clear_pointer(&self->mark_cols, g_free);
     self->marks = row >= 0 || cols != NULL;
     self->mark_row = row;
@@ -392,6 +403,7 @@ void atn_heatmap_set_marks(AtnHeatmap *self, int row, const gboolean *cols, int 
 
 
 gboolean atn_heatmap_cell_at(AtnHeatmap *self, double x, double y, int *row, int *col) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
     *row = *col = -1;
     if (!self->values)
         return FALSE;
@@ -413,6 +425,7 @@ gboolean atn_heatmap_cell_at(AtnHeatmap *self, double x, double y, int *row, int
 }
 
 gboolean atn_heatmap_get_cell_rect(AtnHeatmap *self, int row, int col, graphene_rect_t *rect) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
     if (!self->have_layout && self->values) {
         int w = gtk_widget_get_width(GTK_WIDGET(self)), h = gtk_widget_get_height(GTK_WIDGET(self));
         if (w > 0 && h > 0)
@@ -422,12 +435,16 @@ gboolean atn_heatmap_get_cell_rect(AtnHeatmap *self, int row, int col, graphene_
 }
 
 float atn_heatmap_get_value(AtnHeatmap *self, int row, int col) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), 0);
     if (!self->values || row < 0 || col < 0 || row >= self->rows || col >= self->cols)
         return NAN;
     return self->values[(size_t)row * self->cols + col];
 }
 
-int atn_heatmap_get_rows(AtnHeatmap *self) { return self->rows; }
+int atn_heatmap_get_rows(AtnHeatmap *self) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), 0);
+    return self->rows;
+}
 
 /* ---- export -------------------------------------------------------------------------- */
 
@@ -478,6 +495,7 @@ struct AtnHeatmapLook {
 };
 
 AtnHeatmapLook *atn_heatmap_dup_look(AtnHeatmap *self) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), NULL);
     AtnHeatmapLook *look = g_new0(AtnHeatmapLook, 1);
     look->rows = self->rows;
     look->cols = self->cols;
@@ -542,6 +560,7 @@ AtnFigure *atn_heatmap_look_figure(const AtnHeatmapLook *look, const float *valu
 }
 
 AtnFigure *atn_heatmap_dup_figure(AtnHeatmap *self, const char *basename) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), NULL);
     if (!self->values)
         return NULL;
     AtnHeatmapLook *look = atn_heatmap_dup_look(self);

@@ -124,6 +124,7 @@ static void atn_model_grid_view_init(AtnModelGridView *self) {
 GtkWidget *atn_model_grid_view_new(void) { return g_object_new(ATN_TYPE_MODEL_GRID_VIEW, NULL); }
 
 void atn_model_grid_view_set_session(AtnModelGridView *self, AtnSession *session) {
+    g_return_if_fail(ATN_IS_MODEL_GRID_VIEW(self));
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_set_object(&self->session, session);
@@ -136,14 +137,17 @@ void atn_model_grid_view_set_session(AtnModelGridView *self, AtnSession *session
 }
 
 void atn_model_grid_view_set_colormap(AtnModelGridView *self, atn_colormap cm) {
+    g_return_if_fail(ATN_IS_MODEL_GRID_VIEW(self));
     atn_model_grid_set_colormap(self->grid, cm);
 }
 
 void atn_model_grid_view_set_font_scale(AtnModelGridView *self, double scale) {
+    g_return_if_fail(ATN_IS_MODEL_GRID_VIEW(self));
     atn_model_grid_set_font_scale(self->grid, scale);
 }
 
 AtnModelGrid *atn_model_grid_view_get_grid(AtnModelGridView *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_GRID_VIEW(self), NULL);
     if (self->dirty && self->session)
         refresh(self);
     return self->grid;

@@ -33,6 +33,7 @@ static void drop_thumbs(AtnModelGrid *self) {
 }
 
 void atn_model_grid_invalidate(AtnModelGrid *self) {
+    g_return_if_fail(ATN_IS_MODEL_GRID(self));
     drop_thumbs(self);
     g_clear_pointer(&self->base, gsk_render_node_unref);
     gtk_widget_queue_draw(GTK_WIDGET(self));
@@ -136,6 +137,7 @@ static void atn_model_grid_measure(GtkWidget *widget, GtkOrientation o, int for_
 }
 
 gboolean atn_model_grid_head_at(AtnModelGrid *self, double x, double y, int *layer, int *head) {
+    g_return_val_if_fail(ATN_IS_MODEL_GRID(self), FALSE);
     *layer = *head = -1;
     atn_render_style style;
     atn_render_style_for_widget(GTK_WIDGET(self), self->font_scale, &style);
@@ -232,6 +234,7 @@ static void atn_model_grid_init(AtnModelGrid *self) {
 GtkWidget *atn_model_grid_new(void) { return g_object_new(ATN_TYPE_MODEL_GRID, NULL); }
 
 void atn_model_grid_set_result(AtnModelGrid *self, AtnResult *result) {
+    g_return_if_fail(ATN_IS_MODEL_GRID(self));
     if (result == self->result)
         return;
     g_set_object(&self->result, result);
@@ -240,6 +243,7 @@ void atn_model_grid_set_result(AtnModelGrid *self, AtnResult *result) {
 }
 
 void atn_model_grid_set_colormap(AtnModelGrid *self, atn_colormap cm) {
+    g_return_if_fail(ATN_IS_MODEL_GRID(self));
     if (cm == self->cmap)
         return;
     self->cmap = cm;
@@ -247,6 +251,7 @@ void atn_model_grid_set_colormap(AtnModelGrid *self, atn_colormap cm) {
 }
 
 void atn_model_grid_set_font_scale(AtnModelGrid *self, double scale) {
+    g_return_if_fail(ATN_IS_MODEL_GRID(self));
     if (scale == self->font_scale)
         return;
     self->font_scale = scale;
@@ -254,6 +259,7 @@ void atn_model_grid_set_font_scale(AtnModelGrid *self, double scale) {
 }
 
 void atn_model_grid_set_shared_range(AtnModelGrid *self, gboolean shared) {
+    g_return_if_fail(ATN_IS_MODEL_GRID(self));
     if (shared == self->shared_range)
         return;
     self->shared_range = shared;
@@ -261,12 +267,14 @@ void atn_model_grid_set_shared_range(AtnModelGrid *self, gboolean shared) {
 }
 
 void atn_model_grid_set_notes(AtnModelGrid *self, const char *const *notes) {
+    g_return_if_fail(ATN_IS_MODEL_GRID(self));
     g_clear_pointer(&self->notes, g_strfreev);
     self->notes = notes ? g_strdupv((char **)notes) : NULL;
     invalidate_figure(self);
 }
 
 void atn_model_grid_set_selected(AtnModelGrid *self, int layer, int head) {
+    g_return_if_fail(ATN_IS_MODEL_GRID(self));
     self->sel_layer = layer;
     self->sel_head = head;
     gtk_widget_queue_draw(GTK_WIDGET(self));
@@ -294,6 +302,7 @@ static void grid_figure_draw(cairo_t *cr, double width, double height, void *dat
 }
 
 AtnFigure *atn_model_grid_dup_figure(AtnModelGrid *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_GRID(self), NULL);
     grid_figure *f = g_new0(grid_figure, 1);
     atn_render_style_init(&f->style, FALSE);
     if (!fill_spec(self, &f->spec, &f->style)) {

@@ -38,14 +38,30 @@ AtnModelHandle *atn_model_handle_new(atn_model *model, const char *source) {
     return self;
 }
 
-atn_model *atn_model_handle_get_model(AtnModelHandle *self) { return self->model; }
-const char *atn_model_handle_get_source(AtnModelHandle *self) { return self->source; }
-const char *atn_model_handle_get_name(AtnModelHandle *self) { return atn_model_name(self->model); }
-gboolean atn_model_handle_is_toy(AtnModelHandle *self) { return atn_model_kind_of(self->model) == ATN_MODEL_TOY; }
-guint atn_model_handle_get_generation(AtnModelHandle *self) { return self->generation; }
+atn_model *atn_model_handle_get_model(AtnModelHandle *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), NULL);
+    return self->model;
+}
+const char *atn_model_handle_get_source(AtnModelHandle *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), NULL);
+    return self->source;
+}
+const char *atn_model_handle_get_name(AtnModelHandle *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), NULL);
+    return atn_model_name(self->model);
+}
+gboolean atn_model_handle_is_toy(AtnModelHandle *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), FALSE);
+    return atn_model_kind_of(self->model) == ATN_MODEL_TOY;
+}
+guint atn_model_handle_get_generation(AtnModelHandle *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), 0);
+    return self->generation;
+}
 
 gboolean atn_model_handle_toy_set(AtnModelHandle *self, atn_toy_matrix which, int layer, int row, int col,
                                   float value, GError **error) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), FALSE);
     atn_error err = {0};
     if (atn_model_toy_set(self->model, which, layer, row, col, value, &err) != ATN_OK) {
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, err.message);
@@ -56,15 +72,20 @@ gboolean atn_model_handle_toy_set(AtnModelHandle *self, atn_toy_matrix which, in
 }
 
 float atn_model_handle_toy_get(AtnModelHandle *self, atn_toy_matrix which, int layer, int row, int col) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), 0);
     float v = 0;
     if (atn_model_toy_get(self->model, which, layer, row, col, &v, NULL) != ATN_OK)
         return 0;
     return v;
 }
 
-gboolean atn_model_handle_get_modified(AtnModelHandle *self) { return self->generation != self->saved_generation; }
+gboolean atn_model_handle_get_modified(AtnModelHandle *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), FALSE);
+    return self->generation != self->saved_generation;
+}
 
 gboolean atn_model_handle_save_toy(AtnModelHandle *self, const char *path, GError **error) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), FALSE);
     atn_error err = {0};
     if (!atn_model_handle_is_toy(self)) {
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "only toy models can be saved");
@@ -79,6 +100,7 @@ gboolean atn_model_handle_save_toy(AtnModelHandle *self, const char *path, GErro
 }
 
 atn_run *atn_model_handle_take_run(AtnModelHandle *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), NULL);
     g_mutex_lock(&self->spare_lock);
     atn_run *run = self->spare;
     self->spare = NULL;
@@ -87,6 +109,7 @@ atn_run *atn_model_handle_take_run(AtnModelHandle *self) {
 }
 
 void atn_model_handle_give_run(AtnModelHandle *self, atn_run *run) {
+    g_return_if_fail(ATN_IS_MODEL_HANDLE(self));
     g_mutex_lock(&self->spare_lock);
     atn_run *old = self->spare;
     self->spare = run;
@@ -94,5 +117,11 @@ void atn_model_handle_give_run(AtnModelHandle *self, atn_run *run) {
     atn_run_free(old);   /* one spare is enough: the newest (the most likely size) */
 }
 
-gboolean atn_model_handle_get_fallback(AtnModelHandle *self) { return self->fallback; }
-void atn_model_handle_set_fallback(AtnModelHandle *self, gboolean fallback) { self->fallback = fallback; }
+gboolean atn_model_handle_get_fallback(AtnModelHandle *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), FALSE);
+    return self->fallback;
+}
+void atn_model_handle_set_fallback(AtnModelHandle *self, gboolean fallback) {
+    g_return_if_fail(ATN_IS_MODEL_HANDLE(self));
+    self->fallback = fallback;
+}

@@ -146,6 +146,7 @@ static void atn_predictions_init(AtnPredictions *self) {
 GtkWidget *atn_predictions_new(void) { return g_object_new(ATN_TYPE_PREDICTIONS, NULL); }
 
 void atn_predictions_set_session(AtnPredictions *self, AtnSession *session) {
+    g_return_if_fail(ATN_IS_PREDICTIONS(self));
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_set_object(&self->session, session);
@@ -155,6 +156,7 @@ void atn_predictions_set_session(AtnPredictions *self, AtnSession *session) {
 }
 
 void atn_predictions_activate(AtnPredictions *self, int mask, int guess) {
+    g_return_if_fail(ATN_IS_PREDICTIONS(self));
     GtkWidget *row = gtk_widget_get_first_child(self->box);
     for (int i = 0; row && i < mask; i++)
         row = gtk_widget_get_next_sibling(row);
@@ -166,5 +168,6 @@ void atn_predictions_activate(AtnPredictions *self, int mask, int guess) {
 }
 
 char *atn_predictions_dup_text(AtnPredictions *self) {
+    g_return_val_if_fail(ATN_IS_PREDICTIONS(self), NULL);
     return g_strdup(gtk_widget_get_visible(GTK_WIDGET(self)) ? self->text->str : "");
 }

@@ -234,19 +234,50 @@ AtnPrefs *atn_prefs_get_default(void) {
     return prefs;
 }
 
-const char *atn_prefs_get_colormap(AtnPrefs *self) { return self->colormap; }
-void atn_prefs_set_colormap(AtnPrefs *self, const char *v) { g_object_set(self, "colormap", v, NULL); }
-const char *atn_prefs_get_last_model(AtnPrefs *self) { return self->last_model; }
-void atn_prefs_set_last_model(AtnPrefs *self, const char *v) { g_object_set(self, "last-model", v, NULL); }
-const char *atn_prefs_get_device(AtnPrefs *self) { return self->device; }
-void atn_prefs_set_device(AtnPrefs *self, const char *v) { g_object_set(self, "device", v, NULL); }
-double atn_prefs_get_font_scale(AtnPrefs *self) { return self->font_scale; }
-void atn_prefs_set_font_scale(AtnPrefs *self, double v) { g_object_set(self, "font-scale", CLAMP(v, 0.5, 3.0), NULL); }
-const char *atn_prefs_get_example_text(AtnPrefs *self) { return self->example_text; }
-void atn_prefs_set_example_text(AtnPrefs *self, const char *v) { g_object_set(self, "example-text", v, NULL); }
+const char *atn_prefs_get_colormap(AtnPrefs *self) {
+    g_return_val_if_fail(ATN_IS_PREFS(self), NULL);
+    return self->colormap;
+}
+void atn_prefs_set_colormap(AtnPrefs *self, const char *v) {
+    g_return_if_fail(ATN_IS_PREFS(self));
+    g_object_set(self, "colormap", v, NULL);
+}
+const char *atn_prefs_get_last_model(AtnPrefs *self) {
+    g_return_val_if_fail(ATN_IS_PREFS(self), NULL);
+    return self->last_model;
+}
+void atn_prefs_set_last_model(AtnPrefs *self, const char *v) {
+    g_return_if_fail(ATN_IS_PREFS(self));
+    g_object_set(self, "last-model", v, NULL);
+}
+const char *atn_prefs_get_device(AtnPrefs *self) {
+    g_return_val_if_fail(ATN_IS_PREFS(self), NULL);
+    return self->device;
+}
+void atn_prefs_set_device(AtnPrefs *self, const char *v) {
+    g_return_if_fail(ATN_IS_PREFS(self));
+    g_object_set(self, "device", v, NULL);
+}
+double atn_prefs_get_font_scale(AtnPrefs *self) {
+    g_return_val_if_fail(ATN_IS_PREFS(self), 0);
+    return self->font_scale;
+}
+void atn_prefs_set_font_scale(AtnPrefs *self, double v) {
+    g_return_if_fail(ATN_IS_PREFS(self));
+    g_object_set(self, "font-scale", CLAMP(v, 0.5, 3.0), NULL);
+}
+const char *atn_prefs_get_example_text(AtnPrefs *self) {
+    g_return_val_if_fail(ATN_IS_PREFS(self), NULL);
+    return self->example_text;
+}
+void atn_prefs_set_example_text(AtnPrefs *self, const char *v) {
+    g_return_if_fail(ATN_IS_PREFS(self));
+    g_object_set(self, "example-text", v, NULL);
+}
 const char *const *atn_prefs_get_recent_models(AtnPrefs *self) { return (const char *const *)self->recent_models; }
 
 void atn_prefs_add_recent_model(AtnPrefs *self, const char *path) {
+    g_return_if_fail(ATN_IS_PREFS(self));
     g_autoptr(GStrvBuilder) b = g_strv_builder_new();
     g_strv_builder_add(b, path);
     int n = 1;
@@ -259,4 +290,7 @@ void atn_prefs_add_recent_model(AtnPrefs *self, const char *path) {
     g_object_set(self, "recent-models", v, NULL);
 }
 
-const char *atn_prefs_get_backend_name(AtnPrefs *self) { return self->settings ? "gsettings" : "keyfile"; }
+const char *atn_prefs_get_backend_name(AtnPrefs *self) {
+    g_return_val_if_fail(ATN_IS_PREFS(self), NULL);
+    return self->settings ? "gsettings" : "keyfile";
+}

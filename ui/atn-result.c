@@ -39,6 +39,7 @@ static void atn_result_class_init(AtnResultClass *klass) {
 static void atn_result_init(AtnResult *self) {}
 
 AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(model), NULL);
     AtnResult *self = g_object_new(ATN_TYPE_RESULT, NULL);
     self->model = g_object_ref(model);
     self->run = run;
@@ -84,31 +85,67 @@ const char *atn_result_get_stats_error(AtnResult *self) {
     return self->stats_error;
 }
 
-int atn_result_get_n_masks(AtnResult *self) { return self->n_masks; }
+int atn_result_get_n_masks(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), 0);
+    return self->n_masks;
+}
 
-const char *atn_result_get_gpu_failure(AtnResult *self) { return self->gpu_failure; }
+const char *atn_result_get_gpu_failure(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
+    return self->gpu_failure;
+}
 
 void atn_result_set_gpu_failure(AtnResult *self, const char *why) {
+    g_return_if_fail(ATN_IS_RESULT(self));
     g_free(self->gpu_failure);
     self->gpu_failure = g_strdup(why);
 }
 
 const AtnMaskGuesses *atn_result_get_mask_guesses(AtnResult *self, int i) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
     return self->guesses && i >= 0 && i < self->n_masks ? &self->guesses[i] : NULL;
 }
 
-AtnModelHandle *atn_result_get_model(AtnResult *self) { return self->model; }
-const atn_capture *atn_result_get_capture(AtnResult *self) { return atn_run_capture(self->run); }
-const atn_encoding *atn_result_get_encoding(AtnResult *self) { return atn_run_capture(self->run)->enc; }
-int atn_result_get_n_tokens(AtnResult *self) { return atn_run_capture(self->run)->n; }
-int atn_result_get_n_layers(AtnResult *self) { return atn_run_capture(self->run)->n_layers; }
-int atn_result_get_n_heads(AtnResult *self) { return atn_run_capture(self->run)->n_heads; }
+AtnModelHandle *atn_result_get_model(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
+    return self->model;
+}
+const atn_capture *atn_result_get_capture(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
+    return atn_run_capture(self->run);
+}
+const atn_encoding *atn_result_get_encoding(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
+    return atn_run_capture(self->run)->enc;
+}
+int atn_result_get_n_tokens(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), 0);
+    return atn_run_capture(self->run)->n;
+}
+int atn_result_get_n_layers(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), 0);
+    return atn_run_capture(self->run)->n_layers;
+}
+int atn_result_get_n_heads(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), 0);
+    return atn_run_capture(self->run)->n_heads;
+}
 const char *const *atn_result_get_tokens(AtnResult *self) { return (const char *const *)self->tokens; }
-const int32_t *atn_result_get_mask(AtnResult *self) { return atn_run_capture(self->run)->enc->mask; }
-double atn_result_get_elapsed_ms(AtnResult *self) { return self->elapsed_ms; }
-atn_device atn_result_get_device(AtnResult *self) { return atn_run_device_used(self->run); }
+const int32_t *atn_result_get_mask(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
+    return atn_run_capture(self->run)->enc->mask;
+}
+double atn_result_get_elapsed_ms(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), 0);
+    return self->elapsed_ms;
+}
+atn_device atn_result_get_device(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), ATN_DEVICE_CPU);
+    return atn_run_device_used(self->run);
+}
 
 const float *atn_result_get_head(AtnResult *self, int layer, int head) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
     const atn_capture *cap = atn_run_capture(self->run);
     if (!cap->attn || layer < 0 || layer >= cap->n_layers || head < 0 || head >= cap->n_heads)
         return NULL;

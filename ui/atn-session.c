@@ -447,10 +447,17 @@ static void open_sources(AtnSession *self, char **sources, gboolean quiet) {
     g_task_run_in_thread(task, open_thread);
 }
 
-double atn_session_get_open_fraction(AtnSession *self) { return self->open_fraction; }
-const char *atn_session_get_open_stage(AtnSession *self) { return self->open_stage ? self->open_stage : ""; }
+double atn_session_get_open_fraction(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), 0);
+    return self->open_fraction;
+}
+const char *atn_session_get_open_stage(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), NULL);
+    return self->open_stage ? self->open_stage : "";
+}
 
 void atn_session_cancel_open(AtnSession *self) {
+    g_return_if_fail(ATN_IS_SESSION(self));
     if (self->open_cancel)
         g_cancellable_cancel(self->open_cancel);   /* open_done says so and keeps the model */
 }
@@ -470,6 +477,7 @@ void atn_session_open_model(AtnSession *self, const char *source) {
 }
 
 void atn_session_set_model(AtnSession *self, AtnModelHandle *model) {
+    g_return_if_fail(ATN_IS_SESSION(self));
     if (self->open_cancel)
         g_cancellable_cancel(self->open_cancel);
     g_clear_object(&self->open_cancel);
@@ -478,6 +486,7 @@ void atn_session_set_model(AtnSession *self, AtnModelHandle *model) {
 }
 
 void atn_session_open_default(AtnSession *self, const char *preferred) {
+    g_return_if_fail(ATN_IS_SESSION(self));
     g_autoptr(GStrvBuilder) b = g_strv_builder_new();
     if (preferred && *preferred)
         g_strv_builder_add(b, preferred);
@@ -622,6 +631,7 @@ static void atn_session_class_init(AtnSessionClass *klass) {
 }
 
 GPtrArray *atn_session_dup_unsaved_toys(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), NULL);
     GPtrArray *v = g_ptr_array_new_with_free_func(g_object_unref);
     if (self->model && atn_model_handle_get_modified(self->model))
         g_ptr_array_add(v, g_object_ref(self->model));
@@ -651,15 +661,42 @@ AtnSession *atn_session_new(void) {
     return self;
 }
 
-AtnModelHandle *atn_session_get_model(AtnSession *self) { return self->model; }
-const char *atn_session_get_opening(AtnSession *self) { return self->opening; }
-AtnResult *atn_session_get_result(AtnSession *self) { return self->result; }
-const char *atn_session_get_run_notice(AtnSession *self) { return self->run_notice; }
-gboolean atn_session_get_busy(AtnSession *self) { return self->run_cancel != NULL || self->opening != NULL; }
-const char *atn_session_get_text(AtnSession *self) { return self->text; }
-const char *atn_session_get_text_pair(AtnSession *self) { return self->text_pair; }
-int atn_session_get_layer(AtnSession *self) { return self->layer; }
-int atn_session_get_head(AtnSession *self) { return self->head; }
+AtnModelHandle *atn_session_get_model(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), NULL);
+    return self->model;
+}
+const char *atn_session_get_opening(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), NULL);
+    return self->opening;
+}
+AtnResult *atn_session_get_result(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), NULL);
+    return self->result;
+}
+const char *atn_session_get_run_notice(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), NULL);
+    return self->run_notice;
+}
+gboolean atn_session_get_busy(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), FALSE);
+    return self->run_cancel != NULL || self->opening != NULL;
+}
+const char *atn_session_get_text(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), NULL);
+    return self->text;
+}
+const char *atn_session_get_text_pair(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), NULL);
+    return self->text_pair;
+}
+int atn_session_get_layer(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), 0);
+    return self->layer;
+}
+int atn_session_get_head(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), 0);
+    return self->head;
+}
 void atn_session_step_head(AtnSession *self, int dlayer, int dhead) {
     g_return_if_fail(ATN_IS_SESSION(self));
     if (!self->result)
@@ -669,15 +706,37 @@ void atn_session_step_head(AtnSession *self, int dlayer, int dhead) {
     atn_session_select_head(self, CLAMP(l, 0, L - 1), CLAMP(h, 0, H - 1));
 }
 
-int atn_session_get_query(AtnSession *self) { return self->query; }
-int atn_session_get_hover_token(AtnSession *self) { return self->hover_token; }
-atn_device atn_session_get_device(AtnSession *self) { return self->device; }
-gboolean atn_session_get_gpu_available(AtnSession *self) { return self->gpu_available; }
-const char *atn_session_get_gpu_reason(AtnSession *self) { return self->gpu_reason; }
-guint atn_session_get_n_runs(AtnSession *self) { return self->n_runs; }
-void atn_session_set_debounce_ms(AtnSession *self, guint ms) { self->debounce_ms = ms; }
+int atn_session_get_query(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), 0);
+    return self->query;
+}
+int atn_session_get_hover_token(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), 0);
+    return self->hover_token;
+}
+atn_device atn_session_get_device(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), ATN_DEVICE_CPU);
+    return self->device;
+}
+gboolean atn_session_get_gpu_available(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), FALSE);
+    return self->gpu_available;
+}
+const char *atn_session_get_gpu_reason(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), NULL);
+    return self->gpu_reason;
+}
+guint atn_session_get_n_runs(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), 0);
+    return self->n_runs;
+}
+void atn_session_set_debounce_ms(AtnSession *self, guint ms) {
+    g_return_if_fail(ATN_IS_SESSION(self));
+    self->debounce_ms = ms;
+}
 
 guint atn_session_get_effective_debounce_ms(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), 0);
     if (!self->result || self->debounce_ms == 0)
         return self->debounce_ms;
     /* a change after a pause, with nothing running, starts at once: the pause is there to
@@ -708,6 +767,7 @@ static void schedule_run(AtnSession *self) {
 }
 
 void atn_session_set_text(AtnSession *self, const char *text, const char *text_pair) {
+    g_return_if_fail(ATN_IS_SESSION(self));
     text = text ? text : "";
     text_pair = text_pair ? text_pair : "";
     if (!g_strcmp0(text, self->text) && !g_strcmp0(text_pair, self->text_pair))
@@ -722,6 +782,7 @@ void atn_session_set_text(AtnSession *self, const char *text, const char *text_p
 }
 
 void atn_session_set_ids(AtnSession *self, const int32_t *ids, int n) {
+    g_return_if_fail(ATN_IS_SESSION(self));
     if (self->ids)
         g_array_unref(self->ids);
     self->ids = NULL;
@@ -734,7 +795,10 @@ void atn_session_set_ids(AtnSession *self, const int32_t *ids, int n) {
     schedule_run(self);
 }
 
-void atn_session_rerun(AtnSession *self) { start_run(self); }
+void atn_session_rerun(AtnSession *self) {
+    g_return_if_fail(ATN_IS_SESSION(self));
+    start_run(self);
+}
 
 static int clamp_index(AtnSession *self, int v, int which) {
     if (v < 0)
@@ -748,6 +812,7 @@ static int clamp_index(AtnSession *self, int v, int which) {
 }
 
 void atn_session_set_layer(AtnSession *self, int layer) {
+    g_return_if_fail(ATN_IS_SESSION(self));
     self->pick_clearest = FALSE;
     layer = clamp_index(self, layer, PROP_LAYER);
     if (layer == self->layer)
@@ -757,6 +822,7 @@ void atn_session_set_layer(AtnSession *self, int layer) {
 }
 
 void atn_session_set_head(AtnSession *self, int head) {
+    g_return_if_fail(ATN_IS_SESSION(self));
     self->pick_clearest = FALSE;
     head = clamp_index(self, head, PROP_HEAD);
     if (head == self->head)
@@ -766,11 +832,13 @@ void atn_session_set_head(AtnSession *self, int head) {
 }
 
 void atn_session_select_head(AtnSession *self, int layer, int head) {
+    g_return_if_fail(ATN_IS_SESSION(self));
     atn_session_set_layer(self, layer);
     atn_session_set_head(self, head);
 }
 
 void atn_session_set_query(AtnSession *self, int query) {
+    g_return_if_fail(ATN_IS_SESSION(self));
     query = clamp_index(self, query, PROP_QUERY);
     if (query == self->query)
         return;
@@ -779,6 +847,7 @@ void atn_session_set_query(AtnSession *self, int query) {
 }
 
 void atn_session_set_hover_token(AtnSession *self, int token) {
+    g_return_if_fail(ATN_IS_SESSION(self));
     if (token < -1 || (self->result && token >= atn_result_get_n_tokens(self->result)))
         token = -1;
     if (token == self->hover_token)
@@ -788,6 +857,7 @@ void atn_session_set_hover_token(AtnSession *self, int token) {
 }
 
 void atn_session_set_device(AtnSession *self, atn_device device) {
+    g_return_if_fail(ATN_IS_SESSION(self));
     if (device == self->device)
         return;
     self->device = device;

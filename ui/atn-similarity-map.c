@@ -74,6 +74,7 @@ static void atn_similarity_map_measure(GtkWidget *widget, GtkOrientation o, int 
 }
 
 gboolean atn_similarity_map_pair_at(AtnSimilarityMap *self, double x, double y, int *a, int *b) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_MAP(self), FALSE);
     *a = *b = -1;
     if (!self->sim)
         return FALSE;
@@ -160,30 +161,38 @@ static void atn_similarity_map_init(AtnSimilarityMap *self) {
 GtkWidget *atn_similarity_map_new(void) { return g_object_new(ATN_TYPE_SIMILARITY_MAP, NULL); }
 
 void atn_similarity_map_set_similarity(AtnSimilarityMap *self, atn_similarity *sim) {
+    g_return_if_fail(ATN_IS_SIMILARITY_MAP(self));
     g_clear_pointer(&self->sim, atn_similarity_free);
     self->sim = sim;
     self->hl_a = self->hl_b = -1;
     invalidate(self);
 }
 
-const atn_similarity *atn_similarity_map_get_similarity(AtnSimilarityMap *self) { return self->sim; }
+const atn_similarity *atn_similarity_map_get_similarity(AtnSimilarityMap *self) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_MAP(self), NULL);
+    return self->sim;
+}
 
 void atn_similarity_map_set_clustered(AtnSimilarityMap *self, gboolean clustered) {
+    g_return_if_fail(ATN_IS_SIMILARITY_MAP(self));
     self->clustered = clustered;
     invalidate(self);
 }
 
 void atn_similarity_map_set_colormap(AtnSimilarityMap *self, atn_colormap cm) {
+    g_return_if_fail(ATN_IS_SIMILARITY_MAP(self));
     self->cmap = cm;
     invalidate(self);
 }
 
 void atn_similarity_map_set_font_scale(AtnSimilarityMap *self, double scale) {
+    g_return_if_fail(ATN_IS_SIMILARITY_MAP(self));
     self->font_scale = scale;
     invalidate(self);
 }
 
 void atn_similarity_map_set_highlight(AtnSimilarityMap *self, int a, int b) {
+    g_return_if_fail(ATN_IS_SIMILARITY_MAP(self));
     self->hl_a = a;
     self->hl_b = b;
     invalidate(self);
@@ -239,6 +248,7 @@ static void similarity_copy_free(atn_similarity *c) {
 }
 
 AtnFigure *atn_similarity_map_dup_figure(AtnSimilarityMap *self) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_MAP(self), NULL);
     if (!self->sim)
         return NULL;
     sim_figure *f = g_new0(sim_figure, 1);

@@ -238,6 +238,7 @@ static void on_result(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) {
 }
 
 void atn_similarity_view_load_corpus(AtnSimilarityView *self, const char *path) {
+    g_return_if_fail(ATN_IS_SIMILARITY_VIEW(self));
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (!r || !path)
         return;
@@ -252,6 +253,7 @@ void atn_similarity_view_load_corpus(AtnSimilarityView *self, const char *path) 
 }
 
 void atn_similarity_view_show_sentence(AtnSimilarityView *self) {
+    g_return_if_fail(ATN_IS_SIMILARITY_VIEW(self));
     if (self->cancel)
         g_cancellable_cancel(self->cancel);
     g_clear_object(&self->cancel);
@@ -261,11 +263,15 @@ void atn_similarity_view_show_sentence(AtnSimilarityView *self) {
 }
 
 void atn_similarity_view_cancel(AtnSimilarityView *self) {
+    g_return_if_fail(ATN_IS_SIMILARITY_VIEW(self));
     if (self->cancel)
         g_cancellable_cancel(self->cancel);
 }
 
-const char *atn_similarity_view_get_info(AtnSimilarityView *self) { return gtk_label_get_text(self->info_label); }
+const char *atn_similarity_view_get_info(AtnSimilarityView *self) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), NULL);
+    return gtk_label_get_text(self->info_label);
+}
 
 static void load_chosen(GtkWidget *self, const char *path) { atn_similarity_view_load_corpus(ATN_SIMILARITY_VIEW(self), path); }
 
@@ -299,6 +305,7 @@ static void atn_similarity_view_map(GtkWidget *widget) {
 }
 
 void atn_similarity_view_compare(AtnSimilarityView *self, int a, int b) {
+    g_return_if_fail(ATN_IS_SIMILARITY_VIEW(self));
     const atn_similarity *sim = atn_similarity_map_get_similarity(self->map);
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (!sim || !r || a < 0 || b < 0 || a >= sim->count || b >= sim->count)
@@ -418,6 +425,7 @@ static void atn_similarity_view_init(AtnSimilarityView *self) {
 GtkWidget *atn_similarity_view_new(void) { return g_object_new(ATN_TYPE_SIMILARITY_VIEW, NULL); }
 
 void atn_similarity_view_set_session(AtnSimilarityView *self, AtnSession *session) {
+    g_return_if_fail(ATN_IS_SIMILARITY_VIEW(self));
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_set_object(&self->session, session);
@@ -430,12 +438,14 @@ void atn_similarity_view_set_session(AtnSimilarityView *self, AtnSession *sessio
 }
 
 void atn_similarity_view_set_colormap(AtnSimilarityView *self, atn_colormap cm) {
+    g_return_if_fail(ATN_IS_SIMILARITY_VIEW(self));
     atn_similarity_map_set_colormap(self->map, cm);
     atn_heatmap_set_colormap(self->heat_a, cm);
     atn_heatmap_set_colormap(self->heat_b, cm);
 }
 
 void atn_similarity_view_set_font_scale(AtnSimilarityView *self, double scale) {
+    g_return_if_fail(ATN_IS_SIMILARITY_VIEW(self));
     atn_similarity_map_set_font_scale(self->map, scale);
     atn_heatmap_set_font_scale(self->heat_a, scale);
     atn_heatmap_set_font_scale(self->heat_b, scale);
@@ -443,15 +453,23 @@ void atn_similarity_view_set_font_scale(AtnSimilarityView *self, double scale) {
 }
 
 void atn_similarity_view_set_metric(AtnSimilarityView *self, atn_metric metric) {
+    g_return_if_fail(ATN_IS_SIMILARITY_VIEW(self));
     gtk_drop_down_set_selected(self->metric_drop, metric);
 }
 
 void atn_similarity_view_set_scope(AtnSimilarityView *self, atn_scope scope) {
+    g_return_if_fail(ATN_IS_SIMILARITY_VIEW(self));
     gtk_drop_down_set_selected(self->scope_drop, scope);
 }
 
-AtnSimilarityMap *atn_similarity_view_get_map(AtnSimilarityView *self) { return self->map; }
-gboolean atn_similarity_view_get_busy(AtnSimilarityView *self) { return self->cancel != NULL; }
+AtnSimilarityMap *atn_similarity_view_get_map(AtnSimilarityView *self) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), NULL);
+    return self->map;
+}
+gboolean atn_similarity_view_get_busy(AtnSimilarityView *self) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), FALSE);
+    return self->cancel != NULL;
+}
 
 /* ---- AtnView ---------------------------------------------------------------------------------- */
 

@@ -183,6 +183,7 @@ static void corpus_done(GObject *source, GAsyncResult *res, gpointer data) {
 }
 
 void atn_stats_view_load_corpus(AtnStatsView *self, const char *path) {
+    g_return_if_fail(ATN_IS_STATS_VIEW(self));
     AtnModelHandle *m = self->session ? atn_session_get_model(self->session) : NULL;
     if (!m || !path)
         return;
@@ -213,22 +214,31 @@ void atn_stats_view_load_corpus(AtnStatsView *self, const char *path) {
                           corpus_done, st);
 }
 
-gboolean atn_stats_view_get_corpus_busy(AtnStatsView *self) { return self->corpus_cancel != NULL; }
+gboolean atn_stats_view_get_corpus_busy(AtnStatsView *self) {
+    g_return_val_if_fail(ATN_IS_STATS_VIEW(self), FALSE);
+    return self->corpus_cancel != NULL;
+}
 
 void atn_stats_view_cancel_corpus(AtnStatsView *self) {
+    g_return_if_fail(ATN_IS_STATS_VIEW(self));
     if (self->corpus_cancel)
         g_cancellable_cancel(self->corpus_cancel);
 }
 
 void atn_stats_view_show_sentence(AtnStatsView *self) {
+    g_return_if_fail(ATN_IS_STATS_VIEW(self));
     stop_corpus(self);
     g_clear_pointer(&self->corpus, atn_stats_free);
     refill(self);
 }
 
-const char *atn_stats_view_get_info(AtnStatsView *self) { return gtk_label_get_text(self->info_label); }
+const char *atn_stats_view_get_info(AtnStatsView *self) {
+    g_return_val_if_fail(ATN_IS_STATS_VIEW(self), NULL);
+    return gtk_label_get_text(self->info_label);
+}
 
 char *atn_stats_view_dup_csv(AtnStatsView *self, GError **error) {
+    g_return_val_if_fail(ATN_IS_STATS_VIEW(self), NULL);
     const atn_stats *st = self->corpus;
     atn_error err = {0};
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
@@ -285,6 +295,7 @@ static void atn_stats_view_map(GtkWidget *widget) {
 }
 
 void atn_stats_view_activate_row(AtnStatsView *self, guint i) {
+    g_return_if_fail(ATN_IS_STATS_VIEW(self));
     if (self->dirty)
         refill(self);
     g_autoptr(AtnHeadStat) row = g_list_model_get_item(G_LIST_MODEL(self->sorted), i);
@@ -298,12 +309,14 @@ static void on_activate(GtkColumnView *view, guint position, AtnStatsView *self)
 }
 
 GListModel *atn_stats_view_get_model(AtnStatsView *self) {
+    g_return_val_if_fail(ATN_IS_STATS_VIEW(self), NULL);
     if (self->dirty)
         refill(self);
     return G_LIST_MODEL(self->sorted);
 }
 
 void atn_stats_view_sort_by(AtnStatsView *self, const char *column, GtkSortType order) {
+    g_return_if_fail(ATN_IS_STATS_VIEW(self));
     GtkColumnViewColumn *col = g_hash_table_lookup(self->columns, column);
     gtk_column_view_sort_by_column(self->table, col, order);
 }
@@ -376,6 +389,7 @@ static void atn_stats_view_init(AtnStatsView *self) {
 GtkWidget *atn_stats_view_new(void) { return g_object_new(ATN_TYPE_STATS_VIEW, NULL); }
 
 void atn_stats_view_set_session(AtnStatsView *self, AtnSession *session) {
+    g_return_if_fail(ATN_IS_STATS_VIEW(self));
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_set_object(&self->session, session);

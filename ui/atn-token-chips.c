@@ -145,6 +145,7 @@ static void atn_token_chips_init(AtnTokenChips *self) {
 GtkWidget *atn_token_chips_new(void) { return g_object_new(ATN_TYPE_TOKEN_CHIPS, NULL); }
 
 void atn_token_chips_set_session(AtnTokenChips *self, AtnSession *session) {
+    g_return_if_fail(ATN_IS_TOKEN_CHIPS(self));
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_set_object(&self->session, session);
@@ -156,8 +157,12 @@ void atn_token_chips_set_session(AtnTokenChips *self, AtnSession *session) {
     rebuild(self);
 }
 
-int atn_token_chips_get_n_chips(AtnTokenChips *self) { return (int)self->chips->len; }
+int atn_token_chips_get_n_chips(AtnTokenChips *self) {
+    g_return_val_if_fail(ATN_IS_TOKEN_CHIPS(self), 0);
+    return (int)self->chips->len;
+}
 
 GtkWidget *atn_token_chips_get_chip(AtnTokenChips *self, int i) {
+    g_return_val_if_fail(ATN_IS_TOKEN_CHIPS(self), NULL);
     return i >= 0 && i < (int)self->chips->len ? g_ptr_array_index(self->chips, i) : NULL;
 }

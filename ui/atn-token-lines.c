@@ -176,7 +176,10 @@ static void atn_token_lines_snapshot(GtkWidget *widget, GtkSnapshot *s) {
 }
 
 /* TRUE while a worker is drawing (tests and benchmarks wait for it). */
-gboolean atn_token_lines_get_busy(AtnTokenLines *self) { return self->job != NULL; }
+gboolean atn_token_lines_get_busy(AtnTokenLines *self) {
+    g_return_val_if_fail(ATN_IS_TOKEN_LINES(self), FALSE);
+    return self->job != NULL;
+}
 
 static void atn_token_lines_measure(GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,
                                     int *natural, int *minimum_baseline, int *natural_baseline) {
@@ -262,6 +265,7 @@ static void atn_token_lines_init(AtnTokenLines *self) {
 GtkWidget *atn_token_lines_new(void) { return g_object_new(ATN_TYPE_TOKEN_LINES, NULL); }
 
 void atn_token_lines_set_session(AtnTokenLines *self, AtnSession *session) {
+    g_return_if_fail(ATN_IS_TOKEN_LINES(self));
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_set_object(&self->session, session);
@@ -275,6 +279,7 @@ void atn_token_lines_set_session(AtnTokenLines *self, AtnSession *session) {
 }
 
 void atn_token_lines_set_font_scale(AtnTokenLines *self, double scale) {
+    g_return_if_fail(ATN_IS_TOKEN_LINES(self));
     self->font_scale = scale;
     invalidate(self);
 }
@@ -299,6 +304,7 @@ static void lines_figure_draw(cairo_t *cr, double width, double height, void *da
 }
 
 AtnFigure *atn_token_lines_dup_figure(AtnTokenLines *self) {
+    g_return_val_if_fail(ATN_IS_TOKEN_LINES(self), NULL);
     lines_figure *f = g_new0(lines_figure, 1);
     atn_render_style_init(&f->style, FALSE);
     if (!fill_spec(self, &f->spec, &f->style)) {

@@ -271,6 +271,7 @@ static void build_inputs(AtnTraceView *self) {
 }
 
 GtkEditable *atn_trace_view_get_input_cell(AtnTraceView *self, atn_toy_matrix which, int row, int col) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
     build_inputs(self);
     g_autofree char *key = input_key(which, row, col);
     return g_hash_table_lookup(self->inputs, key);
@@ -382,6 +383,7 @@ static gboolean same_tokens(AtnResult *a, AtnResult *b) {
 }
 
 void atn_trace_view_refresh(AtnTraceView *self) {
+    g_return_if_fail(ATN_IS_TRACE_VIEW(self));
     self->dirty = FALSE;
     build_inputs(self);
     update_where(self);
@@ -462,6 +464,7 @@ static void atn_trace_view_map(GtkWidget *widget) {
 }
 
 void atn_trace_view_set_step(AtnTraceView *self, int step) {
+    g_return_if_fail(ATN_IS_TRACE_VIEW(self));
     if (step < -1 || step >= ATN_TRACE_STEP_COUNT)
         step = -1;
     self->step = step;
@@ -469,7 +472,10 @@ void atn_trace_view_set_step(AtnTraceView *self, int step) {
     scroll_to_step(self);
 }
 
-int atn_trace_view_get_step(AtnTraceView *self) { return self->step; }
+int atn_trace_view_get_step(AtnTraceView *self) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), 0);
+    return self->step;
+}
 
 static void on_prev(GtkButton *b, AtnTraceView *self) {
     atn_trace_view_set_step(self, self->step < 0 ? ATN_TRACE_STEP_COUNT - 1 : self->step - 1);
@@ -496,6 +502,7 @@ static gboolean on_key(GtkEventControllerKey *c, guint keyval, guint code, GdkMo
 }
 
 char *atn_trace_view_dup_step_text(AtnTraceView *self, atn_trace_step step) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
     if (self->dirty)
         atn_trace_view_refresh(self);
     tstep_widgets *w = &self->steps[step];
@@ -514,6 +521,7 @@ char *atn_trace_view_dup_step_text(AtnTraceView *self, atn_trace_step step) {
 }
 
 char *atn_trace_view_dup_markdown(AtnTraceView *self, GError **error) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
     if (self->dirty || !self->trace)
         atn_trace_view_refresh(self);
     if (!self->trace) {
@@ -641,6 +649,7 @@ static void atn_trace_view_init(AtnTraceView *self) {
 GtkWidget *atn_trace_view_new(void) { return g_object_new(ATN_TYPE_TRACE_VIEW, NULL); }
 
 void atn_trace_view_set_session(AtnTraceView *self, AtnSession *session) {
+    g_return_if_fail(ATN_IS_TRACE_VIEW(self));
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_set_object(&self->session, session);
@@ -654,14 +663,21 @@ void atn_trace_view_set_session(AtnTraceView *self, AtnSession *session) {
     mark_dirty(self);
 }
 
-void atn_trace_view_set_colormap(AtnTraceView *self, atn_colormap cm) { atn_heatmap_set_colormap(self->heatmap, cm); }
+void atn_trace_view_set_colormap(AtnTraceView *self, atn_colormap cm) {
+    g_return_if_fail(ATN_IS_TRACE_VIEW(self));
+    atn_heatmap_set_colormap(self->heatmap, cm);
+}
 
 void atn_trace_view_set_font_scale(AtnTraceView *self, double scale) {
+    g_return_if_fail(ATN_IS_TRACE_VIEW(self));
     self->font_scale = scale;
     atn_heatmap_set_font_scale(self->heatmap, scale);
 }
 
-AtnHeatmap *atn_trace_view_get_heatmap(AtnTraceView *self) { return self->heatmap; }
+AtnHeatmap *atn_trace_view_get_heatmap(AtnTraceView *self) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
+    return self->heatmap;
+}
 
 /* ---- AtnView ---------------------------------------------------------------------------------- */
 

@@ -66,6 +66,7 @@ static void view_action(GtkWidget *widget, const char *name, GVariant *param) {
 /* ---- toy models: saving, and not losing edits at close ------------------------------------- */
 
 gboolean atn_window_save_toy_to(AtnWindow *self, const char *path, GError **error) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), FALSE);
     AtnModelHandle *m = atn_session_get_model(self->session);
     if (!m || !atn_model_handle_is_toy(m)) {
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _("Only toy models can be saved."));

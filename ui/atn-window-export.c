@@ -16,6 +16,7 @@ static AtnFigure *current_figure(AtnWindow *self) {
 }
 
 gboolean atn_window_export_to(AtnWindow *self, const char *path, double scale, GError **error) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), FALSE);
     g_autoptr(AtnFigure) fig = current_figure(self);
     if (!fig) {
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("This view has nothing to export yet."));
@@ -124,12 +125,17 @@ static void export_all_action(GtkWidget *widget, const char *name, GVariant *par
 }
 
 void atn_window_export_all_heads_to(AtnWindow *self, const char *folder, const char *format, double scale) {
+    g_return_if_fail(ATN_IS_WINDOW(self));
     start_export_all(self, folder, format, scale);
 }
 
-gboolean atn_window_get_exporting(AtnWindow *self) { return self->export_cancel != NULL; }
+gboolean atn_window_get_exporting(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), FALSE);
+    return self->export_cancel != NULL;
+}
 
 void atn_window_cancel_export(AtnWindow *self) {
+    g_return_if_fail(ATN_IS_WINDOW(self));
     if (self->export_cancel)
         g_cancellable_cancel(self->export_cancel);
 }

@@ -31,10 +31,12 @@ void _atn_window_show_notice(AtnWindow *self, const char *message) {
 static void on_bar_response(GtkInfoBar *bar, int response, AtnWindow *self) { gtk_info_bar_set_revealed(bar, FALSE); }
 
 const char *atn_window_get_error(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
     return gtk_info_bar_get_revealed(self->error_bar) ? gtk_label_get_text(self->error_label) : NULL;
 }
 
 const char *atn_window_get_notice(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
     return gtk_info_bar_get_revealed(self->notice_bar) ? gtk_label_get_text(self->notice_label) : NULL;
 }
 
@@ -173,6 +175,7 @@ static void on_progress_cancel(GtkButton *b, AtnWindow *self) {
 }
 
 gboolean atn_window_get_open_progress_shown(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), FALSE);
     return gtk_revealer_get_reveal_child(self->progress_revealer) && !self->export_cancel;
 }
 
@@ -234,7 +237,10 @@ void _atn_window_set_example(AtnWindow *self, const char *example) {
     gtk_editable_set_text(GTK_EDITABLE(self->text_entry), parts[0] ? parts[0] : "");
 }
 
-void atn_window_set_text(AtnWindow *self, const char *text) { _atn_window_set_example(self, text); }
+void atn_window_set_text(AtnWindow *self, const char *text) {
+    g_return_if_fail(ATN_IS_WINDOW(self));
+    _atn_window_set_example(self, text);
+}
 
 /* A masked-word guess was clicked: it replaces its [MASK] (by the token's byte span) in the
  * sentence, or in the second sentence of a pair; a continuation piece joins the word before. */
@@ -371,13 +377,23 @@ static gboolean on_close_request(GtkWindow *window, gpointer data) {
     return TRUE;   /* not yet */
 }
 
-GtkWidget *atn_window_get_close_prompt(AtnWindow *self) { return self->close_prompt; }
+GtkWidget *atn_window_get_close_prompt(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return self->close_prompt;
+}
 
 /* ---- views ---------------------------------------------------------------------------------------- */
 
-void atn_window_show_view(AtnWindow *self, const char *name) { gtk_stack_set_visible_child_name(self->stack, name); }
-const char *atn_window_get_view(AtnWindow *self) { return gtk_stack_get_visible_child_name(self->stack); }
+void atn_window_show_view(AtnWindow *self, const char *name) {
+    g_return_if_fail(ATN_IS_WINDOW(self));
+    gtk_stack_set_visible_child_name(self->stack, name);
+}
+const char *atn_window_get_view(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return gtk_stack_get_visible_child_name(self->stack);
+}
 GtkWidget *atn_window_get_view_widget(AtnWindow *self, const char *name) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
     return gtk_stack_get_child_by_name(self->stack, name);
 }
 
@@ -385,8 +401,14 @@ AtnView *_atn_window_get_view(AtnWindow *self, const char *name) {
     GtkWidget *page = gtk_stack_get_child_by_name(self->stack, name);
     return page && ATN_IS_VIEW(page) ? ATN_VIEW(page) : NULL;
 }
-GtkWidget *atn_window_get_token_chips(AtnWindow *self) { return GTK_WIDGET(self->chips); }
-GtkWidget *atn_window_get_predictions(AtnWindow *self) { return GTK_WIDGET(self->predictions); }
+GtkWidget *atn_window_get_token_chips(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return GTK_WIDGET(self->chips);
+}
+GtkWidget *atn_window_get_predictions(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return GTK_WIDGET(self->predictions);
+}
 
 
 static void apply_style(AtnWindow *self) {
@@ -440,6 +462,7 @@ static void on_window_motion(GtkEventControllerMotion *c, double x, double y, At
 }
 
 void atn_window_set_presentation(AtnWindow *self, gboolean on) {
+    g_return_if_fail(ATN_IS_WINDOW(self));
     if (on == self->presentation)
         return;
     self->presentation = on;
@@ -598,4 +621,7 @@ AtnWindow *atn_window_new(GtkApplication *app, const char *model) {
     return self;
 }
 
-AtnSession *atn_window_get_session(AtnWindow *self) { return self->session; }
+AtnSession *atn_window_get_session(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return self->session;
+}
