@@ -1,0 +1,206 @@
+/* The Statistics view (ui/atn-stats-view.c) in a real window under Xvfb: sorting, activating a
+ * row, the corpus mode against the engine, and the head statistics computed once per result,
+ * in the worker (atn_stats_compute is wrapped at link time to count its callers).
+ *
+ * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
+#include "ui-test-util.h"
+
+/* Statistics: sortable, and a row opens its head. */
+static void test_stats_sort_activate(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    show_view(win, "statistics");
+    AtnStatsView *sv = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
+    atn_stats_view_sort_by(sv, "entropy", GTK_SORT_ASCENDING);
+    GListModel *m = atn_stats_view_get_model(sv);
+    g_assert_cmpuint(g_list_model_get_n_items(m), ==, 8);
+    double prev = -1;
+    for (guint i = 0; i < g_list_model_get_n_items(m); i++) {
+        g_autoptr(AtnHeadStat) row = g_list_model_get_item(m, i);
+        double e = atn_head_stat_get_stats(row)->entropy;
+        g_assert_cmpfloat(e, >=, prev);
+        prev = e;
+    }
+    g_autoptr(AtnHeadStat) last = g_list_model_get_item(m, 7);
+    atn_stats_view_activate_row(sv, 7);
+    AtnSession *s = atn_window_get_session(win);
+    g_assert_cmpint(atn_session_get_layer(s), ==, atn_head_stat_get_layer(last));
+    g_assert_cmpint(atn_session_get_head(s), ==, atn_head_stat_get_head(last));
+    g_assert_cmpstr(atn_window_get_view(win), ==, "head");
+    destroy_window(win);
+}
+
+static gboolean corpus_done(gpointer data) { return !atn_stats_view_get_corpus_busy(data); }
+
+/* The per-head numbers of the sentence typed now, by (layer, head), from the table. */
+static void sentence_rows(AtnStatsView *sv, atn_head_stats *out, int count) {
+    GListModel *m = atn_stats_view_get_model(sv);
+    g_assert_cmpuint(g_list_model_get_n_items(m), ==, (guint)count);
+    for (guint i = 0; i < (guint)count; i++) {
+        g_autoptr(AtnHeadStat) row = g_list_model_get_item(m, i);
+        int H = count / 2;   /* f32: 2 layers */
+        out[atn_head_stat_get_layer(row) * H + atn_head_stat_get_head(row)] = *atn_head_stat_get_stats(row);
+    }
+}
+
+/* Corpus mode: the table over a file equals the mean of the sentences' own tables (typed one
+ * by one); a line that is not UTF-8 is skipped and said; "This Sentence" goes back; a pass
+ * can be cancelled. */
+static void test_stats_corpus(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    show_view(win, "statistics");
+    AtnStatsView *sv = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
+    atn_head_stats a[8], b[8];
+    type_and_wait(win, "the cat sat on the mat");
+    sentence_rows(sv, a, 8);
+    type_and_wait(win, "we like tea");
+    sentence_rows(sv, b, 8);
+
+    g_autofree char *dir = g_dir_make_tmp("atn-corpus-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "corpus.txt", NULL);
+    static const char text[] = "the cat sat on the mat\n\nnot \xff utf-8\nwe like tea\n";
+    g_assert_true(g_file_set_contents(path, text, sizeof text - 1, NULL));
+    atn_stats_view_load_corpus(sv, path);
+    g_assert_true(atn_stats_view_get_corpus_busy(sv));
+    g_assert_true(wait_for(corpus_done, sv));
+    const char *info = atn_stats_view_get_info(sv);
+    g_test_message("%s", info);
+    g_assert_nonnull(strstr(info, "2 sentences"));
+    g_assert_nonnull(strstr(info, "1 line skipped"));
+    GListModel *m = atn_stats_view_get_model(sv);
+    g_assert_cmpuint(g_list_model_get_n_items(m), ==, 8);
+    for (guint i = 0; i < 8; i++) {
+        g_autoptr(AtnHeadStat) row = g_list_model_get_item(m, i);
+        int k = atn_head_stat_get_layer(row) * 4 + atn_head_stat_get_head(row);
+        const atn_head_stats *c = atn_head_stat_get_stats(row);
+        g_assert_cmpfloat_with_epsilon(c->prev, (a[k].prev + b[k].prev) / 2, 1e-9);
+        g_assert_cmpfloat_with_epsilon(c->entropy, (a[k].entropy + b[k].entropy) / 2, 1e-9);
+        g_assert_cmpfloat_with_epsilon(c->cls, (a[k].cls + b[k].cls) / 2, 1e-9);
+    }
+    /* exported as CSV: the command line's numbers for the same file, to the byte */
+    g_autoptr(GError) error = NULL;
+    g_autofree char *csv = atn_stats_view_dup_csv(sv, &error);
+    g_assert_nonnull(csv);
+    g_autofree char *cli_csv = g_build_filename(dir, "cli.csv", NULL);
+    {
+        g_autofree char *exe = g_build_filename(g_getenv("ATN_BUILD_ROOT"), "app", "attnscope", NULL);
+        const char *argv[] = {exe, "stats", "--model", f32_model, "--corpus", path, "--format", "csv", "-o", cli_csv, NULL};
+        int status = 0;
+        g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL,
+                                   &status, NULL));
+        g_assert_true(g_spawn_check_wait_status(status, NULL));
+        g_autofree char *want = NULL;
+        g_assert_true(g_file_get_contents(cli_csv, &want, NULL, NULL));
+        g_assert_cmpstr(csv, ==, want);
+        g_unlink(cli_csv);
+    }
+    /* a new sentence does not replace the corpus numbers; This Sentence does */
+    type_and_wait(win, "the mat");
+    g_assert_nonnull(strstr(atn_stats_view_get_info(sv), "2 sentences"));
+    atn_stats_view_show_sentence(sv);
+    g_assert_null(strstr(atn_stats_view_get_info(sv), "sentences of"));
+
+    /* cancelled at once: the sentence's numbers stay */
+    atn_stats_view_load_corpus(sv, path);
+    atn_stats_view_cancel_corpus(sv);
+    g_assert_true(wait_for(corpus_done, sv));
+    g_assert_null(strstr(atn_stats_view_get_info(sv), "sentences of"));
+    /* a file that is not there: said, nothing replaced */
+    g_autofree char *missing = g_build_filename(dir, "missing.txt", NULL);
+    atn_stats_view_load_corpus(sv, missing);
+    g_assert_true(wait_for(corpus_done, sv));
+    g_assert_nonnull(strstr(atn_stats_view_get_info(sv), "missing.txt"));
+    destroy_window(win);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+
+/* ---- head statistics once per result ----------------------------------------------------------- */
+
+/* atn_stats_compute, wrapped at link time (meson: -Wl,--wrap): counts every call from the UI
+ * library and those made on the main thread, then runs the real one. */
+static GThread *main_thread;
+static gint n_computed, n_on_main;
+atn_status __real_atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error *err);
+atn_status __wrap_atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error *err);
+atn_status __wrap_atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error *err) {
+    g_atomic_int_inc(&n_computed);
+    if (g_thread_self() == main_thread)
+        g_atomic_int_inc(&n_on_main);
+    return __real_atn_stats_compute(cap, out, err);
+}
+
+static char *stats_csv(const atn_stats *st) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    g_assert_nonnull(f);
+    g_assert_cmpint(atn_stats_write_csv(st, f, NULL), ==, ATN_OK);
+    fclose(f);
+    return text;
+}
+
+/* Head statistics are computed once per result, in the worker thread that ran the model:
+ * showing every view (the Model grid's pattern labels, the Statistics table), exporting the
+ * CSV, picking other heads and drawing again compute none, and all of them show the
+ * result's own atn_result_get_stats. */
+static void test_stats_once_per_result(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    for (int round = 0; round < 2; round++) {
+        g_atomic_int_set(&n_computed, 0);
+        g_atomic_int_set(&n_on_main, 0);
+        /* one text, straight to the session: exactly one run, nothing cancelled */
+        model_wait w = {win, NULL, atn_session_get_n_runs(s)};
+        atn_session_set_text(s, round ? "we like tea" : "the dog ran to the cat", NULL);
+        g_assert_true(wait_for(idle_with_result, &w));
+        guint runs = atn_session_get_n_runs(s) - w.runs;
+        g_assert_cmpuint(runs, ==, 1);
+        AtnResult *r = atn_session_get_result(s);
+        const atn_stats *st = atn_result_get_stats(r);
+        g_assert_nonnull(st);
+        g_assert_null(atn_result_get_stats_error(r));
+        g_assert_true(atn_result_get_stats(r) == st);   /* cached, not recomputed */
+
+        const char *views[] = {"head", "model", "similarity", "trace", "statistics"};
+        for (guint i = 0; i < G_N_ELEMENTS(views); i++)
+            show_view(win, views[i]);
+        AtnStatsView *sv = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
+        atn_head_stats rows[8];
+        sentence_rows(sv, rows, 8);
+        for (int k = 0; k < 8; k++) {   /* the table shows the result's numbers, bit for bit */
+            g_assert_cmpfloat(rows[k].entropy, ==, st->heads[k].entropy);
+            g_assert_cmpfloat(rows[k].prev, ==, st->heads[k].prev);
+            g_assert_cmpfloat(rows[k].cls, ==, st->heads[k].cls);
+            g_assert_cmpint(rows[k].pattern, ==, st->heads[k].pattern);
+        }
+        g_autoptr(GError) error = NULL;
+        g_autofree char *csv = atn_stats_view_dup_csv(sv, &error);
+        g_assert_no_error(error);
+        char *want = stats_csv(st);
+        g_assert_cmpstr(csv, ==, want);
+        free(want);
+        atn_session_select_head(s, 1, 2);
+        show_view(win, "model");
+        show_view(win, "head");
+        settle(50);
+
+        g_assert_cmpint(g_atomic_int_get(&n_on_main), ==, 0);
+        g_assert_cmpint(g_atomic_int_get(&n_computed), ==, (int)runs);
+    }
+    destroy_window(win);
+}
+
+int main(int argc, char **argv) {
+    main_thread = g_thread_self();
+    if (!ui_test_init(&argc, &argv))
+        return 0;
+    g_test_add_func("/ui/stats-sort-activate", test_stats_sort_activate);
+    g_test_add_func("/ui/stats-corpus", test_stats_corpus);
+    g_test_add_func("/ui/stats-once-per-result", test_stats_once_per_result);
+    return g_test_run();
+}

@@ -1,0 +1,169 @@
+/* Shared helpers of the window tests (see ui-test-util.h). */
+#include "ui-test-util.h"
+
+char *f32_model;
+
+gboolean ui_test_init(int *argc, char ***argv) {
+    atn_gui_init_i18n();
+    g_test_init(argc, argv, NULL);
+    if (!gtk_init_check()) {
+        printf("1..0 # SKIP no display\n");
+        return FALSE;
+    }
+    atn_gui_load_css();
+    const char *src = g_getenv("ATN_SOURCE_ROOT");
+    f32_model = g_build_filename(src ? src : ".", "tests", "hf", "models", "f32", NULL);
+    return TRUE;
+}
+gboolean wait_for(cond_fn cond, gpointer data) {
+    gint64 t0 = g_get_monotonic_time();
+    while (!cond(data)) {
+        if (g_get_monotonic_time() - t0 > TIMEOUT_MS * 1000)
+            return FALSE;
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+    /* let pending layout and draws settle */
+    for (int i = 0; i < 20; i++)
+        while (g_main_context_iteration(NULL, FALSE))
+            ;
+    return TRUE;
+}
+
+void settle(int ms) {
+    gint64 t0 = g_get_monotonic_time();
+    while (g_get_monotonic_time() - t0 < ms * 1000) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+}
+
+gboolean idle_with_result(gpointer data) {
+    model_wait *w = data;
+    AtnSession *s = atn_window_get_session(w->win);
+    AtnModelHandle *m = atn_session_get_model(s);
+    return m && !atn_session_get_busy(s) && atn_session_get_result(s) &&
+           atn_result_get_model(atn_session_get_result(s)) == m && atn_session_get_n_runs(s) > w->runs &&
+           (!w->name || !g_strcmp0(atn_model_handle_get_source(m), w->name));
+}
+
+AtnWindow *new_window(void) {
+    AtnWindow *win = g_object_new(ATN_TYPE_WINDOW, "default-width", 1200, "default-height", 780, NULL);
+    gtk_window_present(GTK_WINDOW(win));
+    return win;
+}
+
+void open_and_wait(AtnWindow *win, const char *source) {
+    AtnSession *s = atn_window_get_session(win);
+    model_wait w = {win, source, atn_session_get_n_runs(s)};
+    atn_session_open_model(s, source);
+    g_assert_true(wait_for(idle_with_result, &w));
+}
+
+void type_and_wait(AtnWindow *win, const char *text) {
+    AtnSession *s = atn_window_get_session(win);
+    model_wait w = {win, NULL, atn_session_get_n_runs(s)};
+    atn_window_set_text(win, text);
+    g_assert_true(wait_for(idle_with_result, &w));
+}
+
+gboolean is_drawable(gpointer data) {
+    GtkWidget *w = data;
+    return gtk_widget_get_mapped(w) && gtk_widget_get_width(w) > 0 && gtk_widget_get_height(w) > 0;
+}
+
+void show_view(AtnWindow *win, const char *name) {
+    atn_window_show_view(win, name);
+    g_assert_true(wait_for(is_drawable, atn_window_get_view_widget(win, name)));
+}
+
+/* Draws a widget as the next frame would and returns its pixels. */
+GBytes *render_widget(GtkWidget *w, int *width, int *height) {
+    g_autoptr(GdkTexture) tex = atn_gui_render_widget(w);
+    g_assert_nonnull(tex);
+    *width = gdk_texture_get_width(tex);
+    *height = gdk_texture_get_height(tex);
+    gsize stride = (gsize)*width * 4, size = stride * *height;
+    guchar *data = g_malloc(size);
+    gdk_texture_download(tex, data, stride);
+    return g_bytes_new_take(data, size);
+}
+
+void destroy_window(AtnWindow *win) {
+    gtk_window_destroy(GTK_WINDOW(win));
+    settle(20);
+}
+
+AtnHeatmap *head_heatmap(AtnWindow *win) {
+    return atn_head_view_get_heatmap(ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head")));
+}
+
+/* The number of tokens the engine makes of text (independent of the window's path). */
+int engine_token_count(const char *model, const char *text) {
+    atn_error err = {0};
+    atn_model *m = atn_model_open(model, NULL, NULL, &err);
+    g_assert_nonnull(m);
+    atn_encoding *enc = NULL;
+    g_assert_cmpint(atn_model_encode(m, text, NULL, &enc, &err), ==, ATN_OK);
+    int n = enc->n;
+    atn_encoding_free(enc);
+    atn_model_free(m);
+    return n;
+}
+
+/* Clicks a widget at (x, y) through its click gesture, as a pointer press would. */
+void click(GtkWidget *w, double x, double y) {
+    g_autoptr(GListModel) ctl = gtk_widget_observe_controllers(w);
+    for (guint i = 0; i < g_list_model_get_n_items(ctl); i++) {
+        g_autoptr(GObject) c = g_list_model_get_item(ctl, i);
+        if (GTK_IS_GESTURE_CLICK(c)) {
+            g_signal_emit_by_name(c, "pressed", 1, x, y);
+            return;
+        }
+    }
+    g_assert_not_reached();
+}
+
+
+gboolean similarity_ready(gpointer data) {
+    AtnSimilarityView *v = data;
+    return !atn_similarity_view_get_busy(v) && atn_similarity_map_get_similarity(atn_similarity_view_get_map(v));
+}
+
+gboolean png_size(const char *path, int *w, int *h) {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GdkTexture) t = gdk_texture_new_from_filename(path, &error);
+    if (!t)
+        return FALSE;
+    *w = gdk_texture_get_width(t);
+    *h = gdk_texture_get_height(t);
+    return TRUE;
+}
+
+void cli_export(const char *const *extra, const char *out) {
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_autofree char *exe = g_build_filename(g_getenv("ATN_BUILD_ROOT"), "app", "attnscope", NULL);
+    g_ptr_array_add(argv, exe);
+    for (const char *const *e = extra; *e; e++)
+        g_ptr_array_add(argv, (char *)*e);
+    g_ptr_array_add(argv, "-o");
+    g_ptr_array_add(argv, (char *)out);
+    g_ptr_array_add(argv, NULL);
+    int status = 0;
+    g_autofree char *err = NULL;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
+                               &status, &error));
+    if (!g_spawn_check_wait_status(status, NULL))
+        g_error("attnscope export failed: %s", err);
+}
+
+void compare_pngs(const char *gui, const char *cli) {
+    int gw = 0, gh = 0, cw = 0, ch = 0;
+    g_assert_true(png_size(gui, &gw, &gh));
+    g_assert_true(png_size(cli, &cw, &ch));
+    g_assert_cmpint(gw, ==, cw);
+    g_assert_cmpint(gh, ==, ch);
+}
+
+gboolean not_opening(gpointer data) { return atn_session_get_opening(data) == NULL; }

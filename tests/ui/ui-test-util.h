@@ -1,0 +1,73 @@
+/* Shared helpers of the window tests (tests/ui/test-*.c): a real AtnWindow under Xvfb, the
+ * f32 test model, waiting for the worker thread, drawing widgets, the command line for
+ * comparisons.  Each test program calls ui_test_init first. */
+#pragma once
+
+#include <cjson/cJSON.h>
+#include <glib/gstdio.h>
+#include <gtk/gtk.h>
+#include <math.h>
+#include <string.h>
+
+#include "atn-application.h"
+#include "atn-gui-bench.h"
+#include "atn-head-stat.h"
+#include "atn-head-view.h"
+#include "atn-heatmap.h"
+#include "atn-model-grid-view.h"
+#include "atn-predictions.h"
+#include "atn-prefs.h"
+#include "atn-similarity-map.h"
+#include "atn-similarity-view.h"
+#include "atn-stats-view.h"
+#include "atn-token-chips.h"
+#include "atn-trace-view.h"
+#include "atn-window.h"
+
+#define TIMEOUT_MS 60000
+
+extern char *f32_model;   /* tests/hf/models/f32: 2 layers x 4 heads, 48-word vocabulary, 24 positions */
+
+/* Sets up GTest, the translations, GTK and the CSS, and f32_model.  FALSE when there is no
+ * display: the caller returns 0 (it has printed the TAP skip line). */
+gboolean ui_test_init(int *argc, char ***argv);
+
+typedef gboolean (*cond_fn)(gpointer);
+
+typedef struct model_wait {
+    AtnWindow *win;
+    const char *name;
+    guint runs;   /* wait for more runs than this */
+} model_wait;
+
+/* Runs the main loop until cond(data) holds (FALSE after TIMEOUT_MS), then lets layout and
+ * draws settle. */
+gboolean wait_for(cond_fn cond, gpointer data);
+/* Runs the main loop for ms milliseconds. */
+void settle(int ms);
+/* A model_wait: the session is idle with a result of its model, after more than runs runs. */
+gboolean idle_with_result(gpointer data);
+/* A presented 1200x780 window; open_and_wait / type_and_wait open a model / set the text and
+ * wait for the result; show_view shows a view page and waits until it is drawable. */
+AtnWindow *new_window(void);
+void open_and_wait(AtnWindow *win, const char *source);
+void type_and_wait(AtnWindow *win, const char *text);
+gboolean is_drawable(gpointer data);
+void show_view(AtnWindow *win, const char *name);
+/* Draws a widget as the next frame would and returns its pixels. */
+GBytes *render_widget(GtkWidget *w, int *width, int *height);
+void destroy_window(AtnWindow *win);
+AtnHeatmap *head_heatmap(AtnWindow *win);
+/* The number of tokens the engine makes of text (independent of the window's path). */
+int engine_token_count(const char *model, const char *text);
+/* Clicks a widget at (x, y) through its click gesture, as a pointer press would. */
+void click(GtkWidget *w, double x, double y);
+/* An AtnSimilarityView that is done computing and shows a similarity. */
+gboolean similarity_ready(gpointer data);
+gboolean png_size(const char *path, int *w, int *h);
+/* Runs `attnscope <extra> -o out` (the command line beside the test); compare_pngs asserts two
+ * PNGs have the same size. */
+void cli_export(const char *const *extra, const char *out);
+void compare_pngs(const char *gui, const char *cli);
+/* An AtnSession with no open in progress. */
+gboolean not_opening(gpointer data);
