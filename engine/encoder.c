@@ -138,8 +138,10 @@ void atn_attention(float *ctx, float *att, const float *q, const float *k, const
     }
 }
 
-/* hidden0[n,d] = LayerNorm(word[id] + pos[i] + type[t]), or the toy model's given vectors. */
-static void embeddings_forward(float *hidden0, const atn_model *m, const atn_encoding *enc) {
+/* hidden0[n,d] = LayerNorm(word[id] + pos[pos_ids[i]] + type[t]), or the toy model's given
+ * vectors.  Position ids come from the family's rule (act->pos_ids, made by engine/run.c);
+ * a family without token types has no type embeddings (type_emb NULL). */
+static void embeddings_forward(float *hidden0, const atn_model *m, const atn_encoding *enc, const int32_t *pos_ids) {
     const atn_config *c = &m->cfg;
     int32_t n = enc->n, d = c->d_model;
     if (!c->use_embeddings) {
@@ -150,10 +152,15 @@ static void embeddings_forward(float *hidden0, const atn_model *m, const atn_enc
     for (int32_t i = 0; i < n; i++) {
         float *x = hidden0 + (size_t)i * d;
         const float *we = w->word_emb + (size_t)enc->ids[i] * d;
-        const float *pe = w->pos_emb + (size_t)i * d;
-        const float *te = w->type_emb + (size_t)enc->type_ids[i] * d;
-        for (int32_t j = 0; j < d; j++)
-            x[j] = we[j] + pe[j] + te[j];
+        const float *pe = w->pos_emb + (size_t)pos_ids[i] * d;
+        if (w->type_emb) {
+            const float *te = w->type_emb + (size_t)enc->type_ids[i] * d;
+            for (int32_t j = 0; j < d; j++)
+                x[j] = we[j] + pe[j] + te[j];
+        } else {
+            for (int32_t j = 0; j < d; j++)
+                x[j] = we[j] + pe[j];
+        }
     }
     atn_layernorm(hidden0, hidden0, w->emb_ln_g, w->emb_ln_b, n, d, c->ln_eps);
 }
@@ -487,7 +494,7 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     size_t nd = (size_t)n * d;
     for (int32_t j = 0; j < n; j++)
         a->mask_add[j] = enc->mask[j] ? 0.0f : ATN_MASK_MIN;
-    embeddings_forward(a->hidden, m, enc);
+    embeddings_forward(a->hidden, m, enc, a->pos_ids);
     a->nonfinite_layer = all_finite(a->hidden, nd) ? -1 : 0;
     if (fast_path_applies(m)) {
         atn_status st = fast_forward(m, enc, a, opts, err);

@@ -19,6 +19,9 @@ typedef struct atn_activations {
     float *h1;            /* [n][d] scratch: after attention + residual + LayerNorm */
     float *ffn;           /* [n][f] scratch */
     float *mask_add;      /* [n] additive mask per key: 0 or -FLT_MAX (HF's finfo.min) */
+    int32_t *pos_ids;     /* [n] row of the position embeddings of each token (engine/run.c
+                             fills it by the model family's rule before the forward; every
+                             backend's embeddings read it) */
     int32_t nonfinite_layer;
 } atn_activations;
 

@@ -1,14 +1,17 @@
-/* Opening a Hugging Face BERT folder: config.json, model.safetensors (or a sharded
- * model.safetensors.index.json) and vocab.txt (+ tokenizer_config.json).
+/* Opening a Hugging Face model folder: config.json, model.safetensors (or a sharded
+ * model.safetensors.index.json) and the vocabulary (vocab.txt + tokenizer_config.json).
  *
- * Tensor names are Hugging Face's, with or without the "bert." prefix of task models
- * (BertForMaskedLM, BertForPreTraining, BertForSequenceClassification ...), old
- * LayerNorm.gamma/beta names, with or without pooler.*.  Every tensor the encoder needs
- * is checked against the shape config.json implies before anything is used.
+ * config.json's "model_type" picks the model family (engine/family.h), whose table gives
+ * the config keys, the tensor names, the prefixes of task checkpoints (BERT: "bert." of
+ * BertForMaskedLM, BertForPreTraining, BertForSequenceClassification ..., or none), whether
+ * old LayerNorm.gamma/beta names are accepted, the masked-LM head and the tokenizer.
+ * Tensors the encoder does not read (pooler.* ...) are ignored.  Every tensor the encoder
+ * needs is checked against the shape config.json implies before anything is used.
  *
  * F32 tensors are used in place from the mapping (no copy); F16/BF16 tensors, and F32
  * tensors whose data is not 4-byte aligned in the file, are converted into one block the
  * model owns.  Mappings no tensor points into are released at the end. */
+#include "family.h"
 #include "files.h"
 #include "fp16.h"
 #include "model-private.h"
@@ -52,7 +55,8 @@ typedef struct hf_loader {
     cJSON *index;                     /* the parsed index (sharded only) */
     const cJSON *weight_map;
 
-    const char *prefix;               /* "" or "bert." */
+    const atn_family *fam;            /* from config.json's model_type */
+    const char *prefix;               /* one of fam->tensors.prefixes */
     hf_pending *todo;
     int32_t n_todo, cap_todo;
 } hf_loader;
@@ -135,9 +139,10 @@ static const char *json_type_name(const cJSON *item) {
 /* ---- config.json ------------------------------------------------------------ */
 
 /* An integer key in [min, max]; when absent, def unless required. */
+/* A NULL key: the family has no such key, def is used. */
 static atn_status cfg_int(const char *path, const cJSON *root, const char *key, bool required,
                           int32_t def, int32_t min, int32_t max, int32_t *out, atn_error *err) {
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, key);
+    const cJSON *item = key ? cJSON_GetObjectItemCaseSensitive(root, key) : NULL;
     if (!item) {
         if (required)
             return atn_error_set(err, ATN_E_FORMAT, "%s: missing key \"%s\"", path, key);
@@ -162,7 +167,7 @@ static atn_status cfg_int(const char *path, const cJSON *root, const char *key, 
 
 static atn_status cfg_string(const char *path, const cJSON *root, const char *key,
                              const char *def, const char **out, atn_error *err) {
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, key);
+    const cJSON *item = key ? cJSON_GetObjectItemCaseSensitive(root, key) : NULL;
     if (!item || cJSON_IsNull(item)) {
         *out = def;
         return ATN_OK;
@@ -190,32 +195,32 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
 
     memset(c, 0, sizeof *c);
     const char *model_type = "", *act = "", *pos_type = "";
-    /* Defaults are BertConfig's, so a sparse config reads as transformers reads it. */
-    if ((st = cfg_string(path, root, "model_type", "bert", &model_type, L->err)) ||
-        (st = cfg_int(path, root, "hidden_size", true, 0, 1, 65536, &c->d_model, L->err)) ||
-        (st = cfg_int(path, root, "num_hidden_layers", true, 0, 1, 1000, &c->n_layers, L->err)) ||
-        (st = cfg_int(path, root, "num_attention_heads", true, 0, 1, 65536, &c->n_heads,
-                      L->err)) ||
-        (st = cfg_int(path, root, "intermediate_size", true, 0, 1, 1 << 20, &c->d_ffn,
-                      L->err)) ||
-        (st = cfg_int(path, root, "vocab_size", true, 0, 1, 1 << 26, &c->vocab_size, L->err)) ||
-        (st = cfg_int(path, root, "max_position_embeddings", false, 512, 1, 1 << 20,
+    /* an absent model_type reads as BERT, as it always has (old BERT configs have none) */
+    if ((st = cfg_string(path, root, "model_type", "bert", &model_type, L->err)))
+        goto done;
+    if (!(L->fam = atn_family_lookup(model_type, path, L->err))) {
+        st = ATN_E_UNSUPPORTED;
+        goto done;
+    }
+    /* the keys and defaults are the family's (its transformers config class's) */
+    const atn_family_config *k = &L->fam->config;
+    if ((st = cfg_int(path, root, k->d_model, true, 0, 1, 65536, &c->d_model, L->err)) ||
+        (st = cfg_int(path, root, k->n_layers, true, 0, 1, 1000, &c->n_layers, L->err)) ||
+        (st = cfg_int(path, root, k->n_heads, true, 0, 1, 65536, &c->n_heads, L->err)) ||
+        (st = cfg_int(path, root, k->d_ffn, true, 0, 1, 1 << 20, &c->d_ffn, L->err)) ||
+        (st = cfg_int(path, root, k->vocab_size, true, 0, 1, 1 << 26, &c->vocab_size, L->err)) ||
+        (st = cfg_int(path, root, k->max_positions, false, k->max_positions_default, 1, 1 << 20,
                       &c->max_positions, L->err)) ||
-        (st = cfg_int(path, root, "type_vocab_size", false, 2, 1, 1 << 16, &c->type_vocab_size,
-                      L->err)) ||
-        (st = cfg_string(path, root, "hidden_act", "gelu", &act, L->err)) ||
-        (st = cfg_string(path, root, "position_embedding_type", "absolute", &pos_type,
+        (st = cfg_int(path, root, k->type_vocab_size, false, k->type_vocab_size_default, 1,
+                      1 << 16, &c->type_vocab_size, L->err)) ||
+        (st = cfg_string(path, root, k->act, k->act_default, &act, L->err)) ||
+        (st = cfg_string(path, root, k->position_type, k->position_type_default, &pos_type,
                          L->err)))
         goto done;
 
-    if (strcmp(model_type, "bert") != 0) {
-        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"model_type\" is \"%.64s\"; only "
-                           "\"bert\" models are supported", path, model_type);
-        goto done;
-    }
     if (strcmp(pos_type, "absolute") != 0) {
-        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"position_embedding_type\" is "
-                           "\"%.64s\"; only \"absolute\" is supported", path, pos_type);
+        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"%s\" is \"%.64s\"; only "
+                           "\"absolute\" is supported", path, k->position_type, pos_type);
         goto done;
     }
     if (strcmp(act, "gelu") == 0)
@@ -225,29 +230,29 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
     else if (strcmp(act, "relu") == 0)
         c->act = ATN_ACT_RELU;
     else {
-        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"hidden_act\" is \"%.64s\"; "
-                           "supported: gelu, gelu_new, gelu_pytorch_tanh, relu", path, act);
+        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"%s\" is \"%.64s\"; supported: "
+                           "gelu, gelu_new, gelu_pytorch_tanh, relu", path, k->act, act);
         goto done;
     }
 
-    const cJSON *eps = cJSON_GetObjectItemCaseSensitive(root, "layer_norm_eps");
-    c->ln_eps = 1e-12f;
+    const cJSON *eps = k->ln_eps ? cJSON_GetObjectItemCaseSensitive(root, k->ln_eps) : NULL;
+    c->ln_eps = k->ln_eps_default;
     if (eps) {
         if (!cJSON_IsNumber(eps)) {
-            st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"layer_norm_eps\" must be a number, "
-                               "not %s", path, json_type_name(eps));
+            st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"%s\" must be a number, not %s", path,
+                               k->ln_eps, json_type_name(eps));
             goto done;
         }
         if (!(eps->valuedouble > 0 && eps->valuedouble < 1)) {
-            st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"layer_norm_eps\" is %g; expected a "
-                               "small positive number", path, eps->valuedouble);
+            st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"%s\" is %g; expected a small "
+                               "positive number", path, k->ln_eps, eps->valuedouble);
             goto done;
         }
         c->ln_eps = (float)eps->valuedouble;
     }
     if (c->d_model % c->n_heads != 0) {
-        st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"hidden_size\" %d is not a multiple of "
-                           "\"num_attention_heads\" %d", path, c->d_model, c->n_heads);
+        st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"%s\" %d is not a multiple of \"%s\" %d",
+                           path, k->d_model, c->d_model, k->n_heads, c->n_heads);
         goto done;
     }
     c->d_head = c->d_model / c->n_heads;
@@ -367,8 +372,24 @@ static bool has_tensor(hf_loader *L, const char *name) {
 
 /* ---- tensors ---------------------------------------------------------------- */
 
+/* The family's name prefix this checkpoint uses: the first whose word embeddings are
+ * there, else the last one listed (so a missing tensor is named without a prefix). */
+static const char *choose_prefix(hf_loader *L) {
+    const atn_family_tensors *T = &L->fam->tensors;
+    const char *last = "";
+    for (const char *const *p = T->prefixes; *p; p++) {
+        char name[600];
+        snprintf(name, sizeof name, "%s%s", *p, T->word_emb);
+        if (has_tensor(L, name))
+            return *p;
+        last = *p;
+    }
+    return last;
+}
+
 /* Binds *dst to the tensor named (prefix +) name, of shape [d0] or [d0, d1] (d1 < 0: 1-D).
- * Legacy LayerNorm.gamma/beta names are tried when LayerNorm.weight/bias are absent.
+ * Legacy LayerNorm.gamma/beta names are tried when LayerNorm.weight/bias are absent and the
+ * family accepts them.
  * An optional tensor that is absent leaves *dst NULL. */
 static atn_status want(hf_loader *L, const float **dst, bool optional, const char *prefix,
                        int64_t d0, int64_t d1, const char *fmt, ...)
@@ -386,10 +407,11 @@ static atn_status want(hf_loader *L, const float **dst, bool optional, const cha
     int32_t file = 0;
     const atn_st_tensor *t = find_tensor(L, name, &file);
     size_t n = strlen(name);
-    if (!t && n > 16 && strcmp(name + n - 16, "LayerNorm.weight") == 0) {
+    bool legacy_ok = L->fam->tensors.legacy_layernorm;
+    if (!t && legacy_ok && n > 16 && strcmp(name + n - 16, "LayerNorm.weight") == 0) {
         snprintf(legacy, sizeof legacy, "%.*sLayerNorm.gamma", (int)(n - 16), name);
         t = find_tensor(L, legacy, &file);
-    } else if (!t && n > 14 && strcmp(name + n - 14, "LayerNorm.bias") == 0) {
+    } else if (!t && legacy_ok && n > 14 && strcmp(name + n - 14, "LayerNorm.bias") == 0) {
         snprintf(legacy, sizeof legacy, "%.*sLayerNorm.beta", (int)(n - 14), name);
         t = find_tensor(L, legacy, &file);
     }
@@ -443,15 +465,15 @@ static atn_status bind_weights(hf_loader *L) {
     atn_weights *w = &L->model->w;
     int64_t d = c->d_model, f = c->d_ffn, V = c->vocab_size;
     const char *p = L->prefix;
+    const atn_family_tensors *T = &L->fam->tensors;
     atn_status st;
 
-    if ((st = want(L, &w->word_emb, false, p, V, d, "embeddings.word_embeddings.weight")) ||
-        (st = want(L, &w->pos_emb, false, p, c->max_positions, d,
-                   "embeddings.position_embeddings.weight")) ||
-        (st = want(L, &w->type_emb, false, p, c->type_vocab_size, d,
-                   "embeddings.token_type_embeddings.weight")) ||
-        (st = want(L, &w->emb_ln_g, false, p, d, -1, "embeddings.LayerNorm.weight")) ||
-        (st = want(L, &w->emb_ln_b, false, p, d, -1, "embeddings.LayerNorm.bias")))
+    if ((st = want(L, &w->word_emb, false, p, V, d, "%s", T->word_emb)) ||
+        (st = want(L, &w->pos_emb, false, p, c->max_positions, d, "%s", T->pos_emb)) ||
+        (L->fam->token_types &&
+         (st = want(L, &w->type_emb, false, p, c->type_vocab_size, d, "%s", T->type_emb))) ||
+        (st = want(L, &w->emb_ln_g, false, p, d, -1, "%s", T->emb_ln_w)) ||
+        (st = want(L, &w->emb_ln_b, false, p, d, -1, "%s", T->emb_ln_b)))
         return st;
 
     w->layers = calloc((size_t)c->n_layers, sizeof *w->layers);
@@ -459,44 +481,38 @@ static atn_status bind_weights(hf_loader *L) {
         return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
     for (int32_t i = 0; i < c->n_layers; i++) {
         atn_layer_weights *l = &w->layers[i];
-        const char *e = "encoder.layer";
-        if ((st = want(L, &l->wq, false, p, d, d, "%s.%d.attention.self.query.weight", e, i)) ||
-            (st = want(L, &l->bq, false, p, d, -1, "%s.%d.attention.self.query.bias", e, i)) ||
-            (st = want(L, &l->wk, false, p, d, d, "%s.%d.attention.self.key.weight", e, i)) ||
-            (st = want(L, &l->bk, false, p, d, -1, "%s.%d.attention.self.key.bias", e, i)) ||
-            (st = want(L, &l->wv, false, p, d, d, "%s.%d.attention.self.value.weight", e, i)) ||
-            (st = want(L, &l->bv, false, p, d, -1, "%s.%d.attention.self.value.bias", e, i)) ||
-            (st = want(L, &l->wo, false, p, d, d, "%s.%d.attention.output.dense.weight", e, i)) ||
-            (st = want(L, &l->bo, false, p, d, -1, "%s.%d.attention.output.dense.bias", e, i)) ||
-            (st = want(L, &l->ln1_g, false, p, d, -1, "%s.%d.attention.output.LayerNorm.weight",
-                       e, i)) ||
-            (st = want(L, &l->ln1_b, false, p, d, -1, "%s.%d.attention.output.LayerNorm.bias",
-                       e, i)) ||
-            (st = want(L, &l->w1, false, p, f, d, "%s.%d.intermediate.dense.weight", e, i)) ||
-            (st = want(L, &l->b1, false, p, f, -1, "%s.%d.intermediate.dense.bias", e, i)) ||
-            (st = want(L, &l->w2, false, p, d, f, "%s.%d.output.dense.weight", e, i)) ||
-            (st = want(L, &l->b2, false, p, d, -1, "%s.%d.output.dense.bias", e, i)) ||
-            (st = want(L, &l->ln2_g, false, p, d, -1, "%s.%d.output.LayerNorm.weight", e, i)) ||
-            (st = want(L, &l->ln2_b, false, p, d, -1, "%s.%d.output.LayerNorm.bias", e, i)))
+        const char *e = T->layer;
+        if ((st = want(L, &l->wq, false, p, d, d, "%s%d.%s", e, i, T->wq)) ||
+            (st = want(L, &l->bq, false, p, d, -1, "%s%d.%s", e, i, T->bq)) ||
+            (st = want(L, &l->wk, false, p, d, d, "%s%d.%s", e, i, T->wk)) ||
+            (st = want(L, &l->bk, false, p, d, -1, "%s%d.%s", e, i, T->bk)) ||
+            (st = want(L, &l->wv, false, p, d, d, "%s%d.%s", e, i, T->wv)) ||
+            (st = want(L, &l->bv, false, p, d, -1, "%s%d.%s", e, i, T->bv)) ||
+            (st = want(L, &l->wo, false, p, d, d, "%s%d.%s", e, i, T->wo)) ||
+            (st = want(L, &l->bo, false, p, d, -1, "%s%d.%s", e, i, T->bo)) ||
+            (st = want(L, &l->ln1_g, false, p, d, -1, "%s%d.%s", e, i, T->ln1_w)) ||
+            (st = want(L, &l->ln1_b, false, p, d, -1, "%s%d.%s", e, i, T->ln1_b)) ||
+            (st = want(L, &l->w1, false, p, f, d, "%s%d.%s", e, i, T->w1)) ||
+            (st = want(L, &l->b1, false, p, f, -1, "%s%d.%s", e, i, T->b1)) ||
+            (st = want(L, &l->w2, false, p, d, f, "%s%d.%s", e, i, T->w2)) ||
+            (st = want(L, &l->b2, false, p, d, -1, "%s%d.%s", e, i, T->b2)) ||
+            (st = want(L, &l->ln2_g, false, p, d, -1, "%s%d.%s", e, i, T->ln2_w)) ||
+            (st = want(L, &l->ln2_b, false, p, d, -1, "%s%d.%s", e, i, T->ln2_b)))
             return st;
     }
 
-    /* The masked-LM head of BertForMaskedLM / BertForPreTraining, kept for later.  When its
+    /* The masked-LM head (BERT: of BertForMaskedLM / BertForPreTraining).  When its
        transform is present the rest must be too; the decoder weight is usually tied to the
        word embeddings and then not stored. */
-    if (has_tensor(L, "cls.predictions.transform.dense.weight")) {
-        if ((st = want(L, &w->mlm_dense_w, false, "", d, d,
-                       "cls.predictions.transform.dense.weight")) ||
-            (st = want(L, &w->mlm_dense_b, false, "", d, -1,
-                       "cls.predictions.transform.dense.bias")) ||
-            (st = want(L, &w->mlm_ln_g, false, "", d, -1,
-                       "cls.predictions.transform.LayerNorm.weight")) ||
-            (st = want(L, &w->mlm_ln_b, false, "", d, -1,
-                       "cls.predictions.transform.LayerNorm.bias")) ||
-            (st = want(L, &w->mlm_decoder_w, true, "", V, d, "cls.predictions.decoder.weight")))
+    const atn_family_mlm *H = &L->fam->mlm;
+    if (has_tensor(L, H->dense_w)) {
+        if ((st = want(L, &w->mlm_dense_w, false, "", d, d, "%s", H->dense_w)) ||
+            (st = want(L, &w->mlm_dense_b, false, "", d, -1, "%s", H->dense_b)) ||
+            (st = want(L, &w->mlm_ln_g, false, "", d, -1, "%s", H->ln_w)) ||
+            (st = want(L, &w->mlm_ln_b, false, "", d, -1, "%s", H->ln_b)) ||
+            (st = want(L, &w->mlm_decoder_w, true, "", V, d, "%s", H->decoder_w)))
             return st;
-        const char *bias = has_tensor(L, "cls.predictions.bias") ? "cls.predictions.bias"
-                                                                 : "cls.predictions.decoder.bias";
+        const char *bias = H->bias[1] && !has_tensor(L, H->bias[0]) ? H->bias[1] : H->bias[0];
         if ((st = want(L, &w->mlm_decoder_b, false, "", V, -1, "%s", bias)))
             return st;
     }
@@ -552,16 +568,21 @@ static atn_status keep_mappings(hf_loader *L) {
 
 /* ---- tokenizer -------------------------------------------------------------- */
 
+/* The family's tokenizer (today every family's is WordPiece from its vocab_file). */
 static atn_status load_tokenizer(hf_loader *L) {
     char vocab[HF_PATH_MAX], tcfg[HF_PATH_MAX];
     atn_status st;
     bool found, have_tcfg;
-    if ((st = join(L, vocab, "vocab.txt")) || (st = join(L, tcfg, "tokenizer_config.json")) ||
+    if (strcmp(L->fam->tokenizer, "wordpiece") != 0)
+        return atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: no \"%s\" tokenizer for %s models",
+                             L->folder, L->fam->tokenizer, L->fam->name);
+    if ((st = join(L, vocab, L->fam->vocab_file)) || (st = join(L, tcfg, "tokenizer_config.json")) ||
         (st = probe(L, vocab, &found)) || (st = probe(L, tcfg, &have_tcfg)))
         return st;
     if (!found)
-        return atn_error_set(L->err, ATN_E_IO, "%s: missing vocab.txt (%s): the WordPiece "
-                             "vocabulary is needed to tokenize text", L->folder, vocab);
+        return atn_error_set(L->err, ATN_E_IO, "%s: missing %s (%s): the WordPiece "
+                             "vocabulary is needed to tokenize text", L->folder,
+                             L->fam->vocab_file, vocab);
     atn_wordpiece_options opts;
     atn_wordpiece_options_init(&opts);
     if (have_tcfg && (st = atn_wordpiece_options_from_json(&opts, tcfg, L->err)))
@@ -604,12 +625,13 @@ static atn_status open_hf(hf_loader *L) {
     if (!L->model)
         return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
     L->model->cfg = cfg;
+    L->model->family = L->fam;
 
     if (!report(L, 0.02, ATN_STAGE_MAP_WEIGHTS))
         return cancelled(L);
     if ((st = open_weights(L)) != ATN_OK)
         return st;
-    L->prefix = has_tensor(L, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
+    L->prefix = choose_prefix(L);
     if ((st = bind_weights(L)) || (st = convert_pending(L)) || (st = keep_mappings(L)))
         return st;
 

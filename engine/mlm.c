@@ -1,6 +1,8 @@
-/* Masked-word prediction with BERT's masked-LM head (cls.predictions.*):
+/* Masked-word prediction with the model family's masked-LM head (BERT: cls.predictions.*,
+ * its tensor names in engine/family.h, bound by the loader):
  * logits = LayerNorm(act(h W_t^T + b_t)) E^T + b, E the word embeddings (tied decoder). */
 #include "encoder.h"
+#include "family.h"
 #include "tokenizer.h"
 
 #include <math.h>
@@ -10,8 +12,8 @@
 atn_status atn_predict_position(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t top_k,
                                 atn_prediction *out, atn_error *err) {
     if (!atn_model_has_mlm_head(m))
-        return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" has no masked-LM head (cls.predictions.* "
-                             "tensors), so it cannot predict masked words", m->name);
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" has no masked-LM head (%s "
+                             "tensors), so it cannot predict masked words", m->name, m->family->mlm.what);
     if (!cap || pos < 0 || pos >= cap->n)
         return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
     const atn_config *c = &m->cfg;

@@ -1,6 +1,7 @@
 /* The atn_model object: allocation and the memory it owns, the accessors, and the check
  * of a configuration.  Used by every loader (hf-model.c, toy-model.c, random-model.c) and
  * by model.c, which opens models; nothing here calls a loader. */
+#include "family.h"
 #include "model-private.h"
 #include "tokenizer.h"
 
@@ -16,6 +17,7 @@ atn_model *atn_model_alloc(atn_model_kind kind, const char *name, const char *pa
     if (!m)
         return NULL;
     m->kind = kind;
+    m->family = atn_family_bert();
     m->name = strdup(name ? name : "");
     m->path = strdup(path ? path : "");
     if (!m->name || !m->path) {

@@ -34,6 +34,7 @@ typedef struct atn_weights {
 } atn_weights;
 
 struct atn_tokenizer;   /* engine/tokenizer.h: the interface (WordPiece today) */
+struct atn_family;      /* engine/family.h */
 
 /* A block of memory the model owns; freed with the model. */
 typedef struct atn_model_block {
@@ -44,6 +45,9 @@ typedef struct atn_model_block {
 
 struct atn_model {
     atn_model_kind kind;
+    /* the architecture family's table (engine/family.h): never NULL; BERT unless the loader
+       found another model_type (toy and random models are BERT-layout encoders) */
+    const struct atn_family *family;
     atn_config cfg;
     atn_weights w;
     char *name;
@@ -72,7 +76,7 @@ struct atn_model {
     void *cpu_packed;
 };
 
-/* Allocates and zeroes a model; name/path are copied. */
+/* Allocates and zeroes a model (family: BERT); name/path are copied. */
 atn_model *atn_model_alloc(atn_model_kind kind, const char *name, const char *path);
 /* Takes ownership of ptr (malloc'ed, or mmap'ed when mapped). Returns false on OOM
  * (and frees/unmaps ptr). */

@@ -4,6 +4,7 @@
 #include "encoder.h"
 #include "backend.h"
 #include "encoding.h"
+#include "family.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +74,7 @@ const char *atn_run_fallback_reason(const atn_run *run) {
 
 /* Floats of each buffer, in the order they are laid out in the block. */
 typedef struct run_layout {
-    size_t hidden, trace, attn, h1, ffn, mask;
+    size_t hidden, trace, attn, h1, ffn, mask, pos;
 } run_layout;
 
 static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o, run_layout *lay) {
@@ -81,7 +82,7 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
     double nd = (double)n * c->d_model, L = c->n_layers;
     double attn = (double)c->n_heads * n * n * (o->keep_attention ? L : 1);
     double trace = nd * (o->keep_trace_inputs ? L : 1);
-    double total = nd * (L + 1) + 5 * trace + attn + nd + (double)n * (c->use_ffn ? c->d_ffn : 1) + n;
+    double total = nd * (L + 1) + 5 * trace + attn + nd + (double)n * (c->use_ffn ? c->d_ffn : 1) + n + n;
     if (total * sizeof(float) > (double)SIZE_MAX / 2)
         return false;
     lay->hidden = (size_t)(nd * (L + 1));
@@ -90,6 +91,7 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
     lay->h1 = (size_t)nd;
     lay->ffn = (size_t)n * (c->use_ffn ? c->d_ffn : 1);
     lay->mask = (size_t)n;
+    lay->pos = (size_t)n;   /* int32 position ids, one float's room each */
     return true;
 }
 
@@ -97,7 +99,7 @@ size_t atn_run_bytes_needed(const atn_config *c, int32_t n, const atn_run_option
     run_layout lay;
     if (!layout_for(c, n, o, &lay))
         return SIZE_MAX;
-    return (lay.hidden + 5 * lay.trace + lay.attn + lay.h1 + lay.ffn + lay.mask) * sizeof(float);
+    return (lay.hidden + 5 * lay.trace + lay.attn + lay.h1 + lay.ffn + lay.mask + lay.pos) * sizeof(float);
 }
 
 static size_t default_memory_limit(void) {
@@ -214,10 +216,13 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
     a->attn = p, p += lay.attn;
     a->h1 = p, p += lay.h1;
     a->ffn = p, p += lay.ffn;
-    a->mask_add = p;
+    a->mask_add = p, p += lay.mask;
+    a->pos_ids = (int32_t *)p;
     a->trace_stride = o->keep_trace_inputs ? (size_t)n * c->d_model : 0;
     a->attn_stride = o->keep_attention ? (size_t)c->n_heads * n * n : 0;
     a->nonfinite_layer = -1;
+    /* the inputs every backend reads, decided here once: the family's position ids */
+    atn_family_position_ids(m->family, run->enc, a->pos_ids);
 
     st = atn_backend_forward(m, run->enc, a, o, &run->used, &run->fallback, err);
     atn_capture *cap = &run->cap;

@@ -426,7 +426,7 @@ out:
 /* Device activations of one run, laid out like the host's (same strides). */
 typedef struct dev_acts {
     float *hidden, *q, *k, *v, *ctx, *attn_out, *attn, *h1, *ffn, *mask;
-    int32_t *ids, *types, *flags;
+    int32_t *ids, *types, *flags, *pos_ids;
     void *xh, *qh, *kh, *vh, *ph;   /* 2-byte scratch for reduced precision */
     size_t trace_stride, attn_stride;
 } dev_acts;
@@ -443,7 +443,7 @@ static atn_status layout_acts(cuda_state *s, const atn_config *c, const atn_acti
         (L + 1) * nd * 4, trace * 4, trace * 4, trace * 4, trace * 4, trace * 4, attn * 4, nd * 4, n * f * 4, n * 4,
         n * 4, n * 4, (L + 1) * 4,
         half ? n * (d > f ? d : f) * 2 : 0, half ? nd * 2 : 0, half ? nd * 2 : 0, half ? nd * 2 : 0,
-        half ? H * n * n * 2 : 0,
+        half ? H * n * n * 2 : 0, n * 4,
     };
     enum { N_ARR = sizeof sizes / sizeof sizes[0] };
     size_t total = 0;
@@ -473,6 +473,7 @@ static atn_status layout_acts(cuda_state *s, const atn_config *c, const atn_acti
     a->attn = ptrs[6], a->h1 = ptrs[7], a->ffn = ptrs[8], a->mask = ptrs[9];
     a->ids = ptrs[10], a->types = ptrs[11], a->flags = ptrs[12];
     a->xh = ptrs[13], a->qh = ptrs[14], a->kh = ptrs[15], a->vh = ptrs[16], a->ph = ptrs[17];
+    a->pos_ids = ptrs[18];
     a->trace_stride = act->trace_stride ? nd : 0;
     a->attn_stride = act->attn_stride ? H * n * n : 0;
     return ATN_OK;
@@ -613,10 +614,14 @@ static atn_status enqueue(fwd *f, const atn_model *m, const atn_encoding *enc, c
     if (c->use_embeddings) {
         CU(cudaMemcpyAsync(a->ids, enc->ids, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, st),
            "copying the token ids");
-        CU(cudaMemcpyAsync(a->types, enc->type_ids, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, st),
-           "copying the token types");
-        CU(atn_cu_embed(a->hidden, a->ids, a->types, s->w.word_emb, s->w.pos_emb, s->w.type_emb, n, d, st),
-           "the embeddings");
+        /* position ids as the engine made them (the family's rule, engine/run.c) */
+        CU(cudaMemcpyAsync(a->pos_ids, act->pos_ids, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, st),
+           "copying the position ids");
+        if (s->w.type_emb)
+            CU(cudaMemcpyAsync(a->types, enc->type_ids, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, st),
+               "copying the token types");
+        CU(atn_cu_embed(a->hidden, a->ids, a->pos_ids, a->types, s->w.word_emb, s->w.pos_emb, s->w.type_emb, n, d,
+                        st), "the embeddings");
         CU(atn_cu_layernorm(a->hidden, a->hidden, NULL, s->w.emb_ln_g, s->w.emb_ln_b, n, d, c->ln_eps, st),
            "the embeddings LayerNorm");
     } else {

@@ -89,12 +89,13 @@ __global__ void bias_act_kernel(float *x, const float *b, int32_t o, size_t coun
     }
 }
 
-__global__ void embed_kernel(float *out, const int32_t *ids, const int32_t *types, const float *word,
-                             const float *pos, const float *type, int32_t d, size_t count) {
+__global__ void embed_kernel(float *out, const int32_t *ids, const int32_t *pos_ids, const int32_t *types,
+                             const float *word, const float *pos, const float *type, int32_t d, size_t count) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x) {
         size_t r = i / (size_t)d, c = i % (size_t)d;
         /* the CPU adds word + pos, then + type */
-        out[i] = word[(size_t)ids[r] * d + c] + pos[r * d + c] + type[(size_t)types[r] * d + c];
+        float x = word[(size_t)ids[r] * d + c] + pos[(size_t)pos_ids[r] * d + c];
+        out[i] = type ? x + type[(size_t)types[r] * d + c] : x;
     }
 }
 
@@ -183,10 +184,10 @@ cudaError_t atn_cu_bias_act(float *x, const float *b, int32_t n, int32_t o, int 
     return cudaGetLastError();
 }
 
-cudaError_t atn_cu_embed(float *out, const int32_t *ids, const int32_t *types, const float *word, const float *pos,
-                         const float *type, int32_t n, int32_t d, cudaStream_t s) {
+cudaError_t atn_cu_embed(float *out, const int32_t *ids, const int32_t *pos_ids, const int32_t *types,
+                         const float *word, const float *pos, const float *type, int32_t n, int32_t d, cudaStream_t s) {
     size_t count = (size_t)n * d;
-    embed_kernel<<<grid_for(count), kThreads, 0, s>>>(out, ids, types, word, pos, type, d, count);
+    embed_kernel<<<grid_for(count), kThreads, 0, s>>>(out, ids, pos_ids, types, word, pos, type, d, count);
     return cudaGetLastError();
 }
 

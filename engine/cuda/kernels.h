@@ -17,9 +17,10 @@ extern "C" {
 
 /* x[n,o] = act(x + b[o]); b NULL means no bias. */
 cudaError_t atn_cu_bias_act(float *x, const float *b, int32_t n, int32_t o, int act, cudaStream_t s);
-/* out[i,:] = word[ids[i]] + pos[i] + type[types[i]], for i < n. */
-cudaError_t atn_cu_embed(float *out, const int32_t *ids, const int32_t *types, const float *word, const float *pos,
-                         const float *type, int32_t n, int32_t d, cudaStream_t s);
+/* out[i,:] = word[ids[i]] + pos[pos_ids[i]] + type[types[i]], for i < n; type NULL (a family
+ * without token types) means no type term, types is then not read. */
+cudaError_t atn_cu_embed(float *out, const int32_t *ids, const int32_t *pos_ids, const int32_t *types,
+                         const float *word, const float *pos, const float *type, int32_t n, int32_t d, cudaStream_t s);
 /* out[r,:] = LayerNorm(in[r,:] + resid[r,:]) * g + b over rows of d (biased variance, as
  * torch); resid NULL means none; out may be in; g/b NULL mean 1/0. */
 cudaError_t atn_cu_layernorm(float *out, const float *in, const float *resid, const float *g, const float *b,

@@ -321,13 +321,61 @@ cudaError_t atn_cu_bias_act(float *x, const float *b, int32_t n, int32_t o, int 
     return cudaSuccess;
 }
 
-cudaError_t atn_cu_embed(float *out, const int32_t *ids, const int32_t *types, const float *word,
-                         const float *pos, const float *type, int32_t n, int32_t d, cudaStream_t s) {
+/* ---- what the kernels were given ------------------------------------------------- */
+
+/* Copies of the position ids the last atn_cu_embed read and the additive mask the last
+ * atn_cu_softmax read, so a test can check that the engine's host arrays (engine/run.c)
+ * are what reached the device path. */
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+static int32_t *seen_pos;
+static int32_t seen_n_pos;
+static float *seen_mask;
+static size_t seen_n_mask;
+
+static void mock_seen_inputs(const int32_t *pos, int32_t n_pos, const float *mask, size_t n_mask) {
+    pthread_mutex_lock(&seen_lock);
+    if (pos) {
+        int32_t *p = realloc(seen_pos, (size_t)(n_pos ? n_pos : 1) * sizeof *p);
+        if (p) {
+            memcpy(p, pos, (size_t)n_pos * sizeof *p);
+            seen_pos = p;
+            seen_n_pos = n_pos;
+        }
+    }
+    if (mask) {
+        float *m = realloc(seen_mask, (n_mask ? n_mask : 1) * sizeof *m);
+        if (m) {
+            memcpy(m, mask, n_mask * sizeof *m);
+            seen_mask = m;
+            seen_n_mask = n_mask;
+        }
+    }
+    pthread_mutex_unlock(&seen_lock);
+}
+
+/* The last position ids ([*n_pos]) and mask ([*n_mask] floats) the kernels read; valid
+ * until the next forward through the mock. */
+__attribute__((visibility("default"))) void atn_mock_cuda_seen_inputs(const int32_t **pos, int32_t *n_pos,
+                                                                      const float **mask, size_t *n_mask);
+__attribute__((visibility("default"))) void atn_mock_cuda_seen_inputs(const int32_t **pos, int32_t *n_pos,
+                                                                      const float **mask, size_t *n_mask) {
+    pthread_mutex_lock(&seen_lock);
+    *pos = seen_pos;
+    *n_pos = seen_n_pos;
+    *mask = seen_mask;
+    *n_mask = seen_n_mask;
+    pthread_mutex_unlock(&seen_lock);
+}
+
+cudaError_t atn_cu_embed(float *out, const int32_t *ids, const int32_t *pos_ids, const int32_t *types,
+                         const float *word, const float *pos, const float *type, int32_t n, int32_t d, cudaStream_t s) {
     (void)s;
     for (int32_t r = 0; r < n; r++)
-        for (int32_t c = 0; c < d; c++)
-            out[(size_t)r * d + c] = word[(size_t)ids[r] * d + c] + pos[(size_t)r * d + c] +
-                                     type[(size_t)types[r] * d + c];
+        for (int32_t c = 0; c < d; c++) {
+            float x = word[(size_t)ids[r] * d + c] + pos[(size_t)pos_ids[r] * d + c];
+            out[(size_t)r * d + c] = type ? x + type[(size_t)types[r] * d + c] : x;
+        }
+    mock_seen_inputs(pos_ids, n, NULL, 0);
     return cudaSuccess;
 }
 
@@ -361,6 +409,7 @@ cudaError_t atn_cu_add(float *x, const float *y, size_t count, cudaStream_t s) {
 
 cudaError_t atn_cu_softmax(float *att, const float *mask_add, int64_t rows, int32_t n, cudaStream_t s) {
     (void)s;
+    mock_seen_inputs(NULL, 0, mask_add, (size_t)n);
     for (int64_t r = 0; r < rows; r++) {
         float *row = att + (size_t)r * n, mx = -FLT_MAX, sum = 0;
         for (int32_t j = 0; j < n; j++) {

@@ -1,0 +1,159 @@
+/* The model-family table (engine/family.h): model_type -> family, the refusal of an
+ * unknown model_type (naming config.json's value and listing the supported ones, the same
+ * message from the table and from the loader), the table's completeness, and the
+ * position rule. */
+#include "check.h"
+#include "attnscope.h"
+#include "family.h"
+#include "model-private.h"
+#include "tokenizer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Every name a family must have is there (a new entry cannot forget one silently). */
+static void table_complete(void) {
+    CHECK(atn_family_count() >= 1);
+    CHECK(atn_family_at(0) == atn_family_bert());
+    CHECK(atn_family_at(-1) == NULL && atn_family_at(atn_family_count()) == NULL);
+    for (int32_t i = 0; i < atn_family_count(); i++) {
+        const atn_family *f = atn_family_at(i);
+        CHECK(f && f->name && f->model_types[0]);
+        const atn_family_config *k = &f->config;
+        CHECK_MSG(k->d_model && k->n_layers && k->n_heads && k->d_ffn && k->vocab_size, "%s: size keys", f->name);
+        CHECK(k->act_default && k->position_type_default && k->ln_eps_default > 0);
+        CHECK(k->max_positions_default > 0 && k->type_vocab_size_default > 0);
+        const atn_family_tensors *t = &f->tensors;
+        CHECK_MSG(t->prefixes[0] != NULL, "%s: no prefixes", f->name);
+        const char *names[] = {t->word_emb, t->pos_emb, t->emb_ln_w, t->emb_ln_b, t->layer, t->wq, t->bq, t->wk,
+                               t->bk, t->wv, t->bv, t->wo, t->bo, t->ln1_w, t->ln1_b, t->w1, t->b1, t->w2, t->b2,
+                               t->ln2_w, t->ln2_b};
+        for (size_t j = 0; j < sizeof names / sizeof names[0]; j++)
+            CHECK_MSG(names[j] && names[j][0], "%s: tensor name %zu missing", f->name, j);
+        CHECK(!f->token_types || t->type_emb);
+        CHECK(f->mlm.what && f->mlm.dense_w && f->mlm.dense_b && f->mlm.ln_w && f->mlm.ln_b && f->mlm.bias[0]);
+        CHECK(f->vocab_file && f->vocab_file[0] && f->tokenizer && f->tokenizer[0]);
+        /* model_type values are unique across the table, so a lookup is unambiguous */
+        for (const char *const *a = f->model_types; *a; a++)
+            for (int32_t i2 = 0; i2 < atn_family_count(); i2++)
+                for (const char *const *b = atn_family_at(i2)->model_types; *b; b++)
+                    CHECK_MSG(a == b || strcmp(*a, *b) != 0, "model_type \"%s\" twice", *a);
+    }
+    /* BERT is what transformers' BertConfig / BertForMaskedLM say */
+    const atn_family *b = atn_family_bert();
+    CHECK_STR(b->model_types[0], "bert");
+    CHECK_STR(b->config.d_model, "hidden_size");
+    CHECK_STR(b->config.ln_eps, "layer_norm_eps");
+    CHECK(b->config.ln_eps_default == 1e-12f && b->config.max_positions_default == 512 &&
+          b->config.type_vocab_size_default == 2);
+    CHECK_STR(b->config.act_default, "gelu");
+    CHECK_STR(b->tensors.prefixes[0], "bert.");
+    CHECK_STR(b->tensors.prefixes[1], "");
+    CHECK(b->tensors.prefixes[2] == NULL);
+    CHECK(b->tensors.legacy_layernorm && b->token_types && b->positions == ATN_POSITIONS_FROM_0);
+    CHECK_STR(b->mlm.dense_w, "cls.predictions.transform.dense.weight");
+    CHECK_STR(b->tokenizer, "wordpiece");
+    CHECK_STR(b->vocab_file, "vocab.txt");
+}
+
+static void lookup(void) {
+    atn_error err = {0};
+    CHECK(atn_family_lookup("bert", "x/config.json", &err) == atn_family_bert());
+    CHECK(err.status == ATN_OK && err.message[0] == '\0');
+    /* every listed model_type finds its own family */
+    for (int32_t i = 0; i < atn_family_count(); i++)
+        for (const char *const *t = atn_family_at(i)->model_types; *t; t++)
+            CHECK(atn_family_lookup(*t, NULL, &err) == atn_family_at(i));
+
+    const char *unknown[] = {"roberta", "BERT", "bert ", "", "gpt2"};
+    for (size_t u = 0; u < sizeof unknown / sizeof unknown[0]; u++) {
+        atn_error_clear(&err);
+        CHECK(atn_family_lookup(unknown[u], "/m/config.json", &err) == NULL);
+        CHECK(err.status == ATN_E_UNSUPPORTED);
+        char want[128];
+        snprintf(want, sizeof want, "/m/config.json: \"model_type\" is \"%s\"", unknown[u]);
+        CHECK_MSG(strncmp(err.message, want, strlen(want)) == 0, "got: %s", err.message);
+        /* lists every supported model_type, quoted */
+        for (int32_t i = 0; i < atn_family_count(); i++)
+            for (const char *const *t = atn_family_at(i)->model_types; *t; t++) {
+                char q[80];
+                snprintf(q, sizeof q, "\"%s\"", *t);
+                CHECK_MSG(strstr(err.message + strlen(want), q), "%s not listed in: %s", q, err.message);
+            }
+    }
+    atn_error_clear(&err);
+    CHECK(atn_family_lookup("roberta", "/m/config.json", &err) == NULL);
+    CHECK_STR(err.message, "/m/config.json: \"model_type\" is \"roberta\", which attnscope does not open "
+              "(supported: \"bert\")");
+    atn_error_clear(&err);
+    CHECK(atn_family_lookup(NULL, NULL, &err) == NULL && err.status == ATN_E_UNSUPPORTED);
+    CHECK(strstr(err.message, "config.json: no \"model_type\"") == err.message);
+    CHECK(atn_family_lookup("roberta", NULL, NULL) == NULL);   /* err NULL: no crash */
+}
+
+static void positions(void) {
+    int32_t ids[5] = {2, 10, 11, 12, 3}, pos[5] = {-1, -1, -1, -1, -1};
+    atn_encoding enc = {.n = 5, .ids = ids};
+    atn_family_position_ids(atn_family_bert(), &enc, pos);
+    for (int32_t i = 0; i < 5; i++)
+        CHECK_MSG(pos[i] == i, "pos[%d] = %d", i, pos[i]);
+}
+
+/* The loader takes the family from config.json: the demo model is BERT with the "bert."
+ * prefix; the same folder with another model_type is refused with the table's message. */
+static void loader(void) {
+    const char *root = getenv("ATN_SOURCE_ROOT");
+    char demo[4096], dir[] = "/tmp/atn-family-XXXXXX", path[4200], target[4200];
+    snprintf(demo, sizeof demo, "%s/data/models/demo", root ? root : ".");
+    atn_error err = {0};
+    atn_model *m = atn_model_open_hf(demo, NULL, NULL, &err);
+    CHECK_MSG(m != NULL, "%s", err.message);
+    if (m) {
+        CHECK(m->family == atn_family_bert());
+        CHECK(m->w.word_emb && m->w.pos_emb && m->w.type_emb && atn_model_has_mlm_head(m));
+        CHECK_STR(atn_tokenizer_kind(m->tokenizer), m->family->tokenizer);   /* the family's tokenizer */
+        atn_model_free(m);
+    }
+    /* toy models are BERT-layout encoders too */
+    atn_model *t = atn_model_alloc(ATN_MODEL_TOY, "t", "");
+    CHECK(t && t->family == atn_family_bert());
+    atn_model_free(t);
+
+    CHECK(mkdtemp(dir) != NULL);
+    const char *links[] = {"model.safetensors", "vocab.txt", "tokenizer_config.json"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, links[i]);
+        snprintf(target, sizeof target, "%s/%s", demo, links[i]);
+        CHECK(symlink(target, path) == 0);
+    }
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("{\"model_type\": \"roberta\", \"vocab_size\": 8000, \"hidden_size\": 128, \"num_hidden_layers\": 4, "
+              "\"num_attention_heads\": 16, \"intermediate_size\": 512}\n", f);
+        fclose(f);
+    }
+    atn_error_clear(&err);
+    CHECK(atn_model_open_hf(dir, NULL, NULL, &err) == NULL);
+    CHECK(err.status == ATN_E_UNSUPPORTED);
+    atn_error want = {0};
+    atn_family_lookup("roberta", path, &want);
+    CHECK_STR(err.message, want.message);
+    for (int i = 0; i < 3; i++) {
+        snprintf(target, sizeof target, "%s/%s", dir, links[i]);
+        unlink(target);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
+int main(void) {
+    table_complete();
+    lookup();
+    positions();
+    loader();
+    return check_summary("engine-family");
+}
