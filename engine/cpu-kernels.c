@@ -336,7 +336,7 @@ TGT void atn_attention_rows(float *ctx, float *att_h, const float *q, const floa
             ukr_any(mr, 4, kd, q + (size_t)r * ld, ld, kp + (size_t)p * kd * ATN_PANEL, ATN_PANEL,
                     s + (size_t)p * ATN_PANEL, np, 0xFFFF, NULL, false, NULL, 0, 1);
         for (int i = 0; i < mr; i++)
-            softmax_row(att_h + (size_t)(r + i) * n, s + (size_t)i * np, mask_add, n, scale);
+            softmax_row(att_h + (size_t)(r + i) * n, s + (size_t)i * np, mask_add + (size_t)(r + i) * n, n, scale);
         /* ctx[r.., :] = P[r.., :] V, 64 columns at a time */
         for (int32_t c0 = 0; c0 < kd; c0 += ATN_PANEL) {
             int32_t w = kd - c0 < ATN_PANEL ? kd - c0 : ATN_PANEL;

@@ -37,9 +37,10 @@ void atn_gemm_packed(float *out, size_t ldo, const float *a, size_t lda, const f
 /* Scratch floats atn_attention_rows needs for n tokens and head width k. */
 size_t atn_attention_scratch_floats(int32_t n, int32_t k);
 
-/* One head, query rows [r0, r1): att_h[i][j] = softmax_j(scale · q_i·k_j + mask_add[j]) and
+/* One head, query rows [r0, r1): att_h[i][j] = softmax_j(scale · q_i·k_j + mask_add[i][j]) and
  * ctx_i = Σ_j att_h[i][j] v_j.  q, k, v, ctx point at the head's first column of [n, *]
- * matrices with row stride ld; att_h is the head's [n][n].  When repack is true, K is
+ * matrices with row stride ld; att_h is the head's [n][n]; mask_add is the run's [n][n]
+ * additive mask (row = query).  When repack is true, K is
  * (re)packed into scratch first; pass false only for the same head and k as the last call
  * with this scratch. */
 void atn_attention_rows(float *ctx, float *att_h, const float *q, const float *k, const float *v, size_t ld,

@@ -100,13 +100,15 @@ void atn_activate(float *x, size_t count, atn_activation act) {
     }
 }
 
-/* Row-wise masked softmax, max-subtracted.  att_row[j] = exp(s_j - max) / sum. */
+/* Row-wise masked softmax, max-subtracted.  att_row[j] = exp(s_j - max) / sum; mask_add
+ * [n][n], row i for query i. */
 static void softmax_rows(float *att, const float *mask_add, int32_t n) {
     for (int32_t i = 0; i < n; i++) {
         float *row = att + (size_t)i * n;
+        const float *mrow = mask_add + (size_t)i * n;
         float mx = -FLT_MAX;
         for (int32_t j = 0; j < n; j++) {
-            row[j] += mask_add[j];
+            row[j] += mrow[j];
             mx = row[j] > mx ? row[j] : mx;
         }
         double sum = 0;
@@ -492,8 +494,6 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     const atn_config *c = &m->cfg;
     int32_t n = enc->n, d = c->d_model;
     size_t nd = (size_t)n * d;
-    for (int32_t j = 0; j < n; j++)
-        a->mask_add[j] = enc->mask[j] ? 0.0f : ATN_MASK_MIN;
     embeddings_forward(a->hidden, m, enc, a->pos_ids);
     a->nonfinite_layer = all_finite(a->hidden, nd) ? -1 : 0;
     if (fast_path_applies(m)) {

@@ -18,7 +18,12 @@ typedef struct atn_activations {
     size_t attn_stride;   /* H*n*n or 0 */
     float *h1;            /* [n][d] scratch: after attention + residual + LayerNorm */
     float *ffn;           /* [n][f] scratch */
-    float *mask_add;      /* [n] additive mask per key: 0 or -FLT_MAX (HF's finfo.min) */
+    float *mask_add;      /* [n][n] additive mask, row = query, column = key, added to the
+                             scaled scores before the softmax by every backend and read by
+                             the trace.  Built once per run by engine/run.c (build_mask):
+                             0, or ATN_MASK_MIN (HF's finfo.min) for a padded key.  One
+                             mask for all heads; later interventions (causal, windows,
+                             ALiBi's per-head bias would add a head stride) add to it */
     int32_t *pos_ids;     /* [n] row of the position embeddings of each token (engine/run.c
                              fills it by the model family's rule before the forward; every
                              backend's embeddings read it) */
@@ -37,7 +42,8 @@ void atn_linear(float *out, const float *in, const float *w, const float *b, int
 /* LayerNorm over rows of d; in == out allowed; g/b NULL mean 1/0. */
 void atn_layernorm(float *out, const float *in, const float *g, const float *b, int32_t n, int32_t d, float eps);
 void atn_activate(float *x, size_t count, atn_activation act);
-/* Scaled dot-product attention of every head; writes probabilities and the context. */
+/* Scaled dot-product attention of every head; writes probabilities and the context.
+ * mask_add is the run's [n][n] additive mask (row = query). */
 void atn_attention(float *ctx, float *att, const float *q, const float *k, const float *v, const float *mask_add,
                    int32_t n, int32_t d, int32_t h);
 

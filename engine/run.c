@@ -82,7 +82,7 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
     double nd = (double)n * c->d_model, L = c->n_layers;
     double attn = (double)c->n_heads * n * n * (o->keep_attention ? L : 1);
     double trace = nd * (o->keep_trace_inputs ? L : 1);
-    double total = nd * (L + 1) + 5 * trace + attn + nd + (double)n * (c->use_ffn ? c->d_ffn : 1) + n + n;
+    double total = nd * (L + 1) + 5 * trace + attn + nd + (double)n * (c->use_ffn ? c->d_ffn : 1) + (double)n * n + n;
     if (total * sizeof(float) > (double)SIZE_MAX / 2)
         return false;
     lay->hidden = (size_t)(nd * (L + 1));
@@ -90,7 +90,7 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
     lay->attn = (size_t)attn;
     lay->h1 = (size_t)nd;
     lay->ffn = (size_t)n * (c->use_ffn ? c->d_ffn : 1);
-    lay->mask = (size_t)n;
+    lay->mask = (size_t)n * n;
     lay->pos = (size_t)n;   /* int32 position ids, one float's room each */
     return true;
 }
@@ -123,6 +123,18 @@ static void format_bytes(char *buf, size_t len, double bytes) {
         snprintf(buf, len, "%.1f GB", bytes / 1e9);
     else
         snprintf(buf, len, "%.1f MB", bytes / 1e6);
+}
+
+/* The run's additive mask [n][n] (row = query, column = key): 0 where key j is a real token
+ * (enc->mask[j]), ATN_MASK_MIN where it is padding, the same in every query row.  The one
+ * place the mask is decided: every backend adds it, the trace reads it from the capture,
+ * and per-query masks (causal, windows) are further terms added here. */
+static void build_mask(float *mask_add, const atn_encoding *enc) {
+    int32_t n = enc->n;
+    for (int32_t j = 0; j < n; j++)
+        mask_add[j] = enc->mask[j] ? 0.0f : ATN_MASK_MIN;
+    for (int32_t i = 1; i < n; i++)
+        memcpy(mask_add + (size_t)i * n, mask_add, (size_t)n * sizeof(float));
 }
 
 /* Checks the encoding fits the model before any memory is touched. */
@@ -221,8 +233,10 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
     a->trace_stride = o->keep_trace_inputs ? (size_t)n * c->d_model : 0;
     a->attn_stride = o->keep_attention ? (size_t)c->n_heads * n * n : 0;
     a->nonfinite_layer = -1;
-    /* the inputs every backend reads, decided here once: the family's position ids */
+    /* the inputs every backend reads, decided here once: the family's position ids and the
+       additive mask (the trace reads the same mask through the capture) */
     atn_family_position_ids(m->family, run->enc, a->pos_ids);
+    build_mask(a->mask_add, run->enc);
 
     st = atn_backend_forward(m, run->enc, a, o, &run->used, &run->fallback, err);
     atn_capture *cap = &run->cap;
@@ -240,6 +254,7 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
     cap->enc = run->enc;
     cap->attn = o->keep_attention ? a->attn : NULL;
     cap->hidden = a->hidden;
+    cap->mask_add = a->mask_add;
     cap->has_trace_inputs = o->keep_trace_inputs;
     if (o->keep_trace_inputs) {
         cap->q = a->q;

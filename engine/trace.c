@@ -32,6 +32,8 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
         return atn_error_set(err, ATN_E_INVALID, "no capture: run the model first");
     if (!cap->has_trace_inputs)
         return atn_error_set(err, ATN_E_INVALID, "this run kept no trace inputs (Q, K, V)");
+    if (!cap->mask_add)
+        return atn_error_set(err, ATN_E_INVALID, "this capture has no attention mask");
     if (layer < 0 || layer >= cap->n_layers)
         return atn_error_set(err, ATN_E_INVALID, "layer %d out of range: the model has layers 0..%d", layer,
                              cap->n_layers - 1);
@@ -84,7 +86,7 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
             s += t->q[c] * t->keys[(size_t)j * k + c];
         t->scores[j] = s;
         t->scaled[j] = s * t->scale;
-        t->mask_term[j] = cap->enc->mask[j] ? 0.0 : (double)ATN_MASK_MIN;
+        t->mask_term[j] = cap->mask_add[(size_t)query * n + j];   /* the mask the forward added */
         double x = t->scaled[j] + t->mask_term[j];
         if (x > t->max)
             t->max = x;

@@ -440,7 +440,7 @@ static atn_status layout_acts(cuda_state *s, const atn_config *c, const atn_acti
     size_t attn = act->attn_stride ? L * H * n * n : H * n * n;
     bool half = prec != ATN_PRECISION_FP32;
     size_t sizes[] = {
-        (L + 1) * nd * 4, trace * 4, trace * 4, trace * 4, trace * 4, trace * 4, attn * 4, nd * 4, n * f * 4, n * 4,
+        (L + 1) * nd * 4, trace * 4, trace * 4, trace * 4, trace * 4, trace * 4, attn * 4, nd * 4, n * f * 4, n * n * 4,
         n * 4, n * 4, (L + 1) * 4,
         half ? n * (d > f ? d : f) * 2 : 0, half ? nd * 2 : 0, half ? nd * 2 : 0, half ? nd * 2 : 0,
         half ? H * n * n * 2 : 0, n * 4,
@@ -609,7 +609,8 @@ static atn_status enqueue(fwd *f, const atn_model *m, const atn_encoding *enc, c
     int32_t n = f->n, d = c->d_model;
     size_t nd = (size_t)n * d;
     CU(cudaMemsetAsync(a->flags, 0, (size_t)(c->n_layers + 1) * sizeof(int32_t), st), "clearing flags");
-    CU(cudaMemcpyAsync(a->mask, act->mask_add, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st),
+    /* the run's [n][n] additive mask, as the engine built it (engine/run.c) */
+    CU(cudaMemcpyAsync(a->mask, act->mask_add, (size_t)n * n * sizeof(float), cudaMemcpyHostToDevice, st),
        "copying the mask");
     if (c->use_embeddings) {
         CU(cudaMemcpyAsync(a->ids, enc->ids, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, st),
@@ -756,8 +757,6 @@ static atn_status forward_locked(cuda_state *s, const atn_model *m, const atn_en
     dev_acts a;
     if ((st = layout_acts(s, c, act, prec, &a, err)))
         return st;
-    for (int32_t j = 0; j < act->n; j++)
-        act->mask_add[j] = enc->mask[j] ? 0.0f : ATN_MASK_MIN;
     fwd f = {s, c, &a, act->n, prec, prec == ATN_PRECISION_BF16 ? CUDA_R_16BF : CUDA_R_16F, err};
     st = enqueue(&f, m, enc, act);
     if (st == ATN_OK)

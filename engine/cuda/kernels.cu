@@ -132,10 +132,11 @@ __global__ void add_kernel(float *x, const float *y, size_t count) {
         x[i] += y[i];
 }
 
-/* One block per row of n scores. */
+/* One block per row of n scores; rows are heads x queries, the mask's row is the query's. */
 __global__ void softmax_kernel(float *att, const float *mask_add, int32_t n) {
     __shared__ float shared[32];
     float *row = att + (size_t)blockIdx.x * n;
+    mask_add += (size_t)(blockIdx.x % (unsigned)n) * n;
     float mx = -FLT_MAX;
     for (int32_t j = threadIdx.x; j < n; j += blockDim.x) {
         float v = row[j] + mask_add[j];

@@ -27,8 +27,8 @@ cudaError_t atn_cu_layernorm(float *out, const float *in, const float *resid, co
                              int32_t n, int32_t d, float eps, cudaStream_t s);
 /* x[i] += y[i]. */
 cudaError_t atn_cu_add(float *x, const float *y, size_t count, cudaStream_t s);
-/* Each of rows rows of n: att = softmax(att + mask_add), max-subtracted; mask_add [n] is 0
- * or ATN_MASK_MIN per key. */
+/* Each of rows rows of n (heads x n queries): att = softmax(att + mask_add[row % n]),
+ * max-subtracted; mask_add is the run's [n][n] additive mask (row = query). */
 cudaError_t atn_cu_softmax(float *att, const float *mask_add, int64_t rows, int32_t n, cudaStream_t s);
 /* *flag = 1 when any of x[0..count) is NaN or infinite (flag is left alone otherwise). */
 cudaError_t atn_cu_nonfinite(int32_t *flag, const float *x, size_t count, cudaStream_t s);

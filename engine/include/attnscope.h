@@ -302,6 +302,8 @@ typedef struct atn_capture {
     const float *q, *k, *v;     /* [L][n][d] projections with bias; head h is columns h*k..h*k+k-1 */
     const float *ctx;           /* [L][n][d] concatenated head outputs (softmax(QK^T/sqrt k) V), before W_O */
     const float *attn_out;      /* [L][n][d] ctx W_O^T + b_O (before residual and LayerNorm) */
+    const float *mask_add;      /* [n][n] the additive mask the softmax added to the scaled scores
+                                   (row = query, column = key): 0, or -FLT_MAX for a padded key */
     int32_t nonfinite_layer;    /* first layer whose output had NaN/Inf; -1 if none */
     bool has_trace_inputs;      /* q/k/v/ctx/attn_out/hidden are filled */
 } atn_capture;
@@ -415,7 +417,7 @@ typedef struct atn_trace {
     double *scores;     /* [n]     q_i . k_j */
     double scale;       /* 1 / sqrt(k) */
     double *scaled;     /* [n]     scores * scale */
-    double *mask_term;  /* [n]     0 or the additive mask value for padded keys */
+    double *mask_term;  /* [n]     row query of the capture's mask_add: what the forward added */
     double max;         /* max_j (scaled + mask) */
     double *shifted;    /* [n]     scaled + mask - max */
     double *exps;       /* [n]     exp(shifted) */
@@ -432,8 +434,8 @@ typedef struct atn_trace {
 /* Recomputes head (layer, head)'s attention for token query in double precision from the
  * capture's Q, K, V (so the run must keep trace inputs).  *out is the caller's
  * (atn_trace_free); every array in it is owned by the trace, shapes as above; enc is
- * borrowed from cap.  ATN_E_INVALID: NULL cap, no trace inputs, layer/head/query out of
- * range (the message gives the range); ATN_E_NOMEM. */
+ * borrowed from cap.  ATN_E_INVALID: NULL cap, no trace inputs, no mask_add, layer/head/query
+ * out of range (the message gives the range); ATN_E_NOMEM. */
 atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int32_t layer,
                              int32_t head, int32_t query, atn_trace **out, atn_error *err);
 void atn_trace_free(atn_trace *trace);   /* NULL: nothing */

@@ -21,10 +21,10 @@ int main(void) {
     CHECK(atn_config_validate(c, &err) == ATN_OK);
 
     /* floats: hidden states (L+1) n d; q, k, v, ctx, attn_out L n d each; attention L H n n;
-       one n d scratch row block, the n f feed-forward block, the n-long mask and the n
-       position ids */
-    int64_t floats = (L + 1) * n * d + 5 * L * n * d + L * H * n * n + n * d + n * f + n + n;
-    CHECK(floats == 7071604736LL);   /* 104857600 + 503316480 + 6442450944 + 4194304 + 16777216 + 4096 + 4096 */
+       one n d scratch row block, the n f feed-forward block, the n x n additive mask and
+       the n position ids */
+    int64_t floats = (L + 1) * n * d + 5 * L * n * d + L * H * n * n + n * d + n * f + n * n + n;
+    CHECK(floats == 7088377856LL);   /* 104857600 + 503316480 + 6442450944 + 4194304 + 16777216 + 16777216 + 4096 */
     atn_run_options o;
     atn_run_options_init(&o);
     size_t need = atn_run_bytes_needed(c, (int32_t)n, &o);
@@ -34,7 +34,7 @@ int main(void) {
     atn_run_options lean = o;
     lean.keep_attention = false;
     lean.keep_trace_inputs = false;
-    int64_t lean_floats = (L + 1) * n * d + 5 * n * d + H * n * n + n * d + n * f + n + n;
+    int64_t lean_floats = (L + 1) * n * d + 5 * n * d + H * n * n + n * d + n * f + n * n + n;
     CHECK(atn_run_bytes_needed(c, (int32_t)n, &lean) == (size_t)lean_floats * 4);
 
     /* the refusal */
@@ -47,7 +47,7 @@ int main(void) {
     o.memory_limit = (size_t)16 << 30;
     atn_status st = atn_run_forward(run, enc, &o, &err);
     CHECK(st == ATN_E_NOMEM && err.status == ATN_E_NOMEM);
-    CHECK_STR(err.message, "a run of 4096 tokens through 24 layers x 16 heads needs 28.3 GB of memory "
+    CHECK_STR(err.message, "a run of 4096 tokens through 24 layers x 16 heads needs 28.4 GB of memory "
               "(attention alone: 24 x 16 x 4096 x 4096 floats), more than the 17.2 GB allowed");
     CHECK(atn_run_capture(run) == NULL);
 

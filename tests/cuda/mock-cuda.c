@@ -409,11 +409,12 @@ cudaError_t atn_cu_add(float *x, const float *y, size_t count, cudaStream_t s) {
 
 cudaError_t atn_cu_softmax(float *att, const float *mask_add, int64_t rows, int32_t n, cudaStream_t s) {
     (void)s;
-    mock_seen_inputs(NULL, 0, mask_add, (size_t)n);
+    mock_seen_inputs(NULL, 0, mask_add, (size_t)n * n);
     for (int64_t r = 0; r < rows; r++) {
         float *row = att + (size_t)r * n, mx = -FLT_MAX, sum = 0;
+        const float *mrow = mask_add + (size_t)(r % n) * n;   /* rows are heads x queries */
         for (int32_t j = 0; j < n; j++) {
-            row[j] += mask_add[j];
+            row[j] += mrow[j];
             mx = row[j] > mx ? row[j] : mx;
         }
         for (int32_t j = 0; j < n; j++)
