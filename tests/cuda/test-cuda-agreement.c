@@ -12,6 +12,7 @@
  *             big shapes (the stand-in's products are naive loops) */
 #include "check.h"
 #include "backend.h"
+#include "family.h"
 #include "synth-model.h"
 
 #include <dlfcn.h>
@@ -397,6 +398,71 @@ static void pinned_cases(void) {
     atn_model_free(m);
 }
 
+/* The inputs the engine decides once per run on the host (engine/run.c): the position ids
+ * of the model family's rule and the [n][n] additive mask.  Both devices' captures carry
+ * the same mask, padded keys get ATN_MASK_MIN in every query row, the trace reads it; and
+ * with the mock, the arrays its embedding and softmax kernels were given are these, bit
+ * for bit (the backend has no other source for them). */
+static void host_inputs_cases(void) {
+    synth_shape sh = {"inputs", 2, 48, 3, 64, 90, 40, ATN_ACT_GELU, false, false};
+    atn_model *m = synth_model_new(&sh, 21);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    void (*seen)(const int32_t **, int32_t *, const float **, size_t *) = NULL;
+    void *h = mock ? dlopen(atn_backend_cuda_module_path(), RTLD_NOW | RTLD_NOLOAD) : NULL;
+    if (h)
+        seen = (void (*)(const int32_t **, int32_t *, const float **, size_t *))dlsym(h, "atn_mock_cuda_seen_inputs");
+    CHECK(!mock || seen != NULL);
+    const int32_t n = 29, n_pad = 7;
+    atn_encoding *enc = synth_encoding(m, n, n_pad, 77);
+    atn_run_options o;
+    atn_run_options_init(&o);
+    atn_run *rc = atn_run_new(m), *rg = atn_run_new(m);
+    atn_error err = {0};
+    CHECK(atn_run_forward(rc, enc, &o, &err) == ATN_OK);
+    o.device = ATN_DEVICE_CUDA;
+    CHECK_MSG(atn_run_forward(rg, enc, &o, &err) == ATN_OK, "%s", err.message);
+    const atn_capture *c = atn_run_capture(rc), *g = atn_run_capture(rg);
+    if (c && g) {
+        size_t nn = (size_t)n * n;
+        CHECK(c->mask_add && g->mask_add && memcmp(c->mask_add, g->mask_add, nn * sizeof(float)) == 0);
+        int bad = 0;
+        for (int32_t i = 0; i < n; i++)
+            for (int32_t j = 0; j < n; j++)
+                bad += g->mask_add[(size_t)i * n + j] != (enc->mask[j] ? 0.0f : ATN_MASK_MIN);
+        CHECK_MSG(bad == 0, "%d mask entries differ from the padding mask", bad);
+        atn_trace *t = NULL;
+        CHECK(atn_trace_compute(m, g, 1, 2, n - 1, &t, &err) == ATN_OK);
+        if (t) {
+            for (int32_t j = 0; j < n; j++)
+                bad += t->mask_term[j] != (double)g->mask_add[(size_t)(n - 1) * n + j];
+            CHECK_MSG(bad == 0 && t->mask_term[n - 1] == (double)ATN_MASK_MIN, "the trace's mask_term is not the "
+                      "capture's mask");
+            atn_trace_free(t);
+        }
+        if (seen) {
+            const int32_t *pos;
+            const float *mask;
+            int32_t n_pos = 0;
+            size_t n_mask = 0;
+            seen(&pos, &n_pos, &mask, &n_mask);
+            int32_t want[29];
+            atn_family_position_ids(m->family, enc, want);
+            CHECK_MSG(n_pos == n && pos && memcmp(pos, want, sizeof want) == 0, "the embeddings kernel got %d "
+                      "position ids, not the family's %d", n_pos, n);
+            CHECK_MSG(n_mask == nn && mask && memcmp(mask, g->mask_add, nn * sizeof(float)) == 0,
+                      "the softmax kernel got a mask of %zu floats, not the run's %zu", n_mask, nn);
+        }
+    }
+    fprintf(stderr, "  host inputs: %s\n", seen ? "position ids and the [n][n] mask reach the kernels as built"
+                                                : "both captures carry the same [n][n] mask");
+    atn_run_free(rc);
+    atn_run_free(rg);
+    atn_encoding_free(enc);
+    atn_model_free(m);
+}
+
 static void precision_cases(void) {
     const char *root = getenv("ATN_SOURCE_ROOT");
     char path[1024];
@@ -458,6 +524,7 @@ int main(int argc, char **argv) {
     synth_cases(&o);
     bookkeeping();
     pinned_cases();
+    host_inputs_cases();
     concurrent();
     precision_cases();
     return check_summary(mock ? "cuda-agreement (mock CUDA)" : "cuda-agreement");
