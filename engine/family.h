@@ -18,7 +18,7 @@
  * (engine/run.c) and read by every backend's embeddings. */
 typedef enum atn_position_rule {
     /* BERT: token i of the sequence has position i (absolute learned positions from 0).
-       Room for issue 16: RoBERTa / XLM-R count from padding_idx + 1 over non-padding
+       Room for more families (docs/ARCHITECTURE.md, "Add a model family"): RoBERTa / XLM-R count from padding_idx + 1 over non-padding
        tokens (padding gets padding_idx); GPT-2 is from 0 like BERT; sinusoidal or no
        position table are further values. */
     ATN_POSITIONS_FROM_0 = 0,

@@ -5,7 +5,7 @@
 #      the GPU's capture with the CPU's (1e-4 in fp32) and prints how far fp16 / bf16 move
 #      each head's map (it must PASS here, not SKIP)
 #   3. times forward passes of random-weight bert-base and bert-large shapes at 128 and 512
-#      tokens: the CPU with 2 OpenBLAS threads (the "2-core CPU"), the GPU in fp32
+#      tokens: the CPU with 2 OpenBLAS threads (the 2-core CPU of docs/ARCHITECTURE.md, "Targets"), the GPU in fp32
 #      with the full capture copied to page-locked host memory, fp32 without the capture,
 #      fp16 with it, and fp32 copying to ordinary (pageable) memory for comparison
 #   4. prints a table to paste into docs/PERFORMANCE.md ("GPU")

@@ -53,7 +53,7 @@ static void test_trace_worked_example(void) {
     settle(20);
     double want[3];
     hand_softmax(1.5, want);
-    g_assert_cmpfloat_with_epsilon(want[0], 0.5397, 1e-4);   /* the hand check in the issue */
+    g_assert_cmpfloat_with_epsilon(want[0], 0.5397, 1e-4);   /* by hand: scores [3.46, 2.71, 1.58] / sqrt 2 -> 0.5397 */
     assert_weights_shown(tv, want);
     g_autofree char *scores2 = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_SCORES);
     g_assert_nonnull(strstr(scores2, "3.4600"));
