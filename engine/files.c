@@ -2,6 +2,7 @@
  * renamed into place, so an interrupted export never leaves a half-written file where a
  * good one was.  The command line's output files and the window's exports go through the
  * same code (atn_atomic_open, atn_write_file_atomic). */
+#define _GNU_SOURCE   /* fopencookie */
 #include "files.h"
 
 #include <errno.h>
@@ -72,11 +73,100 @@ atn_status atn_read_file(const char *path, size_t max, char **data, size_t *len,
 
 /* ---- atomic writes ------------------------------------------------------------------ */
 
+/* A regular file (or a missing one) is replaced atomically: a temporary ".atn-XXXXXX" in the
+ * target's folder (short, so any legal file name still fits NAME_MAX), given the old file's
+ * mode (and, for root, its owner), renamed over it.  A symlink is followed so that its target
+ * is replaced and the link stays.  Anything else that exists (a device such as /dev/null, a
+ * FIFO, a terminal) is written directly, as are "-" (standard output) and names that lead
+ * into /proc (/dev/stdout, /dev/fd/N): renaming over those would replace the node itself.
+ * The stream is a stdio cookie over the descriptor so that the system's reason for a failed
+ * write (ENOSPC, EIO ...) survives to the message. */
 struct atn_atomic_file {
     FILE *f;
-    char *tmp;
-    char *path;
+    int fd;
+    int werr;      /* errno of the first failed write, 0 if none */
+    bool direct;   /* written in place: no temporary, no rename */
+    char *tmp;     /* the temporary file (atomic only) */
+    char *target;  /* what is renamed over: path with its symlinks followed */
+    char *name;    /* the name as given, for messages */
 };
+
+static ssize_t cookie_write(void *c, const char *buf, size_t size) {
+    atn_atomic_file *af = c;
+    size_t done = 0;
+    while (done < size) {
+        ssize_t w = write(af->fd, buf + done, size - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (!af->werr)
+                af->werr = w < 0 ? errno : EIO;
+            errno = af->werr;
+            return done > 0 ? (ssize_t)done : 0;
+        }
+        done += (size_t)w;
+    }
+    return (ssize_t)done;
+}
+
+/* dirname of path as a new string ("." when it has no slash) */
+static char *dir_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+/* Follows path's symlinks (also dangling ones) to the name a rename must replace.  *via_proc
+ * is set when a link leads into /proc (the /dev/stdout family).  NULL with errno set
+ * (ELOOP, ENOMEM) on failure. */
+static char *follow_links(const char *path, bool *via_proc) {
+    char *cur = strdup(path);
+    *via_proc = strncmp(path, "/proc/", 6) == 0;
+    for (int hops = 0; cur; hops++) {
+        struct stat ls;
+        if (lstat(cur, &ls) != 0 || !S_ISLNK(ls.st_mode))
+            return cur;
+        if (hops == 40) {
+            free(cur);
+            errno = ELOOP;
+            return NULL;
+        }
+        char link[4096];
+        ssize_t n = readlink(cur, link, sizeof link - 1);
+        if (n < 0)
+            return cur;
+        link[n] = '\0';
+        char *next;
+        if (link[0] == '/') {
+            next = strdup(link);
+        } else {
+            char *dir = dir_of(cur);
+            size_t len = dir ? strlen(dir) + strlen(link) + 2 : 0;
+            next = dir ? malloc(len) : NULL;
+            if (next)
+                snprintf(next, len, "%s/%s", dir, link);
+            free(dir);
+        }
+        free(cur);
+        cur = next;
+        if (cur && strncmp(cur, "/proc/", 6) == 0)
+            *via_proc = true;
+    }
+    errno = ENOMEM;
+    return NULL;
+}
+
+static void atomic_free(atn_atomic_file *af) {
+    if (!af)
+        return;
+    free(af->tmp);
+    free(af->target);
+    free(af->name);
+    free(af);
+}
 
 atn_status atn_atomic_open(const char *path, atn_atomic_file **out, atn_error *err) {
     *out = NULL;
@@ -84,38 +174,85 @@ atn_status atn_atomic_open(const char *path, atn_atomic_file **out, atn_error *e
         return atn_error_set(err, ATN_E_INVALID, "no file name given");
     atn_status rc;
     atn_atomic_file *af = calloc(1, sizeof *af);
-    size_t len = strlen(path) + 16;
-    if (af)
-        af->tmp = malloc(len), af->path = strdup(path);
-    if (!af || !af->tmp || !af->path) {
-        rc = atn_error_set(err, ATN_E_NOMEM, "out of memory");
-        goto fail;
+    if (!af || !(af->name = strdup(path))) {
+        atomic_free(af);
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     }
-    snprintf(af->tmp, len, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(af->tmp);
-    if (fd < 0) {
-        rc = atn_error_set(err, ATN_E_IO, "%s: cannot create a file there: %s", path, strerror(errno));
-        goto fail;
+    af->fd = -1;
+    bool via_proc = false;
+    struct stat st;
+    bool exists = false;
+    if (!strcmp(path, "-")) {
+        af->direct = true;
+        af->fd = STDOUT_FILENO;
+    } else {
+        af->target = follow_links(path, &via_proc);
+        if (!af->target) {
+            rc = atn_error_set(err, errno == ENOMEM ? ATN_E_NOMEM : ATN_E_IO, "%s: cannot write: %s", path,
+                               strerror(errno));
+            goto fail;
+        }
+        exists = stat(af->target, &st) == 0;
+        if (exists && S_ISDIR(st.st_mode)) {
+            rc = atn_error_set(err, ATN_E_IO, "%s: cannot write: %s", path, strerror(EISDIR));
+            goto fail;
+        }
+        if (via_proc || (exists && !S_ISREG(st.st_mode))) {
+            /* a device, FIFO or one of the process's own descriptors: write in place */
+            af->direct = true;
+            int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC | (exists && S_ISREG(st.st_mode) ? O_APPEND : 0);
+            do
+                af->fd = open(path, flags);
+            while (af->fd < 0 && errno == EINTR);
+            if (af->fd < 0) {
+                rc = atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
+                goto fail;
+            }
+        }
     }
-    /* mkstemp makes 0600; give the file the usual permissions */
-    mode_t um = umask(0);
-    umask(um);
-    fchmod(fd, 0666 & ~um);
-    af->f = fdopen(fd, "wb");
+    if (!af->direct) {
+        char *dir = dir_of(af->target);
+        size_t len = dir ? strlen(dir) + 16 : 0;
+        af->tmp = dir ? malloc(len) : NULL;
+        if (af->tmp)
+            snprintf(af->tmp, len, "%s/.atn-XXXXXX", dir);
+        free(dir);
+        if (!af->tmp) {
+            rc = atn_error_set(err, ATN_E_NOMEM, "out of memory");
+            goto fail;
+        }
+        af->fd = mkstemp(af->tmp);
+        if (af->fd < 0) {
+            rc = atn_error_set(err, ATN_E_IO, "%s: cannot create a file there: %s", path, strerror(errno));
+            goto fail;
+        }
+        if (exists) {
+            /* the replacement keeps what the old file had: its mode, and (root only) its owner */
+            if (geteuid() == 0 && fchown(af->fd, st.st_uid, st.st_gid) != 0) {
+                /* not fatal: a file system without owners */
+            }
+            fchmod(af->fd, st.st_mode & 07777);
+        } else {
+            /* mkstemp makes 0600; give a new file the usual permissions */
+            mode_t um = umask(0);
+            umask(um);
+            fchmod(af->fd, 0666 & ~um);
+        }
+    }
+    static const cookie_io_functions_t io = {.write = cookie_write};
+    af->f = fopencookie(af, "w", io);
     if (!af->f) {
-        rc = atn_error_set(err, ATN_E_IO, "%s: cannot write: %s", path, strerror(errno));
-        close(fd);
-        unlink(af->tmp);
+        rc = atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", path);
         goto fail;
     }
     *out = af;
     return ATN_OK;
 fail:
-    if (af) {
-        free(af->tmp);
-        free(af->path);
-        free(af);
-    }
+    if (af->fd >= 0 && af->fd != STDOUT_FILENO)
+        close(af->fd);
+    if (af->tmp && af->fd >= 0)
+        unlink(af->tmp);
+    atomic_free(af);
     return rc;
 }
 
@@ -126,23 +263,24 @@ atn_status atn_atomic_close(atn_atomic_file *af, bool keep, atn_error *err) {
         return atn_error_set(err, ATN_E_INVALID, "atn_atomic_close: no file");
     atn_status rc = ATN_OK;
     int e = 0;
-    if (ferror(af->f))
-        keep = false, e = EIO;
-    if (fclose(af->f) != 0)
-        keep = false, e = errno;
-    if (keep && rename(af->tmp, af->path) != 0) {
-        rc = atn_error_set(err, ATN_E_IO, "%s: cannot write: %s", af->path, strerror(errno));
+    if (fflush(af->f) != 0 || ferror(af->f))
+        e = af->werr ? af->werr : EIO;
+    fclose(af->f);
+    if (af->fd != STDOUT_FILENO && close(af->fd) != 0 && !e && errno != EINTR)
+        e = errno;
+    if (e)
         keep = false;
-    } else if (!keep && e) {
-        rc = atn_error_set(err, ATN_E_IO, "%s: write failed: %s", af->path, strerror(e));
+    if (keep && !af->direct && rename(af->tmp, af->target) != 0) {
+        rc = atn_error_set(err, ATN_E_IO, "%s: cannot write: %s", af->name, strerror(errno));
+        keep = false;
+    } else if (e) {
+        rc = atn_error_set(err, ATN_E_IO, "%s: write failed: %s", af->name, strerror(e));
     } else if (!keep) {
-        rc = atn_error_set(err, ATN_E_CANCELLED, "%s: not written", af->path);
+        rc = atn_error_set(err, ATN_E_CANCELLED, "%s: not written", af->name);
     }
-    if (!keep)
+    if (!keep && !af->direct)
         unlink(af->tmp);
-    free(af->tmp);
-    free(af->path);
-    free(af);
+    atomic_free(af);
     return rc;
 }
 
@@ -151,10 +289,6 @@ atn_status atn_write_file_atomic(const char *path, const void *data, size_t len,
     atn_status rc = atn_atomic_open(path, &af, err);
     if (rc != ATN_OK)
         return rc;
-    if (len > 0 && fwrite(data, 1, len, af->f) != len) {
-        int e = errno ? errno : EIO;
-        atn_atomic_close(af, false, NULL);
-        return atn_error_set(err, ATN_E_IO, "%s: write failed: %s", path, strerror(e));
-    }
+    fwrite(data, 1, len, af->f);   /* a failed write shows at the close, with its reason */
     return atn_atomic_close(af, true, err);
 }

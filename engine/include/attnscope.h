@@ -511,10 +511,14 @@ atn_status atn_npy_write_f32(const char *path, const float *data, const int64_t 
 atn_status atn_npy_read_f32(const char *path, float **data, int64_t *shape, int *ndim,
                             int max_dims, atn_error *err);
 
-/* Writes len bytes of data to path through a temporary file in the same folder
- * ("PATH.tmpXXXXXX", mode 0666 less the umask) renamed into place: an interrupted write
- * leaves the old file as it was.  ATN_E_INVALID for a NULL or empty path, ATN_E_IO (the
- * message names the path and the system's reason), ATN_E_NOMEM. */
+/* Writes len bytes of data to path.  A regular file (or a missing one) is replaced
+ * atomically: a temporary ".atn-XXXXXX" in the same folder, with the old file's mode (a new
+ * file: 0666 less the umask), renamed into place, so an interrupted write leaves the old file
+ * as it was.  A symlink is followed (its target is replaced, the link stays).  A device, a
+ * FIFO, "-" (standard output) and names that lead into /proc (/dev/stdout) are written
+ * directly.  ATN_E_INVALID for a NULL or empty path, ATN_E_IO (a folder, a missing parent
+ * folder, no permission, a full disk ...: the message names the path and the system's
+ * reason), ATN_E_NOMEM. */
 atn_status atn_write_file_atomic(const char *path, const void *data, size_t len, atn_error *err);
 
 /* The same for a file written piece by piece with stdio: atn_atomic_open creates the

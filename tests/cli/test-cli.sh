@@ -22,7 +22,7 @@ run-npy)
   # header 128 bytes + 1*2*3*3 float32
   size=$(stat -c %s "$T/a.npy"); [ "$size" = $((128 + 18 * 4)) ] || fail "size $size"
   head -c 128 "$T/a.npy" | grep -q "'shape': (1, 2, 3, 3)" || fail "shape"
-  ls "$T" | grep -q tmp && fail "temporary file left"
+  ls -A "$T" | grep -q 'tmp\|^\.atn-' && fail "temporary file left"
   ;;
 run-json)
   "$A" run --model worked-example -o "$T/a.json" || fail "run failed"
@@ -108,6 +108,56 @@ keep-old-output)
   cp "$T/a.npy" "$T/b.npy"
   "$A" run --model worked-example --mask 0,0,0 -o "$T/a.npy" 2>/dev/null && fail "should fail"
   cmp -s "$T/a.npy" "$T/b.npy" || fail "good file replaced"
+  ;;
+output-special)
+  # devices, FIFOs and stdout are written in place; symlinks are followed; modes are kept
+  "$A" run --model worked-example -o "$T/want.npy" || fail "run"
+  # A device node of our own (a broken writer must not replace the real /dev/null): as root,
+  # mknod makes one; otherwise /dev/null itself, which a non-root writer cannot replace.
+  null=/dev/null
+  mknod "$T/null" c 1 3 2>/dev/null && null="$T/null"
+  "$A" stats --model worked-example --format json -o "$null" || fail "stats -o $null"
+  [ -c "$null" ] || fail "$null is no longer a character device"
+  ln -s "$null" "$T/null.npy"
+  "$A" run --model worked-example -o "$T/null.npy" || fail "run -o link-to-$null"
+  [ -c "$null" ] && [ -L "$T/null.npy" ] || fail "$null or the link to it was replaced"
+  # /dev/stdout's own kind of link (into /proc/self/fd), made here so a failure harms nothing
+  ln -s /proc/self/fd/1 "$T/stdout"
+  "$A" stats --model worked-example --format json -o "$T/stdout" >"$T/so.json" || fail "stats -o STDOUT-LINK"
+  [ -L "$T/stdout" ] || fail "the link to /proc/self/fd/1 was replaced"
+  "$A" stats --model worked-example --format json -o "$T/st.json" || fail "stats -o FILE"
+  cmp -s "$T/so.json" "$T/st.json" || fail "-o /proc/self/fd/1 (a file) differs from -o FILE"
+  "$A" stats --model worked-example --format json -o "$T/stdout" | cat >"$T/so2.json" || fail "-o STDOUT-LINK | cat"
+  cmp -s "$T/so2.json" "$T/st.json" || fail "-o /proc/self/fd/1 (a pipe) differs from -o FILE"
+  mkfifo "$T/fifo.npy"
+  cat "$T/fifo.npy" >"$T/from-fifo.npy" &
+  "$A" run --model worked-example -o "$T/fifo.npy" || fail "run -o FIFO"
+  wait
+  [ -p "$T/fifo.npy" ] || fail "the FIFO was replaced"
+  cmp -s "$T/from-fifo.npy" "$T/want.npy" || fail "what came through the FIFO differs"
+  echo old >"$T/real.npy"
+  ln -s real.npy "$T/link.npy"
+  "$A" run --model worked-example -o "$T/link.npy" || fail "run -o symlink"
+  [ -L "$T/link.npy" ] || fail "the symlink was replaced by a file"
+  cmp -s "$T/real.npy" "$T/want.npy" || fail "the symlink's target was not written"
+  ln -s sub/../dangling.npy "$T/dangle.npy"
+  mkdir "$T/sub"
+  "$A" run --model worked-example -o "$T/dangle.npy" || fail "run -o dangling symlink"
+  [ -L "$T/dangle.npy" ] && cmp -s "$T/dangling.npy" "$T/want.npy" || fail "dangling symlink not followed"
+  echo old >"$T/mode.npy"
+  chmod 600 "$T/mode.npy"
+  "$A" run --model worked-example -o "$T/mode.npy" || fail "run -o 0600 file"
+  [ "$(stat -c %a "$T/mode.npy")" = 600 ] || fail "mode $(stat -c %a "$T/mode.npy"), expected 600"
+  chmod 640 "$T/mode.npy"
+  "$A" export heatmap --model worked-example -o "$T/mode.png" || fail "export"
+  chmod 604 "$T/mode.png"
+  "$A" export heatmap --model worked-example -o "$T/mode.png" || fail "export over 0604"
+  [ "$(stat -c %a "$T/mode.png")" = 604 ] || fail "export: mode $(stat -c %a "$T/mode.png"), expected 604"
+  long=$(printf '%0246d' 0 | tr 0 a).npy   # 250 characters: legal (NAME_MAX 255)
+  "$A" run --model worked-example -o "$T/$long" || fail "run -o a 250-character name"
+  cmp -s "$T/$long" "$T/want.npy" || fail "250-character name: wrong content"
+  ls -A "$T" | grep -q '^\.atn-' && fail "temporary file left"
+  ls -A "$T/sub" | grep -q . && fail "temporary file left in sub/"
   ;;
 hf-run)
   # `attnscope run` on every generated Hugging Face model agrees with the torch reference.

@@ -6,6 +6,9 @@
 #include "files.h"
 
 #include <dirent.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,7 +17,7 @@ static int entries(const char *dir) {
     DIR *d = opendir(dir);
     int n = 0;
     for (struct dirent *e; d && (e = readdir(d));)
-        n += e->d_name[0] != '.';
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");   /* the temporary is a dot file */
     if (d)
         closedir(d);
     return n;
@@ -94,6 +97,24 @@ int main(void) {
     CHECK(atn_atomic_close(NULL, true, &err) == ATN_E_INVALID);
     CHECK(atn_atomic_stream(NULL) == NULL);
     CHECK(atn_write_file_atomic("", "x", 1, &err) == ATN_E_INVALID);
+    CHECK(atn_write_file_atomic(dir, "x", 1, &err) == ATN_E_IO);
+    CHECK_MSG(strstr(err.message, ": cannot write: Is a directory") != NULL, "%s", err.message);
+
+    /* A device is written in place, and a failed write says why: a full device (our own node
+     * when root may make one, so that a writer that renames cannot replace /dev/full). */
+    char full[300];
+    snprintf(full, sizeof full, "%s/full", dir);
+    if (mknod(full, S_IFCHR | 0666, makedev(1, 7)) != 0)
+        snprintf(full, sizeof full, "/dev/full");
+    static char lots[1 << 17];   /* more than one stdio buffer */
+    CHECK(atn_write_file_atomic(full, lots, sizeof lots, &err) == ATN_E_IO);
+    CHECK_MSG(strstr(err.message, ": write failed: No space left on device") != NULL, "%s", err.message);
+    CHECK(atn_write_file_atomic(full, "x", 1, &err) == ATN_E_IO);   /* only at the close */
+    CHECK_MSG(strstr(err.message, ": write failed: No space left on device") != NULL, "%s", err.message);
+    struct stat fs;
+    CHECK(stat(full, &fs) == 0 && S_ISCHR(fs.st_mode));
+    if (strcmp(full, "/dev/full"))
+        unlink(full);
 
     unlink(path);
     CHECK(rmdir(dir) == 0);
