@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+static volatile sig_atomic_t interrupted;   /* the signal, once SIGINT or SIGTERM came */
+
 void cli_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -20,6 +22,8 @@ void cli_error(const char *fmt, ...) {
 }
 
 int cli_fail(const atn_error *err) {
+    if (err->status == ATN_E_CANCELLED && interrupted)
+        return CLI_EXIT_USAGE;   /* main says "interrupted" */
     cli_error("%s", err->message[0] ? err->message : atn_status_str(err->status));
     return CLI_EXIT_USAGE;
 }
@@ -203,19 +207,26 @@ bool cli_run_options(cli_args *a, atn_run_options *o) {
     }
     bool ok = true;
     o->threads = (int32_t)cli_get_int(a, "threads", 0, &ok);
+    o->progress = cli_keep_going;   /* Ctrl-C stops a forward pass within a layer */
     return ok;
 }
 
-static volatile sig_atomic_t interrupted;
-static void on_sigint(int sig) { (void)sig; interrupted = 1; }
+static void on_signal(int sig) { interrupted = sig; }
+
+void cli_catch_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART | SA_RESETHAND;   /* a second Ctrl-C ends the process at once */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+bool cli_interrupted(void) { return interrupted != 0; }
 
 bool cli_keep_going(double fraction, atn_stage stage, void *user_data) {
     (void)fraction, (void)stage, (void)user_data;
-    static bool installed;
-    if (!installed) {
-        signal(SIGINT, on_sigint);
-        installed = true;
-    }
     return !interrupted;
 }
 
@@ -225,7 +236,6 @@ bool cli_progress(double fraction, atn_stage stage, void *user_data) {
 }
 
 bool cli_report(double fraction, const char *what) {
-    cli_keep_going(fraction, ATN_STAGE_DONE, NULL);
     if (isatty(2)) {
         fprintf(stderr, "\r%-40s %3d%%", what, (int)(fraction * 100 + 0.5));
         if (fraction >= 1.0)
@@ -350,8 +360,10 @@ bool cli_atomic_close(cli_atomic_file *af, bool ok) {
     if (!af->file)
         return false;
     atn_error err = {0};
-    atn_status st = atn_atomic_close(af->file, ok, &err);
-    if (st == ATN_E_CANCELLED)   /* the caller's own writing failed */
+    atn_status st = atn_atomic_close(af->file, ok && !interrupted, &err);
+    if (st == ATN_E_CANCELLED && interrupted)
+        ;   /* main says "interrupted"; the old file stays */
+    else if (st == ATN_E_CANCELLED)   /* the caller's own writing failed */
         cli_error("%s: write failed; the previous file (if any) is left as it was", af->path);
     else if (st != ATN_OK)
         cli_error("%s; the previous file (if any) is left as it was", err.message);

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_INTERRUPTED = 130 };
 enum { CLI_MAX_OPTS = 64 };
 
 /* "--name value", "--name=value", "-o value" and bare flags ("--json"). */
@@ -55,9 +55,16 @@ atn_status cli_encode(cli_args *a, const atn_model *model, atn_encoding **enc, a
  * On success the caller frees *run, *enc and *model. */
 int cli_model_run(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **run);
 
+/* Ctrl-C and SIGTERM (main installs the handler for every sub-command): the progress
+ * callbacks below then return false, so the engine's work ends with ATN_E_CANCELLED within a
+ * layer; cli_atomic_close keeps no file; main exits with CLI_EXIT_INTERRUPTED and
+ * "interrupted".  A second signal ends the process at once. */
+void cli_catch_signals(void);
+bool cli_interrupted(void);
+
 /* A progress line on stderr when it is a terminal ("\r what 42%", what the stage's
  * atn_stage_name); ends with a newline at fraction 1.  Always returns true unless SIGINT
- * was received. */
+ * or SIGTERM was received. */
 bool cli_progress(double fraction, atn_stage stage, void *user_data);
 /* The same for the command's own work (what: its English words, e.g. "exporting"). */
 bool cli_report(double fraction, const char *what);
@@ -81,7 +88,8 @@ int cmd_bench(int argc, char **argv);
 
 /* Writing a user's file through a temporary name in the same folder (the engine's
  * atn_atomic_open): open, write to f with stdio, then cli_atomic_close renames it into
- * place (or removes it when ok is false), saying on stderr what went wrong. */
+ * place (or removes it when ok is false or the command was interrupted), saying on stderr
+ * what went wrong. */
 typedef struct cli_atomic_file {
     FILE *f;
     atn_atomic_file *file;

@@ -74,10 +74,23 @@ static int write_figure(figure *f, const export_opts *o, const char *path, atn_o
         w = w * o->height / h;
         h = o->height;
     }
+    /* drawn in memory, then written through cli_atomic_*: a Ctrl-C while drawing keeps the
+     * old file (the close checks for it just before the rename) */
     atn_error err = {0};
-    if (atn_render_to_file(path, fmt, w, h, o->scale, draw_figure, f, &err))
+    unsigned char *data;
+    size_t len;
+    if (atn_render_to_memory(fmt, w, h, o->scale, draw_figure, f, &data, &len, &err)) {
+        atn_error_prefix(&err, "%s", path);
         return cli_fail(&err);
-    return CLI_EXIT_OK;
+    }
+    cli_atomic_file af;
+    bool ok = cli_atomic_open(&af, path);
+    if (ok) {
+        fwrite(data, 1, len, af.f);   /* a failed write shows at the close */
+        ok = cli_atomic_close(&af, true);
+    }
+    free(data);
+    return ok || cli_interrupted() ? CLI_EXIT_OK : CLI_EXIT_USAGE;   /* as cli_fail did */
 }
 
 static const char **token_texts(const atn_encoding *enc) {

@@ -125,8 +125,8 @@ int cmd_run(int argc, char **argv) {
         if (ends_with(out, ".npy")) {
             int64_t shape[4] = {cap->n_layers, cap->n_heads, cap->n, cap->n};
             atn_error err = {0};
-            ok = atn_npy_write_f32(out, cap->attn, shape, 4, &err) == ATN_OK;
-            if (!ok)
+            ok = !cli_interrupted() && atn_npy_write_f32(out, cap->attn, shape, 4, &err) == ATN_OK;
+            if (!ok && !cli_interrupted())
                 cli_fail(&err);
         } else {
             ok = write_json(out, cap);

@@ -364,7 +364,7 @@ int cmd_similarity(int argc, char **argv) {
             } else {
                 for (size_t i = 0; i < cc; i++)
                     v[i] = (float)j.sim->values[i];
-                if (atn_npy_write_f32(out, v, shape, 2, &err))
+                if (!cli_interrupted() && atn_npy_write_f32(out, v, shape, 2, &err))
                     rc = cli_fail(&err);
                 free(v);
             }

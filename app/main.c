@@ -75,8 +75,15 @@ int main(int argc, char **argv) {
             return 0;
         }
         for (const command *c = commands; c->name; c++)
-            if (!strcmp(cmd, c->name))
-                return c->fn(argc - 1, argv + 1);
+            if (!strcmp(cmd, c->name)) {
+                cli_catch_signals();
+                int rc = c->fn(argc - 1, argv + 1);
+                if (cli_interrupted()) {
+                    cli_error("interrupted");
+                    return CLI_EXIT_INTERRUPTED;
+                }
+                return rc;
+            }
         if (cmd[0] != '-') {
             cli_error("unknown command \"%s\"", cmd);
             usage(stderr);

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Ctrl-C (SIGINT) and SIGTERM stop every command that runs a model (issue 19, item 4).
+
+A bert-base-shaped model (12 layers, 768 wide, 500 tokens; sparse all-zero weights, so
+nothing is downloaded) runs long enough to be interrupted.  Each command gets the signal
+while it is still working (30% into an uninterrupted run's time, 0.3-1 s), and must exit 130 with "interrupted" on
+stderr within a few layers' time, leave the existing output byte for byte as it was and
+leave no temporary file (".atn-*") next to it.
+
+Usage: test-interrupt.py ATTNSCOPE
+"""
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat"]
+
+
+def sparse_bert(d, L=12, H=12, D=768, F=3072, P=512):
+    """A Hugging Face BERT folder with a masked-LM head and all-zero (sparse) F32 weights."""
+    V = len(VOCAB)
+    shapes = [("bert.embeddings.word_embeddings.weight", [V, D]),
+              ("bert.embeddings.position_embeddings.weight", [P, D]),
+              ("bert.embeddings.token_type_embeddings.weight", [2, D]),
+              ("bert.embeddings.LayerNorm.weight", [D]), ("bert.embeddings.LayerNorm.bias", [D])]
+    for i in range(L):
+        p = "bert.encoder.layer.%d." % i
+        for part in ("attention.self.query", "attention.self.key", "attention.self.value",
+                     "attention.output.dense"):
+            shapes += [(p + part + ".weight", [D, D]), (p + part + ".bias", [D])]
+        shapes += [(p + "attention.output.LayerNorm.weight", [D]),
+                   (p + "attention.output.LayerNorm.bias", [D]),
+                   (p + "intermediate.dense.weight", [F, D]), (p + "intermediate.dense.bias", [F]),
+                   (p + "output.dense.weight", [D, F]), (p + "output.dense.bias", [D]),
+                   (p + "output.LayerNorm.weight", [D]), (p + "output.LayerNorm.bias", [D])]
+    shapes += [("cls.predictions.transform.dense.weight", [D, D]),
+               ("cls.predictions.transform.dense.bias", [D]),
+               ("cls.predictions.transform.LayerNorm.weight", [D]),
+               ("cls.predictions.transform.LayerNorm.bias", [D]),
+               ("cls.predictions.decoder.weight", [V, D]), ("cls.predictions.bias", [V])]
+    header, off = {}, 0
+    for name, shape in shapes:
+        n = 4
+        for s in shape:
+            n *= s
+        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [off, off + n]}
+        off += n
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(os.path.join(d, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        f.truncate(8 + len(text) + off)
+    with open(os.path.join(d, "vocab.txt"), "w") as f:
+        f.write("\n".join(VOCAB) + "\n")
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump({"model_type": "bert", "hidden_size": D, "num_hidden_layers": L,
+                   "num_attention_heads": H, "intermediate_size": F, "vocab_size": V,
+                   "max_position_embeddings": P, "type_vocab_size": 2}, f)
+
+
+def main():
+    exe = os.path.abspath(sys.argv[1])
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "model")
+        os.mkdir(model)
+        sparse_bert(model)
+        out = os.path.join(tmp, "out")
+        os.mkdir(out)
+        ids = ",".join(["5"] * 240 + ["4"] + ["6"] * 259)   # 500 tokens, one [MASK]
+        common = ["--model", model, "--ids", ids]
+        cases = [  # (name, arguments, output file or None, signal)
+            ("run .npy", ["run"] + common + ["-o", "old.npy"], "old.npy", signal.SIGINT),
+            ("run .json", ["run"] + common + ["-o", "old.json"], "old.json", signal.SIGTERM),
+            ("export heatmap", ["export", "heatmap"] + common + ["-o", "old.png"], "old.png", signal.SIGINT),
+            ("export --all-heads", ["export", "heatmap", "--all-heads"] + common + ["-o", "heads/"], None,
+             signal.SIGINT),
+            ("trace", ["trace"] + common + ["--layer", "0", "--head", "0", "--query", "0"], None, signal.SIGINT),
+            ("predict", ["predict"] + common, None, signal.SIGINT),
+            ("stats", ["stats"] + common + ["-o", "old-stats.json"], "old-stats.json", signal.SIGINT),
+            ("similarity", ["similarity"] + common + ["-o", "old-sim.csv"], "old-sim.csv", signal.SIGTERM),
+        ]
+        # the signal comes 30% into what an uninterrupted run takes on this machine, at least
+        # 0.3 s (the handler is installed) and at most 1 s (the load may drop after this run)
+        t0 = time.monotonic()
+        full = subprocess.run([exe, "run"] + common + ["-o", "full.npy"], cwd=out, capture_output=True)
+        whole = time.monotonic() - t0
+        if full.returncode != 0:
+            print("FAIL: the uninterrupted run failed: %s" % full.stderr.decode(errors="replace"), file=sys.stderr)
+            return 1
+        os.remove(os.path.join(out, "full.npy"))
+        delay = min(1.0, max(0.3, 0.3 * whole))
+        print("an uninterrupted run takes %.2f s; signals after %.2f s" % (whole, delay))
+        for name, args, path, sig in cases:
+            before = None
+            if path:
+                before = ("the old %s, which must stay as it was\n" % path).encode()
+                with open(os.path.join(out, path), "wb") as f:
+                    f.write(before)
+            p = subprocess.Popen([exe] + args, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            time.sleep(delay)
+            if p.poll() is not None:
+                failures.append("%s: finished (exit %d) before the signal; the test model is too small"
+                                % (name, p.returncode))
+                p.communicate()
+                continue
+            p.send_signal(sig)
+            t0 = time.monotonic()
+            try:
+                so, se = p.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                so, se = p.communicate()
+                failures.append("%s: still running 30 s after %s" % (name, sig.name))
+                continue
+            took = time.monotonic() - t0
+            err = se.decode(errors="replace")
+            if p.returncode != 130:
+                failures.append("%s: exit %d after %s, expected 130; stderr: %s" % (name, p.returncode,
+                                                                                  sig.name, err.strip()))
+            if "attnscope: interrupted" not in err:
+                failures.append("%s: stderr lacks 'interrupted': %s" % (name, err.strip()))
+            if took > 10:
+                failures.append("%s: took %.1f s to stop" % (name, took))
+            if path:
+                with open(os.path.join(out, path), "rb") as f:
+                    if f.read() != before:
+                        failures.append("%s: the existing %s was replaced" % (name, path))
+            left = [f for f in os.listdir(out) if f.startswith(".atn-")]
+            if left:
+                failures.append("%s: temporary files left: %s" % (name, left))
+                for f in left:
+                    os.remove(os.path.join(out, f))
+            heads = os.path.join(out, "heads")
+            if os.path.isdir(heads) and [f for f in os.listdir(heads) if f.startswith(".atn-")]:
+                failures.append("%s: temporary files left in heads/" % name)
+            print("%-20s %s: exit %d in %.2f s" % (name, sig.name, p.returncode, took))
+    for f in failures:
+        print("FAIL: " + f, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
