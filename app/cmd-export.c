@@ -406,7 +406,7 @@ int cmd_export(int argc, char **argv) {
     if (all_heads) {
         if (mkdir(out, 0777) != 0 && errno != EEXIST) {
             cli_error("%s: cannot create the folder: %s", out, strerror(errno));
-            return CLI_EXIT_FAIL;
+            return CLI_EXIT_USAGE;
         }
         struct stat sb;
         if (stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode)) {

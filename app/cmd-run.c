@@ -131,7 +131,7 @@ int cmd_run(int argc, char **argv) {
         } else {
             ok = write_json(out, cap);
         }
-        rc = ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+        rc = ok ? CLI_EXIT_OK : CLI_EXIT_USAGE;   /* an unwritable output, as everywhere */
     }
     atn_run_free(run);
     atn_encoding_free(enc);

@@ -66,6 +66,11 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
         return CLI_EXIT_USAGE;
     }
     struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        cli_error("%s: cannot read the corpus: %s", corpus, strerror(EISDIR));
+        fclose(f);
+        return CLI_EXIT_USAGE;
+    }
     double total = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 ? (double)sb.st_size : 0;
     if (!setup(atn_model_config(model), user)) {
         if (f != stdin)
@@ -219,11 +224,11 @@ int cmd_stats(int argc, char **argv) {
         if (atn_stats_finish(st, &err))
             rc = cli_fail(&err);
         else if (!out_open(&of, out))
-            rc = CLI_EXIT_FAIL;
+            rc = CLI_EXIT_USAGE;   /* an unwritable output: 2 in every command */
         else {
             stats_write(of.f, st, format, model);
             if (!out_close(&of, true))
-                rc = CLI_EXIT_FAIL;
+                rc = CLI_EXIT_USAGE;
         }
     }
     atn_stats_free(st);
@@ -371,14 +376,14 @@ int cmd_similarity(int argc, char **argv) {
         } else {
             out_file of;
             if (!out_open(&of, out)) {
-                rc = CLI_EXIT_FAIL;
+                rc = CLI_EXIT_USAGE;
             } else {
                 if (ends_with(out, ".json"))
                     sim_write_json(of.f, j.sim, model);
                 else
                     sim_write_csv(of.f, j.sim);
                 if (!out_close(&of, true))
-                    rc = CLI_EXIT_FAIL;
+                    rc = CLI_EXIT_USAGE;
             }
         }
     }

@@ -197,6 +197,11 @@ atn_status atn_atomic_open(const char *path, atn_atomic_file **out, atn_error *e
             rc = atn_error_set(err, ATN_E_IO, "%s: cannot write: %s", path, strerror(EISDIR));
             goto fail;
         }
+        if (exists && S_ISREG(st.st_mode) && !via_proc && access(af->target, W_OK) != 0) {
+            /* a read-only file is refused, as the shell's > does, though a rename could replace it */
+            rc = atn_error_set(err, ATN_E_IO, "%s: cannot write: %s", path, strerror(errno));
+            goto fail;
+        }
         if (via_proc || (exists && !S_ISREG(st.st_mode))) {
             /* a device, FIFO or one of the process's own descriptors: write in place */
             af->direct = true;

@@ -159,6 +159,47 @@ output-special)
   ls -A "$T" | grep -q '^\.atn-' && fail "temporary file left"
   ls -A "$T/sub" | grep -q . && fail "temporary file left in sub/"
   ;;
+output-errors)
+  # an unwritable output exits 2 in every command, naming the file and the system's reason
+  chmod 755 "$T"
+  full="$T/full"
+  mknod "$full" c 1 7 2>/dev/null || ln -s /dev/full "$full"   # never the real /dev/full as root
+  mkdir "$T/ro"   # root's: nobody may not create files in it
+  nobody=
+  if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    nobody="setpriv --reuid=nobody --regid=nogroup --clear-groups --"
+    # shellcheck disable=SC2086
+    $nobody "$A" trace --model worked-example >/dev/null 2>&1 || nobody=   # can nobody run it here?
+  fi
+  [ -n "$nobody" ] || echo "note: the Permission denied cases need root, setpriv and a build nobody can run" >&2
+  for cmd in "run --model worked-example -o F.npy" "run --model worked-example -o F.json" \
+             "stats --model worked-example -o F.json" "stats --model worked-example -o F.csv" \
+             "similarity --model worked-example -o F.json" "similarity --model worked-example -o F.csv" \
+             "similarity --model worked-example -o F.npy" "export heatmap --model worked-example -o F.png"; do
+    ext=${cmd##*F.}
+    mkdir -p "$T/dir.$ext"
+    # shellcheck disable=SC2086
+    expect_error 2 "$T/dir.$ext: cannot write: Is a directory" "$A" $(echo $cmd | sed "s|F\.$ext|$T/dir.$ext|")
+    expect_error 2 "$T/missing/f.$ext: cannot create a file there: No such file or directory" \
+      "$A" $(echo $cmd | sed "s|F\.$ext|$T/missing/f.$ext|")
+    ln -sf "$full" "$T/full.$ext"
+    expect_error 2 "$T/full.$ext: write failed: No space left on device" \
+      "$A" $(echo $cmd | sed "s|F\.$ext|$T/full.$ext|")
+    if [ -n "$nobody" ]; then
+      expect_error 2 "$T/ro/f.$ext: cannot create a file there: Permission denied" \
+        $nobody "$A" $(echo $cmd | sed "s|F\.$ext|$T/ro/f.$ext|")
+      mkdir -p "$T/rw" && chown nobody "$T/rw"
+      echo old >"$T/rw/ro.$ext" && chown nobody "$T/rw/ro.$ext" && chmod 444 "$T/rw/ro.$ext"
+      expect_error 2 "$T/rw/ro.$ext: cannot write: Permission denied" \
+        $nobody "$A" $(echo $cmd | sed "s|F\.$ext|$T/rw/ro.$ext|")
+      [ "$(cat "$T/rw/ro.$ext")" = old ] || fail "the read-only $T/rw/ro.$ext was replaced"
+    fi
+  done
+  [ -c "$full" ] || [ -L "$full" ] || fail "$full was replaced"
+  expect_error 2 "$T/dir.csv: cannot read the corpus: Is a directory" \
+    "$A" stats --model demo --corpus "$T/dir.csv" -o "$T/c.json"
+  ls -A "$T" "$T/ro" "$T/rw" 2>/dev/null | grep -q '^\.atn-' && fail "temporary file left"
+  ;;
 hf-run)
   # `attnscope run` on every generated Hugging Face model agrees with the torch reference.
   NPYDIFF="$3"; SRC="$4"
