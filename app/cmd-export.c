@@ -26,6 +26,7 @@ typedef struct export_opts {
     const char *title;
     atn_render_style style;
     bool no_values;
+    const char *folder;   /* --all-heads: made when its first file is written */
 } export_opts;
 
 /* One figure to draw: the spec of its kind. */
@@ -82,6 +83,11 @@ static int write_figure(figure *f, const export_opts *o, const char *path, atn_o
     if (atn_render_to_memory(fmt, w, h, o->scale, draw_figure, f, &data, &len, &err)) {
         atn_error_prefix(&err, "%s", path);
         return cli_fail(&err);
+    }
+    if (o->folder && mkdir(o->folder, 0777) != 0 && errno != EEXIST) {
+        cli_error("%s: cannot create the folder: %s", o->folder, strerror(errno));
+        free(data);
+        return CLI_EXIT_USAGE;
     }
     cli_atomic_file af;
     bool ok = cli_atomic_open(&af, path);
@@ -404,15 +410,14 @@ int cmd_export(int argc, char **argv) {
         }
     }
     if (all_heads) {
-        if (mkdir(out, 0777) != 0 && errno != EEXIST) {
-            cli_error("%s: cannot create the folder: %s", out, strerror(errno));
-            return CLI_EXIT_USAGE;
-        }
+        /* a folder that is not there yet is made with the first file (write_figure), so a
+         * model that fails to load leaves nothing behind; something else there is refused now */
         struct stat sb;
-        if (stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        if (stat(out, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
             cli_error("%s: --all-heads needs a folder here", out);
             return CLI_EXIT_USAGE;
         }
+        o.folder = out;
     }
     atn_model *model;
     atn_encoding *enc;

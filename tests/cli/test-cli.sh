@@ -200,6 +200,23 @@ output-errors)
     "$A" stats --model demo --corpus "$T/dir.csv" -o "$T/c.json"
   ls -A "$T" "$T/ro" "$T/rw" 2>/dev/null | grep -q '^\.atn-' && fail "temporary file left"
   ;;
+export-all-folder)
+  # --all-heads -o NEWDIR/ makes the folder with its first file, not before the model loads
+  printf '{"d_model": 4,' >"$T/broken.json"
+  expect_error 2 'invalid JSON' "$A" export heatmap --all-heads --model "$T/broken.json" -o "$T/new/"
+  [ -e "$T/new" ] && fail "a model that failed to load left the folder $T/new"
+  expect_error 2 'out of range' "$A" export heatmap --all-heads --layer 7 --model worked-example -o "$T/new2/"
+  [ -e "$T/new2" ] && fail "a refused --layer left the folder $T/new2"
+  "$A" export heatmap --all-heads --model worked-example -o "$T/new/" 2>/dev/null || fail "export --all-heads"
+  [ "$(ls "$T/new" | wc -l)" = 2 ] || fail "expected 2 files in $T/new: $(ls "$T/new")"
+  "$A" export heatmap --all-heads --model worked-example -o "$T/new" 2>/dev/null || fail "into an existing folder"
+  echo x >"$T/afile"
+  expect_error 2 "$T/afile: --all-heads needs a folder here" "$A" export heatmap --all-heads --model "$T/broken.json" \
+    -o "$T/afile"
+  expect_error 2 "$T/no/such/: cannot create the folder: No such file or directory" \
+    "$A" export heatmap --all-heads --model worked-example -o "$T/no/such/"
+  [ -e "$T/no" ] && fail "$T/no was made"
+  ;;
 hf-run)
   # `attnscope run` on every generated Hugging Face model agrees with the torch reference.
   NPYDIFF="$3"; SRC="$4"
