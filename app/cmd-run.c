@@ -91,20 +91,31 @@ int cmd_run(int argc, char **argv) {
         printf("Usage: attnscope run --model M (--text T [--text-pair T2] | --ids 1,2,3 [--type-ids ...] "
                "[--mask 1,1,0]) [--device cpu|cuda|auto] -o OUT.npy|OUT.json\n\n"
                "Writes the attention of every layer and head: .npy is float32 [layers, heads, n, n];\n"
-               ".json has tokens, ids and the nested attention lists.  Toy models take no text.\n\n"
+               ".json has tokens, ids and the nested attention lists.  Toy models take no text.\n"
+               "-o - --format npy|json writes to standard output.\n\n"
                "On a GPU, --precision fp16|bf16 computes in reduced precision; add --compare-fp32 to print,\n"
                "per layer and head, how far those maps move from fp32 (max and mean |difference|).\n");
         return 0;
     }
-    const char *out = cli_get(&a, "output");
+    const char *out = cli_get(&a, "output"), *format = cli_get(&a, "format");
     if (!out) {
         cli_error("attnscope run: -o OUT.npy or -o OUT.json is required");
         return CLI_EXIT_USAGE;
     }
-    if (!ends_with(out, ".npy") && !ends_with(out, ".json")) {
+    bool to_stdout = !strcmp(out, "-");
+    if (to_stdout && (!format || (strcmp(format, "npy") && strcmp(format, "json")))) {
+        cli_error("attnscope run: -o - (standard output) needs --format npy or --format json");
+        return CLI_EXIT_USAGE;
+    }
+    if (!to_stdout && format) {
+        cli_error("attnscope run: --format goes with -o - (standard output); name the file OUT.npy|OUT.json");
+        return CLI_EXIT_USAGE;
+    }
+    if (!to_stdout && !ends_with(out, ".npy") && !ends_with(out, ".json")) {
         cli_error("attnscope run: output \"%s\" must end in .npy or .json", out);
         return CLI_EXIT_USAGE;
     }
+    bool npy = to_stdout ? !strcmp(format, "npy") : ends_with(out, ".npy");
     bool compare = cli_flag(&a, "compare-fp32");
     const char *prec = cli_get(&a, "precision");
     if (compare && (!prec || !strcmp(prec, "fp32"))) {
@@ -122,7 +133,7 @@ int cmd_run(int argc, char **argv) {
         if (cap->nonfinite_layer >= 0)
             fprintf(stderr, "attnscope: warning: values became NaN or infinite at layer %d\n", cap->nonfinite_layer);
         bool ok;
-        if (ends_with(out, ".npy")) {
+        if (npy) {
             int64_t shape[4] = {cap->n_layers, cap->n_heads, cap->n, cap->n};
             atn_error err = {0};
             ok = !cli_interrupted() && atn_npy_write_f32(out, cap->attn, shape, 4, &err) == ATN_OK;

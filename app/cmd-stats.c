@@ -323,12 +323,14 @@ int cmd_similarity(int argc, char **argv) {
                "(base 2, 0..1, mean over query tokens; Clark et al. 2019), cosine or Pearson of the\n"
                "flattened maps.  --scope layer (the default when --layer is given) compares the heads of\n"
                "one layer, model every head.  .json also has the labels, the average-linkage clustering\n"
-               "order and the linkage (scipy's convention); .npy is the float32 matrix; .csv a labelled table.\n");
+               "order and the linkage (scipy's convention); .npy is the float32 matrix; .csv a labelled table.\n"
+               "-o - --format json|npy|csv writes to standard output.\n");
         return 0;
     }
     sim_job j = {ATN_METRIC_JS, ATN_SCOPE_MODEL, 0, NULL};
     bool ok = true;
     const char *metric = cli_get(&a, "metric"), *scope = cli_get(&a, "scope"), *out = cli_get(&a, "output");
+    const char *format = cli_get(&a, "format");
     if (cli_get(&a, "layer"))
         j.scope = ATN_SCOPE_LAYER;
     j.layer = cli_get_int(&a, "layer", 0, &ok);
@@ -343,10 +345,22 @@ int cmd_similarity(int argc, char **argv) {
     if (!out) {
         cli_error("attnscope similarity: -o FILE.json|FILE.npy|FILE.csv is required");
         ok = false;
+    } else if (!strcmp(out, "-")) {
+        if (!format || (strcmp(format, "json") && strcmp(format, "npy") && strcmp(format, "csv"))) {
+            cli_error("attnscope similarity: -o - (standard output) needs --format json, npy or csv");
+            ok = false;
+        }
+    } else if (format) {
+        cli_error("attnscope similarity: --format goes with -o - (standard output); name the file "
+                  "FILE.json|FILE.npy|FILE.csv");
+        ok = false;
     } else if (!ends_with(out, ".json") && !ends_with(out, ".npy") && !ends_with(out, ".csv")) {
         cli_error("attnscope similarity: output \"%s\" must end in .json, .npy or .csv", out);
         ok = false;
     }
+    /* the kind of file: its extension, or --format for standard output */
+    const char *kind = !ok ? "" : format ? format : ends_with(out, ".npy") ? "npy" : ends_with(out, ".json") ? "json"
+                                                                                                         : "csv";
     if (ok && (j.layer < -1000000 || j.layer > 1000000)) {
         cli_error("attnscope similarity: --layer out of range");
         ok = false;
@@ -359,7 +373,7 @@ int cmd_similarity(int argc, char **argv) {
         atn_error err = {0};
         if (atn_similarity_finish(j.sim, &err)) {
             rc = cli_fail(&err);
-        } else if (ends_with(out, ".npy")) {
+        } else if (!strcmp(kind, "npy")) {
             size_t cc = (size_t)j.sim->count * j.sim->count;
             float *v = malloc(cc * sizeof *v);
             int64_t shape[2] = {j.sim->count, j.sim->count};
@@ -378,7 +392,7 @@ int cmd_similarity(int argc, char **argv) {
             if (!out_open(&of, out)) {
                 rc = CLI_EXIT_USAGE;
             } else {
-                if (ends_with(out, ".json"))
+                if (!strcmp(kind, "json"))
                     sim_write_json(of.f, j.sim, model);
                 else
                     sim_write_csv(of.f, j.sim);

@@ -183,6 +183,7 @@ atn_status atn_atomic_open(const char *path, atn_atomic_file **out, atn_error *e
     struct stat st;
     bool exists = false;
     if (!strcmp(path, "-")) {
+        fflush(stdout);   /* what the program printed before comes first */
         af->direct = true;
         af->fd = STDOUT_FILENO;
     } else {

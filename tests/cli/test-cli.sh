@@ -129,6 +129,18 @@ output-special)
   cmp -s "$T/so.json" "$T/st.json" || fail "-o /proc/self/fd/1 (a file) differs from -o FILE"
   "$A" stats --model worked-example --format json -o "$T/stdout" | cat >"$T/so2.json" || fail "-o STDOUT-LINK | cat"
   cmp -s "$T/so2.json" "$T/st.json" || fail "-o /proc/self/fd/1 (a pipe) differs from -o FILE"
+  # "-": standard output, with --format where the name cannot say it
+  "$A" run --model worked-example -o - --format npy >"$T/dash.npy" || fail "run -o - --format npy"
+  cmp -s "$T/dash.npy" "$T/want.npy" || fail "run -o - differs from -o FILE"
+  "$A" run --model worked-example -o - --format json | python3 -c "import json,sys; json.load(sys.stdin)" ||
+    fail "run -o - --format json"
+  "$A" similarity --model worked-example -o "$T/sim.csv" || fail "similarity -o FILE"
+  "$A" similarity --model worked-example -o - --format csv >"$T/dash.csv" || fail "similarity -o - --format csv"
+  cmp -s "$T/dash.csv" "$T/sim.csv" || fail "similarity -o - differs from -o FILE"
+  expect_error 2 'needs --format npy or --format json' "$A" run --model worked-example -o -
+  expect_error 2 'needs --format json, npy or csv' "$A" similarity --model worked-example -o -
+  expect_error 2 '--format goes with -o -' "$A" run --model worked-example --format npy -o "$T/x.npy"
+  [ -e "$T/-" ] && fail "a file named - was written"
   mkfifo "$T/fifo.npy"
   cat "$T/fifo.npy" >"$T/from-fifo.npy" &
   "$A" run --model worked-example -o "$T/fifo.npy" || fail "run -o FIFO"
