@@ -218,7 +218,9 @@ void cli_catch_signals(void) {
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART | SA_RESETHAND;   /* a second Ctrl-C ends the process at once */
+    /* a second Ctrl-C ends the process at once; no SA_RESTART, so that a blocking open (a FIFO
+     * nobody reads) or read returns EINTR and the command ends */
+    sa.sa_flags = SA_RESETHAND;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 }

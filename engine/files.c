@@ -207,9 +207,7 @@ atn_status atn_atomic_open(const char *path, atn_atomic_file **out, atn_error *e
             /* a device, FIFO or one of the process's own descriptors: write in place */
             af->direct = true;
             int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC | (exists && S_ISREG(st.st_mode) ? O_APPEND : 0);
-            do
-                af->fd = open(path, flags);
-            while (af->fd < 0 && errno == EINTR);
+            af->fd = open(path, flags);   /* a FIFO waits for its reader; a signal ends the wait */
             if (af->fd < 0) {
                 rc = atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
                 goto fail;

@@ -12,6 +12,7 @@ Usage: test-interrupt.py ATTNSCOPE
 import json
 import os
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -140,6 +141,26 @@ def main():
             if os.path.isdir(heads) and [f for f in os.listdir(heads) if f.startswith(".atn-")]:
                 failures.append("%s: temporary files left in heads/" % name)
             print("%-20s %s: exit %d in %.2f s" % (name, sig.name, p.returncode, took))
+        # a FIFO nobody reads: the open waits, and Ctrl-C ends the wait
+        fifo = os.path.join(out, "fifo.npy")
+        os.mkfifo(fifo)
+        p = subprocess.Popen([exe, "run", "--model", "worked-example", "-o", fifo], cwd=out,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(0.5)
+        if p.poll() is not None:
+            failures.append("FIFO: finished (exit %d) without a reader" % p.returncode)
+        p.send_signal(signal.SIGINT)
+        try:
+            so, se = p.communicate(timeout=10)
+            if p.returncode != 130 or b"attnscope: interrupted" not in se:
+                failures.append("FIFO: exit %d, stderr %s" % (p.returncode, se.decode(errors="replace").strip()))
+            print("%-20s SIGINT: exit %d" % ("run -o FIFO", p.returncode))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            failures.append("FIFO: still waiting for a reader 10 s after SIGINT")
+        if not os.path.exists(fifo) or not stat.S_ISFIFO(os.stat(fifo).st_mode):
+            failures.append("FIFO: replaced")
     for f in failures:
         print("FAIL: " + f, file=sys.stderr)
     return 1 if failures else 0
