@@ -527,7 +527,11 @@ atn_status atn_write_file_atomic(const char *path, const void *data, size_t len,
  * atn_atomic_close(af, keep, err) closes it and renames it into place when keep is true
  * and every write succeeded, or removes it.  It frees af in every case and returns ATN_OK
  * (renamed), ATN_E_IO (a write, the close or the rename failed: the old file is left as it
- * was), ATN_E_CANCELLED (keep was false) or ATN_E_INVALID (af NULL). */
+ * was; the message has the system's reason, e.g. "No space left on device"), ATN_E_CANCELLED
+ * (keep was false) or ATN_E_INVALID (af NULL).  Where the file is written directly (a
+ * device, a FIFO, "-", /dev/stdout: see atn_write_file_atomic) what was written stays
+ * written whatever keep says.  Opening a FIFO waits for its reader; a signal delivered to a
+ * handler without SA_RESTART ends the wait (ATN_E_IO, "Interrupted system call"). */
 typedef struct atn_atomic_file atn_atomic_file;
 atn_status atn_atomic_open(const char *path, atn_atomic_file **out, atn_error *err);
 FILE *atn_atomic_stream(atn_atomic_file *af);
