@@ -109,8 +109,7 @@ static void atn_application_activate(GApplication *app) {
             atn_window_set_text(w, self->opt_text);
         if (self->opt_view)
             atn_window_show_view(w, self->opt_view);
-        if (self->opt_layer >= 0 || self->opt_head >= 0)
-            atn_session_select_head(atn_window_get_session(w), MAX(self->opt_layer, 0), MAX(self->opt_head, 0));
+        atn_window_start_on_head(w, self->opt_layer, self->opt_head);
         win = GTK_WINDOW(w);
     }
     gtk_window_present(win);
@@ -125,6 +124,11 @@ static int atn_application_handle_local_options(GApplication *app, GVariantDict 
     g_variant_dict_lookup(options, "head", "i", &self->opt_head);
     if (self->opt_layer < -1 || self->opt_head < -1) {
         g_printerr(_("attnscope: --layer and --head count from 0\n"));
+        return 2;
+    }
+    if (self->opt_view && !g_strv_contains(atn_window_get_view_names(), self->opt_view)) {
+        g_autofree char *views = g_strjoinv(", ", (char **)atn_window_get_view_names());
+        g_printerr(_("attnscope: --view %s: no such view; the views are %s\n"), self->opt_view, views);
         return 2;
     }
     return -1;

@@ -53,6 +53,7 @@ struct _AtnWindow {
     guint hide_controls_id;
     double last_motion_x, last_motion_y;
     gboolean want_gpu;            /* the saved preference, applied when the probe says yes */
+    int start_layer, start_head;  /* the command line's --layer / --head (-1: not given) */
     gboolean notice_is_run;       /* the notice is about the latest run (hidden by the next) */
 };
 

@@ -327,6 +327,46 @@ static void on_result(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     gtk_label_set_text(self->status_label, status);
 }
 
+/* The first result after atn_window_start_on_head: were the options inside the model? */
+static void check_start_head(AtnSession *s, GParamSpec *p, AtnWindow *self) {
+    AtnResult *r = atn_session_get_result(s);
+    if (!r)
+        return;
+    g_signal_handlers_disconnect_by_func(s, check_start_head, self);
+    int L = atn_result_get_n_layers(r), H = atn_result_get_n_heads(r);
+    const char *name = atn_model_handle_get_name(atn_result_get_model(r));
+    g_autoptr(GString) msg = g_string_new(NULL);
+    if (self->start_layer >= L)
+        /* Translators: --layer 99: “demo” has layers 0 to 3; showing layer 3. */
+        g_string_append_printf(msg, _("--layer %d: “%s” has layers 0 to %d; showing layer %d."), self->start_layer,
+                               name, L - 1, atn_session_get_layer(s));
+    if (self->start_head >= H) {
+        if (msg->len)
+            g_string_append_c(msg, ' ');
+        g_string_append_printf(msg, _("--head %d: “%s” has heads 0 to %d; showing head %d."), self->start_head,
+                               name, H - 1, atn_session_get_head(s));
+    }
+    if (!msg->len)
+        return;
+    g_printerr("attnscope: %s\n", msg->str);
+    _atn_window_show_notice(self, msg->str);
+    self->notice_is_run = FALSE;
+}
+
+void atn_window_start_on_head(AtnWindow *self, int layer, int head) {
+    g_return_if_fail(ATN_IS_WINDOW(self));
+    if (layer < 0 && head < 0)
+        return;
+    self->start_layer = layer;
+    self->start_head = head;
+    atn_session_select_head(self->session, MAX(layer, 0), MAX(head, 0));
+    g_signal_handlers_disconnect_by_func(self->session, check_start_head, self);
+    if (atn_session_get_result(self->session))
+        check_start_head(self->session, NULL, self);
+    else
+        g_signal_connect(self->session, "notify::result", G_CALLBACK(check_start_head), self);
+}
+
 static void on_busy(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     gboolean busy = atn_session_get_busy(self->session);
     gtk_spinner_set_spinning(self->spinner, busy);
@@ -383,6 +423,11 @@ GtkWidget *atn_window_get_close_prompt(AtnWindow *self) {
 }
 
 /* ---- views ---------------------------------------------------------------------------------------- */
+
+const char *const *atn_window_get_view_names(void) {
+    static const char *const names[] = {"head", "model", "similarity", "trace", "statistics", NULL};
+    return names;
+}
 
 void atn_window_show_view(AtnWindow *self, const char *name) {
     g_return_if_fail(ATN_IS_WINDOW(self));
@@ -553,6 +598,7 @@ static void atn_window_init(AtnWindow *self) {
     self->prefs = atn_prefs_get_default();
     self->session = atn_session_new();
     self->examples = g_ptr_array_new_with_free_func(g_free);
+    self->start_layer = self->start_head = -1;
     self->model_menu = g_menu_new();
     gtk_menu_button_set_menu_model(self->model_button, G_MENU_MODEL(self->model_menu));
     rebuild_model_menu(self);

@@ -17,10 +17,16 @@ G_DECLARE_FINAL_TYPE(AtnWindow, atn_window, ATN, WINDOW, GtkApplicationWindow)
 AtnWindow *atn_window_new(GtkApplication *app, const char *model);
 AtnSession *atn_window_get_session(AtnWindow *self);
 
-/* The view pages: "head", "model", "similarity", "trace", "statistics". */
+/* The view pages: "head", "model", "similarity", "trace", "statistics" (the NULL-ended
+ * list atn_window_get_view_names returns, static; the template's pages, in order). */
+const char *const *atn_window_get_view_names(void);
 void atn_window_show_view(AtnWindow *self, const char *name);
 const char *atn_window_get_view(AtnWindow *self);
 GtkWidget *atn_window_get_view_widget(AtnWindow *self, const char *name);
+/* The command line's --layer / --head (-1: not given): selected now; when the first
+ * model's result arrives, a layer or head outside that model is said in the notice bar and
+ * on stderr, naming the option and the model's range, and the last one is shown. */
+void atn_window_start_on_head(AtnWindow *self, int layer, int head);
 /* The sentence entry's text (what typing sets). */
 void atn_window_set_text(AtnWindow *self, const char *text);
 /* Saves the toy model shown as JSON (no dialog; tests, scripts). */

@@ -523,6 +523,57 @@ static void test_chinese(void) {
     destroy_window(win);
 }
 
+/* The window's command-line options: --view with no such view exits 2 naming the option and
+ * the views (before any window); the view names are the template's pages; --layer/--head
+ * outside the model say so in the notice bar, naming each option and the model's range. */
+static void test_start_options(void) {
+    g_autofree char *exe = g_build_filename(g_getenv("ATN_BUILD_ROOT"), "app", "attnscope", NULL);
+    const char *argv[] = {exe, "--view", "nonsense", NULL};
+    int status = 0;
+    g_autofree char *out = NULL, *err = NULL;
+    /* no display: without the check it would fail to open one rather than wait for a user */
+    g_auto(GStrv) env = g_environ_unsetenv(g_environ_unsetenv(g_get_environ(), "DISPLAY"), "WAYLAND_DISPLAY");
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, NULL));
+    g_test_message("--view nonsense: status %d, stderr %s", status, err);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 2);
+    g_assert_cmpstr(err, ==, "attnscope: --view nonsense: no such view; the views are head, model, similarity, "
+                             "trace, statistics\n");
+
+    AtnWindow *win = new_window();
+    const char *const *names = atn_window_get_view_names();
+    int k = 0;
+    for (GtkWidget *page = gtk_widget_get_first_child(atn_window_get_view_widget(win, "head") ?
+                                                      gtk_widget_get_parent(atn_window_get_view_widget(win, "head"))
+                                                      : NULL); page; page = gtk_widget_get_next_sibling(page), k++) {
+        GtkStackPage *sp = gtk_stack_get_page(GTK_STACK(gtk_widget_get_parent(page)), page);
+        g_assert_nonnull(names[k]);
+        g_assert_cmpstr(gtk_stack_page_get_name(sp), ==, names[k]);
+    }
+    g_assert_null(names[k]);
+
+    AtnSession *s = atn_window_get_session(win);
+    atn_window_start_on_head(win, 99, 99);
+    open_and_wait(win, "demo");
+    AtnResult *r = atn_session_get_result(s);
+    int L = atn_result_get_n_layers(r), H = atn_result_get_n_heads(r);
+    g_assert_cmpint(atn_session_get_layer(s), ==, L - 1);
+    g_assert_cmpint(atn_session_get_head(s), ==, H - 1);
+    g_autofree char *want = g_strdup_printf("--layer 99: “demo” has layers 0 to %d; showing layer %d. --head 99: "
+                                            "“demo” has heads 0 to %d; showing head %d.", L - 1, L - 1, H - 1, H - 1);
+    g_assert_cmpstr(atn_window_get_notice(win), ==, want);
+    /* in range: no notice, the head is selected */
+    destroy_window(win);
+    win = new_window();
+    s = atn_window_get_session(win);
+    atn_window_start_on_head(win, 1, 2);
+    open_and_wait(win, "demo");
+    g_assert_null(atn_window_get_notice(win));
+    g_assert_cmpint(atn_session_get_layer(s), ==, 1);
+    g_assert_cmpint(atn_session_get_head(s), ==, 2);
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     gboolean zh = FALSE, gpu = FALSE;
     for (int i = 1; i < argc; i++) {
@@ -549,6 +600,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/typing-starts-at-once", test_typing_starts_at_once);
         g_test_add_func("/ui/toy-edits-kept", test_toy_edits_kept);
         g_test_add_func("/ui/export-all-heads", test_export_all_heads);
+        g_test_add_func("/ui/start-options", test_start_options);
     }
     return g_test_run();
 }
