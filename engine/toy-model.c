@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -435,6 +436,30 @@ atn_status atn_model_toy_set(atn_model *m, atn_toy_matrix which, int32_t layer, 
 
 /* ---- saving ------------------------------------------------------------------- */
 
+/* A float as the shortest decimal that reads back (as a double, then float, as the loader does) to the same float: 1.1f is
+ * written "1.1", not the double 1.1000000238418579 that cJSON_CreateNumber would print.
+ * Nine significant digits always round-trip a float.  The text is a JSON number whatever
+ * the locale's decimal point; NaN and infinities stay cJSON's null. */
+static cJSON *float_json(float v) {
+    if (!isfinite(v))
+        return cJSON_CreateNumber(v);
+    const char *point = localeconv()->decimal_point;
+    char buf[40];
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)v);
+        if ((float)strtod(buf, NULL) == v)   /* as the loader reads it: cJSON's double, then float */
+            break;
+    }
+    /* the locale's point (one or more bytes) becomes '.' */
+    char *p = point && *point && strcmp(point, ".") ? strstr(buf, point) : NULL;
+    if (p) {
+        size_t pl = strlen(point);
+        *p = '.';
+        memmove(p + 1, p + pl, strlen(p + pl) + 1);
+    }
+    return cJSON_CreateRaw(buf);
+}
+
 static cJSON *matrix_json(const float *w, int32_t out_rows, int32_t in_cols, bool transposed) {
     /* transposed: w is [out][in], write textbook [in][out] */
     int32_t rows = transposed ? in_cols : out_rows, cols = transposed ? out_rows : in_cols;
@@ -443,7 +468,7 @@ static cJSON *matrix_json(const float *w, int32_t out_rows, int32_t in_cols, boo
         cJSON *row = cJSON_CreateArray();
         for (int32_t c = 0; row && c < cols; c++) {
             float v = transposed ? w[(size_t)c * in_cols + r] : w[(size_t)r * cols + c];
-            cJSON_AddItemToArray(row, cJSON_CreateNumber(v));
+            cJSON_AddItemToArray(row, float_json(v));
         }
         cJSON_AddItemToArray(a, row);
     }
@@ -453,7 +478,7 @@ static cJSON *matrix_json(const float *w, int32_t out_rows, int32_t in_cols, boo
 static cJSON *vector_json(const float *v, int32_t n) {
     cJSON *a = cJSON_CreateArray();
     for (int32_t i = 0; a && i < n; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
+        cJSON_AddItemToArray(a, float_json(v[i]));
     return a;
 }
 
@@ -476,7 +501,7 @@ atn_status atn_model_toy_save_json(const atn_model *m, const char *path, atn_err
     if (c->use_ffn)
         cJSON_AddNumberToObject(root, "d_ffn", f);
     cJSON_AddStringToObject(root, "activation", atn_activation_name(c->act));
-    cJSON_AddNumberToObject(root, "ln_eps", c->ln_eps);
+    cJSON_AddItemToObject(root, "ln_eps", float_json(c->ln_eps));
     cJSON *layers = cJSON_AddArrayToObject(root, "layers");
     for (int32_t l = 0; l < c->n_layers; l++) {
         const atn_layer_weights *lw = &m->w.layers[l];

@@ -2,6 +2,9 @@
 #include "check.h"
 #include "attnscope.h"
 
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef struct bad_case {
@@ -81,6 +84,55 @@ int main(void) {
             float v;
             CHECK(atn_model_toy_get(m2, ATN_TOY_WQ, 0, 1, 1, &v, &err) == ATN_OK && v == 2.0f);
             CHECK(atn_model_toy_get(m2, ATN_TOY_X, 0, 1, 1, &v, &err) == ATN_OK && v == 1.0f);
+            atn_model_free(m2);
+        }
+        /* float noise: 1.1f is saved as "1.1", not 1.1000000238418579; each number is the
+           shortest decimal that reads back to the same float (the same bits) */
+        float vals[] = {1.1f, 0.1f, -3.3333333f, 1.0f / 3.0f, 1e-7f, 123456.78f, -0.0f, 3.4028235e38f,
+                        1.17549435e-38f, 0.3f};
+        int nv = (int)(sizeof vals / sizeof vals[0]);
+        for (int i = 0; i < nv; i++)
+            CHECK(atn_model_toy_set(m, i < 4 ? ATN_TOY_X : i < 8 ? ATN_TOY_WQ : ATN_TOY_WV, 0, (i % 4) / 2, i % 2, vals[i], &err) == ATN_OK);
+        CHECK_MSG(atn_model_toy_save_json(m, path, &err) == ATN_OK, "%s", err.message);
+        FILE *fp = fopen(path, "rb");
+        char text[8192] = {0};
+        size_t got = fp ? fread(text, 1, sizeof text - 1, fp) : 0;
+        if (fp)
+            fclose(fp);
+        CHECK(got > 0);
+        CHECK_MSG(strstr(text, "1.1000000238418579") == NULL && strstr(text, "0.10000000149011612") == NULL,
+                  "float noise in the saved JSON:\n%s", text);
+        CHECK_MSG(strstr(text, "[[1.1, 0.1], [-3.3333333, 0.33333334]]") != NULL && strstr(text, "\"ln_eps\":\t1e-05") != NULL,
+                  "shortest decimals missing:\n%s", text);
+        m2 = atn_model_open_toy_json(path, &err);
+        CHECK_MSG(m2 != NULL, "%s", err.message);
+        for (int i = 0; m2 && i < nv; i++) {
+            float v = 0;
+            CHECK(atn_model_toy_get(m2, i < 4 ? ATN_TOY_X : i < 8 ? ATN_TOY_WQ : ATN_TOY_WV, 0, (i % 4) / 2, i % 2, &v, &err) == ATN_OK);
+            CHECK_MSG(memcmp(&v, &vals[i], sizeof v) == 0, "value %d: saved %.9g, read back %.9g", i, vals[i], v);
+        }
+        atn_model_free(m2);
+        /* 2000 random bit patterns (every exponent) through the file, bit for bit */
+        uint32_t seed = 12345;
+        for (int round = 0; round < 500; round++) {
+            float want[4];
+            for (int k = 0; k < 4; k++) {
+                uint32_t bits;
+                do {
+                    seed = seed * 1664525u + 1013904223u;
+                    bits = seed;
+                } while (((bits >> 23) & 0xff) == 0xff);   /* no NaN or infinity */
+                memcpy(&want[k], &bits, sizeof bits);
+                CHECK(atn_model_toy_set(m, ATN_TOY_WK, 0, k / 2, k % 2, want[k], &err) == ATN_OK);
+            }
+            CHECK(atn_model_toy_save_json(m, path, &err) == ATN_OK);
+            m2 = atn_model_open_toy_json(path, &err);
+            CHECK_MSG(m2 != NULL, "%s", err.message);
+            for (int k = 0; m2 && k < 4; k++) {
+                float v = 0;
+                CHECK(atn_model_toy_get(m2, ATN_TOY_WK, 0, k / 2, k % 2, &v, &err) == ATN_OK);
+                CHECK_MSG(memcmp(&v, &want[k], sizeof v) == 0, "random %08x: read back %.9g", (unsigned)seed, v);
+            }
             atn_model_free(m2);
         }
         unlink(path);
