@@ -14,6 +14,7 @@
 #include "atn-application.h"
 #include "atn-head-view.h"
 #include "atn-model-grid-view.h"
+#include "atn-prefs.h"
 #include "atn-token-lines.h"
 #include "atn-window.h"
 #include "attnscope.h"
@@ -161,6 +162,8 @@ int atn_gui_bench_main(int argc, char **argv) {
         return 77;
     }
     atn_gui_load_css();
+    /* the window below opens a model and types: the user's remembered ones stay */
+    atn_prefs_keep_in_memory(atn_prefs_get_default());
     AtnWindow *win = g_object_new(ATN_TYPE_WINDOW, "default-width", 1280, "default-height", 800, NULL);
     AtnSession *session = atn_window_get_session(win);
     gtk_window_present(GTK_WINDOW(win));

@@ -290,6 +290,13 @@ void atn_prefs_add_recent_model(AtnPrefs *self, const char *path) {
     g_object_set(self, "recent-models", v, NULL);
 }
 
+void atn_prefs_keep_in_memory(AtnPrefs *self) {
+    g_return_if_fail(ATN_IS_PREFS(self));
+    if (self->settings)
+        g_settings_delay(self->settings);   /* changes wait for an apply that never comes */
+    g_clear_pointer(&self->keyfile_path, g_free);
+}
+
 const char *atn_prefs_get_backend_name(AtnPrefs *self) {
     g_return_val_if_fail(ATN_IS_PREFS(self), NULL);
     return self->settings ? "gsettings" : "keyfile";

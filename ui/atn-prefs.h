@@ -28,6 +28,10 @@ void atn_prefs_set_example_text(AtnPrefs *self, const char *text);
 const char *const *atn_prefs_get_recent_models(AtnPrefs *self);
 /* Moves path to the front of the recent list (keeps at most 8). */
 void atn_prefs_add_recent_model(AtnPrefs *self, const char *path);
+/* From now on changes stay in this process: the properties change and notify as before, but
+ * nothing reaches GSettings or the key file (the GUI benchmark's window must not replace the
+ * user's remembered model and sentence).  Cannot be undone. */
+void atn_prefs_keep_in_memory(AtnPrefs *self);
 /* "gsettings" or "keyfile" (tests and the about dialog's debug info). */
 const char *atn_prefs_get_backend_name(AtnPrefs *self);
 

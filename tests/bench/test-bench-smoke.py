@@ -159,6 +159,31 @@ def gui(exe):
         for k in nonneg:
             positive(d.get(k), "gui-bench --json: %s.%s" % (g, k), allow_zero=True)
     check(doc.get("model_view_draw_ms", {}).get("thumbnails") == L * H, "gui-bench --json: thumbnails")
+    remembered(exe)
+
+
+def remembered(exe):
+    """The benchmark's window opens a model and types, as a user would; the user's remembered
+    model and sentence (GSettings, here its key-file backend in a scratch config folder) stay."""
+    import os
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "glib-2.0", "settings", "keyfile")
+        os.makedirs(os.path.dirname(path))
+        seeded = "[io/github/attnscope/Attnscope]\nlast-model='worked-example'\nexample-text='my own sentence'\n"
+        with open(path, "w") as f:
+            f.write(seeded)
+        env = dict(os.environ, GSETTINGS_BACKEND="keyfile", XDG_CONFIG_HOME=tmp)
+        # not about warnings: a real model's keystroke loop can snapshot the Head view before
+        # its new allocation under load (a known warning of the benchmark, not of the prefs)
+        env.pop("G_DEBUG", None)
+        for model in (["--model", "random:bert-tiny", "--tokens", str(N)], ["--model", "demo", "--text", "bench words"]):
+            p = subprocess.run([exe, "--gui-bench", "--repeat", "1"] + model, capture_output=True, text=True,
+                               timeout=60, env=env)
+            check(p.returncode == 0, "gui-bench %s exited %d: %s" % (model[1], p.returncode, p.stderr.strip()))
+            with open(path) as f:
+                now = f.read()
+            check(now == seeded, "gui-bench %s changed the remembered preferences to %r" % (model[1], now))
 
 
 if __name__ == "__main__":
