@@ -441,8 +441,10 @@ int cmd_export(int argc, char **argv) {
             int written = 0;
             for (int32_t l = l_from; path && rc == CLI_EXIT_OK && l <= l_to; l++)
                 for (int32_t h = 0; rc == CLI_EXIT_OK && h < cap->n_heads; h++) {
-                    snprintf(path, len, "%s%s%s-L%d-H%d.%s", out, ends_with_slash(out) ? "" : "/",
-                             kind_names[o.kind], l, h, atn_output_format_ext(fmt));
+                    char *name = atn_render_head_file_name(kind_names[o.kind], l, h, cap->n_layers,
+                                                           cap->n_heads, atn_output_format_ext(fmt));
+                    snprintf(path, len, "%s%s%s", out, ends_with_slash(out) ? "" : "/", name ? name : "");
+                    free(name);
                     rc = export_one(&o, model, run, tokens, l, h, path, fmt);
                     if (rc == CLI_EXIT_OK)
                         written++;

@@ -2,9 +2,11 @@
 #include "atn-export.h"
 
 #include <glib/gi18n.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attnscope.h"
+#include "render.h"
 
 typedef struct export_job {
     AtnFigure *fig;   /* or NULL for text */
@@ -184,12 +186,13 @@ static void heads_thread(GTask *task, gpointer source, gpointer data, GCancellab
                 return;
             }
             g_autofree char *title = g_strdup_printf(_("%s · layer %d · head %d"), job->model_name, l, h);
-            g_autofree char *name = g_strdup_printf("%s-L%d-H%d.%s", job->prefix, l, h, job->format);
-            g_autofree char *path = g_build_filename(job->folder, name, NULL);
+            char *name = atn_render_head_file_name(job->prefix, l, h, L, H, job->format);
+            g_autofree char *path = name ? g_build_filename(job->folder, name, NULL) : NULL;
             AtnFigure *fig = atn_heatmap_look_figure(job->look, atn_result_get_head(job->result, l, h), title, name);
             GError *error = NULL;
-            gboolean ok = fig && atn_figure_save(fig, path, job->scale, &error);
+            gboolean ok = fig && path && atn_figure_save(fig, path, job->scale, &error);
             atn_figure_free(fig);
+            free(name);
             if (!ok) {
                 if (!error)
                     error = g_error_new(G_IO_ERROR, G_IO_ERROR_FAILED, _("Nothing to draw for layer %d head %d"), l,

@@ -33,11 +33,14 @@ check test "$(status "$A" export heatmap --model worked-example --width 500 --he
 check test "$(png_size "$T/s2.png")" = "1000 800"
 # --all-heads: one file per head (1 layer x 2 heads)
 check test "$(status "$A" export heatmap --model worked-example --all-heads -o "$T/heads/")" = 0
-check test -f "$T/heads/heatmap-L0-H0.png"
-check test -f "$T/heads/heatmap-L0-H1.png"
+check test -f "$T/heads/heatmap-L00-H00.png"
+check test -f "$T/heads/heatmap-L00-H01.png"
 check test "$(ls "$T/heads" | wc -l)" = 2
 check test "$(status "$A" export trace --model worked-example --all-heads --format svg -o "$T/tr")" = 0
-check test -f "$T/tr/trace-L0-H1.svg"
+check test -f "$T/tr/trace-L00-H01.svg"
+# the names sort in layer/head order (zero-padded to the model's counts: 4 layers x 16 heads)
+check test "$(status "$A" export heatmap --model demo --text "the cat sat" --all-heads -o "$T/demo-heads")" = 0
+check test "$(ls "$T/demo-heads" | LC_ALL=C sort | tr '\n' ' ')" = "$(for l in 0 1 2 3; do for h in $(seq 0 15); do printf 'heatmap-L%02d-H%02d.png ' $l $h; done; done)"
 
 # errors: exit 2 with a message, and a good file is never replaced by a failed export
 cp "$T/s1.png" "$T/keep.png"

@@ -366,7 +366,39 @@ static void test_files(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* The names of an export of every head: zero-padded to the model's counts, so they sort. */
+static void test_head_file_names(void) {
+    struct { const char *prefix; int l, h, L, H; const char *ext, *want; } cases[] = {
+        {"heatmap", 0, 2, 4, 16, "png", "heatmap-L00-H02.png"},
+        {"heatmap", 3, 15, 4, 16, "png", "heatmap-L03-H15.png"},
+        {"trace", 0, 1, 1, 2, "svg", "trace-L00-H01.svg"},
+        {"heatmap", 11, 9, 12, 12, "pdf", "heatmap-L11-H09.pdf"},
+        {"heatmap", 3, 100, 120, 1000, "svg", "heatmap-L003-H100.svg"},
+        {"heatmap", 99, 7, 100, 8, "png", "heatmap-L99-H07.png"},
+        {"heatmap", 100, 7, 101, 8, "png", "heatmap-L100-H07.png"},
+        {NULL, 1, 1, 2, 2, NULL, "-L01-H01."},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *name = atn_render_head_file_name(cases[i].prefix, cases[i].l, cases[i].h, cases[i].L, cases[i].H,
+                                               cases[i].ext);
+        CHECK_MSG(name && !strcmp(name, cases[i].want), "case %zu: %s, expected %s", i, name ? name : "NULL",
+                  cases[i].want);
+        free(name);
+    }
+    /* every head of a 12 x 12 model: byte order is layer/head order */
+    char *prev = NULL;
+    for (int l = 0; l < 12; l++)
+        for (int h = 0; h < 12; h++) {
+            char *name = atn_render_head_file_name("heatmap", l, h, 12, 12, "png");
+            CHECK_MSG(!prev || strcmp(prev, name) < 0, "%s sorts before %s", name, prev);
+            free(prev);
+            prev = name;
+        }
+    free(prev);
+}
+
 int main(void) {
+    test_head_file_names();
     test_colormaps();
     test_heatmap_png();
     test_grid_and_headview();

@@ -279,8 +279,8 @@ static void test_export_all_heads(void) {
     const char *args[] = {"export", "heatmap", "--model", f32_model, "--text", "the cat sat on the mat", "--layer", "1",
                           "--head", "3", NULL};
     cli_export(args, cli);
-    g_autofree char *gui13 = g_build_filename(dir, "heatmap-L1-H3.png", NULL);
-    g_autofree char *gui00 = g_build_filename(dir, "heatmap-L0-H0.png", NULL);
+    g_autofree char *gui13 = g_build_filename(dir, "heatmap-L01-H03.png", NULL);
+    g_autofree char *gui00 = g_build_filename(dir, "heatmap-L00-H00.png", NULL);
     compare_pngs(gui13, cli);
     g_autofree char *a = NULL, *b = NULL;
     gsize la = 0, lb = 0;

@@ -33,6 +33,24 @@ const char *atn_output_format_ext(atn_output_format fmt) {
     }
 }
 
+static int index_width(int32_t count) {
+    int w = 1;
+    for (int32_t top = count > 1 ? count - 1 : 0; top >= 10; top /= 10)
+        w++;
+    return w < 2 ? 2 : w;
+}
+
+char *atn_render_head_file_name(const char *prefix, int32_t layer, int32_t head, int32_t n_layers, int32_t n_heads,
+                                const char *ext) {
+    const char *p = prefix ? prefix : "", *e = ext ? ext : "";
+    int wl = index_width(n_layers), wh = index_width(n_heads);
+    int n = snprintf(NULL, 0, "%s-L%0*d-H%0*d.%s", p, wl, (int)layer, wh, (int)head, e);
+    char *name = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (name)
+        snprintf(name, (size_t)n + 1, "%s-L%0*d-H%0*d.%s", p, wl, (int)layer, wh, (int)head, e);
+    return name;
+}
+
 typedef struct membuf {
     unsigned char *data;
     size_t len, cap;

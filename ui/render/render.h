@@ -296,6 +296,15 @@ typedef enum atn_output_format {
 /* From a file name's extension (.png .svg .pdf, any case); false if none of them. */
 bool atn_output_format_from_path(const char *path, atn_output_format *out);
 const char *atn_output_format_ext(atn_output_format fmt);   /* "png" ... */
+/* The file name of one head in an export of every head, the same for the command line
+ * (`export … --all-heads`) and the window (Export Every Head): "<prefix>-L<layer>-H<head>.<ext>"
+ * with the layer and head zero-padded to the width of the model's largest index (at least 2
+ * digits), so that the names sort in layer/head order: "heatmap-L00-H02.png" for a model of
+ * 4 layers × 16 heads, "heatmap-L003-H100.svg" for 120 layers × 1000.  ext without the dot;
+ * NULL prefix or ext count as "".  Returns a malloc'ed string (caller frees), NULL when out
+ * of memory. */
+char *atn_render_head_file_name(const char *prefix, int32_t layer, int32_t head, int32_t n_layers, int32_t n_heads,
+                                const char *ext);
 
 /* Draws a figure of width × height (points; PNG pixels = size × scale). */
 typedef void (*atn_draw_fn)(cairo_t *cr, double width, double height, void *user_data);
