@@ -21,6 +21,7 @@ struct _AtnStatsView {
     GHashTable *columns;   /* name -> GtkColumnViewColumn (borrowed) */
     AtnSession *session;
     gboolean dirty;
+    guint scroll_tick_id;         /* a sort's scroll to the top, on the next frame */
     char *sentence_info;          /* the info label's text for one sentence */
 
     /* corpus mode: the table averages a text file instead of the sentence */
@@ -294,6 +295,30 @@ static void atn_stats_view_map(GtkWidget *widget) {
         refill(self);
 }
 
+/* A new order shows its first rows: the list keeps its scroll anchor on the row that was at
+ * the top, which a sort moves anywhere (the bottom, the middle).  The list view takes the
+ * scroll once it has laid out the new order, so it is asked for it on the next frame's
+ * layout. */
+static void scroll_to_top(GtkWidget *list) { gtk_widget_activate_action(list, "list.scroll-to-item", "u", 0u); }
+
+static gboolean scroll_to_top_tick(GtkWidget *table, GdkFrameClock *clock, gpointer data) {
+    GtkWidget *list = gtk_widget_get_first_child(table);
+    while (list && !GTK_IS_LIST_VIEW(list))   /* the column view's rows: a GtkListView inside */
+        list = gtk_widget_get_next_sibling(list);
+    GtkAdjustment *adj = gtk_scrollable_get_vadjustment(GTK_SCROLLABLE(table));
+    if (list)
+        scroll_to_top(list);
+    if (!list && adj)
+        gtk_adjustment_set_value(adj, gtk_adjustment_get_lower(adj));
+    ATN_STATS_VIEW(data)->scroll_tick_id = 0;
+    return G_SOURCE_REMOVE;
+}
+
+static void on_sort_changed(GtkSorter *sorter, GtkSorterChange change, AtnStatsView *self) {
+    if (self->table && !self->scroll_tick_id)
+        self->scroll_tick_id = gtk_widget_add_tick_callback(GTK_WIDGET(self->table), scroll_to_top_tick, self, NULL);
+}
+
 void atn_stats_view_activate_row(AtnStatsView *self, guint i) {
     g_return_if_fail(ATN_IS_STATS_VIEW(self));
     if (self->dirty)
@@ -336,6 +361,9 @@ static void atn_stats_view_dispose(GObject *object) {
     g_clear_pointer(&self->corpus_path, g_free);
     g_clear_pointer(&self->corpus_info, g_free);
     g_clear_pointer(&self->sentence_info, g_free);
+    if (self->scroll_tick_id && self->table)
+        gtk_widget_remove_tick_callback(GTK_WIDGET(self->table), self->scroll_tick_id);
+    self->scroll_tick_id = 0;
     gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_STATS_VIEW);
     g_clear_object(&self->store);
     g_clear_pointer(&self->columns, g_hash_table_unref);
@@ -374,6 +402,8 @@ static void atn_stats_view_init(AtnStatsView *self) {
     add_column(self, "distance", _("Distance"), NULL);
     GtkSorter *sorter = gtk_column_view_get_sorter(self->table);
     self->sorted = gtk_sort_list_model_new(G_LIST_MODEL(g_object_ref(self->store)), g_object_ref(sorter));
+    /* after the sort model's own handler: the rows are in their new order */
+    g_signal_connect_object(sorter, "changed", G_CALLBACK(on_sort_changed), self, G_CONNECT_AFTER);
     GtkSelectionModel *sel = GTK_SELECTION_MODEL(gtk_single_selection_new(G_LIST_MODEL(self->sorted)));
     gtk_single_selection_set_autoselect(GTK_SINGLE_SELECTION(sel), FALSE);
     gtk_single_selection_set_can_unselect(GTK_SINGLE_SELECTION(sel), TRUE);

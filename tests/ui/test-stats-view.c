@@ -31,6 +31,46 @@ static void test_stats_sort_activate(void) {
     destroy_window(win);
 }
 
+static GtkWidget *find_descendant(GtkWidget *w, GType type) {
+    if (G_TYPE_CHECK_INSTANCE_TYPE(w, type))
+        return w;
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_descendant(c, type);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+/* Sorting shows the top of the table, wherever it was scrolled (the demo model's 64 heads do
+ * not fit): from the bottom and from the middle, by clicking a column's header order again. */
+static void test_stats_sort_shows_top(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "demo");
+    type_and_wait(win, "the cat sat on the mat because it was tired.");
+    show_view(win, "statistics");
+    AtnStatsView *sv = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
+    GtkScrolledWindow *sw = GTK_SCROLLED_WINDOW(find_descendant(GTK_WIDGET(sv), GTK_TYPE_SCROLLED_WINDOW));
+    g_assert_nonnull(sw);
+    GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(sw);
+    const char *columns[] = {"entropy", "prev", "distance", "index"};
+    for (int k = 0; k < 4; k++) {
+        settle(50);
+        double range = gtk_adjustment_get_upper(adj) - gtk_adjustment_get_page_size(adj);
+        g_assert_cmpfloat(range, >, 100);   /* it scrolls */
+        double where = k % 2 ? range / 2 : range;
+        gtk_adjustment_set_value(adj, where);
+        settle(50);
+        g_assert_cmpfloat(gtk_adjustment_get_value(adj), >, 50);
+        atn_stats_view_sort_by(sv, columns[k], k % 2 ? GTK_SORT_ASCENDING : GTK_SORT_DESCENDING);
+        settle(100);
+        g_test_message("sorted by %s from %.0f of %.0f: now at %.0f", columns[k], where, range,
+                       gtk_adjustment_get_value(adj));
+        g_assert_cmpfloat(gtk_adjustment_get_value(adj), ==, gtk_adjustment_get_lower(adj));
+    }
+    destroy_window(win);
+}
+
 static gboolean corpus_done(gpointer data) { return !atn_stats_view_get_corpus_busy(data); }
 
 /* The per-head numbers of the sentence typed now, by (layer, head), from the table. */
@@ -200,6 +240,7 @@ int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
     g_test_add_func("/ui/stats-sort-activate", test_stats_sort_activate);
+    g_test_add_func("/ui/stats-sort-shows-top", test_stats_sort_shows_top);
     g_test_add_func("/ui/stats-corpus", test_stats_corpus);
     g_test_add_func("/ui/stats-once-per-result", test_stats_once_per_result);
     return g_test_run();
