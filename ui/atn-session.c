@@ -171,13 +171,16 @@ static void clamp_selection(AtnSession *self) {
  * sentence (the largest mean attention to the previous token, the next token, itself, [CLS]
  * or [SEP]), so that a first look at a trained model shows structure instead of whatever
  * layer 0 head 0 does; a model with no head at ATN_CLEAREST_HEAD_MIN, such as an untrained
- * one, stays on layer 0 head 0 (the rule: engine/head-stats.c, atn_stats_clearest_head).  Toy models keep head 0: their lesson is written about it. */
+ * one, starts on layer 0 head 0 (the rule: engine/head-stats.c, atn_stats_clearest_head).
+ * Toy models start on head 0: their lesson is written about it.  Never the head of the model
+ * before: its index means nothing here. */
 static void pick_clearest_head(AtnSession *self) {
-    if (atn_model_handle_is_toy(self->model))
-        return;
-    int32_t layer, head;
-    if (atn_stats_clearest_head(atn_result_get_stats(self->result), &layer, &head))
-        atn_session_select_head(self, layer, head);
+    int32_t layer = 0, head = 0;
+    /* otherwise layer 0 head 0: the index of the model before means nothing in this one */
+    if (!atn_model_handle_is_toy(self->model) &&
+        !atn_stats_clearest_head(atn_result_get_stats(self->result), &layer, &head))
+        layer = head = 0;
+    atn_session_select_head(self, layer, head);
 }
 
 static void set_result(AtnSession *self, AtnResult *r) {

@@ -95,7 +95,7 @@ static void on_save_toy_response(GtkNativeDialog *d, int response, save_toy *st)
         _atn_window_show_error(self, error->message);
     } else if (path) {
         g_autofree char *msg = g_strdup_printf(_("Saved %s"), path);
-        gtk_label_set_text(self->status_label, msg);
+        _atn_window_say(self, msg);
         if (st->then_close)
             gtk_window_close(GTK_WINDOW(self));   /* asks again if another toy model is unsaved */
     }

@@ -34,7 +34,7 @@ static void export_done(GObject *source, GAsyncResult *res, gpointer data) {
         _atn_window_show_error(self, error->message);
     else if (path) {
         g_autofree char *msg = g_strdup_printf(_("Saved %s"), path);
-        gtk_label_set_text(self->status_label, msg);
+        _atn_window_say(self, msg);
     }
 }
 
@@ -154,7 +154,7 @@ static void copy_figure_action(GtkWidget *widget, const char *name, GVariant *pa
         return;
     }
     gdk_clipboard_set_texture(gtk_widget_get_clipboard(widget), tex);
-    gtk_label_set_text(self->status_label, _("Figure copied to the clipboard"));
+    _atn_window_say(self, _("Figure copied to the clipboard"));
 }
 
 
@@ -180,7 +180,7 @@ static void copy_trace_action(GtkWidget *widget, const char *name, GVariant *par
     g_autofree char *md = trace_markdown(self);
     if (md) {
         gdk_clipboard_set_text(gtk_widget_get_clipboard(widget), md);
-        gtk_label_set_text(self->status_label, _("Trace copied to the clipboard as Markdown"));
+        _atn_window_say(self, _("Trace copied to the clipboard as Markdown"));
     }
 }
 

@@ -54,12 +54,20 @@ struct _AtnWindow {
     double last_motion_x, last_motion_y;
     gboolean want_gpu;            /* the saved preference, applied when the probe says yes */
     int start_layer, start_head;  /* the command line's --layer / --head (-1: not given) */
-    gboolean notice_is_run;       /* the notice is about the latest run (hidden by the next) */
+    gboolean notice_is_run;
+    char *run_status;             /* the status line for the latest result ("demo · 13 tokens …") */
+    guint say_timeout_id;         /* a _atn_window_say message is shown until this fires */
+    gboolean toy_text_shown;      /* the entries are emptied for a toy model (the sentence waits) */
+    gboolean syncing_text;        /* the entries follow the model, not the user */       /* the notice is about the latest run (hidden by the next) */
 };
 
 /* The banners at the top of the window (atn-window.c). */
 void _atn_window_show_error(AtnWindow *self, const char *message);
 void _atn_window_show_notice(AtnWindow *self, const char *message);
+/* Says what an action did ("Saved …", "Figure copied …") on the status line, until the
+ * next change of result, model, view, layer, head or query, or for 8 s at most; then the
+ * line shows the latest result again. */
+void _atn_window_say(AtnWindow *self, const char *message);
 /* The bar for long work: shows text with the progress bar at fraction (0..1). */
 void _atn_window_show_progress(AtnWindow *self, const char *text, const char *tooltip, double fraction);
 /* Shows or hides the bar for what is going on now (an open in progress, or nothing). */

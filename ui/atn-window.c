@@ -87,6 +87,29 @@ static void update_model_button(AtnWindow *self) {
     gtk_menu_button_set_label(self->model_button, label);
 }
 
+/* A toy model reads its own tokens: the entries say so instead of showing the sentence of
+ * the model before, greyed out; the sentence (kept by the session) comes back with the next
+ * model that reads text.  Neither the session nor the saved sentence changes. */
+static void show_toy_text(AtnWindow *self, gboolean toy) {
+    if (toy == self->toy_text_shown)
+        return;
+    self->toy_text_shown = toy;
+    self->syncing_text = TRUE;
+    if (toy) {
+        gtk_editable_set_text(GTK_EDITABLE(self->text_entry), "");
+        gtk_editable_set_text(GTK_EDITABLE(self->pair_entry), "");
+        gtk_toggle_button_set_active(self->pair_toggle, FALSE);
+        gtk_entry_set_placeholder_text(self->text_entry, _("A toy model reads its own tokens"));
+    } else {
+        const char *text = atn_session_get_text(self->session), *pair = atn_session_get_text_pair(self->session);
+        g_autofree char *example = pair && *pair ? g_strconcat(text ? text : "", " ||| ", pair, NULL)
+                                                 : g_strdup(text ? text : "");
+        _atn_window_set_example(self, example);
+        gtk_entry_set_placeholder_text(self->text_entry, _("Type a sentence…"));
+    }
+    self->syncing_text = FALSE;
+}
+
 static void on_model(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     AtnModelHandle *m = atn_session_get_model(self->session);
     update_model_button(self);
@@ -100,6 +123,7 @@ static void on_model(AtnSession *s, GParamSpec *p, AtnWindow *self) {
         if (!gtk_widget_child_focus(GTK_WIDGET(self->stack), GTK_DIR_TAB_FORWARD))   /* into the view */
             gtk_window_set_focus(GTK_WINDOW(self), NULL);
     gtk_widget_set_visible(GTK_WIDGET(self->toy_label), toy);
+    show_toy_text(self, toy);
     gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.save-toy", toy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->text_entry), !toy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->pair_toggle), !toy);
@@ -214,6 +238,8 @@ static void on_device_toggled(GtkToggleButton *b, AtnWindow *self) {
 /* ---- text and examples ------------------------------------------------------------------- */
 
 static void on_text_changed(GtkEditable *e, AtnWindow *self) {
+    if (self->syncing_text)
+        return;
     const char *text = gtk_editable_get_text(GTK_EDITABLE(self->text_entry));
     const char *pair = gtk_toggle_button_get_active(self->pair_toggle)
                            ? gtk_editable_get_text(GTK_EDITABLE(self->pair_entry)) : "";
@@ -223,6 +249,8 @@ static void on_text_changed(GtkEditable *e, AtnWindow *self) {
 }
 
 static void on_pair_toggled(GtkToggleButton *b, AtnWindow *self) {
+    if (self->syncing_text)
+        return;
     on_text_changed(NULL, self);
     if (gtk_toggle_button_get_active(b))
         gtk_widget_grab_focus(GTK_WIDGET(self->pair_entry));
@@ -240,6 +268,11 @@ void _atn_window_set_example(AtnWindow *self, const char *example) {
 void atn_window_set_text(AtnWindow *self, const char *text) {
     g_return_if_fail(ATN_IS_WINDOW(self));
     _atn_window_set_example(self, text);
+}
+
+const char *atn_window_get_text(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return gtk_editable_get_text(GTK_EDITABLE(self->text_entry));
 }
 
 /* A masked-word guess was clicked: it replaces its [MASK] (by the token's byte span) in the
@@ -302,6 +335,8 @@ static void load_examples(AtnWindow *self) {
 
 /* ---- status and results ---------------------------------------------------------------------- */
 
+static void show_run_status(AtnWindow *self);
+
 static void on_result(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     AtnResult *r = atn_session_get_result(self->session);
     const char *run_notice = atn_session_get_run_notice(self->session);
@@ -321,10 +356,11 @@ static void on_result(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     g_autofree char *layers = g_strdup_printf(ngettext("%d layer", "%d layers", L), L);
     g_autofree char *heads = g_strdup_printf(ngettext("%d head", "%d heads", H), H);
     /* Translators: model · 12 tokens · 4 layers × 4 heads · ran in 3.2 ms on the CPU */
-    g_autofree char *status = g_strdup_printf(_("%s · %s · %s × %s · ran in %.1f ms on the %s"),
-                                              atn_model_handle_get_name(atn_result_get_model(r)), tokens, layers,
-                                              heads, atn_result_get_elapsed_ms(r), dev);
-    gtk_label_set_text(self->status_label, status);
+    g_free(self->run_status);
+    self->run_status = g_strdup_printf(_("%s · %s · %s × %s · ran in %.1f ms on the %s"),
+                                       atn_model_handle_get_name(atn_result_get_model(r)), tokens, layers, heads,
+                                       atn_result_get_elapsed_ms(r), dev);
+    show_run_status(self);
 }
 
 /* The first result after atn_window_start_on_head: were the options inside the model? */
@@ -365,6 +401,35 @@ void atn_window_start_on_head(AtnWindow *self, int layer, int head) {
         check_start_head(self->session, NULL, self);
     else
         g_signal_connect(self->session, "notify::result", G_CALLBACK(check_start_head), self);
+}
+
+static void show_run_status(AtnWindow *self) {
+    g_clear_handle_id(&self->say_timeout_id, g_source_remove);
+    gtk_label_set_text(self->status_label, self->run_status ? self->run_status : "");
+}
+
+static gboolean say_timeout_cb(gpointer data) {
+    AtnWindow *self = data;
+    self->say_timeout_id = 0;
+    show_run_status(self);
+    return G_SOURCE_REMOVE;
+}
+
+void _atn_window_say(AtnWindow *self, const char *message) {
+    gtk_label_set_text(self->status_label, message);
+    g_clear_handle_id(&self->say_timeout_id, g_source_remove);
+    self->say_timeout_id = g_timeout_add_seconds(8, say_timeout_cb, self);
+}
+
+/* the next action after a message: the line is about the result again */
+static void on_moved_on(GObject *o, GParamSpec *p, AtnWindow *self) {
+    if (self->say_timeout_id)
+        show_run_status(self);
+}
+
+const char *atn_window_get_status(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return gtk_label_get_text(self->status_label);
 }
 
 static void on_busy(AtnSession *s, GParamSpec *p, AtnWindow *self) {
@@ -537,6 +602,8 @@ static void atn_window_dispose(GObject *object) {
     AtnWindow *self = ATN_WINDOW(object);
     g_clear_handle_id(&self->hide_controls_id, g_source_remove);
     g_clear_handle_id(&self->open_reveal_id, g_source_remove);
+    g_clear_handle_id(&self->say_timeout_id, g_source_remove);
+    g_clear_pointer(&self->run_status, g_free);
     if (self->export_cancel)
         g_cancellable_cancel(self->export_cancel);
     g_clear_object(&self->export_cancel);
@@ -636,6 +703,10 @@ static void atn_window_init(AtnWindow *self) {
     g_signal_connect(self->session, "notify::busy", G_CALLBACK(on_busy), self);
     g_signal_connect(self->session, "notify::gpu-available", G_CALLBACK(on_gpu_available), self);
     g_signal_connect(self->session, "notify::device", G_CALLBACK(on_device), self);
+    const char *moves[] = {"notify::layer", "notify::head", "notify::query", "notify::model", "notify::opening"};
+    for (guint i = 0; i < G_N_ELEMENTS(moves); i++)
+        g_signal_connect(self->session, moves[i], G_CALLBACK(on_moved_on), self);
+    g_signal_connect(self->stack, "notify::visible-child", G_CALLBACK(on_moved_on), self);
     g_signal_connect(self, "close-request", G_CALLBACK(on_close_request), NULL);
     g_signal_connect(self->prefs, "notify::colormap", G_CALLBACK(on_prefs_changed), self);
     g_signal_connect(self->prefs, "notify::font-scale", G_CALLBACK(on_prefs_changed), self);

@@ -29,6 +29,8 @@ GtkWidget *atn_window_get_view_widget(AtnWindow *self, const char *name);
 void atn_window_start_on_head(AtnWindow *self, int layer, int head);
 /* The sentence entry's text (what typing sets). */
 void atn_window_set_text(AtnWindow *self, const char *text);
+/* What the sentence entry shows now ("" for a toy model, which reads its own tokens). */
+const char *atn_window_get_text(AtnWindow *self);
 /* Saves the toy model shown as JSON (no dialog; tests, scripts). */
 gboolean atn_window_save_toy_to(AtnWindow *self, const char *path, GError **error);
 /* The "Save the changes …?" dialog a close with unsaved toy-model edits shows, or NULL. */
@@ -40,6 +42,8 @@ gboolean atn_window_get_exporting(AtnWindow *self);
 void atn_window_cancel_export(AtnWindow *self);
 /* Exports the visible view's figure without a dialog (tests, scripts). */
 gboolean atn_window_export_to(AtnWindow *self, const char *path, double scale, GError **error);
+/* The status line under the views (the latest result, or what an action just did). */
+const char *atn_window_get_status(AtnWindow *self);
 /* The text of the error banner, or NULL when it is hidden. */
 const char *atn_window_get_error(AtnWindow *self);
 const char *atn_window_get_notice(AtnWindow *self);

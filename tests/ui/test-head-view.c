@@ -120,7 +120,8 @@ static double hand_pattern_score(const float *a, int n) {
 }
 
 /* A trained model opens on its clearest head, not on layer 0 head 0; a head chosen before the
- * model arrives (--layer/--head) is kept; a toy model keeps head 0, its lesson's head. */
+ * model arrives (--layer/--head) is kept; a toy model starts on head 0, its lesson's head;
+ * no model starts on the head index of the model before. */
 static void test_opens_on_clearest_head(void) {
     AtnWindow *win = new_window();
     AtnSession *s = atn_window_get_session(win);
@@ -144,11 +145,17 @@ static void test_opens_on_clearest_head(void) {
     type_and_wait(win, "the dog ran to the park.");
     g_assert_cmpint(atn_session_get_layer(s), ==, 0);
     g_assert_cmpint(atn_session_get_head(s), ==, 0);
-    /* a toy model: head 0 */
+    /* a toy model: head 0, its lesson's head; not the index of the model before clamped to
+       its 2 heads (head 1), which means nothing there */
     atn_session_select_head(s, 1, 3);
     open_and_wait(win, "worked-example");
     g_assert_cmpint(atn_session_get_layer(s), ==, 0);
-    g_assert_cmpint(atn_session_get_head(s), ==, 1);   /* clamped to its 2 heads, not re-chosen */
+    g_assert_cmpint(atn_session_get_head(s), ==, 0);
+    /* and back: the trained model's clearest head again, not the toy's index */
+    atn_session_select_head(s, 0, 1);
+    open_and_wait(win, "demo");
+    g_assert_cmpint(atn_session_get_layer(s), ==, layer);
+    g_assert_cmpint(atn_session_get_head(s), ==, head);
     destroy_window(win);
 
     /* the random-weight test model: the rule's threshold decides (0.3) */

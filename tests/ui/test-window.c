@@ -523,6 +523,42 @@ static void test_chinese(void) {
     destroy_window(win);
 }
 
+/* The status line says what an action did only until the next action; a toy model's
+ * entries do not show the sentence of the model before (it comes back after). */
+static void test_status_and_toy_text(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, "demo");
+    type_and_wait(win, "the cat sat on the mat.");
+    show_view(win, "head");
+    int n = atn_result_get_n_tokens(atn_session_get_result(s));
+    g_autofree char *run = g_strdup_printf("demo · %d tokens", n);
+    g_assert_true(g_str_has_prefix(atn_window_get_status(win), run));
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(win), "win.copy-figure", NULL));
+    g_assert_cmpstr(atn_window_get_status(win), ==, "Figure copied to the clipboard");
+    atn_session_select_head(s, 1, 2);
+    settle(20);
+    g_assert_true(g_str_has_prefix(atn_window_get_status(win), run));
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(win), "win.copy-figure", NULL));
+    show_view(win, "model");
+    g_assert_true(g_str_has_prefix(atn_window_get_status(win), run));
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(win), "win.copy-figure", NULL));
+    atn_session_set_query(s, 3);
+    g_assert_true(g_str_has_prefix(atn_window_get_status(win), run));
+
+    /* a toy model: empty entries, the sentence kept (session and preferences) for later */
+    g_assert_cmpstr(atn_window_get_text(win), ==, "the cat sat on the mat.");
+    open_and_wait(win, "worked-example");
+    g_assert_cmpstr(atn_window_get_text(win), ==, "");
+    g_assert_cmpstr(atn_session_get_text(s), ==, "the cat sat on the mat.");
+    g_assert_cmpstr(atn_prefs_get_example_text(atn_prefs_get_default()), ==, "the cat sat on the mat.");
+    g_assert_true(g_str_has_prefix(atn_window_get_status(win), "worked-example · 3 tokens"));
+    open_and_wait(win, "demo");
+    g_assert_cmpstr(atn_window_get_text(win), ==, "the cat sat on the mat.");
+    g_assert_cmpint(atn_result_get_n_tokens(atn_session_get_result(s)), ==, n);
+    destroy_window(win);
+}
+
 /* The window's command-line options: --view with no such view exits 2 naming the option and
  * the views (before any window); the view names are the template's pages; --layer/--head
  * outside the model say so in the notice bar, naming each option and the model's range. */
@@ -601,6 +637,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/toy-edits-kept", test_toy_edits_kept);
         g_test_add_func("/ui/export-all-heads", test_export_all_heads);
         g_test_add_func("/ui/start-options", test_start_options);
+        g_test_add_func("/ui/status-and-toy-text", test_status_and_toy_text);
     }
     return g_test_run();
 }
