@@ -142,29 +142,35 @@ void atn_attention(float *ctx, float *att, const float *q, const float *k, const
 
 /* hidden0[n,d] = LayerNorm(word[id] + pos[pos_ids[i]] + type[t]), or the toy model's given
  * vectors.  Position ids come from the family's rule (act->pos_ids, made by engine/run.c);
- * a family without token types has no type embeddings (type_emb NULL). */
-static void embeddings_forward(float *hidden0, const atn_model *m, const atn_encoding *enc, const int32_t *pos_ids) {
+ * a family without token types has no type embeddings (type_emb NULL).  ALBERT and ELECTRA
+ * embed at width E and project to d (emb_proj_w): the E-wide rows are built in scratch
+ * (n x E floats) and hidden0 = scratch proj^T + b. */
+static void embeddings_forward(float *hidden0, float *scratch, const atn_model *m, const atn_encoding *enc,
+                               const int32_t *pos_ids) {
     const atn_config *c = &m->cfg;
-    int32_t n = enc->n, d = c->d_model;
+    int32_t n = enc->n, d = c->d_model, E = atn_d_embed(c);
     if (!c->use_embeddings) {
         memcpy(hidden0, m->toy_x, (size_t)n * d * sizeof(float));
         return;
     }
     const atn_weights *w = &m->w;
+    float *e = w->emb_proj_w ? scratch : hidden0;
     for (int32_t i = 0; i < n; i++) {
-        float *x = hidden0 + (size_t)i * d;
-        const float *we = w->word_emb + (size_t)enc->ids[i] * d;
-        const float *pe = w->pos_emb + (size_t)pos_ids[i] * d;
+        float *x = e + (size_t)i * E;
+        const float *we = w->word_emb + (size_t)enc->ids[i] * E;
+        const float *pe = w->pos_emb + (size_t)pos_ids[i] * E;
         if (w->type_emb) {
-            const float *te = w->type_emb + (size_t)enc->type_ids[i] * d;
-            for (int32_t j = 0; j < d; j++)
+            const float *te = w->type_emb + (size_t)enc->type_ids[i] * E;
+            for (int32_t j = 0; j < E; j++)
                 x[j] = we[j] + pe[j] + te[j];
         } else {
-            for (int32_t j = 0; j < d; j++)
+            for (int32_t j = 0; j < E; j++)
                 x[j] = we[j] + pe[j];
         }
     }
-    atn_layernorm(hidden0, hidden0, w->emb_ln_g, w->emb_ln_b, n, d, c->ln_eps);
+    atn_layernorm(e, e, w->emb_ln_g, w->emb_ln_b, n, E, c->ln_eps);
+    if (w->emb_proj_w)
+        atn_linear(hidden0, e, w->emb_proj_w, w->emb_proj_b, n, E, d);
 }
 
 static bool all_finite(const float *x, size_t count) {
@@ -231,7 +237,7 @@ typedef struct packed_weights {
 size_t atn_cpu_packed_bytes(const atn_model *model) {
     pthread_mutex_lock(&team_lock);
     const packed_weights *pk = model->cpu_packed;
-    size_t bytes = pk ? pk->bytes : 0;
+    size_t bytes = pk ? pk->bytes : 0;   /* shared layers (ALBERT) counted once */
     pthread_mutex_unlock(&team_lock);
     return bytes;
 }
@@ -272,12 +278,27 @@ typedef struct pack_job {
     packed_weights *pk;
 } pack_job;
 
-/* Packs every matrix, the panels of each split between the threads. */
+/* The first captured layer that runs the same weights as layer l (ALBERT shares them):
+ * l itself when none before it does. */
+static int32_t first_sharing(const atn_model *m, int32_t l) {
+    const atn_layer_weights *w = &m->w.layers[l];
+    for (int32_t e = 0; e < l; e++) {
+        const atn_layer_weights *x = &m->w.layers[e];
+        if (x->wq == w->wq && x->wk == w->wk && x->wv == w->wv && x->wo == w->wo && x->w1 == w->w1 && x->w2 == w->w2)
+            return e;
+    }
+    return l;
+}
+
+/* Packs every matrix, the panels of each split between the threads; a layer whose weights
+ * an earlier layer already has is not packed again (packed_for points it there). */
 static void pack_worker(void *arg, int tid, int nt) {
     pack_job *j = arg;
     const atn_config *c = &j->m->cfg;
     int32_t d = c->d_model, f = c->d_ffn;
     for (int32_t l = 0; l < c->n_layers; l++) {
+        if (first_sharing(j->m, l) != l)
+            continue;
         const atn_layer_weights *w = &j->m->w.layers[l];
         packed_layer *p = &j->pk->layers[l];
         const float *src[6] = {w->wq, w->wk, w->wv, w->wo, w->w1, w->w2};
@@ -303,7 +324,10 @@ static const packed_weights *packed_for(const atn_model *model, atn_team *t) {
     packed_weights *pk = calloc(1, sizeof *pk + (size_t)L * sizeof(packed_layer));
     if (!pk)
         return NULL;
-    size_t bytes = (size_t)L * per_layer * sizeof(float);
+    int32_t distinct = 0;   /* ALBERT: the stored layers, packed once however often they run */
+    for (int32_t l = 0; l < L; l++)
+        distinct += first_sharing(m, l) == l;
+    size_t bytes = (size_t)distinct * per_layer * sizeof(float);
     pk->n_layers = L;
     pk->bytes = bytes;
     pk->layers = (packed_layer *)(pk + 1);
@@ -315,6 +339,11 @@ static const packed_weights *packed_for(const atn_model *model, atn_team *t) {
     float *p = block;
     for (int32_t l = 0; l < L; l++) {
         packed_layer *pl = &pk->layers[l];
+        int32_t first = first_sharing(m, l);
+        if (first != l) {
+            *pl = pk->layers[first];
+            continue;
+        }
         pl->wq = p, p += atn_packed_floats(d, d);
         pl->wk = p, p += atn_packed_floats(d, d);
         pl->wv = p, p += atn_packed_floats(d, d);
@@ -494,7 +523,9 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     const atn_config *c = &m->cfg;
     int32_t n = enc->n, d = c->d_model;
     size_t nd = (size_t)n * d;
-    embeddings_forward(a->hidden, m, enc, a->pos_ids);
+    /* the embeddings before their projection: E-wide rows in the ffn buffer (run.c sizes it
+       for them), or in h1 when E == d (ALBERT always projects) */
+    embeddings_forward(a->hidden, atn_d_embed(c) == d ? a->h1 : a->ffn, m, enc, a->pos_ids);
     a->nonfinite_layer = all_finite(a->hidden, nd) ? -1 : 0;
     if (fast_path_applies(m)) {
         atn_status st = fast_forward(m, enc, a, opts, err);

@@ -1,9 +1,40 @@
-/* The model-family tables (engine/family.h).  Names and defaults are Hugging Face's:
- * BertConfig for the config keys, BertModel / BertForMaskedLM for the tensor names. */
+/* The model-family tables (engine/family.h).  Names and defaults are Hugging Face's: each
+ * family's config class (BertConfig, RobertaConfig, DistilBertConfig, AlbertConfig,
+ * ElectraConfig) for the config keys, its model classes (BertModel / BertForMaskedLM,
+ * RobertaForMaskedLM, DistilBertForMaskedLM, AlbertForMaskedLM, ElectraForMaskedLM /
+ * ElectraForPreTraining) for the tensor names. */
 #include "family.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* The names BERT, RoBERTa and ELECTRA share (their modeling code copies BERT's modules). */
+#define BERT_EMBEDDINGS                                                                                 \
+    .word_emb = "embeddings.word_embeddings.weight",                                                    \
+    .pos_emb = "embeddings.position_embeddings.weight",                                                 \
+    .type_emb = "embeddings.token_type_embeddings.weight",                                              \
+    .emb_ln_w = "embeddings.LayerNorm.weight",                                                          \
+    .emb_ln_b = "embeddings.LayerNorm.bias"
+#define BERT_LAYER                                                                                      \
+    .wq = "attention.self.query.weight", .bq = "attention.self.query.bias",                             \
+    .wk = "attention.self.key.weight", .bk = "attention.self.key.bias",                                 \
+    .wv = "attention.self.value.weight", .bv = "attention.self.value.bias",                             \
+    .wo = "attention.output.dense.weight", .bo = "attention.output.dense.bias",                         \
+    .ln1_w = "attention.output.LayerNorm.weight", .ln1_b = "attention.output.LayerNorm.bias",           \
+    .w1 = "intermediate.dense.weight", .b1 = "intermediate.dense.bias",                                 \
+    .w2 = "output.dense.weight", .b2 = "output.dense.bias",                                             \
+    .ln2_w = "output.LayerNorm.weight", .ln2_b = "output.LayerNorm.bias"
+/* RobertaLMHead: dense, gelu (not hidden_act), layer_norm, decoder tied to the word
+   embeddings, bias */
+#define ROBERTA_MLM                                                                                     \
+    {                                                                                                   \
+        .what = "lm_head.*",                                                                            \
+        .dense_w = "lm_head.dense.weight", .dense_b = "lm_head.dense.bias",                             \
+        .ln_w = "lm_head.layer_norm.weight", .ln_b = "lm_head.layer_norm.bias",                         \
+        .decoder_w = "lm_head.decoder.weight",                                                          \
+        .bias = {"lm_head.bias", "lm_head.decoder.bias"},                                               \
+        .act_gelu = true,                                                                               \
+    }
 
 static const atn_family families[] = {
     {
@@ -53,6 +84,66 @@ static const atn_family families[] = {
         .tokenizer = "wordpiece",
         .vocab_file = "vocab.txt",
     },
+    {
+        /* RobertaModel / RobertaForMaskedLM: BERT's layers under "roberta.", positions after
+           padding_idx, the lm_head.* head with a fixed gelu */
+        .name = "RoBERTa",
+        .model_types = {"roberta", NULL},
+        .config = {
+            .d_model = "hidden_size",
+            .n_layers = "num_hidden_layers",
+            .n_heads = "num_attention_heads",
+            .d_ffn = "intermediate_size",
+            .vocab_size = "vocab_size",
+            .max_positions = "max_position_embeddings", .max_positions_default = 512,
+            .type_vocab_size = "type_vocab_size", .type_vocab_size_default = 2,
+            .act = "hidden_act", .act_default = "gelu",
+            .ln_eps = "layer_norm_eps", .ln_eps_default = 1e-12f,
+            .position_type = "position_embedding_type", .position_type_default = "absolute",
+            .pad_id = "pad_token_id", .pad_id_default = 1,
+        },
+        .tensors = {
+            .prefixes = {"roberta.", "", NULL},
+            BERT_EMBEDDINGS,
+            .layer = "encoder.layer.",
+            BERT_LAYER,
+        },
+        .positions = ATN_POSITIONS_AFTER_PAD,
+        .token_types = true,
+        .mlm = ROBERTA_MLM,
+        .tokenizer = "bpe",              /* byte-level BPE */
+        .vocab_file = "vocab.json",      /* with merges.txt */
+    },
+    {
+        /* XLMRobertaModel, CamembertModel: RoBERTa's code and names, a SentencePiece
+           vocabulary */
+        .name = "XLM-RoBERTa",
+        .model_types = {"xlm-roberta", "camembert", NULL},
+        .config = {
+            .d_model = "hidden_size",
+            .n_layers = "num_hidden_layers",
+            .n_heads = "num_attention_heads",
+            .d_ffn = "intermediate_size",
+            .vocab_size = "vocab_size",
+            .max_positions = "max_position_embeddings", .max_positions_default = 512,
+            .type_vocab_size = "type_vocab_size", .type_vocab_size_default = 2,
+            .act = "hidden_act", .act_default = "gelu",
+            .ln_eps = "layer_norm_eps", .ln_eps_default = 1e-12f,
+            .position_type = "position_embedding_type", .position_type_default = "absolute",
+            .pad_id = "pad_token_id", .pad_id_default = 1,
+        },
+        .tensors = {
+            .prefixes = {"roberta.", "", NULL},
+            BERT_EMBEDDINGS,
+            .layer = "encoder.layer.",
+            BERT_LAYER,
+        },
+        .positions = ATN_POSITIONS_AFTER_PAD,
+        .token_types = true,
+        .mlm = ROBERTA_MLM,
+        .tokenizer = "unigram",                     /* SentencePiece */
+        .vocab_file = "sentencepiece.bpe.model",
+    },
 };
 
 enum { N_FAMILIES = sizeof families / sizeof families[0] };
@@ -87,11 +178,32 @@ const atn_family *atn_family_lookup(const char *model_type, const char *where, a
     return NULL;
 }
 
-void atn_family_position_ids(const atn_family *f, const atn_encoding *enc, int32_t *pos) {
+void atn_family_position_ids(const atn_family *f, const atn_config *c, const atn_encoding *enc, int32_t *pos) {
     switch (f->positions) {
     case ATN_POSITIONS_FROM_0:
         for (int32_t i = 0; i < enc->n; i++)
             pos[i] = i;
         break;
+    case ATN_POSITIONS_AFTER_PAD: {
+        int32_t pad = c->pad_token_id, count = 0;
+        for (int32_t i = 0; i < enc->n; i++)
+            pos[i] = enc->ids[i] == pad ? pad : pad + ++count;
+        break;
     }
+    }
+}
+
+int32_t atn_family_max_tokens(const atn_family *f, const atn_config *c) {
+    int32_t most = c->max_positions;
+    if (f->positions == ATN_POSITIONS_AFTER_PAD)
+        most = c->max_positions - c->pad_token_id - 1;
+    return most > 0 ? most : 0;
+}
+
+void atn_family_layer_source(int32_t l, int32_t applied, int32_t n_groups, int32_t inner_layers, int32_t *group,
+                             int32_t *inner) {
+    int32_t i = l / inner_layers;
+    *inner = l % inner_layers;
+    /* int(i / (num_hidden_layers / num_hidden_groups)), in double as Python divides */
+    *group = (int32_t)((double)i / ((double)applied / (double)n_groups));
 }

@@ -3,7 +3,8 @@
  * head need to know: the config.json model_type(s) it accepts, the config keys it reads
  * (with their defaults), its tensor names (with the prefixes of task checkpoints), how
  * position ids are made, whether token types exist, the masked-LM head's tensor names and
- * the tokenizer it uses.  BERT is the first (today the only) entry.
+ * the tokenizer it uses.  BERT is the first entry; RoBERTa, XLM-RoBERTa, DistilBERT, ALBERT
+ * and ELECTRA follow (all post-LN encoders that run through the same forward).
  *
  * Adding a family is adding an entry to the table in family.c (and, for a rule the table
  * cannot yet express, a new enum value here and its case in the one function that reads
@@ -22,6 +23,11 @@ typedef enum atn_position_rule {
        tokens (padding gets padding_idx); GPT-2 is from 0 like BERT; sinusoidal or no
        position table are further values. */
     ATN_POSITIONS_FROM_0 = 0,
+    /* RoBERTa / XLM-R (create_position_ids_from_input_ids): a token whose id is not the
+       config's pad_token_id (padding_idx) gets padding_idx + (its rank among such tokens,
+       from 1); a padding token gets padding_idx.  So n tokens need n + padding_idx + 1
+       position rows: max_position_embeddings 514 allows 512 tokens. */
+    ATN_POSITIONS_AFTER_PAD = 1,
 } atn_position_rule;
 
 /* The config.json keys a family reads.  The five size keys are required; the others fall
@@ -34,6 +40,12 @@ typedef struct atn_family_config {
     const char *act;             const char *act_default;
     const char *ln_eps;          float ln_eps_default;
     const char *position_type;   const char *position_type_default;   /* only "absolute" is run */
+    /* NULL key: the family has no such key and the default is used */
+    const char *d_embed;         int32_t d_embed_default;   /* ALBERT/ELECTRA embedding_size; 0: d_model */
+    const char *n_groups;        /* ALBERT num_hidden_groups (default 1) */
+    const char *inner_layers;    /* ALBERT inner_group_num (default 1) */
+    const char *pad_id;          int32_t pad_id_default;    /* pad_token_id, for ATN_POSITIONS_AFTER_PAD */
+    const char *sinusoidal;      /* DistilBERT sinusoidal_pos_embds (default false) */
 } atn_family_config;
 
 /* Tensor names of the encoder.  Each is the full name after a prefix; a layer's names
@@ -50,16 +62,30 @@ typedef struct atn_family_tensors {
     /* old TensorFlow-converted checkpoints: "LayerNorm.gamma" / "LayerNorm.beta" accepted
        where "LayerNorm.weight" / "LayerNorm.bias" are absent */
     bool legacy_layernorm;
+    /* the projection of the embeddings (width d_embed) to d_model before layer 0 (ALBERT's
+       encoder.embedding_hidden_mapping_in, ELECTRA's embeddings_project), NULL: none.  Bound
+       when d_embed != d_model, and when present with d_embed == d_model (ALBERT always
+       has it) */
+    const char *emb_proj_w, *emb_proj_b;
+    /* shared layers (ALBERT): when inner is set, the weights of captured layer l are
+       "<layer><g><inner><j>." (e.g. "encoder.albert_layer_groups." "0" ".albert_layers." "1"
+       "."): inner layer j of layer group g (atn_family_layer_source); NULL: "<layer><l>." */
+    const char *inner;
 } atn_family_tensors;
 
 /* The masked-LM head's tensors (full names, no prefix); optional as a whole: when
  * dense_w is absent the model has no head.  Computed by engine/mlm.c as
- * logits = LN(act(h dense^T + b)) decoder^T + bias, decoder NULL meaning tied to word_emb. */
+ * logits = LN(act(h dense^T + b)) decoder^T + bias, decoder NULL meaning tied to word_emb.
+ * dense maps d_model to d_embed (ALBERT, ELECTRA's generator; d_model elsewhere), the
+ * LayerNorm is d_embed wide and the decoder is [vocab, d_embed]. */
 typedef struct atn_family_mlm {
     const char *what;   /* how messages name the head: "cls.predictions.*" */
     const char *dense_w, *dense_b, *ln_w, *ln_b;
     const char *decoder_w;   /* optional: usually tied to the word embeddings */
     const char *bias[2];     /* the first one present is the decoder bias */
+    /* the head's activation is exact gelu whatever hidden_act says (RobertaLMHead,
+       ElectraGeneratorPredictions); false: hidden_act (BERT, ALBERT, DistilBERT) */
+    bool act_gelu;
 } atn_family_mlm;
 
 typedef struct atn_family {
@@ -90,8 +116,20 @@ const atn_family *atn_family_at(int32_t i);
 const atn_family *atn_family_lookup(const char *model_type, const char *where, atn_error *err);
 
 /* pos[i] for each of enc's n tokens, by the family's position rule (pos has n entries,
- * caller's memory).  Called once per run by engine/run.c, whose input check keeps every
- * id below the model's max_positions (for FROM_0: n <= max_positions). */
-void atn_family_position_ids(const atn_family *f, const atn_encoding *enc, int32_t *pos);
+ * caller's memory; c gives pad_token_id for AFTER_PAD).  Called once per run by
+ * engine/run.c, whose input check keeps every id below the model's max_positions
+ * (n <= atn_family_max_tokens). */
+void atn_family_position_ids(const atn_family *f, const atn_config *c, const atn_encoding *enc, int32_t *pos);
+
+/* The most tokens one run may have: max_positions (FROM_0), max_positions - pad_token_id - 1
+ * (AFTER_PAD; roberta-base: 514 - 1 - 1 = 512), at least 0. */
+int32_t atn_family_max_tokens(const atn_family *f, const atn_config *c);
+
+/* The stored weights captured layer l (0 <= l < c->n_layers) runs, for a family with
+ * shared layers (tensors.inner): inner = l % inner_layers, application i = l / inner_layers,
+ * group = int(i / (applied / n_groups)) as AlbertTransformer computes it in floating point.
+ * applied is num_hidden_layers (the group applications), n_groups num_hidden_groups. */
+void atn_family_layer_source(int32_t l, int32_t applied, int32_t n_groups, int32_t inner_layers, int32_t *group,
+                             int32_t *inner);
 
 #endif

@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,10 @@ typedef struct hf_loader {
     const cJSON *weight_map;
 
     const atn_family *fam;            /* from config.json's model_type */
+    int32_t groups, inner, applied;   /* ALBERT's layer sharing (0: none) */
+    bool sinusoidal;                  /* DistilBERT sinusoidal_pos_embds */
+    atn_layer_weights *stored;        /* ALBERT: the stored layers, [groups x inner] */
+    int32_t n_stored;
     const char *prefix;               /* one of fam->tensors.prefixes */
     hf_pending *todo;
     int32_t n_todo, cap_todo;
@@ -217,6 +222,46 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
         (st = cfg_string(path, root, k->position_type, k->position_type_default, &pos_type,
                          L->err)))
         goto done;
+
+    /* the width of the embeddings, layer sharing, the padding id of the position rule */
+    int32_t applied = c->n_layers, groups = 1, inner = 1;
+    if ((st = cfg_int(path, root, k->d_embed, false, k->d_embed_default ? k->d_embed_default : c->d_model, 1, 65536,
+                      &c->d_embed, L->err)) ||
+        (st = cfg_int(path, root, k->n_groups, false, 1, 1, 1000, &groups, L->err)) ||
+        (st = cfg_int(path, root, k->inner_layers, false, 1, 1, 1000, &inner, L->err)))
+        goto done;
+    if (L->fam->positions == ATN_POSITIONS_AFTER_PAD) {
+        const cJSON *pad = cJSON_GetObjectItemCaseSensitive(root, k->pad_id);
+        if (cJSON_IsNull(pad))
+            c->pad_token_id = k->pad_id_default;
+        else if ((st = cfg_int(path, root, k->pad_id, false, k->pad_id_default, 0, c->vocab_size - 1,
+                               &c->pad_token_id, L->err)))
+            goto done;
+        if (atn_family_max_tokens(L->fam, c) < 1) {
+            st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"%s\" %d leaves no position for a token: positions "
+                               "start after \"%s\" %d", path, k->max_positions, c->max_positions, k->pad_id,
+                               c->pad_token_id);
+            goto done;
+        }
+    }
+    if (k->sinusoidal) {
+        const cJSON *sin = cJSON_GetObjectItemCaseSensitive(root, k->sinusoidal);
+        if (sin && !cJSON_IsBool(sin) && !cJSON_IsNull(sin)) {
+            st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"%s\" must be true or false, not %s", path,
+                               k->sinusoidal, json_type_name(sin));
+            goto done;
+        }
+        L->sinusoidal = cJSON_IsTrue(sin);
+    }
+    if (L->fam->tensors.inner) {
+        if ((int64_t)applied * inner > 1000) {
+            st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"%s\" %d x \"%s\" %d is more than 1000 layers", path,
+                               k->n_layers, applied, k->inner_layers, inner);
+            goto done;
+        }
+        c->n_layers = applied * inner;   /* every application of every inner layer is captured */
+        L->applied = applied, L->groups = groups, L->inner = inner;
+    }
 
     if (strcmp(pos_type, "absolute") != 0) {
         st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"%s\" is \"%.64s\"; only "
@@ -460,63 +505,160 @@ static atn_status want(hf_loader *L, const float **dst, bool optional, const cha
     return ATN_OK;
 }
 
+/* DistilBERT's create_sinusoidal_embeddings, for a sinusoidal_pos_embds checkpoint that does
+ * not store the table (transformers computes it at init; the checkpoints it saves carry it):
+ * row p, column j = sin (j even) or cos (j odd) of p / 10000^(2 (j / 2) / dim). */
+static atn_status sinusoidal_positions(hf_loader *L, const float **dst, int32_t rows, int32_t dim) {
+    float *t = atn_model_alloc_floats(L->model, (size_t)rows * dim);
+    if (!t)
+        return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+    for (int32_t p = 0; p < rows; p++)
+        for (int32_t j = 0; j < dim; j++) {
+            double a = p / pow(10000.0, 2.0 * (j / 2) / dim);
+            t[(size_t)p * dim + j] = (float)(j % 2 == 0 ? sin(a) : cos(a));
+        }
+    *dst = t;
+    return ATN_OK;
+}
+
+/* One stored layer's tensors, "<prefix><base>" + each name. */
+static atn_status bind_layer(hf_loader *L, atn_layer_weights *l, const char *base) {
+    const atn_config *c = &L->model->cfg;
+    int64_t d = c->d_model, f = c->d_ffn;
+    const char *p = L->prefix;
+    const atn_family_tensors *T = &L->fam->tensors;
+    atn_status st;
+    if ((st = want(L, &l->wq, false, p, d, d, "%s%s", base, T->wq)) ||
+        (st = want(L, &l->bq, false, p, d, -1, "%s%s", base, T->bq)) ||
+        (st = want(L, &l->wk, false, p, d, d, "%s%s", base, T->wk)) ||
+        (st = want(L, &l->bk, false, p, d, -1, "%s%s", base, T->bk)) ||
+        (st = want(L, &l->wv, false, p, d, d, "%s%s", base, T->wv)) ||
+        (st = want(L, &l->bv, false, p, d, -1, "%s%s", base, T->bv)) ||
+        (st = want(L, &l->wo, false, p, d, d, "%s%s", base, T->wo)) ||
+        (st = want(L, &l->bo, false, p, d, -1, "%s%s", base, T->bo)) ||
+        (st = want(L, &l->ln1_g, false, p, d, -1, "%s%s", base, T->ln1_w)) ||
+        (st = want(L, &l->ln1_b, false, p, d, -1, "%s%s", base, T->ln1_b)) ||
+        (st = want(L, &l->w1, false, p, f, d, "%s%s", base, T->w1)) ||
+        (st = want(L, &l->b1, false, p, f, -1, "%s%s", base, T->b1)) ||
+        (st = want(L, &l->w2, false, p, d, f, "%s%s", base, T->w2)) ||
+        (st = want(L, &l->b2, false, p, d, -1, "%s%s", base, T->b2)) ||
+        (st = want(L, &l->ln2_g, false, p, d, -1, "%s%s", base, T->ln2_w)) ||
+        (st = want(L, &l->ln2_b, false, p, d, -1, "%s%s", base, T->ln2_b)))
+        return st;
+    return ATN_OK;
+}
+
 static atn_status bind_weights(hf_loader *L) {
     const atn_config *c = &L->model->cfg;
     atn_weights *w = &L->model->w;
-    int64_t d = c->d_model, f = c->d_ffn, V = c->vocab_size;
+    int64_t d = c->d_model, V = c->vocab_size, E = atn_d_embed(c);
     const char *p = L->prefix;
     const atn_family_tensors *T = &L->fam->tensors;
     atn_status st;
 
-    if ((st = want(L, &w->word_emb, false, p, V, d, "%s", T->word_emb)) ||
-        (st = want(L, &w->pos_emb, false, p, c->max_positions, d, "%s", T->pos_emb)) ||
+    char pos_name[600];
+    snprintf(pos_name, sizeof pos_name, "%s%s", p, T->pos_emb);
+    bool computed_pos = L->sinusoidal && !has_tensor(L, pos_name);
+    if ((st = want(L, &w->word_emb, false, p, V, E, "%s", T->word_emb)) ||
+        (computed_pos ? (st = sinusoidal_positions(L, &w->pos_emb, c->max_positions, (int32_t)E))
+                      : (st = want(L, &w->pos_emb, false, p, c->max_positions, E, "%s", T->pos_emb))) ||
         (L->fam->token_types &&
-         (st = want(L, &w->type_emb, false, p, c->type_vocab_size, d, "%s", T->type_emb))) ||
-        (st = want(L, &w->emb_ln_g, false, p, d, -1, "%s", T->emb_ln_w)) ||
-        (st = want(L, &w->emb_ln_b, false, p, d, -1, "%s", T->emb_ln_b)))
+         (st = want(L, &w->type_emb, false, p, c->type_vocab_size, E, "%s", T->type_emb))) ||
+        (st = want(L, &w->emb_ln_g, false, p, E, -1, "%s", T->emb_ln_w)) ||
+        (st = want(L, &w->emb_ln_b, false, p, E, -1, "%s", T->emb_ln_b)))
         return st;
+    bool proj = false;
+    if (T->emb_proj_w) {
+        /* required when the widths differ; ALBERT stores it even when they do not (F16
+           tensors are bound later, so presence is asked of the file, not of *dst) */
+        char proj_name[600];
+        snprintf(proj_name, sizeof proj_name, "%s%s", p, T->emb_proj_w);
+        proj = E != d || has_tensor(L, proj_name);
+        if (proj && ((st = want(L, &w->emb_proj_w, false, p, d, E, "%s", T->emb_proj_w)) ||
+                     (st = want(L, &w->emb_proj_b, false, p, d, -1, "%s", T->emb_proj_b))))
+            return st;
+    }
+    if (E != d && !proj)
+        return atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: embedding width %lld differs from hidden_size %lld, "
+                             "and %s models have no projection between them", L->weights_path, (long long)E,
+                             (long long)d, L->fam->name);
 
     w->layers = calloc((size_t)c->n_layers, sizeof *w->layers);
     if (!w->layers)
         return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
-    for (int32_t i = 0; i < c->n_layers; i++) {
-        atn_layer_weights *l = &w->layers[i];
-        const char *e = T->layer;
-        if ((st = want(L, &l->wq, false, p, d, d, "%s%d.%s", e, i, T->wq)) ||
-            (st = want(L, &l->bq, false, p, d, -1, "%s%d.%s", e, i, T->bq)) ||
-            (st = want(L, &l->wk, false, p, d, d, "%s%d.%s", e, i, T->wk)) ||
-            (st = want(L, &l->bk, false, p, d, -1, "%s%d.%s", e, i, T->bk)) ||
-            (st = want(L, &l->wv, false, p, d, d, "%s%d.%s", e, i, T->wv)) ||
-            (st = want(L, &l->bv, false, p, d, -1, "%s%d.%s", e, i, T->bv)) ||
-            (st = want(L, &l->wo, false, p, d, d, "%s%d.%s", e, i, T->wo)) ||
-            (st = want(L, &l->bo, false, p, d, -1, "%s%d.%s", e, i, T->bo)) ||
-            (st = want(L, &l->ln1_g, false, p, d, -1, "%s%d.%s", e, i, T->ln1_w)) ||
-            (st = want(L, &l->ln1_b, false, p, d, -1, "%s%d.%s", e, i, T->ln1_b)) ||
-            (st = want(L, &l->w1, false, p, f, d, "%s%d.%s", e, i, T->w1)) ||
-            (st = want(L, &l->b1, false, p, f, -1, "%s%d.%s", e, i, T->b1)) ||
-            (st = want(L, &l->w2, false, p, d, f, "%s%d.%s", e, i, T->w2)) ||
-            (st = want(L, &l->b2, false, p, d, -1, "%s%d.%s", e, i, T->b2)) ||
-            (st = want(L, &l->ln2_g, false, p, d, -1, "%s%d.%s", e, i, T->ln2_w)) ||
-            (st = want(L, &l->ln2_b, false, p, d, -1, "%s%d.%s", e, i, T->ln2_b)))
+    char base[300];
+    if (T->inner) {
+        /* ALBERT: bind each stored layer once (the groups x inner layers the checkpoint has),
+           then point every captured layer at the one it runs */
+        int32_t stored = L->groups * L->inner;
+        atn_layer_weights *s = calloc((size_t)stored, sizeof *s);
+        bool *used = calloc((size_t)stored, sizeof *used);
+        if (!s || !used) {
+            free(s);
+            free(used);
+            return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+        }
+        for (int32_t l = 0; l < c->n_layers; l++) {
+            int32_t g, j;
+            atn_family_layer_source(l, L->applied, L->groups, L->inner, &g, &j);
+            used[g * L->inner + j] = true;
+        }
+        st = ATN_OK;
+        for (int32_t g = 0; g < L->groups && st == ATN_OK; g++)
+            for (int32_t j = 0; j < L->inner && st == ATN_OK; j++) {
+                if (!used[g * L->inner + j])
+                    continue;   /* a group no layer reaches (num_hidden_groups > num_hidden_layers) */
+                snprintf(base, sizeof base, "%s%d%s%d.", T->layer, g, T->inner, j);
+                st = bind_layer(L, &s[g * L->inner + j], base);
+            }
+        /* the pending conversions write into s: share_layers copies it after them */
+        if (st == ATN_OK) {
+            L->stored = s;
+            L->n_stored = stored;
+        } else {
+            free(s);
+        }
+        free(used);
+        if (st)
             return st;
+    } else {
+        for (int32_t i = 0; i < c->n_layers; i++) {
+            snprintf(base, sizeof base, "%s%d.", T->layer, i);
+            if ((st = bind_layer(L, &w->layers[i], base)))
+                return st;
+        }
     }
 
     /* The masked-LM head (BERT: of BertForMaskedLM / BertForPreTraining).  When its
        transform is present the rest must be too; the decoder weight is usually tied to the
-       word embeddings and then not stored. */
+       word embeddings and then not stored.  Its dense maps d to E (ALBERT, ELECTRA). */
     const atn_family_mlm *H = &L->fam->mlm;
     if (has_tensor(L, H->dense_w)) {
-        if ((st = want(L, &w->mlm_dense_w, false, "", d, d, "%s", H->dense_w)) ||
-            (st = want(L, &w->mlm_dense_b, false, "", d, -1, "%s", H->dense_b)) ||
-            (st = want(L, &w->mlm_ln_g, false, "", d, -1, "%s", H->ln_w)) ||
-            (st = want(L, &w->mlm_ln_b, false, "", d, -1, "%s", H->ln_b)) ||
-            (st = want(L, &w->mlm_decoder_w, true, "", V, d, "%s", H->decoder_w)))
+        if ((st = want(L, &w->mlm_dense_w, false, "", E, d, "%s", H->dense_w)) ||
+            (st = want(L, &w->mlm_dense_b, false, "", E, -1, "%s", H->dense_b)) ||
+            (st = want(L, &w->mlm_ln_g, false, "", E, -1, "%s", H->ln_w)) ||
+            (st = want(L, &w->mlm_ln_b, false, "", E, -1, "%s", H->ln_b)) ||
+            (st = want(L, &w->mlm_decoder_w, true, "", V, E, "%s", H->decoder_w)))
             return st;
         const char *bias = H->bias[1] && !has_tensor(L, H->bias[0]) ? H->bias[1] : H->bias[0];
         if ((st = want(L, &w->mlm_decoder_b, false, "", V, -1, "%s", bias)))
             return st;
     }
     return ATN_OK;
+}
+
+/* ALBERT: every captured layer gets the pointers of the stored layer it runs (after the
+ * conversions, which write into the stored copies). */
+static void share_layers(hf_loader *L) {
+    atn_model *m = L->model;
+    if (!L->stored)
+        return;
+    for (int32_t l = 0; l < m->cfg.n_layers; l++) {
+        int32_t g, j;
+        atn_family_layer_source(l, L->applied, L->groups, L->inner, &g, &j);
+        m->w.layers[l] = L->stored[g * L->inner + j];
+    }
+    m->layer_groups = L->groups, m->layer_inner = L->inner, m->layer_applied = L->applied;
 }
 
 /* Converts the pending tensors into one model-owned block, reporting progress. */
@@ -597,6 +739,31 @@ static atn_status load_tokenizer(hf_loader *L) {
     return ATN_OK;
 }
 
+/* Until the tokenizer.json / vocab.json + merges.txt / SentencePiece readers are in
+ * load_tokenizer, a family whose tokenizer is not WordPiece is tokenized with a WordPiece
+ * vocab.txt when its folder has one and lacks the family's own file (the generated test
+ * folders of tests/hf/models do); otherwise load_tokenizer says what is missing. */
+static atn_status load_family_tokenizer(hf_loader *L) {
+    const atn_family *fam = L->fam;
+    char own[HF_PATH_MAX], wp[HF_PATH_MAX];
+    bool have_own = false, have_wp = false;
+    atn_status st;
+    if (strcmp(fam->tokenizer, "wordpiece") != 0) {
+        if ((st = join(L, own, fam->vocab_file)) || (st = join(L, wp, "vocab.txt")) ||
+            (st = probe(L, own, &have_own)) || (st = probe(L, wp, &have_wp)))
+            return st;
+    }
+    if (have_own || !have_wp)
+        return load_tokenizer(L);
+    atn_family as_wordpiece = *fam;
+    as_wordpiece.tokenizer = "wordpiece";
+    as_wordpiece.vocab_file = "vocab.txt";
+    L->fam = &as_wordpiece;
+    st = load_tokenizer(L);
+    L->fam = fam;
+    return st;
+}
+
 /* ---- opening ---------------------------------------------------------------- */
 
 static void loader_clear(hf_loader *L) {
@@ -608,6 +775,7 @@ static void loader_clear(hf_loader *L) {
     free(L->file_names);
     free(L->in_place);
     free(L->todo);
+    free(L->stored);
     cJSON_Delete(L->index);
 }
 
@@ -634,10 +802,11 @@ static atn_status open_hf(hf_loader *L) {
     L->prefix = choose_prefix(L);
     if ((st = bind_weights(L)) || (st = convert_pending(L)) || (st = keep_mappings(L)))
         return st;
+    share_layers(L);
 
     if (!report(L, 0.92, ATN_STAGE_READ_VOCAB))
         return cancelled(L);
-    if ((st = load_tokenizer(L)) != ATN_OK)
+    if ((st = load_family_tokenizer(L)) != ATN_OK)
         return st;
     if (!report(L, 1.0, ATN_STAGE_DONE))
         return cancelled(L);

@@ -1,6 +1,7 @@
 /* Masked-word prediction with the model family's masked-LM head (BERT: cls.predictions.*,
- * its tensor names in engine/family.h, bound by the loader):
- * logits = LayerNorm(act(h W_t^T + b_t)) E^T + b, E the word embeddings (tied decoder). */
+ * RoBERTa: lm_head.*, ...; its tensor names in engine/family.h, bound by the loader):
+ * logits = LayerNorm(act(h W_t^T + b_t)) D^T + b, D the decoder, usually the word
+ * embeddings (tied); W_t maps d to the embedding width. */
 #include "encoder.h"
 #include "family.h"
 #include "tokenizer.h"
@@ -18,24 +19,26 @@ atn_status atn_predict_position(const atn_model *m, const atn_capture *cap, int3
         return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
     const atn_config *c = &m->cfg;
     const atn_weights *w = &m->w;
-    int32_t d = c->d_model, V = c->vocab_size;
+    int32_t d = c->d_model, V = c->vocab_size, E = atn_d_embed(c);
     if (top_k < 1)
         top_k = 1;
     if (top_k > V)
         top_k = V;
     const float *h = cap->hidden + ((size_t)c->n_layers * cap->n + pos) * d;
-    float *t = malloc((size_t)d * sizeof(float));
+    float *t = malloc((size_t)E * sizeof(float));
     float *logits = malloc((size_t)V * sizeof(float));
     if (!t || !logits) {
         free(t);
         free(logits);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     }
-    atn_linear(t, h, w->mlm_dense_w, w->mlm_dense_b, 1, d, d);
-    atn_activate(t, (size_t)d, c->act);
-    atn_layernorm(t, t, w->mlm_ln_g, w->mlm_ln_b, 1, d, c->ln_eps);
-    const float *E = w->mlm_decoder_w ? w->mlm_decoder_w : w->word_emb;
-    atn_linear(logits, t, E, w->mlm_decoder_b, 1, d, V);
+    /* dense maps d to E (ALBERT, ELECTRA's generator; E == d elsewhere); RoBERTa's and
+       ELECTRA's heads use exact gelu whatever hidden_act is */
+    atn_linear(t, h, w->mlm_dense_w, w->mlm_dense_b, 1, d, E);
+    atn_activate(t, (size_t)E, m->family->mlm.act_gelu ? ATN_ACT_GELU : c->act);
+    atn_layernorm(t, t, w->mlm_ln_g, w->mlm_ln_b, 1, E, c->ln_eps);
+    const float *dec = w->mlm_decoder_w ? w->mlm_decoder_w : w->word_emb;
+    atn_linear(logits, t, dec, w->mlm_decoder_b, 1, E, V);
     float mx = -INFINITY;
     for (int32_t i = 0; i < V; i++)
         mx = logits[i] > mx ? logits[i] : mx;

@@ -82,6 +82,34 @@ const char *atn_model_name(const atn_model *model) { return model->name; }
 bool atn_model_has_mlm_head(const atn_model *model) {
     return model->w.mlm_dense_w && model->w.mlm_decoder_b && model->w.word_emb;
 }
+const char *atn_model_family_name(const atn_model *model) { return model->family->name; }
+
+int32_t atn_model_layer_weights(const atn_model *model, int32_t layer, int32_t *group, int32_t *inner) {
+    int32_t L = model->cfg.n_layers;
+    if (layer < 0 || layer >= L)
+        return 0;
+    int32_t g = layer, j = 0;
+    if (model->layer_inner <= 0) {
+        if (group)
+            *group = g;
+        if (inner)
+            *inner = j;
+        return 1;
+    }
+    atn_family_layer_source(layer, model->layer_applied, model->layer_groups, model->layer_inner, &g, &j);
+    int32_t uses = 0;
+    for (int32_t l = 0; l < L; l++) {
+        int32_t g2, j2;
+        atn_family_layer_source(l, model->layer_applied, model->layer_groups, model->layer_inner, &g2, &j2);
+        uses += g2 == g && j2 == j;
+    }
+    if (group)
+        *group = g;
+    if (inner)
+        *inner = j;
+    return uses;
+}
+
 int32_t atn_model_toy_n_tokens(const atn_model *model) { return model->toy_n; }
 const char *atn_model_toy_token(const atn_model *model, int32_t i) {
     return (i >= 0 && i < model->toy_n) ? model->toy_tokens[i] : NULL;

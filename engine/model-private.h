@@ -19,19 +19,28 @@ typedef struct atn_layer_weights {
     const float *ln2_g, *ln2_b;  /* [d]          output.LayerNorm */
 } atn_layer_weights;
 
+/* E below is the embedding width, atn_d_embed(cfg): d_model except for ALBERT and ELECTRA. */
 typedef struct atn_weights {
-    const float *word_emb;       /* [V, d]         embeddings.word_embeddings */
-    const float *pos_emb;        /* [max_pos, d]   embeddings.position_embeddings */
-    const float *type_emb;       /* [types, d]     embeddings.token_type_embeddings */
-    const float *emb_ln_g;       /* [d]            embeddings.LayerNorm */
+    const float *word_emb;       /* [V, E]         embeddings.word_embeddings */
+    const float *pos_emb;        /* [max_pos, E]   embeddings.position_embeddings */
+    const float *type_emb;       /* [types, E]     embeddings.token_type_embeddings; NULL: none */
+    const float *emb_ln_g;       /* [E]            embeddings.LayerNorm */
     const float *emb_ln_b;
-    atn_layer_weights *layers;   /* [L] */
+    /* [L] captured layers; ALBERT's entries repeat the pointers of the layer they share
+       (see layer_groups in atn_model) */
+    atn_layer_weights *layers;
     /* masked-LM head (cls.predictions.*); NULL when absent */
-    const float *mlm_dense_w, *mlm_dense_b;   /* [d, d], [d] transform.dense */
-    const float *mlm_ln_g, *mlm_ln_b;         /* [d] transform.LayerNorm */
-    const float *mlm_decoder_w;               /* [V, d]; NULL: tied to word_emb */
+    const float *mlm_dense_w, *mlm_dense_b;   /* [E, d], [E] transform.dense */
+    const float *mlm_ln_g, *mlm_ln_b;         /* [E] transform.LayerNorm */
+    const float *mlm_decoder_w;               /* [V, E]; NULL: tied to word_emb */
     const float *mlm_decoder_b;               /* [V] cls.predictions.bias */
+    /* the projection of the embeddings to d before layer 0 (ALBERT's
+       embedding_hidden_mapping_in, ELECTRA's embeddings_project); NULL: none (E == d) */
+    const float *emb_proj_w, *emb_proj_b;     /* [d, E], [d] */
 } atn_weights;
+
+/* The embedding width E of a configuration (d_embed, 0 meaning d_model). */
+static inline int32_t atn_d_embed(const atn_config *c) { return c->d_embed > 0 ? c->d_embed : c->d_model; }
 
 struct atn_tokenizer;   /* engine/tokenizer.h: the interface (WordPiece today) */
 struct atn_family;      /* engine/family.h */
@@ -50,6 +59,10 @@ struct atn_model {
     const struct atn_family *family;
     atn_config cfg;
     atn_weights w;
+    /* ALBERT's sharing (atn_model_layer_weights): cfg.n_layers = layer_applied x
+       layer_inner captured layers run layer_groups x layer_inner stored layers; all 0 when
+       each layer has its own weights */
+    int32_t layer_groups, layer_inner, layer_applied;
     char *name;
     char *path;
 

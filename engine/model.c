@@ -3,6 +3,7 @@
  * configuration check) is in model-object.c, which the loaders (hf-model.c, toy-model.c)
  * use; this file calls the loaders, and they never call back into it. */
 #include "encoding.h"
+#include "family.h"
 #include "model-private.h"
 #include "tokenizer.h"
 
@@ -108,14 +109,16 @@ atn_status atn_model_encode_ids(const atn_model *model, const int32_t *ids, cons
                              model->name);
     if (n <= 0)
         return atn_error_set(err, ATN_E_INVALID, "no token ids given");
-    if (n > c->max_positions)
+    int32_t most = atn_family_max_tokens(model->family, c);   /* RoBERTa: max_positions - padding_idx - 1 */
+    if (n > most)
         return atn_error_set(err, ATN_E_INVALID, "%d token ids given but model \"%s\" allows at most %d "
-                             "positions", n, model->name, c->max_positions);
+                             "positions", n, model->name, most);
     for (int32_t i = 0; i < n; i++) {
         if (ids[i] < 0 || ids[i] >= c->vocab_size)
             return atn_error_set(err, ATN_E_INVALID, "token id %d at position %d is outside the vocabulary "
                                  "(0..%d)", ids[i], i, c->vocab_size - 1);
-        if (type_ids && (type_ids[i] < 0 || type_ids[i] >= c->type_vocab_size))
+        /* a family without token types (DistilBERT) ignores them: any non-negative id */
+        if (type_ids && (type_ids[i] < 0 || (model->family->token_types && type_ids[i] >= c->type_vocab_size)))
             return atn_error_set(err, ATN_E_INVALID, "token type id %d at position %d is outside 0..%d",
                                  type_ids[i], i, c->type_vocab_size - 1);
         if (mask && mask[i] != 0 && mask[i] != 1)

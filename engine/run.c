@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "encoding.h"
 #include "family.h"
+#include "model-private.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,14 +83,19 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
     double nd = (double)n * c->d_model, L = c->n_layers;
     double attn = (double)c->n_heads * n * n * (o->keep_attention ? L : 1);
     double trace = nd * (o->keep_trace_inputs ? L : 1);
-    double total = nd * (L + 1) + 5 * trace + attn + nd + (double)n * (c->use_ffn ? c->d_ffn : 1) + (double)n * n + n;
+    /* the ffn buffer also holds the embeddings before their projection to d when they are
+       wider than the FFN (ELECTRA's generators; encoder.c) */
+    double ffn = c->use_ffn ? c->d_ffn : 1;
+    if (c->use_embeddings && atn_d_embed(c) != c->d_model && atn_d_embed(c) > ffn)
+        ffn = atn_d_embed(c);
+    double total = nd * (L + 1) + 5 * trace + attn + nd + (double)n * ffn + (double)n * n + n;
     if (total * sizeof(float) > (double)SIZE_MAX / 2)
         return false;
     lay->hidden = (size_t)(nd * (L + 1));
     lay->trace = (size_t)trace;
     lay->attn = (size_t)attn;
     lay->h1 = (size_t)nd;
-    lay->ffn = (size_t)n * (c->use_ffn ? c->d_ffn : 1);
+    lay->ffn = (size_t)(n * ffn);
     lay->mask = (size_t)n * n;
     lay->pos = (size_t)n;   /* int32 position ids, one float's room each */
     return true;
@@ -147,14 +153,16 @@ static atn_status check_input(const atn_model *m, const atn_encoding *enc, atn_e
             return atn_error_set(err, ATN_E_INVALID, "toy model \"%s\" has %d tokens, the input has %d", m->name,
                                  m->toy_n, enc->n);
     } else {
-        if (enc->n > c->max_positions)
+        int32_t most = atn_family_max_tokens(m->family, c);   /* RoBERTa: max_positions - padding_idx - 1 */
+        if (enc->n > most)
             return atn_error_set(err, ATN_E_INVALID, "%d tokens, but model \"%s\" allows at most %d positions",
-                                 enc->n, m->name, c->max_positions);
+                                 enc->n, m->name, most);
         for (int32_t i = 0; i < enc->n; i++) {
             if (enc->ids[i] < 0 || enc->ids[i] >= c->vocab_size)
                 return atn_error_set(err, ATN_E_INVALID, "token id %d at position %d is outside the vocabulary "
                                      "(0..%d)", enc->ids[i], i, c->vocab_size - 1);
-            if (enc->type_ids[i] < 0 || enc->type_ids[i] >= c->type_vocab_size)
+            /* a family without token types (DistilBERT) reads none */
+            if (enc->type_ids[i] < 0 || (m->family->token_types && enc->type_ids[i] >= c->type_vocab_size))
                 return atn_error_set(err, ATN_E_INVALID, "token type %d at position %d is outside 0..%d",
                                      enc->type_ids[i], i, c->type_vocab_size - 1);
         }
@@ -235,7 +243,7 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
     a->nonfinite_layer = -1;
     /* the inputs every backend reads, decided here once: the family's position ids and the
        additive mask (the trace reads the same mask through the capture) */
-    atn_family_position_ids(m->family, run->enc, a->pos_ids);
+    atn_family_position_ids(m->family, c, run->enc, a->pos_ids);
     build_mask(a->mask_add, run->enc);
 
     st = atn_backend_forward(m, run->enc, a, o, &run->used, &run->fallback, err);

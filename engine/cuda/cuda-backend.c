@@ -11,6 +11,7 @@
  * the loader through the table's layout field). */
 #include "backend.h"
 #include "kernels.h"
+#include "family.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -384,6 +385,12 @@ static atn_status make_half_weights(cuda_state *s, const atn_config *c, atn_prec
 
 static atn_status cuda_upload(const atn_model *m, void **state, atn_error *err) {
     *state = NULL;
+    /* the embeddings here are d wide and go straight into layer 0: ALBERT's and ELECTRA's
+       projection of E-wide embeddings to d is the CPU's alone (AUTO falls back with this) */
+    if (m->w.emb_proj_w)
+        return fail(err, ATN_E_UNSUPPORTED, "the CUDA backend does not run the projection of %s's embeddings "
+                    "(embedding_size %d to hidden_size %d); use the CPU", m->family->name, atn_d_embed(&m->cfg),
+                    m->cfg.d_model);
     cuda_state *s = calloc(1, sizeof *s);
     if (!s)
         return fail(err, ATN_E_NOMEM, "out of memory");

@@ -120,6 +120,12 @@ typedef struct atn_config {
     bool use_ffn;
     bool use_residual;
     bool use_embeddings;     /* false: the input is given vectors, not token ids */
+    /* E, the width of the embedding tables (ALBERT, ELECTRA: embedding_size), projected to
+       d_model before layer 0 when the model has that projection; 0 means d_model */
+    int32_t d_embed;
+    /* the padding token's id where the family's position ids depend on it (RoBERTa's
+       padding_idx); 0 otherwise */
+    int32_t pad_token_id;
 } atn_config;
 
 /* Checks the numbers agree with each other (heads divide d, positive sizes ...):
@@ -191,6 +197,21 @@ const atn_config *atn_model_config(const atn_model *model);
 atn_model_kind atn_model_kind_of(const atn_model *model);
 const char *atn_model_name(const atn_model *model);  /* short display name */
 bool atn_model_has_mlm_head(const atn_model *model);  /* cls.predictions.* weights present */
+
+/* Which stored weights captured layer `layer` runs.  ALBERT shares weights between layers:
+ * its num_hidden_layers applications of inner_group_num inner layers are
+ * num_hidden_layers x inner_group_num captured layers, and captured layer l runs inner
+ * layer *inner of layer group *group (the tensors
+ * albert.encoder.albert_layer_groups.<group>.albert_layers.<inner>.*).  Every other model
+ * has its own weights per layer: *group = layer, *inner = 0.  group and inner may be NULL.
+ * Returns how many captured layers run those same weights (1: not shared; 12 for each
+ * layer of albert-base-v2), or 0 when layer is outside 0..n_layers-1 (group and inner
+ * then untouched).  model must not be NULL. */
+int32_t atn_model_layer_weights(const atn_model *model, int32_t layer, int32_t *group, int32_t *inner);
+
+/* The model family's name: "BERT", "RoBERTa", "XLM-RoBERTa", "DistilBERT", "ALBERT",
+ * "ELECTRA" (static storage; toy and random models are "BERT").  model must not be NULL. */
+const char *atn_model_family_name(const atn_model *model);
 
 /* Built-in models: a NULL-terminated list of names (static storage).  Their files are in
  * the data folder: $ATTNSCOPE_DATADIR, else the source tree's data/ when running from the

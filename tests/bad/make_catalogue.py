@@ -235,7 +235,7 @@ def main():
     cfg("cfg-act-unknown", lambda c: c.update(hidden_act="swish"))
     cfg("cfg-act-not-string", lambda c: c.update(hidden_act=["gelu"]))
     cfg("cfg-position-type", lambda c: c.update(position_embedding_type="relative_key"))
-    cfg("cfg-model-type", lambda c: c.update(model_type="roberta"))
+    cfg("cfg-model-type", lambda c: c.update(model_type="deberta"))
     cfg("cfg-disagrees-with-weights", lambda c: c.update(hidden_size=8))
     case("cfg-invalid-json", cj, '{"hidden_size": 4,\n  "num_hidden_layers": 2\n')
     case("cfg-not-object", cj, "[4, 2]\n")

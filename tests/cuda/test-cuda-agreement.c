@@ -448,7 +448,7 @@ static void host_inputs_cases(void) {
             size_t n_mask = 0;
             seen(&pos, &n_pos, &mask, &n_mask);
             int32_t want[29];
-            atn_family_position_ids(m->family, enc, want);
+            atn_family_position_ids(m->family, &m->cfg, enc, want);
             CHECK_MSG(n_pos == n && pos && memcmp(pos, want, sizeof want) == 0, "the embeddings kernel got %d "
                       "position ids, not the family's %d", n_pos, n);
             CHECK_MSG(n_mask == nn && mask && memcmp(mask, g->mask_add, nn * sizeof(float)) == 0,

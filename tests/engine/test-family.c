@@ -67,7 +67,7 @@ static void lookup(void) {
         for (const char *const *t = atn_family_at(i)->model_types; *t; t++)
             CHECK(atn_family_lookup(*t, NULL, &err) == atn_family_at(i));
 
-    const char *unknown[] = {"roberta", "BERT", "bert ", "", "gpt2"};
+    const char *unknown[] = {"deberta", "BERT", "bert ", "", "gpt2"};
     for (size_t u = 0; u < sizeof unknown / sizeof unknown[0]; u++) {
         atn_error_clear(&err);
         CHECK(atn_family_lookup(unknown[u], "/m/config.json", &err) == NULL);
@@ -84,21 +84,72 @@ static void lookup(void) {
             }
     }
     atn_error_clear(&err);
-    CHECK(atn_family_lookup("roberta", "/m/config.json", &err) == NULL);
-    CHECK_STR(err.message, "/m/config.json: \"model_type\" is \"roberta\", which attnscope does not open "
-              "(supported: \"bert\")");
+    CHECK(atn_family_lookup("deberta", "/m/config.json", &err) == NULL);
+    CHECK_STR(err.message, "/m/config.json: \"model_type\" is \"deberta\", which attnscope does not open "
+              "(supported: \"bert\", \"roberta\", \"xlm-roberta\", \"camembert\")");
     atn_error_clear(&err);
     CHECK(atn_family_lookup(NULL, NULL, &err) == NULL && err.status == ATN_E_UNSUPPORTED);
     CHECK(strstr(err.message, "config.json: no \"model_type\"") == err.message);
-    CHECK(atn_family_lookup("roberta", NULL, NULL) == NULL);   /* err NULL: no crash */
+    CHECK(atn_family_lookup("deberta", NULL, NULL) == NULL);   /* err NULL: no crash */
+}
+
+static const atn_family *family_named(const char *name) {
+    for (int32_t i = 0; i < atn_family_count(); i++)
+        if (strcmp(atn_family_at(i)->name, name) == 0)
+            return atn_family_at(i);
+    return NULL;
 }
 
 static void positions(void) {
     int32_t ids[5] = {2, 10, 11, 12, 3}, pos[5] = {-1, -1, -1, -1, -1};
     atn_encoding enc = {.n = 5, .ids = ids};
-    atn_family_position_ids(atn_family_bert(), &enc, pos);
+    atn_config c = {.max_positions = 512};
+    atn_family_position_ids(atn_family_bert(), &c, &enc, pos);
     for (int32_t i = 0; i < 5; i++)
         CHECK_MSG(pos[i] == i, "pos[%d] = %d", i, pos[i]);
+    CHECK(atn_family_max_tokens(atn_family_bert(), &c) == 512);
+
+    /* RoBERTa, by hand from create_position_ids_from_input_ids with padding_idx 1:
+       <s> a b </s> <pad> <pad> -> mask 1 1 1 1 0 0, cumsum 1 2 3 4 4 4, * mask, + 1 */
+    const atn_family *r = family_named("RoBERTa");
+    CHECK(r && r->positions == ATN_POSITIONS_AFTER_PAD);
+    if (r) {
+        int32_t rid[6] = {0, 40, 41, 2, 1, 1}, rpos[6], want[6] = {2, 3, 4, 5, 1, 1};
+        atn_encoding renc = {.n = 6, .ids = rid};
+        atn_config rc = {.max_positions = 514, .pad_token_id = 1};
+        atn_family_position_ids(r, &rc, &renc, rpos);
+        for (int32_t i = 0; i < 6; i++)
+            CHECK_MSG(rpos[i] == want[i], "roberta pos[%d] = %d, expected %d", i, rpos[i], want[i]);
+        /* a padding id in the middle keeps the count: 0 5 1 6 -> 2 3 1 4 */
+        int32_t mid[4] = {0, 5, 1, 6}, mpos[4], mwant[4] = {2, 3, 1, 4};
+        renc = (atn_encoding){.n = 4, .ids = mid};
+        atn_family_position_ids(r, &rc, &renc, mpos);
+        for (int32_t i = 0; i < 4; i++)
+            CHECK_MSG(mpos[i] == mwant[i], "roberta pos[%d] = %d, expected %d", i, mpos[i], mwant[i]);
+        CHECK(atn_family_max_tokens(r, &rc) == 512);   /* roberta-base: 514 rows, 512 tokens */
+        rc.max_positions = 2;
+        CHECK(atn_family_max_tokens(r, &rc) == 0);
+    }
+
+    /* ALBERT's layer groups, by hand from AlbertTransformer: 12 layers, 1 group, 1 inner ->
+       group 0 always; 6 applications, 3 groups, 2 inner -> application i runs group
+       int(i / 2), captured layer l is inner l % 2 of application l / 2; 5 applications,
+       2 groups: int(i / 2.5) = 0 0 0 1 1 */
+    int32_t g = -1, j = -1;
+    for (int32_t l = 0; l < 12; l++) {
+        atn_family_layer_source(l, 12, 1, 1, &g, &j);
+        CHECK(g == 0 && j == 0);
+    }
+    int32_t want_g[12] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2};
+    for (int32_t l = 0; l < 12; l++) {
+        atn_family_layer_source(l, 6, 3, 2, &g, &j);
+        CHECK_MSG(g == want_g[l] && j == l % 2, "layer %d: group %d inner %d", l, g, j);
+    }
+    int32_t want5[5] = {0, 0, 0, 1, 1};
+    for (int32_t l = 0; l < 5; l++) {
+        atn_family_layer_source(l, 5, 2, 1, &g, &j);
+        CHECK_MSG(g == want5[l] && j == 0, "layer %d: group %d", l, g);
+    }
 }
 
 /* The loader takes the family from config.json: the demo model is BERT with the "bert."
@@ -132,7 +183,7 @@ static void loader(void) {
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
     if (f) {
-        fputs("{\"model_type\": \"roberta\", \"vocab_size\": 8000, \"hidden_size\": 128, \"num_hidden_layers\": 4, "
+        fputs("{\"model_type\": \"deberta\", \"vocab_size\": 8000, \"hidden_size\": 128, \"num_hidden_layers\": 4, "
               "\"num_attention_heads\": 16, \"intermediate_size\": 512}\n", f);
         fclose(f);
     }
@@ -140,7 +191,7 @@ static void loader(void) {
     CHECK(atn_model_open_hf(dir, NULL, NULL, &err) == NULL);
     CHECK(err.status == ATN_E_UNSUPPORTED);
     atn_error want = {0};
-    atn_family_lookup("roberta", path, &want);
+    atn_family_lookup("deberta", path, &want);
     CHECK_STR(err.message, want.message);
     for (int i = 0; i < 3; i++) {
         snprintf(target, sizeof target, "%s/%s", dir, links[i]);

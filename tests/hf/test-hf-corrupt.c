@@ -355,8 +355,8 @@ static void config_cases(void) {
     FAIL(d, ATN_E_UNSUPPORTED, "config.json: \"position_embedding_type\" is \"relative_key\"; "
          "only \"absolute\"", NULL);
     in(p, fresh("f32", d, sizeof d), cj);
-    edit_json(p, set_entry, &(kv){"model_type", NULL, "\"roberta\""});
-    FAIL(d, ATN_E_UNSUPPORTED, "config.json: \"model_type\" is \"roberta\"", NULL);
+    edit_json(p, set_entry, &(kv){"model_type", NULL, "\"deberta\""});
+    FAIL(d, ATN_E_UNSUPPORTED, "config.json: \"model_type\" is \"deberta\"", NULL);
     in(p, fresh("f32", d, sizeof d), cj);
     edit_json(p, set_entry, &(kv){"vocab_size", NULL, "-1"});
     FAIL(d, ATN_E_FORMAT, "config.json: \"vocab_size\" is -1", NULL);
