@@ -144,6 +144,54 @@ static const atn_family families[] = {
         .tokenizer = "unigram",                     /* SentencePiece */
         .vocab_file = "sentencepiece.bpe.model",
     },
+    {
+        /* DistilBertModel / DistilBertForMaskedLM: its own names, no token types, LayerNorm
+           eps fixed at 1e-12, learned or sinusoidal positions (sinusoidal ones are written
+           into position_embeddings.weight, so checkpoints carry them) */
+        .name = "DistilBERT",
+        .model_types = {"distilbert", NULL},
+        .config = {
+            .d_model = "dim",
+            .n_layers = "n_layers",
+            .n_heads = "n_heads",
+            .d_ffn = "hidden_dim",
+            .vocab_size = "vocab_size",
+            .max_positions = "max_position_embeddings", .max_positions_default = 512,
+            .type_vocab_size = NULL, .type_vocab_size_default = 1,
+            .act = "activation", .act_default = "gelu",
+            .ln_eps = NULL, .ln_eps_default = 1e-12f,
+            .position_type = NULL, .position_type_default = "absolute",
+            .sinusoidal = "sinusoidal_pos_embds",
+        },
+        .tensors = {
+            .prefixes = {"distilbert.", "", NULL},
+            .word_emb = "embeddings.word_embeddings.weight",
+            .pos_emb = "embeddings.position_embeddings.weight",
+            .emb_ln_w = "embeddings.LayerNorm.weight",
+            .emb_ln_b = "embeddings.LayerNorm.bias",
+            .layer = "transformer.layer.",
+            .wq = "attention.q_lin.weight", .bq = "attention.q_lin.bias",
+            .wk = "attention.k_lin.weight", .bk = "attention.k_lin.bias",
+            .wv = "attention.v_lin.weight", .bv = "attention.v_lin.bias",
+            .wo = "attention.out_lin.weight", .bo = "attention.out_lin.bias",
+            .ln1_w = "sa_layer_norm.weight", .ln1_b = "sa_layer_norm.bias",
+            .w1 = "ffn.lin1.weight", .b1 = "ffn.lin1.bias",
+            .w2 = "ffn.lin2.weight", .b2 = "ffn.lin2.bias",
+            .ln2_w = "output_layer_norm.weight", .ln2_b = "output_layer_norm.bias",
+        },
+        .positions = ATN_POSITIONS_FROM_0,
+        .token_types = false,
+        .mlm = {
+            /* vocab_transform, activation (config.activation), vocab_layer_norm, vocab_projector */
+            .what = "vocab_transform / vocab_projector",
+            .dense_w = "vocab_transform.weight", .dense_b = "vocab_transform.bias",
+            .ln_w = "vocab_layer_norm.weight", .ln_b = "vocab_layer_norm.bias",
+            .decoder_w = "vocab_projector.weight",
+            .bias = {"vocab_projector.bias", NULL},
+        },
+        .tokenizer = "wordpiece",
+        .vocab_file = "vocab.txt",
+    },
 };
 
 enum { N_FAMILIES = sizeof families / sizeof families[0] };
