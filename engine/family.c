@@ -192,6 +192,56 @@ static const atn_family families[] = {
         .tokenizer = "wordpiece",
         .vocab_file = "vocab.txt",
     },
+    {
+        /* AlbertModel / AlbertForMaskedLM: embeddings at embedding_size, mapped to hidden_size
+           by encoder.embedding_hidden_mapping_in; num_hidden_groups groups of inner_group_num
+           layers, applied num_hidden_layers times */
+        .name = "ALBERT",
+        .model_types = {"albert", NULL},
+        .config = {
+            .d_model = "hidden_size",
+            .n_layers = "num_hidden_layers",
+            .n_heads = "num_attention_heads",
+            .d_ffn = "intermediate_size",
+            .vocab_size = "vocab_size",
+            .max_positions = "max_position_embeddings", .max_positions_default = 512,
+            .type_vocab_size = "type_vocab_size", .type_vocab_size_default = 2,
+            .act = "hidden_act", .act_default = "gelu_new",
+            .ln_eps = "layer_norm_eps", .ln_eps_default = 1e-12f,
+            .position_type = "position_embedding_type", .position_type_default = "absolute",
+            .d_embed = "embedding_size", .d_embed_default = 128,
+            .n_groups = "num_hidden_groups",
+            .inner_layers = "inner_group_num",
+        },
+        .tensors = {
+            .prefixes = {"albert.", "", NULL},
+            BERT_EMBEDDINGS,
+            .emb_proj_w = "encoder.embedding_hidden_mapping_in.weight",
+            .emb_proj_b = "encoder.embedding_hidden_mapping_in.bias",
+            .layer = "encoder.albert_layer_groups.",
+            .inner = ".albert_layers.",
+            .wq = "attention.query.weight", .bq = "attention.query.bias",
+            .wk = "attention.key.weight", .bk = "attention.key.bias",
+            .wv = "attention.value.weight", .bv = "attention.value.bias",
+            .wo = "attention.dense.weight", .bo = "attention.dense.bias",
+            .ln1_w = "attention.LayerNorm.weight", .ln1_b = "attention.LayerNorm.bias",
+            .w1 = "ffn.weight", .b1 = "ffn.bias",
+            .w2 = "ffn_output.weight", .b2 = "ffn_output.bias",
+            .ln2_w = "full_layer_layer_norm.weight", .ln2_b = "full_layer_layer_norm.bias",
+        },
+        .positions = ATN_POSITIONS_FROM_0,
+        .token_types = true,
+        .mlm = {
+            /* AlbertMLMHead: dense hidden -> embedding_size, hidden_act, LayerNorm, decoder */
+            .what = "predictions.*",
+            .dense_w = "predictions.dense.weight", .dense_b = "predictions.dense.bias",
+            .ln_w = "predictions.LayerNorm.weight", .ln_b = "predictions.LayerNorm.bias",
+            .decoder_w = "predictions.decoder.weight",
+            .bias = {"predictions.bias", "predictions.decoder.bias"},
+        },
+        .tokenizer = "unigram",          /* SentencePiece */
+        .vocab_file = "spiece.model",
+    },
 };
 
 enum { N_FAMILIES = sizeof families / sizeof families[0] };
