@@ -242,6 +242,48 @@ static const atn_family families[] = {
         .tokenizer = "unigram",          /* SentencePiece */
         .vocab_file = "spiece.model",
     },
+    {
+        /* ElectraModel (discriminators: ElectraForPreTraining, no masked-LM head) and
+           ElectraForMaskedLM (generators): BERT's layers, embeddings at embedding_size
+           projected by embeddings_project when it differs from hidden_size */
+        .name = "ELECTRA",
+        .model_types = {"electra", NULL},
+        .config = {
+            .d_model = "hidden_size",
+            .n_layers = "num_hidden_layers",
+            .n_heads = "num_attention_heads",
+            .d_ffn = "intermediate_size",
+            .vocab_size = "vocab_size",
+            .max_positions = "max_position_embeddings", .max_positions_default = 512,
+            .type_vocab_size = "type_vocab_size", .type_vocab_size_default = 2,
+            .act = "hidden_act", .act_default = "gelu",
+            .ln_eps = "layer_norm_eps", .ln_eps_default = 1e-12f,
+            .position_type = "position_embedding_type", .position_type_default = "absolute",
+            .d_embed = "embedding_size", .d_embed_default = 128,
+        },
+        .tensors = {
+            .prefixes = {"electra.", "", NULL},
+            BERT_EMBEDDINGS,
+            .emb_proj_w = "embeddings_project.weight",
+            .emb_proj_b = "embeddings_project.bias",
+            .layer = "encoder.layer.",
+            BERT_LAYER,
+        },
+        .positions = ATN_POSITIONS_FROM_0,
+        .token_types = true,
+        .mlm = {
+            /* ElectraGeneratorPredictions (dense hidden -> embedding_size, gelu, LayerNorm)
+               and generator_lm_head */
+            .what = "generator_predictions.* / generator_lm_head",
+            .dense_w = "generator_predictions.dense.weight", .dense_b = "generator_predictions.dense.bias",
+            .ln_w = "generator_predictions.LayerNorm.weight", .ln_b = "generator_predictions.LayerNorm.bias",
+            .decoder_w = "generator_lm_head.weight",
+            .bias = {"generator_lm_head.bias", NULL},
+            .act_gelu = true,
+        },
+        .tokenizer = "wordpiece",
+        .vocab_file = "vocab.txt",
+    },
 };
 
 enum { N_FAMILIES = sizeof families / sizeof families[0] };
