@@ -153,6 +153,53 @@ static void positions(void) {
     }
 }
 
+/* The other families' tables say what their transformers classes say. */
+static void encoder_families(void) {
+    const atn_family *r = family_named("RoBERTa"), *x = family_named("XLM-RoBERTa"),
+                     *db = family_named("DistilBERT"), *al = family_named("ALBERT"), *el = family_named("ELECTRA");
+    CHECK(r && x && db && al && el);
+    if (!r || !x || !db || !al || !el)
+        return;
+    atn_error err = {0};
+    CHECK(atn_family_lookup("roberta", NULL, &err) == r);
+    CHECK(atn_family_lookup("xlm-roberta", NULL, &err) == x && atn_family_lookup("camembert", NULL, &err) == x);
+    CHECK(atn_family_lookup("distilbert", NULL, &err) == db);
+    CHECK(atn_family_lookup("albert", NULL, &err) == al && atn_family_lookup("electra", NULL, &err) == el);
+    CHECK_STR(r->tensors.prefixes[0], "roberta.");
+    CHECK_STR(r->mlm.dense_w, "lm_head.dense.weight");
+    CHECK_STR(r->mlm.bias[0], "lm_head.bias");
+    CHECK(r->mlm.act_gelu && r->config.pad_id_default == 1 && r->token_types);
+    CHECK_STR(r->tokenizer, "bpe");
+    CHECK_STR(r->vocab_file, "vocab.json");
+    CHECK_STR(x->vocab_file, "sentencepiece.bpe.model");
+    CHECK(x->positions == ATN_POSITIONS_AFTER_PAD);
+    CHECK_STR(db->config.d_model, "dim");
+    CHECK_STR(db->config.n_layers, "n_layers");
+    CHECK_STR(db->config.d_ffn, "hidden_dim");
+    CHECK_STR(db->config.act, "activation");
+    CHECK(db->config.ln_eps == NULL && db->config.ln_eps_default == 1e-12f && !db->token_types);
+    CHECK_STR(db->tensors.wq, "attention.q_lin.weight");
+    CHECK_STR(db->tensors.ln1_w, "sa_layer_norm.weight");
+    CHECK_STR(db->tensors.ln2_w, "output_layer_norm.weight");
+    CHECK_STR(db->mlm.decoder_w, "vocab_projector.weight");
+    CHECK_STR(db->config.sinusoidal, "sinusoidal_pos_embds");
+    CHECK(!db->mlm.act_gelu);
+    CHECK_STR(al->config.d_embed, "embedding_size");
+    CHECK(al->config.d_embed_default == 128);
+    CHECK_STR(al->config.n_groups, "num_hidden_groups");
+    CHECK_STR(al->config.inner_layers, "inner_group_num");
+    CHECK_STR(al->config.act_default, "gelu_new");
+    CHECK_STR(al->tensors.layer, "encoder.albert_layer_groups.");
+    CHECK_STR(al->tensors.inner, ".albert_layers.");
+    CHECK_STR(al->tensors.emb_proj_w, "encoder.embedding_hidden_mapping_in.weight");
+    CHECK_STR(al->tensors.w2, "ffn_output.weight");
+    CHECK_STR(al->tensors.ln2_w, "full_layer_layer_norm.weight");
+    CHECK_STR(al->mlm.dense_w, "predictions.dense.weight");
+    CHECK_STR(el->tensors.emb_proj_w, "embeddings_project.weight");
+    CHECK_STR(el->mlm.decoder_w, "generator_lm_head.weight");
+    CHECK(el->mlm.act_gelu && el->config.d_embed_default == 128);
+}
+
 /* The loader takes the family from config.json: the demo model is BERT with the "bert."
  * prefix; the same folder with another model_type is refused with the table's message. */
 static void loader(void) {
@@ -206,6 +253,7 @@ int main(void) {
     table_complete();
     lookup();
     positions();
+    encoder_families();
     loader();
     return check_summary("engine-family");
 }
