@@ -382,12 +382,13 @@ static void print_json(const char *title, const char *shape, const atn_config *c
 }
 
 static void usage(void) {
-    printf("Usage: attnscope bench [--model M | --shape bert-base|bert-large|bert-tiny] [--length N[,N...]]\n"
+    printf("Usage: attnscope bench [--model M | --shape bert-base|bert-large|bert-tiny|roberta-base|\n"
+           "       distilbert-base|albert-base] [--length N[,N...]]\n"
            "                       [--repeat R] [--threads T] [--device cpu|cuda] [--json] [--no-capture]\n"
            "                       [--seed S] [--dump PREFIX] [--no-bandwidth]\n\n"
            "Times R forwards with full capture (median and min) and reports GFLOP/s from the FLOP count\n"
            "L(8nd² + 4n²d + 4ndf), next to cblas_sgemm's GFLOP/s at the model's largest GEMM shape measured\n"
-           "in the same process.  --shape builds a BERT of that shape with random weights (default\n"
+           "in the same process.  --shape builds a model of that shape and family with random weights (default\n"
            "bert-base; nothing is downloaded).  Also times the same forward without capture (the capture's\n"
            "cost; --no-capture skips it), and reports peak RSS and the capture's bytes.  --length takes a\n"
            "comma-separated list (default 128).  --dump PREFIX writes PREFIX.attn.npy and PREFIX.hidden.npy\n"
@@ -453,11 +454,9 @@ int cmd_bench(int argc, char **argv) {
         m = atn_model_open(model_name, cli_progress, NULL, &err);
         snprintf(title, sizeof title, "%s", m ? atn_model_name(m) : model_name);
     } else {
-        atn_config cfg;
         if (!shape)
             shape = "bert-base";
-        if (atn_random_shape_config(shape, &cfg, &err) == ATN_OK)
-            m = atn_model_new_random(&cfg, shape, (uint64_t)seed, &err);
+        m = atn_model_new_random_shape(shape, (uint64_t)seed, &err);
         snprintf(title, sizeof title, "%s (random weights, seed %ld)", shape, seed);
     }
     if (!m) {

@@ -172,11 +172,8 @@ int atn_gui_bench_main(int argc, char **argv) {
     gboolean use_ids = g_str_has_prefix(o.model, "random:");
     double t_open = now_ms();
     if (use_ids) {
-        atn_config cfg;
         atn_error err = {0};
-        atn_model *m = NULL;
-        if (atn_random_shape_config(o.model + 7, &cfg, &err) == ATN_OK)
-            m = atn_model_new_random(&cfg, o.model + 7, 1, &err);
+        atn_model *m = atn_model_new_random_shape(o.model + 7, 1, &err);   /* in the shape's family */
         if (!m) {
             fprintf(stderr, "attnscope --gui-bench: %s\n", err.message);
             return 1;

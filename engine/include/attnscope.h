@@ -568,12 +568,24 @@ const char *const *atn_random_shape_names(void);
 
 /* Fills *cfg with a named shape: "bert-tiny" (2 layers, d 128, 2 heads, f 512),
  * "bert-base" (12, 768, 12, 3072), "bert-large" (24, 1024, 16, 4096); all with
- * vocabulary 30522, 512 positions, 2 token types, erf GELU, LayerNorm eps 1e-12.
- * ATN_E_INVALID (message lists the names) for an unknown or NULL shape. */
+ * vocabulary 30522, 512 positions, 2 token types, erf GELU, LayerNorm eps 1e-12.  The
+ * other families at their base sizes (d 768, 12 heads, f 3072): "roberta-base" (12
+ * layers, vocabulary 50265, 514 positions, 1 token type, pad_token_id 1),
+ * "distilbert-base" (6 layers, no token types), "albert-base" (12 layers, vocabulary
+ * 30000, d_embed 128, gelu_new).  ATN_E_INVALID (message lists the names) for an unknown
+ * or NULL shape. */
 atn_status atn_random_shape_config(const char *shape, atn_config *cfg, atn_error *err);
 
+/* The model of a named shape with random weights from the generator below (same order;
+ * BERT shapes: exactly atn_model_new_random's model), in its family: RoBERTa's position
+ * rule, DistilBERT without token types, ALBERT with 128-wide embeddings projected to 768
+ * (the projection's weight and bias are the two tensors after the layers) and one stored
+ * layer that all 12 captured layers run.  No tokenizer.  Errors as
+ * atn_random_shape_config and atn_model_new_random.  The caller owns the model. */
+atn_model *atn_model_new_random_shape(const char *shape, uint64_t seed, atn_error *err);
+
 /* A BERT model (ATN_MODEL_BERT, no tokenizer: encode with atn_model_encode_ids) of the
- * shape cfg, every weight drawn from a counter-based generator so that any tool can
+ * shape cfg (its d_embed and pad_token_id are not used: BERT embeddings), every weight drawn from a counter-based generator so that any tool can
  * recompute it (bench/peer_torch.py does):
  *   tensor t (numbered as below), element i (row-major, weights [out, in]):
  *     x = splitmix64_mix(seed * 0x9E3779B97F4A7C15 + (t << 40) + i)
