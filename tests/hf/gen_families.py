@@ -417,7 +417,14 @@ MODELS = [
                          vocab_size=48, max_position_embeddings=16, type_vocab_size=2, layer_norm_eps=1e-12,
                          hidden_act="relu"),
      dict(dtype="F32", prefix=True, mlm="tied")),
+    # DistilBertModel, F32, sinusoidal positions NOT stored (a checkpoint saved without the
+    # table): the engine computes create_sinusoidal_embeddings itself
+    ("distilbert-nopos", dict(model_type="distilbert", architectures=["DistilBertModel"], dim=16, n_heads=4,
+                              n_layers=2, hidden_dim=24, vocab_size=40, max_position_embeddings=12,
+                              sinusoidal_pos_embds=True, activation="gelu", pad_token_id=0),
+     dict(dtype="F32", prefix=False, mlm=None, store_positions=False)),
 ]
+
 
 def write_model(name, c, opts, out_models, out_fix, seed):
     fam = c["model_type"]
@@ -433,6 +440,8 @@ def write_model(name, c, opts, out_models, out_fix, seed):
     for nm, t in list(W.items()) + list(head.items()):
         raw, rounded = tensor_bytes(t, opts["dtype"])
         R[nm] = rounded
+        if nm == "embeddings.position_embeddings.weight" and not opts.get("store_positions", True):
+            continue
         full = nm if nm in head else pre + nm
         entries.append((full, opts["dtype"], tuple(t.shape), raw))
     entries.sort(key=lambda e: e[0])

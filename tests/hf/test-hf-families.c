@@ -5,7 +5,8 @@
  * reference written from Hugging Face's modeling code (tests/hf/fixtures), through the
  * engine API and through `attnscope run`; the masked-LM head's top 5 ids and
  * probabilities; ALBERT's shared layers (which weights each captured layer runs, the
- * pointers, the packed copy made once per stored layer); RoBERTa's position limit; the
+ * pointers, the packed copy made once per stored layer); DistilBERT's sinusoidal table
+ * computed when a checkpoint lacks it (distilbert-nopos); RoBERTa's position limit; the
  * refusals (relative positions, unknown model types).
  *
  * With --cuda MODULE (the CPU stand-in for CUDA, tests/cuda/mock-cuda.c) the runs go to
@@ -410,7 +411,7 @@ int main(int argc, char **argv) {
         setenv("ATTNSCOPE_CUDA_MODULE", cuda_module, 1);
     }
     const char *models[] = {"roberta-f32", "xlmr-bf16", "distilbert-f16", "distilbert-f32", "albert-f32",
-                            "albert-f16", "electra-disc", "electra-gen"};
+                            "albert-f16", "electra-disc", "electra-gen", "distilbert-nopos"};
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
         test_model(models[i]);
     if (!cuda_module)
