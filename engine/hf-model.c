@@ -1,5 +1,7 @@
-/* Opening a Hugging Face model folder: config.json, model.safetensors (or a sharded
- * model.safetensors.index.json) and the vocabulary (vocab.txt + tokenizer_config.json).
+/* Opening a Hugging Face model folder: config.json, the weights and the vocabulary
+ * (vocab.txt + tokenizer_config.json).  Weights, the first found of: model.safetensors,
+ * model.safetensors.index.json (shards), pytorch_model.bin, pytorch_model.bin.index.json
+ * (shards); .bin files are read by engine/torch-bin.h into the same atn_st_file table.
  *
  * config.json's "model_type" picks the model family (engine/family.h), whose table gives
  * the config keys, the tensor names, the prefixes of task checkpoints (BERT: "bert." of
@@ -16,6 +18,7 @@
 #include "fp16.h"
 #include "model-private.h"
 #include "safetensors.h"
+#include "torch-bin.h"
 #include "wordpiece.h"
 
 #include <cjson/cJSON.h>
@@ -67,11 +70,6 @@ typedef struct hf_loader {
 } hf_loader;
 
 /* ---- small helpers ---------------------------------------------------------- */
-
-static bool file_exists(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
 
 /* Whether path is a regular file (*found).  Absent is not an error; something there that
  * cannot be used (permission denied, a symlink loop, a folder or FIFO in the file's
@@ -337,31 +335,36 @@ static atn_status add_file(hf_loader *L, const char *name) {
     L->files[i] = NULL;
     L->in_place[i] = false;
     L->n_files++;
+    size_t n = strlen(name);
+    if (n >= 4 && strcmp(name + n - 4, ".bin") == 0)
+        return atn_torch_open(path, &L->files[i], L->err);
     return atn_st_open(path, &L->files[i], L->err);
 }
 
 static atn_status open_weights(hf_loader *L) {
+    static const char *const singles[] = {"model.safetensors", "pytorch_model.bin"};
+    static const char *const indexes[] = {"model.safetensors.index.json",
+                                          "pytorch_model.bin.index.json"};
     atn_status st;
     char path[HF_PATH_MAX];
-    bool found;
-    if ((st = join(L, path, "model.safetensors")) != ATN_OK ||
-        (st = probe(L, path, &found)) != ATN_OK)
-        return st;
-    if (found) {
-        snprintf(L->weights_path, sizeof L->weights_path, "%s", path);
-        return add_file(L, "model.safetensors");
+    bool found = false;
+    /* safetensors first (one file, then shards), then the same for pytorch_model.bin */
+    for (int kind = 0; kind < 2 && !found; kind++) {
+        if ((st = join(L, path, singles[kind])) != ATN_OK ||
+            (st = probe(L, path, &found)) != ATN_OK)
+            return st;
+        if (found) {
+            snprintf(L->weights_path, sizeof L->weights_path, "%s", path);
+            return add_file(L, singles[kind]);
+        }
+        if ((st = join(L, path, indexes[kind])) != ATN_OK ||
+            (st = probe(L, path, &found)) != ATN_OK)
+            return st;
     }
-    if ((st = join(L, path, "model.safetensors.index.json")) != ATN_OK ||
-        (st = probe(L, path, &found)) != ATN_OK)
-        return st;
-    if (!found) {
-        char bin[HF_PATH_MAX];
-        join(L, bin, "pytorch_model.bin");
-        return atn_error_set(L->err, ATN_E_IO, "%s: no model.safetensors or "
-                             "model.safetensors.index.json%s", L->folder,
-                             file_exists(bin) ? " (pytorch_model.bin is a Python pickle and is not "
-                             "read; convert it to safetensors)" : "");
-    }
+    if (!found)
+        return atn_error_set(L->err, ATN_E_IO, "%s: no weights: none of model.safetensors, "
+                             "model.safetensors.index.json, pytorch_model.bin, "
+                             "pytorch_model.bin.index.json", L->folder);
     snprintf(L->weights_path, sizeof L->weights_path, "%s", path);
     if ((st = parse_json_file(path, HF_INDEX_MAX, &L->index, L->err)) != ATN_OK)
         return st;
@@ -698,8 +701,8 @@ static atn_status keep_mappings(hf_loader *L) {
         if (L->in_place[i]) {
             void *ptr;
             size_t len;
-            if (atn_st_detach_map(L->files[i], &ptr, &len) &&
-                !atn_model_own(L->model, ptr, len, true))
+            while (atn_st_detach_map(L->files[i], &ptr, &len))
+                if (!atn_model_own(L->model, ptr, len, true))
                 return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
         }
         atn_st_close(L->files[i]);

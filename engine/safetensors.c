@@ -23,6 +23,8 @@ struct atn_st_file {
     size_t len;
     void *map;            /* owned mapping (NULL when parsing a borrowed buffer) */
     size_t map_len;
+    void *extra;          /* owned anonymous mapping of copied tensors (atn_st_adopt) */
+    size_t extra_len;
     atn_st_tensor *tensors;
     int32_t n_tensors;
     char *names;          /* all names, NUL-separated */
@@ -345,6 +347,8 @@ void atn_st_close(atn_st_file *file) {
         return;
     if (file->map)
         munmap(file->map, file->map_len);
+    if (file->extra)
+        munmap(file->extra, file->extra_len);
     free(file->tensors);
     free(file->names);
     free(file->path);
@@ -354,12 +358,56 @@ void atn_st_close(atn_st_file *file) {
 bool atn_st_detach_map(atn_st_file *file, void **ptr, size_t *len) {
     *ptr = NULL;
     *len = 0;
-    if (!file || !file->map)
-        return false;
-    *ptr = file->map;
-    *len = file->map_len;
-    file->map = NULL;
-    return true;
+    if (file && file->map) {
+        *ptr = file->map;
+        *len = file->map_len;
+        file->map = NULL;
+        return true;
+    }
+    if (file && file->extra) {
+        *ptr = file->extra;
+        *len = file->extra_len;
+        file->extra = NULL;
+        return true;
+    }
+    return false;
+}
+
+atn_status atn_st_adopt(const char *path, atn_st_tensor *tensors, int32_t n, char *names,
+                        void *map, size_t map_len, void *extra, size_t extra_len,
+                        atn_st_file **out, atn_error *err) {
+    *out = NULL;
+    atn_st_file *f = calloc(1, sizeof *f);
+    if (!f || !(f->path = strdup(path))) {
+        free(f);
+        free(tensors);
+        free(names);
+        if (map)
+            munmap(map, map_len);
+        if (extra)
+            munmap(extra, extra_len);
+        return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", path);
+    }
+    f->tensors = tensors;
+    f->n_tensors = n;
+    f->names = names;
+    f->map = map;
+    f->map_len = map_len;
+    f->buf = map;
+    f->len = map_len;
+    f->extra = extra;
+    f->extra_len = extra_len;
+    qsort(f->tensors, (size_t)n, sizeof *f->tensors, cmp_tensor_name);
+    for (int32_t i = 1; i < n; i++) {
+        if (strcmp(f->tensors[i - 1].name, f->tensors[i].name) == 0) {
+            atn_status st = atn_error_set(err, ATN_E_FORMAT, "%s: tensor '%s' appears twice",
+                                          path, f->tensors[i].name);
+            atn_st_close(f);
+            return st;
+        }
+    }
+    *out = f;
+    return ATN_OK;
 }
 
 const char *atn_st_path(const atn_st_file *file) { return file->path; }

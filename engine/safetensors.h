@@ -44,7 +44,9 @@ typedef struct atn_st_tensor {
     int64_t shape[ATN_ST_MAX_DIMS];
     uint64_t count;               /* product of shape (1 for a scalar) */
     uint64_t nbytes;              /* count * dtype size == end - begin */
-    uint64_t file_offset;         /* absolute offset of the first byte in the file */
+    uint64_t file_offset;         /* absolute offset of the first byte in the file; for a
+                                     tensor a reader copied (a strided torch view), its
+                                     offset in that page-aligned copy block */
     const void *data;             /* into the mapping / buffer; may be unaligned */
 } atn_st_tensor;
 
@@ -58,6 +60,16 @@ atn_status atn_st_open(const char *path, atn_st_file **out, atn_error *err);
 atn_status atn_st_parse(const char *origin, const void *buf, size_t len, atn_st_file **out,
                         atn_error *err);
 
+/* Wraps a tensor table another reader made (engine/torch-bin.c) as a file object, so the
+ * loader binds it through the same calls.  Takes ownership of tensors (n entries, calloc'ed),
+ * names (the block their names point into, malloc'ed), map (the file's read-only mapping,
+ * munmap'ed) and extra (an anonymous mapping holding tensors the reader had to copy, or
+ * NULL); on failure too.  Sorts the tensors by name; a duplicate name is ATN_E_FORMAT.
+ * Tensors may share bytes (tied weights share one storage). */
+atn_status atn_st_adopt(const char *path, atn_st_tensor *tensors, int32_t n, char *names,
+                        void *map, size_t map_len, void *extra, size_t extra_len,
+                        atn_st_file **out, atn_error *err);
+
 void atn_st_close(atn_st_file *file);   /* NULL is a no-op; unmaps unless detached */
 
 const char *atn_st_path(const atn_st_file *file);
@@ -67,8 +79,10 @@ const atn_st_tensor *atn_st_at(const atn_st_file *file, int32_t i);
 /* NULL when absent. */
 const atn_st_tensor *atn_st_find(const atn_st_file *file, const char *name);
 
-/* Hands the mapping over to the caller (who munmaps ptr/len later); tensor pointers stay
- * valid.  Returns false (and leaves *ptr NULL) when the file does not own a mapping. */
+/* Hands a mapping over to the caller (who munmaps ptr/len later); tensor pointers stay
+ * valid.  A file can own two (the file's and, from atn_st_adopt, the block of copied
+ * tensors): call until it returns false.  Returns false (and leaves *ptr NULL) when the
+ * file owns no more mappings. */
 bool atn_st_detach_map(atn_st_file *file, void **ptr, size_t *len);
 
 /* "[768, 3072]" into buf. */

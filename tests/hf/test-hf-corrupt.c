@@ -316,10 +316,13 @@ static void safetensors_cases(void) {
     /* no weights at all */
     in(st, fresh("f32", d, sizeof d), ms);
     unlink(st);
-    FAIL(d, ATN_E_IO, "no model.safetensors or model.safetensors.index.json", NULL);
+    FAIL(d, ATN_E_IO, "no weights: none of model.safetensors, model.safetensors.index.json, "
+         "pytorch_model.bin, pytorch_model.bin.index.json", NULL);
+    /* without safetensors, pytorch_model.bin is read (engine/torch-bin.c) */
     in(st, d, "pytorch_model.bin");
     write_all(st, "PK", 2);
-    FAIL(d, ATN_E_IO, "pytorch_model.bin is a Python pickle", NULL);
+    FAIL(d, ATN_E_FORMAT, "pytorch_model.bin: not a PyTorch checkpoint (neither a ZIP archive "
+         "nor a pickle)", NULL);
 }
 
 static void config_cases(void) {
