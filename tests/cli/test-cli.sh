@@ -241,12 +241,20 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
         print(meta["model"], c["name"], j(c["ids"]), j(c["type_ids"]), j(c["mask"]),
               j(c.get("mlm_top_ids", [])) or "-")
 PY
-  count=0
+  count=0 twins=0
   while read -r model case ids types mask top; do
     "$A" run --model "$SRC/tests/hf/models/$model" --ids "$ids" --type-ids "$types" --mask "$mask" \
       -o "$T/$model-$case.npy" || fail "$model $case: run failed"
     "$NPYDIFF" "$T/$model-$case.npy" "$SRC/tests/hf/fixtures/$model-$case-attn.npy" 1e-4 >/dev/null ||
       fail "$model $case: attention differs from torch: $("$NPYDIFF" "$T/$model-$case.npy" "$SRC/tests/hf/fixtures/$model-$case-attn.npy" 1e-4)"
+    if [ -d "$SRC/tests/hf/models/$model-st" ]; then
+      # a pytorch_model.bin (gen_torch_bin.py): bit for bit what its safetensors twin gives
+      "$A" run --model "$SRC/tests/hf/models/$model-st" --ids "$ids" --type-ids "$types" --mask "$mask" \
+        -o "$T/$model-$case-st.npy" || fail "$model-st $case: run failed"
+      cmp -s "$T/$model-$case.npy" "$T/$model-$case-st.npy" ||
+        fail "$model $case: the .bin and its safetensors twin give different attention"
+      twins=$((twins + 1))
+    fi
     if [ "$top" != "-" ]; then
       "$A" predict --model "$SRC/tests/hf/models/$model" --ids "$ids" --type-ids "$types" --mask "$mask" --json \
         >"$T/p.json" || fail "$model: predict failed"
@@ -264,7 +272,8 @@ PY
     count=$((count + 1))
   done <"$T/cases"
   [ "$count" -ge 20 ] || fail "only $count cases"
-  echo "$count cases agree with torch"
+  [ "$twins" -ge 10 ] || fail "only $twins .bin cases compared with their safetensors twins"
+  echo "$count cases agree with torch; $twins .bin cases bit for bit with safetensors"
   ;;
 *)
   fail "unknown case"
