@@ -336,10 +336,12 @@ static bool slots_grow(unpickler *U, size_t n) {
 
 static atn_status persistent_load(unpickler *U, atn_pk_value *pid) {
     atn_pickle *p = U->p;
-    if (pid->kind != ATN_PK_TUPLE || (pid->n != 5 && pid->n != 6))
-        return fail(U, ATN_E_FORMAT, "a persistent id that is %s of %zu, not a storage tuple "
-                    "('storage', type, key, location, numel)", kind_name(pid),
-                    pid->kind == ATN_PK_TUPLE ? pid->n : 0);
+    if (pid->kind != ATN_PK_TUPLE)
+        return fail(U, ATN_E_FORMAT, "a persistent id that is %s, not a storage tuple "
+                    "('storage', type, key, location, numel)", kind_name(pid));
+    if (pid->n != 5 && pid->n != 6)
+        return fail(U, ATN_E_FORMAT, "a persistent id tuple of %zu items, not a storage tuple "
+                    "('storage', type, key, location, numel)", pid->n);
     atn_pk_value **it = pid->items;
     if (it[0]->kind != ATN_PK_STR || strcmp(it[0]->s, "storage") != 0)
         return fail(U, ATN_E_FORMAT, "a persistent id whose first item is not 'storage'");

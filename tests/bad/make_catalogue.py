@@ -14,6 +14,8 @@ import os
 import random
 import shutil
 import struct
+import zipfile
+import io
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -87,6 +89,105 @@ def safetensors(entries, header_edit=None, raw_header=None):
     text = text.encode() if isinstance(text, str) else text
     text += b" " * ((8 - len(text) % 8) % 8)   # keeps the data area 8-aligned, as the format asks
     return struct.pack("<Q", len(text)) + text + data
+
+
+# ---- pytorch_model.bin by hand: the opcodes torch.save (protocol 2) writes -----------
+
+def pk_str(s):
+    b = s.encode()
+    return b"X" + struct.pack("<I", len(b)) + b
+
+
+def pk_int(i):
+    if 0 <= i < 256:
+        return b"K" + bytes([i])
+    if 0 <= i < 65536:
+        return b"M" + struct.pack("<H", i)
+    if -2 ** 31 <= i < 2 ** 31:
+        return b"J" + struct.pack("<i", i)
+    n = (i.bit_length() + 8) // 8
+    return b"\x8a" + bytes([n]) + i.to_bytes(n, "little", signed=True)
+
+
+def pk_tuple(items):
+    return b"(" + b"".join(items) + b"t"
+
+
+ODICT = b"ccollections\nOrderedDict\n"
+REBUILD = b"ctorch._utils\n_rebuild_tensor_v2\n"
+
+
+def pk_tensor(key, numel, shape, stride=None, offset=0, legacy=False, stype=b"FloatStorage"):
+    """_rebuild_tensor_v2((persid storage), offset, size, stride, False, OrderedDict())."""
+    if stride is None:
+        stride, acc = [], 1
+        for d in reversed(shape):
+            stride.insert(0, acc)
+            acc *= d
+    pid = [pk_str("storage"), b"ctorch\n" + stype + b"\n", pk_str(key), pk_str("cpu"),
+           pk_int(numel)]
+    if legacy:
+        pid.append(b"N")
+    return (REBUILD + b"(" + pk_tuple(pid) + b"Q" + pk_int(offset) +
+            pk_tuple([pk_int(x) for x in shape]) + pk_tuple([pk_int(x) for x in stride]) +
+            b"\x89" + ODICT + b")R" + b"tR")
+
+
+def pk_state_dict(entries, legacy=False, edit=None):
+    """entries: [(name, key, numel, shape)]; edit(i, name) may return replacement tensor
+    bytes for entry i."""
+    out = b"\x80\x02" + ODICT + b")R("
+    for i, (name, key, numel, shape) in enumerate(entries):
+        t = edit(i, name) if edit else None
+        out += pk_str(name) + (t if t is not None else pk_tensor(key, numel, shape, legacy=legacy))
+    return out + b"u."
+
+
+def bin_entries():
+    """The base tensors as (name, storage key, numel, shape, values), one storage each."""
+    out = []
+    for i, (name, shape, values) in enumerate(tensors()):
+        out.append((name, str(i), len(values), shape, values))
+    return out
+
+
+def torch_zip(pickle_bytes, storages, prefix="archive", method=zipfile.ZIP_STORED):
+    """storages: [(key, raw bytes)]."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", method) as z:
+        for name, data in [("data.pkl", pickle_bytes)] + [("data/" + k, b) for k, b in storages] + \
+                [("version", b"3\n")]:
+            info = zipfile.ZipInfo(prefix + "/" + name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = method
+            z.writestr(info, data)
+    return buf.getvalue()
+
+
+def torch_bin_zip(edit=None, pickle_bytes=None, method=zipfile.ZIP_STORED):
+    ents = bin_entries()
+    pkl = pickle_bytes if pickle_bytes is not None else \
+        pk_state_dict([(n, k, c, s) for n, k, c, s, _ in ents], edit=edit)
+    return torch_zip(pkl, [(k, struct.pack("<%df" % len(v), *v)) for _, k, _, _, v in ents],
+                     method=method)
+
+
+LEGACY_MAGIC = b"\x80\x02\x8a\x0a" + (0x1950a86a20f9469cfc6c).to_bytes(10, "little") + b"."
+
+
+def torch_bin_legacy(sys_info=None, edit=None):
+    ents = bin_entries()
+    out = LEGACY_MAGIC + b"\x80\x02" + pk_int(1001) + b"."
+    out += sys_info if sys_info is not None else (
+        b"\x80\x02}(" + pk_str("protocol_version") + pk_int(1001) + pk_str("little_endian") +
+        b"\x88" + pk_str("type_sizes") + b"}(" + pk_str("short") + pk_int(2) + pk_str("int") +
+        pk_int(4) + pk_str("long") + pk_int(4) + b"uu.")
+    out += pk_state_dict([(n, k, c, s) for n, k, c, s, _ in ents], legacy=True, edit=edit)
+    keys = sorted(k for _, k, _, _, _ in ents)
+    out += b"\x80\x02](" + b"".join(pk_str(k) for k in keys) + b"e."
+    by_key = {k: v for _, k, _, _, v in ents}
+    for k in keys:
+        out += struct.pack("<q", len(by_key[k])) + struct.pack("<%df" % len(by_key[k]), *by_key[k])
+    return out
 
 
 def write(path, data):
@@ -271,6 +372,75 @@ def main():
     index_case("index-not-a-string", lambda i: i["weight_map"].update({emb: 1}))
     index_case("index-wrong-shard", lambda i: i["weight_map"].update({emb: names[1]}))
     case("index-shard-truncated", names[1], safetensors(parts[1])[:20])
+    # ---- pytorch_model.bin (the base folder without model.safetensors): hand-made
+    # pickles and archives, each refused by name
+    pb = "pytorch_model.bin"
+    case("pt-good-zip", pb, torch_bin_zip())
+    case("pt-good-legacy", pb, torch_bin_legacy())
+
+    def evil(call):   # a pickle whose state_dict is what calling call returns
+        return b"\x80\x02" + call + b"."
+    case("pt-global-os-system", pb, torch_bin_zip(pickle_bytes=evil(
+        b"cos\nsystem\n(" + pk_str("touch /tmp/attnscope-pwned") + b"tR")))
+    case("pt-global-builtins-eval", pb, torch_bin_zip(pickle_bytes=evil(
+        b"cbuiltins\neval\n(" + pk_str("__import__('os').system('true')") + b"tR")))
+    case("pt-global-subprocess", pb, torch_bin_zip(pickle_bytes=evil(
+        b"csubprocess\nPopen\n(" + pk_str("true") + b"tR")))
+    case("pt-stack-global-posix", pb, torch_bin_zip(pickle_bytes=b"\x80\x04" + b"\x8c\x05posix" +
+         b"\x8c\x06system\x93(" + pk_str("true") + b"tR."))
+    # a global hidden inside a tensor, after good ones (refused before anything runs)
+    case("pt-global-in-tensor", pb, torch_bin_zip(edit=lambda i, n: (
+        b"ctorch\nload\n(" + pk_str("x") + b"tR") if i == 3 else None))
+    case("pt-reduce-storage-type", pb, torch_bin_zip(pickle_bytes=evil(
+        b"ctorch\nFloatStorage\n)R")))
+    case("pt-reduce-not-callable", pb, torch_bin_zip(pickle_bytes=evil(pk_str("os.system") + b")R")))
+    case("pt-opcode-newobj", pb, torch_bin_zip(pickle_bytes=evil(ODICT + b")\x81")))
+    case("pt-opcode-inst", pb, torch_bin_zip(pickle_bytes=b"(ios\nsystem\n" + pk_str("true") + b"."))
+    case("pt-nesting-bomb", pb, torch_bin_zip(pickle_bytes=evil(b")" + b"\x85" * 100000)))
+    case("pt-list-nesting-bomb", pb, torch_bin_zip(pickle_bytes=evil(b"]" * 200 + b"a" * 199)))
+    case("pt-mark-bomb", pb, torch_bin_zip(pickle_bytes=b"\x80\x02" + b"(" * 100000 + b"N."))
+    case("pt-memo-huge", pb, torch_bin_zip(pickle_bytes=evil(b"}r\xff\xff\xff\x7f")))
+    case("pt-memo-unset", pb, torch_bin_zip(pickle_bytes=evil(b"}q\x00j\x10\x27\x00\x00")))
+    case("pt-string-huge", pb, torch_bin_zip(pickle_bytes=evil(b"X\xff\xff\xff\x7f")))
+    case("pt-persid-not-storage", pb, torch_bin_zip(pickle_bytes=evil(pk_str("/etc/passwd") + b"Q")))
+    emb = ("embeddings.word_embeddings.weight", str(0), V * D, [V, D])
+
+    def tensor_edit(index, **kw):
+        def edit(i, name):
+            if i != index:
+                return None
+            a = dict(key=str(i), numel=len(tensors()[i][2]), shape=tensors()[i][1])
+            a.update(kw)
+            return pk_tensor(**a)
+        return edit
+    case("pt-storage-past-entry", pb, torch_bin_zip(edit=tensor_edit(0, numel=V * D + 1)))
+    case("pt-tensor-past-storage", pb, torch_bin_zip(edit=tensor_edit(0, offset=1)))
+    case("pt-stride-past-storage", pb, torch_bin_zip(edit=tensor_edit(0, stride=[D + 1, 1])))
+    case("pt-size-negative", pb, torch_bin_zip(edit=tensor_edit(0, shape=[-V, D], stride=[D, 1])))
+    case("pt-stride-negative", pb, torch_bin_zip(edit=tensor_edit(0, stride=[-D, 1])))
+    case("pt-size-overflow", pb, torch_bin_zip(edit=tensor_edit(
+        0, shape=[2 ** 62, 2 ** 62], stride=[1, 1])))
+    case("pt-storage-missing", pb, torch_bin_zip(edit=tensor_edit(0, key="99")))
+    case("pt-storage-type-mismatch", pb, torch_bin_zip(edit=tensor_edit(1, key="0")))
+    assert emb[0] == tensors()[0][0]
+    good_zip = torch_bin_zip()
+    case("pt-zip-truncated", pb, good_zip[:len(good_zip) // 2])
+    case("pt-zip-compressed", pb, torch_bin_zip(method=zipfile.ZIP_DEFLATED))
+    # data/0's sizes in the central directory made larger than the file
+    cd = good_zip.find(b"PK\x01\x02")
+    while good_zip[cd + 46:cd + 46 + 14] != b"archive/data/0" or \
+            good_zip[cd + 28:cd + 30] != struct.pack("<H", 14):
+        cd = good_zip.find(b"PK\x01\x02", cd + 4)
+    big = bytearray(good_zip)
+    struct.pack_into("<II", big, cd + 20, 1 << 30, 1 << 30)
+    case("pt-zip-entry-past-eof", pb, bytes(big))
+    good_legacy = torch_bin_legacy()
+    case("pt-legacy-truncated", pb, good_legacy[:len(good_legacy) - 100])
+    case("pt-legacy-sysinfo-global", pb, torch_bin_legacy(
+        sys_info=b"\x80\x02cposix\nsystem\n(" + pk_str("true") + b"tR."))
+    case("pt-legacy-magic", pb, b"\x80\x02" + pk_int(7) + b"." + good_legacy[len(LEGACY_MAGIC):])
+    case("pt-not-a-checkpoint", pb, b"hello, this is text\n")
+
     # ---- toy-model JSON (no base; run with --model FILE)
     toy = {"name": "bad-toy", "tokens": ["a", "b"], "inputs": [[1, 0], [0, 1]],
            "d_model": 2, "heads": 1, "layers": [{}]}

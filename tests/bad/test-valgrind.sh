@@ -26,4 +26,9 @@ vg() {
 vg worked-example run --model worked-example -o "$T/a.npy"
 vg hf-model run --model "$HF" --text "the cat sat on the mat" --text-pair "a dog ran" -o "$T/b.json"
 vg hf-trace trace --model "$HF" --text "the cat sat" --layer 1 --head 0 --query 2
+# pytorch_model.bin: the zip reader and unpickler, strided copies, the legacy stream
+for m in bin-zip-f32 bin-legacy-bf16; do
+  [ -d "$ROOT/tests/hf/models/$m" ] &&
+    vg "$m" run --model "$ROOT/tests/hf/models/$m" --text "the cat sat on the mat" -o "$T/$m.npy"
+done
 exit $fail
