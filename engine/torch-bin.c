@@ -278,6 +278,15 @@ done:
 
 /* ---- legacy ----------------------------------------------------------------- */
 
+/* qsort has no context argument: the pickle whose storages are being sorted (one reader
+ * sorts at a time per thread). */
+static _Thread_local const atn_pickle *sort_pk;
+
+static int cmp_root(const void *a, const void *b) {
+    return strcmp(atn_pickle_storage(sort_pk, *(const int32_t *)a)->root_key,
+                  atn_pickle_storage(sort_pk, *(const int32_t *)b)->root_key);
+}
+
 static const uint8_t MAGIC[10] = {0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
 
 static atn_status read_legacy(tb_reader *R) {
@@ -337,14 +346,21 @@ static atn_status read_legacy(tb_reader *R) {
     at += used;
     int32_t ns = atn_pickle_n_storages(R->pk);
     v = atn_pickle_result(pk);
-    if (!(R->sb = calloc(ns ? (size_t)ns : 1, sizeof *R->sb))) {
+    /* the storages sorted by the key their bytes are listed under */
+    int32_t *by_root = malloc((ns ? (size_t)ns : 1) * sizeof *by_root);
+    if (!by_root || !(R->sb = calloc(ns ? (size_t)ns : 1, sizeof *R->sb))) {
+        free(by_root);
         atn_pickle_free(pk);
         return atn_error_set(R->err, ATN_E_NOMEM, "%s: out of memory", R->origin);
     }
+    for (int32_t i = 0; i < ns; i++)
+        by_root[i] = i;
+    sort_pk = R->pk;
+    qsort(by_root, (size_t)ns, sizeof *by_root, cmp_root);
     if (v->kind != ATN_PK_LIST) {
+        free(by_root);
         atn_pickle_free(pk);
-        return atn_error_set(R->err, ATN_E_FORMAT, "%s: the storage keys are %s, not a list",
-                             name, v->kind == ATN_PK_DICT ? "a dict" : "not a list");
+        return atn_error_set(R->err, ATN_E_FORMAT, "%s: the storage keys are not a list", name);
     }
     for (size_t k = 0; k < v->n && st == ATN_OK; k++) {
         const atn_pk_value *key = v->items[k];
@@ -354,10 +370,17 @@ static atn_status read_legacy(tb_reader *R) {
             break;
         }
         /* its element size: from a storage of the state_dict rooted at this key */
+        size_t lo = 0, hi = (size_t)ns;   /* the first of by_root with root_key >= key */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (strcmp(atn_pickle_storage(R->pk, by_root[mid])->root_key, key->s) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
         size_t esize = 0;
-        for (int32_t i = 0; i < ns && !esize; i++)
-            if (strcmp(atn_pickle_storage(R->pk, i)->root_key, key->s) == 0)
-                esize = atn_st_dtype_size(atn_pickle_storage(R->pk, i)->dtype);
+        if (lo < (size_t)ns && strcmp(atn_pickle_storage(R->pk, by_root[lo])->root_key, key->s) == 0)
+            esize = atn_st_dtype_size(atn_pickle_storage(R->pk, by_root[lo])->dtype);
         if (!esize) {
             st = atn_error_set(R->err, ATN_E_FORMAT, "%s: storage '%.100s' is listed but no "
                                "tensor uses it (its element size is unknown)", name, key->s);
@@ -378,10 +401,11 @@ static atn_status read_legacy(tb_reader *R) {
                                key->s, (unsigned long long)count, at, R->len);
             break;
         }
-        for (int32_t i = 0; i < ns; i++) {
+        for (size_t j = lo; j < (size_t)ns; j++) {
+            int32_t i = by_root[j];
             const atn_pk_storage *s = atn_pickle_storage(R->pk, i);
             if (strcmp(s->root_key, key->s) != 0)
-                continue;
+                break;
             if (atn_st_dtype_size(s->dtype) != esize || s->view_offset > count ||
                 s->numel > count - s->view_offset) {
                 st = atn_error_set(R->err, ATN_E_FORMAT, "%s: storage '%s' holds %llu elements "
@@ -395,6 +419,7 @@ static atn_status read_legacy(tb_reader *R) {
         at += (size_t)nbytes;
     }
     atn_pickle_free(pk);
+    free(by_root);
     if (st != ATN_OK)
         return st;
     for (int32_t i = 0; i < ns; i++)

@@ -67,6 +67,7 @@ typedef struct unpickler {
     atn_pk_value **memo;
     size_t cap_memo, memo_len;   /* memo_len: slots set (MEMOIZE's next index) */
     int32_t *slots;              /* open-addressing hash of storage keys -> index, or -1 */
+    atn_status last;             /* the status of the last error set */
     size_t cap_slots;
 } unpickler;
 
@@ -79,10 +80,12 @@ static atn_status fail(unpickler *U, atn_status st, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    U->last = st;
     return atn_error_set(U->err, st, "%s: byte %zu: %s", U->origin, U->op_at, msg);
 }
 
 static atn_status nomem(unpickler *U) {
+    U->last = ATN_E_NOMEM;
     return atn_error_set(U->err, ATN_E_NOMEM, "%s: out of memory unpickling", U->origin);
 }
 
@@ -130,7 +133,7 @@ static atn_pk_value *make(unpickler *U, atn_pk_kind kind) {
 
 static atn_status push(unpickler *U, atn_pk_value *v) {
     if (!v)
-        return U->err ? U->err->status : ATN_E_NOMEM;
+        return U->last ? U->last : ATN_E_NOMEM;
     if (U->sp >= ATN_PK_MAX_STACK)
         return fail(U, ATN_E_FORMAT, "the stack is deeper than %d values (the limit)",
                     ATN_PK_MAX_STACK);
@@ -199,7 +202,7 @@ static atn_status push_str(unpickler *U, size_t n) {
         return st;
     atn_pk_value *v = make(U, ATN_PK_STR);
     if (!v)
-        return U->err ? U->err->status : ATN_E_NOMEM;
+        return U->last ? U->last : ATN_E_NOMEM;
     char *s = malloc(n + 1);
     if (!s)
         return nomem(U);
@@ -288,7 +291,7 @@ static atn_status make_tuple(unpickler *U, size_t first) {
     atn_pk_value *t = make(U, ATN_PK_TUPLE);
     atn_status st;
     if (!t)
-        return U->err ? U->err->status : ATN_E_NOMEM;
+        return U->last ? U->last : ATN_E_NOMEM;
     for (size_t i = first; i < U->sp; i++)
         if ((st = add_item(U, t, U->stack[i])) != ATN_OK)
             return st;
@@ -604,7 +607,7 @@ static atn_status run(unpickler *U) {
                 st = push_int(U, (int64_t)u);
             } else {
                 if (!(v = make(U, ATN_PK_BIGINT)))
-                    return U->err ? U->err->status : ATN_E_NOMEM;
+                    return U->last ? U->last : ATN_E_NOMEM;
                 char *s = malloc(n);
                 if (!s)
                     return nomem(U);

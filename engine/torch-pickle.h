@@ -32,9 +32,9 @@ enum {
     ATN_PK_MAX_STACK = 1 << 16,       /* values on the stack (all marks together) */
     ATN_PK_MAX_NESTING = 64,          /* containers inside containers */
     ATN_PK_MAX_STRING = 1 << 20,      /* bytes of one string */
-    ATN_PK_MAX_OBJECTS = 1 << 23,     /* values made */
-    ATN_PK_MAX_TENSORS = 1 << 20,
-    ATN_PK_MAX_STORAGES = 1 << 20,
+    ATN_PK_MAX_OBJECTS = 1 << 20,     /* values made (bert-large's state_dict: ~6000) */
+    ATN_PK_MAX_TENSORS = 1 << 17,
+    ATN_PK_MAX_STORAGES = 1 << 17,
 };
 
 typedef enum atn_pk_kind {

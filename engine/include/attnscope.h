@@ -183,8 +183,11 @@ atn_model *atn_model_open_toy_json(const char *path, atn_error *err);   /* files
  * names it in messages. */
 atn_model *atn_model_parse_toy_json(const char *json_text, size_t len, const char *origin,
                                     atn_error *err);
-/* A Hugging Face folder (config.json, model.safetensors or a sharded index, vocab.txt);
- * weights are mapped, not copied, where they are fp32. */
+/* A Hugging Face folder (config.json, weights, vocab.txt).  Weights: the first present of
+ * model.safetensors, model.safetensors.index.json (shards), pytorch_model.bin,
+ * pytorch_model.bin.index.json (shards); a .bin is read without executing its pickle
+ * (only a state_dict's globals are allowed; others are refused by name, ATN_E_UNSUPPORTED).
+ * Weights are mapped, not copied, where they are fp32 and contiguous. */
 atn_model *atn_model_open_hf(const char *folder, atn_progress_fn progress, void *user_data,
                              atn_error *err);
 /* Frees the model, its weights, its tokenizer and its GPU copy.  NULL: nothing.  No run,
