@@ -151,24 +151,24 @@ def bin_entries():
     return out
 
 
-def torch_zip(pickle_bytes, storages, prefix="archive", method=zipfile.ZIP_STORED):
-    """storages: [(key, raw bytes)]."""
+def torch_zip(pickle_bytes, storages, prefix="archive", method=zipfile.ZIP_STORED, extra=()):
+    """storages: [(key, raw bytes)]; extra: more (name, bytes) entries."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", method) as z:
         for name, data in [("data.pkl", pickle_bytes)] + [("data/" + k, b) for k, b in storages] + \
-                [("version", b"3\n")]:
+                [("version", b"3\n")] + list(extra):
             info = zipfile.ZipInfo(prefix + "/" + name, date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = method
             z.writestr(info, data)
     return buf.getvalue()
 
 
-def torch_bin_zip(edit=None, pickle_bytes=None, method=zipfile.ZIP_STORED):
+def torch_bin_zip(edit=None, pickle_bytes=None, method=zipfile.ZIP_STORED, extra=()):
     ents = bin_entries()
     pkl = pickle_bytes if pickle_bytes is not None else \
         pk_state_dict([(n, k, c, s) for n, k, c, s, _ in ents], edit=edit)
     return torch_zip(pkl, [(k, struct.pack("<%df" % len(v), *v)) for _, k, _, _, v in ents],
-                     method=method)
+                     method=method, extra=extra)
 
 
 LEGACY_MAGIC = b"\x80\x02\x8a\x0a" + (0x1950a86a20f9469cfc6c).to_bytes(10, "little") + b"."
@@ -377,6 +377,17 @@ def main():
     pb = "pytorch_model.bin"
     case("pt-good-zip", pb, torch_bin_zip())
     case("pt-good-legacy", pb, torch_bin_legacy())
+
+    # what torch 2.x adds: byteorder and .data/ entries, _rebuild_tensor_v2's 7th argument
+    def with_metadata(i, name):
+        if i != 0:
+            return None
+        t = pk_tensor(str(i), len(tensors()[i][2]), tensors()[i][1])
+        return t[:-2] + b"}" + t[-2:]          # ... hooks, {} metadata) R
+    torch2 = [("byteorder", b"little"), (".data/serialization_id", b"1234567890"),
+              (".format_version", b"1")]
+    case("pt-good-torch2", pb, torch_bin_zip(edit=with_metadata, extra=torch2))
+    case("pt-byteorder-big", pb, torch_bin_zip(extra=[("byteorder", b"big")]))
 
     def evil(call):   # a pickle whose state_dict is what calling call returns
         return b"\x80\x02" + call + b"."

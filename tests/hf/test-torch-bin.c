@@ -1,8 +1,9 @@
 /* pytorch_model.bin (engine/torch-bin.c, zip.c, torch-pickle.c) against independent
  * writers: every tensor of the files torch.save wrote (tests/hf/gen_torch_bin.py: both zip
  * layouts, the legacy stream, F32/F16/BF16, shards) equals, byte for byte, the same tensor
- * in its safetensors twin; the hand-made files of tests/bad (pt-good-zip, pt-good-legacy)
- * equal tests/bad/base/model.safetensors.  Also: tied names share one storage, views at
+ * in its safetensors twin; the hand-made files of tests/bad (pt-good-zip, pt-good-legacy,
+ * pt-good-torch2: torch 2.x's extra entries and 7-argument _rebuild_tensor_v2) equal
+ * tests/bad/base/model.safetensors.  Also: tied names share one storage, views at
  * offsets point into their storage, transposed weights are made contiguous, the loaded
  * model's weights equal the twin's bit for bit, safetensors wins when both are there, a
  * ZIP64 archive with 64-bit sizes in its extra fields reads, and in-memory refusals. */
@@ -148,10 +149,10 @@ static void torch_written(void) {
 }
 
 static void hand_made(void) {
-    const char *cases[] = {"pt-good-zip", "pt-good-legacy"};
+    const char *cases[] = {"pt-good-zip", "pt-good-legacy", "pt-good-torch2"};
     char st[4096];
     snprintf(st, sizeof st, "%s/../bad/base/model.safetensors", root);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         char folder[4096];
         snprintf(folder, sizeof folder, "%s/../bad/cases/%s", root, cases[i]);
         bin_set bins;
