@@ -23,13 +23,16 @@ def read(*parts):
 
 def main():
     corpus = os.path.join(HERE, "corpus")
-    shutil.rmtree(corpus, ignore_errors=True)
-    seeds = {t: {} for t in ("safetensors", "config", "index", "toy", "vocab", "tokenize", "npy")}
+    seeds = {t: {} for t in ("safetensors", "config", "index", "toy", "vocab", "tokenize", "npy",
+                             "torch-bin")}
+    for t in seeds:   # only the targets written here (corpus/corpus/ is hand-made)
+        shutil.rmtree(os.path.join(corpus, t), ignore_errors=True)
 
     def add(target, name, data):
         if isinstance(data, str):
             data = data.encode()
-        if len(data) <= MAX_SEED:
+        # a .bin of even the tiny model is a 12 KB archive
+        if len(data) <= (MAX_SEED * 2 if target == "torch-bin" else MAX_SEED):
             seeds[target][name] = data
 
     cases = os.path.join(BAD, "cases")
@@ -38,7 +41,7 @@ def main():
             data = read(cases, case, fname)
             target = {"model.safetensors": "safetensors", "config.json": "config",
                       "model.safetensors.index.json": "index", "toy.json": "toy",
-                      "vocab.txt": "vocab"}.get(fname)
+                      "vocab.txt": "vocab", "pytorch_model.bin": "torch-bin"}.get(fname)
             if fname.endswith(".safetensors"):
                 target = "safetensors"
             if target:
@@ -73,6 +76,14 @@ def main():
     add("safetensors", "good-unaligned-f32", variant(misalign=True))
     add("safetensors", "good-bert-prefix-legacy", variant(rename=lambda n: "bert." + n.replace(
         "LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta")))
+    # torch.save's own pickles (tests/hf/gen_torch_bin.py): the unpickler on real input
+    import zipfile
+    for m in ("bin-zip-f32", "bin-archive-f16"):
+        p = os.path.join(ROOT, "tests", "hf", "models", m, "pytorch_model.bin")
+        if os.path.exists(p):
+            with zipfile.ZipFile(p) as z:
+                pkl = [n for n in z.namelist() if n.endswith("/data.pkl")][0]
+                add("torch-bin", "torch-" + m + "-data.pkl", z.read(pkl))
     add("config", "base", read(BAD, "base", "config.json"))
     for m in ("f32", "legacy", "odd3-relu", "mlm"):
         p = os.path.join(ROOT, "tests", "hf", "models", m, "config.json")
@@ -117,7 +128,7 @@ def main():
     add("npy", "f8", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", b"\0" * 8))
     fx = os.path.join(ROOT, "tests", "hf", "fixtures")
     if os.path.isdir(fx):
-        for f in sorted(os.listdir(fx))[:6]:
+        for f in sorted(f for f in os.listdir(fx) if not f.startswith("bin-"))[:6]:
             if f.endswith(".npy"):
                 add("npy", "hf-" + f[:-4], read(fx, f))
 

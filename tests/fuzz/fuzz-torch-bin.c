@@ -1,0 +1,83 @@
+/* Fuzz target: pytorch_model.bin (atn_torch_parse on a buffer: the ZIP reader, the
+ * restricted unpickler, both zip layouts and the legacy stream) and the unpickler alone on
+ * the same bytes.  On success every tensor's count and nbytes agree with its shape and
+ * dtype, names are sorted and unique, and every byte of every tensor is read (so ASan sees
+ * a tensor outside the input or the copy block).  On failure the message names the file.
+ * A file that reads and holds the word embeddings then goes through the Hugging Face
+ * loader as pytorch_model.bin of the catalogue's tiny model and runs. */
+#include "fuzz-hf-common.h"
+#include "torch-bin.h"
+#include "torch-pickle.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    /* the unpickler by itself: any value tree, never a crash */
+    atn_pickle *pk = NULL;
+    atn_error err = {0};
+    size_t used = 0;
+    atn_status st = atn_pickle_load("fuzz.pkl", data, size, &used, &pk, &err);
+    if (st == ATN_OK) {
+        if (used > size || !atn_pickle_result(pk))
+            fuzz_fail("a pickle result past the input or missing", NULL);
+        for (int32_t i = 0; i < atn_pickle_n_tensors(pk); i++) {
+            const atn_pk_tensor *t = atn_pickle_tensor(pk, i);
+            if (t->storage < 0 || t->storage >= atn_pickle_n_storages(pk) ||
+                t->ndim < 0 || t->ndim > ATN_ST_MAX_DIMS)
+                fuzz_fail("a tensor descriptor out of range", NULL);
+            for (int d = 0; d < t->ndim; d++)
+                if (t->shape[d] < 0 || t->stride[d] < 0)
+                    fuzz_fail("a negative size or stride accepted", NULL);
+        }
+        atn_pickle_free(pk);
+    } else {
+        if (pk)
+            fuzz_fail("a pickle handed out on error", NULL);
+        fuzz_check_parse_error(st, &err, "fuzz.pkl");
+    }
+
+    const char *origin = "fuzz.bin";
+    atn_st_file *f = NULL;
+    err = (atn_error){0};
+    st = atn_torch_parse(origin, data, size, &f, &err);
+    if (st != ATN_OK) {
+        if (f)
+            fuzz_fail("a file handed out on error", NULL);
+        fuzz_check_parse_error(st, &err, origin);
+        return 0;
+    }
+    unsigned sum = 0;
+    int32_t n = atn_st_count(f);
+    for (int32_t i = 0; i < n; i++) {
+        const atn_st_tensor *t = atn_st_at(f, i);
+        if (!t || !t->name)
+            fuzz_fail("a NULL tensor in range", NULL);
+        if (i > 0 && strcmp(atn_st_at(f, i - 1)->name, t->name) >= 0)
+            fuzz_fail("tensor names not sorted and unique", t->name);
+        if (atn_st_find(f, t->name) != t)
+            fuzz_fail("atn_st_find does not find a listed tensor", t->name);
+        if (t->ndim < 0 || t->ndim > ATN_ST_MAX_DIMS)
+            fuzz_fail("ndim out of range", t->name);
+        uint64_t count = 1;
+        for (int d = 0; d < t->ndim; d++)
+            count *= (uint64_t)t->shape[d];
+        if (count != t->count || t->count * atn_st_dtype_size(t->dtype) != t->nbytes)
+            fuzz_fail("count/nbytes disagree with shape and dtype", t->name);
+        const uint8_t *p = t->data;
+        bool in_input = p >= data && p <= data + size;
+        if (t->nbytes && in_input && (size_t)(p - data) + t->nbytes > size)
+            fuzz_fail("a tensor running past the input", t->name);
+        for (uint64_t b = 0; b < t->nbytes; b++)
+            sum += p[b];
+    }
+    bool model_like = atn_st_find(f, "embeddings.word_embeddings.weight") ||
+                      atn_st_find(f, "bert.embeddings.word_embeddings.weight");
+    atn_st_close(f);
+    if (model_like) {
+        static const char *const files[] = {"config.json", "vocab.txt", NULL};
+        const char *dir = fuzz_hf_folder("base", files);
+        char path[1024];
+        snprintf(path, sizeof path, "%s/pytorch_model.bin", dir);
+        fuzz_write(path, data, size);
+        fuzz_hf_open_and_run(dir);
+    }
+    return (int)(sum & 0);
+}
