@@ -19,7 +19,10 @@ the int64 position_ids buffer, LayerNorm gamma/beta names, shards with an index.
 The reference forward is gen_models.py's (BertModel in float64, cross-checked against
 torch.nn.TransformerEncoderLayer), run on the values the file holds.  It never calls
 attnscope.  Run with Debian's python3-torch:  /usr/bin/python3 tests/hf/gen_torch_bin.py
+A bert-base sized random pytorch_model.bin for the open-time benchmark (not committed):
+  /usr/bin/python3 tests/hf/gen_torch_bin.py --bert-base /tmp/attnscope-bert-base-bin [--legacy]
 """
+import argparse
 import collections
 import io
 import json
@@ -218,8 +221,27 @@ def write_model(name, cfg, opts, out_models, out_fix, seed):
         json.dump(meta, f, indent=1)
 
 
+def write_bert_base(folder, legacy):
+    """gen_models.py's random bert-base folder, its weights saved with torch.save."""
+    gm.write_bert_base(folder)
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    os.unlink(os.path.join(folder, "model.safetensors"))
+    g = torch.Generator().manual_seed(0)
+    W = gm.make_weights(cfg, g)
+    sd = collections.OrderedDict((k, v.contiguous()) for k, v in W.items())
+    save(sd, os.path.join(folder, "pytorch_model.bin"), "legacy" if legacy else "zip-path")
+
+
 def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bert-base", metavar="DIR", help="write only a random bert-base .bin to DIR")
+    ap.add_argument("--legacy", action="store_true", help="the legacy format for --bert-base")
+    a = ap.parse_args()
     torch.set_num_threads(1)
+    if a.bert_base:
+        write_bert_base(a.bert_base, a.legacy)
+        return
     out_models, out_fix = os.path.join(HERE, "models"), os.path.join(HERE, "fixtures")
     for seed, (name, over, opts) in enumerate(MODELS):
         write_model(name, gm.base_config(**over), opts, out_models, out_fix, 2000 + seed)
