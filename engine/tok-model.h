@@ -86,6 +86,21 @@ atn_tok_model *atn_tok_bpe_from_files(const char *vocab_json, const char *merges
 uint32_t atn_byte_level_char(uint8_t b);
 int32_t atn_byte_level_decode(const char *piece, size_t len, uint8_t *out);
 
+/* The text a piece stands for, for showing tokens (the token chips, tokenize --json).
+ * atn_byte_level_surface: a byte-level piece ("Ġthe") decoded to its bytes (" the") into
+ * out (room for len bytes); *complete (may be NULL) says whether those bytes are whole,
+ * valid UTF-8 -- false for a piece that holds part of a multi-byte character, e.g. either
+ * of the two pieces "çĪ" + "ĳ" of "爱".  Returns the count, or -1 (and *complete false)
+ * when a character is not in the alphabet (the piece is not byte-level: show it as is).
+ * atn_metaspace_surface: a Metaspace piece with each replacement string ("▁", U+2581;
+ * NULL or "" changes nothing) turned into a space, into out (room for len bytes);
+ * returns the count.
+ * atn_byte_fallback_byte: the byte a byte_fallback piece "<0xNN>" (uppercase hex) stands
+ * for, or -1 when the piece is not one. */
+int32_t atn_byte_level_surface(const char *piece, size_t len, uint8_t *out, bool *complete);
+size_t atn_metaspace_surface(const char *piece, size_t len, const char *replacement, char *out);
+int atn_byte_fallback_byte(const char *piece, size_t len);
+
 /* SentencePiece's compiled normalization rules (the "Precompiled" normalizer's
  * precompiled_charsmap, base64 in tokenizer.json; XLM-R and ALBERT ship one), applied as
  * the Rust library's Precompiled normalizer does (tok-charsmap.c).  Immutable, shareable. */
