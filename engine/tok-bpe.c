@@ -9,7 +9,7 @@
  *
  * Also GPT-2's byte-level alphabet and the classic vocab.json + merges.txt files. */
 #include "tok-model.h"
-#include "tok-vocab.h"
+#include "tok-strtab.h"
 #include "files.h"
 #include "unicode.h"
 
@@ -28,7 +28,7 @@ typedef struct merge_slot {
 
 typedef struct bpe_model {
     atn_tok_model base;
-    atn_tok_vocab vocab;
+    atn_tok_strtab vocab;
     merge_slot *merges;
     size_t merge_slots, merge_count;
     char *unk_token, *prefix, *suffix;
@@ -208,7 +208,7 @@ static atn_status bpe_tokenize(const atn_tok_model *base, const char *word, size
     if (len > INT32_MAX / 4)
         return atn_error_set(err, ATN_E_NOMEM, "BPE: a word of %zu bytes is too long", len);
     if (m->ignore_merges) {
-        int32_t id = atn_tok_vocab_get(&m->vocab, word, len);
+        int32_t id = atn_tok_strtab_get(&m->vocab, word, len);
         if (id >= 0)
             return atn_tok_pieces_push(out, id, 0, (int32_t)len)
                        ? ATN_OK
@@ -253,7 +253,7 @@ static atn_status bpe_tokenize(const atn_tok_model *base, const char *word, size
             }
             s = buf;
         }
-        int32_t id = atn_tok_vocab_get(&m->vocab, s, sl);
+        int32_t id = atn_tok_strtab_get(&m->vocab, s, sl);
         if (id >= 0) {
             if (have_unk) {
                 if (!sym_add(&w, unk_id, unk_len)) {
@@ -338,11 +338,11 @@ static int32_t bpe_vocab_size(const atn_tok_model *base) {
 }
 
 static int32_t bpe_token_to_id(const atn_tok_model *base, const char *token, size_t len) {
-    return atn_tok_vocab_get(&((const bpe_model *)base)->vocab, token, len);
+    return atn_tok_strtab_get(&((const bpe_model *)base)->vocab, token, len);
 }
 
 static const char *bpe_id_to_token(const atn_tok_model *base, int32_t id) {
-    return atn_tok_vocab_piece(&((const bpe_model *)base)->vocab, id);
+    return atn_tok_strtab_piece(&((const bpe_model *)base)->vocab, id);
 }
 
 static int32_t bpe_unk_id(const atn_tok_model *base) {
@@ -351,7 +351,7 @@ static int32_t bpe_unk_id(const atn_tok_model *base) {
 
 static void bpe_free(atn_tok_model *base) {
     bpe_model *m = (bpe_model *)base;
-    atn_tok_vocab_clear(&m->vocab);
+    atn_tok_strtab_clear(&m->vocab);
     free(m->merges);
     free(m->unk_token);
     free(m->prefix);
@@ -397,7 +397,7 @@ static atn_status vocab_put(bpe_model *m, const char *piece, size_t plen, double
         if (!*taken)
             return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", where_fmt_file);
     }
-    int r = atn_tok_vocab_add(&m->vocab, piece, plen, id, &old);
+    int r = atn_tok_strtab_add(&m->vocab, piece, plen, id, &old);
     if (r < 0)
         return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", where_fmt_file);
     if (r == 0)
@@ -412,11 +412,11 @@ static atn_status vocab_put(bpe_model *m, const char *piece, size_t plen, double
 /* Resolves the merge (a, b) (rank = its index among the merges) into the table. */
 static atn_status add_merge(bpe_model *m, const char *a, size_t al, const char *b, size_t bl,
                             uint32_t rank, const char *file, const char *where, atn_error *err) {
-    int32_t ia = atn_tok_vocab_get(&m->vocab, a, al);
+    int32_t ia = atn_tok_strtab_get(&m->vocab, a, al);
     if (ia < 0)
         return atn_error_set(err, ATN_E_FORMAT, "%s: %s: \"%.*s\" is not in the vocabulary", file, where,
                              (int)(al > 60 ? 60 : al), a);
-    int32_t ib = atn_tok_vocab_get(&m->vocab, b, bl);
+    int32_t ib = atn_tok_strtab_get(&m->vocab, b, bl);
     if (ib < 0)
         return atn_error_set(err, ATN_E_FORMAT, "%s: %s: \"%.*s\" is not in the vocabulary", file, where,
                              (int)(bl > 60 ? 60 : bl), b);
@@ -434,7 +434,7 @@ static atn_status add_merge(bpe_model *m, const char *a, size_t al, const char *
         return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", file);
     memcpy(nt, a, al);
     memcpy(nt + al, b + cut, bl - cut);
-    int32_t inew = atn_tok_vocab_get(&m->vocab, nt, nl);
+    int32_t inew = atn_tok_strtab_get(&m->vocab, nt, nl);
     atn_status st = ATN_OK;
     if (inew < 0)
         st = atn_error_set(err, ATN_E_FORMAT, "%s: %s: the merged piece \"%.*s\" is not in the vocabulary",
@@ -460,9 +460,9 @@ static void finish(bpe_model *m) {
     for (int b = 0; b < 256; b++) {
         char code[8];
         snprintf(code, sizeof code, "<0x%02X>", b);
-        m->byte_id[b] = atn_tok_vocab_get(&m->vocab, code, 6);
+        m->byte_id[b] = atn_tok_strtab_get(&m->vocab, code, 6);
     }
-    m->unk_id = m->unk_token ? atn_tok_vocab_get(&m->vocab, m->unk_token, strlen(m->unk_token)) : -1;
+    m->unk_id = m->unk_token ? atn_tok_strtab_get(&m->vocab, m->unk_token, strlen(m->unk_token)) : -1;
 }
 
 static atn_status opt_string(const cJSON *model, const char *key, char **out, size_t *out_len,
@@ -539,7 +539,7 @@ atn_tok_model *atn_tok_bpe_from_json(const cJSON *model, const char *file, const
         goto fail;
     }
     int nv = cJSON_GetArraySize(vocab);
-    if (!atn_tok_vocab_init(&m->vocab, (size_t)nv)) {
+    if (!atn_tok_strtab_init(&m->vocab, (size_t)nv)) {
         atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", file);
         goto fail;
     }
@@ -552,7 +552,7 @@ atn_tok_model *atn_tok_bpe_from_json(const cJSON *model, const char *file, const
     }
     free(taken);
     taken = NULL;
-    if (!atn_tok_vocab_index(&m->vocab)) {
+    if (!atn_tok_strtab_index(&m->vocab)) {
         atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", file);
         goto fail;
     }
@@ -630,7 +630,7 @@ atn_tok_model *atn_tok_bpe_from_files(const char *vocab_json, const char *merges
         goto fail;
     }
     m = bpe_new();
-    if (!m || !atn_tok_vocab_init(&m->vocab, (size_t)cJSON_GetArraySize(root))) {
+    if (!m || !atn_tok_strtab_init(&m->vocab, (size_t)cJSON_GetArraySize(root))) {
         atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", vocab_json);
         goto fail;
     }
@@ -641,7 +641,7 @@ atn_tok_model *atn_tok_bpe_from_files(const char *vocab_json, const char *merges
                       &taken, vocab_json, where, err))
             goto fail;
     }
-    if (!atn_tok_vocab_index(&m->vocab)) {
+    if (!atn_tok_strtab_index(&m->vocab)) {
         atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", vocab_json);
         goto fail;
     }

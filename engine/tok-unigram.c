@@ -10,7 +10,7 @@
  * whole string) or the unk id.  The pieces sit in a byte trie whose children are sorted
  * (binary search per byte).  Read only once built: threads may share it. */
 #include "tok-model.h"
-#include "tok-vocab.h"
+#include "tok-strtab.h"
 #include "unicode.h"
 
 #include <math.h>
@@ -38,7 +38,7 @@ typedef struct unigram_model {
     size_t *off;         /* [n] */
     uint32_t *len;       /* [n] */
     double *score;       /* [n] */
-    atn_tok_vocab lookup;   /* piece -> id, the last of duplicates */
+    atn_tok_strtab lookup;   /* piece -> id, the last of duplicates */
     tnode *nodes;
     tedge *edges;
     int32_t nnodes;
@@ -77,7 +77,7 @@ static atn_status unknown_char(const char *word, size_t len, size_t at, atn_erro
 
 static atn_status emit(const unigram_model *m, const char *word, size_t len, int32_t s, int32_t e,
                        atn_tok_pieces *out, atn_error *err) {
-    int32_t id = atn_tok_vocab_get(&m->lookup, word + s, (size_t)(e - s));
+    int32_t id = atn_tok_strtab_get(&m->lookup, word + s, (size_t)(e - s));
     if (id < 0 && m->byte_fallback) {
         int32_t k = s;
         while (k < e && m->byte_id[(unsigned char)word[k]] >= 0)
@@ -202,7 +202,7 @@ static int32_t unigram_vocab_size(const atn_tok_model *base) {
 }
 
 static int32_t unigram_token_to_id(const atn_tok_model *base, const char *token, size_t len) {
-    return atn_tok_vocab_get(&((const unigram_model *)base)->lookup, token, len);
+    return atn_tok_strtab_get(&((const unigram_model *)base)->lookup, token, len);
 }
 
 static const char *unigram_id_to_token(const atn_tok_model *base, int32_t id) {
@@ -220,7 +220,7 @@ static void unigram_free(atn_tok_model *base) {
     free(m->off);
     free(m->len);
     free(m->score);
-    atn_tok_vocab_clear(&m->lookup);
+    atn_tok_strtab_clear(&m->lookup);
     free(m->nodes);
     free(m->edges);
     free(m);
@@ -373,7 +373,7 @@ atn_tok_model *atn_tok_unigram_from_json(const cJSON *model, const char *file, c
     m->off = malloc((size_t)n * sizeof *m->off);
     m->len = malloc((size_t)n * sizeof *m->len);
     m->score = malloc((size_t)n * sizeof *m->score);
-    if (!m->off || !m->len || !m->score || !atn_tok_vocab_init(&m->lookup, (size_t)n))
+    if (!m->off || !m->len || !m->score || !atn_tok_strtab_init(&m->lookup, (size_t)n))
         goto nomem;
     size_t total = 0;
     int i = 0;
@@ -406,7 +406,7 @@ atn_tok_model *atn_tok_unigram_from_json(const cJSON *model, const char *file, c
         at += l + 1;
         if (sc < m->min_score)
             m->min_score = sc;
-        if (atn_tok_vocab_set(&m->lookup, p, l, i) < 0)
+        if (atn_tok_strtab_set(&m->lookup, p, l, i) < 0)
             goto nomem;
     }
     const cJSON *unk = cJSON_GetObjectItemCaseSensitive(model, "unk_id");
@@ -434,7 +434,7 @@ atn_tok_model *atn_tok_unigram_from_json(const cJSON *model, const char *file, c
     for (int b = 0; b < 256; b++) {
         char code[8];
         snprintf(code, sizeof code, "<0x%02X>", b);
-        m->byte_id[b] = atn_tok_vocab_get(&m->lookup, code, 6);
+        m->byte_id[b] = atn_tok_strtab_get(&m->lookup, code, 6);
     }
     if (!build_trie(m))
         goto nomem;

@@ -1,10 +1,10 @@
-/* The string -> id table of the subword models (see tok-vocab.h). */
-#include "tok-vocab.h"
+/* The string -> id table of the subword models (see tok-strtab.h). */
+#include "tok-strtab.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-bool atn_tok_vocab_init(atn_tok_vocab *v, size_t n) {
+bool atn_tok_strtab_init(atn_tok_strtab *v, size_t n) {
     memset(v, 0, sizeof *v);
     size_t slots = 16;
     while (slots < n * 2 + 2)
@@ -14,13 +14,13 @@ bool atn_tok_vocab_init(atn_tok_vocab *v, size_t n) {
     v->slot_id = calloc(slots, sizeof *v->slot_id);
     v->nslots = slots;
     if (!v->slot_off || !v->slot_len || !v->slot_id) {
-        atn_tok_vocab_clear(v);
+        atn_tok_strtab_clear(v);
         return false;
     }
     return true;
 }
 
-void atn_tok_vocab_clear(atn_tok_vocab *v) {
+void atn_tok_strtab_clear(atn_tok_strtab *v) {
     free(v->arena);
     free(v->slot_off);
     free(v->slot_len);
@@ -29,7 +29,7 @@ void atn_tok_vocab_clear(atn_tok_vocab *v) {
     memset(v, 0, sizeof *v);
 }
 
-static size_t find_slot(const atn_tok_vocab *v, const char *s, size_t len) {
+static size_t find_slot(const atn_tok_strtab *v, const char *s, size_t len) {
     size_t mask = v->nslots - 1, i = (size_t)atn_tok_hash(s, len) & mask;
     while (v->slot_off[i]) {
         if (v->slot_len[i] == len && memcmp(v->arena + v->slot_off[i] - 1, s, len) == 0)
@@ -39,7 +39,7 @@ static size_t find_slot(const atn_tok_vocab *v, const char *s, size_t len) {
     return i;
 }
 
-static bool grow(atn_tok_vocab *v) {
+static bool grow(atn_tok_strtab *v) {
     size_t ns = v->nslots * 2;
     size_t *off = calloc(ns, sizeof *off);
     uint32_t *ln = calloc(ns, sizeof *ln);
@@ -70,7 +70,7 @@ static bool grow(atn_tok_vocab *v) {
     return true;
 }
 
-static int insert(atn_tok_vocab *v, const char *s, size_t len, int32_t id, int32_t *old_id,
+static int insert(atn_tok_strtab *v, const char *s, size_t len, int32_t id, int32_t *old_id,
                   bool overwrite) {
     if (len > UINT32_MAX - 1)
         return -1;
@@ -107,15 +107,15 @@ static int insert(atn_tok_vocab *v, const char *s, size_t len, int32_t id, int32
     return 1;
 }
 
-int atn_tok_vocab_add(atn_tok_vocab *v, const char *s, size_t len, int32_t id, int32_t *old_id) {
+int atn_tok_strtab_add(atn_tok_strtab *v, const char *s, size_t len, int32_t id, int32_t *old_id) {
     return insert(v, s, len, id, old_id, false);
 }
 
-int atn_tok_vocab_set(atn_tok_vocab *v, const char *s, size_t len, int32_t id) {
+int atn_tok_strtab_set(atn_tok_strtab *v, const char *s, size_t len, int32_t id) {
     return insert(v, s, len, id, NULL, true) < 0 ? -1 : 0;
 }
 
-bool atn_tok_vocab_index(atn_tok_vocab *v) {
+bool atn_tok_strtab_index(atn_tok_strtab *v) {
     int32_t cap = 0;
     for (size_t i = 0; i < v->nslots; i++)
         if (v->slot_off[i] && v->slot_id[i] >= cap)
@@ -136,14 +136,14 @@ bool atn_tok_vocab_index(atn_tok_vocab *v) {
     return true;
 }
 
-int32_t atn_tok_vocab_get(const atn_tok_vocab *v, const char *s, size_t len) {
+int32_t atn_tok_strtab_get(const atn_tok_strtab *v, const char *s, size_t len) {
     if (!v->nslots)
         return -1;
     size_t i = find_slot(v, s, len);
     return v->slot_off[i] ? v->slot_id[i] : -1;
 }
 
-const char *atn_tok_vocab_piece(const atn_tok_vocab *v, int32_t id) {
+const char *atn_tok_strtab_piece(const atn_tok_strtab *v, int32_t id) {
     if (id < 0 || id >= v->id_cap || !v->by_id[id])
         return NULL;
     return v->arena + v->by_id[id] - 1;

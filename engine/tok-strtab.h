@@ -1,15 +1,16 @@
 /* A string -> id table for the subword models (tok-bpe.c, tok-unigram.c): the pieces'
  * bytes live in one arena, an open-addressing hash maps them to ids, and an id -> piece
  * array answers id_to_token.  Built once, then read only (shareable by threads).
+ * (Not the pipeline's tok-vocab.h, a token table of another shape for WordPiece/WordLevel.)
  * Internal to the engine. */
-#ifndef ATN_TOK_VOCAB_H
-#define ATN_TOK_VOCAB_H
+#ifndef ATN_TOK_STRTAB_H
+#define ATN_TOK_STRTAB_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct atn_tok_vocab {
+typedef struct atn_tok_strtab {
     char *arena;              /* every piece, NUL-terminated */
     size_t arena_len, arena_cap;
     size_t *slot_off;         /* hash slots: arena offset + 1, 0 = empty */
@@ -18,7 +19,7 @@ typedef struct atn_tok_vocab {
     size_t nslots, count;
     size_t *by_id;            /* [id_cap] arena offset + 1 of id's piece, 0 = none */
     int32_t id_cap;           /* highest id + 1 */
-} atn_tok_vocab;
+} atn_tok_strtab;
 
 /* FNV-1a, shared by the tables of the models. */
 static inline uint64_t atn_tok_hash(const void *s, size_t len) {
@@ -30,18 +31,18 @@ static inline uint64_t atn_tok_hash(const void *s, size_t len) {
 }
 
 /* Room for about n pieces; false on out of memory. */
-bool atn_tok_vocab_init(atn_tok_vocab *v, size_t n);
-void atn_tok_vocab_clear(atn_tok_vocab *v);
+bool atn_tok_strtab_init(atn_tok_strtab *v, size_t n);
+void atn_tok_strtab_clear(atn_tok_strtab *v);
 /* Adds piece -> id.  Returns 1 when added, 0 when the piece is already there (*old_id
  * gets its id; the table is unchanged), -1 on out of memory. */
-int atn_tok_vocab_add(atn_tok_vocab *v, const char *s, size_t len, int32_t id, int32_t *old_id);
+int atn_tok_strtab_add(atn_tok_strtab *v, const char *s, size_t len, int32_t id, int32_t *old_id);
 /* Sets piece's id (adding it if absent), as a later duplicate does in a map; -1 on out
  * of memory. */
-int atn_tok_vocab_set(atn_tok_vocab *v, const char *s, size_t len, int32_t id);
+int atn_tok_strtab_set(atn_tok_strtab *v, const char *s, size_t len, int32_t id);
 /* Builds the id -> piece array (ids must be < limit); false on out of memory.  When
  * several pieces share an id the last added wins. */
-bool atn_tok_vocab_index(atn_tok_vocab *v);
-int32_t atn_tok_vocab_get(const atn_tok_vocab *v, const char *s, size_t len);   /* -1 if absent */
-const char *atn_tok_vocab_piece(const atn_tok_vocab *v, int32_t id);   /* NULL if absent */
+bool atn_tok_strtab_index(atn_tok_strtab *v);
+int32_t atn_tok_strtab_get(const atn_tok_strtab *v, const char *s, size_t len);   /* -1 if absent */
+const char *atn_tok_strtab_piece(const atn_tok_strtab *v, int32_t id);   /* NULL if absent */
 
 #endif
