@@ -42,7 +42,12 @@ typedef struct atn_tok_model_ops {
     /* Cuts word (len bytes of UTF-8, already normalized and pre-tokenized, never empty)
        into pieces appended to out.  A word the model cannot spell gives its unk piece(s)
        as the Rust library does; a model without unk_token that cannot spell it answers
-       ATN_E_INVALID naming the character.  ATN_E_NOMEM. */
+       ATN_E_INVALID naming the character -- except BPE, which leaves such a character out
+       as the Rust library does (offsets then count only the characters kept).  Two Rust
+       quirks are kept: BPE byte_fallback with a continuing_subword_prefix or
+       end_of_word_suffix gives one piece per byte of the affixed string, so spans may run
+       past len; Unigram byte_fallback pieces of one string all span that string.  HF shows
+       a Unigram unk piece as the text it covers, not as the unk token.  ATN_E_NOMEM. */
     atn_status (*tokenize)(const atn_tok_model *m, const char *word, size_t len,
                            atn_tok_pieces *out, atn_error *err);
     int32_t (*vocab_size)(const atn_tok_model *m);   /* highest id + 1 */
@@ -116,7 +121,11 @@ void atn_charsmap_free(atn_charsmap *cm);   /* NULL is a no-op */
 /* Normalizes in[0, len) into a new malloc'ed string *out (*out_len bytes, NUL-terminated)
  * and, for each output byte i, the input bytes [(*src_start)[i], (*src_end)[i]) it came
  * from (malloc'ed [*out_len] each; the caller frees all three), the alignment the
- * pipeline needs to give tokens their byte spans in the original text.  ATN_E_NOMEM. */
+ * pipeline needs to give tokens their byte spans in the original text.  Each output byte
+ * gets the span of one input character (all bytes of one output character the same one):
+ * the Rust transform's alignment, so a character a rule adds takes the span of the input
+ * character before it ([0, 0) at the very start).  Bytes that are not UTF-8 pass through
+ * one by one.  ATN_E_NOMEM. */
 atn_status atn_charsmap_normalize(const atn_charsmap *cm, const char *in, size_t len,
                                   char **out, size_t *out_len, int32_t **src_start,
                                   int32_t **src_end, atn_error *err);
