@@ -32,7 +32,7 @@ bench: build
 # Fuzzing with libFuzzer (clang-14, apart from the meson build): builds tests/fuzz/fuzz-*.c
 # into build-fuzz/ and runs each target for FUZZ_SECONDS, one at a time, nice'd; crash
 # inputs land in build-fuzz/crashes/.  FUZZ_TARGETS picks some (safetensors config index
-# toy vocab tokenize npy corpus).
+# toy vocab tokenize npy corpus tok-bpe tok-unigram tok-charsmap).
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 fuzz:

@@ -141,6 +141,10 @@ def main():
                 f.write(data)
             n += 1
     print("%d seeds in %s" % (n, corpus))
+    # the subword models' seeds (the folder was emptied above)
+    sys.path.insert(0, HERE)
+    import make_tok_seeds
+    make_tok_seeds.main()
 
 
 if __name__ == "__main__":
