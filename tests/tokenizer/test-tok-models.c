@@ -538,7 +538,11 @@ static void test_speed_threads(void) {
     fprintf(stderr, "speed: GPT-2 BPE, %d words -> %d pieces in %.1f us (best of %d); vocab.json + merges.txt "
             "load %.1f ms\n", nw, p.n, best * 1e6, reps, load * 1e3);
     CHECK(p.n >= 500);
+#if defined(__SANITIZE_ADDRESS__) || defined(ATN_NO_TIMING)
+    (void)best;   /* instrumented builds (make test-asan) are several times slower */
+#else
     CHECK_MSG(best < 1e-3, "a 512-piece text took %.3f ms", best * 1e3);
+#endif
     free(p.v);
     job a = {m, words, nw, 0}, b = {m, words, nw, 0}, c = {m, words, nw, 0};
     tok_thread(&c);
