@@ -28,7 +28,7 @@ static const command commands[] = {
     {"export", cmd_export, "figures as PNG/SVG/PDF: heatmap, grid, similarity, headview, trace, rollout"},
     {"stats", cmd_stats, "per-head statistics and pattern labels (one text or a corpus)"},
     {"similarity", cmd_similarity, "head-to-head similarity matrix and clustering order (.json/.npy/.csv)"},
-    {"predict", cmd_predict, "the masked-LM head's top words for each [MASK]"},
+    {"predict", cmd_predict, "the top words for each [MASK], or a causal model's next token"},
     {"bench", cmd_bench, "time the forward pass against this machine's sgemm (random or real weights)"},
     {NULL, NULL, NULL},
 };

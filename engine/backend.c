@@ -2,6 +2,7 @@
  * process, thread-safe), and the choice between it and the CPU forward (atn_cpu_forward,
  * encoder.c) for --device cpu|cuda|auto.  Nothing here links CUDA: only the module does. */
 #include "backend.h"
+#include "family.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -170,6 +171,9 @@ static atn_status gpu_forward(const atn_model *model, const atn_encoding *enc, a
     const atn_backend *b = atn_backend_cuda(err);
     if (!b)
         return ATN_E_DEVICE;
+    if (model->family->pre_ln)   /* the module runs post-LN BERT layers only */
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "the CUDA backend does not run %s (pre-LN) models yet: "
+                             "the CPU runs them", model->family->name);
     void *state;
     atn_status st = backend_state(b, model, &state, err);
     if (st)

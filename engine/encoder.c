@@ -13,6 +13,7 @@
 #include "encoder.h"
 #include "cpu-kernels.h"
 #include "cpu-team.h"
+#include "family.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -124,10 +125,23 @@ static void softmax_rows(float *att, const float *mask_add, int32_t n) {
 
 /* ctx[n,d]: head h's columns h*k.. = softmax(Q_h K_h^T / sqrt k + mask) V_h;
  * att[H][n][n] keeps the probabilities.  q, k, v are [n,d] with heads side by side. */
+float atn_attn_scale(const atn_model *m, int32_t layer) {
+    /* GPT-2 (modeling_gpt2.py, eager): w / value.size(-1) ** 0.5 when scale_attn_weights,
+       then w / float(layer_idx + 1) when scale_attn_by_inverse_layer_idx */
+    float s = m->attn_no_scale ? 1.0f : 1.0f / sqrtf((float)m->cfg.d_head);
+    if (m->attn_scale_by_layer)
+        s /= (float)(layer + 1);
+    return s;
+}
+
 void atn_attention(float *ctx, float *att, const float *q, const float *k, const float *v, const float *mask_add,
                    int32_t n, int32_t d, int32_t h) {
+    atn_attention_scaled(ctx, att, q, k, v, mask_add, n, d, h, 1.0f / sqrtf((float)(d / h)));
+}
+
+void atn_attention_scaled(float *ctx, float *att, const float *q, const float *k, const float *v,
+                          const float *mask_add, int32_t n, int32_t d, int32_t h, float scale) {
     int32_t kd = d / h;
-    float scale = 1.0f / sqrtf((float)kd);
     for (int32_t hh = 0; hh < h; hh++) {
         float *att_h = att + (size_t)hh * n * n;
         /* att_h[n,n] = scale · Q_h[n,k] · K_h[n,k]^T */
@@ -168,7 +182,8 @@ static void embeddings_forward(float *hidden0, float *scratch, const atn_model *
                 x[j] = we[j] + pe[j];
         }
     }
-    atn_layernorm(e, e, w->emb_ln_g, w->emb_ln_b, n, E, c->ln_eps);
+    if (!m->family->pre_ln)   /* GPT-2 has no embedding LayerNorm: h0 = wte + wpe */
+        atn_layernorm(e, e, w->emb_ln_g, w->emb_ln_b, n, E, c->ln_eps);
     if (w->emb_proj_w)
         atn_linear(hidden0, e, w->emb_proj_w, w->emb_proj_b, n, E, d);
 }
@@ -212,6 +227,28 @@ static void layer_forward(float *out, float *q, float *k, float *v, float *ctx, 
         add_inplace(out, h1, nd);
     if (c->use_layernorm)
         atn_layernorm(out, out, lw->ln2_g, lw->ln2_b, n, d, c->ln_eps);
+}
+
+/* One pre-LN block (GPT-2's GPT2Block): r = x + Attn(LN1(x)) W_O^T, out = r + FFN(LN2(r)).
+ * attn_out keeps Attn(LN1(x)) W_O^T + b_O (before the residual), as for BERT. */
+static void layer_forward_pre_ln(float *out, float *q, float *k, float *v, float *ctx, float *attn_out, float *att,
+                                 float *h1, float *ffn, const float *x, const float *mask_add,
+                                 const atn_layer_weights *lw, const atn_config *c, int32_t n, float scale) {
+    int32_t d = c->d_model, f = c->d_ffn;
+    size_t nd = (size_t)n * d;
+    atn_layernorm(h1, x, lw->ln1_g, lw->ln1_b, n, d, c->ln_eps);
+    atn_linear(q, h1, lw->wq, lw->bq, n, d, d);
+    atn_linear(k, h1, lw->wk, lw->bk, n, d, d);
+    atn_linear(v, h1, lw->wv, lw->bv, n, d, d);
+    atn_attention_scaled(ctx, att, q, k, v, mask_add, n, d, c->n_heads, scale);
+    atn_linear(attn_out, ctx, lw->wo, lw->bo, n, d, d);
+    for (size_t i = 0; i < nd; i++)
+        out[i] = x[i] + attn_out[i];
+    atn_layernorm(h1, out, lw->ln2_g, lw->ln2_b, n, d, c->ln_eps);
+    atn_linear(ffn, h1, lw->w1, lw->b1, n, d, f);
+    atn_activate(ffn, (size_t)n * f, c->act);
+    atn_linear(h1, ffn, lw->w2, lw->b2, n, f, d);
+    add_inplace(out, h1, nd);
 }
 
 /* ---- the fast path -------------------------------------------------------------- */
@@ -394,7 +431,7 @@ static void fast_worker(void *arg, int tid, int nt) {
     atn_activations *a = j->a;
     int32_t n = j->n, d = c->d_model, f = c->d_ffn, H = c->n_heads, kd = d / H;
     size_t nd = (size_t)n * d;
-    float scale = 1.0f / sqrtf((float)kd);
+    bool pre_ln = m->family->pre_ln;
     float *scratch = j->scratch + (size_t)tid * j->scratch_floats;
     int lo, hi;
     for (int32_t l = 0; l < c->n_layers; l++) {
@@ -415,12 +452,22 @@ static void fast_worker(void *arg, int tid, int nt) {
         float *out = a->hidden + (size_t)(l + 1) * nd;
         float *q = a->q + t, *k = a->k + t, *v = a->v + t, *ctx = a->ctx + t, *ao = a->attn_out + t;
         float *att = a->attn + a->attn_stride * l;       /* [H][n][n] */
+        float scale = atn_attn_scale(m, l);
+
+        /* pre-LN (GPT-2): the projections read LN1(x), in h1 */
+        const float *xin = x;
+        if (pre_ln) {
+            atn_team_split(n, tid, nt, &lo, &hi);
+            atn_layernorm_rows(a->h1, x, NULL, w->ln1_g, w->ln1_b, lo, hi, d, c->ln_eps);
+            sync_threads(j);
+            xin = a->h1;
+        }
 
         /* q, k, v [n,d] = x W^T + b */
         atn_team_split(atn_panels(d), tid, nt, &lo, &hi);
-        atn_gemm_packed(q, d, x, d, pw->wq, w->bq, NULL, 0, n, d, d, lo, hi, -1);
-        atn_gemm_packed(k, d, x, d, pw->wk, w->bk, NULL, 0, n, d, d, lo, hi, -1);
-        atn_gemm_packed(v, d, x, d, pw->wv, w->bv, NULL, 0, n, d, d, lo, hi, -1);
+        atn_gemm_packed(q, d, xin, d, pw->wq, w->bq, NULL, 0, n, d, d, lo, hi, -1);
+        atn_gemm_packed(k, d, xin, d, pw->wk, w->bk, NULL, 0, n, d, d, lo, hi, -1);
+        atn_gemm_packed(v, d, xin, d, pw->wv, w->bv, NULL, 0, n, d, d, lo, hi, -1);
         sync_threads(j);
 
         /* attention: whole heads per thread when they divide evenly, else each head's
@@ -441,6 +488,35 @@ static void fast_worker(void *arg, int tid, int nt) {
         atn_team_split(atn_panels(d), tid, nt, &lo, &hi);
         atn_gemm_packed(ao, d, ctx, d, pw->wo, w->bo, NULL, 0, n, d, d, lo, hi, -1);
         sync_threads(j);
+        if (pre_ln) {
+            /* out = x + attn_out (the residual stream); h1 = LN2(out); then
+               h1 = ffn W2^T + b2 + out (into h1: the product may not write where its
+               residual is read), copied back into out; ln_f after the last block */
+            atn_team_split(n, tid, nt, &lo, &hi);
+            for (size_t i = (size_t)lo * d; i < (size_t)hi * d; i++)
+                out[i] = x[i] + ao[i];
+            atn_layernorm_rows(a->h1, out, NULL, w->ln2_g, w->ln2_b, lo, hi, d, c->ln_eps);
+            sync_threads(j);
+            atn_team_split(atn_panels(f), tid, nt, &lo, &hi);
+            atn_gemm_packed(a->ffn, f, a->h1, d, pw->w1, w->b1, NULL, 0, n, f, d, lo, hi, (int)c->act);
+            sync_threads(j);
+            atn_team_split(atn_panels(d), tid, nt, &lo, &hi);
+            atn_gemm_packed(a->h1, d, a->ffn, f, pw->w2, w->b2, out, d, n, d, f, lo, hi, -1);
+            sync_threads(j);
+            atn_team_split(n, tid, nt, &lo, &hi);
+            memcpy(out + (size_t)lo * d, a->h1 + (size_t)lo * d, (size_t)(hi - lo) * d * sizeof(float));
+            if (l == c->n_layers - 1)
+                atn_layernorm_rows(out, out, NULL, m->w.final_ln_g, m->w.final_ln_b, lo, hi, d, c->ln_eps);
+            j->bad[tid] = !all_finite(out + (size_t)lo * d, (size_t)(hi - lo) * d);
+            sync_threads(j);
+            if (tid == 0 && a->nonfinite_layer < 0)
+                for (int i = 0; i < nt; i++)
+                    if (j->bad[i]) {
+                        a->nonfinite_layer = l;
+                        break;
+                    }
+            continue;
+        }
         atn_team_split(n, tid, nt, &lo, &hi);
         atn_layernorm_rows(a->h1, ao, x, w->ln1_g, w->ln1_b, lo, hi, d, c->ln_eps);
         sync_threads(j);
@@ -539,10 +615,19 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
         if (opts->progress && !opts->progress((double)l / c->n_layers, ATN_STAGE_LAYER, opts->user_data))
             return atn_error_set(err, ATN_E_CANCELLED, "cancelled at layer %d", l);
         size_t t = a->trace_stride * l;
-        layer_forward(a->hidden + (size_t)(l + 1) * nd, a->q + t, a->k + t, a->v + t, a->ctx + t, a->attn_out + t,
-                      a->attn + a->attn_stride * l, a->h1, a->ffn, a->hidden + (size_t)l * nd, a->mask_add,
-                      &m->w.layers[l], c, n);
-        if (a->nonfinite_layer < 0 && !all_finite(a->hidden + (size_t)(l + 1) * nd, nd))
+        float *out = a->hidden + (size_t)(l + 1) * nd;
+        if (m->family->pre_ln) {
+            layer_forward_pre_ln(out, a->q + t, a->k + t, a->v + t, a->ctx + t, a->attn_out + t,
+                                 a->attn + a->attn_stride * l, a->h1, a->ffn, a->hidden + (size_t)l * nd,
+                                 a->mask_add, &m->w.layers[l], c, n, atn_attn_scale(m, l));
+            if (l == c->n_layers - 1)   /* ln_f: the last hidden state is after it, as HF's */
+                atn_layernorm(out, out, m->w.final_ln_g, m->w.final_ln_b, n, d, c->ln_eps);
+        } else {
+            layer_forward(out, a->q + t, a->k + t, a->v + t, a->ctx + t, a->attn_out + t,
+                          a->attn + a->attn_stride * l, a->h1, a->ffn, a->hidden + (size_t)l * nd, a->mask_add,
+                          &m->w.layers[l], c, n);
+        }
+        if (a->nonfinite_layer < 0 && !all_finite(out, nd))
             a->nonfinite_layer = l;
     }
     if (opts->progress)

@@ -44,7 +44,13 @@ void atn_layernorm(float *out, const float *in, const float *g, const float *b, 
 void atn_activate(float *x, size_t count, atn_activation act);
 /* Scaled dot-product attention of every head; writes probabilities and the context.
  * mask_add is the run's [n][n] additive mask (row = query). */
+/* The factor layer's scores are multiplied by before the mask and softmax: 1/sqrt(k), or
+ * as GPT-2's scale_attn_weights / scale_attn_by_inverse_layer_idx say (1, 1/(layer+1)). */
+float atn_attn_scale(const atn_model *m, int32_t layer);
 void atn_attention(float *ctx, float *att, const float *q, const float *k, const float *v, const float *mask_add,
                    int32_t n, int32_t d, int32_t h);
+/* The same with the given scale (atn_attention: 1/sqrt(d/h)). */
+void atn_attention_scaled(float *ctx, float *att, const float *q, const float *k, const float *v,
+                          const float *mask_add, int32_t n, int32_t d, int32_t h, float scale);
 
 #endif

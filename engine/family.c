@@ -284,11 +284,64 @@ static const atn_family families[] = {
         .tokenizer = "wordpiece",
         .vocab_file = "vocab.txt",
     },
+    {
+        /* GPT2Config for the keys, GPT2Model / GPT2LMHeadModel (modeling_gpt2.py) for the
+           names: Conv1D weights [in, out], the fused c_attn, pre-LN blocks, ln_f, the LM
+           head tied to wte */
+        .name = "GPT-2",
+        .model_types = {"gpt2", NULL},
+        .config = {
+            .d_model = "n_embd",
+            .n_layers = "n_layer",
+            .n_heads = "n_head",
+            .d_ffn = "n_inner", .d_ffn_default_mult = 4,
+            .vocab_size = "vocab_size",
+            .max_positions = "n_positions", .max_positions_default = 1024,
+            .type_vocab_size = NULL, .type_vocab_size_default = 1,
+            .act = "activation_function", .act_default = "gelu_new",
+            .ln_eps = "layer_norm_epsilon", .ln_eps_default = 1e-5f,
+            .position_type = NULL, .position_type_default = "absolute",
+            .scale_attn_weights = "scale_attn_weights",
+            .scale_attn_by_inverse_layer_idx = "scale_attn_by_inverse_layer_idx",
+            .reorder_and_upcast_attn = "reorder_and_upcast_attn",
+        },
+        .tensors = {
+            .prefixes = {"transformer.", "", NULL},
+            .word_emb = "wte.weight",
+            .pos_emb = "wpe.weight",
+            .layer = "h.",
+            .qkv_w = "attn.c_attn.weight", .qkv_b = "attn.c_attn.bias",
+            .wo = "attn.c_proj.weight", .bo = "attn.c_proj.bias",
+            .ln1_w = "ln_1.weight", .ln1_b = "ln_1.bias",
+            .w1 = "mlp.c_fc.weight", .b1 = "mlp.c_fc.bias",
+            .w2 = "mlp.c_proj.weight", .b2 = "mlp.c_proj.bias",
+            .ln2_w = "ln_2.weight", .ln2_b = "ln_2.bias",
+            .weights_in_out = true,
+            .final_ln_w = "ln_f.weight", .final_ln_b = "ln_f.bias",
+            .lm_head_w = "lm_head.weight",
+        },
+        .positions = ATN_POSITIONS_FROM_0,
+        .token_types = false,
+        .mlm = {.what = "lm_head (tied to wte)"},
+        .tokenizer = "bpe",
+        .vocab_file = "vocab.json",
+        .merges_file = "merges.txt",
+        .fallback_vocab_file = "vocab.txt",
+        .pre_ln = true,
+        .causal = true,
+    },
 };
 
 enum { N_FAMILIES = sizeof families / sizeof families[0] };
 
 const atn_family *atn_family_bert(void) { return &families[0]; }
+
+const atn_family *atn_family_gpt2(void) {
+    for (int32_t i = 0; i < N_FAMILIES; i++)
+        if (strcmp(families[i].model_types[0], "gpt2") == 0)
+            return &families[i];
+    return NULL;
+}
 
 int32_t atn_family_count(void) { return N_FAMILIES; }
 

@@ -46,6 +46,14 @@ typedef struct atn_family_config {
     const char *inner_layers;    /* ALBERT inner_group_num (default 1) */
     const char *pad_id;          int32_t pad_id_default;    /* pad_token_id, for ATN_POSITIONS_AFTER_PAD */
     const char *sinusoidal;      /* DistilBERT sinusoidal_pos_embds (default false) */
+    /* d_ffn absent or null: d_ffn_default_mult * d_model (GPT-2's n_inner: None -> 4 * n_embd);
+       0: d_ffn is required */
+    int32_t d_ffn_default_mult;
+    /* GPT-2's attention switches (GPT2Config): "scale_attn_weights" (default true: scores /
+       sqrt(head width)), "scale_attn_by_inverse_layer_idx" (default false: scores / (layer
+       + 1)), "reorder_and_upcast_attn" (default false: the same arithmetic in float32,
+       which is what attnscope computes anyway).  NULL: the family has no such key */
+    const char *scale_attn_weights, *scale_attn_by_inverse_layer_idx, *reorder_and_upcast_attn;
 } atn_family_config;
 
 /* Tensor names of the encoder.  Each is the full name after a prefix; a layer's names
@@ -71,6 +79,19 @@ typedef struct atn_family_tensors {
        "<layer><g><inner><j>." (e.g. "encoder.albert_layer_groups." "0" ".albert_layers." "1"
        "."): inner layer j of layer group g (atn_family_layer_source); NULL: "<layer><l>." */
     const char *inner;
+    /* GPT-2: the query/key/value projections are one fused tensor [d, 3d] (qkv_w, bias
+       qkv_b [3d]), split at load into wq/wk/wv; wq..bv above are then NULL */
+    const char *qkv_w, *qkv_b;
+    /* GPT-2's Conv1D: every layer weight is stored [in, out] (y = x W + b); the loader
+       transposes them into the engine's [out, in] */
+    bool weights_in_out;
+    /* the final LayerNorm after the last block (GPT-2's ln_f); NULL: none.  The captured
+       last hidden state is after it, as Hugging Face's hidden_states tuple has it */
+    const char *final_ln_w, *final_ln_b;
+    /* the LM head's decoder when stored (GPT2LMHeadModel's lm_head.weight [V, d], full name,
+       no prefix), read when config.json says "tie_word_embeddings": false; else the head is
+       word_emb, as transformers ties it.  Only for next-token families */
+    const char *lm_head_w;
 } atn_family_tensors;
 
 /* The masked-LM head's tensors (full names, no prefix); optional as a whole: when
@@ -100,10 +121,24 @@ typedef struct atn_family {
        "wordpiece" is WordPiece (engine/wordpiece.h) from vocab_file */
     const char *tokenizer;
     const char *vocab_file;          /* "vocab.txt" */
+    /* GPT-2: pre-LN blocks (h + Attn(LN1(h)), then h + FFN(LN2(h))), no embedding
+       LayerNorm (emb_ln_w NULL), the final LayerNorm of tensors.final_ln_w; false: BERT's
+       post-LN blocks */
+    bool pre_ln;
+    /* a causal (decoder) model: query i sees keys 0..i only (engine/run.c's build_mask
+       adds ATN_MASK_MIN for later keys), and its head guesses the next token
+       (logits = h_L word_emb^T, the tied LM head) instead of masked words */
+    bool causal;
+    /* for a tokenizer kind the loader cannot read yet, the WordPiece vocab_file it falls
+       back to when the folder has one (GPT-2 test folders carry a vocab.txt); NULL: none */
+    const char *fallback_vocab_file;
+    const char *merges_file;         /* BPE merges next to vocab_file ("merges.txt"); NULL: none */
 } atn_family;
 
 /* The BERT family (also what toy and random models are: post-LN BERT encoders). */
 const atn_family *atn_family_bert(void);
+/* The GPT-2 family (model_type "gpt2"; random models of the "gpt2" shape). */
+const atn_family *atn_family_gpt2(void);
 
 /* Number of families and the i-th (0 <= i < count), in table order. */
 int32_t atn_family_count(void);

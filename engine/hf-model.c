@@ -41,6 +41,11 @@ enum {
 typedef struct hf_pending {
     const float **dst;
     const atn_st_tensor *t;
+    /* a slice of it: columns [col0, col0 + cols) of a 2-D tensor [R, C] written transposed
+       as [cols, R] (transpose), or elements [col0, col0 + cols) of a 1-D one; cols 0: the
+       whole tensor as it is */
+    int64_t col0, cols;
+    bool transpose;
 } hf_pending;
 
 typedef struct hf_loader {
@@ -64,6 +69,10 @@ typedef struct hf_loader {
     bool sinusoidal;                  /* DistilBERT sinusoidal_pos_embds */
     atn_layer_weights *stored;        /* ALBERT: the stored layers, [groups x inner] */
     int32_t n_stored;
+    bool attn_no_scale, attn_scale_by_layer;   /* GPT-2's scale_attn_* switches */
+    /* config.json's tie_word_embeddings (default true): the LM head is wte, as
+       transformers ties it on load whatever lm_head.weight the file holds */
+    bool tie_word_embeddings;
     const char *prefix;               /* one of fam->tensors.prefixes */
     hf_pending *todo;
     int32_t n_todo, cap_todo;
@@ -182,6 +191,21 @@ static atn_status cfg_string(const char *path, const cJSON *root, const char *ke
     return ATN_OK;
 }
 
+/* A boolean key; absent or null: def.  A NULL key: the family has none, def. */
+static atn_status cfg_bool(const char *path, const cJSON *root, const char *key, bool def, bool *out,
+                           atn_error *err) {
+    const cJSON *item = key ? cJSON_GetObjectItemCaseSensitive(root, key) : NULL;
+    if (!item || cJSON_IsNull(item)) {
+        *out = def;
+        return ATN_OK;
+    }
+    if (!cJSON_IsBool(item))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" must be true or false, not %s", path, key,
+                             json_type_name(item));
+    *out = cJSON_IsTrue(item);
+    return ATN_OK;
+}
+
 static atn_status read_config(hf_loader *L, atn_config *c) {
     char path[HF_PATH_MAX];
     bool found;
@@ -210,7 +234,8 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
     if ((st = cfg_int(path, root, k->d_model, true, 0, 1, 65536, &c->d_model, L->err)) ||
         (st = cfg_int(path, root, k->n_layers, true, 0, 1, 1000, &c->n_layers, L->err)) ||
         (st = cfg_int(path, root, k->n_heads, true, 0, 1, 65536, &c->n_heads, L->err)) ||
-        (st = cfg_int(path, root, k->d_ffn, true, 0, 1, 1 << 20, &c->d_ffn, L->err)) ||
+        (k->d_ffn_default_mult == 0 &&
+         (st = cfg_int(path, root, k->d_ffn, true, 0, 1, 1 << 20, &c->d_ffn, L->err))) ||
         (st = cfg_int(path, root, k->vocab_size, true, 0, 1, 1 << 26, &c->vocab_size, L->err)) ||
         (st = cfg_int(path, root, k->max_positions, false, k->max_positions_default, 1, 1 << 20,
                       &c->max_positions, L->err)) ||
@@ -261,6 +286,28 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
         L->applied = applied, L->groups = groups, L->inner = inner;
     }
 
+    if (k->d_ffn_default_mult) {   /* GPT-2's n_inner: absent or null means 4 * n_embd */
+        const cJSON *fi = cJSON_GetObjectItemCaseSensitive(root, k->d_ffn);
+        if (fi && !cJSON_IsNull(fi)) {
+            if ((st = cfg_int(path, root, k->d_ffn, true, 0, 1, 1 << 20, &c->d_ffn, L->err)))
+                goto done;
+        } else {
+            c->d_ffn = k->d_ffn_default_mult * c->d_model;   /* d_model <= 65536: no overflow */
+        }
+    }
+    bool scale_w = true, scale_layer = false, reorder = false;
+    if ((st = cfg_bool(path, root, k->scale_attn_weights, true, &scale_w, L->err)) ||
+        (st = cfg_bool(path, root, k->scale_attn_by_inverse_layer_idx, false, &scale_layer, L->err)) ||
+        (st = cfg_bool(path, root, k->reorder_and_upcast_attn, false, &reorder, L->err)) ||
+        (st = cfg_bool(path, root, L->fam->tensors.lm_head_w ? "tie_word_embeddings" : NULL, true,
+                       &L->tie_word_embeddings, L->err)))
+        goto done;
+    /* reorder_and_upcast_attn changes only where fp16 would round (the scores are made in
+       float32, scaled before the product): attnscope computes in float32 throughout, so
+       the switch is honoured by computing what it computes */
+    (void)reorder;
+    L->attn_no_scale = !scale_w;
+    L->attn_scale_by_layer = scale_layer;
     if (strcmp(pos_type, "absolute") != 0) {
         st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"%s\" is \"%.64s\"; only "
                            "\"absolute\" is supported", path, k->position_type, pos_type);
@@ -435,22 +482,25 @@ static const char *choose_prefix(hf_loader *L) {
     return last;
 }
 
-/* Binds *dst to the tensor named (prefix +) name, of shape [d0] or [d0, d1] (d1 < 0: 1-D).
- * Legacy LayerNorm.gamma/beta names are tried when LayerNorm.weight/bias are absent and the
- * family accepts them.
- * An optional tensor that is absent leaves *dst NULL. */
-static atn_status want(hf_loader *L, const float **dst, bool optional, const char *prefix,
-                       int64_t d0, int64_t d1, const char *fmt, ...)
-    __attribute__((format(printf, 7, 8)));
+/* How one tensor is bound (want_slice): its stored shape [d0] or [d0, d1] (d1 < 0: 1-D),
+ * and what of it the engine takes: all of it as stored, or (GPT-2's Conv1D [in, out] and
+ * fused c_attn) columns [col0, col0 + cols) transposed into [cols, d0], or elements
+ * [col0, col0 + cols) of a 1-D tensor. */
+typedef struct hf_bind {
+    int64_t d0, d1;
+    bool transpose;
+    int64_t col0, cols;   /* cols 0: every column / element */
+} hf_bind;
 
-static atn_status want(hf_loader *L, const float **dst, bool optional, const char *prefix,
-                       int64_t d0, int64_t d1, const char *fmt, ...) {
+static atn_status want_slice(hf_loader *L, const float **dst, bool optional, const char *prefix, hf_bind b,
+                             const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static atn_status vwant(hf_loader *L, const float **dst, bool optional, const char *prefix, hf_bind b,
+                        const char *fmt, va_list ap) {
     char base[512], name[600], legacy[600];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(base, sizeof base, fmt, ap);
-    va_end(ap);
     snprintf(name, sizeof name, "%s%s", prefix, base);
+    int64_t d0 = b.d0, d1 = b.d1;
 
     int32_t file = 0;
     const atn_st_tensor *t = find_tensor(L, name, &file);
@@ -491,8 +541,9 @@ static atn_status want(hf_loader *L, const float **dst, bool optional, const cha
         return atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: tensor '%s' has unsupported dtype "
                              "%s (F32, F16 and BF16 are supported)", where, t->name,
                              atn_st_dtype_name(t->dtype));
-    if (t->dtype == ATN_ST_F32 && t->file_offset % sizeof(float) == 0) {
-        *dst = t->data;   /* the mapping is page-aligned, so the pointer is 4-aligned */
+    if (t->dtype == ATN_ST_F32 && t->file_offset % sizeof(float) == 0 && !b.transpose) {
+        /* the mapping is page-aligned, so the pointer is 4-aligned */
+        *dst = (const float *)t->data + (ndim == 1 && b.cols ? b.col0 : 0);
         L->in_place[file] = true;
         return ATN_OK;
     }
@@ -504,8 +555,50 @@ static atn_status want(hf_loader *L, const float **dst, bool optional, const cha
         L->todo = p;
         L->cap_todo = cap;
     }
-    L->todo[L->n_todo++] = (hf_pending){dst, t};
+    L->todo[L->n_todo++] = (hf_pending){dst, t, b.col0, b.cols, b.transpose};
     return ATN_OK;
+}
+
+static atn_status want_slice(hf_loader *L, const float **dst, bool optional, const char *prefix, hf_bind b,
+                             const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    atn_status st = vwant(L, dst, optional, prefix, b, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* Binds *dst to the tensor named (prefix +) name, of shape [d0] or [d0, d1] (d1 < 0: 1-D).
+ * Legacy LayerNorm.gamma/beta names are tried when LayerNorm.weight/bias are absent and the
+ * family accepts them.
+ * An optional tensor that is absent leaves *dst NULL. */
+static atn_status want(hf_loader *L, const float **dst, bool optional, const char *prefix,
+                       int64_t d0, int64_t d1, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+static atn_status want(hf_loader *L, const float **dst, bool optional, const char *prefix,
+                       int64_t d0, int64_t d1, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    atn_status st = vwant(L, dst, optional, prefix, (hf_bind){d0, d1, false, 0, 0}, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* A linear layer's weight with o outputs and i inputs: [o, i] as stored by nn.Linear, or
+ * (a family whose weights are Conv1D, GPT-2) stored [i, o] and transposed at load. */
+static atn_status want_linear(hf_loader *L, const float **dst, const char *prefix, int64_t o, int64_t i,
+                              const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static atn_status want_linear(hf_loader *L, const float **dst, const char *prefix, int64_t o, int64_t i,
+                              const char *fmt, ...) {
+    bool conv1d = L->fam->tensors.weights_in_out;
+    hf_bind b = conv1d ? (hf_bind){i, o, true, 0, o} : (hf_bind){o, i, false, 0, 0};
+    va_list ap;
+    va_start(ap, fmt);
+    atn_status st = vwant(L, dst, false, prefix, b, fmt, ap);
+    va_end(ap);
+    return st;
 }
 
 /* DistilBERT's create_sinusoidal_embeddings, for a sinusoidal_pos_embds checkpoint that does
@@ -531,6 +624,26 @@ static atn_status bind_layer(hf_loader *L, atn_layer_weights *l, const char *bas
     const char *p = L->prefix;
     const atn_family_tensors *T = &L->fam->tensors;
     atn_status st;
+    if (T->qkv_w) {   /* GPT-2's fused c_attn: [d, 3d] (Conv1D), columns q | k | v */
+        const float **qkv[3] = {&l->wq, &l->wk, &l->wv}, **qkv_b[3] = {&l->bq, &l->bk, &l->bv};
+        for (int32_t s = 0; s < 3; s++)
+            if ((st = want_slice(L, qkv[s], false, p, (hf_bind){d, 3 * d, true, s * d, d}, "%s%s", base, T->qkv_w)) ||
+                (st = want_slice(L, qkv_b[s], false, p, (hf_bind){3 * d, -1, false, s * d, d}, "%s%s", base,
+                                 T->qkv_b)))
+                return st;
+        if ((st = want_linear(L, &l->wo, p, d, d, "%s%s", base, T->wo)) ||
+            (st = want(L, &l->bo, false, p, d, -1, "%s%s", base, T->bo)) ||
+            (st = want(L, &l->ln1_g, false, p, d, -1, "%s%s", base, T->ln1_w)) ||
+            (st = want(L, &l->ln1_b, false, p, d, -1, "%s%s", base, T->ln1_b)) ||
+            (st = want_linear(L, &l->w1, p, f, d, "%s%s", base, T->w1)) ||
+            (st = want(L, &l->b1, false, p, f, -1, "%s%s", base, T->b1)) ||
+            (st = want_linear(L, &l->w2, p, d, f, "%s%s", base, T->w2)) ||
+            (st = want(L, &l->b2, false, p, d, -1, "%s%s", base, T->b2)) ||
+            (st = want(L, &l->ln2_g, false, p, d, -1, "%s%s", base, T->ln2_w)) ||
+            (st = want(L, &l->ln2_b, false, p, d, -1, "%s%s", base, T->ln2_b)))
+            return st;
+        return ATN_OK;
+    }
     if ((st = want(L, &l->wq, false, p, d, d, "%s%s", base, T->wq)) ||
         (st = want(L, &l->bq, false, p, d, -1, "%s%s", base, T->bq)) ||
         (st = want(L, &l->wk, false, p, d, d, "%s%s", base, T->wk)) ||
@@ -567,8 +680,12 @@ static atn_status bind_weights(hf_loader *L) {
                       : (st = want(L, &w->pos_emb, false, p, c->max_positions, E, "%s", T->pos_emb))) ||
         (L->fam->token_types &&
          (st = want(L, &w->type_emb, false, p, c->type_vocab_size, E, "%s", T->type_emb))) ||
-        (st = want(L, &w->emb_ln_g, false, p, E, -1, "%s", T->emb_ln_w)) ||
-        (st = want(L, &w->emb_ln_b, false, p, E, -1, "%s", T->emb_ln_b)))
+        (T->emb_ln_w && (st = want(L, &w->emb_ln_g, false, p, E, -1, "%s", T->emb_ln_w))) ||
+        (T->emb_ln_b && (st = want(L, &w->emb_ln_b, false, p, E, -1, "%s", T->emb_ln_b))) ||
+        (T->final_ln_w && (st = want(L, &w->final_ln_g, false, p, d, -1, "%s", T->final_ln_w))) ||
+        (T->final_ln_b && (st = want(L, &w->final_ln_b, false, p, d, -1, "%s", T->final_ln_b))) ||
+        (T->lm_head_w && !L->tie_word_embeddings &&
+         (st = want(L, &w->lm_head_w, false, "", V, d, "%s", T->lm_head_w))))
         return st;
     bool proj = false;
     if (T->emb_proj_w) {
@@ -636,7 +753,7 @@ static atn_status bind_weights(hf_loader *L) {
        transform is present the rest must be too; the decoder weight is usually tied to the
        word embeddings and then not stored.  Its dense maps d to E (ALBERT, ELECTRA). */
     const atn_family_mlm *H = &L->fam->mlm;
-    if (has_tensor(L, H->dense_w)) {
+    if (H->dense_w && has_tensor(L, H->dense_w)) {
         if ((st = want(L, &w->mlm_dense_w, false, "", E, d, "%s", H->dense_w)) ||
             (st = want(L, &w->mlm_dense_b, false, "", E, -1, "%s", H->dense_b)) ||
             (st = want(L, &w->mlm_ln_g, false, "", E, -1, "%s", H->ln_w)) ||
@@ -666,9 +783,14 @@ static void share_layers(hf_loader *L) {
 
 /* Converts the pending tensors into one model-owned block, reporting progress. */
 static atn_status convert_pending(hf_loader *L) {
-    uint64_t total = 0;
-    for (int32_t i = 0; i < L->n_todo; i++)
-        total += L->todo[i].t->count;
+    uint64_t total = 0, biggest = 0;
+    for (int32_t i = 0; i < L->n_todo; i++) {
+        const hf_pending *q = &L->todo[i];
+        uint64_t rows = q->t->ndim == 2 ? (uint64_t)q->t->shape[0] : 1;
+        total += q->cols ? (uint64_t)q->cols * rows : q->t->count;
+        if (q->cols && q->t->count > biggest)
+            biggest = q->t->count;
+    }
     if (total == 0)
         return ATN_OK;
     if (total > SIZE_MAX / sizeof(float))
@@ -677,21 +799,42 @@ static atn_status convert_pending(hf_loader *L) {
     if (!block)
         return atn_error_set(L->err, ATN_E_NOMEM, "%s: out of memory converting %llu weights "
                              "to float32", L->weights_path, (unsigned long long)total);
+    /* slices (GPT-2's transposed Conv1D weights, the thirds of c_attn) are cut from the
+       whole tensor in float32, converted here first */
+    float *whole = biggest ? malloc((size_t)biggest * sizeof(float)) : NULL;
+    if (biggest && !whole)
+        return atn_error_set(L->err, ATN_E_NOMEM, "%s: out of memory converting weights", L->weights_path);
     uint64_t done = 0;
     for (int32_t i = 0; i < L->n_todo; i++) {
-        const atn_st_tensor *t = L->todo[i].t;
-        if (!report(L, 0.1 + 0.8 * (double)done / (double)total, ATN_STAGE_CONVERT_WEIGHTS))
+        const hf_pending *q = &L->todo[i];
+        const atn_st_tensor *t = q->t;
+        if (!report(L, 0.1 + 0.8 * (double)done / (double)total, ATN_STAGE_CONVERT_WEIGHTS)) {
+            free(whole);
             return cancelled(L);
+        }
         float *out = block + done;
+        float *conv = q->cols ? whole : out;
         if (t->dtype == ATN_ST_F16)
-            atn_f16_to_f32_array(out, t->data, (size_t)t->count);
+            atn_f16_to_f32_array(conv, t->data, (size_t)t->count);
         else if (t->dtype == ATN_ST_BF16)
-            atn_bf16_to_f32_array(out, t->data, (size_t)t->count);
+            atn_bf16_to_f32_array(conv, t->data, (size_t)t->count);
         else
-            memcpy(out, t->data, (size_t)t->nbytes);   /* unaligned F32 */
-        *L->todo[i].dst = out;
-        done += t->count;
+            memcpy(conv, t->data, (size_t)t->nbytes);   /* unaligned F32, or a slice's source */
+        uint64_t count = t->count;
+        if (q->cols && q->transpose) {   /* [R, C] columns col0.. -> [cols, R] */
+            int64_t R = t->shape[0], C = t->shape[1];
+            for (int64_t o = 0; o < q->cols; o++)
+                for (int64_t r = 0; r < R; r++)
+                    out[o * R + r] = whole[r * C + q->col0 + o];
+            count = (uint64_t)q->cols * (uint64_t)R;
+        } else if (q->cols) {
+            memcpy(out, whole + q->col0, (size_t)q->cols * sizeof(float));
+            count = (uint64_t)q->cols;
+        }
+        *q->dst = out;
+        done += count;
     }
+    free(whole);
     return ATN_OK;
 }
 
@@ -718,16 +861,26 @@ static atn_status load_tokenizer(hf_loader *L) {
     char vocab[HF_PATH_MAX], tcfg[HF_PATH_MAX];
     atn_status st;
     bool found, have_tcfg;
-    if (strcmp(L->fam->tokenizer, "wordpiece") != 0)
-        return atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: no \"%s\" tokenizer for %s models",
-                             L->folder, L->fam->tokenizer, L->fam->name);
-    if ((st = join(L, vocab, L->fam->vocab_file)) || (st = join(L, tcfg, "tokenizer_config.json")) ||
+    const char *vocab_file = L->fam->vocab_file;
+    if (strcmp(L->fam->tokenizer, "wordpiece") != 0) {
+        /* a kind not read yet (GPT-2's byte-level BPE): the family's WordPiece fallback
+           file when the folder has one (test folders do), else a refusal */
+        bool have_fallback = false;
+        if (L->fam->fallback_vocab_file &&
+            ((st = join(L, vocab, L->fam->fallback_vocab_file)) || (st = probe(L, vocab, &have_fallback))))
+            return st;
+        if (!have_fallback)
+            return atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: no \"%s\" tokenizer for %s models",
+                                 L->folder, L->fam->tokenizer, L->fam->name);
+        vocab_file = L->fam->fallback_vocab_file;
+    }
+    if ((st = join(L, vocab, vocab_file)) || (st = join(L, tcfg, "tokenizer_config.json")) ||
         (st = probe(L, vocab, &found)) || (st = probe(L, tcfg, &have_tcfg)))
         return st;
     if (!found)
         return atn_error_set(L->err, ATN_E_IO, "%s: missing %s (%s): the WordPiece "
                              "vocabulary is needed to tokenize text", L->folder,
-                             L->fam->vocab_file, vocab);
+                             vocab_file, vocab);
     atn_wordpiece_options opts;
     atn_wordpiece_options_init(&opts);
     if (have_tcfg && (st = atn_wordpiece_options_from_json(&opts, tcfg, L->err)))
@@ -797,6 +950,8 @@ static atn_status open_hf(hf_loader *L) {
         return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
     L->model->cfg = cfg;
     L->model->family = L->fam;
+    L->model->attn_no_scale = L->attn_no_scale;
+    L->model->attn_scale_by_layer = L->attn_scale_by_layer;
 
     if (!report(L, 0.02, ATN_STAGE_MAP_WEIGHTS))
         return cancelled(L);

@@ -10,11 +10,44 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The top_k of logits[V] into out, most likely first, with softmax probabilities. */
+static void top_k_of(const atn_model *m, const float *logits, int32_t V, int32_t top_k, atn_prediction *out) {
+    float mx = -INFINITY;
+    for (int32_t i = 0; i < V; i++)
+        mx = logits[i] > mx ? logits[i] : mx;
+    double sum = 0;
+    for (int32_t i = 0; i < V; i++)
+        sum += exp((double)logits[i] - mx);
+    /* top_k by repeated selection: k is small (5) */
+    for (int32_t r = 0; r < top_k; r++) {
+        int32_t best = -1;
+        for (int32_t i = 0; i < V; i++) {
+            bool taken = false;
+            for (int32_t q = 0; q < r; q++)
+                taken |= out[q].id == i;
+            if (!taken && (best < 0 || logits[i] > logits[best]))
+                best = i;
+        }
+        out[r].id = best;
+        out[r].prob = (float)(exp((double)logits[best] - mx) / sum);
+        atn_vocab_entry v;
+        if (m->tokenizer && atn_tokenizer_id_info(m->tokenizer, best, &v)) {
+            out[r].token = v.text;
+            out[r].surface = v.surface;
+            out[r].continuation = v.continuation;
+        } else {
+            out[r].token = out[r].surface = "?";
+            out[r].continuation = false;
+        }
+    }
+}
+
 atn_status atn_predict_position(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t top_k,
                                 atn_prediction *out, atn_error *err) {
     if (!atn_model_has_mlm_head(m))
         return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" has no masked-LM head (%s "
-                             "tensors), so it cannot predict masked words", m->name, m->family->mlm.what);
+                             "tensors), so it cannot predict masked words%s", m->name, m->family->mlm.what,
+                             m->family->causal ? "; it guesses the next token instead" : "");
     if (!cap || pos < 0 || pos >= cap->n)
         return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
     const atn_config *c = &m->cfg;
@@ -39,35 +72,34 @@ atn_status atn_predict_position(const atn_model *m, const atn_capture *cap, int3
     atn_layernorm(t, t, w->mlm_ln_g, w->mlm_ln_b, 1, E, c->ln_eps);
     const float *dec = w->mlm_decoder_w ? w->mlm_decoder_w : w->word_emb;
     atn_linear(logits, t, dec, w->mlm_decoder_b, 1, E, V);
-    float mx = -INFINITY;
-    for (int32_t i = 0; i < V; i++)
-        mx = logits[i] > mx ? logits[i] : mx;
-    double sum = 0;
-    for (int32_t i = 0; i < V; i++)
-        sum += exp((double)logits[i] - mx);
-    /* top_k by repeated selection: k is small (5) */
-    for (int32_t r = 0; r < top_k; r++) {
-        int32_t best = -1;
-        for (int32_t i = 0; i < V; i++) {
-            bool taken = false;
-            for (int32_t q = 0; q < r; q++)
-                taken |= out[q].id == i;
-            if (!taken && (best < 0 || logits[i] > logits[best]))
-                best = i;
-        }
-        out[r].id = best;
-        out[r].prob = (float)(exp((double)logits[best] - mx) / sum);
-        atn_vocab_entry v;
-        if (atn_tokenizer_id_info(m->tokenizer, best, &v)) {
-            out[r].token = v.text;
-            out[r].surface = v.surface;
-            out[r].continuation = v.continuation;
-        } else {
-            out[r].token = out[r].surface = "?";
-            out[r].continuation = false;
-        }
-    }
+    top_k_of(m, logits, V, top_k, out);
     free(t);
+    free(logits);
+    return ATN_OK;
+}
+
+/* GPT2LMHeadModel: lm_logits = lm_head(hidden_states), hidden_states after ln_f, lm_head
+ * a bias-free Linear tied to wte. */
+atn_status atn_predict_next(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t top_k,
+                            atn_prediction *out, atn_error *err) {
+    if (!m || !atn_model_is_causal(m) || !m->w.word_emb)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" is not a causal language model, so it "
+                             "has no next-token guesses%s", m ? m->name : "(none)",
+                             m && atn_model_has_mlm_head(m) ? " (it predicts [MASK] tokens instead)" : "");
+    if (!cap || pos < 0 || pos >= cap->n)
+        return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
+    const atn_config *c = &m->cfg;
+    int32_t d = c->d_model, V = c->vocab_size;
+    if (top_k < 1)
+        top_k = 1;
+    if (top_k > V)
+        top_k = V;
+    const float *h = cap->hidden + ((size_t)c->n_layers * cap->n + pos) * d;
+    float *logits = malloc((size_t)V * sizeof(float));
+    if (!logits)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    atn_linear(logits, h, m->w.lm_head_w ? m->w.lm_head_w : m->w.word_emb, NULL, 1, d, V);
+    top_k_of(m, logits, V, top_k, out);
     free(logits);
     return ATN_OK;
 }

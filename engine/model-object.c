@@ -110,6 +110,8 @@ int32_t atn_model_layer_weights(const atn_model *model, int32_t layer, int32_t *
     return uses;
 }
 
+bool atn_model_is_causal(const atn_model *model) { return model && model->family->causal; }
+
 int32_t atn_model_toy_n_tokens(const atn_model *model) { return model->toy_n; }
 const char *atn_model_toy_token(const atn_model *model, int32_t i) {
     return (i >= 0 && i < model->toy_n) ? model->toy_tokens[i] : NULL;

@@ -37,6 +37,11 @@ typedef struct atn_weights {
     /* the projection of the embeddings to d before layer 0 (ALBERT's
        embedding_hidden_mapping_in, ELECTRA's embeddings_project); NULL: none (E == d) */
     const float *emb_proj_w, *emb_proj_b;     /* [d, E], [d] */
+    /* pre-LN families (GPT-2): the final LayerNorm after the last block (ln_f); NULL when
+       the family has none */
+    const float *final_ln_g, *final_ln_b;     /* [d] */
+    /* next-token families: lm_head.weight when stored; NULL: tied to word_emb */
+    const float *lm_head_w;                   /* [V, d] */
 } atn_weights;
 
 /* The embedding width E of a configuration (d_embed, 0 meaning d_model). */
@@ -87,6 +92,12 @@ struct atn_model {
        made on the first forward of a BERT model; its memory is one of blocks.  Toy models
        (editable) never get one; code that changes a BERT model's weights must drop it */
     void *cpu_packed;
+
+    /* GPT-2's attention scaling (config.json; atn_attn_scale in encoder.c reads them):
+       attn_no_scale: scale_attn_weights false (no 1/sqrt(k)); attn_scale_by_layer:
+       scale_attn_by_inverse_layer_idx (scores / (layer + 1) too).  Both false for BERT */
+    bool attn_no_scale;
+    bool attn_scale_by_layer;
 };
 
 /* Allocates and zeroes a model (family: BERT); name/path are copied. */

@@ -95,6 +95,9 @@ atn_status atn_model_encode(const atn_model *model, const char *text, const char
                              "file and it takes no text", model->name);
     if (!model->tokenizer)
         return atn_error_set(err, ATN_E_INVALID, "model \"%s\" has no tokenizer (vocab.txt)", model->name);
+    if (text_pair && !model->family->token_types)   /* GPT-2: one text, no segments */
+        return atn_error_set(err, ATN_E_INVALID, "model \"%s\" (%s) has no token types, so it reads one text, "
+                             "not a pair: join the two texts into one", model->name, model->family->name);
     if (!text)
         text = "";
     return atn_tokenizer_encode(model->tokenizer, text, text_pair, model->cfg.max_positions, out, err);

@@ -132,15 +132,24 @@ static void format_bytes(char *buf, size_t len, double bytes) {
 }
 
 /* The run's additive mask [n][n] (row = query, column = key): 0 where key j is a real token
- * (enc->mask[j]), ATN_MASK_MIN where it is padding, the same in every query row.  The one
+ * (enc->mask[j]), ATN_MASK_MIN where it is padding (or, for a causal family, later than
+ * the query), the same in every query row but for the causal term.  The one
  * place the mask is decided: every backend adds it, the trace reads it from the capture,
  * and per-query masks (causal, windows) are further terms added here. */
-static void build_mask(float *mask_add, const atn_encoding *enc) {
+static void build_mask(float *mask_add, const atn_encoding *enc, bool causal) {
     int32_t n = enc->n;
     for (int32_t j = 0; j < n; j++)
         mask_add[j] = enc->mask[j] ? 0.0f : ATN_MASK_MIN;
     for (int32_t i = 1; i < n; i++)
         memcpy(mask_add + (size_t)i * n, mask_add, (size_t)n * sizeof(float));
+    /* a causal family (GPT-2): query i sees keys 0..i.  A later key gets ATN_MASK_MIN,
+       not MIN plus the padding term: Hugging Face's eager GPT-2 puts finfo.min in the
+       masked places of one combined mask, so a score there is s + finfo.min, which is
+       finfo.min in float32 for any score of ordinary size */
+    if (causal)
+        for (int32_t i = 0; i < n; i++)
+            for (int32_t j = i + 1; j < n; j++)
+                mask_add[(size_t)i * n + j] = ATN_MASK_MIN;
 }
 
 /* Checks the encoding fits the model before any memory is touched. */
@@ -244,7 +253,7 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
     /* the inputs every backend reads, decided here once: the family's position ids and the
        additive mask (the trace reads the same mask through the capture) */
     atn_family_position_ids(m->family, c, run->enc, a->pos_ids);
-    build_mask(a->mask_add, run->enc);
+    build_mask(a->mask_add, run->enc, m->family->causal);
 
     st = atn_backend_forward(m, run->enc, a, o, &run->used, &run->fallback, err);
     atn_capture *cap = &run->cap;

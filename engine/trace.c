@@ -78,7 +78,10 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
             t->values[(size_t)j * k + c] = V[(size_t)j * d + off + c];
         }
     /* steps 1-2: scores and scaling */
-    t->scale = 1.0 / sqrt((double)k);
+    /* the forward's factor, exactly (1/sqrt(k); GPT-2's scale_attn_* switches change it) */
+    t->scale = model && model->attn_no_scale ? 1.0 : 1.0 / sqrt((double)k);
+    if (model && model->attn_scale_by_layer)
+        t->scale /= (double)(layer + 1);
     t->max = -INFINITY;
     for (int32_t j = 0; j < n; j++) {
         double s = 0;

@@ -200,6 +200,11 @@ const atn_config *atn_model_config(const atn_model *model);
 atn_model_kind atn_model_kind_of(const atn_model *model);
 const char *atn_model_name(const atn_model *model);  /* short display name */
 bool atn_model_has_mlm_head(const atn_model *model);  /* cls.predictions.* weights present */
+/* A causal (decoder) model, GPT-2: query i attends to keys 0..i only (the capture's mask
+ * has ATN_MASK_MIN, HF's finfo.min, for later keys: views draw those cells as masked), and
+ * its LM head guesses the next token (atn_predict_next) instead of masked words.
+ * false for NULL. */
+bool atn_model_is_causal(const atn_model *model);
 
 /* Which stored weights captured layer `layer` runs.  ALBERT shares weights between layers:
  * its num_hidden_layers applications of inner_group_num inner layers are
@@ -213,7 +218,7 @@ bool atn_model_has_mlm_head(const atn_model *model);  /* cls.predictions.* weigh
 int32_t atn_model_layer_weights(const atn_model *model, int32_t layer, int32_t *group, int32_t *inner);
 
 /* The model family's name: "BERT", "RoBERTa", "XLM-RoBERTa", "DistilBERT", "ALBERT",
- * "ELECTRA" (static storage; toy and random models are "BERT").  model must not be NULL. */
+ * "ELECTRA", "GPT-2" (static storage; toy and random BERT models are "BERT").  model must not be NULL. */
 const char *atn_model_family_name(const atn_model *model);
 
 /* Built-in models: a NULL-terminated list of names (static storage).  Their files are in
@@ -292,7 +297,8 @@ void atn_encoding_free(atn_encoding *enc);   /* frees contents and the struct; N
  * [CLS] A [SEP] (B [SEP]); *out (n tokens, every array [n]) is the caller's.  A text
  * longer than max_positions is truncated (enc->truncated set, longest-first like HF).
  * ATN_E_INVALID: invalid UTF-8 (the message gives the byte offset), NULL text, a toy
- * model or one without a tokenizer; ATN_E_NOMEM. */
+ * model or one without a tokenizer, a text_pair for a family without token types (GPT-2);
+ * ATN_E_NOMEM. */
 atn_status atn_model_encode(const atn_model *model, const char *text, const char *text_pair,
                             atn_encoding **out, atn_error *err);
 
@@ -439,7 +445,7 @@ typedef struct atn_trace {
     double *q;          /* [k]     q_i, the query row of this head */
     double *keys;       /* [n][k]  every k_j */
     double *scores;     /* [n]     q_i . k_j */
-    double scale;       /* 1 / sqrt(k) */
+    double scale;       /* 1 / sqrt(k) (GPT-2: as its scale_attn_* switches say) */
     double *scaled;     /* [n]     scores * scale */
     double *mask_term;  /* [n]     row query of the capture's mask_add: what the forward added */
     double max;         /* max_j (scaled + mask) */
@@ -483,6 +489,16 @@ typedef struct atn_prediction {
  * ATN_E_NOMEM. */
 atn_status atn_predict_position(const atn_model *model, const atn_capture *cap, int32_t position,
                                 int32_t top_k, atn_prediction *out, atn_error *err);
+
+/* The next-token guesses of a causal model (atn_model_is_causal, else ATN_E_UNSUPPORTED)
+ * after the token at position of a capture: its LM head (GPT-2: the tied head,
+ * logits = h_L wte^T with h_L the captured last hidden state, after ln_f), the top_k most
+ * likely tokens, most likely first, into out[top_k] (caller's array; top_k below 1 counts
+ * as 1, above V as V).  Position n-1 guesses what follows the text; an earlier position
+ * what the model expected there (seeing only tokens 0..position).  ATN_E_INVALID:
+ * position outside 0..n-1 or a NULL cap; ATN_E_NOMEM. */
+atn_status atn_predict_next(const atn_model *model, const atn_capture *cap, int32_t position, int32_t top_k,
+                            atn_prediction *out, atn_error *err);
 
 /* Fills a guess into the text it was encoded from: the byte span [start, end) of tok (a
  * [MASK] written in the text) in text (the text of tok's own segment, tok->segment)

@@ -27,13 +27,22 @@ static void table_complete(void) {
         CHECK(k->max_positions_default > 0 && k->type_vocab_size_default > 0);
         const atn_family_tensors *t = &f->tensors;
         CHECK_MSG(t->prefixes[0] != NULL, "%s: no prefixes", f->name);
-        const char *names[] = {t->word_emb, t->pos_emb, t->emb_ln_w, t->emb_ln_b, t->layer, t->wq, t->bq, t->wk,
-                               t->bk, t->wv, t->bv, t->wo, t->bo, t->ln1_w, t->ln1_b, t->w1, t->b1, t->w2, t->b2,
-                               t->ln2_w, t->ln2_b};
+        /* a fused q/k/v tensor (GPT-2) stands for the three; a pre-LN family has a final
+           LayerNorm instead of the embeddings' */
+        bool fused = t->qkv_w != NULL;
+        const char *names[] = {t->word_emb, t->pos_emb, f->pre_ln ? t->final_ln_w : t->emb_ln_w,
+                               f->pre_ln ? t->final_ln_b : t->emb_ln_b, t->layer, fused ? t->qkv_w : t->wq,
+                               fused ? t->qkv_b : t->bq, fused ? t->qkv_w : t->wk, fused ? t->qkv_b : t->bk,
+                               fused ? t->qkv_w : t->wv, fused ? t->qkv_b : t->bv, t->wo, t->bo, t->ln1_w,
+                               t->ln1_b, t->w1, t->b1, t->w2, t->b2, t->ln2_w, t->ln2_b};
         for (size_t j = 0; j < sizeof names / sizeof names[0]; j++)
             CHECK_MSG(names[j] && names[j][0], "%s: tensor name %zu missing", f->name, j);
         CHECK(!f->token_types || t->type_emb);
-        CHECK(f->mlm.what && f->mlm.dense_w && f->mlm.dense_b && f->mlm.ln_w && f->mlm.ln_b && f->mlm.bias[0]);
+        CHECK(!fused || (!t->wq && !t->wk && !t->wv));
+        CHECK(f->pre_ln || (!t->final_ln_w && !t->final_ln_b));
+        /* a masked-LM family names its head; a causal one's head is the tied LM head */
+        CHECK(f->mlm.what);
+        CHECK(f->causal || (f->mlm.dense_w && f->mlm.dense_b && f->mlm.ln_w && f->mlm.ln_b && f->mlm.bias[0]));
         CHECK(f->vocab_file && f->vocab_file[0] && f->tokenizer && f->tokenizer[0]);
         /* model_type values are unique across the table, so a lookup is unambiguous */
         for (const char *const *a = f->model_types; *a; a++)
@@ -56,6 +65,34 @@ static void table_complete(void) {
     CHECK_STR(b->mlm.dense_w, "cls.predictions.transform.dense.weight");
     CHECK_STR(b->tokenizer, "wordpiece");
     CHECK_STR(b->vocab_file, "vocab.txt");
+    CHECK(!b->pre_ln && !b->causal && !b->tensors.qkv_w && !b->tensors.weights_in_out);
+
+    /* GPT-2 is what transformers' GPT2Config / GPT2LMHeadModel say */
+    const atn_family *g = atn_family_gpt2();
+    CHECK(g && g != b);
+    CHECK_STR(g->model_types[0], "gpt2");
+    CHECK_STR(g->config.d_model, "n_embd");
+    CHECK_STR(g->config.n_layers, "n_layer");
+    CHECK_STR(g->config.n_heads, "n_head");
+    CHECK_STR(g->config.d_ffn, "n_inner");
+    CHECK(g->config.d_ffn_default_mult == 4);
+    CHECK_STR(g->config.max_positions, "n_positions");
+    CHECK(g->config.max_positions_default == 1024 && g->config.type_vocab_size == NULL);
+    CHECK_STR(g->config.act, "activation_function");
+    CHECK_STR(g->config.act_default, "gelu_new");
+    CHECK_STR(g->config.ln_eps, "layer_norm_epsilon");
+    CHECK(g->config.ln_eps_default == 1e-5f);
+    CHECK_STR(g->config.scale_attn_weights, "scale_attn_weights");
+    CHECK_STR(g->tensors.prefixes[0], "transformer.");
+    CHECK_STR(g->tensors.prefixes[1], "");
+    CHECK_STR(g->tensors.word_emb, "wte.weight");
+    CHECK_STR(g->tensors.qkv_w, "attn.c_attn.weight");
+    CHECK_STR(g->tensors.final_ln_w, "ln_f.weight");
+    CHECK(g->tensors.weights_in_out && g->pre_ln && g->causal && !g->token_types);
+    CHECK(!g->tensors.emb_ln_w && g->positions == ATN_POSITIONS_FROM_0);
+    CHECK_STR(g->tokenizer, "bpe");
+    CHECK_STR(g->vocab_file, "vocab.json");
+    CHECK_STR(g->merges_file, "merges.txt");
 }
 
 static void lookup(void) {
@@ -67,7 +104,7 @@ static void lookup(void) {
         for (const char *const *t = atn_family_at(i)->model_types; *t; t++)
             CHECK(atn_family_lookup(*t, NULL, &err) == atn_family_at(i));
 
-    const char *unknown[] = {"deberta", "BERT", "bert ", "", "gpt2"};
+    const char *unknown[] = {"deberta", "BERT", "bert ", "", "gpt_neo", "GPT2"};
     for (size_t u = 0; u < sizeof unknown / sizeof unknown[0]; u++) {
         atn_error_clear(&err);
         CHECK(atn_family_lookup(unknown[u], "/m/config.json", &err) == NULL);
@@ -87,7 +124,7 @@ static void lookup(void) {
     CHECK(atn_family_lookup("deberta", "/m/config.json", &err) == NULL);
     CHECK_STR(err.message, "/m/config.json: \"model_type\" is \"deberta\", which attnscope does not open "
               "(supported: \"bert\", \"roberta\", \"xlm-roberta\", \"camembert\", \"distilbert\", \"albert\", "
-              "\"electra\")");
+              "\"electra\", \"gpt2\")");
     atn_error_clear(&err);
     CHECK(atn_family_lookup(NULL, NULL, &err) == NULL && err.status == ATN_E_UNSUPPORTED);
     CHECK(strstr(err.message, "config.json: no \"model_type\"") == err.message);
