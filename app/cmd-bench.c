@@ -381,11 +381,59 @@ static void print_json(const char *title, const char *shape, const atn_config *c
     printf("\n]}\n");
 }
 
+/* --versus SHAPE: the same lengths on a random model of another shape in the same process,
+ * and each length's GFLOP/s side by side (the GPT-2 shape against bert-base: the pre-LN
+ * blocks should cost what BERT's do). */
+static int bench_versus(const char *shape, uint64_t seed, const char *title,
+                        const int32_t *lengths, int nlen, int repeat, const atn_run_options *opts,
+                        const bench_result *res, bool json) {
+    atn_error err = {0};
+    atn_model *v = atn_model_new_random_shape(shape, seed, &err);
+    if (!v) {
+        atn_error_prefix(&err, "--versus");
+        return cli_fail(&err);
+    }
+    bench_result vr[BENCH_MAX_LENGTHS];
+    int rc = CLI_EXIT_OK;
+    for (int i = 0; i < nlen && rc == CLI_EXIT_OK; i++) {
+        if (lengths[i] > atn_model_config(v)->max_positions) {
+            cli_error("bench: --versus %s: --length %d is past its %d positions", shape, lengths[i],
+                      atn_model_config(v)->max_positions);
+            rc = CLI_EXIT_USAGE;
+        } else if (bench_length(v, lengths[i], repeat, false, opts, &vr[i], NULL, &err)) {
+            rc = cli_fail(&err);
+        }
+    }
+    if (rc == CLI_EXIT_OK) {
+        if (json) {
+            printf("{\"versus\": ");
+            cli_json_string(stdout, shape);
+            printf(", \"lengths\": [");
+            for (int i = 0; i < nlen; i++)
+                printf("%s\n  {\"tokens\": %d, \"gflops\": %.3f, \"versus_gflops\": %.3f, \"ratio\": %.4f}",
+                       i ? "," : "", res[i].n, res[i].flops / res[i].cap_med / 1e9, vr[i].flops / vr[i].cap_med / 1e9,
+                       (res[i].flops / res[i].cap_med) / (vr[i].flops / vr[i].cap_med));
+            printf("\n]}\n");
+        } else {
+            printf("versus %s (random weights, seed %llu), same process, same lengths:\n", shape,
+                   (unsigned long long)seed);
+            printf("%6s %12s %12s %8s\n", "tokens", "GFLOP/s", shape, "ratio");
+            for (int i = 0; i < nlen; i++) {
+                double g = res[i].flops / res[i].cap_med / 1e9, gv = vr[i].flops / vr[i].cap_med / 1e9;
+                printf("%6d %12.1f %12.1f %7.1f%%\n", res[i].n, g, gv, 100 * g / gv);
+            }
+            printf("(first column: %s)\n", title);
+        }
+    }
+    atn_model_free(v);
+    return rc;
+}
+
 static void usage(void) {
     printf("Usage: attnscope bench [--model M | --shape bert-base|bert-large|bert-tiny|roberta-base|\n"
-           "       distilbert-base|albert-base] [--length N[,N...]]\n"
+           "       distilbert-base|albert-base|gpt2] [--length N[,N...]]\n"
            "                       [--repeat R] [--threads T] [--device cpu|cuda] [--json] [--no-capture]\n"
-           "                       [--seed S] [--dump PREFIX] [--no-bandwidth]\n\n"
+           "                       [--seed S] [--dump PREFIX] [--no-bandwidth] [--versus SHAPE]\n\n"
            "Times R forwards with full capture (median and min) and reports GFLOP/s from the FLOP count\n"
            "L(8nd² + 4n²d + 4ndf), next to cblas_sgemm's GFLOP/s at the model's largest GEMM shape measured\n"
            "in the same process.  --shape builds a model of that shape and family with random weights (default\n"
@@ -393,7 +441,10 @@ static void usage(void) {
            "cost; --no-capture skips it), and reports peak RSS and the capture's bytes.  --length takes a\n"
            "comma-separated list (default 128).  --dump PREFIX writes PREFIX.attn.npy and PREFIX.hidden.npy\n"
            "of the last length (bench/peer_torch.py --check compares them with PyTorch).  Last, it measures\n"
-           "this machine's memory read bandwidth (the limit at a few tokens; --no-bandwidth skips it).\n");
+           "this machine's memory read bandwidth (the limit at a few tokens; --no-bandwidth skips it).\n"
+           "--shape gpt2 is a GPT-2 (pre-LN, causal) of gpt2's size.  --versus SHAPE then times a random model\n"
+           "of SHAPE at the same lengths in the same process and prints both GFLOP/s and their ratio\n"
+           "(e.g. --shape gpt2 --length 128,512 --versus bert-base).\n");
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -415,6 +466,7 @@ int cmd_bench(int argc, char **argv) {
     long seed = cli_get_int(&a, "seed", 1, &ok);
     const char *model_name = cli_get(&a, "model"), *shape = cli_get(&a, "shape");
     const char *lengths_s = cli_get(&a, "length"), *dump = cli_get(&a, "dump");
+    const char *versus = cli_get(&a, "versus");
     if (!ok || !cli_check_unused(&a))
         return CLI_EXIT_USAGE;
     if (repeat < 1 || repeat > 100000) {
@@ -505,6 +557,8 @@ int cmd_bench(int argc, char **argv) {
         if (dump && last && !dump_capture(dump, atn_run_capture(last)))
             rc = CLI_EXIT_FAIL;
     }
+    if (rc == CLI_EXIT_OK && versus)
+        rc = bench_versus(versus, (uint64_t)seed, title, lengths, nlen, (int)repeat, &opts, res, json);
     atn_run_free(last);
     atn_model_free(m);
     free(lengths);

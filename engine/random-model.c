@@ -27,12 +27,14 @@ static const shape shapes[] = {
     {"roberta-base", 12, 768, 12, 3072, "roberta", 50265, 514, 1, 0, 0},
     {"distilbert-base", 6, 768, 12, 3072, "distilbert", 30522, 512, 1, 0, 0},
     {"albert-base", 12, 768, 12, 3072, "albert", 30000, 512, 2, 128, 1},   /* albert-base-v2 */
+    /* openai-community/gpt2 (124M): pre-LN, causal, tanh GELU, eps 1e-5, ln_f */
+    {"gpt2", 12, 768, 12, 3072, "gpt2", 50257, 1024, 1, 0, 0},
 };
 enum { N_SHAPES = sizeof shapes / sizeof shapes[0] };
 
 const char *const *atn_random_shape_names(void) {
     static const char *const names[] = {"bert-tiny", "bert-base", "bert-large", "roberta-base", "distilbert-base",
-                                        "albert-base", NULL};
+                                        "albert-base", "gpt2", NULL};
     return names;
 }
 
@@ -57,11 +59,15 @@ atn_status atn_random_shape_config(const char *name, atn_config *cfg, atn_error 
             if (s->model_type && strcmp(s->model_type, "albert") == 0)
                 cfg->act = ATN_ACT_GELU_TANH;   /* albert-base-v2: gelu_new */
             cfg->use_bias = cfg->use_layernorm = cfg->use_ffn = cfg->use_residual = cfg->use_embeddings = true;
+            if (s->model_type && strcmp(s->model_type, "gpt2") == 0) {
+                cfg->act = ATN_ACT_GELU_TANH;   /* gelu_new */
+                cfg->ln_eps = 1e-5f;
+            }
             return ATN_OK;
         }
     }
     return atn_error_set(err, ATN_E_INVALID, "unknown model shape \"%s\" (known: bert-tiny, bert-base, bert-large, "
-                         "roberta-base, distilbert-base, albert-base)", name ? name : "(null)");
+                         "roberta-base, distilbert-base, albert-base, gpt2)", name ? name : "(null)");
 }
 
 static uint64_t mix64(uint64_t z) {
@@ -161,7 +167,7 @@ atn_model *atn_model_new_random_shape(const char *name, uint64_t seed, atn_error
     size_t per_layer = 4 * (d * d + d) + 2 * d + (f * d + f) + (d * f + d) + 2 * d;
     size_t types = fam->token_types ? (size_t)cfg.type_vocab_size : 0;
     size_t total = ((size_t)cfg.vocab_size + (size_t)cfg.max_positions + types) * E + 2 * E + stored * per_layer +
-                   (E != d || s->groups ? d * E + d : 0);
+                   (E != d || s->groups ? d * E + d : 0) + (fam->pre_ln ? 2 * d : 0);
     char title[96];
     snprintf(title, sizeof title, "%s (random weights)", name);
     atn_model *m = atn_model_alloc(ATN_MODEL_BERT, title, "");
@@ -213,6 +219,10 @@ atn_model *atn_model_new_random_shape(const char *name, uint64_t seed, atn_error
             atn_family_layer_source(l, cfg.n_layers, s->groups, 1, &g, &j);
             w->layers[l] = w->layers[g];
         }
+    }
+    if (fam->pre_ln) {   /* GPT-2: ln_f, the two tensors after the layers */
+        w->final_ln_g = p, p = fill(p, d, seed, t++, 1.0f, G_SCALE);
+        w->final_ln_b = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
     }
     return m;
 }

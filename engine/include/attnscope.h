@@ -591,7 +591,8 @@ const char *const *atn_random_shape_names(void);
  * other families at their base sizes (d 768, 12 heads, f 3072): "roberta-base" (12
  * layers, vocabulary 50265, 514 positions, 1 token type, pad_token_id 1),
  * "distilbert-base" (6 layers, no token types), "albert-base" (12 layers, vocabulary
- * 30000, d_embed 128, gelu_new).  ATN_E_INVALID (message lists the names) for an unknown
+ * 30000, d_embed 128, gelu_new), "gpt2" (12 layers, vocabulary 50257, 1024 positions,
+ * 1 token type, tanh GELU, eps 1e-5).  ATN_E_INVALID (message lists the names) for an unknown
  * or NULL shape. */
 atn_status atn_random_shape_config(const char *shape, atn_config *cfg, atn_error *err);
 
@@ -599,7 +600,9 @@ atn_status atn_random_shape_config(const char *shape, atn_config *cfg, atn_error
  * BERT shapes: exactly atn_model_new_random's model), in its family: RoBERTa's position
  * rule, DistilBERT without token types, ALBERT with 128-wide embeddings projected to 768
  * (the projection's weight and bias are the two tensors after the layers) and one stored
- * layer that all 12 captured layers run.  No tokenizer.  Errors as
+ * layer that all 12 captured layers run; "gpt2" is a GPT-2 (pre-LN blocks, the causal mask;
+ * ln1/ln2 read as ln_1/ln_2, no token types, the embedding LayerNorm unused, ln_f's gamma
+ * and beta the two tensors after the layers).  No tokenizer.  Errors as
  * atn_random_shape_config and atn_model_new_random.  The caller owns the model. */
 atn_model *atn_model_new_random_shape(const char *shape, uint64_t seed, atn_error *err);
 
