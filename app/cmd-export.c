@@ -232,6 +232,7 @@ static int build(figure *f, const export_opts *o, const atn_model *model, const 
         s->rows = s->cols = n;
         s->row_labels = s->col_labels = tokens;
         s->row_mask = s->col_mask = enc->mask;
+        s->causal = atn_model_is_causal(model);   /* GPT-2: later keys drawn as masked */
         s->colormap = o->cmap;
         s->style = &o->style;
         s->show_values = !o->no_values;
@@ -276,6 +277,7 @@ static int build(figure *f, const export_opts *o, const atn_model *model, const 
         s->n_layers = cap->n_layers;
         s->n_heads = cap->n_heads;
         s->n = n;
+        s->causal = atn_model_is_causal(model);
         s->colormap = o->cmap;
         s->style = &o->style;
         atn_stats *st = NULL;

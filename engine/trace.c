@@ -48,6 +48,7 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
     if (!t)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     t->layer = layer, t->head = head, t->query = query;
+    t->causal = atn_model_is_causal(model);
     t->n = n, t->d_head = k, t->d_model = d;
     t->enc = cap->enc;
     t->q = calloc((size_t)k, sizeof(double));

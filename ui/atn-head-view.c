@@ -62,6 +62,7 @@ static void update_matrix(AtnHeadView *self) {
     }
     int n = atn_result_get_n_tokens(r);
     const float *m = atn_result_get_head(r, atn_session_get_layer(self->session), atn_session_get_head(self->session));
+    atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
     atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), m, n, n, atn_result_get_tokens(r), atn_result_get_tokens(r),
                            atn_result_get_mask(r));
     atn_heatmap_set_selected_row(self->heatmap, atn_session_get_query(self->session));

@@ -19,6 +19,7 @@ struct _AtnHeatmap {
     atn_value_range range;
     double font_scale;
     gboolean show_colorbar;
+    gboolean causal;   /* cells after the diagonal are masked (a causal model's head) */
 
     int selected_row, highlight_token, hover_row, hover_col;
     int mark_row;
@@ -67,6 +68,7 @@ static void fill_spec(AtnHeatmap *self, atn_heatmap_spec *spec, const atn_render
     spec->colormap = self->cmap;
     spec->range = self->range;
     spec->show_colorbar = self->show_colorbar;
+    spec->causal = self->causal;
     spec->style = style;
 }
 
@@ -178,6 +180,10 @@ char *atn_heatmap_dup_cell_text(AtnHeatmap *self, int row, int col) {
         return NULL;
     g_autofree char *rl = self->row_labels ? g_strdup(self->row_labels[row]) : g_strdup_printf("%d", row);
     g_autofree char *cl = self->col_labels ? g_strdup(self->col_labels[col]) : g_strdup_printf("%d", col);
+    if (self->causal && col > row)
+        /* Translators: the tooltip of a masked cell of a causal model (GPT-2): the key comes after the query */
+        return g_strdup_printf(_("%s (%d) → %s (%d): masked (a later token: the model cannot see it)"), rl, row, cl,
+                               col);
     /* Translators: the tooltip of a heatmap cell: query token → key token: weight */
     return g_strdup_printf(_("%s (%d) → %s (%d): %.4f"), rl, row, cl, col, (double)self->values[(size_t)row * self->cols + col]);
 }
@@ -288,6 +294,19 @@ static void atn_heatmap_init(AtnHeatmap *self) {
 }
 
 GtkWidget *atn_heatmap_new(void) { return g_object_new(ATN_TYPE_HEATMAP, NULL); }
+
+void atn_heatmap_set_causal(AtnHeatmap *self, gboolean causal) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    if (!causal == !self->causal)
+        return;
+    self->causal = causal;
+    invalidate_figure(self);
+}
+
+gboolean atn_heatmap_get_causal(AtnHeatmap *self) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
+    return self->causal;
+}
 
 void atn_heatmap_set_matrix(AtnHeatmap *self, GObject *owner, const float *values, int rows, int cols,
                             const char *const *row_labels, const char *const *col_labels, const int32_t *mask) {
@@ -492,6 +511,7 @@ struct AtnHeatmapLook {
     atn_colormap cmap;
     atn_value_range range;
     gboolean show_colorbar;
+    gboolean causal;
 };
 
 AtnHeatmapLook *atn_heatmap_dup_look(AtnHeatmap *self) {
@@ -508,6 +528,7 @@ AtnHeatmapLook *atn_heatmap_dup_look(AtnHeatmap *self) {
     look->cmap = self->cmap;
     look->range = self->range;
     look->show_colorbar = self->show_colorbar;
+    look->causal = self->causal;
     return look;
 }
 
@@ -553,6 +574,7 @@ AtnFigure *atn_heatmap_look_figure(const AtnHeatmapLook *look, const float *valu
     s->colormap = look->cmap;
     s->range = look->range;
     s->show_colorbar = look->show_colorbar;
+    s->causal = look->causal;
     s->style = &f->style;
     double w, h;
     atn_render_heatmap_natural_size(s, &w, &h);

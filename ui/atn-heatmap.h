@@ -23,6 +23,10 @@ GtkWidget *atn_heatmap_new(void);
  * until the next call and keeps them alive.  values NULL clears the heatmap. */
 void atn_heatmap_set_matrix(AtnHeatmap *self, GObject *owner, const float *values, int rows, int cols,
                             const char *const *row_labels, const char *const *col_labels, const int32_t *mask);
+/* A causal model's head (GPT-2): the cells of keys after their query are drawn masked (grey,
+ * hatched, no number) and their tooltip says so; exports keep it. */
+void atn_heatmap_set_causal(AtnHeatmap *self, gboolean causal);
+gboolean atn_heatmap_get_causal(AtnHeatmap *self);
 void atn_heatmap_set_colormap(AtnHeatmap *self, atn_colormap cm);
 atn_colormap atn_heatmap_get_colormap(AtnHeatmap *self);
 /* NULL: automatic (0..max, or symmetric for a diverging map). */

@@ -59,6 +59,7 @@ static gboolean fill_spec(AtnModelGrid *self, atn_grid_spec *spec, const atn_ren
     spec->colormap = self->cmap;
     spec->shared_range = self->shared_range;
     spec->style = style;
+    spec->causal = atn_result_is_causal(self->result);
     return TRUE;
 }
 

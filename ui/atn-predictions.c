@@ -1,4 +1,5 @@
-/* AtnPredictions: the masked-LM head's guesses under the sentence. */
+/* AtnPredictions: the masked-LM head's guesses under the sentence, or a causal model's
+ * next-token guesses. */
 #include "atn-predictions.h"
 
 #include <glib/gi18n.h>
@@ -65,12 +66,59 @@ static GtkWidget *guess_widget(AtnPredictions *self, int position, int rank, con
     return button;
 }
 
+/* A causal model (GPT-2): one row of next-token guesses after the last token, and one after
+ * the selected (clicked) token when that is another. */
+static void add_guess_row(AtnPredictions *self, const AtnMaskGuesses *g, const char *head, gboolean first) {
+    GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 14);
+    gtk_widget_add_css_class(row, "guesses");
+    g_object_set_data(G_OBJECT(row), "position", GINT_TO_POINTER(g->position));
+    GtkWidget *title = gtk_label_new(head);
+    gtk_widget_add_css_class(title, "dim-label");
+    gtk_widget_set_valign(title, GTK_ALIGN_START);
+    gtk_widget_set_margin_top(title, 6);
+    gtk_box_append(GTK_BOX(row), title);
+    g_string_append_printf(self->text, "%snext after %d:", first ? "" : "\n", g->position);
+    for (int k = 0; k < g->n; k++) {
+        gtk_box_append(GTK_BOX(row), guess_widget(self, g->position, k, &g->top[k]));
+        g_string_append_printf(self->text, "%s %s %.4f", k ? "," : "", g->top[k].token, g->top[k].prob);
+    }
+    GtkEventController *motion = gtk_event_controller_motion_new();
+    g_signal_connect(motion, "enter", G_CALLBACK(on_row_enter), self);
+    g_signal_connect(motion, "leave", G_CALLBACK(on_row_leave), self);
+    gtk_widget_add_controller(row, motion);
+    gtk_box_append(GTK_BOX(self->box), row);
+}
+
+static void refill_next(AtnPredictions *self, AtnResult *r) {
+    gtk_widget_set_visible(GTK_WIDGET(self), TRUE);
+    int last = atn_result_get_last_position(r), query = atn_session_get_query(self->session);
+    const char *const *tokens = atn_result_get_tokens(r);
+    int rows = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int pos = pass == 0 ? last : query;
+        if (pass == 1 && (pos == last || pos < 0 || pos >= atn_result_get_n_tokens(r)))
+            break;
+        const AtnMaskGuesses *g = atn_result_get_next_guesses(r, pos);
+        if (!g)
+            continue;
+        /* Translators: before a causal model's guesses for the token that follows token %d ("%s") */
+        g_autofree char *head = g_strdup_printf(pass == 0 ? _("next after “%2$s” (%1$d, the last) →")
+                                                          : _("next after “%2$s” (%1$d) →"),
+                                                pos, tokens[pos]);
+        add_guess_row(self, g, head, rows++ == 0);
+    }
+}
+
 static void refill(AtnPredictions *self) {
     GtkWidget *child;
     while ((child = gtk_widget_get_first_child(self->box)))
         gtk_box_remove(GTK_BOX(self->box), child);
     g_string_truncate(self->text, 0);
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (r && atn_result_is_causal(r) && !atn_model_handle_is_toy(atn_result_get_model(r))) {
+        refill_next(self, r);
+        return;
+    }
     int n = r ? atn_result_get_n_masks(r) : 0;
     AtnModelHandle *m = r ? atn_result_get_model(r) : NULL;
     gtk_widget_set_visible(GTK_WIDGET(self), n > 0 && m && !atn_model_handle_is_toy(m));
@@ -114,6 +162,12 @@ static void refill(AtnPredictions *self) {
 
 static void on_result(AtnSession *s, GParamSpec *p, AtnPredictions *self) { refill(self); }
 
+static void on_query(AtnSession *s, GParamSpec *p, AtnPredictions *self) {
+    AtnResult *r = atn_session_get_result(s);
+    if (r && atn_result_is_causal(r))   /* the row after the clicked token follows it */
+        refill(self);
+}
+
 static void atn_predictions_dispose(GObject *object) {
     AtnPredictions *self = ATN_PREDICTIONS(object);
     if (self->session)
@@ -150,8 +204,10 @@ void atn_predictions_set_session(AtnPredictions *self, AtnSession *session) {
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_set_object(&self->session, session);
-    if (session)
+    if (session) {
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
+        g_signal_connect(session, "notify::query", G_CALLBACK(on_query), self);
+    }
     refill(self);
 }
 

@@ -15,6 +15,9 @@ struct _AtnResult {
     char *gpu_failure;
     atn_stats *stats;          /* or NULL, and then stats_error says why */
     char *stats_error;
+    gboolean causal;           /* a causal model (GPT-2) */
+    int last;                  /* the last real token */
+    AtnMaskGuesses *next;      /* [n] next-token guesses (causal only); next[i].n == 0: not yet */
 };
 
 G_DEFINE_FINAL_TYPE(AtnResult, atn_result, G_TYPE_OBJECT)
@@ -25,6 +28,7 @@ static void atn_result_finalize(GObject *object) {
     atn_encoding_free(self->enc);
     g_free(self->tokens);   /* the strings belong to enc */
     g_free(self->guesses);
+    g_free(self->next);
     g_free(self->gpu_failure);
     atn_stats_free(self->stats);
     g_free(self->stats_error);
@@ -67,12 +71,48 @@ AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc
                 g_warning("predicting [MASK] at %d: %s", i, err.message);
         }
     }
+    self->causal = atn_model_is_causal(m);
+    for (int i = 0; i < cap->n; i++)
+        if (cap->enc->mask[i])
+            self->last = i;
+    if (self->causal) {
+        self->next = g_new0(AtnMaskGuesses, cap->n);
+        atn_result_get_next_guesses(self, self->last);
+    }
     /* the head statistics, once: the Model grid's labels, the Statistics table and its CSV and
        the clearest head all read these */
     atn_error err = {0};
     if (atn_stats_compute(cap, &self->stats, &err) != ATN_OK)
         self->stats_error = g_strdup(err.message);
     return self;
+}
+
+gboolean atn_result_is_causal(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), FALSE);
+    return self->causal;
+}
+
+int atn_result_get_last_position(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), 0);
+    return self->last;
+}
+
+const AtnMaskGuesses *atn_result_get_next_guesses(AtnResult *self, int position) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
+    const atn_capture *cap = atn_run_capture(self->run);
+    if (!self->next || position < 0 || position >= cap->n)
+        return NULL;
+    AtnMaskGuesses *g = &self->next[position];
+    if (g->n == 0) {
+        atn_error err = {0};
+        g->position = position;
+        if (atn_predict_next(atn_model_handle_get_model(self->model), cap, position, ATN_RESULT_TOP_GUESSES, g->top,
+                             &err) == ATN_OK)
+            g->n = ATN_RESULT_TOP_GUESSES;
+        else
+            g_warning("next-token guesses after %d: %s", position, err.message);
+    }
+    return g->n ? g : NULL;
 }
 
 const atn_stats *atn_result_get_stats(AtnResult *self) {

@@ -41,6 +41,17 @@ int atn_result_get_n_masks(AtnResult *self);            /* [MASK] tokens in the 
 /* The i-th [MASK]'s guesses, or NULL when the model has no masked-LM head (or i is out of
  * range). */
 const AtnMaskGuesses *atn_result_get_mask_guesses(AtnResult *self, int i);
+/* A causal model's run (GPT-2): future cells are masked by construction (views draw them
+ * as masked), and instead of [MASK] guesses it has next-token guesses. */
+gboolean atn_result_is_causal(AtnResult *self);
+/* The last real (unpadded) token: where the next-token guesses after the text start. */
+int atn_result_get_last_position(AtnResult *self);
+/* A causal model's next-token guesses after the token at position (up to
+ * ATN_RESULT_TOP_GUESSES, most likely first, in an AtnMaskGuesses whose position is that
+ * token), or NULL for a model that is not causal or a position out of range.  The last
+ * token's are computed with the run (in the worker); another position's on first request,
+ * on the calling thread (the main thread: views only), then kept. */
+const AtnMaskGuesses *atn_result_get_next_guesses(AtnResult *self, int position);
 /* The head statistics of this sentence (engine/analysis.h: atn_stats_compute), computed once
  * in atn_result_new: every view reads these, none computes its own.  Borrowed, alive as long
  * as the result; NULL when they could not be computed (atn_result_get_stats_error says why). */

@@ -120,7 +120,11 @@ char *atn_trace_to_markdown(const atn_trace *t, const char *model_name, int n_he
     for (int j = 0; j < n; j++)
         masked += t->mask_term[j] != 0;
     g_string_append_printf(g, "## 5. %s\n\n", _("Mask"));
-    if (masked)
+    if (t->causal)
+        g_string_append_printf(g, _("Causal mask: the %d keys after token %d (the future) and any padded keys get "
+                                    "$-\\infty$ added (finfo.min), so their weight becomes 0 (%d keys in all)."),
+                               n - 1 - i, i, masked);
+    else if (masked)
         g_string_append_printf(g, _("Padded keys get $-\\infty$ added, so their weight becomes 0 (%d keys)."),
                                masked);
     else

@@ -141,7 +141,8 @@ static void fill_scaled(const atn_trace *t, int j, AtnTracePlanStep *p, int r, i
 
 static void fill_mask(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs) {
     plan_set(p, r, c0, 0, t->mask_term[j] != 0 ? g_strdup("−∞") : g_strdup("0"));
-    plan_set(p, r, c0 + 1, 0, fmt4(t->scaled[j] + t->mask_term[j]));
+    /* a masked key's score is finfo.min, about -3.4e38: shown as what it does, −∞ */
+    plan_set(p, r, c0 + 1, 0, t->mask_term[j] != 0 ? g_strdup("−∞") : fmt4(t->scaled[j] + t->mask_term[j]));
 }
 
 static void fill_softmax(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs) {
@@ -192,12 +193,26 @@ void atn_trace_plan_make(const atn_trace *t, int n_heads, AtnTracePlanStep plans
     }
 
     p = &plans[ATN_TRACE_STEP_MASK];
-    int masked = 0;
-    for (int j = 0; j < n; j++)
-        masked += t->mask_term[j] != 0;
-    p->formula = g_strdup(_("padded keys get −∞ added, so their weight becomes 0"));
-    p->note = masked ? g_strdup_printf(ngettext("%d padded key.", "%d padded keys.", masked), masked)
-                     : g_strdup(_("No padded tokens: nothing is added."));
+    int masked = 0, future = 0;
+    for (int j = 0; j < n; j++) {
+        gboolean later = t->causal && j > t->query;   /* a causal model's mask of the future */
+        future += later;
+        masked += !later && t->mask_term[j] != 0;
+    }
+    if (t->causal) {
+        /* GPT-2: query i sees keys 0..i only; Hugging Face adds finfo.min, the most negative
+           float, which the exponential turns into exactly 0 */
+        p->formula = g_strdup(_("causal mask: keys after the query (the future) and padded keys get −∞ added "
+                                "(finfo.min), so their weight becomes 0"));
+        g_autofree char *f = g_strdup_printf(ngettext("%d future key is masked", "%d future keys are masked", future),
+                                             future);
+        g_autofree char *pd = g_strdup_printf(ngettext("%d padded key.", "%d padded keys.", masked), masked);
+        p->note = g_strdup_printf("%s; %s", f, pd);
+    } else {
+        p->formula = g_strdup(_("padded keys get −∞ added, so their weight becomes 0"));
+        p->note = masked ? g_strdup_printf(ngettext("%d padded key.", "%d padded keys.", masked), masked)
+                         : g_strdup(_("No padded tokens: nothing is added."));
+    }
     {
         const char *hd[] = {_("mask"), _("score")};
         plan_token_table(p, t, rows, hd, 2, fill_mask, kc);

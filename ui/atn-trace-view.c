@@ -424,6 +424,7 @@ void atn_trace_view_refresh(AtnTraceView *self) {
         atn_trace_plan_step_clear(&plans[s]);
 
     int n = atn_result_get_n_tokens(r);
+    atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
     atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), atn_result_get_head(r, layer, head), n, n,
                            atn_result_get_tokens(r), atn_result_get_tokens(r), atn_result_get_mask(r));
     g_autofree char *title = g_strdup_printf(_("layer %d · head %d"), layer, head);

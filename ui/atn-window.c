@@ -281,6 +281,19 @@ static void on_fill(AtnPredictions *p, int position, int rank, AtnWindow *self) 
     AtnResult *r = atn_session_get_result(self->session);
     if (!r || position < 0 || position >= atn_result_get_n_tokens(r) || rank < 0)
         return;
+    if (atn_result_is_causal(r)) {
+        /* a next-token guess after the last token: the text goes on with it (a continuation
+           piece joins the last word, a word gets a space) */
+        const AtnMaskGuesses *ng = atn_result_get_next_guesses(r, position);
+        if (!ng || rank >= ng->n || position != atn_result_get_last_position(r) || !ng->top[rank].surface)
+            return;
+        GtkEditable *entry = GTK_EDITABLE(self->text_entry);
+        const char *text = gtk_editable_get_text(entry);
+        gboolean join = ng->top[rank].continuation || !text[0] || g_str_has_suffix(text, " ");
+        g_autofree char *more = g_strconcat(text, join ? "" : " ", ng->top[rank].surface, NULL);
+        gtk_editable_set_text(entry, more);
+        return;
+    }
     const AtnMaskGuesses *g = NULL;
     for (int i = 0; i < atn_result_get_n_masks(r) && !g; i++) {
         const AtnMaskGuesses *gi = atn_result_get_mask_guesses(r, i);

@@ -459,6 +459,8 @@ typedef struct atn_trace {
     double *concat;     /* [d]     all heads' outputs for token i, concatenated */
     double *projected;  /* [d]     concat W_O^T + b_O */
     float max_abs_diff; /* |weights - captured probabilities|, a self-check */
+    bool causal;        /* a causal model (GPT-2): keys after the query are masked (their
+                           mask_term is ATN_MASK_MIN, finfo.min) as well as padded ones */
 } atn_trace;
 
 /* Recomputes head (layer, head)'s attention for token query in double precision from the

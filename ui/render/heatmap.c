@@ -185,7 +185,7 @@ static void draw_values(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const 
         return;
     char buf[32];
     for (int32_t i = 0; i < s->rows; i++)
-        for (int32_t j = 0; j < s->cols; j++) {
+        for (int32_t j = 0; j < s->cols && !(s->causal && j > i); j++) {   /* masked cells: no number */
             double v = s->values[(size_t)i * stride_of(s) + j], rgb[3];
             atn_colormap_rgb(s->colormap, (v - L->vmin) / (L->vmax - L->vmin), rgb);
             if (rt_luminance(rgb) > 0.45)
@@ -254,6 +254,39 @@ void rt_draw_cells(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t rows, 
         cairo_surface_destroy(big);
 }
 
+void rt_draw_causal_mask(cairo_t *cr, atn_rect r, int32_t rows, int32_t cols, bool hatch, double fs) {
+    if (rows <= 0 || cols <= 1)
+        return;
+    double cw = r.w / cols, ch = r.h / rows;
+    cairo_save(cr);
+    /* the staircase above the diagonal: row i covers columns i+1 .. cols-1 */
+    cairo_new_path(cr);
+    cairo_move_to(cr, r.x + cw, r.y);
+    cairo_line_to(cr, r.x + r.w, r.y);
+    int32_t last = rows < cols - 1 ? rows : cols - 1;   /* rows that have a masked cell */
+    cairo_line_to(cr, r.x + r.w, r.y + last * ch);
+    for (int32_t i = last - 1; i >= 0; i--) {
+        cairo_line_to(cr, r.x + (i + 1) * cw, r.y + (i + 1) * ch);
+        cairo_line_to(cr, r.x + (i + 1) * cw, r.y + i * ch);
+    }
+    cairo_close_path(cr);
+    cairo_set_source_rgb(cr, 0.78, 0.78, 0.78);
+    cairo_fill_preserve(cr);
+    if (hatch) {
+        cairo_clip(cr);
+        double step = fmax(5 * fs, 4), lw = fmax(0.8, fs);
+        cairo_set_source_rgb(cr, 0.55, 0.55, 0.55);
+        cairo_set_line_width(cr, lw);
+        for (double x = r.x - r.h; x < r.x + r.w; x += step) {
+            cairo_move_to(cr, x, r.y + r.h);
+            cairo_line_to(cr, x + r.h, r.y);
+        }
+        cairo_stroke(cr);
+    }
+    cairo_new_path(cr);
+    cairo_restore(cr);
+}
+
 void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *s, double w, double h) {
     rtext t;
     rt_begin(&t, s->style);
@@ -275,6 +308,8 @@ void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *s, double w, double
             rt_draw_cells(cr, img, L.cells, s->rows, s->cols);
         if (img && img != s->cells)
             cairo_surface_destroy(img);
+        if (s->causal)
+            rt_draw_causal_mask(cr, L.cells, s->rows, s->cols, true, t.fs);
         if (s->show_values)
             draw_values(cr, &t, s, &L);
         if (s->show_labels)

@@ -143,6 +143,8 @@ void atn_render_model_grid(cairo_t *cr, const atn_grid_spec *s, double w, double
             atn_rect r = {G.x0 + hh * G.step_x, G.y0 + l * G.step_y, G.thumb, G.thumb};
             if (img)
                 rt_draw_cells(cr, img, r, s->n, s->n);
+            if (s->causal)
+                rt_draw_causal_mask(cr, r, s->n, s->n, r.w >= 40 * fs, fs * 0.6);
             if (img && (!s->thumbs || img != s->thumbs[c]))
                 cairo_surface_destroy(img);
             if (s->head_notes && s->head_notes[c]) {

@@ -70,4 +70,9 @@ void rt_colorbar(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double vma
 /* A matrix image (cols x rows pixels) stretched over r with nearest-neighbour filtering. */
 void rt_draw_cells(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t rows, int32_t cols);
 
+/* Over cells drawn in r ([rows][cols]), a causal model's masked cells (col > row, keys after
+ * their query): a grey staircase, hatched when hatch is true, so they read as "not
+ * attended to, by construction" rather than as a weight of 0. */
+void rt_draw_causal_mask(cairo_t *cr, atn_rect r, int32_t rows, int32_t cols, bool hatch, double fs);
+
 #endif

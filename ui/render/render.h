@@ -148,6 +148,9 @@ typedef struct atn_heatmap_spec {
     cairo_surface_t *cells;          /* optional cached atn_render_matrix_surface() of values
                                         (same colormap and range); NULL: made on each draw */
     const atn_render_style *style;   /* NULL: light default */
+    bool causal;                     /* a causal model's head (GPT-2): the cells of keys after
+                                        their query (col > row) are masked, drawn grey and
+                                        hatched with no number, not as weight 0 */
 } atn_heatmap_spec;
 
 void atn_heatmap_spec_init(atn_heatmap_spec *spec);
@@ -185,6 +188,8 @@ typedef struct atn_grid_spec {
     int32_t hover_layer, hover_head;         /* -1 none */
     cairo_surface_t *const *thumbs;  /* optional cached [L*H] atn_render_matrix_surface()s */
     const atn_render_style *style;
+    bool causal;                     /* as atn_heatmap_spec's: masked cells grey (hatched when
+                                        thumbnails are big enough) */
 } atn_grid_spec;
 
 void atn_grid_spec_init(atn_grid_spec *spec);

@@ -405,8 +405,10 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
     for (int32_t j = 0; j < n; j++)
         masked += tr->mask_term[j] != 0;
     step_begin(&sh, ATN_TRACE_STEP_MASK,
-               masked ? rt_tr(N_("padded keys get a huge negative number added, so their weight becomes 0"))
-                      : rt_tr(N_("no padded tokens: nothing is added")));
+               tr->causal ? rt_tr(N_("causal mask: keys after the query and padded keys get a huge negative number "
+                                     "added (finfo.min), so their weight becomes 0"))
+               : masked   ? rt_tr(N_("padded keys get a huge negative number added, so their weight becomes 0"))
+                          : rt_tr(N_("no padded tokens: nothing is added")));
     if (masked) {
         double *after = malloc((size_t)n * sizeof *after);
         if (after) {
