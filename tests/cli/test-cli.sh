@@ -275,6 +275,42 @@ PY
   [ "$twins" -ge 10 ] || fail "only $twins .bin cases compared with their safetensors twins"
   echo "$count cases agree with torch; $twins .bin cases bit for bit with safetensors"
   ;;
+gpt2)
+  # A causal model (GPT-2): predict guesses the next token (after the last token, or --after N)
+  # as the torch reference of tests/hf/gen_gpt2.py does; its refusals.
+  SRC="$3"; M="$SRC/tests/hf/models/gpt2-f32"
+  python3 - "$SRC/tests/hf/fixtures/gpt2-f32.json" >"$T/cases" <<'PY' || fail "reading fixtures"
+import json, sys
+for c in json.load(open(sys.argv[1]))["cases"]:
+    j = lambda v: ",".join(str(x) for x in v)
+    for pos, ids, probs in zip(c["next_positions"], c["next_top_ids"], c["next_top_probs"]):
+        print(c["name"], j(c["ids"]), j(c["mask"]), pos, j(ids), j("%.6f" % p for p in probs))
+PY
+  count=0
+  while read -r case ids mask pos want_ids want_probs; do
+    "$A" predict --model "$M" --ids "$ids" --mask "$mask" --after "$pos" --json >"$T/p.json" ||
+      fail "$case: predict --after $pos failed"
+    python3 - "$T/p.json" "$pos" "$want_ids" "$want_probs" <<'PY' || fail "$case: next after $pos differs from torch"
+import json, sys
+got = json.load(open(sys.argv[1]))
+assert len(got) == 1 and got[0]["after"] == int(sys.argv[2]), got
+assert [p["id"] for p in got[0]["next"]] == [int(x) for x in sys.argv[3].split(",")], got
+assert all(abs(p["prob"] - float(w)) < 1e-5 for p, w in zip(got[0]["next"], sys.argv[4].split(","))), got
+PY
+    count=$((count + 1))
+  done <"$T/cases"
+  [ "$count" -ge 6 ] || fail "only $count cases"
+  # without --after: after the last real token (the padded case's 6, not 8)
+  "$A" predict --model "$M" --ids 10,11,12,13,14,15,16,0,0 --mask 1,1,1,1,1,1,1,0,0 >"$T/p.txt" || fail "predict"
+  grep -q "^next token after position 6 " "$T/p.txt" || fail "not after the last real token: $(cat "$T/p.txt")"
+  expect_error 2 'is not a causal model' "$A" predict --model "$SRC/tests/hf/models/mlm" --text "the [MASK] sat" --after 1
+  expect_error 2 '--after 9: the input has tokens 0..2' "$A" predict --model "$M" --ids 5,6,7 --after 9
+  expect_error 2 '(GPT-2) has no token types, so it reads one text, not a pair' \
+    "$A" run --model "$M" --text "the cat" --text-pair "sat" -o "$T/x.npy"
+  expect_error 2 'token type id 1 at position 1 is outside 0..0' \
+    "$A" run --model "$M" --ids 5,6 --type-ids 0,1 -o "$T/x.npy"
+  echo "$count next-token cases agree with torch"
+  ;;
 *)
   fail "unknown case"
   ;;
