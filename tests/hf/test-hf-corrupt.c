@@ -382,6 +382,49 @@ static void config_cases(void) {
     FAIL(d, ATN_E_IO, "missing config.json", NULL);
 }
 
+/* GPT-2 folders (gen_gpt2.py's gpt2-f32: n_embd 24, 4 heads, 2 layers, vocabulary 64,
+ * "transformer." prefix): its own config keys, the fused c_attn and Conv1D shapes, the
+ * untied head, the tokenizer files. */
+static void gpt2_cases(void) {
+    char d[4096], p[4096];
+    const char *cj = "config.json";
+    in(p, fresh("gpt2-f32", d, sizeof d), cj);
+    edit_json(p, set_entry, &(kv){"n_layer", NULL, NULL});
+    FAIL(d, ATN_E_FORMAT, "config.json: missing key \"n_layer\"", NULL);
+    in(p, fresh("gpt2-f32", d, sizeof d), cj);
+    edit_json(p, set_entry, &(kv){"n_inner", NULL, "\"96\""});
+    FAIL(d, ATN_E_FORMAT, "config.json: \"n_inner\" must be an integer, not a string", NULL);
+    in(p, fresh("gpt2-f32", d, sizeof d), cj);
+    edit_json(p, set_entry, &(kv){"n_inner", NULL, "50"});   /* the weights have 4 * 24 */
+    FAIL(d, ATN_E_SHAPE, "tensor 'transformer.h.0.mlp.c_fc.weight' has shape [24, 96], expected [24, 50]", NULL);
+    in(p, fresh("gpt2-f32", d, sizeof d), cj);
+    edit_json(p, set_entry, &(kv){"scale_attn_weights", NULL, "1"});
+    FAIL(d, ATN_E_FORMAT, "config.json: \"scale_attn_weights\" must be true or false, not a number", NULL);
+    in(p, fresh("gpt2-f32", d, sizeof d), cj);
+    edit_json(p, set_entry, &(kv){"activation_function", NULL, "\"silu\""});
+    FAIL(d, ATN_E_UNSUPPORTED, "config.json: \"activation_function\" is \"silu\"", NULL);
+    in(p, fresh("gpt2-f32", d, sizeof d), cj);
+    edit_json(p, set_entry, &(kv){"n_embd", NULL, "25"});
+    FAIL(d, ATN_E_FORMAT, "\"n_embd\" 25 is not a multiple of \"n_head\" 4", NULL);
+    in(p, fresh("gpt2-f32", d, sizeof d), cj);
+    edit_json(p, set_entry, &(kv){"n_layer", NULL, "3"});
+    FAIL(d, ATN_E_SHAPE, "missing tensor 'transformer.h.2.attn.c_attn.weight' (expected shape [24, 72])", NULL);
+    in(p, fresh("gpt2-f32", d, sizeof d), cj);
+    edit_json(p, set_entry, &(kv){"tie_word_embeddings", NULL, "false"});
+    FAIL(d, ATN_E_SHAPE, "missing tensor 'lm_head.weight' (expected shape [64, 24])", NULL);
+    /* a c_attn stored [3d, d] (as a Linear would be) is not GPT-2's Conv1D */
+    in(p, fresh("gpt2-f32", d, sizeof d), "model.safetensors");
+    edit_header(p, set_entry, &(kv){"transformer.h.1.attn.c_attn.weight", "shape", "[72, 24]"});
+    FAIL(d, ATN_E_SHAPE, "tensor 'transformer.h.1.attn.c_attn.weight' has shape [72, 24], expected [24, 72]", NULL);
+    in(p, fresh("gpt2-f32", d, sizeof d), "model.safetensors");
+    edit_header(p, rename_entry, (const char *const[]){"transformer.ln_f.weight", "transformer.ln_g.weight"});
+    FAIL(d, ATN_E_SHAPE, "missing tensor 'transformer.ln_f.weight'", NULL);
+    /* no vocab.txt (the WordPiece fallback) and no reader for vocab.json yet: refused by name */
+    in(p, fresh("gpt2-f32", d, sizeof d), "vocab.txt");
+    unlink(p);
+    FAIL(d, ATN_E_UNSUPPORTED, "no \"bpe\" tokenizer for GPT-2 models", NULL);
+}
+
 static void vocab_and_folder_cases(void) {
     char d[4096], p[4096];
     in(p, fresh("f32", d, sizeof d), "vocab.txt");
@@ -460,6 +503,7 @@ int main(void) {
     }
     safetensors_cases();
     config_cases();
+    gpt2_cases();
     vocab_and_folder_cases();
     shard_cases();
     if (check_failures == 0 || !getenv("ATN_KEEP_TMP"))
