@@ -823,9 +823,12 @@ static atn_status convert_pending(hf_loader *L) {
         uint64_t count = t->count;
         if (q->cols && q->transpose) {   /* [R, C] columns col0.. -> [cols, R] */
             int64_t R = t->shape[0], C = t->shape[1];
-            for (int64_t o = 0; o < q->cols; o++)
-                for (int64_t r = 0; r < R; r++)
-                    out[o * R + r] = whole[r * C + q->col0 + o];
+            enum { TILE = 32 };   /* in tiles: both sides stay in cache (gpt2: 85M floats) */
+            for (int64_t o0 = 0; o0 < q->cols; o0 += TILE)
+                for (int64_t r0 = 0; r0 < R; r0 += TILE)
+                    for (int64_t o = o0; o < o0 + TILE && o < q->cols; o++)
+                        for (int64_t r = r0; r < r0 + TILE && r < R; r++)
+                            out[o * R + r] = whole[r * C + q->col0 + o];
             count = (uint64_t)q->cols * (uint64_t)R;
         } else if (q->cols) {
             memcpy(out, whole + q->col0, (size_t)q->cols * sizeof(float));
