@@ -8,6 +8,7 @@
 #include "check.h"
 #include "cpu-kernels.h"
 #include "encoder.h"
+#include "family.h"
 #include "attnscope.h"
 
 #include <stdint.h>
@@ -41,8 +42,12 @@ static void ref_layernorm(double *x, const float *g, const float *b, int n, int 
 }
 
 /* att [L][H][n][n] and hidden [L+1][n][d] of model m on ids/types/mask */
+static double gelu_tanh(double x) { return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
+
+/* gpt2: GPT-2's pre-LN blocks (h + Attn(LN1 h), then h + FFN(LN2 h)), no embedding LayerNorm
+ * or token types, the causal mask, tanh GELU and ln_f after the last block. */
 static void ref_forward(const atn_model *m, const int32_t *ids, const int32_t *types, const int32_t *mask, int n,
-                        double *att, double *hidden) {
+                        double *att, double *hidden, bool gpt2) {
     const atn_config *c = &m->cfg;
     int d = c->d_model, f = c->d_ffn, H = c->n_heads, k = d / H;
     const atn_weights *w = &m->w;
@@ -50,8 +55,10 @@ static void ref_forward(const atn_model *m, const int32_t *ids, const int32_t *t
     for (int i = 0; i < n; i++)
         for (int j = 0; j < d; j++)
             x[i * d + j] = (double)w->word_emb[(size_t)ids[i] * d + j] + w->pos_emb[(size_t)i * d + j] +
-                           w->type_emb[(size_t)types[i] * d + j];
-    ref_layernorm(x, w->emb_ln_g, w->emb_ln_b, n, d, c->ln_eps);
+                           (gpt2 ? 0.0 : w->type_emb[(size_t)types[i] * d + j]);
+    if (!gpt2)
+        ref_layernorm(x, w->emb_ln_g, w->emb_ln_b, n, d, c->ln_eps);
+    double *xn = malloc(sizeof(double) * n * d);
     double *q = malloc(sizeof(double) * n * d), *kk = malloc(sizeof(double) * n * d);
     double *v = malloc(sizeof(double) * n * d), *ctx = malloc(sizeof(double) * n * d);
     double *h1 = malloc(sizeof(double) * n * d), *ff = malloc(sizeof(double) * n * f);
@@ -59,9 +66,12 @@ static void ref_forward(const atn_model *m, const int32_t *ids, const int32_t *t
         const atn_layer_weights *lw = &w->layers[l];
         x = hidden + (size_t)l * n * d;
         double *out = x + (size_t)n * d;
-        ref_linear(q, x, lw->wq, lw->bq, n, d, d);
-        ref_linear(kk, x, lw->wk, lw->bk, n, d, d);
-        ref_linear(v, x, lw->wv, lw->bv, n, d, d);
+        memcpy(xn, x, sizeof(double) * n * d);
+        if (gpt2)
+            ref_layernorm(xn, lw->ln1_g, lw->ln1_b, n, d, c->ln_eps);
+        ref_linear(q, xn, lw->wq, lw->bq, n, d, d);
+        ref_linear(kk, xn, lw->wk, lw->bk, n, d, d);
+        ref_linear(v, xn, lw->wv, lw->bv, n, d, d);
         for (int h = 0; h < H; h++)
             for (int i = 0; i < n; i++) {
                 double *p = att + (((size_t)l * H + h) * n + i) * n, mx = -INFINITY, sum = 0;
@@ -70,11 +80,11 @@ static void ref_forward(const atn_model *m, const int32_t *ids, const int32_t *t
                     for (int e = 0; e < k; e++)
                         s += q[i * d + h * k + e] * kk[j * d + h * k + e];
                     p[j] = s / sqrt((double)k);
-                    if (mask[j] && p[j] > mx)
+                    if (mask[j] && !(gpt2 && j > i) && p[j] > mx)
                         mx = p[j];
                 }
                 for (int j = 0; j < n; j++)
-                    sum += p[j] = mask[j] ? exp(p[j] - mx) : 0;
+                    sum += p[j] = mask[j] && !(gpt2 && j > i) ? exp(p[j] - mx) : 0;
                 for (int j = 0; j < n; j++)
                     p[j] /= sum;
                 for (int e = 0; e < k; e++) {
@@ -85,6 +95,21 @@ static void ref_forward(const atn_model *m, const int32_t *ids, const int32_t *t
                 }
             }
         ref_linear(h1, ctx, lw->wo, lw->bo, n, d, d);
+        if (gpt2) {
+            for (int i = 0; i < n * d; i++)
+                out[i] = x[i] + h1[i];   /* the residual stream */
+            memcpy(h1, out, sizeof(double) * n * d);
+            ref_layernorm(h1, lw->ln2_g, lw->ln2_b, n, d, c->ln_eps);
+            ref_linear(ff, h1, lw->w1, lw->b1, n, d, f);
+            for (int i = 0; i < n * f; i++)
+                ff[i] = gelu_tanh(ff[i]);
+            ref_linear(h1, ff, lw->w2, lw->b2, n, f, d);
+            for (int i = 0; i < n * d; i++)
+                out[i] += h1[i];
+            if (l == c->n_layers - 1)
+                ref_layernorm(out, w->final_ln_g, w->final_ln_b, n, d, c->ln_eps);
+            continue;
+        }
         for (int i = 0; i < n * d; i++)
             h1[i] += x[i];
         ref_layernorm(h1, lw->ln1_g, lw->ln1_b, n, d, c->ln_eps);
@@ -96,7 +121,7 @@ static void ref_forward(const atn_model *m, const int32_t *ids, const int32_t *t
             out[i] += h1[i];
         ref_layernorm(out, lw->ln2_g, lw->ln2_b, n, d, c->ln_eps);
     }
-    free(q), free(kk), free(v), free(ctx), free(h1), free(ff);
+    free(q), free(kk), free(v), free(ctx), free(h1), free(ff), free(xn);
 }
 
 static double max_diff(const float *got, const double *want, size_t count) {
@@ -118,26 +143,36 @@ static bool progress_fn(double fraction, atn_stage stage, void *user_data) {
 }
 
 /* One configuration: d, heads, ffn width, tokens, padded tail. */
-static void check_config(int d, int H, int f, int n, int padded, bool blas) {
+/* gpt2: the same random weights read as a GPT-2 (pre-LN, causal, tanh GELU, ln_f = the
+ * embedding LayerNorm's tensors, no token types). */
+static void check_config(int d, int H, int f, int n, int padded, bool blas, bool gpt2) {
     atn_config cfg;
     atn_error err = {0};
     CHECK(atn_random_shape_config("bert-tiny", &cfg, &err) == ATN_OK);
     cfg.d_model = d, cfg.n_heads = H, cfg.d_head = d / H, cfg.d_ffn = f, cfg.n_layers = 2;
+    if (gpt2)
+        cfg.act = ATN_ACT_GELU_TANH;
     atn_model *m = atn_model_new_random(&cfg, "test", 7, &err);
     CHECK_MSG(m != NULL, "%s", err.message);
     if (!m)
         return;
+    if (gpt2) {
+        m->family = atn_family_gpt2();
+        m->w.final_ln_g = m->w.emb_ln_g;
+        m->w.final_ln_b = m->w.emb_ln_b;
+        m->w.type_emb = NULL;
+    }
     int32_t *ids = malloc(sizeof *ids * n), *types = malloc(sizeof *types * n), *mask = malloc(sizeof *mask * n);
     for (int i = 0; i < n; i++) {
         ids[i] = (i * 7919 + 11) % cfg.vocab_size;
-        types[i] = i >= n / 2;
+        types[i] = gpt2 ? 0 : i >= n / 2;
         mask[i] = i < n - padded;
     }
     atn_encoding *enc = NULL;
     CHECK(atn_model_encode_ids(m, ids, types, mask, n, &enc, &err) == ATN_OK);
     size_t na = (size_t)cfg.n_layers * H * n * n, nh = (size_t)(cfg.n_layers + 1) * n * d;
     double *att = malloc(sizeof(double) * na), *hid = malloc(sizeof(double) * nh);
-    ref_forward(m, ids, types, mask, n, att, hid);
+    ref_forward(m, ids, types, mask, n, att, hid, gpt2);
 
     float *first_att = malloc(sizeof(float) * na), *first_hid = malloc(sizeof(float) * nh);
     for (int threads = 1; threads <= 3; threads++) {
@@ -148,8 +183,9 @@ static void check_config(int d, int H, int f, int n, int padded, bool blas) {
         CHECK_MSG(atn_run_forward(run, enc, &o, &err) == ATN_OK, "%s", err.message);
         const atn_capture *cap = atn_run_capture(run);
         double da = max_diff(cap->attn, att, na), dh = max_diff(cap->hidden, hid, nh);
-        fprintf(stderr, "%s d %d heads %d f %d n %d (%d padded), %d threads: max |attention - ref| %.2g, "
-                "|hidden - ref| %.2g\n", blas ? "cblas" : "kernels", d, H, f, n, padded, threads, da, dh);
+        fprintf(stderr, "%s%s d %d heads %d f %d n %d (%d padded), %d threads: max |attention - ref| %.2g, "
+                "|hidden - ref| %.2g\n", blas ? "cblas" : "kernels", gpt2 ? " gpt2" : "", d, H, f, n, padded, threads,
+                da, dh);
         CHECK_MSG(da <= 1e-5, "attention differs from the double reference by %g", da);
         CHECK_MSG(dh <= 2e-5, "hidden states differ from the double reference by %g", dh);
         CHECK(cap->nonfinite_layer == -1);
@@ -159,7 +195,7 @@ static void check_config(int d, int H, int f, int n, int padded, bool blas) {
             double s = 0;
             for (int j = 0; j < n; j++) {
                 s += cap->attn[r * n + j];
-                masked_nonzero += !mask[j] && cap->attn[r * n + j] != 0.0f;
+                masked_nonzero += (!mask[j] || (gpt2 && j > (int)(r % n))) && cap->attn[r * n + j] != 0.0f;
             }
             worst = fabs(s - 1) > worst ? fabs(s - 1) : worst;
         }
@@ -240,9 +276,12 @@ int main(int argc, char **argv) {
     (void)argc;
     if (!blas)
         fprintf(stderr, "AVX-512 kernels %s on this CPU\n", atn_cpu_kernels_usable() ? "used" : "not usable");
-    check_config(128, 2, 512, 300, 0, blas);     /* whole heads per thread, k 64 */
-    check_config(96, 3, 200, 300, 17, blas);     /* 3 heads on 2 threads: rows split; k 32; f 200 */
-    check_config(64, 1, 64, 37, 5, blas);        /* one head, too small for a second thread */
+    check_config(128, 2, 512, 300, 0, blas, false);     /* whole heads per thread, k 64 */
+    check_config(96, 3, 200, 300, 17, blas, false);     /* 3 heads on 2 threads: rows split; k 32; f 200 */
+    check_config(64, 1, 64, 37, 5, blas, false);        /* one head, too small for a second thread */
+    check_config(128, 2, 512, 300, 0, blas, true);      /* GPT-2's pre-LN causal blocks, the same shapes */
+    check_config(96, 3, 200, 300, 17, blas, true);
+    check_config(64, 1, 64, 37, 5, blas, true);
     check_nonfinite();
     int rc = check_summary(blas ? "cpu-kernels (cblas path)" : "cpu-kernels");
     if (!blas) {   /* the same checks on the cblas path, in a child */
