@@ -87,6 +87,15 @@ PY
   grep -q "^cuda:0  Mock GPU.*compute capability 9.0" "$T/out" || fail "devices: $(cat "$T/out")"
   grep -q "CUDA runtime 13.0" "$T/out" || fail "devices: $(cat "$T/out")"
   ;;
+mock-gpt2)
+  # a GPT-2 (pre-LN) folder: the CUDA module runs post-LN BERT layers only, so --device cuda
+  # refuses it by name and --device auto gives the CPU's bytes with that reason
+  export ATTNSCOPE_CUDA_MODULE="$MOD"
+  G="--model $(dirname "$0")/../hf/models/gpt2-f32 --ids 10,11,12,13,14,0 --mask 1,1,1,1,1,0"
+  expect_error 2 "does not run GPT-2 \(pre-LN\) models" "$A" run $G --device cuda -o "$T/a.npy"
+  [ -e "$T/a.npy" ] && fail "output written after a refusal"
+  WHY="GPT-2 \(pre-LN\)" auto_is_cpu $G
+  ;;
 mock-oom)
   export ATTNSCOPE_CUDA_MODULE="$MOD" ATN_MOCK_CUDA_MEMORY=1024
   expect_error 2 "out of GPU memory" "$A" run $FX --device cuda -o "$T/a.npy"
