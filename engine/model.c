@@ -124,6 +124,11 @@ atn_status atn_model_encode_ids(const atn_model *model, const int32_t *ids, cons
         if (type_ids && (type_ids[i] < 0 || (model->family->token_types && type_ids[i] >= c->type_vocab_size)))
             return atn_error_set(err, ATN_E_INVALID, "token type id %d at position %d is outside 0..%d",
                                  type_ids[i], i, c->type_vocab_size - 1);
+        /* GPT-2 is not DistilBERT: transformers' GPT2Model adds wte[type id] for given
+           token_type_ids, which attnscope does not compute, so a non-zero one is refused */
+        if (type_ids && type_ids[i] != 0 && model->family->causal)
+            return atn_error_set(err, ATN_E_INVALID, "token type id %d at position %d: model \"%s\" (%s) has no "
+                                 "token types (only 0)", type_ids[i], i, model->name, model->family->name);
         if (mask && mask[i] != 0 && mask[i] != 1)
             return atn_error_set(err, ATN_E_INVALID, "mask value %d at position %d must be 0 or 1", mask[i], i);
     }

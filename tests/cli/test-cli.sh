@@ -307,7 +307,7 @@ PY
   expect_error 2 '--after 9: the input has tokens 0..2' "$A" predict --model "$M" --ids 5,6,7 --after 9
   expect_error 2 '(GPT-2) has no token types, so it reads one text, not a pair' \
     "$A" run --model "$M" --text "the cat" --text-pair "sat" -o "$T/x.npy"
-  expect_error 2 'token type id 1 at position 1 is outside 0..0' \
+  expect_error 2 'token type id 1 at position 1: model "gpt2-f32" (GPT-2) has no token types' \
     "$A" run --model "$M" --ids 5,6 --type-ids 0,1 -o "$T/x.npy"
   echo "$count next-token cases agree with torch"
   ;;
