@@ -19,6 +19,8 @@ atn_encoding *atn_encoding_alloc(int32_t n) {
         atn_encoding_free(e);
         return NULL;
     }
+    for (size_t i = 0; i < m; i++)
+        e->tokens[i].word = -1;
     return e;
 }
 

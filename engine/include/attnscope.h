@@ -279,6 +279,9 @@ typedef struct atn_token {
     bool continuation; /* continues the word of the token before it (WordPiece's "##ing"); false
                           for the first piece of a word, a punctuation mark, a special token
                           and every toy-model token.  A zeroed token is a word start */
+    int32_t word;      /* the word it belongs to in its segment (Hugging Face's word_ids: the
+                          pre-tokenizer's pieces, counted from 0); -1 for the special tokens
+                          added around the segments and where the tokenizer does not say */
 } atn_token;
 
 typedef struct atn_encoding {
