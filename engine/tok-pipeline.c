@@ -139,6 +139,8 @@ typedef struct titem {
 typedef struct tbuf {
     titem *v;
     size_t n, cap;
+    atn_uchar *spare;     /* a block transform writes into, then trades for the old one */
+    size_t spare_cap;
 } tbuf;
 
 static bool tb_push(tbuf *t, uint32_t cp, int32_t consume) {
@@ -163,10 +165,19 @@ static bool tb_skip(tbuf *t, int32_t n) {
 
 /* Rewrites s from the items, after skipping `initial` old characters: the library's
  * transform(dest, initial_offset). */
-static bool transform(nstr *s, const tbuf *t, size_t initial) {
-    atn_uchar *nv = malloc((t->n ? t->n : 1) * sizeof *nv);
-    if (!nv)
-        return false;
+static bool transform(nstr *s, tbuf *t, size_t initial) {
+    size_t need = t->n ? t->n : 1;
+    if (t->spare_cap < need) {
+        free(t->spare);
+        t->spare_cap = need < 64 ? 64 : need;
+        t->spare = malloc(t->spare_cap * sizeof *t->spare);
+        if (!t->spare) {
+            t->spare_cap = 0;
+            return false;
+        }
+    }
+    atn_uchar *nv = t->spare;
+    size_t nv_cap = t->spare_cap;
     size_t p = initial, k = 0;
     for (size_t i = 0; i < t->n; i++) {
         int32_t a, b;
@@ -189,10 +200,11 @@ static bool transform(nstr *s, const tbuf *t, size_t initial) {
         }
         nv[k++] = (atn_uchar){t->v[i].cp, a, b};
     }
-    free(s->v);
+    t->spare = s->v;
+    t->spare_cap = s->v ? s->cap : 0;
     s->v = nv;
     s->n = k;
-    s->cap = t->n ? t->n : 1;
+    s->cap = nv_cap;
     return true;
 }
 
@@ -290,20 +302,21 @@ static bool mb_push(mbuf *m, size_t a, size_t b, bool match) {
 }
 
 /* Pattern::find_matches for a regex, in characters of s (u its UTF-8). */
-static bool re_find(const pcre2_code *re, const nstr *s, const u8buf *u, mbuf *m) {
+static bool re_find(const pcre2_code *re, const nstr *s, const u8buf *u, mbuf *m,
+                    pcre2_match_data **mdp) {
     m->n = 0;
     if (s->n == 0)
         return mb_push(m, 0, 0, false);
     if (!re)
         return mb_push(m, 0, s->n, false);
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-    if (!md)
+    if (!*mdp && !(*mdp = pcre2_match_data_create(1, NULL)))
         return false;
+    pcre2_match_data *md = *mdp;
     size_t prev = 0, pos = 0;
     bool ok = true;
     while (pos <= u->len) {
         int rc = pcre2_match(re, (PCRE2_SPTR)u->b, u->len, pos, PCRE2_NO_UTF_CHECK, md, NULL);
-        if (rc < 0)
+        if (rc < 0)   /* no match (or a match limit: the rest is then one piece) */
             break;
         PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
         size_t bs = ov[0], be = ov[1];
@@ -320,7 +333,6 @@ static bool re_find(const pcre2_code *re, const nstr *s, const u8buf *u, mbuf *m
             pos = be;
         }
     }
-    pcre2_match_data_free(md);
     if (ok && prev != s->n)
         ok &= mb_push(m, prev, s->n, false);
     return ok;
@@ -1096,6 +1108,7 @@ typedef struct work {
     u8buf u;
     mbuf m;
     atn_tok_pieces pieces;
+    pcre2_match_data *md;   /* one pair is all re_find reads */
     atn_error *err;
 } work;
 
@@ -1218,7 +1231,7 @@ static bool ns_nfc(nstr *s, tbuf *t) {
 }
 
 static bool ns_replace(nstr *s, const normalizer *nz, work *w) {
-    if (!ns_utf8(s, &w->u) || !re_find(nz->pat.re, s, &w->u, &w->m))
+    if (!ns_utf8(s, &w->u) || !re_find(nz->pat.re, s, &w->u, &w->m, &w->md))
         return false;
     tbuf *t = &w->t;
     t->n = 0;
@@ -1521,15 +1534,26 @@ static atn_status pre_tokenize(const pretok *pt, splits *sp, work *w) {
             continue;
         }
         switch (pt->type) {
-        case P_BERT: {
-            splits tmp = {0};
-            ok = fn_find(pred_space, s, &w->m) && split_by(s, &w->m, B_REMOVED, false, &tmp);
-            for (size_t k = 0; k < tmp.n && ok; k++)
-                ok = fn_find(pred_punct, &tmp.v[k], &w->m) &&
-                     split_by(&tmp.v[k], &w->m, B_ISOLATED, false, &out);
-            splits_free(&tmp);
+        case P_BERT:
+            /* split(is_whitespace, Removed) then split(is_bert_punc, Isolated), in one
+               pass: runs of other characters and each punctuation mark are kept */
+            w->m.n = 0;
+            for (size_t c = 0; c < s->n && ok;) {
+                uint32_t cp = s->v[c].cp;
+                size_t e = c + 1;
+                if (rs_is_space(cp)) {
+                    ok = mb_push(&w->m, c, e, true);
+                } else if (atn_uc_is_bert_punct(cp)) {
+                    ok = mb_push(&w->m, c, e, false);
+                } else {
+                    while (e < s->n && !rs_is_space(s->v[e].cp) && !atn_uc_is_bert_punct(s->v[e].cp))
+                        e++;
+                    ok = mb_push(&w->m, c, e, false);
+                }
+                c = e;
+            }
+            ok = ok && split_by(s, &w->m, B_REMOVED, false, &out);
             break;
-        }
         case P_WHITESPACE_SPLIT:
             ok = fn_find(pred_space, s, &w->m) && split_by(s, &w->m, B_REMOVED, false, &out);
             break;
@@ -1537,15 +1561,15 @@ static atn_status pre_tokenize(const pretok *pt, splits *sp, work *w) {
             ok = fn_find(pred_punct, s, &w->m) && split_by(s, &w->m, pt->behavior, false, &out);
             break;
         case P_WHITESPACE:
-            ok = ns_utf8(s, &w->u) && re_find(pt->pat.re, s, &w->u, &w->m) &&
+            ok = ns_utf8(s, &w->u) && re_find(pt->pat.re, s, &w->u, &w->m, &w->md) &&
                  split_by(s, &w->m, B_REMOVED, true, &out);
             break;
         case P_DIGITS:
-            ok = ns_utf8(s, &w->u) && re_find(pt->pat.re, s, &w->u, &w->m) &&
+            ok = ns_utf8(s, &w->u) && re_find(pt->pat.re, s, &w->u, &w->m, &w->md) &&
                  split_by(s, &w->m, pt->individual_digits ? B_ISOLATED : B_CONTIGUOUS, false, &out);
             break;
         case P_SPLIT:
-            ok = ns_utf8(s, &w->u) && re_find(pt->pat.re, s, &w->u, &w->m) &&
+            ok = ns_utf8(s, &w->u) && re_find(pt->pat.re, s, &w->u, &w->m, &w->md) &&
                  split_by(s, &w->m, pt->behavior, pt->invert, &out);
             break;
         case P_BYTELEVEL: {
@@ -1553,7 +1577,7 @@ static atn_status pre_tokenize(const pretok *pt, splits *sp, work *w) {
                 ok = ns_prepend(s, " ", &w->t);
             size_t first = out.n;
             if (ok && pt->use_regex)
-                ok = ns_utf8(s, &w->u) && re_find(pt->pat.re, s, &w->u, &w->m) &&
+                ok = ns_utf8(s, &w->u) && re_find(pt->pat.re, s, &w->u, &w->m, &w->md) &&
                      split_by(s, &w->m, B_ISOLATED, false, &out);
             else if (ok)
                 ok = splits_push_slice(&out, s, 0, s->n, -1);
@@ -2018,6 +2042,8 @@ static atn_token_role role_of(const pipeline *pl, int32_t id) {
 
 static void work_free(work *w) {
     free(w->t.v);
+    free(w->t.spare);
+    pcre2_match_data_free(w->md);
     free(w->u.b);
     free(w->u.offs);
     free(w->m.v);

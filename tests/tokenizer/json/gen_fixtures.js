@@ -1,0 +1,259 @@
+// Writes the tokenizer.json fixtures for tests/tokenizer/test-tok-json.c with the real
+// Hugging Face tokenizers library (the npm package `tokenizers`, its Rust core over N-API).
+//
+//   NODE_PATH=/work/wt/npm/node_modules node tests/tokenizer/json/gen_fixtures.js
+//
+// For each pipeline below it writes NAME.tokenizer.json (built here, then loaded and saved
+// back by the library so the file is what the library itself writes) and NAME.cases.json:
+// every hard case and a few thousand random strings, each with the ids, tokens, offsets
+// (converted from the library's character offsets to UTF-8 bytes), type ids, word ids and
+// special-token mask the library gives.  The WordLevel vocabularies are made from the
+// corpus below by the library's own normalizer and pre-tokenizer (the most frequent
+// pieces), so every pipeline sees both known and unknown words.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { Tokenizer } = require('tokenizers');
+
+const here = __dirname;
+const corpus = [
+  'The cat sat on the mat because it was tired.',
+  'The animal didn\'t cross the street because it was too tired.',
+  'She put the book on the table and then she read it.',
+  'Time flies like an arrow; fruit flies like a banana.',
+  'I went to the bank to deposit money. Then I sat on the river bank.',
+  'Where is the library? The library is closed on Sundays.',
+  'A quick brown fox jumps over the lazy dog 1234 times, 56 or 7890!',
+  'Café naïve résumé façade coöperate — déjà vu, piñata, Ærøskøbing.',
+  '我爱自然语言处理。北京是中国的首都。今天天气很好！',
+  'สวัสดีครับ ภาษาไทยไม่มีช่องว่างระหว่างคำ',
+  'Привет, мир! Это тест. Ελληνικά γράμματα και λέξεις.',
+  'こんにちは世界、カタカナとひらがな。한국어 문장도 있습니다.',
+  'Emoji 😀 👍🏽 👨‍👩‍👧 ❤️ and symbols © ® ™ € £ ¥ ½ ² µ',
+  'tabs\tand\nnewlines\r\nand   runs   of    spaces',
+  'don\'t can\'t won\'t it\'s we\'re they\'ve I\'m you\'ll he\'d',
+  'e-mail: someone@example.com, http://example.org/path?q=1&r=2',
+  'The year 2024 had 366 days; pi is 3.14159 and e is 2.71828.',
+  'Hello world hello WORLD HeLLo wOrLd',
+];
+
+const hard = [
+  'Hello, world!', 'hello world', '  leading spaces', 'trailing spaces   ', '   ',
+  '', 'a', '.', 'multiple   spaces    between', 'tab\tseparated\twords', 'new\nline\nwords',
+  'carriage\r\nreturn', 'mixed \t\n whitespace', 'Café', 'Cafe\u0301', 'naïve na\u0131\u0308ve',
+  'résumé re\u0301sume\u0301', 'ÅNGSTRÖM', 'İstanbul', 'ß straße STRASSE', 'Ǆ ǅ ǆ',
+  '我爱你', '我爱自然语言处理', '北京是中国的首都。', '今天天气很好！', 'こんにちは世界',
+  '한국어 문장', '\uAC00\u11A8', 'สวัสดีครับ', 'ภาษาไทย', 'Привет мир', 'Ελληνικά',
+  '😀', '👍🏽', '👨‍👩‍👧', '❤️', 'emoji😀inside', 'a\u200db', 'zero\u200bwidth',
+  '12345', '3.14159', '1,000,000', 'abc123def', '٣٤٥ ١٢', '½ ² ³', 'x²+y²',
+  'don\'t', 'it\'s we\'re', 'I\'M YOU\'LL', '"quoted"', '(parens) [brackets] {braces}',
+  '...!!!???', '--dashes--', 'e-mail@example.com', 'http://example.org/a?b=c',
+  'supercalifragilisticexpialidocious', 'a'.repeat(120), 'ab'.repeat(70),
+  'pneumonoultramicroscopicsilicovolcanoconiosis is long',
+  'The cat sat on the mat.', 'THE CAT SAT', 'the\u00a0cat\u2003sat\u3000on',
+  'control\u0001chars\u0007here', 'del\u007fbyte', 'replacement\ufffdchar', 'soft\u00adhyphen',
+  'Ｆｕｌｌｗｉｄｔｈ ＡＢＣ', 'ﬁ ligature ﬀ', 'Ⅻ roman', 'mixed English 和中文 text',
+  'русский and English', 'עברית ועוד', 'العربية نص', 'हिन्दी पाठ', '\u0915\u094d\u0937',
+];
+
+// A seeded generator for the random cross-check.
+let seed = 12345;
+function rnd() {  // mulberry32
+  seed = (seed + 0x6D2B79F5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const alphabet = Array.from('aabcdeefghiilmnoorsttu  AEIOUTH.,;!?\'-0123456789éüñçø我爱中文ไทย😀👍\t\n\u0301\u00a0€');
+const words = corpus.join(' ').split(/\s+/);
+function randomText() {
+  const n = Math.floor(rnd() * 12);
+  let s = '';
+  for (let i = 0; i < n; i++) {
+    const r = rnd();
+    if (r < 0.5) s += words[Math.floor(rnd() * words.length)];
+    else if (r < 0.85) for (let k = Math.floor(rnd() * 6); k >= 0; k--) s += alphabet[Math.floor(rnd() * alphabet.length)];
+    else s += ['[MASK]', '<mask>', '[SEP]', '<s>', ' ', '  ', '\n'][Math.floor(rnd() * 7)];
+    if (rnd() < 0.7) s += ' ';
+  }
+  return s;
+}
+
+// Character (code point) offsets -> UTF-8 byte offsets.
+function byteOffsets(text, offsets) {
+  const cps = Array.from(text);
+  const pos = [0];
+  for (const c of cps) pos.push(pos[pos.length - 1] + Buffer.byteLength(c, 'utf8'));
+  return offsets.map(([a, b]) => [pos[a], pos[b]]);
+}
+
+function wordLevelVocab(base, n) {
+  // the pieces the library's own normalizer and pre-tokenizer make of the corpus
+  const t = Tokenizer.fromString(JSON.stringify(base));
+  const norm = t.getNormalizer(), pre = t.getPreTokenizer();
+  const count = new Map();
+  for (const line of corpus.concat(hard.slice(0, 30))) {
+    const s = norm ? norm.normalizeString(line) : line;
+    const pieces = pre ? pre.preTokenizeString(s).map(p => p[0]) : [s];
+    for (const p of pieces) count.set(p, (count.get(p) || 0) + 1);
+  }
+  const sorted = [...count.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return sorted.slice(0, n).map(e => e[0]);
+}
+
+function vocabObject(specials, pieces) {
+  const v = {};
+  let id = 0;
+  for (const s of specials) v[s] = id++;
+  for (const p of pieces) if (!(p in v)) v[p] = id++;
+  return v;
+}
+
+function added(list) {
+  return list.map(([id, content, o]) => Object.assign({ id, content, single_word: false, lstrip: false,
+    rstrip: false, normalized: false, special: true }, o || {}));
+}
+
+function base(model, normalizer, pre, post, addedTokens) {
+  return { version: '1.0', truncation: null, padding: null, added_tokens: addedTokens || [],
+    normalizer: normalizer || null, pre_tokenizer: pre || null, post_processor: post || null,
+    decoder: null, model };
+}
+
+const bertVocab = fs.readFileSync(path.join(here, '..', 'bert-base-uncased-vocab.txt'), 'utf8')
+  .split('\n').filter((l, i, a) => i < a.length - 1 || l.length);
+const bertV = {};
+bertVocab.forEach((t, i) => { if (!(t in bertV)) bertV[t] = i; else bertV[t] = i; });
+const casedVocab = fs.readFileSync(path.join(here, '..', 'small-cased-vocab.txt'), 'utf8')
+  .split('\n').filter((l, i, a) => i < a.length - 1 || l.length);
+const casedV = {};
+casedVocab.forEach((t, i) => { casedV[t] = i; });
+
+const bertAdded = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'].map(t => [bertV[t], t]);
+const casedAdded = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'].filter(t => t in casedV).map(t => [casedV[t], t]);
+
+const specialsRob = ['<s>', '<pad>', '</s>', '<unk>', '<mask>'];
+const pipelines = [];
+
+// 1. BERT uncased, exactly as bert-base-uncased's tokenizer.json.
+pipelines.push(['bert-uncased', base(
+  { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: bertV },
+  { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
+  { type: 'BertPreTokenizer' },
+  { type: 'TemplateProcessing',
+    single: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } }],
+    pair: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } },
+           { Sequence: { id: 'B', type_id: 1 } }, { SpecialToken: { id: '[SEP]', type_id: 1 } }],
+    special_tokens: { '[CLS]': { id: '[CLS]', ids: [bertV['[CLS]']], tokens: ['[CLS]'] }, '[SEP]': { id: '[SEP]', ids: [bertV['[SEP]']], tokens: ['[SEP]'] } } },
+  added(bertAdded))]);
+
+// 2. BERT cased (DistilBERT/ELECTRA style): no lower case, accents kept, BertProcessing.
+pipelines.push(['bert-cased', base(
+  { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: casedV },
+  { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: false },
+  { type: 'BertPreTokenizer' },
+  { type: 'BertProcessing', sep: ['[SEP]', casedV['[SEP]']], cls: ['[CLS]', casedV['[CLS]']] },
+  added(casedAdded))]);
+
+// 3. BERT with strip_accents but no lower case, CJK off, WordPiece with a short word limit.
+pipelines.push(['bert-strip', base(
+  { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 12, vocab: bertV },
+  { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: false, strip_accents: true, lowercase: false },
+  { type: 'BertPreTokenizer' },
+  { type: 'BertProcessing', sep: ['[SEP]', bertV['[SEP]']], cls: ['[CLS]', bertV['[CLS]']] },
+  added(bertAdded))]);
+
+function wl(name, normalizer, pre, post, specials, addedOpts, n) {
+  const b0 = base({ type: 'WordLevel', vocab: { '<unk>': 0 }, unk_token: '<unk>' }, normalizer, pre, null, []);
+  const pieces = wordLevelVocab(b0, n || 400);
+  const v = vocabObject(specials, pieces);
+  const postp = typeof post === 'function' ? post(v) : post;
+  const unk = specials.includes('<unk>') ? '<unk>' : specials[0];
+  pipelines.push([name, base({ type: 'WordLevel', vocab: v, unk_token: unk }, normalizer, pre, postp,
+    added(specials.map(s => [v[s], s, (addedOpts || {})[s]])))]);
+}
+
+// 4. RoBERTa-style byte level: ByteLevel pre-tokenizer, RobertaProcessing, <mask> lstrip.
+wl('wl-roberta', null, { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
+  v => ({ type: 'RobertaProcessing', sep: ['</s>', v['</s>']], cls: ['<s>', v['<s>']], trim_offsets: true, add_prefix_space: false }),
+  specialsRob, { '<mask>': { lstrip: true } });
+// 5. GPT-2 style with add_prefix_space and the ByteLevel post-processor.
+wl('wl-gpt2', null, { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
+  { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true }, ['<|endoftext|>']);
+// 6. ByteLevel without the regex, after a Split on spaces (merged with the next word).
+wl('wl-bytelevel-split', { type: 'NFC' },
+  { type: 'Sequence', pretokenizers: [
+    { type: 'Split', pattern: { String: ' ' }, behavior: 'MergedWithNext', invert: false },
+    { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false }] },
+  v => ({ type: 'Sequence', processors: [{ type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
+    { type: 'TemplateProcessing', single: [{ SpecialToken: { id: '<s>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+      pair: [{ SpecialToken: { id: '<s>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '<s>', type_id: 1 } }, { Sequence: { id: 'B', type_id: 1 } }],
+      special_tokens: { '<s>': { id: '<s>', ids: [v['<s>']], tokens: ['<s>'] } } }] }),
+  ['<s>', '<unk>']);
+// 7. XLM-R / ALBERT style text handling: Metaspace (always), NFD, StripAccents, Lowercase.
+wl('wl-metaspace', { type: 'Sequence', normalizers: [{ type: 'NFD' }, { type: 'StripAccents' }, { type: 'Lowercase' },
+    { type: 'Replace', pattern: { Regex: '\\s+' }, content: ' ' }] },
+  { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: true },
+  v => ({ type: 'TemplateProcessing', single: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } }],
+    pair: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } },
+      { Sequence: { id: 'B', type_id: 1 } }, { SpecialToken: { id: '[SEP]', type_id: 1 } }],
+    special_tokens: { '[CLS]': { id: '[CLS]', ids: [v['[CLS]']], tokens: ['[CLS]'] }, '[SEP]': { id: '[SEP]', ids: [v['[SEP]']], tokens: ['[SEP]'] } } }),
+  ['<pad>', '<unk>', '[CLS]', '[SEP]', '[MASK]'], { '[MASK]': { lstrip: true, rstrip: false } });
+// 8. Metaspace first/no split, Prepend + Strip normalizers, Digits and Punctuation.
+wl('wl-meta-first', { type: 'Sequence', normalizers: [{ type: 'Strip', strip_left: true, strip_right: true },
+    { type: 'Prepend', prepend: '>' }, { type: 'Replace', pattern: { String: 'the' }, content: 'THE' }] },
+  { type: 'Sequence', pretokenizers: [{ type: 'Metaspace', replacement: '_', prepend_scheme: 'first', split: true },
+    { type: 'Digits', individual_digits: true }, { type: 'Punctuation', behavior: 'Isolated' }] },
+  null, ['<unk>', '<mask>'], { '<mask>': { special: false, normalized: true, single_word: true } });
+// 9. Whitespace pre-tokenizer, Lowercase, Digits contiguous, added tokens with rstrip.
+wl('wl-whitespace', { type: 'Lowercase' },
+  { type: 'Sequence', pretokenizers: [{ type: 'Whitespace' }, { type: 'Digits', individual_digits: false }] },
+  null, ['<unk>', '[MASK]', '[SEP]'], { '[MASK]': { rstrip: true, lstrip: true } });
+// 10. Split with regexes and every behaviour, inverted too.
+wl('wl-split', { type: 'NFC' },
+  { type: 'Sequence', pretokenizers: [
+    { type: 'Split', pattern: { Regex: '\\s+' }, behavior: 'Removed', invert: false },
+    { type: 'Split', pattern: { Regex: '[\\p{P}\\p{S}]' }, behavior: 'MergedWithPrevious', invert: false },
+    { type: 'Split', pattern: { Regex: '\\p{N}+' }, behavior: 'Contiguous', invert: false },
+    { type: 'Split', pattern: { Regex: '\\p{Han}|\\p{Thai}' }, behavior: 'Isolated', invert: false },
+    { type: 'Split', pattern: { Regex: '[aeiou]' }, behavior: 'MergedWithNext', invert: true }] },
+  null, ['<unk>'], null, 500);
+// 11. WhitespaceSplit, Punctuation Contiguous, non-special normalized added tokens.
+wl('wl-wssplit', { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true, strip_accents: false, lowercase: true },
+  { type: 'Sequence', pretokenizers: [{ type: 'WhitespaceSplit' }, { type: 'Punctuation', behavior: 'Contiguous' }] },
+  null, ['<unk>', 'hello', 'the cat'], { 'hello': { special: false, normalized: true }, 'the cat': { special: false, normalized: true } });
+
+async function main() {
+  const index = [];
+  for (const [name, json] of pipelines) {
+    const tok = Tokenizer.fromString(JSON.stringify(json));
+    const file = name + '.tokenizer.json';
+    tok.save(path.join(here, file), false);
+    const back = Tokenizer.fromFile(path.join(here, file));
+    const cases = [];
+    const texts = hard.map(t => [t, null]);
+    for (let i = 0; i + 1 < hard.length; i += 7) texts.push([hard[i], hard[i + 1]]);
+    texts.push(['[MASK] the cat [SEP] <mask> sat', 'on <s> the </s> mat']);
+    texts.push(['Hello [MASK]!', null], ['Hello<mask>', null], ['the cat sat', 'the cat sat too']);
+    seed = 777 + name.length;
+    for (let i = 0; i < 1500; i++) texts.push([randomText(), rnd() < 0.2 ? randomText() : null]);
+    for (const [text, pair] of texts) {
+      const e = await back.encode(text, pair, { addSpecialTokens: true });
+      const offs = e.getOffsets();
+      const seq = e.getSequenceIds();
+      const o = [];
+      for (let k = 0; k < offs.length; k++) {
+        const src = seq[k] === 1 ? pair : text;
+        o.push(seq[k] === null || seq[k] === undefined ? [0, 0] : byteOffsets(src, [offs[k]])[0]);
+      }
+      cases.push({ text, pair, ids: e.getIds(), tokens: e.getTokens(), offsets: o, type_ids: e.getTypeIds(),
+        words: e.getWordIds().map(w => (w === null || w === undefined ? -1 : w)),
+        special: e.getSpecialTokensMask(), seq: seq.map(s => (s === null || s === undefined ? -1 : s)) });
+    }
+    fs.writeFileSync(path.join(here, name + '.cases.json'), JSON.stringify(cases) + '\n');
+    index.push(name);
+    console.log(name, cases.length, 'cases');
+  }
+  fs.writeFileSync(path.join(here, 'index.txt'), index.join('\n') + '\n');
+}
+main().catch(e => { console.error(e); process.exit(1); });
