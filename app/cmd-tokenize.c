@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Code points in s (for column alignment; wide CJK characters still take two cells). */
 static int utf8_width(const char *s) {
@@ -64,7 +65,26 @@ static void print_table(const atn_encoding *e, const char *text, const char *pai
         printf(" (truncated: %d word pieces dropped)\n", e->n_dropped);
 }
 
-static void print_json(const atn_encoding *e, const char *model, const char *text, const char *pair) {
+static const char *role_name(atn_token_role r) {
+    switch (r) {
+    case ATN_TOKEN_CLS: return "cls";
+    case ATN_TOKEN_SEP: return "sep";
+    case ATN_TOKEN_MASK: return "mask";
+    case ATN_TOKEN_PAD: return "pad";
+    case ATN_TOKEN_UNK: return "unk";
+    default: return "word";
+    }
+}
+
+/* Where the vocabulary entries' surfaces come from: the model's tokenizer or a tokenizer
+ * opened on its own. */
+typedef struct tok_source {
+    const atn_model *model;
+    const atn_text_tokenizer *tok;
+} tok_source;
+
+static void print_json(const atn_encoding *e, const char *model, const char *text, const char *pair,
+                       const tok_source *src) {
     fputs("{\n  \"model\": ", stdout);
     cli_json_string(stdout, model);
     fputs(",\n  \"text\": ", stdout);
@@ -84,10 +104,54 @@ static void print_json(const atn_encoding *e, const char *model, const char *tex
         fputs(i ? ",\n    {\"token\": " : "\n    {\"token\": ", stdout);
         cli_json_string(stdout, t->text);
         printf(", \"id\": %d, \"type_id\": %d, \"start\": %d, \"end\": %d, \"segment\": %d, "
-               "\"special\": %s, \"mask\": %d}", t->id, t->type_id, t->start, t->end, t->segment,
+               "\"special\": %s, \"mask\": %d", t->id, t->type_id, t->start, t->end, t->segment,
                t->special ? "true" : "false", e->mask[i]);
+        atn_token_info info;
+        bool have = src->tok ? atn_text_tokenizer_token_info(src->tok, t->id, &info)
+                             : atn_model_token_info(src->model, t->id, &info);
+        fputs(", \"surface\": ", stdout);
+        cli_json_string(stdout, have && info.surface ? info.surface : t->text);
+        printf(", \"partial_char\": %s, \"role\": \"%s\", \"word\": %d, \"continuation\": %s}",
+               have && info.partial_char ? "true" : "false", role_name(t->role), t->word,
+               t->continuation ? "true" : "false");
     }
     fputs("\n  ]\n}\n", stdout);
+}
+
+static int tokenize_alone(cli_args *a, const char *dir, bool json, const char *text,
+                          const char *pair) {
+    atn_error err = {0};
+    if (cli_get(a, "ids") || cli_get(a, "type-ids") || cli_get(a, "mask")) {
+        atn_error_set(&err, ATN_E_INVALID, "%s has no model (no config.json): give --text, not --ids",
+                      dir);
+        return cli_fail(&err);
+    }
+    if (!text) {
+        atn_error_set(&err, ATN_E_INVALID, "tokenizer folder \"%s\" needs --text", dir);
+        return cli_fail(&err);
+    }
+    atn_text_tokenizer *t = atn_text_tokenizer_open(dir, &err);
+    if (!t)
+        return cli_fail(&err);
+    atn_encoding *enc = NULL;
+    int32_t max_len = atn_text_tokenizer_max_length(t);
+    if (atn_text_tokenizer_encode(t, text, pair, max_len, &enc, &err) != ATN_OK) {
+        atn_text_tokenizer_free(t);
+        return cli_fail(&err);
+    }
+    if (enc->truncated)
+        fprintf(stderr, "attnscope: notice: the input was truncated to %d tokens (the tokenizer's "
+                "model_max_length); %d pieces were dropped\n", enc->n, enc->n_dropped);
+    const char *slash = strrchr(dir, '/');
+    const char *name = slash && slash[1] ? slash + 1 : dir;
+    tok_source src = {NULL, t};
+    if (json)
+        print_json(enc, name, text, pair, &src);
+    else
+        print_table(enc, text, pair);
+    atn_encoding_free(enc);
+    atn_text_tokenizer_free(t);
+    return CLI_EXIT_OK;
 }
 
 int cmd_tokenize(int argc, char **argv) {
@@ -97,11 +161,14 @@ int cmd_tokenize(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope tokenize --model M --text T [--text-pair T2] [--json]\n\n"
-               "Shows how the model's WordPiece tokenizer (the same as Hugging Face's BertTokenizer)\n"
-               "cuts the text: each token with its id, token type and the byte span [start, end)\n"
-               "it came from in its own text (B: marks the pair).  [CLS] and [SEP] are added;\n"
-               "special tokens written in the text, like [MASK], are kept.  A text longer than the\n"
-               "model's positions is truncated with a notice on stderr.  --json prints the same as JSON.\n");
+               "Shows how the model's tokenizer (the same as Hugging Face's: WordPiece from vocab.txt,\n"
+               "or the folder's tokenizer.json) cuts the text: each token with its id, token type and\n"
+               "the byte span [start, end) it came from in its own text (B: marks the pair).  The\n"
+               "special tokens ([CLS], [SEP] or <s>, </s>) are added; special tokens written in the\n"
+               "text, like [MASK], are kept.  A text longer than the model's positions is truncated\n"
+               "with a notice on stderr.  M may also be a folder with only tokenizer files (no\n"
+               "config.json or weights).  --json prints the same as JSON, with each token's surface\n"
+               "text, role, word index and continuation flag.\n");
         return 0;
     }
     bool json = cli_flag(&a, "json");
@@ -113,6 +180,15 @@ int cmd_tokenize(int argc, char **argv) {
     if (!cli_check_unused(&a))
         return CLI_EXIT_USAGE;
     atn_error err = {0};
+    /* A folder with tokenizer files but no config.json: the tokenizer alone, as
+       AutoTokenizer would read it. */
+    const char *mname = cli_get(&a, "model");
+    struct stat sb;
+    char cfg[4096];
+    if (mname && stat(mname, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+        (size_t)snprintf(cfg, sizeof cfg, "%s/config.json", mname) < sizeof cfg &&
+        stat(cfg, &sb) != 0)
+        return tokenize_alone(&a, mname, json, text, pair);
     atn_model *model = cli_open_model(&a, &err);
     if (!model)
         return cli_fail(&err);
@@ -121,8 +197,9 @@ int cmd_tokenize(int argc, char **argv) {
         atn_model_free(model);
         return cli_fail(&err);
     }
+    tok_source src = {model, NULL};
     if (json)
-        print_json(enc, atn_model_name(model), text, pair);
+        print_json(enc, atn_model_name(model), text, pair, &src);
     else
         print_table(enc, text, pair);
     atn_encoding_free(enc);

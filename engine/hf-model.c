@@ -18,6 +18,7 @@
 #include "fp16.h"
 #include "model-private.h"
 #include "safetensors.h"
+#include "tok-folder.h"
 #include "torch-bin.h"
 #include "wordpiece.h"
 
@@ -859,15 +860,29 @@ static atn_status keep_mappings(hf_loader *L) {
 
 /* ---- tokenizer -------------------------------------------------------------- */
 
-/* The family's tokenizer (today every family's is WordPiece from its vocab_file). */
+/* The folder's tokenizer as AutoTokenizer picks it: tokenizer.json, else vocab.json +
+ * merges.txt (engine/tok-folder.c), else the family's WordPiece vocab_file, read here
+ * exactly as before. */
 static atn_status load_tokenizer(hf_loader *L) {
     char vocab[HF_PATH_MAX], tcfg[HF_PATH_MAX];
     atn_status st;
     bool found, have_tcfg;
+    const char *kind = atn_tokenizer_folder_kind(L->folder);
+    if (kind && strcmp(kind, "vocab.txt") != 0) {
+        L->model->tokenizer = atn_tokenizer_open_folder(L->folder, L->fam->name, NULL, L->err);
+        if (!L->model->tokenizer)
+            return L->err ? L->err->status : ATN_E_FORMAT;
+        int32_t nt = atn_tokenizer_vocab_size(L->model->tokenizer);
+        if (nt > L->model->cfg.vocab_size)
+            return atn_error_set(L->err, ATN_E_SHAPE, "%s/%s: %d entries, but config.json says "
+                                 "vocab_size %d", L->folder, kind, nt, L->model->cfg.vocab_size);
+        return ATN_OK;
+    }
     const char *vocab_file = L->fam->vocab_file;
     if (strcmp(L->fam->tokenizer, "wordpiece") != 0) {
-        /* a kind not read yet (GPT-2's byte-level BPE): the family's WordPiece fallback
-           file when the folder has one (test folders do), else a refusal */
+        /* the folder lacks the family's own files (GPT-2 without tokenizer.json or
+           vocab.json + merges.txt): the family's WordPiece fallback file when the folder
+           has one (the generated test folders do), else a refusal */
         bool have_fallback = false;
         if (L->fam->fallback_vocab_file &&
             ((st = join(L, vocab, L->fam->fallback_vocab_file)) || (st = probe(L, vocab, &have_fallback))))

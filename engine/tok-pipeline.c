@@ -2291,6 +2291,7 @@ static bool pl_id_info(const atn_tokenizer *base, int32_t id, atn_vocab_entry *o
         if (pl->added[k].id == id)
             special = pl->added[k].special;
     out->special = special;
+    out->partial = pl->surf_ok && pl->partial[id];
     out->continuation = pl->wp_prefix && *pl->wp_prefix &&
                         strncmp(t, pl->wp_prefix, strlen(pl->wp_prefix)) == 0 &&
                         strlen(t) > strlen(pl->wp_prefix);
@@ -2641,4 +2642,91 @@ atn_tokenizer *atn_tok_pipeline_load(const char *path, atn_error *err) {
     atn_tokenizer *t = atn_tok_pipeline_from_json(data, len, path, err);
     free(data);
     return t;
+}
+
+/* ---- the classic GPT-2 / RoBERTa files ---------------------------------------------- */
+
+atn_tokenizer *atn_tok_pipeline_classic(atn_tok_model *model, bool roberta, bool add_prefix_space,
+                                        const char *const specials[], int n_specials,
+                                        const char *mask_token, const char *origin,
+                                        atn_error *err) {
+    if (!origin)
+        origin = "vocab.json";
+    pipeline *pl = calloc(1, sizeof *pl);
+    if (!pl || !(pl->origin = strdup(origin))) {
+        free(pl);
+        atn_tok_model_free(model);
+        atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", origin);
+        return NULL;
+    }
+    pl->base.ops = &pipeline_ops;
+    pl->model = model;
+    jctx j = {origin, err};
+    /* ByteLevel(add_prefix_space), as transformers' GPT2Converter / RobertaConverter */
+    pl->pre = calloc(1, sizeof *pl->pre);
+    pl->post = calloc(1, sizeof *pl->post);
+    pl->added = calloc((size_t)n_specials + 1, sizeof *pl->added);
+    if (!pl->pre || !pl->post || !pl->added)
+        goto nomem;
+    cJSON *bl = cJSON_CreateObject();
+    if (!bl || !cJSON_AddStringToObject(bl, "type", "ByteLevel") ||
+        !cJSON_AddBoolToObject(bl, "add_prefix_space", add_prefix_space)) {
+        cJSON_Delete(bl);
+        goto nomem;
+    }
+    atn_status st = parse_pretok(&j, bl, "pre_tokenizer", pl->pre, 0);
+    cJSON_Delete(bl);
+    if (st)
+        goto fail;
+    pl->byte_level = true;
+    /* the special tokens, each once, as added special tokens (<mask> strips on its left) */
+    for (int i = 0; i < n_specials; i++) {
+        const char *s = specials[i];
+        if (!s || !*s)
+            continue;
+        bool dup = false;
+        for (int k = 0; k < pl->n_added; k++)
+            dup |= strcmp(pl->added[k].content, s) == 0;
+        int32_t id = model->ops->token_to_id(model, s, strlen(s));
+        if (dup || id < 0)
+            continue;
+        added_tok *t = &pl->added[pl->n_added];
+        if (!(t->content = strdup(s)))
+            goto nomem;
+        t->len = strlen(s);
+        t->id = id;
+        t->special = true;
+        t->lstrip = mask_token && strcmp(s, mask_token) == 0;
+        pl->n_added++;
+    }
+    postproc *pp = pl->post;
+    if (roberta) {
+        pp->type = PP_ROBERTA;
+        pp->trim_offsets = true;
+        pp->add_prefix_space = add_prefix_space;
+        const char *cls = n_specials > 0 && specials[0] ? specials[0] : "<s>";
+        const char *sep = n_specials > 1 && specials[1] ? specials[1] : "</s>";
+        pp->cls_id = model->ops->token_to_id(model, cls, strlen(cls));
+        pp->sep_id = model->ops->token_to_id(model, sep, strlen(sep));
+        if (pp->cls_id < 0 || pp->sep_id < 0) {
+            atn_error_set(err, ATN_E_FORMAT, "%s: the vocabulary has no %s token (RoBERTa's "
+                          "sequences start with %s and end with %s)", origin,
+                          pp->cls_id < 0 ? cls : sep, cls, sep);
+            goto fail;
+        }
+        if (!(pp->cls = strdup(cls)) || !(pp->sep = strdup(sep)))
+            goto nomem;
+    } else {
+        pp->type = PP_BYTELEVEL;   /* GPT-2: ByteLevel(trim_offsets=False) */
+        pp->trim_offsets = false;
+    }
+    pl->vocab_size = model->ops->vocab_size(model);
+    pl->meta_char = 0x2581;
+    default_roles(pl);
+    return &pl->base;
+nomem:
+    atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", origin);
+fail:
+    pl_free(&pl->base);
+    return NULL;
 }

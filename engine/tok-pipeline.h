@@ -12,6 +12,7 @@
 #ifndef ATN_TOK_PIPELINE_H
 #define ATN_TOK_PIPELINE_H
 
+#include "tok-model.h"
 #include "tokenizer.h"
 
 /* Reads a tokenizer.json from text[0, len) (origin names the file in messages).  Errors
@@ -29,6 +30,19 @@ atn_tokenizer *atn_tok_pipeline_load(const char *path, atn_error *err);
  * tokenizer_config.json / special_tokens_map.json do ("cls_token": "<s>").  A name not in
  * the vocabulary is ignored (false).  Call before the tokenizer is shared. */
 bool atn_tok_pipeline_set_role(atn_tokenizer *tok, atn_token_role role, const char *name);
+
+/* The pipeline transformers builds for the classic files (GPT2Converter /
+ * RobertaConverter): ByteLevel(add_prefix_space) before model (taken over, freed on
+ * error too), then RobertaProcessing (roberta: cls = specials[0], sep = specials[1],
+ * trim_offsets) or ByteLevel without trimming (GPT-2).  specials[0, n) are the special
+ * tokens (NULL entries skipped; those the vocabulary lacks too), matched in the text
+ * before the model; mask_token (may be NULL) strips the spaces on its left.  Errors:
+ * ATN_E_FORMAT when RoBERTa's cls or sep is not in the vocabulary (naming origin),
+ * ATN_E_NOMEM. */
+atn_tokenizer *atn_tok_pipeline_classic(atn_tok_model *model, bool roberta,
+                                        bool add_prefix_space, const char *const specials[],
+                                        int n_specials, const char *mask_token,
+                                        const char *origin, atn_error *err);
 
 /* True when tok is a tokenizer.json pipeline. */
 bool atn_tok_is_pipeline(const atn_tokenizer *tok);

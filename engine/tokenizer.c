@@ -21,7 +21,13 @@ int32_t atn_tokenizer_token_to_id(const atn_tokenizer *tok, const char *token) {
 }
 
 bool atn_tokenizer_id_info(const atn_tokenizer *tok, int32_t id, atn_vocab_entry *out) {
-    return tok && out && tok->ops->id_info(tok, id, out);
+    if (!tok || !out)
+        return false;
+    atn_vocab_entry v = {.role = ATN_TOKEN_WORD};
+    if (!tok->ops->id_info(tok, id, &v))
+        return false;
+    *out = v;
+    return true;
 }
 
 const char *atn_tokenizer_id_to_token(const atn_tokenizer *tok, int32_t id) {

@@ -23,6 +23,7 @@ typedef struct atn_vocab_entry {
     atn_token_role role;    /* by the entry's name: "[MASK]" is ATN_TOKEN_MASK at any id */
     bool continuation;      /* continues the word before it ("##ing") */
     bool special;           /* a control entry of the vocabulary: "[CLS]", "[UNK]", "[unused1]" */
+    bool partial;           /* a byte-level piece that is part of one UTF-8 character */
 } atn_vocab_entry;
 
 typedef struct atn_tokenizer_ops {

@@ -305,6 +305,46 @@ void atn_encoding_free(atn_encoding *enc);   /* frees contents and the struct; N
 atn_status atn_model_encode(const atn_model *model, const char *text, const char *text_pair,
                             atn_encoding **out, atn_error *err);
 
+/* ---- a tokenizer on its own ------------------------------------------------------ */
+
+/* What a tokenizer knows of one vocabulary id.  Strings are borrowed from the tokenizer
+ * (or the model) and live as long as it. */
+typedef struct atn_token_info {
+    const char *text;     /* the vocabulary entry: "##ing", "\u0120the", "\u2581the", "[MASK]" */
+    const char *surface;  /* how it reads in a text: "ing", " the" (a word start shows its
+                             space), "[MASK]"; a byte-level piece that is only part of a
+                             UTF-8 character shows its bytes as \xNN */
+    bool partial_char;    /* a byte-level piece that is part of one UTF-8 character */
+    bool continuation;    /* a WordPiece "##" piece */
+    bool special;         /* a control token ([CLS], <s>, an added special token) */
+    atn_token_role role;
+} atn_token_info;
+
+/* A folder's tokenizer without its model (tokenizer.json, or vocab.json + merges.txt, or
+ * vocab.txt, with tokenizer_config.json and special_tokens_map.json), chosen as Hugging
+ * Face's AutoTokenizer does; no config.json or weights needed. */
+typedef struct atn_text_tokenizer atn_text_tokenizer;
+
+/* NULL on error: ATN_E_INVALID (NULL folder), ATN_E_IO (not a folder, none of the files:
+ * the message lists them), ATN_E_FORMAT (malformed: the message names the file and JSON
+ * path), ATN_E_UNSUPPORTED (a part this build does not read), ATN_E_NOMEM. */
+atn_text_tokenizer *atn_text_tokenizer_open(const char *folder, atn_error *err);
+void atn_text_tokenizer_free(atn_text_tokenizer *t);   /* NULL: nothing */
+/* "tokenizer.json" or "wordpiece"; "" for NULL. */
+const char *atn_text_tokenizer_kind(const atn_text_tokenizer *t);
+/* tokenizer_config.json's model_max_length; 0 when it gives none (or NULL). */
+int32_t atn_text_tokenizer_max_length(const atn_text_tokenizer *t);
+/* As atn_model_encode, truncating to max_len tokens (0: no limit).  ATN_E_INVALID for
+ * NULL t, text or out, invalid UTF-8 or a max_len below the special tokens' count;
+ * ATN_E_NOMEM.  *out is the caller's. */
+atn_status atn_text_tokenizer_encode(const atn_text_tokenizer *t, const char *text,
+                                     const char *text_pair, int32_t max_len,
+                                     atn_encoding **out, atn_error *err);
+/* false (out untouched) for NULL arguments or an id out of range. */
+bool atn_text_tokenizer_token_info(const atn_text_tokenizer *t, int32_t id, atn_token_info *out);
+/* The same for a model's tokenizer; false for a model without one (toy models). */
+bool atn_model_token_info(const atn_model *model, int32_t id, atn_token_info *out);
+
 /* Builds an encoding from n explicit ids (the CLI's --ids; tokens get the vocabulary's
  * text).  type_ids and mask ([n] each) may be NULL: all 0, all 1.  Each token's role,
  * continuation and special flag come from the vocabulary entry of its id (the id of

@@ -124,6 +124,84 @@ static void time_512(const char *name, const atn_tokenizer *tok) {
     fprintf(stderr, "%s: %d tokens (%zu bytes) in %.3f ms\n", name, n, strlen(text), ms);
 }
 
+/* Surfaces: a byte-level piece decoded ("Ġthe" reads " the"), part of a character
+ * ("çĪ" is the first two bytes of 爱) marked partial, WordPiece's "##" dropped, a
+ * Metaspace "▁" as a space; roles from the names. */
+static void surfaces(void) {
+    static const char bl[] =
+        "{\"model\": {\"type\": \"WordLevel\", \"unk_token\": \"<unk>\", \"vocab\": "
+        "{\"<unk>\": 0, \"\u0120the\": 1, \"\u00e7\u012a\": 2, \"\u00e7\u012a\u00b1\": 3, \"<mask>\": 4}},"
+        "\"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true},"
+        "\"added_tokens\": [{\"id\": 4, \"content\": \"<mask>\", \"special\": true}]}";
+    atn_error err = {0};
+    atn_tokenizer *t = atn_tok_pipeline_from_json(bl, strlen(bl), "bl.json", &err);
+    CHECK_MSG(t != NULL, "%s", err.message);
+    if (!t)
+        return;
+    atn_vocab_entry v;
+    CHECK(atn_tokenizer_id_info(t, 1, &v) && strcmp(v.surface, " the") == 0 && !v.partial);
+    CHECK(atn_tokenizer_id_info(t, 2, &v) && strcmp(v.surface, "\\xE7\\x88") == 0 && v.partial);
+    CHECK(atn_tokenizer_id_info(t, 3, &v) && strcmp(v.surface, "\xe7\x88\xb1") == 0 && !v.partial);
+    CHECK(atn_tokenizer_id_info(t, 4, &v) && v.special && v.role == ATN_TOKEN_MASK);
+    CHECK(atn_tokenizer_special_id(t, ATN_TOKEN_UNK) == 0 && atn_tokenizer_special_id(t, ATN_TOKEN_MASK) == 4);
+    CHECK(!atn_tokenizer_id_info(t, 5, &v));
+    atn_tokenizer_free(t);
+    static const char ms[] =
+        "{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"[UNK]\": 0, \"\u2581the\": 1, \"##s\": 2}},"
+        "\"pre_tokenizer\": {\"type\": \"Metaspace\", \"replacement\": \"\u2581\", \"prepend_scheme\": \"always\"}}";
+    t = atn_tok_pipeline_from_json(ms, strlen(ms), "ms.json", &err);
+    CHECK_MSG(t != NULL, "%s", err.message);
+    if (!t)
+        return;
+    CHECK(atn_tokenizer_id_info(t, 1, &v) && strcmp(v.surface, " the") == 0);
+    CHECK(atn_tokenizer_id_info(t, 2, &v) && strcmp(v.surface, "s") == 0 && v.continuation);
+    atn_encoding *e = NULL;
+    CHECK(atn_tokenizer_encode(t, "the thes", NULL, 0, &e, &err) == ATN_OK && e->n == 3);
+    if (e && e->n == 3) {   /* ▁the ▁the ##s: the third continues the second's word */
+        CHECK(e->ids[0] == 1 && e->ids[1] == 1 && e->ids[2] == 2);
+        CHECK(!e->tokens[1].continuation && e->tokens[2].continuation);
+        CHECK(e->tokens[1].word == 1 && e->tokens[2].word == 1);
+    }
+    atn_encoding_free(e);
+    atn_tokenizer_free(t);
+}
+
+/* What a bad file is told: file, JSON path, what is wrong. */
+static void bad_files(void) {
+    static const struct { const char *json, *want; atn_status st; } cases[] = {
+        {"{", "bad.json: invalid JSON", ATN_E_FORMAT},
+        {"[1]", "not a JSON object", ATN_E_FORMAT},
+        {"{}", "bad.json: model: missing", ATN_E_FORMAT},
+        {"{\"model\": {\"type\": \"Fancy\"}}", "model.type: unknown model \"Fancy\"", ATN_E_FORMAT},
+        {"{\"model\": {\"type\": \"WordLevel\", \"vocab\": {\"a\": -1}}}", "model.vocab[\"a\"]", ATN_E_FORMAT},
+        {"{\"model\": {\"type\": \"WordLevel\", \"vocab\": []}}", "model.vocab should be an object", ATN_E_FORMAT},
+        {"{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}, \"normalizer\": {\"type\": \"Lowercase2\"}}",
+         "normalizer.type: unknown normalizer \"Lowercase2\"", ATN_E_FORMAT},
+        {"{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}, \"pre_tokenizer\": {\"type\": \"Sequence\", "
+         "\"pretokenizers\": [{\"type\": \"Whitespace\"}, {\"type\": \"Split\", \"pattern\": {\"Regex\": \"(\"}, "
+         "\"behavior\": \"Isolated\"}]}}", "pre_tokenizer.pretokenizers[1].pattern.Regex: the regular expression does not compile",
+         ATN_E_FORMAT},
+        {"{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}, \"pre_tokenizer\": {\"type\": \"Split\", "
+         "\"pattern\": {\"Regex\": \"a\"}, \"behavior\": \"Sideways\"}}", "pre_tokenizer.behavior: unknown behavior", ATN_E_FORMAT},
+        {"{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}, \"normalizer\": {\"type\": \"BertNormalizer\", "
+         "\"lowercase\": 1}}", "normalizer.lowercase: should be true or false", ATN_E_FORMAT},
+        {"{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}, \"post_processor\": {\"type\": \"TemplateProcessing\", "
+         "\"single\": [{\"SpecialToken\": {\"id\": \"[X]\"}}], \"pair\": [], \"special_tokens\": {}}}",
+         "post_processor.special_tokens[\"[X]\"]: missing", ATN_E_FORMAT},
+        {"{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}, \"added_tokens\": [{\"id\": \"1\", \"content\": \"x\"}]}",
+         "added_tokens[0].id: should be a non-negative integer", ATN_E_FORMAT},
+        {"{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}, \"normalizer\": {\"type\": \"NFKC\"}}",
+         "not yet supported", ATN_E_UNSUPPORTED},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        atn_error err = {0};
+        atn_tokenizer *t = atn_tok_pipeline_from_json(cases[i].json, strlen(cases[i].json), "bad.json", &err);
+        CHECK_MSG(t == NULL && err.status == cases[i].st && strstr(err.message, cases[i].want) &&
+                  strstr(err.message, "bad.json"), "case %zu: %s", i, err.message);
+        atn_tokenizer_free(t);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test-tok-json DIR\n");
@@ -178,6 +256,8 @@ int main(int argc, char **argv) {
         n_pipelines++;
     }
     CHECK(n_pipelines >= 10);
+    surfaces();
+    bad_files();
     free(index);
     return check_summary("tok-json");
 }
