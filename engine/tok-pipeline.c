@@ -1948,9 +1948,10 @@ static void trim_offsets(ebuf *e, bool add_prefix_space, const char *src) {
     }
 }
 
+/* A token the post-processor adds: its text is the vocabulary entry of its id (checked to
+ * exist at load), trimming looks at the name the processor gives. */
 static etok special_tok(const pipeline *pl, int32_t id, const char *text, int32_t type_id) {
-    (void)pl;
-    etok t = {id, -1, -1, -1, type_id, true, false, false, text, -1, 0, 0};
+    etok t = {id, -1, -1, -1, type_id, true, false, false, pl_id_text(pl, id), -1, 0, 0};
     count_trim(text, &t.lead, &t.trail);
     return t;
 }
@@ -2490,6 +2491,51 @@ static void default_roles(pipeline *pl) {
         pl->role_id[ATN_TOKEN_UNK] = unk;
 }
 
+/* Every id a post-processor adds must be in the vocabulary (the model has no row for
+ * another). */
+static atn_status check_post_ids(const jctx *j, const pipeline *pl, const postproc *pp,
+                                 const char *path) {
+    char p[PATH_LEN];
+    switch (pp->type) {
+    case PP_BERT:
+    case PP_ROBERTA:
+        for (int k = 0; k < 2; k++) {
+            int32_t id = k ? pp->sep_id : pp->cls_id;
+            if (id >= pl->vocab_size || !pl_id_text(pl, id)[0]) {
+                subpath(p, path, k ? "sep" : "cls");
+                return jfail(j, p, "id %d is not in the vocabulary (%d ids)", id, pl->vocab_size);
+            }
+        }
+        return ATN_OK;
+    case PP_TEMPLATE:
+        for (int pass = 0; pass < 2; pass++) {
+            const tpl_piece *v = pass ? pp->pair : pp->single;
+            int n = pass ? pp->n_pair : pp->n_single;
+            for (int i = 0; i < n; i++)
+                for (int m = 0; m < v[i].n_ids; m++)
+                    if (v[i].ids[m] >= pl->vocab_size || !pl_id_text(pl, v[i].ids[m])[0]) {
+                        char q[PATH_LEN];
+                        subpath(q, path, "special_tokens");
+                        return jfail(j, q, "\"%s\" has id %d, which is not in the vocabulary "
+                                     "(%d ids)", v[i].tokens[m], v[i].ids[m], pl->vocab_size);
+                    }
+        }
+        return ATN_OK;
+    case PP_SEQUENCE:
+        for (int i = 0; i < pp->n_kids; i++) {
+            char q[PATH_LEN];
+            subpath(q, path, "processors");
+            subindex(p, q, i);
+            atn_status st = check_post_ids(j, pl, &pp->kids[i], p);
+            if (st)
+                return st;
+        }
+        return ATN_OK;
+    default:
+        return ATN_OK;
+    }
+}
+
 static atn_tok_model *build_model(const jctx *j, const cJSON *m) {
     atn_status st;
     const char *t = NULL;
@@ -2599,6 +2645,8 @@ atn_tokenizer *atn_tok_pipeline_from_json(const char *text, size_t len, const ch
     for (int k = 0; k < pl->n_added; k++)
         if (pl->added[k].id + 1 > pl->vocab_size)
             pl->vocab_size = pl->added[k].id + 1;
+    if (pl->post && (st = check_post_ids(&j, pl, pl->post, "post_processor")))
+        goto fail;
     const cJSON *dec = cJSON_GetObjectItemCaseSensitive(root, "decoder");
     const cJSON *dt = cJSON_IsObject(dec) ? cJSON_GetObjectItemCaseSensitive(dec, "type") : NULL;
     pl->byte_level = has_pretok(pl->pre, P_BYTELEVEL) ||

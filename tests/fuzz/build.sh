@@ -27,8 +27,8 @@ CONF
 if cmp -s "$OUT/config.h.new" "$OUT/config.h"; then rm "$OUT/config.h.new"; else mv "$OUT/config.h.new" "$OUT/config.h"; fi
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
-DEPS_CFLAGS=$(pkg-config --cflags libcjson openblas)
-DEPS_LIBS="$(pkg-config --libs libcjson openblas) -lm -ldl -lpthread"
+DEPS_CFLAGS=$(pkg-config --cflags libcjson openblas libpcre2-8)
+DEPS_LIBS="$(pkg-config --libs libcjson openblas libpcre2-8) -lm -ldl -lpthread"
 CFLAGS="-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE $SAN -I$OUT -I$ROOT/engine -I$ROOT/engine/include $DEPS_CFLAGS"
 
 # engine sources: the files('...') list of engine/meson.build, put in an archive so each
