@@ -686,8 +686,10 @@ static atn_status parse_normalizer(const jctx *j, const cJSON *o, const char *pa
         n->type = N_NFC;
     } else if (strcmp(t, "NFD") == 0) {
         n->type = N_NFD;
-    } else if (strcmp(t, "NFKC") == 0 || strcmp(t, "NFKD") == 0) {
-        return unsupported(j, path, "normalizer", t);
+    } else if (strcmp(t, "NFKC") == 0) {
+        n->type = N_NFKC;
+    } else if (strcmp(t, "NFKD") == 0) {
+        n->type = N_NFKD;
     } else if (strcmp(t, "Lowercase") == 0) {
         n->type = N_LOWER;
     } else if (strcmp(t, "StripAccents") == 0) {
@@ -1160,11 +1162,11 @@ static bool ns_lower(nstr *s, tbuf *t) {
 }
 
 /* Canonical decomposition and ordering; the items keep who consumes what. */
-static bool nfd_items(const nstr *s, tbuf *t) {
+static bool nfd_items(const nstr *s, tbuf *t, bool compat) {
     t->n = 0;
     for (size_t i = 0; i < s->n; i++) {
-        uint32_t out[ATN_UC_MAX_DECOMP];
-        int k = atn_uc_decompose(s->v[i].cp, out);
+        uint32_t out[ATN_UC_MAX_COMPAT];
+        int k = compat ? atn_uc_decompose_compat(s->v[i].cp, out) : atn_uc_decompose(s->v[i].cp, out);
         for (int m = 0; m < k; m++)
             if (!tb_push(t, out[m], m == 0))
                 return false;
@@ -1187,17 +1189,17 @@ static bool nfd_items(const nstr *s, tbuf *t) {
     return true;
 }
 
-static bool ns_nfd(nstr *s, tbuf *t) {
-    return nfd_items(s, t) && transform(s, t, 0);
+static bool ns_nfd(nstr *s, tbuf *t, bool compat) {
+    return nfd_items(s, t, compat) && transform(s, t, 0);
 }
 
-static bool ns_nfc(nstr *s, tbuf *t) {
+static bool ns_nfc(nstr *s, tbuf *t, bool compat) {
     bool simple = true;
     for (size_t i = 0; i < s->n && simple; i++)
-        simple = s->v[i].cp < 0x300;
+        simple = s->v[i].cp < (compat ? 0xA0 : 0x300);
     if (simple)
         return true;
-    if (!nfd_items(s, t))
+    if (!nfd_items(s, t, compat))
         return false;
     /* compose; a removed character's consumption goes to the item before it */
     titem *v = t->v;
@@ -1320,15 +1322,17 @@ static atn_status normalize(const normalizer *nz, nstr *s, work *w) {
             }
         }
         if (ok && (nz->strip_accents < 0 ? nz->lowercase : nz->strip_accents))
-            ok = ns_nfd(s, t) && ns_filter(s, keep_not_mark, NULL, t);
+            ok = ns_nfd(s, t, false) && ns_filter(s, keep_not_mark, NULL, t);
         if (ok && nz->lowercase)
             ok = ns_lower(s, t);
         break;
     case N_NFC:
-        ok = ns_nfc(s, t);
+    case N_NFKC:
+        ok = ns_nfc(s, t, nz->type == N_NFKC);
         break;
     case N_NFD:
-        ok = ns_nfd(s, t);
+    case N_NFKD:
+        ok = ns_nfd(s, t, nz->type == N_NFKD);
         break;
     case N_LOWER:
         ok = ns_lower(s, t);

@@ -3,7 +3,7 @@
  * (longest first), post-processor.  Every token keeps the byte span of the original text
  * it came from (the library's alignments, char by char).  Internal to the engine.
  *
- * Supported: normalizers BertNormalizer, NFC, NFD, Lowercase, StripAccents, Replace,
+ * Supported: normalizers BertNormalizer, NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Replace,
  * Prepend, Strip, Precompiled (when tok-charsmap.c is built in), Sequence; pre-tokenizers
  * BertPreTokenizer, ByteLevel, Metaspace, Whitespace, WhitespaceSplit, Punctuation,
  * Digits, Split, Sequence; models WordPiece, WordLevel (BPE and Unigram when tok-bpe.c and

@@ -32,4 +32,12 @@ int atn_uc_decompose(uint32_t cp, uint32_t out[ATN_UC_MAX_DECOMP]);
 /* The primary composite of a + b, or 0 when there is none. */
 uint32_t atn_uc_compose(uint32_t a, uint32_t b);
 
+/* Full compatibility decomposition, canonically ordered (NFKD of the one character):
+ * writes 1..18 code points, returns the count; the canonical one where there is no
+ * compatibility mapping.  Data in unicode-compat.c (tools/gen-unicode-compat.py, from
+ * Python's unicodedata, whose version atn_uc_compat_version names). */
+enum { ATN_UC_MAX_COMPAT = 18 };
+extern const char atn_uc_compat_version[];
+int atn_uc_decompose_compat(uint32_t cp, uint32_t out[ATN_UC_MAX_COMPAT]);
+
 #endif

@@ -195,8 +195,9 @@ static void bad_files(void) {
          "post_processor.special_tokens[\"[X]\"]: missing", ATN_E_FORMAT},
         {"{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}, \"added_tokens\": [{\"id\": \"1\", \"content\": \"x\"}]}",
          "added_tokens[0].id: should be a non-negative integer", ATN_E_FORMAT},
-        {"{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}, \"normalizer\": {\"type\": \"NFKC\"}}",
-         "not yet supported", ATN_E_UNSUPPORTED},
+        {"{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}, \"normalizer\": {\"type\": \"Sequence\", "
+         "\"normalizers\": [{\"type\": \"NFKC\"}, {\"type\": \"Precompiled\"}]}}",
+         "normalizer.normalizers[1].precompiled_charsmap: missing", ATN_E_FORMAT},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         atn_error err = {0};

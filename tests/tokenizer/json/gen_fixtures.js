@@ -223,6 +223,11 @@ wl('wl-wssplit', { type: 'BertNormalizer', clean_text: true, handle_chinese_char
   { type: 'Sequence', pretokenizers: [{ type: 'WhitespaceSplit' }, { type: 'Punctuation', behavior: 'Contiguous' }] },
   null, ['<unk>', 'hello', 'the cat'], { 'hello': { special: false, normalized: true }, 'the cat': { special: false, normalized: true } });
 
+// 12. NFKC (XLNet/ALBERT-style compatibility folding) and 13. NFKD with Whitespace.
+wl('wl-nfkc', { type: 'Sequence', normalizers: [{ type: 'NFKC' }, { type: 'Lowercase' }] },
+  { type: 'WhitespaceSplit' }, null, ['<unk>'], null, 500);
+wl('wl-nfkd', { type: 'NFKD' }, { type: 'Whitespace' }, null, ['<unk>'], null, 500);
+
 async function main() {
   const index = [];
   for (const [name, json] of pipelines) {
