@@ -139,7 +139,6 @@ static atn_tokenizer *open_classic(const char *dir, const cJSON *tcfg, const cha
         }
         aps = cJSON_IsTrue(a);
     }
-#ifdef ATN_HAVE_TOK_BPE
     atn_tok_model *m = atn_tok_bpe_from_files(vocab, merges, err);
     if (!m)
         return NULL;
@@ -162,15 +161,6 @@ static atn_tokenizer *open_classic(const char *dir, const cJSON *tcfg, const cha
     if (t)
         apply_roles(t, names);
     return t;
-#else
-    (void)rob;
-    (void)aps;
-    (void)names;
-    atn_error_set(err, ATN_E_UNSUPPORTED, "%s: %s and merges.txt (the classic GPT-2 / RoBERTa "
-                  "files) are not yet supported by this build of attnscope; a folder with "
-                  "tokenizer.json can be read", dir, vocab);
-    return NULL;
-#endif
 }
 
 atn_tokenizer *atn_tokenizer_open_folder(const char *dir, const char *family_hint,

@@ -86,22 +86,11 @@ static bool is_word_char(uint32_t cp) {
     return cls_is(CLS_WORD, cp);
 }
 
-/* GPT-2's bytes_to_unicode (a private copy: tok-bpe.c's atn_byte_level_char is the shared
- * one once both are merged). */
-static uint32_t pl_byte_char(uint8_t b) {
-    if ((b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE))
-        return b;
-    int n = 0;
-    for (int i = 0; i < b; i++)
-        if (!((i >= '!' && i <= '~') || (i >= 0xA1 && i <= 0xAC) || (i >= 0xAE)))
-            n++;
-    return 256 + (uint32_t)n;
-}
-
+/* GPT-2's byte-level alphabet (tok-bpe.c): the byte a character of it stands for, or -1. */
 static int pl_char_byte(uint32_t cp) {
     if (cp < 0x144)
         for (int b = 0; b < 256; b++)
-            if (pl_byte_char((uint8_t)b) == cp)
+            if (atn_byte_level_char((uint8_t)b) == cp)
                 return b;
     return -1;
 }
@@ -637,9 +626,7 @@ static void free_postproc(postproc *p);
 static void normalizer_clear(normalizer *n) {
     pcre2_code_free(n->pat.re);
     free(n->content);
-#ifdef ATN_HAVE_TOK_CHARSMAP
     atn_charsmap_free(n->charsmap);
-#endif
     for (int i = 0; i < n->n_kids; i++)
         normalizer_clear(&n->kids[i]);
     free(n->kids);
@@ -650,11 +637,6 @@ static void free_normalizer(normalizer *n) {
         normalizer_clear(n);
         free(n);
     }
-}
-
-static atn_status unsupported(const jctx *j, const char *path, const char *what, const char *type) {
-    return atn_error_set(j->err, ATN_E_UNSUPPORTED, "%s: %s: the %s \"%s\" is not yet supported "
-                         "by attnscope", j->file, path, what, type);
 }
 
 static atn_status parse_normalizer(const jctx *j, const cJSON *o, const char *path, normalizer *n,
@@ -718,14 +700,10 @@ static atn_status parse_normalizer(const jctx *j, const cJSON *o, const char *pa
         const char *b64;
         if ((st = get_str(j, o, path, "precompiled_charsmap", true, &b64)))
             return st;
-#ifdef ATN_HAVE_TOK_CHARSMAP
         subpath(p, path, "precompiled_charsmap");
         n->charsmap = atn_charsmap_from_base64(b64, j->file, p, j->err);
         if (!n->charsmap)
             return j->err ? j->err->status : ATN_E_FORMAT;
-#else
-        return unsupported(j, path, "normalizer", t);
-#endif
     } else if (strcmp(t, "Sequence") == 0) {
         n->type = N_SEQUENCE;
         subpath(p, path, "normalizers");
@@ -1350,7 +1328,6 @@ static atn_status normalize(const normalizer *nz, nstr *s, work *w) {
         ok = ns_strip(s, nz->strip_left, nz->strip_right, t);
         break;
     case N_PRECOMPILED: {
-#ifdef ATN_HAVE_TOK_CHARSMAP
         /* the charsmap works on bytes: map its byte alignment back to characters */
         if (!ns_utf8(s, &w->u))
             return atn_error_set(w->err, ATN_E_NOMEM, "out of memory");
@@ -1389,7 +1366,6 @@ static atn_status normalize(const normalizer *nz, nstr *s, work *w) {
         } else {
             free(r.v);
         }
-#endif
         break;
     }
     case N_SEQUENCE:
@@ -1594,7 +1570,7 @@ static atn_status pre_tokenize(const pretok *pt, splits *sp, work *w) {
                     char b[4];
                     int l = atn_utf8_encode(x->v[c].cp, b);
                     for (int q = 0; q < l && ok; q++)
-                        ok = tb_push(t, pl_byte_char((uint8_t)b[q]), q == 0);
+                        ok = tb_push(t, atn_byte_level_char((uint8_t)b[q]), q == 0);
                 }
                 ok = ok && transform(x, t, 0);
             }
@@ -2563,20 +2539,10 @@ static atn_tok_model *build_model(const jctx *j, const cJSON *m) {
     if (strcmp(t, "WordLevel") == 0)
         return atn_tok_wordlevel_from_json(m, j->file, "model", j->err);
     if (strcmp(t, "BPE") == 0) {
-#ifdef ATN_HAVE_TOK_BPE
         return atn_tok_bpe_from_json(m, j->file, "model", j->err);
-#else
-        unsupported(j, "model", "model", t);
-        return NULL;
-#endif
     }
     if (strcmp(t, "Unigram") == 0) {
-#ifdef ATN_HAVE_TOK_UNIGRAM
         return atn_tok_unigram_from_json(m, j->file, "model", j->err);
-#else
-        unsupported(j, "model", "model", t);
-        return NULL;
-#endif
     }
     jfail(j, "model.type", "unknown model \"%s\" (BPE, Unigram, WordPiece or WordLevel)", t);
     return NULL;
