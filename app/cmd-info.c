@@ -1,10 +1,63 @@
 /* attnscope models / devices: what is built in and what this machine can run on. */
 #include "cli.h"
+#include "hf-cache.h"
 
 #include <stdio.h>
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
+
+static void human_size(int64_t b, char *buf, size_t len) {
+    if (b < 1000)
+        snprintf(buf, len, "%lld B", (long long)b);
+    else if (b < 1000 * 1000)
+        snprintf(buf, len, "%.1f kB", (double)b / 1e3);
+    else if (b < 1000LL * 1000 * 1000)
+        snprintf(buf, len, "%.1f MB", (double)b / 1e6);
+    else
+        snprintf(buf, len, "%.2f GB", (double)b / 1e9);
+}
+
+/* The Hugging Face cache's models: one line per cached revision. */
+static int list_downloaded(void) {
+    atn_hf_cache_list *L = NULL;
+    atn_error err = {0};
+    if (atn_hf_cache_list_models(NULL, &L, &err) != ATN_OK) {
+        cli_error("%s", err.message);
+        return CLI_EXIT_FAIL;
+    }
+    int rows = 0;
+    for (int32_t i = 0; i < L->n; i++)
+        rows += L->models[i].n_revisions;
+    if (rows == 0) {
+        printf("\nNo downloaded models in %s (`attnscope download org/name` fetches one).\n", L->cache_dir);
+        atn_hf_cache_list_free(L);
+        return 0;
+    }
+    printf("\nDownloaded models in %s (open with --model ID or ID@REVISION):\n", L->cache_dir);
+    printf("%-40s %-24s %-10s %s\n", "id", "revision", "size", "contents");
+    for (int32_t i = 0; i < L->n; i++) {
+        const atn_hf_cached_model *m = &L->models[i];
+        char size[32];
+        human_size(m->size, size, sizeof size);
+        for (int32_t j = 0; j < m->n_revisions; j++) {
+            const atn_hf_revision *r = &m->revisions[j];
+            char rev[64];
+            if (*r->refs)
+                snprintf(rev, sizeof rev, "%.40s (%.8s)", r->refs, r->commit);
+            else
+                snprintf(rev, sizeof rev, "%.12s", r->commit);
+            char what[160];
+            snprintf(what, sizeof what, "%s%s%s%s%s", r->has_config ? "config" : "no config.json",
+                     r->has_tokenizer ? ", tokenizer" : ", no tokenizer",
+                     r->has_weights ? ", weights " : ", no weights", r->weights,
+                     r->sentence_transformers ? " (sentence-transformers)" : "");
+            printf("%-40s %-24s %-10s %s\n", m->id, rev, j == 0 ? size : "", what);
+        }
+    }
+    atn_hf_cache_list_free(L);
+    return 0;
+}
 
 int cmd_models(int argc, char **argv) {
     cli_args a;
@@ -12,7 +65,11 @@ int cmd_models(int argc, char **argv) {
     if (!cli_parse(&a, "attnscope models", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
-        printf("Usage: attnscope models\n\nLists the built-in models (name, kind, layers x heads).\n");
+        printf("Usage: attnscope models\n\nLists the built-in models (name, kind, layers x heads), then the models\n"
+               "downloaded into the Hugging Face cache ($HF_HUB_CACHE, else $HF_HOME/hub, else\n"
+               "~/.cache/huggingface/hub): id, revision (branch and commit), size on disk, and\n"
+               "whether config.json, a tokenizer and weights are there.  Open one with\n"
+               "--model org/name or --model org/name@revision.\n");
         return 0;
     }
     if (!cli_check_unused(&a))
@@ -33,7 +90,7 @@ int cmd_models(int argc, char **argv) {
                atn_model_kind_of(m) == ATN_MODEL_TOY ? atn_model_toy_n_tokens(m) : c->vocab_size);
         atn_model_free(m);
     }
-    return 0;
+    return list_downloaded();
 }
 
 int cmd_devices(int argc, char **argv) {

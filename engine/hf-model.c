@@ -16,6 +16,7 @@
 #include "family.h"
 #include "files.h"
 #include "fp16.h"
+#include "hf-cache.h"
 #include "model-private.h"
 #include "safetensors.h"
 #include "tok-folder.h"
@@ -1017,8 +1018,33 @@ atn_model *atn_model_open_hf(const char *folder, atn_progress_fn progress, void 
         return NULL;
     }
 
+    /* a sentence-transformers folder opens as its Transformer module's folder, named after
+     * the folder it was asked for; a cache snapshot is named by its model id */
+    char display[HF_PATH_MAX] = "";
+    char inner[HF_PATH_MAX];
+    if (atn_hf_transformer_folder(L.folder, inner, sizeof inner, err) != ATN_OK)
+        return NULL;
+    if (!atn_hf_cache_id_of_path(L.folder, display, sizeof display)) {
+        const char *slash = strrchr(L.folder, '/');
+        snprintf(display, sizeof display, "%s", slash && slash[1] ? slash + 1 : L.folder);
+    }
+    if (strcmp(inner, L.folder)) {
+        if (strlen(inner) >= HF_PATH_MAX - 64) {
+            atn_error_set(err, ATN_E_INVALID, "%.200s...: path too long", inner);
+            return NULL;
+        }
+        snprintf(L.folder, sizeof L.folder, "%s", inner);
+    }
+
     atn_status st = open_hf(&L);
     loader_clear(&L);
+    if (st == ATN_OK && strcmp(display, L.model->name)) {
+        char *name = strdup(display);
+        if (name) {
+            free(L.model->name);
+            L.model->name = name;
+        }
+    }
     if (st != ATN_OK) {
         atn_model_free(L.model);
         return NULL;

@@ -4,6 +4,7 @@
  * use; this file calls the loaders, and they never call back into it. */
 #include "encoding.h"
 #include "family.h"
+#include "hf-cache.h"
 #include "model-private.h"
 #include "tokenizer.h"
 
@@ -40,6 +41,27 @@ static const char *const builtin_names[] = {"demo", "worked-example", NULL};
 
 const char *const *atn_builtin_model_names(void) { return builtin_names; }
 
+/* "org/name[@rev]" from the Hugging Face cache, named by what was asked for. */
+static atn_model *open_cached(const char *spec, atn_progress_fn progress, void *user_data, atn_error *err) {
+    char snap[4096];
+    atn_error why = {0};
+    if (atn_hf_cache_resolve(NULL, spec, snap, sizeof snap, &why) != ATN_OK) {
+        size_t skip = strncmp(why.message, spec, strlen(spec)) ? 0 : strlen(spec) + 2;   /* "spec: " */
+        atn_error_set(err, ATN_E_IO, "%s: no such model: no such file or folder, and %s; built-in models: "
+                      "demo, worked-example", spec, why.message + skip);
+        return NULL;
+    }
+    atn_model *m = atn_model_open_hf(snap, progress, user_data, err);
+    if (m) {
+        char *name = strdup(spec);
+        if (name) {
+            free(m->name);
+            m->name = name;
+        }
+    }
+    return m;
+}
+
 atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, void *user_data,
                           atn_error *err) {
     if (!name_or_path || !*name_or_path) {
@@ -59,6 +81,9 @@ atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, vo
         bool builtin = false;
         for (int i = 0; builtin_names[i]; i++)
             builtin |= strcmp(builtin_names[i], name_or_path) == 0;
+        char id[ATN_HF_ID_MAX], rev[ATN_HF_REV_MAX];
+        if (!builtin && atn_hf_parse_spec(name_or_path, id, rev, NULL) == ATN_OK)
+            return open_cached(name_or_path, progress, user_data, err);
         if (!builtin || strchr(name_or_path, '/')) {
             atn_error_set(err, ATN_E_IO, "%s: no such model (not a built-in model name and no such file or "
                           "folder: %s); built-in models: demo, worked-example", name_or_path, strerror(errno));

@@ -152,8 +152,9 @@ static void atn_application_class_init(AtnApplicationClass *klass) {
 
 static void atn_application_init(AtnApplication *self) {
     static const GOptionEntry entries[] = {
-        {"model", 'm', 0, G_OPTION_ARG_STRING, NULL, N_("Open this model (a built-in name, a toy JSON file or a "
-                                                        "Hugging Face folder)"), N_("MODEL")},
+        {"model", 'm', 0, G_OPTION_ARG_STRING, NULL, N_("Open this model (a built-in name, a toy JSON file, a "
+                                                        "Hugging Face folder, or org/name[@revision] from the "
+                                                        "Hugging Face cache)"), N_("MODEL")},
         {"text", 't', 0, G_OPTION_ARG_STRING, NULL, N_("Start with this sentence (\"a ||| b\" for a pair)"),
          N_("TEXT")},
         {"view", 0, 0, G_OPTION_ARG_STRING, NULL, N_("Start on this view: head, model, similarity, trace or statistics"),

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "hf-cache.h"
 #include "render.h"
 
 enum { PRESENTATION_HIDE_MS = 2500 };
@@ -48,6 +49,18 @@ static void on_session_notice(AtnSession *s, const char *message, AtnWindow *sel
 
 /* ---- model chooser ---------------------------------------------------------------------- */
 
+static void rebuild_model_menu(AtnWindow *self);
+
+GMenuModel *atn_window_get_model_menu(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return G_MENU_MODEL(self->model_menu);
+}
+
+void atn_window_refresh_models(AtnWindow *self) {
+    g_return_if_fail(ATN_IS_WINDOW(self));
+    rebuild_model_menu(self);
+}
+
 static void rebuild_model_menu(AtnWindow *self) {
     g_menu_remove_all(self->model_menu);
     g_autoptr(GMenu) builtins = g_menu_new();
@@ -57,6 +70,31 @@ static void rebuild_model_menu(AtnWindow *self) {
         g_menu_append_item(builtins, item);
     }
     g_menu_append_section(self->model_menu, _("Built-in Models"), G_MENU_MODEL(builtins));
+    /* the Hugging Face cache: each model's revision with config.json and weights; main (or
+     * the only one) by its id, the others as id@commit */
+    atn_hf_cache_list *cached = NULL;
+    if (atn_hf_cache_list_models(NULL, &cached, NULL) == ATN_OK && cached) {
+        g_autoptr(GMenu) down = g_menu_new();
+        for (int32_t i = 0; i < cached->n; i++) {
+            const atn_hf_cached_model *cm = &cached->models[i];
+            for (int32_t j = 0; j < cm->n_revisions; j++) {
+                const atn_hf_revision *r = &cm->revisions[j];
+                if (!r->has_config || !r->has_weights)
+                    continue;
+                gboolean main_rev = !strcmp(r->refs, "main") || g_str_has_prefix(r->refs, "main,") ||
+                                    strstr(r->refs, ",main") != NULL;
+                g_autofree char *spec = main_rev ? g_strdup(cm->id) : g_strdup_printf("%s@%s", cm->id, r->commit);
+                g_autofree char *label = main_rev ? g_strdup(cm->id)
+                                         : g_strdup_printf("%s @ %.*s", cm->id, 8, *r->refs ? r->refs : r->commit);
+                g_autoptr(GMenuItem) item = g_menu_item_new(label, NULL);
+                g_menu_item_set_action_and_target_value(item, "win.open-model", g_variant_new_string(spec));
+                g_menu_append_item(down, item);
+            }
+        }
+        if (g_menu_model_get_n_items(G_MENU_MODEL(down)) > 0)
+            g_menu_append_section(self->model_menu, _("Downloaded Models"), G_MENU_MODEL(down));
+    }
+    atn_hf_cache_list_free(cached);
     g_autoptr(GMenu) open = g_menu_new();
     g_menu_append(open, _("Open Model _Folder…"), "win.open-folder");
     g_menu_append(open, _("Open _Toy Model File…"), "win.open-file");
@@ -65,7 +103,9 @@ static void rebuild_model_menu(AtnWindow *self) {
     if (recent && recent[0]) {
         g_autoptr(GMenu) rec = g_menu_new();
         for (; *recent; recent++) {
-            g_autofree char *base = g_path_get_basename(*recent);
+            /* a path by its file name; a Hugging Face id ("org/name") as it is */
+            g_autofree char *base = g_file_test(*recent, G_FILE_TEST_EXISTS) || **recent == '/'
+                                        ? g_path_get_basename(*recent) : g_strdup(*recent);
             g_autoptr(GMenuItem) item = g_menu_item_new(base, NULL);
             g_menu_item_set_action_and_target_value(item, "win.open-model", g_variant_new_string(*recent));
             g_menu_append_item(rec, item);

@@ -20,6 +20,11 @@ AtnSession *atn_window_get_session(AtnWindow *self);
 /* The view pages: "head", "model", "similarity", "trace", "statistics" (the NULL-ended
  * list atn_window_get_view_names returns, static; the template's pages, in order). */
 const char *const *atn_window_get_view_names(void);
+/* The model chooser's menu (borrowed): sections "Built-in Models", "Downloaded Models" (the
+ * Hugging Face cache, when it holds a model with config.json and weights), the open
+ * entries, "Recent".  atn_window_refresh_models rebuilds it (after a download). */
+GMenuModel *atn_window_get_model_menu(AtnWindow *self);
+void atn_window_refresh_models(AtnWindow *self);
 void atn_window_show_view(AtnWindow *self, const char *name);
 const char *atn_window_get_view(AtnWindow *self);
 GtkWidget *atn_window_get_view_widget(AtnWindow *self, const char *name);

@@ -311,6 +311,39 @@ PY
     "$A" run --model "$M" --ids 5,6 --type-ids 0,1 -o "$T/x.npy"
   echo "$count next-token cases agree with torch"
   ;;
+hf-cache)
+  # A Hugging Face cache in huggingface_hub's layout (blobs, relative snapshot symlinks,
+  # refs): `models` lists it, --model org/name[@rev] opens it (attention as torch computed it).
+  NPYDIFF="$3"; SRC="$4"
+  C=$T/hub/models--org--tiny; c1=1111111111111111111111111111111111111111
+  mkdir -p "$C/blobs" "$C/snapshots/$c1" "$C/refs"
+  for f in config.json model.safetensors vocab.txt; do
+    tag=$(sha1sum "$SRC/tests/hf/models/f32/$f" | cut -c1-40)
+    cp "$SRC/tests/hf/models/f32/$f" "$C/blobs/$tag"
+    ln -s "../../blobs/$tag" "$C/snapshots/$c1/$f"
+  done
+  printf %s "$c1" >"$C/refs/main"
+  printf %s "$c1" >"$C/refs/v1"
+  size=$(cat "$C"/blobs/* | wc -c)
+  HF_HUB_CACHE=$T/hub "$A" models >"$T/out" || fail "models failed"
+  grep -q "^Downloaded models in $T/hub" "$T/out" || fail "no downloaded section: $(cat "$T/out")"
+  grep -q "^org/tiny  *main,v1 (11111111)  *$(echo "$size" | awk '{printf "%.1f kB", $1 / 1000}')  *config, tokenizer, weights safetensors$" "$T/out" ||
+    fail "listing: $(cat "$T/out")"
+  grep -q "worked-example *toy *1 x 2" "$T/out" || fail "built-ins missing: $(cat "$T/out")"
+  HF_HUB_CACHE=$T/empty "$A" models >"$T/out" || fail "models failed"
+  grep -q "^No downloaded models in $T/empty" "$T/out" || fail "empty cache: $(cat "$T/out")"
+  for spec in org/tiny org/tiny@v1 "org/tiny@$c1"; do
+    HF_HUB_CACHE=$T/hub "$A" run --model "$spec" --ids 2,13,27,41,30,40,3 -o "$T/a.npy" || fail "$spec: run failed"
+    "$NPYDIFF" "$T/a.npy" "$SRC/tests/hf/fixtures/f32-single-attn.npy" 1e-4 >/dev/null ||
+      fail "$spec: attention differs from torch"
+  done
+  export HF_HUB_CACHE=$T/hub
+  expect_error 2 "org/nothere: no such model: no such file or folder, and not in the Hugging Face cache (looked for $T/hub/models--org--nothere); .attnscope download org/nothere. fetches it" \
+    "$A" run --model org/nothere --ids 2,3 -o "$T/b.npy"
+  expect_error 2 "revision \"dev\" is not in the Hugging Face cache (looked for $C/refs/dev); cached revisions: main,v1 ($c1)" \
+    "$A" run --model org/tiny@dev --ids 2,3 -o "$T/b.npy"
+  [ -e "$T/b.npy" ] && fail "output written on error"
+  ;;
 *)
   fail "unknown case"
   ;;

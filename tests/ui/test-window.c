@@ -1,13 +1,18 @@
 /* The window as a whole (ui/atn-window*.c) end to end, under Xvfb: export against the command
  * line, bad model folders, banners, preferences and presentation mode, examples and token
  * chips, falling back to the demo model, cancelling an open, typing, [MASK] guesses, every
- * head's export, toy-model edits kept at close, the GPU fallback and the Chinese translation.
+ * head's export, toy-model edits kept at close, the GPU fallback, the Chinese translation and
+ * the Hugging Face cache in the model chooser.
  * Each view's own tests are in test-<view>.c beside this file.
  *
  * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display".
  * With --zh it checks the Chinese translation instead (LANGUAGE=zh_CN set by meson); with
  * --gpu-fallback the GPU fallback (tests/cuda/meson.build). */
+#define _GNU_SOURCE   /* nftw */
 #include "ui-test-util.h"
+
+#include <ftw.h>
+#include <unistd.h>
 
 /* Export from the GUI writes a PNG of the same size as the command line's export. */
 static void test_export_matches_cli(void) {
@@ -610,6 +615,102 @@ static void test_start_options(void) {
     destroy_window(win);
 }
 
+/* A model in huggingface_hub's cache layout (blobs, relative symlinks, refs) built from the
+ * f32 test model: commit c1 is main, c2 is the tag v1. */
+static char *make_hf_cache(void) {
+    char *cache = g_dir_make_tmp("atn-hub-XXXXXX", NULL);
+    const char *c1 = "1111111111111111111111111111111111111111", *c2 = "2222222222222222222222222222222222222222";
+    const char *files[] = {"config.json", "model.safetensors", "vocab.txt"};
+    g_autofree char *repo = g_build_filename(cache, "models--org--tiny", NULL);
+    g_autofree char *blobs = g_build_filename(repo, "blobs", NULL);
+    g_autofree char *refs = g_build_filename(repo, "refs", NULL);
+    g_assert_cmpint(g_mkdir_with_parents(blobs, 0755), ==, 0);
+    g_assert_cmpint(g_mkdir_with_parents(refs, 0755), ==, 0);
+    const char *commits[] = {c1, c2};
+    for (int c = 0; c < 2; c++) {
+        g_autofree char *snap = g_build_filename(repo, "snapshots", commits[c], NULL);
+        g_assert_cmpint(g_mkdir_with_parents(snap, 0755), ==, 0);
+        for (int i = 0; i < 3; i++) {
+            g_autofree char *from = g_build_filename(f32_model, files[i], NULL);
+            g_autofree char *data = NULL;
+            gsize len = 0;
+            g_assert_true(g_file_get_contents(from, &data, &len, NULL));
+            g_autofree char *tag = g_compute_checksum_for_data(G_CHECKSUM_SHA1, (const guchar *)data, len);
+            g_autofree char *blob = g_build_filename(blobs, tag, NULL);
+            g_assert_true(g_file_set_contents(blob, data, (gssize)len, NULL));
+            g_autofree char *link = g_build_filename(snap, files[i], NULL);
+            g_autofree char *target = g_strconcat("../../blobs/", tag, NULL);
+            g_assert_cmpint(symlink(target, link), ==, 0);
+        }
+    }
+    g_autofree char *main_ref = g_build_filename(refs, "main", NULL);
+    g_autofree char *v1_ref = g_build_filename(refs, "v1", NULL);
+    g_assert_true(g_file_set_contents(main_ref, c1, -1, NULL));
+    g_assert_true(g_file_set_contents(v1_ref, c2, -1, NULL));
+    return cache;
+}
+
+static int rm_tree(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    return remove(path);
+}
+
+/* The model chooser's "Downloaded Models" lists the Hugging Face cache; choosing one opens it. */
+static void test_downloaded_models(void) {
+    g_autofree char *cache = make_hf_cache();
+    g_setenv("HF_HUB_CACHE", cache, TRUE);
+    AtnWindow *win = new_window();
+    GMenuModel *menu = atn_window_get_model_menu(win);
+    GMenuModel *down = NULL;
+    for (int i = 0; i < g_menu_model_get_n_items(menu); i++) {
+        g_autofree char *label = NULL;
+        if (g_menu_model_get_item_attribute(menu, i, G_MENU_ATTRIBUTE_LABEL, "s", &label) &&
+            !g_strcmp0(label, "Downloaded Models")) {
+            g_assert_cmpint(i, ==, 1);   /* right after the built-in models */
+            down = g_menu_model_get_item_link(menu, i, G_MENU_LINK_SECTION);
+        }
+    }
+    g_assert_nonnull(down);
+    g_assert_cmpint(g_menu_model_get_n_items(down), ==, 2);
+    const char *want_labels[] = {"org/tiny", "org/tiny @ v1"};
+    const char *want_targets[] = {"org/tiny", "org/tiny@2222222222222222222222222222222222222222"};
+    for (int i = 0; i < 2; i++) {
+        g_autofree char *label = NULL, *action = NULL;
+        g_assert_true(g_menu_model_get_item_attribute(down, i, G_MENU_ATTRIBUTE_LABEL, "s", &label));
+        g_assert_true(g_menu_model_get_item_attribute(down, i, G_MENU_ATTRIBUTE_ACTION, "s", &action));
+        g_autoptr(GVariant) target = g_menu_model_get_item_attribute_value(down, i, G_MENU_ATTRIBUTE_TARGET,
+                                                                           G_VARIANT_TYPE_STRING);
+        g_assert_cmpstr(label, ==, want_labels[i]);
+        g_assert_cmpstr(action, ==, "win.open-model");
+        g_assert_cmpstr(g_variant_get_string(target, NULL), ==, want_targets[i]);
+    }
+    g_object_unref(down);
+    /* choosing the v1 entry opens that snapshot, named as chosen */
+    AtnSession *s = atn_window_get_session(win);
+    model_wait w = {win, want_targets[1], atn_session_get_n_runs(s)};
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(win), "win.open-model", "s", want_targets[1]));
+    g_assert_true(wait_for(idle_with_result, &w));
+    g_assert_cmpstr(atn_model_handle_get_name(atn_session_get_model(s)), ==, want_targets[1]);
+    /* an id that is not in the cache: the error says where it looked */
+    atn_session_open_model(s, "org/nothere");
+    g_assert_true(wait_for(not_opening, s));
+    g_assert_nonnull(atn_window_get_error(win));
+    g_assert_nonnull(strstr(atn_window_get_error(win), "models--org--nothere"));
+    destroy_window(win);
+    /* an empty cache: no such section */
+    g_autofree char *empty = g_build_filename(cache, "empty", NULL);
+    g_setenv("HF_HUB_CACHE", empty, TRUE);
+    win = new_window();
+    menu = atn_window_get_model_menu(win);
+    for (int i = 0; i < g_menu_model_get_n_items(menu); i++) {
+        g_autofree char *label = NULL;
+        if (g_menu_model_get_item_attribute(menu, i, G_MENU_ATTRIBUTE_LABEL, "s", &label))
+            g_assert_cmpstr(label, !=, "Downloaded Models");
+    }
+    destroy_window(win);
+    g_unsetenv("HF_HUB_CACHE");
+    nftw(cache, rm_tree, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(int argc, char **argv) {
     gboolean zh = FALSE, gpu = FALSE;
     for (int i = 1; i < argc; i++) {
@@ -638,6 +739,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/export-all-heads", test_export_all_heads);
         g_test_add_func("/ui/start-options", test_start_options);
         g_test_add_func("/ui/status-and-toy-text", test_status_and_toy_text);
+        g_test_add_func("/ui/downloaded-models", test_downloaded_models);
     }
     return g_test_run();
 }
