@@ -74,6 +74,7 @@ bool cli_keep_going(double fraction, atn_stage stage, void *user_data);
 /* Sub-commands: int cmd(int argc, char **argv), argv[0] is the sub-command name. */
 typedef int (*cli_command_fn)(int argc, char **argv);
 int cmd_models(int argc, char **argv);
+int cmd_download(int argc, char **argv);   /* app/cmd-download.c, through hub/ */
 int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
