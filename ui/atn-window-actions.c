@@ -2,6 +2,7 @@
  * examples, the views, saving toy models, presentation mode, stepping through heads.  The
  * export actions are in atn-window-export.c. */
 #include "atn-window-private.h"
+#include "atn-get-model-dialog.h"
 
 #include <glib/gi18n.h>
 #include <string.h>
@@ -9,6 +10,12 @@
 static void open_model_action(GtkWidget *widget, const char *name, GVariant *param) {
     AtnWindow *self = ATN_WINDOW(widget);
     atn_session_open_model(self->session, g_variant_get_string(param, NULL));
+}
+
+static void get_model_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnGetModelDialog *d = atn_get_model_dialog_new(ATN_WINDOW(widget));
+    gtk_window_set_modal(GTK_WINDOW(d), TRUE);
+    gtk_window_present(GTK_WINDOW(d));
 }
 
 static void on_open_response(GtkNativeDialog *dialog, int response, AtnWindow *self) {
@@ -158,6 +165,7 @@ static void step_action(GtkWidget *widget, const char *name, GVariant *param) {
 void _atn_window_class_actions_init(GtkWidgetClass *wc) {
     gtk_widget_class_install_action(wc, "win.open-model", "s", open_model_action);
     gtk_widget_class_install_action(wc, "win.open-folder", NULL, open_folder_action);
+    gtk_widget_class_install_action(wc, "win.get-model", NULL, get_model_action);
     gtk_widget_class_install_action(wc, "win.open-file", NULL, open_file_action);
     gtk_widget_class_install_action(wc, "win.example", "i", example_action);
     gtk_widget_class_install_action(wc, "win.view", "s", view_action);

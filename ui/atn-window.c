@@ -96,6 +96,7 @@ static void rebuild_model_menu(AtnWindow *self) {
     }
     atn_hf_cache_list_free(cached);
     g_autoptr(GMenu) open = g_menu_new();
+    g_menu_append(open, _("_Get a Model…"), "win.get-model");
     g_menu_append(open, _("Open Model _Folder…"), "win.open-folder");
     g_menu_append(open, _("Open _Toy Model File…"), "win.open-file");
     g_menu_append_section(self->model_menu, NULL, G_MENU_MODEL(open));

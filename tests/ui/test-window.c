@@ -12,7 +12,11 @@
 #include "ui-test-util.h"
 
 #include <ftw.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "atn-get-model-dialog.h"
 
 /* Export from the GUI writes a PNG of the same size as the command line's export. */
 static void test_export_matches_cli(void) {
@@ -711,6 +715,118 @@ static void test_downloaded_models(void) {
     nftw(cache, rm_tree, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* ---- Get a Model…, against the fake Hub of tests/hub ---------------------------------------- */
+
+typedef struct state_wait {
+    AtnGetModelDialog *d;
+    AtnGetModelState state;
+} state_wait;
+
+static gboolean in_state(gpointer data) {
+    state_wait *w = data;
+    return atn_get_model_dialog_get_state(w->d) == w->state;
+}
+
+static gboolean some_progress(gpointer data) {
+    return atn_get_model_dialog_get_fraction(data) > 0.05;
+}
+
+static void test_get_model(void) {
+    g_autofree char *python = g_find_program_in_path("python3");
+    if (!python) {
+        g_test_skip("no python3 for the fake Hub");
+        return;
+    }
+    g_autofree char *dir = g_dir_make_tmp("atn-getmodel-XXXXXX", NULL);
+    g_autofree char *server = g_build_filename(g_getenv("ATN_SOURCE_ROOT"), "tests", "hub", "fake_hub.py", NULL);
+    g_autofree char *models = g_build_filename(g_getenv("ATN_SOURCE_ROOT"), "tests", "hf", "models", NULL);
+    g_autofree char *port_file = g_build_filename(dir, "port", NULL);
+    g_autofree char *log = g_build_filename(dir, "log", NULL);
+    g_autofree char *cache = g_build_filename(dir, "hub", NULL);
+    const char *argv[] = {python, server, "--models", models, "--port-file", port_file, "--log", log, NULL};
+    GPid pid;
+    /* its output not on ours: a test that fails must not leave meson waiting on the pipe */
+    g_assert_true(g_spawn_async(NULL, (char **)argv, NULL,
+                                G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                                NULL, NULL, &pid, NULL));
+    for (int i = 0; i < 400 && !g_file_test(port_file, G_FILE_TEST_EXISTS); i++)
+        g_usleep(20000);
+    g_autofree char *port = NULL;
+    g_assert_true(g_file_get_contents(port_file, &port, NULL, NULL));
+    g_autofree char *endpoint = g_strdup_printf("http://127.0.0.1:%s", port);
+    g_setenv("HF_ENDPOINT", endpoint, TRUE);
+    g_setenv("HF_HUB_CACHE", cache, TRUE);
+    g_unsetenv("HF_TOKEN");
+    g_unsetenv("HF_HUB_OFFLINE");
+
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, "demo");
+    AtnGetModelDialog *d = g_object_ref(atn_get_model_dialog_new(win));
+    gtk_window_present(GTK_WINDOW(d));
+    /* an unknown id: the Hub's 404, said */
+    atn_get_model_dialog_set_id(d, "org/nothere");
+    atn_get_model_dialog_look_up(d);
+    state_wait w = {d, ATN_GET_MODEL_FAILED};
+    g_assert_true(wait_for(in_state, &w));
+    g_assert_nonnull(strstr(atn_get_model_dialog_get_message(d), "no model repository \"org/nothere\""));
+    /* the file list, then Download and Open */
+    atn_get_model_dialog_set_id(d, "org/tiny");
+    atn_get_model_dialog_look_up(d);
+    w.state = ATN_GET_MODEL_READY;
+    g_assert_true(wait_for(in_state, &w));
+    g_assert_cmpint(atn_get_model_dialog_get_n_files(d), ==, 3);
+    g_assert_nonnull(strstr(atn_get_model_dialog_get_message(d), "3 files"));
+    model_wait mw = {win, "org/tiny", atn_session_get_n_runs(s)};
+    atn_get_model_dialog_download(d);
+    g_assert_true(wait_for(idle_with_result, &mw));
+    g_assert_cmpint(atn_get_model_dialog_get_state(d), ==, ATN_GET_MODEL_DONE);
+    g_assert_cmpfloat(atn_get_model_dialog_get_fraction(d), ==, 1.0);
+    g_assert_cmpstr(atn_model_handle_get_name(atn_session_get_model(s)), ==, "org/tiny");
+    g_assert_false(gtk_widget_get_visible(GTK_WIDGET(d)));   /* closed itself */
+    /* the chooser lists it now */
+    GMenuModel *menu = atn_window_get_model_menu(win);
+    g_autofree char *label = NULL;
+    g_assert_true(g_menu_model_get_item_attribute(menu, 1, G_MENU_ATTRIBUTE_LABEL, "s", &label));
+    g_assert_cmpstr(label, ==, "Downloaded Models");
+    g_object_unref(d);
+
+    /* Cancel while downloading: the partial file kept; Download again finishes it */
+    d = g_object_ref(atn_get_model_dialog_new(win));
+    gtk_window_present(GTK_WINDOW(d));
+    atn_get_model_dialog_set_id(d, "org/slow");
+    atn_get_model_dialog_look_up(d);
+    w = (state_wait){d, ATN_GET_MODEL_READY};
+    g_assert_true(wait_for(in_state, &w));
+    atn_get_model_dialog_download(d);
+    g_assert_true(wait_for(some_progress, d));
+    atn_get_model_dialog_cancel(d);
+    w.state = ATN_GET_MODEL_CANCELLED;
+    g_assert_true(wait_for(in_state, &w));
+    g_assert_nonnull(strstr(atn_get_model_dialog_get_message(d), "Cancelled"));
+    g_autofree char *blobs = g_build_filename(cache, "models--org--slow", "blobs", NULL);
+    GDir *bd = g_dir_open(blobs, 0, NULL);
+    g_assert_nonnull(bd);
+    int incomplete = 0;
+    for (const char *n; (n = g_dir_read_name(bd));)
+        incomplete += g_str_has_suffix(n, ".incomplete");
+    g_dir_close(bd);
+    g_assert_cmpint(incomplete, ==, 1);
+    mw = (model_wait){win, "org/slow", atn_session_get_n_runs(s)};
+    atn_get_model_dialog_download(d);
+    g_assert_true(wait_for(idle_with_result, &mw));
+    g_assert_cmpint(atn_get_model_dialog_get_state(d), ==, ATN_GET_MODEL_DONE);
+    g_object_unref(d);
+    destroy_window(win);
+
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    g_spawn_close_pid(pid);
+    g_unsetenv("HF_ENDPOINT");
+    g_unsetenv("HF_HUB_CACHE");
+    nftw(dir, rm_tree, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(int argc, char **argv) {
     gboolean zh = FALSE, gpu = FALSE;
     for (int i = 1; i < argc; i++) {
@@ -740,6 +856,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/start-options", test_start_options);
         g_test_add_func("/ui/status-and-toy-text", test_status_and_toy_text);
         g_test_add_func("/ui/downloaded-models", test_downloaded_models);
+        g_test_add_func("/ui/get-model", test_get_model);
     }
     return g_test_run();
 }
