@@ -1,5 +1,5 @@
 /* attnscope download org/name[@revision]: the files attnscope needs, into the Hugging Face
- * cache (hub/hub.h), with progress on stderr. */
+ * cache (engine/hub/hub.h), with progress on stderr. */
 #include "cli.h"
 #include "hf-cache.h"
 #include "hub.h"

@@ -1,4 +1,4 @@
-/* "Get a Model…" (atn-get-model-dialog.h): the Hub client (hub/hub.h) on worker threads,
+/* "Get a Model…" (atn-get-model-dialog.h): the Hub client (engine/hub/hub.h) on worker threads,
  * its progress polled on the main thread every 100 ms. */
 #include "atn-get-model-dialog.h"
 

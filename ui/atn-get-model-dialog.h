@@ -1,5 +1,5 @@
 /* "Get a Model…": type a Hugging Face model id, see the files attnscope would fetch and their
- * sizes, download them into the shared cache (hub/hub.h) with a progress bar and Cancel, and
+ * sizes, download them into the shared cache (engine/hub/hub.h) with a progress bar and Cancel, and
  * open the model when done.  The lookup and the download run on worker threads (GTask); the
  * dialog's fields belong to the main thread. */
 #pragma once

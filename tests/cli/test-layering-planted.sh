@@ -9,7 +9,6 @@ fail=0
 fresh() {
   rm -rf "$tmp/t"; mkdir -p "$tmp/t"
   cp -r "$root/engine" "$root/app" "$root/ui" "$tmp/t/"
-  [ -d "$root/hub" ] && cp -r "$root/hub" "$tmp/t/"
 }
 expect() {   # expect ok|fail WHAT
   if sh "$script" "$tmp/t" 2>"$tmp/err"; then got=ok; else got=fail; fi
@@ -30,7 +29,7 @@ fresh; printf '#include <gtk/gtk.h>\n' >> "$tmp/t/ui/render/text.c"; expect fail
 fresh; printf '#include <glib.h>\n' >> "$tmp/t/engine/run.c"; expect fail "engine includes glib.h"
 fresh; printf '#include <curl/curl.h>\n' >> "$tmp/t/engine/hf-cache.c"; expect fail "engine includes curl/curl.h"
 fresh; printf '#include <sys/socket.h>\n' >> "$tmp/t/engine/model.c"; expect fail "engine includes sys/socket.h"
-fresh; printf '#include "hub.h"\n' >> "$tmp/t/engine/model.c"; expect fail "engine includes hub/hub.h"
-fresh; printf '#include "model-private.h"\n' >> "$tmp/t/hub/hub.c"; expect fail "hub/ includes model-private.h"
+fresh; printf '#include "hub.h"\n' >> "$tmp/t/engine/model.c"; expect fail "engine includes engine/hub/hub.h"
+fresh; printf '#include "model-private.h"\n' >> "$tmp/t/engine/hub/hub.c"; expect fail "engine/hub/ includes model-private.h"
 fresh; printf '#include "attnscope.h"\n#include "analysis.h"\n' >> "$tmp/t/app/main.c"; expect ok "app/ includes the public headers"
 exit $fail

@@ -1,4 +1,4 @@
-/* hub/sha256.c against the FIPS 180-4 / NIST example vectors, fed whole and byte by byte
+/* engine/hub/sha256.c against the FIPS 180-4 / NIST example vectors, fed whole and byte by byte
  * (the block-boundary paths), and a million 'a's. */
 #include "check.h"
 #include "sha256.h"
