@@ -160,6 +160,229 @@ static void test_heatmap_png(void) {
     free(big);
 }
 
+
+/* ---- long inputs: zoom, numbers that fit, the fixed colour scale, one query's bars ------------ */
+
+static uint32_t rgb_hex(const double c[3]) {
+    return ((uint32_t)(c[0] * 255 + 0.5) << 16) | ((uint32_t)(c[1] * 255 + 0.5) << 8) | (uint32_t)(c[2] * 255 + 0.5);
+}
+
+static void test_heatmap_zoom(void) {
+    enum { N = 512 };
+    float *a = calloc((size_t)N * N, sizeof *a);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            a[(size_t)i * N + j] = (float)((i * 31 + j * 17) % 97) / 97.0f;
+    atn_heatmap_spec hm;
+    atn_heatmap_spec_init(&hm);
+    hm.values = a;
+    hm.rows = hm.cols = N;
+    atn_heatmap_layout L;
+    atn_render_heatmap_layout(&hm, 1000, 1000, &L);
+    CHECK(L.view_row0 == 0 && L.view_col0 == 0 && L.view_rows == N && L.view_cols == N);
+    CHECK(L.cell_w < 2 && L.overview.w == 0);   /* under 2 px a cell: no zoom, no overview */
+    CHECK(L.value_decimals == 0);                /* no numbers in such cells */
+    /* zoomed to 20 x 30 cells from (100, 200): the cells grow, the overview appears */
+    hm.view_row0 = 100;
+    hm.view_col0 = 200;
+    hm.view_rows = 20;
+    hm.view_cols = 30;
+    atn_render_heatmap_layout(&hm, 1000, 1000, &L);
+    CHECK(L.view_row0 == 100 && L.view_col0 == 200 && L.view_rows == 20 && L.view_cols == 30);
+    CHECK(L.cell_w > 20 && L.cells.w == L.cell_w * 30);
+    CHECK(L.overview.w > 24 && L.overview.x + L.overview.w <= L.cells.x + L.cells.w);
+    int32_t row, col;
+    CHECK(atn_render_heatmap_cell_at(&hm, 1000, 1000, L.cells.x + 0.5 * L.cell_w, L.cells.y + 0.5 * L.cell_h, &row,
+                                     &col));
+    CHECK_MSG(row == 100 && col == 200, "the first visible cell hit-tests as (%d, %d)", row, col);
+    CHECK(atn_render_heatmap_cell_at(&hm, 1000, 1000, L.cells.x + 29.5 * L.cell_w, L.cells.y + 19.5 * L.cell_h, &row,
+                                     &col));
+    CHECK(row == 119 && col == 229);
+    /* a block past the end is clamped into the matrix */
+    hm.view_row0 = 600;
+    hm.view_col0 = -5;
+    atn_render_heatmap_layout(&hm, 1000, 1000, &L);
+    CHECK(L.view_row0 == N - 20 && L.view_col0 == 0);
+    /* the drawn cells are the block's: cell (row0, col0)'s colour at the top-left */
+    hm.view_row0 = 100;
+    hm.view_col0 = 200;
+    hm.show_values = false;
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1000, 1000);
+    cairo_t *cr = cairo_create(s);
+    atn_render_heatmap(cr, &hm, 1000, 1000);
+    cairo_destroy(cr);
+    cairo_surface_flush(s);
+    atn_render_heatmap_layout(&hm, 1000, 1000, &L);
+    for (int k = 0; k < 3; k++) {
+        int i = 100 + k * 7, j = 200 + k * 11;
+        double rgb[3];
+        atn_colormap_rgb(ATN_CMAP_VIRIDIS, (a[(size_t)i * N + j] - L.vmin) / (L.vmax - L.vmin), rgb);
+        uint32_t got = pixel(s, L.cells.x + (j - 200 + 0.5) * L.cell_w, L.cells.y + (i - 100 + 0.5) * L.cell_h);
+        CHECK_MSG(got == rgb_hex(rgb), "cell (%d, %d) drawn %06x, want %06x", i, j, got, rgb_hex(rgb));
+    }
+    cairo_surface_destroy(s);
+    free(a);
+}
+
+static void test_cell_numbers(void) {
+    struct { double v; int d; const char *want; } cases[] = {
+        {0.3760, 4, ".376"}, {0.0003, 4, ".0003"}, {0.00004, 4, "<.0001"}, {2.754e-05, 3, "<.001"},
+        {1.0, 4, "1"}, {0.0, 4, "0"}, {0.5, 2, ".5"}, {-0.25, 4, "-.25"}, {-0.00001, 3, ">-.001"},
+        {12.5, 4, "12.5"}, {0.99996, 4, "1"}, {0.125, 1, ".1"}, {0.9, 1, ".9"},
+    };
+    char buf[32];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        atn_render_cell_number(buf, sizeof buf, cases[k].v, cases[k].d);
+        CHECK_MSG(!strcmp(buf, cases[k].want), "%g at %d decimals: \"%s\", want \"%s\"", cases[k].v, cases[k].d, buf,
+                  cases[k].want);
+    }
+    /* the fits check: numbers only when the widest one fits in the cell, never 2.754e-05 */
+    float a[16 * 16];
+    for (int i = 0; i < 256; i++)
+        a[i] = i % 3 == 0 ? 2.754e-05f : (float)(i % 10) / 9.0f * 0.37f;
+    atn_heatmap_spec hm;
+    atn_heatmap_spec_init(&hm);
+    hm.values = a;
+    hm.rows = hm.cols = 16;
+    hm.show_labels = false;
+    hm.show_colorbar = false;
+    int prev = 5, seen_some = 0, seen_none = 0;
+    for (double side = 1000; side >= 60; side *= 0.85) {
+        atn_heatmap_layout L;
+        atn_render_heatmap_layout(&hm, side, side, &L);
+        CHECK(L.value_decimals >= 0 && L.value_decimals <= 4);
+        CHECK_MSG(L.value_decimals <= prev, "smaller cells got more decimals (%d after %d)", L.value_decimals, prev);
+        prev = L.value_decimals;
+        if (L.value_decimals > 0) {
+            seen_some++;
+            CHECK_MSG(L.value_w > 0 && L.value_w < L.cell_w, "numbers %.1f wide in cells %.1f wide", L.value_w,
+                      L.cell_w);
+        } else {
+            seen_none++;
+        }
+    }
+    CHECK(seen_some > 0 && seen_none > 0);
+    /* measured independently: at the size where 4 decimals were chosen, "<.0001" fits */
+    atn_heatmap_layout L;
+    atn_render_heatmap_layout(&hm, 1000, 1000, &L);
+    CHECK(L.value_decimals == 4);
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 10, 10);
+    cairo_t *cr = cairo_create(s);
+    PangoLayout *pl = pango_cairo_create_layout(cr);
+    PangoFontDescription *fd = pango_font_description_from_string("Sans 10");
+    pango_layout_set_font_description(pl, fd);
+    pango_layout_set_text(pl, "<.0001", -1);
+    int pw, ph;
+    pango_layout_get_size(pl, &pw, &ph);
+    CHECK(pw / (double)PANGO_SCALE < L.cell_w);
+    pango_font_description_free(fd);
+    g_object_unref(pl);
+    cairo_destroy(cr);
+    cairo_surface_destroy(s);
+    hm.show_values = false;
+    atn_render_heatmap_layout(&hm, 1000, 1000, &L);
+    CHECK(L.value_decimals == 0);
+}
+
+/* A uniform 1/3 head on the fixed 0..1 scale is drawn in the colour the colour bar has at 1/3
+ * (on its own 0..max scale it would be the top colour). */
+static void test_fixed_scale(void) {
+    enum { N = 3 };
+    float a[N * N];
+    for (int i = 0; i < N * N; i++)
+        a[i] = 1.0f / 3.0f;
+    atn_heatmap_spec hm;
+    atn_heatmap_spec_init(&hm);
+    hm.values = a;
+    hm.rows = hm.cols = N;
+    hm.show_values = false;
+    hm.range.automatic = false;
+    hm.range.vmin = 0;
+    hm.range.vmax = 1;
+    hm.colorbar_label = "weight";
+    hm.colorbar_note = "fixed 0\xe2\x80\x93" "1";
+    for (int fixed = 1; fixed >= 0; fixed--) {
+        hm.range.automatic = !fixed;
+        cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 500, 400);
+        cairo_t *cr = cairo_create(s);
+        atn_render_heatmap(cr, &hm, 500, 400);
+        cairo_destroy(cr);
+        cairo_surface_flush(s);
+        atn_heatmap_layout L;
+        atn_render_heatmap_layout(&hm, 500, 400, &L);
+        uint32_t cell = pixel(s, L.cells.x + 1.5 * L.cell_w, L.cells.y + 1.5 * L.cell_h);
+        /* the bar: the column 7 px into the colour bar box, the rows drawn in the map's colours */
+        const uint32_t *tab = atn_colormap_table(ATN_CMAP_VIRIDIS);
+        double bx = L.colorbar.x + 7;
+        int top = -1, bottom = -1, same0 = -1, same1 = -1;
+        for (int y = (int)L.colorbar.y; y < (int)(L.colorbar.y + L.colorbar.h); y++) {
+            uint32_t p = pixel(s, bx, y);
+            bool in_map = false;
+            for (int k = 0; k < 256; k++)
+                in_map |= tab[k] == p;
+            if (in_map && top < 0)
+                top = y;
+            if (in_map)
+                bottom = y;
+            if (p == cell && same0 < 0)
+                same0 = y;
+            if (p == cell)
+                same1 = y;
+        }
+        CHECK_MSG(top > 0 && bottom > top + 50, "colour bar rows %d..%d", top, bottom);
+        double third = bottom + 1 - (bottom + 1 - top) / 3.0;   /* where the bar shows 1/3 */
+        double rgb[3];
+        atn_colormap_rgb(ATN_CMAP_VIRIDIS, 1.0 / 3.0, rgb);
+        if (fixed) {
+            CHECK_MSG(same0 > 0 && fabs((same0 + same1 + 1) / 2.0 - third) <= 1.5,
+                      "the 1/3 cell's colour %06x is at rows %d..%d of the bar, 1/3 is at %.1f", cell, same0, same1,
+                      third);
+            CHECK(cell == rgb_hex(rgb));
+        } else {
+            CHECK_MSG(cell == 0xfde725, "on its own scale a uniform head is the top colour, not %06x", cell);
+        }
+        cairo_surface_destroy(s);
+    }
+}
+
+static void test_query_bars(void) {
+    enum { N = 512 };
+    float row[N];
+    for (int j = 0; j < N; j++)
+        row[j] = 0.5f / N;
+    row[7] = 0.3f;
+    row[400] = 0.2f;
+    atn_query_bars_spec qb;
+    atn_query_bars_spec_init(&qb);
+    qb.values = row;
+    qb.n = N;
+    qb.range.automatic = false;
+    qb.range.vmin = 0;
+    qb.range.vmax = 1;
+    atn_query_bars_layout B;
+    atn_render_query_bars_layout(&qb, 1200, 500, &B);
+    CHECK(B.vmin == 0 && B.vmax == 1 && B.view_cols == N && B.label_step > 1);
+    CHECK(fabs(B.bar_w * N - B.plot.w) < 1e-6);
+    /* the bar of key 7 is drawn 0.3 of the plot high, in the colour of 0.3 */
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1200, 500);
+    cairo_t *cr = cairo_create(s);
+    qb.view_col0 = 0;
+    qb.view_cols = 32;   /* zoomed to the first 32 keys */
+    atn_render_query_bars(cr, &qb, 1200, 500);
+    cairo_destroy(cr);
+    cairo_surface_flush(s);
+    atn_render_query_bars_layout(&qb, 1200, 500, &B);
+    CHECK(B.view_cols == 32 && B.label_step == 1);
+    double xc = B.plot.x + 7.5 * B.bar_w, base = B.plot.y + B.plot.h;
+    double rgb[3];
+    atn_colormap_rgb(ATN_CMAP_VIRIDIS, 0.3, rgb);
+    CHECK(pixel(s, xc, base - 0.29 * B.plot.h) == rgb_hex(rgb));
+    CHECK(pixel(s, xc, base - 0.31 * B.plot.h) != rgb_hex(rgb));
+    int32_t key;
+    CHECK(atn_render_query_bars_key_at(&qb, 1200, 500, xc, base - 1, &key) && key == 7);
+    cairo_surface_destroy(s);
+}
+
 /* ---- the other figures: geometry and hit-testing ---------------------------------------------- */
 
 static void test_grid_and_headview(void) {
@@ -401,6 +624,10 @@ int main(void) {
     test_head_file_names();
     test_colormaps();
     test_heatmap_png();
+    test_heatmap_zoom();
+    test_cell_numbers();
+    test_fixed_scale();
+    test_query_bars();
     test_grid_and_headview();
     test_similarity_view();
     test_trace_sheet();

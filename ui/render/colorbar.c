@@ -27,12 +27,18 @@ double rt_colorbar_width(rtext *t, double vmin, double vmax, bool show_nonfinite
 }
 
 static void draw_bar(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double vmax, const char *label,
-                     bool show_nonfinite, atn_rect box) {
+                     const char *note, bool show_nonfinite, atn_rect box) {
     double fs = t->fs, lh = rt_line_height(t, RT_SMALL);
     double y0 = box.y, y1 = box.y + box.h;
     rt_rgb(cr, t->st.fg, 1.0);
     if (label && label[0]) {
         rt_draw(cr, t, label, RT_SMALL, false, box.x, y0, 0, box.w);
+        y0 += lh + 2 * fs;
+    }
+    if (note && note[0]) {
+        rt_rgb(cr, t->st.fg, 0.75);
+        rt_draw(cr, t, note, RT_SMALL, false, box.x, y0, 0, box.w);
+        rt_rgb(cr, t->st.fg, 1.0);
         y0 += lh + 2 * fs;
     }
     if (show_nonfinite)
@@ -91,7 +97,12 @@ static void draw_bar(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double
 
 void rt_colorbar(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double vmax, const char *label,
                  bool show_nonfinite, atn_rect box) {
-    draw_bar(cr, t, cm, vmin, vmax, label, show_nonfinite, box);
+    draw_bar(cr, t, cm, vmin, vmax, label, NULL, show_nonfinite, box);
+}
+
+void rt_colorbar_noted(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double vmax, const char *label,
+                       const char *note, bool show_nonfinite, atn_rect box) {
+    draw_bar(cr, t, cm, vmin, vmax, label, note, show_nonfinite, box);
 }
 
 void atn_render_colorbar(cairo_t *cr, const atn_render_style *st, atn_colormap cm, double vmin, double vmax,
@@ -99,7 +110,7 @@ void atn_render_colorbar(cairo_t *cr, const atn_render_style *st, atn_colormap c
     rtext t;
     rt_begin(&t, st);
     cairo_save(cr);
-    draw_bar(cr, &t, cm, vmin, vmax, label, show_nonfinite, box);
+    draw_bar(cr, &t, cm, vmin, vmax, label, NULL, show_nonfinite, box);
     cairo_restore(cr);
     rt_end(&t);
 }

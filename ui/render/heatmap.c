@@ -17,6 +17,62 @@ void atn_heatmap_spec_init(atn_heatmap_spec *s) {
     s->square_cells = true;
     s->highlight_row = s->highlight_col = -1;
     s->hover_row = s->hover_col = -1;
+    s->show_overview = true;
+}
+
+/* The visible block, clamped into the matrix. */
+static void resolve_view(const atn_heatmap_spec *s, int32_t *r0, int32_t *c0, int32_t *nr, int32_t *nc) {
+    int32_t rows = s->rows > 0 ? s->rows : 1, cols = s->cols > 0 ? s->cols : 1;
+    *nr = s->view_rows > 0 && s->view_rows < rows ? s->view_rows : rows;
+    *nc = s->view_cols > 0 && s->view_cols < cols ? s->view_cols : cols;
+    *r0 = s->view_row0 < 0 ? 0 : s->view_row0 > rows - *nr ? rows - *nr : s->view_row0;
+    *c0 = s->view_col0 < 0 ? 0 : s->view_col0 > cols - *nc ? cols - *nc : s->view_col0;
+}
+
+void atn_render_cell_number(char *buf, size_t size, double v, int decimals) {
+    if (size == 0)
+        return;
+    if (isnan(v)) {
+        snprintf(buf, size, "NaN");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, size, v > 0 ? "Inf" : "-Inf");
+        return;
+    }
+    if (decimals < 1)
+        decimals = 1;
+    if (decimals > 4)
+        decimals = 4;
+    if (v == 0) {
+        snprintf(buf, size, "0");
+        return;
+    }
+    double least = pow(10, -decimals);
+    if (fabs(v) < 0.5 * least) {   /* would print as 0: say how small instead */
+        char tail[8];
+        snprintf(tail, sizeof tail, "%.*f", decimals, least);   /* "0.001" */
+        snprintf(buf, size, "%s%s", v > 0 ? "<" : ">-", tail + 1);
+        return;
+    }
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
+    char *dot = strchr(tmp, '.');
+    if (dot) {   /* trailing zeros, then a bare dot */
+        char *e = tmp + strlen(tmp) - 1;
+        while (e > dot && *e == '0')
+            *e-- = 0;
+        if (e == dot)
+            *e = 0;
+    }
+    const char *p = tmp;
+    if (tmp[0] == '0' && tmp[1] == '.')
+        p = tmp + 1;   /* "0.376" -> ".376" */
+    else if (tmp[0] == '-' && tmp[1] == '0' && tmp[2] == '.') {
+        tmp[1] = '-';   /* "-0.25" -> "-.25" */
+        p = tmp + 1;
+    }
+    snprintf(buf, size, "%s", p);
 }
 
 static const char *label_of(const char *const *labels, int32_t i, char *buf, size_t size) {
@@ -52,6 +108,49 @@ static bool has_nonfinite(const atn_heatmap_spec *s) {
     return false;
 }
 
+/* Which decimals the numbers in cells get: the most (4 down to 1) for which every visible
+ * cell's number fits inside its cell with a margin; none when even 1 decimal does not. */
+#define VALUE_PAD_X 3.0
+#define VALUE_PAD_Y 2.0
+static void value_fit(rtext *t, const atn_heatmap_spec *s, atn_heatmap_layout *L) {
+    L->value_decimals = 0;
+    L->value_w = 0;
+    if (!s->show_values || !s->values || s->rows <= 0 || s->cols <= 0)
+        return;
+    double fs = t->fs, vh, w1;
+    rt_measure(t, "1", RT_SMALL, false, &w1, &vh);
+    if (L->cell_h < vh + 2 * VALUE_PAD_Y * fs || L->cell_w < w1 + 2 * VALUE_PAD_X * fs)
+        return;   /* no number fits (and no loop over thousands of tiny cells) */
+    char buf[32], longest[32];
+    for (int d = 4; d >= 1; d--) {
+        size_t most = 0;
+        longest[0] = 0;
+        for (int32_t i = L->view_row0; i < L->view_row0 + L->view_rows; i++)
+            for (int32_t j = L->view_col0; j < L->view_col0 + L->view_cols; j++) {
+                atn_render_cell_number(buf, sizeof buf, s->values[(size_t)i * stride_of(s) + j], d);
+                size_t len = strlen(buf);
+                if (len > most) {
+                    most = len;
+                    memcpy(longest, buf, len + 1);
+                }
+            }
+        /* digits are the same width, but measure a few long ones to be sure of the widest */
+        double w;
+        rt_measure(t, longest, RT_SMALL, false, &w, NULL);
+        double w0;
+        char zeros[32];
+        memset(zeros, '0', most);
+        zeros[most] = 0;
+        rt_measure(t, zeros, RT_SMALL, false, &w0, NULL);
+        w = fmax(w, w0);
+        if (w + 2 * VALUE_PAD_X * fs <= L->cell_w) {
+            L->value_decimals = d;
+            L->value_w = w;
+            return;
+        }
+    }
+}
+
 /* The layout, measured with t (which the drawing then reuses). */
 static void layout_with(rtext *t, const atn_heatmap_spec *s, double w, double h, bool nonfinite,
                         atn_heatmap_layout *L) {
@@ -81,11 +180,21 @@ static void layout_with(rtext *t, const atn_heatmap_spec *s, double w, double h,
             rt_measure(t, s->colorbar_label, RT_SMALL, false, &lw, NULL);
             cb = fmax(cb, fmin(lw, 120 * fs) + 3 * gap);
         }
+        if (s->colorbar_note) {
+            double lw;
+            rt_measure(t, s->colorbar_note, RT_SMALL, false, &lw, NULL);
+            cb = fmax(cb, fmin(lw, 140 * fs) + 3 * gap);
+        }
     }
     double avail_w = fmax(1, x1 - x0 - ax_w - rl - cb);
     double cl_h = labels ? lh + gap : 0;
     double avail_h = fmax(1, y1 - y0 - ax_h - cl_h);
-    int32_t rows = s->rows > 0 ? s->rows : 1, cols = s->cols > 0 ? s->cols : 1;
+    int32_t r0, c0, rows, cols;
+    resolve_view(s, &r0, &c0, &rows, &cols);
+    L->view_row0 = r0;
+    L->view_col0 = c0;
+    L->view_rows = rows;
+    L->view_cols = cols;
     double cw = avail_w / cols, ch = avail_h / rows;
     if (s->square_cells)
         cw = ch = fmin(cw, ch);
@@ -116,6 +225,15 @@ static void layout_with(rtext *t, const atn_heatmap_spec *s, double w, double h,
         double cbh = fmax(mh, fmin(200 * fs, y1 - y0));
         L->colorbar = (atn_rect){L->cells.x + mw + 3 * gap, y0, cb - 3 * gap, cbh};
     }
+    bool zoomed = rows < s->rows || cols < s->cols;
+    if (zoomed && s->show_overview && s->rows > 0 && s->cols > 0) {
+        double side = fmin(140 * fs, 0.3 * fmin(mw, mh));
+        double ow = s->cols >= s->rows ? side : side * s->cols / s->rows;
+        double oh = s->rows >= s->cols ? side : side * s->rows / s->cols;
+        if (ow >= 24 && oh >= 24)
+            L->overview = (atn_rect){L->cells.x + mw - ow - gap, L->cells.y + mh - oh - gap, ow, oh};
+    }
+    value_fit(t, s, L);
 }
 
 void atn_render_heatmap_layout(const atn_heatmap_spec *s, double w, double h, atn_heatmap_layout *out) {
@@ -133,38 +251,76 @@ bool atn_render_heatmap_cell_at(const atn_heatmap_spec *s, double w, double h, d
     if (s->rows <= 0 || s->cols <= 0 || L.cell_w <= 0 || L.cell_h <= 0)
         return false;
     double fx = (x - L.cells.x) / L.cell_w, fy = (y - L.cells.y) / L.cell_h;
-    if (!(fx >= 0 && fy >= 0 && fx < s->cols && fy < s->rows))
+    if (!(fx >= 0 && fy >= 0 && fx < L.view_cols && fy < L.view_rows))
         return false;
-    *col = (int32_t)fx;
-    *row = (int32_t)fy;
+    *col = L.view_col0 + (int32_t)fx;
+    *row = L.view_row0 + (int32_t)fy;
     return true;
 }
 
-static void draw_labels(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L) {
+static double cell_x(const atn_heatmap_layout *L, int32_t j) { return L->cells.x + (j - L->view_col0) * L->cell_w; }
+static double cell_y(const atn_heatmap_layout *L, int32_t i) { return L->cells.y + (i - L->view_row0) * L->cell_h; }
+
+/* One row label right-aligned before the cells; boxed: on a background box (hover). */
+static void draw_row_label(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L, int32_t i,
+                           bool hi, bool boxed) {
     char buf[16];
     double lh = rt_line_height(t, RT_LABEL), gap = 4 * t->fs;
-    for (int32_t i = 0; i < s->rows; i += L->row_label_step) {
-        bool hi = i == s->highlight_row || i == s->hover_row;
-        bool dim = s->row_mask && !s->row_mask[i];
-        rt_rgb(cr, hi ? t->st.accent : t->st.fg, dim ? 0.4 : 1.0);
-        double yc = L->cells.y + (i + 0.5) * L->cell_h;
-        rt_draw(cr, t, label_of(s->row_labels, i, buf, sizeof buf), RT_LABEL, hi, L->cells.x - gap, yc - lh / 2, 1.0,
-                L->row_labels.w);
+    const char *text = label_of(s->row_labels, i, buf, sizeof buf);
+    double yc = cell_y(L, i) + 0.5 * L->cell_h;
+    if (boxed) {
+        double tw;
+        rt_measure(t, text, RT_LABEL, true, &tw, NULL);
+        tw = fmin(tw, L->row_labels.w);
+        rt_rgb(cr, t->st.bg, 1.0);
+        cairo_rectangle(cr, L->cells.x - gap - tw - gap / 2, yc - lh / 2, tw + gap, lh);
+        cairo_fill(cr);
     }
-    for (int32_t j = 0; j < s->cols; j += L->col_label_step) {
+    bool dim = s->row_mask && !s->row_mask[i];
+    rt_rgb(cr, hi ? t->st.accent : t->st.fg, dim ? 0.4 : 1.0);
+    rt_draw(cr, t, text, RT_LABEL, hi, L->cells.x - gap, yc - lh / 2, 1.0, L->row_labels.w);
+}
+
+static void draw_col_label(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L, int32_t j,
+                           bool hi, bool boxed) {
+    char buf[16];
+    double lh = rt_line_height(t, RT_LABEL);
+    double xc = cell_x(L, j) + 0.5 * L->cell_w;
+    const char *text = label_of(s->col_labels, j, buf, sizeof buf);
+    double tw;
+    rt_measure(t, text, RT_LABEL, hi, &tw, NULL);
+    if (boxed) {
+        rt_rgb(cr, t->st.bg, 1.0);
+        if (L->col_labels_rotated)
+            cairo_rectangle(cr, xc - lh / 2, L->col_labels.y, lh, fmin(tw, L->col_labels.h) + 2);
+        else
+            cairo_rectangle(cr, xc - tw / 2 - 2, L->col_labels.y, tw + 4, lh);
+        cairo_fill(cr);
+    }
+    bool dim = s->col_mask && !s->col_mask[j];
+    rt_rgb(cr, hi ? t->st.accent : t->st.fg, dim ? 0.4 : 1.0);
+    if (L->col_labels_rotated) {
+        double shown = fmin(tw, L->col_labels.h);
+        rt_draw_up(cr, t, text, RT_LABEL, hi, xc, L->col_labels.y, shown < tw ? L->col_labels.h : 0);
+    } else {
+        rt_draw(cr, t, text, RT_LABEL, hi, xc, L->col_labels.y, 0.5, 0);
+    }
+}
+
+/* Labels of the visible block, every step-th (counted from 0, so panning keeps the same
+ * labels), and the highlighted ones wherever they fall. */
+static void draw_labels(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L) {
+    double gap = 4 * t->fs;
+    int32_t r1 = L->view_row0 + L->view_rows, c1 = L->view_col0 + L->view_cols;
+    for (int32_t i = L->view_row0; i < r1; i++) {
+        bool hi = i == s->highlight_row || i == s->hover_row;
+        if (i % L->row_label_step == 0 || i == s->highlight_row)
+            draw_row_label(cr, t, s, L, i, hi, false);
+    }
+    for (int32_t j = L->view_col0; j < c1; j++) {
         bool hi = j == s->highlight_col || j == s->hover_col;
-        bool dim = s->col_mask && !s->col_mask[j];
-        rt_rgb(cr, hi ? t->st.accent : t->st.fg, dim ? 0.4 : 1.0);
-        double xc = L->cells.x + (j + 0.5) * L->cell_w;
-        const char *text = label_of(s->col_labels, j, buf, sizeof buf);
-        if (L->col_labels_rotated) {
-            double tw;
-            rt_measure(t, text, RT_LABEL, hi, &tw, NULL);
-            double shown = fmin(tw, L->col_labels.h);
-            rt_draw_up(cr, t, text, RT_LABEL, hi, xc, L->col_labels.y, shown < tw ? L->col_labels.h : 0);
-        } else {
-            rt_draw(cr, t, text, RT_LABEL, hi, xc, L->col_labels.y, 0.5, 0);
-        }
+        if (j % L->col_label_step == 0 || j == s->highlight_col)
+            draw_col_label(cr, t, s, L, j, hi, false);
     }
     rt_rgb(cr, t->st.fg, 0.8);
     if (s->row_axis) {
@@ -178,23 +334,61 @@ static void draw_labels(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const 
                 0.5, 0);
 }
 
-static void draw_values(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L) {
-    double vw, vh;
-    rt_measure(t, "-0.0000", RT_SMALL, false, &vw, &vh);
-    if (L->cell_w < vw + 6 * t->fs || L->cell_h < vh + 4 * t->fs)
+static bool visible_row(const atn_heatmap_layout *L, int32_t i) {
+    return i >= L->view_row0 && i < L->view_row0 + L->view_rows;
+}
+static bool visible_col(const atn_heatmap_layout *L, int32_t j) {
+    return j >= L->view_col0 && j < L->view_col0 + L->view_cols;
+}
+
+static void draw_hover_labels(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L) {
+    if (!s->show_labels || L->row_labels.w <= 0)
         return;
+    if (s->hover_row >= 0 && s->hover_row < s->rows && visible_row(L, s->hover_row))
+        draw_row_label(cr, t, s, L, s->hover_row, true, true);
+    if (s->hover_col >= 0 && s->hover_col < s->cols && visible_col(L, s->hover_col))
+        draw_col_label(cr, t, s, L, s->hover_col, true, true);
+}
+
+void atn_render_heatmap_hover_labels(cairo_t *cr, const atn_heatmap_spec *s, double w, double h) {
+    rtext t;
+    rt_begin(&t, s->style);
+    atn_heatmap_layout L;
+    layout_with(&t, s, w, h, s->show_colorbar && has_nonfinite(s), &L);
+    cairo_save(cr);
+    draw_hover_labels(cr, &t, s, &L);
+    cairo_restore(cr);
+    rt_end(&t);
+}
+
+/* Whether cell (i, j) gets its number. */
+static bool cell_shows_number(const atn_heatmap_spec *s, int32_t i, int32_t j) {
+    return !(s->causal && j > i);   /* a causal model's future cells are masked: no number */
+}
+
+static void draw_values(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L) {
+    if (L->value_decimals <= 0)
+        return;
+    double vh, fs = t->fs;
+    rt_measure(t, "0", RT_SMALL, false, NULL, &vh);
     char buf[32];
-    for (int32_t i = 0; i < s->rows; i++)
-        for (int32_t j = 0; j < s->cols && !(s->causal && j > i); j++) {   /* masked cells: no number */
+    for (int32_t i = L->view_row0; i < L->view_row0 + L->view_rows; i++)
+        for (int32_t j = L->view_col0; j < L->view_col0 + L->view_cols; j++) {
+            if (!cell_shows_number(s, i, j))
+                continue;
             double v = s->values[(size_t)i * stride_of(s) + j], rgb[3];
+            atn_render_cell_number(buf, sizeof buf, v, L->value_decimals);
+            double tw;
+            rt_measure(t, buf, RT_SMALL, false, &tw, NULL);
+            if (tw + 2 * VALUE_PAD_X * fs > L->cell_w)
+                continue;   /* never spills into the next cell */
             atn_colormap_rgb(s->colormap, (v - L->vmin) / (L->vmax - L->vmin), rgb);
             if (rt_luminance(rgb) > 0.45)
                 cairo_set_source_rgb(cr, 0, 0, 0);
             else
                 cairo_set_source_rgb(cr, 1, 1, 1);
-            rt_format(buf, sizeof buf, v);
-            rt_draw(cr, t, buf, RT_SMALL, false, L->cells.x + (j + 0.5) * L->cell_w,
-                    L->cells.y + (i + 0.5) * L->cell_h - vh / 2, 0.5, 0);
+            rt_draw(cr, t, buf, RT_SMALL, false, cell_x(L, j) + 0.5 * L->cell_w, cell_y(L, i) + 0.5 * L->cell_h - vh / 2,
+                    0.5, 0);
         }
 }
 
@@ -226,64 +420,110 @@ static cairo_surface_t *enlarge(cairo_surface_t *img, int32_t rows, int32_t cols
     return big;
 }
 
-void rt_draw_cells(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t rows, int32_t cols) {
+void rt_draw_cells_part(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t rows, int32_t cols, int32_t r0,
+                        int32_t c0, int32_t nr, int32_t nc) {
     cairo_surface_t *big = NULL;
+    int k = 1;
     if (cairo_surface_get_type(cairo_get_target(cr)) == CAIRO_SURFACE_TYPE_SVG &&
         cairo_surface_get_type(img) == CAIRO_SURFACE_TYPE_IMAGE) {
-        double cell = fmax(r.w / cols, r.h / rows);
+        double cell = fmax(r.w / nc, r.h / nr);
         int32_t side = rows > cols ? rows : cols;
-        int k = (int)fmin(ceil(2 * cell), floor(2048.0 / side));
-        if (k > 1 && (big = enlarge(img, rows, cols, k))) {
+        k = (int)fmin(ceil(2 * cell), floor(2048.0 / side));
+        if (k > 1 && (big = enlarge(img, rows, cols, k)))
             img = big;
-            rows *= k;
-            cols *= k;
-        }
+        else
+            k = 1;
     }
     cairo_save(cr);
     cairo_rectangle(cr, r.x, r.y, r.w, r.h);
     cairo_clip(cr);
-    cairo_translate(cr, r.x, r.y);
-    cairo_scale(cr, r.w / cols, r.h / rows);
+    /* pixel (c0*k, r0*k) of the image lands on (r.x, r.y); only the visible block is filled */
+    double sx = r.w / ((double)nc * k), sy = r.h / ((double)nr * k);
+    cairo_translate(cr, r.x - (double)c0 * k * sx, r.y - (double)r0 * k * sy);
+    cairo_scale(cr, sx, sy);
     cairo_set_source_surface(cr, img, 0, 0);
     cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
     cairo_pattern_set_extend(cairo_get_source(cr), CAIRO_EXTEND_PAD);
-    cairo_rectangle(cr, 0, 0, cols, rows);
+    cairo_rectangle(cr, (double)c0 * k, (double)r0 * k, (double)nc * k, (double)nr * k);
     cairo_fill(cr);
     cairo_restore(cr);
     if (big)
         cairo_surface_destroy(big);
 }
 
-void rt_draw_causal_mask(cairo_t *cr, atn_rect r, int32_t rows, int32_t cols, bool hatch, double fs) {
-    if (rows <= 0 || cols <= 1)
+/* Grey (and, when hatch, hatched) over the masked cells of a causal model (key after
+ * query) in the block of rows [row0, row0 + rows) x columns [col0, col0 + cols) drawn at r. */
+void rt_draw_causal_mask_part(cairo_t *cr, atn_rect r, int32_t row0, int32_t col0, int32_t rows,
+                              int32_t cols, bool hatch, double fs) {
+    if (rows <= 0 || cols <= 0)
         return;
     double cw = r.w / cols, ch = r.h / rows;
     cairo_save(cr);
-    /* the staircase above the diagonal: row i covers columns i+1 .. cols-1 */
     cairo_new_path(cr);
-    cairo_move_to(cr, r.x + cw, r.y);
-    cairo_line_to(cr, r.x + r.w, r.y);
-    int32_t last = rows < cols - 1 ? rows : cols - 1;   /* rows that have a masked cell */
-    cairo_line_to(cr, r.x + r.w, r.y + last * ch);
-    for (int32_t i = last - 1; i >= 0; i--) {
-        cairo_line_to(cr, r.x + (i + 1) * cw, r.y + (i + 1) * ch);
-        cairo_line_to(cr, r.x + (i + 1) * cw, r.y + i * ch);
+    bool any = false;
+    for (int32_t i = 0; i < rows; i++) {
+        int32_t first = row0 + i + 1 - col0;   /* the first masked column of this row, in the block */
+        if (first < 0)
+            first = 0;
+        if (first >= cols)
+            continue;
+        cairo_rectangle(cr, r.x + first * cw, r.y + i * ch, (cols - first) * cw, ch);
+        any = true;
     }
-    cairo_close_path(cr);
-    cairo_set_source_rgb(cr, 0.78, 0.78, 0.78);
-    cairo_fill_preserve(cr);
-    if (hatch) {
-        cairo_clip(cr);
-        double step = fmax(5 * fs, 4), lw = fmax(0.8, fs);
-        cairo_set_source_rgb(cr, 0.55, 0.55, 0.55);
-        cairo_set_line_width(cr, lw);
-        for (double x = r.x - r.h; x < r.x + r.w; x += step) {
-            cairo_move_to(cr, x, r.y + r.h);
-            cairo_line_to(cr, x + r.h, r.y);
+    if (any) {
+        cairo_set_source_rgb(cr, 0.78, 0.78, 0.78);
+        cairo_fill_preserve(cr);
+        if (hatch) {
+            cairo_clip(cr);
+            double step = fmax(5 * fs, 4), lw = fmax(0.8, fs);
+            cairo_set_source_rgb(cr, 0.55, 0.55, 0.55);
+            cairo_set_line_width(cr, lw);
+            for (double x = r.x - r.h; x < r.x + r.w; x += step) {
+                cairo_move_to(cr, x, r.y + r.h);
+                cairo_line_to(cr, x + r.h, r.y);
+            }
+            cairo_stroke(cr);
         }
-        cairo_stroke(cr);
     }
     cairo_new_path(cr);
+    cairo_restore(cr);
+}
+
+void rt_draw_causal_mask(cairo_t *cr, atn_rect r, int32_t rows, int32_t cols, bool hatch, double fs) {
+    rt_draw_causal_mask_part(cr, r, 0, 0, rows, cols, hatch, fs);
+}
+
+void rt_draw_cells(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t rows, int32_t cols) {
+    rt_draw_cells_part(cr, img, r, rows, cols, 0, 0, rows, cols);
+}
+
+/* The whole matrix small, the visible block outlined (drawn once zoomed). */
+static void draw_overview(cairo_t *cr, rtext *t, cairo_surface_t *img, const atn_heatmap_spec *s,
+                          const atn_heatmap_layout *L) {
+    atn_rect o = L->overview;
+    if (o.w <= 0 || !img)
+        return;
+    double fs = t->fs;
+    cairo_save(cr);
+    rt_rgb(cr, t->st.bg, 0.9);
+    cairo_rectangle(cr, o.x - 3 * fs, o.y - 3 * fs, o.w + 6 * fs, o.h + 6 * fs);
+    cairo_fill(cr);
+    rt_draw_cells(cr, img, o, s->rows, s->cols);
+    if (s->causal)
+        rt_draw_causal_mask(cr, o, s->rows, s->cols, false, fs);
+    double x = o.x + o.w * L->view_col0 / s->cols, y = o.y + o.h * L->view_row0 / s->rows;
+    double w = fmax(2, o.w * L->view_cols / s->cols), h = fmax(2, o.h * L->view_rows / s->rows);
+    cairo_set_line_width(cr, 2 * fs);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_rectangle(cr, x, y, w, h);
+    cairo_stroke(cr);
+    cairo_set_line_width(cr, 1 * fs);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_rectangle(cr, x - 1.5 * fs, y - 1.5 * fs, w + 3 * fs, h + 3 * fs);
+    cairo_stroke(cr);
+    rt_rgb(cr, t->st.fg, 1.0);
+    cairo_rectangle(cr, o.x - 3 * fs, o.y - 3 * fs, o.w + 6 * fs, o.h + 6 * fs);
+    cairo_stroke(cr);
     cairo_restore(cr);
 }
 
@@ -305,29 +545,33 @@ void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *s, double w, double
             img = atn_render_matrix_surface(s->values, s->rows, s->cols, stride_of(s), s->colormap, L.vmin, L.vmax,
                                             NULL);
         if (img)
-            rt_draw_cells(cr, img, L.cells, s->rows, s->cols);
-        if (img && img != s->cells)
-            cairo_surface_destroy(img);
+            rt_draw_cells_part(cr, img, L.cells, s->rows, s->cols, L.view_row0, L.view_col0, L.view_rows,
+                               L.view_cols);
         if (s->causal)
-            rt_draw_causal_mask(cr, L.cells, s->rows, s->cols, true, t.fs);
-        if (s->show_values)
-            draw_values(cr, &t, s, &L);
+            rt_draw_causal_mask_part(cr, L.cells, L.view_row0, L.view_col0, L.view_rows, L.view_cols, true,
+                                     t.fs);
+        draw_values(cr, &t, s, &L);
         if (s->show_labels)
             draw_labels(cr, &t, s, &L);
 
         double lw = fmax(1.0, 2.0 * t.fs);
         cairo_set_line_width(cr, lw);
         rt_rgb(cr, t.st.accent, 1.0);
-        if (s->highlight_row >= 0 && s->highlight_row < s->rows) {
-            cairo_rectangle(cr, L.cells.x, L.cells.y + s->highlight_row * L.cell_h, L.cells.w, L.cell_h);
+        cairo_save(cr);
+        cairo_rectangle(cr, L.cells.x - lw, L.cells.y - lw, L.cells.w + 2 * lw, L.cells.h + 2 * lw);
+        cairo_clip(cr);
+        if (s->highlight_row >= 0 && s->highlight_row < s->rows && visible_row(&L, s->highlight_row)) {
+            cairo_rectangle(cr, L.cells.x, cell_y(&L, s->highlight_row), L.cells.w, L.cell_h);
             cairo_stroke(cr);
         }
-        if (s->highlight_col >= 0 && s->highlight_col < s->cols) {
-            cairo_rectangle(cr, L.cells.x + s->highlight_col * L.cell_w, L.cells.y, L.cell_w, L.cells.h);
+        if (s->highlight_col >= 0 && s->highlight_col < s->cols && visible_col(&L, s->highlight_col)) {
+            cairo_rectangle(cr, cell_x(&L, s->highlight_col), L.cells.y, L.cell_w, L.cells.h);
             cairo_stroke(cr);
         }
-        if (s->hover_row >= 0 && s->hover_row < s->rows && s->hover_col >= 0 && s->hover_col < s->cols) {
-            double x = L.cells.x + s->hover_col * L.cell_w, y = L.cells.y + s->hover_row * L.cell_h;
+        cairo_restore(cr);
+        if (s->hover_row >= 0 && s->hover_row < s->rows && s->hover_col >= 0 && s->hover_col < s->cols &&
+            visible_row(&L, s->hover_row) && visible_col(&L, s->hover_col)) {
+            double x = cell_x(&L, s->hover_col), y = cell_y(&L, s->hover_row);
             cairo_set_source_rgb(cr, 1, 1, 1);
             cairo_rectangle(cr, x - lw, y - lw, L.cell_w + 2 * lw, L.cell_h + 2 * lw);
             cairo_stroke(cr);
@@ -336,9 +580,14 @@ void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *s, double w, double
             cairo_rectangle(cr, x - lw * 1.75, y - lw * 1.75, L.cell_w + 3.5 * lw, L.cell_h + 3.5 * lw);
             cairo_stroke(cr);
         }
+        draw_overview(cr, &t, img, s, &L);
+        if (img && img != s->cells)
+            cairo_surface_destroy(img);
+        draw_hover_labels(cr, &t, s, &L);
     }
     if (s->show_colorbar)
-        rt_colorbar(cr, &t, s->colormap, L.vmin, L.vmax, s->colorbar_label, nonfinite, L.colorbar);
+        rt_colorbar_noted(cr, &t, s->colormap, L.vmin, L.vmax, s->colorbar_label, s->colorbar_note, nonfinite,
+                          L.colorbar);
     cairo_restore(cr);
     rt_end(&t);
 }

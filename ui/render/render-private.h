@@ -66,13 +66,21 @@ double rt_luminance(const double rgb[3]);
 double rt_colorbar_width(rtext *t, double vmin, double vmax, bool show_nonfinite);
 void rt_colorbar(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double vmax, const char *label,
                  bool show_nonfinite, atn_rect box);
+/* The same with a second line under the label (what the colours span), or NULL. */
+void rt_colorbar_noted(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double vmax, const char *label,
+                       const char *note, bool show_nonfinite, atn_rect box);
 
 /* A matrix image (cols x rows pixels) stretched over r with nearest-neighbour filtering. */
 void rt_draw_cells(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t rows, int32_t cols);
+/* Only the block of nr x nc cells from (r0, c0) of a rows x cols image, stretched over r. */
+void rt_draw_cells_part(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t rows, int32_t cols, int32_t r0,
+                        int32_t c0, int32_t nr, int32_t nc);
 
 /* Over cells drawn in r ([rows][cols]), a causal model's masked cells (col > row, keys after
  * their query): a grey staircase, hatched when hatch is true, so they read as "not
  * attended to, by construction" rather than as a weight of 0. */
 void rt_draw_causal_mask(cairo_t *cr, atn_rect r, int32_t rows, int32_t cols, bool hatch, double fs);
+void rt_draw_causal_mask_part(cairo_t *cr, atn_rect r, int32_t row0, int32_t col0, int32_t rows,
+                              int32_t cols, bool hatch, double fs);
 
 #endif

@@ -136,6 +136,8 @@ typedef struct atn_heatmap_spec {
     const char *row_axis;            /* e.g. "query"; NULL for none */
     const char *col_axis;            /* e.g. "key" */
     const char *colorbar_label;      /* e.g. "weight"; NULL for none */
+    const char *colorbar_note;       /* a second line under the label saying what the colours
+                                        span ("fixed 0–1", "0 to this head's max"); NULL none */
     atn_colormap colormap;
     atn_value_range range;
     bool show_colorbar;              /* default true */
@@ -147,6 +149,13 @@ typedef struct atn_heatmap_spec {
     int32_t hover_row, hover_col;    /* -1 none: outlines one cell */
     cairo_surface_t *cells;          /* optional cached atn_render_matrix_surface() of values
                                         (same colormap and range); NULL: made on each draw */
+    /* Zoom: the visible block of cells, rows view_row0 .. view_row0 + view_rows - 1 and the
+     * same for columns; view_rows/view_cols 0 = every row/column (clamped into the matrix).
+     * Labels, numbers and hit-testing follow the visible block; once zoomed (fewer cells
+     * visible than the matrix has) an overview of the whole matrix with the visible block
+     * outlined is drawn in the cells' bottom-right corner (show_overview, default true). */
+    int32_t view_row0, view_col0, view_rows, view_cols;
+    bool show_overview;
     const atn_render_style *style;   /* NULL: light default */
     bool causal;                     /* a causal model's head (GPT-2): the cells of keys after
                                         their query (col > row) are masked, drawn grey and
@@ -157,8 +166,13 @@ void atn_heatmap_spec_init(atn_heatmap_spec *spec);
 
 typedef struct atn_heatmap_layout {
     atn_rect title;
-    atn_rect cells;            /* the matrix: cell (i, j) is at cells.x + j*cell_w, cells.y + i*cell_h */
+    atn_rect cells;            /* the visible cells: cell (i, j) is at cells.x + (j - view_col0)*cell_w,
+                                  cells.y + (i - view_row0)*cell_h */
     double cell_w, cell_h;
+    int32_t view_row0, view_col0, view_rows, view_cols;   /* the visible block, resolved */
+    atn_rect overview;         /* the overview (minimap) when zoomed; all zero otherwise */
+    int32_t value_decimals;    /* numbers in cells: at most this many decimals; 0 = no numbers */
+    double value_w;            /* the widest number drawn (0 without numbers); fits in cell_w */
     atn_rect row_labels, col_labels;
     atn_rect colorbar;
     int32_t row_label_step;    /* every k-th label is drawn (long token lists thin their labels) */
@@ -169,11 +183,63 @@ typedef struct atn_heatmap_layout {
 
 void atn_render_heatmap_layout(const atn_heatmap_spec *spec, double width, double height, atn_heatmap_layout *out);
 void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *spec, double width, double height);
+/* Only the labels of the hovered row and column (spec->hover_row/hover_col), at the edges
+ * of the visible cells, bold on a background box, drawn even where the thinned labels skip
+ * them.  atn_render_heatmap draws them too; the window draws them over its cached figure. */
+void atn_render_heatmap_hover_labels(cairo_t *cr, const atn_heatmap_spec *spec, double width, double height);
+/* The number printed inside a cell with at most `decimals` (1..4) decimals, as short as
+ * it can be: no leading zero (".376", "-.25"), no trailing zeros ("1", ".5"), values that
+ * round to zero as "<.001" (">-.001" below zero; "0" only for exactly 0), "NaN", "Inf". */
+void atn_render_cell_number(char *buf, size_t size, double v, int decimals);
 /* Pointer -> cell; false (row/col = -1) outside the matrix. */
 bool atn_render_heatmap_cell_at(const atn_heatmap_spec *spec, double width, double height, double x, double y,
                                 int32_t *row, int32_t *col);
 /* A good default size for a file export (grows with the number of tokens). */
 void atn_render_heatmap_natural_size(const atn_heatmap_spec *spec, double *width, double *height);
+
+/* ---- one query: a row of a head as bars over the keys -------------------------------- */
+
+/* The selected query row of a heatmap drawn as a bar chart: one bar per key, its height
+ * the weight (the value axis runs over the same range as the heatmap's colours, so a bar
+ * has the colour its cell has), the key labels that fit under the bars, and the keys with
+ * the largest weights named above their bars whatever the length: readable at 512 keys. */
+typedef struct atn_query_bars_spec {
+    const float *values;             /* [n]: one row (the query's weights over the keys) */
+    int32_t n;
+    const char *const *labels;       /* [n] key tokens or NULL */
+    const int32_t *mask;             /* [n] 0 = padding or NULL */
+    const char *title;               /* NULL none */
+    const char *value_axis;          /* e.g. "weight"; NULL none */
+    const char *key_axis;            /* e.g. "key" */
+    atn_colormap colormap;
+    atn_value_range range;           /* as the heatmap's: automatic = 0..the row's matrix max */
+    double vmin, vmax;               /* when range.automatic and vmax > vmin: this range (the
+                                        whole head's, so bars and cells agree); else resolved */
+    int32_t view_col0, view_cols;    /* zoom over the keys; view_cols 0 = all */
+    int32_t hover_col;               /* -1 none: that bar outlined and its label drawn */
+    int32_t top_labels;              /* the k largest bars are named (default 8) */
+    const atn_render_style *style;
+} atn_query_bars_spec;
+
+typedef struct atn_query_bars_layout {
+    atn_rect title;
+    atn_rect plot;                   /* bar j (visible) spans plot.x + (j - view_col0)*bar_w, width bar_w,
+                                        from the bottom plot.y + plot.h up (v - vmin)/(vmax - vmin)*plot.h */
+    double bar_w;
+    int32_t view_col0, view_cols;
+    int32_t label_step;              /* every k-th key label under the bars */
+    atn_rect labels;
+    double vmin, vmax;
+} atn_query_bars_layout;
+
+void atn_query_bars_spec_init(atn_query_bars_spec *spec);
+void atn_render_query_bars_layout(const atn_query_bars_spec *spec, double width, double height,
+                                  atn_query_bars_layout *out);
+void atn_render_query_bars(cairo_t *cr, const atn_query_bars_spec *spec, double width, double height);
+/* Pointer -> key (the bar's column, anywhere over the plot's height); false outside. */
+bool atn_render_query_bars_key_at(const atn_query_bars_spec *spec, double width, double height, double x, double y,
+                                  int32_t *key);
+void atn_render_query_bars_natural_size(const atn_query_bars_spec *spec, double *width, double *height);
 
 /* ---- model view: all layers × heads as thumbnails -------------------------------- */
 
