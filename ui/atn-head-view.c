@@ -6,6 +6,8 @@
 #include <glib/gi18n.h>
 
 #include "atn-figure.h"
+#include "atn-labels.h"
+#include "atn-prefs.h"
 #include "atn-token-lines.h"
 
 struct _AtnHeadView {
@@ -15,6 +17,13 @@ struct _AtnHeadView {
     GtkLabel *info_label;
     AtnHeatmap *heatmap;
     AtnTokenLines *lines;
+    GtkToggleButton *one_query_button;
+    GtkCheckButton *fixed_scale_check, *all_lines_check;
+    GtkButton *zoom_in_button, *zoom_out_button, *zoom_reset_button;
+    GtkLabel *zoom_label, *legend_label;
+    GtkInscription *what_label;   /* an inscription: a new text needs no new layout */
+    GtkAdjustment *threshold_adj;
+    AtnPrefs *prefs;
     AtnSession *session;
     gboolean syncing;   /* adjustments being set from the session */
 };
@@ -52,6 +61,40 @@ static void update_title(AtnHeadView *self) {
                                              atn_model_handle_get_name(atn_result_get_model(r)),
                                              atn_session_get_layer(self->session), atn_session_get_head(self->session));
     atn_heatmap_set_title(self->heatmap, title);
+    /* what the head does, from the statistics the run computed once */
+    const atn_stats *st = atn_result_get_stats(r);
+    int layer = atn_session_get_layer(self->session), head = atn_session_get_head(self->session);
+    if (st && layer < st->n_layers && head < st->n_heads) {
+        g_autofree char *what = atn_label_head_summary(&st->heads[(size_t)layer * st->n_heads + head]);
+        /* Translators: the line under the Head view's controls: "This head — previous: 97% to the previous token" */
+        g_autofree char *line = g_strdup_printf(_("This head — %s"), what);
+        gtk_inscription_set_text(self->what_label, line);
+    } else {
+        gtk_inscription_set_text(self->what_label, "");
+    }
+}
+
+static void update_scale(AtnHeadView *self) {
+    gboolean fixed = g_strcmp0(atn_prefs_get_color_scale(self->prefs), "fixed") == 0;
+    if (gtk_check_button_get_active(self->fixed_scale_check) != fixed)
+        gtk_check_button_set_active(self->fixed_scale_check, fixed);
+    if (fixed) {
+        atn_value_range r = {.automatic = FALSE, .vmin = 0, .vmax = 1};
+        atn_heatmap_set_range(self->heatmap, &r);
+        /* Translators: under the colour bar: the colours span 0 to 1 for every head */
+        atn_heatmap_set_colorbar_note(self->heatmap, _("fixed 0–1"));
+    } else {
+        atn_heatmap_set_range(self->heatmap, NULL);
+        /* Translators: under the colour bar: the colours span 0 to this head's largest weight */
+        atn_heatmap_set_colorbar_note(self->heatmap, _("0 to head max"));
+    }
+}
+
+static void update_zoom_label(AtnHeadView *self) {
+    double z = atn_heatmap_get_zoom(self->heatmap);
+    g_autofree char *text = z < 9.95 ? g_strdup_printf("%.1f×", z) : g_strdup_printf("%.0f×", z);
+    gtk_label_set_text(self->zoom_label, text);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->zoom_reset_button), z > 1);
 }
 
 static void update_matrix(AtnHeadView *self) {
@@ -117,6 +160,42 @@ static void on_cell_clicked(AtnHeatmap *h, int row, int col, AtnHeadView *self) 
 
 static void on_cell_hovered(AtnHeatmap *h, int row, int col, AtnHeadView *self) { update_info(self, row, col); }
 
+static void on_one_query_toggled(GtkToggleButton *b, AtnHeadView *self) {
+    atn_heatmap_set_one_query(self->heatmap, gtk_toggle_button_get_active(b));
+}
+
+static void on_fixed_toggled(GtkCheckButton *b, AtnHeadView *self) {
+    atn_prefs_set_color_scale(self->prefs, gtk_check_button_get_active(b) ? "fixed" : "head");
+}
+
+static void on_prefs_scale(AtnPrefs *p, GParamSpec *ps, AtnHeadView *self) { update_scale(self); }
+
+static void on_zoom_in(GtkButton *b, AtnHeadView *self) {
+    atn_heatmap_zoom_at(self->heatmap, 2.0, -1, -1);
+    update_zoom_label(self);
+}
+
+static void on_zoom_out(GtkButton *b, AtnHeadView *self) {
+    atn_heatmap_zoom_at(self->heatmap, 0.5, -1, -1);
+    update_zoom_label(self);
+}
+
+static void on_zoom_reset(GtkButton *b, AtnHeadView *self) {
+    atn_heatmap_reset_zoom(self->heatmap);
+    update_zoom_label(self);
+}
+
+static void on_all_lines(GtkCheckButton *b, AtnHeadView *self) {
+    atn_token_lines_set_all_lines(self->lines, gtk_check_button_get_active(b));
+}
+
+static void on_threshold(GtkAdjustment *adj, AtnHeadView *self) {
+    atn_token_lines_set_threshold(self->lines, gtk_adjustment_get_value(adj));
+}
+
+/* The zoom changes by scroll/pinch/keys inside the heatmap: follow it in the label. */
+static void on_view_changed(AtnHeatmap *h, AtnHeadView *self) { update_zoom_label(self); }
+
 void atn_head_view_step(AtnHeadView *self, int dlayer, int dhead) {
     g_return_if_fail(ATN_IS_HEAD_VIEW(self));
     if (self->session)
@@ -152,6 +231,9 @@ static void atn_head_view_dispose(GObject *object) {
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_clear_object(&self->session);
+    if (self->prefs)
+        g_signal_handlers_disconnect_by_data(self->prefs, self);
+    self->prefs = NULL;
     gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_HEAD_VIEW);
     G_OBJECT_CLASS(atn_head_view_parent_class)->dispose(object);
 }
@@ -168,6 +250,16 @@ static void atn_head_view_class_init(AtnHeadViewClass *klass) {
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, info_label);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, heatmap);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, lines);
+    gtk_widget_class_bind_template_child(widget_class, AtnHeadView, one_query_button);
+    gtk_widget_class_bind_template_child(widget_class, AtnHeadView, fixed_scale_check);
+    gtk_widget_class_bind_template_child(widget_class, AtnHeadView, all_lines_check);
+    gtk_widget_class_bind_template_child(widget_class, AtnHeadView, zoom_in_button);
+    gtk_widget_class_bind_template_child(widget_class, AtnHeadView, zoom_out_button);
+    gtk_widget_class_bind_template_child(widget_class, AtnHeadView, zoom_reset_button);
+    gtk_widget_class_bind_template_child(widget_class, AtnHeadView, zoom_label);
+    gtk_widget_class_bind_template_child(widget_class, AtnHeadView, what_label);
+    gtk_widget_class_bind_template_child(widget_class, AtnHeadView, legend_label);
+    gtk_widget_class_bind_template_child(widget_class, AtnHeadView, threshold_adj);
     gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
     gtk_widget_class_set_css_name(widget_class, "headview");
 }
@@ -178,6 +270,20 @@ static void atn_head_view_init(AtnHeadView *self) {
     g_signal_connect(self->head_adj, "value-changed", G_CALLBACK(on_head_changed), self);
     g_signal_connect(self->heatmap, "cell-clicked", G_CALLBACK(on_cell_clicked), self);
     g_signal_connect(self->heatmap, "cell-hovered", G_CALLBACK(on_cell_hovered), self);
+    g_signal_connect(self->one_query_button, "toggled", G_CALLBACK(on_one_query_toggled), self);
+    g_signal_connect(self->fixed_scale_check, "toggled", G_CALLBACK(on_fixed_toggled), self);
+    g_signal_connect(self->all_lines_check, "toggled", G_CALLBACK(on_all_lines), self);
+    g_signal_connect(self->threshold_adj, "value-changed", G_CALLBACK(on_threshold), self);
+    g_signal_connect(self->zoom_in_button, "clicked", G_CALLBACK(on_zoom_in), self);
+    g_signal_connect(self->zoom_out_button, "clicked", G_CALLBACK(on_zoom_out), self);
+    g_signal_connect(self->zoom_reset_button, "clicked", G_CALLBACK(on_zoom_reset), self);
+    g_signal_connect(self->heatmap, "view-changed", G_CALLBACK(on_view_changed), self);
+    g_autofree char *legend = atn_label_pattern_legend();
+    gtk_label_set_text(self->legend_label, legend);
+    self->prefs = atn_prefs_get_default();
+    g_signal_connect(self->prefs, "notify::color-scale", G_CALLBACK(on_prefs_scale), self);
+    update_scale(self);
+    update_zoom_label(self);
     /* keys not used by the focused child (the spin buttons keep their arrows) */
     GtkEventController *keys = gtk_event_controller_key_new();
     g_signal_connect(keys, "key-pressed", G_CALLBACK(on_key), self);
@@ -211,6 +317,11 @@ void atn_head_view_set_font_scale(AtnHeadView *self, double scale) {
     g_return_if_fail(ATN_IS_HEAD_VIEW(self));
     atn_heatmap_set_font_scale(self->heatmap, scale);
     atn_token_lines_set_font_scale(self->lines, scale);
+}
+
+void atn_head_view_set_one_query(AtnHeadView *self, gboolean one_query) {
+    g_return_if_fail(ATN_IS_HEAD_VIEW(self));
+    gtk_toggle_button_set_active(self->one_query_button, one_query);
 }
 
 AtnHeatmap *atn_head_view_get_heatmap(AtnHeadView *self) {

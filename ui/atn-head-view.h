@@ -17,6 +17,8 @@ GtkWidget *atn_head_view_new(void);
 void atn_head_view_set_session(AtnHeadView *self, AtnSession *session);
 void atn_head_view_set_colormap(AtnHeadView *self, atn_colormap cm);
 void atn_head_view_set_font_scale(AtnHeadView *self, double scale);
+/* The "One query" toggle: the selected query's row as bars over the keys. */
+void atn_head_view_set_one_query(AtnHeadView *self, gboolean one_query);
 AtnHeatmap *atn_head_view_get_heatmap(AtnHeadView *self);
 GtkWidget *atn_head_view_get_token_lines(AtnHeadView *self);
 /* Moves the selection as the keyboard does: dlayer/dhead are -1, 0 or +1. */

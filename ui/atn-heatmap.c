@@ -23,6 +23,17 @@ struct _AtnHeatmap {
 
     int selected_row, highlight_token, hover_row, hover_col;
     int mark_row;
+    char *colorbar_note;
+
+    /* zoom: zoom >= 1 is how many times larger than the whole matrix a cell is drawn; the
+     * visible block starts at (view_r0, view_c0) */
+    double zoom;
+    int view_r0, view_c0;
+    double zoom_start;             /* a pinch's zoom when it began */
+    double drag_r0, drag_c0;       /* a drag's view when it began */
+    gboolean one_query;            /* the selected row as bars instead of the matrix */
+    int cursor_row, cursor_col;    /* the keyboard's cell, -1 none */
+    gboolean keyboard;             /* the cursor was moved by the keyboard: draw its focus ring */
     gboolean *mark_cols;   /* [cols] or NULL: all */
     gboolean marks;
 
@@ -31,13 +42,24 @@ struct _AtnHeatmap {
     GskRenderNode *base;          /* the figure at base_w × base_h */
     int base_w, base_h;
     atn_heatmap_layout layout;    /* of base */
+    atn_query_bars_layout bars;   /* of base, in one-query mode */
     gboolean have_layout;
 };
 
 G_DEFINE_FINAL_TYPE(AtnHeatmap, atn_heatmap, GTK_TYPE_WIDGET)
 
-enum { SIGNAL_CELL_HOVERED, SIGNAL_CELL_CLICKED, N_SIGNALS };
+enum { SIGNAL_CELL_HOVERED, SIGNAL_CELL_CLICKED, SIGNAL_VIEW_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
+
+static void announce(AtnHeatmap *self);
+static gboolean on_key(GtkEventControllerKey *c, guint keyval, guint keycode, GdkModifierType state,
+                       AtnHeatmap *self);
+static gboolean on_scroll(GtkEventControllerScroll *c, double dx, double dy, AtnHeatmap *self);
+static void on_zoom_begin(GtkGesture *g, GdkEventSequence *seq, AtnHeatmap *self);
+static void on_zoom_scale(GtkGestureZoom *g, double scale, AtnHeatmap *self);
+static void on_drag_begin(GtkGestureDrag *g, double x, double y, AtnHeatmap *self);
+static void on_drag_update(GtkGestureDrag *g, double dx, double dy, AtnHeatmap *self);
+static void set_hover(AtnHeatmap *self, int row, int col);
 
 static void invalidate_cells(AtnHeatmap *self) {
     g_clear_pointer(&self->cells, cairo_surface_destroy);
@@ -65,11 +87,48 @@ static void fill_spec(AtnHeatmap *self, atn_heatmap_spec *spec, const atn_render
     spec->row_axis = self->row_axis;
     spec->col_axis = self->col_axis;
     spec->colorbar_label = self->colorbar_label;
+    spec->colorbar_note = self->colorbar_note;
     spec->colormap = self->cmap;
     spec->range = self->range;
     spec->show_colorbar = self->show_colorbar;
     spec->causal = self->causal;
+    spec->max_cell_aspect = 1.6;   /* on screen the figure fills a wide window */
     spec->style = style;
+    int vr, vc;
+    atn_heatmap_get_visible(self, &spec->view_row0, &spec->view_col0, &vr, &vc);
+    spec->view_rows = vr;
+    spec->view_cols = vc;
+}
+
+/* The query row the bars show: the selected one, else the cursor's, else 0. */
+static int bars_row(AtnHeatmap *self) {
+    if (self->selected_row >= 0 && self->selected_row < self->rows)
+        return self->selected_row;
+    if (self->cursor_row >= 0 && self->cursor_row < self->rows)
+        return self->cursor_row;
+    return 0;
+}
+
+static void fill_bars(AtnHeatmap *self, atn_query_bars_spec *b, const atn_render_style *style, double vmin,
+                      double vmax) {
+    atn_query_bars_spec_init(b);
+    int q = bars_row(self);
+    b->values = self->values + (size_t)q * self->cols;
+    b->n = self->cols;
+    b->labels = self->col_labels;
+    b->mask = self->mask;
+    b->colormap = self->cmap;
+    b->range = self->range;
+    b->vmin = vmin;   /* the whole matrix's range, so bars and cells share their colours */
+    b->vmax = vmax;
+    b->value_axis = self->colorbar_label;
+    b->key_axis = self->col_axis;
+    int r0, c0, vr, vc;
+    atn_heatmap_get_visible(self, &r0, &c0, &vr, &vc);
+    b->view_col0 = c0;
+    b->view_cols = vc;
+    b->hover_col = self->hover_col;
+    b->style = style;
 }
 
 static void ensure_base(AtnHeatmap *self, int w, int h) {
@@ -94,17 +153,44 @@ static void ensure_base(AtnHeatmap *self, int w, int h) {
     self->have_layout = TRUE;
     GtkSnapshot *s = gtk_snapshot_new();
     cairo_t *cr = gtk_snapshot_append_cairo(s, &GRAPHENE_RECT_INIT(0, 0, w, h));
-    atn_render_heatmap(cr, &spec, w, h);
+    if (self->one_query) {
+        atn_query_bars_spec b;
+        fill_bars(self, &b, &style, self->layout.vmin, self->layout.vmax);
+        b.hover_col = -1;   /* hovering is drawn on top */
+        int q = bars_row(self);
+        g_autofree char *bt = g_strdup_printf(_("%s · query %d “%s”"), self->title ? self->title : "", q,
+                                              self->row_labels ? self->row_labels[q] : "");
+        b.title = bt;
+        atn_render_query_bars_layout(&b, w, h, &self->bars);
+        atn_render_query_bars(cr, &b, w, h);
+    } else {
+        atn_render_heatmap(cr, &spec, w, h);
+    }
     cairo_destroy(cr);
     self->base = gtk_snapshot_free_to_node(s);
 }
 
+/* The rectangle of a block of cells, clipped to the visible block; FALSE when none of it
+ * shows (or in one-query mode, where there are no cells). */
 static gboolean cell_rect(AtnHeatmap *self, int r0, int c0, int nr, int nc, graphene_rect_t *out) {
-    if (!self->have_layout || r0 < 0 || c0 < 0 || r0 + nr > self->rows || c0 + nc > self->cols)
+    if (!self->have_layout || self->one_query || r0 < 0 || c0 < 0 || r0 + nr > self->rows || c0 + nc > self->cols)
         return FALSE;
     const atn_heatmap_layout *L = &self->layout;
-    graphene_rect_init(out, L->cells.x + c0 * L->cell_w, L->cells.y + r0 * L->cell_h, nc * L->cell_w,
-                       nr * L->cell_h);
+    int vr0 = L->view_row0, vc0 = L->view_col0, vr1 = vr0 + L->view_rows, vc1 = vc0 + L->view_cols;
+    int a0 = MAX(r0, vr0), a1 = MIN(r0 + nr, vr1), b0 = MAX(c0, vc0), b1 = MIN(c0 + nc, vc1);
+    if (a0 >= a1 || b0 >= b1)
+        return FALSE;
+    graphene_rect_init(out, L->cells.x + (b0 - vc0) * L->cell_w, L->cells.y + (a0 - vr0) * L->cell_h,
+                       (b1 - b0) * L->cell_w, (a1 - a0) * L->cell_h);
+    return TRUE;
+}
+
+/* The column of key col's bar over the plot's height (one-query mode). */
+static gboolean bar_rect(AtnHeatmap *self, int col, graphene_rect_t *out) {
+    const atn_query_bars_layout *B = &self->bars;
+    if (!self->have_layout || !self->one_query || col < B->view_col0 || col >= B->view_col0 + B->view_cols)
+        return FALSE;
+    graphene_rect_init(out, B->plot.x + (col - B->view_col0) * B->bar_w, B->plot.y, MAX(B->bar_w, 1), B->plot.h);
     return TRUE;
 }
 
@@ -154,6 +240,32 @@ static void atn_heatmap_snapshot(GtkWidget *widget, GtkSnapshot *s) {
         graphene_rect_inset(&r, 2, 2);
         if (r.size.width > 2 && r.size.height > 2)
             outline(s, &r, 1, &white);
+    }
+    /* the keyboard's cell: a focus ring a little outside the cell, in the accent colour */
+    if (self->keyboard && gtk_widget_has_focus(widget) && self->cursor_row >= 0) {
+        gboolean ok = self->one_query ? bar_rect(self, self->cursor_col, &r)
+                                      : cell_rect(self, self->cursor_row, self->cursor_col, 1, 1, &r);
+        if (ok) {
+            graphene_rect_inset(&r, -3, -3);
+            outline(s, &r, 2.5f, &accent);
+        }
+    }
+    if (self->one_query && self->hover_col >= 0 && bar_rect(self, self->hover_col, &r)) {
+        outline(s, &r, 2, &accent);
+    }
+    /* the hovered row and column named at the edges (cheap: two labels) */
+    if ((self->hover_row >= 0 || self->hover_col >= 0) && !self->one_query) {
+        atn_render_style style;
+        atn_render_style_for_widget(widget, self->font_scale, &style);
+        style.transparent = FALSE;
+        atn_heatmap_spec spec;
+        fill_spec(self, &spec, &style);
+        spec.hover_row = self->hover_row;
+        spec.hover_col = self->hover_col;
+        spec.cells = self->cells;
+        cairo_t *cr = gtk_snapshot_append_cairo(s, &GRAPHENE_RECT_INIT(0, 0, w, h));
+        atn_render_heatmap_hover_labels(cr, &spec, w, h);
+        cairo_destroy(cr);
     }
 }
 
@@ -216,8 +328,14 @@ static void on_leave(GtkEventControllerMotion *c, AtnHeatmap *self) { set_hover(
 static void on_pressed(GtkGestureClick *g, int n_press, double x, double y, AtnHeatmap *self) {
     int row, col;
     gtk_widget_grab_focus(GTK_WIDGET(self));
-    if (atn_heatmap_cell_at(self, x, y, &row, &col))
-        g_signal_emit(self, signals[SIGNAL_CELL_CLICKED], 0, row, col);
+    self->keyboard = FALSE;
+    if (atn_heatmap_cell_at(self, x, y, &row, &col)) {
+        self->cursor_row = row;
+        self->cursor_col = col;
+        announce(self);
+        if (!self->one_query)   /* a click on a bar keeps the query */
+            g_signal_emit(self, signals[SIGNAL_CELL_CLICKED], 0, row, col);
+    }
 }
 
 static gboolean on_query_tooltip(GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip,
@@ -245,6 +363,7 @@ static void atn_heatmap_finalize(GObject *object) {
     g_free(self->row_axis);
     g_free(self->col_axis);
     g_free(self->colorbar_label);
+    g_free(self->colorbar_note);
     g_free(self->mark_cols);
     G_OBJECT_CLASS(atn_heatmap_parent_class)->finalize(object);
 }
@@ -263,6 +382,9 @@ static void atn_heatmap_class_init(AtnHeatmapClass *klass) {
     /* The pointer moved to another cell (-1, -1 when it left the matrix). */
     signals[SIGNAL_CELL_HOVERED] = g_signal_new("cell-hovered", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
                                                 NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+    /* The zoom or the visible block changed. */
+    signals[SIGNAL_VIEW_CHANGED] = g_signal_new("view-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                                                NULL, NULL, G_TYPE_NONE, 0);
     /* A cell was clicked. */
     signals[SIGNAL_CELL_CLICKED] = g_signal_new("cell-clicked", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
                                                 NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
@@ -275,6 +397,8 @@ static void atn_heatmap_init(AtnHeatmap *self) {
     self->show_colorbar = TRUE;
     self->selected_row = self->highlight_token = self->hover_row = self->hover_col = -1;
     self->mark_row = -1;
+    self->zoom = 1.0;
+    self->cursor_row = self->cursor_col = -1;
     self->row_axis = g_strdup(_("query"));
     self->col_axis = g_strdup(_("key"));
     self->colorbar_label = g_strdup(_("weight"));
@@ -291,6 +415,20 @@ static void atn_heatmap_init(AtnHeatmap *self) {
     GtkGesture *click = gtk_gesture_click_new();
     g_signal_connect(click, "pressed", G_CALLBACK(on_pressed), self);
     gtk_widget_add_controller(GTK_WIDGET(self), GTK_EVENT_CONTROLLER(click));
+    GtkEventController *keys = gtk_event_controller_key_new();
+    g_signal_connect(keys, "key-pressed", G_CALLBACK(on_key), self);
+    gtk_widget_add_controller(GTK_WIDGET(self), keys);
+    GtkEventController *scroll = gtk_event_controller_scroll_new(GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
+    g_signal_connect(scroll, "scroll", G_CALLBACK(on_scroll), self);
+    gtk_widget_add_controller(GTK_WIDGET(self), scroll);
+    GtkGesture *zoom = gtk_gesture_zoom_new();
+    g_signal_connect(zoom, "begin", G_CALLBACK(on_zoom_begin), self);
+    g_signal_connect(zoom, "scale-changed", G_CALLBACK(on_zoom_scale), self);
+    gtk_widget_add_controller(GTK_WIDGET(self), GTK_EVENT_CONTROLLER(zoom));
+    GtkGesture *drag = gtk_gesture_drag_new();
+    g_signal_connect(drag, "drag-begin", G_CALLBACK(on_drag_begin), self);
+    g_signal_connect(drag, "drag-update", G_CALLBACK(on_drag_update), self);
+    gtk_widget_add_controller(GTK_WIDGET(self), GTK_EVENT_CONTROLLER(drag));
 }
 
 GtkWidget *atn_heatmap_new(void) { return g_object_new(ATN_TYPE_HEATMAP, NULL); }
@@ -315,9 +453,15 @@ void atn_heatmap_set_matrix(AtnHeatmap *self, GObject *owner, const float *value
         g_object_ref(owner);
     g_clear_object(&self->owner);
     self->owner = owner;
+    int new_rows = values ? rows : 0, new_cols = values ? cols : 0;
+    if (new_rows != self->rows || new_cols != self->cols) {   /* another input: the whole matrix again */
+        self->zoom = 1.0;
+        self->view_r0 = self->view_c0 = 0;
+        self->cursor_row = self->cursor_col = -1;
+    }
     self->values = values;
-    self->rows = values ? rows : 0;
-    self->cols = values ? cols : 0;
+    self->rows = new_rows;
+    self->cols = new_cols;
     self->row_labels = row_labels;
     self->col_labels = col_labels;
     self->mask = mask;
@@ -397,6 +541,8 @@ void atn_heatmap_set_selected_row(AtnHeatmap *self, int row) {
     if (row == self->selected_row)
         return;
     self->selected_row = row;
+    if (self->one_query)
+        invalidate_figure(self);   /* another row's bars */
     gtk_widget_queue_draw(GTK_WIDGET(self));
 }
 
@@ -421,36 +567,305 @@ void atn_heatmap_set_marks(AtnHeatmap *self, int row, const gboolean *cols, int 
 }
 
 
+static void ensure_layout(AtnHeatmap *self) {
+    if (self->have_layout || !self->values)
+        return;
+    int w = gtk_widget_get_width(GTK_WIDGET(self)), h = gtk_widget_get_height(GTK_WIDGET(self));
+    if (w > 0 && h > 0)
+        ensure_base(self, w, h);
+}
+
 gboolean atn_heatmap_cell_at(AtnHeatmap *self, double x, double y, int *row, int *col) {
     g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
     *row = *col = -1;
     if (!self->values)
         return FALSE;
-    if (!self->have_layout) {
-        int w = gtk_widget_get_width(GTK_WIDGET(self)), h = gtk_widget_get_height(GTK_WIDGET(self));
-        if (w <= 0 || h <= 0)
+    ensure_layout(self);
+    if (!self->have_layout)
+        return FALSE;
+    if (self->one_query) {
+        const atn_query_bars_layout *B = &self->bars;
+        if (B->bar_w <= 0 || y < B->plot.y || y > B->labels.y + B->labels.h)
             return FALSE;
-        ensure_base(self, w, h);
+        int c = (int)floor((x - B->plot.x) / B->bar_w);
+        if (x < B->plot.x || c >= B->view_cols)
+            return FALSE;
+        *row = bars_row(self);
+        *col = B->view_col0 + c;
+        return TRUE;
     }
     const atn_heatmap_layout *L = &self->layout;
     if (x < L->cells.x || y < L->cells.y || L->cell_w <= 0 || L->cell_h <= 0)
         return FALSE;
     int c = (int)floor((x - L->cells.x) / L->cell_w), r = (int)floor((y - L->cells.y) / L->cell_h);
-    if (r < 0 || c < 0 || r >= self->rows || c >= self->cols)
+    if (r < 0 || c < 0 || r >= L->view_rows || c >= L->view_cols)
         return FALSE;
-    *row = r;
-    *col = c;
+    *row = L->view_row0 + r;
+    *col = L->view_col0 + c;
     return TRUE;
 }
 
 gboolean atn_heatmap_get_cell_rect(AtnHeatmap *self, int row, int col, graphene_rect_t *rect) {
     g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
-    if (!self->have_layout && self->values) {
-        int w = gtk_widget_get_width(GTK_WIDGET(self)), h = gtk_widget_get_height(GTK_WIDGET(self));
-        if (w > 0 && h > 0)
-            ensure_base(self, w, h);
-    }
+    ensure_layout(self);
     return cell_rect(self, row, col, 1, 1, rect);
+}
+
+/* ---- zoom, pan, one query, keyboard ---------------------------------------------------- */
+
+#define ZOOM_MAX 64.0
+
+static int vis_count(int n, double zoom) {
+    int v = (int)ceil(n / zoom);
+    return v < 1 ? 1 : v > n ? n : v;
+}
+
+void atn_heatmap_get_visible(AtnHeatmap *self, int *row0, int *col0, int *rows, int *cols) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    int nr = vis_count(self->rows, self->zoom), nc = vis_count(self->cols, self->zoom);
+    int r0 = CLAMP(self->view_r0, 0, MAX(0, self->rows - nr)), c0 = CLAMP(self->view_c0, 0, MAX(0, self->cols - nc));
+    if (row0)
+        *row0 = r0;
+    if (col0)
+        *col0 = c0;
+    if (rows)
+        *rows = nr;
+    if (cols)
+        *cols = nc;
+}
+
+double atn_heatmap_get_zoom(AtnHeatmap *self) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), 1);
+    return self->zoom;
+}
+
+static void set_view(AtnHeatmap *self, double zoom, int r0, int c0) {
+    zoom = CLAMP(zoom, 1.0, MAX(1.0, MIN(ZOOM_MAX, MAX(self->rows, self->cols) / 2.0)));
+    int nr = vis_count(self->rows, zoom), nc = vis_count(self->cols, zoom);
+    r0 = CLAMP(r0, 0, MAX(0, self->rows - nr));
+    c0 = CLAMP(c0, 0, MAX(0, self->cols - nc));
+    if (zoom == self->zoom && r0 == self->view_r0 && c0 == self->view_c0)
+        return;
+    self->zoom = zoom;
+    self->view_r0 = r0;
+    self->view_c0 = c0;
+    invalidate_figure(self);
+    g_signal_emit(self, signals[SIGNAL_VIEW_CHANGED], 0);
+}
+
+/* Zooms by factor keeping the cell under the widget point (x, y) where it is (the centre
+ * of the visible block when x < 0). */
+void atn_heatmap_zoom_at(AtnHeatmap *self, double factor, double x, double y) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    if (!self->values || !(factor > 0))
+        return;
+    ensure_layout(self);
+    int r0, c0, nr, nc;
+    atn_heatmap_get_visible(self, &r0, &c0, &nr, &nc);
+    /* the point as a fraction of the visible block and as a (fractional) cell */
+    double fx = 0.5, fy = 0.5;
+    if (x >= 0 && self->have_layout && !self->one_query && self->layout.cells.w > 0) {
+        fx = CLAMP((x - self->layout.cells.x) / self->layout.cells.w, 0, 1);
+        fy = CLAMP((y - self->layout.cells.y) / self->layout.cells.h, 0, 1);
+    } else if (x >= 0 && self->have_layout && self->one_query && self->bars.plot.w > 0) {
+        fx = CLAMP((x - self->bars.plot.x) / self->bars.plot.w, 0, 1);
+    }
+    double cr = r0 + fy * nr, cc = c0 + fx * nc;
+    double z = self->zoom * factor;
+    z = CLAMP(z, 1.0, MAX(1.0, MIN(ZOOM_MAX, MAX(self->rows, self->cols) / 2.0)));
+    int nr2 = vis_count(self->rows, z), nc2 = vis_count(self->cols, z);
+    set_view(self, z, (int)lround(cr - fy * nr2), (int)lround(cc - fx * nc2));
+}
+
+void atn_heatmap_reset_zoom(AtnHeatmap *self) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    set_view(self, 1.0, 0, 0);
+}
+
+void atn_heatmap_pan(AtnHeatmap *self, int drows, int dcols) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    int r0, c0;
+    atn_heatmap_get_visible(self, &r0, &c0, NULL, NULL);
+    set_view(self, self->zoom, r0 + drows, c0 + dcols);
+}
+
+/* Pans just enough that (row, col) is visible. */
+static void scroll_to(AtnHeatmap *self, int row, int col) {
+    int r0, c0, nr, nc;
+    atn_heatmap_get_visible(self, &r0, &c0, &nr, &nc);
+    if (row >= 0 && row < r0)
+        r0 = row;
+    else if (row >= r0 + nr)
+        r0 = row - nr + 1;
+    if (col >= 0 && col < c0)
+        c0 = col;
+    else if (col >= c0 + nc)
+        c0 = col - nc + 1;
+    set_view(self, self->zoom, r0, c0);
+}
+
+void atn_heatmap_set_one_query(AtnHeatmap *self, gboolean one_query) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    one_query = !!one_query;
+    if (one_query == self->one_query)
+        return;
+    self->one_query = one_query;
+    invalidate_figure(self);
+}
+
+gboolean atn_heatmap_get_one_query(AtnHeatmap *self) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
+    return self->one_query;
+}
+
+gboolean atn_heatmap_get_bar(AtnHeatmap *self, int col, double *value, graphene_rect_t *rect) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
+    ensure_layout(self);
+    const atn_query_bars_layout *B = &self->bars;
+    if (!self->one_query || !self->have_layout || col < B->view_col0 || col >= B->view_col0 + B->view_cols)
+        return FALSE;
+    /* the value as drawn: the bar's height over the plot's, on the value axis */
+    double v = atn_heatmap_get_value(self, bars_row(self), col);
+    double f = CLAMP((v - B->vmin) / (B->vmax - B->vmin), 0, 1);
+    if (rect)
+        graphene_rect_init(rect, B->plot.x + (col - B->view_col0) * B->bar_w, B->plot.y + B->plot.h * (1 - f),
+                           B->bar_w, B->plot.h * f);
+    if (value)
+        *value = B->vmin + f * (B->vmax - B->vmin);
+    return TRUE;
+}
+
+gboolean atn_heatmap_get_layout(AtnHeatmap *self, atn_heatmap_layout *out) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
+    ensure_layout(self);
+    if (!self->have_layout || self->one_query)
+        return FALSE;
+    *out = self->layout;
+    return TRUE;
+}
+
+int atn_heatmap_get_bars_row(AtnHeatmap *self) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), -1);
+    return self->values ? bars_row(self) : -1;
+}
+
+void atn_heatmap_set_colorbar_note(AtnHeatmap *self, const char *note) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    if (g_strcmp0(note, self->colorbar_note) == 0)
+        return;
+    g_free(self->colorbar_note);
+    self->colorbar_note = g_strdup(note);
+    invalidate_figure(self);
+}
+
+/* What a screen reader reads for the keyboard's cell: the tooltip's words. */
+static void announce(AtnHeatmap *self) {
+    g_autofree char *text = atn_heatmap_dup_cell_text(self, self->cursor_row, self->cursor_col);
+    gtk_accessible_update_property(GTK_ACCESSIBLE(self), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, text ? text : "", -1);
+}
+
+void atn_heatmap_move_cursor(AtnHeatmap *self, int drow, int dcol) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    if (!self->values || self->rows <= 0 || self->cols <= 0)
+        return;
+    int r = self->cursor_row, c = self->cursor_col;
+    if (r < 0 || c < 0) {   /* start from the selected row (its diagonal cell) */
+        r = self->selected_row >= 0 ? self->selected_row : 0;
+        c = self->hover_col >= 0 ? self->hover_col : MIN(r, self->cols - 1);
+    } else {
+        r = CLAMP(r + drow, 0, self->rows - 1);
+        c = CLAMP(c + dcol, 0, self->cols - 1);
+    }
+    self->cursor_row = r;
+    self->cursor_col = c;
+    self->keyboard = TRUE;
+    scroll_to(self, self->one_query ? -1 : r, c);
+    set_hover(self, r, c);
+    if (drow != 0 || r != self->selected_row)
+        g_signal_emit(self, signals[SIGNAL_CELL_CLICKED], 0, r, c);   /* the row becomes the query */
+    announce(self);
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+void atn_heatmap_get_cursor(AtnHeatmap *self, int *row, int *col) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    *row = self->cursor_row;
+    *col = self->cursor_col;
+}
+
+static gboolean on_key(GtkEventControllerKey *c, guint keyval, guint keycode, GdkModifierType state,
+                       AtnHeatmap *self) {
+    if (state & (GDK_CONTROL_MASK | GDK_ALT_MASK))
+        return FALSE;
+    int big = MAX(1, vis_count(self->rows, self->zoom) / 2);
+    switch (keyval) {
+    case GDK_KEY_Up: case GDK_KEY_KP_Up: atn_heatmap_move_cursor(self, -1, 0); return TRUE;
+    case GDK_KEY_Down: case GDK_KEY_KP_Down: atn_heatmap_move_cursor(self, 1, 0); return TRUE;
+    case GDK_KEY_Left: case GDK_KEY_KP_Left: atn_heatmap_move_cursor(self, 0, -1); return TRUE;
+    case GDK_KEY_Right: case GDK_KEY_KP_Right: atn_heatmap_move_cursor(self, 0, 1); return TRUE;
+    case GDK_KEY_Home: atn_heatmap_move_cursor(self, 0, -self->cols); return TRUE;
+    case GDK_KEY_End: atn_heatmap_move_cursor(self, 0, self->cols); return TRUE;
+    case GDK_KEY_plus: case GDK_KEY_equal: case GDK_KEY_KP_Add:
+        atn_heatmap_zoom_at(self, 2.0, -1, -1);
+        if (self->cursor_row >= 0)
+            scroll_to(self, self->cursor_row, self->cursor_col);
+        return TRUE;
+    case GDK_KEY_minus: case GDK_KEY_KP_Subtract: atn_heatmap_zoom_at(self, 0.5, -1, -1); return TRUE;
+    case GDK_KEY_0: case GDK_KEY_KP_0: atn_heatmap_reset_zoom(self); return TRUE;
+    case GDK_KEY_Page_Up: if (state & GDK_SHIFT_MASK) { atn_heatmap_move_cursor(self, -big, 0); return TRUE; } return FALSE;
+    case GDK_KEY_Page_Down: if (state & GDK_SHIFT_MASK) { atn_heatmap_move_cursor(self, big, 0); return TRUE; } return FALSE;
+    default: return FALSE;
+    }
+}
+
+static gboolean on_scroll(GtkEventControllerScroll *c, double dx, double dy, AtnHeatmap *self) {
+    GdkModifierType state = gtk_event_controller_get_current_event_state(GTK_EVENT_CONTROLLER(c));
+    double x = -1, y = -1;
+    GdkEvent *ev = gtk_event_controller_get_current_event(GTK_EVENT_CONTROLLER(c));
+    if (ev)
+        gdk_event_get_position(ev, &x, &y);
+    if (state & GDK_SHIFT_MASK) {   /* Shift+wheel pans sideways */
+        int step = MAX(1, vis_count(self->cols, self->zoom) / 8);
+        atn_heatmap_pan(self, 0, (int)(dy > 0 ? step : dy < 0 ? -step : 0));
+        return TRUE;
+    }
+    if (dx != 0 && dy == 0 && self->zoom > 1) {
+        int step = MAX(1, vis_count(self->cols, self->zoom) / 8);
+        atn_heatmap_pan(self, 0, dx > 0 ? step : -step);
+        return TRUE;
+    }
+    if (dy == 0)
+        return FALSE;
+    /* the wheel (with or without Ctrl) zooms at the pointer; a touchpad sends small steps */
+    double factor = pow(1.25, -CLAMP(dy, -4, 4));
+    atn_heatmap_zoom_at(self, factor, x, y);
+    return TRUE;
+}
+
+static void on_zoom_begin(GtkGesture *g, GdkEventSequence *seq, AtnHeatmap *self) { self->zoom_start = self->zoom; }
+
+static void on_zoom_scale(GtkGestureZoom *g, double scale, AtnHeatmap *self) {
+    double x, y;
+    if (!gtk_gesture_get_bounding_box_center(GTK_GESTURE(g), &x, &y))
+        x = y = -1;
+    atn_heatmap_zoom_at(self, self->zoom_start * scale / self->zoom, x, y);
+}
+
+static void on_drag_begin(GtkGestureDrag *g, double x, double y, AtnHeatmap *self) {
+    int r0, c0;
+    atn_heatmap_get_visible(self, &r0, &c0, NULL, NULL);
+    self->drag_r0 = r0;
+    self->drag_c0 = c0;
+}
+
+static void on_drag_update(GtkGestureDrag *g, double dx, double dy, AtnHeatmap *self) {
+    if (self->zoom <= 1 || !self->have_layout)
+        return;
+    double cw = self->one_query ? self->bars.bar_w : self->layout.cell_w;
+    double ch = self->one_query ? 1e9 : self->layout.cell_h;
+    if (cw <= 0 || ch <= 0)
+        return;
+    set_view(self, self->zoom, (int)lround(self->drag_r0 - dy / ch), (int)lround(self->drag_c0 - dx / cw));
 }
 
 float atn_heatmap_get_value(AtnHeatmap *self, int row, int col) {
@@ -469,11 +884,13 @@ int atn_heatmap_get_rows(AtnHeatmap *self) {
 
 typedef struct heatmap_figure {
     atn_heatmap_spec spec;
+    gboolean bars;                /* one query's bars (from the spec's values and bars_row) */
+    atn_query_bars_spec bars_spec;
     atn_render_style style;
     float *values;
     char **row_labels, **col_labels;
     int32_t *mask;
-    char *title, *row_axis, *col_axis, *colorbar_label;
+    char *title, *row_axis, *col_axis, *colorbar_label, *colorbar_note;
 } heatmap_figure;
 
 static void heatmap_figure_free(gpointer data) {
@@ -486,12 +903,16 @@ static void heatmap_figure_free(gpointer data) {
     g_free(f->row_axis);
     g_free(f->col_axis);
     g_free(f->colorbar_label);
+    g_free(f->colorbar_note);
     g_free(f);
 }
 
 static void heatmap_figure_draw(cairo_t *cr, double width, double height, void *data) {
     heatmap_figure *f = data;
-    atn_render_heatmap(cr, &f->spec, width, height);
+    if (f->bars)
+        atn_render_query_bars(cr, &f->bars_spec, width, height);
+    else
+        atn_render_heatmap(cr, &f->spec, width, height);
 }
 
 static char **copy_labels(const char *const *labels, int n) {
@@ -507,7 +928,7 @@ struct AtnHeatmapLook {
     int rows, cols;
     char **row_labels, **col_labels;
     int32_t *mask;
-    char *row_axis, *col_axis, *colorbar_label;
+    char *row_axis, *col_axis, *colorbar_label, *colorbar_note;
     atn_colormap cmap;
     atn_value_range range;
     gboolean show_colorbar;
@@ -525,6 +946,7 @@ AtnHeatmapLook *atn_heatmap_dup_look(AtnHeatmap *self) {
     look->row_axis = g_strdup(self->row_axis);
     look->col_axis = g_strdup(self->col_axis);
     look->colorbar_label = g_strdup(self->colorbar_label);
+    look->colorbar_note = g_strdup(self->colorbar_note);
     look->cmap = self->cmap;
     look->range = self->range;
     look->show_colorbar = self->show_colorbar;
@@ -541,6 +963,7 @@ void atn_heatmap_look_free(AtnHeatmapLook *look) {
     g_free(look->row_axis);
     g_free(look->col_axis);
     g_free(look->colorbar_label);
+    g_free(look->colorbar_note);
     g_free(look);
 }
 
@@ -558,6 +981,7 @@ AtnFigure *atn_heatmap_look_figure(const AtnHeatmapLook *look, const float *valu
     f->row_axis = g_strdup(look->row_axis);
     f->col_axis = g_strdup(look->col_axis);
     f->colorbar_label = g_strdup(look->colorbar_label);
+    f->colorbar_note = g_strdup(look->colorbar_note);
     atn_heatmap_spec *s = &f->spec;
     atn_heatmap_spec_init(s);
     s->values = f->values;
@@ -571,6 +995,7 @@ AtnFigure *atn_heatmap_look_figure(const AtnHeatmapLook *look, const float *valu
     s->row_axis = f->row_axis;
     s->col_axis = f->col_axis;
     s->colorbar_label = f->colorbar_label;
+    s->colorbar_note = f->colorbar_note;
     s->colormap = look->cmap;
     s->range = look->range;
     s->show_colorbar = look->show_colorbar;
@@ -586,7 +1011,43 @@ AtnFigure *atn_heatmap_dup_figure(AtnHeatmap *self, const char *basename) {
     if (!self->values)
         return NULL;
     AtnHeatmapLook *look = atn_heatmap_dup_look(self);
-    AtnFigure *fig = atn_heatmap_look_figure(look, self->values, self->title, basename);
+    AtnFigure *fig;
+    if (self->one_query) {
+        heatmap_figure *f = g_new0(heatmap_figure, 1);
+        atn_render_style_init(&f->style, FALSE);
+        int q = bars_row(self);
+        double vmin, vmax;
+        atn_value_range_resolve(&self->range, self->values, self->rows, self->cols, self->cols, self->cmap, &vmin,
+                                &vmax);
+        f->bars = TRUE;
+        f->values = g_memdup2(self->values + (size_t)q * self->cols, sizeof(float) * self->cols);
+        f->col_labels = copy_labels(self->col_labels, self->cols);
+        f->mask = look->mask ? g_memdup2(look->mask, sizeof(int32_t) * MAX(self->rows, self->cols)) : NULL;
+        f->col_axis = g_strdup(self->col_axis);
+        f->colorbar_label = g_strdup(self->colorbar_label);
+        /* Translators: the title of one query's bar chart: the heatmap's title, the query token */
+        f->title = g_strdup_printf(_("%s · query %d “%s”"), self->title ? self->title : "", q,
+                                   self->row_labels ? self->row_labels[q] : "");
+        atn_query_bars_spec *b = &f->bars_spec;
+        atn_query_bars_spec_init(b);
+        b->values = f->values;
+        b->n = self->cols;
+        b->labels = (const char *const *)f->col_labels;
+        b->mask = f->mask;
+        b->title = f->title;
+        b->value_axis = f->colorbar_label;
+        b->key_axis = f->col_axis;
+        b->colormap = self->cmap;
+        b->range = self->range;
+        b->vmin = vmin;
+        b->vmax = vmax;
+        b->style = &f->style;
+        double w, h;
+        atn_render_query_bars_natural_size(b, &w, &h);
+        fig = atn_figure_new(w, h, heatmap_figure_draw, f, heatmap_figure_free, basename);
+    } else {
+        fig = atn_heatmap_look_figure(look, self->values, self->title, basename);
+    }
     atn_heatmap_look_free(look);
     return fig;
 }

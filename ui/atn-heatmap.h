@@ -55,6 +55,37 @@ char *atn_heatmap_hover(AtnHeatmap *self, double x, double y);
 /* The tooltip text of a cell. */
 char *atn_heatmap_dup_cell_text(AtnHeatmap *self, int row, int col);
 
+/* Zoom and pan.  The visible block of cells (what ui/render draws: atn_heatmap_spec's
+ * view_*): first row and column and how many; the whole matrix at zoom 1.  zoom_at
+ * multiplies the zoom by factor keeping the cell under widget point (x, y) in place (x < 0:
+ * the centre); the wheel, a pinch, +/−/0 and dragging call these. */
+void atn_heatmap_get_visible(AtnHeatmap *self, int *row0, int *col0, int *rows, int *cols);
+double atn_heatmap_get_zoom(AtnHeatmap *self);
+void atn_heatmap_zoom_at(AtnHeatmap *self, double factor, double x, double y);
+void atn_heatmap_reset_zoom(AtnHeatmap *self);
+void atn_heatmap_pan(AtnHeatmap *self, int drows, int dcols);
+
+/* One-query mode: the selected row (else row 0) as bars over the keys instead of the matrix.
+ * get_bar: key col's bar as drawn (its value read back from its height, and its rectangle
+ * in widget coordinates); FALSE when not shown. */
+void atn_heatmap_set_one_query(AtnHeatmap *self, gboolean one_query);
+gboolean atn_heatmap_get_one_query(AtnHeatmap *self);
+gboolean atn_heatmap_get_bar(AtnHeatmap *self, int col, double *value, graphene_rect_t *rect);
+int atn_heatmap_get_bars_row(AtnHeatmap *self);
+
+/* The figure's layout as last drawn (cells, colour bar, visible block); FALSE when none
+ * (no matrix, no size yet, one-query mode). */
+gboolean atn_heatmap_get_layout(AtnHeatmap *self, atn_heatmap_layout *out);
+
+/* A second line under the colour bar's label (what the colours span), or NULL. */
+void atn_heatmap_set_colorbar_note(AtnHeatmap *self, const char *note);
+
+/* The keyboard's cell (arrow keys): moves it by (drow, dcol), makes its row the query
+ * ("cell-clicked"), hovers it, pans it into view, draws a focus ring around it and sets the
+ * accessible description to its "query → key: weight" text for screen readers. */
+void atn_heatmap_move_cursor(AtnHeatmap *self, int drow, int dcol);
+void atn_heatmap_get_cursor(AtnHeatmap *self, int *row, int *col);
+
 /* The figure as the command line's `export heatmap` draws it (light style). */
 AtnFigure *atn_heatmap_dup_figure(AtnHeatmap *self, const char *basename);
 

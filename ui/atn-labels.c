@@ -54,3 +54,47 @@ const char *atn_label_trace_step(atn_trace_step step) {
     default: return "";
     }
 }
+
+char *atn_label_head_summary(const atn_head_stats *s) {
+    const char *name = atn_label_pattern(s->pattern);
+    switch (s->pattern) {
+    /* Translators: a head's pattern and what it means with its number, e.g. "previous: 97% to the previous token" */
+    case ATN_PATTERN_DIAGONAL: return g_strdup_printf(_("%s: %.0f%% to the token itself"), name, 100 * s->self);
+    case ATN_PATTERN_PREVIOUS: return g_strdup_printf(_("%s: %.0f%% to the previous token"), name, 100 * s->prev);
+    case ATN_PATTERN_NEXT: return g_strdup_printf(_("%s: %.0f%% to the next token"), name, 100 * s->next);
+    case ATN_PATTERN_CLS: return g_strdup_printf(_("%s: %.0f%% to [CLS]"), name, 100 * s->cls);
+    case ATN_PATTERN_SEP: return g_strdup_printf(_("%s: %.0f%% to [SEP]"), name, 100 * s->sep);
+    case ATN_PATTERN_PUNCT: return g_strdup_printf(_("%s: %.0f%% to punctuation"), name, 100 * s->punct);
+    case ATN_PATTERN_BLOCK:
+        return g_strdup_printf(_("%s: %.0f%% within two tokens of the query (or in its own segment)"), name,
+                               100 * s->local);
+    case ATN_PATTERN_BROAD:
+        return g_strdup_printf(_("%s: spread over many tokens (entropy %.0f%% of uniform)"), name,
+                               100 * s->entropy_norm);
+    default: {
+        double best = MAX(MAX(s->self, s->prev), MAX(s->next, MAX(s->cls, s->sep)));
+        const char *what = best == s->self ? _("to itself") : best == s->prev ? _("to the previous token")
+                           : best == s->next ? _("to the next token") : best == s->cls ? _("to [CLS]") : _("to [SEP]");
+        /* Translators: "mixed: no single pattern (the largest: 32% to itself)" */
+        return g_strdup_printf(_("%s: no single pattern (the largest: %.0f%% %s)"), name, 100 * best, what);
+    }
+    }
+}
+
+char *atn_label_pattern_legend(void) {
+    static const struct { atn_pattern p; const char *text; } rows[] = {
+        {ATN_PATTERN_DIAGONAL, N_("each token looks mostly at itself")},
+        {ATN_PATTERN_PREVIOUS, N_("each token looks at the token before it")},
+        {ATN_PATTERN_NEXT, N_("each token looks at the token after it")},
+        {ATN_PATTERN_CLS, N_("every token looks at [CLS]: a vertical stripe")},
+        {ATN_PATTERN_SEP, N_("every token looks at [SEP]: a vertical stripe (often a “no-op”)")},
+        {ATN_PATTERN_PUNCT, N_("stripes on punctuation tokens")},
+        {ATN_PATTERN_BLOCK, N_("attention stays within a few neighbouring tokens or the query’s own sentence")},
+        {ATN_PATTERN_BROAD, N_("attention spread thinly over many tokens")},
+        {ATN_PATTERN_MIXED, N_("none of the above clearly")},
+    };
+    GString *g = g_string_new(_("What the pattern names mean (from the head’s statistics, mean over query rows):"));
+    for (guint i = 0; i < G_N_ELEMENTS(rows); i++)
+        g_string_append_printf(g, "\n• %s — %s", atn_label_pattern(rows[i].p), _(rows[i].text));
+    return g_string_free(g, FALSE);
+}

@@ -9,3 +9,11 @@ const char *atn_label_metric(atn_metric m);
 const char *atn_label_scope(atn_scope s);
 const char *atn_label_colormap(atn_colormap cm);
 const char *atn_label_trace_step(atn_trace_step step);
+
+/* What a head does, in words, from its statistics: "previous: 97% to the previous token"
+ * (the pattern's own number), or "mixed: no single pattern (32% to itself)".  Newly
+ * allocated. */
+char *atn_label_head_summary(const atn_head_stats *s);
+/* One sentence per pattern name, for a legend ("previous: each token looks at the token
+ * before it"), lines joined by newlines.  Newly allocated. */
+char *atn_label_pattern_legend(void);

@@ -20,6 +20,7 @@ struct _AtnPrefs {
     double font_scale;
     char *example_text;
     char **recent_models;
+    char *color_scale;
 };
 
 G_DEFINE_FINAL_TYPE(AtnPrefs, atn_prefs, G_TYPE_OBJECT)
@@ -32,13 +33,14 @@ enum {
     PROP_FONT_SCALE,
     PROP_EXAMPLE_TEXT,
     PROP_RECENT_MODELS,
+    PROP_COLOR_SCALE,
     N_PROPS
 };
 static GParamSpec *props[N_PROPS];
 
 /* property name -> GSettings key (the same names) */
 static const char *const keys[N_PROPS] = {
-    NULL, "colormap", "last-model", "device", "font-scale", "example-text", "recent-models",
+    NULL, "colormap", "last-model", "device", "font-scale", "example-text", "recent-models", "color-scale",
 };
 
 /* The schema compiled into <builddir>/data (data/meson.build), for uninstalled runs. */
@@ -82,6 +84,7 @@ static void keyfile_save(AtnPrefs *self) {
     g_key_file_set_string(self->keyfile, "prefs", "example-text", self->example_text);
     g_key_file_set_string_list(self->keyfile, "prefs", "recent-models", (const char *const *)self->recent_models,
                                g_strv_length(self->recent_models));
+    g_key_file_set_string(self->keyfile, "prefs", "color-scale", self->color_scale);
     g_autofree char *dir = g_path_get_dirname(self->keyfile_path);
     g_mkdir_with_parents(dir, 0700);
     g_autoptr(GError) error = NULL;
@@ -140,6 +143,11 @@ static void atn_prefs_set_property(GObject *object, guint prop_id, const GValue 
     case PROP_LAST_MODEL: changed = set_string(&self->last_model, g_value_get_string(value)); break;
     case PROP_DEVICE: changed = set_string(&self->device, g_value_get_string(value)); break;
     case PROP_EXAMPLE_TEXT: changed = set_string(&self->example_text, g_value_get_string(value)); break;
+    case PROP_COLOR_SCALE: {
+        const char *v = g_value_get_string(value);
+        changed = set_string(&self->color_scale, g_strcmp0(v, "fixed") == 0 ? "fixed" : "head");
+        break;
+    }
     case PROP_FONT_SCALE: {
         double v = g_value_get_double(value);
         changed = v != self->font_scale;
@@ -172,6 +180,7 @@ static void atn_prefs_get_property(GObject *object, guint prop_id, GValue *value
     case PROP_EXAMPLE_TEXT: g_value_set_string(value, self->example_text); break;
     case PROP_FONT_SCALE: g_value_set_double(value, self->font_scale); break;
     case PROP_RECENT_MODELS: g_value_set_boxed(value, self->recent_models); break;
+    case PROP_COLOR_SCALE: g_value_set_string(value, self->color_scale); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     }
 }
@@ -186,6 +195,7 @@ static void atn_prefs_finalize(GObject *object) {
     g_free(self->device);
     g_free(self->example_text);
     g_strfreev(self->recent_models);
+    g_free(self->color_scale);
     G_OBJECT_CLASS(atn_prefs_parent_class)->finalize(object);
 }
 
@@ -215,6 +225,7 @@ static void atn_prefs_class_init(AtnPrefsClass *klass) {
     props[PROP_FONT_SCALE] = g_param_spec_double("font-scale", NULL, NULL, 0.5, 3.0, 1.0, f);
     props[PROP_EXAMPLE_TEXT] = g_param_spec_string("example-text", NULL, NULL, "", f);
     props[PROP_RECENT_MODELS] = g_param_spec_boxed("recent-models", NULL, NULL, G_TYPE_STRV, f);
+    props[PROP_COLOR_SCALE] = g_param_spec_string("color-scale", NULL, NULL, "head", f);
     g_object_class_install_properties(object_class, N_PROPS, props);
 }
 
@@ -225,6 +236,7 @@ static void atn_prefs_init(AtnPrefs *self) {
     self->font_scale = 1.0;
     self->example_text = g_strdup("");
     self->recent_models = g_new0(char *, 1);
+    self->color_scale = g_strdup("head");
 }
 
 AtnPrefs *atn_prefs_get_default(void) {
@@ -273,6 +285,14 @@ const char *atn_prefs_get_example_text(AtnPrefs *self) {
 void atn_prefs_set_example_text(AtnPrefs *self, const char *v) {
     g_return_if_fail(ATN_IS_PREFS(self));
     g_object_set(self, "example-text", v, NULL);
+}
+const char *atn_prefs_get_color_scale(AtnPrefs *self) {
+    g_return_val_if_fail(ATN_IS_PREFS(self), NULL);
+    return self->color_scale;
+}
+void atn_prefs_set_color_scale(AtnPrefs *self, const char *v) {
+    g_return_if_fail(ATN_IS_PREFS(self));
+    g_object_set(self, "color-scale", v, NULL);
 }
 const char *const *atn_prefs_get_recent_models(AtnPrefs *self) { return (const char *const *)self->recent_models; }
 

@@ -22,6 +22,10 @@ const char *atn_prefs_get_device(AtnPrefs *self);
 void atn_prefs_set_device(AtnPrefs *self, const char *device);
 double atn_prefs_get_font_scale(AtnPrefs *self);
 void atn_prefs_set_font_scale(AtnPrefs *self, double scale);
+/* "head" (default: each head's colours run from 0 to its own largest weight) or "fixed"
+ * (0 to 1 for every head, so heads compare); anything else reads as "head". */
+const char *atn_prefs_get_color_scale(AtnPrefs *self);
+void atn_prefs_set_color_scale(AtnPrefs *self, const char *scale);
 const char *atn_prefs_get_example_text(AtnPrefs *self);
 void atn_prefs_set_example_text(AtnPrefs *self, const char *text);
 /* Newest first; borrowed, NULL-terminated. */

@@ -21,6 +21,9 @@ struct _AtnTokenLines {
     gboolean stale;        /* node shows older data; a worker is drawing the new one */
     GCancellable *job;     /* the drawing in flight */
     guint serial;
+    gboolean all_lines;    /* every token's lines; FALSE (default): the focused token's only */
+    double threshold;      /* lines at or below this weight are not drawn (default 0.01) */
+    int hover_side;        /* the side of the token hovered here: 0 query, 1 key, -1 none */
 };
 
 G_DEFINE_FINAL_TYPE(AtnTokenLines, atn_token_lines, GTK_TYPE_WIDGET)
@@ -70,9 +73,24 @@ static gboolean fill_spec(AtnTokenLines *self, atn_headview_spec *spec, const at
     spec->selected_query = -1;
     spec->hover_token = atn_session_get_hover_token(self->session);
     spec->style = style;
-    double th = line_threshold(spec->attn[0], spec->n);
-    if (th > spec->min_weight)
-        spec->min_weight = th;
+    spec->min_weight = self->threshold;
+    if (self->all_lines) {
+        double th = line_threshold(spec->attn[0], spec->n);
+        if (th > spec->min_weight)
+            spec->min_weight = th;
+    } else {
+        /* as bertviz: the hovered token's lines (into it when it is a key here), else the
+         * selected query's */
+        int hover = spec->hover_token;
+        if (hover >= 0 && hover < spec->n && self->hover_side == 1)
+            spec->focus_key = hover;
+        else if (hover >= 0 && hover < spec->n)
+            spec->selected_query = hover;
+        else {
+            int q = atn_session_get_query(self->session);
+            spec->selected_query = q >= 0 && q < spec->n ? q : -1;
+        }
+    }
     return TRUE;
 }
 
@@ -152,7 +170,7 @@ static void atn_token_lines_snapshot(GtkWidget *widget, GtkSnapshot *s) {
     if (w <= 0 || h <= 0 || !r)
         return;
     gboolean fresh = self->node && !self->stale && self->node_w == w && self->node_h == h;
-    if (!fresh && atn_result_get_n_tokens(r) >= ASYNC_MIN_TOKENS) {
+    if (!fresh && self->all_lines && atn_result_get_n_tokens(r) >= ASYNC_MIN_TOKENS) {
         if (!self->job)
             start_job(self, w, h);
     } else if (!fresh) {
@@ -204,13 +222,21 @@ static void token_at(AtnTokenLines *self, double x, double y, int *side, int *to
 static void on_motion(GtkEventControllerMotion *c, double x, double y, AtnTokenLines *self) {
     int side, token;
     token_at(self, x, y, &side, &token);
-    if (self->session)
-        atn_session_set_hover_token(self->session, token);
+    atn_token_lines_hover(self, token >= 0 ? side : -1, token);
 }
 
-static void on_leave(GtkEventControllerMotion *c, AtnTokenLines *self) {
-    if (self->session)
-        atn_session_set_hover_token(self->session, -1);
+static void on_leave(GtkEventControllerMotion *c, AtnTokenLines *self) { atn_token_lines_hover(self, -1, -1); }
+
+void atn_token_lines_hover(AtnTokenLines *self, int side, int token) {
+    g_return_if_fail(ATN_IS_TOKEN_LINES(self));
+    int new_side = token >= 0 ? side : -1;
+    gboolean side_changed = new_side != self->hover_side;
+    self->hover_side = new_side;
+    if (self->session) {
+        if (token == atn_session_get_hover_token(self->session) && side_changed)
+            invalidate(self);
+        atn_session_set_hover_token(self->session, token);
+    }
 }
 
 static void on_pressed(GtkGestureClick *g, int n_press, double x, double y, AtnTokenLines *self) {
@@ -221,6 +247,13 @@ static void on_pressed(GtkGestureClick *g, int n_press, double x, double y, AtnT
 }
 
 static void on_session_changed(AtnSession *session, GParamSpec *pspec, AtnTokenLines *self) { invalidate(self); }
+
+static void on_hover_changed(AtnSession *session, GParamSpec *pspec, AtnTokenLines *self) {
+    /* a token hovered in another view is a query here */
+    if (atn_session_get_hover_token(session) < 0)
+        self->hover_side = -1;
+    invalidate(self);
+}
 
 static void atn_token_lines_dispose(GObject *object) {
     AtnTokenLines *self = ATN_TOKEN_LINES(object);
@@ -252,6 +285,8 @@ static void atn_token_lines_class_init(AtnTokenLinesClass *klass) {
 static void atn_token_lines_init(AtnTokenLines *self) {
     gtk_accessible_update_property(GTK_ACCESSIBLE(self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("The attention as lines from each token to the tokens it looks at"), -1);
     self->font_scale = 1.0;
+    self->threshold = 0.01;
+    self->hover_side = -1;
     gtk_widget_set_vexpand(GTK_WIDGET(self), TRUE);
     GtkEventController *motion = gtk_event_controller_motion_new();
     g_signal_connect(motion, "motion", G_CALLBACK(on_motion), self);
@@ -270,10 +305,10 @@ void atn_token_lines_set_session(AtnTokenLines *self, AtnSession *session) {
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_set_object(&self->session, session);
     if (session) {
-        static const char *const watched[] = {"notify::result", "notify::layer", "notify::head",
-                                              "notify::hover-token"};
+        static const char *const watched[] = {"notify::result", "notify::layer", "notify::head", "notify::query"};
         for (guint i = 0; i < G_N_ELEMENTS(watched); i++)
             g_signal_connect(session, watched[i], G_CALLBACK(on_session_changed), self);
+        g_signal_connect(session, "notify::hover-token", G_CALLBACK(on_hover_changed), self);
     }
     invalidate(self);
 }
@@ -282,6 +317,38 @@ void atn_token_lines_set_font_scale(AtnTokenLines *self, double scale) {
     g_return_if_fail(ATN_IS_TOKEN_LINES(self));
     self->font_scale = scale;
     invalidate(self);
+}
+
+void atn_token_lines_set_all_lines(AtnTokenLines *self, gboolean all) {
+    g_return_if_fail(ATN_IS_TOKEN_LINES(self));
+    if (!!all == self->all_lines)
+        return;
+    self->all_lines = !!all;
+    invalidate(self);
+}
+
+gboolean atn_token_lines_get_all_lines(AtnTokenLines *self) {
+    g_return_val_if_fail(ATN_IS_TOKEN_LINES(self), FALSE);
+    return self->all_lines;
+}
+
+void atn_token_lines_set_threshold(AtnTokenLines *self, double threshold) {
+    g_return_if_fail(ATN_IS_TOKEN_LINES(self));
+    threshold = CLAMP(threshold, 0.0, 1.0);
+    if (threshold == self->threshold)
+        return;
+    self->threshold = threshold;
+    invalidate(self);
+}
+
+int64_t atn_token_lines_get_lines(AtnTokenLines *self, int32_t *from, int32_t *to, int64_t max) {
+    g_return_val_if_fail(ATN_IS_TOKEN_LINES(self), 0);
+    atn_render_style style;
+    atn_render_style_init(&style, FALSE);
+    atn_headview_spec spec;
+    if (!fill_spec(self, &spec, &style))
+        return 0;
+    return atn_render_headview_lines(&spec, 0, from, to, max);
 }
 
 typedef struct lines_figure {
@@ -313,6 +380,11 @@ AtnFigure *atn_token_lines_dup_figure(AtnTokenLines *self) {
     }
     f->result = g_object_ref(atn_session_get_result(self->session));
     f->spec.hover_token = -1;
+    if (!self->all_lines) {   /* the selected query's lines, not whatever the pointer is on */
+        int q = atn_session_get_query(self->session);
+        f->spec.selected_query = q >= 0 && q < f->spec.n ? q : -1;
+        f->spec.focus_key = -1;
+    }
     double w, h;
     atn_render_headview_natural_size(&f->spec, &w, &h);
     g_autofree char *name = g_strdup_printf("lines-L%d-H%d", atn_session_get_layer(self->session),

@@ -18,6 +18,19 @@ GtkWidget *atn_token_lines_new(void);
 void atn_token_lines_set_session(AtnTokenLines *self, AtnSession *session);
 void atn_token_lines_set_font_scale(AtnTokenLines *self, double scale);
 AtnFigure *atn_token_lines_dup_figure(AtnTokenLines *self);
+/* Which lines are drawn.  By default (all_lines FALSE) only the focused token's, as bertviz
+ * does: the token hovered here (its lines out of it on the query side, into it on the key
+ * side), else the token hovered in another view (as a query), else the selected query.
+ * all_lines TRUE: every token's (the strongest 512).  threshold: lines at or below this
+ * weight are not drawn (default 0.01). */
+void atn_token_lines_set_all_lines(AtnTokenLines *self, gboolean all);
+gboolean atn_token_lines_get_all_lines(AtnTokenLines *self);
+void atn_token_lines_set_threshold(AtnTokenLines *self, double threshold);
+/* The pointer over token `token` of side 0 (queries) or 1 (keys), as the motion controller
+ * reports it; token -1: left. */
+void atn_token_lines_hover(AtnTokenLines *self, int side, int token);
+/* The lines drawn now (query -> key pairs): their count and the first max in from/to. */
+int64_t atn_token_lines_get_lines(AtnTokenLines *self, int32_t *from, int32_t *to, int64_t max);
 /* TRUE while long inputs are being drawn in a worker thread. */
 gboolean atn_token_lines_get_busy(AtnTokenLines *self);
 

@@ -5,6 +5,10 @@
  * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
 #include "ui-test-util.h"
 
+#include <unistd.h>
+
+#include "atn-token-lines.h"
+
 /* Open the window, switch model, type a sentence, wait for the run: the Head view shows the
  * expected number of tokens. */
 static void test_open_switch_type(void) {
@@ -194,10 +198,364 @@ static void test_opens_on_clearest_head(void) {
     destroy_window(win);
 }
 
+
+/* ---- long inputs: zoom, one query, token lines, keyboard, the fixed colour scale --------------- */
+
+static GtkEventController *controller_of(GtkWidget *w, GType type) {
+    g_autoptr(GListModel) ctl = gtk_widget_observe_controllers(w);
+    for (guint i = 0; i < g_list_model_get_n_items(ctl); i++) {
+        g_autoptr(GObject) c = g_list_model_get_item(ctl, i);
+        if (G_TYPE_CHECK_INSTANCE_TYPE(c, type))
+            return GTK_EVENT_CONTROLLER(c);
+    }
+    g_assert_not_reached();
+}
+
+static gboolean press_key(GtkWidget *w, guint keyval) {
+    gboolean handled = FALSE;
+    g_signal_emit_by_name(controller_of(w, GTK_TYPE_EVENT_CONTROLLER_KEY), "key-pressed", keyval, 0, 0, &handled);
+    return handled;
+}
+
+/* ~110 tokens of the demo model (128 positions) */
+static const char *long_text(void) {
+    static char buf[2048];
+    buf[0] = 0;
+    for (int i = 0; i < 10; i++)
+        g_strlcat(buf, "the cat sat on the mat because it was tired. ", sizeof buf);
+    return buf;
+}
+
+/* The wheel, +/−/0 and zoom_at change the visible block of cells; what is drawn and
+ * hit-tested follows it. */
+static void test_zoom(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "demo");
+    type_and_wait(win, long_text());
+    show_view(win, "head");
+    AtnHeatmap *hm = head_heatmap(win);
+    int n = atn_heatmap_get_rows(hm);
+    g_assert_cmpint(n, >, 100);
+    int r0, c0, nr, nc;
+    atn_heatmap_get_visible(hm, &r0, &c0, &nr, &nc);
+    g_assert_cmpint(r0, ==, 0);
+    g_assert_cmpint(nr, ==, n);
+    g_assert_cmpint(nc, ==, n);
+    int w, h;
+    g_autoptr(GBytes) before = render_widget(GTK_WIDGET(hm), &w, &h);
+    atn_heatmap_layout L;
+    g_assert_true(atn_heatmap_get_layout(hm, &L));
+    double cell0 = L.cell_w;
+
+    /* the wheel (up = in) at the centre of the cells */
+    gboolean handled = FALSE;
+    g_signal_emit_by_name(controller_of(GTK_WIDGET(hm), GTK_TYPE_EVENT_CONTROLLER_SCROLL), "scroll", 0.0, -3.0,
+                          &handled);
+    g_assert_true(handled);
+    atn_heatmap_get_visible(hm, &r0, &c0, &nr, &nc);
+    g_assert_cmpint(nr, <, n);
+    g_assert_cmpint(nr, ==, (int)ceil(n / atn_heatmap_get_zoom(hm)));
+    g_assert_cmpint(r0, >, 0);   /* about the centre */
+    g_assert_cmpint(r0 + nr, <, n);
+    /* keyboard: + doubles, − halves, 0 shows everything */
+    double z = atn_heatmap_get_zoom(hm);
+    g_assert_true(press_key(GTK_WIDGET(hm), GDK_KEY_plus));
+    g_assert_cmpfloat(fabs(atn_heatmap_get_zoom(hm) - 2 * z), <, 1e-9);
+    atn_heatmap_get_visible(hm, &r0, &c0, &nr, &nc);
+    g_assert_cmpint(nr, ==, (int)ceil(n / (2 * z)));
+    settle(30);
+    g_autoptr(GBytes) zoomed = render_widget(GTK_WIDGET(hm), &w, &h);
+    g_assert_false(g_bytes_equal(before, zoomed));
+    g_assert_true(atn_heatmap_get_layout(hm, &L));
+    g_assert_cmpint(L.view_row0, ==, r0);
+    g_assert_cmpint(L.view_rows, ==, nr);
+    g_assert_cmpfloat(L.cell_w, >, 3 * cell0);   /* zoomed about 3.9 times */
+    g_assert_cmpfloat(L.overview.w, >, 0);   /* the minimap */
+    /* the top-left cell on screen is (r0, c0); its rectangle is there */
+    int row, col;
+    g_assert_true(atn_heatmap_cell_at(hm, L.cells.x + 1, L.cells.y + 1, &row, &col));
+    g_assert_cmpint(row, ==, r0);
+    g_assert_cmpint(col, ==, c0);
+    graphene_rect_t rect;
+    g_assert_false(atn_heatmap_get_cell_rect(hm, 0, 0, &rect));   /* scrolled out of view */
+    g_assert_true(atn_heatmap_get_cell_rect(hm, r0 + 1, c0 + 2, &rect));
+    g_assert_cmpfloat(fabs(rect.origin.x - (L.cells.x + 2 * L.cell_w)), <, 1e-3);
+    /* panning moves the block, clamped to the matrix */
+    atn_heatmap_pan(hm, 5, -1000);
+    atn_heatmap_get_visible(hm, &row, &col, NULL, NULL);
+    g_assert_cmpint(row, ==, r0 + 5);
+    g_assert_cmpint(col, ==, 0);
+    g_assert_true(press_key(GTK_WIDGET(hm), GDK_KEY_minus));
+    g_assert_cmpfloat(fabs(atn_heatmap_get_zoom(hm) - z), <, 1e-9);
+    g_assert_true(press_key(GTK_WIDGET(hm), GDK_KEY_0));
+    atn_heatmap_get_visible(hm, &r0, &c0, &nr, &nc);
+    g_assert_cmpint(r0, ==, 0);
+    g_assert_cmpint(nr, ==, n);
+    destroy_window(win);
+}
+
+/* One query: the selected row as bars; each bar's height reads back the capture's weight. */
+static void test_one_query(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    const char *text = "the cat sat on the mat";
+    type_and_wait(win, text);
+    show_view(win, "head");
+    AtnSession *s = atn_window_get_session(win);
+    atn_session_select_head(s, 1, 2);
+    atn_session_set_query(s, 3);
+    GtkWidget *view = atn_window_get_view_widget(win, "head");
+    AtnHeatmap *hm = head_heatmap(win);
+    int w, h;
+    g_autoptr(GBytes) matrix = render_widget(GTK_WIDGET(hm), &w, &h);
+    atn_head_view_set_one_query(ATN_HEAD_VIEW(view), TRUE);
+    g_assert_true(atn_heatmap_get_one_query(hm));
+    settle(30);
+    g_autoptr(GBytes) bars = render_widget(GTK_WIDGET(hm), &w, &h);
+    g_assert_false(g_bytes_equal(matrix, bars));
+    g_assert_cmpint(atn_heatmap_get_bars_row(hm), ==, 3);
+
+    /* the engine's own run of the same text, not the window's */
+    atn_error err = {0};
+    atn_model *m = atn_model_open(f32_model, NULL, NULL, &err);
+    g_assert_nonnull(m);
+    atn_encoding *enc = NULL;
+    g_assert_cmpint(atn_model_encode(m, text, NULL, &enc, &err), ==, ATN_OK);
+    atn_run *run = atn_run_new(m);
+    g_assert_nonnull(run);
+    g_assert_cmpint(atn_run_forward(run, enc, NULL, &err), ==, ATN_OK);
+    const atn_capture *cap = atn_run_capture(run);
+    int n = cap->n;
+    const float *a = cap->attn + ((size_t)1 * cap->n_heads + 2) * n * n;
+    double top = 0;
+    for (int j = 0; j < n; j++) {
+        double v;
+        graphene_rect_t rect;
+        g_assert_true(atn_heatmap_get_bar(hm, j, &v, &rect));
+        g_assert_cmpfloat(fabs(v - a[3 * n + j]), <, 1e-6);
+        top = MAX(top, rect.size.height);
+        int row, col;   /* the bar hit-tests as key j of query 3 */
+        g_assert_true(atn_heatmap_cell_at(hm, rect.origin.x + rect.size.width / 2, rect.origin.y + rect.size.height - 1,
+                                          &row, &col));
+        g_assert_cmpint(row, ==, 3);
+        g_assert_cmpint(col, ==, j);
+    }
+    g_assert_cmpfloat(top, >, 50);
+    /* another query: the bars follow */
+    atn_session_set_query(s, 5);
+    double v;
+    g_assert_true(atn_heatmap_get_bar(hm, 0, &v, NULL));
+    g_assert_cmpfloat(fabs(v - a[5 * n + 0]), <, 1e-6);
+    /* exported as the bar chart */
+    g_autoptr(AtnFigure) fig = atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(view));
+    g_assert_nonnull(fig);
+    atn_head_view_set_one_query(ATN_HEAD_VIEW(view), FALSE);
+    g_assert_false(atn_heatmap_get_bar(hm, 0, &v, NULL));
+    atn_run_free(run);
+    atn_encoding_free(enc);
+    atn_model_free(m);
+    destroy_window(win);
+}
+
+/* Token lines: only the hovered token's (out of a query, into a key), else the selected
+ * query's; every token's on request; a threshold hides faint lines. */
+static void test_token_lines_focus(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    show_view(win, "head");
+    AtnSession *s = atn_window_get_session(win);
+    atn_session_select_head(s, 0, 1);
+    atn_session_set_query(s, 2);
+    GtkWidget *view = atn_window_get_view_widget(win, "head");
+    AtnTokenLines *tl = ATN_TOKEN_LINES(atn_head_view_get_token_lines(ATN_HEAD_VIEW(view)));
+    AtnResult *r = atn_session_get_result(s);
+    int n = atn_result_get_n_tokens(r);
+    const float *a = atn_result_get_head(r, 0, 1);
+    int32_t from[4096], to[4096];
+    int64_t c = atn_token_lines_get_lines(tl, from, to, 4096);
+    g_assert_cmpint(c, >, 0);
+    g_assert_cmpint(c, <=, n);
+    for (int64_t k = 0; k < c; k++)
+        g_assert_cmpint(from[k], ==, 2);
+    int w, h;
+    settle(30);
+    g_autoptr(GBytes) q2 = render_widget(GTK_WIDGET(tl), &w, &h);
+    /* hovering query token 4 here: its lines */
+    atn_token_lines_hover(tl, 0, 4);
+    c = atn_token_lines_get_lines(tl, from, to, 4096);
+    g_assert_cmpint(c, >, 0);
+    for (int64_t k = 0; k < c; k++)
+        g_assert_cmpint(from[k], ==, 4);
+    settle(30);
+    g_autoptr(GBytes) q4 = render_widget(GTK_WIDGET(tl), &w, &h);
+    g_assert_false(g_bytes_equal(q2, q4));
+    /* hovering key token 5: the lines into it, from several queries */
+    atn_token_lines_hover(tl, 1, 5);
+    c = atn_token_lines_get_lines(tl, from, to, 4096);
+    int expect = 0;
+    for (int i = 0; i < n; i++)
+        expect += a[i * n + 5] > 0.01;
+    g_assert_cmpint(c, ==, expect);
+    g_assert_cmpint(c, >, 1);
+    for (int64_t k = 0; k < c; k++)
+        g_assert_cmpint(to[k], ==, 5);
+    /* a token hovered in another view is a query here */
+    atn_token_lines_hover(tl, -1, -1);
+    atn_session_set_hover_token(s, 1);
+    c = atn_token_lines_get_lines(tl, from, to, 4096);
+    for (int64_t k = 0; k < c; k++)
+        g_assert_cmpint(from[k], ==, 1);
+    atn_session_set_hover_token(s, -1);
+    /* every line: more than one token's, all above the default 0.01 */
+    atn_token_lines_set_all_lines(tl, TRUE);
+    int64_t all = atn_token_lines_get_lines(tl, from, to, 4096);
+    expect = 0;
+    for (int i = 0; i < n * n; i++)
+        expect += a[i] > 0.01;
+    g_assert_cmpint(all, ==, expect);
+    g_assert_cmpint(all, >, n);
+    /* the threshold: only lines above it */
+    atn_token_lines_set_threshold(tl, 0.2);
+    c = atn_token_lines_get_lines(tl, from, to, 4096);
+    expect = 0;
+    for (int i = 0; i < n * n; i++)
+        expect += a[i] > 0.2;
+    g_assert_cmpint(c, ==, expect);
+    g_assert_cmpint(c, <, all);
+    for (int64_t k = 0; k < c; k++)
+        g_assert_cmpfloat(a[from[k] * n + to[k]], >, 0.2);
+    destroy_window(win);
+}
+
+/* The arrow keys move the keyboard's cell (its row becomes the query) with a focus ring, and
+ * the heatmap's accessible description reads the cell's value. */
+static void test_keyboard_cell(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    show_view(win, "head");
+    AtnSession *s = atn_window_get_session(win);
+    atn_session_set_query(s, 2);
+    AtnHeatmap *hm = head_heatmap(win);
+    gtk_widget_grab_focus(GTK_WIDGET(hm));
+    settle(30);
+    int w, h;
+    g_autoptr(GBytes) plain = render_widget(GTK_WIDGET(hm), &w, &h);
+    g_assert_true(press_key(GTK_WIDGET(hm), GDK_KEY_Down));   /* first press: the cursor appears on row 2 */
+    g_assert_true(press_key(GTK_WIDGET(hm), GDK_KEY_Down));
+    g_assert_true(press_key(GTK_WIDGET(hm), GDK_KEY_Right));
+    int row, col;
+    atn_heatmap_get_cursor(hm, &row, &col);
+    g_assert_cmpint(row, ==, 3);
+    g_assert_cmpint(col, ==, 3);
+    g_assert_cmpint(atn_session_get_query(s), ==, 3);
+    g_autofree char *text = atn_heatmap_dup_cell_text(hm, 3, 3);
+    g_autofree char *weight = g_strdup_printf("%.4f", (double)atn_heatmap_get_value(hm, 3, 3));
+    g_assert_nonnull(strstr(text, weight));
+    char *diff = gtk_test_accessible_check_property(GTK_ACCESSIBLE(hm), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, text);
+    g_assert_cmpstr(diff, ==, NULL);
+    /* the focus ring: the drawing differs from the same cells without the keyboard's cell */
+    settle(30);
+    g_autoptr(GBytes) ring = render_widget(GTK_WIDGET(hm), &w, &h);
+    g_assert_false(g_bytes_equal(plain, ring));
+    /* at the edge the cursor stays in the matrix */
+    for (int i = 0; i < 40; i++)
+        press_key(GTK_WIDGET(hm), GDK_KEY_Up);
+    atn_heatmap_get_cursor(hm, &row, &col);
+    g_assert_cmpint(row, ==, 0);
+    g_assert_cmpint(atn_session_get_query(s), ==, 0);
+    destroy_window(win);
+}
+
+/* A toy model whose W_Q is zero: every score is 0, every weight 1/3 of the 3 tokens. */
+static char *uniform_model(void) {
+    char *path = g_build_filename(g_get_tmp_dir(), "attnscope-uniform-XXXXXX.json", NULL);
+    int fd = g_mkstemp(path);
+    g_assert_cmpint(fd, >=, 0);
+    const char *json = "{\"name\": \"uniform\", \"tokens\": [\"a\", \"b\", \"c\"],"
+                       " \"inputs\": [[0.5, 1.1, 0.2, 0.1], [1.0, 1.1, 0.3, 0.2], [1.2, -0.2, 0.1, 0.4]],"
+                       " \"d_model\": 4, \"heads\": 2, \"layernorm\": false, \"ffn\": false, \"residual\": false,"
+                       " \"layers\": [{\"W_Q\": [[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0]]}]}";
+    g_assert_true(write(fd, json, strlen(json)) == (ssize_t)strlen(json));
+    close(fd);
+    return path;
+}
+
+static guint32 texel(const guchar *px, int w, double x, double y) {
+    const guchar *p = px + ((size_t)(int)y * w + (int)x) * 4;   /* BGRA premultiplied, opaque here */
+    return ((guint32)p[2] << 16) | ((guint32)p[1] << 8) | p[0];
+}
+
+/* The fixed 0–1 scale: a uniform 1/3 head is drawn in the colour the colour bar shows at 1/3
+ * (on its own 0..max scale it would be the top colour), and the bar says which scale. */
+static void test_fixed_scale(void) {
+    g_autofree char *model = uniform_model();
+    AtnWindow *win = new_window();
+    open_and_wait(win, model);
+    show_view(win, "head");
+    AtnHeatmap *hm = head_heatmap(win);
+    g_assert_cmpfloat(fabs(atn_heatmap_get_value(hm, 1, 2) - 1.0 / 3), <, 1e-6);
+    AtnPrefs *prefs = atn_prefs_get_default();
+    const uint32_t *tab = atn_colormap_table(ATN_CMAP_VIRIDIS);
+    for (int fixed = 1; fixed >= 0; fixed--) {
+        atn_prefs_set_color_scale(prefs, fixed ? "fixed" : "head");
+        settle(30);
+        int w, h;
+        g_autoptr(GBytes) bytes = render_widget(GTK_WIDGET(hm), &w, &h);
+        const guchar *px = g_bytes_get_data(bytes, NULL);
+        atn_heatmap_layout L;
+        g_assert_true(atn_heatmap_get_layout(hm, &L));
+        graphene_rect_t rect;
+        g_assert_true(atn_heatmap_get_cell_rect(hm, 1, 2, &rect));
+        /* near the cell's corner: its number (".3333") is printed in the middle */
+        guint32 cell = texel(px, w, rect.origin.x + rect.size.width * 0.15, rect.origin.y + rect.size.height * 0.15);
+        /* the bar: the column 7 px into the colour bar's box, its rows in the map's colours */
+        double bx = L.colorbar.x + 7;
+        int top = -1, bottom = -1, same0 = -1, same1 = -1;
+        for (int y = (int)L.colorbar.y; y < (int)(L.colorbar.y + L.colorbar.h) && y < h; y++) {
+            guint32 p = texel(px, w, bx, y);
+            gboolean in_map = FALSE;
+            for (int k = 0; k < 256; k++)
+                in_map |= tab[k] == p;
+            if (in_map && top < 0)
+                top = y;
+            if (in_map)
+                bottom = y;
+            if (p == cell && same0 < 0)
+                same0 = y;
+            if (p == cell)
+                same1 = y;
+        }
+        g_test_message("%s: cell %06x, bar rows %d..%d, the cell's colour at %d..%d", fixed ? "fixed" : "head", cell,
+                       top, bottom, same0, same1);
+        g_assert_cmpint(top, >, 0);
+        g_assert_cmpint(bottom, >, top + 50);
+        if (fixed) {
+            double third = bottom + 1 - (bottom + 1 - top) / 3.0;
+            g_assert_cmpint(same0, >, 0);
+            g_assert_cmpfloat(fabs((same0 + same1 + 1) / 2.0 - third), <=, 1.5);
+            g_assert_cmpuint(cell, ==, tab[(int)(256.0 / 3)]);
+        } else {
+            g_assert_cmpuint(cell, ==, 0xfde725);   /* its own max: the top colour */
+        }
+    }
+    destroy_window(win);
+    g_unlink(model);
+}
+
 int main(int argc, char **argv) {
+    /* GTK's test accessibility context keeps what screen readers would be told, so the
+       keyboard test can read the heatmap's description back (meson's GTK_A11Y=none has none) */
+    g_setenv("GTK_A11Y", "test", TRUE);
     if (!ui_test_init(&argc, &argv))
         return 0;
     g_test_add_func("/ui/open-switch-type", test_open_switch_type);
+    g_test_add_func("/ui/zoom", test_zoom);
+    g_test_add_func("/ui/one-query", test_one_query);
+    g_test_add_func("/ui/token-lines-focus", test_token_lines_focus);
+    g_test_add_func("/ui/keyboard-cell", test_keyboard_cell);
+    g_test_add_func("/ui/fixed-scale", test_fixed_scale);
     g_test_add_func("/ui/layer-head-redraw", test_layer_head_redraw);
     g_test_add_func("/ui/hover-and-click", test_hover_and_click);
     g_test_add_func("/ui/opens-on-clearest-head", test_opens_on_clearest_head);

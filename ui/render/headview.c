@@ -11,7 +11,41 @@ void atn_headview_spec_init(atn_headview_spec *s) {
     memset(s, 0, sizeof *s);
     s->selected_query = -1;
     s->hover_token = -1;
+    s->focus_key = -1;
     s->min_weight = 0.01;
+}
+
+/* Whether the line i -> j of head k is drawn: the one rule for drawing and counting. */
+static bool line_drawn(const atn_headview_spec *s, int32_t k, int32_t i, int32_t j) {
+    int32_t n = s->n;
+    if (s->selected_query >= 0 && s->selected_query < n && i != s->selected_query)
+        return false;
+    if (s->focus_key >= 0 && s->focus_key < n && (s->selected_query < 0 || s->selected_query >= n) && j != s->focus_key)
+        return false;
+    if (s->mask && (!s->mask[i] || !s->mask[j]))
+        return false;
+    double v = s->attn[k][(size_t)i * n + j];
+    return v > s->min_weight;
+}
+
+int64_t atn_render_headview_lines(const atn_headview_spec *s, int32_t k, int32_t *from, int32_t *to, int64_t max) {
+    if (k < 0 || k >= s->n_shown || k >= ATN_HEADVIEW_MAX_HEADS || !s->attn[k])
+        return 0;
+    int64_t c = 0;
+    int32_t n = s->n;
+    int32_t q = s->selected_query >= 0 && s->selected_query < n ? s->selected_query : -1;
+    for (int32_t i = q >= 0 ? q : 0; i < (q >= 0 ? q + 1 : n); i++)
+        for (int32_t j = 0; j < n; j++)
+            if (line_drawn(s, k, i, j)) {
+                if (c < max) {
+                    if (from)
+                        from[c] = i;
+                    if (to)
+                        to[c] = j;
+                }
+                c++;
+            }
+    return c;
 }
 
 void atn_render_head_color(int32_t head, double rgb[3]) {
@@ -133,7 +167,7 @@ void atn_render_headview(cairo_t *cr, const atn_headview_spec *s, double w, doub
             double yi = H.y0 + (i + 0.5) * H.row_h;
             for (int32_t j = 0; j < n; j++) {
                 double v = a[(size_t)i * n + j];
-                if (!(v > s->min_weight) || (s->mask && !s->mask[j]))
+                if (!line_drawn(s, k, i, j))
                     continue;
                 rt_rgb(cr, rgb, fmin(1.0, v));
                 cairo_move_to(cr, xl, yi);
@@ -143,7 +177,7 @@ void atn_render_headview(cairo_t *cr, const atn_headview_spec *s, double w, doub
         }
     }
     for (int32_t i = 0; i < n && s->tokens; i++) {
-        bool show = i % H.label_step == 0 || i == q || i == s->hover_token;
+        bool show = i % H.label_step == 0 || i == q || i == s->hover_token || i == s->focus_key;
         if (!show)
             continue;
         bool hi = i == q || i == s->hover_token;

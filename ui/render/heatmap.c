@@ -195,16 +195,22 @@ static void layout_with(rtext *t, const atn_heatmap_spec *s, double w, double h,
     L->view_col0 = c0;
     L->view_rows = rows;
     L->view_cols = cols;
+    double aspect = s->max_cell_aspect > 1 ? s->max_cell_aspect : 1;
     double cw = avail_w / cols, ch = avail_h / rows;
-    if (s->square_cells)
-        cw = ch = fmin(cw, ch);
+    if (s->square_cells) {
+        ch = fmin(cw, ch);
+        cw = fmin(cw, ch * aspect);
+    }
     if (labels && cl_max > cw * 0.92) {
         L->col_labels_rotated = true;
         cl_h = cl_max + gap;
         avail_h = fmax(1, y1 - y0 - ax_h - cl_h);
+        cw = avail_w / cols;
         ch = avail_h / rows;
-        if (s->square_cells)
-            cw = ch = fmin(avail_w / cols, ch);
+        if (s->square_cells) {
+            ch = fmin(cw, ch);
+            cw = fmin(cw, ch * aspect);
+        }
     }
     double mw = cw * cols, mh = ch * rows;
     double block = ax_w + rl + mw + cb;

@@ -144,6 +144,9 @@ typedef struct atn_heatmap_spec {
     bool show_labels;                /* default true */
     bool show_values;                /* print the number in each cell when cells are big enough */
     bool square_cells;               /* default true */
+    double max_cell_aspect;          /* with square_cells: a cell may be up to this many times
+                                        wider than tall when the width allows (fills a wide
+                                        window); 0 or 1 (default) = square */
     int32_t highlight_row;           /* -1 none: outlines a query row */
     int32_t highlight_col;           /* -1 none */
     int32_t hover_row, hover_col;    /* -1 none: outlines one cell */
@@ -302,6 +305,8 @@ typedef struct atn_headview_spec {
     const int32_t *mask;             /* [n] or NULL */
     const char *title;
     int32_t selected_query;          /* -1: every query's lines; i: only token i's */
+    int32_t focus_key;               /* -1 (default); j: only the lines into key j (with
+                                        selected_query -1) */
     int32_t hover_token;             /* -1 none; a token under the pointer (either side) */
     double min_weight;               /* lines lighter than this are skipped (default 0.01) */
     const atn_render_style *style;
@@ -313,6 +318,10 @@ void atn_render_headview(cairo_t *cr, const atn_headview_spec *spec, double widt
 bool atn_render_headview_token_at(const atn_headview_spec *spec, double width, double height, double x, double y,
                                   int *side, int32_t *token);
 void atn_render_headview_natural_size(const atn_headview_spec *spec, double *width, double *height);
+/* The lines atn_render_headview draws for head k of the spec (query -> key pairs above
+ * min_weight, filtered by selected_query / focus_key, masked tokens left out): their count,
+ * and the first max of them in from[] / to[] (either may be NULL). */
+int64_t atn_render_headview_lines(const atn_headview_spec *spec, int32_t k, int32_t *from, int32_t *to, int64_t max);
 /* The colour of head h in the overlay palette (matplotlib's tab10, as bertviz uses). */
 void atn_render_head_color(int32_t head, double rgb[3]);
 

@@ -1,0 +1,91 @@
+/* shoot: the window at a given size with a model, a sentence and a view, after some actions,
+ * saved as a PNG (the window's own drawing, no window manager needed).  For the screenshots
+ * in data/screenshots/ (data/screenshots/take-long.sh); not a test.
+ *
+ *   shoot OUT.png WIDTH HEIGHT MODEL TEXT-FILE VIEW [ACTION...]
+ * ACTIONS: layer=L head=H query=Q zoom=F pan=R,C one-query fixed hover=R,C lines-hover=SIDE,T
+ *          all-lines */
+#include "ui-test-util.h"
+
+#include "atn-token-lines.h"
+
+int main(int argc, char **argv) {
+    if (argc < 7) {
+        fprintf(stderr, "usage: shoot OUT.png WIDTH HEIGHT MODEL TEXT-FILE VIEW [ACTION...]\n");
+        return 2;
+    }
+    int targc = 1;
+    char *targv0[] = {argv[0], NULL};
+    char **targv = targv0;
+    if (!ui_test_init(&targc, &targv))
+        return 1;
+    atn_prefs_keep_in_memory(atn_prefs_get_default());
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(argv[5], &text, NULL, NULL))
+        return 1;
+    g_strstrip(text);
+    AtnWindow *win = g_object_new(ATN_TYPE_WINDOW, "default-width", atoi(argv[2]), "default-height", atoi(argv[3]),
+                                  NULL);
+    gtk_window_present(GTK_WINDOW(win));
+    open_and_wait(win, argv[4]);
+    type_and_wait(win, text);
+    show_view(win, argv[6]);
+    AtnSession *s = atn_window_get_session(win);
+    AtnHeadView *hv = ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head"));
+    AtnHeatmap *hm = atn_head_view_get_heatmap(hv);
+    for (int i = 7; i < argc; i++) {
+        const char *a = argv[i];
+        int x, y;
+        double f;
+        if (sscanf(a, "layer=%d", &x) == 1)
+            atn_session_set_layer(s, x);
+        else if (sscanf(a, "head=%d", &x) == 1)
+            atn_session_set_head(s, x);
+        else if (sscanf(a, "query=%d", &x) == 1)
+            atn_session_set_query(s, x);
+        else if (sscanf(a, "zoom=%lf", &f) == 1) {
+            settle(100);
+            atn_heatmap_zoom_at(hm, f, -1, -1);
+        } else if (sscanf(a, "pan=%d,%d", &x, &y) == 2)
+            atn_heatmap_pan(hm, x, y);
+        else if (!strcmp(a, "one-query"))
+            atn_head_view_set_one_query(hv, TRUE);
+        else if (!strcmp(a, "fixed"))
+            atn_prefs_set_color_scale(atn_prefs_get_default(), "fixed");
+        else if (!strcmp(a, "all-lines"))
+            atn_token_lines_set_all_lines(ATN_TOKEN_LINES(atn_head_view_get_token_lines(hv)), TRUE);
+        else if (sscanf(a, "lines-hover=%d,%d", &x, &y) == 2)
+            atn_token_lines_hover(ATN_TOKEN_LINES(atn_head_view_get_token_lines(hv)), x, y);
+        else if (sscanf(a, "hover=%d,%d", &x, &y) == 2) {
+            settle(200);
+            graphene_rect_t r;
+            if (atn_heatmap_get_cell_rect(hm, x, y, &r))
+                g_free(atn_heatmap_hover(hm, r.origin.x + r.size.width / 2, r.origin.y + r.size.height / 2));
+            else if (atn_heatmap_get_bar(hm, y, NULL, &r))
+                g_free(atn_heatmap_hover(hm, r.origin.x + r.size.width / 2, r.origin.y + r.size.height - 1));
+        } else if (!strcmp(a, "focus")) {
+            gtk_widget_grab_focus(GTK_WIDGET(hm));
+            atn_heatmap_move_cursor(hm, 0, 0);
+        } else {
+            fprintf(stderr, "shoot: unknown action %s\n", a);
+            return 2;
+        }
+    }
+    settle(1500);
+    AtnTokenLines *tl = ATN_TOKEN_LINES(atn_head_view_get_token_lines(hv));
+    while (atn_token_lines_get_busy(tl))
+        settle(50);
+    settle(300);
+    g_autoptr(GdkPaintable) p = gtk_widget_paintable_new(GTK_WIDGET(win));
+    int w = gtk_widget_get_width(GTK_WIDGET(win)), h = gtk_widget_get_height(GTK_WIDGET(win));
+    GtkSnapshot *snap = gtk_snapshot_new();
+    gdk_paintable_snapshot(p, GDK_SNAPSHOT(snap), w, h);
+    GskRenderNode *node = gtk_snapshot_free_to_node(snap);
+    GskRenderer *r = gtk_native_get_renderer(GTK_NATIVE(win));
+    g_autoptr(GdkTexture) tex = gsk_renderer_render_texture(r, node, &GRAPHENE_RECT_INIT(0, 0, w, h));
+    gsk_render_node_unref(node);
+    gboolean ok = gdk_texture_save_to_png(tex, argv[1]);
+    printf("%s: %dx%d\n", argv[1], w, h);
+    gtk_window_destroy(GTK_WINDOW(win));
+    return ok ? 0 : 1;
+}
