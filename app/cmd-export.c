@@ -26,6 +26,8 @@ typedef struct export_opts {
     const char *title;
     atn_render_style style;
     bool no_values;
+    bool fixed_scale;     /* --color-scale fixed: 0..1 for every head (the default with --all-heads) */
+    const char *color_scale;
     const char *folder;   /* --all-heads: made when its first file is written */
 } export_opts;
 
@@ -128,6 +130,9 @@ static int usage(void) {
            "  --font-scale F     larger or smaller text (default 1)\n"
            "  --title TEXT       replace the title;  --dark  light text on a dark background\n"
            "  --no-values        never print numbers inside heatmap cells\n"
+           "  --color-scale head|fixed   heatmap colours from 0 to the head's largest weight, or\n"
+           "                     0 to 1 for every head (default: head; fixed with --all-heads,\n"
+           "                     so the files compare)\n"
            "  --format png|svg|pdf   for --all-heads (default png)\n"
            "Common: --model M, --text T [--text-pair T2], --ids ..., --device cpu|cuda|auto\n");
     return 0;
@@ -165,6 +170,11 @@ static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char
     o->font_scale = cli_get_double(a, "font-scale", 1.0, &ok);
     o->title = cli_get(a, "title");
     o->no_values = cli_flag(a, "no-values");
+    o->color_scale = cli_get(a, "color-scale");
+    if (o->color_scale && strcmp(o->color_scale, "head") && strcmp(o->color_scale, "fixed")) {
+        cli_error("attnscope export: --color-scale must be head or fixed, not \"%s\"", o->color_scale);
+        ok = false;
+    }
     atn_render_style_init(&o->style, cli_flag(a, "dark"));
     o->style.font_scale = o->font_scale;
     const char *metric = cli_get(a, "metric"), *scope = cli_get(a, "scope"), *cmap = cli_get(a, "colormap");
@@ -237,6 +247,14 @@ static int build(figure *f, const export_opts *o, const atn_model *model, const 
         s->style = &o->style;
         s->show_values = !o->no_values;
         s->row_axis = "query";
+        if (o->fixed_scale) {
+            s->range.automatic = false;
+            s->range.vmin = 0;
+            s->range.vmax = 1;
+            s->colorbar_note = "fixed 0\xe2\x80\x93" "1";
+        } else {
+            s->colorbar_note = o->kind == FIG_HEATMAP ? "0 to head max" : "0 to max";
+        }
         if (o->kind == FIG_HEATMAP) {
             if (!check_index("layer", layer, cap->n_layers) || !check_index("head", head, cap->n_heads))
                 return CLI_EXIT_USAGE;
@@ -421,6 +439,8 @@ int cmd_export(int argc, char **argv) {
         }
         o.folder = out;
     }
+    /* one shared scale for a folder of heads, so the files compare; one head: its own */
+    o.fixed_scale = o.color_scale ? !strcmp(o.color_scale, "fixed") : all_heads;
     atn_model *model;
     atn_encoding *enc;
     atn_run *run;

@@ -41,6 +41,18 @@ check test -f "$T/tr/trace-L00-H01.svg"
 # the names sort in layer/head order (zero-padded to the model's counts: 4 layers x 16 heads)
 check test "$(status "$A" export heatmap --model demo --text "the cat sat" --all-heads -o "$T/demo-heads")" = 0
 check test "$(ls "$T/demo-heads" | LC_ALL=C sort | tr '\n' ' ')" = "$(for l in 0 1 2 3; do for h in $(seq 0 15); do printf 'heatmap-L%02d-H%02d.png ' $l $h; done; done)"
+# --color-scale: one head on its own 0..max scale by default, 0..1 with fixed; a folder of
+# every head is on the shared fixed scale unless told otherwise
+check test "$(status "$A" export heatmap --model worked-example -o "$T/own.png")" = 0
+check test "$(status "$A" export heatmap --model worked-example --color-scale fixed -o "$T/fixed.png")" = 0
+check test "$(status "$A" export heatmap --model worked-example --color-scale head -o "$T/head.png")" = 0
+check cmp -s "$T/own.png" "$T/head.png"
+check test "$(cmp -s "$T/own.png" "$T/fixed.png"; echo $?)" = 1
+check cmp -s "$T/fixed.png" "$T/heads/heatmap-L00-H00.png"
+check test "$(status "$A" export heatmap --model worked-example --all-heads --color-scale head -o "$T/own-heads")" = 0
+check cmp -s "$T/own.png" "$T/own-heads/heatmap-L00-H00.png"
+check test "$(status "$A" export heatmap --model worked-example --color-scale wide -o "$T/x.png")" = 2
+check grep -q -- "--color-scale must be head or fixed" "$T/err"
 
 # errors: exit 2 with a message, and a good file is never replaced by a failed export
 cp "$T/s1.png" "$T/keep.png"
