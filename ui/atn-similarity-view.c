@@ -34,6 +34,9 @@ struct _AtnSimilarityView {
     char *corpus_error;        /* why the last corpus failed, said with the sentence's matrix */
     gint corpus_permille;      /* the corpus pass's progress, written by its worker */
     guint corpus_poll_id;
+    GtkPaned *paned;
+    gboolean paned_by_user;    /* the divider was dragged: keep it where it was put */
+    gboolean paned_setting;
 };
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface);
@@ -378,6 +381,30 @@ static void atn_similarity_view_dispose(GObject *object) {
     G_OBJECT_CLASS(atn_similarity_view_parent_class)->dispose(object);
 }
 
+/* The matrix takes the larger share of a wide window (half, or 560 px at least) until the
+ * divider is dragged. */
+static void on_paned_max(GtkPaned *paned, GParamSpec *p, AtnSimilarityView *self) {
+    if (self->paned_by_user)
+        return;
+    int max = 0;
+    g_object_get(paned, "max-position", &max, NULL);
+    int want = MAX(560, (int)(max * 0.55));
+    if (max > 0 && want < max && gtk_paned_get_position(paned) != want) {
+        self->paned_setting = TRUE;
+        gtk_paned_set_position(paned, want);
+        self->paned_setting = FALSE;
+    }
+}
+
+static void on_paned_position(GtkPaned *paned, GParamSpec *p, AtnSimilarityView *self) {
+    if (!self->paned_setting && gtk_widget_get_mapped(GTK_WIDGET(paned)) && gtk_widget_get_width(GTK_WIDGET(paned)) > 0) {
+        int max = 0;
+        g_object_get(paned, "max-position", &max, NULL);
+        if (gtk_paned_get_position(paned) != MAX(560, (int)(max * 0.55)))
+            self->paned_by_user = TRUE;
+    }
+}
+
 static void atn_similarity_view_class_init(AtnSimilarityViewClass *klass) {
     GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
     G_OBJECT_CLASS(klass)->dispose = atn_similarity_view_dispose;
@@ -402,6 +429,7 @@ static void atn_similarity_view_class_init(AtnSimilarityViewClass *klass) {
     BIND(heat_a);
     BIND(heat_b);
     BIND(heat_diff);
+    BIND(paned);
 #undef BIND
     gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
 }
@@ -413,6 +441,8 @@ static void atn_similarity_view_init(AtnSimilarityView *self) {
     atn_heatmap_set_axes(self->heat_diff, _("query"), _("key"), _("difference"));
     atn_heatmap_set_show_colorbar(self->heat_a, FALSE);
     atn_heatmap_set_show_colorbar(self->heat_b, FALSE);
+    g_signal_connect(self->paned, "notify::max-position", G_CALLBACK(on_paned_max), self);
+    g_signal_connect(self->paned, "notify::position", G_CALLBACK(on_paned_position), self);
     g_signal_connect(self->metric_drop, "notify::selected", G_CALLBACK(on_option_changed), self);
     g_signal_connect(self->scope_drop, "notify::selected", G_CALLBACK(on_option_changed), self);
     g_signal_connect(self->cluster_check, "toggled", G_CALLBACK(on_cluster_toggled), self);

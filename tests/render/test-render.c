@@ -383,6 +383,56 @@ static void test_query_bars(void) {
     cairo_surface_destroy(s);
 }
 
+/* Similarity colours mean the same for every metric: identical heads (JS distance 0, cosine
+ * 1) are the bright end, the least alike the dark end; the colour bar is flipped for JS. */
+static void test_similarity_direction(void) {
+    int32_t layer_of[2] = {0, 0}, head_of[2] = {0, 1};
+    for (int m = 0; m < 2; m++) {
+        double js[4] = {0, 0.6, 0.6, 0}, cos[4] = {1, 0.2, 0.2, 1};
+        atn_similarity sim;
+        memset(&sim, 0, sizeof sim);
+        sim.metric = m == 0 ? ATN_METRIC_JS : ATN_METRIC_COSINE;
+        sim.scope = ATN_SCOPE_LAYER;
+        sim.count = 2;
+        sim.layer_of = layer_of;
+        sim.head_of = head_of;
+        sim.values = m == 0 ? js : cos;
+        sim.n_sentences = 1;
+        atn_similarity_spec sp;
+        atn_similarity_spec_init(&sp);
+        sp.sim = &sim;
+        sp.clustered = false;
+        cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 500, 500);
+        cairo_t *cr = cairo_create(s);
+        atn_render_similarity(cr, &sp, 500, 500);
+        cairo_destroy(cr);
+        cairo_surface_flush(s);
+        /* find the diagonal and off-diagonal cells by hit-testing a grid of points */
+        uint32_t diag = 0, off = 0;
+        for (int y = 0; y < 500 && !(diag && off); y += 20)
+            for (int x = 0; x < 500 && !(diag && off); x += 20) {
+                int32_t a, b;
+                if (!atn_render_similarity_cell_at(&sp, 500, 500, x, y, &a, &b))
+                    continue;
+                int32_t a2, b2;   /* well inside the cell: its neighbours hit the same cell */
+                if (!atn_render_similarity_cell_at(&sp, 500, 500, x + 6, y + 6, &a2, &b2) || a2 != a || b2 != b ||
+                    !atn_render_similarity_cell_at(&sp, 500, 500, x - 6, y - 6, &a2, &b2) || a2 != a || b2 != b)
+                    continue;
+                if (a == b && !diag)
+                    diag = pixel(s, x, y);
+                if (a != b && !off)
+                    off = pixel(s, x, y);
+            }
+        CHECK_MSG(diag == 0xfde725, "%s: identical heads drawn %06x, not the bright end", m ? "cosine" : "js", diag);
+        /* JS: 0.6 is the top of its 0..0.6 range, drawn dark; cosine 0.2 on 0..1, near the dark end */
+        double rgb[3];
+        atn_colormap_rgb(ATN_CMAP_VIRIDIS, m == 0 ? 0.0 : 0.2, rgb);
+        CHECK_MSG(off == rgb_hex(rgb), "%s: the least alike drawn %06x, want %06x", m ? "cosine" : "js", off,
+                  rgb_hex(rgb));
+        cairo_surface_destroy(s);
+    }
+}
+
 /* ---- the other figures: geometry and hit-testing ---------------------------------------------- */
 
 static void test_grid_and_headview(void) {
@@ -628,6 +678,7 @@ int main(void) {
     test_cell_numbers();
     test_fixed_scale();
     test_query_bars();
+    test_similarity_direction();
     test_grid_and_headview();
     test_similarity_view();
     test_trace_sheet();

@@ -27,7 +27,7 @@ double rt_colorbar_width(rtext *t, double vmin, double vmax, bool show_nonfinite
 }
 
 static void draw_bar(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double vmax, const char *label,
-                     const char *note, bool show_nonfinite, atn_rect box) {
+                     const char *note, bool reversed, bool show_nonfinite, atn_rect box) {
     double fs = t->fs, lh = rt_line_height(t, RT_SMALL);
     double y0 = box.y, y1 = box.y + box.h;
     rt_rgb(cr, t->st.fg, 1.0);
@@ -56,7 +56,7 @@ static void draw_bar(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double
     int stride = cairo_image_surface_get_stride(s) / 4;
     const uint32_t *tab = atn_colormap_table(cm);
     for (int i = 0; i < 256; i++)
-        px[i * stride] = 0xff000000u | tab[255 - i];
+        px[i * stride] = 0xff000000u | tab[reversed ? i : 255 - i];
     cairo_surface_mark_dirty(s);
     cairo_save(cr);
     cairo_rectangle(cr, box.x, y0, bw, y1 - y0);
@@ -97,12 +97,12 @@ static void draw_bar(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double
 
 void rt_colorbar(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double vmax, const char *label,
                  bool show_nonfinite, atn_rect box) {
-    draw_bar(cr, t, cm, vmin, vmax, label, NULL, show_nonfinite, box);
+    draw_bar(cr, t, cm, vmin, vmax, label, NULL, false, show_nonfinite, box);
 }
 
 void rt_colorbar_noted(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double vmax, const char *label,
-                       const char *note, bool show_nonfinite, atn_rect box) {
-    draw_bar(cr, t, cm, vmin, vmax, label, note, show_nonfinite, box);
+                       const char *note, bool reversed, bool show_nonfinite, atn_rect box) {
+    draw_bar(cr, t, cm, vmin, vmax, label, note, reversed, show_nonfinite, box);
 }
 
 void atn_render_colorbar(cairo_t *cr, const atn_render_style *st, atn_colormap cm, double vmin, double vmax,
@@ -110,7 +110,7 @@ void atn_render_colorbar(cairo_t *cr, const atn_render_style *st, atn_colormap c
     rtext t;
     rt_begin(&t, st);
     cairo_save(cr);
-    draw_bar(cr, &t, cm, vmin, vmax, label, NULL, show_nonfinite, box);
+    draw_bar(cr, &t, cm, vmin, vmax, label, NULL, false, show_nonfinite, box);
     cairo_restore(cr);
     rt_end(&t);
 }

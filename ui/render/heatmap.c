@@ -164,6 +164,8 @@ static void layout_with(rtext *t, const atn_heatmap_spec *s, double w, double h,
         L->title = (atn_rect){x0, y0, x1 - x0, th};
         y0 += th + 2 * gap;
     }
+    if (s->legend && s->legend[0])
+        y0 += sh + 2 * gap;   /* the legend sentence, under the title */
     bool labels = s->show_labels && s->rows > 0 && s->cols > 0;
     double ax_w = labels && s->row_axis ? sh + gap : 0;
     double ax_h = labels && s->col_axis ? sh + gap : 0;
@@ -388,7 +390,8 @@ static void draw_values(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const 
             rt_measure(t, buf, RT_SMALL, false, &tw, NULL);
             if (tw + 2 * VALUE_PAD_X * fs > L->cell_w)
                 continue;   /* never spills into the next cell */
-            atn_colormap_rgb(s->colormap, (v - L->vmin) / (L->vmax - L->vmin), rgb);
+            double tv = (v - L->vmin) / (L->vmax - L->vmin);
+            atn_colormap_rgb(s->colormap, s->reversed ? 1 - tv : tv, rgb);
             if (rt_luminance(rgb) > 0.45)
                 cairo_set_source_rgb(cr, 0, 0, 0);
             else
@@ -545,11 +548,16 @@ void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *s, double w, double
         rt_rgb(cr, t.st.fg, 1.0);
         rt_draw(cr, &t, s->title, RT_TITLE, true, L.title.x + L.title.w / 2, L.title.y, 0.5, L.title.w);
     }
+    if (s->legend && s->legend[0]) {
+        double y = L.title.h > 0 ? L.title.y + L.title.h + 4 * t.fs : 10 * t.fs;
+        rt_rgb(cr, t.st.fg, 0.8);
+        rt_draw(cr, &t, s->legend, RT_SMALL, false, w / 2, y, 0.5, w - 20 * t.fs);
+    }
     if (s->values && s->rows > 0 && s->cols > 0) {
         cairo_surface_t *img = s->cells;
         if (!img)
-            img = atn_render_matrix_surface(s->values, s->rows, s->cols, stride_of(s), s->colormap, L.vmin, L.vmax,
-                                            NULL);
+            img = atn_render_matrix_surface(s->values, s->rows, s->cols, stride_of(s), s->colormap,
+                                            s->reversed ? L.vmax : L.vmin, s->reversed ? L.vmin : L.vmax, NULL);
         if (img)
             rt_draw_cells_part(cr, img, L.cells, s->rows, s->cols, L.view_row0, L.view_col0, L.view_rows,
                                L.view_cols);
@@ -592,8 +600,8 @@ void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *s, double w, double
         draw_hover_labels(cr, &t, s, &L);
     }
     if (s->show_colorbar)
-        rt_colorbar_noted(cr, &t, s->colormap, L.vmin, L.vmax, s->colorbar_label, s->colorbar_note, nonfinite,
-                          L.colorbar);
+        rt_colorbar_noted(cr, &t, s->colormap, L.vmin, L.vmax, s->colorbar_label, s->colorbar_note, s->reversed,
+                          nonfinite, L.colorbar);
     cairo_restore(cr);
     rt_end(&t);
 }

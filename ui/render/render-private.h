@@ -68,7 +68,7 @@ void rt_colorbar(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double vma
                  bool show_nonfinite, atn_rect box);
 /* The same with a second line under the label (what the colours span), or NULL. */
 void rt_colorbar_noted(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double vmax, const char *label,
-                       const char *note, bool show_nonfinite, atn_rect box);
+                       const char *note, bool reversed, bool show_nonfinite, atn_rect box);
 
 /* A matrix image (cols x rows pixels) stretched over r with nearest-neighbour filtering. */
 void rt_draw_cells(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t rows, int32_t cols);

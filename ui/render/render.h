@@ -159,6 +159,11 @@ typedef struct atn_heatmap_spec {
      * outlined is drawn in the cells' bottom-right corner (show_overview, default true). */
     int32_t view_row0, view_col0, view_rows, view_cols;
     bool show_overview;
+    bool reversed;                   /* the colour map upside down: the low end bright (a
+                                        distance drawn so that bright = similar, as for a
+                                        similarity); the colour bar is flipped to match, and a
+                                        cached `cells` must have been made with vmin/vmax swapped */
+    const char *legend;              /* a sentence under the title saying what a cell is; NULL none */
     const atn_render_style *style;   /* NULL: light default */
     bool causal;                     /* a causal model's head (GPT-2): the cells of keys after
                                         their query (col > row) are masked, drawn grey and

@@ -24,6 +24,7 @@ typedef struct sim_fig {
     char **labels;          /* [count] */
     int32_t *pos_of;        /* [count] display position of head c */
     char title[160];
+    const char *legend;     /* what a cell is, under the title */
     atn_heatmap_spec hm;
     double dendro_h;        /* height of the dendrogram strip (0: none) */
     double top;             /* heatmap sub-figure starts here */
@@ -74,6 +75,18 @@ static bool fig_build(rtext *t, const atn_similarity_spec *s, double w, double h
     hm->colorbar_label = rt_tr(sim->metric == ATN_METRIC_JS       ? N_("JS distance")
                                : sim->metric == ATN_METRIC_COSINE ? N_("cosine")
                                                                   : N_("Pearson r"));
+    /* the same meaning of the colours for every metric: bright = the two heads attend alike
+       (a JS distance is drawn with the map upside down, small = bright) */
+    hm->reversed = sim->metric == ATN_METRIC_JS;
+    hm->colorbar_note = hm->colormap == ATN_CMAP_RDBU ? rt_tr(N_("red = alike")) : rt_tr(N_("bright = alike"));
+    f->legend = rt_tr(sim->metric == ATN_METRIC_JS
+                          ? N_("A cell: how differently two heads spread each query's attention (Jensen–Shannon "
+                               "distance of their rows, mean over the queries); bright = alike.")
+                      : sim->metric == ATN_METRIC_COSINE
+                          ? N_("A cell: the cosine similarity of two heads' attention maps (1 = the same map); "
+                               "bright = alike.")
+                          : N_("A cell: the Pearson correlation of two heads' attention weights; red = alike, "
+                               "blue = opposite."));
     hm->style = s->style;
     hm->highlight_row = s->highlight_a >= 0 && s->highlight_a < c ? f->pos_of[s->highlight_a] : -1;
     hm->highlight_col = s->highlight_b >= 0 && s->highlight_b < c ? f->pos_of[s->highlight_b] : -1;
@@ -92,7 +105,7 @@ static bool fig_build(rtext *t, const atn_similarity_spec *s, double w, double h
         snprintf(f->title + len, sizeof f->title - len, ", mean of %lld sentences", (long long)sim->n_sentences);
     }
     double fs = t->fs;
-    f->top = 10 * fs + rt_line_height(t, RT_TITLE) + 8 * fs;
+    f->top = 10 * fs + rt_line_height(t, RT_TITLE) + 4 * fs + rt_line_height(t, RT_SMALL) + 8 * fs;
     bool dendro = s->show_dendrogram && s->clustered && c > 1 && sim->merge_a && sim->clustered;
     f->dendro_h = dendro ? fmin(70 * fs, 0.15 * h) : 0;
     (void)w;
@@ -158,6 +171,9 @@ void atn_render_similarity(cairo_t *cr, const atn_similarity_spec *s, double w, 
     }
     rt_rgb(cr, t.st.fg, 1.0);
     rt_draw(cr, &t, f.title, RT_TITLE, true, w / 2, 10 * t.fs, 0.5, w - 20 * t.fs);
+    rt_rgb(cr, t.st.fg, 0.8);
+    rt_draw(cr, &t, f.legend, RT_SMALL, false, w / 2, 10 * t.fs + rt_line_height(&t, RT_TITLE) + 4 * t.fs, 0.5,
+            w - 20 * t.fs);
     double sw, sh;
     sub_size(&f, w, h, &sw, &sh);
     atn_heatmap_spec hm = f.hm;
@@ -223,8 +239,10 @@ void atn_render_similarity_natural_size(const atn_similarity_spec *s, double *wi
         rt_measure(&t, f.labels[i], RT_LABEL, false, &tw, NULL);
         lw = fmax(lw, tw);
     }
-    double title_w;
+    double title_w, legend_w;
     rt_measure(&t, f.title, RT_TITLE, true, &title_w, NULL);
+    rt_measure(&t, f.legend, RT_SMALL, false, &legend_w, NULL);
+    title_w = fmax(title_w, legend_w);
     double dendro = s->show_dendrogram && s->clustered ? 70 * t.fs : 0;
     *width = ceil(fmax(20 * t.fs + lw + 8 * t.fs + c * cell + cb + 24 * t.fs, title_w + 20 * t.fs));
     *height = ceil(f.top + dendro + 20 * t.fs + c * cell + lw + 8 * t.fs);
