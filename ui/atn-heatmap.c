@@ -264,7 +264,7 @@ static void atn_heatmap_snapshot(GtkWidget *widget, GtkSnapshot *s) {
         spec.hover_col = self->hover_col;
         spec.cells = self->cells;
         cairo_t *cr = gtk_snapshot_append_cairo(s, &GRAPHENE_RECT_INIT(0, 0, w, h));
-        atn_render_heatmap_hover_labels(cr, &spec, w, h);
+        atn_render_heatmap_hover_labels(cr, &spec, w, h, &self->layout);
         cairo_destroy(cr);
     }
 }

@@ -358,11 +358,15 @@ static void draw_hover_labels(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, 
         draw_col_label(cr, t, s, L, s->hover_col, true, true);
 }
 
-void atn_render_heatmap_hover_labels(cairo_t *cr, const atn_heatmap_spec *s, double w, double h) {
+void atn_render_heatmap_hover_labels(cairo_t *cr, const atn_heatmap_spec *s, double w, double h,
+                                     const atn_heatmap_layout *layout) {
     rtext t;
     rt_begin(&t, s->style);
     atn_heatmap_layout L;
-    layout_with(&t, s, w, h, s->show_colorbar && has_nonfinite(s), &L);
+    if (layout)
+        L = *layout;
+    else
+        layout_with(&t, s, w, h, s->show_colorbar && has_nonfinite(s), &L);
     cairo_save(cr);
     draw_hover_labels(cr, &t, s, &L);
     cairo_restore(cr);

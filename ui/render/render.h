@@ -194,7 +194,10 @@ void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *spec, double width,
 /* Only the labels of the hovered row and column (spec->hover_row/hover_col), at the edges
  * of the visible cells, bold on a background box, drawn even where the thinned labels skip
  * them.  atn_render_heatmap draws them too; the window draws them over its cached figure. */
-void atn_render_heatmap_hover_labels(cairo_t *cr, const atn_heatmap_spec *spec, double width, double height);
+void atn_render_heatmap_hover_labels(cairo_t *cr, const atn_heatmap_spec *spec, double width, double height,
+                                     const atn_heatmap_layout *layout);   /* layout: the figure's, as
+                                     atn_render_heatmap_layout gave it for this spec and size (so a
+                                     hover costs two labels, not a layout of every label); NULL: made here */
 /* The number printed inside a cell with at most `decimals` (1..4) decimals, as short as
  * it can be: no leading zero (".376", "-.25"), no trailing zeros ("1", ".5"), values that
  * round to zero as "<.001" (">-.001" below zero; "0" only for exactly 0), "NaN", "Inf". */
