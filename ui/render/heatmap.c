@@ -389,6 +389,10 @@ static void draw_values(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const 
             if (!cell_shows_number(s, i, j))
                 continue;
             double v = s->values[(size_t)i * stride_of(s) + j], rgb[3];
+            /* with one or two decimals a field of "<.1" says little: such cells stay blank
+               (the colour says it, the tooltip gives the number) */
+            if (L->value_decimals < 3 && v != 0 && fabs(v) < 0.5 * pow(10, -L->value_decimals))
+                continue;
             atn_render_cell_number(buf, sizeof buf, v, L->value_decimals);
             double tw;
             rt_measure(t, buf, RT_SMALL, false, &tw, NULL);
