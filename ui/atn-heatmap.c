@@ -60,6 +60,7 @@ static void on_zoom_scale(GtkGestureZoom *g, double scale, AtnHeatmap *self);
 static void on_drag_begin(GtkGestureDrag *g, double x, double y, AtnHeatmap *self);
 static void on_drag_update(GtkGestureDrag *g, double dx, double dy, AtnHeatmap *self);
 static void set_hover(AtnHeatmap *self, int row, int col);
+static void set_view(AtnHeatmap *self, double zoom, int r0, int c0);
 
 static void invalidate_cells(AtnHeatmap *self) {
     g_clear_pointer(&self->cells, cairo_surface_destroy);
@@ -329,6 +330,16 @@ static void on_pressed(GtkGestureClick *g, int n_press, double x, double y, AtnH
     int row, col;
     gtk_widget_grab_focus(GTK_WIDGET(self));
     self->keyboard = FALSE;
+    /* a click in the overview centres the view there */
+    const atn_rect *o = &self->layout.overview;
+    if (self->have_layout && !self->one_query && o->w > 0 && x >= o->x && x < o->x + o->w && y >= o->y &&
+        y < o->y + o->h) {
+        int nr, nc;
+        atn_heatmap_get_visible(self, NULL, NULL, &nr, &nc);
+        int r = (int)((y - o->y) / o->h * self->rows), c = (int)((x - o->x) / o->w * self->cols);
+        set_view(self, self->zoom, r - nr / 2, c - nc / 2);
+        return;
+    }
     if (atn_heatmap_cell_at(self, x, y, &row, &col)) {
         self->cursor_row = row;
         self->cursor_col = col;

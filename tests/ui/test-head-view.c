@@ -280,6 +280,15 @@ static void test_zoom(void) {
     g_assert_false(atn_heatmap_get_cell_rect(hm, 0, 0, &rect));   /* scrolled out of view */
     g_assert_true(atn_heatmap_get_cell_rect(hm, r0 + 1, c0 + 2, &rect));
     g_assert_cmpfloat(fabs(rect.origin.x - (L.cells.x + 2 * L.cell_w)), <, 1e-3);
+    /* a click in the overview centres the view there (and selects no query) */
+    int q_before = atn_session_get_query(atn_window_get_session(win));
+    click(GTK_WIDGET(hm), L.overview.x + L.overview.w * 0.9, L.overview.y + L.overview.h * 0.9);
+    int or0, oc0;
+    atn_heatmap_get_visible(hm, &or0, &oc0, NULL, NULL);
+    g_assert_cmpint(or0, ==, MIN(n - nr, (int)(0.9 * n) - nr / 2));
+    g_assert_cmpint(oc0, ==, MIN(n - nc, (int)(0.9 * n) - nc / 2));
+    g_assert_cmpint(atn_session_get_query(atn_window_get_session(win)), ==, q_before);
+    atn_heatmap_pan(hm, r0 - or0, c0 - oc0);   /* back where it was */
     /* panning moves the block, clamped to the matrix */
     atn_heatmap_pan(hm, 5, -1000);
     atn_heatmap_get_visible(hm, &row, &col, NULL, NULL);
