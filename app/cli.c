@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <stdarg.h>
@@ -90,28 +91,40 @@ const char *cli_get(cli_args *a, const char *name) {
 
 bool cli_flag(cli_args *a, const char *name) { return find(a, name) >= 0; }
 
-long cli_get_int(cli_args *a, const char *name, long dflt, bool *ok) {
+long cli_get_int(cli_args *a, const char *name, long dflt, long lo, long hi, bool *ok) {
     const char *v = cli_get(a, name);
     if (!v)
         return dflt;
     char *end;
+    errno = 0;
     long x = strtol(v, &end, 10);
     if (end == v || *end) {
         cli_error("%s: --%s takes an integer, not \"%s\"", a->prog, name, v);
         *ok = false;
         return dflt;
     }
+    if (errno == ERANGE || x < lo || x > hi) {
+        cli_error("%s: --%s must be an integer in %ld..%ld, not \"%s\"", a->prog, name, lo, hi, v);
+        *ok = false;
+        return dflt;
+    }
     return x;
 }
 
-double cli_get_double(cli_args *a, const char *name, double dflt, bool *ok) {
+double cli_get_double(cli_args *a, const char *name, double dflt, double lo, double hi, bool *ok) {
     const char *v = cli_get(a, name);
     if (!v)
         return dflt;
     char *end;
+    errno = 0;
     double x = strtod(v, &end);
     if (end == v || *end) {
         cli_error("%s: --%s takes a number, not \"%s\"", a->prog, name, v);
+        *ok = false;
+        return dflt;
+    }
+    if (!isfinite(x) || !(x >= lo && x <= hi)) {
+        cli_error("%s: --%s must be a number in %g..%g, not \"%s\"", a->prog, name, lo, hi, v);
         *ok = false;
         return dflt;
     }
@@ -206,7 +219,7 @@ bool cli_run_options(cli_args *a, atn_run_options *o) {
         }
     }
     bool ok = true;
-    o->threads = (int32_t)cli_get_int(a, "threads", 0, &ok);
+    o->threads = (int32_t)cli_get_int(a, "threads", 0, 0, 1024, &ok);   /* 0: OpenBLAS's count */
     o->progress = cli_keep_going;   /* Ctrl-C stops a forward pass within a layer */
     return ok;
 }

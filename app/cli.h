@@ -27,9 +27,15 @@ typedef struct cli_args {
 bool cli_parse(cli_args *a, const char *prog, int argc, char **argv, const char *const *flags);
 const char *cli_get(cli_args *a, const char *name);          /* NULL if absent */
 bool cli_flag(cli_args *a, const char *name);
-/* Integer option; *ok false (and a message printed) if present but not an integer. */
-long cli_get_int(cli_args *a, const char *name, long dflt, bool *ok);
-double cli_get_double(cli_args *a, const char *name, double dflt, bool *ok);
+/* The one parser for numeric options: an integer (decimal) in lo..hi, or a finite number in
+ * lo..hi.  Absent: dflt.  Present but not a number, not finite (nan, inf), overflowing or
+ * outside lo..hi: *ok becomes false and "PROG: --NAME must be an integer in LO..HI, not
+ * "TEXT"" is printed (the text as given); dflt is returned.  Every numeric option of every
+ * command goes through these two, so none can reach the engine unchecked. */
+long cli_get_int(cli_args *a, const char *name, long dflt, long lo, long hi, bool *ok);
+double cli_get_double(cli_args *a, const char *name, double dflt, double lo, double hi, bool *ok);
+/* The largest index (layer, head, token) an option may name before the model is known. */
+enum { CLI_MAX_INDEX = 1000000 };
 /* Reports options nobody asked for.  Returns false when there were any. */
 bool cli_check_unused(cli_args *a);
 

@@ -6,6 +6,7 @@
 
 #include <cblas.h>
 #include <pthread.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,21 +463,13 @@ int cmd_bench(int argc, char **argv) {
     atn_run_options_init(&opts);
     ok = cli_run_options(&a, &opts);
     opts.pinned_host = true;   /* the run is reused for every repetition */
-    long repeat = cli_get_int(&a, "repeat", 10, &ok);
-    long seed = cli_get_int(&a, "seed", 1, &ok);
+    long repeat = cli_get_int(&a, "repeat", 10, 1, 100000, &ok);
+    long seed = cli_get_int(&a, "seed", 1, 0, LONG_MAX, &ok);
     const char *model_name = cli_get(&a, "model"), *shape = cli_get(&a, "shape");
     const char *lengths_s = cli_get(&a, "length"), *dump = cli_get(&a, "dump");
     const char *versus = cli_get(&a, "versus");
     if (!ok || !cli_check_unused(&a))
         return CLI_EXIT_USAGE;
-    if (repeat < 1 || repeat > 100000) {
-        cli_error("bench: --repeat must be 1..100000");
-        return CLI_EXIT_USAGE;
-    }
-    if (opts.threads < 0) {
-        cli_error("bench: --threads must be 0 (OpenBLAS's count) or more");
-        return CLI_EXIT_USAGE;
-    }
     if (model_name && shape) {
         cli_error("bench: give --model or --shape, not both");
         return CLI_EXIT_USAGE;

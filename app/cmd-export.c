@@ -161,13 +161,16 @@ static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char
     o->kind = (fig_kind)k;
     o->layer_given = cli_get(a, "layer") != NULL;
     o->query_given = cli_get(a, "query") != NULL;
-    o->layer = cli_get_int(a, "layer", o->kind == FIG_ROLLOUT ? -1 : 0, &ok);
-    o->head = cli_get_int(a, "head", 0, &ok);
-    o->query = cli_get_int(a, "query", o->kind == FIG_HEADVIEW ? -1 : 0, &ok);
-    o->scale = cli_get_double(a, "scale", 1.0, &ok);
-    o->width = cli_get_double(a, "width", 0, &ok);
-    o->height = cli_get_double(a, "height", 0, &ok);
-    o->font_scale = cli_get_double(a, "font-scale", 1.0, &ok);
+    /* -1: rollout through every layer; headview with no query picked */
+    o->layer = cli_get_int(a, "layer", o->kind == FIG_ROLLOUT ? -1 : 0, o->kind == FIG_ROLLOUT ? -1 : 0,
+                           CLI_MAX_INDEX, &ok);
+    o->head = cli_get_int(a, "head", 0, 0, CLI_MAX_INDEX, &ok);
+    o->query = cli_get_int(a, "query", o->kind == FIG_HEADVIEW ? -1 : 0, o->kind == FIG_HEADVIEW ? -1 : 0,
+                           CLI_MAX_INDEX, &ok);
+    o->scale = cli_get_double(a, "scale", 1.0, 0.05, 16, &ok);
+    o->width = cli_get_double(a, "width", 0, 0, 100000, &ok);     /* 0: grows with the tokens */
+    o->height = cli_get_double(a, "height", 0, 0, 100000, &ok);
+    o->font_scale = cli_get_double(a, "font-scale", 1.0, 0.25, 8, &ok);
     o->title = cli_get(a, "title");
     o->no_values = cli_flag(a, "no-values");
     o->color_scale = cli_get(a, "color-scale");
@@ -191,22 +194,6 @@ static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char
     }
     if (cmap && !atn_colormap_from_name(cmap, &o->cmap)) {
         cli_error("attnscope export: unknown --colormap \"%s\" (viridis, magma, cividis, greys, rdbu)", cmap);
-        ok = false;
-    }
-    if (ok && !(o->scale > 0 && o->scale <= 16)) {
-        cli_error("attnscope export: --scale must be between 0 and 16, not %g", o->scale);
-        ok = false;
-    }
-    if (ok && !(o->font_scale > 0.2 && o->font_scale <= 8)) {
-        cli_error("attnscope export: --font-scale must be between 0.2 and 8, not %g", o->font_scale);
-        ok = false;
-    }
-    if (ok && (o->width < 0 || o->height < 0 || o->width > 100000 || o->height > 100000)) {
-        cli_error("attnscope export: --width/--height must be positive sizes in points");
-        ok = false;
-    }
-    if (ok && (labs(o->layer) > 1000000 || labs(o->head) > 1000000 || labs(o->query) > 1000000)) {
-        cli_error("attnscope export: index out of range");
         ok = false;
     }
     *out = cli_get(a, "output");

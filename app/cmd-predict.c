@@ -20,16 +20,12 @@ int cmd_predict(int argc, char **argv) {
         return 0;
     }
     bool ok = true;
-    long top = cli_get_int(&a, "top", 5, &ok);
+    long top = cli_get_int(&a, "top", 5, 1, 100, &ok);
     bool json = cli_flag(&a, "json");
     if (!ok)
         return CLI_EXIT_USAGE;
-    if (top < 1 || top > 100) {
-        cli_error("attnscope predict: --top must be 1..100");
-        return CLI_EXIT_USAGE;
-    }
     const char *after_s = cli_get(&a, "after");
-    long after = cli_get_int(&a, "after", -1, &ok);
+    long after = cli_get_int(&a, "after", -1, 0, CLI_MAX_INDEX, &ok);
     if (!ok)
         return CLI_EXIT_USAGE;
     atn_model *model;

@@ -333,7 +333,7 @@ int cmd_similarity(int argc, char **argv) {
     const char *format = cli_get(&a, "format");
     if (cli_get(&a, "layer"))
         j.scope = ATN_SCOPE_LAYER;
-    j.layer = cli_get_int(&a, "layer", 0, &ok);
+    j.layer = cli_get_int(&a, "layer", 0, 0, CLI_MAX_INDEX, &ok);
     if (metric && !atn_metric_from_name(metric, &j.metric)) {
         cli_error("attnscope similarity: --metric must be js, cosine or pearson, not \"%s\"", metric);
         ok = false;
@@ -361,10 +361,6 @@ int cmd_similarity(int argc, char **argv) {
     /* the kind of file: its extension, or --format for standard output */
     const char *kind = !ok ? "" : format ? format : ends_with(out, ".npy") ? "npy" : ends_with(out, ".json") ? "json"
                                                                                                          : "csv";
-    if (ok && (j.layer < -1000000 || j.layer > 1000000)) {
-        cli_error("attnscope similarity: --layer out of range");
-        ok = false;
-    }
     if (!ok)
         return CLI_EXIT_USAGE;
     atn_model *model = NULL;

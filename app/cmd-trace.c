@@ -164,9 +164,9 @@ int cmd_trace(int argc, char **argv) {
         return 0;
     }
     bool ok = true;
-    long layer = cli_get_int(&a, "layer", 0, &ok);
-    long head = cli_get_int(&a, "head", 0, &ok);
-    long query = cli_get_int(&a, "query", 0, &ok);
+    long layer = cli_get_int(&a, "layer", 0, 0, CLI_MAX_INDEX, &ok);
+    long head = cli_get_int(&a, "head", 0, 0, CLI_MAX_INDEX, &ok);
+    long query = cli_get_int(&a, "query", 0, 0, CLI_MAX_INDEX, &ok);
     bool json = cli_flag(&a, "json");
     if (!ok)
         return CLI_EXIT_USAGE;
@@ -177,11 +177,7 @@ int cmd_trace(int argc, char **argv) {
     if (rc == CLI_EXIT_OK) {
         atn_error err = {0};
         atn_trace *t;
-        if (layer < -1000000 || layer > 1000000 || head < -1000000 || head > 1000000 || query < -1000000 ||
-            query > 1000000) {
-            cli_error("attnscope trace: index out of range");
-            rc = CLI_EXIT_USAGE;
-        } else if (atn_trace_compute(model, atn_run_capture(run), (int32_t)layer, (int32_t)head, (int32_t)query, &t,
+        if (atn_trace_compute(model, atn_run_capture(run), (int32_t)layer, (int32_t)head, (int32_t)query, &t,
                                      &err)) {
             rc = cli_fail(&err);
         } else {
