@@ -17,6 +17,7 @@
 #include "files.h"
 #include "fp16.h"
 #include "hf-cache.h"
+#include "json.h"
 #include "model-private.h"
 #include "safetensors.h"
 #include "tok-folder.h"
@@ -115,31 +116,6 @@ static atn_status cancelled(hf_loader *L) {
                          L->folder);
 }
 
-static atn_status parse_json_file(const char *path, size_t max, cJSON **out, atn_error *err) {
-    char *text;
-    size_t len = 0;
-    atn_status st = atn_read_file(path, max, &text, &len, err);
-    if (st != ATN_OK)
-        return st;
-    const char *end = NULL;
-    *out = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    long off = end && end >= text && end <= text + len ? (long)(end - text) : -1;
-    if (!*out) {
-        const char *at = cJSON_GetErrorPtr();
-        off = at && at >= text && at <= text + len ? (long)(at - text) : -1;
-    }
-    free(text);
-    if (!*out)
-        return atn_error_set(err, ATN_E_FORMAT, "%s: invalid JSON (near byte %ld)", path, off);
-    if (!cJSON_IsObject(*out)) {
-        cJSON_Delete(*out);
-        *out = NULL;
-        return atn_error_set(err, ATN_E_FORMAT, "%s: expected a JSON object at the top level",
-                             path);
-    }
-    return ATN_OK;
-}
-
 static const char *json_type_name(const cJSON *item) {
     if (cJSON_IsString(item)) return "a string";
     if (cJSON_IsNumber(item)) return "a number";
@@ -219,7 +195,7 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
                              "model folder needs config.json, model.safetensors and vocab.txt",
                              L->folder, path);
     cJSON *root;
-    if ((st = parse_json_file(path, HF_CONFIG_MAX, &root, L->err)) != ATN_OK)
+    if ((st = atn_json_read_object(path, HF_CONFIG_MAX, &root, L->err)) != ATN_OK)
         return st;
 
     memset(c, 0, sizeof *c);
@@ -415,7 +391,7 @@ static atn_status open_weights(hf_loader *L) {
                              "model.safetensors.index.json, pytorch_model.bin, "
                              "pytorch_model.bin.index.json", L->folder);
     snprintf(L->weights_path, sizeof L->weights_path, "%s", path);
-    if ((st = parse_json_file(path, HF_INDEX_MAX, &L->index, L->err)) != ATN_OK)
+    if ((st = atn_json_read_object(path, HF_INDEX_MAX, &L->index, L->err)) != ATN_OK)
         return st;
     L->weight_map = cJSON_GetObjectItemCaseSensitive(L->index, "weight_map");
     if (!cJSON_IsObject(L->weight_map))

@@ -2,6 +2,8 @@
  * is handed out (see safetensors.h for the checks), so nothing outside the file is read. */
 #include "safetensors.h"
 
+#include "json.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -205,21 +207,28 @@ atn_status atn_st_parse(const char *origin, const void *buf_, size_t len, atn_st
                              (unsigned long long)hlen, (int)ATN_ST_MAX_HEADER);
 
     const char *json = (const char *)buf + 8;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(json, (size_t)hlen, &end, 0);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        long off = at && at >= json && at <= json + hlen ? (long)(at - json) : -1;
+    /* duplicate names are kept: the loop below refuses them by name */
+    size_t jlen = (size_t)hlen, off = 0;
+    while (jlen > 0 && json[jlen - 1] == '\0')   /* NUL padding is allowed after the header */
+        jlen--;
+    cJSON *root = NULL;
+    switch (atn_json_parse_raw(json, jlen, ATN_JSON_KEEP_DUPLICATES, &root, &off)) {
+    case ATN_JSON_PARSED:
+        break;
+    case ATN_JSON_SYNTAX:
         return atn_error_set(err, ATN_E_FORMAT,
-                             "%s: the JSON header is invalid (near header byte %ld)", origin, off);
-    }
-    for (const char *p = end; p && p < json + hlen; p++) {
-        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '\0') {
-            cJSON_Delete(root);
-            return atn_error_set(err, ATN_E_FORMAT,
-                                 "%s: the JSON header has extra bytes after its end (header "
-                                 "byte %ld)", origin, (long)(p - json));
-        }
+                             "%s: the JSON header is invalid (near header byte %zu)", origin, off);
+    case ATN_JSON_TRAILING:
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: the JSON header has extra bytes after its end (header "
+                             "byte %zu)", origin, off);
+    case ATN_JSON_TOO_BIG:
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: the JSON header is too large to parse (more than %d values)", origin,
+                             (int)ATN_JSON_MAX_ALLOCS);
+    case ATN_JSON_NOMEM:
+    default:
+        return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory while parsing the JSON header", origin);
     }
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);

@@ -16,6 +16,7 @@
  * layer keys may stand at the top level (one layer).  Internally weights are stored
  * [out, in] like every other model, so the loader transposes. */
 #include "files.h"
+#include "json.h"
 #include "model-private.h"
 
 #include <cjson/cJSON.h>
@@ -195,13 +196,9 @@ static atn_status load_layer(atn_model *m, const cJSON *obj, int32_t li, const c
 }
 
 atn_model *atn_model_parse_toy_json(const char *text, size_t len, const char *origin, atn_error *err) {
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    if (!root) {
-        const char *where = cJSON_GetErrorPtr();
-        size_t off = (where && where >= text && where <= text + len) ? (size_t)(where - text) : 0;
-        atn_error_set(err, ATN_E_FORMAT, "%s: invalid JSON near byte %zu", origin, off);
+    cJSON *root = NULL;
+    if (atn_json_parse(text, len, origin, 0, &root, err) != ATN_OK)
         return NULL;
-    }
     atn_status st = ATN_OK;
     atn_model *m = NULL;
     if (!cJSON_IsObject(root)) {

@@ -17,6 +17,7 @@
  * of its characters' spans. */
 #include "encoding.h"
 #include "files.h"
+#include "json.h"
 #include "wordpiece.h"
 
 #include <cjson/cJSON.h>
@@ -81,18 +82,14 @@ atn_status atn_wordpiece_options_from_json(atn_wordpiece_options *o, const char 
     atn_status s = atn_read_file(path, SIZE_MAX, &text, &len, err);
     if (s != ATN_OK)
         return s;
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    if (!root || !cJSON_IsObject(root)) {
-        const char *where = root ? NULL : cJSON_GetErrorPtr();
-        long off = where && where >= text && where <= text + len ? (long)(where - text) : -1;
-        bool parsed = root != NULL;
+    cJSON *root = NULL;
+    s = atn_json_parse(text, len, path, 0, &root, err);
+    if (s == ATN_OK && !cJSON_IsObject(root))
+        s = atn_error_set(err, ATN_E_FORMAT, "%s: not a JSON object", path);
+    if (s != ATN_OK) {
         cJSON_Delete(root);
         free(text);
-        if (parsed)
-            return atn_error_set(err, ATN_E_FORMAT, "%s: not a JSON object", path);
-        if (off >= 0)
-            return atn_error_set(err, ATN_E_FORMAT, "%s: invalid JSON near byte %ld", path, off);
-        return atn_error_set(err, ATN_E_FORMAT, "%s: invalid JSON", path);
+        return s;
     }
     atn_wordpiece_options t = *o;
     bool b = false, null = true;

@@ -341,6 +341,11 @@ def main():
     case("cfg-invalid-json", cj, '{"hidden_size": 4,\n  "num_hidden_layers": 2\n')
     case("cfg-not-object", cj, "[4, 2]\n")
     case("cfg-empty", cj, "")
+    # JSON strictness (engine/json.c): one value per file; a key given twice: the last wins
+    case("cfg-trailing-data", cj, config_text() + config_text(lambda c: c.update(hidden_act="relu")))
+    act = '"hidden_act": "gelu",'
+    case("cfg-duplicate-last-wins", cj, config_text().replace(act, act + ' "hidden_act": "swish",'))
+    case("cfg-duplicate-first-ignored", cj, config_text().replace(act, '"hidden_act": "swish", ' + act))
     # ---- vocab.txt
     vt = "vocab.txt"
     case("vocab-empty", vt, "")
@@ -352,6 +357,8 @@ def main():
     # ---- tokenizer_config.json
     case("tokcfg-invalid-json", "tokenizer_config.json", '{"do_lower_case": tru}\n')
     case("tokcfg-wrong-type", "tokenizer_config.json", '{"do_lower_case": "yes"}\n')
+    case("tokcfg-trailing-data", "tokenizer_config.json", '{"do_lower_case": true}\n{"do_lower_case": false}\n')
+    case("tokcfg-duplicate-last-wins", "tokenizer_config.json", '{"do_lower_case": true, "do_lower_case": "yes"}\n')
     # ---- the shard index (base-sharded)
     ix = "model.safetensors.index.json"
 
@@ -364,6 +371,9 @@ def main():
     emb = "embeddings.word_embeddings.weight"
     index_case("index-invalid-json", raw='{"weight_map": {"a": "b"}')
     index_case("index-no-weight-map", lambda i: i.pop("weight_map"))
+    index_case("index-trailing-data", raw=json.dumps(index, indent=2) + "\n}\n")
+    index_case("index-duplicate-last-wins",
+               raw='{"weight_map": {}, ' + json.dumps(index, indent=2)[1:] + "\n")
     index_case("index-weight-map-empty", lambda i: i.update(weight_map={}))
     index_case("index-path-traversal", lambda i: i["weight_map"].update({emb: "../../etc/passwd"}))
     index_case("index-absolute-path", lambda i: i["weight_map"].update({emb: "/etc/passwd"}))
@@ -464,6 +474,8 @@ def main():
 
     toy_case("toy-invalid-json", raw='{"tokens": ["a", "b"], "d_model": 2,')
     toy_case("toy-heads-zero", lambda t: t.update(heads=0))
+    toy_case("toy-trailing-data", raw=json.dumps(toy) + "\n" + json.dumps(toy) + "\n")
+    toy_case("toy-duplicate-last-wins", raw='{"heads": 0, ' + json.dumps(toy)[1:] + "\n")
     toy_case("toy-heads-not-dividing", lambda t: t.update(d_model=3, heads=2,
                                                           inputs=[[1, 0, 0], [0, 1, 0]]))
     toy_case("toy-inputs-missing", lambda t: t.pop("inputs"))
