@@ -88,7 +88,7 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
         rc = CLI_EXIT_FAIL;
     } else if (st != ATN_OK) {
         cli_error("%s: %s", corpus, err.message);
-        rc = CLI_EXIT_FAIL;
+        rc = st == ATN_E_FORMAT || st == ATN_E_IO ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;   /* bad input: 2 */
     } else if (rep.sentences == 0) {
         cli_error("%s: no sentences (the file has no non-empty lines)", corpus);
         rc = CLI_EXIT_USAGE;
@@ -97,6 +97,8 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
         if (rep.truncated)
             fprintf(stderr, ", %lld truncated to the model's %d positions", (long long)rep.truncated,
                     atn_model_config(model)->max_positions);
+        if (rep.cut)
+            fprintf(stderr, ", %lld lines cut at %d bytes", (long long)rep.cut, (int)ATN_CORPUS_LINE_MAX);
         if (rep.skipped)
             fprintf(stderr, ", %lld lines skipped", (long long)rep.skipped);
         fputc('\n', stderr);

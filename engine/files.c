@@ -71,6 +71,28 @@ atn_status atn_read_file(const char *path, size_t max, char **data, size_t *len,
     return ATN_OK;
 }
 
+atn_status atn_probe_file(const char *path, bool *found, atn_error *err) {
+    struct stat st;
+    *found = false;
+    if (stat(path, &st) != 0) {
+        int e = errno;
+        char to[512];
+        ssize_t n;
+        if (e == ENOENT && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
+            (n = readlink(path, to, sizeof to - 1)) >= 0) {
+            to[n] = '\0';
+            return atn_error_set(err, ATN_E_IO, "%s: a broken symbolic link (to %s)", path, to);
+        }
+        if (e == ENOENT)
+            return ATN_OK;
+        return atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode))
+        return atn_error_set(err, ATN_E_IO, "%s: not a regular file", path);
+    *found = true;
+    return ATN_OK;
+}
+
 /* ---- atomic writes ------------------------------------------------------------------ */
 
 /* A regular file (or a missing one) is replaced atomically: a temporary ".atn-XXXXXX" in the

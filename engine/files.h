@@ -13,4 +13,11 @@
  * ATN_E_NOMEM.  On error *data is NULL. */
 atn_status atn_read_file(const char *path, size_t max, char **data, size_t *len, atn_error *err);
 
+/* Whether an optional file is there: *found is true for a regular file and false (ATN_OK)
+ * when nothing has that name.  A symbolic link that leads nowhere is an error, not an absent
+ * file ("PATH: a broken symbolic link (to TARGET)", ATN_E_IO): its defaults would apply
+ * silently.  ATN_E_IO too for anything that is not a regular file ("PATH: not a regular
+ * file") or cannot be looked at ("PATH: cannot open: REASON"). */
+atn_status atn_probe_file(const char *path, bool *found, atn_error *err);
+
 #endif

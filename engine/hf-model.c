@@ -87,17 +87,7 @@ typedef struct hf_loader {
  * cannot be used (permission denied, a symlink loop, a folder or FIFO in the file's
  * place) is, named as what it is rather than reported as missing. */
 static atn_status probe(hf_loader *L, const char *path, bool *found) {
-    struct stat st;
-    *found = false;
-    if (stat(path, &st) != 0) {
-        if (errno == ENOENT)
-            return ATN_OK;
-        return atn_error_set(L->err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    }
-    if (!S_ISREG(st.st_mode))
-        return atn_error_set(L->err, ATN_E_IO, "%s: not a regular file", path);
-    *found = true;
-    return ATN_OK;
+    return atn_probe_file(path, found, L->err);
 }
 
 static atn_status join(hf_loader *L, char *out, const char *name) {
@@ -289,6 +279,20 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
     if (strcmp(pos_type, "absolute") != 0) {
         st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"%s\" is \"%.64s\"; only "
                            "\"absolute\" is supported", path, k->position_type, pos_type);
+        goto done;
+    }
+    /* "is_decoder": true makes transformers' BertModel apply a causal mask (each token sees
+     * only those before it); running it bidirectionally would show attention it never uses */
+    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(root, "is_decoder");
+    if (dec && !cJSON_IsBool(dec) && !cJSON_IsNull(dec)) {
+        st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"is_decoder\" must be true or false, not %s", path,
+                           json_type_name(dec));
+        goto done;
+    }
+    if (cJSON_IsTrue(dec)) {
+        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"is_decoder\" is true: this %s model would use a "
+                           "causal mask, which attnscope does not apply to it; set it to false to look at the "
+                           "encoder", path, L->fam->name);
         goto done;
     }
     if (strcmp(act, "gelu") == 0)

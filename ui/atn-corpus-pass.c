@@ -105,6 +105,10 @@ char *atn_corpus_pass_describe(const char *path, const atn_corpus_report *r) {
         g_string_append_printf(info, ngettext(" (%lld line skipped: not UTF-8 text)",
                                               " (%lld lines skipped: not UTF-8 text)", (unsigned long)r->skipped),
                                (long long)r->skipped);
+    if (r->cut)
+        g_string_append_printf(info, ngettext(", %lld line cut at %d KB", ", %lld lines cut at %d KB",
+                                              (unsigned long)r->cut),
+                               (long long)r->cut, (int)(ATN_CORPUS_LINE_MAX / 1024));
     if (r->truncated)
         g_string_append_printf(info, ngettext(", %lld cut to the model's length", ", %lld cut to the model's length",
                                               (unsigned long)r->truncated),

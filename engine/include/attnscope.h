@@ -562,17 +562,27 @@ typedef struct atn_corpus_report {
     int64_t lines;          /* lines read */
     int64_t sentences;      /* non-empty lines run and consumed */
     int64_t truncated;      /* of those, cut to the model's positions */
-    int64_t skipped;        /* lines refused by the tokenizer (invalid UTF-8) */
+    int64_t cut;            /* lines longer than ATN_CORPUS_LINE_MAX bytes, cut there */
+    int64_t skipped;        /* lines refused: invalid UTF-8, a NUL byte */
     int64_t skip_line[3];   /* the first three skipped lines (1-based) and why */
     char skip_reason[3][160];
 } atn_corpus_report;
+
+/* A corpus line is read up to this many bytes (at a character boundary) and the rest of it
+ * skipped: the model's positions need far less text, and memory stays bounded by this,
+ * not by the line (a run costs ~46x its text).  A line with no end after
+ * ATN_CORPUS_RUNAWAY bytes (an endless input such as /dev/zero) ends the pass. */
+enum { ATN_CORPUS_LINE_MAX = 64 * 1024, ATN_CORPUS_RUNAWAY = 64 * 1024 * 1024 };
 
 /* Called with each sentence's capture (valid until the next call). */
 typedef atn_status (*atn_capture_fn)(const atn_capture *cap, void *user_data, atn_error *err);
 
 /* Runs every non-empty line of f (one sentence per line, "\n" or "\r\n") through model with
  * run_opts (one run reused for all: memory stays flat) and hands each capture to consume.
- * A line the tokenizer refuses is skipped and counted, not fatal.  progress (may be NULL)
+ * A line the tokenizer refuses, or one with a NUL byte ("a NUL byte at byte K: not text"),
+ * is skipped and counted, not fatal; a line longer than ATN_CORPUS_LINE_MAX is cut
+ * (report->cut) and run; a line with no end within ATN_CORPUS_RUNAWAY bytes ends the pass
+ * with ATN_E_FORMAT ("line N has no end after 64 MiB: ...").  progress (may be NULL)
  * gets the fraction of total_bytes read (0: unknown) every few lines, and ends the pass
  * with ATN_E_CANCELLED when it returns false (stage ATN_STAGE_CORPUS, ending with 1.0).
  * report must not be NULL; it is filled.  Toy models have no tokenizer: ATN_E_INVALID, as

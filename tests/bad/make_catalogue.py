@@ -335,6 +335,8 @@ def main():
     cfg("cfg-eps-zero", lambda c: c.update(layer_norm_eps=0))
     cfg("cfg-act-unknown", lambda c: c.update(hidden_act="swish"))
     cfg("cfg-act-not-string", lambda c: c.update(hidden_act=["gelu"]))
+    cfg("cfg-is-decoder", lambda c: c.update(is_decoder=True))
+    cfg("cfg-is-decoder-not-bool", lambda c: c.update(is_decoder="yes"))
     cfg("cfg-position-type", lambda c: c.update(position_embedding_type="relative_key"))
     cfg("cfg-model-type", lambda c: c.update(model_type="deberta"))
     cfg("cfg-disagrees-with-weights", lambda c: c.update(hidden_size=8))
@@ -359,6 +361,10 @@ def main():
     case("tokcfg-wrong-type", "tokenizer_config.json", '{"do_lower_case": "yes"}\n')
     case("tokcfg-trailing-data", "tokenizer_config.json", '{"do_lower_case": true}\n{"do_lower_case": false}\n')
     case("tokcfg-duplicate-last-wins", "tokenizer_config.json", '{"do_lower_case": true, "do_lower_case": "yes"}\n')
+    # ---- corpora (stats --corpus): a NUL byte is a bad line; a long line is cut at a character
+    # boundary (65536 is not a multiple of 3: a cut inside a character would be invalid UTF-8)
+    case("corpus-nul-byte", "corpus.txt", b"the cat sat\nthe\x00 dog\nthe mat\n")
+    case("corpus-long-line", "corpus.txt", "the cat\n" + "\u732b" * 30000 + "\n")
     # ---- the shard index (base-sharded)
     ix = "model.safetensors.index.json"
 

@@ -124,6 +124,12 @@ def prepare(case, tmp):
                     as_user = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
                 else:
                     skip = "runs as root and cannot drop to 'nobody'"
+        elif word == "symlink":             # arg: NAME TARGET (a dangling link when TARGET is absent)
+            name, _, target = arg.partition(" ")
+            p = os.path.join(d, name)
+            if os.path.lexists(p):
+                os.remove(p)
+            os.symlink(target, p)
         elif word == "sparse-model":
             sparse_model(d, arg)
         elif word == "fifo":

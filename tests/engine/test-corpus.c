@@ -39,6 +39,12 @@ static atn_status consume(const atn_capture *cap, void *user, atn_error *err) {
     return ATN_OK;
 }
 
+static atn_status count_only(const atn_capture *cap, void *user, atn_error *err) {
+    (void)cap, (void)err;
+    ((seen *)user)->count++;
+    return ATN_OK;
+}
+
 static bool progress(double fraction, atn_stage stage, void *user) {
     seen *s = user;
     CHECK(fraction >= s->last_fraction && fraction <= 1.0);
@@ -80,6 +86,30 @@ int main(void) {
     CHECK(atn_corpus_run(m, f, 0, NULL, consume, progress, &s2, &rep, &err) == ATN_E_CANCELLED);
     fclose(f);
     CHECK(rep.sentences == 1 && s2.count == 1);
+
+    /* a NUL byte makes a line a bad one (it would cut the sentence); a line longer than
+     * ATN_CORPUS_LINE_MAX is cut there, at a character boundary, and still runs */
+    static const char *const nul_sentences[] = {"the cat sat on the mat", "the mat"};
+    static const char nul_text[] = "the cat sat on the mat\nthe\0cat\nthe mat\n";
+    f = fmemopen((void *)nul_text, sizeof nul_text - 1, "rb");
+    seen s3 = {m, 0, nul_sentences, 0, 0, 0};
+    CHECK(atn_corpus_run(m, f, 0, NULL, consume, NULL, &s3, &rep, &err) == ATN_OK);
+    fclose(f);
+    CHECK(rep.lines == 3 && rep.sentences == 2 && rep.skipped == 1 && rep.skip_line[0] == 2 && rep.cut == 0);
+    CHECK_STR(rep.skip_reason[0], "a NUL byte at byte 3: not text");
+    size_t long_len = ATN_CORPUS_LINE_MAX + 1000;   /* "\xc3\xa9" (é) repeated: the cut lands inside one */
+    char *long_text = malloc(long_len + 2);
+    long_text[0] = 'x';   /* the pairs start at odd offsets: byte LINE_MAX - 1 is a lead byte */
+    for (size_t i = 1; i + 1 < long_len; i += 2)
+        long_text[i] = '\xc3', long_text[i + 1] = '\xa9';
+    long_text[long_len - 1] = 'x';
+    long_text[long_len] = '\n';
+    long_text[long_len + 1] = 0;
+    f = fmemopen(long_text, long_len + 1, "rb");
+    CHECK(atn_corpus_run(m, f, 0, NULL, count_only, NULL, &s3, &rep, &err) == ATN_OK);
+    fclose(f);
+    CHECK(rep.lines == 1 && rep.sentences == 1 && rep.cut == 1 && rep.skipped == 0);
+    free(long_text);
 
     /* a toy model has no tokenizer */
     atn_model *toy = atn_model_open("worked-example", NULL, NULL, &err);
