@@ -26,6 +26,16 @@ for kind in heatmap grid similarity headview trace rollout; do
   if command -v xmllint >/dev/null 2>&1; then check xmllint --noout "$T/$kind.svg"; fi
   if command -v pdftoppm >/dev/null 2>&1; then check pdftoppm -png -r 36 -singlefile "$T/$kind.pdf" "$T/pdf-$kind"; fi
 done
+# figure budgets (ui/render/render.h): a PNG over ATN_RENDER_MAX_PIXELS is refused with its
+# size; an SVG model grid 100000 pt wide (one enlarged cell image per head) stays within a
+# bounded memory (it took 1.1 GB and 40 s before the budget, ~110 MB after)
+check test "$(status "$A" export heatmap --model worked-example --width 2000 --height 2000 --scale 16 -o "$T/huge.png")" = 2
+check grep -q "a PNG of 32000x32000 pixels (1024 million, 4.1 GB to draw) is over the 134-million-pixel budget" "$T/err"
+check test ! -e "$T/huge.png"
+if [ -x /usr/bin/time ]; then
+  check test "$(status /usr/bin/time -f "%M" -o "$T/rss" "$A" export grid --model demo --text "我爱你" --width 100000 -o "$T/wide.svg")" = 0
+  check test "$(cat "$T/rss")" -lt 600000
+fi
 # explicit size and --scale 2 (slides): twice the pixels
 check test "$(status "$A" export heatmap --model worked-example --width 500 --height 400 -o "$T/s1.png")" = 0
 check test "$(png_size "$T/s1.png")" = "500 400"

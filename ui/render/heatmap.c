@@ -4,6 +4,7 @@
 #include "render-private.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -450,6 +451,21 @@ void rt_draw_cells_part(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t r
         double cell = fmax(r.w / nc, r.h / nr);
         int32_t side = rows > cols ? rows : cols;
         k = (int)fmin(ceil(2 * cell), floor(2048.0 / side));
+        /* the figure's budget for enlarged cells (a model grid has one image per head): once
+         * spent, the cells go in at their own size, so a figure's memory stays bounded */
+        static const cairo_user_data_key_t spent_key;
+        cairo_surface_t *target = cairo_get_target(cr);
+        double *spent = cairo_surface_get_user_data(target, &spent_key);
+        if (!spent && (spent = calloc(1, sizeof *spent)) &&
+            cairo_surface_set_user_data(target, &spent_key, spent, free) != CAIRO_STATUS_SUCCESS) {
+            free(spent);
+            spent = NULL;
+        }
+        double px = (double)rows * cols * k * k;
+        if (!spent || *spent + px > ATN_RENDER_MAX_SVG_CELL_PIXELS)
+            k = 1;
+        else
+            *spent += px;
         if (k > 1 && (big = enlarge(img, rows, cols, k)))
             img = big;
         else

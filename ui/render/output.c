@@ -173,6 +173,11 @@ atn_status atn_render_to_memory(atn_output_format fmt, double width, double heig
             return atn_error_set(err, ATN_E_INVALID,
                                  "a PNG of %.0fx%.0f pixels is larger than cairo allows (32767 a side); lower "
                                  "--scale or the size, or write SVG/PDF", pw, ph);
+        if (pw * ph > ATN_RENDER_MAX_PIXELS)
+            return atn_error_set(err, ATN_E_INVALID,
+                                 "a PNG of %.0fx%.0f pixels (%.0f million, %.1f GB to draw) is over the %.0f-million-"
+                                 "pixel budget; lower --scale or the size, or write SVG/PDF", pw, ph, pw * ph / 1e6,
+                                 pw * ph * 4 / 1e9, ATN_RENDER_MAX_PIXELS / 1e6);
         surf = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)pw, (int)ph);
     } else if (fmt == ATN_OUTPUT_SVG) {
         surf = cairo_svg_surface_create_for_stream(mem_write, &m, width, height);

@@ -394,10 +394,20 @@ const char *atn_output_format_ext(atn_output_format fmt);   /* "png" ... */
 char *atn_render_head_file_name(const char *prefix, int32_t layer, int32_t head, int32_t n_layers, int32_t n_heads,
                                 const char *ext);
 
+/* Budgets that bound a figure's memory by what was asked for: a PNG of more than
+ * ATN_RENDER_MAX_PIXELS pixels (4 bytes each while drawing) is refused with its size (a
+ * 512-token heatmap at scale 2 is ~64 million); an SVG's heatmap cells are enlarged (against
+ * viewers' smoothing) up to ATN_RENDER_MAX_SVG_CELL_PIXELS pixels in all, then embedded at
+ * their own size. */
+#define ATN_RENDER_MAX_PIXELS (128.0 * 1024 * 1024)
+#define ATN_RENDER_MAX_SVG_CELL_PIXELS (16.0 * 1024 * 1024)
+
 /* Draws a figure of width × height (points; PNG pixels = size × scale). */
 typedef void (*atn_draw_fn)(cairo_t *cr, double width, double height, void *user_data);
 
-/* Renders into memory: *data (malloc'ed, caller frees) and *len.  For the clipboard. */
+/* Renders into memory: *data (malloc'ed, caller frees) and *len.  For the clipboard.
+ * ATN_E_INVALID for a size that is not positive or a PNG over 32767 pixels a side or
+ * ATN_RENDER_MAX_PIXELS in all (the message names the pixel size asked for). */
 atn_status atn_render_to_memory(atn_output_format fmt, double width, double height, double scale,
                                 atn_draw_fn draw, void *user_data, unsigned char **data, size_t *len,
                                 atn_error *err);
