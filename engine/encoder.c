@@ -328,6 +328,21 @@ static bool fast_path_applies(const atn_model *m) {
     return true;
 }
 
+static size_t pack_bytes(const atn_config *c) {
+    int32_t d = c->d_model, f = c->d_ffn;
+    size_t per_layer = 4 * atn_packed_floats(d, d) + atn_packed_floats(f, d) + atn_packed_floats(d, f);
+    return (size_t)c->n_layers * per_layer * sizeof(float);
+}
+
+size_t atn_cpu_pack_pending_bytes(const atn_model *model) {
+    if (!fast_path_applies(model))
+        return 0;
+    pthread_mutex_lock(&team_lock);
+    size_t bytes = model->cpu_packed ? 0 : pack_bytes(&model->cfg);
+    pthread_mutex_unlock(&team_lock);
+    return bytes;
+}
+
 typedef struct pack_job {
     const atn_model *m;
     packed_weights *pk;
@@ -368,7 +383,7 @@ static void pack_worker(void *arg, int tid, int nt) {
 }
 
 /* The model's packed weights, made on first use by team t (NULL: this thread alone), with
- * team_lock held.  NULL when memory is short: the caller then takes the cblas path. */
+ * team_lock held.  NULL when memory is short: the forward then fails with ATN_E_NOMEM. */
 static const packed_weights *packed_for(const atn_model *model, atn_team *t) {
     atn_model *m = (atn_model *)model;   /* cpu_packed is a cache: filling it does not change the model */
     if (m->cpu_packed)
@@ -571,7 +586,9 @@ static int team_threads(const atn_config *c, int32_t n, const atn_run_options *o
     return nt < 1 ? 1 : nt > MAX_THREADS ? MAX_THREADS : nt;
 }
 
-/* Returns ATN_E_UNSUPPORTED (nothing touched) when the packed weights cannot be made. */
+/* ATN_E_NOMEM (nothing touched) when the packed weights cannot be made: memory is short, and
+ * the cblas path would then go into OpenBLAS's allocator, which under RLIMIT_AS loops instead
+ * of failing; never fall back into a path that cannot fail cleanly. */
 static atn_status fast_forward(const atn_model *m, const atn_encoding *enc, atn_activations *a,
                                const atn_run_options *opts, atn_error *err) {
     const atn_config *c = &m->cfg;
@@ -595,7 +612,8 @@ static atn_status fast_forward(const atn_model *m, const atn_encoding *enc, atn_
     if (!pk) {
         pthread_mutex_unlock(&team_lock);
         free(scratch);
-        return ATN_E_UNSUPPORTED;
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory packing the weights for the CPU (%.1f MB)",
+                             pack_bytes(c) / 1e6);
     }
     fast_job job;
     memset(&job, 0, sizeof job);
@@ -623,11 +641,9 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     a->nonfinite_layer = all_finite(a->hidden, nd) ? -1 : 0;
     if (fast_path_applies(m)) {
         atn_status st = fast_forward(m, enc, a, opts, err);
-        if (st != ATN_E_UNSUPPORTED) {
-            if (st == ATN_OK && opts->progress)
-                opts->progress(1.0, ATN_STAGE_DONE, opts->user_data);
-            return st;
-        }
+        if (st == ATN_OK && opts->progress)
+            opts->progress(1.0, ATN_STAGE_DONE, opts->user_data);
+        return st;
     }
     for (int32_t l = 0; l < c->n_layers; l++) {
         if (opts->progress && !opts->progress((double)l / c->n_layers, ATN_STAGE_LAYER, opts->user_data))

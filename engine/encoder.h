@@ -33,6 +33,10 @@ typedef struct atn_activations {
 /* The additive mask value for a padded key, as Hugging Face uses (torch.finfo(float32).min). */
 #define ATN_MASK_MIN (-3.4028234663852886e38f)
 
+/* Bytes the CPU forward would still allocate for model's packed weights on its first run (0
+ * when they exist or the fast path does not apply): run.c counts them in its memory check. */
+size_t atn_cpu_pack_pending_bytes(const atn_model *model);
+
 atn_status atn_cpu_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
                            const atn_run_options *opts, atn_error *err);
 

@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "encoding.h"
 #include "family.h"
+#include "memlimit.h"
 #include "model-private.h"
 
 #include <stdio.h>
@@ -108,12 +109,6 @@ size_t atn_run_bytes_needed(const atn_config *c, int32_t n, const atn_run_option
     return (lay.hidden + 5 * lay.trace + lay.attn + lay.h1 + lay.ffn + lay.mask + lay.pos) * sizeof(float);
 }
 
-static size_t default_memory_limit(void) {
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || size <= 0)
-        return (size_t)8 << 30;
-    return (size_t)pages * (size_t)size / 4 * 3;
-}
 
 static atn_status copy_encoding(atn_encoding **dst, const atn_encoding *src, atn_error *err) {
     atn_encoding *e = atn_encoding_copy(src);
@@ -201,16 +196,36 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
     int32_t n = enc->n;
 
     run_layout lay;
-    size_t limit = o->memory_limit ? o->memory_limit : default_memory_limit();
+    /* the bound: the caller's, else physical memory, the memory cgroup and RLIMIT_AS
+       (memlimit.h): a cgroup kills without a message and OpenBLAS cannot fail cleanly, so a
+       run that would not fit is refused here, before anything is allocated */
+    atn_memlimit ml = {o->memory_limit, ATN_MEMLIMIT_PHYSICAL, 0, 0};
+    if (!o->memory_limit)
+        atn_memlimit_probe(NULL, NULL, &ml);
+    size_t limit = ml.bytes;
+    char source[160] = "", because[200] = "";
+    atn_memlimit_describe(&ml, source, sizeof source);
+    if (source[0])
+        snprintf(because, sizeof because, " by %s", source);
     size_t need = atn_run_bytes_needed(c, n, o);
+    size_t pack = o->device == ATN_DEVICE_CUDA ? 0 : atn_cpu_pack_pending_bytes(m);
     if (!layout_for(c, n, o, &lay) || need > limit) {
         char a[32], b[32];
         format_bytes(a, sizeof a, (double)need);
         format_bytes(b, sizeof b, (double)limit);
         return atn_error_set(err, ATN_E_NOMEM, "a run of %d tokens through %d layers x %d heads needs %s of "
-                             "memory (attention alone: %d x %d x %d x %d floats), more than the %s allowed",
+                             "memory (attention alone: %d x %d x %d x %d floats), more than the %s allowed%s",
                              n, c->n_layers, c->n_heads, need == SIZE_MAX ? "too much" : a, c->n_layers,
-                             c->n_heads, n, n, b);
+                             c->n_heads, n, n, b, because);
+    }
+    if (pack > limit - need) {
+        char a[32], b[32], p[32];
+        format_bytes(a, sizeof a, (double)need);
+        format_bytes(b, sizeof b, (double)limit);
+        format_bytes(p, sizeof p, (double)pack);
+        return atn_error_set(err, ATN_E_NOMEM, "a run of %d tokens through %d layers x %d heads needs %s of "
+                             "memory and the first run %s more for the CPU's packed copy of the weights, more "
+                             "than the %s allowed%s", n, c->n_layers, c->n_heads, a, p, b, because);
     }
     size_t floats = need / sizeof(float);
     const atn_backend *pin = run->pin_failed ? NULL : pinning_backend(o);
