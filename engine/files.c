@@ -16,9 +16,20 @@
 atn_status atn_read_file(const char *path, size_t max, char **data, size_t *len, atn_error *err) {
     *data = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* O_NONBLOCK: opening a FIFO nobody writes to would otherwise block for ever; cleared
+       once open, so a pipe with a writer is read to its end (one without reads as empty) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
         return atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    int fl = fcntl(fd, F_GETFL);
+    if (fl != -1)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return atn_error_set(err, ATN_E_NOMEM, "%s: cannot open: %s", path, strerror(e));
+    }
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
         fclose(f);

@@ -315,7 +315,12 @@ fail:
 
 atn_status atn_st_open(const char *path, atn_st_file **out, atn_error *err) {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* a FIFO (or a device) named as a shard would block open() for ever: look first, and open
+       without blocking in case it was swapped in between (fstat below refuses it then) */
+    struct stat pre;
+    if (stat(path, &pre) == 0 && !S_ISREG(pre.st_mode))
+        return atn_error_set(err, ATN_E_IO, "%s: not a regular file", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;

@@ -116,6 +116,17 @@ int main(void) {
     if (strcmp(full, "/dev/full"))
         unlink(full);
 
+    /* a FIFO nobody writes to reads as empty instead of blocking open() for ever */
+    {
+        char fifo[300];
+        snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+        CHECK(mkfifo(fifo, 0600) == 0);
+        alarm(20);   /* a hang fails the test instead of stalling the suite */
+        CHECK(atn_read_file(fifo, 100, &data, &len, &err) == ATN_OK && len == 0);
+        alarm(0);
+        free(data);
+        unlink(fifo);
+    }
     unlink(path);
     CHECK(rmdir(dir) == 0);
     return check_summary("files");
