@@ -126,6 +126,21 @@ const char *atn_activation_name(atn_activation act) {
     return "?";
 }
 
+atn_status atn_type_id_error(const atn_model *m, int32_t type_id, int32_t pos, atn_error *err) {
+    int32_t types = m->cfg.type_vocab_size;
+    if (types == 1) {
+        char where[600] = "";
+        if (m->path && m->path[0] && m->family && m->family->config.type_vocab_size)
+            snprintf(where, sizeof where, " (\"%s\": 1 in %s/config.json)", m->family->config.type_vocab_size,
+                     m->path);
+        return atn_error_set(err, ATN_E_INVALID, "token type %d at position %d: model \"%s\" has one token "
+                             "type%s, so sentence pairs (--text-pair, type ids other than 0) are not supported",
+                             type_id, pos, m->name, where);
+    }
+    return atn_error_set(err, ATN_E_INVALID, "token type %d at position %d is outside 0..%d", type_id, pos,
+                         types - 1);
+}
+
 atn_status atn_config_validate(const atn_config *c, atn_error *err) {
     if (c->n_layers <= 0 || c->n_layers > 1000)
         return atn_error_set(err, ATN_E_INVALID, "number of layers must be 1..1000, not %d", c->n_layers);
@@ -143,7 +158,7 @@ atn_status atn_config_validate(const atn_config *c, atn_error *err) {
     if (c->use_ffn && (c->d_ffn <= 0 || c->d_ffn > 1 << 20))
         return atn_error_set(err, ATN_E_INVALID, "feed-forward width must be positive, not %d", c->d_ffn);
     if (c->use_layernorm && !(c->ln_eps > 0))
-        return atn_error_set(err, ATN_E_INVALID, "LayerNorm epsilon must be positive");
+        return atn_error_set(err, ATN_E_INVALID, "LayerNorm epsilon must be positive, not %g", (double)c->ln_eps);
     if (c->use_embeddings) {
         if (c->vocab_size <= 0)
             return atn_error_set(err, ATN_E_INVALID, "vocabulary size must be positive, not %d", c->vocab_size);

@@ -100,6 +100,11 @@ struct atn_model {
     bool attn_scale_by_layer;
 };
 
+/* "token type T at position P is outside 0..N-1"; for a model with one token type it says so
+ * and that sentence pairs are not supported (a pair's second segment has type 1).
+ * Returns ATN_E_INVALID. */
+atn_status atn_type_id_error(const atn_model *m, int32_t type_id, int32_t pos, atn_error *err);
+
 /* Allocates and zeroes a model (family: BERT); name/path are copied. */
 atn_model *atn_model_alloc(atn_model_kind kind, const char *name, const char *path);
 /* Takes ownership of ptr (malloc'ed, or mmap'ed when mapped). Returns false on OOM

@@ -125,6 +125,15 @@ atn_status atn_model_encode(const atn_model *model, const char *text, const char
                              "not a pair: join the two texts into one", model->name, model->family->name);
     if (!text)
         text = "";
+    if (model->cfg.max_positions < 3) {   /* name where the number came from, not only the number */
+        char where[600] = "";
+        if (model->path && model->path[0] && model->family && model->family->config.max_positions)
+            snprintf(where, sizeof where, " (\"%s\" in %s/config.json)", model->family->config.max_positions,
+                     model->path);
+        return atn_error_set(err, ATN_E_INVALID, "model \"%s\" allows %d position%s%s: too few for text, which "
+                             "needs [CLS], at least one token and [SEP]", model->name, model->cfg.max_positions,
+                             model->cfg.max_positions == 1 ? "" : "s", where);
+    }
     return atn_tokenizer_encode(model->tokenizer, text, text_pair, model->cfg.max_positions, out, err);
 }
 
@@ -147,8 +156,7 @@ atn_status atn_model_encode_ids(const atn_model *model, const int32_t *ids, cons
                                  "(0..%d)", ids[i], i, c->vocab_size - 1);
         /* a family without token types (DistilBERT) ignores them: any non-negative id */
         if (type_ids && (type_ids[i] < 0 || (model->family->token_types && type_ids[i] >= c->type_vocab_size)))
-            return atn_error_set(err, ATN_E_INVALID, "token type id %d at position %d is outside 0..%d",
-                                 type_ids[i], i, c->type_vocab_size - 1);
+            return atn_type_id_error(model, type_ids[i], i, err);
         /* GPT-2 is not DistilBERT: transformers' GPT2Model adds wte[type id] for given
            token_type_ids, which attnscope does not compute, so a non-zero one is refused */
         if (type_ids && type_ids[i] != 0 && model->family->causal)

@@ -167,8 +167,7 @@ static atn_status check_input(const atn_model *m, const atn_encoding *enc, atn_e
                                      "(0..%d)", enc->ids[i], i, c->vocab_size - 1);
             /* a family without token types (DistilBERT) reads none */
             if (enc->type_ids[i] < 0 || (m->family->token_types && enc->type_ids[i] >= c->type_vocab_size))
-                return atn_error_set(err, ATN_E_INVALID, "token type %d at position %d is outside 0..%d",
-                                     enc->type_ids[i], i, c->type_vocab_size - 1);
+                return atn_type_id_error(m, enc->type_ids[i], i, err);
         }
     }
     bool any = false;

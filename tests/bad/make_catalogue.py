@@ -335,6 +335,14 @@ def main():
     cfg("cfg-eps-zero", lambda c: c.update(layer_norm_eps=0))
     cfg("cfg-act-unknown", lambda c: c.update(hidden_act="swish"))
     cfg("cfg-act-not-string", lambda c: c.update(hidden_act=["gelu"]))
+    # the config and the weights agree on a 1-row table (the first row of the base's)
+    def first_row(name):
+        return safetensors([(n, [1, D], v[:D]) if n == name else (n, sh, v) for n, sh, v in tensors()])
+    cfg("cfg-positions-one", lambda c: c.update(max_position_embeddings=1))
+    case("cfg-positions-one", ms, first_row("embeddings.position_embeddings.weight"))
+    for name in ("cfg-one-type-pair", "cfg-one-type-ids"):
+        cfg(name, lambda c: c.update(type_vocab_size=1))
+        case(name, ms, first_row("embeddings.token_type_embeddings.weight"))
     cfg("cfg-is-decoder", lambda c: c.update(is_decoder=True))
     cfg("cfg-is-decoder-not-bool", lambda c: c.update(is_decoder="yes"))
     cfg("cfg-position-type", lambda c: c.update(position_embedding_type="relative_key"))
