@@ -57,6 +57,8 @@ struct _AtnWindow {
     gboolean notice_is_run;
     char *run_status;             /* the status line for the latest result ("demo · 13 tokens …") */
     guint say_timeout_id;         /* a _atn_window_say message is shown until this fires */
+    char *entry_note;             /* the text entry's note at the length cap, or NULL */
+    int entry_cap_positions;      /* the positions the entries' length cap was made for */
     gboolean toy_text_shown;      /* the entries are emptied for a toy model (the sentence waits) */
     gboolean syncing_text;        /* the entries follow the model, not the user */       /* the notice is about the latest run (hidden by the next) */
 };

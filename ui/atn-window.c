@@ -61,6 +61,60 @@ void atn_window_refresh_models(AtnWindow *self) {
     rebuild_model_menu(self);
 }
 
+/* The last n components of path ("" when it has fewer), without a trailing slash. */
+static char *path_tail(const char *path, int n, gboolean *whole) {
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/')
+        len--;
+    size_t i = len;
+    int got = 0;
+    while (i > 0 && got < n) {
+        i--;
+        if (path[i] == '/' && i + 1 < len)
+            got++;
+    }
+    *whole = got < n || i == 0;
+    return g_strndup(path + (*whole ? 0 : i + 1), len - (*whole ? 0 : i + 1));
+}
+
+char *atn_window_recent_label(const char *const *all, const char *path) {
+    g_return_val_if_fail(all != NULL && path != NULL, NULL);
+    for (int n = 1;; n++) {
+        gboolean whole;
+        g_autofree char *mine = path_tail(path, n, &whole);
+        gboolean unique = TRUE;
+        for (const char *const *o = all; *o && unique; o++) {
+            if (!strcmp(*o, path))
+                continue;
+            gboolean other_whole;
+            g_autofree char *theirs = path_tail(*o, n, &other_whole);
+            unique = strcmp(mine + (mine[0] == '/'), theirs + (theirs[0] == '/')) != 0;   /* same components */
+        }
+        if (unique || whole) {
+            const char *home = g_get_home_dir();
+            size_t hl = home ? strlen(home) : 0;
+            if (whole && hl > 1 && !strncmp(mine, home, hl) && mine[hl] == '/')
+                return g_strconcat("~", mine + hl, NULL);
+            return whole || n == 1 ? g_steal_pointer(&mine) : g_strconcat("…/", mine, NULL);
+        }
+    }
+}
+
+/* The entries hold what the model can read and a margin: a sentence of P positions needs at
+ * most a few characters a token, and Pango shaping a 60k-mark line froze drawing for seconds
+ * (GtkEntry's buffer stops at 65535 characters anyway). */
+static int entry_cap(int max_positions) {
+    long cap = (long)max_positions * 16;
+    return cap < 1000 ? 1000 : cap > 65535 ? 65535 : (int)cap;
+}
+
+static void cap_entries(AtnWindow *self, int max_positions) {
+    int cap = entry_cap(max_positions);
+    self->entry_cap_positions = max_positions;
+    gtk_entry_set_max_length(self->text_entry, cap);
+    gtk_entry_set_max_length(self->pair_entry, cap);
+}
+
 static void rebuild_model_menu(AtnWindow *self) {
     g_menu_remove_all(self->model_menu);
     g_autoptr(GMenu) builtins = g_menu_new();
@@ -103,10 +157,11 @@ static void rebuild_model_menu(AtnWindow *self) {
     const char *const *recent = atn_prefs_get_recent_models(self->prefs);
     if (recent && recent[0]) {
         g_autoptr(GMenu) rec = g_menu_new();
-        for (; *recent; recent++) {
-            /* a path by its file name; a Hugging Face id ("org/name") as it is */
+        for (const char *const *all = recent; *recent; recent++) {
+            /* a path by enough of its end to tell it from the others; a Hugging Face id
+               ("org/name") as it is */
             g_autofree char *base = g_file_test(*recent, G_FILE_TEST_EXISTS) || **recent == '/'
-                                        ? g_path_get_basename(*recent) : g_strdup(*recent);
+                                        ? atn_window_recent_label(all, *recent) : g_strdup(*recent);
             g_autoptr(GMenuItem) item = g_menu_item_new(base, NULL);
             g_menu_item_set_action_and_target_value(item, "win.open-model", g_variant_new_string(*recent));
             g_menu_append_item(rec, item);
@@ -164,6 +219,8 @@ static void on_model(AtnSession *s, GParamSpec *p, AtnWindow *self) {
         if (!gtk_widget_child_focus(GTK_WIDGET(self->stack), GTK_DIR_TAB_FORWARD))   /* into the view */
             gtk_window_set_focus(GTK_WINDOW(self), NULL);
     gtk_widget_set_visible(GTK_WIDGET(self->toy_label), toy);
+    if (!toy)
+        cap_entries(self, atn_model_config(atn_model_handle_get_model(m))->max_positions);
     show_toy_text(self, toy);
     gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.save-toy", toy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->text_entry), !toy);
@@ -284,6 +341,28 @@ static void on_text_changed(GtkEditable *e, AtnWindow *self) {
     const char *text = gtk_editable_get_text(GTK_EDITABLE(self->text_entry));
     const char *pair = gtk_toggle_button_get_active(self->pair_toggle)
                            ? gtk_editable_get_text(GTK_EDITABLE(self->pair_entry)) : "";
+    /* at the cap, a warning icon on the entry says so for as long as the text is that long */
+    int cap = gtk_entry_get_max_length(self->text_entry);
+    GtkEntry *entries[2] = {self->text_entry, self->pair_entry};
+    for (int i = 0; i < 2; i++) {
+        const char *t = gtk_editable_get_text(GTK_EDITABLE(entries[i]));
+        gboolean full = cap > 0 && g_utf8_strlen(t, -1) >= cap;
+        if (full) {
+            g_autofree char *say = g_strdup_printf(_("The sentence stops at %d characters: the model reads at most "
+                                                     "%d tokens"), cap, self->entry_cap_positions);
+            gtk_entry_set_icon_from_icon_name(entries[i], GTK_ENTRY_ICON_SECONDARY, "dialog-warning-symbolic");
+            gtk_entry_set_icon_tooltip_text(entries[i], GTK_ENTRY_ICON_SECONDARY, say);
+            if (i == 0) {
+                g_free(self->entry_note);
+                self->entry_note = g_steal_pointer(&say);
+            }
+        } else if (gtk_entry_get_icon_name(entries[i], GTK_ENTRY_ICON_SECONDARY)) {
+            gtk_entry_set_icon_from_icon_name(entries[i], GTK_ENTRY_ICON_SECONDARY, NULL);
+            gtk_entry_set_icon_tooltip_text(entries[i], GTK_ENTRY_ICON_SECONDARY, NULL);
+            if (i == 0)
+                g_clear_pointer(&self->entry_note, g_free);
+        }
+    }
     atn_session_set_text(self->session, text, pair);
     g_autofree char *saved = *pair ? g_strconcat(text, " ||| ", pair, NULL) : g_strdup(text);
     atn_prefs_set_example_text(self->prefs, saved);
@@ -309,6 +388,11 @@ void _atn_window_set_example(AtnWindow *self, const char *example) {
 void atn_window_set_text(AtnWindow *self, const char *text) {
     g_return_if_fail(ATN_IS_WINDOW(self));
     _atn_window_set_example(self, text);
+}
+
+const char *atn_window_get_entry_note(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return self->entry_note;
 }
 
 const char *atn_window_get_text(AtnWindow *self) {
@@ -658,6 +742,7 @@ static void atn_window_dispose(GObject *object) {
     g_clear_handle_id(&self->open_reveal_id, g_source_remove);
     g_clear_handle_id(&self->say_timeout_id, g_source_remove);
     g_clear_pointer(&self->run_status, g_free);
+    g_clear_pointer(&self->entry_note, g_free);
     if (self->export_cancel)
         g_cancellable_cancel(self->export_cancel);
     g_clear_object(&self->export_cancel);
@@ -715,6 +800,7 @@ static void atn_window_class_init(AtnWindowClass *klass) {
 
 static void atn_window_init(AtnWindow *self) {
     gtk_widget_init_template(GTK_WIDGET(self));
+    cap_entries(self, 512);   /* until a model says how many positions it reads */
     gtk_widget_add_css_class(GTK_WIDGET(self), "atn-window");
     self->prefs = atn_prefs_get_default();
     self->session = atn_session_new();

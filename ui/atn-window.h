@@ -36,6 +36,13 @@ void atn_window_start_on_head(AtnWindow *self, int layer, int head);
 void atn_window_set_text(AtnWindow *self, const char *text);
 /* What the sentence entry shows now ("" for a toy model, which reads its own tokens). */
 const char *atn_window_get_text(AtnWindow *self);
+/* The recent-models menu's label for path among all (NULL-terminated): the fewest last
+ * components that no other entry ends with ("…/a/model" beside "…/b/model"), the whole path
+ * (home as "~") when it needs every one.  Free with g_free. */
+/* The note the sentence entry shows when its text reached the length cap (what the model can
+ * read plus a margin), NULL when none. */
+const char *atn_window_get_entry_note(AtnWindow *self);
+char *atn_window_recent_label(const char *const *all, const char *path);
 /* Saves the toy model shown as JSON (no dialog; tests, scripts). */
 gboolean atn_window_save_toy_to(AtnWindow *self, const char *path, GError **error);
 /* The "Save the changes …?" dialog a close with unsaved toy-model edits shows, or NULL. */

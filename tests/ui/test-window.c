@@ -128,6 +128,33 @@ static void test_truncation_banner(void) {
     destroy_window(win);
 }
 
+/* The entry holds what the model can read plus a margin (24 positions: 1000 characters, the
+ * floor) and says so; a 60k-character paste no longer reaches Pango.  The recent-models
+ * menu's labels tell folders of the same name apart. */
+static void test_entry_cap_and_recent_labels(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    GString *big = g_string_new("the cat ");
+    while (big->len < 60000)
+        g_string_append(big, "sat ");
+    type_and_wait(win, big->str);
+    g_assert_cmpint(g_utf8_strlen(atn_window_get_text(win), -1), ==, 1000);
+    g_assert_cmpint(strlen(atn_session_get_text(atn_window_get_session(win))), ==, 1000);
+    g_assert_cmpstr(atn_window_get_entry_note(win), ==,
+                    "The sentence stops at 1000 characters: the model reads at most 24 tokens");
+    type_and_wait(win, "the cat");
+    g_assert_null(atn_window_get_entry_note(win));
+    g_string_free(big, TRUE);
+    destroy_window(win);
+
+    const char *all[] = {"/x/a/model", "/x/b/model", "/y/other", "/p/model2", "/q/p/model2", NULL};
+    const char *want[] = {"…/a/model", "…/b/model", "other", "/p/model2", "/q/p/model2"};
+    for (int i = 0; all[i]; i++) {
+        g_autofree char *label = atn_window_recent_label(all, all[i]);
+        g_assert_cmpstr(label, ==, want[i]);
+    }
+}
+
 /* Colour map preference and presentation mode change what is drawn. */
 static void test_prefs_presentation(void) {
     AtnWindow *win = new_window();
@@ -845,6 +872,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/export-matches-cli", test_export_matches_cli);
         g_test_add_func("/ui/bad-model-folder", test_bad_model_folder);
         g_test_add_func("/ui/truncation-banner", test_truncation_banner);
+        g_test_add_func("/ui/entry-cap-and-recent-labels", test_entry_cap_and_recent_labels);
         g_test_add_func("/ui/prefs-presentation", test_prefs_presentation);
         g_test_add_func("/ui/examples-and-chips", test_examples_and_chips);
         g_test_add_func("/ui/fallback", test_fallback);
