@@ -830,8 +830,8 @@ static atn_status keep_mappings(hf_loader *L) {
             void *ptr;
             size_t len;
             while (atn_st_detach_map(L->files[i], &ptr, &len))
-                if (!atn_model_own(L->model, ptr, len, true))
-                return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+                if (!atn_model_own_file(L->model, ptr, len, atn_st_path(L->files[i])))
+                    return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
         }
         atn_st_close(L->files[i]);
         L->files[i] = NULL;

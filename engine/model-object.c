@@ -3,12 +3,14 @@
  * by model.c, which opens models; nothing here calls a loader. */
 #include "family.h"
 #include "model-private.h"
+#include "mapguard.h"
 #include "tokenizer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 /* ---- ownership -------------------------------------------------------------- */
 
@@ -41,6 +43,45 @@ bool atn_model_own(atn_model *model, void *ptr, size_t len, bool mapped) {
     return true;
 }
 
+static long long mtime_ns(const struct stat *st) {
+    return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+bool atn_model_own_file(atn_model *model, void *ptr, size_t len, const char *path) {
+    if (!atn_model_own(model, ptr, len, true))
+        return false;
+    atn_model_block *b = &model->blocks[model->n_blocks - 1];
+    struct stat st;
+    if (path && stat(path, &st) == 0 && (b->path = strdup(path))) {
+        b->dev = (unsigned long long)st.st_dev;
+        b->ino = (unsigned long long)st.st_ino;
+        b->size = (long long)st.st_size;
+        b->mtime_ns = mtime_ns(&st);
+    }
+    atn_mapguard_add(ptr, len, &model->file_changed);
+    return true;
+}
+
+atn_status atn_model_check_files(const atn_model *model, atn_error *err) {
+    for (int32_t i = 0; i < model->n_blocks; i++) {
+        const atn_model_block *b = &model->blocks[i];
+        if (!b->path)
+            continue;
+        struct stat st;
+        bool same = stat(b->path, &st) == 0 && (unsigned long long)st.st_dev == b->dev &&
+                    (unsigned long long)st.st_ino == b->ino && (long long)st.st_size == b->size &&
+                    mtime_ns(&st) == b->mtime_ns;
+        if (!same || model->file_changed) {
+            char now[64] = "is gone";
+            if (stat(b->path, &st) == 0)
+                snprintf(now, sizeof now, "is now %lld bytes, was %lld", (long long)st.st_size, b->size);
+            return atn_error_set(err, ATN_E_IO, "%s: the file changed while the model was open (it %s); "
+                                 "reopen the model", b->path, now);
+        }
+    }
+    return ATN_OK;
+}
+
 float *atn_model_alloc_floats(atn_model *model, size_t count) {
     if (count == 0)
         count = 1;
@@ -58,10 +99,13 @@ void atn_model_free(atn_model *model) {
     if (model->backend_state && model->backend_state_free)
         model->backend_state_free(model->backend_state);
     for (int32_t i = 0; i < model->n_blocks; i++) {
-        if (model->blocks[i].mapped)
+        if (model->blocks[i].mapped) {
+            atn_mapguard_remove(model->blocks[i].ptr);
             munmap(model->blocks[i].ptr, model->blocks[i].len);
-        else
+        } else {
             free(model->blocks[i].ptr);
+        }
+        free(model->blocks[i].path);
     }
     free(model->blocks);
     atn_tokenizer_free(model->tokenizer);

@@ -5,6 +5,8 @@
 
 #include "attnscope.h"
 
+#include <signal.h>
+
 /* One encoder layer.  Linear weights are [out, in] (y = x W^T + b), as in Hugging Face.
  * A NULL weight means identity (toy models only), a NULL bias or LayerNorm beta means
  * zero, a NULL LayerNorm gamma means one. */
@@ -55,6 +57,11 @@ typedef struct atn_model_block {
     void *ptr;
     size_t len;
     bool mapped;   /* munmap instead of free */
+    /* a mapping of a file (atn_model_own_file): the file as it was at open, checked before
+       each forward (atn_model_check_files); NULL path otherwise */
+    char *path;
+    unsigned long long dev, ino;
+    long long size, mtime_ns;
 } atn_model_block;
 
 struct atn_model {
@@ -98,7 +105,18 @@ struct atn_model {
        scale_attn_by_inverse_layer_idx (scores / (layer + 1) too).  Both false for BERT */
     bool attn_no_scale;
     bool attn_scale_by_layer;
+    /* set by the SIGBUS guard (mapguard.h) when a mapped file turned out shorter */
+    volatile sig_atomic_t file_changed;
 };
+
+/* Hands a read-only mapping of path to the model (as atn_model_own(..., true)), guarded
+ * against SIGBUS (mapguard.h) and remembered for atn_model_check_files.  False when out of
+ * memory (the mapping is then unmapped). */
+bool atn_model_own_file(atn_model *model, void *ptr, size_t len, const char *path);
+/* ATN_E_IO, "PATH: the file changed while the model was open (it is now N bytes, was M);
+ * reopen the model", when a mapped file is no longer as it was at open (size, modification
+ * time, inode) or the guard caught a read past its end; ATN_OK otherwise. */
+atn_status atn_model_check_files(const atn_model *model, atn_error *err);
 
 /* "token type T at position P is outside 0..N-1"; for a model with one token type it says so
  * and that sentence pairs are not supported (a pair's second segment has type 1).

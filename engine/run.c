@@ -269,7 +269,13 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
     atn_family_position_ids(m->family, c, run->enc, a->pos_ids);
     build_mask(a->mask_add, run->enc, m->family->causal);
 
-    st = atn_backend_forward(m, run->enc, a, o, &run->used, &run->fallback, err);
+    /* the weights are read from the file's mapping: a file changed since the open is refused
+       before the forward, and one that shrank during it (the SIGBUS guard read zeros) after */
+    st = atn_model_check_files(m, err);
+    if (st == ATN_OK)
+        st = atn_backend_forward(m, run->enc, a, o, &run->used, &run->fallback, err);
+    if (st == ATN_OK)
+        st = atn_model_check_files(m, err);
     atn_capture *cap = &run->cap;
     memset(cap, 0, sizeof *cap);
     if (st) {
