@@ -31,6 +31,9 @@
 
 enum { MAX_WORD_CHARS = 100 };   /* HF WordpieceTokenizer.max_input_chars_per_word */
 enum { MAX_VOCAB_BYTES = 1 << 28 };   /* keeps line counts and the hash table in 32 bits */
+/* tokenizer_config.json holds a few flags, special tokens and at most a chat template or an
+ * added-tokens table: 16 MiB is far above any real one, and the size is checked before reading */
+enum { MAX_TOKENIZER_CONFIG_BYTES = 16 << 20 };
 
 /* In HF's SPECIAL_TOKENS_ATTRIBUTES order. */
 static const char *const special_names[] = {"[UNK]", "[SEP]", "[PAD]", "[CLS]", "[MASK]"};
@@ -79,7 +82,7 @@ atn_status atn_wordpiece_options_from_json(atn_wordpiece_options *o, const char 
         return ATN_OK;
     char *text;
     size_t len;
-    atn_status s = atn_read_file(path, SIZE_MAX, &text, &len, err);
+    atn_status s = atn_read_file(path, MAX_TOKENIZER_CONFIG_BYTES, &text, &len, err);
     if (s != ATN_OK)
         return s;
     cJSON *root = NULL;
@@ -273,7 +276,8 @@ atn_tokenizer *atn_wordpiece_load(const char *vocab_path, const atn_wordpiece_op
     }
     char *data;
     size_t len;
-    if (atn_read_file(vocab_path, SIZE_MAX, &data, &len, err) != ATN_OK)
+    /* the cap before reading: a sparse 2 GiB vocab.txt cost 2 GB before the size check */
+    if (atn_read_file(vocab_path, MAX_VOCAB_BYTES, &data, &len, err) != ATN_OK)
         return NULL;
     if (check_vocab_size(len, vocab_path, err) != ATN_OK) {
         free(data);

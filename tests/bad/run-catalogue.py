@@ -130,6 +130,10 @@ def prepare(case, tmp):
             if os.path.lexists(p):
                 os.remove(p)
             os.symlink(target, p)
+        elif word == "sparse":              # arg: NAME BYTES (a sparse file of that size, never read)
+            name, _, size = arg.partition(" ")
+            with open(os.path.join(d, name), "ab") as f:
+                f.truncate(int(size))
         elif word == "sparse-model":
             sparse_model(d, arg)
         elif word == "fifo":
