@@ -235,6 +235,19 @@ atn_status atn_st_parse(const char *origin, const void *buf_, size_t len, atn_st
         return atn_error_set(err, ATN_E_FORMAT, "%s: the JSON header is not an object", origin);
     }
 
+    /* "__metadata__" is a flat map of strings (the format's HashMap<String, String>): anything
+       else is refused, so a header cannot hide a large tree there */
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
+    if (meta) {
+        bool flat = cJSON_IsObject(meta);
+        for (const cJSON *m = flat ? meta->child : NULL; m && flat; m = m->next)
+            flat = cJSON_IsString(m);
+        if (!flat) {
+            cJSON_Delete(root);
+            return atn_error_set(err, ATN_E_FORMAT, "%s: \"__metadata__\" must be an object of strings", origin);
+        }
+    }
+
     atn_st_file *f = calloc(1, sizeof *f);
     atn_status st = ATN_OK;
     int32_t n = 0;

@@ -356,6 +356,8 @@ def main():
     act = '"hidden_act": "gelu",'
     case("cfg-duplicate-last-wins", cj, config_text().replace(act, act + ' "hidden_act": "swish",'))
     case("cfg-duplicate-first-ignored", cj, config_text().replace(act, '"hidden_act": "swish", ' + act))
+    case("st-metadata-not-flat", ms, safetensors(tensors(), lambda h: h.update(
+        {"__metadata__": {"format": "pt", "numbers": [0] * 1000}})))
     # ---- vocab.txt
     vt = "vocab.txt"
     case("vocab-empty", vt, "")
