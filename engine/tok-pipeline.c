@@ -248,6 +248,19 @@ static bool ns_utf8(const nstr *s, u8buf *u) {
 }
 
 /* The character index of byte offset off (a character boundary). */
+/* The index of the character holding byte off (the last one starting at or before it). */
+static size_t char_holding(const u8buf *u, size_t n_chars, int32_t off) {
+    size_t lo = 0, hi = n_chars;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (u->offs[mid] <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? lo - 1 : 0;
+}
+
 static size_t char_at(const u8buf *u, size_t n_chars, int32_t off) {
     size_t lo = 0, hi = n_chars;
     while (lo < hi) {
@@ -1090,7 +1103,29 @@ typedef struct work {
     atn_tok_pieces pieces;
     pcre2_match_data *md;   /* one pair is all re_find reads */
     atn_error *err;
+    /* token texts that are not vocabulary entries (a Unigram unk shows the text it covers),
+       owned here until the encoding copies them */
+    char **texts;
+    size_t n_texts, cap_texts;
 } work;
+
+/* A copy of b[0, len) kept until work_free_texts; NULL when out of memory. */
+static const char *work_keep_text(work *w, const char *b, size_t len) {
+    if (w->n_texts == w->cap_texts) {
+        size_t cap = w->cap_texts ? 2 * w->cap_texts : 16;
+        char **v = realloc(w->texts, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        w->texts = v;
+        w->cap_texts = cap;
+    }
+    char *t = malloc(len + 1);
+    if (!t)
+        return NULL;
+    memcpy(t, b, len);
+    t[len] = '\0';
+    return w->texts[w->n_texts++] = t;
+}
 
 static bool keep_clean(uint32_t c, const void *ctx) {
     (void)ctx;
@@ -1839,8 +1874,26 @@ static atn_status encode_seq(const pipeline *pl, const char *text, const char *w
         st = pl->model->ops->tokenize(pl->model, w->u.b, w->u.len, &w->pieces, err);
         for (int32_t k = 0; k < w->pieces.n && st == ATN_OK; k++) {
             const atn_tok_piece *p = &w->pieces.v[k];
-            size_t ca = char_at(&w->u, s->n, p->start);
-            size_t cb = char_at(&w->u, s->n, p->end);
+            /* the piece's characters as the Rust library's BytesToCharOffsetConverter gives
+               them: from the character holding its first byte to the one holding its last
+               (a byte_fallback piece inside a multi-byte character covers that character);
+               a span reaching past the word (the bytes of a continuing_subword_prefix or
+               end_of_word_suffix) ends at the character after its start, or two on */
+            int32_t wlen = (int32_t)w->u.len;
+            size_t ca, cb;
+            if (p->start >= 0 && p->start < p->end && p->end <= wlen) {
+                ca = char_holding(&w->u, s->n, p->start);
+                cb = char_holding(&w->u, s->n, p->end - 1) + 1;
+            } else if (p->start >= 0 && p->start < wlen) {
+                ca = char_holding(&w->u, s->n, p->start);
+                cb = p->end < wlen ? char_holding(&w->u, s->n, p->end)
+                     : p->end - 1 < wlen ? char_holding(&w->u, s->n, p->end - 1) + 1 : ca + 2;
+                if (cb > s->n)
+                    cb = s->n;
+            } else {
+                ca = char_at(&w->u, s->n, p->start);
+                cb = char_at(&w->u, s->n, p->end);
+            }
             int32_t a, b;
             if (cb > ca && cb <= s->n) {
                 a = s->v[ca].start;
@@ -1848,8 +1901,15 @@ static atn_status encode_seq(const pipeline *pl, const char *text, const char *w
             } else {
                 a = b = ca < s->n ? s->v[ca].start : s->v[s->n - 1].end;
             }
-            etok t = {p->id, a, b, (int32_t)i, type_id, false, false, k > 0, pl_id_text(pl, p->id),
-                      type_id, 0, 0};
+            const char *ttext = pl_id_text(pl, p->id);
+            /* Unigram's tokens carry the text they cover: its unk reads as the text, not "<unk>" */
+            if (pl->model->ops->unk_id(pl->model) == p->id && strcmp(pl->model->ops->type, "Unigram") == 0 &&
+                p->start >= 0 && p->start <= p->end && p->end <= wlen &&
+                !(ttext = work_keep_text(w, w->u.b + p->start, (size_t)(p->end - p->start)))) {
+                st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
+                break;
+            }
+            etok t = {p->id, a, b, (int32_t)i, type_id, false, false, k > 0, ttext, type_id, 0, 0};
             count_trim(t.text, &t.lead, &t.trail);
             if (!eb_push(out, t))
                 st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
@@ -2031,6 +2091,15 @@ static void work_free(work *w) {
     free(w->pieces.v);
 }
 
+/* The kept token texts (work_keep_text): freed once the encoding has copied them. */
+static void work_free_texts(work *w) {
+    for (size_t i = 0; i < w->n_texts; i++)
+        free(w->texts[i]);
+    free(w->texts);
+    w->texts = NULL;
+    w->n_texts = w->cap_texts = 0;
+}
+
 static atn_status pl_encode(const atn_tokenizer *base, const char *text, const char *text_pair,
                             int32_t max_len, atn_encoding **out, atn_error *err) {
     const pipeline *pl = (const pipeline *)base;
@@ -2046,6 +2115,7 @@ static atn_status pl_encode(const atn_tokenizer *base, const char *text, const c
         st = encode_seq(pl, text_pair, "text pair", 1, &enc[1], &w);
     work_free(&w);
     if (st) {
+        work_free_texts(&w);
         free(enc[0].v);
         free(enc[1].v);
         return st;
@@ -2093,6 +2163,7 @@ static atn_status pl_encode(const atn_tokenizer *base, const char *text, const c
     if (!ok) {
         free(enc[0].v);
         free(enc[1].v);
+        work_free_texts(&w);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     }
     size_t n = enc[0].n + enc[1].n;
@@ -2100,6 +2171,7 @@ static atn_status pl_encode(const atn_tokenizer *base, const char *text, const c
     if (!e) {
         free(enc[0].v);
         free(enc[1].v);
+        work_free_texts(&w);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory for %zu tokens", n);
     }
     e->n = (int32_t)n;
@@ -2139,6 +2211,7 @@ static atn_status pl_encode(const atn_tokenizer *base, const char *text, const c
     }
     free(enc[0].v);
     free(enc[1].v);
+    work_free_texts(&w);
     if (!ok) {
         atn_encoding_free(e);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
@@ -2432,6 +2505,7 @@ static atn_status normalize_added(pipeline *pl, atn_error *err) {
         free(s.v);
     }
     work_free(&w);
+    work_free_texts(&w);
     return st;
 }
 

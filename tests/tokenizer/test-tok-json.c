@@ -1,5 +1,5 @@
 /* tokenizer.json pipelines against the real Hugging Face library: for each pipeline in
- * tests/tokenizer/json/index.txt, NAME.tokenizer.json is read by attnscope and every case
+ * tests/tokenizer/json/index.txt, NAME.tokenizer.json (or the file the line names) is read by attnscope and every case
  * of NAME.cases.json (hard cases and random text, made by gen_fixtures.js with the npm
  * `tokenizers` package) must give the same ids, tokens, byte offsets, type ids, word ids
  * and special flags.  Also times a 512-token text.
@@ -272,7 +272,15 @@ int main(int argc, char **argv) {
         return check_summary("tok-json");
     int n_pipelines = 0;
     for (char *line = strtok(index, "\n"); line; line = strtok(NULL, "\n")) {
-        snprintf(path, sizeof path, "%s/%s.tokenizer.json", dir, line);
+        /* "NAME" reads NAME.tokenizer.json; "NAME FILE" a tokenizer file kept elsewhere
+           (the subword models' files of tests/tokenizer/models), FILE relative to DIR */
+        char *file = strchr(line, ' ');
+        if (file)
+            *file++ = '\0';
+        if (file)
+            snprintf(path, sizeof path, "%s/%s", dir, file);
+        else
+            snprintf(path, sizeof path, "%s/%s.tokenizer.json", dir, line);
         atn_error err = {0};
         atn_tokenizer *tok = atn_tok_pipeline_load(path, &err);
         CHECK_MSG(tok != NULL, "%s: %s", line, err.message);
