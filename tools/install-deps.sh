@@ -3,7 +3,8 @@
 # Used by `make run`, `make test` and CI.  Non-interactive; needs root (or sudo) to install.
 set -e
 PKGS="build-essential pkg-config meson ninja-build gettext python3 \
-libgtk-4-dev libcairo2-dev libopenblas-dev libcjson-dev fonts-noto-cjk libgl1-mesa-dri \
+libgtk-4-dev libcairo2-dev libopenblas-dev libcjson-dev libpcre2-dev libcurl4-openssl-dev \
+fonts-noto-cjk libgl1-mesa-dri \
 xvfb xauth libxtst-dev poppler-utils imagemagick librsvg2-bin desktop-file-utils \
 appstream libxml2-utils valgrind"
 [ -n "$ATN_EXTRA_PKGS" ] && PKGS="$PKGS $ATN_EXTRA_PKGS"
