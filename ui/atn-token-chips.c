@@ -2,6 +2,10 @@
 #include "atn-token-chips.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
+
+#include "atn-model-handle.h"
+#include "atn-result.h"
 
 struct _AtnTokenChips {
     GtkWidget parent_instance;
@@ -63,6 +67,20 @@ static GtkWidget *new_chip(AtnTokenChips *self, int i) {
     return chip;
 }
 
+char *atn_token_chip_label(const char *text, const atn_token_info *info) {
+    if (!text)
+        text = "";
+    if (!info || info->special || info->continuation || !info->surface || !strcmp(info->surface, text))
+        return g_strdup(text);
+    GString *out = g_string_new(NULL);
+    for (const char *c = info->surface; *c; c++)
+        if (*c == ' ')
+            g_string_append(out, "\u2423");   /* ␣: the space the piece starts its word with */
+        else
+            g_string_append_c(out, *c);
+    return g_string_free(out, FALSE);
+}
+
 /* Brings the chips in line with the latest result, reusing the ones already there: typing
  * changes a token or two, and making 128 labels anew on every keystroke cost more main-loop
  * time than drawing the heatmap. */
@@ -79,10 +97,16 @@ static void rebuild(AtnTokenChips *self) {
         gtk_box_append(GTK_BOX(self->flow), chip);
         g_ptr_array_add(self->chips, chip);
     }
+    AtnModelHandle *h = r ? atn_result_get_model(r) : NULL;
+    const atn_model *model = h ? atn_model_handle_get_model(h) : NULL;
     for (int i = 0; i < n; i++) {
         GtkWidget *chip = g_ptr_array_index(self->chips, i);
-        if (g_strcmp0(gtk_label_get_label(GTK_LABEL(chip)), enc->tokens[i].text) != 0)
-            gtk_label_set_label(GTK_LABEL(chip), enc->tokens[i].text);
+        atn_token_info info;
+        bool have = model && atn_model_token_info(model, enc->tokens[i].id, &info);
+        g_autofree char *label = atn_token_chip_label(enc->tokens[i].text, have ? &info : NULL);
+        if (g_strcmp0(gtk_label_get_label(GTK_LABEL(chip)), label) != 0)
+            gtk_label_set_label(GTK_LABEL(chip), label);
+        g_object_set_data(G_OBJECT(chip), "partial-char", GINT_TO_POINTER(have && info.partial_char));
         set_class(chip, "special", enc->tokens[i].special);
         set_class(chip, "second", enc->tokens[i].segment == 1);
         set_class(chip, "padding", enc->mask && !enc->mask[i]);
@@ -105,6 +129,11 @@ static gboolean on_query_tooltip(GtkWidget *flow, int x, int y, gboolean keyboar
     if (i < 0 || i >= enc->n)
         return FALSE;
     g_autofree char *tip = g_strdup_printf(_("Token %d, id %d"), i, enc->tokens[i].id);
+    if (g_object_get_data(G_OBJECT(w), "partial-char")) {
+        char *longer = g_strconcat(tip, " ", _("(part of a character: a byte-level piece)"), NULL);
+        g_free(tip);
+        tip = longer;
+    }
     gtk_tooltip_set_text(tooltip, tip);
     return TRUE;
 }

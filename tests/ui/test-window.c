@@ -179,6 +179,55 @@ static void test_prefs_presentation(void) {
 
 /* The example sentences menu sets the entries (and the pair) and runs; hovering a token chip
  * outlines that token in the heatmap. */
+/* Chips show pieces as users know them: GPT-2's real vocab.json + merges.txt (byte-level
+ * BPE) give "Hello" and "\u0120world", shown as "Hello" and "␣world"; "爱" is split over
+ * byte-level pieces that are each part of one character; WordPiece's "##ing" and a toy
+ * model's tokens stay as they are. */
+static void test_chip_labels(void) {
+    g_autofree char *dir = g_dir_make_tmp("atn-chips-XXXXXX", NULL);
+    g_assert_nonnull(dir);
+    g_autofree char *src = g_build_filename(g_getenv("ATN_SOURCE_ROOT"), "tests", "tokenizer", "models", NULL);
+    g_autofree char *vs = g_build_filename(src, "gpt2-vocab.json", NULL);
+    g_autofree char *ms = g_build_filename(src, "gpt2-merges.txt", NULL);
+    g_autofree char *vd = g_build_filename(dir, "vocab.json", NULL);
+    g_autofree char *md = g_build_filename(dir, "merges.txt", NULL);
+    g_assert_cmpint(symlink(vs, vd), ==, 0);
+    g_assert_cmpint(symlink(ms, md), ==, 0);
+    atn_error err = {0};
+    atn_text_tokenizer *t = atn_text_tokenizer_open(dir, &err);
+    g_assert_nonnull(t);
+    atn_encoding *enc = NULL;
+    g_assert_cmpint(atn_text_tokenizer_encode(t, "Hello world", NULL, 0, &enc, &err), ==, ATN_OK);
+    g_assert_cmpint(enc->n, ==, 2);
+    const char *want[2] = {"Hello", "\u2423world"};
+    for (int i = 0; i < 2; i++) {
+        atn_token_info info;
+        g_assert_true(atn_text_tokenizer_token_info(t, enc->tokens[i].id, &info));
+        g_autofree char *label = atn_token_chip_label(enc->tokens[i].text, &info);
+        g_assert_cmpstr(label, ==, want[i]);
+    }
+    g_assert_cmpstr(enc->tokens[1].text, ==, "\u0120world");
+    atn_encoding_free(enc);
+    enc = NULL;
+    g_assert_cmpint(atn_text_tokenizer_encode(t, "\u7231", NULL, 0, &enc, &err), ==, ATN_OK);
+    g_assert_cmpint(enc->n, >=, 2);
+    for (int i = 0; i < enc->n; i++) {
+        atn_token_info info;
+        g_assert_true(atn_text_tokenizer_token_info(t, enc->tokens[i].id, &info));
+        g_assert_true(info.partial_char);
+    }
+    atn_encoding_free(enc);
+    atn_text_tokenizer_free(t);
+    atn_token_info wp = {.text = "##ing", .surface = "ing", .continuation = true};
+    g_autofree char *l1 = atn_token_chip_label("##ing", &wp);
+    g_assert_cmpstr(l1, ==, "##ing");
+    g_autofree char *l2 = atn_token_chip_label("[CLS]", NULL);
+    g_assert_cmpstr(l2, ==, "[CLS]");
+    unlink(vd);
+    unlink(md);
+    g_rmdir(dir);
+}
+
 static void test_examples_and_chips(void) {
     AtnWindow *win = new_window();
     open_and_wait(win, f32_model);
@@ -875,6 +924,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/entry-cap-and-recent-labels", test_entry_cap_and_recent_labels);
         g_test_add_func("/ui/prefs-presentation", test_prefs_presentation);
         g_test_add_func("/ui/examples-and-chips", test_examples_and_chips);
+        g_test_add_func("/ui/chip-labels", test_chip_labels);
         g_test_add_func("/ui/fallback", test_fallback);
         g_test_add_func("/ui/mask-predictions", test_mask_predictions);
         g_test_add_func("/ui/cancel-open", test_cancel_open);
