@@ -68,7 +68,13 @@ int main(void) {
     double t0 = now();
     CHECK(atn_json_parse_raw(big, len, 0, &v, &off) == ATN_JSON_PARSED);
     double dt = now() - t0;
-    CHECK_MSG(dt < 3.0, "300k duplicated keys took %.2f s", dt);
+    /* quadratic deduplication would take minutes; a sanitizer build or a loaded machine is
+       slower but linear (14.8 s seen under ASan at load 17), so only plain builds time it */
+#ifndef __SANITIZE_ADDRESS__
+    CHECK_MSG(dt < 10.0, "300k duplicated keys took %.2f s", dt);
+#else
+    (void)dt;
+#endif
     CHECK(cJSON_GetArraySize(v) == N);
     CHECK(cJSON_GetObjectItemCaseSensitive(v, "k12345")->valueint == 1);
     cJSON_Delete(v);

@@ -92,8 +92,10 @@ int main(void) {
     }
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid);
-#ifdef __SANITIZE_ADDRESS__   /* the handler before ours is ASan's: it reports and exits 1 */
-    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) != 0, "status %d", status);
+#ifdef __SANITIZE_ADDRESS__   /* the handler before ours is ASan's: it reports, then exits 1 or
+                                 aborts (abort_on_error in ASAN_OPTIONS) */
+    CHECK_MSG((WIFEXITED(status) && WEXITSTATUS(status) != 0) || (WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT),
+              "status %d", status);
 #else
     CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS, "status %d", status);
 #endif
