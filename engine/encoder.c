@@ -127,6 +127,64 @@ static void softmax_rows(float *att, const float *mask_add, int32_t n) {
     }
 }
 
+/* The softmax with the interventions: row i of head att (scores already scaled) gets
+ * mask + ALiBi's -slope |i-j|, is divided by the temperature, softmaxed, and replaced when
+ * the head is off (zero: 0; uniform: 1/k over the keys whose mask is 0). */
+static void softmax_rows_iv(float *att, const float *mask_add, int32_t n, float slope, float temperature,
+                            int off, atn_head_mode mode) {
+    float inv_t = 1.0f / temperature;
+    for (int32_t i = 0; i < n; i++) {
+        float *row = att + (size_t)i * n;
+        const float *mrow = mask_add + (size_t)i * n;
+        if (off && mode == ATN_HEAD_ZERO) {
+            memset(row, 0, (size_t)n * sizeof(float));
+            continue;
+        }
+        if (off) {   /* uniform over the keys this query may see */
+            int32_t k = 0;
+            for (int32_t j = 0; j < n; j++)
+                k += mrow[j] == 0.0f;
+            for (int32_t j = 0; j < n; j++)
+                row[j] = k ? (mrow[j] == 0.0f ? 1.0f / (float)k : 0.0f) : 1.0f / (float)n;
+            continue;
+        }
+        float mx = -FLT_MAX;
+        for (int32_t j = 0; j < n; j++) {
+            float s = row[j] + mrow[j];
+            if (slope != 0.0f)
+                s -= slope * (float)(i > j ? i - j : j - i);
+            s *= inv_t;
+            s = s < -FLT_MAX ? -FLT_MAX : s;   /* a masked score over T < 1 stays finite */
+            row[j] = s;
+            mx = s > mx ? s : mx;
+        }
+        double sum = 0;
+        for (int32_t j = 0; j < n; j++) {
+            row[j] = expf(row[j] - mx);
+            sum += row[j];
+        }
+        float inv = (float)(1.0 / sum);
+        for (int32_t j = 0; j < n; j++)
+            row[j] *= inv;
+    }
+}
+
+void atn_attention_iv(float *ctx, float *att, const float *q, const float *k, const float *v, const float *mask_add,
+                      int32_t n, int32_t d, int32_t h, float scale, const float *slopes, float temperature,
+                      const uint8_t *heads_off, atn_head_mode mode) {
+    int32_t kd = d / h;
+    for (int32_t hh = 0; hh < h; hh++) {
+        float *att_h = att + (size_t)hh * n * n;
+        int off = heads_off && heads_off[hh];
+        if (!(off && mode == ATN_HEAD_ZERO))
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, kd, scale, q + hh * kd, d, k + hh * kd, d,
+                        0.0f, att_h, n);
+        softmax_rows_iv(att_h, mask_add, n, slopes ? slopes[hh] : 0.0f, temperature, off, mode);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, n, 1.0f, att_h, n, v + hh * kd, d, 0.0f,
+                    ctx + hh * kd, d);
+    }
+}
+
 /* ctx[n,d]: head h's columns h*k.. = softmax(Q_h K_h^T / sqrt k + mask) V_h;
  * att[H][n][n] keeps the probabilities.  q, k, v are [n,d] with heads side by side. */
 float atn_attn_scale(const atn_model *m, int32_t layer) {
@@ -164,7 +222,7 @@ void atn_attention_scaled(float *ctx, float *att, const float *q, const float *k
  * embed at width E and project to d (emb_proj_w): the E-wide rows are built in scratch
  * (n x E floats) and hidden0 = scratch proj^T + b. */
 static void embeddings_forward(float *hidden0, float *scratch, const atn_model *m, const atn_encoding *enc,
-                               const int32_t *pos_ids) {
+                               const int32_t *pos_ids, bool no_positions) {
     const atn_config *c = &m->cfg;
     int32_t n = enc->n, d = c->d_model, E = atn_d_embed(c);
     if (!c->use_embeddings) {
@@ -177,7 +235,11 @@ static void embeddings_forward(float *hidden0, float *scratch, const atn_model *
         float *x = e + (size_t)i * E;
         const float *we = w->word_emb + (size_t)enc->ids[i] * E;
         const float *pe = w->pos_emb + (size_t)pos_ids[i] * E;
-        if (w->type_emb) {
+        if (no_positions) {   /* the what-if lab: the same sum without the position term */
+            const float *te = w->type_emb ? w->type_emb + (size_t)enc->type_ids[i] * E : NULL;
+            for (int32_t j = 0; j < E; j++)
+                x[j] = te ? we[j] + te[j] : we[j];
+        } else if (w->type_emb) {
             const float *te = w->type_emb + (size_t)enc->type_ids[i] * E;
             for (int32_t j = 0; j < E; j++)
                 x[j] = we[j] + pe[j] + te[j];
@@ -207,13 +269,18 @@ static void add_inplace(float *x, const float *y, size_t count) {
 /* One post-LN encoder layer: out = LN2(h1 + FFN(h1)), h1 = LN1(x + Attn(x) W_O^T). */
 static void layer_forward(float *out, float *q, float *k, float *v, float *ctx, float *attn_out, float *att,
                           float *h1, float *ffn, const float *x, const float *mask_add, const atn_layer_weights *lw,
-                          const atn_config *c, int32_t n) {
+                          const atn_config *c, int32_t n, const atn_activations *a, int32_t l) {
     int32_t d = c->d_model, f = c->d_ffn;
     size_t nd = (size_t)n * d;
     atn_linear(q, x, lw->wq, lw->bq, n, d, d);
     atn_linear(k, x, lw->wk, lw->bk, n, d, d);
     atn_linear(v, x, lw->wv, lw->bv, n, d, d);
-    atn_attention(ctx, att, q, k, v, mask_add, n, d, c->n_heads);
+    if (atn_activations_gated(a))
+        atn_attention_iv(ctx, att, q, k, v, mask_add, n, d, c->n_heads, 1.0f / sqrtf((float)c->d_head),
+                         a->alibi_slopes, a->temperature,
+                         a->heads_off ? a->heads_off + (size_t)l * c->n_heads : NULL, a->head_mode);
+    else
+        atn_attention(ctx, att, q, k, v, mask_add, n, d, c->n_heads);
     atn_linear(attn_out, ctx, lw->wo, lw->bo, n, d, d);
     memcpy(h1, attn_out, nd * sizeof(float));
     if (c->use_residual)
@@ -248,14 +315,19 @@ static void gelu_tanh_exp(float *x, size_t count) {
  * attn_out keeps Attn(LN1(x)) W_O^T + b_O (before the residual), as for BERT. */
 static void layer_forward_pre_ln(float *out, float *q, float *k, float *v, float *ctx, float *attn_out, float *att,
                                  float *h1, float *ffn, const float *x, const float *mask_add,
-                                 const atn_layer_weights *lw, const atn_config *c, int32_t n, float scale) {
+                                 const atn_layer_weights *lw, const atn_config *c, int32_t n, float scale,
+                                 const atn_activations *a, int32_t l) {
     int32_t d = c->d_model, f = c->d_ffn;
     size_t nd = (size_t)n * d;
     atn_layernorm(h1, x, lw->ln1_g, lw->ln1_b, n, d, c->ln_eps);
     atn_linear(q, h1, lw->wq, lw->bq, n, d, d);
     atn_linear(k, h1, lw->wk, lw->bk, n, d, d);
     atn_linear(v, h1, lw->wv, lw->bv, n, d, d);
-    atn_attention_scaled(ctx, att, q, k, v, mask_add, n, d, c->n_heads, scale);
+    if (atn_activations_gated(a))
+        atn_attention_iv(ctx, att, q, k, v, mask_add, n, d, c->n_heads, scale, a->alibi_slopes, a->temperature,
+                         a->heads_off ? a->heads_off + (size_t)l * c->n_heads : NULL, a->head_mode);
+    else
+        atn_attention_scaled(ctx, att, q, k, v, mask_add, n, d, c->n_heads, scale);
     atn_linear(attn_out, ctx, lw->wo, lw->bo, n, d, d);
     for (size_t i = 0; i < nd; i++)
         out[i] = x[i] + attn_out[i];
@@ -637,9 +709,11 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     size_t nd = (size_t)n * d;
     /* the embeddings before their projection: E-wide rows in the ffn buffer (run.c sizes it
        for them), or in h1 when E == d (ALBERT always projects) */
-    embeddings_forward(a->hidden, atn_d_embed(c) == d ? a->h1 : a->ffn, m, enc, a->pos_ids);
+    embeddings_forward(a->hidden, atn_d_embed(c) == d ? a->h1 : a->ffn, m, enc, a->pos_ids, a->no_positions);
     a->nonfinite_layer = all_finite(a->hidden, nd) ? -1 : 0;
-    if (fast_path_applies(m)) {
+    /* the fast path reads the mask (so masks need nothing of it) but applies no per-head
+       intervention: with one, the cblas path below runs */
+    if (fast_path_applies(m) && !atn_activations_gated(a)) {
         atn_status st = fast_forward(m, enc, a, opts, err);
         if (st == ATN_OK && opts->progress)
             opts->progress(1.0, ATN_STAGE_DONE, opts->user_data);
@@ -653,13 +727,13 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
         if (m->family->pre_ln) {
             layer_forward_pre_ln(out, a->q + t, a->k + t, a->v + t, a->ctx + t, a->attn_out + t,
                                  a->attn + a->attn_stride * l, a->h1, a->ffn, a->hidden + (size_t)l * nd,
-                                 a->mask_add, &m->w.layers[l], c, n, atn_attn_scale(m, l));
+                                 a->mask_add, &m->w.layers[l], c, n, atn_attn_scale(m, l), a, l);
             if (l == c->n_layers - 1)   /* ln_f: the last hidden state is after it, as HF's */
                 atn_layernorm(out, out, m->w.final_ln_g, m->w.final_ln_b, n, d, c->ln_eps);
         } else {
             layer_forward(out, a->q + t, a->k + t, a->v + t, a->ctx + t, a->attn_out + t,
                           a->attn + a->attn_stride * l, a->h1, a->ffn, a->hidden + (size_t)l * nd, a->mask_add,
-                          &m->w.layers[l], c, n);
+                          &m->w.layers[l], c, n, a, l);
         }
         if (a->nonfinite_layer < 0 && !all_finite(out, nd))
             a->nonfinite_layer = l;

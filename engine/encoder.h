@@ -27,8 +27,22 @@ typedef struct atn_activations {
     int32_t *pos_ids;     /* [n] row of the position embeddings of each token (engine/run.c
                              fills it by the model family's rule before the forward; every
                              backend's embeddings read it) */
+    /* the per-head interventions (atn_interventions, attnscope.h), set by engine/run.c;
+       all off (NULL, 1, NULL, false) for a plain run.  Only the cblas path applies them: the
+       fast path is not taken while any is set (correct by construction), and the CUDA
+       backend refuses them (engine/backend.c) */
+    const float *alibi_slopes;   /* [H]: scores += -m_h |i-j| */
+    float temperature;           /* scores (scaled + mask + ALiBi) / temperature; 1: none */
+    const uint8_t *heads_off;    /* [L][H] 1 = switched off */
+    atn_head_mode head_mode;
+    bool no_positions;           /* embeddings without the position term */
     int32_t nonfinite_layer;
 } atn_activations;
+
+/* True when a has a per-head intervention only the cblas path applies. */
+static inline bool atn_activations_gated(const atn_activations *a) {
+    return a->alibi_slopes || a->temperature != 1.0f || a->heads_off || a->no_positions;
+}
 
 /* The additive mask value for a padded key, as Hugging Face uses (torch.finfo(float32).min). */
 #define ATN_MASK_MIN (-3.4028234663852886e38f)
@@ -56,5 +70,10 @@ void atn_attention(float *ctx, float *att, const float *q, const float *k, const
 /* The same with the given scale (atn_attention: 1/sqrt(d/h)). */
 void atn_attention_scaled(float *ctx, float *att, const float *q, const float *k, const float *v,
                           const float *mask_add, int32_t n, int32_t d, int32_t h, float scale);
+/* The same with the per-head interventions of one layer: slopes [h] or NULL (ALiBi),
+ * temperature (1: none), heads_off [h] or NULL (1 = switched off, replaced by mode). */
+void atn_attention_iv(float *ctx, float *att, const float *q, const float *k, const float *v, const float *mask_add,
+                      int32_t n, int32_t d, int32_t h, float scale, const float *slopes, float temperature,
+                      const uint8_t *heads_off, atn_head_mode mode);
 
 #endif

@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "encoding.h"
 #include "family.h"
+#include "interventions.h"
 #include "memlimit.h"
 #include "model-private.h"
 
@@ -24,6 +25,8 @@ struct atn_run {
     bool pin_failed;          /* host_alloc said no once: plain memory from then on */
     atn_device used;
     atn_error fallback;       /* why the last forward went to the CPU instead of the GPU; "" if not */
+    float *slopes;            /* [H] ALiBi's slopes when the last forward had ALiBi */
+    uint8_t *heads_off;       /* [L][H] the last forward's switched-off heads */
 };
 
 void atn_run_options_init(atn_run_options *o) {
@@ -65,6 +68,8 @@ void atn_run_free(atn_run *run) {
         return;
     free_block(run);
     atn_encoding_free(run->enc);
+    free(run->slopes);
+    free(run->heads_off);
     free(run);
 }
 
@@ -131,7 +136,7 @@ static void format_bytes(char *buf, size_t len, double bytes) {
  * the query), the same in every query row but for the causal term.  The one
  * place the mask is decided: every backend adds it, the trace reads it from the capture,
  * and per-query masks (causal, windows) are further terms added here. */
-static void build_mask(float *mask_add, const atn_encoding *enc, bool causal) {
+static void build_mask(float *mask_add, const atn_encoding *enc, bool causal, const atn_interventions *iv) {
     int32_t n = enc->n;
     for (int32_t j = 0; j < n; j++)
         mask_add[j] = enc->mask[j] ? 0.0f : ATN_MASK_MIN;
@@ -145,6 +150,40 @@ static void build_mask(float *mask_add, const atn_encoding *enc, bool causal) {
         for (int32_t i = 0; i < n; i++)
             for (int32_t j = i + 1; j < n; j++)
                 mask_add[(size_t)i * n + j] = ATN_MASK_MIN;
+    /* the what-if lab's masks (causal, window + global, strided, hidden keys): the same
+       ATN_MASK_MIN in the cells they hide (engine/interventions.c) */
+    atn_interventions_apply_mask(mask_add, n, iv);
+}
+
+/* Checks iv and copies the arrays the forward keeps (ALiBi's slopes, the head gate) into
+ * the run.  A head gate with no head off is dropped (heads_off stays NULL in the run). */
+static atn_status set_interventions(atn_run *run, const atn_interventions *iv, atn_error *err) {
+    const atn_config *c = &run->model->cfg;
+    size_t lh = (size_t)c->n_layers * c->n_heads;
+    free(run->slopes), run->slopes = NULL;
+    free(run->heads_off), run->heads_off = NULL;
+    if (!iv)
+        return ATN_OK;
+    atn_status st = atn_interventions_check(iv, c->n_layers, c->n_heads, run->enc->n, err);
+    if (st)
+        return st;
+    if (iv->alibi) {
+        run->slopes = malloc((size_t)c->n_heads * sizeof(float));
+        if (!run->slopes)
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        atn_alibi_slopes(c->n_heads, run->slopes);
+    }
+    bool any = false;
+    for (size_t i = 0; iv->heads_off && i < lh; i++)
+        any |= iv->heads_off[i] != 0;
+    if (any) {
+        run->heads_off = malloc(lh);
+        if (!run->heads_off)
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        for (size_t i = 0; i < lh; i++)
+            run->heads_off[i] = iv->heads_off[i] != 0;
+    }
+    return ATN_OK;
 }
 
 /* Checks the encoding fits the model before any memory is touched. */
@@ -246,6 +285,12 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
     st = copy_encoding(&run->enc, enc, err);
     if (st)
         return st;
+    const atn_interventions *iv = o->interventions;
+    st = set_interventions(run, iv, err);
+    if (st) {
+        run->enc = (atn_encoding_free(run->enc), NULL);
+        return st;
+    }
 
     atn_activations *a = &run->act;
     float *p = run->block;
@@ -267,7 +312,13 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
     /* the inputs every backend reads, decided here once: the family's position ids and the
        additive mask (the trace reads the same mask through the capture) */
     atn_family_position_ids(m->family, c, run->enc, a->pos_ids);
-    build_mask(a->mask_add, run->enc, m->family->causal);
+    atn_interventions_shuffle_positions(a->pos_ids, run->enc, iv);
+    build_mask(a->mask_add, run->enc, m->family->causal, iv);
+    a->alibi_slopes = iv && iv->alibi ? run->slopes : NULL;
+    a->temperature = iv && iv->temperature > 0.0f ? iv->temperature : 1.0f;
+    a->heads_off = iv && iv->heads_off ? run->heads_off : NULL;
+    a->head_mode = iv ? iv->head_mode : ATN_HEAD_ZERO;
+    a->no_positions = iv && iv->no_positions && c->use_embeddings;
 
     /* the weights are read from the file's mapping: a file changed since the open is refused
        before the forward, and one that shrank during it (the SIGBUS guard read zeros) after */
@@ -292,6 +343,12 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
     cap->attn = o->keep_attention ? a->attn : NULL;
     cap->hidden = a->hidden;
     cap->mask_add = a->mask_add;
+    cap->alibi_slopes = a->alibi_slopes;
+    cap->temperature = a->temperature;
+    cap->heads_off = a->heads_off;
+    cap->head_mode = a->head_mode;
+    cap->pos_ids = c->use_embeddings ? a->pos_ids : NULL;
+    cap->no_positions = a->no_positions;
     cap->has_trace_inputs = o->keep_trace_inputs;
     if (o->keep_trace_inputs) {
         cap->q = a->q;

@@ -15,6 +15,7 @@ void atn_trace_free(atn_trace *t) {
     free(t->scores);
     free(t->scaled);
     free(t->mask_term);
+    free(t->bias_term);
     free(t->shifted);
     free(t->exps);
     free(t->weights);
@@ -56,6 +57,7 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
     t->scores = calloc((size_t)n, sizeof(double));
     t->scaled = calloc((size_t)n, sizeof(double));
     t->mask_term = calloc((size_t)n, sizeof(double));
+    t->bias_term = calloc((size_t)n, sizeof(double));
     t->shifted = calloc((size_t)n, sizeof(double));
     t->exps = calloc((size_t)n, sizeof(double));
     t->weights = calloc((size_t)n, sizeof(double));
@@ -63,7 +65,7 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
     t->output = calloc((size_t)k, sizeof(double));
     t->concat = calloc((size_t)d, sizeof(double));
     t->projected = calloc((size_t)d, sizeof(double));
-    if (!t->q || !t->keys || !t->scores || !t->scaled || !t->mask_term || !t->shifted || !t->exps ||
+    if (!t->q || !t->keys || !t->scores || !t->scaled || !t->mask_term || !t->bias_term || !t->shifted || !t->exps ||
         !t->weights || !t->values || !t->output || !t->concat || !t->projected) {
         atn_trace_free(t);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
@@ -78,12 +80,17 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
             t->keys[(size_t)j * k + c] = K[(size_t)j * d + off + c];
             t->values[(size_t)j * k + c] = V[(size_t)j * d + off + c];
         }
-    /* steps 1-2: scores and scaling */
+    /* steps 1-2: scores and scaling; the mask, ALiBi's bias and the temperature */
     /* the forward's factor, exactly (1/sqrt(k); GPT-2's scale_attn_* switches change it) */
     t->scale = model && model->attn_no_scale ? 1.0 : 1.0 / sqrt((double)k);
     if (model && model->attn_scale_by_layer)
         t->scale /= (double)(layer + 1);
+    t->temperature = cap->temperature > 0.0f ? cap->temperature : 1.0;
+    t->head_off = cap->heads_off && cap->heads_off[(size_t)layer * cap->n_heads + head]
+                      ? (cap->head_mode == ATN_HEAD_UNIFORM ? 2 : 1) : 0;
+    double slope = cap->alibi_slopes ? cap->alibi_slopes[head] : 0.0;
     t->max = -INFINITY;
+    double *x = t->shifted;   /* the divided scores, shifted below */
     for (int32_t j = 0; j < n; j++) {
         double s = 0;
         for (int32_t c = 0; c < k; c++)
@@ -91,20 +98,29 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
         t->scores[j] = s;
         t->scaled[j] = s * t->scale;
         t->mask_term[j] = cap->mask_add[(size_t)query * n + j];   /* the mask the forward added */
-        double x = t->scaled[j] + t->mask_term[j];
-        if (x > t->max)
-            t->max = x;
+        int32_t dist = query > j ? query - j : j - query;
+        t->bias_term[j] = dist ? -slope * (double)dist : 0.0;
+        x[j] = (t->scaled[j] + t->mask_term[j] + t->bias_term[j]) / t->temperature;
+        if (x[j] > t->max)
+            t->max = x[j];
     }
-    /* step 3: softmax, max-subtracted */
+    /* step 3: softmax, max-subtracted; then a switched-off head's replacement */
     t->sum = 0;
     for (int32_t j = 0; j < n; j++) {
-        t->shifted[j] = t->scaled[j] + t->mask_term[j] - t->max;
+        t->shifted[j] = x[j] - t->max;
         t->exps[j] = exp(t->shifted[j]);
         t->sum += t->exps[j];
     }
     const float *P = cap->attn ? cap->attn + (((size_t)layer * cap->n_heads + head) * n + query) * n : NULL;
+    int32_t visible = 0;
+    for (int32_t j = 0; j < n; j++)
+        visible += t->mask_term[j] == 0.0;
     for (int32_t j = 0; j < n; j++) {
         t->weights[j] = t->exps[j] / t->sum;
+        if (t->head_off == 1)
+            t->weights[j] = 0.0;
+        else if (t->head_off == 2)
+            t->weights[j] = visible ? (t->mask_term[j] == 0.0 ? 1.0 / visible : 0.0) : 1.0 / n;
         if (P) {
             float diff = (float)fabs(t->weights[j] - P[j]);
             if (diff > t->max_abs_diff)

@@ -366,6 +366,14 @@ atn_status atn_model_encode_toy(const atn_model *model, const int32_t *mask,
 
 /* The capture: everything one run keeps.  All arrays are owned by the run and valid
  * until the next atn_run_forward on the same run or atn_run_free. */
+/* How a switched-off head is replaced (atn_interventions, below). */
+typedef enum atn_head_mode {
+    ATN_HEAD_ZERO = 0,   /* Hugging Face's head_mask: the head's probabilities are multiplied by
+                            0, so its context is 0 and its captured map is all 0 */
+    ATN_HEAD_UNIFORM,    /* Kovaleva et al.: the head's probabilities are 1/k over the k keys the
+                            query may see (those whose additive mask is 0), captured as such */
+} atn_head_mode;
+
 typedef struct atn_capture {
     int32_t n_layers, n_heads, n, d_model, d_head;
     const atn_encoding *enc;    /* the tokens of this run */
@@ -376,7 +384,16 @@ typedef struct atn_capture {
     const float *ctx;           /* [L][n][d] concatenated head outputs (softmax(QK^T/sqrt k) V), before W_O */
     const float *attn_out;      /* [L][n][d] ctx W_O^T + b_O (before residual and LayerNorm) */
     const float *mask_add;      /* [n][n] the additive mask the softmax added to the scaled scores
-                                   (row = query, column = key): 0, or -FLT_MAX for a padded key */
+                                   (row = query, column = key): 0, or -FLT_MAX for a padded key
+                                   or one an intervention hides (atn_interventions) */
+    /* the run's per-head interventions (atn_interventions), owned by the run: */
+    const float *alibi_slopes;  /* [H] ALiBi's m_h (scores += -m_h |i-j|), NULL: none */
+    float temperature;          /* the scores (after scale, mask and ALiBi) were divided by it; 1: none */
+    const uint8_t *heads_off;   /* [L][H] 1 = that head was switched off; NULL: none */
+    atn_head_mode head_mode;    /* how (meaningful with heads_off) */
+    const int32_t *pos_ids;     /* [n] the position ids the embeddings used (shuffled by
+                                   atn_interventions.shuffle); NULL for a toy model */
+    bool no_positions;          /* the embeddings had no position term */
     int32_t nonfinite_layer;    /* first layer whose output had NaN/Inf; -1 if none */
     bool has_trace_inputs;      /* q/k/v/ctx/attn_out/hidden are filled */
 } atn_capture;
@@ -395,6 +412,57 @@ typedef enum atn_precision {
     ATN_PRECISION_BF16,
 } atn_precision;
 
+/* ---- interventions: the what-if lab ------------------------------------------- */
+
+/* Changes to the model for one run, applied in every layer (the head gate per head).  Every
+ * backend applies the same terms, in this order, to head h's scores of query i, key j:
+ *   s = q_i.k_j / sqrt(d_k) + mask[i][j] + alibi_h(i, j);  s = s / temperature;
+ *   p = softmax_j(s);  then a switched-off head's p is replaced (zero or uniform).
+ * mask[i][j] is the run's one additive mask (engine/run.c build_mask): 0, or ATN_MASK_MIN
+ * (the float's lowest value, as padding) where key j is hidden from query i by padding,
+ * causal (j > i), window (|i-j| > window, unless i or j is a global token), strided
+ * (|i-j| >= strided and |i-j| mod strided != 0, the Sparse Transformer's local + stride
+ * pattern, both directions) or hide_tokens (key j listed).  ALiBi (Press et al. 2022) adds
+ * -m_h |i-j| with m_h = 2^(-8(h+1)/H) for a power-of-two head count H, and for another H
+ * the slopes of the largest power of two P < H followed by every other slope of 2P
+ * (atn_alibi_slopes); it is a per-head term, not part of the [n][n] mask.  no_positions
+ * drops the position embedding from the embeddings (word + type only).  shuffle permutes
+ * the position ids of the tokens that are not special ([CLS], [SEP], [PAD], <s>...) with
+ * a fixed seed (Fisher-Yates on splitmix64), so the model reads the words in another order
+ * while the capture keeps the sentence's token order.  All arrays are borrowed for the
+ * call (the run copies what it keeps).  A zeroed struct (atn_interventions_init) changes
+ * nothing. */
+typedef struct atn_interventions {
+    const uint8_t *heads_off;      /* [L][H] 1 = switched off, 0 = on; NULL: all on */
+    atn_head_mode head_mode;       /* how a switched-off head is replaced */
+    bool causal;                   /* query i sees keys j <= i */
+    int32_t window;                /* >= 0: query i sees keys |i-j| <= window; -1: no window */
+    const int32_t *global_tokens;  /* [n_global] token positions that see and are seen by all
+                                      (Longformer; only with a window) */
+    int32_t n_global;
+    int32_t strided;               /* > 0: the strided pattern above; 0: none */
+    const int32_t *hide_tokens;    /* [n_hide] key positions no query may see */
+    int32_t n_hide;
+    bool alibi;                    /* add ALiBi's per-head linear biases */
+    bool no_positions;             /* embeddings without the position term */
+    bool shuffle;                  /* permute the word positions with shuffle_seed */
+    uint64_t shuffle_seed;
+    float temperature;             /* > 0; 1 (or 0, read as 1): none */
+} atn_interventions;
+
+void atn_interventions_init(atn_interventions *iv);   /* nothing changed; window -1, temperature 1 */
+/* True when iv (NULL: none) changes nothing. */
+bool atn_interventions_none(const atn_interventions *iv);
+/* Checks iv against a model of n_layers x n_heads and an input of n tokens (n <= 0: skip the
+ * token checks).  ATN_E_INVALID naming the field: a window below -1, global tokens without a
+ * window, strided < 0, a token position outside 0..n-1, temperature < 0 or not finite, a
+ * head mode out of range.  ATN_OK otherwise. */
+atn_status atn_interventions_check(const atn_interventions *iv, int32_t n_layers, int32_t n_heads, int32_t n,
+                                   atn_error *err);
+/* ALiBi's slopes for n_heads heads into slopes[n_heads] (Press et al.'s rule above; their
+ * reference code get_slopes).  n_heads < 1: nothing written. */
+void atn_alibi_slopes(int32_t n_heads, float *slopes);
+
 typedef struct atn_run_options {
     atn_device device;          /* default CPU */
     atn_precision precision;    /* GPU only; CPU is always fp32 */
@@ -409,6 +477,13 @@ typedef struct atn_run_options {
        costs about what one copy saves, so it pays off for a run that is reused (benchmarks,
        corpora), not for one forward pass.  Ignored on the CPU and when pinning fails. */
     bool pinned_host;
+    /* The what-if lab's changes to the model (borrowed for the call; NULL: none).  The CPU
+       applies all of them; the CUDA backend applies the masks (they are in the uploaded mask)
+       and the shuffle (in the position ids, made before any backend), and refuses the head
+       gate, ALiBi, temperature and no_positions with ATN_E_DEVICE, so AUTO falls back to the
+       CPU and says why (atn_run_fallback_reason).  atn_run_forward returns ATN_E_INVALID
+       for interventions atn_interventions_check refuses. */
+    const atn_interventions *interventions;
 } atn_run_options;
 
 void atn_run_options_init(atn_run_options *opts);   /* the defaults above */
@@ -491,8 +566,13 @@ typedef struct atn_trace {
     double scale;       /* 1 / sqrt(k) (GPT-2: as its scale_attn_* switches say) */
     double *scaled;     /* [n]     scores * scale */
     double *mask_term;  /* [n]     row query of the capture's mask_add: what the forward added */
-    double max;         /* max_j (scaled + mask) */
-    double *shifted;    /* [n]     scaled + mask - max */
+    double *bias_term;  /* [n]     ALiBi's -m_h |query - j| (all 0 without ALiBi) */
+    double temperature; /* the scores (scaled + mask + bias) were divided by it before the
+                           softmax (1: none); max, shifted and exps are of the divided scores */
+    int32_t head_off;   /* 0: head on; 1: switched off, zeroed (weights and output 0); 2: switched
+                           off, uniform (weights 1/k over the unmasked keys) */
+    double max;         /* max_j (scaled + mask + bias) / temperature */
+    double *shifted;    /* [n]     (scaled + mask + bias) / temperature - max */
     double *exps;       /* [n]     exp(shifted) */
     double sum;         /* sum of exps */
     double *weights;    /* [n]     exps / sum: the softmax */

@@ -1,0 +1,155 @@
+/* The what-if lab's interventions: their checks, ALiBi's slopes, the mask terms and the
+ * shuffled positions.  How each backend applies them: attnscope.h, atn_interventions. */
+#include "interventions.h"
+#include "encoder.h"
+
+#include <math.h>
+#include <string.h>
+
+void atn_interventions_init(atn_interventions *iv) {
+    memset(iv, 0, sizeof *iv);
+    iv->window = -1;
+    iv->temperature = 1.0f;
+}
+
+bool atn_interventions_none(const atn_interventions *iv) {
+    if (!iv)
+        return true;
+    bool any_off = false;
+    /* heads_off's size is the model's; a NULL array is "none" here, an all-zero one is
+       checked where the model is known (engine/run.c) */
+    any_off = iv->heads_off != NULL;
+    return !any_off && !iv->causal && iv->window < 0 && iv->strided <= 0 && iv->n_hide <= 0 && !iv->alibi &&
+           !iv->no_positions && !iv->shuffle && (iv->temperature == 0.0f || iv->temperature == 1.0f);
+}
+
+static atn_status check_tokens(const int32_t *t, int32_t count, int32_t n, const char *field, atn_error *err) {
+    if (count < 0 || (count > 0 && !t))
+        return atn_error_set(err, ATN_E_INVALID, "interventions: %s has %d entries and %s", field, count,
+                             t ? "a negative count" : "no array");
+    if (n <= 0)
+        return ATN_OK;
+    for (int32_t i = 0; i < count; i++)
+        if (t[i] < 0 || t[i] >= n)
+            return atn_error_set(err, ATN_E_INVALID, "interventions: %s names token %d, but the input has tokens "
+                                 "0..%d", field, t[i], n - 1);
+    return ATN_OK;
+}
+
+atn_status atn_interventions_check(const atn_interventions *iv, int32_t n_layers, int32_t n_heads, int32_t n,
+                                   atn_error *err) {
+    (void)n_layers, (void)n_heads;   /* heads_off is [n_layers][n_heads] by contract */
+    if (!iv)
+        return ATN_OK;
+    if (iv->head_mode != ATN_HEAD_ZERO && iv->head_mode != ATN_HEAD_UNIFORM)
+        return atn_error_set(err, ATN_E_INVALID, "interventions: head_mode %d is neither zero (0) nor uniform (1)",
+                             (int)iv->head_mode);
+    if (iv->window < -1)
+        return atn_error_set(err, ATN_E_INVALID, "interventions: window %d is negative", iv->window);
+    if (iv->n_global > 0 && iv->window < 0)
+        return atn_error_set(err, ATN_E_INVALID, "interventions: global_tokens need a window");
+    if (iv->strided < 0)
+        return atn_error_set(err, ATN_E_INVALID, "interventions: strided %d is negative", iv->strided);
+    if (!isfinite(iv->temperature) || iv->temperature < 0.0f)
+        return atn_error_set(err, ATN_E_INVALID, "interventions: temperature %g must be a positive number",
+                             (double)iv->temperature);
+    atn_status st = check_tokens(iv->global_tokens, iv->n_global, n, "global_tokens", err);
+    if (st)
+        return st;
+    return check_tokens(iv->hide_tokens, iv->n_hide, n, "hide_tokens", err);
+}
+
+/* Press et al., "Train Short, Test Long" (2022), their get_slopes: for a power of two H the
+ * geometric sequence starting at 2^(-8/H) with that ratio; otherwise the P = 2^floor(log2 H)
+ * slopes followed by the even-indexed slopes of 2P, H - P of them. */
+static void slopes_pow2(int32_t h, float *out) {
+    double start = pow(2.0, -pow(2.0, -(log2((double)h) - 3.0)));
+    double v = start;
+    for (int32_t i = 0; i < h; i++) {
+        out[i] = (float)v;
+        v *= start;
+    }
+}
+
+void atn_alibi_slopes(int32_t n_heads, float *slopes) {
+    if (n_heads < 1)
+        return;
+    int32_t p = 1;
+    while (p * 2 <= n_heads)
+        p *= 2;
+    slopes_pow2(p, slopes);
+    if (p == n_heads)
+        return;
+    float extra[2 * 1024];
+    int32_t p2 = 2 * p;
+    if (p2 > (int32_t)(sizeof extra / sizeof extra[0])) {   /* no model has 1024+ heads; compute directly */
+        double start = pow(2.0, -pow(2.0, -(log2((double)p2) - 3.0)));
+        for (int32_t i = 0; i < n_heads - p; i++)
+            slopes[p + i] = (float)pow(start, 2.0 * i + 1.0);
+        return;
+    }
+    slopes_pow2(p2, extra);
+    for (int32_t i = 0; i < n_heads - p; i++)
+        slopes[p + i] = extra[2 * i];
+}
+
+static bool listed(const int32_t *t, int32_t count, int32_t x) {
+    for (int32_t i = 0; i < count; i++)
+        if (t[i] == x)
+            return true;
+    return false;
+}
+
+void atn_interventions_apply_mask(float *mask_add, int32_t n, const atn_interventions *iv) {
+    if (!iv)
+        return;
+    for (int32_t i = 0; i < n; i++) {
+        bool gi = iv->window >= 0 && listed(iv->global_tokens, iv->n_global, i);
+        float *row = mask_add + (size_t)i * n;
+        for (int32_t j = 0; j < n; j++) {
+            int32_t dist = i > j ? i - j : j - i;
+            bool hide = false;
+            if (iv->causal && j > i)
+                hide = true;
+            if (iv->window >= 0 && dist > iv->window && !gi && !listed(iv->global_tokens, iv->n_global, j))
+                hide = true;
+            if (iv->strided > 0 && dist >= iv->strided && dist % iv->strided != 0)
+                hide = true;
+            if (iv->n_hide > 0 && listed(iv->hide_tokens, iv->n_hide, j))
+                hide = true;
+            if (hide)
+                row[j] = ATN_MASK_MIN;
+        }
+    }
+}
+
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The index of the k-th word (not special, not padding) of enc. */
+static int32_t nth_word(const atn_encoding *enc, int32_t k) {
+    for (int32_t i = 0; i < enc->n; i++)
+        if (!enc->tokens[i].special && enc->mask[i] && k-- == 0)
+            return i;
+    return -1;
+}
+
+void atn_interventions_shuffle_positions(int32_t *pos_ids, const atn_encoding *enc, const atn_interventions *iv) {
+    if (!iv || !iv->shuffle || !enc->tokens)
+        return;
+    int32_t m = 0;
+    for (int32_t i = 0; i < enc->n; i++)
+        m += !enc->tokens[i].special && enc->mask[i];
+    uint64_t s = iv->shuffle_seed;
+    for (int32_t i = m - 1; i > 0; i--) {   /* Fisher-Yates over the words' position ids */
+        int32_t r = (int32_t)(splitmix64(&s) % (uint64_t)(i + 1));
+        int32_t a = nth_word(enc, i), b = nth_word(enc, r);
+        int32_t t = pos_ids[a];
+        pos_ids[a] = pos_ids[b];
+        pos_ids[b] = t;
+    }
+}
