@@ -338,19 +338,33 @@ int cli_model_run(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **
     static const char *const common[] = {"model", "text", "text-pair", "ids", "type-ids", "mask", NULL};
     for (int i = 0; common[i]; i++)
         cli_get(a, common[i]);
+    for (int i = 0; cli_intervention_options[i]; i++)   /* read below, once the model is open */
+        cli_get(a, cli_intervention_options[i]);
     if (!cli_check_unused(a))
         return CLI_EXIT_USAGE;
     *model = cli_open_model(a, &err);
     if (!*model)
         return cli_fail(&err);
-    if (cli_encode(a, *model, enc, &err))
+    cli_interventions ci;
+    if (!cli_interventions_parse(a, atn_model_config(*model), &ci))
+        return CLI_EXIT_USAGE;
+    if (cli_encode(a, *model, enc, &err)) {
+        cli_interventions_free(&ci);
         return cli_fail(&err);
+    }
+    if (!cli_interventions_check_tokens(&ci, a->prog, (*enc)->n)) {
+        cli_interventions_free(&ci);
+        return CLI_EXIT_USAGE;
+    }
     *run = atn_run_new(*model);
     if (!*run) {
+        cli_interventions_free(&ci);
         cli_error("out of memory");
         return CLI_EXIT_FAIL;
     }
+    opts.interventions = ci.any ? &ci.iv : NULL;
     atn_status st = atn_run_forward(*run, *enc, &opts, &err);
+    cli_interventions_free(&ci);   /* the run copied what it keeps */
     const char *why = st == ATN_OK ? atn_run_fallback_reason(*run) : NULL;
     if (why)
         fprintf(stderr, "attnscope: no usable GPU; running on the CPU (%s)\n", why);

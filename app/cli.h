@@ -77,6 +77,29 @@ bool cli_report(double fraction, const char *what);
 /* The same without the progress line: false once Ctrl-C was pressed (for inner loops). */
 bool cli_keep_going(double fraction, atn_stage stage, void *user_data);
 
+/* The what-if lab's options (app/cli-whatif.c): their names, NULL-terminated, and the
+ * flags among them (for cli_parse's flag list). */
+extern const char *const cli_intervention_options[];
+#define CLI_INTERVENTION_FLAGS "causal", "alibi", "no-positions"
+#define CLI_INTERVENTION_HELP \
+    "What-if (every layer): --heads-off L:H,L:H | --keep-heads L:H,... [--head-mode zero|uniform]\n" \
+    "  (zero: Hugging Face's head_mask; uniform: 1/k over the keys the query sees; --keep-heads keeps\n" \
+    "  only the listed heads in each layer it names), --causal, --window W [--global-tokens 0,12],\n" \
+    "  --strided S, --hide-tokens 3,4 (masks), --alibi, --no-positions, --shuffle-seed N,\n" \
+    "  --temperature T (scores after 1/sqrt(d_k) and the masks divided by T).\n"
+typedef struct cli_interventions {
+    atn_interventions iv;   /* points into the arrays below */
+    uint8_t *heads_off;     /* [L][H] */
+    int32_t *global, *hide;
+    bool any;               /* some option changes the model */
+} cli_interventions;
+/* Reads the options into *ci for a model of config c, checking layer/head ranges and the
+ * combinations; false (message printed, *ci freed) on bad input. */
+bool cli_interventions_parse(cli_args *a, const atn_config *c, cli_interventions *ci);
+/* --global-tokens / --hide-tokens inside an input of n tokens; false (message printed). */
+bool cli_interventions_check_tokens(const cli_interventions *ci, const char *prog, int32_t n);
+void cli_interventions_free(cli_interventions *ci);   /* NULL: nothing */
+
 /* Sub-commands: int cmd(int argc, char **argv), argv[0] is the sub-command name. */
 typedef int (*cli_command_fn)(int argc, char **argv);
 int cmd_models(int argc, char **argv);

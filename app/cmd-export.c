@@ -378,7 +378,7 @@ static int export_one(const export_opts *o, const atn_model *model, const atn_ru
 
 int cmd_export(int argc, char **argv) {
     cli_args a;
-    static const char *const flags[] = {"help", "all-heads", "dark", "no-values", NULL};
+    static const char *const flags[] = {"help", "all-heads", "dark", "no-values", CLI_INTERVENTION_FLAGS, NULL};
     if (!cli_parse(&a, "attnscope export", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help"))

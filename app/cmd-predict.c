@@ -8,7 +8,7 @@
 
 int cmd_predict(int argc, char **argv) {
     cli_args a;
-    static const char *const flags[] = {"help", "json", NULL};
+    static const char *const flags[] = {"help", "json", CLI_INTERVENTION_FLAGS, NULL};
     if (!cli_parse(&a, "attnscope predict", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {

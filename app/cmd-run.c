@@ -84,7 +84,7 @@ static int print_precision_report(const atn_model *model, const atn_encoding *en
 
 int cmd_run(int argc, char **argv) {
     cli_args a;
-    static const char *const flags[] = {"help", "compare-fp32", NULL};
+    static const char *const flags[] = {"help", "compare-fp32", CLI_INTERVENTION_FLAGS, NULL};
     if (!cli_parse(&a, "attnscope run", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
@@ -94,7 +94,7 @@ int cmd_run(int argc, char **argv) {
                ".json has tokens, ids and the nested attention lists.  Toy models take no text.\n"
                "-o - --format npy|json writes to standard output.\n\n"
                "On a GPU, --precision fp16|bf16 computes in reduced precision; add --compare-fp32 to print,\n"
-               "per layer and head, how far those maps move from fp32 (max and mean |difference|).\n");
+               "per layer and head, how far those maps move from fp32 (max and mean |difference|).\n\n" CLI_INTERVENTION_HELP);
         return 0;
     }
     const char *out = cli_get(&a, "output"), *format = cli_get(&a, "format");

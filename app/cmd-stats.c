@@ -48,6 +48,8 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
     opts.keep_trace_inputs = false; /* only the attention is needed: much less memory */
     opts.pinned_host = true;        /* one run for every sentence: on a GPU, page-locked pays off */
     cli_get(a, "model");
+    for (int i = 0; cli_intervention_options[i]; i++)
+        cli_get(a, cli_intervention_options[i]);
     if (!cli_check_unused(a))
         return CLI_EXIT_USAGE;
     atn_error err = {0};
@@ -55,26 +57,34 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
     if (!model)
         return cli_fail(&err);
     *model_out = model;
+    cli_interventions ci;   /* token positions out of a sentence's range fail that sentence's run */
+    if (!cli_interventions_parse(a, atn_model_config(model), &ci))
+        return CLI_EXIT_USAGE;
+    opts.interventions = ci.any ? &ci.iv : NULL;
     if (atn_model_kind_of(model) == ATN_MODEL_TOY) {
         cli_error("%s: model \"%s\" is a toy model with its own tokens; --corpus needs a model with a tokenizer",
                   a->prog, atn_model_name(model));
+        cli_interventions_free(&ci);
         return CLI_EXIT_USAGE;
     }
     FILE *f = strcmp(corpus, "-") ? fopen(corpus, "rb") : stdin;
     if (!f) {
         cli_error("%s: cannot open the corpus: %s", corpus, strerror(errno));
+        cli_interventions_free(&ci);
         return CLI_EXIT_USAGE;
     }
     struct stat sb;
     if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
         cli_error("%s: cannot read the corpus: %s", corpus, strerror(EISDIR));
         fclose(f);
+        cli_interventions_free(&ci);
         return CLI_EXIT_USAGE;
     }
     double total = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 ? (double)sb.st_size : 0;
     if (!setup(atn_model_config(model), user)) {
         if (f != stdin)
             fclose(f);
+        cli_interventions_free(&ci);
         return CLI_EXIT_FAIL;
     }
     atn_corpus_report rep;
@@ -105,6 +115,7 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
     }
     if (f != stdin)
         fclose(f);
+    cli_interventions_free(&ci);
     return rc;
 }
 
@@ -199,7 +210,7 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
 
 int cmd_stats(int argc, char **argv) {
     cli_args a;
-    static const char *const flags[] = {"help", NULL};
+    static const char *const flags[] = {"help", CLI_INTERVENTION_FLAGS, NULL};
     if (!cli_parse(&a, "attnscope stats", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {

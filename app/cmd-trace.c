@@ -51,23 +51,50 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
     if (!masked) {
         printf("no padded tokens, so nothing is added.\n");
     } else {
-        printf("padded keys get %.4g added (so their weight becomes 0):", (double)-3.4028234663852886e38);
+        bool hidden = false;   /* a real token masked: the run's causal/window/strided/hidden-token mask */
+        for (int32_t j = 0; j < n; j++)
+            hidden |= t->mask_term[j] != 0 && t->enc->mask[j];
+        printf("%s get %.4g added (so their weight becomes 0):",
+               hidden ? "keys hidden by padding or the run's mask (causal, window, strided, hidden tokens)"
+                      : "padded keys", (double)-3.4028234663852886e38);
         for (int32_t j = 0; j < n; j++)
             if (t->mask_term[j] != 0)
                 printf(" %d", j);
         fputc('\n', stdout);
     }
+    /* the what-if lab's terms, at the step where the forward applied them */
+    bool biased = false;
+    for (int32_t j = 0; j < n; j++)
+        biased |= t->bias_term[j] != 0;
+    if (biased) {
+        printf("  ALiBi: -m_h·|i-j| added to every score (m_%d = %.6g):\n  ", t->head,
+               n > 1 ? -t->bias_term[t->query > 0 ? t->query - 1 : 1] : 0.0);
+        print_vec(t->bias_term, n);
+        fputc('\n', stdout);
+    }
+    if (t->temperature != 1.0)
+        printf("  Temperature: every score (scaled + mask%s) divided by T = %.4g before the softmax.\n",
+               biased ? " + ALiBi" : "", t->temperature);
     printf("\nStep 6. Softmax.  Subtract the largest score m = %.4f (for numerical safety), exponentiate, "
            "divide by the sum.\n", t->max);
     for (int32_t j = 0; j < n; j++) {
         if (t->mask_term[j] != 0)
             printf("  exp(masked)            = 0.0000\n");
         else
-            printf("  exp(%.4f - %.4f) = exp(%.4f) = %.4f\n", t->scaled[j], t->max, t->shifted[j], t->exps[j]);
+            printf("  exp(%.4f - %.4f) = exp(%.4f) = %.4f\n",
+                   biased || t->temperature != 1.0 ? t->shifted[j] + t->max : t->scaled[j], t->max, t->shifted[j],
+                   t->exps[j]);
     }
-    printf("  sum = %.4f\n  weights a_j = exp_j / sum = ", t->sum);
+    if (t->head_off == 1)
+        printf("  sum = %.4f\n  head %d:%d is switched off (zero, Hugging Face's head_mask): every weight is "
+               "multiplied by 0:\n  a_j = ", t->sum, t->layer, t->head);
+    else if (t->head_off == 2)
+        printf("  sum = %.4f\n  head %d:%d is switched off (uniform): the weights are 1/k over the k keys this "
+               "query may see:\n  a_j = ", t->sum, t->layer, t->head);
+    else
+        printf("  sum = %.4f\n  weights a_j = exp_j / sum = ", t->sum);
     print_vec(t->weights, n);
-    printf("   (they sum to 1)\n\nStep 7. The values v_j = x_j W_V + b_V (head %d's columns)\n", t->head);
+    printf("   (they sum to %d)\n\nStep 7. The values v_j = x_j W_V + b_V (head %d's columns)\n", t->head_off == 1 ? 0 : 1, t->head);
     for (int32_t j = 0; j < n; j++) {
         printf("  v_%-3d %-10s = ", j, tok(t, j));
         print_vec(t->values + (size_t)j * k, k);
@@ -133,6 +160,21 @@ static void print_json(const atn_trace *t) {
     json_vec(f, t->scaled, t->n);
     fputs(",\n  \"mask\": ", f);
     json_vec(f, t->mask_term, t->n);
+    bool biased = false;
+    for (int32_t j = 0; j < t->n; j++)
+        biased |= t->bias_term[j] != 0;
+    if (biased) {   /* the what-if lab's terms, only when the run had them */
+        fputs(",\n  \"alibi\": ", f);
+        json_vec(f, t->bias_term, t->n);
+    }
+    if (t->temperature != 1.0) {
+        fputs(",\n  \"temperature\": ", f);
+        cli_json_number(f, t->temperature);
+    }
+    if (t->head_off) {
+        fputs(",\n  \"head_off\": ", f);
+        cli_json_string(f, t->head_off == 1 ? "zero" : "uniform");
+    }
     fputs(",\n  \"max\": ", f);
     cli_json_number(f, t->max);
     fputs(",\n  \"exps\": ", f);
@@ -154,7 +196,7 @@ static void print_json(const atn_trace *t) {
 
 int cmd_trace(int argc, char **argv) {
     cli_args a;
-    static const char *const flags[] = {"help", "json", NULL};
+    static const char *const flags[] = {"help", "json", CLI_INTERVENTION_FLAGS, NULL};
     if (!cli_parse(&a, "attnscope trace", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {

@@ -1,0 +1,190 @@
+/* The what-if lab's options, shared by run, export, stats, trace, predict, diff and
+ * importance: --heads-off, --keep-heads, --head-mode, --window, --global-tokens, --causal,
+ * --strided, --hide-tokens, --alibi, --no-positions, --shuffle-seed, --temperature.  Each
+ * bad value or combination exits 2 with a message naming the option. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const cli_intervention_options[] = {"heads-off", "keep-heads", "head-mode", "window", "global-tokens",
+                                                "causal", "strided", "hide-tokens", "alibi", "no-positions",
+                                                "shuffle-seed", "temperature", NULL};
+
+void cli_interventions_free(cli_interventions *ci) {
+    if (!ci)
+        return;
+    free(ci->heads_off);
+    free(ci->global);
+    free(ci->hide);
+    memset(ci, 0, sizeof *ci);
+}
+
+/* "3:5,7:1" → (layer, head) pairs checked against the model; marks them in mark[L][H]. */
+static bool parse_heads(const char *prog, const char *opt, const char *s, const atn_config *c, uint8_t *mark) {
+    const char *p = s;
+    if (!*p) {
+        cli_error("%s: --%s needs layer:head pairs, e.g. 3:5,7:1", prog, opt);
+        return false;
+    }
+    while (*p) {
+        char *end;
+        errno = 0;
+        long l = strtol(p, &end, 10);
+        if (end == p || *end != ':' || errno) {
+            cli_error("%s: --%s: \"%s\" is not a list of layer:head pairs (e.g. 3:5,7:1)", prog, opt, s);
+            return false;
+        }
+        p = end + 1;
+        long h = strtol(p, &end, 10);
+        if (end == p || errno || (*end && *end != ',')) {
+            cli_error("%s: --%s: \"%s\" is not a list of layer:head pairs (e.g. 3:5,7:1)", prog, opt, s);
+            return false;
+        }
+        if (l < 0 || l >= c->n_layers) {
+            cli_error("%s: --%s: layer %ld is outside the model's layers 0..%d", prog, opt, l, c->n_layers - 1);
+            return false;
+        }
+        if (h < 0 || h >= c->n_heads) {
+            cli_error("%s: --%s: head %ld is outside the model's heads 0..%d", prog, opt, h, c->n_heads - 1);
+            return false;
+        }
+        mark[(size_t)l * c->n_heads + h] = 1;
+        p = *end ? end + 1 : end;
+    }
+    return true;
+}
+
+static bool nonneg_int(cli_args *a, const char *name, long lo, long *out) {
+    const char *v = cli_get(a, name);
+    if (!v)
+        return true;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno || x < lo || x > 2147483647L) {
+        cli_error("%s: --%s takes an integer of at least %ld, not \"%s\"", a->prog, name, lo, v);
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+bool cli_interventions_parse(cli_args *a, const atn_config *c, cli_interventions *ci) {
+    memset(ci, 0, sizeof *ci);
+    atn_interventions *iv = &ci->iv;
+    atn_interventions_init(iv);
+    const char *off = cli_get(a, "heads-off"), *keep = cli_get(a, "keep-heads"), *mode = cli_get(a, "head-mode");
+    if (off && keep) {
+        cli_error("%s: --heads-off and --keep-heads cannot be combined: give one of them", a->prog);
+        return false;
+    }
+    if (mode && !off && !keep) {
+        cli_error("%s: --head-mode needs --heads-off or --keep-heads", a->prog);
+        return false;
+    }
+    if (mode) {
+        if (!strcmp(mode, "zero"))
+            iv->head_mode = ATN_HEAD_ZERO;
+        else if (!strcmp(mode, "uniform"))
+            iv->head_mode = ATN_HEAD_UNIFORM;
+        else {
+            cli_error("%s: --head-mode must be zero or uniform, not \"%s\"", a->prog, mode);
+            return false;
+        }
+    }
+    if (off || keep) {
+        size_t lh = (size_t)c->n_layers * c->n_heads;
+        ci->heads_off = calloc(lh ? lh : 1, 1);
+        if (!ci->heads_off) {
+            cli_error("out of memory");
+            return false;
+        }
+        if (!parse_heads(a->prog, off ? "heads-off" : "keep-heads", off ? off : keep, c, ci->heads_off))
+            goto bad;
+        if (keep) {   /* in each layer named, every head not listed is switched off */
+            for (int32_t l = 0; l < c->n_layers; l++) {
+                uint8_t *row = ci->heads_off + (size_t)l * c->n_heads;
+                bool named = false;
+                for (int32_t h = 0; h < c->n_heads; h++)
+                    named |= row[h] != 0;
+                for (int32_t h = 0; named && h < c->n_heads; h++)
+                    row[h] = !row[h];
+            }
+        }
+        iv->heads_off = ci->heads_off;
+    }
+    long w = -1, s = 0, seed = -1;
+    if (!nonneg_int(a, "window", 0, &w) || !nonneg_int(a, "strided", 1, &s) ||
+        !nonneg_int(a, "shuffle-seed", 0, &seed))
+        goto bad;
+    iv->window = (int32_t)w;
+    iv->strided = (int32_t)s;
+    const char *g = cli_get(a, "global-tokens"), *hide = cli_get(a, "hide-tokens");
+    if (g && w < 0) {
+        cli_error("%s: --global-tokens needs --window (Longformer: a window plus global tokens)", a->prog);
+        goto bad;
+    }
+    if (g && (iv->n_global = cli_parse_int_list(g, "--global-tokens", &ci->global)) < 0)
+        goto bad;
+    iv->global_tokens = ci->global;
+    if (hide && (iv->n_hide = cli_parse_int_list(hide, "--hide-tokens", &ci->hide)) < 0)
+        goto bad;
+    iv->hide_tokens = ci->hide;
+    for (int i = 0; i < iv->n_global; i++)
+        if (ci->global[i] < 0) {
+            cli_error("%s: --global-tokens: token %d is negative", a->prog, ci->global[i]);
+            goto bad;
+        }
+    for (int i = 0; i < iv->n_hide; i++)
+        if (ci->hide[i] < 0) {
+            cli_error("%s: --hide-tokens: token %d is negative", a->prog, ci->hide[i]);
+            goto bad;
+        }
+    iv->causal = cli_flag(a, "causal");
+    iv->alibi = cli_flag(a, "alibi");
+    iv->no_positions = cli_flag(a, "no-positions");
+    if (seed >= 0) {
+        iv->shuffle = true;
+        iv->shuffle_seed = (uint64_t)seed;
+    }
+    if ((iv->no_positions || iv->shuffle) && !c->use_embeddings) {
+        cli_error("%s: --%s: a toy model has no position embeddings", a->prog,
+                  iv->no_positions ? "no-positions" : "shuffle-seed");
+        goto bad;
+    }
+    const char *t = cli_get(a, "temperature");
+    if (t) {
+        char *end;
+        double x = strtod(t, &end);
+        if (end == t || *end || !isfinite(x) || x <= 0 || x > 1e30) {
+            cli_error("%s: --temperature takes a number greater than 0, not \"%s\"", a->prog, t);
+            goto bad;
+        }
+        iv->temperature = (float)x;
+    }
+    ci->any = !atn_interventions_none(iv);
+    return true;
+bad:
+    cli_interventions_free(ci);
+    return false;
+}
+
+bool cli_interventions_check_tokens(const cli_interventions *ci, const char *prog, int32_t n) {
+    const atn_interventions *iv = &ci->iv;
+    for (int i = 0; i < iv->n_global; i++)
+        if (iv->global_tokens[i] >= n) {
+            cli_error("%s: --global-tokens: token %d is outside the input's tokens 0..%d", prog,
+                      iv->global_tokens[i], n - 1);
+            return false;
+        }
+    for (int i = 0; i < iv->n_hide; i++)
+        if (iv->hide_tokens[i] >= n) {
+            cli_error("%s: --hide-tokens: token %d is outside the input's tokens 0..%d", prog, iv->hide_tokens[i],
+                      n - 1);
+            return false;
+        }
+    return true;
+}
