@@ -1,0 +1,281 @@
+/* The what-if lab against an independent torch reference (tests/whatif/gen_whatif.py):
+ * every intervention on BERT (f32; odd3-relu with 3 heads for ALiBi's rule for a head count
+ * that is not a power of two) and RoBERTa (roberta-f32), attention and hidden states to
+ * 1e-4, plain and padded inputs.  Also: ALiBi's slopes checked by hand for 8 and 12 heads,
+ * the trace recomputes each changed head (mask, ALiBi row, temperature, head gate) to the
+ * captured probabilities, AUTO falls back to the CPU with the reason for the per-head
+ * terms the CUDA backend lacks, and atn_interventions_check refuses bad values. */
+#include "check.h"
+#include "model-private.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdint.h>
+
+static char root[2048];
+static double worst_attn, worst_hidden;   /* the largest |engine - torch| seen, printed at the end */
+
+static void track(double *worst, const float *a, const float *b, size_t count) {
+    for (size_t i = 0; i < count; i++)
+        if (fabs((double)a[i] - b[i]) > *worst)
+            *worst = fabs((double)a[i] - b[i]);
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *s = malloc((size_t)n + 1);
+    if (fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    } else {
+        s[n] = 0;
+    }
+    fclose(f);
+    return s;
+}
+
+static int32_t *int_array(const cJSON *a, int32_t *n) {
+    *n = a ? cJSON_GetArraySize(a) : 0;
+    int32_t *v = malloc(((size_t)*n + 1) * sizeof *v);
+    int32_t i = 0;
+    for (const cJSON *e = a ? a->child : NULL; e; e = e->next)
+        v[i++] = (int32_t)e->valuedouble;
+    return v;
+}
+
+static void test_slopes_by_hand(void) {
+    float s[16];
+    /* 8 heads: 2^-1 .. 2^-8 (Press et al., section 3) */
+    atn_alibi_slopes(8, s);
+    const double want8[8] = {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625};
+    for (int i = 0; i < 8; i++)
+        CHECK_NEAR(s[i], want8[i], 1e-9);
+    /* 12 heads: the 8 above, then every other slope of 16 heads (2^-0.5, 2^-1.5, ...) */
+    atn_alibi_slopes(12, s);
+    const double want12[12] = {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625,
+                               0.70710678, 0.35355339, 0.17677670, 0.08838835};
+    for (int i = 0; i < 12; i++)
+        CHECK_NEAR(s[i], want12[i], 1e-7);
+}
+
+/* The reference's get_slopes for several head counts (cases.json "slopes"). */
+static void test_slopes_reference(const cJSON *slopes) {
+    for (const cJSON *e = slopes->child; e; e = e->next) {
+        int h = atoi(e->string), i = 0;
+        float s[64];
+        atn_alibi_slopes(h, s);
+        for (const cJSON *v = e->child; v; v = v->next, i++)
+            CHECK_MSG(fabs(s[i] - v->valuedouble) < 1e-7 * v->valuedouble, "slopes(%d)[%d] %g vs %g", h, i,
+                      (double)s[i], v->valuedouble);
+        CHECK(i == h);
+    }
+}
+
+static void test_case(const char *mname, atn_model *m, const cJSON *c) {
+    const char *cname = cJSON_GetObjectItem(c, "name")->valuestring;
+    const atn_config *cfg = atn_model_config(m);
+    int32_t n, n2, n3, ns;
+    int32_t *ids = int_array(cJSON_GetObjectItem(c, "ids"), &n);
+    int32_t *types = int_array(cJSON_GetObjectItem(c, "type_ids"), &n2);
+    int32_t *mask = int_array(cJSON_GetObjectItem(c, "mask"), &n3);
+    int32_t *special = int_array(cJSON_GetObjectItem(c, "special"), &ns);
+    const cJSON *j = cJSON_GetObjectItem(c, "interventions");
+    atn_interventions iv;
+    atn_interventions_init(&iv);
+    uint8_t *off = calloc((size_t)cfg->n_layers * cfg->n_heads, 1);
+    const cJSON *ho = cJSON_GetObjectItem(j, "heads_off");
+    for (const cJSON *p = ho ? ho->child : NULL; p; p = p->next)
+        off[cJSON_GetArrayItem(p, 0)->valueint * cfg->n_heads + cJSON_GetArrayItem(p, 1)->valueint] = 1;
+    if (ho)
+        iv.heads_off = off;
+    const cJSON *x;
+    if ((x = cJSON_GetObjectItem(j, "head_mode")))
+        iv.head_mode = strcmp(x->valuestring, "uniform") ? ATN_HEAD_ZERO : ATN_HEAD_UNIFORM;
+    iv.causal = cJSON_IsTrue(cJSON_GetObjectItem(j, "causal"));
+    if ((x = cJSON_GetObjectItem(j, "window")))
+        iv.window = x->valueint;
+    int32_t *glob = int_array(cJSON_GetObjectItem(j, "global"), &iv.n_global);
+    int32_t *hide = int_array(cJSON_GetObjectItem(j, "hide"), &iv.n_hide);
+    iv.global_tokens = glob, iv.hide_tokens = hide;
+    if ((x = cJSON_GetObjectItem(j, "strided")))
+        iv.strided = x->valueint;
+    iv.alibi = cJSON_IsTrue(cJSON_GetObjectItem(j, "alibi"));
+    iv.no_positions = cJSON_IsTrue(cJSON_GetObjectItem(j, "no_positions"));
+    if ((x = cJSON_GetObjectItem(j, "shuffle"))) {
+        iv.shuffle = true;
+        iv.shuffle_seed = (uint64_t)x->valuedouble;
+    }
+    if ((x = cJSON_GetObjectItem(j, "temperature")))
+        iv.temperature = (float)x->valuedouble;
+    CHECK_MSG(!atn_interventions_none(&iv), "%s/%s: the case changes something", mname, cname);
+
+    atn_error err = {0};
+    atn_encoding *enc = NULL;
+    CHECK_MSG(atn_model_encode_ids(m, ids, types, mask, n, &enc, &err) == ATN_OK, "%s: %s", mname, err.message);
+    for (int32_t i = 0; enc && i < n; i++)   /* the reference's idea of the words the shuffle moves */
+        CHECK_MSG(!mask[i] || enc->tokens[i].special == (special[i] != 0), "%s/%s: token %d special %d", mname, cname, i,
+                  enc->tokens[i].special);
+    atn_run *run = atn_run_new(m);
+    atn_run_options o;
+    atn_run_options_init(&o);
+    o.interventions = &iv;
+    o.device = ATN_DEVICE_AUTO;   /* no GPU here, or one that refuses the per-head terms: the CPU */
+    if (enc && atn_run_forward(run, enc, &o, &err) == ATN_OK) {
+        const atn_capture *cap = atn_run_capture(run);
+        char what[256], path[4096];
+        float *want;
+        int64_t shape[4];
+        int nd;
+        snprintf(path, sizeof path, "%s/fixtures/%s-%s-attn.npy", root, mname, cname);
+        if (atn_npy_read_f32(path, &want, shape, &nd, 4, &err) == ATN_OK) {
+            snprintf(what, sizeof what, "%s/%s attention", mname, cname);
+            CHECK(nd == 4 && shape[2] == n);
+            CHECK_ARRAY_NEAR(what, cap->attn, want, (size_t)cfg->n_layers * cfg->n_heads * n * n, 1e-4);
+            track(&worst_attn, cap->attn, want, (size_t)cfg->n_layers * cfg->n_heads * n * n);
+            free(want);
+        } else {
+            CHECK_MSG(0, "%s", err.message);
+        }
+        snprintf(path, sizeof path, "%s/fixtures/%s-%s-hidden.npy", root, mname, cname);
+        if (atn_npy_read_f32(path, &want, shape, &nd, 4, &err) == ATN_OK) {
+            snprintf(what, sizeof what, "%s/%s hidden states", mname, cname);
+            CHECK_ARRAY_NEAR(what, cap->hidden, want, (size_t)(cfg->n_layers + 1) * n * cfg->d_model, 1e-4);
+            track(&worst_hidden, cap->hidden, want, (size_t)(cfg->n_layers + 1) * n * cfg->d_model);
+            free(want);
+        } else {
+            CHECK_MSG(0, "%s", err.message);
+        }
+        /* the trace follows every head of the last layer for two queries */
+        for (int32_t h = 0; h < cfg->n_heads; h++)
+            for (int32_t q = 1; q < n; q += n - 2) {
+                atn_trace *t = NULL;
+                CHECK(atn_trace_compute(m, cap, cfg->n_layers - 1, h, q, &t, &err) == ATN_OK);
+                if (!t)
+                    continue;
+                CHECK_MSG(t->max_abs_diff < 2e-6, "%s/%s trace %d/%d: %g", mname, cname, h, q,
+                          (double)t->max_abs_diff);
+                CHECK(t->head_off == (iv.heads_off && off[(cfg->n_layers - 1) * cfg->n_heads + h]
+                                          ? (iv.head_mode == ATN_HEAD_UNIFORM ? 2 : 1) : 0));
+                CHECK_NEAR(t->temperature, iv.temperature, 0);
+                if (iv.alibi) {
+                    float s[64];
+                    atn_alibi_slopes(cfg->n_heads, s);
+                    CHECK_NEAR(t->bias_term[0], -(double)s[h] * q, 1e-12);
+                } else {
+                    CHECK(t->bias_term[0] == 0);
+                }
+                atn_trace_free(t);
+            }
+        /* the per-head terms go to the CPU with the reason; masks alone may use the GPU */
+        bool gated = iv.heads_off || iv.alibi || iv.temperature != 1.0f || iv.no_positions;
+        const char *why = atn_run_fallback_reason(run);
+        CHECK(atn_run_device_used(run) == ATN_DEVICE_CPU);
+        if (gated)
+            CHECK_MSG(why && strstr(why, "CUDA backend does not apply"), "%s/%s: %s", mname, cname,
+                      why ? why : "(none)");
+        if (iv.shuffle) {   /* a permutation of the words' positions; the special ones stay */
+            int32_t moved = 0;
+            for (int32_t i = 0; i < n; i++) {
+                if (special[i])
+                    CHECK(cap->pos_ids[i] == (strstr(mname, "roberta") ? i + 2 : i));
+                else if (mask[i])
+                    moved += cap->pos_ids[i] != (strstr(mname, "roberta") ? i + 2 : i);
+            }
+            CHECK_MSG(moved >= 2, "%s/%s: the shuffle moved %d positions", mname, cname, moved);
+        }
+    } else {
+        CHECK_MSG(0, "%s/%s: run failed: %s", mname, cname, err.message);
+    }
+    atn_run_free(run);
+    atn_encoding_free(enc);
+    free(ids), free(types), free(mask), free(special), free(off), free(glob), free(hide);
+}
+
+static void test_checks(atn_model *m) {
+    atn_interventions iv;
+    atn_error err = {0};
+    atn_interventions_init(&iv);
+    CHECK(atn_interventions_none(&iv) && atn_interventions_none(NULL));
+    CHECK(atn_interventions_check(&iv, 2, 4, 8, &err) == ATN_OK);
+    iv.window = -2;
+    CHECK(atn_interventions_check(&iv, 2, 4, 8, &err) == ATN_E_INVALID && strstr(err.message, "window"));
+    atn_interventions_init(&iv);
+    int32_t g[1] = {0};
+    iv.global_tokens = g, iv.n_global = 1;
+    CHECK(atn_interventions_check(&iv, 2, 4, 8, &err) == ATN_E_INVALID && strstr(err.message, "global_tokens"));
+    iv.window = 1, g[0] = 8;
+    CHECK(atn_interventions_check(&iv, 2, 4, 8, &err) == ATN_E_INVALID && strstr(err.message, "token 8"));
+    atn_interventions_init(&iv);
+    iv.temperature = -1;
+    CHECK(atn_interventions_check(&iv, 2, 4, 8, &err) == ATN_E_INVALID && strstr(err.message, "temperature"));
+    iv.temperature = NAN;
+    CHECK(atn_interventions_check(&iv, 2, 4, 8, &err) == ATN_E_INVALID);
+    atn_interventions_init(&iv);
+    iv.strided = -3;
+    CHECK(atn_interventions_check(&iv, 2, 4, 8, &err) == ATN_E_INVALID && strstr(err.message, "strided"));
+    /* atn_run_forward refuses them too, and leaves no capture */
+    int32_t ids[3] = {2, 15, 3}, hide[1] = {5};
+    atn_encoding *enc = NULL;
+    CHECK(atn_model_encode_ids(m, ids, NULL, NULL, 3, &enc, &err) == ATN_OK);
+    atn_interventions_init(&iv);
+    iv.hide_tokens = hide, iv.n_hide = 1;
+    atn_run_options o;
+    atn_run_options_init(&o);
+    o.interventions = &iv;
+    atn_run *run = atn_run_new(m);
+    CHECK(atn_run_forward(run, enc, &o, &err) == ATN_E_INVALID && strstr(err.message, "hide_tokens"));
+    CHECK(atn_run_capture(run) == NULL);
+    /* hiding every key of a row leaves that row uniform, as the padding mask does (no NaN) */
+    int32_t all[3] = {0, 1, 2};
+    iv.hide_tokens = all, iv.n_hide = 3;
+    iv.temperature = 0.25f;
+    CHECK(atn_run_forward(run, enc, &o, &err) == ATN_OK);
+    const atn_capture *cap = atn_run_capture(run);
+    bool finite = cap != NULL;
+    for (size_t i = 0; cap && i < (size_t)cap->n_layers * cap->n_heads * 9; i++)
+        finite &= isfinite(cap->attn[i]);
+    CHECK_MSG(finite, "every key hidden at T = 0.25: the probabilities stay finite");
+    atn_run_free(run);
+    atn_encoding_free(enc);
+}
+
+int main(void) {
+    const char *src = getenv("ATN_SOURCE_ROOT");
+    snprintf(root, sizeof root, "%s/tests/whatif", src ? src : ".");
+    test_slopes_by_hand();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/fixtures/cases.json", root);
+    char *text = slurp(path);
+    cJSON *meta = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!meta) {
+        CHECK_MSG(0, "cannot read %s", path);
+        return check_summary("test-whatif");
+    }
+    test_slopes_reference(cJSON_GetObjectItem(meta, "slopes"));
+    int cases = 0;
+    for (const cJSON *e = cJSON_GetObjectItem(meta, "models")->child; e; e = e->next) {
+        const char *mname = cJSON_GetObjectItem(e, "model")->valuestring;
+        snprintf(path, sizeof path, "%s/../hf/models/%s", root, mname);
+        atn_error err = {0};
+        atn_model *m = atn_model_open(path, NULL, NULL, &err);
+        CHECK_MSG(m != NULL, "%s: %s", mname, err.message);
+        if (!m)
+            continue;
+        for (const cJSON *c = cJSON_GetObjectItem(e, "cases")->child; c; c = c->next, cases++)
+            test_case(mname, m, c);
+        if (!strcmp(mname, "f32"))
+            test_checks(m);
+        atn_model_free(m);
+    }
+    CHECK_MSG(cases >= 60, "%d cases", cases);
+    fprintf(stderr, "%d cases; largest |engine - torch|: attention %.3g, hidden states %.3g\n", cases, worst_attn,
+            worst_hidden);
+    cJSON_Delete(meta);
+    return check_summary("test-whatif");
+}
