@@ -103,3 +103,41 @@ atn_status atn_predict_next(const atn_model *m, const atn_capture *cap, int32_t 
     free(logits);
     return ATN_OK;
 }
+
+atn_status atn_predict_log_prob(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t id, double *logp,
+                                atn_error *err) {
+    if (!atn_model_has_mlm_head(m))
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" has no masked-LM head (%s "
+                             "tensors), so it cannot predict masked words", m->name, m->family->mlm.what);
+    if (!cap || !logp || pos < 0 || pos >= cap->n)
+        return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
+    const atn_config *c = &m->cfg;
+    const atn_weights *w = &m->w;
+    int32_t d = c->d_model, V = c->vocab_size, E = atn_d_embed(c);
+    if (id < 0 || id >= V)
+        return atn_error_set(err, ATN_E_INVALID, "token id %d outside the vocabulary 0..%d", id, V - 1);
+    const float *h = cap->hidden + ((size_t)c->n_layers * cap->n + pos) * d;
+    float *t = malloc((size_t)E * sizeof(float));
+    float *logits = malloc((size_t)V * sizeof(float));
+    if (!t || !logits) {
+        free(t);
+        free(logits);
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    }
+    /* the same head as atn_predict_position */
+    atn_linear(t, h, w->mlm_dense_w, w->mlm_dense_b, 1, d, E);
+    atn_activate(t, (size_t)E, m->family->mlm.act_gelu ? ATN_ACT_GELU : c->act);
+    atn_layernorm(t, t, w->mlm_ln_g, w->mlm_ln_b, 1, E, c->ln_eps);
+    const float *dec = w->mlm_decoder_w ? w->mlm_decoder_w : w->word_emb;
+    atn_linear(logits, t, dec, w->mlm_decoder_b, 1, E, V);
+    float mx = -INFINITY;
+    for (int32_t i = 0; i < V; i++)
+        mx = logits[i] > mx ? logits[i] : mx;
+    double sum = 0;
+    for (int32_t i = 0; i < V; i++)
+        sum += exp((double)logits[i] - mx);
+    *logp = (double)logits[id] - mx - log(sum);
+    free(t);
+    free(logits);
+    return ATN_OK;
+}

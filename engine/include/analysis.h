@@ -205,6 +205,26 @@ bool atn_token_is_punct(const char *text);
  * tokens; ATN_E_NOMEM. */
 atn_status atn_rollout_compute(const atn_capture *cap, int32_t last_layer, float *out, atn_error *err);
 
+/* ---- the what-if lab: two captures of one input compared ------------------------------ */
+
+/* How capture b (a changed model, atn_interventions) differs from capture a (the original)
+ * on the same tokens.  Arrays owned by the struct (atn_capture_diff_free). */
+typedef struct atn_capture_diff {
+    int32_t n_layers, n_heads, n;
+    float *js;        /* [L][H] mean over the real query rows (a's enc->mask) of the
+                         Jensen-Shannon distance, sqrt of the divergence in bits (0..1), between
+                         the two rows; a row that sums to 0 in one capture only (a zeroed head)
+                         counts 1, in both 0 */
+    float *max_abs;   /* [L][H] the largest |a - b| over the head's cells */
+    float *drift;     /* [L+1] mean over the real tokens of 1 - cos(a's hidden row, b's) */
+} atn_capture_diff;
+
+/* ATN_E_INVALID: NULL a/b/out, a capture without attention, or shapes that differ (the
+ * message says which); ATN_E_NOMEM.  *out is the caller's. */
+atn_status atn_capture_diff_compute(const atn_capture *a, const atn_capture *b, atn_capture_diff **out,
+                                    atn_error *err);
+void atn_capture_diff_free(atn_capture_diff *d);   /* NULL: nothing */
+
 #ifdef __cplusplus
 }
 #endif

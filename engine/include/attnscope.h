@@ -633,6 +633,13 @@ atn_status atn_predict_next(const atn_model *model, const atn_capture *cap, int3
  * Returns a malloc'ed string (free it), or NULL when an argument is NULL, tok has no span
  * (an added [CLS]/[SEP], a token given as an id), the span lies outside text or no longer
  * reads as tok->text (the text changed since it was encoded), or memory runs out. */
+/* The masked-LM head's log-probability (natural log) of token id at one position of a
+ * capture, into *logp: for the probability of the original word (attnscope diff) and the
+ * masked-LM loss (attnscope importance).  ATN_E_UNSUPPORTED without a masked-LM head;
+ * ATN_E_INVALID: position or id out of range, NULL cap/logp; ATN_E_NOMEM. */
+atn_status atn_predict_log_prob(const atn_model *model, const atn_capture *cap, int32_t position, int32_t id,
+                                double *logp, atn_error *err);
+
 char *atn_fill_guess(const char *text, const atn_token *tok, const atn_prediction *guess);
 
 /* ---- corpora ---------------------------------------------------------------- */

@@ -7,6 +7,7 @@
  * terms the CUDA backend lacks, and atn_interventions_check refuses bad values. */
 #include "check.h"
 #include "model-private.h"
+#include "analysis.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -244,6 +245,107 @@ static void test_checks(atn_model *m) {
     atn_encoding_free(enc);
 }
 
+/* atn_capture_diff recomputed from the two captures with its definition written again:
+ * JS distance = sqrt(0.5 KL(p||m) + 0.5 KL(q||m)) / ln 2 inside the root, per real row. */
+static void test_diff(atn_model *m) {
+    int32_t ids[8] = {2, 15, 29, 13, 3, 33, 12, 3}, types[8] = {0, 0, 0, 0, 0, 1, 1, 1}, mask[8] = {1, 1, 1, 1, 1, 1, 0, 0};
+    atn_error err = {0};
+    atn_encoding *enc = NULL;
+    CHECK(atn_model_encode_ids(m, ids, types, mask, 8, &enc, &err) == ATN_OK);
+    const atn_config *c = atn_model_config(m);
+    uint8_t *off = calloc((size_t)c->n_layers * c->n_heads, 1);
+    off[1] = 1;   /* layer 0 head 1 zeroed */
+    atn_interventions iv;
+    atn_interventions_init(&iv);
+    iv.heads_off = off;
+    iv.window = 2;
+    atn_run *ra = atn_run_new(m), *rb = atn_run_new(m);
+    atn_run_options o;
+    atn_run_options_init(&o);
+    CHECK(atn_run_forward(ra, enc, &o, &err) == ATN_OK);
+    o.interventions = &iv;
+    CHECK(atn_run_forward(rb, enc, &o, &err) == ATN_OK);
+    const atn_capture *a = atn_run_capture(ra), *b = atn_run_capture(rb);
+    atn_capture_diff *d = NULL;
+    CHECK(atn_capture_diff_compute(a, b, &d, &err) == ATN_OK);
+    atn_capture_diff_free(d);
+    CHECK(atn_capture_diff_compute(a, NULL, &d, &err) == ATN_E_INVALID && d == NULL);
+    CHECK(atn_capture_diff_compute(a, b, &d, &err) == ATN_OK);
+    int32_t n = 8, H = c->n_heads, dm = c->d_model;
+    for (int32_t l = 0; d && l < c->n_layers; l++)
+        for (int32_t h = 0; h < H; h++) {
+            const float *pa = a->attn + ((size_t)l * H + h) * n * n, *pb = b->attn + ((size_t)l * H + h) * n * n;
+            double js = 0, mx = 0;
+            for (int32_t i = 0; i < 6; i++) {   /* the 6 real query rows */
+                double kl1 = 0, kl2 = 0, zb = 0;
+                for (int32_t j = 0; j < n; j++)
+                    zb += pb[i * n + j];
+                if (zb == 0) {   /* the zeroed head: distance 1 by definition */
+                    js += 1;
+                    continue;
+                }
+                for (int32_t j = 0; j < n; j++) {
+                    double p = pa[i * n + j], q = pb[i * n + j], mm = (p + q) / 2;
+                    if (p > 0)
+                        kl1 += p * log(p / mm);
+                    if (q > 0)
+                        kl2 += q * log(q / mm);
+                }
+                js += sqrt(fmax(0, (kl1 + kl2) / 2 / log(2.0)));
+            }
+            for (int32_t k = 0; k < n * n; k++)
+                mx = fmax(mx, fabs(pa[k] - pb[k]));
+            CHECK_NEAR(d->js[l * H + h], js / 6, 1e-6);
+            CHECK_NEAR(d->max_abs[l * H + h], mx, 1e-7);
+        }
+    CHECK(d && d->js[1] == 1.0f);   /* the zeroed head */
+    for (int32_t l = 0; d && l <= c->n_layers; l++) {
+        double s = 0;
+        for (int32_t i = 0; i < 6; i++) {
+            const float *x = a->hidden + ((size_t)l * n + i) * dm, *y = b->hidden + ((size_t)l * n + i) * dm;
+            double xy = 0, xx = 0, yy = 0;
+            for (int32_t k = 0; k < dm; k++)
+                xy += x[k] * (double)y[k], xx += x[k] * (double)x[k], yy += y[k] * (double)y[k];
+            s += 1 - xy / sqrt(xx) / sqrt(yy);
+        }
+        CHECK_NEAR(d->drift[l], s / 6, 1e-6);
+    }
+    CHECK(d && d->drift[0] == 0 && d->drift[1] > 1e-4);   /* the embeddings are the same; layer 0 moves */
+    atn_capture_diff_free(d);
+    atn_run_free(ra);
+    atn_run_free(rb);
+    atn_encoding_free(enc);
+    free(off);
+}
+
+/* atn_predict_log_prob agrees with atn_predict_position's probabilities. */
+static void test_log_prob(void) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/../hf/models/mlm", root);
+    atn_error err = {0};
+    atn_model *m = atn_model_open(path, NULL, NULL, &err);
+    CHECK_MSG(m, "%s", err.message);
+    if (!m)
+        return;
+    int32_t ids[5] = {2, 15, 4, 13, 3};
+    atn_encoding *enc = NULL;
+    CHECK(atn_model_encode_ids(m, ids, NULL, NULL, 5, &enc, &err) == ATN_OK);
+    atn_run *r = atn_run_new(m);
+    CHECK(atn_run_forward(r, enc, NULL, &err) == ATN_OK);
+    atn_prediction top[3];
+    CHECK(atn_predict_position(m, atn_run_capture(r), 2, 3, top, &err) == ATN_OK);
+    for (int k = 0; k < 3; k++) {
+        double lp = 0;
+        CHECK(atn_predict_log_prob(m, atn_run_capture(r), 2, top[k].id, &lp, &err) == ATN_OK);
+        CHECK_NEAR(exp(lp), top[k].prob, 1e-6);
+    }
+    double lp;
+    CHECK(atn_predict_log_prob(m, atn_run_capture(r), 2, 1 << 20, &lp, &err) == ATN_E_INVALID);
+    atn_run_free(r);
+    atn_encoding_free(enc);
+    atn_model_free(m);
+}
+
 int main(void) {
     const char *src = getenv("ATN_SOURCE_ROOT");
     snprintf(root, sizeof root, "%s/tests/whatif", src ? src : ".");
@@ -269,11 +371,14 @@ int main(void) {
             continue;
         for (const cJSON *c = cJSON_GetObjectItem(e, "cases")->child; c; c = c->next, cases++)
             test_case(mname, m, c);
-        if (!strcmp(mname, "f32"))
+        if (!strcmp(mname, "f32")) {
             test_checks(m);
+            test_diff(m);
+        }
         atn_model_free(m);
     }
     CHECK_MSG(cases >= 60, "%d cases", cases);
+    test_log_prob();
     fprintf(stderr, "%d cases; largest |engine - torch|: attention %.3g, hidden states %.3g\n", cases, worst_attn,
             worst_hidden);
     cJSON_Delete(meta);
