@@ -30,6 +30,7 @@ static const command commands[] = {
     {"stats", cmd_stats, "per-head statistics and pattern labels (one text or a corpus)"},
     {"similarity", cmd_similarity, "head-to-head similarity matrix and clustering order (.json/.npy/.csv)"},
     {"predict", cmd_predict, "the top words for each [MASK], or a causal model's next token"},
+    {"diff", cmd_diff, "the original and the changed model (what-if options) compared, head by head"},
     {"bench", cmd_bench, "time the forward pass against this machine's sgemm (random or real weights)"},
     {NULL, NULL, NULL},
 };

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""The what-if options on the command line (plain Python, no numpy):
+
+- `attnscope diff`'s per-head JS distance and max |change| recomputed from two
+  `attnscope run` captures (the original and the changed model), to 1e-6;
+- `run --window 1` leaves 0 outside the band and `--heads-off L:H` a zero map,
+  `--head-mode uniform` 1/k rows; `--keep-heads` switches the other heads of its layer off;
+- the .npy and .png outputs exist and have the right shape / signature;
+- bad values and combinations exit 2 naming the option.
+
+Usage: test-whatif-cli.py ATTNSCOPE"""
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+EXE = sys.argv[1]
+failures = 0
+TEXT = "the cat sat on the mat ."
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL:", what)
+
+
+def run(*args, rc=0):
+    p = subprocess.run([EXE, *args], capture_output=True, text=True)
+    check(p.returncode == rc, f"{' '.join(args)}: exit {p.returncode}, expected {rc}: {p.stderr.strip()}")
+    return p
+
+
+def js(p, q):
+    sp, sq = sum(p), sum(q)
+    if sp == 0 or sq == 0:
+        return 0.0 if sp == sq else 1.0
+    p = [x / sp for x in p]
+    q = [x / sq for x in q]
+    d = 0.0
+    for a, b in zip(p, q):
+        m = (a + b) / 2
+        if a > 0:
+            d += 0.5 * a * math.log(a / m)
+        if b > 0:
+            d += 0.5 * b * math.log(b / m)
+    return math.sqrt(max(0.0, d / math.log(2)))
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    a, b, d = (os.path.join(tmp, x) for x in ("a.json", "b.json", "d.json"))
+    iv = ["--heads-off", "0:1,2:5", "--window", "2", "--temperature", "1.5"]
+    run("run", "--model", "demo", "--text", TEXT, "-o", a)
+    run("run", "--model", "demo", "--text", TEXT, *iv, "-o", b)
+    run("diff", "--model", "demo", "--text", TEXT, *iv, "-o", d)
+    A, B, D = (json.load(open(x)) for x in (a, b, d))
+    L, H = D["layers"], D["heads"]
+    worst = 0.0
+    for l in range(L):
+        for h in range(H):
+            pa, pb = A["attentions"][l][h], B["attentions"][l][h]
+            n = len(pa)
+            want_js = sum(js(pa[i], pb[i]) for i in range(n)) / n
+            want_max = max(abs(x - y) for i in range(n) for x, y in zip(pa[i], pb[i]))
+            worst = max(worst, abs(D["js_distance"][l][h] - want_js), abs(D["max_abs_change"][l][h] - want_max))
+    check(worst < 1e-6, f"diff vs two runs: largest difference {worst}")
+    check(D["js_distance"][0][1] == 1 and D["js_distance"][2][5] == 1, "switched-off heads have distance 1")
+    check(D["hidden_drift"][0] == 0 and D["hidden_drift"][1] > 0, "drift: 0 for the embeddings, > 0 after")
+    check(all(len(g["before"]) == 5 for g in D["guesses"]) and len(D["guesses"]) == 7, "guesses at every word")
+    for i, row in enumerate(B["attentions"][1][0]):
+        check(all(v == 0 for j, v in enumerate(row) if abs(i - j) > 2), f"window: row {i} outside the band")
+    check(all(v == 0 for row in B["attentions"][0][1] for v in row), "zeroed head exports 0")
+    print(f"diff recomputed from two runs: largest difference {worst:.3g}")
+
+    u = os.path.join(tmp, "u.json")
+    run("run", "--model", "demo", "--text", TEXT, "--heads-off", "1:2", "--head-mode", "uniform", "--causal",
+        "-o", u)
+    U = json.load(open(u))
+    for i, row in enumerate(U["attentions"][1][2]):
+        check(all(abs(v - (1 / (i + 1) if j <= i else 0)) < 1e-7 for j, v in enumerate(row)),
+              f"uniform + causal: row {i} is 1/{i + 1}")
+    k = os.path.join(tmp, "k.json")
+    run("run", "--model", "demo", "--text", TEXT, "--keep-heads", "3:4", "-o", k)
+    K = json.load(open(k))
+    check(all(v == 0 for h in range(H) if h != 4 for row in K["attentions"][3][h] for v in row) and
+          any(v != 0 for row in K["attentions"][3][4] for v in row) and
+          any(v != 0 for row in K["attentions"][2][0] for v in row), "--keep-heads 3:4 keeps head 4 of layer 3")
+
+    npy, png = os.path.join(tmp, "d.npy"), os.path.join(tmp, "d.png")
+    run("diff", "--model", "demo", "--text", TEXT, "--alibi", "-o", npy)
+    raw = open(npy, "rb").read()
+    hl = struct.unpack("<H", raw[8:10])[0]
+    check(b"'shape': (2, 4, 16)" in raw[10:10 + hl], "diff .npy shape (2, 4, 16)")
+    run("diff", "--model", "demo", "--text", TEXT, "--no-positions", "--map", "max", "-o", png)
+    check(open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n", "diff .png")
+
+    bad = [
+        (["--window", "-1"], "--window"),
+        (["--global-tokens", "0"], "--global-tokens needs --window"),
+        (["--window", "1", "--global-tokens", "40"], "--global-tokens: token 40"),
+        (["--heads-off", "4:0"], "--heads-off: layer 4"),
+        (["--heads-off", "0:16"], "--heads-off: head 16"),
+        (["--heads-off", "0-1"], "--heads-off"),
+        (["--heads-off", "0:1", "--keep-heads", "0:2"], "--heads-off and --keep-heads"),
+        (["--head-mode", "zero"], "--head-mode needs"),
+        (["--heads-off", "0:1", "--head-mode", "half"], "--head-mode must be"),
+        (["--temperature", "0"], "--temperature"),
+        (["--temperature", "-2"], "--temperature"),
+        (["--temperature", "nan"], "--temperature"),
+        (["--strided", "0"], "--strided"),
+        (["--hide-tokens", "3,x"], "--hide-tokens"),
+        (["--shuffle-seed", "-4"], "--shuffle-seed"),
+    ]
+    for cmd in ("run", "export", "stats", "trace", "predict", "diff"):
+        extra = {"run": ["-o", os.path.join(tmp, "x.npy")], "export": ["grid", "-o", os.path.join(tmp, "x.png")],
+                 "stats": [], "trace": ["--layer", "0", "--head", "0", "--query", "1"], "predict": [],
+                 "diff": ["-o", os.path.join(tmp, "x.json")]}[cmd]
+        for opts, msg in bad if cmd in ("run", "diff") else bad[:4]:
+            p = run(cmd, "--model", "demo", "--text", "the [MASK] sat", *opts, *extra, rc=2)
+            check(msg in p.stderr, f"{cmd} {opts}: message {p.stderr.strip()!r} lacks {msg!r}")
+    p = run("diff", "--model", "demo", "--text", TEXT, "-o", os.path.join(tmp, "x.json"), rc=2)
+    check("nothing to compare" in p.stderr, "diff without a what-if option")
+    p = run("run", "--model", "worked-example", "--no-positions", "-o", os.path.join(tmp, "x.npy"), rc=2)
+    check("toy model" in p.stderr, "--no-positions on a toy model")
+    # every command takes the options
+    for cmd, extra in (("export", ["heatmap", "--layer", "0", "--head", "0", "-o", os.path.join(tmp, "h.png")]),
+                       ("stats", []), ("trace", ["--layer", "0", "--head", "0", "--query", "2"]),
+                       ("predict", [])):
+        run(cmd, "--model", "demo", "--text", "the [MASK] sat on the mat", "--causal", "--alibi", *extra)
+    t = run("trace", "--model", "demo", "--text", TEXT, "--layer", "0", "--head", "3", "--query", "2", "--alibi",
+            "--temperature", "2", "--json").stdout
+    T = json.loads(t)
+    check(T["temperature"] == 2 and abs(T["alibi"][0] + 2 * 2 ** -2) < 1e-9, "trace JSON: ALiBi row, temperature")
+
+print("test-whatif-cli:", "ok" if not failures else f"{failures} failed")
+sys.exit(1 if failures else 0)
