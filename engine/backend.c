@@ -170,7 +170,8 @@ static atn_status gpu_forward(const atn_model *model, const atn_encoding *enc, a
                               const atn_run_options *opts, atn_error *err) {
     if (atn_activations_gated(act))   /* the masks and the shuffle reach the GPU; these do not */
         return atn_error_set(err, ATN_E_DEVICE, "the CUDA backend does not apply %s: it runs on the CPU",
-                             act->heads_off ? "switched-off heads" : act->alibi_slopes ? "ALiBi"
+                             act->start_layer > 0 ? "a forward from a middle layer"
+                             : act->heads_off ? "switched-off heads" : act->alibi_slopes ? "ALiBi"
                              : act->no_positions ? "removed position embeddings" : "a softmax temperature");
     const atn_backend *b = atn_backend_cuda(err);
     if (!b)

@@ -709,7 +709,8 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     size_t nd = (size_t)n * d;
     /* the embeddings before their projection: E-wide rows in the ffn buffer (run.c sizes it
        for them), or in h1 when E == d (ALBERT always projects) */
-    embeddings_forward(a->hidden, atn_d_embed(c) == d ? a->h1 : a->ffn, m, enc, a->pos_ids, a->no_positions);
+    if (a->start_layer == 0)
+        embeddings_forward(a->hidden, atn_d_embed(c) == d ? a->h1 : a->ffn, m, enc, a->pos_ids, a->no_positions);
     a->nonfinite_layer = all_finite(a->hidden, nd) ? -1 : 0;
     /* the fast path reads the mask (so masks need nothing of it) but applies no per-head
        intervention: with one, the cblas path below runs */
@@ -719,7 +720,7 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
             opts->progress(1.0, ATN_STAGE_DONE, opts->user_data);
         return st;
     }
-    for (int32_t l = 0; l < c->n_layers; l++) {
+    for (int32_t l = a->start_layer; l < c->n_layers; l++) {
         if (opts->progress && !opts->progress((double)l / c->n_layers, ATN_STAGE_LAYER, opts->user_data))
             return atn_error_set(err, ATN_E_CANCELLED, "cancelled at layer %d", l);
         size_t t = a->trace_stride * l;

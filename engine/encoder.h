@@ -36,12 +36,14 @@ typedef struct atn_activations {
     const uint8_t *heads_off;    /* [L][H] 1 = switched off */
     atn_head_mode head_mode;
     bool no_positions;           /* embeddings without the position term */
+    int32_t start_layer;         /* > 0: hidden[0..start_layer] are given (atn_run_forward_from):
+                                    the CPU runs only layers start_layer.. (the GPU refuses) */
     int32_t nonfinite_layer;
 } atn_activations;
 
 /* True when a has a per-head intervention only the cblas path applies. */
 static inline bool atn_activations_gated(const atn_activations *a) {
-    return a->alibi_slopes || a->temperature != 1.0f || a->heads_off || a->no_positions;
+    return a->alibi_slopes || a->temperature != 1.0f || a->heads_off || a->no_positions || a->start_layer > 0;
 }
 
 /* The additive mask value for a padded key, as Hugging Face uses (torch.finfo(float32).min). */

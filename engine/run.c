@@ -217,8 +217,26 @@ static atn_status check_input(const atn_model *m, const atn_encoding *enc, atn_e
     return ATN_OK;
 }
 
+static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_run_options *opts_in,
+                               const atn_capture *base, int32_t start, atn_error *err);
+
 atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_options *opts_in,
                            atn_error *err) {
+    return forward_impl(run, enc, opts_in, NULL, 0, err);
+}
+
+atn_status atn_run_forward_from(atn_run *run, const atn_encoding *enc, const atn_run_options *opts,
+                                const atn_capture *base, int32_t start_layer, atn_error *err) {
+    const atn_config *c = &run->model->cfg;
+    if (!base || start_layer < 0 || start_layer > c->n_layers || base->n != (enc ? enc->n : -1) ||
+        base->n_layers != c->n_layers || base->d_model != c->d_model)
+        return atn_error_set(err, ATN_E_INVALID, "forward from layer %d: no base capture of this model and input",
+                             start_layer);
+    return forward_impl(run, enc, opts, base, start_layer, err);
+}
+
+static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_run_options *opts_in,
+                               const atn_capture *base, int32_t start, atn_error *err) {
     atn_run_options dflt;
     if (!opts_in) {
         atn_run_options_init(&dflt);
@@ -319,6 +337,9 @@ atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_
     a->heads_off = iv && iv->heads_off ? run->heads_off : NULL;
     a->head_mode = iv ? iv->head_mode : ATN_HEAD_ZERO;
     a->no_positions = iv && iv->no_positions && c->use_embeddings;
+    a->start_layer = start;
+    if (start > 0)   /* the layers below start are the base capture's (the caller's promise) */
+        memmove(a->hidden, base->hidden, (size_t)(start + 1) * n * c->d_model * sizeof(float));
 
     /* the weights are read from the file's mapping: a file changed since the open is refused
        before the forward, and one that shrank during it (the SIGBUS guard read zeros) after */

@@ -225,6 +225,41 @@ atn_status atn_capture_diff_compute(const atn_capture *a, const atn_capture *b, 
                                     atn_error *err);
 void atn_capture_diff_free(atn_capture_diff *d);   /* NULL: nothing */
 
+/* ---- the what-if lab: head importance by ablation (Michel et al. 2019) ------------------ */
+
+/* A copy of enc with about rate of its words (tokens that are not special, not padding)
+ * replaced by the model's [MASK] id: round(rate * words), at least 1, chosen by a
+ * Fisher-Yates shuffle of the words on splitmix64(seed); positions[count] (the caller's
+ * array of enc->n) get their indices in increasing order.  *masked is the caller's
+ * (atn_encoding_free); its tokens keep their text.  ATN_E_UNSUPPORTED: no [MASK] in the
+ * vocabulary; ATN_E_INVALID: NULL argument, rate outside (0, 1], no word to mask; ATN_E_NOMEM. */
+atn_status atn_mlm_mask_words(const atn_model *model, const atn_encoding *enc, double rate, uint64_t seed,
+                              atn_encoding **masked, int32_t *positions, int32_t *count, atn_error *err);
+
+typedef struct atn_importance {
+    int32_t n_layers, n_heads;
+    int64_t sentences, masked;   /* sentences used, masked tokens over them */
+    double base_loss;            /* mean -ln p(original token) over the masked tokens */
+    double *off_delta;           /* [L][H] loss with only that head switched off - base_loss */
+    double *keep_delta;          /* [L][H] loss with only that head kept in its layer - base_loss */
+    double seconds;              /* wall time of the compute */
+} atn_importance;
+
+/* Head importance over n sentences: each sentence masked by atn_mlm_mask_words(rate, seed
+ * + its index), the masked-LM loss of the model, of the model with each head switched off
+ * alone (mode: zero or uniform) and with each head kept alone in its layer.  reuse_lower:
+ * an ablation in layer l starts from the plain run's hidden states of layer l (the layers
+ * below do not change) instead of running them again; the figures are the same.  opts: the
+ * run options (device, threads; its interventions are ignored); progress gets the fraction
+ * of the ablations done (ATN_STAGE_CORPUS) and cancels with ATN_E_CANCELLED.  Sentences
+ * with no word to mask are skipped.  *out is the caller's (atn_importance_free).
+ * ATN_E_UNSUPPORTED: no masked-LM head or no [MASK]; ATN_E_INVALID: no sentence with a word,
+ * NULL arguments; errors of the forward passes. */
+atn_status atn_importance_compute(const atn_model *model, atn_encoding *const *sentences, int32_t n, double rate,
+                                  uint64_t seed, atn_head_mode mode, bool reuse_lower, const atn_run_options *opts,
+                                  atn_progress_fn progress, void *user_data, atn_importance **out, atn_error *err);
+void atn_importance_free(atn_importance *imp);   /* NULL: nothing */
+
 #ifdef __cplusplus
 }
 #endif

@@ -346,6 +346,84 @@ static void test_log_prob(void) {
     atn_model_free(m);
 }
 
+/* Head importance against a direct loop of single-head ablations (full forwards, the
+ * test's own loss), with and without reusing the layers below; on the demo model. */
+static void test_importance(void) {
+    atn_error err = {0};
+    atn_model *m = atn_model_open("demo", NULL, NULL, &err);
+    CHECK_MSG(m, "%s", err.message);
+    if (!m)
+        return;
+    const char *texts[3] = {"the cat sat on the mat .", "we like tea and the dog ran to the park .", "[CLS]"};
+    atn_encoding *enc[3] = {0};
+    for (int i = 0; i < 3; i++)
+        CHECK(atn_model_encode(m, texts[i], NULL, &enc[i], &err) == ATN_OK);
+    const atn_config *c = atn_model_config(m);
+    int32_t L = c->n_layers, H = c->n_heads;
+    atn_importance *fast = NULL, *slow = NULL;
+    CHECK_MSG(atn_importance_compute(m, enc, 3, 0.15, 7, ATN_HEAD_ZERO, true, NULL, NULL, NULL, &fast, &err) ==
+              ATN_OK, "%s", err.message);
+    CHECK_MSG(atn_importance_compute(m, enc, 3, 0.15, 7, ATN_HEAD_ZERO, false, NULL, NULL, NULL, &slow, &err) ==
+              ATN_OK, "%s", err.message);
+    /* the direct loop */
+    uint8_t *off = calloc((size_t)L * H, 1);
+    double base = 0, worst = 0;
+    int64_t masked = 0;
+    double *offl = calloc((size_t)L * H, sizeof(double)), *keepl = calloc((size_t)L * H, sizeof(double));
+    atn_run *r = atn_run_new(m);
+    for (int s = 0; s < 2; s++) {   /* the third sentence has no word: skipped */
+        int32_t pos[64], k = 0;
+        atn_encoding *me = NULL;
+        CHECK(atn_mlm_mask_words(m, enc[s], 0.15, 7 + (uint64_t)s, &me, pos, &k, &err) == ATN_OK);
+        CHECK(k == (s == 0 ? 1 : 2));   /* round(0.15 * 7) = 1, round(0.15 * 11) = 2 */
+        for (int32_t run_i = -1; run_i < 2 * L * H; run_i++) {
+            atn_interventions iv;
+            atn_interventions_init(&iv);
+            memset(off, 0, (size_t)L * H);
+            int32_t l = run_i >= 0 ? run_i / 2 / H : 0, h = run_i >= 0 ? run_i / 2 % H : 0;
+            bool keep = run_i >= 0 && run_i % 2;
+            for (int32_t x = 0; run_i >= 0 && x < H; x++)
+                off[l * H + x] = keep ? x != h : x == h;
+            iv.heads_off = off;
+            atn_run_options o;
+            atn_run_options_init(&o);
+            o.interventions = run_i >= 0 ? &iv : NULL;
+            CHECK(atn_run_forward(r, me, &o, &err) == ATN_OK);
+            double loss = 0;
+            for (int32_t i = 0; i < k; i++) {
+                double lp;
+                CHECK(atn_predict_log_prob(m, atn_run_capture(r), pos[i], enc[s]->ids[pos[i]], &lp, &err) == ATN_OK);
+                loss -= lp;
+            }
+            if (run_i < 0)
+                base += loss;
+            else
+                (keep ? keepl : offl)[l * H + h] += loss;
+        }
+        masked += k;
+        atn_encoding_free(me);
+    }
+    for (int32_t i = 0; fast && slow && i < L * H; i++) {
+        double want_off = offl[i] / masked - base / masked, want_keep = keepl[i] / masked - base / masked;
+        worst = fmax(worst, fabs(fast->off_delta[i] - want_off));
+        worst = fmax(worst, fabs(fast->keep_delta[i] - want_keep));
+        CHECK_NEAR(slow->off_delta[i], want_off, 1e-9);
+        CHECK_NEAR(slow->keep_delta[i], want_keep, 1e-9);
+    }
+    CHECK_MSG(worst < 1e-9, "importance with the layers below reused vs the direct loop: %g", worst);
+    CHECK(fast && fast->sentences == 2 && fast->masked == masked && fabs(fast->base_loss - base / masked) < 1e-12);
+    if (fast && slow)
+        fprintf(stderr, "importance: reuse vs direct loop %.3g; %.3f s with reuse, %.3f s without\n", worst,
+                fast->seconds, slow->seconds);
+    atn_importance_free(fast);
+    atn_importance_free(slow);
+    atn_run_free(r);
+    free(off), free(offl), free(keepl);
+    for (int i = 0; i < 3; i++)
+        atn_encoding_free(enc[i]);
+    atn_model_free(m);
+}
+
 int main(void) {
     const char *src = getenv("ATN_SOURCE_ROOT");
     snprintf(root, sizeof root, "%s/tests/whatif", src ? src : ".");
@@ -379,6 +457,7 @@ int main(void) {
     }
     CHECK_MSG(cases >= 60, "%d cases", cases);
     test_log_prob();
+    test_importance();
     fprintf(stderr, "%d cases; largest |engine - torch|: attention %.3g, hidden states %.3g\n", cases, worst_attn,
             worst_hidden);
     cJSON_Delete(meta);

@@ -1,0 +1,207 @@
+/* Head importance by ablation (analysis.h, atn_importance_compute): the masked-LM loss of
+ * the model with each head switched off alone, and with each head kept alone in its layer,
+ * against the plain model's, over sentences masked with a fixed seed. */
+#include "analysis.h"
+#include "encoding.h"
+#include "interventions.h"
+#include "model-private.h"
+#include "tokenizer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void atn_importance_free(atn_importance *imp) {
+    if (!imp)
+        return;
+    free(imp->off_delta);
+    free(imp->keep_delta);
+    free(imp);
+}
+
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+atn_status atn_mlm_mask_words(const atn_model *m, const atn_encoding *enc, double rate, uint64_t seed,
+                              atn_encoding **masked, int32_t *positions, int32_t *count, atn_error *err) {
+    if (masked)
+        *masked = NULL;
+    if (!m || !enc || !masked || !positions || !count)
+        return atn_error_set(err, ATN_E_INVALID, "mask words: NULL argument");
+    if (!(rate > 0 && rate <= 1))
+        return atn_error_set(err, ATN_E_INVALID, "mask words: rate %g is outside (0, 1]", rate);
+    int32_t mask_id = atn_tokenizer_special_id(m->tokenizer, ATN_TOKEN_MASK);
+    if (mask_id < 0)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" has no [MASK] token", m->name);
+    int32_t words = 0;
+    for (int32_t i = 0; i < enc->n; i++)
+        positions[words] = i, words += !enc->tokens[i].special && enc->mask[i];
+    if (!words)
+        return atn_error_set(err, ATN_E_INVALID, "mask words: the input has no word to mask");
+    uint64_t s = seed;
+    for (int32_t i = words - 1; i > 0; i--) {
+        int32_t r = (int32_t)(splitmix64(&s) % (uint64_t)(i + 1));
+        int32_t t = positions[i];
+        positions[i] = positions[r];
+        positions[r] = t;
+    }
+    int32_t k = (int32_t)lround(rate * words);
+    k = k < 1 ? 1 : k;
+    qsort(positions, (size_t)k, sizeof *positions, cmp_i32);
+    atn_encoding *e = atn_encoding_copy(enc);
+    if (!e)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    for (int32_t i = 0; i < k; i++)
+        e->ids[positions[i]] = mask_id;
+    *count = k;
+    *masked = e;
+    return ATN_OK;
+}
+
+/* The summed -ln p(original id) over the masked positions of one capture. */
+static atn_status loss_of(const atn_model *m, const atn_capture *cap, const atn_encoding *orig, const int32_t *pos,
+                          int32_t k, double *sum, atn_error *err) {
+    *sum = 0;
+    for (int32_t i = 0; i < k; i++) {
+        double lp;
+        atn_status st = atn_predict_log_prob(m, cap, pos[i], orig->ids[pos[i]], &lp, err);
+        if (st)
+            return st;
+        *sum -= lp;
+    }
+    return ATN_OK;
+}
+
+atn_status atn_importance_compute(const atn_model *m, atn_encoding *const *sents, int32_t n, double rate,
+                                  uint64_t seed, atn_head_mode mode, bool reuse_lower, const atn_run_options *opts,
+                                  atn_progress_fn progress, void *user_data, atn_importance **out, atn_error *err) {
+    if (out)
+        *out = NULL;
+    if (!m || !sents || !out || n < 0)
+        return atn_error_set(err, ATN_E_INVALID, "importance: NULL argument");
+    if (!atn_model_has_mlm_head(m))
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" has no masked-LM head: head importance "
+                             "measures the masked-LM loss", m->name);
+    const atn_config *c = &m->cfg;
+    int32_t L = c->n_layers, H = c->n_heads;
+    size_t lh = (size_t)L * H;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    atn_importance *imp = calloc(1, sizeof *imp);
+    uint8_t *gate = calloc(lh, 1);
+    double *off_sum = calloc(lh, sizeof(double)), *keep_sum = calloc(lh, sizeof(double));
+    atn_run *base = atn_run_new(m), *abl = atn_run_new(m);
+    atn_status st = ATN_OK;
+    if (!imp || !gate || !off_sum || !keep_sum || !base || !abl) {
+        st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        goto done;
+    }
+    imp->n_layers = L, imp->n_heads = H;
+    atn_run_options o;
+    if (opts)
+        o = *opts;
+    else
+        atn_run_options_init(&o);
+    o.keep_attention = false;
+    o.keep_trace_inputs = false;
+    o.progress = NULL;
+    atn_interventions iv;
+    atn_interventions_init(&iv);
+    iv.head_mode = mode;
+    iv.heads_off = gate;
+    double base_sum = 0;
+    for (int32_t s = 0; s < n && st == ATN_OK; s++) {
+        int32_t *pos = malloc((size_t)(sents[s]->n > 0 ? sents[s]->n : 1) * sizeof *pos), k = 0;
+        atn_encoding *me = NULL;
+        atn_error e2 = {0};
+        if (!pos) {
+            st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
+            break;
+        }
+        atn_status ms = atn_mlm_mask_words(m, sents[s], rate, seed + (uint64_t)s, &me, pos, &k, &e2);
+        if (ms == ATN_E_INVALID) {   /* no word to mask: skipped */
+            free(pos);
+            continue;
+        }
+        if (ms) {
+            *err = e2;
+            st = ms;
+            free(pos);
+            break;
+        }
+        o.interventions = NULL;
+        double b;
+        st = atn_run_forward(base, me, &o, err);
+        if (!st)
+            st = loss_of(m, atn_run_capture(base), sents[s], pos, k, &b, err);
+        base_sum += st ? 0 : b;
+        o.interventions = &iv;
+        for (int32_t l = 0; l < L && !st; l++)
+            for (int32_t h = 0; h < H && !st; h++)
+                for (int keep = 0; keep < 2 && !st; keep++) {
+                    memset(gate, 0, lh);
+                    for (int32_t x = 0; x < H; x++)
+                        gate[(size_t)l * H + x] = keep ? x != h : x == h;
+                    if (keep && H == 1) {   /* kept alone = the plain model */
+                        keep_sum[(size_t)l * H + h] += b;
+                        continue;
+                    }
+                    st = reuse_lower && l > 0 ? atn_run_forward_from(abl, me, &o, atn_run_capture(base), l, err)
+                                              : atn_run_forward(abl, me, &o, err);
+                    double v;
+                    if (!st)
+                        st = loss_of(m, atn_run_capture(abl), sents[s], pos, k, &v, err);
+                    if (!st)
+                        (keep ? keep_sum : off_sum)[(size_t)l * H + h] += v;
+                    if (!st && progress &&
+                        !progress(((double)s + (double)(l * H + h + 1) / (double)lh) / n, ATN_STAGE_CORPUS, user_data))
+                        st = atn_error_set(err, ATN_E_CANCELLED, "cancelled at sentence %d", s);
+                }
+        imp->sentences++;
+        imp->masked += k;
+        free(pos);
+        atn_encoding_free(me);
+    }
+    if (!st && imp->masked == 0)
+        st = atn_error_set(err, ATN_E_INVALID, "importance: no sentence has a word to mask");
+    if (!st) {
+        imp->base_loss = base_sum / (double)imp->masked;
+        imp->off_delta = malloc(lh * sizeof(double));
+        imp->keep_delta = malloc(lh * sizeof(double));
+        if (!imp->off_delta || !imp->keep_delta) {
+            st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        } else {
+            for (size_t i = 0; i < lh; i++) {
+                imp->off_delta[i] = off_sum[i] / (double)imp->masked - imp->base_loss;
+                imp->keep_delta[i] = keep_sum[i] / (double)imp->masked - imp->base_loss;
+            }
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (imp)
+        imp->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (!st && progress)
+        progress(1.0, ATN_STAGE_CORPUS, user_data);
+done:
+    atn_run_free(base);
+    atn_run_free(abl);
+    free(gate);
+    free(off_sum);
+    free(keep_sum);
+    if (st) {
+        atn_importance_free(imp);
+        return st;
+    }
+    *out = imp;
+    return ATN_OK;
+}
