@@ -31,6 +31,7 @@ static const command commands[] = {
     {"similarity", cmd_similarity, "head-to-head similarity matrix and clustering order (.json/.npy/.csv)"},
     {"predict", cmd_predict, "the top words for each [MASK], or a causal model's next token"},
     {"diff", cmd_diff, "the original and the changed model (what-if options) compared, head by head"},
+    {"importance", cmd_importance, "each head's masked-LM loss change when switched off / kept alone"},
     {"bench", cmd_bench, "time the forward pass against this machine's sgemm (random or real weights)"},
     {NULL, NULL, NULL},
 };

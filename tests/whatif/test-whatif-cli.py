@@ -136,5 +136,50 @@ with tempfile.TemporaryDirectory() as tmp:
     T = json.loads(t)
     check(T["temperature"] == 2 and abs(T["alibi"][0] + 2 * 2 ** -2) < 1e-9, "trace JSON: ALiBi row, temperature")
 
+# importance: CSV and JSON agree, a row per head, the figure; bad options; Ctrl-C exits 130
+import signal
+import time
+with tempfile.TemporaryDirectory() as tmp:
+    corpus = os.path.join(tmp, "c.txt")
+    with open(corpus, "w") as f:
+        f.write("the cat sat on the mat .\n\nwe like tea and the dog ran to the park .\n")
+    c1, j1, p1 = (os.path.join(tmp, x) for x in ("i.csv", "i.json", "i.png"))
+    run("importance", "--model", "demo", "--corpus", corpus, "-o", c1)
+    run("importance", "--model", "demo", "--corpus", corpus, "--no-reuse", "-o", j1)
+    rows = open(c1).read().splitlines()
+    check(rows[0] == "rank,layer,head,loss_change_off,loss_change_kept_alone" and len(rows) == 65, "importance csv")
+    J = json.load(open(j1))
+    check(J["sentences"] == 2 and J["masked_tokens"] == 3 and len(J["heads_ranked"]) == 64, "importance json")
+    byhead = {(r["layer"], r["head"]): r for r in J["heads_ranked"]}
+    worst = 0.0
+    for r in rows[1:]:
+        _, l, h, off, keep = r.split(",")
+        e = byhead[(int(l), int(h))]
+        worst = max(worst, abs(float(off) - e["loss_change_off"]), abs(float(keep) - e["loss_change_kept_alone"]))
+    check(worst < 1e-8, f"importance with reuse (csv) vs without (json): {worst}")
+    offs = [float(r.split(",")[3]) for r in rows[1:]]
+    check(offs == sorted(offs, reverse=True), "importance csv is ranked")
+    run("importance", "--model", "demo", "--corpus", corpus, "-o", p1)
+    check(open(p1, "rb").read(8) == b"\x89PNG\r\n\x1a\n", "importance .png")
+    for opts, msg in ((["--mask-rate", "0"], "--mask-rate"), (["--seed", "-1"], "--seed"),
+                      (["--head-mode", "x"], "--head-mode"), (["-o", os.path.join(tmp, "i.txt")], "must end in")):
+        p = run("importance", "--model", "demo", "--corpus", corpus, *opts, rc=2)
+        check(msg in p.stderr, f"importance {opts}: {p.stderr.strip()!r}")
+    p = run("importance", "--model", "demo", rc=2)
+    check("--corpus" in p.stderr, "importance without --corpus")
+    p = run("importance", "--model", "worked-example", "--corpus", corpus, rc=2)
+    check("masked-LM head" in p.stderr, "importance on a model without a masked-LM head")
+    big = os.path.join(tmp, "big.txt")
+    with open(big, "w") as f:
+        f.write("the cat sat on the mat and the dog ran to the park .\n" * 400)
+    out = os.path.join(tmp, "big.csv")
+    proc = subprocess.Popen([EXE, "importance", "--model", "demo", "--corpus", big, "-o", out],
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=60)[1]
+    check(proc.returncode == 130 and "interrupted" in err and not os.path.exists(out),
+          f"importance Ctrl-C: exit {proc.returncode}, {err.strip()!r}")
+
 print("test-whatif-cli:", "ok" if not failures else f"{failures} failed")
 sys.exit(1 if failures else 0)
