@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,21 +58,6 @@ static bool parse_heads(const char *prog, const char *opt, const char *s, const 
     return true;
 }
 
-static bool nonneg_int(cli_args *a, const char *name, long lo, long *out) {
-    const char *v = cli_get(a, name);
-    if (!v)
-        return true;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end || errno || x < lo || x > 2147483647L) {
-        cli_error("%s: --%s takes an integer of at least %ld, not \"%s\"", a->prog, name, lo, v);
-        return false;
-    }
-    *out = x;
-    return true;
-}
-
 bool cli_interventions_parse(cli_args *a, const atn_config *c, cli_interventions *ci) {
     memset(ci, 0, sizeof *ci);
     atn_interventions *iv = &ci->iv;
@@ -116,9 +102,10 @@ bool cli_interventions_parse(cli_args *a, const atn_config *c, cli_interventions
         }
         iv->heads_off = ci->heads_off;
     }
-    long w = -1, s = 0, seed = -1;
-    if (!nonneg_int(a, "window", 0, &w) || !nonneg_int(a, "strided", 1, &s) ||
-        !nonneg_int(a, "shuffle-seed", 0, &seed))
+    bool ok = true;   /* the one numeric parser (app/cli.c): range-checked, the option named */
+    long w = cli_get_int(a, "window", -1, 0, INT32_MAX, &ok), s = cli_get_int(a, "strided", 0, 1, INT32_MAX, &ok);
+    long seed = cli_get_int(a, "shuffle-seed", -1, 0, LONG_MAX, &ok);
+    if (!ok)
         goto bad;
     iv->window = (int32_t)w;
     iv->strided = (int32_t)s;
@@ -155,16 +142,10 @@ bool cli_interventions_parse(cli_args *a, const atn_config *c, cli_interventions
                   iv->no_positions ? "no-positions" : "shuffle-seed");
         goto bad;
     }
-    const char *t = cli_get(a, "temperature");
-    if (t) {
-        char *end;
-        double x = strtod(t, &end);
-        if (end == t || *end || !isfinite(x) || x <= 0 || x > 1e30) {
-            cli_error("%s: --temperature takes a number greater than 0, not \"%s\"", a->prog, t);
-            goto bad;
-        }
-        iv->temperature = (float)x;
-    }
+    double t = cli_get_double(a, "temperature", 1.0, 1e-30, 1e30, &ok);   /* T > 0 */
+    if (!ok)
+        goto bad;
+    iv->temperature = (float)t;
     ci->any = !atn_interventions_none(iv);
     return true;
 bad:

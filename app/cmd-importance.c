@@ -7,6 +7,7 @@
 #include "render.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,18 +163,10 @@ int cmd_importance(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     }
     bool ok = true;
-    long seed = cli_get_int(&a, "seed", 0, &ok);
-    double rate = cli_get_double(&a, "mask-rate", 0.15, &ok);
+    long seed = cli_get_int(&a, "seed", 0, 0, LONG_MAX, &ok);
+    double rate = cli_get_double(&a, "mask-rate", 0.15, 1e-9, 1.0, &ok);   /* (0, 1] */
     if (!ok)
         return CLI_EXIT_USAGE;
-    if (seed < 0) {
-        cli_error("attnscope importance: --seed must be 0 or more, not %ld", seed);
-        return CLI_EXIT_USAGE;
-    }
-    if (!(rate > 0 && rate <= 1)) {
-        cli_error("attnscope importance: --mask-rate must be in (0, 1], not %g", rate);
-        return CLI_EXIT_USAGE;
-    }
     bool reuse = !cli_flag(&a, "no-reuse");
     atn_run_options opts;
     if (!cli_run_options(&a, &opts))
