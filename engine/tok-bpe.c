@@ -493,19 +493,8 @@ static atn_status opt_bool(const cJSON *model, const char *key, bool *out, const
 
 atn_tok_model *atn_tok_bpe_from_json(const cJSON *model, const char *file, const char *path,
                                      atn_error *err) {
-    if (!file)
-        file = "tokenizer.json";
-    if (!path)
-        path = "model";
-    if (!cJSON_IsObject(model)) {
-        atn_error_set(err, ATN_E_FORMAT, "%s: %s: should be an object", file, path);
+    if (atn_tok_model_json_check(model, &file, &path, "BPE", err))
         return NULL;
-    }
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(model, "type");
-    if (type && !(cJSON_IsString(type) && strcmp(type->valuestring, "BPE") == 0)) {
-        atn_error_set(err, ATN_E_FORMAT, "%s: %s.type: should be \"BPE\"", file, path);
-        return NULL;
-    }
     bpe_model *m = bpe_new();
     uint8_t *taken = NULL;
     char where[160];

@@ -68,6 +68,12 @@ void atn_tok_model_free(atn_tok_model *m);   /* NULL is a no-op */
  * path the JSON path of the object ("model"), both for messages: every error names the
  * file, the JSON path of the offending value (e.g. model.merges[17]) and what is wrong
  * (ATN_E_FORMAT), or ATN_E_NOMEM.  NULL on error. */
+/* The checks every builder starts with: *file and *path default to "tokenizer.json" and
+ * "model"; model must be an object whose "type", when present, is type.  ATN_E_FORMAT
+ * naming file and path otherwise (tok-wordlevel.c, beside the other shared helpers). */
+atn_status atn_tok_model_json_check(const cJSON *model, const char **file, const char **path,
+                                    const char *type, atn_error *err);
+
 atn_tok_model *atn_tok_bpe_from_json(const cJSON *model, const char *file, const char *path,
                                      atn_error *err);
 atn_tok_model *atn_tok_unigram_from_json(const cJSON *model, const char *file, const char *path,

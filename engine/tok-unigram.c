@@ -336,19 +336,8 @@ static bool build_trie(unigram_model *m) {
 
 atn_tok_model *atn_tok_unigram_from_json(const cJSON *model, const char *file, const char *path,
                                          atn_error *err) {
-    if (!file)
-        file = "tokenizer.json";
-    if (!path)
-        path = "model";
-    if (!cJSON_IsObject(model)) {
-        atn_error_set(err, ATN_E_FORMAT, "%s: %s: should be an object", file, path);
+    if (atn_tok_model_json_check(model, &file, &path, "Unigram", err))
         return NULL;
-    }
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(model, "type");
-    if (type && !(cJSON_IsString(type) && strcmp(type->valuestring, "Unigram") == 0)) {
-        atn_error_set(err, ATN_E_FORMAT, "%s: %s.type: should be \"Unigram\"", file, path);
-        return NULL;
-    }
     const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(model, "vocab");
     if (!cJSON_IsArray(vocab)) {
         atn_error_set(err, ATN_E_FORMAT, "%s: %s.vocab: %s", file, path,

@@ -379,3 +379,17 @@ atn_tok_model *atn_tok_wordlevel_from_json(const cJSON *model, const char *file,
     w->base.ops = &wordlevel_model_ops;
     return &w->base;
 }
+
+atn_status atn_tok_model_json_check(const cJSON *model, const char **file, const char **path,
+                                    const char *type, atn_error *err) {
+    if (!*file)
+        *file = "tokenizer.json";
+    if (!*path)
+        *path = "model";
+    if (!cJSON_IsObject(model))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: %s: should be an object", *file, *path);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(model, "type");
+    if (t && !(cJSON_IsString(t) && strcmp(t->valuestring, type) == 0))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: %s.type: should be \"%s\"", *file, *path, type);
+    return ATN_OK;
+}
