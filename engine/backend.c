@@ -3,6 +3,7 @@
  * encoder.c) for --device cpu|cuda|auto.  Nothing here links CUDA: only the module does. */
 #include "backend.h"
 #include "family.h"
+#include "install-paths.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -64,18 +65,6 @@ static char cuda_path[2 * PATH_MAX];
 static bool file_exists(const char *p) { return access(p, F_OK) == 0; }
 
 /* The folder of the running program, or "" when /proc is not there. */
-static void exe_dir(char *buf, size_t len) {
-    ssize_t r = readlink("/proc/self/exe", buf, len - 1);
-    if (r <= 0) {
-        buf[0] = 0;
-        return;
-    }
-    buf[r] = 0;
-    char *slash = strrchr(buf, '/');
-    if (slash)
-        *slash = 0;
-}
-
 /* Looks where a module should be: $ATTNSCOPE_CUDA_MODULE (only there when set), next to the
  * program, the build tree (for a program run from it), the install libdir. */
 static atn_status find_module(char *out, size_t len, atn_error *err) {
@@ -88,14 +77,13 @@ static atn_status find_module(char *out, size_t len, atn_error *err) {
         return ATN_OK;
     }
     char dir[PATH_MAX];
-    exe_dir(dir, sizeof dir);
+    atn_exe_dir(dir, sizeof dir);
     char cand[3][2 * PATH_MAX];
     int n = 0, w;
     if (dir[0] && (w = snprintf(cand[n], sizeof cand[0], "%s/%s", dir, ATN_CUDA_MODULE_NAME)) > 0 &&
         (size_t)w < sizeof cand[0])
         n++;
-    size_t bl = strlen(ATN_BUILD_DIR);
-    if (dir[0] && strncmp(dir, ATN_BUILD_DIR, bl) == 0 && (dir[bl] == '/' || dir[bl] == 0))
+    if (atn_running_uninstalled())
         snprintf(cand[n++], sizeof cand[0], "%s/engine/cuda/%s", ATN_BUILD_DIR, ATN_CUDA_MODULE_NAME);
     snprintf(cand[n++], sizeof cand[0], "%s/%s", ATN_INSTALL_LIBDIR, ATN_CUDA_MODULE_NAME);
     for (int i = 0; i < n; i++)

@@ -5,6 +5,7 @@
 #include "encoding.h"
 #include "family.h"
 #include "hf-cache.h"
+#include "install-paths.h"
 #include "model-private.h"
 #include "tokenizer.h"
 
@@ -25,14 +26,14 @@ static bool is_dir(const char *p) {
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The data folder: ATTNSCOPE_DATADIR, else the source tree's data/ when running from the
- * build tree, else the install prefix's. */
+/* The data folder: ATTNSCOPE_DATADIR, else the source tree's data/ when the program runs
+ * from the build tree, else the install prefix's (an installed program never reads a source
+ * tree, even one left at the path it was built from). */
 static const char *data_dir(void) {
     const char *env = getenv("ATTNSCOPE_DATADIR");
     if (env && *env)
         return env;
-    /* Running from the build tree (no install): the source tree's data/. */
-    if (is_dir(ATN_SOURCE_DATADIR "/models"))
+    if (atn_running_uninstalled() && is_dir(ATN_SOURCE_DATADIR "/models"))
         return ATN_SOURCE_DATADIR;
     return ATN_INSTALL_DATADIR;
 }
