@@ -61,6 +61,13 @@ void atn_window_refresh_models(AtnWindow *self) {
     rebuild_model_menu(self);
 }
 
+/* Each time the chooser opens: the cache may have changed meanwhile (a download by
+ * `attnscope download` or Python's transformers in another program), so the list is made
+ * afresh from it; the menu model stays the same object. */
+static void model_menu_about_to_open(GtkMenuButton *button, gpointer user_data) {
+    rebuild_model_menu(ATN_WINDOW(user_data));
+}
+
 /* The last n components of path ("" when it has fewer), without a trailing slash. */
 static char *path_tail(const char *path, int n, gboolean *whole) {
     size_t len = strlen(path);
@@ -808,6 +815,7 @@ static void atn_window_init(AtnWindow *self) {
     self->start_layer = self->start_head = -1;
     self->model_menu = g_menu_new();
     gtk_menu_button_set_menu_model(self->model_button, G_MENU_MODEL(self->model_menu));
+    gtk_menu_button_set_create_popup_func(self->model_button, model_menu_about_to_open, self, NULL);
     rebuild_model_menu(self);
     load_examples(self);
 

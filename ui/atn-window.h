@@ -22,7 +22,8 @@ AtnSession *atn_window_get_session(AtnWindow *self);
 const char *const *atn_window_get_view_names(void);
 /* The model chooser's menu (borrowed): sections "Built-in Models", "Downloaded Models" (the
  * Hugging Face cache, when it holds a model with config.json and weights), the open
- * entries, "Recent".  atn_window_refresh_models rebuilds it (after a download). */
+ * entries, "Recent".  atn_window_refresh_models rebuilds it (after a download); it is also
+ * rebuilt each time the chooser opens, so a download by another program shows. */
 GMenuModel *atn_window_get_model_menu(AtnWindow *self);
 void atn_window_refresh_models(AtnWindow *self);
 void atn_window_show_view(AtnWindow *self, const char *name);

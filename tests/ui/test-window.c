@@ -786,6 +786,31 @@ static void test_downloaded_models(void) {
         if (g_menu_model_get_item_attribute(menu, i, G_MENU_ATTRIBUTE_LABEL, "s", &label))
             g_assert_cmpstr(label, !=, "Downloaded Models");
     }
+    /* the cache fills while the window is open (another program downloads): the chooser
+       lists it the next time it opens */
+    g_setenv("HF_HUB_CACHE", cache, TRUE);
+    GtkWidget *button = NULL;
+    for (GtkWidget *it = GTK_WIDGET(win); it && !button;) {
+        if (GTK_IS_MENU_BUTTON(it) && gtk_menu_button_get_menu_model(GTK_MENU_BUTTON(it)) == menu)
+            button = it;
+        else if (gtk_widget_get_first_child(it))
+            it = gtk_widget_get_first_child(it);
+        else {
+            while (it && !gtk_widget_get_next_sibling(it) && it != GTK_WIDGET(win))
+                it = gtk_widget_get_parent(it);
+            it = it && it != GTK_WIDGET(win) ? gtk_widget_get_next_sibling(it) : NULL;
+        }
+    }
+    g_assert_nonnull(button);
+    gtk_menu_button_popup(GTK_MENU_BUTTON(button));
+    gboolean listed = FALSE;
+    for (int i = 0; i < g_menu_model_get_n_items(menu); i++) {
+        g_autofree char *label = NULL;
+        if (g_menu_model_get_item_attribute(menu, i, G_MENU_ATTRIBUTE_LABEL, "s", &label))
+            listed |= !g_strcmp0(label, "Downloaded Models");
+    }
+    g_assert_true(listed);
+    gtk_menu_button_popdown(GTK_MENU_BUTTON(button));
     destroy_window(win);
     g_unsetenv("HF_HUB_CACHE");
     nftw(cache, rm_tree, 16, FTW_DEPTH | FTW_PHYS);
