@@ -5,7 +5,7 @@ BUILD ?= build
 BUILDTYPE ?= release
 MESON_OPTS ?=
 
-.PHONY: all deps build run test bench clean fuzz test-asan test-valgrind coverage
+.PHONY: all deps build run test bench clean fuzz test-asan test-valgrind coverage package test-package
 
 all: build
 
@@ -28,6 +28,19 @@ test: build
 
 bench: build
 	@./tools/bench.sh $(BUILD)
+
+# The Debian package (tools/debian/, debhelper with meson): PACKAGE_DIR/attnscope_<version>_amd64.deb.
+# test-package installs it into a fresh Debian 12 chroot and runs the installed program there
+# (tools/test-package.sh: models, devices, run against the demo's torch figures, export, the
+# window under Xvfb, lintian); CI runs it after the suites.
+PACKAGE_DIR ?= build-package
+package: deps
+	@ATN_EXTRA_PKGS="debhelper dpkg-dev fakeroot lintian" ./tools/install-deps.sh
+	./tools/package.sh $(CURDIR)/$(PACKAGE_DIR)
+
+test-package: build package
+	@ATN_EXTRA_PKGS="debootstrap lintian imagemagick" ./tools/install-deps.sh
+	-./tools/test-package.sh $(CURDIR)/$(BUILD) $(CURDIR)/$(PACKAGE_DIR)
 
 # Fuzzing with libFuzzer (clang-14, apart from the meson build): builds tests/fuzz/fuzz-*.c
 # into build-fuzz/ and runs each target for FUZZ_SECONDS, one at a time, nice'd; crash
@@ -86,4 +99,4 @@ coverage: deps
 	@echo "report: build-coverage/coverage/index.html (per file: build-coverage/coverage.txt)"
 
 clean:
-	rm -rf $(BUILD) build-asan build-coverage
+	rm -rf $(BUILD) build-asan build-coverage $(PACKAGE_DIR)
