@@ -14,6 +14,7 @@
 #include "cpu-kernels.h"
 #include "cpu-team.h"
 #include "family.h"
+#include "precision.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -216,13 +217,62 @@ void atn_attention_scaled(float *ctx, float *att, const float *q, const float *k
     }
 }
 
+/* ---- reduced precision (engine/precision.h): the one rounding hook of the products ---- */
+
+/* The operand a product reads: in itself (fp32), or in rounded into the run's scratch,
+ * counting fp16 overflows in row (0: embeddings, l + 1: layer l) under op. */
+static const float *operand(const atn_activations *a, const float *in, size_t count, int32_t row, atn_operand op) {
+    if (a->precision == ATN_PRECISION_FP32)
+        return in;
+    int64_t over = atn_round_array(a->round_buf, in, count, a->precision);
+    if (a->overflow)
+        a->overflow[(size_t)row * ATN_OPERAND_COUNT + op] += over;
+    return a->round_buf;
+}
+
+static void round_in_place(const atn_activations *a, float *x, size_t count, int32_t row, atn_operand op) {
+    int64_t over = atn_round_array(x, x, count, a->precision);
+    if (a->overflow)
+        a->overflow[(size_t)row * ATN_OPERAND_COUNT + op] += over;
+}
+
+/* atn_attention_iv (or atn_attention_scaled without interventions) with the operands
+ * rounded: Q, K, V in place, each head's probabilities into the scratch (the capture keeps
+ * the fp32 ones). */
+static void attention_rounded(float *ctx, float *att, float *q, float *k, float *v, const float *mask_add,
+                              int32_t n, int32_t d, int32_t h, float scale, const atn_activations *a, int32_t l) {
+    int32_t kd = d / h, row = l + 1;
+    size_t nd = (size_t)n * d;
+    round_in_place(a, q, nd, row, ATN_OPERAND_Q);
+    round_in_place(a, k, nd, row, ATN_OPERAND_K);
+    round_in_place(a, v, nd, row, ATN_OPERAND_V);
+    const uint8_t *off_l = a->heads_off ? a->heads_off + (size_t)l * h : NULL;
+    bool iv = a->alibi_slopes || a->temperature != 1.0f || off_l;
+    for (int32_t hh = 0; hh < h; hh++) {
+        float *att_h = att + (size_t)hh * n * n;
+        int off = off_l && off_l[hh];
+        if (!(off && a->head_mode == ATN_HEAD_ZERO))
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, kd, scale, q + hh * kd, d, k + hh * kd, d,
+                        0.0f, att_h, n);
+        if (iv)
+            softmax_rows_iv(att_h, mask_add, n, a->alibi_slopes ? a->alibi_slopes[hh] : 0.0f, a->temperature, off,
+                            a->head_mode);
+        else
+            softmax_rows(att_h, mask_add, n);
+        const float *p = operand(a, att_h, (size_t)n * n, row, ATN_OPERAND_PROBS);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, n, 1.0f, p, n, v + hh * kd, d, 0.0f,
+                    ctx + hh * kd, d);
+    }
+}
+
 /* hidden0[n,d] = LayerNorm(word[id] + pos[pos_ids[i]] + type[t]), or the toy model's given
  * vectors.  Position ids come from the family's rule (act->pos_ids, made by engine/run.c);
  * a family without token types has no type embeddings (type_emb NULL).  ALBERT and ELECTRA
  * embed at width E and project to d (emb_proj_w): the E-wide rows are built in scratch
  * (n x E floats) and hidden0 = scratch proj^T + b. */
 static void embeddings_forward(float *hidden0, float *scratch, const atn_model *m, const atn_encoding *enc,
-                               const int32_t *pos_ids, bool no_positions) {
+                               const int32_t *pos_ids, bool no_positions, const atn_activations *a,
+                               const float *proj_w) {
     const atn_config *c = &m->cfg;
     int32_t n = enc->n, d = c->d_model, E = atn_d_embed(c);
     if (!c->use_embeddings) {
@@ -251,7 +301,7 @@ static void embeddings_forward(float *hidden0, float *scratch, const atn_model *
     if (!m->family->pre_ln)   /* GPT-2 has no embedding LayerNorm: h0 = wte + wpe */
         atn_layernorm(e, e, w->emb_ln_g, w->emb_ln_b, n, E, c->ln_eps);
     if (w->emb_proj_w)
-        atn_linear(hidden0, e, w->emb_proj_w, w->emb_proj_b, n, E, d);
+        atn_linear(hidden0, operand(a, e, (size_t)n * E, 0, ATN_OPERAND_INPUT), proj_w, w->emb_proj_b, n, E, d);
 }
 
 static bool all_finite(const float *x, size_t count) {
@@ -270,18 +320,21 @@ static void add_inplace(float *x, const float *y, size_t count) {
 static void layer_forward(float *out, float *q, float *k, float *v, float *ctx, float *attn_out, float *att,
                           float *h1, float *ffn, const float *x, const float *mask_add, const atn_layer_weights *lw,
                           const atn_config *c, int32_t n, const atn_activations *a, int32_t l) {
-    int32_t d = c->d_model, f = c->d_ffn;
+    int32_t d = c->d_model, f = c->d_ffn, row = l + 1;
     size_t nd = (size_t)n * d;
-    atn_linear(q, x, lw->wq, lw->bq, n, d, d);
-    atn_linear(k, x, lw->wk, lw->bk, n, d, d);
-    atn_linear(v, x, lw->wv, lw->bv, n, d, d);
-    if (atn_activations_gated(a))
+    const float *xr = operand(a, x, nd, row, ATN_OPERAND_INPUT);
+    atn_linear(q, xr, lw->wq, lw->bq, n, d, d);
+    atn_linear(k, xr, lw->wk, lw->bk, n, d, d);
+    atn_linear(v, xr, lw->wv, lw->bv, n, d, d);
+    if (a->precision != ATN_PRECISION_FP32)
+        attention_rounded(ctx, att, q, k, v, mask_add, n, d, c->n_heads, 1.0f / sqrtf((float)c->d_head), a, l);
+    else if (atn_activations_gated(a))
         atn_attention_iv(ctx, att, q, k, v, mask_add, n, d, c->n_heads, 1.0f / sqrtf((float)c->d_head),
                          a->alibi_slopes, a->temperature,
                          a->heads_off ? a->heads_off + (size_t)l * c->n_heads : NULL, a->head_mode);
     else
         atn_attention(ctx, att, q, k, v, mask_add, n, d, c->n_heads);
-    atn_linear(attn_out, ctx, lw->wo, lw->bo, n, d, d);
+    atn_linear(attn_out, operand(a, ctx, nd, row, ATN_OPERAND_CONTEXT), lw->wo, lw->bo, n, d, d);
     memcpy(h1, attn_out, nd * sizeof(float));
     if (c->use_residual)
         add_inplace(h1, x, nd);
@@ -291,9 +344,9 @@ static void layer_forward(float *out, float *q, float *k, float *v, float *ctx, 
         memcpy(out, h1, nd * sizeof(float));
         return;
     }
-    atn_linear(ffn, h1, lw->w1, lw->b1, n, d, f);
+    atn_linear(ffn, operand(a, h1, nd, row, ATN_OPERAND_FFN_IN), lw->w1, lw->b1, n, d, f);
     atn_activate(ffn, (size_t)n * f, c->act);
-    atn_linear(out, ffn, lw->w2, lw->b2, n, f, d);
+    atn_linear(out, operand(a, ffn, (size_t)n * f, row, ATN_OPERAND_FFN_MID), lw->w2, lw->b2, n, f, d);
     if (c->use_residual)
         add_inplace(out, h1, nd);
     if (c->use_layernorm)
@@ -317,27 +370,30 @@ static void layer_forward_pre_ln(float *out, float *q, float *k, float *v, float
                                  float *h1, float *ffn, const float *x, const float *mask_add,
                                  const atn_layer_weights *lw, const atn_config *c, int32_t n, float scale,
                                  const atn_activations *a, int32_t l) {
-    int32_t d = c->d_model, f = c->d_ffn;
+    int32_t d = c->d_model, f = c->d_ffn, row = l + 1;
     size_t nd = (size_t)n * d;
     atn_layernorm(h1, x, lw->ln1_g, lw->ln1_b, n, d, c->ln_eps);
-    atn_linear(q, h1, lw->wq, lw->bq, n, d, d);
-    atn_linear(k, h1, lw->wk, lw->bk, n, d, d);
-    atn_linear(v, h1, lw->wv, lw->bv, n, d, d);
-    if (atn_activations_gated(a))
+    const float *xr = operand(a, h1, nd, row, ATN_OPERAND_INPUT);
+    atn_linear(q, xr, lw->wq, lw->bq, n, d, d);
+    atn_linear(k, xr, lw->wk, lw->bk, n, d, d);
+    atn_linear(v, xr, lw->wv, lw->bv, n, d, d);
+    if (a->precision != ATN_PRECISION_FP32)
+        attention_rounded(ctx, att, q, k, v, mask_add, n, d, c->n_heads, scale, a, l);
+    else if (atn_activations_gated(a))
         atn_attention_iv(ctx, att, q, k, v, mask_add, n, d, c->n_heads, scale, a->alibi_slopes, a->temperature,
                          a->heads_off ? a->heads_off + (size_t)l * c->n_heads : NULL, a->head_mode);
     else
         atn_attention_scaled(ctx, att, q, k, v, mask_add, n, d, c->n_heads, scale);
-    atn_linear(attn_out, ctx, lw->wo, lw->bo, n, d, d);
+    atn_linear(attn_out, operand(a, ctx, nd, row, ATN_OPERAND_CONTEXT), lw->wo, lw->bo, n, d, d);
     for (size_t i = 0; i < nd; i++)
         out[i] = x[i] + attn_out[i];
     atn_layernorm(h1, out, lw->ln2_g, lw->ln2_b, n, d, c->ln_eps);
-    atn_linear(ffn, h1, lw->w1, lw->b1, n, d, f);
+    atn_linear(ffn, operand(a, h1, nd, row, ATN_OPERAND_FFN_IN), lw->w1, lw->b1, n, d, f);
     if (c->act == ATN_ACT_GELU_TANH)
         gelu_tanh_exp(ffn, (size_t)n * f);
     else
         atn_activate(ffn, (size_t)n * f, c->act);
-    atn_linear(h1, ffn, lw->w2, lw->b2, n, f, d);
+    atn_linear(h1, operand(a, ffn, (size_t)n * f, row, ATN_OPERAND_FFN_MID), lw->w2, lw->b2, n, f, d);
     add_inplace(out, h1, nd);
 }
 
@@ -707,38 +763,52 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     const atn_config *c = &m->cfg;
     int32_t n = enc->n, d = c->d_model;
     size_t nd = (size_t)n * d;
+    /* reduced precision: the model's rounded weights (made once; a toy model's per run) */
+    const atn_rounded_weights *rw = NULL;
+    if (a->precision != ATN_PRECISION_FP32) {
+        if (!a->round_buf || !(rw = atn_rounded_weights_get(m, a->precision)))
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory rounding the weights to %s",
+                                 atn_precision_name(a->precision));
+        for (int32_t r = a->start_layer > 0 ? a->start_layer + 1 : 0; a->overflow && r <= c->n_layers; r++)
+            a->overflow[(size_t)r * ATN_OPERAND_COUNT + ATN_OPERAND_WEIGHTS] += rw->weight_overflow[r];
+    }
+    const atn_layer_weights *layers = rw ? rw->layers : m->w.layers;
     /* the embeddings before their projection: E-wide rows in the ffn buffer (run.c sizes it
        for them), or in h1 when E == d (ALBERT always projects) */
     if (a->start_layer == 0)
-        embeddings_forward(a->hidden, atn_d_embed(c) == d ? a->h1 : a->ffn, m, enc, a->pos_ids, a->no_positions);
+        embeddings_forward(a->hidden, atn_d_embed(c) == d ? a->h1 : a->ffn, m, enc, a->pos_ids, a->no_positions, a,
+                           rw ? rw->emb_proj_w : m->w.emb_proj_w);
     a->nonfinite_layer = all_finite(a->hidden, nd) ? -1 : 0;
     /* the fast path reads the mask (so masks need nothing of it) but applies no per-head
-       intervention: with one, the cblas path below runs */
-    if (fast_path_applies(m) && !atn_activations_gated(a)) {
+       intervention and no rounding: with one, the cblas path below runs */
+    if (fast_path_applies(m) && !atn_activations_gated(a) && !rw) {
         atn_status st = fast_forward(m, enc, a, opts, err);
         if (st == ATN_OK && opts->progress)
             opts->progress(1.0, ATN_STAGE_DONE, opts->user_data);
         return st;
     }
     for (int32_t l = a->start_layer; l < c->n_layers; l++) {
-        if (opts->progress && !opts->progress((double)l / c->n_layers, ATN_STAGE_LAYER, opts->user_data))
+        if (opts->progress && !opts->progress((double)l / c->n_layers, ATN_STAGE_LAYER, opts->user_data)) {
+            atn_rounded_weights_free(rw);
             return atn_error_set(err, ATN_E_CANCELLED, "cancelled at layer %d", l);
+        }
         size_t t = a->trace_stride * l;
         float *out = a->hidden + (size_t)(l + 1) * nd;
         if (m->family->pre_ln) {
             layer_forward_pre_ln(out, a->q + t, a->k + t, a->v + t, a->ctx + t, a->attn_out + t,
                                  a->attn + a->attn_stride * l, a->h1, a->ffn, a->hidden + (size_t)l * nd,
-                                 a->mask_add, &m->w.layers[l], c, n, atn_attn_scale(m, l), a, l);
+                                 a->mask_add, &layers[l], c, n, atn_attn_scale(m, l), a, l);
             if (l == c->n_layers - 1)   /* ln_f: the last hidden state is after it, as HF's */
                 atn_layernorm(out, out, m->w.final_ln_g, m->w.final_ln_b, n, d, c->ln_eps);
         } else {
             layer_forward(out, a->q + t, a->k + t, a->v + t, a->ctx + t, a->attn_out + t,
                           a->attn + a->attn_stride * l, a->h1, a->ffn, a->hidden + (size_t)l * nd, a->mask_add,
-                          &m->w.layers[l], c, n, a, l);
+                          &layers[l], c, n, a, l);
         }
         if (a->nonfinite_layer < 0 && !all_finite(out, nd))
             a->nonfinite_layer = l;
     }
+    atn_rounded_weights_free(rw);
     if (opts->progress)
         opts->progress(1.0, ATN_STAGE_DONE, opts->user_data);
     return ATN_OK;

@@ -39,6 +39,14 @@ typedef struct atn_activations {
     int32_t start_layer;         /* > 0: hidden[0..start_layer] are given (atn_run_forward_from):
                                     the CPU runs only layers start_layer.. (the GPU refuses) */
     int32_t nonfinite_layer;
+    /* reduced precision on the CPU (engine/precision.h), set by engine/run.c: FP32 (every
+       field below unused), or the operands of every product rounded: the weights from the
+       model's rounded copy, the activations into round_buf (Q, K, V in place, so the
+       capture holds what QK^T and PV read) */
+    atn_precision precision;
+    float *round_buf;            /* [atn_round_scratch_floats] */
+    int64_t *overflow;           /* [L+1][ATN_OPERAND_COUNT] values that became +-inf in fp16
+                                    (row 0: the embedding projection; row l+1: layer l), or NULL */
 } atn_activations;
 
 /* True when a has a per-head intervention only the cblas path applies. */

@@ -99,6 +99,10 @@ struct atn_model {
        made on the first forward of a BERT model; its memory is one of blocks.  Toy models
        (editable) never get one; code that changes a BERT model's weights must drop it */
     void *cpu_packed;
+    /* reduced-precision runs on the CPU: the weights rounded to bf16 / fp16 (index
+       atn_precision; engine/precision.c), made on the first such run; memory in blocks.
+       Toy models never keep them; code that changes a model's weights must drop them */
+    struct atn_rounded_weights *cpu_rounded[3];
 
     /* GPT-2's attention scaling (config.json; atn_attn_scale in encoder.c reads them):
        attn_no_scale: scale_attn_weights false (no 1/sqrt(k)); attn_scale_by_layer:

@@ -8,6 +8,7 @@
 #include "interventions.h"
 #include "memlimit.h"
 #include "model-private.h"
+#include "precision.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@ struct atn_run {
     atn_error fallback;       /* why the last forward went to the CPU instead of the GPU; "" if not */
     float *slopes;            /* [H] ALiBi's slopes when the last forward had ALiBi */
     uint8_t *heads_off;       /* [L][H] the last forward's switched-off heads */
+    int64_t *overflow;        /* [L+1][ATN_OPERAND_COUNT] an fp16 CPU forward's overflow counts */
 };
 
 void atn_run_options_init(atn_run_options *o) {
@@ -70,6 +72,7 @@ void atn_run_free(atn_run *run) {
     atn_encoding_free(run->enc);
     free(run->slopes);
     free(run->heads_off);
+    free(run->overflow);
     free(run);
 }
 
@@ -81,7 +84,7 @@ const char *atn_run_fallback_reason(const atn_run *run) {
 
 /* Floats of each buffer, in the order they are laid out in the block. */
 typedef struct run_layout {
-    size_t hidden, trace, attn, h1, ffn, mask, pos;
+    size_t hidden, trace, attn, h1, ffn, mask, pos, round;
 } run_layout;
 
 static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o, run_layout *lay) {
@@ -94,7 +97,9 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
     double ffn = c->use_ffn ? c->d_ffn : 1;
     if (c->use_embeddings && atn_d_embed(c) != c->d_model && atn_d_embed(c) > ffn)
         ffn = atn_d_embed(c);
-    double total = nd * (L + 1) + 5 * trace + attn + nd + (double)n * ffn + (double)n * n + n;
+    /* reduced precision: the scratch the CPU rounds operands into (engine/precision.h) */
+    double round = o->precision != ATN_PRECISION_FP32 ? (double)atn_round_scratch_floats(c, n) : 0;
+    double total = nd * (L + 1) + 5 * trace + attn + nd + (double)n * ffn + (double)n * n + n + round;
     if (total * sizeof(float) > (double)SIZE_MAX / 2)
         return false;
     lay->hidden = (size_t)(nd * (L + 1));
@@ -104,6 +109,7 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
     lay->ffn = (size_t)(n * ffn);
     lay->mask = (size_t)n * n;
     lay->pos = (size_t)n;   /* int32 position ids, one float's room each */
+    lay->round = (size_t)round;
     return true;
 }
 
@@ -111,7 +117,7 @@ size_t atn_run_bytes_needed(const atn_config *c, int32_t n, const atn_run_option
     run_layout lay;
     if (!layout_for(c, n, o, &lay))
         return SIZE_MAX;
-    return (lay.hidden + 5 * lay.trace + lay.attn + lay.h1 + lay.ffn + lay.mask + lay.pos) * sizeof(float);
+    return (lay.hidden + 5 * lay.trace + lay.attn + lay.h1 + lay.ffn + lay.mask + lay.pos + lay.round) * sizeof(float);
 }
 
 
@@ -249,6 +255,9 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     atn_status st = check_input(m, enc, err);
     if (st)
         return st;
+    if (o->precision != ATN_PRECISION_FP32 && o->precision != ATN_PRECISION_FP16 &&
+        o->precision != ATN_PRECISION_BF16)
+        return atn_error_set(err, ATN_E_INVALID, "precision %d is not fp32, fp16 or bf16", (int)o->precision);
     int32_t n = enc->n;
 
     run_layout lay;
@@ -264,7 +273,10 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     if (source[0])
         snprintf(because, sizeof because, " by %s", source);
     size_t need = atn_run_bytes_needed(c, n, o);
-    size_t pack = o->device == ATN_DEVICE_CUDA ? 0 : atn_cpu_pack_pending_bytes(m);
+    /* the CPU's first run packs the weights (fp32) or rounds a copy of them (bf16, fp16) */
+    size_t pack = o->device == ATN_DEVICE_CUDA ? 0
+                  : o->precision != ATN_PRECISION_FP32 ? atn_rounded_pending_bytes(m, o->precision)
+                                                       : atn_cpu_pack_pending_bytes(m);
     if (!layout_for(c, n, o, &lay) || need > limit) {
         char a[32], b[32];
         format_bytes(a, sizeof a, (double)need);
@@ -280,7 +292,7 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
         format_bytes(b, sizeof b, (double)limit);
         format_bytes(p, sizeof p, (double)pack);
         return atn_error_set(err, ATN_E_NOMEM, "a run of %d tokens through %d layers x %d heads needs %s of "
-                             "memory and the first run %s more for the CPU's packed copy of the weights, more "
+                             "memory and the first run %s more for the CPU's packed or rounded copy of the weights, more "
                              "than the %s allowed%s", n, c->n_layers, c->n_heads, a, p, b, because);
     }
     size_t floats = need / sizeof(float);
@@ -323,7 +335,19 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     a->h1 = p, p += lay.h1;
     a->ffn = p, p += lay.ffn;
     a->mask_add = p, p += lay.mask;
-    a->pos_ids = (int32_t *)p;
+    a->pos_ids = (int32_t *)p, p += lay.pos;
+    a->precision = o->precision == ATN_PRECISION_FP16 || o->precision == ATN_PRECISION_BF16 ? o->precision
+                                                                                          : ATN_PRECISION_FP32;
+    a->round_buf = lay.round ? p : NULL;
+    free(run->overflow), run->overflow = NULL;
+    if (a->precision == ATN_PRECISION_FP16) {
+        run->overflow = calloc((size_t)(c->n_layers + 1) * ATN_OPERAND_COUNT, sizeof(int64_t));
+        if (!run->overflow) {
+            run->enc = (atn_encoding_free(run->enc), NULL);
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        }
+    }
+    a->overflow = run->overflow;
     a->trace_stride = o->keep_trace_inputs ? (size_t)n * c->d_model : 0;
     a->attn_stride = o->keep_attention ? (size_t)c->n_heads * n * n : 0;
     a->nonfinite_layer = -1;
@@ -379,5 +403,11 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
         cap->attn_out = a->attn_out;
     }
     cap->nonfinite_layer = a->nonfinite_layer;
+    cap->precision = a->precision;
+    if (run->overflow && run->used == ATN_DEVICE_CPU) {
+        cap->fp16_overflow = run->overflow;
+        for (size_t i = 0; i < (size_t)(c->n_layers + 1) * ATN_OPERAND_COUNT; i++)
+            cap->fp16_overflow_total += run->overflow[i];
+    }
     return ATN_OK;
 }

@@ -374,6 +374,43 @@ typedef enum atn_head_mode {
                             query may see (those whose additive mask is 0), captured as such */
 } atn_head_mode;
 
+/* The arithmetic of a run's matrix products.  FP16 / BF16 are autocast's products: the
+ * operands of every product (the weights W_Q, W_K, W_V, W_O, W_1, W_2 and the embedding
+ * projection; the activations they multiply; Q, K for QK^T; the probabilities and V for PV)
+ * rounded to the format (nearest, ties to even; fp16 overflow gives +-inf), the sums in
+ * fp32; biases, softmax, LayerNorm, activations, residual adds and the masked-LM /
+ * next-token heads in fp32.  The CPU emulates it by rounding in fp32 storage (the same
+ * numbers the instructions would give); the GPU uses cublasGemmEx. */
+typedef enum atn_precision {
+    ATN_PRECISION_FP32 = 0,
+    ATN_PRECISION_FP16,
+    ATN_PRECISION_BF16,
+} atn_precision;
+
+/* "fp32", "fp16", "bf16" ("?" outside the enum; static storage). */
+const char *atn_precision_name(atn_precision p);
+/* One sentence on how this CPU runs p (static storage): that bf16/fp16 products are
+ * emulated by rounding in fp32 because the CPU lacks AVX512_BF16 / AVX512_FP16 (or that it
+ * has them and they are not used yet), and whether fp16 rounding uses F16C.  "" for FP32. */
+const char *atn_cpu_precision_note(atn_precision p);
+
+/* What a product reads, for the fp16 overflow counts (atn_capture.fp16_overflow). */
+typedef enum atn_operand {
+    ATN_OPERAND_WEIGHTS = 0,   /* the layer's weight matrices (rounded once per model) */
+    ATN_OPERAND_INPUT,         /* the layer input read by W_Q, W_K, W_V (row 0: the embeddings
+                                  read by the embedding projection) */
+    ATN_OPERAND_Q,
+    ATN_OPERAND_K,
+    ATN_OPERAND_V,
+    ATN_OPERAND_PROBS,         /* the attention probabilities read by PV */
+    ATN_OPERAND_CONTEXT,       /* the heads' outputs read by W_O */
+    ATN_OPERAND_FFN_IN,        /* the input of W_1 */
+    ATN_OPERAND_FFN_MID,       /* act(x W_1^T + b_1), the input of W_2 */
+    ATN_OPERAND_COUNT
+} atn_operand;
+/* "weights", "layer input", "Q", ... (static storage; "?" outside the enum). */
+const char *atn_operand_name(atn_operand op);
+
 typedef struct atn_capture {
     int32_t n_layers, n_heads, n, d_model, d_head;
     const atn_encoding *enc;    /* the tokens of this run */
@@ -396,6 +433,13 @@ typedef struct atn_capture {
     bool no_positions;          /* the embeddings had no position term */
     int32_t nonfinite_layer;    /* first layer whose output had NaN/Inf; -1 if none */
     bool has_trace_inputs;      /* q/k/v/ctx/attn_out/hidden are filled */
+    atn_precision precision;    /* the products' arithmetic (q, k, v then hold the rounded
+                                   operands QK^T and PV read) */
+    const int64_t *fp16_overflow;   /* [L+1][ATN_OPERAND_COUNT] finite values that became +-inf
+                                       when rounded to fp16 (row 0: the embedding projection,
+                                       row l+1: layer l); NULL unless an fp16 run on the CPU
+                                       (the GPU does not count them) */
+    int64_t fp16_overflow_total;    /* their sum */
 } atn_capture;
 
 typedef struct atn_run atn_run;
@@ -406,11 +450,6 @@ typedef enum atn_device {
     ATN_DEVICE_AUTO,
 } atn_device;
 
-typedef enum atn_precision {
-    ATN_PRECISION_FP32 = 0,
-    ATN_PRECISION_FP16,
-    ATN_PRECISION_BF16,
-} atn_precision;
 
 /* ---- interventions: the what-if lab ------------------------------------------- */
 
@@ -465,7 +504,7 @@ void atn_alibi_slopes(int32_t n_heads, float *slopes);
 
 typedef struct atn_run_options {
     atn_device device;          /* default CPU */
-    atn_precision precision;    /* GPU only; CPU is always fp32 */
+    atn_precision precision;    /* default FP32; FP16 / BF16 on the CPU and the GPU (see atn_precision) */
     bool keep_attention;        /* default true: fill capture->attn */
     bool keep_trace_inputs;     /* default true: fill q/k/v/ctx/attn_out/hidden */
     int32_t threads;            /* 0: leave OpenBLAS's setting */
@@ -553,6 +592,15 @@ const char *atn_cuda_module_path(void);
  * ATN_E_NOMEM, or the forward pass's error. */
 atn_status atn_compare_precision(const atn_model *model, const atn_encoding *enc, atn_precision precision,
                                  float *max_abs, float *mean_abs, atn_error *err);
+
+/* How a reduced-precision capture b moves from the fp32 capture a of the same input (any
+ * device): per layer and head ([L][H], caller's arrays) the max and mean |b - a| over the
+ * head's n x n probabilities (NaN counts as the largest); per hidden state ([L+1], caller's
+ * arrays, either may be NULL) the max |b - a| and ||b - a|| / ||a|| over the real tokens
+ * (a's enc->mask).  ATN_E_INVALID: NULL a/b/max_abs/mean_abs, a capture without attention,
+ * shapes that differ. */
+atn_status atn_precision_compare(const atn_capture *a, const atn_capture *b, float *max_abs, float *mean_abs,
+                                 float *hidden_max, float *hidden_rel, atn_error *err);
 
 /* ---- the trace: one head's arithmetic, step by step ------------------------- */
 
