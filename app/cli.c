@@ -190,6 +190,38 @@ int cli_parse_int_list(const char *s, const char *what, int32_t **out) {
     return n;
 }
 
+void cli_precision_note(atn_precision p) {
+    static bool said;
+    if (p == ATN_PRECISION_FP32 || said)
+        return;
+    said = true;
+    fprintf(stderr, "attnscope: %s\n", atn_cpu_precision_note(p));
+}
+
+void cli_report_fp16_overflow(const atn_capture *cap) {
+    if (!cap || !cap->fp16_overflow || cap->fp16_overflow_total == 0)
+        return;
+    for (int32_t row = 0; row <= cap->n_layers; row++) {
+        const int64_t *c = cap->fp16_overflow + (size_t)row * ATN_OPERAND_COUNT;
+        for (int op = 0; op < ATN_OPERAND_COUNT; op++) {
+            if (!c[op])
+                continue;
+            char where[32];
+            if (row == 0)
+                snprintf(where, sizeof where, "the embeddings");
+            else
+                snprintf(where, sizeof where, "layer %d", row - 1);
+            if (op == ATN_OPERAND_WEIGHTS)
+                fprintf(stderr, "attnscope: fp16 overflow in %s: %lld weights are beyond fp16's 65504 and "
+                        "became +-inf\n", where, (long long)c[op]);
+            else
+                fprintf(stderr, "attnscope: fp16 overflow in %s: %lld values of the %s reached 65520 and "
+                        "became +-inf (fp16's largest is 65504)\n", where, (long long)c[op],
+                        atn_operand_name((atn_operand)op));
+        }
+    }
+}
+
 bool cli_run_options(cli_args *a, atn_run_options *o) {
     atn_run_options_init(o);
     const char *dev = cli_get(a, "device");
@@ -218,6 +250,8 @@ bool cli_run_options(cli_args *a, atn_run_options *o) {
             return false;
         }
     }
+    if (o->device == ATN_DEVICE_CPU)
+        cli_precision_note(o->precision);
     bool ok = true;
     o->threads = (int32_t)cli_get_int(a, "threads", 0, 0, 1024, &ok);   /* 0: OpenBLAS's count */
     o->progress = cli_keep_going;   /* Ctrl-C stops a forward pass within a layer */
@@ -329,9 +363,15 @@ done:
 }
 
 int cli_model_run(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **run) {
+    return cli_model_run_pair(a, model, enc, run, NULL);
+}
+
+int cli_model_run_pair(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **run, atn_run **run_fp32) {
     atn_error err = {0};
     atn_run_options opts;
     *model = NULL, *enc = NULL, *run = NULL;
+    if (run_fp32)
+        *run_fp32 = NULL;
     if (!cli_run_options(a, &opts))
         return CLI_EXIT_USAGE;
     /* the common options are read below; mark them so the check sees only unknown ones */
@@ -364,10 +404,23 @@ int cli_model_run(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **
     }
     opts.interventions = ci.any ? &ci.iv : NULL;
     atn_status st = atn_run_forward(*run, *enc, &opts, &err);
-    cli_interventions_free(&ci);   /* the run copied what it keeps */
     const char *why = st == ATN_OK ? atn_run_fallback_reason(*run) : NULL;
     if (why)
         fprintf(stderr, "attnscope: no usable GPU; running on the CPU (%s)\n", why);
+    if (st == ATN_OK && atn_run_device_used(*run) == ATN_DEVICE_CPU)
+        cli_precision_note(opts.precision);
+    if (st == ATN_OK)
+        cli_report_fp16_overflow(atn_run_capture(*run));
+    if (st == ATN_OK && run_fp32) {   /* the same run in fp32, for a comparison */
+        *run_fp32 = atn_run_new(*model);
+        atn_run_options o32 = opts;
+        o32.precision = ATN_PRECISION_FP32;
+        if (!*run_fp32)
+            st = atn_error_set(&err, ATN_E_NOMEM, "out of memory");
+        else
+            st = atn_run_forward(*run_fp32, *enc, &o32, &err);
+    }
+    cli_interventions_free(&ci);   /* the runs copied what they keep */
     if (st)
         return cli_fail(&err);
     return CLI_EXIT_OK;

@@ -46,8 +46,14 @@ int cli_fail(const atn_error *err);   /* prints err->message, returns CLI_EXIT_U
 /* Comma-separated integers ("1,2,3").  Returns count, or -1 (message printed). */
 int cli_parse_int_list(const char *s, const char *what, int32_t **out);
 
-/* --device cpu|cuda|auto (default cpu) and --precision fp32|fp16|bf16. */
+/* --device cpu|cuda|auto (default cpu) and --precision fp32|fp16|bf16 (on the CPU, says
+ * once on stderr how the CPU runs bf16/fp16: cli_precision_note). */
 bool cli_run_options(cli_args *a, atn_run_options *opts);
+/* Says once per process on stderr how the CPU runs p (atn_cpu_precision_note); nothing for FP32. */
+void cli_precision_note(atn_precision p);
+/* "fp16 overflow in layer L: N values of the ... became +-inf" on stderr, one line per layer
+ * and operand with overflows; nothing when cap counted none. */
+void cli_report_fp16_overflow(const atn_capture *cap);
 
 /* Opens --model (default "demo", falling back to "worked-example" when the demo model is
  * not installed), with a progress line on a terminal. */
@@ -60,6 +66,9 @@ atn_status cli_encode(cli_args *a, const atn_model *model, atn_encoding **enc, a
 /* Opens the model, encodes, runs: the common first half of most sub-commands.
  * On success the caller frees *run, *enc and *model. */
 int cli_model_run(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **run);
+/* The same, and run_fp32 (not NULL) gets the same input run again with the same options in
+ * fp32 (attnscope run --compare-fp32); the caller frees it too. */
+int cli_model_run_pair(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **run, atn_run **run_fp32);
 
 /* Ctrl-C and SIGTERM (main installs the handler for every sub-command): the progress
  * callbacks below then return false, so the engine's work ends with ATN_E_CANCELLED within a

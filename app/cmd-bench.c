@@ -28,6 +28,9 @@ typedef struct bench_result {
     int32_t sgemm_m, sgemm_n, sgemm_k;
     size_t run_bytes, run_bytes_nocap, attn_bytes;
     long rss_kb;                /* peak RSS with the model and one full-capture run */
+    /* --precision bf16|fp16: the same forward in fp32, each right after the reduced one */
+    double fp32_med;            /* seconds, full capture, fp32 */
+    double speedup;             /* median over pairs of (fp32 time / reduced time) */
 } bench_result;
 
 static double now_s(void) {
@@ -222,10 +225,14 @@ static atn_status bench_length(const atn_model *m, int32_t n, int repeat, bool c
     r->run_bytes_nocap = atn_run_bytes_needed(c, n, &nocap);
     r->attn_bytes = (size_t)c->n_layers * c->n_heads * n * n * sizeof(float);
 
+    bool reduced = base->precision != ATN_PRECISION_FP32;
+    atn_run_options cap32 = cap;
+    cap32.precision = ATN_PRECISION_FP32;
     atn_run *run_cap = atn_run_new(m), *run_nocap = capture_cost ? atn_run_new(m) : NULL;
+    atn_run *run32 = reduced ? atn_run_new(m) : NULL;
     double *tc = calloc((size_t)repeat, sizeof *tc), *tn = calloc((size_t)repeat, sizeof *tn);
-    double *tcpu = calloc((size_t)repeat, sizeof *tcpu);
-    if (!run_cap || (capture_cost && !run_nocap) || !tc || !tn || !tcpu) {
+    double *tcpu = calloc((size_t)repeat, sizeof *tcpu), *t32 = calloc((size_t)repeat, sizeof *t32);
+    if (!run_cap || (capture_cost && !run_nocap) || (reduced && !run32) || !tc || !tn || !tcpu || !t32) {
         st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
         goto done;
     }
@@ -235,6 +242,8 @@ static atn_status bench_length(const atn_model *m, int32_t n, int repeat, bool c
     r->first = now_s() - t_first;
     r->rss_kb = peak_rss_kb();   /* the model and one run with full capture */
     if (capture_cost && (st = atn_run_forward(run_nocap, enc, &nocap, err)))
+        goto done;
+    if (reduced && (st = atn_run_forward(run32, enc, &cap32, err)))
         goto done;
     for (int i = 0; i < repeat; i++) {
         double t0 = now_s(), c0 = cpu_s();
@@ -248,6 +257,22 @@ static atn_status bench_length(const atn_model *m, int32_t n, int repeat, bool c
                 goto done;
             tn[i] = now_s() - t0;
         }
+        if (reduced) {
+            t0 = now_s();
+            if ((st = atn_run_forward(run32, enc, &cap32, err)))
+                goto done;
+            t32[i] = now_s() - t0;
+        }
+    }
+    if (reduced) {
+        double *ratio = calloc((size_t)repeat, sizeof *ratio);
+        if (ratio) {
+            for (int i = 0; i < repeat; i++)
+                ratio[i] = t32[i] / tc[i];
+            r->speedup = median(ratio, repeat);
+            free(ratio);
+        }
+        r->fp32_med = median(t32, repeat);
     }
     if (capture_cost) {
         /* each forward with capture is paired with the one without right after it: the median
@@ -268,8 +293,9 @@ static atn_status bench_length(const atn_model *m, int32_t n, int repeat, bool c
         r->nocap_med = median(tn, repeat);
     }
 done:
-    free(tc), free(tn), free(tcpu);
+    free(tc), free(tn), free(tcpu), free(t32);
     atn_run_free(run_nocap);
+    atn_run_free(run32);
     if (st == ATN_OK && keep) {
         atn_run_free(*keep);
         *keep = run_cap;
@@ -309,6 +335,9 @@ static void print_text(const char *title, const atn_config *c, const atn_run_opt
     printf("%6s %9s %9s %9s %8s %8s %7s", "tokens", "fwd ms", "min ms", "cpu ms", "GFLOP/s", "sgemm", "% sgemm");
     if (capture_cost)
         printf(" %10s %8s", "nocap ms", "capture");
+    bool reduced = o->precision != ATN_PRECISION_FP32;
+    if (reduced)
+        printf(" %9s %8s", "fp32 ms", "vs fp32");
     printf(" %9s %9s %10s\n", "wts GB/s", "peak RSS", "capture MB");
     for (int i = 0; i < nres; i++) {
         const bench_result *r = &res[i];
@@ -320,6 +349,8 @@ static void print_text(const char *title, const atn_config *c, const atn_run_opt
             printf(" %8s %7s", "-", "-");
         if (capture_cost)
             printf(" %10.2f %+7.1f%%", r->nocap_med * 1e3, 100 * r->overhead);
+        if (reduced)
+            printf(" %9.2f %7.2fx", r->fp32_med * 1e3, r->speedup);
         printf(" %9.1f %6.0f MB %10.1f\n", layer_weight_bytes(c) / r->cap_med / 1e9, r->rss_kb * 1024.0 / 1e6,
                (r->run_bytes - r->run_bytes_nocap) / 1e6);
     }
@@ -332,6 +363,13 @@ static void print_text(const char *title, const atn_config *c, const atn_run_opt
         printf("memory read bandwidth, same process (%d threads reading 256 MB): %.1f GB/s; the forward streamed "
                "its layer weights at %.0f%% of it at %d tokens\n", o->threads > 0 ? o->threads :
                openblas_get_num_threads(), rbw, 100 * layer_weight_bytes(c) / res[0].cap_med / 1e9 / rbw, res[0].n);
+    if (reduced)
+        printf("precision %s: every product's operands rounded to %s, fp32 sums; vs fp32 = median over pairs of\n"
+               "(the same forward in fp32 right after / this one).  %% sgemm is against the fp32 sgemm:\n%s\n",
+               atn_precision_name(o->precision), atn_precision_name(o->precision),
+               o->device == ATN_DEVICE_CUDA ? "not measured on a GPU."
+               : "with no bf16/fp16 instructions in use there is no reduced-precision peak to measure, so a\n"
+                 "% of peak is not meaningful here (the CPU emulates the rounding in fp32).");
     printf("first forward of the process: %.1f ms at %d tokens", res[0].first * 1e3, res[0].n);
     if (packed)
         printf(" (includes packing the layer weights for the CPU kernels, once per model: %.1f MB)", packed / 1e6);
@@ -355,6 +393,7 @@ static void print_json(const char *title, const char *shape, const atn_config *c
            "\"first_forward_ms\": %.3f, \"read_gbps\": ", o->threads > 0 ? o->threads : openblas_get_num_threads(),
            layer_weight_bytes(c), packed, res[0].first * 1e3);
     cli_json_number(stdout, rbw > 0 ? rbw : 0.0 / 0.0);
+    printf(", \"precision\": \"%s\"", atn_precision_name(o->precision));
     printf(", \"results\": [");
     for (int i = 0; i < nres; i++) {
         const bench_result *r = &res[i];
@@ -374,6 +413,8 @@ static void print_json(const char *title, const char *shape, const atn_config *c
         cli_json_number(stdout, capture_cost ? 100 * r->overhead : 0.0 / 0.0);
         printf(", \"percent_of_read_bandwidth\": ");
         cli_json_number(stdout, rbw > 0 ? 100 * layer_weight_bytes(c) / r->cap_med / 1e9 / rbw : 0.0 / 0.0);
+        if (o->precision != ATN_PRECISION_FP32)
+            printf(", \"fp32_ms_median\": %.4f, \"speedup_vs_fp32\": %.4f", r->fp32_med * 1e3, r->speedup);
         printf(", \"weights_gbps\": %.3f, \"peak_rss_bytes\": %.0f, \"run_bytes\": %zu, "
                "\"run_bytes_nocapture\": %zu, \"capture_bytes\": %zu, \"attention_bytes\": %zu}",
                layer_weight_bytes(c) / r->cap_med / 1e9, r->rss_kb * 1024.0, r->run_bytes, r->run_bytes_nocap,
@@ -433,7 +474,8 @@ static int bench_versus(const char *shape, uint64_t seed, const char *title,
 static void usage(void) {
     printf("Usage: attnscope bench [--model M | --shape bert-base|bert-large|bert-tiny|roberta-base|\n"
            "       distilbert-base|albert-base|gpt2] [--length N[,N...]]\n"
-           "                       [--repeat R] [--threads T] [--device cpu|cuda] [--json] [--no-capture]\n"
+           "                       [--repeat R] [--threads T] [--device cpu|cuda] [--precision fp32|bf16|fp16]\n"
+           "                       [--json] [--no-capture]\n"
            "                       [--seed S] [--dump PREFIX] [--no-bandwidth] [--versus SHAPE]\n\n"
            "Times R forwards with full capture (median and min) and reports GFLOP/s from the FLOP count\n"
            "L(8nd² + 4n²d + 4ndf), next to cblas_sgemm's GFLOP/s at the model's largest GEMM shape measured\n"
@@ -445,7 +487,8 @@ static void usage(void) {
            "this machine's memory read bandwidth (the limit at a few tokens; --no-bandwidth skips it).\n"
            "--shape gpt2 is a GPT-2 (pre-LN, causal) of gpt2's size.  --versus SHAPE then times a random model\n"
            "of SHAPE at the same lengths in the same process and prints both GFLOP/s and their ratio\n"
-           "(e.g. --shape gpt2 --length 128,512 --versus bert-base).\n");
+           "(e.g. --shape gpt2 --length 128,512 --versus bert-base).  --precision bf16|fp16 times the\n"
+           "reduced-precision forward and, paired with it in the same run, the fp32 one (\"vs fp32\").\n");
 }
 
 int cmd_bench(int argc, char **argv) {

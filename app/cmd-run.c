@@ -1,6 +1,7 @@
 /* attnscope run: run a model and write every head's attention, as .npy or .json. */
 #include "cli.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,10 @@ static bool ends_with(const char *s, const char *suffix) {
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-static bool write_json(const char *path, const atn_capture *cap) {
+typedef struct compare compare;
+static void compare_json(FILE *f, const compare *c, const atn_capture *low);
+
+static bool write_json(const char *path, const atn_capture *cap, const compare *cmp) {
     cli_atomic_file af;
     if (!cli_atomic_open(&af, path))
         return false;
@@ -51,35 +55,174 @@ static bool write_json(const char *path, const atn_capture *cap) {
         }
         fputc(']', f);
     }
-    fprintf(f, "],\n  \"nonfinite_layer\": %d\n}\n", cap->nonfinite_layer);
+    fprintf(f, "],\n  \"nonfinite_layer\": %d", cap->nonfinite_layer);
+    if (cmp)
+        compare_json(f, cmp, cap);
+    else if (cap->precision != ATN_PRECISION_FP32) {
+        fputs(",\n  \"precision\": {\"name\": ", f);
+        cli_json_string(f, atn_precision_name(cap->precision));
+        fprintf(f, ", \"fp16_overflow\": %lld}", (long long)cap->fp16_overflow_total);
+    }
+    fputs("\n}\n", f);
     return cli_atomic_close(&af, true);
 }
 
-/* How far fp16/bf16 attention moves from fp32, per head. */
-static int print_precision_report(const atn_model *model, const atn_encoding *enc, atn_precision precision,
-                                  const char *name) {
-    const atn_config *c = atn_model_config(model);
-    size_t heads = (size_t)c->n_layers * c->n_heads;
-    float *mx = calloc(heads, sizeof(float)), *mean = calloc(heads, sizeof(float));
+/* --compare-fp32: how far the reduced-precision run moves from the same run in fp32. */
+typedef struct guess_change {
+    int32_t pos;
+    atn_prediction ref, low;
+} guess_change;
+
+typedef struct compare {
+    const char *name;               /* "bf16" */
+    int32_t L, H;
+    float *mx, *mean;               /* [L][H] |p_low - p_fp32| */
+    float *hmax, *hrel;             /* [L+1] hidden-state drift */
+    int32_t top[5], n_top;          /* the heads that move most (by max |difference|) */
+    const char *guess_kind;         /* "[MASK]", "next-token" or NULL (no head) */
+    int32_t n_guesses;              /* positions guessed */
+    guess_change *changed;          /* the ones whose top guess changed */
+    int32_t n_changed;
+} compare;
+
+/* NaN (a head that overflowed) ranks above every number. */
+static float rank_key(float x) { return x != x ? INFINITY : x; }
+
+static void compare_free(compare *c) {
+    free(c->mx);
+    free(c->mean);
+    free(c->hmax);
+    free(c->hrel);
+    free(c->changed);
+}
+
+static int compare_compute(const atn_model *model, const atn_capture *low, const atn_capture *ref, compare *c) {
+    memset(c, 0, sizeof *c);
+    c->name = atn_precision_name(low->precision);
+    c->L = ref->n_layers, c->H = ref->n_heads;
+    size_t heads = (size_t)c->L * c->H;
+    c->mx = calloc(heads, sizeof(float)), c->mean = calloc(heads, sizeof(float));
+    c->hmax = calloc((size_t)c->L + 1, sizeof(float)), c->hrel = calloc((size_t)c->L + 1, sizeof(float));
+    c->changed = calloc((size_t)ref->n, sizeof(guess_change));
     atn_error err = {0};
-    int rc = CLI_EXIT_OK;
-    if (!mx || !mean) {
+    if (!c->mx || !c->mean || !c->hmax || !c->hrel || !c->changed) {
         cli_error("out of memory");
-        rc = CLI_EXIT_FAIL;
-    } else if (atn_compare_precision(model, enc, precision, mx, mean, &err)) {
-        rc = cli_fail(&err);
-    } else {
-        float worst = 0;
-        printf("%s vs fp32 attention, |p_%s - p_fp32| per head\nlayer head   max        mean\n", name, name);
-        for (size_t i = 0; i < heads; i++) {
-            printf("%5zu %4zu   %.3e  %.3e\n", i / c->n_heads, i % c->n_heads, mx[i], mean[i]);
-            worst = mx[i] > worst ? mx[i] : worst;
-        }
-        printf("largest difference over all heads: %.3e\n", worst);
+        return CLI_EXIT_FAIL;
     }
-    free(mx);
-    free(mean);
-    return rc;
+    if (atn_precision_compare(ref, low, c->mx, c->mean, c->hmax, c->hrel, &err))
+        return cli_fail(&err);
+    for (size_t i = 0; i < heads; i++) {   /* the five largest, in order */
+        if (c->n_top < 5)
+            c->top[c->n_top++] = (int32_t)i;
+        else if (rank_key(c->mx[i]) > rank_key(c->mx[c->top[4]]))
+            c->top[4] = (int32_t)i;
+        else
+            continue;
+        for (int32_t k = c->n_top - 1; k > 0 && rank_key(c->mx[c->top[k]]) > rank_key(c->mx[c->top[k - 1]]); k--) {
+            int32_t t = c->top[k];
+            c->top[k] = c->top[k - 1], c->top[k - 1] = t;
+        }
+    }
+    bool causal = atn_model_is_causal(model), mlm = !causal && atn_model_has_mlm_head(model);
+    c->guess_kind = causal ? "next-token" : mlm ? "[MASK]" : NULL;
+    for (int32_t i = 0; c->guess_kind && i < ref->n; i++) {
+        const atn_token *t = &ref->enc->tokens[i];
+        if (!ref->enc->mask[i] || (mlm && t->role != ATN_TOKEN_MASK))
+            continue;
+        atn_prediction a, b;
+        atn_status st = causal ? atn_predict_next(model, ref, i, 1, &a, &err) : atn_predict_position(model, ref, i, 1,
+                                                                                                   &a, &err);
+        if (st == ATN_OK)
+            st = causal ? atn_predict_next(model, low, i, 1, &b, &err) : atn_predict_position(model, low, i, 1, &b,
+                                                                                             &err);
+        if (st)
+            return cli_fail(&err);
+        c->n_guesses++;
+        if (a.id != b.id)
+            c->changed[c->n_changed++] = (guess_change){i, a, b};
+    }
+    return CLI_EXIT_OK;
+}
+
+static void compare_print(FILE *f, const compare *c, const atn_capture *ref) {
+    fprintf(f, "%s vs fp32 attention, |p_%s - p_fp32| per head\nlayer head   max        mean\n", c->name, c->name);
+    float worst = 0;
+    for (int32_t i = 0; i < c->L * c->H; i++) {
+        fprintf(f, "%5d %4d   %.3e  %.3e\n", i / c->H, i % c->H, c->mx[i], c->mean[i]);
+        worst = c->mx[i] > worst || c->mx[i] != c->mx[i] ? c->mx[i] : worst;
+    }
+    fprintf(f, "largest difference over all heads: %.3e\nheads that move most:", worst);
+    for (int32_t k = 0; k < c->n_top; k++)
+        fprintf(f, "%s layer %d head %d (%.3e)", k ? "," : "", c->top[k] / c->H, c->top[k] % c->H, c->mx[c->top[k]]);
+    fprintf(f, "\nhidden-state drift (real tokens): state  max |dh|   ||dh|| / ||h||\n");
+    for (int32_t l = 0; l <= c->L; l++) {
+        char what[32];
+        snprintf(what, sizeof what, l ? "after layer %d" : "embeddings", l - 1);
+        fprintf(f, "  %-16s %.3e  %.3e\n", what, fabs(c->hmax[l]), fabs(c->hrel[l]));
+    }
+    if (!c->guess_kind)
+        fprintf(f, "guesses: the model has no masked-LM or next-token head\n");
+    else if (c->n_guesses == 0)
+        fprintf(f, "guesses: no [MASK] in the input\n");
+    else
+        fprintf(f, "%s guesses changed: %d of %d\n", c->guess_kind, c->n_changed, c->n_guesses);
+    for (int32_t k = 0; k < c->n_changed; k++) {
+        const guess_change *g = &c->changed[k];
+        fprintf(f, "  position %d (%s): fp32 \"%s\" (%.4f) -> %s \"%s\" (%.4f)\n", g->pos, ref->enc->tokens[g->pos].text,
+                g->ref.token, g->ref.prob, c->name, g->low.token, g->low.prob);
+    }
+}
+
+static void json_floats(FILE *f, const float *v, int32_t n) {
+    fputc('[', f);
+    for (int32_t i = 0; i < n; i++) {
+        if (i)
+            fputs(", ", f);
+        cli_json_number(f, v[i]);
+    }
+    fputc(']', f);
+}
+
+/* The "precision" member of the JSON output (after "nonfinite_layer"). */
+static void compare_json(FILE *f, const compare *c, const atn_capture *low) {
+    fputs(",\n  \"precision\": {\"name\": ", f);
+    cli_json_string(f, c->name);
+    fputs(", \"compare_fp32\": {\n    \"max_abs\": [", f);
+    for (int32_t l = 0; l < c->L; l++) {
+        fputs(l ? ", " : "", f);
+        json_floats(f, c->mx + (size_t)l * c->H, c->H);
+    }
+    fputs("],\n    \"mean_abs\": [", f);
+    for (int32_t l = 0; l < c->L; l++) {
+        fputs(l ? ", " : "", f);
+        json_floats(f, c->mean + (size_t)l * c->H, c->H);
+    }
+    fputs("],\n    \"most_moved\": [", f);
+    for (int32_t k = 0; k < c->n_top; k++)
+        fprintf(f, "%s[%d, %d]", k ? ", " : "", c->top[k] / c->H, c->top[k] % c->H);
+    fputs("],\n    \"hidden_max_abs\": ", f);
+    json_floats(f, c->hmax, c->L + 1);
+    fputs(",\n    \"hidden_relative\": ", f);
+    json_floats(f, c->hrel, c->L + 1);
+    fprintf(f, ",\n    \"guess_kind\": ");
+    if (c->guess_kind)
+        cli_json_string(f, c->guess_kind);
+    else
+        fputs("null", f);
+    fprintf(f, ", \"guesses\": %d, \"changed_guesses\": [", c->n_guesses);
+    for (int32_t k = 0; k < c->n_changed; k++) {
+        const guess_change *g = &c->changed[k];
+        fprintf(f, "%s{\"position\": %d, \"fp32\": ", k ? ", " : "", g->pos);
+        cli_json_string(f, g->ref.token);
+        fputs(", \"fp32_prob\": ", f);
+        cli_json_number(f, g->ref.prob);
+        fputs(", \"reduced\": ", f);
+        cli_json_string(f, g->low.token);
+        fputs(", \"reduced_prob\": ", f);
+        cli_json_number(f, g->low.prob);
+        fputc('}', f);
+    }
+    fprintf(f, "],\n    \"fp16_overflow\": %lld}}", (long long)low->fp16_overflow_total);
 }
 
 int cmd_run(int argc, char **argv) {
@@ -89,12 +232,18 @@ int cmd_run(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope run --model M (--text T [--text-pair T2] | --ids 1,2,3 [--type-ids ...] "
-               "[--mask 1,1,0]) [--device cpu|cuda|auto] -o OUT.npy|OUT.json\n\n"
+               "[--mask 1,1,0]) [--device cpu|cuda|auto] [--precision fp32|bf16|fp16 [--compare-fp32]]\n"
+               "       -o OUT.npy|OUT.json\n\n"
                "Writes the attention of every layer and head: .npy is float32 [layers, heads, n, n];\n"
                ".json has tokens, ids and the nested attention lists.  Toy models take no text.\n"
                "-o - --format npy|json writes to standard output.\n\n"
-               "On a GPU, --precision fp16|bf16 computes in reduced precision; add --compare-fp32 to print,\n"
-               "per layer and head, how far those maps move from fp32 (max and mean |difference|).\n\n" CLI_INTERVENTION_HELP);
+               "--precision bf16|fp16 rounds the operands of every matrix product to that format and sums in\n"
+               "fp32, as autocast does (softmax, LayerNorm, GELU stay fp32; on a CPU without bf16/fp16\n"
+               "arithmetic the numbers are emulated by rounding, said once on stderr; fp16 overflow is\n"
+               "reported per layer).  --compare-fp32 runs the same input in fp32 too and prints per layer and\n"
+               "head the max and mean |difference| of the maps, the heads that move most, the hidden-state\n"
+               "drift and the changed [MASK] / next-token guesses (in the .json output as \"precision\").\n\n"
+               CLI_INTERVENTION_HELP);
         return 0;
     }
     const char *out = cli_get(&a, "output"), *format = cli_get(&a, "format");
@@ -116,18 +265,24 @@ int cmd_run(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     }
     bool npy = to_stdout ? !strcmp(format, "npy") : ends_with(out, ".npy");
-    bool compare = cli_flag(&a, "compare-fp32");
+    bool want_compare = cli_flag(&a, "compare-fp32");
     const char *prec = cli_get(&a, "precision");
-    if (compare && (!prec || !strcmp(prec, "fp32"))) {
-        cli_error("attnscope run: --compare-fp32 needs --precision fp16 or bf16 (and a GPU)");
+    if (want_compare && (!prec || !strcmp(prec, "fp32"))) {
+        cli_error("attnscope run: --compare-fp32 needs --precision bf16 or fp16");
         return CLI_EXIT_USAGE;
     }
     atn_model *model;
     atn_encoding *enc;
-    atn_run *run;
-    int rc = cli_model_run(&a, &model, &enc, &run);
-    if (rc == CLI_EXIT_OK && compare)
-        rc = print_precision_report(model, enc, !strcmp(prec, "bf16") ? ATN_PRECISION_BF16 : ATN_PRECISION_FP16, prec);
+    atn_run *run, *run32 = NULL;
+    int rc = cli_model_run_pair(&a, &model, &enc, &run, want_compare ? &run32 : NULL);
+    compare cmp;
+    bool have_cmp = false;
+    if (rc == CLI_EXIT_OK && want_compare) {
+        rc = compare_compute(model, atn_run_capture(run), atn_run_capture(run32), &cmp);
+        have_cmp = true;
+        if (rc == CLI_EXIT_OK)   /* on standard output unless the attention goes there */
+            compare_print(to_stdout ? stderr : stdout, &cmp, atn_run_capture(run32));
+    }
     if (rc == CLI_EXIT_OK) {
         const atn_capture *cap = atn_run_capture(run);
         if (cap->nonfinite_layer >= 0)
@@ -140,10 +295,13 @@ int cmd_run(int argc, char **argv) {
             if (!ok && !cli_interrupted())
                 cli_fail(&err);
         } else {
-            ok = write_json(out, cap);
+            ok = write_json(out, cap, have_cmp ? &cmp : NULL);
         }
         rc = ok ? CLI_EXIT_OK : CLI_EXIT_USAGE;   /* an unwritable output, as everywhere */
     }
+    if (have_cmp)
+        compare_free(&cmp);
+    atn_run_free(run32);
     atn_run_free(run);
     atn_encoding_free(enc);
     atn_model_free(model);

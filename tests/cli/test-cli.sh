@@ -344,6 +344,61 @@ hf-cache)
     "$A" run --model org/tiny@dev --ids 2,3 -o "$T/b.npy"
   [ -e "$T/b.npy" ] && fail "output written on error"
   ;;
+precision)
+  # --precision on the CPU: the numbers of the torch reference (tests/precision), the note said
+  # once, --compare-fp32 (text and JSON), the fp16 overflow report, and every command accepts it
+  NPYDIFF="$3"; SRC="$4"; FX="$SRC/tests/precision/fixtures"
+  ids=$(python3 -c "import json; c=json.load(open('$FX/cases.json'))['cases']['rand']; print(','.join(map(str,c['ids'])), ','.join(map(str,c['types'])))")
+  set -- $ids
+  for p in bf16 fp16; do
+    "$A" run --model "$SRC/tests/precision/models/rand-bert" --ids "$1" --type-ids "$2" --precision $p \
+      -o "$T/$p.npy" 2>"$T/err" || fail "$p run failed: $(cat "$T/err")"
+    "$NPYDIFF" "$T/$p.npy" "$FX/rand-$p-attn.npy" 1e-5 >/dev/null || fail "$p differs from the torch reference"
+    [ "$(grep -c "$p on the CPU" "$T/err")" = 1 ] || fail "$p note not said once: $(cat "$T/err")"
+  done
+  "$NPYDIFF" "$T/bf16.npy" "$FX/rand-fp32-attn.npy" 1e-3 >/dev/null && fail "bf16 run equals fp32"
+  "$A" run --model demo --text "the cat sat on the [MASK] ." --precision bf16 --compare-fp32 -o "$T/c.json" \
+    >"$T/out" 2>"$T/err" || fail "compare failed: $(cat "$T/err")"
+  for s in "bf16 vs fp32 attention" "heads that move most: layer" "hidden-state drift" "after layer 3" \
+           "[MASK] guesses changed: " "largest difference over all heads"; do
+    grep -qF "$s" "$T/out" || fail "compare output lacks '$s': $(cat "$T/out")"
+  done
+  python3 - "$T/c.json" "$T/out" <<'PY' || fail "compare json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["precision"]["compare_fp32"]
+assert d["precision"]["name"] == "bf16"
+assert len(c["max_abs"]) == 4 and len(c["max_abs"][0]) == 16 and len(c["mean_abs"][3]) == 16
+assert len(c["hidden_relative"]) == 5 and c["hidden_max_abs"][0] == 0 and c["hidden_max_abs"][4] > 0
+top = c["most_moved"][0]
+flat = [x for row in c["max_abs"] for x in row]
+assert c["max_abs"][top[0]][top[1]] == max(flat), (top, max(flat))
+assert 1e-4 < max(flat) < 5e-2 and c["guesses"] == 1 and c["guess_kind"] == "[MASK]"
+# the table printed agrees with the JSON
+for line in open(sys.argv[2]):
+    f = line.split()
+    if len(f) == 4 and f[0].isdigit():
+        assert abs(float(f[2]) - c["max_abs"][int(f[0])][int(f[1])]) <= 1e-3 * float(f[2]) + 1e-12, line
+PY
+  expect_error 0 "fp16 overflow in layer 0: 49 values of the feed-forward activation (read by W_2) reached 65520" \
+    "$A" run --model "$SRC/tests/precision/models/rand-bert-big" --ids 2,30,40,12,9,3 --precision fp16 -o "$T/o.npy"
+  grep -q "fp16 overflow in layer 1: 1 weights are beyond fp16's 65504" "$T/err" || fail "weight overflow: $(cat "$T/err")"
+  expect_error 2 "run: --compare-fp32 needs --precision bf16 or fp16" "$A" run --model demo --text hi --compare-fp32 -o "$T/x.npy"
+  expect_error 2 "run: --precision must be fp32, fp16 or bf16, not \"fp8\"" "$A" run --model demo --text hi --precision fp8 -o "$T/x.npy"
+  printf 'the cat sat on the mat .\na dog ran .\n' >"$T/corpus.txt"
+  for cmd in "stats --text hi" "stats --corpus $T/corpus.txt" "trace --text hi --layer 0 --head 0 --query 1" \
+             "predict --ids 2,9,4,3" "export heatmap --text hi --layer 0 --head 0 -o $T/h.png" \
+             "diff --text hi --causal -o $T/d.json" "similarity --text hi -o $T/s.json" \
+             "importance --corpus $T/corpus.txt -o $T/i.json"; do
+    "$A" $cmd --model demo --precision bf16 >"$T/out" 2>"$T/err" || fail "$cmd --precision bf16: $(cat "$T/err")"
+    grep -q "bf16 on the CPU" "$T/err" || fail "$cmd: no precision note"
+  done
+  "$A" bench --shape bert-tiny --length 16 --repeat 3 --no-bandwidth --precision fp16 --json >"$T/b.json" 2>"$T/err" ||
+    fail "bench: $(cat "$T/err")"
+  python3 -c "
+import json; d=json.load(open('$T/b.json')); r=d['results'][0]
+assert d['precision'] == 'fp16' and r['fp32_ms_median'] > 0 and r['speedup_vs_fp32'] > 0, d" || fail "bench json"
+  ;;
 *)
   fail "unknown case"
   ;;
