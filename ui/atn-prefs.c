@@ -21,6 +21,7 @@ struct _AtnPrefs {
     char *example_text;
     char **recent_models;
     char *color_scale;
+    char *precision;
 };
 
 G_DEFINE_FINAL_TYPE(AtnPrefs, atn_prefs, G_TYPE_OBJECT)
@@ -34,6 +35,7 @@ enum {
     PROP_EXAMPLE_TEXT,
     PROP_RECENT_MODELS,
     PROP_COLOR_SCALE,
+    PROP_PRECISION,
     N_PROPS
 };
 static GParamSpec *props[N_PROPS];
@@ -41,6 +43,7 @@ static GParamSpec *props[N_PROPS];
 /* property name -> GSettings key (the same names) */
 static const char *const keys[N_PROPS] = {
     NULL, "colormap", "last-model", "device", "font-scale", "example-text", "recent-models", "color-scale",
+    "precision",
 };
 
 /* The schema compiled into <builddir>/data (data/meson.build), for uninstalled runs. */
@@ -85,6 +88,7 @@ static void keyfile_save(AtnPrefs *self) {
     g_key_file_set_string_list(self->keyfile, "prefs", "recent-models", (const char *const *)self->recent_models,
                                g_strv_length(self->recent_models));
     g_key_file_set_string(self->keyfile, "prefs", "color-scale", self->color_scale);
+    g_key_file_set_string(self->keyfile, "prefs", "precision", self->precision);
     g_autofree char *dir = g_path_get_dirname(self->keyfile_path);
     g_mkdir_with_parents(dir, 0700);
     g_autoptr(GError) error = NULL;
@@ -148,6 +152,11 @@ static void atn_prefs_set_property(GObject *object, guint prop_id, const GValue 
         changed = set_string(&self->color_scale, g_strcmp0(v, "fixed") == 0 ? "fixed" : "head");
         break;
     }
+    case PROP_PRECISION: {
+        const char *v = g_value_get_string(value);
+        changed = set_string(&self->precision, !g_strcmp0(v, "bf16") || !g_strcmp0(v, "fp16") ? v : "fp32");
+        break;
+    }
     case PROP_FONT_SCALE: {
         double v = g_value_get_double(value);
         changed = v != self->font_scale;
@@ -181,6 +190,7 @@ static void atn_prefs_get_property(GObject *object, guint prop_id, GValue *value
     case PROP_FONT_SCALE: g_value_set_double(value, self->font_scale); break;
     case PROP_RECENT_MODELS: g_value_set_boxed(value, self->recent_models); break;
     case PROP_COLOR_SCALE: g_value_set_string(value, self->color_scale); break;
+    case PROP_PRECISION: g_value_set_string(value, self->precision); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     }
 }
@@ -196,6 +206,7 @@ static void atn_prefs_finalize(GObject *object) {
     g_free(self->example_text);
     g_strfreev(self->recent_models);
     g_free(self->color_scale);
+    g_free(self->precision);
     G_OBJECT_CLASS(atn_prefs_parent_class)->finalize(object);
 }
 
@@ -226,6 +237,7 @@ static void atn_prefs_class_init(AtnPrefsClass *klass) {
     props[PROP_EXAMPLE_TEXT] = g_param_spec_string("example-text", NULL, NULL, "", f);
     props[PROP_RECENT_MODELS] = g_param_spec_boxed("recent-models", NULL, NULL, G_TYPE_STRV, f);
     props[PROP_COLOR_SCALE] = g_param_spec_string("color-scale", NULL, NULL, "head", f);
+    props[PROP_PRECISION] = g_param_spec_string("precision", NULL, NULL, "fp32", f);
     g_object_class_install_properties(object_class, N_PROPS, props);
 }
 
@@ -237,6 +249,7 @@ static void atn_prefs_init(AtnPrefs *self) {
     self->example_text = g_strdup("");
     self->recent_models = g_new0(char *, 1);
     self->color_scale = g_strdup("head");
+    self->precision = g_strdup("fp32");
 }
 
 AtnPrefs *atn_prefs_get_default(void) {
@@ -320,4 +333,13 @@ void atn_prefs_keep_in_memory(AtnPrefs *self) {
 const char *atn_prefs_get_backend_name(AtnPrefs *self) {
     g_return_val_if_fail(ATN_IS_PREFS(self), NULL);
     return self->settings ? "gsettings" : "keyfile";
+}
+
+const char *atn_prefs_get_precision(AtnPrefs *self) {
+    g_return_val_if_fail(ATN_IS_PREFS(self), NULL);
+    return self->precision;
+}
+void atn_prefs_set_precision(AtnPrefs *self, const char *v) {
+    g_return_if_fail(ATN_IS_PREFS(self));
+    g_object_set(self, "precision", v, NULL);
 }

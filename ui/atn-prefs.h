@@ -26,6 +26,10 @@ void atn_prefs_set_font_scale(AtnPrefs *self, double scale);
  * (0 to 1 for every head, so heads compare); anything else reads as "head". */
 const char *atn_prefs_get_color_scale(AtnPrefs *self);
 void atn_prefs_set_color_scale(AtnPrefs *self, const char *scale);
+/* "fp32" (default), "bf16" or "fp16": the arithmetic of the window's runs (atn_precision);
+ * anything else reads as "fp32". */
+const char *atn_prefs_get_precision(AtnPrefs *self);
+void atn_prefs_set_precision(AtnPrefs *self, const char *precision);
 const char *atn_prefs_get_example_text(AtnPrefs *self);
 void atn_prefs_set_example_text(AtnPrefs *self, const char *text);
 /* Newest first; borrowed, NULL-terminated. */

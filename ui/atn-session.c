@@ -19,6 +19,7 @@ struct _AtnSession {
     int layer, head, query, hover_token;
     gboolean pick_clearest;     /* the next result chooses the head (nobody has chosen one yet) */
     atn_device device;
+    atn_precision precision;    /* the runs' arithmetic (the preferences' "precision") */
     guint n_runs;
 
     /* running */
@@ -78,6 +79,7 @@ typedef struct run_job {
     char *text, *text_pair;
     GArray *ids;
     atn_device device;
+    atn_precision precision;
 } run_job;
 
 static void run_job_free(run_job *job) {
@@ -123,6 +125,7 @@ static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError *
        runs it on the CPU, which gives the same capture, and says why
        (atn_run_fallback_reason): the text and the view stay as they were */
     opts.device = job->device == ATN_DEVICE_CUDA ? ATN_DEVICE_AUTO : job->device;
+    opts.precision = job->precision;
     opts.progress = cancel_cb;
     opts.user_data = cancellable;
     st = atn_run_forward(run, enc, &opts, &err);
@@ -197,6 +200,13 @@ static void set_result(AtnSession *self, AtnResult *r) {
             ngettext("The text is too long for this model: %d word piece was dropped.",
                      "The text is too long for this model: %d word pieces were dropped.", cap->enc->n_dropped),
             cap->enc->n_dropped);
+    else if (cap->fp16_overflow_total > 0)
+        self->run_notice = g_strdup_printf(
+            ngettext("fp16 overflow: %lld value became ±inf (beyond 65504) in this run; layer %d onwards may be "
+                     "meaningless.",
+                     "fp16 overflow: %lld values became ±inf (beyond 65504) in this run; layer %d onwards may be "
+                     "meaningless.", (unsigned long)cap->fp16_overflow_total),
+            (long long)cap->fp16_overflow_total, cap->nonfinite_layer >= 0 ? cap->nonfinite_layer : 0);
     else if (cap->nonfinite_layer >= 0)
         self->run_notice = g_strdup_printf(_("Layer %d produced NaN or infinite values; its attention may be "
                                              "meaningless."), cap->nonfinite_layer);
@@ -256,6 +266,7 @@ static void start_run(AtnSession *self) {
     job->text_pair = g_strdup(self->text_pair);
     job->ids = self->ids ? g_array_ref(self->ids) : NULL;
     job->device = self->device;
+    job->precision = self->precision;
 
     if (atn_model_handle_is_toy(self->model)) {
         g_autoptr(GError) error = NULL;
@@ -857,6 +868,21 @@ void atn_session_set_hover_token(AtnSession *self, int token) {
         return;
     self->hover_token = token;
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_HOVER_TOKEN]);
+}
+
+atn_precision atn_session_get_precision(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), ATN_PRECISION_FP32);
+    return self->precision;
+}
+
+void atn_session_set_precision(AtnSession *self, atn_precision precision) {
+    g_return_if_fail(ATN_IS_SESSION(self));
+    g_return_if_fail(precision == ATN_PRECISION_FP32 || precision == ATN_PRECISION_BF16 ||
+                     precision == ATN_PRECISION_FP16);
+    if (precision == self->precision)
+        return;
+    self->precision = precision;
+    start_run(self);
 }
 
 void atn_session_set_device(AtnSession *self, atn_device device) {

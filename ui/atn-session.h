@@ -86,6 +86,10 @@ void atn_session_set_hover_token(AtnSession *self, int token);
 
 atn_device atn_session_get_device(AtnSession *self);
 void atn_session_set_device(AtnSession *self, atn_device device);
+/* The arithmetic of the session's runs (default FP32; BF16 / FP16 as atn_precision says);
+ * a change reruns the current text. */
+atn_precision atn_session_get_precision(AtnSession *self);
+void atn_session_set_precision(AtnSession *self, atn_precision precision);
 /* Whether a GPU can run the model (probed once in a worker thread); when not, why. */
 gboolean atn_session_get_gpu_available(AtnSession *self);
 const char *atn_session_get_gpu_reason(AtnSession *self);

@@ -693,6 +693,15 @@ static void apply_style(AtnWindow *self) {
 
 static void on_prefs_changed(AtnPrefs *prefs, GParamSpec *p, AtnWindow *self) { apply_style(self); }
 
+static atn_precision precision_from_name(const char *name) {
+    return !g_strcmp0(name, "bf16") ? ATN_PRECISION_BF16 : !g_strcmp0(name, "fp16") ? ATN_PRECISION_FP16
+                                                                                  : ATN_PRECISION_FP32;
+}
+
+static void on_precision_changed(AtnPrefs *prefs, GParamSpec *p, AtnWindow *self) {
+    atn_session_set_precision(self->session, precision_from_name(atn_prefs_get_precision(prefs)));
+}
+
 /* ---- presentation mode -------------------------------------------------------------------------- */
 
 static gboolean hide_controls_cb(gpointer data) {
@@ -858,6 +867,8 @@ static void atn_window_init(AtnWindow *self) {
     g_signal_connect(self, "close-request", G_CALLBACK(on_close_request), NULL);
     g_signal_connect(self->prefs, "notify::colormap", G_CALLBACK(on_prefs_changed), self);
     g_signal_connect(self->prefs, "notify::font-scale", G_CALLBACK(on_prefs_changed), self);
+    g_signal_connect(self->prefs, "notify::precision", G_CALLBACK(on_precision_changed), self);
+    atn_session_set_precision(self->session, precision_from_name(atn_prefs_get_precision(self->prefs)));
     g_signal_connect(self->error_bar, "response", G_CALLBACK(on_bar_response), self);
     g_signal_connect(self->notice_bar, "response", G_CALLBACK(on_bar_response), self);
     g_signal_connect(self->cpu_button, "toggled", G_CALLBACK(on_device_toggled), self);

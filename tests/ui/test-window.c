@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "atn-get-model-dialog.h"
+#include "atn-preferences-dialog.h"
 
 /* Export from the GUI writes a PNG of the same size as the command line's export. */
 static void test_export_matches_cli(void) {
@@ -174,6 +175,70 @@ static void test_prefs_presentation(void) {
     g_assert_true(gtk_widget_has_css_class(GTK_WIDGET(win), "presentation"));
     atn_window_set_presentation(win, FALSE);
     g_assert_false(gtk_widget_has_css_class(GTK_WIDGET(win), "presentation"));
+    destroy_window(win);
+}
+
+/* The arithmetic preference: Preferences' drop-down sets it, the session reruns in bf16, and
+ * the window's numbers are the engine's own bf16 run of the same input bit for bit (and not
+ * the fp32 ones); back to fp32 gives the fp32 numbers again. */
+static GtkDropDown *find_precision_drop(GtkWidget *w) {
+    if (GTK_IS_DROP_DOWN(w)) {
+        GListModel *m = gtk_drop_down_get_model(GTK_DROP_DOWN(w));
+        if (m && g_list_model_get_n_items(m) == 3 && GTK_IS_STRING_LIST(m) &&
+            g_str_has_prefix(gtk_string_list_get_string(GTK_STRING_LIST(m), 1), "bf16"))
+            return GTK_DROP_DOWN(w);
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkDropDown *d = find_precision_drop(c);
+        if (d)
+            return d;
+    }
+    return NULL;
+}
+
+static void test_precision_pref(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, "demo");
+    type_and_wait(win, "the cat sat on the [MASK] .");
+    const atn_capture *c32 = atn_result_get_capture(atn_session_get_result(s));
+    g_assert_cmpint(c32->precision, ==, ATN_PRECISION_FP32);
+    size_t na = (size_t)c32->n_layers * c32->n_heads * c32->n * c32->n;
+    g_autofree float *fp32 = g_memdup2(c32->attn, na * sizeof(float));
+
+    /* the engine's own runs of the same tokens */
+    atn_model *m = atn_model_handle_get_model(atn_session_get_model(s));
+    atn_run *r = atn_run_new(m);
+    atn_run_options o;
+    atn_run_options_init(&o);
+    o.precision = ATN_PRECISION_BF16;
+    atn_error err = {0};
+    g_assert_cmpint(atn_run_forward(r, c32->enc, &o, &err), ==, ATN_OK);
+    const atn_capture *ref = atn_run_capture(r);
+
+    GtkWidget *dlg = atn_preferences_dialog_new(GTK_WINDOW(win));
+    gtk_window_present(GTK_WINDOW(dlg));
+    GtkDropDown *drop = find_precision_drop(dlg);
+    g_assert_nonnull(drop);
+    g_assert_cmpuint(gtk_drop_down_get_selected(drop), ==, 0);
+    model_wait w = {win, NULL, atn_session_get_n_runs(s)};
+    gtk_drop_down_set_selected(drop, 1);
+    g_assert_cmpstr(atn_prefs_get_precision(atn_prefs_get_default()), ==, "bf16");
+    g_assert_cmpint(atn_session_get_precision(s), ==, ATN_PRECISION_BF16);
+    g_assert_true(wait_for(idle_with_result, &w));
+    const atn_capture *cb = atn_result_get_capture(atn_session_get_result(s));
+    g_assert_cmpint(cb->precision, ==, ATN_PRECISION_BF16);
+    g_assert_cmpint(memcmp(cb->attn, ref->attn, na * sizeof(float)), ==, 0);
+    g_assert_cmpint(memcmp(cb->attn, fp32, na * sizeof(float)), !=, 0);
+
+    w.runs = atn_session_get_n_runs(s);
+    gtk_drop_down_set_selected(drop, 0);
+    g_assert_true(wait_for(idle_with_result, &w));
+    const atn_capture *c2 = atn_result_get_capture(atn_session_get_result(s));
+    g_assert_cmpint(c2->precision, ==, ATN_PRECISION_FP32);
+    g_assert_cmpint(memcmp(c2->attn, fp32, na * sizeof(float)), ==, 0);
+    gtk_window_destroy(GTK_WINDOW(dlg));
+    atn_run_free(r);
     destroy_window(win);
 }
 
@@ -948,6 +1013,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/truncation-banner", test_truncation_banner);
         g_test_add_func("/ui/entry-cap-and-recent-labels", test_entry_cap_and_recent_labels);
         g_test_add_func("/ui/prefs-presentation", test_prefs_presentation);
+        g_test_add_func("/ui/precision-pref", test_precision_pref);
         g_test_add_func("/ui/examples-and-chips", test_examples_and_chips);
         g_test_add_func("/ui/chip-labels", test_chip_labels);
         g_test_add_func("/ui/fallback", test_fallback);
