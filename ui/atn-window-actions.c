@@ -3,6 +3,8 @@
  * export actions are in atn-window-export.c. */
 #include "atn-window-private.h"
 #include "atn-get-model-dialog.h"
+#include "atn-precision-dialog.h"
+#include "atn-prefs.h"
 
 #include <glib/gi18n.h>
 #include <string.h>
@@ -133,6 +135,16 @@ static void save_toy_action(GtkWidget *widget, const char *name, GVariant *param
         _atn_window_save_toy_dialog(self, m, FALSE);
 }
 
+/* Half Precision…: the current sentence in fp32 against the preferred bf16 / fp16 (bf16 when
+ * the preference is fp32). */
+static void precision_diff_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    const char *pref = atn_prefs_get_precision(atn_prefs_get_default());
+    GtkWidget *d = atn_precision_dialog_new(GTK_WINDOW(self), self->session,
+                                            !g_strcmp0(pref, "fp16") ? ATN_PRECISION_FP16 : ATN_PRECISION_BF16);
+    gtk_window_present(GTK_WINDOW(d));
+}
+
 static void presentation_activate(GSimpleAction *a, GVariant *p, gpointer data) {
     AtnWindow *self = data;
     atn_window_set_presentation(self, !self->presentation);
@@ -170,6 +182,7 @@ void _atn_window_class_actions_init(GtkWidgetClass *wc) {
     gtk_widget_class_install_action(wc, "win.example", "i", example_action);
     gtk_widget_class_install_action(wc, "win.view", "s", view_action);
     gtk_widget_class_install_action(wc, "win.save-toy", NULL, save_toy_action);
+    gtk_widget_class_install_action(wc, "win.precision-diff", NULL, precision_diff_action);
     gtk_widget_class_install_action(wc, "win.focus-text", NULL, focus_text_action);
     gtk_widget_class_install_action(wc, "win.escape", NULL, leave_presentation_action);
     gtk_widget_class_install_action(wc, "win.layer-next", NULL, step_action);

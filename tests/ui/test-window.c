@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "atn-get-model-dialog.h"
+#include "atn-precision-dialog.h"
 #include "atn-preferences-dialog.h"
 
 /* Export from the GUI writes a PNG of the same size as the command line's export. */
@@ -239,6 +240,70 @@ static void test_precision_pref(void) {
     g_assert_cmpint(memcmp(c2->attn, fp32, na * sizeof(float)), ==, 0);
     gtk_window_destroy(GTK_WINDOW(dlg));
     atn_run_free(r);
+    destroy_window(win);
+}
+
+/* Half Precision…: the dialog's layers x heads map is the engine's own comparison of the
+ * sentence's fp32 and bf16 (then fp16) runs, and the menu action opens it. */
+static gboolean precision_dialog_done(gpointer data) { return !atn_precision_dialog_is_busy(data); }
+
+static void check_precision_map(AtnPrecisionDialog *d, atn_model *m, const atn_encoding *enc, atn_precision p) {
+    g_assert_true(wait_for(precision_dialog_done, d));
+    atn_run *r32 = atn_run_new(m), *rp = atn_run_new(m);
+    atn_run_options o;
+    atn_run_options_init(&o);
+    atn_error err = {0};
+    g_assert_cmpint(atn_run_forward(r32, enc, &o, &err), ==, ATN_OK);
+    o.precision = p;
+    g_assert_cmpint(atn_run_forward(rp, enc, &o, &err), ==, ATN_OK);
+    const atn_config *c = atn_model_config(m);
+    size_t lh = (size_t)c->n_layers * c->n_heads;
+    g_autofree float *mx = g_new0(float, lh);
+    g_autofree float *mean = g_new0(float, lh);
+    g_assert_cmpint(atn_precision_compare(atn_run_capture(r32), atn_run_capture(rp), mx, mean, NULL, NULL, &err), ==,
+                    ATN_OK);
+    int L = 0, H = 0;
+    const float *got = atn_precision_dialog_get_max_abs(d, &L, &H);
+    g_assert_nonnull(got);
+    g_assert_cmpint(L, ==, c->n_layers);
+    g_assert_cmpint(H, ==, c->n_heads);
+    g_assert_cmpint(memcmp(got, mx, lh * sizeof(float)), ==, 0);
+    float worst = 0;
+    for (size_t i = 0; i < lh; i++)
+        worst = mx[i] > worst ? mx[i] : worst;
+    g_assert_cmpfloat(worst, >, 1e-5);
+    g_assert_cmpfloat(worst, <, 5e-2);
+    g_assert_nonnull(strstr(atn_precision_dialog_get_summary(d), "of 1 [MASK] guess"));
+    atn_run_free(r32);
+    atn_run_free(rp);
+}
+
+static void test_precision_dialog(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, "demo");
+    type_and_wait(win, "the cat sat on the [MASK] .");
+    const atn_encoding *enc = atn_result_get_encoding(atn_session_get_result(s));
+    atn_model *m = atn_model_handle_get_model(atn_session_get_model(s));
+    GtkWidget *d = atn_precision_dialog_new(GTK_WINDOW(win), s, ATN_PRECISION_BF16);
+    gtk_window_present(GTK_WINDOW(d));
+    check_precision_map(ATN_PRECISION_DIALOG(d), m, enc, ATN_PRECISION_BF16);
+    atn_precision_dialog_set_precision(ATN_PRECISION_DIALOG(d), ATN_PRECISION_FP16);
+    check_precision_map(ATN_PRECISION_DIALOG(d), m, enc, ATN_PRECISION_FP16);
+    gtk_window_destroy(GTK_WINDOW(d));
+    /* the menu's action opens one (for the preferred precision) */
+    guint before = g_list_model_get_n_items(gtk_window_get_toplevels());
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(win), "win.precision-diff", NULL));
+    g_assert_cmpuint(g_list_model_get_n_items(gtk_window_get_toplevels()), ==, before + 1);
+    AtnPrecisionDialog *opened = NULL;
+    for (guint i = 0; i < g_list_model_get_n_items(gtk_window_get_toplevels()); i++) {
+        g_autoptr(GObject) w = g_list_model_get_item(gtk_window_get_toplevels(), i);
+        if (ATN_IS_PRECISION_DIALOG(w))
+            opened = ATN_PRECISION_DIALOG(w);
+    }
+    g_assert_nonnull(opened);
+    g_assert_true(wait_for(precision_dialog_done, opened));
+    gtk_window_destroy(GTK_WINDOW(opened));
     destroy_window(win);
 }
 
@@ -1014,6 +1079,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/entry-cap-and-recent-labels", test_entry_cap_and_recent_labels);
         g_test_add_func("/ui/prefs-presentation", test_prefs_presentation);
         g_test_add_func("/ui/precision-pref", test_precision_pref);
+        g_test_add_func("/ui/precision-dialog", test_precision_dialog);
         g_test_add_func("/ui/examples-and-chips", test_examples_and_chips);
         g_test_add_func("/ui/chip-labels", test_chip_labels);
         g_test_add_func("/ui/fallback", test_fallback);
