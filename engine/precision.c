@@ -273,7 +273,7 @@ const char *atn_cpu_precision_note(atn_precision p) {
     return atn_round_uses_f16c()
                ? "fp16 on the CPU: this CPU has no fp16 arithmetic (no AVX512_FP16), so the numbers are emulated "
                  "by rounding each product's operands to fp16 (F16C conversions) in fp32 (not faster than fp32)"
-               : "fp16 on the CPU: this CPU has no fp16 arithmetic (no AVX512_FP16, no F16C), so the numbers are "
+               : "fp16 on the CPU: this CPU has no fp16 arithmetic (no AVX512_FP16; F16C not in use), so the numbers are "
                  "emulated by rounding each product's operands to fp16 in fp32 (not faster than fp32)";
 }
 

@@ -357,6 +357,11 @@ precision)
     [ "$(grep -c "$p on the CPU" "$T/err")" = 1 ] || fail "$p note not said once: $(cat "$T/err")"
   done
   "$NPYDIFF" "$T/bf16.npy" "$FX/rand-fp32-attn.npy" 1e-3 >/dev/null && fail "bf16 run equals fp32"
+  # the scalar fp16 rounding (no F16C) gives the same file bit for bit
+  ATTNSCOPE_NO_F16C=1 "$A" run --model "$SRC/tests/precision/models/rand-bert" --ids "$1" --type-ids "$2" \
+    --precision fp16 -o "$T/fp16-scalar.npy" 2>"$T/err" || fail "scalar fp16 run failed: $(cat "$T/err")"
+  grep -q "no AVX512_FP16; F16C not in use" "$T/err" || fail "scalar fp16 note: $(cat "$T/err")"
+  cmp -s "$T/fp16.npy" "$T/fp16-scalar.npy" || fail "F16C and scalar fp16 runs differ"
   "$A" run --model demo --text "the cat sat on the [MASK] ." --precision bf16 --compare-fp32 -o "$T/c.json" \
     >"$T/out" 2>"$T/err" || fail "compare failed: $(cat "$T/err")"
   for s in "bf16 vs fp32 attention" "heads that move most: layer" "hidden-state drift" "after layer 3" \
