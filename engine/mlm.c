@@ -141,3 +141,31 @@ atn_status atn_predict_log_prob(const atn_model *m, const atn_capture *cap, int3
     free(logits);
     return ATN_OK;
 }
+
+/* The log-softmax of atn_predict_next's logits at id. */
+atn_status atn_predict_next_log_prob(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t id,
+                                     double *logp, atn_error *err) {
+    if (!m || !atn_model_is_causal(m) || !m->w.word_emb)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" is not a causal language model, so it "
+                             "has no next-token probabilities", m ? m->name : "(none)");
+    if (!cap || !logp || pos < 0 || pos >= cap->n)
+        return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
+    const atn_config *c = &m->cfg;
+    int32_t d = c->d_model, V = c->vocab_size;
+    if (id < 0 || id >= V)
+        return atn_error_set(err, ATN_E_INVALID, "token id %d outside the vocabulary 0..%d", id, V - 1);
+    const float *h = cap->hidden + ((size_t)c->n_layers * cap->n + pos) * d;
+    float *logits = malloc((size_t)V * sizeof(float));
+    if (!logits)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    atn_linear(logits, h, m->w.lm_head_w ? m->w.lm_head_w : m->w.word_emb, NULL, 1, d, V);
+    float mx = -INFINITY;
+    for (int32_t i = 0; i < V; i++)
+        mx = logits[i] > mx ? logits[i] : mx;
+    double sum = 0;
+    for (int32_t i = 0; i < V; i++)
+        sum += exp((double)logits[i] - mx);
+    *logp = (double)logits[id] - mx - log(sum);
+    free(logits);
+    return ATN_OK;
+}

@@ -673,6 +673,14 @@ atn_status atn_predict_position(const atn_model *model, const atn_capture *cap, 
 atn_status atn_predict_next(const atn_model *model, const atn_capture *cap, int32_t position, int32_t top_k,
                             atn_prediction *out, atn_error *err);
 
+/* A causal model's next-token log-probability (natural log) of token id after position (the
+ * LM head of atn_predict_next, log-softmax over the vocabulary), into *logp: the next-token
+ * loss (attnscope importance on GPT-2) and the window's before/after guesses.
+ * ATN_E_UNSUPPORTED for a model that is not causal; ATN_E_INVALID: position or id out of
+ * range, NULL cap/logp; ATN_E_NOMEM. */
+atn_status atn_predict_next_log_prob(const atn_model *model, const atn_capture *cap, int32_t position, int32_t id,
+                                     double *logp, atn_error *err);
+
 /* Fills a guess into the text it was encoded from: the byte span [start, end) of tok (a
  * [MASK] written in the text) in text (the text of tok's own segment, tok->segment)
  * becomes guess->surface; a guess that continues a word (guess->continuation) joins the

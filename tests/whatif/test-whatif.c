@@ -346,6 +346,50 @@ static void test_log_prob(void) {
     atn_model_free(m);
 }
 
+/* atn_predict_next_log_prob agrees with atn_predict_next's probabilities (GPT-2), and is
+ * refused for a model that is not causal. */
+static void test_next_log_prob(void) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/../hf/models/gpt2-f32", root);
+    atn_error err = {0};
+    atn_model *m = atn_model_open(path, NULL, NULL, &err);
+    CHECK_MSG(m, "%s", err.message);
+    if (!m)
+        return;
+    int32_t ids[5] = {5, 17, 9, 30, 41};
+    atn_encoding *enc = NULL;
+    CHECK(atn_model_encode_ids(m, ids, NULL, NULL, 5, &enc, &err) == ATN_OK);
+    atn_run *r = atn_run_new(m);
+    CHECK(atn_run_forward(r, enc, NULL, &err) == ATN_OK);
+    for (int32_t pos = 0; pos < 5; pos += 2) {
+        atn_prediction top[4];
+        CHECK(atn_predict_next(m, atn_run_capture(r), pos, 4, top, &err) == ATN_OK);
+        for (int k = 0; k < 4; k++) {
+            double lp = 0;
+            CHECK(atn_predict_next_log_prob(m, atn_run_capture(r), pos, top[k].id, &lp, &err) == ATN_OK);
+            CHECK_NEAR(exp(lp), top[k].prob, 1e-6);
+        }
+    }
+    double lp;
+    CHECK(atn_predict_next_log_prob(m, atn_run_capture(r), 1, 64, &lp, &err) == ATN_E_INVALID);
+    CHECK(atn_predict_next_log_prob(m, atn_run_capture(r), 5, 1, &lp, &err) == ATN_E_INVALID);
+    atn_run_free(r);
+    atn_encoding_free(enc);
+    atn_model_free(m);
+    atn_model *bert = atn_model_open("demo", NULL, NULL, &err);
+    CHECK(bert);
+    if (bert) {
+        atn_run *rb = atn_run_new(bert);
+        atn_encoding *eb = NULL;
+        CHECK(atn_model_encode(bert, "the cat", NULL, &eb, &err) == ATN_OK);
+        CHECK(atn_run_forward(rb, eb, NULL, &err) == ATN_OK);
+        CHECK(atn_predict_next_log_prob(bert, atn_run_capture(rb), 1, 5, &lp, &err) == ATN_E_UNSUPPORTED);
+        atn_run_free(rb);
+        atn_encoding_free(eb);
+        atn_model_free(bert);
+    }
+}
+
 /* Head importance against a direct loop of single-head ablations (full forwards, the
  * test's own loss), with and without reusing the layers below; on the demo model. */
 static void test_importance(void) {
@@ -457,6 +501,7 @@ int main(void) {
     }
     CHECK_MSG(cases >= 60, "%d cases", cases);
     test_log_prob();
+    test_next_log_prob();
     test_importance();
     fprintf(stderr, "%d cases; largest |engine - torch|: attention %.3g, hidden states %.3g\n", cases, worst_attn,
             worst_hidden);
