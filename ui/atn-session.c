@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "atn-whatif.h"
 #include "config.h"
 
 struct _AtnSession {
@@ -21,6 +22,7 @@ struct _AtnSession {
     atn_device device;
     atn_precision precision;    /* the runs' arithmetic (the preferences' "precision") */
     guint n_runs;
+    AtnWhatif *whatif;          /* the what-if lab's changes every run gets, or NULL */
 
     /* running */
     guint debounce_ms;
@@ -80,6 +82,7 @@ typedef struct run_job {
     GArray *ids;
     atn_device device;
     atn_precision precision;
+    AtnWhatif *whatif;
 } run_job;
 
 static void run_job_free(run_job *job) {
@@ -88,6 +91,7 @@ static void run_job_free(run_job *job) {
     g_free(job->text_pair);
     if (job->ids)
         g_array_unref(job->ids);
+    atn_whatif_unref(job->whatif);
     g_free(job);
 }
 
@@ -128,6 +132,13 @@ static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError *
     opts.precision = job->precision;
     opts.progress = cancel_cb;
     opts.user_data = cancellable;
+    /* the what-if lab: the same interventions as the command line's options */
+    atn_interventions iv;
+    if (job->whatif) {
+        const atn_config *c = atn_model_config(m);
+        atn_whatif_for_tokens(job->whatif, c->n_layers, c->n_heads, enc->n, &iv);
+        opts.interventions = &iv;
+    }
     st = atn_run_forward(run, enc, &opts, &err);
     if (st != ATN_OK) {
         atn_model_handle_give_run(job->model, run);   /* a stopped run's memory serves the next one */
@@ -140,6 +151,8 @@ static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError *
     }
     double ms = (g_get_monotonic_time() - t0) / 1000.0;
     AtnResult *r = atn_result_new(job->model, run, enc, ms);
+    if (job->whatif)
+        atn_whatif_attach(r, job->whatif);
     const char *gpu_failure = atn_run_fallback_reason(run);
     if (gpu_failure)
         atn_result_set_gpu_failure(r, gpu_failure);
@@ -267,6 +280,7 @@ static void start_run(AtnSession *self) {
     job->ids = self->ids ? g_array_ref(self->ids) : NULL;
     job->device = self->device;
     job->precision = self->precision;
+    job->whatif = atn_whatif_ref(self->whatif);
 
     if (atn_model_handle_is_toy(self->model)) {
         g_autoptr(GError) error = NULL;
@@ -581,6 +595,7 @@ static void atn_session_finalize(GObject *object) {
     g_free(self->run_notice);
     g_free(self->opening);
     g_free(self->gpu_reason);
+    atn_whatif_unref(self->whatif);
     G_OBJECT_CLASS(atn_session_parent_class)->finalize(object);
 }
 
@@ -807,6 +822,20 @@ void atn_session_set_ids(AtnSession *self, const int32_t *ids, int n) {
     if (!self->model || atn_model_handle_is_toy(self->model))
         return;
     schedule_run(self);
+}
+
+void atn_session_set_whatif(AtnSession *self, AtnWhatif *whatif) {
+    g_return_if_fail(ATN_IS_SESSION(self));
+    if (whatif == self->whatif)
+        return;
+    atn_whatif_unref(self->whatif);
+    self->whatif = atn_whatif_ref(whatif);
+    start_run(self);
+}
+
+AtnWhatif *atn_session_get_whatif(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), NULL);
+    return self->whatif;
 }
 
 void atn_session_rerun(AtnSession *self) {

@@ -55,6 +55,12 @@ const char *atn_session_get_text_pair(AtnSession *self);
 /* Token ids instead of text (for models without a tokenizer, such as the benchmark's random
  * BERT): used while set; NULL goes back to the text.  Debounced like the text. */
 void atn_session_set_ids(AtnSession *self, const int32_t *ids, int n);
+/* The what-if lab's changes (ui/atn-whatif.h; NULL: the original model): every run from now
+ * on gets them (atn_run_options' interventions, as the command line's what-if options), and
+ * its result carries them (atn_whatif_of_result).  Runs at once. */
+typedef struct AtnWhatif AtnWhatif;
+void atn_session_set_whatif(AtnSession *self, AtnWhatif *whatif);
+AtnWhatif *atn_session_get_whatif(AtnSession *self);
 /* Runs now (skipping the debounce): toy models before returning, others in the worker. */
 void atn_session_rerun(AtnSession *self);
 /* The debounce delay in ms (default 60; tests and benchmarks may set 0).  The delay used

@@ -635,7 +635,7 @@ GtkWidget *atn_window_get_close_prompt(AtnWindow *self) {
 /* ---- views ---------------------------------------------------------------------------------------- */
 
 const char *const *atn_window_get_view_names(void) {
-    static const char *const names[] = {"head", "model", "similarity", "trace", "statistics", NULL};
+    static const char *const names[] = {"head", "model", "similarity", "trace", "statistics", "whatif", NULL};
     return names;
 }
 

@@ -1,0 +1,290 @@
+/* The What-if view (ui/atn-whatif-view.c) in a real window under Xvfb: a head switched off by
+ * clicking its cell in the map gives the same attention and the same diff numbers as the
+ * command line (`attnscope run` / `attnscope diff` with the same options, run inside the
+ * test); the map draws the change; a sliding window masks the cells outside the band in
+ * the Head view's run; restoring the original gives the original attention back.
+ *
+ * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
+#include "ui-test-util.h"
+
+#include <float.h>
+
+#include "atn-whatif-view.h"
+#include "atn-whatif.h"
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cJSON, cJSON_Delete)
+
+static const char *const TEXT = "the cat [MASK] on the mat";
+
+static AtnWhatifView *whatif_view(AtnWindow *win) {
+    return ATN_WHATIF_VIEW(atn_window_get_view_widget(win, "whatif"));
+}
+
+typedef struct diff_wait {
+    AtnWindow *win;
+    gboolean changed;   /* wait for a changed result (TRUE) or the original (FALSE) */
+} diff_wait;
+
+/* The session is idle with a result that is (or is not) changed, and the view has compared it. */
+static gboolean compared(gpointer data) {
+    diff_wait *w = data;
+    AtnSession *s = atn_window_get_session(w->win);
+    AtnResult *r = atn_session_get_result(s);
+    if (atn_session_get_busy(s) || !r || (atn_whatif_of_result(r) != NULL) != w->changed)
+        return FALSE;
+    AtnWhatifView *v = whatif_view(w->win);
+    return !w->changed || (!atn_whatif_view_get_busy(v) && atn_whatif_view_get_diff(v));
+}
+
+static void wait_compared(AtnWindow *win, gboolean changed) {
+    diff_wait w = {win, changed};
+    g_assert_true(wait_for(compared, &w));
+}
+
+/* `attnscope <args> -o out.json` read back. */
+static cJSON *cli_json(const char *const *args) {
+    g_autofree char *dir = g_dir_make_tmp("atn-whatif-XXXXXX", NULL);
+    g_assert_nonnull(dir);
+    g_autofree char *path = g_build_filename(dir, "out.json", NULL);
+    cli_export(args, path);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    g_unlink(path);
+    g_rmdir(dir);
+    cJSON *j = cJSON_Parse(text);
+    g_assert_nonnull(j);
+    return j;
+}
+
+/* `attnscope run <args> -o out.npy`: the float32 [L][H][n][n] attention; *count floats. */
+static float *cli_attention(const char *const *args, size_t *count) {
+    g_autofree char *dir = g_dir_make_tmp("atn-whatif-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "attn.npy", NULL);
+    cli_export(args, path);
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    g_assert_true(g_file_get_contents(path, &data, &len, NULL));
+    g_unlink(path);
+    g_rmdir(dir);
+    g_assert_cmpuint(len, >, 10);
+    g_assert_cmpint(memcmp(data, "\x93NUMPY", 6), ==, 0);
+    g_assert_cmpint(data[6], ==, 1);   /* version 1.0: a 2-byte header length */
+    size_t header = 10 + (size_t)(unsigned char)data[8] + 256 * (size_t)(unsigned char)data[9];
+    g_assert_nonnull(strstr(data + 10, "'<f4'"));
+    *count = (len - header) / sizeof(float);
+    return g_memdup2(data + header, *count * sizeof(float));
+}
+
+static void assert_map_equals(const cJSON *rows, const float *v, int L, int H, double tol) {
+    g_assert_cmpint(cJSON_GetArraySize(rows), ==, L);
+    for (int l = 0; l < L; l++) {
+        const cJSON *row = cJSON_GetArrayItem(rows, l);
+        g_assert_cmpint(cJSON_GetArraySize(row), ==, H);
+        for (int h = 0; h < H; h++) {
+            double want = cJSON_GetArrayItem(row, h)->valuedouble;
+            g_assert_cmpfloat_with_epsilon(v[l * H + h], want, tol + 1e-6 * fabs(want));
+        }
+    }
+}
+
+/* A point inside a map cell, in the map widget's coordinates, near its corner (clear of the
+ * number drawn in its middle). */
+static void cell_centre(AtnHeatmap *map, int row, int col, double *x, double *y) {
+    graphene_rect_t rect;
+    g_assert_true(atn_heatmap_get_cell_rect(map, row, col, &rect));
+    g_assert_cmpfloat(rect.size.width, >, 6);
+    g_assert_cmpfloat(rect.size.height, >, 6);
+    *x = rect.origin.x + 3;
+    *y = rect.origin.y + 3;
+}
+
+static void pixel_at(GBytes *pix, int width, double x, double y, guint8 rgb[3]) {
+    const guint8 *p = g_bytes_get_data(pix, NULL);
+    size_t o = ((size_t)y * width + (size_t)x) * 4;
+    /* GDK_MEMORY_DEFAULT is B8G8R8A8 premultiplied on little endian */
+    rgb[0] = p[o + 2], rgb[1] = p[o + 1], rgb[2] = p[o];
+}
+
+/* Clicking L1 H2 in the map switches it off: the session's run is the CLI's `run --heads-off
+ * 1:2`, the view's comparison is the CLI's `diff --heads-off 1:2`, the map draws it, and a
+ * second click restores the original attention bit for bit. */
+static void test_head_off_matches_cli(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "demo");
+    type_and_wait(win, TEXT);
+    AtnSession *s = atn_window_get_session(win);
+    size_t n_orig = 0;
+    const char *run_plain[] = {"run", "--model", "demo", "--text", TEXT, NULL};
+    g_autofree float *orig = cli_attention(run_plain, &n_orig);
+    {   /* the window's original run is the command line's */
+        const atn_capture *c = atn_result_get_capture(atn_session_get_result(s));
+        g_assert_cmpuint(n_orig, ==, (size_t)c->n_layers * c->n_heads * c->n * c->n);
+        for (size_t i = 0; i < n_orig; i++)
+            g_assert_cmpfloat_with_epsilon(c->attn[i], orig[i], 1e-6);
+    }
+
+    show_view(win, "whatif");
+    AtnWhatifView *v = whatif_view(win);
+    AtnHeatmap *map = atn_whatif_view_get_map(v);
+    g_assert_true(wait_for(is_drawable, map));
+    int w = 0, h = 0;
+    g_autoptr(GBytes) before_pix = render_widget(GTK_WIDGET(map), &w, &h);
+    double x, y;
+    cell_centre(map, 1, 2, &x, &y);
+    click(GTK_WIDGET(map), x, y);
+    wait_compared(win, TRUE);
+    g_assert_cmpint(atn_session_get_layer(s), ==, 1);
+    g_assert_cmpint(atn_session_get_head(s), ==, 2);
+
+    /* the changed run against `attnscope run --heads-off 1:2` */
+    AtnResult *r = atn_session_get_result(s);
+    const atn_capture *c = atn_result_get_capture(r);
+    g_assert_nonnull(c->heads_off);
+    g_assert_cmpint(c->heads_off[1 * c->n_heads + 2], ==, 1);
+    const char *run_off[] = {"run", "--model", "demo", "--text", TEXT, "--heads-off", "1:2", NULL};
+    size_t n_off = 0;
+    g_autofree float *off = cli_attention(run_off, &n_off);
+    g_assert_cmpuint(n_off, ==, n_orig);
+    double worst = 0;
+    for (size_t i = 0; i < n_off; i++)
+        worst = fmax(worst, fabs((double)c->attn[i] - off[i]));
+    g_assert_cmpfloat(worst, <, 1e-6);
+    const float *zeroed = atn_result_get_head(r, 1, 2);
+    for (int i = 0; i < c->n * c->n; i++)
+        g_assert_cmpfloat(zeroed[i], ==, 0.0f);
+
+    /* the comparison against `attnscope diff --heads-off 1:2` */
+    g_auto(GStrv) args = atn_whatif_dup_cli_args(atn_whatif_of_result(r));
+    g_assert_cmpstr(args[0], ==, "--heads-off");
+    g_assert_cmpstr(args[1], ==, "1:2");
+    g_assert_null(args[2]);
+    const char *diff_args[] = {"diff", "--model", "demo", "--text", TEXT, "--heads-off", "1:2", NULL};
+    g_autoptr(cJSON) j = cli_json(diff_args);
+    const atn_capture_diff *d = atn_whatif_view_get_diff(v);
+    g_assert_nonnull(d);
+    assert_map_equals(cJSON_GetObjectItem(j, "js_distance"), d->js, d->n_layers, d->n_heads, 1e-6);
+    assert_map_equals(cJSON_GetObjectItem(j, "max_abs_change"), d->max_abs, d->n_layers, d->n_heads, 1e-6);
+    const cJSON *drift = cJSON_GetObjectItem(j, "hidden_drift");
+    g_assert_cmpint(cJSON_GetArraySize(drift), ==, d->n_layers + 1);
+    for (int l = 0; l <= d->n_layers; l++)
+        g_assert_cmpfloat_with_epsilon(d->drift[l], cJSON_GetArrayItem(drift, l)->valuedouble, 1e-6);
+    g_assert_cmpfloat(d->js[1 * d->n_heads + 2], ==, 1.0f);   /* a zeroed head's rows: distance 1 */
+    /* the [MASK]'s guesses and the original word's probability before and after */
+    const cJSON *guesses = cJSON_GetObjectItem(j, "guesses");
+    g_assert_cmpint(cJSON_GetArraySize(guesses), ==, 1);
+    g_assert_cmpint(atn_whatif_view_get_n_guesses(v), ==, 1);
+    const AtnWhatifGuess *g = atn_whatif_view_get_guess(v, 0);
+    const cJSON *cg = cJSON_GetArrayItem(guesses, 0);
+    g_assert_cmpint(g->position, ==, cJSON_GetObjectItem(cg, "position")->valueint);
+    g_assert_cmpint(g->original_id, ==, cJSON_GetObjectItem(cg, "original_id")->valueint);
+    g_assert_cmpfloat_with_epsilon(g->p_before, cJSON_GetObjectItem(cg, "p_original_before")->valuedouble, 1e-6);
+    g_assert_cmpfloat_with_epsilon(g->p_after, cJSON_GetObjectItem(cg, "p_original_after")->valuedouble, 1e-6);
+    g_assert_cmpfloat(g->p_before, !=, g->p_after);
+
+    /* the map draws the change: L1 H2's cell is now the colour of 1, L0 H0's still of 0 */
+    g_assert_cmpfloat(atn_heatmap_get_value(map, 1, 2), ==, 1.0f);
+    g_autoptr(GBytes) after_pix = render_widget(GTK_WIDGET(map), &w, &h);
+    guint8 hot[3], cold[3], was[3];
+    cell_centre(map, 1, 2, &x, &y);
+    pixel_at(after_pix, w, x, y, hot);
+    pixel_at(before_pix, w, x, y, was);
+    double cx, cy;
+    cell_centre(map, 0, 0, &cx, &cy);
+    pixel_at(after_pix, w, cx, cy, cold);
+    double vmax[3], vmin[3];
+    atn_colormap_rgb(ATN_CMAP_VIRIDIS, 1.0, vmax);
+    atn_colormap_rgb(ATN_CMAP_VIRIDIS, 0.0, vmin);
+    for (int k = 0; k < 3; k++) {
+        g_assert_cmpint(abs(hot[k] - (int)lround(vmax[k] * 255)), <=, 3);
+        g_assert_cmpint(abs(cold[k] - (int)lround(vmin[k] * 255)), <=, 3);
+        g_assert_cmpint(abs(was[k] - (int)lround(vmin[k] * 255)), <=, 3);
+    }
+    /* the pair: original, changed (all 0) and their difference for the selected head */
+    const atn_capture *a = atn_whatif_view_get_original(v);
+    int n = c->n;
+    for (int q = 0; q < n; q++)
+        for (int k = 0; k < n; k++) {
+            float o = a->attn[((size_t)(1 * a->n_heads + 2) * n + q) * n + k];
+            g_assert_cmpfloat(atn_heatmap_get_value(atn_whatif_view_get_pair(v, 0), q, k), ==, o);
+            g_assert_cmpfloat(atn_heatmap_get_value(atn_whatif_view_get_pair(v, 1), q, k), ==, 0.0f);
+            g_assert_cmpfloat(atn_heatmap_get_value(atn_whatif_view_get_pair(v, 2), q, k), ==, -o);
+        }
+
+    const char *shots = g_getenv("ATN_SHOT_DIR");   /* a picture of the page to look at, when asked */
+    if (shots) {
+        g_autoptr(GdkTexture) tex = atn_gui_render_widget(GTK_WIDGET(v));
+        g_autofree char *png = g_build_filename(shots, "whatif.png", NULL);
+        gdk_texture_save_to_png(tex, png);
+    }
+
+    /* clicking it again restores the original */
+    click(GTK_WIDGET(map), x, y);
+    wait_compared(win, FALSE);
+    c = atn_result_get_capture(atn_session_get_result(s));
+    g_assert_null(c->heads_off);
+    for (size_t i = 0; i < n_orig; i++)
+        g_assert_cmpfloat_with_epsilon(c->attn[i], orig[i], 1e-6);
+    g_assert_null(atn_whatif_view_get_diff(v));
+    destroy_window(win);
+}
+
+/* A sliding window of 1 with a global token, and uniform heads with "keep only": the
+ * session's run masks the cells outside the band (the Head view's heatmap shows them as 0
+ * weight), and the comparison equals `attnscope diff --window 1 --global-tokens 0`; then
+ * the Restore button gives the original model back. */
+static void test_window_and_reset(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "demo");
+    type_and_wait(win, TEXT);
+    show_view(win, "whatif");
+    AtnWhatifView *v = whatif_view(win);
+    AtnSession *s = atn_window_get_session(win);
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(atn_whatif_view_get_control(v, "window-width")), 1);
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(atn_whatif_view_get_control(v, "window")), TRUE);
+    wait_compared(win, TRUE);
+    /* the global token: the first chip of the global row ([CLS], token 0) */
+    GtkWidget *chips = atn_whatif_view_get_control(v, "global-chips");
+    GtkWidget *chip0 = gtk_flow_box_child_get_child(gtk_flow_box_get_child_at_index(GTK_FLOW_BOX(chips), 0));
+    g_assert_true(GTK_IS_TOGGLE_BUTTON(chip0));
+    gtk_toggle_button_set_active(GTK_TOGGLE_BUTTON(chip0), TRUE);
+    diff_wait dw = {win, TRUE};
+    AtnWhatif *now = NULL;
+    while (!(now = atn_whatif_of_result(atn_session_get_result(s))) || atn_whatif_get(now)->n_global != 1 ||
+           !compared(&dw))
+        g_main_context_iteration(NULL, TRUE);
+    const atn_capture *c = atn_result_get_capture(atn_session_get_result(s));
+    for (int i = 0; i < c->n; i++)
+        for (int j = 0; j < c->n; j++) {
+            gboolean hidden = abs(i - j) > 1 && i != 0 && j != 0;
+            g_assert_cmpint(c->mask_add[i * c->n + j] == -FLT_MAX, ==, hidden);
+        }
+    show_view(win, "head");
+    AtnHeatmap *hm = head_heatmap(win);
+    for (int i = 0; i < c->n; i++)
+        for (int j = 0; j < c->n; j++)
+            if (abs(i - j) > 1 && i != 0 && j != 0)
+                g_assert_cmpfloat(atn_heatmap_get_value(hm, i, j), ==, 0.0f);
+    const char *diff_args[] = {"diff", "--model", "demo", "--text", TEXT, "--window", "1", "--global-tokens", "0",
+                               NULL};
+    g_autoptr(cJSON) j = cli_json(diff_args);
+    const atn_capture_diff *d = atn_whatif_view_get_diff(v);
+    assert_map_equals(cJSON_GetObjectItem(j, "js_distance"), d->js, d->n_layers, d->n_heads, 1e-6);
+    assert_map_equals(cJSON_GetObjectItem(j, "max_abs_change"), d->max_abs, d->n_layers, d->n_heads, 1e-6);
+
+    show_view(win, "whatif");
+    g_signal_emit_by_name(atn_whatif_view_get_control(v, "reset"), "clicked");
+    wait_compared(win, FALSE);
+    c = atn_result_get_capture(atn_session_get_result(s));
+    for (int i = 0; i < c->n * c->n; i++)
+        g_assert_cmpfloat(c->mask_add[i], ==, 0.0f);
+    g_assert_false(gtk_check_button_get_active(GTK_CHECK_BUTTON(atn_whatif_view_get_control(v, "window"))));
+    destroy_window(win);
+}
+
+int main(int argc, char **argv) {
+    if (!ui_test_init(&argc, &argv))
+        return 0;
+    g_test_add_func("/ui/whatif-head-off-matches-cli", test_head_off_matches_cli);
+    g_test_add_func("/ui/whatif-window-and-reset", test_window_and_reset);
+    return g_test_run();
+}

@@ -1,0 +1,45 @@
+/* AtnWhatif: the what-if lab's changes to the model, as the window holds them (an immutable,
+ * reference-counted copy of an atn_interventions with its own arrays), and the link from a
+ * result to the changes it was run with.
+ *
+ * The window's session runs every result with the session's AtnWhatif (atn_session_set_whatif),
+ * through the same engine API as the command line's what-if options (atn_run_options'
+ * interventions); the What-if view compares that result with the original model's run. */
+#pragma once
+
+#include <glib-object.h>
+
+#include "atn-result.h"
+#include "attnscope.h"
+
+G_BEGIN_DECLS
+
+typedef struct AtnWhatif AtnWhatif;
+
+/* A copy of iv (its arrays copied; heads_off is [n_layers][n_heads]), or NULL when iv changes
+ * nothing (atn_interventions_none).  Token positions are sorted; atn_whatif_for_tokens drops
+ * those outside a text. */
+AtnWhatif *atn_whatif_new(const atn_interventions *iv, int n_layers, int n_heads);
+AtnWhatif *atn_whatif_ref(AtnWhatif *w);
+void atn_whatif_unref(AtnWhatif *w);   /* NULL: nothing */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(AtnWhatif, atn_whatif_unref)
+
+/* The changes (borrowed from w, alive as long as it). */
+const atn_interventions *atn_whatif_get(const AtnWhatif *w);
+int atn_whatif_get_n_layers(const AtnWhatif *w);
+int atn_whatif_get_n_heads(const AtnWhatif *w);
+/* The changes for an input of n tokens, into *out (arrays borrowed from w): global and hidden
+ * tokens at n or beyond dropped (they are not in this text), and a heads_off array of another
+ * model's shape dropped. */
+void atn_whatif_for_tokens(const AtnWhatif *w, int n_layers, int n_heads, int n, atn_interventions *out);
+/* The command line's options for the same changes ("--heads-off", "0:1,1:2", "--window", "2",
+ * ...), NULL-terminated (g_strfreev); `attnscope diff` with them compares the same runs. */
+char **atn_whatif_dup_cli_args(const AtnWhatif *w);
+/* One line for people: "heads off: L0 H1, L1 H2 · window 2 · ALiBi" (translated). */
+char *atn_whatif_describe(const AtnWhatif *w);
+
+/* The changes a result was run with (a ref is the result's), or NULL for the original model. */
+void atn_whatif_attach(AtnResult *r, AtnWhatif *w);
+AtnWhatif *atn_whatif_of_result(AtnResult *r);
+
+G_END_DECLS
