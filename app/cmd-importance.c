@@ -44,8 +44,9 @@ static int write_figure(const char *path, atn_output_format fmt, const atn_model
     for (int32_t h = 0; h < H; h++)
         snprintf(labels[L + h], 16, "H%d", h), cols[h] = labels[L + h];
     char title[512];
-    snprintf(title, sizeof title, "%s \xc2\xb7 head importance: masked-LM loss change when switched off (%lld "
-             "sentences)", atn_model_name(model), (long long)imp->sentences);
+    snprintf(title, sizeof title, "%s \xc2\xb7 head importance: %s loss change when switched off (%lld "
+             "sentences)", atn_model_name(model), imp->next_token ? "next-token" : "masked-LM",
+             (long long)imp->sentences);
     atn_heatmap_spec s;
     atn_heatmap_spec_init(&s);
     s.values = v, s.rows = L, s.cols = H;
@@ -96,8 +97,13 @@ static int write_table(const char *path, bool json, const atn_importance *imp) {
         f = af.f;
     }
     if (json) {
-        fprintf(f, "{\n  \"layers\": %d,\n  \"heads\": %d,\n  \"sentences\": %lld,\n  \"masked_tokens\": %lld,\n"
-                "  \"base_loss\": ", L, H, (long long)imp->sentences, (long long)imp->masked);
+        if (imp->next_token)   /* a causal model: nothing masked, every next token predicted */
+            fprintf(f, "{\n  \"layers\": %d,\n  \"heads\": %d,\n  \"loss\": \"next-token\",\n  \"sentences\": %lld,\n"
+                    "  \"predicted_tokens\": %lld,\n  \"base_loss\": ", L, H, (long long)imp->sentences,
+                    (long long)imp->masked);
+        else
+            fprintf(f, "{\n  \"layers\": %d,\n  \"heads\": %d,\n  \"sentences\": %lld,\n  \"masked_tokens\": %lld,\n"
+                    "  \"base_loss\": ", L, H, (long long)imp->sentences, (long long)imp->masked);
         cli_json_number(f, imp->base_loss);
         fputs(",\n  \"heads_ranked\": [", f);
         for (int32_t r = 0; r < L * H; r++) {
@@ -140,7 +146,8 @@ int cmd_importance(int argc, char **argv) {
                "alone is switched off, and when it alone is kept in its layer.  CSV (default, standard\n"
                "output) and JSON rank the heads by the change when off; a figure draws it as a layers x\n"
                "heads map.  An ablation in layer l reuses the plain run's layers below l (--no-reuse runs\n"
-               "them again; the figures are the same).\n");
+               "them again; the figures are the same).  A causal model (GPT-2) uses the next-token loss\n"
+               "instead: every token predicts the one after it, nothing is masked (no --seed, --mask-rate).\n");
         return 0;
     }
     const char *corpus = cli_get(&a, "corpus"), *out = cli_get(&a, "output"), *mode_s = cli_get(&a, "head-mode");
@@ -178,9 +185,16 @@ int cmd_importance(int argc, char **argv) {
     atn_model *model = cli_open_model(&a, &err);
     if (!model)
         return cli_fail(&err);
-    if (!atn_model_has_mlm_head(model)) {
+    bool causal = atn_model_is_causal(model);
+    if (!causal && !atn_model_has_mlm_head(model)) {
         cli_error("attnscope importance: model \"%s\" has no masked-LM head: head importance measures the "
-                  "masked-LM loss", atn_model_name(model));
+                  "masked-LM loss (or a causal model's next-token loss)", atn_model_name(model));
+        atn_model_free(model);
+        return CLI_EXIT_USAGE;
+    }
+    if (causal && (cli_get(&a, "seed") || cli_get(&a, "mask-rate"))) {
+        cli_error("attnscope importance: --%s: model \"%s\" is causal, so its importance uses the next-token "
+                  "loss and masks nothing", cli_get(&a, "seed") ? "seed" : "mask-rate", atn_model_name(model));
         atn_model_free(model);
         return CLI_EXIT_USAGE;
     }
@@ -243,8 +257,9 @@ int cmd_importance(int argc, char **argv) {
             rc = cli_fail(&err);
     }
     if (imp) {
-        fprintf(stderr, "attnscope: %lld sentences, %lld masked tokens, base loss %.4f, %.2f s\n",
-                (long long)imp->sentences, (long long)imp->masked, imp->base_loss, imp->seconds);
+        fprintf(stderr, "attnscope: %lld sentences, %lld %s tokens, base loss %.4f, %.2f s\n",
+                (long long)imp->sentences, (long long)imp->masked, imp->next_token ? "predicted" : "masked",
+                imp->base_loss, imp->seconds);
         rc = figure ? write_figure(out, fmt, model, imp) : write_table(out, json, imp);
     }
     atn_importance_free(imp);

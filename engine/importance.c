@@ -68,13 +68,15 @@ atn_status atn_mlm_mask_words(const atn_model *m, const atn_encoding *enc, doubl
     return ATN_OK;
 }
 
-/* The summed -ln p(original id) over the masked positions of one capture. */
+/* The summed -ln p(original id) over the masked positions of one capture; for a causal
+ * model (next) the summed -ln p(id of token pos + 1 | tokens 0..pos). */
 static atn_status loss_of(const atn_model *m, const atn_capture *cap, const atn_encoding *orig, const int32_t *pos,
-                          int32_t k, double *sum, atn_error *err) {
+                          int32_t k, bool next, double *sum, atn_error *err) {
     *sum = 0;
     for (int32_t i = 0; i < k; i++) {
         double lp;
-        atn_status st = atn_predict_log_prob(m, cap, pos[i], orig->ids[pos[i]], &lp, err);
+        atn_status st = next ? atn_predict_next_log_prob(m, cap, pos[i], orig->ids[pos[i] + 1], &lp, err)
+                             : atn_predict_log_prob(m, cap, pos[i], orig->ids[pos[i]], &lp, err);
         if (st)
             return st;
         *sum -= lp;
@@ -89,9 +91,10 @@ atn_status atn_importance_compute(const atn_model *m, atn_encoding *const *sents
         *out = NULL;
     if (!m || !sents || !out || n < 0)
         return atn_error_set(err, ATN_E_INVALID, "importance: NULL argument");
-    if (!atn_model_has_mlm_head(m))
+    bool next = atn_model_is_causal(m);   /* a causal model: the next-token loss */
+    if (!next && !atn_model_has_mlm_head(m))
         return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" has no masked-LM head: head importance "
-                             "measures the masked-LM loss", m->name);
+                             "measures the masked-LM loss (or a causal model's next-token loss)", m->name);
     const atn_config *c = &m->cfg;
     int32_t L = c->n_layers, H = c->n_heads;
     size_t lh = (size_t)L * H;
@@ -107,6 +110,7 @@ atn_status atn_importance_compute(const atn_model *m, atn_encoding *const *sents
         goto done;
     }
     imp->n_layers = L, imp->n_heads = H;
+    imp->next_token = next;
     atn_run_options o;
     if (opts)
         o = *opts;
@@ -128,8 +132,17 @@ atn_status atn_importance_compute(const atn_model *m, atn_encoding *const *sents
             st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
             break;
         }
-        atn_status ms = atn_mlm_mask_words(m, sents[s], rate, seed + (uint64_t)s, &me, pos, &k, &e2);
-        if (ms == ATN_E_INVALID) {   /* no word to mask: skipped */
+        atn_status ms;
+        if (next) {   /* every real token followed by a real token predicts it; nothing masked */
+            for (int32_t i = 0; i + 1 < sents[s]->n; i++)
+                if (sents[s]->mask[i] && sents[s]->mask[i + 1])
+                    pos[k++] = i;
+            me = k ? atn_encoding_copy(sents[s]) : NULL;
+            ms = !k ? ATN_E_INVALID : me ? ATN_OK : atn_error_set(&e2, ATN_E_NOMEM, "out of memory");
+        } else {
+            ms = atn_mlm_mask_words(m, sents[s], rate, seed + (uint64_t)s, &me, pos, &k, &e2);
+        }
+        if (ms == ATN_E_INVALID) {   /* no word to mask (causal: no token to predict): skipped */
             free(pos);
             continue;
         }
@@ -143,7 +156,7 @@ atn_status atn_importance_compute(const atn_model *m, atn_encoding *const *sents
         double b;
         st = atn_run_forward(base, me, &o, err);
         if (!st)
-            st = loss_of(m, atn_run_capture(base), sents[s], pos, k, &b, err);
+            st = loss_of(m, atn_run_capture(base), sents[s], pos, k, next, &b, err);
         base_sum += st ? 0 : b;
         o.interventions = &iv;
         for (int32_t l = 0; l < L && !st; l++)
@@ -160,7 +173,7 @@ atn_status atn_importance_compute(const atn_model *m, atn_encoding *const *sents
                                               : atn_run_forward(abl, me, &o, err);
                     double v;
                     if (!st)
-                        st = loss_of(m, atn_run_capture(abl), sents[s], pos, k, &v, err);
+                        st = loss_of(m, atn_run_capture(abl), sents[s], pos, k, next, &v, err);
                     if (!st)
                         (keep ? keep_sum : off_sum)[(size_t)l * H + h] += v;
                     if (!st && progress &&
@@ -173,7 +186,8 @@ atn_status atn_importance_compute(const atn_model *m, atn_encoding *const *sents
         atn_encoding_free(me);
     }
     if (!st && imp->masked == 0)
-        st = atn_error_set(err, ATN_E_INVALID, "importance: no sentence has a word to mask");
+        st = atn_error_set(err, ATN_E_INVALID, next ? "importance: no sentence has two tokens (a token to "
+                           "predict the next one from)" : "importance: no sentence has a word to mask");
     if (!st) {
         imp->base_loss = base_sum / (double)imp->masked;
         imp->off_delta = malloc(lh * sizeof(double));

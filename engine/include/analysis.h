@@ -238,8 +238,10 @@ atn_status atn_mlm_mask_words(const atn_model *model, const atn_encoding *enc, d
 
 typedef struct atn_importance {
     int32_t n_layers, n_heads;
-    int64_t sentences, masked;   /* sentences used, masked tokens over them */
-    double base_loss;            /* mean -ln p(original token) over the masked tokens */
+    int64_t sentences, masked;   /* sentences used, masked tokens over them (causal: tokens predicted) */
+    bool next_token;             /* a causal model: the loss is the next-token loss */
+    double base_loss;            /* mean -ln p(original token) over the masked tokens (causal: mean
+                                    -ln p(token t+1 | tokens 0..t) over the predicted tokens) */
     double *off_delta;           /* [L][H] loss with only that head switched off - base_loss */
     double *keep_delta;          /* [L][H] loss with only that head kept in its layer - base_loss */
     double seconds;              /* wall time of the compute */
@@ -252,8 +254,12 @@ typedef struct atn_importance {
  * below do not change) instead of running them again; the figures are the same.  opts: the
  * run options (device, threads; its interventions are ignored); progress gets the fraction
  * of the ablations done (ATN_STAGE_CORPUS) and cancels with ATN_E_CANCELLED.  Sentences
- * with no word to mask are skipped.  *out is the caller's (atn_importance_free).
- * ATN_E_UNSUPPORTED: no masked-LM head or no [MASK]; ATN_E_INVALID: no sentence with a word,
+ * with no word to mask are skipped.  A causal model (atn_model_is_causal: GPT-2) uses the
+ * next-token loss instead: every real token followed by a real token predicts it
+ * (atn_predict_next_log_prob), nothing is masked, rate and seed are unused, and sentences
+ * of one token are skipped.  *out is the caller's (atn_importance_free).
+ * ATN_E_UNSUPPORTED: no masked-LM head (and not causal) or no [MASK]; ATN_E_INVALID: no
+ * sentence with a word (causal: with two tokens),
  * NULL arguments; errors of the forward passes. */
 atn_status atn_importance_compute(const atn_model *model, atn_encoding *const *sentences, int32_t n, double rate,
                                   uint64_t seed, atn_head_mode mode, bool reuse_lower, const atn_run_options *opts,

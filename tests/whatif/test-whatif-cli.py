@@ -6,7 +6,9 @@
 - `run --window 1` leaves 0 outside the band and `--heads-off L:H` a zero map,
   `--head-mode uniform` 1/k rows; `--keep-heads` switches the other heads of its layer off;
 - the .npy and .png outputs exist and have the right shape / signature;
-- bad values and combinations exit 2 naming the option.
+- bad values and combinations exit 2 naming the option;
+- `importance` on a causal model (gpt2-f32): the next-token loss changes equal
+  gen_importance_gpt2.py's torch figures to 1e-4; --seed / --mask-rate refused there.
 
 Usage: test-whatif-cli.py ATTNSCOPE"""
 import json
@@ -169,6 +171,26 @@ with tempfile.TemporaryDirectory() as tmp:
     check("--corpus" in p.stderr, "importance without --corpus")
     p = run("importance", "--model", "worked-example", "--corpus", corpus, rc=2)
     check("masked-LM head" in p.stderr, "importance on a model without a masked-LM head")
+    # a causal model: the next-token loss, against gen_importance_gpt2.py's torch figures
+    src = os.environ.get("ATN_SOURCE_ROOT", ".")
+    fx = json.load(open(os.path.join(src, "tests", "whatif", "fixtures", "importance-gpt2.json")))
+    gpt2 = os.path.join(src, "tests", "hf", "models", "gpt2-f32")
+    gc, gj = os.path.join(tmp, "g.txt"), os.path.join(tmp, "g.json")
+    with open(gc, "w") as f:
+        f.write("".join(s["text"] + "\n" for s in fx["sentences"] if "text" in s))
+    p = run("importance", "--model", gpt2, "--corpus", gc, "-o", gj)
+    G, ref = json.load(open(gj)), fx["text_only"]
+    check(G.get("loss") == "next-token" and G["predicted_tokens"] == ref["predicted"] and "masked_tokens" not in G,
+          f"causal importance json header: {G.get('loss')}, {G.get('predicted_tokens')}")
+    check("predicted tokens" in p.stderr, f"causal importance summary: {p.stderr.strip()!r}")
+    worst = abs(G["base_loss"] - ref["base_loss"])
+    for r in G["heads_ranked"]:
+        worst = max(worst, abs(r["loss_change_off"] - ref["off_delta"][r["layer"]][r["head"]]),
+                    abs(r["loss_change_kept_alone"] - ref["keep_delta"][r["layer"]][r["head"]]))
+    check(len(G["heads_ranked"]) == 8 and worst < 1e-4, f"causal importance vs torch: {worst}")
+    for opt, val in (("--seed", "3"), ("--mask-rate", "0.5")):
+        p = run("importance", "--model", gpt2, "--corpus", gc, opt, val, rc=2)
+        check(opt in p.stderr and "next-token" in p.stderr, f"causal importance {opt}: {p.stderr.strip()!r}")
     big = os.path.join(tmp, "big.txt")
     with open(big, "w") as f:
         f.write("the cat sat on the mat and the dog ran to the park .\n" * 400)

@@ -390,6 +390,78 @@ static void test_next_log_prob(void) {
     }
 }
 
+/* Causal head importance (next-token loss) on gpt2-f32 against gen_importance_gpt2.py's
+ * float64 torch figures (HF head_mask zeroing), with and without reusing the lower layers:
+ * the base loss, each head's loss change switched off alone and kept alone, to 1e-4. */
+static void test_importance_causal(void) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/fixtures/importance-gpt2.json", root);
+    char *text = slurp(path);
+    CHECK_MSG(text, "cannot read %s", path);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    CHECK(j);
+    if (!j)
+        return;
+    snprintf(path, sizeof path, "%s/../hf/models/gpt2-f32", root);
+    atn_error err = {0};
+    atn_model *m = atn_model_open(path, NULL, NULL, &err);
+    CHECK_MSG(m, "%s", err.message);
+    if (!m) {
+        cJSON_Delete(j);
+        return;
+    }
+    const cJSON *sl = cJSON_GetObjectItem(j, "sentences");
+    int32_t n = cJSON_GetArraySize(sl);
+    atn_encoding **enc = calloc((size_t)n, sizeof *enc);
+    for (int32_t s = 0; s < n; s++) {
+        const cJSON *o = cJSON_GetArrayItem(sl, s), *ids = cJSON_GetObjectItem(o, "ids");
+        const cJSON *mk = cJSON_GetObjectItem(o, "mask"), *t = cJSON_GetObjectItem(o, "text");
+        int32_t k = cJSON_GetArraySize(ids), idv[64], mv[64];
+        for (int32_t i = 0; i < k && i < 64; i++)
+            idv[i] = cJSON_GetArrayItem(ids, i)->valueint, mv[i] = cJSON_GetArrayItem(mk, i)->valueint;
+        if (t) {   /* a text line, as the corpus gives it: the same ids as the fixture's */
+            CHECK(atn_model_encode(m, t->valuestring, NULL, &enc[s], &err) == ATN_OK);
+            CHECK(enc[s] && enc[s]->n == k);
+            for (int32_t i = 0; enc[s] && i < k && i < enc[s]->n; i++)
+                CHECK(enc[s]->ids[i] == idv[i]);
+        } else {
+            CHECK(atn_model_encode_ids(m, idv, NULL, mv, k, &enc[s], &err) == ATN_OK);
+        }
+    }
+    int32_t L = cJSON_GetObjectItem(j, "layers")->valueint, H = cJSON_GetObjectItem(j, "heads")->valueint;
+    double worst = 0;
+    for (int reuse = 0; reuse < 2; reuse++) {
+        atn_importance *imp = NULL;
+        CHECK_MSG(atn_importance_compute(m, enc, n, 0.15, 7, ATN_HEAD_ZERO, reuse, NULL, NULL, NULL, &imp, &err) ==
+                  ATN_OK, "%s", err.message);
+        if (!imp)
+            continue;
+        CHECK(imp->next_token);
+        CHECK(imp->n_layers == L && imp->n_heads == H);
+        CHECK(imp->masked == cJSON_GetObjectItem(j, "predicted")->valueint);
+        CHECK(imp->sentences == n);
+        CHECK_NEAR(imp->base_loss, cJSON_GetObjectItem(j, "base_loss")->valuedouble, 1e-4);
+        const cJSON *off = cJSON_GetObjectItem(j, "off_delta"), *keep = cJSON_GetObjectItem(j, "keep_delta");
+        for (int32_t l = 0; l < L; l++)
+            for (int32_t h = 0; h < H; h++) {
+                double want_off = cJSON_GetArrayItem(cJSON_GetArrayItem(off, l), h)->valuedouble;
+                double want_keep = cJSON_GetArrayItem(cJSON_GetArrayItem(keep, l), h)->valuedouble;
+                CHECK_NEAR(imp->off_delta[l * H + h], want_off, 1e-4);
+                CHECK_NEAR(imp->keep_delta[l * H + h], want_keep, 1e-4);
+                worst = fmax(worst, fmax(fabs(imp->off_delta[l * H + h] - want_off),
+                                         fabs(imp->keep_delta[l * H + h] - want_keep)));
+            }
+        atn_importance_free(imp);
+    }
+    printf("# causal importance vs torch: largest |difference| %.3g nats\n", worst);
+    for (int32_t s = 0; s < n; s++)
+        atn_encoding_free(enc[s]);
+    free(enc);
+    atn_model_free(m);
+    cJSON_Delete(j);
+}
+
 /* Head importance against a direct loop of single-head ablations (full forwards, the
  * test's own loss), with and without reusing the layers below; on the demo model. */
 static void test_importance(void) {
@@ -502,6 +574,7 @@ int main(void) {
     CHECK_MSG(cases >= 60, "%d cases", cases);
     test_log_prob();
     test_next_log_prob();
+    test_importance_causal();
     test_importance();
     fprintf(stderr, "%d cases; largest |engine - torch|: attention %.3g, hidden states %.3g\n", cases, worst_attn,
             worst_hidden);
