@@ -123,6 +123,7 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_cost(int argc, char **argv);
 int cmd_importance(int argc, char **argv);
 
 #endif

@@ -31,7 +31,8 @@ static const command commands[] = {
     {"similarity", cmd_similarity, "head-to-head similarity matrix and clustering order (.json/.npy/.csv)"},
     {"predict", cmd_predict, "the top words for each [MASK], or a causal model's next token"},
     {"diff", cmd_diff, "the original and the changed model (what-if options) compared, head by head"},
-    {"importance", cmd_importance, "each head's masked-LM loss change when switched off / kept alone"},
+    {"importance", cmd_importance, "each head's masked-LM (causal: next-token) loss change when off / kept alone"},
+    {"cost", cmd_cost, "what attention costs at a length: cells, bytes, dense vs window / Longformer / sparse"},
     {"bench", cmd_bench, "time the forward pass against this machine's sgemm (random or real weights)"},
     {NULL, NULL, NULL},
 };

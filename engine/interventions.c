@@ -1,6 +1,7 @@
 /* The what-if lab's interventions: their checks, ALiBi's slopes, the mask terms and the
  * shuffled positions.  How each backend applies them: attnscope.h, atn_interventions. */
 #include "interventions.h"
+#include "analysis.h"
 #include "encoder.h"
 
 #include <math.h>
@@ -100,27 +101,65 @@ static bool listed(const int32_t *t, int32_t count, int32_t x) {
     return false;
 }
 
+/* Whether iv hides key j from query i (gi: query i is a global token). */
+static bool hides(const atn_interventions *iv, int32_t i, int32_t j, bool gi) {
+    int32_t dist = i > j ? i - j : j - i;
+    if (iv->causal && j > i)
+        return true;
+    if (iv->window >= 0 && dist > iv->window && !gi && !listed(iv->global_tokens, iv->n_global, j))
+        return true;
+    if (iv->strided > 0 && dist >= iv->strided && dist % iv->strided != 0)
+        return true;
+    return iv->n_hide > 0 && listed(iv->hide_tokens, iv->n_hide, j);
+}
+
 void atn_interventions_apply_mask(float *mask_add, int32_t n, const atn_interventions *iv) {
     if (!iv)
         return;
     for (int32_t i = 0; i < n; i++) {
         bool gi = iv->window >= 0 && listed(iv->global_tokens, iv->n_global, i);
         float *row = mask_add + (size_t)i * n;
-        for (int32_t j = 0; j < n; j++) {
-            int32_t dist = i > j ? i - j : j - i;
-            bool hide = false;
-            if (iv->causal && j > i)
-                hide = true;
-            if (iv->window >= 0 && dist > iv->window && !gi && !listed(iv->global_tokens, iv->n_global, j))
-                hide = true;
-            if (iv->strided > 0 && dist >= iv->strided && dist % iv->strided != 0)
-                hide = true;
-            if (iv->n_hide > 0 && listed(iv->hide_tokens, iv->n_hide, j))
-                hide = true;
-            if (hide)
+        for (int32_t j = 0; j < n; j++)
+            if (hides(iv, i, j, gi))
                 row[j] = ATN_MASK_MIN;
-        }
     }
+}
+
+atn_status atn_attention_cost_compute(int32_t n, int32_t n_layers, int32_t n_heads, int32_t d_head, int32_t batch,
+                                      const atn_interventions *iv, atn_attention_cost *out, atn_error *err) {
+    if (!out)
+        return atn_error_set(err, ATN_E_INVALID, "attention cost: NULL out");
+    memset(out, 0, sizeof *out);
+    if (n < 1 || n > ATN_COST_MAX_TOKENS)
+        return atn_error_set(err, ATN_E_INVALID, "attention cost: %d tokens is outside 1..%d", n, ATN_COST_MAX_TOKENS);
+    if (n_layers < 1 || n_heads < 1 || d_head < 1 || batch < 1)
+        return atn_error_set(err, ATN_E_INVALID, "attention cost: layers %d, heads %d, head size %d and batch %d "
+                             "must all be at least 1", n_layers, n_heads, d_head, batch);
+    atn_interventions none;
+    atn_interventions_init(&none);
+    if (!iv)
+        iv = &none;
+    atn_status st = atn_interventions_check(iv, n_layers, n_heads, n, err);
+    if (st)
+        return st;
+    int64_t kept = 0;
+    for (int32_t i = 0; i < n; i++) {
+        bool gi = iv->window >= 0 && listed(iv->global_tokens, iv->n_global, i);
+        for (int32_t j = 0; j < n; j++)
+            kept += !hides(iv, i, j, gi);
+    }
+    out->n = n, out->n_layers = n_layers, out->n_heads = n_heads, out->d_head = d_head, out->batch = batch;
+    out->cells_head = (int64_t)n * n;
+    out->kept_head = kept;
+    out->bytes_head = 4 * out->cells_head;
+    out->bytes_layer = out->bytes_head * n_heads;
+    out->bytes_capture = out->bytes_layer * n_layers;
+    out->bytes_batch = out->bytes_capture * batch;
+    out->kept_bytes_capture = 4 * kept * n_heads * n_layers;
+    /* q.k for each cell and p.v for each cell: d_head multiply-adds each, 2 flops apiece */
+    out->flops_dense_layer = 4.0 * (double)out->cells_head * d_head * n_heads;
+    out->flops_kept_layer = 4.0 * (double)kept * d_head * n_heads;
+    return ATN_OK;
 }
 
 static uint64_t splitmix64(uint64_t *s) {

@@ -67,6 +67,9 @@ struct _AtnWhatifView {
     atn_colormap cmap;
     double font_scale;
     float *delta;                /* [n][n] after - before of the selected head */
+    GtkDrawingArea *cost_area;   /* the long-sequence cost chart at this length */
+    atn_cost_row cost_rows[ATN_COST_VARIANTS_MAX];
+    int n_cost_rows;
     float *zeros;                /* [L][H] for the map before any comparison */
     char **row_labels, **col_labels;
 };
@@ -303,6 +306,40 @@ static void show_pair(AtnWhatifView *self) {
     gtk_label_set_text(self->pair_label, text);
 }
 
+/* The cost chart's variants for the result's length, the model's shape and the mask chosen
+ * on the left (its window, global tokens and stride are the variants' parameters). */
+static void update_cost(AtnWhatifView *self) {
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    self->n_cost_rows = 0;
+    if (r) {
+        const atn_capture *c = atn_result_get_capture(r);
+        AtnWhatif *w = atn_whatif_of_result(r);
+        atn_interventions iv;
+        atn_whatif_for_tokens(w, c->n_layers, c->n_heads, c->n, &iv);
+        int window = gtk_check_button_get_active(self->window_check)
+                         ? gtk_spin_button_get_value_as_int(self->window_spin) : -1;
+        int strided = gtk_check_button_get_active(self->strided_check)
+                          ? gtk_spin_button_get_value_as_int(self->strided_spin) : 0;
+        atn_error err = {0};
+        int count = atn_cost_variants(c->n, c->n_layers, c->n_heads, c->d_head, 32, window,
+                                      window >= 0 ? iv.global_tokens : NULL, window >= 0 ? iv.n_global : 0, strided,
+                                      w ? &iv : NULL, self->cost_rows, &err);
+        self->n_cost_rows = count > 0 ? count : 0;
+    }
+    gtk_widget_queue_draw(GTK_WIDGET(self->cost_area));
+}
+
+static void draw_cost(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data) {
+    AtnWhatifView *self = data;
+    if (!self->n_cost_rows)
+        return;
+    atn_render_style st;
+    atn_render_style_for_widget(GTK_WIDGET(area), self->font_scale, &st);
+    g_autofree char *title = g_strdup_printf(_("What the attention costs at %d tokens"), self->cost_rows[0].cost.n);
+    atn_cost_chart_spec spec = {.rows = self->cost_rows, .n_rows = self->n_cost_rows, .title = title, .style = &st};
+    atn_render_cost_chart(cr, &spec, width, height);
+}
+
 static void show_comparison(AtnWhatifView *self) {
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     AtnWhatif *w = r ? atn_whatif_of_result(r) : NULL;
@@ -366,6 +403,7 @@ static void show_comparison(AtnWhatifView *self) {
     }
     gtk_label_set_text(self->guess_label, g->str);
     g_string_free(g, TRUE);
+    update_cost(self);
 }
 
 /* ---- the changes ----------------------------------------------------------------------------- */
@@ -717,6 +755,11 @@ static GtkWidget *build_effect(AtnWhatifView *self) {
     self->guess_label = wrap_label();
     gtk_label_set_selectable(self->guess_label, TRUE);
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(self->guess_label));
+    self->cost_area = GTK_DRAWING_AREA(gtk_drawing_area_new());
+    gtk_drawing_area_set_content_height(self->cost_area, 230);
+    gtk_drawing_area_set_draw_func(self->cost_area, draw_cost, self, NULL);
+    gtk_widget_set_margin_top(GTK_WIDGET(self->cost_area), 8);
+    gtk_box_append(GTK_BOX(box), GTK_WIDGET(self->cost_area));
     GtkWidget *scroll = gtk_scrolled_window_new();
     gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
     gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroll), box);
@@ -827,6 +870,17 @@ const atn_capture *atn_whatif_view_get_original(AtnWhatifView *self) {
 gboolean atn_whatif_view_get_busy(AtnWhatifView *self) {
     g_return_val_if_fail(ATN_IS_WHATIF_VIEW(self), FALSE);
     return self->busy;
+}
+
+const atn_cost_row *atn_whatif_view_get_cost(AtnWhatifView *self, int *count) {
+    g_return_val_if_fail(ATN_IS_WHATIF_VIEW(self) && count, NULL);
+    *count = self->n_cost_rows;
+    return self->n_cost_rows ? self->cost_rows : NULL;
+}
+
+GtkWidget *atn_whatif_view_get_cost_area(AtnWhatifView *self) {
+    g_return_val_if_fail(ATN_IS_WHATIF_VIEW(self), NULL);
+    return GTK_WIDGET(self->cost_area);
 }
 
 int atn_whatif_view_get_n_guesses(AtnWhatifView *self) {

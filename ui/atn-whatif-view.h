@@ -11,7 +11,9 @@
  * compared with the changed run (atn_capture_diff_compute, as `attnscope diff`): per-head
  * change (JS distance or largest |Δ|) as a layers x heads map, the selected head's two
  * heatmaps and their difference, the hidden-state drift per layer, and the guesses before
- * and after ([MASK] or next token) with the probability of the original word. */
+ * and after ([MASK] or next token) with the probability of the original word.  Below, the
+ * long-sequence cost at this length: cells and bytes of the maps, and what the dense,
+ * causal, sliding-window, Longformer and strided variants (and the chosen mask) keep. */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -19,6 +21,7 @@
 #include "analysis.h"
 #include "atn-heatmap.h"
 #include "atn-session.h"
+#include "render.h"
 
 G_BEGIN_DECLS
 
@@ -46,6 +49,13 @@ const atn_capture_diff *atn_whatif_view_get_diff(AtnWhatifView *self);
 /* The original model's capture on the same tokens (borrowed like the diff), or NULL. */
 const atn_capture *atn_whatif_view_get_original(AtnWhatifView *self);
 gboolean atn_whatif_view_get_busy(AtnWhatifView *self);
+
+/* The long-sequence cost chart's rows (ui/render's atn_cost_variants for the result's length,
+ * with the window, global tokens, stride and mask chosen on the page): *count of them, rows[0]
+ * dense; NULL (0) without a result.  Borrowed until the next result or change.  And the
+ * drawing area that draws them. */
+const atn_cost_row *atn_whatif_view_get_cost(AtnWhatifView *self, int *count);
+GtkWidget *atn_whatif_view_get_cost_area(AtnWhatifView *self);
 
 /* The guesses compared: at each [MASK] (the original word: the original model's first guess),
  * at every word when there is none (the token itself), or after the last token of a causal

@@ -266,6 +266,36 @@ atn_status atn_importance_compute(const atn_model *model, atn_encoding *const *s
                                   atn_progress_fn progress, void *user_data, atn_importance **out, atn_error *err);
 void atn_importance_free(atn_importance *imp);   /* NULL: nothing */
 
+/* ---- the what-if lab: what attention costs at a length, dense and masked --------------- */
+
+/* The largest length atn_attention_cost_compute counts (its count is O(n^2)). */
+#define ATN_COST_MAX_TOKENS 16384
+
+/* The attention maps of a model at n tokens, and what a mask keeps of them: the articles'
+ * 262,144 cells per head at 512 tokens.  Bytes are float32 probabilities as the capture
+ * holds them (every cell, whatever the mask); kept cells are the (query, key) pairs the
+ * mask lets through, what a sparse kernel would compute and a sparse store would keep. */
+typedef struct atn_attention_cost {
+    int32_t n, n_layers, n_heads, d_head, batch;
+    int64_t cells_head;            /* n * n */
+    int64_t kept_head;             /* cells the mask (iv's causal, window + global, strided, hidden keys) keeps */
+    int64_t bytes_head;            /* 4 n^2 */
+    int64_t bytes_layer;           /* H heads */
+    int64_t bytes_capture;         /* L layers */
+    int64_t bytes_batch;           /* batch sentences of the capture */
+    int64_t kept_bytes_capture;    /* 4 x kept cells x L x H: the kept cells alone */
+    double flops_dense_layer;      /* q.k and p.v over every cell of every head: 4 n^2 d_head H */
+    double flops_kept_layer;       /* the same over the kept cells only */
+} atn_attention_cost;
+
+/* Fills *out for a model of n_layers x n_heads heads of d_head dimensions at n tokens and
+ * batch sentences, with iv's masks (NULL: dense; the per-head terms and positions change
+ * no cell count).  Counted exactly, cell by cell, with the rule the run's mask uses.
+ * ATN_E_INVALID: NULL out, n outside 1..ATN_COST_MAX_TOKENS, a shape or batch below 1, or
+ * interventions atn_interventions_check refuses (a token outside 0..n-1). */
+atn_status atn_attention_cost_compute(int32_t n, int32_t n_layers, int32_t n_heads, int32_t d_head, int32_t batch,
+                                      const atn_interventions *iv, atn_attention_cost *out, atn_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -271,7 +271,35 @@ static void test_window_and_reset(void) {
     assert_map_equals(cJSON_GetObjectItem(j, "js_distance"), d->js, d->n_layers, d->n_heads, 1e-6);
     assert_map_equals(cJSON_GetObjectItem(j, "max_abs_change"), d->max_abs, d->n_layers, d->n_heads, 1e-6);
 
+    /* the cost chart at this length: its counts worked by hand, and it draws */
     show_view(win, "whatif");
+    int nc = 0, n = c->n;
+    const atn_cost_row *cost = atn_whatif_view_get_cost(v, &nc);
+    g_assert_nonnull(cost);
+    g_assert_cmpint(nc, ==, 5);   /* the chosen mask is the Longformer row: not repeated */
+    g_assert_cmpint(cost[0].cost.cells_head, ==, n * n);
+    g_assert_cmpint(cost[0].cost.bytes_capture, ==, 4LL * n * n * c->n_layers * c->n_heads);
+    g_assert_cmpint(cost[1].cost.kept_head, ==, n * (n + 1) / 2);
+    g_assert_cmpint(cost[2].cost.kept_head, ==, n + 2 * (n - 1));            /* window ±1 */
+    g_assert_cmpint(cost[3].cost.kept_head, ==, n + 2 * (n - 1) + 2 * (n - 2));   /* + [CLS] global */
+    GtkWidget *area = atn_whatif_view_get_cost_area(v);
+    g_assert_true(wait_for(is_drawable, area));
+    int aw = 0, ah = 0;
+    g_autoptr(GBytes) cpix = render_widget(area, &aw, &ah);
+    const guint8 *px = g_bytes_get_data(cpix, NULL);
+    int distinct = 0;   /* bars and text: many colours, not an empty area */
+    guint32 seen[8] = {0};
+    for (int i = 0; i < aw * ah && distinct < 8; i += 7) {
+        guint32 p;
+        memcpy(&p, px + 4 * i, 4);
+        gboolean known = FALSE;
+        for (int k = 0; k < distinct; k++)
+            known |= seen[k] == p;
+        if (!known)
+            seen[distinct++] = p;
+    }
+    g_assert_cmpint(distinct, >=, 4);
+
     g_signal_emit_by_name(atn_whatif_view_get_control(v, "reset"), "clicked");
     wait_compared(win, FALSE);
     c = atn_result_get_capture(atn_session_get_result(s));

@@ -8,7 +8,9 @@
 - the .npy and .png outputs exist and have the right shape / signature;
 - bad values and combinations exit 2 naming the option;
 - `importance` on a causal model (gpt2-f32): the next-token loss changes equal
-  gen_importance_gpt2.py's torch figures to 1e-4; --seed / --mask-rate refused there.
+  gen_importance_gpt2.py's torch figures to 1e-4; --seed / --mask-rate refused there;
+- `cost`: cells, bytes and each variant's kept cells at 512 tokens against hand-worked
+  counts, the table, the chart, and its bad values.
 
 Usage: test-whatif-cli.py ATTNSCOPE"""
 import json
@@ -202,6 +204,29 @@ with tempfile.TemporaryDirectory() as tmp:
     err = proc.communicate(timeout=60)[1]
     check(proc.returncode == 130 and "interrupted" in err and not os.path.exists(out),
           f"importance Ctrl-C: exit {proc.returncode}, {err.strip()!r}")
+
+# cost: the cells and bytes of the maps at a length, and what each variant keeps (by hand)
+with tempfile.TemporaryDirectory() as tmp:
+    cj, cp = os.path.join(tmp, "cost.json"), os.path.join(tmp, "cost.png")
+    run("cost", "--model", "demo", "--tokens", "512", "--window", "64", "-o", cj)
+    C = json.load(open(cj))
+    check(C["cells_per_head"] == 262144 and C["bytes_per_head"] == 1048576 and C["heads"] == 16 and
+          C["bytes_per_capture"] == 64 * 1048576 and C["bytes_per_batch"] == 32 * 64 * 1048576, f"cost header {C}")
+    kept = [v["kept_cells_per_head"] for v in C["variants"]]
+    band = 512 + 2 * (64 * 512 - 64 * 65 // 2)
+    check(kept[:4] == [262144, 512 * 513 // 2, band, band + 2 * (512 - 65)] and len(kept) == 5,
+          f"cost variants: {kept}")
+    check(abs(C["variants"][1]["flops_per_layer"] - 4 * 131328 * 8 * 16) < 1, "cost FLOPs")
+    p = run("cost", "--model", "demo", "--text", TEXT, "--causal", "--hide-tokens", "2")
+    check("the chosen mask" in p.stdout and "demo at 9 tokens" in p.stdout, f"cost table: {p.stdout!r}")
+    run("cost", "--model", "demo", "--tokens", "64", "-o", cp)
+    check(open(cp, "rb").read(8) == b"\x89PNG\r\n\x1a\n", "cost .png")
+    for opts, msg in ((["--tokens", "0"], "--tokens"), (["--tokens", "16385"], "--tokens"),
+                      (["--tokens", "8", "--batch", "0"], "--batch"), (["--tokens", "8", "--text", "a"], "--tokens"),
+                      (["--tokens", "8", "-o", os.path.join(tmp, "c.txt")], "must end in"),
+                      (["--tokens", "8", "--hide-tokens", "8"], "--hide-tokens")):
+        p = run("cost", "--model", "demo", *opts, rc=2)
+        check(msg in p.stderr, f"cost {opts}: {p.stderr.strip()!r}")
 
 print("test-whatif-cli:", "ok" if not failures else f"{failures} failed")
 sys.exit(1 if failures else 0)

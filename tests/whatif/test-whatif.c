@@ -462,6 +462,51 @@ static void test_importance_causal(void) {
     cJSON_Delete(j);
 }
 
+/* The long-sequence cost: counts against closed forms worked by hand. */
+static void test_cost(void) {
+    atn_error err = {0};
+    atn_attention_cost c;
+    CHECK(atn_attention_cost_compute(512, 12, 12, 64, 32, NULL, &c, &err) == ATN_OK);
+    CHECK(c.cells_head == 262144 && c.kept_head == 262144);   /* the articles' 262,144 at 512 */
+    CHECK(c.bytes_head == 1048576 && c.bytes_layer == 12 * 1048576LL && c.bytes_capture == 144 * 1048576LL);
+    CHECK(c.bytes_batch == 32 * 144 * 1048576LL);
+    CHECK_NEAR(c.flops_dense_layer, 4.0 * 262144 * 64 * 12, 0);
+    atn_interventions iv;
+    atn_interventions_init(&iv);
+    iv.causal = true;   /* n (n + 1) / 2 */
+    CHECK(atn_attention_cost_compute(512, 12, 12, 64, 32, &iv, &c, &err) == ATN_OK);
+    CHECK(c.kept_head == 512 * 513 / 2);
+    CHECK_NEAR(c.flops_kept_layer, 4.0 * (512 * 513 / 2) * 64 * 12, 0);
+    CHECK(c.kept_bytes_capture == 4LL * (512 * 513 / 2) * 144);
+    atn_interventions_init(&iv);
+    iv.window = 64;   /* n + 2 sum_{d=1..w} (n - d) */
+    int64_t band = 512 + 2 * (64 * 512 - 64 * 65 / 2);
+    CHECK(atn_attention_cost_compute(512, 12, 12, 64, 32, &iv, &c, &err) == ATN_OK);
+    CHECK(c.kept_head == band);
+    int32_t g[2] = {0, 100};   /* Longformer: each global token's row and column fill up */
+    iv.global_tokens = g, iv.n_global = 1;
+    CHECK(atn_attention_cost_compute(512, 12, 12, 64, 32, &iv, &c, &err) == ATN_OK);
+    CHECK(c.kept_head == band + 2 * (512 - 65));
+    iv.n_global = 2;   /* token 100's band is full width (129): 383 more in its row and column, the pair counted once */
+    CHECK(atn_attention_cost_compute(512, 12, 12, 64, 32, &iv, &c, &err) == ATN_OK);
+    CHECK(c.kept_head == band + 2 * (512 - 65) + 2 * (512 - 129) - 2);
+    atn_interventions_init(&iv);
+    iv.strided = 4;   /* n = 8: |i-j| < 4 or a multiple of 4; by distance d, 2 (n - d) cells */
+    CHECK(atn_attention_cost_compute(8, 1, 1, 1, 1, &iv, &c, &err) == ATN_OK);
+    CHECK(c.kept_head == 8 + 2 * (7 + 6 + 5 + 4));   /* d = 1, 2, 3, 4; 5..7 hidden */
+    atn_interventions_init(&iv);
+    int32_t hide[2] = {1, 3};
+    iv.hide_tokens = hide, iv.n_hide = 2;
+    CHECK(atn_attention_cost_compute(10, 1, 1, 1, 1, &iv, &c, &err) == ATN_OK);
+    CHECK(c.kept_head == 10 * 8);
+    CHECK(atn_attention_cost_compute(0, 1, 1, 1, 1, NULL, &c, &err) == ATN_E_INVALID);
+    CHECK(atn_attention_cost_compute(ATN_COST_MAX_TOKENS + 1, 1, 1, 1, 1, NULL, &c, &err) == ATN_E_INVALID);
+    CHECK(atn_attention_cost_compute(8, 1, 1, 1, 0, NULL, &c, &err) == ATN_E_INVALID);
+    hide[1] = 10;   /* outside 0..9 */
+    CHECK(atn_attention_cost_compute(10, 1, 1, 1, 1, &iv, &c, &err) == ATN_E_INVALID);
+    CHECK(atn_attention_cost_compute(8, 1, 1, 1, 1, NULL, NULL, &err) == ATN_E_INVALID);
+}
+
 /* Head importance against a direct loop of single-head ablations (full forwards, the
  * test's own loss), with and without reusing the layers below; on the demo model. */
 static void test_importance(void) {
@@ -575,6 +620,7 @@ int main(void) {
     test_log_prob();
     test_next_log_prob();
     test_importance_causal();
+    test_cost();
     test_importance();
     fprintf(stderr, "%d cases; largest |engine - torch|: attention %.3g, hidden states %.3g\n", cases, worst_attn,
             worst_hidden);

@@ -416,6 +416,41 @@ atn_status atn_render_to_memory(atn_output_format fmt, double width, double heig
 atn_status atn_render_to_file(const char *path, atn_output_format fmt, double width, double height, double scale,
                               atn_draw_fn draw, void *user_data, atn_error *err);
 
+/* ---- the what-if lab: what attention costs at a length ------------------------------- */
+
+/* One mask variant's cost (engine/include/analysis.h, atn_attention_cost) and its name. */
+enum { ATN_COST_VARIANTS_MAX = 6 };
+typedef struct atn_cost_row {
+    char label[128];
+    atn_attention_cost cost;
+} atn_cost_row;
+
+/* The variants compared at n tokens, into rows[ATN_COST_VARIANTS_MAX]: dense; causal; a
+ * sliding window of window each side (window < 0: max(1, n / 8)); Longformer, that window
+ * plus the global tokens (NULL / 0: token 0); strided with step strided (<= 0: round(sqrt
+ * n), at least 2); and chosen (NULL: none) when it has a mask (causal, window, strided,
+ * hidden keys) that is none of those.  Labels are English or, once the program set a
+ * translator, in its language.  Returns the number of rows, or -1 with err set
+ * (atn_attention_cost_compute's errors). */
+int32_t atn_cost_variants(int32_t n, int32_t n_layers, int32_t n_heads, int32_t d_head, int32_t batch,
+                          int32_t window, const int32_t *global_tokens, int32_t n_global, int32_t strided,
+                          const atn_interventions *chosen, atn_cost_row *rows, atn_error *err);
+
+typedef struct atn_cost_chart_spec {
+    const atn_cost_row *rows;          /* rows[0] is the dense one the others are drawn against */
+    int32_t n_rows;
+    const char *title;                 /* NULL: none */
+    const atn_render_style *style;
+} atn_cost_chart_spec;
+
+/* A bar per variant: the cells each head computes (kept / n^2), with the count, the share
+ * of dense and the attention FLOPs per layer; above them a line on the dense capture's
+ * bytes (per head, per layer, per capture, per batch). */
+void atn_render_cost_chart(cairo_t *cr, const atn_cost_chart_spec *spec, double width, double height);
+void atn_render_cost_chart_natural_size(const atn_cost_chart_spec *spec, double *width, double *height);
+/* "1.0 MiB", "4.5 GiB" (binary units), into buf. */
+void atn_render_format_bytes(char *buf, size_t size, double bytes);
+
 #ifdef __cplusplus
 }
 #endif
