@@ -84,6 +84,21 @@ static atn_status loss_of(const atn_model *m, const atn_capture *cap, const atn_
     return ATN_OK;
 }
 
+/* The forward passes' per-layer callback: the caller's progress at the fraction reached, so
+ * that a cancel stops inside a pass (a long sentence's pass can take seconds) rather than
+ * after it. */
+typedef struct layer_progress {
+    atn_progress_fn progress;
+    void *user_data;
+    double fraction;
+} layer_progress;
+
+static bool layer_cb(double fraction, atn_stage stage, void *user) {
+    (void)fraction, (void)stage;
+    layer_progress *lp = user;
+    return lp->progress(lp->fraction, ATN_STAGE_CORPUS, lp->user_data);
+}
+
 atn_status atn_importance_compute(const atn_model *m, atn_encoding *const *sents, int32_t n, double rate,
                                   uint64_t seed, atn_head_mode mode, bool reuse_lower, const atn_run_options *opts,
                                   atn_progress_fn progress, void *user_data, atn_importance **out, atn_error *err) {
@@ -118,7 +133,9 @@ atn_status atn_importance_compute(const atn_model *m, atn_encoding *const *sents
         atn_run_options_init(&o);
     o.keep_attention = false;
     o.keep_trace_inputs = false;
-    o.progress = NULL;
+    layer_progress lp = {progress, user_data, 0};
+    o.progress = progress ? layer_cb : NULL;
+    o.user_data = &lp;
     atn_interventions iv;
     atn_interventions_init(&iv);
     iv.head_mode = mode;
@@ -176,8 +193,8 @@ atn_status atn_importance_compute(const atn_model *m, atn_encoding *const *sents
                         st = loss_of(m, atn_run_capture(abl), sents[s], pos, k, next, &v, err);
                     if (!st)
                         (keep ? keep_sum : off_sum)[(size_t)l * H + h] += v;
-                    if (!st && progress &&
-                        !progress(((double)s + (double)(l * H + h + 1) / (double)lh) / n, ATN_STAGE_CORPUS, user_data))
+                    lp.fraction = ((double)s + (double)(l * H + h + 1) / (double)lh) / n;
+                    if (!st && progress && !progress(lp.fraction, ATN_STAGE_CORPUS, user_data))
                         st = atn_error_set(err, ATN_E_CANCELLED, "cancelled at sentence %d", s);
                 }
         imp->sentences++;

@@ -253,7 +253,8 @@ typedef struct atn_importance {
  * an ablation in layer l starts from the plain run's hidden states of layer l (the layers
  * below do not change) instead of running them again; the figures are the same.  opts: the
  * run options (device, threads; its interventions are ignored); progress gets the fraction
- * of the ablations done (ATN_STAGE_CORPUS) and cancels with ATN_E_CANCELLED.  Sentences
+ * of the ablations done (ATN_STAGE_CORPUS), also once per layer of every forward pass, and
+ * cancels with ATN_E_CANCELLED (within a layer).  Sentences
  * with no word to mask are skipped.  A causal model (atn_model_is_causal: GPT-2) uses the
  * next-token loss instead: every real token followed by a real token predicts it
  * (atn_predict_next_log_prob), nothing is masked, rate and seed are unused, and sentences

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Ctrl-C (SIGINT) and SIGTERM stop every command that runs a model (issue 19, item 4).
+"""Ctrl-C (SIGINT) and SIGTERM stop every command that runs a model (issue 19, item 4; diff and
+importance, issue 17).
 
 A bert-base-shaped model (12 layers, 768 wide, 500 tokens; sparse all-zero weights, so
 nothing is downloaded) runs long enough to be interrupted.  Each command gets the signal
@@ -75,6 +76,10 @@ def main():
         os.mkdir(out)
         ids = ",".join(["5"] * 240 + ["4"] + ["6"] * 259)   # 500 tokens, one [MASK]
         common = ["--model", model, "--ids", ids]
+        # importance: long sentences (about 480 tokens each), so 288 ablations take minutes
+        corpus = os.path.join(tmp, "corpus.txt")
+        with open(corpus, "w") as f:
+            f.write(("the cat sat on the mat " * 80).strip() + "\n" + ("on the mat the cat sat " * 80).strip() + "\n")
         cases = [  # (name, arguments, output file or None, signal)
             ("run .npy", ["run"] + common + ["-o", "old.npy"], "old.npy", signal.SIGINT),
             ("run .json", ["run"] + common + ["-o", "old.json"], "old.json", signal.SIGTERM),
@@ -85,6 +90,12 @@ def main():
             ("predict", ["predict"] + common, None, signal.SIGINT),
             ("stats", ["stats"] + common + ["-o", "old-stats.json"], "old-stats.json", signal.SIGINT),
             ("similarity", ["similarity"] + common + ["-o", "old-sim.csv"], "old-sim.csv", signal.SIGTERM),
+            ("diff", ["diff"] + common + ["--heads-off", "3:5", "-o", "old-diff.json"], "old-diff.json",
+             signal.SIGINT),
+            ("importance", ["importance", "--model", model, "--corpus", corpus, "-o", "old-imp.csv"], "old-imp.csv",
+             signal.SIGINT),
+            ("importance .json", ["importance", "--model", model, "--corpus", corpus, "-o", "old-imp.json"],
+             "old-imp.json", signal.SIGTERM),
         ]
         # the signal comes 30% into what an uninterrupted run takes on this machine, at least
         # 0.3 s (the handler is installed) and at most 1 s (the load may drop after this run)
