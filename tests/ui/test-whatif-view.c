@@ -299,6 +299,11 @@ static void test_window_and_reset(void) {
             seen[distinct++] = p;
     }
     g_assert_cmpint(distinct, >=, 4);
+    if (g_getenv("ATN_SHOT_DIR")) {   /* a picture to look at, when asked */
+        g_autoptr(GdkTexture) tex = atn_gui_render_widget(area);
+        g_autofree char *png = g_build_filename(g_getenv("ATN_SHOT_DIR"), "whatif-cost.png", NULL);
+        gdk_texture_save_to_png(tex, png);
+    }
 
     g_signal_emit_by_name(atn_whatif_view_get_control(v, "reset"), "clicked");
     wait_compared(win, FALSE);
@@ -309,10 +314,72 @@ static void test_window_and_reset(void) {
     destroy_window(win);
 }
 
+/* A causal model (tests/hf/models/gpt2-f32): switching a head off compares the next-token
+ * guesses after the last token, the original guess's probability before and after equal to
+ * an independent engine run of the same two models; the diff equals `attnscope diff`. */
+static void test_causal_guesses(void) {
+    g_autofree char *gpt2 = g_build_filename(g_getenv("ATN_SOURCE_ROOT") ? g_getenv("ATN_SOURCE_ROOT") : ".",
+                                             "tests", "hf", "models", "gpt2-f32", NULL);
+    const char *text = "the cat sat on the mat";
+    AtnWindow *win = new_window();
+    open_and_wait(win, gpt2);
+    type_and_wait(win, text);
+    show_view(win, "whatif");
+    AtnWhatifView *v = whatif_view(win);
+    atn_whatif_view_toggle_head(v, 1, 2);
+    wait_compared(win, TRUE);
+    g_assert_cmpint(atn_whatif_view_get_n_guesses(v), ==, 1);
+    const AtnWhatifGuess *g = atn_whatif_view_get_guess(v, 0);
+
+    /* the same two runs, straight through the engine */
+    atn_error err = {0};
+    atn_model *m = atn_model_open(gpt2, NULL, NULL, &err);
+    g_assert_nonnull(m);
+    atn_encoding *enc = NULL;
+    g_assert_cmpint(atn_model_encode(m, text, NULL, &enc, &err), ==, ATN_OK);
+    atn_run *ra = atn_run_new(m), *rb = atn_run_new(m);
+    g_assert_cmpint(atn_run_forward(ra, enc, NULL, &err), ==, ATN_OK);
+    const atn_config *c = atn_model_config(m);
+    uint8_t *off = g_new0(uint8_t, (size_t)c->n_layers * c->n_heads);
+    off[1 * c->n_heads + 2] = 1;
+    atn_interventions iv;
+    atn_interventions_init(&iv);
+    iv.heads_off = off;
+    atn_run_options opts;
+    atn_run_options_init(&opts);
+    opts.interventions = &iv;
+    g_assert_cmpint(atn_run_forward(rb, enc, &opts, &err), ==, ATN_OK);
+    int last = enc->n - 1;
+    atn_prediction top;
+    g_assert_cmpint(atn_predict_next(m, atn_run_capture(ra), last, 1, &top, &err), ==, ATN_OK);
+    double la, lb;
+    g_assert_cmpint(atn_predict_next_log_prob(m, atn_run_capture(ra), last, top.id, &la, &err), ==, ATN_OK);
+    g_assert_cmpint(atn_predict_next_log_prob(m, atn_run_capture(rb), last, top.id, &lb, &err), ==, ATN_OK);
+    g_assert_cmpint(g->position, ==, last);
+    g_assert_cmpint(g->original_id, ==, top.id);
+    g_assert_cmpfloat_with_epsilon(g->p_before, exp(la), 1e-7);
+    g_assert_cmpfloat_with_epsilon(g->p_after, exp(lb), 1e-7);
+    g_assert_cmpfloat_with_epsilon(g->p_before, top.prob, 1e-6);
+    g_assert_cmpfloat(fabs(g->p_before - g->p_after), >, 1e-6);
+    atn_run_free(ra);
+    atn_run_free(rb);
+    atn_encoding_free(enc);
+    atn_model_free(m);
+    g_free(off);
+
+    const char *diff_args[] = {"diff", "--model", gpt2, "--text", text, "--heads-off", "1:2", NULL};
+    g_autoptr(cJSON) j = cli_json(diff_args);
+    const atn_capture_diff *d = atn_whatif_view_get_diff(v);
+    assert_map_equals(cJSON_GetObjectItem(j, "js_distance"), d->js, d->n_layers, d->n_heads, 1e-6);
+    assert_map_equals(cJSON_GetObjectItem(j, "max_abs_change"), d->max_abs, d->n_layers, d->n_heads, 1e-6);
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
     g_test_add_func("/ui/whatif-head-off-matches-cli", test_head_off_matches_cli);
     g_test_add_func("/ui/whatif-window-and-reset", test_window_and_reset);
+    g_test_add_func("/ui/whatif-causal-guesses", test_causal_guesses);
     return g_test_run();
 }
