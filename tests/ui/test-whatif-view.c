@@ -375,11 +375,44 @@ static void test_causal_guesses(void) {
     destroy_window(win);
 }
 
+/* A toy model (the worked example, run on the main thread): switching head 1 off compares at
+ * once (JS distance 1 for it, 0 for head 0: one layer, the heads are independent), the
+ * position controls are off for a model without position embeddings, and opening another
+ * model starts it from the original with the choices cleared. */
+static void test_toy_and_model_switch(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "worked-example");
+    show_view(win, "whatif");
+    AtnWhatifView *v = whatif_view(win);
+    AtnSession *s = atn_window_get_session(win);
+    g_assert_false(gtk_widget_is_sensitive(atn_whatif_view_get_control(v, "no-positions")));
+    atn_whatif_view_toggle_head(v, 0, 1);
+    wait_compared(win, TRUE);
+    const atn_capture_diff *d = atn_whatif_view_get_diff(v);
+    g_assert_nonnull(d);
+    g_assert_cmpint(d->n_layers, ==, 1);
+    g_assert_cmpint(d->n_heads, ==, 2);
+    g_assert_cmpfloat(d->js[0], ==, 0.0f);
+    g_assert_cmpfloat(d->js[1], ==, 1.0f);
+    g_assert_cmpint(atn_whatif_view_get_n_guesses(v), ==, 0);
+    /* the worked example's head 0 for token 0 is still the hand-worked 0.3760, 0.4487, 0.1752 */
+    const float *h0 = atn_result_get_head(atn_session_get_result(s), 0, 0);
+    g_assert_cmpfloat_with_epsilon(h0[0], 0.3760, 1e-4);
+    g_assert_cmpfloat_with_epsilon(h0[1], 0.4487, 1e-4);
+    g_assert_cmpfloat_with_epsilon(h0[2], 0.1752, 1e-4);
+    open_and_wait(win, "demo");
+    wait_compared(win, FALSE);
+    g_assert_null(atn_session_get_whatif(s));
+    g_assert_true(gtk_widget_is_sensitive(atn_whatif_view_get_control(v, "no-positions")));
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
     g_test_add_func("/ui/whatif-head-off-matches-cli", test_head_off_matches_cli);
     g_test_add_func("/ui/whatif-window-and-reset", test_window_and_reset);
     g_test_add_func("/ui/whatif-causal-guesses", test_causal_guesses);
+    g_test_add_func("/ui/whatif-toy-and-model-switch", test_toy_and_model_switch);
     return g_test_run();
 }
