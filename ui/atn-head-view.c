@@ -9,6 +9,7 @@
 #include "atn-labels.h"
 #include "atn-prefs.h"
 #include "atn-token-lines.h"
+#include "atn-whatif.h"
 
 struct _AtnHeadView {
     GtkWidget parent_instance;
@@ -108,6 +109,8 @@ static void update_matrix(AtnHeadView *self) {
     atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
     atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), m, n, n, atn_result_get_tokens(r), atn_result_get_tokens(r),
                            atn_result_get_mask(r));
+    /* a what-if mask (window, stride, hidden keys): the cells it hides are drawn masked */
+    atn_heatmap_set_cell_mask(self->heatmap, atn_whatif_of_result(r) ? atn_result_get_capture(r)->mask_add : NULL);
     atn_heatmap_set_selected_row(self->heatmap, atn_session_get_query(self->session));
     atn_heatmap_set_highlight_token(self->heatmap, atn_session_get_hover_token(self->session));
     update_title(self);

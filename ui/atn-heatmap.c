@@ -20,6 +20,7 @@ struct _AtnHeatmap {
     double font_scale;
     gboolean show_colorbar;
     gboolean causal;   /* cells after the diagonal are masked (a causal model's head) */
+    const float *cell_mask;   /* [rows][cols] the run's additive mask (borrowed like values), or NULL */
 
     int selected_row, highlight_token, hover_row, hover_col;
     int mark_row;
@@ -93,6 +94,7 @@ static void fill_spec(AtnHeatmap *self, atn_heatmap_spec *spec, const atn_render
     spec->range = self->range;
     spec->show_colorbar = self->show_colorbar;
     spec->causal = self->causal;
+    spec->cell_mask = self->cell_mask;
     spec->max_cell_aspect = 1.6;   /* on screen the figure fills a wide window */
     spec->style = style;
     int vr, vc;
@@ -293,6 +295,10 @@ char *atn_heatmap_dup_cell_text(AtnHeatmap *self, int row, int col) {
         return NULL;
     g_autofree char *rl = self->row_labels ? g_strdup(self->row_labels[row]) : g_strdup_printf("%d", row);
     g_autofree char *cl = self->col_labels ? g_strdup(self->col_labels[col]) : g_strdup_printf("%d", col);
+    if (self->cell_mask && self->cell_mask[(size_t)row * self->cols + col] < -1e30f && !(self->causal && col > row))
+        /* Translators: the tooltip of a cell the run's mask hid (a what-if window, stride, hidden key, padding) */
+        return g_strdup_printf(_("%s (%d) → %s (%d): masked (the mask hides this key from this query)"), rl, row,
+                               cl, col);
     if (self->causal && col > row)
         /* Translators: the tooltip of a masked cell of a causal model (GPT-2): the key comes after the query */
         return g_strdup_printf(_("%s (%d) → %s (%d): masked (a later token: the model cannot see it)"), rl, row, cl,
@@ -452,6 +458,14 @@ void atn_heatmap_set_causal(AtnHeatmap *self, gboolean causal) {
     invalidate_figure(self);
 }
 
+void atn_heatmap_set_cell_mask(AtnHeatmap *self, const float *mask) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    if (mask == self->cell_mask)
+        return;
+    self->cell_mask = mask;
+    invalidate_figure(self);
+}
+
 gboolean atn_heatmap_get_causal(AtnHeatmap *self) {
     g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
     return self->causal;
@@ -476,6 +490,7 @@ void atn_heatmap_set_matrix(AtnHeatmap *self, GObject *owner, const float *value
     self->row_labels = row_labels;
     self->col_labels = col_labels;
     self->mask = mask;
+    self->cell_mask = NULL;   /* it belonged to the matrix before: the caller sets this one's */
     if (self->selected_row >= self->rows)
         self->selected_row = -1;
     if (self->hover_row >= self->rows || self->hover_col >= self->cols)
@@ -901,6 +916,7 @@ typedef struct heatmap_figure {
     float *values;
     char **row_labels, **col_labels;
     int32_t *mask;
+    float *cell_mask;
     char *title, *row_axis, *col_axis, *colorbar_label, *colorbar_note;
 } heatmap_figure;
 
@@ -910,6 +926,7 @@ static void heatmap_figure_free(gpointer data) {
     g_strfreev(f->row_labels);
     g_strfreev(f->col_labels);
     g_free(f->mask);
+    g_free(f->cell_mask);
     g_free(f->title);
     g_free(f->row_axis);
     g_free(f->col_axis);
@@ -944,6 +961,7 @@ struct AtnHeatmapLook {
     atn_value_range range;
     gboolean show_colorbar;
     gboolean causal;
+    float *cell_mask;
 };
 
 AtnHeatmapLook *atn_heatmap_dup_look(AtnHeatmap *self) {
@@ -962,6 +980,8 @@ AtnHeatmapLook *atn_heatmap_dup_look(AtnHeatmap *self) {
     look->range = self->range;
     look->show_colorbar = self->show_colorbar;
     look->causal = self->causal;
+    look->cell_mask = self->cell_mask ? g_memdup2(self->cell_mask, sizeof(float) * (size_t)self->rows * self->cols)
+                                      : NULL;
     return look;
 }
 
@@ -971,6 +991,7 @@ void atn_heatmap_look_free(AtnHeatmapLook *look) {
     g_strfreev(look->row_labels);
     g_strfreev(look->col_labels);
     g_free(look->mask);
+    g_free(look->cell_mask);
     g_free(look->row_axis);
     g_free(look->col_axis);
     g_free(look->colorbar_label);
@@ -1011,6 +1032,9 @@ AtnFigure *atn_heatmap_look_figure(const AtnHeatmapLook *look, const float *valu
     s->range = look->range;
     s->show_colorbar = look->show_colorbar;
     s->causal = look->causal;
+    f->cell_mask = look->cell_mask ? g_memdup2(look->cell_mask, sizeof(float) * (size_t)look->rows * look->cols)
+                                   : NULL;
+    s->cell_mask = f->cell_mask;
     s->style = &f->style;
     double w, h;
     atn_render_heatmap_natural_size(s, &w, &h);

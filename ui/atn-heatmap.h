@@ -27,6 +27,11 @@ void atn_heatmap_set_matrix(AtnHeatmap *self, GObject *owner, const float *value
  * hatched, no number) and their tooltip says so; exports keep it. */
 void atn_heatmap_set_causal(AtnHeatmap *self, gboolean causal);
 gboolean atn_heatmap_get_causal(AtnHeatmap *self);
+/* The run's additive mask ([rows][cols], atn_capture's mask_add; borrowed like the values,
+ * kept alive by the owner given to set_matrix; NULL: none): the cells it hid (the what-if
+ * lab's window, stride or hidden keys) are drawn masked, grey and hatched, with no number,
+ * as a causal model's future cells are; exports keep it.  set_matrix clears it: set it after. */
+void atn_heatmap_set_cell_mask(AtnHeatmap *self, const float *mask);
 void atn_heatmap_set_colormap(AtnHeatmap *self, atn_colormap cm);
 atn_colormap atn_heatmap_get_colormap(AtnHeatmap *self);
 /* NULL: automatic (0..max, or symmetric for a diverging map). */

@@ -233,6 +233,7 @@ static void test_head_off_matches_cli(void) {
  * weight), and the comparison equals `attnscope diff --window 1 --global-tokens 0`; then
  * the Restore button gives the original model back. */
 static void test_window_and_reset(void) {
+    int w = 0, h = 0;
     AtnWindow *win = new_window();
     open_and_wait(win, "demo");
     type_and_wait(win, TEXT);
@@ -260,10 +261,25 @@ static void test_window_and_reset(void) {
         }
     show_view(win, "head");
     AtnHeatmap *hm = head_heatmap(win);
+    g_autoptr(GBytes) hpix = render_widget(GTK_WIDGET(hm), &w, &h);
     for (int i = 0; i < c->n; i++)
-        for (int j = 0; j < c->n; j++)
-            if (abs(i - j) > 1 && i != 0 && j != 0)
+        for (int j = 0; j < c->n; j++) {
+            gboolean hidden = abs(i - j) > 1 && i != 0 && j != 0;
+            if (hidden)
                 g_assert_cmpfloat(atn_heatmap_get_value(hm, i, j), ==, 0.0f);
+            /* the Head view draws the cells the window hides as masked: grey, and says so */
+            g_autofree char *tip = atn_heatmap_dup_cell_text(hm, i, j);
+            g_assert_cmpint(strstr(tip, "masked") != NULL, ==, hidden);
+            graphene_rect_t rect;
+            g_assert_true(atn_heatmap_get_cell_rect(hm, i, j, &rect));
+            guint8 rgb[3];
+            pixel_at(hpix, w, rect.origin.x + 1, rect.origin.y + 1, rgb);
+            gboolean grey = abs(rgb[0] - rgb[1]) < 6 && abs(rgb[1] - rgb[2]) < 6 && rgb[0] > 120;
+            if (hidden)
+                g_assert_true(grey);
+            else   /* viridis has no grey: a visible cell is coloured */
+                g_assert_false(grey);
+        }
     const char *diff_args[] = {"diff", "--model", "demo", "--text", TEXT, "--window", "1", "--global-tokens", "0",
                                NULL};
     g_autoptr(cJSON) j = cli_json(diff_args);

@@ -378,9 +378,57 @@ void atn_render_heatmap_hover_labels(cairo_t *cr, const atn_heatmap_spec *s, dou
     rt_end(&t);
 }
 
+/* Whether the run's mask hid cell (i, j) (atn_heatmap_spec's cell_mask). */
+static bool cell_masked(const atn_heatmap_spec *s, int32_t i, int32_t j) {
+    return s->cell_mask && s->cell_mask[(size_t)i * s->cols + j] < -1e30f;
+}
+
 /* Whether cell (i, j) gets its number. */
 static bool cell_shows_number(const atn_heatmap_spec *s, int32_t i, int32_t j) {
-    return !(s->causal && j > i);   /* a causal model's future cells are masked: no number */
+    /* a causal model's future cells, and those the run's mask hid, are masked: no number */
+    return !(s->causal && j > i) && !cell_masked(s, i, j);
+}
+
+/* Grey (hatched when hatch) over the cells of the visible block the run's mask hid, as
+ * rt_draw_causal_mask_part draws a causal model's. */
+static void draw_cell_mask_part(cairo_t *cr, const atn_heatmap_spec *s, atn_rect r, int32_t row0, int32_t col0,
+                                int32_t rows, int32_t cols, bool hatch, double fs) {
+    if (!s->cell_mask || rows <= 0 || cols <= 0)
+        return;
+    double cw = r.w / cols, ch = r.h / rows;
+    cairo_save(cr);
+    cairo_new_path(cr);
+    bool any = false;
+    for (int32_t i = 0; i < rows; i++)
+        for (int32_t j = 0; j < cols;) {   /* runs of masked cells as one rectangle */
+            if (!cell_masked(s, row0 + i, col0 + j)) {
+                j++;
+                continue;
+            }
+            int32_t e = j + 1;
+            while (e < cols && cell_masked(s, row0 + i, col0 + e))
+                e++;
+            cairo_rectangle(cr, r.x + j * cw, r.y + i * ch, (e - j) * cw, ch);
+            any = true;
+            j = e;
+        }
+    if (any) {
+        cairo_set_source_rgb(cr, 0.78, 0.78, 0.78);
+        cairo_fill_preserve(cr);
+        if (hatch) {
+            cairo_clip(cr);
+            double step = fmax(5 * fs, 4), lw = fmax(0.8, fs);
+            cairo_set_source_rgb(cr, 0.55, 0.55, 0.55);
+            cairo_set_line_width(cr, lw);
+            for (double x = r.x - r.h; x < r.x + r.w; x += step) {
+                cairo_move_to(cr, x, r.y + r.h);
+                cairo_line_to(cr, x + r.h, r.y);
+            }
+            cairo_stroke(cr);
+        }
+    }
+    cairo_new_path(cr);
+    cairo_restore(cr);
 }
 
 static void draw_values(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L) {
@@ -548,6 +596,7 @@ static void draw_overview(cairo_t *cr, rtext *t, cairo_surface_t *img, const atn
     rt_draw_cells(cr, img, o, s->rows, s->cols);
     if (s->causal)
         rt_draw_causal_mask(cr, o, s->rows, s->cols, false, fs);
+    draw_cell_mask_part(cr, s, o, 0, 0, s->rows, s->cols, false, fs);
     double x = o.x + o.w * L->view_col0 / s->cols, y = o.y + o.h * L->view_row0 / s->rows;
     double w = fmax(2, o.w * L->view_cols / s->cols), h = fmax(2, o.h * L->view_rows / s->rows);
     cairo_set_line_width(cr, 2 * fs);
@@ -592,6 +641,7 @@ void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *s, double w, double
         if (s->causal)
             rt_draw_causal_mask_part(cr, L.cells, L.view_row0, L.view_col0, L.view_rows, L.view_cols, true,
                                      t.fs);
+        draw_cell_mask_part(cr, s, L.cells, L.view_row0, L.view_col0, L.view_rows, L.view_cols, true, t.fs);
         draw_values(cr, &t, s, &L);
         if (s->show_labels)
             draw_labels(cr, &t, s, &L);

@@ -168,6 +168,11 @@ typedef struct atn_heatmap_spec {
     bool causal;                     /* a causal model's head (GPT-2): the cells of keys after
                                         their query (col > row) are masked, drawn grey and
                                         hatched with no number, not as weight 0 */
+    const float *cell_mask;          /* [rows][cols] the run's additive mask (atn_capture's
+                                        mask_add) or NULL: cells at the float's lowest value
+                                        (below -1e30: a key the what-if lab's window, stride or
+                                        hidden tokens hide, or padding) are drawn masked as
+                                        causal ones are */
 } atn_heatmap_spec;
 
 void atn_heatmap_spec_init(atn_heatmap_spec *spec);
