@@ -14,12 +14,23 @@
 static volatile sig_atomic_t interrupted;   /* the signal, once SIGINT or SIGTERM came */
 
 void cli_error(const char *fmt, ...) {
+    char small[1024], *msg = small;
     va_list ap;
     va_start(ap, fmt);
-    fputs("attnscope: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1))) {
+        va_start(ap, fmt);
+        vsnprintf(msg, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    if (!msg)
+        msg = small;   /* cut, rather than nothing */
+    /* one prefix: a message that names its command ("attnscope run: ...") keeps that one */
+    bool named = strncmp(msg, "attnscope ", 10) == 0 || strncmp(msg, "attnscope:", 10) == 0;
+    fprintf(stderr, "%s%s\n", named ? "" : "attnscope: ", msg);
+    if (msg != small)
+        free(msg);
 }
 
 int cli_fail(const atn_error *err) {

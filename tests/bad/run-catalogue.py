@@ -205,6 +205,9 @@ def stderr_matches(got, want):
     return re.fullmatch(pattern, got, re.S) is not None
 
 
+DOUBLED_PREFIX = re.compile(r"^attnscope(?: [\w-]+)?: attnscope\b")
+
+
 def main():
     global ATTNSCOPE
     args = sys.argv[1:]
@@ -214,6 +217,10 @@ def main():
     show = "--print" in args
     names = [a for a in args if a != "--print"]
     cases = parse(os.path.join(HERE, "catalogue.txt"))
+    # one prefix per message: "attnscope: ..." or "attnscope CMD: ...", never both
+    doubled = [(c["name"], s) for c in cases for s in c["stderr"] if DOUBLED_PREFIX.search(s)]
+    for name, s in doubled:
+        print("FAIL %s: the catalogue expects a doubled prefix: %s" % (name, s))
     if names:
         cases = [c for c in cases if c["name"] in names]
     env = dict(os.environ)
@@ -252,6 +259,8 @@ def main():
                 problems.append("a sanitizer report")
             if rc != case["exit"]:
                 problems.append("exit %s, expected %d" % (rc, case["exit"]))
+            if any(DOUBLED_PREFIX.search(line) for line in err.splitlines()):
+                problems.append("a doubled \"attnscope: attnscope\" prefix")
             if not stderr_matches(err, want):
                 problems.append("stderr differs")
             for f in case["creates"]:
@@ -286,7 +295,7 @@ def main():
     print("%d cases: %d passed, %d failed, %d skipped%s" % (
         len(cases), passed, len(failed), len(skipped),
         "" if not failed else " (failed: %s)" % ", ".join(failed)))
-    return 1 if failed else 0
+    return 1 if failed or doubled else 0
 
 
 if __name__ == "__main__":
