@@ -62,8 +62,8 @@ static atn_status read_obj(const char *dir, const char *name, cJSON **out, atn_e
 
 /* A special token's name: "<s>" or {"content": "<s>", ...}; NULL when absent.  A value of
  * another type is an error naming the file and key. */
-static atn_status token_name(const cJSON *o, const char *file, const char *key, const char **out,
-                             atn_error *err) {
+static atn_status token_name(const cJSON *o, const char *dir, const char *file, const char *key,
+                             const char **out, atn_error *err) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v || cJSON_IsNull(v))
         return ATN_OK;
@@ -76,8 +76,8 @@ static atn_status token_name(const cJSON *o, const char *file, const char *key, 
         *out = c->valuestring;
         return ATN_OK;
     }
-    return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" should be a token (a string or "
-                         "{\"content\": ...})", file, key);
+    return atn_error_set(err, ATN_E_FORMAT, "%s/%s: \"%s\" should be a token (a string or "
+                         "{\"content\": ...})", dir, file, key);
 }
 
 enum { K_CLS, K_SEP, K_PAD, K_UNK, K_MASK, K_BOS, K_EOS, N_KEYS };
@@ -85,13 +85,13 @@ static const char *const keys[N_KEYS] = {"cls_token", "sep_token", "pad_token", 
                                          "mask_token", "bos_token", "eos_token"};
 
 /* tokenizer_config.json, then special_tokens_map.json over it. */
-static atn_status special_names(const cJSON *tcfg, const cJSON *smap, const char *names[N_KEYS],
-                                atn_error *err) {
+static atn_status special_names(const char *dir, const cJSON *tcfg, const cJSON *smap,
+                                const char *names[N_KEYS], atn_error *err) {
     atn_status st;
     for (int k = 0; k < N_KEYS; k++) {
         names[k] = NULL;
-        if ((tcfg && (st = token_name(tcfg, "tokenizer_config.json", keys[k], &names[k], err))) ||
-            (smap && (st = token_name(smap, "special_tokens_map.json", keys[k], &names[k], err))))
+        if ((tcfg && (st = token_name(tcfg, dir, "tokenizer_config.json", keys[k], &names[k], err))) ||
+            (smap && (st = token_name(smap, dir, "special_tokens_map.json", keys[k], &names[k], err))))
             return st;
     }
     return ATN_OK;
@@ -182,7 +182,7 @@ atn_tokenizer *atn_tokenizer_open_folder(const char *dir, const char *family_hin
     atn_tokenizer *tok = NULL;
     if (read_obj(dir, "tokenizer_config.json", &tcfg, err) ||
         read_obj(dir, "special_tokens_map.json", &smap, err) ||
-        special_names(tcfg, smap, names, err))
+        special_names(dir, tcfg, smap, names, err))
         goto done;
     const cJSON *ml = tcfg ? cJSON_GetObjectItemCaseSensitive(tcfg, "model_max_length") : NULL;
     if (model_max_length && cJSON_IsNumber(ml) && ml->valuedouble >= 1 && ml->valuedouble < 1e7)
