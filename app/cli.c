@@ -28,7 +28,20 @@ void cli_error(const char *fmt, ...) {
         msg = small;   /* cut, rather than nothing */
     /* one prefix: a message that names its command ("attnscope run: ...") keeps that one */
     bool named = strncmp(msg, "attnscope ", 10) == 0 || strncmp(msg, "attnscope:", 10) == 0;
-    fprintf(stderr, "%s%s\n", named ? "" : "attnscope: ", msg);
+    /* one line: a control character (a newline or an escape sequence inside an argument or
+       a file name) is shown escaped, never sent to the terminal */
+    fputs(named ? "" : "attnscope: ", stderr);
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+        if (*p == '\n')
+            fputs("\\n", stderr);
+        else if (*p == '\t')
+            fputs("\\t", stderr);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(stderr, "\\x%02x", *p);
+        else
+            fputc(*p, stderr);
+    }
+    fputc('\n', stderr);
     if (msg != small)
         free(msg);
 }

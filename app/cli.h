@@ -126,7 +126,6 @@ int cmd_diff(int argc, char **argv);
 int cmd_cost(int argc, char **argv);
 int cmd_importance(int argc, char **argv);
 
-#endif
 
 /* Writing a user's file through a temporary name in the same folder (the engine's
  * atn_atomic_open): open, write to f with stdio, then cli_atomic_close renames it into
@@ -143,3 +142,5 @@ bool cli_atomic_close(cli_atomic_file *af, bool ok);
 /* Writes a double as JSON (null for NaN/Inf, which JSON cannot hold). */
 void cli_json_number(FILE *f, double v);
 void cli_json_string(FILE *f, const char *s);
+
+#endif
