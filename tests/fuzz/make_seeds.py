@@ -3,10 +3,13 @@
 catalogue (tests/bad/), the repository's good models and a few hand-made inputs.  Seeds
 are small on purpose (libFuzzer grows the corpus itself; -max_len follows the seeds).
 Plain python3.  Run after tests/bad/make_catalogue.py:  python3 tests/fuzz/make_seeds.py
+
+Seeds are written over the ones there; nothing is deleted (a seed whose source went away,
+or one added by hand or kept from a fuzz run, stays).  The seeds found in corpus/<target>/
+that this run did not write are listed; --prune removes them.
 """
 import json
 import os
-import shutil
 import struct
 import sys
 
@@ -23,10 +26,9 @@ def read(*parts):
 
 def main():
     corpus = os.path.join(HERE, "corpus")
+    prune = "--prune" in sys.argv[1:]
     seeds = {t: {} for t in ("safetensors", "config", "index", "toy", "vocab", "tokenize", "npy",
-                             "torch-bin")}
-    for t in seeds:   # only the targets written here (corpus/corpus/ is hand-made)
-        shutil.rmtree(os.path.join(corpus, t), ignore_errors=True)
+                             "torch-bin", "tokcfg", "cli-options")}
 
     def add(target, name, data):
         if isinstance(data, str):
@@ -132,6 +134,46 @@ def main():
             if f.endswith(".npy"):
                 add("npy", "hf-" + f[:-4], read(fx, f))
 
+    # tokcfg: byte 0 = the folder (0 model, 1 vocab.txt, 2 tokenizer.json, 3 vocab.json +
+    # merges.txt) + 4 when the rest is special_tokens_map.json
+    tok_cfgs = {
+        "lower": '{"do_lower_case": true, "model_max_length": 512}',
+        "cased": '{"do_lower_case": false, "strip_accents": null, "tokenize_chinese_chars": true}',
+        "specials": '{"cls_token": "[CLS]", "sep_token": {"content": "[SEP]", "lstrip": false}, '
+                    '"mask_token": "[MASK]", "pad_token": "[PAD]", "unk_token": "[UNK]"}',
+        "roberta": '{"tokenizer_class": "RobertaTokenizer", "add_prefix_space": true, '
+                   '"bos_token": "<s>", "eos_token": "</s>", "mask_token": "<mask>", "model_max_length": 8}',
+        "gpt2": '{"tokenizer_class": "GPT2Tokenizer", "bos_token": "<|endoftext|>", '
+                '"eos_token": {"content": "<|endoftext|>", "__type": "AddedToken"}, "model_max_length": 1e30}',
+        "empty": "{}",
+    }
+    for i, (name, text) in enumerate(sorted(tok_cfgs.items())):
+        for kind in range(4):
+            add("tokcfg", "%s-%d" % (name, kind), bytes([kind + (4 if i % 3 == 2 else 0)]) + text.encode())
+    for case in sorted(os.listdir(cases)):
+        f = os.path.join(cases, case, "tokenizer_config.json")
+        if os.path.isfile(f):
+            add("tokcfg", case, b"\0" + read(f))
+    mlm = os.path.join(ROOT, "tests", "hf", "models", "mlm", "tokenizer_config.json")
+    if os.path.isfile(mlm):
+        add("tokcfg", "hf-mlm", b"\1" + read(mlm))
+    # cli-options: byte 0 = flag list (0-3) + 4 x model shape (0-3), then NUL-separated argv
+    argvs = [
+        ["--layer", "3", "--head", "-1", "--query=7", "-o", "x.npy", "--json"],
+        ["--layer", "-9223372036854775808", "--top", "0", "--threads", "4294967297"],
+        ["--width", "nan", "--scale", "inf", "--threshold", "0.5", "--seed", "0x10"],
+        ["--ids", "1,2,3", "--type-ids", "0,0,1", "--mask", "1,1,0", "--device", "auto"],
+        ["--ids", "1,,2", "--mask", "", "--precision", "bf16", "--device", "tpu"],
+        ["--heads-off", "3:5,7:1", "--head-mode", "uniform", "--causal", "--alibi"],
+        ["--keep-heads", "0:0", "--window", "2", "--global-tokens", "0,4", "--hide-tokens", "1"],
+        ["--heads-off", "99:0", "--keep-heads", "0:0", "--strided", "0", "--temperature", "0"],
+        ["--shuffle-seed", "7", "--no-positions", "--temperature", "1e-40", "stray", "-"],
+        ["--model", "demo", "--text", "the cat", "--text-pair", "a dog", "--all-heads", "--"],
+        ["--=x", "-", "--layer"],
+    ]
+    for i, a in enumerate(argvs):
+        add("cli-options", "argv-%02d" % i, bytes([i % 16]) + b"\0".join(x.encode() for x in a))
+
     n = 0
     for target, items in seeds.items():
         d = os.path.join(corpus, target)
@@ -140,11 +182,19 @@ def main():
             with open(os.path.join(d, name), "wb") as f:
                 f.write(data)
             n += 1
+        stale = sorted(set(os.listdir(d)) - set(items))
+        if stale:
+            print("%s: %d seed(s) not written by this run%s: %s" % (
+                d, len(stale), " (removed)" if prune else " (kept; --prune removes them)",
+                " ".join(stale)))
+            if prune:
+                for x in stale:
+                    os.remove(os.path.join(d, x))
     print("%d seeds in %s" % (n, corpus))
-    # the subword models' seeds (the folder was emptied above)
+    # the subword models' seeds
     sys.path.insert(0, HERE)
     import make_tok_seeds
-    make_tok_seeds.main()
+    make_tok_seeds.main(prune)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ normalizes through it under the sanitizers.  Plain python3:  python3 tests/fuzz/
 import base64
 import json
 import os
-import shutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -41,7 +40,9 @@ def small_bpe(m, keep):
     return out
 
 
-def main():
+def main(prune=None):
+    if prune is None:
+        prune = "--prune" in sys.argv[1:]
     seeds = {"tok-bpe": {}, "tok-unigram": {}, "tok-charsmap": {}}
 
     def add(target, name, data):
@@ -92,11 +93,17 @@ def main():
 
     for target, items in seeds.items():
         d = os.path.join(HERE, "corpus", target)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
+        os.makedirs(d, exist_ok=True)
         for name, data in items.items():
             with open(os.path.join(d, name), "wb") as f:
                 f.write(data)
+        stale = sorted(set(os.listdir(d)) - set(items))   # kept unless pruning, as make_seeds.py
+        if stale:
+            print("%s: %d seed(s) not written by this run%s: %s" % (
+                d, len(stale), " (removed)" if prune else " (kept)", " ".join(stale)))
+            if prune:
+                for x in stale:
+                    os.remove(os.path.join(d, x))
     real = base64.b64decode(spm["normalizer"]["normalizers"][0]["precompiled_charsmap"])
     d = os.path.join(HERE, "regress", "tok-charsmap")
     os.makedirs(d, exist_ok=True)
