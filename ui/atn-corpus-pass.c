@@ -1,5 +1,6 @@
 /* A corpus pass in a worker thread (see atn-corpus-pass.h). */
 #include "atn-corpus-pass.h"
+#include "atn-error-text.h"
 
 #include <errno.h>
 #include <glib/gi18n.h>
@@ -56,8 +57,10 @@ static void pass_thread(GTask *task, gpointer source, gpointer data, GCancellabl
     fclose(f);
     if (st == ATN_E_CANCELLED)
         g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
-    else if (st != ATN_OK)
-        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: %s", job->path, err.message);
+    else if (st != ATN_OK) {
+        g_autofree char *why = atn_error_text(&err);
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: %s", job->path, why);
+    }
     else if (job->report.sentences == 0)
         g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                                 _("“%s” has no sentences (no non-empty lines that are UTF-8 text)."), job->path);

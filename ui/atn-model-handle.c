@@ -1,5 +1,6 @@
 /* AtnModelHandle: a reference-counted atn_model. */
 #include "atn-model-handle.h"
+#include "atn-error-text.h"
 
 #include <gio/gio.h>
 
@@ -64,7 +65,8 @@ gboolean atn_model_handle_toy_set(AtnModelHandle *self, atn_toy_matrix which, in
     g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), FALSE);
     atn_error err = {0};
     if (atn_model_toy_set(self->model, which, layer, row, col, value, &err) != ATN_OK) {
-        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, err.message);
+        g_autofree char *why = atn_error_text(&err);
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, why);
         return FALSE;
     }
     self->generation++;
@@ -92,7 +94,8 @@ gboolean atn_model_handle_save_toy(AtnModelHandle *self, const char *path, GErro
         return FALSE;
     }
     if (atn_model_toy_save_json(self->model, path, &err) != ATN_OK) {
-        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_FAILED, err.message);
+        g_autofree char *why = atn_error_text(&err);
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_FAILED, why);
         return FALSE;
     }
     self->saved_generation = self->generation;

@@ -8,6 +8,7 @@
 #include "analysis.h"
 #include "atn-whatif.h"
 #include "config.h"
+#include "atn-error-text.h"
 
 struct _AtnSession {
     GObject parent_instance;
@@ -114,7 +115,8 @@ static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError *
         st = atn_model_encode(m, job->text ? job->text : "",
                               job->text_pair && *job->text_pair ? job->text_pair : NULL, &enc, &err);
     if (st != ATN_OK) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, _("Could not read the text: %s"), err.message);
+        g_autofree char *why = atn_error_text(&err);
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, _("Could not read the text: %s"), why);
         return NULL;
     }
     atn_run *run = atn_model_handle_take_run(job->model);
@@ -145,8 +147,10 @@ static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError *
         atn_encoding_free(enc);
         if (st == ATN_E_CANCELLED)
             g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
-        else
-            g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, _("The model could not run: %s"), err.message);
+        else {
+            g_autofree char *why = atn_error_text(&err);
+            g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, _("The model could not run: %s"), why);
+        }
         return NULL;
     }
     double ms = (g_get_monotonic_time() - t0) / 1000.0;
@@ -370,7 +374,7 @@ static void open_thread(GTask *task, gpointer source, gpointer data, GCancellabl
             return;
         }
         if (i == 0)
-            job->first_error = g_strdup(err.message);
+            job->first_error = atn_error_text(&err);   /* in the window's language */
     }
     g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", job->first_error);
 }

@@ -73,11 +73,22 @@ typedef enum atn_status {
     ATN_E_UNSUPPORTED = -8,
 } atn_status;
 
-enum { ATN_ERROR_MAX = 1024 };
+enum { ATN_ERROR_MAX = 1024, ATN_ERROR_ARGS = 8, ATN_ERROR_ARG_MAX = 256 };
 
+/* message is the English text.  The rest lets a caller translate it (atn_error_translate):
+ * format is the printf format atn_error_set was given (static storage: the msgid a
+ * translation catalogue holds; the engine's formats are extracted by xgettext with the
+ * keyword atn_error_set:3), args its n_args arguments each as printed, prefix_len the
+ * bytes atn_error_prefix put before it, check a hash of message as set.  format is NULL
+ * when the message cannot be rebuilt (more than ATN_ERROR_ARGS arguments, an argument
+ * longer than ATN_ERROR_ARG_MAX - 1). */
 typedef struct atn_error {
     atn_status status;
     char message[ATN_ERROR_MAX];
+    const char *format;
+    int32_t n_args, prefix_len;
+    uint32_t check;
+    char args[ATN_ERROR_ARGS][ATN_ERROR_ARG_MAX];
 } atn_error;
 
 /* "ok", "invalid argument", ... (static storage; "unknown status" for other values). */
@@ -92,6 +103,13 @@ atn_status atn_error_set(atn_error *err, atn_status status, const char *fmt, ...
 atn_status atn_error_prefix(atn_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void atn_error_clear(atn_error *err);   /* status ATN_OK, empty message; NULL: nothing */
+/* Writes err's message with translated (a translation of err->format: the same
+ * conversions, in order or numbered "%2$s") in place of its English format, after the
+ * prefix atn_error_prefix added, into out[size].  Each conversion takes the argument as
+ * the engine printed it.  Returns false (out gets the English message) when err is NULL,
+ * has no format, translated is NULL or names other arguments than the format has, or the
+ * message was changed since it was set. */
+bool atn_error_translate(const atn_error *err, const char *translated, char *out, size_t size);
 
 /* ---- model description ------------------------------------------------------ */
 

@@ -738,6 +738,31 @@ static void test_chinese(void) {
     destroy_window(win);
 }
 
+/* LANGUAGE=zh_CN: an engine reason inside the banner is Chinese too (the engine's format
+ * translated by po/zh_CN.po, its arguments kept): a config.json without hidden_size. */
+static void test_chinese_engine_error(void) {
+    g_autofree char *dir = g_dir_make_tmp("atn-zh-bad-XXXXXX", NULL);
+    g_autofree char *cfg = g_build_filename(dir, "config.json", NULL);
+    g_assert_true(g_file_set_contents(cfg, "{\"model_type\": \"bert\", \"num_attention_heads\": 2}", -1, NULL));
+    AtnWindow *win = new_window();
+    open_and_wait(win, "worked-example");
+    AtnSession *s = atn_window_get_session(win);
+    AtnModelHandle *before = atn_session_get_model(s);
+    atn_session_open_model(s, dir);
+    g_assert_true(wait_for(not_opening, s));
+    const char *error = atn_window_get_error(win);
+    g_assert_nonnull(error);
+    g_test_message("banner: %s", error);
+    g_autofree char *want = g_strdup_printf("%s/config.json：缺少键“hidden_size”", dir);
+    g_assert_nonnull(strstr(error, want));          /* the reason, in Chinese, naming file and key */
+    g_assert_null(strstr(error, "missing key"));    /* no English left */
+    g_assert_null(strstr(error, "Could not open")); /* the banner's own sentence too */
+    g_assert_true(atn_session_get_model(s) == before);
+    destroy_window(win);
+    g_remove(cfg);
+    g_rmdir(dir);
+}
+
 /* The status line says what an action did only until the next action; a toy model's
  * entries do not show the sentence of the model before (it comes back after). */
 static void test_status_and_toy_text(void) {
@@ -1070,6 +1095,7 @@ int main(int argc, char **argv) {
         return 0;
     if (zh) {
         g_test_add_func("/ui/chinese", test_chinese);
+        g_test_add_func("/ui/chinese-engine-error", test_chinese_engine_error);
     } else if (gpu) {
         g_test_add_func("/ui/gpu-fallback", test_gpu_fallback);
     } else {
