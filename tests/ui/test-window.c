@@ -116,6 +116,65 @@ static void test_bad_model_folder(void) {
     g_rmdir(dir);
 }
 
+static gboolean error_shown(gpointer data) {
+    AtnWindow *win = data;
+    return atn_window_get_error(win) && !atn_session_get_busy(atn_window_get_session(win));
+}
+
+/* A model file that changes under the open window (issue 19): a copy of the f32 model is
+ * opened and run, then its model.safetensors is cut to half its size.  The next run is
+ * refused with a banner naming the file ("changed while the model was open"), the window
+ * keeps running, keeps the model and the last result on screen, and opens and runs another
+ * model afterwards. */
+static void test_model_file_changed(void) {
+    g_autofree char *dir = g_dir_make_tmp("atn-changed-XXXXXX", NULL);
+    const char *files[] = {"config.json", "model.safetensors", "vocab.txt"};
+    for (guint i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *from = g_build_filename(f32_model, files[i], NULL);
+        g_autofree char *to = g_build_filename(dir, files[i], NULL);
+        g_autofree char *data = NULL;
+        gsize len = 0;
+        g_assert_true(g_file_get_contents(from, &data, &len, NULL));
+        g_assert_true(g_file_set_contents(to, data, (gssize)len, NULL));
+    }
+    g_autofree char *weights = g_build_filename(dir, "model.safetensors", NULL);
+    AtnWindow *win = new_window();
+    show_view(win, "head");
+    open_and_wait(win, dir);
+    type_and_wait(win, "the cat sat");
+    AtnSession *s = atn_window_get_session(win);
+    AtnModelHandle *model = atn_session_get_model(s);
+    AtnResult *shown = atn_session_get_result(s);
+    int rows = atn_heatmap_get_rows(head_heatmap(win));
+    g_assert_cmpint(rows, >, 0);
+
+    GStatBuf st;
+    g_assert_cmpint(g_stat(weights, &st), ==, 0);
+    g_assert_cmpint(truncate(weights, st.st_size / 2), ==, 0);
+    atn_window_set_text(win, "the cat sat on the mat");
+    g_assert_true(wait_for(error_shown, win));
+    const char *error = atn_window_get_error(win);
+    g_test_message("banner: %s", error);
+    g_assert_nonnull(strstr(error, weights));
+    g_assert_nonnull(strstr(error, "changed while the model was open"));
+    /* still the same model, the last picture kept */
+    g_assert_true(atn_session_get_model(s) == model);
+    g_assert_true(atn_session_get_result(s) == shown);
+    g_assert_cmpint(atn_heatmap_get_rows(head_heatmap(win)), ==, rows);
+    settle(50);
+    g_assert_true(atn_session_get_model(s) == model);
+    /* and the window goes on: another model opens and runs */
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    g_assert_cmpint(atn_heatmap_get_rows(head_heatmap(win)), ==, 8);
+    destroy_window(win);
+    for (guint i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *f = g_build_filename(dir, files[i], NULL);
+        g_remove(f);
+    }
+    g_rmdir(dir);
+}
+
 /* A text longer than the model takes shows a banner. */
 static void test_truncation_banner(void) {
     AtnWindow *win = new_window();
@@ -1101,6 +1160,7 @@ int main(int argc, char **argv) {
     } else {
         g_test_add_func("/ui/export-matches-cli", test_export_matches_cli);
         g_test_add_func("/ui/bad-model-folder", test_bad_model_folder);
+        g_test_add_func("/ui/model-file-changed", test_model_file_changed);
         g_test_add_func("/ui/truncation-banner", test_truncation_banner);
         g_test_add_func("/ui/entry-cap-and-recent-labels", test_entry_cap_and_recent_labels);
         g_test_add_func("/ui/prefs-presentation", test_prefs_presentation);
