@@ -5,6 +5,7 @@
 #include "hf-cache.h"
 
 #include "files.h"
+#include "json.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -518,8 +519,11 @@ atn_status atn_hf_transformer_folder(const char *folder, char *out, size_t out_l
     atn_status s = atn_read_file(p, 1 << 20, &data, &n, err);
     if (s != ATN_OK)
         return s;
-    cJSON *root = cJSON_ParseWithLength(data, n);
+    cJSON *root = NULL;
+    s = atn_json_parse(data, n, p, 0, &root, err);   /* engine/json.c: its limits */
     free(data);
+    if (s != ATN_OK)
+        return s;
     if (!cJSON_IsArray(root)) {
         cJSON_Delete(root);
         return atn_error_set(err, ATN_E_FORMAT, "%s: not a JSON list of modules (a sentence-transformers "

@@ -11,6 +11,7 @@
 #include "tok-model.h"
 #include "tok-strtab.h"
 #include "files.h"
+#include "json.h"
 #include "unicode.h"
 
 #include <math.h>
@@ -609,13 +610,10 @@ atn_tok_model *atn_tok_bpe_from_files(const char *vocab_json, const char *merges
     char where[64];
     if (atn_read_file(vocab_json, (size_t)256 << 20, &text, &len, err) != ATN_OK)
         return NULL;
-    root = cJSON_ParseWithLength(text, len);
-    if (!root || !cJSON_IsObject(root)) {
-        if (!root && cJSON_GetErrorPtr())
-            atn_error_set(err, ATN_E_FORMAT, "%s: invalid JSON near byte %ld", vocab_json,
-                          (long)(cJSON_GetErrorPtr() - text));
-        else
-            atn_error_set(err, ATN_E_FORMAT, "%s: should be a JSON object {\"piece\": id}", vocab_json);
+    if (atn_json_parse(text, len, vocab_json, 0, &root, err) != ATN_OK)   /* engine/json.c */
+        goto fail;
+    if (!cJSON_IsObject(root)) {
+        atn_error_set(err, ATN_E_FORMAT, "%s: should be a JSON object {\"piece\": id}", vocab_json);
         goto fail;
     }
     m = bpe_new();

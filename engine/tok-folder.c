@@ -2,6 +2,7 @@
 #include "tok-folder.h"
 
 #include "files.h"
+#include "json.h"
 #include "tok-model.h"
 #include "tok-pipeline.h"
 #include "wordpiece.h"
@@ -49,12 +50,14 @@ static atn_status read_obj(const char *dir, const char *name, cJSON **out, atn_e
     atn_status st = atn_read_file(path, MAX_CONFIG_BYTES, &text, &len, err);
     if (st)
         return st;
-    cJSON *root = cJSON_ParseWithLength(text, len);
+    cJSON *root = NULL;
+    st = atn_json_parse(text, len, path, 0, &root, err);   /* engine/json.c: its limits */
     free(text);
+    if (st)
+        return st;
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
-        return atn_error_set(err, ATN_E_FORMAT, "%s: %s", path,
-                             root ? "not a JSON object" : "invalid JSON");
+        return atn_error_set(err, ATN_E_FORMAT, "%s: not a JSON object", path);
     }
     *out = root;
     return ATN_OK;

@@ -16,6 +16,7 @@
 
 #include "encoding.h"
 #include "files.h"
+#include "json.h"
 #include "tok-model.h"
 #include "tok-vocab.h"
 #include "unicode.h"
@@ -2631,16 +2632,9 @@ atn_tokenizer *atn_tok_pipeline_from_json(const char *text, size_t len, const ch
         atn_error_set(err, ATN_E_INVALID, "%s: no data", origin);
         return NULL;
     }
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    if (!root) {
-        const char *where = cJSON_GetErrorPtr();
-        long off = where && where >= text && where <= text + len ? (long)(where - text) : -1;
-        if (off >= 0)
-            atn_error_set(err, ATN_E_FORMAT, "%s: invalid JSON near byte %ld", origin, off);
-        else
-            atn_error_set(err, ATN_E_FORMAT, "%s: invalid JSON", origin);
+    cJSON *root = NULL;
+    if (atn_json_parse(text, len, origin, 0, &root, err) != ATN_OK)   /* engine/json.c */
         return NULL;
-    }
     pipeline *pl = calloc(1, sizeof *pl);
     atn_status st = ATN_OK;
     if (!pl || !(pl->origin = strdup(origin))) {
