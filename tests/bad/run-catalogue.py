@@ -12,17 +12,18 @@ Usage: run-catalogue.py ATTNSCOPE [--print] [CASE ...]
   --print   show what each case prints now (paths as {dir}), for writing new entries
 Exit status 0 when every case passed (skipped ones are named).
 """
-import json
 import os
 import re
 import shlex
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True
+from sparse_bert import write_sparse_bert  # noqa: E402  (tests/bad/sparse_bert.py)
 
 
 def parse(path):
@@ -57,39 +58,14 @@ def parse(path):
 
 def sparse_model(d, spec):
     """setup sparse-model L H D F P V: a Hugging Face folder whose model.safetensors has the
-    right header for that shape and all-zero (sparse, never read) F32 data."""
+    right header for that shape and all-zero (sparse, never read) F32 data; the vocabulary
+    is base/vocab.txt's, V the config's vocab_size."""
     L, H, D, F, P, V = (int(x) for x in spec.split())
-    shapes = [("embeddings.word_embeddings.weight", [V, D]),
-              ("embeddings.position_embeddings.weight", [P, D]),
-              ("embeddings.token_type_embeddings.weight", [2, D]),
-              ("embeddings.LayerNorm.weight", [D]), ("embeddings.LayerNorm.bias", [D])]
-    for i in range(L):
-        p = "encoder.layer.%d." % i
-        for part in ("attention.self.query", "attention.self.key", "attention.self.value",
-                     "attention.output.dense"):
-            shapes += [(p + part + ".weight", [D, D]), (p + part + ".bias", [D])]
-        shapes += [(p + "attention.output.LayerNorm.weight", [D]),
-                   (p + "attention.output.LayerNorm.bias", [D]),
-                   (p + "intermediate.dense.weight", [F, D]), (p + "intermediate.dense.bias", [F]),
-                   (p + "output.dense.weight", [D, F]), (p + "output.dense.bias", [D]),
-                   (p + "output.LayerNorm.weight", [D]), (p + "output.LayerNorm.bias", [D])]
-    header, off = {}, 0
-    for name, shape in shapes:
-        n = 4
-        for s in shape:
-            n *= s
-        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [off, off + n]}
-        off += n
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(os.path.join(d, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text)
-        f.truncate(8 + len(text) + off)
+    with open(os.path.join(HERE, "base", "vocab.txt"), encoding="utf-8") as f:
+        base_vocab = f.read().splitlines()
+    # the tensors are sized for V entries; vocab.txt is the base's (at most V lines)
+    write_sparse_bert(d, L, H, D, F, P, (base_vocab + ["[unused%d]" % i for i in range(V)])[:V])
     shutil.copy(os.path.join(HERE, "base", "vocab.txt"), os.path.join(d, "vocab.txt"))
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump({"model_type": "bert", "hidden_size": D, "num_hidden_layers": L,
-                   "num_attention_heads": H, "intermediate_size": F, "vocab_size": V,
-                   "max_position_embeddings": P, "type_vocab_size": 2}, f)
 
 
 def prepare(case, tmp):

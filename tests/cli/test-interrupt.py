@@ -10,59 +10,24 @@ leave no temporary file (".atn-*") next to it.
 
 Usage: test-interrupt.py ATTNSCOPE
 """
-import json
 import os
 import signal
 import stat
-import struct
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bad"))
+sys.dont_write_bytecode = True
+from sparse_bert import write_sparse_bert  # noqa: E402  (tests/bad/sparse_bert.py)
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat"]
 
 
 def sparse_bert(d, L=12, H=12, D=768, F=3072, P=512):
     """A Hugging Face BERT folder with a masked-LM head and all-zero (sparse) F32 weights."""
-    V = len(VOCAB)
-    shapes = [("bert.embeddings.word_embeddings.weight", [V, D]),
-              ("bert.embeddings.position_embeddings.weight", [P, D]),
-              ("bert.embeddings.token_type_embeddings.weight", [2, D]),
-              ("bert.embeddings.LayerNorm.weight", [D]), ("bert.embeddings.LayerNorm.bias", [D])]
-    for i in range(L):
-        p = "bert.encoder.layer.%d." % i
-        for part in ("attention.self.query", "attention.self.key", "attention.self.value",
-                     "attention.output.dense"):
-            shapes += [(p + part + ".weight", [D, D]), (p + part + ".bias", [D])]
-        shapes += [(p + "attention.output.LayerNorm.weight", [D]),
-                   (p + "attention.output.LayerNorm.bias", [D]),
-                   (p + "intermediate.dense.weight", [F, D]), (p + "intermediate.dense.bias", [F]),
-                   (p + "output.dense.weight", [D, F]), (p + "output.dense.bias", [D]),
-                   (p + "output.LayerNorm.weight", [D]), (p + "output.LayerNorm.bias", [D])]
-    shapes += [("cls.predictions.transform.dense.weight", [D, D]),
-               ("cls.predictions.transform.dense.bias", [D]),
-               ("cls.predictions.transform.LayerNorm.weight", [D]),
-               ("cls.predictions.transform.LayerNorm.bias", [D]),
-               ("cls.predictions.decoder.weight", [V, D]), ("cls.predictions.bias", [V])]
-    header, off = {}, 0
-    for name, shape in shapes:
-        n = 4
-        for s in shape:
-            n *= s
-        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [off, off + n]}
-        off += n
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(os.path.join(d, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text)
-        f.truncate(8 + len(text) + off)
-    with open(os.path.join(d, "vocab.txt"), "w") as f:
-        f.write("\n".join(VOCAB) + "\n")
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump({"model_type": "bert", "hidden_size": D, "num_hidden_layers": L,
-                   "num_attention_heads": H, "intermediate_size": F, "vocab_size": V,
-                   "max_position_embeddings": P, "type_vocab_size": 2}, f)
+    write_sparse_bert(d, L, H, D, F, P, VOCAB, prefix="bert.", mlm=True)
 
 
 def main():

@@ -5,6 +5,9 @@
 #define ATN_FUZZ_HF_COMMON_H
 
 #include "fuzz-common.h"
+#include "safetensors.h"
+
+#include <stdbool.h>
 
 /* Copies tests/bad/<base>/<files...> into the scratch folder once; returns the folder. */
 static inline const char *fuzz_hf_folder(const char *base, const char *const *files) {
@@ -46,6 +49,63 @@ static inline void fuzz_hf_open_and_run(const char *dir) {
     }
     atn_encoding_free(enc);
     atn_model_free(m);
+}
+
+/* The promises of a tensor table (safetensors or a .bin read into one): names sorted,
+ * unique and found, ndim in range, count and nbytes agreeing with shape and dtype, every
+ * byte of every tensor read (so ASan sees one outside its memory).  in_input: every
+ * tensor must lie in data[0..size) (safetensors); otherwise only one that starts there
+ * (a .bin's strided views live in a copy block).  Returns whether the table holds the
+ * word embeddings (worth opening as a model). */
+static inline bool fuzz_check_tensor_table(const atn_st_file *f, const uint8_t *data, size_t size,
+                                           bool in_input) {
+    unsigned sum = 0;
+    int32_t n = atn_st_count(f);
+    for (int32_t i = 0; i < n; i++) {
+        const atn_st_tensor *t = atn_st_at(f, i);
+        if (!t || !t->name)
+            fuzz_fail("a NULL tensor in range", NULL);
+        if (i > 0 && strcmp(atn_st_at(f, i - 1)->name, t->name) >= 0)
+            fuzz_fail("tensor names not sorted and unique", t->name);
+        if (atn_st_find(f, t->name) != t)
+            fuzz_fail("atn_st_find does not find a listed tensor", t->name);
+        if (t->ndim < 0 || t->ndim > ATN_ST_MAX_DIMS)
+            fuzz_fail("ndim out of range", t->name);
+        uint64_t count = 1;
+        for (int d = 0; d < t->ndim; d++)
+            count *= (uint64_t)t->shape[d];
+        if (count != t->count || t->count * atn_st_dtype_size(t->dtype) != t->nbytes)
+            fuzz_fail("count/nbytes disagree with shape and dtype", t->name);
+        const uint8_t *p = t->data;
+        if (in_input) {
+            if (t->nbytes && (p < data || t->file_offset > size || t->nbytes > size - t->file_offset ||
+                              p != data + t->file_offset))
+                fuzz_fail("a tensor outside the buffer", t->name);
+        } else if (t->nbytes && p >= data && p <= data + size && (size_t)(p - data) + t->nbytes > size) {
+            fuzz_fail("a tensor running past the input", t->name);
+        }
+        for (uint64_t b = 0; b < t->nbytes; b++)
+            sum += p[b];
+        char buf[64];
+        atn_st_shape_str(t->shape, t->ndim, buf, sizeof buf);   /* truncates, never overflows */
+    }
+    if (atn_st_at(f, -1) || atn_st_at(f, n))
+        fuzz_fail("atn_st_at out of range returned a tensor", NULL);
+    volatile unsigned keep = sum;   /* the reads stay */
+    (void)keep;
+    return atn_st_find(f, "embeddings.word_embeddings.weight") ||
+           atn_st_find(f, "bert.embeddings.word_embeddings.weight");
+}
+
+/* Writes data as the catalogue's tiny model's weights file (name: model.safetensors or
+ * pytorch_model.bin) and opens and runs that folder. */
+static inline void fuzz_hf_run_weights(const char *name, const uint8_t *data, size_t size) {
+    static const char *const files[] = {"config.json", "vocab.txt", NULL};
+    const char *dir = fuzz_hf_folder("base", files);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    fuzz_write(path, data, size);
+    fuzz_hf_open_and_run(dir);
 }
 
 #endif

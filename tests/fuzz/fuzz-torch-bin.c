@@ -44,40 +44,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_check_parse_error(st, &err, origin);
         return 0;
     }
-    unsigned sum = 0;
-    int32_t n = atn_st_count(f);
-    for (int32_t i = 0; i < n; i++) {
-        const atn_st_tensor *t = atn_st_at(f, i);
-        if (!t || !t->name)
-            fuzz_fail("a NULL tensor in range", NULL);
-        if (i > 0 && strcmp(atn_st_at(f, i - 1)->name, t->name) >= 0)
-            fuzz_fail("tensor names not sorted and unique", t->name);
-        if (atn_st_find(f, t->name) != t)
-            fuzz_fail("atn_st_find does not find a listed tensor", t->name);
-        if (t->ndim < 0 || t->ndim > ATN_ST_MAX_DIMS)
-            fuzz_fail("ndim out of range", t->name);
-        uint64_t count = 1;
-        for (int d = 0; d < t->ndim; d++)
-            count *= (uint64_t)t->shape[d];
-        if (count != t->count || t->count * atn_st_dtype_size(t->dtype) != t->nbytes)
-            fuzz_fail("count/nbytes disagree with shape and dtype", t->name);
-        const uint8_t *p = t->data;
-        bool in_input = p >= data && p <= data + size;
-        if (t->nbytes && in_input && (size_t)(p - data) + t->nbytes > size)
-            fuzz_fail("a tensor running past the input", t->name);
-        for (uint64_t b = 0; b < t->nbytes; b++)
-            sum += p[b];
-    }
-    bool model_like = atn_st_find(f, "embeddings.word_embeddings.weight") ||
-                      atn_st_find(f, "bert.embeddings.word_embeddings.weight");
+    bool model_like = fuzz_check_tensor_table(f, data, size, false);
     atn_st_close(f);
-    if (model_like) {
-        static const char *const files[] = {"config.json", "vocab.txt", NULL};
-        const char *dir = fuzz_hf_folder("base", files);
-        char path[1024];
-        snprintf(path, sizeof path, "%s/pytorch_model.bin", dir);
-        fuzz_write(path, data, size);
-        fuzz_hf_open_and_run(dir);
-    }
-    return (int)(sum & 0);
+    if (model_like)
+        fuzz_hf_run_weights("pytorch_model.bin", data, size);
+    return 0;
 }
