@@ -72,11 +72,13 @@ atn_status atn_model_check_files(const atn_model *model, atn_error *err) {
                     (unsigned long long)st.st_ino == b->ino && (long long)st.st_size == b->size &&
                     mtime_ns(&st) == b->mtime_ns;
         if (!same || model->file_changed) {
-            char now[64] = "is gone";
+            /* two whole sentences, so that each translates (atn_error_translate) */
             if (stat(b->path, &st) == 0)
-                snprintf(now, sizeof now, "is now %lld bytes, was %lld", (long long)st.st_size, b->size);
-            return atn_error_set(err, ATN_E_IO, "%s: the file changed while the model was open (it %s); "
-                                 "reopen the model", b->path, now);
+                return atn_error_set(err, ATN_E_IO, "%s: the file changed while the model was open (it "
+                                     "is now %lld bytes, was %lld); reopen the model", b->path,
+                                     (long long)st.st_size, (long long)b->size);
+            return atn_error_set(err, ATN_E_IO, "%s: the file changed while the model was open (it is "
+                                 "gone); reopen the model", b->path);
         }
     }
     return ATN_OK;
