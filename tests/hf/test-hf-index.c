@@ -5,7 +5,7 @@
  *     average (a table that degenerates into a walk would look at thousands);
  *   - a 48-layer model made here from tests/hf/models/sharded (layers 0 and 1 as stored,
  *     repeated) whose index lists 300 000 extra names before the real ones opens within a
- *     generous bound, binds every tensor through the table (calls and probes counted
+ *     generous bound (15 s; not checked under ASan, where cJSON's allocations dominate), binds every tensor through the table (calls and probes counted
  *     around the open), reports progress through the index phase (ATN_STAGE_MAP_WEIGHTS
  *     more than once per 4096 names, fractions rising inside [0.02, 0.1]), can be
  *     cancelled there, and computes layers 0 and 1 exactly as the 2-layer original. */
@@ -279,7 +279,13 @@ static void deep_model_cases(void) {
     fprintf(stderr, "opened in %.2f s: %llu name-table calls, %llu probes; %d progress calls "
             "in the index phase (%.3f .. %.3f)\n", secs, (unsigned long long)calls,
             (unsigned long long)probes, s.map_calls, s.first, s.last);
+#if defined(__SANITIZE_ADDRESS__)
+    /* under ASan (fast_unwind_on_malloc=0: every one of cJSON's 1.2M allocations unwinds its
+       stack) the time says nothing about the lookup; the counts below still do */
+    fprintf(stderr, "sanitizer build: the %.1f s are not checked\n", secs);
+#else
     CHECK_MSG(secs < 15.0, "a %d-name index took %.1f s to open", EXTRA, secs);
+#endif
     /* every index entry is put once and its shard looked up once; every bound tensor
        (5 + 16 per layer at least) is looked up through the table */
     uint64_t bound = 5 + 16 * (uint64_t)LAYERS;
