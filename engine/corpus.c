@@ -50,32 +50,134 @@ static bool read_line(FILE *f, char *buf, size_t *kept, int64_t *whole, int64_t 
     return true;
 }
 
+/* Lines read but not yet handed on: the sentences wait for their stack (atn_batch_forward);
+ * every line's progress step runs after the lines before it have been consumed, so
+ * consume and progress see the same order as one forward per line would give. */
+typedef struct pending {
+    int64_t line;   /* 1-based */
+    double done;    /* bytes read up to and including it */
+} pending;
+
+typedef struct corpus_pass {
+    atn_batch *batch;
+    atn_run_options opts;
+    atn_capture_fn consume;
+    atn_progress_fn progress;
+    void *user_data;
+    atn_corpus_report *report;
+    double total_bytes, shown;
+    pending *lines;          /* lines since the last flush */
+    int32_t n_lines, next;   /* next: the first whose progress step has not run */
+    atn_encoding **encs;     /* the sentences among them */
+    int32_t *line_of;        /* encs[k] is lines[line_of[k]] */
+    int32_t n_encs, rows;
+} corpus_pass;
+
+enum { PENDING_MAX = 1024, PENDING_ROWS = 4 * ATN_BATCH_ROWS };
+
+/* The progress step after line p (the loop's every few lines). */
+static atn_status line_done(corpus_pass *ps, const pending *p, atn_error *err) {
+    double frac = ps->total_bytes > 0 ? p->done / ps->total_bytes : 0;
+    frac = frac > 0.999 ? 0.999 : frac;
+    if (ps->progress && (frac - ps->shown >= 0.005 || (p->line & 63) == 0)) {
+        ps->shown = frac;
+        if (!ps->progress(frac, ATN_STAGE_CORPUS, ps->user_data))
+            return atn_error_set(err, ATN_E_CANCELLED, "cancelled after %lld sentences",
+                                 (long long)ps->report->sentences);
+    }
+    return ATN_OK;
+}
+
+static atn_status steps_before(corpus_pass *ps, int32_t upto, atn_error *err) {
+    atn_status st = ATN_OK;
+    while (st == ATN_OK && ps->next < upto)
+        st = line_done(ps, &ps->lines[ps->next++], err);
+    return st;
+}
+
+static atn_status each_sentence(int32_t k, const atn_capture *cap, void *user, atn_error *err) {
+    corpus_pass *ps = user;
+    int32_t at = ps->line_of[k];
+    atn_status st = steps_before(ps, at, err);
+    if (st == ATN_OK)
+        st = ps->consume(cap, ps->user_data, err);
+    if (st == ATN_OK) {
+        ps->report->sentences++;
+        ps->next = at + 1;
+        st = line_done(ps, &ps->lines[at], err);
+    }
+    return st;
+}
+
+/* Runs the pending sentences and the pending lines' progress steps. */
+static atn_status flush(corpus_pass *ps, atn_error *err) {
+    atn_status st = ATN_OK;
+    if (ps->n_encs > 0) {
+        int32_t failed = -1;
+        st = atn_batch_forward(ps->batch, ps->encs, ps->n_encs, &ps->opts, each_sentence, ps, &failed, err);
+        if (st != ATN_OK && st != ATN_E_CANCELLED && err && failed >= 0) {
+            char why[sizeof err->message];
+            snprintf(why, sizeof why, "%s", err->message);
+            atn_error_set(err, st, "line %lld: %s", (long long)ps->lines[ps->line_of[failed]].line, why);
+        }
+    }
+    if (st == ATN_OK)
+        st = steps_before(ps, ps->n_lines, err);
+    for (int32_t k = 0; k < ps->n_encs; k++)
+        atn_encoding_free(ps->encs[k]);
+    ps->n_encs = ps->n_lines = ps->next = ps->rows = 0;
+    return st;
+}
+
+void atn_corpus_options_init(atn_corpus_options *o) {
+    o->rows = 0;
+    o->exact = true;
+}
+
 atn_status atn_corpus_run(const atn_model *model, FILE *f, double total_bytes, const atn_run_options *run_opts,
                           atn_capture_fn consume, atn_progress_fn progress, void *user_data,
                           atn_corpus_report *report, atn_error *err) {
+    return atn_corpus_run_ex(model, f, total_bytes, run_opts, NULL, consume, progress, user_data, report, err);
+}
+
+atn_status atn_corpus_run_ex(const atn_model *model, FILE *f, double total_bytes, const atn_run_options *run_opts,
+                             const atn_corpus_options *copts, atn_capture_fn consume, atn_progress_fn progress,
+                             void *user_data, atn_corpus_report *report, atn_error *err) {
     memset(report, 0, sizeof *report);
     if (!model || !f || !consume)
         return atn_error_set(err, ATN_E_INVALID, "corpus: no model, file or consumer");
     if (atn_model_kind_of(model) == ATN_MODEL_TOY)
         return atn_error_set(err, ATN_E_INVALID, "model \"%s\" is a toy model with its own tokens; a corpus needs "
                              "a model with a tokenizer", atn_model_name(model));
-    atn_run_options opts;
+    corpus_pass ps;
+    memset(&ps, 0, sizeof ps);
     if (run_opts)
-        opts = *run_opts;
+        ps.opts = *run_opts;
     else
-        atn_run_options_init(&opts);
-    atn_run *run = atn_run_new(model);
-    if (!run)
-        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        atn_run_options_init(&ps.opts);
+    ps.consume = consume, ps.progress = progress, ps.user_data = user_data, ps.report = report;
+    ps.total_bytes = total_bytes, ps.shown = -1;
+    ps.batch = atn_batch_new(model);
+    ps.lines = malloc(PENDING_MAX * sizeof *ps.lines);
+    ps.encs = malloc(PENDING_MAX * sizeof *ps.encs);
+    ps.line_of = malloc(PENDING_MAX * sizeof *ps.line_of);
     char *line = malloc(ATN_CORPUS_LINE_MAX + 1);
-    if (!line) {
-        atn_run_free(run);
+    if (ps.batch && copts) {
+        atn_batch_set_rows(ps.batch, copts->rows);
+        atn_batch_set_exact(ps.batch, copts->exact);
+    }
+    if (!ps.batch || !ps.lines || !ps.encs || !ps.line_of || !line) {
+        atn_batch_free(ps.batch);
+        free(ps.lines), free(ps.encs), free(ps.line_of), free(line);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     }
+    int32_t pending_rows = PENDING_ROWS;
+    if (copts && copts->rows > ATN_BATCH_ROWS)
+        pending_rows = 4 * copts->rows;
     size_t len;
     int64_t whole, nul_at;
     bool runaway;
-    double done = 0, shown = -1;
+    double done = 0;
     atn_status st = ATN_OK;
     if (progress && !progress(0, ATN_STAGE_CORPUS, user_data))
         st = atn_error_set(err, ATN_E_CANCELLED, "cancelled before the first sentence");
@@ -83,9 +185,11 @@ atn_status atn_corpus_run(const atn_model *model, FILE *f, double total_bytes, c
         report->lines++;
         done += (double)whole + 1;
         if (runaway) {
-            st = atn_error_set(err, ATN_E_FORMAT, "line %lld has no end after %d MiB: not a file of text lines "
-                               "(an endless input such as /dev/zero?)", (long long)report->lines,
-                               ATN_CORPUS_RUNAWAY >> 20);
+            st = flush(&ps, err);
+            if (st == ATN_OK)
+                st = atn_error_set(err, ATN_E_FORMAT, "line %lld has no end after %d MiB: not a file of text "
+                                   "lines (an endless input such as /dev/zero?)", (long long)report->lines,
+                                   ATN_CORPUS_RUNAWAY >> 20);
             break;
         }
         if ((int64_t)len < whole && nul_at < 0)
@@ -95,6 +199,7 @@ atn_status atn_corpus_run(const atn_model *model, FILE *f, double total_bytes, c
         const char *p = line;
         while (*p == ' ' || *p == '\t')
             p++;
+        atn_encoding *enc = NULL;
         if (nul_at >= 0) {   /* a NUL would cut the sentence silently: not text */
             if (report->skipped < 3) {
                 report->skip_line[report->skipped] = report->lines;
@@ -103,7 +208,6 @@ atn_status atn_corpus_run(const atn_model *model, FILE *f, double total_bytes, c
             }
             report->skipped++;
         } else if (*p) {
-            atn_encoding *enc = NULL;
             atn_error e = {0};
             if (atn_model_encode(model, line, NULL, &enc, &e) != ATN_OK) {
                 /* one bad line (invalid UTF-8) should not end a long corpus run */
@@ -112,35 +216,38 @@ atn_status atn_corpus_run(const atn_model *model, FILE *f, double total_bytes, c
                     snprintf(report->skip_reason[report->skipped], sizeof report->skip_reason[0], "%.159s", e.message);
                 }
                 report->skipped++;
+                atn_encoding_free(enc);
+                enc = NULL;
             } else {
                 report->truncated += enc->truncated;
-                st = atn_run_forward(run, enc, &opts, err);
-                if (st == ATN_OK)
-                    st = consume(atn_run_capture(run), user_data, err);
-                if (st == ATN_OK)
-                    report->sentences++;
-                else if (st != ATN_E_CANCELLED && err) {
-                    char why[sizeof err->message];
-                    snprintf(why, sizeof why, "%s", err->message);
-                    atn_error_set(err, st, "line %lld: %s", (long long)report->lines, why);
-                }
             }
-            atn_encoding_free(enc);
         }
-        double frac = total_bytes > 0 ? done / total_bytes : 0;
-        frac = frac > 0.999 ? 0.999 : frac;
-        if (st == ATN_OK && progress && (frac - shown >= 0.005 || (report->lines & 63) == 0)) {
-            shown = frac;
-            if (!progress(frac, ATN_STAGE_CORPUS, user_data))
-                st = atn_error_set(err, ATN_E_CANCELLED, "cancelled after %lld sentences",
-                                   (long long)report->sentences);
+        pending pl = {report->lines, done};
+        if (!enc && ps.n_lines == 0) {   /* nothing waits: its progress step now */
+            st = line_done(&ps, &pl, err);
+            continue;
         }
+        ps.lines[ps.n_lines] = pl;
+        if (enc) {
+            ps.line_of[ps.n_encs] = ps.n_lines;
+            ps.encs[ps.n_encs++] = enc;
+            ps.rows += enc->n;
+        }
+        ps.n_lines++;
+        if (ps.n_lines == PENDING_MAX || ps.rows >= pending_rows)
+            st = flush(&ps, err);
     }
+    if (st == ATN_OK)
+        st = flush(&ps, err);
+    else
+        for (int32_t k = 0; k < ps.n_encs; k++)
+            atn_encoding_free(ps.encs[k]);
     if (st == ATN_OK && ferror(f))
         st = atn_error_set(err, ATN_E_IO, "read error after line %lld", (long long)report->lines);
     if (st == ATN_OK && progress)
         progress(1.0, ATN_STAGE_CORPUS, user_data);
     free(line);
-    atn_run_free(run);
+    free(ps.lines), free(ps.encs), free(ps.line_of);
+    atn_batch_free(ps.batch);
     return st;
 }

@@ -222,7 +222,7 @@ void atn_attention_scaled(float *ctx, float *att, const float *q, const float *k
 /* The operand a product reads: in itself (fp32), or in rounded into the run's scratch,
  * counting fp16 overflows in row (0: embeddings, l + 1: layer l) under op. */
 static const float *operand(const atn_activations *a, const float *in, size_t count, int32_t row, atn_operand op) {
-    if (a->precision == ATN_PRECISION_FP32)
+    if (!a || a->precision == ATN_PRECISION_FP32)   /* NULL: the stacked fp32 forward (batch.c) */
         return in;
     int64_t over = atn_round_array(a->round_buf, in, count, a->precision);
     if (a->overflow)
@@ -407,9 +407,7 @@ static pthread_mutex_t team_lock = PTHREAD_MUTEX_INITIALIZER;
 static atn_team *team;
 
 /* The packed copy of one model's layer weights (model->cpu_packed). */
-typedef struct packed_layer {
-    const float *wq, *wk, *wv, *wo, *w1, *w2;   /* atn_pack_weight layout */
-} packed_layer;
+typedef atn_packed_layer packed_layer;   /* encoder.h */
 
 typedef struct packed_weights {
     int32_t n_layers;
@@ -434,6 +432,7 @@ static void after_fork_child(void) {
     pthread_mutex_unlock(&team_lock);
 }
 static void register_fork_handlers(void) { pthread_atfork(before_fork, after_fork_parent, after_fork_child); }
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 __attribute__((destructor)) static void team_release(void) {
     if (pthread_mutex_trylock(&team_lock) == 0) {
@@ -726,8 +725,7 @@ static atn_status fast_forward(const atn_model *m, const atn_encoding *enc, atn_
     float *scratch = aligned_alloc(64, (size_t)nt * per_thread * sizeof(float));
     if (!scratch)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory for the attention scratch of %d tokens", n);
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, register_fork_handlers);
+    pthread_once(&fork_once, register_fork_handlers);
     pthread_mutex_lock(&team_lock);
     if (nt > 1 && (!team || atn_team_size(team) != nt)) {
         atn_team_free(team);
@@ -755,6 +753,55 @@ static atn_status fast_forward(const atn_model *m, const atn_encoding *enc, atn_
     free(scratch);
     if (job.stop)
         return atn_error_set(err, ATN_E_CANCELLED, "cancelled at layer %d", job.stop_layer);
+    return ATN_OK;
+}
+
+/* ---- for the stacked forward of several sequences (engine/batch.c) ------------- */
+
+bool atn_cpu_fast_applies(const atn_model *m) { return fast_path_applies(m); }
+
+void atn_cpu_gelu_tanh_pre_ln(float *x, size_t count) { gelu_tanh_exp(x, count); }
+
+void atn_cpu_embeddings(float *hidden0, float *scratch, const atn_model *m, const atn_encoding *enc,
+                        const int32_t *pos_ids, bool no_positions) {
+    embeddings_forward(hidden0, scratch, m, enc, pos_ids, no_positions, NULL, m->w.emb_proj_w);
+}
+
+typedef struct packed_call {
+    atn_packed_worker fn;
+    void *arg;
+    atn_team *team;
+    const atn_packed_layer *layers;
+} packed_call;
+
+static void packed_trampoline(void *arg, int tid, int nt) {
+    packed_call *pc = arg;
+    pc->fn(pc->arg, tid, nt, pc->team, pc->layers);
+}
+
+atn_status atn_cpu_run_packed(const atn_model *m, int nt, atn_packed_worker fn, void *arg, atn_error *err) {
+    nt = nt < 1 ? 1 : nt > MAX_THREADS ? MAX_THREADS : nt;
+    pthread_once(&fork_once, register_fork_handlers);
+    pthread_mutex_lock(&team_lock);
+    if (nt > 1 && (!team || atn_team_size(team) != nt)) {
+        atn_team_free(team);
+        team = atn_team_new(nt);
+        if (!team)
+            nt = 1;
+    }
+    atn_team *use = nt > 1 ? team : NULL;
+    const packed_weights *pk = packed_for(m, use);
+    if (!pk) {
+        pthread_mutex_unlock(&team_lock);
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory packing the weights for the CPU (%.1f MB)",
+                             pack_bytes(&m->cfg) / 1e6);
+    }
+    packed_call pc = {fn, arg, use, pk->layers};
+    if (use)
+        atn_team_run(use, packed_trampoline, &pc);
+    else
+        packed_trampoline(&pc, 0, 1);
+    pthread_mutex_unlock(&team_lock);
     return ATN_OK;
 }
 

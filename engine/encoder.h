@@ -61,6 +61,31 @@ static inline bool atn_activations_gated(const atn_activations *a) {
  * when they exist or the fast path does not apply): run.c counts them in its memory check. */
 size_t atn_cpu_pack_pending_bytes(const atn_model *model);
 
+/* ---- what the stacked forward of several sequences (engine/batch.c) uses ---------- */
+
+/* One layer's weights packed for the AVX-512 kernels (atn_pack_weight layout). */
+typedef struct atn_packed_layer {
+    const float *wq, *wk, *wv, *wo, *w1, *w2;
+} atn_packed_layer;
+
+struct atn_team;
+/* Run by every thread of the CPU team: tid of nt; team NULL when nt is 1 (no barriers
+ * needed); layers [L] the model's packed weights. */
+typedef void (*atn_packed_worker)(void *arg, int tid, int nt, struct atn_team *team, const atn_packed_layer *layers);
+
+/* Whether atn_cpu_forward takes the fast path for model (before any per-head intervention). */
+bool atn_cpu_fast_applies(const atn_model *model);
+/* GPT-2's gelu_new as the pre-LN blocks of the cblas path compute it (x / (1 + exp(-2z))). */
+void atn_cpu_gelu_tanh_pre_ln(float *x, size_t count);
+/* The embeddings of one sequence into hidden0 [n][d] (scratch: n x max(E, d) floats), as the
+ * forward makes them. */
+void atn_cpu_embeddings(float *hidden0, float *scratch, const atn_model *model, const atn_encoding *enc,
+                        const int32_t *pos_ids, bool no_positions);
+/* Runs fn on the process's CPU team of nt threads (fewer when threads cannot be had) with
+ * the model's packed weights (packed on first use), holding the team's lock.  ATN_E_NOMEM
+ * when the packed copy cannot be made (fn not run). */
+atn_status atn_cpu_run_packed(const atn_model *model, int nt, atn_packed_worker fn, void *arg, atn_error *err);
+
 atn_status atn_cpu_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
                            const atn_run_options *opts, atn_error *err);
 

@@ -3,6 +3,7 @@
  * it is reused while the sequence length and options stay the same. */
 #include "encoder.h"
 #include "backend.h"
+#include "batch.h"
 #include "encoding.h"
 #include "family.h"
 #include "interventions.h"
@@ -225,6 +226,21 @@ static atn_status check_input(const atn_model *m, const atn_encoding *enc, atn_e
 
 static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_run_options *opts_in,
                                const atn_capture *base, int32_t start, atn_error *err);
+
+/* engine/batch.h: the checks and inputs of atn_run_forward, for the stacked forward */
+atn_status atn_run_check(const atn_model *m, const atn_encoding *enc, const atn_interventions *iv, atn_error *err) {
+    atn_status st = check_input(m, enc, err);
+    if (st == ATN_OK && iv)
+        st = atn_interventions_check(iv, m->cfg.n_layers, m->cfg.n_heads, enc->n, err);
+    return st;
+}
+
+void atn_run_inputs(const atn_model *m, const atn_encoding *enc, const atn_interventions *iv, int32_t *pos_ids,
+                    float *mask_add) {
+    atn_family_position_ids(m->family, &m->cfg, enc, pos_ids);
+    atn_interventions_shuffle_positions(pos_ids, enc, iv);
+    build_mask(mask_add, enc, m->family->causal, iv);
+}
 
 atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_options *opts_in,
                            atn_error *err) {

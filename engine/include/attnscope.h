@@ -716,6 +716,52 @@ atn_status atn_predict_log_prob(const atn_model *model, const atn_capture *cap, 
 
 char *atn_fill_guess(const char *text, const atn_token *tok, const atn_prediction *guess);
 
+/* ---- batches: several sequences per forward ----------------------------------- */
+
+/* A batch runner for model (borrowed: it must outlive the batch): its memory grows to the
+ * largest stack it ran and is reused, as a run's.  NULL when out of memory.  One thread at a
+ * time per batch. */
+typedef struct atn_batch atn_batch;
+atn_batch *atn_batch_new(const atn_model *model);
+void atn_batch_free(atn_batch *batch);   /* NULL: nothing */
+
+/* Token rows of one stacked forward (default ATN_BATCH_ROWS): consecutive sequences are
+ * stacked until their tokens reach it.  1 runs one sequence per forward (the plain loop,
+ * for comparisons). */
+enum { ATN_BATCH_ROWS = 256 };
+void atn_batch_set_rows(atn_batch *batch, int32_t rows);
+
+/* exact (the default): stack only where every capture is bit for bit what one forward of
+ * that sequence gives (the CPU's AVX-512 path).  false: stack on the cblas path too, where
+ * OpenBLAS gives a row other last bits in a taller product (relative differences ~1e-7 in
+ * the hidden states, ~1e-8 in the probabilities; tests/engine/test-batch.c measures them). */
+void atn_batch_set_exact(atn_batch *batch, bool exact);
+
+/* Called with sequence index's capture, in the order of the input (valid until the call
+ * returns); any status but ATN_OK ends the batch with it. */
+typedef atn_status (*atn_batch_fn)(int32_t index, const atn_capture *cap, void *user_data, atn_error *err);
+
+/* Runs encs[0..count) through the model with opts (NULL: the defaults) and hands each
+ * capture to each, in order.  Every capture is what atn_run_forward would give for that
+ * sequence alone, bit for bit (but see atn_batch_set_exact): on the CPU's fast path
+ * (AVX-512, no per-head intervention: no head gate, ALiBi, temperature or no_positions)
+ * consecutive sequences are stacked into one forward (their token rows concatenated for
+ * every product, attention per sequence and head with each one's own mask, position ids
+ * and interventions), and every row is computed by the same arithmetic in the same order
+ * as alone; otherwise (toy models, the GPU), and for a sequence longer than the rows of a
+ * stack, or one whose stack would pass the memory limit, one atn_run_forward each.
+ * opts->progress is called per layer of each forward.  Returns ATN_OK, each's status, or
+ * the status atn_run_forward returns for the first sequence it refuses (its message); then
+ * *failed (may be NULL) is that sequence's index (-1 on success or before any sequence).
+ * Sequences before it have been handed to each.  ATN_E_INVALID for NULL batch or encs
+ * (count > 0) or each. */
+atn_status atn_batch_forward(atn_batch *batch, atn_encoding *const *encs, int32_t count, const atn_run_options *opts,
+                             atn_batch_fn each, void *user_data, int32_t *failed, atn_error *err);
+
+/* Forwards the last atn_batch_forward ran stacked (several sequences at once) and one at a
+ * time: for benchmarks and tests. */
+void atn_batch_counts(const atn_batch *batch, int64_t *stacked, int64_t *single);
+
 /* ---- corpora ---------------------------------------------------------------- */
 
 /* What a pass over a corpus did. */
@@ -753,6 +799,22 @@ typedef atn_status (*atn_capture_fn)(const atn_capture *cap, void *user_data, at
 atn_status atn_corpus_run(const atn_model *model, FILE *f, double total_bytes, const atn_run_options *run_opts,
                           atn_capture_fn consume, atn_progress_fn progress, void *user_data,
                           atn_corpus_report *report, atn_error *err);
+
+/* How a corpus pass runs its sentences (atn_corpus_run_ex): consecutive sentences are
+ * stacked into forwards of up to `rows` token rows (atn_batch_forward; 0: ATN_BATCH_ROWS, 1:
+ * one forward per sentence), `exact` as atn_batch_set_exact.  Consume sees the same
+ * sentences, in the same order, with the same progress steps between them. */
+typedef struct atn_corpus_options {
+    int32_t rows;
+    bool exact;
+} atn_corpus_options;
+
+void atn_corpus_options_init(atn_corpus_options *o);   /* rows 0, exact true: atn_corpus_run's */
+
+/* atn_corpus_run with copts (NULL: the defaults). */
+atn_status atn_corpus_run_ex(const atn_model *model, FILE *f, double total_bytes, const atn_run_options *run_opts,
+                             const atn_corpus_options *copts, atn_capture_fn consume, atn_progress_fn progress,
+                             void *user_data, atn_corpus_report *report, atn_error *err);
 
 /* ---- writers ---------------------------------------------------------------- */
 

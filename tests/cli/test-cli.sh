@@ -17,6 +17,41 @@ expect_error() {
   return 0
 }
 case "$CASE" in
+stats-batch)
+  # --batch: exact and off give the same bytes (stacks only where the bits are the same);
+  # fast within 1e-6 of them; similarity too; bad values and --batch without --corpus exit 2
+  R="$3"
+  C="$R/data/models/demo/train/heldout.txt"
+  head -n 120 "$C" > "$T/c.txt"
+  for b in exact off fast; do
+    "$A" stats --model demo --corpus "$T/c.txt" --batch $b --format csv -o "$T/s-$b.csv" 2>/dev/null ||
+      fail "stats --batch $b"
+    "$A" similarity --model demo --corpus "$T/c.txt" --batch $b -o "$T/m-$b.csv" 2>/dev/null ||
+      fail "similarity --batch $b"
+  done
+  cmp -s "$T/s-exact.csv" "$T/s-off.csv" || fail "stats: --batch exact differs from off"
+  cmp -s "$T/m-exact.csv" "$T/m-off.csv" || fail "similarity: --batch exact differs from off"
+  python3 - "$T" <<'PY' || fail "--batch fast is not within 1e-6 of off"
+import csv, sys
+t = sys.argv[1]
+for k in ("s", "m"):
+    a = list(csv.reader(open(f"{t}/{k}-off.csv")))
+    b = list(csv.reader(open(f"{t}/{k}-fast.csv")))
+    assert len(a) == len(b) and a[0] == b[0], k
+    worst = 0.0
+    for ra, rb in zip(a[1:], b[1:]):
+        for x, y in zip(ra, rb):
+            try:
+                worst = max(worst, abs(float(x) - float(y)))
+            except ValueError:
+                assert x == y, (x, y)
+    print(k, "max |fast - off|", worst)
+    assert worst <= 1e-6, worst
+PY
+  expect_error 2 "\-\-batch must be exact, fast or off, not \"quick\"" \
+    "$A" stats --model demo --corpus "$T/c.txt" --batch quick -o "$T/x.csv"
+  expect_error 2 "\-\-batch goes with \-\-corpus" "$A" stats --model demo --text "the cat" --batch fast
+  ;;
 run-npy)
   "$A" run --model worked-example -o "$T/a.npy" || fail "run failed"
   # header 128 bytes + 1*2*3*3 float32
