@@ -157,6 +157,7 @@ typedef struct stack_job {
     float temperature;
     atn_head_mode head_mode;
     bool no_positions;
+    int32_t start;                    /* > 0: hidden[0..start] given, layers start.. run */
     bool stop;
     int32_t stop_layer;
 } stack_job;
@@ -279,7 +280,7 @@ static void stack_attention_blas(const stack_job *j, int32_t l, const float *q, 
         const seq_view *sv = &j->seq[s];
         size_t at = (size_t)sv->row * d;
         float *att = sv->attn + sv->attn_stride * l;
-        bool g = j->slopes || j->temperature != 1.0f || sv->heads_off || j->no_positions;
+        bool g = j->slopes || j->temperature != 1.0f || sv->heads_off || j->no_positions || j->start > 0;
         const uint8_t *off = sv->heads_off ? sv->heads_off + (size_t)l * H : NULL;
         if (g)
             atn_attention_iv(ctx + at, att, q + at, k + at, v + at, sv->mask, sv->n, d, H,
@@ -301,7 +302,7 @@ static atn_status stack_forward_blas(stack_job *j, atn_error *err) {
     int32_t M = j->M, d = c->d_model, f = c->d_ffn;
     size_t Md = (size_t)M * d;
     const atn_run_options *o = j->opts;
-    for (int32_t l = 0; l < c->n_layers; l++) {
+    for (int32_t l = j->start; l < c->n_layers; l++) {
         if (o->progress && !o->progress((double)l / c->n_layers, ATN_STAGE_LAYER, o->user_data))
             return atn_error_set(err, ATN_E_CANCELLED, "cancelled at layer %d", l);
         const atn_layer_weights *lw = &m->w.layers[l];
@@ -407,8 +408,11 @@ static int stack_threads(const atn_config *c, int32_t M, size_t S2, const atn_ru
 }
 
 /* Runs encs[0..count) (count >= 2, all checked) as one stack and hands each capture on. */
+/* gates (NULL: the interventions' own): per sequence [L][H] heads off, or NULL; start > 0:
+ * hidden[0..start] of every sequence are base's (the same input), layers start.. run. */
 static atn_status run_stack(atn_batch *b, stack_mode mode, atn_encoding *const *encs, int32_t first, int32_t count,
                             const atn_run_options *o, const stack_layout *lay, int32_t M, size_t S2, int32_t nmax,
+                            const uint8_t *const *gates, int32_t start, const atn_capture *base, int32_t index0,
                             atn_batch_fn each, void *user, int32_t *failed, atn_error *err) {
     const atn_model *m = b->model;
     const atn_config *c = &m->cfg;
@@ -452,6 +456,7 @@ static atn_status run_stack(atn_batch *b, stack_mode mode, atn_encoding *const *
     j.temperature = iv && iv->temperature > 0.0f ? iv->temperature : 1.0f;
     j.head_mode = iv ? iv->head_mode : ATN_HEAD_ZERO;
     j.no_positions = iv && iv->no_positions && c->use_embeddings;
+    j.start = start;
     size_t at_attn = 0, at_mask = 0;
     int32_t row = 0;
     cost[0] = 0;
@@ -465,13 +470,19 @@ static atn_status run_stack(atn_batch *b, stack_mode mode, atn_encoding *const *
         v->attn_stride = o->keep_attention ? (size_t)H * nn : 0;
         v->mask = mask + at_mask;
         v->pos = pos + row;
-        v->heads_off = iv && iv->heads_off ? b->gate : NULL;
+        v->heads_off = gates ? gates[s] : iv && iv->heads_off ? b->gate : NULL;
         at_attn += (o->keep_attention ? (size_t)L : 1) * H * nn;
         at_mask += nn;
         atn_run_inputs(m, e, iv, v->pos, v->mask);
-        /* the embeddings; scratch for the E-wide rows as atn_cpu_forward gives it */
-        atn_cpu_embeddings(j.hidden + (size_t)row * d, atn_d_embed(c) == d ? j.h1 : j.ffn, m, e, v->pos,
-                           j.no_positions);
+        /* the embeddings; scratch for the E-wide rows as atn_cpu_forward gives it; or the
+           base's hidden states up to start */
+        if (start > 0)
+            for (int32_t l = 0; l <= start; l++)
+                memcpy(j.hidden + ((size_t)l * M + row) * d, base->hidden + (size_t)l * n * d,
+                       (size_t)n * d * sizeof(float));
+        else
+            atn_cpu_embeddings(j.hidden + (size_t)row * d, atn_d_embed(c) == d ? j.h1 : j.ffn, m, e, v->pos,
+                               j.no_positions);
         for (int32_t h = 0; h < H; h++)
             cost[(size_t)s * H + h + 1] = cost[(size_t)s * H + h] + (double)n * (n + 6);
         row += n;
@@ -487,7 +498,7 @@ static atn_status run_stack(atn_batch *b, stack_mode mode, atn_encoding *const *
         o->progress(1.0, ATN_STAGE_DONE, o->user_data);
     if (st) {
         if (failed)
-            *failed = first;
+            *failed = index0;
         goto done;
     }
     b->stacked++;
@@ -525,9 +536,9 @@ static atn_status run_stack(atn_batch *b, stack_mode mode, atn_encoding *const *
                 cap.nonfinite_layer = l > 0 ? l - 1 : 0;
                 break;
             }
-        st = each(first + s, &cap, user, err);
+        st = each(index0 + s, &cap, user, err);
         if (st && failed)
-            *failed = first + s;
+            *failed = index0 + s;
     }
 done:
     free(seq);
@@ -607,7 +618,7 @@ atn_status atn_batch_forward(atn_batch *b, atn_encoding *const *encs, int32_t co
             nmax = encs[e]->n > nmax ? encs[e]->n : nmax;
             e++;
         }
-        stack_layout lay;
+        stack_layout lay = {0};
         size_t floats = 0;
         while (e - i >= 2) {   /* within the memory limit, or fewer sequences */
             floats = stack_floats(c, opts, M, S2, nmax, &lay);
@@ -635,8 +646,96 @@ atn_status atn_batch_forward(atn_batch *b, atn_encoding *const *encs, int32_t co
                 continue;
             }
         }
-        st = run_stack(b, mode, encs, i, e - i, opts, &lay, M, S2, nmax, each, user, failed, err);
+        st = run_stack(b, mode, encs, i, e - i, opts, &lay, M, S2, nmax, NULL, 0, NULL, i, each, user, failed, err);
         i = e;
     }
+    return st;
+}
+
+/* ---- ablations: one input, several head gates (engine/importance.c) ------------- */
+
+static atn_status gate_alone(atn_batch *b, const atn_encoding *enc, const uint8_t *gate, atn_head_mode mode,
+                             const atn_capture *base, int32_t start, const atn_run_options *opts, int32_t index,
+                             atn_batch_fn each, void *user, atn_error *err) {
+    atn_interventions iv;
+    atn_interventions_init(&iv);
+    iv.head_mode = mode;
+    iv.heads_off = gate;
+    atn_run_options o = *opts;
+    o.interventions = &iv;
+    atn_status st = start > 0 ? atn_run_forward_from(b->single, enc, &o, base, start, err)
+                              : atn_run_forward(b->single, enc, &o, err);
+    if (st == ATN_OK) {
+        b->alone++;
+        st = each(index, atn_run_capture(b->single), user, err);
+    }
+    return st;
+}
+
+atn_status atn_batch_forward_gates(atn_batch *b, const atn_encoding *enc, int32_t copies, const uint8_t *gates,
+                                   atn_head_mode mode, const atn_capture *base, int32_t start,
+                                   const atn_run_options *opts, atn_batch_fn each, void *user, atn_error *err) {
+    if (!b || !enc || copies < 0 || (copies > 0 && !gates) || !each || !opts || (start > 0 && !base))
+        return atn_error_set(err, ATN_E_INVALID, "batch of gates: NULL argument");
+    const atn_model *m = b->model;
+    const atn_config *c = &m->cfg;
+    size_t lh = (size_t)c->n_layers * c->n_heads;
+    b->stacked = b->alone = 0;
+    atn_run_options o = *opts;
+    atn_interventions iv;
+    atn_interventions_init(&iv);
+    iv.head_mode = mode;
+    o.interventions = &iv;   /* no heads off here: the gates are per copy */
+    bool stack = b->rows > 1 && !b->exact && stack_mode_for(m, &o, false) != STACK_NONE &&
+                 atn_run_check(m, enc, NULL, err) == ATN_OK && enc->n <= b->rows / 2 &&
+                 (start == 0 || (base->n == enc->n && base->n_layers == c->n_layers && start <= c->n_layers));
+    int32_t n = enc->n, per = stack ? b->rows / n : 1;
+    size_t limit = 0;
+    if (stack) {
+        atn_memlimit ml = {opts->memory_limit, ATN_MEMLIMIT_PHYSICAL, 0, 0};
+        if (!opts->memory_limit)
+            atn_memlimit_probe(NULL, NULL, &ml);
+        limit = ml.bytes;
+    }
+    atn_encoding **same = stack ? malloc((size_t)per * sizeof *same) : NULL;
+    const uint8_t **gp = stack ? malloc((size_t)per * sizeof *gp) : NULL;
+    if (stack && (!same || !gp))
+        stack = false;
+    for (int32_t s = 0; stack && s < per; s++)
+        same[s] = (atn_encoding *)enc;   /* read only: run_stack never writes its inputs */
+    atn_status st = ATN_OK;
+    for (int32_t i = 0; i < copies && st == ATN_OK;) {
+        int32_t left = copies - i, stacks = (left + per - 1) / per, k = (left + stacks - 1) / stacks;
+        stack_layout lay = {0};
+        size_t floats = 0;
+        while (stack && k >= 2) {
+            floats = stack_floats(c, &o, k * n, (size_t)k * n * n, n, &lay);
+            if (floats * sizeof(float) <= limit)
+                break;
+            k--;
+        }
+        if (!stack || k < 2) {
+            st = gate_alone(b, enc, gates + (size_t)i * lh, mode, base, start, opts, i, each, user, err);
+            i++;
+            continue;
+        }
+        if (floats > b->block_floats) {
+            free(b->block);
+            b->block = atn_alloc_big(floats * sizeof(float));
+            b->block_floats = b->block ? floats : 0;
+            if (!b->block) {
+                st = gate_alone(b, enc, gates + (size_t)i * lh, mode, base, start, opts, i, each, user, err);
+                i++;
+                continue;
+            }
+        }
+        for (int32_t s = 0; s < k; s++)
+            gp[s] = gates + (size_t)(i + s) * lh;
+        st = run_stack(b, STACK_BLAS, same, 0, k, &o, &lay, k * n, (size_t)k * n * n, n, gp, start, base, i,
+                       each, user, NULL, err);
+        i += k;
+    }
+    free(same);
+    free(gp);
     return st;
 }

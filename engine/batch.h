@@ -17,4 +17,14 @@ atn_status atn_run_check(const atn_model *model, const atn_encoding *enc, const 
 void atn_run_inputs(const atn_model *model, const atn_encoding *enc, const atn_interventions *iv, int32_t *pos_ids,
                     float *mask_add);
 
+/* Runs enc `copies` times, copy i with the head gate gates[i] ([copies][L][H], 1 = off, in
+ * mode), each as atn_run_forward (start 0) or atn_run_forward_from(base, start) would, and
+ * hands capture i to each in order.  Stacked on the CPU's cblas path when the batch is not
+ * exact (atn_batch_set_exact false) and more than one copy fits its rows; then within ~1e-7
+ * (relative) of one at a time, else one forward per copy (bit for bit).  opts' own
+ * interventions are ignored. */
+atn_status atn_batch_forward_gates(atn_batch *batch, const atn_encoding *enc, int32_t copies, const uint8_t *gates,
+                                   atn_head_mode mode, const atn_capture *base, int32_t start,
+                                   const atn_run_options *opts, atn_batch_fn each, void *user, atn_error *err);
+
 #endif

@@ -2,6 +2,7 @@
  * the model with each head switched off alone, and with each head kept alone in its layer,
  * against the plain model's, over sentences masked with a fixed seed. */
 #include "analysis.h"
+#include "batch.h"
 #include "encoding.h"
 #include "interventions.h"
 #include "model-private.h"
@@ -99,9 +100,56 @@ static bool layer_cb(double fraction, atn_stage stage, void *user) {
     return lp->progress(lp->fraction, ATN_STAGE_CORPUS, lp->user_data);
 }
 
+/* One stacked layer of ablations: configuration i is head i / 2 (i / 1 when H == 1) off
+ * (even i) or kept alone (odd i), in the loop's order. */
+typedef struct abl_job {
+    const atn_model *m;
+    const atn_encoding *orig;
+    const int32_t *pos;
+    int32_t k, l, s, n, per_head;
+    double *off_sum, *keep_sum;
+    atn_progress_fn progress;
+    void *user_data;
+    bool next;   /* a causal model: the next-token loss */
+} abl_job;
+
+static atn_status abl_each(int32_t i, const atn_capture *cap, void *user, atn_error *err) {
+    abl_job *j = user;
+    int32_t H = j->m->cfg.n_heads, h = i / j->per_head, keep = i % j->per_head;
+    size_t lh = (size_t)j->m->cfg.n_layers * H;
+    double v;
+    atn_status st = loss_of(j->m, cap, j->orig, j->pos, j->k, j->next, &v, err);
+    if (!st)
+        (keep ? j->keep_sum : j->off_sum)[(size_t)j->l * H + h] += v;
+    if (!st && j->progress &&
+        !j->progress(((double)j->s + (double)(j->l * H + h + 1) / (double)lh) / j->n, ATN_STAGE_CORPUS, j->user_data))
+        st = atn_error_set(err, ATN_E_CANCELLED, "cancelled at sentence %d", j->s);
+    return st;
+}
+
+static atn_status importance_impl(const atn_model *m, atn_encoding *const *sents, int32_t n, double rate,
+                                  uint64_t seed, atn_head_mode mode, bool reuse_lower, int32_t rows,
+                                  const atn_run_options *opts, atn_progress_fn progress, void *user_data,
+                                  atn_importance **out, atn_error *err);
+
 atn_status atn_importance_compute(const atn_model *m, atn_encoding *const *sents, int32_t n, double rate,
                                   uint64_t seed, atn_head_mode mode, bool reuse_lower, const atn_run_options *opts,
                                   atn_progress_fn progress, void *user_data, atn_importance **out, atn_error *err) {
+    return importance_impl(m, sents, n, rate, seed, mode, reuse_lower, 1, opts, progress, user_data, out, err);
+}
+
+atn_status atn_importance_compute_stacked(const atn_model *m, atn_encoding *const *sents, int32_t n, double rate,
+                                          uint64_t seed, atn_head_mode mode, bool reuse_lower, int32_t rows,
+                                          const atn_run_options *opts, atn_progress_fn progress, void *user_data,
+                                          atn_importance **out, atn_error *err) {
+    return importance_impl(m, sents, n, rate, seed, mode, reuse_lower, rows < 1 ? ATN_BATCH_ROWS : rows, opts,
+                           progress, user_data, out, err);
+}
+
+static atn_status importance_impl(const atn_model *m, atn_encoding *const *sents, int32_t n, double rate,
+                                  uint64_t seed, atn_head_mode mode, bool reuse_lower, int32_t rows,
+                                  const atn_run_options *opts, atn_progress_fn progress, void *user_data,
+                                  atn_importance **out, atn_error *err) {
     if (out)
         *out = NULL;
     if (!m || !sents || !out || n < 0)
@@ -119,8 +167,10 @@ atn_status atn_importance_compute(const atn_model *m, atn_encoding *const *sents
     uint8_t *gate = calloc(lh, 1);
     double *off_sum = calloc(lh, sizeof(double)), *keep_sum = calloc(lh, sizeof(double));
     atn_run *base = atn_run_new(m), *abl = atn_run_new(m);
+    atn_batch *batch = rows > 1 ? atn_batch_new(m) : NULL;
+    uint8_t *gates = rows > 1 ? calloc(2 * lh, (size_t)H) : NULL;   /* [2H][L][H] */
     atn_status st = ATN_OK;
-    if (!imp || !gate || !off_sum || !keep_sum || !base || !abl) {
+    if (!imp || !gate || !off_sum || !keep_sum || !base || !abl || (rows > 1 && (!batch || !gates))) {
         st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
         goto done;
     }
@@ -176,7 +226,25 @@ atn_status atn_importance_compute(const atn_model *m, atn_encoding *const *sents
             st = loss_of(m, atn_run_capture(base), sents[s], pos, k, next, &b, err);
         base_sum += st ? 0 : b;
         o.interventions = &iv;
-        for (int32_t l = 0; l < L && !st; l++)
+        if (batch) {   /* each layer's ablations stacked: the gates per copy of the sentence */
+            atn_batch_set_rows(batch, rows);
+            atn_batch_set_exact(batch, false);
+            int32_t per_head = H == 1 ? 1 : 2;   /* kept alone = the plain model when H == 1 */
+            for (int32_t l = 0; l < L && !st; l++) {
+                memset(gates, 0, (size_t)per_head * H * lh);
+                for (int32_t h = 0; h < H; h++)
+                    for (int keep = 0; keep < per_head; keep++)
+                        for (int32_t x = 0; x < H; x++)
+                            gates[(size_t)(h * per_head + keep) * lh + (size_t)l * H + x] = keep ? x != h : x == h;
+                if (H == 1)
+                    keep_sum[(size_t)l * H] += b;
+                abl_job aj = {m, sents[s], pos, k, l, s, n, per_head, off_sum, keep_sum, progress, user_data, next};
+                int32_t start = reuse_lower && l > 0 ? l : 0;
+                st = atn_batch_forward_gates(batch, me, per_head * H, gates, mode, atn_run_capture(base), start, &o,
+                                             abl_each, &aj, err);
+            }
+        }
+        for (int32_t l = 0; l < L && !st && !batch; l++)
             for (int32_t h = 0; h < H && !st; h++)
                 for (int keep = 0; keep < 2 && !st; keep++) {
                     memset(gate, 0, lh);
@@ -226,6 +294,8 @@ atn_status atn_importance_compute(const atn_model *m, atn_encoding *const *sents
 done:
     atn_run_free(base);
     atn_run_free(abl);
+    atn_batch_free(batch);
+    free(gates);
     free(gate);
     free(off_sum);
     free(keep_sum);

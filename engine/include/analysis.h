@@ -265,6 +265,17 @@ typedef struct atn_importance {
 atn_status atn_importance_compute(const atn_model *model, atn_encoding *const *sentences, int32_t n, double rate,
                                   uint64_t seed, atn_head_mode mode, bool reuse_lower, const atn_run_options *opts,
                                   atn_progress_fn progress, void *user_data, atn_importance **out, atn_error *err);
+
+/* The same with each layer's ablations of a sentence (its 2H head gates) stacked into
+ * forwards of up to rows token rows (0: ATN_BATCH_ROWS; atn_batch_forward, not exact): the
+ * projections and the FFN run once over all copies.  The figures are those of
+ * atn_importance_compute up to float rounding (OpenBLAS adds a row's products in another
+ * order in a taller product: ~1e-7 relative in each loss; tests/whatif/test-whatif.c checks
+ * 1e-6), in the same order of summation. */
+atn_status atn_importance_compute_stacked(const atn_model *model, atn_encoding *const *sentences, int32_t n,
+                                          double rate, uint64_t seed, atn_head_mode mode, bool reuse_lower,
+                                          int32_t rows, const atn_run_options *opts, atn_progress_fn progress,
+                                          void *user_data, atn_importance **out, atn_error *err);
 void atn_importance_free(atn_importance *imp);   /* NULL: nothing */
 
 /* ---- the what-if lab: what attention costs at a length, dense and masked --------------- */

@@ -51,6 +51,26 @@ PY
   expect_error 2 "\-\-batch must be exact, fast or off, not \"quick\"" \
     "$A" stats --model demo --corpus "$T/c.txt" --batch quick -o "$T/x.csv"
   expect_error 2 "\-\-batch goes with \-\-corpus" "$A" stats --model demo --text "the cat" --batch fast
+  # importance --batch fast: each layer's ablations stacked; within float rounding of off
+  printf 'the cat sat on the mat .\nwe like tea .\n' > "$T/i.txt"
+  for b in off fast; do
+    "$A" importance --model demo --corpus "$T/i.txt" --batch $b -o "$T/i-$b.csv" 2>/dev/null ||
+      fail "importance --batch $b"
+  done
+  python3 - "$T" <<'PY' || fail "importance --batch fast is not within 1e-5 of off"
+import csv, sys
+t = sys.argv[1]
+rows = {}
+for b in ("off", "fast"):
+    for r in csv.DictReader(open(f"{t}/i-{b}.csv")):
+        rows.setdefault((r["layer"], r["head"]), []).append(
+            (float(r["loss_change_off"]), float(r["loss_change_kept_alone"])))
+worst = max(abs(a[i] - b[i]) for a, b in rows.values() for i in (0, 1))
+print("importance max |fast - off|", worst)
+assert all(len(v) == 2 for v in rows.values()) and worst <= 1e-5, worst
+PY
+  expect_error 2 "\-\-batch must be off or fast, not \"exact\"" \
+    "$A" importance --model demo --corpus "$T/i.txt" --batch exact
   ;;
 run-npy)
   "$A" run --model worked-example -o "$T/a.npy" || fail "run failed"
