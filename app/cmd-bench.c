@@ -2,6 +2,7 @@
  * sgemm in the same process (the machine is shared and noisy, so only same-run ratios are
  * worth quoting), what the capture costs, and how much memory it takes. */
 #include "cli.h"
+#include "bench-corpus.h"
 #include "attnscope.h"
 
 #include <cblas.h>
@@ -488,7 +489,11 @@ static void usage(void) {
            "--shape gpt2 is a GPT-2 (pre-LN, causal) of gpt2's size.  --versus SHAPE then times a random model\n"
            "of SHAPE at the same lengths in the same process and prints both GFLOP/s and their ratio\n"
            "(e.g. --shape gpt2 --length 128,512 --versus bert-base).  --precision bf16|fp16 times the\n"
-           "reduced-precision forward and, paired with it in the same run, the fp32 one (\"vs fp32\").\n");
+           "reduced-precision forward and, paired with it in the same run, the fp32 one (\"vs fp32\").\n"
+           "--corpus N [--corpus-lengths LO,HI] [--dump-corpus FILE]: a corpus pass instead, N sentences of\n"
+           "LO..HI tokens (default 8,40) with the attention kept: one forward per sentence, stacked forwards\n"
+           "exact (bit for bit; AVX-512 only) and stacked on any CPU; sentences/s, GFLOP/s and their ratio;\n"
+           "FILE gets the sentences' ids for bench/peer_torch.py --corpus.\n");
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -511,6 +516,8 @@ int cmd_bench(int argc, char **argv) {
     const char *model_name = cli_get(&a, "model"), *shape = cli_get(&a, "shape");
     const char *lengths_s = cli_get(&a, "length"), *dump = cli_get(&a, "dump");
     const char *versus = cli_get(&a, "versus");
+    long corpus = cli_get_int(&a, "corpus", 0, 1, 1000000, &ok);
+    const char *corpus_lengths = cli_get(&a, "corpus-lengths"), *dump_ids = cli_get(&a, "dump-corpus");
     if (!ok || !cli_check_unused(&a))
         return CLI_EXIT_USAGE;
     if (model_name && shape) {
@@ -552,6 +559,34 @@ int cmd_bench(int argc, char **argv) {
         return cli_fail(&err);
     }
     const atn_config *c = atn_model_config(m);
+    if (corpus) {   /* a corpus pass: loop against stacks (app/bench-corpus.c) */
+        int32_t *lh = NULL, lo = 8, hi = 40;
+        int got = corpus_lengths ? cli_parse_int_list(corpus_lengths, "--corpus-lengths", &lh) : 0;
+        if (got < 0 || (corpus_lengths && (got != 2 || lh[0] < 1 || lh[1] < lh[0] || lh[1] > c->max_positions ||
+                                           lh[1] > 512))) {
+            if (got >= 0)
+                cli_error("bench: --corpus-lengths takes LO,HI with 1 <= LO <= HI <= %d",
+                          c->max_positions < 512 ? c->max_positions : 512);
+            free(lh), free(lengths);
+            atn_model_free(m);
+            return CLI_EXIT_USAGE;
+        }
+        if (lh)
+            lo = lh[0], hi = lh[1];
+        free(lh);
+        if (atn_model_kind_of(m) == ATN_MODEL_TOY) {
+            cli_error("bench: --corpus needs a model with embeddings, not toy model \"%s\"", atn_model_name(m));
+            free(lengths);
+            atn_model_free(m);
+            return CLI_EXIT_USAGE;
+        }
+        if (opts.threads > 0)
+            openblas_set_num_threads(opts.threads);
+        int rc = bench_corpus(m, title, corpus, lo, hi, (uint64_t)seed, &opts, dump_ids, json);
+        free(lengths);
+        atn_model_free(m);
+        return rc;
+    }
     for (int i = 0; i < nlen; i++) {
         bool toy = atn_model_kind_of(m) == ATN_MODEL_TOY;
         if (!toy && (lengths[i] < 1 || lengths[i] > c->max_positions)) {

@@ -4,6 +4,8 @@ eager mode the way Hugging Face's BertModel runs with output_attentions=True and
 output_hidden_states=True (every layer's attention probabilities and hidden states kept).
 
 Timing:   peer_torch.py --shape bert-base --length 8,128,512 --repeat 10 [--threads 2] [--json]
+Corpus:   peer_torch.py --shape bert-base --corpus IDS [--batch 32] [--repeat 1] [--json]
+          the sentences of `attnscope bench --corpus N --dump-corpus IDS`, padded batches of 32
 Checking: peer_torch.py --shape bert-tiny --length 77 --check PREFIX
           rebuilds attnscope's random weights exactly (atn_model_new_random's generator,
           engine/include/attnscope.h),
@@ -152,6 +154,77 @@ def forward(w, types, H):
     return attentions, hidden
 
 
+def forward_padded(w, ids, H, batch):
+    """The same BERT over a corpus as Hugging Face runs a padded batch: sentences in input
+    order, `batch` at a time, each batch padded to its longest sentence (pad id 0), the
+    padded keys masked with (1 - attention_mask) * finfo.min, every layer's probabilities
+    and hidden states kept (output_attentions / output_hidden_states)."""
+    d = w["pos"].shape[1]
+    k = d // H
+    kept = 0
+    for b0 in range(0, len(ids), batch):
+        group = ids[b0:b0 + batch]
+        B, n = len(group), max(len(s) for s in group)
+        tok = torch.zeros(B, n, dtype=torch.long)
+        am = torch.zeros(B, n)
+        for i, s in enumerate(group):
+            tok[i, :len(s)] = torch.tensor(s)
+            am[i, :len(s)] = 1
+        x = w["word"][tok] + w["pos"][:n].unsqueeze(0) + w["type"][torch.zeros_like(tok)]
+        x = F.layer_norm(x, (d,), w["emb_g"], w["emb_b"], EPS)
+        mask = ((1.0 - am) * torch.finfo(torch.float32).min)[:, None, None, :]
+        hidden, attentions = [x], []
+        for lw in w["layers"]:
+            def heads(t):
+                return t.view(B, n, H, k).transpose(1, 2)
+            q = heads(F.linear(x, lw["wq"], lw["bq"]))
+            kk = heads(F.linear(x, lw["wk"], lw["bk"]))
+            v = heads(F.linear(x, lw["wv"], lw["bv"]))
+            scores = torch.matmul(q, kk.transpose(-1, -2)) / math.sqrt(k) + mask
+            probs = torch.softmax(scores, dim=-1)
+            attentions.append(probs)
+            ctx = torch.matmul(probs, v).transpose(1, 2).reshape(B, n, d)
+            h1 = F.layer_norm(F.linear(ctx, lw["wo"], lw["bo"]) + x, (d,), lw["ln1_g"], lw["ln1_b"], EPS)
+            inter = F.gelu(F.linear(h1, lw["w1"], lw["b1"]))
+            x = F.layer_norm(F.linear(inter, lw["w2"], lw["b2"]) + h1, (d,), lw["ln2_g"], lw["ln2_b"], EPS)
+            hidden.append(x)
+        kept += len(attentions) + len(hidden)
+        del attentions, hidden
+    return kept
+
+
+def corpus(args):
+    """Times a corpus pass over the ids of `attnscope bench --corpus N --dump-corpus FILE`."""
+    L, d, H, f = SHAPES[args.shape]
+    ids = [[int(t) for t in line.split()] for line in open(args.corpus) if line.strip()]
+    flat = sorted({t for s in ids for t in s})
+    w = exact_weights(args.shape, args.seed, flat)   # attnscope's weights (word rows remapped)
+    remap = {t: i for i, t in enumerate(flat)}
+    rid = [[remap[t] for t in s] for s in ids]
+    times = []
+    with torch.inference_mode():
+        forward_padded(w, rid[:args.batch], H, args.batch)   # warm-up
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            forward_padded(w, rid, H, args.batch)
+            times.append(time.perf_counter() - t0)
+    best = min(times)
+    tokens = sum(len(s) for s in ids)
+    padded = sum(max(len(s) for s in ids[b:b + args.batch]) * len(ids[b:b + args.batch])
+                 for b in range(0, len(ids), args.batch))
+    doc = {"tool": "torch", "mode": "corpus", "version": torch.__version__, "shape": args.shape,
+           "torch_threads": torch.get_num_threads(), "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
+           "blas_kernel": blas_core(), "sentences": len(ids), "tokens": tokens, "padded_tokens": padded,
+           "batch": args.batch, "repeat": args.repeat, "seconds": best, "seconds_all": times,
+           "sentences_per_s": len(ids) / best}
+    if args.json:
+        print(json.dumps(doc))
+    else:
+        print(f"torch {torch.__version__}, {args.shape}: {len(ids)} sentences ({tokens} tokens, {padded} padded) "
+              f"in batches of {args.batch}: {best:.3f} s, {len(ids) / best:.1f} sentences/s")
+    return 0
+
+
 def blas_core():
     """The OpenBLAS kernel torch's products run on (the library torch already loaded)."""
     for name in ("libopenblas.so.0", "libblas.so.3"):
@@ -234,6 +307,8 @@ def main():
     p.add_argument("--json", action="store_true")
     p.add_argument("--check", metavar="PREFIX", help="compare with attnscope bench --dump PREFIX")
     p.add_argument("--tol", type=float, default=1e-4)
+    p.add_argument("--corpus", metavar="FILE", help="ids of attnscope bench --dump-corpus: time a corpus pass")
+    p.add_argument("--batch", type=int, default=32, help="with --corpus: sentences per padded batch")
     args = p.parse_args()
     args.lengths = [int(x) for x in args.length.split(",")]
     if any(not 1 <= n <= POSITIONS for n in args.lengths):
@@ -241,6 +316,10 @@ def main():
     torch.set_num_threads(args.threads)
     if args.check:
         return check(args)
+    if args.corpus:
+        if args.repeat == 10:
+            args.repeat = 1
+        return corpus(args)
     if not args.json:
         print(f"torch {torch.__version__} eager, {args.shape}, torch threads {torch.get_num_threads()}, "
               f"OpenBLAS kernel {blas_core()}\n{'tokens':>6} {'fwd ms':>9} {'min ms':>9} {'GFLOP/s':>8}")

@@ -132,6 +132,31 @@ else
 fi
 
 echo
+echo "== corpus pass: N sentences of 8-40 tokens, one forward each vs stacked (atn_batch_forward) vs torch"
+# ATN_BENCH_CORPUS sentences (1000; 300 with ATN_BENCH_QUICK=1), bert-base; torch runs the
+# same ids padded in batches of 32, its faster thread setting kept
+NC=${ATN_BENCH_CORPUS:-1000}
+[ "$QUICK" = 1 ] && NC=${ATN_BENCH_CORPUS:-300}
+if measured "$EXE" bench --shape bert-base --corpus "$NC" --threads "$T" --json --dump-corpus "$OUT/corpus-ids.txt" \
+    >"$OUT/corpus-attnscope.json" 2>"$OUT/corpus-attnscope.err"; then
+    if [ $have_torch = 1 ]; then
+        for tt in $T 1; do
+            OPENBLAS_NUM_THREADS=$T OMP_WAIT_POLICY=PASSIVE measured "$PY" "$SRC/bench/peer_torch.py" --shape bert-base \
+                --corpus "$OUT/corpus-ids.txt" --batch 32 --threads "$tt" --json >"$OUT/corpus-torch$tt.json" \
+                2>"$OUT/corpus-torch$tt.err" || echo "(torch failed: $(tail -1 "$OUT/corpus-torch$tt.err"))"
+            [ "$T" = 1 ] && break
+        done
+    fi
+    if [ -x "$PY" ]; then
+        "$PY" "$SRC/bench/corpus_report.py" "$OUT" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    else
+        cat "$OUT/corpus-attnscope.json"
+    fi
+else
+    echo "corpus bench FAILED:"; cat "$OUT/corpus-attnscope.err"
+fi
+
+echo
 echo "== a real model folder: opening it, and its forward with weights mapped from the file"
 HF=${ATN_HF_BENCH_MODEL:-}
 [ -z "$HF" ] && [ -f /tmp/attnscope-bert-base/config.json ] && HF=/tmp/attnscope-bert-base
