@@ -112,6 +112,7 @@ void cli_interventions_free(cli_interventions *ci);   /* NULL: nothing */
 /* Sub-commands: int cmd(int argc, char **argv), argv[0] is the sub-command name. */
 typedef int (*cli_command_fn)(int argc, char **argv);
 int cmd_models(int argc, char **argv);
+int cmd_info(int argc, char **argv);     /* app/cmd-info.c */
 int cmd_download(int argc, char **argv);   /* app/cmd-download.c, through hub/ */
 int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);

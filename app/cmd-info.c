@@ -136,3 +136,54 @@ int cmd_devices(int argc, char **argv) {
     }
     return 0;
 }
+
+/* attnscope info: what a model is: its family, shape, and for each captured layer which
+ * stored weights it runs (ALBERT shares them between layers). */
+int cmd_info(int argc, char **argv) {
+    cli_args a;
+    static const char *const flags[] = {"help", NULL};
+    if (!cli_parse(&a, "attnscope info", argc, argv, flags))
+        return CLI_EXIT_USAGE;
+    if (cli_flag(&a, "help")) {
+        printf("Usage: attnscope info [--model NAME|DIR|org/name]\n\nWhat a model is: its name, family, layers x heads, widths, vocabulary and\n"
+               "positions, whether it is causal and has a masked-LM head, then one line per\n"
+               "captured layer saying which stored weights it runs.  ALBERT shares weights:\n"
+               "each of its num_hidden_layers x inner_group_num captured layers runs inner\n"
+               "layer J of layer group G, and the line names every layer that shares them.\n");
+        return 0;
+    }
+    atn_error err = {0};
+    atn_model *m = cli_open_model(&a, &err);
+    if (!m)
+        return cli_fail(&err);
+    if (!cli_check_unused(&a)) {
+        atn_model_free(m);
+        return CLI_EXIT_USAGE;
+    }
+    const atn_config *c = atn_model_config(m);
+    bool toy = atn_model_kind_of(m) == ATN_MODEL_TOY;
+    printf("model      %s\n", atn_model_name(m));
+    printf("family     %s%s\n", toy ? "toy (BERT layout)" : atn_model_family_name(m),
+           atn_model_is_causal(m) ? ", causal (next-token head)" : atn_model_has_mlm_head(m) ? ", masked-LM head" : "");
+    printf("layers     %d x %d heads of %d\n", c->n_layers, c->n_heads, c->d_head);
+    printf("widths     d_model %d, feed-forward %d", c->d_model, c->d_ffn);
+    if (c->d_embed > 0 && c->d_embed != c->d_model)
+        printf(", embeddings %d (projected to %d)", c->d_embed, c->d_model);
+    printf("\n");
+    if (toy)
+        printf("tokens     %d (the file's own)\n", atn_model_toy_n_tokens(m));
+    else
+        printf("vocabulary %d, positions %d, token types %d\n", c->vocab_size, c->max_positions, c->type_vocab_size);
+    for (int32_t l = 0; l < c->n_layers; l++) {
+        int32_t g = 0, j = 0;
+        char list[512];
+        int32_t uses = atn_model_layer_weights(m, l, &g, &j);
+        atn_model_layer_sharers(m, l, list, sizeof list);
+        if (uses > 1)
+            printf("layer %-4d shares weights with layers %s (group %d, inner %d)\n", l, list, g, j);
+        else
+            printf("layer %-4d its own weights\n", l);
+    }
+    atn_model_free(m);
+    return 0;
+}

@@ -21,6 +21,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"models", cmd_models, "list the built-in models and those in the Hugging Face cache"},
+    {"info", cmd_info, "what a model is: family, shape, and which weights each layer runs"},
     {"download", cmd_download, "download a model from the Hugging Face Hub into the shared cache"},
     {"tokenize", cmd_tokenize, "show the tokens, ids, type ids and byte spans of a text"},
     {"run", cmd_run, "run a model and write the attention (.npy or .json)"},

@@ -156,6 +156,49 @@ int32_t atn_model_layer_weights(const atn_model *model, int32_t layer, int32_t *
     return uses;
 }
 
+/* Appends "a" or "a–b" (a run of three or more) to buf at *at, with ", " before all but the
+ * first; false (nothing written) when it and a closing "…" would not fit. */
+static bool append_run(char *buf, size_t size, size_t *at, bool first, int32_t a, int32_t b) {
+    char one[64];
+    int k = b - a >= 2 ? snprintf(one, sizeof one, "%s%d\u2013%d", first ? "" : ", ", a, b)
+                       : b == a + 1 ? snprintf(one, sizeof one, "%s%d, %d", first ? "" : ", ", a, b)
+                                    : snprintf(one, sizeof one, "%s%d", first ? "" : ", ", a);
+    if (*at + (size_t)k + sizeof ", \u2026" > size)
+        return false;
+    memcpy(buf + *at, one, (size_t)k + 1);
+    *at += (size_t)k;
+    return true;
+}
+
+int32_t atn_model_layer_sharers(const atn_model *model, int32_t layer, char *buf, size_t size) {
+    if (buf && size)
+        buf[0] = '\0';
+    int32_t g, j, uses = atn_model_layer_weights(model, layer, &g, &j);
+    if (uses == 0 || !buf || size == 0)
+        return uses;
+    size_t at = 0;
+    bool first = true;
+    int32_t start = -1, last = -2;
+    for (int32_t l = 0; l <= model->cfg.n_layers; l++) {
+        int32_t g2 = -1, j2 = -1;
+        bool same = l < model->cfg.n_layers && atn_model_layer_weights(model, l, &g2, &j2) && g2 == g && j2 == j;
+        if (same && l == last + 1) {
+            last = l;
+            continue;
+        }
+        if (start >= 0) {
+            if (!append_run(buf, size, &at, first, start, last)) {
+                snprintf(buf + at, size - at, "%s\u2026", first ? "" : ", ");
+                return uses;
+            }
+            first = false;
+        }
+        start = same ? l : -1;
+        last = same ? l : -2;
+    }
+    return uses;
+}
+
 bool atn_model_is_causal(const atn_model *model) { return model && model->family->causal; }
 
 int32_t atn_model_toy_n_tokens(const atn_model *model) { return model->toy_n; }

@@ -61,7 +61,14 @@ static void update_title(AtnHeadView *self) {
     g_autofree char *title = g_strdup_printf(_("%s · layer %d · head %d"),
                                              atn_model_handle_get_name(atn_result_get_model(r)),
                                              atn_session_get_layer(self->session), atn_session_get_head(self->session));
-    atn_heatmap_set_title(self->heatmap, title);
+    g_autofree char *shared = atn_label_layer_sharing(atn_model_handle_get_model(atn_result_get_model(r)),
+                                                      atn_session_get_layer(self->session));
+    if (shared) {   /* ALBERT: which stored weights this layer runs */
+        g_autofree char *longer = g_strdup_printf("%s · %s", title, shared);
+        atn_heatmap_set_title(self->heatmap, longer);
+    } else {
+        atn_heatmap_set_title(self->heatmap, title);
+    }
     /* what the head does, from the statistics the run computed once */
     const atn_stats *st = atn_result_get_stats(r);
     int layer = atn_session_get_layer(self->session), head = atn_session_get_head(self->session);

@@ -531,6 +531,11 @@ static void replace_string(AtnHeatmap *self, char **field, const char *value) {
     invalidate_figure(self);
 }
 
+const char *atn_heatmap_get_title(AtnHeatmap *self) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), NULL);
+    return self->title;
+}
+
 void atn_heatmap_set_title(AtnHeatmap *self, const char *title) {
     g_return_if_fail(ATN_IS_HEATMAP(self));
     replace_string(self, &self->title, title);

@@ -37,6 +37,7 @@ atn_colormap atn_heatmap_get_colormap(AtnHeatmap *self);
 /* NULL: automatic (0..max, or symmetric for a diverging map). */
 void atn_heatmap_set_range(AtnHeatmap *self, const atn_value_range *range);
 void atn_heatmap_set_title(AtnHeatmap *self, const char *title);
+const char *atn_heatmap_get_title(AtnHeatmap *self);   /* borrowed; NULL: none */
 void atn_heatmap_set_axes(AtnHeatmap *self, const char *row_axis, const char *col_axis, const char *colorbar_label);
 void atn_heatmap_set_font_scale(AtnHeatmap *self, double scale);
 void atn_heatmap_set_show_colorbar(AtnHeatmap *self, gboolean show);

@@ -98,3 +98,17 @@ char *atn_label_pattern_legend(void) {
         g_string_append_printf(g, "\n• %s — %s", atn_label_pattern(rows[i].p), _(rows[i].text));
     return g_string_free(g, FALSE);
 }
+
+char *atn_label_layer_sharing(const atn_model *model, int layer) {
+    if (!model)
+        return NULL;
+    char list[512];
+    int32_t g = 0, j = 0;
+    if (atn_model_layer_weights(model, layer, &g, &j) < 2)
+        return NULL;
+    atn_model_layer_sharers(model, layer, list, sizeof list);
+    /* Translators: an ALBERT layer runs the same weights as other layers: "shares weights
+       with layers 0–11 (group 0, inner 0)"; the list is layer numbers, the group and inner
+       numbers name the stored layer (albert_layer_groups.G.albert_layers.J) */
+    return g_strdup_printf(_("shares weights with layers %s (group %d, inner %d)"), list, g, j);
+}

@@ -17,3 +17,7 @@ char *atn_label_head_summary(const atn_head_stats *s);
 /* One sentence per pattern name, for a legend ("previous: each token looks at the token
  * before it"), lines joined by newlines.  Newly allocated. */
 char *atn_label_pattern_legend(void);
+/* Which stored weights a captured layer runs, when it shares them (ALBERT): "shares weights
+ * with layers 0–11 (group 0, inner 0)"; NULL (nothing to say) for a layer with its own
+ * weights, a layer out of range or a NULL model.  Newly allocated. */
+char *atn_label_layer_sharing(const atn_model *model, int layer);

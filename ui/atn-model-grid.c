@@ -1,6 +1,8 @@
 /* AtnModelGrid: all heads as thumbnails, drawn by ui/render into a cached node. */
 #include "atn-model-grid.h"
 
+#include "atn-labels.h"
+
 #include <glib/gi18n.h>
 
 struct _AtnModelGrid {
@@ -10,6 +12,7 @@ struct _AtnModelGrid {
     double font_scale;
     gboolean shared_range;
     char **notes;
+    char **layer_labels;        /* [L] "L2 ≡ L0" for ALBERT's shared layers, or NULL */
     int sel_layer, sel_head, hover_layer, hover_head;
 
     cairo_surface_t **thumbs;   /* [L*H] or NULL */
@@ -56,6 +59,7 @@ static gboolean fill_spec(AtnModelGrid *self, atn_grid_spec *spec, const atn_ren
     spec->n_heads = cap->n_heads;
     spec->n = cap->n;
     spec->head_notes = (const char *const *)self->notes;
+    spec->layer_labels = (const char *const *)self->layer_labels;
     spec->colormap = self->cmap;
     spec->shared_range = self->shared_range;
     spec->style = style;
@@ -176,15 +180,23 @@ static void on_pressed(GtkGestureClick *g, int n, double x, double y, AtnModelGr
         g_signal_emit(self, signals[SIGNAL_HEAD_ACTIVATED], 0, l, h);
 }
 
+static char *grid_tooltip_text(AtnModelGrid *self, int l, int h) {
+    int H = atn_result_get_n_heads(self->result);
+    g_autofree char *text = self->notes && self->notes[l * H + h]
+                                ? g_strdup_printf(_("Layer %d, head %d: %s — click to open"), l, h, self->notes[l * H + h])
+                                : g_strdup_printf(_("Layer %d, head %d — click to open"), l, h);
+    g_autofree char *shared = atn_label_layer_sharing(atn_model_handle_get_model(atn_result_get_model(self->result)), l);
+    if (shared)   /* ALBERT: the layer runs weights other layers run too */
+        return g_strdup_printf("%s\n%s", text, shared);
+    return g_steal_pointer(&text);
+}
+
 static gboolean on_query_tooltip(GtkWidget *w, int x, int y, gboolean kb, GtkTooltip *tip, gpointer data) {
     AtnModelGrid *self = ATN_MODEL_GRID(w);
     int l, h;
     if (!atn_model_grid_head_at(self, x, y, &l, &h))
         return FALSE;
-    int H = atn_result_get_n_heads(self->result);
-    g_autofree char *text = self->notes && self->notes[l * H + h]
-                                ? g_strdup_printf(_("Layer %d, head %d: %s — click to open"), l, h, self->notes[l * H + h])
-                                : g_strdup_printf(_("Layer %d, head %d — click to open"), l, h);
+    g_autofree char *text = grid_tooltip_text(self, l, h);
     gtk_tooltip_set_text(tip, text);
     return TRUE;
 }
@@ -200,6 +212,7 @@ static void atn_model_grid_dispose(GObject *object) {
     g_clear_pointer(&self->base, gsk_render_node_unref);
     g_clear_object(&self->result);
     g_clear_pointer(&self->notes, g_strfreev);
+    g_clear_pointer(&self->layer_labels, g_strfreev);
     G_OBJECT_CLASS(atn_model_grid_parent_class)->dispose(object);
 }
 
@@ -232,6 +245,30 @@ static void atn_model_grid_init(AtnModelGrid *self) {
     gtk_widget_add_controller(GTK_WIDGET(self), GTK_EVENT_CONTROLLER(click));
 }
 
+/* Row labels when layers share weights (ALBERT): "L2 ≡ L0" names the first layer that runs
+ * the same stored weights; NULL when every layer has its own. */
+static char **make_layer_labels(AtnResult *result) {
+    const atn_model *m = result ? atn_model_handle_get_model(atn_result_get_model(result)) : NULL;
+    int L = result ? atn_result_get_n_layers(result) : 0;
+    gboolean any = FALSE;
+    for (int l = 0; m && l < L; l++)
+        any |= atn_model_layer_weights(m, l, NULL, NULL) > 1;
+    if (!any)
+        return NULL;
+    char **labels = g_new0(char *, (gsize)L + 1);
+    for (int l = 0; l < L; l++) {
+        int32_t g, j, first = l;
+        atn_model_layer_weights(m, l, &g, &j);
+        for (int k = 0; k < l && first == l; k++) {
+            int32_t g2, j2;
+            if (atn_model_layer_weights(m, k, &g2, &j2) && g2 == g && j2 == j)
+                first = k;
+        }
+        labels[l] = first == l ? g_strdup_printf("L%d", l) : g_strdup_printf("L%d \u2261 L%d", l, first);
+    }
+    return labels;
+}
+
 GtkWidget *atn_model_grid_new(void) { return g_object_new(ATN_TYPE_MODEL_GRID, NULL); }
 
 void atn_model_grid_set_result(AtnModelGrid *self, AtnResult *result) {
@@ -240,6 +277,8 @@ void atn_model_grid_set_result(AtnModelGrid *self, AtnResult *result) {
         return;
     g_set_object(&self->result, result);
     g_clear_pointer(&self->notes, g_strfreev);
+    g_clear_pointer(&self->layer_labels, g_strfreev);
+    self->layer_labels = make_layer_labels(result);
     atn_model_grid_invalidate(self);
 }
 
@@ -286,6 +325,7 @@ typedef struct grid_figure {
     atn_render_style style;
     AtnResult *result;
     char **notes;
+    char **layer_labels;
     char *title;
 } grid_figure;
 
@@ -293,6 +333,7 @@ static void grid_figure_free(gpointer data) {
     grid_figure *f = data;
     g_clear_object(&f->result);
     g_strfreev(f->notes);
+    g_strfreev(f->layer_labels);
     g_free(f->title);
     g_free(f);
 }
@@ -313,9 +354,26 @@ AtnFigure *atn_model_grid_dup_figure(AtnModelGrid *self) {
     f->result = g_object_ref(self->result);
     f->notes = self->notes ? g_strdupv(self->notes) : NULL;
     f->spec.head_notes = (const char *const *)f->notes;
+    f->layer_labels = self->layer_labels ? g_strdupv(self->layer_labels) : NULL;
+    f->spec.layer_labels = (const char *const *)f->layer_labels;
     f->title = g_strdup(atn_model_handle_get_name(atn_result_get_model(self->result)));
     f->spec.title = f->title;
     double w, h;
     atn_render_model_grid_natural_size(&f->spec, &w, &h);
     return atn_figure_new(w, h, grid_figure_draw, f, grid_figure_free, "model");
+}
+
+char *atn_model_grid_dup_layer_label(AtnModelGrid *self, int layer) {
+    g_return_val_if_fail(ATN_IS_MODEL_GRID(self), NULL);
+    int L = self->result ? atn_result_get_n_layers(self->result) : 0;
+    if (layer < 0 || layer >= L)
+        return NULL;
+    return self->layer_labels ? g_strdup(self->layer_labels[layer]) : g_strdup_printf("L%d", layer);
+}
+
+char *atn_model_grid_dup_layer_tooltip(AtnModelGrid *self, int layer, int head) {
+    g_return_val_if_fail(ATN_IS_MODEL_GRID(self), NULL);
+    if (!self->result || layer < 0 || layer >= atn_result_get_n_layers(self->result))
+        return NULL;
+    return grid_tooltip_text(self, layer, head);
 }

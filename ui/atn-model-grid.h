@@ -27,4 +27,11 @@ gboolean atn_model_grid_head_at(AtnModelGrid *self, double x, double y, int *lay
 void atn_model_grid_invalidate(AtnModelGrid *self);
 AtnFigure *atn_model_grid_dup_figure(AtnModelGrid *self);
 
+/* The row label of layer (newly allocated): "L3", or "L2 ≡ L0" when the layer runs the
+ * stored weights layer 0 runs first (ALBERT); NULL without a result or out of range. */
+char *atn_model_grid_dup_layer_label(AtnModelGrid *self, int layer);
+/* The tooltip of thumbnail (layer, head), as the pointer shows it (newly allocated; with
+ * "shares weights with layers …" on a second line for ALBERT); NULL as above. */
+char *atn_model_grid_dup_layer_tooltip(AtnModelGrid *self, int layer, int head);
+
 G_END_DECLS

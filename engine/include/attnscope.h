@@ -235,6 +235,16 @@ bool atn_model_is_causal(const atn_model *model);
  * then untouched).  model must not be NULL. */
 int32_t atn_model_layer_weights(const atn_model *model, int32_t layer, int32_t *group, int32_t *inner);
 
+/* The captured layers that run the same stored weights as `layer` (atn_model_layer_weights),
+ * as 0-based layer numbers in increasing order, runs of three or more written as a range
+ * with an en dash: "0–11", "1, 3, 5", "0–3, 8–11".  Written into buf (size bytes, always
+ * NUL-terminated when size > 0; a list that does not fit ends in "…" at a whole entry).  The
+ * text has only digits, ", " and "–", so every language can put it into its own sentence.
+ * Returns the count atn_model_layer_weights returns (1: not shared, buf then holds `layer`
+ * alone), or 0 when layer is outside 0..n_layers-1 (buf then "").  model must not be NULL;
+ * buf may be NULL when size is 0. */
+int32_t atn_model_layer_sharers(const atn_model *model, int32_t layer, char *buf, size_t size);
+
 /* The model family's name: "BERT", "RoBERTa", "XLM-RoBERTa", "DistilBERT", "ALBERT",
  * "ELECTRA", "GPT-2" (static storage; toy and random BERT models are "BERT").  model must not be NULL. */
 const char *atn_model_family_name(const atn_model *model);

@@ -118,6 +118,26 @@ assert abs(d["output"][0] - 0.2005) < 1e-4 and abs(d["output"][1] - 0.2341) < 1e
 assert abs(sum(d["weights"]) - 1) < 1e-9
 PY
   ;;
+info)
+  # which stored weights each captured layer runs: tests/hf/models/albert-f32 (3 layers, 2
+  # groups, 2 inner: HF's group int(i / 1.5) = 0, 0, 1 per application) and a BERT folder
+  SRC="$3"
+  "$A" info --model "$SRC/tests/hf/models/albert-f32" >"$T/out" || fail "info albert: $(cat "$T/out")"
+  grep -q "^family     ALBERT, masked-LM head$" "$T/out" || fail "family: $(cat "$T/out")"
+  grep -q "^layers     6 x 4 heads of 8$" "$T/out" || fail "layers: $(cat "$T/out")"
+  grep -q "embeddings 16 (projected to 32)" "$T/out" || fail "widths: $(cat "$T/out")"
+  for l in 0 2; do grep -q "^layer $l    shares weights with layers 0, 2 (group 0, inner 0)$" "$T/out" || fail "layer $l: $(cat "$T/out")"; done
+  for l in 1 3; do grep -q "^layer $l    shares weights with layers 1, 3 (group 0, inner 1)$" "$T/out" || fail "layer $l: $(cat "$T/out")"; done
+  for l in 4 5; do grep -q "^layer $l    its own weights$" "$T/out" || fail "layer $l: $(cat "$T/out")"; done
+  [ "$(grep -c '^layer ' "$T/out")" = 6 ] || fail "layer lines: $(cat "$T/out")"
+  "$A" info --model "$SRC/tests/hf/models/gpt2-f32" >"$T/out" || fail "info gpt2"
+  grep -q "^family     GPT-2, causal (next-token head)$" "$T/out" || fail "gpt2: $(cat "$T/out")"
+  [ "$(grep -c 'its own weights$' "$T/out")" = 2 ] || fail "gpt2 layers: $(cat "$T/out")"
+  "$A" info --model worked-example >"$T/out" || fail "info toy"
+  grep -q "^tokens     3 (the file's own)$" "$T/out" || fail "toy: $(cat "$T/out")"
+  expect_error 2 "unknown option --bogus" "$A" info --model worked-example --bogus 1
+  expect_error 2 "no-such-model: no such model" "$A" info --model "$T/no-such-model"
+  ;;
 models)
   "$A" models >"$T/out" || fail "models failed"
   grep -q "worked-example *toy *1 x 2" "$T/out" || fail "$(cat "$T/out")"

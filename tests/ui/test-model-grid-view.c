@@ -32,9 +32,57 @@ static void test_model_grid_click(void) {
     destroy_window(win);
 }
 
+/* ALBERT's shared layers, said in the views.  tests/hf/models/albert-f32 has
+ * num_hidden_layers 3, num_hidden_groups 2, inner_group_num 2: HF's AlbertTransformer runs
+ * application i with group int(i / (3 / 2)) = 0, 0, 1, each group's two inner layers in
+ * turn, so the 6 captured layers run (group, inner) = (0,0) (0,1) (0,0) (0,1) (1,0) (1,1):
+ * layers 0 and 2 share, 1 and 3 share, 4 and 5 have their own. */
+static void test_albert_sharing(void) {
+    const char *src = g_getenv("ATN_SOURCE_ROOT");
+    g_autofree char *albert = g_build_filename(src ? src : ".", "tests", "hf", "models", "albert-f32", NULL);
+    AtnWindow *win = new_window();
+    open_and_wait(win, albert);
+    type_and_wait(win, "the cat sat");
+    show_view(win, "model");
+    AtnModelGrid *grid = atn_model_grid_view_get_grid(ATN_MODEL_GRID_VIEW(atn_window_get_view_widget(win, "model")));
+    static const char *const want[] = {"L0", "L1", "L2 \u2261 L0", "L3 \u2261 L1", "L4", "L5"};
+    for (int l = 0; l < 6; l++) {
+        g_autofree char *label = atn_model_grid_dup_layer_label(grid, l);
+        g_assert_cmpstr(label, ==, want[l]);
+    }
+    g_assert_null(atn_model_grid_dup_layer_label(grid, 6));
+    g_autofree char *tip2 = atn_model_grid_dup_layer_tooltip(grid, 2, 1);
+    g_assert_nonnull(strstr(tip2, "Layer 2, head 1"));
+    g_assert_nonnull(strstr(tip2, "\nshares weights with layers 0, 2 (group 0, inner 0)"));
+    g_autofree char *tip4 = atn_model_grid_dup_layer_tooltip(grid, 4, 0);
+    g_assert_null(strstr(tip4, "shares"));
+
+    /* the Head view's header */
+    AtnSession *s = atn_window_get_session(win);
+    show_view(win, "head");
+    atn_session_select_head(s, 3, 0);
+    settle(30);
+    const char *title = atn_heatmap_get_title(head_heatmap(win));
+    g_assert_nonnull(title);
+    if (!g_str_has_suffix(title, "layer 3 · head 0 · shares weights with layers 1, 3 (group 0, inner 1)"))
+        g_error("Head view header: \"%s\"", title);
+    atn_session_select_head(s, 5, 2);
+    settle(30);
+    title = atn_heatmap_get_title(head_heatmap(win));
+    g_assert_true(g_str_has_suffix(title, "layer 5 · head 2"));
+
+    /* a model without sharing labels its layers as before */
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat");
+    g_autofree char *plain = atn_model_grid_dup_layer_label(grid, 1);
+    g_assert_cmpstr(plain, ==, "L1");
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
     g_test_add_func("/ui/model-grid-click", test_model_grid_click);
+    g_test_add_func("/ui/albert-sharing", test_albert_sharing);
     return g_test_run();
 }

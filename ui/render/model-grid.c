@@ -36,6 +36,12 @@ static void grid_layout_with(rtext *t, const atn_grid_spec *s, double w, double 
     snprintf(buf, sizeof buf, "L%d", s->n_layers > 0 ? s->n_layers - 1 : 0);
     double lw;
     rt_measure(t, buf, RT_SMALL, true, &lw, NULL);
+    for (int32_t l = 0; s->layer_labels && l < s->n_layers; l++) {
+        double w1 = 0;
+        if (s->layer_labels[l])
+            rt_measure(t, s->layer_labels[l], RT_SMALL, true, &w1, NULL);
+        lw = fmax(lw, w1);
+    }
     G->row_label_w = lw + 2 * gap;
     G->col_label_h = sh + gap;
     G->note_h = s->head_notes ? sh : 0;
@@ -124,7 +130,8 @@ void atn_render_model_grid(cairo_t *cr, const atn_grid_spec *s, double w, double
         bool sel = l == s->selected_layer || l == s->hover_layer;
         rt_rgb(cr, sel ? t.st.accent : t.st.fg, 1.0);
         snprintf(buf, sizeof buf, "L%d", l);
-        rt_draw(cr, &t, buf, RT_SMALL, sel, G.x0 - gap, G.y0 + l * G.step_y + G.thumb / 2 - sh / 2, 1.0, 0);
+        const char *label = s->layer_labels && s->layer_labels[l] ? s->layer_labels[l] : buf;
+        rt_draw(cr, &t, label, RT_SMALL, sel, G.x0 - gap, G.y0 + l * G.step_y + G.thumb / 2 - sh / 2, 1.0, 0);
     }
     size_t nn = (size_t)s->n * s->n;
     for (int32_t l = 0; s->attn && s->n > 0 && l < s->n_layers; l++)

@@ -272,6 +272,8 @@ typedef struct atn_grid_spec {
     const atn_render_style *style;
     bool causal;                     /* as atn_heatmap_spec's: masked cells grey (hatched when
                                         thumbnails are big enough) */
+    const char *const *layer_labels; /* [L] the row labels, or NULL: "L0", "L1", ... (ALBERT's
+                                        shared layers: "L2 ≡ L0") */
 } atn_grid_spec;
 
 void atn_grid_spec_init(atn_grid_spec *spec);
