@@ -23,5 +23,13 @@ stats-corpus.csv|stats --model demo --corpus data/models/demo/train/heldout.txt 
 sim-demo.json|similarity --model demo --text "the cat sat on the mat ." --scope model -o OUT
 sim-demo-layer.csv|similarity --model demo --text "我爱你，中国。" --metric cosine --scope layer --layer 1 -o OUT
 tokenize-demo.txt|tokenize --model demo --text "Hello, 世界! Don't [MASK] it."
+roberta-padded.npy|run --model tests/hf/models/roberta-f32 --ids 2,6,25,3,26,24,32,3,1,1 --mask 1,1,1,1,1,1,1,1,0,0 -o OUT
+xlmr-bf16.npy|run --model tests/hf/models/xlmr-bf16 --ids 2,5,21,13,13,24,3 -o OUT
+distilbert-pair.npy|run --model tests/hf/models/distilbert-f32 --ids 2,27,24,3,39,14,39,3,0,0 --type-ids 0,0,0,0,1,1,1,1,0,0 --mask 1,1,1,1,1,1,1,1,0,0 -o OUT
+albert-pair.npy|run --model tests/hf/models/albert-f32 --ids 2,42,44,3,32,33,27,3,0,0 --type-ids 0,0,0,0,1,1,1,1,0,0 --mask 1,1,1,1,1,1,1,1,0,0 -o OUT
+predict-albert.json|predict --model tests/hf/models/albert-f32 --ids 2,34,31,4,16,36,3 --json
+electra-pair.npy|run --model tests/hf/models/electra-disc --ids 2,18,20,3,20,43,17,3,0,0 --type-ids 0,0,0,0,1,1,1,1,0,0 --mask 1,1,1,1,1,1,1,1,0,0 -o OUT
+gpt2-padded.npy|run --model tests/hf/models/gpt2-f32 --ids 34,31,43,37,20,32,61,0,0 --mask 1,1,1,1,1,1,1,0,0 -o OUT
+predict-gpt2.json|predict --model tests/hf/models/gpt2-f32 --text "The cat sat on the MAT" --after 2 --json
 CASES
 }
