@@ -326,7 +326,6 @@ static const atn_family families[] = {
         .tokenizer = "bpe",
         .vocab_file = "vocab.json",
         .merges_file = "merges.txt",
-        .fallback_vocab_file = "vocab.txt",
         .pre_ln = true,
         .causal = true,
     },

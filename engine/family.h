@@ -120,7 +120,9 @@ typedef struct atn_family {
     /* the tokenizer, by the kind atn_tokenizer_kind() reports (engine/tokenizer.h):
        "wordpiece" is WordPiece (engine/wordpiece.h) from vocab_file */
     const char *tokenizer;
-    const char *vocab_file;          /* "vocab.txt" */
+    /* the family's own vocabulary file ("vocab.txt", "vocab.json", "spiece.model"): which
+       file a folder is tokenized from is engine/tok-folder.h's one rule */
+    const char *vocab_file;
     /* GPT-2: pre-LN blocks (h + Attn(LN1(h)), then h + FFN(LN2(h))), no embedding
        LayerNorm (emb_ln_w NULL), the final LayerNorm of tensors.final_ln_w; false: BERT's
        post-LN blocks */
@@ -129,9 +131,6 @@ typedef struct atn_family {
        adds ATN_MASK_MIN for later keys), and its head guesses the next token
        (logits = h_L word_emb^T, the tied LM head) instead of masked words */
     bool causal;
-    /* for a tokenizer kind the loader cannot read yet, the WordPiece vocab_file it falls
-       back to when the folder has one (GPT-2 test folders carry a vocab.txt); NULL: none */
-    const char *fallback_vocab_file;
     const char *merges_file;         /* BPE merges next to vocab_file ("merges.txt"); NULL: none */
 } atn_family;
 

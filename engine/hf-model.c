@@ -851,82 +851,19 @@ static atn_status keep_mappings(hf_loader *L) {
 
 /* ---- tokenizer -------------------------------------------------------------- */
 
-/* The folder's tokenizer as AutoTokenizer picks it: tokenizer.json, else vocab.json +
- * merges.txt (engine/tok-folder.c), else the family's WordPiece vocab_file, read here
- * exactly as before. */
+/* The folder's tokenizer by the one rule of engine/tok-folder.h (tokenizer.json, else
+ * vocab.json + merges.txt, else the family's own file refused by name, else vocab.txt as
+ * WordPiece), no larger than the embedding. */
 static atn_status load_tokenizer(hf_loader *L) {
-    char vocab[HF_PATH_MAX], tcfg[HF_PATH_MAX];
-    atn_status st;
-    bool found, have_tcfg;
-    const char *kind = atn_tokenizer_folder_kind(L->folder);
-    if (kind && strcmp(kind, "vocab.txt") != 0) {
-        L->model->tokenizer = atn_tokenizer_open_folder(L->folder, L->fam->name, NULL, L->err);
-        if (!L->model->tokenizer)
-            return L->err ? L->err->status : ATN_E_FORMAT;
-        int32_t nt = atn_tokenizer_vocab_size(L->model->tokenizer);
-        if (nt > L->model->cfg.vocab_size)
-            return atn_error_set(L->err, ATN_E_SHAPE, "%s/%s: %d entries, but config.json says "
-                                 "vocab_size %d", L->folder, kind, nt, L->model->cfg.vocab_size);
-        return ATN_OK;
-    }
-    const char *vocab_file = L->fam->vocab_file;
-    if (strcmp(L->fam->tokenizer, "wordpiece") != 0) {
-        /* the folder lacks the family's own files (GPT-2 without tokenizer.json or
-           vocab.json + merges.txt): the family's WordPiece fallback file when the folder
-           has one (the generated test folders do), else a refusal */
-        bool have_fallback = false;
-        if (L->fam->fallback_vocab_file &&
-            ((st = join(L, vocab, L->fam->fallback_vocab_file)) || (st = probe(L, vocab, &have_fallback))))
-            return st;
-        if (!have_fallback)
-            return atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: no \"%s\" tokenizer for %s models",
-                                 L->folder, L->fam->tokenizer, L->fam->name);
-        vocab_file = L->fam->fallback_vocab_file;
-    }
-    if ((st = join(L, vocab, vocab_file)) || (st = join(L, tcfg, "tokenizer_config.json")) ||
-        (st = probe(L, vocab, &found)) || (st = probe(L, tcfg, &have_tcfg)))
-        return st;
-    if (!found)
-        return atn_error_set(L->err, ATN_E_IO, "%s: missing %s (%s): the WordPiece "
-                             "vocabulary is needed to tokenize text", L->folder,
-                             vocab_file, vocab);
-    atn_wordpiece_options opts;
-    atn_wordpiece_options_init(&opts);
-    if (have_tcfg && (st = atn_wordpiece_options_from_json(&opts, tcfg, L->err)))
-        return st;
-    L->model->tokenizer = atn_wordpiece_load(vocab, &opts, L->err);
+    const char *source = NULL;
+    L->model->tokenizer = atn_tokenizer_open_folder(L->folder, L->fam, NULL, &source, L->err);
     if (!L->model->tokenizer)
         return L->err ? L->err->status : ATN_E_FORMAT;
-    int32_t n = atn_tokenizer_vocab_size(L->model->tokenizer);
-    if (n > L->model->cfg.vocab_size)
-        return atn_error_set(L->err, ATN_E_SHAPE, "%s: %d entries, but config.json says "
-                             "vocab_size %d", vocab, n, L->model->cfg.vocab_size);
+    int32_t nt = atn_tokenizer_vocab_size(L->model->tokenizer);
+    if (nt > L->model->cfg.vocab_size)
+        return atn_error_set(L->err, ATN_E_SHAPE, "%s/%s: %d entries, but config.json says "
+                             "vocab_size %d", L->folder, source, nt, L->model->cfg.vocab_size);
     return ATN_OK;
-}
-
-/* Until the tokenizer.json / vocab.json + merges.txt / SentencePiece readers are in
- * load_tokenizer, a family whose tokenizer is not WordPiece is tokenized with a WordPiece
- * vocab.txt when its folder has one and lacks the family's own file (the generated test
- * folders of tests/hf/models do); otherwise load_tokenizer says what is missing. */
-static atn_status load_family_tokenizer(hf_loader *L) {
-    const atn_family *fam = L->fam;
-    char own[HF_PATH_MAX], wp[HF_PATH_MAX];
-    bool have_own = false, have_wp = false;
-    atn_status st;
-    if (strcmp(fam->tokenizer, "wordpiece") != 0) {
-        if ((st = join(L, own, fam->vocab_file)) || (st = join(L, wp, "vocab.txt")) ||
-            (st = probe(L, own, &have_own)) || (st = probe(L, wp, &have_wp)))
-            return st;
-    }
-    if (have_own || !have_wp)
-        return load_tokenizer(L);
-    atn_family as_wordpiece = *fam;
-    as_wordpiece.tokenizer = "wordpiece";
-    as_wordpiece.vocab_file = "vocab.txt";
-    L->fam = &as_wordpiece;
-    st = load_tokenizer(L);
-    L->fam = fam;
-    return st;
 }
 
 /* ---- opening ---------------------------------------------------------------- */
@@ -975,7 +912,7 @@ static atn_status open_hf(hf_loader *L) {
 
     if (!report(L, 0.92, ATN_STAGE_READ_VOCAB))
         return cancelled(L);
-    if ((st = load_family_tokenizer(L)) != ATN_OK)
+    if ((st = load_tokenizer(L)) != ATN_OK)
         return st;
     if (!report(L, 1.0, ATN_STAGE_DONE))
         return cancelled(L);

@@ -1,6 +1,7 @@
 /* A folder's tokenizer, as AutoTokenizer picks it (tok-folder.h). */
 #include "tok-folder.h"
 
+#include "family.h"
 #include "files.h"
 #include "json.h"
 #include "tok-model.h"
@@ -14,50 +15,87 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-enum { MAX_CONFIG_BYTES = 64 << 20 };
-
-static bool is_file(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
+enum { MAX_CONFIG_BYTES = 16 << 20 };   /* as wordpiece.c's tokenizer_config.json */
 
 static bool in_dir(char *out, size_t cap, const char *dir, const char *name) {
     return (size_t)snprintf(out, cap, "%s/%s", dir, name) < cap;
 }
 
-const char *atn_tokenizer_folder_kind(const char *dir) {
+/* The one rule for which of a folder's files make its tokenizer (tok-folder.h): the first
+ * of tokenizer.json; vocab.json with merges.txt; for a model whose family reads another
+ * file (fam->tokenizer not WordPiece: spiece.model, sentencepiece.bpe.model, a vocab.json
+ * without merges.txt) that file, which is refused by name; vocab.txt, read as WordPiece.
+ * Every probe counts a dangling link as an error, not as absent.  *kind: the kind chosen,
+ * or NULL when the folder has none (ATN_OK: the caller says what is missing). */
+static atn_status choose(const char *dir, const atn_family *fam, const char **kind, atn_error *err) {
     char a[4096], b[4096];
-    if (!dir)
-        return NULL;
-    if (in_dir(a, sizeof a, dir, "tokenizer.json") && is_file(a))
-        return "tokenizer.json";
-    if (in_dir(a, sizeof a, dir, "vocab.json") && in_dir(b, sizeof b, dir, "merges.txt") &&
-        is_file(a) && is_file(b))
-        return "vocab.json";
-    if (in_dir(a, sizeof a, dir, "vocab.txt") && is_file(a))
-        return "vocab.txt";
-    return NULL;
+    bool fa = false, fb = false;
+    atn_status st;
+    *kind = NULL;
+    if (!in_dir(a, sizeof a, dir, "tokenizer.json"))
+        return atn_error_set(err, ATN_E_INVALID, "%s: path too long", dir);
+    if ((st = atn_probe_file(a, &fa, err)) || fa) {
+        *kind = fa ? "tokenizer.json" : NULL;
+        return st;
+    }
+    in_dir(a, sizeof a, dir, "vocab.json");
+    in_dir(b, sizeof b, dir, "merges.txt");
+    if ((st = atn_probe_file(a, &fa, err)) || (fa && (st = atn_probe_file(b, &fb, err))))
+        return st;
+    if (fa && fb) {
+        *kind = "vocab.json";
+        return ATN_OK;
+    }
+    if (fam && strcmp(fam->tokenizer, "wordpiece") != 0) {
+        if (!in_dir(a, sizeof a, dir, fam->vocab_file))
+            return atn_error_set(err, ATN_E_INVALID, "%s: path too long", dir);
+        if ((st = atn_probe_file(a, &fa, err)))
+            return st;
+        if (fa)
+            return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: %s is there but no %s: the \"%s\" tokenizer "
+                                 "of %s models is read from tokenizer.json (or vocab.json with merges.txt)", dir,
+                                 fam->vocab_file, strcmp(fam->vocab_file, "vocab.json") == 0 ? "merges.txt"
+                                 : "tokenizer.json", fam->tokenizer, fam->name);
+    }
+    in_dir(a, sizeof a, dir, "vocab.txt");
+    if ((st = atn_probe_file(a, &fa, err)))
+        return st;
+    *kind = fa ? "vocab.txt" : NULL;
+    return ATN_OK;
 }
 
-/* A JSON object file, or NULL with ATN_OK when it is not there. */
+const char *atn_tokenizer_folder_kind(const char *dir) {
+    const char *kind = NULL;
+    atn_error ignored = {0};
+    if (!dir || choose(dir, NULL, &kind, &ignored) != ATN_OK)
+        return NULL;
+    return kind;
+}
+
+/* A JSON object file, or NULL with ATN_OK when it is not there; read and parsed as the
+ * WordPiece options are (atn_read_file's cap, engine/json.c, a dangling link an error), so
+ * a broken file gets the same message whichever tokenizer the folder has. */
 static atn_status read_obj(const char *dir, const char *name, cJSON **out, atn_error *err) {
     char path[4096];
+    bool found = false;
+    atn_status st;
     *out = NULL;
-    if (!in_dir(path, sizeof path, dir, name) || !is_file(path))
-        return ATN_OK;
+    if (!in_dir(path, sizeof path, dir, name))
+        return atn_error_set(err, ATN_E_INVALID, "%s: path too long", dir);
+    if ((st = atn_probe_file(path, &found, err)) || !found)
+        return st;
     char *text;
     size_t len;
-    atn_status st = atn_read_file(path, MAX_CONFIG_BYTES, &text, &len, err);
-    if (st)
+    if ((st = atn_read_file(path, MAX_CONFIG_BYTES, &text, &len, err)))
         return st;
     cJSON *root = NULL;
-    st = atn_json_parse(text, len, path, 0, &root, err);   /* engine/json.c: its limits */
+    st = atn_json_parse(text, len, path, 0, &root, err);
     free(text);
-    if (st)
-        return st;
-    if (!cJSON_IsObject(root)) {
+    if (st == ATN_OK && !cJSON_IsObject(root))
+        st = atn_error_set(err, ATN_E_FORMAT, "%s: not a JSON object", path);
+    if (st != ATN_OK) {
         cJSON_Delete(root);
-        return atn_error_set(err, ATN_E_FORMAT, "%s: not a JSON object", path);
+        return st;
     }
     *out = root;
     return ATN_OK;
@@ -166,20 +204,46 @@ static atn_tokenizer *open_classic(const char *dir, const cJSON *tcfg, const cha
     return t;
 }
 
-atn_tokenizer *atn_tokenizer_open_folder(const char *dir, const char *family_hint,
-                                         int32_t *model_max_length, atn_error *err) {
+/* vocab.txt as WordPiece, with tokenizer_config.json's options when the folder has one. */
+static atn_tokenizer *open_wordpiece(const char *dir, atn_error *err) {
+    char path[4096], tp[4096];
+    bool have_tcfg = false;
+    in_dir(path, sizeof path, dir, "vocab.txt");
+    in_dir(tp, sizeof tp, dir, "tokenizer_config.json");
+    atn_wordpiece_options o;
+    atn_wordpiece_options_init(&o);
+    if (atn_probe_file(tp, &have_tcfg, err) || (have_tcfg && atn_wordpiece_options_from_json(&o, tp, err)))
+        return NULL;
+    return atn_wordpiece_load(path, &o, err);
+}
+
+atn_tokenizer *atn_tokenizer_open_folder(const char *dir, const struct atn_family *fam, int32_t *model_max_length,
+                                         const char **source, atn_error *err) {
     if (model_max_length)
         *model_max_length = 0;
+    if (source)
+        *source = NULL;
     if (!dir) {
         atn_error_set(err, ATN_E_INVALID, "no tokenizer folder given");
         return NULL;
     }
-    const char *kind = atn_tokenizer_folder_kind(dir);
+    const char *kind = NULL;
+    if (choose(dir, fam, &kind, err) != ATN_OK)
+        return NULL;
     if (!kind) {
-        atn_error_set(err, ATN_E_IO, "%s: no tokenizer files (looked for tokenizer.json, "
-                      "vocab.json with merges.txt, vocab.txt)", dir);
+        if (!fam)
+            atn_error_set(err, ATN_E_IO, "%s: no tokenizer files (looked for tokenizer.json, "
+                          "vocab.json with merges.txt, vocab.txt)", dir);
+        else if (strcmp(fam->tokenizer, "wordpiece") == 0)
+            atn_error_set(err, ATN_E_IO, "%s: missing vocab.txt (%s/vocab.txt): the WordPiece "
+                          "vocabulary is needed to tokenize text", dir, dir);
+        else
+            atn_error_set(err, ATN_E_UNSUPPORTED, "%s: no \"%s\" tokenizer for %s models", dir, fam->tokenizer,
+                          fam->name);
         return NULL;
     }
+    if (source)
+        *source = kind;
     cJSON *tcfg = NULL, *smap = NULL;
     const char *names[N_KEYS];
     atn_tokenizer *tok = NULL;
@@ -197,15 +261,9 @@ atn_tokenizer *atn_tokenizer_open_folder(const char *dir, const char *family_hin
         if (tok)
             apply_roles(tok, names);
     } else if (strcmp(kind, "vocab.json") == 0) {
-        tok = open_classic(dir, tcfg, names, family_hint, err);
-    } else {
-        in_dir(path, sizeof path, dir, "vocab.txt");
-        atn_wordpiece_options o;
-        atn_wordpiece_options_init(&o);
-        char tp[4096];
-        in_dir(tp, sizeof tp, dir, "tokenizer_config.json");
-        if (atn_wordpiece_options_from_json(&o, tp, err) == ATN_OK)
-            tok = atn_wordpiece_load(path, &o, err);
+        tok = open_classic(dir, tcfg, names, fam ? fam->name : NULL, err);
+    } else {   /* vocab.txt: WordPiece as BertTokenizer reads it, whatever the family */
+        tok = open_wordpiece(dir, err);
     }
 done:
     cJSON_Delete(tcfg);
@@ -238,7 +296,7 @@ atn_text_tokenizer *atn_text_tokenizer_open(const char *folder, atn_error *err) 
         atn_error_set(err, ATN_E_NOMEM, "out of memory");
         return NULL;
     }
-    t->tok = atn_tokenizer_open_folder(folder, NULL, &t->max_len, err);
+    t->tok = atn_tokenizer_open_folder(folder, NULL, &t->max_len, NULL, err);
     if (!t->tok) {
         free(t);
         return NULL;

@@ -423,6 +423,27 @@ static void gpt2_cases(void) {
     in(p, fresh("gpt2-f32", d, sizeof d), "vocab.txt");
     unlink(p);
     FAIL(d, ATN_E_UNSUPPORTED, "no \"bpe\" tokenizer for GPT-2 models", NULL);
+    /* tok-folder.h's one rule, step 3: the family's own file without what reads it is
+       refused by name even beside a vocab.txt (GPT2Tokenizer needs merges.txt, AlbertTokenizer
+       reads spiece.model, never vocab.txt) */
+    in(p, fresh("gpt2-f32", d, sizeof d), "vocab.json");
+    {
+        FILE *f = fopen(p, "w");
+        fputs("{\"a\": 0}", f);
+        fclose(f);
+    }
+    FAIL(d, ATN_E_UNSUPPORTED, "vocab.json is there but no merges.txt: the \"bpe\" tokenizer of GPT-2 models", NULL);
+    in(p, fresh("albert-f32", d, sizeof d), "spiece.model");
+    {
+        FILE *f = fopen(p, "w");
+        fputs("not read", f);
+        fclose(f);
+    }
+    FAIL(d, ATN_E_UNSUPPORTED, "spiece.model is there but no tokenizer.json: the \"unigram\" tokenizer of ALBERT models", NULL);
+    /* a dangling tokenizer.json is an error, not a reason to fall through to vocab.txt */
+    in(p, fresh("f32", d, sizeof d), "tokenizer.json");
+    CHECK(symlink("gone.json", p) == 0);
+    FAIL(d, ATN_E_IO, "tokenizer.json: a broken symbolic link (to gone.json)", NULL);
 }
 
 static void vocab_and_folder_cases(void) {
