@@ -166,7 +166,8 @@ static atn_status gpu_forward(const atn_model *model, const atn_encoding *enc, a
         return ATN_E_DEVICE;
     if (model->family->pre_ln)   /* the module runs post-LN BERT layers only */
         return atn_error_set(err, ATN_E_UNSUPPORTED, "the CUDA backend does not run %s (pre-LN) models yet: "
-                             "the CPU runs them", model->family->name);
+                             "the CPU runs them (--device cpu; --device auto falls back to it)",
+                             model->family->name);
     void *state;
     atn_status st = backend_state(b, model, &state, err);
     if (st)

@@ -389,7 +389,8 @@ static atn_status cuda_upload(const atn_model *m, void **state, atn_error *err) 
        projection of E-wide embeddings to d is the CPU's alone (AUTO falls back with this) */
     if (m->w.emb_proj_w)
         return fail(err, ATN_E_UNSUPPORTED, "the CUDA backend does not run the projection of %s's embeddings "
-                    "(embedding_size %d to hidden_size %d); use the CPU", m->family->name, atn_d_embed(&m->cfg),
+                    "(embedding_size %d to hidden_size %d, config.json); use the CPU (--device cpu; --device auto "
+                    "falls back to it)", m->family->name, atn_d_embed(&m->cfg),
                     m->cfg.d_model);
     cuda_state *s = calloc(1, sizeof *s);
     if (!s)

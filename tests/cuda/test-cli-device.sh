@@ -93,6 +93,7 @@ mock-gpt2)
   export ATTNSCOPE_CUDA_MODULE="$MOD"
   G="--model $(dirname "$0")/../hf/models/gpt2-f32 --ids 10,11,12,13,14,0 --mask 1,1,1,1,1,0"
   expect_error 2 "does not run GPT-2 \(pre-LN\) models" "$A" run $G --device cuda -o "$T/a.npy"
+  grep -qF "the CPU runs them (--device cpu; --device auto falls back to it)" "$T/err" || fail "no option named: $(cat "$T/err")"
   [ -e "$T/a.npy" ] && fail "output written after a refusal"
   WHY="GPT-2 \(pre-LN\)" auto_is_cpu $G
   ;;
