@@ -11,6 +11,14 @@
 #include <string.h>
 
 /* The top_k of logits[V] into out, most likely first, with softmax probabilities. */
+static _Thread_local const float *sort_logits;   /* qsort has no user pointer */
+
+static int by_logit(const void *a, const void *b) {
+    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+    float x = sort_logits[i], y = sort_logits[j];
+    return x > y ? -1 : x < y ? 1 : (i > j) - (i < j);
+}
+
 static void top_k_of(const atn_model *m, const float *logits, int32_t V, int32_t top_k, atn_prediction *out) {
     float mx = -INFINITY;
     for (int32_t i = 0; i < V; i++)
@@ -18,16 +26,27 @@ static void top_k_of(const atn_model *m, const float *logits, int32_t V, int32_t
     double sum = 0;
     for (int32_t i = 0; i < V; i++)
         sum += exp((double)logits[i] - mx);
-    /* top_k by repeated selection: k is small (5) */
+    /* top_k by repeated selection when k is small (5); a sort of every id otherwise (a
+       caller asking for the whole vocabulary), in the same order: larger logit first, the
+       lower id first among equal ones */
+    int32_t *order = top_k > 16 ? malloc((size_t)V * sizeof *order) : NULL;
+    if (order) {
+        for (int32_t i = 0; i < V; i++)
+            order[i] = i;
+        sort_logits = logits;
+        qsort(order, (size_t)V, sizeof *order, by_logit);
+    }
     for (int32_t r = 0; r < top_k; r++) {
         int32_t best = -1;
-        for (int32_t i = 0; i < V; i++) {
+        for (int32_t i = 0; !order && i < V; i++) {
             bool taken = false;
             for (int32_t q = 0; q < r; q++)
                 taken |= out[q].id == i;
             if (!taken && (best < 0 || logits[i] > logits[best]))
                 best = i;
         }
+        if (order)
+            best = order[r];
         out[r].id = best;
         out[r].prob = (float)(exp((double)logits[best] - mx) / sum);
         atn_vocab_entry v;
@@ -40,6 +59,7 @@ static void top_k_of(const atn_model *m, const float *logits, int32_t V, int32_t
             out[r].continuation = false;
         }
     }
+    free(order);
 }
 
 atn_status atn_predict_position(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t top_k,
