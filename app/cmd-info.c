@@ -85,7 +85,8 @@ int cmd_models(int argc, char **argv) {
         const atn_config *c = atn_model_config(m);
         char lh[32];
         snprintf(lh, sizeof lh, "%d x %d", c->n_layers, c->n_heads);
-        printf("%-16s %-6s %-14s d_model %d, %s %d\n", *name, atn_model_kind_of(m) == ATN_MODEL_TOY ? "toy" : "bert",
+        printf("%-16s %-6s %-14s d_model %d, %s %d\n", *name, atn_model_kind_of(m) == ATN_MODEL_TOY ? "toy"
+                                                           : atn_model_is_causal(m) ? "gpt2" : "bert",
                lh, c->d_model, atn_model_kind_of(m) == ATN_MODEL_TOY ? "tokens" : "vocabulary",
                atn_model_kind_of(m) == ATN_MODEL_TOY ? atn_model_toy_n_tokens(m) : c->vocab_size);
         atn_model_free(m);

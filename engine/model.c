@@ -38,7 +38,7 @@ static const char *data_dir(void) {
     return ATN_INSTALL_DATADIR;
 }
 
-static const char *const builtin_names[] = {"demo", "worked-example", NULL};
+static const char *const builtin_names[] = {"demo", "demo-gpt2", "worked-example", NULL};
 
 const char *const *atn_builtin_model_names(void) { return builtin_names; }
 
@@ -49,7 +49,7 @@ static atn_model *open_cached(const char *spec, atn_progress_fn progress, void *
     if (atn_hf_cache_resolve(NULL, spec, snap, sizeof snap, &why) != ATN_OK) {
         size_t skip = strncmp(why.message, spec, strlen(spec)) ? 0 : strlen(spec) + 2;   /* "spec: " */
         atn_error_set(err, ATN_E_IO, "%s: no such model: no such file or folder, and %s; built-in models: "
-                      "demo, worked-example", spec, why.message + skip);
+                      "demo, demo-gpt2, worked-example", spec, why.message + skip);
         return NULL;
     }
     atn_model *m = atn_model_open_hf(snap, progress, user_data, err);
@@ -87,7 +87,7 @@ atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, vo
             return open_cached(name_or_path, progress, user_data, err);
         if (!builtin || strchr(name_or_path, '/')) {
             atn_error_set(err, ATN_E_IO, "%s: no such model (not a built-in model name and no such file or "
-                          "folder: %s); built-in models: demo, worked-example", name_or_path, strerror(errno));
+                          "folder: %s); built-in models: demo, demo-gpt2, worked-example", name_or_path, strerror(errno));
             return NULL;
         }
         snprintf(path, sizeof path, "%s/models/%s", data_dir(), name_or_path);

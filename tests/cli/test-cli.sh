@@ -135,6 +135,11 @@ info)
   [ "$(grep -c 'its own weights$' "$T/out")" = 2 ] || fail "gpt2 layers: $(cat "$T/out")"
   "$A" info --model worked-example >"$T/out" || fail "info toy"
   grep -q "^tokens     3 (the file's own)$" "$T/out" || fail "toy: $(cat "$T/out")"
+  # the built-in causal demo model is listed and described
+  "$A" models >"$T/out" || fail "models"
+  grep -q "^demo-gpt2 *gpt2 *2 x 4 *d_model 64, vocabulary 1024$" "$T/out" || fail "models: $(cat "$T/out")"
+  "$A" info --model demo-gpt2 >"$T/out" || fail "info demo-gpt2"
+  grep -q "^vocabulary 1024, positions 64, token types 1$" "$T/out" || fail "demo-gpt2: $(cat "$T/out")"
   expect_error 2 "unknown option --bogus" "$A" info --model worked-example --bogus 1
   expect_error 2 "no-such-model: no such model" "$A" info --model "$T/no-such-model"
   ;;

@@ -31,5 +31,7 @@ predict-albert.json|predict --model tests/hf/models/albert-f32 --ids 2,34,31,4,1
 electra-pair.npy|run --model tests/hf/models/electra-disc --ids 2,18,20,3,20,43,17,3,0,0 --type-ids 0,0,0,0,1,1,1,1,0,0 --mask 1,1,1,1,1,1,1,1,0,0 -o OUT
 gpt2-padded.npy|run --model tests/hf/models/gpt2-f32 --ids 34,31,43,37,20,32,61,0,0 --mask 1,1,1,1,1,1,1,0,0 -o OUT
 predict-gpt2.json|predict --model tests/hf/models/gpt2-f32 --text "The cat sat on the MAT" --after 2 --json
+demo-gpt2.npy|run --model demo-gpt2 --text "This License applies to any program or other work" -o OUT
+predict-demo-gpt2.json|predict --model demo-gpt2 --text "This License applies to any program or other work" --after 3 --json
 CASES
 }

@@ -380,7 +380,7 @@ int main(void) {
     CHECK(atn_model_open("org/nothere", NULL, NULL, &err) == NULL);
     snprintf(want, sizeof want, "org/nothere: no such model: no such file or folder, and not in the Hugging Face "
              "cache (looked for %s/models--org--nothere); `attnscope download org/nothere` fetches it; built-in "
-             "models: demo, worked-example", cache);
+             "models: demo, demo-gpt2, worked-example", cache);
     CHECK_STR(err.message, want);
     CHECK(err.status == ATN_E_IO);
     CHECK(atn_model_open("org/tiny@nobranch", NULL, NULL, &err) == NULL);

@@ -204,6 +204,64 @@ static void test_causal_window(void) {
     destroy_window(win);
 }
 
+/* The built-in causal demo model is in the model menu's "Built-in Models" beside the BERT
+ * demo; activating that item opens it, and the window shows next-token guesses after the
+ * last token that equal the engine's own (atn_predict_next on a fresh run). */
+static void test_demo_gpt2_menu(void) {
+    AtnWindow *win = new_window();
+    GMenuModel *menu = atn_window_get_model_menu(win);
+    GMenuModel *builtin = g_menu_model_get_item_link(menu, 0, G_MENU_LINK_SECTION);
+    g_assert_nonnull(builtin);
+    gboolean found = FALSE;
+    for (int i = 0; i < g_menu_model_get_n_items(builtin); i++) {
+        g_autofree char *label = NULL, *action = NULL;
+        g_assert_true(g_menu_model_get_item_attribute(builtin, i, G_MENU_ATTRIBUTE_LABEL, "s", &label));
+        if (g_strcmp0(label, "demo-gpt2") != 0)
+            continue;
+        g_assert_true(g_menu_model_get_item_attribute(builtin, i, G_MENU_ATTRIBUTE_ACTION, "s", &action));
+        g_assert_cmpstr(action, ==, "win.open-model");
+        g_autoptr(GVariant) target = g_menu_model_get_item_attribute_value(builtin, i, G_MENU_ATTRIBUTE_TARGET,
+                                                                           G_VARIANT_TYPE_STRING);
+        g_assert_cmpstr(g_variant_get_string(target, NULL), ==, "demo-gpt2");
+        found = TRUE;
+    }
+    g_object_unref(builtin);
+    g_assert_true(found);
+    open_and_wait(win, "demo-gpt2");
+    const char *text = "This License applies to any program";
+    type_and_wait(win, text);
+    AtnResult *r = atn_session_get_result(atn_window_get_session(win));
+    g_assert_true(atn_result_is_causal(r));
+    int n = atn_result_get_n_tokens(r);
+    g_assert_cmpint(n, ==, engine_token_count("demo-gpt2", text));
+
+    atn_error err = {0};
+    atn_model *m = atn_model_open("demo-gpt2", NULL, NULL, &err);
+    g_assert_nonnull(m);
+    atn_encoding *e = NULL;
+    g_assert_cmpint(atn_model_encode(m, text, NULL, &e, &err), ==, ATN_OK);
+    atn_run *run = atn_run_new(m);
+    atn_run_options o;
+    atn_run_options_init(&o);
+    g_assert_cmpint(atn_run_forward(run, e, &o, &err), ==, ATN_OK);
+    atn_prediction top[5];
+    g_assert_cmpint(atn_predict_next(m, atn_run_capture(run), n - 1, 5, top, &err), ==, ATN_OK);
+    AtnPredictions *pred = ATN_PREDICTIONS(atn_window_get_predictions(win));
+    g_autofree char *shown = atn_predictions_dup_text(pred);
+    g_autofree char *head = g_strdup_printf("next after %d:", n - 1);
+    const char *line = strstr(shown, head);
+    if (!line)
+        g_error("no \"%s\" in the predictions:\n%s", head, shown);
+    for (int k = 0; k < 5; k++) {
+        g_autofree char *want = g_strdup_printf(" %.4f", top[k].prob);
+        g_assert_nonnull(strstr(line, want));
+    }
+    atn_run_free(run);
+    atn_encoding_free(e);
+    atn_model_free(m);
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -211,5 +269,6 @@ int main(int argc, char **argv) {
     gpt2_model = g_build_filename(src ? src : ".", "tests", "hf", "models", "gpt2-f32", NULL);
     fixture_path = g_build_filename(src ? src : ".", "tests", "hf", "fixtures", "gpt2-f32.json", NULL);
     g_test_add_func("/ui/causal-window", test_causal_window);
+    g_test_add_func("/ui/demo-gpt2-menu", test_demo_gpt2_menu);
     return g_test_run();
 }

@@ -1,0 +1,341 @@
+#!/usr/bin/python3
+"""Trains attnscope's causal demo model (data/models/demo-gpt2): a tiny GPT-2 in Hugging
+Face's GPT2LMHeadModel layout, from scratch, on the licence texts of corpus.txt.
+
+The model is modeling_gpt2.py's GPT-2 written out in torch: pre-LN blocks, Conv1D weights
+stored [in, out], the fused c_attn projection, gelu_new, a causal mask, ln_f, learned
+positions, the LM head tied to wte.  Saved as model.safetensors (F32, "transformer." names,
+no lm_head.weight: tied), config.json (GPT2Config keys) and tokenizer_config.json next to
+the vocab.json / merges.txt that bpe.js writes.
+
+Training examples are 64-token windows of the training text (paragraphs joined by
+<|endoftext|>), and, in half of the rows (--repeat), a random run of tokens (of the first 64 merges; half of them of period 2, the rest 3-24) repeated to fill
+the row (periods 2 to 24: the short ones reward copying the previous token, the long ones
+an induction head), so that these heads form in this short run (a model this small,
+trained on ~60 k tokens of text alone, had neither after 1,600 steps).
+
+Then the acceptance figures on held-out data (metrics.json) and the loader check fixtures
+(check/): held-out paragraphs, their ids (from bpe.js, i.e. Hugging Face's tokenizers),
+the float64 reference forward of tests/hf/gen_gpt2.py (modeling_gpt2.py, cross-checked
+with nn.MultiheadAttention there) on the weights as saved: attention [L,H,n,n], the
+log-softmax of the logits at every position, and the top-5 next tokens after each one.
+
+Usage (Debian's python3-torch, 2 threads as docs/ARCHITECTURE.md "Platform notes" says):
+  NODE_PATH=/work/wt/npm/node_modules node data/models/demo-gpt2/train/bpe.js
+  OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 data/models/demo-gpt2/train/train.py
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(OUT)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "hf"))
+from gen_gpt2 import gpt2_forward, next_token_top5  # noqa: E402
+from gen_models import write_safetensors  # noqa: E402
+
+CFG = {
+    "architectures": ["GPT2LMHeadModel"],
+    "model_type": "gpt2",
+    "activation_function": "gelu_new",
+    "attn_pdrop": 0.0, "embd_pdrop": 0.0, "resid_pdrop": 0.0,
+    "bos_token_id": 1023, "eos_token_id": 1023,
+    "initializer_range": 0.02,
+    "layer_norm_epsilon": 1e-5,
+    "n_ctx": 64, "n_embd": 64, "n_head": 8, "n_inner": None, "n_layer": 2, "n_positions": 64,
+    "reorder_and_upcast_attn": False,
+    "scale_attn_by_inverse_layer_idx": False,
+    "scale_attn_weights": True,
+    "tie_word_embeddings": True,
+    "torch_dtype": "float32",
+    "vocab_size": 1024,
+}
+EOT = 1023
+# the synthetic runs draw from the first 64 merges (frequent word pieces such as " the",
+# " of"): a 64-wide model cannot copy any of 1,024 tokens well through 16-wide heads
+POOL = (256, 320)
+SEQ = 64
+
+
+def gelu_new(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class GPT2(torch.nn.Module):
+    """GPT2LMHeadModel's computation, batched; parameters named as GPT2Model's state_dict."""
+
+    def __init__(self, cfg, g):
+        super().__init__()
+        d, V, P, L = cfg["n_embd"], cfg["vocab_size"], cfg["n_positions"], cfg["n_layer"]
+        self.cfg = cfg
+        std = cfg["initializer_range"]
+        P_ = torch.nn.Parameter
+        self.p = {}   # GPT2Model names have dots, which nn.Module refuses
+
+        def normal(*shape, s=std):
+            return P_(torch.randn(*shape, generator=g) * s)
+
+        self.p["wte.weight"] = normal(V, d)
+        self.p["wpe.weight"] = normal(P, d, s=0.02)
+        for i in range(L):
+            q = f"h.{i}."
+            self.p[q + "ln_1.weight"] = P_(torch.ones(d))
+            self.p[q + "ln_1.bias"] = P_(torch.zeros(d))
+            self.p[q + "attn.c_attn.weight"] = normal(d, 3 * d)
+            self.p[q + "attn.c_attn.bias"] = P_(torch.zeros(3 * d))
+            # GPT-2's init: residual projections scaled by 1/sqrt(2 n_layer)
+            self.p[q + "attn.c_proj.weight"] = normal(d, d, s=std / math.sqrt(2 * L))
+            self.p[q + "attn.c_proj.bias"] = P_(torch.zeros(d))
+            self.p[q + "ln_2.weight"] = P_(torch.ones(d))
+            self.p[q + "ln_2.bias"] = P_(torch.zeros(d))
+            self.p[q + "mlp.c_fc.weight"] = normal(d, 4 * d)
+            self.p[q + "mlp.c_fc.bias"] = P_(torch.zeros(4 * d))
+            self.p[q + "mlp.c_proj.weight"] = normal(4 * d, d, s=std / math.sqrt(2 * L))
+            self.p[q + "mlp.c_proj.bias"] = P_(torch.zeros(d))
+        self.p["ln_f.weight"] = P_(torch.ones(d))
+        self.p["ln_f.bias"] = P_(torch.zeros(d))
+
+    def forward(self, ids, want_attn=False):
+        c, R = self.cfg, self.p
+        d, H = c["n_embd"], c["n_head"]
+        k = d // H
+        eps = c["layer_norm_epsilon"]
+        B, n = ids.shape
+        h = R["wte.weight"][ids] + R["wpe.weight"][torch.arange(n)]
+        causal = torch.tril(torch.ones(n, n, dtype=torch.bool))
+        attns = []
+        for i in range(c["n_layer"]):
+            q = f"h.{i}."
+            a = F.layer_norm(h, (d,), R[q + "ln_1.weight"], R[q + "ln_1.bias"], eps)
+            qkv = a @ R[q + "attn.c_attn.weight"] + R[q + "attn.c_attn.bias"]
+            qq, kk, vv = (t.view(B, n, H, k).transpose(1, 2) for t in qkv.split(d, dim=2))
+            w = (qq @ kk.transpose(-1, -2)) / math.sqrt(k)
+            w = w.masked_fill(~causal, torch.finfo(w.dtype).min).softmax(-1)
+            if want_attn:
+                attns.append(w)
+            ctx = (w @ vv).transpose(1, 2).reshape(B, n, d)
+            h = h + ctx @ R[q + "attn.c_proj.weight"] + R[q + "attn.c_proj.bias"]
+            m = F.layer_norm(h, (d,), R[q + "ln_2.weight"], R[q + "ln_2.bias"], eps)
+            m = gelu_new(m @ R[q + "mlp.c_fc.weight"] + R[q + "mlp.c_fc.bias"])
+            h = h + m @ R[q + "mlp.c_proj.weight"] + R[q + "mlp.c_proj.bias"]
+        h = F.layer_norm(h, (d,), R["ln_f.weight"], R["ln_f.bias"], eps)
+        logits = h @ R["wte.weight"].T
+        return (logits, torch.stack(attns, 1)) if want_attn else logits
+
+
+def batch(stream, rng, rows, repeat_frac):
+    out = np.empty((rows, SEQ + 1), dtype=np.int64)
+    for r in range(rows):
+        if rng.random() < repeat_frac:
+            run = rng.integers(POOL[0], POOL[1], 2 if rng.random() < 0.5 else int(rng.integers(3, 25)))
+            out[r] = np.resize(run, SEQ + 1)
+        else:
+            s = int(rng.integers(0, len(stream) - SEQ - 1))
+            out[r] = stream[s:s + SEQ + 1]
+    t = torch.from_numpy(out)
+    return t[:, :-1], t[:, 1:]
+
+
+def induction_cases(rng, count, run):
+    return [np.concatenate([x, x]) for x in (rng.integers(POOL[0], POOL[1], run) for _ in range(count))]
+
+
+def head_figures(attn_list, first_row=1):
+    """Per head (as attnscope stats averages): mean over held-out sequences of the mean over
+    query rows i >= 1 of the weight on token i-1 (prev) and on token 0 (first)."""
+    L, H = attn_list[0].shape[:2]
+    prev, first = np.zeros((L, H)), np.zeros((L, H))
+    for a in attn_list:
+        n = a.shape[-1]
+        i = np.arange(first_row, n)
+        prev += a[:, :, i, i - 1].mean(-1)
+        first += a[:, :, i, 0].mean(-1)
+    return prev / len(attn_list), first / len(attn_list)
+
+
+def induction_score(attn_list, run):
+    """Per head: mean attention from each token of the second copy (positions run..2run-2)
+    to the token after its earlier occurrence (position j - run + 1)."""
+    L, H = attn_list[0].shape[:2]
+    s = np.zeros((L, H))
+    for a in attn_list:
+        q = np.arange(run, 2 * run - 1)
+        s += a[:, :, q, q - run + 1].mean(-1)
+    return s / len(attn_list)
+
+
+def quick_figures(model, ids):
+    """The best previous-token, first-token and induction head so far (a few held-out rows)."""
+    held = [p[:SEQ] for p in ids["heldout"] if len(p) >= 16][:20]
+    with torch.no_grad():
+        at = [model(torch.tensor([p]), want_attn=True)[1][0].numpy() for p in held]
+        prev, first = head_figures(at)
+        run = 20
+        ind = induction_score([model(torch.tensor(np.array([s])), want_attn=True)[1][0].numpy()
+                               for s in induction_cases(np.random.default_rng(7), 10, run)], run)
+    f = lambda m: "L%d.H%d %.2f" % (*np.unravel_index(np.argmax(m), m.shape), m.max())
+    return f"prev {f(prev)}, first {f(first)}, induction {f(ind)}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=1500)
+    ap.add_argument("--rows", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--seed", type=int, default=20261201)
+    ap.add_argument("--repeat", type=float, default=0.3, help="share of rows that are a repeated random run")
+    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--out", default=OUT)
+    ap.add_argument("--heads", type=int, default=CFG["n_head"])
+    ap.add_argument("--export-only", action="store_true",
+                    help="no training: the shipped model.safetensors' metrics and check fixtures again")
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    CFG["n_head"] = a.heads
+    if a.export_only:
+        reexport(a)
+        return
+    torch.manual_seed(a.seed)
+    ids = json.load(open(os.path.join(HERE, "ids.json")))
+    stream = np.array([t for p in ids["train"] for t in p + [EOT]], dtype=np.int64)
+    g = torch.Generator().manual_seed(a.seed)
+    model = GPT2(CFG, g)
+    decay = [p for n, p in model.p.items() if n.endswith(".weight") and "ln_" not in n]
+    no_decay = [p for n, p in model.p.items() if not (n.endswith(".weight") and "ln_" not in n)]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=a.lr, betas=(0.9, 0.95))
+    rng = np.random.default_rng(a.seed)
+    warm = a.warmup
+    log = []
+    t0 = time.time()
+    for step in range(a.steps):
+        lr = a.lr * min(1.0, (step + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / a.steps)))
+        for grp in opt.param_groups:
+            grp["lr"] = lr
+        x, y = batch(stream, rng, a.rows, a.repeat)
+        loss = F.cross_entropy(model(x).reshape(-1, CFG["vocab_size"]), y.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(list(model.p.values()), 1.0)
+        opt.step()
+        log.append(float(loss))
+        if step % 50 == 0 or step == a.steps - 1:
+            print(f"step {step} loss {np.mean(log[-50:]):.3f} lr {lr:.2e} {time.time() - t0:.0f}s", flush=True)
+        if step % 200 == 199:
+            print("  heads: " + quick_figures(model, ids), flush=True)
+    minutes = (time.time() - t0) / 60
+    export(model, a, ids, log, minutes)
+
+
+def reexport(a):
+    """Loads OUT/model.safetensors (F32, "transformer." names) into the model and exports
+    again: the same weights, metrics.json and check/ recomputed (training figures kept)."""
+    raw = open(os.path.join(a.out, "model.safetensors"), "rb").read()
+    hl = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + hl])
+    model = GPT2(CFG, torch.Generator().manual_seed(0))
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        b0, b1 = e["data_offsets"]
+        t = np.frombuffer(raw[8 + hl + b0:8 + hl + b1], dtype="<f4").reshape(e["shape"])
+        model.p[name[len("transformer."):]].data = torch.from_numpy(t.copy())
+    old = json.load(open(os.path.join(HERE, "metrics.json")))
+    for k in ("steps", "rows", "lr", "seed"):
+        setattr(a, k, old[k])
+    log = [x for x in old["loss_every_50"] for _ in range(50)]
+    log[-50:] = [old["final_train_loss"]] * 50
+    export(model, a, json.load(open(os.path.join(HERE, "ids.json"))), log, old["minutes"])
+
+
+def export(model, a, ids, log, minutes):
+    W = {n: p.detach().to(torch.float32).contiguous() for n, p in model.p.items()}
+    entries = sorted(("transformer." + n, "F32", tuple(t.shape), t.numpy().astype("<f4").tobytes())
+                     for n, t in W.items())
+    write_safetensors(os.path.join(a.out, "model.safetensors"), entries)
+    with open(os.path.join(a.out, "config.json"), "w") as f:
+        json.dump(CFG, f, indent=2, sort_keys=True)
+        f.write("\n")
+    with open(os.path.join(a.out, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "GPT2Tokenizer", "model_max_length": SEQ, "add_prefix_space": False,
+                   "bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>",
+                   "clean_up_tokenization_spaces": False}, f, indent=2)
+        f.write("\n")
+    R = {n: t.to(torch.float64) for n, t in W.items()}   # the weights as saved
+    cfg = dict(CFG)
+
+    # held-out text: the first 128 tokens of each held-out paragraph of 16 tokens or more
+    held = [p[:SEQ] for p in ids["heldout"] if len(p) >= 16]
+    attn_text = []
+    with torch.no_grad():
+        for p in held:
+            _, at = model(torch.tensor([p]), want_attn=True)
+            attn_text.append(at[0].numpy().astype(np.float64))
+    prev, first = head_figures(attn_text)
+    run = 20
+    ind_seqs = induction_cases(np.random.default_rng(7), 50, run)
+    attn_ind = []
+    with torch.no_grad():
+        for s in ind_seqs:
+            _, at = model(torch.tensor(np.array([s])), want_attn=True)
+            attn_ind.append(at[0].numpy().astype(np.float64))
+    ind = induction_score(attn_ind, run)
+    with torch.no_grad():
+        hl, hn = 0.0, 0
+        for p in held:
+            lg = model(torch.tensor([p]))[0]
+            hl += float(F.cross_entropy(lg[:-1], torch.tensor(p[1:]), reduction="sum"))
+            hn += len(p) - 1
+    best = lambda m: [int(x) for x in np.unravel_index(np.argmax(m), m.shape)] + [float(m.max())]
+    metrics = {"steps": a.steps, "rows": a.rows, "lr": a.lr, "seed": a.seed, "minutes": round(minutes, 1),
+               "final_train_loss": float(np.mean(log[-50:])), "heldout_loss": hl / hn, "heldout_tokens": hn,
+               "heldout_sequences": len(held), "induction_sequences": len(ind_seqs), "induction_run": run,
+               "prev": prev.round(4).tolist(), "first": first.round(4).tolist(), "induction": ind.round(4).tolist(),
+               "best_prev": best(prev), "best_first": best(first), "best_induction": best(ind),
+               "loss_every_50": [round(float(np.mean(log[i:i + 50])), 4) for i in range(0, len(log), 50)]}
+    with open(os.path.join(HERE, "metrics.json"), "w") as f:
+        json.dump(metrics, f, indent=1)
+    print(json.dumps({k: metrics[k] for k in ("final_train_loss", "heldout_loss", "best_prev", "best_first",
+                                              "best_induction", "minutes")}))
+
+    # loader check fixtures: float64 reference forward (tests/hf/gen_gpt2.py) on the saved weights
+    chk = os.path.join(HERE, "check")
+    os.makedirs(chk, exist_ok=True)
+    with open(os.path.join(chk, "heldout_ids.json"), "w") as f:   # Hugging Face's ids (bpe.js)
+        json.dump(ids["heldout"], f, separators=(",", ":"))
+    lines = [l for l in open(os.path.join(HERE, "heldout.txt"), encoding="utf-8").read().split("\n") if l]
+    picks = [i for i, p in enumerate(ids["heldout"]) if 12 <= len(p) <= 24][:3]
+    cases = []
+    worst = 0.0
+    for ci, i in enumerate(picks):
+        p = ids["heldout"][i]
+        attn, hidden, _ = gpt2_forward(R, cfg, p, [1] * len(p))
+        logits = hidden[-1] @ R["wte.weight"].T
+        logp = torch.log_softmax(logits, -1)
+        with torch.no_grad():   # the trainer's float32 model agrees with the reference
+            lg32 = model(torch.tensor([p]))[0].double()
+        worst = max(worst, float((torch.log_softmax(lg32, -1) - logp).abs().max()))
+        tops = [next_token_top5(R, hidden[-1], pos) for pos in range(len(p))]
+        np.save(os.path.join(chk, f"attn_{ci}.npy"), attn.numpy().astype("<f4"))
+        np.save(os.path.join(chk, f"logprobs_{ci}.npy"), logp.numpy().astype("<f4"))
+        cases.append({"text": lines[i], "ids": p, "next_top_ids": [t[0] for t in tops],
+                      "next_top_probs": [t[1] for t in tops]})
+    ind_case = [int(x) for x in ind_seqs[0]]
+    attn, hidden, _ = gpt2_forward(R, cfg, ind_case, [1] * len(ind_case))
+    np.save(os.path.join(chk, "attn_induction.npy"), attn.numpy().astype("<f4"))
+    with open(os.path.join(chk, "cases.json"), "w") as f:
+        json.dump({"cases": cases, "induction": {"ids": ind_case, "run": run},
+                   "trainer_vs_reference_logprob_max_abs": worst}, f, indent=1)
+    print(f"check fixtures: {len(cases)} cases; trainer float32 vs float64 reference log-probs {worst:.2e}")
+
+
+if __name__ == "__main__":
+    main()
