@@ -16,6 +16,7 @@ prefix=$(meson introspect "$build" --buildoptions | python3 -c \
   "import json,sys; print(next(o['value'] for o in json.load(sys.stdin) if o['name']=='prefix'))")
 p="$d/root$prefix"
 for f in bin/attnscope share/attnscope/models/demo/model.safetensors share/attnscope/models/demo/vocab.txt \
+         share/attnscope/models/demo-gpt2/model.safetensors share/attnscope/models/demo-gpt2/merges.txt \
          share/attnscope/models/worked-example.json share/attnscope/examples.txt \
          share/man/man1/attnscope.1 share/applications/io.github.attnscope.Attnscope.desktop \
          share/metainfo/io.github.attnscope.Attnscope.metainfo.xml \
@@ -24,7 +25,7 @@ for f in bin/attnscope share/attnscope/models/demo/model.safetensors share/attns
          share/locale/zh_CN/LC_MESSAGES/attnscope.mo; do
   [ -s "$p/$f" ] || fail "$prefix/$f is not installed"
 done
-[ -e "$p/share/attnscope/models/demo/train" ] && fail "the demo's training scripts are installed"
+for t in demo demo-gpt2; do [ -e "$p/share/attnscope/models/$t/train" ] && fail "the $t training scripts are installed"; done
 
 # Outside the build tree, with no ATTNSCOPE_DATADIR: only the prefix counts.
 unset ATTNSCOPE_DATADIR
