@@ -15,6 +15,7 @@
 #include "atn-head-view.h"
 #include "atn-model-grid-view.h"
 #include "atn-prefs.h"
+#include "atn-similarity-view.h"
 #include "atn-token-lines.h"
 #include "atn-window.h"
 #include "attnscope.h"
@@ -34,6 +35,13 @@ static double now_ms(void) { return g_get_monotonic_time() / 1000.0; }
 static double cpu_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* CPU time of the whole process (every thread). */
+static double proc_cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -208,10 +216,13 @@ int atn_gui_bench_main(int argc, char **argv) {
     /* A. keystroke (a changed token) -> result -> Head view drawn, debounce included */
     double *key_ms = g_new0(double, o.repeat), *run_ms = g_new0(double, o.repeat), *draw_ms = g_new0(double, o.repeat);
     double *key_cpu = g_new0(double, o.repeat), *deb = g_new0(double, o.repeat);
+    double *wait_cpu = g_new0(double, o.repeat), *work_cpu = g_new0(double, o.repeat);
+    AtnModelHandle *handle = atn_session_get_model(session);
+    guint new_runs0 = atn_model_handle_get_n_new_runs(handle);
     for (int k = 0; k < o.repeat; k++) {
         run_wait w = {session, atn_session_get_n_runs(session)};
         deb[k] = atn_session_get_effective_debounce_ms(session);
-        double t0 = now_ms(), c0 = cpu_ms();
+        double t0 = now_ms(), c0 = cpu_ms(), p0 = proc_cpu_ms();
         if (use_ids) {
             const atn_encoding *enc = atn_result_get_encoding(atn_session_get_result(session));
             int32_t *ids = g_memdup2(enc->ids, sizeof(int32_t) * enc->n);
@@ -224,6 +235,8 @@ int atn_gui_bench_main(int argc, char **argv) {
         }
         if (!wait_for(run_finished, &w, 120000))
             break;
+        wait_cpu[k] = cpu_ms() - c0;   /* the main thread's CPU while the model ran */
+        work_cpu[k] = proc_cpu_ms() - p0 - wait_cpu[k];   /* every other thread's: the run and its statistics */
         double t1 = now_ms();
         draw_ms[k] = draw_widget(head_view);
         key_ms[k] = now_ms() - t0;
@@ -234,7 +247,11 @@ int atn_gui_bench_main(int argc, char **argv) {
     double key_med = median(key_ms, o.repeat), key_max = max_of(key_ms, o.repeat);
     double run_med = median(run_ms, o.repeat), keydraw_med = median(draw_ms, o.repeat);
     double key_cpu_med = median(key_cpu, o.repeat), deb_med = median(deb, o.repeat);
+    double wait_cpu_med = median(wait_cpu, o.repeat), work_cpu_med = median(work_cpu, o.repeat);
+    g_free(work_cpu);
+    guint new_runs = atn_model_handle_get_n_new_runs(handle) - new_runs0;
     g_free(key_cpu);
+    g_free(wait_cpu);
     g_free(deb);
 
     /* B. layer / head switch -> Head view drawn */
@@ -288,6 +305,49 @@ int atn_gui_bench_main(int argc, char **argv) {
     g_free(grid_cpu);
     double warm_med = median(grid_warm, o.repeat);
 
+    /* D. view switches: Head view -> each other view, drawn (the Similarity view: until its
+       comparison is back and drawn), on a fresh result each round as after a keystroke */
+    static const char *const views[] = {"model", "similarity", "trace", "statistics"};
+    enum { N_VIEWS = G_N_ELEMENTS(views) };
+    int n_vs = MAX(1, MIN(o.repeat, 5));
+    double vs_ms[N_VIEWS][5], vs_cpu[N_VIEWS][5], vs_med[N_VIEWS], vs_cpu_med[N_VIEWS], vs_max[N_VIEWS];
+    for (int k = 0; k < n_vs; k++) {
+        run_wait w = {session, atn_session_get_n_runs(session)};
+        atn_window_show_view(win, "head");
+        if (use_ids) {
+            const atn_encoding *enc = atn_result_get_encoding(atn_session_get_result(session));
+            int32_t *ids = g_memdup2(enc->ids, sizeof(int32_t) * enc->n);
+            ids[1 + (k + 7) % (enc->n - 2)] = 3000 + k;
+            atn_session_set_ids(session, ids, enc->n);
+            g_free(ids);
+        } else {
+            g_autofree char *t = g_strdup_printf("%s %d.", o.text ? o.text : "The cat sat on the mat.", k);
+            atn_window_set_text(win, t);
+        }
+        wait_for(run_finished, &w, 120000);
+        spin();
+        draw_widget(head_view);
+        for (int v = 0; v < N_VIEWS; v++) {
+            double t0 = now_ms(), c0 = cpu_ms();
+            atn_window_show_view(win, views[v]);
+            GtkWidget *vw = atn_window_get_view_widget(win, views[v]);
+            spin();
+            if (ATN_IS_SIMILARITY_VIEW(vw))
+                while (atn_similarity_view_get_busy(ATN_SIMILARITY_VIEW(vw)))
+                    g_main_context_iteration(NULL, TRUE);
+            draw_widget(vw);
+            vs_ms[v][k] = now_ms() - t0;
+            vs_cpu[v][k] = cpu_ms() - c0;
+            atn_window_show_view(win, "head");
+            spin();
+        }
+    }
+    for (int v = 0; v < N_VIEWS; v++) {
+        vs_max[v] = max_of(vs_ms[v], n_vs);
+        vs_med[v] = median(vs_ms[v], n_vs);
+        vs_cpu_med[v] = median(vs_cpu[v], n_vs);
+    }
+
     GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(win));
     const char *rname = G_OBJECT_TYPE_NAME(renderer);
     int ww = gtk_widget_get_width(head_view), wh = gtk_widget_get_height(head_view);
@@ -295,14 +355,20 @@ int atn_gui_bench_main(int argc, char **argv) {
         printf("{\"model\": \"%s\", \"layers\": %d, \"heads\": %d, \"tokens\": %d, \"renderer\": \"%s\", "
                "\"head_view_px\": [%d, %d], \"open_and_first_run_ms\": %.1f,\n"
                " \"keystroke_to_head_view_ms\": {\"median\": %.2f, \"max\": %.2f, \"debounce\": %.1f, "
-               "\"run_median\": %.2f, \"draw_median\": %.2f, \"main_thread_cpu_median\": %.2f},\n"
+               "\"run_median\": %.2f, \"draw_median\": %.2f, \"main_thread_cpu_median\": %.2f, "
+               "\"main_thread_cpu_during_run_median\": %.2f, \"worker_cpu_median\": %.2f, \"new_run_buffers\": %u},\n"
                " \"head_switch_redraw_ms\": {\"median\": %.2f, \"max\": %.2f, \"cpu_median\": %.2f, "
                "\"cpu_max\": %.2f, \"count\": %d, "
                "\"heatmap_median\": %.2f, \"token_lines_median\": %.2f},\n"
                " \"model_view_draw_ms\": {\"thumbnails\": %d, \"cold_median\": %.2f, \"cold_max\": %.2f, "
-               "\"cold_cpu_median\": %.2f, \"warm_median\": %.2f}}\n",
-               o.model, L, H, n, rname, ww, wh, t_open, key_med, key_max, deb_med, run_med, keydraw_med, key_cpu_med, sw_med, sw_max, sw_cpu_med,
+               "\"cold_cpu_median\": %.2f, \"warm_median\": %.2f},\n"
+               " \"view_switch_ms\": {",
+               o.model, L, H, n, rname, ww, wh, t_open, key_med, key_max, deb_med, run_med, keydraw_med, key_cpu_med, wait_cpu_med, work_cpu_med, new_runs, sw_med, sw_max, sw_cpu_med,
                sw_cpu_max, n_sw, hm_med, ln_med, L * H, grid_med, grid_max, grid_cpu_med, warm_med);
+        for (int v = 0; v < N_VIEWS; v++)
+            printf("%s\"%s\": {\"median\": %.2f, \"max\": %.2f, \"main_thread_cpu_median\": %.2f}", v ? ", " : "",
+                   views[v], vs_med[v], vs_max[v], vs_cpu_med[v]);
+        printf("}}\n");
     } else {
         printf("(wall times include waiting for a core: this machine's load average was %.1f)\n", load_average());
         printf("gui-bench: model %s (%d layers x %d heads), %d tokens, %s, Head view %dx%d px\n", o.model, L, H, n,
@@ -311,11 +377,17 @@ int atn_gui_bench_main(int argc, char **argv) {
         printf("  keystroke -> Head view drawn:     median %7.1f ms, max %7.1f ms  (%.0f ms debounce included; "
                "model run median %.1f ms in the worker; main-thread CPU %.1f ms of which drawing %.1f ms)\n",
                key_med, key_max, deb_med, run_med, key_cpu_med, keydraw_med);
+        printf("    while the model ran:            main-thread CPU median %.1f ms; other threads' CPU %.1f ms (the "
+               "run and its statistics); %u new run buffers in %d keystrokes\n", wait_cpu_med, work_cpu_med, new_runs,
+               o.repeat);
         printf("  layer/head switch -> redrawn:     median %7.2f ms, max %7.2f ms; main-thread CPU median %.2f ms, "
                "max %.2f ms  (%d switches; heatmap alone %.2f ms; token lines until drawn %.2f ms, in a worker "
                "thread)\n", sw_med, sw_max, sw_cpu_med, sw_cpu_max, n_sw, hm_med, ln_med);
         printf("  Model view, %3d thumbnails:       cold median %6.2f ms, max %6.2f ms, main-thread CPU %.2f ms; "
                "warm %.2f ms\n", L * H, grid_med, grid_max, grid_cpu_med, warm_med);
+        for (int v = 0; v < N_VIEWS; v++)
+            printf("  switch to %-10s -> drawn:     median %7.2f ms, max %7.2f ms; main-thread CPU median %.2f ms "
+                   "(%d fresh results)\n", views[v], vs_med[v], vs_max[v], vs_cpu_med[v], n_vs);
     }
     g_free(key_ms);
     g_free(run_ms);

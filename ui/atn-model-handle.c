@@ -13,6 +13,7 @@ struct _AtnModelHandle {
     gboolean fallback;
     GMutex spare_lock;
     atn_run *spare;           /* a finished result's run memory, for the next run (warm pages) */
+    guint n_new_runs;         /* runs take_run made new (under spare_lock) */
 };
 
 G_DEFINE_FINAL_TYPE(AtnModelHandle, atn_model_handle, G_TYPE_OBJECT)
@@ -107,8 +108,18 @@ atn_run *atn_model_handle_take_run(AtnModelHandle *self) {
     g_mutex_lock(&self->spare_lock);
     atn_run *run = self->spare;
     self->spare = NULL;
+    if (!run)
+        self->n_new_runs++;
     g_mutex_unlock(&self->spare_lock);
     return run ? run : atn_run_new(self->model);
+}
+
+guint atn_model_handle_get_n_new_runs(AtnModelHandle *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), 0);
+    g_mutex_lock(&self->spare_lock);
+    guint n = self->n_new_runs;
+    g_mutex_unlock(&self->spare_lock);
+    return n;
 }
 
 void atn_model_handle_give_run(AtnModelHandle *self, atn_run *run) {

@@ -28,6 +28,9 @@ gboolean atn_model_handle_get_fallback(AtnModelHandle *self);
 atn_run *atn_model_handle_take_run(AtnModelHandle *self);
 /* Takes run back as the spare (a result that is no longer shown). */
 void atn_model_handle_give_run(AtnModelHandle *self, atn_run *run);
+/* How many runs atn_model_handle_take_run had to make new (no spare at hand): typing should
+ * keep this at two (the shown result's run and the spare).  Any thread. */
+guint atn_model_handle_get_n_new_runs(AtnModelHandle *self);
 void atn_model_handle_set_fallback(AtnModelHandle *self, gboolean fallback);
 /* Counts edits of a toy model (bumped by atn_model_handle_toy_set). */
 guint atn_model_handle_get_generation(AtnModelHandle *self);
