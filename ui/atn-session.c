@@ -2,8 +2,12 @@
  * off the main thread (see atn-session.h for the rules). */
 #include "atn-session.h"
 
+#include <errno.h>
 #include <glib/gi18n.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "analysis.h"
 #include "atn-whatif.h"
@@ -31,6 +35,9 @@ struct _AtnSession {
     gint64 last_change_us;      /* when the text last changed (monotonic) */
     gboolean start_pending;     /* debounce_id is a start on the next main-loop turn */
     GCancellable *run_cancel;   /* the run in flight, or NULL */
+    struct run_job *run_job;    /* its job (owned by its task) while run_cancel is set */
+    guint run_poll_id;          /* reads run_job's progress into run_fraction */
+    double run_fraction;        /* layers done / layers of the run in flight */
     gboolean run_pending;       /* a newer request waits for the cancelled run to stop */
 
     /* toy models with unsaved edits that are not shown now, by source: opening the same
@@ -65,6 +72,7 @@ enum {
     PROP_GPU_AVAILABLE,
     PROP_OPENING,
     PROP_OPEN_FRACTION,
+    PROP_RUN_FRACTION,
     N_PROPS
 };
 static GParamSpec *props[N_PROPS];
@@ -74,6 +82,7 @@ static guint signals[N_SIGNALS];
 
 static void start_run(AtnSession *self);
 static void schedule_run(AtnSession *self);
+static void stop_run_poll(AtnSession *self);
 
 /* ---- running the model ------------------------------------------------------------ */
 
@@ -84,6 +93,8 @@ typedef struct run_job {
     atn_device device;
     atn_precision precision;
     AtnWhatif *whatif;
+    GCancellable *cancellable;   /* the task's (not owned), or NULL on the main thread */
+    gint permille;               /* written by the worker: how far the forward is, 0..1000 */
 } run_job;
 
 static void run_job_free(run_job *job) {
@@ -97,11 +108,38 @@ static void run_job_free(run_job *job) {
 }
 
 static bool cancel_cb(double fraction, atn_stage stage, void *user_data) {
-    return !g_cancellable_is_cancelled(user_data);
+    run_job *job = user_data;
+    g_atomic_int_set(&job->permille, (gint)(CLAMP(fraction, 0.0, 1.0) * 1000 + 0.5));
+    return !job->cancellable || !g_cancellable_is_cancelled(job->cancellable);
 }
 
+#define WORKER_NICE 10
+
+static GPrivate worker_niced;
+static gint last_run_nice = G_MININT;   /* the nice value the last run's worker thread had */
+
+/* Linux scheduling priority is per thread: nice WORKER_NICE for this one (never lower than
+ * it already is), once per pool thread.  Threads it starts (the engine's CPU team, the
+ * statistics threads) inherit it. */
+void atn_session_lower_thread_priority(void) {
+    if (g_private_get(&worker_niced))
+        return;
+    g_private_set(&worker_niced, GINT_TO_POINTER(1));
+#ifdef SYS_gettid
+    id_t tid = (id_t)syscall(SYS_gettid);
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, tid);
+    if (errno == 0 && now < WORKER_NICE)
+        (void)setpriority(PRIO_PROCESS, tid, WORKER_NICE);
+#endif
+}
+
+int atn_session_get_worker_nice(void) { return WORKER_NICE; }
+
+int atn_session_get_last_run_nice(void) { return g_atomic_int_get(&last_run_nice); }
+
 /* The work itself: encode, run.  Any thread (the main thread for toy models). */
-static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError **error) {
+static AtnResult *do_run(run_job *job, GCancellable *cancellable, GError **error) {
     atn_model *m = atn_model_handle_get_model(job->model);
     atn_error err = {0};
     atn_encoding *enc = NULL;
@@ -132,8 +170,9 @@ static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError *
        (atn_run_fallback_reason): the text and the view stay as they were */
     opts.device = job->device == ATN_DEVICE_CUDA ? ATN_DEVICE_AUTO : job->device;
     opts.precision = job->precision;
+    job->cancellable = cancellable;
     opts.progress = cancel_cb;
-    opts.user_data = cancellable;
+    opts.user_data = job;
     /* the what-if lab: the same interventions as the command line's options */
     atn_interventions iv;
     if (job->whatif) {
@@ -164,6 +203,12 @@ static AtnResult *do_run(const run_job *job, GCancellable *cancellable, GError *
 }
 
 static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    atn_session_lower_thread_priority();   /* the window's main thread comes first */
+#ifdef SYS_gettid
+    errno = 0;
+    int nice_now = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+    g_atomic_int_set(&last_run_nice, errno ? G_MININT : nice_now);
+#endif
     GError *error = NULL;
     AtnResult *r = do_run(data, cancellable, &error);
     if (r)
@@ -252,6 +297,7 @@ static void run_done(GObject *source, GAsyncResult *res, gpointer user_data) {
     g_autoptr(AtnResult) r = g_task_propagate_pointer(task, &error);
     gboolean was_busy = atn_session_get_busy(self);
     g_clear_object(&self->run_cancel);
+    stop_run_poll(self);
     if (self->run_pending) {
         /* a newer request came in: this result (or error) is stale */
         self->run_pending = FALSE;
@@ -264,6 +310,30 @@ static void run_done(GObject *source, GAsyncResult *res, gpointer user_data) {
         g_signal_emit(self, signals[SIGNAL_ERROR], 0, error->message);
     if (was_busy != atn_session_get_busy(self))
         g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);
+}
+
+/* The run's progress, for the window's run bar: read ten times a second (each change is a
+ * redraw of one small widget; a spinner would redraw every frame, taking the main thread and
+ * the display server from the forward's two threads). */
+static gboolean run_poll_cb(gpointer user_data) {
+    AtnSession *self = user_data;
+    if (!self->run_job)
+        return G_SOURCE_CONTINUE;
+    double f = g_atomic_int_get(&self->run_job->permille) / 1000.0;
+    if (f != self->run_fraction || f == 0) {
+        self->run_fraction = f;
+        g_object_notify_by_pspec(G_OBJECT(self), props[PROP_RUN_FRACTION]);
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+static void stop_run_poll(AtnSession *self) {
+    self->run_job = NULL;
+    g_clear_handle_id(&self->run_poll_id, g_source_remove);
+    if (self->run_fraction != -1) {
+        self->run_fraction = -1;
+        g_object_notify_by_pspec(G_OBJECT(self), props[PROP_RUN_FRACTION]);
+    }
 }
 
 static void start_run(AtnSession *self) {
@@ -302,6 +372,9 @@ static void start_run(AtnSession *self) {
     g_task_set_source_tag(task, start_run);
     g_task_set_task_data(task, job, (GDestroyNotify)run_job_free);
     g_task_set_return_on_cancel(task, FALSE);
+    self->run_job = job;
+    if (!self->run_poll_id)
+        self->run_poll_id = g_timeout_add(100, run_poll_cb, self);
     g_task_run_in_thread(task, run_thread);
     if (!was_busy)
         g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);
@@ -360,6 +433,7 @@ static const char *stage_title(gint stage) {
 }
 
 static void open_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    atn_session_lower_thread_priority();
     open_job *job = data;
     for (int i = 0; job->sources[i]; i++) {
         atn_error err = {0};
@@ -479,6 +553,11 @@ static void open_sources(AtnSession *self, char **sources, gboolean quiet) {
     g_task_run_in_thread(task, open_thread);
 }
 
+double atn_session_get_run_fraction(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), -1);
+    return self->run_fraction;
+}
+
 double atn_session_get_open_fraction(AtnSession *self) {
     g_return_val_if_fail(ATN_IS_SESSION(self), 0);
     return self->open_fraction;
@@ -577,6 +656,8 @@ static void atn_session_dispose(GObject *object) {
     AtnSession *self = ATN_SESSION(object);
     g_clear_handle_id(&self->debounce_id, g_source_remove);
     g_clear_handle_id(&self->open_poll_id, g_source_remove);
+    g_clear_handle_id(&self->run_poll_id, g_source_remove);
+    self->run_job = NULL;
     self->open_job = NULL;
     if (self->run_cancel)
         g_cancellable_cancel(self->run_cancel);
@@ -617,6 +698,7 @@ static void atn_session_get_property(GObject *object, guint prop_id, GValue *val
     case PROP_GPU_AVAILABLE: g_value_set_boolean(value, self->gpu_available); break;
     case PROP_OPENING: g_value_set_string(value, self->opening); break;
     case PROP_OPEN_FRACTION: g_value_set_double(value, self->open_fraction); break;
+    case PROP_RUN_FRACTION: g_value_set_double(value, self->run_fraction); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     }
 }
@@ -653,6 +735,7 @@ static void atn_session_class_init(AtnSessionClass *klass) {
     props[PROP_GPU_AVAILABLE] = g_param_spec_boolean("gpu-available", NULL, NULL, FALSE, ro);
     props[PROP_OPENING] = g_param_spec_string("opening", NULL, NULL, NULL, ro);
     props[PROP_OPEN_FRACTION] = g_param_spec_double("open-fraction", NULL, NULL, 0, 1, 0, ro);
+    props[PROP_RUN_FRACTION] = g_param_spec_double("run-fraction", NULL, NULL, -1, 1, -1, ro);
     g_object_class_install_properties(object_class, N_PROPS, props);
 
     /* A message for the window's error banner (the model could not open or run). */
@@ -680,6 +763,7 @@ GPtrArray *atn_session_dup_unsaved_toys(AtnSession *self) {
 static void atn_session_init(AtnSession *self) {
     self->edited_toys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_object_unref);
     self->hover_token = -1;
+    self->run_fraction = -1;
     self->pick_clearest = TRUE;
     self->debounce_ms = 60;
     self->text = g_strdup("");

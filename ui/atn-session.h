@@ -42,6 +42,16 @@ const char *atn_session_get_opening(AtnSession *self);
 /* How far the open has come (0..1) and what it is doing ("converting weights", translated),
  * updated about ten times a second while it lasts ("notify::open-fraction"). */
 double atn_session_get_open_fraction(AtnSession *self);
+/* How far the run in flight is (layers done / layers, 0..1), read from the worker about ten
+ * times a second while it lasts ("notify::run-fraction"); -1 when no run is in flight. */
+double atn_session_get_run_fraction(AtnSession *self);
+/* Worker threads that run the model call this first: the calling thread's nice value
+ * becomes atn_session_get_worker_nice() (if lower), so the main thread (typing, drawing)
+ * takes a core from the forward at once; threads it starts inherit it.  Any thread. */
+void atn_session_lower_thread_priority(void);
+int atn_session_get_worker_nice(void);
+/* The nice value of the thread that ran the latest run in a worker (G_MININT before any). */
+int atn_session_get_last_run_nice(void);
 const char *atn_session_get_open_stage(AtnSession *self);
 /* Stops the open in progress: the current model stays (the demo model opens when there is
  * none) and "notice" says so. */

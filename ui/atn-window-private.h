@@ -23,7 +23,8 @@ struct _AtnWindow {
     GtkWidget *close_prompt;      /* "Save the changes …?" while it is shown */
     gboolean closing_anyway;      /* the user chose to close without saving */
     gboolean syncing_device;      /* the switch follows the session, not the user */
-    GtkSpinner *spinner;
+    GtkSpinner *spinner;          /* while a model opens */
+    GtkProgressBar *run_bar;      /* while a run lasts: its layers, ten updates a second */
     GtkInfoBar *error_bar, *notice_bar;
     GtkLabel *error_label, *notice_label;
     GtkRevealer *controls_revealer;

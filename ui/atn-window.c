@@ -577,9 +577,18 @@ const char *atn_window_get_status(AtnWindow *self) {
     return gtk_label_get_text(self->status_label);
 }
 
+/* A spinner redraws every frame (each one a main-thread frame and a trip to the display
+ * server, taken from the forward's threads on a small machine): it turns only while a model
+ * opens; a run shows its layers in the run bar, updated ten times a second. */
 static void on_busy(AtnSession *s, GParamSpec *p, AtnWindow *self) {
-    gboolean busy = atn_session_get_busy(self->session);
-    gtk_spinner_set_spinning(self->spinner, busy);
+    gtk_spinner_set_spinning(self->spinner, atn_session_get_opening(self->session) != NULL);
+}
+
+static void on_run_fraction(AtnSession *s, GParamSpec *p, AtnWindow *self) {
+    /* always allocated (shown or hidden by opacity): nothing in the header bar moves */
+    double f = atn_session_get_run_fraction(self->session);
+    gtk_widget_set_opacity(GTK_WIDGET(self->run_bar), f >= 0 ? 1 : 0);
+    gtk_progress_bar_set_fraction(self->run_bar, MAX(f, 0));
 }
 
 static void on_head_activated(GtkWidget *view, int layer, int head, AtnWindow *self) {
@@ -790,6 +799,7 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     BIND(cpu_button);
     BIND(gpu_button);
     BIND(spinner);
+    BIND(run_bar);
     BIND(error_bar);
     BIND(notice_bar);
     BIND(error_label);
@@ -858,6 +868,8 @@ static void atn_window_init(AtnWindow *self) {
     g_signal_connect(self->progress_cancel_button, "clicked", G_CALLBACK(on_progress_cancel), self);
     g_signal_connect(self->session, "notify::result", G_CALLBACK(on_result), self);
     g_signal_connect(self->session, "notify::busy", G_CALLBACK(on_busy), self);
+    g_signal_connect(self->session, "notify::run-fraction", G_CALLBACK(on_run_fraction), self);
+    g_signal_connect(self->session, "notify::opening", G_CALLBACK(on_busy), self);
     g_signal_connect(self->session, "notify::gpu-available", G_CALLBACK(on_gpu_available), self);
     g_signal_connect(self->session, "notify::device", G_CALLBACK(on_device), self);
     const char *moves[] = {"notify::layer", "notify::head", "notify::query", "notify::model", "notify::opening"};
