@@ -15,8 +15,9 @@ struct _AtnModelGrid {
     char **layer_labels;        /* [L] "L2 ≡ L0" for ALBERT's shared layers, or NULL */
     int sel_layer, sel_head, hover_layer, hover_head;
 
-    cairo_surface_t **thumbs;   /* [L*H] or NULL */
+    cairo_surface_t **thumbs;   /* [L*H] or NULL: side x side each (atn_result_get_thumb_values) */
     int n_thumbs;
+    double shared[2];           /* the range of every head together (with thumbs) */
     GskRenderNode *base;
     int base_w, base_h;
     atn_rect r00, r11;          /* thumbnail rects of (0,0) and (1,1): the grid's steps */
@@ -64,26 +65,37 @@ static gboolean fill_spec(AtnModelGrid *self, atn_grid_spec *spec, const atn_ren
     spec->shared_range = self->shared_range;
     spec->style = style;
     spec->causal = atn_result_is_causal(self->result);
+    spec->shared_vmin_vmax = self->thumbs ? self->shared : NULL;   /* no pass over every head */
     return TRUE;
 }
 
-/* One surface per head, coloured as ui/render would (own range, or one shared range). */
-static void ensure_thumbs(AtnModelGrid *self, const atn_capture *cap) {
+static guint64 cells_coloured;   /* main thread: thumbnail cells coloured, for tests */
+
+guint64 atn_model_grid_get_cells_coloured(void) { return cells_coloured; }
+
+/* One surface per head, coloured as ui/render would (own range, or one shared range), from
+ * the result's thumbnails and ranges (made in the worker): at most L·H·128² cells here. */
+static void ensure_thumbs(AtnModelGrid *self) {
     if (self->thumbs)
         return;
-    int count = cap->n_layers * cap->n_heads, n = cap->n;
-    size_t nn = (size_t)n * n;
+    const atn_capture *cap = atn_result_get_capture(self->result);
+    int count = cap->n_layers * cap->n_heads, side = 0;
+    const float *vals = atn_result_get_thumb_values(self->result, &side);
+    const float *ranges = atn_result_get_head_ranges(self->result);
+    if (!vals || !ranges || side <= 0)
+        return;
+    size_t ss = (size_t)side * side;
     self->thumbs = g_new0(cairo_surface_t *, count);
     self->n_thumbs = count;
-    double lo = 0, hi = 1;
+    /* the ranges' mins and maxes resolve to what the heads' own values would */
     atn_value_range r = {.automatic = true};
-    if (self->shared_range)
-        atn_value_range_resolve(&r, cap->attn, count * n, n, 0, self->cmap, &lo, &hi);
+    atn_value_range_resolve(&r, ranges, count, 2, 0, self->cmap, &self->shared[0], &self->shared[1]);
     for (int c = 0; c < count; c++) {
-        const float *a = cap->attn + c * nn;
+        double lo = self->shared[0], hi = self->shared[1];
         if (!self->shared_range)
-            atn_value_range_resolve(&r, a, n, n, 0, self->cmap, &lo, &hi);
-        self->thumbs[c] = atn_render_matrix_surface(a, n, n, 0, self->cmap, lo, hi, NULL);
+            atn_value_range_resolve(&r, ranges + 2 * c, 1, 2, 0, self->cmap, &lo, &hi);
+        self->thumbs[c] = atn_render_matrix_surface(vals + c * ss, side, side, 0, self->cmap, lo, hi, NULL);
+        cells_coloured += ss;
     }
 }
 
@@ -99,8 +111,9 @@ static void atn_model_grid_snapshot(GtkWidget *widget, GtkSnapshot *s) {
         atn_grid_spec spec;
         if (!fill_spec(self, &spec, &style))
             return;
-        ensure_thumbs(self, atn_result_get_capture(self->result));
+        ensure_thumbs(self);
         spec.thumbs = self->thumbs;
+        spec.shared_vmin_vmax = self->thumbs ? self->shared : NULL;
         GtkSnapshot *sub = gtk_snapshot_new();
         cairo_t *cr = gtk_snapshot_append_cairo(sub, &GRAPHENE_RECT_INIT(0, 0, w, h));
         atn_render_model_grid(cr, &spec, w, h);

@@ -33,5 +33,8 @@ char *atn_model_grid_dup_layer_label(AtnModelGrid *self, int layer);
 /* The tooltip of thumbnail (layer, head), as the pointer shows it (newly allocated; with
  * "shares weights with layers …" on a second line for ALBERT); NULL as above. */
 char *atn_model_grid_dup_layer_tooltip(AtnModelGrid *self, int layer, int head);
+/* Thumbnail cells this process's Model views have coloured on the main thread (for tests:
+ * at most L·H·ATN_RESULT_THUMB_MAX² per result, never L·H·n²). */
+guint64 atn_model_grid_get_cells_coloured(void);
 
 G_END_DECLS

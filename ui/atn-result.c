@@ -1,6 +1,7 @@
 /* AtnResult: one finished run, shared read-only by the views. */
 #include "atn-result.h"
 
+#include <math.h>
 #include <string.h>
 
 struct _AtnResult {
@@ -18,6 +19,9 @@ struct _AtnResult {
     gboolean causal;           /* a causal model (GPT-2) */
     int last;                  /* the last real token */
     AtnMaskGuesses *next;      /* [n] next-token guesses (causal only); next[i].n == 0: not yet */
+    int thumb_side;
+    float *thumb_own;          /* the reduced thumbnails, or NULL: the capture's attention itself */
+    float *ranges;             /* [L*H][2] */
 };
 
 G_DEFINE_FINAL_TYPE(AtnResult, atn_result, G_TYPE_OBJECT)
@@ -32,6 +36,8 @@ static void atn_result_finalize(GObject *object) {
     g_free(self->gpu_failure);
     atn_stats_free(self->stats);
     g_free(self->stats_error);
+    g_free(self->thumb_own);
+    g_free(self->ranges);
     g_clear_object(&self->model);
     G_OBJECT_CLASS(atn_result_parent_class)->finalize(object);
 }
@@ -41,6 +47,47 @@ static void atn_result_class_init(AtnResultClass *klass) {
 }
 
 static void atn_result_init(AtnResult *self) {}
+
+/* Each head's finite range and, for long inputs, its max-pooled thumbnail (see
+ * atn_result_get_thumb_values): one pass over the probabilities, in the worker. */
+static void make_thumbs(AtnResult *self, const atn_capture *cap) {
+    if (!cap->attn)
+        return;
+    int count = cap->n_layers * cap->n_heads, n = cap->n;
+    int side = MIN(n, ATN_RESULT_THUMB_MAX);
+    size_t nn = (size_t)n * n, ss = (size_t)side * side;
+    self->thumb_side = side;
+    self->ranges = g_new(float, 2 * (size_t)count);
+    if (side < n)
+        self->thumb_own = g_new(float, count * ss);
+    int *bin = g_new(int, n);   /* the reduced row (or column) of each token */
+    for (int i = 0; i < n; i++)
+        bin[i] = (int)((long long)i * side / n);
+    for (int c = 0; c < count; c++) {
+        const float *a = cap->attn + c * nn;
+        float *t = self->thumb_own ? self->thumb_own + c * ss : NULL;
+        if (t)
+            for (size_t k = 0; k < ss; k++)
+                t[k] = NAN;
+        float mn = INFINITY, mx = -INFINITY;
+        for (int i = 0; i < n; i++) {
+            const float *row = a + (size_t)i * n;
+            float *trow = t ? t + (size_t)bin[i] * side : NULL;
+            for (int j = 0; j < n; j++) {
+                float v = row[j];
+                if (!isfinite(v))
+                    continue;
+                mn = v < mn ? v : mn;
+                mx = v > mx ? v : mx;
+                if (trow && !(trow[bin[j]] >= v))   /* NaN (empty) or smaller */
+                    trow[bin[j]] = v;
+            }
+        }
+        self->ranges[2 * c] = mx >= mn ? mn : NAN;
+        self->ranges[2 * c + 1] = mx >= mn ? mx : NAN;
+    }
+    g_free(bin);
+}
 
 AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms) {
     g_return_val_if_fail(ATN_IS_MODEL_HANDLE(model), NULL);
@@ -84,7 +131,20 @@ AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc
     atn_error err = {0};
     if (atn_stats_compute(cap, &self->stats, &err) != ATN_OK)
         self->stats_error = g_strdup(err.message);
+    make_thumbs(self, cap);
     return self;
+}
+
+const float *atn_result_get_thumb_values(AtnResult *self, int *side) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
+    if (side)
+        *side = self->thumb_side;
+    return self->thumb_own ? self->thumb_own : atn_run_capture(self->run)->attn;
+}
+
+const float *atn_result_get_head_ranges(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
+    return self->ranges;
 }
 
 gboolean atn_result_is_causal(AtnResult *self) {

@@ -57,6 +57,18 @@ const AtnMaskGuesses *atn_result_get_next_guesses(AtnResult *self, int position)
  * as the result; NULL when they could not be computed (atn_result_get_stats_error says why). */
 const atn_stats *atn_result_get_stats(AtnResult *self);
 const char *atn_result_get_stats_error(AtnResult *self);
+
+/* The Model view's thumbnails, made once per result in the worker (atn_result_new), so that
+ * no view reads all L·H·n² probabilities on the main thread: each head reduced to side x side
+ * cells, side = MIN(n, ATN_RESULT_THUMB_MAX); reduced cell (r, c) is the largest finite
+ * probability of the queries i and keys j with floor(i·side/n) = r and floor(j·side/n) = c
+ * (NaN when there is none), so a one-cell-wide pattern stays visible.  For n <= ATN_RESULT_THUMB_MAX the
+ * values are the capture's own.  [L·H][side][side], owned by the result. */
+#define ATN_RESULT_THUMB_MAX 128
+const float *atn_result_get_thumb_values(AtnResult *self, int *side);
+/* Each head's smallest and largest finite probability, [L·H][2] (NaN, NaN for a head with
+ * none), owned by the result: a colour range without reading the head again. */
+const float *atn_result_get_head_ranges(AtnResult *self);
 atn_device atn_result_get_device(AtnResult *self);
 /* Why the GPU failed when this run was asked of it and went to the CPU instead, or NULL. */
 const char *atn_result_get_gpu_failure(AtnResult *self);

@@ -93,17 +93,18 @@ static void add_column(AtnStatsView *self, const char *prop, const char *title, 
 
 /* ---- data ------------------------------------------------------------------------------------- */
 
+/* The rows of st in place of the old ones, in one change (one sort and one rebind of the
+ * visible rows, not two); st NULL: none. */
 static void fill_rows(AtnStatsView *self, const atn_stats *st) {
-    int count = st->n_layers * st->n_heads;
+    int count = st ? st->n_layers * st->n_heads : 0;
     g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func(g_object_unref);
     for (int c = 0; c < count; c++)
         g_ptr_array_add(rows, atn_head_stat_new(c / st->n_heads, c % st->n_heads, &st->heads[c]));
-    g_list_store_splice(self->store, 0, 0, rows->pdata, rows->len);
+    g_list_store_splice(self->store, 0, g_list_model_get_n_items(G_LIST_MODEL(self->store)), rows->pdata, rows->len);
 }
 
 static void refill(AtnStatsView *self) {
     self->dirty = FALSE;
-    g_list_store_remove_all(self->store);
     gtk_widget_set_visible(GTK_WIDGET(self->sentence_button), self->corpus != NULL);
     if (self->corpus) {
         gtk_label_set_text(self->info_label, self->corpus_info);
@@ -112,13 +113,9 @@ static void refill(AtnStatsView *self) {
     }
     gtk_label_set_text(self->info_label, self->sentence_info);
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
-    if (!r)
-        return;
-    const atn_stats *st = atn_result_get_stats(r);
-    if (!st) {
+    const atn_stats *st = r ? atn_result_get_stats(r) : NULL;
+    if (r && !st)
         gtk_label_set_text(self->info_label, atn_result_get_stats_error(r));
-        return;
-    }
     fill_rows(self, st);
 }
 

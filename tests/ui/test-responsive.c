@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "atn-model-grid.h"
 #include "atn-model-handle.h"
 
 static int thread_nice(void) {
@@ -116,11 +117,70 @@ static void test_lower_priority(void) {
     g_assert_cmpint(thread_nice(), ==, main_nice);
 }
 
+/* A long input (bert-tiny shape, random weights, 300 tokens): the Model view colours
+ * L·H·128² cells on the main thread, not L·H·n², from thumbnails the worker made; each
+ * thumbnail cell is the largest probability of its block, computed here from the capture. */
+static void test_model_view_thumbnails(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    atn_error err = {0};
+    atn_model *m = atn_model_new_random_shape("bert-tiny", 3, &err);
+    g_assert_nonnull(m);
+    g_autoptr(AtnModelHandle) h = atn_model_handle_new(m, "random:bert-tiny");
+    enum { N = 300 };
+    int32_t ids[N];
+    for (int i = 0; i < N; i++)
+        ids[i] = i == 0 ? 101 : i == N - 1 ? 102 : 1000 + (i * 7919) % 20000;
+    atn_session_set_debounce_ms(s, 0);
+    atn_session_set_ids(s, ids, N);
+    model_wait w = {win, NULL, atn_session_get_n_runs(s)};
+    atn_session_set_model(s, h);
+    g_assert_true(wait_for(idle_with_result, &w));
+    AtnResult *r = atn_session_get_result(s);
+    int L = atn_result_get_n_layers(r), H = atn_result_get_n_heads(r), n = atn_result_get_n_tokens(r);
+    g_assert_cmpint(n, ==, N);
+
+    int side = 0;
+    const float *thumbs = atn_result_get_thumb_values(r, &side);
+    const float *ranges = atn_result_get_head_ranges(r);
+    g_assert_cmpint(side, ==, ATN_RESULT_THUMB_MAX);
+    for (int c = 0; c < L * H; c++) {
+        const float *a = atn_result_get_head(r, c / H, c % H);
+        float mn = INFINITY, mx = -INFINITY;
+        for (int i = 0; i < n * n; i++)
+            mn = MIN(mn, a[i]), mx = MAX(mx, a[i]);
+        g_assert_cmpfloat(ranges[2 * c], ==, mn);
+        g_assert_cmpfloat(ranges[2 * c + 1], ==, mx);
+        for (int tr = 0; tr < side; tr += 9)
+            for (int tc = 0; tc < side; tc += 7) {
+                /* the tokens of reduced row tr: floor(i * side / n) == tr */
+                float best = -INFINITY;
+                for (int i = 0; i < n; i++)
+                    for (int j = 0; j < n; j++)
+                        if (i * side / n == tr && j * side / n == tc)
+                            best = MAX(best, a[(size_t)i * n + j]);
+                g_assert_cmpfloat(thumbs[((size_t)c * side + tr) * side + tc], ==, best);
+            }
+    }
+
+    guint64 before = atn_model_grid_get_cells_coloured();
+    show_view(win, "model");
+    int pw, ph;
+    g_autoptr(GBytes) px = render_widget(atn_window_get_view_widget(win, "model"), &pw, &ph);
+    g_assert_cmpint(pw, >, 0);
+    g_assert_cmpuint(atn_model_grid_get_cells_coloured() - before, ==, (guint64)L * H * side * side);
+    /* drawn again (hover, a resize of the figure): nothing coloured again */
+    g_autoptr(GBytes) px2 = render_widget(atn_window_get_view_widget(win, "model"), &pw, &ph);
+    g_assert_cmpuint(atn_model_grid_get_cells_coloured() - before, ==, (guint64)L * H * side * side);
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
     g_test_add_func("/ui/responsive/typing-reuses-runs", test_typing_reuses_runs);
     g_test_add_func("/ui/responsive/worker-priority", test_worker_priority);
     g_test_add_func("/ui/responsive/lower-priority", test_lower_priority);
+    g_test_add_func("/ui/responsive/model-view-thumbnails", test_model_view_thumbnails);
     return g_test_run();
 }

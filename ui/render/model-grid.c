@@ -46,12 +46,14 @@ static void grid_layout_with(rtext *t, const atn_grid_spec *s, double w, double 
     G->col_label_h = sh + gap;
     G->note_h = s->head_notes ? sh : 0;
     double cb = 0;
-    if (s->shared_range && s->attn) {
-        size_t nn = (size_t)s->n * s->n;
+    if (s->shared_range && s->shared_vmin_vmax) {
+        G->vmin = s->shared_vmin_vmax[0];
+        G->vmax = s->shared_vmin_vmax[1];
+        cb = rt_colorbar_width(t, G->vmin, G->vmax, false) + 3 * gap;
+    } else if (s->shared_range && s->attn) {
         atn_value_range r = {.automatic = true};
         atn_value_range_resolve(&r, s->attn, s->n_layers * s->n_heads * s->n, s->n, 0, s->colormap, &G->vmin,
                                 &G->vmax);
-        (void)nn;
         cb = rt_colorbar_width(t, G->vmin, G->vmax, false) + 3 * gap;
     }
     int32_t L = s->n_layers > 0 ? s->n_layers : 1, H = s->n_heads > 0 ? s->n_heads : 1;
@@ -148,7 +150,9 @@ void atn_render_model_grid(cairo_t *cr, const atn_grid_spec *s, double w, double
                 img = atn_render_matrix_surface(a, s->n, s->n, 0, s->colormap, lo, hi, NULL);
             }
             atn_rect r = {G.x0 + hh * G.step_x, G.y0 + l * G.step_y, G.thumb, G.thumb};
-            if (img)
+            if (img && img == (s->thumbs ? s->thumbs[c] : NULL))   /* a cached one: its own size */
+                rt_draw_cells(cr, img, r, cairo_image_surface_get_height(img), cairo_image_surface_get_width(img));
+            else if (img)
                 rt_draw_cells(cr, img, r, s->n, s->n);
             if (s->causal)
                 rt_draw_causal_mask(cr, r, s->n, s->n, r.w >= 40 * fs, fs * 0.6);

@@ -268,7 +268,11 @@ typedef struct atn_grid_spec {
     bool shared_range;               /* false (default): each thumbnail 0..its own max */
     int32_t selected_layer, selected_head;   /* -1 none */
     int32_t hover_layer, hover_head;         /* -1 none */
-    cairo_surface_t *const *thumbs;  /* optional cached [L*H] atn_render_matrix_surface()s */
+    cairo_surface_t *const *thumbs;  /* optional cached [L*H] atn_render_matrix_surface()s, each
+                                        drawn over its whole thumbnail whatever its size (a
+                                        reduced copy of a long input's heads) */
+    const double *shared_vmin_vmax;  /* optional [2]: the shared range, already resolved over
+                                        every head (else the figure reads all of attn) */
     const atn_render_style *style;
     bool causal;                     /* as atn_heatmap_spec's: masked cells grey (hatched when
                                         thumbnails are big enough) */
