@@ -82,6 +82,13 @@ static double layer_weight_bytes(const atn_config *c) {
     return c->n_layers * (4 * d * d + 4 * d + 2 * d + 2 * d * f + f + d + 2 * d) * sizeof(float);
 }
 
+/* Bytes of all F32 weights: the layers and the embeddings (words, positions, types, their
+ * LayerNorm); 438 MB for bert-base (the pooler and heads aside). */
+static double model_weight_bytes(const atn_config *c) {
+    double e = c->d_model;
+    return layer_weight_bytes(c) + ((double)c->vocab_size + c->max_positions + c->type_vocab_size + 2) * e * sizeof(float);
+}
+
 /* GFLOP/s of cblas_sgemm at C[m,n] = A[m,k] · B[n,k]^T (the layout atn_linear uses),
  * median of `repeat` timed calls after one warm-up. */
 static double sgemm_gflops(int32_t m, int32_t n, int32_t k, int repeat) {
@@ -390,9 +397,10 @@ static void print_json(const char *title, const char *shape, const atn_config *c
            "\"blas_kernel\": ", c->n_layers, c->n_heads, c->d_model, c->d_ffn,
            o->device == ATN_DEVICE_CUDA ? "cuda" : "cpu");
     cli_json_string(stdout, atn_blas_core_name());
-    printf(", \"threads\": %d, \"layer_weight_bytes\": %.0f, \"packed_weight_bytes\": %zu, "
-           "\"first_forward_ms\": %.3f, \"read_gbps\": ", o->threads > 0 ? o->threads : openblas_get_num_threads(),
-           layer_weight_bytes(c), packed, res[0].first * 1e3);
+    printf(", \"threads\": %d, \"layer_weight_bytes\": %.0f, \"model_weight_bytes\": %.0f, "
+           "\"packed_weight_bytes\": %zu, \"first_forward_ms\": %.3f, \"read_gbps\": ",
+           o->threads > 0 ? o->threads : openblas_get_num_threads(), layer_weight_bytes(c), model_weight_bytes(c), packed,
+           res[0].first * 1e3);
     cli_json_number(stdout, rbw > 0 ? rbw : 0.0 / 0.0);
     printf(", \"precision\": \"%s\"", atn_precision_name(o->precision));
     printf(", \"results\": [");

@@ -181,7 +181,20 @@ if grep -aq -- '--gui-bench' "$EXE" 2>/dev/null; then
             GTK_A11Y=none GSK_RENDERER=cairo GSETTINGS_BACKEND=memory measured \
                 xvfb-run -a -s '-screen 0 1280x800x24' "$EXE" --gui-bench "$@"
         }
-        gui | tee "$OUT/gui-bench.txt"
+        # issue 18's figures: the window against the bare forward of the same length, in the same run
+        for n in ${ATN_BENCH_GUI_LENGTHS:-128 512}; do
+            r=$(repeat_for "$n")
+            printf 'bert-base, %s tokens: attnscope bench, then the window\n' "$n"
+            measured "$EXE" bench --shape bert-base --length "$n" --repeat "$r" --threads "$T" --json --no-bandwidth \
+                >"$OUT/gui-fwd-$n.json" 2>"$OUT/gui-fwd-$n.err" || cat "$OUT/gui-fwd-$n.err"
+            gui --tokens "$n" --repeat "$r" --json >"$OUT/gui-$n.json" 2>"$OUT/gui-$n.err" ||
+                { echo "(gui-bench at $n tokens failed)"; tail -3 "$OUT/gui-$n.err"; }
+        done
+        if [ -x "$PY" ]; then "$PY" "$SRC/bench/gui_report.py" "$OUT" | tee "$OUT/gui-results.md"; fi
+        if [ -n "$HF" ] && [ -f "$HF/config.json" ]; then
+            echo "a real folder (F32, warm page cache): open -> first heatmap"
+            gui --model "$HF" --repeat 3 | tee "$OUT/gui-bench-hf.txt" | grep -E 'open|keystroke'
+        fi
         if [ -f "$SRC/data/models/demo/config.json" ]; then
             gui --model demo | tee "$OUT/gui-bench-demo.txt"
         fi
