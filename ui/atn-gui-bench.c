@@ -124,6 +124,21 @@ static double max_of(const double *v, int n) {
     return m;
 }
 
+/* A 10 ms ticker on the main loop: how late it fires is how late a typed character's echo
+ * would be handled while the model runs. */
+typedef struct ticker {
+    double last, worst;
+} ticker;
+
+static gboolean tick(gpointer data) {
+    ticker *t = data;
+    double now = now_ms();
+    if (t->last > 0)
+        t->worst = MAX(t->worst, now - t->last - 10);
+    t->last = now;
+    return G_SOURCE_CONTINUE;
+}
+
 typedef struct run_wait {
     AtnSession *session;
     guint runs;
@@ -230,6 +245,7 @@ int atn_gui_bench_main(int argc, char **argv) {
     double *key_ms = g_new0(double, o.repeat), *run_ms = g_new0(double, o.repeat), *draw_ms = g_new0(double, o.repeat);
     double *key_cpu = g_new0(double, o.repeat), *deb = g_new0(double, o.repeat);
     double *wait_cpu = g_new0(double, o.repeat), *work_cpu = g_new0(double, o.repeat);
+    double *late = g_new0(double, o.repeat);
     AtnModelHandle *handle = atn_session_get_model(session);
     guint new_runs0 = atn_model_handle_get_n_new_runs(handle);
     for (int k = 0; k < o.repeat; k++) {
@@ -246,7 +262,12 @@ int atn_gui_bench_main(int argc, char **argv) {
             g_autofree char *t = g_strdup_printf("%s %d", o.text ? o.text : "The cat sat on the mat.", k);
             atn_window_set_text(win, t);
         }
-        if (!wait_for(run_finished, &w, 120000))
+        ticker tk = {0};
+        guint tick_id = g_timeout_add(10, tick, &tk);
+        gboolean done = wait_for(run_finished, &w, 120000);
+        g_source_remove(tick_id);
+        late[k] = tk.worst;
+        if (!done)
             break;
         wait_cpu[k] = cpu_ms() - c0;   /* the main thread's CPU while the model ran */
         work_cpu[k] = proc_cpu_ms() - p0 - wait_cpu[k];   /* every other thread's: the run and its statistics */
@@ -261,6 +282,8 @@ int atn_gui_bench_main(int argc, char **argv) {
     double run_med = median(run_ms, o.repeat), keydraw_med = median(draw_ms, o.repeat);
     double key_cpu_med = median(key_cpu, o.repeat), deb_med = median(deb, o.repeat);
     double wait_cpu_med = median(wait_cpu, o.repeat), work_cpu_med = median(work_cpu, o.repeat);
+    double late_max = max_of(late, o.repeat), late_med = median(late, o.repeat);
+    g_free(late);
     g_free(work_cpu);
     guint new_runs = atn_model_handle_get_n_new_runs(handle) - new_runs0;
     g_free(key_cpu);
@@ -370,14 +393,15 @@ int atn_gui_bench_main(int argc, char **argv) {
                "\"load_average\": %.2f,\n"
                " \"keystroke_to_head_view_ms\": {\"median\": %.2f, \"max\": %.2f, \"debounce\": %.1f, "
                "\"run_median\": %.2f, \"draw_median\": %.2f, \"main_thread_cpu_median\": %.2f, "
-               "\"main_thread_cpu_during_run_median\": %.2f, \"worker_cpu_median\": %.2f, \"new_run_buffers\": %u},\n"
+               "\"main_thread_cpu_during_run_median\": %.2f, \"worker_cpu_median\": %.2f, \"new_run_buffers\": %u, "
+               "\"main_loop_late_ms_median\": %.2f, \"main_loop_late_ms_max\": %.2f},\n"
                " \"head_switch_redraw_ms\": {\"median\": %.2f, \"max\": %.2f, \"cpu_median\": %.2f, "
                "\"cpu_max\": %.2f, \"count\": %d, "
                "\"heatmap_median\": %.2f, \"token_lines_median\": %.2f},\n"
                " \"model_view_draw_ms\": {\"thumbnails\": %d, \"cold_median\": %.2f, \"cold_max\": %.2f, "
                "\"cold_cpu_median\": %.2f, \"warm_median\": %.2f},\n"
                " \"view_switch_ms\": {",
-               o.model, L, H, n, rname, ww, wh, t_open, peak_rss_bytes(), load_average(), key_med, key_max, deb_med, run_med, keydraw_med, key_cpu_med, wait_cpu_med, work_cpu_med, new_runs, sw_med, sw_max, sw_cpu_med,
+               o.model, L, H, n, rname, ww, wh, t_open, peak_rss_bytes(), load_average(), key_med, key_max, deb_med, run_med, keydraw_med, key_cpu_med, wait_cpu_med, work_cpu_med, new_runs, late_med, late_max, sw_med, sw_max, sw_cpu_med,
                sw_cpu_max, n_sw, hm_med, ln_med, L * H, grid_med, grid_max, grid_cpu_med, warm_med);
         for (int v = 0; v < N_VIEWS; v++)
             printf("%s\"%s\": {\"median\": %.2f, \"max\": %.2f, \"main_thread_cpu_median\": %.2f}", v ? ", " : "",
@@ -394,6 +418,8 @@ int atn_gui_bench_main(int argc, char **argv) {
         printf("    while the model ran:            main-thread CPU median %.1f ms; other threads' CPU %.1f ms (the "
                "run and its statistics); %u new run buffers in %d keystrokes\n", wait_cpu_med, work_cpu_med, new_runs,
                o.repeat);
+        printf("    main loop while the model ran:  a 10 ms ticker fired at worst %.1f ms late (median of the "
+               "keystrokes), %.1f ms (max)\n", late_med, late_max);
         printf("  layer/head switch -> redrawn:     median %7.2f ms, max %7.2f ms; main-thread CPU median %.2f ms, "
                "max %.2f ms  (%d switches; heatmap alone %.2f ms; token lines until drawn %.2f ms, in a worker "
                "thread)\n", sw_med, sw_max, sw_cpu_med, sw_cpu_max, n_sw, hm_med, ln_med);
