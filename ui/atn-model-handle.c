@@ -114,6 +114,14 @@ atn_run *atn_model_handle_take_run(AtnModelHandle *self) {
     return run ? run : atn_run_new(self->model);
 }
 
+gboolean atn_model_handle_has_spare(AtnModelHandle *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), FALSE);
+    g_mutex_lock(&self->spare_lock);
+    gboolean has = self->spare != NULL;
+    g_mutex_unlock(&self->spare_lock);
+    return has;
+}
+
 guint atn_model_handle_get_n_new_runs(AtnModelHandle *self) {
     g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), 0);
     g_mutex_lock(&self->spare_lock);

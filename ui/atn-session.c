@@ -299,11 +299,15 @@ static void run_done(GObject *source, GAsyncResult *res, gpointer user_data) {
     g_clear_object(&self->run_cancel);
     stop_run_poll(self);
     if (self->run_pending) {
-        /* a newer request came in: this result (or error) is stale */
+        /* a newer request came in: this result (or error) is stale; its run memory goes back
+           to the handle first, so that the next run takes it instead of fresh pages */
+        g_clear_object(&r);
         self->run_pending = FALSE;
         start_run(self);
         return;
     }
+    if (r && g_cancellable_is_cancelled(g_task_get_cancellable(task)))
+        g_clear_object(&r);   /* finished before it saw the cancel (the session is going away) */
     if (r && job->model == self->model)
         set_result(self, r);
     else if (error && !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -372,6 +376,10 @@ static void start_run(AtnSession *self) {
     g_task_set_source_tag(task, start_run);
     g_task_set_task_data(task, job, (GDestroyNotify)run_job_free);
     g_task_set_return_on_cancel(task, FALSE);
+    /* a run that finished although cancelled still hands its result to run_done, which drops
+       it there, before a newer run starts: its run memory is then the spare that run takes
+       (else the task would free it only after run_done, and the newer run faulted fresh pages) */
+    g_task_set_check_cancellable(task, FALSE);
     self->run_job = job;
     if (!self->run_poll_id)
         self->run_poll_id = g_timeout_add(100, run_poll_cb, self);

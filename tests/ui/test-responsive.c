@@ -64,8 +64,15 @@ static void test_typing_reuses_runs(void) {
     guint before = atn_model_handle_get_n_new_runs(h);
     static const char *const texts[] = {"the cat sat", "the dog sat", "the cat ran", "a cat sat",
                                         "the cat sat on", "the dog sat on", "the mat", "on the mat"};
-    for (guint i = 0; i < G_N_ELEMENTS(texts); i++)
+    GtkWidget *head = atn_window_get_view_widget(win, "head");
+    for (guint i = 0; i < G_N_ELEMENTS(texts); i++) {
         type_and_wait(win, texts[i]);
+        int pw, ph;
+        g_autoptr(GBytes) px = render_widget(head, &pw, &ph);   /* the frame that shows it */
+        /* the result it replaced gives its run back once nothing holds it (a figure being
+           drawn may, for a moment): then the next keystroke must take it */
+        g_assert_true(wait_for((cond_fn)atn_model_handle_has_spare, h));
+    }
     g_signal_handler_disconnect(s, id);
     /* the shown result holds one run, the spare is the other */
     g_assert_cmpuint(atn_model_handle_get_n_new_runs(h) - before, <=, 2);
