@@ -10,6 +10,7 @@
 #include "atn-figure.h"
 #include "atn-heatmap.h"
 #include "atn-labels.h"
+#include "atn-session.h"
 
 struct _AtnSimilarityView {
     GtkWidget parent_instance;
@@ -34,6 +35,8 @@ struct _AtnSimilarityView {
     char *corpus_error;        /* why the last corpus failed, said with the sentence's matrix */
     gint corpus_permille;      /* the corpus pass's progress, written by its worker */
     guint corpus_poll_id;
+    struct sim_job *sim_job;   /* the sentence's comparison in flight (owned by its task), or NULL */
+    guint sim_poll_id;         /* reads its progress into corpus_bar, ten times a second */
     GtkPaned *paned;
     gboolean paned_by_user;    /* the divider was dragged: keep it where it was put */
     gboolean paned_setting;
@@ -53,6 +56,8 @@ typedef struct sim_job {
     atn_metric metric;
     atn_scope scope;
     int layer;
+    GCancellable *cancellable;   /* the task's (not owned) */
+    gint permille;               /* written by the worker: pairs compared, 0..1000 */
 } sim_job;
 
 static void sim_job_free(sim_job *job) {
@@ -61,16 +66,20 @@ static void sim_job_free(sim_job *job) {
 }
 
 /* The engine asks this between head pairs: a newer text or option stops the old comparison. */
-static bool keep_going(double fraction, atn_stage stage, void *cancellable) {
-    return !g_cancellable_is_cancelled(cancellable);
+static bool keep_going(double fraction, atn_stage stage, void *data) {
+    sim_job *job = data;
+    g_atomic_int_set(&job->permille, (gint)(CLAMP(fraction, 0.0, 1.0) * 1000 + 0.5));
+    return !g_cancellable_is_cancelled(job->cancellable);
 }
 
 static void sim_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    atn_session_lower_thread_priority();   /* the main thread comes first */
     sim_job *job = data;
+    job->cancellable = cancellable;
     atn_similarity *sim = NULL;
     atn_error err = {0};
     atn_status st = atn_similarity_compute_progress(atn_result_get_capture(job->result), job->metric, job->scope,
-                                                    job->layer, keep_going, cancellable, &sim, &err);
+                                                    job->layer, keep_going, job, &sim, &err);
     if (st == ATN_E_CANCELLED)
         g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "%s", err.message);
     else if (st != ATN_OK)
@@ -88,6 +97,24 @@ static void show_hint(AtnSimilarityView *self) {
     g_clear_object(&self->pair_result);
 }
 
+/* The sentence's comparison shows its progress in the bar (a redraw ten times a second),
+ * not the spinner (a redraw every frame, taken from the worker on a small machine). */
+static gboolean sim_poll_cb(gpointer user_data) {
+    AtnSimilarityView *self = user_data;
+    if (self->sim_job) {
+        gtk_widget_set_visible(GTK_WIDGET(self->corpus_bar), TRUE);
+        gtk_progress_bar_set_fraction(self->corpus_bar, g_atomic_int_get(&self->sim_job->permille) / 1000.0);
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+static void stop_sim_progress(AtnSimilarityView *self) {
+    if (self->sim_job && !self->corpus_poll_id)
+        gtk_widget_set_visible(GTK_WIDGET(self->corpus_bar), FALSE);
+    self->sim_job = NULL;
+    g_clear_handle_id(&self->sim_poll_id, g_source_remove);
+}
+
 static void sim_done(GObject *source, GAsyncResult *res, gpointer data) {
     AtnSimilarityView *self = ATN_SIMILARITY_VIEW(source);
     GTask *task = G_TASK(res);
@@ -98,7 +125,7 @@ static void sim_done(GObject *source, GAsyncResult *res, gpointer data) {
         return;
     }
     g_clear_object(&self->cancel);
-    gtk_spinner_set_spinning(self->spinner, FALSE);
+    stop_sim_progress(self);
     if (!sim) {
         gtk_label_set_text(self->info_label, error->message);
         return;
@@ -184,6 +211,7 @@ static void recompute(AtnSimilarityView *self) {
     if (self->cancel)
         g_cancellable_cancel(self->cancel);
     g_clear_object(&self->cancel);
+    stop_sim_progress(self);
     self->dirty = FALSE;
     if (!r) {
         atn_similarity_map_set_similarity(self->map, NULL);
@@ -193,8 +221,8 @@ static void recompute(AtnSimilarityView *self) {
     atn_scope scope = (atn_scope)gtk_drop_down_get_selected(self->scope_drop);
     int layer = atn_session_get_layer(self->session);
     self->cancel = g_cancellable_new();
-    gtk_spinner_set_spinning(self->spinner, TRUE);
     if (self->corpus_path) {
+        gtk_spinner_set_spinning(self->spinner, TRUE);
         AtnModelHandle *m = atn_result_get_model(r);
         atn_error err = {0};
         atn_similarity *sim = atn_similarity_new(atn_result_get_n_layers(r), atn_result_get_n_heads(r), metric,
@@ -223,6 +251,8 @@ static void recompute(AtnSimilarityView *self) {
     job->layer = layer;
     g_autoptr(GTask) task = g_task_new(self, self->cancel, sim_done, NULL);
     g_task_set_task_data(task, job, (GDestroyNotify)sim_job_free);
+    self->sim_job = job;
+    self->sim_poll_id = g_timeout_add(100, sim_poll_cb, self);
     g_task_run_in_thread(task, sim_thread);
     gtk_label_set_text(self->info_label, _("Comparing the heads…"));
 }
@@ -378,6 +408,8 @@ static void atn_similarity_view_dispose(GObject *object) {
     g_clear_pointer(&self->corpus_path, g_free);
     g_clear_pointer(&self->corpus_error, g_free);
     g_clear_handle_id(&self->corpus_poll_id, g_source_remove);
+    g_clear_handle_id(&self->sim_poll_id, g_source_remove);
+    self->sim_job = NULL;
     G_OBJECT_CLASS(atn_similarity_view_parent_class)->dispose(object);
 }
 
