@@ -143,7 +143,9 @@ def gui(exe):
         (r"^  keystroke -> Head view drawn: +median +" + ms + r", max +" + ms, ["keystroke median", "keystroke max"]),
         (r"^  layer/head switch -> redrawn: +median +" + ms + r", max +" + ms, ["switch median", "switch max"]),
         (r"^  Model view, +4 thumbnails: +cold median +" + ms + r", max +" + ms, ["grid cold median", "grid cold max"]),
-    ]
+        (r"^  peak RSS of the process: +([0-9]+) MB$", ["peak RSS"]),
+    ] + [(r"^  switch to " + v + r" +-> drawn: +median +" + ms + r", max +" + ms, [v + " median", v + " max"])
+         for v in ("model", "similarity", "trace", "statistics")]
     for pat, names in pats:
         m = re.search(pat, out, re.M)
         check(m is not None, "gui-bench text: no line matching %r in %r" % (pat, out))
@@ -165,7 +167,8 @@ def gui(exe):
     positive(doc.get("open_and_first_run_ms"), "gui-bench --json: open_and_first_run_ms")
     groups = {
         "keystroke_to_head_view_ms": (["median", "max", "run_median", "draw_median", "main_thread_cpu_median"],
-                                      ["debounce"]),
+                                      ["debounce", "main_thread_cpu_during_run_median", "worker_cpu_median",
+                                       "new_run_buffers", "main_loop_late_ms_median", "main_loop_late_ms_max"]),
         "head_switch_redraw_ms": (["median", "max", "cpu_median", "cpu_max", "count", "heatmap_median",
                                    "token_lines_median"], []),
         "model_view_draw_ms": (["thumbnails", "cold_median", "cold_max", "cold_cpu_median", "warm_median"], []),
@@ -180,6 +183,13 @@ def gui(exe):
         for k in nonneg:
             positive(d.get(k), "gui-bench --json: %s.%s" % (g, k), allow_zero=True)
     check(doc.get("model_view_draw_ms", {}).get("thumbnails") == L * H, "gui-bench --json: thumbnails")
+    positive(doc.get("peak_rss_bytes"), "gui-bench --json: peak_rss_bytes")
+    vs = doc.get("view_switch_ms")
+    check(isinstance(vs, dict) and sorted(vs) == ["model", "similarity", "statistics", "trace"],
+          "gui-bench --json: view_switch_ms %r" % vs)
+    for v, d in (vs or {}).items():
+        for k in ("median", "max", "main_thread_cpu_median"):
+            positive(d.get(k), "gui-bench --json: view_switch_ms.%s.%s" % (v, k))
     remembered(exe)
 
 
