@@ -37,6 +37,17 @@ void atn_gui_init_i18n(void) {
     bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
     textdomain(GETTEXT_PACKAGE);
     atn_render_set_translator(render_translate);   /* exported figures speak the window's language */
+    /* Han characters in the face of the interface's language (Noto Sans CJK SC for zh-cn),
+       on screen and in exported files, even where the locale alone (C.UTF-8) says nothing */
+    const char *lang = atn_gui_language();
+    if (strcmp(lang, "en") != 0)
+        atn_render_set_language(lang);
+}
+
+const char *atn_gui_language(void) {
+    /* TRANSLATORS: the language tag of this translation (BCP 47, as Pango reads it:
+       zh-cn for Simplified Chinese); it picks the face of Han characters in figures */
+    return g_dpgettext2(GETTEXT_PACKAGE, "language tag", "en");
 }
 
 void atn_gui_load_css(void) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atn-application.h"
 #include "config.h"
 #include "hf-cache.h"
 #include "render.h"
@@ -478,6 +479,16 @@ static void load_examples(AtnWindow *self) {
     gtk_menu_button_set_menu_model(self->examples_button, G_MENU_MODEL(menu));
 }
 
+/* The first example sentence, the first Chinese one when the interface speaks Chinese (one
+ * the demo model's vocabulary reads whole: 他把书放在桌子上，然后开始读它。). */
+static const char *first_example(AtnWindow *self) {
+    gboolean zh = g_str_has_prefix(atn_gui_language(), "zh");
+    for (guint i = 0; i < self->examples->len; i++)
+        if (is_cjk(g_ptr_array_index(self->examples, i)) == zh)
+            return g_ptr_array_index(self->examples, i);
+    return self->examples->len ? g_ptr_array_index(self->examples, 0) : "";
+}
+
 /* ---- status and results ---------------------------------------------------------------------- */
 
 static void show_run_status(AtnWindow *self);
@@ -897,9 +908,10 @@ static void atn_window_init(AtnWindow *self) {
     on_gpu_available(self->session, NULL, self);
     apply_style(self);
 
-    /* the last sentence (or the first example), then the last model (or the demo) */
+    /* the last sentence (or the first example in the interface's language), then the last
+       model (or the demo) */
     const char *text = atn_prefs_get_example_text(self->prefs);
-    _atn_window_set_example(self, text && *text ? text : self->examples->len ? g_ptr_array_index(self->examples, 0) : "");
+    _atn_window_set_example(self, text && *text ? text : first_example(self));
     update_model_button(self);
 }
 

@@ -26,6 +26,18 @@ for kind in heatmap grid similarity headview trace rollout; do
   if command -v xmllint >/dev/null 2>&1; then check xmllint --noout "$T/$kind.svg"; fi
   if command -v pdftoppm >/dev/null 2>&1; then check pdftoppm -png -r 36 -singlefile "$T/$kind.pdf" "$T/pdf-$kind"; fi
 done
+# Han characters in the face of the user's language: with LANGUAGE=zh_CN a PDF embeds Noto
+# Sans CJK SC (a C.UTF-8 locale alone made fontconfig pick the JP face), with ja the JP one
+if command -v pdffonts >/dev/null 2>&1 && fc-list 2>/dev/null | grep -q "Noto Sans CJK SC"; then
+  check test "$(status env LANGUAGE=zh_CN LANG=C.UTF-8 "$A" export heatmap --model worked-example -o "$T/zh.pdf")" = 0
+  pdffonts "$T/zh.pdf" >"$T/zh.fonts" 2>&1
+  check grep -q "NotoSansCJKsc" "$T/zh.fonts"
+  check test "$(grep -c "NotoSansCJKjp" "$T/zh.fonts")" = 0
+  check test "$(status env LANGUAGE=ja LANG=C.UTF-8 "$A" export heatmap --model worked-example -o "$T/ja.pdf")" = 0
+  pdffonts "$T/ja.pdf" 2>&1 | grep -q "NotoSansCJKjp"; check test $? = 0
+else
+  echo "note: pdffonts or Noto Sans CJK SC missing; the PDF face check is skipped" >&2
+fi
 # figure budgets (ui/render/render.h): a PNG over ATN_RENDER_MAX_PIXELS is refused with its
 # size; an SVG model grid 100000 pt wide (one enlarged cell image per head) stays within a
 # bounded memory (it took 1.1 GB and 40 s before the budget, ~110 MB after)

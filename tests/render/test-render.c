@@ -578,6 +578,83 @@ static void test_cjk_glyphs(void) {
     g_object_unref(pctx);
 }
 
+/* ---- CJK key labels stand upright: a column of characters, not a line on its side --------- */
+
+typedef struct ink {
+    int x0, y0, x1, y1;   /* bounding box of dark pixels, x1/y1 exclusive; x0 > x1 when none */
+    int runs;             /* separate groups of inked pixel rows, top to bottom */
+} ink;
+
+static ink ink_in(cairo_surface_t *s, double fx0, double fy0, double fx1, double fy1) {
+    ink k = {1 << 20, 1 << 20, -1, -1, 0};
+    int w = cairo_image_surface_get_width(s), h = cairo_image_surface_get_height(s);
+    int x0 = (int)fmax(0, fx0), y0 = (int)fmax(0, fy0), x1 = (int)fmin(w, fx1), y1 = (int)fmin(h, fy1);
+    bool prev = false;
+    for (int y = y0; y < y1; y++) {
+        bool any = false;
+        for (int x = x0; x < x1; x++) {
+            uint32_t p = pixel(s, x, y);
+            if (((p >> 16) & 0xff) < 0xa0 && ((p >> 8) & 0xff) < 0xa0 && (p & 0xff) < 0xa0) {
+                any = true;
+                k.x0 = x < k.x0 ? x : k.x0, k.x1 = x + 1 > k.x1 ? x + 1 : k.x1;
+                k.y0 = y < k.y0 ? y : k.y0, k.y1 = y + 1 > k.y1 ? y + 1 : k.y1;
+            }
+        }
+        if (any && !prev)
+            k.runs++;
+        prev = any;
+    }
+    return k;
+}
+
+static void test_upright_cjk_labels(void) {
+    float a[9] = {0.2f, 0.3f, 0.5f, 0.1f, 0.8f, 0.1f, 0.6f, 0.2f, 0.2f};
+    /* "一" is a horizontal stroke: upright it is about 1 em wide and a stroke tall; lying on
+       its side it is a stroke wide.  Three of them upright are three separate bars. */
+    const char *labels[3] = {"\xe4\xb8\x80\xe4\xb8\x80\xe4\xb8\x80", "Hello", "\xe4\xba\xba\xe5\xb7\xa5"};
+    atn_heatmap_spec hm;
+    atn_heatmap_spec_init(&hm);
+    hm.values = a;
+    hm.rows = hm.cols = 3;
+    hm.row_labels = hm.col_labels = labels;
+    hm.row_axis = "\xe4\xb8\x80\xe4\xb8\x80";   /* the axis title, drawn up the left side */
+    hm.show_values = false;
+    hm.show_colorbar = false;
+    double W = 150, H = 260, scale = 2;
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)(W * scale), (int)(H * scale));
+    cairo_t *cr = cairo_create(s);
+    cairo_scale(cr, scale, scale);
+    atn_render_heatmap(cr, &hm, W, H);
+    cairo_destroy(cr);
+    cairo_surface_flush(s);
+    atn_heatmap_layout L;
+    atn_render_heatmap_layout(&hm, W, H, &L);
+    CHECK_MSG(L.col_labels_rotated, "labels wider than the cells (%.1f) turn to the vertical", L.cell_w);
+    double em = 12 * scale;   /* RT_LABEL at font scale 1 */
+    ink k = ink_in(s, (L.cells.x) * scale, L.col_labels.y * scale, (L.cells.x + L.cell_w) * scale,
+                   (L.col_labels.y + L.col_labels.h) * scale);
+    CHECK_MSG(k.x1 - k.x0 >= 0.5 * em, "key label 一一一 is %d px wide (upright: ~%.0f, on its side: a stroke)",
+              k.x1 - k.x0, 0.9 * em);
+    CHECK_MSG(k.y1 - k.y0 > 2 * (k.x1 - k.x0), "key label 一一一 is a column: %d px tall, %d wide", k.y1 - k.y0,
+              k.x1 - k.x0);
+    CHECK_MSG(k.runs == 3, "key label 一一一 shows %d separate strokes, want 3", k.runs);
+    /* read from the cells down: the first character starts next to the cells */
+    CHECK_MSG(k.y0 < (L.col_labels.y + 0.5 * 12) * scale, "the column starts at the cells (ink from %d px, labels at %.0f)",
+              k.y0, L.col_labels.y * scale);
+    /* a Latin label still lies on its side, reading upwards: taller than wide, one em across */
+    ink h = ink_in(s, (L.cells.x + L.cell_w) * scale, L.col_labels.y * scale, (L.cells.x + 2 * L.cell_w) * scale,
+                   (L.col_labels.y + L.col_labels.h) * scale);
+    CHECK_MSG(h.x1 - h.x0 <= 1.1 * em && h.y1 - h.y0 > 2 * (h.x1 - h.x0), "Hello: %d x %d px", h.x1 - h.x0, h.y1 - h.y0);
+    /* the axis title on the left: upright too */
+    ink ax = ink_in(s, 0, L.cells.y * scale, (L.row_labels.x - 1) * scale, (L.cells.y + L.cells.h) * scale);
+    double small = 10 * scale;
+    CHECK_MSG(ax.x1 - ax.x0 >= 0.5 * small && ax.runs == 2, "axis title 一一: %d px wide, %d strokes", ax.x1 - ax.x0,
+              ax.runs);
+    if (getenv("ATN_RENDER_KEEP"))
+        cairo_surface_write_to_png(s, getenv("ATN_RENDER_KEEP"));
+    cairo_surface_destroy(s);
+}
+
 /* ---- SVG, PDF, atomic files ---------------------------------------------------------------- */
 
 static bool have(const char *tool) {
@@ -683,6 +760,7 @@ int main(void) {
     test_similarity_view();
     test_trace_sheet();
     test_cjk_glyphs();
+    test_upright_cjk_labels();
     test_files();
     return check_summary("render");
 }

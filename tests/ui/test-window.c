@@ -762,6 +762,9 @@ static void test_chinese(void) {
     g_assert_cmpstr(title, !=, "Trace");
     g_assert_true(g_utf8_get_char(title) >= 0x2E80);   /* Chinese characters */
     g_assert_cmpstr(g_dgettext("attnscope", "Head"), !=, "Head");
+    /* the first sentence is a Chinese one (settings in memory: nothing remembered) */
+    g_assert_cmpstr(atn_gui_language(), ==, "zh-cn");
+    g_assert_cmpstr(atn_window_get_text(win), ==, "他把书放在桌子上，然后开始读它。");
 
     /* an exported figure speaks the window's language: the trace sheet and the similarity
        colour bar as PDF, read back with pdftotext */
@@ -785,6 +788,16 @@ static void test_chinese(void) {
         g_test_message("%s: %.200s", cases[c].view, out);
         g_assert_nonnull(strstr(out, cases[c].want));
         g_assert_null(strstr(out, cases[c].unwanted));
+        /* Han characters in the Simplified Chinese face, although the locale is C.UTF-8
+           (fontconfig's first CJK face, JP, before) */
+        g_autofree char *fonts = NULL, *pdffonts = g_find_program_in_path("pdffonts");
+        const char *fargv[] = {"pdffonts", pdf, NULL};
+        if (pdffonts &&
+            g_spawn_sync(NULL, (char **)fargv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &fonts, NULL, NULL, NULL)) {
+            g_test_message("%s fonts: %s", cases[c].view, fonts);
+            g_assert_nonnull(strstr(fonts, "NotoSansCJKsc"));
+            g_assert_null(strstr(fonts, "NotoSansCJKjp"));
+        }
         g_unlink(pdf);
         const char *keep = g_getenv("ATN_KEEP_EXPORTS");   /* a folder: the PNGs, to look at */
         if (keep) {

@@ -21,9 +21,11 @@ const char *rt_tr(const char *msgid) __attribute__((format_arg(1)));
 
 typedef struct rtext {
     PangoContext *ctx;
+    PangoContext *vctx;            /* vertical lines (East gravity), made on first use */
     PangoLayout *layout;           /* reused for measuring */
     atn_render_style st;           /* resolved style (defaults filled in) */
     double fs;                     /* font scale */
+    char family[384];              /* the family list used ("" = st.font_family), see text.c */
 } rtext;
 
 void rt_begin(rtext *t, const atn_render_style *style);
@@ -39,9 +41,12 @@ double rt_line_height(rtext *t, double size);
 void rt_draw(cairo_t *cr, rtext *t, const char *text, double size, bool bold, double x, double y, double halign,
              double max_w);
 /* Draws text rotated a quarter turn anticlockwise (reading upwards), its end at (x, y_end)
- * and its vertical centre on x. */
+ * and its vertical centre on x.  Text with CJK characters (rt_has_cjk) is a column read
+ * downwards from y_end instead, the characters upright, over the same span (cut at its end
+ * when max_w > 0). */
 void rt_draw_up(cairo_t *cr, rtext *t, const char *text, double size, bool bold, double x, double y_end,
                 double max_w);
+bool rt_has_cjk(const char *s);
 void rt_draw_markup(cairo_t *cr, rtext *t, const char *markup, double size, double x, double y, double max_w);
 
 static inline void rt_rgb(cairo_t *cr, const double c[3], double alpha) {

@@ -111,6 +111,12 @@ void atn_render_style_init(atn_render_style *st, bool dark);
 typedef const char *(*atn_render_translate_fn)(const char *msgid);
 void atn_render_set_translator(atn_render_translate_fn translate);
 
+/* The language figures are shaped in (a BCP 47 / Pango tag such as "zh-cn"; NULL or "" to
+ * go back to the default: the first of PANGO_LANGUAGE / LANGUAGE, else the locale's).  It
+ * picks the face for Han characters (Noto Sans CJK SC for zh-cn, JP for ja) on screen and
+ * in PNG, SVG and PDF files.  Set it once, before drawing, like the translator. */
+void atn_render_set_language(const char *lang);
+
 typedef struct atn_rect {
     double x, y, w, h;
 } atn_rect;

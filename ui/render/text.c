@@ -4,12 +4,95 @@
 #include "render-private.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 static atn_render_translate_fn translator;
+static char language[32];
 
 void atn_render_set_translator(atn_render_translate_fn translate) { translator = translate; }
+
+void atn_render_set_language(const char *lang) {
+    snprintf(language, sizeof language, "%s", lang ? lang : "");
+}
+
+/* The language Pango shapes and picks fonts for: the program's (atn_render_set_language),
+ * else the first of the user's preferred ones (PANGO_LANGUAGE, LANGUAGE), else the locale's.
+ * Han characters take the face of that language: Noto Sans CJK SC for zh-cn, where a
+ * C.UTF-8 locale alone gets fontconfig's first CJK face (JP). */
+static PangoLanguage *figure_language(void) {
+    if (language[0])
+        return pango_language_from_string(language);
+    PangoLanguage **pref = pango_language_get_preferred();
+    if (pref && pref[0])
+        return pref[0];
+    return pango_language_get_default();
+}
+
+/* The family that family picks for character ch in language lang ("" when none). */
+static void family_for(PangoContext *ctx, const char *family, PangoLanguage *lang, uint32_t ch, char *out, size_t n) {
+    out[0] = 0;
+    PangoFontDescription *fd = pango_font_description_from_string(family);
+    pango_font_description_set_absolute_size(fd, 12 * PANGO_SCALE);
+    PangoFontset *fs = pango_context_load_fontset(ctx, fd, lang);
+    PangoFont *f = fs ? pango_fontset_get_font(fs, ch) : NULL;
+    if (f) {
+        PangoFontDescription *d = pango_font_describe(f);
+        const char *name = pango_font_description_get_family(d);
+        if (name && !strchr(name, ','))
+            snprintf(out, n, "%s", name);
+        pango_font_description_free(d);
+        g_object_unref(f);
+    }
+    if (fs)
+        g_object_unref(fs);
+    pango_font_description_free(fd);
+}
+
+/* In a language written with Han characters, the family list "LATIN,HAN,family,": Pango
+ * shapes a run of Latin letters as English, so a full-width "：" or "（" inside it would fall
+ * back to fontconfig's first CJK face (Noto Sans CJK JP) instead of the language's (SC).
+ * Worked out once per family and language (fontconfig is slow to ask). */
+static pthread_mutex_t family_lock = PTHREAD_MUTEX_INITIALIZER;
+static char family_key[128], family_list[384];
+
+static void resolve_family(rtext *t) {
+    t->family[0] = 0;
+    PangoLanguage *lang = pango_context_get_language(t->ctx);
+    if (!language[0] || !lang || !pango_language_includes_script(lang, PANGO_SCRIPT_HAN) ||
+        strlen(t->st.font_family) > 100 || strchr(t->st.font_family, ','))
+        return;
+    char key[128];
+    snprintf(key, sizeof key, "%s|%s", pango_language_to_string(lang), t->st.font_family);
+    pthread_mutex_lock(&family_lock);
+    if (strcmp(key, family_key) != 0) {
+        char latin[128], han[128];
+        family_for(t->ctx, t->st.font_family, pango_language_from_string("en"), 'a', latin, sizeof latin);
+        family_for(t->ctx, t->st.font_family, lang, 0x56FD /* 国 */, han, sizeof han);
+        if (latin[0] && han[0] && strcmp(latin, han) != 0)
+            snprintf(family_list, sizeof family_list, "%s,%s,%s,", latin, han, t->st.font_family);
+        else
+            family_list[0] = 0;
+        snprintf(family_key, sizeof family_key, "%s", key);
+    }
+    snprintf(t->family, sizeof t->family, "%s", family_list);
+    pthread_mutex_unlock(&family_lock);
+}
+
+static PangoContext *new_context(void) {
+    PangoContext *ctx = pango_font_map_create_context(pango_cairo_font_map_get_default());
+    pango_cairo_context_set_resolution(ctx, 72.0);
+    cairo_font_options_t *fo = cairo_font_options_create();
+    cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
+    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
+    cairo_font_options_set_antialias(fo, CAIRO_ANTIALIAS_GRAY);
+    pango_cairo_context_set_font_options(ctx, fo);
+    cairo_font_options_destroy(fo);
+    pango_context_set_language(ctx, figure_language());
+    return ctx;
+}
 
 const char *rt_tr(const char *msgid) {
     const char *s = translator && msgid && *msgid ? translator(msgid) : NULL;
@@ -42,14 +125,8 @@ void rt_begin(rtext *t, const atn_render_style *style) {
     if (!t->st.font_family || !t->st.font_family[0])
         t->st.font_family = "Sans";
     t->fs = t->st.font_scale;
-    t->ctx = pango_font_map_create_context(pango_cairo_font_map_get_default());
-    pango_cairo_context_set_resolution(t->ctx, 72.0);
-    cairo_font_options_t *fo = cairo_font_options_create();
-    cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
-    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
-    cairo_font_options_set_antialias(fo, CAIRO_ANTIALIAS_GRAY);
-    pango_cairo_context_set_font_options(t->ctx, fo);
-    cairo_font_options_destroy(fo);
+    t->ctx = new_context();
+    resolve_family(t);
     t->layout = pango_layout_new(t->ctx);
 }
 
@@ -58,12 +135,14 @@ void rt_end(rtext *t) {
         g_object_unref(t->layout);
     if (t->ctx)
         g_object_unref(t->ctx);
+    if (t->vctx)
+        g_object_unref(t->vctx);
     t->layout = NULL;
-    t->ctx = NULL;
+    t->ctx = t->vctx = NULL;
 }
 
 static void set_font(rtext *t, PangoLayout *l, double size, bool bold) {
-    PangoFontDescription *fd = pango_font_description_from_string(t->st.font_family);
+    PangoFontDescription *fd = pango_font_description_from_string(t->family[0] ? t->family : t->st.font_family);
     pango_font_description_set_absolute_size(fd, size * t->fs * PANGO_SCALE);
     pango_font_description_set_weight(fd, bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
     pango_layout_set_font_description(l, fd);
@@ -122,8 +201,78 @@ void rt_draw(cairo_t *cr, rtext *t, const char *text, double size, bool bold, do
     g_object_unref(l);
 }
 
+/* Han, kana, Hangul, CJK symbols and full-width forms: characters that stand upright in a
+ * vertical column. */
+static bool upright_char(uint32_t c) {
+    return (c >= 0x2E80 && c <= 0x9FFF) || (c >= 0xAC00 && c <= 0xD7AF) || (c >= 0xF900 && c <= 0xFAFF) ||
+           (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFFEF) || (c >= 0x20000 && c <= 0x3FFFF);
+}
+
+bool rt_has_cjk(const char *s) {
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        uint32_t c;
+        int n;
+        if (*p < 0x80)
+            c = *p, n = 1;
+        else if ((*p & 0xE0) == 0xC0)
+            c = *p & 0x1F, n = 2;
+        else if ((*p & 0xF0) == 0xE0)
+            c = *p & 0x0F, n = 3;
+        else if ((*p & 0xF8) == 0xF0)
+            c = *p & 0x07, n = 4;
+        else {
+            p++;
+            continue;
+        }
+        int k = 1;
+        for (; k < n && (p[k] & 0xC0) == 0x80; k++)
+            c = (c << 6) | (p[k] & 0x3F);
+        if (k == n && upright_char(c))
+            return true;
+        p += k;
+    }
+    return false;
+}
+
+/* A column of characters read from the top: the line runs down the page (the context
+ * turned a quarter clockwise) with East gravity, so Han and kana stand upright and Latin
+ * letters inside the label lie along the line, as in vertical Chinese and Japanese. */
+static void draw_column(cairo_t *cr, rtext *t, const char *text, double size, bool bold, double x, double y_top,
+                        double max_len) {
+    if (!t->vctx) {
+        t->vctx = new_context();
+        pango_context_set_base_gravity(t->vctx, PANGO_GRAVITY_EAST);
+        pango_context_set_gravity_hint(t->vctx, PANGO_GRAVITY_HINT_NATURAL);
+    }
+    PangoLayout *l = pango_layout_new(t->vctx);
+    set_font(t, l, size, bold);
+    pango_layout_set_text(l, text ? text : "", -1);
+    if (max_len > 0) {
+        pango_layout_set_width(l, (int)(max_len * PANGO_SCALE));
+        pango_layout_set_ellipsize(l, PANGO_ELLIPSIZE_END);
+        pango_layout_set_single_paragraph_mode(l, TRUE);
+    }
+    PangoRectangle logical;
+    pango_layout_get_extents(l, NULL, &logical);
+    double h = (double)logical.height / PANGO_SCALE;
+    cairo_save(cr);
+    /* after turning by +90 degrees, +x points down and +y to the left: the line's box spans
+       x + h/2 .. x - h/2 */
+    cairo_translate(cr, x + h / 2, y_top);
+    cairo_rotate(cr, M_PI / 2);
+    cairo_move_to(cr, 0, 0);
+    show(cr, l);
+    cairo_restore(cr);
+    g_object_unref(l);
+}
+
 void rt_draw_up(cairo_t *cr, rtext *t, const char *text, double size, bool bold, double x, double y_end,
                 double max_w) {
+    if (rt_has_cjk(text)) {
+        draw_column(cr, t, text, size, bold, x, y_end, max_w);
+        return;
+    }
     PangoLayout *l = rt_layout(t, text, size, bold, false);
     if (max_w > 0) {
         pango_layout_set_width(l, (int)(max_w * PANGO_SCALE));
