@@ -124,11 +124,17 @@ typedef struct choose {
     AtnCorpusChosen chosen;
 } choose;
 
+/* The folder of the last corpus chosen (main thread). */
+static char *last_corpus_folder;
+
 static void on_chosen(GtkNativeDialog *d, int response, choose *c) {
     g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file(GTK_FILE_CHOOSER(d)) : NULL;
     g_autofree char *path = file ? g_file_get_path(file) : NULL;
-    if (path)
+    if (path) {
+        g_free(last_corpus_folder);
+        last_corpus_folder = g_path_get_dirname(path);
         c->chosen(c->from, path);
+    }
     g_object_unref(c->from);
     g_free(c);
     g_object_unref(d);
@@ -150,6 +156,11 @@ void atn_corpus_choose_file(GtkWidget *from, AtnCorpusChosen chosen) {
     gtk_file_filter_add_pattern(all, "*");
     gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), all);
     g_object_unref(all);
+    /* the folder of the last corpus, else the working directory; GTK's open dialog starts in
+       Recent otherwise, where a corpus text file seldom is */
+    g_autofree char *cwd = g_get_current_dir();
+    g_autoptr(GFile) start = g_file_new_for_path(last_corpus_folder ? last_corpus_folder : cwd);
+    gtk_file_chooser_set_current_folder(GTK_FILE_CHOOSER(d), start, NULL);
     choose *c = g_new0(choose, 1);
     c->from = g_object_ref(from);
     c->chosen = chosen;

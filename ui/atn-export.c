@@ -42,6 +42,21 @@ static void write_thread(GTask *task, gpointer source, gpointer data, GCancellab
 
 static const char *const formats[] = {"png", "svg", "pdf", NULL};
 
+/* Where the last export from a dialog went (main thread): the next dialog opens there, else
+ * in the working directory. */
+static char *last_folder;
+
+static void remember_folder(const char *folder) {
+    g_free(last_folder);
+    last_folder = g_strdup(folder);
+}
+
+static void start_in_last_folder(GtkFileChooser *d) {
+    g_autofree char *cwd = g_get_current_dir();
+    g_autoptr(GFile) start = g_file_new_for_path(last_folder ? last_folder : cwd);
+    gtk_file_chooser_set_current_folder(d, start, NULL);
+}
+
 /* The Format and Scale choices of the figure dialogs (PNG at 2x by default: slides). */
 static void add_figure_choices(GtkFileChooser *d) {
     const char *format_labels[] = {_("PNG image"), _("SVG drawing"), _("PDF document"), NULL};
@@ -51,6 +66,42 @@ static void add_figure_choices(GtkFileChooser *d) {
     const char *scale_labels[] = {_("1× (screen)"), _("2× (slides)"), _("3×"), _("4× (print)"), NULL};
     gtk_file_chooser_add_choice(d, "scale", _("Scale"), (const char **)scales, scale_labels);
     gtk_file_chooser_set_choice(d, "scale", "2");
+}
+
+/* Selects the option labelled `label` in the drop-downs under w that offer it, and hides the
+ * drop-downs that offer nothing. */
+static void tidy_dropdowns(GtkWidget *w, const char *label) {
+    if (GTK_IS_DROP_DOWN(w)) {
+        GListModel *m = gtk_drop_down_get_model(GTK_DROP_DOWN(w));
+        guint n = m ? g_list_model_get_n_items(m) : 0;
+        if (n == 0)
+            gtk_widget_set_visible(w, FALSE);
+        for (guint i = 0; i < n && label; i++) {
+            g_autoptr(GObject) item = g_list_model_get_item(m, i);
+            if (GTK_IS_STRING_OBJECT(item) && !strcmp(gtk_string_object_get_string(GTK_STRING_OBJECT(item)), label))
+                gtk_drop_down_set_selected(GTK_DROP_DOWN(w), i);
+        }
+        return;
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+        tidy_dropdowns(c, label);
+}
+
+/* Shows a chooser.  Without a portal GtkFileChooserNative shows GTK's own dialog, which in
+ * GTK 4.8 starts every choice at its first option whatever gtk_file_chooser_set_choice said
+ * (the Scale read "1×" and 1× was written, though 2× is the default), and shows an empty
+ * filter drop-down reading "(None)" beside the choices: both are put right on that dialog,
+ * found among the toplevels as the visible file chooser over parent. */
+static void show_chooser(GtkFileChooserNative *d, GtkWindow *parent) {
+    gboolean figure = gtk_file_chooser_get_choice(GTK_FILE_CHOOSER(d), "scale") != NULL;
+    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+    GListModel *tops = gtk_window_get_toplevels();
+    for (guint i = 0; i < g_list_model_get_n_items(tops); i++) {
+        g_autoptr(GObject) w = g_list_model_get_item(tops, i);
+        if (GTK_IS_FILE_CHOOSER(w) && GTK_IS_WINDOW(w) && gtk_widget_get_visible(GTK_WIDGET(w)) &&
+            gtk_window_get_transient_for(GTK_WINDOW(w)) == parent)
+            tidy_dropdowns(GTK_WIDGET(w), figure ? _("2× (slides)") : NULL);
+    }
 }
 
 /* The format ("png" ...) and scale chosen. */
@@ -78,15 +129,19 @@ static gboolean take_path(GtkNativeDialog *dialog, int response, GTask *task) {
         return FALSE;
     }
     if (job->fig) {
+        /* the Format choice decides: a figure extension in the name follows it (PDF chosen
+           with head.png writes head.pdf), a name without one gets it */
         const char *fmt = read_figure_choices(GTK_FILE_CHOOSER(dialog), &job->scale);
         atn_output_format f;
-        if (!atn_output_format_from_path(path, &f)) {
-            char *with = g_strconcat(path, ".", fmt, NULL);
-            g_free(path);
-            path = with;
-        }
+        if (atn_output_format_from_path(path, &f))
+            *strrchr(path, '.') = 0;
+        char *with = g_strconcat(path, ".", fmt, NULL);
+        g_free(path);
+        path = with;
     }
     job->path = path;
+    g_autofree char *folder = g_path_get_dirname(path);
+    remember_folder(folder);
     return TRUE;
 }
 
@@ -105,11 +160,12 @@ static void run_dialog(GtkWindow *parent, export_job *job, const char *title, co
         gtk_file_chooser_native_new(title, parent,
                                     GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
+    start_in_last_folder(GTK_FILE_CHOOSER(d));
     gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), suggested);
     if (job->fig)
         add_figure_choices(GTK_FILE_CHOOSER(d));
     g_signal_connect(d, "response", G_CALLBACK(on_response), task);
-    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+    show_chooser(d, parent);
 }
 
 void atn_export_figure_async(GtkWindow *parent, AtnFigure *fig, GAsyncReadyCallback callback, gpointer user_data) {
@@ -219,6 +275,7 @@ static void on_heads_response(GtkNativeDialog *dialog, int response, GTask *task
     } else if (!job->folder) {
         g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _("Only local folders can be written."));
     } else {
+        remember_folder(job->folder);
         job->format = g_strdup(read_figure_choices(GTK_FILE_CHOOSER(dialog), &job->scale));
         g_task_run_in_thread(task, heads_thread);
     }
@@ -252,9 +309,10 @@ void atn_export_all_heads_async(GtkWindow *parent, AtnResult *result, AtnHeatmap
                                                           GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER, _("_Export"),
                                                           _("_Cancel"));
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
+    start_in_last_folder(GTK_FILE_CHOOSER(d));
     add_figure_choices(GTK_FILE_CHOOSER(d));
     g_signal_connect(d, "response", G_CALLBACK(on_heads_response), task);
-    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+    show_chooser(d, parent);
 }
 
 void atn_export_all_heads_to_async(GtkWindow *parent, AtnResult *result, AtnHeatmapLook *look, const char *prefix,

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "atn-corpus-pass.h"
 #include "atn-get-model-dialog.h"
 #include "atn-precision-dialog.h"
 #include "atn-preferences-dialog.h"
@@ -1155,6 +1156,157 @@ static void test_get_model(void) {
     nftw(dir, rm_tree, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* ---- the export dialogs (GtkFileChooserNative's own dialog: no portal under Xvfb) ---------- */
+
+static GtkWidget *find_chooser_dialog(void) {
+    GListModel *tops = gtk_window_get_toplevels();
+    for (guint i = 0; i < g_list_model_get_n_items(tops); i++) {
+        g_autoptr(GObject) w = g_list_model_get_item(tops, i);
+        if (GTK_IS_FILE_CHOOSER(w) && gtk_widget_get_visible(GTK_WIDGET(w)))
+            return GTK_WIDGET(w);
+    }
+    return NULL;
+}
+
+static gboolean chooser_shown(gpointer data) {
+    *(GtkWidget **)data = find_chooser_dialog();
+    return *(GtkWidget **)data != NULL;
+}
+
+/* The text each visible drop-down shows, "|"-joined, in tree order. */
+static void dropdowns_shown(GtkWidget *w, GString *out) {
+    if (GTK_IS_DROP_DOWN(w) && gtk_widget_get_visible(w)) {
+        GObject *item = gtk_drop_down_get_selected_item(GTK_DROP_DOWN(w));
+        const char *text = item && GTK_IS_STRING_OBJECT(item) ? gtk_string_object_get_string(GTK_STRING_OBJECT(item))
+                           : item && GTK_IS_FILE_FILTER(item) ? gtk_file_filter_get_name(GTK_FILE_FILTER(item))
+                                                               : item ? G_OBJECT_TYPE_NAME(item) : "(no item)";
+        g_string_append_printf(out, "%s|", text);
+        return;
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+        if (gtk_widget_get_visible(c))
+            dropdowns_shown(c, out);
+}
+
+static void select_choice(GtkWidget *w, const char *label) {
+    if (GTK_IS_DROP_DOWN(w)) {
+        GListModel *m = gtk_drop_down_get_model(GTK_DROP_DOWN(w));
+        for (guint i = 0; m && i < g_list_model_get_n_items(m); i++) {
+            g_autoptr(GObject) it = g_list_model_get_item(m, i);
+            if (GTK_IS_STRING_OBJECT(it) && !strcmp(gtk_string_object_get_string(GTK_STRING_OBJECT(it)), label))
+                gtk_drop_down_set_selected(GTK_DROP_DOWN(w), i);
+        }
+        return;
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+        select_choice(c, label);
+}
+
+typedef struct saved_wait {
+    AtnWindow *win;
+    const char *path;
+} saved_wait;
+
+static gboolean file_saved(gpointer data) {
+    saved_wait *w = data;
+    const char *st = atn_window_get_status(w->win);
+    return st && strstr(st, w->path) != NULL;
+}
+
+/* Opens Export…, optionally picks a format label, types name, accepts; returns the folder
+ * the dialog opened in.  The written file is dir/expected. */
+static char *export_via_dialog(AtnWindow *win, const char *dir, const char *name, const char *format_label,
+                               const char *expected, GString *shown) {
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(win), "win.export", NULL));
+    GtkWidget *d = NULL;
+    g_assert_true(wait_for(chooser_shown, &d));
+    settle(50);
+    g_autoptr(GFile) start = gtk_file_chooser_get_current_folder(GTK_FILE_CHOOSER(d));
+    char *opened = start ? g_file_get_path(start) : g_strdup("");
+    if (shown)
+        dropdowns_shown(d, shown);
+    /* no filter list: the dialog has no "(None)" entry to choose */
+    g_autoptr(GListModel) filters = gtk_file_chooser_get_filters(GTK_FILE_CHOOSER(d));
+    g_assert_cmpuint(g_list_model_get_n_items(filters), ==, 0);
+    if (format_label)
+        select_choice(d, format_label);
+    g_autoptr(GFile) folder = g_file_new_for_path(dir);
+    g_assert_true(gtk_file_chooser_set_current_folder(GTK_FILE_CHOOSER(d), folder, NULL));
+    gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), name);
+    settle(50);
+    gtk_dialog_response(GTK_DIALOG(d), GTK_RESPONSE_ACCEPT);
+    g_autofree char *path = g_build_filename(dir, expected, NULL);
+    saved_wait w = {win, path};
+    g_assert_true(wait_for(file_saved, &w));
+    return opened;
+}
+
+static gboolean has_magic(const char *path, const char *magic) {
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    return g_file_get_contents(path, &data, &len, NULL) && len > strlen(magic) &&
+           !memcmp(data, magic, strlen(magic));
+}
+
+static void corpus_chosen(GtkWidget *from, const char *path) {}
+
+static void test_export_dialog(void) {
+    g_autofree char *dir = g_dir_make_tmp("atn-dlg-XXXXXX", NULL);
+    AtnWindow *win = new_window();
+    open_and_wait(win, "worked-example");
+    show_view(win, "head");
+    /* the figure at 1x, to compare sizes */
+    g_autofree char *one = g_build_filename(dir, "one.png", NULL);
+    g_assert_true(atn_window_export_to(win, one, 1.0, NULL));
+    int w1, h1, w2, h2;
+    g_assert_true(png_size(one, &w1, &h1));
+
+    /* the scale shown is the one used: 2x (slides) */
+    g_autoptr(GString) shown = g_string_new(NULL);
+    g_autofree char *first = export_via_dialog(win, dir, "head.png", NULL, "head.png", shown);
+    g_autofree char *cwd = g_get_current_dir();
+    g_assert_cmpstr(first, ==, cwd);   /* nothing exported yet: the working directory */
+    g_test_message("drop-downs: %s", shown->str);
+    g_assert_nonnull(strstr(shown->str, "2× (slides)"));
+    g_assert_null(strstr(shown->str, "(no item)"));   /* the empty filter list, "(None)" */
+    g_assert_null(strstr(shown->str, "1× (screen)"));
+    g_autofree char *head = g_build_filename(dir, "head.png", NULL);
+    g_assert_true(png_size(head, &w2, &h2));
+    g_assert_cmpint(w2, ==, 2 * w1);
+    g_assert_cmpint(h2, ==, 2 * h1);
+
+    /* the Format choice wins over the name's extension: PDF with head.png writes head.pdf;
+       the next dialog opens where that export went */
+    g_autofree char *sub = g_build_filename(dir, "sub", NULL);
+    g_mkdir(sub, 0700);
+    g_free(export_via_dialog(win, sub, "head.png", "PDF document", "head.pdf", NULL));
+    g_autofree char *pdf = g_build_filename(sub, "head.pdf", NULL);
+    g_autofree char *png_in_sub = g_build_filename(sub, "head.png", NULL);
+    g_assert_true(has_magic(pdf, "%PDF"));
+    g_assert_false(g_file_test(png_in_sub, G_FILE_TEST_EXISTS));
+    /* a name without an extension gets the format's; SVG chosen */
+    g_autofree char *opened = export_via_dialog(win, sub, "plain", "SVG drawing", "plain.svg", NULL);
+    g_assert_cmpstr(opened, ==, sub);
+    g_autofree char *svg = g_build_filename(sub, "plain.svg", NULL);
+    g_assert_true(has_magic(svg, "<?xml"));
+
+    /* Corpus… opens in the file system (the working directory), not in Recent */
+    atn_corpus_choose_file(GTK_WIDGET(win), corpus_chosen);
+    GtkWidget *d = NULL;
+    g_assert_true(wait_for(chooser_shown, &d));
+    g_autoptr(GFile) corpus_start = gtk_file_chooser_get_current_folder(GTK_FILE_CHOOSER(d));
+    g_autofree char *corpus_dir = corpus_start ? g_file_get_path(corpus_start) : NULL;
+    g_assert_cmpstr(corpus_dir, ==, cwd);
+    gtk_dialog_response(GTK_DIALOG(d), GTK_RESPONSE_CANCEL);
+    settle(50);
+    destroy_window(win);
+    const char *files[] = {one, head, pdf, svg};
+    for (guint i = 0; i < G_N_ELEMENTS(files); i++)
+        g_unlink(files[i]);
+    g_rmdir(sub);
+    g_rmdir(dir);
+}
+
 int main(int argc, char **argv) {
     gboolean zh = FALSE, gpu = FALSE;
     for (int i = 1; i < argc; i++) {
@@ -1187,6 +1339,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/typing-starts-at-once", test_typing_starts_at_once);
         g_test_add_func("/ui/toy-edits-kept", test_toy_edits_kept);
         g_test_add_func("/ui/export-all-heads", test_export_all_heads);
+        g_test_add_func("/ui/export-dialog", test_export_dialog);
         g_test_add_func("/ui/start-options", test_start_options);
         g_test_add_func("/ui/status-and-toy-text", test_status_and_toy_text);
         g_test_add_func("/ui/downloaded-models", test_downloaded_models);
