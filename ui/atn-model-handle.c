@@ -11,6 +11,8 @@ struct _AtnModelHandle {
     guint generation;
     guint saved_generation;   /* the generation last written to a file (0: as opened) */
     gboolean fallback;
+    guint original_generation;   /* the generation whose numbers are the ones opened */
+    GArray *original;            /* toy models: every editable number as opened (float) */
     GMutex spare_lock;
     atn_run *spare;           /* a finished result's run memory, for the next run (warm pages) */
     guint n_new_runs;         /* runs take_run made new (under spare_lock) */
@@ -24,6 +26,8 @@ static void atn_model_handle_finalize(GObject *object) {
     g_mutex_clear(&self->spare_lock);
     atn_model_free(self->model);
     g_free(self->source);
+    if (self->original)
+        g_array_unref(self->original);
     G_OBJECT_CLASS(atn_model_handle_parent_class)->finalize(object);
 }
 
@@ -33,11 +37,61 @@ static void atn_model_handle_class_init(AtnModelHandleClass *klass) {
 
 static void atn_model_handle_init(AtnModelHandle *self) { g_mutex_init(&self->spare_lock); }
 
+/* Every editable number of a toy model, in one fixed order (X, then per layer W_Q, W_K,
+ * W_V, W_O), read into out (when not NULL) or written from in (when not NULL). */
+static gboolean toy_numbers(atn_model *m, GArray *out, const GArray *in) {
+    const atn_config *cfg = atn_model_config(m);
+    int32_t n = atn_model_toy_n_tokens(m), d = cfg->d_model;
+    guint k = 0;
+    for (int w = ATN_TOY_X; w <= ATN_TOY_WO; w++) {
+        int layers = w == ATN_TOY_X ? 1 : cfg->n_layers, rows = w == ATN_TOY_X ? n : d;
+        for (int l = 0; l < layers; l++)
+            for (int r = 0; r < rows; r++)
+                for (int c = 0; c < d; c++, k++) {
+                    float v = 0;
+                    if (atn_model_toy_get(m, (atn_toy_matrix)w, l, r, c, &v, NULL) != ATN_OK)
+                        return FALSE;
+                    if (out)
+                        g_array_append_val(out, v);
+                    if (in && k < in->len && g_array_index(in, float, k) != v &&
+                        atn_model_toy_set(m, (atn_toy_matrix)w, l, r, c, g_array_index(in, float, k), NULL) != ATN_OK)
+                        return FALSE;
+                }
+    }
+    return TRUE;
+}
+
 AtnModelHandle *atn_model_handle_new(atn_model *model, const char *source) {
     AtnModelHandle *self = g_object_new(ATN_TYPE_MODEL_HANDLE, NULL);
     self->model = model;
     self->source = g_strdup(source ? source : atn_model_name(model));
+    if (atn_model_kind_of(model) == ATN_MODEL_TOY) {
+        self->original = g_array_new(FALSE, FALSE, sizeof(float));
+        if (!toy_numbers(model, self->original, NULL))
+            g_clear_pointer(&self->original, g_array_unref);
+    }
     return self;
+}
+
+gboolean atn_model_handle_get_edited(AtnModelHandle *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), FALSE);
+    return self->original && self->generation != self->original_generation;
+}
+
+gboolean atn_model_handle_revert_toy(AtnModelHandle *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), FALSE);
+    if (!self->original)
+        return FALSE;
+    if (self->generation == self->original_generation)
+        return TRUE;
+    if (!toy_numbers(self->model, NULL, self->original))
+        return FALSE;
+    gboolean was_saved = self->saved_generation == self->original_generation;
+    self->generation++;
+    self->original_generation = self->generation;
+    if (was_saved)   /* as opened (or as last saved, when that was the original): nothing unsaved */
+        self->saved_generation = self->generation;
+    return TRUE;
 }
 
 atn_model *atn_model_handle_get_model(AtnModelHandle *self) {

@@ -39,6 +39,13 @@ guint atn_model_handle_get_generation(AtnModelHandle *self);
 gboolean atn_model_handle_toy_set(AtnModelHandle *self, atn_toy_matrix which, int layer, int row, int col,
                                   float value, GError **error);
 float atn_model_handle_toy_get(AtnModelHandle *self, atn_toy_matrix which, int layer, int row, int col);
+/* TRUE when a toy model's numbers were edited since it was opened (or last reverted). */
+gboolean atn_model_handle_get_edited(AtnModelHandle *self);
+/* Puts a toy model's numbers back as they were opened (a copy taken when the handle was
+ * made), in this handle: its generation moves on, so runs and views follow; "modified" is
+ * cleared unless the edits had been saved to a file.  Main thread, like every edit.  FALSE
+ * for a model that is not a toy model. */
+gboolean atn_model_handle_revert_toy(AtnModelHandle *self);
 /* TRUE when a toy model has edits not yet saved to a file. */
 gboolean atn_model_handle_get_modified(AtnModelHandle *self);
 /* Writes a toy model as JSON (temporary file + rename); clears "modified". */

@@ -583,6 +583,18 @@ void atn_session_cancel_open(AtnSession *self) {
 
 void atn_session_open_model(AtnSession *self, const char *source) {
     g_return_if_fail(ATN_IS_SESSION(self) && source);
+    if (self->model && atn_model_handle_is_toy(self->model) &&
+        !g_strcmp0(source, atn_model_handle_get_source(self->model))) {
+        /* the toy model shown, chosen again: it stays, edits and all (reading the file again
+           stashed the edited copy and showed it back on the next choice, alternating);
+           atn_session_revert_toy is the way back to the numbers as opened */
+        if (self->open_cancel)
+            g_cancellable_cancel(self->open_cancel);
+        g_clear_object(&self->open_cancel);
+        set_opening(self, NULL);
+        start_run(self);   /* a toy model runs before this returns */
+        return;
+    }
     AtnModelHandle *edited = g_hash_table_lookup(self->edited_toys, source);
     if (edited) {
         g_autoptr(AtnModelHandle) m = g_object_ref(edited);
@@ -937,6 +949,14 @@ AtnWhatif *atn_session_get_whatif(AtnSession *self) {
 void atn_session_rerun(AtnSession *self) {
     g_return_if_fail(ATN_IS_SESSION(self));
     start_run(self);
+}
+
+gboolean atn_session_revert_toy(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), FALSE);
+    if (!self->model || !atn_model_handle_revert_toy(self->model))
+        return FALSE;
+    start_run(self);   /* toy models run before this returns: every view shows the original */
+    return TRUE;
 }
 
 static int clamp_index(AtnSession *self, int v, int which) {

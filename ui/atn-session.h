@@ -73,6 +73,10 @@ void atn_session_set_whatif(AtnSession *self, AtnWhatif *whatif);
 AtnWhatif *atn_session_get_whatif(AtnSession *self);
 /* Runs now (skipping the debounce): toy models before returning, others in the worker. */
 void atn_session_rerun(AtnSession *self);
+/* The toy model shown back to its numbers as opened (atn_model_handle_revert_toy), and run
+ * again at once.  FALSE when the model shown is not a toy model.  (Choosing the toy model
+ * shown again keeps it as it is, edits and all.) */
+gboolean atn_session_revert_toy(AtnSession *self);
 /* The debounce delay in ms (default 60; tests and benchmarks may set 0).  The delay used
  * (atn_session_get_effective_debounce_ms, for the next change) is none for a change after a
  * pause with no run in flight, else the smaller of this and the time the latest run took (a

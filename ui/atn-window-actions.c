@@ -145,6 +145,17 @@ static void precision_diff_action(GtkWidget *widget, const char *name, GVariant 
     gtk_window_present(GTK_WINDOW(d));
 }
 
+/* win.revert-toy: the toy model's numbers back as they were opened (the Trace view's Reset
+ * uses it too). */
+static void revert_toy_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    AtnModelHandle *m = atn_session_get_model(self->session);
+    if (!m || !atn_model_handle_get_edited(m))
+        return;
+    if (atn_session_revert_toy(self->session))
+        _atn_window_say(self, _("Back to the original numbers"));
+}
+
 static void presentation_activate(GSimpleAction *a, GVariant *p, gpointer data) {
     AtnWindow *self = data;
     atn_window_set_presentation(self, !self->presentation);
@@ -183,6 +194,7 @@ void _atn_window_class_actions_init(GtkWidgetClass *wc) {
     gtk_widget_class_install_action(wc, "win.view", "s", view_action);
     gtk_widget_class_install_action(wc, "win.save-toy", NULL, save_toy_action);
     gtk_widget_class_install_action(wc, "win.precision-diff", NULL, precision_diff_action);
+    gtk_widget_class_install_action(wc, "win.revert-toy", NULL, revert_toy_action);
     gtk_widget_class_install_action(wc, "win.focus-text", NULL, focus_text_action);
     gtk_widget_class_install_action(wc, "win.escape", NULL, leave_presentation_action);
     gtk_widget_class_install_action(wc, "win.layer-next", NULL, step_action);

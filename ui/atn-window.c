@@ -231,6 +231,7 @@ static void on_model(AtnSession *s, GParamSpec *p, AtnWindow *self) {
         cap_entries(self, atn_model_config(atn_model_handle_get_model(m))->max_positions);
     show_toy_text(self, toy);
     gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.save-toy", toy);
+    gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.revert-toy", toy && atn_model_handle_get_edited(m));
     gtk_widget_set_sensitive(GTK_WIDGET(self->text_entry), !toy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->pair_toggle), !toy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->pair_entry), !toy);
@@ -495,6 +496,10 @@ static void show_run_status(AtnWindow *self);
 
 static void on_result(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     AtnResult *r = atn_session_get_result(self->session);
+    AtnModelHandle *shown = atn_session_get_model(self->session);
+    /* an edit or a revert runs the toy model again: Revert is there while there is an edit */
+    gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.revert-toy",
+                                  shown && atn_model_handle_is_toy(shown) && atn_model_handle_get_edited(shown));
     const char *run_notice = atn_session_get_run_notice(self->session);
     if (run_notice) {
         _atn_window_show_notice(self, run_notice);

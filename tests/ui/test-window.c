@@ -754,6 +754,55 @@ static void test_toy_edits_kept(void) {
     g_rmdir(dir);
 }
 
+/* Choosing the edited toy model shown again keeps it, edits and all (it alternated between
+ * the edits and a copy read again from the file); win.revert-toy puts the numbers back. */
+static void test_toy_reselect_and_revert(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, "worked-example");
+    AtnModelHandle *m = atn_session_get_model(s);
+    AtnResult *r = atn_session_get_result(s);
+    int n = atn_result_get_n_tokens(r);
+    g_autofree float *orig = g_memdup2(atn_result_get_head(r, 0, 0), sizeof(float) * n * n);
+    float x00 = atn_model_handle_toy_get(m, ATN_TOY_X, 0, 0, 0);
+    float wq = atn_model_handle_toy_get(m, ATN_TOY_WQ, 0, 1, 0);
+    g_assert_false(gtk_widget_activate_action(GTK_WIDGET(win), "win.revert-toy", NULL) &&
+                   atn_model_handle_get_edited(m));   /* nothing to revert: disabled */
+    /* edited as the Trace view does: a cell, then a run */
+    g_assert_true(atn_model_handle_toy_set(m, ATN_TOY_X, 0, 0, 0, 1.5f, NULL));
+    g_assert_true(atn_model_handle_toy_set(m, ATN_TOY_WQ, 0, 1, 0, 0.25f, NULL));
+    atn_session_rerun(s);
+    settle(20);
+    const float *edited = atn_result_get_head(atn_session_get_result(s), 0, 0);
+    g_assert_true(memcmp(edited, orig, sizeof(float) * n * n) != 0);
+    g_autofree float *edited_copy = g_memdup2(edited, sizeof(float) * n * n);
+    for (int k = 0; k < 3; k++) {   /* chosen again, three times: the same edited model */
+        atn_session_open_model(s, "worked-example");
+        settle(100);
+        g_assert_null(atn_session_get_opening(s));
+        g_assert_true(atn_session_get_model(s) == m);
+        g_assert_cmpfloat(atn_model_handle_toy_get(m, ATN_TOY_X, 0, 0, 0), ==, 1.5f);
+        g_assert_true(memcmp(atn_result_get_head(atn_session_get_result(s), 0, 0), edited_copy,
+                             sizeof(float) * n * n) == 0);
+    }
+    g_autoptr(GPtrArray) unsaved = atn_session_dup_unsaved_toys(s);
+    g_assert_cmpuint(unsaved->len, ==, 1);   /* the one shown, not a hidden copy besides */
+    g_assert_true(atn_model_handle_get_modified(m));
+
+    /* Revert to the original numbers: the same model, the numbers as opened, its attention
+       exactly the first run's, nothing left unsaved */
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(win), "win.revert-toy", NULL));
+    settle(20);
+    g_assert_true(atn_session_get_model(s) == m);
+    g_assert_cmpfloat(atn_model_handle_toy_get(m, ATN_TOY_X, 0, 0, 0), ==, x00);
+    g_assert_cmpfloat(atn_model_handle_toy_get(m, ATN_TOY_WQ, 0, 1, 0), ==, wq);
+    g_assert_false(atn_model_handle_get_edited(m));
+    g_assert_false(atn_model_handle_get_modified(m));
+    g_assert_true(memcmp(atn_result_get_head(atn_session_get_result(s), 0, 0), orig, sizeof(float) * n * n) == 0);
+    g_assert_cmpstr(atn_window_get_status(win), ==, "Back to the original numbers");
+    destroy_window(win);
+}
+
 /* LANGUAGE=zh_CN: the Chinese interface. */
 static void test_chinese(void) {
     AtnWindow *win = new_window();
@@ -1338,6 +1387,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/cancel-open", test_cancel_open);
         g_test_add_func("/ui/typing-starts-at-once", test_typing_starts_at_once);
         g_test_add_func("/ui/toy-edits-kept", test_toy_edits_kept);
+        g_test_add_func("/ui/toy-reselect-and-revert", test_toy_reselect_and_revert);
         g_test_add_func("/ui/export-all-heads", test_export_all_heads);
         g_test_add_func("/ui/export-dialog", test_export_dialog);
         g_test_add_func("/ui/start-options", test_start_options);
