@@ -248,6 +248,49 @@ static void pick_clearest_head(AtnSession *self) {
     atn_session_select_head(self, layer, head);
 }
 
+/* Where a truncated text was cut: "It stops after “WORD”." with the last word the model still
+ * reads (as much of it as was kept), for each sentence that lost its end; NULL when that
+ * cannot be said (tokens given as ids, no word kept). */
+static char *cut_words(const atn_encoding *enc, const char *text, const char *pair) {
+    const char *seg_text[2] = {text, pair && *pair ? pair : NULL};
+    char *said[2] = {NULL, NULL};
+    for (int seg = 0; seg < 2; seg++) {
+        const char *t = seg_text[seg];
+        if (!t)
+            continue;
+        int last = -1;
+        for (int i = 0; i < enc->n; i++)
+            if (enc->tokens[i].segment == seg && enc->tokens[i].start >= 0 && enc->tokens[i].end > enc->tokens[i].start)
+                last = i;
+        if (last < 0)
+            continue;
+        const atn_token *lt = &enc->tokens[last];
+        size_t len = strlen(t);
+        const char *rest = t + MIN((size_t)lt->end, len);
+        while (*rest && g_ascii_isspace(*rest))
+            rest++;
+        if (!*rest)
+            continue;   /* this sentence kept its end */
+        int32_t start = lt->start;
+        for (int i = last - 1; i >= 0 && lt->word >= 0; i--)
+            if (enc->tokens[i].segment == seg && enc->tokens[i].word == lt->word && enc->tokens[i].start >= 0)
+                start = MIN(start, enc->tokens[i].start);
+        if ((size_t)lt->end > len || start < 0)
+            continue;
+        g_autofree char *word = g_strndup(t + start, (gsize)(lt->end - start));
+        g_strstrip(word);
+        if (!*word || !g_utf8_validate(word, -1, NULL))
+            continue;
+        said[seg] = g_strdup_printf(seg == 0 ? _("It stops after “%s”.") : _("The second sentence stops after “%s”."),
+                                    word);
+    }
+    char *out = said[0] && said[1] ? g_strconcat(said[0], " ", said[1], NULL)
+                : g_strdup(said[0] ? said[0] : said[1]);
+    g_free(said[0]);
+    g_free(said[1]);
+    return out;
+}
+
 static void set_result(AtnSession *self, AtnResult *r) {
     g_set_object(&self->result, r);
     if (self->pick_clearest && self->model) {
@@ -257,11 +300,14 @@ static void set_result(AtnSession *self, AtnResult *r) {
     self->n_runs++;
     g_clear_pointer(&self->run_notice, g_free);
     const atn_capture *cap = atn_result_get_capture(r);
-    if (cap->enc->truncated)
-        self->run_notice = g_strdup_printf(
+    if (cap->enc->truncated) {
+        g_autofree char *where = cut_words(cap->enc, self->ids ? NULL : self->text, self->ids ? NULL : self->text_pair);
+        g_autofree char *dropped = g_strdup_printf(
             ngettext("The text is too long for this model: %d word piece was dropped.",
                      "The text is too long for this model: %d word pieces were dropped.", cap->enc->n_dropped),
             cap->enc->n_dropped);
+        self->run_notice = where ? g_strconcat(dropped, " ", where, NULL) : g_steal_pointer(&dropped);
+    }
     else if (cap->fp16_overflow_total > 0)
         self->run_notice = g_strdup_printf(
             ngettext("fp16 overflow: %lld value became ±inf (beyond 65504) in this run; layer %d onwards may be "

@@ -177,14 +177,44 @@ static void test_model_file_changed(void) {
 }
 
 /* A text longer than the model takes shows a banner. */
+/* Where the views start in the window (the banners lie over them, not above them). */
+static double views_top(AtnWindow *win) {
+    GtkWidget *views = gtk_widget_get_parent(atn_window_get_view_widget(win, "head"));
+    graphene_point_t p = GRAPHENE_POINT_INIT(0, 0), out;
+    g_assert_true(gtk_widget_compute_point(views, GTK_WIDGET(win), &p, &out));
+    return out.y;
+}
+
 static void test_truncation_banner(void) {
     AtnWindow *win = new_window();
     open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat");
+    settle(300);
+    double top = views_top(win), height = gtk_widget_get_height(gtk_widget_get_parent(atn_window_get_view_widget(win, "head")));
+    /* 30 words, 22 kept (24 positions less [CLS] and [SEP]): the 22nd word is "on" */
     type_and_wait(win, "the cat sat on the mat the cat sat on the mat the cat sat on the mat the cat sat on the mat "
                        "the cat sat on the mat");
     g_assert_nonnull(atn_window_get_notice(win));
     g_assert_nonnull(strstr(atn_window_get_notice(win), "dropped"));
+    g_test_message("%s", atn_window_get_notice(win));
+    g_assert_nonnull(strstr(atn_window_get_notice(win), "It stops after “on”."));
     g_assert_cmpint(atn_result_get_n_tokens(atn_session_get_result(atn_window_get_session(win))), ==, 24);
+    settle(600);   /* the banner's reveal animation */
+    g_assert_cmpfloat(views_top(win), ==, top);   /* the layout did not move down */
+    g_assert_cmpint(gtk_widget_get_height(gtk_widget_get_parent(atn_window_get_view_widget(win, "head"))), ==, height);
+    /* the error banner too */
+    atn_session_open_model(atn_window_get_session(win), "/nonexistent/model");
+    g_assert_true(wait_for(not_opening, atn_window_get_session(win)));
+    settle(600);
+    g_assert_nonnull(atn_window_get_error(win));
+    g_assert_cmpfloat(views_top(win), ==, top);
+    /* a pair cut longest-first: the first sentence keeps its end, the second (18 of 30 words
+       kept: 24 less [CLS], 3 words, 2 [SEP]) stops after its 18th word, "mat" */
+    type_and_wait(win, "the cat sat ||| the cat sat on the mat the cat sat on the mat the cat sat on the mat the cat "
+                       "sat on the mat the cat sat on the mat");
+    g_test_message("%s", atn_window_get_notice(win));
+    g_assert_nonnull(strstr(atn_window_get_notice(win), "The second sentence stops after “mat”."));
+    g_assert_null(strstr(atn_window_get_notice(win), "It stops after"));
     type_and_wait(win, "the cat");
     g_assert_null(atn_window_get_notice(win));
     destroy_window(win);
