@@ -182,8 +182,10 @@ static void update_model_button(AtnWindow *self) {
     const char *opening = atn_session_get_opening(self->session);
     AtnModelHandle *m = atn_session_get_model(self->session);
     g_autofree char *label = NULL;
-    if (opening && !m)
-        label = g_strdup(_("Opening…"));
+    if (opening && !m) {
+        g_autofree char *base = g_path_get_basename(opening);
+        label = g_strdup_printf(_("Opening %s…"), base);
+    }
     else if (m)
         label = g_strdup(atn_model_handle_get_name(m));
     else
@@ -280,12 +282,27 @@ static gboolean reveal_open_cb(gpointer user_data) {
     return G_SOURCE_REMOVE;
 }
 
+static gboolean is_builtin_model(const char *source) {
+    for (const char *const *n = atn_builtin_model_names(); n && *n; n++)
+        if (!strcmp(*n, source))
+            return TRUE;
+    return FALSE;
+}
+
 static void on_opening(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     update_model_button(self);
-    if (atn_session_get_opening(self->session)) {
-        /* quick opens (the built-in models take milliseconds) show no bar at all */
-        if (!self->open_reveal_id && !gtk_revealer_get_reveal_child(self->progress_revealer))
+    const char *opening = atn_session_get_opening(self->session);
+    if (opening) {
+        /* a folder or file: the model's name and the bar at once (a bert-base folder takes
+           seconds; the model shown stays usable meanwhile); a built-in model over one shown
+           takes milliseconds: no bar unless it is still opening after 300 ms */
+        gboolean quick = is_builtin_model(opening) && atn_session_get_model(self->session);
+        if (!quick && !self->export_cancel) {
+            g_clear_handle_id(&self->open_reveal_id, g_source_remove);
+            gtk_revealer_set_reveal_child(self->progress_revealer, TRUE);
+        } else if (!self->open_reveal_id && !gtk_revealer_get_reveal_child(self->progress_revealer)) {
             self->open_reveal_id = g_timeout_add(300, reveal_open_cb, self);
+        }
         update_open_progress(self);
     } else {
         g_clear_handle_id(&self->open_reveal_id, g_source_remove);
@@ -308,6 +325,16 @@ static void on_progress_cancel(GtkButton *b, AtnWindow *self) {
 gboolean atn_window_get_open_progress_shown(AtnWindow *self) {
     g_return_val_if_fail(ATN_IS_WINDOW(self), FALSE);
     return gtk_revealer_get_reveal_child(self->progress_revealer) && !self->export_cancel;
+}
+
+const char *atn_window_get_progress_text(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return gtk_label_get_text(self->progress_label);
+}
+
+const char *atn_window_get_model_label(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return gtk_menu_button_get_label(self->model_button);
 }
 
 

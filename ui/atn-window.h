@@ -65,6 +65,9 @@ GtkWidget *atn_window_get_token_chips(AtnWindow *self);
 /* Whether the "Opening …" bar with its progress and Cancel button is shown (it appears
  * when an open lasts over 300 ms). */
 gboolean atn_window_get_open_progress_shown(AtnWindow *self);
+/* The progress line's text ("Opening “NAME”: stage") and the model button's label. */
+const char *atn_window_get_progress_text(AtnWindow *self);
+const char *atn_window_get_model_label(AtnWindow *self);
 /* The masked-word guesses under the sentence (an AtnPredictions). */
 GtkWidget *atn_window_get_predictions(AtnWindow *self);
 

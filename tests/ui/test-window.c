@@ -527,6 +527,46 @@ static void test_cancel_open(void) {
     destroy_window(win);
 }
 
+/* Opening a folder shows its name and the progress bar at once, and the model shown stays
+ * the session's (usable) until the new one is ready; a built-in model over a shown one
+ * (milliseconds) shows no bar. */
+static void test_open_progress_at_once(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, "worked-example");
+    AtnModelHandle *before = atn_session_get_model(s);
+    AtnResult *r_before = atn_session_get_result(s);
+    g_autofree char *base = g_path_get_basename(f32_model);
+    atn_session_open_model(s, f32_model);
+    /* no main-loop turn yet: what the window shows the moment the open starts */
+    g_assert_true(atn_window_get_open_progress_shown(win));
+    g_test_message("progress: %s", atn_window_get_progress_text(win));
+    g_assert_nonnull(strstr(atn_window_get_progress_text(win), base));
+    g_assert_cmpstr(atn_window_get_model_label(win), ==, "worked-example");
+    g_assert_true(atn_session_get_model(s) == before);
+    g_assert_true(atn_session_get_result(s) == r_before);
+    g_assert_true(wait_for(not_opening, s));
+    settle(50);
+    g_assert_false(atn_window_get_open_progress_shown(win));
+    g_assert_true(atn_session_get_model(s) != before);
+    g_assert_cmpstr(atn_model_handle_get_source(atn_session_get_model(s)), ==, f32_model);
+    atn_session_open_model(s, "demo");
+    g_assert_false(atn_window_get_open_progress_shown(win));
+    g_assert_true(wait_for(not_opening, s));
+    destroy_window(win);
+
+    /* a new window, nothing open yet: the button names the model being opened */
+    win = new_window();
+    s = atn_window_get_session(win);
+    g_assert_null(atn_session_get_model(s));
+    atn_session_open_model(s, f32_model);
+    g_autofree char *label = g_strdup_printf("Opening %s…", base);
+    g_assert_cmpstr(atn_window_get_model_label(win), ==, label);
+    g_assert_true(atn_window_get_open_progress_shown(win));
+    g_assert_true(wait_for(not_opening, s));
+    destroy_window(win);
+}
+
 /* Typing after a pause runs at once; a burst is debounced and the newest text wins. */
 static void test_typing_starts_at_once(void) {
     AtnWindow *win = new_window();
@@ -1415,6 +1455,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/fallback", test_fallback);
         g_test_add_func("/ui/mask-predictions", test_mask_predictions);
         g_test_add_func("/ui/cancel-open", test_cancel_open);
+        g_test_add_func("/ui/open-progress-at-once", test_open_progress_at_once);
         g_test_add_func("/ui/typing-starts-at-once", test_typing_starts_at_once);
         g_test_add_func("/ui/toy-edits-kept", test_toy_edits_kept);
         g_test_add_func("/ui/toy-reselect-and-revert", test_toy_reselect_and_revert);
