@@ -873,6 +873,47 @@ static void test_toy_reselect_and_revert(void) {
     destroy_window(win);
 }
 
+/* The keyboard-shortcuts window lists the heatmap's keys, on one page: GTK 4.8's page
+ * switcher warned "GtkLabel reported min width -4" (fatal here: G_DEBUG=fatal-warnings). */
+static void collect_shortcuts(GtkWidget *w, GString *titles, int *stacks_pages) {
+    if (GTK_IS_SHORTCUTS_SHORTCUT(w) && gtk_widget_get_visible(w)) {
+        g_autofree char *title = NULL;
+        g_object_get(w, "title", &title, NULL);
+        g_string_append_printf(titles, "%s|", title);
+    }
+    if (GTK_IS_STACK(w)) {
+        int shown = 0;
+        for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+            shown++;
+        *stacks_pages = MAX(*stacks_pages, shown);
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+        collect_shortcuts(c, titles, stacks_pages);
+}
+
+static void test_help_overlay(void) {
+    g_autoptr(GtkBuilder) b = gtk_builder_new_from_resource("/io/github/attnscope/Attnscope/gtk/help-overlay.ui");
+    GtkWidget *help = GTK_WIDGET(gtk_builder_get_object(b, "help_overlay"));
+    g_assert_nonnull(help);
+    gtk_window_set_default_size(GTK_WINDOW(help), 1280, 800);
+    gtk_window_present(GTK_WINDOW(help));
+    g_assert_true(wait_for(is_drawable, help));
+    settle(500);   /* laid out and drawn on the screen: a size warning would have aborted */
+    g_autoptr(GString) titles = g_string_new(NULL);
+    int pages = 0;
+    collect_shortcuts(help, titles, &pages);
+    g_test_message("shortcuts: %s (%d)", titles->str, pages);
+    const char *want[] = {"Zoom in", "Zoom out", "The whole matrix again", "Move the cell: query row, key column",
+                          "First / last key", "Half a view up / down", "Zoom at the pointer", "Pan when zoomed"};
+    for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+        g_autofree char *t = g_strdup_printf("|%s|", want[i]);
+        g_autofree char *all = g_strdup_printf("|%s", titles->str);
+        g_assert_nonnull(strstr(all, t));
+    }
+    gtk_window_destroy(GTK_WINDOW(help));
+    settle(50);
+}
+
 /* LANGUAGE=zh_CN: the Chinese interface. */
 static void test_chinese(void) {
     AtnWindow *win = new_window();
@@ -1461,6 +1502,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/ui/toy-reselect-and-revert", test_toy_reselect_and_revert);
         g_test_add_func("/ui/export-all-heads", test_export_all_heads);
         g_test_add_func("/ui/export-dialog", test_export_dialog);
+        g_test_add_func("/ui/help-overlay", test_help_overlay);
         g_test_add_func("/ui/start-options", test_start_options);
         g_test_add_func("/ui/status-and-toy-text", test_status_and_toy_text);
         g_test_add_func("/ui/downloaded-models", test_downloaded_models);
