@@ -294,6 +294,34 @@ void rt_draw_up(cairo_t *cr, rtext *t, const char *text, double size, bool bold,
     g_object_unref(l);
 }
 
+/* A layout of text wrapped to max_w, centred, at most max_lines lines (the last one
+ * ellipsized when more would be needed). */
+static PangoLayout *wrapped(rtext *t, const char *text, double size, double max_w, int max_lines) {
+    PangoLayout *l = rt_layout(t, text, size, false, false);
+    pango_layout_set_width(l, (int)(fmax(1, max_w) * PANGO_SCALE));
+    pango_layout_set_wrap(l, PANGO_WRAP_WORD_CHAR);
+    pango_layout_set_alignment(l, PANGO_ALIGN_CENTER);
+    pango_layout_set_ellipsize(l, PANGO_ELLIPSIZE_END);
+    pango_layout_set_height(l, -(max_lines > 0 ? max_lines : 1));
+    return l;
+}
+
+double rt_wrapped_height(rtext *t, const char *text, double size, double max_w, int max_lines) {
+    PangoLayout *l = wrapped(t, text, size, max_w, max_lines);
+    int pw, ph;
+    pango_layout_get_size(l, &pw, &ph);
+    g_object_unref(l);
+    return (double)ph / PANGO_SCALE;
+}
+
+void rt_draw_wrapped(cairo_t *cr, rtext *t, const char *text, double size, double x_centre, double y, double max_w,
+                     int max_lines) {
+    PangoLayout *l = wrapped(t, text, size, max_w, max_lines);
+    cairo_move_to(cr, x_centre - fmax(1, max_w) / 2, y);
+    show(cr, l);
+    g_object_unref(l);
+}
+
 void rt_draw_markup(cairo_t *cr, rtext *t, const char *markup, double size, double x, double y, double max_w) {
     PangoLayout *l = rt_layout(t, markup, size, false, true);
     if (max_w > 0) {
