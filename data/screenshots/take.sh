@@ -3,12 +3,14 @@
 # window under Xvfb at 1200x780.  Usage (from the repository root, after building):
 #   data/screenshots/take.sh [BUILD_DIR] [MODEL] [TEXT]
 # MODEL defaults to the demo model (the worked example when it is not installed); the Trace
-# view is shot on the worked example (TRACE_MODEL), the lesson it was made for.
+# view is shot on the worked example (TRACE_MODEL), the lesson it was made for.  The Chinese
+# shots read ZH_TEXT (a Chinese sentence, as a Chinese window starts with one).
 # Needs xvfb-run, xauth, x11-utils (xwininfo), xdotool and imagemagick (import).
 set -e
 build=${1:-build}
 model=${2:-demo}
 text=${3:-The cat sat on the [MASK] because it was tired.}
+zh_text=${ZH_TEXT:-这个命令用来删除一个[MASK]件，因为它太大了。}
 out=$(dirname "$0")
 exe="$build/app/attnscope"
 [ -x "$exe" ] || { echo "take.sh: $exe not found; build first" >&2; exit 1; }
@@ -18,7 +20,9 @@ wait_s=${WAIT_S:-6}
 shoot() {  # shoot LANGUAGE SUFFIX VIEW
   m=$model
   [ "$3" = trace ] && m=${TRACE_MODEL:-worked-example}
-  LANGUAGE=$1 LANG=C.UTF-8 "$exe" --model "$m" --text "$text" --view "$3" &
+  t=$text
+  [ "$1" = zh_CN ] && t=$zh_text
+  LANGUAGE=$1 LANG=C.UTF-8 "$exe" --model "$m" --text "$t" --view "$3" &
   pid=$!
   sleep "$wait_s"
   case $3 in
