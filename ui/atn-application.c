@@ -2,6 +2,7 @@
 #include "atn-application.h"
 
 #include <glib/gi18n.h>
+#include <pango/pangocairo.h>
 #include <locale.h>
 #include <string.h>
 
@@ -61,6 +62,54 @@ void atn_gui_load_css(void) {
     gtk_style_context_add_provider_for_display(display, GTK_STYLE_PROVIDER(css),
                                                GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
     g_object_unref(css);
+    /* In a Chinese interface Han characters in the widgets take the language's face too:
+       GTK shapes with the locale's language (none in C.UTF-8), and fontconfig's first CJK
+       face is Noto Sans CJK JP.  The interface font, then the face that font picks for 国
+       in the interface's language, as the window's family list (monospace text keeps its
+       own family). */
+    const char *lang = atn_gui_language();
+    if (strcmp(lang, "en") != 0) {
+        g_autofree char *font = NULL;
+        g_object_get(gtk_settings_get_for_display(display), "gtk-font-name", &font, NULL);
+        PangoFontDescription *fd = pango_font_description_from_string(font && *font ? font : "Sans 10");
+        PangoContext *ctx = pango_font_map_create_context(pango_cairo_font_map_get_default());
+        /* the face the interface font is for Latin text ("Sans" is an alias: listed before
+           a CJK family it would no longer be the first choice for Latin letters) */
+        PangoFontset *latin_fs = pango_context_load_fontset(ctx, fd, pango_language_from_string("en"));
+        PangoFont *latin = latin_fs ? pango_fontset_get_font(latin_fs, 'a') : NULL;
+        PangoFontDescription *ld = latin ? pango_font_describe(latin) : NULL;
+        g_autofree char *family = g_strdup(ld && pango_font_description_get_family(ld)
+                                               ? pango_font_description_get_family(ld)
+                                               : pango_font_description_get_family(fd) ? pango_font_description_get_family(fd)
+                                                                                         : "Sans");
+        if (ld)
+            pango_font_description_free(ld);
+        if (latin)
+            g_object_unref(latin);
+        if (latin_fs)
+            g_object_unref(latin_fs);
+        PangoFontset *fs = pango_context_load_fontset(ctx, fd, pango_language_from_string(lang));
+        PangoFont *han = fs ? pango_fontset_get_font(fs, 0x56FD) : NULL;
+        PangoFontDescription *hd = han ? pango_font_describe(han) : NULL;
+        const char *han_family = hd ? pango_font_description_get_family(hd) : NULL;
+        if (han_family && !strchr(han_family, '"') && !strchr(family, '"')) {
+            g_autofree char *rule = g_strdup_printf("window { font-family: \"%s\", \"%s\", sans-serif; }", family,
+                                                    han_family);
+            GtkCssProvider *cjk = gtk_css_provider_new();
+            gtk_css_provider_load_from_data(cjk, rule, -1);
+            gtk_style_context_add_provider_for_display(display, GTK_STYLE_PROVIDER(cjk),
+                                                       GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+            g_object_unref(cjk);
+        }
+        if (hd)
+            pango_font_description_free(hd);
+        if (han)
+            g_object_unref(han);
+        if (fs)
+            g_object_unref(fs);
+        g_object_unref(ctx);
+        pango_font_description_free(fd);
+    }
     /* the app icon when running uninstalled (GtkApplication adds <base>/icons itself) */
     gtk_icon_theme_add_resource_path(gtk_icon_theme_get_for_display(display), "/io/github/attnscope/Attnscope/icons");
 }

@@ -926,6 +926,23 @@ static void test_chinese(void) {
     /* the first sentence is a Chinese one (settings in memory: nothing remembered) */
     g_assert_cmpstr(atn_gui_language(), ==, "zh-cn");
     g_assert_cmpstr(atn_window_get_text(win), ==, "他把书放在桌子上，然后开始读它。");
+    /* the widgets' Han characters in the Simplified Chinese face too: a token chip's label
+       and the sentence entry (fontconfig's first CJK face, JP, before) */
+    open_and_wait(win, "demo");
+    GtkWidget *chip = atn_token_chips_get_chip(ATN_TOKEN_CHIPS(atn_window_get_token_chips(win)), 1);
+    GtkWidget *label = GTK_IS_LABEL(chip) ? chip : gtk_widget_get_first_child(chip);
+    while (label && !GTK_IS_LABEL(label))
+        label = gtk_widget_get_first_child(label);
+    g_assert_nonnull(label);
+    g_assert_cmpstr(gtk_label_get_text(GTK_LABEL(label)), ==, "他");
+    PangoLayoutIter *it = pango_layout_get_iter(gtk_label_get_layout(GTK_LABEL(label)));
+    PangoLayoutRun *run = pango_layout_iter_get_run_readonly(it);
+    g_assert_nonnull(run);
+    PangoFontDescription *d = pango_font_describe(run->item->analysis.font);
+    g_test_message("chip face: %s", pango_font_description_get_family(d));
+    g_assert_cmpstr(pango_font_description_get_family(d), ==, "Noto Sans CJK SC");
+    pango_font_description_free(d);
+    pango_layout_iter_free(it);
 
     /* an exported figure speaks the window's language: the trace sheet and the similarity
        colour bar as PDF, read back with pdftotext */
