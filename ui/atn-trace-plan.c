@@ -65,20 +65,55 @@ static GArray *cols_shown(int k, int max) {
     return a;
 }
 
+/* Columns shown of the d-wide concat and output vectors: all when d fits, else the first two,
+ * the head's own block a0..a1 (all of it when it is at most max/2 wide, else its first and
+ * last quarter of max) with one neighbour each side, and the last two; -1 is an ellipsis.
+ * The head's own columns are never behind the "…" (issue 14, defect 3: head 15's column 120 of
+ * the demo model was). */
+static GArray *cols_around(int d, int max, int a0, int a1) {
+    if (d <= max || a0 < 0 || a1 < a0 || a1 >= d)
+        return cols_shown(d, max);
+    gboolean *want = g_new0(gboolean, d);
+    int k = a1 - a0 + 1, q = MAX(2, max / 4);
+    want[0] = want[1 % d] = want[d - 1] = want[MAX(0, d - 2)] = TRUE;
+    for (int c = a0; c <= a1; c++)
+        want[c] = k <= max / 2 || c < a0 + q || c > a1 - q;
+    if (a0 > 0)
+        want[a0 - 1] = TRUE;
+    if (a1 + 1 < d)
+        want[a1 + 1] = TRUE;
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+    int ell = -1;
+    for (int c = 0; c < d; c++) {
+        if (want[c])
+            g_array_append_val(a, c);
+        else if (a->len && g_array_index(a, int, a->len - 1) != -1)
+            g_array_append_val(a, ell);
+    }
+    g_free(want);
+    return a;
+}
+
 static const char *token_of(const atn_trace *t, int j) { return t->enc->tokens[j].text; }
 
-/* A vector as a header row of indices and one row of values; accent columns a0..a1. */
-static void plan_vector(AtnTracePlanStep *p, const char *name, const double *v, int k, int max, int a0, int a1) {
-    g_autoptr(GArray) cs = cols_shown(k, max);
+/* A vector as a header row of indices and one row of values (the columns cs, -1 an
+ * ellipsis); accent columns a0..a1. */
+static void plan_vector_cols(AtnTracePlanStep *p, const char *name, const double *v, GArray *cs, int a0, int a1) {
     plan_init(p, 2, 1 + cs->len);
+    p->vector = TRUE;
     plan_set(p, 0, 0, ATN_TRACE_CELL_HEADER, g_strdup(""));
     plan_set(p, 1, 0, ATN_TRACE_CELL_HEADER, g_strdup(name));
     for (guint i = 0; i < cs->len; i++) {
         int c = g_array_index(cs, int, i);
-        guint8 acc = c >= a0 && c <= a1 ? ATN_TRACE_CELL_ACCENT : 0;
+        guint8 acc = c >= 0 && c >= a0 && c <= a1 ? ATN_TRACE_CELL_ACCENT : 0;
         plan_set(p, 0, 1 + i, ATN_TRACE_CELL_HEADER, c < 0 ? g_strdup("…") : g_strdup_printf("%d", c));
         plan_set(p, 1, 1 + i, acc, c < 0 ? g_strdup("…") : fmt4(v[c]));
     }
+}
+
+static void plan_vector(AtnTracePlanStep *p, const char *name, const double *v, int k, int max, int a0, int a1) {
+    g_autoptr(GArray) cs = cols_shown(k, max);
+    plan_vector_cols(p, name, v, cs, a0, a1);
 }
 
 /* Token rows with extra columns filled by fill(). */
@@ -247,11 +282,13 @@ void atn_trace_plan_make(const atn_trace *t, int n_heads, AtnTracePlanStep plans
     p = &plans[ATN_TRACE_STEP_CONCAT];
     p->formula = g_strdup_printf(_("every head's output for token %d side by side; head %d fills columns %d–%d"), i, h,
                                  h * k, h * k + k - 1);
-    plan_vector(p, _("concat"), t->concat, d, MAX_WIDE_COLS, h * k, h * k + k - 1);
+    /* the same columns in both wide steps, so they line up */
+    g_autoptr(GArray) wide = cols_around(d, MAX_WIDE_COLS, h * k, h * k + k - 1);
+    plan_vector_cols(p, _("concat"), t->concat, wide, h * k, h * k + k - 1);
     (void)n_heads;
 
     p = &plans[ATN_TRACE_STEP_PROJECT];
     p->formula = g_strdup(_("concat W<sub>O</sub> + b<sub>O</sub>: the attention layer's output for this token"));
-    plan_vector(p, _("output"), t->projected, d, MAX_WIDE_COLS, -1, -1);
+    plan_vector_cols(p, _("output"), t->projected, wide, -1, -1);
 }
 

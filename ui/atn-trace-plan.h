@@ -17,6 +17,7 @@ typedef struct AtnTracePlanStep {
     char *formula;   /* Pango markup */
     char *note;      /* Pango markup or NULL */
     int rows, cols;
+    gboolean vector; /* a header row of indices over one row of values: may wrap into lines */
     char **cells;    /* [rows][cols], NULL for an empty cell */
     guint8 *flags;   /* [rows][cols] ATN_TRACE_CELL_* */
 } AtnTracePlanStep;

@@ -9,7 +9,9 @@
 #include "atn-view.h"
 
 #include <glib/gi18n.h>
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "atn-figure.h"
@@ -20,7 +22,8 @@
 typedef struct tstep_widgets {
     GtkWidget *box;
     GtkLabel *formula, *note;
-    GtkGrid *grid;
+    GtkGrid *grid;      /* a table, or */
+    GtkFlowBox *flow;   /* a vector that wraps (AtnTracePlanStep.vector) */
     GtkLabel **cells;   /* [rows][cols] */
     int rows, cols;
 } tstep_widgets;
@@ -34,8 +37,14 @@ struct _AtnTraceView {
     GtkWidget parent_instance;
     GtkWidget *box;
     GtkDropDown *query_drop;
-    GtkLabel *where_label, *step_label, *intro_label, *legend_label;
+    GtkLabel *step_label, *intro_label, *legend_label, *hidden_label;
     GtkButton *prev_button, *next_button, *all_button;
+    GtkSpinButton *layer_spin, *head_spin;
+    GtkToggleButton *reveal_button;
+    GtkPaned *paned;
+    GtkWidget *side_box;
+    GtkButton *reset_button;     /* in the inputs (toy models), or NULL */
+    GtkLabel *input_error;       /* why a typed number was refused, or NULL */
     GtkScrolledWindow *scroller;
     GtkBox *sheet, *inputs_box, *steps_box;
     AtnHeatmap *heatmap;
@@ -44,6 +53,8 @@ struct _AtnTraceView {
     AtnResult *result;       /* what the trace was computed from */
     atn_trace *trace;
     int step;
+    gboolean reveal;         /* later steps hidden until reached */
+    int paned_width;         /* the width the side pane was last sized for */
     double font_scale;
     gboolean dirty;
     gboolean syncing;
@@ -95,15 +106,39 @@ static void build_step(AtnTraceView *self, int s, const AtnTracePlanStep *p) {
     gtk_label_set_wrap(w->formula, TRUE);
     gtk_widget_add_css_class(GTK_WIDGET(w->formula), "formula");
     gtk_box_append(GTK_BOX(w->box), GTK_WIDGET(w->formula));
+    w->rows = p->rows;
+    w->cols = p->cols;
+    w->cells = g_new0(GtkLabel *, (size_t)p->rows * p->cols);
+    if (p->vector && p->rows == 2) {
+        /* a vector: index over value, column by column, wrapping into as many lines as the
+           pane needs (a 128-wide concat never runs under the side pane) */
+        w->flow = GTK_FLOW_BOX(gtk_flow_box_new());
+        gtk_flow_box_set_selection_mode(w->flow, GTK_SELECTION_NONE);
+        gtk_flow_box_set_max_children_per_line(w->flow, (guint)p->cols);
+        gtk_flow_box_set_column_spacing(w->flow, (guint)(14 * self->font_scale));
+        gtk_flow_box_set_row_spacing(w->flow, (guint)(6 * self->font_scale));
+        gtk_widget_add_css_class(GTK_WIDGET(w->flow), "trace-table");
+        gtk_widget_set_halign(GTK_WIDGET(w->flow), GTK_ALIGN_FILL);
+        gtk_box_append(GTK_BOX(w->box), GTK_WIDGET(w->flow));
+        for (int c = 0; c < p->cols; c++) {
+            GtkWidget *col = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
+            for (int r = 0; r < 2; r++) {
+                GtkWidget *l = gtk_label_new(NULL);
+                gtk_label_set_xalign(GTK_LABEL(l), c == 0 ? 0.0f : 1.0f);
+                gtk_widget_add_css_class(l, "numeric");
+                gtk_box_append(GTK_BOX(col), l);
+                w->cells[r * p->cols + c] = GTK_LABEL(l);
+            }
+            gtk_flow_box_append(w->flow, col);
+            gtk_widget_set_focusable(gtk_widget_get_parent(col), FALSE);
+        }
+    } else {
     w->grid = GTK_GRID(gtk_grid_new());
-    gtk_grid_set_column_spacing(w->grid, 14);
+    gtk_grid_set_column_spacing(w->grid, (int)(14 * self->font_scale));
     gtk_grid_set_row_spacing(w->grid, 2);
     gtk_widget_add_css_class(GTK_WIDGET(w->grid), "trace-table");
     gtk_widget_set_halign(GTK_WIDGET(w->grid), GTK_ALIGN_START);
     gtk_box_append(GTK_BOX(w->box), GTK_WIDGET(w->grid));
-    w->rows = p->rows;
-    w->cols = p->cols;
-    w->cells = g_new0(GtkLabel *, (size_t)p->rows * p->cols);
     for (int r = 0; r < p->rows; r++)
         for (int c = 0; c < p->cols; c++) {
             GtkWidget *l = gtk_label_new(NULL);
@@ -113,6 +148,7 @@ static void build_step(AtnTraceView *self, int s, const AtnTracePlanStep *p) {
             gtk_grid_attach(w->grid, l, c, r, 1, 1);
             w->cells[r * p->cols + c] = GTK_LABEL(l);
         }
+    }
     w->note = GTK_LABEL(gtk_label_new(NULL));
     gtk_label_set_xalign(w->note, 0);
     gtk_label_set_wrap(w->note, TRUE);
@@ -127,7 +163,7 @@ static void apply_plan(AtnTraceView *self, AtnTracePlanStep plans[ATN_TRACE_STEP
     for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++) {
         tstep_widgets *w = &self->steps[s];
         const AtnTracePlanStep *p = &plans[s];
-        if (rebuild || !w->box || w->rows != p->rows || w->cols != p->cols) {
+        if (rebuild || !w->box || w->rows != p->rows || w->cols != p->cols || (w->flow != NULL) != p->vector) {
             if (!rebuild)
                 for (int s2 = s; s2 < ATN_TRACE_STEP_COUNT; s2++)
                     if (self->steps[s2].box) {
@@ -149,6 +185,99 @@ static void apply_plan(AtnTraceView *self, AtnTracePlanStep plans[ATN_TRACE_STEP
 
 /* ---- editable inputs (toy models) ------------------------------------------------------------ */
 
+/* The numbers a toy model had when the Trace view first showed each cell, kept on the model
+ * handle ("which:layer:row:col" -> float; X has layer -1): what Reset puts back and what the
+ * changed-cell marks compare with. */
+#define ORIGINALS_KEY "atn-trace-originals"
+
+static char *original_key(atn_toy_matrix which, int layer, int row, int col) {
+    return g_strdup_printf("%d:%d:%d:%d", which, which == ATN_TOY_X ? -1 : layer, row, col);
+}
+
+static GHashTable *originals_of(AtnModelHandle *m) {
+    GHashTable *o = g_object_get_data(G_OBJECT(m), ORIGINALS_KEY);
+    if (!o) {
+        o = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        g_object_set_data_full(G_OBJECT(m), ORIGINALS_KEY, o, (GDestroyNotify)g_hash_table_unref);
+    }
+    return o;
+}
+
+static const char *matrix_name(atn_toy_matrix which) {
+    switch (which) {
+    case ATN_TOY_X: return "X";
+    case ATN_TOY_WQ: return "W_Q";
+    case ATN_TOY_WK: return "W_K";
+    case ATN_TOY_WV: return "W_V";
+    case ATN_TOY_WO: return "W_O";
+    default: return "?";
+    }
+}
+
+/* Marks an entry changed (against its original) or not; TRUE when changed. */
+static gboolean mark_changed(AtnTraceView *self, GtkWidget *e, float now) {
+    input_cell *ic = g_object_get_data(G_OBJECT(e), "cell");
+    GHashTable *o = originals_of(self->inputs_model);
+    g_autofree char *key = original_key(ic->which, self->inputs_layer, ic->row, ic->col);
+    const float *was = g_hash_table_lookup(o, key);
+    gboolean changed = was && *was != now;
+    if (changed) {
+        gtk_widget_add_css_class(e, "changed");
+        g_autofree char *tip = g_strdup_printf(_("Changed: it was %g (Reset puts it back)"), (double)*was);
+        gtk_widget_set_tooltip_text(e, tip);
+    } else {
+        gtk_widget_remove_css_class(e, "changed");
+        gtk_widget_set_tooltip_text(e, NULL);
+    }
+    return changed;
+}
+
+/* Any cell of any layer differs from its original. */
+static gboolean any_changed(AtnTraceView *self) {
+    if (!self->inputs_model)
+        return FALSE;
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, originals_of(self->inputs_model));
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        int which, layer, row, col;
+        if (sscanf(k, "%d:%d:%d:%d", &which, &layer, &row, &col) != 4)
+            continue;
+        if (atn_model_handle_toy_get(self->inputs_model, which, layer < 0 ? 0 : layer, row, col) != *(float *)v)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+static void update_reset(AtnTraceView *self) {
+    if (self->reset_button)
+        gtk_widget_set_sensitive(GTK_WIDGET(self->reset_button), any_changed(self));
+}
+
+/* The error line under the inputs: the reason of one refused cell, or hidden. */
+static void update_input_error(AtnTraceView *self) {
+    if (!self->input_error)
+        return;
+    const char *why = NULL;
+    GHashTableIter it;
+    gpointer k, e;
+    g_hash_table_iter_init(&it, self->inputs);
+    while (!why && g_hash_table_iter_next(&it, &k, &e))
+        why = g_object_get_data(G_OBJECT(e), "why");
+    gtk_label_set_text(self->input_error, why ? why : "");
+    gtk_widget_set_visible(GTK_WIDGET(self->input_error), why != NULL);
+}
+
+static void refuse(AtnTraceView *self, GtkEditable *e, const char *reason) {
+    input_cell *ic = g_object_get_data(G_OBJECT(e), "cell");
+    /* Translators: a refused cell of the editable inputs, e.g. "X[0][1]: “1.5x” is not a number…" */
+    char *why = g_strdup_printf(_("%s[%d][%d]: %s"), matrix_name(ic->which), ic->row, ic->col, reason);
+    gtk_widget_add_css_class(GTK_WIDGET(e), "error");
+    gtk_widget_set_tooltip_text(GTK_WIDGET(e), why);
+    g_object_set_data_full(G_OBJECT(e), "why", why, g_free);
+    update_input_error(self);
+}
+
 static void on_input_changed(GtkEditable *e, AtnTraceView *self) {
     if (self->syncing || !self->session)
         return;
@@ -160,22 +289,76 @@ static void on_input_changed(GtkEditable *e, AtnTraceView *self) {
     g_autofree char *norm = g_strdelimit(g_strstrip(g_strdup(text)), ",", '.');   /* accept a decimal comma */
     char *end = NULL;
     double v = g_ascii_strtod(norm, &end);
-    if (!*norm || !end || *end || !isfinite(v)) {
-        gtk_widget_add_css_class(GTK_WIDGET(e), "error");
+    if (!*norm) {
+        refuse(self, e, _("empty: type a number, such as 0.5"));
+        return;
+    }
+    if (!end || *end) {
+        g_autofree char *r = g_strdup_printf(_("“%s” is not a number: type digits with a decimal point, such as -1.25"),
+                                             text);
+        refuse(self, e, r);
+        return;
+    }
+    if (!isfinite(v) || fabs(v) > FLT_MAX) {
+        g_autofree char *r = g_strdup_printf(_("“%s” is not a finite number a float can hold (up to ±3.4e38)"), text);
+        refuse(self, e, r);
         return;
     }
     g_autoptr(GError) error = NULL;
     if (!atn_model_handle_toy_set(m, ic->which, self->inputs_layer, ic->row, ic->col, (float)v, &error)) {
-        gtk_widget_add_css_class(GTK_WIDGET(e), "error");
-        gtk_widget_set_tooltip_text(GTK_WIDGET(e), error->message);
+        refuse(self, e, error->message);
         return;
     }
     gtk_widget_remove_css_class(GTK_WIDGET(e), "error");
-    gtk_widget_set_tooltip_text(GTK_WIDGET(e), NULL);
+    g_object_set_data(G_OBJECT(e), "why", NULL);
+    mark_changed(self, GTK_WIDGET(e), (float)v);
+    update_input_error(self);
+    update_reset(self);
     atn_session_rerun(self->session);   /* toy models run synchronously: the trace follows at once */
 }
 
 static char *input_key(atn_toy_matrix which, int row, int col) { return g_strdup_printf("%d:%d:%d", which, row, col); }
+
+void atn_trace_view_reset_inputs(AtnTraceView *self) {
+    g_return_if_fail(ATN_IS_TRACE_VIEW(self));
+    AtnModelHandle *m = self->inputs_model;
+    if (!m || !self->session || m != atn_session_get_model(self->session))
+        return;
+    GHashTableIter it;
+    gpointer k, v;
+    gboolean any = FALSE;
+    g_hash_table_iter_init(&it, originals_of(m));
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        int which, layer, row, col;
+        if (sscanf(k, "%d:%d:%d:%d", &which, &layer, &row, &col) != 4)
+            continue;
+        int l = layer < 0 ? 0 : layer;
+        if (atn_model_handle_toy_get(m, which, l, row, col) != *(float *)v) {
+            atn_model_handle_toy_set(m, which, l, row, col, *(float *)v, NULL);
+            any = TRUE;
+        }
+    }
+    /* every shown cell gets its number back, refused text included */
+    self->syncing = TRUE;
+    g_hash_table_iter_init(&it, self->inputs);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        GtkWidget *e = v;
+        input_cell *ic = g_object_get_data(G_OBJECT(e), "cell");
+        float now = atn_model_handle_toy_get(m, ic->which, self->inputs_layer, ic->row, ic->col);
+        g_autofree char *txt = g_strdup_printf("%g", (double)now);
+        gtk_editable_set_text(GTK_EDITABLE(e), txt);
+        gtk_widget_remove_css_class(e, "error");
+        g_object_set_data(G_OBJECT(e), "why", NULL);
+        mark_changed(self, e, now);
+    }
+    self->syncing = FALSE;
+    update_input_error(self);
+    update_reset(self);
+    if (any)
+        atn_session_rerun(self->session);
+}
+
+static void on_reset(GtkButton *b, AtnTraceView *self) { atn_trace_view_reset_inputs(self); }
 
 static GtkWidget *input_grid(AtnTraceView *self, AtnModelHandle *m, atn_toy_matrix which, int rows, int cols,
                              const char *const *row_labels, const char *col_prefix) {
@@ -202,11 +385,20 @@ static GtkWidget *input_grid(AtnTraceView *self, AtnModelHandle *m, atn_toy_matr
             gtk_editable_set_max_width_chars(GTK_EDITABLE(e), 8);
             gtk_editable_set_alignment(GTK_EDITABLE(e), 1.0f);
             gtk_widget_add_css_class(e, "cell-entry");
-            g_autofree char *txt = g_strdup_printf("%g", (double)atn_model_handle_toy_get(m, which, self->inputs_layer, r, c));
+            float now = atn_model_handle_toy_get(m, which, self->inputs_layer, r, c);
+            g_autofree char *txt = g_strdup_printf("%g", (double)now);
             gtk_editable_set_text(GTK_EDITABLE(e), txt);
             input_cell *ic = g_new(input_cell, 1);
             *ic = (input_cell){which, r, c};
             g_object_set_data_full(G_OBJECT(e), "cell", ic, g_free);
+            /* the first time a cell is shown its number is the original one */
+            GHashTable *o = originals_of(m);
+            char *okey = original_key(which, self->inputs_layer, r, c);
+            if (!g_hash_table_contains(o, okey))
+                g_hash_table_insert(o, okey, g_memdup2(&now, sizeof now));
+            else
+                g_free(okey);
+            mark_changed(self, e, now);
             g_signal_connect(e, "changed", G_CALLBACK(on_input_changed), self);
             gtk_grid_attach(GTK_GRID(grid), e, 1 + c, 1 + r, 1, 1);
             g_hash_table_insert(self->inputs, input_key(which, r, c), e);
@@ -224,6 +416,8 @@ static void build_inputs(AtnTraceView *self) {
     while ((child = gtk_widget_get_first_child(GTK_WIDGET(self->inputs_box))))
         gtk_box_remove(self->inputs_box, child);
     g_hash_table_remove_all(self->inputs);
+    self->reset_button = NULL;
+    self->input_error = NULL;
     g_set_object(&self->inputs_model, m);
     self->inputs_layer = layer;
     if (!m || !atn_model_handle_is_toy(m))
@@ -236,10 +430,17 @@ static void build_inputs(AtnTraceView *self) {
     for (int i = 0; i < n; i++)
         toks[i] = atn_model_toy_token(am, i);
 
+    GtkWidget *head = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12);
     GtkWidget *title = gtk_label_new(_("Inputs — type to change any number"));
     gtk_label_set_xalign(GTK_LABEL(title), 0);
     gtk_widget_add_css_class(title, "heading");
-    gtk_box_append(self->inputs_box, title);
+    gtk_box_append(GTK_BOX(head), title);
+    GtkWidget *reset = gtk_button_new_with_mnemonic(_("Reset _Numbers"));
+    gtk_widget_set_tooltip_text(reset, _("Put back the numbers the model was opened with (changed cells are marked)"));
+    g_signal_connect(reset, "clicked", G_CALLBACK(on_reset), self);
+    gtk_box_append(GTK_BOX(head), reset);
+    self->reset_button = GTK_BUTTON(reset);
+    gtk_box_append(self->inputs_box, head);
     GtkWidget *xl = gtk_label_new(NULL);
     gtk_label_set_markup(GTK_LABEL(xl), _("<i>X</i>: one input vector per token (a row each)"));
     gtk_label_set_xalign(GTK_LABEL(xl), 0);
@@ -266,8 +467,16 @@ static void build_inputs(AtnTraceView *self) {
     }
     gtk_expander_set_child(GTK_EXPANDER(exp), wbox);
     gtk_box_append(self->inputs_box, exp);
+    GtkWidget *err = gtk_label_new(NULL);
+    gtk_label_set_xalign(GTK_LABEL(err), 0);
+    gtk_label_set_wrap(GTK_LABEL(err), TRUE);
+    gtk_widget_add_css_class(err, "input-error");
+    gtk_widget_set_visible(err, FALSE);
+    gtk_box_append(self->inputs_box, err);
+    self->input_error = GTK_LABEL(err);
     g_free(toks);
     self->syncing = FALSE;
+    update_reset(self);
 }
 
 GtkEditable *atn_trace_view_get_input_cell(AtnTraceView *self, atn_toy_matrix which, int row, int col) {
@@ -313,10 +522,12 @@ static void update_marks(AtnTraceView *self) {
 }
 
 static void update_step_ui(AtnTraceView *self) {
+    gboolean hiding = self->reveal && self->step >= 0;
     for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++) {
         GtkWidget *box = self->steps[s].box;
         if (!box)
             continue;
+        gtk_widget_set_visible(box, !hiding || s <= self->step);
         if (s == self->step)
             gtk_widget_add_css_class(box, "current");
         else
@@ -332,6 +543,10 @@ static void update_step_ui(AtnTraceView *self) {
                                  : g_strdup(_("All steps"));
     gtk_label_set_text(self->step_label, label);
     gtk_widget_set_sensitive(GTK_WIDGET(self->prev_button), self->step != 0);
+    /* the heatmap is the softmax's result: in reveal mode it waits for that step */
+    gboolean weights_hidden = hiding && self->step < ATN_TRACE_STEP_SOFTMAX;
+    gtk_widget_set_visible(GTK_WIDGET(self->heatmap), !weights_hidden);
+    gtk_widget_set_visible(GTK_WIDGET(self->hidden_label), weights_hidden);
     update_marks(self);
 }
 
@@ -345,12 +560,27 @@ static void scroll_to_step(AtnTraceView *self) {
     gtk_adjustment_set_value(adj, MAX(0, p.y - 12));
 }
 
+/* The layer and head pickers follow the session (the Head view's choice is the same one). */
 static void update_where(AtnTraceView *self) {
-    if (!self->session)
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    self->syncing = TRUE;
+    int nl = r ? atn_result_get_n_layers(r) : 1, nh = r ? atn_result_get_n_heads(r) : 1;
+    gtk_spin_button_set_range(self->layer_spin, 0, MAX(0, nl - 1));
+    gtk_spin_button_set_range(self->head_spin, 0, MAX(0, nh - 1));
+    if (self->session) {
+        gtk_spin_button_set_value(self->layer_spin, atn_session_get_layer(self->session));
+        gtk_spin_button_set_value(self->head_spin, atn_session_get_head(self->session));
+    }
+    gtk_widget_set_sensitive(GTK_WIDGET(self->layer_spin), r != NULL);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->head_spin), r != NULL);
+    self->syncing = FALSE;
+}
+
+static void on_pick(GtkSpinButton *b, AtnTraceView *self) {
+    if (self->syncing || !self->session)
         return;
-    g_autofree char *where = g_strdup_printf(_("layer %d · head %d (change them in the Head view)"),
-                                             atn_session_get_layer(self->session), atn_session_get_head(self->session));
-    gtk_label_set_text(self->where_label, where);
+    atn_session_select_head(self->session, gtk_spin_button_get_value_as_int(self->layer_spin),
+                            gtk_spin_button_get_value_as_int(self->head_spin));
 }
 
 static void sync_query_drop(AtnTraceView *self, gboolean tokens_changed) {
@@ -476,6 +706,48 @@ void atn_trace_view_set_step(AtnTraceView *self, int step) {
 int atn_trace_view_get_step(AtnTraceView *self) {
     g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), 0);
     return self->step;
+}
+
+void atn_trace_view_set_reveal(AtnTraceView *self, gboolean reveal) {
+    g_return_if_fail(ATN_IS_TRACE_VIEW(self));
+    reveal = !!reveal;
+    if (gtk_toggle_button_get_active(self->reveal_button) != reveal) {
+        gtk_toggle_button_set_active(self->reveal_button, reveal);   /* comes back through on_reveal */
+        return;
+    }
+    self->reveal = reveal;
+    if (reveal && self->step < 0)
+        self->step = 0;   /* a lesson starts at the first step */
+    update_step_ui(self);
+    scroll_to_step(self);
+}
+
+gboolean atn_trace_view_get_reveal(AtnTraceView *self) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), FALSE);
+    return self->reveal;
+}
+
+GtkWidget *atn_trace_view_get_step_widget(AtnTraceView *self, atn_trace_step step) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
+    if (self->dirty)
+        atn_trace_view_refresh(self);
+    return step >= 0 && step < ATN_TRACE_STEP_COUNT ? self->steps[step].box : NULL;
+}
+
+static void on_reveal(GtkToggleButton *b, GParamSpec *p, AtnTraceView *self) {
+    atn_trace_view_set_reveal(self, gtk_toggle_button_get_active(b));
+}
+
+/* The side pane (the heatmap) takes about a third of a wide view, never less than 320 px
+ * times the text size; set again whenever the view's width changes, so presentation mode and
+ * a resized window get a heatmap that fills its pane. */
+static void on_paned_width(GtkPaned *paned, GParamSpec *p, AtnTraceView *self) {
+    int w = gtk_widget_get_width(GTK_WIDGET(paned));
+    if (w <= 0 || w == self->paned_width)
+        return;
+    self->paned_width = w;
+    int side = (int)MAX(320 * self->font_scale, 0.34 * w);
+    gtk_paned_set_position(paned, MAX(w / 3, w - side));
 }
 
 static void on_prev(GtkButton *b, AtnTraceView *self) {
@@ -613,7 +885,12 @@ static void atn_trace_view_class_init(AtnTraceViewClass *klass) {
 #define BIND(name) gtk_widget_class_bind_template_child(wc, AtnTraceView, name)
     BIND(box);
     BIND(query_drop);
-    BIND(where_label);
+    BIND(layer_spin);
+    BIND(head_spin);
+    BIND(reveal_button);
+    BIND(hidden_label);
+    BIND(paned);
+    BIND(side_box);
     BIND(step_label);
     BIND(intro_label);
     BIND(legend_label);
@@ -640,6 +917,10 @@ static void atn_trace_view_init(AtnTraceView *self) {
     g_signal_connect(self->prev_button, "clicked", G_CALLBACK(on_prev), self);
     g_signal_connect(self->next_button, "clicked", G_CALLBACK(on_next), self);
     g_signal_connect(self->all_button, "clicked", G_CALLBACK(on_all), self);
+    g_signal_connect(self->layer_spin, "value-changed", G_CALLBACK(on_pick), self);
+    g_signal_connect(self->head_spin, "value-changed", G_CALLBACK(on_pick), self);
+    g_signal_connect(self->reveal_button, "notify::active", G_CALLBACK(on_reveal), self);
+    g_signal_connect(self->paned, "notify::max-position", G_CALLBACK(on_paned_width), self);
     g_signal_connect(self->heatmap, "cell-clicked", G_CALLBACK(on_cell_clicked), self);
     GtkEventController *keys = gtk_event_controller_key_new();
     g_signal_connect(keys, "key-pressed", G_CALLBACK(on_key), self);
@@ -673,6 +954,14 @@ void atn_trace_view_set_font_scale(AtnTraceView *self, double scale) {
     g_return_if_fail(ATN_IS_TRACE_VIEW(self));
     self->font_scale = scale;
     atn_heatmap_set_font_scale(self->heatmap, scale);
+    gtk_widget_set_size_request(self->side_box, (int)(320 * scale), -1);
+    for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++)
+        if (self->steps[s].grid)
+            gtk_grid_set_column_spacing(self->steps[s].grid, (int)(14 * scale));
+        else if (self->steps[s].flow)
+            gtk_flow_box_set_column_spacing(self->steps[s].flow, (guint)(14 * scale));
+    self->paned_width = 0;
+    on_paned_width(self->paned, NULL, self);
 }
 
 AtnHeatmap *atn_trace_view_get_heatmap(AtnTraceView *self) {

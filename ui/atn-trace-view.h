@@ -24,6 +24,15 @@ void atn_trace_view_set_font_scale(AtnTraceView *self, double scale);
 /* -1: every step shown alike; 0..ATN_TRACE_STEP_COUNT-1: that step highlighted. */
 void atn_trace_view_set_step(AtnTraceView *self, int step);
 int atn_trace_view_get_step(AtnTraceView *self);
+/* Reveal mode (the Reveal button): the steps after the current one are hidden, and the
+ * heatmap (the softmax's result) until step 6; turning it on at "All steps" starts at step 1. */
+void atn_trace_view_set_reveal(AtnTraceView *self, gboolean reveal);
+gboolean atn_trace_view_get_reveal(AtnTraceView *self);
+/* The box of one step (title, formula, table, note), or NULL before a trace; borrowed. */
+GtkWidget *atn_trace_view_get_step_widget(AtnTraceView *self, atn_trace_step step);
+/* Reset Numbers: a toy model's cells back to the numbers they had when the Trace view first
+ * showed them, in every layer; the changed-cell marks (CSS class "changed") go. */
+void atn_trace_view_reset_inputs(AtnTraceView *self);
 /* Recomputes now if anything changed (it does so by itself when shown). */
 void atn_trace_view_refresh(AtnTraceView *self);
 /* The numbers of a step as shown, one table row per line, cells separated by tabs. */

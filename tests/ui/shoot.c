@@ -4,7 +4,8 @@
  *
  *   shoot OUT.png WIDTH HEIGHT MODEL TEXT-FILE VIEW [ACTION...]
  * ACTIONS: layer=L head=H query=Q zoom=F pan=R,C one-query fixed hover=R,C lines-hover=SIDE,T
- *          all-lines */
+ *          all-lines present font-scale=F step=S (the Trace view's step) reveal (its reveal
+ *          mode) trace-end (scroll the trace sheet to the bottom) */
 #include "ui-test-util.h"
 
 #include "atn-token-lines.h"
@@ -63,7 +64,16 @@ int main(int argc, char **argv) {
                 g_free(atn_heatmap_hover(hm, r.origin.x + r.size.width / 2, r.origin.y + r.size.height / 2));
             else if (atn_heatmap_get_bar(hm, y, NULL, &r))
                 g_free(atn_heatmap_hover(hm, r.origin.x + r.size.width / 2, r.origin.y + r.size.height - 1));
-        } else if (!strcmp(a, "focus")) {
+        } else if (!strcmp(a, "present"))
+            atn_window_set_presentation(win, TRUE);
+        else if (sscanf(a, "font-scale=%lf", &f) == 1)
+            atn_prefs_set_font_scale(atn_prefs_get_default(), f);
+        else if (sscanf(a, "step=%d", &x) == 1) {
+            settle(300);
+            atn_trace_view_set_step(ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace")), x);
+        } else if (!strcmp(a, "reveal"))
+            atn_trace_view_set_reveal(ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace")), TRUE);
+        else if (!strcmp(a, "focus")) {
             gtk_widget_grab_focus(GTK_WIDGET(hm));
             atn_heatmap_move_cursor(hm, 0, 0);
         } else {

@@ -91,9 +91,290 @@ static void test_trace_worked_example(void) {
     destroy_window(win);
 }
 
+
+/* A step's table as rows of cells (the text atn_trace_view_dup_step_text gives). */
+static char **step_rows(AtnTraceView *tv, atn_trace_step step) {
+    g_autofree char *text = atn_trace_view_dup_step_text(tv, step);
+    g_assert_nonnull(text);
+    return g_strsplit(text, "\n", -1);
+}
+
+/* TRUE when every label under w lies inside the scroller's visible width (nothing runs under
+ * the side pane). */
+static gboolean inside(GtkWidget *w, GtkWidget *scroller, double *worst) {
+    gboolean ok = TRUE;
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        if (!gtk_widget_get_visible(c))
+            continue;
+        if (GTK_IS_LABEL(c)) {
+            graphene_rect_t b;
+            if (gtk_widget_compute_bounds(c, scroller, &b)) {
+                double right = b.origin.x + b.size.width;
+                *worst = MAX(*worst, right);
+                if (right > gtk_widget_get_width(scroller) + 0.5)
+                    ok = FALSE;
+            }
+        }
+        ok = inside(c, scroller, worst) && ok;
+    }
+    return ok;
+}
+
+/* Issue 14, defect 3: on the demo model (d_model 128, 16 heads of 8), head 15's columns
+ * 120-127 are all shown in steps 9 and 10 with the engine's numbers, and the wide vectors stay
+ * inside the sheet at 1200 px instead of running under the side pane. */
+static void test_trace_wide_columns(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "demo");
+    const char *text = "The cat sat on the [MASK] because it was tired.";
+    type_and_wait(win, text);
+    show_view(win, "trace");
+    AtnSession *s = atn_window_get_session(win);
+    atn_session_select_head(s, 1, 15);
+    atn_session_set_query(s, 0);
+    AtnTraceView *tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
+    atn_trace_view_refresh(tv);
+    atn_trace_view_set_step(tv, ATN_TRACE_STEP_CONCAT);
+    settle(100);
+
+    /* the engine's own run and trace of the same text */
+    atn_error err = {0};
+    atn_model *m = atn_model_open("demo", NULL, NULL, &err);
+    g_assert_nonnull(m);
+    atn_encoding *enc = NULL;
+    g_assert_cmpint(atn_model_encode(m, text, NULL, &enc, &err), ==, ATN_OK);
+    atn_run *run = atn_run_new(m);
+    g_assert_cmpint(atn_run_forward(run, enc, NULL, &err), ==, ATN_OK);
+    atn_trace *t = NULL;
+    g_assert_cmpint(atn_trace_compute(m, atn_run_capture(run), 1, 15, 0, &t, &err), ==, ATN_OK);
+    g_assert_cmpint(t->d_model, ==, 128);
+    g_assert_cmpint(t->d_head, ==, 8);
+
+    atn_trace_step wide[] = {ATN_TRACE_STEP_CONCAT, ATN_TRACE_STEP_PROJECT};
+    for (guint w = 0; w < G_N_ELEMENTS(wide); w++) {
+        g_auto(GStrv) rows = step_rows(tv, wide[w]);
+        g_auto(GStrv) head = g_strsplit(rows[0], "\t", -1);
+        g_auto(GStrv) vals = g_strsplit(rows[1], "\t", -1);
+        g_assert_cmpuint(g_strv_length(head), ==, g_strv_length(vals));
+        const double *v = wide[w] == ATN_TRACE_STEP_CONCAT ? t->concat : t->projected;
+        for (int c = 120; c <= 127; c++) {
+            g_autofree char *idx = g_strdup_printf("%d", c);
+            int at = -1;
+            for (int i = 0; head[i]; i++)
+                if (!strcmp(head[i], idx))
+                    at = i;
+            if (at < 0)
+                g_error("step %d hides column %d: %s", wide[w] + 1, c, rows[0]);
+            g_autofree char *want = g_strdup_printf("%.4f", v[c]);
+            g_assert_cmpstr(vals[at], ==, want);
+            if (wide[w] == ATN_TRACE_STEP_CONCAT) {   /* the head's own output, o0 of step 8 */
+                g_autofree char *o = g_strdup_printf("%.4f", t->output[c - 120]);
+                g_assert_cmpstr(vals[at], ==, o);
+            }
+        }
+        /* nothing of the vector beyond the sheet's visible width */
+        GtkWidget *box = atn_trace_view_get_step_widget(tv, wide[w]);
+        GtkWidget *scroller = gtk_widget_get_ancestor(box, GTK_TYPE_SCROLLED_WINDOW);
+        double worst = 0;
+        if (!inside(box, scroller, &worst))
+            g_error("step %d runs %.0f px into a %d px sheet", wide[w] + 1, worst, gtk_widget_get_width(scroller));
+    }
+    atn_trace_free(t);
+    atn_run_free(run);
+    atn_encoding_free(enc);
+    atn_model_free(m);
+    destroy_window(win);
+}
+
+/* The n-th (from 0) descendant of w of type t, depth first. */
+static GtkWidget *find_nth(GtkWidget *w, GType t, int n, int *seen) {
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        if (G_TYPE_CHECK_INSTANCE_TYPE(c, t) && (*seen)++ == n)
+            return c;
+        GtkWidget *f = find_nth(c, t, n, seen);
+        if (f)
+            return f;
+    }
+    return NULL;
+}
+
+/* The Trace view's own layer and head picker: it changes the session's head (the Head view
+ * follows) and the trace's numbers, and follows a change made elsewhere. */
+static void test_trace_picker(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "worked-example");
+    show_view(win, "trace");
+    AtnSession *s = atn_window_get_session(win);
+    atn_session_select_head(s, 0, 0);
+    atn_session_set_query(s, 0);
+    AtnTraceView *tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
+    atn_trace_view_refresh(tv);
+    /* the view's spin buttons, in order: Layer, Head */
+    int seen = 0;
+    GtkSpinButton *head_spin = GTK_SPIN_BUTTON(find_nth(GTK_WIDGET(tv), GTK_TYPE_SPIN_BUTTON, 1, &seen));
+    g_assert_nonnull(head_spin);
+    double lo, hi;
+    gtk_spin_button_get_range(head_spin, &lo, &hi);
+    g_assert_cmpfloat(hi, ==, 1);   /* 2 heads */
+    gtk_spin_button_set_value(head_spin, 1);
+    settle(20);
+    g_assert_cmpint(atn_session_get_head(s), ==, 1);
+    /* head 1 (dims 2-3), query 0: q0 = k0 = (0.2, 0.1); k1 = (0.3, 0.2); k2 = (0.1, 0.4):
+       scores 0.05, 0.08, 0.06 */
+    g_autofree char *scores = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_SCORES);
+    g_assert_nonnull(strstr(scores, "0.0500"));
+    g_assert_nonnull(strstr(scores, "0.0800"));
+    g_assert_nonnull(strstr(scores, "0.0600"));
+    atn_session_set_head(s, 0);   /* elsewhere: the picker follows */
+    settle(20);
+    g_assert_cmpint(gtk_spin_button_get_value_as_int(head_spin), ==, 0);
+    destroy_window(win);
+}
+
+/* Reveal mode: at step k the steps after k are hidden (and the heatmap until the softmax);
+ * each Step shows the next one with its numbers; All shows everything. */
+static void test_trace_reveal(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "worked-example");
+    show_view(win, "trace");
+    AtnSession *s = atn_window_get_session(win);
+    atn_session_select_head(s, 0, 0);
+    atn_session_set_query(s, 0);
+    AtnTraceView *tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
+    atn_trace_view_refresh(tv);
+    atn_trace_view_set_step(tv, -1);
+    atn_trace_view_set_reveal(tv, TRUE);
+    g_assert_true(atn_trace_view_get_reveal(tv));
+    g_assert_cmpint(atn_trace_view_get_step(tv), ==, 0);   /* a lesson starts at step 1 */
+    AtnHeatmap *hm = atn_trace_view_get_heatmap(tv);
+    for (int k = 0; k < ATN_TRACE_STEP_COUNT; k++) {
+        settle(10);
+        for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++) {
+            GtkWidget *box = atn_trace_view_get_step_widget(tv, st);
+            g_assert_nonnull(box);
+            if (gtk_widget_get_visible(box) != (st <= k))
+                g_error("at step %d, step %d is %s", k + 1, st + 1, st <= k ? "hidden" : "shown");
+        }
+        g_assert_cmpint(gtk_widget_get_visible(GTK_WIDGET(hm)), ==, k >= ATN_TRACE_STEP_SOFTMAX);
+        if (k == ATN_TRACE_STEP_SOFTMAX) {   /* reached: the weights are shown and drawn */
+            GtkWidget *box = atn_trace_view_get_step_widget(tv, k);
+            g_assert_true(gtk_widget_get_mapped(box));
+            const double article[3] = {0.3760, 0.4487, 0.1752};
+            assert_weights_shown(tv, article);
+        }
+        if (k + 1 < ATN_TRACE_STEP_COUNT)
+            atn_trace_view_set_step(tv, k + 1);
+    }
+    atn_trace_view_set_step(tv, -1);   /* All */
+    settle(10);
+    for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++)
+        g_assert_true(gtk_widget_get_visible(atn_trace_view_get_step_widget(tv, st)));
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(hm)));
+    /* off again: every step shows whatever the current one is */
+    atn_trace_view_set_step(tv, 2);
+    atn_trace_view_set_reveal(tv, FALSE);
+    settle(10);
+    for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++)
+        g_assert_true(gtk_widget_get_visible(atn_trace_view_get_step_widget(tv, st)));
+    destroy_window(win);
+}
+
+/* Reset Numbers: edited cells (also of another layer's weights) are marked "changed" with
+ * their old number, Reset puts every original back (the softmax is the article's again) and
+ * clears the marks; a refused cell says why in words, and Reset clears that too. */
+static void test_trace_reset(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "worked-example");
+    show_view(win, "trace");
+    AtnSession *s = atn_window_get_session(win);
+    atn_session_select_head(s, 0, 0);
+    atn_session_set_query(s, 0);
+    AtnTraceView *tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
+    atn_trace_view_refresh(tv);
+    const double article[3] = {0.3760, 0.4487, 0.1752};
+    GtkEditable *x00 = atn_trace_view_get_input_cell(tv, ATN_TOY_X, 0, 0);
+    GtkEditable *x11 = atn_trace_view_get_input_cell(tv, ATN_TOY_X, 1, 1);
+    GtkEditable *wq = atn_trace_view_get_input_cell(tv, ATN_TOY_WQ, 0, 0);
+    g_assert_nonnull(x00);
+    g_assert_nonnull(wq);
+    g_assert_false(gtk_widget_has_css_class(GTK_WIDGET(x00), "changed"));
+    gtk_editable_set_text(x00, "1.5");
+    gtk_editable_set_text(wq, "2");
+    settle(20);
+    double want[3];
+    hand_softmax(1.5, want);
+    g_assert_true(gtk_widget_has_css_class(GTK_WIDGET(x00), "changed"));
+    g_assert_true(gtk_widget_has_css_class(GTK_WIDGET(wq), "changed"));
+    g_assert_false(gtk_widget_has_css_class(GTK_WIDGET(x11), "changed"));
+    const char *tip = gtk_widget_get_tooltip_text(GTK_WIDGET(x00));
+    g_assert_nonnull(strstr(tip, "0.5"));   /* "Changed: it was 0.5" */
+    /* typed back by hand: no longer marked */
+    gtk_editable_set_text(wq, "1");
+    settle(20);
+    g_assert_false(gtk_widget_has_css_class(GTK_WIDGET(wq), "changed"));
+    gtk_editable_set_text(wq, "3");
+    settle(20);
+    /* by hand: q0 = (3 × 1.5, 1.1), keys unchanged (1.5, 1.1), (1.0, 1.1), (1.2, -0.2) */
+    {
+        double sc[3] = {4.5 * 1.5 + 1.21, 4.5 * 1.0 + 1.21, 4.5 * 1.2 - 0.22}, m = 0, sum = 0;
+        for (int j = 0; j < 3; j++)
+            m = fmax(m, sc[j] / sqrt(2.0));
+        for (int j = 0; j < 3; j++)
+            sum += want[j] = exp(sc[j] / sqrt(2.0) - m);
+        for (int j = 0; j < 3; j++)
+            want[j] /= sum;
+        assert_weights_shown(tv, want);
+    }
+
+    /* a refused cell says why, not only red */
+    gtk_editable_set_text(x11, "1.1.1");
+    settle(20);
+    g_assert_true(gtk_widget_has_css_class(GTK_WIDGET(x11), "error"));
+    GtkWidget *why = NULL;
+    GtkWidget *sheet = gtk_widget_get_ancestor(GTK_WIDGET(x11), GTK_TYPE_BOX);
+    while (sheet && !why) {
+        for (GtkWidget *c = gtk_widget_get_first_child(sheet); c; c = gtk_widget_get_next_sibling(c))
+            if (GTK_IS_LABEL(c) && gtk_widget_has_css_class(c, "input-error"))
+                why = c;
+        sheet = gtk_widget_get_ancestor(gtk_widget_get_parent(sheet), GTK_TYPE_BOX);
+    }
+    g_assert_nonnull(why);
+    g_assert_true(gtk_widget_get_visible(why));
+    const char *msg = gtk_label_get_text(GTK_LABEL(why));
+    g_assert_nonnull(strstr(msg, "X[1][1]"));
+    g_assert_nonnull(strstr(msg, "“1.1.1” is not a number"));
+    const char *etip = gtk_widget_get_tooltip_text(GTK_WIDGET(x11));
+    g_assert_cmpstr(etip, ==, msg);
+    gtk_editable_set_text(x11, "");
+    settle(20);
+    g_assert_nonnull(strstr(gtk_label_get_text(GTK_LABEL(why)), "empty"));
+
+    /* Reset: every original number back, marks and the reason gone */
+    atn_trace_view_reset_inputs(tv);
+    settle(20);
+    g_assert_cmpstr(gtk_editable_get_text(x00), ==, "0.5");
+    g_assert_cmpstr(gtk_editable_get_text(x11), ==, "1.1");
+    g_assert_cmpstr(gtk_editable_get_text(wq), ==, "1");
+    g_assert_false(gtk_widget_has_css_class(GTK_WIDGET(x00), "changed"));
+    g_assert_false(gtk_widget_has_css_class(GTK_WIDGET(wq), "changed"));
+    g_assert_false(gtk_widget_has_css_class(GTK_WIDGET(x11), "error"));
+    g_assert_false(gtk_widget_get_visible(why));
+    AtnModelHandle *mh = atn_session_get_model(s);
+    g_assert_cmpfloat(atn_model_handle_toy_get(mh, ATN_TOY_X, 0, 0, 0), ==, 0.5f);
+    g_assert_cmpfloat(atn_model_handle_toy_get(mh, ATN_TOY_WQ, 0, 0, 0), ==, 1.0f);
+    assert_weights_shown(tv, article);
+    AtnResult *r = atn_session_get_result(s);
+    g_assert_cmpfloat_with_epsilon(atn_result_get_head(r, 0, 0)[0], 0.3760, 1e-4);
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
     g_test_add_func("/ui/trace-worked-example", test_trace_worked_example);
+    g_test_add_func("/ui/trace-wide-columns", test_trace_wide_columns);
+    g_test_add_func("/ui/trace-picker", test_trace_picker);
+    g_test_add_func("/ui/trace-reveal", test_trace_reveal);
+    g_test_add_func("/ui/trace-reset", test_trace_reset);
     return g_test_run();
 }
