@@ -22,7 +22,8 @@ struct _AtnHeadView {
     GtkCheckButton *fixed_scale_check, *all_lines_check;
     GtkButton *zoom_in_button, *zoom_out_button, *zoom_reset_button;
     GtkLabel *zoom_label, *legend_label;
-    GtkInscription *what_label;   /* an inscription: a new text needs no new layout */
+    GtkLabel *what_label;   /* a label, not a GtkInscription: GTK 4.8's inscription kept its first font size
+                               when presentation mode scaled the text (issue 14) */
     GtkAdjustment *threshold_adj;
     AtnPrefs *prefs;
     AtnSession *session;
@@ -76,9 +77,9 @@ static void update_title(AtnHeadView *self) {
         g_autofree char *what = atn_label_head_summary(&st->heads[(size_t)layer * st->n_heads + head]);
         /* Translators: the line under the Head view's controls: "This head — previous: 97% to the previous token" */
         g_autofree char *line = g_strdup_printf(_("This head — %s"), what);
-        gtk_inscription_set_text(self->what_label, line);
+        gtk_label_set_text(self->what_label, line);
     } else {
-        gtk_inscription_set_text(self->what_label, "");
+        gtk_label_set_text(self->what_label, "");
     }
 }
 

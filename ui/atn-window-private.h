@@ -53,6 +53,11 @@ struct _AtnWindow {
     gboolean presentation;
     guint hide_controls_id;
     double last_motion_x, last_motion_y;
+    gboolean pointer_in;          /* the pointer is over the window */
+    GtkRevealer *hint_revealer;   /* presentation mode's keys, over the figure */
+    GtkLabel *hint_label;
+    gboolean hint_done;           /* the hint was shown (once per window) */
+    guint hint_id;
     gboolean want_gpu;            /* the saved preference, applied when the probe says yes */
     int start_layer, start_head;  /* the command line's --layer / --head (-1: not given) */
     gboolean notice_is_run;

@@ -14,7 +14,10 @@
 #include "hf-cache.h"
 #include "render.h"
 
-enum { PRESENTATION_HIDE_MS = 2500 };
+enum { PRESENTATION_HIDE_MS = 2500, PRESENTATION_HINT_MS = 7000 };
+/* the pointer this close to the top of the screen (px, times the text size) shows the
+   header bar with the view switcher in presentation mode */
+#define PRESENTATION_TOP_PX 12.0
 
 G_DEFINE_FINAL_TYPE(AtnWindow, atn_window, GTK_TYPE_APPLICATION_WINDOW)
 
@@ -739,7 +742,18 @@ static void apply_style(AtnWindow *self) {
     pango_font_description_free(desc);
     if (pt <= 0)
         pt = 10;
-    g_autofree char *css = g_strdup_printf("window.atn-window { font-size: %.2fpt; }", pt * scale);
+    /* the theme sizes some classes in points (Adwaita: .heading 11pt, .caption 9pt, the
+       titles): scaled too, so the trace's step titles and captions grow with the rest */
+    g_autofree char *css = g_strdup_printf(
+        "window.atn-window { font-size: %.2fpt; }\n"
+        "window.atn-window .heading { font-size: %.2fpt; }\n"
+        "window.atn-window .body { font-size: %.2fpt; }\n"
+        "window.atn-window .caption, window.atn-window .caption-heading { font-size: %.2fpt; }\n"
+        "window.atn-window .title-1 { font-size: %.2fpt; }\n"
+        "window.atn-window .title-2, window.atn-window .title-3 { font-size: %.2fpt; }\n"
+        "window.atn-window .title-4 { font-size: %.2fpt; }\n"
+        "window.atn-window label.presentation-hint { font-size: %.2fpt; }\n",
+        pt * scale, 11 * scale, 11 * scale, 9 * scale, 20 * scale, 15 * scale, 13 * scale, pt * scale * 1.1);
     gtk_css_provider_load_from_data(self->font_css, scale == 1.0 ? "" : css, -1);
 }
 
@@ -756,25 +770,113 @@ static void on_precision_changed(AtnPrefs *prefs, GParamSpec *p, AtnWindow *self
 
 /* ---- presentation mode -------------------------------------------------------------------------- */
 
+/* Presentation mode: the figure alone on the screen.  The header bar (with the view
+ * switcher) and the sentence come back when the pointer reaches the top of the screen, stay
+ * while it is over them or the focus is in them, and go PRESENTATION_HIDE_MS after it leaves;
+ * moving the pointer over the figure (pointing at cells for an audience) changes nothing.  The
+ * first time, a hint says how to leave and how to change views. */
+
+static double controls_bottom(AtnWindow *self) {
+    graphene_rect_t b;
+    if (gtk_revealer_get_child_revealed(self->controls_revealer) &&
+        gtk_widget_compute_bounds(GTK_WIDGET(self->controls_revealer), GTK_WIDGET(self), &b))
+        return b.origin.y + b.size.height;
+    if (gtk_widget_get_visible(GTK_WIDGET(self->header)) &&
+        gtk_widget_compute_bounds(GTK_WIDGET(self->header), GTK_WIDGET(self), &b))
+        return b.origin.y + b.size.height;
+    return 0;
+}
+
+static gboolean focus_in_controls(AtnWindow *self) {
+    GtkWidget *f = gtk_root_get_focus(GTK_ROOT(self));
+    return f && (gtk_widget_is_ancestor(f, GTK_WIDGET(self->controls_revealer)) ||
+                 gtk_widget_is_ancestor(f, GTK_WIDGET(self->header)));
+}
+
+static void show_controls(AtnWindow *self, gboolean show) {
+    gtk_revealer_set_reveal_child(self->controls_revealer, show);
+    gtk_widget_set_visible(GTK_WIDGET(self->header), show);
+}
+
 static gboolean hide_controls_cb(gpointer data) {
     AtnWindow *self = data;
     self->hide_controls_id = 0;
-    if (self->presentation) {
-        gtk_revealer_set_reveal_child(self->controls_revealer, FALSE);
-        gtk_widget_set_visible(GTK_WIDGET(self->header), FALSE);
+    if (!self->presentation)
+        return G_SOURCE_REMOVE;
+    if (focus_in_controls(self) || (self->pointer_in && self->last_motion_y <= controls_bottom(self))) {
+        self->hide_controls_id = g_timeout_add(PRESENTATION_HIDE_MS, hide_controls_cb, self);   /* still in use */
+        return G_SOURCE_REMOVE;
     }
+    show_controls(self, FALSE);
     return G_SOURCE_REMOVE;
 }
 
+static double top_strip(AtnWindow *self) {
+    return PRESENTATION_TOP_PX * MAX(1.0, atn_prefs_get_font_scale(self->prefs));
+}
+
 static void on_window_motion(GtkEventControllerMotion *c, double x, double y, AtnWindow *self) {
-    if (!self->presentation || (fabs(x - self->last_motion_x) < 2 && fabs(y - self->last_motion_y) < 2))
+    self->pointer_in = TRUE;
+    if (!self->presentation || (fabs(x - self->last_motion_x) < 1 && fabs(y - self->last_motion_y) < 1))
         return;
     self->last_motion_x = x;
     self->last_motion_y = y;
-    gtk_revealer_set_reveal_child(self->controls_revealer, TRUE);
-    gtk_widget_set_visible(GTK_WIDGET(self->header), TRUE);
-    g_clear_handle_id(&self->hide_controls_id, g_source_remove);
-    self->hide_controls_id = g_timeout_add(PRESENTATION_HIDE_MS, hide_controls_cb, self);
+    gboolean shown = gtk_widget_get_visible(GTK_WIDGET(self->header));
+    if (y <= top_strip(self) || (shown && y <= controls_bottom(self))) {
+        show_controls(self, TRUE);
+        g_clear_handle_id(&self->hide_controls_id, g_source_remove);
+    } else if (shown && !self->hide_controls_id) {
+        self->hide_controls_id = g_timeout_add(PRESENTATION_HIDE_MS, hide_controls_cb, self);
+    }
+}
+
+static void on_window_leave(GtkEventControllerMotion *c, AtnWindow *self) { self->pointer_in = FALSE; }
+
+static gboolean hide_hint_cb(gpointer data) {
+    AtnWindow *self = data;
+    self->hint_id = 0;
+    gtk_revealer_set_reveal_child(self->hint_revealer, FALSE);
+    return G_SOURCE_REMOVE;
+}
+
+/* The hint over the figure, in an overlay made around the view stack (so atn-window.ui stays
+ * as it is). */
+static void build_presentation_hint(AtnWindow *self) {
+    GtkWidget *stack = GTK_WIDGET(self->stack), *parent = gtk_widget_get_parent(stack);
+    GtkWidget *before = gtk_widget_get_prev_sibling(stack);
+    GtkWidget *overlay = gtk_overlay_new();
+    gtk_widget_set_vexpand(overlay, TRUE);
+    gtk_widget_set_hexpand(overlay, TRUE);
+    g_object_ref(stack);
+    gtk_box_remove(GTK_BOX(parent), stack);
+    gtk_overlay_set_child(GTK_OVERLAY(overlay), stack);
+    g_object_unref(stack);
+    gtk_box_insert_child_after(GTK_BOX(parent), overlay, before);
+    self->hint_revealer = GTK_REVEALER(gtk_revealer_new());
+    gtk_revealer_set_transition_type(self->hint_revealer, GTK_REVEALER_TRANSITION_TYPE_CROSSFADE);
+    gtk_widget_set_halign(GTK_WIDGET(self->hint_revealer), GTK_ALIGN_CENTER);
+    gtk_widget_set_valign(GTK_WIDGET(self->hint_revealer), GTK_ALIGN_END);
+    gtk_widget_set_margin_bottom(GTK_WIDGET(self->hint_revealer), 32);
+    gtk_widget_set_can_target(GTK_WIDGET(self->hint_revealer), FALSE);
+    /* Translators: shown once over the figure when presentation mode starts */
+    self->hint_label = GTK_LABEL(gtk_label_new(_("Presentation mode · F11 or Esc leaves it · Alt+1…5 change the view · "
+                                                 "the pointer at the top shows the view switcher")));
+    gtk_label_set_wrap(self->hint_label, TRUE);
+    gtk_label_set_justify(self->hint_label, GTK_JUSTIFY_CENTER);
+    gtk_widget_add_css_class(GTK_WIDGET(self->hint_label), "osd");
+    gtk_widget_add_css_class(GTK_WIDGET(self->hint_label), "presentation-hint");
+    gtk_revealer_set_child(self->hint_revealer, GTK_WIDGET(self->hint_label));
+    gtk_overlay_add_overlay(GTK_OVERLAY(overlay), GTK_WIDGET(self->hint_revealer));
+}
+
+gboolean atn_window_get_view_switcher_shown(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), FALSE);
+    return gtk_widget_get_visible(GTK_WIDGET(self->header));
+}
+
+GtkWidget *atn_window_get_presentation_hint(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return GTK_WIDGET(self->hint_revealer);
 }
 
 void atn_window_set_presentation(AtnWindow *self, gboolean on) {
@@ -786,13 +888,22 @@ void atn_window_set_presentation(AtnWindow *self, gboolean on) {
         gtk_widget_add_css_class(GTK_WIDGET(self), "presentation");
         gtk_window_fullscreen(GTK_WINDOW(self));
         g_clear_handle_id(&self->hide_controls_id, g_source_remove);
-        self->hide_controls_id = g_timeout_add(PRESENTATION_HIDE_MS, hide_controls_cb, self);
+        show_controls(self, FALSE);   /* at once: the figure gets the whole screen */
+        gtk_widget_set_visible(GTK_WIDGET(self->status_label), FALSE);
+        if (!self->hint_done) {
+            self->hint_done = TRUE;
+            gtk_revealer_set_reveal_child(self->hint_revealer, TRUE);
+            g_clear_handle_id(&self->hint_id, g_source_remove);
+            self->hint_id = g_timeout_add(PRESENTATION_HINT_MS, hide_hint_cb, self);
+        }
     } else {
         gtk_widget_remove_css_class(GTK_WIDGET(self), "presentation");
         gtk_window_unfullscreen(GTK_WINDOW(self));
         g_clear_handle_id(&self->hide_controls_id, g_source_remove);
-        gtk_revealer_set_reveal_child(self->controls_revealer, TRUE);
-        gtk_widget_set_visible(GTK_WIDGET(self->header), TRUE);
+        g_clear_handle_id(&self->hint_id, g_source_remove);
+        gtk_revealer_set_reveal_child(self->hint_revealer, FALSE);
+        show_controls(self, TRUE);
+        gtk_widget_set_visible(GTK_WIDGET(self->status_label), TRUE);
     }
     GAction *a = g_action_map_lookup_action(G_ACTION_MAP(self), "presentation");
     if (a)
@@ -807,6 +918,7 @@ void atn_window_set_presentation(AtnWindow *self, gboolean on) {
 static void atn_window_dispose(GObject *object) {
     AtnWindow *self = ATN_WINDOW(object);
     g_clear_handle_id(&self->hide_controls_id, g_source_remove);
+    g_clear_handle_id(&self->hint_id, g_source_remove);
     g_clear_handle_id(&self->open_reveal_id, g_source_remove);
     g_clear_handle_id(&self->say_timeout_id, g_source_remove);
     g_clear_pointer(&self->run_status, g_free);
@@ -934,7 +1046,9 @@ static void atn_window_init(AtnWindow *self) {
 
     GtkEventController *motion = gtk_event_controller_motion_new();
     g_signal_connect(motion, "motion", G_CALLBACK(on_window_motion), self);
+    g_signal_connect(motion, "leave", G_CALLBACK(on_window_leave), self);
     gtk_widget_add_controller(GTK_WIDGET(self), motion);
+    build_presentation_hint(self);
 
     self->want_gpu = !g_strcmp0(atn_prefs_get_device(self->prefs), "gpu");
     on_gpu_available(self->session, NULL, self);

@@ -61,6 +61,11 @@ const char *atn_window_get_status(AtnWindow *self);
 const char *atn_window_get_error(AtnWindow *self);
 const char *atn_window_get_notice(AtnWindow *self);
 void atn_window_set_presentation(AtnWindow *self, gboolean on);
+/* Presentation mode: whether the header bar with the view switcher is shown now (the pointer
+ * at the top of the screen shows it); the revealer of the hint shown the first time
+ * (F11/Esc, Alt+1…5), borrowed. */
+gboolean atn_window_get_view_switcher_shown(AtnWindow *self);
+GtkWidget *atn_window_get_presentation_hint(AtnWindow *self);
 GtkWidget *atn_window_get_token_chips(AtnWindow *self);
 /* Whether the "Opening …" bar with its progress and Cancel button is shown (it appears
  * when an open lasts over 300 ms). */

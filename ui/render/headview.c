@@ -65,10 +65,13 @@ typedef struct hv_layout {
     double right_x0;         /* left edge of the right labels */
     double label_w;
     int32_t label_step;
+    double label_size;       /* the token labels' font size */
 } hv_layout;
 
-static void hv_layout_with(rtext *t, const atn_headview_spec *s, double w, double h, hv_layout *H) {
+static void hv_layout_sized(rtext *t, const atn_headview_spec *s, double w, double h, double label_size,
+                            hv_layout *H) {
     memset(H, 0, sizeof *H);
+    H->label_size = label_size;
     double fs = t->fs, pad = 10 * fs, gap = 6 * fs;
     double y0 = pad;
     if (s->title && s->title[0]) {
@@ -79,7 +82,7 @@ static void hv_layout_with(rtext *t, const atn_headview_spec *s, double w, doubl
     double lw = 0;
     for (int32_t i = 0; i < s->n && s->tokens; i++) {
         double tw;
-        rt_measure(t, s->tokens[i], RT_LABEL, true, &tw, NULL);
+        rt_measure(t, s->tokens[i], label_size, true, &tw, NULL);
         lw = fmax(lw, tw);
     }
     lw = fmin(lw + 2 * gap, 0.3 * w);
@@ -89,11 +92,23 @@ static void hv_layout_with(rtext *t, const atn_headview_spec *s, double w, doubl
     H->label_w = lw;
     H->left_x1 = x + lw;
     H->right_x0 = x + lw + lines_w;
-    double lh = rt_line_height(t, RT_LABEL);
+    double lh = rt_line_height(t, label_size);
     int32_t n = s->n > 0 ? s->n : 1;
     H->row_h = fmin(lh * 1.35, fmax(0.5, (h - y0 - pad) / n));
     H->y0 = y0;
     H->label_step = H->row_h >= lh * 0.95 ? 1 : (int32_t)ceil(lh * 0.95 / H->row_h);
+}
+
+/* As the heatmap's labels (ui/render/heatmap.c layout_with): with larger-than-normal text,
+ * labels that would be thinned are drawn smaller instead, down to 0.8 of the normal size. */
+static void hv_layout_with(rtext *t, const atn_headview_spec *s, double w, double h, hv_layout *H) {
+    hv_layout_sized(t, s, w, h, RT_LABEL, H);
+    if (t->fs <= 1.0 || H->label_step <= 1)
+        return;
+    double lh = rt_line_height(t, RT_LABEL);
+    double k = fmax(0.8 / t->fs, fmin(1.0, H->row_h / (lh * 0.95)));
+    if (k < 1.0)
+        hv_layout_sized(t, s, w, h, RT_LABEL * k, H);
 }
 
 bool atn_render_headview_token_at(const atn_headview_spec *s, double w, double h, double x, double y, int *side,
@@ -123,7 +138,7 @@ void atn_render_headview(cairo_t *cr, const atn_headview_spec *s, double w, doub
     rt_begin(&t, s->style);
     hv_layout H;
     hv_layout_with(&t, s, w, h, &H);
-    double fs = t.fs, gap = 6 * fs, lh = rt_line_height(&t, RT_LABEL);
+    double fs = t.fs, gap = 6 * fs, lh = rt_line_height(&t, H.label_size);
     cairo_save(cr);
     rt_background(cr, &t, w, h);
     rt_rgb(cr, t.st.fg, 1.0);
@@ -184,9 +199,9 @@ void atn_render_headview(cairo_t *cr, const atn_headview_spec *s, double w, doub
         double alpha = s->mask && !s->mask[i] ? 0.4 : 1.0;
         double y = H.y0 + (i + 0.5) * H.row_h - lh / 2;
         rt_rgb(cr, hi ? t.st.accent : t.st.fg, alpha);
-        rt_draw(cr, &t, s->tokens[i], RT_LABEL, hi, H.left_x1 - gap / 2, y, 1.0, H.label_w - gap / 2);
+        rt_draw(cr, &t, s->tokens[i], H.label_size, hi, H.left_x1 - gap / 2, y, 1.0, H.label_w - gap / 2);
         rt_rgb(cr, i == s->hover_token ? t.st.accent : t.st.fg, alpha);
-        rt_draw(cr, &t, s->tokens[i], RT_LABEL, i == s->hover_token, H.right_x0 + gap / 2, y, 0.0,
+        rt_draw(cr, &t, s->tokens[i], H.label_size, i == s->hover_token, H.right_x0 + gap / 2, y, 0.0,
                 H.label_w - gap / 2);
     }
     cairo_restore(cr);

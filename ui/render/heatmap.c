@@ -84,12 +84,12 @@ static const char *label_of(const char *const *labels, int32_t i, char *buf, siz
 }
 
 /* Measured bold: a highlighted label is drawn bold and must still fit. */
-static double max_label_width(rtext *t, const char *const *labels, int32_t n) {
+static double max_label_width(rtext *t, const char *const *labels, int32_t n, double size) {
     double m = 0;
     char buf[16];
     for (int32_t i = 0; i < n; i++) {
         double w;
-        rt_measure(t, label_of(labels, i, buf, sizeof buf), RT_LABEL, true, &w, NULL);
+        rt_measure(t, label_of(labels, i, buf, sizeof buf), size, true, &w, NULL);
         m = fmax(m, w);
     }
     return m;
@@ -152,12 +152,13 @@ static void value_fit(rtext *t, const atn_heatmap_spec *s, atn_heatmap_layout *L
     }
 }
 
-/* The layout, measured with t (which the drawing then reuses). */
-static void layout_with(rtext *t, const atn_heatmap_spec *s, double w, double h, bool nonfinite,
-                        atn_heatmap_layout *L) {
+/* The layout with token labels of font size label_size, measured with t. */
+static void layout_sized(rtext *t, const atn_heatmap_spec *s, double w, double h, bool nonfinite, double label_size,
+                         atn_heatmap_layout *L) {
     memset(L, 0, sizeof *L);
+    L->label_size = label_size;
     double fs = t->fs, pad = 10 * fs, gap = 4 * fs;
-    double lh = rt_line_height(t, RT_LABEL), sh = rt_line_height(t, RT_SMALL);
+    double lh = rt_line_height(t, label_size), sh = rt_line_height(t, RT_SMALL);
     atn_value_range_resolve(&s->range, s->values, s->rows, s->cols, stride_of(s), s->colormap, &L->vmin, &L->vmax);
     double x0 = pad, y0 = pad, x1 = w - pad, y1 = h - pad;
     if (s->title && s->title[0]) {
@@ -172,10 +173,11 @@ static void layout_with(rtext *t, const atn_heatmap_spec *s, double w, double h,
     double ax_h = labels && s->col_axis ? sh + gap : 0;
     double rl = 0, cl_max = 0;
     if (labels) {
-        double rw = max_label_width(t, s->row_labels, s->rows);
+        double rw = max_label_width(t, s->row_labels, s->rows, label_size);
         /* one matrix of the same tokens both ways (a head): measured once (512 labels ~ 5 ms) */
-        double cw0 = s->col_labels == s->row_labels && s->cols == s->rows ? rw
-                                                                           : max_label_width(t, s->col_labels, s->cols);
+        double cw0 = s->col_labels == s->row_labels && s->cols == s->rows
+                         ? rw
+                         : max_label_width(t, s->col_labels, s->cols, label_size);
         rl = fmin(rw, 0.28 * w) + gap;
         cl_max = fmin(cw0, 0.28 * h);
     }
@@ -249,6 +251,22 @@ static void layout_with(rtext *t, const atn_heatmap_spec *s, double w, double h,
     value_fit(t, s, L);
 }
 
+/* The layout, measured with t (which the drawing then reuses).  With text larger than
+ * normal (presentation mode, the Text size preference) labels that would be thinned to every
+ * k-th are drawn smaller instead, down to 0.8 of the normal size, so 13 tokens keep all 13 labels
+ * (issue 14); at the normal size nothing changes. */
+static void layout_with(rtext *t, const atn_heatmap_spec *s, double w, double h, bool nonfinite,
+                        atn_heatmap_layout *L) {
+    layout_sized(t, s, w, h, nonfinite, RT_LABEL, L);
+    if (t->fs <= 1.0 || !s->show_labels || (L->row_label_step <= 1 && L->col_label_step <= 1))
+        return;
+    double lh = rt_line_height(t, RT_LABEL);
+    double room = L->col_labels_rotated ? fmin(L->cell_h, L->cell_w) : L->cell_h;
+    double k = fmax(0.8 / t->fs, fmin(1.0, room / (lh * 0.95)));   /* at least 0.8 of the normal size */
+    if (k < 1.0)
+        layout_sized(t, s, w, h, nonfinite, RT_LABEL * k, L);   /* smaller labels: the cells only grow */
+}
+
 void atn_render_heatmap_layout(const atn_heatmap_spec *s, double w, double h, atn_heatmap_layout *out) {
     rtext t;
     rt_begin(&t, s->style);
@@ -278,12 +296,12 @@ static double cell_y(const atn_heatmap_layout *L, int32_t i) { return L->cells.y
 static void draw_row_label(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L, int32_t i,
                            bool hi, bool boxed) {
     char buf[16];
-    double lh = rt_line_height(t, RT_LABEL), gap = 4 * t->fs;
+    double lh = rt_line_height(t, L->label_size), gap = 4 * t->fs;
     const char *text = label_of(s->row_labels, i, buf, sizeof buf);
     double yc = cell_y(L, i) + 0.5 * L->cell_h;
     if (boxed) {
         double tw;
-        rt_measure(t, text, RT_LABEL, true, &tw, NULL);
+        rt_measure(t, text, L->label_size, true, &tw, NULL);
         tw = fmin(tw, L->row_labels.w);
         rt_rgb(cr, t->st.bg, 1.0);
         cairo_rectangle(cr, L->cells.x - gap - tw - gap / 2, yc - lh / 2, tw + gap, lh);
@@ -291,17 +309,17 @@ static void draw_row_label(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, con
     }
     bool dim = s->row_mask && !s->row_mask[i];
     rt_rgb(cr, hi ? t->st.accent : t->st.fg, dim ? 0.4 : 1.0);
-    rt_draw(cr, t, text, RT_LABEL, hi, L->cells.x - gap, yc - lh / 2, 1.0, L->row_labels.w);
+    rt_draw(cr, t, text, L->label_size, hi, L->cells.x - gap, yc - lh / 2, 1.0, L->row_labels.w);
 }
 
 static void draw_col_label(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L, int32_t j,
                            bool hi, bool boxed) {
     char buf[16];
-    double lh = rt_line_height(t, RT_LABEL);
+    double lh = rt_line_height(t, L->label_size);
     double xc = cell_x(L, j) + 0.5 * L->cell_w;
     const char *text = label_of(s->col_labels, j, buf, sizeof buf);
     double tw;
-    rt_measure(t, text, RT_LABEL, hi, &tw, NULL);
+    rt_measure(t, text, L->label_size, hi, &tw, NULL);
     if (boxed) {
         rt_rgb(cr, t->st.bg, 1.0);
         if (L->col_labels_rotated)
@@ -314,9 +332,9 @@ static void draw_col_label(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, con
     rt_rgb(cr, hi ? t->st.accent : t->st.fg, dim ? 0.4 : 1.0);
     if (L->col_labels_rotated) {
         double shown = fmin(tw, L->col_labels.h);
-        rt_draw_up(cr, t, text, RT_LABEL, hi, xc, L->col_labels.y, shown < tw ? L->col_labels.h : 0);
+        rt_draw_up(cr, t, text, L->label_size, hi, xc, L->col_labels.y, shown < tw ? L->col_labels.h : 0);
     } else {
-        rt_draw(cr, t, text, RT_LABEL, hi, xc, L->col_labels.y, 0.5, 0);
+        rt_draw(cr, t, text, L->label_size, hi, xc, L->col_labels.y, 0.5, 0);
     }
 }
 
@@ -695,8 +713,8 @@ void atn_render_heatmap_natural_size(const atn_heatmap_spec *s, double *width, d
     if (n <= 48 && cell < lh) /* up to 48 tokens every label fits */
         cell = lh;
     double mw = cell * s->cols, mh = cell * s->rows;
-    double lw = s->show_labels ? fmin(max_label_width(&t, s->row_labels, s->rows), 300 * fs) + 4 * fs : 0;
-    double cl = s->show_labels ? fmin(max_label_width(&t, s->col_labels, s->cols), 300 * fs) : 0;
+    double lw = s->show_labels ? fmin(max_label_width(&t, s->row_labels, s->rows, RT_LABEL), 300 * fs) + 4 * fs : 0;
+    double cl = s->show_labels ? fmin(max_label_width(&t, s->col_labels, s->cols, RT_LABEL), 300 * fs) : 0;
     double clh = s->show_labels ? (cl > cell * 0.92 ? cl : lh) + 4 * fs : 0;
     double sh = rt_line_height(&t, RT_SMALL);
     double cb = s->show_colorbar ? rt_colorbar_width(&t, 0, 1, true) + 12 * fs : 0;

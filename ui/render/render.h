@@ -198,6 +198,8 @@ typedef struct atn_heatmap_layout {
     int32_t col_label_step;
     bool col_labels_rotated;
     double vmin, vmax;         /* the resolved colour range */
+    double label_size;         /* the token labels' font size (points at font scale 1: 12 unless
+                                  larger-than-normal text was shrunk to keep every label) */
 } atn_heatmap_layout;
 
 void atn_render_heatmap_layout(const atn_heatmap_spec *spec, double width, double height, atn_heatmap_layout *out);

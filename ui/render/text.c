@@ -177,6 +177,12 @@ double rt_line_height(rtext *t, double size) {
     return h;
 }
 
+/* A width to ellipsize at, in pango units: a text measured to be exactly max_w wide fits.
+ * Widths come back from sums like (w + gap) - gap, a hair under w, and truncating that to
+ * pango units made pango cut a text that fits ("0 to head m…" beside a colour bar sized for
+ * it), so the width is rounded up with a quarter-unit of slack. */
+static int ellipsize_width(double max_w) { return (int)ceil(max_w * PANGO_SCALE + PANGO_SCALE / 4.0); }
+
 static void show(cairo_t *cr, PangoLayout *l) {
     pango_cairo_show_layout(cr, l);
 }
@@ -185,7 +191,7 @@ void rt_draw(cairo_t *cr, rtext *t, const char *text, double size, bool bold, do
              double max_w) {
     PangoLayout *l = rt_layout(t, text, size, bold, false);
     if (max_w > 0) {
-        pango_layout_set_width(l, (int)(max_w * PANGO_SCALE));
+        pango_layout_set_width(l, ellipsize_width(max_w));
         pango_layout_set_ellipsize(l, PANGO_ELLIPSIZE_END);
         pango_layout_set_single_paragraph_mode(l, TRUE);
     }
@@ -275,7 +281,7 @@ void rt_draw_up(cairo_t *cr, rtext *t, const char *text, double size, bool bold,
     }
     PangoLayout *l = rt_layout(t, text, size, bold, false);
     if (max_w > 0) {
-        pango_layout_set_width(l, (int)(max_w * PANGO_SCALE));
+        pango_layout_set_width(l, ellipsize_width(max_w));
         pango_layout_set_ellipsize(l, PANGO_ELLIPSIZE_START);
         pango_layout_set_single_paragraph_mode(l, TRUE);
     }
@@ -294,38 +300,39 @@ void rt_draw_up(cairo_t *cr, rtext *t, const char *text, double size, bool bold,
     g_object_unref(l);
 }
 
-/* A layout of text wrapped to max_w, centred, at most max_lines lines (the last one
- * ellipsized when more would be needed). */
-static PangoLayout *wrapped(rtext *t, const char *text, double size, double max_w, int max_lines) {
+static PangoLayout *wrapped_layout(rtext *t, const char *text, double size, double max_w, int max_lines) {
     PangoLayout *l = rt_layout(t, text, size, false, false);
-    pango_layout_set_width(l, (int)(fmax(1, max_w) * PANGO_SCALE));
+    pango_layout_set_width(l, ellipsize_width(max_w));
     pango_layout_set_wrap(l, PANGO_WRAP_WORD_CHAR);
-    pango_layout_set_alignment(l, PANGO_ALIGN_CENTER);
+    pango_layout_set_height(l, -MAX(1, max_lines));
     pango_layout_set_ellipsize(l, PANGO_ELLIPSIZE_END);
-    pango_layout_set_height(l, -(max_lines > 0 ? max_lines : 1));
+    pango_layout_set_alignment(l, PANGO_ALIGN_CENTER);
     return l;
 }
 
 double rt_wrapped_height(rtext *t, const char *text, double size, double max_w, int max_lines) {
-    PangoLayout *l = wrapped(t, text, size, max_w, max_lines);
-    int pw, ph;
-    pango_layout_get_size(l, &pw, &ph);
+    PangoLayout *l = wrapped_layout(t, text, size, max_w, max_lines);
+    PangoRectangle logical;
+    pango_layout_get_extents(l, NULL, &logical);
     g_object_unref(l);
-    return (double)ph / PANGO_SCALE;
+    return (double)logical.height / PANGO_SCALE;
 }
 
-void rt_draw_wrapped(cairo_t *cr, rtext *t, const char *text, double size, double x_centre, double y, double max_w,
-                     int max_lines) {
-    PangoLayout *l = wrapped(t, text, size, max_w, max_lines);
-    cairo_move_to(cr, x_centre - fmax(1, max_w) / 2, y);
+double rt_draw_wrapped(cairo_t *cr, rtext *t, const char *text, double size, double x, double y, double max_w,
+                       int max_lines) {
+    PangoLayout *l = wrapped_layout(t, text, size, max_w, max_lines);
+    PangoRectangle logical;
+    pango_layout_get_extents(l, NULL, &logical);
+    cairo_move_to(cr, x - max_w / 2, y);
     show(cr, l);
     g_object_unref(l);
+    return (double)logical.height / PANGO_SCALE;
 }
 
 void rt_draw_markup(cairo_t *cr, rtext *t, const char *markup, double size, double x, double y, double max_w) {
     PangoLayout *l = rt_layout(t, markup, size, false, true);
     if (max_w > 0) {
-        pango_layout_set_width(l, (int)(max_w * PANGO_SCALE));
+        pango_layout_set_width(l, ellipsize_width(max_w));
         pango_layout_set_wrap(l, PANGO_WRAP_WORD_CHAR);
     }
     cairo_move_to(cr, x, y);
