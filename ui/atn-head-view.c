@@ -22,8 +22,11 @@ struct _AtnHeadView {
     GtkCheckButton *fixed_scale_check, *all_lines_check;
     GtkButton *zoom_in_button, *zoom_out_button, *zoom_reset_button;
     GtkLabel *zoom_label, *legend_label;
-    GtkLabel *what_label;   /* a label, not a GtkInscription: GTK 4.8's inscription kept its first font size
-                               when presentation mode scaled the text (issue 14) */
+    GtkDrawingArea *what_label;   /* one line of text drawn with a fresh layout: a new text needs no new
+                                     layout of the window (only a draw), and it follows the font size
+                                     (GTK 4.8's GtkInscription kept its first font in presentation mode) */
+    char *what_text;
+    guint what_resize_id;
     GtkAdjustment *threshold_adj;
     AtnPrefs *prefs;
     AtnSession *session;
@@ -55,6 +58,58 @@ static void update_info(AtnHeadView *self, int row, int col) {
     gtk_label_set_text(self->info_label, text);
 }
 
+
+/* ---- the "This head — …" line ------------------------------------------------------------ */
+
+static void draw_what(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data) {
+    AtnHeadView *self = data;
+    if (!self->what_text || !*self->what_text)
+        return;
+    PangoLayout *l = gtk_widget_create_pango_layout(GTK_WIDGET(area), self->what_text);
+    pango_layout_set_width(l, width * PANGO_SCALE);
+    pango_layout_set_ellipsize(l, PANGO_ELLIPSIZE_END);
+    pango_layout_set_single_paragraph_mode(l, TRUE);
+    int lw, lh;
+    pango_layout_get_pixel_size(l, &lw, &lh);
+    GdkRGBA fg;
+    gtk_style_context_get_color(gtk_widget_get_style_context(GTK_WIDGET(area)), &fg);
+    gdk_cairo_set_source_rgba(cr, &fg);
+    cairo_move_to(cr, 0, MAX(0, (height - lh) / 2));
+    pango_cairo_show_layout(cr, l);
+    g_object_unref(l);
+}
+
+/* The line's height: one line of the current font. */
+static void measure_what(AtnHeadView *self) {
+    PangoLayout *l = gtk_widget_create_pango_layout(GTK_WIDGET(self->what_label), "Ag国");
+    int lw, lh;
+    pango_layout_get_pixel_size(l, &lw, &lh);
+    g_object_unref(l);
+    gtk_drawing_area_set_content_height(self->what_label, lh);
+}
+
+static gboolean what_measure_cb(gpointer data) {
+    AtnHeadView *self = data;
+    self->what_resize_id = 0;
+    measure_what(self);
+    gtk_widget_queue_draw(GTK_WIDGET(self->what_label));
+    return G_SOURCE_REMOVE;
+}
+
+static void set_what(AtnHeadView *self, const char *text) {
+    if (!g_strcmp0(text, self->what_text))
+        return;
+    g_free(self->what_text);
+    self->what_text = g_strdup(text);
+    gtk_accessible_update_property(GTK_ACCESSIBLE(self->what_label), GTK_ACCESSIBLE_PROPERTY_LABEL, text, -1);
+    gtk_widget_queue_draw(GTK_WIDGET(self->what_label));
+}
+
+const char *atn_head_view_get_summary(AtnHeadView *self) {
+    g_return_val_if_fail(ATN_IS_HEAD_VIEW(self), NULL);
+    return self->what_text ? self->what_text : "";
+}
+
 static void update_title(AtnHeadView *self) {
     AtnResult *r = atn_session_get_result(self->session);
     if (!r)
@@ -77,9 +132,9 @@ static void update_title(AtnHeadView *self) {
         g_autofree char *what = atn_label_head_summary(&st->heads[(size_t)layer * st->n_heads + head]);
         /* Translators: the line under the Head view's controls: "This head — previous: 97% to the previous token" */
         g_autofree char *line = g_strdup_printf(_("This head — %s"), what);
-        gtk_label_set_text(self->what_label, line);
+        set_what(self, line);
     } else {
-        gtk_label_set_text(self->what_label, "");
+        set_what(self, "");
     }
 }
 
@@ -245,6 +300,8 @@ static void atn_head_view_dispose(GObject *object) {
     if (self->prefs)
         g_signal_handlers_disconnect_by_data(self->prefs, self);
     self->prefs = NULL;
+    g_clear_handle_id(&self->what_resize_id, g_source_remove);
+    g_clear_pointer(&self->what_text, g_free);
     gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_HEAD_VIEW);
     G_OBJECT_CLASS(atn_head_view_parent_class)->dispose(object);
 }
@@ -277,6 +334,8 @@ static void atn_head_view_class_init(AtnHeadViewClass *klass) {
 
 static void atn_head_view_init(AtnHeadView *self) {
     gtk_widget_init_template(GTK_WIDGET(self));
+    gtk_drawing_area_set_draw_func(self->what_label, draw_what, self, NULL);
+    measure_what(self);
     g_signal_connect(self->layer_adj, "value-changed", G_CALLBACK(on_layer_changed), self);
     g_signal_connect(self->head_adj, "value-changed", G_CALLBACK(on_head_changed), self);
     g_signal_connect(self->heatmap, "cell-clicked", G_CALLBACK(on_cell_clicked), self);
@@ -328,6 +387,8 @@ void atn_head_view_set_font_scale(AtnHeadView *self, double scale) {
     g_return_if_fail(ATN_IS_HEAD_VIEW(self));
     atn_heatmap_set_font_scale(self->heatmap, scale);
     atn_token_lines_set_font_scale(self->lines, scale);
+    g_clear_handle_id(&self->what_resize_id, g_source_remove);
+    self->what_resize_id = g_idle_add(what_measure_cb, self);   /* once the new font's CSS applies */
 }
 
 void atn_head_view_set_one_query(AtnHeadView *self, gboolean one_query) {

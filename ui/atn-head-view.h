@@ -24,4 +24,7 @@ GtkWidget *atn_head_view_get_token_lines(AtnHeadView *self);
 /* Moves the selection as the keyboard does: dlayer/dhead are -1, 0 or +1. */
 void atn_head_view_step(AtnHeadView *self, int dlayer, int dhead);
 
+/* The line under the controls, "This head — previous: 97% to the previous token", or "". */
+const char *atn_head_view_get_summary(AtnHeadView *self);
+
 G_END_DECLS

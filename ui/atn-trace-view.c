@@ -55,6 +55,8 @@ struct _AtnTraceView {
     int step;
     gboolean reveal;         /* later steps hidden until reached */
     int paned_width;         /* the width the side pane was last sized for */
+    guint scroll_tick_id;    /* scrolling to the step once it is laid out */
+    int scroll_frames;
     double font_scale;
     gboolean dirty;
     gboolean syncing;
@@ -118,7 +120,7 @@ static void build_step(AtnTraceView *self, int s, const AtnTracePlanStep *p) {
         gtk_flow_box_set_column_spacing(w->flow, (guint)(14 * self->font_scale));
         gtk_flow_box_set_row_spacing(w->flow, (guint)(6 * self->font_scale));
         gtk_widget_add_css_class(GTK_WIDGET(w->flow), "trace-table");
-        gtk_widget_set_halign(GTK_WIDGET(w->flow), GTK_ALIGN_FILL);
+        gtk_widget_set_halign(GTK_WIDGET(w->flow), GTK_ALIGN_START);   /* packed, wrapping only when needed */
         gtk_box_append(GTK_BOX(w->box), GTK_WIDGET(w->flow));
         for (int c = 0; c < p->cols; c++) {
             GtkWidget *col = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
@@ -550,7 +552,7 @@ static void update_step_ui(AtnTraceView *self) {
     update_marks(self);
 }
 
-static void scroll_to_step(AtnTraceView *self) {
+static void scroll_now(AtnTraceView *self) {
     if (self->step < 0 || !self->steps[self->step].box)
         return;
     graphene_point_t p;
@@ -558,6 +560,24 @@ static void scroll_to_step(AtnTraceView *self) {
         return;
     GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(self->scroller);
     gtk_adjustment_set_value(adj, MAX(0, p.y - 12));
+}
+
+static gboolean scroll_tick(GtkWidget *w, GdkFrameClock *clock, gpointer data) {
+    AtnTraceView *self = ATN_TRACE_VIEW(w);
+    scroll_now(self);
+    if (--self->scroll_frames > 0)
+        return G_SOURCE_CONTINUE;
+    self->scroll_tick_id = 0;
+    return G_SOURCE_REMOVE;
+}
+
+/* Now, and again at the next two frames (ticks run before a frame's layout): a step that was
+ * hidden a moment ago (reveal mode) has no position until it is laid out. */
+static void scroll_to_step(AtnTraceView *self) {
+    scroll_now(self);
+    self->scroll_frames = 2;
+    if (!self->scroll_tick_id)
+        self->scroll_tick_id = gtk_widget_add_tick_callback(GTK_WIDGET(self), scroll_tick, NULL, NULL);
 }
 
 /* The layer and head pickers follow the session (the Head view's choice is the same one). */
@@ -863,6 +883,10 @@ static void figure_source_iface_init(AtnFigureSourceInterface *iface) { iface->d
 
 static void atn_trace_view_dispose(GObject *object) {
     AtnTraceView *self = ATN_TRACE_VIEW(object);
+    if (self->scroll_tick_id) {
+        gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->scroll_tick_id);
+        self->scroll_tick_id = 0;
+    }
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_clear_object(&self->session);

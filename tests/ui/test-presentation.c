@@ -58,6 +58,18 @@ static double pango_width(const char *text, double size, gboolean bold) {
     return (double)w / PANGO_SCALE;
 }
 
+/* The first descendant of w of type t. */
+static GtkWidget *find_first(GtkWidget *w, GType t) {
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        if (G_TYPE_CHECK_INSTANCE_TYPE(c, t))
+            return c;
+        GtkWidget *f = find_first(c, t);
+        if (f)
+            return f;
+    }
+    return NULL;
+}
+
 static double window_scale(void) { return atn_prefs_get_font_scale(atn_prefs_get_default()) * 1.6; }
 
 /* 1920x1080 presentation mode: nothing cut; the Head view's every token label fits its
@@ -71,6 +83,12 @@ static void test_presentation_1920(void) {
     AtnSession *s = atn_window_get_session(win);
     atn_session_select_head(s, 1, 15);
     settle(100);
+    /* the "This head — …" line (drawn, not a GtkLabel), at the normal size */
+    GtkWidget *what = find_first(atn_window_get_view_widget(win, "head"), GTK_TYPE_DRAWING_AREA);
+    g_assert_nonnull(what);
+    g_assert_nonnull(strstr(atn_head_view_get_summary(ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head"))),
+                            "This head"));
+    int what_h0 = gtk_widget_get_height(what);
 
     /* the trace's step title at the normal size, to compare */
     show_view(win, "trace");
@@ -88,6 +106,9 @@ static void test_presentation_1920(void) {
     settle(300);
     GtkWidget *head = atn_window_get_view_widget(win, "head");
     assert_no_ellipsis(head, "Head");
+    if (gtk_widget_get_height(what) < 1.4 * what_h0)
+        g_error("the head's summary line is %d px high in presentation mode, %d normally", gtk_widget_get_height(what),
+                what_h0);
     AtnHeatmap *hm = head_heatmap(win);
     atn_heatmap_layout L;
     g_assert_true(atn_heatmap_get_layout(hm, &L));
