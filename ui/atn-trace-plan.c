@@ -188,9 +188,14 @@ static void fill_softmax(const atn_trace *t, int j, AtnTracePlanStep *p, int r, 
 }
 
 void atn_trace_plan_make(const atn_trace *t, int n_heads, AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT]) {
+    atn_trace_plan_make_cols(t, n_heads, MAX_COLS, plans);
+}
+
+void atn_trace_plan_make_cols(const atn_trace *t, int n_heads, int max_cols,
+                              AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT]) {
     int n = t->n, k = t->d_head, d = t->d_model, i = t->query, h = t->head;
     g_autoptr(GArray) rows = rows_shown(n, i);
-    g_autoptr(GArray) kc = cols_shown(k, MAX_COLS);
+    g_autoptr(GArray) kc = cols_shown(k, CLAMP(max_cols, 4, MAX_COLS));
     g_autoptr(GPtrArray) kh = g_ptr_array_new_with_free_func(g_free);
     for (guint c = 0; c < kc->len; c++) {
         int cc = g_array_index(kc, int, c);

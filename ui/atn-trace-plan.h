@@ -24,6 +24,10 @@ typedef struct AtnTracePlanStep {
 
 /* Fills steps (zeroed by the caller) for trace; n_heads is the model's. */
 void atn_trace_plan_make(const atn_trace *trace, int n_heads, AtnTracePlanStep steps[ATN_TRACE_STEP_COUNT]);
+/* The same with the key and value tables at most max_cols columns of d_k wide (4..8; the
+ * window gives fewer when the sheet is narrow, so a table never runs under the side pane). */
+void atn_trace_plan_make_cols(const atn_trace *trace, int n_heads, int max_cols,
+                              AtnTracePlanStep steps[ATN_TRACE_STEP_COUNT]);
 void atn_trace_plan_step_clear(AtnTracePlanStep *step);
 
 G_END_DECLS

@@ -57,6 +57,9 @@ struct _AtnTraceView {
     int paned_width;         /* the width the side pane was last sized for */
     guint scroll_tick_id;    /* scrolling to the step once it is laid out */
     int scroll_frames;
+    int max_cols;            /* columns of d_k the key/value tables show: as many as fit the sheet */
+    guint cols_idle_id;      /* a tick callback fitting the columns */
+    int cols_frames;
     double font_scale;
     gboolean dirty;
     gboolean syncing;
@@ -120,7 +123,7 @@ static void build_step(AtnTraceView *self, int s, const AtnTracePlanStep *p) {
         gtk_flow_box_set_column_spacing(w->flow, (guint)(14 * self->font_scale));
         gtk_flow_box_set_row_spacing(w->flow, (guint)(6 * self->font_scale));
         gtk_widget_add_css_class(GTK_WIDGET(w->flow), "trace-table");
-        gtk_widget_set_halign(GTK_WIDGET(w->flow), GTK_ALIGN_START);   /* packed, wrapping only when needed */
+        gtk_widget_set_halign(GTK_WIDGET(w->flow), GTK_ALIGN_FILL);   /* START would break height-for-width */
         gtk_box_append(GTK_BOX(w->box), GTK_WIDGET(w->flow));
         for (int c = 0; c < p->cols; c++) {
             GtkWidget *col = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
@@ -668,7 +671,7 @@ void atn_trace_view_refresh(AtnTraceView *self) {
 
     AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT];
     memset(plans, 0, sizeof plans);
-    atn_trace_plan_make(t, n_heads, plans);
+    atn_trace_plan_make_cols(t, n_heads, self->max_cols, plans);
     apply_plan(self, plans);
     for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++)
         atn_trace_plan_step_clear(&plans[s]);
@@ -761,13 +764,58 @@ static void on_reveal(GtkToggleButton *b, GParamSpec *p, AtnTraceView *self) {
 /* The side pane (the heatmap) takes about a third of a wide view, never less than 320 px
  * times the text size; set again whenever the view's width changes, so presentation mode and
  * a resized window get a heatmap that fills its pane. */
+/* How far the key table (the widest: j, token and up to 8 numbers) is wider than the sheet
+ * shows, in px (negative: room to spare); 0 without a table. */
+static int table_overflow(AtnTraceView *self, int *col_w) {
+    GtkWidget *g = self->steps[ATN_TRACE_STEP_KEYS].grid ? GTK_WIDGET(self->steps[ATN_TRACE_STEP_KEYS].grid) : NULL;
+    int pos = gtk_paned_get_position(self->paned);
+    if (!g || pos <= 0)
+        return 0;
+    int min, nat;
+    gtk_widget_measure(g, GTK_ORIENTATION_HORIZONTAL, -1, &min, &nat, NULL, NULL);
+    *col_w = nat / MAX(1, self->steps[ATN_TRACE_STEP_KEYS].cols);
+    /* the sheet's and the step's padding and border, and the scroll bar */
+    return nat - (pos - (int)(44 * self->font_scale) - 14);
+}
+
+/* The key and value tables get as many of d_k's columns (4..8) as fit beside the side pane:
+ * measured on the built table, one column fewer (or more) at a time. */
+static gboolean cols_changed_cb(GtkWidget *w, GdkFrameClock *clock, gpointer data) {
+    AtnTraceView *self = ATN_TRACE_VIEW(w);
+    if (--self->cols_frames > 0)   /* first a frame that lays out the new text size */
+        return G_SOURCE_CONTINUE;
+    self->cols_idle_id = 0;
+    if (self->dirty)
+        atn_trace_view_refresh(self);
+    for (int tries = 0; tries < 6; tries++) {
+        int col_w = 0, over = table_overflow(self, &col_w);
+        if (over > 0 && self->max_cols > 4)
+            self->max_cols--;
+        else if (over < -col_w - 4 && self->max_cols < 8)
+            self->max_cols++;
+        else
+            break;
+        atn_trace_view_refresh(self);
+        if (table_overflow(self, &col_w) > 0 && over < 0) {   /* one more did not fit after all */
+            self->max_cols--;
+            atn_trace_view_refresh(self);
+            break;
+        }
+    }
+    return G_SOURCE_REMOVE;
+}
+
 static void on_paned_width(GtkPaned *paned, GParamSpec *p, AtnTraceView *self) {
     int w = gtk_widget_get_width(GTK_WIDGET(paned));
     if (w <= 0 || w == self->paned_width)
         return;
     self->paned_width = w;
-    int side = (int)MAX(320 * self->font_scale, 0.34 * w);
-    gtk_paned_set_position(paned, MAX(w / 3, w - side));
+    int side = (int)MAX(MAX(320, 260 * self->font_scale), 0.34 * w);
+    int pos = MAX(w / 3, w - side);
+    gtk_paned_set_position(paned, pos);
+    self->cols_frames = 2;
+    if (!self->cols_idle_id)   /* not during the allocation that told us */
+        self->cols_idle_id = gtk_widget_add_tick_callback(GTK_WIDGET(self), cols_changed_cb, NULL, NULL);
 }
 
 static void on_prev(GtkButton *b, AtnTraceView *self) {
@@ -887,6 +935,10 @@ static void atn_trace_view_dispose(GObject *object) {
         gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->scroll_tick_id);
         self->scroll_tick_id = 0;
     }
+    if (self->cols_idle_id) {
+        gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->cols_idle_id);
+        self->cols_idle_id = 0;
+    }
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_clear_object(&self->session);
@@ -935,6 +987,7 @@ static void atn_trace_view_init(AtnTraceView *self) {
     gtk_widget_init_template(GTK_WIDGET(self));
     self->step = -1;
     self->font_scale = 1.0;
+    self->max_cols = 8;
     self->inputs_layer = -1;
     self->inputs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     g_signal_connect(self->query_drop, "notify::selected", G_CALLBACK(on_query_selected), self);

@@ -70,6 +70,20 @@ static GtkWidget *find_first(GtkWidget *w, GType t) {
     return NULL;
 }
 
+/* The right edge of the rightmost mapped label under w, in scroller coordinates. */
+static double rightmost(GtkWidget *w, GtkWidget *scroller) {
+    double worst = 0;
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        if (!gtk_widget_get_mapped(c))
+            continue;
+        graphene_rect_t b;
+        if (GTK_IS_LABEL(c) && gtk_widget_compute_bounds(c, scroller, &b))
+            worst = MAX(worst, b.origin.x + b.size.width);
+        worst = MAX(worst, rightmost(c, scroller));
+    }
+    return worst;
+}
+
 static double window_scale(void) { return atn_prefs_get_font_scale(atn_prefs_get_default()) * 1.6; }
 
 /* 1920x1080 presentation mode: nothing cut; the Head view's every token label fits its
@@ -163,12 +177,33 @@ static void test_presentation_small(void) {
     type_and_wait(win, text);
     show_view(win, "head");
     g_assert_cmpint(atn_result_get_n_tokens(atn_session_get_result(atn_window_get_session(win))), ==, 13);
+    /* at the normal size the trace's key table shows all 8 columns of d_k */
+    show_view(win, "trace");
+    AtnTraceView *tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
+    atn_trace_view_refresh(tv);
+    settle(300);
+    g_autofree char *keys_wide = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_KEYS);
+    g_assert_null(strstr(keys_wide, "…"));
+    show_view(win, "head");
     atn_window_set_presentation(win, TRUE);
     settle(400);
     atn_heatmap_layout L;
     g_assert_true(atn_heatmap_get_layout(head_heatmap(win), &L));
     g_assert_cmpint(L.row_label_step, ==, 1);
     g_assert_cmpint(L.col_label_step, ==, 1);
+    /* the trace's tables keep inside the sheet: fewer columns of d_k rather than running under
+       the side pane */
+    show_view(win, "trace");
+    settle(600);
+    for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++) {
+        GtkWidget *box = atn_trace_view_get_step_widget(tv, st);
+        GtkWidget *scroller = gtk_widget_get_ancestor(box, GTK_TYPE_SCROLLED_WINDOW);
+        double right = rightmost(box, scroller);
+        if (right > gtk_widget_get_width(scroller) + 0.5)
+            g_error("trace step %d reaches %.0f px in a %d px sheet", st + 1, right, gtk_widget_get_width(scroller));
+    }
+    g_autofree char *keys = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_KEYS);
+    g_assert_nonnull(strstr(keys, "…"));   /* d_k = 8 did not fit: elided in the middle */
     atn_window_set_presentation(win, FALSE);
     destroy_window(win);
 

@@ -51,9 +51,9 @@ void rt_draw_markup(cairo_t *cr, rtext *t, const char *markup, double size, doub
 /* text centred on x in a column max_w wide from y, wrapped at words into at most max_lines
  * lines (the last one ellipsized if even that is short); returns the height drawn.
  * rt_wrapped_height measures the same without drawing. */
-double rt_draw_wrapped(cairo_t *cr, rtext *t, const char *text, double size, double x, double y, double max_w,
-                       int max_lines);
-double rt_wrapped_height(rtext *t, const char *text, double size, double max_w, int max_lines);
+double rt_draw_wrapped(cairo_t *cr, rtext *t, const char *text, double size, bool bold, double x, double y,
+                       double max_w, int max_lines);
+double rt_wrapped_height(rtext *t, const char *text, double size, bool bold, double max_w, int max_lines);
 
 static inline void rt_rgb(cairo_t *cr, const double c[3], double alpha) {
     cairo_set_source_rgba(cr, c[0], c[1], c[2], alpha);

@@ -25,7 +25,7 @@ typedef struct sim_fig {
     int32_t *pos_of;        /* [count] display position of head c */
     char title[160];
     const char *legend;     /* what a cell is, under the title */
-    double legend_h;        /* its height, wrapped to the figure's width */
+    double title_h;         /* the title's height: one line, or two when it wraps */
     atn_heatmap_spec hm;
     double dendro_h;        /* height of the dendrogram strip (0: none) */
     double top;             /* heatmap sub-figure starts here */
@@ -106,9 +106,9 @@ static bool fig_build(rtext *t, const atn_similarity_spec *s, double w, double h
         snprintf(f->title + len, sizeof f->title - len, ", mean of %lld sentences", (long long)sim->n_sentences);
     }
     double fs = t->fs;
-    /* the legend wraps onto a second line in a narrow figure rather than losing its end */
-    f->legend_h = rt_wrapped_height(t, f->legend, RT_SMALL, w - 20 * fs, 3);
-    f->top = 10 * fs + rt_line_height(t, RT_TITLE) + 4 * fs + f->legend_h + 8 * fs;
+    /* the legend sentence wraps into a second line rather than being cut */
+    f->title_h = rt_wrapped_height(t, f->title, RT_TITLE, true, w - 20 * fs, 2);
+    f->top = 10 * fs + f->title_h + 4 * fs + rt_wrapped_height(t, f->legend, RT_SMALL, false, w - 20 * fs, 2) + 8 * fs;
     bool dendro = s->show_dendrogram && s->clustered && c > 1 && sim->merge_a && sim->clustered;
     f->dendro_h = dendro ? fmin(70 * fs, 0.15 * h) : 0;
     return true;
@@ -172,10 +172,9 @@ void atn_render_similarity(cairo_t *cr, const atn_similarity_spec *s, double w, 
         return;
     }
     rt_rgb(cr, t.st.fg, 1.0);
-    rt_draw(cr, &t, f.title, RT_TITLE, true, w / 2, 10 * t.fs, 0.5, w - 20 * t.fs);
+    rt_draw_wrapped(cr, &t, f.title, RT_TITLE, true, w / 2, 10 * t.fs, w - 20 * t.fs, 2);
     rt_rgb(cr, t.st.fg, 0.8);
-    rt_draw_wrapped(cr, &t, f.legend, RT_SMALL, w / 2, 10 * t.fs + rt_line_height(&t, RT_TITLE) + 4 * t.fs,
-                    w - 20 * t.fs, 3);
+    rt_draw_wrapped(cr, &t, f.legend, RT_SMALL, false, w / 2, 10 * t.fs + f.title_h + 4 * t.fs, w - 20 * t.fs, 2);
     double sw, sh;
     sub_size(&f, w, h, &sw, &sh);
     atn_heatmap_spec hm = f.hm;

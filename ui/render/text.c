@@ -300,8 +300,8 @@ void rt_draw_up(cairo_t *cr, rtext *t, const char *text, double size, bool bold,
     g_object_unref(l);
 }
 
-static PangoLayout *wrapped_layout(rtext *t, const char *text, double size, double max_w, int max_lines) {
-    PangoLayout *l = rt_layout(t, text, size, false, false);
+static PangoLayout *wrapped_layout(rtext *t, const char *text, double size, bool bold, double max_w, int max_lines) {
+    PangoLayout *l = rt_layout(t, text, size, bold, false);
     pango_layout_set_width(l, ellipsize_width(max_w));
     pango_layout_set_wrap(l, PANGO_WRAP_WORD_CHAR);
     pango_layout_set_height(l, -MAX(1, max_lines));
@@ -310,17 +310,17 @@ static PangoLayout *wrapped_layout(rtext *t, const char *text, double size, doub
     return l;
 }
 
-double rt_wrapped_height(rtext *t, const char *text, double size, double max_w, int max_lines) {
-    PangoLayout *l = wrapped_layout(t, text, size, max_w, max_lines);
+double rt_wrapped_height(rtext *t, const char *text, double size, bool bold, double max_w, int max_lines) {
+    PangoLayout *l = wrapped_layout(t, text, size, bold, max_w, max_lines);
     PangoRectangle logical;
     pango_layout_get_extents(l, NULL, &logical);
     g_object_unref(l);
     return (double)logical.height / PANGO_SCALE;
 }
 
-double rt_draw_wrapped(cairo_t *cr, rtext *t, const char *text, double size, double x, double y, double max_w,
-                       int max_lines) {
-    PangoLayout *l = wrapped_layout(t, text, size, max_w, max_lines);
+double rt_draw_wrapped(cairo_t *cr, rtext *t, const char *text, double size, bool bold, double x, double y,
+                       double max_w, int max_lines) {
+    PangoLayout *l = wrapped_layout(t, text, size, bold, max_w, max_lines);
     PangoRectangle logical;
     pango_layout_get_extents(l, NULL, &logical);
     cairo_move_to(cr, x - max_w / 2, y);
