@@ -454,7 +454,10 @@ static void build_inputs(AtnTraceView *self) {
 
     GtkWidget *exp = gtk_expander_new(NULL);
     g_autofree char *exp_label = g_strdup_printf(_("Weights of layer %d: W_Q, W_K, W_V, W_O (identity unless the file gives them)"), layer);
-    gtk_expander_set_label(GTK_EXPANDER(exp), exp_label);
+    GtkWidget *exp_title = gtk_label_new(exp_label);   /* wraps: an expander's own label never does */
+    gtk_label_set_wrap(GTK_LABEL(exp_title), TRUE);
+    gtk_label_set_xalign(GTK_LABEL(exp_title), 0);
+    gtk_expander_set_label_widget(GTK_EXPANDER(exp), exp_title);
     GtkWidget *wbox = gtk_flow_box_new();
     gtk_flow_box_set_selection_mode(GTK_FLOW_BOX(wbox), GTK_SELECTION_NONE);
     gtk_flow_box_set_max_children_per_line(GTK_FLOW_BOX(wbox), 4);

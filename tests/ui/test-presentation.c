@@ -207,6 +207,20 @@ static void test_presentation_small(void) {
     atn_window_set_presentation(win, FALSE);
     destroy_window(win);
 
+    /* the worked example's editable inputs too (the weights expander's title wraps) */
+    win = sized_window(1280, 720);
+    open_and_wait(win, "worked-example");
+    show_view(win, "trace");
+    atn_window_set_presentation(win, TRUE);
+    settle(600);
+    tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
+    GtkWidget *scroller = gtk_widget_get_ancestor(atn_trace_view_get_step_widget(tv, 0), GTK_TYPE_SCROLLED_WINDOW);
+    double right = rightmost(gtk_scrolled_window_get_child(GTK_SCROLLED_WINDOW(scroller)), scroller);
+    if (right > gtk_widget_get_width(scroller) + 0.5)
+        g_error("the toy trace sheet reaches %.0f px in a %d px sheet", right, gtk_widget_get_width(scroller));
+    atn_window_set_presentation(win, FALSE);
+    destroy_window(win);
+
     atn_prefs_set_font_scale(atn_prefs_get_default(), 2.0);
     win = sized_window(1200, 780);
     open_and_wait(win, "demo");
