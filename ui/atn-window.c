@@ -839,19 +839,21 @@ static gboolean hide_hint_cb(gpointer data) {
     return G_SOURCE_REMOVE;
 }
 
-/* The hint over the figure, in an overlay made around the view stack (so atn-window.ui stays
- * as it is). */
+/* The hint over the figure, in the overlay around the view stack (atn-window.ui's, which also
+ * holds the banners). */
 static void build_presentation_hint(AtnWindow *self) {
-    GtkWidget *stack = GTK_WIDGET(self->stack), *parent = gtk_widget_get_parent(stack);
-    GtkWidget *before = gtk_widget_get_prev_sibling(stack);
-    GtkWidget *overlay = gtk_overlay_new();
-    gtk_widget_set_vexpand(overlay, TRUE);
-    gtk_widget_set_hexpand(overlay, TRUE);
-    g_object_ref(stack);
-    gtk_box_remove(GTK_BOX(parent), stack);
-    gtk_overlay_set_child(GTK_OVERLAY(overlay), stack);
-    g_object_unref(stack);
-    gtk_box_insert_child_after(GTK_BOX(parent), overlay, before);
+    GtkWidget *stack = GTK_WIDGET(self->stack), *overlay = gtk_widget_get_parent(stack);
+    if (!GTK_IS_OVERLAY(overlay)) {   /* a template without the banners' overlay: make one */
+        GtkWidget *parent = overlay, *before = gtk_widget_get_prev_sibling(stack);
+        overlay = gtk_overlay_new();
+        gtk_widget_set_vexpand(overlay, TRUE);
+        gtk_widget_set_hexpand(overlay, TRUE);
+        g_object_ref(stack);
+        gtk_box_remove(GTK_BOX(parent), stack);
+        gtk_overlay_set_child(GTK_OVERLAY(overlay), stack);
+        g_object_unref(stack);
+        gtk_box_insert_child_after(GTK_BOX(parent), overlay, before);
+    }
     self->hint_revealer = GTK_REVEALER(gtk_revealer_new());
     gtk_revealer_set_transition_type(self->hint_revealer, GTK_REVEALER_TRANSITION_TYPE_CROSSFADE);
     gtk_widget_set_halign(GTK_WIDGET(self->hint_revealer), GTK_ALIGN_CENTER);
