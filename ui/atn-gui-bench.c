@@ -75,8 +75,13 @@ GdkTexture *atn_gui_render_widget(GtkWidget *w) {
     return tex;
 }
 
-/* Snapshot + render of one widget, as a frame would; returns ms. */
+static void wait_frame(GtkWidget *w);
+
+/* Snapshot + render of one widget, as a frame would; returns ms.  The widget's pending
+ * layout (a keystroke or a switch may have queued a resize) is done first, outside the
+ * time: snapshotting an unallocated widget warns, and is not what a frame draws. */
 static double draw_widget(GtkWidget *w) {
+    wait_frame(w);
     double t0 = now_ms();
     GdkTexture *tex = atn_gui_render_widget(w);
     g_clear_object(&tex);
