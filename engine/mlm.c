@@ -62,6 +62,42 @@ static void top_k_of(const atn_model *m, const float *logits, int32_t V, int32_t
     free(order);
 }
 
+/* ln(softmax(logits)[id]), in double, shifted by the largest logit. */
+static double log_softmax_at(const float *logits, int32_t V, int32_t id) {
+    float mx = -INFINITY;
+    for (int32_t i = 0; i < V; i++)
+        mx = logits[i] > mx ? logits[i] : mx;
+    double sum = 0;
+    for (int32_t i = 0; i < V; i++)
+        sum += exp((double)logits[i] - mx);
+    return (double)logits[id] - mx - log(sum);
+}
+
+/* The family's masked-LM head at pos: dense maps d to E (ALBERT, ELECTRA's generator; E == d
+ * elsewhere), the activation (RoBERTa's and ELECTRA's heads use exact gelu whatever
+ * hidden_act is), LayerNorm, the decoder (or the tied word embeddings).  The V logits
+ * (caller frees), or NULL: out of memory. */
+static float *mlm_logits(const atn_model *m, const atn_capture *cap, int32_t pos) {
+    const atn_config *c = &m->cfg;
+    const atn_weights *w = &m->w;
+    int32_t d = c->d_model, V = c->vocab_size, E = atn_d_embed(c);
+    const float *h = cap->hidden + ((size_t)c->n_layers * cap->n + pos) * d;
+    float *t = malloc((size_t)E * sizeof(float));
+    float *logits = malloc((size_t)V * sizeof(float));
+    if (!t || !logits) {
+        free(t);
+        free(logits);
+        return NULL;
+    }
+    atn_linear(t, h, w->mlm_dense_w, w->mlm_dense_b, 1, d, E);
+    atn_activate(t, (size_t)E, m->family->mlm.act_gelu ? ATN_ACT_GELU : c->act);
+    atn_layernorm(t, t, w->mlm_ln_g, w->mlm_ln_b, 1, E, c->ln_eps);
+    const float *dec = w->mlm_decoder_w ? w->mlm_decoder_w : w->word_emb;
+    atn_linear(logits, t, dec, w->mlm_decoder_b, 1, E, V);
+    free(t);
+    return logits;
+}
+
 atn_status atn_predict_position(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t top_k,
                                 atn_prediction *out, atn_error *err) {
     if (!atn_model_has_mlm_head(m))
@@ -70,36 +106,31 @@ atn_status atn_predict_position(const atn_model *m, const atn_capture *cap, int3
                              m->family->causal ? "; it guesses the next token instead" : "");
     if (!cap || pos < 0 || pos >= cap->n)
         return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
-    const atn_config *c = &m->cfg;
-    const atn_weights *w = &m->w;
-    int32_t d = c->d_model, V = c->vocab_size, E = atn_d_embed(c);
+    int32_t V = m->cfg.vocab_size;
     if (top_k < 1)
         top_k = 1;
     if (top_k > V)
         top_k = V;
-    const float *h = cap->hidden + ((size_t)c->n_layers * cap->n + pos) * d;
-    float *t = malloc((size_t)E * sizeof(float));
-    float *logits = malloc((size_t)V * sizeof(float));
-    if (!t || !logits) {
-        free(t);
-        free(logits);
+    float *logits = mlm_logits(m, cap, pos);
+    if (!logits)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    }
-    /* dense maps d to E (ALBERT, ELECTRA's generator; E == d elsewhere); RoBERTa's and
-       ELECTRA's heads use exact gelu whatever hidden_act is */
-    atn_linear(t, h, w->mlm_dense_w, w->mlm_dense_b, 1, d, E);
-    atn_activate(t, (size_t)E, m->family->mlm.act_gelu ? ATN_ACT_GELU : c->act);
-    atn_layernorm(t, t, w->mlm_ln_g, w->mlm_ln_b, 1, E, c->ln_eps);
-    const float *dec = w->mlm_decoder_w ? w->mlm_decoder_w : w->word_emb;
-    atn_linear(logits, t, dec, w->mlm_decoder_b, 1, E, V);
     top_k_of(m, logits, V, top_k, out);
-    free(t);
     free(logits);
     return ATN_OK;
 }
 
 /* GPT2LMHeadModel: lm_logits = lm_head(hidden_states), hidden_states after ln_f, lm_head
- * a bias-free Linear tied to wte. */
+ * a bias-free Linear tied to wte.  The V logits at pos (caller frees), or NULL: out of memory. */
+static float *next_token_logits(const atn_model *m, const atn_capture *cap, int32_t pos) {
+    const atn_config *c = &m->cfg;
+    int32_t d = c->d_model, V = c->vocab_size;
+    const float *h = cap->hidden + ((size_t)c->n_layers * cap->n + pos) * d;
+    float *logits = malloc((size_t)V * sizeof(float));
+    if (logits)
+        atn_linear(logits, h, m->w.lm_head_w ? m->w.lm_head_w : m->w.word_emb, NULL, 1, d, V);
+    return logits;
+}
+
 atn_status atn_predict_next(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t top_k,
                             atn_prediction *out, atn_error *err) {
     if (!m || !atn_model_is_causal(m) || !m->w.word_emb)
@@ -108,17 +139,14 @@ atn_status atn_predict_next(const atn_model *m, const atn_capture *cap, int32_t 
                              m && atn_model_has_mlm_head(m) ? " (it predicts [MASK] tokens instead)" : "");
     if (!cap || pos < 0 || pos >= cap->n)
         return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
-    const atn_config *c = &m->cfg;
-    int32_t d = c->d_model, V = c->vocab_size;
+    int32_t V = m->cfg.vocab_size;
     if (top_k < 1)
         top_k = 1;
     if (top_k > V)
         top_k = V;
-    const float *h = cap->hidden + ((size_t)c->n_layers * cap->n + pos) * d;
-    float *logits = malloc((size_t)V * sizeof(float));
+    float *logits = next_token_logits(m, cap, pos);
     if (!logits)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    atn_linear(logits, h, m->w.lm_head_w ? m->w.lm_head_w : m->w.word_emb, NULL, 1, d, V);
     top_k_of(m, logits, V, top_k, out);
     free(logits);
     return ATN_OK;
@@ -131,33 +159,13 @@ atn_status atn_predict_log_prob(const atn_model *m, const atn_capture *cap, int3
                              "tensors), so it cannot predict masked words", m->name, m->family->mlm.what);
     if (!cap || !logp || pos < 0 || pos >= cap->n)
         return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
-    const atn_config *c = &m->cfg;
-    const atn_weights *w = &m->w;
-    int32_t d = c->d_model, V = c->vocab_size, E = atn_d_embed(c);
+    int32_t V = m->cfg.vocab_size;
     if (id < 0 || id >= V)
         return atn_error_set(err, ATN_E_INVALID, "token id %d outside the vocabulary 0..%d", id, V - 1);
-    const float *h = cap->hidden + ((size_t)c->n_layers * cap->n + pos) * d;
-    float *t = malloc((size_t)E * sizeof(float));
-    float *logits = malloc((size_t)V * sizeof(float));
-    if (!t || !logits) {
-        free(t);
-        free(logits);
+    float *logits = mlm_logits(m, cap, pos);   /* the same head as atn_predict_position */
+    if (!logits)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    }
-    /* the same head as atn_predict_position */
-    atn_linear(t, h, w->mlm_dense_w, w->mlm_dense_b, 1, d, E);
-    atn_activate(t, (size_t)E, m->family->mlm.act_gelu ? ATN_ACT_GELU : c->act);
-    atn_layernorm(t, t, w->mlm_ln_g, w->mlm_ln_b, 1, E, c->ln_eps);
-    const float *dec = w->mlm_decoder_w ? w->mlm_decoder_w : w->word_emb;
-    atn_linear(logits, t, dec, w->mlm_decoder_b, 1, E, V);
-    float mx = -INFINITY;
-    for (int32_t i = 0; i < V; i++)
-        mx = logits[i] > mx ? logits[i] : mx;
-    double sum = 0;
-    for (int32_t i = 0; i < V; i++)
-        sum += exp((double)logits[i] - mx);
-    *logp = (double)logits[id] - mx - log(sum);
-    free(t);
+    *logp = log_softmax_at(logits, V, id);
     free(logits);
     return ATN_OK;
 }
@@ -170,22 +178,13 @@ atn_status atn_predict_next_log_prob(const atn_model *m, const atn_capture *cap,
                              "has no next-token probabilities", m ? m->name : "(none)");
     if (!cap || !logp || pos < 0 || pos >= cap->n)
         return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
-    const atn_config *c = &m->cfg;
-    int32_t d = c->d_model, V = c->vocab_size;
+    int32_t V = m->cfg.vocab_size;
     if (id < 0 || id >= V)
         return atn_error_set(err, ATN_E_INVALID, "token id %d outside the vocabulary 0..%d", id, V - 1);
-    const float *h = cap->hidden + ((size_t)c->n_layers * cap->n + pos) * d;
-    float *logits = malloc((size_t)V * sizeof(float));
+    float *logits = next_token_logits(m, cap, pos);
     if (!logits)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    atn_linear(logits, h, m->w.lm_head_w ? m->w.lm_head_w : m->w.word_emb, NULL, 1, d, V);
-    float mx = -INFINITY;
-    for (int32_t i = 0; i < V; i++)
-        mx = logits[i] > mx ? logits[i] : mx;
-    double sum = 0;
-    for (int32_t i = 0; i < V; i++)
-        sum += exp((double)logits[i] - mx);
-    *logp = (double)logits[id] - mx - log(sum);
+    *logp = log_softmax_at(logits, V, id);
     free(logits);
     return ATN_OK;
 }
