@@ -16,7 +16,10 @@ failures = []
 
 
 def helptext(*args):
-    return subprocess.run([exe, *args], capture_output=True, text=True, env=env, check=True).stdout
+    r = subprocess.run([exe, *args], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        sys.exit(f"attnscope {' '.join(args)} exited with {r.returncode}:\n{r.stderr}")
+    return r.stdout
 
 
 top = helptext("--help")
