@@ -943,8 +943,8 @@ static void schedule_run(AtnSession *self) {
     self->start_pending = ms == 0;
     if (ms == 0 && self->debounce_ms == 0)
         start_run(self);   /* tests and benchmarks asked for no delay at all */
-    else if (ms == 0)
-        self->debounce_id = g_idle_add(debounce_cb, self);
+    else if (ms == 0)   /* before this turn's redraws (an idle would wait behind them) */
+        self->debounce_id = g_idle_add_full(G_PRIORITY_DEFAULT, debounce_cb, self, NULL);
     else
         self->debounce_id = g_timeout_add(ms, debounce_cb, self);
 }
