@@ -3,9 +3,39 @@
 
 char *f32_model;
 
+/* G_DEBUG=fatal-warnings makes every warning stop a window test, as it should, but one:
+   GTK 4.8 warns "Trying to snapshot GtkButton … without a current allocation" when a frame
+   paints a widget shown after that frame's layout (once in ui-window's export dialog at load
+   14; 0 in 8 runs alone).  That is a timing report of GTK's own, not an error of ours: it is
+   printed and the test goes on.  GLib decides fatality before any handler runs, so warnings
+   leave the always-fatal mask and this writer stops the program on every other one, as
+   fatal-warnings would (SIGTRAP). */
+static GLogWriterOutput warnings_fatal_but_snapshot_race(GLogLevelFlags level, const GLogField *fields,
+                                                         gsize n_fields, gpointer data) {
+    GLogWriterOutput out = g_log_writer_default(level, fields, n_fields, data);
+    if (!(level & G_LOG_LEVEL_WARNING))
+        return out;
+    const char *domain = NULL, *message = NULL;
+    for (gsize i = 0; i < n_fields; i++) {
+        if (!strcmp(fields[i].key, "GLIB_DOMAIN"))
+            domain = fields[i].value;
+        else if (!strcmp(fields[i].key, "MESSAGE"))
+            message = fields[i].value;
+    }
+    if (domain && !strcmp(domain, "Gtk") && message && g_str_has_prefix(message, "Trying to snapshot ") &&
+        strstr(message, " without a current allocation"))
+        return out;
+    G_BREAKPOINT();
+    return out;
+}
+
 gboolean ui_test_init(int *argc, char ***argv) {
     atn_gui_init_i18n();
-    g_test_init(argc, argv, NULL);
+    g_test_init(argc, argv, NULL);   /* makes warnings and criticals fatal */
+    GLogLevelFlags fatal = g_log_set_always_fatal(G_LOG_FATAL_MASK);
+    if (fatal & G_LOG_LEVEL_WARNING)
+        g_log_set_writer_func(warnings_fatal_but_snapshot_race, NULL, NULL);
+    g_log_set_always_fatal(fatal & ~G_LOG_LEVEL_WARNING);
     if (!gtk_init_check()) {
         printf("1..0 # SKIP no display\n");
         return FALSE;
