@@ -169,6 +169,18 @@ bool cli_check_unused(cli_args *a) {
     return ok;
 }
 
+void cli_mark_model_options(cli_args *a) {
+    static const char *const input[] = {"model", "text", "text-pair", "ids", "type-ids", "mask", NULL};
+    for (int i = 0; input[i]; i++)
+        cli_get(a, input[i]);
+    cli_mark_whatif_options(a);
+}
+
+void cli_mark_whatif_options(cli_args *a) {
+    for (int i = 0; cli_intervention_options[i]; i++)
+        cli_get(a, cli_intervention_options[i]);
+}
+
 int cli_parse_int_list(const char *s, const char *what, int32_t **out) {
     *out = NULL;
     int cap = 16, n = 0;
@@ -398,12 +410,7 @@ int cli_model_run_pair(cli_args *a, atn_model **model, atn_encoding **enc, atn_r
         *run_fp32 = NULL;
     if (!cli_run_options(a, &opts))
         return CLI_EXIT_USAGE;
-    /* the common options are read below; mark them so the check sees only unknown ones */
-    static const char *const common[] = {"model", "text", "text-pair", "ids", "type-ids", "mask", NULL};
-    for (int i = 0; common[i]; i++)
-        cli_get(a, common[i]);
-    for (int i = 0; cli_intervention_options[i]; i++)   /* read below, once the model is open */
-        cli_get(a, cli_intervention_options[i]);
+    cli_mark_model_options(a);   /* read below, once the model is open */
     if (!cli_check_unused(a))
         return CLI_EXIT_USAGE;
     *model = cli_open_model(a, &err);

@@ -38,6 +38,15 @@ double cli_get_double(cli_args *a, const char *name, double dflt, double lo, dou
 enum { CLI_MAX_INDEX = 1000000 };
 /* Reports options nobody asked for.  Returns false when there were any. */
 bool cli_check_unused(cli_args *a);
+/* Marks as read, without checking them, the options a model-running command reads only
+ * after cli_check_unused: --model, the input (--text, --text-pair, --ids, --type-ids,
+ * --mask) and the what-if options (cli_mark_whatif_options), so that the check, called
+ * next, reports only unknown ones.  cli_open_model, cli_encode and cli_interventions_parse
+ * read and check their values later.  Absent options are fine; a is not otherwise changed. */
+void cli_mark_model_options(cli_args *a);
+/* The same for the what-if options alone (cli_intervention_options), for a command that
+ * takes its input another way (stats --corpus). */
+void cli_mark_whatif_options(cli_args *a);
 
 /* Prints "attnscope: message" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

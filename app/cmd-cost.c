@@ -120,11 +120,7 @@ int cmd_cost(int argc, char **argv) {
         cli_error("attnscope cost: --tokens gives the length; it cannot be combined with --text or --ids");
         return CLI_EXIT_USAGE;
     }
-    static const char *const common[] = {"model", "text", "text-pair", "ids", "type-ids", "mask", NULL};
-    for (int i = 0; common[i]; i++)
-        cli_get(&a, common[i]);
-    for (int i = 0; cli_intervention_options[i]; i++)
-        cli_get(&a, cli_intervention_options[i]);
+    cli_mark_model_options(&a);
     if (!cli_check_unused(&a))
         return CLI_EXIT_USAGE;
     atn_error err = {0};

@@ -222,11 +222,7 @@ int cmd_diff(int argc, char **argv) {
     atn_run_options opts;
     if (!cli_run_options(&a, &opts))
         return CLI_EXIT_USAGE;
-    static const char *const common[] = {"model", "text", "text-pair", "ids", "type-ids", "mask", NULL};
-    for (int i = 0; common[i]; i++)
-        cli_get(&a, common[i]);
-    for (int i = 0; cli_intervention_options[i]; i++)
-        cli_get(&a, cli_intervention_options[i]);
+    cli_mark_model_options(&a);
     if (!cli_check_unused(&a))
         return CLI_EXIT_USAGE;
     atn_error err = {0};

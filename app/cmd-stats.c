@@ -69,8 +69,7 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
     opts.keep_trace_inputs = false; /* only the attention is needed: much less memory */
     opts.pinned_host = true;        /* one run for every sentence: on a GPU, page-locked pays off */
     cli_get(a, "model");
-    for (int i = 0; cli_intervention_options[i]; i++)
-        cli_get(a, cli_intervention_options[i]);
+    cli_mark_whatif_options(a);   /* the input comes from --corpus: --mask etc. stay unknown */
     if (!cli_check_unused(a))
         return CLI_EXIT_USAGE;
     atn_error err = {0};
