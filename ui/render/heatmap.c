@@ -396,57 +396,16 @@ void atn_render_heatmap_hover_labels(cairo_t *cr, const atn_heatmap_spec *s, dou
     rt_end(&t);
 }
 
-/* Whether the run's mask hid cell (i, j) (atn_heatmap_spec's cell_mask). */
-static bool cell_masked(const atn_heatmap_spec *s, int32_t i, int32_t j) {
-    return s->cell_mask && s->cell_mask[(size_t)i * s->cols + j] < -1e30f;
+/* The spec's masked cells: a causal model's future ones and those its cell_mask hides. */
+static rt_cell_mask mask_of(const atn_heatmap_spec *s) {
+    return (rt_cell_mask){.causal = s->causal, .add = s->cell_mask, .cols = s->cols};
 }
 
 /* Whether cell (i, j) gets its number. */
 static bool cell_shows_number(const atn_heatmap_spec *s, int32_t i, int32_t j) {
     /* a causal model's future cells, and those the run's mask hid, are masked: no number */
-    return !(s->causal && j > i) && !cell_masked(s, i, j);
-}
-
-/* Grey (hatched when hatch) over the cells of the visible block the run's mask hid, as
- * rt_draw_causal_mask_part draws a causal model's. */
-static void draw_cell_mask_part(cairo_t *cr, const atn_heatmap_spec *s, atn_rect r, int32_t row0, int32_t col0,
-                                int32_t rows, int32_t cols, bool hatch, double fs) {
-    if (!s->cell_mask || rows <= 0 || cols <= 0)
-        return;
-    double cw = r.w / cols, ch = r.h / rows;
-    cairo_save(cr);
-    cairo_new_path(cr);
-    bool any = false;
-    for (int32_t i = 0; i < rows; i++)
-        for (int32_t j = 0; j < cols;) {   /* runs of masked cells as one rectangle */
-            if (!cell_masked(s, row0 + i, col0 + j)) {
-                j++;
-                continue;
-            }
-            int32_t e = j + 1;
-            while (e < cols && cell_masked(s, row0 + i, col0 + e))
-                e++;
-            cairo_rectangle(cr, r.x + j * cw, r.y + i * ch, (e - j) * cw, ch);
-            any = true;
-            j = e;
-        }
-    if (any) {
-        cairo_set_source_rgb(cr, 0.78, 0.78, 0.78);
-        cairo_fill_preserve(cr);
-        if (hatch) {
-            cairo_clip(cr);
-            double step = fmax(5 * fs, 4), lw = fmax(0.8, fs);
-            cairo_set_source_rgb(cr, 0.55, 0.55, 0.55);
-            cairo_set_line_width(cr, lw);
-            for (double x = r.x - r.h; x < r.x + r.w; x += step) {
-                cairo_move_to(cr, x, r.y + r.h);
-                cairo_line_to(cr, x + r.h, r.y);
-            }
-            cairo_stroke(cr);
-        }
-    }
-    cairo_new_path(cr);
-    cairo_restore(cr);
+    rt_cell_mask m = mask_of(s);
+    return !rt_cell_masked(&m, i, j);
 }
 
 static void draw_values(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L) {
@@ -554,24 +513,48 @@ void rt_draw_cells_part(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t r
         cairo_surface_destroy(big);
 }
 
-/* Grey (and, when hatch, hatched) over the masked cells of a causal model (key after
- * query) in the block of rows [row0, row0 + rows) x columns [col0, col0 + cols) drawn at r. */
-void rt_draw_causal_mask_part(cairo_t *cr, atn_rect r, int32_t row0, int32_t col0, int32_t rows,
-                              int32_t cols, bool hatch, double fs) {
-    if (rows <= 0 || cols <= 0)
+static bool add_masked(const rt_cell_mask *m, int32_t row, int32_t col) {
+    return m->add && m->add[(size_t)row * m->cols + col] < -1e30f;
+}
+
+bool rt_cell_masked(const rt_cell_mask *m, int32_t row, int32_t col) {
+    return (m->causal && col > row) || add_masked(m, row, col);
+}
+
+void rt_draw_cell_mask(cairo_t *cr, const rt_cell_mask *m, atn_rect r, int32_t row0, int32_t col0, int32_t rows,
+                       int32_t cols, bool hatch, double fs) {
+    if (rows <= 0 || cols <= 0 || (!m->causal && !m->add))
         return;
     double cw = r.w / cols, ch = r.h / rows;
     cairo_save(cr);
     cairo_new_path(cr);
     bool any = false;
     for (int32_t i = 0; i < rows; i++) {
-        int32_t first = row0 + i + 1 - col0;   /* the first masked column of this row, in the block */
-        if (first < 0)
-            first = 0;
-        if (first >= cols)
-            continue;
-        cairo_rectangle(cr, r.x + first * cw, r.y + i * ch, (cols - first) * cw, ch);
-        any = true;
+        /* a causal row is masked from its first future column (in the block) to the end */
+        int32_t tail = cols;
+        if (m->causal) {
+            int32_t first = row0 + i + 1 - col0;
+            tail = first < 0 ? 0 : first < cols ? first : cols;
+        }
+        int32_t j = m->add ? 0 : tail;
+        while (j < tail) {   /* the additive mask's runs before it, each one rectangle */
+            if (!add_masked(m, row0 + i, col0 + j)) {
+                j++;
+                continue;
+            }
+            int32_t e = j + 1;
+            while (e < tail && add_masked(m, row0 + i, col0 + e))
+                e++;
+            if (e == tail)   /* a run that reaches the causal part (or the end) joins it */
+                break;
+            cairo_rectangle(cr, r.x + j * cw, r.y + i * ch, (e - j) * cw, ch);
+            any = true;
+            j = e;
+        }
+        if (j < cols) {   /* from j to the end: the causal part and a run that reached it */
+            cairo_rectangle(cr, r.x + j * cw, r.y + i * ch, (cols - j) * cw, ch);
+            any = true;
+        }
     }
     if (any) {
         cairo_set_source_rgb(cr, 0.78, 0.78, 0.78);
@@ -592,10 +575,6 @@ void rt_draw_causal_mask_part(cairo_t *cr, atn_rect r, int32_t row0, int32_t col
     cairo_restore(cr);
 }
 
-void rt_draw_causal_mask(cairo_t *cr, atn_rect r, int32_t rows, int32_t cols, bool hatch, double fs) {
-    rt_draw_causal_mask_part(cr, r, 0, 0, rows, cols, hatch, fs);
-}
-
 void rt_draw_cells(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t rows, int32_t cols) {
     rt_draw_cells_part(cr, img, r, rows, cols, 0, 0, rows, cols);
 }
@@ -612,9 +591,8 @@ static void draw_overview(cairo_t *cr, rtext *t, cairo_surface_t *img, const atn
     cairo_rectangle(cr, o.x - 3 * fs, o.y - 3 * fs, o.w + 6 * fs, o.h + 6 * fs);
     cairo_fill(cr);
     rt_draw_cells(cr, img, o, s->rows, s->cols);
-    if (s->causal)
-        rt_draw_causal_mask(cr, o, s->rows, s->cols, false, fs);
-    draw_cell_mask_part(cr, s, o, 0, 0, s->rows, s->cols, false, fs);
+    rt_cell_mask m = mask_of(s);
+    rt_draw_cell_mask(cr, &m, o, 0, 0, s->rows, s->cols, false, fs);
     double x = o.x + o.w * L->view_col0 / s->cols, y = o.y + o.h * L->view_row0 / s->rows;
     double w = fmax(2, o.w * L->view_cols / s->cols), h = fmax(2, o.h * L->view_rows / s->rows);
     cairo_set_line_width(cr, 2 * fs);
@@ -656,10 +634,8 @@ void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *s, double w, double
         if (img)
             rt_draw_cells_part(cr, img, L.cells, s->rows, s->cols, L.view_row0, L.view_col0, L.view_rows,
                                L.view_cols);
-        if (s->causal)
-            rt_draw_causal_mask_part(cr, L.cells, L.view_row0, L.view_col0, L.view_rows, L.view_cols, true,
-                                     t.fs);
-        draw_cell_mask_part(cr, s, L.cells, L.view_row0, L.view_col0, L.view_rows, L.view_cols, true, t.fs);
+        rt_cell_mask m = mask_of(s);
+        rt_draw_cell_mask(cr, &m, L.cells, L.view_row0, L.view_col0, L.view_rows, L.view_cols, true, t.fs);
         draw_values(cr, &t, s, &L);
         if (s->show_labels)
             draw_labels(cr, &t, s, &L);

@@ -154,8 +154,8 @@ void atn_render_model_grid(cairo_t *cr, const atn_grid_spec *s, double w, double
                 rt_draw_cells(cr, img, r, cairo_image_surface_get_height(img), cairo_image_surface_get_width(img));
             else if (img)
                 rt_draw_cells(cr, img, r, s->n, s->n);
-            if (s->causal)
-                rt_draw_causal_mask(cr, r, s->n, s->n, r.w >= 40 * fs, fs * 0.6);
+            rt_cell_mask m = {.causal = s->causal};
+            rt_draw_cell_mask(cr, &m, r, 0, 0, s->n, s->n, r.w >= 40 * fs, fs * 0.6);
             if (img && (!s->thumbs || img != s->thumbs[c]))
                 cairo_surface_destroy(img);
             if (s->head_notes && s->head_notes[c]) {

@@ -87,11 +87,25 @@ void rt_draw_cells(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t rows, 
 void rt_draw_cells_part(cairo_t *cr, cairo_surface_t *img, atn_rect r, int32_t rows, int32_t cols, int32_t r0,
                         int32_t c0, int32_t nr, int32_t nc);
 
-/* Over cells drawn in r ([rows][cols]), a causal model's masked cells (col > row, keys after
- * their query): a grey staircase, hatched when hatch is true, so they read as "not
- * attended to, by construction" rather than as a weight of 0. */
-void rt_draw_causal_mask(cairo_t *cr, atn_rect r, int32_t rows, int32_t cols, bool hatch, double fs);
-void rt_draw_causal_mask_part(cairo_t *cr, atn_rect r, int32_t row0, int32_t col0, int32_t rows,
-                              int32_t cols, bool hatch, double fs);
+/* Which cells of a map are masked, "not attended to, by construction" rather than a weight
+ * of 0: a causal model's future cells (causal: col > row, keys after their query) and the
+ * cells an additive mask hides (add: [rows][cols], row length cols, a cell below -1e30, the
+ * float's lowest: a key the what-if lab's window, stride or hidden tokens hide, or padding;
+ * NULL: none).  Borrowed: add must outlive the mask. */
+typedef struct rt_cell_mask {
+    bool causal;
+    const float *add;
+    int32_t cols;
+} rt_cell_mask;
+
+/* Whether cell (row, col) is masked; row and col inside add's matrix when add is set. */
+bool rt_cell_masked(const rt_cell_mask *m, int32_t row, int32_t col);
+/* Over the block of rows [row0, row0 + rows) x columns [col0, col0 + cols) drawn at r, the
+ * masked cells in grey (each row's runs as one rectangle: a causal mask is a staircase),
+ * hatched when hatch is true (lines max(0.8, fs) wide, max(5 fs, 4) apart).  Nothing for an
+ * empty block or when no cell of it is masked.  The one drawing of masked cells: the
+ * heatmap, its overview and the model grid's thumbnails. */
+void rt_draw_cell_mask(cairo_t *cr, const rt_cell_mask *m, atn_rect r, int32_t row0, int32_t col0, int32_t rows,
+                       int32_t cols, bool hatch, double fs);
 
 #endif
