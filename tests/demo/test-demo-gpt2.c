@@ -24,6 +24,7 @@
  * ATTNSCOPE_DATADIR, as the test environment sets it). */
 #include "attnscope.h"
 #include "check.h"
+#include "common/test-files.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -33,35 +34,6 @@
 
 enum { LEN = 64 };
 static const double LOGP_TOL = 1e-4;
-
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b)
-        b[n] = '\0';
-    if (len)
-        *len = (size_t)n;
-    return b;
-}
-
-static cJSON *read_json(const char *path) {
-    char *t = slurp(path, NULL);
-    cJSON *j = t ? cJSON_Parse(t) : NULL;
-    free(t);
-    if (!j)
-        fprintf(stderr, "cannot read %s\n", path);
-    return j;
-}
 
 /* A little-endian .npy of '<f4' or '<f8' as doubles; *count values. */
 static double *read_npy(const char *path, size_t *count) {

@@ -14,6 +14,8 @@
  * ELECTRA with an embedding projection are refused by it, and AUTO falls back to the CPU
  * with that reason. */
 #include "check.h"
+#include "common/test-files.h"
+#include "common/test-models.h"
 #include "cpu-kernels.h"
 #include "encoder.h"
 #include "encoding.h"
@@ -28,33 +30,6 @@
 
 static char root[2048];
 static const char *cuda_module;   /* --cuda MODULE: run on the CUDA backend */
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    if (fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    } else {
-        s[n] = 0;
-    }
-    fclose(f);
-    return s;
-}
-
-static int32_t *int_array(const cJSON *a, int32_t *n) {
-    *n = cJSON_GetArraySize(a);
-    int32_t *v = malloc(((size_t)*n + 1) * sizeof *v);
-    int32_t i = 0;
-    for (const cJSON *e = a->child; e; e = e->next)
-        v[i++] = (int32_t)e->valuedouble;
-    return v;
-}
 
 static void list(char *out, size_t len, const int32_t *v, int32_t n) {
     size_t k = 0;
@@ -125,9 +100,9 @@ static void compare_case(const char *model_name, atn_model *m, const cJSON *c) {
     const char *cname = cJSON_GetObjectItem(c, "name")->valuestring;
     char what[256], path[4096];
     int32_t n, n2, n3;
-    int32_t *ids = int_array(cJSON_GetObjectItem(c, "ids"), &n);
-    int32_t *types = int_array(cJSON_GetObjectItem(c, "type_ids"), &n2);
-    int32_t *mask = int_array(cJSON_GetObjectItem(c, "mask"), &n3);
+    int32_t *ids = json_ints(cJSON_GetObjectItem(c, "ids"), &n);
+    int32_t *types = json_ints(cJSON_GetObjectItem(c, "type_ids"), &n2);
+    int32_t *mask = json_ints(cJSON_GetObjectItem(c, "mask"), &n3);
     atn_error err = {0};
     atn_encoding *enc = NULL;
     CHECK_MSG(atn_model_encode_ids(m, ids, types, mask, n, &enc, &err) == ATN_OK, "%s: %s", model_name,
@@ -161,7 +136,7 @@ static void compare_case(const char *model_name, atn_model *m, const cJSON *c) {
         const cJSON *top_ids = cJSON_GetObjectItem(c, "mlm_top_ids");
         if (top_ids) {
             int32_t k, k2;
-            int32_t *want_ids = int_array(top_ids, &k);
+            int32_t *want_ids = json_ints(top_ids, &k);
             const cJSON *probs = cJSON_GetObjectItem(c, "mlm_top_probs");
             int32_t pos = cJSON_GetObjectItem(c, "mlm_position")->valueint;
             atn_prediction pred[5];
@@ -240,14 +215,12 @@ static void check_sharing(const char *name, atn_model *m, const cJSON *map) {
 static void test_model(const char *name) {
     char path[4096];
     snprintf(path, sizeof path, "%s/fixtures/%s.json", root, name);
-    char *text = slurp(path);
-    cJSON *meta = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    cJSON *meta = read_json(path);
     if (!meta) {
-        CHECK_MSG(0, "cannot read %s", path);
+        CHECK(meta != NULL);
         return;
     }
-    snprintf(path, sizeof path, "%s/models/%s", root, name);
+    hf_model_path(path, sizeof path, name);
     atn_error err = {0};
     atn_model *m = atn_model_open(path, NULL, NULL, &err);
     CHECK_MSG(m != NULL, "%s: %s", name, err.message);
@@ -312,9 +285,7 @@ static void variant(const char *name, const char *dir, const char *key, const ch
         CHECK(symlink(target, path) == 0);
     }
     snprintf(path, sizeof path, "%s/models/%s/config.json", root, name);
-    char *text = slurp(path);
-    cJSON *cfg = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    cJSON *cfg = read_json(path);
     CHECK(cfg != NULL);
     if (!cfg)
         return;
@@ -404,8 +375,7 @@ static void refusals(void) {
 }
 
 int main(int argc, char **argv) {
-    const char *src = getenv("ATN_SOURCE_ROOT");
-    snprintf(root, sizeof root, "%s/tests/hf", src ? src : ".");
+    source_path(root, sizeof root, "tests/hf");
     if (argc == 3 && strcmp(argv[1], "--cuda") == 0) {
         cuda_module = argv[2];
         setenv("ATTNSCOPE_CUDA_MODULE", cuda_module, 1);

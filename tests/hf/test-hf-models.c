@@ -7,6 +7,8 @@
  * (tests/hf/fixtures) to 1e-4.  Also: F32 weights stay in the mapping, F16/BF16 and
  * unaligned data are converted into model memory, progress is reported and cancels. */
 #include "check.h"
+#include "common/test-files.h"
+#include "common/test-models.h"
 #include "model-private.h"
 
 #include <cjson/cJSON.h>
@@ -14,33 +16,6 @@
 #include <unistd.h>
 
 static char root[2048];
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    if (fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    } else {
-        s[n] = 0;
-    }
-    fclose(f);
-    return s;
-}
-
-static int32_t *int_array(const cJSON *a, int32_t *n) {
-    *n = cJSON_GetArraySize(a);
-    int32_t *v = malloc(((size_t)*n + 1) * sizeof *v);
-    int32_t i = 0;
-    for (const cJSON *e = a->child; e; e = e->next)
-        v[i++] = (int32_t)e->valuedouble;
-    return v;
-}
 
 /* Where does p live: 1 in a mapped block, 2 in an allocated block, 0 nowhere. */
 static int owner_of(const atn_model *m, const void *p) {
@@ -91,9 +66,9 @@ static void compare_case(const char *model_name, atn_model *m, const cJSON *c) {
     const char *cname = cJSON_GetObjectItem(c, "name")->valuestring;
     char what[256], path[4096];
     int32_t n, n2, n3;
-    int32_t *ids = int_array(cJSON_GetObjectItem(c, "ids"), &n);
-    int32_t *types = int_array(cJSON_GetObjectItem(c, "type_ids"), &n2);
-    int32_t *mask = int_array(cJSON_GetObjectItem(c, "mask"), &n3);
+    int32_t *ids = json_ints(cJSON_GetObjectItem(c, "ids"), &n);
+    int32_t *types = json_ints(cJSON_GetObjectItem(c, "type_ids"), &n2);
+    int32_t *mask = json_ints(cJSON_GetObjectItem(c, "mask"), &n3);
     atn_error err = {0};
     atn_encoding *enc = NULL;
     const cJSON *text = cJSON_GetObjectItem(c, "text");
@@ -266,11 +241,9 @@ static void cli_case(const char *model_name, const cJSON *c) {
 static void test_model(const char *name) {
     char path[4096];
     snprintf(path, sizeof path, "%s/fixtures/%s.json", root, name);
-    char *text = slurp(path);
-    cJSON *meta = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    cJSON *meta = read_json(path);
     if (!meta) {
-        CHECK_MSG(0, "cannot read %s", path);
+        CHECK(meta != NULL);
         return;
     }
     snprintf(path, sizeof path, "%s/models/%s/", root, name);   /* a trailing slash is fine */
@@ -381,8 +354,7 @@ static void test_cancel(void) {
 }
 
 int main(void) {
-    const char *src = getenv("ATN_SOURCE_ROOT");
-    snprintf(root, sizeof root, "%s/tests/hf", src ? src : ".");
+    source_path(root, sizeof root, "tests/hf");
     const char *models[] = {"f32", "f16", "bf16", "mlm", "legacy", "sharded", "odd3-relu",
                             "odd5-mixed", "gpt2-f32", "gpt2-f16-odd3", "gpt2-scaled5"};
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)

@@ -6,33 +6,13 @@
  *
  * Usage: test-tok-json DIR   (DIR = tests/tokenizer/json) */
 #include "check.h"
+#include "common/test-files.h"
 #include "tok-model.h"
 #include "tok-pipeline.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <time.h>
-
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        if (len)
-            *len = (size_t)n;
-    }
-    return buf;
-}
 
 static int shown;
 

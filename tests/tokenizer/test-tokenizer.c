@@ -5,6 +5,7 @@
  *
  * Usage: test-tokenizer DIR   (DIR holds fixtures.json and the vocabularies) */
 #include "check.h"
+#include "common/test-files.h"
 #include "wordpiece.h"
 
 #include <cjson/cJSON.h>
@@ -20,27 +21,6 @@ static char *path_in(const char *name) {
     k = (k + 1) % 4;
     snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
     return buf[k];
-}
-
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        if (len)
-            *len = (size_t)n;
-    }
-    return buf;
 }
 
 static double now_ms(void) {

@@ -6,6 +6,8 @@
  * captured probabilities, AUTO falls back to the CPU with the reason for the per-head
  * terms the CUDA backend lacks, and atn_interventions_check refuses bad values. */
 #include "check.h"
+#include "common/test-files.h"
+#include "common/test-models.h"
 #include "model-private.h"
 #include "analysis.h"
 
@@ -20,33 +22,6 @@ static void track(double *worst, const float *a, const float *b, size_t count) {
     for (size_t i = 0; i < count; i++)
         if (fabs((double)a[i] - b[i]) > *worst)
             *worst = fabs((double)a[i] - b[i]);
-}
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    if (fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    } else {
-        s[n] = 0;
-    }
-    fclose(f);
-    return s;
-}
-
-static int32_t *int_array(const cJSON *a, int32_t *n) {
-    *n = a ? cJSON_GetArraySize(a) : 0;
-    int32_t *v = malloc(((size_t)*n + 1) * sizeof *v);
-    int32_t i = 0;
-    for (const cJSON *e = a ? a->child : NULL; e; e = e->next)
-        v[i++] = (int32_t)e->valuedouble;
-    return v;
 }
 
 static void test_slopes_by_hand(void) {
@@ -81,10 +56,10 @@ static void test_case(const char *mname, atn_model *m, const cJSON *c) {
     const char *cname = cJSON_GetObjectItem(c, "name")->valuestring;
     const atn_config *cfg = atn_model_config(m);
     int32_t n, n2, n3, ns;
-    int32_t *ids = int_array(cJSON_GetObjectItem(c, "ids"), &n);
-    int32_t *types = int_array(cJSON_GetObjectItem(c, "type_ids"), &n2);
-    int32_t *mask = int_array(cJSON_GetObjectItem(c, "mask"), &n3);
-    int32_t *special = int_array(cJSON_GetObjectItem(c, "special"), &ns);
+    int32_t *ids = json_ints(cJSON_GetObjectItem(c, "ids"), &n);
+    int32_t *types = json_ints(cJSON_GetObjectItem(c, "type_ids"), &n2);
+    int32_t *mask = json_ints(cJSON_GetObjectItem(c, "mask"), &n3);
+    int32_t *special = json_ints(cJSON_GetObjectItem(c, "special"), &ns);
     const cJSON *j = cJSON_GetObjectItem(c, "interventions");
     atn_interventions iv;
     atn_interventions_init(&iv);
@@ -100,8 +75,8 @@ static void test_case(const char *mname, atn_model *m, const cJSON *c) {
     iv.causal = cJSON_IsTrue(cJSON_GetObjectItem(j, "causal"));
     if ((x = cJSON_GetObjectItem(j, "window")))
         iv.window = x->valueint;
-    int32_t *glob = int_array(cJSON_GetObjectItem(j, "global"), &iv.n_global);
-    int32_t *hide = int_array(cJSON_GetObjectItem(j, "hide"), &iv.n_hide);
+    int32_t *glob = json_ints(cJSON_GetObjectItem(j, "global"), &iv.n_global);
+    int32_t *hide = json_ints(cJSON_GetObjectItem(j, "hide"), &iv.n_hide);
     iv.global_tokens = glob, iv.hide_tokens = hide;
     if ((x = cJSON_GetObjectItem(j, "strided")))
         iv.strided = x->valueint;
@@ -321,7 +296,7 @@ static void test_diff(atn_model *m) {
 /* atn_predict_log_prob agrees with atn_predict_position's probabilities. */
 static void test_log_prob(void) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/../hf/models/mlm", root);
+    hf_model_path(path, sizeof path, "mlm");
     atn_error err = {0};
     atn_model *m = atn_model_open(path, NULL, NULL, &err);
     CHECK_MSG(m, "%s", err.message);
@@ -350,7 +325,7 @@ static void test_log_prob(void) {
  * refused for a model that is not causal. */
 static void test_next_log_prob(void) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/../hf/models/gpt2-f32", root);
+    hf_model_path(path, sizeof path, "gpt2-f32");
     atn_error err = {0};
     atn_model *m = atn_model_open(path, NULL, NULL, &err);
     CHECK_MSG(m, "%s", err.message);
@@ -396,14 +371,11 @@ static void test_next_log_prob(void) {
 static void test_importance_causal(void) {
     char path[4096];
     snprintf(path, sizeof path, "%s/fixtures/importance-gpt2.json", root);
-    char *text = slurp(path);
-    CHECK_MSG(text, "cannot read %s", path);
-    cJSON *j = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    cJSON *j = read_json(path);
     CHECK(j);
     if (!j)
         return;
-    snprintf(path, sizeof path, "%s/../hf/models/gpt2-f32", root);
+    hf_model_path(path, sizeof path, "gpt2-f32");
     atn_error err = {0};
     atn_model *m = atn_model_open(path, NULL, NULL, &err);
     CHECK_MSG(m, "%s", err.message);
@@ -616,23 +588,20 @@ static void test_importance(void) {
 }
 
 int main(void) {
-    const char *src = getenv("ATN_SOURCE_ROOT");
-    snprintf(root, sizeof root, "%s/tests/whatif", src ? src : ".");
+    source_path(root, sizeof root, "tests/whatif");
     test_slopes_by_hand();
     char path[4096];
     snprintf(path, sizeof path, "%s/fixtures/cases.json", root);
-    char *text = slurp(path);
-    cJSON *meta = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    cJSON *meta = read_json(path);
     if (!meta) {
-        CHECK_MSG(0, "cannot read %s", path);
+        CHECK(meta != NULL);
         return check_summary("test-whatif");
     }
     test_slopes_reference(cJSON_GetObjectItem(meta, "slopes"));
     int cases = 0;
     for (const cJSON *e = cJSON_GetObjectItem(meta, "models")->child; e; e = e->next) {
         const char *mname = cJSON_GetObjectItem(e, "model")->valuestring;
-        snprintf(path, sizeof path, "%s/../hf/models/%s", root, mname);
+        hf_model_path(path, sizeof path, mname);
         atn_error err = {0};
         atn_model *m = atn_model_open(path, NULL, NULL, &err);
         CHECK_MSG(m != NULL, "%s: %s", mname, err.message);
