@@ -144,10 +144,7 @@ static void test_causal_window(void) {
     g_assert_cmpint(causal_grey, >, thumbs * 200);
 
     /* Trace view: the mask step names the causal mask and shows −∞ for each later key */
-    show_view(win, "trace");
-    atn_session_set_query(s, 2);
-    AtnTraceView *tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
-    atn_trace_view_refresh(tv);
+    AtnTraceView *tv = show_trace(win, -1, -1, 2);
     g_autofree char *mask = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_MASK);
     g_assert_nonnull(mask);
     /* rows: j, token, mask, score; keys 0..2 get 0, keys 3..7 −∞ (mask and score) */

@@ -33,12 +33,8 @@ static void assert_weights_shown(AtnTraceView *tv, const double want[3]) {
 static void test_trace_worked_example(void) {
     AtnWindow *win = new_window();
     open_and_wait(win, "worked-example");
-    show_view(win, "trace");
+    AtnTraceView *tv = show_trace(win, 0, 0, 0);
     AtnSession *s = atn_window_get_session(win);
-    atn_session_select_head(s, 0, 0);
-    atn_session_set_query(s, 0);
-    AtnTraceView *tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
-    atn_trace_view_refresh(tv);
     const double article[3] = {0.3760, 0.4487, 0.1752};
     assert_weights_shown(tv, article);
     g_autofree char *scores = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_SCORES);
@@ -128,12 +124,7 @@ static void test_trace_wide_columns(void) {
     open_and_wait(win, "demo");
     const char *text = "The cat sat on the [MASK] because it was tired.";
     type_and_wait(win, text);
-    show_view(win, "trace");
-    AtnSession *s = atn_window_get_session(win);
-    atn_session_select_head(s, 1, 15);
-    atn_session_set_query(s, 0);
-    AtnTraceView *tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
-    atn_trace_view_refresh(tv);
+    AtnTraceView *tv = show_trace(win, 1, 15, 0);
     atn_trace_view_set_step(tv, ATN_TRACE_STEP_CONCAT);
     settle(100);
 
@@ -203,12 +194,8 @@ static GtkWidget *find_nth(GtkWidget *w, GType t, int n, int *seen) {
 static void test_trace_picker(void) {
     AtnWindow *win = new_window();
     open_and_wait(win, "worked-example");
-    show_view(win, "trace");
+    AtnTraceView *tv = show_trace(win, 0, 0, 0);
     AtnSession *s = atn_window_get_session(win);
-    atn_session_select_head(s, 0, 0);
-    atn_session_set_query(s, 0);
-    AtnTraceView *tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
-    atn_trace_view_refresh(tv);
     /* the view's spin buttons, in order: Layer, Head */
     int seen = 0;
     GtkSpinButton *head_spin = GTK_SPIN_BUTTON(find_nth(GTK_WIDGET(tv), GTK_TYPE_SPIN_BUTTON, 1, &seen));
@@ -236,12 +223,7 @@ static void test_trace_picker(void) {
 static void test_trace_reveal(void) {
     AtnWindow *win = new_window();
     open_and_wait(win, "worked-example");
-    show_view(win, "trace");
-    AtnSession *s = atn_window_get_session(win);
-    atn_session_select_head(s, 0, 0);
-    atn_session_set_query(s, 0);
-    AtnTraceView *tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
-    atn_trace_view_refresh(tv);
+    AtnTraceView *tv = show_trace(win, 0, 0, 0);
     atn_trace_view_set_step(tv, -1);
     atn_trace_view_set_reveal(tv, TRUE);
     g_assert_true(atn_trace_view_get_reveal(tv));
@@ -285,12 +267,8 @@ static void test_trace_reveal(void) {
 static void test_trace_reset(void) {
     AtnWindow *win = new_window();
     open_and_wait(win, "worked-example");
-    show_view(win, "trace");
+    AtnTraceView *tv = show_trace(win, 0, 0, 0);
     AtnSession *s = atn_window_get_session(win);
-    atn_session_select_head(s, 0, 0);
-    atn_session_set_query(s, 0);
-    AtnTraceView *tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
-    atn_trace_view_refresh(tv);
     const double article[3] = {0.3760, 0.4487, 0.1752};
     GtkEditable *x00 = atn_trace_view_get_input_cell(tv, ATN_TOY_X, 0, 0);
     GtkEditable *x11 = atn_trace_view_get_input_cell(tv, ATN_TOY_X, 1, 1);

@@ -107,6 +107,18 @@ void show_view(AtnWindow *win, const char *name) {
     g_assert_true(wait_for(is_drawable, atn_window_get_view_widget(win, name)));
 }
 
+AtnTraceView *show_trace(AtnWindow *win, int layer, int head, int query) {
+    show_view(win, "trace");
+    AtnSession *s = atn_window_get_session(win);
+    if (layer >= 0)
+        atn_session_select_head(s, layer, head);
+    if (query >= 0)
+        atn_session_set_query(s, query);
+    AtnTraceView *tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
+    atn_trace_view_refresh(tv);
+    return tv;
+}
+
 /* Draws a widget as the next frame would and returns its pixels. */
 GBytes *render_widget(GtkWidget *w, int *width, int *height) {
     g_autoptr(GdkTexture) tex = atn_gui_render_widget(w);

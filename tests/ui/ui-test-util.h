@@ -54,6 +54,9 @@ void open_and_wait(AtnWindow *win, const char *source);
 void type_and_wait(AtnWindow *win, const char *text);
 gboolean is_drawable(gpointer data);
 void show_view(AtnWindow *win, const char *name);
+/* Shows the Trace view (show_view), selects layer and head (layer < 0: the session's stay)
+ * and the query token (query < 0: the session's stays), refreshes the view and returns it. */
+AtnTraceView *show_trace(AtnWindow *win, int layer, int head, int query);
 /* Draws a widget as the next frame would and returns its pixels. */
 GBytes *render_widget(GtkWidget *w, int *width, int *height);
 void destroy_window(AtnWindow *win);
