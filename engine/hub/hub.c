@@ -14,6 +14,7 @@
 #include "hub.h"
 
 #include "hf-cache.h"
+#include "json.h"   /* the engine's one JSON parser (docs/ARCHITECTURE.md, "Layers") */
 #include "sha256.h"
 
 #include <cjson/cJSON.h>
@@ -595,8 +596,13 @@ static atn_status add_shards(hub *H, atn_hub_plan *P, const sibling *sibs, int n
         free(b.data);
         return st;
     }
-    cJSON *root = cJSON_ParseWithLength(b.data, b.len);
+    char origin[PATHN + ATN_HF_ID_MAX + 8];
+    snprintf(origin, sizeof origin, "%s in %s", name, H->id);
+    cJSON *root = NULL;
+    st = atn_json_parse(b.data, b.len, origin, 0, &root, H->err);
     free(b.data);
+    if (st != ATN_OK)
+        return st;
     const cJSON *map = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
     if (!cJSON_IsObject(map)) {
         cJSON_Delete(root);
@@ -642,8 +648,13 @@ static atn_status choose(hub *H, atn_hub_plan *P, const sibling *sibs, int n) {
             free(b.data);
             return st;
         }
-        cJSON *root = cJSON_ParseWithLength(b.data, b.len);
+        char origin[ATN_HF_ID_MAX + 32];
+        snprintf(origin, sizeof origin, "modules.json in %s", H->id);
+        cJSON *root = NULL;
+        st = atn_json_parse(b.data, b.len, origin, 0, &root, H->err);
         free(b.data);
+        if (st != ATN_OK)
+            return st;
         const cJSON *m;
         const char *path = NULL;
         cJSON_ArrayForEach(m, root) {
@@ -738,8 +749,13 @@ atn_status atn_hub_plan_fetch(const char *spec, atn_hub_plan **out, atn_error *e
         free(b.data);
         return st;
     }
-    cJSON *root = cJSON_ParseWithLength(b.data, b.len);
+    char origin[ATN_HF_ID_MAX + ATN_HF_REV_MAX + URLN + 32];
+    snprintf(origin, sizeof origin, "%s: the model info from %s", spec, url);
+    cJSON *root = NULL;
+    st = atn_json_parse(b.data, b.len, origin, 0, &root, err);
     free(b.data);
+    if (st != ATN_OK)
+        return st;
     const cJSON *sha = cJSON_GetObjectItemCaseSensitive(root, "sha");
     const cJSON *sibs = cJSON_GetObjectItemCaseSensitive(root, "siblings");
     if (!cJSON_IsString(sha) || !is_commit(sha->valuestring) || !cJSON_IsArray(sibs)) {

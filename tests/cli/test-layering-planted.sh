@@ -31,5 +31,8 @@ fresh; printf '#include <curl/curl.h>\n' >> "$tmp/t/engine/hf-cache.c"; expect f
 fresh; printf '#include <sys/socket.h>\n' >> "$tmp/t/engine/model.c"; expect fail "engine includes sys/socket.h"
 fresh; printf '#include "hub.h"\n' >> "$tmp/t/engine/model.c"; expect fail "engine includes engine/hub/hub.h"
 fresh; printf '#include "model-private.h"\n' >> "$tmp/t/engine/hub/hub.c"; expect fail "engine/hub/ includes model-private.h"
+fresh; printf '#include "files.h"\n' >> "$tmp/t/engine/hub/sha256.c"; expect fail "engine/hub/ includes files.h"
+fresh; printf '#include "json.h"\n' >> "$tmp/t/app/cmd-info.c"; expect fail "app/ includes json.h"
+fresh; printf '#include "json.h"\n' >> "$tmp/t/ui/atn-session.c"; expect fail "ui/ includes json.h"
 fresh; printf '#include "attnscope.h"\n#include "analysis.h"\n' >> "$tmp/t/app/main.c"; expect ok "app/ includes the public headers"
 exit $fail

@@ -13,7 +13,10 @@ huggingface.co does (standard library only; CI has no network but 127.0.0.1 work
 
 Repositories with faults: org/corrupt (the CDN flips a byte of model.safetensors),
 org/drop (the first CDN answer closes the connection halfway), org/slow (the CDN sends 1 kB
-every 50 ms), org/old-name (renamed: relative 307 redirects to org/tiny), org/gated.
+every 50 ms), org/old-name (renamed: relative 307 redirects to org/tiny), org/gated,
+org/index-trailing (a shard index with a second JSON value after the first),
+org/modules-cut (a modules.json cut off mid-value), org/index-duplicate (weight_map names a
+tensor twice: the first a shard that does not exist, the last a real one).
 
 Every request is appended to --log as one JSON line: method, path, host, range, auth.
 Usage: fake_hub.py --models DIR --port-file FILE --log FILE
@@ -70,6 +73,16 @@ def build_repos(models):
     sharded = load(models, "sharded", ["config.json", "model-00001-of-00002.safetensors",
                                        "model-00002-of-00002.safetensors", "model.safetensors.index.json",
                                        "vocab.txt"])
+    trailing = dict(sharded)
+    trailing["model.safetensors.index.json"] = sharded["model.safetensors.index.json"] + b'\n{"weight_map": {}}\n'
+    cut = dict(st)
+    cut["modules.json"] = st["modules.json"][:40]
+    dup = dict(sharded)
+    index = sharded["model.safetensors.index.json"].decode()
+    first = index.index('"weight_map"')
+    first = index.index("{", first) + 1
+    dup["model.safetensors.index.json"] = (index[:first] + '"embeddings.word_embeddings.weight": "gone.safetensors", '
+                                           + index[first:]).encode()
     pt = {"config.json": tiny["config.json"], "vocab.txt": tiny["vocab.txt"],
           "pytorch_model.bin": b"\x00" * 3000}
     repos = {
@@ -80,6 +93,9 @@ def build_repos(models):
         "org/gated": {"main": dict(tiny)},
         "sentence-transformers/mini": {"main": st},
         "org/sharded": {"main": sharded},
+        "org/index-trailing": {"main": trailing},
+        "org/modules-cut": {"main": cut},
+        "org/index-duplicate": {"main": dup},
         "org/pt-only": {"main": pt},
         "org/no-weights": {"main": {"config.json": tiny["config.json"], "vocab.txt": tiny["vocab.txt"]}},
     }

@@ -322,6 +322,18 @@ try:
                                                          "model-00002-of-00002.safetensors"]), "org/sharded")
     r = run(["run", "--model", "org/sharded", "--ids", "2,13,3", "-o", out], shc)
     check(r.returncode == 0, "run org/sharded: %r" % r.stderr)
+    # the Hub's JSON goes through the engine's parser (engine/json.c): one value per file, the
+    # last of a duplicated key wins (as Python's json module, and so huggingface_hub, reads it)
+    r = run(["download", "org/index-trailing"], os.path.join(T, "trailing"))
+    check(r.returncode == 2 and "model.safetensors.index.json in org/index-trailing: extra data after the JSON "
+          "value (byte %d)" % (len(REPOS["org/sharded"]["main"]["files"]["model.safetensors.index.json"]) + 1)
+          in r.stderr, "index with trailing data: exit %d, %r" % (r.returncode, r.stderr))
+    r = run(["download", "org/modules-cut"], os.path.join(T, "cut"))
+    check(r.returncode == 2 and "modules.json in org/modules-cut: invalid JSON (near byte" in r.stderr,
+          "cut modules.json: exit %d, %r" % (r.returncode, r.stderr))
+    r = run(["download", "org/index-duplicate", "--list"], os.path.join(T, "dup"))
+    check(r.returncode == 0 and "model-00001-of-00002.safetensors" in r.stdout and "gone" not in r.stdout + r.stderr,
+          "index with a duplicated tensor: exit %d, %r %r" % (r.returncode, r.stdout, r.stderr))
     # pytorch weights when there are no safetensors
     r = run(["download", "org/pt-only", "--list"], os.path.join(T, "pt"))
     check(r.returncode == 0 and "pytorch_model.bin" in r.stdout and "pytorch weights" in r.stdout,
