@@ -98,12 +98,13 @@ static float *mlm_logits(const atn_model *m, const atn_capture *cap, int32_t pos
     return logits;
 }
 
-atn_status atn_predict_position(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t top_k,
-                                atn_prediction *out, atn_error *err) {
-    if (!atn_model_has_mlm_head(m))
-        return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" has no masked-LM head (%s "
-                             "tensors), so it cannot predict masked words%s", m->name, m->family->mlm.what,
-                             m->family->causal ? "; it guesses the next token instead" : "");
+/* One LM head's logits at a position: V floats (caller frees), or NULL when out of memory. */
+typedef float *(*head_logits_fn)(const atn_model *m, const atn_capture *cap, int32_t pos);
+
+/* The top_k (clamped into 1..V) guesses of head at pos, for atn_predict_position and
+ * atn_predict_next once each has checked that the model has that head. */
+static atn_status predict_top_k(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t top_k,
+                                head_logits_fn head, atn_prediction *out, atn_error *err) {
     if (!cap || pos < 0 || pos >= cap->n)
         return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
     int32_t V = m->cfg.vocab_size;
@@ -111,12 +112,38 @@ atn_status atn_predict_position(const atn_model *m, const atn_capture *cap, int3
         top_k = 1;
     if (top_k > V)
         top_k = V;
-    float *logits = mlm_logits(m, cap, pos);
+    float *logits = head(m, cap, pos);
     if (!logits)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     top_k_of(m, logits, V, top_k, out);
     free(logits);
     return ATN_OK;
+}
+
+/* The log-probability head gives token id at pos, for atn_predict_log_prob and
+ * atn_predict_next_log_prob once each has checked that the model has that head. */
+static atn_status predict_log_prob(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t id,
+                                   head_logits_fn head, double *logp, atn_error *err) {
+    if (!cap || !logp || pos < 0 || pos >= cap->n)
+        return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
+    int32_t V = m->cfg.vocab_size;
+    if (id < 0 || id >= V)
+        return atn_error_set(err, ATN_E_INVALID, "token id %d outside the vocabulary 0..%d", id, V - 1);
+    float *logits = head(m, cap, pos);
+    if (!logits)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    *logp = log_softmax_at(logits, V, id);
+    free(logits);
+    return ATN_OK;
+}
+
+atn_status atn_predict_position(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t top_k,
+                                atn_prediction *out, atn_error *err) {
+    if (!atn_model_has_mlm_head(m))
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" has no masked-LM head (%s "
+                             "tensors), so it cannot predict masked words%s", m->name, m->family->mlm.what,
+                             m->family->causal ? "; it guesses the next token instead" : "");
+    return predict_top_k(m, cap, pos, top_k, mlm_logits, out, err);
 }
 
 /* GPT2LMHeadModel: lm_logits = lm_head(hidden_states), hidden_states after ln_f, lm_head
@@ -137,19 +164,7 @@ atn_status atn_predict_next(const atn_model *m, const atn_capture *cap, int32_t 
         return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" is not a causal language model, so it "
                              "has no next-token guesses%s", m ? m->name : "(none)",
                              m && atn_model_has_mlm_head(m) ? " (it predicts [MASK] tokens instead)" : "");
-    if (!cap || pos < 0 || pos >= cap->n)
-        return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
-    int32_t V = m->cfg.vocab_size;
-    if (top_k < 1)
-        top_k = 1;
-    if (top_k > V)
-        top_k = V;
-    float *logits = next_token_logits(m, cap, pos);
-    if (!logits)
-        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    top_k_of(m, logits, V, top_k, out);
-    free(logits);
-    return ATN_OK;
+    return predict_top_k(m, cap, pos, top_k, next_token_logits, out, err);
 }
 
 atn_status atn_predict_log_prob(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t id, double *logp,
@@ -157,17 +172,7 @@ atn_status atn_predict_log_prob(const atn_model *m, const atn_capture *cap, int3
     if (!atn_model_has_mlm_head(m))
         return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" has no masked-LM head (%s "
                              "tensors), so it cannot predict masked words", m->name, m->family->mlm.what);
-    if (!cap || !logp || pos < 0 || pos >= cap->n)
-        return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
-    int32_t V = m->cfg.vocab_size;
-    if (id < 0 || id >= V)
-        return atn_error_set(err, ATN_E_INVALID, "token id %d outside the vocabulary 0..%d", id, V - 1);
-    float *logits = mlm_logits(m, cap, pos);   /* the same head as atn_predict_position */
-    if (!logits)
-        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    *logp = log_softmax_at(logits, V, id);
-    free(logits);
-    return ATN_OK;
+    return predict_log_prob(m, cap, pos, id, mlm_logits, logp, err);   /* atn_predict_position's head */
 }
 
 /* The log-softmax of atn_predict_next's logits at id. */
@@ -176,15 +181,5 @@ atn_status atn_predict_next_log_prob(const atn_model *m, const atn_capture *cap,
     if (!m || !atn_model_is_causal(m) || !m->w.word_emb)
         return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" is not a causal language model, so it "
                              "has no next-token probabilities", m ? m->name : "(none)");
-    if (!cap || !logp || pos < 0 || pos >= cap->n)
-        return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
-    int32_t V = m->cfg.vocab_size;
-    if (id < 0 || id >= V)
-        return atn_error_set(err, ATN_E_INVALID, "token id %d outside the vocabulary 0..%d", id, V - 1);
-    float *logits = next_token_logits(m, cap, pos);
-    if (!logits)
-        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    *logp = log_softmax_at(logits, V, id);
-    free(logits);
-    return ATN_OK;
+    return predict_log_prob(m, cap, pos, id, next_token_logits, logp, err);
 }
