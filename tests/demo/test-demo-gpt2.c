@@ -10,8 +10,9 @@
  *    within 1e-5; a swap is allowed only between reference probabilities closer than 1e-5);
  *  - the head figures, measured here from the engine's own captures: each head's mean
  *    attention on the previous token and on the first token over the held-out paragraphs,
- *    and its induction score on the trainer's repeated random run, within 5e-4 of what
- *    the trainer measured (train/metrics.json); the best ones are printed.
+ *    and its induction score over the 50 fresh repeated random runs of
+ *    check/induction_ids.json, within 5e-4 of what the trainer measured
+ *    (train/metrics.json); the best ones are printed.
  *
  * LOGP_TOL: the engine runs float32, the reference float64 on the same F32 weights.  The
  * logits are h_L . wte rows over 64 dims, |h_L| about 8 after ln_f and |wte| about 1, and
@@ -223,14 +224,45 @@ int main(int argc, char **argv) {
         seqs++;
         atn_encoding_free(e);
     }
-    const cJSON *ind = cJSON_GetObjectItem(meta, "induction");
-    const cJSON *iids = cJSON_GetObjectItem(ind, "ids");
-    int32_t run_len = cJSON_GetObjectItem(ind, "run")->valueint, ni = cJSON_GetArraySize(iids);
-    int32_t idv[LEN];
+    /* the induction score on every fresh repeated run (check/induction_ids.json: a random
+       run of `run` tokens twice, drawn with a seed other than the training seed): from each
+       token of the second copy (positions run .. 2 run - 2) to the token after its earlier
+       occurrence (position q - run + 1) */
+    snprintf(path, sizeof path, "%s/check/induction_ids.json", dir);
+    cJSON *iall = read_json(path);
+    const cJSON *iseqs = cJSON_GetObjectItem(iall, "ids");
+    int32_t run_len = iall ? cJSON_GetObjectItem(iall, "run")->valueint : 0;
+    double *ind = calloc((size_t)L * H, sizeof *ind);
+    int n_ind = 0;
+    for (int si = 0; si < cJSON_GetArraySize(iseqs); si++, n_ind++) {
+        const cJSON *q = cJSON_GetArrayItem(iseqs, si);
+        int32_t ni = cJSON_GetArraySize(q), idv[LEN];
+        CHECK_MSG(ni == 2 * run_len && ni <= LEN, "induction sequence %d: %d tokens, not twice %d", si, ni, run_len);
+        if (ni != 2 * run_len || ni > LEN)
+            continue;
+        for (int k = 0; k < ni; k++) {
+            idv[k] = cJSON_GetArrayItem(q, k)->valueint;
+            CHECK(k < run_len || idv[k] == idv[k - run_len]);
+        }
+        atn_encoding *e = NULL;
+        const atn_capture *cap = run_ids(run, m, idv, ni, &e);
+        CHECK(cap != NULL);
+        for (int32_t lh = 0; cap && lh < L * H; lh++) {
+            double s = 0;
+            for (int32_t t = run_len; t < 2 * run_len - 1; t++)
+                s += cap->attn[(size_t)lh * ni * ni + (size_t)t * ni + t - run_len + 1];
+            ind[lh] += s / (run_len - 1);
+        }
+        atn_encoding_free(e);
+    }
+    CHECK(n_ind >= 50);
+    /* and the first of them against the float64 reference's attention */
+    const cJSON *first_seq = cJSON_GetArrayItem(iseqs, 0);
+    int32_t ni = cJSON_GetArraySize(first_seq), idv[LEN];
     for (int k = 0; k < ni && k < LEN; k++)
-        idv[k] = cJSON_GetArrayItem(iids, k)->valueint;
+        idv[k] = cJSON_GetArrayItem(first_seq, k)->valueint;
     atn_encoding *e = NULL;
-    const atn_capture *cap = run_ids(run, m, idv, ni, &e);
+    const atn_capture *cap = ni <= LEN ? run_ids(run, m, idv, ni, &e) : NULL;
     snprintf(path, sizeof path, "%s/check/attn_induction.npy", dir);
     size_t nind = 0;
     double *iref = read_npy(path, &nind);
@@ -239,33 +271,35 @@ int main(int argc, char **argv) {
     for (int32_t lh = 0; lh < L * H; lh++) {
         prev[lh] /= seqs;
         first[lh] /= seqs;
+        ind[lh] /= n_ind ? n_ind : 1;
         const cJSON *mp = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(metrics, "prev"), lh / H), lh % H);
         const cJSON *mf = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(metrics, "first"), lh / H), lh % H);
         const cJSON *mi = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(metrics, "induction"), lh / H), lh % H);
+        CHECK(mp && mf && mi);
+        if (!mp || !mf || !mi)
+            break;
         worst_stat = fmax(worst_stat, fmax(fabs(prev[lh] - mp->valuedouble), fabs(first[lh] - mf->valuedouble)));
-        double s = 0;
-        for (int32_t q = run_len; cap && q < 2 * run_len - 1; q++)
-            s += cap->attn[(size_t)lh * ni * ni + (size_t)q * ni + q - run_len + 1];
-        s /= run_len - 1;
+        worst_stat = fmax(worst_stat, fabs(ind[lh] - mi->valuedouble));
         if (prev[lh] > best_prev) { best_prev = prev[lh]; bp = lh; }
         if (first[lh] > best_first) { best_first = first[lh]; bf = lh; }
-        if (s > best_ind) { best_ind = s; bi = lh; }
-        (void)mi;
+        if (ind[lh] > best_ind) { best_ind = ind[lh]; bi = lh; }
     }
     for (size_t i = 0; cap && iref && i < nind && i < (size_t)L * H * ni * ni; i++)
         worst_iatt = fmax(worst_iatt, fabs(cap->attn[i] - iref[i]));
-    CHECK(iref && nind == (size_t)L * H * ni * ni);
+    CHECK(cap && iref && nind == (size_t)L * H * ni * ni);
     CHECK_MSG(worst_iatt <= 1e-4, "induction case: attention differs from the reference by %.3g", worst_iatt);
     CHECK_MSG(worst_stat <= 5e-4, "head figures differ from the trainer's by %.3g", worst_stat);
-    /* The acceptance targets (a previous-token head >= 0.5 on held-out text, an induction
-       head >= 0.3) are NOT met by the model shipped now (README.md, "What the heads do"):
-       the figures are printed, and checked only against the trainer's above.  When a
-       retrained model meets them, assert them here. */
+    /* The acceptance targets (issue 16: a previous-token head >= 0.5 on held-out text, an
+       induction head >= 0.3 on fresh repeated runs) are NOT met by the model shipped now
+       (README.md, "What the heads do"): the figures are printed, and checked only against
+       the trainer's above.  When a retrained model meets them, assert them here. */
     printf("heads on %d held-out paragraphs: previous L%d.H%d %.3f, first token L%d.H%d %.3f; induction L%d.H%d "
-           "%.3f on a repeated run of %d; within %.1e of the trainer's figures\n", seqs, bp / H, bp % H, best_prev,
-           bf / H, bf % H, best_first, bi / H, bi % H, best_ind, run_len, worst_stat);
+           "%.3f on %d repeated runs of %d; within %.1e of the trainer's figures\n", seqs, bp / H, bp % H, best_prev,
+           bf / H, bf % H, best_first, bi / H, bi % H, best_ind, n_ind, run_len, worst_stat);
     atn_encoding_free(e);
     free(iref);
+    free(ind);
+    cJSON_Delete(iall);
     free(prev);
     free(first);
     cJSON_Delete(metrics);

@@ -9,10 +9,14 @@ no lm_head.weight: tied), config.json (GPT2Config keys) and tokenizer_config.jso
 the vocab.json / merges.txt that bpe.js writes.
 
 Training examples are 64-token windows of the training text (paragraphs joined by
-<|endoftext|>), and, in half of the rows (--repeat), a random run of tokens (of the first 64 merges; half of them of period 2, the rest 3-24) repeated to fill
-the row (periods 2 to 24: the short ones reward copying the previous token, the long ones
-an induction head), so that these heads form in this short run (a model this small,
-trained on ~60 k tokens of text alone, had neither after 1,600 steps).
+<|endoftext|>), and, in a share of the rows (--repeat), a run of distinct random tokens
+(drawn from --pool, token ids [lo, hi); its length uniform in --run LO HI) repeated to fill
+the row: the repeats reward copying what followed an earlier occurrence, the job of an
+induction head, and of the previous-token head it reads (a model this small, trained on
+~60 k tokens of text alone, had neither after 1,600 steps).  --wpe-init sinusoid starts the
+learned positions from the Transformer's sinusoids instead of GPT-2's normal(0.02);
+--decay-embeddings 0 exempts them from weight decay.  The recipe is recorded in
+metrics.json ("recipe").
 
 Then the acceptance figures on held-out data (metrics.json) and the loader check fixtures
 (check/): held-out paragraphs, their ids (from bpe.js, i.e. Hugging Face's tokenizers),
@@ -61,8 +65,9 @@ CFG = {
 EOT = 1023
 # the synthetic runs draw from the first 64 merges (frequent word pieces such as " the",
 # " of"): a 64-wide model cannot copy any of 1,024 tokens well through 16-wide heads
-POOL = (256, 320)
+POOL = [256, 320]
 SEQ = 64
+RUN = [8, 32]
 
 
 def gelu_new(x):
@@ -84,7 +89,17 @@ class GPT2(torch.nn.Module):
             return P_(torch.randn(*shape, generator=g) * s)
 
         self.p["wte.weight"] = normal(V, d)
-        self.p["wpe.weight"] = normal(P, d, s=0.02)
+        if cfg.get("_wpe_init") == "sinusoid":
+            # the Transformer's sinusoids (Vaswani et al. 2017), scaled to the std of GPT-2's
+            # normal(0.02) init, as the learned positions' starting point: neighbouring
+            # positions start alike, so "attend to the token before me" is one smooth step away
+            pos = torch.arange(P, dtype=torch.float32)[:, None]
+            freq = torch.exp(-math.log(10000.0) * torch.arange(0, d, 2, dtype=torch.float32) / d)
+            w = torch.zeros(P, d)
+            w[:, 0::2], w[:, 1::2] = torch.sin(pos * freq), torch.cos(pos * freq)
+            self.p["wpe.weight"] = P_(w * (0.02 * math.sqrt(2.0)))
+        else:
+            self.p["wpe.weight"] = normal(P, d, s=0.02)
         for i in range(L):
             q = f"h.{i}."
             self.p[q + "ln_1.weight"] = P_(torch.ones(d))
@@ -135,7 +150,7 @@ def batch(stream, rng, rows, repeat_frac):
     out = np.empty((rows, SEQ + 1), dtype=np.int64)
     for r in range(rows):
         if rng.random() < repeat_frac:
-            run = rng.integers(POOL[0], POOL[1], 2 if rng.random() < 0.5 else int(rng.integers(3, 25)))
+            run = rng.choice(np.arange(POOL[0], POOL[1]), int(rng.integers(RUN[0], RUN[1] + 1)), replace=False)
             out[r] = np.resize(run, SEQ + 1)
         else:
             s = int(rng.integers(0, len(stream) - SEQ - 1))
@@ -144,8 +159,12 @@ def batch(stream, rng, rows, repeat_frac):
     return t[:, :-1], t[:, 1:]
 
 
+EVAL_SEED = 7   # the induction sequences' seed: not the training seed, so they are fresh runs
+
+
 def induction_cases(rng, count, run):
-    return [np.concatenate([x, x]) for x in (rng.integers(POOL[0], POOL[1], run) for _ in range(count))]
+    return [np.concatenate([x, x]) for x in (rng.choice(np.arange(POOL[0], POOL[1]), run, replace=False)
+                                              for _ in range(count))]
 
 
 def head_figures(attn_list, first_row=1):
@@ -180,7 +199,7 @@ def quick_figures(model, ids):
         prev, first = head_figures(at)
         run = 20
         ind = induction_score([model(torch.tensor(np.array([s])), want_attn=True)[1][0].numpy()
-                               for s in induction_cases(np.random.default_rng(7), 10, run)], run)
+                               for s in induction_cases(np.random.default_rng(EVAL_SEED + 1), 10, run)], run)
     f = lambda m: "L%d.H%d %.2f" % (*np.unravel_index(np.argmax(m), m.shape), m.max())
     return f"prev {f(prev)}, first {f(first)}, induction {f(ind)}"
 
@@ -195,21 +214,29 @@ def main():
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--out", default=OUT)
     ap.add_argument("--heads", type=int, default=CFG["n_head"])
+    ap.add_argument("--pool", type=int, nargs=2, default=list(POOL))
+    ap.add_argument("--run", type=int, nargs=2, default=list(RUN))
+    ap.add_argument("--decay-embeddings", type=int, default=1, help="0: no weight decay on wpe (positions)")
+    ap.add_argument("--wpe-init", choices=["normal", "sinusoid"], default="normal")
     ap.add_argument("--export-only", action="store_true",
                     help="no training: the shipped model.safetensors' metrics and check fixtures again")
     a = ap.parse_args()
     torch.set_num_threads(1)
     CFG["n_head"] = a.heads
+    POOL[:], RUN[:] = a.pool, a.run
     if a.export_only:
         reexport(a)
         return
     torch.manual_seed(a.seed)
+    a.recipe = {"warmup": a.warmup, "repeat": a.repeat, "pool": list(POOL), "run_lengths": list(RUN),
+                "distinct": True, "wpe_init": a.wpe_init, "decay_embeddings": bool(a.decay_embeddings)}
     ids = json.load(open(os.path.join(HERE, "ids.json")))
     stream = np.array([t for p in ids["train"] for t in p + [EOT]], dtype=np.int64)
     g = torch.Generator().manual_seed(a.seed)
-    model = GPT2(CFG, g)
-    decay = [p for n, p in model.p.items() if n.endswith(".weight") and "ln_" not in n]
-    no_decay = [p for n, p in model.p.items() if not (n.endswith(".weight") and "ln_" not in n)]
+    model = GPT2(dict(CFG, _wpe_init=a.wpe_init), g)
+    decays = lambda n: n.endswith(".weight") and "ln_" not in n and (a.decay_embeddings or not n.startswith("wpe"))
+    decay = [p for n, p in model.p.items() if decays(n)]
+    no_decay = [p for n, p in model.p.items() if not decays(n)]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=a.lr, betas=(0.9, 0.95))
     rng = np.random.default_rng(a.seed)
@@ -229,7 +256,7 @@ def main():
         log.append(float(loss))
         if step % 50 == 0 or step == a.steps - 1:
             print(f"step {step} loss {np.mean(log[-50:]):.3f} lr {lr:.2e} {time.time() - t0:.0f}s", flush=True)
-        if step % 200 == 199:
+        if step % 100 == 99:
             print("  heads: " + quick_figures(model, ids), flush=True)
     minutes = (time.time() - t0) / 60
     export(model, a, ids, log, minutes)
@@ -238,6 +265,7 @@ def main():
 def reexport(a):
     """Loads OUT/model.safetensors (F32, "transformer." names) into the model and exports
     again: the same weights, metrics.json and check/ recomputed (training figures kept)."""
+    CFG.update(json.load(open(os.path.join(a.out, "config.json"))))   # the shipped shape
     raw = open(os.path.join(a.out, "model.safetensors"), "rb").read()
     hl = int.from_bytes(raw[:8], "little")
     header = json.loads(raw[8:8 + hl])
@@ -248,9 +276,14 @@ def reexport(a):
         b0, b1 = e["data_offsets"]
         t = np.frombuffer(raw[8 + hl + b0:8 + hl + b1], dtype="<f4").reshape(e["shape"])
         model.p[name[len("transformer."):]].data = torch.from_numpy(t.copy())
-    old = json.load(open(os.path.join(HERE, "metrics.json")))
+    old = json.load(open(os.path.join(a.out, "train", "metrics.json")))
     for k in ("steps", "rows", "lr", "seed"):
         setattr(a, k, old[k])
+    a.recipe = old.get("recipe")   # None for a model trained before the recipe was recorded
+    if not a.recipe and "pool" in old:   # recorded flat by the first runs of this recipe
+        a.recipe = {k: old[k] for k in ("warmup", "repeat", "pool", "run_lengths") if k in old}
+    if a.recipe:
+        POOL[:], RUN[:] = a.recipe["pool"], a.recipe["run_lengths"]
     log = [x for x in old["loss_every_50"] for _ in range(50)]
     log[-50:] = [old["final_train_loss"]] * 50
     export(model, a, json.load(open(os.path.join(HERE, "ids.json"))), log, old["minutes"])
@@ -281,7 +314,7 @@ def export(model, a, ids, log, minutes):
             attn_text.append(at[0].numpy().astype(np.float64))
     prev, first = head_figures(attn_text)
     run = 20
-    ind_seqs = induction_cases(np.random.default_rng(7), 50, run)
+    ind_seqs = induction_cases(np.random.default_rng(EVAL_SEED), 50, run)
     attn_ind = []
     with torch.no_grad():
         for s in ind_seqs:
@@ -298,16 +331,21 @@ def export(model, a, ids, log, minutes):
     metrics = {"steps": a.steps, "rows": a.rows, "lr": a.lr, "seed": a.seed, "minutes": round(minutes, 1),
                "final_train_loss": float(np.mean(log[-50:])), "heldout_loss": hl / hn, "heldout_tokens": hn,
                "heldout_sequences": len(held), "induction_sequences": len(ind_seqs), "induction_run": run,
+               "induction_pool": list(POOL), "induction_seed": EVAL_SEED,
                "prev": prev.round(4).tolist(), "first": first.round(4).tolist(), "induction": ind.round(4).tolist(),
                "best_prev": best(prev), "best_first": best(first), "best_induction": best(ind),
                "loss_every_50": [round(float(np.mean(log[i:i + 50])), 4) for i in range(0, len(log), 50)]}
-    with open(os.path.join(HERE, "metrics.json"), "w") as f:
+    here = os.path.join(a.out, "train")   # HERE unless --out names another folder
+    os.makedirs(here, exist_ok=True)
+    if getattr(a, "recipe", None):
+        metrics["recipe"] = a.recipe
+    with open(os.path.join(here, "metrics.json"), "w") as f:
         json.dump(metrics, f, indent=1)
     print(json.dumps({k: metrics[k] for k in ("final_train_loss", "heldout_loss", "best_prev", "best_first",
                                               "best_induction", "minutes")}))
 
     # loader check fixtures: float64 reference forward (tests/hf/gen_gpt2.py) on the saved weights
-    chk = os.path.join(HERE, "check")
+    chk = os.path.join(here, "check")
     os.makedirs(chk, exist_ok=True)
     with open(os.path.join(chk, "heldout_ids.json"), "w") as f:   # Hugging Face's ids (bpe.js)
         json.dump(ids["heldout"], f, separators=(",", ":"))
@@ -331,6 +369,10 @@ def export(model, a, ids, log, minutes):
     ind_case = [int(x) for x in ind_seqs[0]]
     attn, hidden, _ = gpt2_forward(R, cfg, ind_case, [1] * len(ind_case))
     np.save(os.path.join(chk, "attn_induction.npy"), attn.numpy().astype("<f4"))
+    with open(os.path.join(chk, "induction_ids.json"), "w") as f:   # every induction sequence measured
+        json.dump({"seed": EVAL_SEED, "pool": list(POOL), "run": run,
+                   "ids": [[int(x) for x in q] for q in ind_seqs]}, f, separators=(",", ":"))
+        f.write("\n")
     with open(os.path.join(chk, "cases.json"), "w") as f:
         json.dump({"cases": cases, "induction": {"ids": ind_case, "run": run},
                    "trainer_vs_reference_logprob_max_abs": worst}, f, indent=1)
