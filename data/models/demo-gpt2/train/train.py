@@ -15,7 +15,9 @@ the row: the repeats reward copying what followed an earlier occurrence, the job
 induction head, and of the previous-token head it reads (a model this small, trained on
 ~60 k tokens of text alone, had neither after 1,600 steps).  --wpe-init sinusoid starts the
 learned positions from the Transformer's sinusoids instead of GPT-2's normal(0.02);
---decay-embeddings 0 exempts them from weight decay.  The recipe is recorded in
+--decay-embeddings 0 exempts them from weight decay.  --episodes 1 makes a repeated row a
+string of short runs, each repeated twice (A B A B C D E C D E ...): a run of two is
+predicted by copying the previous token, so a previous-token head pays off on its own.  The recipe is recorded in
 metrics.json ("recipe").
 
 Then the acceptance figures on held-out data (metrics.json) and the loader check fixtures
@@ -68,6 +70,7 @@ EOT = 1023
 POOL = [256, 320]
 SEQ = 64
 RUN = [8, 32]
+EPISODES = [False]
 
 
 def gelu_new(x):
@@ -149,7 +152,16 @@ class GPT2(torch.nn.Module):
 def batch(stream, rng, rows, repeat_frac):
     out = np.empty((rows, SEQ + 1), dtype=np.int64)
     for r in range(rows):
-        if rng.random() < repeat_frac:
+        synthetic = rng.random() < repeat_frac
+        if synthetic and EPISODES[0]:
+            # episodes: a fresh run of distinct tokens, twice, then the next one; a run of 2
+            # (A B A B) is predicted by copying the previous token, a longer one by induction
+            row = []
+            while len(row) < SEQ + 1:
+                run = rng.choice(np.arange(POOL[0], POOL[1]), int(rng.integers(RUN[0], RUN[1] + 1)), replace=False)
+                row.extend(run.tolist() * 2)
+            out[r] = row[:SEQ + 1]
+        elif synthetic:
             run = rng.choice(np.arange(POOL[0], POOL[1]), int(rng.integers(RUN[0], RUN[1] + 1)), replace=False)
             out[r] = np.resize(run, SEQ + 1)
         else:
@@ -218,18 +230,21 @@ def main():
     ap.add_argument("--run", type=int, nargs=2, default=list(RUN))
     ap.add_argument("--decay-embeddings", type=int, default=1, help="0: no weight decay on wpe (positions)")
     ap.add_argument("--wpe-init", choices=["normal", "sinusoid"], default="normal")
+    ap.add_argument("--episodes", type=int, default=0,
+                    help="1: a repeated row is a string of runs each repeated twice, not one run repeated")
     ap.add_argument("--export-only", action="store_true",
                     help="no training: the shipped model.safetensors' metrics and check fixtures again")
     a = ap.parse_args()
     torch.set_num_threads(1)
     CFG["n_head"] = a.heads
     POOL[:], RUN[:] = a.pool, a.run
+    EPISODES[0] = a.episodes
     if a.export_only:
         reexport(a)
         return
     torch.manual_seed(a.seed)
     a.recipe = {"warmup": a.warmup, "repeat": a.repeat, "pool": list(POOL), "run_lengths": list(RUN),
-                "distinct": True, "wpe_init": a.wpe_init, "decay_embeddings": bool(a.decay_embeddings)}
+                "distinct": True, "episodes": bool(a.episodes), "wpe_init": a.wpe_init, "decay_embeddings": bool(a.decay_embeddings)}
     ids = json.load(open(os.path.join(HERE, "ids.json")))
     stream = np.array([t for p in ids["train"] for t in p + [EOT]], dtype=np.int64)
     g = torch.Generator().manual_seed(a.seed)
