@@ -9,6 +9,7 @@
 #include "atn-predictions.h"
 #include "atn-prefs.h"
 #include "atn-token-chips.h"
+#include "atn-view-switcher.h"
 #include "atn-view.h"
 
 G_BEGIN_DECLS
@@ -24,7 +25,10 @@ struct _AtnWindow {
     gboolean closing_anyway;      /* the user chose to close without saving */
     gboolean syncing_device;      /* the switch follows the session, not the user */
     GtkSpinner *spinner;          /* while a model opens */
-    GtkProgressBar *run_bar;      /* while a run lasts: its layers, ten updates a second */
+    GtkProgressBar *run_bar;      /* while a run lasts: its layers, ten updates a second (a line
+                                     over the top of the views, not in the header bar) */
+    AtnViewSwitcher *switcher;    /* the header bar's title: the views, in the form that fits */
+    GtkLabel *model_label;        /* model_button's label (ellipsized in the middle) */
     GtkInfoBar *error_bar, *notice_bar;
     GtkLabel *error_label, *notice_label;
     GtkRevealer *controls_revealer;

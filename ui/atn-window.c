@@ -193,7 +193,8 @@ static void update_model_button(AtnWindow *self) {
         label = g_strdup(atn_model_handle_get_name(m));
     else
         label = g_strdup(_("No Model"));
-    gtk_menu_button_set_label(self->model_button, label);
+    gtk_label_set_text(self->model_label, label);
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->model_button), label);
 }
 
 /* A toy model reads its own tokens: the entries say so instead of showing the sentence of
@@ -337,7 +338,7 @@ const char *atn_window_get_progress_text(AtnWindow *self) {
 
 const char *atn_window_get_model_label(AtnWindow *self) {
     g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
-    return gtk_menu_button_get_label(self->model_button);
+    return gtk_label_get_text(self->model_label);
 }
 
 
@@ -631,7 +632,7 @@ static void on_busy(AtnSession *s, GParamSpec *p, AtnWindow *self) {
 }
 
 static void on_run_fraction(AtnSession *s, GParamSpec *p, AtnWindow *self) {
-    /* always allocated (shown or hidden by opacity): nothing in the header bar moves */
+    /* an overlay along the top of the views, shown or hidden by opacity: nothing moves */
     double f = atn_session_get_run_fraction(self->session);
     gtk_widget_set_opacity(GTK_WIDGET(self->run_bar), f >= 0 ? 1 : 0);
     gtk_progress_bar_set_fraction(self->run_bar, MAX(f, 0));
@@ -871,6 +872,11 @@ static void build_presentation_hint(AtnWindow *self) {
     gtk_overlay_add_overlay(GTK_OVERLAY(overlay), GTK_WIDGET(self->hint_revealer));
 }
 
+GtkWidget *atn_window_get_view_switcher(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return GTK_WIDGET(self->switcher);
+}
+
 gboolean atn_window_get_view_switcher_shown(AtnWindow *self) {
     g_return_val_if_fail(ATN_IS_WINDOW(self), FALSE);
     return gtk_widget_get_visible(GTK_WIDGET(self->header));
@@ -949,6 +955,7 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     G_OBJECT_CLASS(klass)->dispose = atn_window_dispose;
     g_type_ensure(ATN_TYPE_TOKEN_CHIPS);
     g_type_ensure(ATN_TYPE_PREDICTIONS);
+    g_type_ensure(ATN_TYPE_VIEW_SWITCHER);
     gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-window.ui");
 #define BIND(name) gtk_widget_class_bind_template_child(wc, AtnWindow, name)
     BIND(header);
@@ -957,6 +964,7 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     BIND(gpu_button);
     BIND(spinner);
     BIND(run_bar);
+    BIND(switcher);
     BIND(error_bar);
     BIND(notice_bar);
     BIND(error_label);
@@ -992,6 +1000,13 @@ static void atn_window_init(AtnWindow *self) {
     self->model_menu = g_menu_new();
     gtk_menu_button_set_menu_model(self->model_button, G_MENU_MODEL(self->model_menu));
     gtk_menu_button_set_create_popup_func(self->model_button, model_menu_about_to_open, self, NULL);
+    /* a long model name is cut in the middle (the whole name is the tooltip), so it never
+       widens the header bar past the screen */
+    self->model_label = GTK_LABEL(gtk_label_new(NULL));
+    gtk_label_set_ellipsize(self->model_label, PANGO_ELLIPSIZE_MIDDLE);
+    gtk_label_set_max_width_chars(self->model_label, 28);
+    gtk_label_set_width_chars(self->model_label, 6);
+    gtk_menu_button_set_child(self->model_button, GTK_WIDGET(self->model_label));
     rebuild_model_menu(self);
     load_examples(self);
 

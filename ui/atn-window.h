@@ -65,6 +65,8 @@ void atn_window_set_presentation(AtnWindow *self, gboolean on);
  * at the top of the screen shows it); the revealer of the hint shown the first time
  * (F11/Esc, Alt+1…5), borrowed. */
 gboolean atn_window_get_view_switcher_shown(AtnWindow *self);
+/* The header bar's view switcher (an AtnViewSwitcher, borrowed). */
+GtkWidget *atn_window_get_view_switcher(AtnWindow *self);
 GtkWidget *atn_window_get_presentation_hint(AtnWindow *self);
 GtkWidget *atn_window_get_token_chips(AtnWindow *self);
 /* Whether the "Opening …" bar with its progress and Cancel button is shown (it appears
