@@ -2,6 +2,7 @@
 #include "atn-model-grid-view.h"
 
 #include "atn-view.h"
+#include "atn-wrap-box.h"
 
 #include <glib/gi18n.h>
 
@@ -104,6 +105,7 @@ static void atn_model_grid_view_class_init(AtnModelGridViewClass *klass) {
     G_OBJECT_CLASS(klass)->dispose = atn_model_grid_view_dispose;
     wc->map = atn_model_grid_view_map;
     g_type_ensure(ATN_TYPE_MODEL_GRID);
+    g_type_ensure(ATN_TYPE_WRAP_BOX);
     gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-model-grid-view.ui");
     gtk_widget_class_bind_template_child(wc, AtnModelGridView, box);
     gtk_widget_class_bind_template_child(wc, AtnModelGridView, shared_check);

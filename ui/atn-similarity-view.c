@@ -2,6 +2,7 @@
 #include "atn-similarity-view.h"
 
 #include "atn-view.h"
+#include "atn-wrap-box.h"
 
 #include <glib/gi18n.h>
 #include <math.h>
@@ -443,6 +444,7 @@ static void atn_similarity_view_class_init(AtnSimilarityViewClass *klass) {
     wc->map = atn_similarity_view_map;
     g_type_ensure(ATN_TYPE_SIMILARITY_MAP);
     g_type_ensure(ATN_TYPE_HEATMAP);
+    g_type_ensure(ATN_TYPE_WRAP_BOX);
     gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-similarity-view.ui");
 #define BIND(name) gtk_widget_class_bind_template_child(wc, AtnSimilarityView, name)
     BIND(box);

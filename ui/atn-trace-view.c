@@ -7,6 +7,7 @@
 #include "atn-trace-view.h"
 
 #include "atn-view.h"
+#include "atn-wrap-box.h"
 
 #include <glib/gi18n.h>
 #include <float.h>
@@ -960,6 +961,7 @@ static void atn_trace_view_class_init(AtnTraceViewClass *klass) {
     G_OBJECT_CLASS(klass)->dispose = atn_trace_view_dispose;
     wc->map = atn_trace_view_map;
     g_type_ensure(ATN_TYPE_HEATMAP);
+    g_type_ensure(ATN_TYPE_WRAP_BOX);
     gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-trace-view.ui");
 #define BIND(name) gtk_widget_class_bind_template_child(wc, AtnTraceView, name)
     BIND(box);
