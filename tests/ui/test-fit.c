@@ -1,0 +1,185 @@
+/* The window fits a 1280x720 screen (issue 14): under Xvfb with a 1280x720 screen, for every
+ * view, at Text size 1.0 and 2.0 and in presentation mode with its header shown, the window's
+ * minimum size (what the window manager is told it may not go below) is at most 1280x720 and
+ * the window laid out at 1280x720 is not wider or taller than the screen (its surface, with
+ * the margins around the window).  The header bar's view switcher shows its full row whenever
+ * it fits and a narrower form that reaches every view when not.  Run in English (meson's
+ * ui-fit) and with LANGUAGE=zh_CN (ui-fit-zh) on a 1280x720 screen, and in English on a
+ * 1920x1080 one (ui-fit-1920), where Text size 2.0 keeps the full row.
+ *
+ * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
+#include "ui-test-util.h"
+
+#include "atn-view-switcher.h"
+
+/* the screen (Xvfb's -screen; meson runs 1280x720 and 1920x1080) */
+static int SCREEN_W, SCREEN_H;
+
+static const char *const sentence = "The quick brown fox jumps over the lazy dog because it was tired.";
+
+static AtnWindow *sized_window(int w, int h) {
+    AtnWindow *win = g_object_new(ATN_TYPE_WINDOW, "default-width", w, "default-height", h, NULL);
+    gtk_window_present(GTK_WINDOW(win));
+    return win;
+}
+
+static void min_size(GtkWidget *w, int *mw, int *mh) {
+    /* as GtkWindow computes its minimum for the display: the width, then the height for it */
+    gtk_widget_measure(w, GTK_ORIENTATION_HORIZONTAL, -1, mw, NULL, NULL, NULL);
+    gtk_widget_measure(w, GTK_ORIENTATION_VERTICAL, *mw, mh, NULL, NULL, NULL);
+}
+
+static void motion(AtnWindow *win, double x, double y) {
+    g_autoptr(GListModel) cs = gtk_widget_observe_controllers(GTK_WIDGET(win));
+    for (guint i = 0; i < g_list_model_get_n_items(cs); i++) {
+        g_autoptr(GObject) c = g_list_model_get_item(cs, i);
+        if (GTK_IS_EVENT_CONTROLLER_MOTION(c))
+            g_signal_emit_by_name(c, "motion", x, y);
+    }
+    settle(50);
+}
+
+/* Every view of a 1280x720 window at Text size scale (presentation: in presentation mode with
+ * the header bar brought back by the pointer at the top): the minimum at most max_w x max_h,
+ * the window as laid out within the screen. */
+static void check_views(double scale, gboolean presentation, int max_w, int max_h) {
+    atn_prefs_set_font_scale(atn_prefs_get_default(), scale);
+    AtnWindow *win = sized_window(SCREEN_W, SCREEN_H);
+    open_and_wait(win, "demo");
+    type_and_wait(win, sentence);
+    if (presentation) {
+        atn_window_set_presentation(win, TRUE);
+        settle(200);
+        motion(win, 600, 2);   /* the top of the screen: the header bar and sentence come back */
+        g_assert_true(atn_window_get_view_switcher_shown(win));
+    }
+    GtkWidget *w = GTK_WIDGET(win);
+    int worst_w = 0, worst_h = 0;
+    const char *wide = NULL, *tall = NULL;
+    g_autoptr(GString) over = g_string_new(NULL);
+    for (const char *const *v = atn_window_get_view_names(); *v; v++) {
+        show_view(win, *v);
+        if (!strcmp(*v, "similarity"))
+            g_assert_true(wait_for(similarity_ready, atn_window_get_view_widget(win, *v)));
+        settle(150);
+        int mw, mh;
+        min_size(w, &mw, &mh);
+        /* the window's surface: its allocation and the margins around it (what the screen holds) */
+        GdkSurface *surf = gtk_native_get_surface(GTK_NATIVE(w));
+        int sw = gdk_surface_get_width(surf), sh = gdk_surface_get_height(surf);
+        g_test_message("text size %.1f%s, %s view: minimum %dx%d, laid out at %dx%d (surface %dx%d)", scale,
+                       presentation ? " (presentation)" : "", *v, mw, mh, gtk_widget_get_width(w),
+                       gtk_widget_get_height(w), sw, sh);
+        if (mw > worst_w)
+            worst_w = mw, wide = *v;
+        if (mh > worst_h)
+            worst_h = mh, tall = *v;
+        if (sw > SCREEN_W || sh > SCREEN_H)
+            g_string_append_printf(over, " %s view %dx%d;", *v, sw, sh);
+    }
+    if (over->len)
+        g_error("text size %.1f%s: the window is laid out larger than the %dx%d screen:%s", scale,
+                presentation ? " (presentation)" : "", SCREEN_W, SCREEN_H, over->str);
+    if (worst_w > max_w)
+        g_error("text size %.1f%s: the window's minimum width is %d px (%s view), over %d", scale,
+                presentation ? " (presentation)" : "", worst_w, wide, max_w);
+    if (worst_h > max_h)
+        g_error("text size %.1f%s: the window's minimum height is %d px (%s view), over %d", scale,
+                presentation ? " (presentation)" : "", worst_h, tall, max_h);
+    if (presentation)
+        atn_window_set_presentation(win, FALSE);
+    destroy_window(win);
+    atn_prefs_set_font_scale(atn_prefs_get_default(), 1.0);
+}
+
+static const char *const form_names[] = {"wide", "compact", "menu"};
+
+/* The number of buttons of a GtkStackSwitcher (mapped or not). */
+static int n_buttons(GtkWidget *sw) {
+    int n = 0;
+    for (GtkWidget *c = gtk_widget_get_first_child(sw); c; c = gtk_widget_get_next_sibling(c))
+        n += GTK_IS_TOGGLE_BUTTON(c);
+    return n;
+}
+
+/* The view switcher in a w x h window at Text size scale: the form it shows (the full row
+ * whenever it fits: want_wide), every view reachable from it, nothing of the header bar
+ * outside the window. */
+static AtnViewSwitcherForm check_switcher(int w, int h, double scale, gboolean want_wide) {
+    atn_prefs_set_font_scale(atn_prefs_get_default(), scale);
+    AtnWindow *win = sized_window(w, h);
+    open_and_wait(win, "demo");
+    settle(200);
+    AtnViewSwitcher *sw = ATN_VIEW_SWITCHER(atn_window_get_view_switcher(win));
+    AtnViewSwitcherForm form = atn_view_switcher_get_form(sw);
+    GtkWidget *fw = atn_view_switcher_get_form_widget(sw, form);
+    g_test_message("%dx%d at text size %.1f: the %s switcher, %d px of the header bar's %d", w, h, scale,
+                   form_names[form], gtk_widget_get_width(fw), gtk_widget_get_width(atn_window_get_view_switcher(win)));
+    g_assert_true(gtk_widget_get_mapped(fw));
+    for (int f = 0; f < ATN_VIEW_SWITCHER_N_FORMS; f++)   /* one form at a time */
+        g_assert_true(f == (int)form || !gtk_widget_get_mapped(atn_view_switcher_get_form_widget(sw, f)));
+    if (want_wide)
+        g_assert_cmpint(form, ==, ATN_VIEW_SWITCHER_WIDE);
+    /* the form shown fits its allocation: nothing cut */
+    int fmin;
+    gtk_widget_measure(fw, GTK_ORIENTATION_HORIZONTAL, -1, &fmin, NULL, NULL, NULL);
+    g_assert_cmpint(gtk_widget_get_width(fw), >=, fmin);
+    graphene_rect_t b;
+    g_assert_true(gtk_widget_compute_bounds(fw, GTK_WIDGET(win), &b));
+    g_assert_cmpfloat(b.origin.x, >=, 0);
+    g_assert_cmpfloat(b.origin.x + b.size.width, <=, gtk_widget_get_width(GTK_WIDGET(win)));
+    /* every view from it: six buttons, or six menu items whose action shows the view */
+    int n_views = (int)g_strv_length((char **)atn_window_get_view_names());
+    if (form != ATN_VIEW_SWITCHER_MENU) {
+        g_assert_cmpint(n_buttons(fw), ==, n_views);
+    } else {
+        GMenuModel *menu = gtk_menu_button_get_menu_model(GTK_MENU_BUTTON(fw));
+        g_assert_cmpint(g_menu_model_get_n_items(menu), ==, n_views);
+        for (int i = 0; i < n_views; i++) {
+            g_autofree char *action = NULL, *target = NULL;
+            g_assert_true(g_menu_model_get_item_attribute(menu, i, G_MENU_ATTRIBUTE_ACTION, "s", &action));
+            g_assert_true(g_menu_model_get_item_attribute(menu, i, G_MENU_ATTRIBUTE_TARGET, "s", &target));
+            g_assert_cmpstr(target, ==, atn_window_get_view_names()[i]);
+            g_assert_true(gtk_widget_activate_action(fw, action, "s", target));
+            g_assert_cmpstr(atn_window_get_view(win), ==, target);
+            /* the button says which view is shown */
+            const char *title = gtk_stack_page_get_title(
+                gtk_stack_get_page(atn_view_switcher_get_stack(sw), atn_window_get_view_widget(win, target)));
+            g_assert_cmpstr(gtk_menu_button_get_label(GTK_MENU_BUTTON(fw)), ==, title);
+        }
+    }
+    destroy_window(win);
+    atn_prefs_set_font_scale(atn_prefs_get_default(), 1.0);
+    return form;
+}
+
+/* The full row on the screen with normal text (1280 or wider), and with Text size 2.0 at 1920;
+ * a narrower form where the row does not fit (a 700 px window, Text size 2.0 at 1280), which
+ * still reaches every view. */
+static void test_fit_switcher(void) {
+    check_switcher(SCREEN_W, SCREEN_H, 1.0, TRUE);
+    check_switcher(SCREEN_W, SCREEN_H, 2.0, SCREEN_W >= 1920);
+    g_assert_cmpint(check_switcher(700, 600, 1.0, FALSE), !=, ATN_VIEW_SWITCHER_WIDE);
+    g_assert_cmpint(check_switcher(700, 600, 2.0, FALSE), ==, ATN_VIEW_SWITCHER_MENU);
+}
+
+static void test_fit_normal(void) { check_views(1.0, FALSE, 1280, 720); }
+static void test_fit_large_text(void) { check_views(2.0, FALSE, 1280, 720); }
+static void test_fit_presentation(void) { check_views(1.0, TRUE, 1280, 720); }
+
+int main(int argc, char **argv) {
+    if (!ui_test_init(&argc, &argv))
+        return 0;
+    atn_prefs_keep_in_memory(atn_prefs_get_default());
+    GListModel *monitors = gdk_display_get_monitors(gdk_display_get_default());
+    g_autoptr(GdkMonitor) mon = g_list_model_get_item(monitors, 0);
+    GdkRectangle geo;
+    gdk_monitor_get_geometry(mon, &geo);
+    SCREEN_W = geo.width, SCREEN_H = geo.height;
+    g_test_message("screen %dx%d", SCREEN_W, SCREEN_H);
+    g_test_add_func("/ui/fit/normal", test_fit_normal);
+    g_test_add_func("/ui/fit/large-text", test_fit_large_text);
+    g_test_add_func("/ui/fit/presentation", test_fit_presentation);
+    g_test_add_func("/ui/fit/switcher", test_fit_switcher);
+    return g_test_run();
+}
