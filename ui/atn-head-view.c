@@ -2,6 +2,7 @@
 #include "atn-head-view.h"
 
 #include "atn-view.h"
+#include "atn-wrap-box.h"
 
 #include <glib/gi18n.h>
 
@@ -311,6 +312,7 @@ static void atn_head_view_class_init(AtnHeadViewClass *klass) {
     G_OBJECT_CLASS(klass)->dispose = atn_head_view_dispose;
     g_type_ensure(ATN_TYPE_HEATMAP);
     g_type_ensure(ATN_TYPE_TOKEN_LINES);
+    g_type_ensure(ATN_TYPE_WRAP_BOX);
     gtk_widget_class_set_template_from_resource(widget_class, "/io/github/attnscope/Attnscope/atn-head-view.ui");
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, box);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, layer_adj);

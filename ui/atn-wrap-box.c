@@ -1,7 +1,7 @@
-/* AtnWrapBox (see atn-wrap-box.h): lines are broken greedily, first with every child at its
- * natural width; when that needs more than max-lines lines, with every child at its minimum
- * (the breaking the minimum width was computed for), the line's spare width then given back
- * toward the natural widths, the smallest gap first. */
+/* AtnWrapBox (see atn-wrap-box.h): lines are broken greedily with every child at its minimum
+ * width (the breaking the minimum width was computed for), each line's spare width then given
+ * back toward the natural widths, the smallest gap first; when breaking at the natural widths
+ * takes no more lines, it is used instead (each child at its natural width). */
 #include "atn-wrap-box.h"
 
 struct _AtnWrapBox {
@@ -77,8 +77,11 @@ static int cmp_gap(gconstpointer pa, gconstpointer pb) {
 
 /* Lines and widths at width W; returns the number of lines. */
 static int layout(AtnWrapBox *self, GArray *a, int W) {
-    gboolean nat = break_lines(self, a, W, TRUE) <= self->max_lines;
-    int n_lines = nat ? break_lines(self, a, W, TRUE) : break_lines(self, a, W, FALSE);
+    /* as few lines as the minimum widths allow (a row that fits shrinks its children, as a
+       GtkBox does, rather than wrapping); at the natural widths when that takes no more */
+    int n_min = break_lines(self, a, W, FALSE);
+    gboolean nat = break_lines(self, a, W, TRUE) == n_min;
+    int n_lines = nat ? n_min : break_lines(self, a, W, FALSE);
     for (int l = 0; l < n_lines; l++) {
         g_autoptr(GPtrArray) line = g_ptr_array_new();
         int used = 0, n_expand = 0;

@@ -1,8 +1,9 @@
 /* AtnWrapBox: a row of controls that wraps onto a second line (at most max-lines lines, 2 by
  * default) when the width it is given is less than the row needs, as a view's controls bar
- * must at a large text size on a small screen.  Children keep their order and widths between
- * their minimum and natural; a line's spare width goes to its children that expand
- * horizontally.  Its minimum width is the least width at which the children fit in max-lines
+ * must at a large text size on a small screen.  It wraps only when the children do not fit
+ * on fewer lines at their minimum widths (until then it shrinks them, as a GtkBox does).
+ * Children keep their order and widths between their minimum and natural; a line's spare
+ * width goes to its children that expand horizontally.  Its minimum width is the least width at which the children fit in max-lines
  * lines (not one child per line, which would make the window's minimum height grow without
  * bound), its natural width the whole row.  Children are added with gtk_widget_set_parent or
  * <child> in a .ui file; a group that must stay together (a label and its control) goes in a
