@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 
 #include "atn-figure.h"
+#include "atn-fit-label.h"
 #include "atn-labels.h"
 #include "atn-prefs.h"
 #include "atn-token-lines.h"
@@ -16,18 +17,15 @@ struct _AtnHeadView {
     GtkWidget parent_instance;
     GtkWidget *box;
     GtkAdjustment *layer_adj, *head_adj;
-    GtkLabel *info_label;
+    AtnFitLabel *info_label;   /* the hovered cell, else the selected query: fitted into the row */
     AtnHeatmap *heatmap;
     AtnTokenLines *lines;
     GtkToggleButton *one_query_button;
     GtkCheckButton *fixed_scale_check, *all_lines_check;
     GtkButton *zoom_in_button, *zoom_out_button, *zoom_reset_button;
     GtkLabel *zoom_label, *legend_label;
-    GtkDrawingArea *what_label;   /* one line of text drawn with a fresh layout: a new text needs no new
-                                     layout of the window (only a draw), and it follows the font size
-                                     (GTK 4.8's GtkInscription kept its first font in presentation mode) */
-    char *what_text;
-    guint what_resize_id;
+    AtnFitLabel *what_label;   /* "This head — …": a new text needs only a draw (no new layout of the
+                                  window), and it measures itself in the current font */
     GtkAdjustment *threshold_adj;
     AtnPrefs *prefs;
     AtnSession *session;
@@ -44,71 +42,33 @@ G_DEFINE_FINAL_TYPE_WITH_CODE(AtnHeadView, atn_head_view, GTK_TYPE_WIDGET,
 static void update_info(AtnHeadView *self, int row, int col) {
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (!r) {
-        gtk_label_set_text(self->info_label, "");
+        atn_fit_label_set_text(self->info_label, "", NULL);
         return;
     }
     g_autofree char *cell = atn_heatmap_dup_cell_text(self->heatmap, row, col);
     if (cell) {
-        gtk_label_set_text(self->info_label, cell);
+        g_autofree char *shorter = atn_heatmap_dup_cell_text_short(self->heatmap, row, col);
+        atn_fit_label_set_text(self->info_label, cell, (const char *const[]){shorter, NULL});
         return;
     }
     int q = atn_session_get_query(self->session);
     const char *const *tokens = atn_result_get_tokens(r);
-    g_autofree char *text = g_strdup_printf(_("Query %d “%s” selected · click a row to select another"), q,
-                                            q < atn_result_get_n_tokens(r) ? tokens[q] : "");
-    gtk_label_set_text(self->info_label, text);
+    const char *tok = q < atn_result_get_n_tokens(r) ? tokens[q] : "";
+    g_autofree char *text = g_strdup_printf(_("Query %d “%s” selected · click a row to select another"), q, tok);
+    /* Translators: the same as "Query %d “%s” selected · click a row to select another", for a narrow window */
+    g_autofree char *shorter = g_strdup_printf(_("Query %d “%s” selected"), q, tok);
+    atn_fit_label_set_text(self->info_label, text, (const char *const[]){shorter, NULL});
 }
-
 
 /* ---- the "This head — …" line ------------------------------------------------------------ */
 
-static void draw_what(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data) {
-    AtnHeadView *self = data;
-    if (!self->what_text || !*self->what_text)
-        return;
-    PangoLayout *l = gtk_widget_create_pango_layout(GTK_WIDGET(area), self->what_text);
-    pango_layout_set_width(l, width * PANGO_SCALE);
-    pango_layout_set_ellipsize(l, PANGO_ELLIPSIZE_END);
-    pango_layout_set_single_paragraph_mode(l, TRUE);
-    int lw, lh;
-    pango_layout_get_pixel_size(l, &lw, &lh);
-    GdkRGBA fg;
-    gtk_style_context_get_color(gtk_widget_get_style_context(GTK_WIDGET(area)), &fg);
-    gdk_cairo_set_source_rgba(cr, &fg);
-    cairo_move_to(cr, 0, MAX(0, (height - lh) / 2));
-    pango_cairo_show_layout(cr, l);
-    g_object_unref(l);
-}
-
-/* The line's height: one line of the current font. */
-static void measure_what(AtnHeadView *self) {
-    PangoLayout *l = gtk_widget_create_pango_layout(GTK_WIDGET(self->what_label), "Ag国");
-    int lw, lh;
-    pango_layout_get_pixel_size(l, &lw, &lh);
-    g_object_unref(l);
-    gtk_drawing_area_set_content_height(self->what_label, lh);
-}
-
-static gboolean what_measure_cb(gpointer data) {
-    AtnHeadView *self = data;
-    self->what_resize_id = 0;
-    measure_what(self);
-    gtk_widget_queue_draw(GTK_WIDGET(self->what_label));
-    return G_SOURCE_REMOVE;
-}
-
-static void set_what(AtnHeadView *self, const char *text) {
-    if (!g_strcmp0(text, self->what_text))
-        return;
-    g_free(self->what_text);
-    self->what_text = g_strdup(text);
-    gtk_accessible_update_property(GTK_ACCESSIBLE(self->what_label), GTK_ACCESSIBLE_PROPERTY_LABEL, text, -1);
-    gtk_widget_queue_draw(GTK_WIDGET(self->what_label));
+static void set_what(AtnHeadView *self, const char *text, const char *shorter) {
+    atn_fit_label_set_text(self->what_label, text, (const char *const[]){shorter, NULL});
 }
 
 const char *atn_head_view_get_summary(AtnHeadView *self) {
     g_return_val_if_fail(ATN_IS_HEAD_VIEW(self), NULL);
-    return self->what_text ? self->what_text : "";
+    return atn_fit_label_get_text(self->what_label);
 }
 
 static void update_title(AtnHeadView *self) {
@@ -133,9 +93,9 @@ static void update_title(AtnHeadView *self) {
         g_autofree char *what = atn_label_head_summary(&st->heads[(size_t)layer * st->n_heads + head]);
         /* Translators: the line under the Head view's controls: "This head — previous: 97% to the previous token" */
         g_autofree char *line = g_strdup_printf(_("This head — %s"), what);
-        set_what(self, line);
+        set_what(self, line, what);   /* shorter: without "This head —" */
     } else {
-        set_what(self, "");
+        set_what(self, "", NULL);
     }
 }
 
@@ -301,8 +261,6 @@ static void atn_head_view_dispose(GObject *object) {
     if (self->prefs)
         g_signal_handlers_disconnect_by_data(self->prefs, self);
     self->prefs = NULL;
-    g_clear_handle_id(&self->what_resize_id, g_source_remove);
-    g_clear_pointer(&self->what_text, g_free);
     gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_HEAD_VIEW);
     G_OBJECT_CLASS(atn_head_view_parent_class)->dispose(object);
 }
@@ -313,6 +271,7 @@ static void atn_head_view_class_init(AtnHeadViewClass *klass) {
     g_type_ensure(ATN_TYPE_HEATMAP);
     g_type_ensure(ATN_TYPE_TOKEN_LINES);
     g_type_ensure(ATN_TYPE_WRAP_BOX);
+    g_type_ensure(ATN_TYPE_FIT_LABEL);
     gtk_widget_class_set_template_from_resource(widget_class, "/io/github/attnscope/Attnscope/atn-head-view.ui");
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, box);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, layer_adj);
@@ -336,8 +295,6 @@ static void atn_head_view_class_init(AtnHeadViewClass *klass) {
 
 static void atn_head_view_init(AtnHeadView *self) {
     gtk_widget_init_template(GTK_WIDGET(self));
-    gtk_drawing_area_set_draw_func(self->what_label, draw_what, self, NULL);
-    measure_what(self);
     g_signal_connect(self->layer_adj, "value-changed", G_CALLBACK(on_layer_changed), self);
     g_signal_connect(self->head_adj, "value-changed", G_CALLBACK(on_head_changed), self);
     g_signal_connect(self->heatmap, "cell-clicked", G_CALLBACK(on_cell_clicked), self);
@@ -389,13 +346,21 @@ void atn_head_view_set_font_scale(AtnHeadView *self, double scale) {
     g_return_if_fail(ATN_IS_HEAD_VIEW(self));
     atn_heatmap_set_font_scale(self->heatmap, scale);
     atn_token_lines_set_font_scale(self->lines, scale);
-    g_clear_handle_id(&self->what_resize_id, g_source_remove);
-    self->what_resize_id = g_idle_add(what_measure_cb, self);   /* once the new font's CSS applies */
 }
 
 void atn_head_view_set_one_query(AtnHeadView *self, gboolean one_query) {
     g_return_if_fail(ATN_IS_HEAD_VIEW(self));
     gtk_toggle_button_set_active(self->one_query_button, one_query);
+}
+
+GtkWidget *atn_head_view_get_info_widget(AtnHeadView *self) {
+    g_return_val_if_fail(ATN_IS_HEAD_VIEW(self), NULL);
+    return GTK_WIDGET(self->info_label);
+}
+
+GtkWidget *atn_head_view_get_summary_widget(AtnHeadView *self) {
+    g_return_val_if_fail(ATN_IS_HEAD_VIEW(self), NULL);
+    return GTK_WIDGET(self->what_label);
 }
 
 AtnHeatmap *atn_head_view_get_heatmap(AtnHeadView *self) {

@@ -26,5 +26,9 @@ void atn_head_view_step(AtnHeadView *self, int dlayer, int dhead);
 
 /* The line under the controls, "This head — previous: 97% to the previous token", or "". */
 const char *atn_head_view_get_summary(AtnHeadView *self);
+/* The widgets of the hover line (beside the selectors: the hovered cell, else the selected
+ * query) and of the summary line, for tests of what they show. */
+GtkWidget *atn_head_view_get_info_widget(AtnHeadView *self);
+GtkWidget *atn_head_view_get_summary_widget(AtnHeadView *self);
 
 G_END_DECLS

@@ -19,6 +19,7 @@ struct _AtnHeatmap {
     atn_value_range range;
     double font_scale;
     gboolean show_colorbar;
+    double min_label_scale;   /* atn_heatmap_spec's: 0 = the default rule */
     gboolean causal;   /* cells after the diagonal are masked (a causal model's head) */
     const float *cell_mask;   /* [rows][cols] the run's additive mask (borrowed like values), or NULL */
 
@@ -93,6 +94,7 @@ static void fill_spec(AtnHeatmap *self, atn_heatmap_spec *spec, const atn_render
     spec->colormap = self->cmap;
     spec->range = self->range;
     spec->show_colorbar = self->show_colorbar;
+    spec->min_label_scale = self->min_label_scale;
     spec->causal = self->causal;
     spec->cell_mask = self->cell_mask;
     spec->max_cell_aspect = 1.6;   /* on screen the figure fills a wide window */
@@ -287,6 +289,21 @@ static void atn_heatmap_size_allocate(GtkWidget *widget, int width, int height, 
 static void atn_heatmap_css_changed(GtkWidget *widget, GtkCssStyleChange *change) {
     GTK_WIDGET_CLASS(atn_heatmap_parent_class)->css_changed(widget, change);
     invalidate_figure(ATN_HEATMAP(widget));   /* light/dark switch: text colour */
+}
+
+/* The same in fewer words, every number kept: for a status line with little room. */
+char *atn_heatmap_dup_cell_text_short(AtnHeatmap *self, int row, int col) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), NULL);
+    if (!self->values || row < 0 || col < 0 || row >= self->rows || col >= self->cols)
+        return NULL;
+    g_autofree char *rl = self->row_labels ? g_strdup(self->row_labels[row]) : g_strdup_printf("%d", row);
+    g_autofree char *cl = self->col_labels ? g_strdup(self->col_labels[col]) : g_strdup_printf("%d", col);
+    if ((self->cell_mask && self->cell_mask[(size_t)row * self->cols + col] < -1e30f) || (self->causal && col > row))
+        /* Translators: a masked heatmap cell in few words (a narrow window's status line) */
+        return g_strdup_printf(_("%s %d → %s %d: masked"), rl, row, cl, col);
+    /* Translators: a heatmap cell in few words: query token and index → key token and index: weight */
+    return g_strdup_printf(_("%s %d → %s %d: %.4f"), rl, row, cl, col,
+                           (double)self->values[(size_t)row * self->cols + col]);
 }
 
 char *atn_heatmap_dup_cell_text(AtnHeatmap *self, int row, int col) {
@@ -562,6 +579,15 @@ void atn_heatmap_set_show_colorbar(AtnHeatmap *self, gboolean show) {
     if (show == self->show_colorbar)
         return;
     self->show_colorbar = show;
+    invalidate_figure(self);
+}
+
+void atn_heatmap_set_min_label_scale(AtnHeatmap *self, double scale) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    scale = CLAMP(scale, 0.0, 1.0);
+    if (scale == self->min_label_scale)
+        return;
+    self->min_label_scale = scale;
     invalidate_figure(self);
 }
 

@@ -41,6 +41,9 @@ const char *atn_heatmap_get_title(AtnHeatmap *self);   /* borrowed; NULL: none *
 void atn_heatmap_set_axes(AtnHeatmap *self, const char *row_axis, const char *col_axis, const char *colorbar_label);
 void atn_heatmap_set_font_scale(AtnHeatmap *self, double scale);
 void atn_heatmap_set_show_colorbar(AtnHeatmap *self, gboolean show);
+/* Token labels may be drawn down to this fraction of the normal label size (atn_heatmap_spec's
+ * min_label_scale) when that keeps every one of them: for small companion heatmaps. */
+void atn_heatmap_set_min_label_scale(AtnHeatmap *self, double scale);
 
 /* The query row outlined as selected, or -1. */
 void atn_heatmap_set_selected_row(AtnHeatmap *self, int row);
@@ -60,6 +63,8 @@ int atn_heatmap_get_rows(AtnHeatmap *self);
 char *atn_heatmap_hover(AtnHeatmap *self, double x, double y);
 /* The tooltip text of a cell. */
 char *atn_heatmap_dup_cell_text(AtnHeatmap *self, int row, int col);
+/* The same in fewer words, every number kept ("[MASK] 6 → because 7: 0.0002"). */
+char *atn_heatmap_dup_cell_text_short(AtnHeatmap *self, int row, int col);
 
 /* Zoom and pan.  The visible block of cells (what ui/render draws: atn_heatmap_spec's
  * view_*): first row and column and how many; the whole matrix at zoom 1.  zoom_at

@@ -9,6 +9,7 @@
 
 #include "atn-corpus-pass.h"
 #include "atn-figure.h"
+#include "atn-fit-label.h"
 #include "atn-heatmap.h"
 #include "atn-labels.h"
 #include "atn-session.h"
@@ -21,7 +22,8 @@ struct _AtnSimilarityView {
     GtkSpinner *spinner;
     GtkButton *corpus_button, *sentence_button, *corpus_cancel_button;
     GtkProgressBar *corpus_bar;
-    GtkLabel *info_label, *pair_label;
+    AtnFitLabel *info_label;   /* what the matrix covers: fitted into the controls row */
+    GtkLabel *pair_label;
     AtnSimilarityMap *map;
     GtkStack *pair_stack;
     AtnHeatmap *heat_a, *heat_b, *heat_diff;
@@ -51,6 +53,10 @@ G_DEFINE_FINAL_TYPE_WITH_CODE(AtnSimilarityView, atn_similarity_view, GTK_TYPE_W
                               G_IMPLEMENT_INTERFACE(ATN_TYPE_VIEW, view_iface_init))
 
 static void show_similarity(AtnSimilarityView *self, atn_similarity *sim, const char *covered);
+static void set_info(AtnSimilarityView *self, const char *text) {
+    atn_fit_label_set_text(self->info_label, text, NULL);
+}
+
 
 typedef struct sim_job {
     AtnResult *result;
@@ -128,7 +134,7 @@ static void sim_done(GObject *source, GAsyncResult *res, gpointer data) {
     g_clear_object(&self->cancel);
     stop_sim_progress(self);
     if (!sim) {
-        gtk_label_set_text(self->info_label, error->message);
+        set_info(self, error->message);
         return;
     }
     show_similarity(self, sim, NULL);
@@ -155,16 +161,21 @@ static gboolean corpus_poll_cb(gpointer user_data) {
 static void show_similarity(AtnSimilarityView *self, atn_similarity *sim, const char *covered) {
     atn_similarity_map_set_similarity(self->map, sim);
     show_hint(self);
-    g_autofree char *info = g_strdup_printf(
-        atn_metric_is_distance(sim->metric) ? _("%d heads · 0 = identical, 1 = nothing in common")
-                                            : _("%d heads · 1 = identical"),
-        sim->count);
-    g_autofree char *text = covered             ? g_strconcat(covered, " · ", info, NULL)
-                            : self->corpus_error ? g_strconcat(self->corpus_error, " · ", info, NULL)
-                                                 : g_strdup(info);
+    gboolean distance = atn_metric_is_distance(sim->metric);
+    g_autofree char *info = g_strdup_printf(distance ? _("%d heads · 0 = identical, 1 = nothing in common")
+                                                     : _("%d heads · 1 = identical"),
+                                            sim->count);
+    /* Translators: "%d heads · 0 = identical, 1 = nothing in common" in fewer words, for a narrow window
+       (a Jensen-Shannon distance of 1: the two heads never attend to the same key) */
+    g_autofree char *brief = g_strdup_printf(distance ? _("%d heads · 0 = same, 1 = disjoint") : _("%d heads · 1 = identical"),
+                                             sim->count);
+    const char *before = covered ? covered : self->corpus_error;
+    g_autofree char *text = before ? g_strconcat(before, " · ", info, NULL) : g_strdup(info);
+    g_autofree char *shorter0 = before ? g_strconcat(before, " · ", brief, NULL) : g_strdup(brief);
+    g_auto(GStrv) parts = g_strsplit(shorter0, " = ", -1);
+    g_autofree char *shorter = g_strjoinv("\u00a0=\u00a0", parts);   /* wraps as "0 = same," not "0 = / same" */
     g_clear_pointer(&self->corpus_error, g_free);
-    gtk_label_set_text(self->info_label, text);
-    gtk_widget_set_tooltip_text(GTK_WIDGET(self->info_label), text);
+    atn_fit_label_set_text(self->info_label, text, (const char *const[]){shorter, NULL});
 }
 
 static atn_status add_to_similarity(const atn_capture *cap, gpointer sim, atn_error *err) {
@@ -229,13 +240,13 @@ static void recompute(AtnSimilarityView *self) {
         atn_similarity *sim = atn_similarity_new(atn_result_get_n_layers(r), atn_result_get_n_heads(r), metric,
                                                  scope, layer, &err);
         if (!sim) {
-            gtk_label_set_text(self->info_label, err.message);
+            set_info(self, err.message);
             return;
         }
         atn_similarity_set_progress(sim, keep_going_sim, self->cancel);
         g_autofree char *base = g_path_get_basename(self->corpus_path);
         g_autofree char *text = g_strdup_printf(_("Reading “%s”…"), base);
-        gtk_label_set_text(self->info_label, text);
+        set_info(self, text);
         gtk_progress_bar_set_fraction(self->corpus_bar, 0);
         show_corpus_busy(self, TRUE);
         if (!self->corpus_poll_id)
@@ -255,7 +266,7 @@ static void recompute(AtnSimilarityView *self) {
     self->sim_job = job;
     self->sim_poll_id = g_timeout_add(100, sim_poll_cb, self);
     g_task_run_in_thread(task, sim_thread);
-    gtk_label_set_text(self->info_label, _("Comparing the heads…"));
+    set_info(self, _("Comparing the heads…"));
 }
 
 /* Recomputes now when shown, else when next shown. */
@@ -277,7 +288,7 @@ void atn_similarity_view_load_corpus(AtnSimilarityView *self, const char *path) 
     if (!r || !path)
         return;
     if (atn_model_handle_is_toy(atn_result_get_model(r))) {
-        gtk_label_set_text(self->info_label, _("A toy model reads its own tokens: a corpus needs a model with a "
+        set_info(self, _("A toy model reads its own tokens: a corpus needs a model with a "
                                                "tokenizer (the demo model or a Hugging Face folder)."));
         return;
     }
@@ -304,7 +315,7 @@ void atn_similarity_view_cancel(AtnSimilarityView *self) {
 
 const char *atn_similarity_view_get_info(AtnSimilarityView *self) {
     g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), NULL);
-    return gtk_label_get_text(self->info_label);
+    return atn_fit_label_get_text(self->info_label);
 }
 
 static void load_chosen(GtkWidget *self, const char *path) { atn_similarity_view_load_corpus(ATN_SIMILARITY_VIEW(self), path); }
@@ -445,6 +456,7 @@ static void atn_similarity_view_class_init(AtnSimilarityViewClass *klass) {
     g_type_ensure(ATN_TYPE_SIMILARITY_MAP);
     g_type_ensure(ATN_TYPE_HEATMAP);
     g_type_ensure(ATN_TYPE_WRAP_BOX);
+    g_type_ensure(ATN_TYPE_FIT_LABEL);
     gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-similarity-view.ui");
 #define BIND(name) gtk_widget_class_bind_template_child(wc, AtnSimilarityView, name)
     BIND(box);
@@ -470,11 +482,17 @@ static void atn_similarity_view_class_init(AtnSimilarityViewClass *klass) {
 
 static void atn_similarity_view_init(AtnSimilarityView *self) {
     gtk_widget_init_template(GTK_WIDGET(self));
+    atn_fit_label_set_xalign(self->info_label, 1.0f);
+    atn_fit_label_set_grow(self->info_label, TRUE);   /* a second or third line at narrow widths */
     self->pair_a = self->pair_b = -1;
     atn_heatmap_set_colormap(self->heat_diff, ATN_CMAP_RDBU);
     atn_heatmap_set_axes(self->heat_diff, _("query"), _("key"), _("difference"));
     atn_heatmap_set_show_colorbar(self->heat_a, FALSE);
     atn_heatmap_set_show_colorbar(self->heat_b, FALSE);
+    /* three small heatmaps side by side: every token's label, smaller, rather than every other one */
+    atn_heatmap_set_min_label_scale(self->heat_a, 0.6);
+    atn_heatmap_set_min_label_scale(self->heat_b, 0.6);
+    atn_heatmap_set_min_label_scale(self->heat_diff, 0.6);
     g_signal_connect(self->paned, "notify::max-position", G_CALLBACK(on_paned_max), self);
     g_signal_connect(self->paned, "notify::position", G_CALLBACK(on_paned_position), self);
     g_signal_connect(self->metric_drop, "notify::selected", G_CALLBACK(on_option_changed), self);
@@ -530,6 +548,16 @@ AtnSimilarityMap *atn_similarity_view_get_map(AtnSimilarityView *self) {
     g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), NULL);
     return self->map;
 }
+GtkWidget *atn_similarity_view_get_info_widget(AtnSimilarityView *self) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), NULL);
+    return GTK_WIDGET(self->info_label);
+}
+
+AtnHeatmap *atn_similarity_view_get_pair_heatmap(AtnSimilarityView *self, int which) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), NULL);
+    return which == 0 ? self->heat_a : which == 1 ? self->heat_b : which == 2 ? self->heat_diff : NULL;
+}
+
 gboolean atn_similarity_view_get_busy(AtnSimilarityView *self) {
     g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), FALSE);
     return self->cancel != NULL;

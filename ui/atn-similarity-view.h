@@ -6,6 +6,7 @@
 #include <gtk/gtk.h>
 
 #include "atn-session.h"
+#include "atn-heatmap.h"
 #include "atn-similarity-map.h"
 #include "render.h"
 
@@ -34,5 +35,8 @@ void atn_similarity_view_show_sentence(AtnSimilarityView *self);
 void atn_similarity_view_cancel(AtnSimilarityView *self);
 /* The line beside the controls (what the matrix covers). */
 const char *atn_similarity_view_get_info(AtnSimilarityView *self);
+GtkWidget *atn_similarity_view_get_info_widget(AtnSimilarityView *self);
+/* The pair's heatmaps: 0 the first head, 1 the second, 2 their difference. */
+AtnHeatmap *atn_similarity_view_get_pair_heatmap(AtnSimilarityView *self, int which);
 
 G_END_DECLS

@@ -58,18 +58,6 @@ static double pango_width(const char *text, double size, gboolean bold) {
     return (double)w / PANGO_SCALE;
 }
 
-/* The first descendant of w of type t. */
-static GtkWidget *find_first(GtkWidget *w, GType t) {
-    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
-        if (G_TYPE_CHECK_INSTANCE_TYPE(c, t))
-            return c;
-        GtkWidget *f = find_first(c, t);
-        if (f)
-            return f;
-    }
-    return NULL;
-}
-
 /* The right edge of the rightmost mapped label under w, in scroller coordinates. */
 static double rightmost(GtkWidget *w, GtkWidget *scroller) {
     double worst = 0;
@@ -111,7 +99,7 @@ static void test_presentation_1920(void) {
     atn_session_select_head(s, 1, 15);
     settle(100);
     /* the "This head — …" line (drawn, not a GtkLabel), at the normal size */
-    GtkWidget *what = find_first(atn_window_get_view_widget(win, "head"), GTK_TYPE_DRAWING_AREA);
+    GtkWidget *what = atn_head_view_get_summary_widget(ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head")));
     g_assert_nonnull(what);
     g_assert_nonnull(strstr(atn_head_view_get_summary(ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head"))),
                             "This head"));

@@ -152,6 +152,26 @@ static void value_fit(rtext *t, const atn_heatmap_spec *s, atn_heatmap_layout *L
     }
 }
 
+/* Whether any label has a character outside ASCII (a CJK one needs its taller line). */
+static bool any_wide(const char *const *labels, int32_t n) {
+    for (int32_t i = 0; labels && i < n; i++)
+        for (const unsigned char *p = (const unsigned char *)labels[i]; p && *p; p++)
+            if (*p >= 0x80)
+                return true;
+    return false;
+}
+
+/* The height one label needs in its cell: the line of the labels' own script (a small heatmap,
+ * min_label_scale: "Ag" when every label is ASCII, as the tokens of an English sentence are
+ * in a Chinese window), else the line with a CJK character ("Ag国") whatever the labels. */
+static double label_pitch(rtext *t, const atn_heatmap_spec *s, double size) {
+    if (s->min_label_scale <= 0 || any_wide(s->row_labels, s->rows) || any_wide(s->col_labels, s->cols))
+        return rt_line_height(t, size);
+    double h;
+    rt_measure(t, "Ag", size, false, NULL, &h);
+    return h;
+}
+
 /* The layout with token labels of font size label_size, measured with t. */
 static void layout_sized(rtext *t, const atn_heatmap_spec *s, double w, double h, bool nonfinite, double label_size,
                          atn_heatmap_layout *L) {
@@ -230,9 +250,10 @@ static void layout_sized(rtext *t, const atn_heatmap_spec *s, double w, double h
     if (labels) {
         L->row_labels = (atn_rect){L->cells.x - rl, y0, rl - gap, mh};
         L->col_labels = (atn_rect){L->cells.x, y0 + mh + gap, mw, cl_h - gap};
-        L->row_label_step = ch >= lh * 0.95 ? 1 : (int32_t)ceil(lh * 0.95 / ch);
+        double pitch = label_pitch(t, s, label_size);
+        L->row_label_step = ch >= pitch * 0.95 ? 1 : (int32_t)ceil(pitch * 0.95 / ch);
         if (L->col_labels_rotated)
-            L->col_label_step = cw >= lh * 0.95 ? 1 : (int32_t)ceil(lh * 0.95 / cw);
+            L->col_label_step = cw >= pitch * 0.95 ? 1 : (int32_t)ceil(pitch * 0.95 / cw);
         else
             L->col_label_step = 1;
     }
@@ -254,12 +275,38 @@ static void layout_sized(rtext *t, const atn_heatmap_spec *s, double w, double h
 /* The layout, measured with t (which the drawing then reuses).  With text larger than
  * normal (presentation mode, the Text size preference) labels that would be thinned to every
  * k-th are drawn smaller instead, down to 0.8 of the normal size, so 13 tokens keep all 13 labels
- * (issue 14); at the normal size nothing changes. */
+ * (issue 14); at the normal size nothing changes, unless the spec's min_label_scale lets a
+ * small heatmap keep every label at down to that fraction of the normal size. */
 static void layout_with(rtext *t, const atn_heatmap_spec *s, double w, double h, bool nonfinite,
                         atn_heatmap_layout *L) {
     layout_sized(t, s, w, h, nonfinite, RT_LABEL, L);
-    if (t->fs <= 1.0 || !s->show_labels || (L->row_label_step <= 1 && L->col_label_step <= 1))
+    bool small = s->min_label_scale > 0;
+    if ((t->fs <= 1.0 && !small) || !s->show_labels || (L->row_label_step <= 1 && L->col_label_step <= 1))
         return;
+    if (small) {
+        /* the largest size, down to min_label_scale of the normal one, that keeps every label:
+           the smallest first (none: the rule below), then halving the interval a few times */
+        double lo = fmin(1.0, s->min_label_scale / t->fs), hi = 1.0;
+        atn_heatmap_layout first = *L, best;
+        layout_sized(t, s, w, h, nonfinite, RT_LABEL * lo, &best);
+        if (best.row_label_step <= 1 && best.col_label_step <= 1) {
+            for (int i = 0; i < 6; i++) {
+                double mid = (lo + hi) / 2;
+                layout_sized(t, s, w, h, nonfinite, RT_LABEL * mid, L);
+                if (L->row_label_step <= 1 && L->col_label_step <= 1) {
+                    lo = mid;
+                    best = *L;
+                } else {
+                    hi = mid;
+                }
+            }
+            *L = best;
+            return;
+        }
+        *L = first;
+        if (t->fs <= 1.0)   /* not even the smallest keeps them all: the normal size, thinned */
+            return;
+    }
     double lh = rt_line_height(t, RT_LABEL);
     double room = L->col_labels_rotated ? fmin(L->cell_h, L->cell_w) : L->cell_h;
     double k = fmax(0.8 / t->fs, fmin(1.0, room / (lh * 0.95)));   /* at least 0.8 of the normal size */

@@ -170,6 +170,12 @@ typedef struct atn_heatmap_spec {
                                         similarity); the colour bar is flipped to match, and a
                                         cached `cells` must have been made with vmin/vmax swapped */
     const char *legend;              /* a sentence under the title saying what a cell is; NULL none */
+    double min_label_scale;          /* 0 (default): token labels that would be thinned to every
+                                        k-th are drawn smaller only above normal text size, down to
+                                        0.8 of the normal size; > 0: also down to this fraction of
+                                        the normal size (RT_LABEL at font scale 1), at any text
+                                        size, when that keeps every label (small multiples such as
+                                        the Similarity view's pair) */
     const atn_render_style *style;   /* NULL: light default */
     bool causal;                     /* a causal model's head (GPT-2): the cells of keys after
                                         their query (col > row) are masked, drawn grey and

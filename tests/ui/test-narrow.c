@@ -1,0 +1,265 @@
+/* A 1280x720 window (issue 14): nothing a user needs is shortened.  The Head view's hover line
+ * (every cell of a 13-token head hovered in turn, the selected-query line, a causal model's
+ * masked cells) and its summary line, the Similarity view's summary line and its pair
+ * heatmaps' token labels show their full content, at the normal text size and in
+ * presentation mode (1.6 times the text).  Run in English (ui-narrow) and in Chinese
+ * (ui-narrow-zh, LANGUAGE=zh_CN).
+ *
+ * The views are measured at a 1280-px allocation: presentation mode in the window itself (no
+ * header bar), the normal size in a 1280x720 window of its own holding a second view of the
+ * same type on the window's session (as wide as the window's own page, whatever the header
+ * bar's minimum width).
+ *
+ * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
+#include "ui-test-util.h"
+
+#include "atn-fit-label.h"
+#include "atn-view.h"
+
+static const char *const sentence = "The cat sat on the [MASK] because it was tired.";
+
+/* What a status widget shows at its allocation is its whole text: a GtkLabel whose layout is
+ * not ellipsized, a fitted label that is not cut, a drawing area (the old "This head — …"
+ * line, which ellipsized its layout at its width) whose text fits its width and height. */
+static void assert_full(GtkWidget *w, const char *text, const char *what) {
+    g_assert_nonnull(w);
+    int ww = gtk_widget_get_width(w), wh = gtk_widget_get_height(w);
+    if (GTK_IS_LABEL(w)) {
+        PangoLayout *l = gtk_label_get_layout(GTK_LABEL(w));
+        if (pango_layout_is_ellipsized(l))
+            g_error("%s: “%s” is cut (%dx%d px)", what, gtk_label_get_text(GTK_LABEL(w)), ww, wh);
+        g_assert_cmpstr(gtk_label_get_text(GTK_LABEL(w)), ==, text);
+        return;
+    }
+    if (ATN_IS_FIT_LABEL(w)) {
+        AtnFitLabelShown s;
+        g_assert_true(atn_fit_label_get_shown(ATN_FIT_LABEL(w), &s));
+        g_assert_cmpstr(atn_fit_label_get_text(ATN_FIT_LABEL(w)), ==, text);
+        if (s.cut)
+            g_error("%s: “%s” is cut (%dx%d px)", what, s.text, ww, wh);
+        if (s.width > ww || s.height > wh)
+            g_error("%s: “%s” is %dx%d px in %dx%d", what, s.text, s.width, s.height, ww, wh);
+        if (s.text != atn_fit_label_get_text(ATN_FIT_LABEL(w))) {
+            /* a shorter wording: every number of the full text is in it */
+            for (const char *p = text; *p; p++)
+                if (g_ascii_isdigit(*p) && (p == text || !g_ascii_isdigit(p[-1]))) {
+                    char num[32];
+                    size_t n = strspn(p, "0123456789.");
+                    g_snprintf(num, sizeof num, "%.*s", (int)MIN(n, sizeof num - 1), p);
+                    if (!strstr(s.text, num))
+                        g_error("%s: the shorter “%s” lost the number %s of “%s”", what, s.text, num, text);
+                }
+        }
+        return;
+    }
+    if (GTK_IS_DRAWING_AREA(w)) {
+        PangoLayout *l = gtk_widget_create_pango_layout(w, text);
+        int lw, lh;
+        pango_layout_get_pixel_size(l, &lw, &lh);
+        g_object_unref(l);
+        if (lw > ww || lh > wh)
+            g_error("%s: “%s” needs %dx%d px and is drawn in %dx%d", what, text, lw, lh, ww, wh);
+        return;
+    }
+    g_error("%s: a %s, not a label", what, G_OBJECT_TYPE_NAME(w));
+}
+
+/* The full text of a status widget. */
+static const char *text_of(GtkWidget *w) {
+    if (GTK_IS_LABEL(w))
+        return gtk_label_get_text(GTK_LABEL(w));
+    if (ATN_IS_FIT_LABEL(w))
+        return atn_fit_label_get_text(ATN_FIT_LABEL(w));
+    return NULL;
+}
+
+/* Width of text as ui/render measures it (see test-presentation.c). */
+static double pango_width(const char *text, double size, gboolean bold) {
+    PangoContext *ctx = pango_font_map_create_context(pango_cairo_font_map_get_default());
+    pango_cairo_context_set_resolution(ctx, 72.0);
+    cairo_font_options_t *fo = cairo_font_options_create();
+    cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
+    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
+    pango_cairo_context_set_font_options(ctx, fo);
+    cairo_font_options_destroy(fo);
+    PangoLayout *l = pango_layout_new(ctx);
+    PangoFontDescription *fd = pango_font_description_from_string("Sans");
+    pango_font_description_set_absolute_size(fd, size * PANGO_SCALE);
+    pango_font_description_set_weight(fd, bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
+    pango_layout_set_font_description(l, fd);
+    pango_font_description_free(fd);
+    pango_layout_set_text(l, text, -1);
+    int w, h;
+    pango_layout_get_size(l, &w, &h);
+    g_object_unref(l);
+    g_object_unref(ctx);
+    return (double)w / PANGO_SCALE;
+}
+
+typedef struct narrow {
+    AtnWindow *win;
+    GtkWindow *own;      /* the 1280x720 window of the normal-size view, or NULL */
+    GtkWidget *view;     /* the view under test */
+    double scale;        /* its text scale */
+} narrow;
+
+/* The view `name` at 1280x720: presentation mode in the window, else a view of the same type
+ * in a window of its own. */
+static void view_at_1280(narrow *n, const char *name, gboolean presentation) {
+    if (presentation) {
+        atn_window_set_presentation(n->win, TRUE);
+        show_view(n->win, name);
+        settle(400);
+        n->own = NULL;
+        n->view = atn_window_get_view_widget(n->win, name);
+        n->scale = 1.6;
+        g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(n->win)), <=, 1280);   /* less its frame */
+    } else {
+        atn_window_set_presentation(n->win, FALSE);
+        show_view(n->win, name);
+        GType t = G_OBJECT_TYPE(atn_window_get_view_widget(n->win, name));
+        n->view = g_object_new(t, NULL);
+        atn_view_set_session(ATN_VIEW(n->view), atn_window_get_session(n->win));
+        atn_view_set_colormap(ATN_VIEW(n->view), ATN_CMAP_VIRIDIS);
+        atn_view_set_font_scale(ATN_VIEW(n->view), 1.0);
+        gtk_widget_set_margin_start(n->view, 12);   /* the window's page padding (style.css) */
+        gtk_widget_set_margin_end(n->view, 12);
+        n->own = GTK_WINDOW(gtk_window_new());
+        gtk_widget_add_css_class(GTK_WIDGET(n->own), "atn-window");
+        gtk_window_set_default_size(n->own, 1280, 720);
+        gtk_window_set_child(n->own, n->view);
+        gtk_window_present(n->own);
+        g_assert_true(wait_for(is_drawable, n->view));
+        settle(400);
+        n->scale = 1.0;
+        g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(n->own)), <=, 1280);
+    }
+    g_assert_cmpint(gtk_widget_get_width(n->view), >=, 1200);
+    g_test_message("%s view at %d px, text scale %.1f", name, gtk_widget_get_width(n->view), n->scale);
+}
+
+static void done_view(narrow *n) {
+    if (n->own)
+        gtk_window_destroy(n->own);
+    n->own = NULL;
+    settle(50);
+}
+
+/* Hovers every cell of the Head view's heatmap in turn: the line shows all of each text. */
+static void check_head(narrow *n, const char *model, const char *text) {
+    AtnHeadView *hv = ATN_HEAD_VIEW(n->view);
+    AtnHeatmap *hm = atn_head_view_get_heatmap(hv);
+    GtkWidget *info = atn_head_view_get_info_widget(hv);
+    AtnSession *s = atn_window_get_session(n->win);
+    int nt = atn_result_get_n_tokens(atn_session_get_result(s));
+    g_autofree char *what = g_strdup_printf("%s head view's hover line (%s)", n->own ? "normal" : "presentation", model);
+    assert_full(atn_head_view_get_summary_widget(hv), atn_head_view_get_summary(hv), "the head's summary line");
+    int checked = 0;
+    for (int q = 0; q < nt; q += 3) {   /* the selected-query line */
+        atn_session_set_query(s, q);
+        settle(30);
+        const char *t = text_of(info);
+        g_assert_nonnull(t);
+        g_assert_nonnull(strstr(t, atn_result_get_tokens(atn_session_get_result(s))[q]));
+        assert_full(info, t, what);
+    }
+    for (int r = 0; r < nt; r++)
+        for (int c = 0; c < nt; c++) {
+            graphene_rect_t rect;
+            g_assert_true(atn_heatmap_get_cell_rect(hm, r, c, &rect));
+            g_autofree char *tip = atn_heatmap_hover(hm, rect.origin.x + rect.size.width / 2,
+                                                     rect.origin.y + rect.size.height / 2);
+            g_assert_nonnull(tip);
+            settle(8);
+            while (g_main_context_iteration(NULL, FALSE))
+                ;
+            g_assert_cmpstr(text_of(info), ==, tip);
+            assert_full(info, tip, what);
+            checked++;
+        }
+    g_test_message("%d hover texts shown in full", checked);
+}
+
+/* The Similarity view's summary line and the labels of the pair's heatmaps. */
+static void check_similarity(narrow *n) {
+    AtnSimilarityView *sv = ATN_SIMILARITY_VIEW(n->view);
+    g_assert_true(wait_for(similarity_ready, sv));
+    settle(200);
+    GtkWidget *info = atn_similarity_view_get_info_widget(sv);
+    const char *t = atn_similarity_view_get_info(sv);
+    g_assert_nonnull(strstr(t, "16"));   /* "16 heads · …" */
+    assert_full(info, t, n->own ? "normal similarity summary" : "presentation similarity summary");
+    const char *const *tok = atn_result_get_tokens(atn_session_get_result(atn_window_get_session(n->win)));
+    atn_similarity_view_compare(sv, 2, 9);
+    settle(300);
+    for (int i = 0; i < 3; i++) {
+        AtnHeatmap *hm = atn_similarity_view_get_pair_heatmap(sv, i);
+        atn_heatmap_layout L;
+        g_assert_true(atn_heatmap_get_layout(hm, &L));
+        if (L.row_label_step != 1 || L.col_label_step != 1)
+            g_error("pair heatmap %d (%s, %d px wide): every %d-th row label and %d-th key label drawn, cells %.1fx%.1f px, "
+                    "labels %.1f pt", i, n->own ? "normal" : "presentation", gtk_widget_get_width(GTK_WIDGET(hm)),
+                    L.row_label_step, L.col_label_step, L.cell_w, L.cell_h, L.label_size * n->scale);
+        for (int j = 0; tok[j]; j++) {
+            double w = pango_width(tok[j], L.label_size * n->scale, TRUE);
+            if (w > L.row_labels.w + 0.5)
+                g_error("pair heatmap %d: row label “%s” is %.1f px in a %.1f px column", i, tok[j], w, L.row_labels.w);
+            if (L.col_labels_rotated ? w > L.col_labels.h + 0.5 : w > L.cell_w + 0.5)
+                g_error("pair heatmap %d: key label “%s” is %.1f px for %.1f px", i, tok[j], w,
+                        L.col_labels_rotated ? L.col_labels.h : L.cell_w);
+        }
+        /* still legible: at least 7 px */
+        g_assert_cmpfloat(L.label_size * n->scale, >=, 7.0);
+    }
+}
+
+static void test_head(void) {
+    narrow n = {.win = g_object_new(ATN_TYPE_WINDOW, "default-width", 1280, "default-height", 720, NULL)};
+    gtk_window_present(GTK_WINDOW(n.win));
+    open_and_wait(n.win, "demo");
+    type_and_wait(n.win, sentence);
+    atn_session_select_head(atn_window_get_session(n.win), 1, 15);
+    for (int p = 0; p < 2; p++) {
+        view_at_1280(&n, "head", p);
+        check_head(&n, "demo", sentence);
+        done_view(&n);
+    }
+    /* a causal model: the masked cells' longer text */
+    atn_window_set_presentation(n.win, FALSE);
+    open_and_wait(n.win, "demo-gpt2");
+    type_and_wait(n.win, "The cat sat on the mat because it was tired.");
+    for (int p = 0; p < 2; p++) {
+        view_at_1280(&n, "head", p);
+        check_head(&n, "demo-gpt2", NULL);
+        done_view(&n);
+    }
+    atn_window_set_presentation(n.win, FALSE);
+    destroy_window(n.win);
+}
+
+static void test_similarity(void) {
+    narrow n = {.win = g_object_new(ATN_TYPE_WINDOW, "default-width", 1280, "default-height", 720, NULL)};
+    gtk_window_present(GTK_WINDOW(n.win));
+    open_and_wait(n.win, "demo");
+    type_and_wait(n.win, sentence);
+    atn_session_select_head(atn_window_get_session(n.win), 1, 15);
+    for (int p = 0; p < 2; p++) {
+        view_at_1280(&n, "similarity", p);
+        check_similarity(&n);
+        /* the cosine's summary too */
+        atn_similarity_view_set_metric(ATN_SIMILARITY_VIEW(n.view), ATN_METRIC_COSINE);
+        check_similarity(&n);
+        done_view(&n);
+    }
+    atn_window_set_presentation(n.win, FALSE);
+    destroy_window(n.win);
+}
+
+int main(int argc, char **argv) {
+    if (!ui_test_init(&argc, &argv))
+        return 0;
+    atn_prefs_keep_in_memory(atn_prefs_get_default());
+    g_test_add_func("/ui/narrow/head", test_head);
+    g_test_add_func("/ui/narrow/similarity", test_similarity);
+    return g_test_run();
+}
