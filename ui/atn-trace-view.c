@@ -59,8 +59,13 @@ struct _AtnTraceView {
     guint scroll_tick_id;    /* scrolling to the step once it is laid out */
     int scroll_frames;
     int max_cols;            /* columns of d_k the key/value tables show: as many as fit the sheet */
-    guint cols_idle_id;      /* a tick callback fitting the columns */
-    int cols_frames;
+    guint cols_idle_id;      /* an idle applying want_cols (a table is not rebuilt during an allocation) */
+    int want_cols;           /* what the last allocation found to fit */
+    /* the key table's column widths at the last measure (px), for the trace and font they were
+       measured with: see fit_cols */
+    guint trace_gen, colw_gen;   /* each computed trace gets the next number */
+    char *colw_font;
+    int colw_fixed, colw_ell, colw[8], colw_k;
     double font_scale;
     gboolean dirty;
     gboolean syncing;
@@ -666,6 +671,7 @@ void atn_trace_view_refresh(AtnTraceView *self) {
         return;
     }
     const atn_trace *t = self->trace;
+    self->trace_gen++;
     int n_heads = atn_result_get_n_heads(r);
     g_autofree char *intro = g_markup_printf_escaped(
         _("How head %d of layer %d mixes the tokens for token %d “%s”: d<sub>model</sub> = %d split into %d heads of "
@@ -768,47 +774,138 @@ static void on_reveal(GtkToggleButton *b, GParamSpec *p, AtnTraceView *self) {
 /* The side pane (the heatmap) takes about a third of a wide view, never less than 320 px
  * times the text size; set again whenever the view's width changes, so presentation mode and
  * a resized window get a heatmap that fills its pane. */
-/* How far the key table (the widest: j, token and up to 8 numbers) is wider than the sheet
- * shows, in px (negative: room to spare); 0 without a table. */
-static int table_overflow(AtnTraceView *self, int *col_w) {
-    GtkWidget *g = self->steps[ATN_TRACE_STEP_KEYS].grid ? GTK_WIDGET(self->steps[ATN_TRACE_STEP_KEYS].grid) : NULL;
-    int pos = gtk_paned_get_position(self->paned);
-    if (!g || pos <= 0)
-        return 0;
-    int min, nat;
-    gtk_widget_measure(g, GTK_ORIENTATION_HORIZONTAL, -1, &min, &nat, NULL, NULL);
-    *col_w = nat / MAX(1, self->steps[ATN_TRACE_STEP_KEYS].cols);
-    /* the sheet's and the step's padding and border, and the scroll bar */
-    return nat - (pos - (int)(44 * self->font_scale) - 14);
+/* The widths the key table's columns take (the widest table: j, token and up to 8 numbers
+ * of d_k; the value table has the same columns), measured from the text of the full 8-column
+ * plan with the cells' font as style.css gives it (monospace, bold for headers and the query
+ * row's accent) at the view's current font size: once per trace and font. */
+static void measure_cols(AtnTraceView *self) {
+    PangoContext *ctx = gtk_widget_get_pango_context(GTK_WIDGET(self));
+    PangoFontDescription *base = pango_font_description_copy(pango_context_get_font_description(ctx));
+    pango_font_description_set_family(base, "monospace");
+    g_autofree char *key = pango_font_description_to_string(base);
+    if (self->colw_gen == self->trace_gen && !g_strcmp0(key, self->colw_font)) {
+        pango_font_description_free(base);
+        return;
+    }
+    g_free(self->colw_font);
+    self->colw_font = g_steal_pointer(&key);
+    self->colw_gen = self->trace_gen;
+    AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT];
+    memset(plans, 0, sizeof plans);
+    atn_trace_plan_make_cols(self->trace, atn_result_get_n_heads(self->result), 8, plans);
+    const AtnTracePlanStep *p = &plans[ATN_TRACE_STEP_KEYS];
+    PangoLayout *l = pango_layout_new(ctx);
+    PangoFontDescription *bold = pango_font_description_copy(base);
+    pango_font_description_set_weight(bold, PANGO_WEIGHT_BOLD);
+    int *w = g_new0(int, p->cols);
+    for (int r = 0; r < p->rows; r++)
+        for (int c = 0; c < p->cols; c++) {
+            const char *t = p->cells[r * p->cols + c];
+            guint8 f = p->flags[r * p->cols + c];
+            pango_layout_set_font_description(l, f & (ATN_TRACE_CELL_HEADER | ATN_TRACE_CELL_ACCENT) ? bold : base);
+            pango_layout_set_text(l, t ? t : "", -1);
+            PangoRectangle logical;
+            pango_layout_get_pixel_extents(l, NULL, &logical);
+            w[c] = MAX(w[c], logical.width);
+        }
+    pango_layout_set_font_description(l, bold);
+    pango_layout_set_text(l, "…", -1);
+    PangoRectangle logical;
+    pango_layout_get_pixel_extents(l, NULL, &logical);
+    self->colw_ell = logical.width;
+    /* the plan's columns: j, token, then d_k's shown at 8 (all of them, or 0..3 … k-3..k-1) */
+    int k = self->trace->d_head;
+    self->colw_k = k;
+    self->colw_fixed = w[0] + w[1];
+    memset(self->colw, 0, sizeof self->colw);
+    for (int c = 2, i = 0; c < p->cols && i < 8; c++) {
+        const char *h = p->cells[c];
+        if (h && !strcmp(h, "…")) {
+            self->colw_ell = MAX(self->colw_ell, w[c]);
+            continue;
+        }
+        self->colw[i++] = w[c];   /* the i-th shown d_k column: 0.. from the left, the last ones from the right */
+    }
+    g_free(w);
+    g_object_unref(l);
+    pango_font_description_free(bold);
+    pango_font_description_free(base);
+    for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++)
+        atn_trace_plan_step_clear(&plans[st]);
 }
 
-/* The key and value tables get as many of d_k's columns (4..8) as fit beside the side pane:
- * measured on the built table, one column fewer (or more) at a time. */
-static gboolean cols_changed_cb(GtkWidget *w, GdkFrameClock *clock, gpointer data) {
-    AtnTraceView *self = ATN_TRACE_VIEW(w);
-    if (--self->cols_frames > 0)   /* first a frame that lays out the new text size */
-        return G_SOURCE_CONTINUE;
+/* The key table's width with at most m columns of d_k (as atn_trace_plan_make_cols lays
+ * them out: all when k <= m, else the first m/2, "…", the last m/2 - 1). */
+static int table_width(AtnTraceView *self, int m) {
+    int k = self->colw_k, spacing = (int)(14 * self->font_scale);
+    int shown = MIN(k, 8), total = self->colw_fixed, cols = 2;
+    if (k <= m) {
+        for (int i = 0; i < shown; i++)
+            total += self->colw[i];
+        cols += shown;
+    } else {
+        /* colw[] holds the 8-wide plan's columns: the first 4 and the last 3 when k > 8 */
+        int left = m / 2, right = m / 2 - 1;
+        int nl = k > 8 ? 4 : k, off_right = k > 8 ? 4 : 0;
+        for (int i = 0; i < left; i++)
+            total += self->colw[i];
+        for (int i = 0; i < right; i++)
+            total += k > 8 ? self->colw[off_right + 3 - right + i] : self->colw[nl - right + i];
+        total += self->colw_ell;
+        cols += left + right + 1;
+    }
+    return total + spacing * (cols - 1);
+}
+
+/* The most columns of d_k (4..8) whose key table fits beside the side pane, from the pane's
+ * position and the measured text: one pass, the same answer for the same width, font and
+ * trace however fast the machine draws (the old fitting measured the built table a few frames
+ * after a change, and on a slow machine, under AddressSanitizer, measured it before the new
+ * text size applied and never looked again). */
+static int fit_cols(AtnTraceView *self) {
+    int pos = gtk_paned_get_position(self->paned);
+    if (!self->trace || !self->result || pos <= 0)
+        return self->max_cols;
+    measure_cols(self);
+    /* the sheet's and the step's padding and border, and the scroll bar */
+    int avail = pos - (int)(44 * self->font_scale) - 14;
+    for (int m = 8; m > 4; m--)
+        if (table_width(self, m) <= avail)
+            return m;
+    return 4;
+}
+
+static gboolean cols_idle_cb(gpointer data) {
+    AtnTraceView *self = ATN_TRACE_VIEW(data);
     self->cols_idle_id = 0;
-    if (self->dirty)
+    if (self->want_cols != self->max_cols) {
+        self->max_cols = self->want_cols;
         atn_trace_view_refresh(self);
-    for (int tries = 0; tries < 6; tries++) {
-        int col_w = 0, over = table_overflow(self, &col_w);
-        if (over > 0 && self->max_cols > 4)
-            self->max_cols--;
-        else if (over < -col_w - 4 && self->max_cols < 8)
-            self->max_cols++;
-        else
-            break;
-        atn_trace_view_refresh(self);
-        if (table_overflow(self, &col_w) > 0 && over < 0) {   /* one more did not fit after all */
-            self->max_cols--;
-            atn_trace_view_refresh(self);
-            break;
-        }
     }
     return G_SOURCE_REMOVE;
 }
 
+/* The view is its box (as a bin layout would be, but with our own allocation). */
+static void atn_trace_view_measure(GtkWidget *widget, GtkOrientation o, int for_size, int *min, int *nat, int *min_base,
+                                   int *nat_base) {
+    gtk_widget_measure(ATN_TRACE_VIEW(widget)->box, o, for_size, min, nat, min_base, nat_base);
+}
+
+/* Each allocation (the styles are current then) checks the fit; a change of the column count
+ * rebuilds the tables from an idle, and the next allocation finds the same count. */
+static void atn_trace_view_size_allocate(GtkWidget *widget, int width, int height, int baseline) {
+    AtnTraceView *self = ATN_TRACE_VIEW(widget);
+    gtk_widget_allocate(self->box, width, height, baseline, NULL);
+    if (self->dirty)
+        return;   /* refreshed at map, then allocated again */
+    self->want_cols = fit_cols(self);
+    if (self->want_cols != self->max_cols && !self->cols_idle_id)
+        self->cols_idle_id = g_idle_add_full(G_PRIORITY_HIGH_IDLE, cols_idle_cb, self, NULL);
+}
+
+/* The side pane (the heatmap) takes about a third of a wide view, never less than 320 px
+ * times the text size; set again whenever the view's width changes, so presentation mode and
+ * a resized window get a heatmap that fills its pane. */
 static void on_paned_width(GtkPaned *paned, GParamSpec *p, AtnTraceView *self) {
     int w = gtk_widget_get_width(GTK_WIDGET(paned));
     if (w <= 0 || w == self->paned_width)
@@ -817,9 +914,6 @@ static void on_paned_width(GtkPaned *paned, GParamSpec *p, AtnTraceView *self) {
     int side = (int)MAX(MAX(320, 260 * self->font_scale), 0.34 * w);
     int pos = MAX(w / 3, w - side);
     gtk_paned_set_position(paned, pos);
-    self->cols_frames = 2;
-    if (!self->cols_idle_id)   /* not during the allocation that told us */
-        self->cols_idle_id = gtk_widget_add_tick_callback(GTK_WIDGET(self), cols_changed_cb, NULL, NULL);
 }
 
 static void on_prev(GtkButton *b, AtnTraceView *self) {
@@ -939,10 +1033,8 @@ static void atn_trace_view_dispose(GObject *object) {
         gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->scroll_tick_id);
         self->scroll_tick_id = 0;
     }
-    if (self->cols_idle_id) {
-        gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->cols_idle_id);
-        self->cols_idle_id = 0;
-    }
+    g_clear_handle_id(&self->cols_idle_id, g_source_remove);
+    g_clear_pointer(&self->colw_font, g_free);
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_clear_object(&self->session);
@@ -960,6 +1052,8 @@ static void atn_trace_view_class_init(AtnTraceViewClass *klass) {
     GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
     G_OBJECT_CLASS(klass)->dispose = atn_trace_view_dispose;
     wc->map = atn_trace_view_map;
+    wc->size_allocate = atn_trace_view_size_allocate;
+    wc->measure = atn_trace_view_measure;
     g_type_ensure(ATN_TYPE_HEATMAP);
     g_type_ensure(ATN_TYPE_WRAP_BOX);
     gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-trace-view.ui");
@@ -984,7 +1078,6 @@ static void atn_trace_view_class_init(AtnTraceViewClass *klass) {
     BIND(steps_box);
     BIND(heatmap);
 #undef BIND
-    gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
     gtk_widget_class_set_css_name(wc, "traceview");
 }
 
