@@ -275,7 +275,14 @@ static void test_trace(void) {
         check_trace(&n);
         done_view(&n);
     }
-    /* the window's own page in presentation mode */
+    /* the window's own page in presentation mode, entered from the Head view while the Trace
+       page was hidden (the old frame-tick fitting measured the hidden page before the new text
+       size applied to it, and never again) */
+    show_view(n.win, "trace");
+    settle(200);
+    show_view(n.win, "head");
+    atn_window_set_presentation(n.win, TRUE);
+    settle(400);
     view_at_1280(&n, "trace", TRUE);
     check_trace(&n);
     atn_window_set_presentation(n.win, FALSE);
