@@ -160,7 +160,8 @@ static atn_status gpu_forward(const atn_model *model, const atn_encoding *enc, a
         return atn_error_set(err, ATN_E_DEVICE, "the CUDA backend does not apply %s: it runs on the CPU",
                              act->start_layer > 0 ? "a forward from a middle layer"
                              : act->heads_off ? "switched-off heads" : act->alibi_slopes ? "ALiBi"
-                             : act->no_positions ? "removed position embeddings" : "a softmax temperature");
+                             : act->no_positions ? "removed position embeddings"
+                             : act->mask_base ? "masks in chosen layers only" : "a softmax temperature");
     const atn_backend *b = atn_backend_cuda(err);
     if (!b)
         return ATN_E_DEVICE;

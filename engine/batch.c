@@ -121,6 +121,8 @@ static stack_mode stack_mode_for(const atn_model *m, const atn_run_options *o, b
         if (atn_backend_cuda(&e))
             return STACK_NONE;
     }
+    if (atn_interventions_masks_some_layers(o->interventions, m->cfg.n_layers))
+        return STACK_NONE;   /* a mask per layer: one atn_run_forward per sequence */
     if (atn_cpu_fast_applies(m) && !gated(m, o->interventions))
         return STACK_FAST;
     return exact ? STACK_NONE : STACK_BLAS;

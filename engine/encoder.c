@@ -844,12 +844,12 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
         if (m->family->pre_ln) {
             layer_forward_pre_ln(out, a->q + t, a->k + t, a->v + t, a->ctx + t, a->attn_out + t,
                                  a->attn + a->attn_stride * l, a->h1, a->ffn, a->hidden + (size_t)l * nd,
-                                 a->mask_add, &layers[l], c, n, atn_attn_scale(m, l), a, l);
+                                 atn_layer_mask(a, l), &layers[l], c, n, atn_attn_scale(m, l), a, l);
             if (l == c->n_layers - 1)   /* ln_f: the last hidden state is after it, as HF's */
                 atn_layernorm(out, out, m->w.final_ln_g, m->w.final_ln_b, n, d, c->ln_eps);
         } else {
             layer_forward(out, a->q + t, a->k + t, a->v + t, a->ctx + t, a->attn_out + t,
-                          a->attn + a->attn_stride * l, a->h1, a->ffn, a->hidden + (size_t)l * nd, a->mask_add,
+                          a->attn + a->attn_stride * l, a->h1, a->ffn, a->hidden + (size_t)l * nd, atn_layer_mask(a, l),
                           &layers[l], c, n, a, l);
         }
         if (a->nonfinite_layer < 0 && !all_finite(out, nd))

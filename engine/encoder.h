@@ -24,6 +24,9 @@ typedef struct atn_activations {
                              0, or ATN_MASK_MIN (HF's finfo.min) for a padded key.  One
                              mask for all heads; later interventions (causal, windows,
                              ALiBi's per-head bias would add a head stride) add to it */
+    float *mask_base;            /* [n][n] the mask without the what-if masks, for the layers
+                                    mask_layers leaves out; NULL: mask_add in every layer */
+    const uint8_t *mask_layers;  /* [L] 1 = mask_add, 0 = mask_base (with mask_base) */
     int32_t *pos_ids;     /* [n] row of the position embeddings of each token (engine/run.c
                              fills it by the model family's rule before the forward; every
                              backend's embeddings read it) */
@@ -51,7 +54,13 @@ typedef struct atn_activations {
 
 /* True when a has a per-head intervention only the cblas path applies. */
 static inline bool atn_activations_gated(const atn_activations *a) {
-    return a->alibi_slopes || a->temperature != 1.0f || a->heads_off || a->no_positions || a->start_layer > 0;
+    return a->alibi_slopes || a->temperature != 1.0f || a->heads_off || a->no_positions || a->start_layer > 0 ||
+           a->mask_base;
+}
+
+/* The additive mask layer l adds (mask_add, or mask_base where the what-if masks skip it). */
+static inline const float *atn_layer_mask(const atn_activations *a, int32_t l) {
+    return a->mask_base && !a->mask_layers[l] ? a->mask_base : a->mask_add;
 }
 
 /* The additive mask value for a padded key, as Hugging Face uses (torch.finfo(float32).min). */

@@ -113,6 +113,15 @@ static bool hides(const atn_interventions *iv, int32_t i, int32_t j, bool gi) {
     return iv->n_hide > 0 && listed(iv->hide_tokens, iv->n_hide, j);
 }
 
+bool atn_interventions_masks_some_layers(const atn_interventions *iv, int32_t n_layers) {
+    if (!iv || !iv->mask_layers || !(iv->causal || iv->window >= 0 || iv->strided > 0 || iv->n_hide > 0))
+        return false;
+    for (int32_t l = 0; l < n_layers; l++)
+        if (!iv->mask_layers[l])
+            return true;
+    return false;
+}
+
 void atn_interventions_apply_mask(float *mask_add, int32_t n, const atn_interventions *iv) {
     if (!iv)
         return;
@@ -155,7 +164,13 @@ atn_status atn_attention_cost_compute(int32_t n, int32_t n_layers, int32_t n_hea
     out->bytes_layer = out->bytes_head * n_heads;
     out->bytes_capture = out->bytes_layer * n_layers;
     out->bytes_batch = out->bytes_capture * batch;
-    out->kept_bytes_capture = 4 * kept * n_heads * n_layers;
+    int64_t masked_layers = n_layers;   /* mask_layers: the others keep every cell */
+    if (atn_interventions_masks_some_layers(iv, n_layers)) {
+        masked_layers = 0;
+        for (int32_t l = 0; l < n_layers; l++)
+            masked_layers += iv->mask_layers[l] != 0;
+    }
+    out->kept_bytes_capture = 4 * n_heads * (kept * masked_layers + out->cells_head * (n_layers - masked_layers));
     /* q.k for each cell and p.v for each cell: d_head multiply-adds each, 2 flops apiece */
     out->flops_dense_layer = 4.0 * (double)out->cells_head * d_head * n_heads;
     out->flops_kept_layer = 4.0 * (double)kept * d_head * n_heads;

@@ -29,6 +29,8 @@ struct atn_run {
     atn_error fallback;       /* why the last forward went to the CPU instead of the GPU; "" if not */
     float *slopes;            /* [H] ALiBi's slopes when the last forward had ALiBi */
     uint8_t *heads_off;       /* [L][H] the last forward's switched-off heads */
+    uint8_t *mask_layers;     /* [L] the layers the last forward's what-if masks applied in,
+                                 when they skipped some (atn_interventions.mask_layers) */
     int64_t *overflow;        /* [L+1][ATN_OPERAND_COUNT] an fp16 CPU forward's overflow counts */
 };
 
@@ -73,11 +75,18 @@ void atn_run_free(atn_run *run) {
     atn_encoding_free(run->enc);
     free(run->slopes);
     free(run->heads_off);
+    free(run->mask_layers);
     free(run->overflow);
     free(run);
 }
 
 const atn_capture *atn_run_capture(const atn_run *run) { return run->enc ? &run->cap : NULL; }
+
+const float *atn_capture_layer_mask(const atn_capture *cap, int32_t layer) {
+    if (!cap || layer < 0 || layer >= cap->n_layers)
+        return NULL;
+    return cap->mask_base && cap->mask_layers && !cap->mask_layers[layer] ? cap->mask_base : cap->mask_add;
+}
 atn_device atn_run_device_used(const atn_run *run) { return run->used; }
 const char *atn_run_fallback_reason(const atn_run *run) {
     return run && run->fallback.message[0] ? run->fallback.message : NULL;
@@ -100,7 +109,9 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
         ffn = atn_d_embed(c);
     /* reduced precision: the scratch the CPU rounds operands into (engine/precision.h) */
     double round = o->precision != ATN_PRECISION_FP32 ? (double)atn_round_scratch_floats(c, n) : 0;
-    double total = nd * (L + 1) + 5 * trace + attn + nd + (double)n * ffn + (double)n * n + n + round;
+    /* a second [n][n] mask when the what-if masks skip some layers (atn_layer_mask) */
+    double masks = atn_interventions_masks_some_layers(o->interventions, c->n_layers) ? 2 : 1;
+    double total = nd * (L + 1) + 5 * trace + attn + nd + (double)n * ffn + masks * n * n + n + round;
     if (total * sizeof(float) > (double)SIZE_MAX / 2)
         return false;
     lay->hidden = (size_t)(nd * (L + 1));
@@ -108,7 +119,7 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
     lay->attn = (size_t)attn;
     lay->h1 = (size_t)nd;
     lay->ffn = (size_t)(n * ffn);
-    lay->mask = (size_t)n * n;
+    lay->mask = (size_t)masks * n * n;
     lay->pos = (size_t)n;   /* int32 position ids, one float's room each */
     lay->round = (size_t)round;
     return true;
@@ -169,6 +180,7 @@ static atn_status set_interventions(atn_run *run, const atn_interventions *iv, a
     size_t lh = (size_t)c->n_layers * c->n_heads;
     free(run->slopes), run->slopes = NULL;
     free(run->heads_off), run->heads_off = NULL;
+    free(run->mask_layers), run->mask_layers = NULL;
     if (!iv)
         return ATN_OK;
     atn_status st = atn_interventions_check(iv, c->n_layers, c->n_heads, run->enc->n, err);
@@ -189,6 +201,13 @@ static atn_status set_interventions(atn_run *run, const atn_interventions *iv, a
             return atn_error_set(err, ATN_E_NOMEM, "out of memory");
         for (size_t i = 0; i < lh; i++)
             run->heads_off[i] = iv->heads_off[i] != 0;
+    }
+    if (atn_interventions_masks_some_layers(iv, c->n_layers)) {
+        run->mask_layers = malloc((size_t)c->n_layers);
+        if (!run->mask_layers)
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        for (int32_t l = 0; l < c->n_layers; l++)
+            run->mask_layers[l] = iv->mask_layers[l] != 0;
     }
     return ATN_OK;
 }
@@ -350,7 +369,10 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     a->attn = p, p += lay.attn;
     a->h1 = p, p += lay.h1;
     a->ffn = p, p += lay.ffn;
-    a->mask_add = p, p += lay.mask;
+    a->mask_add = p, p += (size_t)n * n;
+    a->mask_base = run->mask_layers ? p : NULL;   /* the second mask (layout_for) */
+    a->mask_layers = run->mask_layers;
+    p += lay.mask - (size_t)n * n;
     a->pos_ids = (int32_t *)p, p += lay.pos;
     a->precision = o->precision == ATN_PRECISION_FP16 || o->precision == ATN_PRECISION_BF16 ? o->precision
                                                                                           : ATN_PRECISION_FP32;
@@ -372,6 +394,8 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     atn_family_position_ids(m->family, c, run->enc, a->pos_ids);
     atn_interventions_shuffle_positions(a->pos_ids, run->enc, iv);
     build_mask(a->mask_add, run->enc, m->family->causal, iv);
+    if (a->mask_base)   /* the layers the what-if masks skip: padding and the family's term */
+        build_mask(a->mask_base, run->enc, m->family->causal, NULL);
     a->alibi_slopes = iv && iv->alibi ? run->slopes : NULL;
     a->temperature = iv && iv->temperature > 0.0f ? iv->temperature : 1.0f;
     a->heads_off = iv && iv->heads_off ? run->heads_off : NULL;
@@ -404,6 +428,8 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     cap->attn = o->keep_attention ? a->attn : NULL;
     cap->hidden = a->hidden;
     cap->mask_add = a->mask_add;
+    cap->mask_base = a->mask_base;
+    cap->mask_layers = a->mask_base ? a->mask_layers : NULL;
     cap->alibi_slopes = a->alibi_slopes;
     cap->temperature = a->temperature;
     cap->heads_off = a->heads_off;

@@ -90,6 +90,7 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
                       ? (cap->head_mode == ATN_HEAD_UNIFORM ? 2 : 1) : 0;
     double slope = cap->alibi_slopes ? cap->alibi_slopes[head] : 0.0;
     t->max = -INFINITY;
+    const float *lmask = atn_capture_layer_mask(cap, layer);
     double *x = t->shifted;   /* the divided scores, shifted below */
     for (int32_t j = 0; j < n; j++) {
         double s = 0;
@@ -97,7 +98,7 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
             s += t->q[c] * t->keys[(size_t)j * k + c];
         t->scores[j] = s;
         t->scaled[j] = s * t->scale;
-        t->mask_term[j] = cap->mask_add[(size_t)query * n + j];   /* the mask the forward added */
+        t->mask_term[j] = lmask[(size_t)query * n + j];   /* the mask the forward added in this layer */
         int32_t dist = query > j ? query - j : j - query;
         t->bias_term[j] = dist ? -slope * (double)dist : 0.0;
         x[j] = (t->scaled[j] + t->mask_term[j] + t->bias_term[j]) / t->temperature;

@@ -134,7 +134,9 @@ static void update_matrix(AtnHeadView *self) {
     atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), m, n, n, atn_result_get_tokens(r), atn_result_get_tokens(r),
                            atn_result_get_mask(r));
     /* a what-if mask (window, stride, hidden keys): the cells it hides are drawn masked */
-    atn_heatmap_set_cell_mask(self->heatmap, atn_whatif_of_result(r) ? atn_result_get_capture(r)->mask_add : NULL);
+    atn_heatmap_set_cell_mask(self->heatmap, atn_whatif_of_result(r) ? atn_capture_layer_mask(atn_result_get_capture(r),
+                                                                                         atn_session_get_layer(self->session))
+                                                                    : NULL);
     atn_heatmap_set_selected_row(self->heatmap, atn_session_get_query(self->session));
     atn_heatmap_set_highlight_token(self->heatmap, atn_session_get_hover_token(self->session));
     update_title(self);

@@ -295,7 +295,8 @@ typedef struct atn_attention_cost {
     int64_t bytes_layer;           /* H heads */
     int64_t bytes_capture;         /* L layers */
     int64_t bytes_batch;           /* batch sentences of the capture */
-    int64_t kept_bytes_capture;    /* 4 x kept cells x L x H: the kept cells alone */
+    int64_t kept_bytes_capture;    /* 4 x kept cells x L x H: the kept cells alone (with iv's
+                                      mask_layers: every cell in the layers it skips) */
     double flops_dense_layer;      /* q.k and p.v over every cell of every head: 4 n^2 d_head H */
     double flops_kept_layer;       /* the same over the kept cells only */
 } atn_attention_cost;

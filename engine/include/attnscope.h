@@ -450,7 +450,13 @@ typedef struct atn_capture {
     const float *attn_out;      /* [L][n][d] ctx W_O^T + b_O (before residual and LayerNorm) */
     const float *mask_add;      /* [n][n] the additive mask the softmax added to the scaled scores
                                    (row = query, column = key): 0, or -FLT_MAX for a padded key
-                                   or one an intervention hides (atn_interventions) */
+                                   or one an intervention hides (atn_interventions); with
+                                   mask_layers, the mask of the layers flagged there only */
+    const float *mask_base;     /* [n][n] the mask of the layers the what-if masks skipped
+                                   (atn_interventions.mask_layers): padding and the family's
+                                   causal term only; NULL when every layer added mask_add */
+    const uint8_t *mask_layers; /* [L] 1 = that layer added mask_add, 0 = mask_base; NULL
+                                   with mask_base.  atn_capture_layer_mask picks the row */
     /* the run's per-head interventions (atn_interventions), owned by the run: */
     const float *alibi_slopes;  /* [H] ALiBi's m_h (scores += -m_h |i-j|), NULL: none */
     float temperature;          /* the scores (after scale, mask and ALiBi) were divided by it; 1: none */
@@ -470,6 +476,11 @@ typedef struct atn_capture {
     int64_t fp16_overflow_total;    /* their sum */
 } atn_capture;
 
+/* The [n][n] additive mask layer's softmax added (cap->mask_add, or cap->mask_base in a
+ * layer the what-if masks skipped); NULL for a NULL capture, a layer outside 0..L-1 or a
+ * capture without a mask.  Borrowed from the capture. */
+const float *atn_capture_layer_mask(const atn_capture *cap, int32_t layer);
+
 typedef struct atn_run atn_run;
 
 typedef enum atn_device {
@@ -481,7 +492,8 @@ typedef enum atn_device {
 
 /* ---- interventions: the what-if lab ------------------------------------------- */
 
-/* Changes to the model for one run, applied in every layer (the head gate per head).  Every
+/* Changes to the model for one run, applied in every layer (the head gate per head; the
+ * masks in the layers mask_layers names).  Every
  * backend applies the same terms, in this order, to head h's scores of query i, key j:
  *   s = q_i.k_j / sqrt(d_k) + mask[i][j] + alibi_h(i, j);  s = s / temperature;
  *   p = softmax_j(s);  then a switched-off head's p is replaced (zero or uniform).
@@ -492,7 +504,9 @@ typedef enum atn_device {
  * pattern, both directions) or hide_tokens (key j listed).  ALiBi (Press et al. 2022) adds
  * -m_h |i-j| with m_h = 2^(-8(h+1)/H) for a power-of-two head count H, and for another H
  * the slopes of the largest power of two P < H followed by every other slope of 2P
- * (atn_alibi_slopes); it is a per-head term, not part of the [n][n] mask.  no_positions
+ * (atn_alibi_slopes); it is a per-head term, not part of the [n][n] mask.  mask_layers
+ * limits the what-if masks (not padding or a causal family's own term) to chosen layers:
+ * the run then keeps two [n][n] masks and each layer adds its own (atn_capture_layer_mask).  no_positions
  * drops the position embedding from the embeddings (word + type only).  shuffle permutes
  * the position ids of the tokens that are not special ([CLS], [SEP], [PAD], <s>...) with
  * a fixed seed (Fisher-Yates on splitmix64), so the model reads the words in another order
@@ -510,6 +524,11 @@ typedef struct atn_interventions {
     int32_t strided;               /* > 0: the strided pattern above; 0: none */
     const int32_t *hide_tokens;    /* [n_hide] key positions no query may see */
     int32_t n_hide;
+    const uint8_t *mask_layers;    /* [L] 1 = the masks above (causal, window + global,
+                                      strided, hide_tokens) apply in that layer, 0 = not
+                                      there (it keeps only padding and the family's causal
+                                      term); NULL: in every layer.  The head gate, ALiBi,
+                                      temperature and positions are not affected */
     bool alibi;                    /* add ALiBi's per-head linear biases */
     bool no_positions;             /* embeddings without the position term */
     bool shuffle;                  /* permute the word positions with shuffle_seed */
@@ -547,7 +566,8 @@ typedef struct atn_run_options {
     /* The what-if lab's changes to the model (borrowed for the call; NULL: none).  The CPU
        applies all of them; the CUDA backend applies the masks (they are in the uploaded mask)
        and the shuffle (in the position ids, made before any backend), and refuses the head
-       gate, ALiBi, temperature and no_positions with ATN_E_DEVICE, so AUTO falls back to the
+       gate, ALiBi, temperature, no_positions and masks limited to some layers (mask_layers)
+       with ATN_E_DEVICE, so AUTO falls back to the
        CPU and says why (atn_run_fallback_reason).  atn_run_forward returns ATN_E_INVALID
        for interventions atn_interventions_check refuses. */
     const atn_interventions *interventions;

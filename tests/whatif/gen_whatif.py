@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Reference figures for the what-if lab (engine/interventions.c, attnscope.h
 atn_interventions): a from-scratch float64 torch forward of the committed tiny models
-(tests/hf/models: BERT f32, BERT odd3-relu with 3 heads, RoBERTa roberta-f32), read from
-their safetensors files, with each intervention written out the way its source defines it:
+(tests/hf/models: BERT f32, BERT odd3-relu with 3 heads, RoBERTa roberta-f32; the built-in
+demo BERT, 4 layers of 16 heads, for masks in chosen layers), read from their safetensors files, with each intervention written out the way its source defines it:
 
   heads off, zero    Hugging Face's head_mask: probs = softmax(scores) * head_mask[l, h]
   heads off, uniform Kovaleva et al.: probs = 1/k over the k keys the query may see
@@ -15,6 +15,9 @@ their safetensors files, with each intervention written out the way its source d
   no positions       embeddings = word + type (no position row)
   shuffle seed s     the words' position ids permuted by Fisher-Yates on splitmix64
   temperature T      (scores + masks + ALiBi) / T before the softmax
+  mask layers        the masks above (causal, window, Longformer, strided, hidden keys) added
+                     only in the layers listed; every other layer gets the padding mask alone
+                     (its uniform heads spread over the keys that layer lets through)
 
 Masked cells get torch.finfo(float32).min as Hugging Face's padding does.  It never calls
 attnscope.  Writes tests/whatif/fixtures/cases.json and <model>-<case>-{attn,hidden}.npy.
@@ -32,6 +35,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "..", "hf", "models")
+DEMO = os.path.join(HERE, "..", "..", "data", "models", "demo")
 OUT = os.path.join(HERE, "fixtures")
 MIN = torch.finfo(torch.float32).min
 SPECIAL_IDS = {0, 2, 3, 4}   # [PAD] [CLS] [SEP] [MASK] of the test vocabulary
@@ -47,8 +51,8 @@ def read_safetensors(path):
         if name == "__metadata__":
             continue
         a, b = e["data_offsets"]
-        assert e["dtype"] == "F32", e["dtype"]
-        arr = np.frombuffer(data[a:b], dtype="<f4").reshape(e["shape"])
+        assert e["dtype"] in ("F32", "F16"), e["dtype"]
+        arr = np.frombuffer(data[a:b], dtype="<f4" if e["dtype"] == "F32" else "<f2").reshape(e["shape"])
         for p in ("bert.", "roberta."):
             if name.startswith(p):
                 name = name[len(p):]
@@ -132,8 +136,12 @@ def forward(R, c, family, ids, type_ids, mask, iv):
         x = x + R["embeddings.position_embeddings.weight"][torch.tensor(pos)]
     x = x + R["embeddings.token_type_embeddings.weight"][torch.tensor(type_ids)]
     x = F.layer_norm(x, (d,), R["embeddings.LayerNorm.weight"], R["embeddings.LayerNorm.bias"], eps)
-    vis = visible_matrix(n, mask, iv)
-    ext = torch.where(vis, torch.tensor(0.0, dtype=torch.float64), torch.tensor(MIN, dtype=torch.float64))
+    def additive(v):
+        return torch.where(v, torch.tensor(0.0, dtype=torch.float64), torch.tensor(MIN, dtype=torch.float64))
+
+    vis_iv = visible_matrix(n, mask, iv)
+    vis_pad = visible_matrix(n, mask, {})   # the layers the masks skip (mask_layers)
+    layers = iv.get("mask_layers", list(range(L)))
     dist = (torch.arange(n)[:, None] - torch.arange(n)[None, :]).abs().double()
     bias = torch.zeros(H, n, n, dtype=torch.float64)
     if iv.get("alibi"):
@@ -153,6 +161,8 @@ def forward(R, c, family, ids, type_ids, mask, iv):
         def heads(t):
             return t.view(n, H, k).transpose(0, 1)
 
+        vis = vis_iv if i in layers else vis_pad
+        ext = additive(vis)
         q, kk, v = (heads(lin("attention.self." + s, x)) for s in ("query", "key", "value"))
         scores = (q @ kk.transpose(-1, -2) / math.sqrt(k) + ext[None] + bias) / T
         probs = torch.softmax(scores, dim=-1)
@@ -197,25 +207,39 @@ CASES = [
     ("combined", dict(window=2, alibi=True, temperature=2.0, heads_off=[[0, 0]], causal=True)),
 ]
 
+# masks in chosen layers only (atn_interventions.mask_layers, --mask-layers)
+LAYER_CASES = [
+    ("causal-hide-layer1", dict(causal=True, hide=[2], mask_layers=[1])),
+    ("longformer-uniform-layer0", dict(window=1, **{"global": [0]}, heads_off=[[1, 0], [0, 2]],
+                                       head_mode="uniform", mask_layers=[0])),
+    ("strided-layer1", dict(strided=2, temperature=1.5, mask_layers=[1])),
+]
+DEMO_CASES = [   # --mask-layers 0,2-3 on the 4-layer demo model
+    ("window-layers-023", dict(window=1, mask_layers=[0, 2, 3])),
+    ("causal-layers-12", dict(causal=True, heads_off=[[1, 5]], mask_layers=[1, 2])),
+]
+
 INPUTS = {
     # [CLS] words [SEP], and a padded pair (the last two tokens padding)
     "plain": (([2, 15, 29, 13, 33, 12, 17, 3], [0] * 8, [1] * 8)),
     "padded": (([2, 15, 29, 13, 3, 33, 12, 3, 0, 0], [0, 0, 0, 0, 0, 1, 1, 1, 1, 1], [1] * 8 + [0, 0])),
 }
 
-MODEL_LIST = [("f32", "bert"), ("roberta-f32", "roberta"), ("odd3-relu", "bert")]
+MODEL_LIST = [("f32", "bert", MODELS), ("roberta-f32", "roberta", MODELS), ("odd3-relu", "bert", MODELS),
+              ("demo", "bert", os.path.dirname(DEMO))]
 
 
 def main():
     os.makedirs(OUT, exist_ok=True)
     torch.set_num_threads(1)
     meta = {"slopes": {str(h): get_slopes(h) for h in (1, 2, 3, 4, 5, 6, 8, 12, 16)}, "models": []}
-    for mname, family in MODEL_LIST:
-        with open(os.path.join(MODELS, mname, "config.json")) as f:
+    for mname, family, folder in MODEL_LIST:
+        with open(os.path.join(folder, mname, "config.json")) as f:
             c = json.load(f)
-        R = read_safetensors(os.path.join(MODELS, mname, "model.safetensors"))
+        R = read_safetensors(os.path.join(folder, mname, "model.safetensors"))
         entry = {"model": mname, "family": family, "cases": []}
-        for cname, iv in CASES:
+        cases = DEMO_CASES if mname == "demo" else CASES + LAYER_CASES
+        for cname, iv in cases:
             for iname, (ids, types, mask) in INPUTS.items():
                 if family == "roberta":
                     types = [0] * len(ids)   # one token type
@@ -225,7 +249,7 @@ def main():
                     iv = {**iv, "heads_off": [[l, min(h, 2)] for l, h in iv.get("heads_off", [])]}
                     if not iv["heads_off"]:
                         del iv["heads_off"]
-                if mname == "odd3-relu" and cname not in ("alibi", "heads-zero", "combined"):
+                if mname == "odd3-relu" and cname not in ("alibi", "heads-zero", "combined", "strided-layer1"):
                     continue
                 attn, hidden = forward(R, c, family, ids, types, mask, iv)
                 name = f"{cname}-{iname}"

@@ -12,6 +12,7 @@
 #include "analysis.h"
 
 #include <cjson/cJSON.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -88,6 +89,12 @@ static void test_case(const char *mname, atn_model *m, const cJSON *c) {
     }
     if ((x = cJSON_GetObjectItem(j, "temperature")))
         iv.temperature = (float)x->valuedouble;
+    uint8_t *layers = calloc((size_t)cfg->n_layers, 1);   /* mask_layers: the layers listed */
+    const cJSON *ml = cJSON_GetObjectItem(j, "mask_layers");
+    for (const cJSON *p = ml ? ml->child : NULL; p; p = p->next)
+        layers[p->valueint] = 1;
+    if (ml)
+        iv.mask_layers = layers;
     CHECK_MSG(!atn_interventions_none(&iv), "%s/%s: the case changes something", mname, cname);
 
     atn_error err = {0};
@@ -126,16 +133,32 @@ static void test_case(const char *mname, atn_model *m, const cJSON *c) {
         } else {
             CHECK_MSG(0, "%s", err.message);
         }
-        /* the trace follows every head of the last layer for two queries */
+        if (ml) {   /* two masks: each layer's the one its softmax added */
+            CHECK_MSG(cap->mask_base && cap->mask_layers, "%s/%s: the capture keeps both masks", mname, cname);
+            for (int32_t l = 0; cap->mask_layers && l < cfg->n_layers; l++) {
+                CHECK(cap->mask_layers[l] == layers[l]);
+                const float *lm = atn_capture_layer_mask(cap, l);
+                CHECK(lm == (layers[l] ? cap->mask_add : cap->mask_base));
+                for (int32_t q = 0; lm && q < n; q++)   /* the base mask hides padding alone */
+                    for (int32_t k = 0; !layers[l] && k < n; k++)
+                        CHECK(lm[(size_t)q * n + k] == (mask[k] ? 0.0f : -FLT_MAX));
+            }
+            CHECK(atn_capture_layer_mask(cap, -1) == NULL && atn_capture_layer_mask(cap, cfg->n_layers) == NULL);
+        } else {
+            CHECK(!cap->mask_base && !cap->mask_layers && atn_capture_layer_mask(cap, 0) == cap->mask_add);
+        }
+        /* the trace follows every head of the last layer (of every layer with mask_layers)
+           for two queries */
+        for (int32_t tl = ml ? 0 : cfg->n_layers - 1; tl < cfg->n_layers; tl++)
         for (int32_t h = 0; h < cfg->n_heads; h++)
             for (int32_t q = 1; q < n; q += n - 2) {
                 atn_trace *t = NULL;
-                CHECK(atn_trace_compute(m, cap, cfg->n_layers - 1, h, q, &t, &err) == ATN_OK);
+                CHECK(atn_trace_compute(m, cap, tl, h, q, &t, &err) == ATN_OK);
                 if (!t)
                     continue;
-                CHECK_MSG(t->max_abs_diff < 2e-6, "%s/%s trace %d/%d: %g", mname, cname, h, q,
+                CHECK_MSG(t->max_abs_diff < 2e-6, "%s/%s trace L%d %d/%d: %g", mname, cname, tl, h, q,
                           (double)t->max_abs_diff);
-                CHECK(t->head_off == (iv.heads_off && off[(cfg->n_layers - 1) * cfg->n_heads + h]
+                CHECK(t->head_off == (iv.heads_off && off[tl * cfg->n_heads + h]
                                           ? (iv.head_mode == ATN_HEAD_UNIFORM ? 2 : 1) : 0));
                 CHECK_NEAR(t->temperature, iv.temperature, 0);
                 if (iv.alibi) {
@@ -148,7 +171,7 @@ static void test_case(const char *mname, atn_model *m, const cJSON *c) {
                 atn_trace_free(t);
             }
         /* the per-head terms go to the CPU with the reason; masks alone may use the GPU */
-        bool gated = iv.heads_off || iv.alibi || iv.temperature != 1.0f || iv.no_positions;
+        bool gated = iv.heads_off || iv.alibi || iv.temperature != 1.0f || iv.no_positions || ml;
         const char *why = atn_run_fallback_reason(run);
         CHECK(atn_run_device_used(run) == ATN_DEVICE_CPU);
         if (gated)
@@ -169,7 +192,7 @@ static void test_case(const char *mname, atn_model *m, const cJSON *c) {
     }
     atn_run_free(run);
     atn_encoding_free(enc);
-    free(ids), free(types), free(mask), free(special), free(off), free(glob), free(hide);
+    free(ids), free(types), free(mask), free(special), free(off), free(glob), free(hide), free(layers);
 }
 
 static void test_checks(atn_model *m) {
@@ -601,7 +624,10 @@ int main(void) {
     int cases = 0;
     for (const cJSON *e = cJSON_GetObjectItem(meta, "models")->child; e; e = e->next) {
         const char *mname = cJSON_GetObjectItem(e, "model")->valuestring;
-        hf_model_path(path, sizeof path, mname);
+        if (!strcmp(mname, "demo"))   /* the built-in demo model */
+            snprintf(path, sizeof path, "demo");
+        else
+            hf_model_path(path, sizeof path, mname);
         atn_error err = {0};
         atn_model *m = atn_model_open(path, NULL, NULL, &err);
         CHECK_MSG(m != NULL, "%s: %s", mname, err.message);
