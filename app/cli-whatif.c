@@ -1,6 +1,7 @@
 /* The what-if lab's options, shared by run, export, stats, trace, predict, diff and
  * importance: --heads-off, --keep-heads, --head-mode, --window, --global-tokens, --causal,
- * --strided, --hide-tokens, --alibi, --no-positions, --shuffle-seed, --temperature.  Each
+ * --strided, --hide-tokens, --mask-layers, --alibi, --no-positions, --shuffle-seed,
+ * --temperature.  Each
  * bad value or combination exits 2 with a message naming the option. */
 #include "cli.h"
 
@@ -11,8 +12,8 @@
 #include <string.h>
 
 const char *const cli_intervention_options[] = {"heads-off", "keep-heads", "head-mode", "window", "global-tokens",
-                                                "causal", "strided", "hide-tokens", "alibi", "no-positions",
-                                                "shuffle-seed", "temperature", NULL};
+                                                "causal", "strided", "hide-tokens", "mask-layers", "alibi",
+                                                "no-positions", "shuffle-seed", "temperature", NULL};
 
 void cli_interventions_free(cli_interventions *ci) {
     if (!ci)
@@ -20,6 +21,7 @@ void cli_interventions_free(cli_interventions *ci) {
     free(ci->heads_off);
     free(ci->global);
     free(ci->hide);
+    free(ci->mask_layers);
     memset(ci, 0, sizeof *ci);
 }
 
@@ -56,6 +58,47 @@ static bool parse_heads(const char *prog, const char *opt, const char *s, const 
         p = *end ? end + 1 : end;
     }
     return true;
+}
+
+/* "0,2-3" → mark[l] = 1 for each layer named, checked against the model's n_layers. */
+static bool parse_layers(const char *prog, const char *s, int32_t n_layers, uint8_t *mark) {
+    const char *p = s;
+    if (!*p) {
+        cli_error("%s: --mask-layers needs layers, e.g. 0,2-3", prog);
+        return false;
+    }
+    while (*p) {
+        char *end;
+        errno = 0;
+        long a = strtol(p, &end, 10), b;
+        if (end == p || errno || (*end && *end != ',' && *end != '-'))
+            goto malformed;
+        b = a;
+        if (*end == '-') {
+            p = end + 1;
+            b = strtol(p, &end, 10);
+            if (end == p || errno || (*end && *end != ','))
+                goto malformed;
+            if (b < a) {
+                cli_error("%s: --mask-layers: \"%ld-%ld\" runs backwards: give the first layer first", prog, a, b);
+                return false;
+            }
+        }
+        long outside = a < 0 || a >= n_layers ? a : b >= n_layers ? b : -1;
+        if (a < 0 || outside >= 0) {
+            cli_error("%s: --mask-layers: layer %ld is outside the model's layers 0..%d", prog, outside, n_layers - 1);
+            return false;
+        }
+        for (long l = a; l <= b; l++)
+            mark[l] = 1;
+        p = *end ? end + 1 : end;
+        if (*end && !*p)
+            goto malformed;   /* a trailing comma */
+    }
+    return true;
+malformed:
+    cli_error("%s: --mask-layers: \"%s\" is not a list of layers and ranges (e.g. 0,2-3)", prog, s);
+    return false;
 }
 
 bool cli_interventions_parse(cli_args *a, const atn_config *c, cli_interventions *ci) {
@@ -131,6 +174,22 @@ bool cli_interventions_parse(cli_args *a, const atn_config *c, cli_interventions
             goto bad;
         }
     iv->causal = cli_flag(a, "causal");
+    const char *ml = cli_get(a, "mask-layers");
+    if (ml) {
+        if (!iv->causal && w < 0 && s <= 0 && iv->n_hide <= 0) {
+            cli_error("%s: --mask-layers needs a mask to limit: --causal, --window, --strided or --hide-tokens",
+                      a->prog);
+            goto bad;
+        }
+        ci->mask_layers = calloc(c->n_layers > 0 ? (size_t)c->n_layers : 1, 1);
+        if (!ci->mask_layers) {
+            cli_error("out of memory");
+            goto bad;
+        }
+        if (!parse_layers(a->prog, ml, c->n_layers, ci->mask_layers))
+            goto bad;
+        iv->mask_layers = ci->mask_layers;
+    }
     iv->alibi = cli_flag(a, "alibi");
     iv->no_positions = cli_flag(a, "no-positions");
     if (seed >= 0) {

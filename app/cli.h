@@ -103,12 +103,14 @@ extern const char *const cli_intervention_options[];
     "What-if (every layer): --heads-off L:H,L:H | --keep-heads L:H,... [--head-mode zero|uniform]\n" \
     "  (zero: Hugging Face's head_mask; uniform: 1/k over the keys the query sees; --keep-heads keeps\n" \
     "  only the listed heads in each layer it names), --causal, --window W [--global-tokens 0,12],\n" \
-    "  --strided S, --hide-tokens 3,4 (masks), --alibi, --no-positions, --shuffle-seed N,\n" \
-    "  --temperature T (scores after 1/sqrt(d_k) and the masks divided by T).\n"
+    "  --strided S, --hide-tokens 3,4 (masks; --mask-layers 0,2-3: in those layers only), --alibi,\n" \
+    "  --no-positions, --shuffle-seed N, --temperature T (scores after 1/sqrt(d_k) and the masks\n" \
+    "  divided by T).\n"
 typedef struct cli_interventions {
     atn_interventions iv;   /* points into the arrays below */
     uint8_t *heads_off;     /* [L][H] */
     int32_t *global, *hide;
+    uint8_t *mask_layers;   /* [L], or NULL */
     bool any;               /* some option changes the model */
 } cli_interventions;
 /* Reads the options into *ci for a model of config c, checking layer/head ranges and the

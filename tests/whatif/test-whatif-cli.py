@@ -10,7 +10,10 @@
 - `importance` on a causal model (gpt2-f32): the next-token loss changes equal
   gen_importance_gpt2.py's torch figures to 1e-4; --seed / --mask-rate refused there;
 - `cost`: cells, bytes and each variant's kept cells at 512 tokens against hand-worked
-  counts, the table, the chart, and its bad values.
+  counts, the table, the chart, and its bad values;
+- `--mask-layers 0,2-3`: `run` on the demo model equals gen_whatif.py's torch forward that
+  masks those layers only (1e-5), `diff --mask-layers 3` leaves layers 0-2 unchanged, `cost`
+  counts every cell of the layers left out; its bad values exit 2 naming the option.
 
 Usage: test-whatif-cli.py ATTNSCOPE"""
 import json
@@ -118,6 +121,13 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--strided", "0"], "--strided"),
         (["--hide-tokens", "3,x"], "--hide-tokens"),
         (["--shuffle-seed", "-4"], "--shuffle-seed"),
+        (["--window", "1", "--mask-layers", "4"], "--mask-layers: layer 4 is outside the model's layers 0..3"),
+        (["--causal", "--mask-layers", "0-9"], "--mask-layers: layer 9"),
+        (["--causal", "--mask-layers", "2-1"], "--mask-layers: \"2-1\" runs backwards"),
+        (["--causal", "--mask-layers", ""], "--mask-layers needs layers"),
+        (["--causal", "--mask-layers", "0,,2"], "--mask-layers: \"0,,2\" is not a list"),
+        (["--causal", "--mask-layers", "one"], "--mask-layers: \"one\" is not a list"),
+        (["--alibi", "--mask-layers", "0"], "--mask-layers needs a mask"),
     ]
     for cmd in ("run", "export", "stats", "trace", "predict", "diff"):
         extra = {"run": ["-o", os.path.join(tmp, "x.npy")], "export": ["grid", "-o", os.path.join(tmp, "x.png")],
@@ -139,6 +149,49 @@ with tempfile.TemporaryDirectory() as tmp:
             "--temperature", "2", "--json").stdout
     T = json.loads(t)
     check(T["temperature"] == 2 and abs(T["alibi"][0] + 2 * 2 ** -2) < 1e-9, "trace JSON: ALiBi row, temperature")
+
+    # --mask-layers: the masks in chosen layers only, against the torch forward's figures
+    src = os.environ.get("ATN_SOURCE_ROOT", ".")
+    fxdir = os.path.join(src, "tests", "whatif", "fixtures")
+    cases = json.load(open(os.path.join(fxdir, "cases.json")))
+    demo = next(m for m in cases["models"] if m["model"] == "demo")
+    checked = 0
+    for c in demo["cases"]:
+        iv = c["interventions"]
+        opts = ["--mask-layers", ",".join(map(str, iv["mask_layers"]))]
+        if iv["mask_layers"] == [0, 2, 3]:
+            opts = ["--mask-layers", "0,2-3"]   # a range, as people write it
+        if "window" in iv:
+            opts += ["--window", str(iv["window"])]
+        if iv.get("causal"):
+            opts += ["--causal"]
+        if "heads_off" in iv:
+            opts += ["--heads-off", ",".join(f"{l}:{h}" for l, h in iv["heads_off"])]
+        out = os.path.join(tmp, "ml.json")
+        run("run", "--model", "demo", "--ids", ",".join(map(str, c["ids"])), "--type-ids",
+            ",".join(map(str, c["type_ids"])), "--mask", ",".join(map(str, c["mask"])), *opts, "-o", out)
+        got = json.load(open(out))["attentions"]
+        raw = open(os.path.join(fxdir, f"demo-{c['name']}-attn.npy"), "rb").read()
+        hl = struct.unpack("<H", raw[8:10])[0]
+        want = struct.unpack(f"<{(len(raw) - 10 - hl) // 4}f", raw[10 + hl:])
+        flat = [v for layer in got for head in layer for row in head for v in row]
+        worst = max(abs(a - b) for a, b in zip(flat, want)) if len(flat) == len(want) else 1.0
+        check(worst < 1e-5, f"run {' '.join(opts)} ({c['name']}) vs torch: {worst}")
+        checked += 1
+    check(checked == 4, f"mask-layers fixtures: {checked}")
+    ml = os.path.join(tmp, "ml-diff.json")
+    run("diff", "--model", "demo", "--text", TEXT, "--window", "1", "--mask-layers", "3", "-o", ml)
+    M = json.load(open(ml))
+    check(all(M["js_distance"][l][h] == 0 for l in range(3) for h in range(16)) and
+          M["hidden_drift"][:4] == [0, 0, 0, 0] and max(M["js_distance"][3]) > 0 and M["hidden_drift"][4] > 0,
+          f"diff --mask-layers 3: layers 0-2 unchanged, layer 3 changed ({M['hidden_drift']})")
+    cl = os.path.join(tmp, "ml-cost.json")
+    run("cost", "--model", "demo", "--tokens", "8", "--window", "1", "--mask-layers", "0,2-3", "-o", cl)
+    C = json.load(open(cl))
+    v = C["variants"][-1]
+    # a band of +-1 at 8 tokens keeps 8 + 2 * 7 = 22 cells; layer 1 keeps all 64
+    check(v["variant"] == "the chosen mask in 3 of 4 layers" and v["kept_cells_per_head"] == 22 and
+          v["kept_bytes_per_capture"] == 4 * 16 * (3 * 22 + 64), f"cost --mask-layers: {v}")
 
 # importance: CSV and JSON agree, a row per head, the figure; bad options; Ctrl-C exits 130
 import signal

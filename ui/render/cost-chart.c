@@ -43,7 +43,17 @@ static bool is_mask(const atn_interventions *iv) {
     return iv && (iv->causal || iv->window >= 0 || iv->strided > 0 || iv->n_hide > 0);
 }
 
-static bool same_mask(const atn_interventions *a, const atn_interventions *b) {
+/* Layers of n_layers the masks apply in (iv->mask_layers; every layer without it). */
+static int32_t masked_layers(const atn_interventions *iv, int32_t n_layers) {
+    int32_t count = 0;
+    for (int32_t l = 0; l < n_layers; l++)
+        count += !iv->mask_layers || iv->mask_layers[l];
+    return count;
+}
+
+static bool same_mask(const atn_interventions *a, const atn_interventions *b, int32_t n_layers) {
+    if (masked_layers(a, n_layers) != masked_layers(b, n_layers))
+        return false;
     if (a->causal != b->causal || a->window != b->window || a->strided != b->strided || a->n_hide != b->n_hide ||
         (a->window >= 0 && a->n_global != b->n_global))
         return false;
@@ -87,7 +97,7 @@ int32_t atn_cost_variants(int32_t n, int32_t n_layers, int32_t n_heads, int32_t 
     if (is_mask(chosen)) {
         bool known = false;
         for (int i = 1; i < count; i++)
-            known |= same_mask(chosen, &v[i]);
+            known |= same_mask(chosen, &v[i], n_layers);
         if (!known) {
             atn_interventions_init(&v[count]);
             v[count].causal = chosen->causal;
@@ -97,7 +107,13 @@ int32_t atn_cost_variants(int32_t n, int32_t n_layers, int32_t n_heads, int32_t 
             v[count].strided = chosen->strided;
             v[count].hide_tokens = chosen->hide_tokens;
             v[count].n_hide = chosen->n_hide;
-            snprintf(rows[count].label, sizeof rows[count].label, "%s", rt_tr(N_("the chosen mask")));
+            v[count].mask_layers = chosen->mask_layers;
+            int32_t in = masked_layers(chosen, n_layers);
+            if (in < n_layers)   /* --mask-layers: the other layers keep every cell */
+                snprintf(rows[count].label, sizeof rows[count].label, rt_tr(N_("the chosen mask in %d of %d layers")),
+                         in, n_layers);
+            else
+                snprintf(rows[count].label, sizeof rows[count].label, "%s", rt_tr(N_("the chosen mask")));
             count++;
         }
     }

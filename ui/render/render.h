@@ -454,8 +454,8 @@ typedef struct atn_cost_row {
  * sliding window of window each side (window < 0: max(1, n / 8)); Longformer, that window
  * plus the global tokens (NULL / 0: token 0); strided with step strided (<= 0: round(sqrt
  * n), at least 2); and chosen (NULL: none) when it has a mask (causal, window, strided,
- * hidden keys) that is none of those.  Labels are English or, once the program set a
- * translator, in its language.  Returns the number of rows, or -1 with err set
+ * hidden keys) that is none of those (a mask limited to some layers, mask_layers, never
+ * is).  Labels are English or, once the program set a translator, in its language.  Returns the number of rows, or -1 with err set
  * (atn_attention_cost_compute's errors). */
 int32_t atn_cost_variants(int32_t n, int32_t n_layers, int32_t n_heads, int32_t d_head, int32_t batch,
                           int32_t window, const int32_t *global_tokens, int32_t n_global, int32_t strided,
