@@ -60,47 +60,6 @@ static bool parse_heads(const char *prog, const char *opt, const char *s, const 
     return true;
 }
 
-/* "0,2-3" → mark[l] = 1 for each layer named, checked against the model's n_layers. */
-static bool parse_layers(const char *prog, const char *s, int32_t n_layers, uint8_t *mark) {
-    const char *p = s;
-    if (!*p) {
-        cli_error("%s: --mask-layers needs layers, e.g. 0,2-3", prog);
-        return false;
-    }
-    while (*p) {
-        char *end;
-        errno = 0;
-        long a = strtol(p, &end, 10), b;
-        if (end == p || errno || (*end && *end != ',' && *end != '-'))
-            goto malformed;
-        b = a;
-        if (*end == '-') {
-            p = end + 1;
-            b = strtol(p, &end, 10);
-            if (end == p || errno || (*end && *end != ','))
-                goto malformed;
-            if (b < a) {
-                cli_error("%s: --mask-layers: \"%ld-%ld\" runs backwards: give the first layer first", prog, a, b);
-                return false;
-            }
-        }
-        long outside = a < 0 || a >= n_layers ? a : b >= n_layers ? b : -1;
-        if (a < 0 || outside >= 0) {
-            cli_error("%s: --mask-layers: layer %ld is outside the model's layers 0..%d", prog, outside, n_layers - 1);
-            return false;
-        }
-        for (long l = a; l <= b; l++)
-            mark[l] = 1;
-        p = *end ? end + 1 : end;
-        if (*end && !*p)
-            goto malformed;   /* a trailing comma */
-    }
-    return true;
-malformed:
-    cli_error("%s: --mask-layers: \"%s\" is not a list of layers and ranges (e.g. 0,2-3)", prog, s);
-    return false;
-}
-
 bool cli_interventions_parse(cli_args *a, const atn_config *c, cli_interventions *ci) {
     memset(ci, 0, sizeof *ci);
     atn_interventions *iv = &ci->iv;
@@ -186,8 +145,11 @@ bool cli_interventions_parse(cli_args *a, const atn_config *c, cli_interventions
             cli_error("out of memory");
             goto bad;
         }
-        if (!parse_layers(a->prog, ml, c->n_layers, ci->mask_layers))
+        atn_error err = {0};   /* the engine's one parser of layer lists (the window's too) */
+        if (atn_parse_layer_list(ml, c->n_layers, ci->mask_layers, &err) != ATN_OK) {
+            cli_error("%s: --mask-layers: %s", a->prog, err.message);
             goto bad;
+        }
         iv->mask_layers = ci->mask_layers;
     }
     iv->alibi = cli_flag(a, "alibi");

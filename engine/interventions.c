@@ -4,7 +4,9 @@
 #include "analysis.h"
 #include "encoder.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void atn_interventions_init(atn_interventions *iv) {
@@ -58,6 +60,41 @@ atn_status atn_interventions_check(const atn_interventions *iv, int32_t n_layers
     if (st)
         return st;
     return check_tokens(iv->hide_tokens, iv->n_hide, n, "hide_tokens", err);
+}
+
+atn_status atn_parse_layer_list(const char *text, int32_t n_layers, uint8_t *mark, atn_error *err) {
+    if (!text || !*text)
+        return atn_error_set(err, ATN_E_INVALID, "no layers given: list layers and ranges, e.g. 0,2-3");
+    const char *p = text;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long a = strtol(p, &end, 10), b;
+        if (end == p || errno || (*end && *end != ',' && *end != '-'))
+            goto malformed;
+        b = a;
+        if (*end == '-') {
+            p = end + 1;
+            b = strtol(p, &end, 10);
+            if (end == p || errno || (*end && *end != ','))
+                goto malformed;
+            if (b < a)
+                return atn_error_set(err, ATN_E_INVALID, "\"%ld-%ld\" runs backwards: give the first layer first", a,
+                                     b);
+        }
+        long outside = a < 0 || a >= n_layers ? a : b >= n_layers ? b : -1;
+        if (a < 0 || outside >= 0)
+            return atn_error_set(err, ATN_E_INVALID, "layer %ld is outside the model's layers 0..%d", outside,
+                                 n_layers - 1);
+        for (long l = a; l <= b; l++)
+            mark[l] = 1;
+        p = *end ? end + 1 : end;
+        if (*end && !*p)
+            goto malformed;   /* a trailing comma */
+    }
+    return ATN_OK;
+malformed:
+    return atn_error_set(err, ATN_E_INVALID, "\"%s\" is not a list of layers and ranges (e.g. 0,2-3)", text);
 }
 
 /* Press et al., "Train Short, Test Long" (2022), their get_slopes: for a power of two H the

@@ -9,6 +9,7 @@
 #include "analysis.h"
 #include "atn-figure.h"
 #include "atn-labels.h"
+#include "atn-whatif.h"
 
 struct _AtnModelGridView {
     GtkWidget parent_instance;
@@ -17,6 +18,8 @@ struct _AtnModelGridView {
     AtnModelGrid *grid;
     AtnSession *session;
     gboolean dirty;   /* a new result not yet shown: the labels are computed when the page is */
+    GtkWidget *menu;  /* the what-if menu of one head (GtkPopoverMenu on the grid) */
+    int menu_layer, menu_head;
 };
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface);
@@ -82,6 +85,95 @@ static void on_head_activated(AtnModelGrid *grid, int layer, int head, AtnModelG
     g_signal_emit(self, signals[SIGNAL_HEAD_ACTIVATED], 0, layer, head);
 }
 
+/* ---- the what-if menu of a head: the session's changes, replaced (one source of truth) --- */
+
+static void menu_item(GMenu *section, const char *label, int layer, int head, AtnWhatifHeadChange change) {
+    g_autoptr(GMenuItem) item = g_menu_item_new(label, NULL);
+    g_menu_item_set_action_and_target_value(
+        item, "whatif.head", g_variant_new("(iis)", layer, head, atn_whatif_head_change_name(change)));
+    g_menu_append_item(section, item);
+}
+
+static GMenuModel *head_menu_model(AtnModelGridView *self, int layer, int head) {
+    AtnWhatif *w = atn_session_get_whatif(self->session);
+    AtnResult *r = atn_session_get_result(self->session);
+    gboolean shape = w && r && atn_whatif_get_n_layers(w) == atn_result_get_n_layers(r) &&
+                     atn_whatif_get_n_heads(w) == atn_result_get_n_heads(r);
+    AtnWhatifHead st = shape ? atn_whatif_get_head(w, layer, head) : ATN_WHATIF_HEAD_ON;
+    GMenu *menu = g_menu_new();
+    g_autoptr(GMenu) heads = g_menu_new();
+    if (st != ATN_WHATIF_HEAD_OFF)
+        menu_item(heads, _("Switch Off (Output Zero)"), layer, head, ATN_WHATIF_SWITCH_OFF);
+    if (st != ATN_WHATIF_HEAD_UNIFORM)
+        menu_item(heads, _("Switch Off (Attend Uniformly)"), layer, head, ATN_WHATIF_MAKE_UNIFORM);
+    menu_item(heads, _("Keep Only This Head in Its Layer"), layer, head, ATN_WHATIF_KEEP_ONLY);
+    if (st != ATN_WHATIF_HEAD_ON)
+        menu_item(heads, _("Switch Back On"), layer, head, ATN_WHATIF_SWITCH_ON);
+    g_autofree char *title = g_strdup_printf(_("Layer %d, head %d"), layer, head);
+    g_menu_append_section(menu, title, G_MENU_MODEL(heads));
+    g_autoptr(GMenu) rest = g_menu_new();
+    g_menu_append(rest, _("Compare on the What-if Page"), "win.view::whatif");
+    if (w)
+        g_menu_append(rest, _("Restore the Original Model"), "whatif.restore");
+    g_menu_append_section(menu, NULL, G_MENU_MODEL(rest));
+    return G_MENU_MODEL(menu);
+}
+
+static void open_head_menu(AtnModelGridView *self, int layer, int head) {
+    graphene_rect_t rect;
+    if (!self->session || !atn_model_grid_get_head_rect(self->grid, layer, head, &rect))
+        return;
+    self->menu_layer = layer;
+    self->menu_head = head;
+    g_autoptr(GMenuModel) model = head_menu_model(self, layer, head);
+    gtk_popover_menu_set_menu_model(GTK_POPOVER_MENU(self->menu), model);
+    GdkRectangle at = {(int)rect.origin.x, (int)rect.origin.y, (int)rect.size.width, (int)rect.size.height};
+    gtk_popover_set_pointing_to(GTK_POPOVER(self->menu), &at);
+    gtk_popover_popup(GTK_POPOVER(self->menu));
+}
+
+static void on_head_menu(AtnModelGrid *grid, int layer, int head, AtnModelGridView *self) {
+    atn_session_select_head(self->session, layer, head);
+    open_head_menu(self, layer, head);
+}
+
+static void head_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnModelGridView *self = ATN_MODEL_GRID_VIEW(widget);
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    int layer, head;
+    const char *what;
+    g_variant_get(param, "(ii&s)", &layer, &head, &what);
+    int change = atn_whatif_head_change_from_name(what);
+    if (!r || change < 0 || layer < 0 || layer >= atn_result_get_n_layers(r) || head < 0 ||
+        head >= atn_result_get_n_heads(r))
+        return;
+    g_autoptr(AtnWhatif) w = atn_whatif_change_head(atn_session_get_whatif(self->session), atn_result_get_n_layers(r),
+                                                    atn_result_get_n_heads(r), layer, head, change);
+    atn_session_select_head(self->session, layer, head);
+    atn_session_set_whatif(self->session, w);
+}
+
+static void restore_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnModelGridView *self = ATN_MODEL_GRID_VIEW(widget);
+    if (self->session)
+        atn_session_set_whatif(self->session, NULL);
+}
+
+static void menu_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnModelGridView *self = ATN_MODEL_GRID_VIEW(widget);
+    if (self->session && atn_session_get_result(self->session))
+        open_head_menu(self, atn_session_get_layer(self->session), atn_session_get_head(self->session));
+}
+
+GtkPopover *atn_model_grid_view_get_head_menu(AtnModelGridView *self, int *layer, int *head) {
+    g_return_val_if_fail(ATN_IS_MODEL_GRID_VIEW(self), NULL);
+    if (layer)
+        *layer = self->menu_layer;
+    if (head)
+        *head = self->menu_head;
+    return GTK_POPOVER(self->menu);
+}
+
 static AtnFigure *dup_figure(AtnFigureSource *source) {
     AtnModelGridView *self = ATN_MODEL_GRID_VIEW(source);
     if (self->dirty)
@@ -96,6 +188,7 @@ static void atn_model_grid_view_dispose(GObject *object) {
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_clear_object(&self->session);
+    g_clear_pointer(&self->menu, gtk_widget_unparent);
     gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_MODEL_GRID_VIEW);
     G_OBJECT_CLASS(atn_model_grid_view_parent_class)->dispose(object);
 }
@@ -114,6 +207,12 @@ static void atn_model_grid_view_class_init(AtnModelGridViewClass *klass) {
     gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
     signals[SIGNAL_HEAD_ACTIVATED] = g_signal_new("head-activated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
                                                   NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+    /* the what-if menu: a head off / uniform / kept alone / back on, the original model */
+    gtk_widget_class_install_action(wc, "whatif.head", "(iis)", head_action);
+    gtk_widget_class_install_action(wc, "whatif.restore", NULL, restore_action);
+    gtk_widget_class_install_action(wc, "whatif.menu", NULL, menu_action);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_F10, GDK_SHIFT_MASK, "whatif.menu", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_Menu, 0, "whatif.menu", NULL);
 }
 
 static void atn_model_grid_view_init(AtnModelGridView *self) {
@@ -121,6 +220,11 @@ static void atn_model_grid_view_init(AtnModelGridView *self) {
     g_signal_connect(self->shared_check, "toggled", G_CALLBACK(on_shared_toggled), self);
     g_signal_connect(self->notes_check, "toggled", G_CALLBACK(on_notes_toggled), self);
     g_signal_connect(self->grid, "head-activated", G_CALLBACK(on_head_activated), self);
+    g_signal_connect(self->grid, "head-menu", G_CALLBACK(on_head_menu), self);
+    self->menu = gtk_popover_menu_new_from_model(NULL);
+    gtk_popover_set_has_arrow(GTK_POPOVER(self->menu), TRUE);
+    gtk_widget_set_parent(self->menu, GTK_WIDGET(self->grid));
+    self->menu_layer = self->menu_head = -1;
 }
 
 GtkWidget *atn_model_grid_view_new(void) { return g_object_new(ATN_TYPE_MODEL_GRID_VIEW, NULL); }

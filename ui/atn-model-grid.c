@@ -2,6 +2,7 @@
 #include "atn-model-grid.h"
 
 #include "atn-labels.h"
+#include "atn-whatif.h"
 
 #include <glib/gi18n.h>
 
@@ -25,7 +26,7 @@ struct _AtnModelGrid {
 
 G_DEFINE_FINAL_TYPE(AtnModelGrid, atn_model_grid, GTK_TYPE_WIDGET)
 
-enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
+enum { SIGNAL_HEAD_ACTIVATED, SIGNAL_HEAD_MENU, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void drop_thumbs(AtnModelGrid *self) {
@@ -126,6 +127,39 @@ static void atn_model_grid_snapshot(GtkWidget *widget, GtkSnapshot *s) {
     }
     gtk_snapshot_append_node(s, self->base);
 
+    double sx0 = self->r11.x - self->r00.x, sy0 = self->r11.y - self->r00.y, t0 = self->r00.w;
+    AtnWhatif *wi = atn_whatif_of_result(self->result);
+    int L = atn_result_get_n_layers(self->result), H = atn_result_get_n_heads(self->result);
+    for (int l = 0; wi && l < L; l++)   /* the heads the what-if lab switched off in this run */
+        for (int hd = 0; hd < H; hd++) {
+            AtnWhatifHead st = atn_whatif_get_head(wi, l, hd);
+            if (st == ATN_WHATIF_HEAD_ON)
+                continue;
+            double x0 = self->r00.x + hd * sx0, y0 = self->r00.y + l * sy0;
+            cairo_t *cr = gtk_snapshot_append_cairo(s, &GRAPHENE_RECT_INIT(x0 - 2, y0 - 2, t0 + 4, t0 + 4));
+            cairo_set_source_rgba(cr, 0, 0, 0, 0.45);   /* dimmed, with a red mark over it */
+            cairo_rectangle(cr, x0, y0, t0, t0);
+            cairo_fill(cr);
+            cairo_set_source_rgb(cr, 0.88, 0.11, 0.14);
+            cairo_set_line_width(cr, fmax(1.5, t0 / 24));
+            cairo_rectangle(cr, x0 + 1, y0 + 1, t0 - 2, t0 - 2);
+            cairo_stroke(cr);
+            if (st == ATN_WHATIF_HEAD_OFF) {   /* a cross: its output is zero */
+                cairo_move_to(cr, x0 + t0 * 0.15, y0 + t0 * 0.15);
+                cairo_line_to(cr, x0 + t0 * 0.85, y0 + t0 * 0.85);
+                cairo_move_to(cr, x0 + t0 * 0.85, y0 + t0 * 0.15);
+                cairo_line_to(cr, x0 + t0 * 0.15, y0 + t0 * 0.85);
+            } else {   /* level bars: it attends uniformly */
+                for (int k = 1; k <= 3; k++) {
+                    cairo_move_to(cr, x0 + t0 * 0.15, y0 + t0 * (0.25 * k));
+                    cairo_line_to(cr, x0 + t0 * 0.85, y0 + t0 * (0.25 * k));
+                }
+            }
+            cairo_set_line_width(cr, fmax(2.0, t0 / 12));
+            cairo_stroke(cr);
+            cairo_destroy(cr);
+        }
+
     static const GdkRGBA accent = {0.21f, 0.52f, 0.89f, 1.0f};
     GdkRGBA fg;
     gtk_style_context_get_color(gtk_widget_get_style_context(widget), &fg);
@@ -193,15 +227,31 @@ static void on_pressed(GtkGestureClick *g, int n, double x, double y, AtnModelGr
         g_signal_emit(self, signals[SIGNAL_HEAD_ACTIVATED], 0, l, h);
 }
 
+static void on_secondary(GtkGestureClick *g, int n, double x, double y, AtnModelGrid *self) {
+    int l, h;
+    if (atn_model_grid_head_at(self, x, y, &l, &h)) {
+        gtk_gesture_set_state(GTK_GESTURE(g), GTK_EVENT_SEQUENCE_CLAIMED);
+        g_signal_emit(self, signals[SIGNAL_HEAD_MENU], 0, l, h);
+    }
+}
+
 static char *grid_tooltip_text(AtnModelGrid *self, int l, int h) {
     int H = atn_result_get_n_heads(self->result);
     g_autofree char *text = self->notes && self->notes[l * H + h]
                                 ? g_strdup_printf(_("Layer %d, head %d: %s — click to open"), l, h, self->notes[l * H + h])
                                 : g_strdup_printf(_("Layer %d, head %d — click to open"), l, h);
     g_autofree char *shared = atn_label_layer_sharing(atn_model_handle_get_model(atn_result_get_model(self->result)), l);
-    if (shared)   /* ALBERT: the layer runs weights other layers run too */
-        return g_strdup_printf("%s\n%s", text, shared);
-    return g_steal_pointer(&text);
+    if (shared) {   /* ALBERT: the layer runs weights other layers run too */
+        char *both = g_strdup_printf("%s\n%s", text, shared);
+        g_free(text);
+        text = both;
+    }
+    AtnWhatifHead st = atn_whatif_get_head(atn_whatif_of_result(self->result), l, h);
+    const char *state = st == ATN_WHATIF_HEAD_OFF       ? _("What-if: switched off, it outputs zero")
+                        : st == ATN_WHATIF_HEAD_UNIFORM ? _("What-if: switched off, it attends uniformly")
+                                                        : NULL;
+    return g_strdup_printf("%s%s%s\n%s", text, state ? "\n" : "", state ? state : "",
+                           _("Right-click (or Shift+F10): switch it off, make it uniform, keep only it"));
 }
 
 static gboolean on_query_tooltip(GtkWidget *w, int x, int y, gboolean kb, GtkTooltip *tip, gpointer data) {
@@ -212,6 +262,13 @@ static gboolean on_query_tooltip(GtkWidget *w, int x, int y, gboolean kb, GtkToo
     g_autofree char *text = grid_tooltip_text(self, l, h);
     gtk_tooltip_set_text(tip, text);
     return TRUE;
+}
+
+/* A popover child (the Model view's what-if menu) is placed by its parent. */
+static void atn_model_grid_size_allocate(GtkWidget *widget, int width, int height, int baseline) {
+    for (GtkWidget *c = gtk_widget_get_first_child(widget); c; c = gtk_widget_get_next_sibling(c))
+        if (GTK_IS_POPOVER(c))
+            gtk_popover_present(GTK_POPOVER(c));
 }
 
 static void atn_model_grid_css_changed(GtkWidget *widget, GtkCssStyleChange *change) {
@@ -234,11 +291,15 @@ static void atn_model_grid_class_init(AtnModelGridClass *klass) {
     G_OBJECT_CLASS(klass)->dispose = atn_model_grid_dispose;
     wc->snapshot = atn_model_grid_snapshot;
     wc->measure = atn_model_grid_measure;
+    wc->size_allocate = atn_model_grid_size_allocate;
     wc->css_changed = atn_model_grid_css_changed;
     gtk_widget_class_set_css_name(wc, "modelgrid");
     gtk_widget_class_set_accessible_role(wc, GTK_ACCESSIBLE_ROLE_IMG);   /* a figure for screen readers */
     signals[SIGNAL_HEAD_ACTIVATED] = g_signal_new("head-activated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
                                                   NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+    /* a secondary click on a thumbnail: the Model view opens its what-if menu */
+    signals[SIGNAL_HEAD_MENU] = g_signal_new("head-menu", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                             NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
 }
 
 static void atn_model_grid_init(AtnModelGrid *self) {
@@ -256,6 +317,25 @@ static void atn_model_grid_init(AtnModelGrid *self) {
     GtkGesture *click = gtk_gesture_click_new();
     g_signal_connect(click, "pressed", G_CALLBACK(on_pressed), self);
     gtk_widget_add_controller(GTK_WIDGET(self), GTK_EVENT_CONTROLLER(click));
+    GtkGesture *menu = gtk_gesture_click_new();
+    gtk_gesture_single_set_button(GTK_GESTURE_SINGLE(menu), GDK_BUTTON_SECONDARY);
+    g_signal_connect(menu, "pressed", G_CALLBACK(on_secondary), self);
+    gtk_widget_add_controller(GTK_WIDGET(self), GTK_EVENT_CONTROLLER(menu));
+    gtk_widget_set_focusable(GTK_WIDGET(self), TRUE);   /* Shift+F10 / Menu: the selected head's menu */
+}
+
+gboolean atn_model_grid_get_head_rect(AtnModelGrid *self, int layer, int head, graphene_rect_t *rect) {
+    g_return_val_if_fail(ATN_IS_MODEL_GRID(self) && rect, FALSE);
+    atn_render_style style;
+    atn_render_style_for_widget(GTK_WIDGET(self), self->font_scale, &style);
+    atn_grid_spec spec;
+    int w = gtk_widget_get_width(GTK_WIDGET(self)), h = gtk_widget_get_height(GTK_WIDGET(self));
+    if (!fill_spec(self, &spec, &style) || w <= 0 || h <= 0 || layer < 0 || layer >= spec.n_layers || head < 0 ||
+        head >= spec.n_heads)
+        return FALSE;
+    atn_rect r = atn_render_model_grid_cell_rect(&spec, w, h, layer, head);
+    *rect = GRAPHENE_RECT_INIT(r.x, r.y, r.w, r.h);
+    return TRUE;
 }
 
 /* Row labels when layers share weights (ALBERT): "L2 ≡ L0" names the first layer that runs

@@ -1,7 +1,9 @@
 /* AtnModelGrid: every layer × head of a result as thumbnails (ui/render's model grid).  The
  * thumbnails' pixels are made once per result and colour map; the figure is cached as a
  * render node per size; hover and selection are outlines on top.  Emits "head-activated"
- * (layer, head) on click. */
+ * (layer, head) on click and "head-menu" (layer, head) on a secondary click.  The heads the
+ * result's what-if changes switched off are dimmed and marked in red: a cross (outputs
+ * zero) or level bars (attends uniformly). */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -23,6 +25,9 @@ void atn_model_grid_set_shared_range(AtnModelGrid *self, gboolean shared);
 void atn_model_grid_set_notes(AtnModelGrid *self, const char *const *notes);
 void atn_model_grid_set_selected(AtnModelGrid *self, int layer, int head);
 gboolean atn_model_grid_head_at(AtnModelGrid *self, double x, double y, int *layer, int *head);
+/* Where thumbnail (layer, head) is drawn, in the widget's coordinates; FALSE without a result
+ * or out of range. */
+gboolean atn_model_grid_get_head_rect(AtnModelGrid *self, int layer, int head, graphene_rect_t *rect);
 /* Drops every cache (benchmarks measure a cold draw). */
 void atn_model_grid_invalidate(AtnModelGrid *self);
 AtnFigure *atn_model_grid_dup_figure(AtnModelGrid *self);

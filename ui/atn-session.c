@@ -77,7 +77,7 @@ enum {
 };
 static GParamSpec *props[N_PROPS];
 
-enum { SIGNAL_ERROR, SIGNAL_NOTICE, N_SIGNALS };
+enum { SIGNAL_ERROR, SIGNAL_NOTICE, SIGNAL_WHATIF_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void start_run(AtnSession *self);
@@ -804,6 +804,10 @@ static void atn_session_class_init(AtnSessionClass *klass) {
     props[PROP_RUN_FRACTION] = g_param_spec_double("run-fraction", NULL, NULL, -1, 1, -1, ro);
     g_object_class_install_properties(object_class, N_PROPS, props);
 
+    /* The what-if changes were replaced (atn_session_set_whatif): the What-if page and the
+       Model view show the one set the session runs with. */
+    signals[SIGNAL_WHATIF_CHANGED] = g_signal_new("whatif-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+                                                  NULL, NULL, NULL, G_TYPE_NONE, 0);
     /* A message for the window's error banner (the model could not open or run). */
     signals[SIGNAL_ERROR] = g_signal_new("error", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                          G_TYPE_NONE, 1, G_TYPE_STRING);
@@ -984,6 +988,7 @@ void atn_session_set_whatif(AtnSession *self, AtnWhatif *whatif) {
         return;
     atn_whatif_unref(self->whatif);
     self->whatif = atn_whatif_ref(whatif);
+    g_signal_emit(self, signals[SIGNAL_WHATIF_CHANGED], 0);
     start_run(self);
 }
 

@@ -67,7 +67,9 @@ const char *atn_session_get_text_pair(AtnSession *self);
 void atn_session_set_ids(AtnSession *self, const int32_t *ids, int n);
 /* The what-if lab's changes (ui/atn-whatif.h; NULL: the original model): every run from now
  * on gets them (atn_run_options' interventions, as the command line's what-if options), and
- * its result carries them (atn_whatif_of_result).  Runs at once. */
+ * its result carries them (atn_whatif_of_result).  Runs at once; emits "whatif-changed"
+ * first when they are other than before (the one source the What-if page and the Model
+ * view's head menu both read and replace). */
 typedef struct AtnWhatif AtnWhatif;
 void atn_session_set_whatif(AtnSession *self, AtnWhatif *whatif);
 AtnWhatif *atn_session_get_whatif(AtnSession *self);

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "atn-error-text.h"
 #include "atn-figure.h"
 #include "atn-whatif.h"
 
@@ -50,6 +51,8 @@ struct _AtnWhatifView {
         *nopos_check, *shuffle_check;
     GtkSpinButton *window_spin, *strided_spin, *seed_spin, *temp_spin;
     GtkButton *reset_button;
+    GtkEntry *layers_entry;      /* the layers the masks apply in ("0,2-3"; empty: every layer) */
+    AtnWhatif *applied;          /* the changes this page gave the session last */
     GtkFlowBox *global_box, *hide_box;
     GtkWidget *pos_box;          /* the position controls: not for toy models */
 
@@ -443,6 +446,24 @@ static void apply(AtnWhatifView *self) {
         iv.strided = gtk_spin_button_get_value_as_int(self->strided_spin);
     iv.hide_tokens = (const int32_t *)self->hide_tokens->data;
     iv.n_hide = (int32_t)self->hide_tokens->len;
+    /* the layers the masks apply in, read by the engine's one parser (as --mask-layers) */
+    g_autofree uint8_t *layers = NULL;
+    const char *ltext = gtk_editable_get_text(GTK_EDITABLE(self->layers_entry));
+    while (*ltext == ' ')
+        ltext++;
+    gtk_widget_remove_css_class(GTK_WIDGET(self->layers_entry), "error");
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->layers_entry), _("For example 0,2-3; empty: every layer"));
+    if (*ltext && self->n_layers > 0) {
+        layers = g_new0(uint8_t, self->n_layers);
+        atn_error err = {0};
+        if (atn_parse_layer_list(ltext, self->n_layers, layers, &err) == ATN_OK) {
+            iv.mask_layers = layers;
+        } else {   /* said at the entry; the masks apply in every layer meanwhile */
+            g_autofree char *why = atn_error_text(&err);
+            gtk_widget_add_css_class(GTK_WIDGET(self->layers_entry), "error");
+            gtk_widget_set_tooltip_text(GTK_WIDGET(self->layers_entry), why);
+        }
+    }
     gboolean toy = self->model && atn_model_handle_is_toy(self->model);
     iv.alibi = gtk_check_button_get_active(self->alibi_check);
     iv.no_positions = !toy && gtk_check_button_get_active(self->nopos_check);
@@ -452,16 +473,82 @@ static void apply(AtnWhatifView *self) {
     }
     iv.temperature = (float)gtk_spin_button_get_value(self->temp_spin);
     g_autoptr(AtnWhatif) w = atn_whatif_new(&iv, self->n_layers, self->n_heads);
+    atn_whatif_unref(self->applied);
+    self->applied = atn_whatif_ref(w);
     atn_session_set_whatif(self->session, w);
     show_map(self);
 }
 
-static void on_control_changed(AtnWhatifView *self) {
+static void update_sensitivity(AtnWhatifView *self) {
     gtk_widget_set_sensitive(GTK_WIDGET(self->window_spin), gtk_check_button_get_active(self->window_check));
     gtk_widget_set_sensitive(GTK_WIDGET(self->global_box), gtk_check_button_get_active(self->window_check));
     gtk_widget_set_sensitive(GTK_WIDGET(self->strided_spin), gtk_check_button_get_active(self->strided_check));
     gtk_widget_set_sensitive(GTK_WIDGET(self->seed_spin), gtk_check_button_get_active(self->shuffle_check));
+}
+
+static void on_control_changed(AtnWhatifView *self) {
+    update_sensitivity(self);
     apply(self);
+}
+
+static void make_chips(AtnWhatifView *self, AtnResult *r);
+
+/* The controls set from changes made elsewhere (the Model view's head menu): the session's
+ * changes are the one source, this page shows them.  Heads are shown as switched off
+ * (keep-only is a way of choosing them here, not a state). */
+static void sync_from(AtnWhatifView *self, AtnWhatif *w) {
+    const atn_interventions *iv = atn_whatif_get(w);
+    atn_interventions none;
+    atn_interventions_init(&none);
+    if (!iv)
+        iv = &none;
+    self->syncing = TRUE;
+    size_t lh = (size_t)self->n_layers * self->n_heads;
+    gboolean shape = w && atn_whatif_get_n_layers(w) == self->n_layers && atn_whatif_get_n_heads(w) == self->n_heads;
+    if (self->chosen)
+        memset(self->chosen, 0, lh);
+    if (self->chosen && iv->heads_off && shape)
+        memcpy(self->chosen, iv->heads_off, lh);
+    gtk_check_button_set_active(self->keep_check, FALSE);
+    gtk_drop_down_set_selected(self->mode_drop, iv->head_mode == ATN_HEAD_UNIFORM ? 1 : 0);
+    gtk_check_button_set_active(self->causal_check, iv->causal);
+    gtk_check_button_set_active(self->window_check, iv->window >= 0);
+    if (iv->window >= 0)
+        gtk_spin_button_set_value(self->window_spin, iv->window);
+    gtk_check_button_set_active(self->strided_check, iv->strided > 0);
+    if (iv->strided > 0)
+        gtk_spin_button_set_value(self->strided_spin, iv->strided);
+    g_array_set_size(self->global_tokens, 0);
+    g_array_append_vals(self->global_tokens, iv->global_tokens, (guint)MAX(iv->n_global, 0));
+    g_array_set_size(self->hide_tokens, 0);
+    g_array_append_vals(self->hide_tokens, iv->hide_tokens, (guint)MAX(iv->n_hide, 0));
+    g_autofree char *layers = iv->mask_layers && shape ? atn_whatif_format_layers(iv->mask_layers, self->n_layers, TRUE)
+                                                       : g_strdup("");
+    gtk_editable_set_text(GTK_EDITABLE(self->layers_entry), layers);
+    gtk_check_button_set_active(self->alibi_check, iv->alibi);
+    gtk_check_button_set_active(self->nopos_check, iv->no_positions);
+    gtk_check_button_set_active(self->shuffle_check, iv->shuffle);
+    if (iv->shuffle)
+        gtk_spin_button_set_value(self->seed_spin, (double)iv->shuffle_seed);
+    gtk_spin_button_set_value(self->temp_spin, iv->temperature > 0 ? iv->temperature : 1.0);
+    self->syncing = FALSE;
+    atn_whatif_unref(self->applied);
+    self->applied = atn_whatif_ref(w);
+    make_chips(self, self->session ? atn_session_get_result(self->session) : NULL);
+    update_sensitivity(self);
+    show_map(self);
+}
+
+static void on_whatif_changed(AtnSession *s, AtnWhatifView *self) {
+    AtnWhatif *w = atn_session_get_whatif(s);
+    if (w != self->applied)
+        sync_from(self, w);
+}
+
+gboolean atn_whatif_view_get_head_chosen(AtnWhatifView *self, int layer, int head) {
+    g_return_val_if_fail(ATN_IS_WHATIF_VIEW(self), FALSE);
+    return layer >= 0 && layer < self->n_layers && head >= 0 && head < self->n_heads &&
+           self->chosen[layer * self->n_heads + head];
 }
 
 void atn_whatif_view_toggle_head(AtnWhatifView *self, int layer, int head) {
@@ -544,6 +631,7 @@ static void reset_controls(AtnWhatifView *self) {
     for (guint i = 0; i < G_N_ELEMENTS(checks); i++)
         gtk_check_button_set_active(checks[i], FALSE);
     gtk_spin_button_set_value(self->temp_spin, 1.0);
+    gtk_editable_set_text(GTK_EDITABLE(self->layers_entry), "");
     self->syncing = FALSE;
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     make_chips(self, r);
@@ -675,6 +763,18 @@ static GtkWidget *build_controls(AtnWhatifView *self) {
     gtk_box_append(GTK_BOX(box), note(_("Hide these keys from every query:")));
     self->hide_box = chip_box();
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(self->hide_box));
+    row = hbox();
+    GtkWidget *ll = gtk_label_new_with_mnemonic(_("Masks only in _layers:"));
+    gtk_box_append(GTK_BOX(row), ll);
+    self->layers_entry = GTK_ENTRY(gtk_entry_new());
+    gtk_editable_set_width_chars(GTK_EDITABLE(self->layers_entry), 8);
+    gtk_widget_set_hexpand(GTK_WIDGET(self->layers_entry), TRUE);
+    gtk_entry_set_placeholder_text(self->layers_entry, _("every layer"));
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->layers_entry), _("For example 0,2-3; empty: every layer"));
+    gtk_label_set_mnemonic_widget(GTK_LABEL(ll), GTK_WIDGET(self->layers_entry));
+    g_signal_connect_swapped(self->layers_entry, "changed", G_CALLBACK(on_control_changed), self);
+    gtk_box_append(GTK_BOX(row), GTK_WIDGET(self->layers_entry));
+    gtk_box_append(GTK_BOX(box), row);
 
     gtk_box_append(GTK_BOX(box), heading(_("Positions")));
     self->alibi_check = check(self, box, _("_ALiBi: scores minus slope × distance"));
@@ -778,6 +878,7 @@ static void atn_whatif_view_dispose(GObject *object) {
     g_clear_pointer(&self->paned, gtk_widget_unparent);
     g_clear_pointer(&self->shown, diff_out_free);
     g_clear_object(&self->model);
+    g_clear_pointer(&self->applied, atn_whatif_unref);
     G_OBJECT_CLASS(atn_whatif_view_parent_class)->dispose(object);
 }
 
@@ -823,6 +924,7 @@ static void set_session(AtnWhatifView *self, AtnSession *session) {
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
         g_signal_connect(session, "notify::layer", G_CALLBACK(on_selection), self);
         g_signal_connect(session, "notify::head", G_CALLBACK(on_selection), self);
+        g_signal_connect(session, "whatif-changed", G_CALLBACK(on_whatif_changed), self);
         on_result(session, NULL, self);
     }
 }
@@ -850,7 +952,7 @@ GtkWidget *atn_whatif_view_get_control(AtnWhatifView *self, const char *name) {
              {"strided-step", self->strided_spin}, {"seed", self->seed_spin},
              {"temperature", self->temp_spin},     {"metric", self->metric_drop},
              {"reset", self->reset_button},        {"global-chips", self->global_box},
-             {"hide-chips", self->hide_box}};
+             {"hide-chips", self->hide_box},       {"mask-layers", self->layers_entry}};
     for (guint i = 0; i < G_N_ELEMENTS(c); i++)
         if (!strcmp(c[i].name, name))
             return GTK_WIDGET(c[i].w);

@@ -38,7 +38,8 @@ AtnHeatmap *atn_whatif_view_get_pair(AtnWhatifView *self, int which);
  * "every-layer", "causal", "window", "strided", "alibi", "no-positions", "shuffle" (check
  * buttons), "window-width", "strided-step", "seed", "temperature" (spin buttons), "metric"
  * (GtkDropDown: JS distance, largest |Δ|), "reset" (GtkButton), "global-chips",
- * "hide-chips" (GtkFlowBox of GtkToggleButtons, one per token); NULL for another name. */
+ * "hide-chips" (GtkFlowBox of GtkToggleButtons, one per token), "mask-layers" (GtkEntry: the
+ * layers the masks apply in, "0,2-3"; empty: every layer); NULL for another name. */
 GtkWidget *atn_whatif_view_get_control(AtnWhatifView *self, const char *name);
 /* Switches head (layer, head) off, or on again (as a click on its cell does). */
 void atn_whatif_view_toggle_head(AtnWhatifView *self, int layer, int head);
@@ -68,5 +69,9 @@ typedef struct AtnWhatifGuess {
 } AtnWhatifGuess;
 int atn_whatif_view_get_n_guesses(AtnWhatifView *self);
 const AtnWhatifGuess *atn_whatif_view_get_guess(AtnWhatifView *self, int i);
+
+/* Whether head (layer, head) is chosen on the page (switched off, or kept with keep-only):
+ * set by its map and by the session's changes from elsewhere (the Model view's menu). */
+gboolean atn_whatif_view_get_head_chosen(AtnWhatifView *self, int layer, int head);
 
 G_END_DECLS

@@ -10,6 +10,7 @@ struct AtnWhatif {
     int n_layers, n_heads;
     uint8_t *heads_off;
     int32_t *global, *hide;
+    uint8_t *mask_layers;
 };
 
 static void whatif_clear(gpointer data) {
@@ -17,6 +18,7 @@ static void whatif_clear(gpointer data) {
     g_free(w->heads_off);
     g_free(w->global);
     g_free(w->hide);
+    g_free(w->mask_layers);
 }
 
 static int cmp_i32(const void *a, const void *b) {
@@ -50,6 +52,14 @@ AtnWhatif *atn_whatif_new(const atn_interventions *iv, int n_layers, int n_heads
     else
         w->iv.n_hide = 0;
     w->iv.hide_tokens = w->hide;
+    if (iv->mask_layers && n_layers > 0) {   /* every layer named: the same as none */
+        gboolean some_out = FALSE;
+        for (int l = 0; l < n_layers; l++)
+            some_out |= !iv->mask_layers[l];
+        if (some_out)
+            w->mask_layers = g_memdup2(iv->mask_layers, (gsize)n_layers);
+    }
+    w->iv.mask_layers = w->mask_layers;
     if (w->global)
         qsort(w->global, (size_t)w->iv.n_global, sizeof(int32_t), cmp_i32);
     if (w->hide)
@@ -79,6 +89,8 @@ void atn_whatif_for_tokens(const AtnWhatif *w, int n_layers, int n_heads, int n,
     *out = w->iv;
     if (w->n_layers != n_layers || w->n_heads != n_heads)
         out->heads_off = NULL;
+    if (w->n_layers != n_layers)
+        out->mask_layers = NULL;
     /* the copies are sorted (atn_whatif_new): those inside the text are a prefix */
     int k = 0;
     while (k < out->n_global && out->global_tokens[k] < n)
@@ -131,6 +143,10 @@ char **atn_whatif_dup_cli_args(const AtnWhatif *w) {
             g_ptr_array_add(a, g_strdup_printf("%d", iv->strided));
         }
         add_list(a, "--hide-tokens", iv->hide_tokens, iv->n_hide);
+        if (iv->mask_layers && (iv->causal || iv->window >= 0 || iv->strided > 0 || iv->n_hide > 0)) {
+            g_ptr_array_add(a, g_strdup("--mask-layers"));
+            g_ptr_array_add(a, atn_whatif_format_layers(iv->mask_layers, w->n_layers, TRUE));
+        }
         if (iv->alibi)
             g_ptr_array_add(a, g_strdup("--alibi"));
         if (iv->no_positions)
@@ -184,6 +200,11 @@ char *atn_whatif_describe(const AtnWhatif *w) {
         SEP();
         g_string_append_printf(s, ngettext("%d key hidden", "%d keys hidden", iv->n_hide), iv->n_hide);
     }
+    if (iv->mask_layers && (iv->causal || iv->window >= 0 || iv->strided > 0 || iv->n_hide > 0)) {
+        g_autofree char *layers = atn_whatif_format_layers(iv->mask_layers, w->n_layers, FALSE);
+        SEP();
+        g_string_append_printf(s, _("masks in layers %s only"), layers);
+    }
     if (iv->alibi) {
         SEP();
         g_string_append(s, _("ALiBi"));
@@ -203,6 +224,82 @@ char *atn_whatif_describe(const AtnWhatif *w) {
     }
 #undef SEP
     return g_string_free(s, FALSE);
+}
+
+char *atn_whatif_format_layers(const uint8_t *mark, int n_layers, gboolean for_cli) {
+    GString *s = g_string_new(NULL);
+    for (int l = 0; mark && l < n_layers; l++) {
+        if (!mark[l])
+            continue;
+        int end = l;
+        while (end + 1 < n_layers && mark[end + 1])
+            end++;
+        if (s->len)
+            g_string_append(s, for_cli ? "," : ", ");
+        if (end > l)
+            g_string_append_printf(s, for_cli ? "%d-%d" : "%d\u2013%d", l, end);
+        else
+            g_string_append_printf(s, "%d", l);
+        l = end;
+    }
+    return g_string_free(s, FALSE);
+}
+
+AtnWhatifHead atn_whatif_get_head(const AtnWhatif *w, int layer, int head) {
+    if (!w || !w->iv.heads_off || layer < 0 || layer >= w->n_layers || head < 0 || head >= w->n_heads ||
+        !w->iv.heads_off[layer * w->n_heads + head])
+        return ATN_WHATIF_HEAD_ON;
+    return w->iv.head_mode == ATN_HEAD_UNIFORM ? ATN_WHATIF_HEAD_UNIFORM : ATN_WHATIF_HEAD_OFF;
+}
+
+AtnWhatif *atn_whatif_change_head(const AtnWhatif *w, int n_layers, int n_heads, int layer, int head,
+                                  AtnWhatifHeadChange change) {
+    g_return_val_if_fail(n_layers > 0 && n_heads > 0 && layer >= 0 && layer < n_layers && head >= 0 &&
+                             head < n_heads, NULL);
+    atn_interventions iv;
+    atn_interventions_init(&iv);
+    if (w)
+        iv = w->iv;
+    size_t lh = (size_t)n_layers * n_heads;
+    g_autofree uint8_t *off = g_new0(uint8_t, lh);
+    if (w && w->iv.heads_off && w->n_layers == n_layers && w->n_heads == n_heads)
+        memcpy(off, w->iv.heads_off, lh);
+    uint8_t *row = off + (size_t)layer * n_heads;
+    switch (change) {
+    case ATN_WHATIF_SWITCH_ON:
+        row[head] = 0;
+        break;
+    case ATN_WHATIF_SWITCH_OFF:
+        row[head] = 1;
+        iv.head_mode = ATN_HEAD_ZERO;
+        break;
+    case ATN_WHATIF_MAKE_UNIFORM:
+        row[head] = 1;
+        iv.head_mode = ATN_HEAD_UNIFORM;
+        break;
+    case ATN_WHATIF_KEEP_ONLY:
+        for (int h = 0; h < n_heads; h++)
+            row[h] = h != head;
+        break;
+    }
+    iv.heads_off = off;
+    if (w && w->n_layers != n_layers)   /* another model's layers */
+        iv.mask_layers = NULL;
+    /* the arrays of w stay valid while atn_whatif_new copies them */
+    return atn_whatif_new(&iv, n_layers, n_heads);
+}
+
+static const char *const change_names[] = {"switch-on", "switch-off", "uniform", "keep-only"};
+
+const char *atn_whatif_head_change_name(AtnWhatifHeadChange change) {
+    return (guint)change < G_N_ELEMENTS(change_names) ? change_names[change] : NULL;
+}
+
+int atn_whatif_head_change_from_name(const char *name) {
+    for (guint i = 0; name && i < G_N_ELEMENTS(change_names); i++)
+        if (!strcmp(name, change_names[i]))
+            return (int)i;
+    return -1;
 }
 
 static GQuark whatif_quark(void) { return g_quark_from_static_string("atn-whatif"); }

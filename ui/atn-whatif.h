@@ -16,7 +16,8 @@ G_BEGIN_DECLS
 
 typedef struct AtnWhatif AtnWhatif;
 
-/* A copy of iv (its arrays copied; heads_off is [n_layers][n_heads]), or NULL when iv changes
+/* A copy of iv (its arrays copied; heads_off is [n_layers][n_heads], mask_layers [n_layers]:
+ * dropped when it names every layer), or NULL when iv changes
  * nothing (atn_interventions_none).  Token positions are sorted; atn_whatif_for_tokens drops
  * those outside a text. */
 AtnWhatif *atn_whatif_new(const atn_interventions *iv, int n_layers, int n_heads);
@@ -37,6 +38,35 @@ void atn_whatif_for_tokens(const AtnWhatif *w, int n_layers, int n_heads, int n,
 char **atn_whatif_dup_cli_args(const AtnWhatif *w);
 /* One line for people: "heads off: L0 H1, L1 H2 · window 2 · ALiBi" (translated). */
 char *atn_whatif_describe(const AtnWhatif *w);
+
+/* What a head is in w (NULL: on). */
+typedef enum AtnWhatifHead {
+    ATN_WHATIF_HEAD_ON = 0,
+    ATN_WHATIF_HEAD_OFF,       /* switched off, outputs zero (Hugging Face's head_mask) */
+    ATN_WHATIF_HEAD_UNIFORM,   /* switched off, attends uniformly */
+} AtnWhatifHead;
+AtnWhatifHead atn_whatif_get_head(const AtnWhatif *w, int layer, int head);
+
+/* What the Model view's head menu does to one head. */
+typedef enum AtnWhatifHeadChange {
+    ATN_WHATIF_SWITCH_ON = 0,   /* back on */
+    ATN_WHATIF_SWITCH_OFF,      /* off, outputs zero: every switched-off head then outputs zero */
+    ATN_WHATIF_MAKE_UNIFORM,    /* off, attends uniformly: every switched-off head then does */
+    ATN_WHATIF_KEEP_ONLY,       /* every other head of its layer off, this one on */
+} AtnWhatifHeadChange;
+/* w (NULL: the original model) with one head changed, for a model of n_layers x n_heads (a w
+ * of another shape counts as no heads off); every other change of w kept.  A new reference,
+ * or NULL when the result changes nothing. */
+AtnWhatif *atn_whatif_change_head(const AtnWhatif *w, int n_layers, int n_heads, int layer, int head,
+                                  AtnWhatifHeadChange change);
+/* "switch-on", "switch-off", "uniform", "keep-only" (the head menu's action targets), and
+ * back (-1 for another name). */
+const char *atn_whatif_head_change_name(AtnWhatifHeadChange change);
+int atn_whatif_head_change_from_name(const char *name);
+
+/* A layer list as people write it ("0, 2–3" when text is FALSE: for labels; "0,2-3": for
+ * --mask-layers), of the layers mark[n_layers] names. */
+char *atn_whatif_format_layers(const uint8_t *mark, int n_layers, gboolean for_cli);
 
 /* The changes a result was run with (a ref is the result's), or NULL for the original model. */
 void atn_whatif_attach(AtnResult *r, AtnWhatif *w);

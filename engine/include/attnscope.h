@@ -545,6 +545,11 @@ bool atn_interventions_none(const atn_interventions *iv);
  * head mode out of range.  ATN_OK otherwise. */
 atn_status atn_interventions_check(const atn_interventions *iv, int32_t n_layers, int32_t n_heads, int32_t n,
                                    atn_error *err);
+/* Reads a list of layers and ranges ("0,2-3") into mark[n_layers] (1 = named; the others
+ * are left as they are), as atn_interventions.mask_layers takes it.  ATN_E_INVALID with the
+ * reason (not naming any option: the caller adds its own): NULL or empty text, a piece that
+ * is not a number or a range, a range that runs backwards, a layer outside 0..n_layers-1. */
+atn_status atn_parse_layer_list(const char *text, int32_t n_layers, uint8_t *mark, atn_error *err);
 /* ALiBi's slopes for n_heads heads into slopes[n_heads] (Press et al.'s rule above; their
  * reference code get_slopes).  n_heads < 1: nothing written. */
 void atn_alibi_slopes(int32_t n_heads, float *slopes);

@@ -423,6 +423,252 @@ static void test_toy_and_model_switch(void) {
     destroy_window(win);
 }
 
+/* The Model view's item (action "whatif.head", target (layer, head, change)) in the menu the
+ * view opened: the target a click on that item would activate. */
+static GVariant *menu_target(GtkPopover *menu, int layer, int head, const char *change) {
+    GMenuModel *model = gtk_popover_menu_get_menu_model(GTK_POPOVER_MENU(menu));
+    g_assert_nonnull(model);
+    for (int i = 0; i < g_menu_model_get_n_items(model); i++) {
+        g_autoptr(GMenuModel) sec = g_menu_model_get_item_link(model, i, G_MENU_LINK_SECTION);
+        for (int k = 0; sec && k < g_menu_model_get_n_items(sec); k++) {
+            g_autofree char *action = NULL;
+            g_menu_model_get_item_attribute(sec, k, G_MENU_ATTRIBUTE_ACTION, "s", &action);
+            g_autoptr(GVariant) t = g_menu_model_get_item_attribute_value(sec, k, G_MENU_ATTRIBUTE_TARGET, NULL);
+            if (!action || strcmp(action, "whatif.head") || !t)
+                continue;
+            int l, h;
+            const char *c;
+            g_variant_get(t, "(ii&s)", &l, &h, &c);
+            if (l == layer && h == head && !strcmp(c, change))
+                return g_variant_ref(t);
+        }
+    }
+    return NULL;
+}
+
+/* The grid's secondary-click gesture (the Model view's what-if menu). */
+static GtkGesture *secondary_gesture(GtkWidget *w) {
+    g_autoptr(GListModel) ctl = gtk_widget_observe_controllers(w);
+    for (guint i = 0; i < g_list_model_get_n_items(ctl); i++) {
+        g_autoptr(GObject) c = g_list_model_get_item(ctl, i);
+        if (GTK_IS_GESTURE_CLICK(c) && gtk_gesture_single_get_button(GTK_GESTURE_SINGLE(c)) == GDK_BUTTON_SECONDARY)
+            return GTK_GESTURE(c);
+    }
+    g_assert_not_reached();
+}
+
+/* `attnscope run` with the window's changes (atn_whatif_dup_cli_args) equals its run. */
+static void assert_run_is_cli(AtnSession *s) {
+    AtnResult *r = atn_session_get_result(s);
+    g_auto(GStrv) iv = atn_whatif_dup_cli_args(atn_whatif_of_result(r));
+    GPtrArray *a = g_ptr_array_new();
+    const char *head[] = {"run", "--model", "demo", "--text", TEXT};
+    for (guint i = 0; i < G_N_ELEMENTS(head); i++)
+        g_ptr_array_add(a, (gpointer)head[i]);
+    for (char **p = iv; *p; p++)
+        g_ptr_array_add(a, *p);
+    g_ptr_array_add(a, NULL);
+    size_t count = 0;
+    g_autofree float *want = cli_attention((const char *const *)a->pdata, &count);
+    g_ptr_array_free(a, TRUE);
+    const atn_capture *c = atn_result_get_capture(r);
+    g_assert_cmpuint(count, ==, (size_t)c->n_layers * c->n_heads * c->n * c->n);
+    double worst = 0;
+    for (size_t i = 0; i < count; i++)
+        worst = fmax(worst, fabs((double)c->attn[i] - want[i]));
+    g_assert_cmpfloat(worst, <, 1e-6);
+}
+
+/* The Model view's head menu: a secondary click on L1 H2's thumbnail opens it for that head;
+ * its "switch off" item changes the session's what-if state, so the run that follows equals
+ * `attnscope run --heads-off 1:2`, the What-if page (not shown) compares it as `attnscope
+ * diff --heads-off 1:2` does, shows the head chosen in its map, and the thumbnail is marked
+ * in red.  The keyboard's Shift+F10 action opens it for the selected head (L0 H3: keep
+ * only it); the What-if page's own map then edits the same state; Restore clears it. */
+static void test_model_view_menu(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "demo");
+    type_and_wait(win, TEXT);
+    AtnSession *s = atn_window_get_session(win);
+    show_view(win, "model");
+    AtnModelGridView *mv = ATN_MODEL_GRID_VIEW(atn_window_get_view_widget(win, "model"));
+    AtnModelGrid *grid = atn_model_grid_view_get_grid(mv);
+    g_assert_true(wait_for(is_drawable, grid));
+    graphene_rect_t rect;
+    g_assert_true(atn_model_grid_get_head_rect(grid, 1, 2, &rect));
+    double x = rect.origin.x + rect.size.width / 2, y = rect.origin.y + rect.size.height / 2;
+    int w = 0, h = 0;
+    g_autoptr(GBytes) before = render_widget(GTK_WIDGET(grid), &w, &h);
+    g_signal_emit_by_name(secondary_gesture(GTK_WIDGET(grid)), "pressed", 1, x, y);
+    int ml = -1, mh = -1;
+    GtkPopover *menu = atn_model_grid_view_get_head_menu(mv, &ml, &mh);
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(menu)));
+    g_assert_cmpint(ml, ==, 1);
+    g_assert_cmpint(mh, ==, 2);
+    g_assert_cmpint(atn_session_get_layer(s), ==, 1);
+    g_assert_cmpint(atn_session_get_head(s), ==, 2);
+    g_assert_null(menu_target(menu, 1, 2, "switch-on"));   /* it is on: no "back on" */
+    g_autoptr(GVariant) off = menu_target(menu, 1, 2, "switch-off");
+    g_assert_nonnull(off);
+    gtk_popover_popdown(menu);
+    g_assert_true(gtk_widget_activate_action_variant(GTK_WIDGET(mv), "whatif.head", off));
+    wait_compared(win, TRUE);
+    g_assert_cmpstr(atn_window_get_view(win), ==, "model");
+    AtnResult *r = atn_session_get_result(s);
+    const atn_capture *c = atn_result_get_capture(r);
+    g_assert_nonnull(c->heads_off);
+    for (int i = 0; i < c->n_layers * c->n_heads; i++)
+        g_assert_cmpint(c->heads_off[i], ==, i == 1 * c->n_heads + 2);
+    g_auto(GStrv) args = atn_whatif_dup_cli_args(atn_whatif_of_result(r));
+    g_assert_cmpstr(args[0], ==, "--heads-off");
+    g_assert_cmpstr(args[1], ==, "1:2");
+    g_assert_null(args[2]);
+    assert_run_is_cli(s);
+    AtnWhatifView *v = whatif_view(win);
+    const char *diff_args[] = {"diff", "--model", "demo", "--text", TEXT, "--heads-off", "1:2", NULL};
+    g_autoptr(cJSON) j = cli_json(diff_args);
+    const atn_capture_diff *d = atn_whatif_view_get_diff(v);
+    g_assert_nonnull(d);
+    assert_map_equals(cJSON_GetObjectItem(j, "js_distance"), d->js, d->n_layers, d->n_heads, 1e-6);
+    assert_map_equals(cJSON_GetObjectItem(j, "max_abs_change"), d->max_abs, d->n_layers, d->n_heads, 1e-6);
+    const cJSON *drift = cJSON_GetObjectItem(j, "hidden_drift");
+    for (int l = 0; l <= d->n_layers; l++)
+        g_assert_cmpfloat_with_epsilon(d->drift[l], cJSON_GetArrayItem(drift, l)->valuedouble, 1e-6);
+    g_assert_true(atn_whatif_view_get_head_chosen(v, 1, 2));
+    g_assert_false(atn_whatif_view_get_head_chosen(v, 0, 0));
+    /* the thumbnail is marked: red at its centre (the cross), which viridis never is */
+    settle(50);
+    g_autoptr(GBytes) after = render_widget(GTK_WIDGET(grid), &w, &h);
+    guint8 was[3], now[3];
+    pixel_at(before, w, x, y, was);
+    pixel_at(after, w, x, y, now);
+    g_assert_cmpint(now[0], >, 150);
+    g_assert_cmpint(now[1], <, 90);
+    g_assert_cmpint(now[2], <, 90);
+    g_assert_false(was[0] > 150 && was[1] < 90 && was[2] < 90);
+    g_autofree char *tip = atn_model_grid_dup_layer_tooltip(grid, 1, 2);
+    g_assert_nonnull(strstr(tip, "switched off, it outputs zero"));
+
+    /* the keyboard: Shift+F10 (the view's "whatif.menu") opens the selected head's menu */
+    atn_session_select_head(s, 0, 3);
+    gtk_widget_grab_focus(GTK_WIDGET(grid));
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(mv), "whatif.menu", NULL));
+    menu = atn_model_grid_view_get_head_menu(mv, &ml, &mh);
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(menu)));
+    g_assert_cmpint(ml, ==, 0);
+    g_assert_cmpint(mh, ==, 3);
+    g_autoptr(GVariant) keep = menu_target(menu, 0, 3, "keep-only");
+    g_assert_nonnull(keep);
+    gtk_popover_popdown(menu);
+    g_assert_true(gtk_widget_activate_action_variant(GTK_WIDGET(mv), "whatif.head", keep));
+    diff_wait dw = {win, TRUE};
+    while (atn_whatif_get_head(atn_whatif_of_result(atn_session_get_result(s)), 0, 0) != ATN_WHATIF_HEAD_OFF ||
+           !compared(&dw))
+        g_main_context_iteration(NULL, TRUE);
+    c = atn_result_get_capture(atn_session_get_result(s));
+    for (int hd = 0; hd < c->n_heads; hd++) {
+        g_assert_cmpint(c->heads_off[hd], ==, hd != 3);                     /* layer 0: only H3 on */
+        g_assert_cmpint(c->heads_off[c->n_heads + hd], ==, hd == 2);        /* layer 1: H2 still off */
+        g_assert_cmpint(atn_whatif_view_get_head_chosen(v, 0, hd), ==, hd != 3);
+    }
+    assert_run_is_cli(s);
+
+    /* the What-if page's map edits the same state: L1 H2 back on there, layer 0 stays */
+    show_view(win, "whatif");
+    AtnHeatmap *map = atn_whatif_view_get_map(v);
+    g_assert_true(wait_for(is_drawable, map));
+    double cx, cy;
+    cell_centre(map, 1, 2, &cx, &cy);
+    click(GTK_WIDGET(map), cx, cy);
+    while (atn_whatif_get_head(atn_whatif_of_result(atn_session_get_result(s)), 1, 2) != ATN_WHATIF_HEAD_ON ||
+           !compared(&dw))
+        g_main_context_iteration(NULL, TRUE);
+    c = atn_result_get_capture(atn_session_get_result(s));
+    for (int hd = 0; hd < c->n_heads; hd++)
+        g_assert_cmpint(c->heads_off[hd], ==, hd != 3);
+    g_assert_cmpint(c->heads_off[c->n_heads + 2], ==, 0);
+    assert_run_is_cli(s);
+
+    /* uniform from the Model view's menu, then Restore the original model */
+    show_view(win, "model");
+    g_signal_emit_by_name(secondary_gesture(GTK_WIDGET(grid)), "pressed", 1, x, y);
+    menu = atn_model_grid_view_get_head_menu(mv, &ml, &mh);
+    g_autoptr(GVariant) uni = menu_target(menu, 1, 2, "uniform");
+    g_assert_nonnull(uni);
+    gtk_popover_popdown(menu);
+    g_assert_true(gtk_widget_activate_action_variant(GTK_WIDGET(mv), "whatif.head", uni));
+    while (atn_whatif_get_head(atn_whatif_of_result(atn_session_get_result(s)), 1, 2) != ATN_WHATIF_HEAD_UNIFORM ||
+           !compared(&dw))
+        g_main_context_iteration(NULL, TRUE);
+    g_assert_cmpint(gtk_drop_down_get_selected(GTK_DROP_DOWN(atn_whatif_view_get_control(v, "head-mode"))), ==, 1);
+    assert_run_is_cli(s);
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(mv), "whatif.restore", NULL));
+    wait_compared(win, FALSE);
+    g_assert_null(atn_result_get_capture(atn_session_get_result(s))->heads_off);
+    for (int l = 0; l < c->n_layers; l++)
+        for (int hd = 0; hd < c->n_heads; hd++)
+            g_assert_false(atn_whatif_view_get_head_chosen(v, l, hd));
+    destroy_window(win);
+}
+
+/* Masks in chosen layers only: the page's layer entry "0,2-3" with a window of 1 runs the
+ * window in layers 0, 2 and 3 alone (the capture's per-layer masks), equal to `attnscope run
+ * --window 1 --mask-layers 0,2-3`; a bad entry is marked and the window then applies in
+ * every layer. */
+static void test_mask_layers(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "demo");
+    type_and_wait(win, TEXT);
+    show_view(win, "whatif");
+    AtnWhatifView *v = whatif_view(win);
+    AtnSession *s = atn_window_get_session(win);
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(atn_whatif_view_get_control(v, "window-width")), 1);
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(atn_whatif_view_get_control(v, "window")), TRUE);
+    GtkWidget *entry = atn_whatif_view_get_control(v, "mask-layers");
+    gtk_editable_set_text(GTK_EDITABLE(entry), "0,2-3");
+    diff_wait dw = {win, TRUE};
+    AtnWhatif *now = NULL;
+    while (!(now = atn_whatif_of_result(atn_session_get_result(s))) || !atn_whatif_get(now)->mask_layers ||
+           !compared(&dw))
+        g_main_context_iteration(NULL, TRUE);
+    const atn_capture *c = atn_result_get_capture(atn_session_get_result(s));
+    g_assert_nonnull(c->mask_base);
+    static const uint8_t want[4] = {1, 0, 1, 1};
+    for (int l = 0; l < 4; l++)
+        g_assert_cmpint(c->mask_layers[l], ==, want[l]);
+    const float *l1 = atn_capture_layer_mask(c, 1);
+    for (int i = 0; i < c->n * c->n; i++)
+        g_assert_cmpfloat(l1[i], ==, 0.0f);   /* layer 1: no mask at all (no padding here) */
+    const float *a1 = atn_result_get_head(atn_session_get_result(s), 1, 0);
+    gboolean outside = FALSE;   /* layer 1 attends outside the band; layer 2 does not */
+    const float *a2 = atn_result_get_head(atn_session_get_result(s), 2, 0);
+    for (int i = 0; i < c->n; i++)
+        for (int j = 0; j < c->n; j++)
+            if (abs(i - j) > 1) {
+                outside |= a1[i * c->n + j] > 0;
+                g_assert_cmpfloat(a2[i * c->n + j], ==, 0.0f);
+            }
+    g_assert_true(outside);
+    g_auto(GStrv) args = atn_whatif_dup_cli_args(now);
+    g_autofree char *joined = g_strjoinv(" ", args);
+    g_assert_cmpstr(joined, ==, "--window 1 --mask-layers 0,2-3");
+    assert_run_is_cli(s);
+    g_autofree char *desc = atn_whatif_describe(now);
+    g_assert_nonnull(strstr(desc, "masks in layers 0, 2\u20133 only"));
+    g_assert_false(gtk_widget_has_css_class(entry, "error"));
+
+    /* a layer the model lacks: said at the entry, and the window is back in every layer */
+    gtk_editable_set_text(GTK_EDITABLE(entry), "0,7");
+    while (!(now = atn_whatif_of_result(atn_session_get_result(s))) || atn_whatif_get(now)->mask_layers ||
+           !compared(&dw))
+        g_main_context_iteration(NULL, TRUE);
+    g_assert_true(gtk_widget_has_css_class(entry, "error"));
+    g_assert_nonnull(strstr(gtk_widget_get_tooltip_text(entry), "layer 7 is outside"));
+    c = atn_result_get_capture(atn_session_get_result(s));
+    g_assert_null(c->mask_base);
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -430,5 +676,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/whatif-window-and-reset", test_window_and_reset);
     g_test_add_func("/ui/whatif-causal-guesses", test_causal_guesses);
     g_test_add_func("/ui/whatif-toy-and-model-switch", test_toy_and_model_switch);
+    g_test_add_func("/ui/whatif-model-view-menu", test_model_view_menu);
+    g_test_add_func("/ui/whatif-mask-layers", test_mask_layers);
     return g_test_run();
 }

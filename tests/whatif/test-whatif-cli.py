@@ -124,7 +124,7 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--window", "1", "--mask-layers", "4"], "--mask-layers: layer 4 is outside the model's layers 0..3"),
         (["--causal", "--mask-layers", "0-9"], "--mask-layers: layer 9"),
         (["--causal", "--mask-layers", "2-1"], "--mask-layers: \"2-1\" runs backwards"),
-        (["--causal", "--mask-layers", ""], "--mask-layers needs layers"),
+        (["--causal", "--mask-layers", ""], "--mask-layers: no layers given"),
         (["--causal", "--mask-layers", "0,,2"], "--mask-layers: \"0,,2\" is not a list"),
         (["--causal", "--mask-layers", "one"], "--mask-layers: \"one\" is not a list"),
         (["--alibi", "--mask-layers", "0"], "--mask-layers needs a mask"),

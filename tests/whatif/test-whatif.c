@@ -195,6 +195,31 @@ static void test_case(const char *mname, atn_model *m, const cJSON *c) {
     free(ids), free(types), free(mask), free(special), free(off), free(glob), free(hide), free(layers);
 }
 
+/* The one parser of layer lists (--mask-layers, the What-if page's entry). */
+static void test_layer_list(void) {
+    uint8_t mark[6] = {0};
+    atn_error err = {0};
+    CHECK(atn_parse_layer_list("0,2-3", 4, mark, &err) == ATN_OK);
+    CHECK(mark[0] == 1 && mark[1] == 0 && mark[2] == 1 && mark[3] == 1 && mark[4] == 0);
+    memset(mark, 0, sizeof mark);
+    CHECK(atn_parse_layer_list("5,1-1,0-5", 6, mark, &err) == ATN_OK);
+    CHECK(mark[0] && mark[1] && mark[2] && mark[3] && mark[4] && mark[5]);
+    const struct { const char *text, *msg; } bad[] = {
+        {"", "no layers given"},      {"4", "layer 4 is outside the model's layers 0..3"},
+        {"-1", "layer -1 is outside"}, {"1-9", "layer 9 is outside"},
+        {"3-1", "\"3-1\" runs backwards"}, {"0,", "\"0,\" is not a list"},
+        {",0", "\",0\" is not a list"}, {"0-", "\"0-\" is not a list"},
+        {"0:1", "\"0:1\" is not a list"}, {"1 2", "\"1 2\" is not a list"},
+        {"99999999999999999999", "is not a list"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        memset(mark, 0, sizeof mark);
+        CHECK_MSG(atn_parse_layer_list(bad[i].text, 4, mark, &err) == ATN_E_INVALID && strstr(err.message, bad[i].msg),
+                  "layer list \"%s\": %s", bad[i].text, err.message);
+    }
+    CHECK(atn_parse_layer_list(NULL, 4, mark, &err) == ATN_E_INVALID);
+}
+
 static void test_checks(atn_model *m) {
     atn_interventions iv;
     atn_error err = {0};
@@ -613,6 +638,7 @@ static void test_importance(void) {
 int main(void) {
     source_path(root, sizeof root, "tests/whatif");
     test_slopes_by_hand();
+    test_layer_list();
     char path[4096];
     snprintf(path, sizeof path, "%s/fixtures/cases.json", root);
     cJSON *meta = read_json(path);
