@@ -5,8 +5,14 @@
  *   shoot OUT.png WIDTH HEIGHT MODEL TEXT-FILE VIEW [ACTION...]
  * ACTIONS: layer=L head=H query=Q zoom=F pan=R,C one-query fixed hover=R,C lines-hover=SIDE,T
  *          all-lines present font-scale=F step=S (the Trace view's step) reveal (its reveal
- *          mode) trace-end (scroll the trace sheet to the bottom) */
+ *          mode) trace-end (scroll the trace sheet to the bottom); the what-if lab: off=L,H
+ *          uniform=L,H keep=L,H (the Model view's head menu items) menu (that menu for the
+ *          selected head) view=NAME whatif-control=NAME:VALUE (a What-if page control)
+ *          whatif-scroll=PX (its controls scrolled down)
+ *          root=PATH (the whole X screen, popovers included, by ImageMagick's import) */
 #include "ui-test-util.h"
+
+#include "atn-whatif-view.h"
 
 #include "atn-token-lines.h"
 
@@ -73,7 +79,38 @@ int main(int argc, char **argv) {
             atn_trace_view_set_step(ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace")), x);
         } else if (!strcmp(a, "reveal"))
             atn_trace_view_set_reveal(ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace")), TRUE);
-        else if (!strcmp(a, "focus")) {
+        else if (sscanf(a, "off=%d,%d", &x, &y) == 2 || sscanf(a, "uniform=%d,%d", &x, &y) == 2 ||
+                 sscanf(a, "keep=%d,%d", &x, &y) == 2) {   /* the Model view's what-if menu items */
+            const char *what = a[0] == 'o' ? "switch-off" : a[0] == 'u' ? "uniform" : "keep-only";
+            gtk_widget_activate_action(atn_window_get_view_widget(win, "model"), "whatif.head", "(iis)", x, y, what);
+            settle(300);
+        } else if (!strcmp(a, "menu")) {   /* the selected head's what-if menu (Shift+F10) */
+            settle(500);
+            gtk_widget_activate_action(atn_window_get_view_widget(win, "model"), "whatif.menu", NULL);
+        } else if (!strncmp(a, "view=", 5)) {
+            settle(300);
+            show_view(win, a + 5);
+        } else if (!strncmp(a, "whatif-control=", 15)) {   /* whatif-control=NAME:VALUE */
+            g_auto(GStrv) kv = g_strsplit(a + 15, ":", 2);
+            GtkWidget *c = atn_whatif_view_get_control(ATN_WHATIF_VIEW(atn_window_get_view_widget(win, "whatif")),
+                                                       kv[0]);
+            if (GTK_IS_CHECK_BUTTON(c))
+                gtk_check_button_set_active(GTK_CHECK_BUTTON(c), atoi(kv[1]));
+            else if (GTK_IS_SPIN_BUTTON(c))
+                gtk_spin_button_set_value(GTK_SPIN_BUTTON(c), g_ascii_strtod(kv[1], NULL));
+            else if (GTK_IS_EDITABLE(c))
+                gtk_editable_set_text(GTK_EDITABLE(c), kv[1]);
+            settle(300);
+        } else if (sscanf(a, "whatif-scroll=%d", &x) == 1) {   /* the page's controls scrolled down x px */
+            settle(500);
+            GtkWidget *paned = gtk_widget_get_first_child(atn_window_get_view_widget(win, "whatif"));
+            GtkWidget *sw = gtk_paned_get_start_child(GTK_PANED(paned));
+            gtk_adjustment_set_value(gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(sw)), x);
+        } else if (!strncmp(a, "root=", 5)) {   /* the whole X screen (popovers too), by ImageMagick */
+            settle(2000);
+            g_autofree char *cmd = g_strdup_printf("import -window root %s", a + 5);
+            g_spawn_command_line_sync(cmd, NULL, NULL, NULL, NULL);
+        } else if (!strcmp(a, "focus")) {
             gtk_widget_grab_focus(GTK_WIDGET(hm));
             atn_heatmap_move_cursor(hm, 0, 0);
         } else {
