@@ -158,7 +158,8 @@ void click(GtkWidget *w, double x, double y) {
     g_autoptr(GListModel) ctl = gtk_widget_observe_controllers(w);
     for (guint i = 0; i < g_list_model_get_n_items(ctl); i++) {
         g_autoptr(GObject) c = g_list_model_get_item(ctl, i);
-        if (GTK_IS_GESTURE_CLICK(c)) {
+        guint button = GTK_IS_GESTURE_CLICK(c) ? gtk_gesture_single_get_button(GTK_GESTURE_SINGLE(c)) : 99;
+        if (button == 0 || button == GDK_BUTTON_PRIMARY) {   /* a primary press (not a context menu's) */
             g_signal_emit_by_name(c, "pressed", 1, x, y);
             return;
         }

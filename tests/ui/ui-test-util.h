@@ -63,7 +63,7 @@ void destroy_window(AtnWindow *win);
 AtnHeatmap *head_heatmap(AtnWindow *win);
 /* The number of tokens the engine makes of text (independent of the window's path). */
 int engine_token_count(const char *model, const char *text);
-/* Clicks a widget at (x, y) through its click gesture, as a pointer press would. */
+/* Clicks a widget at (x, y) through its primary click gesture, as a pointer press would. */
 void click(GtkWidget *w, double x, double y);
 /* An AtnSimilarityView that is done computing and shows a similarity. */
 gboolean similarity_ready(gpointer data);
