@@ -26,6 +26,7 @@ typedef struct bench_opts {
     int tokens;
     int repeat;
     gboolean json;
+    gboolean views_only;   /* only the view switches (D): for profiling them */
 } bench_opts;
 
 static double now_ms(void) { return g_get_monotonic_time() / 1000.0; }
@@ -191,6 +192,8 @@ static gboolean parse(int argc, char **argv, bench_opts *o) {
             continue;
         if (!strcmp(a, "--json")) {
             o->json = TRUE;
+        } else if (!strcmp(a, "--views-only")) {
+            o->views_only = TRUE;
         } else if (!strcmp(a, "--model") && v) {
             o->model = v, i++;
         } else if (!strcmp(a, "--text") && v) {
@@ -201,7 +204,7 @@ static gboolean parse(int argc, char **argv, bench_opts *o) {
             o->repeat = atoi(v), i++;
         } else {
             fprintf(stderr, "Usage: attnscope --gui-bench [--model NAME|PATH|random:bert-base] [--tokens N] "
-                            "[--text T] [--repeat R] [--json]\n  (needs a display: run it under xvfb-run)\n");
+                            "[--text T] [--repeat R] [--json] [--views-only]\n  (needs a display: run it under xvfb-run)\n");
             return FALSE;
         }
     }
@@ -269,7 +272,8 @@ int atn_gui_bench_main(int argc, char **argv) {
     double *late = g_new0(double, o.repeat);
     AtnModelHandle *handle = atn_session_get_model(session);
     guint new_runs0 = atn_model_handle_get_n_new_runs(handle);
-    for (int k = 0; k < o.repeat; k++) {
+    int n_keys = o.views_only ? 0 : o.repeat;
+    for (int k = 0; k < n_keys; k++) {
         run_wait w = {session, atn_session_get_n_runs(session)};
         deb[k] = atn_session_get_effective_debounce_ms(session);
         double t0 = now_ms(), c0 = cpu_ms(), p0 = proc_cpu_ms();
@@ -312,7 +316,7 @@ int atn_gui_bench_main(int argc, char **argv) {
     g_free(deb);
 
     /* B. layer / head switch -> Head view drawn */
-    int n_sw = MIN(o.repeat * 2, L * H);
+    int n_sw = o.views_only ? 0 : MIN(o.repeat * 2, L * H);
     double *sw_ms = g_new0(double, n_sw), *sw_cpu = g_new0(double, n_sw);
     for (int k = 0; k < n_sw; k++) {
         double t0 = now_ms(), c0 = cpu_ms();
@@ -350,7 +354,7 @@ int atn_gui_bench_main(int argc, char **argv) {
     AtnModelGrid *grid = atn_model_grid_view_get_grid(ATN_MODEL_GRID_VIEW(model_view));
     double *grid_ms = g_new0(double, o.repeat), *grid_warm = g_new0(double, o.repeat);
     double *grid_cpu = g_new0(double, o.repeat);
-    for (int k = 0; k < o.repeat; k++) {
+    for (int k = 0; k < n_keys; k++) {
         atn_model_grid_invalidate(grid);
         double c0 = cpu_ms();
         grid_ms[k] = draw_widget(model_view);
@@ -363,11 +367,15 @@ int atn_gui_bench_main(int argc, char **argv) {
     double warm_med = median(grid_warm, o.repeat);
 
     /* D. view switches: Head view -> each other view, drawn (the Similarity view: until its
-       comparison is back and drawn), on a fresh result each round as after a keystroke */
-    static const char *const views[] = {"model", "similarity", "trace", "statistics"};
+       comparison is back and drawn), on a fresh result each round as after a keystroke; "head"
+       first is no switch: the frame and drawing that every switch pays, for comparison */
+    static const char *const views[] = {"head", "model", "similarity", "trace", "statistics"};
     enum { N_VIEWS = G_N_ELEMENTS(views) };
     int n_vs = MAX(1, MIN(o.repeat, 5));
     double vs_ms[N_VIEWS][5], vs_cpu[N_VIEWS][5], vs_med[N_VIEWS], vs_cpu_med[N_VIEWS], vs_max[N_VIEWS];
+    /* the main thread's CPU split: showing the page (map, the view's own update), the main loop
+       until the frame that lays it out (layout, workers' results), the rest is the drawing */
+    double vs_show[N_VIEWS][5], vs_layout[N_VIEWS][5], vs_show_med[N_VIEWS], vs_layout_med[N_VIEWS];
     for (int k = 0; k < n_vs; k++) {
         run_wait w = {session, atn_session_get_n_runs(session)};
         atn_window_show_view(win, "head");
@@ -388,15 +396,19 @@ int atn_gui_bench_main(int argc, char **argv) {
             double t0 = now_ms(), c0 = cpu_ms();
             atn_window_show_view(win, views[v]);
             GtkWidget *vw = atn_window_get_view_widget(win, views[v]);
+            double c1 = cpu_ms();
             wait_for(mapped_and_sized, vw, 5000);   /* allocated, as the frame that shows it */
             spin();
             if (ATN_IS_SIMILARITY_VIEW(vw))
                 while (atn_similarity_view_get_busy(ATN_SIMILARITY_VIEW(vw)))
                     g_main_context_iteration(NULL, TRUE);
             wait_frame(vw);
+            double c2 = cpu_ms();
             draw_widget(vw);
             vs_ms[v][k] = now_ms() - t0;
             vs_cpu[v][k] = cpu_ms() - c0;
+            vs_show[v][k] = c1 - c0;
+            vs_layout[v][k] = c2 - c1;
             atn_window_show_view(win, "head");
             spin();
         }
@@ -405,6 +417,8 @@ int atn_gui_bench_main(int argc, char **argv) {
         vs_max[v] = max_of(vs_ms[v], n_vs);
         vs_med[v] = median(vs_ms[v], n_vs);
         vs_cpu_med[v] = median(vs_cpu[v], n_vs);
+        vs_show_med[v] = median(vs_show[v], n_vs);
+        vs_layout_med[v] = median(vs_layout[v], n_vs);
     }
 
     GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(win));
@@ -427,8 +441,9 @@ int atn_gui_bench_main(int argc, char **argv) {
                o.model, L, H, n, rname, ww, wh, t_open, peak_rss_bytes(), load_average(), key_med, key_max, deb_med, run_med, keydraw_med, key_cpu_med, wait_cpu_med, work_cpu_med, new_runs, late_med, late_max, sw_med, sw_max, sw_cpu_med,
                sw_cpu_max, n_sw, hm_med, ln_med, L * H, grid_med, grid_max, grid_cpu_med, warm_med);
         for (int v = 0; v < N_VIEWS; v++)
-            printf("%s\"%s\": {\"median\": %.2f, \"max\": %.2f, \"main_thread_cpu_median\": %.2f}", v ? ", " : "",
-                   views[v], vs_med[v], vs_max[v], vs_cpu_med[v]);
+            printf("%s\"%s\": {\"median\": %.2f, \"max\": %.2f, \"main_thread_cpu_median\": %.2f, "
+                   "\"show_cpu_median\": %.2f, \"layout_cpu_median\": %.2f}", v ? ", " : "",
+                   views[v], vs_med[v], vs_max[v], vs_cpu_med[v], vs_show_med[v], vs_layout_med[v]);
         printf("}}\n");
     } else {
         printf("(wall times include waiting for a core: this machine's load average was %.1f)\n", load_average());
@@ -451,7 +466,8 @@ int atn_gui_bench_main(int argc, char **argv) {
                "warm %.2f ms\n", L * H, grid_med, grid_max, grid_cpu_med, warm_med);
         for (int v = 0; v < N_VIEWS; v++)
             printf("  switch to %-10s -> drawn:     median %7.2f ms, max %7.2f ms; main-thread CPU median %.2f ms "
-                   "(%d fresh results)\n", views[v], vs_med[v], vs_max[v], vs_cpu_med[v], n_vs);
+                   "(showing %.2f, until laid out %.2f; %d fresh results)\n", views[v], vs_med[v], vs_max[v],
+                   vs_cpu_med[v], vs_show_med[v], vs_layout_med[v], n_vs);
     }
     g_free(key_ms);
     g_free(run_ms);
