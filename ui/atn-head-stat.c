@@ -3,6 +3,8 @@
 
 #include "atn-labels.h"
 
+#include <string.h>
+
 struct _AtnHeadStat {
     GObject parent_instance;
     int layer, head;
@@ -84,6 +86,27 @@ int atn_head_stat_get_head(AtnHeadStat *self) {
     g_return_val_if_fail(ATN_IS_HEAD_STAT(self), 0);
     return self->head;
 }
+void atn_head_stat_set_stats(AtnHeadStat *self, const atn_head_stats *stats) {
+    g_return_if_fail(ATN_IS_HEAD_STAT(self));
+    g_return_if_fail(stats != NULL);
+    atn_head_stats was = self->s;
+    self->s = *stats;
+    g_object_freeze_notify(G_OBJECT(self));
+#define NOTIFY_IF(field, prop) \
+    if (memcmp(&was.field, &stats->field, sizeof was.field)) \
+        g_object_notify_by_pspec(G_OBJECT(self), props[prop]);
+    NOTIFY_IF(entropy, PROP_ENTROPY)
+    NOTIFY_IF(cls, PROP_CLS)
+    NOTIFY_IF(sep, PROP_SEP)
+    NOTIFY_IF(self, PROP_SELF)
+    NOTIFY_IF(prev, PROP_PREV)
+    NOTIFY_IF(next, PROP_NEXT)
+    NOTIFY_IF(distance, PROP_DISTANCE)
+    NOTIFY_IF(pattern, PROP_PATTERN)
+#undef NOTIFY_IF
+    g_object_thaw_notify(G_OBJECT(self));
+}
+
 const atn_head_stats *atn_head_stat_get_stats(AtnHeadStat *self) {
     g_return_val_if_fail(ATN_IS_HEAD_STAT(self), NULL);
     return &self->s;

@@ -21,6 +21,8 @@ struct _AtnStatsView {
     GHashTable *columns;   /* name -> GtkColumnViewColumn (borrowed) */
     AtnSession *session;
     gboolean dirty;
+    gboolean resorting;           /* fill_rows sorting new numbers again: no scroll to the top */
+    guint n_in_place;             /* refills that updated the rows in place (tests) */
     guint scroll_tick_id;         /* a sort's scroll to the top, on the next frame */
     char *sentence_info;          /* the info label's text for one sentence */
 
@@ -55,10 +57,8 @@ static void setup_cell(GtkSignalListItemFactory *f, GtkListItem *item, gpointer 
     gtk_list_item_set_child(item, label);
 }
 
-static void bind_cell(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data) {
-    const char *prop = data;
-    AtnHeadStat *row = gtk_list_item_get_item(item);
-    GtkLabel *label = GTK_LABEL(gtk_list_item_get_child(item));
+/* The cell's text from its row's property. */
+static void show_cell(GtkLabel *label, AtnHeadStat *row, const char *prop) {
     g_autofree char *text = NULL;
     if (!g_strcmp0(prop, "index")) {
         text = g_strdup_printf(_("L%d · H%d"), atn_head_stat_get_layer(row), atn_head_stat_get_head(row));
@@ -72,10 +72,33 @@ static void bind_cell(GtkSignalListItemFactory *f, GtkListItem *item, gpointer d
     gtk_label_set_text(label, text);
 }
 
+/* A new result updates the rows in place (fill_rows): a bound cell follows its property. */
+static void on_row_notify(AtnHeadStat *row, GParamSpec *pspec, GtkLabel *label) {
+    show_cell(label, row, pspec->name);
+}
+
+static void bind_cell(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data) {
+    const char *prop = data;
+    AtnHeadStat *row = gtk_list_item_get_item(item);
+    GtkLabel *label = GTK_LABEL(gtk_list_item_get_child(item));
+    show_cell(label, row, prop);
+    if (g_strcmp0(prop, "index")) {   /* a row keeps its head: the index never changes */
+        g_autofree char *signal = g_strconcat("notify::", prop, NULL);
+        g_signal_connect_object(row, signal, G_CALLBACK(on_row_notify), label, 0);
+    }
+}
+
+static void unbind_cell(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data) {
+    AtnHeadStat *row = gtk_list_item_get_item(item);
+    if (row)
+        g_signal_handlers_disconnect_by_func(row, on_row_notify, gtk_list_item_get_child(item));
+}
+
 static void add_column(AtnStatsView *self, const char *prop, const char *title, const char *tooltip) {
     GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
     g_signal_connect(factory, "setup", G_CALLBACK(setup_cell), (gpointer)prop);
     g_signal_connect(factory, "bind", G_CALLBACK(bind_cell), (gpointer)prop);
+    g_signal_connect(factory, "unbind", G_CALLBACK(unbind_cell), (gpointer)prop);
     GtkColumnViewColumn *col = gtk_column_view_column_new(title, factory);
     GtkSorter *sorter;
     if (!g_strcmp0(prop, "pattern"))
@@ -93,14 +116,37 @@ static void add_column(AtnStatsView *self, const char *prop, const char *title, 
 
 /* ---- data ------------------------------------------------------------------------------------- */
 
-/* The rows of st in place of the old ones, in one change (one sort and one rebind of the
- * visible rows, not two); st NULL: none. */
+/* The rows of st in place of the old ones.  The same heads (a new result of the model): each
+ * row object takes its new numbers and its bound cells follow, and a sorted table is sorted
+ * again, so no row widget is rebuilt (rebuilding 144 rows of 9 cells cost ~100-300 ms of the
+ * main thread on a switch to this view: docs/PERFORMANCE.md, "View switches").  Otherwise
+ * one splice (one sort and one rebind of the visible rows, not two); st NULL: none. */
 static void fill_rows(AtnStatsView *self, const atn_stats *st) {
     int count = st ? st->n_layers * st->n_heads : 0;
+    guint have = g_list_model_get_n_items(G_LIST_MODEL(self->store));
+    gboolean same = count > 0 && have == (guint)count;
+    for (guint c = 0; same && c < have; c++) {
+        g_autoptr(AtnHeadStat) row = g_list_model_get_item(G_LIST_MODEL(self->store), c);
+        same = atn_head_stat_get_layer(row) == (int)c / st->n_heads && atn_head_stat_get_head(row) == (int)c % st->n_heads;
+    }
+    if (same) {
+        for (guint c = 0; c < have; c++) {
+            g_autoptr(AtnHeadStat) row = g_list_model_get_item(G_LIST_MODEL(self->store), c);
+            atn_head_stat_set_stats(row, &st->heads[c]);
+        }
+        GtkSorter *sorter = gtk_column_view_get_sorter(self->table);
+        if (gtk_sorter_get_order(sorter) != GTK_SORTER_ORDER_NONE) {
+            self->resorting = TRUE;   /* the same sort: the table stays where it was scrolled */
+            gtk_sorter_changed(sorter, GTK_SORTER_CHANGE_DIFFERENT);
+            self->resorting = FALSE;
+        }
+        self->n_in_place++;
+        return;
+    }
     g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func(g_object_unref);
     for (int c = 0; c < count; c++)
         g_ptr_array_add(rows, atn_head_stat_new(c / st->n_heads, c % st->n_heads, &st->heads[c]));
-    g_list_store_splice(self->store, 0, g_list_model_get_n_items(G_LIST_MODEL(self->store)), rows->pdata, rows->len);
+    g_list_store_splice(self->store, 0, have, rows->pdata, rows->len);
 }
 
 static void refill(AtnStatsView *self) {
@@ -312,7 +358,7 @@ static gboolean scroll_to_top_tick(GtkWidget *table, GdkFrameClock *clock, gpoin
 }
 
 static void on_sort_changed(GtkSorter *sorter, GtkSorterChange change, AtnStatsView *self) {
-    if (self->table && !self->scroll_tick_id)
+    if (self->table && !self->scroll_tick_id && !self->resorting)
         self->scroll_tick_id = gtk_widget_add_tick_callback(GTK_WIDGET(self->table), scroll_to_top_tick, self, NULL);
 }
 
@@ -328,6 +374,11 @@ void atn_stats_view_activate_row(AtnStatsView *self, guint i) {
 
 static void on_activate(GtkColumnView *view, guint position, AtnStatsView *self) {
     atn_stats_view_activate_row(self, position);
+}
+
+guint atn_stats_view_get_n_in_place(AtnStatsView *self) {
+    g_return_val_if_fail(ATN_IS_STATS_VIEW(self), 0);
+    return self->n_in_place;
 }
 
 GListModel *atn_stats_view_get_model(AtnStatsView *self) {

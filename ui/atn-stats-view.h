@@ -16,6 +16,9 @@ GtkWidget *atn_stats_view_new(void);
 void atn_stats_view_set_session(AtnStatsView *self, AtnSession *session);
 /* The rows as shown (sorted), a GListModel of AtnHeadStat (borrowed). */
 GListModel *atn_stats_view_get_model(AtnStatsView *self);
+/* How many times a new result's numbers went into the existing rows (same heads: no row or
+ * cell widget rebuilt) instead of new rows; for tests. */
+guint atn_stats_view_get_n_in_place(AtnStatsView *self);
 /* Sorts by a column ("index", "pattern", "entropy", "cls" ...). */
 void atn_stats_view_sort_by(AtnStatsView *self, const char *column, GtkSortType order);
 /* Acts as a click on row i of the sorted table. */
