@@ -46,11 +46,14 @@ def main():
               f"{g.get('load_average', 0):.1f} |"
               if fwd else f"| {n} | - | {k['run_median']:.1f} | - | {k['median']:.1f} | - | - | - | - | - |")
     print()
-    print("| tokens | view | switch -> drawn ms, median (target <= 50) | max | main-thread CPU ms |")
-    print("|---:|---|---:|---:|---:|")
+    print("| tokens | view | switch -> drawn ms, median (target <= 50) | max | main-thread CPU ms "
+          "| of which showing the page | until its frame is laid out |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
     for n, g, b, k, fwd in rows:
         for name, v in g.get("view_switch_ms", {}).items():
-            print(f"| {n} | {name} | {v['median']:.1f} | {v['max']:.1f} | {v['main_thread_cpu_median']:.1f} |")
+            label = "(none: one frame of the Head view)" if name == "head" else name
+            print(f"| {n} | {label} | {v['median']:.1f} | {v['max']:.1f} | {v['main_thread_cpu_median']:.1f} "
+                  f"| {v.get('show_cpu_median', float('nan')):.1f} | {v.get('layout_cpu_median', float('nan')):.1f} |")
     print()
     print("| tokens | peak RSS, bench MB | weights + capture MB | ratio (target <= 1.2) | window peak RSS MB "
           "| open + first run in the window ms |")

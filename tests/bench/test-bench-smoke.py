@@ -144,13 +144,14 @@ def gui(exe):
     pats = [
         (r"^gui-bench: model random:bert-tiny \(2 layers x 2 heads\), 16 tokens, \w+, Head view ([0-9]+)x([0-9]+) px$",
          ["Head view width", "Head view height"]),
-        (r"^  open \+ first run: +" + ms + "$", ["open + first run"]),
+        (r"^  open \+ first run: +" + ms + r"  \(the first run itself, in the worker: " + ms + r"\)$",
+         ["open + first run", "first run"]),
         (r"^  keystroke -> Head view drawn: +median +" + ms + r", max +" + ms, ["keystroke median", "keystroke max"]),
         (r"^  layer/head switch -> redrawn: +median +" + ms + r", max +" + ms, ["switch median", "switch max"]),
         (r"^  Model view, +4 thumbnails: +cold median +" + ms + r", max +" + ms, ["grid cold median", "grid cold max"]),
         (r"^  peak RSS of the process: +([0-9]+) MB$", ["peak RSS"]),
     ] + [(r"^  switch to " + v + r" +-> drawn: +median +" + ms + r", max +" + ms, [v + " median", v + " max"])
-         for v in ("model", "similarity", "trace", "statistics")]
+         for v in ("head", "model", "similarity", "trace", "statistics")]
     for pat, names in pats:
         m = re.search(pat, out, re.M)
         check(m is not None, "gui-bench text: no line matching %r in %r" % (pat, out))
@@ -170,6 +171,10 @@ def gui(exe):
     for x in px or []:
         positive(x, "gui-bench --json: head_view_px")
     positive(doc.get("open_and_first_run_ms"), "gui-bench --json: open_and_first_run_ms")
+    positive(doc.get("first_run_ms"), "gui-bench --json: first_run_ms")
+    check((doc.get("first_run_ms") or 0) <= (doc.get("open_and_first_run_ms") or 0),
+          "gui-bench --json: the first run %r within open + first run %r" % (doc.get("first_run_ms"),
+                                                                           doc.get("open_and_first_run_ms")))
     groups = {
         "keystroke_to_head_view_ms": (["median", "max", "run_median", "draw_median", "main_thread_cpu_median"],
                                       ["debounce", "main_thread_cpu_during_run_median", "worker_cpu_median",
@@ -190,11 +195,15 @@ def gui(exe):
     check(doc.get("model_view_draw_ms", {}).get("thumbnails") == L * H, "gui-bench --json: thumbnails")
     positive(doc.get("peak_rss_bytes"), "gui-bench --json: peak_rss_bytes")
     vs = doc.get("view_switch_ms")
-    check(isinstance(vs, dict) and sorted(vs) == ["model", "similarity", "statistics", "trace"],
+    check(isinstance(vs, dict) and sorted(vs) == ["head", "model", "similarity", "statistics", "trace"],
           "gui-bench --json: view_switch_ms %r" % vs)
     for v, d in (vs or {}).items():
         for k in ("median", "max", "main_thread_cpu_median"):
             positive(d.get(k), "gui-bench --json: view_switch_ms.%s.%s" % (v, k))
+        for k in ("show_cpu_median", "layout_cpu_median"):   # parts of main_thread_cpu_median
+            positive(d.get(k), "gui-bench --json: view_switch_ms.%s.%s" % (v, k), allow_zero=True)
+            check((d.get(k) or 0) <= (d.get("main_thread_cpu_median") or 0) + 1e-6,
+                  "gui-bench --json: view_switch_ms.%s.%s %r above the whole" % (v, k, d.get(k)))
     remembered(exe)
 
 
