@@ -39,6 +39,9 @@ struct _AtnSimilarityView {
     gint corpus_permille;      /* the corpus pass's progress, written by its worker */
     guint corpus_poll_id;
     struct sim_job *sim_job;   /* the sentence's comparison in flight (owned by its task), or NULL */
+    gboolean shown_once;       /* the view has been shown: new results are compared while hidden */
+    gboolean prefetching;      /* the comparison in flight started while the view was hidden */
+    guint n_prefetched;        /* comparisons started while hidden (tests) */
     guint sim_poll_id;         /* reads its progress into corpus_bar, ten times a second */
     GtkPaned *paned;
     gboolean paned_by_user;    /* the divider was dragged: keep it where it was put */
@@ -225,6 +228,7 @@ static void recompute(AtnSimilarityView *self) {
     g_clear_object(&self->cancel);
     stop_sim_progress(self);
     self->dirty = FALSE;
+    self->prefetching = FALSE;
     if (!r) {
         atn_similarity_map_set_similarity(self->map, NULL);
         return;
@@ -276,10 +280,30 @@ static void mark_dirty(AtnSimilarityView *self) {
         recompute(self);
 }
 
-/* a corpus's matrix does not depend on the sentence */
+/* A corpus's matrix does not depend on the sentence.  Once the view has been used, a new
+ * result is compared at once, in the worker, even while the view is hidden, so that a switch
+ * to it finds the matrix made (or on its way) instead of starting the comparison then: at 512
+ * tokens that took 250-330 ms of a switch (docs/PERFORMANCE.md, "View switches").  The next
+ * run cancels a comparison made ahead (the two cores go to the forward). */
 static void on_result(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) {
-    if (!self->corpus_path)
-        mark_dirty(self);
+    if (self->corpus_path)
+        return;
+    mark_dirty(self);
+    if (self->dirty && self->shown_once && atn_session_get_result(s)) {
+        recompute(self);
+        self->prefetching = self->cancel != NULL;
+        self->n_prefetched += self->prefetching;
+    }
+}
+
+static void on_busy(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) {
+    if (!atn_session_get_busy(s) || !self->prefetching || !self->cancel)
+        return;
+    g_cancellable_cancel(self->cancel);
+    g_clear_object(&self->cancel);
+    stop_sim_progress(self);
+    self->prefetching = FALSE;
+    self->dirty = TRUE;   /* compared when shown, if no newer result comes first */
 }
 
 void atn_similarity_view_load_corpus(AtnSimilarityView *self, const char *path) {
@@ -345,6 +369,8 @@ static void on_cluster_toggled(GtkCheckButton *b, AtnSimilarityView *self) {
 static void atn_similarity_view_map(GtkWidget *widget) {
     GTK_WIDGET_CLASS(atn_similarity_view_parent_class)->map(widget);
     AtnSimilarityView *self = ATN_SIMILARITY_VIEW(widget);
+    self->shown_once = TRUE;
+    self->prefetching = FALSE;   /* a comparison made ahead is now the shown one's */
     if (self->dirty)
         recompute(self);
 }
@@ -515,6 +541,7 @@ void atn_similarity_view_set_session(AtnSimilarityView *self, AtnSession *sessio
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
         g_signal_connect(session, "notify::layer", G_CALLBACK(on_layer), self);
         g_signal_connect(session, "notify::model", G_CALLBACK(on_model), self);
+        g_signal_connect(session, "notify::busy", G_CALLBACK(on_busy), self);
     }
     mark_dirty(self);
 }
@@ -548,6 +575,7 @@ AtnSimilarityMap *atn_similarity_view_get_map(AtnSimilarityView *self) {
     g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), NULL);
     return self->map;
 }
+
 GtkWidget *atn_similarity_view_get_info_widget(AtnSimilarityView *self) {
     g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), NULL);
     return GTK_WIDGET(self->info_label);
@@ -556,6 +584,11 @@ GtkWidget *atn_similarity_view_get_info_widget(AtnSimilarityView *self) {
 AtnHeatmap *atn_similarity_view_get_pair_heatmap(AtnSimilarityView *self, int which) {
     g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), NULL);
     return which == 0 ? self->heat_a : which == 1 ? self->heat_b : which == 2 ? self->heat_diff : NULL;
+}
+
+guint atn_similarity_view_get_n_prefetched(AtnSimilarityView *self) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), 0);
+    return self->n_prefetched;
 }
 
 gboolean atn_similarity_view_get_busy(AtnSimilarityView *self) {

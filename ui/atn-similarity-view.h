@@ -24,6 +24,9 @@ void atn_similarity_view_set_scope(AtnSimilarityView *self, atn_scope scope);
 /* Shows heads a and b (indices into the similarity) side by side. */
 void atn_similarity_view_compare(AtnSimilarityView *self, int a, int b);
 AtnSimilarityMap *atn_similarity_view_get_map(AtnSimilarityView *self);
+/* Comparisons of a new result started while the view was hidden (after it was first
+ * shown; the next run cancels one in flight), for tests. */
+guint atn_similarity_view_get_n_prefetched(AtnSimilarityView *self);
 /* TRUE while a computation is in flight (tests wait for it). */
 gboolean atn_similarity_view_get_busy(AtnSimilarityView *self);
 

@@ -85,10 +85,73 @@ static void test_similarity(void) {
     destroy_window(win);
 }
 
+
+/* Once shown, the view compares a new result while hidden (in the worker, as soon as the
+ * result is there), so that a switch back finds the matrix made; before it was ever shown it
+ * compares nothing; a run that starts cancels a comparison made ahead. */
+static gboolean rerun_now = FALSE;
+static void rerun_on_result(AtnSession *s, GParamSpec *p, AtnSimilarityView *v) {
+    if (!rerun_now)
+        return;
+    rerun_now = FALSE;
+    g_assert_true(atn_similarity_view_get_busy(v));   /* compared ahead, in flight */
+    atn_session_rerun(s);                              /* a run starts: the comparison stops */
+    g_assert_false(atn_similarity_view_get_busy(v));
+}
+
+static void assert_matrix_of_result(AtnSimilarityView *v, AtnSession *s) {
+    AtnResult *r = atn_session_get_result(s);
+    atn_similarity *want = NULL;
+    g_assert_cmpint(atn_similarity_compute(atn_result_get_capture(r), ATN_METRIC_JS, ATN_SCOPE_LAYER,
+                                           atn_session_get_layer(s), &want, NULL), ==, ATN_OK);
+    const atn_similarity *got = atn_similarity_map_get_similarity(atn_similarity_view_get_map(v));
+    g_assert_nonnull(got);
+    g_assert_cmpint(got->count, ==, want->count);
+    for (int i = 0; i < want->count * want->count; i++)
+        g_assert_cmpfloat(got->values[i], ==, want->values[i]);
+    atn_similarity_free(want);
+}
+
+static void test_similarity_ahead(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, f32_model);
+    AtnSimilarityView *v = ATN_SIMILARITY_VIEW(atn_window_get_view_widget(win, "similarity"));
+    type_and_wait(win, "the cat sat on the mat");
+    type_and_wait(win, "we like tea");
+    g_assert_cmpuint(atn_similarity_view_get_n_prefetched(v), ==, 0);   /* never shown: nothing */
+    g_assert_false(atn_similarity_view_get_busy(v));
+    show_view(win, "similarity");
+    g_assert_true(wait_for(similarity_ready, v));
+    show_view(win, "head");
+
+    type_and_wait(win, "the dog sat on the mat");
+    g_assert_cmpuint(atn_similarity_view_get_n_prefetched(v), ==, 1);
+    g_assert_true(wait_for(similarity_ready, v));
+    g_assert_false(gtk_widget_get_mapped(GTK_WIDGET(v)));
+    assert_matrix_of_result(v, s);   /* made while hidden, for the result shown now */
+    show_view(win, "similarity");
+    g_assert_false(atn_similarity_view_get_busy(v));   /* nothing to compare on the switch */
+    assert_matrix_of_result(v, s);
+
+    show_view(win, "head");
+    g_signal_connect(s, "notify::result", G_CALLBACK(rerun_on_result), v);
+    rerun_now = TRUE;
+    type_and_wait(win, "the mat sat on the dog");
+    g_assert_false(rerun_now);
+    settle(50);
+    g_assert_true(wait_for(similarity_ready, v));   /* the rerun's result, compared ahead again */
+    g_assert_cmpuint(atn_similarity_view_get_n_prefetched(v), ==, 3);
+    assert_matrix_of_result(v, s);
+    g_signal_handlers_disconnect_by_func(s, rerun_on_result, v);
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
     g_test_add_func("/ui/similarity", test_similarity);
     g_test_add_func("/ui/similarity-corpus", test_similarity_corpus);
+    g_test_add_func("/ui/similarity-ahead", test_similarity_ahead);
     return g_test_run();
 }
