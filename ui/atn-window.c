@@ -862,7 +862,7 @@ static void build_presentation_hint(AtnWindow *self) {
     gtk_widget_set_margin_bottom(GTK_WIDGET(self->hint_revealer), 32);
     gtk_widget_set_can_target(GTK_WIDGET(self->hint_revealer), FALSE);
     /* Translators: shown once over the figure when presentation mode starts */
-    self->hint_label = GTK_LABEL(gtk_label_new(_("Presentation mode · F11 or Esc leaves it · Alt+1…5 change the view · "
+    self->hint_label = GTK_LABEL(gtk_label_new(_("Presentation mode · F11 or Esc leaves it · Alt+1…6 change the view · "
                                                  "the pointer at the top shows the view switcher")));
     gtk_label_set_wrap(self->hint_label, TRUE);
     gtk_label_set_justify(self->hint_label, GTK_JUSTIFY_CENTER);

@@ -249,7 +249,7 @@ static void motion(AtnWindow *win, double x, double y) {
 
 /* The view switcher: hidden in presentation mode, back with the pointer at the top of the
  * screen (not when it moves over the figure), gone again a while after it leaves; the hint
- * (F11/Esc, Alt+1…5) is shown the first time only. */
+ * (F11/Esc, Alt+1…6) is shown the first time only. */
 static void test_presentation_switcher(void) {
     AtnWindow *win = sized_window(1920, 1080);
     open_and_wait(win, "worked-example");
@@ -263,7 +263,7 @@ static void test_presentation_switcher(void) {
     const char *ht = gtk_label_get_text(GTK_LABEL(gtk_revealer_get_child(hint)));
     g_assert_nonnull(strstr(ht, "F11"));
     g_assert_nonnull(strstr(ht, "Esc"));
-    g_assert_nonnull(strstr(ht, "Alt+1…5"));
+    g_assert_nonnull(strstr(ht, "Alt+1…6"));
 
     motion(win, 900, 600);   /* pointing at the figure */
     motion(win, 950, 640);
