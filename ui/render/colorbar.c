@@ -74,8 +74,17 @@ static void draw_bar(cairo_t *cr, rtext *t, atn_colormap cm, double vmin, double
     cairo_rectangle(cr, box.x, y0, bw, y1 - y0);
     cairo_stroke(cr);
 
+    /* as many ticks (up to 6) as the strip holds with their labels apart: a short strip at a
+       large text size (a 1280x720 window at Text size 2.0) drew six labels over each other */
+    int fit = (int)floor((y1 - y0) / (1.25 * lh)) + 1;
     double ticks[16], step;
-    int n = rt_ticks(vmin, vmax, 6, ticks, &step);
+    int n = rt_ticks(vmin, vmax, fit < 3 ? 6 : fit > 6 ? 6 : fit, ticks, &step);
+    if (fit < 3 && vmax > vmin) {   /* room for two labels only: the two ends, exactly */
+        ticks[0] = vmin;
+        ticks[1] = vmax;
+        n = 2;
+        step /= 10;
+    }
     char buf[32];
     for (int i = 0; i < n; i++) {
         double y = y1 - (ticks[i] - vmin) / (vmax - vmin) * (y1 - y0);
