@@ -213,43 +213,18 @@ static void check_similarity(narrow *n) {
     }
 }
 
-/* The right edge of the rightmost mapped label under w, in scroller coordinates. */
-static double rightmost(GtkWidget *w, GtkWidget *scroller) {
-    double worst = 0;
-    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
-        if (!gtk_widget_get_mapped(c))
-            continue;
-        graphene_rect_t b;
-        if (GTK_IS_LABEL(c) && gtk_widget_compute_bounds(c, scroller, &b))
-            worst = MAX(worst, b.origin.x + b.size.width);
-        worst = MAX(worst, rightmost(c, scroller));
-    }
-    return worst;
-}
-
-static gboolean steps_inside(gpointer data) {
-    AtnTraceView *tv = data;
-    for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++) {
-        GtkWidget *box = atn_trace_view_get_step_widget(tv, st);
-        GtkWidget *scroller = box ? gtk_widget_get_ancestor(box, GTK_TYPE_SCROLLED_WINDOW) : NULL;
-        if (!scroller || rightmost(box, scroller) > gtk_widget_get_width(scroller) + 0.5)
-            return FALSE;
-    }
-    return TRUE;
-}
-
 /* The Trace view's key and value tables at a 1280-px allocation: inside the sheet (fewer
  * columns of d_k in presentation mode), settled within a few frames of being shown, and
  * staying so (the fitting does not oscillate). */
 static void check_trace(narrow *n) {
     AtnTraceView *tv = ATN_TRACE_VIEW(n->view);
     gint64 t0 = g_get_monotonic_time();
-    g_assert_true(wait_for(steps_inside, tv));
+    g_assert_true(wait_for(trace_steps_inside, tv));
     g_test_message("trace steps inside the sheet after %.2f s", (g_get_monotonic_time() - t0) / 1e6);
     g_autofree char *keys = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_KEYS);
     for (int i = 0; i < 20; i++) {
         settle(20);
-        g_assert_true(steps_inside(tv));
+        g_assert_true(trace_steps_inside(tv));
         g_autofree char *again = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_KEYS);
         g_assert_cmpstr(again, ==, keys);
     }

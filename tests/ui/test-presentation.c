@@ -58,33 +58,6 @@ static double pango_width(const char *text, double size, gboolean bold) {
     return (double)w / PANGO_SCALE;
 }
 
-/* The right edge of the rightmost mapped label under w, in scroller coordinates. */
-static double rightmost(GtkWidget *w, GtkWidget *scroller) {
-    double worst = 0;
-    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
-        if (!gtk_widget_get_mapped(c))
-            continue;
-        graphene_rect_t b;
-        if (GTK_IS_LABEL(c) && gtk_widget_compute_bounds(c, scroller, &b))
-            worst = MAX(worst, b.origin.x + b.size.width);
-        worst = MAX(worst, rightmost(c, scroller));
-    }
-    return worst;
-}
-
-/* A trace view whose every step lies inside its sheet (the column fitting runs on frame ticks,
- * slower under a sanitizer build). */
-static gboolean steps_inside(gpointer data) {
-    AtnTraceView *tv = data;
-    for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++) {
-        GtkWidget *box = atn_trace_view_get_step_widget(tv, st);
-        GtkWidget *scroller = box ? gtk_widget_get_ancestor(box, GTK_TYPE_SCROLLED_WINDOW) : NULL;
-        if (!scroller || rightmost(box, scroller) > gtk_widget_get_width(scroller) + 0.5)
-            return FALSE;
-    }
-    return TRUE;
-}
-
 static double window_scale(void) { return atn_prefs_get_font_scale(atn_prefs_get_default()) * 1.6; }
 
 /* 1920x1080 presentation mode: nothing cut; the Head view's every token label fits its
@@ -196,11 +169,11 @@ static void test_presentation_small(void) {
        the side pane */
     show_view(win, "trace");
     settle(600);
-    wait_for(steps_inside, tv);
+    wait_for(trace_steps_inside, tv);
     for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++) {
         GtkWidget *box = atn_trace_view_get_step_widget(tv, st);
         GtkWidget *scroller = gtk_widget_get_ancestor(box, GTK_TYPE_SCROLLED_WINDOW);
-        double right = rightmost(box, scroller);
+        double right = trace_label_right(box, scroller);
         if (right > gtk_widget_get_width(scroller) + 0.5)
             g_error("trace step %d reaches %.0f px in a %d px sheet", st + 1, right, gtk_widget_get_width(scroller));
     }
@@ -217,7 +190,7 @@ static void test_presentation_small(void) {
     settle(600);
     tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
     GtkWidget *scroller = gtk_widget_get_ancestor(atn_trace_view_get_step_widget(tv, 0), GTK_TYPE_SCROLLED_WINDOW);
-    double right = rightmost(gtk_scrolled_window_get_child(GTK_SCROLLED_WINDOW(scroller)), scroller);
+    double right = trace_label_right(gtk_scrolled_window_get_child(GTK_SCROLLED_WINDOW(scroller)), scroller);
     if (right > gtk_widget_get_width(scroller) + 0.5)
         g_error("the toy trace sheet reaches %.0f px in a %d px sheet", right, gtk_widget_get_width(scroller));
     atn_window_set_presentation(win, FALSE);

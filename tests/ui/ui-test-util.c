@@ -210,3 +210,27 @@ void compare_pngs(const char *gui, const char *cli) {
 }
 
 gboolean not_opening(gpointer data) { return atn_session_get_opening(data) == NULL; }
+
+double trace_label_right(GtkWidget *w, GtkWidget *scroller) {
+    double worst = 0;
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        if (!gtk_widget_get_mapped(c))
+            continue;
+        graphene_rect_t b;
+        if (GTK_IS_LABEL(c) && gtk_widget_compute_bounds(c, scroller, &b))
+            worst = MAX(worst, b.origin.x + b.size.width);
+        worst = MAX(worst, trace_label_right(c, scroller));
+    }
+    return worst;
+}
+
+gboolean trace_steps_inside(gpointer data) {
+    AtnTraceView *tv = data;
+    for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++) {
+        GtkWidget *box = atn_trace_view_get_step_widget(tv, st);
+        GtkWidget *scroller = box ? gtk_widget_get_ancestor(box, GTK_TYPE_SCROLLED_WINDOW) : NULL;
+        if (!scroller || trace_label_right(box, scroller) > gtk_widget_get_width(scroller) + 0.5)
+            return FALSE;
+    }
+    return TRUE;
+}

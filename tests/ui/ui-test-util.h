@@ -74,3 +74,7 @@ void cli_export(const char *const *extra, const char *out);
 void compare_pngs(const char *gui, const char *cli);
 /* An AtnSession with no open in progress. */
 gboolean not_opening(gpointer data);
+/* The right edge of the rightmost mapped label under w, in scroller coordinates. */
+double trace_label_right(GtkWidget *w, GtkWidget *scroller);
+/* A cond_fn: every step of the AtnTraceView data lies inside its sheet's scroller. */
+gboolean trace_steps_inside(gpointer data);
