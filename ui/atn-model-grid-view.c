@@ -19,6 +19,7 @@ struct _AtnModelGridView {
     AtnSession *session;
     gboolean dirty;   /* a new result not yet shown: the labels are computed when the page is */
     GtkWidget *menu;  /* the what-if menu of one head (GtkPopoverMenu on the grid) */
+    atn_colormap cmap;
     int menu_layer, menu_head;
 };
 
@@ -75,8 +76,24 @@ static void on_selection(AtnSession *s, GParamSpec *p, AtnModelGridView *self) {
     atn_model_grid_set_selected(self->grid, atn_session_get_layer(self->session), atn_session_get_head(self->session));
 }
 
+/* The session's runs colour the thumbnails in the view's colour map and scale. */
+static void push_thumb_style(AtnModelGridView *self) {
+    if (self->session)
+        atn_session_set_thumb_style(self->session, self->cmap, gtk_check_button_get_active(self->shared_check));
+}
+
 static void on_shared_toggled(GtkCheckButton *b, AtnModelGridView *self) {
+    push_thumb_style(self);
     atn_model_grid_set_shared_range(self->grid, gtk_check_button_get_active(b));
+}
+
+/* A run starting colours its result in the view's style: a recolour of the result before
+   would only take a core from it. */
+static void on_busy(AtnSession *s, GParamSpec *p, AtnModelGridView *self) {
+    if (atn_session_get_busy(s))
+        atn_model_grid_cancel_recolour(self->grid);
+    else
+        atn_model_grid_update_colours(self->grid);
 }
 
 static void on_notes_toggled(GtkCheckButton *b, AtnModelGridView *self) { update_notes(self); }
@@ -238,12 +255,16 @@ void atn_model_grid_view_set_session(AtnModelGridView *self, AtnSession *session
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
         g_signal_connect(session, "notify::layer", G_CALLBACK(on_selection), self);
         g_signal_connect(session, "notify::head", G_CALLBACK(on_selection), self);
+        g_signal_connect(session, "notify::busy", G_CALLBACK(on_busy), self);
+        push_thumb_style(self);
         on_result(session, NULL, self);
     }
 }
 
 void atn_model_grid_view_set_colormap(AtnModelGridView *self, atn_colormap cm) {
     g_return_if_fail(ATN_IS_MODEL_GRID_VIEW(self));
+    self->cmap = cm;
+    push_thumb_style(self);
     atn_model_grid_set_colormap(self->grid, cm);
 }
 

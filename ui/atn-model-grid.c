@@ -2,6 +2,7 @@
 #include "atn-model-grid.h"
 
 #include "atn-labels.h"
+#include "atn-session.h"
 #include "atn-whatif.h"
 
 #include <glib/gi18n.h>
@@ -16,9 +17,14 @@ struct _AtnModelGrid {
     char **layer_labels;        /* [L] "L2 ≡ L0" for ALBERT's shared layers, or NULL */
     int sel_layer, sel_head, hover_layer, hover_head;
 
-    cairo_surface_t **thumbs;   /* [L*H] or NULL: side x side each (atn_result_get_thumb_values) */
+    /* what is drawn: the result's coloured thumbnails (atn_result_color_thumbs, made in the
+       run's worker or a recolour worker), wrapped without copying as image surfaces */
+    AtnThumbPixels *pix;
+    cairo_surface_t **thumbs;   /* [L*H] or NULL: side x side each, over pix's pixels */
     int n_thumbs;
-    double shared[2];           /* the range of every head together (with thumbs) */
+    double shared[2];           /* pix's shared range */
+    GCancellable *recolour;     /* a recolour of result into (cmap, shared_range) in flight */
+    guint n_recolours;          /* started (tests) */
     GskRenderNode *base;
     int base_w, base_h;
     atn_rect r00, r11;          /* thumbnail rects of (0,0) and (1,1): the grid's steps */
@@ -35,6 +41,13 @@ static void drop_thumbs(AtnModelGrid *self) {
             cairo_surface_destroy(self->thumbs[i]);
     g_clear_pointer(&self->thumbs, g_free);
     self->n_thumbs = 0;
+    g_clear_pointer(&self->pix, atn_thumb_pixels_unref);
+}
+
+static void cancel_recolour(AtnModelGrid *self) {
+    if (self->recolour)
+        g_cancellable_cancel(self->recolour);
+    g_clear_object(&self->recolour);
 }
 
 void atn_model_grid_invalidate(AtnModelGrid *self) {
@@ -47,6 +60,14 @@ void atn_model_grid_invalidate(AtnModelGrid *self) {
 static void invalidate_figure(AtnModelGrid *self) {
     g_clear_pointer(&self->base, gsk_render_node_unref);
     gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+/* The colour map and scale of the picture: those of the pixels it is drawn from (while a
+ * recolour runs, the previous style's, so that the colour bar and the layout match them),
+ * else the ones asked for. */
+static void drawn_style(AtnModelGrid *self, atn_colormap *cm, gboolean *shared) {
+    *cm = self->pix ? atn_thumb_pixels_get_colormap(self->pix) : self->cmap;
+    *shared = self->pix ? atn_thumb_pixels_get_shared_range(self->pix, NULL, NULL) : self->shared_range;
 }
 
 static gboolean fill_spec(AtnModelGrid *self, atn_grid_spec *spec, const atn_render_style *style) {
@@ -62,8 +83,9 @@ static gboolean fill_spec(AtnModelGrid *self, atn_grid_spec *spec, const atn_ren
     spec->n = cap->n;
     spec->head_notes = (const char *const *)self->notes;
     spec->layer_labels = (const char *const *)self->layer_labels;
-    spec->colormap = self->cmap;
-    spec->shared_range = self->shared_range;
+    gboolean shared;
+    drawn_style(self, &spec->colormap, &shared);
+    spec->shared_range = shared;
     spec->style = style;
     spec->causal = atn_result_is_causal(self->result);
     spec->shared_vmin_vmax = self->thumbs ? self->shared : NULL;   /* no pass over every head */
@@ -74,30 +96,96 @@ static guint64 cells_coloured;   /* main thread: thumbnail cells coloured, for t
 
 guint64 atn_model_grid_get_cells_coloured(void) { return cells_coloured; }
 
-/* One surface per head, coloured as ui/render would (own range, or one shared range), from
- * the result's thumbnails and ranges (made in the worker): at most L·H·128² cells here. */
-static void ensure_thumbs(AtnModelGrid *self) {
-    if (self->thumbs)
-        return;
-    const atn_capture *cap = atn_result_get_capture(self->result);
-    int count = cap->n_layers * cap->n_heads, side = 0;
-    const float *vals = atn_result_get_thumb_values(self->result, &side);
-    const float *ranges = atn_result_get_head_ranges(self->result);
-    if (!vals || !ranges || side <= 0)
-        return;
-    size_t ss = (size_t)side * side;
+static void use_pixels(AtnModelGrid *self, AtnThumbPixels *pix) {
+    drop_thumbs(self);
+    self->pix = pix;
+    int count = atn_thumb_pixels_get_count(pix), side = atn_thumb_pixels_get_side(pix);
+    atn_thumb_pixels_get_shared_range(pix, &self->shared[0], &self->shared[1]);
     self->thumbs = g_new0(cairo_surface_t *, count);
     self->n_thumbs = count;
-    /* the ranges' mins and maxes resolve to what the heads' own values would */
-    atn_value_range r = {.automatic = true};
-    atn_value_range_resolve(&r, ranges, count, 2, 0, self->cmap, &self->shared[0], &self->shared[1]);
-    for (int c = 0; c < count; c++) {
-        double lo = self->shared[0], hi = self->shared[1];
-        if (!self->shared_range)
-            atn_value_range_resolve(&r, ranges + 2 * c, 1, 2, 0, self->cmap, &lo, &hi);
-        self->thumbs[c] = atn_render_matrix_surface(vals + c * ss, side, side, 0, self->cmap, lo, hi, NULL);
-        cells_coloured += ss;
+    for (int c = 0; c < count; c++)   /* no copy: the result keeps the pixels alive through pix */
+        self->thumbs[c] = cairo_image_surface_create_for_data(atn_thumb_pixels_get_head(pix, c), CAIRO_FORMAT_ARGB32,
+                                                              side, side, side * 4);
+}
+
+typedef struct recolour_job {
+    AtnResult *result;
+    atn_colormap cm;
+    gboolean shared;
+} recolour_job;
+
+static void recolour_job_free(recolour_job *job) {
+    g_clear_object(&job->result);
+    g_free(job);
+}
+
+static void recolour_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    atn_session_lower_thread_priority();   /* the main thread comes first */
+    recolour_job *job = data;
+    AtnThumbPixels *p = atn_result_color_thumbs(job->result, job->cm, job->shared, cancellable);
+    g_task_return_pointer(task, p, (GDestroyNotify)atn_thumb_pixels_unref);
+}
+
+static void recolour_done(GObject *source, GAsyncResult *res, gpointer user_data) {
+    AtnModelGrid *self = ATN_MODEL_GRID(source);
+    GTask *task = G_TASK(res);
+    g_autoptr(AtnThumbPixels) p = g_task_propagate_pointer(task, NULL);
+    if (g_task_get_cancellable(task) != self->recolour)
+        return;   /* cancelled (a new result, a run, another style) and replaced */
+    g_clear_object(&self->recolour);
+    if (p) {   /* kept by the result: the next draw takes them */
+        drop_thumbs(self);
+        g_clear_pointer(&self->base, gsk_render_node_unref);
+        gtk_widget_queue_draw(GTK_WIDGET(self));
     }
+}
+
+/* The result's thumbnails in the style asked for, coloured by a worker when the result does
+ * not have them yet (a colour map or scale chosen after its run); the picture meanwhile stays
+ * in the style it has. */
+static void start_recolour(AtnModelGrid *self) {
+    if (!self->result || self->recolour)
+        return;
+    g_autoptr(AtnThumbPixels) have = atn_result_dup_thumb_pixels(self->result, self->cmap, self->shared_range, FALSE);
+    if (have)
+        return;
+    recolour_job *job = g_new0(recolour_job, 1);
+    job->result = g_object_ref(self->result);
+    job->cm = self->cmap;
+    job->shared = self->shared_range;
+    self->recolour = g_cancellable_new();
+    self->n_recolours++;
+    g_autoptr(GTask) task = g_task_new(self, self->recolour, recolour_done, NULL);
+    g_task_set_source_tag(task, start_recolour);
+    g_task_set_task_data(task, job, (GDestroyNotify)recolour_job_free);
+    g_task_run_in_thread(task, recolour_thread);
+}
+
+/* What the figure is drawn from: the result's pixels in the style asked for, kept with it by
+ * the worker that coloured them.  Without them: the pixels drawn now while a worker recolours,
+ * else the result's pixels of another style (the style its run was coloured in) while a
+ * worker recolours, else (a result whose run coloured none) colouring here, once. */
+static void ensure_thumbs(AtnModelGrid *self) {
+    AtnThumbPixels *p = atn_result_dup_thumb_pixels(self->result, self->cmap, self->shared_range, FALSE);
+    if (p && p == self->pix) {
+        atn_thumb_pixels_unref(p);
+        return;
+    }
+    if (!p) {
+        start_recolour(self);
+        if (self->pix)
+            return;
+        p = atn_result_dup_thumb_pixels(self->result, self->cmap, self->shared_range, TRUE);
+    }
+    if (!p) {
+        cancel_recolour(self);
+        p = atn_result_color_thumbs(self->result, self->cmap, self->shared_range, NULL);
+        if (!p)
+            return;
+        cells_coloured += (guint64)atn_thumb_pixels_get_count(p) * atn_thumb_pixels_get_side(p) *
+                          atn_thumb_pixels_get_side(p);
+    }
+    use_pixels(self, p);
 }
 
 static void atn_model_grid_snapshot(GtkWidget *widget, GtkSnapshot *s) {
@@ -110,11 +198,11 @@ static void atn_model_grid_snapshot(GtkWidget *widget, GtkSnapshot *s) {
         atn_render_style style;
         atn_render_style_for_widget(widget, self->font_scale, &style);
         atn_grid_spec spec;
+        if (atn_result_get_capture(self->result)->attn)
+            ensure_thumbs(self);
         if (!fill_spec(self, &spec, &style))
             return;
-        ensure_thumbs(self);
         spec.thumbs = self->thumbs;
-        spec.shared_vmin_vmax = self->thumbs ? self->shared : NULL;
         GtkSnapshot *sub = gtk_snapshot_new();
         cairo_t *cr = gtk_snapshot_append_cairo(sub, &GRAPHENE_RECT_INIT(0, 0, w, h));
         atn_render_model_grid(cr, &spec, w, h);
@@ -278,6 +366,7 @@ static void atn_model_grid_css_changed(GtkWidget *widget, GtkCssStyleChange *cha
 
 static void atn_model_grid_dispose(GObject *object) {
     AtnModelGrid *self = ATN_MODEL_GRID(object);
+    cancel_recolour(self);
     drop_thumbs(self);
     g_clear_pointer(&self->base, gsk_render_node_unref);
     g_clear_object(&self->result);
@@ -368,6 +457,7 @@ void atn_model_grid_set_result(AtnModelGrid *self, AtnResult *result) {
     g_return_if_fail(ATN_IS_MODEL_GRID(self));
     if (result == self->result)
         return;
+    cancel_recolour(self);   /* it was for the result before */
     g_set_object(&self->result, result);
     g_clear_pointer(&self->notes, g_strfreev);
     g_clear_pointer(&self->layer_labels, g_strfreev);
@@ -375,12 +465,47 @@ void atn_model_grid_set_result(AtnModelGrid *self, AtnResult *result) {
     atn_model_grid_invalidate(self);
 }
 
+/* Another colour map or scale: recoloured in a worker now (even while hidden, so that showing
+ * the view finds them), the figure redrawn when they are there; at once when the result
+ * already has them. */
+static void restyle(AtnModelGrid *self) {
+    cancel_recolour(self);
+    start_recolour(self);
+    if (!self->recolour)   /* the result has them (or there is nothing to colour): now */
+        invalidate_figure(self);
+}
+
+void atn_model_grid_cancel_recolour(AtnModelGrid *self) {
+    g_return_if_fail(ATN_IS_MODEL_GRID(self));
+    cancel_recolour(self);
+}
+
+void atn_model_grid_update_colours(AtnModelGrid *self) {
+    g_return_if_fail(ATN_IS_MODEL_GRID(self));
+    if (self->pix && !self->recolour) {
+        g_autoptr(AtnThumbPixels) have =
+            self->result ? atn_result_dup_thumb_pixels(self->result, self->cmap, self->shared_range, FALSE) : NULL;
+        if (have != self->pix)
+            restyle(self);
+    }
+}
+
+gboolean atn_model_grid_get_recolouring(AtnModelGrid *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_GRID(self), FALSE);
+    return self->recolour != NULL;
+}
+
+guint atn_model_grid_get_n_recolours(AtnModelGrid *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_GRID(self), 0);
+    return self->n_recolours;
+}
+
 void atn_model_grid_set_colormap(AtnModelGrid *self, atn_colormap cm) {
     g_return_if_fail(ATN_IS_MODEL_GRID(self));
     if (cm == self->cmap)
         return;
     self->cmap = cm;
-    atn_model_grid_invalidate(self);
+    restyle(self);
 }
 
 void atn_model_grid_set_font_scale(AtnModelGrid *self, double scale) {
@@ -396,7 +521,7 @@ void atn_model_grid_set_shared_range(AtnModelGrid *self, gboolean shared) {
     if (shared == self->shared_range)
         return;
     self->shared_range = shared;
-    atn_model_grid_invalidate(self);
+    restyle(self);
 }
 
 void atn_model_grid_set_notes(AtnModelGrid *self, const char *const *notes) {
@@ -415,6 +540,7 @@ void atn_model_grid_set_selected(AtnModelGrid *self, int layer, int head) {
 
 typedef struct grid_figure {
     atn_grid_spec spec;
+    double shared[2];
     atn_render_style style;
     AtnResult *result;
     char **notes;
@@ -444,6 +570,13 @@ AtnFigure *atn_model_grid_dup_figure(AtnModelGrid *self) {
         g_free(f);
         return NULL;
     }
+    /* the style asked for, whatever a recolour in flight still shows; the cells at full size */
+    f->spec.colormap = self->cmap;
+    f->spec.shared_range = self->shared_range;
+    f->spec.shared_vmin_vmax = NULL;
+    if (self->pix && atn_thumb_pixels_get_colormap(self->pix) == self->cmap &&
+        atn_thumb_pixels_get_shared_range(self->pix, &f->shared[0], &f->shared[1]) == self->shared_range)
+        f->spec.shared_vmin_vmax = f->shared;   /* no pass over every head */
     f->result = g_object_ref(self->result);
     f->notes = self->notes ? g_strdupv(self->notes) : NULL;
     f->spec.head_notes = (const char *const *)f->notes;

@@ -38,8 +38,19 @@ char *atn_model_grid_dup_layer_label(AtnModelGrid *self, int layer);
 /* The tooltip of thumbnail (layer, head), as the pointer shows it (newly allocated; with
  * "shares weights with layers …" on a second line for ALBERT); NULL as above. */
 char *atn_model_grid_dup_layer_tooltip(AtnModelGrid *self, int layer, int head);
-/* Thumbnail cells this process's Model views have coloured on the main thread (for tests:
- * at most L·H·ATN_RESULT_THUMB_MAX² per result, never L·H·n²). */
+/* Thumbnail cells this process's Model views have coloured on the main thread (for tests).
+ * None for a result whose run coloured its thumbnails in the session's style
+ * (atn_session_set_thumb_style) or that a recolour worker coloured; L·H·side² for one
+ * that has none, at most L·H·ATN_RESULT_THUMB_MAX², never L·H·n². */
 guint64 atn_model_grid_get_cells_coloured(void);
+/* A colour map or scale the result has no pixels for is coloured by a worker
+ * (atn_result_color_thumbs); TRUE while one is in flight.  A new result cancels it, and so
+ * does atn_model_grid_cancel_recolour (the Model view calls it when a run starts, which
+ * colours its result in the new style anyway); atn_model_grid_update_colours starts it
+ * again when the picture still has the old style.  n_recolours: the workers started. */
+gboolean atn_model_grid_get_recolouring(AtnModelGrid *self);
+guint atn_model_grid_get_n_recolours(AtnModelGrid *self);
+void atn_model_grid_cancel_recolour(AtnModelGrid *self);
+void atn_model_grid_update_colours(AtnModelGrid *self);
 
 G_END_DECLS

@@ -22,7 +22,62 @@ struct _AtnResult {
     int thumb_side;
     float *thumb_own;          /* the reduced thumbnails, or NULL: the capture's attention itself */
     float *ranges;             /* [L*H][2] */
+    GMutex thumb_lock;         /* guards coloured: workers add, the main thread reads */
+    AtnThumbPixels *coloured[2];   /* the thumbnails coloured in the last two styles, newest first */
 };
+
+struct AtnThumbPixels {
+    gatomicrefcount rc;
+    atn_colormap cm;
+    gboolean shared;
+    double vmin, vmax;        /* the shared range (with shared) */
+    int side, count;
+    guint8 *px;               /* [count][side][side * 4] */
+};
+
+AtnThumbPixels *atn_thumb_pixels_ref(AtnThumbPixels *pix) {
+    g_return_val_if_fail(pix != NULL, NULL);
+    g_atomic_ref_count_inc(&pix->rc);
+    return pix;
+}
+
+void atn_thumb_pixels_unref(AtnThumbPixels *pix) {
+    if (pix && g_atomic_ref_count_dec(&pix->rc)) {
+        g_free(pix->px);
+        g_free(pix);
+    }
+}
+
+atn_colormap atn_thumb_pixels_get_colormap(const AtnThumbPixels *pix) {
+    g_return_val_if_fail(pix != NULL, ATN_CMAP_VIRIDIS);
+    return pix->cm;
+}
+
+gboolean atn_thumb_pixels_get_shared_range(const AtnThumbPixels *pix, double *vmin, double *vmax) {
+    g_return_val_if_fail(pix != NULL, FALSE);
+    if (vmin)
+        *vmin = pix->vmin;
+    if (vmax)
+        *vmax = pix->vmax;
+    return pix->shared;
+}
+
+int atn_thumb_pixels_get_side(const AtnThumbPixels *pix) {
+    g_return_val_if_fail(pix != NULL, 0);
+    return pix->side;
+}
+
+int atn_thumb_pixels_get_count(const AtnThumbPixels *pix) {
+    g_return_val_if_fail(pix != NULL, 0);
+    return pix->count;
+}
+
+guint8 *atn_thumb_pixels_get_head(AtnThumbPixels *pix, int c) {
+    g_return_val_if_fail(pix != NULL, NULL);
+    if (c < 0 || c >= pix->count)
+        return NULL;
+    return pix->px + (size_t)c * pix->side * pix->side * 4;
+}
 
 G_DEFINE_FINAL_TYPE(AtnResult, atn_result, G_TYPE_OBJECT)
 
@@ -38,6 +93,9 @@ static void atn_result_finalize(GObject *object) {
     g_free(self->stats_error);
     g_free(self->thumb_own);
     g_free(self->ranges);
+    atn_thumb_pixels_unref(self->coloured[0]);
+    atn_thumb_pixels_unref(self->coloured[1]);
+    g_mutex_clear(&self->thumb_lock);
     g_clear_object(&self->model);
     G_OBJECT_CLASS(atn_result_parent_class)->finalize(object);
 }
@@ -46,7 +104,7 @@ static void atn_result_class_init(AtnResultClass *klass) {
     G_OBJECT_CLASS(klass)->finalize = atn_result_finalize;
 }
 
-static void atn_result_init(AtnResult *self) {}
+static void atn_result_init(AtnResult *self) { g_mutex_init(&self->thumb_lock); }
 
 /* Each head's finite range and, for long inputs, its max-pooled thumbnail (see
  * atn_result_get_thumb_values): one pass over the probabilities, in the worker. */
@@ -145,6 +203,88 @@ const float *atn_result_get_thumb_values(AtnResult *self, int *side) {
 const float *atn_result_get_head_ranges(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
     return self->ranges;
+}
+
+static gsize thumb_cells_coloured;   /* atomic */
+
+guint64 atn_result_get_thumb_cells_coloured(void) { return (guint64)g_atomic_pointer_get(&thumb_cells_coloured); }
+
+/* Under thumb_lock: the kept pixels of that style (borrowed), or NULL. */
+static AtnThumbPixels *find_coloured(AtnResult *self, atn_colormap cm, gboolean shared) {
+    for (int i = 0; i < 2; i++)
+        if (self->coloured[i] && self->coloured[i]->cm == cm && self->coloured[i]->shared == shared)
+            return self->coloured[i];
+    return NULL;
+}
+
+AtnThumbPixels *atn_result_dup_thumb_pixels(AtnResult *self, atn_colormap cm, gboolean shared_range,
+                                            gboolean any_style) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
+    g_mutex_lock(&self->thumb_lock);
+    AtnThumbPixels *p = find_coloured(self, cm, !!shared_range);
+    if (!p && any_style)
+        p = self->coloured[0];
+    if (p)
+        atn_thumb_pixels_ref(p);
+    g_mutex_unlock(&self->thumb_lock);
+    return p;
+}
+
+/* Colours as the Model view always has: each head in its own range, or every head in the
+ * range of all of them, both resolved from the head ranges (atn_value_range_resolve), which
+ * give what the heads' own values would. */
+AtnThumbPixels *atn_result_color_thumbs(AtnResult *self, atn_colormap cm, gboolean shared_range,
+                                        GCancellable *cancellable) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
+    gboolean shared = !!shared_range;
+    AtnThumbPixels *kept = atn_result_dup_thumb_pixels(self, cm, shared, FALSE);
+    if (kept)
+        return kept;
+    const atn_capture *cap = atn_run_capture(self->run);
+    int count = cap->n_layers * cap->n_heads, side = 0;
+    const float *vals = atn_result_get_thumb_values(self, &side);
+    if (!cap->attn || !vals || !self->ranges || side <= 0 || count <= 0)
+        return NULL;
+    size_t ss = (size_t)side * side;
+    AtnThumbPixels *p = g_try_new0(AtnThumbPixels, 1);
+    if (p)
+        p->px = g_try_malloc(ss * 4 * (size_t)count);
+    if (!p || !p->px) {
+        g_free(p);
+        return NULL;
+    }
+    g_atomic_ref_count_init(&p->rc);
+    p->cm = cm;
+    p->shared = shared;
+    p->side = side;
+    p->count = count;
+    atn_value_range r = {.automatic = true};
+    atn_value_range_resolve(&r, self->ranges, count, 2, 0, cm, &p->vmin, &p->vmax);
+    for (int c = 0; c < count; c++) {
+        if (c % 16 == 0 && g_cancellable_is_cancelled(cancellable)) {
+            atn_thumb_pixels_unref(p);
+            return NULL;
+        }
+        double lo = p->vmin, hi = p->vmax;
+        if (!shared)
+            atn_value_range_resolve(&r, self->ranges + 2 * c, 1, 2, 0, cm, &lo, &hi);
+        atn_render_matrix_pixels(vals + c * ss, side, side, 0, cm, lo, hi, atn_thumb_pixels_get_head(p, c),
+                                 (size_t)side * 4);
+    }
+    g_atomic_pointer_add(&thumb_cells_coloured, (gssize)(ss * count));
+    g_mutex_lock(&self->thumb_lock);
+    AtnThumbPixels *raced = find_coloured(self, cm, shared);   /* another thread was quicker */
+    if (raced) {
+        atn_thumb_pixels_unref(p);
+        p = raced;
+    } else {
+        atn_thumb_pixels_unref(self->coloured[1]);
+        self->coloured[1] = self->coloured[0];
+        self->coloured[0] = p;
+    }
+    atn_thumb_pixels_ref(p);
+    g_mutex_unlock(&self->thumb_lock);
+    return p;
 }
 
 gboolean atn_result_is_causal(AtnResult *self) {

@@ -3,11 +3,12 @@
  * thread that ran the model (on the main thread only for toy models, which run there). */
 #pragma once
 
-#include <glib-object.h>
+#include <gio/gio.h>
 
 #include "analysis.h"
 #include "atn-model-handle.h"
 #include "attnscope.h"
+#include "render.h"
 
 G_BEGIN_DECLS
 
@@ -69,6 +70,36 @@ const float *atn_result_get_thumb_values(AtnResult *self, int *side);
 /* Each head's smallest and largest finite probability, [L·H][2] (NaN, NaN for a head with
  * none), owned by the result: a colour range without reading the head again. */
 const float *atn_result_get_head_ranges(AtnResult *self);
+/* The thumbnails coloured for the Model view: one colour map and scale (each head its own
+ * range, or one range shared by every head, as atn_value_range_resolve gives them from the
+ * head ranges above), [L·H][side][side] pixels in ui/render's format (cairo ARGB32, opaque:
+ * atn_render_matrix_pixels of the thumbnail values), rows of side·4 bytes.  Immutable once
+ * made and refcounted, so any thread may read them while the result lives and the main thread
+ * only wraps them in image surfaces (no colouring there). */
+typedef struct AtnThumbPixels AtnThumbPixels;
+AtnThumbPixels *atn_thumb_pixels_ref(AtnThumbPixels *pix);
+void atn_thumb_pixels_unref(AtnThumbPixels *pix);   /* NULL: nothing */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(AtnThumbPixels, atn_thumb_pixels_unref)
+atn_colormap atn_thumb_pixels_get_colormap(const AtnThumbPixels *pix);
+gboolean atn_thumb_pixels_get_shared_range(const AtnThumbPixels *pix, double *vmin, double *vmax);
+int atn_thumb_pixels_get_side(const AtnThumbPixels *pix);
+int atn_thumb_pixels_get_count(const AtnThumbPixels *pix);   /* L·H */
+/* Head c's (c = layer·H + head) first pixel row, of atn_thumb_pixels_get_side() rows
+ * side·4 bytes apart; NULL out of range.  Borrowed from pix. */
+guint8 *atn_thumb_pixels_get_head(AtnThumbPixels *pix, int c);
+/* Colours the thumbnails in (cm, shared_range) on the calling thread (any thread: the run's
+ * worker does it for the session's style, atn_session_set_thumb_style) and keeps them with
+ * the result (its last two styles), or returns the kept ones of that style without colouring.
+ * A new reference; NULL without attention in the capture, when out of memory, or when
+ * cancellable was cancelled before the colouring finished (nothing kept then). */
+AtnThumbPixels *atn_result_color_thumbs(AtnResult *self, atn_colormap cm, gboolean shared_range,
+                                        GCancellable *cancellable);
+/* The kept pixels of that style (a new reference), or NULL: never colours.  With
+ * any_style, the most recently kept of any style when that one is not there. */
+AtnThumbPixels *atn_result_dup_thumb_pixels(AtnResult *self, atn_colormap cm, gboolean shared_range,
+                                            gboolean any_style);
+/* Thumbnail cells coloured by atn_result_color_thumbs in this process, on any thread (tests). */
+guint64 atn_result_get_thumb_cells_coloured(void);
 atn_device atn_result_get_device(AtnResult *self);
 /* Why the GPU failed when this run was asked of it and went to the CPU instead, or NULL. */
 const char *atn_result_get_gpu_failure(AtnResult *self);

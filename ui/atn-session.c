@@ -28,6 +28,9 @@ struct _AtnSession {
     atn_precision precision;    /* the runs' arithmetic (the preferences' "precision") */
     guint n_runs;
     AtnWhatif *whatif;          /* the what-if lab's changes every run gets, or NULL */
+    gboolean thumb_style_set;   /* runs colour the Model view's thumbnails in: */
+    atn_colormap thumb_cmap;
+    gboolean thumb_shared;
 
     /* running */
     guint debounce_ms;
@@ -93,6 +96,9 @@ typedef struct run_job {
     atn_device device;
     atn_precision precision;
     AtnWhatif *whatif;
+    gboolean thumbs;             /* colour the thumbnails in thumb_cmap / thumb_shared */
+    atn_colormap thumb_cmap;
+    gboolean thumb_shared;
     GCancellable *cancellable;   /* the task's (not owned), or NULL on the main thread */
     gint permille;               /* written by the worker: how far the forward is, 0..1000 */
 } run_job;
@@ -196,6 +202,8 @@ static AtnResult *do_run(run_job *job, GCancellable *cancellable, GError **error
     AtnResult *r = atn_result_new(job->model, run, enc, ms);
     if (job->whatif)
         atn_whatif_attach(r, job->whatif);
+    if (job->thumbs)   /* the Model view's pixels, here rather than on the main thread when it is shown */
+        atn_thumb_pixels_unref(atn_result_color_thumbs(r, job->thumb_cmap, job->thumb_shared, cancellable));
     const char *gpu_failure = atn_run_fallback_reason(run);
     if (gpu_failure)
         atn_result_set_gpu_failure(r, gpu_failure);
@@ -405,6 +413,9 @@ static void start_run(AtnSession *self) {
     job->device = self->device;
     job->precision = self->precision;
     job->whatif = atn_whatif_ref(self->whatif);
+    job->thumbs = self->thumb_style_set;
+    job->thumb_cmap = self->thumb_cmap;
+    job->thumb_shared = self->thumb_shared;
 
     if (atn_model_handle_is_toy(self->model)) {
         g_autoptr(GError) error = NULL;
@@ -990,6 +1001,13 @@ void atn_session_set_whatif(AtnSession *self, AtnWhatif *whatif) {
     self->whatif = atn_whatif_ref(whatif);
     g_signal_emit(self, signals[SIGNAL_WHATIF_CHANGED], 0);
     start_run(self);
+}
+
+void atn_session_set_thumb_style(AtnSession *self, atn_colormap cm, gboolean shared_range) {
+    g_return_if_fail(ATN_IS_SESSION(self));
+    self->thumb_style_set = TRUE;
+    self->thumb_cmap = cm;
+    self->thumb_shared = !!shared_range;
 }
 
 AtnWhatif *atn_session_get_whatif(AtnSession *self) {

@@ -73,6 +73,12 @@ void atn_session_set_ids(AtnSession *self, const int32_t *ids, int n);
 typedef struct AtnWhatif AtnWhatif;
 void atn_session_set_whatif(AtnSession *self, AtnWhatif *whatif);
 AtnWhatif *atn_session_get_whatif(AtnSession *self);
+/* The colour map and scale the Model view shows its thumbnails in (its AtnView colour map,
+ * its "same scale for every head" check): each run's worker colours the result's thumbnails
+ * in them after the forward (atn_result_color_thumbs), so that showing the view colours
+ * nothing on the main thread.  Until it is set, runs colour none.  Takes effect from the next
+ * run; a result that has them in another style is recoloured by the view, in a worker. */
+void atn_session_set_thumb_style(AtnSession *self, atn_colormap cm, gboolean shared_range);
 /* Runs now (skipping the debounce): toy models before returning, others in the worker. */
 void atn_session_rerun(AtnSession *self);
 /* The toy model shown back to its numbers as opened (atn_model_handle_revert_toy), and run
