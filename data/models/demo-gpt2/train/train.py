@@ -26,9 +26,16 @@ the float64 reference forward of tests/hf/gen_gpt2.py (modeling_gpt2.py, cross-c
 with nn.MultiheadAttention there) on the weights as saved: attention [L,H,n,n], the
 log-softmax of the logits at every position, and the top-5 next tokens after each one.
 
-Usage (Debian's python3-torch, 2 threads as docs/ARCHITECTURE.md "Platform notes" says):
+Every --eval-every steps the best previous-token head on the held-out paragraphs and the
+best induction head on 20 repeated runs drawn with seed 8 (eval_figures) are printed and
+kept in metrics.json ("evals"); --stop PREV IND ends the run at the first evaluation where
+both reach those figures.  --init-std sets the std of the blocks' matrices at
+initialisation: GPT-2's 0.02 is made for width 768 and at width 64 keeps the attention
+scores so near zero that the copying plateau outlasted every run of 1,150 steps.
+
+Usage (Debian's python3-torch; the script runs every thread pool with one thread):
   NODE_PATH=/work/wt/npm/node_modules node data/models/demo-gpt2/train/bpe.js
-  OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 data/models/demo-gpt2/train/train.py
+  nice /usr/bin/python3 data/models/demo-gpt2/train/train.py  (options: README.md)
 """
 import argparse
 import json
@@ -37,9 +44,16 @@ import os
 import sys
 import time
 
-import numpy as np
-import torch
-import torch.nn.functional as F
+# one thread in every pool, set before numpy and torch load their libraries: the machine's
+# cores are shared, and torch's OpenMP pool fighting OpenBLAS's own threads made a step take
+# 1.4-1.8x the CPU time (docs/ARCHITECTURE.md, "Platform notes"; figures in README.md)
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.dirname(HERE)
@@ -71,6 +85,7 @@ POOL = [256, 320]
 SEQ = 64
 RUN = [8, 32]
 EPISODES = [False]
+TWICE = [False]
 
 
 def gelu_new(x):
@@ -85,6 +100,7 @@ class GPT2(torch.nn.Module):
         d, V, P, L = cfg["n_embd"], cfg["vocab_size"], cfg["n_positions"], cfg["n_layer"]
         self.cfg = cfg
         std = cfg["initializer_range"]
+        mstd = cfg.get("_matrix_std") or std   # the blocks' matrices (--init-std), else GPT-2's
         P_ = torch.nn.Parameter
         self.p = {}   # GPT2Model names have dots, which nn.Module refuses
 
@@ -107,16 +123,16 @@ class GPT2(torch.nn.Module):
             q = f"h.{i}."
             self.p[q + "ln_1.weight"] = P_(torch.ones(d))
             self.p[q + "ln_1.bias"] = P_(torch.zeros(d))
-            self.p[q + "attn.c_attn.weight"] = normal(d, 3 * d)
+            self.p[q + "attn.c_attn.weight"] = normal(d, 3 * d, s=mstd)
             self.p[q + "attn.c_attn.bias"] = P_(torch.zeros(3 * d))
             # GPT-2's init: residual projections scaled by 1/sqrt(2 n_layer)
-            self.p[q + "attn.c_proj.weight"] = normal(d, d, s=std / math.sqrt(2 * L))
+            self.p[q + "attn.c_proj.weight"] = normal(d, d, s=mstd / math.sqrt(2 * L))
             self.p[q + "attn.c_proj.bias"] = P_(torch.zeros(d))
             self.p[q + "ln_2.weight"] = P_(torch.ones(d))
             self.p[q + "ln_2.bias"] = P_(torch.zeros(d))
-            self.p[q + "mlp.c_fc.weight"] = normal(d, 4 * d)
+            self.p[q + "mlp.c_fc.weight"] = normal(d, 4 * d, s=mstd)
             self.p[q + "mlp.c_fc.bias"] = P_(torch.zeros(4 * d))
-            self.p[q + "mlp.c_proj.weight"] = normal(4 * d, d, s=std / math.sqrt(2 * L))
+            self.p[q + "mlp.c_proj.weight"] = normal(4 * d, d, s=mstd / math.sqrt(2 * L))
             self.p[q + "mlp.c_proj.bias"] = P_(torch.zeros(d))
         self.p["ln_f.weight"] = P_(torch.ones(d))
         self.p["ln_f.bias"] = P_(torch.zeros(d))
@@ -161,6 +177,15 @@ def batch(stream, rng, rows, repeat_frac):
                 run = rng.choice(np.arange(POOL[0], POOL[1]), int(rng.integers(RUN[0], RUN[1] + 1)), replace=False)
                 row.extend(run.tolist() * 2)
             out[r] = row[:SEQ + 1]
+        elif synthetic and TWICE[0]:
+            # the measured format: a run of distinct tokens exactly twice, at a random offset
+            # in a window of text (so the copies do not always start at position 0)
+            n = int(rng.integers(RUN[0], RUN[1] + 1))
+            run = rng.choice(np.arange(POOL[0], POOL[1]), n, replace=False)
+            s = int(rng.integers(0, len(stream) - SEQ - 1))
+            out[r] = stream[s:s + SEQ + 1]
+            o = int(rng.integers(0, SEQ + 2 - 2 * n))
+            out[r, o:o + 2 * n] = np.concatenate([run, run])
         elif synthetic:
             run = rng.choice(np.arange(POOL[0], POOL[1]), int(rng.integers(RUN[0], RUN[1] + 1)), replace=False)
             out[r] = np.resize(run, SEQ + 1)
@@ -203,17 +228,27 @@ def induction_score(attn_list, run):
     return s / len(attn_list)
 
 
-def quick_figures(model, ids):
-    """The best previous-token, first-token and induction head so far (a few held-out rows)."""
-    held = [p[:SEQ] for p in ids["heldout"] if len(p) >= 16][:20]
+def eval_figures(model, ids):
+    """Every head's previous-token score on the held-out paragraphs (as export measures it)
+    and its induction score on 20 repeated runs drawn with seed EVAL_SEED + 1 (not the 50 of
+    check/induction_ids.json, which stay for the final figures), with the held-out loss."""
+    held = [p[:SEQ] for p in ids["heldout"] if len(p) >= 16]
+    run = 20
     with torch.no_grad():
-        at = [model(torch.tensor([p]), want_attn=True)[1][0].numpy() for p in held]
-        prev, first = head_figures(at)
-        run = 20
-        ind = induction_score([model(torch.tensor(np.array([s])), want_attn=True)[1][0].numpy()
-                               for s in induction_cases(np.random.default_rng(EVAL_SEED + 1), 10, run)], run)
-    f = lambda m: "L%d.H%d %.2f" % (*np.unravel_index(np.argmax(m), m.shape), m.max())
-    return f"prev {f(prev)}, first {f(first)}, induction {f(ind)}"
+        at, hl, hn = [], 0.0, 0
+        for p in held:
+            lg, a = model(torch.tensor([p]), want_attn=True)
+            at.append(a[0].numpy())
+            hl += float(F.cross_entropy(lg[0, :-1], torch.tensor(p[1:]), reduction="sum"))
+            hn += len(p) - 1
+        prev, _ = head_figures(at)
+        seqs = np.array(induction_cases(np.random.default_rng(EVAL_SEED + 1), 20, run))
+        ind = induction_score(list(model(torch.from_numpy(seqs), want_attn=True)[1].numpy()), run)
+    return prev, ind, hl / hn
+
+
+def best_text(m):
+    return "L%d.H%d %.3f" % (*np.unravel_index(np.argmax(m), m.shape), m.max())
 
 
 def main():
@@ -232,6 +267,15 @@ def main():
     ap.add_argument("--wpe-init", choices=["normal", "sinusoid"], default="normal")
     ap.add_argument("--episodes", type=int, default=0,
                     help="1: a repeated row is a string of runs each repeated twice, not one run repeated")
+    ap.add_argument("--twice", type=int, default=0,
+                    help="1: a repeated row is one run twice (the measured format) inside a text window")
+    ap.add_argument("--init-std", type=float, default=0.0,
+                    help="std of the blocks' weight matrices at initialisation (0: initializer_range, GPT-2's "
+                         "0.02, which at width 64 is a sixth of 1/sqrt(width))")
+    ap.add_argument("--eval-every", type=int, default=250, help="steps between head evaluations")
+    ap.add_argument("--stop", type=float, nargs=2, default=[0.0, 0.0], metavar=("PREV", "IND"),
+                    help="stop at the first evaluation whose best previous-token and induction heads "
+                         "reach these (0 0: run every step)")
     ap.add_argument("--export-only", action="store_true",
                     help="no training: the shipped model.safetensors' metrics and check fixtures again")
     a = ap.parse_args()
@@ -239,16 +283,18 @@ def main():
     CFG["n_head"] = a.heads
     POOL[:], RUN[:] = a.pool, a.run
     EPISODES[0] = a.episodes
+    TWICE[0] = a.twice
     if a.export_only:
         reexport(a)
         return
     torch.manual_seed(a.seed)
     a.recipe = {"warmup": a.warmup, "repeat": a.repeat, "pool": list(POOL), "run_lengths": list(RUN),
-                "distinct": True, "episodes": bool(a.episodes), "wpe_init": a.wpe_init, "decay_embeddings": bool(a.decay_embeddings)}
+                "distinct": True, "episodes": bool(a.episodes), "twice": bool(a.twice), "init_std": a.init_std or CFG["initializer_range"],
+                "wpe_init": a.wpe_init, "decay_embeddings": bool(a.decay_embeddings)}
     ids = json.load(open(os.path.join(HERE, "ids.json")))
     stream = np.array([t for p in ids["train"] for t in p + [EOT]], dtype=np.int64)
     g = torch.Generator().manual_seed(a.seed)
-    model = GPT2(dict(CFG, _wpe_init=a.wpe_init), g)
+    model = GPT2(dict(CFG, _wpe_init=a.wpe_init, _matrix_std=a.init_std), g)
     decays = lambda n: n.endswith(".weight") and "ln_" not in n and (a.decay_embeddings or not n.startswith("wpe"))
     decay = [p for n, p in model.p.items() if decays(n)]
     no_decay = [p for n, p in model.p.items() if not decays(n)]
@@ -257,7 +303,9 @@ def main():
     rng = np.random.default_rng(a.seed)
     warm = a.warmup
     log = []
+    a.evals = []
     t0 = time.time()
+    c0 = time.process_time()
     for step in range(a.steps):
         lr = a.lr * min(1.0, (step + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / a.steps)))
         for grp in opt.param_groups:
@@ -270,9 +318,20 @@ def main():
         opt.step()
         log.append(float(loss))
         if step % 50 == 0 or step == a.steps - 1:
-            print(f"step {step} loss {np.mean(log[-50:]):.3f} lr {lr:.2e} {time.time() - t0:.0f}s", flush=True)
-        if step % 100 == 99:
-            print("  heads: " + quick_figures(model, ids), flush=True)
+            print(f"step {step} loss {np.mean(log[-50:]):.3f} lr {lr:.2e} {time.time() - t0:.0f}s "
+                  f"({(step + 1) / (time.time() - t0):.2f} steps/s, {(time.process_time() - c0) / (step + 1) * 1e3:.0f} "
+                  f"ms CPU a step)", flush=True)
+        if (step + 1) % a.eval_every == 0 or step == a.steps - 1:
+            prev, ind, hl = eval_figures(model, ids)
+            a.evals.append({"step": step + 1, "prev": round(float(prev.max()), 4), "induction": round(float(ind.max()), 4),
+                            "heldout_loss": round(hl, 4)})
+            print(f"  eval after {step + 1}: previous {best_text(prev)}, induction {best_text(ind)}, "
+                  f"held-out loss {hl:.3f}", flush=True)
+            if a.stop[0] > 0 and prev.max() >= a.stop[0] and ind.max() >= a.stop[1]:
+                print(f"  both targets reached with the margin asked for (--stop {a.stop[0]} {a.stop[1]}): stopping",
+                      flush=True)
+                a.steps = step + 1
+                break
     minutes = (time.time() - t0) / 60
     export(model, a, ids, log, minutes)
 
@@ -294,6 +353,7 @@ def reexport(a):
     old = json.load(open(os.path.join(a.out, "train", "metrics.json")))
     for k in ("steps", "rows", "lr", "seed"):
         setattr(a, k, old[k])
+    a.evals = old.get("evals")
     a.recipe = old.get("recipe")   # None for a model trained before the recipe was recorded
     if not a.recipe and "pool" in old:   # recorded flat by the first runs of this recipe
         a.recipe = {k: old[k] for k in ("warmup", "repeat", "pool", "run_lengths") if k in old}
@@ -354,6 +414,8 @@ def export(model, a, ids, log, minutes):
     os.makedirs(here, exist_ok=True)
     if getattr(a, "recipe", None):
         metrics["recipe"] = a.recipe
+    if getattr(a, "evals", None):
+        metrics["evals"] = a.evals   # the best heads every --eval-every steps (eval_figures)
     with open(os.path.join(here, "metrics.json"), "w") as f:
         json.dump(metrics, f, indent=1)
     print(json.dumps({k: metrics[k] for k in ("final_train_loss", "heldout_loss", "best_prev", "best_first",
