@@ -86,6 +86,7 @@ SEQ = 64
 RUN = [8, 32]
 EPISODES = [False]
 TWICE = [False]
+TEXT_RUNS = [0.0]
 
 
 def gelu_new(x):
@@ -118,7 +119,7 @@ class GPT2(torch.nn.Module):
             w[:, 0::2], w[:, 1::2] = torch.sin(pos * freq), torch.cos(pos * freq)
             self.p["wpe.weight"] = P_(w * (0.02 * math.sqrt(2.0)))
         else:
-            self.p["wpe.weight"] = normal(P, d, s=0.02)
+            self.p["wpe.weight"] = normal(P, d, s=cfg.get("_wpe_std") or 0.02)
         for i in range(L):
             q = f"h.{i}."
             self.p[q + "ln_1.weight"] = P_(torch.ones(d))
@@ -186,6 +187,12 @@ def batch(stream, rng, rows, repeat_frac):
             out[r] = stream[s:s + SEQ + 1]
             o = int(rng.integers(0, SEQ + 2 - 2 * n))
             out[r, o:o + 2 * n] = np.concatenate([run, run])
+        elif synthetic and TEXT_RUNS[0] > 0 and rng.random() < TEXT_RUNS[0]:
+            # a stretch of the training text repeated to fill the row: copying it needs the
+            # previous-token head on text tokens, not only on the pool's
+            n = int(rng.integers(RUN[0], RUN[1] + 1))
+            s = int(rng.integers(0, len(stream) - n))
+            out[r] = np.resize(stream[s:s + n], SEQ + 1)
         elif synthetic:
             run = rng.choice(np.arange(POOL[0], POOL[1]), int(rng.integers(RUN[0], RUN[1] + 1)), replace=False)
             out[r] = np.resize(run, SEQ + 1)
@@ -272,6 +279,10 @@ def main():
     ap.add_argument("--init-std", type=float, default=0.0,
                     help="std of the blocks' weight matrices at initialisation (0: initializer_range, GPT-2's "
                          "0.02, which at width 64 is a sixth of 1/sqrt(width))")
+    ap.add_argument("--text-runs", type=float, default=0.0,
+                    help="share of the repeated rows whose run is a stretch of training text, not pool tokens")
+    ap.add_argument("--wpe-std", type=float, default=0.0,
+                    help="std of the learned positions at initialisation (0: GPT-2's 0.02)")
     ap.add_argument("--eval-every", type=int, default=250, help="steps between head evaluations")
     ap.add_argument("--stop", type=float, nargs=2, default=[0.0, 0.0], metavar=("PREV", "IND"),
                     help="stop at the first evaluation whose best previous-token and induction heads "
@@ -284,17 +295,19 @@ def main():
     POOL[:], RUN[:] = a.pool, a.run
     EPISODES[0] = a.episodes
     TWICE[0] = a.twice
+    TEXT_RUNS[0] = a.text_runs
     if a.export_only:
         reexport(a)
         return
     torch.manual_seed(a.seed)
     a.recipe = {"warmup": a.warmup, "repeat": a.repeat, "pool": list(POOL), "run_lengths": list(RUN),
-                "distinct": True, "episodes": bool(a.episodes), "twice": bool(a.twice), "init_std": a.init_std or CFG["initializer_range"],
+                "distinct": True, "episodes": bool(a.episodes), "twice": bool(a.twice), "text_runs": a.text_runs, "init_std": a.init_std or CFG["initializer_range"],
+                "wpe_std": a.wpe_std or 0.02,
                 "wpe_init": a.wpe_init, "decay_embeddings": bool(a.decay_embeddings)}
     ids = json.load(open(os.path.join(HERE, "ids.json")))
     stream = np.array([t for p in ids["train"] for t in p + [EOT]], dtype=np.int64)
     g = torch.Generator().manual_seed(a.seed)
-    model = GPT2(dict(CFG, _wpe_init=a.wpe_init, _matrix_std=a.init_std), g)
+    model = GPT2(dict(CFG, _wpe_init=a.wpe_init, _matrix_std=a.init_std, _wpe_std=a.wpe_std), g)
     decays = lambda n: n.endswith(".weight") and "ln_" not in n and (a.decay_embeddings or not n.startswith("wpe"))
     decay = [p for n, p in model.p.items() if decays(n)]
     no_decay = [p for n, p in model.p.items() if not decays(n)]
