@@ -66,6 +66,8 @@ struct _AtnTraceView {
     guint trace_gen, colw_gen;   /* each computed trace gets the next number */
     char *colw_font;
     int colw_fixed, colw_ell, colw[8], colw_k;
+    GHashTable *colw_cache;   /* 'b'|'r' + text with its digits as 0 -> width px, for colw_font */
+    guint colw_measured;      /* texts measured with Pango for the column fit (tests) */
     double font_scale;
     gboolean dirty;
     gboolean syncing;
@@ -76,6 +78,7 @@ struct _AtnTraceView {
 };
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface);
+static void measure_cols(AtnTraceView *self, const AtnTracePlanStep *keys8);
 static void view_iface_init(AtnViewInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE(AtnTraceView, atn_trace_view, GTK_TYPE_WIDGET,
@@ -702,6 +705,8 @@ void atn_trace_view_refresh(AtnTraceView *self) {
     memset(plans, 0, sizeof plans);
     atn_trace_plan_make_cols(t, n_heads, self->max_cols, plans);
     apply_plan(self, plans);
+    if (self->max_cols == 8)
+        measure_cols(self, &plans[ATN_TRACE_STEP_KEYS]);   /* the same plan fit_cols would make */
     for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++)
         atn_trace_plan_step_clear(&plans[s]);
 
@@ -790,14 +795,41 @@ static void on_reveal(GtkToggleButton *b, GParamSpec *p, AtnTraceView *self) {
     atn_trace_view_set_reveal(self, gtk_toggle_button_get_active(b));
 }
 
-/* The side pane (the heatmap) takes about a third of a wide view, never less than 320 px
- * times the text size; set again whenever the view's width changes, so presentation mode and
- * a resized window get a heatmap that fills its pane. */
+/* The width (px) of a cell's text in the cells' font (style.css: monospace, bold for headers
+ * and the query row's accent), from the view's width cache: a monospace font gives every digit
+ * the same advance, so the text is keyed with its digits as 0 ("-0.1234" and "-0.5678" are one
+ * measurement) and a new trace's 170 key-table cells need a handful of Pango layouts, not 170
+ * (they were 8% of a switch to this view on a new result). The cache belongs to one font
+ * (colw_font) and is cleared when it changes or grows past 4096 texts. */
+static int cell_text_width(AtnTraceView *self, PangoLayout *l, const PangoFontDescription *base,
+                           const PangoFontDescription *bold, const char *t, gboolean is_bold) {
+    if (!t || !*t)
+        return 0;
+    GString *key = g_string_sized_new(strlen(t) + 2);
+    g_string_append_c(key, is_bold ? 'b' : 'r');
+    for (const char *c = t; *c; c++)
+        g_string_append_c(key, g_ascii_isdigit(*c) ? '0' : *c);
+    gpointer hit;
+    if (g_hash_table_lookup_extended(self->colw_cache, key->str, NULL, &hit)) {
+        g_string_free(key, TRUE);
+        return GPOINTER_TO_INT(hit);
+    }
+    self->colw_measured++;
+    pango_layout_set_font_description(l, is_bold ? bold : base);
+    pango_layout_set_text(l, t, -1);
+    PangoRectangle logical;
+    pango_layout_get_pixel_extents(l, NULL, &logical);
+    if (g_hash_table_size(self->colw_cache) >= 4096)
+        g_hash_table_remove_all(self->colw_cache);
+    g_hash_table_insert(self->colw_cache, g_string_free(key, FALSE), GINT_TO_POINTER(logical.width));
+    return logical.width;
+}
+
 /* The widths the key table's columns take (the widest table: j, token and up to 8 numbers
  * of d_k; the value table has the same columns), measured from the text of the full 8-column
- * plan with the cells' font as style.css gives it (monospace, bold for headers and the query
- * row's accent) at the view's current font size: once per trace and font. */
-static void measure_cols(AtnTraceView *self) {
+ * plan at the view's current font size: once per trace and font. keys8 is that plan's key
+ * step when the caller has it (refresh, at 8 columns), else NULL: it is made here. */
+static void measure_cols(AtnTraceView *self, const AtnTracePlanStep *keys8) {
     PangoContext *ctx = gtk_widget_get_pango_context(GTK_WIDGET(self));
     PangoFontDescription *base = pango_font_description_copy(pango_context_get_font_description(ctx));
     pango_font_description_set_family(base, "monospace");
@@ -806,32 +838,30 @@ static void measure_cols(AtnTraceView *self) {
         pango_font_description_free(base);
         return;
     }
+    if (g_strcmp0(key, self->colw_font))
+        g_hash_table_remove_all(self->colw_cache);
     g_free(self->colw_font);
     self->colw_font = g_steal_pointer(&key);
     self->colw_gen = self->trace_gen;
     AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT];
     memset(plans, 0, sizeof plans);
-    atn_trace_plan_make_cols(self->trace, atn_result_get_n_heads(self->result), 8, plans);
-    const AtnTracePlanStep *p = &plans[ATN_TRACE_STEP_KEYS];
+    if (!keys8) {
+        atn_trace_plan_make_cols(self->trace, atn_result_get_n_heads(self->result), 8, plans);
+        keys8 = &plans[ATN_TRACE_STEP_KEYS];
+    }
+    const AtnTracePlanStep *p = keys8;
     PangoLayout *l = pango_layout_new(ctx);
     PangoFontDescription *bold = pango_font_description_copy(base);
     pango_font_description_set_weight(bold, PANGO_WEIGHT_BOLD);
     int *w = g_new0(int, p->cols);
     for (int r = 0; r < p->rows; r++)
         for (int c = 0; c < p->cols; c++) {
-            const char *t = p->cells[r * p->cols + c];
             guint8 f = p->flags[r * p->cols + c];
-            pango_layout_set_font_description(l, f & (ATN_TRACE_CELL_HEADER | ATN_TRACE_CELL_ACCENT) ? bold : base);
-            pango_layout_set_text(l, t ? t : "", -1);
-            PangoRectangle logical;
-            pango_layout_get_pixel_extents(l, NULL, &logical);
-            w[c] = MAX(w[c], logical.width);
+            int tw = cell_text_width(self, l, base, bold, p->cells[r * p->cols + c],
+                                     (f & (ATN_TRACE_CELL_HEADER | ATN_TRACE_CELL_ACCENT)) != 0);
+            w[c] = MAX(w[c], tw);
         }
-    pango_layout_set_font_description(l, bold);
-    pango_layout_set_text(l, "…", -1);
-    PangoRectangle logical;
-    pango_layout_get_pixel_extents(l, NULL, &logical);
-    self->colw_ell = logical.width;
+    self->colw_ell = cell_text_width(self, l, base, bold, "…", TRUE);
     /* the plan's columns: j, token, then d_k's shown at 8 (all of them, or 0..3 … k-3..k-1) */
     int k = self->trace->d_head;
     self->colw_k = k;
@@ -885,7 +915,7 @@ static int fit_cols(AtnTraceView *self) {
     int pos = gtk_paned_get_position(self->paned);
     if (!self->trace || !self->result || pos <= 0)
         return self->max_cols;
-    measure_cols(self);
+    measure_cols(self, NULL);
     /* the sheet's and the step's padding and border, and the scroll bar */
     int avail = pos - (int)(44 * self->font_scale) - 14;
     for (int m = 8; m > 4; m--)
@@ -1054,6 +1084,7 @@ static void atn_trace_view_dispose(GObject *object) {
     }
     g_clear_handle_id(&self->cols_idle_id, g_source_remove);
     g_clear_pointer(&self->colw_font, g_free);
+    g_clear_pointer(&self->colw_cache, g_hash_table_unref);
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_clear_object(&self->session);
@@ -1107,6 +1138,7 @@ static void atn_trace_view_init(AtnTraceView *self) {
     self->max_cols = 8;
     self->inputs_layer = -1;
     self->inputs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    self->colw_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     g_signal_connect(self->query_drop, "notify::selected", G_CALLBACK(on_query_selected), self);
     g_signal_connect(self->prev_button, "clicked", G_CALLBACK(on_prev), self);
     g_signal_connect(self->next_button, "clicked", G_CALLBACK(on_next), self);
