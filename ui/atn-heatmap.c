@@ -169,7 +169,7 @@ static void ensure_base(AtnHeatmap *self, int w, int h) {
         atn_render_query_bars_layout(&b, w, h, &self->bars);
         atn_render_query_bars(cr, &b, w, h);
     } else {
-        atn_render_heatmap(cr, &spec, w, h);
+        atn_render_heatmap_laid_out(cr, &spec, w, h, &self->layout);
     }
     cairo_destroy(cr);
     self->base = gtk_snapshot_free_to_node(s);

@@ -657,11 +657,19 @@ static void draw_overview(cairo_t *cr, rtext *t, cairo_surface_t *img, const atn
 }
 
 void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *s, double w, double h) {
+    atn_render_heatmap_laid_out(cr, s, w, h, NULL);
+}
+
+void atn_render_heatmap_laid_out(cairo_t *cr, const atn_heatmap_spec *s, double w, double h,
+                                 const atn_heatmap_layout *layout) {
     rtext t;
     rt_begin(&t, s->style);
     bool nonfinite = has_nonfinite(s);
     atn_heatmap_layout L;
-    layout_with(&t, s, w, h, nonfinite && s->show_colorbar, &L);
+    if (layout)
+        L = *layout;   /* the same spec and size: measuring 512 token labels again cost a window's frame */
+    else
+        layout_with(&t, s, w, h, nonfinite && s->show_colorbar, &L);
     cairo_save(cr);
     rt_background(cr, &t, w, h);
     if (s->title && s->title[0]) {

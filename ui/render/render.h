@@ -210,6 +210,10 @@ typedef struct atn_heatmap_layout {
 
 void atn_render_heatmap_layout(const atn_heatmap_spec *spec, double width, double height, atn_heatmap_layout *out);
 void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *spec, double width, double height);
+/* The same drawn with the layout atn_render_heatmap_layout gave for this spec and size (a
+ * widget that keeps it for hit-testing measures the labels once, not twice); NULL: made here. */
+void atn_render_heatmap_laid_out(cairo_t *cr, const atn_heatmap_spec *spec, double width, double height,
+                                 const atn_heatmap_layout *layout);
 /* Only the labels of the hovered row and column (spec->hover_row/hover_col), at the edges
  * of the visible cells, bold on a background box, drawn even where the thinned labels skip
  * them.  atn_render_heatmap draws them too; the window draws them over its cached figure. */
