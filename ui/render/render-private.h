@@ -26,6 +26,10 @@ typedef struct rtext {
     atn_render_style st;           /* resolved style (defaults filled in) */
     double fs;                     /* font scale */
     char family[384];              /* the family list used ("" = st.font_family), see text.c */
+    /* the font descriptions set_font made, by size and weight (text.c): measuring 512 token
+       labels parsed the family string 512 times */
+    struct rt_font { PangoFontDescription *fd; double size; bool bold; } fonts[4];
+    int n_fonts, next_font;
 } rtext;
 
 void rt_begin(rtext *t, const atn_render_style *style);

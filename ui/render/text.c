@@ -139,14 +139,29 @@ void rt_end(rtext *t) {
         g_object_unref(t->vctx);
     t->layout = NULL;
     t->ctx = t->vctx = NULL;
+    for (int i = 0; i < t->n_fonts; i++)
+        pango_font_description_free(t->fonts[i].fd);
+    t->n_fonts = 0;
 }
 
-static void set_font(rtext *t, PangoLayout *l, double size, bool bold) {
+/* The description for size and weight: one of the last four made, else a new one (parsing
+ * the family list for every label was a tenth of measuring it). */
+static const PangoFontDescription *font_for(rtext *t, double size, bool bold) {
+    for (int i = 0; i < t->n_fonts; i++)
+        if (t->fonts[i].size == size && t->fonts[i].bold == bold)
+            return t->fonts[i].fd;
     PangoFontDescription *fd = pango_font_description_from_string(t->family[0] ? t->family : t->st.font_family);
     pango_font_description_set_absolute_size(fd, size * t->fs * PANGO_SCALE);
     pango_font_description_set_weight(fd, bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
-    pango_layout_set_font_description(l, fd);
-    pango_font_description_free(fd);
+    int at = t->n_fonts < 4 ? t->n_fonts++ : t->next_font++ % 4;
+    if (t->fonts[at].fd)
+        pango_font_description_free(t->fonts[at].fd);
+    t->fonts[at] = (struct rt_font){fd, size, bold};
+    return fd;
+}
+
+static void set_font(rtext *t, PangoLayout *l, double size, bool bold) {
+    pango_layout_set_font_description(l, font_for(t, size, bold));
 }
 
 PangoLayout *rt_layout(rtext *t, const char *text, double size, bool bold, bool markup) {
