@@ -147,6 +147,33 @@ static void test_heatmap_png(void) {
     CHECK(pixel(s, L.cells.x + 3.5 * L.cell_w, L.cells.y + 3.5 * L.cell_h) == 0xff00ff);
     cairo_surface_destroy(s);
 
+    /* drawn with the layout already measured (the window's heatmap keeps one): the same pixels
+       as a drawing that lays the figure out itself, numbers, labels, title and bar included */
+    a[3 * 8 + 3] = 0.25f;
+    hm.show_values = true;
+    hm.highlight_row = 2;
+    cairo_surface_t *own = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 800, 600);
+    cairo_surface_t *given = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 800, 600);
+    cr = cairo_create(own);
+    atn_render_heatmap(cr, &hm, 800, 600);
+    cairo_destroy(cr);
+    atn_render_heatmap_layout(&hm, 800, 600, &L);
+    cr = cairo_create(given);
+    atn_render_heatmap_laid_out(cr, &hm, 800, 600, &L);
+    cairo_destroy(cr);
+    cairo_surface_flush(own);
+    cairo_surface_flush(given);
+    int stride = cairo_image_surface_get_stride(own), differ = 0;
+    for (int y = 0; y < 600; y++)
+        differ += memcmp(cairo_image_surface_get_data(own) + (size_t)y * stride,
+                         cairo_image_surface_get_data(given) + (size_t)y * stride, 800 * 4) != 0;
+    CHECK_MSG(differ == 0, "%d rows differ between the heatmap laid out by itself and with its layout", differ);
+    CHECK(L.value_decimals > 0);   /* the numbers were drawn in both */
+    cairo_surface_destroy(own);
+    cairo_surface_destroy(given);
+    hm.show_values = false;
+    hm.highlight_row = -1;
+
     /* 512 tokens: labels are thinned, not overlapped */
     float *big = calloc(512 * 512, sizeof *big);
     for (int i = 0; i < 512; i++)
