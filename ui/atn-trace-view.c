@@ -1190,6 +1190,18 @@ void atn_trace_view_set_font_scale(AtnTraceView *self, double scale) {
     on_paned_width(self->paned, NULL, self);
 }
 
+guint atn_trace_view_get_key_widths(AtnTraceView *self, int *fixed, int *ell, int w[8]) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), 0);
+    if (self->dirty)
+        atn_trace_view_refresh(self);
+    if (self->trace && self->result)
+        measure_cols(self, NULL);
+    *fixed = self->colw_fixed;
+    *ell = self->colw_ell;
+    memcpy(w, self->colw, sizeof self->colw);
+    return self->colw_measured;
+}
+
 AtnHeatmap *atn_trace_view_get_heatmap(AtnTraceView *self) {
     g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
     return self->heatmap;

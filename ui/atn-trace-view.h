@@ -40,6 +40,10 @@ char *atn_trace_view_dup_step_text(AtnTraceView *self, atn_trace_step step);
 /* The editable cell of a toy model's matrix (X, W_Q ...), or NULL (not a toy model). */
 GtkEditable *atn_trace_view_get_input_cell(AtnTraceView *self, atn_toy_matrix which, int row, int col);
 AtnHeatmap *atn_trace_view_get_heatmap(AtnTraceView *self);
+/* The key table's column widths the sheet is fitted with (px, at the 8-column plan: j and
+ * token together in *fixed, the "…" column in *ell, the shown d_k columns in w[0..7]), and how
+ * many texts were laid out with Pango for them since the view was made; for tests. */
+guint atn_trace_view_get_key_widths(AtnTraceView *self, int *fixed, int *ell, int w[8]);
 /* The trace as Markdown with LaTeX maths; NULL with error when there is none. */
 char *atn_trace_view_dup_markdown(AtnTraceView *self, GError **error);
 

@@ -388,6 +388,75 @@ static void test_trace_query_list(void) {
     destroy_window(win);
 }
 
+/* The width Pango gives text in the cells' font (style.css: monospace; bold for headers and
+ * the query's row), at the view's text size. */
+static int cell_width(GtkWidget *view, const char *text, gboolean bold) {
+    PangoContext *ctx = gtk_widget_get_pango_context(view);
+    PangoFontDescription *fd = pango_font_description_copy(pango_context_get_font_description(ctx));
+    pango_font_description_set_family(fd, "monospace");
+    if (bold)
+        pango_font_description_set_weight(fd, PANGO_WEIGHT_BOLD);
+    PangoLayout *l = pango_layout_new(ctx);
+    pango_layout_set_font_description(l, fd);
+    pango_layout_set_text(l, text, -1);
+    PangoRectangle logical;
+    pango_layout_get_pixel_extents(l, NULL, &logical);
+    g_object_unref(l);
+    pango_font_description_free(fd);
+    return logical.width;
+}
+
+/* The widths the sheet is fitted with are, column by column, the widest cell of the key table
+ * as Pango lays it out; returns the table's cell count. */
+static int assert_key_widths(AtnTraceView *tv, int query) {
+    int fixed, ell, w[8];
+    atn_trace_view_get_key_widths(tv, &fixed, &ell, w);
+    g_auto(GStrv) rows = step_rows(tv, ATN_TRACE_STEP_KEYS);
+    int want[10] = {0}, ncols = 0, cells = 0;
+    g_autofree char *q = g_strdup_printf("%d", query);
+    g_auto(GStrv) head = g_strsplit(rows[0], "\t", -1);
+    for (int r = 0; rows[r] && rows[r][0]; r++) {
+        g_auto(GStrv) c = g_strsplit(rows[r], "\t", -1);
+        ncols = (int)g_strv_length(c);
+        g_assert_cmpint(ncols, ==, 10);   /* j, token and all 8 of d_k: the 8-column plan */
+        for (int k = 0; k < ncols; k++, cells++)
+            want[k] = MAX(want[k], cell_width(GTK_WIDGET(tv), c[k], r == 0 || k < 2 || !strcmp(c[0], q)));
+    }
+    g_assert_cmpint(fixed, ==, want[0] + want[1]);
+    for (int k = 2; k < ncols; k++)
+        if (strcmp(head[k], "…"))
+            g_assert_cmpint(w[k - 2], ==, want[k]);
+    g_assert_cmpint(ell, ==, cell_width(GTK_WIDGET(tv), "…", TRUE));
+    return cells;
+}
+
+/* A new result's key table is fitted from cached widths (texts keyed with their digits as 0:
+ * every digit has one advance in a monospace font): a handful of Pango layouts, not one per
+ * cell of every new trace as before (170 at bert-base's d_k = 64, 8% of a switch to this view),
+ * and the widths are still the ones Pango gives each cell. */
+static void test_trace_widths_cached(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    AtnTraceView *tv = show_trace(win, 1, 2, 0);
+    settle(50);
+    int fixed, ell, w[8];
+    guint n0 = atn_trace_view_get_key_widths(tv, &fixed, &ell, w);
+    int cells = assert_key_widths(tv, 0);
+    g_assert_cmpuint(n0, >, 0);
+    const char *texts[] = {"the dog sat on the mat", "a mat sat on the cat"};
+    for (guint k = 0; k < G_N_ELEMENTS(texts); k++) {
+        type_and_wait(win, texts[k]);
+        settle(50);
+        guint n = atn_trace_view_get_key_widths(tv, &fixed, &ell, w);
+        if (n - n0 >= (guint)cells / 4)
+            g_error("a new result laid out %u texts for the key table's %d cells", n - n0, cells);
+        assert_key_widths(tv, 0);
+        n0 = n;
+    }
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -397,5 +466,6 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/trace-reveal", test_trace_reveal);
     g_test_add_func("/ui/trace-reset", test_trace_reset);
     g_test_add_func("/ui/trace-query-list", test_trace_query_list);
+    g_test_add_func("/ui/trace-widths-cached", test_trace_widths_cached);
     return g_test_run();
 }
