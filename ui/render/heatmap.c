@@ -182,7 +182,16 @@ static void layout_sized(rtext *t, const atn_heatmap_spec *s, double w, double h
     atn_value_range_resolve(&s->range, s->values, s->rows, s->cols, stride_of(s), s->colormap, &L->vmin, &L->vmax);
     double x0 = pad, y0 = pad, x1 = w - pad, y1 = h - pad;
     if (s->title && s->title[0]) {
-        double th = rt_line_height(t, RT_TITLE);
+        /* one line, or two when it is wider than the figure (a long title at a large text size) */
+        double th = rt_line_height(t, RT_TITLE), tw;
+        rt_measure(t, s->title, RT_TITLE, true, &tw, NULL);
+        L->title_lines = 1;
+        if (tw > x1 - x0) {
+            int lines;
+            L->title_cut = rt_wrapped_cut(t, s->title, RT_TITLE, true, x1 - x0, 2, &lines);
+            L->title_lines = lines;
+            th = rt_wrapped_height(t, s->title, RT_TITLE, true, x1 - x0, 2);
+        }
         L->title = (atn_rect){x0, y0, x1 - x0, th};
         y0 += th + 2 * gap;
     }
@@ -674,7 +683,10 @@ void atn_render_heatmap_laid_out(cairo_t *cr, const atn_heatmap_spec *s, double 
     rt_background(cr, &t, w, h);
     if (s->title && s->title[0]) {
         rt_rgb(cr, t.st.fg, 1.0);
-        rt_draw(cr, &t, s->title, RT_TITLE, true, L.title.x + L.title.w / 2, L.title.y, 0.5, L.title.w);
+        if (L.title_lines > 1)
+            rt_draw_wrapped(cr, &t, s->title, RT_TITLE, true, L.title.x + L.title.w / 2, L.title.y, L.title.w, 2);
+        else
+            rt_draw(cr, &t, s->title, RT_TITLE, true, L.title.x + L.title.w / 2, L.title.y, 0.5, L.title.w);
     }
     if (s->legend && s->legend[0]) {
         double y = L.title.h > 0 ? L.title.y + L.title.h + 4 * t.fs : 10 * t.fs;

@@ -58,6 +58,12 @@ void rt_draw_markup(cairo_t *cr, rtext *t, const char *markup, double size, doub
 double rt_draw_wrapped(cairo_t *cr, rtext *t, const char *text, double size, bool bold, double x, double y,
                        double max_w, int max_lines);
 double rt_wrapped_height(rtext *t, const char *text, double size, bool bold, double max_w, int max_lines);
+/* Whether text wrapped so is cut (ellipsized: max_lines were too few); lines (may be NULL):
+ * the lines it takes. */
+bool rt_wrapped_cut(rtext *t, const char *text, double size, bool bold, double max_w, int max_lines, int *lines);
+/* As rt_draw_wrapped, the lines left-aligned in the column from x to x + max_w. */
+double rt_draw_wrapped_left(cairo_t *cr, rtext *t, const char *text, double size, bool bold, double x, double y,
+                            double max_w, int max_lines);
 
 static inline void rt_rgb(cairo_t *cr, const double c[3], double alpha) {
     cairo_set_source_rgba(cr, c[0], c[1], c[2], alpha);

@@ -206,6 +206,8 @@ typedef struct atn_heatmap_layout {
     double vmin, vmax;         /* the resolved colour range */
     double label_size;         /* the token labels' font size (points at font scale 1: 12 unless
                                   larger-than-normal text was shrunk to keep every label) */
+    int32_t title_lines;       /* 0 without a title; 1; 2 when it is wider than the figure */
+    bool title_cut;            /* the title is ellipsized even on two lines */
 } atn_heatmap_layout;
 
 void atn_render_heatmap_layout(const atn_heatmap_spec *spec, double width, double height, atn_heatmap_layout *out);

@@ -333,6 +333,27 @@ double rt_wrapped_height(rtext *t, const char *text, double size, bool bold, dou
     return (double)logical.height / PANGO_SCALE;
 }
 
+bool rt_wrapped_cut(rtext *t, const char *text, double size, bool bold, double max_w, int max_lines, int *lines) {
+    PangoLayout *l = wrapped_layout(t, text, size, bold, max_w, max_lines);
+    bool cut = pango_layout_is_ellipsized(l);
+    if (lines)
+        *lines = pango_layout_get_line_count(l);
+    g_object_unref(l);
+    return cut;
+}
+
+double rt_draw_wrapped_left(cairo_t *cr, rtext *t, const char *text, double size, bool bold, double x, double y,
+                            double max_w, int max_lines) {
+    PangoLayout *l = wrapped_layout(t, text, size, bold, max_w, max_lines);
+    pango_layout_set_alignment(l, PANGO_ALIGN_LEFT);
+    PangoRectangle logical;
+    pango_layout_get_extents(l, NULL, &logical);
+    cairo_move_to(cr, x, y);
+    show(cr, l);
+    g_object_unref(l);
+    return (double)logical.height / PANGO_SCALE;
+}
+
 double rt_draw_wrapped(cairo_t *cr, rtext *t, const char *text, double size, bool bold, double x, double y,
                        double max_w, int max_lines) {
     PangoLayout *l = wrapped_layout(t, text, size, bold, max_w, max_lines);
