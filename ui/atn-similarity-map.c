@@ -93,6 +93,20 @@ gboolean atn_similarity_map_pair_at(AtnSimilarityMap *self, double x, double y, 
     return TRUE;
 }
 
+gboolean atn_similarity_map_get_layout(AtnSimilarityMap *self, atn_similarity_layout *out) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_MAP(self) && out, FALSE);
+    int w = gtk_widget_get_width(GTK_WIDGET(self)), h = gtk_widget_get_height(GTK_WIDGET(self));
+    if (!self->sim || w <= 0 || h <= 0)
+        return FALSE;
+    atn_render_style style;
+    atn_render_style_for_widget(GTK_WIDGET(self), self->font_scale, &style);
+    atn_similarity_spec spec;
+    fill_spec(self, &spec, &style);
+    g_autofree char *title = title_of(self->sim);
+    spec.title = title;
+    return atn_render_similarity_layout(&spec, w, h, out);
+}
+
 static gboolean on_query_tooltip(GtkWidget *w, int x, int y, gboolean kb, GtkTooltip *tip, gpointer data) {
     AtnSimilarityMap *self = ATN_SIMILARITY_MAP(w);
     int a, b;

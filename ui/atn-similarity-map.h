@@ -22,6 +22,9 @@ void atn_similarity_map_set_colormap(AtnSimilarityMap *self, atn_colormap cm);
 void atn_similarity_map_set_font_scale(AtnSimilarityMap *self, double scale);
 void atn_similarity_map_set_highlight(AtnSimilarityMap *self, int a, int b);
 gboolean atn_similarity_map_pair_at(AtnSimilarityMap *self, double x, double y, int *a, int *b);
+/* The figure's layout at the current allocation and font (atn_render_similarity_layout);
+ * FALSE when unallocated or without a similarity. */
+gboolean atn_similarity_map_get_layout(AtnSimilarityMap *self, atn_similarity_layout *out);
 AtnFigure *atn_similarity_map_dup_figure(AtnSimilarityMap *self);
 
 G_END_DECLS

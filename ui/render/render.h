@@ -330,6 +330,18 @@ void atn_render_similarity(cairo_t *cr, const atn_similarity_spec *spec, double 
 bool atn_render_similarity_cell_at(const atn_similarity_spec *spec, double width, double height, double x,
                                    double y, int32_t *a, int32_t *b);
 void atn_render_similarity_natural_size(const atn_similarity_spec *spec, double *width, double *height);
+/* Where the figure puts its parts at width x height: the matrix's heatmap layout (its
+ * rectangles in the figure's coordinates), the title and the legend sentence (what a cell is),
+ * each cut or not; side: the legend in a column right of the matrix, as a wide, short
+ * figure has it.  False when there is no similarity. */
+typedef struct atn_similarity_layout {
+    atn_heatmap_layout matrix;
+    atn_rect title, legend;
+    bool title_cut, legend_cut;
+    bool side;
+} atn_similarity_layout;
+bool atn_render_similarity_layout(const atn_similarity_spec *spec, double width, double height,
+                                  atn_similarity_layout *out);
 
 /* ---- head view: bertviz-style token lines ------------------------------------------ */
 

@@ -24,11 +24,16 @@ typedef struct sim_fig {
     char **labels;          /* [count] */
     int32_t *pos_of;        /* [count] display position of head c */
     char title[160];
-    const char *legend;     /* what a cell is, under the title */
-    double title_h;         /* the title's height: one line, or two when it wraps */
+    const char *legend;     /* what a cell is, under the title (or beside the matrix) */
     atn_heatmap_spec hm;
     double dendro_h;        /* height of the dendrogram strip (0: none) */
-    double top;             /* heatmap sub-figure starts here */
+    double top;             /* the dendrogram, then the heatmap sub-figure, start here */
+    double sub_w, sub_h;    /* the heatmap sub-figure's size (from x = 0, y = top + dendro_h) */
+    bool side;              /* the legend in a column right of the matrix (x cap_x, cap_w wide) */
+    double cap_x, cap_w;    /* the legend's column (the figure's width less its margins when on top) */
+    double title_y, title_h, legend_y, legend_h;
+    int title_lines, legend_lines;   /* the most lines each may take */
+    bool title_cut, legend_cut;
 } sim_fig;
 
 static void fig_free(sim_fig *f) {
@@ -44,7 +49,78 @@ static int32_t display_head(const atn_similarity_spec *s, int32_t p) {
     return s->clustered && s->sim->order ? s->sim->order[p] : p;
 }
 
-static bool fig_build(rtext *t, const atn_similarity_spec *s, double w, double h, sim_fig *f) {
+/* The heatmap's cell size for a sub-figure of sw x sh (its layout in L). */
+static double cell_of(const atn_heatmap_spec *hm, double sw, double sh, atn_heatmap_layout *L) {
+    atn_render_heatmap_layout(hm, fmax(1, sw), fmax(1, sh), L);
+    return fmin(L->cell_w, L->cell_h);
+}
+
+/* Where the title, the legend and the matrix go.  On top (the usual figure): the title
+ * wrapped on up to two lines, the legend sentence on up to three, then the dendrogram and the
+ * matrix.  When the figure is wide and short (the window's pane at a large text size) the
+ * matrix, square and bound by the height, leaves a strip of width unused: the legend then
+ * goes in a column right of the colour bar, and the matrix takes the height it left (chosen
+ * only when that gives clearly larger cells, so a file export at its natural size keeps the
+ * legend on top). */
+static void place(rtext *t, const atn_similarity_spec *s, double w, double h, bool allow_side, sim_fig *f) {
+    double fs = t->fs, pad = 10 * fs;
+    bool dendro = s->show_dendrogram && s->clustered && f->hm.rows > 1 && s->sim->merge_a && s->sim->clustered;
+    f->dendro_h = dendro ? fmin(70 * fs, 0.15 * h) : 0;
+    /* on top */
+    double tw = w - 2 * pad;
+    f->side = false;
+    f->cap_x = pad;
+    f->cap_w = tw;
+    f->title_lines = 2;
+    f->legend_lines = 3;
+    f->title_y = pad;
+    f->title_h = rt_wrapped_height(t, f->title, RT_TITLE, true, tw, f->title_lines);
+    f->legend_y = f->title_y + f->title_h + 4 * fs;
+    f->legend_h = rt_wrapped_height(t, f->legend, RT_SMALL, false, tw, f->legend_lines);
+    f->top = f->legend_y + f->legend_h + 8 * fs;
+    f->sub_w = w;
+    f->sub_h = fmax(1, h - f->top - f->dendro_h);
+    if (!allow_side)
+        goto fitted;
+    atn_heatmap_layout L;
+    double cell_top = cell_of(&f->hm, f->sub_w, f->sub_h, &L);
+    /* beside: the title on top, the matrix as tall as the rest less the dendrogram; the
+       legend in the column its square leaves of the width, at least 150 px at normal size */
+    double top = f->title_y + f->title_h + 8 * fs;
+    double dendro_h = fmin(f->dendro_h, 0.1 * h);   /* a lower tree: the height is short */
+    double sub_h = fmax(1, h - top - dendro_h);
+    double cell_full = cell_of(&f->hm, w, sub_h, &L);
+    double slack = L.colorbar.w > 0 ? (w - pad) - (L.colorbar.x + L.colorbar.w) : 0;   /* each side of the centred block */
+    double col = fmin(fmax(2 * slack, 150 * fs), w / 2);
+    atn_heatmap_layout Ls = L;
+    double cell_side = col > 2 * slack + 0.5 ? cell_of(&f->hm, w - col, sub_h, &Ls) : cell_full;
+    if (!(cell_side > 1.15 * cell_top))
+        goto fitted;
+    /* the column starts after the colour bar (the block, centred in the rest, moves left) */
+    if (col <= 2 * slack + 0.5)
+        cell_of(&f->hm, w - col, sub_h, &Ls);
+    double cx = Ls.colorbar.x + Ls.colorbar.w + 2 * pad, cw = w - pad - cx;
+    int legend_lines = 12;
+    double legend_h = rt_wrapped_height(t, f->legend, RT_SMALL, false, cw, legend_lines);
+    if (cw < 100 * fs || rt_wrapped_cut(t, f->legend, RT_SMALL, false, cw, legend_lines, NULL) ||
+        legend_h > h - top - pad)
+        goto fitted;
+    f->side = true;
+    f->cap_x = cx;
+    f->cap_w = cw;
+    f->legend_lines = legend_lines;
+    f->legend_y = top;
+    f->legend_h = legend_h;
+    f->top = top;
+    f->dendro_h = dendro_h;
+    f->sub_w = w - col;
+    f->sub_h = sub_h;
+fitted:
+    f->title_cut = rt_wrapped_cut(t, f->title, RT_TITLE, true, tw, f->title_lines, NULL);
+    f->legend_cut = rt_wrapped_cut(t, f->legend, RT_SMALL, false, f->cap_w, f->legend_lines, NULL);
+}
+
+static bool fig_build(rtext *t, const atn_similarity_spec *s, double w, double h, bool allow_side, sim_fig *f) {
     memset(f, 0, sizeof *f);
     const atn_similarity *sim = s->sim;
     if (!sim || sim->count <= 0)
@@ -89,6 +165,8 @@ static bool fig_build(rtext *t, const atn_similarity_spec *s, double w, double h
                           : N_("A cell: the Pearson correlation of two heads' attention weights; red = alike, "
                                "blue = opposite."));
     hm->style = s->style;
+    /* every head's label, smaller rather than every other one (a 16-head layer in a short pane) */
+    hm->min_label_scale = 0.6;
     hm->highlight_row = s->highlight_a >= 0 && s->highlight_a < c ? f->pos_of[s->highlight_a] : -1;
     hm->highlight_col = s->highlight_b >= 0 && s->highlight_b < c ? f->pos_of[s->highlight_b] : -1;
     hm->hover_row = s->hover_a >= 0 && s->hover_a < c ? f->pos_of[s->hover_a] : -1;
@@ -105,18 +183,13 @@ static bool fig_build(rtext *t, const atn_similarity_spec *s, double w, double h
         size_t len = strlen(f->title);
         snprintf(f->title + len, sizeof f->title - len, ", mean of %lld sentences", (long long)sim->n_sentences);
     }
-    double fs = t->fs;
-    /* the legend sentence wraps into a second line rather than being cut */
-    f->title_h = rt_wrapped_height(t, f->title, RT_TITLE, true, w - 20 * fs, 2);
-    f->top = 10 * fs + f->title_h + 4 * fs + rt_wrapped_height(t, f->legend, RT_SMALL, false, w - 20 * fs, 2) + 8 * fs;
-    bool dendro = s->show_dendrogram && s->clustered && c > 1 && sim->merge_a && sim->clustered;
-    f->dendro_h = dendro ? fmin(70 * fs, 0.15 * h) : 0;
+    place(t, s, w, h, allow_side, f);
     return true;
 }
 
 static void sub_size(const sim_fig *f, double w, double h, double *sw, double *sh) {
-    *sw = w;
-    *sh = fmax(1, h - f->top - f->dendro_h);
+    *sw = f->sub_w;
+    *sh = f->sub_h;
 }
 
 static void draw_dendrogram(cairo_t *cr, rtext *t, const atn_similarity *sim, const sim_fig *f,
@@ -164,7 +237,7 @@ void atn_render_similarity(cairo_t *cr, const atn_similarity_spec *s, double w, 
     sim_fig f;
     cairo_save(cr);
     rt_background(cr, &t, w, h);
-    if (!fig_build(&t, s, w, h, &f)) {
+    if (!fig_build(&t, s, w, h, true, &f)) {
         rt_rgb(cr, t.st.fg, 1.0);
         rt_draw(cr, &t, rt_tr(N_("no similarity computed")), RT_LABEL, false, w / 2, h / 2, 0.5, 0);
         cairo_restore(cr);
@@ -172,9 +245,12 @@ void atn_render_similarity(cairo_t *cr, const atn_similarity_spec *s, double w, 
         return;
     }
     rt_rgb(cr, t.st.fg, 1.0);
-    rt_draw_wrapped(cr, &t, f.title, RT_TITLE, true, w / 2, 10 * t.fs, w - 20 * t.fs, 2);
+    rt_draw_wrapped(cr, &t, f.title, RT_TITLE, true, w / 2, f.title_y, w - 20 * t.fs, f.title_lines);
     rt_rgb(cr, t.st.fg, 0.8);
-    rt_draw_wrapped(cr, &t, f.legend, RT_SMALL, false, w / 2, 10 * t.fs + f.title_h + 4 * t.fs, w - 20 * t.fs, 2);
+    if (f.side)
+        rt_draw_wrapped_left(cr, &t, f.legend, RT_SMALL, false, f.cap_x, f.legend_y, f.cap_w, f.legend_lines);
+    else
+        rt_draw_wrapped(cr, &t, f.legend, RT_SMALL, false, w / 2, f.legend_y, f.cap_w, f.legend_lines);
     double sw, sh;
     sub_size(&f, w, h, &sw, &sh);
     atn_heatmap_spec hm = f.hm;
@@ -202,7 +278,7 @@ bool atn_render_similarity_cell_at(const atn_similarity_spec *s, double w, doubl
     rtext t;
     rt_begin(&t, s->style);
     sim_fig f;
-    bool ok = fig_build(&t, s, w, h, &f);
+    bool ok = fig_build(&t, s, w, h, true, &f);
     rt_end(&t);
     if (!ok)
         return false;
@@ -222,7 +298,7 @@ void atn_render_similarity_natural_size(const atn_similarity_spec *s, double *wi
     rtext t;
     rt_begin(&t, s->style);
     sim_fig f;
-    if (!fig_build(&t, s, 800, 800, &f)) {
+    if (!fig_build(&t, s, 800, 800, false, &f)) {
         *width = 400;
         *height = 300;
         rt_end(&t);
@@ -249,4 +325,37 @@ void atn_render_similarity_natural_size(const atn_similarity_spec *s, double *wi
     *height = ceil(f.top + dendro + 20 * t.fs + c * cell + lw + 8 * t.fs);
     fig_free(&f);
     rt_end(&t);
+}
+
+static void shift(atn_rect *r, double dy) {
+    if (r->w > 0 || r->h > 0)
+        r->y += dy;
+}
+
+bool atn_render_similarity_layout(const atn_similarity_spec *s, double w, double h, atn_similarity_layout *out) {
+    memset(out, 0, sizeof *out);
+    rtext t;
+    rt_begin(&t, s->style);
+    sim_fig f;
+    bool ok = fig_build(&t, s, w, h, true, &f);
+    double fs = t.fs;
+    rt_end(&t);
+    if (!ok)
+        return false;
+    atn_heatmap_layout *L = &out->matrix;
+    atn_render_heatmap_layout(&f.hm, f.sub_w, f.sub_h, L);
+    double dy = f.top + f.dendro_h;
+    shift(&L->title, dy);
+    shift(&L->cells, dy);
+    shift(&L->overview, dy);
+    shift(&L->row_labels, dy);
+    shift(&L->col_labels, dy);
+    shift(&L->colorbar, dy);
+    out->title = (atn_rect){10 * fs, f.title_y, w - 20 * fs, f.title_h};
+    out->legend = (atn_rect){f.cap_x, f.legend_y, f.cap_w, f.legend_h};
+    out->title_cut = f.title_cut;
+    out->legend_cut = f.legend_cut;
+    out->side = f.side;
+    fig_free(&f);
+    return true;
 }
