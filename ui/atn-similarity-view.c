@@ -559,6 +559,9 @@ void atn_similarity_view_set_font_scale(AtnSimilarityView *self, double scale) {
     atn_heatmap_set_font_scale(self->heat_a, scale);
     atn_heatmap_set_font_scale(self->heat_b, scale);
     atn_heatmap_set_font_scale(self->heat_diff, scale);
+    /* the summary takes the controls' second line rather than a sliver of the first (a few
+       characters a line, cut, at Text size 2.0 in Chinese) */
+    atn_wrap_box_set_child_want(GTK_WIDGET(self->info_label), (int)(150 * scale));
 }
 
 void atn_similarity_view_set_metric(AtnSimilarityView *self, atn_metric metric) {

@@ -18,6 +18,7 @@ static GParamSpec *props[N_PROPS];
 typedef struct item {
     GtkWidget *w;
     int min, nat;   /* horizontal */
+    int want;       /* atn_wrap_box_set_child_want's width, else 0 */
     int width;      /* given */
     int line;
 } item;
@@ -27,7 +28,7 @@ static GArray *collect(AtnWrapBox *self) {
     for (GtkWidget *c = gtk_widget_get_first_child(GTK_WIDGET(self)); c; c = gtk_widget_get_next_sibling(c)) {
         if (!gtk_widget_should_layout(c))
             continue;
-        item it = {c, 0, 0, 0, 0};
+        item it = {c, 0, 0, GPOINTER_TO_INT(g_object_get_data(G_OBJECT(c), "atn-wrap-box-want")), 0, 0};
         gtk_widget_measure(c, GTK_ORIENTATION_HORIZONTAL, -1, &it.min, &it.nat, NULL, NULL);
         it.nat = MAX(it.nat, it.min);
         g_array_append_val(a, it);
@@ -35,13 +36,15 @@ static GArray *collect(AtnWrapBox *self) {
     return a;
 }
 
-/* Greedy breaking at width W with every child at its natural (nat) or minimum width: sets
- * each item's line, returns the number of lines. */
-static int break_lines(AtnWrapBox *self, GArray *a, int W, gboolean nat) {
+/* Greedy breaking at width W with every child at its natural (nat) or minimum width, and
+ * (want) at least its wanted width: sets each item's line, returns the number of lines. */
+static int break_lines(AtnWrapBox *self, GArray *a, int W, gboolean nat, gboolean want) {
     int lines = 0, x = 0;
     for (guint i = 0; i < a->len; i++) {
         item *it = &g_array_index(a, item, i);
         int w = nat ? MIN(it->nat, MAX(W, it->min)) : it->min;
+        if (want)
+            w = MAX(w, MIN(it->want, W));
         if (lines == 0 || x + self->spacing + w > W) {
             lines++;
             x = w;
@@ -62,7 +65,7 @@ static int min_width(AtnWrapBox *self, GArray *a) {
     }
     while (lo < hi) {   /* the line count only falls as the width grows */
         int mid = lo + (hi - lo) / 2;
-        if (break_lines(self, a, mid, FALSE) <= self->max_lines)
+        if (break_lines(self, a, mid, FALSE, FALSE) <= self->max_lines)
             hi = mid;
         else
             lo = mid + 1;
@@ -78,10 +81,12 @@ static int cmp_gap(gconstpointer pa, gconstpointer pb) {
 /* Lines and widths at width W; returns the number of lines. */
 static int layout(AtnWrapBox *self, GArray *a, int W) {
     /* as few lines as the minimum widths allow (a row that fits shrinks its children, as a
-       GtkBox does, rather than wrapping); at the natural widths when that takes no more */
-    int n_min = break_lines(self, a, W, FALSE);
-    gboolean nat = break_lines(self, a, W, TRUE) == n_min;
-    int n_lines = nat ? n_min : break_lines(self, a, W, FALSE);
+       GtkBox does, rather than wrapping); at the natural widths when that takes no more; the
+       wanted widths counted when they still fit in max_lines */
+    gboolean want = break_lines(self, a, W, FALSE, TRUE) <= self->max_lines;
+    int n_min = break_lines(self, a, W, FALSE, want);
+    gboolean nat = break_lines(self, a, W, TRUE, want) == n_min;
+    int n_lines = nat ? n_min : break_lines(self, a, W, FALSE, want);
     for (int l = 0; l < n_lines; l++) {
         g_autoptr(GPtrArray) line = g_ptr_array_new();
         int used = 0, n_expand = 0;
@@ -178,6 +183,14 @@ static void size_allocate(GtkWidget *widget, int width, int height, int baseline
         gtk_widget_size_allocate(it->w, &(GtkAllocation){cx, y, it->width, hs[line]}, -1);
         x += it->width + self->spacing;
     }
+}
+
+void atn_wrap_box_set_child_want(GtkWidget *child, int width) {
+    g_return_if_fail(GTK_IS_WIDGET(child));
+    g_object_set_data(G_OBJECT(child), "atn-wrap-box-want", GINT_TO_POINTER(MAX(0, width)));
+    GtkWidget *parent = gtk_widget_get_parent(child);
+    if (parent)
+        gtk_widget_queue_resize(parent);
 }
 
 int atn_wrap_box_get_n_lines(AtnWrapBox *self) {
