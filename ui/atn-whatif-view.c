@@ -1,6 +1,8 @@
 /* AtnWhatifView: the what-if lab's page (see atn-whatif-view.h). */
 #include "atn-whatif-view.h"
 
+#include "atn-wrap-box.h"
+
 #include "atn-view.h"
 
 #include <glib/gi18n.h>
@@ -699,8 +701,34 @@ static GtkWidget *note(const char *text) {
     return l;
 }
 
+/* A label and its control: one line, or the label above the control when the pane is
+ * narrower than both (a large text size), so the pane is not as wide as its longest row. */
+static GtkWidget *label_row(const char *text, GtkWidget **label) {
+    GtkWidget *row = atn_wrap_box_new(6);
+    GtkWidget *l = gtk_label_new_with_mnemonic(text);
+    gtk_label_set_xalign(GTK_LABEL(l), 0);
+    gtk_widget_set_parent(l, row);
+    if (label)
+        *label = l;
+    return row;
+}
+
+/* Adds w at the end of a row (a GtkBox or an AtnWrapBox). */
+static void row_add(GtkWidget *row, GtkWidget *w) {
+    if (GTK_IS_BOX(row))
+        gtk_box_append(GTK_BOX(row), w);
+    else
+        gtk_widget_set_parent(w, row);
+}
+
 static GtkCheckButton *check(AtnWhatifView *self, GtkWidget *box, const char *label) {
     GtkWidget *c = gtk_check_button_new_with_mnemonic(label);
+    /* its own label (the last child) wraps too */
+    GtkWidget *l = gtk_widget_get_last_child(c);
+    if (GTK_IS_LABEL(l)) {
+        gtk_label_set_wrap(GTK_LABEL(l), TRUE);
+        gtk_label_set_wrap_mode(GTK_LABEL(l), PANGO_WRAP_WORD_CHAR);
+    }
     g_signal_connect_swapped(c, "toggled", G_CALLBACK(on_control_changed), self);
     gtk_box_append(GTK_BOX(box), c);
     return GTK_CHECK_BUTTON(c);
@@ -712,7 +740,7 @@ static GtkSpinButton *spin(AtnWhatifView *self, GtkWidget *row, double lo, doubl
     gtk_spin_button_set_digits(GTK_SPIN_BUTTON(s), (guint)digits);
     gtk_spin_button_set_value(GTK_SPIN_BUTTON(s), value);
     g_signal_connect_swapped(s, "value-changed", G_CALLBACK(on_control_changed), self);
-    gtk_box_append(GTK_BOX(row), s);
+    row_add(row, s);
     return GTK_SPIN_BUTTON(s);
 }
 
@@ -736,13 +764,12 @@ static GtkWidget *build_controls(AtnWhatifView *self) {
     gtk_box_append(GTK_BOX(box), heading(_("Heads")));
     gtk_box_append(GTK_BOX(box), note(_("Click a head in the map to switch it off; click it again to switch it "
                                         "back on.")));
-    GtkWidget *row = hbox();
-    gtk_box_append(GTK_BOX(row), gtk_label_new(_("A head switched off:")));
+    GtkWidget *row = label_row(_("A head switched off:"), NULL);
     const char *modes[] = {N_("outputs zero"), N_("attends uniformly"), NULL};
     const char *tmodes[] = {_(modes[0]), _(modes[1]), NULL};
     self->mode_drop = GTK_DROP_DOWN(gtk_drop_down_new_from_strings(tmodes));
     g_signal_connect_swapped(self->mode_drop, "notify::selected", G_CALLBACK(on_control_changed), self);
-    gtk_box_append(GTK_BOX(row), GTK_WIDGET(self->mode_drop));
+    row_add(row, GTK_WIDGET(self->mode_drop));
     gtk_box_append(GTK_BOX(box), row);
     self->keep_check = check(self, box, _("_Keep only the chosen heads (in their layers)"));
     self->every_check = check(self, box, _("A click chooses the head in _every layer"));
@@ -763,9 +790,8 @@ static GtkWidget *build_controls(AtnWhatifView *self) {
     gtk_box_append(GTK_BOX(box), note(_("Hide these keys from every query:")));
     self->hide_box = chip_box();
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(self->hide_box));
-    row = hbox();
-    GtkWidget *ll = gtk_label_new_with_mnemonic(_("Masks only in _layers:"));
-    gtk_box_append(GTK_BOX(row), ll);
+    GtkWidget *ll;
+    row = label_row(_("Masks only in _layers:"), &ll);
     self->layers_entry = GTK_ENTRY(gtk_entry_new());
     gtk_editable_set_width_chars(GTK_EDITABLE(self->layers_entry), 8);
     gtk_widget_set_hexpand(GTK_WIDGET(self->layers_entry), TRUE);
@@ -773,7 +799,7 @@ static GtkWidget *build_controls(AtnWhatifView *self) {
     gtk_widget_set_tooltip_text(GTK_WIDGET(self->layers_entry), _("For example 0,2-3; empty: every layer"));
     gtk_label_set_mnemonic_widget(GTK_LABEL(ll), GTK_WIDGET(self->layers_entry));
     g_signal_connect_swapped(self->layers_entry, "changed", G_CALLBACK(on_control_changed), self);
-    gtk_box_append(GTK_BOX(row), GTK_WIDGET(self->layers_entry));
+    row_add(row, GTK_WIDGET(self->layers_entry));
     gtk_box_append(GTK_BOX(box), row);
 
     gtk_box_append(GTK_BOX(box), heading(_("Positions")));
@@ -787,12 +813,16 @@ static GtkWidget *build_controls(AtnWhatifView *self) {
     gtk_box_append(GTK_BOX(box), self->pos_box);
 
     gtk_box_append(GTK_BOX(box), heading(_("Softmax")));
-    row = hbox();
-    gtk_box_append(GTK_BOX(row), gtk_label_new(_("Temperature (scores ÷ T):")));
+    row = label_row(_("Temperature (scores ÷ T):"), NULL);
     self->temp_spin = spin(self, row, 0.05, 100, 0.05, 1, 2);
     gtk_box_append(GTK_BOX(box), row);
 
     self->reset_button = GTK_BUTTON(gtk_button_new_with_mnemonic(_("_Restore the original model")));
+    GtkWidget *rl = gtk_button_get_child(self->reset_button);
+    if (GTK_IS_LABEL(rl)) {   /* wraps in a narrow pane */
+        gtk_label_set_wrap(GTK_LABEL(rl), TRUE);
+        gtk_label_set_justify(GTK_LABEL(rl), GTK_JUSTIFY_CENTER);
+    }
     gtk_widget_set_margin_top(GTK_WIDGET(self->reset_button), 12);
     g_signal_connect(self->reset_button, "clicked", G_CALLBACK(on_reset), self);
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(self->reset_button));
@@ -826,16 +856,19 @@ static GtkWidget *build_effect(AtnWhatifView *self) {
     gtk_widget_set_margin_bottom(box, 8);
     self->status_label = wrap_label();
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(self->status_label));
-    GtkWidget *row = hbox();
-    gtk_box_append(GTK_BOX(row), gtk_label_new(_("Change per head:")));
+    /* the label over its choice when the pane is narrow */
+    GtkWidget *row = atn_wrap_box_new(6);
+    GtkWidget *ml = gtk_label_new(_("Change per head:"));
+    gtk_widget_set_parent(ml, row);
     const char *metrics[] = {_("Jensen-Shannon distance"), _("largest |Δ|"), NULL};
     self->metric_drop = GTK_DROP_DOWN(gtk_drop_down_new_from_strings(metrics));
     g_signal_connect(self->metric_drop, "notify::selected", G_CALLBACK(on_metric), self);
-    gtk_box_append(GTK_BOX(row), GTK_WIDGET(self->metric_drop));
+    gtk_widget_set_parent(GTK_WIDGET(self->metric_drop), row);
     gtk_box_append(GTK_BOX(box), row);
     self->map = ATN_HEATMAP(atn_heatmap_new());
     gtk_widget_set_vexpand(GTK_WIDGET(self->map), TRUE);
     gtk_widget_set_size_request(GTK_WIDGET(self->map), -1, 220);
+    atn_heatmap_set_min_label_scale(self->map, 0.6);   /* every layer's and head's label, smaller */
     g_signal_connect(self->map, "cell-clicked", G_CALLBACK(on_map_clicked), self);
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(self->map));
     self->drift_label = wrap_label();
@@ -860,12 +893,40 @@ static GtkWidget *build_effect(AtnWhatifView *self) {
     gtk_drawing_area_set_draw_func(self->cost_area, draw_cost, self, NULL);
     gtk_widget_set_margin_top(GTK_WIDGET(self->cost_area), 8);
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(self->cost_area));
+    /* sideways too when even its narrowest is wider than the pane (rather than cut at the
+       right, unseen) */
     GtkWidget *scroll = gtk_scrolled_window_new();
-    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_AUTOMATIC, GTK_POLICY_AUTOMATIC);
     gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroll), box);
     gtk_widget_set_hexpand(scroll, TRUE);
     return scroll;
 }
+
+/* The controls take their natural width (their labels on one line), at least 360 px, but no
+ * more than 40% of the page nor so much that the change pane beside them gets less than its
+ * least width: at a large text size they wrap, so the change map keeps the room its title and
+ * colour bar need.  Set again as the page's width or the text
+ * size changes (a divider dragged stays until then). */
+static void place_divider(AtnWhatifView *self) {
+    int max = 0, nat = 0;
+    g_object_get(self->paned, "max-position", &max, NULL);
+    if (max <= 0)
+        return;
+    GtkWidget *controls = gtk_paned_get_start_child(GTK_PANED(self->paned));
+    GtkWidget *effect = gtk_paned_get_end_child(GTK_PANED(self->paned));
+    int effect_min = 0;
+    gtk_widget_measure(gtk_scrolled_window_get_child(GTK_SCROLLED_WINDOW(controls)), GTK_ORIENTATION_HORIZONTAL, -1,
+                       NULL, &nat, NULL, NULL);
+    gtk_widget_measure(gtk_scrolled_window_get_child(GTK_SCROLLED_WINDOW(effect)), GTK_ORIENTATION_HORIZONTAL, -1,
+                       &effect_min, NULL, NULL, NULL);
+    /* and the effect pane its least width where the page has it (the paned keeps the controls'
+       least width whatever is asked) */
+    int want = MIN(MAX(360, (int)MIN(nat, 0.4 * max)), max - effect_min);
+    if (gtk_paned_get_position(GTK_PANED(self->paned)) != want)
+        gtk_paned_set_position(GTK_PANED(self->paned), want);
+}
+
+static void on_paned_max(GtkPaned *paned, GParamSpec *p, AtnWhatifView *self) { place_divider(self); }
 
 static void atn_whatif_view_dispose(GObject *object) {
     AtnWhatifView *self = ATN_WHATIF_VIEW(object);
@@ -910,6 +971,7 @@ static void atn_whatif_view_init(AtnWhatifView *self) {
     gtk_paned_set_shrink_start_child(GTK_PANED(self->paned), FALSE);
     gtk_paned_set_resize_start_child(GTK_PANED(self->paned), FALSE);
     gtk_paned_set_position(GTK_PANED(self->paned), 360);
+    g_signal_connect(self->paned, "notify::max-position", G_CALLBACK(on_paned_max), self);
     gtk_widget_set_parent(self->paned, GTK_WIDGET(self));
     on_control_changed(self);   /* sensitivity */
 }
@@ -1020,8 +1082,10 @@ static void view_set_font_scale(AtnView *view, double scale) {
     AtnWhatifView *self = ATN_WHATIF_VIEW(view);
     self->font_scale = scale;
     atn_heatmap_set_font_scale(self->map, scale);
+    gtk_widget_set_size_request(GTK_WIDGET(self->map), -1, (int)(220 * MAX(1.0, scale)));   /* its title and labels grow */
     for (int i = 0; i < 3; i++)
         atn_heatmap_set_font_scale(self->pair[i], scale);
+    place_divider(self);
 }
 
 ATN_VIEW_REGISTER(atn_whatif_view)
