@@ -56,6 +56,7 @@ struct _AtnTraceView {
     int step;
     gboolean reveal;         /* later steps hidden until reached */
     int paned_width;         /* the width the side pane was last sized for */
+    int paned_pos;           /* the divider set for it (divider_for) */
     guint scroll_tick_id;    /* scrolling to the step once it is laid out */
     int scroll_frames;
     int max_cols;            /* columns of d_k the key/value tables show: as many as fit the sheet */
@@ -911,17 +912,45 @@ static int table_width(AtnTraceView *self, int m) {
  * trace however fast the machine draws (the old fitting measured the built table a few frames
  * after a change, and on a slow machine, under AddressSanitizer, measured it before the new
  * text size applied and never looked again). */
+/* The sheet's and the step's padding and border, and the scroll bar: the sheet's width less
+ * its tables' */
+static int sheet_chrome(AtnTraceView *self) { return (int)(44 * self->font_scale) + 14; }
+
 static int fit_cols(AtnTraceView *self) {
     int pos = gtk_paned_get_position(self->paned);
     if (!self->trace || !self->result || pos <= 0)
         return self->max_cols;
     measure_cols(self, NULL);
-    /* the sheet's and the step's padding and border, and the scroll bar */
-    int avail = pos - (int)(44 * self->font_scale) - 14;
+    int avail = pos - sheet_chrome(self);
     for (int m = 8; m > 4; m--)
         if (table_width(self, m) <= avail)
             return m;
     return 4;
+}
+
+/* The least width of the sheet: its key table with 4 columns of d_k (0 before a trace). */
+static int sheet_need(AtnTraceView *self) {
+    if (!self->trace || !self->result)
+        return 0;
+    measure_cols(self, NULL);
+    return table_width(self, 4) + sheet_chrome(self);
+}
+
+/* The side pane's least width: 320 px at the normal text size; above it the side pane gives
+ * way to the sheet, down to 160 px (a narrow window at Text size 2.0). */
+static int side_floor(AtnTraceView *self) { return self->font_scale > 1.0 ? 160 : 320; }
+
+/* Where the divider goes in a paned w px wide: the side pane (the heatmap) takes about a
+ * third of a wide view, never less than 320 px times the text size, unless the sheet would
+ * then be narrower than its 4-column tables: the sheet then gets what they need, the side
+ * pane what is left, down to side_floor (below that the sheet scrolls sideways). */
+static int divider_for(AtnTraceView *self, int w) {
+    int side = (int)MAX(MAX(320, 260 * self->font_scale), 0.34 * w);
+    int pos = MAX(w / 3, w - side);
+    int need = sheet_need(self);
+    if (need > pos)
+        pos = MAX(pos, MIN(need, w - side_floor(self)));
+    return pos;
 }
 
 static gboolean cols_idle_cb(gpointer data) {
@@ -947,22 +976,29 @@ static void atn_trace_view_size_allocate(GtkWidget *widget, int width, int heigh
     gtk_widget_allocate(self->box, width, height, baseline, NULL);
     if (self->dirty)
         return;   /* refreshed at map, then allocated again */
+    /* a new trace or font may need a wider sheet than the width alone gave (on_paned_width) */
+    int pw = gtk_widget_get_width(GTK_WIDGET(self->paned));
+    if (pw > 0 && self->paned_width == pw) {
+        int pos = divider_for(self, pw);
+        if (pos != self->paned_pos) {
+            self->paned_pos = pos;
+            gtk_paned_set_position(self->paned, pos);
+        }
+    }
     self->want_cols = fit_cols(self);
     if (self->want_cols != self->max_cols && !self->cols_idle_id)
         self->cols_idle_id = g_idle_add_full(G_PRIORITY_HIGH_IDLE, cols_idle_cb, self, NULL);
 }
 
-/* The side pane (the heatmap) takes about a third of a wide view, never less than 320 px
- * times the text size; set again whenever the view's width changes, so presentation mode and
- * a resized window get a heatmap that fills its pane. */
+/* The divider (divider_for), set again whenever the view's width changes, so presentation
+ * mode and a resized window get a heatmap that fills its pane. */
 static void on_paned_width(GtkPaned *paned, GParamSpec *p, AtnTraceView *self) {
     int w = gtk_widget_get_width(GTK_WIDGET(paned));
     if (w <= 0 || w == self->paned_width)
         return;
     self->paned_width = w;
-    int side = (int)MAX(MAX(320, 260 * self->font_scale), 0.34 * w);
-    int pos = MAX(w / 3, w - side);
-    gtk_paned_set_position(paned, pos);
+    self->paned_pos = divider_for(self, w);
+    gtk_paned_set_position(paned, self->paned_pos);
 }
 
 static void on_prev(GtkButton *b, AtnTraceView *self) {
@@ -1180,7 +1216,7 @@ void atn_trace_view_set_font_scale(AtnTraceView *self, double scale) {
     g_return_if_fail(ATN_IS_TRACE_VIEW(self));
     self->font_scale = scale;
     atn_heatmap_set_font_scale(self->heatmap, scale);
-    gtk_widget_set_size_request(self->side_box, (int)(320 * scale), -1);
+    gtk_widget_set_size_request(self->side_box, side_floor(self), -1);
     for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++)
         if (self->steps[s].grid)
             gtk_grid_set_column_spacing(self->steps[s].grid, (int)(14 * scale));
