@@ -17,40 +17,23 @@ static int SCREEN_W, SCREEN_H;
 
 static const char *const sentence = "The quick brown fox jumps over the lazy dog because it was tired.";
 
-static AtnWindow *sized_window(int w, int h) {
-    AtnWindow *win = g_object_new(ATN_TYPE_WINDOW, "default-width", w, "default-height", h, NULL);
-    gtk_window_present(GTK_WINDOW(win));
-    return win;
-}
-
 static void min_size(GtkWidget *w, int *mw, int *mh) {
     /* as GtkWindow computes its minimum for the display: the width, then the height for it */
     gtk_widget_measure(w, GTK_ORIENTATION_HORIZONTAL, -1, mw, NULL, NULL, NULL);
     gtk_widget_measure(w, GTK_ORIENTATION_VERTICAL, *mw, mh, NULL, NULL, NULL);
 }
 
-static void motion(AtnWindow *win, double x, double y) {
-    g_autoptr(GListModel) cs = gtk_widget_observe_controllers(GTK_WIDGET(win));
-    for (guint i = 0; i < g_list_model_get_n_items(cs); i++) {
-        g_autoptr(GObject) c = g_list_model_get_item(cs, i);
-        if (GTK_IS_EVENT_CONTROLLER_MOTION(c))
-            g_signal_emit_by_name(c, "motion", x, y);
-    }
-    settle(50);
-}
-
 /* Every view of a screen-sized window at Text size scale (presentation: in presentation mode
  * with the header bar brought back by the pointer at the top): the minimum at most
  * max_w x max_h, and, when that bound fits the screen, the window as laid out within it. */
 static void check_views(double scale, gboolean presentation, int max_w, int max_h) {
-    atn_prefs_set_font_scale(atn_prefs_get_default(), scale);
-    AtnWindow *win = sized_window(SCREEN_W, SCREEN_H);
+    AtnWindow *win = text_size_window(SCREEN_W, SCREEN_H, scale);
     open_and_wait(win, "demo");
     type_and_wait(win, sentence);
     if (presentation) {
         atn_window_set_presentation(win, TRUE);
         settle(200);
-        motion(win, 600, 2);   /* the top of the screen: the header bar and sentence come back */
+        pointer_at(win, 600, 2);   /* the top of the screen: the header bar and sentence come back */
         g_assert_true(atn_window_get_view_switcher_shown(win));
     }
     GtkWidget *w = GTK_WIDGET(win);
@@ -88,8 +71,7 @@ static void check_views(double scale, gboolean presentation, int max_w, int max_
                 presentation ? " (presentation)" : "", worst_h, tall, max_h);
     if (presentation)
         atn_window_set_presentation(win, FALSE);
-    destroy_window(win);
-    atn_prefs_set_font_scale(atn_prefs_get_default(), 1.0);
+    text_size_done(win);
 }
 
 static const char *const form_names[] = {"wide", "compact", "menu"};
@@ -106,8 +88,7 @@ static int n_buttons(GtkWidget *sw) {
  * whenever it fits: want_wide), every view reachable from it, nothing of the header bar
  * outside the window. */
 static AtnViewSwitcherForm check_switcher(int w, int h, double scale, gboolean want_wide) {
-    atn_prefs_set_font_scale(atn_prefs_get_default(), scale);
-    AtnWindow *win = sized_window(w, h);
+    AtnWindow *win = text_size_window(w, h, scale);
     open_and_wait(win, "demo");
     settle(200);
     AtnViewSwitcher *sw = ATN_VIEW_SWITCHER(atn_window_get_view_switcher(win));
@@ -148,8 +129,7 @@ static AtnViewSwitcherForm check_switcher(int w, int h, double scale, gboolean w
             g_assert_cmpstr(gtk_menu_button_get_label(GTK_MENU_BUTTON(fw)), ==, title);
         }
     }
-    destroy_window(win);
-    atn_prefs_set_font_scale(atn_prefs_get_default(), 1.0);
+    text_size_done(win);
     return form;
 }
 

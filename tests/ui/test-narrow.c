@@ -73,34 +73,12 @@ static const char *text_of(GtkWidget *w) {
     return NULL;
 }
 
-/* Width of text as ui/render measures it (see test-presentation.c). */
-static double pango_width(const char *text, double size, gboolean bold) {
-    PangoContext *ctx = pango_font_map_create_context(pango_cairo_font_map_get_default());
-    pango_cairo_context_set_resolution(ctx, 72.0);
-    cairo_font_options_t *fo = cairo_font_options_create();
-    cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
-    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
-    pango_cairo_context_set_font_options(ctx, fo);
-    cairo_font_options_destroy(fo);
-    PangoLayout *l = pango_layout_new(ctx);
-    PangoFontDescription *fd = pango_font_description_from_string("Sans");
-    pango_font_description_set_absolute_size(fd, size * PANGO_SCALE);
-    pango_font_description_set_weight(fd, bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
-    pango_layout_set_font_description(l, fd);
-    pango_font_description_free(fd);
-    pango_layout_set_text(l, text, -1);
-    int w, h;
-    pango_layout_get_size(l, &w, &h);
-    g_object_unref(l);
-    g_object_unref(ctx);
-    return (double)w / PANGO_SCALE;
-}
-
 typedef struct narrow {
     AtnWindow *win;
     GtkWindow *own;      /* the 1280x720 window of the normal-size view, or NULL */
     GtkWidget *view;     /* the view under test */
     double scale;        /* its text scale */
+    const char *model;   /* what check_head names */
 } narrow;
 
 /* The view `name` at 1280x720: presentation mode in the window, else a view of the same type
@@ -145,8 +123,35 @@ static void done_view(narrow *n) {
     settle(50);
 }
 
+/* The view `name` at 1280 px checked by check at the normal size, then in presentation mode
+ * (text_only: only its text size, 1.6, in a 1280-px window of its own with the window in
+ * presentation mode). */
+static void at_both_sizes(narrow *n, const char *name, gboolean text_only, void (*check)(narrow *)) {
+    for (int p = 0; p < 2; p++) {
+        view_at_1280(n, name, p && !text_only);
+        if (p && text_only) {
+            atn_window_set_presentation(n->win, TRUE);
+            atn_view_set_font_scale(ATN_VIEW(n->view), 1.6);
+            n->scale = 1.6;
+        }
+        check(n);
+        done_view(n);
+    }
+}
+
+/* A 1280x720 window with the demo model, the sentence and layer 1's head 15. */
+static narrow narrow_window(void) {
+    narrow n = {.win = g_object_new(ATN_TYPE_WINDOW, "default-width", 1280, "default-height", 720, NULL)};
+    gtk_window_present(GTK_WINDOW(n.win));
+    open_and_wait(n.win, "demo");
+    type_and_wait(n.win, sentence);
+    atn_session_select_head(atn_window_get_session(n.win), 1, 15);
+    return n;
+}
+
 /* Hovers every cell of the Head view's heatmap in turn: the line shows all of each text. */
-static void check_head(narrow *n, const char *model, const char *text) {
+static void check_head(narrow *n) {
+    const char *model = n->model;
     AtnHeadView *hv = ATN_HEAD_VIEW(n->view);
     AtnHeatmap *hm = atn_head_view_get_heatmap(hv);
     GtkWidget *info = atn_head_view_get_info_widget(hv);
@@ -201,7 +206,7 @@ static void check_similarity(narrow *n) {
                     "labels %.1f pt", i, n->own ? "normal" : "presentation", gtk_widget_get_width(GTK_WIDGET(hm)),
                     L.row_label_step, L.col_label_step, L.cell_w, L.cell_h, L.label_size * n->scale);
         for (int j = 0; tok[j]; j++) {
-            double w = pango_width(tok[j], L.label_size * n->scale, TRUE);
+            double w = render_text_width(tok[j], L.label_size * n->scale, TRUE);
             if (w > L.row_labels.w + 0.5)
                 g_error("pair heatmap %d: row label “%s” is %.1f px in a %.1f px column", i, tok[j], w, L.row_labels.w);
             if (L.col_labels_rotated ? w > L.col_labels.h + 0.5 : w > L.cell_w + 0.5)
@@ -211,6 +216,13 @@ static void check_similarity(narrow *n) {
         /* still legible: at least 7 px */
         g_assert_cmpfloat(L.label_size * n->scale, >=, 7.0);
     }
+}
+
+/* The summary and pair labels for the JS distance and for the cosine. */
+static void check_similarity_metrics(narrow *n) {
+    check_similarity(n);
+    atn_similarity_view_set_metric(ATN_SIMILARITY_VIEW(n->view), ATN_METRIC_COSINE);
+    check_similarity(n);
 }
 
 /* The Trace view's key and value tables at a 1280-px allocation: inside the sheet (fewer
@@ -235,21 +247,8 @@ static void check_trace(narrow *n) {
 }
 
 static void test_trace(void) {
-    narrow n = {.win = g_object_new(ATN_TYPE_WINDOW, "default-width", 1280, "default-height", 720, NULL)};
-    gtk_window_present(GTK_WINDOW(n.win));
-    open_and_wait(n.win, "demo");
-    type_and_wait(n.win, sentence);
-    atn_session_select_head(atn_window_get_session(n.win), 1, 15);
-    for (int p = 0; p < 2; p++) {
-        view_at_1280(&n, "trace", FALSE);
-        if (p) {   /* the presentation text size in a window exactly 1280 px wide */
-            atn_window_set_presentation(n.win, TRUE);
-            atn_view_set_font_scale(ATN_VIEW(n.view), 1.6);
-            n.scale = 1.6;
-        }
-        check_trace(&n);
-        done_view(&n);
-    }
+    narrow n = narrow_window();
+    at_both_sizes(&n, "trace", TRUE, check_trace);
     /* the window's own page in presentation mode, entered from the Head view while the Trace
        page was hidden (the old frame-tick fitting measured the hidden page before the new text
        size applied to it, and never again) */
@@ -265,43 +264,22 @@ static void test_trace(void) {
 }
 
 static void test_head(void) {
-    narrow n = {.win = g_object_new(ATN_TYPE_WINDOW, "default-width", 1280, "default-height", 720, NULL)};
-    gtk_window_present(GTK_WINDOW(n.win));
-    open_and_wait(n.win, "demo");
-    type_and_wait(n.win, sentence);
-    atn_session_select_head(atn_window_get_session(n.win), 1, 15);
-    for (int p = 0; p < 2; p++) {
-        view_at_1280(&n, "head", p);
-        check_head(&n, "demo", sentence);
-        done_view(&n);
-    }
+    narrow n = narrow_window();
+    n.model = "demo";
+    at_both_sizes(&n, "head", FALSE, check_head);
     /* a causal model: the masked cells' longer text */
     atn_window_set_presentation(n.win, FALSE);
     open_and_wait(n.win, "demo-gpt2");
     type_and_wait(n.win, "The cat sat on the mat because it was tired.");
-    for (int p = 0; p < 2; p++) {
-        view_at_1280(&n, "head", p);
-        check_head(&n, "demo-gpt2", NULL);
-        done_view(&n);
-    }
+    n.model = "demo-gpt2";
+    at_both_sizes(&n, "head", FALSE, check_head);
     atn_window_set_presentation(n.win, FALSE);
     destroy_window(n.win);
 }
 
 static void test_similarity(void) {
-    narrow n = {.win = g_object_new(ATN_TYPE_WINDOW, "default-width", 1280, "default-height", 720, NULL)};
-    gtk_window_present(GTK_WINDOW(n.win));
-    open_and_wait(n.win, "demo");
-    type_and_wait(n.win, sentence);
-    atn_session_select_head(atn_window_get_session(n.win), 1, 15);
-    for (int p = 0; p < 2; p++) {
-        view_at_1280(&n, "similarity", p);
-        check_similarity(&n);
-        /* the cosine's summary too */
-        atn_similarity_view_set_metric(ATN_SIMILARITY_VIEW(n.view), ATN_METRIC_COSINE);
-        check_similarity(&n);
-        done_view(&n);
-    }
+    narrow n = narrow_window();
+    at_both_sizes(&n, "similarity", FALSE, check_similarity_metrics);
     atn_window_set_presentation(n.win, FALSE);
     destroy_window(n.win);
 }

@@ -11,12 +11,6 @@
 
 static const char *const sentence = "The quick brown fox jumps over the lazy dog because it was tired.";
 
-static AtnWindow *sized_window(int w, int h) {
-    AtnWindow *win = g_object_new(ATN_TYPE_WINDOW, "default-width", w, "default-height", h, NULL);
-    gtk_window_present(GTK_WINDOW(win));
-    return win;
-}
-
 /* Every mapped GtkLabel under w whose Pango layout is ellipsized: appended to bad. */
 static void ellipsized_labels(GtkWidget *w, GString *bad) {
     for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
@@ -35,36 +29,13 @@ static void assert_no_ellipsis(GtkWidget *view, const char *name) {
         g_error("%s view: cut labels:%s", name, bad->str);
 }
 
-/* Width of text as ui/render measures it: Pango at 72 dpi, "Sans" at an absolute size. */
-static double pango_width(const char *text, double size, gboolean bold) {
-    PangoContext *ctx = pango_font_map_create_context(pango_cairo_font_map_get_default());
-    pango_cairo_context_set_resolution(ctx, 72.0);
-    cairo_font_options_t *fo = cairo_font_options_create();
-    cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
-    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
-    pango_cairo_context_set_font_options(ctx, fo);
-    cairo_font_options_destroy(fo);
-    PangoLayout *l = pango_layout_new(ctx);
-    PangoFontDescription *fd = pango_font_description_from_string("Sans");
-    pango_font_description_set_absolute_size(fd, size * PANGO_SCALE);
-    pango_font_description_set_weight(fd, bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
-    pango_layout_set_font_description(l, fd);
-    pango_font_description_free(fd);
-    pango_layout_set_text(l, text, -1);
-    int w, h;
-    pango_layout_get_size(l, &w, &h);
-    g_object_unref(l);
-    g_object_unref(ctx);
-    return (double)w / PANGO_SCALE;
-}
-
 static double window_scale(void) { return atn_prefs_get_font_scale(atn_prefs_get_default()) * 1.6; }
 
 /* 1920x1080 presentation mode: nothing cut; the Head view's every token label fits its
  * column at the label size, the colour-bar note fits; the trace's step titles are 1.6 times
  * their normal height and its heatmap has room; similarity too. */
 static void test_presentation_1920(void) {
-    AtnWindow *win = sized_window(1920, 1080);
+    AtnWindow *win = text_size_window(1920, 1080, 1.0);
     open_and_wait(win, "demo");
     type_and_wait(win, sentence);
     show_view(win, "head");
@@ -107,7 +78,7 @@ static void test_presentation_1920(void) {
     const char *const *tok = atn_result_get_tokens(r);
     gboolean saw_brown = FALSE;
     for (int i = 0; tok[i]; i++) {
-        double w = pango_width(tok[i], L.label_size * fs, TRUE);
+        double w = render_text_width(tok[i], L.label_size * fs, TRUE);
         if (w > L.row_labels.w + 0.5)
             g_error("row label “%s” is %.1f px in a %.1f px column", tok[i], w, L.row_labels.w);
         if (L.col_labels_rotated ? w > L.col_labels.h + 0.5 : w > L.cell_w + 0.5)
@@ -116,7 +87,7 @@ static void test_presentation_1920(void) {
     }
     g_assert_true(saw_brown);
     g_assert_cmpfloat(L.label_size, ==, 12.0);   /* the full size fits: nothing shrunk */
-    double note = pango_width("0 to head max", 10 * fs, FALSE);
+    double note = render_text_width("0 to head max", 10 * fs, FALSE);
     g_assert_cmpfloat(note, <=, L.colorbar.w + 0.5);
     /* the figure fills the screen: the matrix takes most of the heatmap widget's width */
     g_assert_cmpfloat(L.cells.w + L.row_labels.w, >, 0.6 * gtk_widget_get_width(GTK_WIDGET(hm)));
@@ -146,7 +117,7 @@ static void test_presentation_1920(void) {
  * view's heatmap are drawn (none thinned). */
 static void test_presentation_small(void) {
     const char *text = "The cat sat on the [MASK] because it was tired.";
-    AtnWindow *win = sized_window(1280, 720);
+    AtnWindow *win = text_size_window(1280, 720, 1.0);
     open_and_wait(win, "demo");
     type_and_wait(win, text);
     show_view(win, "head");
@@ -183,7 +154,7 @@ static void test_presentation_small(void) {
     destroy_window(win);
 
     /* the worked example's editable inputs too (the weights expander's title wraps) */
-    win = sized_window(1280, 720);
+    win = text_size_window(1280, 720, 1.0);
     open_and_wait(win, "worked-example");
     show_view(win, "trace");
     atn_window_set_presentation(win, TRUE);
@@ -196,8 +167,7 @@ static void test_presentation_small(void) {
     atn_window_set_presentation(win, FALSE);
     destroy_window(win);
 
-    atn_prefs_set_font_scale(atn_prefs_get_default(), 2.0);
-    win = sized_window(1200, 780);
+    win = text_size_window(1200, 780, 2.0);
     open_and_wait(win, "demo");
     type_and_wait(win, text);
     show_view(win, "head");
@@ -206,25 +176,14 @@ static void test_presentation_small(void) {
     g_assert_cmpint(L.row_label_step, ==, 1);
     g_assert_cmpint(L.col_label_step, ==, 1);
     g_assert_cmpfloat(L.label_size * 2.0, >=, 0.8 * 12.0 - 1e-9);   /* never below 0.8 of the normal size */
-    destroy_window(win);
-    atn_prefs_set_font_scale(atn_prefs_get_default(), 1.0);
-}
-
-static void motion(AtnWindow *win, double x, double y) {
-    g_autoptr(GListModel) cs = gtk_widget_observe_controllers(GTK_WIDGET(win));
-    for (guint i = 0; i < g_list_model_get_n_items(cs); i++) {
-        g_autoptr(GObject) c = g_list_model_get_item(cs, i);
-        if (GTK_IS_EVENT_CONTROLLER_MOTION(c))
-            g_signal_emit_by_name(c, "motion", x, y);
-    }
-    settle(50);
+    text_size_done(win);
 }
 
 /* The view switcher: hidden in presentation mode, back with the pointer at the top of the
  * screen (not when it moves over the figure), gone again a while after it leaves; the hint
  * (F11/Esc, Alt+1…6) is shown the first time only. */
 static void test_presentation_switcher(void) {
-    AtnWindow *win = sized_window(1920, 1080);
+    AtnWindow *win = text_size_window(1920, 1080, 1.0);
     open_and_wait(win, "worked-example");
     g_assert_true(atn_window_get_view_switcher_shown(win));
     GtkRevealer *hint = GTK_REVEALER(atn_window_get_presentation_hint(win));
@@ -238,16 +197,16 @@ static void test_presentation_switcher(void) {
     g_assert_nonnull(strstr(ht, "Esc"));
     g_assert_nonnull(strstr(ht, "Alt+1…6"));
 
-    motion(win, 900, 600);   /* pointing at the figure */
-    motion(win, 950, 640);
+    pointer_at(win, 900, 600);   /* pointing at the figure */
+    pointer_at(win, 950, 640);
     g_assert_false(atn_window_get_view_switcher_shown(win));
-    motion(win, 900, 3);     /* the top of the screen */
+    pointer_at(win, 900, 3);     /* the top of the screen */
     g_assert_true(atn_window_get_view_switcher_shown(win));
     /* the switcher is a real, mapped GtkStackSwitcher the mouse can use */
-    motion(win, 900, 20);    /* over the header bar: stays */
+    pointer_at(win, 900, 20);    /* over the header bar: stays */
     settle(3000);
     g_assert_true(atn_window_get_view_switcher_shown(win));
-    motion(win, 900, 700);   /* away: gone after a while */
+    pointer_at(win, 900, 700);   /* away: gone after a while */
     g_assert_true(atn_window_get_view_switcher_shown(win));
     settle(3200);
     g_assert_false(atn_window_get_view_switcher_shown(win));

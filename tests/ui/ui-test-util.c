@@ -83,6 +83,50 @@ AtnWindow *new_window(void) {
     return win;
 }
 
+AtnWindow *text_size_window(int w, int h, double text_size) {
+    atn_prefs_set_font_scale(atn_prefs_get_default(), text_size);
+    AtnWindow *win = g_object_new(ATN_TYPE_WINDOW, "default-width", w, "default-height", h, NULL);
+    gtk_window_present(GTK_WINDOW(win));
+    return win;
+}
+
+void text_size_done(AtnWindow *win) {
+    destroy_window(win);
+    atn_prefs_set_font_scale(atn_prefs_get_default(), 1.0);
+}
+
+void pointer_at(AtnWindow *win, double x, double y) {
+    g_autoptr(GListModel) cs = gtk_widget_observe_controllers(GTK_WIDGET(win));
+    for (guint i = 0; i < g_list_model_get_n_items(cs); i++) {
+        g_autoptr(GObject) c = g_list_model_get_item(cs, i);
+        if (GTK_IS_EVENT_CONTROLLER_MOTION(c))
+            g_signal_emit_by_name(c, "motion", x, y);
+    }
+    settle(50);
+}
+
+double render_text_width(const char *text, double size, gboolean bold) {
+    PangoContext *ctx = pango_font_map_create_context(pango_cairo_font_map_get_default());
+    pango_cairo_context_set_resolution(ctx, 72.0);
+    cairo_font_options_t *fo = cairo_font_options_create();
+    cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
+    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
+    pango_cairo_context_set_font_options(ctx, fo);
+    cairo_font_options_destroy(fo);
+    PangoLayout *l = pango_layout_new(ctx);
+    PangoFontDescription *fd = pango_font_description_from_string("Sans");
+    pango_font_description_set_absolute_size(fd, size * PANGO_SCALE);
+    pango_font_description_set_weight(fd, bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
+    pango_layout_set_font_description(l, fd);
+    pango_font_description_free(fd);
+    pango_layout_set_text(l, text, -1);
+    int w, h;
+    pango_layout_get_size(l, &w, &h);
+    g_object_unref(l);
+    g_object_unref(ctx);
+    return (double)w / PANGO_SCALE;
+}
+
 void open_and_wait(AtnWindow *win, const char *source) {
     AtnSession *s = atn_window_get_session(win);
     model_wait w = {win, source, atn_session_get_n_runs(s)};

@@ -50,6 +50,15 @@ gboolean idle_with_result(gpointer data);
 /* A presented 1200x780 window; open_and_wait / type_and_wait open a model / set the text and
  * wait for the result; show_view shows a view page and waits until it is drawable. */
 AtnWindow *new_window(void);
+/* A presented w x h window at Text size text_size (the preference, which every window follows);
+ * text_size_done destroys it and puts the preference back to 1.0. */
+AtnWindow *text_size_window(int w, int h, double text_size);
+void text_size_done(AtnWindow *win);
+/* The window's pointer motion controllers told of (x, y), as the pointer moving there would
+ * (presentation mode's header bar comes back at the top of the screen). */
+void pointer_at(AtnWindow *win, double x, double y);
+/* Width of text as ui/render measures it: Pango at 72 dpi, "Sans" at an absolute size. */
+double render_text_width(const char *text, double size, gboolean bold);
 void open_and_wait(AtnWindow *win, const char *source);
 void type_and_wait(AtnWindow *win, const char *text);
 gboolean is_drawable(gpointer data);
