@@ -3,7 +3,8 @@
  * minimum size (what the window manager is told it may not go below) is at most 1280x720 and
  * the window laid out at 1280x720 is not wider or taller than the screen (its surface, with
  * the margins around the window).  The header bar's view switcher shows its full row whenever
- * it fits and a narrower form that reaches every view when not.  Run in English (meson's
+ * it fits and a narrower form that reaches every view when not.  The What-if page and the
+ * Similarity view draw all of what they show (check_drawn_whole).  Run in English (meson's
  * ui-fit) and with LANGUAGE=zh_CN (ui-fit-zh) on a 1280x720 screen, and in English on a
  * 1920x1080 one (ui-fit-1920), where Text size 2.0 keeps the full row.
  *
@@ -11,6 +12,7 @@
 #include "ui-test-util.h"
 
 #include "atn-view-switcher.h"
+#include "atn-whatif-view.h"
 
 /* the screen (Xvfb's -screen; meson runs 1280x720 and 1920x1080) */
 static int SCREEN_W, SCREEN_H;
@@ -21,6 +23,41 @@ static void min_size(GtkWidget *w, int *mw, int *mh) {
     /* as GtkWindow computes its minimum for the display: the width, then the height for it */
     gtk_widget_measure(w, GTK_ORIENTATION_HORIZONTAL, -1, mw, NULL, NULL, NULL);
     gtk_widget_measure(w, GTK_ORIENTATION_VERTICAL, *mw, mh, NULL, NULL, NULL);
+}
+
+/* The What-if page and the Similarity view show all of what they draw (issue 14: at Text size
+ * 2.0 on 1280x720 the What-if page's chart, its colour bar's "JS distance" and its intro ran
+ * past the pane, cut unseen; the Similarity legend was cut and its matrix ~110 px with every
+ * other head's label): nothing past the view's edge, no label ellipsized, the charts' titles
+ * and legend whole; the matrix has every head's label and, at Text size 2.0 (not presentation
+ * mode), cells of at least 9 px. */
+static void check_drawn_whole(const char *name, GtkWidget *view, double scale, gboolean presentation) {
+    g_autoptr(GString) bad = g_string_new(NULL);
+    widgets_cut(view, bad);
+    if (bad->len)
+        g_error("text size %.1f%s, %s view:%s", scale, presentation ? " (presentation)" : "", name, bad->str);
+    if (!strcmp(name, "whatif")) {
+        atn_heatmap_layout L;
+        AtnHeatmap *map = atn_whatif_view_get_map(ATN_WHATIF_VIEW(view));
+        g_assert_true(atn_heatmap_get_layout(map, &L));
+        if (L.title_cut)
+            g_error("text size %.1f: the What-if chart's title “%s” is cut (%d px)", scale, atn_heatmap_get_title(map),
+                    gtk_widget_get_width(GTK_WIDGET(map)));
+    } else if (!strcmp(name, "similarity")) {
+        atn_similarity_layout S;
+        g_assert_true(atn_similarity_map_get_layout(atn_similarity_view_get_map(ATN_SIMILARITY_VIEW(view)), &S));
+        g_test_message("  similarity matrix: cells %.1f px, labels %.1f pt, every %d-th head label, legend %s",
+                       S.matrix.cell_w, S.matrix.label_size, S.matrix.row_label_step, S.side ? "beside" : "on top");
+        if (S.title_cut || S.legend_cut)
+            g_error("text size %.1f%s: the similarity figure's %s is cut", scale, presentation ? " (presentation)" : "",
+                    S.title_cut ? "title" : "legend");
+        if (S.matrix.row_label_step != 1 || S.matrix.col_label_step != 1)
+            g_error("text size %.1f%s: every %d-th head label drawn (cells %.1f px)", scale,
+                    presentation ? " (presentation)" : "", MAX(S.matrix.row_label_step, S.matrix.col_label_step),
+                    S.matrix.cell_w);
+        if (scale > 1 && !presentation && S.matrix.cell_w < 9)
+            g_error("text size %.1f: the similarity matrix's cells are %.1f px", scale, S.matrix.cell_w);
+    }
 }
 
 /* Every view of a screen-sized window at Text size scale (presentation: in presentation mode
@@ -59,6 +96,8 @@ static void check_views(double scale, gboolean presentation, int max_w, int max_
             worst_h = mh, tall = *v;
         if ((max_w <= SCREEN_W && max_h <= SCREEN_H) && (sw > SCREEN_W || sh > SCREEN_H))
             g_string_append_printf(over, " %s view %dx%d;", *v, sw, sh);
+        if ((max_w <= SCREEN_W && max_h <= SCREEN_H) && (!strcmp(*v, "whatif") || !strcmp(*v, "similarity")))
+            check_drawn_whole(*v, atn_window_get_view_widget(win, *v), scale, presentation);
     }
     if (over->len)
         g_error("text size %.1f%s: the window is laid out larger than the %dx%d screen:%s", scale,

@@ -2,7 +2,8 @@
  * (every cell of a 13-token head hovered in turn, the selected-query line, a causal model's
  * masked cells) and its summary line, the Similarity view's summary line and its pair
  * heatmaps' token labels show their full content, at the normal text size and in
- * presentation mode (1.6 times the text).  Run in English (ui-narrow) and in Chinese
+ * presentation mode (1.6 times the text); the Trace view's steps stay inside its sheet, and at
+ * Text size 2.0 in a 1280- and a 900-px window too.  Run in English (ui-narrow) and in Chinese
  * (ui-narrow-zh, LANGUAGE=zh_CN).
  *
  * The views are measured at a 1280-px allocation: presentation mode in the window itself (no
@@ -263,6 +264,43 @@ static void test_trace(void) {
     destroy_window(n.win);
 }
 
+/* Text size 2.0 in a 1280-px and a 900-px window: the side pane gives way, every step is
+ * inside the sheet (it ran under the heatmap's pane, the sheet 221 px of a 900-px window). */
+static void test_trace_large_text(void) {
+    for (int i = 0; i < 2; i++) {
+        int w = i ? 1280 : 900;
+        AtnWindow *win = text_size_window(w, 700, 2.0);
+        open_and_wait(win, "demo");
+        /* no [MASK]: its guesses' row makes the window at least 1069 px wide at this size */
+        type_and_wait(win, "The quick brown fox jumps over the lazy dog because it was tired.");
+        AtnTraceView *tv = show_trace(win, 1, 15, 0);
+        /* the window first shows the remembered sentence, which may be wider: sized again */
+        gtk_window_set_default_size(GTK_WINDOW(win), w, 700);
+        settle(300);
+        g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(win)), <=, w);
+        gboolean inside = wait_for(trace_steps_inside, tv);
+        GtkWidget *scroller = gtk_widget_get_ancestor(atn_trace_view_get_step_widget(tv, 0), GTK_TYPE_SCROLLED_WINDOW);
+        GtkWidget *heat = GTK_WIDGET(atn_trace_view_get_heatmap(tv));
+        g_test_message("text size 2.0, %d px window: sheet %d px, heatmap %d px", gtk_widget_get_width(GTK_WIDGET(win)),
+                       gtk_widget_get_width(scroller), gtk_widget_get_width(heat));
+        if (!inside)
+            for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++) {
+                double right = trace_label_right(atn_trace_view_get_step_widget(tv, st), scroller);
+                if (right > gtk_widget_get_width(scroller) + 0.5)
+                    g_error("%d px window at text size 2.0: trace step %d reaches %.0f px in a %d px sheet",
+                            gtk_widget_get_width(GTK_WIDGET(win)), st + 1, right, gtk_widget_get_width(scroller));
+            }
+        g_assert_true(inside);
+        /* the intro above the steps is whole too */
+        g_autoptr(GString) bad = g_string_new(NULL);
+        widgets_cut(gtk_scrolled_window_get_child(GTK_SCROLLED_WINDOW(scroller)), bad);
+        if (bad->len)
+            g_error("%d px window at text size 2.0: the trace sheet:%s", w, bad->str);
+        g_assert_cmpint(gtk_widget_get_width(heat), >=, 150);   /* the heatmap keeps a pane */
+        text_size_done(win);
+    }
+}
+
 static void test_head(void) {
     narrow n = narrow_window();
     n.model = "demo";
@@ -291,5 +329,6 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/narrow/head", test_head);
     g_test_add_func("/ui/narrow/similarity", test_similarity);
     g_test_add_func("/ui/narrow/trace", test_trace);
+    g_test_add_func("/ui/narrow/trace-large-text", test_trace_large_text);
     return g_test_run();
 }

@@ -59,6 +59,10 @@ void text_size_done(AtnWindow *win);
 void pointer_at(AtnWindow *win, double x, double y);
 /* Width of text as ui/render measures it: Pango at 72 dpi, "Sans" at an absolute size. */
 double render_text_width(const char *text, double size, gboolean bold);
+/* What of a view is cut: each mapped widget under it that reaches past its right edge (cut
+ * off unseen, as a pane's content wider than the pane) and each mapped GtkLabel whose layout
+ * is ellipsized, appended to bad. */
+void widgets_cut(GtkWidget *view, GString *bad);
 void open_and_wait(AtnWindow *win, const char *source);
 void type_and_wait(AtnWindow *win, const char *text);
 gboolean is_drawable(gpointer data);
