@@ -129,12 +129,14 @@ double render_text_width(const char *text, double size, gboolean bold) {
 
 static void cut_under(GtkWidget *w, GtkWidget *view, GString *bad) {
     for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
-        if (!gtk_widget_get_mapped(c) || GTK_IS_NATIVE(c))
+        /* a scroll bar's slider overhangs its trough by the theme's -1 px margin: not content */
+        if (!gtk_widget_get_mapped(c) || GTK_IS_NATIVE(c) || GTK_IS_SCROLLBAR(c))
             continue;
         graphene_rect_t b;
         const char *text = GTK_IS_LABEL(c) ? gtk_label_get_text(GTK_LABEL(c)) : "";
         if (gtk_widget_compute_bounds(c, view, &b) && b.origin.x + b.size.width > gtk_widget_get_width(view) + 0.5)
-            g_string_append_printf(bad, " a %s “%.40s” reaching %.0f px of %d;", G_OBJECT_TYPE_NAME(c), text,
+            g_string_append_printf(bad, " a %s (%s) “%.40s” reaching %.0f px of %d;", G_OBJECT_TYPE_NAME(c),
+                                   gtk_widget_get_css_name(c), text,
                                    b.origin.x + b.size.width, gtk_widget_get_width(view));
         else if (GTK_IS_LABEL(c) && pango_layout_is_ellipsized(gtk_label_get_layout(GTK_LABEL(c))))
             g_string_append_printf(bad, " “%s” ellipsized (%d px);", text, gtk_widget_get_width(c));
