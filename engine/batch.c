@@ -324,10 +324,7 @@ static atn_status stack_forward_blas(stack_job *j, atn_error *err) {
                 out[i] = x[i] + ao[i];
             atn_layernorm(h1, out, lw->ln2_g, lw->ln2_b, M, d, c->ln_eps);
             atn_linear(ffn, h1, lw->w1, lw->b1, M, d, f);
-            if (c->act == ATN_ACT_GELU_TANH)
-                atn_cpu_gelu_tanh_pre_ln(ffn, (size_t)M * f);
-            else
-                atn_activate(ffn, (size_t)M * f, c->act);
+            atn_activate(ffn, (size_t)M * f, c->act);
             atn_linear(h1, ffn, lw->w2, lw->b2, M, f, d);
             add_inplace(out, h1, Md);
             if (l == c->n_layers - 1)

@@ -11,6 +11,7 @@
  *    ATTNSCOPE_CPU_KERNELS=blas): the plain functions below, through cblas_sgemm.
  * docs/PERFORMANCE.md has the measurements behind this. */
 #include "encoder.h"
+#include "activation.h"
 #include "cpu-kernels.h"
 #include "cpu-team.h"
 #include "family.h"
@@ -87,14 +88,9 @@ void atn_activate(float *x, size_t count, atn_activation act) {
         for (size_t i = 0; i < count; i++)
             x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)M_SQRT1_2));
         break;
-    case ATN_ACT_GELU_TANH: {
-        const float s = 0.7978845608028654f;   /* sqrt(2/pi) */
-        for (size_t i = 0; i < count; i++) {
-            float v = x[i];
-            x[i] = 0.5f * v * (1.0f + tanhf(s * (v + 0.044715f * v * v * v)));
-        }
+    case ATN_ACT_GELU_TANH:
+        atn_gelu_tanh(x, count);   /* AVX2 or scalar, the same bits (activation.c) */
         break;
-    }
     case ATN_ACT_RELU:
         for (size_t i = 0; i < count; i++)
             x[i] = x[i] > 0.0f ? x[i] : 0.0f;
@@ -353,17 +349,6 @@ static void layer_forward(float *out, float *q, float *k, float *v, float *ctx, 
         atn_layernorm(out, out, lw->ln2_g, lw->ln2_b, n, d, c->ln_eps);
 }
 
-/* GPT-2's gelu_new as the AVX-512 kernels compute it: 0.5 v (1 + tanh z) = v / (1 + exp(-2z)).
- * glibc's tanhf (through expm1f) costs four times erff: perf put it at 12% of a gpt2-shaped
- * forward.  Only the pre-LN blocks use it, so a BERT with a tanh GELU keeps its numbers. */
-static void gelu_tanh_exp(float *x, size_t count) {
-    const float s = 0.7978845608028654f;   /* sqrt(2/pi) */
-    for (size_t i = 0; i < count; i++) {
-        float v = x[i];
-        x[i] = v / (1.0f + expf(-2.0f * s * (v + 0.044715f * v * v * v)));
-    }
-}
-
 /* One pre-LN block (GPT-2's GPT2Block): r = x + Attn(LN1(x)) W_O^T, out = r + FFN(LN2(r)).
  * attn_out keeps Attn(LN1(x)) W_O^T + b_O (before the residual), as for BERT. */
 static void layer_forward_pre_ln(float *out, float *q, float *k, float *v, float *ctx, float *attn_out, float *att,
@@ -389,10 +374,7 @@ static void layer_forward_pre_ln(float *out, float *q, float *k, float *v, float
         out[i] = x[i] + attn_out[i];
     atn_layernorm(h1, out, lw->ln2_g, lw->ln2_b, n, d, c->ln_eps);
     atn_linear(ffn, operand(a, h1, nd, row, ATN_OPERAND_FFN_IN), lw->w1, lw->b1, n, d, f);
-    if (c->act == ATN_ACT_GELU_TANH)
-        gelu_tanh_exp(ffn, (size_t)n * f);
-    else
-        atn_activate(ffn, (size_t)n * f, c->act);
+    atn_activate(ffn, (size_t)n * f, c->act);
     atn_linear(h1, operand(a, ffn, (size_t)n * f, row, ATN_OPERAND_FFN_MID), lw->w2, lw->b2, n, f, d);
     add_inplace(out, h1, nd);
 }
@@ -759,8 +741,6 @@ static atn_status fast_forward(const atn_model *m, const atn_encoding *enc, atn_
 /* ---- for the stacked forward of several sequences (engine/batch.c) ------------- */
 
 bool atn_cpu_fast_applies(const atn_model *m) { return fast_path_applies(m); }
-
-void atn_cpu_gelu_tanh_pre_ln(float *x, size_t count) { gelu_tanh_exp(x, count); }
 
 void atn_cpu_embeddings(float *hidden0, float *scratch, const atn_model *m, const atn_encoding *enc,
                         const int32_t *pos_ids, bool no_positions) {

@@ -84,8 +84,6 @@ typedef void (*atn_packed_worker)(void *arg, int tid, int nt, struct atn_team *t
 
 /* Whether atn_cpu_forward takes the fast path for model (before any per-head intervention). */
 bool atn_cpu_fast_applies(const atn_model *model);
-/* GPT-2's gelu_new as the pre-LN blocks of the cblas path compute it (x / (1 + exp(-2z))). */
-void atn_cpu_gelu_tanh_pre_ln(float *x, size_t count);
 /* The embeddings of one sequence into hidden0 [n][d] (scratch: n x max(E, d) floats), as the
  * forward makes them. */
 void atn_cpu_embeddings(float *hidden0, float *scratch, const atn_model *model, const atn_encoding *enc,
