@@ -461,19 +461,23 @@ static int bench_versus(const char *shape, uint64_t seed, const char *title,
             cli_json_string(stdout, shape);
             printf(", \"lengths\": [");
             for (int i = 0; i < nlen; i++)
-                printf("%s\n  {\"tokens\": %d, \"gflops\": %.3f, \"versus_gflops\": %.3f, \"ratio\": %.4f}",
+                printf("%s\n  {\"tokens\": %d, \"gflops\": %.3f, \"versus_gflops\": %.3f, \"ratio\": %.4f, "
+                       "\"cpu_ratio\": %.4f}",
                        i ? "," : "", res[i].n, res[i].flops / res[i].cap_med / 1e9, vr[i].flops / vr[i].cap_med / 1e9,
-                       (res[i].flops / res[i].cap_med) / (vr[i].flops / vr[i].cap_med));
+                       (res[i].flops / res[i].cap_med) / (vr[i].flops / vr[i].cap_med),
+                       (res[i].flops / res[i].cap_cpu_med) / (vr[i].flops / vr[i].cap_cpu_med));
             printf("\n]}\n");
         } else {
             printf("versus %s (random weights, seed %llu), same process, same lengths:\n", shape,
                    (unsigned long long)seed);
-            printf("%6s %12s %12s %8s\n", "tokens", "GFLOP/s", shape, "ratio");
+            printf("%6s %12s %12s %8s %10s\n", "tokens", "GFLOP/s", shape, "ratio", "cpu ratio");
             for (int i = 0; i < nlen; i++) {
                 double g = res[i].flops / res[i].cap_med / 1e9, gv = vr[i].flops / vr[i].cap_med / 1e9;
-                printf("%6d %12.1f %12.1f %7.1f%%\n", res[i].n, g, gv, 100 * g / gv);
+                double gc = res[i].flops / res[i].cap_cpu_med, gvc = vr[i].flops / vr[i].cap_cpu_med;
+                printf("%6d %12.1f %12.1f %7.1f%% %9.1f%%\n", res[i].n, g, gv, 100 * g / gv, 100 * gc / gvc);
             }
-            printf("(first column: %s)\n", title);
+            printf("(first column: %s; cpu ratio: from the median CPU time per forward,\n"
+                   "which leaves out the time a loaded machine makes a thread wait for a core)\n", title);
         }
     }
     atn_model_free(v);
@@ -495,9 +499,10 @@ static void usage(void) {
            "of the last length (bench/peer_torch.py --check compares them with PyTorch).  Last, it measures\n"
            "this machine's memory read bandwidth (the limit at a few tokens; --no-bandwidth skips it).\n"
            "--shape gpt2 is a GPT-2 (pre-LN, causal) of gpt2's size.  --versus SHAPE then times a random model\n"
-           "of SHAPE at the same lengths in the same process and prints both GFLOP/s and their ratio\n"
-           "(e.g. --shape gpt2 --length 128,512 --versus bert-base).  --precision bf16|fp16 times the\n"
-           "reduced-precision forward and, paired with it in the same run, the fp32 one (\"vs fp32\").\n"
+           "of SHAPE at the same lengths in the same process and prints both GFLOP/s and their ratio, by\n"
+           "wall time and by CPU time (e.g. --shape gpt2 --length 128,512 --versus bert-base).\n"
+           "--precision bf16|fp16 times the reduced-precision forward and, paired with it in the same run,\n"
+           "the fp32 one (\"vs fp32\").\n"
            "--corpus N [--corpus-lengths LO,HI] [--dump-corpus FILE]: a corpus pass instead, N sentences of\n"
            "LO..HI tokens (default 8,40) with the attention kept: one forward per sentence, stacked forwards\n"
            "exact (bit for bit; AVX-512 only) and stacked on any CPU; sentences/s, GFLOP/s and their ratio;\n"
