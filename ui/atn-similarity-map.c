@@ -43,6 +43,16 @@ static void fill_spec(AtnSimilarityMap *self, atn_similarity_spec *spec, const a
     spec->style = style;
 }
 
+/* The spec the widget draws and hit-tests with, in its own style at its text size; returns
+ * the title the spec points to (the caller frees it after the spec's last use). */
+static char *widget_spec(AtnSimilarityMap *self, atn_similarity_spec *spec, atn_render_style *style) {
+    atn_render_style_for_widget(GTK_WIDGET(self), self->font_scale, style);
+    fill_spec(self, spec, style);
+    char *title = title_of(self->sim);
+    spec->title = title;
+    return title;
+}
+
 static void atn_similarity_map_snapshot(GtkWidget *widget, GtkSnapshot *s) {
     AtnSimilarityMap *self = ATN_SIMILARITY_MAP(widget);
     int w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);
@@ -51,11 +61,8 @@ static void atn_similarity_map_snapshot(GtkWidget *widget, GtkSnapshot *s) {
     if (!self->base || self->base_w != w || self->base_h != h) {
         g_clear_pointer(&self->base, gsk_render_node_unref);
         atn_render_style style;
-        atn_render_style_for_widget(widget, self->font_scale, &style);
         atn_similarity_spec spec;
-        fill_spec(self, &spec, &style);
-        g_autofree char *title = title_of(self->sim);
-        spec.title = title;
+        g_autofree char *title = widget_spec(self, &spec, &style);
         GtkSnapshot *sub = gtk_snapshot_new();
         cairo_t *cr = gtk_snapshot_append_cairo(sub, &GRAPHENE_RECT_INIT(0, 0, w, h));
         atn_render_similarity(cr, &spec, w, h);
@@ -79,11 +86,8 @@ gboolean atn_similarity_map_pair_at(AtnSimilarityMap *self, double x, double y, 
     if (!self->sim)
         return FALSE;
     atn_render_style style;
-    atn_render_style_for_widget(GTK_WIDGET(self), self->font_scale, &style);
     atn_similarity_spec spec;
-    fill_spec(self, &spec, &style);
-    g_autofree char *title = title_of(self->sim);
-    spec.title = title;
+    g_autofree char *title = widget_spec(self, &spec, &style);
     int32_t ia, ib;
     if (!atn_render_similarity_cell_at(&spec, gtk_widget_get_width(GTK_WIDGET(self)),
                                        gtk_widget_get_height(GTK_WIDGET(self)), x, y, &ia, &ib))
@@ -99,11 +103,8 @@ gboolean atn_similarity_map_get_layout(AtnSimilarityMap *self, atn_similarity_la
     if (!self->sim || w <= 0 || h <= 0)
         return FALSE;
     atn_render_style style;
-    atn_render_style_for_widget(GTK_WIDGET(self), self->font_scale, &style);
     atn_similarity_spec spec;
-    fill_spec(self, &spec, &style);
-    g_autofree char *title = title_of(self->sim);
-    spec.title = title;
+    g_autofree char *title = widget_spec(self, &spec, &style);
     return atn_render_similarity_layout(&spec, w, h, out);
 }
 
