@@ -17,12 +17,12 @@
  * 1 - (1 - q): the float formula loses the negative tail's relative accuracy there (1.3e-5
  * at v = -3 with an exact tanhf), this keeps it, as the AVX-512 kernels' x/(1 + exp(-2z)). */
 #include "activation.h"
+#include "bits.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -54,18 +54,6 @@
 #define SQRT_2_OVER_PI 0.7978845608028654f
 #define GELU_C 0.044715f
 
-static inline uint32_t bits_of(float x) {
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static inline float float_of(uint32_t u) {
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
 /* The parts of tanh both users take: for a = |x| (not NaN), *small = tanh(a) by the
  * polynomial (meant for a < SMALL) and *q = 2/(exp(2 min(a, LIMIT)) + 1) = 1 - tanh(a). */
 static inline void tanh_parts(float a, float *small, float *q) {
@@ -86,18 +74,18 @@ static inline void tanh_parts(float a, float *small, float *q) {
     e = fmaf(e, r, E1);
     e = fmaf(e, r, E0);
     e = fmaf(e, r * r, r + 1.0f);
-    float scale = float_of((uint32_t)((int32_t)k + 127) << 23);
+    float scale = atn_f32_from_bits((uint32_t)((int32_t)k + 127) << 23);
     *q = 2.0f / fmaf(e, scale, 1.0f);   /* 2 / (exp(2b) + 1) */
 }
 
 float atn_tanh_scalar(float x) {
     if (isnan(x))
         return x;
-    uint32_t sign = bits_of(x) & 0x80000000u;
-    float a = float_of(bits_of(x) & 0x7fffffffu), small, q;
+    uint32_t sign = atn_f32_bits(x) & 0x80000000u;
+    float a = atn_f32_from_bits(atn_f32_bits(x) & 0x7fffffffu), small, q;
     tanh_parts(a, &small, &q);
     float m = a < SMALL ? small : 1.0f - q;
-    return float_of(bits_of(m) | sign);
+    return atn_f32_from_bits(atn_f32_bits(m) | sign);
 }
 
 void atn_tanh_array_scalar(float *dst, const float *src, size_t count) {
@@ -110,10 +98,10 @@ void atn_tanh_array_scalar(float *dst, const float *src, size_t count) {
 static inline float gelu_tanh_one(float v) {
     float v3 = (v * v) * v;
     float z = SQRT_2_OVER_PI * fmaf(GELU_C, v3, v);
-    uint32_t sign = bits_of(z) & 0x80000000u;
-    float a = float_of(bits_of(z) & 0x7fffffffu), small, q;
+    uint32_t sign = atn_f32_bits(z) & 0x80000000u;
+    float a = atn_f32_from_bits(atn_f32_bits(z) & 0x7fffffffu), small, q;
     tanh_parts(a, &small, &q);
-    float u = a < SMALL ? 1.0f + float_of(bits_of(small) | sign) : z > 0.0f ? 2.0f - q : q;
+    float u = a < SMALL ? 1.0f + atn_f32_from_bits(atn_f32_bits(small) | sign) : z > 0.0f ? 2.0f - q : q;
     if (z < -LIMIT)
         u = 0.0f;
     return (0.5f * v) * u;

@@ -4,15 +4,11 @@
 #ifndef ATN_FP16_H
 #define ATN_FP16_H
 
+#include "bits.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-
-static inline float atn_f32_from_bits(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 /* binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits.  Written without branches so
  * the array loop below vectorises; no arithmetic on float32 subnormals (slow on x86, and
@@ -22,8 +18,7 @@ static inline float atn_f16_to_f32(uint16_t h) {
     uint32_t em = h & 0x7fffu;
     uint32_t normal = (em << 13) + (112u << 23);        /* rebias the exponent 15 -> 127 */
     float sub = (float)em * 5.9604644775390625e-8f;     /* zero/subnormal: man * 2^-24, exact */
-    uint32_t sub_bits;
-    memcpy(&sub_bits, &sub, sizeof sub_bits);
+    uint32_t sub_bits = atn_f32_bits(sub);
     uint32_t special = (em << 13) | 0x7f800000u;        /* inf / NaN, payload kept */
     uint32_t is_sub = 0u - (uint32_t)(em < 0x0400u), is_special = 0u - (uint32_t)(em >= 0x7c00u);
     uint32_t bits = (sub_bits & is_sub) | (special & is_special) |

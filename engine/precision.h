@@ -7,32 +7,28 @@
 #ifndef ATN_PRECISION_H
 #define ATN_PRECISION_H
 
+#include "bits.h"
 #include "model-private.h"
 
 #include <stdint.h>
-#include <string.h>
 
 /* x rounded to the nearest bfloat16 (ties to even), as a float.  NaN stays NaN (quiet),
  * infinities stay, a finite value above the largest bf16 (and below FLT_MAX) rounds to
  * ±inf as torch's round_to_nearest_even does; subnormals round like any other value. */
 static inline float atn_round_bf16(float x) {
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
+    uint32_t u = atn_f32_bits(x);
     if ((u & 0x7fffffffu) > 0x7f800000u)
         u = (u | 0x00400000u) & 0xffff0000u;   /* NaN: quiet, top of the payload kept */
     else
         u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    float r;
-    memcpy(&r, &u, sizeof r);
-    return r;
+    return atn_f32_from_bits(u);
 }
 
 /* The IEEE binary16 bits nearest to x (ties to even): |x| >= 65520 becomes ±inf (65519.99
  * gives 65504), values below 2^-14 become fp16 subnormals, below or at 2^-25 zero; NaN a
  * quiet NaN. */
 static inline uint16_t atn_f32_to_f16_bits(float x) {
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
+    uint32_t u = atn_f32_bits(x);
     uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
     uint32_t a = u & 0x7fffffffu;
     if (a > 0x7f800000u)

@@ -434,8 +434,7 @@ cudaError_t atn_cu_nonfinite(int32_t *flag, const float *x, size_t count, cudaSt
 }
 
 static uint16_t to_bf16(float f) {   /* round to nearest even; NaN stays NaN */
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
+    uint32_t u = atn_f32_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u)
         return (uint16_t)((u >> 16) | 0x40);
     return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
