@@ -16,38 +16,10 @@
 #include "check.h"
 #include "activation.h"
 #include "encoder.h"
+#include "common/test-floats.h"
 
 #include <float.h>
 #include <stdint.h>
-
-static float f_of(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static uint32_t u_of(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-/* |r - e| in units of the last place of e rounded to float (denormal spacing at the bottom). */
-static double ulp_error(float r, double e) {
-    int ex;
-    frexp(fabs(e), &ex);
-    double ulp = ldexp(1.0, ex - 24);
-    if (ulp < ldexp(1.0, -149))
-        ulp = ldexp(1.0, -149);
-    return fabs((double)r - e) / ulp;
-}
-
-static int same_bits(const float *a, const float *b, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (u_of(a[i]) != u_of(b[i]))
-            return 0;
-    return 1;
-}
 
 enum { BLOCK = 1 << 16 };
 static float in[BLOCK], out[BLOCK], outs[BLOCK];
@@ -62,7 +34,7 @@ static void tanh_block(tanh_stats *s, size_t nb) {
     atn_tanh_array(out, in, nb);
     atn_tanh_array_scalar(outs, in, nb);
     for (size_t i = 0; i < nb; i++) {
-        if (u_of(out[i]) != u_of(outs[i]))
+        if (bits_of(out[i]) != bits_of(outs[i]))
             s->mismatches++;
         double e = tanh((double)in[i]);
         double u = ulp_error(out[i], e);
@@ -81,7 +53,7 @@ static void tanh_block(tanh_stats *s, size_t nb) {
 static void tanh_sweep(tanh_stats *s, uint32_t lo, uint32_t hi, uint32_t step) {
     size_t nb = 0;
     for (uint64_t u = lo; u < hi; u += step) {
-        in[nb++] = f_of((uint32_t)u);
+        in[nb++] = float_of((uint32_t)u);
         if (nb == BLOCK) {
             tanh_block(s, nb);
             nb = 0;
@@ -94,7 +66,7 @@ static void tanh_sweep(tanh_stats *s, uint32_t lo, uint32_t hi, uint32_t step) {
 static void test_tanh_sweep(void) {
     tanh_stats s = {0};
     tanh_sweep(&s, 0, 0x7f800000u, 211);              /* all of [0, FLT_MAX] */
-    tanh_sweep(&s, u_of(0.5f), u_of(1.0f), 1);        /* every float of [0.5, 1) */
+    tanh_sweep(&s, bits_of(0.5f), bits_of(1.0f), 1);        /* every float of [0.5, 1) */
     fprintf(stderr, "tanh: %zu points, max %.3f ulp at x = %.9g (glibc tanhf %.3f ulp), %zu AVX2/scalar mismatches\n",
             s.points, s.max_ulp, s.worst, s.libm_ulp, s.mismatches);
     CHECK_MSG(s.max_ulp <= 2.0, "max error %.3f ulp at %.9g", s.max_ulp, s.worst);
@@ -103,14 +75,14 @@ static void test_tanh_sweep(void) {
     /* odd, bit for bit, on every 97th point of the range */
     size_t odd_bad = 0, nb = 0;
     for (uint64_t u = 0; u < 0x7f800000u; u += 97) {
-        in[nb++] = f_of((uint32_t)u);
+        in[nb++] = float_of((uint32_t)u);
         if (nb == BLOCK || u + 97 >= 0x7f800000u) {
             atn_tanh_array(out, in, nb);
             for (size_t i = 0; i < nb; i++)
                 in[i] = -in[i];
             atn_tanh_array(outs, in, nb);
             for (size_t i = 0; i < nb; i++)
-                odd_bad += u_of(outs[i]) != (u_of(out[i]) ^ 0x80000000u);
+                odd_bad += bits_of(outs[i]) != (bits_of(out[i]) ^ 0x80000000u);
             nb = 0;
         }
     }
@@ -126,18 +98,18 @@ static void test_tanh_edges(void) {
     float got[sizeof xs / sizeof xs[0]], gots[sizeof xs / sizeof xs[0]];
     atn_tanh_array(got, xs, n);
     atn_tanh_array_scalar(gots, xs, n);
-    CHECK(same_bits(got, gots, n));
+    CHECK(same_bits_n(got, gots, n));
     for (size_t i = 0; i < n; i++) {
         double e = tanh((double)xs[i]);
         CHECK_MSG(ulp_error(got[i], e) <= 2.0, "tanh(%.9g) = %.9g, double tanh %.9g", xs[i], got[i], e);
         CHECK_MSG(signbit(got[i]) == signbit(xs[i]), "tanh(%.9g) = %.9g has the wrong sign", xs[i], got[i]);
         if (fabsf(xs[i]) < 1e-4f)   /* tanh x = x to float precision */
-            CHECK_MSG(u_of(got[i]) == u_of(xs[i]), "tanh(%.9g) = %.9g, not x", xs[i], got[i]);
+            CHECK_MSG(bits_of(got[i]) == bits_of(xs[i]), "tanh(%.9g) = %.9g, not x", xs[i], got[i]);
         if (fabsf(xs[i]) >= 9.02f)   /* 1 - tanh(9.02) < 2^-25: rounds to 1 */
             CHECK_MSG(got[i] == copysignf(1.0f, xs[i]), "tanh(%.9g) = %.9g, not ±1", xs[i], got[i]);
     }
     CHECK(atn_tanh_scalar(INFINITY) == 1.0f && atn_tanh_scalar(-INFINITY) == -1.0f);
-    CHECK(u_of(atn_tanh_scalar(-0.0f)) == 0x80000000u && u_of(atn_tanh_scalar(0.0f)) == 0);
+    CHECK(bits_of(atn_tanh_scalar(-0.0f)) == 0x80000000u && bits_of(atn_tanh_scalar(0.0f)) == 0);
     float nan_in[9], nan_out[9];
     for (int i = 0; i < 9; i++)
         nan_in[i] = i == 3 || i == 8 ? NAN : 0.5f * (float)i;
@@ -170,7 +142,7 @@ static void test_gelu_sweep(void) {
             v = (float)(-12.0 + (double)t / 65536.0);
         else {
             int64_t j = t - grid - 1;
-            v = f_of((uint32_t)((j / 2) * step));
+            v = float_of((uint32_t)((j / 2) * step));
             if (j & 1)
                 v = -v;
         }
@@ -182,7 +154,7 @@ static void test_gelu_sweep(void) {
         atn_gelu_tanh(out, nb);
         atn_gelu_tanh_scalar(outs, nb);
         for (size_t i = 0; i < nb; i++) {
-            mismatches += u_of(out[i]) != u_of(outs[i]);
+            mismatches += bits_of(out[i]) != bits_of(outs[i]);
             double z, r = gelu_ref(in[i], &z), e = fabs(out[i] - r);
             if (e > max_abs)
                 max_abs = e;
@@ -226,11 +198,11 @@ static void test_gelu_edges(void) {
     memcpy(gs, v, sizeof v);
     atn_gelu_tanh(g, n);
     atn_gelu_tanh_scalar(gs, n);
-    CHECK(same_bits(g, gs, n));
+    CHECK(same_bits_n(g, gs, n));
     CHECK(g[0] == INFINITY);
     CHECK(isnan(g[1]));   /* -inf · (1 + tanh(-inf)) = -inf · 0, as torch gives */
     CHECK(isnan(g[2]));
-    CHECK(u_of(g[3]) == 0 && u_of(g[4]) == 0x80000000u);
+    CHECK(bits_of(g[3]) == 0 && bits_of(g[4]) == 0x80000000u);
     CHECK(g[5] == 1e20f && g[8] == FLT_MAX && g[9] == 3e12f);
     CHECK(g[6] == 0.0f && g[7] == 0.0f && g[10] == 0.0f && g[11] == 0.0f && g[12] == 0.0f);
     CHECK(g[13] == 0.5f * 1e-40f && g[14] == -0.5f * 1e-40f);   /* 0.5 v for tiny v, denormals kept */
@@ -252,12 +224,12 @@ static void test_tails_and_dispatch(void) {
             memcpy(ref, src, sizeof ref);
             atn_gelu_tanh(buf + off, (size_t)len);
             atn_gelu_tanh_scalar(ref + off, (size_t)len);
-            bad += !same_bits(buf, ref, 64);
+            bad += !same_bits_n(buf, ref, 64);
             memcpy(buf, src, sizeof buf);
             atn_tanh_array(buf + off, buf + off, (size_t)len);   /* in place */
             atn_tanh_array_scalar(ref, src, 64);
             for (int i = 0; i < 64; i++)
-                bad += u_of(buf[i]) != u_of(i >= off && i < off + len ? ref[i] : src[i]);
+                bad += bits_of(buf[i]) != bits_of(i >= off && i < off + len ? ref[i] : src[i]);
         }
     CHECK_MSG(bad == 0, "%d lengths/offsets where the arrays differ from the scalar code", bad);
 
@@ -267,7 +239,7 @@ static void test_tails_and_dispatch(void) {
         a[i] = b[i] = -4.0f + 0.25f * (float)i;
     atn_activate(a, 37, ATN_ACT_GELU_TANH);
     atn_gelu_tanh_scalar(b, 37);
-    CHECK(same_bits(a, b, 37));
+    CHECK(same_bits_n(a, b, 37));
     fprintf(stderr, "activation: %s code\n", atn_activation_uses_avx2() ? "AVX2 + FMA" : "scalar");
 }
 

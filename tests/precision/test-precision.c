@@ -31,22 +31,13 @@
 #include "model-private.h"
 #include "fp16.h"
 #include "precision.h"
+#include "common/test-floats.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
 
 static char root[2048];
 
-static uint32_t bits_of(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-static float float_of(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 static bool same_bits(float a, float b) { return (isnan(a) && isnan(b)) || bits_of(a) == bits_of(b); }
 
 static float *load_npy(const char *name, size_t *count) {
