@@ -437,6 +437,69 @@ static void test_token_lines_focus(void) {
     destroy_window(win);
 }
 
+/* The settled picture of token lines drawn in a worker: drawn again until no worker is left. */
+static GBytes *worker_lines_picture(AtnTokenLines *tl, int *w, int *h) {
+    for (int i = 0; i < 10; i++) {
+        GBytes *b = render_widget(GTK_WIDGET(tl), w, h);
+        if (!atn_token_lines_get_busy(tl))
+            return b;
+        g_bytes_unref(b);
+        while (atn_token_lines_get_busy(tl))
+            g_main_context_iteration(NULL, TRUE);
+    }
+    g_assert_not_reached();
+}
+
+/* Every line of a long input (40 tokens or more) is drawn in a worker thread: a head's
+ * picture comes back and is the same each time; a drawing made stale by another head before
+ * it is back is dropped, not shown (the picture is the newer head's); a window closed while
+ * one is in flight drops it. */
+static void test_token_lines_worker(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "demo");
+    GString *text = g_string_new("");
+    for (int i = 0; i < 8; i++)
+        g_string_append(text, "the cat sat on the mat ");
+    type_and_wait(win, text->str);
+    g_string_free(text, TRUE);
+    show_view(win, "head");
+    AtnSession *s = atn_window_get_session(win);
+    g_assert_cmpint(atn_result_get_n_tokens(atn_session_get_result(s)), >=, 40);   /* ASYNC_MIN_TOKENS */
+    GtkWidget *view = atn_window_get_view_widget(win, "head");
+    AtnTokenLines *tl = ATN_TOKEN_LINES(atn_head_view_get_token_lines(ATN_HEAD_VIEW(view)));
+    atn_token_lines_set_all_lines(tl, TRUE);
+    settle(30);
+    int w, h;
+    atn_session_select_head(s, 0, 1);
+    g_autoptr(GBytes) first = render_widget(GTK_WIDGET(tl), &w, &h);
+    g_assert_true(atn_token_lines_get_busy(tl));   /* a new head: drawn in a worker */
+    g_autoptr(GBytes) a = worker_lines_picture(tl, &w, &h);
+    atn_session_select_head(s, 0, 2);
+    g_autoptr(GBytes) b = worker_lines_picture(tl, &w, &h);
+    g_assert_false(g_bytes_equal(a, b));
+    atn_session_select_head(s, 0, 1);
+    g_autoptr(GBytes) a2 = worker_lines_picture(tl, &w, &h);
+    g_assert_true(g_bytes_equal(a, a2));
+    /* head 1 asked for, head 2 chosen before its drawing is back: that drawing is dropped */
+    atn_session_select_head(s, 0, 2);
+    g_autoptr(GBytes) b2 = worker_lines_picture(tl, &w, &h);
+    g_assert_true(g_bytes_equal(b, b2));
+    atn_session_select_head(s, 0, 1);
+    g_autoptr(GBytes) old = render_widget(GTK_WIDGET(tl), &w, &h);
+    g_assert_true(atn_token_lines_get_busy(tl));
+    g_assert_true(g_bytes_equal(old, b));   /* the old picture stays while the new is drawn */
+    atn_session_select_head(s, 0, 2);
+    while (atn_token_lines_get_busy(tl))
+        g_main_context_iteration(NULL, TRUE);
+    g_autoptr(GBytes) b3 = worker_lines_picture(tl, &w, &h);
+    g_assert_true(g_bytes_equal(b, b3));
+    /* closed with a drawing in flight */
+    atn_session_select_head(s, 0, 1);
+    g_autoptr(GBytes) last = render_widget(GTK_WIDGET(tl), &w, &h);
+    g_assert_true(atn_token_lines_get_busy(tl));
+    destroy_window(win);
+}
+
 /* The arrow keys move the keyboard's cell (its row becomes the query) with a focus ring, and
  * the heatmap's accessible description reads the cell's value. */
 static void test_keyboard_cell(void) {
@@ -563,6 +626,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/zoom", test_zoom);
     g_test_add_func("/ui/one-query", test_one_query);
     g_test_add_func("/ui/token-lines-focus", test_token_lines_focus);
+    g_test_add_func("/ui/token-lines-worker", test_token_lines_worker);
     g_test_add_func("/ui/keyboard-cell", test_keyboard_cell);
     g_test_add_func("/ui/fixed-scale", test_fixed_scale);
     g_test_add_func("/ui/layer-head-redraw", test_layer_head_redraw);
