@@ -4,6 +4,7 @@
 #include "atn-labels.h"
 #include "atn-session.h"
 #include "atn-whatif.h"
+#include "atn-worker.h"
 
 #include <glib/gi18n.h>
 
@@ -44,11 +45,7 @@ static void drop_thumbs(AtnModelGrid *self) {
     g_clear_pointer(&self->pix, atn_thumb_pixels_unref);
 }
 
-static void cancel_recolour(AtnModelGrid *self) {
-    if (self->recolour)
-        g_cancellable_cancel(self->recolour);
-    g_clear_object(&self->recolour);
-}
+static void cancel_recolour(AtnModelGrid *self) { atn_worker_cancel(&self->recolour); }
 
 void atn_model_grid_invalidate(AtnModelGrid *self) {
     g_return_if_fail(ATN_IS_MODEL_GRID(self));
@@ -119,21 +116,16 @@ static void recolour_job_free(recolour_job *job) {
     g_free(job);
 }
 
-static void recolour_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
-    atn_session_lower_thread_priority();   /* the main thread comes first */
+static gpointer recolour_run(gpointer data, GCancellable *cancellable) {
     recolour_job *job = data;
-    AtnThumbPixels *p = atn_result_color_thumbs(job->result, job->cm, job->shared, cancellable);
-    g_task_return_pointer(task, p, (GDestroyNotify)atn_thumb_pixels_unref);
+    return atn_result_color_thumbs(job->result, job->cm, job->shared, cancellable);
 }
 
-static void recolour_done(GObject *source, GAsyncResult *res, gpointer user_data) {
-    AtnModelGrid *self = ATN_MODEL_GRID(source);
-    GTask *task = G_TASK(res);
-    g_autoptr(AtnThumbPixels) p = g_task_propagate_pointer(task, NULL);
-    if (g_task_get_cancellable(task) != self->recolour)
-        return;   /* cancelled (a new result, a run, another style) and replaced */
-    g_clear_object(&self->recolour);
-    if (p) {   /* kept by the result: the next draw takes them */
+/* Only for the recolour still awaited: one cancelled (a new result, a run, another style)
+ * is dropped by atn_worker. */
+static void recolour_done(gpointer owner, gpointer answer, gpointer data) {
+    AtnModelGrid *self = ATN_MODEL_GRID(owner);
+    if (answer) {   /* kept by the result: the next draw takes them */
         drop_thumbs(self);
         g_clear_pointer(&self->base, gsk_render_node_unref);
         gtk_widget_queue_draw(GTK_WIDGET(self));
@@ -153,12 +145,9 @@ static void start_recolour(AtnModelGrid *self) {
     job->result = g_object_ref(self->result);
     job->cm = self->cmap;
     job->shared = self->shared_range;
-    self->recolour = g_cancellable_new();
     self->n_recolours++;
-    g_autoptr(GTask) task = g_task_new(self, self->recolour, recolour_done, NULL);
-    g_task_set_source_tag(task, start_recolour);
-    g_task_set_task_data(task, job, (GDestroyNotify)recolour_job_free);
-    g_task_run_in_thread(task, recolour_thread);
+    atn_worker_start(self, &self->recolour, ATN_WORKER_NICE, recolour_run, job, (GDestroyNotify)recolour_job_free,
+                     (GDestroyNotify)atn_thumb_pixels_unref, recolour_done);
 }
 
 /* What the figure is drawn from: the result's pixels in the style asked for, kept with it by

@@ -5,6 +5,8 @@
  * ready, so switching heads redraws the heatmap at once and the lines a frame or two later. */
 #include "atn-token-lines.h"
 
+#include "atn-worker.h"
+
 #include <glib/gi18n.h>
 
 /* At most this many lines are drawn: the strongest ones.  A broad head of 128 tokens has
@@ -107,7 +109,7 @@ static void lines_job_free(lines_job *job) {
     g_free(job);
 }
 
-static void lines_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+static gpointer lines_run(gpointer data, GCancellable *cancellable) {
     lines_job *job = data;
     int pw = job->w * job->scale, ph = job->h * job->scale;
     cairo_surface_t *surf = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, pw, ph);
@@ -120,17 +122,15 @@ static void lines_thread(GTask *task, gpointer source, gpointer data, GCancellab
     /* cairo's ARGB32 is premultiplied native-endian 0xAARRGGBB: GDK_MEMORY_DEFAULT */
     g_autoptr(GBytes) bytes = g_bytes_new(cairo_image_surface_get_data(surf), (gsize)stride * ph);
     cairo_surface_destroy(surf);
-    g_task_return_pointer(task, gdk_memory_texture_new(pw, ph, GDK_MEMORY_DEFAULT, bytes, stride), g_object_unref);
+    return gdk_memory_texture_new(pw, ph, GDK_MEMORY_DEFAULT, bytes, stride);
 }
 
-static void lines_done(GObject *source, GAsyncResult *res, gpointer data) {
-    AtnTokenLines *self = ATN_TOKEN_LINES(source);
-    GTask *task = G_TASK(res);
-    lines_job *job = g_task_get_task_data(task);
-    g_autoptr(GdkTexture) tex = g_task_propagate_pointer(task, NULL);
-    if (g_task_get_cancellable(task) != self->job)
-        return;   /* the widget went away, or a newer drawing replaced this one */
-    g_clear_object(&self->job);
+/* Only for the drawing still awaited: atn_worker drops one whose widget went away or that a
+ * newer drawing replaced. */
+static void lines_done(gpointer owner, gpointer answer, gpointer data) {
+    AtnTokenLines *self = ATN_TOKEN_LINES(owner);
+    lines_job *job = data;
+    GdkTexture *tex = answer;
     if (!tex || job->serial != self->serial || job->w != gtk_widget_get_width(GTK_WIDGET(self)) ||
         job->h != gtk_widget_get_height(GTK_WIDGET(self))) {
         gtk_widget_queue_draw(GTK_WIDGET(self));   /* outdated: draw again */
@@ -157,10 +157,9 @@ static void start_job(AtnTokenLines *self, int w, int h) {
     job->h = h;
     job->scale = gtk_widget_get_scale_factor(GTK_WIDGET(self));
     job->serial = self->serial;
-    self->job = g_cancellable_new();
-    g_autoptr(GTask) task = g_task_new(self, self->job, lines_done, NULL);
-    g_task_set_task_data(task, job, (GDestroyNotify)lines_job_free);
-    g_task_run_in_thread(task, lines_thread);
+    /* its priority not lowered: it draws what the user is looking at now */
+    atn_worker_start(self, &self->job, ATN_WORKER_NORMAL, lines_run, job, (GDestroyNotify)lines_job_free,
+                     g_object_unref, lines_done);
 }
 
 static void atn_token_lines_snapshot(GtkWidget *widget, GtkSnapshot *s) {
@@ -260,9 +259,7 @@ static void atn_token_lines_dispose(GObject *object) {
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_clear_object(&self->session);
-    if (self->job)
-        g_cancellable_cancel(self->job);
-    g_clear_object(&self->job);
+    atn_worker_cancel(&self->job);
     g_clear_pointer(&self->node, gsk_render_node_unref);
     G_OBJECT_CLASS(atn_token_lines_parent_class)->dispose(object);
 }

@@ -1,0 +1,66 @@
+/* A widget's work in a GTask worker, its answer taken only while still awaited: see
+ * atn-worker.h. */
+#include "atn-worker.h"
+
+#include "atn-session.h"
+
+typedef struct worker {
+    GCancellable **slot;   /* in the owner's instance struct: the owner outlives the task */
+    AtnWorkerFlags flags;
+    AtnWorkerFunc run;
+    AtnWorkerDoneFunc done;
+    gpointer job;
+    GDestroyNotify job_free, answer_free;
+} worker;
+
+static void worker_free(worker *w) {
+    if (w->job_free)
+        w->job_free(w->job);
+    g_free(w);
+}
+
+static void worker_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    worker *w = data;
+    if (w->flags & ATN_WORKER_NICE)
+        atn_session_lower_thread_priority();   /* the main thread comes first */
+    g_task_return_pointer(task, w->run(w->job, cancellable), w->answer_free);
+}
+
+static void worker_done(GObject *source, GAsyncResult *res, gpointer user_data) {
+    GTask *task = G_TASK(res);
+    worker *w = g_task_get_task_data(task);
+    gpointer answer = g_task_propagate_pointer(task, NULL);   /* NULL once cancelled */
+    if (g_task_get_cancellable(task) == *w->slot) {
+        g_clear_object(w->slot);
+        w->done(source, answer, w->job);
+    }   /* else cancelled (the owner's state moved on) and maybe replaced: dropped */
+    if (answer && w->answer_free)
+        w->answer_free(answer);
+}
+
+void atn_worker_start(gpointer owner, GCancellable **slot, AtnWorkerFlags flags, AtnWorkerFunc run,
+                      gpointer job, GDestroyNotify job_free, GDestroyNotify answer_free, AtnWorkerDoneFunc done) {
+    g_return_if_fail(G_IS_OBJECT(owner));
+    g_return_if_fail(slot != NULL && *slot == NULL);
+    g_return_if_fail(run != NULL && done != NULL);
+    worker *w = g_new0(worker, 1);
+    w->slot = slot;
+    w->flags = flags;
+    w->run = run;
+    w->done = done;
+    w->job = job;
+    w->job_free = job_free;
+    w->answer_free = answer_free;
+    *slot = g_cancellable_new();
+    g_autoptr(GTask) task = g_task_new(owner, *slot, worker_done, NULL);
+    g_task_set_source_tag(task, atn_worker_start);
+    g_task_set_task_data(task, w, (GDestroyNotify)worker_free);
+    g_task_run_in_thread(task, worker_thread);
+}
+
+void atn_worker_cancel(GCancellable **slot) {
+    g_return_if_fail(slot != NULL);
+    if (*slot)
+        g_cancellable_cancel(*slot);
+    g_clear_object(slot);
+}

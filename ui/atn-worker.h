@@ -1,0 +1,42 @@
+/* A widget's work in a GTask worker thread whose answer the widget takes only while it still
+ * waits for it: the Model grid's recolour and the Token lines' drawing (docs/ARCHITECTURE.md,
+ * "Threads").  The widget keeps one GCancellable pointer per kind of work in its instance
+ * struct (the slot): set while the work is in flight, cleared when it is cancelled, replaced
+ * or done, so a stale answer is recognised by its cancellable no longer being the slot's. */
+#ifndef ATN_WORKER_H
+#define ATN_WORKER_H
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+/* The work, on the worker thread: reads job (and nothing of the widget), returns the answer
+ * (NULL for none); cancellable is the slot's, for the engine's progress callbacks. */
+typedef gpointer (*AtnWorkerFunc)(gpointer job, GCancellable *cancellable);
+/* On the main thread, for the work still in the slot only (the slot already cleared): answer
+ * is borrowed (NULL when the work returned none), job is the one given to the work. */
+typedef void (*AtnWorkerDoneFunc)(gpointer owner, gpointer answer, gpointer job);
+
+typedef enum {
+    ATN_WORKER_NORMAL = 0,
+    ATN_WORKER_NICE = 1 << 0,   /* the worker thread lowers its priority first
+                                   (atn_session_lower_thread_priority: nice 10) */
+} AtnWorkerFlags;
+
+/* Starts run(job, cancellable) in a GTask worker for owner (a GObject, kept alive until the
+ * task is done).  *slot must be NULL: it gets a new GCancellable, the task's.  When the work
+ * returns, on the main thread: if *slot is still that cancellable, it is cleared and
+ * done(owner, answer, job) is called; otherwise (cancelled through atn_worker_cancel, or
+ * another work put in the slot) the answer is dropped and done is not called.  The answer is
+ * freed with answer_free (may be NULL) after done returns or when dropped; job with job_free
+ * (may be NULL) when the task is freed. */
+void atn_worker_start(gpointer owner, GCancellable **slot, AtnWorkerFlags flags, AtnWorkerFunc run,
+                      gpointer job, GDestroyNotify job_free, GDestroyNotify answer_free, AtnWorkerDoneFunc done);
+
+/* Cancels the work in *slot, if any, and clears *slot: its answer will be dropped.  NULL
+ * *slot: nothing. */
+void atn_worker_cancel(GCancellable **slot);
+
+G_END_DECLS
+
+#endif
