@@ -41,6 +41,54 @@ static void wait_compared(AtnWindow *win, gboolean changed) {
     g_assert_true(wait_for(compared, &w));
 }
 
+/* What a test waits for in the result's what-if state (not NULL). */
+typedef gboolean (*whatif_holds)(const AtnWhatif *now, gconstpointer data);
+
+/* Iterates until the session is idle with a changed result whose what-if state holds what
+ * the test changed (holds(now, data)) and the view has compared it; returns that state. */
+static AtnWhatif *wait_whatif(AtnWindow *win, whatif_holds holds, gconstpointer data) {
+    AtnSession *s = atn_window_get_session(win);
+    diff_wait dw = {win, TRUE};
+    AtnWhatif *now = NULL;
+    while (!(now = atn_whatif_of_result(atn_session_get_result(s))) || !holds(now, data) || !compared(&dw))
+        g_main_context_iteration(NULL, TRUE);
+    return now;
+}
+
+static gboolean one_global(const AtnWhatif *now, gconstpointer data) {
+    return atn_whatif_get(now)->n_global == 1;
+}
+
+static gboolean some_layers(const AtnWhatif *now, gconstpointer data) {
+    return atn_whatif_get(now)->mask_layers != NULL;
+}
+
+static gboolean every_layer(const AtnWhatif *now, gconstpointer data) {
+    return atn_whatif_get(now)->mask_layers == NULL;
+}
+
+typedef struct head_is {
+    int layer, head;
+    AtnWhatifHead mode;
+} head_is;
+
+static gboolean head_holds(const AtnWhatif *now, gconstpointer data) {
+    const head_is *want = data;
+    return atn_whatif_get_head(now, want->layer, want->head) == want->mode;
+}
+
+/* The demo model on TEXT, the What-if page shown with a sliding window of 1 switched on (its
+ * run not waited for); the page. */
+static AtnWhatifView *window_of_one(AtnWindow *win) {
+    open_and_wait(win, "demo");
+    type_and_wait(win, TEXT);
+    show_view(win, "whatif");
+    AtnWhatifView *v = whatif_view(win);
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(atn_whatif_view_get_control(v, "window-width")), 1);
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(atn_whatif_view_get_control(v, "window")), TRUE);
+    return v;
+}
+
 /* `attnscope <args> -o out.json` read back. */
 static cJSON *cli_json(const char *const *args) {
     g_autofree char *dir = g_dir_make_tmp("atn-whatif-XXXXXX", NULL);
@@ -235,24 +283,15 @@ static void test_head_off_matches_cli(void) {
 static void test_window_and_reset(void) {
     int w = 0, h = 0;
     AtnWindow *win = new_window();
-    open_and_wait(win, "demo");
-    type_and_wait(win, TEXT);
-    show_view(win, "whatif");
-    AtnWhatifView *v = whatif_view(win);
+    AtnWhatifView *v = window_of_one(win);
     AtnSession *s = atn_window_get_session(win);
-    gtk_spin_button_set_value(GTK_SPIN_BUTTON(atn_whatif_view_get_control(v, "window-width")), 1);
-    gtk_check_button_set_active(GTK_CHECK_BUTTON(atn_whatif_view_get_control(v, "window")), TRUE);
     wait_compared(win, TRUE);
     /* the global token: the first chip of the global row ([CLS], token 0) */
     GtkWidget *chips = atn_whatif_view_get_control(v, "global-chips");
     GtkWidget *chip0 = gtk_flow_box_child_get_child(gtk_flow_box_get_child_at_index(GTK_FLOW_BOX(chips), 0));
     g_assert_true(GTK_IS_TOGGLE_BUTTON(chip0));
     gtk_toggle_button_set_active(GTK_TOGGLE_BUTTON(chip0), TRUE);
-    diff_wait dw = {win, TRUE};
-    AtnWhatif *now = NULL;
-    while (!(now = atn_whatif_of_result(atn_session_get_result(s))) || atn_whatif_get(now)->n_global != 1 ||
-           !compared(&dw))
-        g_main_context_iteration(NULL, TRUE);
+    wait_whatif(win, one_global, NULL);
     const atn_capture *c = atn_result_get_capture(atn_session_get_result(s));
     for (int i = 0; i < c->n; i++)
         for (int j = 0; j < c->n; j++) {
@@ -561,10 +600,7 @@ static void test_model_view_menu(void) {
     g_assert_nonnull(keep);
     gtk_popover_popdown(menu);
     g_assert_true(gtk_widget_activate_action_variant(GTK_WIDGET(mv), "whatif.head", keep));
-    diff_wait dw = {win, TRUE};
-    while (atn_whatif_get_head(atn_whatif_of_result(atn_session_get_result(s)), 0, 0) != ATN_WHATIF_HEAD_OFF ||
-           !compared(&dw))
-        g_main_context_iteration(NULL, TRUE);
+    wait_whatif(win, head_holds, &(head_is){0, 0, ATN_WHATIF_HEAD_OFF});
     c = atn_result_get_capture(atn_session_get_result(s));
     for (int hd = 0; hd < c->n_heads; hd++) {
         g_assert_cmpint(c->heads_off[hd], ==, hd != 3);                     /* layer 0: only H3 on */
@@ -580,9 +616,7 @@ static void test_model_view_menu(void) {
     double cx, cy;
     cell_centre(map, 1, 2, &cx, &cy);
     click(GTK_WIDGET(map), cx, cy);
-    while (atn_whatif_get_head(atn_whatif_of_result(atn_session_get_result(s)), 1, 2) != ATN_WHATIF_HEAD_ON ||
-           !compared(&dw))
-        g_main_context_iteration(NULL, TRUE);
+    wait_whatif(win, head_holds, &(head_is){1, 2, ATN_WHATIF_HEAD_ON});
     c = atn_result_get_capture(atn_session_get_result(s));
     for (int hd = 0; hd < c->n_heads; hd++)
         g_assert_cmpint(c->heads_off[hd], ==, hd != 3);
@@ -597,9 +631,7 @@ static void test_model_view_menu(void) {
     g_assert_nonnull(uni);
     gtk_popover_popdown(menu);
     g_assert_true(gtk_widget_activate_action_variant(GTK_WIDGET(mv), "whatif.head", uni));
-    while (atn_whatif_get_head(atn_whatif_of_result(atn_session_get_result(s)), 1, 2) != ATN_WHATIF_HEAD_UNIFORM ||
-           !compared(&dw))
-        g_main_context_iteration(NULL, TRUE);
+    wait_whatif(win, head_holds, &(head_is){1, 2, ATN_WHATIF_HEAD_UNIFORM});
     g_assert_cmpint(gtk_drop_down_get_selected(GTK_DROP_DOWN(atn_whatif_view_get_control(v, "head-mode"))), ==, 1);
     assert_run_is_cli(s);
     g_assert_true(gtk_widget_activate_action(GTK_WIDGET(mv), "whatif.restore", NULL));
@@ -617,20 +649,11 @@ static void test_model_view_menu(void) {
  * every layer. */
 static void test_mask_layers(void) {
     AtnWindow *win = new_window();
-    open_and_wait(win, "demo");
-    type_and_wait(win, TEXT);
-    show_view(win, "whatif");
-    AtnWhatifView *v = whatif_view(win);
+    AtnWhatifView *v = window_of_one(win);
     AtnSession *s = atn_window_get_session(win);
-    gtk_spin_button_set_value(GTK_SPIN_BUTTON(atn_whatif_view_get_control(v, "window-width")), 1);
-    gtk_check_button_set_active(GTK_CHECK_BUTTON(atn_whatif_view_get_control(v, "window")), TRUE);
     GtkWidget *entry = atn_whatif_view_get_control(v, "mask-layers");
     gtk_editable_set_text(GTK_EDITABLE(entry), "0,2-3");
-    diff_wait dw = {win, TRUE};
-    AtnWhatif *now = NULL;
-    while (!(now = atn_whatif_of_result(atn_session_get_result(s))) || !atn_whatif_get(now)->mask_layers ||
-           !compared(&dw))
-        g_main_context_iteration(NULL, TRUE);
+    AtnWhatif *now = wait_whatif(win, some_layers, NULL);
     const atn_capture *c = atn_result_get_capture(atn_session_get_result(s));
     g_assert_nonnull(c->mask_base);
     static const uint8_t want[4] = {1, 0, 1, 1};
@@ -659,9 +682,7 @@ static void test_mask_layers(void) {
 
     /* a layer the model lacks: said at the entry, and the window is back in every layer */
     gtk_editable_set_text(GTK_EDITABLE(entry), "0,7");
-    while (!(now = atn_whatif_of_result(atn_session_get_result(s))) || atn_whatif_get(now)->mask_layers ||
-           !compared(&dw))
-        g_main_context_iteration(NULL, TRUE);
+    now = wait_whatif(win, every_layer, NULL);
     g_assert_true(gtk_widget_has_css_class(entry, "error"));
     g_assert_nonnull(strstr(gtk_widget_get_tooltip_text(entry), "layer 7 is outside"));
     c = atn_result_get_capture(atn_session_get_result(s));
