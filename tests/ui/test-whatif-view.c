@@ -135,6 +135,33 @@ static void assert_map_equals(const cJSON *rows, const float *v, int L, int H, d
     }
 }
 
+/* The view's comparison equals `attnscope diff --model MODEL --text TEXT WHATIF_ARGS...` (the
+ * command run here): each head's JS distance and largest change, and the hidden-state drift
+ * after the embeddings and each layer, to 1e-6.  whatif_args ends with NULL.  The command's
+ * JSON in *json (the caller cJSON_Deletes it) when json is not NULL. */
+static void assert_diff_is_cli(AtnWhatifView *v, const char *model, const char *text, const char *const *whatif_args,
+                               cJSON **json) {
+    GPtrArray *args = g_ptr_array_new();
+    const char *head[] = {"diff", "--model", model, "--text", text};
+    for (size_t i = 0; i < G_N_ELEMENTS(head); i++)
+        g_ptr_array_add(args, (gpointer)head[i]);
+    for (const char *const *a = whatif_args; *a; a++)
+        g_ptr_array_add(args, (gpointer)*a);
+    g_ptr_array_add(args, NULL);
+    g_autoptr(cJSON) j = cli_json((const char *const *)args->pdata);
+    g_ptr_array_free(args, TRUE);
+    const atn_capture_diff *d = atn_whatif_view_get_diff(v);
+    g_assert_nonnull(d);
+    assert_map_equals(cJSON_GetObjectItem(j, "js_distance"), d->js, d->n_layers, d->n_heads, 1e-6);
+    assert_map_equals(cJSON_GetObjectItem(j, "max_abs_change"), d->max_abs, d->n_layers, d->n_heads, 1e-6);
+    const cJSON *drift = cJSON_GetObjectItem(j, "hidden_drift");
+    g_assert_cmpint(cJSON_GetArraySize(drift), ==, d->n_layers + 1);
+    for (int l = 0; l <= d->n_layers; l++)
+        g_assert_cmpfloat_with_epsilon(d->drift[l], cJSON_GetArrayItem(drift, l)->valuedouble, 1e-6);
+    if (json)
+        *json = g_steal_pointer(&j);
+}
+
 /* A point inside a map cell, in the map widget's coordinates, near its corner (clear of the
  * number drawn in its middle). */
 static void cell_centre(AtnHeatmap *map, int row, int col, double *x, double *y) {
@@ -206,16 +233,9 @@ static void test_head_off_matches_cli(void) {
     g_assert_cmpstr(args[0], ==, "--heads-off");
     g_assert_cmpstr(args[1], ==, "1:2");
     g_assert_null(args[2]);
-    const char *diff_args[] = {"diff", "--model", "demo", "--text", TEXT, "--heads-off", "1:2", NULL};
-    g_autoptr(cJSON) j = cli_json(diff_args);
+    g_autoptr(cJSON) j = NULL;
+    assert_diff_is_cli(v, "demo", TEXT, (const char *const[]){"--heads-off", "1:2", NULL}, &j);
     const atn_capture_diff *d = atn_whatif_view_get_diff(v);
-    g_assert_nonnull(d);
-    assert_map_equals(cJSON_GetObjectItem(j, "js_distance"), d->js, d->n_layers, d->n_heads, 1e-6);
-    assert_map_equals(cJSON_GetObjectItem(j, "max_abs_change"), d->max_abs, d->n_layers, d->n_heads, 1e-6);
-    const cJSON *drift = cJSON_GetObjectItem(j, "hidden_drift");
-    g_assert_cmpint(cJSON_GetArraySize(drift), ==, d->n_layers + 1);
-    for (int l = 0; l <= d->n_layers; l++)
-        g_assert_cmpfloat_with_epsilon(d->drift[l], cJSON_GetArrayItem(drift, l)->valuedouble, 1e-6);
     g_assert_cmpfloat(d->js[1 * d->n_heads + 2], ==, 1.0f);   /* a zeroed head's rows: distance 1 */
     /* the [MASK]'s guesses and the original word's probability before and after */
     const cJSON *guesses = cJSON_GetObjectItem(j, "guesses");
@@ -319,12 +339,7 @@ static void test_window_and_reset(void) {
             else   /* viridis has no grey: a visible cell is coloured */
                 g_assert_false(grey);
         }
-    const char *diff_args[] = {"diff", "--model", "demo", "--text", TEXT, "--window", "1", "--global-tokens", "0",
-                               NULL};
-    g_autoptr(cJSON) j = cli_json(diff_args);
-    const atn_capture_diff *d = atn_whatif_view_get_diff(v);
-    assert_map_equals(cJSON_GetObjectItem(j, "js_distance"), d->js, d->n_layers, d->n_heads, 1e-6);
-    assert_map_equals(cJSON_GetObjectItem(j, "max_abs_change"), d->max_abs, d->n_layers, d->n_heads, 1e-6);
+    assert_diff_is_cli(v, "demo", TEXT, (const char *const[]){"--window", "1", "--global-tokens", "0", NULL}, NULL);
 
     /* the cost chart at this length: its counts worked by hand, and it draws */
     show_view(win, "whatif");
@@ -422,11 +437,7 @@ static void test_causal_guesses(void) {
     atn_model_free(m);
     g_free(off);
 
-    const char *diff_args[] = {"diff", "--model", gpt2, "--text", text, "--heads-off", "1:2", NULL};
-    g_autoptr(cJSON) j = cli_json(diff_args);
-    const atn_capture_diff *d = atn_whatif_view_get_diff(v);
-    assert_map_equals(cJSON_GetObjectItem(j, "js_distance"), d->js, d->n_layers, d->n_heads, 1e-6);
-    assert_map_equals(cJSON_GetObjectItem(j, "max_abs_change"), d->max_abs, d->n_layers, d->n_heads, 1e-6);
+    assert_diff_is_cli(v, gpt2, text, (const char *const[]){"--heads-off", "1:2", NULL}, NULL);
     destroy_window(win);
 }
 
@@ -564,15 +575,7 @@ static void test_model_view_menu(void) {
     g_assert_null(args[2]);
     assert_run_is_cli(s);
     AtnWhatifView *v = whatif_view(win);
-    const char *diff_args[] = {"diff", "--model", "demo", "--text", TEXT, "--heads-off", "1:2", NULL};
-    g_autoptr(cJSON) j = cli_json(diff_args);
-    const atn_capture_diff *d = atn_whatif_view_get_diff(v);
-    g_assert_nonnull(d);
-    assert_map_equals(cJSON_GetObjectItem(j, "js_distance"), d->js, d->n_layers, d->n_heads, 1e-6);
-    assert_map_equals(cJSON_GetObjectItem(j, "max_abs_change"), d->max_abs, d->n_layers, d->n_heads, 1e-6);
-    const cJSON *drift = cJSON_GetObjectItem(j, "hidden_drift");
-    for (int l = 0; l <= d->n_layers; l++)
-        g_assert_cmpfloat_with_epsilon(d->drift[l], cJSON_GetArrayItem(drift, l)->valuedouble, 1e-6);
+    assert_diff_is_cli(v, "demo", TEXT, (const char *const[]){"--heads-off", "1:2", NULL}, NULL);
     g_assert_true(atn_whatif_view_get_head_chosen(v, 1, 2));
     g_assert_false(atn_whatif_view_get_head_chosen(v, 0, 0));
     /* the thumbnail is marked: red at its centre (the cross), which viridis never is */
