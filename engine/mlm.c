@@ -19,13 +19,22 @@ static int by_logit(const void *a, const void *b) {
     return x > y ? -1 : x < y ? 1 : (i > j) - (i < j);
 }
 
-static void top_k_of(const atn_model *m, const float *logits, int32_t V, int32_t top_k, atn_prediction *out) {
-    float mx = -INFINITY;
+/* The largest logit in *mx and the sum of exp(logit - *mx) in double: softmax's denominator,
+ * shifted, for the top-k probabilities and the log-probabilities alike. */
+static double shifted_exp_sum(const float *logits, int32_t V, float *mx) {
+    float top = -INFINITY;
     for (int32_t i = 0; i < V; i++)
-        mx = logits[i] > mx ? logits[i] : mx;
+        top = logits[i] > top ? logits[i] : top;
     double sum = 0;
     for (int32_t i = 0; i < V; i++)
-        sum += exp((double)logits[i] - mx);
+        sum += exp((double)logits[i] - top);
+    *mx = top;
+    return sum;
+}
+
+static void top_k_of(const atn_model *m, const float *logits, int32_t V, int32_t top_k, atn_prediction *out) {
+    float mx;
+    double sum = shifted_exp_sum(logits, V, &mx);
     /* top_k by repeated selection when k is small (5); a sort of every id otherwise (a
        caller asking for the whole vocabulary), in the same order: larger logit first, the
        lower id first among equal ones */
@@ -64,12 +73,8 @@ static void top_k_of(const atn_model *m, const float *logits, int32_t V, int32_t
 
 /* ln(softmax(logits)[id]), in double, shifted by the largest logit. */
 static double log_softmax_at(const float *logits, int32_t V, int32_t id) {
-    float mx = -INFINITY;
-    for (int32_t i = 0; i < V; i++)
-        mx = logits[i] > mx ? logits[i] : mx;
-    double sum = 0;
-    for (int32_t i = 0; i < V; i++)
-        sum += exp((double)logits[i] - mx);
+    float mx;
+    double sum = shifted_exp_sum(logits, V, &mx);
     return (double)logits[id] - mx - log(sum);
 }
 
