@@ -17,7 +17,11 @@ induction head, and of the previous-token head it reads (a model this small, tra
 learned positions from the Transformer's sinusoids instead of GPT-2's normal(0.02);
 --decay-embeddings 0 exempts them from weight decay.  --episodes 1 makes a repeated row a
 string of short runs, each repeated twice (A B A B C D E C D E ...): a run of two is
-predicted by copying the previous token, so a previous-token head pays off on its own.  The recipe is recorded in
+predicted by copying the previous token, so a previous-token head pays off on its own.  --chains and
+--triples add rows where the token after position t is fixed by the token before t and the
+token at t tells nothing (two interleaved chains x[t+1] = perm(x[t-1]), or triples
+(a, x, perm(a))), rows only a previous-token head predicts; --init-from DIR trains a second
+phase from a model this script made.  The recipe is recorded in
 metrics.json ("recipe").
 
 Then the acceptance figures on held-out data (metrics.json) and the loader check fixtures
@@ -87,6 +91,8 @@ RUN = [8, 32]
 EPISODES = [False]
 TWICE = [False]
 TEXT_RUNS = [0.0]
+CHAINS = [0.0, None]   # share of rows that are two interleaved chains of a fixed permutation, the permutation
+TRIPLES = [0.0]        # share of rows of triples (a, x, perm(a)): a and x fresh, perm as CHAINS[1]
 
 
 def gelu_new(x):
@@ -111,13 +117,13 @@ class GPT2(torch.nn.Module):
         self.p["wte.weight"] = normal(V, d)
         if cfg.get("_wpe_init") == "sinusoid":
             # the Transformer's sinusoids (Vaswani et al. 2017), scaled to the std of GPT-2's
-            # normal(0.02) init, as the learned positions' starting point: neighbouring
+            # normal(0.02) init (or --wpe-std), as the learned positions' starting point: neighbouring
             # positions start alike, so "attend to the token before me" is one smooth step away
             pos = torch.arange(P, dtype=torch.float32)[:, None]
             freq = torch.exp(-math.log(10000.0) * torch.arange(0, d, 2, dtype=torch.float32) / d)
             w = torch.zeros(P, d)
             w[:, 0::2], w[:, 1::2] = torch.sin(pos * freq), torch.cos(pos * freq)
-            self.p["wpe.weight"] = P_(w * (0.02 * math.sqrt(2.0)))
+            self.p["wpe.weight"] = P_(w * ((cfg.get("_wpe_std") or 0.02) * math.sqrt(2.0)))
         else:
             self.p["wpe.weight"] = normal(P, d, s=cfg.get("_wpe_std") or 0.02)
         for i in range(L):
@@ -152,7 +158,9 @@ class GPT2(torch.nn.Module):
             a = F.layer_norm(h, (d,), R[q + "ln_1.weight"], R[q + "ln_1.bias"], eps)
             qkv = a @ R[q + "attn.c_attn.weight"] + R[q + "attn.c_attn.bias"]
             qq, kk, vv = (t.view(B, n, H, k).transpose(1, 2) for t in qkv.split(d, dim=2))
-            w = (qq @ kk.transpose(-1, -2)) / math.sqrt(k)
+            w = qq @ kk.transpose(-1, -2)
+            if c["scale_attn_weights"]:
+                w = w / math.sqrt(k)
             w = w.masked_fill(~causal, torch.finfo(w.dtype).min).softmax(-1)
             if want_attn:
                 attns.append(w)
@@ -169,7 +177,28 @@ class GPT2(torch.nn.Module):
 def batch(stream, rng, rows, repeat_frac):
     out = np.empty((rows, SEQ + 1), dtype=np.int64)
     for r in range(rows):
-        synthetic = rng.random() < repeat_frac
+        u = rng.random()
+        synthetic = u < repeat_frac
+        if not synthetic and u < repeat_frac + CHAINS[0]:
+            # two chains interleaved: x[t+1] = perm(x[t-1]), so the token after position t is
+            # fixed by the token BEFORE t, and the token at t itself (the other chain) tells
+            # nothing: only a head that looks at the previous token predicts it
+            perm = CHAINS[1]
+            x = np.empty(SEQ + 1, dtype=np.int64)
+            x[:2] = rng.choice(np.arange(POOL[0], POOL[1]), 2, replace=False)
+            for t in range(2, SEQ + 1):
+                x[t] = perm[x[t - 2] - POOL[0]]
+            out[r] = x
+            continue
+        if not synthetic and u < repeat_frac + CHAINS[0] + TRIPLES[0]:
+            # triples (a, x, perm(a)) with a and x fresh draws: the third token is fixed by the
+            # token before the second, and no other offset tells anything (two interleaved chains
+            # let a head look at every odd offset back along its own chain instead)
+            perm = CHAINS[1]
+            x = rng.choice(np.arange(POOL[0], POOL[1]), SEQ + 3)
+            x[2::3] = perm[x[0::3][:len(x[2::3])] - POOL[0]]
+            out[r] = x[:SEQ + 1]
+            continue
         if synthetic and EPISODES[0]:
             # episodes: a fresh run of distinct tokens, twice, then the next one; a run of 2
             # (A B A B) is predicted by copying the previous token, a longer one by induction
@@ -283,6 +312,19 @@ def main():
                     help="share of the repeated rows whose run is a stretch of training text, not pool tokens")
     ap.add_argument("--wpe-std", type=float, default=0.0,
                     help="std of the learned positions at initialisation (0: GPT-2's 0.02)")
+    ap.add_argument("--weight-decay", type=float, default=0.1,
+                    help="AdamW's decoupled weight decay on the matrices and embeddings")
+    ap.add_argument("--chains", type=float, default=0.0,
+                    help="share of rows made of two interleaved chains x[t+1] = perm(x[t-1]) over the pool "
+                         "(a fixed random permutation): predicted only by looking at the previous token")
+    ap.add_argument("--triples", type=float, default=0.0,
+                    help="share of rows made of triples (a, x, perm(a)), a and x drawn afresh from the pool: "
+                         "the third is predicted only by looking at the previous token")
+    ap.add_argument("--no-scale-attn", action="store_true",
+                    help="GPT-2's scale_attn_weights false: scores q.k not divided by sqrt(head width)")
+    ap.add_argument("--init-from", default=None, metavar="DIR",
+                    help="start from DIR/model.safetensors (a model this script trained, same shape) "
+                         "instead of a fresh initialisation: a second phase with another recipe")
     ap.add_argument("--eval-every", type=int, default=250, help="steps between head evaluations")
     ap.add_argument("--stop", type=float, nargs=2, default=[0.0, 0.0], metavar=("PREV", "IND"),
                     help="stop at the first evaluation whose best previous-token and induction heads "
@@ -296,6 +338,10 @@ def main():
     EPISODES[0] = a.episodes
     TWICE[0] = a.twice
     TEXT_RUNS[0] = a.text_runs
+    CHAINS[0] = a.chains
+    CFG["scale_attn_weights"] = not a.no_scale_attn
+    TRIPLES[0] = a.triples
+    CHAINS[1] = np.random.default_rng(a.seed + 1).permutation(np.arange(POOL[0], POOL[1]))
     if a.export_only:
         reexport(a)
         return
@@ -303,15 +349,22 @@ def main():
     a.recipe = {"warmup": a.warmup, "repeat": a.repeat, "pool": list(POOL), "run_lengths": list(RUN),
                 "distinct": True, "episodes": bool(a.episodes), "twice": bool(a.twice), "text_runs": a.text_runs, "init_std": a.init_std or CFG["initializer_range"],
                 "wpe_std": a.wpe_std or 0.02,
-                "wpe_init": a.wpe_init, "decay_embeddings": bool(a.decay_embeddings)}
+                "wpe_init": a.wpe_init, "decay_embeddings": bool(a.decay_embeddings),
+                "weight_decay": a.weight_decay, "chains": a.chains,
+                "triples": a.triples, "scale_attn_weights": CFG["scale_attn_weights"]}
     ids = json.load(open(os.path.join(HERE, "ids.json")))
     stream = np.array([t for p in ids["train"] for t in p + [EOT]], dtype=np.int64)
     g = torch.Generator().manual_seed(a.seed)
     model = GPT2(dict(CFG, _wpe_init=a.wpe_init, _matrix_std=a.init_std, _wpe_std=a.wpe_std), g)
+    if a.init_from:
+        # the first phase's recipe and figures go into this one's record
+        load_weights(model, a.init_from)
+        first = json.load(open(os.path.join(a.init_from, "train", "metrics.json")))
+        a.recipe["first_phase"] = {k: first.get(k) for k in ("steps", "rows", "lr", "seed", "recipe", "evals")}
     decays = lambda n: n.endswith(".weight") and "ln_" not in n and (a.decay_embeddings or not n.startswith("wpe"))
     decay = [p for n, p in model.p.items() if decays(n)]
     no_decay = [p for n, p in model.p.items() if not decays(n)]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": a.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=a.lr, betas=(0.9, 0.95))
     rng = np.random.default_rng(a.seed)
     warm = a.warmup
@@ -349,20 +402,25 @@ def main():
     export(model, a, ids, log, minutes)
 
 
-def reexport(a):
-    """Loads OUT/model.safetensors (F32, "transformer." names) into the model and exports
-    again: the same weights, metrics.json and check/ recomputed (training figures kept)."""
-    CFG.update(json.load(open(os.path.join(a.out, "config.json"))))   # the shipped shape
-    raw = open(os.path.join(a.out, "model.safetensors"), "rb").read()
+def load_weights(model, folder):
+    """Sets the model's parameters from FOLDER/model.safetensors (F32, "transformer." names)."""
+    raw = open(os.path.join(folder, "model.safetensors"), "rb").read()
     hl = int.from_bytes(raw[:8], "little")
     header = json.loads(raw[8:8 + hl])
-    model = GPT2(CFG, torch.Generator().manual_seed(0))
     for name, e in header.items():
         if name == "__metadata__":
             continue
         b0, b1 = e["data_offsets"]
         t = np.frombuffer(raw[8 + hl + b0:8 + hl + b1], dtype="<f4").reshape(e["shape"])
         model.p[name[len("transformer."):]].data = torch.from_numpy(t.copy())
+
+
+def reexport(a):
+    """Loads OUT/model.safetensors (F32, "transformer." names) into the model and exports
+    again: the same weights, metrics.json and check/ recomputed (training figures kept)."""
+    CFG.update(json.load(open(os.path.join(a.out, "config.json"))))   # the shipped shape
+    model = GPT2(CFG, torch.Generator().manual_seed(0))
+    load_weights(model, a.out)
     old = json.load(open(os.path.join(a.out, "train", "metrics.json")))
     for k in ("steps", "rows", "lr", "seed"):
         setattr(a, k, old[k])
