@@ -1,6 +1,7 @@
 /* A corpus pass in a worker thread (see atn-corpus-pass.h). */
 #include "atn-corpus-pass.h"
 #include "atn-error-text.h"
+#include "atn-session.h"
 
 #include <errno.h>
 #include <glib/gi18n.h>
@@ -38,6 +39,7 @@ static atn_status pass_consume(const atn_capture *cap, void *user, atn_error *er
 
 static void pass_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
     pass_job *job = data;
+    atn_session_lower_worker_priority("corpus");   /* a forward per sentence: the window comes first */
     FILE *f = fopen(job->path, "rb");
     if (!f) {
         g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, _("Cannot open “%s”: %s"), job->path,

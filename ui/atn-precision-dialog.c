@@ -64,6 +64,7 @@ static bool keep_going(double fraction, atn_stage stage, void *user_data) {
 
 static void compute_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
     job *j = data;
+    atn_session_lower_worker_priority("precision");   /* two runs of the model: the window comes first */
     atn_model *m = atn_model_handle_get_model(j->model);
     atn_error err = {0};
     atn_encoding *enc = NULL;

@@ -144,6 +144,44 @@ int atn_session_get_worker_nice(void) { return WORKER_NICE; }
 
 int atn_session_get_last_run_nice(void) { return g_atomic_int_get(&last_run_nice); }
 
+/* The nice values of the named workers (atn_session_lower_worker_priority): a handful of
+ * static names, so a small table under a lock. */
+#define N_NAMED_WORKERS 8
+static struct {
+    const char *name;
+    int nice;
+} named_workers[N_NAMED_WORKERS];
+G_LOCK_DEFINE_STATIC(named_workers);
+
+void atn_session_lower_worker_priority(const char *worker) {
+    atn_session_lower_thread_priority();
+    int now = G_MININT;
+#ifdef SYS_gettid
+    errno = 0;
+    int p = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+    if (errno == 0)
+        now = p;
+#endif
+    G_LOCK(named_workers);
+    for (int i = 0; i < N_NAMED_WORKERS; i++)
+        if (!named_workers[i].name || strcmp(named_workers[i].name, worker) == 0) {
+            named_workers[i].name = worker;
+            named_workers[i].nice = now;
+            break;
+        }
+    G_UNLOCK(named_workers);
+}
+
+int atn_session_get_worker_nice_of(const char *worker) {
+    int nice = G_MININT;
+    G_LOCK(named_workers);
+    for (int i = 0; i < N_NAMED_WORKERS && named_workers[i].name; i++)
+        if (strcmp(named_workers[i].name, worker) == 0)
+            nice = named_workers[i].nice;
+    G_UNLOCK(named_workers);
+    return nice;
+}
+
 /* The work itself: encode, run.  Any thread (the main thread for toy models). */
 static AtnResult *do_run(run_job *job, GCancellable *cancellable, GError **error) {
     atn_model *m = atn_model_handle_get_model(job->model);

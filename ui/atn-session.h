@@ -52,6 +52,13 @@ void atn_session_lower_thread_priority(void);
 int atn_session_get_worker_nice(void);
 /* The nice value of the thread that ran the latest run in a worker (G_MININT before any). */
 int atn_session_get_last_run_nice(void);
+/* The other model-running workers (the What-if comparison "whatif", the Half Precision
+ * window's runs "precision", the corpus pass "corpus") call this instead: it lowers the
+ * calling thread's priority as above and records its nice value under WORKER (a static
+ * string), which atn_session_get_worker_nice_of() returns (G_MININT for a worker that has not
+ * run).  Any thread. */
+void atn_session_lower_worker_priority(const char *worker);
+int atn_session_get_worker_nice_of(const char *worker);
 const char *atn_session_get_open_stage(AtnSession *self);
 /* Stops the open in progress: the current model stays (the demo model opens when there is
  * none) and "notice" says so. */

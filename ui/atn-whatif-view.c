@@ -170,6 +170,7 @@ static diff_out *compare(AtnResult *r, GCancellable *cancellable) {
 }
 
 static void compare_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+    atn_session_lower_worker_priority("whatif");   /* it runs the model twice: typing comes first */
     g_task_return_pointer(task, compare(data, cancellable), (GDestroyNotify)diff_out_free);
 }
 

@@ -105,6 +105,7 @@ static void test_stats_corpus(void) {
     atn_stats_view_load_corpus(sv, path);
     g_assert_true(atn_stats_view_get_corpus_busy(sv));
     g_assert_true(wait_for(corpus_done, sv));
+    g_assert_cmpint(atn_session_get_worker_nice_of("corpus"), ==, expected_worker_nice());
     const char *info = atn_stats_view_get_info(sv);
     g_test_message("%s", info);
     g_assert_nonnull(strstr(info, "2 sentences"));

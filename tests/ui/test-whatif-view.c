@@ -210,6 +210,8 @@ static void test_head_off_matches_cli(void) {
     wait_compared(win, TRUE);
     g_assert_cmpint(atn_session_get_layer(s), ==, 1);
     g_assert_cmpint(atn_session_get_head(s), ==, 2);
+    /* the comparison's two runs ran in a worker at the workers' priority */
+    g_assert_cmpint(atn_session_get_worker_nice_of("whatif"), ==, expected_worker_nice());
 
     /* the changed run against `attnscope run --heads-off 1:2` */
     AtnResult *r = atn_session_get_result(s);

@@ -378,6 +378,7 @@ static void test_precision_dialog(void) {
     GtkWidget *d = atn_precision_dialog_new(GTK_WINDOW(win), s, ATN_PRECISION_BF16);
     gtk_window_present(GTK_WINDOW(d));
     check_precision_map(ATN_PRECISION_DIALOG(d), m, enc, ATN_PRECISION_BF16);
+    g_assert_cmpint(atn_session_get_worker_nice_of("precision"), ==, expected_worker_nice());
     atn_precision_dialog_set_precision(ATN_PRECISION_DIALOG(d), ATN_PRECISION_FP16);
     check_precision_map(ATN_PRECISION_DIALOG(d), m, enc, ATN_PRECISION_FP16);
     gtk_window_destroy(GTK_WINDOW(d));

@@ -1,5 +1,7 @@
 /* Shared helpers of the window tests (see ui-test-util.h). */
 #include "ui-test-util.h"
+#include <errno.h>
+#include <sys/resource.h>
 
 char *f32_model;
 
@@ -297,4 +299,11 @@ gboolean trace_steps_inside(gpointer data) {
             return FALSE;
     }
     return TRUE;
+}
+
+int expected_worker_nice(void) {
+    errno = 0;
+    int own = getpriority(PRIO_PROCESS, 0);   /* Linux: the calling thread's */
+    g_assert_cmpint(errno, ==, 0);
+    return MAX(own, atn_session_get_worker_nice());
 }

@@ -91,3 +91,6 @@ gboolean not_opening(gpointer data);
 double trace_label_right(GtkWidget *w, GtkWidget *scroller);
 /* A cond_fn: every step of the AtnTraceView data lies inside its sheet's scroller. */
 gboolean trace_steps_inside(gpointer data);
+/* The nice value a model-running worker thread should have: the workers' (10), or the
+ * test's own when it already runs nicer than that (a pool thread inherits it). */
+int expected_worker_nice(void);
