@@ -176,6 +176,19 @@ static void wait_frame(GtkWidget *w) {
     spin();
 }
 
+/* When the session's result last changed: the end of its "notify::result" emission (a
+ * handler connected after the views'), main-loop time and main-thread CPU; its start is when
+ * the result reached the main thread (atn_result_get_received). */
+typedef struct notify_times {
+    double end, cpu_end;
+} notify_times;
+
+static void on_result_notified(GObject *obj, GParamSpec *pspec, gpointer data) {
+    notify_times *t = data;
+    t->end = now_ms();
+    t->cpu_end = cpu_ms();
+}
+
 static gboolean mapped_and_sized(gpointer data) {
     GtkWidget *w = data;
     return gtk_widget_get_mapped(w) && gtk_widget_get_width(w) > 0;
@@ -271,6 +284,13 @@ int atn_gui_bench_main(int argc, char **argv) {
     double *key_cpu = g_new0(double, o.repeat), *deb = g_new0(double, o.repeat);
     double *wait_cpu = g_new0(double, o.repeat), *work_cpu = g_new0(double, o.repeat);
     double *late = g_new0(double, o.repeat);
+    /* where a keystroke's time goes after the run (see the report's breakdown line) */
+    double *st_ms = g_new0(double, o.repeat), *th_ms = g_new0(double, o.repeat), *co_ms = g_new0(double, o.repeat);
+    double *hand_ms = g_new0(double, o.repeat), *handle_ms = g_new0(double, o.repeat);
+    double *handle_cpu = g_new0(double, o.repeat), *frame_ms = g_new0(double, o.repeat);
+    double *before_ms = g_new0(double, o.repeat);
+    notify_times nt = {0};
+    gulong notified_id = g_signal_connect_after(session, "notify::result", G_CALLBACK(on_result_notified), &nt);
     AtnModelHandle *handle = atn_session_get_model(session);
     guint new_runs0 = atn_model_handle_get_n_new_runs(handle);
     int n_keys = o.views_only ? 0 : o.repeat;
@@ -298,12 +318,37 @@ int atn_gui_bench_main(int argc, char **argv) {
         wait_cpu[k] = cpu_ms() - c0;   /* the main thread's CPU while the model ran */
         work_cpu[k] = proc_cpu_ms() - p0 - wait_cpu[k];   /* every other thread's: the run and its statistics */
         double t1 = now_ms();
+        wait_frame(head_view);
+        frame_ms[k] = now_ms() - t1;
         draw_ms[k] = draw_widget(head_view);
         key_ms[k] = now_ms() - t0;
         key_cpu[k] = cpu_ms() - c0;
-        run_ms[k] = atn_result_get_elapsed_ms(atn_session_get_result(session));
-        (void)t1;
+        AtnResult *rk = atn_session_get_result(session);
+        run_ms[k] = atn_result_get_elapsed_ms(rk);
+        gint64 done_us = 0;
+        atn_result_get_worker_times(rk, &st_ms[k], &th_ms[k], &co_ms[k], &done_us);
+        double done_at = done_us / 1000.0;
+        before_ms[k] = done_at - t0 - run_ms[k] - st_ms[k] - th_ms[k] - co_ms[k];
+        gint64 recv_us = 0, recv_cpu_us = 0;
+        atn_result_get_received(rk, &recv_us, &recv_cpu_us);
+        hand_ms[k] = recv_us / 1000.0 - done_at;
+        handle_ms[k] = nt.end - recv_us / 1000.0;
+        handle_cpu[k] = nt.cpu_end - recv_cpu_us / 1000.0;
+        frame_ms[k] += t1 - nt.end;
     }
+    g_signal_handler_disconnect(session, notified_id);
+    double st_med = median(st_ms, n_keys), th_med = median(th_ms, n_keys), co_med = median(co_ms, n_keys);
+    double hand_med = median(hand_ms, n_keys), handle_med = median(handle_ms, n_keys);
+    double handle_cpu_med = median(handle_cpu, n_keys), frame_med = median(frame_ms, n_keys);
+    double before_med = median(before_ms, n_keys);
+    g_free(st_ms);
+    g_free(th_ms);
+    g_free(co_ms);
+    g_free(hand_ms);
+    g_free(handle_ms);
+    g_free(handle_cpu);
+    g_free(frame_ms);
+    g_free(before_ms);
     double key_med = median(key_ms, o.repeat), key_max = max_of(key_ms, o.repeat);
     double run_med = median(run_ms, o.repeat), keydraw_med = median(draw_ms, o.repeat);
     double key_cpu_med = median(key_cpu, o.repeat), deb_med = median(deb, o.repeat);
@@ -432,14 +477,18 @@ int atn_gui_bench_main(int argc, char **argv) {
                " \"keystroke_to_head_view_ms\": {\"median\": %.2f, \"max\": %.2f, \"debounce\": %.1f, "
                "\"run_median\": %.2f, \"draw_median\": %.2f, \"main_thread_cpu_median\": %.2f, "
                "\"main_thread_cpu_during_run_median\": %.2f, \"worker_cpu_median\": %.2f, \"new_run_buffers\": %u, "
-               "\"main_loop_late_ms_median\": %.2f, \"main_loop_late_ms_max\": %.2f},\n"
+               "\"main_loop_late_ms_median\": %.2f, \"main_loop_late_ms_max\": %.2f, "
+               "\"before_run_median\": %.2f, \"stats_median\": %.2f, \"thumbs_median\": %.2f, "
+               "\"colour_median\": %.2f, \"hand_over_median\": %.2f, \"result_handlers_median\": %.2f, "
+               "\"result_handlers_cpu_median\": %.2f, \"until_frame_median\": %.2f},\n"
                " \"head_switch_redraw_ms\": {\"median\": %.2f, \"max\": %.2f, \"cpu_median\": %.2f, "
                "\"cpu_max\": %.2f, \"count\": %d, "
                "\"heatmap_median\": %.2f, \"token_lines_median\": %.2f},\n"
                " \"model_view_draw_ms\": {\"thumbnails\": %d, \"cold_median\": %.2f, \"cold_max\": %.2f, "
                "\"cold_cpu_median\": %.2f, \"warm_median\": %.2f},\n"
                " \"view_switch_ms\": {",
-               o.model, L, H, n, rname, ww, wh, t_open, first_run, peak_rss_bytes(), load_average(), key_med, key_max, deb_med, run_med, keydraw_med, key_cpu_med, wait_cpu_med, work_cpu_med, new_runs, late_med, late_max, sw_med, sw_max, sw_cpu_med,
+               o.model, L, H, n, rname, ww, wh, t_open, first_run, peak_rss_bytes(), load_average(), key_med, key_max, deb_med, run_med, keydraw_med, key_cpu_med, wait_cpu_med, work_cpu_med, new_runs, late_med, late_max, before_med, st_med, th_med, co_med, hand_med, handle_med,
+               handle_cpu_med, frame_med, sw_med, sw_max, sw_cpu_med,
                sw_cpu_max, n_sw, hm_med, ln_med, L * H, grid_med, grid_max, grid_cpu_med, warm_med);
         for (int v = 0; v < N_VIEWS; v++)
             printf("%s\"%s\": {\"median\": %.2f, \"max\": %.2f, \"main_thread_cpu_median\": %.2f, "
@@ -461,6 +510,10 @@ int atn_gui_bench_main(int argc, char **argv) {
                o.repeat);
         printf("    main loop while the model ran:  a 10 ms ticker fired at worst %.1f ms late (median of the "
                "keystrokes), %.1f ms (max)\n", late_med, late_max);
+        printf("    after the run (medians):        statistics %.1f ms, thumbnails %.1f ms, colouring %.1f ms in the "
+               "worker; hand-over to the main thread %.1f ms; the result's handlers %.1f ms (%.1f ms CPU); until the "
+               "frame %.1f ms; drawing %.1f ms; before the run started %.1f ms\n", st_med, th_med, co_med, hand_med,
+               handle_med, handle_cpu_med, frame_med, keydraw_med, before_med);
         printf("  layer/head switch -> redrawn:     median %7.2f ms, max %7.2f ms; main-thread CPU median %.2f ms, "
                "max %.2f ms  (%d switches; heatmap alone %.2f ms; token lines until drawn %.2f ms, in a worker "
                "thread)\n", sw_med, sw_max, sw_cpu_med, sw_cpu_max, n_sw, hm_med, ln_med);

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 struct _AtnResult {
     GObject parent_instance;
@@ -11,6 +12,8 @@ struct _AtnResult {
     atn_encoding *enc;
     char **tokens;
     double elapsed_ms;
+    double stats_ms, thumbs_ms, colour_ms;   /* the worker's time after the run */
+    gint64 done_us, received_us, received_cpu_us;
     int n_masks;
     AtnMaskGuesses *guesses;   /* [n_masks], or NULL without a masked-LM head */
     char *gpu_failure;
@@ -187,9 +190,13 @@ AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc
     /* the head statistics, once: the Model grid's labels, the Statistics table and its CSV and
        the clearest head all read these */
     atn_error err = {0};
+    gint64 t0 = g_get_monotonic_time();
     if (atn_stats_compute(cap, &self->stats, &err) != ATN_OK)
         self->stats_error = g_strdup(err.message);
+    gint64 t1 = g_get_monotonic_time();
     make_thumbs(self, cap);
+    self->stats_ms = (t1 - t0) / 1000.0;
+    self->thumbs_ms = (g_get_monotonic_time() - t1) / 1000.0;
     return self;
 }
 
@@ -379,6 +386,41 @@ double atn_result_get_elapsed_ms(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), 0);
     return self->elapsed_ms;
 }
+void atn_result_get_worker_times(AtnResult *self, double *stats_ms, double *thumbs_ms, double *colour_ms,
+                                 gint64 *done_us) {
+    g_return_if_fail(ATN_IS_RESULT(self));
+    if (stats_ms)
+        *stats_ms = self->stats_ms;
+    if (thumbs_ms)
+        *thumbs_ms = self->thumbs_ms;
+    if (colour_ms)
+        *colour_ms = self->colour_ms;
+    if (done_us)
+        *done_us = self->done_us;
+}
+
+void atn_result_set_worker_done(AtnResult *self, double colour_ms) {
+    g_return_if_fail(ATN_IS_RESULT(self));
+    self->colour_ms = colour_ms;
+    self->done_us = g_get_monotonic_time();
+}
+
+void atn_result_mark_received(AtnResult *self) {
+    g_return_if_fail(ATN_IS_RESULT(self));
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    self->received_cpu_us = (gint64)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    self->received_us = g_get_monotonic_time();
+}
+
+void atn_result_get_received(AtnResult *self, gint64 *received_us, gint64 *received_cpu_us) {
+    g_return_if_fail(ATN_IS_RESULT(self));
+    if (received_us)
+        *received_us = self->received_us;
+    if (received_cpu_us)
+        *received_cpu_us = self->received_cpu_us;
+}
+
 atn_device atn_result_get_device(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), ATN_DEVICE_CPU);
     return atn_run_device_used(self->run);

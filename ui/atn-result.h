@@ -29,6 +29,18 @@ const float *atn_result_get_head(AtnResult *self, int layer, int head);
 const char *const *atn_result_get_tokens(AtnResult *self);
 const int32_t *atn_result_get_mask(AtnResult *self);
 double atn_result_get_elapsed_ms(AtnResult *self);
+/* Where the worker's time went after the run, for the GUI harness (ui/atn-gui-bench.c): the
+ * [MASK] guesses, statistics and thumbnails made in atn_result_new, the thumbnails' colouring
+ * (atn_session's run job), and when the worker handed the result over (g_get_monotonic_time,
+ * µs; 0 until atn_result_set_worker_done).  Any of the out pointers may be NULL. */
+void atn_result_get_worker_times(AtnResult *self, double *stats_ms, double *thumbs_ms, double *colour_ms,
+                                 gint64 *done_us);
+/* The worker, once the result is complete: the time it spent colouring thumbnails. */
+void atn_result_set_worker_done(AtnResult *self, double colour_ms);
+/* The main thread, as the result arrives (before the session publishes it): when, in
+ * g_get_monotonic_time µs, and the main thread's CPU time then (CLOCK_THREAD_CPUTIME_ID, µs). */
+void atn_result_mark_received(AtnResult *self);
+void atn_result_get_received(AtnResult *self, gint64 *received_us, gint64 *received_cpu_us);
 
 /* The masked-LM head's guesses for each [MASK] token, computed with the run (in the worker
  * thread) when the model has the head: up to ATN_RESULT_TOP_GUESSES words, most likely first. */

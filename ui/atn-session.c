@@ -240,11 +240,13 @@ static AtnResult *do_run(run_job *job, GCancellable *cancellable, GError **error
     AtnResult *r = atn_result_new(job->model, run, enc, ms);
     if (job->whatif)
         atn_whatif_attach(r, job->whatif);
+    gint64 t1 = g_get_monotonic_time();
     if (job->thumbs)   /* the Model view's pixels, here rather than on the main thread when it is shown */
         atn_thumb_pixels_unref(atn_result_color_thumbs(r, job->thumb_cmap, job->thumb_shared, cancellable));
     const char *gpu_failure = atn_run_fallback_reason(run);
     if (gpu_failure)
         atn_result_set_gpu_failure(r, gpu_failure);
+    atn_result_set_worker_done(r, (g_get_monotonic_time() - t1) / 1000.0);
     return r;
 }
 
@@ -387,6 +389,8 @@ static void run_done(GObject *source, GAsyncResult *res, gpointer user_data) {
     run_job *job = g_task_get_task_data(task);
     g_autoptr(GError) error = NULL;
     g_autoptr(AtnResult) r = g_task_propagate_pointer(task, &error);
+    if (r)
+        atn_result_mark_received(r);
     gboolean was_busy = atn_session_get_busy(self);
     g_clear_object(&self->run_cancel);
     stop_run_poll(self);
