@@ -4,6 +4,9 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 struct _AtnResult {
     GObject parent_instance;
@@ -109,8 +112,48 @@ static void atn_result_class_init(AtnResultClass *klass) {
 
 static void atn_result_init(AtnResult *self) { g_mutex_init(&self->thumb_lock); }
 
+/* One row-block of a head: over its rows, each column's largest finite value into cmax
+ * (NaN: none yet), and the finite range into mn / mx, all by column, four at a time.
+ * Branch-free SSE2 (the x86-64 baseline) for what the scalar loop did, with its results:
+ * a maximum or minimum is the same whichever order the values come in (attention never
+ * holds -0, the one value that compares equal to another and differs). */
+static void block_columns(const float *a, int n, int i0, int i1, float *cmax, float *mn, float *mx) {
+    int j = 0;
+#ifdef __SSE2__
+    const __m128 zero = _mm_setzero_ps();
+    for (; j + 4 <= n; j += 4) {
+        __m128 c = cmax ? _mm_loadu_ps(cmax + j) : zero, lo = _mm_loadu_ps(mn + j), hi = _mm_loadu_ps(mx + j);
+        for (int i = i0; i < i1; i++) {
+            __m128 v = _mm_loadu_ps(a + (size_t)i * n + j);
+            __m128 fin = _mm_cmpeq_ps(_mm_sub_ps(v, v), zero);   /* finite: v - v is 0, else NaN */
+            __m128 take = _mm_and_ps(fin, _mm_cmpnge_ps(c, v));   /* !(c >= v): NaN (empty) or smaller */
+            c = _mm_or_ps(_mm_and_ps(take, v), _mm_andnot_ps(take, c));
+            __m128 l = _mm_and_ps(fin, _mm_cmplt_ps(v, lo)), h = _mm_and_ps(fin, _mm_cmpgt_ps(v, hi));
+            lo = _mm_or_ps(_mm_and_ps(l, v), _mm_andnot_ps(l, lo));
+            hi = _mm_or_ps(_mm_and_ps(h, v), _mm_andnot_ps(h, hi));
+        }
+        if (cmax)
+            _mm_storeu_ps(cmax + j, c);
+        _mm_storeu_ps(mn + j, lo);
+        _mm_storeu_ps(mx + j, hi);
+    }
+#endif
+    for (; j < n; j++)
+        for (int i = i0; i < i1; i++) {
+            float v = a[(size_t)i * n + j];
+            if (!isfinite(v))
+                continue;
+            mn[j] = v < mn[j] ? v : mn[j];
+            mx[j] = v > mx[j] ? v : mx[j];
+            if (cmax && !(cmax[j] >= v))
+                cmax[j] = v;
+        }
+}
+
 /* Each head's finite range and, for long inputs, its max-pooled thumbnail (see
- * atn_result_get_thumb_values): one pass over the probabilities, in the worker. */
+ * atn_result_get_thumb_values): one pass over the probabilities, in the worker.  Rows are
+ * taken a thumbnail row's block at a time, columns by the vector (block_columns), then each
+ * block's columns are pooled into their thumbnail cells. */
 static void make_thumbs(AtnResult *self, const atn_capture *cap) {
     if (!cap->attn)
         return;
@@ -121,33 +164,45 @@ static void make_thumbs(AtnResult *self, const atn_capture *cap) {
     self->ranges = g_new(float, 2 * (size_t)count);
     if (side < n)
         self->thumb_own = g_new(float, count * ss);
-    int *bin = g_new(int, n);   /* the reduced row (or column) of each token */
-    for (int i = 0; i < n; i++)
-        bin[i] = (int)((long long)i * side / n);
+    int *first = g_new(int, side + 1);   /* thumbnail row (column) b holds tokens first[b] .. first[b+1]-1 */
+    for (int b = 0, i = 0; b <= side; b++) {
+        while (i < n && (int)((long long)i * side / n) < b)
+            i++;
+        first[b] = i;
+    }
+    float *cmax = g_new(float, 3 * (size_t)n), *mn = cmax + n, *mx = cmax + 2 * n;
     for (int c = 0; c < count; c++) {
         const float *a = cap->attn + c * nn;
         float *t = self->thumb_own ? self->thumb_own + c * ss : NULL;
-        if (t)
-            for (size_t k = 0; k < ss; k++)
-                t[k] = NAN;
-        float mn = INFINITY, mx = -INFINITY;
-        for (int i = 0; i < n; i++) {
-            const float *row = a + (size_t)i * n;
-            float *trow = t ? t + (size_t)bin[i] * side : NULL;
-            for (int j = 0; j < n; j++) {
-                float v = row[j];
-                if (!isfinite(v))
-                    continue;
-                mn = v < mn ? v : mn;
-                mx = v > mx ? v : mx;
-                if (trow && !(trow[bin[j]] >= v))   /* NaN (empty) or smaller */
-                    trow[bin[j]] = v;
+        for (int j = 0; j < n; j++)
+            mn[j] = INFINITY, mx[j] = -INFINITY;
+        if (!t) {
+            block_columns(a, n, 0, n, NULL, mn, mx);
+        } else {
+            for (int b = 0; b < side; b++) {
+                for (int j = 0; j < n; j++)
+                    cmax[j] = NAN;
+                block_columns(a, n, first[b], first[b + 1], cmax, mn, mx);
+                float *trow = t + (size_t)b * side;
+                for (int k = 0; k < side; k++) {
+                    float m = NAN;
+                    for (int j = first[k]; j < first[k + 1]; j++)
+                        if (!(m >= cmax[j]))   /* cmax[j] NaN: that column had no finite value */
+                            m = isnan(cmax[j]) ? m : cmax[j];
+                    trow[k] = m;
+                }
             }
         }
-        self->ranges[2 * c] = mx >= mn ? mn : NAN;
-        self->ranges[2 * c + 1] = mx >= mn ? mx : NAN;
+        float lo = INFINITY, hi = -INFINITY;
+        for (int j = 0; j < n; j++) {
+            lo = mn[j] < lo ? mn[j] : lo;
+            hi = mx[j] > hi ? mx[j] : hi;
+        }
+        self->ranges[2 * c] = hi >= lo ? lo : NAN;
+        self->ranges[2 * c + 1] = hi >= lo ? hi : NAN;
     }
-    g_free(bin);
+    g_free(cmax);
+    g_free(first);
 }
 
 AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms) {
