@@ -152,6 +152,9 @@ typedef struct stats_job {
     const int32_t *keep, *seg;
     int32_t n, m, first, step;   /* this thread's heads: first, first + step, ... */
     double log2m;
+    atn_progress_fn progress;    /* or NULL */
+    void *user_data;
+    int *stop;                   /* set when progress said stop: every thread's heads end */
 } stats_job;
 
 static void add_head(const stats_job *j, int32_t idx) {
@@ -215,12 +218,27 @@ static void add_head(const stats_job *j, int32_t idx) {
 
 static void *stats_worker(void *arg) {
     const stats_job *j = arg;
-    for (int32_t idx = j->first; idx < j->st->n_layers * j->st->n_heads; idx += j->step)
+    int32_t heads = j->st->n_layers * j->st->n_heads, mine = (heads - j->first + j->step - 1) / j->step, done = 0;
+    for (int32_t idx = j->first; idx < heads; idx += j->step) {
+        if (j->stop && __atomic_load_n(j->stop, __ATOMIC_RELAXED))
+            return NULL;
         add_head(j, idx);
+        done++;
+        if (j->progress && !j->progress(mine ? (double)done / mine : 1.0, ATN_STAGE_STATISTICS, j->user_data))
+            __atomic_store_n(j->stop, 1, __ATOMIC_RELAXED);
+    }
     return NULL;
 }
 
+static atn_status stats_add(atn_stats *st, const atn_capture *cap, atn_progress_fn progress, void *user_data,
+                            atn_error *err);
+
 atn_status atn_stats_add(atn_stats *st, const atn_capture *cap, atn_error *err) {
+    return stats_add(st, cap, NULL, NULL, err);
+}
+
+static atn_status stats_add(atn_stats *st, const atn_capture *cap, atn_progress_fn progress, void *user_data,
+                            atn_error *err) {
     if (!st || !cap)
         return atn_error_set(err, ATN_E_INVALID, "stats: no capture");
     if (acc_of(st)->finished)
@@ -274,9 +292,10 @@ atn_status atn_stats_add(atn_stats *st, const atn_capture *cap, atn_error *err) 
     }
     pthread_t tid[MAX_THREADS];
     bool started[MAX_THREADS] = {false};
+    int stop = 0;
     for (int32_t t = 0; t < threads; t++) {
         jobs[t] = (stats_job){st, cap->attn, kind, keep, enc ? enc->type_ids : NULL, n, m, t, threads,
-                              m > 1 ? log2((double)m) : 1.0};
+                              m > 1 ? log2((double)m) : 1.0, progress, user_data, &stop};
         if (t > 0)
             started[t] = pthread_create(&tid[t], NULL, stats_worker, &jobs[t]) == 0;
     }
@@ -287,11 +306,13 @@ atn_status atn_stats_add(atn_stats *st, const atn_capture *cap, atn_error *err) 
         else
             stats_worker(&jobs[t]); /* no thread: do its share here */
     }
+    free(kind);
+    free(keep);
+    if (__atomic_load_n(&stop, __ATOMIC_RELAXED))
+        return atn_error_set(err, ATN_E_CANCELLED, "stats: cancelled");
     st->n_sentences++;
     st->n_tokens += m;
     st->has_pairs |= pair;
-    free(kind);
-    free(keep);
     return ATN_OK;
 }
 
@@ -321,13 +342,18 @@ atn_status atn_stats_finish(atn_stats *st, atn_error *err) {
 }
 
 atn_status atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error *err) {
+    return atn_stats_compute_progress(cap, NULL, NULL, out, err);
+}
+
+atn_status atn_stats_compute_progress(const atn_capture *cap, atn_progress_fn progress, void *user_data,
+                                      atn_stats **out, atn_error *err) {
     *out = NULL;
     if (!cap)
         return atn_error_set(err, ATN_E_INVALID, "stats: no capture");
     atn_stats *st = atn_stats_new(cap->n_layers, cap->n_heads, err);
     if (!st)
         return err ? err->status : ATN_E_NOMEM;
-    atn_status s = atn_stats_add(st, cap, err);
+    atn_status s = stats_add(st, cap, progress, user_data, err);
     if (s == ATN_OK)
         s = atn_stats_finish(st, err);
     if (s) {

@@ -170,6 +170,7 @@ typedef enum atn_stage {
     ATN_STAGE_CORPUS,            /* a corpus pass: fraction of the bytes read */
     ATN_STAGE_SIMILARITY,        /* comparing head pairs: fraction of the pairs done */
     ATN_STAGE_DONE,              /* the work is finished (fraction 1) */
+    ATN_STAGE_STATISTICS,        /* head statistics of one capture: fraction of the heads done */
     ATN_STAGE_COUNT
 } atn_stage;
 

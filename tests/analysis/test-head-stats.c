@@ -3,13 +3,15 @@
  * tokens; and the pattern classifier (atn_pattern_classify) at every threshold, one ulp
  * below, exactly at and one ulp above, so that moving a threshold or turning a >= into a >
  * fails here; the order in which the rules are tried; the label names; and the clearest-head
- * rule (atn_stats_clearest_head) at its threshold, over its measures and at ties. */
+ * rule (atn_stats_clearest_head) at its threshold, over its measures and at ties; the
+ * progress callback and cancellation of atn_stats_compute_progress. */
 #include "analysis.h"
 #include "check.h"
 #include "fake-capture.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -359,8 +361,75 @@ static void test_clearest_empty(void) {
     CHECK(layer == -3 && head == -3);
 }
 
+/* ---- with a progress callback ----------------------------------------------------------------- */
+
+typedef struct progress_count {
+    int calls, stop_after, ones;
+    double last;
+} progress_count;
+
+static bool count_progress(double fraction, atn_stage stage, void *user_data) {
+    progress_count *c = user_data;
+    CHECK(stage == ATN_STAGE_STATISTICS);
+    CHECK(fraction > 0 && fraction <= 1);
+    __atomic_fetch_add(&c->calls, 1, __ATOMIC_RELAXED);
+    if (fraction == 1)
+        __atomic_fetch_add(&c->ones, 1, __ATOMIC_RELAXED);
+    return !c->stop_after || __atomic_load_n(&c->calls, __ATOMIC_RELAXED) < c->stop_after;
+}
+
+/* atn_stats_compute_progress (the window's call, in a worker after the result is published):
+ * large enough to share the heads between threads; the same bits as atn_stats_compute, one
+ * call per head, each thread's last at 1; a false answer stops every thread at its next head
+ * with ATN_E_CANCELLED and nothing out. */
+static void test_stats_progress(void) {
+    enum { L = 2, H = 8, N = 256 };   /* N² · L·H = 1M weights: the threaded split */
+    float *attn = malloc(sizeof(float) * L * H * N * N);
+    CHECK(attn != NULL);
+    uint32_t x = 12345;
+    for (size_t r = 0; r < (size_t)L * H * N; r++) {
+        float *row = attn + r * N, sum = 0;
+        for (int j = 0; j < N; j++) {
+            x = x * 1664525u + 1013904223u;
+            row[j] = (float)(x >> 8) / 16777216.0f;
+            sum += row[j];
+        }
+        for (int j = 0; j < N; j++)
+            row[j] /= sum;
+    }
+    atn_capture cap = {0};
+    cap.n = N;
+    cap.n_layers = L;
+    cap.n_heads = H;
+    cap.attn = attn;
+    atn_stats *want = NULL, *got = NULL;
+    CHECK(atn_stats_compute(&cap, &want, NULL) == ATN_OK);
+    progress_count c = {0};
+    CHECK(atn_stats_compute_progress(&cap, count_progress, &c, &got, NULL) == ATN_OK);
+    CHECK(got != NULL && want != NULL);
+    CHECK(c.calls == L * H);
+    CHECK(c.ones >= 1 && c.ones <= L * H);
+    CHECK(memcmp(got->heads, want->heads, sizeof(atn_head_stats) * L * H) == 0);
+    CHECK(got->n_sentences == 1 && got->n_tokens == N);
+    atn_stats_free(got);
+    got = NULL;
+
+    progress_count stop = {.stop_after = 3};
+    atn_error err = {0};
+    CHECK(atn_stats_compute_progress(&cap, count_progress, &stop, &got, &err) == ATN_E_CANCELLED);
+    CHECK(got == NULL);
+    CHECK(strstr(err.message, "cancelled") != NULL);
+    CHECK_MSG(stop.calls < L * H, "%d calls", stop.calls);   /* the threads stopped early */
+    CHECK(atn_stats_compute_progress(&cap, NULL, NULL, &got, NULL) == ATN_OK);   /* NULL: none */
+    CHECK(memcmp(got->heads, want->heads, sizeof(atn_head_stats) * L * H) == 0);
+    atn_stats_free(got);
+    atn_stats_free(want);
+    free(attn);
+}
+
 int main(void) {
     test_stats();
+    test_stats_progress();
     test_punct();
     test_positional();
     test_vertical();
