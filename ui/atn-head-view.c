@@ -335,6 +335,7 @@ void atn_head_view_set_session(AtnHeadView *self, AtnSession *session) {
         g_signal_connect(session, "notify::head", G_CALLBACK(on_selection), self);
         g_signal_connect(session, "notify::query", G_CALLBACK(on_query), self);
         g_signal_connect(session, "notify::hover-token", G_CALLBACK(on_hover), self);
+        g_signal_connect_swapped(session, "stats-ready", G_CALLBACK(update_title), self);   /* "This head" */
         on_result(session, NULL, self);
     }
 }

@@ -65,6 +65,12 @@ static void on_result(AtnSession *s, GParamSpec *p, AtnModelGridView *self) {
         refresh(self);
 }
 
+/* the pattern labels: the result's statistics come after it (atn_session_get_analysing) */
+static void on_stats_ready(AtnSession *s, AtnModelGridView *self) {
+    if (!self->dirty)
+        update_notes(self);
+}
+
 static void atn_model_grid_view_map(GtkWidget *widget) {
     GTK_WIDGET_CLASS(atn_model_grid_view_parent_class)->map(widget);
     AtnModelGridView *self = ATN_MODEL_GRID_VIEW(widget);
@@ -253,6 +259,7 @@ void atn_model_grid_view_set_session(AtnModelGridView *self, AtnSession *session
     g_set_object(&self->session, session);
     if (session) {
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
+        g_signal_connect(session, "stats-ready", G_CALLBACK(on_stats_ready), self);
         g_signal_connect(session, "notify::layer", G_CALLBACK(on_selection), self);
         g_signal_connect(session, "notify::head", G_CALLBACK(on_selection), self);
         g_signal_connect(session, "notify::busy", G_CALLBACK(on_busy), self);

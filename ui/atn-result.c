@@ -16,12 +16,14 @@ struct _AtnResult {
     char **tokens;
     double elapsed_ms;
     double stats_ms, thumbs_ms, colour_ms;   /* the worker's time after the run */
+    double late_stats_ms;                    /* atn_result_compute_stats, after publishing */
     gint64 done_us, received_us, received_cpu_us;
     int n_masks;
     AtnMaskGuesses *guesses;   /* [n_masks], or NULL without a masked-LM head */
     char *gpu_failure;
     atn_stats *stats;          /* or NULL, and then stats_error says why */
     char *stats_error;
+    gboolean stats_pending;    /* made by new_full without stats_now, not yet set */
     gboolean causal;           /* a causal model (GPT-2) */
     int last;                  /* the last real token */
     AtnMaskGuesses *next;      /* [n] next-token guesses (causal only); next[i].n == 0: not yet */
@@ -206,6 +208,11 @@ static void make_thumbs(AtnResult *self, const atn_capture *cap) {
 }
 
 AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms) {
+    return atn_result_new_full(model, run, enc, elapsed_ms, TRUE);
+}
+
+AtnResult *atn_result_new_full(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms,
+                               gboolean stats_now) {
     g_return_val_if_fail(ATN_IS_MODEL_HANDLE(model), NULL);
     AtnResult *self = g_object_new(ATN_TYPE_RESULT, NULL);
     self->model = g_object_ref(model);
@@ -246,7 +253,9 @@ AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc
        the clearest head all read these */
     atn_error err = {0};
     gint64 t0 = g_get_monotonic_time();
-    if (atn_stats_compute(cap, &self->stats, &err) != ATN_OK)
+    if (!stats_now)
+        self->stats_pending = TRUE;
+    else if (atn_stats_compute_progress(cap, NULL, NULL, &self->stats, &err) != ATN_OK)
         self->stats_error = g_strdup(err.message);
     gint64 t1 = g_get_monotonic_time();
     make_thumbs(self, cap);
@@ -382,6 +391,42 @@ const atn_stats *atn_result_get_stats(AtnResult *self) {
     return self->stats;
 }
 
+gboolean atn_result_get_stats_pending(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), FALSE);
+    return self->stats_pending;
+}
+
+static bool stats_cancel_cb(double fraction, atn_stage stage, void *user_data) {
+    return !g_cancellable_is_cancelled(user_data);
+}
+
+atn_stats *atn_result_compute_stats(AtnResult *self, GCancellable *cancellable, GError **error) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
+    atn_error err = {0};
+    atn_stats *st = NULL;
+    gint64 t0 = g_get_monotonic_time();
+    atn_status s = atn_stats_compute_progress(atn_run_capture(self->run), cancellable ? stats_cancel_cb : NULL,
+                                              cancellable, &st, &err);
+    if (s == ATN_E_CANCELLED)
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
+    else if (s != ATN_OK)
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_FAILED, err.message);
+    else
+        self->late_stats_ms = (g_get_monotonic_time() - t0) / 1000.0;   /* read by the harness once set */
+    return st;
+}
+
+void atn_result_set_stats(AtnResult *self, atn_stats *st, const char *error) {
+    g_return_if_fail(ATN_IS_RESULT(self));
+    if (!self->stats_pending) {
+        atn_stats_free(st);
+        g_return_if_reached();
+    }
+    self->stats_pending = FALSE;
+    self->stats = st;
+    self->stats_error = st ? NULL : g_strdup(error ? error : "");
+}
+
 const char *atn_result_get_stats_error(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
     return self->stats_error;
@@ -441,11 +486,13 @@ double atn_result_get_elapsed_ms(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), 0);
     return self->elapsed_ms;
 }
-void atn_result_get_worker_times(AtnResult *self, double *stats_ms, double *thumbs_ms, double *colour_ms,
-                                 gint64 *done_us) {
+void atn_result_get_worker_times(AtnResult *self, double *stats_ms, double *late_stats_ms, double *thumbs_ms,
+                                 double *colour_ms, gint64 *done_us) {
     g_return_if_fail(ATN_IS_RESULT(self));
     if (stats_ms)
         *stats_ms = self->stats_ms;
+    if (late_stats_ms)
+        *late_stats_ms = self->stats_pending ? 0 : self->late_stats_ms;
     if (thumbs_ms)
         *thumbs_ms = self->thumbs_ms;
     if (colour_ms)

@@ -15,8 +15,14 @@ G_BEGIN_DECLS
 #define ATN_TYPE_RESULT (atn_result_get_type())
 G_DECLARE_FINAL_TYPE(AtnResult, atn_result, ATN, RESULT, GObject)
 
-/* Takes ownership of run and enc. */
+/* Takes ownership of run and enc.  new computes the head statistics with the result;
+ * new_full only when stats_now, else they are pending (atn_result_get_stats_pending) until
+ * atn_result_set_stats: the session computes them in a worker after it has published the
+ * result, since the Head view's heatmap does not need them (bert-base at 512 tokens: ~0.3 s
+ * of two cores, a fifth of the forward). */
 AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms);
+AtnResult *atn_result_new_full(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms,
+                               gboolean stats_now);
 AtnModelHandle *atn_result_get_model(AtnResult *self);
 const atn_capture *atn_result_get_capture(AtnResult *self);
 const atn_encoding *atn_result_get_encoding(AtnResult *self);
@@ -30,11 +36,13 @@ const char *const *atn_result_get_tokens(AtnResult *self);
 const int32_t *atn_result_get_mask(AtnResult *self);
 double atn_result_get_elapsed_ms(AtnResult *self);
 /* Where the worker's time went after the run, for the GUI harness (ui/atn-gui-bench.c): the
- * [MASK] guesses, statistics and thumbnails made in atn_result_new, the thumbnails' colouring
- * (atn_session's run job), and when the worker handed the result over (g_get_monotonic_time,
- * µs; 0 until atn_result_set_worker_done).  Any of the out pointers may be NULL. */
-void atn_result_get_worker_times(AtnResult *self, double *stats_ms, double *thumbs_ms, double *colour_ms,
-                                 gint64 *done_us);
+ * [MASK] guesses and statistics made in atn_result_new_full (0 when the statistics were left
+ * pending), the statistics made later by atn_result_compute_stats (0 until set), the
+ * thumbnails, their colouring (atn_session's run job), and when the worker handed the result
+ * over (g_get_monotonic_time, µs; 0 until atn_result_set_worker_done).  Any of the out
+ * pointers may be NULL. */
+void atn_result_get_worker_times(AtnResult *self, double *stats_ms, double *late_stats_ms, double *thumbs_ms,
+                                 double *colour_ms, gint64 *done_us);
 /* The worker, once the result is complete: the time it spent colouring thumbnails. */
 void atn_result_set_worker_done(AtnResult *self, double colour_ms);
 /* The main thread, as the result arrives (before the session publishes it): when, in
@@ -70,6 +78,14 @@ const AtnMaskGuesses *atn_result_get_next_guesses(AtnResult *self, int position)
  * as the result; NULL when they could not be computed (atn_result_get_stats_error says why). */
 const atn_stats *atn_result_get_stats(AtnResult *self);
 const char *atn_result_get_stats_error(AtnResult *self);
+/* TRUE while the statistics are still to come (new_full without stats_now): get_stats and
+ * get_stats_error are then NULL.  compute: any thread, the statistics of the result's capture
+ * (atn_stats_compute_progress; NULL with *error set when cancelled through cancellable or when
+ * they cannot be computed); set: the main thread, once, takes st (or NULL with the reason)
+ * and ends the pending state. */
+gboolean atn_result_get_stats_pending(AtnResult *self);
+atn_stats *atn_result_compute_stats(AtnResult *self, GCancellable *cancellable, GError **error);
+void atn_result_set_stats(AtnResult *self, atn_stats *st, const char *error);
 
 /* The Model view's thumbnails, made once per result in the worker (atn_result_new), so that
  * no view reads all L·H·n² probabilities on the main thread: each head reduced to side x side

@@ -103,6 +103,9 @@ AtnResult *atn_session_get_result(AtnSession *self);
 /* What to tell about the latest result (the text was truncated, NaN appeared), or NULL. */
 const char *atn_session_get_run_notice(AtnSession *self);
 gboolean atn_session_get_busy(AtnSession *self);
+/* TRUE while the shown result's head statistics are still being computed (they follow the
+ * result: signal "stats-ready"). */
+gboolean atn_session_get_analysing(AtnSession *self);
 
 int atn_session_get_layer(AtnSession *self);
 void atn_session_set_layer(AtnSession *self, int layer);

@@ -160,6 +160,12 @@ static void refill(AtnStatsView *self) {
     gtk_label_set_text(self->info_label, self->sentence_info);
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     const atn_stats *st = r ? atn_result_get_stats(r) : NULL;
+    if (r && !st && atn_result_get_stats_pending(r)) {
+        /* they follow the result ("stats-ready"): the rows keep their numbers until then, so
+           that the new ones go into the same rows (fill_rows) rather than 144 new ones */
+        gtk_label_set_text(self->info_label, _("Computing the head statistics…"));
+        return;
+    }
     if (r && !st)
         gtk_label_set_text(self->info_label, atn_result_get_stats_error(r));
     fill_rows(self, st);
@@ -331,6 +337,9 @@ static void on_result(AtnSession *s, GParamSpec *p, AtnStatsView *self) {
         refill(self);
 }
 
+/* the result's statistics follow it (atn_session_get_analysing) */
+static void on_stats_ready(AtnSession *s, AtnStatsView *self) { on_result(s, NULL, self); }
+
 static void atn_stats_view_map(GtkWidget *widget) {
     GTK_WIDGET_CLASS(atn_stats_view_parent_class)->map(widget);
     AtnStatsView *self = ATN_STATS_VIEW(widget);
@@ -473,6 +482,7 @@ void atn_stats_view_set_session(AtnStatsView *self, AtnSession *session) {
     g_set_object(&self->session, session);
     if (session) {
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
+        g_signal_connect(session, "stats-ready", G_CALLBACK(on_stats_ready), self);
         g_signal_connect(session, "notify::model", G_CALLBACK(on_model), self);
     }
     self->dirty = TRUE;

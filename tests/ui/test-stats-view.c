@@ -1,9 +1,12 @@
 /* The Statistics view (ui/atn-stats-view.c) in a real window under Xvfb: sorting, activating a
  * row, the corpus mode against the engine, and the head statistics computed once per result,
- * in the worker (atn_stats_compute is wrapped at link time to count its callers).
+ * in a worker after the result (atn_stats_compute_progress is wrapped at link time to count
+ * its callers).
  *
  * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
 #include "ui-test-util.h"
+
+#include "atn-labels.h"
 
 /* Statistics: sortable, and a row opens its head. */
 static void test_stats_sort_activate(void) {
@@ -160,17 +163,24 @@ static void test_stats_corpus(void) {
 
 /* ---- head statistics once per result ----------------------------------------------------------- */
 
-/* atn_stats_compute, wrapped at link time (meson: -Wl,--wrap): counts every call from the UI
- * library and those made on the main thread, then runs the real one. */
+/* atn_stats_compute_progress (what atn_stats_compute and the window call), wrapped at link
+ * time (meson: -Wl,--wrap): counts every call from the UI library, those made on the main
+ * thread and those cancelled, then runs the real one. */
 static GThread *main_thread;
-static gint n_computed, n_on_main;
-atn_status __real_atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error *err);
-atn_status __wrap_atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error *err);
-atn_status __wrap_atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error *err) {
+static gint n_computed, n_on_main, n_cancelled;
+atn_status __real_atn_stats_compute_progress(const atn_capture *cap, atn_progress_fn progress, void *user_data,
+                                             atn_stats **out, atn_error *err);
+atn_status __wrap_atn_stats_compute_progress(const atn_capture *cap, atn_progress_fn progress, void *user_data,
+                                             atn_stats **out, atn_error *err);
+atn_status __wrap_atn_stats_compute_progress(const atn_capture *cap, atn_progress_fn progress, void *user_data,
+                                             atn_stats **out, atn_error *err) {
     g_atomic_int_inc(&n_computed);
     if (g_thread_self() == main_thread)
         g_atomic_int_inc(&n_on_main);
-    return __real_atn_stats_compute(cap, out, err);
+    atn_status s = __real_atn_stats_compute_progress(cap, progress, user_data, out, err);
+    if (s == ATN_E_CANCELLED)
+        g_atomic_int_inc(&n_cancelled);
+    return s;
 }
 
 static char *stats_csv(const atn_stats *st) {
@@ -236,6 +246,95 @@ static void test_stats_once_per_result(void) {
     destroy_window(win);
 }
 
+
+/* ---- the statistics after the result ------------------------------------------------------------ */
+
+typedef struct published {
+    int n;                      /* results published */
+    gboolean pending[4];        /* ... with their statistics still to come */
+    gboolean had_stats[4];
+    gboolean summary_empty[4];  /* the Head view's "This head" line, as the result was shown */
+    const char *then_type;      /* typed as the next result is published, or NULL */
+    AtnHeadView *head_view;
+} published;
+
+static void on_published(AtnSession *s, GParamSpec *p, published *pub) {
+    AtnResult *r = atn_session_get_result(s);
+    int k = MIN(pub->n, 3);
+    pub->pending[k] = atn_result_get_stats_pending(r);
+    pub->had_stats[k] = atn_result_get_stats(r) != NULL;
+    pub->summary_empty[k] = !*atn_head_view_get_summary(pub->head_view);
+    pub->n++;
+    if (pub->then_type) {
+        const char *t = pub->then_type;
+        pub->then_type = NULL;
+        atn_session_set_text(s, t, NULL);
+    }
+}
+
+static void count_ready(AtnSession *s, int *n) { (*n)++; }
+
+/* A run's result is published before its head statistics (the Head view's heatmap does not
+ * need them: at 512 tokens they were ~0.3 s of two cores between the run and the drawn view).
+ * They follow once per result, in a worker, as "stats-ready"; they are the engine's numbers,
+ * and the Head view's "This head" line shows them then.  A text typed as a result arrives
+ * starts its run at once, and that result's statistics are never computed. */
+static void test_stats_after_result(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    atn_session_set_debounce_ms(s, 0);   /* a change starts its run at once, in the handler */
+    published pub = {.head_view = ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head"))};
+    int n_ready = 0;
+    gulong h1 = g_signal_connect_after(s, "notify::result", G_CALLBACK(on_published), &pub);
+    gulong h2 = g_signal_connect(s, "stats-ready", G_CALLBACK(count_ready), &n_ready);
+
+    g_atomic_int_set(&n_computed, 0);
+    g_atomic_int_set(&n_on_main, 0);
+    model_wait w = {win, NULL, atn_session_get_n_runs(s)};
+    atn_session_set_text(s, "the dog ran to the cat", NULL);
+    g_assert_true(wait_for(idle_with_result, &w));
+    g_assert_cmpint(pub.n, ==, 1);
+    g_assert_true(pub.pending[0]);
+    g_assert_false(pub.had_stats[0]);
+    g_assert_true(pub.summary_empty[0]);
+    g_assert_cmpint(n_ready, ==, 1);
+    g_assert_cmpint(g_atomic_int_get(&n_computed), ==, 1);
+    g_assert_cmpint(g_atomic_int_get(&n_on_main), ==, 0);
+    AtnResult *r = atn_session_get_result(s);
+    g_assert_false(atn_result_get_stats_pending(r));
+    g_assert_false(atn_session_get_analysing(s));
+    const atn_stats *st = atn_result_get_stats(r);
+    g_assert_nonnull(st);
+    atn_stats *want = NULL;
+    g_assert_cmpint(atn_stats_compute(atn_result_get_capture(r), &want, NULL), ==, ATN_OK);
+    char *a = stats_csv(st), *b = stats_csv(want);
+    g_assert_cmpstr(a, ==, b);
+    free(a);
+    free(b);
+    int layer = atn_session_get_layer(s), head = atn_session_get_head(s);
+    g_autofree char *what = atn_label_head_summary(&want->heads[layer * want->n_heads + head]);
+    g_assert_nonnull(strstr(atn_head_view_get_summary(pub.head_view), what));
+    atn_stats_free(want);
+
+    g_atomic_int_set(&n_computed, 0);
+    g_atomic_int_set(&n_cancelled, 0);
+    pub.n = 0;
+    n_ready = 0;
+    pub.then_type = "we like tea";
+    w.runs = atn_session_get_n_runs(s);
+    atn_session_set_text(s, "a bird sang", NULL);
+    g_assert_true(wait_for(idle_with_result, &w));
+    g_assert_cmpint(pub.n, ==, 2);
+    g_assert_true(pub.pending[0] && pub.pending[1]);
+    g_assert_cmpint(g_atomic_int_get(&n_computed), ==, 1);   /* the second result's only */
+    g_assert_cmpint(n_ready, ==, 1);
+    g_assert_nonnull(atn_result_get_stats(atn_session_get_result(s)));
+    g_signal_handler_disconnect(s, h1);
+    g_signal_handler_disconnect(s, h2);
+    destroy_window(win);
+}
 
 /* A new result of the same model puts its numbers into the rows already there (no row or
  * cell widget rebuilt: that cost 100-300 ms of a switch to this view at bert-base's 144
@@ -313,6 +412,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/stats-sort-shows-top", test_stats_sort_shows_top);
     g_test_add_func("/ui/stats-corpus", test_stats_corpus);
     g_test_add_func("/ui/stats-once-per-result", test_stats_once_per_result);
+    g_test_add_func("/ui/stats-after-result", test_stats_after_result);
     g_test_add_func("/ui/stats-rows-in-place", test_stats_rows_in_place);
     return g_test_run();
 }

@@ -74,7 +74,7 @@ gboolean idle_with_result(gpointer data) {
     model_wait *w = data;
     AtnSession *s = atn_window_get_session(w->win);
     AtnModelHandle *m = atn_session_get_model(s);
-    return m && !atn_session_get_busy(s) && atn_session_get_result(s) &&
+    return m && !atn_session_get_busy(s) && !atn_session_get_analysing(s) && atn_session_get_result(s) &&
            atn_result_get_model(atn_session_get_result(s)) == m && atn_session_get_n_runs(s) > w->runs &&
            (!w->name || !g_strcmp0(atn_model_handle_get_source(m), w->name));
 }
