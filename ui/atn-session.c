@@ -11,6 +11,7 @@
 
 #include "analysis.h"
 #include "atn-whatif.h"
+#include "atn-worker.h"
 #include "config.h"
 #include "atn-error-text.h"
 
@@ -425,61 +426,43 @@ static void run_done(GObject *source, GAsyncResult *res, gpointer user_data) {
  * worker at the workers' nice value, and arrive as "stats-ready" (the Head view's "This head"
  * line, the Model view's pattern labels, the Statistics table).  A run that starts cancels
  * them (start_run): the newer result gets its own. */
-typedef struct stats_task {
-    AtnResult *result;
-    GCancellable *cancel;   /* the session's stats_cancel when it started */
-} stats_task;
+typedef struct stats_answer {
+    atn_stats *st;   /* or NULL, and then error says why */
+    char *error;
+} stats_answer;
 
-static void stats_task_free(stats_task *t) {
-    g_object_unref(t->result);
-    g_object_unref(t->cancel);
-    g_free(t);
+static void stats_answer_free(stats_answer *a) {
+    atn_stats_free(a->st);
+    g_free(a->error);
+    g_free(a);
 }
 
-static void stats_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
-    atn_session_lower_thread_priority();
-    stats_task *t = data;
+static gpointer stats_work(gpointer job, GCancellable *cancellable) {
     GError *error = NULL;
-    atn_stats *st = atn_result_compute_stats(t->result, cancellable, &error);
-    if (st)
-        g_task_return_pointer(task, st, (GDestroyNotify)atn_stats_free);
-    else
-        g_task_return_error(task, error);
+    stats_answer *a = g_new0(stats_answer, 1);
+    a->st = atn_result_compute_stats(job, cancellable, &error);
+    if (!a->st)
+        a->error = g_strdup(error ? error->message : "");
+    g_clear_error(&error);
+    return a;
 }
 
-static void stats_done(GObject *source, GAsyncResult *res, gpointer user_data) {
-    AtnSession *self = ATN_SESSION(source);
-    GTask *task = G_TASK(res);
-    stats_task *t = g_task_get_task_data(task);
-    g_autoptr(GError) error = NULL;
-    atn_stats *st = g_task_propagate_pointer(task, &error);
-    gboolean cancelled = g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
-                         g_cancellable_is_cancelled(t->cancel);
-    if (self->stats_cancel == t->cancel)
-        g_clear_object(&self->stats_cancel);
-    if (cancelled || !atn_result_get_stats_pending(t->result)) {
-        atn_stats_free(st);
-    } else {
-        atn_result_set_stats(t->result, st, error ? error->message : NULL);
-        if (t->result == self->result)
-            g_signal_emit(self, signals[SIGNAL_STATS_READY], 0);
-    }
-    start_stats(self);   /* cancelled, and no newer run came to replace the result */
+static void stats_done(gpointer owner, gpointer answer, gpointer job) {
+    AtnSession *self = owner;
+    AtnResult *r = job;
+    stats_answer *a = answer;
+    if (!a || !atn_result_get_stats_pending(r))
+        return;
+    atn_result_set_stats(r, g_steal_pointer(&a->st), a->error);
+    if (r == self->result)
+        g_signal_emit(self, signals[SIGNAL_STATS_READY], 0);
 }
 
 static void start_stats(AtnSession *self) {
     if (!self->result || !atn_result_get_stats_pending(self->result) || self->stats_cancel || self->run_cancel)
         return;
-    stats_task *t = g_new0(stats_task, 1);
-    t->result = g_object_ref(self->result);
-    self->stats_cancel = g_cancellable_new();
-    t->cancel = g_object_ref(self->stats_cancel);
-    g_autoptr(GTask) task = g_task_new(self, self->stats_cancel, stats_done, NULL);
-    g_task_set_source_tag(task, start_stats);
-    g_task_set_task_data(task, t, (GDestroyNotify)stats_task_free);
-    g_task_set_return_on_cancel(task, FALSE);
-    g_task_set_check_cancellable(task, FALSE);
-    g_task_run_in_thread(task, stats_thread);
+    atn_worker_start(self, &self->stats_cancel, ATN_WORKER_NICE, stats_work, g_object_ref(self->result),
+                     g_object_unref, (GDestroyNotify)stats_answer_free, stats_done);
 }
 
 gboolean atn_session_get_analysing(AtnSession *self) {
@@ -522,8 +505,7 @@ static void start_run(AtnSession *self) {
         self->run_pending = TRUE;
         return;
     }
-    if (self->stats_cancel)   /* the shown result's statistics: the newer run comes first */
-        g_cancellable_cancel(self->stats_cancel);
+    atn_worker_cancel(&self->stats_cancel);   /* the shown result's statistics: the newer run comes first */
     run_job *job = g_new0(run_job, 1);
     job->model = g_object_ref(self->model);
     job->stats_now = self->pick_clearest || atn_model_handle_is_toy(self->model);
@@ -859,9 +841,7 @@ static void atn_session_dispose(GObject *object) {
     self->open_job = NULL;
     if (self->run_cancel)
         g_cancellable_cancel(self->run_cancel);
-    if (self->stats_cancel)
-        g_cancellable_cancel(self->stats_cancel);
-    g_clear_object(&self->stats_cancel);
+    atn_worker_cancel(&self->stats_cancel);
     if (self->open_cancel)
         g_cancellable_cancel(self->open_cancel);
     g_clear_object(&self->run_cancel);
