@@ -4,6 +4,8 @@
 
 #include <glib/gi18n.h>
 
+#include "atn-wrap-box.h"
+
 struct _AtnPredictions {
     GtkWidget parent_instance;
     GtkWidget *box;      /* one row per [MASK], or the no-head label */
@@ -66,20 +68,29 @@ static GtkWidget *guess_widget(AtnPredictions *self, int position, int rank, con
     return button;
 }
 
-/* A causal model (GPT-2): one row of next-token guesses after the last token, and one after
- * the selected (clicked) token when that is another. */
-static void add_guess_row(AtnPredictions *self, const AtnMaskGuesses *g, const char *head, gboolean first) {
-    GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 14);
+/* A row of guesses: its title, then the guesses, wrapping onto a second or third line when
+ * the window is narrower than the row (at Text size 2.0 one row of five guesses needed
+ * 1069 px, more than the rest of the window's 885). */
+static GtkWidget *new_row(int position, const char *head) {
+    GtkWidget *row = atn_wrap_box_new(14);
+    g_object_set(row, "max-lines", 3, "row-spacing", 4, NULL);
     gtk_widget_add_css_class(row, "guesses");
-    g_object_set_data(G_OBJECT(row), "position", GINT_TO_POINTER(g->position));
+    g_object_set_data(G_OBJECT(row), "position", GINT_TO_POINTER(position));
     GtkWidget *title = gtk_label_new(head);
     gtk_widget_add_css_class(title, "dim-label");
     gtk_widget_set_valign(title, GTK_ALIGN_START);
-    gtk_widget_set_margin_top(title, 6);
-    gtk_box_append(GTK_BOX(row), title);
+    gtk_widget_set_margin_top(title, 6);   /* level with the words inside the guess buttons */
+    gtk_widget_set_parent(title, row);
+    return row;
+}
+
+/* A causal model (GPT-2): one row of next-token guesses after the last token, and one after
+ * the selected (clicked) token when that is another. */
+static void add_guess_row(AtnPredictions *self, const AtnMaskGuesses *g, const char *head, gboolean first) {
+    GtkWidget *row = new_row(g->position, head);
     g_string_append_printf(self->text, "%snext after %d:", first ? "" : "\n", g->position);
     for (int k = 0; k < g->n; k++) {
-        gtk_box_append(GTK_BOX(row), guess_widget(self, g->position, k, &g->top[k]));
+        gtk_widget_set_parent(guess_widget(self, g->position, k, &g->top[k]), row);
         g_string_append_printf(self->text, "%s %s %.4f", k ? "," : "", g->top[k].token, g->top[k].prob);
     }
     GtkEventController *motion = gtk_event_controller_motion_new();
@@ -137,19 +148,12 @@ static void refill(AtnPredictions *self) {
     }
     for (int i = 0; i < n; i++) {
         const AtnMaskGuesses *g = atn_result_get_mask_guesses(r, i);
-        GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 14);
-        gtk_widget_add_css_class(row, "guesses");
-        g_object_set_data(G_OBJECT(row), "position", GINT_TO_POINTER(g->position));
         /* Translators: before the masked-LM head's guesses for the [MASK] token at this position */
         g_autofree char *head = g_strdup_printf(_("[MASK] %d →"), g->position);
-        GtkWidget *title = gtk_label_new(head);
-        gtk_widget_add_css_class(title, "dim-label");
-        gtk_widget_set_valign(title, GTK_ALIGN_START);
-        gtk_widget_set_margin_top(title, 6);   /* level with the words inside the guess buttons */
-        gtk_box_append(GTK_BOX(row), title);
+        GtkWidget *row = new_row(g->position, head);
         g_string_append_printf(self->text, "%s%d:", i ? "\n" : "", g->position);
         for (int k = 0; k < g->n; k++) {
-            gtk_box_append(GTK_BOX(row), guess_widget(self, g->position, k, &g->top[k]));
+            gtk_widget_set_parent(guess_widget(self, g->position, k, &g->top[k]), row);
             g_string_append_printf(self->text, "%s %s %.4f", k ? "," : "", g->top[k].token, g->top[k].prob);
         }
         GtkEventController *motion = gtk_event_controller_motion_new();

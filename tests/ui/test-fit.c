@@ -113,6 +113,52 @@ static void check_views(double scale, gboolean presentation, int max_w, int max_
     text_size_done(win);
 }
 
+/* A [MASK] sentence adds a row of the masked-LM head's guesses under it: the window's minimum
+ * width stays what it is without one (at Text size 2.0 the row of five guesses made it 1069 px,
+ * 885 without), at Text size 1.0 and 2.0, in every view; the guesses wrap instead, all of them
+ * inside the window. */
+static void test_fit_mask(void) {
+    for (int i = 0; i < 2; i++) {
+        double scale = i ? 2.0 : 1.0;
+        AtnWindow *win = text_size_window(SCREEN_W, SCREEN_H, scale);
+        open_and_wait(win, "demo");
+        GtkWidget *w = GTK_WIDGET(win), *pred = atn_window_get_predictions(win);
+        for (const char *const *v = atn_window_get_view_names(); *v; v++) {
+            if (!strcmp(*v, "similarity"))
+                continue;   /* its matrix does not depend on a [MASK]; its worker would only slow this */
+            show_view(win, *v);
+            int mw[2], mh;
+            for (int m = 0; m < 2; m++) {
+                type_and_wait(win, m ? "The quick brown fox jumps over the [MASK] dog because it was tired."
+                                     : "The quick brown fox jumps over the lazy dog because it was tired.");
+                settle(100);
+                g_assert_true(gtk_widget_get_visible(pred) == (m == 1));
+                min_size(w, &mw[m], &mh);
+            }
+            g_autofree char *text = atn_predictions_dup_text(ATN_PREDICTIONS(pred));
+            g_test_message("text size %.1f, %s view: minimum width %d px without a [MASK], %d px with (%s)", scale, *v,
+                           mw[0], mw[1], text);
+            g_assert_cmpint(strlen(text), >, 0);
+            if (mw[1] > mw[0])
+                g_error("text size %.1f, %s view: a [MASK] makes the window's minimum width %d px, %d px without",
+                        scale, *v, mw[1], mw[0]);
+            /* laid out at its minimum width, each guess is inside the window */
+            gtk_window_set_default_size(GTK_WINDOW(win), mw[1], SCREEN_H);
+            settle(250);
+            g_autoptr(GString) bad = g_string_new(NULL);
+            widgets_cut(pred, bad);
+            graphene_rect_t b;
+            g_assert_true(gtk_widget_compute_bounds(pred, w, &b));
+            if (bad->len || b.origin.x + b.size.width > gtk_widget_get_width(w) + 0.5)
+                g_error("text size %.1f, %s view at %d px: the guesses reach %.0f px:%s", scale, *v,
+                        gtk_widget_get_width(w), b.origin.x + b.size.width, bad->str);
+            gtk_window_set_default_size(GTK_WINDOW(win), SCREEN_W, SCREEN_H);
+            settle(100);
+        }
+        text_size_done(win);
+    }
+}
+
 static const char *const form_names[] = {"wide", "compact", "menu"};
 
 /* The number of buttons of a GtkStackSwitcher (mapped or not). */
@@ -205,5 +251,6 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/fit/presentation", test_fit_presentation);
     g_test_add_func("/ui/fit/presentation-large-text", test_fit_presentation_large);
     g_test_add_func("/ui/fit/switcher", test_fit_switcher);
+    g_test_add_func("/ui/fit/mask", test_fit_mask);
     return g_test_run();
 }
