@@ -26,6 +26,8 @@ struct _AtnSimilarityView {
     GtkLabel *pair_label;
     AtnSimilarityMap *map;
     GtkStack *pair_stack;
+    GtkWidget *pair_pane;      /* the paned's end child: shown once a pair is picked */
+    GtkLabel *hint_label;      /* "Click a cell…", under the matrix while no pair is shown */
     AtnHeatmap *heat_a, *heat_b, *heat_diff;
 
     AtnSession *session;
@@ -98,8 +100,11 @@ static void sim_thread(GTask *task, gpointer source, gpointer data, GCancellable
         g_task_return_pointer(task, sim, (GDestroyNotify)atn_similarity_free);
 }
 
+/* No pair: the matrix takes the whole width (at Text size 2.0 the empty pair pane took 45% of
+ * it and the matrix was ~115 px) and one line under it says how to pick a pair. */
 static void show_hint(AtnSimilarityView *self) {
-    gtk_stack_set_visible_child_name(self->pair_stack, "hint");
+    gtk_widget_set_visible(self->pair_pane, FALSE);
+    gtk_widget_set_visible(GTK_WIDGET(self->hint_label), TRUE);
     atn_heatmap_set_matrix(self->heat_a, NULL, NULL, 0, 0, NULL, NULL, NULL);
     atn_heatmap_set_matrix(self->heat_b, NULL, NULL, 0, 0, NULL, NULL, NULL);
     atn_heatmap_set_matrix(self->heat_diff, NULL, NULL, 0, 0, NULL, NULL, NULL);
@@ -419,6 +424,8 @@ void atn_similarity_view_compare(AtnSimilarityView *self, int a, int b) {
         gtk_label_set_text(self->pair_label, label);
     }
     gtk_stack_set_visible_child_name(self->pair_stack, "pair");
+    gtk_widget_set_visible(GTK_WIDGET(self->hint_label), FALSE);
+    gtk_widget_set_visible(self->pair_pane, TRUE);
     atn_similarity_map_set_highlight(self->map, a, b);
 }
 
@@ -467,7 +474,8 @@ static void on_paned_max(GtkPaned *paned, GParamSpec *p, AtnSimilarityView *self
 }
 
 static void on_paned_position(GtkPaned *paned, GParamSpec *p, AtnSimilarityView *self) {
-    if (!self->paned_setting && gtk_widget_get_mapped(GTK_WIDGET(paned)) && gtk_widget_get_width(GTK_WIDGET(paned)) > 0) {
+    if (!self->paned_setting && gtk_widget_get_mapped(GTK_WIDGET(paned)) && gtk_widget_get_width(GTK_WIDGET(paned)) > 0 &&
+        gtk_widget_get_visible(self->pair_pane)) {
         int max = 0;
         g_object_get(paned, "max-position", &max, NULL);
         if (gtk_paned_get_position(paned) != MAX(560, (int)(max * 0.55)))
@@ -498,6 +506,8 @@ static void atn_similarity_view_class_init(AtnSimilarityViewClass *klass) {
     BIND(pair_label);
     BIND(map);
     BIND(pair_stack);
+    BIND(pair_pane);
+    BIND(hint_label);
     BIND(heat_a);
     BIND(heat_b);
     BIND(heat_diff);
@@ -582,6 +592,11 @@ AtnSimilarityMap *atn_similarity_view_get_map(AtnSimilarityView *self) {
 GtkWidget *atn_similarity_view_get_info_widget(AtnSimilarityView *self) {
     g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), NULL);
     return GTK_WIDGET(self->info_label);
+}
+
+gboolean atn_similarity_view_get_pair_shown(AtnSimilarityView *self) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), FALSE);
+    return gtk_widget_get_visible(self->pair_pane);
 }
 
 AtnHeatmap *atn_similarity_view_get_pair_heatmap(AtnSimilarityView *self, int which) {

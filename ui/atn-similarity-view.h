@@ -39,6 +39,9 @@ void atn_similarity_view_cancel(AtnSimilarityView *self);
 /* The line beside the controls (what the matrix covers). */
 const char *atn_similarity_view_get_info(AtnSimilarityView *self);
 GtkWidget *atn_similarity_view_get_info_widget(AtnSimilarityView *self);
+/* TRUE while the pair pane (two heads and their difference) is shown beside the matrix: from
+ * atn_similarity_view_compare (a click on a cell) until the next matrix. */
+gboolean atn_similarity_view_get_pair_shown(AtnSimilarityView *self);
 /* The pair's heatmaps: 0 the first head, 1 the second, 2 their difference. */
 AtnHeatmap *atn_similarity_view_get_pair_heatmap(AtnSimilarityView *self, int which);
 

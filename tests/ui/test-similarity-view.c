@@ -147,11 +147,74 @@ static void test_similarity_ahead(void) {
     destroy_window(win);
 }
 
+/* The matrix gets the room (issue 14): until a pair is picked, the pair pane is not shown and
+ * the matrix has the view's whole width, with a hint line under it (at Text size 2.0 in a
+ * 1280x720 window the empty pane took 45% of the width and the matrix's cells were ~7 px,
+ * ~95 px in all in a 900-px window, every second head labelled); picking a cell brings the
+ * pair pane back beside it; the next matrix collapses it again.  At Text size 1.0 and 2.0, in
+ * 1280x720 and 900x700 windows, the demo model's 16 heads of a layer. */
+static void test_similarity_room(void) {
+    /* cells before: 1280x720 ~12 px at 1.0, 9.7 px at 2.0; 900x700 at 2.0 ~3 px (the window's
+       height is then the limit: 6.1 px, every second head labelled) */
+    static const struct { int w, h; double scale; double min_cell; gboolean every_label; } sizes[] = {
+        {1280, 720, 1.0, 18, TRUE}, {1280, 720, 2.0, 11, TRUE}, {900, 700, 2.0, 5.5, FALSE}};
+    for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        AtnWindow *win = text_size_window(sizes[i].w, sizes[i].h, sizes[i].scale);
+        open_and_wait(win, "demo");
+        type_and_wait(win, "The quick brown fox jumps over the lazy dog because it was tired.");
+        gtk_window_set_default_size(GTK_WINDOW(win), sizes[i].w, sizes[i].h);
+        show_view(win, "similarity");
+        AtnSimilarityView *v = ATN_SIMILARITY_VIEW(atn_window_get_view_widget(win, "similarity"));
+        g_assert_true(wait_for(similarity_ready, v));
+        settle(300);
+        AtnSimilarityMap *map = atn_similarity_view_get_map(v);
+        atn_similarity_layout S;
+        g_assert_true(atn_similarity_map_get_layout(map, &S));
+        int vw = gtk_widget_get_width(GTK_WIDGET(v)), mw = gtk_widget_get_width(GTK_WIDGET(map));
+        g_test_message("text size %.1f, %dx%d window, no pair: matrix widget %d of the view's %d px, cells %.1f px, "
+                       "every %d-th label, legend %s", sizes[i].scale, gtk_widget_get_width(GTK_WIDGET(win)),
+                       gtk_widget_get_height(GTK_WIDGET(win)), mw, vw, S.matrix.cell_w, S.matrix.row_label_step,
+                       S.side ? "beside" : "on top");
+        g_assert_false(atn_similarity_view_get_pair_shown(v));
+        if (mw < vw * 0.95)
+            g_error("text size %.1f, %d px window: with no pair the matrix has %d of the view's %d px",
+                    sizes[i].scale, sizes[i].w, mw, vw);
+        if (S.matrix.cell_w < sizes[i].min_cell ||
+            (sizes[i].every_label && (S.matrix.row_label_step != 1 || S.matrix.col_label_step != 1)))
+            g_error("text size %.1f, %d px window: the matrix's cells are %.1f px (at least %.0f wanted), every %d-th "
+                    "head labelled", sizes[i].scale, sizes[i].w, S.matrix.cell_w, sizes[i].min_cell,
+                    S.matrix.row_label_step);
+        g_autoptr(GString) bad = g_string_new(NULL);
+        widgets_cut(GTK_WIDGET(v), bad);
+        if (bad->len)
+            g_error("text size %.1f, %d px window, no pair:%s", sizes[i].scale, sizes[i].w, bad->str);
+        /* a pair: the pane beside the matrix, its heatmaps drawn */
+        atn_similarity_view_compare(v, 2, 9);
+        settle(300);
+        g_assert_true(atn_similarity_view_get_pair_shown(v));
+        AtnHeatmap *a = atn_similarity_view_get_pair_heatmap(v, 0);
+        atn_heatmap_layout L;
+        g_assert_true(atn_heatmap_get_layout(a, &L));
+        g_test_message("  with a pair: matrix widget %d px, the pair's heatmaps %d px wide",
+                       gtk_widget_get_width(GTK_WIDGET(map)), gtk_widget_get_width(GTK_WIDGET(a)));
+        g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(map)), <, vw * 0.8);
+        g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(a)), >, 0);
+        /* the next matrix (another metric) has no pair picked: collapsed again */
+        atn_similarity_view_set_metric(v, ATN_METRIC_COSINE);
+        g_assert_true(wait_for(similarity_ready, v));
+        settle(200);
+        g_assert_false(atn_similarity_view_get_pair_shown(v));
+        g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(map)), >=, vw * 0.95);
+        text_size_done(win);
+    }
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
     g_test_add_func("/ui/similarity", test_similarity);
     g_test_add_func("/ui/similarity-corpus", test_similarity_corpus);
     g_test_add_func("/ui/similarity-ahead", test_similarity_ahead);
+    g_test_add_func("/ui/similarity-room", test_similarity_room);
     return g_test_run();
 }
