@@ -20,6 +20,7 @@ struct _AtnHeatmap {
     double font_scale;
     gboolean show_colorbar;
     double min_label_scale;   /* atn_heatmap_spec's: 0 = the default rule */
+    gboolean wheel_needs_ctrl; /* a plain wheel scrolls what is around (atn_heatmap_set_wheel_needs_ctrl) */
     gboolean causal;   /* cells after the diagonal are masked (a causal model's head) */
     const float *cell_mask;   /* [rows][cols] the run's additive mask (borrowed like values), or NULL */
 
@@ -582,6 +583,11 @@ void atn_heatmap_set_show_colorbar(AtnHeatmap *self, gboolean show) {
     invalidate_figure(self);
 }
 
+void atn_heatmap_set_wheel_needs_ctrl(AtnHeatmap *self, gboolean needs_ctrl) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    self->wheel_needs_ctrl = needs_ctrl;
+}
+
 void atn_heatmap_set_min_label_scale(AtnHeatmap *self, double scale) {
     g_return_if_fail(ATN_IS_HEATMAP(self));
     scale = CLAMP(scale, 0.0, 1.0);
@@ -891,7 +897,7 @@ static gboolean on_scroll(GtkEventControllerScroll *c, double dx, double dy, Atn
         atn_heatmap_pan(self, 0, dx > 0 ? step : -step);
         return TRUE;
     }
-    if (dy == 0)
+    if (dy == 0 || (self->wheel_needs_ctrl && !(state & GDK_CONTROL_MASK)))
         return FALSE;
     /* the wheel (with or without Ctrl) zooms at the pointer; a touchpad sends small steps */
     double factor = pow(1.25, -CLAMP(dy, -4, 4));

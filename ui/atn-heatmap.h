@@ -44,6 +44,9 @@ void atn_heatmap_set_show_colorbar(AtnHeatmap *self, gboolean show);
 /* Token labels may be drawn down to this fraction of the normal label size (atn_heatmap_spec's
  * min_label_scale) when that keeps every one of them: for small companion heatmaps. */
 void atn_heatmap_set_min_label_scale(AtnHeatmap *self, double scale);
+/* TRUE: the wheel zooms only with Ctrl held; a plain wheel goes on to the widget around it (a
+ * heatmap inside a scrolled sheet, which the wheel must still scroll).  FALSE by default. */
+void atn_heatmap_set_wheel_needs_ctrl(AtnHeatmap *self, gboolean needs_ctrl);
 
 /* The query row outlined as selected, or -1. */
 void atn_heatmap_set_selected_row(AtnHeatmap *self, int row);

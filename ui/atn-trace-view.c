@@ -57,6 +57,8 @@ struct _AtnTraceView {
     gboolean reveal;         /* later steps hidden until reached */
     int paned_width;         /* the width the side pane was last sized for */
     int paned_pos;           /* the divider set for it (divider_for) */
+    gboolean stacked;        /* the heatmap's pane is inside the sheet, above the steps (side_useful) */
+    guint stack_idle_id;     /* an idle moving it (the hierarchy does not change during an allocation) */
     guint scroll_tick_id;    /* scrolling to the step once it is laid out */
     int scroll_frames;
     int max_cols;            /* columns of d_k the key/value tables show: as many as fit the sheet */
@@ -917,7 +919,7 @@ static int table_width(AtnTraceView *self, int m) {
 static int sheet_chrome(AtnTraceView *self) { return (int)(44 * self->font_scale) + 14; }
 
 static int fit_cols(AtnTraceView *self) {
-    int pos = gtk_paned_get_position(self->paned);
+    int pos = self->stacked ? gtk_widget_get_width(GTK_WIDGET(self->paned)) : gtk_paned_get_position(self->paned);
     if (!self->trace || !self->result || pos <= 0)
         return self->max_cols;
     measure_cols(self, NULL);
@@ -953,6 +955,53 @@ static int divider_for(AtnTraceView *self, int w) {
     return pos;
 }
 
+/* The least width at which the heatmap's pane beside the sheet is of use (its labels and
+ * cells readable).  Below it (Text size 2.0 in a 900-px window left it 160 px) the pane goes
+ * inside the sheet, above the steps, as wide as the sheet (stacked). */
+enum { SIDE_USEFUL = 240 };
+
+static gboolean want_stacked(AtnTraceView *self, int w) { return w > 0 && w - divider_for(self, w) < SIDE_USEFUL; }
+
+/* The height of the heatmap inside the sheet: square up to the sheet's width, 200 px times
+ * the text size at most (the first step still starts on the first screen). */
+static int stacked_height(AtnTraceView *self, int w) {
+    return (int)MAX(160, MIN(w - sheet_chrome(self), 200 * self->font_scale));
+}
+
+static void set_stacked(AtnTraceView *self, gboolean stacked) {
+    if (stacked == self->stacked)
+        return;
+    self->stacked = stacked;
+    g_object_ref(self->side_box);
+    if (stacked) {
+        gtk_paned_set_end_child(self->paned, NULL);
+        gtk_box_insert_child_after(self->sheet, self->side_box, GTK_WIDGET(self->inputs_box));
+        gtk_widget_set_size_request(self->side_box, -1, -1);
+        int w = gtk_widget_get_width(GTK_WIDGET(self->paned));
+        gtk_widget_set_size_request(GTK_WIDGET(self->heatmap), -1, stacked_height(self, w));
+    } else {
+        gtk_box_remove(self->sheet, self->side_box);
+        gtk_paned_set_end_child(self->paned, self->side_box);
+        gtk_widget_set_size_request(self->side_box, side_floor(self), -1);
+        gtk_widget_set_size_request(GTK_WIDGET(self->heatmap), -1, -1);
+    }
+    /* inside the scrolled sheet the wheel scrolls it; Ctrl+wheel zooms */
+    atn_heatmap_set_wheel_needs_ctrl(self->heatmap, stacked);
+    g_object_unref(self->side_box);
+    self->paned_width = 0;   /* the divider again for the new children */
+}
+
+static gboolean stack_idle_cb(gpointer data) {
+    AtnTraceView *self = ATN_TRACE_VIEW(data);
+    self->stack_idle_id = 0;
+    int w = gtk_widget_get_width(GTK_WIDGET(self->paned));
+    if (w > 0)
+        set_stacked(self, want_stacked(self, w));
+    if (w > 0 && self->stacked)
+        gtk_widget_set_size_request(GTK_WIDGET(self->heatmap), -1, stacked_height(self, w));
+    return G_SOURCE_REMOVE;
+}
+
 static gboolean cols_idle_cb(gpointer data) {
     AtnTraceView *self = ATN_TRACE_VIEW(data);
     self->cols_idle_id = 0;
@@ -978,7 +1027,16 @@ static void atn_trace_view_size_allocate(GtkWidget *widget, int width, int heigh
         return;   /* refreshed at map, then allocated again */
     /* a new trace or font may need a wider sheet than the width alone gave (on_paned_width) */
     int pw = gtk_widget_get_width(GTK_WIDGET(self->paned));
-    if (pw > 0 && self->paned_width == pw) {
+    if (pw > 0 && want_stacked(self, pw) != self->stacked && !self->stack_idle_id)
+        self->stack_idle_id = g_idle_add_full(G_PRIORITY_HIGH_IDLE, stack_idle_cb, self, NULL);
+    if (pw > 0 && self->stacked) {
+        int hh = stacked_height(self, pw);
+        int cur;
+        gtk_widget_get_size_request(GTK_WIDGET(self->heatmap), NULL, &cur);
+        if (cur != hh && !self->stack_idle_id)   /* a new width or font: resized from an idle */
+            self->stack_idle_id = g_idle_add_full(G_PRIORITY_HIGH_IDLE, stack_idle_cb, self, NULL);
+    }
+    if (pw > 0 && self->paned_width == pw && !self->stacked) {
         int pos = divider_for(self, pw);
         if (pos != self->paned_pos) {
             self->paned_pos = pos;
@@ -1119,6 +1177,9 @@ static void atn_trace_view_dispose(GObject *object) {
         self->scroll_tick_id = 0;
     }
     g_clear_handle_id(&self->cols_idle_id, g_source_remove);
+    g_clear_handle_id(&self->stack_idle_id, g_source_remove);
+    if (self->stacked)   /* back in the template's place, which disposes it */
+        set_stacked(self, FALSE);
     g_clear_pointer(&self->colw_font, g_free);
     g_clear_pointer(&self->colw_cache, g_hash_table_unref);
     if (self->session)
@@ -1216,7 +1277,8 @@ void atn_trace_view_set_font_scale(AtnTraceView *self, double scale) {
     g_return_if_fail(ATN_IS_TRACE_VIEW(self));
     self->font_scale = scale;
     atn_heatmap_set_font_scale(self->heatmap, scale);
-    gtk_widget_set_size_request(self->side_box, side_floor(self), -1);
+    if (!self->stacked)
+        gtk_widget_set_size_request(self->side_box, side_floor(self), -1);
     for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++)
         if (self->steps[s].grid)
             gtk_grid_set_column_spacing(self->steps[s].grid, (int)(14 * scale));
@@ -1236,6 +1298,11 @@ guint atn_trace_view_get_key_widths(AtnTraceView *self, int *fixed, int *ell, in
     *ell = self->colw_ell;
     memcpy(w, self->colw, sizeof self->colw);
     return self->colw_measured;
+}
+
+gboolean atn_trace_view_get_stacked(AtnTraceView *self) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), FALSE);
+    return self->stacked;
 }
 
 AtnHeatmap *atn_trace_view_get_heatmap(AtnTraceView *self) {

@@ -39,6 +39,9 @@ void atn_trace_view_refresh(AtnTraceView *self);
 char *atn_trace_view_dup_step_text(AtnTraceView *self, atn_trace_step step);
 /* The editable cell of a toy model's matrix (X, W_Q ...), or NULL (not a toy model). */
 GtkEditable *atn_trace_view_get_input_cell(AtnTraceView *self, atn_toy_matrix which, int row, int col);
+/* TRUE when the heatmap's pane is inside the sheet, above the steps, rather than beside it (a
+ * view too narrow for a useful side pane: under 240 px of it). */
+gboolean atn_trace_view_get_stacked(AtnTraceView *self);
 AtnHeatmap *atn_trace_view_get_heatmap(AtnTraceView *self);
 /* The key table's column widths the sheet is fitted with (px, at the 8-column plan: j and
  * token together in *fixed, the "…" column in *ell, the shown d_k columns in w[0..7]), and how

@@ -265,7 +265,9 @@ static void test_trace(void) {
 }
 
 /* Text size 2.0 in a 1280-px and a 900-px window: the side pane gives way, every step is
- * inside the sheet (it ran under the heatmap's pane, the sheet 221 px of a 900-px window). */
+ * inside the sheet (it ran under the heatmap's pane, the sheet 221 px of a 900-px window); the
+ * heatmap stays of use: beside the sheet at 1280 px, inside it above the steps at 900 px, where
+ * a side pane would have had 160 px. */
 static void test_trace_large_text(void) {
     for (int i = 0; i < 2; i++) {
         int w = i ? 1280 : 900;
@@ -296,7 +298,22 @@ static void test_trace_large_text(void) {
         widgets_cut(gtk_scrolled_window_get_child(GTK_SCROLLED_WINDOW(scroller)), bad);
         if (bad->len)
             g_error("%d px window at text size 2.0: the trace sheet:%s", w, bad->str);
-        g_assert_cmpint(gtk_widget_get_width(heat), >=, 150);   /* the heatmap keeps a pane */
+        /* the heatmap is of use: at least 240 px wide beside the sheet, or inside the sheet above
+           the steps, as wide as the sheet (before: a 160 px side pane in the 900 px window) */
+        gboolean stacked = atn_trace_view_get_stacked(tv);
+        g_test_message("  the heatmap %s, %dx%d px", stacked ? "inside the sheet" : "beside it", gtk_widget_get_width(heat),
+                       gtk_widget_get_height(heat));
+        g_assert_cmpint(gtk_widget_get_width(heat), >=, 240);
+        g_assert_cmpint(gtk_widget_get_height(heat), >=, 240);
+        g_assert_true(stacked == gtk_widget_is_ancestor(heat, scroller));
+        if (stacked) {   /* above the steps */
+            graphene_point_t hp, sp;
+            g_assert_true(gtk_widget_compute_point(heat, scroller, &GRAPHENE_POINT_INIT(0, 0), &hp));
+            g_assert_true(gtk_widget_compute_point(atn_trace_view_get_step_widget(tv, 0), scroller,
+                                                   &GRAPHENE_POINT_INIT(0, 0), &sp));
+            g_assert_cmpfloat(hp.y, <, sp.y);
+        }
+        g_assert_true(w == 900 ? stacked : !stacked);   /* 503 px beside the sheet at 1280 */
         text_size_done(win);
     }
 }
