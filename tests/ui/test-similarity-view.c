@@ -209,6 +209,102 @@ static void test_similarity_room(void) {
     }
 }
 
+/* A 144-head similarity (bert-base's 12 x 12, whole model) made by hand: the values of a
+ * fixed pattern, clustered by the engine; the caller owns it. */
+static atn_similarity *similarity_144(void) {
+    atn_similarity *sim = atn_similarity_new(12, 12, ATN_METRIC_JS, ATN_SCOPE_MODEL, -1, NULL);
+    g_assert_nonnull(sim);
+    g_assert_cmpint(atn_similarity_finish(sim, NULL), ==, ATN_OK);
+    int c = sim->count;
+    g_assert_cmpint(c, ==, 144);
+    double *dist = g_new(double, (size_t)c * c);
+    for (int a = 0; a < c; a++)
+        for (int b = 0; b < c; b++)
+            sim->values[(size_t)a * c + b] = dist[(size_t)a * c + b] =
+                a == b ? 0.0 : 0.1 + 0.8 * fabs(sin(0.37 * (a + 1) * (b + 1) + a + b));
+    g_assert_cmpint(atn_cluster_average_linkage(dist, c, sim->order, sim->merge_a, sim->merge_b, sim->merge_height, NULL),
+                    ==, ATN_OK);
+    g_free(dist);
+    return sim;
+}
+
+/* Hovering the Similarity figure (issue 14): with bert-base's 144 heads each hover (a tooltip
+ * query, atn_similarity_map_pair_at) laid the whole figure out again, 3-4 heatmap layouts of
+ * 144 labels.  The widget keeps the layout per size and similarity: a hover makes no layout
+ * and gives the same pair as the renderer's own hit test; a new size or text size makes one
+ * figure layout, then hovers are free again. */
+static void test_similarity_hover_cost(void) {
+    GtkWindow *win = GTK_WINDOW(gtk_window_new());
+    AtnSimilarityMap *map = ATN_SIMILARITY_MAP(atn_similarity_map_new());
+    gtk_window_set_child(win, GTK_WIDGET(map));
+    gtk_window_set_default_size(win, 1000, 760);
+    gtk_window_present(win);
+    g_assert_true(wait_for(is_drawable, map));
+    atn_similarity_map_set_similarity(map, similarity_144());
+    settle(300);
+    int w = gtk_widget_get_width(GTK_WIDGET(map)), h = gtk_widget_get_height(GTK_WIDGET(map));
+    atn_similarity_layout S;
+    g_assert_true(atn_similarity_map_get_layout(map, &S));
+    const atn_rect *cells = &S.matrix.cells;
+    g_test_message("144 heads in %dx%d px: cells %.1f px", w, h, S.matrix.cell_w);
+    enum { N = 400 };
+    double xs[N], ys[N];
+    int got_a[N], got_b[N], hits = 0;
+    for (int i = 0; i < N; i++) {   /* a walk over the matrix and a little around it */
+        xs[i] = cells->x - 5 + (cells->w + 10) * ((i * 37) % N) / (double)N;
+        ys[i] = cells->y - 5 + (cells->h + 10) * ((i * 91) % N) / (double)N;
+    }
+    atn_similarity_map_pair_at(map, xs[0], ys[0], &got_a[0], &got_b[0]);   /* the first lays out */
+    guint n0 = atn_similarity_map_get_n_layouts(map);
+    g_assert_cmpuint(n0, >=, 1);
+    unsigned long l0 = atn_render_heatmap_layout_count();
+    gint64 t0 = g_get_monotonic_time();
+    for (int i = 0; i < N; i++)
+        hits += atn_similarity_map_pair_at(map, xs[i], ys[i], &got_a[i], &got_b[i]);
+    double per_hover_ms = (g_get_monotonic_time() - t0) / 1000.0 / N;
+    unsigned long layouts = atn_render_heatmap_layout_count() - l0;
+    g_test_message("%d hovers (%d on a cell): %.4f ms each, %lu heatmap layouts (%.2f per hover)", N, hits, per_hover_ms,
+                   layouts, (double)layouts / N);
+    g_assert_cmpint(hits, >, N / 2);
+    g_assert_cmpint(hits, <, N);   /* some just outside the cells */
+    g_assert_cmpuint(layouts, ==, 0);
+    g_assert_cmpuint(atn_similarity_map_get_n_layouts(map), ==, n0);
+    /* the same pairs as the renderer's own hit test (which lays the figure out) with the
+       widget's spec: the tooltip's spec, at its text size, in its style */
+    atn_render_style style;
+    atn_render_style_for_widget(GTK_WIDGET(map), 1.0, &style);
+    atn_similarity_spec spec;
+    atn_similarity_spec_init(&spec);
+    spec.sim = atn_similarity_map_get_similarity(map);
+    spec.style = &style;
+    spec.title = "Jensen-Shannon distance between every pair of heads";
+    for (int i = 0; i < N; i += 7) {
+        int32_t a, b;
+        gboolean on = atn_render_similarity_cell_at(&spec, w, h, xs[i], ys[i], &a, &b);
+        if (on != (got_a[i] >= 0) || a != got_a[i] || b != got_b[i])
+            g_error("hover at (%.1f, %.1f): the widget says %d,%d, the renderer %d,%d", xs[i], ys[i], got_a[i],
+                    got_b[i], a, b);
+    }
+    /* the tooltip query of a motion event goes through the same path: no layout */
+    l0 = atn_render_heatmap_layout_count();
+    gtk_widget_trigger_tooltip_query(GTK_WIDGET(map));
+    settle(50);
+    g_assert_cmpuint(atn_render_heatmap_layout_count() - l0, ==, 0);
+    /* a new size or text size: one more figure layout, then hovers are free again */
+    atn_similarity_map_set_font_scale(map, 2.0);
+    settle(200);
+    for (int i = 0; i < 50; i++)
+        atn_similarity_map_pair_at(map, xs[i], ys[i], &got_a[i], &got_b[i]);
+    g_assert_cmpuint(atn_similarity_map_get_n_layouts(map), ==, n0 + 1);
+    gtk_window_set_default_size(win, 900, 700);
+    settle(300);
+    for (int i = 0; i < 50; i++)
+        atn_similarity_map_pair_at(map, xs[i], ys[i], &got_a[i], &got_b[i]);
+    g_assert_cmpuint(atn_similarity_map_get_n_layouts(map), ==, n0 + 2);
+    gtk_window_destroy(win);
+    settle(50);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -216,5 +312,6 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/similarity-corpus", test_similarity_corpus);
     g_test_add_func("/ui/similarity-ahead", test_similarity_ahead);
     g_test_add_func("/ui/similarity-room", test_similarity_room);
+    g_test_add_func("/ui/similarity-hover-cost", test_similarity_hover_cost);
     return g_test_run();
 }

@@ -286,8 +286,13 @@ static void layout_sized(rtext *t, const atn_heatmap_spec *s, double w, double h
  * k-th are drawn smaller instead, down to 0.8 of the normal size, so 13 tokens keep all 13 labels
  * (issue 14); at the normal size nothing changes, unless the spec's min_label_scale lets a
  * small heatmap keep every label at down to that fraction of the normal size. */
+static unsigned long n_layouts;   /* atn_render_heatmap_layout_count */
+
+unsigned long atn_render_heatmap_layout_count(void) { return __atomic_load_n(&n_layouts, __ATOMIC_RELAXED); }
+
 static void layout_with(rtext *t, const atn_heatmap_spec *s, double w, double h, bool nonfinite,
                         atn_heatmap_layout *L) {
+    __atomic_add_fetch(&n_layouts, 1, __ATOMIC_RELAXED);
     layout_sized(t, s, w, h, nonfinite, RT_LABEL, L);
     bool small = s->min_label_scale > 0;
     if ((t->fs <= 1.0 && !small) || !s->show_labels || (L->row_label_step <= 1 && L->col_label_step <= 1))

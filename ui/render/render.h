@@ -211,6 +211,9 @@ typedef struct atn_heatmap_layout {
 } atn_heatmap_layout;
 
 void atn_render_heatmap_layout(const atn_heatmap_spec *spec, double width, double height, atn_heatmap_layout *out);
+/* How many heatmap layouts (label measuring included) this process has made, in any thread:
+ * for tests that count a widget's layouts per hover or per draw. */
+unsigned long atn_render_heatmap_layout_count(void);
 void atn_render_heatmap(cairo_t *cr, const atn_heatmap_spec *spec, double width, double height);
 /* The same drawn with the layout atn_render_heatmap_layout gave for this spec and size (a
  * widget that keeps it for hit-testing measures the labels once, not twice); NULL: made here. */
@@ -342,6 +345,11 @@ typedef struct atn_similarity_layout {
 } atn_similarity_layout;
 bool atn_render_similarity_layout(const atn_similarity_spec *spec, double width, double height,
                                   atn_similarity_layout *out);
+/* atn_render_similarity_cell_at from the figure's layout (atn_render_similarity_layout gave it
+ * for this spec and size): nothing laid out, so a widget that keeps the layout hit-tests a
+ * hover for nothing. */
+bool atn_render_similarity_cell_at_layout(const atn_similarity_spec *spec, const atn_similarity_layout *layout,
+                                          double x, double y, int32_t *a, int32_t *b);
 
 /* ---- head view: bertviz-style token lines ------------------------------------------ */
 

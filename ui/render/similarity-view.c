@@ -34,6 +34,8 @@ typedef struct sim_fig {
     double title_y, title_h, legend_y, legend_h;
     int title_lines, legend_lines;   /* the most lines each may take */
     bool title_cut, legend_cut;
+    bool have_L;            /* L is the matrix's layout at sub_w x sub_h (place made it) */
+    atn_heatmap_layout L;
 } sim_fig;
 
 static void fig_free(sim_fig *f) {
@@ -83,7 +85,8 @@ static void place(rtext *t, const atn_similarity_spec *s, double w, double h, bo
     if (!allow_side)
         goto fitted;
     atn_heatmap_layout L;
-    double cell_top = cell_of(&f->hm, f->sub_w, f->sub_h, &L);
+    double cell_top = cell_of(&f->hm, f->sub_w, f->sub_h, &f->L);
+    f->have_L = true;   /* on top, unless the legend goes beside below */
     /* beside: the title on top, the matrix as tall as the rest less the dendrogram; the
        legend in the column its square leaves of the width, at least 150 px at normal size */
     double top = f->title_y + f->title_h + 8 * fs;
@@ -115,6 +118,7 @@ static void place(rtext *t, const atn_similarity_spec *s, double w, double h, bo
     f->dendro_h = dendro_h;
     f->sub_w = w - col;
     f->sub_h = sub_h;
+    f->L = Ls;   /* made at (w - col, sub_h) on either branch above */
 fitted:
     f->title_cut = rt_wrapped_cut(t, f->title, RT_TITLE, true, tw, f->title_lines, NULL);
     f->legend_cut = rt_wrapped_cut(t, f->legend, RT_SMALL, false, f->cap_w, f->legend_lines, NULL);
@@ -187,6 +191,15 @@ static bool fig_build(rtext *t, const atn_similarity_spec *s, double w, double h
     return true;
 }
 
+/* The matrix's layout at its sub-figure's size: the one place made, else made now. */
+static void matrix_layout(sim_fig *f, atn_heatmap_layout *L) {
+    if (!f->have_L) {
+        atn_render_heatmap_layout(&f->hm, f->sub_w, f->sub_h, &f->L);
+        f->have_L = true;
+    }
+    *L = f->L;
+}
+
 static void sub_size(const sim_fig *f, double w, double h, double *sw, double *sh) {
     *sw = f->sub_w;
     *sh = f->sub_h;
@@ -257,13 +270,14 @@ void atn_render_similarity(cairo_t *cr, const atn_similarity_spec *s, double w, 
     atn_render_style st = t.st;
     st.transparent = true;
     hm.style = &st;
+    /* one layout for the cells and the tree (the style's transparency does not change it) */
+    atn_heatmap_layout L;
+    matrix_layout(&f, &L);
     cairo_save(cr);
     cairo_translate(cr, 0, f.top + f.dendro_h);
-    atn_render_heatmap(cr, &hm, sw, sh);
+    atn_render_heatmap_laid_out(cr, &hm, sw, sh, &L);
     cairo_restore(cr);
     if (f.dendro_h > 0) {
-        atn_heatmap_layout L;
-        atn_render_heatmap_layout(&hm, sw, sh, &L);
         /* the sub-figure's own top padding sits between the tree and the cells */
         draw_dendrogram(cr, &t, s->sim, &f, &L, f.top, f.top + f.dendro_h + L.cells.y - 2 * t.fs);
     }
@@ -282,16 +296,26 @@ bool atn_render_similarity_cell_at(const atn_similarity_spec *s, double w, doubl
     rt_end(&t);
     if (!ok)
         return false;
-    double sw, sh;
-    sub_size(&f, w, h, &sw, &sh);
-    int32_t r, c;
-    ok = atn_render_heatmap_cell_at(&f.hm, sw, sh, x, y - f.top - f.dendro_h, &r, &c);
-    if (ok) {
-        *a = display_head(s, r);
-        *b = display_head(s, c);
-    }
+    atn_similarity_layout out = {.side = f.side};
+    matrix_layout(&f, &out.matrix);
+    out.matrix.cells.y += f.top + f.dendro_h;
+    ok = atn_render_similarity_cell_at_layout(s, &out, x, y, a, b);
     fig_free(&f);
     return ok;
+}
+
+bool atn_render_similarity_cell_at_layout(const atn_similarity_spec *s, const atn_similarity_layout *layout, double x,
+                                          double y, int32_t *a, int32_t *b) {
+    *a = *b = -1;
+    const atn_heatmap_layout *M = &layout->matrix;
+    if (!s->sim || s->sim->count <= 0 || M->cell_w <= 0 || M->cell_h <= 0)
+        return false;
+    double fx = (x - M->cells.x) / M->cell_w, fy = (y - M->cells.y) / M->cell_h;
+    if (!(fx >= 0 && fy >= 0 && fx < M->view_cols && fy < M->view_rows))
+        return false;
+    *a = display_head(s, M->view_row0 + (int32_t)fy);
+    *b = display_head(s, M->view_col0 + (int32_t)fx);
+    return true;
 }
 
 void atn_render_similarity_natural_size(const atn_similarity_spec *s, double *width, double *height) {
@@ -343,7 +367,7 @@ bool atn_render_similarity_layout(const atn_similarity_spec *s, double w, double
     if (!ok)
         return false;
     atn_heatmap_layout *L = &out->matrix;
-    atn_render_heatmap_layout(&f.hm, f.sub_w, f.sub_h, L);
+    matrix_layout(&f, L);
     double dy = f.top + f.dendro_h;
     shift(&L->title, dy);
     shift(&L->cells, dy);
