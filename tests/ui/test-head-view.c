@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "atn-labels.h"
 #include "atn-token-lines.h"
 
 /* Open the window, switch model, type a sentence, wait for the run: the Head view shows the
@@ -616,6 +617,80 @@ static void test_fixed_scale(void) {
     g_unlink(model);
 }
 
+/* The first GtkMenuButton under w whose popover holds a GtkLabel, that label's text. */
+static const char *popover_label_text(GtkWidget *w) {
+    if (GTK_IS_MENU_BUTTON(w)) {
+        GtkPopover *pop = gtk_menu_button_get_popover(GTK_MENU_BUTTON(w));
+        GtkWidget *child = pop ? gtk_popover_get_child(pop) : NULL;
+        if (child && GTK_IS_LABEL(child))
+            return gtk_label_get_text(GTK_LABEL(child));
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        const char *t = popover_label_text(c);
+        if (t)
+            return t;
+    }
+    return NULL;
+}
+
+/* The Head view says what the head does (issue 14, "honest colour"): on the demo model the
+ * head with the largest share on the previous token, computed here from its attention matrix
+ * (the mean over query rows 1..n-1 of a[i][i-1]), is summed up as "This head — previous: P%
+ * to the previous token" with that share; a head whose rows go mostly to [CLS] names [CLS]
+ * with its share; the view's legend names every pattern. */
+static void test_head_summary(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, "demo");
+    type_and_wait(win, "The quick brown fox jumps over the lazy dog because it was tired.");
+    show_view(win, "head");
+    AtnHeadView *hv = ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head"));
+    AtnResult *r = atn_session_get_result(s);
+    int n = atn_result_get_n_tokens(r), L = atn_result_get_n_layers(r), H = atn_result_get_n_heads(r);
+    int best_l = -1, best_h = -1, cls_l = -1, cls_h = -1;
+    double best = 0, best_cls = 0;
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            const float *a = atn_result_get_head(r, l, h);
+            double prev = 0, cls = 0, sep = 0, self = 0, next = 0;
+            for (int i = 1; i < n; i++)
+                prev += a[(size_t)i * n + i - 1];
+            for (int i = 0; i < n; i++) {
+                cls += a[(size_t)i * n];
+                sep += a[(size_t)i * n + n - 1];   /* the last token is [SEP] */
+                self += a[(size_t)i * n + i];
+            }
+            for (int i = 0; i + 1 < n; i++)
+                next += a[(size_t)i * n + i + 1];
+            prev /= n - 1, cls /= n, sep /= n, self /= n, next /= n - 1;
+            if (prev > best)
+                best = prev, best_l = l, best_h = h;
+            if (cls > best_cls && cls > MAX(MAX(prev, next), MAX(self, sep)))
+                best_cls = cls, cls_l = l, cls_h = h;
+        }
+    g_assert_cmpfloat(best, >=, 0.5);   /* the demo model's previous-token head */
+    atn_session_select_head(s, best_l, best_h);
+    settle(50);
+    g_autofree char *want = g_strdup_printf("This head — previous: %.0f%% to the previous token", 100 * best);
+    g_test_message("L%d H%d: %s", best_l, best_h, atn_head_view_get_summary(hv));
+    g_assert_cmpstr(atn_head_view_get_summary(hv), ==, want);
+    if (cls_l >= 0 && best_cls >= 0.5) {
+        atn_session_select_head(s, cls_l, cls_h);
+        settle(50);
+        g_autofree char *cls = g_strdup_printf("%.0f%% to [CLS]", 100 * best_cls);
+        g_test_message("L%d H%d: %s", cls_l, cls_h, atn_head_view_get_summary(hv));
+        g_assert_nonnull(strstr(atn_head_view_get_summary(hv), cls));
+    }
+    const char *legend = popover_label_text(GTK_WIDGET(hv));
+    g_assert_nonnull(legend);
+    for (int p = 0; p <= ATN_PATTERN_MIXED; p++) {
+        g_autofree char *item = g_strdup_printf("• %s — ", atn_label_pattern(p));
+        if (!strstr(legend, item))
+            g_error("the pattern legend does not explain “%s”:\n%s", atn_label_pattern(p), legend);
+    }
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     /* GTK's test accessibility context keeps what screen readers would be told, so the
        keyboard test can read the heatmap's description back (meson's GTK_A11Y=none has none) */
@@ -624,6 +699,7 @@ int main(int argc, char **argv) {
         return 0;
     g_test_add_func("/ui/open-switch-type", test_open_switch_type);
     g_test_add_func("/ui/zoom", test_zoom);
+    g_test_add_func("/ui/head-summary", test_head_summary);
     g_test_add_func("/ui/one-query", test_one_query);
     g_test_add_func("/ui/token-lines-focus", test_token_lines_focus);
     g_test_add_func("/ui/token-lines-worker", test_token_lines_worker);
