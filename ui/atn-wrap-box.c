@@ -82,8 +82,11 @@ static int cmp_gap(gconstpointer pa, gconstpointer pb) {
 static int layout(AtnWrapBox *self, GArray *a, int W) {
     /* as few lines as the minimum widths allow (a row that fits shrinks its children, as a
        GtkBox does, rather than wrapping); at the natural widths when that takes no more; the
-       wanted widths counted when they still fit in max_lines */
-    gboolean want = break_lines(self, a, W, FALSE, TRUE) <= self->max_lines;
+       wanted widths counted when they fit in one line more than max_lines: a wanted child
+       takes a line of its own rather than a sliver of one (a character a line, 110 px tall,
+       for the Similarity summary at Text size 2.0 in a 900 px window); the minimum width,
+       which ignores wanted widths, is what max_lines allows */
+    gboolean want = break_lines(self, a, W, FALSE, TRUE) <= self->max_lines + 1;
     int n_min = break_lines(self, a, W, FALSE, want);
     gboolean nat = break_lines(self, a, W, TRUE, want) == n_min;
     int n_lines = nat ? n_min : break_lines(self, a, W, FALSE, want);

@@ -19,8 +19,8 @@ G_DECLARE_FINAL_TYPE(AtnWrapBox, atn_wrap_box, ATN, WRAP_BOX, GtkWidget)
 
 GtkWidget *atn_wrap_box_new(int spacing);
 /* A child (a status line that asks for no width, AtnFitLabel) that should start a new line
- * rather than be given less than width px, where that still takes at most max-lines lines; the
- * box's minimum width does not count it.  0: none (the default). */
+ * rather than be given less than width px, where that takes at most one line more than
+ * max-lines; the box's minimum width does not count it.  0: none (the default). */
 void atn_wrap_box_set_child_want(GtkWidget *child, int width);
 /* The number of lines of the last allocation (1 before the first). */
 int atn_wrap_box_get_n_lines(AtnWrapBox *self);

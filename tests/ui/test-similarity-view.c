@@ -4,6 +4,8 @@
  * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
 #include "ui-test-util.h"
 
+#include "atn-fit-label.h"
+
 /* The similarity the view shows now, copied ([count][count]). */
 static double *similarity_values(AtnSimilarityView *v, int *count) {
     const atn_similarity *sim = atn_similarity_map_get_similarity(atn_similarity_view_get_map(v));
@@ -188,6 +190,15 @@ static void test_similarity_room(void) {
         widgets_cut(GTK_WIDGET(v), bad);
         if (bad->len)
             g_error("text size %.1f, %d px window, no pair:%s", sizes[i].scale, sizes[i].w, bad->str);
+        /* the summary has a line of its own rather than a sliver (in the 900 px window at Text
+           size 2.0 it was a character a line, "1 6 …", cut, and its line 110 px tall) */
+        AtnFitLabelShown shown;
+        g_assert_true(atn_fit_label_get_shown(ATN_FIT_LABEL(atn_similarity_view_get_info_widget(v)), &shown));
+        g_test_message("  summary: “%s”, %d line(s) at %.1f of the font%s", shown.text, shown.lines, shown.scale,
+                       shown.cut ? ", cut" : "");
+        g_assert_false(shown.cut);
+        g_assert_cmpint(shown.lines, ==, 1);
+        g_assert_cmpfloat(shown.scale, ==, 1.0);
         /* a pair: the pane beside the matrix, its heatmaps drawn */
         atn_similarity_view_compare(v, 2, 9);
         settle(300);
