@@ -4,10 +4,9 @@
 
 #include <glib/gi18n.h>
 
-#include "atn-wrap-box.h"
-
 struct _AtnPredictions {
     GtkWidget parent_instance;
+    GtkWidget *scroller; /* the rows scroll sideways when the window is narrower than a row */
     GtkWidget *box;      /* one row per [MASK], or the no-head label */
     AtnSession *session;
     GString *text;       /* what the rows say (atn_predictions_dup_text) */
@@ -68,29 +67,20 @@ static GtkWidget *guess_widget(AtnPredictions *self, int position, int rank, con
     return button;
 }
 
-/* A row of guesses: its title, then the guesses, wrapping onto a second or third line when
- * the window is narrower than the row (at Text size 2.0 one row of five guesses needed
- * 1069 px, more than the rest of the window's 885). */
-static GtkWidget *new_row(int position, const char *head) {
-    GtkWidget *row = atn_wrap_box_new(14);
-    g_object_set(row, "max-lines", 3, "row-spacing", 4, NULL);
-    gtk_widget_add_css_class(row, "guesses");
-    g_object_set_data(G_OBJECT(row), "position", GINT_TO_POINTER(position));
-    GtkWidget *title = gtk_label_new(head);
-    gtk_widget_add_css_class(title, "dim-label");
-    gtk_widget_set_valign(title, GTK_ALIGN_START);
-    gtk_widget_set_margin_top(title, 6);   /* level with the words inside the guess buttons */
-    gtk_widget_set_parent(title, row);
-    return row;
-}
-
 /* A causal model (GPT-2): one row of next-token guesses after the last token, and one after
  * the selected (clicked) token when that is another. */
 static void add_guess_row(AtnPredictions *self, const AtnMaskGuesses *g, const char *head, gboolean first) {
-    GtkWidget *row = new_row(g->position, head);
+    GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 14);
+    gtk_widget_add_css_class(row, "guesses");
+    g_object_set_data(G_OBJECT(row), "position", GINT_TO_POINTER(g->position));
+    GtkWidget *title = gtk_label_new(head);
+    gtk_widget_add_css_class(title, "dim-label");
+    gtk_widget_set_valign(title, GTK_ALIGN_START);
+    gtk_widget_set_margin_top(title, 6);
+    gtk_box_append(GTK_BOX(row), title);
     g_string_append_printf(self->text, "%snext after %d:", first ? "" : "\n", g->position);
     for (int k = 0; k < g->n; k++) {
-        gtk_widget_set_parent(guess_widget(self, g->position, k, &g->top[k]), row);
+        gtk_box_append(GTK_BOX(row), guess_widget(self, g->position, k, &g->top[k]));
         g_string_append_printf(self->text, "%s %s %.4f", k ? "," : "", g->top[k].token, g->top[k].prob);
     }
     GtkEventController *motion = gtk_event_controller_motion_new();
@@ -148,12 +138,19 @@ static void refill(AtnPredictions *self) {
     }
     for (int i = 0; i < n; i++) {
         const AtnMaskGuesses *g = atn_result_get_mask_guesses(r, i);
+        GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 14);
+        gtk_widget_add_css_class(row, "guesses");
+        g_object_set_data(G_OBJECT(row), "position", GINT_TO_POINTER(g->position));
         /* Translators: before the masked-LM head's guesses for the [MASK] token at this position */
         g_autofree char *head = g_strdup_printf(_("[MASK] %d →"), g->position);
-        GtkWidget *row = new_row(g->position, head);
+        GtkWidget *title = gtk_label_new(head);
+        gtk_widget_add_css_class(title, "dim-label");
+        gtk_widget_set_valign(title, GTK_ALIGN_START);
+        gtk_widget_set_margin_top(title, 6);   /* level with the words inside the guess buttons */
+        gtk_box_append(GTK_BOX(row), title);
         g_string_append_printf(self->text, "%s%d:", i ? "\n" : "", g->position);
         for (int k = 0; k < g->n; k++) {
-            gtk_widget_set_parent(guess_widget(self, g->position, k, &g->top[k]), row);
+            gtk_box_append(GTK_BOX(row), guess_widget(self, g->position, k, &g->top[k]));
             g_string_append_printf(self->text, "%s %s %.4f", k ? "," : "", g->top[k].token, g->top[k].prob);
         }
         GtkEventController *motion = gtk_event_controller_motion_new();
@@ -177,7 +174,8 @@ static void atn_predictions_dispose(GObject *object) {
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_clear_object(&self->session);
-    g_clear_pointer(&self->box, gtk_widget_unparent);
+    self->box = NULL;   /* the scroller's */
+    g_clear_pointer(&self->scroller, gtk_widget_unparent);
     if (self->text)
         g_string_free(self->text, TRUE);
     self->text = NULL;
@@ -197,7 +195,16 @@ static void atn_predictions_class_init(AtnPredictionsClass *klass) {
 static void atn_predictions_init(AtnPredictions *self) {
     self->text = g_string_new(NULL);
     self->box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 4);
-    gtk_widget_set_parent(self->box, GTK_WIDGET(self));
+    /* A row of five guesses at Text size 2.0 needs 1069 px, more than the rest of the window's
+       minimum (885): it scrolls sideways below its width rather than widen the window, and
+       does not wrap (a second line raised the window's minimum height at its minimum width
+       to 717 px, and the window was laid out 776 px tall on a 720 px screen). */
+    self->scroller = gtk_scrolled_window_new();
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(self->scroller), GTK_POLICY_AUTOMATIC, GTK_POLICY_NEVER);
+    gtk_scrolled_window_set_propagate_natural_width(GTK_SCROLLED_WINDOW(self->scroller), TRUE);
+    gtk_scrolled_window_set_propagate_natural_height(GTK_SCROLLED_WINDOW(self->scroller), TRUE);
+    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(self->scroller), self->box);
+    gtk_widget_set_parent(self->scroller, GTK_WIDGET(self));
     gtk_widget_set_visible(GTK_WIDGET(self), FALSE);
 }
 
