@@ -34,8 +34,9 @@ shoot() {  # shoot LANGUAGE SUFFIX VIEW WIDTH HEIGHT
       xdotool key alt+r; sleep 0.5
       for i in 1 2 3 4 5; do xdotool key alt+s; sleep 0.4; done
       sleep 0.5 ;;
-    similarity) # a cell well below the diagonal (lower left): two heads side by side
-      if [ "$w" = 1920 ]; then xdotool mousemove 247 897 click 1; else xdotool mousemove 192 597 click 1; fi
+    similarity) # a cell well below the diagonal (lower left; until a pair is picked the matrix
+                # has the whole width): two heads side by side
+      if [ "$w" = 1920 ]; then xdotool mousemove 645 905 click 1; else xdotool mousemove 192 597 click 1; fi
       sleep 2 ;;
     head)       # hover a cell: its tooltip and the hovered labels
       xdotool mousemove $((w * 760 / 1920)) $((h * 560 / 1080)); sleep 1 ;;

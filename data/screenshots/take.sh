@@ -26,8 +26,9 @@ shoot() {  # shoot LANGUAGE SUFFIX VIEW
   pid=$!
   sleep "$wait_s"
   case $3 in
-    similarity)  # click the first off-diagonal cell: the two heads side by side
-      xdotool mousemove 380 430 click 1; sleep 2 ;;
+    similarity)  # click a cell below the diagonal (the matrix has the width until a pair is
+                 # picked): the two heads side by side
+      xdotool mousemove 443 474 click 1; sleep 2 ;;
     trace)       # walk to the softmax step with the Step button's mnemonic (Alt+S)
       xdotool mousemove 600 790
       for i in 1 2 3 4 5 6; do xdotool key alt+s; sleep 0.4; done
