@@ -149,6 +149,18 @@ static void test_similarity_ahead(void) {
     destroy_window(win);
 }
 
+/* cond_fns for the layout to follow a change (a slow machine, AddressSanitizer): */
+typedef struct width_wait {
+    GtkWidget *w;
+    int at_least, not_equal;   /* the width reaches at_least, or differs from not_equal (-1: unused) */
+} width_wait;
+
+static gboolean width_reached(gpointer data) {
+    width_wait *ww = data;
+    int w = gtk_widget_get_width(ww->w);
+    return gtk_widget_get_mapped(ww->w) && (ww->not_equal >= 0 ? w != ww->not_equal && w > 0 : w >= ww->at_least);
+}
+
 /* The matrix gets the room (issue 14): until a pair is picked, the pair pane is not shown and
  * the matrix has the view's whole width, with a hint line under it (at Text size 2.0 in a
  * 1280x720 window the empty pane took 45% of the width and the matrix's cells were ~7 px,
@@ -201,9 +213,10 @@ static void test_similarity_room(void) {
         g_assert_cmpfloat(shown.scale, ==, 1.0);
         /* a pair: the pane beside the matrix, its heatmaps drawn */
         atn_similarity_view_compare(v, 2, 9);
-        settle(300);
         g_assert_true(atn_similarity_view_get_pair_shown(v));
         AtnHeatmap *a = atn_similarity_view_get_pair_heatmap(v, 0);
+        g_assert_true(wait_for(is_drawable, a));
+        settle(100);
         atn_heatmap_layout L;
         g_assert_true(atn_heatmap_get_layout(a, &L));
         g_test_message("  with a pair: matrix widget %d px, the pair's heatmaps %d px wide",
@@ -213,9 +226,9 @@ static void test_similarity_room(void) {
         /* the next matrix (another metric) has no pair picked: collapsed again */
         atn_similarity_view_set_metric(v, ATN_METRIC_COSINE);
         g_assert_true(wait_for(similarity_ready, v));
-        settle(200);
         g_assert_false(atn_similarity_view_get_pair_shown(v));
-        g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(map)), >=, vw * 0.95);
+        width_wait full = {GTK_WIDGET(map), (int)ceil(vw * 0.95), -1};
+        g_assert_true(wait_for(width_reached, &full));
         text_size_done(win);
     }
 }
@@ -307,8 +320,9 @@ static void test_similarity_hover_cost(void) {
     for (int i = 0; i < 50; i++)
         atn_similarity_map_pair_at(map, xs[i], ys[i], &got_a[i], &got_b[i]);
     g_assert_cmpuint(atn_similarity_map_get_n_layouts(map), ==, n0 + 1);
+    width_wait resized = {GTK_WIDGET(map), 0, gtk_widget_get_width(GTK_WIDGET(map))};
     gtk_window_set_default_size(win, 900, 700);
-    settle(300);
+    g_assert_true(wait_for(width_reached, &resized));
     for (int i = 0; i < 50; i++)
         atn_similarity_map_pair_at(map, xs[i], ys[i], &got_a[i], &got_b[i]);
     g_assert_cmpuint(atn_similarity_map_get_n_layouts(map), ==, n0 + 2);
