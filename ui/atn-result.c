@@ -207,10 +207,6 @@ static void make_thumbs(AtnResult *self, const atn_capture *cap) {
     g_free(first);
 }
 
-AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms) {
-    return atn_result_new_full(model, run, enc, elapsed_ms, TRUE);
-}
-
 AtnResult *atn_result_new_full(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms,
                                gboolean stats_now) {
     g_return_val_if_fail(ATN_IS_MODEL_HANDLE(model), NULL);

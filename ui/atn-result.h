@@ -15,12 +15,11 @@ G_BEGIN_DECLS
 #define ATN_TYPE_RESULT (atn_result_get_type())
 G_DECLARE_FINAL_TYPE(AtnResult, atn_result, ATN, RESULT, GObject)
 
-/* Takes ownership of run and enc.  new computes the head statistics with the result;
- * new_full only when stats_now, else they are pending (atn_result_get_stats_pending) until
- * atn_result_set_stats: the session computes them in a worker after it has published the
- * result, since the Head view's heatmap does not need them (bert-base at 512 tokens: ~0.3 s
- * of two cores, a fifth of the forward). */
-AtnResult *atn_result_new(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms);
+/* Takes ownership of run and enc.  Computes the head statistics with the result only when
+ * stats_now; else they are pending (atn_result_get_stats_pending) until atn_result_set_stats:
+ * the session computes them in a worker after it has published the result, since the Head
+ * view's heatmap does not need them (bert-base at 512 tokens: ~0.3 s of two cores, a fifth of
+ * the forward). */
 AtnResult *atn_result_new_full(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms,
                                gboolean stats_now);
 AtnModelHandle *atn_result_get_model(AtnResult *self);
@@ -74,8 +73,10 @@ int atn_result_get_last_position(AtnResult *self);
  * on the calling thread (the main thread: views only), then kept. */
 const AtnMaskGuesses *atn_result_get_next_guesses(AtnResult *self, int position);
 /* The head statistics of this sentence (engine/analysis.h: atn_stats_compute), computed once
- * in atn_result_new: every view reads these, none computes its own.  Borrowed, alive as long
- * as the result; NULL when they could not be computed (atn_result_get_stats_error says why). */
+ * per result (by atn_result_new_full with stats_now, else by atn_result_compute_stats and
+ * handed over with atn_result_set_stats): every view reads these, none computes its own.
+ * Borrowed, alive as long as the result; NULL while pending or when they could not be
+ * computed (atn_result_get_stats_error says why). */
 const atn_stats *atn_result_get_stats(AtnResult *self);
 const char *atn_result_get_stats_error(AtnResult *self);
 /* TRUE while the statistics are still to come (new_full without stats_now): get_stats and
@@ -87,7 +88,7 @@ gboolean atn_result_get_stats_pending(AtnResult *self);
 atn_stats *atn_result_compute_stats(AtnResult *self, GCancellable *cancellable, GError **error);
 void atn_result_set_stats(AtnResult *self, atn_stats *st, const char *error);
 
-/* The Model view's thumbnails, made once per result in the worker (atn_result_new), so that
+/* The Model view's thumbnails, made once per result in the worker (atn_result_new_full), so that
  * no view reads all L·H·n² probabilities on the main thread: each head reduced to side x side
  * cells, side = MIN(n, ATN_RESULT_THUMB_MAX); reduced cell (r, c) is the largest finite
  * probability of the queries i and keys j with floor(i·side/n) = r and floor(j·side/n) = c
