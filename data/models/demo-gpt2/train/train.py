@@ -332,6 +332,8 @@ def main():
     ap.add_argument("--export-only", action="store_true",
                     help="no training: the shipped model.safetensors' metrics and check fixtures again")
     a = ap.parse_args()
+    # the output folder is made now, not found missing after the training: --out /tmp/new works
+    os.makedirs(a.out, exist_ok=True)
     torch.set_num_threads(1)
     CFG["n_head"] = a.heads
     POOL[:], RUN[:] = a.pool, a.run
