@@ -375,7 +375,6 @@ int atn_gui_bench_main(int argc, char **argv) {
     double wait_cpu_med = median(wait_cpu, o.repeat), work_cpu_med = median(work_cpu, o.repeat);
     double late_max = max_of(late, o.repeat), late_med = median(late, o.repeat);
     g_free(late);
-    g_free(work_cpu);
     guint new_runs = atn_model_handle_get_n_new_runs(handle) - new_runs0;
     g_free(key_cpu);
     g_free(wait_cpu);
@@ -526,7 +525,16 @@ int atn_gui_bench_main(int argc, char **argv) {
                    "\"until_painted_cpu_median\": %.2f}", v ? ", " : "",
                    views[v], vs_med[v], vs_max[v], vs_cpu_med[v], vs_show_med[v], vs_layout_med[v], vs_frame_med[v],
                    vs_frame_cpu_med[v]);
-        printf("}}\n");
+        printf("},\n \"keystrokes\": {\"run_ms\": [");   /* each keystroke's, for the spread */
+        for (int k = 0; k < n_keys; k++)
+            printf("%s%.2f", k ? ", " : "", run_ms[k]);
+        printf("], \"keystroke_ms\": [");
+        for (int k = 0; k < n_keys; k++)
+            printf("%s%.2f", k ? ", " : "", key_ms[k]);
+        printf("], \"worker_cpu_ms\": [");
+        for (int k = 0; k < n_keys; k++)
+            printf("%s%.2f", k ? ", " : "", work_cpu[k]);
+        printf("]}}\n");
     } else {
         printf("(wall times include waiting for a core: this machine's load average was %.1f)\n", load_average());
         printf("gui-bench: model %s (%d layers x %d heads), %d tokens, %s, Head view %dx%d px\n", o.model, L, H, n,
@@ -561,6 +569,7 @@ int atn_gui_bench_main(int argc, char **argv) {
     }
     g_free(key_ms);
     g_free(run_ms);
+    g_free(work_cpu);
     g_free(draw_ms);
     g_free(sw_ms);
     g_free(grid_ms);
