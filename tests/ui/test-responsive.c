@@ -125,7 +125,10 @@ static void test_lower_priority(void) {
 }
 
 /* The session's window with bert-tiny's shape (random weights) run on a long input, N tokens. */
-enum { N_LONG = 300 };
+/* 510 tokens: 63 columns of eight for AVX2, one of four for SSE2 and two left for the scalar
+ * loop, and 4 heads of 510² weights, over the size at which the result shares its heads out
+ * between threads (ui/atn-result.c, THUMBS_PARALLEL_MIN) */
+enum { N_LONG = 510 };
 static AtnWindow *long_input_window(void) {
     AtnWindow *win = new_window();
     AtnSession *s = atn_window_get_session(win);
@@ -185,7 +188,7 @@ static void assert_pixels_of_capture(AtnResult *r, AtnThumbPixels *pix, atn_colo
     g_free(want);
 }
 
-/* A long input (bert-tiny shape, random weights, 300 tokens): the worker reduces each head
+/* A long input (bert-tiny shape, random weights, N_LONG tokens): the worker reduces each head
  * to 128² thumbnail cells (the largest probability of its block, computed here from the
  * capture) and colours them in the Model view's colour map, so showing the view colours
  * nothing on the main thread (before: L·H·128² cells there at each switch to a new result). */
