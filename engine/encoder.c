@@ -427,7 +427,7 @@ __attribute__((destructor)) static void team_release(void) {
 static bool fast_path_applies(const atn_model *m) {
     const atn_config *c = &m->cfg;
     if (m->kind != ATN_MODEL_BERT || !c->use_embeddings || !c->use_bias || !c->use_layernorm || !c->use_ffn ||
-        !c->use_residual || !atn_cpu_kernels_usable())
+        !c->use_residual || !atn_cpu_kernels_usable() || !m->w.layers)   /* no layers: nothing to pack */
         return false;
     for (int32_t l = 0; l < c->n_layers; l++) {
         const atn_layer_weights *w = &m->w.layers[l];
