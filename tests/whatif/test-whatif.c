@@ -10,6 +10,7 @@
 #include "common/test-models.h"
 #include "model-private.h"
 #include "analysis.h"
+#include "encoder.h"
 
 #include <cjson/cJSON.h>
 #include <float.h>
@@ -600,7 +601,16 @@ static void test_importance(void) {
         CHECK_NEAR(slow->off_delta[i], want_off, 1e-9);
         CHECK_NEAR(slow->keep_delta[i], want_keep, 1e-9);
     }
-    CHECK_MSG(worst < 1e-9, "importance with the layers below reused vs the direct loop: %g", worst);
+    /* The same arithmetic: with the layers below reused, an ablation of layer l starts from the
+       base run's hidden state there, which the direct loop computes again.  Where the packed
+       CPU path runs (AVX-512) the base run is a packed forward and the ablations (a head gate)
+       the cblas path, so the reused layers below are the packed kernels' and the direct
+       loop's the cblas path's: float rounding between the two CPU paths, bounded as the
+       stacked ablations' below (measured 1.4e-6 on the AVX-512 VM) */
+    double base_l = base / (double)(masked > 0 ? masked : 1);
+    double reuse_bound = atn_cpu_fast_applies(m) ? 1e-6 * fmax(1.0, base_l) : 1e-9;
+    CHECK_MSG(worst < reuse_bound, "importance with the layers below reused vs the direct loop: %g (bound %g)", worst,
+              reuse_bound);
     double worst_stk = 0;
     atn_importance *stacked[3] = {stk, stk_full, stk64};
     for (int t = 0; t < 3; t++) {
