@@ -285,7 +285,15 @@ static void forward_case(const char *name, const cJSON *c) {
             CHECK_MSG(hmx <= 1e-4, "%s fp32: hidden max %.3g", name, hmx);
         } else {
             effect = mean_abs_diff(attn, ref32, na, &effect_mx);
-            CHECK_MSG(mean <= effect / 20 && mx <= effect_mx / 2,
+            /* A midpoint flip (an fp32 value the two BLAS kernels add up in another order, on
+               the other side of a rounding midpoint) makes one operand differ by an ulp of the
+               format, and that difference travels through every later layer's rounding: on
+               the AVX-512 VM (OpenBLAS SkylakeX) one flip in the demo's layer 0 Q gave fp16
+               attention mean 1.22e-5 against a rounding effect of 3.35e-5 (0 flips on the AVX2
+               VM: within effect / 20).  With a flip the run must still be nearer torch's run
+               in the format than torch's fp32 run is, by half */
+            double share = flips ? 2 : 20, share_mx = flips ? 1 : 2;
+            CHECK_MSG(mean <= effect / share && mx <= effect_mx / share_mx,
                       "%s %s: attention vs the reference: max %.3g mean %.3g; the rounding's own effect max "
                       "%.3g mean %.3g", name, pn, mx, mean, effect_mx, effect);
             CHECK_MSG(hmean <= 1e-4, "%s %s: hidden mean %.3g", name, pn, hmean);
