@@ -839,8 +839,13 @@ static atn_status keep_mappings(hf_loader *L) {
         if (L->in_place[i]) {
             void *ptr;
             size_t len;
-            while (atn_st_detach_map(L->files[i], &ptr, &len))
-                if (!atn_model_own_file(L->model, ptr, len, atn_st_path(L->files[i])))
+            bool of_file;
+            /* the file's own mapping is checked and guarded as the file; the anonymous block
+               of copied tensors (torch-bin.c) is memory like any other, whose pages must
+               never be given back (atn_model_release_file_pages) */
+            while (atn_st_detach_map(L->files[i], &ptr, &len, &of_file))
+                if (!(of_file ? atn_model_own_file(L->model, ptr, len, atn_st_path(L->files[i]))
+                              : atn_model_own(L->model, ptr, len, true)))
                     return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
         }
         atn_st_close(L->files[i]);

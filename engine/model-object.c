@@ -6,11 +6,13 @@
 #include "mapguard.h"
 #include "tokenizer.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- ownership -------------------------------------------------------------- */
 
@@ -82,6 +84,24 @@ atn_status atn_model_check_files(const atn_model *model, atn_error *err) {
         }
     }
     return ATN_OK;
+}
+
+size_t atn_model_release_file_pages(const atn_model *model, const void *ptr, size_t len) {
+    uintptr_t lo = (uintptr_t)ptr, hi = lo + len;
+    for (int32_t i = 0; ptr && len && i < model->n_blocks; i++) {
+        const atn_model_block *b = &model->blocks[i];
+        uintptr_t base = (uintptr_t)b->ptr;
+        if (!b->mapped || !b->path || lo < base || hi > base + b->len)
+            continue;
+        /* PROT_READ and MAP_PRIVATE (safetensors.c, zip.c): never written, so MADV_DONTNEED
+           drops clean file pages, and the next read maps the file's page again */
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t a = (lo + page - 1) & ~(page - 1), e = hi & ~(page - 1);
+        if (e > a && madvise((void *)a, e - a, MADV_DONTNEED) == 0)
+            return e - a;
+        return 0;
+    }
+    return 0;
 }
 
 float *atn_model_alloc_floats(atn_model *model, size_t count) {

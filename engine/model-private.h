@@ -121,6 +121,15 @@ bool atn_model_own_file(atn_model *model, void *ptr, size_t len, const char *pat
  * reopen the model", when a mapped file is no longer as it was at open (size, modification
  * time, inode) or the guard caught a read past its end; ATN_OK otherwise. */
 atn_status atn_model_check_files(const atn_model *model, atn_error *err);
+/* Gives back this process's copy of the pages wholly inside [ptr, ptr + len) when that range
+ * lies in one of the model's read-only mappings of a file (atn_model_own_file): the packed
+ * copy of the layer weights (engine/encoder.c) makes the mapped F32 matrices idle, and both
+ * resident would be two copies of the weights.  The data stay as they were: a later read
+ * (the cblas path, a reduced precision, the GPU upload, the trace) faults the pages back in
+ * from the page cache or the file.  Memory that is not such a mapping (a random model, F16
+ * converted to F32) is left alone.  Returns the bytes given back; safe to call while other
+ * threads read the range. */
+size_t atn_model_release_file_pages(const atn_model *model, const void *ptr, size_t len);
 
 /* "token type T at position P is outside 0..N-1"; for a model with one token type it says so
  * and that sentence pairs are not supported (a pair's second segment has type 1).

@@ -382,13 +382,17 @@ void atn_st_close(atn_st_file *file) {
     free(file);
 }
 
-bool atn_st_detach_map(atn_st_file *file, void **ptr, size_t *len) {
+bool atn_st_detach_map(atn_st_file *file, void **ptr, size_t *len, bool *of_file) {
     *ptr = NULL;
     *len = 0;
+    if (of_file)
+        *of_file = false;
     if (file && file->map) {
         *ptr = file->map;
         *len = file->map_len;
         file->map = NULL;
+        if (of_file)
+            *of_file = true;
         return true;
     }
     if (file && file->extra) {

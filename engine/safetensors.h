@@ -81,9 +81,10 @@ const atn_st_tensor *atn_st_find(const atn_st_file *file, const char *name);
 
 /* Hands a mapping over to the caller (who munmaps ptr/len later); tensor pointers stay
  * valid.  A file can own two (the file's and, from atn_st_adopt, the block of copied
- * tensors): call until it returns false.  Returns false (and leaves *ptr NULL) when the
- * file owns no more mappings. */
-bool atn_st_detach_map(atn_st_file *file, void **ptr, size_t *len);
+ * tensors): call until it returns false.  *of_file (may be NULL) says which: true for the
+ * read-only mapping of the file itself, false for the anonymous block of copies.  Returns
+ * false (and leaves *ptr NULL) when the file owns no more mappings. */
+bool atn_st_detach_map(atn_st_file *file, void **ptr, size_t *len, bool *of_file);
 
 /* "[768, 3072]" into buf. */
 const char *atn_st_shape_str(const int64_t *shape, int ndim, char *buf, size_t size);

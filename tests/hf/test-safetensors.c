@@ -85,7 +85,7 @@ static void test_good(void) {
     CHECK(atn_st_at(f, 4) == NULL && atn_st_at(f, -1) == NULL);
     void *p;
     size_t l;
-    CHECK(!atn_st_detach_map(f, &p, &l) && p == NULL);   /* a borrowed buffer */
+    CHECK(!atn_st_detach_map(f, &p, &l, NULL) && p == NULL);   /* a borrowed buffer */
     char s[64];
     CHECK_STR(atn_st_shape_str(a->shape, a->ndim, s, sizeof s), "[2, 3]");
     CHECK_STR(atn_st_shape_str(NULL, 0, s, sizeof s), "[]");
@@ -232,7 +232,8 @@ static void test_files(void) {
         CHECK_STR(atn_st_path(f), path);
         void *p;
         size_t l;
-        CHECK(atn_st_detach_map(f, &p, &l) && p && l == im.len);
+        bool of_file = false;
+        CHECK(atn_st_detach_map(f, &p, &l, &of_file) && p && l == im.len && of_file);
         atn_st_close(f);   /* detached: the mapping outlives the file object */
         memcpy(got, (const uint8_t *)p + 8 + strlen(h), sizeof got);
         CHECK(got[1] == -2.0f);
