@@ -29,6 +29,21 @@ failures = 0
 TEXT = "the cat sat on the mat ."
 
 
+def packed_path_runs():
+    """Whether the engine's packed CPU path runs here (engine/cpu-kernels.c,
+    atn_cpu_kernels_usable: AVX-512F, unless ATTNSCOPE_CPU_KERNELS=blas)."""
+    if os.environ.get("ATTNSCOPE_CPU_KERNELS") == "blas":
+        return False
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " avx512f " in line + " " for line in f)
+    except OSError:
+        return False
+
+
+PACKED_PATH = packed_path_runs()
+
+
 def check(cond, what):
     global failures
     if not cond:
@@ -182,8 +197,13 @@ with tempfile.TemporaryDirectory() as tmp:
     ml = os.path.join(tmp, "ml-diff.json")
     run("diff", "--model", "demo", "--text", TEXT, "--window", "1", "--mask-layers", "3", "-o", ml)
     M = json.load(open(ml))
-    check(all(M["js_distance"][l][h] == 0 for l in range(3) for h in range(16)) and
-          M["hidden_drift"][:4] == [0, 0, 0, 0] and max(M["js_distance"][3]) > 0 and M["hidden_drift"][4] > 0,
+    # exactly 0 where both runs take the cblas path; on an AVX-512 CPU the plain run is the
+    # packed path and the masked one (mask_layers) the cblas path: their rounding (measured
+    # 8e-14 in hidden drift; 2.8e-7 in Jensen-Shannon distance, the square root of a
+    # divergence of 1e-13), far below what layer 3's mask changes (0.76 and 0.02)
+    check(all(M["js_distance"][l][h] <= 1e-5 for l in range(3) for h in range(16)) and
+          all(x <= 1e-12 for x in M["hidden_drift"][:4]) and max(M["js_distance"][3]) > 0.1 and
+          M["hidden_drift"][4] > 1e-3,
           f"diff --mask-layers 3: layers 0-2 unchanged, layer 3 changed ({M['hidden_drift']})")
     cl = os.path.join(tmp, "ml-cost.json")
     run("cost", "--model", "demo", "--tokens", "8", "--window", "1", "--mask-layers", "0,2-3", "-o", cl)
@@ -213,7 +233,11 @@ with tempfile.TemporaryDirectory() as tmp:
         _, l, h, off, keep = r.split(",")
         e = byhead[(int(l), int(h))]
         worst = max(worst, abs(float(off) - e["loss_change_off"]), abs(float(keep) - e["loss_change_kept_alone"]))
-    check(worst < 1e-8, f"importance with reuse (csv) vs without (json): {worst}")
+    # the same arithmetic on the cblas path; where the packed path runs (AVX-512), reuse starts
+    # an ablation from the packed base run's layers below while --no-reuse recomputes them on
+    # the cblas path (measured 2.1e-6; the engine test bounds it at 1e-6 x the base loss)
+    bound = 1e-5 if PACKED_PATH else 1e-8
+    check(worst < bound, f"importance with reuse (csv) vs without (json): {worst} (bound {bound})")
     offs = [float(r.split(",")[3]) for r in rows[1:]]
     check(offs == sorted(offs, reverse=True), "importance csv is ranked")
     run("importance", "--model", "demo", "--corpus", corpus, "-o", p1)
