@@ -433,14 +433,19 @@ precision)
   for p in bf16 fp16; do
     "$A" run --model "$SRC/tests/precision/models/rand-bert" --ids "$1" --type-ids "$2" --precision $p \
       -o "$T/$p.npy" 2>"$T/err" || fail "$p run failed: $(cat "$T/err")"
-    "$NPYDIFF" "$T/$p.npy" "$FX/rand-$p-attn.npy" 1e-5 >/dev/null || fail "$p differs from the torch reference"
+    # 1e-5, and 5e-5 for fp16: a layer-0 value that sums on the other side of an fp16 rounding
+    # midpoint than torch's (OpenBLAS SkylakeX: 2.1e-5; tests/precision checks the flips)
+    tol=1e-5; [ $p = fp16 ] && tol=5e-5
+    "$NPYDIFF" "$T/$p.npy" "$FX/rand-$p-attn.npy" $tol >/dev/null || fail "$p differs from the torch reference"
     [ "$(grep -c "$p on the CPU" "$T/err")" = 1 ] || fail "$p note not said once: $(cat "$T/err")"
   done
   "$NPYDIFF" "$T/bf16.npy" "$FX/rand-fp32-attn.npy" 1e-3 >/dev/null && fail "bf16 run equals fp32"
   # the scalar fp16 rounding (no F16C) gives the same file bit for bit
   ATTNSCOPE_NO_F16C=1 "$A" run --model "$SRC/tests/precision/models/rand-bert" --ids "$1" --type-ids "$2" \
     --precision fp16 -o "$T/fp16-scalar.npy" 2>"$T/err" || fail "scalar fp16 run failed: $(cat "$T/err")"
-  grep -q "no AVX512_FP16; F16C not in use" "$T/err" || fail "scalar fp16 note: $(cat "$T/err")"
+  # the note of a CPU without AVX512_FP16, or of one with it (not used yet)
+  grep -qE "no AVX512_FP16; F16C not in use|AVX512_FP16, which attnscope does not use yet; the numbers are emulated by rounding each product's operands to fp16 in fp32" \
+    "$T/err" || fail "scalar fp16 note: $(cat "$T/err")"
   cmp -s "$T/fp16.npy" "$T/fp16-scalar.npy" || fail "F16C and scalar fp16 runs differ"
   "$A" run --model demo --text "the cat sat on the [MASK] ." --precision bf16 --compare-fp32 -o "$T/c.json" \
     >"$T/out" 2>"$T/err" || fail "compare failed: $(cat "$T/err")"
