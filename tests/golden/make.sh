@@ -1,10 +1,16 @@
 #!/bin/sh
 # Records the golden outputs from a build: tests/golden/make.sh [build folder].
 # Run it only when a change is meant to change the numbers, and say so in the commit.
+# It writes this machine's set, expected/<openblas kernel>-<widest vector extension>/ (made
+# or replaced); the other machines' sets stay as they are (see README.md).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build="${1:-$root/build}"
-rm -rf "$root/tests/golden/expected"
-"$root/tests/golden/run-cases.sh" "$build/app/attnscope" "$root" "$root/tests/golden/expected"
-"$root/tests/golden/kernel.sh" "$build/app/attnscope" > "$root/tests/golden/expected/KERNEL"
-echo "recorded $(ls "$root/tests/golden/expected" | wc -l) files"
+kernel=$("$root/tests/golden/kernel.sh" "$build/app/attnscope")
+name=$(echo "$kernel" | sed -n 's/^openblas kernel //p' | tr 'A-Z' 'a-z')
+case "$kernel" in *avx512f*) vec=avx512 ;; *avx2*) vec=avx2 ;; *) vec=sse2 ;; esac
+set_dir="$root/tests/golden/expected/${name:-unknown}-$vec"
+rm -rf "$set_dir"
+"$root/tests/golden/run-cases.sh" "$build/app/attnscope" "$root" "$set_dir"
+echo "$kernel" > "$set_dir/KERNEL"
+echo "recorded $(ls "$set_dir" | wc -l) files in $set_dir"
