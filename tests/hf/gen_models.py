@@ -16,6 +16,7 @@ attnscope.  Outputs go to tests/hf/fixtures/:
 Run with Debian's python3-torch:  /usr/bin/python3 tests/hf/gen_models.py
 A bert-base sized random model for the open-time benchmark (not committed):
   /usr/bin/python3 tests/hf/gen_models.py --bert-base /tmp/attnscope-bert-base [--dtype F16]
+  (--bert-large DIR: the same at bert-large's size, for the peak-memory figure)
 """
 import argparse
 import json
@@ -367,26 +368,28 @@ def write_model(name, cfg, opts, out_models, out_fix, seed):
         json.dump(meta, f, indent=1)
 
 
-def write_bert_base(folder, dtype="F32"):
-    """Random bert-base-uncased-sized weights (440 MB in F32) for the open-time benchmark."""
-    cfg = base_config(hidden_size=768, num_attention_heads=12, num_hidden_layers=12,
-                      intermediate_size=3072, vocab_size=30522, max_position_embeddings=512)
-    shapes = {"embeddings.word_embeddings.weight": (30522, 768),
-              "embeddings.position_embeddings.weight": (512, 768),
-              "embeddings.token_type_embeddings.weight": (2, 768),
-              "embeddings.LayerNorm.weight": (768,), "embeddings.LayerNorm.bias": (768,),
-              "pooler.dense.weight": (768, 768), "pooler.dense.bias": (768,)}
-    for i in range(12):
+def write_bert_base(folder, dtype="F32", large=False):
+    """Random bert-base-uncased-sized weights (440 MB in F32) for the open-time benchmark;
+    large: bert-large-uncased's size (24 layers of 1024, 1.34 GB in F32)."""
+    d, L, f, H = (1024, 24, 4096, 16) if large else (768, 12, 3072, 12)
+    cfg = base_config(hidden_size=d, num_attention_heads=H, num_hidden_layers=L,
+                      intermediate_size=f, vocab_size=30522, max_position_embeddings=512)
+    shapes = {"embeddings.word_embeddings.weight": (30522, d),
+              "embeddings.position_embeddings.weight": (512, d),
+              "embeddings.token_type_embeddings.weight": (2, d),
+              "embeddings.LayerNorm.weight": (d,), "embeddings.LayerNorm.bias": (d,),
+              "pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)}
+    for i in range(L):
         p = f"encoder.layer.{i}."
         for nm in ("attention.self.query", "attention.self.key", "attention.self.value",
                    "attention.output.dense"):
-            shapes[p + nm + ".weight"], shapes[p + nm + ".bias"] = (768, 768), (768,)
+            shapes[p + nm + ".weight"], shapes[p + nm + ".bias"] = (d, d), (d,)
         for nm in ("attention.output.LayerNorm", "output.LayerNorm"):
-            shapes[p + nm + ".weight"], shapes[p + nm + ".bias"] = (768,), (768,)
-        shapes[p + "intermediate.dense.weight"] = (3072, 768)
-        shapes[p + "intermediate.dense.bias"] = (3072,)
-        shapes[p + "output.dense.weight"] = (768, 3072)
-        shapes[p + "output.dense.bias"] = (768,)
+            shapes[p + nm + ".weight"], shapes[p + nm + ".bias"] = (d,), (d,)
+        shapes[p + "intermediate.dense.weight"] = (f, d)
+        shapes[p + "intermediate.dense.bias"] = (f,)
+        shapes[p + "output.dense.weight"] = (d, f)
+        shapes[p + "output.dense.bias"] = (d,)
     rng = np.random.default_rng(0)
     entries = []
     for nm in sorted(shapes):
@@ -404,12 +407,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=HERE, help="folder holding models/ and fixtures/")
     ap.add_argument("--bert-base", metavar="DIR", help="write only a random bert-base to DIR")
+    ap.add_argument("--bert-large", metavar="DIR", help="write only a random bert-large to DIR")
     ap.add_argument("--dtype", default="F32", choices=["F32", "F16", "BF16"],
                     help="dtype of the --bert-base weights")
     a = ap.parse_args()
     torch.set_num_threads(1)
-    if a.bert_base:
-        write_bert_base(a.bert_base, a.dtype)
+    if a.bert_base or a.bert_large:
+        if a.bert_base:
+            write_bert_base(a.bert_base, a.dtype)
+        if a.bert_large:
+            write_bert_base(a.bert_large, a.dtype, large=True)
         return
     out_models, out_fix = os.path.join(a.out, "models"), os.path.join(a.out, "fixtures")
     for d in (out_models, out_fix):
