@@ -5,7 +5,8 @@
 # OUT: the folder the model is written to (default: the model folder, data/models/demo-gpt2);
 # WORK: where the first three phases are kept (default /tmp/demo-gpt2-phases).  Needs
 # train/ids.json, which bpe.js writes (NODE_PATH=<npm folder with tokenizers> node bpe.js).
-# About 8,550 steps: 15 minutes on one idle core of the AVX-512 VM it was made on (session 9).
+# About 8,550 steps: 13.5 minutes on one core of the AVX-512 VM it was made on (session 9),
+# where it gave the shipped model.safetensors bit for bit.
 # What each phase is for: README.md, "Training".
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
