@@ -456,7 +456,6 @@ typedef struct pack_job {
     const atn_model *m;
     packed_weights *pk;
     atn_team *team;        /* NULL: one thread */
-    size_t released;       /* bytes of mapped F32 matrices given back (thread 0 writes it) */
 } pack_job;
 
 /* The first captured layer that runs the same weights as layer l (ALBERT shares them):
@@ -476,7 +475,7 @@ static int32_t first_sharing(const atn_model *m, int32_t l) {
  * layer is packed, the pages of its F32 matrices that are a mapping of the model's file are
  * given back (atn_model_release_file_pages): from here on the forward reads the packed copy,
  * and keeping both would hold the layer weights twice (issue 18: bert-base at 512 tokens
- * peaked at 1.63x weights + capture).  Layer by layer, so that the peak never holds both
+ * peaked at 1.58x weights + capture).  Layer by layer, so that the peak never holds both
  * copies of more than one layer. */
 static void pack_worker(void *arg, int tid, int nt) {
     pack_job *j = arg;
@@ -499,7 +498,7 @@ static void pack_worker(void *arg, int tid, int nt) {
             atn_team_barrier(j->team);   /* every thread is done reading this layer's matrices */
         if (tid == 0)
             for (int t = 0; t < 6; t++)
-                j->released += atn_model_release_file_pages(j->m, src[t], (size_t)outs[t] * ins[t] * sizeof(float));
+                (void)atn_model_release_file_pages(j->m, src[t], (size_t)outs[t] * ins[t] * sizeof(float));
     }
 }
 
@@ -542,7 +541,7 @@ static const packed_weights *packed_for(const atn_model *model, atn_team *t) {
         pl->w1 = p, p += atn_packed_floats(f, d);
         pl->w2 = p, p += atn_packed_floats(d, f);
     }
-    pack_job job = {m, pk, t, 0};
+    pack_job job = {m, pk, t};
     if (t)
         atn_team_run(t, pack_worker, &job);
     else

@@ -93,7 +93,7 @@ size_t atn_model_release_file_pages(const atn_model *model, const void *ptr, siz
         uintptr_t base = (uintptr_t)b->ptr;
         if (!b->mapped || !b->path || lo < base || hi > base + b->len)
             continue;
-        /* PROT_READ and MAP_PRIVATE (safetensors.c, zip.c): never written, so MADV_DONTNEED
+        /* PROT_READ and MAP_PRIVATE (safetensors.c, torch-bin.c): never written, so MADV_DONTNEED
            drops clean file pages, and the next read maps the file's page again */
         uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
         uintptr_t a = (lo + page - 1) & ~(page - 1), e = hi & ~(page - 1);
