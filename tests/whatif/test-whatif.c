@@ -607,8 +607,8 @@ static void test_importance(void) {
        the cblas path, so the reused layers below are the packed kernels' and the direct
        loop's the cblas path's: float rounding between the two CPU paths, bounded as the
        stacked ablations' below (measured 1.4e-6 on the AVX-512 VM) */
-    double base_l = base / (double)(masked > 0 ? masked : 1);
-    double reuse_bound = atn_cpu_fast_applies(m) ? 1e-6 * fmax(1.0, base_l) : 1e-9;
+    double base_loss = base / (double)(masked > 0 ? masked : 1);
+    double reuse_bound = atn_cpu_fast_applies(m) ? 1e-6 * fmax(1.0, base_loss) : 1e-9;
     CHECK_MSG(worst < reuse_bound, "importance with the layers below reused vs the direct loop: %g (bound %g)", worst,
               reuse_bound);
     double worst_stk = 0;
@@ -623,7 +623,6 @@ static void test_importance(void) {
     }
     /* float rounding only: OpenBLAS adds a row's products in another order in a taller product
        (measured 1.4e-6 against a base loss of several nats: ~3e-7 relative) */
-    double base_loss = base / (double)(masked > 0 ? masked : 1);
     CHECK_MSG(worst_stk < 1e-6 * fmax(1.0, base_loss), "importance with stacked ablations vs the direct loop: %g "
               "(base loss %g)", worst_stk, base_loss);
     if (stk && stk_full)
