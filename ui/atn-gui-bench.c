@@ -127,9 +127,16 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n) {
-    qsort(v, n, sizeof *v, cmp_double);
-    return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0;
+/* the median of v[0..n), which stays in its order (the --json output lists the rounds as they ran) */
+static double median(const double *v, int n) {
+    if (n <= 0)
+        return 0;
+    double *s = g_new(double, n);
+    memcpy(s, v, sizeof *v * (size_t)n);
+    qsort(s, n, sizeof *s, cmp_double);
+    double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    g_free(s);
+    return m;
 }
 
 static double max_of(const double *v, int n) {
@@ -381,7 +388,7 @@ int atn_gui_bench_main(int argc, char **argv) {
     g_free(deb);
 
     /* B. layer / head switch -> Head view drawn */
-    int n_sw = o.views_only ? 0 : MIN(o.repeat * 2, L * H);
+    int n_sw = o.views_only ? 0 : MAX(0, MIN(o.repeat * 2, L * H));
     double *sw_ms = g_new0(double, n_sw), *sw_cpu = g_new0(double, n_sw);
     for (int k = 0; k < n_sw; k++) {
         double t0 = now_ms(), c0 = cpu_ms();
@@ -519,12 +526,20 @@ int atn_gui_bench_main(int argc, char **argv) {
                o.model, L, H, n, rname, ww, wh, t_open, first_run, peak_rss_bytes(), load_average(), key_med, key_max, deb_med, run_med, keydraw_med, key_cpu_med, wait_cpu_med, work_cpu_med, new_runs, late_med, late_max, before_med, st_med, th_med, co_med, hand_med, handle_med,
                handle_cpu_med, frame_med, stats_at_med, sw_med, sw_max, sw_cpu_med,
                sw_cpu_max, n_sw, hm_med, ln_med, L * H, grid_med, grid_max, grid_cpu_med, warm_med);
-        for (int v = 0; v < N_VIEWS; v++)
+        for (int v = 0; v < N_VIEWS; v++) {
             printf("%s\"%s\": {\"median\": %.2f, \"max\": %.2f, \"main_thread_cpu_median\": %.2f, "
                    "\"show_cpu_median\": %.2f, \"layout_cpu_median\": %.2f, \"until_painted_median\": %.2f, "
-                   "\"until_painted_cpu_median\": %.2f}", v ? ", " : "",
+                   "\"until_painted_cpu_median\": %.2f", v ? ", " : "",
                    views[v], vs_med[v], vs_max[v], vs_cpu_med[v], vs_show_med[v], vs_layout_med[v], vs_frame_med[v],
                    vs_frame_cpu_med[v]);
+            printf(", \"rounds_ms\": [");   /* each round's, in order: the first one builds the page */
+            for (int k = 0; k < n_vs; k++)
+                printf("%s%.2f", k ? ", " : "", vs_ms[v][k]);
+            printf("], \"rounds_cpu_ms\": [");
+            for (int k = 0; k < n_vs; k++)
+                printf("%s%.2f", k ? ", " : "", vs_cpu[v][k]);
+            printf("]}");
+        }
         printf("},\n \"keystrokes\": {\"run_ms\": [");   /* each keystroke's, for the spread */
         for (int k = 0; k < n_keys; k++)
             printf("%s%.2f", k ? ", " : "", run_ms[k]);
