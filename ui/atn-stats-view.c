@@ -35,6 +35,7 @@ struct _AtnStatsView {
     char *corpus_path;
     gint corpus_permille;         /* its progress, written by the worker */
     guint corpus_poll_id;
+    guint warm_id;                /* an idle making the rows while the view is hidden (warm_cb) */
 };
 
 static void view_iface_init(AtnViewInterface *iface);
@@ -121,19 +122,40 @@ static void add_column(AtnStatsView *self, const char *prop, const char *title, 
  * again, so no row widget is rebuilt (rebuilding 144 rows of 9 cells cost ~100-300 ms of the
  * main thread on a switch to this view: docs/PERFORMANCE.md, "View switches").  Otherwise
  * one splice (one sort and one rebind of the visible rows, not two); st NULL: none. */
+/* TRUE when the store's rows are the first of st's heads, in order (warm_cb makes them a few
+ * at a time). */
+static gboolean rows_lead(AtnStatsView *self, const atn_stats *st) {
+    int count = st ? st->n_layers * st->n_heads : 0;
+    guint have = g_list_model_get_n_items(G_LIST_MODEL(self->store));
+    if (have > (guint)count)
+        return FALSE;
+    for (guint c = 0; c < have; c++) {
+        g_autoptr(AtnHeadStat) row = g_list_model_get_item(G_LIST_MODEL(self->store), c);
+        if (atn_head_stat_get_layer(row) != (int)c / st->n_heads || atn_head_stat_get_head(row) != (int)c % st->n_heads)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* Rows first..last-1 of st's heads, appended to the store. */
+static void append_rows(AtnStatsView *self, const atn_stats *st, int first, int last) {
+    g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func(g_object_unref);
+    for (int c = first; c < last; c++)
+        g_ptr_array_add(rows, atn_head_stat_new(c / st->n_heads, c % st->n_heads, &st->heads[c]));
+    guint have = g_list_model_get_n_items(G_LIST_MODEL(self->store));
+    g_list_store_splice(self->store, have, 0, rows->pdata, rows->len);
+}
+
 static void fill_rows(AtnStatsView *self, const atn_stats *st) {
     int count = st ? st->n_layers * st->n_heads : 0;
     guint have = g_list_model_get_n_items(G_LIST_MODEL(self->store));
-    gboolean same = count > 0 && have == (guint)count;
-    for (guint c = 0; same && c < have; c++) {
-        g_autoptr(AtnHeadStat) row = g_list_model_get_item(G_LIST_MODEL(self->store), c);
-        same = atn_head_stat_get_layer(row) == (int)c / st->n_heads && atn_head_stat_get_head(row) == (int)c % st->n_heads;
-    }
-    if (same) {
+    if (count > 0 && have > 0 && rows_lead(self, st)) {
         for (guint c = 0; c < have; c++) {
             g_autoptr(AtnHeadStat) row = g_list_model_get_item(G_LIST_MODEL(self->store), c);
             atn_head_stat_set_stats(row, &st->heads[c]);
         }
+        if (have < (guint)count)   /* the rest of a warm-up cut short by the switch */
+            append_rows(self, st, (int)have, count);
         GtkSorter *sorter = gtk_column_view_get_sorter(self->table);
         if (gtk_sorter_get_order(sorter) != GTK_SORTER_ORDER_NONE) {
             self->resorting = TRUE;   /* the same sort: the table stays where it was scrolled */
@@ -331,10 +353,53 @@ static void on_model(AtnSession *s, GParamSpec *p, AtnStatsView *self) {
         atn_stats_view_show_sentence(self);
 }
 
+/* ---- making the rows while hidden -------------------------------------------------------------- */
+
+/* The first switch to this view after a model is opened made its 144 rows (bert-base), and the
+ * column view made cells for every one of them, not only the visible ones (1296 "setup" calls
+ * counted at 512 tokens): labels made, bound and laid out for the first time, ~150-210 ms of the
+ * main thread at once against ~15-25 ms for a switch that finds them (docs/PERFORMANCE.md,
+ * "first switch").  So statistics that reach the hidden view make the rows, WARM_ROWS per idle
+ * at low priority (3-4 ms each: a keystroke is never kept waiting a frame); the switch then
+ * updates them in place (fill_rows). */
+enum { WARM_ROWS = 12 };
+
+static const atn_stats *sentence_stats(AtnStatsView *self) {
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    return r ? atn_result_get_stats(r) : NULL;
+}
+
+static gboolean warm_cb(gpointer data) {
+    AtnStatsView *self = ATN_STATS_VIEW(data);
+    const atn_stats *st = sentence_stats(self);
+    if (gtk_widget_get_mapped(GTK_WIDGET(self)) || self->corpus || self->corpus_cancel || !st) {
+        self->warm_id = 0;   /* shown meanwhile (refilled at map), or not the sentence's rows */
+        return G_SOURCE_REMOVE;
+    }
+    if (!rows_lead(self, st)) {   /* another model's rows */
+        g_list_store_remove_all(self->store);
+        return G_SOURCE_CONTINUE;
+    }
+    int count = st->n_layers * st->n_heads;
+    int have = (int)g_list_model_get_n_items(G_LIST_MODEL(self->store));
+    append_rows(self, st, have, MIN(have + WARM_ROWS, count));
+    if (have + WARM_ROWS < count)
+        return G_SOURCE_CONTINUE;
+    self->warm_id = 0;
+    return G_SOURCE_REMOVE;
+}
+
 static void on_result(AtnSession *s, GParamSpec *p, AtnStatsView *self) {
     self->dirty = TRUE;
-    if (gtk_widget_get_mapped(GTK_WIDGET(self)))
+    if (gtk_widget_get_mapped(GTK_WIDGET(self))) {
         refill(self);
+        return;
+    }
+    const atn_stats *st = sentence_stats(self);
+    if (!self->warm_id && st && !self->corpus && !self->corpus_cancel &&
+        (g_list_model_get_n_items(G_LIST_MODEL(self->store)) != (guint)(st->n_layers * st->n_heads) ||
+         !rows_lead(self, st)))
+        self->warm_id = g_idle_add_full(G_PRIORITY_LOW, warm_cb, self, NULL);
 }
 
 /* the result's statistics follow it (atn_session_get_analysing) */
@@ -390,6 +455,11 @@ guint atn_stats_view_get_n_in_place(AtnStatsView *self) {
     return self->n_in_place;
 }
 
+guint atn_stats_view_get_n_rows_made(AtnStatsView *self) {
+    g_return_val_if_fail(ATN_IS_STATS_VIEW(self), 0);
+    return g_list_model_get_n_items(G_LIST_MODEL(self->store));
+}
+
 GListModel *atn_stats_view_get_model(AtnStatsView *self) {
     g_return_val_if_fail(ATN_IS_STATS_VIEW(self), NULL);
     if (self->dirty)
@@ -414,6 +484,7 @@ static void atn_stats_view_dispose(GObject *object) {
         g_cancellable_cancel(self->corpus_cancel);
     g_clear_object(&self->corpus_cancel);
     g_clear_handle_id(&self->corpus_poll_id, g_source_remove);
+    g_clear_handle_id(&self->warm_id, g_source_remove);
     g_clear_pointer(&self->corpus, atn_stats_free);
     g_clear_pointer(&self->corpus_path, g_free);
     g_clear_pointer(&self->corpus_info, g_free);

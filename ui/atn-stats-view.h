@@ -19,6 +19,10 @@ GListModel *atn_stats_view_get_model(AtnStatsView *self);
 /* How many times a new result's numbers went into the existing rows (same heads: no row or
  * cell widget rebuilt) instead of new rows; for tests. */
 guint atn_stats_view_get_n_in_place(AtnStatsView *self);
+/* How many rows the table holds now, as made so far (possibly of an earlier result, or some
+ * of the rows while the view is hidden): unlike atn_stats_view_get_model, nothing is refilled;
+ * for tests. */
+guint atn_stats_view_get_n_rows_made(AtnStatsView *self);
 /* Sorts by a column ("index", "pattern", "entropy", "cls" ...). */
 void atn_stats_view_sort_by(AtnStatsView *self, const char *column, GtkSortType order);
 /* Acts as a click on row i of the sorted table. */

@@ -404,6 +404,87 @@ static void test_stats_rows_in_place(void) {
     destroy_window(win);
 }
 
+static guint store_items(AtnStatsView *sv) { return atn_stats_view_get_n_rows_made(sv); }
+
+/* The rows match the session's statistics, head by head, bit for bit. */
+static void assert_rows_are(AtnStatsView *sv, const atn_stats *st) {
+    GListModel *m = atn_stats_view_get_model(sv);
+    g_assert_cmpuint(g_list_model_get_n_items(m), ==, (guint)(st->n_layers * st->n_heads));
+    gboolean *seen = g_new0(gboolean, st->n_layers * st->n_heads);
+    for (guint i = 0; i < g_list_model_get_n_items(m); i++) {
+        g_autoptr(AtnHeadStat) row = g_list_model_get_item(m, i);
+        int c = atn_head_stat_get_layer(row) * st->n_heads + atn_head_stat_get_head(row);
+        g_assert_false(seen[c]);
+        seen[c] = TRUE;
+        const atn_head_stats *h = atn_head_stat_get_stats(row), *want = &st->heads[c];
+        g_assert_cmpfloat(h->entropy, ==, want->entropy);
+        g_assert_cmpfloat(h->distance, ==, want->distance);
+        g_assert_cmpint(h->pattern, ==, want->pattern);
+    }
+    g_free(seen);
+}
+
+/* The rows are made while the view is hidden, a few per idle (the first switch to it made all
+ * 1296 cells of bert-base at once, ~150-210 ms), and the first switch then updates those rows in
+ * place; a switch in the middle of that finishes them; another model's rows replace them. */
+static void test_stats_rows_made_hidden(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    AtnStatsView *sv = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
+    open_and_wait(win, "demo");   /* 4 layers x 16 heads */
+    type_and_wait(win, "the cat sat on the mat because it was tired.");
+    settle(100);
+    g_assert_false(gtk_widget_get_mapped(GTK_WIDGET(sv)));
+    const atn_stats *st = atn_result_get_stats(atn_session_get_result(s));
+    g_assert_nonnull(st);
+    g_assert_cmpuint(store_items(sv), ==, 64);   /* made while hidden */
+    guint in_place = atn_stats_view_get_n_in_place(sv);
+    GListModel *m = atn_stats_view_get_model(sv);   /* refilled: into those rows */
+    g_assert_cmpuint(atn_stats_view_get_n_in_place(sv), ==, in_place + 1);
+    assert_rows_are(sv, st);
+    AtnHeadStat *before[64];
+    for (guint i = 0; i < 64; i++) {
+        before[i] = g_list_model_get_item(m, i);
+        g_object_unref(before[i]);   /* the store keeps them */
+    }
+    type_and_wait(win, "we like tea");   /* a new result while hidden: no rows made, the same rows updated at the switch */
+    settle(100);
+    st = atn_result_get_stats(atn_session_get_result(s));
+    in_place = atn_stats_view_get_n_in_place(sv);
+    show_view(win, "statistics");
+    g_assert_cmpuint(atn_stats_view_get_n_in_place(sv), ==, in_place + 1);
+    for (guint i = 0; i < 64; i++) {
+        g_autoptr(AtnHeadStat) row = g_list_model_get_item(m, i);
+        g_assert_true(row == before[i]);
+    }
+    assert_rows_are(sv, st);
+
+    /* another model while hidden: its rows, made a few per idle; shown half-way, all of them */
+    show_view(win, "head");
+    open_and_wait(win, f32_model);   /* 2 x 4 heads */
+    type_and_wait(win, "the cat sat on the mat");
+    settle(100);
+    st = atn_result_get_stats(atn_session_get_result(s));
+    assert_rows_are(sv, st);
+    show_view(win, "head");
+    atn_session_open_model(s, "demo");   /* and watch the rows being made */
+    gboolean partial = FALSE;
+    gint64 give_up = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+    while (!partial && g_get_monotonic_time() < give_up) {
+        if (!g_main_context_iteration(NULL, FALSE))
+            g_usleep(500);
+        AtnResult *r = atn_session_get_result(s);
+        const atn_stats *now = r ? atn_result_get_stats(r) : NULL;
+        guint n = store_items(sv);   /* 12 per idle: a multiple of 12 is the demo's, not the 8 of before */
+        partial = now && now->n_layers * now->n_heads == 64 && n > 0 && n < 64 && n % 12 == 0;
+    }
+    g_test_message("shown with %u of 64 rows made", store_items(sv));
+    g_assert_true(partial);
+    show_view(win, "statistics");
+    assert_rows_are(sv, atn_result_get_stats(atn_session_get_result(s)));
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     main_thread = g_thread_self();
     if (!ui_test_init(&argc, &argv))
@@ -414,5 +495,6 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/stats-once-per-result", test_stats_once_per_result);
     g_test_add_func("/ui/stats-after-result", test_stats_after_result);
     g_test_add_func("/ui/stats-rows-in-place", test_stats_rows_in_place);
+    g_test_add_func("/ui/stats-rows-made-hidden", test_stats_rows_made_hidden);
     return g_test_run();
 }
