@@ -63,6 +63,11 @@ struct _AtnTraceView {
     int scroll_frames;
     int max_cols;            /* columns of d_k the key/value tables show: as many as fit the sheet */
     guint cols_idle_id;      /* an idle applying want_cols (a table is not rebuilt during an allocation) */
+    guint warm_id;           /* an idle building the steps' tables while the view is hidden (warm_cb) */
+    int warm_step;           /* the next step warm_cb builds */
+    AtnTracePlanStep *warm_plans;   /* [ATN_TRACE_STEP_COUNT], the shapes warm_cb builds, or NULL */
+    AtnModelHandle *tables_model;   /* the model whose result the tables were last built for while
+                                       hidden (compared, never dereferenced: not held) */
     int want_cols;           /* what the last allocation found to fit */
     /* the key table's column widths at the last measure (px), for the trace and font they were
        measured with: see fit_cols */
@@ -722,10 +727,90 @@ void atn_trace_view_refresh(AtnTraceView *self) {
     update_step_ui(self);
 }
 
+/* ---- building while hidden ------------------------------------------------------------------- */
+
+/* The first switch to this view after a model is opened built ~700 labels (10 steps' tables)
+ * and laid them out for the first time: ~90-140 ms of the main thread at 512 tokens, against
+ * ~20-30 ms for a switch that finds them built (docs/PERFORMANCE.md, "first switch").  So a
+ * result that reaches the hidden view builds the tables it will need, one step per idle at
+ * low priority (each a few ms: a keystroke is never kept waiting a frame), and measures each
+ * once, so that its labels' styles and text layouts are made too; the switch then only fills
+ * in the numbers (apply_plan finds every table of the right shape). */
+static void warm_stop(AtnTraceView *self) {
+    g_clear_handle_id(&self->warm_id, g_source_remove);
+    if (self->warm_plans) {
+        for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++)
+            atn_trace_plan_step_clear(&self->warm_plans[s]);
+        g_clear_pointer(&self->warm_plans, g_free);
+    }
+}
+
+static gboolean warm_cb(gpointer data) {
+    AtnTraceView *self = ATN_TRACE_VIEW(data);
+    if (gtk_widget_get_mapped(GTK_WIDGET(self)) || !self->dirty || !self->session) {
+        self->warm_id = 0;   /* shown meanwhile (refreshed at map), or nothing to show */
+        warm_stop(self);
+        return G_SOURCE_REMOVE;
+    }
+    if (!self->warm_plans) {   /* the shapes: the trace of the head the view will show */
+        AtnResult *r = atn_session_get_result(self->session);
+        atn_trace *t = NULL;
+        atn_error err = {0};
+        if (!r || atn_trace_compute(atn_model_handle_get_model(atn_result_get_model(r)), atn_result_get_capture(r),
+                                    atn_session_get_layer(self->session), atn_session_get_head(self->session),
+                                    atn_session_get_query(self->session), &t, &err) != ATN_OK) {
+            self->warm_id = 0;
+            return G_SOURCE_REMOVE;   /* the switch says why (atn_trace_view_refresh) */
+        }
+        self->warm_plans = g_new0(AtnTracePlanStep, ATN_TRACE_STEP_COUNT);
+        atn_trace_plan_make_cols(t, atn_result_get_n_heads(r), self->max_cols, self->warm_plans);
+        atn_trace_free(t);
+        self->warm_step = 0;
+        return G_SOURCE_CONTINUE;
+    }
+    int s = self->warm_step++;
+    tstep_widgets *w = &self->steps[s];
+    const AtnTracePlanStep *p = &self->warm_plans[s];
+    if (!w->box || w->rows != p->rows || w->cols != p->cols || (w->flow != NULL) != p->vector) {
+        /* as apply_plan would: the steps after a rebuilt one are rebuilt too, in order */
+        for (int s2 = s; s2 < ATN_TRACE_STEP_COUNT; s2++)
+            if (self->steps[s2].box) {
+                gtk_box_remove(self->steps_box, self->steps[s2].box);
+                clear_step_widgets(&self->steps[s2]);
+            }
+        build_step(self, s, p);
+        for (int i = 0; i < p->rows * p->cols; i++) {   /* this result's text: the layouts the switch will want */
+            gtk_label_set_text(w->cells[i], p->cells[i] ? p->cells[i] : "");
+            set_cell_flags(GTK_WIDGET(w->cells[i]), p->flags[i]);
+        }
+        int min, nat;
+        gtk_widget_measure(w->box, GTK_ORIENTATION_HORIZONTAL, -1, &min, &nat, NULL, NULL);
+    }
+    if (self->warm_step < ATN_TRACE_STEP_COUNT)
+        return G_SOURCE_CONTINUE;
+    self->warm_id = 0;
+    warm_stop(self);
+    return G_SOURCE_REMOVE;
+}
+
+/* TRUE when the tables may be missing or of other shapes than r's trace needs: none built yet,
+ * or r is of another model than they were built for (its dimensions decide the shapes; a new
+ * sentence of the same model keeps them, or apply_plan rebuilds the few that change). */
+static gboolean needs_tables(AtnTraceView *self, AtnResult *r) {
+    return self->steps[0].box == NULL || self->tables_model != atn_result_get_model(r);
+}
+
 static void mark_dirty(AtnTraceView *self) {
     self->dirty = TRUE;
     if (gtk_widget_get_mapped(GTK_WIDGET(self)))
         atn_trace_view_refresh(self);
+    else if (self->session && !self->warm_id) {
+        AtnResult *r = atn_session_get_result(self->session);
+        if (r && needs_tables(self, r)) {
+            self->tables_model = atn_result_get_model(r);
+            self->warm_id = g_idle_add_full(G_PRIORITY_LOW, warm_cb, self, NULL);
+        }
+    }
 }
 
 static void on_session_changed(AtnSession *s, GParamSpec *p, AtnTraceView *self) { mark_dirty(self); }
@@ -1178,6 +1263,7 @@ static void atn_trace_view_dispose(GObject *object) {
     }
     g_clear_handle_id(&self->cols_idle_id, g_source_remove);
     g_clear_handle_id(&self->stack_idle_id, g_source_remove);
+    warm_stop(self);
     if (self->stacked)   /* back in the template's place, which disposes it */
         set_stacked(self, FALSE);
     g_clear_pointer(&self->colw_font, g_free);

@@ -457,6 +457,95 @@ static void test_trace_widths_cached(void) {
     destroy_window(win);
 }
 
+/* The steps' tables under w (GtkGrid or GtkFlowBox of class "trace-table"), in order, into a;
+ * nothing is refreshed (atn_trace_view_get_step_widget would). */
+static void collect_tables(GtkWidget *w, GPtrArray *a) {
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        if ((GTK_IS_GRID(c) || GTK_IS_FLOW_BOX(c)) && gtk_widget_has_css_class(c, "trace-table"))
+            g_ptr_array_add(a, c);
+        collect_tables(c, a);
+    }
+}
+
+static gboolean same_tables(GPtrArray *a, GPtrArray *b) {
+    if (a->len != b->len)
+        return FALSE;
+    for (guint i = 0; i < a->len; i++)
+        if (a->pdata[i] != b->pdata[i])
+            return FALSE;
+    return TRUE;
+}
+
+/* Each step's text as a window that had never built its tables shows it (the reference). */
+static void assert_steps_as_cold(AtnTraceView *tv, AtnSession *ws, const char *model, const char *text) {
+    AtnWindow *cold = new_window();
+    open_and_wait(cold, model);
+    if (text)   /* NULL: a toy model, with its own tokens */
+        type_and_wait(cold, text);
+    AtnSession *s = atn_window_get_session(cold);
+    atn_session_select_head(s, atn_session_get_layer(ws), atn_session_get_head(ws));
+    AtnTraceView *ctv = show_trace(cold, -1, -1, atn_session_get_query(ws));
+    for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++) {
+        g_autofree char *want = atn_trace_view_dup_step_text(ctv, st);
+        g_autofree char *got = atn_trace_view_dup_step_text(tv, st);
+        g_assert_cmpstr(got, ==, want);
+    }
+    destroy_window(cold);
+}
+
+/* The steps' tables are built while the view is hidden, a step per idle (the first switch to
+ * it built ~700 labels at once at 512 tokens, ~90-140 ms), and the switch fills in the numbers
+ * as a window that never built them shows them; another model's tables of another shape are
+ * built again while hidden, with the column count the sheet's width gave, and the switch keeps
+ * them. */
+static void test_trace_tables_built_hidden(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    AtnTraceView *tv = ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"));
+    g_autoptr(GPtrArray) none = g_ptr_array_new();
+    collect_tables(GTK_WIDGET(tv), none);
+    g_assert_cmpuint(none->len, ==, 0);   /* no result yet: nothing built */
+    open_and_wait(win, "demo");
+    const char *text = "the cat sat on the mat because it was tired.";
+    type_and_wait(win, text);
+    settle(100);
+    g_assert_false(gtk_widget_get_mapped(GTK_WIDGET(tv)));
+    g_autoptr(GPtrArray) built = g_ptr_array_new();
+    collect_tables(GTK_WIDGET(tv), built);
+    g_assert_cmpuint(built->len, ==, ATN_TRACE_STEP_COUNT);   /* one per step, while hidden */
+    show_view(win, "trace");
+    assert_steps_as_cold(tv, s, "demo", text);
+    g_autoptr(GPtrArray) demo_tables = g_ptr_array_new();
+    collect_tables(GTK_WIDGET(tv), demo_tables);
+    gpointer alive[ATN_TRACE_STEP_COUNT];   /* NULL once a table is destroyed (rebuilt) */
+    for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++) {
+        alive[st] = demo_tables->pdata[st];
+        g_object_add_weak_pointer(G_OBJECT(alive[st]), &alive[st]);
+    }
+
+    show_view(win, "head");
+    open_and_wait(win, "worked-example");   /* 3 tokens, d_k = 2: other shapes */
+    settle(100);
+    g_assert_false(gtk_widget_get_mapped(GTK_WIDGET(tv)));
+    g_autoptr(GPtrArray) other = g_ptr_array_new();
+    collect_tables(GTK_WIDGET(tv), other);
+    g_assert_cmpuint(other->len, ==, ATN_TRACE_STEP_COUNT);
+    int rebuilt = 0;   /* the tables of another shape: built again while hidden */
+    for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++)
+        if (!alive[st])
+            rebuilt++;
+        else
+            g_object_remove_weak_pointer(G_OBJECT(alive[st]), &alive[st]);
+    g_test_message("%d of %d tables built again for the other model", rebuilt, ATN_TRACE_STEP_COUNT);
+    g_assert_cmpint(rebuilt, >, 0);
+    show_view(win, "trace");
+    g_autoptr(GPtrArray) shown = g_ptr_array_new();
+    collect_tables(GTK_WIDGET(tv), shown);
+    g_assert_true(same_tables(other, shown));   /* kept by the switch */
+    assert_steps_as_cold(tv, s, "worked-example", NULL);
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -467,5 +556,6 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/trace-reset", test_trace_reset);
     g_test_add_func("/ui/trace-query-list", test_trace_query_list);
     g_test_add_func("/ui/trace-widths-cached", test_trace_widths_cached);
+    g_test_add_func("/ui/trace-tables-built-hidden", test_trace_tables_built_hidden);
     return g_test_run();
 }
