@@ -139,6 +139,14 @@ static double median(const double *v, int n) {
     return m;
 }
 
+/* ', "name": [v0, v1, ...]' for the --json output, in v's order */
+static void print_array(const char *name, const double *v, int n) {
+    printf(", \"%s\": [", name);
+    for (int k = 0; k < n; k++)
+        printf("%s%.2f", k ? ", " : "", v[k]);
+    printf("]");
+}
+
 static double max_of(const double *v, int n) {
     double m = 0;
     for (int i = 0; i < n; i++)
@@ -564,20 +572,11 @@ int atn_gui_bench_main(int argc, char **argv) {
                    views[v], vs_med[v], vs_max[v], vs_cpu_med[v], vs_show_med[v], vs_layout_med[v], vs_frame_med[v],
                    vs_frame_cpu_med[v]);
             printf(", \"first_paint_median\": %.2f, \"first_paint_cpu_median\": %.2f", vs_paint_med[v], vs_paint_cpu_med[v]);
-            printf(", \"first_paint_rounds_ms\": [");
-            for (int k = 0; k < n_vs; k++)
-                printf("%s%.2f", k ? ", " : "", vs_paint[v][k]);
-            printf("], \"first_paint_rounds_cpu_ms\": [");
-            for (int k = 0; k < n_vs; k++)
-                printf("%s%.2f", k ? ", " : "", vs_paint_cpu[v][k]);
-            printf("]");
-            printf(", \"rounds_ms\": [");   /* each round's, in order: the first one builds the page */
-            for (int k = 0; k < n_vs; k++)
-                printf("%s%.2f", k ? ", " : "", vs_ms[v][k]);
-            printf("], \"rounds_cpu_ms\": [");
-            for (int k = 0; k < n_vs; k++)
-                printf("%s%.2f", k ? ", " : "", vs_cpu[v][k]);
-            printf("]}");
+            print_array("first_paint_rounds_ms", vs_paint[v], n_vs);
+            print_array("first_paint_rounds_cpu_ms", vs_paint_cpu[v], n_vs);
+            print_array("rounds_ms", vs_ms[v], n_vs);   /* each round's, in order: the first one builds the page */
+            print_array("rounds_cpu_ms", vs_cpu[v], n_vs);
+            printf("}");
         }
         printf("},\n \"keystrokes\": {\"run_ms\": [");   /* each keystroke's, for the spread */
         for (int k = 0; k < n_keys; k++)
