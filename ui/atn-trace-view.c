@@ -179,6 +179,15 @@ static void build_step(AtnTraceView *self, int s, const AtnTracePlanStep *p) {
     gtk_box_append(self->steps_box, w->box);
 }
 
+/* Removes the widgets of step s and of every step after it (steps are appended in order). */
+static void drop_steps_from(AtnTraceView *self, int s) {
+    for (int s2 = s; s2 < ATN_TRACE_STEP_COUNT; s2++)
+        if (self->steps[s2].box) {
+            gtk_box_remove(self->steps_box, self->steps[s2].box);
+            clear_step_widgets(&self->steps[s2]);
+        }
+}
+
 static void apply_plan(AtnTraceView *self, AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT]) {
     /* steps are appended in order, so a rebuild of one means rebuilding those after it */
     gboolean rebuild = FALSE;
@@ -187,11 +196,7 @@ static void apply_plan(AtnTraceView *self, AtnTracePlanStep plans[ATN_TRACE_STEP
         const AtnTracePlanStep *p = &plans[s];
         if (rebuild || !w->box || w->rows != p->rows || w->cols != p->cols || (w->flow != NULL) != p->vector) {
             if (!rebuild)
-                for (int s2 = s; s2 < ATN_TRACE_STEP_COUNT; s2++)
-                    if (self->steps[s2].box) {
-                        gtk_box_remove(self->steps_box, self->steps[s2].box);
-                        clear_step_widgets(&self->steps[s2]);
-                    }
+                drop_steps_from(self, s);
             rebuild = TRUE;
             build_step(self, s, p);
         }
@@ -773,11 +778,7 @@ static gboolean warm_cb(gpointer data) {
     const AtnTracePlanStep *p = &self->warm_plans[s];
     if (!w->box || w->rows != p->rows || w->cols != p->cols || (w->flow != NULL) != p->vector) {
         /* as apply_plan would: the steps after a rebuilt one are rebuilt too, in order */
-        for (int s2 = s; s2 < ATN_TRACE_STEP_COUNT; s2++)
-            if (self->steps[s2].box) {
-                gtk_box_remove(self->steps_box, self->steps[s2].box);
-                clear_step_widgets(&self->steps[s2]);
-            }
+        drop_steps_from(self, s);
         build_step(self, s, p);
         for (int i = 0; i < p->rows * p->cols; i++) {   /* this result's text: the layouts the switch will want */
             gtk_label_set_text(w->cells[i], p->cells[i] ? p->cells[i] : "");
