@@ -30,7 +30,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-SHAPES = {  # layers, d, heads, ffn (as engine/random-model.c)
+SHAPES = {  # layers, d, heads, ffn (as engine/core/random-model.c)
     "bert-tiny": (2, 128, 2, 512),
     "bert-base": (12, 768, 12, 3072),
     "bert-large": (24, 1024, 16, 4096),
@@ -48,7 +48,7 @@ def mix64(z):
 
 
 def gen(seed, t, index, center, scale):
-    """Elements `index` (uint64 array) of tensor number t, as engine/random-model.c makes them."""
+    """Elements `index` (uint64 array) of tensor number t, as engine/core/random-model.c makes them."""
     base = np.uint64((seed * 0x9E3779B97F4A7C15 + (t << 40)) & M64)
     with np.errstate(over="ignore"):
         x = mix64(base + index)

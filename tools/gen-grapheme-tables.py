@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Writes engine/tok-grapheme-tables.c: the Grapheme_Cluster_Break property and
+"""Writes engine/tokenize/tables/tok-grapheme-tables.c: the Grapheme_Cluster_Break property and
 Extended_Pictographic, from the Unicode Character Database that Debian ships in the
 `unicode-data` package (/usr/share/unicode: auxiliary/GraphemeBreakProperty.txt,
 emoji/emoji-data.txt), never typed by hand.  The charsmap normalizer (tok-charsmap.c)
 walks extended grapheme clusters as the Rust unicode-segmentation crate does.
 
-Usage: tools/gen-grapheme-tables.py [UCD_DIR] -o engine/tok-grapheme-tables.c
+Usage: tools/gen-grapheme-tables.py [UCD_DIR] -o engine/tokenize/tables/tok-grapheme-tables.c
 """
 import argparse
 import os

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes engine/unicode-tables.c: the Unicode data the WordPiece tokenizer needs.
+"""Writes engine/tokenize/tables/unicode-tables.c: the Unicode data the WordPiece tokenizer needs.
 
 The tables come from the Unicode Character Database that Debian ships in the
 `unicode-data` package (/usr/share/unicode), never typed by hand:
@@ -12,8 +12,8 @@ The tables come from the Unicode Character Database that Debian ships in the
   - full canonical decompositions (Hangul syllables are done by arithmetic in the code);
   - canonical composition pairs, without the Full_Composition_Exclusion characters.
 
-Usage: tools/gen-unicode-tables.py [UCD_DIR] > engine/unicode-tables.c
-   or: tools/gen-unicode-tables.py [UCD_DIR] -o engine/unicode-tables.c
+Usage: tools/gen-unicode-tables.py [UCD_DIR] > engine/tokenize/tables/unicode-tables.c
+   or: tools/gen-unicode-tables.py [UCD_DIR] -o engine/tokenize/tables/unicode-tables.c
 """
 import argparse
 import os
@@ -305,7 +305,7 @@ def emit(t, out):
       " * by bisection: a class per code point, Python's lower-case mapping, canonical\n"
       " * combining classes, full canonical decompositions and composition pairs. */\n"
       % t["version"])
-    w("#include \"unicode-tables.h\"\n\n#include <stddef.h>\n\n")
+    w("#include \"tokenize/unicode-tables.h\"\n\n#include <stddef.h>\n\n")
     w("const char atn_uc_version[] = \"%s\";\n\n" % t["version"])
 
     runs = t["runs"]

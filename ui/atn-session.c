@@ -290,7 +290,7 @@ static void clamp_selection(AtnSession *self) {
  * sentence (the largest mean attention to the previous token, the next token, itself, [CLS]
  * or [SEP]), so that a first look at a trained model shows structure instead of whatever
  * layer 0 head 0 does; a model with no head at ATN_CLEAREST_HEAD_MIN, such as an untrained
- * one, starts on layer 0 head 0 (the rule: engine/head-stats.c, atn_stats_clearest_head).
+ * one, starts on layer 0 head 0 (the rule: engine/analysis/head-stats.c, atn_stats_clearest_head).
  * Toy models start on head 0: their lesson is written about it.  Never the head of the model
  * before: its index means nothing here. */
 static void pick_clearest_head(AtnSession *self) {

@@ -1,6 +1,6 @@
 /* The CUDA backend, host side: the table attnscope-cuda.so exports (ATN_CUDA_ENTRY_POINT: atn_cuda_backend_v3 for ABI 3),
  * probing for a driver and device, uploading a model's weights once, and the forward pass
- * as a stream of cuBLAS products and our kernels (kernels.cu), mirroring engine/encoder.c.
+ * as a stream of cuBLAS products and our kernels (kernels.cu), mirroring engine/forward/encoder.c.
  *
  * Row-major on column-major cuBLAS: a row-major [r, c] matrix is a column-major [c, r] one,
  * so out[n,o] = in[n,i] W^T (W [o,i]) is computed as out^T = W . in^T, i.e.
@@ -9,9 +9,9 @@
  * The module is opened with dlopen from a program that exports no symbols, so it calls
  * nothing from the engine: it only shares the engine's headers (struct layouts, checked by
  * the loader through the table's layout field). */
-#include "backend.h"
+#include "forward/backend.h"
 #include "kernels.h"
-#include "family.h"
+#include "core/family.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -562,7 +562,7 @@ static atn_status attention(fwd *f, float *ctx, float *att, const float *q, cons
     return ATN_OK;
 }
 
-/* One post-LN layer, as engine/encoder.c's layer_forward: out = LN2(h1 + FFN(h1)),
+/* One post-LN layer, as engine/forward/encoder.c's layer_forward: out = LN2(h1 + FFN(h1)),
  * h1 = LN1(x + Attn(x) W_O^T). */
 static atn_status layer(fwd *f, int32_t l) {
     const atn_config *c = f->c;
@@ -617,13 +617,13 @@ static atn_status enqueue(fwd *f, const atn_model *m, const atn_encoding *enc, c
     int32_t n = f->n, d = c->d_model;
     size_t nd = (size_t)n * d;
     CU(cudaMemsetAsync(a->flags, 0, (size_t)(c->n_layers + 1) * sizeof(int32_t), st), "clearing flags");
-    /* the run's [n][n] additive mask, as the engine built it (engine/run.c) */
+    /* the run's [n][n] additive mask, as the engine built it (engine/forward/run.c) */
     CU(cudaMemcpyAsync(a->mask, act->mask_add, (size_t)n * n * sizeof(float), cudaMemcpyHostToDevice, st),
        "copying the mask");
     if (c->use_embeddings) {
         CU(cudaMemcpyAsync(a->ids, enc->ids, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, st),
            "copying the token ids");
-        /* position ids as the engine made them (the family's rule, engine/run.c) */
+        /* position ids as the engine made them (the family's rule, engine/forward/run.c) */
         CU(cudaMemcpyAsync(a->pos_ids, act->pos_ids, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, st),
            "copying the position ids");
         if (s->w.type_emb)

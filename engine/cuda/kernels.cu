@@ -1,5 +1,5 @@
 /* The CUDA backend's own kernels: everything in the forward pass that is not a matrix
- * product (those go to cuBLAS).  Each does what the matching CPU code in engine/encoder.c
+ * product (those go to cuBLAS).  Each does what the matching CPU code in engine/forward/encoder.c
  * does, in the same order of operations where it matters for agreement:
  *   bias + activation (gelu erf, gelu tanh, relu), embeddings gather, residual add +
  *   LayerNorm (two-pass mean / biased variance), masked max-subtracted softmax,

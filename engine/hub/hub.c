@@ -14,7 +14,7 @@
 #include "hub.h"
 
 #include "hf-cache.h"
-#include "json.h"   /* the engine's one JSON parser (docs/ARCHITECTURE.md, "Layers") */
+#include "core/json.h"   /* the engine's one JSON parser (docs/ARCHITECTURE.md, "Layers") */
 #include "sha256.h"
 
 #include <cjson/cJSON.h>

@@ -498,7 +498,7 @@ typedef enum atn_device {
  * backend applies the same terms, in this order, to head h's scores of query i, key j:
  *   s = q_i.k_j / sqrt(d_k) + mask[i][j] + alibi_h(i, j);  s = s / temperature;
  *   p = softmax_j(s);  then a switched-off head's p is replaced (zero or uniform).
- * mask[i][j] is the run's one additive mask (engine/run.c build_mask): 0, or ATN_MASK_MIN
+ * mask[i][j] is the run's one additive mask (engine/forward/run.c build_mask): 0, or ATN_MASK_MIN
  * (the float's lowest value, as padding) where key j is hidden from query i by padding,
  * causal (j > i), window (|i-j| > window, unless i or j is a global token), strided
  * (|i-j| >= strided and |i-j| mod strided != 0, the Sparse Transformer's local + stride

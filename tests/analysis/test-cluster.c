@@ -1,4 +1,4 @@
-/* engine/cluster.c: average-linkage merges on points of a line worked by hand (as scipy
+/* engine/analysis/cluster.c: average-linkage merges on points of a line worked by hand (as scipy
  * gives them), and planted blocks that the leaf order keeps contiguous. */
 #include "analysis.h"
 #include "check.h"

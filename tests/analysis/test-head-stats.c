@@ -1,4 +1,4 @@
-/* engine/head-stats.c: per-head statistics and labels on constructed heads (previous, next,
+/* engine/analysis/head-stats.c: per-head statistics and labels on constructed heads (previous, next,
  * [CLS], [SEP], punctuation, uniform), corpus averaging, shape errors, masking; punctuation
  * tokens; and the pattern classifier (atn_pattern_classify) at every threshold, one ulp
  * below, exactly at and one ulp above, so that moving a threshold or turning a >= into a >
@@ -106,7 +106,7 @@ static void test_punct(void) {
 
 /* ---- the classifier at its thresholds --------------------------------------------------- */
 
-/* The thresholds as engine/head-stats.c documents them (TH_*).  Written out here on purpose:
+/* The thresholds as engine/analysis/head-stats.c documents them (TH_*).  Written out here on purpose:
  * the test pins the values, it does not read them from the code under test. */
 #define POSITIONAL 0.5
 #define VERTICAL 0.5

@@ -1,4 +1,4 @@
-/* engine/rollout.c: attention rollout on a 2-layer, 2-head constructed capture, worked by
+/* engine/analysis/rollout.c: attention rollout on a 2-layer, 2-head constructed capture, worked by
  * hand, through all layers and through layer 0 only; a layer out of range is refused. */
 #include "analysis.h"
 #include "check.h"

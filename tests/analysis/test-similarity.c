@@ -1,4 +1,4 @@
-/* engine/similarity.c against hand-computed answers: JS distance (identical heads, one-hot
+/* engine/analysis/similarity.c against hand-computed answers: JS distance (identical heads, one-hot
  * vs uniform in closed form, a plain double-precision reference), cosine and Pearson on small
  * maps worked by hand, head similarity on a constructed capture (masking, scopes, labels,
  * corpus averaging) and the progress callback (fractions, cancelling). */

@@ -351,7 +351,7 @@ def main():
     case("cfg-invalid-json", cj, '{"hidden_size": 4,\n  "num_hidden_layers": 2\n')
     case("cfg-not-object", cj, "[4, 2]\n")
     case("cfg-empty", cj, "")
-    # JSON strictness (engine/json.c): one value per file; a key given twice: the last wins
+    # JSON strictness (engine/core/json.c): one value per file; a key given twice: the last wins
     case("cfg-trailing-data", cj, config_text() + config_text(lambda c: c.update(hidden_act="relu")))
     act = '"hidden_act": "gelu",'
     case("cfg-duplicate-last-wins", cj, config_text().replace(act, act + ' "hidden_act": "swish",'))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The memory check before a run honours limits other than physical memory (engine/memlimit.c).
+"""The memory check before a run honours limits other than physical memory (engine/core/memlimit.c).
 
 1. RLIMIT_AS (ulimit -v), set on the child: a run of 2048 tokens through a sparse 2-layer,
    16-head model needs 561.5 MB (2 x 16 x 2048^2 floats of attention and the rest), more than

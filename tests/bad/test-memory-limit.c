@@ -4,7 +4,7 @@
  * here has no weights at all, so a run that went ahead would crash).  The figures are
  * worked out below by hand from the capture's buffers, not taken from the engine. */
 #include "check.h"
-#include "model-private.h"
+#include "core/model-private.h"
 
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A model file that shrinks while a corpus run is in flight (issue 19, item 1): the weights are
-used in place from the file's mapping, and before the SIGBUS guard (engine/mapguard.c) the
+used in place from the file's mapping, and before the SIGBUS guard (engine/core/mapguard.c) the
 process died with SIGBUS (exit 135) in embeddings_forward.  Now the run stops with exit 2 and
 "FILE: the file changed while the model was open (it is now 200 bytes, was N); reopen the
 model", and nothing is written.  Also a copy replaced in place by cp (same size, new bytes)

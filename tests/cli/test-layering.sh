@@ -7,7 +7,7 @@
 #  - app/, ui/ and engine/hub/ reach the engine through its public headers (engine/include/)
 #    only: every other header of engine/ (and engine/cuda/) is internal.  One exception:
 #    engine/hub/ may include json.h, the engine's one JSON parser (rule 2 of
-#    docs/ARCHITECTURE.md: all JSON goes through engine/json.c), which needs only
+#    docs/ARCHITECTURE.md: all JSON goes through engine/core/json.c), which needs only
 #    attnscope.h and cJSON; app/ and ui/ may not.
 # Usage: test-layering.sh ROOT          (exit 1 and the offending files on stderr)
 # test-layering-planted.sh runs this on copies with planted violations.

@@ -1,6 +1,6 @@
 /* Float32 bit patterns and ulp distances for the tests that compare bits and errors
  * (engine-activation, precision): shared through test_common_dep.  Written here, not taken
- * from engine/bits.h, so the tests measure the engine with casts of their own. */
+ * from engine/core/bits.h, so the tests measure the engine with casts of their own. */
 #ifndef ATN_TEST_FLOATS_H
 #define ATN_TEST_FLOATS_H
 

@@ -5,7 +5,7 @@
  * The full capture (every probability and trace input) is copied to host memory unless
  * --no-capture (then only the hidden states and the last layer's buffers come back), into
  * page-locked memory (atn_run_options.pinned_host: the run is reused) unless --pageable. */
-#include "backend.h"
+#include "forward/backend.h"
 #include "synth-model.h"
 
 #include <stdio.h>

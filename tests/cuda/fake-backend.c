@@ -3,7 +3,7 @@
  * 2 (struct sizes from other headers), 3 (no entry point), 4 (a module of ABI version 1:
  * its entry point atn_cuda_backend_v1, the name before this version).  None of them may
  * ever be called. */
-#include "backend.h"
+#include "forward/backend.h"
 
 #include <stddef.h>
 

@@ -13,7 +13,7 @@
  * cudaErrorMemoryAllocation), ATN_MOCK_CUDA_DEVICES=0 (no device), =driver (no driver). */
 #include "kernels.h"
 #include "attnscope.h"
-#include "fp16.h"
+#include "forward/fp16.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -324,7 +324,7 @@ cudaError_t atn_cu_bias_act(float *x, const float *b, int32_t n, int32_t o, int 
 /* ---- what the kernels were given ------------------------------------------------- */
 
 /* Copies of the position ids the last atn_cu_embed read and the additive mask the last
- * atn_cu_softmax read, so a test can check that the engine's host arrays (engine/run.c)
+ * atn_cu_softmax read, so a test can check that the engine's host arrays (engine/forward/run.c)
  * are what reached the device path. */
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 static int32_t *seen_pos;

@@ -3,7 +3,7 @@
 #ifndef ATN_TEST_SYNTH_MODEL_H
 #define ATN_TEST_SYNTH_MODEL_H
 
-#include "model-private.h"
+#include "core/model-private.h"
 
 typedef struct synth_shape {
     const char *name;

@@ -11,8 +11,8 @@
  *   --mock    the module is the CPU stand-in (tests/cuda/mock-cuda.c): say so, and skip the
  *             big shapes (the stand-in's products are naive loops) */
 #include "check.h"
-#include "backend.h"
-#include "family.h"
+#include "forward/backend.h"
+#include "core/family.h"
 #include "synth-model.h"
 
 #include <dlfcn.h>
@@ -398,7 +398,7 @@ static void pinned_cases(void) {
     atn_model_free(m);
 }
 
-/* The inputs the engine decides once per run on the host (engine/run.c): the position ids
+/* The inputs the engine decides once per run on the host (engine/forward/run.c): the position ids
  * of the model family's rule and the [n][n] additive mask.  Both devices' captures carry
  * the same mask, padded keys get ATN_MASK_MIN in every query row, the trace reads it; and
  * with the mock, the arrays its embedding and softmax kernels were given are these, bit

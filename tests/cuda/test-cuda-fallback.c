@@ -6,7 +6,7 @@
  *   file), the NAME=VALUE pairs in the environment, before the backend is first asked for;
  *   NEEDLE is a piece of the expected message ("CUDA module is missing", ...). */
 #include "check.h"
-#include "backend.h"
+#include "forward/backend.h"
 #include "synth-model.h"
 
 static const char *needle;
@@ -26,7 +26,7 @@ static void check_model(atn_model *m, const int32_t *toy_mask, const char *what)
     atn_run *cpu = atn_run_new(m), *gpu = atn_run_new(m), *aut = atn_run_new(m);
     atn_run_options o;
     atn_run_options_init(&o);
-    /* fp16 everywhere: the CPU rounds as the GPU would (engine/precision.c), so AUTO's fallback
+    /* fp16 everywhere: the CPU rounds as the GPU would (engine/forward/precision.c), so AUTO's fallback
        must give the CPU's own fp16 numbers */
     o.precision = ATN_PRECISION_FP16;
     CHECK_MSG(atn_run_forward(cpu, enc, &o, &err) == ATN_OK, "%s: %s", what, err.message);

@@ -7,7 +7,7 @@
  * Usage: test-cuda-module MODULE FAKE_ABI FAKE_LAYOUT FAKE_NOENTRY FAKE_OLD
  * MODULE is "" when the build had no nvcc: then only the refusals are checked. */
 #include "check.h"
-#include "backend.h"
+#include "forward/backend.h"
 
 #include <dlfcn.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-/* engine/activation.c: tanh and the tanh-form GELU against double-precision libm.
+/* engine/forward/activation.c: tanh and the tanh-form GELU against double-precision libm.
  *
  * tanh: every 211th float of [0, FLT_MAX] (10 million, every binade) and every float of
  * [0.5, 1) (the binade where the polynomial hands over to exp, and the worst error), plus
@@ -14,8 +14,8 @@
  * length and offset (tails), in place or not; atn_activate's gelu_tanh is this GELU (the
  * forward's numbers come from here). */
 #include "check.h"
-#include "activation.h"
-#include "encoder.h"
+#include "forward/activation.h"
+#include "forward/encoder.h"
 #include "common/test-floats.h"
 
 #include <float.h>

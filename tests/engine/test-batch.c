@@ -6,8 +6,8 @@
  * limit. */
 #include "attnscope.h"
 #include "check.h"
-#include "encoder.h"
-#include "encoding.h"
+#include "forward/encoder.h"
+#include "tokenize/encoding.h"
 
 #include <stdint.h>
 #include <stdio.h>

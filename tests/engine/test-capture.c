@@ -3,7 +3,7 @@
  * options that drop parts of the capture do not change the numbers. */
 #include "check.h"
 #include "attnscope.h"
-#include "model-private.h"
+#include "core/model-private.h"
 
 #include <float.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The CPU forward's two paths (engine/encoder.c) against a plain double-precision BERT
+/* The CPU forward's two paths (engine/forward/encoder.c) against a plain double-precision BERT
  * written here: the AVX-512 kernels with a team of 1, 2 and 3 threads (whole heads per
  * thread, heads split by rows, panels of 64 with a partial last one, head width 32 and 64,
  * padded keys) and, in a child process with ATTNSCOPE_CPU_KERNELS=blas, the cblas_sgemm
@@ -6,9 +6,9 @@
  * to 1 within 1e-6, NaN is reported at the right layer, and cancelling works.
  * (Agreement with PyTorch: tests/hf and bench/peer_torch.py --check.) */
 #include "check.h"
-#include "cpu-kernels.h"
-#include "encoder.h"
-#include "family.h"
+#include "forward/cpu-kernels.h"
+#include "forward/encoder.h"
+#include "core/family.h"
 #include "attnscope.h"
 
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* atn_error's parts for translation (engine/error.c): atn_error_set keeps the format and
+/* atn_error's parts for translation (engine/core/error.c): atn_error_set keeps the format and
  * each argument as printed; atn_error_translate rebuilds the message from a translated
  * format (in order, or numbered "%2$s"), after the prefix atn_error_prefix added; it
  * refuses (and gives the English message) when the translation names other arguments,

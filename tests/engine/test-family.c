@@ -1,12 +1,12 @@
-/* The model-family table (engine/family.h): model_type -> family, the refusal of an
+/* The model-family table (engine/core/family.h): model_type -> family, the refusal of an
  * unknown model_type (naming config.json's value and listing the supported ones, the same
  * message from the table and from the loader), the table's completeness, and the
  * position rule. */
 #include "check.h"
 #include "attnscope.h"
-#include "family.h"
-#include "model-private.h"
-#include "tokenizer.h"
+#include "core/family.h"
+#include "core/model-private.h"
+#include "tokenize/tokenizer.h"
 
 #include <stdio.h>
 #include <stdlib.h>

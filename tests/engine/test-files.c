@@ -3,7 +3,7 @@
  * and its atomic writers (atn_write_file_atomic, atn_atomic_open/close: the old file stays
  * until the rename, a discarded write leaves nothing behind). */
 #include "check.h"
-#include "files.h"
+#include "core/files.h"
 
 #include <dirent.h>
 #include <string.h>

@@ -1,9 +1,9 @@
-/* The engine's one JSON parser (engine/json.c): one value per text (trailing data refused,
+/* The engine's one JSON parser (engine/core/json.c): one value per text (trailing data refused,
  * whitespace allowed), duplicate keys resolved to the last value at every depth as Python's
  * json.loads does, the allocation bound and its message, and a 300k-key object deduplicated
  * in well under a second (the check is O(n log n)). */
 #include "check.h"
-#include "json.h"
+#include "core/json.h"
 
 #include <time.h>
 

@@ -1,4 +1,4 @@
-/* A model's weights never depend on the file staying as it was (engine/mapguard.c,
+/* A model's weights never depend on the file staying as it was (engine/core/mapguard.c,
  * atn_model_check_files).  On a copy of tests/hf/models/f32, whose F32 weights are used in
  * place from the mapping: truncating the file makes a read of the last word embedding (a
  * SIGBUS before) read 0 and raise the model's flag; a run then ends with "the file changed
@@ -8,7 +8,7 @@
  * (the default: the child dies of SIGBUS; under ASan, ASan's report). */
 #define _GNU_SOURCE
 #include "check.h"
-#include "model-private.h"
+#include "core/model-private.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,11 +1,11 @@
-/* atn_memlimit_probe (engine/memlimit.c) on made-up /proc and cgroup folders: cgroup v2
+/* atn_memlimit_probe (engine/core/memlimit.c) on made-up /proc and cgroup folders: cgroup v2
  * (memory.max - memory.current, the tightest of the cgroup and its ancestors, "max" is no
  * limit), v2 mounted at unified/ (hybrid), v1's memory controller (a huge limit is none),
  * each less the 64 MiB margin and only when below 3/4 of physical memory; RLIMIT_AS less the
  * address space in use (statm).  Figures worked out by hand below. */
 #define _GNU_SOURCE
 #include "check.h"
-#include "memlimit.h"
+#include "core/memlimit.h"
 
 #include <stdio.h>
 #include <sys/resource.h>

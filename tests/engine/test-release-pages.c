@@ -1,5 +1,5 @@
 /* Once the CPU kernels have packed a layer, the pages of its F32 matrices that map the model's
- * file are given back (engine/encoder.c pack_worker, atn_model_release_file_pages), so that
+ * file are given back (engine/forward/encoder.c pack_worker, atn_model_release_file_pages), so that
  * the process does not hold the layer weights twice (issue 18: bert-base at 512 tokens peaked
  * at 1.58x weights + capture with both copies resident, 1.07x without).
  *
@@ -16,8 +16,8 @@
  *    fresh, which never packed or gave anything back. */
 #define _GNU_SOURCE
 #include "check.h"
-#include "encoder.h"
-#include "model-private.h"
+#include "forward/encoder.h"
+#include "core/model-private.h"
 #include "common/test-models.h"
 
 #include <stdint.h>

@@ -1,11 +1,11 @@
-/* Canonical ordering in atn_ustr_nfd (engine/unicode.c): each run of non-starters is sorted
+/* Canonical ordering in atn_ustr_nfd (engine/tokenize/unicode.c): each run of non-starters is sorted
  * by combining class, stably (Unicode 15, section 3.11, D108), checked on a worked example
  * and, as a property, on random runs of 1..300 marks (the short-run insertion sort and the
  * long-run counting sort); a flood of 30k U+0301 + 30k U+0316 after "a" (5-13 s with the
  * old insertion sort) reorders within a second.  The classes come from the UCD by hand:
  * U+0334 1, U+05B0 10, U+0327 202, U+1DCE 214, U+0316 220, U+0301 230, U+0345 240. */
 #include "check.h"
-#include "unicode.h"
+#include "tokenize/unicode.h"
 
 #include <time.h>
 

@@ -35,10 +35,11 @@ CFLAGS="-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE $SAN -I$OUT -I$R
 # target links only what it uses.  A file clang cannot compile (it happened with gcc-only
 # vector code) is left out with a note: no fuzz target needs the analysis files.
 SOURCES=$(sed -n "/^engine_sources = files(/,/^)/p" "$ROOT/engine/meson.build" | grep -o "'[^']*\.c'" | tr -d "'")
-newest_header=$(ls -t "$ROOT"/engine/*.h "$ROOT"/engine/include/*.h "$OUT/config.h" | head -n 1)
+newest_header=$(ls -t $(find "$ROOT/engine" -name '*.h' ! -path '*/hub/*' ! -path '*/cuda/*') "$OUT/config.h" | head -n 1)
 OBJS=""
 for s in $SOURCES; do
   o="$OUT/obj/${s%.c}.o"
+  mkdir -p "$(dirname "$o")"
   if [ ! -f "$o" ] || [ "$ROOT/engine/$s" -nt "$o" ] || [ "$newest_header" -nt "$o" ]; then
     echo "CC $s"
     # clang ignores "#pragma GCC target": a file of AVX-512 kernels builds with -mavx512f

@@ -5,7 +5,7 @@
 #define ATN_FUZZ_HF_COMMON_H
 
 #include "fuzz-common.h"
-#include "safetensors.h"
+#include "formats/safetensors.h"
 
 #include <stdbool.h>
 

@@ -6,7 +6,7 @@
  * model.safetensors of the catalogue's tiny model (shape checks, legacy names, F16/BF16
  * conversion, unaligned F32 copies) and runs. */
 #include "fuzz-hf-common.h"
-#include "safetensors.h"
+#include "formats/safetensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *origin = "fuzz.safetensors";

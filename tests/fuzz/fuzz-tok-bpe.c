@@ -1,4 +1,4 @@
-/* Fuzz target: the BPE model (engine/tok-bpe.c).  Byte 0: bit 0 set = the classic files
+/* Fuzz target: the BPE model (engine/tokenize/tok-bpe.c).  Byte 0: bit 0 set = the classic files
  * (the rest is vocab.json, a NUL, merges.txt) else a tokenizer.json "model" object.  A model
  * that loads must look its pieces up again and cut fixed words, slices of the input and its
  * own pieces into pieces of its vocabulary whose spans follow each other. */

@@ -1,4 +1,4 @@
-/* Fuzz target: SentencePiece's Precompiled charsmap (engine/tok-charsmap.c).  Byte 0:
+/* Fuzz target: SentencePiece's Precompiled charsmap (engine/tokenize/tok-charsmap.c).  Byte 0:
  * bit 0 set = the rest is the base64 text itself, else the rest is the blob (encoded here).
  * A blob that loads must normalize fixed texts and slices of the input into UTF-8 (when the
  * text is UTF-8) with, for each output byte, a span inside the text; the bytes of one output

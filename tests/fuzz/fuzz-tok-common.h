@@ -6,7 +6,7 @@
 #define ATN_FUZZ_TOK_COMMON_H
 
 #include "fuzz-tokenize-common.h"
-#include "tok-model.h"
+#include "tokenize/tok-model.h"
 
 #include "../tokenizer/tok-model-shim.c"
 

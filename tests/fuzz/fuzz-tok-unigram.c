@@ -1,4 +1,4 @@
-/* Fuzz target: the Unigram model (engine/tok-unigram.c) from a tokenizer.json "model"
+/* Fuzz target: the Unigram model (engine/tokenize/tok-unigram.c) from a tokenizer.json "model"
  * object.  A model that loads must look its pieces up again and cut fixed words, slices of
  * the input and its own pieces into pieces of its vocabulary that cover the word exactly,
  * one after the other (byte_fallback pieces of one string share its span). */

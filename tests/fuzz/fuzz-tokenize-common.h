@@ -6,7 +6,7 @@
 #define ATN_FUZZ_TOKENIZE_COMMON_H
 
 #include "fuzz-common.h"
-#include "wordpiece.h"
+#include "tokenize/wordpiece.h"
 
 /* Strict UTF-8 (no overlongs, surrogates or values past U+10FFFF), written here
  * independently of the tokenizer's decoder. */

@@ -4,7 +4,7 @@
  * vocabulary entry and whose spans lie inside their own segment on character boundaries;
  * a file that does not load names itself in the message. */
 #include "fuzz-common.h"
-#include "tok-pipeline.h"
+#include "tokenize/tok-pipeline.h"
 
 static void check(const atn_tokenizer *tok, const char *text, const char *pair, int32_t max_len) {
     atn_encoding *e = NULL;

@@ -6,8 +6,8 @@
  * A file that reads and holds the word embeddings then goes through the Hugging Face
  * loader as pytorch_model.bin of the catalogue's tiny model and runs. */
 #include "fuzz-hf-common.h"
-#include "torch-bin.h"
-#include "torch-pickle.h"
+#include "formats/torch-bin.h"
+#include "formats/torch-pickle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* the unpickler by itself: any value tree, never a crash */

@@ -1,4 +1,4 @@
-/* The Hugging Face cache (engine/hf-cache.c): where it is, listing, resolving
+/* The Hugging Face cache (engine/formats/hf-cache.c): where it is, listing, resolving
  * org/name[@rev], opening a cached model through atn_model_open, and sentence-transformers
  * folders.  The caches are built here in a temporary folder in huggingface_hub's exact
  * layout (models--ORG--NAME/{blobs/ETAG, snapshots/COMMIT/FILE -> ../../blobs/ETAG,

@@ -318,7 +318,7 @@ static void safetensors_cases(void) {
     unlink(st);
     FAIL(d, ATN_E_IO, "no weights: none of model.safetensors, model.safetensors.index.json, "
          "pytorch_model.bin, pytorch_model.bin.index.json", NULL);
-    /* without safetensors, pytorch_model.bin is read (engine/torch-bin.c) */
+    /* without safetensors, pytorch_model.bin is read (engine/formats/torch-bin.c) */
     in(st, d, "pytorch_model.bin");
     write_all(st, "PK", 2);
     FAIL(d, ATN_E_FORMAT, "pytorch_model.bin: not a PyTorch checkpoint (neither a ZIP archive "

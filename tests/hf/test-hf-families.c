@@ -16,12 +16,12 @@
 #include "check.h"
 #include "common/test-files.h"
 #include "common/test-models.h"
-#include "cpu-kernels.h"
-#include "encoder.h"
-#include "encoding.h"
-#include "family.h"
-#include "model-private.h"
-#include "tokenizer.h"
+#include "forward/cpu-kernels.h"
+#include "forward/encoder.h"
+#include "tokenize/encoding.h"
+#include "core/family.h"
+#include "core/model-private.h"
+#include "tokenize/tokenizer.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* A large shard index (issue 19, item 14): model.safetensors.index.json may list hundreds
  * of thousands of names, and the loader looks every tensor it binds up by name.  Checks:
- *   - the name table (engine/name-map.c): 300k names put and found, absent names absent,
+ *   - the name table (engine/core/name-map.c): 300k names put and found, absent names absent,
  *     a repeated name replaced or kept as asked, and at most 2 slots looked at per call on
  *     average (a table that degenerates into a walk would look at thousands);
  *   - a 48-layer model made here from tests/hf/models/sharded (layers 0 and 1 as stored,
@@ -12,8 +12,8 @@
 #define _GNU_SOURCE
 #include "check.h"
 #include "attnscope.h"
-#include "name-map.h"
-#include "safetensors.h"
+#include "core/name-map.h"
+#include "formats/safetensors.h"
 
 #include <ftw.h>
 #include <stdint.h>

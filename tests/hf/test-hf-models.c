@@ -9,7 +9,7 @@
 #include "check.h"
 #include "common/test-files.h"
 #include "common/test-models.h"
-#include "model-private.h"
+#include "core/model-private.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * conversion checked against hand-known values and an independent formula, and random
  * mutations of a good image that must never crash or hand out bytes outside the buffer. */
 #include "check.h"
-#include "fp16.h"
-#include "safetensors.h"
+#include "forward/fp16.h"
+#include "formats/safetensors.h"
 
 #include <stdint.h>
 #include <sys/mman.h>

@@ -1,4 +1,4 @@
-/* pytorch_model.bin (engine/torch-bin.c, zip.c, torch-pickle.c) against independent
+/* pytorch_model.bin (engine/formats/torch-bin.c, zip.c, torch-pickle.c) against independent
  * writers: every tensor of the files torch.save wrote (tests/hf/gen_torch_bin.py: both zip
  * layouts, the legacy stream, F32/F16/BF16, shards) equals, byte for byte, the same tensor
  * in its safetensors twin; the hand-made files of tests/bad (pt-good-zip, pt-good-legacy,
@@ -8,9 +8,9 @@
  * model's weights equal the twin's bit for bit, safetensors wins when both are there, a
  * ZIP64 archive with 64-bit sizes in its extra fields reads, and in-memory refusals. */
 #include "check.h"
-#include "model-private.h"
-#include "torch-bin.h"
-#include "zip.h"
+#include "core/model-private.h"
+#include "formats/torch-bin.h"
+#include "formats/zip.h"
 
 #include <dirent.h>
 #include <stdint.h>

@@ -322,7 +322,7 @@ try:
                                                          "model-00002-of-00002.safetensors"]), "org/sharded")
     r = run(["run", "--model", "org/sharded", "--ids", "2,13,3", "-o", out], shc)
     check(r.returncode == 0, "run org/sharded: %r" % r.stderr)
-    # the Hub's JSON goes through the engine's parser (engine/json.c): one value per file, the
+    # the Hub's JSON goes through the engine's parser (engine/core/json.c): one value per file, the
     # last of a duplicated key wins (as Python's json module, and so huggingface_hub, reads it)
     r = run(["download", "org/index-trailing"], os.path.join(T, "trailing"))
     check(r.returncode == 2 and "model.safetensors.index.json in org/index-trailing: extra data after the JSON "

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Fixtures for tests/precision/test-precision.c: an independent torch reference of
-attnscope's reduced-precision CPU runs (engine/precision.c).
+attnscope's reduced-precision CPU runs (engine/forward/precision.c).
 
 Run with Debian's torch:  /usr/bin/python3 tests/precision/gen_precision.py
 (CI never runs it; the fixtures it writes under tests/precision/fixtures and the model

@@ -1,4 +1,4 @@
-/* Reduced precision on the CPU (engine/precision.c, the rounding hook in engine/encoder.c)
+/* Reduced precision on the CPU (engine/forward/precision.c, the rounding hook in engine/forward/encoder.c)
  * against the independent torch reference of gen_precision.py (fixtures/).
  *
  * 1. Rounding, bit for bit: torch's bf16 / fp16 conversions of 21856 values (ties, NaN,
@@ -28,9 +28,9 @@
  * 4. Weights rounded once and kept; a toy model's copy follows its edits; ALBERT's shared
  *    layers; fp32 unchanged by the option (bit for bit with a run without it). */
 #include "check.h"
-#include "model-private.h"
-#include "fp16.h"
-#include "precision.h"
+#include "core/model-private.h"
+#include "forward/fp16.h"
+#include "forward/precision.h"
 #include "common/test-floats.h"
 
 #include <cjson/cJSON.h>

@@ -2,7 +2,7 @@
 PreTrainedTokenizer.tokenize (lower-casing outside special tokens, splitting on special
 tokens written in the text), BasicTokenizer, WordpieceTokenizer and longest-first
 truncation.  It uses Python's own unicodedata, so it is independent of the C tables
-(engine/unicode-tables.c, generated from Debian's UCD files).
+(engine/tokenize/tables/unicode-tables.c, generated from Debian's UCD files).
 
 HF's slow tokenizer gives no offsets, so `TrackedBert` reruns the same steps character
 by character, carrying each character's byte span in the original text; `encode` checks

@@ -1,4 +1,4 @@
-/* SentencePiece's Precompiled charsmap (engine/tok-charsmap.c) against the real Hugging Face
+/* SentencePiece's Precompiled charsmap (engine/tokenize/tok-charsmap.c) against the real Hugging Face
  * Rust library: models/gen_fixtures.js took the nmt_nfkc charsmap of a model trained by
  * Debian's spm_train, and recorded for 91 hard texts and 2500 random ones what the npm
  * `tokenizers` package's Precompiled normalizer makes of each (the string, and through a
@@ -7,8 +7,8 @@
  * text; spm_normalize is counted.  Then hand-made blobs: a rule, a deletion, and every way
  * a blob can be bad (refused, ATN_E_FORMAT naming file and path). */
 #include "check.h"
-#include "files.h"
-#include "tok-model.h"
+#include "core/files.h"
+#include "tokenize/tok-model.h"
 
 static const char *dir;
 

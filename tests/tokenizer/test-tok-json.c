@@ -7,8 +7,8 @@
  * Usage: test-tok-json DIR   (DIR = tests/tokenizer/json) */
 #include "check.h"
 #include "common/test-files.h"
-#include "tok-model.h"
-#include "tok-pipeline.h"
+#include "tokenize/tok-model.h"
+#include "tokenize/tok-pipeline.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>

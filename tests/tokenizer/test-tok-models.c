@@ -1,4 +1,4 @@
-/* The subword models (engine/tok-bpe.c, engine/tok-unigram.c) against the real Hugging Face
+/* The subword models (engine/tokenize/tok-bpe.c, engine/tokenize/tok-unigram.c) against the real Hugging Face
  * Rust library: tests/tokenizer/models/gen_fixtures.js ran the npm package `tokenizers` over
  * hard texts and thousands of random ones, cut each into the words HF's normalizer and
  * pre-tokenizer give, and recorded what the model alone makes of each word (ids, char
@@ -12,9 +12,9 @@
  * text, bad model objects and files (messages name file, JSON path, what is wrong), two
  * threads sharing a model, and the speed of a 512-token text. */
 #include "check.h"
-#include "files.h"
-#include "tok-model.h"
-#include "unicode.h"
+#include "core/files.h"
+#include "tokenize/tok-model.h"
+#include "tokenize/unicode.h"
 
 #include <pthread.h>
 #include <unistd.h>

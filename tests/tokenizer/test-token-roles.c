@@ -5,7 +5,7 @@
  * Usage: test-token-roles DIR   (DIR holds bert-base-uncased-vocab.txt; the demo model is
  * found through ATTNSCOPE_DATADIR) */
 #include "check.h"
-#include "wordpiece.h"
+#include "tokenize/wordpiece.h"
 #include "analysis.h"
 
 static const char *dir = "tests/tokenizer";

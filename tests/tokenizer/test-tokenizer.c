@@ -6,7 +6,7 @@
  * Usage: test-tokenizer DIR   (DIR holds fixtures.json and the vocabularies) */
 #include "check.h"
 #include "common/test-files.h"
-#include "wordpiece.h"
+#include "tokenize/wordpiece.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
  * Unicode version of the tables.
  *
  * Usage: tok-driver VOCAB LOWER(0|1) STRIP(-1|0|1) CHINESE(0|1) */
-#include "wordpiece.h"
-#include "unicode-tables.h"
+#include "tokenize/wordpiece.h"
+#include "tokenize/unicode-tables.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

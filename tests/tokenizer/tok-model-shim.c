@@ -1,8 +1,8 @@
-/* Test-only, weak definitions of the two helpers of engine/tok-model.h that the
- * pipeline's branch defines (engine/tok-pipeline.c): the model tests link them so that
+/* Test-only, weak definitions of the two helpers of engine/tokenize/tok-model.h that the
+ * pipeline's branch defines (engine/tokenize/tok-pipeline.c): the model tests link them so that
  * they build before that branch is merged; once it is, its strong definitions win and
  * these are left out by the linker. */
-#include "tok-model.h"
+#include "tokenize/tok-model.h"
 
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference figures for the what-if lab (engine/interventions.c, attnscope.h
+"""Reference figures for the what-if lab (engine/whatif/interventions.c, attnscope.h
 atn_interventions): a from-scratch float64 torch forward of the committed tiny models
 (tests/hf/models: BERT f32, BERT odd3-relu with 3 heads, RoBERTa roberta-f32; the built-in
 demo BERT, 4 layers of 16 heads, for masks in chosen layers), read from their safetensors files, with each intervention written out the way its source defines it:

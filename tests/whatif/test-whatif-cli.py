@@ -30,7 +30,7 @@ TEXT = "the cat sat on the mat ."
 
 
 def packed_path_runs():
-    """Whether the engine's packed CPU path runs here (engine/cpu-kernels.c,
+    """Whether the engine's packed CPU path runs here (engine/forward/cpu-kernels.c,
     atn_cpu_kernels_usable: AVX-512F, unless ATTNSCOPE_CPU_KERNELS=blas)."""
     if os.environ.get("ATTNSCOPE_CPU_KERNELS") == "blas":
         return False

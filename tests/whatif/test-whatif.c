@@ -8,9 +8,9 @@
 #include "check.h"
 #include "common/test-files.h"
 #include "common/test-models.h"
-#include "model-private.h"
+#include "core/model-private.h"
 #include "analysis.h"
-#include "encoder.h"
+#include "forward/encoder.h"
 
 #include <cjson/cJSON.h>
 #include <float.h>

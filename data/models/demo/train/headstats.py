@@ -1,6 +1,6 @@
 """Per-head attention statistics over a set of sentences (what the model card reports).
 
-Defined like the engine's `attnscope stats` (engine/head-stats.c): for each sentence, means
+Defined like the engine's `attnscope stats` (engine/analysis/head-stats.c): for each sentence, means
 over its query rows, then the mean over sentences (each sentence weighs the same).  For one
 attention array A [L,H,n,n] (row = query, column = key) and its token ids:
   prev    = mean over rows i >= 1   of A[i, i-1]

@@ -1,0 +1,405 @@
+/* Per-head statistics in the manner of Clark et al. 2019 ("What Does BERT Look At?"):
+ * entropy of the attention rows, average attention to [CLS], [SEP], punctuation, the token
+ * itself, the previous and the next token, mean attention distance; and a pattern label
+ * read off those numbers.  Averaged over sentences for the corpus mode. */
+#include "analysis.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The accumulator behind an atn_stats (atn_stats_new allocates this; the public struct is
+ * its first member): whether finish has turned the sums into means. */
+typedef struct stats_acc {
+    atn_stats pub;
+    bool finished;
+} stats_acc;
+
+static stats_acc *acc_of(const atn_stats *st) { return (stats_acc *)st; }
+
+#include "tokenize/unicode-tables.h"
+
+/* ---- the pattern label: thresholds ----------------------------------------------------
+ * A head gets the first label whose test passes, in this order:
+ *   previous / next / diagonal  the largest of prev, next, self is >= POSITIONAL (0.5)
+ *   vertical [CLS] / [SEP]      cls or sep (the larger) >= VERTICAL (0.5)
+ *   vertical punctuation        punct >= VERTICAL (0.5)
+ *   block                       local (|i-j| <= 2) >= LOCAL (0.7) while entropy_norm < BROAD
+ *                               (in a short input every key is within 2, which says nothing),
+ *                               or, for sentence pairs, same_segment >= SEGMENT (0.9) with
+ *                               cls + sep < SEGMENT_SPECIAL (0.5)
+ *   broad                       entropy_norm >= BROAD (0.75)
+ *   mixed                       otherwise
+ * The 0.5 thresholds follow Clark et al.'s observation that specialised heads put more
+ * than half their attention on one kind of target; LOCAL and BROAD were set by eye on
+ * bert-base heatmaps.  tests/analysis/test-head-stats.c checks each rule just below, at and
+ * just above its threshold: moving one fails that test. */
+#define TH_POSITIONAL 0.5
+#define TH_VERTICAL 0.5
+#define TH_LOCAL 0.7
+#define TH_SEGMENT 0.9
+#define TH_BROAD 0.75
+#define TH_SEGMENT_SPECIAL 0.5
+
+static const char *const pattern_names[ATN_PATTERN_COUNT] = {
+    "diagonal", "previous", "next", "vertical [CLS]", "vertical [SEP]", "vertical punctuation", "block", "broad",
+    "mixed",
+};
+
+const char *atn_pattern_name(atn_pattern p) {
+    return (unsigned)p < ATN_PATTERN_COUNT ? pattern_names[p] : "mixed";
+}
+
+atn_pattern atn_pattern_classify(const atn_head_stats *s, bool has_pairs) {
+    double pos = fmax(s->self, fmax(s->prev, s->next));
+    if (pos >= TH_POSITIONAL) {
+        if (s->prev == pos)
+            return ATN_PATTERN_PREVIOUS;
+        if (s->next == pos)
+            return ATN_PATTERN_NEXT;
+        return ATN_PATTERN_DIAGONAL;
+    }
+    if (fmax(s->cls, s->sep) >= TH_VERTICAL)
+        return s->cls >= s->sep ? ATN_PATTERN_CLS : ATN_PATTERN_SEP;
+    if (s->punct >= TH_VERTICAL)
+        return ATN_PATTERN_PUNCT;
+    if ((s->local >= TH_LOCAL && s->entropy_norm < TH_BROAD) || (has_pairs && s->same_segment >= TH_SEGMENT && s->cls + s->sep < TH_SEGMENT_SPECIAL))
+        return ATN_PATTERN_BLOCK;
+    if (s->entropy_norm >= TH_BROAD)
+        return ATN_PATTERN_BROAD;
+    return ATN_PATTERN_MIXED;
+}
+
+/* ---- punctuation ------------------------------------------------------------------------ */
+
+static uint32_t next_cp(const unsigned char **pp) {
+    const unsigned char *p = *pp;
+    uint32_t c = p[0];
+    int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+    if (len > 1) {
+        c &= 0x3f >> (len - 1);
+        for (int i = 1; i < len; i++) {
+            if ((p[i] & 0xc0) != 0x80) { /* malformed: not punctuation */
+                *pp = p + i;
+                return 0xfffd;
+            }
+            c = (c << 6) | (p[i] & 0x3f);
+        }
+    }
+    *pp = p + len;
+    return c;
+}
+
+bool atn_token_is_punct(const char *text) {
+    if (!text)
+        return false;
+    const unsigned char *p = (const unsigned char *)text;
+    if (p[0] == '#' && p[1] == '#' && p[2]) /* WordPiece continuation: look at the piece */
+        p += 2;
+    if (!*p)
+        return false;
+    while (*p) {
+        uint32_t c = next_cp(&p);
+        bool punct;
+        if (c < 0x80) /* ASCII as BERT's tokenizer sees it: every non-alphanumeric printable */
+            punct = (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
+        else
+            punct = atn_uc_class_of(c) == ATN_UC_PUNCT;
+        if (!punct)
+            return false;
+    }
+    return true;
+}
+
+/* ---- accumulation ------------------------------------------------------------------------ */
+
+atn_stats *atn_stats_new(int32_t n_layers, int32_t n_heads, atn_error *err) {
+    if (n_layers <= 0 || n_heads <= 0 || n_layers > 4096 || n_heads > 4096) {
+        atn_error_set(err, ATN_E_INVALID, "stats: model shape %d layers x %d heads is not valid", n_layers, n_heads);
+        return NULL;
+    }
+    stats_acc *acc = calloc(1, sizeof *acc);
+    atn_stats *st = acc ? &acc->pub : NULL;
+    if (st)
+        st->heads = calloc((size_t)n_layers * n_heads, sizeof *st->heads);
+    if (!st || !st->heads) {
+        atn_stats_free(st);
+        atn_error_set(err, ATN_E_NOMEM, "stats: out of memory");
+        return NULL;
+    }
+    st->n_layers = n_layers;
+    st->n_heads = n_heads;
+    return st;
+}
+
+void atn_stats_free(atn_stats *st) {
+    if (!st)
+        return;
+    free(st->heads);
+    free(acc_of(st));
+}
+
+typedef enum { KIND_OTHER = 0, KIND_CLS = 1, KIND_SEP = 2, KIND_PUNCT = 4 } token_kind;
+
+/* One sentence's sums for heads, shared by the threads that split them (each head's sums
+ * are its own, so any split gives the same bits). */
+typedef struct stats_job {
+    atn_stats *st;
+    const float *attn;
+    const unsigned char *kind;
+    const int32_t *keep, *seg;
+    int32_t n, m, first, step;   /* this thread's heads: first, first + step, ... */
+    double log2m;
+    atn_progress_fn progress;    /* or NULL */
+    void *user_data;
+    int *stop;                   /* set when progress said stop: every thread's heads end */
+} stats_job;
+
+static void add_head(const stats_job *j, int32_t idx) {
+    const unsigned char *kind = j->kind;
+    const int32_t *keep = j->keep, *seg = j->seg;
+    int32_t n = j->n, m = j->m;
+    double log2m = j->log2m;
+    const float *a = j->attn + (size_t)idx * n * n;
+    double ent = 0, ent_n = 0, cls = 0, sep = 0, punct = 0, self = 0, prev = 0, next = 0, local = 0;
+    double same = 0, dist = 0;
+    int32_t n_prev = 0, n_next = 0;
+    for (int32_t r = 0; r < m; r++) {
+        int32_t i = keep[r];
+        const float *row = a + (size_t)i * n;
+        double e = 0;
+        for (int32_t c = 0; c < m; c++) {
+            int32_t k = keep[c];
+            double w = row[k];
+            if (!isfinite(w))
+                w = 0;
+            if (w > 0)
+                e -= w * log2(w);
+            if (kind[k] == KIND_CLS)
+                cls += w;
+            else if (kind[k] == KIND_SEP)
+                sep += w;
+            else if (kind[k] == KIND_PUNCT)
+                punct += w;
+            int32_t dd = i > k ? i - k : k - i;
+            if (dd <= 2)
+                local += w;
+            dist += w * dd;
+            if (!seg || seg[k] == seg[i])
+                same += w;
+        }
+        ent += e;
+        ent_n += m > 1 ? e / log2m : 0.0;
+        self += isfinite(row[i]) ? row[i] : 0;
+        if (r > 0 && keep[r - 1] == i - 1) {
+            prev += isfinite(row[i - 1]) ? row[i - 1] : 0;
+            n_prev++;
+        }
+        if (r + 1 < m && keep[r + 1] == i + 1) {
+            next += isfinite(row[i + 1]) ? row[i + 1] : 0;
+            n_next++;
+        }
+    }
+    atn_head_stats *s = &j->st->heads[idx];
+    s->entropy += ent / m;
+    s->entropy_norm += ent_n / m;
+    s->cls += cls / m;
+    s->sep += sep / m;
+    s->punct += punct / m;
+    s->self += self / m;
+    s->prev += n_prev ? prev / n_prev : 0.0;
+    s->next += n_next ? next / n_next : 0.0;
+    s->local += local / m;
+    s->same_segment += same / m;
+    s->distance += dist / m;
+}
+
+static void *stats_worker(void *arg) {
+    const stats_job *j = arg;
+    int32_t heads = j->st->n_layers * j->st->n_heads, mine = (heads - j->first + j->step - 1) / j->step, done = 0;
+    for (int32_t idx = j->first; idx < heads; idx += j->step) {
+        if (j->stop && __atomic_load_n(j->stop, __ATOMIC_RELAXED))
+            return NULL;
+        add_head(j, idx);
+        done++;
+        if (j->progress && !j->progress(mine ? (double)done / mine : 1.0, ATN_STAGE_STATISTICS, j->user_data))
+            __atomic_store_n(j->stop, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static atn_status stats_add(atn_stats *st, const atn_capture *cap, atn_progress_fn progress, void *user_data,
+                            atn_error *err);
+
+atn_status atn_stats_add(atn_stats *st, const atn_capture *cap, atn_error *err) {
+    return stats_add(st, cap, NULL, NULL, err);
+}
+
+static atn_status stats_add(atn_stats *st, const atn_capture *cap, atn_progress_fn progress, void *user_data,
+                            atn_error *err) {
+    if (!st || !cap)
+        return atn_error_set(err, ATN_E_INVALID, "stats: no capture");
+    if (acc_of(st)->finished)
+        return atn_error_set(err, ATN_E_INVALID, "stats: add after finish");
+    if (!cap->attn)
+        return atn_error_set(err, ATN_E_INVALID, "stats: the run kept no attention (keep_attention is off)");
+    if (cap->n_layers != st->n_layers || cap->n_heads != st->n_heads)
+        return atn_error_set(err, ATN_E_SHAPE, "stats: capture has %d layers x %d heads, expected %d x %d",
+                             cap->n_layers, cap->n_heads, st->n_layers, st->n_heads);
+    int32_t n = cap->n;
+    const atn_encoding *enc = cap->enc;
+    unsigned char *kind = calloc((size_t)(n > 0 ? n : 1), 1);
+    int32_t *keep = malloc((size_t)(n > 0 ? n : 1) * sizeof *keep);
+    if (!kind || !keep) {
+        free(kind);
+        free(keep);
+        return atn_error_set(err, ATN_E_NOMEM, "stats: out of memory");
+    }
+    int32_t m = 0;
+    bool pair = false;
+    for (int32_t i = 0; i < n; i++) {
+        bool on = !enc || !enc->mask || enc->mask[i];
+        if (!on)
+            continue;
+        keep[m++] = i;
+        const atn_token *tk = enc && enc->tokens ? &enc->tokens[i] : NULL;
+        const char *text = tk ? tk->text : NULL;
+        if (tk && tk->role == ATN_TOKEN_CLS)
+            kind[i] = KIND_CLS;
+        else if (tk && tk->role == ATN_TOKEN_SEP)
+            kind[i] = KIND_SEP;
+        else if (text && !(enc->tokens[i].special) && atn_token_is_punct(text))
+            kind[i] = KIND_PUNCT;
+        if (enc && enc->type_ids && enc->type_ids[i] != 0)
+            pair = true;
+    }
+    if (m == 0) {
+        free(kind);
+        free(keep);
+        return ATN_OK;
+    }
+    enum { MAX_THREADS = 8 };
+    stats_job jobs[MAX_THREADS];
+    int32_t heads = st->n_layers * st->n_heads, threads = 1;
+    /* bert-base at 512 tokens: 38M weights, each with a log2 (~0.4 s on one core); small
+       inputs stay on this thread */
+    if ((double)m * m * heads >= 1 << 20) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int32_t)cores;
+        threads = threads > heads ? heads : threads;
+    }
+    pthread_t tid[MAX_THREADS];
+    bool started[MAX_THREADS] = {false};
+    int stop = 0;
+    for (int32_t t = 0; t < threads; t++) {
+        jobs[t] = (stats_job){st, cap->attn, kind, keep, enc ? enc->type_ids : NULL, n, m, t, threads,
+                              m > 1 ? log2((double)m) : 1.0, progress, user_data, &stop};
+        if (t > 0)
+            started[t] = pthread_create(&tid[t], NULL, stats_worker, &jobs[t]) == 0;
+    }
+    stats_worker(&jobs[0]);
+    for (int32_t t = 1; t < threads; t++) {
+        if (started[t])
+            pthread_join(tid[t], NULL);
+        else
+            stats_worker(&jobs[t]); /* no thread: do its share here */
+    }
+    free(kind);
+    free(keep);
+    if (__atomic_load_n(&stop, __ATOMIC_RELAXED))
+        return atn_error_set(err, ATN_E_CANCELLED, "stats: cancelled");
+    st->n_sentences++;
+    st->n_tokens += m;
+    st->has_pairs |= pair;
+    return ATN_OK;
+}
+
+atn_status atn_stats_finish(atn_stats *st, atn_error *err) {
+    if (!st)
+        return atn_error_set(err, ATN_E_INVALID, "stats: NULL");
+    if (acc_of(st)->finished)
+        return ATN_OK;
+    double k = st->n_sentences ? 1.0 / (double)st->n_sentences : 0.0;
+    for (size_t i = 0; i < (size_t)st->n_layers * st->n_heads; i++) {
+        atn_head_stats *s = &st->heads[i];
+        s->entropy *= k;
+        s->entropy_norm *= k;
+        s->cls *= k;
+        s->sep *= k;
+        s->punct *= k;
+        s->self *= k;
+        s->prev *= k;
+        s->next *= k;
+        s->local *= k;
+        s->same_segment *= k;
+        s->distance *= k;
+        s->pattern = st->n_sentences ? atn_pattern_classify(s, st->has_pairs) : ATN_PATTERN_MIXED;
+    }
+    acc_of(st)->finished = true;
+    return ATN_OK;
+}
+
+atn_status atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error *err) {
+    return atn_stats_compute_progress(cap, NULL, NULL, out, err);
+}
+
+atn_status atn_stats_compute_progress(const atn_capture *cap, atn_progress_fn progress, void *user_data,
+                                      atn_stats **out, atn_error *err) {
+    *out = NULL;
+    if (!cap)
+        return atn_error_set(err, ATN_E_INVALID, "stats: no capture");
+    atn_stats *st = atn_stats_new(cap->n_layers, cap->n_heads, err);
+    if (!st)
+        return err ? err->status : ATN_E_NOMEM;
+    atn_status s = stats_add(st, cap, progress, user_data, err);
+    if (s == ATN_OK)
+        s = atn_stats_finish(st, err);
+    if (s) {
+        atn_stats_free(st);
+        return s;
+    }
+    *out = st;
+    return ATN_OK;
+}
+
+static double max2(double a, double b) { return a > b ? a : b; }
+
+bool atn_stats_clearest_head(const atn_stats *st, int32_t *layer, int32_t *head) {
+    if (!st || !st->heads || st->n_layers <= 0 || st->n_heads <= 0)
+        return false;
+    int64_t best = 0;
+    double best_score = -1;
+    for (int64_t k = 0; k < (int64_t)st->n_layers * st->n_heads; k++) {
+        const atn_head_stats *h = &st->heads[k];
+        double score = max2(max2(h->prev, h->next), max2(h->self, max2(h->cls, h->sep)));
+        if (score > best_score + 1e-9) {
+            best_score = score;
+            best = k;
+        }
+    }
+    if (!(best_score >= ATN_CLEAREST_HEAD_MIN))
+        return false;
+    if (layer)
+        *layer = (int32_t)(best / st->n_heads);
+    if (head)
+        *head = (int32_t)(best % st->n_heads);
+    return true;
+}
+
+atn_status atn_stats_write_csv(const atn_stats *st, FILE *f, atn_error *err) {
+    if (!st || !f)
+        return atn_error_set(err, ATN_E_INVALID, "statistics: nothing to write");
+    fputs("layer,head,entropy,entropy_norm,cls,sep,punct,self,prev,next,local,same_segment,distance,pattern\n", f);
+    for (int32_t l = 0; l < st->n_layers; l++)
+        for (int32_t h = 0; h < st->n_heads; h++) {
+            const atn_head_stats *s = &st->heads[(size_t)l * st->n_heads + h];
+            fprintf(f, "%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,\"%s\"\n", l, h, s->entropy,
+                    s->entropy_norm, s->cls, s->sep, s->punct, s->self, s->prev, s->next, s->local, s->same_segment,
+                    s->distance, atn_pattern_name(s->pattern));
+        }
+    if (ferror(f))
+        return atn_error_set(err, ATN_E_IO, "statistics: write error");
+    return ATN_OK;
+}

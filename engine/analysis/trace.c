@@ -1,0 +1,154 @@
+/* The trace: one head's arithmetic for one query token, recomputed step by step in double
+ * precision from the captured Q, K, V, so the numbers a student reads are the numbers the
+ * model used (max_abs_diff checks them against the captured probabilities). */
+#include "forward/encoder.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void atn_trace_free(atn_trace *t) {
+    if (!t)
+        return;
+    free(t->q);
+    free(t->keys);
+    free(t->scores);
+    free(t->scaled);
+    free(t->mask_term);
+    free(t->bias_term);
+    free(t->shifted);
+    free(t->exps);
+    free(t->weights);
+    free(t->values);
+    free(t->output);
+    free(t->concat);
+    free(t->projected);
+    free(t);
+}
+
+atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int32_t layer, int32_t head,
+                             int32_t query, atn_trace **out, atn_error *err) {
+    *out = NULL;
+    if (!cap)
+        return atn_error_set(err, ATN_E_INVALID, "no capture: run the model first");
+    if (!cap->has_trace_inputs)
+        return atn_error_set(err, ATN_E_INVALID, "this run kept no trace inputs (Q, K, V)");
+    if (!cap->mask_add)
+        return atn_error_set(err, ATN_E_INVALID, "this capture has no attention mask");
+    if (layer < 0 || layer >= cap->n_layers)
+        return atn_error_set(err, ATN_E_INVALID, "layer %d out of range: the model has layers 0..%d", layer,
+                             cap->n_layers - 1);
+    if (head < 0 || head >= cap->n_heads)
+        return atn_error_set(err, ATN_E_INVALID, "head %d out of range: the model has heads 0..%d", head,
+                             cap->n_heads - 1);
+    if (query < 0 || query >= cap->n)
+        return atn_error_set(err, ATN_E_INVALID, "query token %d out of range: the input has tokens 0..%d",
+                             query, cap->n - 1);
+    int32_t n = cap->n, d = cap->d_model, k = cap->d_head;
+    atn_trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    t->layer = layer, t->head = head, t->query = query;
+    t->causal = atn_model_is_causal(model);
+    t->n = n, t->d_head = k, t->d_model = d;
+    t->enc = cap->enc;
+    t->q = calloc((size_t)k, sizeof(double));
+    t->keys = calloc((size_t)n * k, sizeof(double));
+    t->scores = calloc((size_t)n, sizeof(double));
+    t->scaled = calloc((size_t)n, sizeof(double));
+    t->mask_term = calloc((size_t)n, sizeof(double));
+    t->bias_term = calloc((size_t)n, sizeof(double));
+    t->shifted = calloc((size_t)n, sizeof(double));
+    t->exps = calloc((size_t)n, sizeof(double));
+    t->weights = calloc((size_t)n, sizeof(double));
+    t->values = calloc((size_t)n * k, sizeof(double));
+    t->output = calloc((size_t)k, sizeof(double));
+    t->concat = calloc((size_t)d, sizeof(double));
+    t->projected = calloc((size_t)d, sizeof(double));
+    if (!t->q || !t->keys || !t->scores || !t->scaled || !t->mask_term || !t->bias_term || !t->shifted || !t->exps ||
+        !t->weights || !t->values || !t->output || !t->concat || !t->projected) {
+        atn_trace_free(t);
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    }
+    size_t base = (size_t)layer * n * d;
+    const float *Q = cap->q + base, *K = cap->k + base, *V = cap->v + base, *C = cap->ctx + base;
+    int32_t off = head * k;
+    for (int32_t c = 0; c < k; c++)
+        t->q[c] = Q[(size_t)query * d + off + c];
+    for (int32_t j = 0; j < n; j++)
+        for (int32_t c = 0; c < k; c++) {
+            t->keys[(size_t)j * k + c] = K[(size_t)j * d + off + c];
+            t->values[(size_t)j * k + c] = V[(size_t)j * d + off + c];
+        }
+    /* steps 1-2: scores and scaling; the mask, ALiBi's bias and the temperature */
+    /* the forward's factor, exactly (1/sqrt(k); GPT-2's scale_attn_* switches change it) */
+    t->scale = model && model->attn_no_scale ? 1.0 : 1.0 / sqrt((double)k);
+    if (model && model->attn_scale_by_layer)
+        t->scale /= (double)(layer + 1);
+    t->temperature = cap->temperature > 0.0f ? cap->temperature : 1.0;
+    t->head_off = cap->heads_off && cap->heads_off[(size_t)layer * cap->n_heads + head]
+                      ? (cap->head_mode == ATN_HEAD_UNIFORM ? 2 : 1) : 0;
+    double slope = cap->alibi_slopes ? cap->alibi_slopes[head] : 0.0;
+    t->max = -INFINITY;
+    const float *lmask = atn_capture_layer_mask(cap, layer);
+    double *x = t->shifted;   /* the divided scores, shifted below */
+    for (int32_t j = 0; j < n; j++) {
+        double s = 0;
+        for (int32_t c = 0; c < k; c++)
+            s += t->q[c] * t->keys[(size_t)j * k + c];
+        t->scores[j] = s;
+        t->scaled[j] = s * t->scale;
+        t->mask_term[j] = lmask[(size_t)query * n + j];   /* the mask the forward added in this layer */
+        int32_t dist = query > j ? query - j : j - query;
+        t->bias_term[j] = dist ? -slope * (double)dist : 0.0;
+        x[j] = (t->scaled[j] + t->mask_term[j] + t->bias_term[j]) / t->temperature;
+        if (x[j] > t->max)
+            t->max = x[j];
+    }
+    /* step 3: softmax, max-subtracted; then a switched-off head's replacement */
+    t->sum = 0;
+    for (int32_t j = 0; j < n; j++) {
+        t->shifted[j] = x[j] - t->max;
+        t->exps[j] = exp(t->shifted[j]);
+        t->sum += t->exps[j];
+    }
+    const float *P = cap->attn ? cap->attn + (((size_t)layer * cap->n_heads + head) * n + query) * n : NULL;
+    int32_t visible = 0;
+    for (int32_t j = 0; j < n; j++)
+        visible += t->mask_term[j] == 0.0;
+    for (int32_t j = 0; j < n; j++) {
+        t->weights[j] = t->exps[j] / t->sum;
+        if (t->head_off == 1)
+            t->weights[j] = 0.0;
+        else if (t->head_off == 2)
+            t->weights[j] = visible ? (t->mask_term[j] == 0.0 ? 1.0 / visible : 0.0) : 1.0 / n;
+        if (P) {
+            float diff = (float)fabs(t->weights[j] - P[j]);
+            if (diff > t->max_abs_diff)
+                t->max_abs_diff = diff;
+        }
+    }
+    /* step 4: weighted sum of the values */
+    for (int32_t j = 0; j < n; j++)
+        for (int32_t c = 0; c < k; c++)
+            t->output[c] += t->weights[j] * t->values[(size_t)j * k + c];
+    /* step 5: concatenation of all heads for this token, and the output projection */
+    for (int32_t c = 0; c < d; c++)
+        t->concat[c] = C[(size_t)query * d + c];
+    for (int32_t c = 0; c < k; c++)   /* this head's slice from the exact recomputation */
+        t->concat[off + c] = t->output[c];
+    const atn_layer_weights *lw = &model->w.layers[layer];
+    for (int32_t o = 0; o < d; o++) {
+        double s = lw->bo ? lw->bo[o] : 0.0;
+        if (lw->wo) {
+            const float *row = lw->wo + (size_t)o * d;
+            for (int32_t c = 0; c < d; c++)
+                s += row[c] * t->concat[c];
+        } else {
+            s += t->concat[o];
+        }
+        t->projected[o] = s;
+    }
+    *out = t;
+    return ATN_OK;
+}

@@ -1,0 +1,147 @@
+/* The inside of an atn_model: configuration, weight pointers and where they live.
+ * Shared by the loaders (toy JSON, Hugging Face folders) and the backends. */
+#ifndef ATN_MODEL_PRIVATE_H
+#define ATN_MODEL_PRIVATE_H
+
+#include "attnscope.h"
+
+#include <signal.h>
+
+/* One encoder layer.  Linear weights are [out, in] (y = x W^T + b), as in Hugging Face.
+ * A NULL weight means identity (toy models only), a NULL bias or LayerNorm beta means
+ * zero, a NULL LayerNorm gamma means one. */
+typedef struct atn_layer_weights {
+    const float *wq, *bq;        /* [d, d], [d]  attention.self.query */
+    const float *wk, *bk;        /* [d, d], [d]  attention.self.key */
+    const float *wv, *bv;        /* [d, d], [d]  attention.self.value */
+    const float *wo, *bo;        /* [d, d], [d]  attention.output.dense */
+    const float *ln1_g, *ln1_b;  /* [d]          attention.output.LayerNorm */
+    const float *w1, *b1;        /* [f, d], [f]  intermediate.dense */
+    const float *w2, *b2;        /* [d, f], [d]  output.dense */
+    const float *ln2_g, *ln2_b;  /* [d]          output.LayerNorm */
+} atn_layer_weights;
+
+/* E below is the embedding width, atn_d_embed(cfg): d_model except for ALBERT and ELECTRA. */
+typedef struct atn_weights {
+    const float *word_emb;       /* [V, E]         embeddings.word_embeddings */
+    const float *pos_emb;        /* [max_pos, E]   embeddings.position_embeddings */
+    const float *type_emb;       /* [types, E]     embeddings.token_type_embeddings; NULL: none */
+    const float *emb_ln_g;       /* [E]            embeddings.LayerNorm */
+    const float *emb_ln_b;
+    /* [L] captured layers; ALBERT's entries repeat the pointers of the layer they share
+       (see layer_groups in atn_model) */
+    atn_layer_weights *layers;
+    /* masked-LM head (cls.predictions.*); NULL when absent */
+    const float *mlm_dense_w, *mlm_dense_b;   /* [E, d], [E] transform.dense */
+    const float *mlm_ln_g, *mlm_ln_b;         /* [E] transform.LayerNorm */
+    const float *mlm_decoder_w;               /* [V, E]; NULL: tied to word_emb */
+    const float *mlm_decoder_b;               /* [V] cls.predictions.bias */
+    /* the projection of the embeddings to d before layer 0 (ALBERT's
+       embedding_hidden_mapping_in, ELECTRA's embeddings_project); NULL: none (E == d) */
+    const float *emb_proj_w, *emb_proj_b;     /* [d, E], [d] */
+    /* pre-LN families (GPT-2): the final LayerNorm after the last block (ln_f); NULL when
+       the family has none */
+    const float *final_ln_g, *final_ln_b;     /* [d] */
+    /* next-token families: lm_head.weight when stored; NULL: tied to word_emb */
+    const float *lm_head_w;                   /* [V, d] */
+} atn_weights;
+
+/* The embedding width E of a configuration (d_embed, 0 meaning d_model). */
+static inline int32_t atn_d_embed(const atn_config *c) { return c->d_embed > 0 ? c->d_embed : c->d_model; }
+
+struct atn_tokenizer;   /* engine/tokenize/tokenizer.h: the interface (WordPiece today) */
+struct atn_family;      /* engine/core/family.h */
+
+/* A block of memory the model owns; freed with the model. */
+typedef struct atn_model_block {
+    void *ptr;
+    size_t len;
+    bool mapped;   /* munmap instead of free */
+    /* a mapping of a file (atn_model_own_file): the file as it was at open, checked before
+       each forward (atn_model_check_files); NULL path otherwise */
+    char *path;
+    unsigned long long dev, ino;
+    long long size, mtime_ns;
+} atn_model_block;
+
+struct atn_model {
+    atn_model_kind kind;
+    /* the architecture family's table (engine/core/family.h): never NULL; BERT unless the loader
+       found another model_type (toy and random models are BERT-layout encoders) */
+    const struct atn_family *family;
+    atn_config cfg;
+    atn_weights w;
+    /* ALBERT's sharing (atn_model_layer_weights): cfg.n_layers = layer_applied x
+       layer_inner captured layers run layer_groups x layer_inner stored layers; all 0 when
+       each layer has its own weights */
+    int32_t layer_groups, layer_inner, layer_applied;
+    char *name;
+    char *path;
+
+    /* toy models: their tokens and input vectors X [n, d] (mutable: the GUI edits them) */
+    int32_t toy_n;
+    char **toy_tokens;
+    float *toy_x;
+    /* toy models own every weight they have (malloc'ed through atn_model_alloc_floats),
+       so toy-model.c may write through the const pointers of w */
+
+    /* Hugging Face models */
+    struct atn_tokenizer *tokenizer;
+
+    atn_model_block *blocks;
+    int32_t n_blocks;
+
+    /* opaque per-backend state (weights uploaded to a GPU ...), freed with the model */
+    void *backend_state;
+    void (*backend_state_free)(void *state);
+
+    /* the CPU forward's copy of the layer weights packed for its GEMM kernel (encoder.c),
+       made on the first forward of a BERT model; its memory is one of blocks.  Toy models
+       (editable) never get one; code that changes a BERT model's weights must drop it */
+    void *cpu_packed;
+    /* reduced-precision runs on the CPU: the weights rounded to bf16 / fp16 (index
+       atn_precision; engine/forward/precision.c), made on the first such run; memory in blocks.
+       Toy models never keep them; code that changes a model's weights must drop them */
+    struct atn_rounded_weights *cpu_rounded[3];
+
+    /* GPT-2's attention scaling (config.json; atn_attn_scale in encoder.c reads them):
+       attn_no_scale: scale_attn_weights false (no 1/sqrt(k)); attn_scale_by_layer:
+       scale_attn_by_inverse_layer_idx (scores / (layer + 1) too).  Both false for BERT */
+    bool attn_no_scale;
+    bool attn_scale_by_layer;
+    /* set by the SIGBUS guard (mapguard.h) when a mapped file turned out shorter */
+    volatile sig_atomic_t file_changed;
+};
+
+/* Hands a read-only mapping of path to the model (as atn_model_own(..., true)), guarded
+ * against SIGBUS (mapguard.h) and remembered for atn_model_check_files.  False when out of
+ * memory (the mapping is then unmapped). */
+bool atn_model_own_file(atn_model *model, void *ptr, size_t len, const char *path);
+/* ATN_E_IO, "PATH: the file changed while the model was open (it is now N bytes, was M);
+ * reopen the model", when a mapped file is no longer as it was at open (size, modification
+ * time, inode) or the guard caught a read past its end; ATN_OK otherwise. */
+atn_status atn_model_check_files(const atn_model *model, atn_error *err);
+/* Gives back this process's copy of the pages wholly inside [ptr, ptr + len) when that range
+ * lies in one of the model's read-only mappings of a file (atn_model_own_file): the packed
+ * copy of the layer weights (engine/forward/encoder.c) makes the mapped F32 matrices idle, and both
+ * resident would be two copies of the weights.  The data stay as they were: a later read
+ * (the cblas path, a reduced precision, the GPU upload, the trace) faults the pages back in
+ * from the page cache or the file.  Memory that is not such a mapping (a random model, F16
+ * converted to F32) is left alone.  Returns the bytes given back; safe to call while other
+ * threads read the range. */
+size_t atn_model_release_file_pages(const atn_model *model, const void *ptr, size_t len);
+
+/* "token type T at position P is outside 0..N-1"; for a model with one token type it says so
+ * and that sentence pairs are not supported (a pair's second segment has type 1).
+ * Returns ATN_E_INVALID. */
+atn_status atn_type_id_error(const atn_model *m, int32_t type_id, int32_t pos, atn_error *err);
+
+/* Allocates and zeroes a model (family: BERT); name/path are copied. */
+atn_model *atn_model_alloc(atn_model_kind kind, const char *name, const char *path);
+/* Takes ownership of ptr (malloc'ed, or mmap'ed when mapped). Returns false on OOM
+ * (and frees/unmaps ptr). */
+bool atn_model_own(atn_model *model, void *ptr, size_t len, bool mapped);
+/* Allocates floats owned by the model (zeroed). */
+float *atn_model_alloc_floats(atn_model *model, size_t count);
+
+#endif

@@ -1,0 +1,987 @@
+/* Opening a Hugging Face model folder: config.json, the weights and the vocabulary
+ * (vocab.txt + tokenizer_config.json).  Weights, the first found of: model.safetensors,
+ * model.safetensors.index.json (shards), pytorch_model.bin, pytorch_model.bin.index.json
+ * (shards); .bin files are read by engine/formats/torch-bin.h into the same atn_st_file table.
+ *
+ * config.json's "model_type" picks the model family (engine/core/family.h), whose table gives
+ * the config keys, the tensor names, the prefixes of task checkpoints (BERT: "bert." of
+ * BertForMaskedLM, BertForPreTraining, BertForSequenceClassification ..., or none), whether
+ * old LayerNorm.gamma/beta names are accepted, the masked-LM head and the tokenizer.
+ * Tensors the encoder does not read (pooler.* ...) are ignored.  Every tensor the encoder
+ * needs is checked against the shape config.json implies before anything is used.
+ *
+ * F32 tensors are used in place from the mapping (no copy); F16/BF16 tensors, and F32
+ * tensors whose data is not 4-byte aligned in the file, are converted into one block the
+ * model owns.  Mappings no tensor points into are released at the end. */
+#include "core/family.h"
+#include "core/files.h"
+#include "forward/fp16.h"
+#include "hf-cache.h"
+#include "core/json.h"
+#include "core/name-map.h"
+#include "core/model-private.h"
+#include "formats/safetensors.h"
+#include "tokenize/tok-folder.h"
+#include "formats/torch-bin.h"
+#include "tokenize/wordpiece.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+enum {
+    HF_PATH_MAX = 4096,
+    HF_CONFIG_MAX = 16 << 20,   /* bytes; config.json and the index are small */
+    HF_INDEX_MAX = 64 << 20,
+    HF_MAX_SHARDS = 4096,
+};
+
+/* A tensor waiting to be converted (or copied, when unaligned) into model memory. */
+typedef struct hf_pending {
+    const float **dst;
+    const atn_st_tensor *t;
+    /* a slice of it: columns [col0, col0 + cols) of a 2-D tensor [R, C] written transposed
+       as [cols, R] (transpose), or elements [col0, col0 + cols) of a 1-D one; cols 0: the
+       whole tensor as it is */
+    int64_t col0, cols;
+    bool transpose;
+} hf_pending;
+
+typedef struct hf_loader {
+    char folder[HF_PATH_MAX];
+    atn_model *model;
+    atn_progress_fn progress;
+    void *user_data;
+    atn_error *err;
+
+    /* weights: one file, or the shards of an index */
+    char weights_path[HF_PATH_MAX];   /* model.safetensors or model.safetensors.index.json */
+    atn_st_file **files;
+    char **file_names;                /* shard basenames */
+    bool *in_place;                   /* some tensor points into this file's mapping */
+    int32_t n_files;
+    cJSON *index;                     /* the parsed index (sharded only) */
+    const cJSON *weight_map;
+    atn_name_map by_tensor;           /* weight_map: tensor name -> file (keys in index) */
+    atn_name_map by_file;             /* shard basename -> file */
+
+    const atn_family *fam;            /* from config.json's model_type */
+    int32_t groups, inner, applied;   /* ALBERT's layer sharing (0: none) */
+    bool sinusoidal;                  /* DistilBERT sinusoidal_pos_embds */
+    atn_layer_weights *stored;        /* ALBERT: the stored layers, [groups x inner] */
+    int32_t n_stored;
+    bool attn_no_scale, attn_scale_by_layer;   /* GPT-2's scale_attn_* switches */
+    /* config.json's tie_word_embeddings (default true): the LM head is wte, as
+       transformers ties it on load whatever lm_head.weight the file holds */
+    bool tie_word_embeddings;
+    const char *prefix;               /* one of fam->tensors.prefixes */
+    hf_pending *todo;
+    int32_t n_todo, cap_todo;
+} hf_loader;
+
+/* ---- small helpers ---------------------------------------------------------- */
+
+/* Whether path is a regular file (*found).  Absent is not an error; something there that
+ * cannot be used (permission denied, a symlink loop, a folder or FIFO in the file's
+ * place) is, named as what it is rather than reported as missing. */
+static atn_status probe(hf_loader *L, const char *path, bool *found) {
+    return atn_probe_file(path, found, L->err);
+}
+
+static atn_status join(hf_loader *L, char *out, const char *name) {
+    int n = snprintf(out, HF_PATH_MAX, "%s/%s", L->folder, name);
+    if (n < 0 || n >= HF_PATH_MAX)
+        return atn_error_set(L->err, ATN_E_INVALID, "%s: path too long", L->folder);
+    return ATN_OK;
+}
+
+static bool report(hf_loader *L, double fraction, atn_stage stage) {
+    return !L->progress || L->progress(fraction, stage, L->user_data);
+}
+
+static atn_status cancelled(hf_loader *L) {
+    return atn_error_set(L->err, ATN_E_CANCELLED, "%s: opening the model was cancelled",
+                         L->folder);
+}
+
+static const char *json_type_name(const cJSON *item) {
+    if (cJSON_IsString(item)) return "a string";
+    if (cJSON_IsNumber(item)) return "a number";
+    if (cJSON_IsBool(item)) return "a boolean";
+    if (cJSON_IsNull(item)) return "null";
+    if (cJSON_IsArray(item)) return "an array";
+    if (cJSON_IsObject(item)) return "an object";
+    return "invalid";
+}
+
+/* ---- config.json ------------------------------------------------------------ */
+
+/* An integer key in [min, max]; when absent, def unless required. */
+/* A NULL key: the family has no such key, def is used. */
+static atn_status cfg_int(const char *path, const cJSON *root, const char *key, bool required,
+                          int32_t def, int32_t min, int32_t max, int32_t *out, atn_error *err) {
+    const cJSON *item = key ? cJSON_GetObjectItemCaseSensitive(root, key) : NULL;
+    if (!item) {
+        if (required)
+            return atn_error_set(err, ATN_E_FORMAT, "%s: missing key \"%s\"", path, key);
+        *out = def;
+        return ATN_OK;
+    }
+    if (!cJSON_IsNumber(item))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" must be an integer, not %s", path,
+                             key, json_type_name(item));
+    double v = item->valuedouble;
+    /* no int64 cast of a value it cannot hold (undefined); the range check refuses those */
+    bool huge = !(v > -9e18 && v < 9e18);
+    if (!huge && v != (double)(int64_t)v)
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" must be an integer, not %g", path,
+                             key, v);
+    if (v < min || v > max)
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" is %g; expected %d..%d", path, key,
+                             v, min, max);
+    *out = (int32_t)v;
+    return ATN_OK;
+}
+
+static atn_status cfg_string(const char *path, const cJSON *root, const char *key,
+                             const char *def, const char **out, atn_error *err) {
+    const cJSON *item = key ? cJSON_GetObjectItemCaseSensitive(root, key) : NULL;
+    if (!item || cJSON_IsNull(item)) {
+        *out = def;
+        return ATN_OK;
+    }
+    if (!cJSON_IsString(item))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" must be a string, not %s", path, key,
+                             json_type_name(item));
+    *out = item->valuestring;
+    return ATN_OK;
+}
+
+/* A boolean key; absent or null: def.  A NULL key: the family has none, def. */
+static atn_status cfg_bool(const char *path, const cJSON *root, const char *key, bool def, bool *out,
+                           atn_error *err) {
+    const cJSON *item = key ? cJSON_GetObjectItemCaseSensitive(root, key) : NULL;
+    if (!item || cJSON_IsNull(item)) {
+        *out = def;
+        return ATN_OK;
+    }
+    if (!cJSON_IsBool(item))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" must be true or false, not %s", path, key,
+                             json_type_name(item));
+    *out = cJSON_IsTrue(item);
+    return ATN_OK;
+}
+
+static atn_status read_config(hf_loader *L, atn_config *c) {
+    char path[HF_PATH_MAX];
+    bool found;
+    atn_status st = join(L, path, "config.json");
+    if (st != ATN_OK || (st = probe(L, path, &found)) != ATN_OK)
+        return st;
+    if (!found)
+        return atn_error_set(L->err, ATN_E_IO, "%s: missing config.json (%s): a Hugging Face "
+                             "model folder needs config.json, model.safetensors and vocab.txt",
+                             L->folder, path);
+    cJSON *root;
+    if ((st = atn_json_read_object(path, HF_CONFIG_MAX, &root, L->err)) != ATN_OK)
+        return st;
+
+    memset(c, 0, sizeof *c);
+    const char *model_type = "", *act = "", *pos_type = "";
+    /* an absent model_type reads as BERT, as it always has (old BERT configs have none) */
+    if ((st = cfg_string(path, root, "model_type", "bert", &model_type, L->err)))
+        goto done;
+    if (!(L->fam = atn_family_lookup(model_type, path, L->err))) {
+        st = ATN_E_UNSUPPORTED;
+        goto done;
+    }
+    /* the keys and defaults are the family's (its transformers config class's) */
+    const atn_family_config *k = &L->fam->config;
+    if ((st = cfg_int(path, root, k->d_model, true, 0, 1, 65536, &c->d_model, L->err)) ||
+        (st = cfg_int(path, root, k->n_layers, true, 0, 1, 1000, &c->n_layers, L->err)) ||
+        (st = cfg_int(path, root, k->n_heads, true, 0, 1, 65536, &c->n_heads, L->err)) ||
+        (k->d_ffn_default_mult == 0 &&
+         (st = cfg_int(path, root, k->d_ffn, true, 0, 1, 1 << 20, &c->d_ffn, L->err))) ||
+        (st = cfg_int(path, root, k->vocab_size, true, 0, 1, 1 << 26, &c->vocab_size, L->err)) ||
+        (st = cfg_int(path, root, k->max_positions, false, k->max_positions_default, 1, 1 << 20,
+                      &c->max_positions, L->err)) ||
+        (st = cfg_int(path, root, k->type_vocab_size, false, k->type_vocab_size_default, 1,
+                      1 << 16, &c->type_vocab_size, L->err)) ||
+        (st = cfg_string(path, root, k->act, k->act_default, &act, L->err)) ||
+        (st = cfg_string(path, root, k->position_type, k->position_type_default, &pos_type,
+                         L->err)))
+        goto done;
+
+    /* the width of the embeddings, layer sharing, the padding id of the position rule */
+    int32_t applied = c->n_layers, groups = 1, inner = 1;
+    if ((st = cfg_int(path, root, k->d_embed, false, k->d_embed_default ? k->d_embed_default : c->d_model, 1, 65536,
+                      &c->d_embed, L->err)) ||
+        (st = cfg_int(path, root, k->n_groups, false, 1, 1, 1000, &groups, L->err)) ||
+        (st = cfg_int(path, root, k->inner_layers, false, 1, 1, 1000, &inner, L->err)))
+        goto done;
+    if (L->fam->positions == ATN_POSITIONS_AFTER_PAD) {
+        const cJSON *pad = cJSON_GetObjectItemCaseSensitive(root, k->pad_id);
+        if (cJSON_IsNull(pad))
+            c->pad_token_id = k->pad_id_default;
+        else if ((st = cfg_int(path, root, k->pad_id, false, k->pad_id_default, 0, c->vocab_size - 1,
+                               &c->pad_token_id, L->err)))
+            goto done;
+        if (atn_family_max_tokens(L->fam, c) < 1) {
+            st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"%s\" %d leaves no position for a token: positions "
+                               "start after \"%s\" %d", path, k->max_positions, c->max_positions, k->pad_id,
+                               c->pad_token_id);
+            goto done;
+        }
+    }
+    if (k->sinusoidal) {
+        const cJSON *sin = cJSON_GetObjectItemCaseSensitive(root, k->sinusoidal);
+        if (sin && !cJSON_IsBool(sin) && !cJSON_IsNull(sin)) {
+            st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"%s\" must be true or false, not %s", path,
+                               k->sinusoidal, json_type_name(sin));
+            goto done;
+        }
+        L->sinusoidal = cJSON_IsTrue(sin);
+    }
+    if (L->fam->tensors.inner) {
+        if ((int64_t)applied * inner > 1000) {
+            st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"%s\" %d x \"%s\" %d is more than 1000 layers", path,
+                               k->n_layers, applied, k->inner_layers, inner);
+            goto done;
+        }
+        c->n_layers = applied * inner;   /* every application of every inner layer is captured */
+        L->applied = applied, L->groups = groups, L->inner = inner;
+    }
+
+    if (k->d_ffn_default_mult) {   /* GPT-2's n_inner: absent or null means 4 * n_embd */
+        const cJSON *fi = cJSON_GetObjectItemCaseSensitive(root, k->d_ffn);
+        if (fi && !cJSON_IsNull(fi)) {
+            if ((st = cfg_int(path, root, k->d_ffn, true, 0, 1, 1 << 20, &c->d_ffn, L->err)))
+                goto done;
+        } else {
+            c->d_ffn = k->d_ffn_default_mult * c->d_model;   /* d_model <= 65536: no overflow */
+        }
+    }
+    bool scale_w = true, scale_layer = false, reorder = false;
+    if ((st = cfg_bool(path, root, k->scale_attn_weights, true, &scale_w, L->err)) ||
+        (st = cfg_bool(path, root, k->scale_attn_by_inverse_layer_idx, false, &scale_layer, L->err)) ||
+        (st = cfg_bool(path, root, k->reorder_and_upcast_attn, false, &reorder, L->err)) ||
+        (st = cfg_bool(path, root, L->fam->tensors.lm_head_w ? "tie_word_embeddings" : NULL, true,
+                       &L->tie_word_embeddings, L->err)))
+        goto done;
+    /* reorder_and_upcast_attn changes only where fp16 would round (the scores are made in
+       float32, scaled before the product): attnscope computes in float32 throughout, so
+       the switch is honoured by computing what it computes */
+    (void)reorder;
+    L->attn_no_scale = !scale_w;
+    L->attn_scale_by_layer = scale_layer;
+    if (strcmp(pos_type, "absolute") != 0) {
+        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"%s\" is \"%.64s\"; only "
+                           "\"absolute\" is supported", path, k->position_type, pos_type);
+        goto done;
+    }
+    /* "is_decoder": true makes transformers' BertModel apply a causal mask (each token sees
+     * only those before it); running it bidirectionally would show attention it never uses */
+    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(root, "is_decoder");
+    if (dec && !cJSON_IsBool(dec) && !cJSON_IsNull(dec)) {
+        st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"is_decoder\" must be true or false, not %s", path,
+                           json_type_name(dec));
+        goto done;
+    }
+    if (cJSON_IsTrue(dec)) {
+        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"is_decoder\" is true: this %s model would use a "
+                           "causal mask, which attnscope does not apply to it; set it to false to look at the "
+                           "encoder", path, L->fam->name);
+        goto done;
+    }
+    if (strcmp(act, "gelu") == 0)
+        c->act = ATN_ACT_GELU;
+    else if (strcmp(act, "gelu_new") == 0 || strcmp(act, "gelu_pytorch_tanh") == 0)
+        c->act = ATN_ACT_GELU_TANH;
+    else if (strcmp(act, "relu") == 0)
+        c->act = ATN_ACT_RELU;
+    else {
+        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"%s\" is \"%.64s\"; supported: "
+                           "gelu, gelu_new, gelu_pytorch_tanh, relu", path, k->act, act);
+        goto done;
+    }
+
+    const cJSON *eps = k->ln_eps ? cJSON_GetObjectItemCaseSensitive(root, k->ln_eps) : NULL;
+    c->ln_eps = k->ln_eps_default;
+    if (eps) {
+        if (!cJSON_IsNumber(eps)) {
+            st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"%s\" must be a number, not %s", path,
+                               k->ln_eps, json_type_name(eps));
+            goto done;
+        }
+        if (!(eps->valuedouble > 0 && eps->valuedouble < 1)) {
+            st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"%s\" is %g; expected a small "
+                               "positive number", path, k->ln_eps, eps->valuedouble);
+            goto done;
+        }
+        c->ln_eps = (float)eps->valuedouble;
+    }
+    if (c->d_model % c->n_heads != 0) {
+        st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"%s\" %d is not a multiple of \"%s\" %d",
+                           path, k->d_model, c->d_model, k->n_heads, c->n_heads);
+        goto done;
+    }
+    c->d_head = c->d_model / c->n_heads;
+    c->use_bias = c->use_layernorm = c->use_ffn = c->use_residual = c->use_embeddings = true;
+    if ((st = atn_config_validate(c, L->err)) != ATN_OK)
+        atn_error_prefix(L->err, "%s", path);
+done:
+    cJSON_Delete(root);
+    return st;
+}
+
+/* ---- weight files ----------------------------------------------------------- */
+
+static bool shard_name_ok(const char *s) {
+    size_t n = strlen(s);
+    return n > 0 && n < 256 && !strchr(s, '/') && !strchr(s, '\\') && strcmp(s, ".") != 0 &&
+           strcmp(s, "..") != 0;
+}
+
+static atn_status add_file(hf_loader *L, const char *name) {
+    char path[HF_PATH_MAX];
+    atn_status st = join(L, path, name);
+    if (st != ATN_OK)
+        return st;
+    int32_t i = L->n_files;
+    atn_st_file **files = realloc(L->files, (size_t)(i + 1) * sizeof *files);
+    if (files)
+        L->files = files;
+    char **names = realloc(L->file_names, (size_t)(i + 1) * sizeof *names);
+    if (names)
+        L->file_names = names;
+    bool *in_place = realloc(L->in_place, (size_t)(i + 1) * sizeof *in_place);
+    if (in_place)
+        L->in_place = in_place;
+    if (!files || !names || !in_place || !(L->file_names[i] = strdup(name)))
+        return atn_error_set(L->err, ATN_E_NOMEM, "%s: out of memory", path);
+    L->files[i] = NULL;
+    L->in_place[i] = false;
+    L->n_files++;
+    size_t n = strlen(name);
+    if (n >= 4 && strcmp(name + n - 4, ".bin") == 0)
+        return atn_torch_open(path, &L->files[i], L->err);
+    return atn_st_open(path, &L->files[i], L->err);
+}
+
+static atn_status open_weights(hf_loader *L) {
+    static const char *const singles[] = {"model.safetensors", "pytorch_model.bin"};
+    static const char *const indexes[] = {"model.safetensors.index.json",
+                                          "pytorch_model.bin.index.json"};
+    atn_status st;
+    char path[HF_PATH_MAX];
+    bool found = false;
+    /* safetensors first (one file, then shards), then the same for pytorch_model.bin */
+    for (int kind = 0; kind < 2 && !found; kind++) {
+        if ((st = join(L, path, singles[kind])) != ATN_OK ||
+            (st = probe(L, path, &found)) != ATN_OK)
+            return st;
+        if (found) {
+            snprintf(L->weights_path, sizeof L->weights_path, "%s", path);
+            return add_file(L, singles[kind]);
+        }
+        if ((st = join(L, path, indexes[kind])) != ATN_OK ||
+            (st = probe(L, path, &found)) != ATN_OK)
+            return st;
+    }
+    if (!found)
+        return atn_error_set(L->err, ATN_E_IO, "%s: no weights: none of model.safetensors, "
+                             "model.safetensors.index.json, pytorch_model.bin, "
+                             "pytorch_model.bin.index.json", L->folder);
+    snprintf(L->weights_path, sizeof L->weights_path, "%s", path);
+    if ((st = atn_json_read_object(path, HF_INDEX_MAX, &L->index, L->err)) != ATN_OK)
+        return st;
+    L->weight_map = cJSON_GetObjectItemCaseSensitive(L->index, "weight_map");
+    if (!cJSON_IsObject(L->weight_map))
+        return atn_error_set(L->err, ATN_E_FORMAT, "%s: \"weight_map\" %s", path,
+                             L->weight_map ? "is not an object" : "is missing");
+    /* one pass over the index, hashed both ways (a 300k-name index opens in well under a
+       second): tensor name -> file, shard name -> file; progress from 0.02 to 0.1 */
+    size_t n_entries = 0;
+    for (const cJSON *e = L->weight_map->child; e; e = e->next)
+        n_entries++;
+    if (!atn_name_map_init(&L->by_tensor, n_entries) || !atn_name_map_init(&L->by_file, 16))
+        return atn_error_set(L->err, ATN_E_NOMEM, "%s: out of memory indexing %zu tensor names",
+                             path, n_entries);
+    size_t done = 0;
+    for (const cJSON *e = L->weight_map->child; e; e = e->next, done++) {
+        if (done % 4096 == 0 && !report(L, 0.02 + 0.08 * (double)done / (double)n_entries,
+                                        ATN_STAGE_MAP_WEIGHTS))
+            return cancelled(L);
+        if (!cJSON_IsString(e))
+            return atn_error_set(L->err, ATN_E_FORMAT, "%s: weight_map[\"%s\"] must be a file "
+                                 "name string, not %s", path, e->string, json_type_name(e));
+        if (!shard_name_ok(e->valuestring))
+            return atn_error_set(L->err, ATN_E_FORMAT, "%s: weight_map[\"%s\"] = \"%.100s\" is not "
+                                 "a plain file name in the model folder", path, e->string,
+                                 e->valuestring);
+        int32_t which = atn_name_map_get(&L->by_file, e->valuestring);
+        if (which < 0) {
+            if (L->n_files >= HF_MAX_SHARDS)
+                return atn_error_set(L->err, ATN_E_FORMAT, "%s: more than %d shard files", path,
+                                     HF_MAX_SHARDS);
+            which = L->n_files;
+            if ((st = add_file(L, e->valuestring)) != ATN_OK)
+                return atn_error_prefix(L->err, "shard listed in %s", path);
+            if (atn_name_map_put(&L->by_file, L->file_names[which], which, false, NULL) < 0)
+                return atn_error_set(L->err, ATN_E_NOMEM, "%s: out of memory", path);
+        }
+        /* the parser kept the last of duplicate names, so each name comes once */
+        if (atn_name_map_put(&L->by_tensor, e->string ? e->string : "", which, true, NULL) < 0)
+            return atn_error_set(L->err, ATN_E_NOMEM, "%s: out of memory", path);
+    }
+    if (L->n_files == 0)
+        return atn_error_set(L->err, ATN_E_FORMAT, "%s: \"weight_map\" is empty", path);
+    return ATN_OK;
+}
+
+/* Finds a tensor by its full name; *file gets the index of the file holding it. */
+static const atn_st_tensor *find_tensor(hf_loader *L, const char *name, int32_t *file) {
+    int32_t which = 0;
+    if (L->weight_map && (which = atn_name_map_get(&L->by_tensor, name)) < 0)
+        return NULL;
+    *file = which;
+    return atn_st_find(L->files[which], name);
+}
+
+static bool has_tensor(hf_loader *L, const char *name) {
+    int32_t f;
+    return find_tensor(L, name, &f) != NULL;
+}
+
+/* ---- tensors ---------------------------------------------------------------- */
+
+/* The family's name prefix this checkpoint uses: the first whose word embeddings are
+ * there, else the last one listed (so a missing tensor is named without a prefix). */
+static const char *choose_prefix(hf_loader *L) {
+    const atn_family_tensors *T = &L->fam->tensors;
+    const char *last = "";
+    for (const char *const *p = T->prefixes; *p; p++) {
+        char name[600];
+        snprintf(name, sizeof name, "%s%s", *p, T->word_emb);
+        if (has_tensor(L, name))
+            return *p;
+        last = *p;
+    }
+    return last;
+}
+
+/* How one tensor is bound (want_slice): its stored shape [d0] or [d0, d1] (d1 < 0: 1-D),
+ * and what of it the engine takes: all of it as stored, or (GPT-2's Conv1D [in, out] and
+ * fused c_attn) columns [col0, col0 + cols) transposed into [cols, d0], or elements
+ * [col0, col0 + cols) of a 1-D tensor. */
+typedef struct hf_bind {
+    int64_t d0, d1;
+    bool transpose;
+    int64_t col0, cols;   /* cols 0: every column / element */
+} hf_bind;
+
+static atn_status want_slice(hf_loader *L, const float **dst, bool optional, const char *prefix, hf_bind b,
+                             const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static atn_status vwant(hf_loader *L, const float **dst, bool optional, const char *prefix, hf_bind b,
+                        const char *fmt, va_list ap) {
+    char base[512], name[600], legacy[600];
+    vsnprintf(base, sizeof base, fmt, ap);
+    snprintf(name, sizeof name, "%s%s", prefix, base);
+    int64_t d0 = b.d0, d1 = b.d1;
+
+    int32_t file = 0;
+    const atn_st_tensor *t = find_tensor(L, name, &file);
+    size_t n = strlen(name);
+    bool legacy_ok = L->fam->tensors.legacy_layernorm;
+    if (!t && legacy_ok && n > 16 && strcmp(name + n - 16, "LayerNorm.weight") == 0) {
+        snprintf(legacy, sizeof legacy, "%.*sLayerNorm.gamma", (int)(n - 16), name);
+        t = find_tensor(L, legacy, &file);
+    } else if (!t && legacy_ok && n > 14 && strcmp(name + n - 14, "LayerNorm.bias") == 0) {
+        snprintf(legacy, sizeof legacy, "%.*sLayerNorm.beta", (int)(n - 14), name);
+        t = find_tensor(L, legacy, &file);
+    }
+
+    int ndim = d1 < 0 ? 1 : 2;
+    int64_t want_shape[2] = {d0, d1};
+    char ws[64], gs[256];
+    atn_st_shape_str(want_shape, ndim, ws, sizeof ws);
+    *dst = NULL;
+    if (!t) {
+        if (optional)
+            return ATN_OK;
+        int32_t listed = L->weight_map ? atn_name_map_get(&L->by_tensor, name) : -1;
+        if (listed >= 0)
+            return atn_error_set(L->err, ATN_E_SHAPE, "%s: lists tensor '%s' in %s, but that "
+                                 "file has no such tensor (expected shape %s)", L->weights_path,
+                                 name, L->file_names[listed], ws);
+        return atn_error_set(L->err, ATN_E_SHAPE, "%s: missing tensor '%s' (expected shape %s)",
+                             L->weights_path, name, ws);
+    }
+    const char *where = atn_st_path(L->files[file]);
+    bool same = t->ndim == ndim && t->shape[0] == d0 && (ndim == 1 || t->shape[1] == d1);
+    if (!same)
+        return atn_error_set(L->err, ATN_E_SHAPE, "%s: tensor '%s' has shape %s, expected %s "
+                             "(from config.json)", where, t->name,
+                             atn_st_shape_str(t->shape, t->ndim, gs, sizeof gs), ws);
+    if (t->dtype != ATN_ST_F32 && t->dtype != ATN_ST_F16 && t->dtype != ATN_ST_BF16)
+        return atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: tensor '%s' has unsupported dtype "
+                             "%s (F32, F16 and BF16 are supported)", where, t->name,
+                             atn_st_dtype_name(t->dtype));
+    if (t->dtype == ATN_ST_F32 && t->file_offset % sizeof(float) == 0 && !b.transpose) {
+        /* the mapping is page-aligned, so the pointer is 4-aligned */
+        *dst = (const float *)t->data + (ndim == 1 && b.cols ? b.col0 : 0);
+        L->in_place[file] = true;
+        return ATN_OK;
+    }
+    if (L->n_todo == L->cap_todo) {
+        int32_t cap = L->cap_todo ? 2 * L->cap_todo : 64;
+        hf_pending *p = realloc(L->todo, (size_t)cap * sizeof *p);
+        if (!p)
+            return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+        L->todo = p;
+        L->cap_todo = cap;
+    }
+    L->todo[L->n_todo++] = (hf_pending){dst, t, b.col0, b.cols, b.transpose};
+    return ATN_OK;
+}
+
+static atn_status want_slice(hf_loader *L, const float **dst, bool optional, const char *prefix, hf_bind b,
+                             const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    atn_status st = vwant(L, dst, optional, prefix, b, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* Binds *dst to the tensor named (prefix +) name, of shape [d0] or [d0, d1] (d1 < 0: 1-D).
+ * Legacy LayerNorm.gamma/beta names are tried when LayerNorm.weight/bias are absent and the
+ * family accepts them.
+ * An optional tensor that is absent leaves *dst NULL. */
+static atn_status want(hf_loader *L, const float **dst, bool optional, const char *prefix,
+                       int64_t d0, int64_t d1, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+static atn_status want(hf_loader *L, const float **dst, bool optional, const char *prefix,
+                       int64_t d0, int64_t d1, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    atn_status st = vwant(L, dst, optional, prefix, (hf_bind){d0, d1, false, 0, 0}, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* A linear layer's weight with o outputs and i inputs: [o, i] as stored by nn.Linear, or
+ * (a family whose weights are Conv1D, GPT-2) stored [i, o] and transposed at load. */
+static atn_status want_linear(hf_loader *L, const float **dst, const char *prefix, int64_t o, int64_t i,
+                              const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static atn_status want_linear(hf_loader *L, const float **dst, const char *prefix, int64_t o, int64_t i,
+                              const char *fmt, ...) {
+    bool conv1d = L->fam->tensors.weights_in_out;
+    hf_bind b = conv1d ? (hf_bind){i, o, true, 0, o} : (hf_bind){o, i, false, 0, 0};
+    va_list ap;
+    va_start(ap, fmt);
+    atn_status st = vwant(L, dst, false, prefix, b, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* DistilBERT's create_sinusoidal_embeddings, for a sinusoidal_pos_embds checkpoint that does
+ * not store the table (transformers computes it at init; the checkpoints it saves carry it):
+ * row p, column j = sin (j even) or cos (j odd) of p / 10000^(2 (j / 2) / dim). */
+static atn_status sinusoidal_positions(hf_loader *L, const float **dst, int32_t rows, int32_t dim) {
+    float *t = atn_model_alloc_floats(L->model, (size_t)rows * dim);
+    if (!t)
+        return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+    for (int32_t p = 0; p < rows; p++)
+        for (int32_t j = 0; j < dim; j++) {
+            double a = p / pow(10000.0, 2.0 * (j / 2) / dim);
+            t[(size_t)p * dim + j] = (float)(j % 2 == 0 ? sin(a) : cos(a));
+        }
+    *dst = t;
+    return ATN_OK;
+}
+
+/* One stored layer's tensors, "<prefix><base>" + each name. */
+static atn_status bind_layer(hf_loader *L, atn_layer_weights *l, const char *base) {
+    const atn_config *c = &L->model->cfg;
+    int64_t d = c->d_model, f = c->d_ffn;
+    const char *p = L->prefix;
+    const atn_family_tensors *T = &L->fam->tensors;
+    atn_status st;
+    if (T->qkv_w) {   /* GPT-2's fused c_attn: [d, 3d] (Conv1D), columns q | k | v */
+        const float **qkv[3] = {&l->wq, &l->wk, &l->wv}, **qkv_b[3] = {&l->bq, &l->bk, &l->bv};
+        for (int32_t s = 0; s < 3; s++)
+            if ((st = want_slice(L, qkv[s], false, p, (hf_bind){d, 3 * d, true, s * d, d}, "%s%s", base, T->qkv_w)) ||
+                (st = want_slice(L, qkv_b[s], false, p, (hf_bind){3 * d, -1, false, s * d, d}, "%s%s", base,
+                                 T->qkv_b)))
+                return st;
+        if ((st = want_linear(L, &l->wo, p, d, d, "%s%s", base, T->wo)) ||
+            (st = want(L, &l->bo, false, p, d, -1, "%s%s", base, T->bo)) ||
+            (st = want(L, &l->ln1_g, false, p, d, -1, "%s%s", base, T->ln1_w)) ||
+            (st = want(L, &l->ln1_b, false, p, d, -1, "%s%s", base, T->ln1_b)) ||
+            (st = want_linear(L, &l->w1, p, f, d, "%s%s", base, T->w1)) ||
+            (st = want(L, &l->b1, false, p, f, -1, "%s%s", base, T->b1)) ||
+            (st = want_linear(L, &l->w2, p, d, f, "%s%s", base, T->w2)) ||
+            (st = want(L, &l->b2, false, p, d, -1, "%s%s", base, T->b2)) ||
+            (st = want(L, &l->ln2_g, false, p, d, -1, "%s%s", base, T->ln2_w)) ||
+            (st = want(L, &l->ln2_b, false, p, d, -1, "%s%s", base, T->ln2_b)))
+            return st;
+        return ATN_OK;
+    }
+    if ((st = want(L, &l->wq, false, p, d, d, "%s%s", base, T->wq)) ||
+        (st = want(L, &l->bq, false, p, d, -1, "%s%s", base, T->bq)) ||
+        (st = want(L, &l->wk, false, p, d, d, "%s%s", base, T->wk)) ||
+        (st = want(L, &l->bk, false, p, d, -1, "%s%s", base, T->bk)) ||
+        (st = want(L, &l->wv, false, p, d, d, "%s%s", base, T->wv)) ||
+        (st = want(L, &l->bv, false, p, d, -1, "%s%s", base, T->bv)) ||
+        (st = want(L, &l->wo, false, p, d, d, "%s%s", base, T->wo)) ||
+        (st = want(L, &l->bo, false, p, d, -1, "%s%s", base, T->bo)) ||
+        (st = want(L, &l->ln1_g, false, p, d, -1, "%s%s", base, T->ln1_w)) ||
+        (st = want(L, &l->ln1_b, false, p, d, -1, "%s%s", base, T->ln1_b)) ||
+        (st = want(L, &l->w1, false, p, f, d, "%s%s", base, T->w1)) ||
+        (st = want(L, &l->b1, false, p, f, -1, "%s%s", base, T->b1)) ||
+        (st = want(L, &l->w2, false, p, d, f, "%s%s", base, T->w2)) ||
+        (st = want(L, &l->b2, false, p, d, -1, "%s%s", base, T->b2)) ||
+        (st = want(L, &l->ln2_g, false, p, d, -1, "%s%s", base, T->ln2_w)) ||
+        (st = want(L, &l->ln2_b, false, p, d, -1, "%s%s", base, T->ln2_b)))
+        return st;
+    return ATN_OK;
+}
+
+static atn_status bind_weights(hf_loader *L) {
+    const atn_config *c = &L->model->cfg;
+    atn_weights *w = &L->model->w;
+    int64_t d = c->d_model, V = c->vocab_size, E = atn_d_embed(c);
+    const char *p = L->prefix;
+    const atn_family_tensors *T = &L->fam->tensors;
+    atn_status st;
+
+    char pos_name[600];
+    snprintf(pos_name, sizeof pos_name, "%s%s", p, T->pos_emb);
+    bool computed_pos = L->sinusoidal && !has_tensor(L, pos_name);
+    if ((st = want(L, &w->word_emb, false, p, V, E, "%s", T->word_emb)) ||
+        (computed_pos ? (st = sinusoidal_positions(L, &w->pos_emb, c->max_positions, (int32_t)E))
+                      : (st = want(L, &w->pos_emb, false, p, c->max_positions, E, "%s", T->pos_emb))) ||
+        (L->fam->token_types &&
+         (st = want(L, &w->type_emb, false, p, c->type_vocab_size, E, "%s", T->type_emb))) ||
+        (T->emb_ln_w && (st = want(L, &w->emb_ln_g, false, p, E, -1, "%s", T->emb_ln_w))) ||
+        (T->emb_ln_b && (st = want(L, &w->emb_ln_b, false, p, E, -1, "%s", T->emb_ln_b))) ||
+        (T->final_ln_w && (st = want(L, &w->final_ln_g, false, p, d, -1, "%s", T->final_ln_w))) ||
+        (T->final_ln_b && (st = want(L, &w->final_ln_b, false, p, d, -1, "%s", T->final_ln_b))) ||
+        (T->lm_head_w && !L->tie_word_embeddings &&
+         (st = want(L, &w->lm_head_w, false, "", V, d, "%s", T->lm_head_w))))
+        return st;
+    bool proj = false;
+    if (T->emb_proj_w) {
+        /* required when the widths differ; ALBERT stores it even when they do not (F16
+           tensors are bound later, so presence is asked of the file, not of *dst) */
+        char proj_name[600];
+        snprintf(proj_name, sizeof proj_name, "%s%s", p, T->emb_proj_w);
+        proj = E != d || has_tensor(L, proj_name);
+        if (proj && ((st = want(L, &w->emb_proj_w, false, p, d, E, "%s", T->emb_proj_w)) ||
+                     (st = want(L, &w->emb_proj_b, false, p, d, -1, "%s", T->emb_proj_b))))
+            return st;
+    }
+    if (E != d && !proj)
+        return atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: embedding width %lld differs from hidden_size %lld, "
+                             "and %s models have no projection between them", L->weights_path, (long long)E,
+                             (long long)d, L->fam->name);
+
+    w->layers = calloc((size_t)c->n_layers, sizeof *w->layers);
+    if (!w->layers)
+        return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+    char base[300];
+    if (T->inner) {
+        /* ALBERT: bind each stored layer once (the groups x inner layers the checkpoint has),
+           then point every captured layer at the one it runs */
+        int32_t stored = L->groups * L->inner;
+        atn_layer_weights *s = calloc((size_t)stored, sizeof *s);
+        bool *used = calloc((size_t)stored, sizeof *used);
+        if (!s || !used) {
+            free(s);
+            free(used);
+            return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+        }
+        for (int32_t l = 0; l < c->n_layers; l++) {
+            int32_t g, j;
+            atn_family_layer_source(l, L->applied, L->groups, L->inner, &g, &j);
+            used[g * L->inner + j] = true;
+        }
+        st = ATN_OK;
+        for (int32_t g = 0; g < L->groups && st == ATN_OK; g++)
+            for (int32_t j = 0; j < L->inner && st == ATN_OK; j++) {
+                if (!used[g * L->inner + j])
+                    continue;   /* a group no layer reaches (num_hidden_groups > num_hidden_layers) */
+                snprintf(base, sizeof base, "%s%d%s%d.", T->layer, g, T->inner, j);
+                st = bind_layer(L, &s[g * L->inner + j], base);
+            }
+        /* the pending conversions write into s: share_layers copies it after them */
+        if (st == ATN_OK) {
+            L->stored = s;
+            L->n_stored = stored;
+        } else {
+            free(s);
+        }
+        free(used);
+        if (st)
+            return st;
+    } else {
+        for (int32_t i = 0; i < c->n_layers; i++) {
+            snprintf(base, sizeof base, "%s%d.", T->layer, i);
+            if ((st = bind_layer(L, &w->layers[i], base)))
+                return st;
+        }
+    }
+
+    /* The masked-LM head (BERT: of BertForMaskedLM / BertForPreTraining).  When its
+       transform is present the rest must be too; the decoder weight is usually tied to the
+       word embeddings and then not stored.  Its dense maps d to E (ALBERT, ELECTRA). */
+    const atn_family_mlm *H = &L->fam->mlm;
+    if (H->dense_w && has_tensor(L, H->dense_w)) {
+        if ((st = want(L, &w->mlm_dense_w, false, "", E, d, "%s", H->dense_w)) ||
+            (st = want(L, &w->mlm_dense_b, false, "", E, -1, "%s", H->dense_b)) ||
+            (st = want(L, &w->mlm_ln_g, false, "", E, -1, "%s", H->ln_w)) ||
+            (st = want(L, &w->mlm_ln_b, false, "", E, -1, "%s", H->ln_b)) ||
+            (st = want(L, &w->mlm_decoder_w, true, "", V, E, "%s", H->decoder_w)))
+            return st;
+        const char *bias = H->bias[1] && !has_tensor(L, H->bias[0]) ? H->bias[1] : H->bias[0];
+        if ((st = want(L, &w->mlm_decoder_b, false, "", V, -1, "%s", bias)))
+            return st;
+    }
+    return ATN_OK;
+}
+
+/* ALBERT: every captured layer gets the pointers of the stored layer it runs (after the
+ * conversions, which write into the stored copies). */
+static void share_layers(hf_loader *L) {
+    atn_model *m = L->model;
+    if (!L->stored)
+        return;
+    for (int32_t l = 0; l < m->cfg.n_layers; l++) {
+        int32_t g, j;
+        atn_family_layer_source(l, L->applied, L->groups, L->inner, &g, &j);
+        m->w.layers[l] = L->stored[g * L->inner + j];
+    }
+    m->layer_groups = L->groups, m->layer_inner = L->inner, m->layer_applied = L->applied;
+}
+
+/* Converts the pending tensors into one model-owned block, reporting progress. */
+static atn_status convert_pending(hf_loader *L) {
+    uint64_t total = 0, biggest = 0;
+    for (int32_t i = 0; i < L->n_todo; i++) {
+        const hf_pending *q = &L->todo[i];
+        uint64_t rows = q->t->ndim == 2 ? (uint64_t)q->t->shape[0] : 1;
+        total += q->cols ? (uint64_t)q->cols * rows : q->t->count;
+        if (q->cols && q->t->count > biggest)
+            biggest = q->t->count;
+    }
+    if (total == 0)
+        return ATN_OK;
+    if (total > SIZE_MAX / sizeof(float))
+        return atn_error_set(L->err, ATN_E_NOMEM, "%s: weights too large", L->weights_path);
+    float *block = atn_model_alloc_floats(L->model, (size_t)total);
+    if (!block)
+        return atn_error_set(L->err, ATN_E_NOMEM, "%s: out of memory converting %llu weights "
+                             "to float32", L->weights_path, (unsigned long long)total);
+    /* slices (GPT-2's transposed Conv1D weights, the thirds of c_attn) are cut from the
+       whole tensor in float32, converted here first */
+    float *whole = biggest ? malloc((size_t)biggest * sizeof(float)) : NULL;
+    if (biggest && !whole)
+        return atn_error_set(L->err, ATN_E_NOMEM, "%s: out of memory converting weights", L->weights_path);
+    uint64_t done = 0;
+    for (int32_t i = 0; i < L->n_todo; i++) {
+        const hf_pending *q = &L->todo[i];
+        const atn_st_tensor *t = q->t;
+        if (!report(L, 0.1 + 0.8 * (double)done / (double)total, ATN_STAGE_CONVERT_WEIGHTS)) {
+            free(whole);
+            return cancelled(L);
+        }
+        float *out = block + done;
+        float *conv = q->cols ? whole : out;
+        if (t->dtype == ATN_ST_F16)
+            atn_f16_to_f32_array(conv, t->data, (size_t)t->count);
+        else if (t->dtype == ATN_ST_BF16)
+            atn_bf16_to_f32_array(conv, t->data, (size_t)t->count);
+        else
+            memcpy(conv, t->data, (size_t)t->nbytes);   /* unaligned F32, or a slice's source */
+        uint64_t count = t->count;
+        if (q->cols && q->transpose) {   /* [R, C] columns col0.. -> [cols, R] */
+            int64_t R = t->shape[0], C = t->shape[1];
+            enum { TILE = 32 };   /* in tiles: both sides stay in cache (gpt2: 85M floats) */
+            for (int64_t o0 = 0; o0 < q->cols; o0 += TILE)
+                for (int64_t r0 = 0; r0 < R; r0 += TILE)
+                    for (int64_t o = o0; o < o0 + TILE && o < q->cols; o++)
+                        for (int64_t r = r0; r < r0 + TILE && r < R; r++)
+                            out[o * R + r] = whole[r * C + q->col0 + o];
+            count = (uint64_t)q->cols * (uint64_t)R;
+        } else if (q->cols) {
+            memcpy(out, whole + q->col0, (size_t)q->cols * sizeof(float));
+            count = (uint64_t)q->cols;
+        }
+        *q->dst = out;
+        done += count;
+    }
+    free(whole);
+    return ATN_OK;
+}
+
+/* Hands the mappings that tensors point into over to the model; closes the rest. */
+static atn_status keep_mappings(hf_loader *L) {
+    for (int32_t i = 0; i < L->n_files; i++) {
+        if (L->in_place[i]) {
+            void *ptr;
+            size_t len;
+            bool of_file;
+            /* the file's own mapping is checked and guarded as the file; the anonymous block
+               of copied tensors (torch-bin.c) is memory like any other, whose pages must
+               never be given back (atn_model_release_file_pages) */
+            while (atn_st_detach_map(L->files[i], &ptr, &len, &of_file))
+                if (!(of_file ? atn_model_own_file(L->model, ptr, len, atn_st_path(L->files[i]))
+                              : atn_model_own(L->model, ptr, len, true)))
+                    return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+        }
+        atn_st_close(L->files[i]);
+        L->files[i] = NULL;
+    }
+    return ATN_OK;
+}
+
+/* ---- tokenizer -------------------------------------------------------------- */
+
+/* The folder's tokenizer by the one rule of engine/tokenize/tok-folder.h (tokenizer.json, else
+ * vocab.json + merges.txt, else the family's own file refused by name, else vocab.txt as
+ * WordPiece), no larger than the embedding. */
+static atn_status load_tokenizer(hf_loader *L) {
+    const char *source = NULL;
+    L->model->tokenizer = atn_tokenizer_open_folder(L->folder, L->fam, NULL, &source, L->err);
+    if (!L->model->tokenizer)
+        return L->err ? L->err->status : ATN_E_FORMAT;
+    int32_t nt = atn_tokenizer_vocab_size(L->model->tokenizer);
+    if (nt > L->model->cfg.vocab_size)
+        return atn_error_set(L->err, ATN_E_SHAPE, "%s/%s: %d entries, but config.json says "
+                             "vocab_size %d", L->folder, source, nt, L->model->cfg.vocab_size);
+    return ATN_OK;
+}
+
+/* ---- opening ---------------------------------------------------------------- */
+
+static void loader_clear(hf_loader *L) {
+    for (int32_t i = 0; i < L->n_files; i++) {
+        atn_st_close(L->files[i]);
+        free(L->file_names[i]);
+    }
+    free(L->files);
+    free(L->file_names);
+    free(L->in_place);
+    free(L->todo);
+    free(L->stored);
+    atn_name_map_clear(&L->by_tensor);
+    atn_name_map_clear(&L->by_file);
+    cJSON_Delete(L->index);
+}
+
+static atn_status open_hf(hf_loader *L) {
+    atn_status st;
+    atn_config cfg;
+    if (!report(L, 0.0, ATN_STAGE_READ_CONFIG))
+        return cancelled(L);
+    if ((st = read_config(L, &cfg)) != ATN_OK)
+        return st;
+
+    const char *slash = strrchr(L->folder, '/');
+    const char *name = slash && slash[1] ? slash + 1 : L->folder;
+    L->model = atn_model_alloc(ATN_MODEL_BERT, name, L->folder);
+    if (!L->model)
+        return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+    L->model->cfg = cfg;
+    L->model->family = L->fam;
+    L->model->attn_no_scale = L->attn_no_scale;
+    L->model->attn_scale_by_layer = L->attn_scale_by_layer;
+
+    if (!report(L, 0.02, ATN_STAGE_MAP_WEIGHTS))
+        return cancelled(L);
+    if ((st = open_weights(L)) != ATN_OK)
+        return st;
+    L->prefix = choose_prefix(L);
+    if ((st = bind_weights(L)) || (st = convert_pending(L)) || (st = keep_mappings(L)))
+        return st;
+    share_layers(L);
+
+    if (!report(L, 0.92, ATN_STAGE_READ_VOCAB))
+        return cancelled(L);
+    if ((st = load_tokenizer(L)) != ATN_OK)
+        return st;
+    if (!report(L, 1.0, ATN_STAGE_DONE))
+        return cancelled(L);
+    return ATN_OK;
+}
+
+atn_model *atn_model_open_hf(const char *folder, atn_progress_fn progress, void *user_data,
+                             atn_error *err) {
+    hf_loader L = {.progress = progress, .user_data = user_data, .err = err};
+    size_t n = folder ? strlen(folder) : 0;
+    while (n > 1 && folder[n - 1] == '/')
+        n--;
+    if (n == 0) {
+        atn_error_set(err, ATN_E_INVALID, "no model folder given");
+        return NULL;
+    }
+    if (n >= HF_PATH_MAX - 64) {
+        atn_error_set(err, ATN_E_INVALID, "%.200s...: path too long", folder);
+        return NULL;
+    }
+    memcpy(L.folder, folder, n);
+    L.folder[n] = '\0';
+    struct stat sb;
+    if (stat(L.folder, &sb) != 0) {
+        atn_error_set(err, ATN_E_IO, "%s: cannot open model folder: %s", L.folder,
+                      strerror(errno));
+        return NULL;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        atn_error_set(err, ATN_E_IO, "%s: not a folder (a Hugging Face model is a folder with "
+                      "config.json, model.safetensors and vocab.txt)", L.folder);
+        return NULL;
+    }
+
+    /* a sentence-transformers folder opens as its Transformer module's folder, named after
+     * the folder it was asked for; a cache snapshot is named by its model id */
+    char display[HF_PATH_MAX] = "";
+    char inner[HF_PATH_MAX];
+    if (atn_hf_transformer_folder(L.folder, inner, sizeof inner, err) != ATN_OK)
+        return NULL;
+    if (!atn_hf_cache_id_of_path(L.folder, display, sizeof display)) {
+        const char *slash = strrchr(L.folder, '/');
+        snprintf(display, sizeof display, "%s", slash && slash[1] ? slash + 1 : L.folder);
+    }
+    if (strcmp(inner, L.folder)) {
+        if (strlen(inner) >= HF_PATH_MAX - 64) {
+            atn_error_set(err, ATN_E_INVALID, "%.200s...: path too long", inner);
+            return NULL;
+        }
+        snprintf(L.folder, sizeof L.folder, "%s", inner);
+    }
+
+    atn_status st = open_hf(&L);
+    loader_clear(&L);
+    if (st == ATN_OK && strcmp(display, L.model->name)) {
+        char *name = strdup(display);
+        if (name) {
+            free(L.model->name);
+            L.model->name = name;
+        }
+    }
+    if (st != ATN_OK) {
+        atn_model_free(L.model);
+        return NULL;
+    }
+    return L.model;
+}

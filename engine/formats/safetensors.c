@@ -1,0 +1,454 @@
+/* The safetensors reader: validates the whole header of a mapped file before any tensor
+ * is handed out (see safetensors.h for the checks), so nothing outside the file is read. */
+#include "formats/safetensors.h"
+
+#include "core/json.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "safetensors data is little-endian; this reader does not byte-swap"
+#endif
+
+struct atn_st_file {
+    char *path;
+    const uint8_t *buf;
+    size_t len;
+    void *map;            /* owned mapping (NULL when parsing a borrowed buffer) */
+    size_t map_len;
+    void *extra;          /* owned anonymous mapping of copied tensors (atn_st_adopt) */
+    size_t extra_len;
+    atn_st_tensor *tensors;
+    int32_t n_tensors;
+    char *names;          /* all names, NUL-separated */
+};
+
+static const struct {
+    const char *name;
+    size_t size;
+} dtype_info[] = {
+    [ATN_ST_F32] = {"F32", 4},   [ATN_ST_F16] = {"F16", 2},   [ATN_ST_BF16] = {"BF16", 2},
+    [ATN_ST_F64] = {"F64", 8},   [ATN_ST_I64] = {"I64", 8},   [ATN_ST_I32] = {"I32", 4},
+    [ATN_ST_I16] = {"I16", 2},   [ATN_ST_I8] = {"I8", 1},     [ATN_ST_U64] = {"U64", 8},
+    [ATN_ST_U32] = {"U32", 4},   [ATN_ST_U16] = {"U16", 2},   [ATN_ST_U8] = {"U8", 1},
+    [ATN_ST_BOOL] = {"BOOL", 1}, [ATN_ST_F8_E4M3] = {"F8_E4M3", 1},
+    [ATN_ST_F8_E5M2] = {"F8_E5M2", 1},
+};
+enum { N_DTYPES = sizeof dtype_info / sizeof dtype_info[0] };
+
+const char *atn_st_dtype_name(atn_st_dtype dtype) {
+    return (unsigned)dtype < N_DTYPES ? dtype_info[dtype].name : "?";
+}
+
+size_t atn_st_dtype_size(atn_st_dtype dtype) {
+    return (unsigned)dtype < N_DTYPES ? dtype_info[dtype].size : 0;
+}
+
+const char *atn_st_shape_str(const int64_t *shape, int ndim, char *buf, size_t size) {
+    size_t used = 0;
+    if (size == 0)
+        return buf;
+    buf[0] = '\0';
+    used += (size_t)snprintf(buf, size, "[");
+    for (int i = 0; i < ndim && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "",
+                                 (long long)shape[i]);
+    if (used < size)
+        snprintf(buf + used, size - used, "]");
+    return buf;
+}
+
+/* A JSON number that is an exact non-negative integer no larger than 2^53. */
+static bool json_uint(const cJSON *item, uint64_t *out) {
+    if (!cJSON_IsNumber(item))
+        return false;
+    double v = item->valuedouble;
+    if (!isfinite(v) || v < 0 || v > 9007199254740992.0 || v != floor(v))
+        return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+static int cmp_tensor_name(const void *a, const void *b) {
+    return strcmp(((const atn_st_tensor *)a)->name, ((const atn_st_tensor *)b)->name);
+}
+
+static int cmp_tensor_offset(const void *a, const void *b) {
+    const atn_st_tensor *x = *(const atn_st_tensor *const *)a;
+    const atn_st_tensor *y = *(const atn_st_tensor *const *)b;
+    if (x->file_offset != y->file_offset)
+        return x->file_offset < y->file_offset ? -1 : 1;
+    return x->nbytes < y->nbytes ? -1 : x->nbytes > y->nbytes;
+}
+
+/* Fills t from one header entry; data_len is the size of the data area. */
+static atn_status parse_entry(const char *origin, const cJSON *entry, const uint8_t *data,
+                              uint64_t data_start, uint64_t data_len, atn_st_tensor *t,
+                              atn_error *err) {
+    const char *name = entry->string;
+    if (!cJSON_IsObject(entry))
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: tensor '%s': header entry is not a JSON object", origin, name);
+
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(entry, "dtype");
+    if (!cJSON_IsString(dtype))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: tensor '%s': \"dtype\" %s", origin, name,
+                             dtype ? "is not a string" : "is missing");
+    int found = -1;
+    for (int i = 0; i < N_DTYPES; i++)
+        if (strcmp(dtype->valuestring, dtype_info[i].name) == 0)
+            found = i;
+    if (found < 0)
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: tensor '%s': unknown dtype \"%.40s\" (expected F32, F16, BF16 "
+                             "or another safetensors dtype)", origin, name, dtype->valuestring);
+    t->dtype = (atn_st_dtype)found;
+
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(entry, "shape");
+    if (!cJSON_IsArray(shape))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: tensor '%s': \"shape\" %s", origin, name,
+                             shape ? "is not an array" : "is missing");
+    int ndim = cJSON_GetArraySize(shape);
+    if (ndim > ATN_ST_MAX_DIMS)
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: tensor '%s': %d dimensions (at most %d supported)", origin,
+                             name, ndim, ATN_ST_MAX_DIMS);
+    t->ndim = ndim;
+    uint64_t count = 1;
+    bool overflow = false;
+    int d = 0;
+    for (const cJSON *dim = shape->child; dim; dim = dim->next, d++) {
+        uint64_t v;
+        if (!json_uint(dim, &v))
+            return atn_error_set(err, ATN_E_FORMAT,
+                                 "%s: tensor '%s': shape[%d] is not a non-negative integer "
+                                 "(up to 2^53)",
+                                 origin, name, d);
+        t->shape[d] = (int64_t)v;
+        if (__builtin_mul_overflow(count, v, &count))
+            overflow = true;
+    }
+    uint64_t nbytes = 0;
+    if (overflow || __builtin_mul_overflow(count, (uint64_t)dtype_info[found].size, &nbytes)) {
+        char s[256];
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: tensor '%s': shape %s overflows (its byte size does not fit "
+                             "in 64 bits)", origin, name, atn_st_shape_str(t->shape, ndim, s,
+                                                                            sizeof s));
+    }
+    t->count = count;
+    t->nbytes = nbytes;
+
+    const cJSON *offs = cJSON_GetObjectItemCaseSensitive(entry, "data_offsets");
+    uint64_t begin, end;
+    if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 ||
+        !json_uint(cJSON_GetArrayItem(offs, 0), &begin) ||
+        !json_uint(cJSON_GetArrayItem(offs, 1), &end))
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: tensor '%s': \"data_offsets\" %s (expected [begin, end] with "
+                             "non-negative integers up to 2^53)", origin, name,
+                             offs ? "is malformed" : "is missing");
+    if (begin > end)
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: tensor '%s': data_offsets [%llu, %llu] has begin after end",
+                             origin, name, (unsigned long long)begin, (unsigned long long)end);
+    if (end > data_len)
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: tensor '%s': data_offsets [%llu, %llu] past the end of the "
+                             "data area (%llu bytes from file offset %llu)",
+                             origin, name, (unsigned long long)begin, (unsigned long long)end,
+                             (unsigned long long)data_len, (unsigned long long)data_start);
+    if (end - begin != nbytes) {
+        char s[256];
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: tensor '%s': shape %s of %s needs %llu bytes but data_offsets "
+                             "[%llu, %llu] hold %llu", origin, name,
+                             atn_st_shape_str(t->shape, ndim, s, sizeof s),
+                             dtype_info[found].name, (unsigned long long)nbytes,
+                             (unsigned long long)begin, (unsigned long long)end,
+                             (unsigned long long)(end - begin));
+    }
+    t->file_offset = data_start + begin;
+    t->data = data + begin;
+    return ATN_OK;
+}
+
+atn_status atn_st_parse(const char *origin, const void *buf_, size_t len, atn_st_file **out,
+                        atn_error *err) {
+    const uint8_t *buf = buf_;
+    *out = NULL;
+    if (len < 8)
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: truncated: the file is %zu bytes, too short for the 8-byte "
+                             "header size", origin, len);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--)
+        hlen = hlen << 8 | buf[i];
+    if (hlen == 0)
+        return atn_error_set(err, ATN_E_FORMAT, "%s: header size is 0 (expected a JSON header)",
+                             origin);
+    if (hlen > len - 8)
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: header size %llu runs past the end of the file (%zu bytes); "
+                             "the file is truncated or not safetensors", origin,
+                             (unsigned long long)hlen, len);
+    if (hlen > ATN_ST_MAX_HEADER)
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: header size %llu is larger than the %d-byte limit", origin,
+                             (unsigned long long)hlen, (int)ATN_ST_MAX_HEADER);
+
+    const char *json = (const char *)buf + 8;
+    /* duplicate names are kept: the loop below refuses them by name */
+    size_t jlen = (size_t)hlen, off = 0;
+    while (jlen > 0 && json[jlen - 1] == '\0')   /* NUL padding is allowed after the header */
+        jlen--;
+    cJSON *root = NULL;
+    switch (atn_json_parse_raw(json, jlen, ATN_JSON_KEEP_DUPLICATES, &root, &off)) {
+    case ATN_JSON_PARSED:
+        break;
+    case ATN_JSON_SYNTAX:
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: the JSON header is invalid (near header byte %zu)", origin, off);
+    case ATN_JSON_TRAILING:
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: the JSON header has extra bytes after its end (header "
+                             "byte %zu)", origin, off);
+    case ATN_JSON_TOO_BIG:
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: the JSON header is too large to parse (more than %d values)", origin,
+                             (int)ATN_JSON_MAX_ALLOCS);
+    case ATN_JSON_NOMEM:
+    default:
+        return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory while parsing the JSON header", origin);
+    }
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return atn_error_set(err, ATN_E_FORMAT, "%s: the JSON header is not an object", origin);
+    }
+
+    /* "__metadata__" is a flat map of strings (the format's HashMap<String, String>): anything
+       else is refused, so a header cannot hide a large tree there */
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
+    if (meta) {
+        bool flat = cJSON_IsObject(meta);
+        for (const cJSON *m = flat ? meta->child : NULL; m && flat; m = m->next)
+            flat = cJSON_IsString(m);
+        if (!flat) {
+            cJSON_Delete(root);
+            return atn_error_set(err, ATN_E_FORMAT, "%s: \"__metadata__\" must be an object of strings", origin);
+        }
+    }
+
+    atn_st_file *f = calloc(1, sizeof *f);
+    atn_status st = ATN_OK;
+    int32_t n = 0;
+    size_t names_len = 0;
+    for (const cJSON *e = root->child; e; e = e->next) {
+        if (strcmp(e->string, "__metadata__") == 0)
+            continue;
+        n++;
+        names_len += strlen(e->string) + 1;
+    }
+    const uint8_t *data = buf + 8 + hlen;
+    uint64_t data_start = 8 + hlen, data_len = len - data_start;
+    atn_st_tensor **by_off = NULL;
+    if (!f || !(f->path = strdup(origin)) ||
+        !(f->tensors = calloc(n ? (size_t)n : 1, sizeof *f->tensors)) ||
+        !(f->names = malloc(names_len ? names_len : 1)) ||
+        !(by_off = malloc((n ? (size_t)n : 1) * sizeof *by_off))) {
+        st = atn_error_set(err, ATN_E_NOMEM, "%s: out of memory reading the header", origin);
+        goto fail;
+    }
+    f->buf = buf;
+    f->len = len;
+
+    char *name_at = f->names;
+    for (const cJSON *e = root->child; e; e = e->next) {
+        if (strcmp(e->string, "__metadata__") == 0)
+            continue;
+        atn_st_tensor *t = &f->tensors[f->n_tensors];
+        if ((st = parse_entry(origin, e, data, data_start, data_len, t, err)) != ATN_OK)
+            goto fail;
+        size_t l = strlen(e->string) + 1;
+        memcpy(name_at, e->string, l);
+        t->name = name_at;
+        name_at += l;
+        by_off[f->n_tensors] = t;
+        f->n_tensors++;
+    }
+
+    /* No two tensors may share bytes (empty tensors share nothing). */
+    qsort(by_off, (size_t)n, sizeof *by_off, cmp_tensor_offset);
+    const atn_st_tensor *prev = NULL;
+    for (int32_t i = 0; i < n; i++) {
+        const atn_st_tensor *t = by_off[i];
+        if (t->nbytes == 0)
+            continue;
+        if (prev && t->file_offset < prev->file_offset + prev->nbytes) {
+            st = atn_error_set(err, ATN_E_FORMAT,
+                               "%s: tensors '%s' (data_offsets [%llu, %llu]) and '%s' "
+                               "(data_offsets [%llu, %llu]) overlap", origin, prev->name,
+                               (unsigned long long)(prev->file_offset - data_start),
+                               (unsigned long long)(prev->file_offset - data_start + prev->nbytes),
+                               t->name, (unsigned long long)(t->file_offset - data_start),
+                               (unsigned long long)(t->file_offset - data_start + t->nbytes));
+            goto fail;
+        }
+        prev = t;
+    }
+
+    qsort(f->tensors, (size_t)n, sizeof *f->tensors, cmp_tensor_name);
+    for (int32_t i = 1; i < n; i++) {
+        if (strcmp(f->tensors[i - 1].name, f->tensors[i].name) == 0) {
+            st = atn_error_set(err, ATN_E_FORMAT, "%s: tensor '%s' appears twice in the header",
+                               origin, f->tensors[i].name);
+            goto fail;
+        }
+    }
+    free(by_off);
+    cJSON_Delete(root);
+    *out = f;
+    return ATN_OK;
+
+fail:
+    free(by_off);
+    cJSON_Delete(root);
+    atn_st_close(f);
+    return st;
+}
+
+atn_status atn_st_open(const char *path, atn_st_file **out, atn_error *err) {
+    *out = NULL;
+    /* a FIFO (or a device) named as a shard would block open() for ever: look first, and open
+       without blocking in case it was swapped in between (fstat below refuses it then) */
+    struct stat pre;
+    if (stat(path, &pre) == 0 && !S_ISREG(pre.st_mode))
+        return atn_error_set(err, ATN_E_IO, "%s: not a regular file", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return atn_error_set(err, ATN_E_IO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return atn_error_set(err, ATN_E_IO, "%s: not a regular file", path);
+    }
+    size_t len = (size_t)sb.st_size;
+    if (len < 8) {
+        close(fd);
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: truncated: the file is %zu bytes, too short for the 8-byte "
+                             "header size", path, len);
+    }
+    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (map == MAP_FAILED)
+        return atn_error_set(err, ATN_E_IO, "%s: cannot map %zu bytes: %s", path, len,
+                             strerror(e));
+    atn_status st = atn_st_parse(path, map, len, out, err);
+    if (st != ATN_OK) {
+        munmap(map, len);
+        return st;
+    }
+    (*out)->map = map;
+    (*out)->map_len = len;
+    return ATN_OK;
+}
+
+void atn_st_close(atn_st_file *file) {
+    if (!file)
+        return;
+    if (file->map)
+        munmap(file->map, file->map_len);
+    if (file->extra)
+        munmap(file->extra, file->extra_len);
+    free(file->tensors);
+    free(file->names);
+    free(file->path);
+    free(file);
+}
+
+bool atn_st_detach_map(atn_st_file *file, void **ptr, size_t *len, bool *of_file) {
+    *ptr = NULL;
+    *len = 0;
+    if (of_file)
+        *of_file = false;
+    if (file && file->map) {
+        *ptr = file->map;
+        *len = file->map_len;
+        file->map = NULL;
+        if (of_file)
+            *of_file = true;
+        return true;
+    }
+    if (file && file->extra) {
+        *ptr = file->extra;
+        *len = file->extra_len;
+        file->extra = NULL;
+        return true;
+    }
+    return false;
+}
+
+atn_status atn_st_adopt(const char *path, atn_st_tensor *tensors, int32_t n, char *names,
+                        void *map, size_t map_len, void *extra, size_t extra_len,
+                        atn_st_file **out, atn_error *err) {
+    *out = NULL;
+    atn_st_file *f = calloc(1, sizeof *f);
+    if (!f || !(f->path = strdup(path))) {
+        free(f);
+        free(tensors);
+        free(names);
+        if (map)
+            munmap(map, map_len);
+        if (extra)
+            munmap(extra, extra_len);
+        return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", path);
+    }
+    f->tensors = tensors;
+    f->n_tensors = n;
+    f->names = names;
+    f->map = map;
+    f->map_len = map_len;
+    f->buf = map;
+    f->len = map_len;
+    f->extra = extra;
+    f->extra_len = extra_len;
+    qsort(f->tensors, (size_t)n, sizeof *f->tensors, cmp_tensor_name);
+    for (int32_t i = 1; i < n; i++) {
+        if (strcmp(f->tensors[i - 1].name, f->tensors[i].name) == 0) {
+            atn_status st = atn_error_set(err, ATN_E_FORMAT, "%s: tensor '%s' appears twice",
+                                          path, f->tensors[i].name);
+            atn_st_close(f);
+            return st;
+        }
+    }
+    *out = f;
+    return ATN_OK;
+}
+
+const char *atn_st_path(const atn_st_file *file) { return file->path; }
+int32_t atn_st_count(const atn_st_file *file) { return file->n_tensors; }
+
+const atn_st_tensor *atn_st_at(const atn_st_file *file, int32_t i) {
+    return i >= 0 && i < file->n_tensors ? &file->tensors[i] : NULL;
+}
+
+const atn_st_tensor *atn_st_find(const atn_st_file *file, const char *name) {
+    atn_st_tensor key = {.name = name};
+    return bsearch(&key, file->tensors, (size_t)file->n_tensors, sizeof key, cmp_tensor_name);
+}

@@ -1,0 +1,121 @@
+/* The encoder forward pass on the CPU, and the activation buffers every backend fills. */
+#ifndef ATN_ENCODER_H
+#define ATN_ENCODER_H
+
+#include "core/model-private.h"
+
+/* Where one forward writes.  Sizes: L layers, H heads, n tokens, d width, f ffn width.
+ * When a run keeps no trace inputs, q/k/v/ctx/attn_out are one layer's worth, reused
+ * (trace_stride 0); when it keeps no attention, attn is one layer's [H][n][n]. */
+typedef struct atn_activations {
+    int32_t n;
+    float *hidden;        /* [L+1][n][d] */
+    float *q, *k, *v;     /* [L][n][d] (or [n][d]) */
+    float *ctx;           /* [L][n][d] (or [n][d]) */
+    float *attn_out;      /* [L][n][d] (or [n][d]) */
+    size_t trace_stride;  /* n*d or 0 */
+    float *attn;          /* [L][H][n][n] (or [H][n][n]) */
+    size_t attn_stride;   /* H*n*n or 0 */
+    float *h1;            /* [n][d] scratch: after attention + residual + LayerNorm */
+    float *ffn;           /* [n][f] scratch */
+    float *mask_add;      /* [n][n] additive mask, row = query, column = key, added to the
+                             scaled scores before the softmax by every backend and read by
+                             the trace.  Built once per run by engine/forward/run.c (build_mask):
+                             0, or ATN_MASK_MIN (HF's finfo.min) for a padded key.  One
+                             mask for all heads; later interventions (causal, windows,
+                             ALiBi's per-head bias would add a head stride) add to it */
+    float *mask_base;            /* [n][n] the mask without the what-if masks, for the layers
+                                    mask_layers leaves out; NULL: mask_add in every layer */
+    const uint8_t *mask_layers;  /* [L] 1 = mask_add, 0 = mask_base (with mask_base) */
+    int32_t *pos_ids;     /* [n] row of the position embeddings of each token (engine/forward/run.c
+                             fills it by the model family's rule before the forward; every
+                             backend's embeddings read it) */
+    /* the per-head interventions (atn_interventions, attnscope.h), set by engine/forward/run.c;
+       all off (NULL, 1, NULL, false) for a plain run.  Only the cblas path applies them: the
+       fast path is not taken while any is set (correct by construction), and the CUDA
+       backend refuses them (engine/forward/backend.c) */
+    const float *alibi_slopes;   /* [H]: scores += -m_h |i-j| */
+    float temperature;           /* scores (scaled + mask + ALiBi) / temperature; 1: none */
+    const uint8_t *heads_off;    /* [L][H] 1 = switched off */
+    atn_head_mode head_mode;
+    bool no_positions;           /* embeddings without the position term */
+    int32_t start_layer;         /* > 0: hidden[0..start_layer] are given (atn_run_forward_from):
+                                    the CPU runs only layers start_layer.. (the GPU refuses) */
+    int32_t nonfinite_layer;
+    /* reduced precision on the CPU (engine/forward/precision.h), set by engine/forward/run.c: FP32 (every
+       field below unused), or the operands of every product rounded: the weights from the
+       model's rounded copy, the activations into round_buf (Q, K, V in place, so the
+       capture holds what QK^T and PV read) */
+    atn_precision precision;
+    float *round_buf;            /* [atn_round_scratch_floats] */
+    int64_t *overflow;           /* [L+1][ATN_OPERAND_COUNT] values that became +-inf in fp16
+                                    (row 0: the embedding projection; row l+1: layer l), or NULL */
+} atn_activations;
+
+/* True when a has a per-head intervention only the cblas path applies. */
+static inline bool atn_activations_gated(const atn_activations *a) {
+    return a->alibi_slopes || a->temperature != 1.0f || a->heads_off || a->no_positions || a->start_layer > 0 ||
+           a->mask_base;
+}
+
+/* The additive mask layer l adds (mask_add, or mask_base where the what-if masks skip it). */
+static inline const float *atn_layer_mask(const atn_activations *a, int32_t l) {
+    return a->mask_base && !a->mask_layers[l] ? a->mask_base : a->mask_add;
+}
+
+/* The additive mask value for a padded key, as Hugging Face uses (torch.finfo(float32).min). */
+#define ATN_MASK_MIN (-3.4028234663852886e38f)
+
+/* Bytes the CPU forward would still allocate for model's packed weights on its first run (0
+ * when they exist or the fast path does not apply): run.c counts them in its memory check. */
+size_t atn_cpu_pack_pending_bytes(const atn_model *model);
+
+/* ---- what the stacked forward of several sequences (engine/forward/batch.c) uses ---------- */
+
+/* One layer's weights packed for the AVX-512 kernels (atn_pack_weight layout). */
+typedef struct atn_packed_layer {
+    const float *wq, *wk, *wv, *wo, *w1, *w2;
+} atn_packed_layer;
+
+struct atn_team;
+/* Run by every thread of the CPU team: tid of nt; team NULL when nt is 1 (no barriers
+ * needed); layers [L] the model's packed weights. */
+typedef void (*atn_packed_worker)(void *arg, int tid, int nt, struct atn_team *team, const atn_packed_layer *layers);
+
+/* Whether atn_cpu_forward takes the fast path for model (before any per-head intervention). */
+bool atn_cpu_fast_applies(const atn_model *model);
+/* The embeddings of one sequence into hidden0 [n][d] (scratch: n x max(E, d) floats), as the
+ * forward makes them. */
+void atn_cpu_embeddings(float *hidden0, float *scratch, const atn_model *model, const atn_encoding *enc,
+                        const int32_t *pos_ids, bool no_positions);
+/* Runs fn on the process's CPU team of nt threads (fewer when threads cannot be had) with
+ * the model's packed weights (packed on first use), holding the team's lock.  ATN_E_NOMEM
+ * when the packed copy cannot be made (fn not run). */
+atn_status atn_cpu_run_packed(const atn_model *model, int nt, atn_packed_worker fn, void *arg, atn_error *err);
+
+atn_status atn_cpu_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
+                           const atn_run_options *opts, atn_error *err);
+
+/* Building blocks, also used by the trace and the masked-LM head. */
+/* out[n,o] = in[n,i] W^T + b, W [o,i]; W NULL means identity (o == i); b NULL means zero. */
+void atn_linear(float *out, const float *in, const float *w, const float *b, int32_t n, int32_t i, int32_t o);
+/* LayerNorm over rows of d; in == out allowed; g/b NULL mean 1/0. */
+void atn_layernorm(float *out, const float *in, const float *g, const float *b, int32_t n, int32_t d, float eps);
+void atn_activate(float *x, size_t count, atn_activation act);
+/* Scaled dot-product attention of every head; writes probabilities and the context.
+ * mask_add is the run's [n][n] additive mask (row = query). */
+/* The factor layer's scores are multiplied by before the mask and softmax: 1/sqrt(k), or
+ * as GPT-2's scale_attn_weights / scale_attn_by_inverse_layer_idx say (1, 1/(layer+1)). */
+float atn_attn_scale(const atn_model *m, int32_t layer);
+void atn_attention(float *ctx, float *att, const float *q, const float *k, const float *v, const float *mask_add,
+                   int32_t n, int32_t d, int32_t h);
+/* The same with the given scale (atn_attention: 1/sqrt(d/h)). */
+void atn_attention_scaled(float *ctx, float *att, const float *q, const float *k, const float *v,
+                          const float *mask_add, int32_t n, int32_t d, int32_t h, float scale);
+/* The same with the per-head interventions of one layer: slopes [h] or NULL (ALiBi),
+ * temperature (1: none), heads_off [h] or NULL (1 = switched off, replaced by mode). */
+void atn_attention_iv(float *ctx, float *att, const float *q, const float *k, const float *v, const float *mask_add,
+                      int32_t n, int32_t d, int32_t h, float scale, const float *slopes, float temperature,
+                      const uint8_t *heads_off, atn_head_mode mode);
+
+#endif

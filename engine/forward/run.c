@@ -1,0 +1,455 @@
+/* A run: the activation memory for one sequence length, the forward pass on the chosen
+ * device, and the capture it leaves behind.  One allocation holds every activation;
+ * it is reused while the sequence length and options stay the same. */
+#include "forward/encoder.h"
+#include "forward/backend.h"
+#include "forward/batch.h"
+#include "tokenize/encoding.h"
+#include "core/family.h"
+#include "whatif/interventions.h"
+#include "core/memlimit.h"
+#include "core/model-private.h"
+#include "forward/precision.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct atn_run {
+    const atn_model *model;
+    atn_encoding *enc;        /* a copy of the last input */
+    atn_activations act;
+    atn_capture cap;
+    float *block;             /* all activations */
+    size_t block_floats;      /* its capacity: it grows, never shrinks */
+    const atn_backend *block_owner;   /* the backend whose host_alloc made it, or NULL (malloc) */
+    bool pin_failed;          /* host_alloc said no once: plain memory from then on */
+    atn_device used;
+    atn_error fallback;       /* why the last forward went to the CPU instead of the GPU; "" if not */
+    float *slopes;            /* [H] ALiBi's slopes when the last forward had ALiBi */
+    uint8_t *heads_off;       /* [L][H] the last forward's switched-off heads */
+    uint8_t *mask_layers;     /* [L] the layers the last forward's what-if masks applied in,
+                                 when they skipped some (atn_interventions.mask_layers) */
+    int64_t *overflow;        /* [L+1][ATN_OPERAND_COUNT] an fp16 CPU forward's overflow counts */
+};
+
+void atn_run_options_init(atn_run_options *o) {
+    memset(o, 0, sizeof *o);
+    o->device = ATN_DEVICE_CPU;
+    o->precision = ATN_PRECISION_FP32;
+    o->keep_attention = true;
+    o->keep_trace_inputs = true;
+}
+
+atn_run *atn_run_new(const atn_model *model) {
+    atn_run *r = calloc(1, sizeof *r);
+    if (r)
+        r->model = model;
+    return r;
+}
+
+static void free_block(atn_run *run) {
+    if (run->block_owner)
+        run->block_owner->host_free(run->block);
+    else
+        free(run->block);
+    run->block = NULL;
+    run->block_floats = 0;
+    run->block_owner = NULL;
+}
+
+/* The backend to pin this run's memory with, or NULL for plain memory. */
+static const atn_backend *pinning_backend(const atn_run_options *o) {
+    if (!o->pinned_host || o->device == ATN_DEVICE_CPU)
+        return NULL;
+    atn_error e = {0};
+    const atn_backend *b = atn_backend_cuda(&e);   /* loads the module once; NULL without a GPU */
+    return b && b->host_alloc && b->host_free ? b : NULL;
+}
+
+void atn_run_free(atn_run *run) {
+    if (!run)
+        return;
+    free_block(run);
+    atn_encoding_free(run->enc);
+    free(run->slopes);
+    free(run->heads_off);
+    free(run->mask_layers);
+    free(run->overflow);
+    free(run);
+}
+
+const atn_capture *atn_run_capture(const atn_run *run) { return run->enc ? &run->cap : NULL; }
+
+const float *atn_capture_layer_mask(const atn_capture *cap, int32_t layer) {
+    if (!cap || layer < 0 || layer >= cap->n_layers)
+        return NULL;
+    return cap->mask_base && cap->mask_layers && !cap->mask_layers[layer] ? cap->mask_base : cap->mask_add;
+}
+atn_device atn_run_device_used(const atn_run *run) { return run->used; }
+const char *atn_run_fallback_reason(const atn_run *run) {
+    return run && run->fallback.message[0] ? run->fallback.message : NULL;
+}
+
+/* Floats of each buffer, in the order they are laid out in the block. */
+typedef struct run_layout {
+    size_t hidden, trace, attn, h1, ffn, mask, pos, round;
+} run_layout;
+
+static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o, run_layout *lay) {
+    /* computed in double first: a huge n must be refused, not wrap around */
+    double nd = (double)n * c->d_model, L = c->n_layers;
+    double attn = (double)c->n_heads * n * n * (o->keep_attention ? L : 1);
+    double trace = nd * (o->keep_trace_inputs ? L : 1);
+    /* the ffn buffer also holds the embeddings before their projection to d when they are
+       wider than the FFN (ELECTRA's generators; encoder.c) */
+    double ffn = c->use_ffn ? c->d_ffn : 1;
+    if (c->use_embeddings && atn_d_embed(c) != c->d_model && atn_d_embed(c) > ffn)
+        ffn = atn_d_embed(c);
+    /* reduced precision: the scratch the CPU rounds operands into (engine/forward/precision.h) */
+    double round = o->precision != ATN_PRECISION_FP32 ? (double)atn_round_scratch_floats(c, n) : 0;
+    /* a second [n][n] mask when the what-if masks skip some layers (atn_layer_mask) */
+    double masks = atn_interventions_masks_some_layers(o->interventions, c->n_layers) ? 2 : 1;
+    double total = nd * (L + 1) + 5 * trace + attn + nd + (double)n * ffn + masks * n * n + n + round;
+    if (total * sizeof(float) > (double)SIZE_MAX / 2)
+        return false;
+    lay->hidden = (size_t)(nd * (L + 1));
+    lay->trace = (size_t)trace;
+    lay->attn = (size_t)attn;
+    lay->h1 = (size_t)nd;
+    lay->ffn = (size_t)(n * ffn);
+    lay->mask = (size_t)masks * n * n;
+    lay->pos = (size_t)n;   /* int32 position ids, one float's room each */
+    lay->round = (size_t)round;
+    return true;
+}
+
+size_t atn_run_bytes_needed(const atn_config *c, int32_t n, const atn_run_options *o) {
+    run_layout lay;
+    if (!layout_for(c, n, o, &lay))
+        return SIZE_MAX;
+    return (lay.hidden + 5 * lay.trace + lay.attn + lay.h1 + lay.ffn + lay.mask + lay.pos + lay.round) * sizeof(float);
+}
+
+
+static atn_status copy_encoding(atn_encoding **dst, const atn_encoding *src, atn_error *err) {
+    atn_encoding *e = atn_encoding_copy(src);
+    if (!e)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    atn_encoding_free(*dst);
+    *dst = e;
+    return ATN_OK;
+}
+
+static void format_bytes(char *buf, size_t len, double bytes) {
+    if (bytes >= 1e9)
+        snprintf(buf, len, "%.1f GB", bytes / 1e9);
+    else
+        snprintf(buf, len, "%.1f MB", bytes / 1e6);
+}
+
+/* The run's additive mask [n][n] (row = query, column = key): 0 where key j is a real token
+ * (enc->mask[j]), ATN_MASK_MIN where it is padding (or, for a causal family, later than
+ * the query), the same in every query row but for the causal term.  The one
+ * place the mask is decided: every backend adds it, the trace reads it from the capture,
+ * and per-query masks (causal, windows) are further terms added here. */
+static void build_mask(float *mask_add, const atn_encoding *enc, bool causal, const atn_interventions *iv) {
+    int32_t n = enc->n;
+    for (int32_t j = 0; j < n; j++)
+        mask_add[j] = enc->mask[j] ? 0.0f : ATN_MASK_MIN;
+    for (int32_t i = 1; i < n; i++)
+        memcpy(mask_add + (size_t)i * n, mask_add, (size_t)n * sizeof(float));
+    /* a causal family (GPT-2): query i sees keys 0..i.  A later key gets ATN_MASK_MIN,
+       not MIN plus the padding term: Hugging Face's eager GPT-2 puts finfo.min in the
+       masked places of one combined mask, so a score there is s + finfo.min, which is
+       finfo.min in float32 for any score of ordinary size */
+    if (causal)
+        for (int32_t i = 0; i < n; i++)
+            for (int32_t j = i + 1; j < n; j++)
+                mask_add[(size_t)i * n + j] = ATN_MASK_MIN;
+    /* the what-if lab's masks (causal, window + global, strided, hidden keys): the same
+       ATN_MASK_MIN in the cells they hide (engine/whatif/interventions.c) */
+    atn_interventions_apply_mask(mask_add, n, iv);
+}
+
+/* Checks iv and copies the arrays the forward keeps (ALiBi's slopes, the head gate) into
+ * the run.  A head gate with no head off is dropped (heads_off stays NULL in the run). */
+static atn_status set_interventions(atn_run *run, const atn_interventions *iv, atn_error *err) {
+    const atn_config *c = &run->model->cfg;
+    size_t lh = (size_t)c->n_layers * c->n_heads;
+    free(run->slopes), run->slopes = NULL;
+    free(run->heads_off), run->heads_off = NULL;
+    free(run->mask_layers), run->mask_layers = NULL;
+    if (!iv)
+        return ATN_OK;
+    atn_status st = atn_interventions_check(iv, c->n_layers, c->n_heads, run->enc->n, err);
+    if (st)
+        return st;
+    if (iv->alibi) {
+        run->slopes = malloc((size_t)c->n_heads * sizeof(float));
+        if (!run->slopes)
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        atn_alibi_slopes(c->n_heads, run->slopes);
+    }
+    bool any = false;
+    for (size_t i = 0; iv->heads_off && i < lh; i++)
+        any |= iv->heads_off[i] != 0;
+    if (any) {
+        run->heads_off = malloc(lh);
+        if (!run->heads_off)
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        for (size_t i = 0; i < lh; i++)
+            run->heads_off[i] = iv->heads_off[i] != 0;
+    }
+    if (atn_interventions_masks_some_layers(iv, c->n_layers)) {
+        run->mask_layers = malloc((size_t)c->n_layers);
+        if (!run->mask_layers)
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        for (int32_t l = 0; l < c->n_layers; l++)
+            run->mask_layers[l] = iv->mask_layers[l] != 0;
+    }
+    return ATN_OK;
+}
+
+/* Checks the encoding fits the model before any memory is touched. */
+static atn_status check_input(const atn_model *m, const atn_encoding *enc, atn_error *err) {
+    const atn_config *c = &m->cfg;
+    if (!enc || enc->n <= 0)
+        return atn_error_set(err, ATN_E_INVALID, "empty input: no tokens to run");
+    if (!c->use_embeddings) {
+        if (enc->n != m->toy_n)
+            return atn_error_set(err, ATN_E_INVALID, "toy model \"%s\" has %d tokens, the input has %d", m->name,
+                                 m->toy_n, enc->n);
+    } else {
+        int32_t most = atn_family_max_tokens(m->family, c);   /* RoBERTa: max_positions - padding_idx - 1 */
+        if (enc->n > most)
+            return atn_error_set(err, ATN_E_INVALID, "%d tokens, but model \"%s\" allows at most %d positions",
+                                 enc->n, m->name, most);
+        for (int32_t i = 0; i < enc->n; i++) {
+            if (enc->ids[i] < 0 || enc->ids[i] >= c->vocab_size)
+                return atn_error_set(err, ATN_E_INVALID, "token id %d at position %d is outside the vocabulary "
+                                     "(0..%d)", enc->ids[i], i, c->vocab_size - 1);
+            /* a family without token types (DistilBERT) reads none */
+            if (enc->type_ids[i] < 0 || (m->family->token_types && enc->type_ids[i] >= c->type_vocab_size))
+                return atn_type_id_error(m, enc->type_ids[i], i, err);
+        }
+    }
+    bool any = false;
+    for (int32_t i = 0; i < enc->n; i++)
+        any |= enc->mask[i] != 0;
+    if (!any)
+        return atn_error_set(err, ATN_E_INVALID, "every token is masked: attention has nothing to attend to");
+    return ATN_OK;
+}
+
+static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_run_options *opts_in,
+                               const atn_capture *base, int32_t start, atn_error *err);
+
+/* engine/forward/batch.h: the checks and inputs of atn_run_forward, for the stacked forward */
+atn_status atn_run_check(const atn_model *m, const atn_encoding *enc, const atn_interventions *iv, atn_error *err) {
+    atn_status st = check_input(m, enc, err);
+    if (st == ATN_OK && iv)
+        st = atn_interventions_check(iv, m->cfg.n_layers, m->cfg.n_heads, enc->n, err);
+    return st;
+}
+
+void atn_run_inputs(const atn_model *m, const atn_encoding *enc, const atn_interventions *iv, int32_t *pos_ids,
+                    float *mask_add) {
+    atn_family_position_ids(m->family, &m->cfg, enc, pos_ids);
+    atn_interventions_shuffle_positions(pos_ids, enc, iv);
+    build_mask(mask_add, enc, m->family->causal, iv);
+}
+
+atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_options *opts_in,
+                           atn_error *err) {
+    return forward_impl(run, enc, opts_in, NULL, 0, err);
+}
+
+atn_status atn_run_forward_from(atn_run *run, const atn_encoding *enc, const atn_run_options *opts,
+                                const atn_capture *base, int32_t start_layer, atn_error *err) {
+    const atn_config *c = &run->model->cfg;
+    if (!base || start_layer < 0 || start_layer > c->n_layers || base->n != (enc ? enc->n : -1) ||
+        base->n_layers != c->n_layers || base->d_model != c->d_model)
+        return atn_error_set(err, ATN_E_INVALID, "forward from layer %d: no base capture of this model and input",
+                             start_layer);
+    return forward_impl(run, enc, opts, base, start_layer, err);
+}
+
+static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_run_options *opts_in,
+                               const atn_capture *base, int32_t start, atn_error *err) {
+    atn_run_options dflt;
+    if (!opts_in) {
+        atn_run_options_init(&dflt);
+        opts_in = &dflt;
+    }
+    const atn_run_options *o = opts_in;
+    const atn_model *m = run->model;
+    const atn_config *c = &m->cfg;
+    atn_error_clear(&run->fallback);
+    atn_status st = check_input(m, enc, err);
+    if (st)
+        return st;
+    if (o->precision != ATN_PRECISION_FP32 && o->precision != ATN_PRECISION_FP16 &&
+        o->precision != ATN_PRECISION_BF16)
+        return atn_error_set(err, ATN_E_INVALID, "precision %d is not fp32, fp16 or bf16", (int)o->precision);
+    int32_t n = enc->n;
+
+    run_layout lay;
+    /* the bound: the caller's, else physical memory, the memory cgroup and RLIMIT_AS
+       (memlimit.h): a cgroup kills without a message and OpenBLAS cannot fail cleanly, so a
+       run that would not fit is refused here, before anything is allocated */
+    atn_memlimit ml = {o->memory_limit, ATN_MEMLIMIT_PHYSICAL, 0, 0};
+    if (!o->memory_limit)
+        atn_memlimit_probe(NULL, NULL, &ml);
+    size_t limit = ml.bytes;
+    char source[160] = "", because[200] = "";
+    atn_memlimit_describe(&ml, source, sizeof source);
+    if (source[0])
+        snprintf(because, sizeof because, " by %s", source);
+    size_t need = atn_run_bytes_needed(c, n, o);
+    /* the CPU's first run packs the weights (fp32) or rounds a copy of them (bf16, fp16) */
+    size_t pack = o->device == ATN_DEVICE_CUDA ? 0
+                  : o->precision != ATN_PRECISION_FP32 ? atn_rounded_pending_bytes(m, o->precision)
+                                                       : atn_cpu_pack_pending_bytes(m);
+    if (!layout_for(c, n, o, &lay) || need > limit) {
+        char a[32], b[32];
+        format_bytes(a, sizeof a, (double)need);
+        format_bytes(b, sizeof b, (double)limit);
+        return atn_error_set(err, ATN_E_NOMEM, "a run of %d tokens through %d layers x %d heads needs %s of "
+                             "memory (attention alone: %d x %d x %d x %d floats), more than the %s allowed%s",
+                             n, c->n_layers, c->n_heads, need == SIZE_MAX ? "too much" : a, c->n_layers,
+                             c->n_heads, n, n, b, because);
+    }
+    if (pack > limit - need) {
+        char a[32], b[32], p[32];
+        format_bytes(a, sizeof a, (double)need);
+        format_bytes(b, sizeof b, (double)limit);
+        format_bytes(p, sizeof p, (double)pack);
+        return atn_error_set(err, ATN_E_NOMEM, "a run of %d tokens through %d layers x %d heads needs %s of "
+                             "memory and the first run %s more for the CPU's packed or rounded copy of the weights, more "
+                             "than the %s allowed%s", n, c->n_layers, c->n_heads, a, p, b, because);
+    }
+    size_t floats = need / sizeof(float);
+    const atn_backend *pin = run->pin_failed ? NULL : pinning_backend(o);
+    if (floats > run->block_floats || (pin != NULL) != (run->block_owner != NULL)) {
+        free_block(run);
+        if (pin) {
+            run->block = pin->host_alloc(floats * sizeof(float));
+            run->block_owner = run->block ? pin : NULL;
+            run->pin_failed = !run->block;
+        }
+        if (!run->block)
+            run->block = atn_alloc_big(floats * sizeof(float));
+        run->block_floats = run->block ? floats : 0;
+        if (!run->block) {
+            run->enc = (atn_encoding_free(run->enc), NULL);
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory allocating %zu bytes for %d tokens", need, n);
+        }
+    }
+    st = copy_encoding(&run->enc, enc, err);
+    if (st)
+        return st;
+    const atn_interventions *iv = o->interventions;
+    st = set_interventions(run, iv, err);
+    if (st) {
+        run->enc = (atn_encoding_free(run->enc), NULL);
+        return st;
+    }
+
+    atn_activations *a = &run->act;
+    float *p = run->block;
+    a->n = n;
+    a->hidden = p, p += lay.hidden;
+    a->q = p, p += lay.trace;
+    a->k = p, p += lay.trace;
+    a->v = p, p += lay.trace;
+    a->ctx = p, p += lay.trace;
+    a->attn_out = p, p += lay.trace;
+    a->attn = p, p += lay.attn;
+    a->h1 = p, p += lay.h1;
+    a->ffn = p, p += lay.ffn;
+    a->mask_add = p, p += (size_t)n * n;
+    a->mask_base = run->mask_layers ? p : NULL;   /* the second mask (layout_for) */
+    a->mask_layers = run->mask_layers;
+    p += lay.mask - (size_t)n * n;
+    a->pos_ids = (int32_t *)p, p += lay.pos;
+    a->precision = o->precision == ATN_PRECISION_FP16 || o->precision == ATN_PRECISION_BF16 ? o->precision
+                                                                                          : ATN_PRECISION_FP32;
+    a->round_buf = lay.round ? p : NULL;
+    free(run->overflow), run->overflow = NULL;
+    if (a->precision == ATN_PRECISION_FP16) {
+        run->overflow = calloc((size_t)(c->n_layers + 1) * ATN_OPERAND_COUNT, sizeof(int64_t));
+        if (!run->overflow) {
+            run->enc = (atn_encoding_free(run->enc), NULL);
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        }
+    }
+    a->overflow = run->overflow;
+    a->trace_stride = o->keep_trace_inputs ? (size_t)n * c->d_model : 0;
+    a->attn_stride = o->keep_attention ? (size_t)c->n_heads * n * n : 0;
+    a->nonfinite_layer = -1;
+    /* the inputs every backend reads, decided here once: the family's position ids and the
+       additive mask (the trace reads the same mask through the capture) */
+    atn_family_position_ids(m->family, c, run->enc, a->pos_ids);
+    atn_interventions_shuffle_positions(a->pos_ids, run->enc, iv);
+    build_mask(a->mask_add, run->enc, m->family->causal, iv);
+    if (a->mask_base)   /* the layers the what-if masks skip: padding and the family's term */
+        build_mask(a->mask_base, run->enc, m->family->causal, NULL);
+    a->alibi_slopes = iv && iv->alibi ? run->slopes : NULL;
+    a->temperature = iv && iv->temperature > 0.0f ? iv->temperature : 1.0f;
+    a->heads_off = iv && iv->heads_off ? run->heads_off : NULL;
+    a->head_mode = iv ? iv->head_mode : ATN_HEAD_ZERO;
+    a->no_positions = iv && iv->no_positions && c->use_embeddings;
+    a->start_layer = start;
+    if (start > 0)   /* the layers below start are the base capture's (the caller's promise) */
+        memmove(a->hidden, base->hidden, (size_t)(start + 1) * n * c->d_model * sizeof(float));
+
+    /* the weights are read from the file's mapping: a file changed since the open is refused
+       before the forward, and one that shrank during it (the SIGBUS guard read zeros) after */
+    st = atn_model_check_files(m, err);
+    if (st == ATN_OK)
+        st = atn_backend_forward(m, run->enc, a, o, &run->used, &run->fallback, err);
+    if (st == ATN_OK)
+        st = atn_model_check_files(m, err);
+    atn_capture *cap = &run->cap;
+    memset(cap, 0, sizeof *cap);
+    if (st) {
+        run->enc = (atn_encoding_free(run->enc), NULL);
+        atn_error_clear(&run->fallback);
+        return st;
+    }
+    cap->n_layers = c->n_layers;
+    cap->n_heads = c->n_heads;
+    cap->n = n;
+    cap->d_model = c->d_model;
+    cap->d_head = c->d_head;
+    cap->enc = run->enc;
+    cap->attn = o->keep_attention ? a->attn : NULL;
+    cap->hidden = a->hidden;
+    cap->mask_add = a->mask_add;
+    cap->mask_base = a->mask_base;
+    cap->mask_layers = a->mask_base ? a->mask_layers : NULL;
+    cap->alibi_slopes = a->alibi_slopes;
+    cap->temperature = a->temperature;
+    cap->heads_off = a->heads_off;
+    cap->head_mode = a->head_mode;
+    cap->pos_ids = c->use_embeddings ? a->pos_ids : NULL;
+    cap->no_positions = a->no_positions;
+    cap->has_trace_inputs = o->keep_trace_inputs;
+    if (o->keep_trace_inputs) {
+        cap->q = a->q;
+        cap->k = a->k;
+        cap->v = a->v;
+        cap->ctx = a->ctx;
+        cap->attn_out = a->attn_out;
+    }
+    cap->nonfinite_layer = a->nonfinite_layer;
+    cap->precision = a->precision;
+    if (run->overflow && run->used == ATN_DEVICE_CPU) {
+        cap->fp16_overflow = run->overflow;
+        for (size_t i = 0; i < (size_t)(c->n_layers + 1) * ATN_OPERAND_COUNT; i++)
+            cap->fp16_overflow_total += run->overflow[i];
+    }
+    return ATN_OK;
+}
