@@ -29,6 +29,7 @@
 #include "forward/cpu-kernels.h"
 #include "forward/cpu-team.h"
 #include "forward/encoder.h"
+#include "forward/layer.h"
 #include "core/family.h"
 #include "whatif/interventions.h"
 #include "core/memlimit.h"
@@ -130,231 +131,12 @@ static stack_mode stack_mode_for(const atn_model *m, const atn_run_options *o, b
 
 /* ---- the stacked forward ------------------------------------------------------- */
 
-enum { MAX_TEAM = 64 };
-
+/* What a stack keeps beside the walk's sequences (engine/forward/layer.h, atn_walk_seq). */
 typedef struct seq_view {
     const atn_encoding *enc;
-    int32_t n, row;       /* its tokens are rows row..row+n-1 of every [M][*] buffer */
-    float *attn;          /* [L][H][n][n], or [H][n][n] reused per layer */
-    size_t attn_stride;   /* H n n, or 0 */
     float *mask;          /* [n][n] */
     int32_t *pos;         /* [n] */
-    const uint8_t *heads_off;   /* [L][H] this sequence's switched-off heads, or NULL */
 } seq_view;
-
-typedef struct stack_job {
-    const atn_model *m;
-    const atn_run_options *opts;
-    seq_view *seq;
-    int32_t count, M;
-    float *hidden;                    /* [L+1][M][d] */
-    float *q, *k, *v, *ctx, *ao;      /* [L][M][d], or [M][d] */
-    size_t trace_stride;              /* M d, or 0 */
-    float *h1, *ffn;                  /* [M][d], [M][max(f, E)] */
-    float *scratch;                   /* [threads][scratch_floats] */
-    size_t scratch_floats;
-    const double *cost;               /* [count H + 1] running cost of the attention items */
-    /* the per-head interventions, as engine/forward/run.c gives them to a run (the cblas path) */
-    const float *slopes;
-    float temperature;
-    atn_head_mode head_mode;
-    bool no_positions;
-    int32_t start;                    /* > 0: hidden[0..start] given, layers start.. run */
-    bool stop;
-    int32_t stop_layer;
-} stack_job;
-
-static void sync_team(atn_team *t) {
-    if (t)
-        atn_team_barrier(t);
-}
-
-/* fast_worker (engine/forward/encoder.c) over M stacked rows: the same kernels, phases and
- * barriers; attention items are (sequence, head), shared by cost. */
-static void stack_worker(void *arg, int tid, int nt, atn_team *team, const atn_packed_layer *pk) {
-    stack_job *j = arg;
-    const atn_model *m = j->m;
-    const atn_config *c = &m->cfg;
-    int32_t M = j->M, d = c->d_model, f = c->d_ffn, H = c->n_heads, kd = d / H;
-    size_t Md = (size_t)M * d;
-    bool pre_ln = m->family->pre_ln;
-    float *scratch = j->scratch + (size_t)tid * j->scratch_floats;
-    int32_t items = j->count * H;
-    double total = j->cost[items];
-    int lo, hi;
-    for (int32_t l = 0; l < c->n_layers; l++) {
-        if (tid == 0) {
-            const atn_run_options *o = j->opts;
-            if (o->progress && !o->progress((double)l / c->n_layers, ATN_STAGE_LAYER, o->user_data)) {
-                j->stop = true;
-                j->stop_layer = l;
-            }
-        }
-        sync_team(team);
-        if (j->stop)
-            return;
-        const atn_layer_weights *w = &m->w.layers[l];
-        const atn_packed_layer *pw = &pk[l];
-        size_t t = j->trace_stride * l;
-        const float *x = j->hidden + (size_t)l * Md;
-        float *out = j->hidden + (size_t)(l + 1) * Md;
-        float *q = j->q + t, *k = j->k + t, *v = j->v + t, *ctx = j->ctx + t, *ao = j->ao + t;
-        float scale = atn_attn_scale(m, l);
-
-        const float *xin = x;
-        if (pre_ln) {
-            atn_team_split(M, tid, nt, &lo, &hi);
-            atn_layernorm_rows(j->h1, x, NULL, w->ln1_g, w->ln1_b, lo, hi, d, c->ln_eps);
-            sync_team(team);
-            xin = j->h1;
-        }
-
-        atn_team_split(atn_panels(d), tid, nt, &lo, &hi);
-        atn_gemm_packed(q, d, xin, d, pw->wq, w->bq, NULL, 0, M, d, d, lo, hi, -1);
-        atn_gemm_packed(k, d, xin, d, pw->wk, w->bk, NULL, 0, M, d, d, lo, hi, -1);
-        atn_gemm_packed(v, d, xin, d, pw->wv, w->bv, NULL, 0, M, d, d, lo, hi, -1);
-        sync_team(team);
-
-        /* item i (sequence i / H, head i % H) belongs to the thread whose share of the
-           total cost its start falls in: contiguous, balanced by n^2 */
-        for (int32_t it = 0; it < items; it++) {
-            int owner = total > 0 ? (int)(j->cost[it] * nt / total) : 0;
-            if ((owner < nt ? owner : nt - 1) != tid)
-                continue;
-            const seq_view *s = &j->seq[it / H];
-            int32_t h = it % H, n = s->n;
-            size_t at = (size_t)s->row * d + (size_t)h * kd;
-            atn_attention_rows(ctx + at, s->attn + s->attn_stride * l + (size_t)h * n * n, q + at, k + at, v + at,
-                               d, s->mask, n, kd, 0, n, scale, scratch, true);
-        }
-        sync_team(team);
-
-        atn_team_split(atn_panels(d), tid, nt, &lo, &hi);
-        atn_gemm_packed(ao, d, ctx, d, pw->wo, w->bo, NULL, 0, M, d, d, lo, hi, -1);
-        sync_team(team);
-        if (pre_ln) {
-            atn_team_split(M, tid, nt, &lo, &hi);
-            for (size_t i = (size_t)lo * d; i < (size_t)hi * d; i++)
-                out[i] = x[i] + ao[i];
-            atn_layernorm_rows(j->h1, out, NULL, w->ln2_g, w->ln2_b, lo, hi, d, c->ln_eps);
-            sync_team(team);
-            atn_team_split(atn_panels(f), tid, nt, &lo, &hi);
-            atn_gemm_packed(j->ffn, f, j->h1, d, pw->w1, w->b1, NULL, 0, M, f, d, lo, hi, (int)c->act);
-            sync_team(team);
-            atn_team_split(atn_panels(d), tid, nt, &lo, &hi);
-            atn_gemm_packed(j->h1, d, j->ffn, f, pw->w2, w->b2, out, d, M, d, f, lo, hi, -1);
-            sync_team(team);
-            atn_team_split(M, tid, nt, &lo, &hi);
-            memcpy(out + (size_t)lo * d, j->h1 + (size_t)lo * d, (size_t)(hi - lo) * d * sizeof(float));
-            if (l == c->n_layers - 1)
-                atn_layernorm_rows(out, out, NULL, m->w.final_ln_g, m->w.final_ln_b, lo, hi, d, c->ln_eps);
-            sync_team(team);
-            continue;
-        }
-        atn_team_split(M, tid, nt, &lo, &hi);
-        atn_layernorm_rows(j->h1, ao, x, w->ln1_g, w->ln1_b, lo, hi, d, c->ln_eps);
-        sync_team(team);
-        atn_team_split(atn_panels(f), tid, nt, &lo, &hi);
-        atn_gemm_packed(j->ffn, f, j->h1, d, pw->w1, w->b1, NULL, 0, M, f, d, lo, hi, (int)c->act);
-        sync_team(team);
-        atn_team_split(atn_panels(d), tid, nt, &lo, &hi);
-        atn_gemm_packed(out, d, j->ffn, f, pw->w2, w->b2, j->h1, d, M, d, f, lo, hi, -1);
-        sync_team(team);
-        atn_team_split(M, tid, nt, &lo, &hi);
-        atn_layernorm_rows(out, out, NULL, w->ln2_g, w->ln2_b, lo, hi, d, c->ln_eps);
-        sync_team(team);
-    }
-}
-
-static void add_inplace(float *x, const float *y, size_t count) {
-    for (size_t i = 0; i < count; i++)
-        x[i] += y[i];
-}
-
-/* Attention of every sequence of the stack for layer l (the cblas path's functions, one
- * sequence at a time, as layer_forward / layer_forward_pre_ln call them). */
-static void stack_attention_blas(const stack_job *j, int32_t l, const float *q, const float *k, const float *v,
-                                 float *ctx, float scale_pre_ln) {
-    const atn_config *c = &j->m->cfg;
-    int32_t d = c->d_model, H = c->n_heads;
-    bool pre_ln = j->m->family->pre_ln;
-    for (int32_t s = 0; s < j->count; s++) {
-        const seq_view *sv = &j->seq[s];
-        size_t at = (size_t)sv->row * d;
-        float *att = sv->attn + sv->attn_stride * l;
-        bool g = j->slopes || j->temperature != 1.0f || sv->heads_off || j->no_positions || j->start > 0;
-        const uint8_t *off = sv->heads_off ? sv->heads_off + (size_t)l * H : NULL;
-        if (g)
-            atn_attention_iv(ctx + at, att, q + at, k + at, v + at, sv->mask, sv->n, d, H,
-                             pre_ln ? scale_pre_ln : 1.0f / sqrtf((float)c->d_head), j->slopes, j->temperature, off,
-                             j->head_mode);
-        else if (pre_ln)
-            atn_attention_scaled(ctx + at, att, q + at, k + at, v + at, sv->mask, sv->n, d, H, scale_pre_ln);
-        else
-            atn_attention(ctx + at, att, q + at, k + at, v + at, sv->mask, sv->n, d, H);
-    }
-}
-
-/* atn_cpu_forward's cblas path over M stacked rows: every product and row-wise step of
- * layer_forward / layer_forward_pre_ln (engine/forward/encoder.c) with M rows, attention per
- * sequence. */
-static atn_status stack_forward_blas(stack_job *j, atn_error *err) {
-    const atn_model *m = j->m;
-    const atn_config *c = &m->cfg;
-    int32_t M = j->M, d = c->d_model, f = c->d_ffn;
-    size_t Md = (size_t)M * d;
-    const atn_run_options *o = j->opts;
-    for (int32_t l = j->start; l < c->n_layers; l++) {
-        if (o->progress && !o->progress((double)l / c->n_layers, ATN_STAGE_LAYER, o->user_data))
-            return atn_error_set(err, ATN_E_CANCELLED, "cancelled at layer %d", l);
-        const atn_layer_weights *lw = &m->w.layers[l];
-        size_t t = j->trace_stride * l;
-        const float *x = j->hidden + (size_t)l * Md;
-        float *out = j->hidden + (size_t)(l + 1) * Md;
-        float *q = j->q + t, *k = j->k + t, *v = j->v + t, *ctx = j->ctx + t, *ao = j->ao + t;
-        float *h1 = j->h1, *ffn = j->ffn;
-        if (m->family->pre_ln) {
-            atn_layernorm(h1, x, lw->ln1_g, lw->ln1_b, M, d, c->ln_eps);
-            atn_linear(q, h1, lw->wq, lw->bq, M, d, d);
-            atn_linear(k, h1, lw->wk, lw->bk, M, d, d);
-            atn_linear(v, h1, lw->wv, lw->bv, M, d, d);
-            stack_attention_blas(j, l, q, k, v, ctx, atn_attn_scale(m, l));
-            atn_linear(ao, ctx, lw->wo, lw->bo, M, d, d);
-            for (size_t i = 0; i < Md; i++)
-                out[i] = x[i] + ao[i];
-            atn_layernorm(h1, out, lw->ln2_g, lw->ln2_b, M, d, c->ln_eps);
-            atn_linear(ffn, h1, lw->w1, lw->b1, M, d, f);
-            atn_activate(ffn, (size_t)M * f, c->act);
-            atn_linear(h1, ffn, lw->w2, lw->b2, M, f, d);
-            add_inplace(out, h1, Md);
-            if (l == c->n_layers - 1)
-                atn_layernorm(out, out, m->w.final_ln_g, m->w.final_ln_b, M, d, c->ln_eps);
-            continue;
-        }
-        atn_linear(q, x, lw->wq, lw->bq, M, d, d);
-        atn_linear(k, x, lw->wk, lw->bk, M, d, d);
-        atn_linear(v, x, lw->wv, lw->bv, M, d, d);
-        stack_attention_blas(j, l, q, k, v, ctx, 0.0f);
-        atn_linear(ao, ctx, lw->wo, lw->bo, M, d, d);
-        memcpy(h1, ao, Md * sizeof(float));
-        if (c->use_residual)
-            add_inplace(h1, x, Md);
-        if (c->use_layernorm)
-            atn_layernorm(h1, h1, lw->ln1_g, lw->ln1_b, M, d, c->ln_eps);
-        if (!c->use_ffn) {
-            memcpy(out, h1, Md * sizeof(float));
-            continue;
-        }
-        atn_linear(ffn, h1, lw->w1, lw->b1, M, d, f);
-        atn_activate(ffn, (size_t)M * f, c->act);
-        atn_linear(out, ffn, lw->w2, lw->b2, M, f, d);
-        if (c->use_residual)
-            add_inplace(out, h1, Md);
-        if (c->use_layernorm)
-            atn_layernorm(out, out, lw->ln2_g, lw->ln2_b, M, d, c->ln_eps);
-    }
-    return ATN_OK;
-}
 
 /* Floats of a stack of count sequences of M rows in all, S2 = sum of n^2, the longest nmax:
  * the activations, then the staging of one sequence's capture. */
@@ -381,13 +163,6 @@ static size_t stack_floats(const atn_config *c, const atn_run_options *o, int32_
            5 * lay->stage_trace;
 }
 
-static bool all_finite(const float *x, size_t count) {
-    for (size_t i = 0; i < count; i++)
-        if (!isfinite(x[i]))
-            return false;
-    return true;
-}
-
 /* Copies rows row..row+n-1 of each of `layers` [M][d] blocks (layer stride M d, or 0: one
  * block) into dst [layers][n][d]. */
 static void gather_rows(float *dst, const float *src, size_t stride, int32_t layers, int32_t M, int32_t row,
@@ -395,15 +170,6 @@ static void gather_rows(float *dst, const float *src, size_t stride, int32_t lay
     (void)M;
     for (int32_t l = 0; l < layers; l++)
         memcpy(dst + (size_t)l * n * d, src + stride * l + (size_t)row * d, (size_t)n * d * sizeof(float));
-}
-
-static int stack_threads(const atn_config *c, int32_t M, size_t S2, const atn_run_options *o) {
-    int nt = o->threads > 0 ? o->threads : openblas_get_num_threads();
-    double d = c->d_model, flops = 8.0 * M * d * d + 4.0 * (double)S2 * d + 4.0 * M * d * c->d_ffn;
-    double most = flops / 25e6;   /* encoder.c, team_threads: below this a second thread costs more */
-    if (nt > most)
-        nt = (int)most;
-    return nt < 1 ? 1 : nt > MAX_TEAM ? MAX_TEAM : nt;
 }
 
 /* Runs encs[0..count) (count >= 2, all checked) as one stack and hands each capture on. */
@@ -417,20 +183,20 @@ static atn_status run_stack(atn_batch *b, stack_mode mode, atn_encoding *const *
     const atn_config *c = &m->cfg;
     int32_t L = c->n_layers, H = c->n_heads, d = c->d_model, kd = d / H;
     const atn_interventions *iv = o->interventions;
-    int nt = mode == STACK_FAST ? stack_threads(c, M, S2, o) : 1;
+    int nt = mode == STACK_FAST ? atn_cpu_walk_threads(m, M, S2, o) : 1;
     size_t per_thread = mode == STACK_FAST ? (atn_attention_scratch_floats(nmax, kd) + 15) / 16 * 16 : 16;
-    seq_view *seq = calloc((size_t)count, sizeof *seq);
+    seq_view *view = calloc((size_t)count, sizeof *view);
+    atn_walk_seq *seq = calloc((size_t)count, sizeof *seq);
     double *cost = malloc(((size_t)count * H + 1) * sizeof *cost);
     float *scratch = aligned_alloc(64, (size_t)nt * per_thread * sizeof(float));
     atn_status st = ATN_OK;
-    if (!seq || !cost || !scratch) {
+    if (!view || !seq || !cost || !scratch) {
         st = atn_error_set(err, ATN_E_NOMEM, "out of memory for a stack of %d sequences", count);
         goto done;
     }
     float *p = b->block;
-    stack_job j;
-    memset(&j, 0, sizeof j);
-    j.m = m, j.opts = o, j.seq = seq, j.count = count, j.M = M;
+    atn_walk j = {.m = m, .opts = o, .seq = seq, .count = count, .M = M, .layers = m->w.layers};
+    atn_layer_desc_of(m, &j.desc);
     j.hidden = p, p += lay->hidden;
     j.q = p, p += lay->trace;
     j.k = p, p += lay->trace;
@@ -451,25 +217,29 @@ static atn_status run_stack(atn_batch *b, stack_mode mode, atn_encoding *const *
     j.trace_stride = o->keep_trace_inputs ? (size_t)M * d : 0;
     j.scratch = scratch, j.scratch_floats = per_thread;
     j.cost = cost;
+    /* the interventions as engine/forward/run.c gives them to a run (the reference ops) */
     j.slopes = iv && iv->alibi ? b->slopes : NULL;
     j.temperature = iv && iv->temperature > 0.0f ? iv->temperature : 1.0f;
     j.head_mode = iv ? iv->head_mode : ATN_HEAD_ZERO;
-    j.no_positions = iv && iv->no_positions && c->use_embeddings;
+    bool no_positions = iv && iv->no_positions && c->use_embeddings;
+    j.gated = j.slopes || j.temperature != 1.0f || no_positions || start > 0;
     j.start = start;
     size_t at_attn = 0, at_mask = 0;
     int32_t row = 0;
     cost[0] = 0;
     for (int32_t s = 0; s < count; s++) {
-        seq_view *v = &seq[s];
+        seq_view *v = &view[s];
+        atn_walk_seq *w = &seq[s];
         const atn_encoding *e = encs[first + s];
         int32_t n = e->n;
         size_t nn = (size_t)n * n;
-        v->enc = e, v->n = n, v->row = row;
-        v->attn = attn + at_attn;
-        v->attn_stride = o->keep_attention ? (size_t)H * nn : 0;
+        v->enc = e, w->n = n, w->row = row;
+        w->attn = attn + at_attn;
+        w->attn_stride = o->keep_attention ? (size_t)H * nn : 0;
         v->mask = mask + at_mask;
+        w->mask = v->mask;
         v->pos = pos + row;
-        v->heads_off = gates ? gates[s] : iv && iv->heads_off ? b->gate : NULL;
+        w->heads_off = gates ? gates[s] : iv && iv->heads_off ? b->gate : NULL;
         at_attn += (o->keep_attention ? (size_t)L : 1) * H * nn;
         at_mask += nn;
         atn_run_inputs(m, e, iv, v->pos, v->mask);
@@ -481,14 +251,25 @@ static atn_status run_stack(atn_batch *b, stack_mode mode, atn_encoding *const *
                        (size_t)n * d * sizeof(float));
         else
             atn_cpu_embeddings(j.hidden + (size_t)row * d, atn_d_embed(c) == d ? j.h1 : j.ffn, m, e, v->pos,
-                               j.no_positions);
+                               no_positions);
+        /* as atn_cpu_forward: the first hidden state's NaN or infinity is layer 0's */
+        w->nonfinite_layer = -1;
+        for (size_t i = 0, nd = (size_t)n * d; i < nd && w->nonfinite_layer < 0; i++)
+            if (!isfinite(j.hidden[(size_t)row * d + i]))
+                w->nonfinite_layer = 0;
         for (int32_t h = 0; h < H; h++)
             cost[(size_t)s * H + h + 1] = cost[(size_t)s * H + h] + (double)n * (n + 6);
         row += n;
     }
     st = atn_model_check_files(m, err);
-    if (st == ATN_OK)
-        st = mode == STACK_FAST ? atn_cpu_run_packed(m, nt, stack_worker, &j, err) : stack_forward_blas(&j, err);
+    if (st == ATN_OK) {
+        if (mode == STACK_FAST)
+            st = atn_cpu_walk_packed(&j, nt, err);
+        else {
+            j.ops = &atn_ops_ref;
+            atn_layer_walk(&j, 0, 1);
+        }
+    }
     if (st == ATN_OK && j.stop)
         st = atn_error_set(err, ATN_E_CANCELLED, "cancelled at layer %d", j.stop_layer);
     if (st == ATN_OK)
@@ -502,22 +283,23 @@ static atn_status run_stack(atn_batch *b, stack_mode mode, atn_encoding *const *
     }
     b->stacked++;
     for (int32_t s = 0; s < count && st == ATN_OK; s++) {
-        const seq_view *v = &seq[s];
-        int32_t n = v->n;
+        const seq_view *v = &view[s];
+        const atn_walk_seq *w = &seq[s];
+        int32_t n = w->n;
         size_t nd = (size_t)n * d;
-        gather_rows(stage_hidden, j.hidden, (size_t)M * d, L + 1, M, v->row, n, d);
+        gather_rows(stage_hidden, j.hidden, (size_t)M * d, L + 1, M, w->row, n, d);
         atn_capture cap;
         memset(&cap, 0, sizeof cap);
         cap.n_layers = L, cap.n_heads = H, cap.n = n, cap.d_model = d, cap.d_head = c->d_head;
         cap.enc = v->enc;
-        cap.attn = o->keep_attention ? v->attn : NULL;
+        cap.attn = o->keep_attention ? w->attn : NULL;
         cap.hidden = stage_hidden;
         cap.mask_add = v->mask;
         cap.alibi_slopes = j.slopes;
         cap.temperature = j.temperature;
-        cap.heads_off = v->heads_off;
+        cap.heads_off = w->heads_off;
         cap.head_mode = j.head_mode;
-        cap.no_positions = j.no_positions;
+        cap.no_positions = no_positions;
         cap.pos_ids = v->pos;
         cap.has_trace_inputs = o->keep_trace_inputs;
         if (o->keep_trace_inputs) {
@@ -525,21 +307,17 @@ static atn_status run_stack(atn_batch *b, stack_mode mode, atn_encoding *const *
             const float **dst[5] = {&cap.q, &cap.k, &cap.v, &cap.ctx, &cap.attn_out};
             for (int t = 0; t < 5; t++) {
                 float *to = stage_trace + (size_t)t * L * nd;
-                gather_rows(to, src[t], j.trace_stride, L, M, v->row, n, d);
+                gather_rows(to, src[t], j.trace_stride, L, M, w->row, n, d);
                 *dst[t] = to;
             }
         }
-        cap.nonfinite_layer = -1;
-        for (int32_t l = 0; l <= L; l++)
-            if (!all_finite(stage_hidden + (size_t)l * nd, nd)) {
-                cap.nonfinite_layer = l > 0 ? l - 1 : 0;
-                break;
-            }
+        cap.nonfinite_layer = w->nonfinite_layer;
         st = each(index0 + s, &cap, user, err);
         if (st && failed)
             *failed = index0 + s;
     }
 done:
+    free(view);
     free(seq);
     free(cost);
     free(scratch);

@@ -77,45 +77,35 @@ typedef struct atn_packed_layer {
     const float *wq, *wk, *wv, *wo, *w1, *w2;
 } atn_packed_layer;
 
-struct atn_team;
-/* Run by every thread of the CPU team: tid of nt; team NULL when nt is 1 (no barriers
- * needed); layers [L] the model's packed weights. */
-typedef void (*atn_packed_worker)(void *arg, int tid, int nt, struct atn_team *team, const atn_packed_layer *layers);
-
-/* Whether atn_cpu_forward takes the fast path for model (before any per-head intervention). */
+struct atn_walk;
+/* Whether atn_cpu_forward takes the packed ops for model (before any per-head intervention). */
 bool atn_cpu_fast_applies(const atn_model *model);
 /* The embeddings of one sequence into hidden0 [n][d] (scratch: n x max(E, d) floats), as the
  * forward makes them. */
 void atn_cpu_embeddings(float *hidden0, float *scratch, const atn_model *model, const atn_encoding *enc,
                         const int32_t *pos_ids, bool no_positions);
-/* Runs fn on the process's CPU team of nt threads (fewer when threads cannot be had) with
- * the model's packed weights (packed on first use), holding the team's lock.  ATN_E_NOMEM
- * when the packed copy cannot be made (fn not run). */
-atn_status atn_cpu_run_packed(const atn_model *model, int nt, atn_packed_worker fn, void *arg, atn_error *err);
+/* Threads for a walk of M rows whose sequences' squared lengths sum to S2: opts->threads
+ * (0: OpenBLAS's count), but at least ~25 MFLOP of each layer per thread. */
+int atn_cpu_walk_threads(const atn_model *model, int32_t M, size_t S2, const atn_run_options *opts);
+/* Runs the walk w (engine/forward/layer.h: everything set but ops, team and packed, and
+ * scratch for nt threads) with the packed ops on the process's CPU team of nt threads
+ * (fewer when threads cannot be had), packing the model's weights on first use, holding the
+ * team's lock.  ATN_E_NOMEM when the packed copy cannot be made (nothing run). */
+atn_status atn_cpu_walk_packed(struct atn_walk *w, int nt, atn_error *err);
 
 atn_status atn_cpu_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
                            const atn_run_options *opts, atn_error *err);
 
-/* Building blocks, also used by the trace and the masked-LM head. */
+/* Building blocks (engine/forward/ops-ref.c), also used by the masked-LM head. */
 /* out[n,o] = in[n,i] W^T + b, W [o,i]; W NULL means identity (o == i); b NULL means zero. */
 void atn_linear(float *out, const float *in, const float *w, const float *b, int32_t n, int32_t i, int32_t o);
 /* LayerNorm over rows of d; in == out allowed; g/b NULL mean 1/0. */
 void atn_layernorm(float *out, const float *in, const float *g, const float *b, int32_t n, int32_t d, float eps);
 void atn_activate(float *x, size_t count, atn_activation act);
-/* Scaled dot-product attention of every head; writes probabilities and the context.
- * mask_add is the run's [n][n] additive mask (row = query). */
-/* The factor layer's scores are multiplied by before the mask and softmax: 1/sqrt(k), or
- * as GPT-2's scale_attn_weights / scale_attn_by_inverse_layer_idx say (1, 1/(layer+1)). */
-float atn_attn_scale(const atn_model *m, int32_t layer);
-void atn_attention(float *ctx, float *att, const float *q, const float *k, const float *v, const float *mask_add,
-                   int32_t n, int32_t d, int32_t h);
-/* The same with the given scale (atn_attention: 1/sqrt(d/h)). */
-void atn_attention_scaled(float *ctx, float *att, const float *q, const float *k, const float *v,
-                          const float *mask_add, int32_t n, int32_t d, int32_t h, float scale);
-/* The same with the per-head interventions of one layer: slopes [h] or NULL (ALiBi),
- * temperature (1: none), heads_off [h] or NULL (1 = switched off, replaced by mode). */
-void atn_attention_iv(float *ctx, float *att, const float *q, const float *k, const float *v, const float *mask_add,
-                      int32_t n, int32_t d, int32_t h, float scale, const float *slopes, float temperature,
-                      const uint8_t *heads_off, atn_head_mode mode);
+/* The operand a product reads under a's precision: in itself (a NULL or fp32), or in
+ * rounded into a->round_buf (valid until the next call), counting fp16 overflows in row
+ * (0: embeddings, l + 1: layer l) under op. */
+const float *atn_round_operand(const atn_activations *a, const float *in, size_t count, int32_t row,
+                               atn_operand op);
 
 #endif

@@ -1,0 +1,174 @@
+/* The transformer layer, written once: a family's description (atn_layer_desc_of) and the
+ * one walk that executes it with a backend's ops (atn_layer_walk).  engine/forward/layer.h
+ * has the op list and what each backend provides; docs/ARCHITECTURE.md ("The layer") says
+ * where rotary positions, score biases, grouped K/V heads, cross-attention and the backward
+ * would go.
+ *
+ * Threads: the walk runs on every thread of the CPU team at once (the packed ops) or on
+ * one (the reference ops).  Each op does the calling thread's share and the walk puts a
+ * barrier after it, except between two row-wise steps on the same rows: the walk's own row
+ * steps (add, copy, the finiteness check) and the ops' norm split the M rows the same way
+ * (atn_team_split), so a thread reads only rows it wrote itself. */
+#include "forward/layer.h"
+#include "core/family.h"
+#include "forward/cpu-team.h"
+
+#include <math.h>
+#include <string.h>
+
+void atn_layer_desc_of(const atn_model *m, atn_layer_desc *d) {
+    const atn_config *c = &m->cfg;
+    memset(d, 0, sizeof *d);
+    d->norm_place = !c->use_layernorm ? ATN_NORM_NONE : m->family->pre_ln ? ATN_NORM_PRE : ATN_NORM_POST;
+    d->norm_type = ATN_NORM_LAYERNORM;
+    d->residual = c->use_residual;
+    d->mlp = c->use_ffn ? ATN_MLP_PLAIN : ATN_MLP_NONE;
+    d->act = c->act;
+    d->final_norm = m->family->pre_ln;   /* GPT-2's ln_f */
+    d->eps = c->ln_eps;
+    d->scale_none = m->attn_no_scale;
+    d->scale_by_layer = m->attn_scale_by_layer;
+    d->d = c->d_model, d->f = c->d_ffn, d->heads = c->n_heads, d->d_head = c->d_head;
+}
+
+float atn_layer_scale(const atn_layer_desc *d, int32_t layer) {
+    /* GPT-2 (modeling_gpt2.py, eager): w / value.size(-1) ** 0.5 when scale_attn_weights,
+       then w / float(layer_idx + 1) when scale_attn_by_inverse_layer_idx; BERT: 1/sqrt(k) */
+    float s = d->scale_none ? 1.0f : 1.0f / sqrtf((float)d->d_head);
+    if (d->scale_by_layer)
+        s /= (float)(layer + 1);
+    return s;
+}
+
+static void sync(const atn_walk *w) {
+    if (w->team)
+        atn_team_barrier(w->team);
+}
+
+/* out = a + b (b NULL: a copy) over this thread's rows of [M][d]. */
+static void add_rows(const atn_walk *w, int tid, int nt, float *out, const float *a, const float *b) {
+    int lo, hi;
+    atn_team_split(w->M, tid, nt, &lo, &hi);
+    size_t d = (size_t)w->desc.d, i0 = (size_t)lo * d, i1 = (size_t)hi * d;
+    if (!b) {
+        if (out != a)
+            memcpy(out + i0, a + i0, (i1 - i0) * sizeof(float));
+        return;
+    }
+    for (size_t i = i0; i < i1; i++)
+        out[i] = a[i] + b[i];
+}
+
+/* Marks each sequence with a NaN or infinity in this thread's rows of out [M][d] as going
+ * non-finite at layer l (the first such layer wins; read only after the walk). */
+static void check_finite(atn_walk *w, int tid, int nt, const float *out, int32_t l) {
+    int lo, hi;
+    atn_team_split(w->M, tid, nt, &lo, &hi);
+    size_t d = (size_t)w->desc.d;
+    for (int32_t s = 0; s < w->count; s++) {
+        atn_walk_seq *q = &w->seq[s];
+        int32_t r0 = q->row > lo ? q->row : lo, r1 = q->row + q->n < hi ? q->row + q->n : hi;
+        if (r0 >= r1 || __atomic_load_n(&q->nonfinite_layer, __ATOMIC_RELAXED) >= 0)
+            continue;
+        const float *x = out + (size_t)r0 * d;
+        size_t count = (size_t)(r1 - r0) * d;
+        bool ok = true;
+        for (size_t i = 0; i < count; i++)
+            ok &= isfinite(x[i]) != 0;
+        if (!ok) {
+            int32_t none = -1;
+            __atomic_compare_exchange_n(&q->nonfinite_layer, &none, l, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        }
+    }
+}
+
+void atn_layer_walk(atn_walk *w, int tid, int nt) {
+    const atn_layer_desc *D = &w->desc;
+    const atn_layer_ops *ops = w->ops;
+    const atn_model *m = w->m;
+    int32_t L = m->cfg.n_layers, M = w->M, d = D->d, f = D->f;
+    size_t Md = (size_t)M * d;
+    for (int32_t l = w->start; l < L; l++) {
+        if (tid == 0) {
+            const atn_run_options *o = w->opts;
+            if (o && o->progress && !o->progress((double)l / L, ATN_STAGE_LAYER, o->user_data)) {
+                w->stop = true;
+                w->stop_layer = l;
+            }
+        }
+        sync(w);
+        if (w->stop)
+            return;
+        const atn_layer_weights *lw = &m->w.layers[l];   /* the norms' gains and biases */
+        size_t t = w->trace_stride * l;
+        const float *x = w->hidden + (size_t)l * Md;   /* [M][d] the layer input */
+        float *out = w->hidden + (size_t)(l + 1) * Md;
+        float *q = w->q + t, *k = w->k + t, *v = w->v + t, *ctx = w->ctx + t, *ao = w->ao + t;
+        float *h1 = w->h1, *ffn = w->ffn;
+
+        /* normalise (pre-LN) and project: Q, K, V = x W^T + b */
+        const float *xin = x;
+        if (D->norm_place == ATN_NORM_PRE) {
+            ops->norm(w, tid, nt, h1, x, NULL, lw->ln1_g, lw->ln1_b);
+            sync(w);
+            xin = h1;
+        }
+        xin = ops->operand(w, xin, Md, l, ATN_OPERAND_INPUT);
+        ops->project(w, tid, nt, q, xin, l, ATN_W_Q, NULL, -1, d, d);
+        ops->project(w, tid, nt, k, xin, l, ATN_W_K, NULL, -1, d, d);
+        ops->project(w, tid, nt, v, xin, l, ATN_W_V, NULL, -1, d, d);
+        sync(w);
+        /* positions that act on Q and K (rotary) would go here, per head, before attend */
+
+        /* scores, scale, mask, gates, softmax (captured), weighted sum */
+        ops->attend(w, tid, nt, l, q, k, v, ctx);
+        sync(w);
+
+        /* output projection, residual, normalise */
+        ops->project(w, tid, nt, ao, ops->operand(w, ctx, Md, l, ATN_OPERAND_CONTEXT), l, ATN_W_O, NULL, -1, d, d);
+        sync(w);
+        switch (D->norm_place) {
+        case ATN_NORM_POST:   /* h1 = LN1(x + attn_out) */
+            ops->norm(w, tid, nt, h1, ao, D->residual ? x : NULL, lw->ln1_g, lw->ln1_b);
+            break;
+        case ATN_NORM_NONE:
+            add_rows(w, tid, nt, h1, ao, D->residual ? x : NULL);
+            break;
+        case ATN_NORM_PRE:    /* out = x + attn_out, the residual stream; h1 = LN2(out) */
+            add_rows(w, tid, nt, out, x, ao);
+            ops->norm(w, tid, nt, h1, out, NULL, lw->ln2_g, lw->ln2_b);
+            break;
+        }
+        sync(w);
+
+        /* the MLP, residual, normalise */
+        if (D->mlp == ATN_MLP_NONE) {
+            if (D->norm_place != ATN_NORM_PRE)
+                add_rows(w, tid, nt, out, h1, NULL);
+        } else {
+            ops->project(w, tid, nt, ffn, ops->operand(w, h1, Md, l, ATN_OPERAND_FFN_IN), l, ATN_W_FFN_IN, NULL,
+                         (int)D->act, d, f);
+            sync(w);
+            const float *mid = ops->operand(w, ffn, (size_t)M * f, l, ATN_OPERAND_FFN_MID);
+            if (D->norm_place == ATN_NORM_PRE) {
+                /* h1 = ffn W2^T + b2 + out (the product may not write where its residual
+                   is read), copied back into out */
+                ops->project(w, tid, nt, h1, mid, l, ATN_W_FFN_OUT, out, -1, f, d);
+                sync(w);
+                add_rows(w, tid, nt, out, h1, NULL);
+            } else {
+                ops->project(w, tid, nt, out, mid, l, ATN_W_FFN_OUT, D->residual ? h1 : NULL, -1, f, d);
+                if (D->norm_place == ATN_NORM_POST) {
+                    sync(w);
+                    ops->norm(w, tid, nt, out, out, NULL, lw->ln2_g, lw->ln2_b);
+                }
+            }
+        }
+        if (D->final_norm && l == L - 1)   /* the last hidden state is after it, as HF's */
+            ops->norm(w, tid, nt, out, out, NULL, m->w.final_ln_g, m->w.final_ln_b);
+        if (D->mlp != ATN_MLP_NONE && D->norm_place == ATN_NORM_NONE)
+            sync(w);   /* the product wrote columns, the check reads rows */
+        check_finite(w, tid, nt, out, l);
+        sync(w);
+    }
+}

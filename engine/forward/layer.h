@@ -1,0 +1,151 @@
+/* The transformer layer, written once (engine/forward/layer.c).
+ *
+ * A family's layer is described by data (atn_layer_desc: where the norms sit, which norm,
+ * whether there is a residual, the MLP, the score scale) and executed by one walk over a
+ * short list of ops (atn_layer_walk):
+ *
+ *     normalise (pre-LN) -> project Q, K, V -> [positions on Q/K] -> attend (scores, scale,
+ *     [score biases], mask, softmax-and-capture, weighted sum) -> output projection ->
+ *     residual / normalise -> MLP -> residual / normalise -> [final norm]
+ *
+ * Each op is written once per backend (atn_layer_ops): the portable reference (plain C +
+ * cblas, engine/forward/ops-ref.c, the path every other is tested against) and the AVX-512
+ * packed kernels (engine/forward/ops-packed.c).  The walk runs on one thread (the reference
+ * ops: OpenBLAS threads each product itself) or on every thread of the CPU team at once
+ * (the packed ops split each op's rows, panels or heads; the walk puts a barrier between
+ * ops).  Stacked-row batching (several sequences' rows in every product, engine/forward/
+ * batch.c) and the what-if head gates are parameters of the walk: a plain run is a stack of
+ * one sequence.
+ *
+ * Room left for what comes next (docs/ARCHITECTURE.md, "The layer"): positions acting on
+ * Q/K (rotary) are an op between the projections and attend; biases added to the scores
+ * (ALiBi today, relative buckets, disentangled terms) live in attend's per-head term; K/V
+ * heads fewer than query heads are a head -> K/V-head map in attend; cross-attention is a
+ * walk whose K/V rows come from another stack; a backward per op sits beside its forward
+ * in the same ops table. */
+#ifndef ATN_LAYER_H
+#define ATN_LAYER_H
+
+#include "core/model-private.h"
+#include "forward/encoder.h"
+
+/* Where the layer normalises (the norms are LayerNorm today; RMSNorm is room). */
+typedef enum atn_norm_place {
+    ATN_NORM_POST = 0,   /* BERT: h1 = LN1(x + attn), out = LN2(h1 + mlp(h1)) */
+    ATN_NORM_PRE,        /* GPT-2: r = x + attn(LN1(x)), out = r + mlp(LN2(r)); LN_f at the end */
+    ATN_NORM_NONE,       /* toy models without LayerNorm */
+} atn_norm_place;
+
+typedef enum atn_norm_type {
+    ATN_NORM_LAYERNORM = 0,   /* (x - mean) / sqrt(var + eps) * g + b */
+} atn_norm_type;
+
+typedef enum atn_mlp_kind {
+    ATN_MLP_NONE = 0,    /* toy models without a feed-forward block */
+    ATN_MLP_PLAIN,       /* act(x W1^T + b1) W2^T + b2, act as atn_layer_desc.act */
+} atn_mlp_kind;
+
+/* Which weight of a layer a projection reads (atn_layer_weights' names). */
+typedef enum atn_weight_id {
+    ATN_W_Q = 0, ATN_W_K, ATN_W_V, ATN_W_O, ATN_W_FFN_IN, ATN_W_FFN_OUT,
+} atn_weight_id;
+
+/* A family's layer, as data (atn_layer_desc_of). */
+typedef struct atn_layer_desc {
+    atn_norm_place norm_place;
+    atn_norm_type norm_type;
+    bool residual;            /* false: toy models without the residual connection */
+    atn_mlp_kind mlp;
+    atn_activation act;       /* the MLP's activation */
+    bool final_norm;          /* the model's final norm after the last layer (GPT-2's ln_f) */
+    float eps;                /* the norms' epsilon */
+    /* the score scale: 1/sqrt(k) (scale_none: 1), divided by layer + 1 when scale_by_layer
+       (GPT-2's scale_attn_weights / scale_attn_by_inverse_layer_idx) */
+    bool scale_none, scale_by_layer;
+    int32_t d, f, heads, d_head;
+} atn_layer_desc;
+
+/* The description of model's layers (every layer of one model is alike today). */
+void atn_layer_desc_of(const atn_model *model, atn_layer_desc *desc);
+
+/* The factor layer l's scores are multiplied by before the mask and the softmax. */
+float atn_layer_scale(const atn_layer_desc *desc, int32_t layer);
+
+/* One sequence of a walk's stack: rows row..row+n-1 of every [M][*] buffer. */
+typedef struct atn_walk_seq {
+    int32_t row, n;
+    float *attn;                 /* [L][H][n][n], or [H][n][n] reused per layer */
+    size_t attn_stride;          /* H n n, or 0 */
+    const float *mask;           /* [n][n] the additive mask (row = query) */
+    const float *mask_base;      /* [n][n] the mask for the layers mask_layers leaves out, or NULL */
+    const uint8_t *mask_layers;  /* [L] 1 = mask, 0 = mask_base (with mask_base) */
+    const uint8_t *heads_off;    /* [L][H] 1 = switched off, or NULL */
+    int32_t nonfinite_layer;     /* in: -1, or 0 when the embeddings were not finite; out: the
+                                    first layer whose output has a NaN or an infinity */
+} atn_walk_seq;
+
+struct atn_team;
+struct atn_layer_ops;
+
+/* Everything one walk reads and writes.  Sizes: L layers, M rows (all sequences), d width,
+ * f ffn width, H heads. */
+typedef struct atn_walk {
+    const atn_model *m;
+    atn_layer_desc desc;
+    const struct atn_layer_ops *ops;
+    const atn_layer_weights *layers;   /* [L] the weights the reference ops read (fp32 or rounded) */
+    const atn_packed_layer *packed;    /* [L] the packed ops' weights (biases from m->w.layers) */
+    atn_walk_seq *seq;
+    int32_t count, M;
+    float *hidden;                     /* [L+1][M][d] */
+    float *q, *k, *v, *ctx, *ao;       /* [L][M][d], or [M][d] (trace_stride 0) */
+    size_t trace_stride;
+    float *h1, *ffn;                   /* [M][d], [M][f] scratch */
+    /* the what-if interventions every sequence shares (heads off are per sequence) */
+    const float *slopes;               /* [H] ALiBi, or NULL */
+    float temperature;                 /* 1: none */
+    atn_head_mode head_mode;
+    bool gated;                        /* any intervention (the attention's gated softmax) */
+    int32_t start;                     /* layers start.. run; hidden[0..start] are given */
+    /* reduced precision (the reference ops): the rounding hook's state, or NULL (fp32) */
+    const atn_activations *round;
+    /* the CPU team (NULL: one thread) and the packed attention's scratch and costs */
+    struct atn_team *team;
+    float *scratch;                    /* [threads][scratch_floats] */
+    size_t scratch_floats;
+    const double *cost;                /* [count H + 1] running n^2 cost of (sequence, head), or NULL */
+    const atn_run_options *opts;       /* progress */
+    bool stop;                         /* the progress callback cancelled at layer stop_layer */
+    int32_t stop_layer;
+} atn_walk;
+
+/* One backend's ops.  Each is called by every thread of the walk (tid of nt) and does that
+ * thread's share; the walk puts a barrier after each. */
+typedef struct atn_layer_ops {
+    const char *name;
+    /* The operand a product reads: in itself, or (reduced precision, the reference ops) in
+       rounded into the run's scratch, counting fp16 overflows of layer l under op.  Valid
+       until the next call. */
+    const float *(*operand)(const atn_walk *w, const float *in, size_t count, int32_t l, atn_operand op);
+    /* out[M, o] = in[M, i] W^T + b (+ res[M, o]), then act (-1: none), W = weight `which` of
+       layer l.  out may not be res or in. */
+    void (*project)(const atn_walk *w, int tid, int nt, float *out, const float *in, int32_t l, atn_weight_id which,
+                    const float *res, int act, int32_t i, int32_t o);
+    /* out[M, d] = norm(in + res) (res NULL: in) with gain g and bias b; in == out allowed. */
+    void (*norm)(const atn_walk *w, int tid, int nt, float *out, const float *in, const float *res, const float *g,
+                 const float *b);
+    /* Every sequence's and head's attention of layer l: scores, scale, mask, the gates,
+       softmax into the sequence's attn (the capture), ctx = P V.  q, k, v may be rounded in
+       place (reduced precision). */
+    void (*attend)(const atn_walk *w, int tid, int nt, int32_t l, float *q, float *k, float *v, float *ctx);
+} atn_layer_ops;
+
+extern const atn_layer_ops atn_ops_ref;      /* engine/forward/ops-ref.c */
+extern const atn_layer_ops atn_ops_packed;   /* engine/forward/ops-packed.c */
+
+/* Runs layers w->start.. of every sequence (called by each thread of the team, tid of nt;
+ * team NULL when nt is 1).  Sets w->stop when the progress callback cancels, and each
+ * sequence's nonfinite_layer. */
+void atn_layer_walk(atn_walk *w, int tid, int nt);
+
+#endif

@@ -1,0 +1,260 @@
+/* The layer's ops on the portable reference path (atn_ops_ref, engine/forward/layer.h):
+ * plain C and cblas_sgemm, one thread (OpenBLAS threads each product itself).  Every other
+ * backend is tested against this one.  Also the building blocks the masked-LM head and the
+ * embeddings use (atn_linear, atn_layernorm, atn_activate) and the reduced-precision
+ * rounding hook (atn_round_operand).
+ *
+ * In the style of llm.c: one plain function per step, outputs first, then inputs and
+ * weights, then sizes.  Size letters: M rows, n tokens of one sequence, d width, k = d/H
+ * head width, f ffn width. */
+#include "forward/layer.h"
+#include "forward/activation.h"
+#include "forward/precision.h"
+
+#include <cblas.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void atn_linear(float *out, const float *in, const float *w, const float *b, int32_t n, int32_t i, int32_t o) {
+    if (!w) {   /* identity projection (toy models) */
+        memcpy(out, in, (size_t)n * i * sizeof(float));
+        if (b)
+            for (int32_t r = 0; r < n; r++)
+                for (int32_t c = 0; c < o; c++)
+                    out[(size_t)r * o + c] += b[c];
+        return;
+    }
+    float beta = 0.0f;
+    if (b) {
+        for (int32_t r = 0; r < n; r++)
+            memcpy(out + (size_t)r * o, b, (size_t)o * sizeof(float));
+        beta = 1.0f;
+    }
+    /* out[n,o] = in[n,i] · w[o,i]^T */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, o, i, 1.0f, in, i, w, i, beta, out, o);
+}
+
+void atn_layernorm(float *out, const float *in, const float *g, const float *b, int32_t n, int32_t d, float eps) {
+    for (int32_t r = 0; r < n; r++) {
+        const float *x = in + (size_t)r * d;
+        float *y = out + (size_t)r * d;
+        double mean = 0, var = 0;
+        for (int32_t c = 0; c < d; c++)
+            mean += x[c];
+        mean /= d;
+        for (int32_t c = 0; c < d; c++) {
+            double t = x[c] - mean;
+            var += t * t;
+        }
+        var /= d;   /* biased variance, as torch.nn.LayerNorm */
+        float rstd = (float)(1.0 / sqrt(var + eps));
+        float m = (float)mean;
+        for (int32_t c = 0; c < d; c++) {
+            float t = (x[c] - m) * rstd;
+            y[c] = t * (g ? g[c] : 1.0f) + (b ? b[c] : 0.0f);
+        }
+    }
+}
+
+void atn_activate(float *x, size_t count, atn_activation act) {
+    switch (act) {
+    case ATN_ACT_GELU:
+        for (size_t i = 0; i < count; i++)
+            x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)M_SQRT1_2));
+        break;
+    case ATN_ACT_GELU_TANH:
+        atn_gelu_tanh(x, count);   /* AVX2 or scalar, the same bits (activation.c) */
+        break;
+    case ATN_ACT_RELU:
+        for (size_t i = 0; i < count; i++)
+            x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        break;
+    }
+}
+
+/* ---- reduced precision (engine/forward/precision.h): the one rounding hook ---------- */
+
+const float *atn_round_operand(const atn_activations *a, const float *in, size_t count, int32_t row,
+                               atn_operand op) {
+    if (!a || a->precision == ATN_PRECISION_FP32)
+        return in;
+    int64_t over = atn_round_array(a->round_buf, in, count, a->precision);
+    if (a->overflow)
+        a->overflow[(size_t)row * ATN_OPERAND_COUNT + op] += over;
+    return a->round_buf;
+}
+
+static void round_in_place(const atn_activations *a, float *x, size_t count, int32_t row, atn_operand op) {
+    int64_t over = atn_round_array(x, x, count, a->precision);
+    if (a->overflow)
+        a->overflow[(size_t)row * ATN_OPERAND_COUNT + op] += over;
+}
+
+/* ---- the softmax, plain and with the what-if gates ----------------------------------- */
+
+/* Row-wise masked softmax, max-subtracted.  att_row[j] = exp(s_j - max) / sum; mask_add
+ * [n][n], row i for query i. */
+static void softmax_rows(float *att, const float *mask_add, int32_t n) {
+    for (int32_t i = 0; i < n; i++) {
+        float *row = att + (size_t)i * n;
+        const float *mrow = mask_add + (size_t)i * n;
+        float mx = -FLT_MAX;
+        for (int32_t j = 0; j < n; j++) {
+            row[j] += mrow[j];
+            mx = row[j] > mx ? row[j] : mx;
+        }
+        double sum = 0;
+        for (int32_t j = 0; j < n; j++) {
+            /* expf is 0 below -103.98 (it underflows), and libm's underflow path is slow:
+               masked keys (a causal model's later ones, padding) take this shortcut, with
+               the same result bit for bit */
+            float x = row[j] - mx;
+            row[j] = x < -110.0f ? 0.0f : expf(x);
+            sum += row[j];
+        }
+        float inv = (float)(1.0 / sum);
+        for (int32_t j = 0; j < n; j++)
+            row[j] *= inv;
+    }
+}
+
+/* The softmax with the interventions: row i of head att (scores already scaled) gets
+ * mask + ALiBi's -slope |i-j|, is divided by the temperature, softmaxed, and replaced when
+ * the head is off (zero: 0; uniform: 1/k over the keys whose mask is 0). */
+static void softmax_rows_iv(float *att, const float *mask_add, int32_t n, float slope, float temperature,
+                            int off, atn_head_mode mode) {
+    float inv_t = 1.0f / temperature;
+    for (int32_t i = 0; i < n; i++) {
+        float *row = att + (size_t)i * n;
+        const float *mrow = mask_add + (size_t)i * n;
+        if (off && mode == ATN_HEAD_ZERO) {
+            memset(row, 0, (size_t)n * sizeof(float));
+            continue;
+        }
+        if (off) {   /* uniform over the keys this query may see */
+            int32_t k = 0;
+            for (int32_t j = 0; j < n; j++)
+                k += mrow[j] == 0.0f;
+            for (int32_t j = 0; j < n; j++)
+                row[j] = k ? (mrow[j] == 0.0f ? 1.0f / (float)k : 0.0f) : 1.0f / (float)n;
+            continue;
+        }
+        float mx = -FLT_MAX;
+        for (int32_t j = 0; j < n; j++) {
+            float s = row[j] + mrow[j];
+            if (slope != 0.0f)
+                s -= slope * (float)(i > j ? i - j : j - i);
+            s *= inv_t;
+            s = s < -FLT_MAX ? -FLT_MAX : s;   /* a masked score over T < 1 stays finite */
+            row[j] = s;
+            mx = s > mx ? s : mx;
+        }
+        double sum = 0;
+        for (int32_t j = 0; j < n; j++) {
+            row[j] = expf(row[j] - mx);
+            sum += row[j];
+        }
+        float inv = (float)(1.0 / sum);
+        for (int32_t j = 0; j < n; j++)
+            row[j] *= inv;
+    }
+}
+
+/* ---- the ops --------------------------------------------------------------------------- */
+
+static const float *ref_operand(const atn_walk *w, const float *in, size_t count, int32_t l, atn_operand op) {
+    return atn_round_operand(w->round, in, count, l + 1, op);
+}
+
+static void weight_of(const atn_layer_weights *lw, atn_weight_id which, const float **W, const float **b) {
+    switch (which) {
+    case ATN_W_Q: *W = lw->wq, *b = lw->bq; break;
+    case ATN_W_K: *W = lw->wk, *b = lw->bk; break;
+    case ATN_W_V: *W = lw->wv, *b = lw->bv; break;
+    case ATN_W_O: *W = lw->wo, *b = lw->bo; break;
+    case ATN_W_FFN_IN: *W = lw->w1, *b = lw->b1; break;
+    case ATN_W_FFN_OUT: *W = lw->w2, *b = lw->b2; break;
+    }
+}
+
+static void ref_project(const atn_walk *w, int tid, int nt, float *out, const float *in, int32_t l,
+                        atn_weight_id which, const float *res, int act, int32_t i, int32_t o) {
+    (void)tid, (void)nt;
+    const float *W = NULL, *b = NULL;
+    weight_of(&w->layers[l], which, &W, &b);
+    atn_linear(out, in, W, b, w->M, i, o);
+    if (act >= 0)
+        atn_activate(out, (size_t)w->M * o, (atn_activation)act);
+    if (res)
+        for (size_t x = 0, count = (size_t)w->M * o; x < count; x++)
+            out[x] += res[x];
+}
+
+static void ref_norm(const atn_walk *w, int tid, int nt, float *out, const float *in, const float *res,
+                     const float *g, const float *b) {
+    (void)tid, (void)nt;
+    int32_t M = w->M, d = w->desc.d;
+    if (res) {
+        for (size_t x = 0, count = (size_t)M * d; x < count; x++)
+            out[x] = in[x] + res[x];
+        in = out;
+    }
+    atn_layernorm(out, in, g, b, M, d, w->desc.eps);
+}
+
+/* One sequence's heads: att[h] = softmax(scale Q_h K_h^T + mask (+ the gates)), ctx_h =
+ * att[h] V_h, the operands rounded when the run is reduced-precision (Q, K, V in place, so
+ * the capture holds what the products read; P into the scratch, the capture keeps fp32). */
+static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, float *q, float *k, float *v,
+                       float *ctx) {
+    const atn_layer_desc *D = &w->desc;
+    int32_t n = s->n, d = D->d, H = D->heads, kd = d / H, row = l + 1;
+    float scale = atn_layer_scale(D, l);
+    const float *mask = s->mask_base && !s->mask_layers[l] ? s->mask_base : s->mask;
+    const uint8_t *off_l = s->heads_off ? s->heads_off + (size_t)l * H : NULL;
+    float *att = s->attn + s->attn_stride * l;
+    const atn_activations *a = w->round;
+    bool gated = w->gated || off_l;
+    if (a) {
+        size_t nd = (size_t)n * d;
+        round_in_place(a, q, nd, row, ATN_OPERAND_Q);
+        round_in_place(a, k, nd, row, ATN_OPERAND_K);
+        round_in_place(a, v, nd, row, ATN_OPERAND_V);
+        gated = w->slopes || w->temperature != 1.0f || off_l;
+    }
+    for (int32_t h = 0; h < H; h++) {
+        float *att_h = att + (size_t)h * n * n;
+        int off = off_l && off_l[h];
+        /* att_h[n,n] = scale · Q_h[n,k] · K_h[n,k]^T */
+        if (!(off && w->head_mode == ATN_HEAD_ZERO))
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, kd, scale, q + h * kd, d, k + h * kd, d, 0.0f,
+                        att_h, n);
+        if (gated)
+            softmax_rows_iv(att_h, mask, n, w->slopes ? w->slopes[h] : 0.0f, w->temperature, off, w->head_mode);
+        else
+            softmax_rows(att_h, mask, n);
+        const float *p = atn_round_operand(a, att_h, (size_t)n * n, row, ATN_OPERAND_PROBS);
+        /* ctx_h[n,k] = att_h[n,n] · V_h[n,k] */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, n, 1.0f, p, n, v + h * kd, d, 0.0f,
+                    ctx + h * kd, d);
+    }
+}
+
+static void ref_attend(const atn_walk *w, int tid, int nt, int32_t l, float *q, float *k, float *v, float *ctx) {
+    (void)tid, (void)nt;
+    size_t d = (size_t)w->desc.d;
+    for (int32_t s = 0; s < w->count; s++) {
+        size_t at = (size_t)w->seq[s].row * d;
+        attend_seq(w, &w->seq[s], l, q + at, k + at, v + at, ctx + at);
+    }
+}
+
+const atn_layer_ops atn_ops_ref = {
+    .name = "reference",
+    .operand = ref_operand,
+    .project = ref_project,
+    .norm = ref_norm,
+    .attend = ref_attend,
+};
