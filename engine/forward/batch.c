@@ -195,7 +195,8 @@ static atn_status run_stack(atn_batch *b, stack_mode mode, atn_encoding *const *
         goto done;
     }
     float *p = b->block;
-    atn_walk j = {.m = m, .opts = o, .seq = seq, .count = count, .M = M, .layers = m->w.layers};
+    atn_walk j = {.m = m, .opts = o, .seq = seq, .count = count, .M = M, .layers = m->w.layers,
+                 .final_g = m->w.final_ln_g, .final_b = m->w.final_ln_b};
     atn_layer_desc_of(m, &j.desc);
     j.hidden = p, p += lay->hidden;
     j.q = p, p += lay->trace;

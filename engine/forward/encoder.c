@@ -301,6 +301,7 @@ atn_status atn_cpu_walk_packed(atn_walk *w, int nt, atn_error *err) {
     }
     w->ops = &atn_ops_packed;
     w->team = use;
+    w->barrier = atn_team_barrier;
     w->packed = pk->layers;
     if (use)
         atn_team_run(use, walk_trampoline, w);
@@ -349,7 +350,8 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
         .nonfinite_layer = all_finite(a->hidden, nd) ? -1 : 0,
     };
     atn_walk w = {
-        .m = m, .layers = rw ? rw->layers : m->w.layers, .seq = &seq, .count = 1, .M = n,
+        .m = m, .layers = rw ? rw->layers : m->w.layers, .final_g = m->w.final_ln_g, .final_b = m->w.final_ln_b,
+        .seq = &seq, .count = 1, .M = n,
         .hidden = a->hidden, .q = a->q, .k = a->k, .v = a->v, .ctx = a->ctx, .ao = a->attn_out,
         .trace_stride = a->trace_stride, .h1 = a->h1, .ffn = a->ffn,
         .slopes = a->alibi_slopes, .temperature = a->temperature, .head_mode = a->head_mode,

@@ -11,7 +11,7 @@
  * (atn_team_split), so a thread reads only rows it wrote itself. */
 #include "forward/layer.h"
 #include "core/family.h"
-#include "forward/cpu-team.h"
+#include "forward/cpu-team.h"   /* atn_team_split (inline): the walk links no team code */
 
 #include <math.h>
 #include <string.h>
@@ -42,11 +42,11 @@ float atn_layer_scale(const atn_layer_desc *d, int32_t layer) {
 
 static void sync(const atn_walk *w) {
     if (w->team)
-        atn_team_barrier(w->team);
+        w->barrier(w->team);
 }
 
 /* out = a + b (b NULL: a copy) over this thread's rows of [M][d]. */
-static void add_rows(const atn_walk *w, int tid, int nt, float *out, const float *a, const float *b) {
+void atn_walk_add_rows(const atn_walk *w, int tid, int nt, float *out, const float *a, const float *b) {
     int lo, hi;
     atn_team_split(w->M, tid, nt, &lo, &hi);
     size_t d = (size_t)w->desc.d, i0 = (size_t)lo * d, i1 = (size_t)hi * d;
@@ -61,7 +61,7 @@ static void add_rows(const atn_walk *w, int tid, int nt, float *out, const float
 
 /* Marks each sequence with a NaN or infinity in this thread's rows of out [M][d] as going
  * non-finite at layer l (the first such layer wins; read only after the walk). */
-static void check_finite(atn_walk *w, int tid, int nt, const float *out, int32_t l) {
+void atn_walk_check_finite(atn_walk *w, int tid, int nt, const float *out, int32_t l) {
     int lo, hi;
     atn_team_split(w->M, tid, nt, &lo, &hi);
     size_t d = (size_t)w->desc.d;
@@ -99,7 +99,7 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
         sync(w);
         if (w->stop)
             return;
-        const atn_layer_weights *lw = &m->w.layers[l];   /* the norms' gains and biases */
+        const atn_layer_weights *lw = &w->layers[l];   /* the norms' gains and biases */
         size_t t = w->trace_stride * l;
         const float *x = w->hidden + (size_t)l * Md;   /* [M][d] the layer input */
         float *out = w->hidden + (size_t)(l + 1) * Md;
@@ -132,10 +132,10 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
             ops->norm(w, tid, nt, h1, ao, D->residual ? x : NULL, lw->ln1_g, lw->ln1_b);
             break;
         case ATN_NORM_NONE:
-            add_rows(w, tid, nt, h1, ao, D->residual ? x : NULL);
+            ops->add(w, tid, nt, h1, ao, D->residual ? x : NULL);
             break;
         case ATN_NORM_PRE:    /* out = x + attn_out, the residual stream; h1 = LN2(out) */
-            add_rows(w, tid, nt, out, x, ao);
+            ops->add(w, tid, nt, out, x, ao);
             ops->norm(w, tid, nt, h1, out, NULL, lw->ln2_g, lw->ln2_b);
             break;
         }
@@ -144,7 +144,7 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
         /* the MLP, residual, normalise */
         if (D->mlp == ATN_MLP_NONE) {
             if (D->norm_place != ATN_NORM_PRE)
-                add_rows(w, tid, nt, out, h1, NULL);
+                ops->add(w, tid, nt, out, h1, NULL);
         } else {
             ops->project(w, tid, nt, ffn, ops->operand(w, h1, Md, l, ATN_OPERAND_FFN_IN), l, ATN_W_FFN_IN, NULL,
                          (int)D->act, d, f);
@@ -155,7 +155,7 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
                    is read), copied back into out */
                 ops->project(w, tid, nt, h1, mid, l, ATN_W_FFN_OUT, out, -1, f, d);
                 sync(w);
-                add_rows(w, tid, nt, out, h1, NULL);
+                ops->add(w, tid, nt, out, h1, NULL);
             } else {
                 ops->project(w, tid, nt, out, mid, l, ATN_W_FFN_OUT, D->residual ? h1 : NULL, -1, f, d);
                 if (D->norm_place == ATN_NORM_POST) {
@@ -165,10 +165,12 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
             }
         }
         if (D->final_norm && l == L - 1)   /* the last hidden state is after it, as HF's */
-            ops->norm(w, tid, nt, out, out, NULL, m->w.final_ln_g, m->w.final_ln_b);
+            ops->norm(w, tid, nt, out, out, NULL, w->final_g, w->final_b);
         if (D->mlp != ATN_MLP_NONE && D->norm_place == ATN_NORM_NONE)
             sync(w);   /* the product wrote columns, the check reads rows */
-        check_finite(w, tid, nt, out, l);
+        ops->end_layer(w, tid, nt, out, l);
         sync(w);
+        if (w->status && *w->status)
+            return;
     }
 }

@@ -93,7 +93,9 @@ typedef struct atn_walk {
     const atn_model *m;
     atn_layer_desc desc;
     const struct atn_layer_ops *ops;
-    const atn_layer_weights *layers;   /* [L] the weights the reference ops read (fp32 or rounded) */
+    const atn_layer_weights *layers;   /* [L] the weights (fp32, rounded, or on the device); the
+                                          norms' gains and biases are read from here by every backend */
+    const float *final_g, *final_b;    /* [d] the final norm (desc.final_norm) */
     const atn_packed_layer *packed;    /* [L] the packed ops' weights (biases from m->w.layers) */
     atn_walk_seq *seq;
     int32_t count, M;
@@ -109,12 +111,17 @@ typedef struct atn_walk {
     int32_t start;                     /* layers start.. run; hidden[0..start] are given */
     /* reduced precision (the reference ops): the rounding hook's state, or NULL (fp32) */
     const atn_activations *round;
-    /* the CPU team (NULL: one thread) and the packed attention's scratch and costs */
+    /* the CPU team (NULL: one thread; barrier called between ops when set) and the packed
+       attention's scratch and costs */
     struct atn_team *team;
+    void (*barrier)(struct atn_team *team);
     float *scratch;                    /* [threads][scratch_floats] */
     size_t scratch_floats;
     const double *cost;                /* [count H + 1] running n^2 cost of (sequence, head), or NULL */
-    const atn_run_options *opts;       /* progress */
+    const atn_run_options *opts;       /* progress (NULL: none, the GPU reports its own) */
+    void *backend;                     /* the backend's own state for its ops (the GPU's), or NULL */
+    atn_status *status;                /* where an op that can fail (the GPU's) puts its error; the
+                                          walk stops after the layer when it is set; NULL: none */
     bool stop;                         /* the progress callback cancelled at layer stop_layer */
     int32_t stop_layer;
 } atn_walk;
@@ -138,7 +145,16 @@ typedef struct atn_layer_ops {
        softmax into the sequence's attn (the capture), ctx = P V.  q, k, v may be rounded in
        place (reduced precision). */
     void (*attend)(const atn_walk *w, int tid, int nt, int32_t l, float *q, float *k, float *v, float *ctx);
+    /* out[M, d] = a + b (b NULL: a copy of a); the CPU's is atn_walk_add_rows. */
+    void (*add)(const atn_walk *w, int tid, int nt, float *out, const float *a, const float *b);
+    /* After layer l wrote out [M, d]: marks the sequences that went non-finite there (the
+       CPU's is atn_walk_check_finite; the GPU's flags them on the device). */
+    void (*end_layer)(atn_walk *w, int tid, int nt, const float *out, int32_t l);
 } atn_layer_ops;
+
+/* The CPU's row steps (host memory), split by rows as the packed norm splits them. */
+void atn_walk_add_rows(const atn_walk *w, int tid, int nt, float *out, const float *a, const float *b);
+void atn_walk_check_finite(atn_walk *w, int tid, int nt, const float *out, int32_t l);
 
 extern const atn_layer_ops atn_ops_ref;      /* engine/forward/ops-ref.c */
 extern const atn_layer_ops atn_ops_packed;   /* engine/forward/ops-packed.c */

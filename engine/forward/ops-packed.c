@@ -87,4 +87,6 @@ const atn_layer_ops atn_ops_packed = {
     .project = packed_project,
     .norm = packed_norm,
     .attend = packed_attend,
+    .add = atn_walk_add_rows,
+    .end_layer = atn_walk_check_finite,
 };

@@ -257,4 +257,6 @@ const atn_layer_ops atn_ops_ref = {
     .project = ref_project,
     .norm = ref_norm,
     .attend = ref_attend,
+    .add = atn_walk_add_rows,
+    .end_layer = atn_walk_check_finite,
 };
