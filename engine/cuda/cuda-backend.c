@@ -10,6 +10,7 @@
  * nothing from the engine: it only shares the engine's headers (struct layouts, checked by
  * the loader through the table's layout field). */
 #include "forward/backend.h"
+#include "forward/layer.h"
 #include "kernels.h"
 #include "core/family.h"
 
@@ -525,12 +526,13 @@ static atn_status linear(fwd *f, float *out, const float *in, const float *w, co
     return ATN_OK;
 }
 
-/* Every head at once: att[h] = softmax(Q_h K_h^T / sqrt k + mask), ctx_h = att[h] V_h.
+/* Every head at once: att[h] = softmax(scale Q_h K_h^T + mask), ctx_h = att[h] V_h.
  * Head h of q/k/v/ctx is the column block h*k.. of a row-major [n,d] matrix. */
-static atn_status attention(fwd *f, float *ctx, float *att, const float *q, const float *k, const float *v) {
+static atn_status attention(fwd *f, float *ctx, float *att, const float *q, const float *k, const float *v,
+                           float scale) {
     int32_t n = f->n, d = f->c->d_model, H = f->c->n_heads, kd = d / H;
     cudaStream_t st = f->s->stream;
-    const float scale = 1.0f / sqrtf((float)kd), one = 1.0f, zero = 0.0f;
+    const float one = 1.0f, zero = 0.0f;
     long long nn = (long long)n * n;
     /* column-major: att_h^T[n,n] (= att_h row-major) = K_h . Q_h^T */
     if (f->prec == ATN_PRECISION_FP32) {
@@ -562,51 +564,95 @@ static atn_status attention(fwd *f, float *ctx, float *att, const float *q, cons
     return ATN_OK;
 }
 
-/* One post-LN layer, as engine/forward/encoder.c's layer_forward: out = LN2(h1 + FFN(h1)),
- * h1 = LN1(x + Attn(x) W_O^T). */
-static atn_status layer(fwd *f, int32_t l) {
-    const atn_config *c = f->c;
-    dev_acts *a = f->a;
-    int32_t n = f->n, d = c->d_model, ff = c->d_ffn;
-    size_t nd = (size_t)n * d;
-    const atn_layer_weights *w = &f->s->layers[l];
-    half_layer hz = {0};
-    const half_layer *h = f->prec == ATN_PRECISION_FP32 ? &hz : &f->s->hlayers[l];
+/* ---- the layer's ops (engine/forward/layer.h), enqueued on the stream ------------ */
+
+/* Each op enqueues its work on the stream (tid 0 of 1: the GPU splits the work itself);
+ * the first failure is kept in the walk's status and every later op does nothing. */
+#define OP_FWD(w) fwd *f = (w)->backend; if (*(w)->status) return
+#define OP_TRY(call) do { atn_status r_ = (call); if (r_) { *w->status = r_; return; } } while (0)
+
+static const float *cu_operand(const atn_walk *w, const float *in, size_t count, int32_t l, atn_operand op) {
+    (void)w, (void)count, (void)l, (void)op;
+    return in;   /* reduced precision casts inside linear() and attention() */
+}
+
+static atn_status add_into(fwd *f, float *out, const float *a, const float *b, size_t count) {
     cudaStream_t st = f->s->stream;
-    const float *x = a->hidden + (size_t)l * nd;
-    float *out = a->hidden + (size_t)(l + 1) * nd;
-    size_t t = a->trace_stride * l;
-    float *q = a->q + t, *k = a->k + t, *v = a->v + t, *ctx = a->ctx + t, *ao = a->attn_out + t;
-    float *att = a->attn + a->attn_stride * l;
-    atn_status s;
-    if ((s = linear(f, q, x, w->wq, h->wq, w->bq, d, d, ATN_CU_ACT_NONE)) ||
-        (s = linear(f, k, x, w->wk, h->wk, w->bk, d, d, ATN_CU_ACT_NONE)) ||
-        (s = linear(f, v, x, w->wv, h->wv, w->bv, d, d, ATN_CU_ACT_NONE)) ||
-        (s = attention(f, ctx, att, q, k, v)) ||
-        (s = linear(f, ao, ctx, w->wo, h->wo, w->bo, d, d, ATN_CU_ACT_NONE)))
-        return s;
-    if (c->use_layernorm) {
-        CU(atn_cu_layernorm(a->h1, ao, c->use_residual ? x : NULL, w->ln1_g, w->ln1_b, n, d, c->ln_eps, st),
-           "LayerNorm after attention");
-    } else {
-        CU(cudaMemcpyAsync(a->h1, ao, nd * sizeof(float), cudaMemcpyDeviceToDevice, st), "copying");
-        if (c->use_residual)
-            CU(atn_cu_add(a->h1, x, nd, st), "the residual add");
-    }
-    if (!c->use_ffn) {
-        CU(cudaMemcpyAsync(out, a->h1, nd * sizeof(float), cudaMemcpyDeviceToDevice, st), "copying");
-        return ATN_OK;
-    }
-    if ((s = linear(f, a->ffn, a->h1, w->w1, h->w1, w->b1, d, ff, (int)c->act)) ||
-        (s = linear(f, out, a->ffn, w->w2, h->w2, w->b2, ff, d, ATN_CU_ACT_NONE)))
-        return s;
-    if (c->use_layernorm)
-        CU(atn_cu_layernorm(out, out, c->use_residual ? a->h1 : NULL, w->ln2_g, w->ln2_b, n, d, c->ln_eps, st),
-           "LayerNorm after the feed-forward");
-    else if (c->use_residual)
-        CU(atn_cu_add(out, a->h1, nd, st), "the residual add");
+    if (out != a)
+        CU(cudaMemcpyAsync(out, a, count * sizeof(float), cudaMemcpyDeviceToDevice, st), "copying");
+    if (b)
+        CU(atn_cu_add(out, b, count, st), "the residual add");
     return ATN_OK;
 }
+
+static void cu_project(const atn_walk *w, int tid, int nt, float *out, const float *in, int32_t l,
+                       atn_weight_id which, const float *res, int act, int32_t i, int32_t o) {
+    (void)tid, (void)nt;
+    OP_FWD(w);
+    const atn_layer_weights *lw = &w->layers[l];
+    half_layer hz = {0};
+    const half_layer *h = f->prec == ATN_PRECISION_FP32 ? &hz : &f->s->hlayers[l];
+    const float *W = NULL, *b = NULL;
+    const void *Wh = NULL;
+    switch (which) {
+    case ATN_W_Q: W = lw->wq, Wh = h->wq, b = lw->bq; break;
+    case ATN_W_K: W = lw->wk, Wh = h->wk, b = lw->bk; break;
+    case ATN_W_V: W = lw->wv, Wh = h->wv, b = lw->bv; break;
+    case ATN_W_O: W = lw->wo, Wh = h->wo, b = lw->bo; break;
+    case ATN_W_FFN_IN: W = lw->w1, Wh = h->w1, b = lw->b1; break;
+    case ATN_W_FFN_OUT: W = lw->w2, Wh = h->w2, b = lw->b2; break;
+    }
+    OP_TRY(linear(f, out, in, W, Wh, b, i, o, act < 0 ? ATN_CU_ACT_NONE : act));
+    if (res)
+        OP_TRY(add_into(f, out, out, res, (size_t)f->n * o));
+}
+
+static void cu_norm(const atn_walk *w, int tid, int nt, float *out, const float *in, const float *res,
+                    const float *g, const float *b) {
+    (void)tid, (void)nt;
+    OP_FWD(w);
+    cudaError_t e = atn_cu_layernorm(out, in, res, g, b, f->n, w->desc.d, w->desc.eps, f->s->stream);
+    if (e != cudaSuccess)
+        *w->status = cuda_fail(f->err, e, "a LayerNorm");
+}
+
+static void cu_attend(const atn_walk *w, int tid, int nt, int32_t l, float *q, float *k, float *v, float *ctx) {
+    (void)tid, (void)nt;
+    OP_FWD(w);
+    const atn_walk_seq *sq = &w->seq[0];
+    OP_TRY(attention(f, ctx, sq->attn + sq->attn_stride * l, q, k, v, atn_layer_scale(&w->desc, l)));
+}
+
+static void cu_add(const atn_walk *w, int tid, int nt, float *out, const float *a, const float *b) {
+    (void)tid, (void)nt;
+    OP_FWD(w);
+    OP_TRY(add_into(f, out, a, b, (size_t)f->n * w->desc.d));
+}
+
+/* The layer's non-finite flag on the device (collect reads it) and the event collect
+ * waits for before it copies layer l back. */
+static void cu_end_layer(atn_walk *w, int tid, int nt, const float *out, int32_t l) {
+    (void)tid, (void)nt;
+    OP_FWD(w);
+    cudaError_t e = atn_cu_nonfinite(f->a->flags + l + 1, out, (size_t)f->n * w->desc.d, f->s->stream);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(f->s->layer_done[l], f->s->stream);
+    if (e != cudaSuccess)
+        *w->status = cuda_fail(f->err, e, "checking a layer");
+}
+
+#undef OP_TRY
+#undef OP_FWD
+
+static const atn_layer_ops cuda_ops = {
+    .name = "cuda",
+    .operand = cu_operand,
+    .project = cu_project,
+    .norm = cu_norm,
+    .attend = cu_attend,
+    .add = cu_add,
+    .end_layer = cu_end_layer,
+};
 
 /* Enqueues the whole forward pass on s->stream, recording layer_done[l] after layer l. */
 static atn_status enqueue(fwd *f, const atn_model *m, const atn_encoding *enc, const atn_activations *act) {
@@ -638,14 +684,18 @@ static atn_status enqueue(fwd *f, const atn_model *m, const atn_encoding *enc, c
            "copying the input vectors");
     }
     CU(atn_cu_nonfinite(a->flags, a->hidden, nd, st), "checking the embeddings");
-    for (int32_t l = 0; l < c->n_layers; l++) {
-        atn_status r = layer(f, l);
-        if (r)
-            return r;
-        CU(atn_cu_nonfinite(a->flags + l + 1, a->hidden + (size_t)(l + 1) * nd, nd, st), "checking a layer");
-        CU(cudaEventRecord(s->layer_done[l], st), "recording an event");
-    }
-    return ATN_OK;
+    /* the one layer walk (engine/forward/layer.c) over this backend's ops; no progress here:
+       collect reports each layer as it comes back */
+    atn_status status = ATN_OK;
+    atn_walk_seq seq = {.row = 0, .n = n, .attn = a->attn, .attn_stride = a->attn_stride, .mask = a->mask,
+                        .nonfinite_layer = -1};
+    atn_walk w = {.m = m, .ops = &cuda_ops, .layers = s->layers, .seq = &seq, .count = 1, .M = n,
+                  .hidden = a->hidden, .q = a->q, .k = a->k, .v = a->v, .ctx = a->ctx, .ao = a->attn_out,
+                  .trace_stride = a->trace_stride, .h1 = a->h1, .ffn = a->ffn, .temperature = 1.0f,
+                  .backend = f, .status = &status};
+    atn_layer_desc_of(m, &w.desc);
+    atn_layer_walk(&w, 0, 1);
+    return status;
 }
 
 #undef CU
