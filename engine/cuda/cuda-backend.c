@@ -589,19 +589,18 @@ static void cu_project(const atn_walk *w, int tid, int nt, float *out, const flo
                        atn_weight_id which, const float *res, int act, int32_t i, int32_t o) {
     (void)tid, (void)nt;
     OP_FWD(w);
-    const atn_layer_weights *lw = &w->layers[l];
     half_layer hz = {0};
     const half_layer *h = f->prec == ATN_PRECISION_FP32 ? &hz : &f->s->hlayers[l];
-    const float *W = NULL, *b = NULL;
     const void *Wh = NULL;
-    switch (which) {
-    case ATN_W_Q: W = lw->wq, Wh = h->wq, b = lw->bq; break;
-    case ATN_W_K: W = lw->wk, Wh = h->wk, b = lw->bk; break;
-    case ATN_W_V: W = lw->wv, Wh = h->wv, b = lw->bv; break;
-    case ATN_W_O: W = lw->wo, Wh = h->wo, b = lw->bo; break;
-    case ATN_W_FFN_IN: W = lw->w1, Wh = h->w1, b = lw->b1; break;
-    case ATN_W_FFN_OUT: W = lw->w2, Wh = h->w2, b = lw->b2; break;
+    switch (which) {   /* the 2-byte copy (reduced precision) */
+    case ATN_W_Q: Wh = h->wq; break;
+    case ATN_W_K: Wh = h->wk; break;
+    case ATN_W_V: Wh = h->wv; break;
+    case ATN_W_O: Wh = h->wo; break;
+    case ATN_W_FFN_IN: Wh = h->w1; break;
+    case ATN_W_FFN_OUT: Wh = h->w2; break;
     }
+    const float *b, *W = atn_layer_weight(&w->layers[l], which, &b);
     OP_TRY(linear(f, out, in, W, Wh, b, i, o, act < 0 ? ATN_CU_ACT_NONE : act));
     if (res)
         OP_TRY(add_into(f, out, out, res, (size_t)f->n * o));

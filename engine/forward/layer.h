@@ -50,6 +50,19 @@ typedef enum atn_weight_id {
     ATN_W_Q = 0, ATN_W_K, ATN_W_V, ATN_W_O, ATN_W_FFN_IN, ATN_W_FFN_OUT,
 } atn_weight_id;
 
+/* Weight `which` of layer lw and its bias (*bias; NULL: zero). */
+static inline const float *atn_layer_weight(const atn_layer_weights *lw, atn_weight_id which, const float **bias) {
+    switch (which) {
+    case ATN_W_Q: return *bias = lw->bq, lw->wq;
+    case ATN_W_K: return *bias = lw->bk, lw->wk;
+    case ATN_W_V: return *bias = lw->bv, lw->wv;
+    case ATN_W_O: return *bias = lw->bo, lw->wo;
+    case ATN_W_FFN_IN: return *bias = lw->b1, lw->w1;
+    case ATN_W_FFN_OUT: return *bias = lw->b2, lw->w2;
+    }
+    return *bias = NULL, NULL;
+}
+
 /* A family's layer, as data (atn_layer_desc_of). */
 typedef struct atn_layer_desc {
     atn_norm_place norm_place;

@@ -20,15 +20,15 @@ static const float *packed_operand(const atn_walk *w, const float *in, size_t co
 static void packed_project(const atn_walk *w, int tid, int nt, float *out, const float *in, int32_t l,
                            atn_weight_id which, const float *res, int act, int32_t i, int32_t o) {
     const atn_packed_layer *pw = &w->packed[l];
-    const atn_layer_weights *lw = &w->m->w.layers[l];
-    const float *W = NULL, *b = NULL;
+    const float *b, *W = NULL;
+    (void)atn_layer_weight(&w->m->w.layers[l], which, &b);   /* the bias: fp32, from the model */
     switch (which) {
-    case ATN_W_Q: W = pw->wq, b = lw->bq; break;
-    case ATN_W_K: W = pw->wk, b = lw->bk; break;
-    case ATN_W_V: W = pw->wv, b = lw->bv; break;
-    case ATN_W_O: W = pw->wo, b = lw->bo; break;
-    case ATN_W_FFN_IN: W = pw->w1, b = lw->b1; break;
-    case ATN_W_FFN_OUT: W = pw->w2, b = lw->b2; break;
+    case ATN_W_Q: W = pw->wq; break;
+    case ATN_W_K: W = pw->wk; break;
+    case ATN_W_V: W = pw->wv; break;
+    case ATN_W_O: W = pw->wo; break;
+    case ATN_W_FFN_IN: W = pw->w1; break;
+    case ATN_W_FFN_OUT: W = pw->w2; break;
     }
     int lo, hi;
     atn_team_split(atn_panels(o), tid, nt, &lo, &hi);

@@ -168,22 +168,10 @@ static const float *ref_operand(const atn_walk *w, const float *in, size_t count
     return atn_round_operand(w->round, in, count, l + 1, op);
 }
 
-static void weight_of(const atn_layer_weights *lw, atn_weight_id which, const float **W, const float **b) {
-    switch (which) {
-    case ATN_W_Q: *W = lw->wq, *b = lw->bq; break;
-    case ATN_W_K: *W = lw->wk, *b = lw->bk; break;
-    case ATN_W_V: *W = lw->wv, *b = lw->bv; break;
-    case ATN_W_O: *W = lw->wo, *b = lw->bo; break;
-    case ATN_W_FFN_IN: *W = lw->w1, *b = lw->b1; break;
-    case ATN_W_FFN_OUT: *W = lw->w2, *b = lw->b2; break;
-    }
-}
-
 static void ref_project(const atn_walk *w, int tid, int nt, float *out, const float *in, int32_t l,
                         atn_weight_id which, const float *res, int act, int32_t i, int32_t o) {
     (void)tid, (void)nt;
-    const float *W = NULL, *b = NULL;
-    weight_of(&w->layers[l], which, &W, &b);
+    const float *b, *W = atn_layer_weight(&w->layers[l], which, &b);
     atn_linear(out, in, W, b, w->M, i, o);
     if (act >= 0)
         atn_activate(out, (size_t)w->M * o, (atn_activation)act);
