@@ -13,7 +13,7 @@
  * number of rows (the bias is the accumulators' start, the depth blocks depend on the input
  * width only, a row's accumulators never meet another row's), LayerNorm and the embeddings
  * are per row, and attention runs the same kernel on the same n_s x n_s block.  So the
- * stacked forward is the fast path of atn_cpu_forward (engine/forward/encoder.c, fast_worker) with
+ * stacked forward is the one layer walk (engine/forward/layer.c) with the packed ops over
  * M rows.
  *
  * The cblas path (CPUs without AVX-512, per-head interventions) is not exact that way:
@@ -27,7 +27,6 @@
 #include "forward/backend.h"
 #include "forward/batch.h"
 #include "forward/cpu-kernels.h"
-#include "forward/cpu-team.h"
 #include "forward/encoder.h"
 #include "forward/layer.h"
 #include "core/family.h"
@@ -35,7 +34,6 @@
 #include "core/memlimit.h"
 #include "core/model-private.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -84,7 +84,7 @@ static bool all_finite(const float *x, size_t count) {
     return true;
 }
 
-/* ---- the fast path -------------------------------------------------------------- */
+/* ---- the CPU team and the packed weights ------------------------------------------ */
 
 enum { MAX_THREADS = 64 };
 

@@ -31,8 +31,8 @@ typedef struct atn_activations {
                              fills it by the model family's rule before the forward; every
                              backend's embeddings read it) */
     /* the per-head interventions (atn_interventions, attnscope.h), set by engine/forward/run.c;
-       all off (NULL, 1, NULL, false) for a plain run.  Only the cblas path applies them: the
-       fast path is not taken while any is set (correct by construction), and the CUDA
+       all off (NULL, 1, NULL, false) for a plain run.  Only the reference ops apply them: the
+       packed ops are not taken while any is set (correct by construction), and the CUDA
        backend refuses them (engine/forward/backend.c) */
     const float *alibi_slopes;   /* [H]: scores += -m_h |i-j| */
     float temperature;           /* scores (scaled + mask + ALiBi) / temperature; 1: none */
@@ -52,7 +52,7 @@ typedef struct atn_activations {
                                     (row 0: the embedding projection; row l+1: layer l), or NULL */
 } atn_activations;
 
-/* True when a has a per-head intervention only the cblas path applies. */
+/* True when a has a per-head intervention only the reference ops apply (ops-ref.c). */
 static inline bool atn_activations_gated(const atn_activations *a) {
     return a->alibi_slopes || a->temperature != 1.0f || a->heads_off || a->no_positions || a->start_layer > 0 ||
            a->mask_base;
@@ -67,7 +67,7 @@ static inline const float *atn_layer_mask(const atn_activations *a, int32_t l) {
 #define ATN_MASK_MIN (-3.4028234663852886e38f)
 
 /* Bytes the CPU forward would still allocate for model's packed weights on its first run (0
- * when they exist or the fast path does not apply): run.c counts them in its memory check. */
+ * when they exist or the packed ops do not apply): run.c counts them in its memory check. */
 size_t atn_cpu_pack_pending_bytes(const atn_model *model);
 
 /* ---- what the stacked forward of several sequences (engine/forward/batch.c) uses ---------- */
