@@ -4,7 +4,7 @@
  * note) and are applied to the widgets: when the tables keep their shape (typing in a toy model's
  * cell, switching heads) the labels are updated in place, so the page never flickers and
  * the cell being edited keeps its focus. */
-#include "atn-trace-view.h"
+#include "atn-trace-view-private.h"
 
 #include "atn-view.h"
 #include "atn-wrap-box.h"
@@ -20,73 +20,7 @@
 #include "atn-trace-markdown.h"
 #include "atn-trace-plan.h"
 
-typedef struct tstep_widgets {
-    GtkWidget *box;
-    GtkLabel *formula, *note;
-    GtkGrid *grid;      /* a table, or */
-    GtkFlowBox *flow;   /* a vector that wraps (AtnTracePlanStep.vector) */
-    GtkLabel **cells;   /* [rows][cols] */
-    int rows, cols;
-} tstep_widgets;
-
-typedef struct input_cell {
-    atn_toy_matrix which;
-    int row, col;
-} input_cell;
-
-struct _AtnTraceView {
-    GtkWidget parent_instance;
-    GtkWidget *box;
-    GtkDropDown *query_drop;
-    GtkLabel *step_label, *intro_label, *legend_label, *hidden_label;
-    GtkButton *prev_button, *next_button, *all_button;
-    GtkSpinButton *layer_spin, *head_spin;
-    GtkToggleButton *reveal_button;
-    GtkPaned *paned;
-    GtkWidget *side_box;
-    GtkButton *reset_button;     /* in the inputs (toy models), or NULL */
-    GtkLabel *input_error;       /* why a typed number was refused, or NULL */
-    GtkScrolledWindow *scroller;
-    GtkBox *sheet, *inputs_box, *steps_box;
-    AtnHeatmap *heatmap;
-
-    AtnSession *session;
-    AtnResult *result;       /* what the trace was computed from */
-    atn_trace *trace;
-    int step;
-    gboolean reveal;         /* later steps hidden until reached */
-    int paned_width;         /* the width the side pane was last sized for */
-    int paned_pos;           /* the divider set for it (divider_for) */
-    gboolean stacked;        /* the heatmap's pane is inside the sheet, above the steps (side_useful) */
-    guint stack_idle_id;     /* an idle moving it (the hierarchy does not change during an allocation) */
-    guint scroll_tick_id;    /* scrolling to the step once it is laid out */
-    int scroll_frames;
-    int max_cols;            /* columns of d_k the key/value tables show: as many as fit the sheet */
-    guint cols_idle_id;      /* an idle applying want_cols (a table is not rebuilt during an allocation) */
-    guint warm_id;           /* an idle building the steps' tables while the view is hidden (warm_cb) */
-    int warm_step;           /* the next step warm_cb builds */
-    AtnTracePlanStep *warm_plans;   /* [ATN_TRACE_STEP_COUNT], the shapes warm_cb builds, or NULL */
-    AtnModelHandle *tables_model;   /* the model whose result the tables were last built for while
-                                       hidden (compared, never dereferenced: not held) */
-    int want_cols;           /* what the last allocation found to fit */
-    /* the key table's column widths at the last measure (px), for the trace and font they were
-       measured with: see fit_cols */
-    guint trace_gen, colw_gen;   /* each computed trace gets the next number */
-    char *colw_font;
-    int colw_fixed, colw_ell, colw[8], colw_k;
-    GHashTable *colw_cache;   /* 'b'|'r' + text with its digits as 0 -> width px, for colw_font */
-    guint colw_measured;      /* texts measured with Pango for the column fit (tests) */
-    double font_scale;
-    gboolean dirty;
-    gboolean syncing;
-    tstep_widgets steps[ATN_TRACE_STEP_COUNT];
-    GHashTable *inputs;      /* "which:row:col" -> GtkEntry (borrowed) */
-    AtnModelHandle *inputs_model;
-    int inputs_layer;
-};
-
 static void figure_source_iface_init(AtnFigureSourceInterface *iface);
-static void measure_cols(AtnTraceView *self, const AtnTracePlanStep *keys8);
 static void view_iface_init(AtnViewInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE(AtnTraceView, atn_trace_view, GTK_TYPE_WIDGET,
@@ -208,312 +142,6 @@ static void apply_plan(AtnTraceView *self, AtnTracePlanStep plans[ATN_TRACE_STEP
             set_cell_flags(GTK_WIDGET(w->cells[i]), p->flags[i]);
         }
     }
-}
-
-/* ---- editable inputs (toy models) ------------------------------------------------------------ */
-
-/* The numbers a toy model had when the Trace view first showed each cell, kept on the model
- * handle ("which:layer:row:col" -> float; X has layer -1): what Reset puts back and what the
- * changed-cell marks compare with. */
-#define ORIGINALS_KEY "atn-trace-originals"
-
-static char *original_key(atn_toy_matrix which, int layer, int row, int col) {
-    return g_strdup_printf("%d:%d:%d:%d", which, which == ATN_TOY_X ? -1 : layer, row, col);
-}
-
-static GHashTable *originals_of(AtnModelHandle *m) {
-    GHashTable *o = g_object_get_data(G_OBJECT(m), ORIGINALS_KEY);
-    if (!o) {
-        o = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-        g_object_set_data_full(G_OBJECT(m), ORIGINALS_KEY, o, (GDestroyNotify)g_hash_table_unref);
-    }
-    return o;
-}
-
-static const char *matrix_name(atn_toy_matrix which) {
-    switch (which) {
-    case ATN_TOY_X: return "X";
-    case ATN_TOY_WQ: return "W_Q";
-    case ATN_TOY_WK: return "W_K";
-    case ATN_TOY_WV: return "W_V";
-    case ATN_TOY_WO: return "W_O";
-    default: return "?";
-    }
-}
-
-/* Marks an entry changed (against its original) or not; TRUE when changed. */
-static gboolean mark_changed(AtnTraceView *self, GtkWidget *e, float now) {
-    input_cell *ic = g_object_get_data(G_OBJECT(e), "cell");
-    GHashTable *o = originals_of(self->inputs_model);
-    g_autofree char *key = original_key(ic->which, self->inputs_layer, ic->row, ic->col);
-    const float *was = g_hash_table_lookup(o, key);
-    gboolean changed = was && *was != now;
-    if (changed) {
-        gtk_widget_add_css_class(e, "changed");
-        g_autofree char *tip = g_strdup_printf(_("Changed: it was %g (Reset puts it back)"), (double)*was);
-        gtk_widget_set_tooltip_text(e, tip);
-    } else {
-        gtk_widget_remove_css_class(e, "changed");
-        gtk_widget_set_tooltip_text(e, NULL);
-    }
-    return changed;
-}
-
-/* Any cell of any layer differs from its original. */
-static gboolean any_changed(AtnTraceView *self) {
-    if (!self->inputs_model)
-        return FALSE;
-    GHashTableIter it;
-    gpointer k, v;
-    g_hash_table_iter_init(&it, originals_of(self->inputs_model));
-    while (g_hash_table_iter_next(&it, &k, &v)) {
-        int which, layer, row, col;
-        if (sscanf(k, "%d:%d:%d:%d", &which, &layer, &row, &col) != 4)
-            continue;
-        if (atn_model_handle_toy_get(self->inputs_model, which, layer < 0 ? 0 : layer, row, col) != *(float *)v)
-            return TRUE;
-    }
-    return FALSE;
-}
-
-static void update_reset(AtnTraceView *self) {
-    if (self->reset_button)
-        gtk_widget_set_sensitive(GTK_WIDGET(self->reset_button), any_changed(self));
-}
-
-/* The error line under the inputs: the reason of one refused cell, or hidden. */
-static void update_input_error(AtnTraceView *self) {
-    if (!self->input_error)
-        return;
-    const char *why = NULL;
-    GHashTableIter it;
-    gpointer k, e;
-    g_hash_table_iter_init(&it, self->inputs);
-    while (!why && g_hash_table_iter_next(&it, &k, &e))
-        why = g_object_get_data(G_OBJECT(e), "why");
-    gtk_label_set_text(self->input_error, why ? why : "");
-    gtk_widget_set_visible(GTK_WIDGET(self->input_error), why != NULL);
-}
-
-static void refuse(AtnTraceView *self, GtkEditable *e, const char *reason) {
-    input_cell *ic = g_object_get_data(G_OBJECT(e), "cell");
-    /* Translators: a refused cell of the editable inputs, e.g. "X[0][1]: “1.5x” is not a number…" */
-    char *why = g_strdup_printf(_("%s[%d][%d]: %s"), matrix_name(ic->which), ic->row, ic->col, reason);
-    gtk_widget_add_css_class(GTK_WIDGET(e), "error");
-    gtk_widget_set_tooltip_text(GTK_WIDGET(e), why);
-    g_object_set_data_full(G_OBJECT(e), "why", why, g_free);
-    update_input_error(self);
-}
-
-static void on_input_changed(GtkEditable *e, AtnTraceView *self) {
-    if (self->syncing || !self->session)
-        return;
-    AtnModelHandle *m = atn_session_get_model(self->session);
-    input_cell *ic = g_object_get_data(G_OBJECT(e), "cell");
-    if (!m || !ic || m != self->inputs_model)
-        return;
-    const char *text = gtk_editable_get_text(e);
-    g_autofree char *norm = g_strdelimit(g_strstrip(g_strdup(text)), ",", '.');   /* accept a decimal comma */
-    char *end = NULL;
-    double v = g_ascii_strtod(norm, &end);
-    if (!*norm) {
-        refuse(self, e, _("empty: type a number, such as 0.5"));
-        return;
-    }
-    if (!end || *end) {
-        g_autofree char *r = g_strdup_printf(_("“%s” is not a number: type digits with a decimal point, such as -1.25"),
-                                             text);
-        refuse(self, e, r);
-        return;
-    }
-    if (!isfinite(v) || fabs(v) > FLT_MAX) {
-        g_autofree char *r = g_strdup_printf(_("“%s” is not a finite number a float can hold (up to ±3.4e38)"), text);
-        refuse(self, e, r);
-        return;
-    }
-    g_autoptr(GError) error = NULL;
-    if (!atn_model_handle_toy_set(m, ic->which, self->inputs_layer, ic->row, ic->col, (float)v, &error)) {
-        refuse(self, e, error->message);
-        return;
-    }
-    gtk_widget_remove_css_class(GTK_WIDGET(e), "error");
-    g_object_set_data(G_OBJECT(e), "why", NULL);
-    mark_changed(self, GTK_WIDGET(e), (float)v);
-    update_input_error(self);
-    update_reset(self);
-    atn_session_rerun(self->session);   /* toy models run synchronously: the trace follows at once */
-}
-
-static char *input_key(atn_toy_matrix which, int row, int col) { return g_strdup_printf("%d:%d:%d", which, row, col); }
-
-void atn_trace_view_reset_inputs(AtnTraceView *self) {
-    g_return_if_fail(ATN_IS_TRACE_VIEW(self));
-    AtnModelHandle *m = self->inputs_model;
-    if (!m || !self->session || m != atn_session_get_model(self->session))
-        return;
-    GHashTableIter it;
-    gpointer k, v;
-    gboolean any = FALSE;
-    g_hash_table_iter_init(&it, originals_of(m));
-    while (g_hash_table_iter_next(&it, &k, &v)) {
-        int which, layer, row, col;
-        if (sscanf(k, "%d:%d:%d:%d", &which, &layer, &row, &col) != 4)
-            continue;
-        int l = layer < 0 ? 0 : layer;
-        if (atn_model_handle_toy_get(m, which, l, row, col) != *(float *)v) {
-            atn_model_handle_toy_set(m, which, l, row, col, *(float *)v, NULL);
-            any = TRUE;
-        }
-    }
-    /* every shown cell gets its number back, refused text included */
-    self->syncing = TRUE;
-    g_hash_table_iter_init(&it, self->inputs);
-    while (g_hash_table_iter_next(&it, &k, &v)) {
-        GtkWidget *e = v;
-        input_cell *ic = g_object_get_data(G_OBJECT(e), "cell");
-        float now = atn_model_handle_toy_get(m, ic->which, self->inputs_layer, ic->row, ic->col);
-        g_autofree char *txt = g_strdup_printf("%g", (double)now);
-        gtk_editable_set_text(GTK_EDITABLE(e), txt);
-        gtk_widget_remove_css_class(e, "error");
-        g_object_set_data(G_OBJECT(e), "why", NULL);
-        mark_changed(self, e, now);
-    }
-    self->syncing = FALSE;
-    update_input_error(self);
-    update_reset(self);
-    if (any)
-        atn_session_rerun(self->session);
-}
-
-static void on_reset(GtkButton *b, AtnTraceView *self) { atn_trace_view_reset_inputs(self); }
-
-static GtkWidget *input_grid(AtnTraceView *self, AtnModelHandle *m, atn_toy_matrix which, int rows, int cols,
-                             const char *const *row_labels, const char *col_prefix) {
-    GtkWidget *grid = gtk_grid_new();
-    gtk_grid_set_column_spacing(GTK_GRID(grid), 4);
-    gtk_grid_set_row_spacing(GTK_GRID(grid), 2);
-    gtk_widget_set_halign(grid, GTK_ALIGN_START);
-    gtk_widget_add_css_class(grid, "input-table");
-    for (int c = 0; c < cols; c++) {
-        g_autofree char *h = g_strdup_printf("%s%d", col_prefix, c);
-        GtkWidget *l = gtk_label_new(h);
-        gtk_widget_add_css_class(l, "header");
-        gtk_grid_attach(GTK_GRID(grid), l, 1 + c, 0, 1, 1);
-    }
-    for (int r = 0; r < rows; r++) {
-        g_autofree char *rl = row_labels ? g_strdup(row_labels[r]) : g_strdup_printf("%d", r);
-        GtkWidget *l = gtk_label_new(rl);
-        gtk_label_set_xalign(GTK_LABEL(l), 0);
-        gtk_widget_add_css_class(l, "header");
-        gtk_grid_attach(GTK_GRID(grid), l, 0, 1 + r, 1, 1);
-        for (int c = 0; c < cols; c++) {
-            GtkWidget *e = gtk_entry_new();
-            gtk_editable_set_width_chars(GTK_EDITABLE(e), 6);
-            gtk_editable_set_max_width_chars(GTK_EDITABLE(e), 8);
-            gtk_editable_set_alignment(GTK_EDITABLE(e), 1.0f);
-            gtk_widget_add_css_class(e, "cell-entry");
-            float now = atn_model_handle_toy_get(m, which, self->inputs_layer, r, c);
-            g_autofree char *txt = g_strdup_printf("%g", (double)now);
-            gtk_editable_set_text(GTK_EDITABLE(e), txt);
-            input_cell *ic = g_new(input_cell, 1);
-            *ic = (input_cell){which, r, c};
-            g_object_set_data_full(G_OBJECT(e), "cell", ic, g_free);
-            /* the first time a cell is shown its number is the original one */
-            GHashTable *o = originals_of(m);
-            char *okey = original_key(which, self->inputs_layer, r, c);
-            if (!g_hash_table_contains(o, okey))
-                g_hash_table_insert(o, okey, g_memdup2(&now, sizeof now));
-            else
-                g_free(okey);
-            mark_changed(self, e, now);
-            g_signal_connect(e, "changed", G_CALLBACK(on_input_changed), self);
-            gtk_grid_attach(GTK_GRID(grid), e, 1 + c, 1 + r, 1, 1);
-            g_hash_table_insert(self->inputs, input_key(which, r, c), e);
-        }
-    }
-    return grid;
-}
-
-static void build_inputs(AtnTraceView *self) {
-    AtnModelHandle *m = self->session ? atn_session_get_model(self->session) : NULL;
-    int layer = self->session ? atn_session_get_layer(self->session) : 0;
-    if (m == self->inputs_model && layer == self->inputs_layer)
-        return;
-    GtkWidget *child;
-    while ((child = gtk_widget_get_first_child(GTK_WIDGET(self->inputs_box))))
-        gtk_box_remove(self->inputs_box, child);
-    g_hash_table_remove_all(self->inputs);
-    self->reset_button = NULL;
-    self->input_error = NULL;
-    g_set_object(&self->inputs_model, m);
-    self->inputs_layer = layer;
-    if (!m || !atn_model_handle_is_toy(m))
-        return;
-    self->syncing = TRUE;
-    atn_model *am = atn_model_handle_get_model(m);
-    const atn_config *cfg = atn_model_config(am);
-    int n = atn_model_toy_n_tokens(am), d = cfg->d_model;
-    const char **toks = g_new0(const char *, n + 1);
-    for (int i = 0; i < n; i++)
-        toks[i] = atn_model_toy_token(am, i);
-
-    GtkWidget *head = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12);
-    GtkWidget *title = gtk_label_new(_("Inputs — type to change any number"));
-    gtk_label_set_xalign(GTK_LABEL(title), 0);
-    gtk_widget_add_css_class(title, "heading");
-    gtk_box_append(GTK_BOX(head), title);
-    GtkWidget *reset = gtk_button_new_with_mnemonic(_("Reset _Numbers"));
-    gtk_widget_set_tooltip_text(reset, _("Put back the numbers the model was opened with (changed cells are marked)"));
-    g_signal_connect(reset, "clicked", G_CALLBACK(on_reset), self);
-    gtk_box_append(GTK_BOX(head), reset);
-    self->reset_button = GTK_BUTTON(reset);
-    gtk_box_append(self->inputs_box, head);
-    GtkWidget *xl = gtk_label_new(NULL);
-    gtk_label_set_markup(GTK_LABEL(xl), _("<i>X</i>: one input vector per token (a row each)"));
-    gtk_label_set_xalign(GTK_LABEL(xl), 0);
-    gtk_box_append(self->inputs_box, xl);
-    gtk_box_append(self->inputs_box, input_grid(self, m, ATN_TOY_X, n, d, toks, "x"));
-
-    GtkWidget *exp = gtk_expander_new(NULL);
-    g_autofree char *exp_label = g_strdup_printf(_("Weights of layer %d: W_Q, W_K, W_V, W_O (identity unless the file gives them)"), layer);
-    GtkWidget *exp_title = gtk_label_new(exp_label);   /* wraps: an expander's own label never does */
-    gtk_label_set_wrap(GTK_LABEL(exp_title), TRUE);
-    gtk_label_set_xalign(GTK_LABEL(exp_title), 0);
-    gtk_expander_set_label_widget(GTK_EXPANDER(exp), exp_title);
-    GtkWidget *wbox = gtk_flow_box_new();
-    gtk_flow_box_set_selection_mode(GTK_FLOW_BOX(wbox), GTK_SELECTION_NONE);
-    gtk_flow_box_set_max_children_per_line(GTK_FLOW_BOX(wbox), 4);
-    gtk_flow_box_set_column_spacing(GTK_FLOW_BOX(wbox), 18);
-    static const struct { atn_toy_matrix which; const char *name; } mats[] = {
-        {ATN_TOY_WQ, "W_Q"}, {ATN_TOY_WK, "W_K"}, {ATN_TOY_WV, "W_V"}, {ATN_TOY_WO, "W_O"},
-    };
-    for (guint i = 0; i < G_N_ELEMENTS(mats); i++) {
-        GtkWidget *b = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
-        GtkWidget *l = gtk_label_new(mats[i].name);
-        gtk_label_set_xalign(GTK_LABEL(l), 0);
-        gtk_box_append(GTK_BOX(b), l);
-        gtk_box_append(GTK_BOX(b), input_grid(self, m, mats[i].which, d, d, NULL, ""));
-        gtk_flow_box_append(GTK_FLOW_BOX(wbox), b);
-    }
-    gtk_expander_set_child(GTK_EXPANDER(exp), wbox);
-    gtk_box_append(self->inputs_box, exp);
-    GtkWidget *err = gtk_label_new(NULL);
-    gtk_label_set_xalign(GTK_LABEL(err), 0);
-    gtk_label_set_wrap(GTK_LABEL(err), TRUE);
-    gtk_widget_add_css_class(err, "input-error");
-    gtk_widget_set_visible(err, FALSE);
-    gtk_box_append(self->inputs_box, err);
-    self->input_error = GTK_LABEL(err);
-    g_free(toks);
-    self->syncing = FALSE;
-    update_reset(self);
-}
-
-GtkEditable *atn_trace_view_get_input_cell(AtnTraceView *self, atn_toy_matrix which, int row, int col) {
-    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
-    build_inputs(self);
-    g_autofree char *key = input_key(which, row, col);
-    return g_hash_table_lookup(self->inputs, key);
 }
 
 /* ---- recomputing ----------------------------------------------------------------------------------- */
@@ -682,7 +310,7 @@ static gboolean same_tokens(AtnResult *a, AtnResult *b) {
 void atn_trace_view_refresh(AtnTraceView *self) {
     g_return_if_fail(ATN_IS_TRACE_VIEW(self));
     self->dirty = FALSE;
-    build_inputs(self);
+    _atn_trace_view_build_inputs(self);
     update_where(self);
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (!same_tokens(r, self->result) || !r)
@@ -719,7 +347,7 @@ void atn_trace_view_refresh(AtnTraceView *self) {
     atn_trace_plan_make_cols(t, n_heads, self->max_cols, plans);
     apply_plan(self, plans);
     if (self->max_cols == 8)
-        measure_cols(self, &plans[ATN_TRACE_STEP_KEYS]);   /* the same plan fit_cols would make */
+        _atn_trace_view_measure_cols(self, &plans[ATN_TRACE_STEP_KEYS]);   /* the same plan fit_cols would make */
     for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++)
         atn_trace_plan_step_clear(&plans[s]);
 
@@ -884,267 +512,6 @@ static void on_reveal(GtkToggleButton *b, GParamSpec *p, AtnTraceView *self) {
     atn_trace_view_set_reveal(self, gtk_toggle_button_get_active(b));
 }
 
-/* The width (px) of a cell's text in the cells' font (style.css: monospace, bold for headers
- * and the query row's accent), from the view's width cache: a monospace font gives every digit
- * the same advance, so the text is keyed with its digits as 0 ("-0.1234" and "-0.5678" are one
- * measurement) and a new trace's 170 key-table cells need a handful of Pango layouts, not 170
- * (they were 8% of a switch to this view on a new result). The cache belongs to one font
- * (colw_font) and is cleared when it changes or grows past 4096 texts. */
-static int cell_text_width(AtnTraceView *self, PangoLayout *l, const PangoFontDescription *base,
-                           const PangoFontDescription *bold, const char *t, gboolean is_bold) {
-    if (!t || !*t)
-        return 0;
-    GString *key = g_string_sized_new(strlen(t) + 2);
-    g_string_append_c(key, is_bold ? 'b' : 'r');
-    for (const char *c = t; *c; c++)
-        g_string_append_c(key, g_ascii_isdigit(*c) ? '0' : *c);
-    gpointer hit;
-    if (g_hash_table_lookup_extended(self->colw_cache, key->str, NULL, &hit)) {
-        g_string_free(key, TRUE);
-        return GPOINTER_TO_INT(hit);
-    }
-    self->colw_measured++;
-    pango_layout_set_font_description(l, is_bold ? bold : base);
-    pango_layout_set_text(l, t, -1);
-    PangoRectangle logical;
-    pango_layout_get_pixel_extents(l, NULL, &logical);
-    if (g_hash_table_size(self->colw_cache) >= 4096)
-        g_hash_table_remove_all(self->colw_cache);
-    g_hash_table_insert(self->colw_cache, g_string_free(key, FALSE), GINT_TO_POINTER(logical.width));
-    return logical.width;
-}
-
-/* The widths the key table's columns take (the widest table: j, token and up to 8 numbers
- * of d_k; the value table has the same columns), measured from the text of the full 8-column
- * plan at the view's current font size: once per trace and font. keys8 is that plan's key
- * step when the caller has it (refresh, at 8 columns), else NULL: it is made here. */
-static void measure_cols(AtnTraceView *self, const AtnTracePlanStep *keys8) {
-    PangoContext *ctx = gtk_widget_get_pango_context(GTK_WIDGET(self));
-    PangoFontDescription *base = pango_font_description_copy(pango_context_get_font_description(ctx));
-    pango_font_description_set_family(base, "monospace");
-    g_autofree char *key = pango_font_description_to_string(base);
-    if (self->colw_gen == self->trace_gen && !g_strcmp0(key, self->colw_font)) {
-        pango_font_description_free(base);
-        return;
-    }
-    if (g_strcmp0(key, self->colw_font))
-        g_hash_table_remove_all(self->colw_cache);
-    g_free(self->colw_font);
-    self->colw_font = g_steal_pointer(&key);
-    self->colw_gen = self->trace_gen;
-    AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT];
-    memset(plans, 0, sizeof plans);
-    if (!keys8) {
-        atn_trace_plan_make_cols(self->trace, atn_result_get_n_heads(self->result), 8, plans);
-        keys8 = &plans[ATN_TRACE_STEP_KEYS];
-    }
-    const AtnTracePlanStep *p = keys8;
-    PangoLayout *l = pango_layout_new(ctx);
-    PangoFontDescription *bold = pango_font_description_copy(base);
-    pango_font_description_set_weight(bold, PANGO_WEIGHT_BOLD);
-    int *w = g_new0(int, p->cols);
-    for (int r = 0; r < p->rows; r++)
-        for (int c = 0; c < p->cols; c++) {
-            guint8 f = p->flags[r * p->cols + c];
-            int tw = cell_text_width(self, l, base, bold, p->cells[r * p->cols + c],
-                                     (f & (ATN_TRACE_CELL_HEADER | ATN_TRACE_CELL_ACCENT)) != 0);
-            w[c] = MAX(w[c], tw);
-        }
-    self->colw_ell = cell_text_width(self, l, base, bold, "…", TRUE);
-    /* the plan's columns: j, token, then d_k's shown at 8 (all of them, or 0..3 … k-3..k-1) */
-    int k = self->trace->d_head;
-    self->colw_k = k;
-    self->colw_fixed = w[0] + w[1];
-    memset(self->colw, 0, sizeof self->colw);
-    for (int c = 2, i = 0; c < p->cols && i < 8; c++) {
-        const char *h = p->cells[c];
-        if (h && !strcmp(h, "…")) {
-            self->colw_ell = MAX(self->colw_ell, w[c]);
-            continue;
-        }
-        self->colw[i++] = w[c];   /* the i-th shown d_k column: 0.. from the left, the last ones from the right */
-    }
-    g_free(w);
-    g_object_unref(l);
-    pango_font_description_free(bold);
-    pango_font_description_free(base);
-    for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++)
-        atn_trace_plan_step_clear(&plans[st]);
-}
-
-/* The key table's width with at most m columns of d_k (as atn_trace_plan_make_cols lays
- * them out: all when k <= m, else the first m/2, "…", the last m/2 - 1). */
-static int table_width(AtnTraceView *self, int m) {
-    int k = self->colw_k, spacing = (int)(14 * self->font_scale);
-    int shown = MIN(k, 8), total = self->colw_fixed, cols = 2;
-    if (k <= m) {
-        for (int i = 0; i < shown; i++)
-            total += self->colw[i];
-        cols += shown;
-    } else {
-        /* colw[] holds the 8-wide plan's columns: the first 4 and the last 3 when k > 8 */
-        int left = m / 2, right = m / 2 - 1;
-        int nl = k > 8 ? 4 : k, off_right = k > 8 ? 4 : 0;
-        for (int i = 0; i < left; i++)
-            total += self->colw[i];
-        for (int i = 0; i < right; i++)
-            total += k > 8 ? self->colw[off_right + 3 - right + i] : self->colw[nl - right + i];
-        total += self->colw_ell;
-        cols += left + right + 1;
-    }
-    return total + spacing * (cols - 1);
-}
-
-/* The most columns of d_k (4..8) whose key table fits beside the side pane, from the pane's
- * position and the measured text: one pass, the same answer for the same width, font and
- * trace however fast the machine draws (the old fitting measured the built table a few frames
- * after a change, and on a slow machine, under AddressSanitizer, measured it before the new
- * text size applied and never looked again). */
-/* The sheet's and the step's padding and border, and the scroll bar: the sheet's width less
- * its tables' */
-static int sheet_chrome(AtnTraceView *self) { return (int)(44 * self->font_scale) + 14; }
-
-static int fit_cols(AtnTraceView *self) {
-    int pos = self->stacked ? gtk_widget_get_width(GTK_WIDGET(self->paned)) : gtk_paned_get_position(self->paned);
-    if (!self->trace || !self->result || pos <= 0)
-        return self->max_cols;
-    measure_cols(self, NULL);
-    int avail = pos - sheet_chrome(self);
-    for (int m = 8; m > 4; m--)
-        if (table_width(self, m) <= avail)
-            return m;
-    return 4;
-}
-
-/* The least width of the sheet: its key table with 4 columns of d_k (0 before a trace). */
-static int sheet_need(AtnTraceView *self) {
-    if (!self->trace || !self->result)
-        return 0;
-    measure_cols(self, NULL);
-    return table_width(self, 4) + sheet_chrome(self);
-}
-
-/* The side pane's least width: 320 px at the normal text size; above it the side pane gives
- * way to the sheet, down to 160 px (a narrow window at Text size 2.0). */
-static int side_floor(AtnTraceView *self) { return self->font_scale > 1.0 ? 160 : 320; }
-
-/* Where the divider goes in a paned w px wide: the side pane (the heatmap) takes about a
- * third of a wide view, never less than 320 px times the text size, unless the sheet would
- * then be narrower than its 4-column tables: the sheet then gets what they need, the side
- * pane what is left, down to side_floor (below that the sheet scrolls sideways). */
-static int divider_for(AtnTraceView *self, int w) {
-    int side = (int)MAX(MAX(320, 260 * self->font_scale), 0.34 * w);
-    int pos = MAX(w / 3, w - side);
-    int need = sheet_need(self);
-    if (need > pos)
-        pos = MAX(pos, MIN(need, w - side_floor(self)));
-    return pos;
-}
-
-/* The least width at which the heatmap's pane beside the sheet is of use (its labels and
- * cells readable).  Below it (Text size 2.0 in a 900-px window left it 160 px) the pane goes
- * inside the sheet, above the steps, as wide as the sheet (stacked). */
-enum { SIDE_USEFUL = 240 };
-
-static gboolean want_stacked(AtnTraceView *self, int w) { return w > 0 && w - divider_for(self, w) < SIDE_USEFUL; }
-
-/* The height of the heatmap inside the sheet: square up to the sheet's width, 200 px times
- * the text size at most (the first step still starts on the first screen). */
-static int stacked_height(AtnTraceView *self, int w) {
-    return (int)MAX(160, MIN(w - sheet_chrome(self), 200 * self->font_scale));
-}
-
-static void set_stacked(AtnTraceView *self, gboolean stacked) {
-    if (stacked == self->stacked)
-        return;
-    self->stacked = stacked;
-    g_object_ref(self->side_box);
-    if (stacked) {
-        gtk_paned_set_end_child(self->paned, NULL);
-        gtk_box_insert_child_after(self->sheet, self->side_box, GTK_WIDGET(self->inputs_box));
-        gtk_widget_set_size_request(self->side_box, -1, -1);
-        int w = gtk_widget_get_width(GTK_WIDGET(self->paned));
-        gtk_widget_set_size_request(GTK_WIDGET(self->heatmap), -1, stacked_height(self, w));
-    } else {
-        gtk_box_remove(self->sheet, self->side_box);
-        gtk_paned_set_end_child(self->paned, self->side_box);
-        gtk_widget_set_size_request(self->side_box, side_floor(self), -1);
-        gtk_widget_set_size_request(GTK_WIDGET(self->heatmap), -1, -1);
-    }
-    /* inside the scrolled sheet the wheel scrolls it; Ctrl+wheel zooms */
-    atn_heatmap_set_wheel_needs_ctrl(self->heatmap, stacked);
-    g_object_unref(self->side_box);
-    self->paned_width = 0;   /* the divider again for the new children */
-}
-
-static gboolean stack_idle_cb(gpointer data) {
-    AtnTraceView *self = ATN_TRACE_VIEW(data);
-    self->stack_idle_id = 0;
-    int w = gtk_widget_get_width(GTK_WIDGET(self->paned));
-    if (w > 0)
-        set_stacked(self, want_stacked(self, w));
-    if (w > 0 && self->stacked)
-        gtk_widget_set_size_request(GTK_WIDGET(self->heatmap), -1, stacked_height(self, w));
-    return G_SOURCE_REMOVE;
-}
-
-static gboolean cols_idle_cb(gpointer data) {
-    AtnTraceView *self = ATN_TRACE_VIEW(data);
-    self->cols_idle_id = 0;
-    if (self->want_cols != self->max_cols) {
-        self->max_cols = self->want_cols;
-        atn_trace_view_refresh(self);
-    }
-    return G_SOURCE_REMOVE;
-}
-
-/* The view is its box (as a bin layout would be, but with our own allocation). */
-static void atn_trace_view_measure(GtkWidget *widget, GtkOrientation o, int for_size, int *min, int *nat, int *min_base,
-                                   int *nat_base) {
-    gtk_widget_measure(ATN_TRACE_VIEW(widget)->box, o, for_size, min, nat, min_base, nat_base);
-}
-
-/* Each allocation (the styles are current then) checks the fit; a change of the column count
- * rebuilds the tables from an idle, and the next allocation finds the same count. */
-static void atn_trace_view_size_allocate(GtkWidget *widget, int width, int height, int baseline) {
-    AtnTraceView *self = ATN_TRACE_VIEW(widget);
-    gtk_widget_allocate(self->box, width, height, baseline, NULL);
-    if (self->dirty)
-        return;   /* refreshed at map, then allocated again */
-    /* a new trace or font may need a wider sheet than the width alone gave (on_paned_width) */
-    int pw = gtk_widget_get_width(GTK_WIDGET(self->paned));
-    if (pw > 0 && want_stacked(self, pw) != self->stacked && !self->stack_idle_id)
-        self->stack_idle_id = g_idle_add_full(G_PRIORITY_HIGH_IDLE, stack_idle_cb, self, NULL);
-    if (pw > 0 && self->stacked) {
-        int hh = stacked_height(self, pw);
-        int cur;
-        gtk_widget_get_size_request(GTK_WIDGET(self->heatmap), NULL, &cur);
-        if (cur != hh && !self->stack_idle_id)   /* a new width or font: resized from an idle */
-            self->stack_idle_id = g_idle_add_full(G_PRIORITY_HIGH_IDLE, stack_idle_cb, self, NULL);
-    }
-    if (pw > 0 && self->paned_width == pw && !self->stacked) {
-        int pos = divider_for(self, pw);
-        if (pos != self->paned_pos) {
-            self->paned_pos = pos;
-            gtk_paned_set_position(self->paned, pos);
-        }
-    }
-    self->want_cols = fit_cols(self);
-    if (self->want_cols != self->max_cols && !self->cols_idle_id)
-        self->cols_idle_id = g_idle_add_full(G_PRIORITY_HIGH_IDLE, cols_idle_cb, self, NULL);
-}
-
-/* The divider (divider_for), set again whenever the view's width changes, so presentation
- * mode and a resized window get a heatmap that fills its pane. */
-static void on_paned_width(GtkPaned *paned, GParamSpec *p, AtnTraceView *self) {
-    int w = gtk_widget_get_width(GTK_WIDGET(paned));
-    if (w <= 0 || w == self->paned_width)
-        return;
-    self->paned_width = w;
-    self->paned_pos = divider_for(self, w);
-    gtk_paned_set_position(paned, self->paned_pos);
-}
-
 static void on_prev(GtkButton *b, AtnTraceView *self) {
     atn_trace_view_set_step(self, self->step < 0 ? ATN_TRACE_STEP_COUNT - 1 : self->step - 1);
 }
@@ -1266,7 +633,7 @@ static void atn_trace_view_dispose(GObject *object) {
     g_clear_handle_id(&self->stack_idle_id, g_source_remove);
     warm_stop(self);
     if (self->stacked)   /* back in the template's place, which disposes it */
-        set_stacked(self, FALSE);
+        _atn_trace_view_set_stacked(self, FALSE);
     g_clear_pointer(&self->colw_font, g_free);
     g_clear_pointer(&self->colw_cache, g_hash_table_unref);
     if (self->session)
@@ -1286,8 +653,8 @@ static void atn_trace_view_class_init(AtnTraceViewClass *klass) {
     GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
     G_OBJECT_CLASS(klass)->dispose = atn_trace_view_dispose;
     wc->map = atn_trace_view_map;
-    wc->size_allocate = atn_trace_view_size_allocate;
-    wc->measure = atn_trace_view_measure;
+    wc->size_allocate = _atn_trace_view_size_allocate;
+    wc->measure = _atn_trace_view_measure;
     g_type_ensure(ATN_TYPE_HEATMAP);
     g_type_ensure(ATN_TYPE_WRAP_BOX);
     gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-trace-view.ui");
@@ -1330,7 +697,7 @@ static void atn_trace_view_init(AtnTraceView *self) {
     g_signal_connect(self->layer_spin, "value-changed", G_CALLBACK(on_pick), self);
     g_signal_connect(self->head_spin, "value-changed", G_CALLBACK(on_pick), self);
     g_signal_connect(self->reveal_button, "notify::active", G_CALLBACK(on_reveal), self);
-    g_signal_connect(self->paned, "notify::max-position", G_CALLBACK(on_paned_width), self);
+    g_signal_connect(self->paned, "notify::max-position", G_CALLBACK(_atn_trace_view_on_paned_width), self);
     g_signal_connect(self->heatmap, "cell-clicked", G_CALLBACK(on_cell_clicked), self);
     GtkEventController *keys = gtk_event_controller_key_new();
     g_signal_connect(keys, "key-pressed", G_CALLBACK(on_key), self);
@@ -1365,14 +732,14 @@ void atn_trace_view_set_font_scale(AtnTraceView *self, double scale) {
     self->font_scale = scale;
     atn_heatmap_set_font_scale(self->heatmap, scale);
     if (!self->stacked)
-        gtk_widget_set_size_request(self->side_box, side_floor(self), -1);
+        gtk_widget_set_size_request(self->side_box, _atn_trace_view_side_floor(self), -1);
     for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++)
         if (self->steps[s].grid)
             gtk_grid_set_column_spacing(self->steps[s].grid, (int)(14 * scale));
         else if (self->steps[s].flow)
             gtk_flow_box_set_column_spacing(self->steps[s].flow, (guint)(14 * scale));
     self->paned_width = 0;
-    on_paned_width(self->paned, NULL, self);
+    _atn_trace_view_on_paned_width(self->paned, NULL, self);
 }
 
 guint atn_trace_view_get_key_widths(AtnTraceView *self, int *fixed, int *ell, int w[8]) {
@@ -1380,7 +747,7 @@ guint atn_trace_view_get_key_widths(AtnTraceView *self, int *fixed, int *ell, in
     if (self->dirty)
         atn_trace_view_refresh(self);
     if (self->trace && self->result)
-        measure_cols(self, NULL);
+        _atn_trace_view_measure_cols(self, NULL);
     *fixed = self->colw_fixed;
     *ell = self->colw_ell;
     memcpy(w, self->colw, sizeof self->colw);
