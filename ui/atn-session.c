@@ -1,67 +1,16 @@
 /* AtnSession: the open model, the text, the latest result and the selection; runs the model
- * off the main thread (see atn-session.h for the rules). */
-#include "atn-session.h"
+ * off the main thread (see atn-session.h for the rules; the work done there is in
+ * atn-session-jobs.c). */
+#include "atn-session-private.h"
 
-#include <errno.h>
 #include <glib/gi18n.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "analysis.h"
 #include "atn-whatif.h"
 #include "atn-worker.h"
 #include "config.h"
 #include "atn-error-text.h"
-
-struct _AtnSession {
-    GObject parent_instance;
-
-    AtnModelHandle *model;
-    AtnResult *result;
-    char *text, *text_pair;
-    GArray *ids;                /* token ids instead of text (models without a tokenizer), or NULL */
-    char *run_notice;           /* what the window should say about the latest result, or NULL */
-    int layer, head, query, hover_token;
-    gboolean pick_clearest;     /* the next result chooses the head (nobody has chosen one yet) */
-    atn_device device;
-    atn_precision precision;    /* the runs' arithmetic (the preferences' "precision") */
-    guint n_runs;
-    AtnWhatif *whatif;          /* the what-if lab's changes every run gets, or NULL */
-    gboolean thumb_style_set;   /* runs colour the Model view's thumbnails in: */
-    atn_colormap thumb_cmap;
-    gboolean thumb_shared;
-
-    /* running */
-    guint debounce_ms;
-    guint debounce_id;
-    gint64 last_change_us;      /* when the text last changed (monotonic) */
-    gboolean start_pending;     /* debounce_id is a start on the next main-loop turn */
-    GCancellable *run_cancel;   /* the run in flight, or NULL */
-    struct run_job *run_job;    /* its job (owned by its task) while run_cancel is set */
-    guint run_poll_id;          /* reads run_job's progress into run_fraction */
-    double run_fraction;        /* layers done / layers of the run in flight */
-    gboolean run_pending;       /* a newer request waits for the cancelled run to stop */
-    GCancellable *stats_cancel; /* the head statistics of the result in flight (after it is
-                                   published, see start_stats), or NULL */
-
-    /* toy models with unsaved edits that are not shown now, by source: opening the same
-       source again brings the edited model back instead of the file's */
-    GHashTable *edited_toys;
-
-    /* opening */
-    GCancellable *open_cancel;
-    char *opening;
-    struct open_job *open_job;  /* the open in flight (owned by its task), or NULL */
-    guint open_poll_id;         /* reads open_job's progress into open_fraction / open_stage */
-    double open_fraction;
-    const char *open_stage;
-
-    /* GPU probe */
-    gboolean gpu_available;
-    char *gpu_reason;
-};
 
 G_DEFINE_FINAL_TYPE(AtnSession, atn_session, G_TYPE_OBJECT)
 
@@ -90,186 +39,6 @@ static void start_run(AtnSession *self);
 static void start_stats(AtnSession *self);
 static void schedule_run(AtnSession *self);
 static void stop_run_poll(AtnSession *self);
-
-/* ---- running the model ------------------------------------------------------------ */
-
-typedef struct run_job {
-    AtnModelHandle *model;
-    char *text, *text_pair;
-    GArray *ids;
-    atn_device device;
-    atn_precision precision;
-    AtnWhatif *whatif;
-    gboolean thumbs;             /* colour the thumbnails in thumb_cmap / thumb_shared */
-    atn_colormap thumb_cmap;
-    gboolean thumb_shared;
-    gboolean stats_now;          /* the head statistics before the result is published (the
-                                    first result of a model picks its head with them) */
-    GCancellable *cancellable;   /* the task's (not owned), or NULL on the main thread */
-    gint permille;               /* written by the worker: how far the forward is, 0..1000 */
-} run_job;
-
-static void run_job_free(run_job *job) {
-    g_clear_object(&job->model);
-    g_free(job->text);
-    g_free(job->text_pair);
-    if (job->ids)
-        g_array_unref(job->ids);
-    atn_whatif_unref(job->whatif);
-    g_free(job);
-}
-
-static bool cancel_cb(double fraction, atn_stage stage, void *user_data) {
-    run_job *job = user_data;
-    g_atomic_int_set(&job->permille, (gint)(CLAMP(fraction, 0.0, 1.0) * 1000 + 0.5));
-    return !job->cancellable || !g_cancellable_is_cancelled(job->cancellable);
-}
-
-#define WORKER_NICE 10
-
-static GPrivate worker_niced;
-static gint last_run_nice = G_MININT;   /* the nice value the last run's worker thread had */
-
-/* Linux scheduling priority is per thread: nice WORKER_NICE for this one (never lower than
- * it already is), once per pool thread.  Threads it starts (the engine's CPU team, the
- * statistics threads) inherit it. */
-void atn_session_lower_thread_priority(void) {
-    if (g_private_get(&worker_niced))
-        return;
-    g_private_set(&worker_niced, GINT_TO_POINTER(1));
-#ifdef SYS_gettid
-    id_t tid = (id_t)syscall(SYS_gettid);
-    errno = 0;
-    int now = getpriority(PRIO_PROCESS, tid);
-    if (errno == 0 && now < WORKER_NICE)
-        (void)setpriority(PRIO_PROCESS, tid, WORKER_NICE);
-#endif
-}
-
-int atn_session_get_worker_nice(void) { return WORKER_NICE; }
-
-int atn_session_get_last_run_nice(void) { return g_atomic_int_get(&last_run_nice); }
-
-/* The nice values of the named workers (atn_session_lower_worker_priority): a handful of
- * static names, so a small table under a lock. */
-#define N_NAMED_WORKERS 8
-static struct {
-    const char *name;
-    int nice;
-} named_workers[N_NAMED_WORKERS];
-G_LOCK_DEFINE_STATIC(named_workers);
-
-void atn_session_lower_worker_priority(const char *worker) {
-    atn_session_lower_thread_priority();
-    int now = G_MININT;
-#ifdef SYS_gettid
-    errno = 0;
-    int p = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
-    if (errno == 0)
-        now = p;
-#endif
-    G_LOCK(named_workers);
-    for (int i = 0; i < N_NAMED_WORKERS; i++)
-        if (!named_workers[i].name || strcmp(named_workers[i].name, worker) == 0) {
-            named_workers[i].name = worker;
-            named_workers[i].nice = now;
-            break;
-        }
-    G_UNLOCK(named_workers);
-}
-
-int atn_session_get_worker_nice_of(const char *worker) {
-    int nice = G_MININT;
-    G_LOCK(named_workers);
-    for (int i = 0; i < N_NAMED_WORKERS && named_workers[i].name; i++)
-        if (strcmp(named_workers[i].name, worker) == 0)
-            nice = named_workers[i].nice;
-    G_UNLOCK(named_workers);
-    return nice;
-}
-
-/* The work itself: encode, run.  Any thread (the main thread for toy models). */
-static AtnResult *do_run(run_job *job, GCancellable *cancellable, GError **error) {
-    atn_model *m = atn_model_handle_get_model(job->model);
-    atn_error err = {0};
-    atn_encoding *enc = NULL;
-    gint64 t0 = g_get_monotonic_time();
-    atn_status st;
-    if (atn_model_kind_of(m) == ATN_MODEL_TOY)
-        st = atn_model_encode_toy(m, NULL, &enc, &err);
-    else if (job->ids)
-        st = atn_model_encode_ids(m, (const int32_t *)job->ids->data, NULL, NULL, (int32_t)job->ids->len, &enc, &err);
-    else
-        st = atn_model_encode(m, job->text ? job->text : "",
-                              job->text_pair && *job->text_pair ? job->text_pair : NULL, &enc, &err);
-    if (st != ATN_OK) {
-        g_autofree char *why = atn_error_text(&err);
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, _("Could not read the text: %s"), why);
-        return NULL;
-    }
-    atn_run *run = atn_model_handle_take_run(job->model);
-    if (!run) {
-        atn_encoding_free(enc);
-        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NO_SPACE, _("Out of memory"));
-        return NULL;
-    }
-    atn_run_options opts;
-    atn_run_options_init(&opts);
-    /* GPU: AUTO, so that when the GPU fails (out of memory, a driver error ...) the engine
-       runs it on the CPU, which gives the same capture, and says why
-       (atn_run_fallback_reason): the text and the view stay as they were */
-    opts.device = job->device == ATN_DEVICE_CUDA ? ATN_DEVICE_AUTO : job->device;
-    opts.precision = job->precision;
-    job->cancellable = cancellable;
-    opts.progress = cancel_cb;
-    opts.user_data = job;
-    /* the what-if lab: the same interventions as the command line's options */
-    atn_interventions iv;
-    if (job->whatif) {
-        const atn_config *c = atn_model_config(m);
-        atn_whatif_for_tokens(job->whatif, c->n_layers, c->n_heads, enc->n, &iv);
-        opts.interventions = &iv;
-    }
-    st = atn_run_forward(run, enc, &opts, &err);
-    if (st != ATN_OK) {
-        atn_model_handle_give_run(job->model, run);   /* a stopped run's memory serves the next one */
-        atn_encoding_free(enc);
-        if (st == ATN_E_CANCELLED)
-            g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
-        else {
-            g_autofree char *why = atn_error_text(&err);
-            g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, _("The model could not run: %s"), why);
-        }
-        return NULL;
-    }
-    double ms = (g_get_monotonic_time() - t0) / 1000.0;
-    AtnResult *r = atn_result_new_full(job->model, run, enc, ms, job->stats_now);
-    if (job->whatif)
-        atn_whatif_attach(r, job->whatif);
-    gint64 t1 = g_get_monotonic_time();
-    if (job->thumbs)   /* the Model view's pixels, here rather than on the main thread when it is shown */
-        atn_thumb_pixels_unref(atn_result_color_thumbs(r, job->thumb_cmap, job->thumb_shared, cancellable));
-    const char *gpu_failure = atn_run_fallback_reason(run);
-    if (gpu_failure)
-        atn_result_set_gpu_failure(r, gpu_failure);
-    atn_result_set_worker_done(r, (g_get_monotonic_time() - t1) / 1000.0);
-    return r;
-}
-
-static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
-    atn_session_lower_thread_priority();   /* the window's main thread comes first */
-#ifdef SYS_gettid
-    errno = 0;
-    int nice_now = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
-    g_atomic_int_set(&last_run_nice, errno ? G_MININT : nice_now);
-#endif
-    GError *error = NULL;
-    AtnResult *r = do_run(data, cancellable, &error);
-    if (r)
-        g_task_return_pointer(task, r, g_object_unref);
-    else
-        g_task_return_error(task, error);
-}
 
 static void clamp_selection(AtnSession *self) {
     if (!self->result)
@@ -521,8 +290,8 @@ static void start_run(AtnSession *self) {
 
     if (atn_model_handle_is_toy(self->model)) {
         g_autoptr(GError) error = NULL;
-        g_autoptr(AtnResult) r = do_run(job, NULL, &error);
-        run_job_free(job);
+        g_autoptr(AtnResult) r = _atn_session_do_run(job, NULL, &error);
+        _atn_session_run_job_free(job);
         if (r)
             set_result(self, r);
         else
@@ -533,7 +302,7 @@ static void start_run(AtnSession *self) {
     self->run_cancel = g_cancellable_new();
     g_autoptr(GTask) task = g_task_new(self, self->run_cancel, run_done, NULL);
     g_task_set_source_tag(task, start_run);
-    g_task_set_task_data(task, job, (GDestroyNotify)run_job_free);
+    g_task_set_task_data(task, job, (GDestroyNotify)_atn_session_run_job_free);
     g_task_set_return_on_cancel(task, FALSE);
     /* a run that finished although cancelled still hands its result to run_done, which drops
        it there, before a newer run starts: its run memory is then the spare that run takes
@@ -542,7 +311,7 @@ static void start_run(AtnSession *self) {
     self->run_job = job;
     if (!self->run_poll_id)
         self->run_poll_id = g_timeout_add(100, run_poll_cb, self);
-    g_task_run_in_thread(task, run_thread);
+    g_task_run_in_thread(task, _atn_session_run_thread);
     if (!was_busy)
         g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);
 }
@@ -555,78 +324,12 @@ static gboolean debounce_cb(gpointer user_data) {
     return G_SOURCE_REMOVE;
 }
 
-/* ---- opening models ------------------------------------------------------------------ */
-
-typedef struct open_job {
-    char **sources;       /* tried in order */
-    gboolean quiet;       /* sources[0] was not asked for by name: no notice when it fails */
-    int opened;           /* index of the one that opened */
-    char *first_error;    /* why sources[0] failed */
-    GCancellable *cancellable;
-    /* written by the worker, read by the main thread's poll */
-    gint permille;        /* progress 0..1000 */
-    gint stage;           /* the engine's atn_stage, or -1 before the first report */
-} open_job;
-
-static void open_job_free(open_job *job) {
-    g_strfreev(job->sources);
-    g_free(job->first_error);
-    g_clear_object(&job->cancellable);
-    g_free(job);
-}
-
-static bool open_progress(double fraction, atn_stage stage, void *user_data) {
-    open_job *job = user_data;
-    g_atomic_int_set(&job->permille, (gint)(CLAMP(fraction, 0.0, 1.0) * 1000 + 0.5));
-    g_atomic_int_set(&job->stage, (gint)stage);
-    return !g_cancellable_is_cancelled(job->cancellable);
-}
-
-/* The engine's stages, in the window's language ("" before the first report). */
-static const char *stage_title(gint stage) {
-    static const char *const titles[ATN_STAGE_COUNT] = {
-        [ATN_STAGE_READ_CONFIG] = N_("reading config.json"),
-        [ATN_STAGE_MAP_WEIGHTS] = N_("mapping the weights"),
-        [ATN_STAGE_CONVERT_WEIGHTS] = N_("converting the weights to 32-bit floats"),
-        [ATN_STAGE_READ_VOCAB] = N_("reading vocab.txt"),
-        [ATN_STAGE_LAYER] = N_("running the layers"),
-        [ATN_STAGE_CORPUS] = N_("reading the corpus"),
-        [ATN_STAGE_SIMILARITY] = N_("comparing the heads"),
-        [ATN_STAGE_DONE] = N_("done"),
-        [ATN_STAGE_STATISTICS] = N_("computing the head statistics"),
-    };
-    if (stage < 0 || stage >= ATN_STAGE_COUNT)
-        return "";
-    return _(titles[stage]);
-}
-
-static void open_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
-    atn_session_lower_thread_priority();
-    open_job *job = data;
-    for (int i = 0; job->sources[i]; i++) {
-        atn_error err = {0};
-        atn_model *m = atn_model_open(job->sources[i], open_progress, job, &err);
-        if (m) {
-            job->opened = i;
-            g_task_return_pointer(task, atn_model_handle_new(m, job->sources[i]), g_object_unref);
-            return;
-        }
-        if (err.status == ATN_E_CANCELLED || g_cancellable_is_cancelled(cancellable)) {
-            g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
-            return;
-        }
-        if (i == 0)
-            job->first_error = atn_error_text(&err);   /* in the window's language */
-    }
-    g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", job->first_error);
-}
-
 static gboolean open_poll_cb(gpointer user_data) {
     AtnSession *self = user_data;
     if (!self->open_job)
         return G_SOURCE_CONTINUE;
     double f = g_atomic_int_get(&self->open_job->permille) / 1000.0;
-    const char *stage = stage_title(g_atomic_int_get(&self->open_job->stage));
+    const char *stage = _atn_session_stage_title(g_atomic_int_get(&self->open_job->stage));
     if (f != self->open_fraction || g_strcmp0(stage, self->open_stage) != 0) {
         self->open_fraction = f;
         self->open_stage = stage;
@@ -717,8 +420,8 @@ static void open_sources(AtnSession *self, char **sources, gboolean quiet) {
     self->open_job = job;
     g_autoptr(GTask) task = g_task_new(self, self->open_cancel, open_done, NULL);
     g_task_set_source_tag(task, open_sources);
-    g_task_set_task_data(task, job, (GDestroyNotify)open_job_free);
-    g_task_run_in_thread(task, open_thread);
+    g_task_set_task_data(task, job, (GDestroyNotify)_atn_session_open_job_free);
+    g_task_run_in_thread(task, _atn_session_open_thread);
 }
 
 double atn_session_get_run_fraction(AtnSession *self) {
