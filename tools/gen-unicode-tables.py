@@ -303,7 +303,8 @@ def emit(t, out):
       " *\n"
       " * The character data the WordPiece tokenizer needs, as compact sorted tables searched\n"
       " * by bisection: a class per code point, Python's lower-case mapping, canonical\n"
-      " * combining classes, full canonical decompositions and composition pairs. */\n"
+      " * combining classes, full canonical decompositions and composition pairs.\n"
+      " * Over 1,000 lines because it is generated data tables, not code to read. */\n"
       % t["version"])
     w("#include \"tokenize/unicode-tables.h\"\n\n#include <stddef.h>\n\n")
     w("const char atn_uc_version[] = \"%s\";\n\n" % t["version"])

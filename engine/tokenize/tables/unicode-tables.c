@@ -3,7 +3,8 @@
  *
  * The character data the WordPiece tokenizer needs, as compact sorted tables searched
  * by bisection: a class per code point, Python's lower-case mapping, canonical
- * combining classes, full canonical decompositions and composition pairs. */
+ * combining classes, full canonical decompositions and composition pairs.
+ * Over 1,000 lines because it is generated data tables, not code to read. */
 #include "tokenize/unicode-tables.h"
 
 #include <stddef.h>
