@@ -1,4 +1,6 @@
-/* AtnHeatmap: one attention matrix, drawn by ui/render into a cached render node. */
+/* AtnHeatmap: one attention matrix, drawn by ui/render into a cached render node.
+ * Over 1,000 lines on purpose: drawing, hover, zoom and pan, and export all read and reset
+ * the same cached view state; apart, most of the struct would have to be shared. */
 #include "atn-heatmap.h"
 
 #include <glib/gi18n.h>

@@ -1,4 +1,6 @@
-/* AtnWhatifView: the what-if lab's page (see atn-whatif-view.h). */
+/* AtnWhatifView: the what-if lab's page (see atn-whatif-view.h).
+ * Over 1,000 lines on purpose: the comparison, its display and the change controls all
+ * follow one AtnWhatif state and rebuild each other; the page reads best as one file. */
 #include "atn-whatif-view.h"
 
 #include "atn-wrap-box.h"

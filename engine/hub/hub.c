@@ -9,7 +9,9 @@
  *        Location (the CDN) for LFS files
  *   GET  the Location (or the resolve URL)                 redirects followed; "Range:
  *        bytes=N-" to resume a .incomplete blob
- * with "Authorization: Bearer TOKEN" on the Hub's own host only. */
+ * with "Authorization: Bearer TOKEN" on the Hub's own host only.
+ * Over 1,000 lines on purpose: one protocol, read top to bottom beside huggingface_hub's
+ * file_download.py (environment, HTTP, the plan, the download into the cache). */
 #define _GNU_SOURCE
 #include "hub.h"
 
