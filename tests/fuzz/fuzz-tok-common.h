@@ -8,8 +8,6 @@
 #include "fuzz-tokenize-common.h"
 #include "tokenize/tok-model.h"
 
-#include "../tokenizer/tok-model-shim.c"
-
 /* Checks a model's lookups: every id below vocab_size that has a piece looks itself up
  * (or a later duplicate's id), ids past the end have none. */
 static inline void fuzz_tok_lookups(const atn_tok_model *m) {
