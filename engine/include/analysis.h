@@ -161,11 +161,7 @@ typedef struct atn_stats {
 } atn_stats;
 
 /* Per-sentence means, then averaged over sentences (each sentence weighs the same).
- * compute: one capture, *out the caller's.  new: NULL with ATN_E_INVALID for a bad shape,
- * or ATN_E_NOMEM.  add: ATN_E_INVALID for a NULL st or capture, no attention, or after
- * finish; ATN_E_SHAPE for another model shape; ATN_E_NOMEM.  finish turns the sums into
- * means and labels each head (a second finish does nothing; ATN_E_INVALID for NULL).
- * free: NULL does nothing. */
+ * One capture: its statistics with each head labelled, *out the caller's (atn_stats_free). */
 atn_status atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error *err);
 /* The same with a progress callback (NULL: none), called by each thread that shares the
  * heads after each of its heads (stage ATN_STAGE_STATISTICS, the fraction of its heads
@@ -175,6 +171,11 @@ atn_status atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error 
  * atn_stats_compute, bit for bit. */
 atn_status atn_stats_compute_progress(const atn_capture *cap, atn_progress_fn progress, void *user_data,
                                       atn_stats **out, atn_error *err);
+/* Corpus mode: new (NULL with ATN_E_INVALID for a bad shape, or ATN_E_NOMEM), add one
+ * capture per sentence (ATN_E_INVALID for a NULL st or capture, no attention, or after
+ * finish; ATN_E_SHAPE for another model shape; ATN_E_NOMEM), finish (turns the sums into
+ * means and labels each head; a second finish does nothing; ATN_E_INVALID for NULL).
+ * free: NULL does nothing. */
 atn_stats *atn_stats_new(int32_t n_layers, int32_t n_heads, atn_error *err);
 atn_status atn_stats_add(atn_stats *st, const atn_capture *cap, atn_error *err);
 atn_status atn_stats_finish(atn_stats *st, atn_error *err);

@@ -10,7 +10,8 @@
  *    caller passes a non-NULL atn_error, fill it with a message that names the file,
  *    tensor or offset and what was expected.  The engine never exits or aborts on bad
  *    input.
- *  - A struct that owns memory has one _free function that accepts NULL.
+ *  - A struct that owns memory has one function that frees it and accepts NULL: its _free
+ *    (an atn_atomic_file ends with atn_atomic_close, which also keeps or drops the file).
  *  - Ownership: what a function returns through a pointer to pointer (atn_model *,
  *    atn_encoding **out ...) belongs to the caller, who frees it with the matching _free;
  *    on failure *out is set to NULL.  A const pointer returned by an accessor is borrowed
@@ -156,16 +157,17 @@ typedef struct atn_model atn_model;
 
 typedef enum atn_model_kind {
     ATN_MODEL_TOY = 0,  /* JSON: tokens with given vectors */
-    ATN_MODEL_BERT,     /* Hugging Face folder: safetensors + config.json + vocab.txt */
+    ATN_MODEL_BERT,     /* a transformer of one of the families (BERT ... GPT-2; atn_model_family_name):
+                           a Hugging Face folder or a random model (atn_model_new_random) */
 } atn_model_kind;
 
 /* The stage a long piece of work is in, as the progress callback reports it.  Callers
  * translate by value; atn_stage_name gives the English words. */
 typedef enum atn_stage {
     ATN_STAGE_READ_CONFIG = 0,   /* opening a Hugging Face folder: reading config.json */
-    ATN_STAGE_MAP_WEIGHTS,       /* ... mapping the safetensors files */
+    ATN_STAGE_MAP_WEIGHTS,       /* ... mapping the weight files (a shard index's names too) */
     ATN_STAGE_CONVERT_WEIGHTS,   /* ... converting fp16/bf16 weights to fp32 */
-    ATN_STAGE_READ_VOCAB,        /* ... reading vocab.txt */
+    ATN_STAGE_READ_VOCAB,        /* ... reading the tokenizer's files */
     ATN_STAGE_LAYER,             /* a forward pass: fraction = layers done / L */
     ATN_STAGE_CORPUS,            /* a corpus pass: fraction of the bytes read */
     ATN_STAGE_SIMILARITY,        /* comparing head pairs: fraction of the pairs done */
@@ -175,8 +177,8 @@ typedef enum atn_stage {
 } atn_stage;
 
 /* "reading config.json", "mapping weights", "converting weights", "reading vocab.txt",
- * "layer", "reading the corpus", "similarity", "done"; "?" for a value out of range.
- * Static storage. */
+ * "layer", "reading the corpus", "similarity", "done", "statistics"; "?" for a value out
+ * of range.  Static storage. */
 const char *atn_stage_name(atn_stage stage);
 
 /* Progress of long work: called on the thread doing the work, with fractions 0..1 that
@@ -185,16 +187,18 @@ const char *atn_stage_name(atn_stage stage);
  * and field may be NULL: no reports, no cancelling. */
 typedef bool (*atn_progress_fn)(double fraction, atn_stage stage, void *user_data);
 
-/* Opens a model by built-in name ("worked-example", "demo"), a toy JSON file, or a
- * Hugging Face folder, reporting the ATN_STAGE_READ_CONFIG .. READ_VOCAB and DONE stages
- * to progress (Hugging Face folders only). */
+/* The atn_model_open* functions return a model the caller owns (atn_model_free), or NULL
+ * with err set: ATN_E_INVALID (NULL or empty name, a bad configuration), ATN_E_IO (cannot
+ * open or read; a name that is neither a file or folder, a built-in name nor a cached
+ * model), ATN_E_FORMAT (malformed JSON, safetensors, vocabulary), ATN_E_SHAPE (a tensor of
+ * the wrong shape), ATN_E_NOMEM, ATN_E_CANCELLED (progress returned false),
+ * ATN_E_UNSUPPORTED (a model_type, dtype or activation it does not know). */
 
-/* All open functions return a model the caller owns (atn_model_free), or NULL with err
- * set: ATN_E_INVALID (NULL or empty name, a name that is neither built in nor a file or
- * folder, a bad configuration), ATN_E_IO (cannot open or read), ATN_E_FORMAT (malformed
- * JSON, safetensors, vocabulary), ATN_E_SHAPE (a tensor of the wrong shape),
- * ATN_E_NOMEM, ATN_E_CANCELLED (progress returned false), ATN_E_UNSUPPORTED (a
- * model_type, dtype or activation it does not know). */
+/* Opens a model by path (a toy JSON file or a Hugging Face folder, as
+ * atn_model_open_toy_json / atn_model_open_hf), else by built-in name
+ * (atn_builtin_model_names), else as "org/name[@rev]" from the Hugging Face cache
+ * (atn_hf_cache_resolve in hf-cache.h), reporting the ATN_STAGE_READ_CONFIG .. READ_VOCAB
+ * and DONE stages to progress (Hugging Face folders only). */
 atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, void *user_data,
                           atn_error *err);
 atn_model *atn_model_open_toy_json(const char *path, atn_error *err);   /* files up to 64 MB */
@@ -260,16 +264,17 @@ const char *const *atn_builtin_model_names(void);
 int32_t atn_model_toy_n_tokens(const atn_model *model);
 const char *atn_model_toy_token(const atn_model *model, int32_t i);
 
-/* Editing a toy model (the GUI's editable cells).  Matrices in the textbook
+/* A toy model's matrices: the input vectors X and each layer's weights. */
+typedef enum atn_toy_matrix {
+    ATN_TOY_X = 0, ATN_TOY_WQ, ATN_TOY_WK, ATN_TOY_WV, ATN_TOY_WO,
+} atn_toy_matrix;
+/* Reading and editing a toy model (the GUI's editable cells).  Matrices in the textbook
  * orientation of the JSON file: X is [n, d]; W_Q, W_K, W_V, W_O are [in, out].
  * layer is ignored for ATN_TOY_X.  Setting a weight that was implicit (identity)
  * materialises it first.  ATN_E_INVALID for a model that is not a toy model, an unknown
  * matrix, a layer, row or column out of range (the message says the range); ATN_E_NOMEM.
- * value must not be NULL.  set
- * must not run while another thread uses the model (see Threads). */
-typedef enum atn_toy_matrix {
-    ATN_TOY_X = 0, ATN_TOY_WQ, ATN_TOY_WK, ATN_TOY_WV, ATN_TOY_WO,
-} atn_toy_matrix;
+ * value must not be NULL.  set must not run while another thread uses the model (see
+ * Threads). */
 atn_status atn_model_toy_get(const atn_model *model, atn_toy_matrix which, int32_t layer,
                              int32_t row, int32_t col, float *value, atn_error *err);
 atn_status atn_model_toy_set(atn_model *model, atn_toy_matrix which, int32_t layer,
@@ -393,8 +398,6 @@ atn_status atn_model_encode_toy(const atn_model *model, const int32_t *mask,
 
 /* ---- running the encoder ---------------------------------------------------- */
 
-/* The capture: everything one run keeps.  All arrays are owned by the run and valid
- * until the next atn_run_forward on the same run or atn_run_free. */
 /* How a switched-off head is replaced (atn_interventions, below). */
 typedef enum atn_head_mode {
     ATN_HEAD_ZERO = 0,   /* Hugging Face's head_mask: the head's probabilities are multiplied by
@@ -440,6 +443,8 @@ typedef enum atn_operand {
 /* "weights", "layer input", "Q", ... (static storage; "?" outside the enum). */
 const char *atn_operand_name(atn_operand op);
 
+/* The capture: everything one run keeps.  All arrays are owned by the run and valid
+ * until the next atn_run_forward on the same run or atn_run_free. */
 typedef struct atn_capture {
     int32_t n_layers, n_heads, n, d_model, d_head;
     const atn_encoding *enc;    /* the tokens of this run */
@@ -735,6 +740,13 @@ atn_status atn_predict_next(const atn_model *model, const atn_capture *cap, int3
 atn_status atn_predict_next_log_prob(const atn_model *model, const atn_capture *cap, int32_t position, int32_t id,
                                      double *logp, atn_error *err);
 
+/* The masked-LM head's log-probability (natural log) of token id at one position of a
+ * capture, into *logp: for the probability of the original word (attnscope diff) and the
+ * masked-LM loss (attnscope importance).  ATN_E_UNSUPPORTED without a masked-LM head;
+ * ATN_E_INVALID: position or id out of range, NULL cap/logp; ATN_E_NOMEM. */
+atn_status atn_predict_log_prob(const atn_model *model, const atn_capture *cap, int32_t position, int32_t id,
+                                double *logp, atn_error *err);
+
 /* Fills a guess into the text it was encoded from: the byte span [start, end) of tok (a
  * [MASK] written in the text) in text (the text of tok's own segment, tok->segment)
  * becomes guess->surface; a guess that continues a word (guess->continuation) joins the
@@ -743,21 +755,15 @@ atn_status atn_predict_next_log_prob(const atn_model *model, const atn_capture *
  * Returns a malloc'ed string (free it), or NULL when an argument is NULL, tok has no span
  * (an added [CLS]/[SEP], a token given as an id), the span lies outside text or no longer
  * reads as tok->text (the text changed since it was encoded), or memory runs out. */
-/* The masked-LM head's log-probability (natural log) of token id at one position of a
- * capture, into *logp: for the probability of the original word (attnscope diff) and the
- * masked-LM loss (attnscope importance).  ATN_E_UNSUPPORTED without a masked-LM head;
- * ATN_E_INVALID: position or id out of range, NULL cap/logp; ATN_E_NOMEM. */
-atn_status atn_predict_log_prob(const atn_model *model, const atn_capture *cap, int32_t position, int32_t id,
-                                double *logp, atn_error *err);
-
 char *atn_fill_guess(const char *text, const atn_token *tok, const atn_prediction *guess);
 
 /* ---- batches: several sequences per forward ----------------------------------- */
 
+typedef struct atn_batch atn_batch;
+
 /* A batch runner for model (borrowed: it must outlive the batch): its memory grows to the
  * largest stack it ran and is reused, as a run's.  NULL when out of memory.  One thread at a
  * time per batch. */
-typedef struct atn_batch atn_batch;
 atn_batch *atn_batch_new(const atn_model *model);
 void atn_batch_free(atn_batch *batch);   /* NULL: nothing */
 
@@ -893,8 +899,9 @@ atn_status atn_atomic_close(atn_atomic_file *af, bool keep, atn_error *err);
 
 /* ---- benchmarks: models with random weights, memory ------------------------- */
 
-/* BERT-shaped models with random weights: the real shapes (bert-tiny, bert-base,
- * bert-large) without downloading anything (`attnscope bench --shape`, --gui-bench). */
+/* Models with random weights in the real shapes (bert-tiny, bert-base, bert-large and the
+ * other families' base sizes) without downloading anything (`attnscope bench --shape`,
+ * --gui-bench). */
 
 /* The shape names atn_random_shape_config knows, NULL-terminated (static storage). */
 const char *const *atn_random_shape_names(void);
