@@ -116,6 +116,8 @@ atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, vo
 atn_status atn_model_encode(const atn_model *model, const char *text, const char *text_pair,
                             atn_encoding **out, atn_error *err) {
     *out = NULL;
+    if (!text)   /* not read as "": a caller that lost its text should hear so (attnscope.h) */
+        return atn_error_set(err, ATN_E_INVALID, "no text to encode (NULL); give \"\" for an empty sentence");
     if (model->kind == ATN_MODEL_TOY)
         return atn_error_set(err, ATN_E_INVALID, "model \"%s\" is a toy model: its tokens are in the "
                              "file and it takes no text", model->name);
@@ -124,8 +126,6 @@ atn_status atn_model_encode(const atn_model *model, const char *text, const char
     if (text_pair && !model->family->token_types)   /* GPT-2: one text, no segments */
         return atn_error_set(err, ATN_E_INVALID, "model \"%s\" (%s) has no token types, so it reads one text, "
                              "not a pair: join the two texts into one", model->name, model->family->name);
-    if (!text)
-        text = "";
     if (model->cfg.max_positions < 3) {   /* name where the number came from, not only the number */
         char where[600] = "";
         if (model->path && model->path[0] && model->family && model->family->config.max_positions)

@@ -333,9 +333,9 @@ void atn_encoding_free(atn_encoding *enc);   /* frees contents and the struct; N
 /* Tokenizes text (and text_pair, NULL for none) with the model's tokenizer into
  * [CLS] A [SEP] (B [SEP]); *out (n tokens, every array [n]) is the caller's.  A text
  * longer than max_positions is truncated (enc->truncated set, longest-first like HF).
- * ATN_E_INVALID: invalid UTF-8 (the message gives the byte offset), NULL text, a toy
- * model or one without a tokenizer, a text_pair for a family without token types (GPT-2);
- * ATN_E_NOMEM. */
+ * ATN_E_INVALID: NULL text (say "" for a sentence with no words: [CLS] [SEP]), invalid
+ * UTF-8 (the message gives the byte offset), a toy model or one without a tokenizer, a
+ * text_pair for a family without token types (GPT-2); ATN_E_NOMEM. */
 atn_status atn_model_encode(const atn_model *model, const char *text, const char *text_pair,
                             atn_encoding **out, atn_error *err);
 
