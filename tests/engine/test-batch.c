@@ -3,12 +3,16 @@
  * in order; on the demo model (real sentences of mixed lengths), a random bert-tiny (8-40
  * tokens), a batch of one, GPT-2 (causal, pre-LN), mask interventions (stacked) and a head
  * gate (run one by one); cancellation, a refused sequence in the middle, a tight memory
- * limit. */
+ * limit; a stack where one sequence goes NaN in its embeddings and another infinite in
+ * layer 1 (the batch names the layer atn_run_forward names). */
 #include "attnscope.h"
 #include "check.h"
+#include "core/model-private.h"
 #include "forward/encoder.h"
 #include "tokenize/encoding.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +24,8 @@
 #define TOL_INEXACT 4e-6
 
 static int64_t last_alone;
+/* each's record of the batch's nonfinite_layer per sequence (the first 64) */
+static int32_t batch_nonfinite[64];
 
 typedef struct expect {
     const atn_model *m;
@@ -33,13 +39,27 @@ typedef struct expect {
     atn_run *run;      /* for the sequence alone */
 } expect;
 
+/* The largest |difference| where both are finite; a value finite in one and not in the
+ * other (or NaN against an infinity, or infinities of opposite sign) counts as infinite, two
+ * NaNs as equal (whatever their payloads). */
 static double max_diff(const float *a, const float *b, size_t n) {
     double w = 0;
     for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)a[i] - (double)b[i]);
-        w = d > w || d != d ? d : w;
+        double x = a[i], y = b[i];
+        if (isfinite(x) && isfinite(y))
+            w = fabs(x - y) > w ? fabs(x - y) : w;
+        else if (!(isnan(x) && isnan(y)) && x != y)
+            return INFINITY;
     }
     return w;
+}
+
+/* Bit for bit, but any NaN equals any NaN. */
+static bool same_bits(const float *a, const float *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&a[i], &b[i], sizeof(float)) != 0 && !(isnan(a[i]) && isnan(b[i])))
+            return false;
+    return true;
 }
 
 /* Both bitwise and as the largest |difference| (reported). */
@@ -49,18 +69,20 @@ static void same_floats(expect *x, const char *what, int32_t index, const float 
         return;
     double d = max_diff(got, want, n), big = 0;
     for (size_t i = 0; i < n; i++)
-        big = fabs(want[i]) > big ? fabs(want[i]) : big;
+        big = isfinite(want[i]) && fabs(want[i]) > big ? fabs(want[i]) : big;
     double rel = d / (big > 1 ? big : 1);
     x->worst = d > x->worst ? d : x->worst;
     x->worst_rel = rel > x->worst_rel ? rel : x->worst_rel;
     if (x->exact)
-        CHECK_MSG(memcmp(got, want, n * sizeof(float)) == 0, "%s of sequence %d differs (max %g)", what, index, d);
+        CHECK_MSG(same_bits(got, want, n), "%s of sequence %d differs (max %g)", what, index, d);
     else
         CHECK_MSG(rel <= TOL_INEXACT, "%s of sequence %d: max |difference| %g, relative %g", what, index, d, rel);
 }
 
 static atn_status each(int32_t index, const atn_capture *cap, void *user, atn_error *err) {
     expect *x = user;
+    if (index >= 0 && index < 64)
+        batch_nonfinite[index] = cap->nonfinite_layer;
     CHECK_MSG(index == x->seen, "sequence %d handed on as %d", x->seen, index);
     x->seen++;
     if (index == x->stop_at)
@@ -89,7 +111,8 @@ static atn_status each(int32_t index, const atn_capture *cap, void *user, atn_er
         CHECK((cap->pos_ids == NULL) == (a->pos_ids == NULL));
         if (cap->pos_ids && a->pos_ids)
             CHECK(memcmp(cap->pos_ids, a->pos_ids, n * sizeof(int32_t)) == 0);
-        CHECK(cap->nonfinite_layer == a->nonfinite_layer);
+        CHECK_MSG(cap->nonfinite_layer == a->nonfinite_layer, "sequence %d: nonfinite_layer %d in the batch, %d alone",
+                  index, cap->nonfinite_layer, a->nonfinite_layer);
         CHECK((cap->heads_off == NULL) == (a->heads_off == NULL) && cap->temperature == a->temperature);
     }
     return ATN_OK;
@@ -257,6 +280,134 @@ static void test_demo(void) {
     atn_model_free(m);
 }
 
+/* ---- non-finite values in one sequence of a stack ----------------------------------
+ * bert-tiny with two tokens of its own: NF_NAN's embedding holds a NaN (its sequence is
+ * NaN from the embeddings on: layer 0), NF_BIG's is 1000 in dimension NF_DIM alone, which
+ * after the LayerNorms leaves it, in layer 0's output, more than 2.5 times any other
+ * token's |value| there (`big`).  Layer 1's FFN unit NF_UNIT reads that dimension alone:
+ * scale (big - big/2) with scale = 1.05 FLT_MAX / big, so NF_BIG's pre-activation is half
+ * of FLT_MAX or more (+inf where the product is rounded before the bias is added) and every
+ * other token's is negative and finite: GELU gives them exactly 0, and NF_BIG's value
+ * times 4 (the unit's weight into every dimension) overflows.  Only NF_BIG's sequence
+ * becomes infinite, then NaN, in layer 1's output; every other one is finite and does
+ * not see the unit at all. */
+enum { NF_COUNT = 12, NF_NAN_SEQ = 8, NF_BIG_SEQ = 3, NF_NAN = 1001, NF_BIG = 1000, NF_DIM = 5, NF_UNIT = 7 };
+
+/* big 0: layer 1 as drawn */
+static atn_model *nonfinite_model(double big) {
+    atn_error err = {0};
+    atn_model *m = atn_model_new_random_shape("bert-tiny", 23, &err);
+    CHECK_MSG(m, "%s", err.message);
+    if (!m)
+        return NULL;
+    size_t d = (size_t)m->cfg.d_model, f = (size_t)m->cfg.d_ffn;
+    float *we = (float *)m->w.word_emb;
+    memset(we + NF_BIG * d, 0, d * sizeof(float));
+    we[NF_BIG * d + NF_DIM] = 1000.0f;
+    we[NF_NAN * d + 3] = NAN;
+    if (big > 0) {
+        atn_layer_weights *lw = &m->w.layers[1];
+        float *w1 = (float *)lw->w1, *b1 = (float *)lw->b1, *w2 = (float *)lw->w2;
+        double scale = 1.05 * FLT_MAX / big;
+        memset(w1 + NF_UNIT * d, 0, d * sizeof(float));
+        w1[NF_UNIT * d + NF_DIM] = (float)scale;
+        b1[NF_UNIT] = (float)(-scale * big / 2);
+        for (size_t j = 0; j < d; j++)
+            w2[j * f + NF_UNIT] = 4.0f;
+    }
+    return m;
+}
+
+/* Stops the batch at the first sequence with a non-finite layer (after each's checks). */
+static atn_status stop_at_nonfinite(int32_t index, const atn_capture *cap, void *user, atn_error *err) {
+    atn_status st = each(index, cap, user, err);
+    if (st == ATN_OK && cap->nonfinite_layer >= 0)
+        return atn_error_set(err, ATN_E_INVALID, "sequence %d is not finite from layer %d", index,
+                             cap->nonfinite_layer);
+    return st;
+}
+
+static void test_nonfinite(void) {
+    atn_error err = {0};
+    atn_encoding *encs[NF_COUNT];
+    int32_t ids[40];
+    /* layer 0's output in dimension NF_DIM: NF_BIG's value against every other token's */
+    atn_model *m0 = nonfinite_model(0);
+    if (!m0)
+        return;
+    for (int32_t s = 0; s < NF_COUNT; s++) {
+        int32_t n = 8 + (int32_t)(next_u32() % 33);
+        for (int32_t i = 0; i < n; i++) {
+            ids[i] = 2000 + (int32_t)(next_u32() % 20000);
+        }
+        if (s == NF_NAN_SEQ)
+            ids[n / 2] = NF_NAN;
+        if (s == NF_BIG_SEQ)
+            ids[2] = NF_BIG;
+        encs[s] = NULL;
+        CHECK_MSG(atn_model_encode_ids(m0, ids, NULL, NULL, n, &encs[s], &err) == ATN_OK, "%s", err.message);
+    }
+    atn_run *run = atn_run_new(m0);
+    double big = 0, other = 0;
+    for (int32_t s = 0; s < NF_COUNT; s++) {
+        CHECK(atn_run_forward(run, encs[s], NULL, &err) == ATN_OK);
+        const atn_capture *c = atn_run_capture(run);
+        CHECK_MSG(c->nonfinite_layer == (s == NF_NAN_SEQ ? 0 : -1), "sequence %d: nonfinite_layer %d before layer 1's change",
+                  s, c->nonfinite_layer);
+        for (int32_t i = 0; s != NF_NAN_SEQ && i < c->n; i++) {
+            double v = c->hidden[((size_t)c->n + i) * c->d_model + NF_DIM];   /* hidden[1][i][NF_DIM] */
+            if (encs[s]->ids[i] == NF_BIG)
+                big = v;
+            else
+                other = fabs(v) > other ? fabs(v) : other;
+        }
+    }
+    atn_run_free(run);
+    atn_model_free(m0);
+    CHECK_MSG(big > 2.5 * other, "NF_BIG's value %g in layer 0's output, the others' up to %g: no margin", big, other);
+    fprintf(stderr, "non-finite: NF_BIG's value in layer 0's output %g, the other tokens' |values| up to %g\n", big,
+            other);
+
+    atn_model *m = nonfinite_model(big);
+    if (!m)
+        return;
+    run = atn_run_new(m);
+    for (int32_t s = 0; s < NF_COUNT; s++) {
+        CHECK(atn_run_forward(run, encs[s], NULL, &err) == ATN_OK);
+        int32_t want = s == NF_NAN_SEQ ? 0 : s == NF_BIG_SEQ ? 1 : -1;
+        CHECK_MSG(atn_run_capture(run)->nonfinite_layer == want, "sequence %d alone: nonfinite_layer %d, expected %d", s,
+                  atn_run_capture(run)->nonfinite_layer, want);
+    }
+    atn_run_free(run);
+    atn_run_options o;
+    atn_run_options_init(&o);
+    /* exact (stacked where AVX-512 runs) and not (stacked on the cblas path everywhere) */
+    for (int exact = 1; exact >= 0; exact--) {
+        for (int32_t s = 0; s < NF_COUNT; s++)
+            batch_nonfinite[s] = -2;
+        int64_t stacked = check_batch("bert-tiny, a NaN and an inf sequence", m, encs, NF_COUNT, &o, 0, exact);
+        CHECK_MSG(stacked >= 1 || (exact && !atn_cpu_fast_applies(m)), "%lld stacked", (long long)stacked);
+        for (int32_t s = 0; s < NF_COUNT; s++) {
+            int32_t want = s == NF_NAN_SEQ ? 0 : s == NF_BIG_SEQ ? 1 : -1;
+            CHECK_MSG(batch_nonfinite[s] == want, "sequence %d in the batch: nonfinite_layer %d, expected %d", s,
+                      batch_nonfinite[s], want);
+        }
+    }
+    /* a callback that fails at the first non-finite sequence: the batch ends there, naming it */
+    atn_batch *b = atn_batch_new(m);
+    atn_batch_set_exact(b, false);
+    expect x = {m, encs, &o, 0, 0, -1, false, 0};
+    int32_t failed = -5;
+    atn_status st = atn_batch_forward(b, encs, NF_COUNT, &o, stop_at_nonfinite, &x, &failed, &err);
+    CHECK_MSG(st == ATN_E_INVALID && failed == NF_BIG_SEQ && x.seen == NF_BIG_SEQ + 1, "status %d, failed %d, seen %d",
+              st, failed, x.seen);
+    CHECK(strstr(err.message, "sequence 3 is not finite from layer 1") != NULL);
+    atn_run_free(x.run);
+    atn_batch_free(b);
+    free_all(encs, NF_COUNT);
+    atn_model_free(m);
+}
+
 static void test_random(const char *shape) {
     atn_error err = {0};
     atn_model *m = atn_model_new_random_shape(shape, 11, &err);
@@ -301,6 +452,7 @@ int main(void) {
     test_demo();
     test_random("bert-tiny");
     test_gpt2();
+    test_nonfinite();
     atn_error err = {0};
     CHECK(atn_batch_forward(NULL, NULL, 0, NULL, each, NULL, NULL, &err) == ATN_E_INVALID);
     return check_summary("batch");
