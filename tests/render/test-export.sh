@@ -17,14 +17,36 @@ png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{printf "%d %d\n", $1*16777216+$2*
 is_png() { [ "$(od -An -c -j1 -N3 "$1" | tr -d ' ')" = "PNG" ]; }
 status() { "$@" >"$T/out" 2>"$T/err"; echo $?; }
 
-# every figure kind, as PNG, SVG and PDF
+# every figure kind, as PNG, SVG and PDF, and what each draws (check-figure.py): the
+# heatmap, model grid and rollout show the capture's cells in the colours of their values,
+# in place, in all three formats; every figure covers part of its page in many colours; the
+# SVG's text is drawn (glyphs); the PDF's text holds the labels (tokens, each cell's number)
+fig() { python3 "$SRC/tests/render/check-figure.py" "$@"; }
+check test "$(status "$A" run --model worked-example -o "$T/w.json")" = 0
+check fig matrix "$T/w.json" heatmap 0 0 "$T/heatmap.cells"
+check fig matrix "$T/w.json" grid 0 0 "$T/grid.cells"
+check fig matrix "$T/w.json" rollout 0 0 "$T/rollout.cells"
 for kind in heatmap grid similarity headview trace rollout; do
   check test "$(status "$A" export $kind --model worked-example -o "$T/$kind.png")" = 0
   check is_png "$T/$kind.png"
   check test "$(status "$A" export $kind --model worked-example -o "$T/$kind.svg")" = 0
   check test "$(status "$A" export $kind --model worked-example -o "$T/$kind.pdf")" = 0
   if command -v xmllint >/dev/null 2>&1; then check xmllint --noout "$T/$kind.svg"; fi
-  if command -v pdftoppm >/dev/null 2>&1; then check pdftoppm -png -r 36 -singlefile "$T/$kind.pdf" "$T/pdf-$kind"; fi
+  for f in "$T/$kind.png" "$T/$kind.svg" "$T/$kind.pdf"; do
+    check fig drawn "$f" 0.05 100
+    if [ -f "$T/$kind.cells" ]; then check fig cells "$f" "$T/$kind.cells" head 200; fi
+  done
+  case $kind in   # about half the glyphs each draws now
+    heatmap) glyphs=60 words="--labels $T/heatmap.cells 我 爱 你 key query" ;;
+    grid) glyphs=30 words="L0 H0 H1 broad" ;;
+    similarity) glyphs=120 words=".1397 L0·H0 L0·H1" ;;
+    headview) glyphs=20 words="我 爱 你" ;;
+    trace) glyphs=600 words="我 0.5000 1.1000" ;;
+    rollout) glyphs=60 words="--labels $T/rollout.cells 我 爱 你" ;;
+  esac
+  check fig svg "$T/$kind.svg" $glyphs 2
+  # shellcheck disable=SC2086
+  check fig pdf-text "$T/$kind.pdf" $words
 done
 # Han characters in the face of the user's language: with LANGUAGE=zh_CN a PDF embeds Noto
 # Sans CJK SC (a C.UTF-8 locale alone made fontconfig pick the JP face), with ja the JP one
