@@ -1,5 +1,6 @@
 /* AtnFitLabel: status text fitted into the room its row gives it (see atn-fit-label.h). */
 #include "atn-fit-label.h"
+#include "atn-fit-label-test.h"
 
 #include <string.h>
 

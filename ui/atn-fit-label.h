@@ -41,7 +41,5 @@ typedef struct AtnFitLabelShown {
     double scale;       /* of the normal font size: 1.0, 0.9, 0.8 or 0.7 */
     int width, height;  /* the drawn text's extent in px (within the allocation unless cut) */
 } AtnFitLabelShown;
-/* Fills shown for the current allocation and font; FALSE when unallocated or empty. */
-gboolean atn_fit_label_get_shown(AtnFitLabel *self, AtnFitLabelShown *shown);
 
 G_END_DECLS

@@ -1,6 +1,7 @@
 /* "Get a Model…" (atn-get-model-dialog.h): the Hub client (engine/hub/hub.h) on worker threads,
  * its progress polled on the main thread every 100 ms. */
 #include "atn-get-model-dialog.h"
+#include "atn-get-model-dialog-test.h"
 
 #include <glib/gi18n.h>
 

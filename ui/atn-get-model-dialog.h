@@ -26,17 +26,4 @@ typedef enum {
 /* A dialog transient for parent; the model it downloads opens in parent's session. */
 AtnGetModelDialog *atn_get_model_dialog_new(AtnWindow *parent);
 
-/* What the buttons do (also for tests): set the id, Look Up, Download, Cancel. */
-void atn_get_model_dialog_set_id(AtnGetModelDialog *self, const char *id);
-void atn_get_model_dialog_look_up(AtnGetModelDialog *self);
-void atn_get_model_dialog_download(AtnGetModelDialog *self);
-void atn_get_model_dialog_cancel(AtnGetModelDialog *self);
-
-AtnGetModelState atn_get_model_dialog_get_state(AtnGetModelDialog *self);
-/* The status line (borrowed, valid until the state changes): the error, the totals, … */
-const char *atn_get_model_dialog_get_message(AtnGetModelDialog *self);
-/* The listed files (0 before a lookup) and the fraction downloaded (0..1). */
-int atn_get_model_dialog_get_n_files(AtnGetModelDialog *self);
-double atn_get_model_dialog_get_fraction(AtnGetModelDialog *self);
-
 G_END_DECLS

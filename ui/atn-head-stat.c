@@ -1,5 +1,6 @@
 /* AtnHeadStat: one head's statistics as sortable properties. */
 #include "atn-head-stat.h"
+#include "atn-head-stat-test.h"
 
 #include "atn-labels.h"
 

@@ -14,7 +14,6 @@ G_DECLARE_FINAL_TYPE(AtnHeadStat, atn_head_stat, ATN, HEAD_STAT, GObject)
 AtnHeadStat *atn_head_stat_new(int layer, int head, const atn_head_stats *stats);
 int atn_head_stat_get_layer(AtnHeadStat *self);
 int atn_head_stat_get_head(AtnHeadStat *self);
-const atn_head_stats *atn_head_stat_get_stats(AtnHeadStat *self);
 /* New numbers for the same head (a new result): notifies each property that changed, so a
  * table's cells follow without their rows being rebuilt. */
 void atn_head_stat_set_stats(AtnHeadStat *self, const atn_head_stats *stats);

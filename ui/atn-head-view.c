@@ -1,5 +1,6 @@
 /* AtnHeadView: one head's heatmap, its selectors and its token lines. */
 #include "atn-head-view.h"
+#include "atn-head-view-test.h"
 
 #include "atn-view.h"
 #include "atn-wrap-box.h"

@@ -18,17 +18,7 @@ void atn_head_view_set_session(AtnHeadView *self, AtnSession *session);
 void atn_head_view_set_colormap(AtnHeadView *self, atn_colormap cm);
 void atn_head_view_set_font_scale(AtnHeadView *self, double scale);
 /* The "One query" toggle: the selected query's row as bars over the keys. */
-void atn_head_view_set_one_query(AtnHeadView *self, gboolean one_query);
 AtnHeatmap *atn_head_view_get_heatmap(AtnHeadView *self);
 GtkWidget *atn_head_view_get_token_lines(AtnHeadView *self);
-/* Moves the selection as the keyboard does: dlayer/dhead are -1, 0 or +1. */
-void atn_head_view_step(AtnHeadView *self, int dlayer, int dhead);
-
-/* The line under the controls, "This head — previous: 97% to the previous token", or "". */
-const char *atn_head_view_get_summary(AtnHeadView *self);
-/* The widgets of the hover line (beside the selectors: the hovered cell, else the selected
- * query) and of the summary line, for tests of what they show. */
-GtkWidget *atn_head_view_get_info_widget(AtnHeadView *self);
-GtkWidget *atn_head_view_get_summary_widget(AtnHeadView *self);
 
 G_END_DECLS

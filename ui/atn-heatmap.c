@@ -2,6 +2,7 @@
  * Over 1,000 lines on purpose: drawing, hover, zoom and pan, and export all read and reset
  * the same cached view state; apart, most of the struct would have to be shared. */
 #include "atn-heatmap.h"
+#include "atn-heatmap-test.h"
 
 #include <glib/gi18n.h>
 #include <math.h>

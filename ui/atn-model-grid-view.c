@@ -1,5 +1,6 @@
 /* AtnModelGridView: the Model page. */
 #include "atn-model-grid-view.h"
+#include "atn-model-grid-view-test.h"
 
 #include "atn-view.h"
 #include "atn-wrap-box.h"

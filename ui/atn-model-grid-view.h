@@ -18,12 +18,4 @@ void atn_model_grid_view_set_colormap(AtnModelGridView *self, atn_colormap cm);
 void atn_model_grid_view_set_font_scale(AtnModelGridView *self, double scale);
 AtnModelGrid *atn_model_grid_view_get_grid(AtnModelGridView *self);
 
-/* The what-if menu of a head (a secondary click on its thumbnail, or Shift+F10 / Menu for
- * the selected head): switch it off (outputs zero), off attending uniformly, keep only it in
- * its layer, back on, and restore the original model; each item is the view's action
- * "whatif.head" with target (layer, head, atn_whatif_head_change_name) or "whatif.restore",
- * which replace the session's changes (atn_session_set_whatif).  The popover, and the head
- * it was last opened for. */
-GtkPopover *atn_model_grid_view_get_head_menu(AtnModelGridView *self, int *layer, int *head);
-
 G_END_DECLS

@@ -1,5 +1,6 @@
 /* AtnModelGrid: all heads as thumbnails, drawn by ui/render into a cached node. */
 #include "atn-model-grid.h"
+#include "atn-model-grid-test.h"
 
 #include "atn-labels.h"
 #include "atn-session.h"

@@ -24,7 +24,6 @@ void atn_model_grid_set_shared_range(AtnModelGrid *self, gboolean shared);
 /* Short notes under each thumbnail ([L*H], copied), or NULL for none. */
 void atn_model_grid_set_notes(AtnModelGrid *self, const char *const *notes);
 void atn_model_grid_set_selected(AtnModelGrid *self, int layer, int head);
-gboolean atn_model_grid_head_at(AtnModelGrid *self, double x, double y, int *layer, int *head);
 /* Where thumbnail (layer, head) is drawn, in the widget's coordinates; FALSE without a result
  * or out of range. */
 gboolean atn_model_grid_get_head_rect(AtnModelGrid *self, int layer, int head, graphene_rect_t *rect);
@@ -32,24 +31,11 @@ gboolean atn_model_grid_get_head_rect(AtnModelGrid *self, int layer, int head, g
 void atn_model_grid_invalidate(AtnModelGrid *self);
 AtnFigure *atn_model_grid_dup_figure(AtnModelGrid *self);
 
-/* The row label of layer (newly allocated): "L3", or "L2 ≡ L0" when the layer runs the
- * stored weights layer 0 runs first (ALBERT); NULL without a result or out of range. */
-char *atn_model_grid_dup_layer_label(AtnModelGrid *self, int layer);
-/* The tooltip of thumbnail (layer, head), as the pointer shows it (newly allocated; with
- * "shares weights with layers …" on a second line for ALBERT); NULL as above. */
-char *atn_model_grid_dup_layer_tooltip(AtnModelGrid *self, int layer, int head);
-/* Thumbnail cells this process's Model views have coloured on the main thread (for tests).
- * None for a result whose run coloured its thumbnails in the session's style
- * (atn_session_set_thumb_style) or that a recolour worker coloured; L·H·side² for one
- * that has none, at most L·H·ATN_RESULT_THUMB_MAX², never L·H·n². */
-guint64 atn_model_grid_get_cells_coloured(void);
 /* A colour map or scale the result has no pixels for is coloured by a worker
  * (atn_result_color_thumbs); TRUE while one is in flight.  A new result cancels it, and so
  * does atn_model_grid_cancel_recolour (the Model view calls it when a run starts, which
  * colours its result in the new style anyway); atn_model_grid_update_colours starts it
  * again when the picture still has the old style.  n_recolours: the workers started. */
-gboolean atn_model_grid_get_recolouring(AtnModelGrid *self);
-guint atn_model_grid_get_n_recolours(AtnModelGrid *self);
 void atn_model_grid_cancel_recolour(AtnModelGrid *self);
 void atn_model_grid_update_colours(AtnModelGrid *self);
 

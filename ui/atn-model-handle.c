@@ -1,5 +1,6 @@
 /* AtnModelHandle: a reference-counted atn_model. */
 #include "atn-model-handle.h"
+#include "atn-model-handle-test.h"
 #include "atn-error-text.h"
 
 #include <gio/gio.h>

@@ -32,7 +32,6 @@ void atn_model_handle_give_run(AtnModelHandle *self, atn_run *run);
  * keep this at two (the shown result's run and the spare).  Any thread. */
 guint atn_model_handle_get_n_new_runs(AtnModelHandle *self);
 /* TRUE when a spare run waits for the next take_run.  Any thread. */
-gboolean atn_model_handle_has_spare(AtnModelHandle *self);
 void atn_model_handle_set_fallback(AtnModelHandle *self, gboolean fallback);
 /* Counts edits of a toy model (bumped by atn_model_handle_toy_set). */
 guint atn_model_handle_get_generation(AtnModelHandle *self);

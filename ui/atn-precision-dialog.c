@@ -1,5 +1,6 @@
 /* AtnPrecisionDialog: fp32 against bf16 / fp16 for the current sentence (see the header). */
 #include "atn-precision-dialog.h"
+#include "atn-precision-dialog-test.h"
 
 #include <glib/gi18n.h>
 

@@ -17,14 +17,5 @@ G_DECLARE_FINAL_TYPE(AtnPrecisionDialog, atn_precision_dialog, ATN, PRECISION_DI
 /* For the session's current result (nothing to show without one); precision BF16 or FP16
  * (anything else: BF16). */
 GtkWidget *atn_precision_dialog_new(GtkWindow *parent, AtnSession *session, atn_precision precision);
-/* Recomputes with another precision (BF16 / FP16). */
-void atn_precision_dialog_set_precision(AtnPrecisionDialog *self, atn_precision precision);
-/* TRUE while the two runs are in flight. */
-gboolean atn_precision_dialog_is_busy(AtnPrecisionDialog *self);
-/* The last map, [layers][heads] max |p - p_fp32| (borrowed; NULL before the first result),
- * and its shape. */
-const float *atn_precision_dialog_get_max_abs(AtnPrecisionDialog *self, int *layers, int *heads);
-/* The summary line under the map (borrowed). */
-const char *atn_precision_dialog_get_summary(AtnPrecisionDialog *self);
 
 G_END_DECLS

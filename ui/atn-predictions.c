@@ -1,6 +1,7 @@
 /* AtnPredictions: the masked-LM head's guesses under the sentence, or a causal model's
  * next-token guesses. */
 #include "atn-predictions.h"
+#include "atn-predictions-test.h"
 
 #include <glib/gi18n.h>
 

@@ -22,10 +22,5 @@ G_DECLARE_FINAL_TYPE(AtnPredictions, atn_predictions, ATN, PREDICTIONS, GtkWidge
 
 GtkWidget *atn_predictions_new(void);
 void atn_predictions_set_session(AtnPredictions *self, AtnSession *session);
-/* Acts as a click on guess number guess (0 = likeliest) of the mask-th [MASK] (tests). */
-void atn_predictions_activate(AtnPredictions *self, int mask, int guess);
-/* What the rows say, one line per [MASK] ("6: world 0.0812, problem 0.0405, …"), or the
- * no-head message; "" when hidden (tests). */
-char *atn_predictions_dup_text(AtnPredictions *self);
 
 G_END_DECLS

@@ -1,5 +1,6 @@
 /* AtnPrefs: persistent preferences over GSettings, or a key file when no schema is found. */
 #include "atn-prefs.h"
+#include "atn-prefs-test.h"
 
 #include "config.h"
 

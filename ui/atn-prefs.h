@@ -40,7 +40,5 @@ void atn_prefs_add_recent_model(AtnPrefs *self, const char *path);
  * nothing reaches GSettings or the key file (the GUI benchmark's window must not replace the
  * user's remembered model and sentence).  Cannot be undone. */
 void atn_prefs_keep_in_memory(AtnPrefs *self);
-/* "gsettings" or "keyfile" (tests and the about dialog's debug info). */
-const char *atn_prefs_get_backend_name(AtnPrefs *self);
 
 G_END_DECLS

@@ -1,5 +1,6 @@
 /* AtnResult: one finished run, shared read-only by the views. */
 #include "atn-result.h"
+#include "atn-result-test.h"
 
 #include <math.h>
 #include <string.h>

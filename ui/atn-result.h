@@ -95,10 +95,6 @@ void atn_result_set_stats(AtnResult *self, atn_stats *st, const char *error);
  * (NaN when there is none), so a one-cell-wide pattern stays visible.  For n <= ATN_RESULT_THUMB_MAX the
  * values are the capture's own.  [L·H][side][side], owned by the result. */
 #define ATN_RESULT_THUMB_MAX 128
-const float *atn_result_get_thumb_values(AtnResult *self, int *side);
-/* Each head's smallest and largest finite probability, [L·H][2] (NaN, NaN for a head with
- * none), owned by the result: a colour range without reading the head again. */
-const float *atn_result_get_head_ranges(AtnResult *self);
 /* The thumbnails coloured for the Model view: one colour map and scale (each head its own
  * range, or one range shared by every head, as atn_value_range_resolve gives them from the
  * head ranges above), [L·H][side][side] pixels in ui/render's format (cairo ARGB32, opaque:
@@ -128,7 +124,6 @@ AtnThumbPixels *atn_result_color_thumbs(AtnResult *self, atn_colormap cm, gboole
 AtnThumbPixels *atn_result_dup_thumb_pixels(AtnResult *self, atn_colormap cm, gboolean shared_range,
                                             gboolean any_style);
 /* Thumbnail cells coloured by atn_result_color_thumbs in this process, on any thread (tests). */
-guint64 atn_result_get_thumb_cells_coloured(void);
 atn_device atn_result_get_device(AtnResult *self);
 /* Why the GPU failed when this run was asked of it and went to the CPU instead, or NULL. */
 const char *atn_result_get_gpu_failure(AtnResult *self);

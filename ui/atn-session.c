@@ -2,6 +2,7 @@
  * off the main thread (see atn-session.h for the rules; the work done there is in
  * atn-session-jobs.c). */
 #include "atn-session-private.h"
+#include "atn-session-test.h"
 
 #include <glib/gi18n.h>
 #include <string.h>

@@ -49,16 +49,12 @@ double atn_session_get_run_fraction(AtnSession *self);
  * becomes atn_session_get_worker_nice() (if lower), so the main thread (typing, drawing)
  * takes a core from the forward at once; threads it starts inherit it.  Any thread. */
 void atn_session_lower_thread_priority(void);
-int atn_session_get_worker_nice(void);
-/* The nice value of the thread that ran the latest run in a worker (G_MININT before any). */
-int atn_session_get_last_run_nice(void);
 /* The other model-running workers (the What-if comparison "whatif", the Half Precision
  * window's runs "precision", the corpus pass "corpus") call this instead: it lowers the
  * calling thread's priority as above and records its nice value under WORKER (a static
  * string), which atn_session_get_worker_nice_of() returns (G_MININT for a worker that has not
  * run).  Any thread. */
 void atn_session_lower_worker_priority(const char *worker);
-int atn_session_get_worker_nice_of(const char *worker);
 const char *atn_session_get_open_stage(AtnSession *self);
 /* Stops the open in progress: the current model stays (the demo model opens when there is
  * none) and "notice" says so. */
@@ -126,7 +122,6 @@ atn_device atn_session_get_device(AtnSession *self);
 void atn_session_set_device(AtnSession *self, atn_device device);
 /* The arithmetic of the session's runs (default FP32; BF16 / FP16 as atn_precision says);
  * a change reruns the current text. */
-atn_precision atn_session_get_precision(AtnSession *self);
 void atn_session_set_precision(AtnSession *self, atn_precision precision);
 /* Whether a GPU can run the model (probed once in a worker thread); when not, why. */
 gboolean atn_session_get_gpu_available(AtnSession *self);

@@ -1,5 +1,6 @@
 /* AtnSimilarityMap: the similarity matrix, drawn by ui/render into a cached node. */
 #include "atn-similarity-map.h"
+#include "atn-similarity-map-test.h"
 
 #include <glib/gi18n.h>
 

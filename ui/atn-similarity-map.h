@@ -21,15 +21,8 @@ void atn_similarity_map_set_clustered(AtnSimilarityMap *self, gboolean clustered
 void atn_similarity_map_set_colormap(AtnSimilarityMap *self, atn_colormap cm);
 void atn_similarity_map_set_font_scale(AtnSimilarityMap *self, double scale);
 void atn_similarity_map_set_highlight(AtnSimilarityMap *self, int a, int b);
-/* The pair of heads under (x, y) (head indices, -1 and FALSE outside the matrix), from the
- * figure's layout kept per size and figure (made again after a change of size, similarity,
- * order, colours or text size), so a hover lays nothing out. */
-gboolean atn_similarity_map_pair_at(AtnSimilarityMap *self, double x, double y, int *a, int *b);
-/* Figure layouts made for hit-testing so far (tests: one per size, none per hover). */
-guint atn_similarity_map_get_n_layouts(AtnSimilarityMap *self);
 /* The figure's layout at the current allocation and font (atn_render_similarity_layout);
  * FALSE when unallocated or without a similarity. */
-gboolean atn_similarity_map_get_layout(AtnSimilarityMap *self, atn_similarity_layout *out);
 AtnFigure *atn_similarity_map_dup_figure(AtnSimilarityMap *self);
 
 G_END_DECLS

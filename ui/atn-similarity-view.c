@@ -1,5 +1,6 @@
 /* AtnSimilarityView: the Similarity page; the matrix is computed off the main thread. */
 #include "atn-similarity-view.h"
+#include "atn-similarity-view-test.h"
 
 #include "atn-view.h"
 #include "atn-wrap-box.h"

@@ -1,5 +1,6 @@
 /* AtnStatsView: the per-head statistics table. */
 #include "atn-stats-view.h"
+#include "atn-stats-view-test.h"
 
 #include "atn-view.h"
 

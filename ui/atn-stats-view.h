@@ -14,31 +14,5 @@ G_DECLARE_FINAL_TYPE(AtnStatsView, atn_stats_view, ATN, STATS_VIEW, GtkWidget)
 
 GtkWidget *atn_stats_view_new(void);
 void atn_stats_view_set_session(AtnStatsView *self, AtnSession *session);
-/* The rows as shown (sorted), a GListModel of AtnHeadStat (borrowed). */
-GListModel *atn_stats_view_get_model(AtnStatsView *self);
-/* How many times a new result's numbers went into the existing rows (same heads: no row or
- * cell widget rebuilt) instead of new rows; for tests. */
-guint atn_stats_view_get_n_in_place(AtnStatsView *self);
-/* How many rows the table holds now, as made so far (possibly of an earlier result, or some
- * of the rows while the view is hidden): unlike atn_stats_view_get_model, nothing is refilled;
- * for tests. */
-guint atn_stats_view_get_n_rows_made(AtnStatsView *self);
-/* Sorts by a column ("index", "pattern", "entropy", "cls" ...). */
-void atn_stats_view_sort_by(AtnStatsView *self, const char *column, GtkSortType order);
-/* Acts as a click on row i of the sorted table. */
-void atn_stats_view_activate_row(AtnStatsView *self, guint i);
-
-/* Corpus mode ("Corpus…"): the table averages every non-empty line of a text file, read in
- * a worker with the current model, with a progress bar and Cancel; lines that are not UTF-8
- * are skipped and counted.  It stays until "This Sentence" or another model. */
-void atn_stats_view_load_corpus(AtnStatsView *self, const char *path);
-gboolean atn_stats_view_get_corpus_busy(AtnStatsView *self);
-void atn_stats_view_cancel_corpus(AtnStatsView *self);
-void atn_stats_view_show_sentence(AtnStatsView *self);
-/* The table as CSV (the command line's `stats --format csv`): the corpus's numbers in corpus
- * mode, else the sentence's.  NULL with error when there is nothing yet. */
-char *atn_stats_view_dup_csv(AtnStatsView *self, GError **error);
-/* The line above the table (what the numbers are averaged over). */
-const char *atn_stats_view_get_info(AtnStatsView *self);
 
 G_END_DECLS

@@ -1,5 +1,6 @@
 /* AtnTokenChips: the tokens as chips in a row. */
 #include "atn-token-chips.h"
+#include "atn-token-chips-test.h"
 
 #include <glib/gi18n.h>
 #include <string.h>

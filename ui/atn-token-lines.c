@@ -4,6 +4,7 @@
  * stroke, tens of ms) are drawn into an image in a worker thread and shown as a texture when
  * ready, so switching heads redraws the heatmap at once and the lines a frame or two later. */
 #include "atn-token-lines.h"
+#include "atn-token-lines-test.h"
 
 #include "atn-worker.h"
 

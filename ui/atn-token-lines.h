@@ -26,11 +26,6 @@ AtnFigure *atn_token_lines_dup_figure(AtnTokenLines *self);
 void atn_token_lines_set_all_lines(AtnTokenLines *self, gboolean all);
 gboolean atn_token_lines_get_all_lines(AtnTokenLines *self);
 void atn_token_lines_set_threshold(AtnTokenLines *self, double threshold);
-/* The pointer over token `token` of side 0 (queries) or 1 (keys), as the motion controller
- * reports it; token -1: left. */
-void atn_token_lines_hover(AtnTokenLines *self, int side, int token);
-/* The lines drawn now (query -> key pairs): their count and the first max in from/to. */
-int64_t atn_token_lines_get_lines(AtnTokenLines *self, int32_t *from, int32_t *to, int64_t max);
 /* TRUE while long inputs are being drawn in a worker thread. */
 gboolean atn_token_lines_get_busy(AtnTokenLines *self);
 

@@ -5,6 +5,7 @@
  * cell, switching heads) the labels are updated in place, so the page never flickers and
  * the cell being edited keeps its focus. */
 #include "atn-trace-view-private.h"
+#include "atn-trace-view-test.h"
 
 #include "atn-view.h"
 #include "atn-wrap-box.h"

@@ -20,33 +20,9 @@ GtkWidget *atn_trace_view_new(void);
 void atn_trace_view_set_session(AtnTraceView *self, AtnSession *session);
 void atn_trace_view_set_colormap(AtnTraceView *self, atn_colormap cm);
 void atn_trace_view_set_font_scale(AtnTraceView *self, double scale);
-
-/* -1: every step shown alike; 0..ATN_TRACE_STEP_COUNT-1: that step highlighted. */
-void atn_trace_view_set_step(AtnTraceView *self, int step);
-int atn_trace_view_get_step(AtnTraceView *self);
-/* Reveal mode (the Reveal button): the steps after the current one are hidden, and the
- * heatmap (the softmax's result) until step 6; turning it on at "All steps" starts at step 1. */
-void atn_trace_view_set_reveal(AtnTraceView *self, gboolean reveal);
-gboolean atn_trace_view_get_reveal(AtnTraceView *self);
-/* The box of one step (title, formula, table, note), or NULL before a trace; borrowed. */
-GtkWidget *atn_trace_view_get_step_widget(AtnTraceView *self, atn_trace_step step);
-/* Reset Numbers: a toy model's cells back to the numbers they had when the Trace view first
- * showed them, in every layer; the changed-cell marks (CSS class "changed") go. */
-void atn_trace_view_reset_inputs(AtnTraceView *self);
 /* Recomputes now if anything changed (it does so by itself when shown). */
 void atn_trace_view_refresh(AtnTraceView *self);
-/* The numbers of a step as shown, one table row per line, cells separated by tabs. */
-char *atn_trace_view_dup_step_text(AtnTraceView *self, atn_trace_step step);
-/* The editable cell of a toy model's matrix (X, W_Q ...), or NULL (not a toy model). */
-GtkEditable *atn_trace_view_get_input_cell(AtnTraceView *self, atn_toy_matrix which, int row, int col);
-/* TRUE when the heatmap's pane is inside the sheet, above the steps, rather than beside it (a
- * view too narrow for a useful side pane: under 240 px of it). */
-gboolean atn_trace_view_get_stacked(AtnTraceView *self);
-AtnHeatmap *atn_trace_view_get_heatmap(AtnTraceView *self);
-/* The key table's column widths the sheet is fitted with (px, at the 8-column plan: j and
- * token together in *fixed, the "…" column in *ell, the shown d_k columns in w[0..7]), and how
- * many texts were laid out with Pango for them since the view was made; for tests. */
-guint atn_trace_view_get_key_widths(AtnTraceView *self, int *fixed, int *ell, int w[8]);
+
 /* The trace as Markdown with LaTeX maths; NULL with error when there is none. */
 char *atn_trace_view_dup_markdown(AtnTraceView *self, GError **error);
 

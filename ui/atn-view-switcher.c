@@ -3,6 +3,7 @@
  * made child-invisible (not mapped, not drawn, not focusable), as AdwSqueezer does.  Measuring
  * counts every form, so the choice never changes what the parent was told. */
 #include "atn-view-switcher.h"
+#include "atn-view-switcher-test.h"
 
 #include <glib/gi18n.h>
 

@@ -24,11 +24,5 @@ typedef enum {
 GtkWidget *atn_view_switcher_new(void);
 /* The stack whose pages it switches (a reference is kept; NULL: none). */
 void atn_view_switcher_set_stack(AtnViewSwitcher *self, GtkStack *stack);
-GtkStack *atn_view_switcher_get_stack(AtnViewSwitcher *self);
-/* The form shown since the last allocation (WIDE before the first). */
-AtnViewSwitcherForm atn_view_switcher_get_form(AtnViewSwitcher *self);
-/* The widget of a form (borrowed): a GtkStackSwitcher for WIDE and COMPACT, a GtkMenuButton
- * for MENU. */
-GtkWidget *atn_view_switcher_get_form_widget(AtnViewSwitcher *self, AtnViewSwitcherForm form);
 
 G_END_DECLS

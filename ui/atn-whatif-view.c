@@ -2,6 +2,7 @@
  * Over 1,000 lines on purpose: the comparison, its display and the change controls all
  * follow one AtnWhatif state and rebuild each other; the page reads best as one file. */
 #include "atn-whatif-view.h"
+#include "atn-whatif-view-test.h"
 
 #include "atn-wrap-box.h"
 

@@ -2,6 +2,7 @@
  * examples, the views, saving toy models, presentation mode, stepping through heads.  The
  * export actions are in atn-window-export.c. */
 #include "atn-window-private.h"
+#include "atn-window-test.h"
 #include "atn-get-model-dialog.h"
 #include "atn-precision-dialog.h"
 #include "atn-prefs.h"

@@ -1,6 +1,7 @@
 /* AtnWindow's export: the visible view's figure or table (Export, Copy Figure), every head's
  * heatmap in a worker with the progress bar and Cancel, and the trace as Markdown. */
 #include "atn-window-private.h"
+#include "atn-window-test.h"
 
 #include <glib/gi18n.h>
 

@@ -4,6 +4,7 @@
  * atn-window-private.h.  Over 1,000 lines on purpose: what is left is the window's own
  * widgets, each section short, all tied to the window's state. */
 #include "atn-window-private.h"
+#include "atn-window-test.h"
 
 #include <glib/gi18n.h>
 #include <math.h>

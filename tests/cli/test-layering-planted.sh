@@ -34,5 +34,8 @@ fresh; printf '#include "model-private.h"\n' >> "$tmp/t/engine/hub/hub.c"; expec
 fresh; printf '#include "files.h"\n' >> "$tmp/t/engine/hub/sha256.c"; expect fail "engine/hub/ includes files.h"
 fresh; printf '#include "json.h"\n' >> "$tmp/t/app/cmd-info.c"; expect fail "app/ includes json.h"
 fresh; printf '#include "json.h"\n' >> "$tmp/t/ui/atn-session.c"; expect fail "ui/ includes json.h"
+fresh; printf '#include "atn-heatmap-test.h"\n' >> "$tmp/t/app/gui-main.c"; expect fail "app/ includes atn-heatmap-test.h"
+fresh; printf '#include "atn-heatmap-test.h"\n' >> "$tmp/t/ui/atn-session.c"; expect fail "ui/atn-session.c includes atn-heatmap-test.h"
+fresh; printf '#include "atn-window-test.h"\n' >> "$tmp/t/ui/atn-window-export.c"; expect ok "ui/atn-window-export.c includes atn-window-test.h"
 fresh; printf '#include "attnscope.h"\n#include "analysis.h"\n' >> "$tmp/t/app/main.c"; expect ok "app/ includes the public headers"
 exit $fail

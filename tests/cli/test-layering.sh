@@ -8,7 +8,9 @@
 #    only: every other header of engine/ (and engine/cuda/) is internal.  One exception:
 #    engine/hub/ may include json.h, the engine's one JSON parser (rule 2 of
 #    docs/ARCHITECTURE.md: all JSON goes through engine/core/json.c), which needs only
-#    attnscope.h and cJSON; app/ and ui/ may not.
+#    attnscope.h and cJSON; app/ and ui/ may not;
+#  - ui/atn-X-test.h (the functions a widget keeps for tests/ui/) is included by no file of
+#    app/ and, in ui/, only by the .c files that define them: atn-X.c and atn-X-*.c.
 # Usage: test-layering.sh ROOT          (exit 1 and the offending files on stderr)
 # test-layering-planted.sh runs this on copies with planted violations.
 root="$1"
@@ -33,5 +35,13 @@ for h in $internal; do
     bad=$(grep -rlE "#include *[<\"]([^\">]*/)?$hre[\">]" "$root/app" "$root/ui" "$root/engine/hub" 2>/dev/null)
   fi
   [ -n "$bad" ] && { echo "app/, ui/ or engine/hub/ include the engine-internal $h: $bad" >&2; status=1; }
+done
+bad=$(grep -rlE '#include *[<"]([^">]*/)?atn-[-a-z0-9]*-test[.]h' "$root/app" 2>/dev/null)
+[ -n "$bad" ] && { echo "app/ includes a test header of ui/: $bad" >&2; status=1; }
+for f in $(grep -lE '#include *"atn-[-a-z0-9]*-test[.]h"' "$root"/ui/*.c 2>/dev/null); do
+  base=$(basename "$f" .c)
+  for h in $(sed -n 's/^#include *"\(atn-[-a-z0-9]*\)-test[.]h".*/\1/p' "$f"); do
+    case "$base" in "$h"|"$h"-*) ;; *) echo "ui/$base.c includes $h-test.h, a test header of another widget" >&2; status=1 ;; esac
+  done
 done
 exit $status

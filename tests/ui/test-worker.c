@@ -6,6 +6,7 @@
  *
  * Run with --tap (meson does). */
 #include "atn-session.h"
+#include "atn-session-test.h"
 #include "atn-worker.h"
 
 #include <errno.h>

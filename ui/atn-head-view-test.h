@@ -1,0 +1,22 @@
+/* What atn-head-view.h leaves out: functions only the tests (tests/ui/) call, to read back what
+ * the widget shows or to drive it as a user would.  Included by the tests and by the .c
+ * files that define them. */
+#pragma once
+
+#include "atn-head-view.h"
+
+G_BEGIN_DECLS
+
+void atn_head_view_set_one_query(AtnHeadView *self, gboolean one_query);
+
+/* Moves the selection as the keyboard does: dlayer/dhead are -1, 0 or +1. */
+void atn_head_view_step(AtnHeadView *self, int dlayer, int dhead);
+
+/* The line under the controls, "This head — previous: 97% to the previous token", or "". */
+const char *atn_head_view_get_summary(AtnHeadView *self);
+/* The widgets of the hover line (beside the selectors: the hovered cell, else the selected
+ * query) and of the summary line, for tests of what they show. */
+GtkWidget *atn_head_view_get_info_widget(AtnHeadView *self);
+GtkWidget *atn_head_view_get_summary_widget(AtnHeadView *self);
+
+G_END_DECLS

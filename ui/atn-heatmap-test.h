@@ -1,0 +1,44 @@
+/* What atn-heatmap.h leaves out: functions only the tests (tests/ui/) call, to read back what
+ * the widget shows or to drive it as a user would.  Included by the tests and by the .c
+ * files that define them. */
+#pragma once
+
+#include "atn-heatmap.h"
+
+G_BEGIN_DECLS
+
+gboolean atn_heatmap_get_causal(AtnHeatmap *self);
+
+atn_colormap atn_heatmap_get_colormap(AtnHeatmap *self);
+
+const char *atn_heatmap_get_title(AtnHeatmap *self);   /* borrowed; NULL: none */
+
+/* Widget coordinates -> cell; FALSE (and -1) outside the matrix. */
+gboolean atn_heatmap_cell_at(AtnHeatmap *self, double x, double y, int *row, int *col);
+/* The rectangle of a cell in widget coordinates (as last laid out); FALSE if none. */
+gboolean atn_heatmap_get_cell_rect(AtnHeatmap *self, int row, int col, graphene_rect_t *rect);
+float atn_heatmap_get_value(AtnHeatmap *self, int row, int col);
+int atn_heatmap_get_rows(AtnHeatmap *self);
+/* Simulates the pointer at (x, y) (as the motion controller does): returns the hover text
+ * "query → key: weight" shown in the tooltip, or NULL outside the cells. */
+char *atn_heatmap_hover(AtnHeatmap *self, double x, double y);
+
+void atn_heatmap_get_visible(AtnHeatmap *self, int *row0, int *col0, int *rows, int *cols);
+
+void atn_heatmap_pan(AtnHeatmap *self, int drows, int dcols);
+
+gboolean atn_heatmap_get_one_query(AtnHeatmap *self);
+gboolean atn_heatmap_get_bar(AtnHeatmap *self, int col, double *value, graphene_rect_t *rect);
+int atn_heatmap_get_bars_row(AtnHeatmap *self);
+
+/* The figure's layout as last drawn (cells, colour bar, visible block); FALSE when none
+ * (no matrix, no size yet, one-query mode). */
+gboolean atn_heatmap_get_layout(AtnHeatmap *self, atn_heatmap_layout *out);
+
+/* The keyboard's cell (arrow keys): moves it by (drow, dcol), makes its row the query
+ * ("cell-clicked"), hovers it, pans it into view, draws a focus ring around it and sets the
+ * accessible description to its "query → key: weight" text for screen readers. */
+void atn_heatmap_move_cursor(AtnHeatmap *self, int drow, int dcol);
+void atn_heatmap_get_cursor(AtnHeatmap *self, int *row, int *col);
+
+G_END_DECLS
