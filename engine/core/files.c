@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -78,6 +79,46 @@ atn_status atn_read_file(const char *path, size_t max, char **data, size_t *len,
     }
     buf[n] = '\0';
     *data = buf;
+    *len = n;
+    return ATN_OK;
+}
+
+atn_status atn_map_file(const char *path, size_t max, void **map, size_t *len, atn_error *err) {
+    *map = NULL;
+    *len = 0;
+    /* a FIFO (or a device) named as a weight file would block open() for ever: look first,
+       and open without blocking in case one was swapped in between (fstat refuses it then) */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return atn_error_set(err, ATN_E_IO, "%s: not a regular file", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return atn_error_set(err, ATN_E_IO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return atn_error_set(err, ATN_E_IO, "%s: not a regular file", path);
+    }
+    if ((uintmax_t)sb.st_size > max) {
+        close(fd);
+        return atn_error_set(err, ATN_E_FORMAT, "%s: %jd bytes is larger than the %zu-byte limit",
+                             path, (intmax_t)sb.st_size, max);
+    }
+    size_t n = (size_t)sb.st_size;
+    if (n == 0) {
+        close(fd);
+        return ATN_OK;
+    }
+    void *m = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (m == MAP_FAILED)
+        return atn_error_set(err, ATN_E_IO, "%s: cannot map %zu bytes: %s", path, n, strerror(e));
+    *map = m;
     *len = n;
     return ATN_OK;
 }

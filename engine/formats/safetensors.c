@@ -2,18 +2,15 @@
  * is handed out (see safetensors.h for the checks), so nothing outside the file is read. */
 #include "formats/safetensors.h"
 
+#include "core/files.h"
 #include "core/json.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors data is little-endian; this reader does not byte-swap"
@@ -328,38 +325,19 @@ fail:
 
 atn_status atn_st_open(const char *path, atn_st_file **out, atn_error *err) {
     *out = NULL;
-    /* a FIFO (or a device) named as a shard would block open() for ever: look first, and open
-       without blocking in case it was swapped in between (fstat below refuses it then) */
-    struct stat pre;
-    if (stat(path, &pre) == 0 && !S_ISREG(pre.st_mode))
-        return atn_error_set(err, ATN_E_IO, "%s: not a regular file", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
-        return atn_error_set(err, ATN_E_IO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        close(fd);
-        return atn_error_set(err, ATN_E_IO, "%s: not a regular file", path);
-    }
-    size_t len = (size_t)sb.st_size;
+    void *map;
+    size_t len;
+    atn_status st = atn_map_file(path, ATN_WEIGHT_FILE_MAX, &map, &len, err);
+    if (st != ATN_OK)
+        return st;
     if (len < 8) {
-        close(fd);
+        if (map)
+            munmap(map, len);
         return atn_error_set(err, ATN_E_FORMAT,
                              "%s: truncated: the file is %zu bytes, too short for the 8-byte "
                              "header size", path, len);
     }
-    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
-    if (map == MAP_FAILED)
-        return atn_error_set(err, ATN_E_IO, "%s: cannot map %zu bytes: %s", path, len,
-                             strerror(e));
-    atn_status st = atn_st_parse(path, map, len, out, err);
+    st = atn_st_parse(path, map, len, out, err);
     if (st != ATN_OK) {
         munmap(map, len);
         return st;

@@ -2,17 +2,14 @@
  * their bytes, tensors checked against their storages, strided views made contiguous. */
 #include "formats/torch-bin.h"
 
+#include "core/files.h"
 #include "formats/torch-pickle.h"
 #include "formats/zip.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "torch checkpoints are little-endian; this reader does not byte-swap"
@@ -465,29 +462,12 @@ atn_status atn_torch_parse(const char *origin, const void *buf, size_t len,
 
 atn_status atn_torch_open(const char *path, atn_st_file **out, atn_error *err) {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
-        return atn_error_set(err, ATN_E_IO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        close(fd);
-        return atn_error_set(err, ATN_E_IO, "%s: not a regular file", path);
-    }
-    size_t len = (size_t)sb.st_size;
-    if (len == 0) {
-        close(fd);
+    void *map;
+    size_t len;
+    atn_status st = atn_map_file(path, ATN_WEIGHT_FILE_MAX, &map, &len, err);
+    if (st != ATN_OK)
+        return st;
+    if (len == 0)
         return atn_error_set(err, ATN_E_FORMAT, "%s: truncated: the file is empty", path);
-    }
-    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
-    if (map == MAP_FAILED)
-        return atn_error_set(err, ATN_E_IO, "%s: cannot map %zu bytes: %s", path, len,
-                             strerror(e));
     return parse(path, map, len, map, len, out, err);
 }

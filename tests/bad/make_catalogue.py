@@ -398,6 +398,13 @@ def main():
     index_case("index-not-a-string", lambda i: i["weight_map"].update({emb: 1}))
     index_case("index-wrong-shard", lambda i: i["weight_map"].update({emb: names[1]}))
     case("index-shard-truncated", names[1], safetensors(parts[1])[:20])
+    # the same index for pytorch_model.bin shards: the catalogue makes the first a FIFO
+    bin_name = {n: n.replace("model-", "pytorch_model-").replace(".safetensors", ".bin")
+                for n in names}
+    bin_index = {"metadata": index["metadata"],
+                 "weight_map": {k: bin_name[v] for k, v in weight_map.items()}}
+    case("pt-index-shard-fifo", "pytorch_model.bin.index.json",
+         json.dumps(bin_index, indent=2) + "\n")
     # ---- pytorch_model.bin (the base folder without model.safetensors): hand-made
     # pickles and archives, each refused by name
     pb = "pytorch_model.bin"

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <stdlib.h>
@@ -125,6 +126,33 @@ int main(void) {
         CHECK(atn_read_file(fifo, 100, &data, &len, &err) == ATN_OK && len == 0);
         alarm(0);
         free(data);
+        unlink(fifo);
+    }
+
+    /* the weight files' opener: maps a regular file, refuses a FIFO without blocking, a
+       folder, a file over the cap; an empty file is no mapping and no error */
+    {
+        void *map;
+        size_t n;
+        CHECK(atn_write_file_atomic(path, "weights!", 8, &err) == ATN_OK);
+        CHECK(atn_map_file(path, 8, &map, &n, &err) == ATN_OK && map && n == 8 &&
+              memcmp(map, "weights!", 8) == 0);
+        munmap(map, n);
+        CHECK(atn_map_file(path, 7, &map, &n, &err) == ATN_E_FORMAT && !map &&
+              strstr(err.message, "8 bytes is larger than the 7-byte limit"));
+        CHECK(atn_map_file(dir, 100, &map, &n, &err) == ATN_E_IO && !map &&
+              strstr(err.message, "not a regular file"));
+        CHECK(atn_map_file("/nonexistent-dir/x", 100, &map, &n, &err) == ATN_E_IO &&
+              strstr(err.message, "/nonexistent-dir/x: cannot open: No such file"));
+        CHECK(atn_write_file_atomic(path, "", 0, &err) == ATN_OK);
+        CHECK(atn_map_file(path, 100, &map, &n, &err) == ATN_OK && !map && n == 0);
+        char fifo[300];
+        snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+        CHECK(mkfifo(fifo, 0600) == 0);
+        alarm(20);
+        CHECK(atn_map_file(fifo, 100, &map, &n, &err) == ATN_E_IO && !map &&
+              strstr(err.message, "fifo: not a regular file"));
+        alarm(0);
         unlink(fifo);
     }
     unlink(path);
