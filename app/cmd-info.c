@@ -101,7 +101,8 @@ int cmd_devices(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope devices\n\nLists the compute backends, the GPUs found (name, memory, compute\n"
-               "capability) and the BLAS kernel; when no GPU is usable, says why.\n"
+               "capability), the BLAS kernel and the CPU's vector extensions (avx2, avx512f ...);\n"
+               "when no GPU is usable, says why.\n"
                "ATTNSCOPE_CUDA_MODULE names the CUDA module file to load instead of the one\n"
                "found next to the program.\n");
         return 0;
@@ -117,6 +118,10 @@ int cmd_devices(int argc, char **argv) {
     else if (better)
         printf(" (slower than this CPU allows: %s would be faster)", better);
     printf("\n");
+    const char *features = atn_cpu_features_str();
+    const atn_cpu_flags *cpu = atn_cpu_features();
+    printf("cpu     features: %s; packed AVX-512 path: %s\n", *features ? features : "none",
+           cpu->packed_kernels ? "yes" : cpu->avx512f ? "no (ATTNSCOPE_CPU_KERNELS=blas)" : "no (no AVX-512F)");
     atn_error err = {0};
     int32_t count = atn_cuda_device_count(&err);
     if (count == 0) {

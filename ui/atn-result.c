@@ -150,7 +150,7 @@ __attribute__((target("avx2"))) static int block_columns_avx2(const float *a, in
 static void block_columns(const float *a, int n, int i0, int i1, float *cmax, float *mn, float *mx) {
     int j = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("avx2"))   /* a load of libgcc's CPU bits: cheap per block */
+    if (atn_cpu_features()->avx2)   /* probed once (pthread_once): cheap per block */
         j = block_columns_avx2(a, n, i0, i1, cmax, mn, mx);
 #endif
 #ifdef __SSE2__

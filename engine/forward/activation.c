@@ -17,10 +17,10 @@
  * 1 - (1 - q): the float formula loses the negative tail's relative accuracy there (1.3e-5
  * at v = -3 with an exact tanhf), this keeps it, as the AVX-512 kernels' x/(1 + exp(-2z)). */
 #include "forward/activation.h"
+#include "attnscope.h"
 #include "core/bits.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -181,20 +181,11 @@ TGT static void gelu_tanh_avx2(float *x, size_t count) {
     atn_gelu_tanh_scalar(x + i, count - i);
 }
 
-static bool avx2_usable;
-static pthread_once_t avx2_once = PTHREAD_ONCE_INIT;
-
-static void probe_avx2(void) {
-    __builtin_cpu_init();
-    /* __builtin_cpu_supports("avx2") is false unless the OS saves the ymm state (XGETBV) */
-    avx2_usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !getenv("ATTNSCOPE_NO_AVX2");
-}
 #endif
 
 bool atn_activation_uses_avx2(void) {
 #ifdef ATN_HAVE_AVX2_BUILD
-    pthread_once(&avx2_once, probe_avx2);
-    return avx2_usable;
+    return atn_cpu_features()->avx2_activations;
 #else
     return false;
 #endif

@@ -29,7 +29,7 @@ void atn_gelu_tanh(float *x, size_t count);
 void atn_gelu_tanh_scalar(float *x, size_t count);
 
 /* Whether the arrays above take the AVX2 + FMA code: the CPU has both and the OS saves the
- * ymm state (the compiler's cpu builtins), and ATTNSCOPE_NO_AVX2 is not set in the
+ * ymm state (atn_cpu_features), and ATTNSCOPE_NO_AVX2 is not set in the
  * environment (read once). */
 bool atn_activation_uses_avx2(void);
 

@@ -7,7 +7,6 @@
 #include "attnscope.h"
 
 #include <cblas.h>
-#include <cpuid.h>
 #include <strings.h>
 #include <string.h>
 
@@ -15,28 +14,6 @@
 const char *atn_blas_core_name(void) {
     const char *name = openblas_get_corename();
     return name ? name : "unknown";
-}
-
-static bool cpu_has_avx512f(void) {
-    unsigned a, b, c, d;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
-        return false;
-    return (b >> 16) & 1;
-}
-
-/* AVX2 and FMA, and the OS saves the YMM state (checked by the compiler builtin). */
-static bool cpu_has_avx2(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
-static bool os_saves_zmm(void) {
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !((c >> 27) & 1))  /* OSXSAVE */
-        return false;
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    return (lo & 0xe6) == 0xe6;   /* SSE, AVX, opmask, ZMM_Hi256, Hi16_ZMM */
 }
 
 static bool core_in(const char *core, const char *const *list) {
@@ -54,11 +31,11 @@ const char *atn_blas_better_core(void) {
        Prescott ~70, at bert-base's GEMM shapes. */
     if (core_in(core, avx512_cores))
         return NULL;
-    if (cpu_has_avx512f() && os_saves_zmm())
+    if (atn_cpu_features()->avx512f)
         return "SkylakeX";
     if (core_in(core, avx2_cores))
         return NULL;
-    if (cpu_has_avx2())
+    if (atn_cpu_features()->avx2 && atn_cpu_features()->fma)
         return "Haswell";
     return NULL;
 }

@@ -20,26 +20,7 @@
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <cpuid.h>
-
-static bool os_saves_zmm(void) {
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !((c >> 27) & 1))   /* OSXSAVE */
-        return false;
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    return (lo & 0xe6) == 0xe6;   /* SSE, AVX, opmask, ZMM_Hi256, Hi16_ZMM state */
-}
-
-bool atn_cpu_kernels_usable(void) {
-    static int usable = -1;
-    if (usable < 0) {
-        const char *env = getenv("ATTNSCOPE_CPU_KERNELS");
-        __builtin_cpu_init();
-        usable = !(env && strcmp(env, "blas") == 0) && __builtin_cpu_supports("avx512f") && os_saves_zmm();
-    }
-    return usable;
-}
+bool atn_cpu_kernels_usable(void) { return atn_cpu_features()->packed_kernels; }
 
 #include <immintrin.h>
 

@@ -40,16 +40,6 @@ int64_t atn_round_array_scalar(float *dst, const float *src, size_t count, atn_p
 }
 
 #ifdef ATN_HAVE_F16C_BUILD
-static bool f16c_usable;
-static pthread_once_t f16c_once = PTHREAD_ONCE_INIT;
-
-static void probe_f16c(void) {
-    __builtin_cpu_init();
-    /* F16C's instructions are VEX-encoded (ymm): the CPU flag implies the OS saves ymm
-       when AVX is usable, which __builtin_cpu_supports("avx") checks with XGETBV */
-    f16c_usable = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx") && !getenv("ATTNSCOPE_NO_F16C");
-}
-
 /* 8 floats at a time: vcvtps2ph with round-to-nearest-even (the immediate, not MXCSR), back
  * with vcvtph2ps (exact).  Overflow: finite inputs whose result is infinite. */
 __attribute__((target("avx,f16c"))) static int64_t round_fp16_f16c(float *dst, const float *src, size_t count) {
@@ -72,8 +62,7 @@ __attribute__((target("avx,f16c"))) static int64_t round_fp16_f16c(float *dst, c
 
 bool atn_round_uses_f16c(void) {
 #ifdef ATN_HAVE_F16C_BUILD
-    pthread_once(&f16c_once, probe_f16c);
-    return f16c_usable;
+    return atn_cpu_features()->f16c_rounding;
 #else
     return false;
 #endif
@@ -253,11 +242,8 @@ const char *atn_cpu_precision_note(atn_precision p) {
     bool bf16_insn = false, fp16_insn = false;
     if (p == ATN_PRECISION_FP32)
         return "";
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    bf16_insn = __builtin_cpu_supports("avx512bf16");
-    fp16_insn = __builtin_cpu_supports("avx512fp16");
-#endif
+    bf16_insn = atn_cpu_features()->avx512_bf16;
+    fp16_insn = atn_cpu_features()->avx512_fp16;
     if (p == ATN_PRECISION_BF16)
         return bf16_insn ? "bf16 on the CPU: this CPU has AVX512_BF16, which attnscope does not use yet; the "
                            "numbers are emulated by rounding each product's operands to bf16 in fp32 (the same "

@@ -54,7 +54,7 @@ float atn_round_fp16(float x);
 /* dst[i] = src[i] rounded to precision p (dst == src allowed); FP32 copies (or does
  * nothing in place).  Returns how many finite values became ±inf (fp16 overflow; bf16
  * only overflows above 3.39e38).  fp16 uses F16C (vcvtps2ph / vcvtph2ps, round to nearest
- * even) when the CPU has it (cpuid, checked once; ATTNSCOPE_NO_F16C set in the environment
+ * even) when the CPU has it (atn_cpu_features, checked once; ATTNSCOPE_NO_F16C set in the environment
  * turns it off, for tests) and the scalar function otherwise: the
  * same values bit for bit (tests/engine/test-precision.c compares them). */
 int64_t atn_round_array(float *dst, const float *src, size_t count, atn_precision p);

@@ -958,6 +958,28 @@ size_t atn_cpu_packed_bytes(const atn_model *model);
  * 0.07-1.5 s in 2 MB ones. */
 void *atn_alloc_big(size_t bytes);
 
+/* ---- CPU features ----------------------------------------------------------- */
+
+/* What this CPU and its OS can run (an AVX or AVX-512 set counts only when the OS saves its
+ * registers, XGETBV), named as /proc/cpuinfo's flags; then which of the engine's vector
+ * paths are on, after the overrides in the environment (read once, with the probe). */
+typedef struct atn_cpu_flags {
+    bool avx, avx2, fma, f16c;
+    bool avx512f, avx512bw, avx512vl, avx512_bf16, avx512_fp16;
+    bool packed_kernels;     /* the packed AVX-512 forward: avx512f, and ATTNSCOPE_CPU_KERNELS
+                                is not "blas" (the cblas_sgemm path, for comparisons) */
+    bool avx2_activations;   /* tanh/GELU arrays in AVX2: avx2 and fma, and ATTNSCOPE_NO_AVX2
+                                is not set (the scalar twin gives the same bits) */
+    bool f16c_rounding;      /* fp16 rounding with F16C: f16c, and ATTNSCOPE_NO_F16C is not set */
+} atn_cpu_flags;
+
+/* The one CPU-feature probe: computed once per process (pthread_once, so any thread may ask
+ * first), static storage, never NULL.  Every feature is false on a CPU other than x86-64. */
+const atn_cpu_flags *atn_cpu_features(void);
+/* The features above that this CPU has, space-separated in that order ("avx avx2 fma f16c";
+ * empty when none; static storage): `attnscope devices` prints it. */
+const char *atn_cpu_features_str(void);
+
 /* ---- BLAS kernel check ------------------------------------------------------ */
 
 /* The OpenBLAS core in use ("SkylakeX", "Haswell", "Prescott" ...; static storage). */

@@ -150,11 +150,12 @@ models)
 version)
   "$A" --version | grep -q "OpenBLAS kernel" || fail "version"
   "$A" devices | grep -q "^cpu" || fail "devices"
+  "$A" devices | grep -q "^cpu  *features: " || fail "devices: no features line"
   ;;
 blas-kernel)
   # With no user setting, the binary picks a kernel suited to the CPU itself.
   core=$(env -u OPENBLAS_CORETYPE "$A" --version | sed 's/.*kernel \(.*\))/\1/')
-  if grep -q avx512f /proc/cpuinfo; then
+  if "$A" devices | grep -q "^cpu  *features:.*\bavx512f\b"; then
     case "$core" in SkylakeX|Cooperlake|SapphireRapids) ;; *) fail "AVX-512 CPU but kernel $core";; esac
   fi
   # A user's own setting is left alone.

@@ -10,7 +10,8 @@ kernel=$("$root/tests/golden/kernel.sh" "$build/app/attnscope")
 name=$(echo "$kernel" | sed -n 's/^openblas kernel //p' | tr 'A-Z' 'a-z')
 case "$kernel" in
     *"packed avx512 yes"*) vec=avx512 ;;
-    *) if grep -q -w avx2 /proc/cpuinfo 2>/dev/null; then vec=avx2; else vec=sse2; fi ;;
+    *) if "$build/app/attnscope" devices 2>/dev/null | grep -q '^cpu  *features:.* avx2\b'; then
+           vec=avx2; else vec=sse2; fi ;;
 esac
 set_dir="$root/tests/golden/expected/${name:-unknown}-$vec"
 rm -rf "$set_dir"

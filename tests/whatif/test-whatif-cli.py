@@ -30,15 +30,11 @@ TEXT = "the cat sat on the mat ."
 
 
 def packed_path_runs():
-    """Whether the engine's packed CPU path runs here (engine/forward/cpu-kernels.c,
-    atn_cpu_kernels_usable: AVX-512F, unless ATTNSCOPE_CPU_KERNELS=blas)."""
-    if os.environ.get("ATTNSCOPE_CPU_KERNELS") == "blas":
-        return False
-    try:
-        with open("/proc/cpuinfo") as f:
-            return any(line.startswith("flags") and " avx512f " in line + " " for line in f)
-    except OSError:
-        return False
+    """Whether the engine's packed CPU path runs here, as `attnscope devices` says (the
+    engine's one CPU probe, atn_cpu_features: AVX-512F, unless ATTNSCOPE_CPU_KERNELS=blas)."""
+    out = subprocess.run([EXE, "devices"], capture_output=True, text=True).stdout
+    return any(line.startswith("cpu") and "packed AVX-512 path: yes" in line
+               for line in out.splitlines())
 
 
 PACKED_PATH = packed_path_runs()
