@@ -1,4 +1,4 @@
-/* The shard index's name table: see name-map.h. */
+/* The engine's one keyed name table: see name-map.h. */
 #include "core/name-map.h"
 
 #include <pthread.h>
@@ -60,88 +60,152 @@ static uint64_t siphash13(const unsigned char *p, size_t len) {
     return v0 ^ v1 ^ v2 ^ v3;
 }
 
-static size_t slot_of(const atn_name_map *m, const char *key) {
-    return (size_t)siphash13((const unsigned char *)key, strlen(key)) & (m->nslots - 1);
+uint64_t atn_keyed_hash(const void *p, size_t len) {
+    pthread_once(&key_once, make_key);
+    return siphash13(p, len);
+}
+
+/* The slot holding key, or the empty slot where it would go; *probes counts slots looked at. */
+static inline size_t find(const atn_name_map *m, const char *key, size_t len, uint64_t h,
+                          size_t *probes) {
+    size_t mask = m->nslots - 1, s = (size_t)h & mask;
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (;; s = (s + 1) & mask, ++*probes) {
+        const atn_name_slot *sl = &m->slots[s];
+        if (sl->entry < 0)
+            return s;
+        if (sl->hash == tag) {
+            const atn_name_entry *e = &m->entries[sl->entry];
+            if (e->len == len && memcmp(e->key, key, len) == 0)
+                return s;
+        }
+    }
+}
+
+static bool alloc_slots(atn_name_map *m, size_t slots) {
+    atn_name_slot *t = malloc(slots * sizeof *t);
+    if (!t)
+        return false;
+    memset(t, 0xFF, slots * sizeof *t);   /* entry -1: empty */
+    free(m->slots);
+    m->slots = t;
+    m->nslots = slots;
+    return true;
 }
 
 bool atn_name_map_init(atn_name_map *m, size_t n) {
     pthread_once(&key_once, make_key);
     memset(m, 0, sizeof *m);
     size_t slots = 16;
-    while (slots < 2 * n && slots < SIZE_MAX / 4 / sizeof(const char *))
+    while (slots < 2 * n && slots < SIZE_MAX / 4 / sizeof(atn_name_entry))
         slots *= 2;
-    m->keys = calloc(slots, sizeof *m->keys);
-    m->vals = malloc(slots * sizeof *m->vals);
-    if (!m->keys || !m->vals) {
+    size_t cap = n > 8 ? n : 8;
+    m->entries = malloc(cap * sizeof *m->entries);
+    if (!m->entries || !alloc_slots(m, slots)) {
         atn_name_map_clear(m);
         return false;
     }
-    m->nslots = slots;
+    m->cap = cap;
     return true;
 }
 
 void atn_name_map_clear(atn_name_map *m) {
     if (!m)
         return;
-    free(m->keys);
-    free(m->vals);
+    free(m->slots);
+    free(m->entries);
     memset(m, 0, sizeof *m);
 }
 
-static bool grow(atn_name_map *m) {
-    atn_name_map bigger;
-    if (!atn_name_map_init(&bigger, m->nslots))   /* room for nslots: twice the slots */
+/* Twice the slots, every entry placed again (the hash recomputed: slots keep 32 bits). */
+static bool grow_slots(atn_name_map *m) {
+    if (m->nslots > SIZE_MAX / 4 / sizeof(atn_name_entry))
         return false;
-    for (size_t i = 0; i < m->nslots; i++)
-        if (m->keys[i]) {
-            size_t s = slot_of(&bigger, m->keys[i]);
-            while (bigger.keys[s])
-                s = (s + 1) & (bigger.nslots - 1);
-            bigger.keys[s] = m->keys[i];
-            bigger.vals[s] = m->vals[i];
-            bigger.count++;
-        }
-    atn_name_map_clear(m);
-    *m = bigger;
+    atn_name_slot *old = m->slots;
+    m->slots = NULL;
+    if (!alloc_slots(m, m->nslots * 2)) {
+        m->slots = old;
+        return false;
+    }
+    free(old);
+    size_t mask = m->nslots - 1;
+    for (size_t i = 0; i < m->count; i++) {
+        const atn_name_entry *e = &m->entries[i];
+        uint64_t h = siphash13((const unsigned char *)e->key, e->len);
+        size_t s = (size_t)h & mask;
+        while (m->slots[s].entry >= 0)
+            s = (s + 1) & mask;
+        m->slots[s] = (atn_name_slot){(uint32_t)(h >> 32), (int32_t)i};
+    }
     return true;
 }
 
-int atn_name_map_put(atn_name_map *m, const char *key, int32_t val, bool replace, int32_t *old) {
+static int put(atn_name_map *m, const char *key, size_t len, int32_t val, bool replace,
+               int32_t *old, size_t *probes) {
+    if (len > UINT32_MAX || m->count >= INT32_MAX)
+        return -1;
     if (!m->nslots && !atn_name_map_init(m, 8))
         return -1;
-    if (2 * (m->count + 1) > m->nslots && !grow(m))
+    if (2 * (m->count + 1) > m->nslots && !grow_slots(m))
         return -1;
-    atomic_fetch_add_explicit(&total_calls, 1, memory_order_relaxed);
-    size_t s = slot_of(m, key), probes = 1;
-    for (; m->keys[s]; s = (s + 1) & (m->nslots - 1), probes++)
-        if (strcmp(m->keys[s], key) == 0) {
-            atomic_fetch_add_explicit(&total_probes, probes, memory_order_relaxed);
-            if (old)
-                *old = m->vals[s];
-            if (replace)
-                m->vals[s] = val;
-            return 0;
-        }
-    atomic_fetch_add_explicit(&total_probes, probes, memory_order_relaxed);
-    m->keys[s] = key;
-    m->vals[s] = val;
+    if (m->count == m->cap) {
+        size_t cap = m->cap * 2;
+        atn_name_entry *e = cap <= SIZE_MAX / sizeof *e ? realloc(m->entries, cap * sizeof *e) : NULL;
+        if (!e)
+            return -1;
+        m->entries = e;
+        m->cap = cap;
+    }
+    uint64_t h = siphash13((const unsigned char *)key, len);
+    size_t s = find(m, key, len, h, probes);
+    if (m->slots[s].entry >= 0) {
+        atn_name_entry *e = &m->entries[m->slots[s].entry];
+        if (old)
+            *old = e->val;
+        if (replace)
+            e->val = val;
+        return 0;
+    }
+    m->entries[m->count] = (atn_name_entry){key, (uint32_t)len, val};
+    m->slots[s] = (atn_name_slot){(uint32_t)(h >> 32), (int32_t)m->count};
     m->count++;
     return 1;
+}
+
+static int32_t get(const atn_name_map *m, const char *key, size_t len, size_t *probes) {
+    if (!m->nslots || len > UINT32_MAX)
+        return -1;
+    size_t s = find(m, key, len, siphash13((const unsigned char *)key, len), probes);
+    return m->slots[s].entry >= 0 ? m->entries[m->slots[s].entry].val : -1;
+}
+
+int atn_name_map_put_n(atn_name_map *m, const char *key, size_t len, int32_t val, bool replace,
+                       int32_t *old) {
+    size_t probes = 1;
+    return put(m, key, len, val, replace, old, &probes);
+}
+
+int32_t atn_name_map_get_n(const atn_name_map *m, const char *key, size_t len) {
+    size_t probes = 1;
+    return get(m, key, len, &probes);
+}
+
+int atn_name_map_put(atn_name_map *m, const char *key, int32_t val, bool replace, int32_t *old) {
+    size_t probes = 1;
+    int r = put(m, key, strlen(key), val, replace, old, &probes);
+    atomic_fetch_add_explicit(&total_calls, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&total_probes, probes, memory_order_relaxed);
+    return r;
 }
 
 int32_t atn_name_map_get(const atn_name_map *m, const char *key) {
     if (!m->nslots)
         return -1;
+    size_t probes = 1;
+    int32_t r = get(m, key, strlen(key), &probes);
     atomic_fetch_add_explicit(&total_calls, 1, memory_order_relaxed);
-    size_t s = slot_of(m, key), probes = 1;
-    int32_t found = -1;
-    for (; m->keys[s]; s = (s + 1) & (m->nslots - 1), probes++)
-        if (strcmp(m->keys[s], key) == 0) {
-            found = m->vals[s];
-            break;
-        }
     atomic_fetch_add_explicit(&total_probes, probes, memory_order_relaxed);
-    return found;
+    return r;
 }
 
 void atn_name_map_counts(uint64_t *calls, uint64_t *probes) {

@@ -43,7 +43,8 @@ typedef struct bpe_model {
 
 static size_t merge_find(const bpe_model *m, uint64_t key) {
     size_t mask = m->merge_slots - 1;
-    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & mask;
+    /* keyed: the ids come from the file, so a crafted merges list must not collide */
+    size_t i = (size_t)atn_keyed_hash(&key, sizeof key) & mask;
     while (m->merges[i].key && m->merges[i].key != key)
         i = (i + 1) & mask;
     return i;

@@ -1,34 +1,25 @@
 /* A string -> id table for the subword models (tok-bpe.c, tok-unigram.c): the pieces'
- * bytes live in one arena, an open-addressing hash maps them to ids, and an id -> piece
- * array answers id_to_token.  Built once, then read only (shareable by threads).
+ * bytes live in blocks that never move, the engine's keyed name table (core/name-map.h)
+ * maps them to ids, and an id -> piece array answers id_to_token.  Built once, then read
+ * only (shareable by threads).
  * (Not the pipeline's tok-vocab.h, a token table of another shape for WordPiece/WordLevel.)
  * Internal to the engine. */
 #ifndef ATN_TOK_STRTAB_H
 #define ATN_TOK_STRTAB_H
+
+#include "core/name-map.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct atn_tok_strtab {
-    char *arena;              /* every piece, NUL-terminated */
-    size_t arena_len, arena_cap;
-    size_t *slot_off;         /* hash slots: arena offset + 1, 0 = empty */
-    uint32_t *slot_len;
-    int32_t *slot_id;
-    size_t nslots, count;
-    size_t *by_id;            /* [id_cap] arena offset + 1 of id's piece, 0 = none */
+    atn_name_map map;         /* piece -> id, keyed (engine/core/name-map.c) */
+    char **blocks;            /* the pieces' bytes, each NUL-terminated; never moved */
+    size_t n_blocks, block_used, block_cap;   /* block_used / block_cap: the last block's */
+    const char **by_id;       /* [id_cap] id's piece, NULL = none */
     int32_t id_cap;           /* highest id + 1 */
 } atn_tok_strtab;
-
-/* FNV-1a, shared by the tables of the models. */
-static inline uint64_t atn_tok_hash(const void *s, size_t len) {
-    const unsigned char *p = s;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
 
 /* Room for about n pieces; false on out of memory. */
 bool atn_tok_strtab_init(atn_tok_strtab *v, size_t n);

@@ -5,6 +5,7 @@
 #define ATN_TOK_VOCAB_H
 
 #include "attnscope.h"
+#include "core/name-map.h"
 
 #include <cjson/cJSON.h>
 
@@ -13,8 +14,7 @@ typedef struct atn_tok_vocab {
     uint32_t *len;       /* [n_ids] its length in bytes */
     int32_t n_ids;       /* allocated */
     int32_t size;        /* highest id + 1 */
-    int32_t *slots;      /* open addressing: id or -1 */
-    uint32_t mask;
+    atn_name_map map;    /* token -> id, keyed (core/name-map.h); keys are by_id's copies */
 } atn_tok_vocab;
 
 /* Builds v from a JSON object of token: id (file and path name it in messages:

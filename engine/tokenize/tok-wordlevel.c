@@ -35,13 +35,6 @@ void atn_tok_model_free(atn_tok_model *m) {
 
 /* ---- a vocabulary: token -> id and id -> token ------------------------------------- */
 
-static uint32_t fnv(const char *s, size_t n) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
-}
-
 void atn_tok_vocab_free(atn_tok_vocab *v) {
     if (!v)
         return;
@@ -49,20 +42,12 @@ void atn_tok_vocab_free(atn_tok_vocab *v) {
         free(v->by_id[i]);
     free(v->by_id);
     free(v->len);
-    free(v->slots);
+    atn_name_map_clear(&v->map);
     memset(v, 0, sizeof *v);
 }
 
 int32_t atn_tok_vocab_find(const atn_tok_vocab *v, const char *s, size_t n) {
-    if (!v->slots)
-        return -1;
-    for (uint32_t i = fnv(s, n) & v->mask;; i = (i + 1) & v->mask) {
-        int32_t id = v->slots[i];
-        if (id < 0)
-            return -1;
-        if (v->len[id] == n && memcmp(v->by_id[id], s, n) == 0)
-            return id;
-    }
+    return atn_name_map_get_n(&v->map, s, n);
 }
 
 /* Adds token -> id.  A token listed twice moves to its last id (a map insert); an id
@@ -97,13 +82,10 @@ static atn_status vocab_put(atn_tok_vocab *v, const char *tok, size_t n, int32_t
     v->len[id] = (uint32_t)n;
     if (id + 1 > v->size)
         v->size = id + 1;
-    for (uint32_t i = fnv(tok, n) & v->mask;; i = (i + 1) & v->mask) {
-        int32_t o = v->slots[i];
-        if (o < 0 || (v->len[o] == n && memcmp(v->by_id[o], tok, n) == 0)) {
-            v->slots[i] = id;
-            return ATN_OK;
-        }
-    }
+    /* the key is the id's own copy, which lives as long as the table */
+    if (atn_name_map_put_n(&v->map, v->by_id[id], n, id, true, NULL) < 0)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    return ATN_OK;
 }
 
 atn_status atn_tok_vocab_from_json(atn_tok_vocab *v, const cJSON *obj, const char *file,
@@ -113,14 +95,8 @@ atn_status atn_tok_vocab_from_json(atn_tok_vocab *v, const cJSON *obj, const cha
         return atn_error_set(err, ATN_E_FORMAT, "%s: %s should be an object of token: id",
                              file, path);
     int32_t n = cJSON_GetArraySize(obj);
-    uint32_t cap = 16;
-    while (cap < 2u * (uint32_t)n + 2)
-        cap *= 2;
-    v->slots = malloc((size_t)cap * sizeof *v->slots);
-    if (!v->slots)
+    if (!atn_name_map_init(&v->map, (size_t)n))
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    memset(v->slots, 0xFF, (size_t)cap * sizeof *v->slots);
-    v->mask = cap - 1;
     int32_t k = 0;
     for (const cJSON *e = obj->child; e; e = e->next, k++) {
         if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 1e8 ||

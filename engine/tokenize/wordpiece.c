@@ -18,6 +18,7 @@
 #include "tokenize/encoding.h"
 #include "core/files.h"
 #include "core/json.h"
+#include "core/name-map.h"
 #include "tokenize/wordpiece.h"
 
 #include <cjson/cJSON.h>
@@ -47,8 +48,7 @@ typedef struct wordpiece_tok {
     char *pool;                   /* the vocabulary text, each token NUL-terminated */
     struct vocab_entry { uint32_t off, len; } *entries;   /* [n] id -> token in pool */
     int32_t n;
-    int32_t *slots;               /* open-addressing hash: id or -1 */
-    uint32_t mask;                /* slots - 1 (a power of two minus one) */
+    atn_name_map map;             /* token -> id, keyed (core/name-map.h); keys in pool */
     uint32_t max_len;             /* the longest token, in bytes */
     int32_t special[N_SPECIAL];
 } wordpiece_tok;
@@ -111,25 +111,19 @@ atn_status atn_wordpiece_options_from_json(atn_wordpiece_options *o, const char 
 
 /* ---- the vocabulary -------------------------------------------------------------------- */
 
-static uint32_t hash_bytes(uint32_t h, const char *s, size_t n) {
-    for (size_t i = 0; i < n; i++)   /* FNV-1a */
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
-}
-#define HASH_SEED 2166136261u
-
 /* Looks up prefix + s[0..n) (prefix "" or "##"); -1 when absent. */
 static int32_t vocab_find(const wordpiece_tok *tok, const char *prefix, size_t np, const char *s,
                           size_t n) {
-    uint32_t h = hash_bytes(hash_bytes(HASH_SEED, prefix, np), s, n);
-    for (uint32_t i = h & tok->mask;; i = (i + 1) & tok->mask) {
-        int32_t id = tok->slots[i];
-        if (id < 0)
-            return -1;
-        const char *t = tok->pool + tok->entries[id].off;
-        if (tok->entries[id].len == np + n && memcmp(t, prefix, np) == 0 && memcmp(t + np, s, n) == 0)
-            return id;
-    }
+    if (np == 0)
+        return atn_name_map_get_n(&tok->map, s, n);
+    /* a word has at most MAX_WORD_CHARS characters of 4 bytes; nothing longer than the
+       longest entry can match */
+    char key[2 + 4 * MAX_WORD_CHARS];
+    if (np + n > sizeof key || np + n > tok->max_len)
+        return -1;
+    memcpy(key, prefix, np);
+    memcpy(key + np, s, n);
+    return atn_name_map_get_n(&tok->map, key, np + n);
 }
 
 static void wp_free(wordpiece_tok *tok) {
@@ -137,7 +131,7 @@ static void wp_free(wordpiece_tok *tok) {
         return;
     free(tok->pool);
     free(tok->entries);
-    free(tok->slots);
+    atn_name_map_clear(&tok->map);
     free(tok);
 }
 
@@ -173,14 +167,8 @@ static wordpiece_tok *parse_vocab(char *pool, size_t len, const char *origin,
         n_lines++;
     tok->n = (int32_t)n_lines;
     tok->entries = malloc(n_lines * sizeof *tok->entries);
-    uint32_t cap = 16;
-    while (cap < 2 * n_lines)
-        cap *= 2;
-    tok->slots = malloc((size_t)cap * sizeof *tok->slots);
-    if (!tok->entries || !tok->slots)
+    if (!tok->entries || !atn_name_map_init(&tok->map, n_lines))
         goto nomem;
-    memset(tok->slots, 0xFF, (size_t)cap * sizeof *tok->slots);
-    tok->mask = cap - 1;
 
     size_t start = 0;
     int32_t id = 0;
@@ -199,15 +187,9 @@ static wordpiece_tok *parse_vocab(char *pool, size_t len, const char *origin,
         tok->entries[id].len = (uint32_t)n;
         if (n > tok->max_len)
             tok->max_len = (uint32_t)n;
-        uint32_t h = hash_bytes(HASH_SEED, pool + start, n);
-        for (uint32_t k = h & tok->mask;; k = (k + 1) & tok->mask) {
-            int32_t other = tok->slots[k];
-            if (other < 0 || (tok->entries[other].len == n &&
-                              memcmp(pool + tok->entries[other].off, pool + start, n) == 0)) {
-                tok->slots[k] = id;   /* a repeated token keeps its last id, like HF's dict */
-                break;
-            }
-        }
+        /* a repeated token keeps its last id, like HF's dict */
+        if (atn_name_map_put_n(&tok->map, pool + start, n, id, true, NULL) < 0)
+            goto nomem;
         /* end the token at its first line-end byte: with \r\n, the \r (else the text
            handed out would keep it) */
         bool crlf = i < len && pool[i] == '\r' && i + 1 < len && pool[i + 1] == '\n';

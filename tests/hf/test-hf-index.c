@@ -96,6 +96,17 @@ static void name_map_cases(void) {
               (unsigned long long)calls);
     atn_name_map_clear(&m);
     atn_name_map_clear(&m);   /* twice is fine */
+    /* lengths given (the tokenizers' keys): bytes after a NUL count, entries keep the order
+       they were added in, a replaced value keeps its entry */
+    atn_name_map b = {0};
+    CHECK(atn_name_map_put_n(&b, "a\0b", 3, 1, false, NULL) == 1);
+    CHECK(atn_name_map_put_n(&b, "a\0c", 3, 2, false, NULL) == 1);
+    CHECK(atn_name_map_put_n(&b, "a", 1, 3, false, NULL) == 1);
+    CHECK(atn_name_map_put_n(&b, "a\0b", 3, 4, true, &old) == 0 && old == 1);
+    CHECK(atn_name_map_get_n(&b, "a\0c", 3) == 2 && atn_name_map_get_n(&b, "a\0b", 3) == 4);
+    CHECK(atn_name_map_get_n(&b, "a\0d", 3) == -1 && atn_name_map_get_n(&b, "a", 1) == 3);
+    CHECK(b.count == 3 && b.entries[0].val == 4 && b.entries[1].val == 2 && b.entries[2].val == 3);
+    atn_name_map_clear(&b);
     atn_name_map empty = {0};
     CHECK(atn_name_map_get(&empty, "x") == -1);
 }
