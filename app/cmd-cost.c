@@ -5,6 +5,7 @@
  * standard output, .json, or a bar chart (.png/.svg/.pdf, ui/render's cost chart). */
 #include "cli.h"
 #include "analysis.h"
+#include "cli-figure.h"
 #include "render.h"
 
 #include <limits.h>
@@ -21,24 +22,7 @@ static void draw(cairo_t *cr, double w, double h, void *user) { atn_render_cost_
 static int write_figure(const char *path, atn_output_format fmt, const atn_cost_chart_spec *spec) {
     double w, h;
     atn_render_cost_chart_natural_size(spec, &w, &h);
-    atn_error err = {0};
-    unsigned char *data = NULL;
-    size_t len = 0;
-    int rc = CLI_EXIT_OK;
-    if (atn_render_to_memory(fmt, w, h, 1.0, draw, (void *)spec, &data, &len, &err)) {
-        atn_error_prefix(&err, "%s", path);
-        rc = cli_fail(&err);
-    } else {
-        cli_atomic_file af;
-        bool ok = cli_atomic_open(&af, path);
-        if (ok) {
-            fwrite(data, 1, len, af.f);
-            ok = cli_atomic_close(&af, true);
-        }
-        rc = ok ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-    }
-    free(data);
-    return rc;
+    return cli_write_figure(path, fmt, w, h, 1.0, draw, (void *)spec, NULL);
 }
 
 static void write_json(FILE *f, const char *model, const atn_cost_row *rows, int32_t count) {

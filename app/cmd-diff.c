@@ -5,6 +5,7 @@
  * JS distance, max |change|) or .png/.svg/.pdf (the JS distance map, ui/render's heatmap). */
 #include "cli.h"
 #include "analysis.h"
+#include "cli-figure.h"
 #include "render.h"
 
 #include <math.h>
@@ -24,7 +25,7 @@ static void draw(cairo_t *cr, double w, double h, void *user) {
     atn_render_heatmap(cr, &((diff_figure *)user)->spec, w, h);
 }
 
-static int write_png(const char *path, atn_output_format fmt, const atn_model *model, const atn_capture_diff *d,
+static int write_figure(const char *path, atn_output_format fmt, const atn_model *model, const atn_capture_diff *d,
                      bool max_abs) {
     int32_t L = d->n_layers, H = d->n_heads;
     char **rows = calloc((size_t)L, sizeof *rows), **cols = calloc((size_t)H, sizeof *cols);
@@ -53,25 +54,12 @@ static int write_png(const char *path, atn_output_format fmt, const atn_model *m
     f.spec.show_values = true;
     double w, h;
     atn_render_heatmap_natural_size(&f.spec, &w, &h);
-    atn_error err = {0};
-    unsigned char *data = NULL;
-    size_t len = 0;
     if (!rows || !cols) {
         cli_error("out of memory");
         rc = CLI_EXIT_FAIL;
-    } else if (atn_render_to_memory(fmt, w, h, 1.0, draw, &f, &data, &len, &err)) {
-        atn_error_prefix(&err, "%s", path);
-        rc = cli_fail(&err);
     } else {
-        cli_atomic_file af;
-        bool ok = cli_atomic_open(&af, path);
-        if (ok) {
-            fwrite(data, 1, len, af.f);
-            ok = cli_atomic_close(&af, true);
-        }
-        rc = ok || cli_interrupted() ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+        rc = cli_write_figure(path, fmt, w, h, 1.0, draw, &f, NULL);
     }
-    free(data);
     for (int32_t l = 0; rows && l < L; l++)
         free(rows[l]);
     for (int32_t hh = 0; cols && hh < H; hh++)
@@ -274,7 +262,7 @@ int cmd_diff(int argc, char **argv) {
         goto done;
     }
     if (figure) {
-        rc = write_png(out, fmt, model, d, map && !strcmp(map, "max"));
+        rc = write_figure(out, fmt, model, d, map && !strcmp(map, "max"));
     } else if (npy) {
         size_t lh = (size_t)d->n_layers * d->n_heads;
         float *both = malloc(2 * lh * sizeof(float));

@@ -2,9 +2,9 @@
  * the model grid, the head-to-head similarity matrix, the head view, the trace sheet and
  * the attention rollout.  Files go through a temporary name and a rename. */
 #include "cli.h"
+#include "cli-figure.h"
 #include "render.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,28 +77,7 @@ static int write_figure(figure *f, const export_opts *o, const char *path, atn_o
         w = w * o->height / h;
         h = o->height;
     }
-    /* drawn in memory, then written through cli_atomic_*: a Ctrl-C while drawing keeps the
-     * old file (the close checks for it just before the rename) */
-    atn_error err = {0};
-    unsigned char *data;
-    size_t len;
-    if (atn_render_to_memory(fmt, w, h, o->scale, draw_figure, f, &data, &len, &err)) {
-        atn_error_prefix(&err, "%s", path);
-        return cli_fail(&err);
-    }
-    if (o->folder && mkdir(o->folder, 0777) != 0 && errno != EEXIST) {
-        cli_error("%s: cannot create the folder: %s", o->folder, strerror(errno));
-        free(data);
-        return CLI_EXIT_USAGE;
-    }
-    cli_atomic_file af;
-    bool ok = cli_atomic_open(&af, path);
-    if (ok) {
-        fwrite(data, 1, len, af.f);   /* a failed write shows at the close */
-        ok = cli_atomic_close(&af, true);
-    }
-    free(data);
-    return ok || cli_interrupted() ? CLI_EXIT_OK : CLI_EXIT_USAGE;   /* as cli_fail did */
+    return cli_write_figure(path, fmt, w, h, o->scale, draw_figure, f, o->folder);
 }
 
 static const char **token_texts(const atn_encoding *enc) {

@@ -4,6 +4,7 @@
  * when off), .json, or a figure (.png/.svg/.pdf: the layers x heads map of that change). */
 #include "cli.h"
 #include "analysis.h"
+#include "cli-figure.h"
 #include "render.h"
 
 #include <errno.h>
@@ -56,23 +57,8 @@ static int write_figure(const char *path, atn_output_format fmt, const atn_model
     s.show_values = true;
     double w, h;
     atn_render_heatmap_natural_size(&s, &w, &h);
-    atn_error err = {0};
-    unsigned char *data = NULL;
-    size_t len = 0;
-    int rc = CLI_EXIT_OK;
-    if (atn_render_to_memory(fmt, w, h, 1.0, draw, &s, &data, &len, &err)) {
-        atn_error_prefix(&err, "%s", path);
-        rc = cli_fail(&err);
-    } else {
-        cli_atomic_file af;
-        bool ok = cli_atomic_open(&af, path);
-        if (ok) {
-            fwrite(data, 1, len, af.f);
-            ok = cli_atomic_close(&af, true);
-        }
-        rc = ok || cli_interrupted() ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-    }
-    free(data), free(v), free(labels), free(rows), free(cols);
+    int rc = cli_write_figure(path, fmt, w, h, 1.0, draw, &s, NULL);
+    free(v), free(labels), free(rows), free(cols);
     return rc;
 }
 
