@@ -6,6 +6,7 @@
 #include <glib/gi18n.h>
 
 #include "atn-session.h"
+#include "atn-worker.h"
 #include "hub.h"
 
 struct _AtnGetModelDialog {
@@ -22,6 +23,7 @@ struct _AtnGetModelDialog {
     double fraction;
     guint poll;
     gboolean close_when_done;
+    GCancellable *work;         /* the lookup or the download in flight (atn_worker's slot), or NULL */
     /* shared with the download thread */
     GMutex lock;
     atn_hub_progress last;
@@ -48,13 +50,12 @@ static void set_state(AtnGetModelDialog *self, AtnGetModelState st, char *messag
 
 /* ---- looking up ------------------------------------------------------------------------ */
 
-static void lookup_thread(GTask *task, gpointer source, gpointer data, GCancellable *c) {
+static gpointer lookup_work(gpointer id, GCancellable *c, GError **error) {
     atn_hub_plan *plan = NULL;
     atn_error err = {0};
-    if (atn_hub_plan_fetch(data, &plan, &err) != ATN_OK)
-        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err.message);
-    else
-        g_task_return_pointer(task, plan, (GDestroyNotify)atn_hub_plan_free);
+    if (atn_hub_plan_fetch(id, &plan, &err) != ATN_OK)
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err.message);
+    return plan;
 }
 
 static void show_plan(AtnGetModelDialog *self) {
@@ -69,19 +70,17 @@ static void show_plan(AtnGetModelDialog *self) {
     self->n_files = self->plan->n_files;
 }
 
-static void lookup_done(GObject *source, GAsyncResult *res, gpointer data) {
-    AtnGetModelDialog *self = ATN_GET_MODEL_DIALOG(source);
-    GError *error = NULL;
-    atn_hub_plan *plan = g_task_propagate_pointer(G_TASK(res), &error);
+/* Takes plan. */
+static void lookup_done(gpointer owner, gpointer answer, const GError *error, gpointer job) {
+    AtnGetModelDialog *self = ATN_GET_MODEL_DIALOG(owner);
+    atn_hub_plan *plan = answer;
     if (self->close_when_done) {   /* closed while asking */
         atn_hub_plan_free(plan);
-        g_clear_error(&error);
         gtk_window_destroy(GTK_WINDOW(self));
         return;
     }
     if (!plan) {
         set_state(self, ATN_GET_MODEL_FAILED, g_strdup(error->message));
-        g_error_free(error);
         return;
     }
     atn_hub_plan_free(self->plan);
@@ -109,10 +108,8 @@ void atn_get_model_dialog_look_up(AtnGetModelDialog *self) {
     gtk_progress_bar_set_fraction(self->bar, 0);
     self->fraction = 0;
     set_state(self, ATN_GET_MODEL_LOOKING_UP, g_strdup_printf(_("Asking the Hub about %s…"), id));
-    GTask *task = g_task_new(self, NULL, lookup_done, NULL);
-    g_task_set_task_data(task, g_strdup(id), g_free);
-    g_task_run_in_thread(task, lookup_thread);
-    g_object_unref(task);
+    atn_worker_start_fallible(self, &self->work, ATN_WORKER_TAKE, NULL, lookup_work, g_strdup(id), g_free,
+                              (GDestroyNotify)atn_hub_plan_free, lookup_done);
 }
 
 /* ---- downloading ----------------------------------------------------------------------- */
@@ -128,16 +125,17 @@ static bool on_progress(const atn_hub_progress *p, void *data) {
     return !g_atomic_int_get(&self->cancel_flag);
 }
 
-static void download_thread(GTask *task, gpointer source, gpointer data, GCancellable *c) {
-    AtnGetModelDialog *self = ATN_GET_MODEL_DIALOG(source);
+/* job: the dialog, whose plan it reads (lent: nothing changes it while the download runs)
+ * and whose progress it writes under the lock.  Cancel sets cancel_flag, read by on_progress.
+ * The answer is only a "done" mark. */
+static gpointer download_work(gpointer job, GCancellable *c, GError **error) {
+    AtnGetModelDialog *self = job;
     atn_error err = {0};
-    atn_status st = atn_hub_download(data, on_progress, self, &err);
-    if (st == ATN_E_CANCELLED)
-        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "%s", err.message);
-    else if (st != ATN_OK)
-        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err.message);
-    else
-        g_task_return_boolean(task, TRUE);
+    atn_status st = atn_hub_download(self->plan, on_progress, self, &err);
+    if (st != ATN_OK)
+        g_set_error(error, G_IO_ERROR, st == ATN_E_CANCELLED ? G_IO_ERROR_CANCELLED : G_IO_ERROR_FAILED, "%s",
+                    err.message);
+    return st == ATN_OK ? GINT_TO_POINTER(1) : NULL;
 }
 
 static gboolean poll_progress(gpointer data) {
@@ -162,10 +160,9 @@ static gboolean poll_progress(gpointer data) {
     return G_SOURCE_CONTINUE;
 }
 
-static void download_done(GObject *source, GAsyncResult *res, gpointer data) {
-    AtnGetModelDialog *self = ATN_GET_MODEL_DIALOG(source);
-    GError *error = NULL;
-    gboolean ok = g_task_propagate_boolean(G_TASK(res), &error);
+static void download_done(gpointer owner, gpointer answer, const GError *error, gpointer job) {
+    AtnGetModelDialog *self = ATN_GET_MODEL_DIALOG(owner);
+    gboolean ok = answer != NULL;
     g_clear_handle_id(&self->poll, g_source_remove);
     poll_progress(self);
     if (!ok) {
@@ -173,7 +170,6 @@ static void download_done(GObject *source, GAsyncResult *res, gpointer data) {
         set_state(self, cancelled ? ATN_GET_MODEL_CANCELLED : ATN_GET_MODEL_FAILED,
                   cancelled ? g_strdup(_("Cancelled. What was downloaded is kept: Download continues from there."))
                             : g_strdup(error->message));
-        g_error_free(error);
     } else {
         self->fraction = 1;
         gtk_progress_bar_set_fraction(self->bar, 1);
@@ -189,7 +185,6 @@ static void download_done(GObject *source, GAsyncResult *res, gpointer data) {
     }
     if (self->close_when_done)
         gtk_window_destroy(GTK_WINDOW(self));
-    g_object_unref(self);   /* the download's reference */
 }
 
 void atn_get_model_dialog_download(AtnGetModelDialog *self) {
@@ -200,10 +195,8 @@ void atn_get_model_dialog_download(AtnGetModelDialog *self) {
     self->have_progress = FALSE;
     set_state(self, ATN_GET_MODEL_DOWNLOADING, g_strdup_printf(_("Downloading %s…"), self->plan->id));
     self->poll = g_timeout_add(100, poll_progress, self);
-    GTask *task = g_task_new(g_object_ref(self), NULL, download_done, NULL);
-    g_task_set_task_data(task, self->plan, NULL);   /* the dialog keeps owning it */
-    g_task_run_in_thread(task, download_thread);
-    g_object_unref(task);
+    atn_worker_start_fallible(self, &self->work, ATN_WORKER_NORMAL, NULL, download_work, self, NULL, NULL,
+                              download_done);
 }
 
 void atn_get_model_dialog_cancel(AtnGetModelDialog *self) {
@@ -263,6 +256,7 @@ static gboolean on_close_request(GtkWindow *w, AtnGetModelDialog *self) {
 static void atn_get_model_dialog_finalize(GObject *o) {
     AtnGetModelDialog *self = ATN_GET_MODEL_DIALOG(o);
     g_clear_handle_id(&self->poll, g_source_remove);
+    g_clear_object(&self->work);   /* NULL: a task keeps the dialog alive until its done */
     atn_hub_plan_free(self->plan);
     g_free(self->message);
     g_mutex_clear(&self->lock);

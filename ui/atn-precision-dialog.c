@@ -8,6 +8,7 @@
 #include "atn-model-handle.h"
 #include "atn-prefs.h"
 #include "atn-result.h"
+#include "atn-worker.h"
 
 struct _AtnPrecisionDialog {
     GtkWindow parent_instance;
@@ -63,9 +64,9 @@ static bool keep_going(double fraction, atn_stage stage, void *user_data) {
     return !g_cancellable_is_cancelled(user_data);
 }
 
-static void compute_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+/* The worker (at nice 10 as "precision": two runs of the model, the window comes first). */
+static gpointer compute(gpointer data, GCancellable *cancellable, GError **error) {
     job *j = data;
-    atn_session_lower_worker_priority("precision");   /* two runs of the model: the window comes first */
     atn_model *m = atn_model_handle_get_model(j->model);
     atn_error err = {0};
     atn_encoding *enc = NULL;
@@ -110,14 +111,13 @@ static void compute_thread(GTask *task, gpointer source, gpointer data, GCancell
     atn_run_free(r32);
     atn_run_free(rp);
     atn_encoding_free(enc);
-    if (st == ATN_OK) {
-        g_task_return_pointer(task, res, (GDestroyNotify)job_result_free);
-    } else {
-        if (res)
-            job_result_free(res);
-        g_task_return_new_error(task, G_IO_ERROR, st == ATN_E_CANCELLED ? G_IO_ERROR_CANCELLED : G_IO_ERROR_FAILED,
-                                "%s", err.message);
-    }
+    if (st == ATN_OK)
+        return res;
+    if (res)
+        job_result_free(res);
+    g_set_error(error, G_IO_ERROR, st == ATN_E_CANCELLED ? G_IO_ERROR_CANCELLED : G_IO_ERROR_FAILED, "%s",
+                err.message);
+    return NULL;
 }
 
 /* ---- the window --------------------------------------------------------------------- */
@@ -133,21 +133,17 @@ static void set_labels(AtnPrecisionDialog *self, int layers, int heads) {
         self->col_labels[h] = g_strdup_printf("%d", h);
 }
 
-static void computed(GObject *source, GAsyncResult *result, gpointer data) {
-    g_autoptr(GError) error = NULL;
-    job_result *r = g_task_propagate_pointer(G_TASK(result), &error);
-    if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-        g_object_unref(data);
+/* The computation still awaited (atn_worker: self->cancel already cleared); r is freed after. */
+static void computed(gpointer owner, gpointer answer, const GError *error, gpointer data) {
+    AtnPrecisionDialog *self = ATN_PRECISION_DIALOG(owner);
+    job_result *r = answer;
+    if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         return;
-    }
-    AtnPrecisionDialog *self = ATN_PRECISION_DIALOG(data);
-    g_clear_object(&self->cancel);
     gtk_spinner_stop(self->spinner);
     g_free(self->summary_text);
     if (!r) {
         self->summary_text = g_strdup_printf(_("The comparison could not run: %s"), error->message);
         gtk_label_set_text(self->summary, self->summary_text);
-        g_object_unref(self);
         return;
     }
     g_free(self->max_abs);
@@ -180,14 +176,10 @@ static void computed(GObject *source, GAsyncResult *result, gpointer data) {
                                          worst / r->heads, worst % r->heads, self->max_abs[worst], mean,
                                          100.0 * r->hidden_rel[r->layers], guesses, over);
     gtk_label_set_text(self->summary, self->summary_text);
-    job_result_free(r);
-    g_object_unref(self);
 }
 
 static void start(AtnPrecisionDialog *self) {
-    if (self->cancel)
-        g_cancellable_cancel(self->cancel);
-    g_clear_object(&self->cancel);
+    atn_worker_cancel(&self->cancel);
     if (!self->model)
         return;
     job *j = g_new0(job, 1);
@@ -197,13 +189,10 @@ static void start(AtnPrecisionDialog *self) {
     j->mask = self->mask ? g_array_ref(self->mask) : NULL;
     j->toy_mask = self->toy_mask ? g_array_ref(self->toy_mask) : NULL;
     j->precision = self->precision;
-    self->cancel = g_cancellable_new();
     gtk_spinner_start(self->spinner);
     gtk_label_set_text(self->summary, _("Running the sentence in fp32 and in reduced precision…"));
-    GTask *task = g_task_new(NULL, self->cancel, computed, g_object_ref(self));
-    g_task_set_task_data(task, j, (GDestroyNotify)job_free);
-    g_task_run_in_thread(task, compute_thread);
-    g_object_unref(task);
+    atn_worker_start_fallible(self, &self->cancel, ATN_WORKER_NICE, "precision", compute, j, (GDestroyNotify)job_free,
+                              (GDestroyNotify)job_result_free, computed);
 }
 
 static void on_precision(GtkDropDown *d, GParamSpec *p, AtnPrecisionDialog *self) {
@@ -213,9 +202,7 @@ static void on_precision(GtkDropDown *d, GParamSpec *p, AtnPrecisionDialog *self
 
 static void atn_precision_dialog_dispose(GObject *object) {
     AtnPrecisionDialog *self = ATN_PRECISION_DIALOG(object);
-    if (self->cancel)
-        g_cancellable_cancel(self->cancel);
-    g_clear_object(&self->cancel);
+    atn_worker_cancel(&self->cancel);
     g_clear_object(&self->model);
     g_clear_pointer(&self->ids, g_array_unref);
     g_clear_pointer(&self->types, g_array_unref);

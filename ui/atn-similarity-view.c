@@ -14,6 +14,7 @@
 #include "atn-heatmap.h"
 #include "atn-labels.h"
 #include "atn-session.h"
+#include "atn-worker.h"
 
 struct _AtnSimilarityView {
     GtkWidget parent_instance;
@@ -85,20 +86,18 @@ static bool keep_going(double fraction, atn_stage stage, void *data) {
     return !g_cancellable_is_cancelled(job->cancellable);
 }
 
-static void sim_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
-    atn_session_lower_thread_priority();   /* the main thread comes first */
+/* The worker (at nice 10: the main thread comes first). */
+static gpointer sim_work(gpointer data, GCancellable *cancellable, GError **error) {
     sim_job *job = data;
     job->cancellable = cancellable;
     atn_similarity *sim = NULL;
     atn_error err = {0};
     atn_status st = atn_similarity_compute_progress(atn_result_get_capture(job->result), job->metric, job->scope,
                                                     job->layer, keep_going, job, &sim, &err);
-    if (st == ATN_E_CANCELLED)
-        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "%s", err.message);
-    else if (st != ATN_OK)
-        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err.message);
-    else
-        g_task_return_pointer(task, sim, (GDestroyNotify)atn_similarity_free);
+    if (st != ATN_OK)
+        g_set_error(error, G_IO_ERROR, st == ATN_E_CANCELLED ? G_IO_ERROR_CANCELLED : G_IO_ERROR_FAILED, "%s",
+                    err.message);
+    return st == ATN_OK ? sim : NULL;
 }
 
 /* No pair: the matrix takes the whole width (at Text size 2.0 the empty pair pane took 45% of
@@ -131,16 +130,10 @@ static void stop_sim_progress(AtnSimilarityView *self) {
     g_clear_handle_id(&self->sim_poll_id, g_source_remove);
 }
 
-static void sim_done(GObject *source, GAsyncResult *res, gpointer data) {
-    AtnSimilarityView *self = ATN_SIMILARITY_VIEW(source);
-    GTask *task = G_TASK(res);
-    g_autoptr(GError) error = NULL;
-    atn_similarity *sim = g_task_propagate_pointer(task, &error);
-    if (g_task_get_cancellable(task) != self->cancel) {   /* superseded */
-        atn_similarity_free(sim);
-        return;
-    }
-    g_clear_object(&self->cancel);
+/* The comparison still awaited (atn_worker: self->cancel already cleared); takes sim. */
+static void sim_done(gpointer owner, gpointer answer, const GError *error, gpointer data) {
+    AtnSimilarityView *self = ATN_SIMILARITY_VIEW(owner);
+    atn_similarity *sim = answer;
     stop_sim_progress(self);
     if (!sim) {
         set_info(self, error->message);
@@ -242,8 +235,8 @@ static void recompute(AtnSimilarityView *self) {
     atn_metric metric = (atn_metric)gtk_drop_down_get_selected(self->metric_drop);
     atn_scope scope = (atn_scope)gtk_drop_down_get_selected(self->scope_drop);
     int layer = atn_session_get_layer(self->session);
-    self->cancel = g_cancellable_new();
     if (self->corpus_path) {
+        self->cancel = g_cancellable_new();
         gtk_spinner_set_spinning(self->spinner, TRUE);
         AtnModelHandle *m = atn_result_get_model(r);
         atn_error err = {0};
@@ -271,11 +264,10 @@ static void recompute(AtnSimilarityView *self) {
     job->metric = metric;
     job->scope = scope;
     job->layer = layer;
-    g_autoptr(GTask) task = g_task_new(self, self->cancel, sim_done, NULL);
-    g_task_set_task_data(task, job, (GDestroyNotify)sim_job_free);
     self->sim_job = job;
     self->sim_poll_id = g_timeout_add(100, sim_poll_cb, self);
-    g_task_run_in_thread(task, sim_thread);
+    atn_worker_start_fallible(self, &self->cancel, ATN_WORKER_NICE | ATN_WORKER_TAKE, NULL, sim_work, job,
+                              (GDestroyNotify)sim_job_free, (GDestroyNotify)atn_similarity_free, sim_done);
     set_info(self, _("Comparing the heads…"));
 }
 

@@ -15,6 +15,7 @@
 #include "atn-error-text.h"
 #include "atn-figure.h"
 #include "atn-whatif.h"
+#include "atn-worker.h"
 
 enum { GUESS_K = 3 };
 
@@ -172,9 +173,9 @@ static diff_out *compare(AtnResult *r, GCancellable *cancellable) {
     return o;
 }
 
-static void compare_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
-    atn_session_lower_worker_priority("whatif");   /* it runs the model twice: typing comes first */
-    g_task_return_pointer(task, compare(data, cancellable), (GDestroyNotify)diff_out_free);
+/* The worker (at nice 10 as "whatif": it runs the model twice, typing comes first). */
+static gpointer compare_work(gpointer data, GCancellable *cancellable, GError **error) {
+    return compare(data, cancellable);
 }
 
 static void show_comparison(AtnWhatifView *self);
@@ -186,29 +187,23 @@ static void set_shown(AtnWhatifView *self, diff_out *o) {
     diff_out_free(old);
 }
 
-static void compare_done(GObject *source, GAsyncResult *res, gpointer user_data) {
-    GTask *task = G_TASK(res);
-    diff_out *o = g_task_propagate_pointer(task, NULL);
-    AtnWhatifView *self = user_data;
-    if (g_cancellable_is_cancelled(g_task_get_cancellable(task)) || !self->session) {
+/* The comparison still awaited (atn_worker: self->cancel already cleared); takes o. */
+static void compare_done(gpointer owner, gpointer answer, const GError *error, gpointer job) {
+    AtnWhatifView *self = owner;
+    diff_out *o = answer;
+    if (error || !self->session) {   /* cancelled */
         diff_out_free(o);
-        g_object_unref(self);
         return;
     }
-    g_clear_object(&self->cancel);
     self->busy = FALSE;
     if (o && o->result == atn_session_get_result(self->session))
         set_shown(self, o);
     else
         diff_out_free(o);
-    g_object_unref(self);
 }
 
 static void compare_start(AtnWhatifView *self) {
-    if (self->cancel) {
-        g_cancellable_cancel(self->cancel);
-        g_clear_object(&self->cancel);
-    }
+    atn_worker_cancel(&self->cancel);
     self->busy = FALSE;
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (!r || !atn_whatif_of_result(r)) {
@@ -221,12 +216,9 @@ static void compare_start(AtnWhatifView *self) {
         return;
     }
     self->busy = TRUE;
-    self->cancel = g_cancellable_new();
+    atn_worker_start_fallible(self, &self->cancel, ATN_WORKER_NICE | ATN_WORKER_TAKE, "whatif", compare_work,
+                              g_object_ref(r), g_object_unref, (GDestroyNotify)diff_out_free, compare_done);
     show_comparison(self);
-    GTask *task = g_task_new(NULL, self->cancel, compare_done, g_object_ref(self));
-    g_task_set_task_data(task, g_object_ref(r), g_object_unref);
-    g_task_run_in_thread(task, compare_thread);
-    g_object_unref(task);
 }
 
 /* ---- showing it ------------------------------------------------------------------------------ */
@@ -934,9 +926,7 @@ static void on_paned_max(GtkPaned *paned, GParamSpec *p, AtnWhatifView *self) { 
 
 static void atn_whatif_view_dispose(GObject *object) {
     AtnWhatifView *self = ATN_WHATIF_VIEW(object);
-    if (self->cancel)
-        g_cancellable_cancel(self->cancel);
-    g_clear_object(&self->cancel);
+    atn_worker_cancel(&self->cancel);
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_clear_object(&self->session);

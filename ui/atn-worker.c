@@ -7,8 +7,11 @@
 typedef struct worker {
     GCancellable **slot;   /* in the owner's instance struct: the owner outlives the task */
     AtnWorkerFlags flags;
-    AtnWorkerFunc run;
-    AtnWorkerDoneFunc done;
+    const char *name;      /* static storage: the worker's name for its priority, or NULL */
+    AtnWorkerFunc run;     /* one of run and run_fallible */
+    AtnWorkerFallibleFunc run_fallible;
+    AtnWorkerDoneFunc done;   /* one of done and done_fallible */
+    AtnWorkerFallibleDoneFunc done_fallible;
     gpointer job;
     GDestroyNotify job_free, answer_free;
 } worker;
@@ -21,21 +24,49 @@ static void worker_free(worker *w) {
 
 static void worker_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
     worker *w = data;
-    if (w->flags & ATN_WORKER_NICE)
-        atn_session_lower_thread_priority();   /* the main thread comes first */
-    g_task_return_pointer(task, w->run(w->job, cancellable), w->answer_free);
+    if ((w->flags & ATN_WORKER_NICE) && w->name)
+        atn_session_lower_worker_priority(w->name);   /* the main thread comes first */
+    else if (w->flags & ATN_WORKER_NICE)
+        atn_session_lower_thread_priority();
+    if (!w->run_fallible) {
+        g_task_return_pointer(task, w->run(w->job, cancellable), w->answer_free);
+        return;
+    }
+    GError *error = NULL;
+    gpointer answer = w->run_fallible(w->job, cancellable, &error);
+    if (error) {
+        if (answer && w->answer_free)
+            w->answer_free(answer);
+        g_task_return_error(task, error);
+    } else {
+        g_task_return_pointer(task, answer, w->answer_free);
+    }
 }
 
 static void worker_done(GObject *source, GAsyncResult *res, gpointer user_data) {
     GTask *task = G_TASK(res);
     worker *w = g_task_get_task_data(task);
-    gpointer answer = g_task_propagate_pointer(task, NULL);   /* NULL once cancelled */
+    g_autoptr(GError) error = NULL;
+    gpointer answer = g_task_propagate_pointer(task, &error);   /* NULL once cancelled */
+    gboolean taken = FALSE;
     if (g_task_get_cancellable(task) == *w->slot) {
         g_clear_object(w->slot);
-        w->done(source, answer, w->job);
+        if (w->done_fallible)
+            w->done_fallible(source, answer, error, w->job);
+        else
+            w->done(source, answer, w->job);
+        taken = (w->flags & ATN_WORKER_TAKE) != 0;
     }   /* else cancelled (the owner's state moved on) and maybe replaced: dropped */
-    if (answer && w->answer_free)
+    if (answer && !taken && w->answer_free)
         w->answer_free(answer);
+}
+
+static void start(gpointer owner, GCancellable **slot, worker *w) {
+    *slot = g_cancellable_new();
+    g_autoptr(GTask) task = g_task_new(owner, *slot, worker_done, NULL);
+    g_task_set_source_tag(task, atn_worker_start);
+    g_task_set_task_data(task, w, (GDestroyNotify)worker_free);
+    g_task_run_in_thread(task, worker_thread);
 }
 
 void atn_worker_start(gpointer owner, GCancellable **slot, AtnWorkerFlags flags, AtnWorkerFunc run,
@@ -51,11 +82,26 @@ void atn_worker_start(gpointer owner, GCancellable **slot, AtnWorkerFlags flags,
     w->job = job;
     w->job_free = job_free;
     w->answer_free = answer_free;
-    *slot = g_cancellable_new();
-    g_autoptr(GTask) task = g_task_new(owner, *slot, worker_done, NULL);
-    g_task_set_source_tag(task, atn_worker_start);
-    g_task_set_task_data(task, w, (GDestroyNotify)worker_free);
-    g_task_run_in_thread(task, worker_thread);
+    start(owner, slot, w);
+}
+
+void atn_worker_start_fallible(gpointer owner, GCancellable **slot, AtnWorkerFlags flags,
+                               const char *name, AtnWorkerFallibleFunc run, gpointer job,
+                               GDestroyNotify job_free, GDestroyNotify answer_free,
+                               AtnWorkerFallibleDoneFunc done) {
+    g_return_if_fail(G_IS_OBJECT(owner));
+    g_return_if_fail(slot != NULL && *slot == NULL);
+    g_return_if_fail(run != NULL && done != NULL);
+    worker *w = g_new0(worker, 1);
+    w->slot = slot;
+    w->flags = flags;
+    w->name = name;
+    w->run_fallible = run;
+    w->done_fallible = done;
+    w->job = job;
+    w->job_free = job_free;
+    w->answer_free = answer_free;
+    start(owner, slot, w);
 }
 
 void atn_worker_cancel(GCancellable **slot) {

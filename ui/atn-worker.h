@@ -1,6 +1,8 @@
 /* A widget's work in a GTask worker thread whose answer the widget takes only while it still
- * waits for it: the Model grid's recolour and the Token lines' drawing (docs/ARCHITECTURE.md,
- * "Threads").  The widget keeps one GCancellable pointer per kind of work in its instance
+ * waits for it: the window's one helper for its workers (docs/ARCHITECTURE.md, "Threads"):
+ * the Model grid's recolour, the Token lines' drawing, the head statistics, the Similarity
+ * view's comparison, the What-if comparison, the Half Precision window's runs and the Get a
+ * Model dialog's lookup and download.  The widget keeps one GCancellable pointer per kind of work in its instance
  * struct (the slot): set while the work is in flight, cleared when it is cancelled, replaced
  * or done, so a stale answer is recognised by its cancellable no longer being the slot's. */
 #ifndef ATN_WORKER_H
@@ -21,6 +23,8 @@ typedef enum {
     ATN_WORKER_NORMAL = 0,
     ATN_WORKER_NICE = 1 << 0,   /* the worker thread lowers its priority first
                                    (atn_session_lower_thread_priority: nice 10) */
+    ATN_WORKER_TAKE = 1 << 1,   /* done takes the answer (answer_free frees only answers
+                                   that are dropped) */
 } AtnWorkerFlags;
 
 /* Starts run(job, cancellable) in a GTask worker for owner (a GObject, kept alive until the
@@ -28,10 +32,26 @@ typedef enum {
  * returns, on the main thread: if *slot is still that cancellable, it is cleared and
  * done(owner, answer, job) is called; otherwise (cancelled through atn_worker_cancel, or
  * another work put in the slot) the answer is dropped and done is not called.  The answer is
- * freed with answer_free (may be NULL) after done returns or when dropped; job with job_free
- * (may be NULL) when the task is freed. */
+ * freed with answer_free (may be NULL) after done returns (unless ATN_WORKER_TAKE) or when
+ * dropped; job with job_free (may be NULL) when the task is freed. */
 void atn_worker_start(gpointer owner, GCancellable **slot, AtnWorkerFlags flags, AtnWorkerFunc run,
                       gpointer job, GDestroyNotify job_free, GDestroyNotify answer_free, AtnWorkerDoneFunc done);
+
+/* Work that can fail: returns the answer, or NULL and sets *error (G_IO_ERROR_CANCELLED when
+ * the engine stopped at the cancellable).  Its done gets the error (NULL on success): */
+typedef gpointer (*AtnWorkerFallibleFunc)(gpointer job, GCancellable *cancellable, GError **error);
+typedef void (*AtnWorkerFallibleDoneFunc)(gpointer owner, gpointer answer, const GError *error,
+                                          gpointer job);
+
+/* atn_worker_start for work that can fail, with the same slot rule (done only for the work
+ * still in the slot; a failure of work no longer awaited is dropped with it).  With
+ * ATN_WORKER_NICE and a name, the thread lowers its priority under that name
+ * (atn_session_lower_worker_priority: "whatif", "precision" ..., which tests read back);
+ * name NULL: as atn_worker_start. */
+void atn_worker_start_fallible(gpointer owner, GCancellable **slot, AtnWorkerFlags flags,
+                               const char *name, AtnWorkerFallibleFunc run, gpointer job,
+                               GDestroyNotify job_free, GDestroyNotify answer_free,
+                               AtnWorkerFallibleDoneFunc done);
 
 /* Cancels the work in *slot, if any, and clears *slot: its answer will be dropped.  NULL
  * *slot: nothing. */

@@ -2,7 +2,9 @@
  * with GLib alone (no display): the awaited work's answer reaches done once, on the main
  * thread, with its job; a cancelled one is dropped (done not called) and its answer and job
  * freed; a cancelled work replaced in the same slot gives only the new one's answer; a NICE
- * worker runs at the workers' nice value, the main thread keeps its own.
+ * worker runs at the workers' nice value, the main thread keeps its own; work that can fail
+ * gives done its error, ATN_WORKER_TAKE hands done the answer, a named worker's nice is
+ * recorded under its name.
  *
  * Run with --tap (meson does). */
 #include "atn-session.h"
@@ -186,11 +188,83 @@ static void test_owner_kept(void) {
     g_weak_ref_clear(&weak);
 }
 
+/* Work that can fail (atn_worker_start_fallible): a failure reaches done as its error with no
+ * answer; a success with no error; with ATN_WORKER_TAKE done keeps the answer (not freed
+ * after it) while a dropped answer is still freed; a named NICE worker is recorded under its
+ * name (atn_session_get_worker_nice_of). */
+static int failing_dones;
+static char *last_error;
+
+static gpointer run_fallible(gpointer data, GCancellable *cancellable, GError **error) {
+    job *j = data;
+    if (j->gate)
+        gate_wait(j->gate);
+    j->nice = thread_nice();
+    if (j->id < 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "job %d failed", j->id);
+        return NULL;
+    }
+    int *answer = g_new(int, 1);
+    *answer = 100 + j->id;
+    return answer;
+}
+
+static gpointer kept_answer;
+
+static void done_fallible(gpointer owner, gpointer answer, const GError *error, gpointer data) {
+    g_assert_null(slot);
+    g_assert_true(!answer != !error);   /* one or the other */
+    g_free(last_error);
+    last_error = error ? g_strdup(error->message) : NULL;
+    last_answer = answer ? *(int *)answer : -1;
+    kept_answer = answer;
+    g_atomic_int_inc(&failing_dones);
+}
+
+static void test_fallible(void) {
+    reset();
+    failing_dones = 0;
+    GObject *owner = g_object_new(G_TYPE_OBJECT, NULL);
+    atn_worker_start_fallible(owner, &slot, ATN_WORKER_NORMAL, NULL, run_fallible, new_job(-7, NULL), job_free,
+                              answer_free, done_fallible);
+    wait_for(&failing_dones, 1);
+    g_assert_cmpstr(last_error, ==, "job -7 failed");
+    g_assert_cmpint(last_answer, ==, -1);
+    wait_for(&jobs_freed, 1);
+    g_assert_cmpint(answers_freed, ==, 0);
+
+    /* taken: done owns the answer */
+    job *j = new_job(8, NULL);
+    atn_worker_start_fallible(owner, &slot, ATN_WORKER_NICE | ATN_WORKER_TAKE, "test-worker", run_fallible, j, NULL,
+                              answer_free, done_fallible);
+    wait_for(&failing_dones, 2);
+    g_assert_null(last_error);
+    g_assert_cmpint(last_answer, ==, 108);
+    g_assert_cmpint(answers_freed, ==, 0);
+    answer_free(kept_answer);
+    g_assert_cmpint(atn_session_get_worker_nice_of("test-worker"), ==, j->nice);
+    g_assert_cmpint(j->nice, ==, MAX(thread_nice(), atn_session_get_worker_nice()));
+    g_free(j);
+
+    /* taken, but dropped: still freed */
+    gate g = {0};
+    atn_worker_start_fallible(owner, &slot, ATN_WORKER_TAKE, NULL, run_fallible, new_job(9, &g), job_free,
+                              answer_free, done_fallible);
+    atn_worker_cancel(&slot);
+    gate_open(&g);
+    wait_for(&jobs_freed, 2);
+    g_assert_cmpint(failing_dones, ==, 2);
+    g_assert_cmpint(answers_freed, ==, 2);
+    g_clear_pointer(&last_error, g_free);
+    g_object_unref(owner);
+}
+
 int main(int argc, char **argv) {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/ui/worker/done", test_done);
     g_test_add_func("/ui/worker/cancelled", test_cancelled);
     g_test_add_func("/ui/worker/replaced", test_replaced);
     g_test_add_func("/ui/worker/owner-kept", test_owner_kept);
+    g_test_add_func("/ui/worker/fallible", test_fallible);
     return g_test_run();
 }
