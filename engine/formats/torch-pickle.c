@@ -3,6 +3,8 @@
  * is ever walked recursively (a self-containing list is harmless). */
 #include "formats/torch-pickle.h"
 
+#include "core/name-map.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,9 +68,9 @@ typedef struct unpickler {
     size_t n_marks, cap_marks;
     atn_pk_value **memo;
     size_t cap_memo, memo_len;   /* memo_len: slots set (MEMOIZE's next index) */
-    int32_t *slots;              /* open-addressing hash of storage keys -> index, or -1 */
+    atn_name_map by_key;         /* storage key -> index (the engine's keyed table: the keys
+                                    come from the file) */
     atn_status last;             /* the status of the last error set */
-    size_t cap_slots;
 } unpickler;
 
 static atn_status fail(unpickler *U, atn_status st, const char *fmt, ...)
@@ -301,42 +303,6 @@ static atn_status make_tuple(unpickler *U, size_t first) {
 
 static bool is_int(const atn_pk_value *v) { return v->kind == ATN_PK_INT; }
 
-static uint64_t hash_str(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
-/* The slot of key in the storage hash: its index there, or the empty slot to use. */
-static size_t slot_of(const unpickler *U, const char *key) {
-    size_t mask = U->cap_slots - 1, i = (size_t)hash_str(key) & mask;
-    while (U->slots[i] >= 0 && strcmp(U->p->storages[U->slots[i]].key, key) != 0)
-        i = (i + 1) & mask;
-    return i;
-}
-
-/* Keeps the hash at most half full. */
-static bool slots_grow(unpickler *U, size_t n) {
-    if (2 * n < U->cap_slots)
-        return true;
-    size_t cap = U->cap_slots ? 2 * U->cap_slots : 64;
-    int32_t *old = U->slots;
-    size_t old_cap = U->cap_slots;
-    if (!(U->slots = malloc(cap * sizeof *U->slots))) {
-        U->slots = old;
-        return false;
-    }
-    U->cap_slots = cap;
-    for (size_t i = 0; i < cap; i++)
-        U->slots[i] = -1;
-    for (size_t i = 0; i < old_cap; i++)
-        if (old[i] >= 0)
-            U->slots[slot_of(U, U->p->storages[old[i]].key)] = old[i];
-    free(old);
-    return true;
-}
-
 static atn_status persistent_load(unpickler *U, atn_pk_value *pid) {
     atn_pickle *p = U->p;
     if (pid->kind != ATN_PK_TUPLE)
@@ -375,10 +341,8 @@ static atn_status persistent_load(unpickler *U, atn_pk_value *pid) {
         numel = view_numel;
     }
     atn_st_dtype dtype = allowed[it[1]->i].dtype;
-    if (!slots_grow(U, (size_t)p->n_storages + 1))
-        return nomem(U);
-    size_t slot = slot_of(U, key);
-    int32_t idx = U->slots[slot];
+    size_t key_len = strlen(key);
+    int32_t idx = atn_name_map_get_n(&U->by_key, key, key_len);
     if (idx >= 0) {
         const atn_pk_storage *s = &p->storages[idx];
         if (s->dtype != dtype || s->numel != numel || strcmp(s->root_key, root) != 0 ||
@@ -395,7 +359,8 @@ static atn_status persistent_load(unpickler *U, atn_pk_value *pid) {
         p->cap_storages = (int32_t)cap;
         idx = p->n_storages++;
         p->storages[idx] = (atn_pk_storage){key, root, dtype, numel, view_offset};
-        U->slots[slot] = idx;
+        if (atn_name_map_put_n(&U->by_key, key, key_len, idx, false, NULL) < 0)
+            return nomem(U);
     }
     atn_pk_value *v = make(U, ATN_PK_STORAGE);
     if (v)
@@ -757,7 +722,7 @@ atn_status atn_pickle_load(const char *origin, const void *buf, size_t len, size
     free(U.stack);
     free(U.marks);
     free(U.memo);
-    free(U.slots);
+    atn_name_map_clear(&U.by_key);
     if (st != ATN_OK) {
         atn_pickle_free(U.p);
         return st;
