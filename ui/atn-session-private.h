@@ -38,6 +38,7 @@ struct _AtnSession {
     guint run_poll_id;          /* reads run_job's progress into run_fraction */
     double run_fraction;        /* layers done / layers of the run in flight */
     gboolean run_pending;       /* a newer request waits for the cancelled run to stop */
+    GCancellable *gpu_probe_cancel;   /* the GPU probe, once per session (atn_worker) */
     GCancellable *stats_cancel; /* the head statistics of the result in flight (after it is
                                    published, see start_stats), or NULL */
 

@@ -503,7 +503,7 @@ static gpu_probe probe_result;
 static gsize probe_done;
 
 /* Runs the worked example on the GPU: the engine says why when it cannot. */
-static void gpu_probe_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
+static gpointer gpu_probe_work(gpointer job, GCancellable *cancellable) {
     if (g_once_init_enter(&probe_done)) {
         atn_error err = {0};
         atn_model *m = atn_model_open("worked-example", NULL, NULL, &err);
@@ -523,11 +523,11 @@ static void gpu_probe_thread(GTask *task, gpointer source, gpointer data, GCance
         atn_model_free(m);
         g_once_init_leave(&probe_done, 1);
     }
-    g_task_return_boolean(task, TRUE);
+    return NULL;
 }
 
-static void gpu_probe_done(GObject *source, GAsyncResult *res, gpointer user_data) {
-    AtnSession *self = ATN_SESSION(source);
+static void gpu_probe_done(gpointer owner, gpointer answer, gpointer job) {
+    AtnSession *self = ATN_SESSION(owner);
     self->gpu_available = probe_result.ok;
     g_free(self->gpu_reason);
     self->gpu_reason = g_strdup(probe_result.reason);
@@ -546,6 +546,7 @@ static void atn_session_dispose(GObject *object) {
     if (self->run_cancel)
         g_cancellable_cancel(self->run_cancel);
     atn_worker_cancel(&self->stats_cancel);
+    atn_worker_cancel(&self->gpu_probe_cancel);
     if (self->open_cancel)
         g_cancellable_cancel(self->open_cancel);
     g_clear_object(&self->run_cancel);
@@ -666,8 +667,8 @@ static void atn_session_init(AtnSession *self) {
 
 AtnSession *atn_session_new(void) {
     AtnSession *self = g_object_new(ATN_TYPE_SESSION, NULL);
-    g_autoptr(GTask) task = g_task_new(self, NULL, gpu_probe_done, NULL);
-    g_task_run_in_thread(task, gpu_probe_thread);
+    atn_worker_start(self, &self->gpu_probe_cancel, ATN_WORKER_NORMAL, gpu_probe_work, NULL, NULL, NULL,
+                     gpu_probe_done);
     return self;
 }
 

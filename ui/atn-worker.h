@@ -1,10 +1,16 @@
 /* A widget's work in a GTask worker thread whose answer the widget takes only while it still
  * waits for it: the window's one helper for its workers (docs/ARCHITECTURE.md, "Threads"):
  * the Model grid's recolour, the Token lines' drawing, the head statistics, the Similarity
- * view's comparison, the What-if comparison, the Half Precision window's runs and the Get a
- * Model dialog's lookup and download.  The widget keeps one GCancellable pointer per kind of work in its instance
- * struct (the slot): set while the work is in flight, cleared when it is cancelled, replaced
- * or done, so a stale answer is recognised by its cancellable no longer being the slot's. */
+ * view's comparison, the What-if comparison, the Half Precision window's runs, the Get a
+ * Model dialog's lookup and download, and the session's GPU probe.  The widget keeps one
+ * GCancellable pointer per kind of work in its instance struct (the slot): set while the
+ * work is in flight, cleared when it is cancelled, replaced or done, so a stale answer is
+ * recognised by its cancellable no longer being the slot's.
+ * The others keep their own GTask on purpose, because their done must run for work the
+ * slot rule would drop: the session's run (one in flight and one pending: its done starts
+ * the pending one, atn-session.c run_done), the session's open (its done says that a
+ * cancelled open was cancelled and falls back to the demo), and the _async/_finish pairs
+ * whose caller owns the cancellable (atn_corpus_pass_async, the exports). */
 #ifndef ATN_WORKER_H
 #define ATN_WORKER_H
 

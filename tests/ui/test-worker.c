@@ -259,6 +259,25 @@ static void test_fallible(void) {
     g_object_unref(owner);
 }
 
+/* The session's GPU probe runs through atn_worker: its answer reaches the session (here,
+ * with no GPU, a reason other than the placeholder and no GPU available), once. */
+static int gpu_notified;
+static void on_gpu(GObject *obj, GParamSpec *pspec, gpointer data) { g_atomic_int_inc(&gpu_notified); }
+
+static void test_gpu_probe(void) {
+    gpu_notified = 0;
+    AtnSession *s = atn_session_new();
+    g_signal_connect(s, "notify::gpu-available", G_CALLBACK(on_gpu), NULL);
+    wait_for(&gpu_notified, 1);
+    g_assert_false(atn_session_get_gpu_available(s));
+    const char *why = atn_session_get_gpu_reason(s);
+    g_test_message("gpu reason: %s", why);
+    g_assert_nonnull(why);
+    g_assert_cmpstr(why, !=, "Looking for a GPU…");
+    g_assert_cmpuint(strlen(why), >, 0);
+    g_object_unref(s);
+}
+
 int main(int argc, char **argv) {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/ui/worker/done", test_done);
@@ -266,5 +285,6 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/worker/replaced", test_replaced);
     g_test_add_func("/ui/worker/owner-kept", test_owner_kept);
     g_test_add_func("/ui/worker/fallible", test_fallible);
+    g_test_add_func("/ui/worker/gpu-probe", test_gpu_probe);
     return g_test_run();
 }
