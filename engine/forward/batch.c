@@ -26,6 +26,7 @@
 #include "attnscope.h"
 #include "forward/backend.h"
 #include "forward/batch.h"
+#include "forward/run.h"
 #include "forward/cpu-kernels.h"
 #include "forward/encoder.h"
 #include "forward/layer.h"

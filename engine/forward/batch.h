@@ -1,25 +1,13 @@
 /* The stacked forward of several sequences (engine/forward/batch.c, public API atn_batch_* in
- * attnscope.h) and what it borrows from engine/forward/run.c. */
+ * attnscope.h). */
 #ifndef ATN_BATCH_H
 #define ATN_BATCH_H
 
 #include "core/model-private.h"
 
-/* atn_run_forward's checks of one input (engine/forward/run.c): the encoding fits the model
- * (ATN_E_INVALID as atn_run_forward says it) and iv (may be NULL) passes
- * atn_interventions_check. */
-atn_status atn_run_check(const atn_model *model, const atn_encoding *enc, const atn_interventions *iv,
-                         atn_error *err);
-
-/* The inputs atn_run_forward builds for enc (engine/forward/run.c): pos_ids [n] by the family's rule
- * (shuffled when iv says so) and the additive mask [n][n] (padding, the causal term, iv's
- * masks). */
-void atn_run_inputs(const atn_model *model, const atn_encoding *enc, const atn_interventions *iv, int32_t *pos_ids,
-                    float *mask_add);
-
 /* Runs enc `copies` times, copy i with the head gate gates[i] ([copies][L][H], 1 = off, in
  * mode), each as atn_run_forward (start 0) or atn_run_forward_from(base, start) would, and
- * hands capture i to each in order.  Stacked on the CPU's cblas path when the batch is not
+ * hands capture i to each in order.  Stacked on the reference ops when the batch is not
  * exact (atn_batch_set_exact false) and more than one copy fits its rows; then within ~1e-7
  * (relative) of one at a time, else one forward per copy (bit for bit).  opts' own
  * interventions are ignored. */

@@ -3,7 +3,7 @@
  * it is reused while the sequence length and options stay the same. */
 #include "forward/encoder.h"
 #include "forward/backend.h"
-#include "forward/batch.h"
+#include "forward/run.h"
 #include "tokenize/encoding.h"
 #include "core/family.h"
 #include "whatif/interventions.h"
@@ -246,7 +246,7 @@ static atn_status check_input(const atn_model *m, const atn_encoding *enc, atn_e
 static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_run_options *opts_in,
                                const atn_capture *base, int32_t start, atn_error *err);
 
-/* engine/forward/batch.h: the checks and inputs of atn_run_forward, for the stacked forward */
+/* engine/forward/run.h: the checks and inputs of atn_run_forward, for the stacked forward */
 atn_status atn_run_check(const atn_model *m, const atn_encoding *enc, const atn_interventions *iv, atn_error *err) {
     atn_status st = check_input(m, enc, err);
     if (st == ATN_OK && iv)

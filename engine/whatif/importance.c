@@ -3,6 +3,7 @@
  * against the plain model's, over sentences masked with a fixed seed. */
 #include "analysis.h"
 #include "forward/batch.h"
+#include "forward/run.h"
 #include "tokenize/encoding.h"
 #include "whatif/interventions.h"
 #include "core/model-private.h"
