@@ -25,6 +25,16 @@ static bool os_saves_zmm(void) {
     (void)hi;
     return (lo & 0xe6) == 0xe6;
 }
+
+/* Bit `bit` of register reg (0 eax, 1 ebx, 2 ecx, 3 edx) of CPUID leaf/subleaf: for the
+ * features whose __builtin_cpu_supports names clang does not know (f16c, avx512fp16,
+ * avx512bf16), so that the file builds with both compilers (the fuzz build is clang's). */
+static bool cpuid_bit(unsigned leaf, unsigned sub, int reg, int bit) {
+    unsigned r[4];
+    if (!__get_cpuid_count(leaf, sub, &r[0], &r[1], &r[2], &r[3]))
+        return false;
+    return (r[reg] >> bit) & 1;
+}
 #endif
 
 static atn_cpu_flags flags;
@@ -38,13 +48,13 @@ static void probe(void) {
     f.avx = __builtin_cpu_supports("avx");
     f.avx2 = __builtin_cpu_supports("avx2");
     f.fma = __builtin_cpu_supports("fma");
-    f.f16c = __builtin_cpu_supports("f16c") && f.avx;   /* VEX-encoded: needs the ymm state */
+    f.f16c = cpuid_bit(1, 0, 2, 29) && f.avx;   /* VEX-encoded: needs the ymm state */
     bool zmm = os_saves_zmm();
     f.avx512f = __builtin_cpu_supports("avx512f") && zmm;
     f.avx512bw = __builtin_cpu_supports("avx512bw") && zmm;
     f.avx512vl = __builtin_cpu_supports("avx512vl") && zmm;
-    f.avx512_bf16 = __builtin_cpu_supports("avx512bf16") && zmm;
-    f.avx512_fp16 = __builtin_cpu_supports("avx512fp16") && zmm;
+    f.avx512_bf16 = cpuid_bit(7, 1, 0, 5) && zmm;    /* CPUID.(7,1):EAX[5] */
+    f.avx512_fp16 = cpuid_bit(7, 0, 3, 23) && zmm;   /* CPUID.(7,0):EDX[23] */
 #endif
     const char *kernels = getenv("ATTNSCOPE_CPU_KERNELS");
     f.packed_kernels = f.avx512f && !(kernels && strcmp(kernels, "blas") == 0);

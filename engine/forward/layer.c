@@ -40,7 +40,7 @@ float atn_layer_scale(const atn_layer_desc *d, int32_t layer) {
     return s;
 }
 
-static void sync(const atn_walk *w) {
+static void between_ops(const atn_walk *w) {
     if (w->team)
         w->barrier(w->team);
 }
@@ -96,7 +96,7 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
                 w->stop_layer = l;
             }
         }
-        sync(w);
+        between_ops(w);
         if (w->stop)
             return;
         const atn_layer_weights *lw = &w->layers[l];   /* the norms' gains and biases */
@@ -110,23 +110,23 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
         const float *xin = x;
         if (D->norm_place == ATN_NORM_PRE) {
             ops->norm(w, tid, nt, h1, x, NULL, lw->ln1_g, lw->ln1_b);
-            sync(w);
+            between_ops(w);
             xin = h1;
         }
         xin = ops->operand(w, xin, Md, l, ATN_OPERAND_INPUT);
         ops->project(w, tid, nt, q, xin, l, ATN_W_Q, NULL, -1, d, d);
         ops->project(w, tid, nt, k, xin, l, ATN_W_K, NULL, -1, d, d);
         ops->project(w, tid, nt, v, xin, l, ATN_W_V, NULL, -1, d, d);
-        sync(w);
+        between_ops(w);
         /* positions that act on Q and K (rotary) would go here, per head, before attend */
 
         /* scores, scale, mask, gates, softmax (captured), weighted sum */
         ops->attend(w, tid, nt, l, q, k, v, ctx);
-        sync(w);
+        between_ops(w);
 
         /* output projection, residual, normalise */
         ops->project(w, tid, nt, ao, ops->operand(w, ctx, Md, l, ATN_OPERAND_CONTEXT), l, ATN_W_O, NULL, -1, d, d);
-        sync(w);
+        between_ops(w);
         switch (D->norm_place) {
         case ATN_NORM_POST:   /* h1 = LN1(x + attn_out) */
             ops->norm(w, tid, nt, h1, ao, D->residual ? x : NULL, lw->ln1_g, lw->ln1_b);
@@ -139,7 +139,7 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
             ops->norm(w, tid, nt, h1, out, NULL, lw->ln2_g, lw->ln2_b);
             break;
         }
-        sync(w);
+        between_ops(w);
 
         /* the MLP, residual, normalise */
         if (D->mlp == ATN_MLP_NONE) {
@@ -148,18 +148,18 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
         } else {
             ops->project(w, tid, nt, ffn, ops->operand(w, h1, Md, l, ATN_OPERAND_FFN_IN), l, ATN_W_FFN_IN, NULL,
                          (int)D->act, d, f);
-            sync(w);
+            between_ops(w);
             const float *mid = ops->operand(w, ffn, (size_t)M * f, l, ATN_OPERAND_FFN_MID);
             if (D->norm_place == ATN_NORM_PRE) {
                 /* h1 = ffn W2^T + b2 + out (the product may not write where its residual
                    is read), copied back into out */
                 ops->project(w, tid, nt, h1, mid, l, ATN_W_FFN_OUT, out, -1, f, d);
-                sync(w);
+                between_ops(w);
                 ops->add(w, tid, nt, out, h1, NULL);
             } else {
                 ops->project(w, tid, nt, out, mid, l, ATN_W_FFN_OUT, D->residual ? h1 : NULL, -1, f, d);
                 if (D->norm_place == ATN_NORM_POST) {
-                    sync(w);
+                    between_ops(w);
                     ops->norm(w, tid, nt, out, out, NULL, lw->ln2_g, lw->ln2_b);
                 }
             }
@@ -167,9 +167,9 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
         if (D->final_norm && l == L - 1)   /* the last hidden state is after it, as HF's */
             ops->norm(w, tid, nt, out, out, NULL, w->final_g, w->final_b);
         if (D->mlp != ATN_MLP_NONE && D->norm_place == ATN_NORM_NONE)
-            sync(w);   /* the product wrote columns, the check reads rows */
+            between_ops(w);   /* the product wrote columns, the check reads rows */
         ops->end_layer(w, tid, nt, out, l);
-        sync(w);
+        between_ops(w);
         if (w->status && *w->status)
             return;
     }
