@@ -69,19 +69,26 @@ static void start(gpointer owner, GCancellable **slot, worker *w) {
     g_task_run_in_thread(task, worker_thread);
 }
 
+/* A worker with what both kinds share; the caller sets its run and done. */
+static worker *worker_new(GCancellable **slot, AtnWorkerFlags flags, gpointer job, GDestroyNotify job_free,
+                          GDestroyNotify answer_free) {
+    worker *w = g_new0(worker, 1);
+    w->slot = slot;
+    w->flags = flags;
+    w->job = job;
+    w->job_free = job_free;
+    w->answer_free = answer_free;
+    return w;
+}
+
 void atn_worker_start(gpointer owner, GCancellable **slot, AtnWorkerFlags flags, AtnWorkerFunc run,
                       gpointer job, GDestroyNotify job_free, GDestroyNotify answer_free, AtnWorkerDoneFunc done) {
     g_return_if_fail(G_IS_OBJECT(owner));
     g_return_if_fail(slot != NULL && *slot == NULL);
     g_return_if_fail(run != NULL && done != NULL);
-    worker *w = g_new0(worker, 1);
-    w->slot = slot;
-    w->flags = flags;
+    worker *w = worker_new(slot, flags, job, job_free, answer_free);
     w->run = run;
     w->done = done;
-    w->job = job;
-    w->job_free = job_free;
-    w->answer_free = answer_free;
     start(owner, slot, w);
 }
 
@@ -92,15 +99,10 @@ void atn_worker_start_fallible(gpointer owner, GCancellable **slot, AtnWorkerFla
     g_return_if_fail(G_IS_OBJECT(owner));
     g_return_if_fail(slot != NULL && *slot == NULL);
     g_return_if_fail(run != NULL && done != NULL);
-    worker *w = g_new0(worker, 1);
-    w->slot = slot;
-    w->flags = flags;
+    worker *w = worker_new(slot, flags, job, job_free, answer_free);
     w->name = name;
     w->run_fallible = run;
     w->done_fallible = done;
-    w->job = job;
-    w->job_free = job_free;
-    w->answer_free = answer_free;
     start(owner, slot, w);
 }
 
