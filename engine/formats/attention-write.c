@@ -1,0 +1,126 @@
+/* Writing an attention file (attention-file.h): a safetensors header built with cJSON,
+ * padded with spaces so the data area starts 8-byte aligned (the attention is then read in
+ * place), then the capture's floats as they are. */
+#include "attention-file.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *role_name(atn_token_role r) {
+    switch (r) {
+    case ATN_TOKEN_CLS: return "cls";
+    case ATN_TOKEN_SEP: return "sep";
+    case ATN_TOKEN_MASK: return "mask";
+    case ATN_TOKEN_PAD: return "pad";
+    case ATN_TOKEN_UNK: return "unk";
+    default: return "word";
+    }
+}
+
+/* Adds key -> the JSON text of v (consumed) to meta; false when out of memory. */
+static bool add_meta(cJSON *meta, const char *key, cJSON *v) {
+    char *text = v ? cJSON_PrintUnformatted(v) : NULL;
+    cJSON_Delete(v);
+    bool ok = text && cJSON_AddStringToObject(meta, key, text);
+    free(text);
+    return ok;
+}
+
+static bool add_tensor(cJSON *root, const char *name, const char *dtype, const int64_t *shape, int ndim,
+                       uint64_t *offset, uint64_t nbytes) {
+    cJSON *t = cJSON_AddObjectToObject(root, name), *s, *o;
+    if (!t || !cJSON_AddStringToObject(t, "dtype", dtype) || !(s = cJSON_AddArrayToObject(t, "shape")) ||
+        !(o = cJSON_AddArrayToObject(t, "data_offsets")))
+        return false;
+    for (int i = 0; i < ndim; i++)
+        cJSON_AddItemToArray(s, cJSON_CreateNumber((double)shape[i]));
+    cJSON_AddItemToArray(o, cJSON_CreateNumber((double)*offset));
+    cJSON_AddItemToArray(o, cJSON_CreateNumber((double)(*offset + nbytes)));
+    *offset += nbytes;
+    return true;
+}
+
+/* The header's JSON text (malloc'ed), or NULL when out of memory. */
+static char *header_text(const atn_capture *cap, const atn_attn_file_meta *m) {
+    const atn_encoding *e = cap->enc;
+    int32_t n = cap->n;
+    cJSON *root = cJSON_CreateObject(), *meta = root ? cJSON_AddObjectToObject(root, "__metadata__") : NULL;
+    bool ok = meta != NULL;
+    ok = ok && add_meta(meta, "format", cJSON_CreateString(ATN_ATTN_FORMAT));
+    ok = ok && add_meta(meta, "source", cJSON_CreateString(m && m->source ? m->source : "attnscope"));
+    if (m && m->model_id)
+        ok = ok && add_meta(meta, "model_id", cJSON_CreateString(m->model_id));
+    if (m && m->family)
+        ok = ok && add_meta(meta, "family", cJSON_CreateString(m->family));
+    ok = ok && add_meta(meta, "causal", cJSON_CreateBool(m && m->causal));
+    if (ok && e) {
+        cJSON *tokens = cJSON_CreateArray(), *roles = cJSON_CreateArray(), *special = cJSON_CreateArray();
+        for (int32_t i = 0; tokens && roles && special && i < n; i++) {
+            cJSON_AddItemToArray(tokens, cJSON_CreateString(e->tokens[i].text ? e->tokens[i].text : ""));
+            cJSON_AddItemToArray(roles, cJSON_CreateString(role_name(e->tokens[i].role)));
+            if (e->tokens[i].special)
+                cJSON_AddItemToArray(special, cJSON_CreateNumber(i));
+        }
+        ok = add_meta(meta, "tokens", tokens) && add_meta(meta, "token_roles", roles) &&
+             add_meta(meta, "special_tokens", special);
+    }
+    uint64_t off = 0;
+    int64_t shape[4] = {cap->n_layers, cap->n_heads, n, n};
+    uint64_t attn_bytes = (uint64_t)cap->n_layers * cap->n_heads * n * n * sizeof(float);
+    ok = ok && add_tensor(root, "attn", "F32", shape, 4, &off, attn_bytes);
+    bool ids = e && e->ids;
+    for (int32_t i = 0; ids && i < n; i++)
+        ids = e->ids[i] >= 0;
+    if (ok && e) {
+        if (ids)
+            ok = add_tensor(root, "token_ids", "I32", shape + 2, 1, &off, (uint64_t)n * 4);
+        ok = ok && add_tensor(root, "type_ids", "I32", shape + 2, 1, &off, (uint64_t)n * 4);
+        ok = ok && add_tensor(root, "mask", "I32", shape + 2, 1, &off, (uint64_t)n * 4);
+    }
+    char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(root);
+    return text;
+}
+
+atn_status atn_attn_file_write(const char *path, const atn_capture *cap, const atn_attn_file_meta *meta,
+                               atn_error *err) {
+    if (!path || !cap)
+        return atn_error_set(err, ATN_E_INVALID, "atn_attn_file_write: NULL path or capture");
+    if (!cap->attn)
+        return atn_error_set(err, ATN_E_INVALID, "%s: the run kept no attention to write", path);
+    char *text = header_text(cap, meta);
+    if (!text)
+        return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory building the header", path);
+    size_t hlen = strlen(text), pad = (8 - hlen % 8) % 8;
+    atn_atomic_file *af = NULL;
+    atn_status st = atn_atomic_open(path, &af, err);
+    if (st != ATN_OK) {
+        free(text);
+        return st;
+    }
+    FILE *f = atn_atomic_stream(af);
+    uint64_t total = hlen + pad;
+    unsigned char size_le[8];
+    for (int i = 0; i < 8; i++)
+        size_le[i] = (unsigned char)(total >> (8 * i));
+    fwrite(size_le, 1, 8, f);
+    fwrite(text, 1, hlen, f);
+    for (size_t i = 0; i < pad; i++)
+        fputc(' ', f);
+    free(text);
+    size_t count = (size_t)cap->n_layers * cap->n_heads * cap->n * cap->n;
+    fwrite(cap->attn, sizeof(float), count, f);   /* little-endian hosts only, as the reader */
+    const atn_encoding *e = cap->enc;
+    if (e) {
+        bool ids = e->ids != NULL;
+        for (int32_t i = 0; ids && i < cap->n; i++)
+            ids = e->ids[i] >= 0;
+        if (ids)
+            fwrite(e->ids, sizeof(int32_t), (size_t)cap->n, f);
+        fwrite(e->type_ids, sizeof(int32_t), (size_t)cap->n, f);
+        fwrite(e->mask, sizeof(int32_t), (size_t)cap->n, f);
+    }
+    return atn_atomic_close(af, true, err);
+}

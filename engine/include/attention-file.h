@@ -1,0 +1,106 @@
+/* The attention file: attention computed by any model, anywhere, opened without its
+ * weights (format "attnscope-attention/1"; docs/attention-file.md is the specification).
+ *
+ * A safetensors file (no pickle) holding
+ *   attn          [L, H, n, n]  probabilities, row = query, column = key   (or one
+ *   attn.L{l}     [H, n, n]     per layer, l = 0..L-1, every layer the same H and n)
+ * and optionally scores [L, H, n, n] (pre-softmax), q / k / v [L, H|H_kv, n, d], mask [n]
+ * (1 = real token), token_ids [n], type_ids [n], cross [L, H, n_dec, n_enc], encoder /
+ * decoder [L, H, m, m]; attention in F32, F16 or BF16.  "__metadata__" maps names to JSON
+ * text: format ("attnscope-attention/1"), tokens (n strings), query_tokens / key_tokens,
+ * token_roles, special_tokens, model_id, family, source, causal, n_kv_heads, kv_heads,
+ * positions, window.  Also read: a .npz with the same array names (tokens as a numpy string
+ * array), and a lone .npy of the attention with a tokens.json beside it.  Pickles (.pt,
+ * .pth, .pkl, .bin) are refused with the numpy-only way to convert.
+ *
+ * Opening reads the header only: the attention is read one layer at a time through the
+ * file's mapping (atn_attn_file_layer), and each layer is checked the first time it is read
+ * (NaN or Inf and negative values refused, rows that do not sum to 1 reported once as a
+ * warning naming the worst row).
+ *
+ * Threads: an atn_attn_file belongs to one thread at a time (layers are cached on first
+ * read); its capture may be read from several threads once made. */
+#ifndef ATN_ATTENTION_FILE_H
+#define ATN_ATTENTION_FILE_H
+
+#include "attnscope.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define ATN_ATTN_FORMAT "attnscope-attention/1"
+
+typedef struct atn_attn_file atn_attn_file;
+
+/* What the header says (strings borrowed from the file object; "" when absent). */
+typedef struct atn_attn_file_info {
+    int32_t n_layers, n_heads, n;   /* the attention is [n_layers][n_heads][n][n] */
+    const char *model_id, *family, *source, *positions;
+    bool causal;                    /* metadata "causal" (false when absent) */
+    int32_t n_kv_heads;             /* metadata "n_kv_heads"; 0 when absent */
+    const char *dtype;              /* the attention's dtype: "F32", "F16", "BF16" */
+    bool has_scores, has_qkv, has_mask, has_cross, has_token_ids;
+    const char *container;          /* "safetensors", "npz" or "npy" */
+} atn_attn_file_info;
+
+/* Opens path (by its content: a safetensors header; by its name: .npz, .npy, and the
+ * pickles .pt/.pth/.pkl/.ckpt refused).  Reads and checks the header and the metadata, not
+ * the attention itself.  *out (NULL on error) is the caller's (atn_attn_file_free).
+ * Errors, each message naming the file and the tensor or metadata key:
+ * ATN_E_INVALID (NULL argument), ATN_E_IO (cannot open or map), ATN_E_FORMAT (not an
+ * attention file, a wrong rank or shape, a dtype other than F32/F16/BF16 for attention, tokens
+ * of the wrong length, metadata that is not JSON or of the wrong type, a header whose offsets
+ * lie), ATN_E_UNSUPPORTED (a pickle, a compressed .npz, layers of different head counts),
+ * ATN_E_NOMEM. */
+atn_status atn_attn_file_open(const char *path, atn_attn_file **out, atn_error *err);
+void atn_attn_file_free(atn_attn_file *f);   /* NULL: nothing */
+
+/* NULL f: a zeroed info. */
+atn_attn_file_info atn_attn_file_get_info(const atn_attn_file *f);
+
+/* The tokens (n of them: text, id from token_ids or -1, roles from token_roles or the
+ * usual spellings "[CLS]", "<s>", "[SEP]", "</s>", "[PAD]", "<pad>", "[MASK]", "<mask>",
+ * "[UNK]", "<unk>"; mask from the mask tensor, else all 1).  Tokens the file does not
+ * name are "#i" (or "#id" with token_ids).  Borrowed from f. */
+const atn_encoding *atn_attn_file_encoding(const atn_attn_file *f);
+
+/* Layer `layer`'s attention, [H][n][n] floats, into *out (borrowed from f: valid until
+ * atn_attn_file_free).  F32 data aligned in the file is the mapping itself; F16/BF16 (or
+ * unaligned) layers are converted once and kept.  The first read checks the layer:
+ * ATN_E_FORMAT for NaN/Inf or a negative value (the message names the tensor, layer, head,
+ * query and key); ATN_E_INVALID for a layer outside 0..L-1 or NULL arguments; ATN_E_NOMEM. */
+atn_status atn_attn_file_layer(atn_attn_file *f, int32_t layer, const float **out, atn_error *err);
+
+/* A warning about the layers read so far: the rows that do not sum to 1 (within 1e-3 for
+ * F32, 1e-2 for F16, 4e-2 for BF16; an all-zero row is a switched-off head or a padded query
+ * and is fine), with the worst row and, when rows sum far above 1, the suggestion that
+ * pre-softmax scores were saved as attention.  NULL when there is nothing to say.
+ * Borrowed from f; changes as more layers are read. */
+const char *atn_attn_file_warning(const atn_attn_file *f);
+
+/* Reads and checks every layer (errors as atn_attn_file_layer) and returns a capture of
+ * the file: n_layers, n_heads, n, enc (atn_attn_file_encoding), attn ([L][H][n][n]: the
+ * mapping itself for a contiguous aligned F32 `attn`, else one block the file owns); no
+ * hidden states, Q/K/V or mask_add (has_trace_inputs false), nonfinite_layer -1,
+ * temperature 1.  progress (may be NULL) gets ATN_STAGE_LAYER fractions; returning false
+ * ends with ATN_E_CANCELLED.  Borrowed from f. */
+atn_status atn_attn_file_capture(atn_attn_file *f, const atn_capture **out, atn_progress_fn progress,
+                                 void *user_data, atn_error *err);
+
+/* What a writer records beside the capture. */
+typedef struct atn_attn_file_meta {
+    const char *model_id;   /* NULL: left out */
+    const char *family;     /* NULL: left out */
+    const char *source;     /* NULL: "attnscope" */
+    bool causal;
+} atn_attn_file_meta;
+
+/* Writes cap's attention as an attention file: attn F32 [L, H, n, n] (the capture's floats
+ * as they are, so reading it back gives the same bits), token_ids, type_ids and mask I32 [n],
+ * and the metadata format, tokens, token_roles, special_tokens, causal, model_id, family,
+ * source.  Through atn_atomic_open (its errors); ATN_E_INVALID for a NULL path or cap or a
+ * capture without attention; ATN_E_NOMEM. */
+atn_status atn_attn_file_write(const char *path, const atn_capture *cap, const atn_attn_file_meta *meta,
+                               atn_error *err);
+
+#endif
