@@ -3,6 +3,7 @@
 #ifndef ATN_CLI_H
 #define ATN_CLI_H
 
+#include "attention-file.h"
 #include "attnscope.h"
 
 #include <stdbool.h>
@@ -78,6 +79,23 @@ int cli_model_run(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **
 /* The same, and run_fp32 (not NULL) gets the same input run again with the same options in
  * fp32 (attnscope run --compare-fp32); the caller frees it too. */
 int cli_model_run_pair(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **run, atn_run **run_fp32);
+
+/* --attention FILE (app/cli-attention.c): the weight-free commands read an attention file
+ * in place of running --model.  cli_attention_wanted says whether it was given (without
+ * marking it read).  cli_attention_open refuses the options that only make sense with a
+ * model (--model, the input, --corpus, --device, the what-if options: each named), checks
+ * for unknown options, opens the file, reads and checks every layer, and prints the file's
+ * warning (rows that do not sum to 1) on stderr.  Returns CLI_EXIT_OK, or the exit code
+ * with the message printed.  *at is freed with cli_attention_free (also after a failure). */
+typedef struct cli_attention {
+    atn_attn_file *file;
+    const atn_capture *cap;   /* borrowed from file */
+    const char *name;         /* the file's model_id, else its path: where --model's name goes */
+    bool causal;              /* the file's "causal" */
+} cli_attention;
+bool cli_attention_wanted(const cli_args *a);
+int cli_attention_open(cli_args *a, cli_attention *at);
+void cli_attention_free(cli_attention *at);
 
 /* Ctrl-C and SIGTERM (main installs the handler for every sub-command): the progress
  * callbacks below then return false, so the engine's work ends with ATN_E_CANCELLED within a

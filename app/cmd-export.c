@@ -113,7 +113,8 @@ static int usage(void) {
            "                     0 to 1 for every head (default: head; fixed with --all-heads,\n"
            "                     so the files compare)\n"
            "  --format png|svg|pdf   for --all-heads (default png)\n"
-           "Common: --model M, --text T [--text-pair T2], --ids ..., --device cpu|cuda|auto\n");
+           "Common: --model M, --text T [--text-pair T2], --ids ..., --device cpu|cuda|auto\n"
+           "   or: --attention FILE (an attention file, docs/attention-file.md: every figure but trace)\n");
     return 0;
 }
 
@@ -190,16 +191,24 @@ static bool check_index(const char *what, long v, long n) {
     return true;
 }
 
+/* Where the attention comes from: a model's run, or an attention file (model NULL). */
+typedef struct source {
+    const atn_model *model;
+    const atn_capture *cap;
+    const char *name;     /* the model's name, or the file's model_id (else its path) */
+    bool causal;
+} source;
+
 /* Builds the figure for (layer, head); things it allocates go in *owned (freed by caller). */
-static int build(figure *f, const export_opts *o, const atn_model *model, const atn_run *run, const char **tokens,
+static int build(figure *f, const export_opts *o, const source *src, const char **tokens,
                  long layer, long head, void **owned1, void **owned2, char *title, size_t title_size) {
-    const atn_capture *cap = atn_run_capture(run);
+    const atn_capture *cap = src->cap;
     const atn_encoding *enc = cap->enc;
     int32_t n = cap->n;
     atn_error err = {0};
     memset(f, 0, sizeof *f);
     f->kind = o->kind;
-    const char *mname = atn_model_name(model);
+    const char *mname = src->name;
     switch (o->kind) {
     case FIG_HEATMAP:
     case FIG_ROLLOUT: {
@@ -208,7 +217,7 @@ static int build(figure *f, const export_opts *o, const atn_model *model, const 
         s->rows = s->cols = n;
         s->row_labels = s->col_labels = tokens;
         s->row_mask = s->col_mask = enc->mask;
-        s->causal = atn_model_is_causal(model);   /* GPT-2: later keys drawn as masked */
+        s->causal = src->causal;   /* GPT-2: later keys drawn as masked */
         s->colormap = o->cmap;
         s->style = &o->style;
         s->show_values = !o->no_values;
@@ -261,7 +270,7 @@ static int build(figure *f, const export_opts *o, const atn_model *model, const 
         s->n_layers = cap->n_layers;
         s->n_heads = cap->n_heads;
         s->n = n;
-        s->causal = atn_model_is_causal(model);
+        s->causal = src->causal;
         s->colormap = o->cmap;
         s->style = &o->style;
         atn_stats *st = NULL;
@@ -316,7 +325,7 @@ static int build(figure *f, const export_opts *o, const atn_model *model, const 
     }
     case FIG_TRACE: {
         atn_trace *t;
-        if (atn_trace_compute(model, cap, (int32_t)layer, (int32_t)head, (int32_t)o->query, &t, &err))
+        if (atn_trace_compute(src->model, cap, (int32_t)layer, (int32_t)head, (int32_t)o->query, &t, &err))
             return cli_fail(&err);
         *owned2 = t;
         atn_trace_sheet_spec *s = &f->trace;
@@ -343,12 +352,12 @@ static void release(const export_opts *o, void *owned1, void *owned2) {
     }
 }
 
-static int export_one(const export_opts *o, const atn_model *model, const atn_run *run, const char **tokens,
+static int export_one(const export_opts *o, const source *src, const char **tokens,
                       long layer, long head, const char *path, atn_output_format fmt) {
     figure f;
     void *owned1 = NULL, *owned2 = NULL;
     char title[512];
-    int rc = build(&f, o, model, run, tokens, layer, head, &owned1, &owned2, title, sizeof title);
+    int rc = build(&f, o, src, tokens, layer, head, &owned1, &owned2, title, sizeof title);
     if (rc == CLI_EXIT_OK)
         rc = write_figure(&f, o, path, fmt);
     release(o, owned1, owned2);
@@ -407,18 +416,33 @@ int cmd_export(int argc, char **argv) {
     }
     /* one shared scale for a folder of heads, so the files compare; one head: its own */
     o.fixed_scale = o.color_scale ? !strcmp(o.color_scale, "fixed") : all_heads;
-    atn_model *model;
-    atn_encoding *enc;
-    atn_run *run;
-    int rc = cli_model_run(&a, &model, &enc, &run);
+    atn_model *model = NULL;
+    atn_encoding *enc = NULL;
+    atn_run *run = NULL;
+    cli_attention at = {0};
+    source src = {0};
+    int rc;
+    if (cli_attention_wanted(&a)) {
+        if (o.kind == FIG_TRACE) {
+            cli_error("attnscope export trace: the trace recomputes one head from the model's weights; an "
+                      "attention file has none (use --model)");
+            return CLI_EXIT_USAGE;
+        }
+        rc = cli_attention_open(&a, &at);
+        src = (source){NULL, at.cap, at.name, at.causal};
+    } else {
+        rc = cli_model_run(&a, &model, &enc, &run);
+        if (rc == CLI_EXIT_OK)
+            src = (source){model, atn_run_capture(run), atn_model_name(model), atn_model_is_causal(model)};
+    }
     if (rc == CLI_EXIT_OK) {
-        const atn_capture *cap = atn_run_capture(run);
+        const atn_capture *cap = src.cap;
         const char **tokens = token_texts(cap->enc);
         if (!tokens) {
             cli_error("out of memory");
             rc = CLI_EXIT_FAIL;
         } else if (!all_heads) {
-            rc = export_one(&o, model, run, tokens, o.layer, o.head, out, fmt);
+            rc = export_one(&o, &src, tokens, o.layer, o.head, out, fmt);
         } else {
             size_t len = strlen(out) + 64;
             char *path = malloc(len);
@@ -433,7 +457,7 @@ int cmd_export(int argc, char **argv) {
                                                            cap->n_heads, atn_output_format_ext(fmt));
                     snprintf(path, len, "%s%s%s", out, ends_with_slash(out) ? "" : "/", name ? name : "");
                     free(name);
-                    rc = export_one(&o, model, run, tokens, l, h, path, fmt);
+                    rc = export_one(&o, &src, tokens, l, h, path, fmt);
                     if (rc == CLI_EXIT_OK)
                         written++;
                     if (!cli_report((double)written / ((l_to - l_from + 1) * cap->n_heads), "exporting")) {
@@ -452,5 +476,6 @@ int cmd_export(int argc, char **argv) {
     atn_run_free(run);
     atn_encoding_free(enc);
     atn_model_free(model);
+    cli_attention_free(&at);
     return rc;
 }

@@ -233,9 +233,11 @@ int cmd_run(int argc, char **argv) {
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope run --model M (--text T [--text-pair T2] | --ids 1,2,3 [--type-ids ...] "
                "[--mask 1,1,0]) [--device cpu|cuda|auto] [--precision fp32|bf16|fp16 [--compare-fp32]]\n"
-               "       -o OUT.npy|OUT.json\n\n"
+               "       -o OUT.npy|OUT.json|OUT.safetensors\n\n"
                "Writes the attention of every layer and head: .npy is float32 [layers, heads, n, n];\n"
-               ".json has tokens, ids and the nested attention lists.  Toy models take no text.\n"
+               ".json has tokens, ids and the nested attention lists; .safetensors is an attention file\n"
+               "(docs/attention-file.md) that --attention FILE and `attnscope view` open without the model.\n"
+               "Toy models take no text.\n"
                "-o - --format npy|json writes to standard output.\n\n"
                "--precision bf16|fp16 rounds the operands of every matrix product to that format and sums in\n"
                "fp32, as autocast does (softmax, LayerNorm, GELU stay fp32; on a CPU without bf16/fp16\n"
@@ -260,11 +262,12 @@ int cmd_run(int argc, char **argv) {
         cli_error("attnscope run: --format goes with -o - (standard output); name the file OUT.npy|OUT.json");
         return CLI_EXIT_USAGE;
     }
-    if (!to_stdout && !ends_with(out, ".npy") && !ends_with(out, ".json")) {
-        cli_error("attnscope run: output \"%s\" must end in .npy or .json", out);
+    if (!to_stdout && !ends_with(out, ".npy") && !ends_with(out, ".json") && !ends_with(out, ".safetensors")) {
+        cli_error("attnscope run: output \"%s\" must end in .npy or .json (or .safetensors, an attention file)", out);
         return CLI_EXIT_USAGE;
     }
     bool npy = to_stdout ? !strcmp(format, "npy") : ends_with(out, ".npy");
+    bool attn_file = !to_stdout && ends_with(out, ".safetensors");
     bool want_compare = cli_flag(&a, "compare-fp32");
     const char *prec = cli_get(&a, "precision");
     if (want_compare && (!prec || !strcmp(prec, "fp32"))) {
@@ -288,7 +291,14 @@ int cmd_run(int argc, char **argv) {
         if (cap->nonfinite_layer >= 0)
             fprintf(stderr, "attnscope: warning: values became NaN or infinite at layer %d\n", cap->nonfinite_layer);
         bool ok;
-        if (npy) {
+        if (attn_file) {
+            atn_attn_file_meta meta = {.model_id = atn_model_name(model), .family = atn_model_family_name(model),
+                                       .source = "attnscope", .causal = atn_model_is_causal(model)};
+            atn_error err = {0};
+            ok = !cli_interrupted() && atn_attn_file_write(out, cap, &meta, &err) == ATN_OK;
+            if (!ok && !cli_interrupted())
+                cli_fail(&err);
+        } else if (npy) {
             int64_t shape[4] = {cap->n_layers, cap->n_heads, cap->n, cap->n};
             atn_error err = {0};
             ok = !cli_interrupted() && atn_npy_write_f32(out, cap->attn, shape, 4, &err) == ATN_OK;

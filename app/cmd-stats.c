@@ -24,8 +24,23 @@ typedef atn_status (*consume_fn)(const atn_capture *cap, void *user, atn_error *
 typedef bool (*setup_fn)(const atn_config *cfg, void *user);
 
 /* Opens the model, then runs either the one input or every non-empty line of --corpus,
- * calling consume for each capture. */
-static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn_model **model_out) {
+ * calling consume for each capture; or, with --attention, reads the file's one capture
+ * into *at (freed by the caller) and leaves *model_out NULL. */
+static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn_model **model_out,
+                cli_attention *at) {
+    if (cli_attention_wanted(a)) {
+        *model_out = NULL;
+        int rc = cli_attention_open(a, at);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+        atn_config cfg = {.n_layers = at->cap->n_layers, .n_heads = at->cap->n_heads};
+        atn_error err = {0};
+        if (!setup(&cfg, user))
+            return CLI_EXIT_FAIL;
+        if (consume(at->cap, user, &err))
+            return cli_fail(&err);
+        return CLI_EXIT_OK;
+    }
     const char *corpus = cli_get(a, "corpus"), *batch = cli_get(a, "batch");
     *model_out = NULL;
     atn_corpus_options copts;
@@ -183,7 +198,7 @@ static atn_status stats_consume(const atn_capture *cap, void *user, atn_error *e
     return atn_stats_add(*(atn_stats **)user, cap, err);
 }
 
-static void stats_write(FILE *f, const atn_stats *st, const char *format, const atn_model *model) {
+static void stats_write(FILE *f, const atn_stats *st, const char *format, const char *model_name) {
     int json = !strcmp(format, "json");
     if (!strcmp(format, "csv")) {
         atn_stats_write_csv(st, f, NULL);   /* a write error shows when the file is closed */
@@ -191,7 +206,7 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
     }
     if (json) {
         fputs("{\n  \"model\": ", f);
-        cli_json_string(f, atn_model_name(model));
+        cli_json_string(f, model_name);
         fprintf(f, ",\n  \"sentences\": %lld,\n  \"tokens\": %lld,\n  \"layers\": %d,\n  \"heads_per_layer\": %d,\n"
                    "  \"entropy_unit\": \"bits\",\n  \"heads\": [",
                 (long long)st->n_sentences, (long long)st->n_tokens, st->n_layers, st->n_heads);
@@ -235,7 +250,8 @@ int cmd_stats(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope stats --model M (--text T | --corpus FILE [--batch exact|fast|off])\n"
-               "       [--format table|csv|json] [-o FILE]\n\n"
+               "       [--format table|csv|json] [-o FILE]\n"
+               "       attnscope stats --attention FILE [--format ...] [-o FILE]   (an attention file, no model)\n\n"
                "Per-head statistics (Clark et al. 2019): mean row entropy (bits; norm = / log2 of the tokens),\n"
                "mean attention to [CLS], [SEP], punctuation, the token itself, the previous and the next\n"
                "token, within 2 tokens (local), the mean attention distance |i-j|, and a pattern label.\n"
@@ -252,7 +268,8 @@ int cmd_stats(int argc, char **argv) {
     }
     atn_stats *st = NULL;
     atn_model *model = NULL;
-    int rc = feed(&a, stats_setup, stats_consume, &st, &model);
+    cli_attention at = {0};
+    int rc = feed(&a, stats_setup, stats_consume, &st, &model, &at);
     if (rc == CLI_EXIT_OK) {
         atn_error err = {0};
         out_file of;
@@ -261,13 +278,14 @@ int cmd_stats(int argc, char **argv) {
         else if (!out_open(&of, out))
             rc = CLI_EXIT_USAGE;   /* an unwritable output: 2 in every command */
         else {
-            stats_write(of.f, st, format, model);
+            stats_write(of.f, st, format, model ? atn_model_name(model) : at.name);
             if (!out_close(&of, true))
                 rc = CLI_EXIT_USAGE;
         }
     }
     atn_stats_free(st);
     atn_model_free(model);
+    cli_attention_free(&at);
     return rc;
 }
 
@@ -295,10 +313,10 @@ static atn_status sim_consume(const atn_capture *cap, void *user, atn_error *err
     return atn_similarity_add(((sim_job *)user)->sim, cap, err);
 }
 
-static bool sim_write_json(FILE *f, const atn_similarity *s, const atn_model *model) {
+static bool sim_write_json(FILE *f, const atn_similarity *s, const char *model_name) {
     char buf[32];
     fputs("{\n  \"model\": ", f);
-    cli_json_string(f, atn_model_name(model));
+    cli_json_string(f, model_name);
     fprintf(f, ",\n  \"metric\": \"%s\",\n  \"metric_is_distance\": %s,\n  \"scope\": \"%s\",\n  \"layer\": %d,\n"
                "  \"sentences\": %lld,\n  \"labels\": [",
             atn_metric_name(s->metric), atn_metric_is_distance(s->metric) ? "true" : "false",
@@ -353,7 +371,8 @@ int cmd_similarity(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope similarity --model M (--text T | --corpus FILE) [--metric js|cosine|pearson]\n"
-               "       [--scope layer|model] [--layer L] -o FILE.json|FILE.npy|FILE.csv\n\n"
+               "       [--scope layer|model] [--layer L] -o FILE.json|FILE.npy|FILE.csv\n"
+               "       attnscope similarity --attention FILE [...]   (an attention file in place of --model)\n\n"
                "Head-to-head similarity: js = Jensen-Shannon distance between the heads' attention rows\n"
                "(base 2, 0..1, mean over query tokens; Clark et al. 2019), cosine or Pearson of the\n"
                "flattened maps.  --scope layer (the default when --layer is given) compares the heads of\n"
@@ -400,7 +419,8 @@ int cmd_similarity(int argc, char **argv) {
     if (!ok)
         return CLI_EXIT_USAGE;
     atn_model *model = NULL;
-    int rc = feed(&a, sim_setup, sim_consume, &j, &model);
+    cli_attention at = {0};
+    int rc = feed(&a, sim_setup, sim_consume, &j, &model, &at);
     if (rc == CLI_EXIT_OK) {
         atn_error err = {0};
         if (atn_similarity_finish(j.sim, &err)) {
@@ -425,7 +445,7 @@ int cmd_similarity(int argc, char **argv) {
                 rc = CLI_EXIT_USAGE;
             } else {
                 if (!strcmp(kind, "json"))
-                    sim_write_json(of.f, j.sim, model);
+                    sim_write_json(of.f, j.sim, model ? atn_model_name(model) : at.name);
                 else
                     sim_write_csv(of.f, j.sim);
                 if (!out_close(&of, true))
@@ -435,5 +455,6 @@ int cmd_similarity(int argc, char **argv) {
     }
     atn_similarity_free(j.sim);
     atn_model_free(model);
+    cli_attention_free(&at);
     return rc;
 }

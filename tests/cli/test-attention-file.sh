@@ -1,0 +1,147 @@
+#!/bin/sh
+# The attention file on the command line (docs/attention-file.md): `run -o x.safetensors`
+# round-trips the attention bit for bit; every weight-free command given --attention FILE
+# writes the same bytes as with --model for the same matrices; bad files and options exit 2
+# naming the problem.  Usage: test-attention-file.sh ATTNSCOPE CASE [SOURCE_ROOT]
+set -u
+A="$1"
+CASE="$2"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL ($CASE): $*" >&2; exit 1; }
+expect_error() {
+  code=$1; pat=$2; shift 2
+  "$@" >"$T/out" 2>"$T/err"; rc=$?
+  [ "$rc" = "$code" ] || fail "exit $rc, expected $code: $* ; stderr: $(cat "$T/err")"
+  grep -q -- "$pat" "$T/err" || fail "stderr lacks '$pat': $(cat "$T/err")"
+  grep -qi "segmentation\|abort\|sanitizer" "$T/err" && fail "crash report: $(cat "$T/err")"
+  return 0
+}
+TEXT="The cat sat on the mat, and the dog barked."
+case "$CASE" in
+round-trip)
+  # the floats of run -o x.npy and of run -o x.safetensors are the same bytes
+  for m in demo demo-gpt2; do
+    "$A" run --model $m --text "$TEXT" -o "$T/$m.npy" 2>/dev/null || fail "run $m .npy"
+    "$A" run --model $m --text "$TEXT" -o "$T/$m.safetensors" 2>/dev/null || fail "run $m .safetensors"
+    python3 - "$T/$m.npy" "$T/$m.safetensors" "$m" <<'PY' || fail "$m: the attention file differs from the .npy"
+import json, struct, sys
+npy = open(sys.argv[1], "rb").read()
+hl = struct.unpack("<H", npy[8:10])[0]
+floats = npy[10 + hl:]
+st = open(sys.argv[2], "rb").read()
+n = struct.unpack("<Q", st[:8])[0]
+h = json.loads(st[8:8 + n])
+b, e = h["attn"]["data_offsets"]
+assert st[8 + n + b:8 + n + e] == floats, "attention bytes differ"
+meta = {k: json.loads(v) for k, v in h["__metadata__"].items()}
+assert meta["format"] == "attnscope-attention/1"
+assert meta["model_id"] == sys.argv[3], meta["model_id"]
+assert meta["causal"] == (sys.argv[3] == "demo-gpt2"), meta["causal"]
+assert len(meta["tokens"]) == h["attn"]["shape"][2]
+assert (8 + n) % 8 == 0, "data area not 8-byte aligned"
+PY
+  done
+  ;;
+same-as-model)
+  # each weight-free command: --attention FILE gives the bytes --model gives
+  for m in demo demo-gpt2; do
+    "$A" run --model $m --text "$TEXT" -o "$T/a.safetensors" 2>/dev/null || fail "run $m"
+    for fig in heatmap grid similarity headview rollout; do
+      "$A" export $fig --model $m --text "$TEXT" --layer 1 --head 0 -o "$T/m-$fig.svg" 2>/dev/null ||
+        fail "export $fig --model $m"
+      "$A" export $fig --attention "$T/a.safetensors" --layer 1 --head 0 -o "$T/f-$fig.svg" 2>"$T/err" ||
+        fail "export $fig --attention ($m): $(cat "$T/err")"
+      cmp -s "$T/m-$fig.svg" "$T/f-$fig.svg" || fail "export $fig ($m): --attention differs from --model"
+    done
+    "$A" export heatmap --model $m --text "$TEXT" --layer 0 --head 1 -o "$T/m.png" 2>/dev/null || fail "png"
+    "$A" export heatmap --attention "$T/a.safetensors" --layer 0 --head 1 -o "$T/f.png" 2>/dev/null || fail "png"
+    cmp -s "$T/m.png" "$T/f.png" || fail "export heatmap png ($m) differs"
+    for fmt in json csv table; do
+      "$A" stats --model $m --text "$TEXT" --format $fmt -o "$T/m-stats.$fmt" 2>/dev/null || fail "stats $fmt"
+      "$A" stats --attention "$T/a.safetensors" --format $fmt -o "$T/f-stats.$fmt" 2>/dev/null || fail "stats $fmt file"
+      cmp -s "$T/m-stats.$fmt" "$T/f-stats.$fmt" || fail "stats $fmt ($m): --attention differs from --model"
+    done
+    for ext in json csv npy; do
+      "$A" similarity --model $m --text "$TEXT" -o "$T/m-sim.$ext" 2>/dev/null || fail "similarity $ext"
+      "$A" similarity --attention "$T/a.safetensors" -o "$T/f-sim.$ext" 2>/dev/null || fail "similarity $ext file"
+      cmp -s "$T/m-sim.$ext" "$T/f-sim.$ext" || fail "similarity $ext ($m): --attention differs from --model"
+    done
+    grep -q "\"model\": \"$m\"" "$T/f-stats.json" || fail "stats json does not name $m"
+  done
+  ;;
+errors)
+  "$A" run --model demo --text "$TEXT" -o "$T/a.safetensors" 2>/dev/null || fail "run"
+  expect_error 2 "--text goes with --model" "$A" stats --attention "$T/a.safetensors" --text hi
+  expect_error 2 "--model goes with --model" "$A" similarity --attention "$T/a.safetensors" --model demo -o "$T/s.json"
+  expect_error 2 "--heads-off changes a model's run" "$A" export heatmap --attention "$T/a.safetensors" \
+    --heads-off 0:1 -o "$T/h.svg"
+  expect_error 2 "the trace recomputes one head from the model's weights" \
+    "$A" export trace --attention "$T/a.safetensors" --layer 0 --head 0 --query 1 -o "$T/t.svg"
+  expect_error 2 "unknown option --frobnicate" "$A" stats --attention "$T/a.safetensors" --frobnicate 1
+  printf 'PK' > "$T/attn.pt"
+  expect_error 2 "a pickle is never opened.*np.savez" "$A" stats --attention "$T/attn.pt"
+  expect_error 2 "nothing.safetensors" "$A" stats --attention "$T/nothing.safetensors"
+  expect_error 2 "--layer 9 is out of range" "$A" export heatmap --attention "$T/a.safetensors" --layer 9 --head 0 \
+    -o "$T/h.svg"
+  # a weights file is not an attention file
+  expect_error 2 'metadata "format" is "pt", not "attnscope-attention/1" (a model' "$A" stats --attention "$3/data/models/demo/model.safetensors"
+  # NaN and negative values refused by tensor, layer, head, query and key; rows far from 1 warned
+  python3 - "$T" <<'PY' || fail "could not write the bad files"
+import json, struct, sys
+def save(path, rows):
+    data = struct.pack("<%df" % len(rows), *rows)
+    h = {"__metadata__": {"format": json.dumps("attnscope-attention/1"), "tokens": json.dumps(["a", "b"])},
+         "attn": {"dtype": "F32", "shape": [1, 1, 2, 2], "data_offsets": [0, len(data)]}}
+    t = json.dumps(h).encode(); t += b" " * (-len(t) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(t)) + t + data)
+save(sys.argv[1] + "/nan.safetensors", [1, 0, float("nan"), 1])
+save(sys.argv[1] + "/neg.safetensors", [1, 0, 2, -1])
+save(sys.argv[1] + "/sum.safetensors", [1, 0, 3.5, 1.5])
+PY
+  expect_error 2 "'attn' holds NaN at layer 0, head 0, query 1, key 0" "$A" stats --attention "$T/nan.safetensors"
+  expect_error 2 "negative value -1 at layer 0, head 0, query 1, key 1" "$A" stats --attention "$T/neg.safetensors"
+  expect_error 0 'warning: .*1 rows of .attn. do not sum to 1; the worst, layer 0 head 0 query 1 ("b"), sums to 5' \
+    "$A" stats --attention "$T/sum.safetensors"
+  ;;
+numpy-writer)
+  # the ≤ 30-line numpy writer of docs/attention-file.md, run as written, on the demo model's
+  # attention: the statistics equal the model's own
+  R="$3"
+  PY=""
+  for p in /usr/bin/python3 python3; do
+    if "$p" -c "import numpy" 2>/dev/null; then PY="$p"; break; fi
+  done
+  [ -n "$PY" ] || { echo "numpy is not installed: skipped"; exit 77; }
+  "$A" run --model demo --text "$TEXT" -o "$T/a.npy" 2>/dev/null || fail "run npy"
+  "$A" run --model demo --text "$TEXT" -o "$T/a.json" 2>/dev/null || fail "run json"
+  sed -n '/^<!-- numpy-writer -->$/,/^<!-- end -->$/p' "$R/docs/attention-file.md" | sed '1,2d;$d' | sed '$d' \
+    > "$T/writer.py"
+  [ "$(wc -l < "$T/writer.py")" -le 30 ] || fail "the writer in the docs is longer than 30 lines"
+  cat >> "$T/writer.py" <<'PY'
+import sys
+a = np.load(sys.argv[1])
+tokens = json.load(open(sys.argv[2]))["tokens"]
+save_attention(sys.argv[3], a, tokens, model_id="demo", source="custom")
+PY
+  "$PY" "$T/writer.py" "$T/a.npy" "$T/a.json" "$T/w.safetensors" || fail "the docs' writer failed"
+  "$A" stats --model demo --text "$TEXT" --format json -o "$T/m.json" 2>/dev/null || fail "stats model"
+  "$A" stats --attention "$T/w.safetensors" --format json -o "$T/f.json" 2>"$T/err" || fail "stats file: $(cat "$T/err")"
+  cmp -s "$T/m.json" "$T/f.json" || fail "the docs' writer's file gives other statistics than the model"
+  # .npz with the same names, tokens as a numpy string array
+  "$PY" - "$T" <<'PY' || fail "npz"
+import json, sys, numpy as np
+t = sys.argv[1]
+np.savez(t + "/a.npz", attn=np.load(t + "/a.npy"), tokens=np.array(json.load(open(t + "/a.json"))["tokens"]))
+PY
+  "$A" stats --attention "$T/a.npz" --format csv -o "$T/z.csv" 2>/dev/null || fail "stats npz"
+  "$A" stats --model demo --text "$TEXT" --format csv -o "$T/m.csv" 2>/dev/null || fail "stats model csv"
+  cmp -s "$T/m.csv" "$T/z.csv" || fail "the .npz gives other statistics than the model"
+  "$PY" -c "import numpy as np; np.savez_compressed('$T/c.npz', attn=np.load('$T/a.npy'))"
+  expect_error 2 "np.savez, not np.savez_compressed" "$A" stats --attention "$T/c.npz"
+  ;;
+*)
+  fail "unknown case"
+  ;;
+esac
+exit 0
