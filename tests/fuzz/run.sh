@@ -14,7 +14,7 @@ mkdir -p "$OUT/crashes" "$OUT/logs"
 failed=0
 for t in $TARGETS; do
   case $t in
-    safetensors|config|index|toy|tok-bpe|tok-unigram|tokcfg) dict="-dict=$ROOT/tests/fuzz/json.dict" ;;
+    safetensors|attention-file|config|index|toy|tok-bpe|tok-unigram|tokcfg) dict="-dict=$ROOT/tests/fuzz/json.dict" ;;
     vocab|tokenize|corpus) dict="-dict=$ROOT/tests/fuzz/text.dict" ;;
     cli-options) dict="-dict=$ROOT/tests/fuzz/cli.dict" ;;
     *) dict="" ;;
