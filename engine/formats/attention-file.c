@@ -89,8 +89,11 @@ static atn_status read_st_metadata(atn_attn_file *f, atn_error *err) {
     for (int i = 7; i >= 0; i--)
         hlen = hlen << 8 | buf[i];
     cJSON *root = NULL;
+    size_t jlen = (size_t)hlen;
+    while (jlen > 0 && buf[8 + jlen - 1] == '\0')   /* NUL padding, as atn_st_parse allows */
+        jlen--;
     /* atn_st_parse has checked the header: it parses */
-    atn_status st = atn_json_parse((const char *)buf + 8, (size_t)hlen, f->path, 0, &root, err);
+    atn_status st = atn_json_parse((const char *)buf + 8, jlen, f->path, 0, &root, err);
     if (st != ATN_OK)
         return st;
     f->meta = cJSON_CreateObject();
