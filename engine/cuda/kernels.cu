@@ -1,9 +1,17 @@
 /* The CUDA backend's own kernels: everything in the forward pass that is not a matrix
- * product (those go to cuBLAS).  Each does what the matching CPU code in engine/forward/encoder.c
- * does, in the same order of operations where it matters for agreement:
+ * product (those go to cuBLAS).  Each does what the matching reference op (engine/forward/
+ * ops-ref.c, encoder.c) does, in the same order of operations where it matters for agreement:
  *   bias + activation (gelu erf, gelu tanh, relu), embeddings gather, residual add +
- *   LayerNorm (two-pass mean / biased variance), masked max-subtracted softmax,
- *   the non-finite check, and fp32 -> fp16/bf16 casts for reduced-precision GEMMs. */
+ *   LayerNorm (two-pass mean / biased variance), masked max-subtracted softmax and the
+ *   softmax with the what-if gates (ALiBi, temperature, heads off), the non-finite check,
+ *   and fp32 -> fp16/bf16 casts for reduced-precision GEMMs.
+ *
+ * The same text is compiled twice: by nvcc for the GPU (the module), and by the host
+ * compiler through engine/cuda/kernels-host.cc, where cuda-host.h and the CPU launcher
+ * (cpu-launch.cc) run each grid block by block and thread by thread with its barriers, so
+ * that every kernel's arithmetic is tested on machines without a GPU.  Hence the launch is
+ * spelled ATN_LAUNCH(kernel, grid, block, stream)(arguments) and its status
+ * ATN_LAUNCH_STATUS(). */
 #include "kernels.h"
 #include "attnscope.h"
 
@@ -11,6 +19,11 @@
 #include <cuda_fp16.h>
 #include <float.h>
 #include <math.h>
+
+#ifndef ATN_CUDA_HOST   /* nvcc: the real launch */
+#define ATN_LAUNCH(kernel, grid, block, stream) kernel<<<(grid), (block), 0, (stream)>>>
+#define ATN_LAUNCH_STATUS() cudaGetLastError()
+#endif
 
 namespace {
 
@@ -93,8 +106,10 @@ __global__ void embed_kernel(float *out, const int32_t *ids, const int32_t *pos_
                              const float *word, const float *pos, const float *type, int32_t d, size_t count) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x) {
         size_t r = i / (size_t)d, c = i % (size_t)d;
-        /* the CPU adds word + pos, then + type */
-        float x = word[(size_t)ids[r] * d + c] + pos[(size_t)pos_ids[r] * d + c];
+        /* the CPU adds word + pos, then + type; no pos: the what-if lab's run without positions */
+        float x = word[(size_t)ids[r] * d + c];
+        if (pos)
+            x += pos[(size_t)pos_ids[r] * d + c];
         out[i] = type ? x + type[(size_t)types[r] * d + c] : x;
     }
 }
@@ -155,6 +170,55 @@ __global__ void softmax_kernel(float *att, const float *mask_add, int32_t n) {
         row[j] *= inv;
 }
 
+/* The softmax with the what-if gates, one block per row of n scores (rows are heads x
+ * queries: head h = row / n, query i = row % n), as the reference's softmax_rows_iv: the
+ * scaled scores get the mask and ALiBi's -slope_h |i - j|, are divided by the temperature
+ * (multiplied by inv_t = 1 / T), clamped at -FLT_MAX (a masked score over T < 1 stays
+ * finite) and softmaxed; a switched-off head's row is 0 (ATN_HEAD_ZERO) or 1/k over the k
+ * keys whose mask is 0 (ATN_HEAD_UNIFORM; 1/n when there are none). */
+__global__ void softmax_gated_kernel(float *att, const float *mask_add, int32_t n, const float *slopes, float inv_t,
+                                     const uint8_t *heads_off, int head_mode) {
+    __shared__ float shared[32];
+    float *row = att + (size_t)blockIdx.x * n;
+    int32_t h = (int32_t)(blockIdx.x / (unsigned)n), i = (int32_t)(blockIdx.x % (unsigned)n);
+    mask_add += (size_t)i * n;
+    if (heads_off && heads_off[h]) {
+        if (head_mode == ATN_HEAD_ZERO) {
+            for (int32_t j = threadIdx.x; j < n; j += blockDim.x)
+                row[j] = 0.0f;
+            return;
+        }
+        float seen = 0.0f;
+        for (int32_t j = threadIdx.x; j < n; j += blockDim.x)
+            seen += mask_add[j] == 0.0f ? 1.0f : 0.0f;
+        float k = block_sum(seen, shared);   /* a count: exact in float up to 2^24 */
+        for (int32_t j = threadIdx.x; j < n; j += blockDim.x)
+            row[j] = k > 0.0f ? (mask_add[j] == 0.0f ? 1.0f / k : 0.0f) : 1.0f / (float)n;
+        return;
+    }
+    float slope = slopes ? slopes[h] : 0.0f;
+    float mx = -FLT_MAX;
+    for (int32_t j = threadIdx.x; j < n; j += blockDim.x) {
+        float v = row[j] + mask_add[j];
+        if (slope != 0.0f)
+            v -= slope * (float)(i > j ? i - j : j - i);
+        v *= inv_t;
+        v = v < -FLT_MAX ? -FLT_MAX : v;
+        row[j] = v;
+        mx = fmaxf(mx, v);
+    }
+    mx = block_max(mx, shared);
+    float sum = 0.0f;
+    for (int32_t j = threadIdx.x; j < n; j += blockDim.x) {
+        float e = expf(row[j] - mx);
+        row[j] = e;
+        sum += e;
+    }
+    float inv = 1.0f / block_sum(sum, shared);
+    for (int32_t j = threadIdx.x; j < n; j += blockDim.x)
+        row[j] *= inv;
+}
+
 __global__ void nonfinite_kernel(int32_t *flag, const float *x, size_t count) {
     bool bad = false;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
@@ -181,30 +245,30 @@ cudaError_t atn_cu_bias_act(float *x, const float *b, int32_t n, int32_t o, int 
     size_t count = (size_t)n * o;
     if (!count || (!b && act == ATN_CU_ACT_NONE))
         return cudaSuccess;
-    bias_act_kernel<<<grid_for(count), kThreads, 0, s>>>(x, b, o, count, act);
-    return cudaGetLastError();
+    ATN_LAUNCH(bias_act_kernel, grid_for(count), kThreads, s)(x, b, o, count, act);
+    return ATN_LAUNCH_STATUS();
 }
 
 cudaError_t atn_cu_embed(float *out, const int32_t *ids, const int32_t *pos_ids, const int32_t *types,
                          const float *word, const float *pos, const float *type, int32_t n, int32_t d, cudaStream_t s) {
     size_t count = (size_t)n * d;
-    embed_kernel<<<grid_for(count), kThreads, 0, s>>>(out, ids, pos_ids, types, word, pos, type, d, count);
-    return cudaGetLastError();
+    ATN_LAUNCH(embed_kernel, grid_for(count), kThreads, s)(out, ids, pos_ids, types, word, pos, type, d, count);
+    return ATN_LAUNCH_STATUS();
 }
 
 cudaError_t atn_cu_layernorm(float *out, const float *in, const float *resid, const float *g, const float *b,
                              int32_t n, int32_t d, float eps, cudaStream_t s) {
     if (n <= 0)
         return cudaSuccess;
-    layernorm_kernel<<<n, row_threads(d), 0, s>>>(out, in, resid, g, b, d, eps);
-    return cudaGetLastError();
+    ATN_LAUNCH(layernorm_kernel, n, row_threads(d), s)(out, in, resid, g, b, d, eps);
+    return ATN_LAUNCH_STATUS();
 }
 
 cudaError_t atn_cu_add(float *x, const float *y, size_t count, cudaStream_t s) {
     if (!count)
         return cudaSuccess;
-    add_kernel<<<grid_for(count), kThreads, 0, s>>>(x, y, count);
-    return cudaGetLastError();
+    ATN_LAUNCH(add_kernel, grid_for(count), kThreads, s)(x, y, count);
+    return ATN_LAUNCH_STATUS();
 }
 
 cudaError_t atn_cu_softmax(float *att, const float *mask_add, int64_t rows, int32_t n, cudaStream_t s) {
@@ -212,25 +276,36 @@ cudaError_t atn_cu_softmax(float *att, const float *mask_add, int64_t rows, int3
         return cudaSuccess;
     if (rows > 0x7fffffff)
         return cudaErrorInvalidValue;
-    softmax_kernel<<<(unsigned)rows, row_threads(n), 0, s>>>(att, mask_add, n);
-    return cudaGetLastError();
+    ATN_LAUNCH(softmax_kernel, (unsigned)rows, row_threads(n), s)(att, mask_add, n);
+    return ATN_LAUNCH_STATUS();
+}
+
+cudaError_t atn_cu_softmax_gated(float *att, const float *mask_add, int64_t rows, int32_t n, const float *slopes,
+                                 float temperature, const uint8_t *heads_off, int head_mode, cudaStream_t s) {
+    if (rows <= 0)
+        return cudaSuccess;
+    if (rows > 0x7fffffff || !(temperature > 0.0f))
+        return cudaErrorInvalidValue;
+    ATN_LAUNCH(softmax_gated_kernel, (unsigned)rows, row_threads(n), s)(att, mask_add, n, slopes, 1.0f / temperature,
+                                                                        heads_off, head_mode);
+    return ATN_LAUNCH_STATUS();
 }
 
 cudaError_t atn_cu_nonfinite(int32_t *flag, const float *x, size_t count, cudaStream_t s) {
     if (!count)
         return cudaSuccess;
-    nonfinite_kernel<<<grid_for(count), kThreads, 0, s>>>(flag, x, count);
-    return cudaGetLastError();
+    ATN_LAUNCH(nonfinite_kernel, grid_for(count), kThreads, s)(flag, x, count);
+    return ATN_LAUNCH_STATUS();
 }
 
 cudaError_t atn_cu_to_half(void *dst, const float *src, size_t count, int bf16, cudaStream_t s) {
     if (!count)
         return cudaSuccess;
     if (bf16)
-        to_bf16_kernel<<<grid_for(count), kThreads, 0, s>>>((__nv_bfloat16 *)dst, src, count);
+        ATN_LAUNCH(to_bf16_kernel, grid_for(count), kThreads, s)((__nv_bfloat16 *)dst, src, count);
     else
-        to_fp16_kernel<<<grid_for(count), kThreads, 0, s>>>((__half *)dst, src, count);
-    return cudaGetLastError();
+        ATN_LAUNCH(to_fp16_kernel, grid_for(count), kThreads, s)((__half *)dst, src, count);
+    return ATN_LAUNCH_STATUS();
 }
 
 }  // extern "C"

@@ -5,9 +5,10 @@
  *
  * It is written from the documented contracts, not from the backend's code: cuBLAS
  * products follow the cuBLAS reference (column-major, C = alpha op(A) op(B) + beta C,
- * op(X)[i][j] = X[i + j ld] or X[j + i ld] for T, batch b at offset b * stride); the
- * kernels follow kernels.h.  Reduced precision rounds to real fp16 / bf16 values and
- * accumulates in fp32, as tensor cores do.  It does NOT test kernels.cu: that needs a GPU.
+ * op(X)[i][j] = X[i + j ld] or X[j + i ld] for T, batch b at offset b * stride).  Reduced
+ * precision rounds to real fp16 / bf16 values and accumulates in fp32, as tensor cores do.
+ * The kernels are not stood in for: the module runs engine/cuda/kernels.cu itself, compiled
+ * for the host and run by the CPU launcher (engine/cuda/cpu-launch.cc).
  *
  * Knobs: ATN_MOCK_CUDA_MEMORY (bytes the mock "GPU" has; cudaMalloc beyond it fails with
  * cudaErrorMemoryAllocation), ATN_MOCK_CUDA_DEVICES=0 (no device), =driver (no driver). */
@@ -303,24 +304,6 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
                 sc, batch);
 }
 
-/* ---- the kernels of kernels.h ------------------------------------------------------ */
-
-static float activate(float x, int act) {
-    switch (act) {
-    case ATN_ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    case ATN_ACT_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
-    case ATN_ACT_RELU: return x > 0.0f ? x : 0.0f;
-    default: return x;
-    }
-}
-
-cudaError_t atn_cu_bias_act(float *x, const float *b, int32_t n, int32_t o, int act, cudaStream_t s) {
-    (void)s;
-    for (size_t i = 0; i < (size_t)n * o; i++)
-        x[i] = activate(x[i] + (b ? b[i % (size_t)o] : 0.0f), act);
-    return cudaSuccess;
-}
-
 /* ---- what the kernels were given ------------------------------------------------- */
 
 /* Copies of the position ids the last atn_cu_embed read and the additive mask the last
@@ -367,89 +350,43 @@ __attribute__((visibility("default"))) void atn_mock_cuda_seen_inputs(const int3
     pthread_mutex_unlock(&seen_lock);
 }
 
-cudaError_t atn_cu_embed(float *out, const int32_t *ids, const int32_t *pos_ids, const int32_t *types,
-                         const float *word, const float *pos, const float *type, int32_t n, int32_t d, cudaStream_t s) {
-    (void)s;
-    for (int32_t r = 0; r < n; r++)
-        for (int32_t c = 0; c < d; c++) {
-            float x = word[(size_t)ids[r] * d + c] + pos[(size_t)pos_ids[r] * d + c];
-            out[(size_t)r * d + c] = type ? x + type[(size_t)types[r] * d + c] : x;
-        }
-    mock_seen_inputs(pos_ids, n, NULL, 0);
-    return cudaSuccess;
+/* ---- the kernels: kernels.cu itself, on the CPU launcher ----------------------------- */
+
+/* The module links engine/cuda/kernels.cu compiled for the host (kernels-host.cc, the CPU
+ * launcher cpu-launch.cc): the backend's calls run the real kernels' arithmetic.  The
+ * linker wraps the two that read the run's host inputs (-Wl,--wrap), so a test can see
+ * what reached them. */
+cudaError_t __real_atn_cu_embed(float *out, const int32_t *ids, const int32_t *pos_ids, const int32_t *types,
+                                const float *word, const float *pos, const float *type, int32_t n, int32_t d,
+                                cudaStream_t s);
+cudaError_t __wrap_atn_cu_embed(float *out, const int32_t *ids, const int32_t *pos_ids, const int32_t *types,
+                                const float *word, const float *pos, const float *type, int32_t n, int32_t d,
+                                cudaStream_t s);
+cudaError_t __real_atn_cu_softmax(float *att, const float *mask_add, int64_t rows, int32_t n, cudaStream_t s);
+cudaError_t __wrap_atn_cu_softmax(float *att, const float *mask_add, int64_t rows, int32_t n, cudaStream_t s);
+cudaError_t __real_atn_cu_softmax_gated(float *att, const float *mask_add, int64_t rows, int32_t n,
+                                        const float *slopes, float temperature, const uint8_t *heads_off,
+                                        int head_mode, cudaStream_t s);
+cudaError_t __wrap_atn_cu_softmax_gated(float *att, const float *mask_add, int64_t rows, int32_t n,
+                                        const float *slopes, float temperature, const uint8_t *heads_off,
+                                        int head_mode, cudaStream_t s);
+
+cudaError_t __wrap_atn_cu_embed(float *out, const int32_t *ids, const int32_t *pos_ids, const int32_t *types,
+                                const float *word, const float *pos, const float *type, int32_t n, int32_t d,
+                                cudaStream_t s) {
+    if (pos)
+        mock_seen_inputs(pos_ids, n, NULL, 0);
+    return __real_atn_cu_embed(out, ids, pos_ids, types, word, pos, type, n, d, s);
 }
 
-cudaError_t atn_cu_layernorm(float *out, const float *in, const float *resid, const float *g, const float *b,
-                             int32_t n, int32_t d, float eps, cudaStream_t s) {
-    (void)s;
-    for (int32_t r = 0; r < n; r++) {
-        float *y = out + (size_t)r * d;
-        const float *x = in + (size_t)r * d, *rx = resid ? resid + (size_t)r * d : NULL;
-        float mean = 0, var = 0;
-        for (int32_t c = 0; c < d; c++) {
-            y[c] = rx ? x[c] + rx[c] : x[c];
-            mean += y[c];
-        }
-        mean /= (float)d;
-        for (int32_t c = 0; c < d; c++)
-            var += (y[c] - mean) * (y[c] - mean);
-        float rstd = 1.0f / sqrtf(var / (float)d + eps);
-        for (int32_t c = 0; c < d; c++)
-            y[c] = (y[c] - mean) * rstd * (g ? g[c] : 1.0f) + (b ? b[c] : 0.0f);
-    }
-    return cudaSuccess;
-}
-
-cudaError_t atn_cu_add(float *x, const float *y, size_t count, cudaStream_t s) {
-    (void)s;
-    for (size_t i = 0; i < count; i++)
-        x[i] += y[i];
-    return cudaSuccess;
-}
-
-cudaError_t atn_cu_softmax(float *att, const float *mask_add, int64_t rows, int32_t n, cudaStream_t s) {
-    (void)s;
+cudaError_t __wrap_atn_cu_softmax(float *att, const float *mask_add, int64_t rows, int32_t n, cudaStream_t s) {
     mock_seen_inputs(NULL, 0, mask_add, (size_t)n * n);
-    for (int64_t r = 0; r < rows; r++) {
-        float *row = att + (size_t)r * n, mx = -FLT_MAX, sum = 0;
-        const float *mrow = mask_add + (size_t)(r % n) * n;   /* rows are heads x queries */
-        for (int32_t j = 0; j < n; j++) {
-            row[j] += mrow[j];
-            mx = row[j] > mx ? row[j] : mx;
-        }
-        for (int32_t j = 0; j < n; j++)
-            sum += (row[j] = expf(row[j] - mx));
-        for (int32_t j = 0; j < n; j++)
-            row[j] /= sum;
-    }
-    return cudaSuccess;
+    return __real_atn_cu_softmax(att, mask_add, rows, n, s);
 }
 
-cudaError_t atn_cu_nonfinite(int32_t *flag, const float *x, size_t count, cudaStream_t s) {
-    (void)s;
-    for (size_t i = 0; i < count; i++)
-        if (!isfinite(x[i]))
-            *flag = 1;
-    return cudaSuccess;
-}
-
-static uint16_t to_bf16(float f) {   /* round to nearest even; NaN stays NaN */
-    uint32_t u = atn_f32_bits(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((u >> 16) | 0x40);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-cudaError_t atn_cu_to_half(void *dst, const float *src, size_t count, int bf16, cudaStream_t s) {
-    (void)s;
-    uint16_t *o = dst;
-    for (size_t i = 0; i < count; i++) {
-        if (bf16) {
-            o[i] = to_bf16(src[i]);
-        } else {
-            _Float16 h = (_Float16)src[i];
-            memcpy(&o[i], &h, sizeof h);
-        }
-    }
-    return cudaSuccess;
+cudaError_t __wrap_atn_cu_softmax_gated(float *att, const float *mask_add, int64_t rows, int32_t n,
+                                        const float *slopes, float temperature, const uint8_t *heads_off,
+                                        int head_mode, cudaStream_t s) {
+    mock_seen_inputs(NULL, 0, mask_add, (size_t)n * n);
+    return __real_atn_cu_softmax_gated(att, mask_add, rows, n, slopes, temperature, heads_off, head_mode, s);
 }

@@ -1,15 +1,27 @@
-/* The GPU against the CPU: the same capture (every probability, hidden state and trace
- * input) within 1e-4 in fp32, on the torch-checked toy models and on synthetic BERT shapes
- * with odd head counts, padding masks, identity projections and missing biases; also the
- * per-layer bookkeeping (reused runs of other lengths, runs that keep less, cancelling,
- * a layer that turns NaN, editing a toy model between runs, two threads on one model).  fp16 / bf16 report how far each
- * head's map moves from fp32 and must stay within a loose bound.
+/* cuda-agreement, in two halves.
  *
- * Without a usable GPU this test is SKIPPED (exit 77), never passed.
- * Usage: test-cuda-agreement [--module PATH] [--mock] [--quick]
- *   --module  load this module (ATTNSCOPE_CUDA_MODULE) instead of the one found
- *   --mock    the module is the CPU stand-in (tests/cuda/mock-cuda.c): say so, and skip the
- *             big shapes (the stand-in's products are naive loops) */
+ * The CPU half (kernels-cpu.c) runs every kernel of engine/cuda/kernels.cu, compiled for the
+ * host, on the CPU launcher against the reference ops: wherever nvcc built the module, GPU
+ * or not.  The whole CUDA walk on the CPU launcher (cuBLAS and cudart stood in for) is the
+ * same program with --mock (meson: cuda-mock-host-logic).
+ *
+ * The device half is the GPU against the CPU: the same capture (every probability, hidden
+ * state and trace input) within 1e-4 in fp32, on the torch-checked toy models and on
+ * synthetic BERT shapes with odd head counts, padding masks, identity projections and missing
+ * biases, GPT-2 (pre-LN, causal), ALBERT / ELECTRA's embedding projection and the what-if
+ * gates; also the per-layer bookkeeping (reused runs of other lengths, runs that keep less,
+ * cancelling, a layer that turns NaN, editing a toy model between runs, two threads on one
+ * model).  fp16 / bf16 report how far each head's map moves from fp32 and must stay within a
+ * loose bound.  Without a usable GPU it is not run, and says so.
+ *
+ * Exit: 0 when every half that ran passed; 77 (skipped) when neither could run, or with
+ * --device-only when there is no GPU.
+ * Usage: test-cuda-agreement [--module PATH] [--mock] [--quick] [--device-only]
+ *   --module       load this module (ATTNSCOPE_CUDA_MODULE) instead of the one found
+ *   --mock         the module is the CPU stand-in (tests/cuda/mock-cuda.c): the device half
+ *                  on the CPU launcher; skip the big shapes (the stand-in's products are naive
+ *                  loops) and the CPU half
+ *   --device-only  the device half alone (meson: cuda-agreement-device; gpu-check.sh) */
 #include "check.h"
 #include "forward/backend.h"
 #include "core/family.h"
@@ -19,7 +31,9 @@
 #include <math.h>
 #include <pthread.h>
 
-static bool mock, quick;
+static bool mock, quick, device_only;
+
+int cuda_kernels_cpu_half(char *why, size_t len);   /* kernels-cpu.c: failures, or -1 when it cannot run */
 
 /* Max |got - want| / max(1, |want|) over n values; NaN counts as infinite. */
 static double rel_diff(const float *got, const float *want, size_t n, size_t *where) {
@@ -500,16 +514,30 @@ int main(int argc, char **argv) {
             mock = true;
         else if (!strcmp(argv[i], "--quick"))
             quick = true;
+        else if (!strcmp(argv[i], "--device-only"))
+            device_only = true;
         else {
-            fprintf(stderr, "usage: %s [--module PATH] [--mock] [--quick]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--module PATH] [--mock] [--quick] [--device-only]\n", argv[0]);
             return 2;
         }
+    }
+    int cpu_half = -1;
+    char why[256] = "";
+    if (!mock && !device_only) {
+        cpu_half = cuda_kernels_cpu_half(why, sizeof why);
+        if (cpu_half < 0)
+            fprintf(stderr, "CPU half: not run: %s\n", why);
     }
     atn_error err = {0};
     const atn_backend *b = atn_backend_cuda(&err);
     if (!b) {
-        fprintf(stderr, "SKIP: no usable GPU, so GPU and CPU cannot be compared here: %s\n", err.message);
-        return 77;
+        fprintf(stderr, "device half: NOT RUN -- no usable GPU here, so no kernel ran on a GPU: %s\n", err.message);
+        if (cpu_half < 0) {
+            fprintf(stderr, "SKIP: neither half could run here\n");
+            return 77;
+        }
+        fprintf(stderr, "cuda-agreement: CPU half %s; device half not run\n", cpu_half ? "FAILED" : "passed");
+        return cpu_half ? 1 : 0;
     }
     atn_backend_device dev;
     if (b->device_info(0, &dev, &err) == ATN_OK)
@@ -517,7 +545,7 @@ int main(int argc, char **argv) {
                 dev.cc_minor, dev.runtime, atn_backend_cuda_module_path());
     if (mock)
         fprintf(stderr, "NOTE: the module is the CPU stand-in for CUDA (tests/cuda/mock-cuda.c): this checks the "
-                        "backend's host logic, not the GPU kernels\n");
+                        "backend's host logic and kernels.cu's arithmetic on the CPU launcher, not a GPU\n");
     atn_run_options o;
     atn_run_options_init(&o);
     toy_cases(&o);
@@ -527,5 +555,8 @@ int main(int argc, char **argv) {
     host_inputs_cases();
     concurrent();
     precision_cases();
-    return check_summary(mock ? "cuda-agreement (mock CUDA)" : "cuda-agreement");
+    if (cpu_half > 0)
+        check_failures += cpu_half;
+    return check_summary(mock ? "cuda-agreement (mock CUDA: the device half on the CPU launcher)"
+                              : "cuda-agreement (device half on a GPU)");
 }
