@@ -1,6 +1,11 @@
 /* The CUDA backend, host side: the table attnscope-cuda.so exports (ATN_CUDA_ENTRY_POINT: atn_cuda_backend_v3 for ABI 3),
  * probing for a driver and device, uploading a model's weights once, and the forward pass
- * as a stream of cuBLAS products and our kernels (kernels.cu), mirroring engine/forward/encoder.c.
+ * as a stream of cuBLAS products and our kernels (kernels.cu), mirroring engine/forward/encoder.c:
+ * the embeddings (E wide and projected to d for ALBERT / ELECTRA, without the position term
+ * for the what-if lab's run without positions, without LayerNorm for GPT-2), then the one
+ * layer walk (engine/forward/layer.c) over cuda_ops: post-LN and pre-LN layers with the final
+ * norm, the run's mask or per-layer masks, and the gated softmax (ALiBi, temperature, heads
+ * off).  A forward from a middle layer (atn_run_forward_from) is the CPU's alone.
  *
  * Row-major on column-major cuBLAS: a row-major [r, c] matrix is a column-major [c, r] one,
  * so out[n,o] = in[n,i] W^T (W [o,i]) is computed as out^T = W . in^T, i.e.
@@ -187,6 +192,7 @@ typedef struct cuda_state {
     void *hblock;
     atn_precision hprec;
     half_layer *hlayers;         /* [L] */
+    void *hproj;                 /* the embedding projection's 2-byte copy, or NULL */
 
     /* activations, grown as needed */
     void *ablock;
@@ -204,6 +210,7 @@ static void free_weights(cuda_state *s) {
     free(s->hlayers);
     s->layers = NULL;
     s->hlayers = NULL;
+    s->hproj = NULL;
     memset(&s->w, 0, sizeof s->w);
 }
 
@@ -245,16 +252,20 @@ static size_t align_up(size_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
 /* Lists every weight the forward pass reads (NULL ones included, they place nothing). */
 static int32_t list_weights(const atn_model *m, cuda_state *s, placement *p) {
     const atn_config *c = &m->cfg;
-    size_t d = (size_t)c->d_model, f = (size_t)c->d_ffn;
+    size_t d = (size_t)c->d_model, f = (size_t)c->d_ffn, E = (size_t)atn_d_embed(c);
     int32_t k = 0;
 #define PLACE(field_src, field_dst, cnt) (p[k++] = (placement){(field_src), (cnt), &(field_dst)})
     if (c->use_embeddings) {
-        PLACE(m->w.word_emb, s->w.word_emb, (size_t)c->vocab_size * d);
-        PLACE(m->w.pos_emb, s->w.pos_emb, (size_t)c->max_positions * d);
-        PLACE(m->w.type_emb, s->w.type_emb, (size_t)c->type_vocab_size * d);
-        PLACE(m->w.emb_ln_g, s->w.emb_ln_g, d);
-        PLACE(m->w.emb_ln_b, s->w.emb_ln_b, d);
+        PLACE(m->w.word_emb, s->w.word_emb, (size_t)c->vocab_size * E);
+        PLACE(m->w.pos_emb, s->w.pos_emb, (size_t)c->max_positions * E);
+        PLACE(m->w.type_emb, s->w.type_emb, (size_t)c->type_vocab_size * E);
+        PLACE(m->w.emb_ln_g, s->w.emb_ln_g, E);
+        PLACE(m->w.emb_ln_b, s->w.emb_ln_b, E);
+        PLACE(m->w.emb_proj_w, s->w.emb_proj_w, d * E);   /* ALBERT, ELECTRA: E -> d */
+        PLACE(m->w.emb_proj_b, s->w.emb_proj_b, d);
     }
+    PLACE(m->w.final_ln_g, s->w.final_ln_g, d);   /* GPT-2's ln_f */
+    PLACE(m->w.final_ln_b, s->w.final_ln_b, d);
     for (int32_t l = 0; l < c->n_layers; l++) {
         const atn_layer_weights *h = &m->w.layers[l];
         atn_layer_weights *g = &s->layers[l];
@@ -281,7 +292,7 @@ static int32_t list_weights(const atn_model *m, cuda_state *s, placement *p) {
     return k;
 }
 
-enum { WEIGHTS_PER_LAYER = 16, WEIGHTS_EMB = 5 };
+enum { WEIGHTS_PER_LAYER = 16, WEIGHTS_EMB = 9 };
 
 /* Copies every weight into one device block (freeing an earlier one). */
 static atn_status upload_weights(cuda_state *s, const atn_model *m, atn_error *err) {
@@ -343,7 +354,9 @@ static atn_status make_half_weights(cuda_state *s, const atn_config *c, atn_prec
     s->hlayers = calloc((size_t)c->n_layers, sizeof *s->hlayers);
     if (!s->hlayers)
         return fail(err, ATN_E_NOMEM, "out of memory");
-    size_t d = (size_t)c->d_model, f = (size_t)c->d_ffn, total = 0;
+    size_t d = (size_t)c->d_model, f = (size_t)c->d_ffn, E = (size_t)atn_d_embed(c), total = 0;
+    if (s->w.emb_proj_w)
+        total += align_up(d * E * 2);
     for (int32_t l = 0; l < c->n_layers; l++) {
         const atn_layer_weights *g = &s->layers[l];
         const float *mats[6] = {g->wq, g->wk, g->wv, g->wo, c->use_ffn ? g->w1 : NULL, c->use_ffn ? g->w2 : NULL};
@@ -361,6 +374,14 @@ static atn_status make_half_weights(cuda_state *s, const atn_config *c, atn_prec
         }
     }
     char *dev = s->hblock;
+    s->hproj = NULL;
+    if (s->w.emb_proj_w) {
+        cudaError_t e = atn_cu_to_half(dev, s->w.emb_proj_w, d * E, prec == ATN_PRECISION_BF16, s->stream);
+        if (e != cudaSuccess)
+            return cuda_fail(err, e, "casting the weights to reduced precision");
+        s->hproj = dev;
+        dev += align_up(d * E * 2);
+    }
     for (int32_t l = 0; l < c->n_layers; l++) {
         const atn_layer_weights *g = &s->layers[l];
         half_layer *h = &s->hlayers[l];
@@ -384,15 +405,30 @@ static atn_status make_half_weights(cuda_state *s, const atn_config *c, atn_prec
     return ATN_OK;
 }
 
+/* The families whose layers cuda_ops are known to run (each checked against the CPU by
+ * cuda-agreement and the stand-in's tests).  A family added to the engine later (rotary
+ * positions, RMSNorm, grouped K/V heads ...) is refused by name until its ops are written
+ * here and in kernels.cu, so --device auto falls back to the CPU rather than run it wrong. */
+static const char *const cuda_families[] = {"BERT", "RoBERTa", "XLM-RoBERTa", "DistilBERT", "ALBERT", "ELECTRA",
+                                            "GPT-2", NULL};
+
+static atn_status cuda_runs(const atn_model *m, atn_error *err) {
+    bool known = false;
+    for (int i = 0; cuda_families[i]; i++)
+        known |= strcmp(m->family->name, cuda_families[i]) == 0;
+    atn_layer_desc d;
+    atn_layer_desc_of(m, &d);
+    if (!known || d.norm_type != ATN_NORM_LAYERNORM || (d.mlp != ATN_MLP_NONE && d.mlp != ATN_MLP_PLAIN))
+        return fail(err, ATN_E_UNSUPPORTED, "the CUDA backend does not run %s models yet: the CPU runs them "
+                    "(--device cpu; --device auto falls back to it)", m->family->name);
+    return ATN_OK;
+}
+
 static atn_status cuda_upload(const atn_model *m, void **state, atn_error *err) {
     *state = NULL;
-    /* the embeddings here are d wide and go straight into layer 0: ALBERT's and ELECTRA's
-       projection of E-wide embeddings to d is the CPU's alone (AUTO falls back with this) */
-    if (m->w.emb_proj_w)
-        return fail(err, ATN_E_UNSUPPORTED, "the CUDA backend does not run the projection of %s's embeddings "
-                    "(embedding_size %d to hidden_size %d, config.json); use the CPU (--device cpu; --device auto "
-                    "falls back to it)", m->family->name, atn_d_embed(&m->cfg),
-                    m->cfg.d_model);
+    atn_status ok = cuda_runs(m, err);
+    if (ok)
+        return ok;
     cuda_state *s = calloc(1, sizeof *s);
     if (!s)
         return fail(err, ATN_E_NOMEM, "out of memory");
@@ -436,6 +472,8 @@ out:
 typedef struct dev_acts {
     float *hidden, *q, *k, *v, *ctx, *attn_out, *attn, *h1, *ffn, *mask;
     int32_t *ids, *types, *flags, *pos_ids;
+    float *mask_base, *slopes, *emb;   /* per-layer masks' base [n][n], ALiBi [H], E-wide embeddings [n][E] */
+    uint8_t *heads_off;                /* [L][H] */
     void *xh, *qh, *kh, *vh, *ph;   /* 2-byte scratch for reduced precision */
     size_t trace_stride, attn_stride;
 } dev_acts;
@@ -444,6 +482,8 @@ typedef struct dev_acts {
 static atn_status layout_acts(cuda_state *s, const atn_config *c, const atn_activations *act,
                               atn_precision prec, dev_acts *a, atn_error *err) {
     size_t n = (size_t)act->n, d = (size_t)c->d_model, f = c->use_ffn ? (size_t)c->d_ffn : 1;
+    size_t E = (size_t)atn_d_embed(c), widest = d > f ? d : f;
+    widest = widest > E ? widest : E;
     size_t L = (size_t)c->n_layers, H = (size_t)c->n_heads, nd = n * d;
     size_t trace = act->trace_stride ? L * nd : nd;
     size_t attn = act->attn_stride ? L * H * n * n : H * n * n;
@@ -451,8 +491,10 @@ static atn_status layout_acts(cuda_state *s, const atn_config *c, const atn_acti
     size_t sizes[] = {
         (L + 1) * nd * 4, trace * 4, trace * 4, trace * 4, trace * 4, trace * 4, attn * 4, nd * 4, n * f * 4, n * n * 4,
         n * 4, n * 4, (L + 1) * 4,
-        half ? n * (d > f ? d : f) * 2 : 0, half ? nd * 2 : 0, half ? nd * 2 : 0, half ? nd * 2 : 0,
+        half ? n * widest * 2 : 0, half ? nd * 2 : 0, half ? nd * 2 : 0, half ? nd * 2 : 0,
         half ? H * n * n * 2 : 0, n * 4,
+        act->mask_base ? n * n * 4 : 0, act->alibi_slopes ? H * 4 : 0, s->w.emb_proj_w ? n * E * 4 : 0,
+        act->heads_off ? L * H : 0,
     };
     enum { N_ARR = sizeof sizes / sizeof sizes[0] };
     size_t total = 0;
@@ -483,6 +525,7 @@ static atn_status layout_acts(cuda_state *s, const atn_config *c, const atn_acti
     a->ids = ptrs[10], a->types = ptrs[11], a->flags = ptrs[12];
     a->xh = ptrs[13], a->qh = ptrs[14], a->kh = ptrs[15], a->vh = ptrs[16], a->ph = ptrs[17];
     a->pos_ids = ptrs[18];
+    a->mask_base = ptrs[19], a->slopes = ptrs[20], a->emb = ptrs[21], a->heads_off = ptrs[22];
     a->trace_stride = act->trace_stride ? nd : 0;
     a->attn_stride = act->attn_stride ? H * n * n : 0;
     return ATN_OK;
@@ -526,10 +569,20 @@ static atn_status linear(fwd *f, float *out, const float *in, const float *w, co
     return ATN_OK;
 }
 
-/* Every head at once: att[h] = softmax(scale Q_h K_h^T + mask), ctx_h = att[h] V_h.
- * Head h of q/k/v/ctx is the column block h*k.. of a row-major [n,d] matrix. */
+/* The softmax's inputs of one layer: the mask, and the what-if gates (device arrays). */
+typedef struct attn_terms {
+    const float *mask;           /* [n][n] */
+    bool gated;                  /* the gated softmax (any what-if term) */
+    const float *slopes;         /* [H] or NULL */
+    float temperature;
+    const uint8_t *heads_off;    /* [H] of this layer, or NULL */
+    atn_head_mode head_mode;
+} attn_terms;
+
+/* Every head at once: att[h] = softmax(scale Q_h K_h^T + mask (+ the gates)), ctx_h =
+ * att[h] V_h.  Head h of q/k/v/ctx is the column block h*k.. of a row-major [n,d] matrix. */
 static atn_status attention(fwd *f, float *ctx, float *att, const float *q, const float *k, const float *v,
-                           float scale) {
+                           float scale, const attn_terms *t) {
     int32_t n = f->n, d = f->c->d_model, H = f->c->n_heads, kd = d / H;
     cudaStream_t st = f->s->stream;
     const float one = 1.0f, zero = 0.0f;
@@ -547,7 +600,11 @@ static atn_status attention(fwd *f, float *ctx, float *att, const float *q, cons
                                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
            "computing the attention scores in reduced precision (QK^T)");
     }
-    CU(atn_cu_softmax(att, f->a->mask, (int64_t)H * n, n, st), "the softmax");
+    if (t->gated)
+        CU(atn_cu_softmax_gated(att, t->mask, (int64_t)H * n, n, t->slopes, t->temperature, t->heads_off,
+                                (int)t->head_mode, st), "the softmax with the what-if terms");
+    else
+        CU(atn_cu_softmax(att, t->mask, (int64_t)H * n, n, st), "the softmax");
     /* column-major: ctx_h^T[k,n] = V_h^T . att_h^T */
     if (f->prec == ATN_PRECISION_FP32) {
         BL(cublasSgemmStridedBatched(f->s->blas, CUBLAS_OP_N, CUBLAS_OP_N, kd, n, n, &one, v, d, kd, att, n, nn,
@@ -619,7 +676,13 @@ static void cu_attend(const atn_walk *w, int tid, int nt, int32_t l, float *q, f
     (void)tid, (void)nt;
     OP_FWD(w);
     const atn_walk_seq *sq = &w->seq[0];
-    OP_TRY(attention(f, ctx, sq->attn + sq->attn_stride * l, q, k, v, atn_layer_scale(&w->desc, l)));
+    /* the layer's mask (per-layer masks: mask_layers on the host, both masks on the device)
+       and the gates; heads_off is the device copy of [L][H] */
+    attn_terms t = {.mask = sq->mask_base && !sq->mask_layers[l] ? sq->mask_base : sq->mask, .gated = w->gated,
+                    .slopes = w->slopes, .temperature = w->temperature,
+                    .heads_off = sq->heads_off ? sq->heads_off + (size_t)l * w->desc.heads : NULL,
+                    .head_mode = w->head_mode};
+    OP_TRY(attention(f, ctx, sq->attn + sq->attn_stride * l, q, k, v, atn_layer_scale(&w->desc, l), &t));
 }
 
 static void cu_add(const atn_walk *w, int tid, int nt, float *out, const float *a, const float *b) {
@@ -674,24 +737,48 @@ static atn_status enqueue(fwd *f, const atn_model *m, const atn_encoding *enc, c
         if (s->w.type_emb)
             CU(cudaMemcpyAsync(a->types, enc->type_ids, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, st),
                "copying the token types");
-        CU(atn_cu_embed(a->hidden, a->ids, a->pos_ids, a->types, s->w.word_emb, s->w.pos_emb, s->w.type_emb, n, d,
-                        st), "the embeddings");
-        CU(atn_cu_layernorm(a->hidden, a->hidden, NULL, s->w.emb_ln_g, s->w.emb_ln_b, n, d, c->ln_eps, st),
-           "the embeddings LayerNorm");
+        /* E wide (into the scratch when projected to d), LayerNorm but for GPT-2 (h0 = wte +
+           wpe), then ALBERT's / ELECTRA's projection */
+        int32_t E = atn_d_embed(c);
+        float *e = s->w.emb_proj_w ? a->emb : a->hidden;
+        CU(atn_cu_embed(e, a->ids, a->pos_ids, a->types, s->w.word_emb, act->no_positions ? NULL : s->w.pos_emb,
+                        s->w.type_emb, n, E, st), "the embeddings");
+        if (!m->family->pre_ln)
+            CU(atn_cu_layernorm(e, e, NULL, s->w.emb_ln_g, s->w.emb_ln_b, n, E, c->ln_eps, st),
+               "the embeddings LayerNorm");
+        if (s->w.emb_proj_w) {
+            atn_status ps = linear(f, a->hidden, e, s->w.emb_proj_w, s->hproj, s->w.emb_proj_b, E, d, ATN_CU_ACT_NONE);
+            if (ps)
+                return ps;
+        }
     } else {
         CU(cudaMemcpyAsync(a->hidden, m->toy_x, nd * sizeof(float), cudaMemcpyHostToDevice, st),
            "copying the input vectors");
     }
     CU(atn_cu_nonfinite(a->flags, a->hidden, nd, st), "checking the embeddings");
+    /* the what-if terms: the per-layer masks' base, ALiBi's slopes, the heads switched off */
+    int32_t H = c->n_heads;
+    if (act->mask_base)
+        CU(cudaMemcpyAsync(a->mask_base, act->mask_base, (size_t)n * n * sizeof(float), cudaMemcpyHostToDevice, st),
+           "copying the base mask");
+    if (act->alibi_slopes)
+        CU(cudaMemcpyAsync(a->slopes, act->alibi_slopes, (size_t)H * sizeof(float), cudaMemcpyHostToDevice, st),
+           "copying the ALiBi slopes");
+    if (act->heads_off)
+        CU(cudaMemcpyAsync(a->heads_off, act->heads_off, (size_t)c->n_layers * H, cudaMemcpyHostToDevice, st),
+           "copying the heads switched off");
     /* the one layer walk (engine/forward/layer.c) over this backend's ops; no progress here:
        collect reports each layer as it comes back */
     atn_status status = ATN_OK;
     atn_walk_seq seq = {.row = 0, .n = n, .attn = a->attn, .attn_stride = a->attn_stride, .mask = a->mask,
-                        .nonfinite_layer = -1};
-    atn_walk w = {.m = m, .ops = &cuda_ops, .layers = s->layers, .seq = &seq, .count = 1, .M = n,
+                        .mask_base = act->mask_base ? a->mask_base : NULL, .mask_layers = act->mask_layers,
+                        .heads_off = act->heads_off ? a->heads_off : NULL, .nonfinite_layer = -1};
+    atn_walk w = {.m = m, .ops = &cuda_ops, .layers = s->layers, .final_g = s->w.final_ln_g,
+                  .final_b = s->w.final_ln_b, .seq = &seq, .count = 1, .M = n,
                   .hidden = a->hidden, .q = a->q, .k = a->k, .v = a->v, .ctx = a->ctx, .ao = a->attn_out,
-                  .trace_stride = a->trace_stride, .h1 = a->h1, .ffn = a->ffn, .temperature = 1.0f,
-                  .backend = f, .status = &status};
+                  .trace_stride = a->trace_stride, .h1 = a->h1, .ffn = a->ffn,
+                  .slopes = act->alibi_slopes ? a->slopes : NULL, .temperature = act->temperature,
+                  .head_mode = act->head_mode, .gated = atn_activations_gated(act), .backend = f, .status = &status};
     atn_layer_desc_of(m, &w.desc);
     atn_layer_walk(&w, 0, 1);
     return status;

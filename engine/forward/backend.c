@@ -156,19 +156,14 @@ static atn_status backend_state(const atn_backend *b, const atn_model *model, vo
 
 static atn_status gpu_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
                               const atn_run_options *opts, atn_error *err) {
-    if (atn_activations_gated(act))   /* the masks and the shuffle reach the GPU; these do not */
-        return atn_error_set(err, ATN_E_DEVICE, "the CUDA backend does not apply %s: it runs on the CPU",
-                             act->start_layer > 0 ? "a forward from a middle layer"
-                             : act->heads_off ? "switched-off heads" : act->alibi_slopes ? "ALiBi"
-                             : act->no_positions ? "removed position embeddings"
-                             : act->mask_base ? "masks in chosen layers only" : "a softmax temperature");
+    /* the masks, the shuffle and the what-if gates reach the GPU (the module's gated softmax);
+       a forward from a middle layer does not */
+    if (act->start_layer > 0)
+        return atn_error_set(err, ATN_E_DEVICE, "the CUDA backend does not apply a forward from a middle layer: it "
+                             "runs on the CPU");
     const atn_backend *b = atn_backend_cuda(err);
     if (!b)
         return ATN_E_DEVICE;
-    if (model->family->pre_ln)   /* the module runs post-LN BERT layers only */
-        return atn_error_set(err, ATN_E_UNSUPPORTED, "the CUDA backend does not run %s (pre-LN) models yet: "
-                             "the CPU runs them (--device cpu; --device auto falls back to it)",
-                             model->family->name);
     void *state;
     atn_status st = backend_state(b, model, &state, err);
     if (st)

@@ -83,7 +83,8 @@ static void agree(const atn_model *m, const atn_encoding *enc, const atn_run_opt
         CHECK_MSG(g->nonfinite_layer == c->nonfinite_layer, "%s: nonfinite_layer gpu %d cpu %d", what,
                   g->nonfinite_layer, c->nonfinite_layer);
         CHECK(g->has_trace_inputs == c->has_trace_inputs);
-        if (g->attn) {   /* masked keys get exactly 0, as on the CPU */
+        if (g->attn && !base->interventions) {   /* padded keys get exactly 0, as on the CPU (a what-if
+                                                     mask may leave a padded query no key: uniform) */
             int bad = 0;
             for (size_t r = 0; r < L * c->n_heads * n; r++)
                 for (size_t j = 0; j < n; j++)
@@ -173,6 +174,64 @@ static void toy_cases(const atn_run_options *o) {
         atn_encoding_free(enc);
         atn_model_free(we);
     }
+}
+
+/* The families beyond BERT's layout, from tests/hf/models: GPT-2 (pre-LN, causal, ln_f,
+ * Conv1D; with scale_attn_by_inverse_layer_idx), ALBERT (shared layers, E-wide embeddings
+ * projected to d), ELECTRA's discriminator (projection). */
+static void family_cases(const atn_run_options *o) {
+    static const char *const models[] = {"gpt2-f32", "gpt2-scaled5", "albert-f32", "electra-disc", NULL};
+    const char *root = getenv("ATN_SOURCE_ROOT");
+    for (int t = 0; models[t]; t++) {
+        char path[1024];
+        atn_error err = {0};
+        snprintf(path, sizeof path, "%s/tests/hf/models/%s", root ? root : ".", models[t]);
+        atn_model *m = atn_model_open(path, NULL, NULL, &err);
+        CHECK_MSG(m != NULL, "%s: %s", models[t], err.message);
+        if (!m)
+            continue;
+        int32_t ids[9] = {5, 11, 12, 13, 14, 15, 16, 17, 6}, mask[9] = {1, 1, 1, 1, 1, 1, 1, 0, 0}, types[9] = {0};
+        atn_encoding *enc = NULL;
+        CHECK_MSG(atn_model_encode_ids(m, ids, types, mask, 9, &enc, &err) == ATN_OK, "%s: %s", models[t],
+                  err.message);
+        if (enc)
+            agree(m, enc, o, models[t]);
+        atn_encoding_free(enc);
+        atn_model_free(m);
+    }
+}
+
+/* The what-if terms on the GPU's gated softmax and embeddings: heads off (zero, uniform),
+ * ALiBi, temperature, no positions, a shuffle, per-layer masks. */
+static void whatif_cases(void) {
+    synth_shape sh = {"whatif", 3, 40, 5, 64, 80, 64, ATN_ACT_GELU, false, false};
+    atn_model *m = synth_model_new(&sh, 31);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    atn_encoding *enc = synth_encoding(m, 19, 3, 4);
+    uint8_t off[15] = {0}, layers[3] = {1, 0, 1};
+    off[1 * 5 + 2] = off[2 * 5 + 0] = 1;
+    for (int t = 0; t < 6; t++) {
+        atn_interventions iv;
+        atn_interventions_init(&iv);
+        const char *what = "";
+        switch (t) {
+        case 0: iv.heads_off = off, iv.head_mode = ATN_HEAD_ZERO, what = "what-if: heads off (zero)"; break;
+        case 1: iv.heads_off = off, iv.head_mode = ATN_HEAD_UNIFORM, what = "what-if: heads off (uniform)"; break;
+        case 2: iv.alibi = true, iv.causal = true, what = "what-if: ALiBi + causal"; break;
+        case 3: iv.temperature = 0.4f, iv.window = 2, what = "what-if: temperature 0.4 + window 2"; break;
+        case 4: iv.no_positions = true, iv.shuffle = false, what = "what-if: no positions"; break;
+        case 5: iv.causal = true, iv.mask_layers = layers, iv.shuffle = true, iv.shuffle_seed = 7,
+                what = "what-if: causal in layers 0,2 + shuffle"; break;
+        }
+        atn_run_options o;
+        atn_run_options_init(&o);
+        o.interventions = &iv;
+        agree(m, enc, &o, what);
+    }
+    atn_encoding_free(enc);
+    atn_model_free(m);
 }
 
 typedef struct synth_case {
@@ -550,6 +609,8 @@ int main(int argc, char **argv) {
     atn_run_options_init(&o);
     toy_cases(&o);
     synth_cases(&o);
+    family_cases(&o);
+    whatif_cases();
     bookkeeping();
     pinned_cases();
     host_inputs_cases();

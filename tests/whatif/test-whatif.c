@@ -171,13 +171,11 @@ static void test_case(const char *mname, atn_model *m, const cJSON *c) {
                 }
                 atn_trace_free(t);
             }
-        /* the per-head terms go to the CPU with the reason; masks alone may use the GPU */
-        bool gated = iv.heads_off || iv.alibi || iv.temperature != 1.0f || iv.no_positions || ml;
+        /* every what-if term reaches the GPU (the CUDA module's gated softmax): a run that
+           fell back to the CPU says why (here, a machine without a GPU) */
         const char *why = atn_run_fallback_reason(run);
-        CHECK(atn_run_device_used(run) == ATN_DEVICE_CPU);
-        if (gated)
-            CHECK_MSG(why && strstr(why, "CUDA backend does not apply"), "%s/%s: %s", mname, cname,
-                      why ? why : "(none)");
+        if (atn_run_device_used(run) == ATN_DEVICE_CPU)
+            CHECK_MSG(why && *why, "%s/%s: fell back to the CPU without a reason", mname, cname);
         if (iv.shuffle) {   /* a permutation of the words' positions; the special ones stay */
             int32_t moved = 0;
             for (int32_t i = 0; i < n; i++) {
