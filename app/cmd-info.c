@@ -122,6 +122,11 @@ int cmd_devices(int argc, char **argv) {
     const atn_cpu_flags *cpu = atn_cpu_features();
     printf("cpu     features: %s; packed AVX-512 path: %s\n", *features ? features : "none",
            cpu->packed_kernels ? "yes" : cpu->avx512f ? "no (ATTNSCOPE_CPU_KERNELS=blas)" : "no (no AVX-512F)");
+    /* What of the CUDA backend has run where, said plainly (README, "GPU"): change it when
+       tools/gpu-check.sh has passed on a real GPU (docs/PERFORMANCE.md, "GPU") */
+    printf("cuda    run on a real GPU so far: nothing (no GPU has been available to this project's tests); run on\n"
+           "        the CPU launcher in the test suite: every kernel of kernels.cu and the whole CUDA layer walk\n"
+           "        (cuda-agreement's CPU half, cuda-mock-host-logic)\n");
     atn_error err = {0};
     int32_t count = atn_cuda_device_count(&err);
     if (count == 0) {

@@ -1,21 +1,35 @@
 #!/bin/sh
 # The GPU check, in one go, for a machine with an NVIDIA GPU (sm_75 or newer) and nvcc:
 #   1. builds with the CUDA module (release, -Dcuda=enabled) in $BUILD (default build-gpu)
-#   2. lists the devices and runs the cuda test suite, whose cuda-agreement test compares
-#      the GPU's capture with the CPU's (1e-4 in fp32) and prints how far fp16 / bf16 move
-#      each head's map (it must PASS here, not SKIP)
+#   2. lists the devices and runs the cuda test suite; then cuda-agreement: its CPU half
+#      (every kernel of kernels.cu on the CPU launcher against the reference ops) and its
+#      device half, which compares the GPU's capture with the CPU's (1e-4 in fp32; BERT
+#      shapes, toy fixtures, GPT-2, ALBERT, ELECTRA, the what-if terms) and prints how far
+#      fp16 / bf16 move each head's map (the device half must PASS here, not SKIP)
 #   3. times forward passes of random-weight bert-base and bert-large shapes at 128 and 512
 #      tokens: the CPU with 2 OpenBLAS threads (the 2-core CPU of docs/ARCHITECTURE.md, "Targets"), the GPU in fp32
 #      with the full capture copied to page-locked host memory, fp32 without the capture,
 #      fp16 with it, and fp32 copying to ordinary (pageable) memory for comparison
 #   4. prints a table to paste into docs/PERFORMANCE.md ("GPU")
-# Usage: tools/gpu-check.sh [--quick]   (--quick: 128 tokens only, fewer repetitions)
+# Usage: tools/gpu-check.sh [--quick] [--lent]
+#   --quick: 128 tokens only, fewer repetitions
+#   --lent:  for a machine lent for minutes (about 15 in all, start-up included): build only
+#            the program, the module and the two test programs (ninja -j$(nproc)), skip the
+#            rest of the cuda suite, CPU timings with one repetition; run it under a time
+#            limit that leaves room for one rerun, e.g. `timeout 540 tools/gpu-check.sh --lent`
 # Everything it prints is also written to $BUILD/gpu-check.txt.  Takes about 3-6 minutes
 # on a 16-core machine, most of it the CPU timings of bert-large.
 set -u
 BUILD=${BUILD:-build-gpu}
 QUICK=0
-[ "${1:-}" = "--quick" ] && QUICK=1
+LENT=0
+for arg in "$@"; do
+  case "$arg" in
+    --quick) QUICK=1 ;;
+    --lent) LENT=1 ;;
+    *) echo "usage: tools/gpu-check.sh [--quick] [--lent]" >&2; exit 2 ;;
+  esac
+done
 cd "$(dirname "$0")/.." || exit 1
 mkdir -p "$BUILD"
 LOG="$BUILD/gpu-check.txt"
@@ -35,25 +49,39 @@ step "build ($BUILD)"
 if [ ! -f "$BUILD/build.ninja" ]; then
   meson setup "$BUILD" --buildtype=release -Dcuda=enabled 2>&1 | tail -5 | tee -a "$LOG" || exit 1
 fi
-ninja -C "$BUILD" 2>&1 | tail -3 | tee -a "$LOG"
+if [ $LENT = 1 ]; then
+  ninja -C "$BUILD" -j"$(nproc)" app/attnscope engine/cuda/attnscope-cuda.so tests/cuda/test-cuda-agreement \
+    tests/cuda/bench-cuda 2>&1 | tail -3 | tee -a "$LOG"
+else
+  ninja -C "$BUILD" 2>&1 | tail -3 | tee -a "$LOG"
+fi
 [ -f "$BUILD/engine/cuda/attnscope-cuda.so" ] || { say "gpu-check: the CUDA module was not built"; exit 1; }
 
 step "devices"
 "$BUILD/app/attnscope" devices 2>&1 | tee -a "$LOG"
 
-step "tests (suite cuda)"
-meson test -C "$BUILD" --suite cuda --no-rebuild --print-errorlogs 2>&1 | grep -E "^ *[0-9]+/|^(Ok|Fail|Skipped)" \
-  | tee -a "$LOG"
+if [ $LENT = 0 ]; then
+  step "tests (suite cuda)"
+  meson test -C "$BUILD" --suite cuda --no-rebuild --print-errorlogs 2>&1 | grep -E "^ *[0-9]+/|^(Ok|Fail|Skipped)" \
+    | tee -a "$LOG"
+fi
 
-step "GPU against CPU (the agreement test's report)"
+step "GPU against CPU (the agreement test's report: CPU half, then device half)"
 export ATTNSCOPE_DATADIR="$PWD/data" ATN_SOURCE_ROOT="$PWD"
 "$BUILD/tests/cuda/test-cuda-agreement" >"$BUILD/agreement.txt" 2>&1
 AGREE=$?
-grep -E "^GPU|^module|fp32 |fp16|bf16|reused|cancel|NaN|threads|checks|SKIP|CHECK" "$BUILD/agreement.txt" \
-  | grep -v "^    " | tee -a "$LOG"
+grep -E "^GPU|^module|^CPU half|cpu launcher|fp32 |fp16|bf16|reused|cancel|NaN|threads|checks|device half|SKIP|CHECK" \
+  "$BUILD/agreement.txt" | tee -a "$LOG"
+# the per-head fp16 / bf16 differences, for docs/PERFORMANCE.md ("GPU", "Precision")
+grep -A3 -E "^  (fp16|bf16) .*per head" "$BUILD/agreement.txt" >"$BUILD/precision-per-head.txt"
+say "per-head fp16/bf16 differences: $BUILD/precision-per-head.txt"
+if grep -q "device half: NOT RUN" "$BUILD/agreement.txt"; then
+  say "agreement: the device half did NOT RUN -- no usable GPU; stopping (the timings would be CPU only)"
+  exit 1
+fi
 case $AGREE in
-  0) say "agreement: PASS" ;;
-  77) say "agreement: SKIPPED -- no usable GPU; stopping (the timings would be CPU only)"; exit 1 ;;
+  0) say "agreement: PASS (CPU half and device half)" ;;
+  77) say "agreement: SKIPPED -- no usable GPU; stopping"; exit 1 ;;
   *) say "agreement: FAIL (exit $AGREE); see $BUILD/agreement.txt" ;;
 esac
 
@@ -67,6 +95,7 @@ for shape in base large; do
       base-128) CR=5 ;; base-512) CR=3 ;; large-128) CR=3 ;; *) CR=2 ;;
     esac
     [ $QUICK = 1 ] && CR=2
+    [ $LENT = 1 ] && CR=1
     ms() { echo "$1" | awk '{print $6}'; }
     cpu=$(OPENBLAS_NUM_THREADS=2 "$B" --shape $shape --tokens $n --device cpu --reps $CR 2>>"$LOG")
     say "$cpu"

@@ -48,6 +48,9 @@ missing)
   WHY="the CUDA module is missing" auto_is_cpu $FX
   "$A" devices >"$T/out" 2>&1 || fail "devices: $(cat "$T/out")"
   grep -q "^cuda .*not usable: the CUDA module is missing" "$T/out" || fail "devices: $(cat "$T/out")"
+  # it says plainly what has run on a GPU (nothing) and what only on the CPU launcher
+  grep -q "^cuda    run on a real GPU so far: nothing" "$T/out" || fail "devices: no hardware line: $(cat "$T/out")"
+  grep -q "the CPU launcher in the test suite: every kernel of kernels.cu" "$T/out" || fail "devices: $(cat "$T/out")"
   ;;
 badmodule)
   printf 'not a shared object\n' >"$T/attnscope-cuda.so"
