@@ -27,6 +27,7 @@
 #endif
 #endif
 #ifdef ATN_CUH_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -323,6 +324,10 @@ cudaError_t run_grid(dim3 grid, dim3 block, void (*body)(void *), void *ctx) {
             fprintf(stderr, "attnscope CPU launcher: the threads of block %u (of %u x %u threads) deadlocked at a "
                             "barrier some of them never reach\n", x, grid.x, block.x);
             st = cudaErrorLaunchFailure;
+#ifdef ATN_CUH_ASAN
+            /* the abandoned fibers' frames leave poisoned redzones on stacks the next launch reuses */
+            __asan_unpoison_memory_region(stack, (size_t)block.x * kStack);
+#endif
         }
     }
     cur_block = nullptr;
