@@ -5,7 +5,8 @@
  * for the what-if lab's run without positions, without LayerNorm for GPT-2), then the one
  * layer walk (engine/forward/layer.c) over cuda_ops: post-LN and pre-LN layers with the final
  * norm, the run's mask or per-layer masks, and the gated softmax (ALiBi, temperature, heads
- * off).  A forward from a middle layer (atn_run_forward_from) is the CPU's alone.
+ * off); a forward from a middle layer (atn_run_forward_from) starts from the given hidden
+ * states.
  *
  * Row-major on column-major cuBLAS: a row-major [r, c] matrix is a column-major [c, r] one,
  * so out[n,o] = in[n,i] W^T (W [o,i]) is computed as out^T = W . in^T, i.e.
@@ -728,7 +729,11 @@ static atn_status enqueue(fwd *f, const atn_model *m, const atn_encoding *enc, c
     /* the run's [n][n] additive mask, as the engine built it (engine/forward/run.c) */
     CU(cudaMemcpyAsync(a->mask, act->mask_add, (size_t)n * n * sizeof(float), cudaMemcpyHostToDevice, st),
        "copying the mask");
-    if (c->use_embeddings) {
+    if (act->start_layer > 0) {
+        /* atn_run_forward_from: hidden[0..start] are the base capture's, already in act */
+        CU(cudaMemcpyAsync(a->hidden, act->hidden, (size_t)(act->start_layer + 1) * nd * sizeof(float),
+                           cudaMemcpyHostToDevice, st), "copying the given hidden states");
+    } else if (c->use_embeddings) {
         CU(cudaMemcpyAsync(a->ids, enc->ids, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, st),
            "copying the token ids");
         /* position ids as the engine made them (the family's rule, engine/forward/run.c) */
@@ -778,7 +783,8 @@ static atn_status enqueue(fwd *f, const atn_model *m, const atn_encoding *enc, c
                   .hidden = a->hidden, .q = a->q, .k = a->k, .v = a->v, .ctx = a->ctx, .ao = a->attn_out,
                   .trace_stride = a->trace_stride, .h1 = a->h1, .ffn = a->ffn,
                   .slopes = act->alibi_slopes ? a->slopes : NULL, .temperature = act->temperature,
-                  .head_mode = act->head_mode, .gated = atn_activations_gated(act), .backend = f, .status = &status};
+                  .head_mode = act->head_mode, .gated = atn_activations_gated(act), .start = act->start_layer,
+                  .backend = f, .status = &status};
     atn_layer_desc_of(m, &w.desc);
     atn_layer_walk(&w, 0, 1);
     return status;
@@ -799,7 +805,9 @@ static atn_status collect(cuda_state *s, const atn_config *c, const dev_acts *a,
     size_t nd = (size_t)n * c->d_model;
     cudaStream_t cs = s->copy_stream;
     atn_status st = ATN_OK;
-    for (int32_t l = 0; l < L && st == ATN_OK; l++) {
+    /* a forward from a middle layer brings back only the layers it ran, as the CPU writes
+       only those (the layers below are the base capture's) */
+    for (int32_t l = act->start_layer; l < L && st == ATN_OK; l++) {
         if (opts->progress && !opts->progress((double)l / L, ATN_STAGE_LAYER, opts->user_data))
             return fail(err, ATN_E_CANCELLED, "cancelled at layer %d", l);
         cudaError_t e = cudaStreamWaitEvent(cs, s->layer_done[l], 0);

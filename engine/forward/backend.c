@@ -156,11 +156,8 @@ static atn_status backend_state(const atn_backend *b, const atn_model *model, vo
 
 static atn_status gpu_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
                               const atn_run_options *opts, atn_error *err) {
-    /* the masks, the shuffle and the what-if gates reach the GPU (the module's gated softmax);
-       a forward from a middle layer does not */
-    if (act->start_layer > 0)
-        return atn_error_set(err, ATN_E_DEVICE, "the CUDA backend does not apply a forward from a middle layer: it "
-                             "runs on the CPU");
+    /* the masks, the shuffle, the what-if gates (the module's gated softmax) and a forward
+       from a middle layer all reach the GPU; what the module cannot run it refuses by name */
     const atn_backend *b = atn_backend_cuda(err);
     if (!b)
         return ATN_E_DEVICE;

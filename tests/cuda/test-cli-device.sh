@@ -93,8 +93,7 @@ PY
 mock-gpt2)
   # a GPT-2 (pre-LN, causal, ln_f) folder runs on the CUDA walk (the stand-in: kernels.cu on
   # the CPU launcher) with no notice, and gives the CPU's attention within 1e-5; so does a
-  # what-if run (ALiBi, temperature, a head off); a forward from a middle layer is the
-  # CPU's alone (engine API only, not reachable from `run`)
+  # what-if run (ALiBi, temperature, a head off)
   export ATTNSCOPE_CUDA_MODULE="$MOD"
   G="--model $(dirname "$0")/../hf/models/gpt2-f32 --ids 10,11,12,13,14,0 --mask 1,1,1,1,1,0"
   for extra in "" "--alibi --temperature 0.8 --heads-off 1:0"; do

@@ -8,10 +8,10 @@
  * The device half is the GPU against the CPU: the same capture (every probability, hidden
  * state and trace input) within 1e-4 in fp32, on the torch-checked toy models and on
  * synthetic BERT shapes with odd head counts, padding masks, identity projections and missing
- * biases, GPT-2 (pre-LN, causal), ALBERT / ELECTRA's embedding projection and the what-if
- * gates; also the per-layer bookkeeping (reused runs of other lengths, runs that keep less,
- * cancelling, a layer that turns NaN, editing a toy model between runs, two threads on one
- * model).  fp16 / bf16 report how far each head's map moves from fp32 and must stay within a
+ * biases, GPT-2 (pre-LN, causal), ALBERT / ELECTRA's embedding projection, the what-if
+ * gates and a forward from a middle layer; also the per-layer bookkeeping (reused runs of
+ * other lengths, runs that keep less, cancelling, a layer that turns NaN, editing a toy
+ * model between runs, two threads on one model).  fp16 / bf16 report how far each head's map moves from fp32 and must stay within a
  * loose bound.  Without a usable GPU it is not run, and says so.
  *
  * Exit: 0 when every half that ran passed; 77 (skipped) when neither could run, or with
@@ -24,6 +24,7 @@
  *   --device-only  the device half alone (meson: cuda-agreement-device; gpu-check.sh) */
 #include "check.h"
 #include "forward/backend.h"
+#include "forward/run.h"
 #include "core/family.h"
 #include "synth-model.h"
 
@@ -230,6 +231,53 @@ static void whatif_cases(void) {
         o.interventions = &iv;
         agree(m, enc, &o, what);
     }
+    atn_encoding_free(enc);
+    atn_model_free(m);
+}
+
+/* atn_run_forward_from (importance's reuse of the lower layers): from a CPU base capture,
+ * layers 1.. again with a head of layer 2 off, on both devices; the layers run agree. */
+static void from_layer_case(void) {
+    synth_shape sh = {"from-layer", 4, 40, 5, 64, 80, 64, ATN_ACT_GELU, false, false};
+    atn_model *m = synth_model_new(&sh, 41);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    atn_encoding *enc = synth_encoding(m, 17, 2, 5);
+    atn_error err = {0};
+    atn_run *base = atn_run_new(m), *rc = atn_run_new(m), *rg = atn_run_new(m);
+    CHECK(atn_run_forward(base, enc, NULL, &err) == ATN_OK);
+    uint8_t off[20] = {0};
+    off[2 * 5 + 3] = 1;
+    atn_interventions iv;
+    atn_interventions_init(&iv);
+    iv.heads_off = off;
+    atn_run_options o;
+    atn_run_options_init(&o);
+    o.interventions = &iv;
+    o.device = ATN_DEVICE_CPU;
+    CHECK_MSG(atn_run_forward_from(rc, enc, &o, atn_run_capture(base), 1, &err) == ATN_OK, "cpu: %s", err.message);
+    o.device = ATN_DEVICE_CUDA;
+    CHECK_MSG(atn_run_forward_from(rg, enc, &o, atn_run_capture(base), 1, &err) == ATN_OK, "cuda: %s", err.message);
+    CHECK(atn_run_device_used(rg) == ATN_DEVICE_CUDA);
+    const atn_capture *c = atn_run_capture(rc), *g = atn_run_capture(rg);
+    if (c && g) {
+        size_t n = (size_t)c->n, nd = n * 40, nn = n * n;
+        /* hidden[0..1] given, layers 1..3 run: hidden[2..4], their attention and trace inputs */
+        compare_tensor("from layer 1", "hidden", g->hidden, c->hidden, 5 * nd, 1e-4);
+        compare_tensor("from layer 1", "attention", g->attn + 5 * nn, c->attn + 5 * nn, 3 * 5 * nn, 1e-4);
+        compare_tensor("from layer 1", "ctx", g->ctx + nd, c->ctx + nd, 3 * nd, 1e-4);
+        int zero = 0;
+        for (size_t i = 0; i < nn; i++)
+            zero += g->attn[(2 * 5 + 3) * nn + i] == 0.0f;
+        CHECK_MSG(zero == (int)nn, "the head switched off in layer 2 has %zu non-zero cells", nn - (size_t)zero);
+        CHECK(g->nonfinite_layer == c->nonfinite_layer);
+    }
+    fprintf(stderr, "  fp32 %-34s %s\n", "forward from layer 1 (a head off)", check_failures ? "(failures so far)"
+                                                                                               : "agrees");
+    atn_run_free(base);
+    atn_run_free(rc);
+    atn_run_free(rg);
     atn_encoding_free(enc);
     atn_model_free(m);
 }
@@ -611,6 +659,7 @@ int main(int argc, char **argv) {
     synth_cases(&o);
     family_cases(&o);
     whatif_cases();
+    from_layer_case();
     bookkeeping();
     pinned_cases();
     host_inputs_cases();
