@@ -250,7 +250,17 @@ typedef struct placement {
 
 static size_t align_up(size_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
 
-/* Lists every weight the forward pass reads (NULL ones included, they place nothing). */
+/* The earlier layer whose weights layer l shares (ALBERT's captured layers repeat their
+ * group's pointers), or -1.  Shared layers are uploaded and cast once. */
+static int32_t shared_with(const atn_layer_weights *layers, int32_t l) {
+    for (int32_t j = 0; j < l; j++)
+        if (memcmp(&layers[l], &layers[j], sizeof layers[l]) == 0)
+            return j;
+    return -1;
+}
+
+/* Lists every weight the forward pass reads (NULL ones included, they place nothing); a
+ * layer sharing an earlier one's weights places nothing (upload_weights copies it). */
 static int32_t list_weights(const atn_model *m, cuda_state *s, placement *p) {
     const atn_config *c = &m->cfg;
     size_t d = (size_t)c->d_model, f = (size_t)c->d_ffn, E = (size_t)atn_d_embed(c);
@@ -270,6 +280,8 @@ static int32_t list_weights(const atn_model *m, cuda_state *s, placement *p) {
     for (int32_t l = 0; l < c->n_layers; l++) {
         const atn_layer_weights *h = &m->w.layers[l];
         atn_layer_weights *g = &s->layers[l];
+        if (shared_with(m->w.layers, l) >= 0)
+            continue;
         PLACE(h->wq, g->wq, d * d);
         PLACE(h->bq, g->bq, d);
         PLACE(h->wk, g->wk, d * d);
@@ -341,6 +353,11 @@ static atn_status upload_weights(cuda_state *s, const atn_model *m, atn_error *e
         dev += align_up(bytes);
     }
     free(p);
+    for (int32_t l = 0; l < c->n_layers; l++) {
+        int32_t j = shared_with(m->w.layers, l);
+        if (j >= 0)
+            s->layers[l] = s->layers[j];
+    }
     cudaError_t e = cudaStreamSynchronize(s->stream);
     if (st == ATN_OK && e != cudaSuccess)
         st = cuda_fail(err, e, "copying the model weights to the GPU");
@@ -362,7 +379,7 @@ static atn_status make_half_weights(cuda_state *s, const atn_config *c, atn_prec
         const atn_layer_weights *g = &s->layers[l];
         const float *mats[6] = {g->wq, g->wk, g->wv, g->wo, c->use_ffn ? g->w1 : NULL, c->use_ffn ? g->w2 : NULL};
         size_t counts[6] = {d * d, d * d, d * d, d * d, f * d, d * f};
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < 6 && shared_with(s->layers, l) < 0; i++)
             if (mats[i])
                 total += align_up(counts[i] * 2);
     }
@@ -386,6 +403,11 @@ static atn_status make_half_weights(cuda_state *s, const atn_config *c, atn_prec
     for (int32_t l = 0; l < c->n_layers; l++) {
         const atn_layer_weights *g = &s->layers[l];
         half_layer *h = &s->hlayers[l];
+        int32_t same = shared_with(s->layers, l);
+        if (same >= 0) {   /* ALBERT: the group's copy */
+            *h = s->hlayers[same];
+            continue;
+        }
         const float *mats[6] = {g->wq, g->wk, g->wv, g->wo, c->use_ffn ? g->w1 : NULL, c->use_ffn ? g->w2 : NULL};
         void **outs[6] = {&h->wq, &h->wk, &h->wv, &h->wo, &h->w1, &h->w2};
         size_t counts[6] = {d * d, d * d, d * d, d * d, f * d, d * f};
