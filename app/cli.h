@@ -148,6 +148,11 @@ int cmd_trace(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+/* app/cmd-stats-shard.c: stats --shard / -o PART.safetensors (a parsed command line) and
+ * stats merge; app/cmd-examples.c: attnscope examples. */
+int cmd_stats_shard(cli_args *a);
+int cmd_stats_merge(int argc, char **argv);
+int cmd_examples(int argc, char **argv);
 int cmd_similarity(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_predict(int argc, char **argv);

@@ -3,6 +3,7 @@
  * one input or averaged over a corpus read one line at a time (memory stays flat). */
 #include "cli.h"
 #include "analysis.h"
+#include "corpus-stats.h"
 
 #include <errno.h>
 #include <math.h>
@@ -243,29 +244,86 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
         fputs("\n  ]\n}\n", f);
 }
 
+/* stats --from FILE: a partial's (or a merged file's) means, printed as stats --corpus prints. */
+static int stats_from(cli_args *a, const char *format, const char *out) {
+    const char *path = cli_get(a, "from");
+    if (!cli_check_unused(a))
+        return CLI_EXIT_USAGE;
+    atn_error err = {0};
+    atn_corpus_stats *cs = atn_corpus_stats_load(path, &err);
+    if (!cs)
+        return cli_fail(&err);
+    atn_stats *st = NULL;
+    int rc = CLI_EXIT_OK;
+    int64_t sentences, mf, ml;
+    atn_corpus_stats_counts(cs, &sentences, NULL, NULL, NULL, NULL);
+    int32_t missing = atn_corpus_stats_missing(cs, &mf, &ml, 1);
+    out_file of;
+    if (sentences == 0) {
+        cli_error("%s: no sentences (the partial covers no non-empty line)", path);
+        rc = CLI_EXIT_USAGE;
+    } else if (atn_corpus_stats_means(cs, &st, &err))
+        rc = cli_fail(&err);
+    else if (!out_open(&of, out))
+        rc = CLI_EXIT_USAGE;
+    else {
+        fprintf(stderr, "attnscope: %lld sentences", (long long)sentences);
+        if (missing)
+            fprintf(stderr, "; %d range%s of lines missing, the first %lld-%lld", missing, missing == 1 ? "" : "s",
+                    (long long)mf, (long long)ml);
+        fputc('\n', stderr);
+        stats_write(of.f, st, format, atn_corpus_stats_identity(cs)->model);
+        if (!out_close(&of, true))
+            rc = CLI_EXIT_USAGE;
+    }
+    atn_stats_free(st);
+    atn_corpus_stats_free(cs);
+    return rc;
+}
+
 int cmd_stats(int argc, char **argv) {
     cli_args a;
-    static const char *const flags[] = {"help", CLI_INTERVENTION_FLAGS, NULL};
+    if (argc > 1 && !strcmp(argv[1], "merge"))
+        return cmd_stats_merge(argc - 1, argv + 1);
+    static const char *const flags[] = {"help", "resume", CLI_INTERVENTION_FLAGS, NULL};
     if (!cli_parse(&a, "attnscope stats", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope stats --model M (--text T | --corpus FILE [--batch exact|fast|off])\n"
                "       [--format table|csv|json] [-o FILE]\n"
-               "       attnscope stats --attention FILE [--format ...] [-o FILE]   (an attention file, no model)\n\n"
+               "       attnscope stats --attention FILE [--format ...] [-o FILE]   (an attention file, no model)\n"
+               "       attnscope stats --model M --corpus FILE [--shard I/N] [--top K] [--checkpoint-every LINES]\n"
+               "       [--resume] -o PART.safetensors\n"
+               "       attnscope stats merge PART.safetensors... -o ALL.safetensors\n"
+               "       attnscope stats --from ALL.safetensors [--format table|csv|json] [-o FILE]\n\n"
                "Per-head statistics (Clark et al. 2019): mean row entropy (bits; norm = / log2 of the tokens),\n"
                "mean attention to [CLS], [SEP], punctuation, the token itself, the previous and the next\n"
                "token, within 2 tokens (local), the mean attention distance |i-j|, and a pattern label.\n"
                "--corpus reads one sentence per line (\"-\" for standard input) and averages over them.\n"
-               CORPUS_BATCH_HELP);
+               CORPUS_BATCH_HELP
+               "In parts (docs/cluster.md): -o PART.safetensors writes a partial: exact sums and sums of squares,\n"
+               "min/max, histograms of row entropy, distance and sink mass, the --top K (default 32) heaviest\n"
+               "exemplars per head (attnscope examples) and the provenance.  --shard I/N (0 <= I < N) takes\n"
+               "lines floor(I*L/N)+1 .. floor((I+1)*L/N) of the L lines; the file is saved every\n"
+               "--checkpoint-every lines (default 1000) and --resume goes on after the lines it covers.\n"
+               "stats merge adds partials (any order, the same bytes); --from prints one as --corpus would.\n");
         return 0;
     }
     const char *format = cli_get(&a, "format"), *out = cli_get(&a, "output");
+    if (cli_get(&a, "shard") || (out && ends_with(out, ".safetensors") && !cli_get(&a, "from")))
+        return cmd_stats_shard(&a);
+    if (cli_flag(&a, "resume") || cli_get(&a, "top") || cli_get(&a, "checkpoint-every")) {
+        cli_error("attnscope stats: --resume, --top and --checkpoint-every go with a partial (-o FILE.safetensors)");
+        return CLI_EXIT_USAGE;
+    }
     if (!format)
         format = out && ends_with(out, ".json") ? "json" : out && ends_with(out, ".csv") ? "csv" : "table";
     if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json")) {
         cli_error("attnscope stats: --format must be table, csv or json, not \"%s\"", format);
         return CLI_EXIT_USAGE;
     }
+    if (cli_get(&a, "from"))
+        return stats_from(&a, format, out);
     atn_stats *st = NULL;
     atn_model *model = NULL;
     cli_attention at = {0};

@@ -29,6 +29,7 @@ static const command commands[] = {
     {"devices", cmd_devices, "the compute backends, GPUs and the BLAS kernel in use"},
     {"export", cmd_export, "figures as PNG/SVG/PDF: heatmap, grid, similarity, headview, trace, rollout"},
     {"stats", cmd_stats, "per-head statistics and pattern labels (one text or a corpus)"},
+    {"examples", cmd_examples, "where a head attends most over a corpus: the exemplars stats --shard kept"},
     {"similarity", cmd_similarity, "head-to-head similarity matrix and clustering order (.json/.npy/.csv)"},
     {"predict", cmd_predict, "the top words for each [MASK], or a causal model's next token"},
     {"diff", cmd_diff, "the original and the changed model (what-if options) compared, head by head"},

@@ -2,6 +2,7 @@
  * --corpus and the window's corpus statistics share this loop. */
 #include "attnscope.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,7 @@ static atn_status each_sentence(int32_t k, const atn_capture *cap, void *user, a
     corpus_pass *ps = user;
     int32_t at = ps->line_of[k];
     atn_status st = steps_before(ps, at, err);
+    ps->report->current_line = ps->lines[at].line;
     if (st == ATN_OK)
         st = ps->consume(cap, ps->user_data, err);
     if (st == ATN_OK) {
@@ -132,6 +134,8 @@ static atn_status flush(corpus_pass *ps, atn_error *err) {
 void atn_corpus_options_init(atn_corpus_options *o) {
     o->rows = 0;
     o->exact = true;
+    o->first_line = 1;
+    o->max_lines = 0;
 }
 
 atn_status atn_corpus_run(const atn_model *model, FILE *f, double total_bytes, const atn_run_options *run_opts,
@@ -178,17 +182,19 @@ atn_status atn_corpus_run_ex(const atn_model *model, FILE *f, double total_bytes
     int64_t whole, nul_at;
     bool runaway;
     double done = 0;
+    int64_t first_line = copts && copts->first_line > 1 ? copts->first_line : 1;
+    int64_t max_lines = copts && copts->max_lines > 0 ? copts->max_lines : INT64_MAX;
     atn_status st = ATN_OK;
     if (progress && !progress(0, ATN_STAGE_CORPUS, user_data))
         st = atn_error_set(err, ATN_E_CANCELLED, "cancelled before the first sentence");
-    while (st == ATN_OK && read_line(f, line, &len, &whole, &nul_at, &runaway)) {
+    while (st == ATN_OK && report->lines < max_lines && read_line(f, line, &len, &whole, &nul_at, &runaway)) {
         report->lines++;
         done += (double)whole + 1;
         if (runaway) {
             st = flush(&ps, err);
             if (st == ATN_OK)
                 st = atn_error_set(err, ATN_E_FORMAT, "line %lld has no end after %d MiB: not a file of text "
-                                   "lines (an endless input such as /dev/zero?)", (long long)report->lines,
+                                   "lines (an endless input such as /dev/zero?)", (long long)(report->lines + first_line - 1),
                                    ATN_CORPUS_RUNAWAY >> 20);
             break;
         }
@@ -202,7 +208,7 @@ atn_status atn_corpus_run_ex(const atn_model *model, FILE *f, double total_bytes
         atn_encoding *enc = NULL;
         if (nul_at >= 0) {   /* a NUL would cut the sentence silently: not text */
             if (report->skipped < 3) {
-                report->skip_line[report->skipped] = report->lines;
+                report->skip_line[report->skipped] = report->lines + first_line - 1;
                 snprintf(report->skip_reason[report->skipped], sizeof report->skip_reason[0],
                          "a NUL byte at byte %lld: not text", (long long)nul_at);
             }
@@ -212,7 +218,7 @@ atn_status atn_corpus_run_ex(const atn_model *model, FILE *f, double total_bytes
             if (atn_model_encode(model, line, NULL, &enc, &e) != ATN_OK) {
                 /* one bad line (invalid UTF-8) should not end a long corpus run */
                 if (report->skipped < 3) {
-                    report->skip_line[report->skipped] = report->lines;
+                    report->skip_line[report->skipped] = report->lines + first_line - 1;
                     snprintf(report->skip_reason[report->skipped], sizeof report->skip_reason[0], "%.159s", e.message);
                 }
                 report->skipped++;
@@ -222,7 +228,7 @@ atn_status atn_corpus_run_ex(const atn_model *model, FILE *f, double total_bytes
                 report->truncated += enc->truncated;
             }
         }
-        pending pl = {report->lines, done};
+        pending pl = {report->lines + first_line - 1, done};
         if (!enc && ps.n_lines == 0) {   /* nothing waits: its progress step now */
             st = line_done(&ps, &pl, err);
             continue;
@@ -243,7 +249,7 @@ atn_status atn_corpus_run_ex(const atn_model *model, FILE *f, double total_bytes
         for (int32_t k = 0; k < ps.n_encs; k++)
             atn_encoding_free(ps.encs[k]);
     if (st == ATN_OK && ferror(f))
-        st = atn_error_set(err, ATN_E_IO, "read error after line %lld", (long long)report->lines);
+        st = atn_error_set(err, ATN_E_IO, "read error after line %lld", (long long)(report->lines + first_line - 1));
     if (st == ATN_OK && progress)
         progress(1.0, ATN_STAGE_CORPUS, user_data);
     free(line);

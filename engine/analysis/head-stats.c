@@ -3,6 +3,7 @@
  * itself, the previous and the next token, mean attention distance; and a pattern label
  * read off those numbers.  Averaged over sentences for the corpus mode. */
 #include "analysis.h"
+#include "head-stats-private.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -143,33 +144,82 @@ void atn_stats_free(atn_stats *st) {
 
 typedef enum { KIND_OTHER = 0, KIND_CLS = 1, KIND_SEP = 2, KIND_PUNCT = 4 } token_kind;
 
+atn_status stats_sentence_open(stats_sentence *sent, const atn_capture *cap, atn_error *err) {
+    memset(sent, 0, sizeof *sent);
+    int32_t n = cap->n;
+    const atn_encoding *enc = cap->enc;
+    unsigned char *kind = calloc((size_t)(n > 0 ? n : 1), 2);   /* kind[n], then special[n] */
+    int32_t *keep = malloc((size_t)(n > 0 ? n : 1) * sizeof *keep);
+    if (!kind || !keep) {
+        free(kind);
+        free(keep);
+        return atn_error_set(err, ATN_E_NOMEM, "stats: out of memory");
+    }
+    unsigned char *special = kind + (n > 0 ? n : 1);
+    int32_t m = 0;
+    bool pair = false;
+    for (int32_t i = 0; i < n; i++) {
+        bool on = !enc || !enc->mask || enc->mask[i];
+        if (!on)
+            continue;
+        keep[m++] = i;
+        const atn_token *tk = enc && enc->tokens ? &enc->tokens[i] : NULL;
+        const char *text = tk ? tk->text : NULL;
+        if (tk && tk->role == ATN_TOKEN_CLS)
+            kind[i] = KIND_CLS;
+        else if (tk && tk->role == ATN_TOKEN_SEP)
+            kind[i] = KIND_SEP;
+        else if (text && !(enc->tokens[i].special) && atn_token_is_punct(text))
+            kind[i] = KIND_PUNCT;
+        special[i] = tk && (tk->special || tk->role == ATN_TOKEN_CLS || tk->role == ATN_TOKEN_SEP ||
+                            tk->role == ATN_TOKEN_PAD);
+        if (enc && enc->type_ids && enc->type_ids[i] != 0)
+            pair = true;
+    }
+    sent->attn = cap->attn;
+    sent->n = n;
+    sent->m = m;
+    sent->keep = keep;
+    sent->kind = kind;
+    sent->special = special;
+    sent->seg = enc ? enc->type_ids : NULL;
+    sent->log2m = m > 1 ? log2((double)m) : 1.0;
+    sent->pair = pair;
+    return ATN_OK;
+}
+
+void stats_sentence_close(stats_sentence *sent) {
+    free((void *)sent->kind);
+    free((void *)sent->keep);
+    memset(sent, 0, sizeof *sent);
+}
+
 /* One sentence's sums for heads, shared by the threads that split them (each head's sums
  * are its own, so any split gives the same bits). */
 typedef struct stats_job {
     atn_stats *st;
-    const float *attn;
-    const unsigned char *kind;
-    const int32_t *keep, *seg;
-    int32_t n, m, first, step;   /* this thread's heads: first, first + step, ... */
-    double log2m;
+    const stats_sentence *sent;
+    int32_t first, step;         /* this thread's heads: first, first + step, ... */
     atn_progress_fn progress;    /* or NULL */
     void *user_data;
     int *stop;                   /* set when progress said stop: every thread's heads end */
 } stats_job;
 
-static void add_head(const stats_job *j, int32_t idx) {
-    const unsigned char *kind = j->kind;
-    const int32_t *keep = j->keep, *seg = j->seg;
-    int32_t n = j->n, m = j->m;
-    double log2m = j->log2m;
-    const float *a = j->attn + (size_t)idx * n * n;
+void stats_head_sentence(const stats_sentence *sent, int32_t idx, double out[STATS_COUNT], const stats_rows *rows) {
+    const unsigned char *kind = sent->kind, *special = sent->special;
+    const int32_t *keep = sent->keep, *seg = sent->seg;
+    int32_t n = sent->n, m = sent->m;
+    double log2m = sent->log2m;
+    const float *a = sent->attn + (size_t)idx * n * n;
     double ent = 0, ent_n = 0, cls = 0, sep = 0, punct = 0, self = 0, prev = 0, next = 0, local = 0;
     double same = 0, dist = 0;
     int32_t n_prev = 0, n_next = 0;
     for (int32_t r = 0; r < m; r++) {
         int32_t i = keep[r];
         const float *row = a + (size_t)i * n;
-        double e = 0;
+        double e = 0, row_dist = 0;
+        int32_t best = -1;
+        float best_w = 0;
         for (int32_t c = 0; c < m; c++) {
             int32_t k = keep[c];
             double w = row[k];
@@ -189,6 +239,13 @@ static void add_head(const stats_job *j, int32_t idx) {
             dist += w * dd;
             if (!seg || seg[k] == seg[i])
                 same += w;
+            if (rows) {   /* the per-row figures the corpus partials keep (corpus-stats.c) */
+                row_dist += w * dd;
+                if (!special[k] && (best < 0 || (float)w > best_w)) {
+                    best = k;
+                    best_w = (float)w;
+                }
+            }
         }
         ent += e;
         ent_n += m > 1 ? e / log2m : 0.0;
@@ -201,19 +258,43 @@ static void add_head(const stats_job *j, int32_t idx) {
             next += isfinite(row[i + 1]) ? row[i + 1] : 0;
             n_next++;
         }
+        if (rows) {
+            float sink = row[keep[0]];
+            rows->entropy[r] = e;
+            rows->distance[r] = row_dist;
+            rows->sink[r] = isfinite(sink) ? sink : 0;
+            rows->best_key[r] = best;
+            rows->best_weight[r] = best_w;
+        }
     }
+    out[STATS_ENTROPY] = ent / m;
+    out[STATS_ENTROPY_NORM] = ent_n / m;
+    out[STATS_CLS] = cls / m;
+    out[STATS_SEP] = sep / m;
+    out[STATS_PUNCT] = punct / m;
+    out[STATS_SELF] = self / m;
+    out[STATS_PREV] = n_prev ? prev / n_prev : 0.0;
+    out[STATS_NEXT] = n_next ? next / n_next : 0.0;
+    out[STATS_LOCAL] = local / m;
+    out[STATS_SAME_SEGMENT] = same / m;
+    out[STATS_DISTANCE] = dist / m;
+}
+
+static void add_head(const stats_job *j, int32_t idx) {
+    double v[STATS_COUNT];
+    stats_head_sentence(j->sent, idx, v, NULL);
     atn_head_stats *s = &j->st->heads[idx];
-    s->entropy += ent / m;
-    s->entropy_norm += ent_n / m;
-    s->cls += cls / m;
-    s->sep += sep / m;
-    s->punct += punct / m;
-    s->self += self / m;
-    s->prev += n_prev ? prev / n_prev : 0.0;
-    s->next += n_next ? next / n_next : 0.0;
-    s->local += local / m;
-    s->same_segment += same / m;
-    s->distance += dist / m;
+    s->entropy += v[STATS_ENTROPY];
+    s->entropy_norm += v[STATS_ENTROPY_NORM];
+    s->cls += v[STATS_CLS];
+    s->sep += v[STATS_SEP];
+    s->punct += v[STATS_PUNCT];
+    s->self += v[STATS_SELF];
+    s->prev += v[STATS_PREV];
+    s->next += v[STATS_NEXT];
+    s->local += v[STATS_LOCAL];
+    s->same_segment += v[STATS_SAME_SEGMENT];
+    s->distance += v[STATS_DISTANCE];
 }
 
 static void *stats_worker(void *arg) {
@@ -248,36 +329,13 @@ static atn_status stats_add(atn_stats *st, const atn_capture *cap, atn_progress_
     if (cap->n_layers != st->n_layers || cap->n_heads != st->n_heads)
         return atn_error_set(err, ATN_E_SHAPE, "stats: capture has %d layers x %d heads, expected %d x %d",
                              cap->n_layers, cap->n_heads, st->n_layers, st->n_heads);
-    int32_t n = cap->n;
-    const atn_encoding *enc = cap->enc;
-    unsigned char *kind = calloc((size_t)(n > 0 ? n : 1), 1);
-    int32_t *keep = malloc((size_t)(n > 0 ? n : 1) * sizeof *keep);
-    if (!kind || !keep) {
-        free(kind);
-        free(keep);
-        return atn_error_set(err, ATN_E_NOMEM, "stats: out of memory");
-    }
-    int32_t m = 0;
-    bool pair = false;
-    for (int32_t i = 0; i < n; i++) {
-        bool on = !enc || !enc->mask || enc->mask[i];
-        if (!on)
-            continue;
-        keep[m++] = i;
-        const atn_token *tk = enc && enc->tokens ? &enc->tokens[i] : NULL;
-        const char *text = tk ? tk->text : NULL;
-        if (tk && tk->role == ATN_TOKEN_CLS)
-            kind[i] = KIND_CLS;
-        else if (tk && tk->role == ATN_TOKEN_SEP)
-            kind[i] = KIND_SEP;
-        else if (text && !(enc->tokens[i].special) && atn_token_is_punct(text))
-            kind[i] = KIND_PUNCT;
-        if (enc && enc->type_ids && enc->type_ids[i] != 0)
-            pair = true;
-    }
+    stats_sentence sent;
+    atn_status prep = stats_sentence_open(&sent, cap, err);
+    if (prep != ATN_OK)
+        return prep;
+    int32_t m = sent.m;
     if (m == 0) {
-        free(kind);
-        free(keep);
+        stats_sentence_close(&sent);
         return ATN_OK;
     }
     enum { MAX_THREADS = 8 };
@@ -294,8 +352,7 @@ static atn_status stats_add(atn_stats *st, const atn_capture *cap, atn_progress_
     bool started[MAX_THREADS] = {false};
     int stop = 0;
     for (int32_t t = 0; t < threads; t++) {
-        jobs[t] = (stats_job){st, cap->attn, kind, keep, enc ? enc->type_ids : NULL, n, m, t, threads,
-                              m > 1 ? log2((double)m) : 1.0, progress, user_data, &stop};
+        jobs[t] = (stats_job){st, &sent, t, threads, progress, user_data, &stop};
         if (t > 0)
             started[t] = pthread_create(&tid[t], NULL, stats_worker, &jobs[t]) == 0;
     }
@@ -306,8 +363,8 @@ static atn_status stats_add(atn_stats *st, const atn_capture *cap, atn_progress_
         else
             stats_worker(&jobs[t]); /* no thread: do its share here */
     }
-    free(kind);
-    free(keep);
+    bool pair = sent.pair;
+    stats_sentence_close(&sent);
     if (__atomic_load_n(&stop, __ATOMIC_RELAXED))
         return atn_error_set(err, ATN_E_CANCELLED, "stats: cancelled");
     st->n_sentences++;

@@ -815,6 +815,8 @@ typedef struct atn_corpus_report {
     int64_t skipped;        /* lines refused: invalid UTF-8, a NUL byte */
     int64_t skip_line[3];   /* the first three skipped lines (1-based) and why */
     char skip_reason[3][160];
+    int64_t current_line;   /* while consume runs: the line (1-based, as numbered by
+                               atn_corpus_options.first_line) of the sentence it is handed */
 } atn_corpus_report;
 
 /* A corpus line is read up to this many bytes (at a character boundary) and the rest of it
@@ -845,13 +847,19 @@ atn_status atn_corpus_run(const atn_model *model, FILE *f, double total_bytes, c
 /* How a corpus pass runs its sentences (atn_corpus_run_ex): consecutive sentences are
  * stacked into forwards of up to `rows` token rows (atn_batch_forward; 0: ATN_BATCH_ROWS, 1:
  * one forward per sentence), `exact` as atn_batch_set_exact.  Consume sees the same
- * sentences, in the same order, with the same progress steps between them. */
+ * sentences, in the same order, with the same progress steps between them.
+ * A part of a file (the shards of `stats --shard`): the caller positions f at a line's
+ * start and says its number, first_line (1-based; the report's and the messages' line
+ * numbers count from it); max_lines > 0 ends the pass after that many lines (0: at the end). */
 typedef struct atn_corpus_options {
     int32_t rows;
     bool exact;
+    int64_t first_line;
+    int64_t max_lines;
 } atn_corpus_options;
 
-void atn_corpus_options_init(atn_corpus_options *o);   /* rows 0, exact true: atn_corpus_run's */
+/* rows 0, exact true, first_line 1, max_lines 0: atn_corpus_run's */
+void atn_corpus_options_init(atn_corpus_options *o);
 
 /* atn_corpus_run with copts (NULL: the defaults). */
 atn_status atn_corpus_run_ex(const atn_model *model, FILE *f, double total_bytes, const atn_run_options *run_opts,

@@ -1,0 +1,425 @@
+/* attnscope stats in parts: --shard I/N writes a partial (engine/include/corpus-stats.h) for
+ * one deterministic range of a corpus's lines, checkpointed every K lines and resumable;
+ * `stats merge` adds partials up; `stats --from` prints a merged file as `stats --corpus`
+ * would.  docs/cluster.md runs them under Slurm and GNU parallel. */
+#include "cli.h"
+#include "corpus-stats.h"
+#include "hf-cache.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- where a shard starts ---------------------------------------------------------------- */
+
+/* The corpus's line count (a last line without '\n' counts, as atn_corpus_run reads it) and
+ * the byte offset where line `want` (1-based) starts (*at; the file's end when there are
+ * fewer lines).  false on a read error. */
+static bool scan_lines(FILE *f, int64_t want, int64_t *lines, long long *at) {
+    char buf[1 << 16];
+    int64_t n = 0;
+    long long pos = 0;
+    bool open_line = false;
+    *at = want <= 1 ? 0 : -1;
+    size_t got;
+    rewind(f);
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0) {
+        for (size_t i = 0; i < got; i++)
+            if (buf[i] == '\n') {
+                n++;
+                if (n + 1 == want)
+                    *at = pos + (long long)i + 1;
+            }
+        open_line = buf[got - 1] != '\n';
+        pos += (long long)got;
+    }
+    if (ferror(f))
+        return false;
+    *lines = n + (open_line ? 1 : 0);
+    if (*at < 0)
+        *at = pos;
+    return true;
+}
+
+/* The hash of the tokenizer's vocabulary (64-bit FNV-1a over each entry's text, special flag
+ * and role), as 16 hex digits. */
+static void tokenizer_hash(const atn_model *model, char out[17]) {
+    uint64_t h = 1469598103934665603ULL;
+    int32_t v = atn_model_config(model)->vocab_size;
+    for (int32_t id = 0; id < v; id++) {
+        atn_token_info ti;
+        if (!atn_model_token_info(model, id, &ti))
+            continue;
+        for (const unsigned char *p = (const unsigned char *)(ti.text ? ti.text : ""); ; p++) {
+            h = (h ^ *p) * 1099511628211ULL;   /* the NUL too: entries stay apart */
+            if (!*p)
+                break;
+        }
+        h = (h ^ (uint64_t)(ti.special * 16 + ti.role)) * 1099511628211ULL;
+    }
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+/* The Hub commit a model id resolves to in the cache; "builtin" for the built-in models;
+ * "" for a folder. */
+static void model_revision(const char *name, char *out, size_t size) {
+    out[0] = 0;
+    for (const char *const *b = atn_builtin_model_names(); *b; b++)
+        if (!strcmp(*b, name)) {
+            snprintf(out, size, "builtin");
+            return;
+        }
+    char path[4096];
+    atn_error err = {0};
+    struct stat sb;
+    if (stat(name, &sb) == 0 || atn_hf_cache_resolve(NULL, name, path, sizeof path, &err) != ATN_OK)
+        return;
+    const char *s = strstr(path, "/snapshots/");
+    if (s) {
+        snprintf(out, size, "%s", s + strlen("/snapshots/"));
+        char *slash = strchr(out, '/');
+        if (slash)
+            *slash = 0;
+    }
+}
+
+/* ---- stats --shard ------------------------------------------------------------------------- */
+
+typedef struct shard_pass {
+    atn_corpus_stats *cs;
+    atn_corpus_report *rep;
+    int64_t kill_at;   /* tests: SIGKILL this process when this line comes (0: never) */
+} shard_pass;
+
+static atn_status shard_consume(const atn_capture *cap, void *user, atn_error *err) {
+    shard_pass *sp = user;
+    if (sp->kill_at && sp->rep->current_line >= sp->kill_at)
+        raise(SIGKILL);   /* as a scheduler's kill would: no chance to write */
+    return atn_corpus_stats_add(sp->cs, cap, sp->rep->current_line, err);
+}
+
+static bool parse_shard(const char *s, int64_t *index, int64_t *count) {
+    char *end;
+    errno = 0;
+    long long i = strtoll(s, &end, 10);
+    if (end == s || *end != '/' || errno)
+        return false;
+    const char *p = end + 1;
+    long long n = strtoll(p, &end, 10);
+    if (end == p || *end || errno || n < 1 || n > 100000000LL || i < 0 || i >= n)
+        return false;
+    *index = i, *count = n;
+    return true;
+}
+
+int cmd_stats_shard(cli_args *a) {
+    const char *corpus = cli_get(a, "corpus"), *out = cli_get(a, "output"), *shard = cli_get(a, "shard");
+    const char *batch = cli_get(a, "batch");
+    bool ok = true, resume = cli_flag(a, "resume");
+    int64_t index = 0, count = 1;
+    long top = cli_get_int(a, "top", 32, 1, ATN_CS_TOP_MAX, &ok);
+    long every = cli_get_int(a, "checkpoint-every", 1000, 1, 1000000000L, &ok);
+    if (!ok)
+        return CLI_EXIT_USAGE;
+    if (shard && !parse_shard(shard, &index, &count)) {
+        cli_error("attnscope stats: --shard must be I/N with 0 <= I < N (0-based, as SLURM_ARRAY_TASK_ID), not \"%s\"",
+                  shard);
+        return CLI_EXIT_USAGE;
+    }
+    if (!corpus || !strcmp(corpus, "-")) {
+        cli_error("attnscope stats: a partial (--shard, -o FILE.safetensors) needs --corpus FILE, a file that can be "
+                  "read again (not standard input)");
+        return CLI_EXIT_USAGE;
+    }
+    if (!out || !strcmp(out, "-")) {
+        cli_error("attnscope stats: a partial needs -o FILE.safetensors");
+        return CLI_EXIT_USAGE;
+    }
+    if (cli_get(a, "format")) {
+        cli_error("attnscope stats: --format goes with a table, not a partial (-o %s); print one with stats --from",
+                  out);
+        return CLI_EXIT_USAGE;
+    }
+    atn_corpus_options copts;
+    atn_corpus_options_init(&copts);
+    if (batch && !strcmp(batch, "off"))
+        copts.rows = 1;
+    else if (batch && !strcmp(batch, "fast"))
+        copts.exact = false;
+    else if (batch && strcmp(batch, "exact")) {
+        cli_error("attnscope stats: --batch must be exact, fast or off, not \"%s\"", batch);
+        return CLI_EXIT_USAGE;
+    }
+    atn_run_options opts;
+    if (!cli_run_options(a, &opts))
+        return CLI_EXIT_USAGE;
+    opts.keep_trace_inputs = false;
+    opts.pinned_host = true;
+    const char *model_name = cli_get(a, "model");
+    cli_mark_whatif_options(a);
+    if (!cli_check_unused(a))
+        return CLI_EXIT_USAGE;
+    FILE *f = fopen(corpus, "rb");
+    struct stat sb;
+    if (!f || fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        cli_error("%s: cannot read the corpus: %s", corpus, !f ? strerror(errno) : "not a regular file");
+        if (f)
+            fclose(f);
+        return CLI_EXIT_USAGE;
+    }
+    int64_t lines = 0;
+    long long at = 0;
+    if (!scan_lines(f, 1, &lines, &at)) {
+        cli_error("%s: read error", corpus);
+        fclose(f);
+        return CLI_EXIT_USAGE;
+    }
+    /* shard I of N: lines floor(I L / N) + 1 .. floor((I + 1) L / N) */
+    int64_t first = (int64_t)((__int128)index * lines / count) + 1;
+    int64_t last = (int64_t)((__int128)(index + 1) * lines / count);
+
+    atn_error err = {0};
+    atn_model *model = cli_open_model(a, &err);
+    if (!model) {
+        fclose(f);
+        return cli_fail(&err);
+    }
+    int rc = CLI_EXIT_OK;
+    cli_interventions ci;
+    atn_corpus_stats *cs = NULL;
+    if (!cli_interventions_parse(a, atn_model_config(model), &ci)) {
+        fclose(f);
+        atn_model_free(model);
+        return CLI_EXIT_USAGE;
+    }
+    opts.interventions = ci.any ? &ci.iv : NULL;
+    if (atn_model_kind_of(model) == ATN_MODEL_TOY) {
+        cli_error("attnscope stats: model \"%s\" is a toy model with its own tokens; --corpus needs a model with a "
+                  "tokenizer", atn_model_name(model));
+        rc = CLI_EXIT_USAGE;
+        goto done;
+    }
+    /* everything that changes a number goes into the settings a merge compares */
+    char settings[2048], tok[17], revision[256];
+    int len = snprintf(settings, sizeof settings, "device=%s; batch=%s",
+                       cli_get(a, "device") ? cli_get(a, "device") : "cpu", copts.exact ? "exact" : "fast");
+    for (const char *const *o = cli_intervention_options; *o && len < (int)sizeof settings; o++)
+        for (int i = 0; i < a->n; i++)
+            if (!strcmp(a->names[i], *o))
+                len += snprintf(settings + len, sizeof settings - (size_t)len, "; %s=%s", *o,
+                                a->values[i] ? a->values[i] : "on");
+    tokenizer_hash(model, tok);
+    model_revision(model_name ? model_name : "demo", revision, sizeof revision);
+    const char *base = strrchr(corpus, '/');
+    atn_cs_identity id = {
+        .model = model_name ? model_name : atn_model_name(model), .revision = revision, .tokenizer = tok,
+        .precision = atn_precision_name(opts.precision), .settings = settings, .corpus = base ? base + 1 : corpus,
+        .corpus_lines = lines, .n_layers = atn_model_config(model)->n_layers,
+        .n_heads = atn_model_config(model)->n_heads, .top_k = (int32_t)top,
+    };
+    cs = atn_corpus_stats_new(&id, &err);
+    if (!cs) {
+        rc = cli_fail(&err);
+        goto done;
+    }
+    int64_t start = first;
+    if (resume && access(out, F_OK) == 0) {
+        atn_corpus_stats *old = atn_corpus_stats_load(out, &err);
+        if (!old) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+        int64_t rf = 0, rl = 0;
+        int32_t nr = atn_corpus_stats_ranges(old, &rf, &rl, 1);
+        if (atn_corpus_stats_merge(cs, old, &err) != ATN_OK) {
+            cli_error("attnscope stats: cannot resume from %s: %s", out, err.message);
+            rc = CLI_EXIT_USAGE;
+        } else if (nr > 1 || (nr == 1 && (rf != first || rl > last))) {
+            cli_error("attnscope stats: cannot resume from %s: it covers lines %lld-%lld%s, not a start of shard "
+                      "%lld/%lld (lines %lld-%lld)", out, (long long)rf, (long long)rl, nr > 1 ? " and more" : "",
+                      (long long)index, (long long)count, (long long)first, (long long)last);
+            rc = CLI_EXIT_USAGE;
+        } else if (nr == 1) {
+            start = rl + 1;
+            fprintf(stderr, "attnscope: resuming shard %lld/%lld after line %lld\n", (long long)index,
+                    (long long)count, (long long)rl);
+        }
+        atn_corpus_stats_free(old);
+        if (rc != CLI_EXIT_OK)
+            goto done;
+    }
+    if (start <= last) {
+        long long from = 0;
+        if (!scan_lines(f, start, &lines, &from) || fseeko(f, (off_t)from, SEEK_SET) != 0) {
+            cli_error("%s: read error", corpus);
+            rc = CLI_EXIT_USAGE;
+            goto done;
+        }
+    }
+    const char *kill_env = getenv("ATTNSCOPE_TEST_KILL_AT_LINE");
+    atn_corpus_report rep;
+    shard_pass sp = {cs, &rep, kill_env ? atoll(kill_env) : 0};
+    int64_t truncated = 0, sentences = 0;
+    while (start <= last) {
+        copts.first_line = start;
+        copts.max_lines = last - start + 1 < every ? last - start + 1 : every;
+        atn_status st = atn_corpus_run_ex(model, f, 0, &opts, &copts, shard_consume, cli_keep_going, &sp, &rep,
+                                          &err);
+        for (int64_t i = 0; i < rep.skipped && i < 3; i++)
+            cli_error("%s:%lld: skipped: %s", corpus, (long long)rep.skip_line[i], rep.skip_reason[i]);
+        if (st == ATN_E_CANCELLED) {
+            cli_error("interrupted at line %lld; %s covers the lines before it (--resume goes on)",
+                      (long long)start, out);
+            rc = CLI_EXIT_FAIL;
+            goto done;
+        }
+        if (st != ATN_OK) {
+            cli_error("%s: %s", corpus, err.message);
+            rc = st == ATN_E_FORMAT || st == ATN_E_IO ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+            goto done;
+        }
+        if (rep.lines < copts.max_lines) {
+            cli_error("%s: ended at line %lld, before line %lld: the file changed while it was read", corpus,
+                      (long long)(start + rep.lines - 1), (long long)last);
+            rc = CLI_EXIT_USAGE;
+            goto done;
+        }
+        truncated += rep.truncated;
+        sentences += rep.sentences;
+        if (atn_corpus_stats_cover(cs, start, start + rep.lines - 1, rep.cut, rep.skipped, &err) != ATN_OK ||
+            atn_corpus_stats_save(cs, out, &err) != ATN_OK) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+        start += rep.lines;
+    }
+    if (first > last || sentences == 0) {   /* nothing run: still a partial, of no lines or empty ones */
+        if (atn_corpus_stats_save(cs, out, &err) != ATN_OK) {
+            rc = cli_fail(&err);
+            goto done;
+        }
+    }
+    if (first <= last)
+        fprintf(stderr, "attnscope: shard %lld/%lld: lines %lld-%lld of %lld, %lld sentences run%s\n", (long long)index,
+                (long long)count, (long long)first, (long long)last, (long long)lines, (long long)sentences,
+                truncated ? " (some truncated)" : "");
+    else
+        fprintf(stderr, "attnscope: shard %lld/%lld: no lines (the corpus has %lld)\n", (long long)index,
+                (long long)count, (long long)lines);
+done:
+    fclose(f);
+    atn_corpus_stats_free(cs);
+    cli_interventions_free(&ci);
+    atn_model_free(model);
+    return rc;
+}
+
+/* ---- stats merge ----------------------------------------------------------------------------- */
+
+typedef struct part_ranges {
+    const char *path;
+    int64_t *first, *last;
+    int32_t n;
+} part_ranges;
+
+int cmd_stats_merge(int argc, char **argv) {
+    cli_args a;
+    static const char *const flags[] = {"help", NULL};
+    if (!cli_parse(&a, "attnscope stats merge", argc, argv, flags))
+        return CLI_EXIT_USAGE;
+    if (cli_flag(&a, "help")) {
+        printf("Usage: attnscope stats merge PART.safetensors... -o ALL.safetensors\n\n"
+               "Adds up partials written by stats --shard (or merged before): the same bytes in any order and any\n"
+               "grouping.  Refuses partials of another model, tokenizer, precision, settings, corpus or --top, and\n"
+               "two that cover the same line, naming both files; says which lines no partial covers.\n");
+        return 0;
+    }
+    const char *out = cli_get(&a, "output");
+    int n_parts = a.n_positional;   /* the partials: positional, which cli_check_unused refuses */
+    a.n_positional = 0;
+    if (!cli_check_unused(&a))
+        return CLI_EXIT_USAGE;
+    a.n_positional = n_parts;
+    if (!out) {
+        cli_error("attnscope stats merge: -o ALL.safetensors is required");
+        return CLI_EXIT_USAGE;
+    }
+    if (a.n_positional < 1) {
+        cli_error("attnscope stats merge: name the partials to merge");
+        return CLI_EXIT_USAGE;
+    }
+    part_ranges *parts = calloc((size_t)a.n_positional, sizeof *parts);
+    atn_corpus_stats *all = NULL;
+    int rc = CLI_EXIT_OK;
+    atn_error err = {0};
+    if (!parts) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    for (int i = 0; i < a.n_positional && rc == CLI_EXIT_OK; i++) {
+        const char *path = a.positional[i];
+        atn_corpus_stats *cs = atn_corpus_stats_load(path, &err);
+        if (!cs) {
+            rc = cli_fail(&err);
+            break;
+        }
+        /* overlaps first, named by both files */
+        part_ranges *p = &parts[i];
+        p->path = path;
+        p->n = atn_corpus_stats_ranges(cs, NULL, NULL, 0);
+        p->first = malloc(((size_t)p->n + 1) * sizeof *p->first);
+        p->last = malloc(((size_t)p->n + 1) * sizeof *p->last);
+        if (!p->first || !p->last) {
+            cli_error("out of memory");
+            rc = CLI_EXIT_FAIL;
+        } else
+            atn_corpus_stats_ranges(cs, p->first, p->last, p->n);
+        for (int j = 0; j < i && rc == CLI_EXIT_OK; j++)
+            for (int32_t x = 0, y = 0; x < p->n && y < parts[j].n && rc == CLI_EXIT_OK;) {
+                int64_t lo = p->first[x] > parts[j].first[y] ? p->first[x] : parts[j].first[y];
+                int64_t hi = p->last[x] < parts[j].last[y] ? p->last[x] : parts[j].last[y];
+                if (lo <= hi) {
+                    cli_error("attnscope stats merge: %s and %s both cover lines %lld-%lld", parts[j].path, path,
+                              (long long)lo, (long long)hi);
+                    rc = CLI_EXIT_USAGE;
+                }
+                if (p->last[x] < parts[j].last[y])
+                    x++;
+                else
+                    y++;
+            }
+        if (rc == CLI_EXIT_OK && !all)
+            all = cs, cs = NULL;
+        else if (rc == CLI_EXIT_OK && atn_corpus_stats_merge(all, cs, &err) != ATN_OK) {
+            cli_error("attnscope stats merge: %s and %s: %s", a.positional[0], path, err.message);
+            rc = CLI_EXIT_USAGE;
+        }
+        atn_corpus_stats_free(cs);
+    }
+    if (rc == CLI_EXIT_OK && atn_corpus_stats_save(all, out, &err) != ATN_OK)
+        rc = cli_fail(&err);
+    if (rc == CLI_EXIT_OK) {
+        int64_t sentences, mf[4], ml[4];
+        atn_corpus_stats_counts(all, &sentences, NULL, NULL, NULL, NULL);
+        int32_t nm = atn_corpus_stats_missing(all, mf, ml, 4);
+        fprintf(stderr, "attnscope: %d partials, %lld sentences of %lld lines", a.n_positional, (long long)sentences,
+                (long long)atn_corpus_stats_identity(all)->corpus_lines);
+        if (nm == 0)
+            fputs("; every line covered\n", stderr);
+        else {
+            fputs("; missing lines ", stderr);
+            for (int32_t i = 0; i < nm && i < 4; i++)
+                fprintf(stderr, "%s%lld-%lld", i ? ", " : "", (long long)mf[i], (long long)ml[i]);
+            fprintf(stderr, "%s\n", nm > 4 ? ", ..." : "");
+        }
+    }
+    for (int i = 0; i < a.n_positional; i++)
+        free(parts[i].first), free(parts[i].last);
+    free(parts);
+    atn_corpus_stats_free(all);
+    return rc;
+}

@@ -1,0 +1,38 @@
+/* The inside of a corpus partial (corpus-stats.h), shared by the accumulator (corpus-stats.c)
+ * and its file (corpus-stats-file.c). */
+#ifndef ATN_CORPUS_STATS_PRIVATE_H
+#define ATN_CORPUS_STATS_PRIVATE_H
+
+#include "corpus-stats.h"
+
+/* A 192-bit two's complement fixed-point number, 96 bits after the point, little-endian words. */
+enum { CS_FX_WORDS = 3, CS_FX_FRAC = 96 };
+
+/* counts[] */
+enum { CS_SENTENCES = 0, CS_TOKENS, CS_TRUNCATED, CS_CUT, CS_SKIPPED, CS_PAIRS, CS_COUNTS };
+
+struct atn_corpus_stats {
+    atn_cs_identity id;          /* strings owned (strs) */
+    char *strs[7];               /* model, revision, tokenizer, precision, settings, corpus, version */
+    int64_t counts[CS_COUNTS];
+    int64_t *ranges;             /* [n_ranges][2] first, last: sorted, disjoint, not adjacent */
+    int32_t n_ranges, cap_ranges;
+    int64_t last_line;           /* the last line added or covered (0: none) */
+    uint64_t *sums;              /* [L*H][ATN_CS_STATS][2: sum, sum of squares][CS_FX_WORDS] */
+    double *min, *max;           /* [L*H][ATN_CS_STATS] */
+    uint64_t *hist;              /* [L*H][CS_HIST_BINS]: entropy, distance, sink bins */
+    atn_cs_exemplar *ex;         /* [L*H][top_k], best first */
+    int32_t *n_ex;               /* [L*H] */
+};
+
+enum { CS_HIST_BINS = ATN_CS_ENTROPY_BINS + ATN_CS_DISTANCE_BINS + ATN_CS_SINK_BINS };
+
+/* Allocates the arrays for cs->id's shape (zeroed; min/max at +inf/-inf).  ATN_E_NOMEM. */
+atn_status cs_alloc(atn_corpus_stats *cs, atn_error *err);
+/* Copies the identity's strings into cs (id->version too when keep_version). */
+atn_status cs_set_identity(atn_corpus_stats *cs, const atn_cs_identity *id, bool keep_version, atn_error *err);
+/* Appends [first, last] to the ranges, joining it to a neighbour; keeps them sorted.  Refuses
+ * (ATN_E_INVALID) an overlap. */
+atn_status cs_add_range(atn_corpus_stats *cs, int64_t first, int64_t last, atn_error *err);
+
+#endif

@@ -1,0 +1,508 @@
+/* Corpus statistics in parts that merge (corpus-stats.h): adding a sentence, merging two
+ * partials, and reading the means, spreads, histograms and exemplars back.  Every sum is an
+ * integer (fixed point or a count) and every other field a min, a max or a top-k under a total
+ * order, so merging is associative and commutative bit for bit. */
+#include "corpus-stats-private.h"
+#include "head-stats-private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- fixed point ------------------------------------------------------------------------ */
+
+static void fx_add(uint64_t *acc, const uint64_t *v) {
+    uint64_t carry = 0;
+    for (int i = 0; i < CS_FX_WORDS; i++) {
+        uint64_t a = acc[i], s = a + v[i];
+        uint64_t c1 = s < a;
+        uint64_t t = s + carry;
+        uint64_t c2 = t < s;
+        acc[i] = t;
+        carry = c1 | c2;
+    }
+}
+
+static void fx_negate(uint64_t *v) {
+    uint64_t one[CS_FX_WORDS] = {1};
+    for (int i = 0; i < CS_FX_WORDS; i++)
+        v[i] = ~v[i];
+    fx_add(v, one);
+}
+
+/* v rounded to the nearest multiple of 2^-CS_FX_FRAC (halves up in magnitude).  false when
+ * |v| >= 2^(191 - CS_FX_FRAC) or v is not finite. */
+static bool fx_from_double(double v, uint64_t *out) {
+    memset(out, 0, CS_FX_WORDS * sizeof *out);
+    if (!isfinite(v))
+        return false;
+    if (v == 0)
+        return true;
+    bool neg = v < 0;
+    int e;
+    double m = frexp(fabs(v), &e);                  /* |v| = m 2^e, m in [0.5, 1) */
+    uint64_t mant = (uint64_t)ldexp(m, 53);         /* exact: |v| = mant 2^(e-53) */
+    int shift = e - 53 + CS_FX_FRAC;                /* where mant's lowest bit goes */
+    if (shift + 53 > 64 * CS_FX_WORDS - 1)
+        return false;
+    if (shift < 0) {
+        int s = -shift;
+        if (s > 54)
+            return true;                            /* below half the last place: 0 */
+        uint64_t r = s == 64 ? 0 : mant >> s;
+        if ((mant >> (s - 1)) & 1)
+            r++;
+        out[0] = r;
+    } else {
+        int w = shift / 64, b = shift % 64;
+        out[w] = mant << b;
+        if (b && w + 1 < CS_FX_WORDS)
+            out[w + 1] = mant >> (64 - b);
+    }
+    if (neg)
+        fx_negate(out);
+    return true;
+}
+
+/* The nearest double, near enough (each word rounded, then summed): the same bits for the
+ * same integer, whatever order the integer was summed in. */
+static double fx_to_double(const uint64_t *a) {
+    uint64_t v[CS_FX_WORDS];
+    memcpy(v, a, sizeof v);
+    bool neg = v[CS_FX_WORDS - 1] >> 63;
+    if (neg)
+        fx_negate(v);
+    double d = 0;
+    for (int i = CS_FX_WORDS - 1; i >= 0; i--)
+        d += ldexp((double)v[i], 64 * i - CS_FX_FRAC);
+    return neg ? -d : d;
+}
+
+/* ---- the partial ------------------------------------------------------------------------ */
+
+static size_t n_heads_of(const atn_corpus_stats *cs) { return (size_t)cs->id.n_layers * cs->id.n_heads; }
+
+atn_status cs_alloc(atn_corpus_stats *cs, atn_error *err) {
+    size_t heads = n_heads_of(cs), k = (size_t)cs->id.top_k;
+    cs->sums = calloc(heads * ATN_CS_STATS * 2 * CS_FX_WORDS, sizeof *cs->sums);
+    cs->min = malloc(heads * ATN_CS_STATS * sizeof *cs->min);
+    cs->max = malloc(heads * ATN_CS_STATS * sizeof *cs->max);
+    cs->hist = calloc(heads * CS_HIST_BINS, sizeof *cs->hist);
+    cs->ex = calloc(heads * k, sizeof *cs->ex);
+    cs->n_ex = calloc(heads, sizeof *cs->n_ex);
+    if (!cs->sums || !cs->min || !cs->max || !cs->hist || !cs->ex || !cs->n_ex)
+        return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
+    for (size_t i = 0; i < heads * ATN_CS_STATS; i++) {
+        cs->min[i] = INFINITY;
+        cs->max[i] = -INFINITY;
+    }
+    return ATN_OK;
+}
+
+atn_status cs_set_identity(atn_corpus_stats *cs, const atn_cs_identity *id, bool keep_version, atn_error *err) {
+    const char *src[7] = {id->model, id->revision, id->tokenizer, id->precision, id->settings, id->corpus,
+                          keep_version ? id->version : atn_version()};
+    for (int i = 0; i < 7; i++) {
+        if (!src[i])
+            return atn_error_set(err, ATN_E_INVALID, "corpus statistics: a provenance string is missing");
+        free(cs->strs[i]);
+        cs->strs[i] = strdup(src[i]);
+        if (!cs->strs[i])
+            return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
+    }
+    cs->id = *id;
+    cs->id.model = cs->strs[0], cs->id.revision = cs->strs[1], cs->id.tokenizer = cs->strs[2];
+    cs->id.precision = cs->strs[3], cs->id.settings = cs->strs[4], cs->id.corpus = cs->strs[5];
+    cs->id.version = cs->strs[6];
+    return ATN_OK;
+}
+
+atn_corpus_stats *atn_corpus_stats_new(const atn_cs_identity *id, atn_error *err) {
+    if (!id || id->n_layers <= 0 || id->n_heads <= 0 || id->n_layers > 4096 || id->n_heads > 4096 ||
+        id->top_k < 1 || id->top_k > ATN_CS_TOP_MAX || id->corpus_lines < 0) {
+        atn_error_set(err, ATN_E_INVALID, "corpus statistics: a bad shape (%d layers x %d heads), k %d or line count",
+                      id ? id->n_layers : 0, id ? id->n_heads : 0, id ? id->top_k : 0);
+        return NULL;
+    }
+    atn_corpus_stats *cs = calloc(1, sizeof *cs);
+    if (!cs) {
+        atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
+        return NULL;
+    }
+    if (cs_set_identity(cs, id, false, err) != ATN_OK || cs_alloc(cs, err) != ATN_OK) {
+        atn_corpus_stats_free(cs);
+        return NULL;
+    }
+    return cs;
+}
+
+void atn_corpus_stats_free(atn_corpus_stats *cs) {
+    if (!cs)
+        return;
+    for (int i = 0; i < 7; i++)
+        free(cs->strs[i]);
+    free(cs->ranges);
+    free(cs->sums), free(cs->min), free(cs->max), free(cs->hist), free(cs->ex), free(cs->n_ex);
+    free(cs);
+}
+
+/* ---- exemplars ---------------------------------------------------------------------------- */
+
+int atn_cs_exemplar_compare(const atn_cs_exemplar *a, const atn_cs_exemplar *b) {
+    if (a->weight != b->weight)
+        return a->weight > b->weight ? -1 : 1;
+    if (a->line != b->line)
+        return a->line < b->line ? -1 : 1;
+    if (a->query != b->query)
+        return a->query < b->query ? -1 : 1;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return 0;
+}
+
+/* Where e goes among a head's n (sorted) exemplars, or -1 when it does not make the k best. */
+static int32_t ex_slot(const atn_cs_exemplar *list, int32_t n, int32_t k, const atn_cs_exemplar *e) {
+    if (n == k && atn_cs_exemplar_compare(e, &list[n - 1]) >= 0)
+        return -1;
+    int32_t lo = 0, hi = n;
+    while (lo < hi) {
+        int32_t mid = (lo + hi) / 2;
+        if (atn_cs_exemplar_compare(&list[mid], e) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void ex_insert(atn_cs_exemplar *list, int32_t *n, int32_t k, int32_t at, const atn_cs_exemplar *e) {
+    int32_t keep = *n < k ? *n : k - 1;   /* entries that stay, shifted down from at */
+    if (keep > at)
+        memmove(&list[at + 1], &list[at], (size_t)(keep - at) * sizeof *list);
+    list[at] = *e;
+    if (*n < k)
+        (*n)++;
+}
+
+/* A token's text, cut to fit at a character boundary. */
+static void copy_text(char *dst, const char *src) {
+    size_t n = src ? strlen(src) : 0;
+    if (n > ATN_CS_TEXT_MAX - 1) {
+        n = ATN_CS_TEXT_MAX - 1;
+        while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+            n--;
+    }
+    memset(dst, 0, ATN_CS_TEXT_MAX);
+    if (n)
+        memcpy(dst, src, n);
+}
+
+/* ---- adding ------------------------------------------------------------------------------ */
+
+static int32_t bin_of(double v, double per_unit, int32_t bins) {
+    double b = floor(v * per_unit);
+    return b < 0 ? 0 : b >= bins ? bins - 1 : (int32_t)b;
+}
+
+atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, int64_t line, atn_error *err) {
+    if (!cs || !cap || !cap->attn)
+        return atn_error_set(err, ATN_E_INVALID, "corpus statistics: no capture or no attention");
+    if (cap->n_layers != cs->id.n_layers || cap->n_heads != cs->id.n_heads)
+        return atn_error_set(err, ATN_E_SHAPE, "corpus statistics: capture has %d layers x %d heads, expected %d x %d",
+                             cap->n_layers, cap->n_heads, cs->id.n_layers, cs->id.n_heads);
+    if (line <= cs->last_line)
+        return atn_error_set(err, ATN_E_INVALID, "corpus statistics: line %lld comes after line %lld",
+                             (long long)line, (long long)cs->last_line);
+    stats_sentence sent;
+    atn_status st = stats_sentence_open(&sent, cap, err);
+    if (st != ATN_OK)
+        return st;
+    int32_t m = sent.m;
+    stats_rows rows = {0};
+    double *dbuf = m ? malloc((size_t)m * 3 * sizeof *dbuf) : NULL;
+    int32_t *best = m ? malloc((size_t)m * sizeof *best) : NULL;
+    float *best_w = m ? malloc((size_t)m * sizeof *best_w) : NULL;
+    if (m && (!dbuf || !best || !best_w)) {
+        free(dbuf), free(best), free(best_w);
+        stats_sentence_close(&sent);
+        return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
+    }
+    rows = (stats_rows){dbuf, dbuf + m, dbuf + 2 * (size_t)m, best, best_w};
+    const atn_encoding *enc = cap->enc;
+    int32_t k = cs->id.top_k;
+    for (size_t idx = 0; m > 0 && idx < n_heads_of(cs); idx++) {
+        double v[STATS_COUNT];
+        stats_head_sentence(&sent, (int32_t)idx, v, &rows);
+        for (int s = 0; s < ATN_CS_STATS; s++) {
+            uint64_t fx[CS_FX_WORDS], *sum = cs->sums + ((idx * ATN_CS_STATS + s) * 2) * CS_FX_WORDS;
+            fx_from_double(v[s], fx);   /* finite, far below 2^95: the weights are */
+            fx_add(sum, fx);
+            fx_from_double(v[s] * v[s], fx);
+            fx_add(sum + CS_FX_WORDS, fx);
+            double *lo = &cs->min[idx * ATN_CS_STATS + s], *hi = &cs->max[idx * ATN_CS_STATS + s];
+            *lo = v[s] < *lo ? v[s] : *lo;
+            *hi = v[s] > *hi ? v[s] : *hi;
+        }
+        uint64_t *h = cs->hist + idx * CS_HIST_BINS;
+        atn_cs_exemplar *list = cs->ex + idx * (size_t)k;
+        for (int32_t r = 0; r < m; r++) {
+            h[bin_of(rows.entropy[r], 4, ATN_CS_ENTROPY_BINS)]++;
+            h[ATN_CS_ENTROPY_BINS + bin_of(rows.distance[r], 1, ATN_CS_DISTANCE_BINS)]++;
+            h[ATN_CS_ENTROPY_BINS + ATN_CS_DISTANCE_BINS + bin_of(rows.sink[r], ATN_CS_SINK_BINS, ATN_CS_SINK_BINS)]++;
+            if (rows.best_key[r] < 0)
+                continue;
+            atn_cs_exemplar e = {.line = line, .query = sent.keep[r], .key = rows.best_key[r],
+                                 .weight = rows.best_weight[r]};
+            int32_t at = ex_slot(list, cs->n_ex[idx], k, &e);
+            if (at < 0)
+                continue;
+            const atn_token *tq = enc && enc->tokens ? &enc->tokens[e.query] : NULL;
+            const atn_token *tk = enc && enc->tokens ? &enc->tokens[e.key] : NULL;
+            e.query_start = tq ? tq->start : -1, e.query_end = tq ? tq->end : -1;
+            e.key_start = tk ? tk->start : -1, e.key_end = tk ? tk->end : -1;
+            copy_text(e.query_text, tq ? tq->text : NULL);
+            copy_text(e.key_text, tk ? tk->text : NULL);
+            ex_insert(list, &cs->n_ex[idx], k, at, &e);
+        }
+    }
+    free(dbuf), free(best), free(best_w);
+    cs->counts[CS_SENTENCES]++;
+    cs->counts[CS_TOKENS] += m;
+    cs->counts[CS_TRUNCATED] += enc && enc->truncated;
+    cs->counts[CS_PAIRS] += sent.pair;
+    cs->last_line = line;
+    stats_sentence_close(&sent);
+    return ATN_OK;
+}
+
+atn_status cs_add_range(atn_corpus_stats *cs, int64_t first, int64_t last, atn_error *err) {
+    if (first < 1 || last < first)
+        return atn_error_set(err, ATN_E_INVALID, "corpus statistics: lines %lld-%lld are not a range",
+                             (long long)first, (long long)last);
+    int32_t at = 0;
+    while (at < cs->n_ranges && cs->ranges[2 * at + 1] < first)
+        at++;
+    if (at < cs->n_ranges && cs->ranges[2 * at] <= last)
+        return atn_error_set(err, ATN_E_INVALID, "lines %lld-%lld are covered twice (by %lld-%lld too)",
+                             (long long)(first > cs->ranges[2 * at] ? first : cs->ranges[2 * at]),
+                             (long long)(last < cs->ranges[2 * at + 1] ? last : cs->ranges[2 * at + 1]),
+                             (long long)cs->ranges[2 * at], (long long)cs->ranges[2 * at + 1]);
+    bool join_prev = at > 0 && cs->ranges[2 * (at - 1) + 1] + 1 == first;
+    bool join_next = at < cs->n_ranges && cs->ranges[2 * at] == last + 1;
+    if (join_prev && join_next) {
+        cs->ranges[2 * (at - 1) + 1] = cs->ranges[2 * at + 1];
+        memmove(&cs->ranges[2 * at], &cs->ranges[2 * (at + 1)], (size_t)(cs->n_ranges - at - 1) * 2 * sizeof(int64_t));
+        cs->n_ranges--;
+    } else if (join_prev) {
+        cs->ranges[2 * (at - 1) + 1] = last;
+    } else if (join_next) {
+        cs->ranges[2 * at] = first;
+    } else {
+        if (cs->n_ranges == cs->cap_ranges) {
+            int32_t cap = cs->cap_ranges ? 2 * cs->cap_ranges : 8;
+            int64_t *r = realloc(cs->ranges, (size_t)cap * 2 * sizeof *r);
+            if (!r)
+                return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
+            cs->ranges = r, cs->cap_ranges = cap;
+        }
+        memmove(&cs->ranges[2 * (at + 1)], &cs->ranges[2 * at], (size_t)(cs->n_ranges - at) * 2 * sizeof(int64_t));
+        cs->ranges[2 * at] = first, cs->ranges[2 * at + 1] = last;
+        cs->n_ranges++;
+    }
+    return ATN_OK;
+}
+
+atn_status atn_corpus_stats_cover(atn_corpus_stats *cs, int64_t first, int64_t last, int64_t cut, int64_t skipped,
+                                  atn_error *err) {
+    if (!cs)
+        return atn_error_set(err, ATN_E_INVALID, "corpus statistics: NULL");
+    if (cs->n_ranges && first <= cs->ranges[2 * (cs->n_ranges - 1) + 1])
+        return atn_error_set(err, ATN_E_INVALID, "corpus statistics: lines %lld-%lld do not follow line %lld",
+                             (long long)first, (long long)last, (long long)cs->ranges[2 * (cs->n_ranges - 1) + 1]);
+    if (cs->last_line > last)
+        return atn_error_set(err, ATN_E_INVALID, "corpus statistics: line %lld was added but lines end at %lld",
+                             (long long)cs->last_line, (long long)last);
+    atn_status st = cs_add_range(cs, first, last, err);
+    if (st != ATN_OK)
+        return st;
+    cs->counts[CS_CUT] += cut;
+    cs->counts[CS_SKIPPED] += skipped;
+    cs->last_line = last;
+    return ATN_OK;
+}
+
+/* ---- merging ------------------------------------------------------------------------------ */
+
+atn_status atn_corpus_stats_merge(atn_corpus_stats *into, const atn_corpus_stats *from, atn_error *err) {
+    if (!into || !from)
+        return atn_error_set(err, ATN_E_INVALID, "corpus statistics: NULL");
+    const atn_cs_identity *a = &into->id, *b = &from->id;
+    static const char *const names[7] = {"model", "revision", "tokenizer", "precision", "settings", "corpus",
+                                         "attnscope version"};
+    for (int i = 0; i < 7; i++)
+        if (strcmp(into->strs[i], from->strs[i]))
+            return atn_error_set(err, ATN_E_INVALID, "different %s: \"%s\" and \"%s\"", names[i], into->strs[i],
+                                 from->strs[i]);
+    if (a->corpus_lines != b->corpus_lines)
+        return atn_error_set(err, ATN_E_INVALID, "different corpus line counts: %lld and %lld",
+                             (long long)a->corpus_lines, (long long)b->corpus_lines);
+    if (a->n_layers != b->n_layers || a->n_heads != b->n_heads)
+        return atn_error_set(err, ATN_E_INVALID, "different shapes: %d x %d and %d x %d heads", a->n_layers,
+                             a->n_heads, b->n_layers, b->n_heads);
+    if (a->top_k != b->top_k)
+        return atn_error_set(err, ATN_E_INVALID, "different exemplar counts (--top): %d and %d", a->top_k, b->top_k);
+    /* the ranges first, on a copy: a refusal leaves `into` as it was */
+    int64_t *saved = into->n_ranges ? malloc((size_t)into->n_ranges * 2 * sizeof *saved) : NULL;
+    int32_t saved_n = into->n_ranges;
+    if (into->n_ranges && !saved)
+        return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
+    if (saved)
+        memcpy(saved, into->ranges, (size_t)saved_n * 2 * sizeof *saved);
+    for (int32_t r = 0; r < from->n_ranges; r++) {
+        atn_status st = cs_add_range(into, from->ranges[2 * r], from->ranges[2 * r + 1], err);
+        if (st != ATN_OK) {
+            if (saved)
+                memcpy(into->ranges, saved, (size_t)saved_n * 2 * sizeof *saved);
+            into->n_ranges = saved_n;
+            free(saved);
+            return st;
+        }
+    }
+    free(saved);
+    for (int c = 0; c < CS_COUNTS; c++)
+        into->counts[c] += from->counts[c];
+    into->last_line = into->last_line > from->last_line ? into->last_line : from->last_line;
+    size_t heads = n_heads_of(into), k = (size_t)a->top_k;
+    for (size_t i = 0; i < heads * ATN_CS_STATS * 2; i++)
+        fx_add(into->sums + i * CS_FX_WORDS, from->sums + i * CS_FX_WORDS);
+    for (size_t i = 0; i < heads * ATN_CS_STATS; i++) {
+        into->min[i] = from->min[i] < into->min[i] ? from->min[i] : into->min[i];
+        into->max[i] = from->max[i] > into->max[i] ? from->max[i] : into->max[i];
+    }
+    for (size_t i = 0; i < heads * CS_HIST_BINS; i++)
+        into->hist[i] += from->hist[i];
+    for (size_t h = 0; h < heads; h++) {
+        atn_cs_exemplar *list = into->ex + h * k;
+        const atn_cs_exemplar *other = from->ex + h * k;
+        for (int32_t j = 0; j < from->n_ex[h]; j++) {
+            int32_t at = ex_slot(list, into->n_ex[h], (int32_t)k, &other[j]);
+            if (at < 0)
+                break;   /* sorted: the rest make it even less */
+            ex_insert(list, &into->n_ex[h], (int32_t)k, at, &other[j]);
+        }
+    }
+    return ATN_OK;
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+const atn_cs_identity *atn_corpus_stats_identity(const atn_corpus_stats *cs) { return &cs->id; }
+
+void atn_corpus_stats_counts(const atn_corpus_stats *cs, int64_t *sentences, int64_t *tokens, int64_t *truncated,
+                             int64_t *cut, int64_t *skipped) {
+    if (sentences)
+        *sentences = cs->counts[CS_SENTENCES];
+    if (tokens)
+        *tokens = cs->counts[CS_TOKENS];
+    if (truncated)
+        *truncated = cs->counts[CS_TRUNCATED];
+    if (cut)
+        *cut = cs->counts[CS_CUT];
+    if (skipped)
+        *skipped = cs->counts[CS_SKIPPED];
+}
+
+int32_t atn_corpus_stats_ranges(const atn_corpus_stats *cs, int64_t *first, int64_t *last, int32_t cap) {
+    for (int32_t i = 0; i < cs->n_ranges && i < cap; i++) {
+        first[i] = cs->ranges[2 * i];
+        last[i] = cs->ranges[2 * i + 1];
+    }
+    return cs->n_ranges;
+}
+
+int32_t atn_corpus_stats_missing(const atn_corpus_stats *cs, int64_t *first, int64_t *last, int32_t cap) {
+    int32_t n = 0;
+    int64_t next = 1;   /* the first line not yet accounted for */
+    for (int32_t i = 0; i <= cs->n_ranges; i++) {
+        int64_t upto = i < cs->n_ranges ? cs->ranges[2 * i] - 1 : cs->id.corpus_lines;
+        if (upto >= next) {
+            if (n < cap) {
+                first[n] = next;
+                last[n] = upto;
+            }
+            n++;
+        }
+        if (i < cs->n_ranges)
+            next = cs->ranges[2 * i + 1] + 1;
+    }
+    return n;
+}
+
+atn_status atn_corpus_stats_means(const atn_corpus_stats *cs, atn_stats **out, atn_error *err) {
+    *out = NULL;
+    atn_stats *st = atn_stats_new(cs->id.n_layers, cs->id.n_heads, err);
+    if (!st)
+        return err ? err->status : ATN_E_NOMEM;
+    st->n_sentences = cs->counts[CS_SENTENCES];
+    st->n_tokens = cs->counts[CS_TOKENS];
+    st->has_pairs = cs->counts[CS_PAIRS] > 0;
+    for (size_t i = 0; i < n_heads_of(cs); i++) {
+        double v[ATN_CS_STATS];
+        for (int s = 0; s < ATN_CS_STATS; s++)
+            v[s] = fx_to_double(cs->sums + ((i * ATN_CS_STATS + s) * 2) * CS_FX_WORDS);
+        atn_head_stats *h = &st->heads[i];
+        h->entropy = v[STATS_ENTROPY], h->entropy_norm = v[STATS_ENTROPY_NORM], h->cls = v[STATS_CLS];
+        h->sep = v[STATS_SEP], h->punct = v[STATS_PUNCT], h->self = v[STATS_SELF], h->prev = v[STATS_PREV];
+        h->next = v[STATS_NEXT], h->local = v[STATS_LOCAL], h->same_segment = v[STATS_SAME_SEGMENT];
+        h->distance = v[STATS_DISTANCE];
+    }
+    atn_status s = atn_stats_finish(st, err);   /* the sums times 1/sentences, as atn_stats does */
+    if (s != ATN_OK) {
+        atn_stats_free(st);
+        return s;
+    }
+    *out = st;
+    return ATN_OK;
+}
+
+bool atn_corpus_stats_spread(const atn_corpus_stats *cs, int32_t layer, int32_t head, int32_t s, double *mean,
+                             double *std, double *min, double *max) {
+    if (layer < 0 || layer >= cs->id.n_layers || head < 0 || head >= cs->id.n_heads || s < 0 || s >= ATN_CS_STATS)
+        return false;
+    size_t i = (size_t)layer * cs->id.n_heads + head;
+    const uint64_t *sum = cs->sums + ((i * ATN_CS_STATS + s) * 2) * CS_FX_WORDS;
+    double n = (double)cs->counts[CS_SENTENCES];
+    double mu = n > 0 ? fx_to_double(sum) / n : 0, sq = n > 0 ? fx_to_double(sum + CS_FX_WORDS) / n : 0;
+    double var = sq - mu * mu;
+    if (mean)
+        *mean = mu;
+    if (std)
+        *std = var > 0 ? sqrt(var) : 0;
+    if (min)
+        *min = n > 0 ? cs->min[i * ATN_CS_STATS + s] : 0;
+    if (max)
+        *max = n > 0 ? cs->max[i * ATN_CS_STATS + s] : 0;
+    return true;
+}
+
+const uint64_t *atn_corpus_stats_histogram(const atn_corpus_stats *cs, int32_t layer, int32_t head, int which,
+                                           int32_t *bins) {
+    if (layer < 0 || layer >= cs->id.n_layers || head < 0 || head >= cs->id.n_heads || which < 0 || which > 2)
+        return NULL;
+    const uint64_t *h = cs->hist + ((size_t)layer * cs->id.n_heads + head) * CS_HIST_BINS;
+    static const int32_t nb[3] = {ATN_CS_ENTROPY_BINS, ATN_CS_DISTANCE_BINS, ATN_CS_SINK_BINS};
+    static const int32_t at[3] = {0, ATN_CS_ENTROPY_BINS, ATN_CS_ENTROPY_BINS + ATN_CS_DISTANCE_BINS};
+    if (bins)
+        *bins = nb[which];
+    return h + at[which];
+}
+
+int32_t atn_corpus_stats_exemplars(const atn_corpus_stats *cs, int32_t layer, int32_t head,
+                                   const atn_cs_exemplar **out) {
+    *out = NULL;
+    if (layer < 0 || layer >= cs->id.n_layers || head < 0 || head >= cs->id.n_heads)
+        return 0;
+    size_t i = (size_t)layer * cs->id.n_heads + head;
+    *out = cs->n_ex[i] ? cs->ex + i * (size_t)cs->id.top_k : NULL;
+    return cs->n_ex[i];
+}

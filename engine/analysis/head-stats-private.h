@@ -1,0 +1,46 @@
+/* The per-sentence, per-head figures behind atn_stats (head-stats.c), shared with the corpus
+ * partials (corpus-stats.c) so that both read a sentence the same way: the same tokens kept,
+ * the same kinds, the same sums in the same order. */
+#ifndef ATN_HEAD_STATS_PRIVATE_H
+#define ATN_HEAD_STATS_PRIVATE_H
+
+#include "analysis.h"
+
+/* The statistics of atn_head_stats, in its order. */
+enum {
+    STATS_ENTROPY = 0, STATS_ENTROPY_NORM, STATS_CLS, STATS_SEP, STATS_PUNCT, STATS_SELF, STATS_PREV,
+    STATS_NEXT, STATS_LOCAL, STATS_SAME_SEGMENT, STATS_DISTANCE, STATS_COUNT
+};
+
+/* One capture as the statistics see it: the m unmasked tokens keep[0..m) of n, each's kind
+ * ([CLS], [SEP], punctuation) and whether it is special.  Borrowed from the capture, which
+ * must outlive it. */
+typedef struct stats_sentence {
+    const float *attn;              /* the capture's [L][H][n][n] */
+    int32_t n, m;
+    const int32_t *keep;            /* [m] */
+    const unsigned char *kind;      /* [n] */
+    const unsigned char *special;   /* [n]: [CLS], [SEP], [PAD], [MASK]...: never an exemplar's key */
+    const int32_t *seg;             /* [n] type ids, or NULL */
+    double log2m;
+    bool pair;                      /* some token of the second segment */
+} stats_sentence;
+
+/* ATN_E_NOMEM, else ATN_OK (m may be 0: nothing to add).  close frees what open allocated. */
+atn_status stats_sentence_open(stats_sentence *sent, const atn_capture *cap, atn_error *err);
+void stats_sentence_close(stats_sentence *sent);
+
+/* Per query row r (0..m), when asked: the row's entropy in bits, its attention distance
+ * sum_k a |i-k|, its weight on the first kept token (the sink), and its heaviest key that is
+ * not special (best_key -1 when every key is; the first of equal weights). */
+typedef struct stats_rows {
+    double *entropy, *distance, *sink;   /* [m] */
+    int32_t *best_key;                   /* [m] token positions */
+    float *best_weight;                  /* [m] */
+} stats_rows;
+
+/* Head idx (layer-major) of one sentence with m > 0: out[STATS_*] its per-sentence means,
+ * exactly the amounts atn_stats_add adds; rows (NULL: none) filled as above. */
+void stats_head_sentence(const stats_sentence *sent, int32_t idx, double out[STATS_COUNT], const stats_rows *rows);
+
+#endif

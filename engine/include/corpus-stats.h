@@ -1,0 +1,135 @@
+/* Corpus statistics in parts that merge: what `attnscope stats --shard` writes, `stats merge`
+ * adds up and `stats --from` / `attnscope examples` read (engine/analysis/corpus-stats.c, the
+ * file in corpus-stats-file.c; docs/cluster.md shows the command lines).
+ *
+ * A partial holds, for lines [first, last] of one corpus (a set of such ranges after a merge),
+ * per layer and head and per statistic of atn_head_stats (its order: entropy .. distance):
+ *  - the sum and the sum of squares of the per-sentence values, in exact fixed point: each
+ *    value is rounded once, when its sentence is added, to a multiple of 2^-96 and kept in
+ *    192-bit two's complement integers (95 bits above the point: no overflow before ~10^28).
+ *    Integer addition is associative and commutative, so a merge in any order and any
+ *    grouping gives the same integers and the same file bytes; the means read back
+ *    (sum / sentences) differ from atn_stats's float64 running sums by rounding only
+ *    (~1e-16 relative);
+ *  - the smallest and largest per-sentence value (float64; min and max are order-free);
+ *  - per query row (token): fixed-bin histograms (exact counts) of the row's entropy
+ *    (bits, ATN_CS_ENTROPY_BINS bins of 1/4 bit, the last open), of its attention distance
+ *    (tokens, ATN_CS_DISTANCE_BINS bins of 1, the last open) and of its sink mass (the weight on
+ *    the first token, ATN_CS_SINK_BINS bins of 1/20 with 1.0 in the last);
+ *  - the top-k exemplars: for every query row its heaviest key that is not a special token
+ *    ([CLS], [SEP], [PAD]...: attention parked there is the sink histogram's), the k heaviest
+ *    of those over the corpus, in a total order: weight (float32) descending, then line, query,
+ *    key ascending.  Each keeps the line, both positions, both tokens' text (cut to
+ *    ATN_CS_TEXT_MAX - 1 bytes at a character boundary) and byte spans in the line;
+ *  - counts: sentences, unmasked tokens, sentences truncated, lines cut, lines skipped;
+ *  - provenance: the identity a merge checks (model, revision, tokenizer hash, precision,
+ *    settings, corpus and its line count, attnscope version, layers, heads, k).
+ *
+ * Threads: a partial is used by one thread at a time; different partials are independent. */
+#ifndef ATN_CORPUS_STATS_H
+#define ATN_CORPUS_STATS_H
+
+#include "analysis.h"
+
+#include <stdint.h>
+
+enum {
+    ATN_CS_ENTROPY_BINS = 64,    /* [0, 0.25) .. [15.75, inf) bits */
+    ATN_CS_DISTANCE_BINS = 64,   /* [0, 1) .. [63, inf) tokens */
+    ATN_CS_SINK_BINS = 20,       /* [0, 0.05) .. [0.95, 1] */
+    ATN_CS_TEXT_MAX = 32,        /* bytes kept of an exemplar token's text, with its NUL */
+    ATN_CS_TOP_MAX = 4096,       /* the largest k */
+    ATN_CS_STATS = 11,           /* the statistics of atn_head_stats */
+};
+
+/* What a partial is of; every string must not be NULL (may be ""); copied. */
+typedef struct atn_cs_identity {
+    const char *model;          /* as given to --model */
+    const char *revision;       /* the Hub commit, "builtin", or "" when unknown */
+    const char *tokenizer;      /* a hash of the vocabulary (hex) */
+    const char *precision;      /* "fp32" ... */
+    const char *settings;       /* every option that changes a number, as one string */
+    const char *corpus;         /* the corpus file's name (no folder) */
+    int64_t corpus_lines;       /* lines in the whole corpus file */
+    int32_t n_layers, n_heads;
+    int32_t top_k;              /* exemplars kept per head, 1..ATN_CS_TOP_MAX */
+    const char *version;        /* the attnscope that wrote it: set by atn_corpus_stats_new
+                                   (atn_version()), ignored there on input */
+} atn_cs_identity;
+
+typedef struct atn_corpus_stats atn_corpus_stats;
+
+/* An empty partial covering no lines.  NULL with ATN_E_INVALID (a bad shape or k, a NULL
+ * string) or ATN_E_NOMEM. */
+atn_corpus_stats *atn_corpus_stats_new(const atn_cs_identity *id, atn_error *err);
+void atn_corpus_stats_free(atn_corpus_stats *cs);   /* NULL: nothing */
+
+/* Adds one sentence, the capture of corpus line `line` (its tokens' text and spans from
+ * cap->enc).  The line must lie after every line added or covered so far, and after
+ * lines already covered: ATN_E_INVALID otherwise, as for NULL arguments or a capture with no
+ * attention; ATN_E_SHAPE for another model shape; ATN_E_NOMEM.  A capture whose tokens are
+ * all masked adds nothing but the sentence. */
+atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, int64_t line, atn_error *err);
+
+/* Marks lines [first, last] (1-based) as covered, with the pass's counts of lines cut and
+ * skipped among them.  Must follow every covered line and every added sentence's line must
+ * be in some covered range by the time the partial is saved (ATN_E_INVALID otherwise). */
+atn_status atn_corpus_stats_cover(atn_corpus_stats *cs, int64_t first, int64_t last, int64_t cut, int64_t skipped,
+                                  atn_error *err);
+
+/* Adds `from` into `into`: the same identity (ATN_E_INVALID naming the first field that
+ * differs), no line covered by both (ATN_E_INVALID naming the first shared range).  `from`
+ * is unchanged. */
+atn_status atn_corpus_stats_merge(atn_corpus_stats *into, const atn_corpus_stats *from, atn_error *err);
+
+/* Writes the partial as safetensors (through atn_write_file_atomic: its errors); the bytes
+ * depend only on the partial's contents.  ATN_E_NOMEM. */
+atn_status atn_corpus_stats_save(const atn_corpus_stats *cs, const char *path, atn_error *err);
+/* Reads one back: ATN_E_IO (cannot open), ATN_E_FORMAT (not a partial of this format version,
+ * or inconsistent: the message names the file and the tensor or key), ATN_E_NOMEM. */
+atn_corpus_stats *atn_corpus_stats_load(const char *path, atn_error *err);
+
+/* Reading a partial (cs not NULL; strings borrowed). */
+const atn_cs_identity *atn_corpus_stats_identity(const atn_corpus_stats *cs);
+/* Counts: sentences, tokens, truncated, cut, skipped (each may be NULL). */
+void atn_corpus_stats_counts(const atn_corpus_stats *cs, int64_t *sentences, int64_t *tokens, int64_t *truncated,
+                             int64_t *cut, int64_t *skipped);
+/* The covered ranges, sorted and joined: range i is [first, last], i < count. */
+int32_t atn_corpus_stats_ranges(const atn_corpus_stats *cs, int64_t *first, int64_t *last, int32_t cap);
+/* The lines of 1..corpus_lines covered by no range, as ranges (as above); returns their
+ * count (may exceed cap: only cap written). */
+int32_t atn_corpus_stats_missing(const atn_corpus_stats *cs, int64_t *first, int64_t *last, int32_t cap);
+
+/* The means as atn_stats (sum / sentences, labelled by atn_pattern_classify as
+ * atn_stats_finish does): what `stats --corpus` gives for the same lines, to ~1e-16 relative.
+ * *out the caller's (atn_stats_free).  ATN_E_NOMEM. */
+atn_status atn_corpus_stats_means(const atn_corpus_stats *cs, atn_stats **out, atn_error *err);
+
+/* Head (layer, head)'s figures for statistic s (0..ATN_CS_STATS-1): the mean, the standard
+ * deviation over sentences (population), min and max (0 when there are no sentences).
+ * false for an index out of range. */
+bool atn_corpus_stats_spread(const atn_corpus_stats *cs, int32_t layer, int32_t head, int32_t s, double *mean,
+                             double *std, double *min, double *max);
+
+/* Head (layer, head)'s histogram: which 0 entropy, 1 distance, 2 sink; *bins set to its bin
+ * count.  Borrowed; NULL when out of range. */
+const uint64_t *atn_corpus_stats_histogram(const atn_corpus_stats *cs, int32_t layer, int32_t head, int which,
+                                           int32_t *bins);
+
+typedef struct atn_cs_exemplar {
+    int64_t line;                  /* 1-based corpus line */
+    int32_t query, key;            /* token positions in the sentence */
+    float weight;
+    int32_t query_start, query_end, key_start, key_end;   /* byte spans in the line; -1 when none */
+    char query_text[ATN_CS_TEXT_MAX], key_text[ATN_CS_TEXT_MAX];
+} atn_cs_exemplar;
+
+/* Head (layer, head)'s exemplars, best first: returns their count (<= k), *out borrowed
+ * (NULL when out of range or none). */
+int32_t atn_corpus_stats_exemplars(const atn_corpus_stats *cs, int32_t layer, int32_t head,
+                                   const atn_cs_exemplar **out);
+
+/* The total order of exemplars: negative when a comes first (heavier; then earlier). */
+int atn_cs_exemplar_compare(const atn_cs_exemplar *a, const atn_cs_exemplar *b);
+
+#endif
