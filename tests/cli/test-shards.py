@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Corpus statistics in parts (stats --shard, stats merge, stats --from, examples) on the demo
+model and a generated corpus of a few hundred lines:
+  - shards merged in several orders and groupings give the same bytes as one process over the
+    whole corpus; a partial given twice or two that overlap are refused naming both files;
+    missing ranges are reported; partials of another --top are refused;
+  - stats --from equals stats --corpus (sentences exact, every mean within 1e-9 relative);
+  - a shard killed (SIGKILL) at a random line and run again with --resume writes the same bytes;
+  - the shards run by GNU parallel (docs/cluster.md's one-machine recipe) merge to the same file;
+  - each head's exemplars equal a brute-force search over `attnscope run` JSON attention.
+Usage: test-shards.py ATTNSCOPE [parallel|core|examples]"""
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+exe = os.path.abspath(sys.argv[1])
+part = sys.argv[2] if len(sys.argv) > 2 else "core"
+env = dict(os.environ, LANGUAGE="C", LC_ALL="C.UTF-8")
+env.pop("ATTNSCOPE_TEST_KILL_AT_LINE", None)
+tmp = tempfile.mkdtemp(prefix="atn-shards-")
+failures = []
+
+
+def run(*args, rc=0, extra_env=None):
+    r = subprocess.run([exe, *args], capture_output=True, text=True, env=dict(env, **(extra_env or {})), cwd=tmp)
+    if rc is not None and r.returncode != rc:
+        sys.exit(f"attnscope {' '.join(args)}: exit {r.returncode}, expected {rc}\n{r.stderr}")
+    return r
+
+
+def path(name):
+    return os.path.join(tmp, name)
+
+
+def same_bytes(a, b, what):
+    if open(path(a), "rb").read() != open(path(b), "rb").read():
+        failures.append(f"{what}: {a} and {b} differ")
+
+
+def make_corpus(name, lines, seed):
+    rng = random.Random(seed)
+    words = ("the cat sat on a mat , and dog ran to park . she said that he would come home soon ; birds fly "
+             "over river while children play in garden ? über café naïve 東京").split()
+    with open(path(name), "w", encoding="utf-8") as f:
+        for i in range(lines):
+            if i % 29 == 7:
+                f.write("\n" if i % 2 else "   \n")   # empty lines are covered, never run
+                continue
+            f.write(" ".join(rng.choice(words) for _ in range(rng.randint(2, 22))) + "\n")
+
+
+make_corpus("c.txt", 240, 38)
+M = ["--model", "demo"]
+
+if part == "core":
+    # one process, the reference in both forms
+    run("stats", *M, "--corpus", "c.txt", "--format", "json", "-o", "ref.json")
+    run("stats", *M, "--corpus", "c.txt", "-o", "whole.safetensors")
+    for i in range(4):
+        run("stats", *M, "--corpus", "c.txt", "--shard", f"{i}/4", "--checkpoint-every", "11", "-o", f"p{i}.safetensors")
+    run("stats", "merge", "p0.safetensors", "p1.safetensors", "p2.safetensors", "p3.safetensors", "-o", "m1.safetensors")
+    run("stats", "merge", "p3.safetensors", "p0.safetensors", "p2.safetensors", "p1.safetensors", "-o", "m2.safetensors")
+    run("stats", "merge", "p2.safetensors", "p0.safetensors", "-o", "g1.safetensors")
+    run("stats", "merge", "p3.safetensors", "p1.safetensors", "-o", "g2.safetensors")
+    run("stats", "merge", "g2.safetensors", "g1.safetensors", "-o", "m3.safetensors")
+    for m in ("m1", "m2", "m3"):
+        same_bytes("whole.safetensors", m + ".safetensors", "merge order/grouping")
+    # a shard of no lines (more shards than lines) is a partial too, and merges as nothing
+    make_corpus("tiny.txt", 3, 1)
+    run("stats", *M, "--corpus", "tiny.txt", "--shard", "0/5", "-o", "t0.safetensors")
+    # refusals, naming both files
+    r = run("stats", "merge", "p0.safetensors", "p1.safetensors", "p0.safetensors", "-o", "x.safetensors", rc=2)
+    if "p0.safetensors and p0.safetensors both cover lines 1-60" not in r.stderr:
+        failures.append("a partial given twice: " + r.stderr)
+    r = run("stats", "merge", "p0.safetensors", "t0.safetensors", "-o", "x.safetensors", rc=2)
+    if "different corpus" not in r.stderr or "p0.safetensors and t0.safetensors" not in r.stderr:
+        failures.append("partials of two corpora: " + r.stderr)
+    run("stats", *M, "--corpus", "c.txt", "--shard", "1/4", "--top", "5", "-o", "k5.safetensors")
+    r = run("stats", "merge", "p0.safetensors", "k5.safetensors", "-o", "x.safetensors", rc=2)
+    if "different exemplar counts (--top): 32 and 5" not in r.stderr:
+        failures.append("partials of another --top: " + r.stderr)
+    r = run("stats", "merge", "p0.safetensors", "p3.safetensors", "-o", "x.safetensors")
+    if "missing lines 61-180" not in r.stderr:
+        failures.append("missing ranges not reported: " + r.stderr)
+    r = run("stats", "--from", "c.txt", rc=2)
+    if "c.txt" not in r.stderr:
+        failures.append("stats --from a text file: " + r.stderr)
+    # --from equals --corpus
+    run("stats", "--from", "m1.safetensors", "--format", "json", "-o", "from.json")
+    ref, got = json.load(open(path("ref.json"))), json.load(open(path("from.json")))
+    for key in ("sentences", "tokens", "layers", "heads_per_layer", "model"):
+        if ref[key] != got[key]:
+            failures.append(f"--from {key}: {got[key]} != {ref[key]}")
+    worst = 0.0
+    for a, b in zip(ref["heads"], got["heads"]):
+        for k, v in a.items():
+            if isinstance(v, float):
+                d = abs(v - b[k]) / max(abs(v), 1e-300) if v else abs(b[k])
+                worst = max(worst, d)
+                if d > 1e-9 and abs(v - b[k]) > 1e-15:
+                    failures.append(f"layer {a['layer']} head {a['head']} {k}: {b[k]!r} != {v!r}")
+            elif v != b[k]:
+                failures.append(f"layer {a['layer']} head {a['head']} {k}: {b[k]!r} != {v!r}")
+    print(f"--from vs --corpus: {ref['sentences']} sentences, largest relative difference {worst:.2e}")
+    # resume after a kill at a random line
+    seed = int(os.environ.get("ATN_TEST_SEED", random.randrange(1 << 30)))
+    kill_at = random.Random(seed).randint(62, 118)
+    print(f"killing shard 1/4 (lines 61-120) at line {kill_at} (ATN_TEST_SEED={seed})")
+    args = ("stats", *M, "--corpus", "c.txt", "--shard", "1/4", "--checkpoint-every", "7", "-o", "r1.safetensors")
+    r = run(*args, rc=None, extra_env={"ATTNSCOPE_TEST_KILL_AT_LINE": str(kill_at)})
+    if r.returncode != -9:
+        failures.append(f"the killed run ended with {r.returncode}, not SIGKILL")
+    r = run(*args, "--resume")
+    if kill_at > 67 and "resuming shard 1/4 after line" not in r.stderr:
+        failures.append("no resume: " + r.stderr)
+    same_bytes("p1.safetensors", "r1.safetensors", "resume after a kill")
+    r = run("stats", *M, "--corpus", "c.txt", "--shard", "2/4", "-o", "p0.safetensors", "--resume", rc=2)
+    if "cannot resume from p0.safetensors: it covers lines 1-60, not a start of shard 2/4" not in r.stderr:
+        failures.append("resume from another shard's file: " + r.stderr)
+
+elif part == "parallel":
+    if not shutil.which("parallel"):
+        print("SKIP: GNU parallel is not installed (apt-get install parallel)")
+        sys.exit(77)
+    run("stats", *M, "--corpus", "c.txt", "-o", "whole.safetensors")
+    # docs/cluster.md's one-machine recipe
+    r = subprocess.run(["parallel", "--will-cite", "--halt", "now,fail=1", "-j", "3", exe, "stats", "--model", "demo",
+                        "--corpus", "c.txt", "--shard", "{}/6", "-o", "part-{}.safetensors", ":::", *map(str, range(6))],
+                       capture_output=True, text=True, env=env, cwd=tmp)
+    if r.returncode != 0:
+        sys.exit("parallel failed:\n" + r.stderr)
+    run("stats", "merge", *[f"part-{i}.safetensors" for i in range(6)], "-o", "all.safetensors")
+    same_bytes("whole.safetensors", "all.safetensors", "GNU parallel shards")
+
+elif part == "examples":
+    # a short corpus: one `attnscope run` per line for the brute force
+    make_corpus("e.txt", 36, 7)
+    K = 6
+    run("stats", *M, "--corpus", "e.txt", "--shard", "0/2", "--top", str(K), "-o", "e0.safetensors")
+    run("stats", *M, "--corpus", "e.txt", "--shard", "1/2", "--top", str(K), "-o", "e1.safetensors")
+    run("stats", "merge", "e1.safetensors", "e0.safetensors", "-o", "e.safetensors")
+    cands = {}   # (layer, head) -> [(weight, line, query, key, qtext, ktext)]
+    special = {"[CLS]", "[SEP]", "[PAD]", "[MASK]"}
+    for no, line in enumerate(open(path("e.txt"), encoding="utf-8").read().split("\n")[:-1], 1):
+        if not line.strip():
+            continue
+        run("run", *M, "--text", line, "-o", "one.json")
+        d = json.load(open(path("one.json")))
+        toks, att = d["tokens"], d["attentions"]
+        for l, layer in enumerate(att):
+            for h, head in enumerate(layer):
+                for q, row in enumerate(head):
+                    best = None
+                    for k, w in enumerate(row):
+                        if toks[k] not in special and (best is None or w > row[best]):
+                            best = k
+                    if best is not None:
+                        cands.setdefault((l, h), []).append((-row[best], no, q, best, toks[q], toks[best]))
+    checked = 0
+    for (l, h), cs in sorted(cands.items()):
+        want = sorted(cs)[:K]
+        r = run("examples", "--from", "e.safetensors", "--layer", str(l), "--head", str(h), "--format", "json")
+        got = json.loads(r.stdout)["exemplars"]
+        got_t = [(-e["weight"], e["line"], e["query"], e["key"], e["query_text"], e["key_text"]) for e in got]
+        if got_t != want:
+            failures.append(f"layer {l} head {h}: exemplars {got_t} != brute force {want}")
+        checked += 1
+    # the filter and the sentence view
+    r = run("examples", "--from", "e.safetensors", "--layer", "0", "--head", "0", "--corpus", "e.txt", "--limit", "2")
+    if "**" not in r.stdout or "line " not in r.stdout:
+        failures.append("markdown: " + r.stdout)
+    want_key = sorted(cands[(0, 0)])[0][5]
+    r = run("examples", "--from", "e.safetensors", "--layer", "0", "--head", "0", "--key", want_key, "--format", "json")
+    if any(e["key_text"] != want_key for e in json.loads(r.stdout)["exemplars"]) or not json.loads(r.stdout)["exemplars"]:
+        failures.append("--key filter: " + r.stdout)
+    r = run("examples", "--from", "e.safetensors", "--layer", "9", "--head", "0", rc=2)
+    if "layers 0-3" not in r.stderr:
+        failures.append("a layer out of range: " + r.stderr)
+    print(f"{checked} heads' exemplars equal the brute force")
+
+shutil.rmtree(tmp)
+for f in failures:
+    print("FAIL:", f)
+print("ok" if not failures else f"{len(failures)} failures")
+sys.exit(1 if failures else 0)
