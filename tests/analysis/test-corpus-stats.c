@@ -1,0 +1,196 @@
+/* engine/analysis/corpus-stats.c and corpus-stats-file.c on constructed captures: the sums
+ * against hand-computed figures, exemplar ties in their total order, the histograms' bins,
+ * merge laws (order, grouping, refusals), the file round trip and refusals of bad files. */
+#define _GNU_SOURCE   /* memmem */
+#include "corpus-stats.h"
+#include "fake-capture.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+#define CHECK(cond, ...)                                                                                     \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            failures++;                                                                                      \
+            fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond);                                 \
+            fprintf(stderr, __VA_ARGS__);                                                                    \
+            fputc('\n', stderr);                                                                             \
+        }                                                                                                    \
+    } while (0)
+
+static const char *const texts[6] = {"[CLS]", "the", "cat", ",", "sat", "[SEP]"};
+
+static atn_cs_identity ident(int32_t k) {
+    return (atn_cs_identity){.model = "m", .revision = "r", .tokenizer = "t", .precision = "fp32", .settings = "s",
+                             .corpus = "c.txt", .corpus_lines = 100, .n_layers = 1, .n_heads = 2, .top_k = k};
+}
+
+/* head 0 uniform over the 6 tokens (every row's heaviest non-special key ties: key 1 wins),
+ * head 1 previous-token (row 0 on itself) scaled by `w` with the rest on [SEP] */
+static void sentence(fake *f, float w) {
+    fake_init(f, 1, 2, 6, texts);
+    set_pattern(head_of(f, 0, 0), 6, 4);
+    float *a = head_of(f, 0, 1);
+    set_pattern(a, 6, 0);
+    for (int i = 0; i < 36; i++)
+        a[i] *= w;
+    for (int i = 0; i < 6; i++)
+        a[i * 6 + 5] += 1 - w;
+}
+
+static atn_corpus_stats *part(int64_t first, int64_t last, const float *w, int32_t k) {
+    atn_error err = {0};
+    atn_cs_identity id = ident(k);
+    atn_corpus_stats *cs = atn_corpus_stats_new(&id, &err);
+    for (int64_t line = first; line <= last; line++) {
+        fake f;
+        sentence(&f, w[line - 1]);
+        CHECK(atn_corpus_stats_add(cs, &f.cap, line, &err) == ATN_OK, "%s", err.message);
+    }
+    CHECK(atn_corpus_stats_cover(cs, first, last, 0, 0, &err) == ATN_OK, "%s", err.message);
+    return cs;
+}
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    rewind(f);
+    char *b = malloc(*len ? *len : 1);
+    if (fread(b, 1, *len, f) != *len)
+        *len = 0;
+    fclose(f);
+    return b;
+}
+
+static bool same_file(const atn_corpus_stats *a, const atn_corpus_stats *b, const char *dir) {
+    char pa[512], pb[512];
+    snprintf(pa, sizeof pa, "%s/a.safetensors", dir);
+    snprintf(pb, sizeof pb, "%s/b.safetensors", dir);
+    atn_error err = {0};
+    if (atn_corpus_stats_save(a, pa, &err) || atn_corpus_stats_save(b, pb, &err))
+        return false;
+    size_t la, lb;
+    char *x = slurp(pa, &la), *y = slurp(pb, &lb);
+    bool same = x && y && la == lb && memcmp(x, y, la) == 0;
+    free(x), free(y);
+    return same;
+}
+
+int main(void) {
+    char dir[] = "/tmp/atn-cs-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    atn_error err = {0};
+    float w[12];
+    for (int i = 0; i < 12; i++)
+        w[i] = 0.3f + 0.05f * (float)i;   /* 0.3 .. 0.85 */
+
+    /* sums, by hand: head 1's prev share of sentence s is w (rows 1..5 put w on i-1), its self
+       share w/6 (row 0 on itself); the mean over lines 1..4 */
+    atn_corpus_stats *whole = part(1, 12, w, 4);
+    atn_stats *st = NULL;
+    CHECK(atn_corpus_stats_means(whole, &st, &err) == ATN_OK, "%s", err.message);
+    double want_prev = 0, want_sq = 0;
+    for (int i = 0; i < 12; i++) {
+        want_prev += w[i];
+        want_sq += (double)w[i] * w[i];
+    }
+    want_prev /= 12, want_sq /= 12;
+    CHECK(fabs(st->heads[1].prev - want_prev) < 1e-15, "prev %.17g, want %.17g", st->heads[1].prev, want_prev);
+    double mean, sd, lo, hi;
+    CHECK(atn_corpus_stats_spread(whole, 0, 1, 6, &mean, &sd, &lo, &hi), "spread");
+    CHECK(fabs(sd - sqrt(want_sq - want_prev * want_prev)) < 1e-12, "std %.17g", sd);
+    CHECK(lo == (double)w[0] && hi == (double)w[11], "min %g max %g", lo, hi);
+    CHECK(fabs(st->heads[0].entropy - log2(6.0)) < 1e-6, "uniform entropy %.17g", st->heads[0].entropy);
+    atn_stats_free(st);
+
+    /* histograms: head 0's rows have entropy log2 6 = 2.585 bits (bin 10 of 1/4 bit), sink 1/6
+       (bin 3 of 1/20), distance (sum_k |i-k|)/6: rows 0..5 give 2.5 1.83 1.5 1.5 1.83 2.5 */
+    int32_t bins;
+    const uint64_t *he = atn_corpus_stats_histogram(whole, 0, 0, 0, &bins);
+    CHECK(bins == ATN_CS_ENTROPY_BINS && he[10] == 72, "entropy bin 10: %llu", (unsigned long long)he[10]);
+    const uint64_t *hs = atn_corpus_stats_histogram(whole, 0, 0, 2, &bins);
+    CHECK(hs[3] == 72, "sink bin 3: %llu", (unsigned long long)hs[3]);
+    const uint64_t *hd = atn_corpus_stats_histogram(whole, 0, 0, 1, &bins);
+    CHECK(hd[1] == 48 && hd[2] == 24, "distance bins 1, 2: %llu %llu", (unsigned long long)hd[1],
+          (unsigned long long)hd[2]);
+
+    /* exemplars: head 0 ties everywhere (1/6 on every key): the first lines, then queries, win;
+       the key is the first non-special one (1); head 1: the heaviest w, line 12 first */
+    const atn_cs_exemplar *ex;
+    int32_t n = atn_corpus_stats_exemplars(whole, 0, 0, &ex);
+    CHECK(n == 4, "count %d", n);
+    for (int32_t i = 0; i < n; i++)
+        CHECK(ex[i].line == 1 && ex[i].query == i && ex[i].key == 1 && !strcmp(ex[i].key_text, "the"),
+              "head 0 exemplar %d: line %lld query %d key %d", i, (long long)ex[i].line, ex[i].query, ex[i].key);
+    n = atn_corpus_stats_exemplars(whole, 0, 1, &ex);
+    CHECK(n == 4 && ex[0].line == 12 && ex[0].query == 2 && ex[0].key == 1 && ex[0].weight == w[11] &&
+          !strcmp(ex[0].query_text, "cat") && ex[3].line == 12 && ex[3].query == 5,
+          "head 1 exemplar 0: line %lld query %d key %d w %g", (long long)ex[0].line, ex[0].query, ex[0].key,
+          ex[0].weight);
+
+    /* merge laws: ((a b) c), (c (b a)) and the whole, byte for byte */
+    atn_corpus_stats *a = part(1, 3, w, 4), *b = part(4, 9, w, 4), *c = part(10, 12, w, 4);
+    atn_corpus_stats *x = part(1, 3, w, 4), *y = part(10, 12, w, 4);
+    CHECK(atn_corpus_stats_merge(a, b, &err) == ATN_OK && atn_corpus_stats_merge(a, c, &err) == ATN_OK, "%s",
+          err.message);
+    CHECK(atn_corpus_stats_merge(y, b, &err) == ATN_OK && atn_corpus_stats_merge(y, x, &err) == ATN_OK, "%s",
+          err.message);
+    CHECK(same_file(a, whole, dir), "(a b) c differs from the whole");
+    CHECK(same_file(y, whole, dir), "c (b a) differs from the whole");
+    int64_t f0, l0;
+    CHECK(atn_corpus_stats_ranges(y, &f0, &l0, 1) == 1 && f0 == 1 && l0 == 12, "ranges");
+    CHECK(atn_corpus_stats_missing(y, &f0, &l0, 1) == 1 && f0 == 13 && l0 == 100, "missing %lld-%lld",
+          (long long)f0, (long long)l0);
+    /* refusals: an overlap, another identity; `into` unchanged after one */
+    CHECK(atn_corpus_stats_merge(a, b, &err) == ATN_E_INVALID && strstr(err.message, "lines 4-9 are covered twice"),
+          "overlap: %s", err.message);
+    CHECK(same_file(a, whole, dir), "a refused merge changed the partial");
+    atn_cs_identity other = ident(4);
+    other.precision = "bf16";
+    atn_corpus_stats *o = atn_corpus_stats_new(&other, &err);
+    CHECK(atn_corpus_stats_merge(o, c, &err) == ATN_E_INVALID &&
+              !strcmp(err.message, "different precision: \"bf16\" and \"fp32\""), "identity: %s", err.message);
+    fake f;
+    sentence(&f, 0.5f);
+    CHECK(atn_corpus_stats_add(whole, &f.cap, 12, &err) == ATN_E_INVALID, "a line added twice");
+
+    /* the file: round trip, then refusals */
+    char p[512];
+    snprintf(p, sizeof p, "%s/w.safetensors", dir);
+    CHECK(atn_corpus_stats_save(whole, p, &err) == ATN_OK, "%s", err.message);
+    atn_corpus_stats *back = atn_corpus_stats_load(p, &err);
+    CHECK(back && same_file(back, whole, dir), "round trip: %s", err.message);
+    size_t len;
+    char *bytes = slurp(p, &len);
+    FILE *t = fopen(p, "wb");
+    fwrite(bytes, 1, len - 9, t);   /* truncated */
+    fclose(t);
+    atn_corpus_stats *bad = atn_corpus_stats_load(p, &err);
+    CHECK(!bad && err.status == ATN_E_FORMAT && strstr(err.message, p), "truncated: %s", err.message);
+    char *fmt = memmem(bytes, len, "attnscope-corpus-stats", 22);
+    if (fmt)
+        fmt[0] = 'A';
+    t = fopen(p, "wb");
+    fwrite(bytes, 1, len, t);
+    fclose(t);
+    bad = atn_corpus_stats_load(p, &err);
+    CHECK(!bad && err.status == ATN_E_FORMAT && strstr(err.message, "not a corpus statistics file"), "format: %s",
+          err.message);
+    free(bytes);
+    remove(p);
+    snprintf(p, sizeof p, "%s/a.safetensors", dir), remove(p);
+    snprintf(p, sizeof p, "%s/b.safetensors", dir), remove(p);
+    remove(dir);
+    atn_corpus_stats_free(back), atn_corpus_stats_free(o), atn_corpus_stats_free(whole);
+    atn_corpus_stats_free(a), atn_corpus_stats_free(b), atn_corpus_stats_free(c);
+    atn_corpus_stats_free(x), atn_corpus_stats_free(y);
+    printf("%s\n", failures ? "FAILED" : "ok");
+    return failures ? 1 : 0;
+}
