@@ -320,6 +320,8 @@ done:
 
 /* ---- stats merge ----------------------------------------------------------------------------- */
 
+static int merge_files(cli_args *a_, const char **paths, int n_paths);
+
 typedef struct part_ranges {
     const char *path;
     int64_t *first, *last;
@@ -329,8 +331,41 @@ typedef struct part_ranges {
 int cmd_stats_merge(int argc, char **argv) {
     cli_args a;
     static const char *const flags[] = {"help", NULL};
-    if (!cli_parse(&a, "attnscope stats merge", argc, argv, flags))
+    /* the partials apart from the options: a shell glob gives thousands, more than cli_args holds */
+    char **opt_argv = malloc(((size_t)argc + 1) * sizeof *opt_argv);
+    const char **paths = malloc(((size_t)argc + 1) * sizeof *paths);
+    int opt_argc = 0, n_paths = 0;
+    if (!opt_argv || !paths) {
+        free(opt_argv), free(paths);
+        cli_error("out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i];
+        bool takes_value = !strcmp(s, "-o") || !strcmp(s, "--output");
+        if (i > 0 && (s[0] != '-' || !s[1]))
+            paths[n_paths++] = s;
+        else {
+            opt_argv[opt_argc++] = argv[i];
+            if (takes_value && i + 1 < argc)
+                opt_argv[opt_argc++] = argv[++i];
+        }
+    }
+    opt_argv[opt_argc] = NULL;
+    bool parsed = cli_parse(&a, "attnscope stats merge", opt_argc, opt_argv, flags);
+    free(opt_argv);
+    if (!parsed) {
+        free(paths);
         return CLI_EXIT_USAGE;
+    }
+    a.n_positional = 0;
+    int rc = merge_files(&a, paths, n_paths);
+    free(paths);
+    return rc;
+}
+
+static int merge_files(cli_args *a_, const char **paths, int n_paths) {
+    cli_args a = *a_;
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope stats merge PART.safetensors... -o ALL.safetensors\n\n"
                "Adds up partials written by stats --shard (or merged before): the same bytes in any order and any\n"
@@ -339,20 +374,17 @@ int cmd_stats_merge(int argc, char **argv) {
         return 0;
     }
     const char *out = cli_get(&a, "output");
-    int n_parts = a.n_positional;   /* the partials: positional, which cli_check_unused refuses */
-    a.n_positional = 0;
     if (!cli_check_unused(&a))
         return CLI_EXIT_USAGE;
-    a.n_positional = n_parts;
     if (!out) {
         cli_error("attnscope stats merge: -o ALL.safetensors is required");
         return CLI_EXIT_USAGE;
     }
-    if (a.n_positional < 1) {
+    if (n_paths < 1) {
         cli_error("attnscope stats merge: name the partials to merge");
         return CLI_EXIT_USAGE;
     }
-    part_ranges *parts = calloc((size_t)a.n_positional, sizeof *parts);
+    part_ranges *parts = calloc((size_t)n_paths, sizeof *parts);
     atn_corpus_stats *all = NULL;
     int rc = CLI_EXIT_OK;
     atn_error err = {0};
@@ -360,15 +392,14 @@ int cmd_stats_merge(int argc, char **argv) {
         cli_error("out of memory");
         return CLI_EXIT_FAIL;
     }
-    for (int i = 0; i < a.n_positional && rc == CLI_EXIT_OK; i++) {
-        const char *path = a.positional[i];
+    for (int i = 0; i < n_paths && rc == CLI_EXIT_OK; i++) {
+        const char *path = paths[i];
         atn_corpus_stats *cs = atn_corpus_stats_load(path, &err);
         if (!cs) {
             rc = cli_fail(&err);
             break;
         }
-        /* overlaps first, named by both files */
-        part_ranges *p = &parts[i];
+        part_ranges *p = &parts[i];   /* kept to name the file an overlap is with */
         p->path = path;
         p->n = atn_corpus_stats_ranges(cs, NULL, NULL, 0);
         p->first = malloc(((size_t)p->n + 1) * sizeof *p->first);
@@ -378,25 +409,27 @@ int cmd_stats_merge(int argc, char **argv) {
             rc = CLI_EXIT_FAIL;
         } else
             atn_corpus_stats_ranges(cs, p->first, p->last, p->n);
-        for (int j = 0; j < i && rc == CLI_EXIT_OK; j++)
-            for (int32_t x = 0, y = 0; x < p->n && y < parts[j].n && rc == CLI_EXIT_OK;) {
-                int64_t lo = p->first[x] > parts[j].first[y] ? p->first[x] : parts[j].first[y];
-                int64_t hi = p->last[x] < parts[j].last[y] ? p->last[x] : parts[j].last[y];
-                if (lo <= hi) {
-                    cli_error("attnscope stats merge: %s and %s both cover lines %lld-%lld", parts[j].path, path,
-                              (long long)lo, (long long)hi);
-                    rc = CLI_EXIT_USAGE;
-                }
-                if (p->last[x] < parts[j].last[y])
-                    x++;
-                else
-                    y++;
-            }
         if (rc == CLI_EXIT_OK && !all)
             all = cs, cs = NULL;
         else if (rc == CLI_EXIT_OK && atn_corpus_stats_merge(all, cs, &err) != ATN_OK) {
-            cli_error("attnscope stats merge: %s and %s: %s", a.positional[0], path, err.message);
             rc = CLI_EXIT_USAGE;
+            bool named = false;   /* an overlap: which earlier file (only now: n^2 pairs) */
+            for (int j = 0; j < i && !named; j++)
+                for (int32_t x = 0, y = 0; x < p->n && y < parts[j].n && !named;) {
+                    int64_t lo = p->first[x] > parts[j].first[y] ? p->first[x] : parts[j].first[y];
+                    int64_t hi = p->last[x] < parts[j].last[y] ? p->last[x] : parts[j].last[y];
+                    if (lo <= hi) {
+                        cli_error("attnscope stats merge: %s and %s both cover lines %lld-%lld", parts[j].path, path,
+                                  (long long)lo, (long long)hi);
+                        named = true;
+                    }
+                    if (p->last[x] < parts[j].last[y])
+                        x++;
+                    else
+                        y++;
+                }
+            if (!named)
+                cli_error("attnscope stats merge: %s and %s: %s", paths[0], path, err.message);
         }
         atn_corpus_stats_free(cs);
     }
@@ -406,7 +439,7 @@ int cmd_stats_merge(int argc, char **argv) {
         int64_t sentences, mf[4], ml[4];
         atn_corpus_stats_counts(all, &sentences, NULL, NULL, NULL, NULL);
         int32_t nm = atn_corpus_stats_missing(all, mf, ml, 4);
-        fprintf(stderr, "attnscope: %d partials, %lld sentences of %lld lines", a.n_positional, (long long)sentences,
+        fprintf(stderr, "attnscope: %d partials, %lld sentences of %lld lines", n_paths, (long long)sentences,
                 (long long)atn_corpus_stats_identity(all)->corpus_lines);
         if (nm == 0)
             fputs("; every line covered\n", stderr);
@@ -417,7 +450,7 @@ int cmd_stats_merge(int argc, char **argv) {
             fprintf(stderr, "%s\n", nm > 4 ? ", ..." : "");
         }
     }
-    for (int i = 0; i < a.n_positional; i++)
+    for (int i = 0; i < n_paths; i++)
         free(parts[i].first), free(parts[i].last);
     free(parts);
     atn_corpus_stats_free(all);
