@@ -5,7 +5,7 @@ BUILD ?= build
 BUILDTYPE ?= release
 MESON_OPTS ?=
 
-.PHONY: all deps build run test bench clean fuzz test-asan test-valgrind coverage package test-package
+.PHONY: all deps build run test bench clean fuzz test-asan test-valgrind coverage package test-package test-slurm
 
 all: build
 
@@ -28,6 +28,14 @@ test: build
 
 bench: build
 	@./tools/bench.sh $(BUILD)
+
+# docs/cluster.md's Slurm recipe on a single-node Slurm (slurmctld, slurmd and munged on
+# localhost, started and stopped by tools/test-slurm.sh): the array of shards and the dependent
+# merge equal one process's stats --corpus.  Opt-in, not part of `make test`; SKIP with the
+# reason where Slurm cannot start.
+test-slurm: build
+	@ATN_EXTRA_PKGS="slurm-wlm munge" ./tools/install-deps.sh
+	./tools/test-slurm.sh $(BUILD)
 
 # The Debian package (tools/debian/, debhelper with meson): PACKAGE_DIR/attnscope_<version>_amd64.deb.
 # test-package installs it into a fresh Debian 12 chroot and runs the installed program there

@@ -6,7 +6,7 @@ PKGS="build-essential pkg-config meson ninja-build gettext python3 \
 libgtk-4-dev libcairo2-dev libopenblas-dev libcjson-dev libpcre2-dev libcurl4-openssl-dev \
 fonts-noto-cjk libgl1-mesa-dri \
 xvfb xauth libxtst-dev poppler-utils imagemagick librsvg2-bin desktop-file-utils \
-appstream libxml2-utils valgrind python3-numpy"
+appstream libxml2-utils valgrind python3-numpy parallel"
 [ -n "$ATN_EXTRA_PKGS" ] && PKGS="$PKGS $ATN_EXTRA_PKGS"
 missing=""
 for p in $PKGS; do
