@@ -172,6 +172,10 @@ else
 fi
 
 echo
+echo "== corpus statistics in shards (tools/bench-shards.sh; docs/cluster.md)"
+"$SRC/tools/bench-shards.sh" "$EXE" "$OUT" "${ATN_BENCH_SHARD_SENTENCES:-2000}" "${ATN_BENCH_PARTIALS:-1000}"
+
+echo
 echo "== GUI latency"
 # the GUI's own harness (ui/atn-gui-bench.c), when this build has it: the string is in the
 # binary only then (asking the binary could open a window in a build without it)
