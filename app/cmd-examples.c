@@ -98,7 +98,8 @@ int cmd_examples(int argc, char **argv) {
                "       [--corpus FILE] [--limit N] [-o FILE.md|FILE.json] [--format md|json]\n\n"
                "Where a head fires: the exemplars stats --shard kept for it (each query row's heaviest key that\n"
                "is not a special token, the --top heaviest over the corpus; ties by line, query, key), best\n"
-               "first.  --query / --key keep those whose query / key token is TEXT (case aside, \"##\" ignored).\n"
+               "first, after the head's label from the corpus evidence (previous/next token, self, sink,\n"
+               "delimiter, local window, broad, mixed).  --query / --key keep those whose query / key token is TEXT (case aside, \"##\" ignored).\n"
                "--corpus (the file the statistics were made from) shows each in its sentence, the query in\n"
                "bold and the key as code.  -o - or no -o writes to standard output (markdown unless\n"
                "--format json).\n");
@@ -171,9 +172,17 @@ int cmd_examples(int argc, char **argv) {
         }
         f = af.f;
     }
+    char why[256];
+    const char *label = atn_corpus_stats_label(cs, (int32_t)layer, (int32_t)head, why, sizeof why);
+    if (!label)
+        label = "none", snprintf(why, sizeof why, "no sentences");
     if (!strcmp(format, "json")) {
         fputs("{\n  \"model\": ", f);
         cli_json_string(f, id->model);
+        fputs(",\n  \"label\": ", f);
+        cli_json_string(f, label);
+        fputs(",\n  \"evidence\": ", f);
+        cli_json_string(f, why);
         fputs(",\n  \"corpus\": ", f);
         cli_json_string(f, id->corpus);
         fprintf(f, ",\n  \"layer\": %ld,\n  \"head\": %ld,\n  \"exemplars\": [", layer, head);
@@ -203,6 +212,7 @@ int cmd_examples(int argc, char **argv) {
         md_escape(f, id->corpus, strlen(id->corpus));
         fprintf(f, "`; each query token's heaviest key that is not a special token, best first%s.\n\n",
                 want_q || want_k ? ", filtered" : "");
+        fprintf(f, "Label from the corpus: **%s** (%s).\n\n", label, why);
         if (!kept)
             fputs("No exemplars match.\n", f);
         for (int32_t i = 0; i < kept; i++) {

@@ -6,6 +6,7 @@
 #include "head-stats-private.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -505,4 +506,63 @@ int32_t atn_corpus_stats_exemplars(const atn_corpus_stats *cs, int32_t layer, in
     size_t i = (size_t)layer * cs->id.n_heads + head;
     *out = cs->n_ex[i] ? cs->ex + i * (size_t)cs->id.top_k : NULL;
     return cs->n_ex[i];
+}
+
+const char *atn_corpus_stats_label(const atn_corpus_stats *cs, int32_t layer, int32_t head, char *why,
+                                   size_t size) {
+    if (!cs || layer < 0 || layer >= cs->id.n_layers || head < 0 || head >= cs->id.n_heads ||
+        cs->counts[CS_SENTENCES] == 0)
+        return NULL;
+    double m[ATN_CS_STATS], sd[ATN_CS_STATS];
+    for (int s = 0; s < ATN_CS_STATS; s++)
+        atn_corpus_stats_spread(cs, layer, head, s, &m[s], &sd[s], NULL, NULL);
+    long long sentences = (long long)cs->counts[CS_SENTENCES];
+    int32_t nb;
+    const uint64_t *sink = atn_corpus_stats_histogram(cs, layer, head, 2, &nb);
+    const uint64_t *dist = atn_corpus_stats_histogram(cs, layer, head, 1, &nb);
+    uint64_t rows = 0, sunk = 0;
+    for (int32_t b = 0; b < ATN_CS_SINK_BINS; b++) {
+        rows += sink[b];
+        sunk += b >= ATN_CS_SINK_BINS / 2 ? sink[b] : 0;   /* bins from 0.5 up */
+    }
+    double sunk_share = rows ? (double)sunk / (double)rows : 0, near_share = rows ? (double)(dist[0] + dist[1]) / (double)rows : 0;
+    if (!why)
+        size = 0;
+    int pos = m[STATS_PREV] >= m[STATS_NEXT] && m[STATS_PREV] >= m[STATS_SELF] ? STATS_PREV
+              : m[STATS_NEXT] >= m[STATS_SELF]                                 ? STATS_NEXT
+                                                                               : STATS_SELF;
+    if (m[pos] >= 0.5) {
+        static const char *const what[] = {[STATS_PREV] = "the previous token", [STATS_NEXT] = "the next token",
+                                           [STATS_SELF] = "itself"};
+        if (size)
+            snprintf(why, size, "mean weight %.3f on %s over %lld sentences (sd %.3f)", m[pos], what[pos], sentences,
+                     sd[pos]);
+        return pos == STATS_PREV ? "previous token" : pos == STATS_NEXT ? "next token" : "self";
+    }
+    if (sunk_share >= 0.5) {
+        if (size)
+            snprintf(why, size, "%.0f%% of %llu query rows put 0.5 or more on the first token", 100 * sunk_share,
+                     (unsigned long long)rows);
+        return "sink";
+    }
+    if (m[STATS_SEP] + m[STATS_PUNCT] >= 0.5) {
+        if (size)
+            snprintf(why, size, "mean weight %.3f on [SEP] and %.3f on punctuation over %lld sentences", m[STATS_SEP],
+                     m[STATS_PUNCT], sentences);
+        return "delimiter";
+    }
+    if (near_share >= 0.7) {
+        if (size)
+            snprintf(why, size, "%.0f%% of %llu query rows attend within a mean distance of 2 tokens",
+                     100 * near_share, (unsigned long long)rows);
+        return "local window";
+    }
+    if (m[STATS_ENTROPY_NORM] >= 0.75) {
+        if (size)
+            snprintf(why, size, "mean normalised entropy %.3f over %lld sentences", m[STATS_ENTROPY_NORM], sentences);
+        return "broad";
+    }
+    if (size)
+        snprintf(why, size, "no figure passes its threshold over %lld sentences", sentences);
+    return "mixed";
 }

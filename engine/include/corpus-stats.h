@@ -116,6 +116,20 @@ bool atn_corpus_stats_spread(const atn_corpus_stats *cs, int32_t layer, int32_t 
 const uint64_t *atn_corpus_stats_histogram(const atn_corpus_stats *cs, int32_t layer, int32_t head, int which,
                                            int32_t *bins);
 
+/* Head (layer, head)'s label read off the corpus evidence, tested in this order:
+ *   "previous token" / "next token" / "self"   the largest mean weight on it is >= 0.5
+ *   "sink"        half or more of all query rows put >= 0.5 on the first token (sink histogram)
+ *   "delimiter"   mean weight on [SEP] plus punctuation >= 0.5
+ *   "local window" 70% or more of the rows have an attention distance below 2 tokens
+ *   "broad"       mean normalised entropy >= 0.75
+ *   "mixed"       none of these.
+ * (Induction and purely positional heads need evidence a partial does not keep: repeated spans,
+ * per-offset weights.)  Returns the label (static), and writes the figure behind it, in
+ * English, into why (size bytes; may be NULL with size 0).  NULL for an index out of range or a
+ * partial of no sentences. */
+const char *atn_corpus_stats_label(const atn_corpus_stats *cs, int32_t layer, int32_t head, char *why,
+                                   size_t size);
+
 typedef struct atn_cs_exemplar {
     int64_t line;                  /* 1-based corpus line */
     int32_t query, key;            /* token positions in the sentence */

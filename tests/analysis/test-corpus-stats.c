@@ -135,6 +135,29 @@ int main(void) {
           "head 1 exemplar 0: line %lld query %d key %d w %g", (long long)ex[0].line, ex[0].query, ex[0].key,
           ex[0].weight);
 
+    /* labels from the evidence: head 0 uniform (entropy 1 normalised; 4 of 6 rows within distance 2,
+       under 70%), head 1 previous-token */
+    char why[200];
+    const char *lab = atn_corpus_stats_label(whole, 0, 0, why, sizeof why);
+    CHECK(lab && !strcmp(lab, "broad") && strstr(why, "1.000"), "head 0: %s (%s)", lab, why);
+    lab = atn_corpus_stats_label(whole, 0, 1, why, sizeof why);
+    CHECK(lab && !strcmp(lab, "previous token") && strstr(why, "mean weight 0.575"), "head 1: %s (%s)", lab, why);
+    CHECK(!atn_corpus_stats_label(whole, 1, 0, NULL, 0), "a layer out of range");
+    {   /* a sink head: every row on the first token */
+        atn_cs_identity sid = ident(2);
+        atn_corpus_stats *sk = atn_corpus_stats_new(&sid, &err);
+        fake g;
+        fake_init(&g, 1, 2, 6, texts);
+        set_pattern(head_of(&g, 0, 0), 6, 2);
+        set_pattern(head_of(&g, 0, 1), 6, 5);
+        CHECK(atn_corpus_stats_add(sk, &g.cap, 1, &err) == ATN_OK, "%s", err.message);
+        lab = atn_corpus_stats_label(sk, 0, 0, why, sizeof why);
+        CHECK(lab && !strcmp(lab, "sink") && strstr(why, "100% of 6 query rows"), "sink: %s (%s)", lab, why);
+        lab = atn_corpus_stats_label(sk, 0, 1, why, sizeof why);
+        CHECK(lab && !strcmp(lab, "delimiter"), "[SEP] head: %s (%s)", lab, why);
+        atn_corpus_stats_free(sk);
+    }
+
     /* merge laws: ((a b) c), (c (b a)) and the whole, byte for byte */
     atn_corpus_stats *a = part(1, 3, w, 4), *b = part(4, 9, w, 4), *c = part(10, 12, w, 4);
     atn_corpus_stats *x = part(1, 3, w, 4), *y = part(10, 12, w, 4);
