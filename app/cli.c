@@ -170,7 +170,7 @@ bool cli_check_unused(cli_args *a) {
 }
 
 void cli_mark_model_options(cli_args *a) {
-    static const char *const input[] = {"model", "text", "text-pair", "ids", "type-ids", "mask", NULL};
+    static const char *const input[] = {"model", "text", "text-pair", "ids", "tokens", "type-ids", "mask", NULL};
     for (int i = 0; input[i]; i++)
         cli_get(a, input[i]);
     cli_mark_whatif_options(a);
@@ -341,15 +341,52 @@ atn_model *cli_open_model(cli_args *a, atn_error *err) {
     return atn_model_open(name, cli_progress, NULL, err);
 }
 
+atn_status cli_encode_tokens(const atn_model *m, int32_t n, atn_encoding **enc, atn_error *err) {
+    *enc = NULL;
+    const atn_config *c = atn_model_config(m);
+    int32_t *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids), *types = malloc((size_t)(n > 0 ? n : 1) * sizeof *types);
+    if (!ids || !types) {
+        free(ids), free(types);
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    }
+    int32_t V = c->vocab_size;
+    for (int32_t i = 0; i < n; i++) {
+        if (V > 2000)
+            ids[i] = i == 0 ? 101 : i == n - 1 ? 102 : 1000 + (int32_t)(((int64_t)i * 7919) % (V - 1000));
+        else
+            ids[i] = i % V;
+        types[i] = (c->type_vocab_size > 1 && i >= n / 2) ? 1 : 0;
+    }
+    atn_status st = atn_model_encode_ids(m, ids, types, NULL, n, enc, err);
+    free(ids), free(types);
+    return st;
+}
+
 atn_status cli_encode(cli_args *a, const atn_model *m, atn_encoding **enc, atn_error *err) {
     const char *text = cli_get(a, "text"), *pair = cli_get(a, "text-pair");
     const char *ids_s = cli_get(a, "ids"), *types_s = cli_get(a, "type-ids"), *mask_s = cli_get(a, "mask");
+    const char *tokens_s = cli_get(a, "tokens");
     int32_t *ids = NULL, *types = NULL, *mask = NULL;
     int n_ids = 0;
     atn_status st = ATN_OK;
     *enc = NULL;
     if (text && ids_s)
         return atn_error_set(err, ATN_E_INVALID, "give either --text or --ids, not both");
+    if (tokens_s) {   /* N made-up ids, as `attnscope bench` runs: for models without a tokenizer */
+        if (text || ids_s || types_s || mask_s)
+            return atn_error_set(err, ATN_E_INVALID, "--tokens N makes the input: give it without --text, --ids, "
+                                 "--type-ids or --mask");
+        char *end;
+        errno = 0;
+        long n = strtol(tokens_s, &end, 10);
+        if (end == tokens_s || *end || errno || n < 1 || n > 1000000)
+            return atn_error_set(err, ATN_E_INVALID, "--tokens must be an integer in 1..1000000, not \"%s\"",
+                                 tokens_s);
+        if (atn_model_kind_of(m) == ATN_MODEL_TOY)
+            return atn_error_set(err, ATN_E_INVALID, "model \"%s\" is a toy model: its tokens are in the file, so "
+                                 "it takes no --tokens", atn_model_name(m));
+        return cli_encode_tokens(m, (int32_t)n, enc, err);
+    }
     if (pair && !text)
         return atn_error_set(err, ATN_E_INVALID, "--text-pair needs --text");
     if (ids_s && (n_ids = cli_parse_int_list(ids_s, "--ids", &ids)) < 0)
@@ -382,7 +419,8 @@ atn_status cli_encode(cli_args *a, const atn_model *m, atn_encoding **enc, atn_e
         st = atn_model_encode_ids(m, ids, types, mask, n_ids, enc, err);
     } else {
         if (!text) {
-            st = atn_error_set(err, ATN_E_INVALID, "model \"%s\" needs --text (or --ids)", atn_model_name(m));
+            st = atn_error_set(err, ATN_E_INVALID, "model \"%s\" needs --text (or --ids, or --tokens N)",
+                               atn_model_name(m));
             goto done;
         }
         st = atn_model_encode(m, text, pair, enc, err);

@@ -69,9 +69,15 @@ void cli_report_fp16_overflow(const atn_capture *cap);
  * not installed), with a progress line on a terminal. */
 atn_model *cli_open_model(cli_args *a, atn_error *err);
 
-/* Builds the input from --text/--text-pair, --ids/--type-ids/--mask, or the toy model's
- * own tokens.  Prints a notice on stderr when the text was truncated. */
+/* Builds the input from --text/--text-pair, --ids/--type-ids/--mask, --tokens N
+ * (cli_encode_tokens), or the toy model's own tokens.  Prints a notice on stderr when the text was truncated. */
 atn_status cli_encode(cli_args *a, const atn_model *model, atn_encoding **enc, atn_error *err);
+
+/* N made-up token ids for model m (what `attnscope bench` and --tokens N run): 101, then
+ * 1000 + 7919 i mod (V - 1000), then 102 for a vocabulary over 2000 (else i mod V); token
+ * type 1 for the second half when the model has token types.  Errors as
+ * atn_model_encode_ids (more tokens than positions). */
+atn_status cli_encode_tokens(const atn_model *m, int32_t n, atn_encoding **enc, atn_error *err);
 
 /* Opens the model, encodes, runs: the common first half of most sub-commands.
  * On success the caller frees *run, *enc and *model. */

@@ -180,23 +180,7 @@ static double read_gbps(int threads) {
 static atn_status bench_encoding(const atn_model *m, int32_t n, atn_encoding **enc, atn_error *err) {
     if (atn_model_kind_of(m) == ATN_MODEL_TOY)
         return atn_model_encode_toy(m, NULL, enc, err);
-    const atn_config *c = atn_model_config(m);
-    int32_t *ids = malloc((size_t)n * sizeof *ids), *types = malloc((size_t)n * sizeof *types);
-    if (!ids || !types) {
-        free(ids), free(types);
-        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    }
-    int32_t V = c->vocab_size;
-    for (int32_t i = 0; i < n; i++) {
-        if (V > 2000)
-            ids[i] = i == 0 ? 101 : i == n - 1 ? 102 : 1000 + (int32_t)(((int64_t)i * 7919) % (V - 1000));
-        else
-            ids[i] = i % V;
-        types[i] = (c->type_vocab_size > 1 && i >= n / 2) ? 1 : 0;
-    }
-    atn_status st = atn_model_encode_ids(m, ids, types, NULL, n, enc, err);
-    free(ids), free(types);
-    return st;
+    return cli_encode_tokens(m, n, enc, err);   /* the ids --tokens N gives every command */
 }
 
 static long peak_rss_kb(void) {

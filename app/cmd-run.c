@@ -232,12 +232,14 @@ int cmd_run(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope run --model M (--text T [--text-pair T2] | --ids 1,2,3 [--type-ids ...] "
-               "[--mask 1,1,0]) [--device cpu|cuda|auto] [--precision fp32|bf16|fp16 [--compare-fp32]]\n"
+               "[--mask 1,1,0] | --tokens N) [--device cpu|cuda|auto] [--precision fp32|bf16|fp16 [--compare-fp32]]\n"
                "       -o OUT.npy|OUT.json|OUT.safetensors\n\n"
                "Writes the attention of every layer and head: .npy is float32 [layers, heads, n, n];\n"
                ".json has tokens, ids and the nested attention lists; .safetensors is an attention file\n"
                "(docs/attention-file.md) that --attention FILE and `attnscope view` open without the model.\n"
                "Toy models take no text.\n"
+               "--model random:SHAPE (e.g. random:gpt2) runs a model of that shape with random weights;\n"
+               "--tokens N gives N made-up ids (as bench runs) to any model that takes ids.\n"
                "-o - --format npy|json writes to standard output.\n\n"
                "--precision bf16|fp16 rounds the operands of every matrix product to that format and sums in\n"
                "fp32, as autocast does (softmax, LayerNorm, GELU stay fp32; on a CPU without bf16/fp16\n"

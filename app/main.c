@@ -48,8 +48,11 @@ static void usage(FILE *f) {
                "--layer, --head; see attnscope --help-all).\n\nCommands:\n");
     for (const command *c = commands; c->name; c++)
         fprintf(f, "  %-12s %s\n", c->name, c->summary);
-    fprintf(f, "\nCommon options: --model NAME|PATH  --text TEXT [--text-pair TEXT]  --ids 1,2,3 "
-               "[--type-ids ...] [--mask 1,1,0]  --device cpu|cuda|auto\n"
+    fprintf(f, "\nCommon options: --model NAME|PATH|random:SHAPE  --text TEXT [--text-pair TEXT]  --ids 1,2,3 "
+               "[--type-ids ...] [--mask 1,1,0]  --tokens N  --device cpu|cuda|auto\n"
+               "(random:SHAPE is a model of a shape `bench --shape` knows with random weights, e.g.\n"
+               "random:gpt2 or random:bert-base@7 for seed 7; it has no tokenizer: give --ids or --tokens N,\n"
+               "N made-up ids as bench runs)\n"
                "Run 'attnscope COMMAND --help' for a command's options.\n");
 }
 

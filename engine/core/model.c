@@ -63,6 +63,42 @@ static atn_model *open_cached(const char *spec, atn_progress_fn progress, void *
     return m;
 }
 
+/* "random:SHAPE[@SEED]": a model of a shape atn_random_shape_config knows with random
+ * weights (seed 1 unless given, as `attnscope bench`), named by what was asked for. */
+static atn_model *open_random(const char *spec, atn_error *err) {
+    const char *shape = spec + strlen(ATN_RANDOM_PREFIX), *at = strchr(shape, '@');
+    uint64_t seed = 1;
+    char *name = strndup(shape, at ? (size_t)(at - shape) : strlen(shape));
+    if (!name) {
+        atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (at) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(at + 1, &end, 10);
+        if (!at[1] || *end || errno || at[1] == '-' || at[1] == '+' || at[1] == ' ') {
+            atn_error_set(err, ATN_E_INVALID, "%s: the seed after '@' must be a non-negative integer", spec);
+            free(name);
+            return NULL;
+        }
+        seed = (uint64_t)v;
+    }
+    atn_model *m = atn_model_new_random_shape(name, seed, err);
+    free(name);
+    if (m) {
+        char *copy = strdup(spec);
+        if (!copy) {
+            atn_model_free(m);
+            atn_error_set(err, ATN_E_NOMEM, "out of memory");
+            return NULL;
+        }
+        free(m->name);
+        m->name = copy;
+    }
+    return m;
+}
+
 atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, void *user_data,
                           atn_error *err) {
     if (!name_or_path || !*name_or_path) {
@@ -79,6 +115,8 @@ atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, vo
             atn_error_set(err, ATN_E_IO, "%s: cannot open: %s", name_or_path, strerror(e));
             return NULL;
         }
+        if (strncmp(name_or_path, ATN_RANDOM_PREFIX, strlen(ATN_RANDOM_PREFIX)) == 0)
+            return open_random(name_or_path, err);
         bool builtin = false;
         for (int i = 0; builtin_names[i]; i++)
             builtin |= strcmp(builtin_names[i], name_or_path) == 0;
@@ -122,7 +160,8 @@ atn_status atn_model_encode(const atn_model *model, const char *text, const char
         return atn_error_set(err, ATN_E_INVALID, "model \"%s\" is a toy model: its tokens are in the "
                              "file and it takes no text", model->name);
     if (!model->tokenizer)
-        return atn_error_set(err, ATN_E_INVALID, "model \"%s\" has no tokenizer (vocab.txt)", model->name);
+        return atn_error_set(err, ATN_E_INVALID, "model \"%s\" has no tokenizer (vocab.txt)%s", model->name,
+                             model->path && model->path[0] ? "" : ": give it token ids");
     if (text_pair && !model->family->token_types)   /* GPT-2: one text, no segments */
         return atn_error_set(err, ATN_E_INVALID, "model \"%s\" (%s) has no token types, so it reads one text, "
                              "not a pair: join the two texts into one", model->name, model->family->name);

@@ -195,10 +195,14 @@ typedef bool (*atn_progress_fn)(double fraction, atn_stage stage, void *user_dat
  * ATN_E_UNSUPPORTED (a model_type, dtype or activation it does not know). */
 
 /* Opens a model by path (a toy JSON file or a Hugging Face folder, as
- * atn_model_open_toy_json / atn_model_open_hf), else by built-in name
+ * atn_model_open_toy_json / atn_model_open_hf), else "random:SHAPE[@SEED]" (a name that is
+ * no file: atn_model_new_random_shape's model of that shape, seed 1 unless given, named by
+ * the whole spec; no tokenizer, so it takes ids), else by built-in name
  * (atn_builtin_model_names), else as "org/name[@rev]" from the Hugging Face cache
  * (atn_hf_cache_resolve in hf-cache.h), reporting the ATN_STAGE_READ_CONFIG .. READ_VOCAB
- * and DONE stages to progress (Hugging Face folders only). */
+ * and DONE stages to progress (Hugging Face folders only).  An unknown shape or a seed that
+ * is not a non-negative integer is ATN_E_INVALID. */
+#define ATN_RANDOM_PREFIX "random:"
 atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, void *user_data,
                           atn_error *err);
 atn_model *atn_model_open_toy_json(const char *path, atn_error *err);   /* files up to 64 MB */

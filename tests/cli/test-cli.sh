@@ -490,6 +490,38 @@ PY
 import json; d=json.load(open('$T/b.json')); r=d['results'][0]
 assert d['precision'] == 'fp16' and r['fp32_ms_median'] > 0 and r['speedup_vs_fp32'] > 0, d" || fail "bench json"
   ;;
+random-model)
+  # --model random:SHAPE[@SEED] and --tokens N in every command that runs a model: the same
+  # weights and ids as `bench --shape SHAPE --length N` (its --dump), another seed other
+  # weights, and clear exit-2 errors
+  "$A" run --model random:bert-tiny --tokens 16 -o "$T/r.npy" 2>"$T/err" || fail "run: $(cat "$T/err")"
+  "$A" bench --shape bert-tiny --length 16 --repeat 1 --no-bandwidth --dump "$T/b" >/dev/null 2>"$T/err" ||
+    fail "bench: $(cat "$T/err")"
+  cmp -s "$T/r.npy" "$T/b.attn.npy" || fail "run --model random:bert-tiny --tokens 16 is not bench's capture"
+  "$A" run --model random:bert-tiny@1 --tokens 16 -o "$T/r1.npy" 2>/dev/null || fail "seed 1"
+  cmp -s "$T/r.npy" "$T/r1.npy" || fail "random:bert-tiny@1 differs from the default seed"
+  "$A" run --model random:bert-tiny@2 --tokens 16 -o "$T/r2.npy" 2>/dev/null || fail "seed 2"
+  cmp -s "$T/r.npy" "$T/r2.npy" && fail "seed 2 gave seed 1's weights"
+  "$A" run --model random:gpt2 --ids 5,6,7,8 -o "$T/g.json" 2>"$T/err" || fail "gpt2 --ids: $(cat "$T/err")"
+  python3 -c "
+import json; d=json.load(open('$T/g.json')); a=d['attentions']
+assert len(a) == 12 and len(a[0]) == 12 and len(a[0][0]) == 4, 'shape'
+assert a[3][5][0][1] == 0 and abs(sum(a[3][5][2]) - 1) < 1e-5, 'causal rows'" || fail "random:gpt2 json"
+  for cmd in "stats" "trace --layer 1 --head 0 --query 3" "export heatmap --layer 0 --head 1 -o $T/h.png" \
+             "diff --causal -o $T/d.json" "similarity -o $T/s.json"; do
+    "$A" $cmd --model random:bert-tiny --tokens 12 >"$T/out" 2>"$T/err" ||
+      fail "$cmd --model random:bert-tiny: $(cat "$T/err")"
+  done
+  "$A" info --model random:bert-tiny >"$T/out" 2>"$T/err" || fail "info: $(cat "$T/err")"
+  grep -q "random:bert-tiny" "$T/out" || fail "info does not name the model"
+  expect_error 2 "has no tokenizer" "$A" run --model random:bert-tiny --text hi -o "$T/x.npy"
+  expect_error 2 'unknown model shape "nope"' "$A" run --model random:nope --tokens 3 -o "$T/x.npy"
+  expect_error 2 "seed after '@'" "$A" run --model random:gpt2@x --tokens 3 -o "$T/x.npy"
+  expect_error 2 "allows at most 1024" "$A" run --model random:gpt2 --tokens 2000 -o "$T/x.npy"
+  expect_error 2 "tokens must be an integer" "$A" run --model random:gpt2 --tokens 0 -o "$T/x.npy"
+  expect_error 2 "without --text, --ids" "$A" run --model random:gpt2 --tokens 3 --ids 1,2 -o "$T/x.npy"
+  expect_error 2 "takes no --tokens" "$A" run --model worked-example --tokens 3 -o "$T/x.npy"
+  ;;
 *)
   fail "unknown case"
   ;;
