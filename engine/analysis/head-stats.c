@@ -194,96 +194,102 @@ void stats_sentence_close(stats_sentence *sent) {
     memset(sent, 0, sizeof *sent);
 }
 
-/* One sentence's sums for heads, shared by the threads that split them (each head's sums
- * are its own, so any split gives the same bits). */
-typedef struct stats_job {
-    atn_stats *st;
-    const stats_sentence *sent;
-    int32_t first, step;         /* this thread's heads: first, first + step, ... */
-    atn_progress_fn progress;    /* or NULL */
-    void *user_data;
-    int *stop;                   /* set when progress said stop: every thread's heads end */
-} stats_job;
+/* One head's sums over the query rows seen so far. */
+typedef struct head_sums {
+    double ent, ent_n, cls, sep, punct, self, prev, next, local, same, dist;
+    int32_t n_prev, n_next, rows;
+} head_sums;
 
-void stats_head_sentence(const stats_sentence *sent, int32_t idx, double out[STATS_COUNT], const stats_rows *rows) {
+/* Adds query row r (the r-th kept token; row [n] its probabilities over every key) of one
+ * head to h, and its per-row figures to rows (NULL: none).  The one place the numbers are
+ * made: the whole-matrix pass (stats_head_sentence) and the row-by-row accumulator
+ * (atn_stats_rows_add) both call it, row after row in query order, so they give the same
+ * bits. */
+static void row_sums(const stats_sentence *sent, int32_t r, const float *row, head_sums *h, const stats_rows *rows) {
     const unsigned char *kind = sent->kind, *special = sent->special;
     const int32_t *keep = sent->keep, *seg = sent->seg;
-    int32_t n = sent->n, m = sent->m;
-    double log2m = sent->log2m;
-    const float *a = sent->attn + (size_t)idx * n * n;
-    double ent = 0, ent_n = 0, cls = 0, sep = 0, punct = 0, self = 0, prev = 0, next = 0, local = 0;
-    double same = 0, dist = 0;
-    int32_t n_prev = 0, n_next = 0;
-    for (int32_t r = 0; r < m; r++) {
-        int32_t i = keep[r];
-        const float *row = a + (size_t)i * n;
-        double e = 0, row_dist = 0;
-        int32_t best = -1;
-        float best_w = 0;
-        for (int32_t c = 0; c < m; c++) {
-            int32_t k = keep[c];
-            double w = row[k];
-            if (!isfinite(w))
-                w = 0;
-            if (w > 0)
-                e -= w * log2(w);
-            if (kind[k] == KIND_CLS)
-                cls += w;
-            else if (kind[k] == KIND_SEP)
-                sep += w;
-            else if (kind[k] == KIND_PUNCT)
-                punct += w;
-            int32_t dd = i > k ? i - k : k - i;
-            if (dd <= 2)
-                local += w;
-            dist += w * dd;
-            if (!seg || seg[k] == seg[i])
-                same += w;
-            if (rows) {   /* the per-row figures the corpus partials keep (corpus-stats.c) */
-                row_dist += w * dd;
-                if (!special[k] && (best < 0 || (float)w > best_w)) {
-                    best = k;
-                    best_w = (float)w;
-                }
+    int32_t m = sent->m, i = keep[r];
+    double e = 0, row_dist = 0;
+    int32_t best = -1;
+    float best_w = 0;
+    for (int32_t c = 0; c < m; c++) {
+        int32_t k = keep[c];
+        double w = row[k];
+        if (!isfinite(w))
+            w = 0;
+        if (w > 0)
+            e -= w * log2(w);
+        if (kind[k] == KIND_CLS)
+            h->cls += w;
+        else if (kind[k] == KIND_SEP)
+            h->sep += w;
+        else if (kind[k] == KIND_PUNCT)
+            h->punct += w;
+        int32_t dd = i > k ? i - k : k - i;
+        if (dd <= 2)
+            h->local += w;
+        h->dist += w * dd;
+        if (!seg || seg[k] == seg[i])
+            h->same += w;
+        if (rows) {   /* the per-row figures the corpus partials keep (corpus-stats.c) */
+            row_dist += w * dd;
+            if (!special[k] && (best < 0 || (float)w > best_w)) {
+                best = k;
+                best_w = (float)w;
             }
         }
-        ent += e;
-        ent_n += m > 1 ? e / log2m : 0.0;
-        self += isfinite(row[i]) ? row[i] : 0;
-        if (r > 0 && keep[r - 1] == i - 1) {
-            prev += isfinite(row[i - 1]) ? row[i - 1] : 0;
-            n_prev++;
-        }
-        if (r + 1 < m && keep[r + 1] == i + 1) {
-            next += isfinite(row[i + 1]) ? row[i + 1] : 0;
-            n_next++;
-        }
-        if (rows) {
-            float sink = row[keep[0]];
-            rows->entropy[r] = e;
-            rows->distance[r] = row_dist;
-            rows->sink[r] = isfinite(sink) ? sink : 0;
-            rows->best_key[r] = best;
-            rows->best_weight[r] = best_w;
-        }
     }
-    out[STATS_ENTROPY] = ent / m;
-    out[STATS_ENTROPY_NORM] = ent_n / m;
-    out[STATS_CLS] = cls / m;
-    out[STATS_SEP] = sep / m;
-    out[STATS_PUNCT] = punct / m;
-    out[STATS_SELF] = self / m;
-    out[STATS_PREV] = n_prev ? prev / n_prev : 0.0;
-    out[STATS_NEXT] = n_next ? next / n_next : 0.0;
-    out[STATS_LOCAL] = local / m;
-    out[STATS_SAME_SEGMENT] = same / m;
-    out[STATS_DISTANCE] = dist / m;
+    h->ent += e;
+    h->ent_n += m > 1 ? e / sent->log2m : 0.0;
+    h->self += isfinite(row[i]) ? row[i] : 0;
+    if (r > 0 && keep[r - 1] == i - 1) {
+        h->prev += isfinite(row[i - 1]) ? row[i - 1] : 0;
+        h->n_prev++;
+    }
+    if (r + 1 < m && keep[r + 1] == i + 1) {
+        h->next += isfinite(row[i + 1]) ? row[i + 1] : 0;
+        h->n_next++;
+    }
+    if (rows) {
+        float sink = row[keep[0]];
+        rows->entropy[r] = e;
+        rows->distance[r] = row_dist;
+        rows->sink[r] = isfinite(sink) ? sink : 0;
+        rows->best_key[r] = best;
+        rows->best_weight[r] = best_w;
+    }
+    h->rows++;
 }
 
-static void add_head(const stats_job *j, int32_t idx) {
-    double v[STATS_COUNT];
-    stats_head_sentence(j->sent, idx, v, NULL);
-    atn_head_stats *s = &j->st->heads[idx];
+/* The per-sentence means of a head's sums over its m rows. */
+static void head_means(const head_sums *h, int32_t m, double out[STATS_COUNT]) {
+    out[STATS_ENTROPY] = h->ent / m;
+    out[STATS_ENTROPY_NORM] = h->ent_n / m;
+    out[STATS_CLS] = h->cls / m;
+    out[STATS_SEP] = h->sep / m;
+    out[STATS_PUNCT] = h->punct / m;
+    out[STATS_SELF] = h->self / m;
+    out[STATS_PREV] = h->n_prev ? h->prev / h->n_prev : 0.0;
+    out[STATS_NEXT] = h->n_next ? h->next / h->n_next : 0.0;
+    out[STATS_LOCAL] = h->local / m;
+    out[STATS_SAME_SEGMENT] = h->same / m;
+    out[STATS_DISTANCE] = h->dist / m;
+}
+
+/* One head's matrix a [n][n] of the sentence: its means (and per-row figures). */
+static void head_of_matrix(const stats_sentence *sent, const float *a, double out[STATS_COUNT],
+                           const stats_rows *rows) {
+    head_sums h = {0};
+    for (int32_t r = 0; r < sent->m; r++)
+        row_sums(sent, r, a + (size_t)sent->keep[r] * sent->n, &h, rows);
+    head_means(&h, sent->m, out);
+}
+
+void stats_head_sentence(const stats_sentence *sent, int32_t idx, double out[STATS_COUNT], const stats_rows *rows) {
+    head_of_matrix(sent, sent->attn + (size_t)idx * sent->n * sent->n, out, rows);
+}
+
+static void add_means(atn_head_stats *s, const double v[STATS_COUNT]) {
     s->entropy += v[STATS_ENTROPY];
     s->entropy_norm += v[STATS_ENTROPY_NORM];
     s->cls += v[STATS_CLS];
@@ -297,13 +303,45 @@ static void add_head(const stats_job *j, int32_t idx) {
     s->distance += v[STATS_DISTANCE];
 }
 
+/* One sentence's sums for heads, shared by the threads that split them (each head's sums
+ * are its own, so any split gives the same bits). */
+typedef struct stats_job {
+    atn_stats *st;
+    const atn_capture *cap;
+    const stats_sentence *sent;
+    float *buf;                  /* [n][n] a head made on demand (a capture without attention), or NULL */
+    int32_t first, step;         /* this thread's heads: first, first + step, ... */
+    atn_progress_fn progress;    /* or NULL */
+    void *user_data;
+    int *stop;                   /* set when progress said stop: every thread's heads end */
+    atn_status status;           /* a head that could not be made */
+    atn_error err;
+} stats_job;
+
+static bool add_head(stats_job *j, int32_t idx) {
+    double v[STATS_COUNT];
+    if (j->sent->attn) {
+        stats_head_sentence(j->sent, idx, v, NULL);
+    } else {
+        j->status = atn_capture_head(j->cap, idx / j->st->n_heads, idx % j->st->n_heads, j->buf, &j->err);
+        if (j->status)
+            return false;
+        head_of_matrix(j->sent, j->buf, v, NULL);
+    }
+    add_means(&j->st->heads[idx], v);
+    return true;
+}
+
 static void *stats_worker(void *arg) {
-    const stats_job *j = arg;
+    stats_job *j = arg;
     int32_t heads = j->st->n_layers * j->st->n_heads, mine = (heads - j->first + j->step - 1) / j->step, done = 0;
     for (int32_t idx = j->first; idx < heads; idx += j->step) {
         if (j->stop && __atomic_load_n(j->stop, __ATOMIC_RELAXED))
             return NULL;
-        add_head(j, idx);
+        if (!add_head(j, idx)) {
+            __atomic_store_n(j->stop, 1, __ATOMIC_RELAXED);
+            return NULL;
+        }
         done++;
         if (j->progress && !j->progress(mine ? (double)done / mine : 1.0, ATN_STAGE_STATISTICS, j->user_data))
             __atomic_store_n(j->stop, 1, __ATOMIC_RELAXED);
@@ -324,11 +362,12 @@ static atn_status stats_add(atn_stats *st, const atn_capture *cap, atn_progress_
         return atn_error_set(err, ATN_E_INVALID, "stats: no capture");
     if (acc_of(st)->finished)
         return atn_error_set(err, ATN_E_INVALID, "stats: add after finish");
-    if (!cap->attn)
+    if (!cap->attn && !cap->attn_on_demand)
         return atn_error_set(err, ATN_E_INVALID, "stats: the run kept no attention (keep_attention is off)");
     if (cap->n_layers != st->n_layers || cap->n_heads != st->n_heads)
         return atn_error_set(err, ATN_E_SHAPE, "stats: capture has %d layers x %d heads, expected %d x %d",
                              cap->n_layers, cap->n_heads, st->n_layers, st->n_heads);
+    int32_t n = cap->n;
     stats_sentence sent;
     atn_status prep = stats_sentence_open(&sent, cap, err);
     if (prep != ATN_OK)
@@ -352,10 +391,16 @@ static atn_status stats_add(atn_stats *st, const atn_capture *cap, atn_progress_
     bool started[MAX_THREADS] = {false};
     int stop = 0;
     for (int32_t t = 0; t < threads; t++) {
-        jobs[t] = (stats_job){st, &sent, t, threads, progress, user_data, &stop};
-        if (t > 0)
-            started[t] = pthread_create(&tid[t], NULL, stats_worker, &jobs[t]) == 0;
+        jobs[t] = (stats_job){st, cap, &sent, NULL, t, threads, progress, user_data, &stop, ATN_OK, {0}};
+        if (!cap->attn && !(jobs[t].buf = malloc((size_t)n * n * sizeof(float)))) {
+            for (int32_t u = 0; u < t; u++)
+                free(jobs[u].buf);
+            stats_sentence_close(&sent);
+            return atn_error_set(err, ATN_E_NOMEM, "stats: out of memory for a head of %d tokens", n);
+        }
     }
+    for (int32_t t = 1; t < threads; t++)
+        started[t] = pthread_create(&tid[t], NULL, stats_worker, &jobs[t]) == 0;
     stats_worker(&jobs[0]);
     for (int32_t t = 1; t < threads; t++) {
         if (started[t])
@@ -365,12 +410,103 @@ static atn_status stats_add(atn_stats *st, const atn_capture *cap, atn_progress_
     }
     bool pair = sent.pair;
     stats_sentence_close(&sent);
+    for (int32_t t = 0; t < threads; t++)
+        free(jobs[t].buf);
+    for (int32_t t = 0; t < threads; t++)
+        if (jobs[t].status) {
+            if (err)
+                *err = jobs[t].err;
+            return jobs[t].status;
+        }
     if (__atomic_load_n(&stop, __ATOMIC_RELAXED))
         return atn_error_set(err, ATN_E_CANCELLED, "stats: cancelled");
     st->n_sentences++;
     st->n_tokens += m;
     st->has_pairs |= pair;
     return ATN_OK;
+}
+
+/* ---- row by row: the statistics of rows as a forward makes them -------------------------- */
+
+struct atn_stats_rows {
+    stats_sentence sent;
+    int32_t *rank;      /* [n] token i's place among the kept tokens, -1 for a masked one */
+    int32_t n_layers, n_heads;
+    head_sums *heads;   /* [L][H] */
+};
+
+atn_status atn_stats_rows_new(const atn_encoding *enc, int32_t n_layers, int32_t n_heads, atn_stats_rows **out,
+                              atn_error *err) {
+    *out = NULL;
+    if (!enc || enc->n <= 0)
+        return atn_error_set(err, ATN_E_INVALID, "stats: no tokens");
+    if (n_layers <= 0 || n_heads <= 0 || n_layers > 4096 || n_heads > 4096)
+        return atn_error_set(err, ATN_E_INVALID, "stats: model shape %d layers x %d heads is not valid", n_layers,
+                             n_heads);
+    atn_stats_rows *r = calloc(1, sizeof *r);
+    if (!r)
+        return atn_error_set(err, ATN_E_NOMEM, "stats: out of memory");
+    atn_capture tokens = {.n = enc->n, .enc = enc};   /* what stats_sentence_open reads */
+    atn_status st = stats_sentence_open(&r->sent, &tokens, err);
+    if (st) {
+        free(r);
+        return st;
+    }
+    r->rank = malloc((size_t)enc->n * sizeof *r->rank);
+    r->heads = calloc((size_t)n_layers * n_heads, sizeof *r->heads);
+    if (!r->rank || !r->heads) {
+        atn_stats_rows_free(r);
+        return atn_error_set(err, ATN_E_NOMEM, "stats: out of memory");
+    }
+    for (int32_t i = 0; i < enc->n; i++)
+        r->rank[i] = -1;
+    for (int32_t k = 0; k < r->sent.m; k++)
+        r->rank[r->sent.keep[k]] = k;
+    r->n_layers = n_layers, r->n_heads = n_heads;
+    *out = r;
+    return ATN_OK;
+}
+
+void atn_stats_rows_add(atn_stats_rows *r, int32_t layer, int32_t head, int32_t query, const float *row) {
+    if (!r || !row || layer < 0 || layer >= r->n_layers || head < 0 || head >= r->n_heads || query < 0 ||
+        query >= r->sent.n || r->rank[query] < 0)
+        return;
+    row_sums(&r->sent, r->rank[query], row, &r->heads[(size_t)layer * r->n_heads + head], NULL);
+}
+
+atn_status atn_stats_rows_fold(atn_stats_rows *r, atn_stats *st, atn_error *err) {
+    if (!r || !st)
+        return atn_error_set(err, ATN_E_INVALID, "stats: NULL");
+    if (acc_of(st)->finished)
+        return atn_error_set(err, ATN_E_INVALID, "stats: add after finish");
+    if (r->n_layers != st->n_layers || r->n_heads != st->n_heads)
+        return atn_error_set(err, ATN_E_SHAPE, "stats: rows of %d layers x %d heads, expected %d x %d", r->n_layers,
+                             r->n_heads, st->n_layers, st->n_heads);
+    size_t heads = (size_t)r->n_layers * r->n_heads;
+    for (size_t i = 0; i < heads; i++)
+        if (r->heads[i].rows != r->sent.m)
+            return atn_error_set(err, ATN_E_INVALID, "stats: layer %zu head %zu got %d of its %d query rows",
+                                 i / (size_t)r->n_heads, i % (size_t)r->n_heads, r->heads[i].rows, r->sent.m);
+    if (r->sent.m == 0)
+        return ATN_OK;
+    for (size_t i = 0; i < heads; i++) {
+        double v[STATS_COUNT];
+        head_means(&r->heads[i], r->sent.m, v);
+        add_means(&st->heads[i], v);
+    }
+    st->n_sentences++;
+    st->n_tokens += r->sent.m;
+    st->has_pairs |= r->sent.pair;
+    return ATN_OK;
+}
+
+void atn_stats_rows_free(atn_stats_rows *r) {
+    if (!r)
+        return;
+    stats_sentence_close(&r->sent);
+    free(r->rank);
+    free(r->heads);
+    free(r);
 }
 
 atn_status atn_stats_finish(atn_stats *st, atn_error *err) {

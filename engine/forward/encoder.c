@@ -361,7 +361,8 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     atn_status st = ATN_OK;
     /* the packed ops read the mask (so masks need nothing of them) but apply no per-head
        intervention and no rounding: with one, the reference ops run */
-    if (fast_path_applies(m) && !w.gated && !rw) {
+    a->ran_packed = fast_path_applies(m) && !w.gated && !rw;
+    if (a->ran_packed) {
         int nt = team_threads(c, n, (size_t)n * n, opts);
         size_t per_thread = (atn_attention_scratch_floats(n, c->d_model / c->n_heads) + 15) / 16 * 16;
         float *scratch = aligned_alloc(64, (size_t)nt * per_thread * sizeof(float));
@@ -381,4 +382,45 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     if (st == ATN_OK && opts->progress)
         opts->progress(1.0, ATN_STAGE_DONE, opts->user_data);
     return st;
+}
+
+/* The on-demand head: the walk's attend op alone, for one head of one layer, on this thread
+ * (docs/ARCHITECTURE.md, "The layer": one code path for the numbers). */
+atn_status atn_cpu_attend_head(const atn_model *m, const atn_activations *a, int32_t l, int32_t h, float *out,
+                               atn_error *err) {
+    const atn_config *c = &m->cfg;
+    int32_t n = a->n, d = c->d_model;
+    size_t t = a->trace_stride * (size_t)l;
+    float *ctx = malloc((size_t)n * d * sizeof(float));   /* the packed kernel writes the head's context */
+    float *scratch = NULL;
+    size_t per_thread = 0;
+    if (a->ran_packed) {
+        per_thread = (atn_attention_scratch_floats(n, d / c->n_heads) + 15) / 16 * 16;
+        scratch = aligned_alloc(64, per_thread * sizeof(float));
+    }
+    if (!ctx || (a->ran_packed && !scratch)) {
+        free(ctx), free(scratch);
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory making a head of %d tokens", n);
+    }
+    /* reduced precision: the rounding state without its overflow counts (the forward counted
+       them; Q, K, V are already rounded in place) */
+    atn_activations round = *a;
+    round.overflow = NULL;
+    atn_walk_seq seq = {
+        .row = 0, .n = n, .attn = out, .attn_stride = 0, .mask = a->mask_add, .mask_base = a->mask_base,
+        .mask_layers = a->mask_layers, .heads_off = a->heads_off, .nonfinite_layer = -1,
+    };
+    atn_walk w = {
+        .m = m, .layers = m->w.layers, .seq = &seq, .count = 1, .M = n,
+        .slopes = a->alibi_slopes, .temperature = a->temperature, .head_mode = a->head_mode,
+        .gated = atn_activations_gated(a), .start = a->start_layer,
+        .round = a->precision != ATN_PRECISION_FP32 ? &round : NULL,
+        .ops = a->ran_packed ? &atn_ops_packed : &atn_ops_ref, .scratch = scratch, .scratch_floats = per_thread,
+        .one_head = true, .head = h,
+    };
+    atn_layer_desc_of(m, &w.desc);
+    w.ops->attend(&w, 0, 1, l, a->q + t, a->k + t, a->v + t, ctx);
+    free(ctx);
+    free(scratch);
+    return ATN_OK;
 }

@@ -50,6 +50,8 @@ typedef struct atn_activations {
     float *round_buf;            /* [atn_round_scratch_floats] */
     int64_t *overflow;           /* [L+1][ATN_OPERAND_COUNT] values that became +-inf in fp16
                                     (row 0: the embedding projection; row l+1: layer l), or NULL */
+    bool ran_packed;             /* out: the CPU forward ran the packed ops (atn_cpu_attend_head
+                                    makes a head again with the same ones) */
 } atn_activations;
 
 /* True when a has a per-head intervention only the reference ops apply (ops-ref.c). */
@@ -95,6 +97,13 @@ atn_status atn_cpu_walk_packed(struct atn_walk *w, int nt, atn_error *err);
 
 atn_status atn_cpu_forward(const atn_model *model, const atn_encoding *enc, atn_activations *act,
                            const atn_run_options *opts, atn_error *err);
+
+/* Head h of layer l of the CPU forward that filled a (which kept every layer's Q, K, V:
+ * trace_stride > 0) into out [n][n], by the attend op of the ops that forward ran, on this
+ * thread: the bits that forward's capture would hold.  Reads a only (mask, gates, Q, K, V
+ * as the forward left them).  ATN_E_NOMEM for the scratch. */
+atn_status atn_cpu_attend_head(const atn_model *model, const atn_activations *a, int32_t l, int32_t h, float *out,
+                               atn_error *err);
 
 /* Building blocks (engine/forward/ops-ref.c), also used by the masked-LM head. */
 /* out[n,o] = in[n,i] W^T + b, W [o,i]; W NULL means identity (o == i); b NULL means zero. */

@@ -137,6 +137,11 @@ typedef struct atn_walk {
                                           walk stops after the layer when it is set; NULL: none */
     bool stop;                         /* the progress callback cancelled at layer stop_layer */
     int32_t stop_layer;
+    /* the on-demand head (atn_cpu_attend_head): attend computes head `head` of one sequence
+       only, into seq[0].attn as [n][n], from the Q, K, V its forward kept (already rounded
+       there); the weighted sum into ctx only where the ops cannot skip it */
+    bool one_head;
+    int32_t head;
 } atn_walk;
 
 /* One backend's ops.  Each is called by every thread of the walk (tid of nt) and does that

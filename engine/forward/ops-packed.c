@@ -57,10 +57,12 @@ static void packed_attend(const atn_walk *w, int tid, int nt, int32_t l, float *
         atn_team_split(H * chunks, tid, nt, &lo, &hi);
         for (int32_t item = lo; item < hi; item++) {
             int32_t h = item / chunks, r0, r1;
+            if (w->one_head && h != w->head)
+                continue;
             atn_team_split(n, item % chunks, chunks, &r0, &r1);
             size_t col = (size_t)h * kd;
-            atn_attention_rows(ctx + col, att + (size_t)h * n * n, q + col, k + col, v + col, (size_t)d, s->mask, n,
-                               kd, r0, r1, scale, scratch, h != last_head);
+            atn_attention_rows(ctx + col, w->one_head ? att : att + (size_t)h * n * n, q + col, k + col, v + col,
+                               (size_t)d, s->mask, n, kd, r0, r1, scale, scratch, h != last_head);
             last_head = h;
         }
         return;

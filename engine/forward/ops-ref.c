@@ -205,15 +205,17 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
     float *att = s->attn + s->attn_stride * l;
     const atn_activations *a = w->round;
     bool gated = w->gated || off_l;
-    if (a) {
+    if (a && w->one_head)   /* the forward rounded them in place already */
+        gated = w->slopes || w->temperature != 1.0f || off_l;
+    else if (a) {
         size_t nd = (size_t)n * d;
         round_in_place(a, q, nd, row, ATN_OPERAND_Q);
         round_in_place(a, k, nd, row, ATN_OPERAND_K);
         round_in_place(a, v, nd, row, ATN_OPERAND_V);
         gated = w->slopes || w->temperature != 1.0f || off_l;
     }
-    for (int32_t h = 0; h < H; h++) {
-        float *att_h = att + (size_t)h * n * n;
+    for (int32_t h = w->one_head ? w->head : 0; h < (w->one_head ? w->head + 1 : H); h++) {
+        float *att_h = w->one_head ? att : att + (size_t)h * n * n;
         int off = off_l && off_l[h];
         /* att_h[n,n] = scale · Q_h[n,k] · K_h[n,k]^T */
         if (!(off && w->head_mode == ATN_HEAD_ZERO))
@@ -223,6 +225,8 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
             softmax_rows_iv(att_h, mask, n, w->slopes ? w->slopes[h] : 0.0f, w->temperature, off, w->head_mode);
         else
             softmax_rows(att_h, mask, n);
+        if (w->one_head)
+            break;   /* the probabilities were asked for, not the context */
         const float *p = atn_round_operand(a, att_h, (size_t)n * n, row, ATN_OPERAND_PROBS);
         /* ctx_h[n,k] = att_h[n,n] · V_h[n,k] */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, n, 1.0f, p, n, v + h * kd, d, 0.0f,

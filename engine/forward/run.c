@@ -92,16 +92,35 @@ const char *atn_run_fallback_reason(const atn_run *run) {
     return run && run->fallback.message[0] ? run->fallback.message : NULL;
 }
 
+atn_status atn_capture_head(const atn_capture *cap, int32_t layer, int32_t head, float *out, atn_error *err) {
+    if (!cap || !out)
+        return atn_error_set(err, ATN_E_INVALID, "head on demand: no capture or no output");
+    if (layer < 0 || layer >= cap->n_layers || head < 0 || head >= cap->n_heads)
+        return atn_error_set(err, ATN_E_INVALID, "head on demand: layer %d head %d is outside 0..%d x 0..%d", layer,
+                             head, cap->n_layers - 1, cap->n_heads - 1);
+    size_t nn = (size_t)cap->n * cap->n;
+    if (cap->attn) {
+        memcpy(out, cap->attn + ((size_t)layer * cap->n_heads + head) * nn, nn * sizeof(float));
+        return ATN_OK;
+    }
+    if (!cap->attn_on_demand || !cap->run)
+        return atn_error_set(err, ATN_E_INVALID, "head on demand: the run kept no attention and no Q, K, V");
+    return atn_cpu_attend_head(cap->run->model, &cap->run->act, layer, head, out, err);
+}
+
 /* Floats of each buffer, in the order they are laid out in the block. */
 typedef struct run_layout {
     size_t hidden, trace, attn, h1, ffn, mask, pos, round;
 } run_layout;
 
 static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o, run_layout *lay) {
-    /* computed in double first: a huge n must be refused, not wrap around */
+    /* computed in double first: a huge n must be refused, not wrap around; on-demand heads
+       keep Q, K, V and one layer's attention */
     double nd = (double)n * c->d_model, L = c->n_layers;
-    double attn = (double)c->n_heads * n * n * (o->keep_attention ? L : 1);
-    double trace = nd * (o->keep_trace_inputs ? L : 1);
+    bool keep_attn = o->keep_attention && !o->attention_on_demand;
+    bool keep_trace = o->keep_trace_inputs || o->attention_on_demand;
+    double attn = (double)c->n_heads * n * n * (keep_attn ? L : 1);
+    double trace = nd * (keep_trace ? L : 1);
     /* the ffn buffer also holds the embeddings before their projection to d when they are
        wider than the FFN (ELECTRA's generators; encoder.c) */
     double ffn = c->use_ffn ? c->d_ffn : 1;
@@ -283,7 +302,17 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
         atn_run_options_init(&dflt);
         opts_in = &dflt;
     }
-    const atn_run_options *o = opts_in;
+    /* the options as run: on-demand heads keep the trace inputs and one layer's attention */
+    atn_run_options eff = *opts_in;
+    if (eff.attention_on_demand) {
+        if (eff.device == ATN_DEVICE_CUDA)
+            return atn_error_set(err, ATN_E_UNSUPPORTED, "heads on demand are made on the CPU: run it with "
+                                 "device cpu (or auto)");
+        eff.device = ATN_DEVICE_CPU;
+        eff.keep_attention = false;
+        eff.keep_trace_inputs = true;
+    }
+    const atn_run_options *o = &eff;
     const atn_model *m = run->model;
     const atn_config *c = &m->cfg;
     atn_error_clear(&run->fallback);
@@ -308,6 +337,19 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     if (source[0])
         snprintf(because, sizeof because, " by %s", source);
     size_t need = atn_run_bytes_needed(c, n, o);
+    if (need > limit && o->keep_attention && o->on_demand_over_budget && o->device != ATN_DEVICE_CUDA) {
+        /* the full capture does not fit: keep Q, K, V and make heads on demand, if that fits */
+        atn_run_options lazy = eff;
+        lazy.attention_on_demand = true;
+        lazy.keep_attention = false;
+        lazy.keep_trace_inputs = true;
+        lazy.device = ATN_DEVICE_CPU;
+        size_t lazy_need = atn_run_bytes_needed(c, n, &lazy);
+        if (lazy_need <= limit) {
+            eff = lazy;
+            need = lazy_need;
+        }
+    }
     /* the CPU's first run packs the weights (fp32) or rounds a copy of them (bf16, fp16) */
     size_t pack = o->device == ATN_DEVICE_CUDA ? 0
                   : o->precision != ATN_PRECISION_FP32 ? atn_rounded_pending_bytes(m, o->precision)
@@ -426,6 +468,8 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     cap->d_head = c->d_head;
     cap->enc = run->enc;
     cap->attn = o->keep_attention ? a->attn : NULL;
+    cap->attn_on_demand = o->attention_on_demand;
+    cap->run = run;
     cap->hidden = a->hidden;
     cap->mask_add = a->mask_add;
     cap->mask_base = a->mask_base;

@@ -12,7 +12,8 @@
  * a time, and only pointers the engine handed out may be passed to its functions (a
  * struct copy holds the results but not the accumulator behind them).  Every function
  * that reads a capture answers ATN_E_INVALID for a NULL capture or one whose run kept no
- * attention, and ATN_E_SHAPE for a capture of another model shape. */
+ * attention (atn_stats_* also read a capture with on-demand heads, attn_on_demand, one head
+ * at a time per thread), and ATN_E_SHAPE for a capture of another model shape. */
 #ifndef ATN_ANALYSIS_H
 #define ATN_ANALYSIS_H
 
@@ -180,6 +181,24 @@ atn_stats *atn_stats_new(int32_t n_layers, int32_t n_heads, atn_error *err);
 atn_status atn_stats_add(atn_stats *st, const atn_capture *cap, atn_error *err);
 atn_status atn_stats_finish(atn_stats *st, atn_error *err);
 void atn_stats_free(atn_stats *st);
+
+/* Row by row: one sentence's statistics from its attention rows as they are made (a
+ * forward that never holds a head's whole matrix), the same numbers as atn_stats_add on the
+ * full capture, bit for bit when each head's query rows come in query order.
+ * new: for the tokens of enc (masked tokens count as in atn_stats_add: their rows and
+ * columns are left out) and a model of n_layers x n_heads (ATN_E_INVALID for a NULL or
+ * empty enc or a bad shape, ATN_E_NOMEM).  add: query row `query` [enc->n] of head (layer,
+ * head), the probabilities over every key; a masked query or an index out of range is
+ * ignored.  Rows of different heads may be added from different threads at once; one
+ * head's rows from one thread.  fold: adds the sentence to st as atn_stats_add would
+ * (ATN_E_INVALID for NULL, after finish, or a head that did not get every unmasked query
+ * row; ATN_E_SHAPE for another shape); r stays valid until free (NULL: nothing). */
+typedef struct atn_stats_rows atn_stats_rows;
+atn_status atn_stats_rows_new(const atn_encoding *enc, int32_t n_layers, int32_t n_heads, atn_stats_rows **out,
+                              atn_error *err);
+void atn_stats_rows_add(atn_stats_rows *r, int32_t layer, int32_t head, int32_t query, const float *row);
+atn_status atn_stats_rows_fold(atn_stats_rows *r, atn_stats *st, atn_error *err);
+void atn_stats_rows_free(atn_stats_rows *r);
 
 /* The table as CSV: a header line, then one line per head, layer-major
  * (layer,head,entropy,entropy_norm,cls,sep,punct,self,prev,next,local,same_segment,distance,
