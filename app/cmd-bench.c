@@ -32,6 +32,8 @@ typedef struct bench_result {
     /* --precision bf16|fp16: the same forward in fp32, each right after the reduced one */
     double fp32_med;            /* seconds, full capture, fp32 */
     double speedup;             /* median over pairs of (fp32 time / reduced time) */
+    /* --heads-on-demand: the "capture" run keeps Q, K, V; one head per layer made again */
+    double head_med, head_max;  /* seconds per atn_capture_head */
 } bench_result;
 
 static double now_s(void) {
@@ -211,8 +213,9 @@ static atn_status bench_length(const atn_model *m, int32_t n, int repeat, bool c
         r->sgemm_gflops = sgemm_gflops(r->sgemm_m, r->sgemm_n, r->sgemm_k, repeat < 20 ? 20 : repeat);
 
     atn_run_options cap = *base, nocap = *base;
-    cap.keep_attention = cap.keep_trace_inputs = true;
+    cap.keep_attention = cap.keep_trace_inputs = true;   /* base->attention_on_demand: Q, K, V only */
     nocap.keep_attention = nocap.keep_trace_inputs = false;
+    nocap.attention_on_demand = false;
     r->run_bytes = atn_run_bytes_needed(c, n, &cap);
     r->run_bytes_nocap = atn_run_bytes_needed(c, n, &nocap);
     r->attn_bytes = (size_t)c->n_layers * c->n_heads * n * n * sizeof(float);
@@ -277,6 +280,27 @@ static atn_status bench_length(const atn_model *m, int32_t n, int repeat, bool c
             free(ratio);
         }
     }
+    if (base->attention_on_demand) {   /* one head per layer (head l mod H), made again */
+        const atn_capture *cc = atn_run_capture(run_cap);
+        float *head = malloc((size_t)n * n * sizeof(float));
+        double *th = calloc((size_t)c->n_layers, sizeof *th);
+        for (int32_t l = 0; head && th && l < c->n_layers && st == ATN_OK; l++) {
+            double t0 = now_s();
+            st = atn_capture_head(cc, l, l % c->n_heads, head, err);
+            th[l] = now_s() - t0;
+        }
+        if (head && th && st == ATN_OK) {
+            r->head_med = median(th, c->n_layers);
+            r->head_max = th[0];
+            for (int32_t l = 1; l < c->n_layers; l++)
+                r->head_max = th[l] > r->head_max ? th[l] : r->head_max;
+        } else if (st == ATN_OK) {
+            st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        }
+        free(head), free(th);
+        if (st)
+            goto done;
+    }
     r->cap_min = min_of(tc, repeat);
     r->cap_med = median(tc, repeat);
     r->cap_cpu_med = median(tcpu, repeat);
@@ -305,6 +329,10 @@ static bool dump_capture(const char *prefix, const atn_capture *cap) {
     atn_error err = {0};
     int64_t s4[4] = {cap->n_layers, cap->n_heads, cap->n, cap->n};
     int64_t s3[3] = {cap->n_layers + 1, cap->n, cap->d_model};
+    if (!cap->attn) {
+        cli_error("bench: --dump writes the attention, which --heads-on-demand does not keep");
+        return false;
+    }
     snprintf(path, sizeof path, "%s.attn.npy", prefix);
     if (atn_npy_write_f32(path, cap->attn, s4, 4, &err) != ATN_OK)
         return cli_fail(&err), false;
@@ -345,6 +373,9 @@ static void print_text(const char *title, const atn_config *c, const atn_run_opt
             printf(" %9.2f %7.2fx", r->fp32_med * 1e3, r->speedup);
         printf(" %9.1f %6.0f MB %10.1f\n", layer_weight_bytes(c) / r->cap_med / 1e9, r->rss_kb * 1024.0 / 1e6,
                (r->run_bytes - r->run_bytes_nocap) / 1e6);
+        if (o->attention_on_demand)
+            printf("       heads on demand (Q, K, V kept, no [L][H][n][n]): one head per layer made again in %.1f ms "
+                   "median, %.1f ms at most\n", r->head_med * 1e3, r->head_max * 1e3);
     }
     printf("GFLOP/s = L(8nd² + 4n²d + 4ndf) / median time; cpu ms = CPU time of all threads per forward;\n"
            "capture = median over pairs of (forward with full capture / the one without right after) - 1;\n"
@@ -409,9 +440,13 @@ static void print_json(const char *title, const char *shape, const atn_config *c
         if (o->precision != ATN_PRECISION_FP32)
             printf(", \"fp32_ms_median\": %.4f, \"speedup_vs_fp32\": %.4f", r->fp32_med * 1e3, r->speedup);
         printf(", \"weights_gbps\": %.3f, \"peak_rss_bytes\": %.0f, \"run_bytes\": %zu, "
-               "\"run_bytes_nocapture\": %zu, \"capture_bytes\": %zu, \"attention_bytes\": %zu}",
+               "\"run_bytes_nocapture\": %zu, \"capture_bytes\": %zu, \"attention_bytes\": %zu",
                layer_weight_bytes(c) / r->cap_med / 1e9, r->rss_kb * 1024.0, r->run_bytes, r->run_bytes_nocap,
                r->run_bytes - r->run_bytes_nocap, r->attn_bytes);
+        if (o->attention_on_demand)
+            printf(", \"head_on_demand_ms_median\": %.4f, \"head_on_demand_ms_max\": %.4f", r->head_med * 1e3,
+                   r->head_max * 1e3);
+        printf("}");
     }
     printf("\n]}\n");
 }
@@ -472,7 +507,7 @@ static void usage(void) {
     printf("Usage: attnscope bench [--model M | --shape bert-base|bert-large|bert-tiny|roberta-base|\n"
            "       distilbert-base|albert-base|gpt2] [--length N[,N...]]\n"
            "                       [--repeat R] [--threads T] [--device cpu|cuda] [--precision fp32|bf16|fp16]\n"
-           "                       [--json] [--no-capture]\n"
+           "                       [--json] [--no-capture] [--heads-on-demand]\n"
            "                       [--seed S] [--dump PREFIX] [--no-bandwidth] [--versus SHAPE]\n\n"
            "Times R forwards with full capture (median and min) and reports GFLOP/s from the FLOP count\n"
            "L(8nd² + 4n²d + 4ndf), next to cblas_sgemm's GFLOP/s at the model's largest GEMM shape measured\n"
@@ -487,6 +522,9 @@ static void usage(void) {
            "wall time and by CPU time (e.g. --shape gpt2 --length 128,512 --versus bert-base).\n"
            "--precision bf16|fp16 times the reduced-precision forward and, paired with it in the same run,\n"
            "the fp32 one (\"vs fp32\").\n"
+           "--heads-on-demand: the runs keep each layer's Q, K, V instead of every head's n x n (what a run\n"
+           "over the memory budget does; peak RSS and capture MB say what that holds) and one head per layer\n"
+           "is made again from them (atn_capture_head), its median and largest time printed.\n"
            "--corpus N [--corpus-lengths LO,HI] [--dump-corpus FILE]: a corpus pass instead, N sentences of\n"
            "LO..HI tokens (default 8,40) with the attention kept: one forward per sentence, stacked forwards\n"
            "exact (bit for bit; AVX-512 only) and stacked on any CPU; sentences/s, GFLOP/s and their ratio;\n"
@@ -495,7 +533,7 @@ static void usage(void) {
 
 int cmd_bench(int argc, char **argv) {
     cli_args a;
-    static const char *const flags[] = {"help", "json", "no-capture", "no-bandwidth", NULL};
+    static const char *const flags[] = {"help", "json", "no-capture", "no-bandwidth", "heads-on-demand", NULL};
     if (!cli_parse(&a, "attnscope bench", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
@@ -508,6 +546,7 @@ int cmd_bench(int argc, char **argv) {
     atn_run_options_init(&opts);
     ok = cli_run_options(&a, &opts);
     opts.pinned_host = true;   /* the run is reused for every repetition */
+    opts.attention_on_demand = cli_flag(&a, "heads-on-demand");
     long repeat = cli_get_int(&a, "repeat", 10, 1, 100000, &ok);
     long seed = cli_get_int(&a, "seed", 1, 0, LONG_MAX, &ok);
     const char *model_name = cli_get(&a, "model"), *shape = cli_get(&a, "shape");

@@ -514,6 +514,16 @@ assert a[3][5][0][1] == 0 and abs(sum(a[3][5][2]) - 1) < 1e-5, 'causal rows'" ||
   done
   "$A" info --model random:bert-tiny >"$T/out" 2>"$T/err" || fail "info: $(cat "$T/err")"
   grep -q "random:bert-tiny" "$T/out" || fail "info does not name the model"
+  "$A" bench --model random:bert-tiny --length 16 --repeat 1 --no-bandwidth --heads-on-demand --json >"$T/b.json" \
+    2>"$T/err" || fail "bench --heads-on-demand: $(cat "$T/err")"
+  python3 -c "
+import json; d=json.load(open('$T/b.json')); r=d['results'][0]
+assert r['head_on_demand_ms_median'] > 0 and r['head_on_demand_ms_max'] >= r['head_on_demand_ms_median'], r
+# on demand keeps Q, K, V, context and output of the second layer too, but no second [2][16][16]
+assert r['capture_bytes'] == 5 * 16 * 128 * 4 and r['attention_bytes'] == 2 * 2 * 16 * 16 * 4, r" ||
+    fail "bench --heads-on-demand json"
+  expect_error 1 "does not keep" "$A" bench --shape bert-tiny --length 16 --repeat 1 --no-bandwidth --heads-on-demand \
+    --dump "$T/x"
   expect_error 2 "has no tokenizer" "$A" run --model random:bert-tiny --text hi -o "$T/x.npy"
   expect_error 2 'unknown model shape "nope"' "$A" run --model random:nope --tokens 3 -o "$T/x.npy"
   expect_error 2 "seed after '@'" "$A" run --model random:gpt2@x --tokens 3 -o "$T/x.npy"
