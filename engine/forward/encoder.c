@@ -362,6 +362,15 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     /* the packed ops read the mask (so masks need nothing of them) but apply no per-head
        intervention and no rounding: with one, the reference ops run */
     a->ran_packed = fast_path_applies(m) && !w.gated && !rw;
+    float *layer_attn = NULL;   /* heads on demand with the packed ops: their threads share a layer's heads */
+    if (a->attn_one_head && a->ran_packed) {
+        layer_attn = atn_alloc_big((size_t)c->n_heads * n * n * sizeof(float));
+        if (!layer_attn)
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory for one layer's attention of %d tokens", n);
+        seq.attn = layer_attn;
+    } else {
+        seq.attn_one_head = a->attn_one_head;
+    }
     if (a->ran_packed) {
         int nt = team_threads(c, n, (size_t)n * n, opts);
         size_t per_thread = (atn_attention_scratch_floats(n, c->d_model / c->n_heads) + 15) / 16 * 16;
@@ -376,6 +385,7 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
         atn_layer_walk(&w, 0, 1);
     }
     atn_rounded_weights_free(rw);
+    free(layer_attn);
     a->nonfinite_layer = seq.nonfinite_layer;
     if (st == ATN_OK && w.stop)
         st = atn_error_set(err, ATN_E_CANCELLED, "cancelled at layer %d", w.stop_layer);

@@ -50,6 +50,10 @@ typedef struct atn_activations {
     float *round_buf;            /* [atn_round_scratch_floats] */
     int64_t *overflow;           /* [L+1][ATN_OPERAND_COUNT] values that became +-inf in fp16
                                     (row 0: the embedding projection; row l+1: layer l), or NULL */
+    bool attn_one_head;          /* attn is one [n][n] that every head of every layer writes in
+                                    turn (a run with heads on demand: nothing reads a head after
+                                    its weighted sum); the packed ops get a layer's [H][n][n] of
+                                    their own for the forward */
     bool ran_packed;             /* out: the CPU forward ran the packed ops (atn_cpu_attend_head
                                     makes a head again with the same ones) */
 } atn_activations;

@@ -93,6 +93,8 @@ typedef struct atn_walk_seq {
     const float *mask_base;      /* [n][n] the mask for the layers mask_layers leaves out, or NULL */
     const uint8_t *mask_layers;  /* [L] 1 = mask, 0 = mask_base (with mask_base) */
     const uint8_t *heads_off;    /* [L][H] 1 = switched off, or NULL */
+    bool attn_one_head;          /* attn is one [n][n] every head writes in turn (the reference
+                                    ops; a run with heads on demand) */
     int32_t nonfinite_layer;     /* in: -1, or 0 when the embeddings were not finite; out: the
                                     first layer whose output has a NaN or an infinity */
 } atn_walk_seq;

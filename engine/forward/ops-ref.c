@@ -215,7 +215,7 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
         gated = w->slopes || w->temperature != 1.0f || off_l;
     }
     for (int32_t h = w->one_head ? w->head : 0; h < (w->one_head ? w->head + 1 : H); h++) {
-        float *att_h = w->one_head ? att : att + (size_t)h * n * n;
+        float *att_h = w->one_head || s->attn_one_head ? att : att + (size_t)h * n * n;
         int off = off_l && off_l[h];
         /* att_h[n,n] = scale · Q_h[n,k] · K_h[n,k]^T */
         if (!(off && w->head_mode == ATN_HEAD_ZERO))

@@ -119,7 +119,7 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
     double nd = (double)n * c->d_model, L = c->n_layers;
     bool keep_attn = o->keep_attention && !o->attention_on_demand;
     bool keep_trace = o->keep_trace_inputs || o->attention_on_demand;
-    double attn = (double)c->n_heads * n * n * (keep_attn ? L : 1);
+    double attn = (double)n * n * (keep_attn ? L * c->n_heads : o->attention_on_demand ? 1 : c->n_heads);
     double trace = nd * (keep_trace ? L : 1);
     /* the ffn buffer also holds the embeddings before their projection to d when they are
        wider than the FFN (ELECTRA's generators; encoder.c) */
@@ -430,6 +430,7 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     a->overflow = run->overflow;
     a->trace_stride = o->keep_trace_inputs ? (size_t)n * c->d_model : 0;
     a->attn_stride = o->keep_attention ? (size_t)c->n_heads * n * n : 0;
+    a->attn_one_head = o->attention_on_demand;
     a->nonfinite_layer = -1;
     /* the inputs every backend reads, decided here once: the family's position ids and the
        additive mask (the trace reads the same mask through the capture) */
