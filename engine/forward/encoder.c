@@ -16,6 +16,8 @@
 #include "forward/layer.h"
 #include "forward/precision.h"
 
+#include "analysis.h"   /* atn_stats_rows_add: statistics fed as the heads are made */
+
 #include <cblas.h>
 #include <math.h>
 #include <pthread.h>
@@ -325,6 +327,37 @@ void atn_cpu_embeddings(float *hidden0, float *scratch, const atn_model *m, cons
     embeddings_forward(hidden0, scratch, m, enc, pos_ids, no_positions, NULL, m->w.emb_proj_w);
 }
 
+/* atn_run_options.stats_rows: one head's rows, in query order */
+static void feed_stats(void *user, int32_t l, int32_t h, const float *att_h, int32_t n) {
+    for (int32_t i = 0; i < n; i++)
+        atn_stats_rows_add(user, l, h, i, att_h + (size_t)i * n);
+}
+
+/* The same after a walk on the packed ops (whose threads share a head's rows): each head
+ * from the capture, or made again when the run keeps heads on demand. */
+static atn_status feed_stats_after(const atn_model *m, const atn_activations *a, struct atn_stats_rows *rows,
+                                   atn_error *err) {
+    const atn_config *c = &m->cfg;
+    size_t nn = (size_t)a->n * a->n;
+    if (!a->attn_stride && !a->trace_stride)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "statistics during the forward need the attention or the Q, K, V "
+                             "it was made from (keep_attention or keep_trace_inputs)");
+    float *buf = a->attn_stride ? NULL : malloc(nn * sizeof(float));
+    if (!a->attn_stride && !buf)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory for a head of %d tokens", a->n);
+    atn_status st = ATN_OK;
+    for (int32_t l = a->start_layer; l < c->n_layers && st == ATN_OK; l++)
+        for (int32_t h = 0; h < c->n_heads && st == ATN_OK; h++) {
+            const float *att_h = a->attn_stride ? a->attn + a->attn_stride * l + (size_t)h * nn : buf;
+            if (!a->attn_stride)
+                st = atn_cpu_attend_head(m, a, l, h, buf, err);
+            if (st == ATN_OK)
+                feed_stats(rows, l, h, att_h, a->n);
+        }
+    free(buf);
+    return st;
+}
+
 atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_activations *a,
                            const atn_run_options *opts, atn_error *err) {
     const atn_config *c = &m->cfg;
@@ -370,6 +403,8 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
         seq.attn = layer_attn;
     } else {
         seq.attn_one_head = a->attn_one_head;
+        if (opts->stats_rows)
+            seq.head_done = feed_stats, seq.head_user = opts->stats_rows;
     }
     if (a->ran_packed) {
         int nt = team_threads(c, n, (size_t)n * n, opts);
@@ -389,6 +424,8 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     a->nonfinite_layer = seq.nonfinite_layer;
     if (st == ATN_OK && w.stop)
         st = atn_error_set(err, ATN_E_CANCELLED, "cancelled at layer %d", w.stop_layer);
+    if (st == ATN_OK && opts->stats_rows && a->ran_packed)
+        st = feed_stats_after(m, a, opts->stats_rows, err);
     if (st == ATN_OK && opts->progress)
         opts->progress(1.0, ATN_STAGE_DONE, opts->user_data);
     return st;

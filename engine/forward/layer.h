@@ -95,6 +95,10 @@ typedef struct atn_walk_seq {
     const uint8_t *heads_off;    /* [L][H] 1 = switched off, or NULL */
     bool attn_one_head;          /* attn is one [n][n] every head writes in turn (the reference
                                     ops; a run with heads on demand) */
+    /* the reference ops call it with each head's probabilities [n][n] once made (before the
+       weighted sum), or NULL */
+    void (*head_done)(void *user, int32_t layer, int32_t head, const float *att_h, int32_t n);
+    void *head_user;
     int32_t nonfinite_layer;     /* in: -1, or 0 when the embeddings were not finite; out: the
                                     first layer whose output has a NaN or an infinity */
 } atn_walk_seq;

@@ -225,6 +225,8 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
             softmax_rows_iv(att_h, mask, n, w->slopes ? w->slopes[h] : 0.0f, w->temperature, off, w->head_mode);
         else
             softmax_rows(att_h, mask, n);
+        if (s->head_done && !w->one_head)
+            s->head_done(s->head_user, l, h, att_h, n);
         if (w->one_head)
             break;   /* the probabilities were asked for, not the context */
         const float *p = atn_round_operand(a, att_h, (size_t)n * n, row, ATN_OPERAND_PROBS);

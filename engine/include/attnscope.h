@@ -610,6 +610,13 @@ typedef struct atn_run_options {
        capture does not fit the memory budget but Q, K, V do; without it such a run is
        refused with ATN_E_NOMEM as before.  Default false. */
     bool on_demand_over_budget;
+    /* Not NULL: the forward adds every head's query rows to these statistics as it makes
+       them (atn_stats_rows_add, analysis.h; each head's rows in query order, so the numbers
+       are atn_stats_add's bit for bit), on the reference ops inside the walk, without a
+       layer's n x n; after the walk, one head at a time, where the packed ops ran.  The CPU
+       only (a GPU run leaves them empty: atn_stats_rows_fold refuses), every layer (a forward
+       from a middle layer leaves the lower ones empty).  Borrowed for the call. */
+    struct atn_stats_rows *stats_rows;
 } atn_run_options;
 
 void atn_run_options_init(atn_run_options *opts);   /* the defaults above */

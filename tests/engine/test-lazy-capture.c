@@ -7,8 +7,9 @@
  *    the full capture holds, with padding, with the what-if gates (heads off, ALiBi,
  *    temperature, masks in some layers) and in bf16; its hidden states are the full run's.
  *  - The statistics of a capture with on-demand heads are the full capture's (bit for
- *    bit), and rows fed one by one give atn_stats_compute's numbers (within 1e-6; they are
- *    in fact the same bits).
+ *    bit), rows fed one by one give atn_stats_compute's numbers (within 1e-6; they are in
+ *    fact the same bits), and so do the statistics the forward feeds as it makes each head
+ *    (atn_run_options.stats_rows) in a run with heads on demand.
  *  - A full capture over the memory budget turns into on-demand heads by itself when the
  *    caller asks (on_demand_over_budget), is refused without; one whose Q, K, V do not fit
  *    either is still refused.
@@ -155,6 +156,9 @@ static void check_model(atn_model *m, const char *what, int32_t n, bool pad) {
         atn_run *full = atn_run_new(m), *lazy = atn_run_new(m);
         CHECK_MSG(atn_run_forward(full, enc, &o, &err) == ATN_OK, "%s: %s", label, err.message);
         o.attention_on_demand = true;
+        atn_stats_rows *rows = NULL;   /* statistics fed by the forward as it makes each head */
+        CHECK(atn_stats_rows_new(enc, c->n_layers, c->n_heads, &rows, NULL) == ATN_OK);
+        o.stats_rows = rows;
         CHECK_MSG(atn_run_forward(lazy, enc, &o, &err) == ATN_OK, "%s: %s", label, err.message);
         const atn_capture *fc = atn_run_capture(full), *lc = atn_run_capture(lazy);
         if (fc && lc) {
@@ -167,10 +171,17 @@ static void check_model(atn_model *m, const char *what, int32_t n, bool pad) {
             CHECK(atn_stats_compute(lc, &sl, NULL) == ATN_OK);
             if (sf && sl)
                 check_stats_same(sl, sf, label, 0.0);
+            atn_stats *fed = atn_stats_new(c->n_layers, c->n_heads, NULL);
+            CHECK_MSG(atn_stats_rows_fold(rows, fed, &err) == ATN_OK, "%s: %s", label, err.message);
+            CHECK(atn_stats_finish(fed, NULL) == ATN_OK);
+            if (sf && fed->n_sentences == 1)
+                check_stats_same(fed, sf, label, 0.0);
+            atn_stats_free(fed);
             atn_stats_free(sf), atn_stats_free(sl);
             if (variant == 0)
                 check_streaming_stats(fc, label);
         }
+        atn_stats_rows_free(rows);
         atn_run_free(full);
         atn_run_free(lazy);
     }
