@@ -45,6 +45,12 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
         return atn_error_set(err, ATN_E_INVALID, "query token %d out of range: the input has tokens 0..%d",
                              query, cap->n - 1);
     int32_t n = cap->n, d = cap->d_model, k = cap->d_head;
+    /* the attention's row widths (a capture from before they existed has 0: d_model) */
+    int32_t dq = cap->d_q > 0 ? cap->d_q : d, dkv = cap->d_kv > 0 ? cap->d_kv : d;
+    int32_t kvh = cap->n_kv_heads > 0 ? cap->n_kv_heads : cap->n_heads;
+    if (dq != d)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "the trace of a model whose %d heads of %d are %d wide "
+                             "together, not d_model %d, is not available yet", cap->n_heads, k, dq, d);
     atn_trace *t = calloc(1, sizeof *t);
     if (!t)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
@@ -70,15 +76,17 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
         atn_trace_free(t);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     }
-    size_t base = (size_t)layer * n * d;
-    const float *Q = cap->q + base, *K = cap->k + base, *V = cap->v + base, *C = cap->ctx + base;
+    const float *Q = cap->q + (size_t)layer * n * dq, *C = cap->ctx + (size_t)layer * n * dq;
+    const float *K = cap->k + (size_t)layer * n * dkv, *V = cap->v + (size_t)layer * n * dkv;
     int32_t off = head * k;
+    t->kv_head = head / (cap->n_heads / kvh);   /* grouped-query attention: the group's K/V head */
+    int32_t kv_off = t->kv_head * k;
     for (int32_t c = 0; c < k; c++)
-        t->q[c] = Q[(size_t)query * d + off + c];
+        t->q[c] = Q[(size_t)query * dq + off + c];
     for (int32_t j = 0; j < n; j++)
         for (int32_t c = 0; c < k; c++) {
-            t->keys[(size_t)j * k + c] = K[(size_t)j * d + off + c];
-            t->values[(size_t)j * k + c] = V[(size_t)j * d + off + c];
+            t->keys[(size_t)j * k + c] = K[(size_t)j * dkv + kv_off + c];
+            t->values[(size_t)j * k + c] = V[(size_t)j * dkv + kv_off + c];
         }
     /* steps 1-2: scores and scaling; the mask, ALiBi's bias and the temperature */
     /* the forward's factor, exactly (1/sqrt(k); GPT-2's scale_attn_* switches change it) */

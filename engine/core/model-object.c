@@ -231,6 +231,7 @@ const char *atn_activation_name(atn_activation act) {
     case ATN_ACT_GELU: return "gelu";
     case ATN_ACT_GELU_TANH: return "gelu_tanh";
     case ATN_ACT_RELU: return "relu";
+    case ATN_ACT_SILU: return "silu";
     }
     return "?";
 }

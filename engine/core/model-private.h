@@ -19,6 +19,11 @@ typedef struct atn_layer_weights {
     const float *w1, *b1;        /* [f, d], [f]  intermediate.dense */
     const float *w2, *b2;        /* [d, f], [d]  output.dense */
     const float *ln2_g, *ln2_b;  /* [d]          output.LayerNorm */
+    /* rotary decoders (Llama, Qwen, Mistral; atn_rotary): wq is [H k, d], wk and wv
+       [KV k, d], wo [d, H k]; RMSNorms have no bias (ln1_b, ln2_b NULL) */
+    const float *wg, *bg;        /* [f, d], [f]  mlp.gate_proj (cfg.gated_ffn; w1 is up_proj) */
+    const float *q_norm_g;       /* [k]          self_attn.q_norm (Qwen3's per-head RMSNorm), or NULL */
+    const float *k_norm_g;       /* [k]          self_attn.k_norm */
 } atn_layer_weights;
 
 /* E below is the embedding width, atn_d_embed(cfg): d_model except for ALBERT and ELECTRA. */
@@ -48,6 +53,22 @@ typedef struct atn_weights {
 
 /* The embedding width E of a configuration (d_embed, 0 meaning d_model). */
 static inline int32_t atn_d_embed(const atn_config *c) { return c->d_embed > 0 ? c->d_embed : c->d_model; }
+
+/* A rotary decoder's attention (Llama, Qwen2, Qwen3, Mistral): what config.json set,
+ * read by hf-model.c, used by the layer walk (engine/forward/layer.c) and the trace. */
+typedef struct atn_rotary {
+    bool on;                  /* false: every other family (absolute positions, LayerNorm) */
+    bool rms_norm;            /* RMSNorm: x / sqrt(mean(x^2) + eps) * g */
+    bool qk_norm;             /* Qwen3: RMSNorm of each head's q and k before the rotation */
+    double theta;             /* rope_theta */
+    const char *scaling;      /* rope_scaling's type: "none", "linear", "llama3" (static) */
+    double factor, low_freq_factor, high_freq_factor;
+    int32_t original_max_positions;
+    float *inv_freq;          /* [d_head / 2] the rotation's frequencies after the scaling (model-owned) */
+    /* the sliding window (Mistral, Qwen2's use_sliding_window): query i sees key j only when
+       i - j < window; 0: none.  Every layer has it (a per-layer window is refused) */
+    int32_t window;
+} atn_rotary;
 
 struct atn_tokenizer;   /* engine/tokenize/tokenizer.h: the interface (WordPiece today) */
 struct atn_family;      /* engine/core/family.h */
@@ -109,6 +130,8 @@ struct atn_model {
        scale_attn_by_inverse_layer_idx (scores / (layer + 1) too).  Both false for BERT */
     bool attn_no_scale;
     bool attn_scale_by_layer;
+    /* a rotary decoder's attention (Llama, Qwen2, Qwen3, Mistral); on false otherwise */
+    atn_rotary rotary;
     /* set by the SIGBUS guard (mapguard.h) when a mapped file turned out shorter */
     volatile sig_atomic_t file_changed;
 };

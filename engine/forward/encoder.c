@@ -59,8 +59,10 @@ static void embeddings_forward(float *hidden0, float *scratch, const atn_model *
     for (int32_t i = 0; i < n; i++) {
         float *x = e + (size_t)i * E;
         const float *we = w->word_emb + (size_t)enc->ids[i] * E;
-        const float *pe = w->pos_emb + (size_t)pos_ids[i] * E;
-        if (no_positions) {   /* the what-if lab: the same sum without the position term */
+        const float *pe = w->pos_emb ? w->pos_emb + (size_t)pos_ids[i] * E : NULL;
+        if (!pe && !w->type_emb) {   /* rotary families: positions act on q and k instead */
+            memcpy(x, we, (size_t)E * sizeof(float));
+        } else if (no_positions || !pe) {   /* the what-if lab: the same sum without the position term */
             const float *te = w->type_emb ? w->type_emb + (size_t)enc->type_ids[i] * E : NULL;
             for (int32_t j = 0; j < E; j++)
                 x[j] = te ? we[j] + te[j] : we[j];
@@ -135,6 +137,11 @@ static bool fast_path_applies(const atn_model *m) {
     const atn_config *c = &m->cfg;
     if (m->kind != ATN_MODEL_BERT || !c->use_embeddings || !c->use_bias || !c->use_layernorm || !c->use_ffn ||
         !c->use_residual || !atn_cpu_kernels_usable() || !m->w.layers)   /* no layers: nothing to pack */
+        return false;
+    /* the packed ops have no RMSNorm, gated MLP, rotation or grouped K/V heads (their
+       positions and mul ops are NULL): rotary decoders take the reference ops */
+    if (m->rotary.on || c->gated_ffn || (c->n_kv_heads > 0 && c->n_kv_heads != c->n_heads) ||
+        c->d_head * c->n_heads != c->d_model)
         return false;
     for (int32_t l = 0; l < c->n_layers; l++) {
         const atn_layer_weights *w = &m->w.layers[l];
@@ -380,7 +387,7 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     atn_walk_seq seq = {
         .row = 0, .n = n, .attn = a->attn, .attn_stride = a->attn_stride, .mask = a->mask_add,
         .mask_base = a->mask_base, .mask_layers = a->mask_layers, .heads_off = a->heads_off,
-        .nonfinite_layer = all_finite(a->hidden, nd) ? -1 : 0,
+        .pos_ids = a->pos_ids, .nonfinite_layer = all_finite(a->hidden, nd) ? -1 : 0,
     };
     atn_walk w = {
         .m = m, .layers = rw ? rw->layers : m->w.layers, .final_g = m->w.final_ln_g, .final_b = m->w.final_ln_b,
@@ -388,7 +395,7 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
         .hidden = a->hidden, .q = a->q, .k = a->k, .v = a->v, .ctx = a->ctx, .ao = a->attn_out,
         .trace_stride = a->trace_stride, .h1 = a->h1, .ffn = a->ffn,
         .slopes = a->alibi_slopes, .temperature = a->temperature, .head_mode = a->head_mode,
-        .gated = atn_activations_gated(a), .start = a->start_layer, .round = rw ? a : NULL, .opts = opts,
+        .no_positions = a->no_positions, .gated = atn_activations_gated(a), .start = a->start_layer, .round = rw ? a : NULL, .opts = opts,
     };
     atn_layer_desc_of(m, &w.desc);
     atn_status st = ATN_OK;

@@ -115,6 +115,11 @@ void atn_linear(float *out, const float *in, const float *w, const float *b, int
 /* LayerNorm over rows of d; in == out allowed; g/b NULL mean 1/0. */
 void atn_layernorm(float *out, const float *in, const float *g, const float *b, int32_t n, int32_t d, float eps);
 void atn_activate(float *x, size_t count, atn_activation act);
+/* RMSNorm over rows of d (Llama's): x / sqrt(mean(x^2) + eps) * g; in == out allowed; g NULL means 1. */
+void atn_rmsnorm(float *out, const float *in, const float *g, int32_t n, int32_t d, float eps);
+/* Rotates one head's d_head values x at position pos in place (rotate-half: pairs i and
+ * i + d_head / 2 by the angle pos inv_freq[i]), as HF's apply_rotary_pos_emb. */
+void atn_rope_rotate(float *x, const float *inv_freq, int32_t d_head, int32_t pos);
 /* The operand a product reads under a's precision: in itself (a NULL or fp32), or in
  * rounded into a->round_buf (valid until the next call), counting fp16 overflows in row
  * (0: embeddings, l + 1: layer l) under op. */

@@ -29,6 +29,15 @@ void atn_layer_desc_of(const atn_model *m, atn_layer_desc *d) {
     d->scale_none = m->attn_no_scale;
     d->scale_by_layer = m->attn_scale_by_layer;
     d->d = c->d_model, d->f = c->d_ffn, d->heads = c->n_heads, d->d_head = c->d_head;
+    d->kv_heads = c->n_kv_heads > 0 ? c->n_kv_heads : c->n_heads;
+    d->d_q = d->heads * d->d_head, d->d_kv = d->kv_heads * d->d_head;
+    if (m->rotary.on) {   /* Llama, Qwen2, Qwen3, Mistral */
+        d->norm_type = ATN_NORM_RMSNORM;
+        d->inv_freq = m->rotary.inv_freq;
+        d->qk_norm = m->rotary.qk_norm;
+    }
+    if (c->gated_ffn && c->use_ffn)
+        d->mlp = ATN_MLP_GATED;
 }
 
 float atn_layer_scale(const atn_layer_desc *d, int32_t layer) {
@@ -100,10 +109,12 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
         if (w->stop)
             return;
         const atn_layer_weights *lw = &w->layers[l];   /* the norms' gains and biases */
-        size_t t = w->trace_stride * l;
+        /* a layer's trace inputs are rows * width apart (trace_stride = rows d, or 0) */
+        size_t rows_l = w->trace_stride / (size_t)d * (size_t)l;
+        size_t tq = rows_l * (size_t)D->d_q, tkv = rows_l * (size_t)D->d_kv, t = rows_l * (size_t)d;
         const float *x = w->hidden + (size_t)l * Md;   /* [M][d] the layer input */
         float *out = w->hidden + (size_t)(l + 1) * Md;
-        float *q = w->q + t, *k = w->k + t, *v = w->v + t, *ctx = w->ctx + t, *ao = w->ao + t;
+        float *q = w->q + tq, *k = w->k + tkv, *v = w->v + tkv, *ctx = w->ctx + tq, *ao = w->ao + t;
         float *h1 = w->h1, *ffn = w->ffn;
 
         /* normalise (pre-LN) and project: Q, K, V = x W^T + b */
@@ -114,18 +125,23 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
             xin = h1;
         }
         xin = ops->operand(w, xin, Md, l, ATN_OPERAND_INPUT);
-        ops->project(w, tid, nt, q, xin, l, ATN_W_Q, NULL, -1, d, d);
-        ops->project(w, tid, nt, k, xin, l, ATN_W_K, NULL, -1, d, d);
-        ops->project(w, tid, nt, v, xin, l, ATN_W_V, NULL, -1, d, d);
+        ops->project(w, tid, nt, q, xin, l, ATN_W_Q, NULL, -1, d, D->d_q);
+        ops->project(w, tid, nt, k, xin, l, ATN_W_K, NULL, -1, d, D->d_kv);
+        ops->project(w, tid, nt, v, xin, l, ATN_W_V, NULL, -1, d, D->d_kv);
         between_ops(w);
-        /* positions that act on Q and K (rotary) would go here, per head, before attend */
+        /* positions that act on Q and K (rotary), per head, before attend */
+        if (D->inv_freq && !w->no_positions) {
+            ops->positions(w, tid, nt, l, q, k);
+            between_ops(w);
+        }
 
         /* scores, scale, mask, gates, softmax (captured), weighted sum */
         ops->attend(w, tid, nt, l, q, k, v, ctx);
         between_ops(w);
 
         /* output projection, residual, normalise */
-        ops->project(w, tid, nt, ao, ops->operand(w, ctx, Md, l, ATN_OPERAND_CONTEXT), l, ATN_W_O, NULL, -1, d, d);
+        ops->project(w, tid, nt, ao, ops->operand(w, ctx, (size_t)M * D->d_q, l, ATN_OPERAND_CONTEXT), l, ATN_W_O,
+                     NULL, -1, D->d_q, d);
         between_ops(w);
         switch (D->norm_place) {
         case ATN_NORM_POST:   /* h1 = LN1(x + attn_out) */
@@ -146,8 +162,16 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
             if (D->norm_place != ATN_NORM_PRE)
                 ops->add(w, tid, nt, out, h1, NULL);
         } else {
-            ops->project(w, tid, nt, ffn, ops->operand(w, h1, Md, l, ATN_OPERAND_FFN_IN), l, ATN_W_FFN_IN, NULL,
-                         (int)D->act, d, f);
+            const float *fin = ops->operand(w, h1, Md, l, ATN_OPERAND_FFN_IN);
+            if (D->mlp == ATN_MLP_GATED) {   /* ffn = act(h1 Wg^T + bg) * (h1 W1^T + b1) */
+                float *up = ffn + (size_t)M * f;
+                ops->project(w, tid, nt, ffn, fin, l, ATN_W_FFN_GATE, NULL, (int)D->act, d, f);
+                ops->project(w, tid, nt, up, fin, l, ATN_W_FFN_IN, NULL, -1, d, f);
+                between_ops(w);
+                ops->mul(w, tid, nt, ffn, up, (size_t)M * f);
+            } else {
+                ops->project(w, tid, nt, ffn, fin, l, ATN_W_FFN_IN, NULL, (int)D->act, d, f);
+            }
             between_ops(w);
             const float *mid = ops->operand(w, ffn, (size_t)M * f, l, ATN_OPERAND_FFN_MID);
             if (D->norm_place == ATN_NORM_PRE) {

@@ -38,16 +38,19 @@ typedef enum atn_norm_place {
 
 typedef enum atn_norm_type {
     ATN_NORM_LAYERNORM = 0,   /* (x - mean) / sqrt(var + eps) * g + b */
+    ATN_NORM_RMSNORM,         /* x / sqrt(mean(x^2) + eps) * g (Llama's LlamaRMSNorm) */
 } atn_norm_type;
 
 typedef enum atn_mlp_kind {
     ATN_MLP_NONE = 0,    /* toy models without a feed-forward block */
     ATN_MLP_PLAIN,       /* act(x W1^T + b1) W2^T + b2, act as atn_layer_desc.act */
+    ATN_MLP_GATED,       /* (act(x Wg^T + bg) * (x W1^T + b1)) W2^T + b2: SwiGLU with act silu */
 } atn_mlp_kind;
 
 /* Which weight of a layer a projection reads (atn_layer_weights' names). */
 typedef enum atn_weight_id {
     ATN_W_Q = 0, ATN_W_K, ATN_W_V, ATN_W_O, ATN_W_FFN_IN, ATN_W_FFN_OUT,
+    ATN_W_FFN_GATE,      /* the gated MLP's gate (wg) */
 } atn_weight_id;
 
 /* Weight `which` of layer lw and its bias (*bias; NULL: zero). */
@@ -59,6 +62,7 @@ static inline const float *atn_layer_weight(const atn_layer_weights *lw, atn_wei
     case ATN_W_O: return *bias = lw->bo, lw->wo;
     case ATN_W_FFN_IN: return *bias = lw->b1, lw->w1;
     case ATN_W_FFN_OUT: return *bias = lw->b2, lw->w2;
+    case ATN_W_FFN_GATE: return *bias = lw->bg, lw->wg;
     }
     return *bias = NULL, NULL;
 }
@@ -76,6 +80,16 @@ typedef struct atn_layer_desc {
        (GPT-2's scale_attn_weights / scale_attn_by_inverse_layer_idx) */
     bool scale_none, scale_by_layer;
     int32_t d, f, heads, d_head;
+    /* the attention's widths: kv_heads K/V heads (query head h reads K/V head
+       h / (heads / kv_heads)), q and ctx rows d_q = heads d_head wide, k and v rows d_kv =
+       kv_heads d_head; heads, d and d, without grouped heads or a head_dim of its own */
+    int32_t kv_heads, d_q, d_kv;
+    /* rotary positions (the positions op): q and k of each head at position p rotated by
+       p inv_freq[i] in the pairs (i, i + d_head / 2) (rotate-half, as HF's
+       apply_rotary_pos_emb); NULL: none.  qk_norm: each head's q and k RMS-normalised
+       first with the layer's q_norm_g / k_norm_g (Qwen3) */
+    const float *inv_freq;
+    bool qk_norm;
 } atn_layer_desc;
 
 /* The description of model's layers (every layer of one model is alike today). */
@@ -99,6 +113,7 @@ typedef struct atn_walk_seq {
        weighted sum), or NULL */
     void (*head_done)(void *user, int32_t layer, int32_t head, const float *att_h, int32_t n);
     void *head_user;
+    const int32_t *pos_ids;      /* [n] each token's position (the rotation's angle), or NULL */
     int32_t nonfinite_layer;     /* in: -1, or 0 when the embeddings were not finite; out: the
                                     first layer whose output has a NaN or an infinity */
 } atn_walk_seq;
@@ -121,11 +136,13 @@ typedef struct atn_walk {
     float *hidden;                     /* [L+1][M][d] */
     float *q, *k, *v, *ctx, *ao;       /* [L][M][d], or [M][d] (trace_stride 0) */
     size_t trace_stride;
-    float *h1, *ffn;                   /* [M][d], [M][f] scratch */
+    float *h1, *ffn;                   /* [M][d], [M][f] scratch ([M][2f] for a gated MLP: the
+                                          up projection in the second half) */
     /* the what-if interventions every sequence shares (heads off are per sequence) */
     const float *slopes;               /* [H] ALiBi, or NULL */
     float temperature;                 /* 1: none */
     atn_head_mode head_mode;
+    bool no_positions;                 /* the what-if lab's "no positions": no rotation */
     bool gated;                        /* any intervention (the attention's gated softmax) */
     int32_t start;                     /* layers start.. run; hidden[0..start] are given */
     /* reduced precision (the reference ops): the rounding hook's state, or NULL (fp32) */
@@ -174,6 +191,14 @@ typedef struct atn_layer_ops {
     /* After layer l wrote out [M, d]: marks the sequences that went non-finite there (the
        CPU's is atn_walk_check_finite; the GPU's flags them on the device). */
     void (*end_layer)(atn_walk *w, int tid, int nt, const float *out, int32_t l);
+    /* (Added after the first six, so tables written in order keep their meaning.)
+       Rotary positions of layer l (desc.inv_freq set): each sequence's q [M, d_q] and k
+       [M, d_kv] rows, head by head, RMS-normalised first when desc.qk_norm, rotated by the
+       token's position id.  NULL in a backend that does not run rotary models (the packed
+       and CUDA ops: those models are routed to the reference ops or refused). */
+    void (*positions)(const atn_walk *w, int tid, int nt, int32_t l, float *q, float *k);
+    /* out[i] *= by[i] over count floats (the gated MLP's product); NULL as positions. */
+    void (*mul)(const atn_walk *w, int tid, int nt, float *out, const float *by, size_t count);
 } atn_layer_ops;
 
 /* The CPU's row steps (host memory), split by rows as the packed norm splits them. */

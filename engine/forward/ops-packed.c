@@ -29,6 +29,7 @@ static void packed_project(const atn_walk *w, int tid, int nt, float *out, const
     case ATN_W_O: W = pw->wo; break;
     case ATN_W_FFN_IN: W = pw->w1; break;
     case ATN_W_FFN_OUT: W = pw->w2; break;
+    case ATN_W_FFN_GATE: break;   /* gated MLPs never take the packed ops (encoder.c, fast_path_applies) */
     }
     int lo, hi;
     atn_team_split(atn_panels(o), tid, nt, &lo, &hi);
@@ -89,6 +90,7 @@ const atn_layer_ops atn_ops_packed = {
     .project = packed_project,
     .norm = packed_norm,
     .attend = packed_attend,
+    /* no positions or mul: rotary decoders and gated MLPs take the reference ops */
     .add = atn_walk_add_rows,
     .end_layer = atn_walk_check_finite,
 };

@@ -71,6 +71,39 @@ void atn_activate(float *x, size_t count, atn_activation act) {
         for (size_t i = 0; i < count; i++)
             x[i] = x[i] > 0.0f ? x[i] : 0.0f;
         break;
+    case ATN_ACT_SILU:   /* torch's silu: x * sigmoid(x) */
+        for (size_t i = 0; i < count; i++)
+            x[i] = x[i] / (1.0f + expf(-x[i]));
+        break;
+    }
+}
+
+void atn_rmsnorm(float *out, const float *in, const float *g, int32_t n, int32_t d, float eps) {
+    /* LlamaRMSNorm: in float32, variance = mean(x^2), x * rsqrt(variance + eps), then
+       weight * x; the mean is summed in double here */
+    for (int32_t r = 0; r < n; r++) {
+        const float *x = in + (size_t)r * d;
+        float *y = out + (size_t)r * d;
+        double ss = 0;
+        for (int32_t c = 0; c < d; c++)
+            ss += (double)x[c] * x[c];
+        float rstd = (float)(1.0 / sqrt((float)(ss / d) + (double)eps));
+        for (int32_t c = 0; c < d; c++)
+            y[c] = (g ? g[c] : 1.0f) * (x[c] * rstd);
+    }
+}
+
+void atn_rope_rotate(float *x, const float *inv_freq, int32_t d_head, int32_t pos) {
+    /* HF's LlamaRotaryEmbedding and apply_rotary_pos_emb: the angle in float32
+       (inv_freq @ position_ids), cos and sin of it, x * cos + rotate_half(x) * sin with
+       rotate_half(x) = cat(-x[half:], x[:half]) */
+    int32_t half = d_head / 2;
+    for (int32_t i = 0; i < half; i++) {
+        float angle = (float)pos * inv_freq[i];
+        float c = (float)cos((double)angle), s = (float)sin((double)angle);
+        float a = x[i], b = x[i + half];
+        x[i] = a * c - b * s;
+        x[i + half] = b * c + a * s;
     }
 }
 
@@ -189,7 +222,43 @@ static void ref_norm(const atn_walk *w, int tid, int nt, float *out, const float
             out[x] = in[x] + res[x];
         in = out;
     }
-    atn_layernorm(out, in, g, b, M, d, w->desc.eps);
+    if (w->desc.norm_type == ATN_NORM_RMSNORM)
+        atn_rmsnorm(out, in, g, M, d, w->desc.eps);
+    else
+        atn_layernorm(out, in, g, b, M, d, w->desc.eps);
+}
+
+/* Each sequence's q and k rows, head by head: Qwen3's per-head RMSNorm, then the rotation
+ * by the token's position id (the run's, so the what-if shuffle moves it too). */
+static void ref_positions(const atn_walk *w, int tid, int nt, int32_t l, float *q, float *k) {
+    (void)tid, (void)nt;
+    const atn_layer_desc *D = &w->desc;
+    const atn_layer_weights *lw = &w->layers[l];
+    int32_t kd = D->d_head;
+    for (int32_t s = 0; s < w->count; s++) {
+        const atn_walk_seq *sq = &w->seq[s];
+        for (int32_t i = 0; i < sq->n; i++) {
+            int32_t row = sq->row + i, pos = sq->pos_ids ? sq->pos_ids[i] : i;
+            for (int32_t h = 0; h < D->heads; h++) {
+                float *x = q + (size_t)row * D->d_q + (size_t)h * kd;
+                if (D->qk_norm)
+                    atn_rmsnorm(x, x, lw->q_norm_g, 1, kd, D->eps);
+                atn_rope_rotate(x, D->inv_freq, kd, pos);
+            }
+            for (int32_t h = 0; h < D->kv_heads; h++) {
+                float *x = k + (size_t)row * D->d_kv + (size_t)h * kd;
+                if (D->qk_norm)
+                    atn_rmsnorm(x, x, lw->k_norm_g, 1, kd, D->eps);
+                atn_rope_rotate(x, D->inv_freq, kd, pos);
+            }
+        }
+    }
+}
+
+static void ref_mul(const atn_walk *w, int tid, int nt, float *out, const float *by, size_t count) {
+    (void)w, (void)tid, (void)nt;
+    for (size_t i = 0; i < count; i++)
+        out[i] *= by[i];
 }
 
 /* One sequence's heads: att[h] = softmax(scale Q_h K_h^T + mask (+ the gates)), ctx_h =
@@ -198,7 +267,8 @@ static void ref_norm(const atn_walk *w, int tid, int nt, float *out, const float
 static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, float *q, float *k, float *v,
                        float *ctx) {
     const atn_layer_desc *D = &w->desc;
-    int32_t n = s->n, d = D->d, H = D->heads, kd = d / H, row = l + 1;
+    int32_t n = s->n, H = D->heads, kd = D->d_head, row = l + 1;
+    int32_t dq = D->d_q, dkv = D->d_kv, group = H / D->kv_heads;   /* query head h reads K/V head h / group */
     float scale = atn_layer_scale(D, l);
     const float *mask = s->mask_base && !s->mask_layers[l] ? s->mask_base : s->mask;
     const uint8_t *off_l = s->heads_off ? s->heads_off + (size_t)l * H : NULL;
@@ -208,18 +278,18 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
     if (a && w->one_head)   /* the forward rounded them in place already */
         gated = w->slopes || w->temperature != 1.0f || off_l;
     else if (a) {
-        size_t nd = (size_t)n * d;
-        round_in_place(a, q, nd, row, ATN_OPERAND_Q);
-        round_in_place(a, k, nd, row, ATN_OPERAND_K);
-        round_in_place(a, v, nd, row, ATN_OPERAND_V);
+        round_in_place(a, q, (size_t)n * dq, row, ATN_OPERAND_Q);
+        round_in_place(a, k, (size_t)n * dkv, row, ATN_OPERAND_K);
+        round_in_place(a, v, (size_t)n * dkv, row, ATN_OPERAND_V);
         gated = w->slopes || w->temperature != 1.0f || off_l;
     }
     for (int32_t h = w->one_head ? w->head : 0; h < (w->one_head ? w->head + 1 : H); h++) {
         float *att_h = w->one_head || s->attn_one_head ? att : att + (size_t)h * n * n;
         int off = off_l && off_l[h];
-        /* att_h[n,n] = scale · Q_h[n,k] · K_h[n,k]^T */
+        size_t kv = (size_t)(h / group) * kd;
+        /* att_h[n,n] = scale · Q_h[n,k] · K_g[n,k]^T, g = h / group */
         if (!(off && w->head_mode == ATN_HEAD_ZERO))
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, kd, scale, q + h * kd, d, k + h * kd, d, 0.0f,
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, kd, scale, q + h * kd, dq, k + kv, dkv, 0.0f,
                         att_h, n);
         if (gated)
             softmax_rows_iv(att_h, mask, n, w->slopes ? w->slopes[h] : 0.0f, w->temperature, off, w->head_mode);
@@ -230,18 +300,18 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
         if (w->one_head)
             break;   /* the probabilities were asked for, not the context */
         const float *p = atn_round_operand(a, att_h, (size_t)n * n, row, ATN_OPERAND_PROBS);
-        /* ctx_h[n,k] = att_h[n,n] · V_h[n,k] */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, n, 1.0f, p, n, v + h * kd, d, 0.0f,
-                    ctx + h * kd, d);
+        /* ctx_h[n,k] = att_h[n,n] · V_g[n,k] */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, n, 1.0f, p, n, v + kv, dkv, 0.0f,
+                    ctx + h * kd, dq);
     }
 }
 
 static void ref_attend(const atn_walk *w, int tid, int nt, int32_t l, float *q, float *k, float *v, float *ctx) {
     (void)tid, (void)nt;
-    size_t d = (size_t)w->desc.d;
+    size_t dq = (size_t)w->desc.d_q, dkv = (size_t)w->desc.d_kv;
     for (int32_t s = 0; s < w->count; s++) {
-        size_t at = (size_t)w->seq[s].row * d;
-        attend_seq(w, &w->seq[s], l, q + at, k + at, v + at, ctx + at);
+        size_t r = (size_t)w->seq[s].row;
+        attend_seq(w, &w->seq[s], l, q + r * dq, k + r * dkv, v + r * dkv, ctx + r * dq);
     }
 }
 
@@ -251,6 +321,8 @@ const atn_layer_ops atn_ops_ref = {
     .project = ref_project,
     .norm = ref_norm,
     .attend = ref_attend,
+    .positions = ref_positions,
+    .mul = ref_mul,
     .add = atn_walk_add_rows,
     .end_layer = atn_walk_check_finite,
 };

@@ -120,10 +120,14 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
     bool keep_attn = o->keep_attention && !o->attention_on_demand;
     bool keep_trace = o->keep_trace_inputs || o->attention_on_demand;
     double attn = (double)n * n * (keep_attn ? L * c->n_heads : o->attention_on_demand ? 1 : c->n_heads);
-    double trace = nd * (keep_trace ? L : 1);
+    /* q and ctx rows are n_heads d_head wide, which a rotary decoder's head_dim may make
+       wider than d_model (Qwen3); k and v rows are no wider */
+    double width = (double)c->n_heads * c->d_head > c->d_model ? (double)c->n_heads * c->d_head : c->d_model;
+    double trace = (double)n * width * (keep_trace ? L : 1);
     /* the ffn buffer also holds the embeddings before their projection to d when they are
-       wider than the FFN (ELECTRA's generators; encoder.c) */
-    double ffn = c->use_ffn ? c->d_ffn : 1;
+       wider than the FFN (ELECTRA's generators; encoder.c); a gated MLP's up projection
+       goes in its second half */
+    double ffn = c->use_ffn ? (double)c->d_ffn * (c->gated_ffn ? 2 : 1) : 1;
     if (c->use_embeddings && atn_d_embed(c) != c->d_model && atn_d_embed(c) > ffn)
         ffn = atn_d_embed(c);
     /* reduced precision: the scratch the CPU rounds operands into (engine/forward/precision.h) */
@@ -173,7 +177,8 @@ static void format_bytes(char *buf, size_t len, double bytes) {
  * the query), the same in every query row but for the causal term.  The one
  * place the mask is decided: every backend adds it, the trace reads it from the capture,
  * and per-query masks (causal, windows) are further terms added here. */
-static void build_mask(float *mask_add, const atn_encoding *enc, bool causal, const atn_interventions *iv) {
+static void build_mask(float *mask_add, const atn_encoding *enc, bool causal, int32_t window,
+                       const atn_interventions *iv) {
     int32_t n = enc->n;
     for (int32_t j = 0; j < n; j++)
         mask_add[j] = enc->mask[j] ? 0.0f : ATN_MASK_MIN;
@@ -186,6 +191,13 @@ static void build_mask(float *mask_add, const atn_encoding *enc, bool causal, co
     if (causal)
         for (int32_t i = 0; i < n; i++)
             for (int32_t j = i + 1; j < n; j++)
+                mask_add[(size_t)i * n + j] = ATN_MASK_MIN;
+    /* a rotary decoder's sliding window (Mistral; Qwen2 with use_sliding_window): query i
+       sees key j only when i - j < window, HF's sliding_window_overlay (kv_idx > q_idx -
+       sliding_window), the same finfo.min where it hides a key */
+    if (window > 0)
+        for (int32_t i = window; i < n; i++)
+            for (int32_t j = 0; j <= i - window; j++)
                 mask_add[(size_t)i * n + j] = ATN_MASK_MIN;
     /* the what-if lab's masks (causal, window + global, strided, hidden keys): the same
        ATN_MASK_MIN in the cells they hide (engine/whatif/interventions.c) */
@@ -277,7 +289,7 @@ void atn_run_inputs(const atn_model *m, const atn_encoding *enc, const atn_inter
                     float *mask_add) {
     atn_family_position_ids(m->family, &m->cfg, enc, pos_ids);
     atn_interventions_shuffle_positions(pos_ids, enc, iv);
-    build_mask(mask_add, enc, m->family->causal, iv);
+    build_mask(mask_add, enc, m->family->causal, m->rotary.window, iv);
 }
 
 atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_options *opts_in,
@@ -322,6 +334,9 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     if (o->precision != ATN_PRECISION_FP32 && o->precision != ATN_PRECISION_FP16 &&
         o->precision != ATN_PRECISION_BF16)
         return atn_error_set(err, ATN_E_INVALID, "precision %d is not fp32, fp16 or bf16", (int)o->precision);
+    if (o->precision != ATN_PRECISION_FP32 && m->rotary.on)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "reduced precision is not available for %s models yet "
+                             "(rotary positions, grouped K/V heads): run them in fp32", m->family->name);
     int32_t n = enc->n;
 
     run_layout lay;
@@ -436,9 +451,9 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
        additive mask (the trace reads the same mask through the capture) */
     atn_family_position_ids(m->family, c, run->enc, a->pos_ids);
     atn_interventions_shuffle_positions(a->pos_ids, run->enc, iv);
-    build_mask(a->mask_add, run->enc, m->family->causal, iv);
+    build_mask(a->mask_add, run->enc, m->family->causal, m->rotary.window, iv);
     if (a->mask_base)   /* the layers the what-if masks skip: padding and the family's term */
-        build_mask(a->mask_base, run->enc, m->family->causal, NULL);
+        build_mask(a->mask_base, run->enc, m->family->causal, m->rotary.window, NULL);
     a->alibi_slopes = iv && iv->alibi ? run->slopes : NULL;
     a->temperature = iv && iv->temperature > 0.0f ? iv->temperature : 1.0f;
     a->heads_off = iv && iv->heads_off ? run->heads_off : NULL;
@@ -467,6 +482,9 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     cap->n = n;
     cap->d_model = c->d_model;
     cap->d_head = c->d_head;
+    cap->n_kv_heads = c->n_kv_heads > 0 ? c->n_kv_heads : c->n_heads;
+    cap->d_q = c->n_heads * c->d_head;
+    cap->d_kv = cap->n_kv_heads * c->d_head;
     cap->enc = run->enc;
     cap->attn = o->keep_attention ? a->attn : NULL;
     cap->attn_on_demand = o->attention_on_demand;

@@ -118,15 +118,16 @@ typedef enum atn_activation {
     ATN_ACT_GELU = 0,  /* 0.5 x (1 + erf(x / sqrt 2)), HF "gelu" */
     ATN_ACT_GELU_TANH, /* tanh approximation, HF "gelu_new" / "gelu_pytorch_tanh" */
     ATN_ACT_RELU,
+    ATN_ACT_SILU,      /* x sigmoid(x), HF "silu" / "swish" (the gate of SwiGLU MLPs) */
 } atn_activation;
 
-const char *atn_activation_name(atn_activation act);   /* "gelu", "gelu_tanh", "relu"; "?" (static) */
+const char *atn_activation_name(atn_activation act);   /* "gelu", "gelu_tanh", "relu", "silu"; "?" (static) */
 
 typedef struct atn_config {
     int32_t n_layers;        /* L */
     int32_t d_model;         /* d */
     int32_t n_heads;         /* H, divides d */
-    int32_t d_head;          /* k = d / H */
+    int32_t d_head;          /* k = d / H (a rotary decoder's head_dim may differ: H k != d) */
     int32_t d_ffn;           /* f */
     atn_activation act;
     float ln_eps;
@@ -145,6 +146,11 @@ typedef struct atn_config {
     /* the padding token's id where the family's position ids depend on it (RoBERTa's
        padding_idx); 0 otherwise */
     int32_t pad_token_id;
+    /* the K/V heads of grouped-query attention (Llama's num_key_value_heads): query head h
+       reads K/V head h / (n_heads / n_kv_heads); 0 means n_heads (every head its own) */
+    int32_t n_kv_heads;
+    /* a gated feed-forward (SwiGLU): act(x Wg^T) * (x W1^T), then W2 */
+    bool gated_ffn;
 } atn_config;
 
 /* Checks the numbers agree with each other (heads divide d, positive sizes ...):
@@ -455,8 +461,10 @@ typedef struct atn_capture {
     const float *attn;          /* [L][H][n][n] probabilities; row = query, column = key */
     const float *hidden;        /* [L+1][n][d] hidden[0] = embeddings output, hidden[l] = input of layer l,
                                    hidden[L] = final output (HF's hidden_states) */
-    const float *q, *k, *v;     /* [L][n][d] projections with bias; head h is columns h*k..h*k+k-1 */
-    const float *ctx;           /* [L][n][d] concatenated head outputs (softmax(QK^T/sqrt k) V), before W_O */
+    const float *q, *k, *v;     /* [L][n][d] projections with bias; head h is columns h*k..h*k+k-1
+                                   (rows d_q wide for q, d_kv for k and v: see below) */
+    const float *ctx;           /* [L][n][d] concatenated head outputs (softmax(QK^T/sqrt k) V), before W_O
+                                   (rows d_q wide) */
     const float *attn_out;      /* [L][n][d] ctx W_O^T + b_O (before residual and LayerNorm) */
     const float *mask_add;      /* [n][n] the additive mask the softmax added to the scaled scores
                                    (row = query, column = key): 0, or -FLT_MAX for a padded key
@@ -489,6 +497,12 @@ typedef struct atn_capture {
        a full capture that did not fit the memory budget) */
     bool attn_on_demand;
     const struct atn_run *run;      /* the run this capture belongs to */
+    /* the attention's widths, d_model and n_heads for every encoder and GPT-2: a rotary
+       decoder (Llama, Qwen, Mistral) may have fewer K/V heads (query head h reads K/V head
+       h / (n_heads / n_kv_heads)) and heads whose widths do not add up to d_model.  q and
+       ctx are then [L][n][d_q] (d_q = n_heads d_head), k and v [L][n][d_kv] (d_kv =
+       n_kv_heads d_head), q and k after the rotation (what the scores read) */
+    int32_t n_kv_heads, d_q, d_kv;
 } atn_capture;
 
 /* Head `head` of layer `layer` [n][n] (row = query, column = key) into out: a copy of
@@ -726,13 +740,18 @@ typedef struct atn_trace {
     float max_abs_diff; /* |weights - captured probabilities|, a self-check */
     bool causal;        /* a causal model (GPT-2): keys after the query are masked (their
                            mask_term is ATN_MASK_MIN, finfo.min) as well as padded ones */
+    int32_t kv_head;    /* the K/V head this query head reads (grouped-query attention:
+                           head / (n_heads / n_kv_heads)); keys and values are its rows.  q and
+                           keys are after the rotation of a rotary model (what the scores read) */
 } atn_trace;
 
 /* Recomputes head (layer, head)'s attention for token query in double precision from the
  * capture's Q, K, V (so the run must keep trace inputs).  *out is the caller's
  * (atn_trace_free); every array in it is owned by the trace, shapes as above; enc is
  * borrowed from cap.  ATN_E_INVALID: NULL cap, no trace inputs, no mask_add, layer/head/query
- * out of range (the message gives the range); ATN_E_NOMEM. */
+ * out of range (the message gives the range); ATN_E_UNSUPPORTED: heads whose widths do not
+ * add up to d_model (Qwen3's head_dim), whose concatenation the trace does not show yet;
+ * ATN_E_NOMEM. */
 atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int32_t layer,
                              int32_t head, int32_t query, atn_trace **out, atn_error *err);
 void atn_trace_free(atn_trace *trace);   /* NULL: nothing */
