@@ -36,6 +36,48 @@
         .act_gelu = true,                                                                               \
     }
 
+
+/* The names Llama, Qwen2, Qwen3 and Mistral share (LlamaForCausalLM and its copies:
+   "model." before the decoder, lm_head.weight unprefixed) */
+#define ROTARY_TENSORS                                                                                  \
+    .prefixes = {"model.", "", NULL},                                                                   \
+    .word_emb = "embed_tokens.weight",                                                                  \
+    .layer = "layers.",                                                                                 \
+    .wq = "self_attn.q_proj.weight", .bq = "self_attn.q_proj.bias",                                     \
+    .wk = "self_attn.k_proj.weight", .bk = "self_attn.k_proj.bias",                                     \
+    .wv = "self_attn.v_proj.weight", .bv = "self_attn.v_proj.bias",                                     \
+    .wo = "self_attn.o_proj.weight", .bo = "self_attn.o_proj.bias",                                     \
+    .ln1_w = "input_layernorm.weight", .ln2_w = "post_attention_layernorm.weight",                      \
+    .gate_w = "mlp.gate_proj.weight", .gate_b = "mlp.gate_proj.bias",                                   \
+    .w1 = "mlp.up_proj.weight", .b1 = "mlp.up_proj.bias",                                               \
+    .w2 = "mlp.down_proj.weight", .b2 = "mlp.down_proj.bias",                                           \
+    .final_ln_w = "norm.weight",                                                                        \
+    .lm_head_w = "lm_head.weight"
+#define ROTARY_CONFIG(max_pos)                                                                          \
+    .d_model = "hidden_size",                                                                           \
+    .n_layers = "num_hidden_layers",                                                                    \
+    .n_heads = "num_attention_heads",                                                                   \
+    .d_ffn = "intermediate_size",                                                                       \
+    .vocab_size = "vocab_size",                                                                         \
+    .max_positions = "max_position_embeddings", .max_positions_default = (max_pos),                     \
+    .type_vocab_size = NULL, .type_vocab_size_default = 1,                                              \
+    .act = "hidden_act", .act_default = "silu",                                                         \
+    .ln_eps = "rms_norm_eps", .ln_eps_default = 1e-6f,                                                  \
+    .position_type = NULL, .position_type_default = "absolute",                                         \
+    .kv_heads = "num_key_value_heads", .head_dim = "head_dim",                                          \
+    .rope_theta = "rope_theta", .rope_theta_default = 10000.0, .rope_scaling = "rope_scaling",          \
+    .tie_default_false = true
+#define ROTARY_FAMILY                                                                                   \
+    .positions = ATN_POSITIONS_FROM_0,                                                                  \
+    .token_types = false,                                                                               \
+    .mlm = {.what = "lm_head"},                                                                         \
+    .tokenizer = "bpe",                                                                                 \
+    .vocab_file = "vocab.json",                                                                         \
+    .merges_file = "merges.txt",                                                                        \
+    .pre_ln = true,                                                                                     \
+    .causal = true,                                                                                     \
+    .rotary = true
+
 static const atn_family families[] = {
     {
         .name = "BERT",
@@ -328,6 +370,46 @@ static const atn_family families[] = {
         .merges_file = "merges.txt",
         .pre_ln = true,
         .causal = true,
+    },
+    {
+        /* LlamaConfig / LlamaForCausalLM (modeling_llama.py): also SmolLM2 and MiniMind-style
+           folders.  attention_bias gives q, k, v and o biases, mlp_bias the MLP's */
+        .name = "Llama",
+        .model_types = {"llama", NULL},
+        .config = {ROTARY_CONFIG(2048), .attention_bias = "attention_bias", .mlp_bias = "mlp_bias"},
+        .tensors = {ROTARY_TENSORS},
+        ROTARY_FAMILY,
+    },
+    {
+        /* Qwen2Config / Qwen2ForCausalLM (Qwen2, Qwen2.5): q, k, v biases, o_proj without;
+           the sliding window in the layers from max_window_layers on when use_sliding_window */
+        .name = "Qwen2",
+        .model_types = {"qwen2", NULL},
+        .config = {ROTARY_CONFIG(32768), .sliding_window = "sliding_window",
+                   .use_sliding_window = "use_sliding_window", .max_window_layers = "max_window_layers",
+                   .sliding_window_default = 4096, .max_window_layers_default = 28},
+        .tensors = {ROTARY_TENSORS, .qkv_bias = true},
+        ROTARY_FAMILY,
+    },
+    {
+        /* Qwen3Config / Qwen3ForCausalLM: per-head q_norm / k_norm (RMSNorm over head_dim)
+           before the rotation, head_dim apart from hidden / heads, attention_bias as Llama */
+        .name = "Qwen3",
+        .model_types = {"qwen3", NULL},
+        .config = {ROTARY_CONFIG(32768), .attention_bias = "attention_bias", .sliding_window = "sliding_window",
+                   .use_sliding_window = "use_sliding_window", .max_window_layers = "max_window_layers",
+                   .sliding_window_default = 4096, .max_window_layers_default = 28},
+        .tensors = {ROTARY_TENSORS, .q_norm_w = "self_attn.q_norm.weight", .k_norm_w = "self_attn.k_norm.weight"},
+        ROTARY_FAMILY,
+    },
+    {
+        /* MistralConfig / MistralForCausalLM: Llama's layers without biases; sliding_window
+           (when set) in every layer */
+        .name = "Mistral",
+        .model_types = {"mistral", NULL},
+        .config = {ROTARY_CONFIG(4096 * 32), .sliding_window = "sliding_window", .sliding_window_default = 4096},
+        .tensors = {ROTARY_TENSORS},
+        ROTARY_FAMILY,
     },
 };
 

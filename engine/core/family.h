@@ -54,6 +54,18 @@ typedef struct atn_family_config {
        + 1)), "reorder_and_upcast_attn" (default false: the same arithmetic in float32,
        which is what attnscope computes anyway).  NULL: the family has no such key */
     const char *scale_attn_weights, *scale_attn_by_inverse_layer_idx, *reorder_and_upcast_attn;
+    /* rotary decoders (atn_family.rotary; LlamaConfig, Qwen2Config, Qwen3Config,
+       MistralConfig): "num_key_value_heads" (default num_attention_heads), "head_dim"
+       (default hidden / heads), "rope_theta" (rope_theta_default), "rope_scaling",
+       "attention_bias" (q, k, v and o biases; default false), "mlp_bias" (default false),
+       "sliding_window" with "use_sliding_window" / "max_window_layers" (Qwen2, Qwen3;
+       NULL: the window applies to every layer when set, as Mistral), the default of
+       "tie_word_embeddings" (false: an lm_head.weight of its own).  NULL: no such key */
+    const char *kv_heads, *head_dim, *rope_theta, *rope_scaling, *attention_bias, *mlp_bias;
+    double rope_theta_default;
+    const char *sliding_window, *use_sliding_window, *max_window_layers;
+    int32_t sliding_window_default, max_window_layers_default;   /* as the config classes set them */
+    bool tie_default_false;
 } atn_family_config;
 
 /* Tensor names of the encoder.  Each is the full name after a prefix; a layer's names
@@ -92,6 +104,11 @@ typedef struct atn_family_tensors {
        no prefix), read when config.json says "tie_word_embeddings": false; else the head is
        word_emb, as transformers ties it.  Only for next-token families */
     const char *lm_head_w;
+    /* rotary decoders: the gated MLP's gate (mlp.gate_proj; w1/b1 name up_proj, w2/b2
+       down_proj), its bias (with mlp_bias), Qwen3's per-head q_norm / k_norm; q, k, v
+       biases always present (Qwen2) */
+    const char *gate_w, *gate_b, *q_norm_w, *k_norm_w;
+    bool qkv_bias;
 } atn_family_tensors;
 
 /* The masked-LM head's tensors (full names, no prefix); optional as a whole: when
@@ -132,6 +149,10 @@ typedef struct atn_family {
        (logits = h_L word_emb^T, the tied LM head) instead of masked words */
     bool causal;
     const char *merges_file;         /* BPE merges next to vocab_file ("merges.txt"); NULL: none */
+    /* a rotary decoder (Llama, Qwen2, Qwen3, Mistral): pre-norm blocks with RMSNorm, a gated
+       MLP, rotary positions on q and k (no position table), grouped K/V heads, a final
+       RMSNorm (tensors.final_ln_w) and a next-token head (pre_ln and causal are set too) */
+    bool rotary;
 } atn_family;
 
 /* The BERT family (also what toy and random models are: post-LN BERT encoders). */

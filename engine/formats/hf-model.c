@@ -20,6 +20,7 @@
 #include "core/json.h"
 #include "core/name-map.h"
 #include "core/model-private.h"
+#include "formats/hf-rotary.h"
 #include "formats/safetensors.h"
 #include "tokenize/tok-folder.h"
 #include "formats/torch-bin.h"
@@ -79,6 +80,7 @@ typedef struct hf_loader {
     /* config.json's tie_word_embeddings (default true): the LM head is wte, as
        transformers ties it on load whatever lm_head.weight the file holds */
     bool tie_word_embeddings;
+    atn_hf_rotary rot;                /* a rotary decoder's keys (fam->rotary) */
     const char *prefix;               /* one of fam->tensors.prefixes */
     hf_pending *todo;
     int32_t n_todo, cap_todo;
@@ -292,7 +294,7 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
                            json_type_name(dec));
         goto done;
     }
-    if (cJSON_IsTrue(dec)) {
+    if (cJSON_IsTrue(dec) && !L->fam->causal) {
         st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"is_decoder\" is true: this %s model would use a "
                            "causal mask, which attnscope does not apply to it; set it to false to look at the "
                            "encoder", path, L->fam->name);
@@ -304,7 +306,13 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
         c->act = ATN_ACT_GELU_TANH;
     else if (strcmp(act, "relu") == 0)
         c->act = ATN_ACT_RELU;
-    else {
+    else if (L->fam->rotary && (strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0))
+        c->act = ATN_ACT_SILU;   /* the reference ops only: rotary decoders never take the packed ones */
+    else if (L->fam->rotary) {
+        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"%s\" is \"%.64s\"; supported: "
+                           "silu, gelu, gelu_new, gelu_pytorch_tanh, relu", path, k->act, act);
+        goto done;
+    } else {
         st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"%s\" is \"%.64s\"; supported: "
                            "gelu, gelu_new, gelu_pytorch_tanh, relu", path, k->act, act);
         goto done;
@@ -334,6 +342,10 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
     c->use_bias = c->use_layernorm = c->use_ffn = c->use_residual = c->use_embeddings = true;
     if ((st = atn_config_validate(c, L->err)) != ATN_OK)
         atn_error_prefix(L->err, "%s", path);
+    /* a rotary decoder: grouped K/V heads, head_dim (after the check of d_model / heads, which
+       it may leave), the rotation, biases, window, and its own tie_word_embeddings default */
+    if (st == ATN_OK && L->fam->rotary && (st = atn_hf_rotary_config(path, root, L->fam, c, &L->rot, L->err)) == ATN_OK)
+        L->tie_word_embeddings = L->rot.tie_word_embeddings;
 done:
     cJSON_Delete(root);
     return st;
@@ -609,6 +621,38 @@ static atn_status sinusoidal_positions(hf_loader *L, const float **dst, int32_t 
     return ATN_OK;
 }
 
+/* A rotary decoder's layer: q [H k, d], k and v [KV k, d], o [d, H k], the RMSNorms'
+ * weights (no bias), gate / up / down, Qwen3's q_norm / k_norm [k]; the biases config.json
+ * asks for (attention_bias: q, k, v, o; Qwen2: q, k, v; mlp_bias: the MLP's). */
+static atn_status bind_rotary_layer(hf_loader *L, atn_layer_weights *l, const char *base) {
+    const atn_config *c = &L->model->cfg;
+    int64_t d = c->d_model, f = c->d_ffn, dq = (int64_t)c->n_heads * c->d_head, dkv = (int64_t)c->n_kv_heads * c->d_head;
+    const char *p = L->prefix;
+    const atn_family_tensors *T = &L->fam->tensors;
+    bool qkv_b = T->qkv_bias || L->rot.attention_bias, o_b = L->rot.attention_bias, mlp_b = L->rot.mlp_bias;
+    atn_status st;
+    if ((st = want(L, &l->wq, false, p, dq, d, "%s%s", base, T->wq)) ||
+        (st = want(L, &l->wk, false, p, dkv, d, "%s%s", base, T->wk)) ||
+        (st = want(L, &l->wv, false, p, dkv, d, "%s%s", base, T->wv)) ||
+        (st = want(L, &l->wo, false, p, d, dq, "%s%s", base, T->wo)) ||
+        (qkv_b && ((st = want(L, &l->bq, false, p, dq, -1, "%s%s", base, T->bq)) ||
+                   (st = want(L, &l->bk, false, p, dkv, -1, "%s%s", base, T->bk)) ||
+                   (st = want(L, &l->bv, false, p, dkv, -1, "%s%s", base, T->bv)))) ||
+        (o_b && (st = want(L, &l->bo, false, p, d, -1, "%s%s", base, T->bo))) ||
+        (st = want(L, &l->ln1_g, false, p, d, -1, "%s%s", base, T->ln1_w)) ||
+        (st = want(L, &l->ln2_g, false, p, d, -1, "%s%s", base, T->ln2_w)) ||
+        (st = want(L, &l->wg, false, p, f, d, "%s%s", base, T->gate_w)) ||
+        (st = want(L, &l->w1, false, p, f, d, "%s%s", base, T->w1)) ||
+        (st = want(L, &l->w2, false, p, d, f, "%s%s", base, T->w2)) ||
+        (mlp_b && ((st = want(L, &l->bg, false, p, f, -1, "%s%s", base, T->gate_b)) ||
+                   (st = want(L, &l->b1, false, p, f, -1, "%s%s", base, T->b1)) ||
+                   (st = want(L, &l->b2, false, p, d, -1, "%s%s", base, T->b2)))) ||
+        (T->q_norm_w && ((st = want(L, &l->q_norm_g, false, p, c->d_head, -1, "%s%s", base, T->q_norm_w)) ||
+                         (st = want(L, &l->k_norm_g, false, p, c->d_head, -1, "%s%s", base, T->k_norm_w)))))
+        return st;
+    return ATN_OK;
+}
+
 /* One stored layer's tensors, "<prefix><base>" + each name. */
 static atn_status bind_layer(hf_loader *L, atn_layer_weights *l, const char *base) {
     const atn_config *c = &L->model->cfg;
@@ -616,6 +660,8 @@ static atn_status bind_layer(hf_loader *L, atn_layer_weights *l, const char *bas
     const char *p = L->prefix;
     const atn_family_tensors *T = &L->fam->tensors;
     atn_status st;
+    if (L->fam->rotary)
+        return bind_rotary_layer(L, l, base);
     if (T->qkv_w) {   /* GPT-2's fused c_attn: [d, 3d] (Conv1D), columns q | k | v */
         const float **qkv[3] = {&l->wq, &l->wk, &l->wv}, **qkv_b[3] = {&l->bq, &l->bk, &l->bv};
         for (int32_t s = 0; s < 3; s++)
@@ -665,11 +711,12 @@ static atn_status bind_weights(hf_loader *L) {
     atn_status st;
 
     char pos_name[600];
-    snprintf(pos_name, sizeof pos_name, "%s%s", p, T->pos_emb);
+    snprintf(pos_name, sizeof pos_name, "%s%s", p, T->pos_emb ? T->pos_emb : "");
     bool computed_pos = L->sinusoidal && !has_tensor(L, pos_name);
     if ((st = want(L, &w->word_emb, false, p, V, E, "%s", T->word_emb)) ||
         (computed_pos ? (st = sinusoidal_positions(L, &w->pos_emb, c->max_positions, (int32_t)E))
-                      : (st = want(L, &w->pos_emb, false, p, c->max_positions, E, "%s", T->pos_emb))) ||
+                      : T->pos_emb   /* rotary families have no position table */
+                            && (st = want(L, &w->pos_emb, false, p, c->max_positions, E, "%s", T->pos_emb))) ||
         (L->fam->token_types &&
          (st = want(L, &w->type_emb, false, p, c->type_vocab_size, E, "%s", T->type_emb))) ||
         (T->emb_ln_w && (st = want(L, &w->emb_ln_g, false, p, E, -1, "%s", T->emb_ln_w))) ||
@@ -905,6 +952,14 @@ static atn_status open_hf(hf_loader *L) {
     L->model->family = L->fam;
     L->model->attn_no_scale = L->attn_no_scale;
     L->model->attn_scale_by_layer = L->attn_scale_by_layer;
+    if (L->fam->rotary) {
+        L->model->rotary = L->rot.rotary;
+        float *f = atn_model_alloc_floats(L->model, (size_t)cfg.d_head / 2);
+        if (!f)
+            return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+        atn_hf_rotary_inv_freq(&L->model->rotary, cfg.d_head, f);
+        L->model->rotary.inv_freq = f;
+    }
 
     if (!report(L, 0.02, ATN_STAGE_MAP_WEIGHTS))
         return cancelled(L);

@@ -30,11 +30,17 @@ static void table_complete(void) {
         /* a fused q/k/v tensor (GPT-2) stands for the three; a pre-LN family has a final
            LayerNorm instead of the embeddings' */
         bool fused = t->qkv_w != NULL;
-        const char *names[] = {t->word_emb, t->pos_emb, f->pre_ln ? t->final_ln_w : t->emb_ln_w,
-                               f->pre_ln ? t->final_ln_b : t->emb_ln_b, t->layer, fused ? t->qkv_w : t->wq,
-                               fused ? t->qkv_b : t->bq, fused ? t->qkv_w : t->wk, fused ? t->qkv_b : t->bk,
-                               fused ? t->qkv_w : t->wv, fused ? t->qkv_b : t->bv, t->wo, t->bo, t->ln1_w,
-                               t->ln1_b, t->w1, t->b1, t->w2, t->b2, t->ln2_w, t->ln2_b};
+        /* a rotary decoder has no position table and RMSNorms without bias, but a gated MLP
+           whose gate it names, and its own LM head */
+        bool rot = f->rotary;
+        const char *names[] = {t->word_emb, rot ? t->gate_w : t->pos_emb, f->pre_ln ? t->final_ln_w : t->emb_ln_w,
+                               rot ? t->gate_b : f->pre_ln ? t->final_ln_b : t->emb_ln_b, t->layer,
+                               fused ? t->qkv_w : t->wq, fused ? t->qkv_b : t->bq, fused ? t->qkv_w : t->wk,
+                               fused ? t->qkv_b : t->bk, fused ? t->qkv_w : t->wv, fused ? t->qkv_b : t->bv, t->wo,
+                               t->bo, t->ln1_w, rot ? t->lm_head_w : t->ln1_b, t->w1, t->b1, t->w2, t->b2, t->ln2_w,
+                               rot ? t->lm_head_w : t->ln2_b};
+        CHECK(!rot || (f->pre_ln && f->causal && !t->pos_emb && !t->ln1_b && !t->ln2_b && !t->final_ln_b &&
+                       !t->emb_ln_w && f->config.kv_heads && f->config.rope_theta && f->config.rope_theta_default > 1));
         for (size_t j = 0; j < sizeof names / sizeof names[0]; j++)
             CHECK_MSG(names[j] && names[j][0], "%s: tensor name %zu missing", f->name, j);
         CHECK(!f->token_types || t->type_emb);
@@ -124,7 +130,7 @@ static void lookup(void) {
     CHECK(atn_family_lookup("deberta", "/m/config.json", &err) == NULL);
     CHECK_STR(err.message, "/m/config.json: \"model_type\" is \"deberta\", which attnscope does not open "
               "(supported: \"bert\", \"roberta\", \"xlm-roberta\", \"camembert\", \"distilbert\", \"albert\", "
-              "\"electra\", \"gpt2\")");
+              "\"electra\", \"gpt2\", \"llama\", \"qwen2\", \"qwen3\", \"mistral\")");
     atn_error_clear(&err);
     CHECK(atn_family_lookup(NULL, NULL, &err) == NULL && err.status == ATN_E_UNSUPPORTED);
     CHECK(strstr(err.message, "config.json: no \"model_type\"") == err.message);

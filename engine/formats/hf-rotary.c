@@ -1,0 +1,227 @@
+/* config.json of a rotary decoder (engine/formats/hf-rotary.h): the keys of LlamaConfig,
+ * Qwen2Config, Qwen3Config and MistralConfig that the layer walk reads, with the defaults
+ * of those classes, and the rotation's frequencies as transformers' rope initialisers
+ * (modeling_rope_utils.py: _compute_default_rope_parameters, _compute_linear_scaling_rope_
+ * parameters, _compute_llama3_parameters) make them.  A key whose value would change the
+ * numbers in a way the walk does not compute is refused by name. */
+#include "formats/hf-rotary.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A number key: absent or null gives def (*found false).  Refuses a non-number. */
+static atn_status get_number(const char *path, const cJSON *obj, const char *key, double def, double *out,
+                             bool *found, atn_error *err) {
+    const cJSON *item = key ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+    if (found)
+        *found = item && !cJSON_IsNull(item);
+    if (!item || cJSON_IsNull(item)) {
+        *out = def;
+        return ATN_OK;
+    }
+    if (!cJSON_IsNumber(item))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" must be a number", path, key);
+    *out = item->valuedouble;
+    return ATN_OK;
+}
+
+/* An integer key in [lo, hi]; absent or null: def. */
+static atn_status get_int(const char *path, const cJSON *obj, const char *key, int32_t def, int32_t lo, int32_t hi,
+                          int32_t *out, bool *found, atn_error *err) {
+    double v = 0;
+    bool present = false;
+    atn_status st = get_number(path, obj, key, def, &v, &present, err);
+    if (found)
+        *found = present;
+    if (st || !present) {
+        *out = def;
+        return st;
+    }
+    if (!(v >= lo && v <= hi) || v != floor(v))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" is %g; expected an integer %d..%d", path, key, v, lo, hi);
+    *out = (int32_t)v;
+    return ATN_OK;
+}
+
+static atn_status get_bool(const char *path, const cJSON *obj, const char *key, bool def, bool *out,
+                           atn_error *err) {
+    const cJSON *item = key ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+    if (!item || cJSON_IsNull(item)) {
+        *out = def;
+        return ATN_OK;
+    }
+    if (!cJSON_IsBool(item))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" must be true or false", path, key);
+    *out = cJSON_IsTrue(item);
+    return ATN_OK;
+}
+
+/* rope_scaling (or transformers 5's rope_parameters): its type and factors. */
+static atn_status read_scaling(const char *path, const cJSON *scaling, const char *key, atn_rotary *r,
+                               atn_error *err) {
+    r->scaling = "none";
+    if (!scaling || cJSON_IsNull(scaling))
+        return ATN_OK;
+    if (!cJSON_IsObject(scaling))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" must be an object or null", path, key);
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(scaling, "rope_type");
+    if (!type)
+        type = cJSON_GetObjectItemCaseSensitive(scaling, "type");
+    const char *t = cJSON_IsString(type) ? type->valuestring : "default";
+    if (type && !cJSON_IsString(type))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\".rope_type must be a string", path, key);
+    atn_status st;
+    bool found;
+    if (strcmp(t, "default") == 0)
+        return ATN_OK;
+    if (strcmp(t, "linear") == 0 || strcmp(t, "llama3") == 0) {
+        if ((st = get_number(path, scaling, "factor", 0, &r->factor, &found, err)))
+            return st;
+        if (!found || !(r->factor >= 1.0 && r->factor < 1e6))
+            return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\".factor must be a number >= 1 for rope_type \"%s\"",
+                                 path, key, t);
+        r->scaling = strcmp(t, "linear") == 0 ? "linear" : "llama3";
+        if (strcmp(t, "linear") == 0)
+            return ATN_OK;
+        bool f1, f2, f3;
+        if ((st = get_number(path, scaling, "low_freq_factor", 0, &r->low_freq_factor, &f1, err)) ||
+            (st = get_number(path, scaling, "high_freq_factor", 0, &r->high_freq_factor, &f2, err)) ||
+            (st = get_int(path, scaling, "original_max_position_embeddings", 0, 1, 1 << 30,
+                          &r->original_max_positions, &f3, err)))
+            return st;
+        if (!f1 || !f2 || !f3 || !(r->low_freq_factor > 0) || !(r->high_freq_factor > r->low_freq_factor))
+            return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" of rope_type \"llama3\" needs low_freq_factor > 0, "
+                                 "high_freq_factor > low_freq_factor and original_max_position_embeddings", path, key);
+        return ATN_OK;
+    }
+    return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"%s\" has rope_type \"%.40s\", which attnscope does not "
+                         "compute (supported: default, linear, llama3)", path, key, t);
+}
+
+/* Qwen2/Qwen3's window: layer i slides when use_sliding_window, sliding_window is set and
+ * i >= max_window_layers (Qwen2Config's layer_types), or as "layer_types" lists them. */
+static atn_status read_window(const char *path, const cJSON *root, const atn_family_config *k, int32_t layers,
+                              int32_t *window, atn_error *err) {
+    atn_status st;
+    bool found;
+    int32_t w = 0;
+    *window = 0;
+    if (!k->sliding_window)
+        return ATN_OK;
+    if ((st = get_int(path, root, k->sliding_window, k->sliding_window_default, 1, 1 << 30, &w, &found, err)))
+        return st;
+    const cJSON *sw = cJSON_GetObjectItemCaseSensitive(root, k->sliding_window);
+    bool window_set = !(sw && cJSON_IsNull(sw));   /* null: no window */
+    int32_t sliding = 0;
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "layer_types");
+    if (types && !cJSON_IsNull(types)) {
+        if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != layers)
+            return atn_error_set(err, ATN_E_FORMAT, "%s: \"layer_types\" must be a list of %d strings", path, layers);
+        for (const cJSON *e = types->child; e; e = e->next) {
+            if (!cJSON_IsString(e) || (strcmp(e->valuestring, "sliding_attention") &&
+                                       strcmp(e->valuestring, "full_attention")))
+                return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"layer_types\" has an entry other than "
+                                     "\"full_attention\" or \"sliding_attention\"", path);
+            sliding += strcmp(e->valuestring, "sliding_attention") == 0;
+        }
+        if (sliding && !window_set)
+            return atn_error_set(err, ATN_E_FORMAT, "%s: \"layer_types\" has sliding layers but \"%s\" is null",
+                                 path, k->sliding_window);
+    } else if (k->use_sliding_window) {
+        bool use = false;
+        int32_t mwl;
+        if ((st = get_bool(path, root, k->use_sliding_window, false, &use, err)) ||
+            (st = get_int(path, root, k->max_window_layers, k->max_window_layers_default, 0, 1 << 20, &mwl, NULL,
+                          err)))
+            return st;
+        if (use && window_set)
+            sliding = layers > mwl ? layers - mwl : 0;
+    } else {
+        sliding = window_set ? layers : 0;   /* Mistral: every layer */
+    }
+    if (sliding == 0)
+        return ATN_OK;
+    if (sliding != layers)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: the sliding window (\"%s\" %d) applies to %d of the %d "
+                             "layers (\"%s\"); attnscope runs a window in every layer or in none", path,
+                             k->sliding_window, w, sliding, layers,
+                             types ? "layer_types" : k->max_window_layers ? k->max_window_layers : "");
+    *window = w;
+    return ATN_OK;
+}
+
+atn_status atn_hf_rotary_config(const char *path, const cJSON *root, const atn_family *fam, atn_config *c,
+                                atn_hf_rotary *out, atn_error *err) {
+    const atn_family_config *k = &fam->config;
+    atn_rotary *r = &out->rotary;
+    atn_status st;
+    bool found;
+    memset(out, 0, sizeof *out);
+    r->on = true;
+    r->rms_norm = true;
+    r->qk_norm = fam->tensors.q_norm_w != NULL;
+    c->gated_ffn = true;
+    if ((st = get_int(path, root, k->kv_heads, c->n_heads, 1, c->n_heads, &c->n_kv_heads, NULL, err)))
+        return st;
+    if (c->n_heads % c->n_kv_heads)
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" %d does not divide \"%s\" %d", path, k->kv_heads,
+                             c->n_kv_heads, k->n_heads, c->n_heads);
+    if ((st = get_int(path, root, k->head_dim, c->d_model / c->n_heads, 2, 65536, &c->d_head, NULL, err)))
+        return st;
+    if (c->d_head % 2)
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" %d is odd: the rotation turns pairs of values", path,
+                             k->head_dim, c->d_head);
+    /* rope_theta at the top (transformers 4) or in rope_parameters (transformers 5) */
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "rope_parameters");
+    if (params && !cJSON_IsNull(params) && !cJSON_IsObject(params))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"rope_parameters\" must be an object", path);
+    if ((st = get_number(path, root, k->rope_theta, k->rope_theta_default, &r->theta, &found, err)))
+        return st;
+    if (!found && cJSON_IsObject(params) &&
+        (st = get_number(path, params, "rope_theta", k->rope_theta_default, &r->theta, NULL, err)))
+        return st;
+    if (!(r->theta > 1.0 && r->theta < 1e12))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" is %g; expected a number above 1", path, k->rope_theta,
+                             r->theta);
+    const cJSON *scaling = cJSON_GetObjectItemCaseSensitive(root, k->rope_scaling);
+    if ((st = read_scaling(path, scaling && !cJSON_IsNull(scaling) ? scaling : params,
+                           scaling && !cJSON_IsNull(scaling) ? k->rope_scaling : "rope_parameters", r, err)))
+        return st;
+    double partial = 1.0;
+    if ((st = get_number(path, root, "partial_rotary_factor", 1.0, &partial, NULL, err)))
+        return st;
+    if (partial != 1.0)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"partial_rotary_factor\" is %g; attnscope rotates whole "
+                             "heads only (1.0)", path, partial);
+    if ((st = get_bool(path, root, k->attention_bias, false, &out->attention_bias, err)) ||
+        (st = get_bool(path, root, k->mlp_bias, false, &out->mlp_bias, err)) ||
+        (st = get_bool(path, root, "tie_word_embeddings", !k->tie_default_false, &out->tie_word_embeddings, err)) ||
+        (st = read_window(path, root, k, c->n_layers, &r->window, err)))
+        return st;
+    return ATN_OK;
+}
+
+void atn_hf_rotary_inv_freq(const atn_rotary *r, int32_t d_head, float *out) {
+    int32_t half = d_head / 2;
+    for (int32_t i = 0; i < half; i++) {
+        /* 1 / base ** (arange(0, dim, 2) / dim), in float32 as transformers keeps it */
+        float e = (float)(2 * i) / (float)d_head;
+        float f = (float)(1.0 / pow(r->theta, (double)e));
+        if (strcmp(r->scaling, "linear") == 0) {
+            f = (float)((double)f / r->factor);
+        } else if (strcmp(r->scaling, "llama3") == 0) {
+            /* _compute_llama3_parameters: wavelengths longer than old_context_len /
+               low_freq_factor are divided by factor, shorter than old / high_freq_factor
+               kept, and those between smoothly interpolated */
+            double old = r->original_max_positions, low = old / r->low_freq_factor, high = old / r->high_freq_factor;
+            double wavelen = 2.0 * M_PI / (double)f;
+            double llama = wavelen > low ? (double)f / r->factor : (double)f;
+            double smooth = (old / wavelen - r->low_freq_factor) / (r->high_freq_factor - r->low_freq_factor);
+            double smoothed = (1.0 - smooth) * llama / r->factor + smooth * llama;
+            bool medium = !(wavelen < high) && !(wavelen > low);
+            f = (float)(medium ? smoothed : llama);
+        }
+        out[i] = f;
+    }
+}

@@ -1,0 +1,33 @@
+/* config.json of a rotary decoder (Llama, Qwen2, Qwen3, Mistral): grouped K/V heads,
+ * head_dim, rope_theta and rope_scaling, the biases, the sliding window
+ * (engine/formats/hf-rotary.c, called by hf-model.c's read_config). */
+#ifndef ATN_HF_ROTARY_H
+#define ATN_HF_ROTARY_H
+
+#include "core/family.h"
+#include "core/model-private.h"
+
+#include <cjson/cJSON.h>
+
+/* What the keys say, beside atn_config's n_kv_heads / d_head / gated_ffn. */
+typedef struct atn_hf_rotary {
+    atn_rotary rotary;          /* inv_freq NULL here: atn_hf_rotary_inv_freq makes it */
+    bool attention_bias;        /* q, k, v and o biases (Llama's and Qwen3's attention_bias) */
+    bool mlp_bias;              /* the MLP's biases (Llama's mlp_bias) */
+    bool tie_word_embeddings;   /* the LM head is embed_tokens (default false for these families) */
+} atn_hf_rotary;
+
+/* Reads the rotary keys of config.json (root, from path) for family fam into out, and
+ * n_kv_heads, d_head (head_dim) and gated_ffn into c (n_heads, d_model, n_layers read
+ * already).  ATN_E_FORMAT for a malformed key, ATN_E_UNSUPPORTED naming a key whose value
+ * would change the numbers in a way attnscope does not compute (a rope_scaling type other
+ * than linear / llama3, partial_rotary_factor, a window in some layers only), each message
+ * "PATH: \"key\" ...". */
+atn_status atn_hf_rotary_config(const char *path, const cJSON *root, const atn_family *fam, atn_config *c,
+                                atn_hf_rotary *out, atn_error *err);
+
+/* The rotation's frequencies inv_freq[d_head / 2] after the scaling, as transformers'
+ * ROPE_INIT_FUNCTIONS compute them (default, linear, llama3), into out (caller's memory). */
+void atn_hf_rotary_inv_freq(const atn_rotary *r, int32_t d_head, float *out);
+
+#endif
