@@ -1,0 +1,310 @@
+/* The rotary decoders (Llama, Qwen2, Qwen3, Mistral) against gen_decoders.py's float64 torch
+ * reference written from Hugging Face's modeling files: the attention, every hidden state
+ * and the next-token log-probabilities (all V) after two positions within 1e-4, through the
+ * engine API and through `attnscope run` / `attnscope predict --after`.  Folders in exact HF
+ * layout: F32 and BF16, two shards, tied and untied heads, GQA 1:1 / 2:1 / 4:1 and MQA,
+ * attention_bias and mlp_bias, Qwen2's q/k/v biases, Qwen3's q/k norms with head_dim apart
+ * from hidden / heads, llama3 and linear rope scaling, Mistral's sliding window over a
+ * length past it, left padding, one token.  Also: the run's mask (causal, window, padding),
+ * the trace's K/V head and its agreement with the capture, the packed ops never taken for
+ * these models, and the config.json values that change the numbers and are refused by name. */
+#include "check.h"
+#include "common/test-files.h"
+#include "common/test-models.h"
+#include "core/model-private.h"
+#include "forward/encoder.h"
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char root[2048];
+
+static const float MIN = -3.4028234663852886e38f;
+
+static void compare_npy(const char *what, const char *fixture, const float *got, int ndim_want, size_t count) {
+    float *want;
+    int64_t shape[4];
+    int nd;
+    atn_error err = {0};
+    if (atn_npy_read_f32(fixture, &want, shape, &nd, 4, &err) != ATN_OK) {
+        CHECK_MSG(0, "%s", err.message);
+        return;
+    }
+    size_t total = 1;
+    for (int i = 0; i < nd; i++)
+        total *= (size_t)shape[i];
+    CHECK_MSG(nd == ndim_want && total == count, "%s: fixture shape", what);
+    if (total == count)
+        CHECK_ARRAY_NEAR(what, got, want, count, 1e-4);
+    free(want);
+}
+
+static void engine_case(const char *name, atn_model *m, const cJSON *meta, const cJSON *c) {
+    const char *cname = cJSON_GetObjectItem(c, "name")->valuestring;
+    char what[256], path[4096];
+    int32_t n, n2, n3;
+    int32_t *ids = json_ints(cJSON_GetObjectItem(c, "ids"), &n);
+    int32_t *types = json_ints(cJSON_GetObjectItem(c, "type_ids"), &n2);
+    int32_t *mask = json_ints(cJSON_GetObjectItem(c, "mask"), &n3);
+    atn_error err = {0};
+    atn_encoding *enc = NULL;
+    CHECK_MSG(atn_model_encode_ids(m, ids, types, mask, n, &enc, &err) == ATN_OK, "%s: %s", name, err.message);
+    atn_run *run = atn_run_new(m);
+    atn_run_options o;
+    atn_run_options_init(&o);
+    if (!enc || atn_run_forward(run, enc, &o, &err) != ATN_OK) {
+        CHECK_MSG(0, "%s/%s: %s", name, cname, err.message);
+        goto out;
+    }
+    const atn_capture *cap = atn_run_capture(run);
+    const atn_config *cfg = atn_model_config(m);
+    int32_t L = cfg->n_layers, H = cfg->n_heads, d = cfg->d_model;
+    snprintf(path, sizeof path, "%s/fixtures/%s-%s-attn.npy", root, name, cname);
+    snprintf(what, sizeof what, "%s/%s attention", name, cname);
+    compare_npy(what, path, cap->attn, 4, (size_t)L * H * n * n);
+    snprintf(path, sizeof path, "%s/fixtures/%s-%s-hidden.npy", root, name, cname);
+    snprintf(what, sizeof what, "%s/%s hidden states", name, cname);
+    compare_npy(what, path, cap->hidden, 3, (size_t)(L + 1) * n * d);
+
+    /* the capture's widths and mask: causal, padding and the window, finfo.min each */
+    int32_t KV = cJSON_GetObjectItem(meta, "n_kv_heads")->valueint, hd = cJSON_GetObjectItem(meta, "d_head")->valueint;
+    int32_t window = cJSON_GetObjectItem(meta, "window")->valueint;
+    CHECK(cap->n_kv_heads == KV && cap->d_q == H * hd && cap->d_kv == KV * hd && cap->d_head == hd);
+    bool mask_ok = true;
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t j = 0; j < n; j++) {
+            bool hidden = j > i || !mask[j] || (window > 0 && i - j >= window);
+            mask_ok &= cap->mask_add[(size_t)i * n + j] == (hidden ? MIN : 0.0f);
+        }
+    CHECK_MSG(mask_ok, "%s/%s: mask", name, cname);
+
+    /* the next-token log-probabilities of every id, and the top 5 */
+    const cJSON *np = cJSON_GetObjectItem(c, "next_positions"), *lps = cJSON_GetObjectItem(c, "next_log_probs");
+    const cJSON *tops = cJSON_GetObjectItem(c, "next_top_ids");
+    for (int32_t r = 0; r < cJSON_GetArraySize(np); r++) {
+        int32_t pos = cJSON_GetArrayItem(np, r)->valueint;
+        const cJSON *lp = cJSON_GetArrayItem(lps, r);
+        double worst = 0;
+        for (int32_t id = 0; id < cfg->vocab_size; id++) {
+            double got = 0;
+            CHECK(atn_predict_next_log_prob(m, cap, pos, id, &got, &err) == ATN_OK);
+            double diff = fabs(got - cJSON_GetArrayItem(lp, id)->valuedouble);
+            worst = diff > worst ? diff : worst;
+        }
+        CHECK_MSG(worst < 1e-4, "%s/%s: next-token log-probabilities after %d differ by %g", name, cname, pos, worst);
+        atn_prediction p[5];
+        CHECK(atn_predict_next(m, cap, pos, 5, p, &err) == ATN_OK);
+        for (int32_t t = 0; t < 5; t++)
+            CHECK_MSG(p[t].id == cJSON_GetArrayItem(cJSON_GetArrayItem(tops, r), t)->valueint,
+                      "%s/%s: next after %d, #%d", name, cname, pos, t);
+    }
+
+    /* the trace: the query head's K/V head, and the capture's probabilities recomputed */
+    atn_trace *tr = NULL;
+    atn_status st = atn_trace_compute(m, cap, L - 1, H - 1, n - 1, &tr, &err);
+    if (H * hd != d) {   /* Qwen3's head_dim: the concatenation is not d_model wide */
+        CHECK_MSG(st == ATN_E_UNSUPPORTED && strstr(err.message, "not available"), "%s: %s", name, err.message);
+    } else {
+        CHECK_MSG(st == ATN_OK, "%s: %s", name, err.message);
+        if (tr) {
+            CHECK(tr->kv_head == (H - 1) / (H / KV));
+            CHECK_MSG(tr->max_abs_diff < 1e-6, "%s/%s: trace differs by %g", name, cname, tr->max_abs_diff);
+            for (int32_t c2 = 0; c2 < hd; c2++)   /* its keys are the K/V head's rotated rows */
+                CHECK(tr->keys[(size_t)(n - 1) * hd + c2] ==
+                      cap->k[((size_t)(L - 1) * n + n - 1) * cap->d_kv + (size_t)tr->kv_head * hd + c2]);
+        }
+    }
+    atn_trace_free(tr);
+out:
+    atn_run_free(run);
+    atn_encoding_free(enc);
+    free(ids);
+    free(types);
+    free(mask);
+}
+
+/* The same case through the command line. */
+static void cli_case(const char *name, const cJSON *c) {
+    const char *build = getenv("ATN_BUILD_ROOT");
+    const char *cname = cJSON_GetObjectItem(c, "name")->valuestring;
+    char ids[1024] = "", mask[1024] = "", cmd[8192], out[256], path[4096], what[256];
+    int32_t n = 0, k = 0;
+    for (const cJSON *e = cJSON_GetObjectItem(c, "ids")->child; e; e = e->next, n++)
+        snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%s%d", n ? "," : "", e->valueint);
+    for (const cJSON *e = cJSON_GetObjectItem(c, "mask")->child; e; e = e->next, k++)
+        snprintf(mask + strlen(mask), sizeof mask - strlen(mask), "%s%d", k ? "," : "", e->valueint);
+    snprintf(out, sizeof out, "/tmp/atn-dec-cli-%d.npy", (int)getpid());
+    snprintf(cmd, sizeof cmd, "'%s/app/attnscope' run --model '%s/models/%s' --ids %s --mask %s -o %s",
+             build ? build : "build", root, name, ids, mask, out);
+    CHECK_MSG(system(cmd) == 0, "%s", cmd);
+    float *got;
+    int64_t gs[4];
+    int gnd;
+    atn_error err = {0};
+    if (atn_npy_read_f32(out, &got, gs, &gnd, 4, &err) == ATN_OK) {
+        snprintf(path, sizeof path, "%s/fixtures/%s-%s-attn.npy", root, name, cname);
+        snprintf(what, sizeof what, "%s/%s attention via attnscope run", name, cname);
+        compare_npy(what, path, got, 4, (size_t)(gs[0] * gs[1] * gs[2] * gs[3]));
+        free(got);
+    } else {
+        CHECK_MSG(0, "%s: %s", cmd, err.message);
+    }
+    unlink(out);
+    const cJSON *np = cJSON_GetObjectItem(c, "next_positions");
+    for (int32_t r = 0; r < cJSON_GetArraySize(np); r++) {
+        int32_t pos = cJSON_GetArrayItem(np, r)->valueint;
+        snprintf(cmd, sizeof cmd, "'%s/app/attnscope' predict --model '%s/models/%s' --ids %s --mask %s --json "
+                 "--after %d", build ? build : "build", root, name, ids, mask, pos);
+        FILE *f = popen(cmd, "r");
+        char buf[8192];
+        size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        buf[len] = 0;
+        CHECK_MSG(f && pclose(f) == 0, "%s", cmd);
+        cJSON *j = cJSON_Parse(buf);
+        const cJSON *o = cJSON_GetArrayItem(j, 0);
+        const cJSON *next = o ? cJSON_GetObjectItem(o, "next") : NULL;
+        const cJSON *want = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(c, "next_top_ids"), r), 0);
+        const cJSON *lp = cJSON_GetArrayItem(cJSON_GetObjectItem(c, "next_log_probs"), r);
+        const cJSON *first = next ? cJSON_GetArrayItem(next, 0) : NULL;
+        CHECK_MSG(first && cJSON_GetObjectItem(first, "id")->valueint == want->valueint, "%s: %s", cmd, buf);
+        if (first)
+            CHECK_NEAR(cJSON_GetObjectItem(first, "prob")->valuedouble,
+                       exp(cJSON_GetArrayItem(lp, want->valueint)->valuedouble), 1e-4);
+        cJSON_Delete(j);
+    }
+}
+
+static void test_model(const char *name) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/fixtures/%s.json", root, name);
+    cJSON *meta = read_json(path);
+    CHECK(meta != NULL);
+    if (!meta)
+        return;
+    snprintf(path, sizeof path, "%s/models/%s", root, name);
+    atn_error err = {0};
+    atn_model *m = atn_model_open_hf(path, NULL, NULL, &err);
+    CHECK_MSG(m != NULL, "%s: %s", name, err.message);
+    if (!m) {
+        cJSON_Delete(meta);
+        return;
+    }
+    const atn_config *c = atn_model_config(m);
+    CHECK_STR(atn_model_family_name(m), cJSON_GetObjectItem(meta, "family")->valuestring);
+    CHECK(atn_model_is_causal(m) && c->gated_ffn && c->act == ATN_ACT_SILU);
+    CHECK(c->n_layers == cJSON_GetObjectItem(meta, "n_layers")->valueint);
+    CHECK(c->n_kv_heads == cJSON_GetObjectItem(meta, "n_kv_heads")->valueint);
+    CHECK(c->d_head == cJSON_GetObjectItem(meta, "d_head")->valueint);
+    CHECK(c->d_ffn == cJSON_GetObjectItem(meta, "d_ffn")->valueint);
+    CHECK(m->rotary.on && m->rotary.window == cJSON_GetObjectItem(meta, "window")->valueint);
+    CHECK(!m->w.pos_emb && !m->w.emb_ln_g && m->w.final_ln_g && !m->w.final_ln_b);
+    CHECK((m->w.lm_head_w != NULL) == cJSON_IsTrue(cJSON_GetObjectItem(meta, "untied_head")));
+    /* the rotation's frequencies after the scaling, as transformers makes them in float32 */
+    const cJSON *inv = cJSON_GetObjectItem(meta, "inv_freq");
+    for (int32_t i = 0; i < cJSON_GetArraySize(inv); i++)
+        CHECK_MSG(fabs(m->rotary.inv_freq[i] - cJSON_GetArrayItem(inv, i)->valuedouble) <=
+                      2e-7 * cJSON_GetArrayItem(inv, i)->valuedouble,
+                  "%s: inv_freq[%d] %.9g, expected %.9g", name, i, m->rotary.inv_freq[i],
+                  cJSON_GetArrayItem(inv, i)->valuedouble);
+    /* the AVX-512 packed ops have no rotation, RMSNorm or gated MLP: never taken */
+    CHECK(!atn_cpu_fast_applies(m));
+    /* every case through the engine; the first (and the one past the window) through the CLI */
+    for (const cJSON *k = cJSON_GetObjectItem(meta, "cases")->child; k; k = k->next) {
+        engine_case(name, m, meta, k);
+        const char *cname = cJSON_GetObjectItem(k, "name")->valuestring;
+        if (strcmp(cname, "single") == 0 || strcmp(cname, "long") == 0)
+            cli_case(name, k);
+    }
+    atn_model_free(m);
+    cJSON_Delete(meta);
+}
+
+/* A copy of a model folder whose config.json has the keys of the JSON object `set` set. */
+static void folder_with(const char *model, const char *set, char *dir, size_t size) {
+    static int count;
+    snprintf(dir, size, "/tmp/atn-dec-%d-%d", (int)getpid(), count++);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' && ln -s '%s/models/%s/model.safetensors' '%s/' && "
+             "ln -s '%s/models/%s/vocab.txt' '%s/' && /usr/bin/python3 -c \"import json,sys; "
+             "c=json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); "
+             "json.dump(c, open(sys.argv[3], 'w'))\" '%s/models/%s/config.json' '%s' '%s/config.json'",
+             dir, dir, root, model, dir, root, model, dir, root, model, set, dir);
+    CHECK_MSG(system(cmd) == 0, "%s", cmd);
+}
+
+static void refused(const char *model, const char *set, atn_status want, const char *words) {
+    char dir[512];
+    folder_with(model, set, dir, sizeof dir);
+    atn_error err = {0};
+    atn_model *m = atn_model_open_hf(dir, NULL, NULL, &err);
+    CHECK_MSG(!m && err.status == want && strstr(err.message, words) && strstr(err.message, "config.json"),
+              "%s %s: status %d, \"%s\"", model, set, err.status, err.message);
+    atn_model_free(m);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+static void test_refusals(void) {
+    refused("llama-f32", "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0}}", ATN_E_UNSUPPORTED,
+            "\"yarn\"");
+    refused("llama-f32", "{\"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2.0}}", ATN_E_UNSUPPORTED,
+            "rope_scaling");
+    refused("llama-f32", "{\"partial_rotary_factor\": 0.5}", ATN_E_UNSUPPORTED, "partial_rotary_factor");
+    refused("llama-f32", "{\"num_key_value_heads\": 3}", ATN_E_FORMAT, "num_key_value_heads");
+    refused("llama-f32", "{\"head_dim\": 7}", ATN_E_FORMAT, "head_dim");
+    refused("llama-f32", "{\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0}}", ATN_E_FORMAT,
+            "low_freq_factor");
+    refused("llama-f32", "{\"hidden_act\": \"gelu_fast\"}", ATN_E_UNSUPPORTED, "hidden_act");
+    /* Qwen2's window from layer 1 on only (max_window_layers 1 of 2): refused, naming the key */
+    refused("qwen2-f32", "{\"use_sliding_window\": true, \"max_window_layers\": 1}", ATN_E_UNSUPPORTED,
+            "max_window_layers");
+    refused("mistral-window", "{\"layer_types\": [\"full_attention\", \"sliding_attention\"]}",
+            ATN_E_UNSUPPORTED, "layer_types");
+    /* use_sliding_window with max_window_layers at the layer count slides nowhere (as HF's
+       layer_types); at 0, everywhere, as Mistral's */
+    char dir[512], path[4096];
+    atn_error err = {0};
+    folder_with("qwen2-f32", "{\"use_sliding_window\": true, \"max_window_layers\": 2}", dir, sizeof dir);
+    atn_model *m = atn_model_open_hf(dir, NULL, NULL, &err);
+    CHECK_MSG(m && m->rotary.window == 0, "%s", err.message);
+    atn_model_free(m);
+    folder_with("qwen2-f32", "{\"use_sliding_window\": true, \"max_window_layers\": 0, \"sliding_window\": 3}",
+                dir, sizeof dir);
+    m = atn_model_open_hf(dir, NULL, NULL, &err);
+    CHECK_MSG(m && m->rotary.window == 3, "%s", err.message);
+    atn_model_free(m);
+    folder_with("qwen2-f32", "{\"layer_types\": [\"sliding_attention\", \"sliding_attention\"]}", dir, sizeof dir);
+    m = atn_model_open_hf(dir, NULL, NULL, &err);
+    CHECK_MSG(m && m->rotary.window == 4096, "%s", err.message);
+    /* reduced precision is refused by name; the GPU refusal names the family (AUTO falls back) */
+    snprintf(path, sizeof path, "%s/models/llama-f32", root);
+    atn_model_free(m);
+    m = atn_model_open_hf(path, NULL, NULL, &err);
+    int32_t ids[3] = {5, 6, 7};
+    atn_encoding *enc = NULL;
+    CHECK(m && atn_model_encode_ids(m, ids, NULL, NULL, 3, &enc, &err) == ATN_OK);
+    atn_run *run = atn_run_new(m);
+    atn_run_options o;
+    atn_run_options_init(&o);
+    o.precision = ATN_PRECISION_BF16;
+    CHECK(atn_run_forward(run, enc, &o, &err) == ATN_E_UNSUPPORTED && strstr(err.message, "Llama"));
+    atn_run_free(run);
+    atn_encoding_free(enc);
+    atn_model_free(m);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf /tmp/atn-dec-%d-*", (int)getpid());
+    CHECK(system(cmd) == 0);
+}
+
+int main(void) {
+    source_path(root, sizeof root, "tests/hf");
+    const char *models[] = {"llama-f32", "llama-bf16-mqa", "llama-sharded", "qwen2-f32", "qwen3-f32",
+                            "mistral-window"};
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
+        test_model(models[i]);
+    test_refusals();
+    return check_summary("test-hf-decoders");
+}
