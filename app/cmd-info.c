@@ -148,6 +148,19 @@ int cmd_devices(int argc, char **argv) {
     return 0;
 }
 
+/* "123 B", "45.6 kB", "7.89 MB", "1.23 GB" (decimal units) into buf. */
+static const char *human_bytes(uint64_t b, char *buf, size_t size) {
+    if (b < 1000)
+        snprintf(buf, size, "%llu B", (unsigned long long)b);
+    else if (b < 1000000)
+        snprintf(buf, size, "%.1f kB", b / 1e3);
+    else if (b < 1000000000)
+        snprintf(buf, size, "%.2f MB", b / 1e6);
+    else
+        snprintf(buf, size, "%.2f GB", b / 1e9);
+    return buf;
+}
+
 /* attnscope info: what a model is: its family, shape, and for each captured layer which
  * stored weights it runs (ALBERT shares them between layers). */
 int cmd_info(int argc, char **argv) {
@@ -177,6 +190,20 @@ int cmd_info(int argc, char **argv) {
     printf("family     %s%s\n", toy ? "toy (BERT layout)" : atn_model_family_name(m),
            atn_model_is_causal(m) ? ", causal (next-token head)" : atn_model_has_mlm_head(m) ? ", masked-LM head" : "");
     printf("layers     %d x %d heads of %d\n", c->n_layers, c->n_heads, c->d_head);
+    if (c->n_kv_heads > 0 && c->n_kv_heads != c->n_heads)
+        printf("K/V heads  %d, each read by %d query heads (grouped-query attention)\n", c->n_kv_heads,
+               c->n_heads / c->n_kv_heads);
+    atn_rotary_info ri;
+    if (atn_model_rotary_info(m, &ri)) {
+        printf("positions  rotary, theta %g", ri.theta);
+        if (strcmp(ri.scaling, "none") != 0)
+            printf(", %s scaling x%g", ri.scaling, ri.factor);
+        if (ri.qk_norm)
+            printf(", q/k RMSNorm per head first");
+        printf("\n");
+        if (ri.window > 0)
+            printf("window     %d keys (query i sees keys i-%d..i) in every layer\n", ri.window, ri.window - 1);
+    }
     printf("widths     d_model %d, feed-forward %d", c->d_model, c->d_ffn);
     if (c->d_embed > 0 && c->d_embed != c->d_model)
         printf(", embeddings %d (projected to %d)", c->d_embed, c->d_model);
@@ -185,6 +212,14 @@ int cmd_info(int argc, char **argv) {
         printf("tokens     %d (the file's own)\n", atn_model_toy_n_tokens(m));
     else
         printf("vocabulary %d, positions %d, token types %d\n", c->vocab_size, c->max_positions, c->type_vocab_size);
+    uint64_t conv = 0, from = 0;
+    if (!toy)
+        atn_model_converted_bytes(m, &conv, &from);
+    if (conv) {   /* the bf16 issue: until the engine computes in 16 bits, say what the copy costs */
+        char a1[32], a2[32];
+        printf("memory     %s of weights in the files (F16/BF16, or transposed) held as a %s float32 copy\n",
+               human_bytes(from, a1, sizeof a1), human_bytes(conv, a2, sizeof a2));
+    }
     for (int32_t l = 0; l < c->n_layers; l++) {
         int32_t g = 0, j = 0;
         char list[512];

@@ -150,6 +150,22 @@ bool atn_model_has_mlm_head(const atn_model *model) {
 }
 const char *atn_model_family_name(const atn_model *model) { return model->family->name; }
 
+bool atn_model_rotary_info(const atn_model *model, atn_rotary_info *out) {
+    const atn_rotary *r = &model->rotary;
+    if (!r->on)
+        return false;
+    *out = (atn_rotary_info){.theta = r->theta, .scaling = r->scaling ? r->scaling : "none",
+                             .factor = r->factor > 0 ? r->factor : 1.0, .window = r->window, .qk_norm = r->qk_norm};
+    return true;
+}
+
+void atn_model_converted_bytes(const atn_model *model, uint64_t *converted, uint64_t *from) {
+    if (converted)
+        *converted = model->converted_bytes;
+    if (from)
+        *from = model->converted_from_bytes;
+}
+
 int32_t atn_model_layer_weights(const atn_model *model, int32_t layer, int32_t *group, int32_t *inner) {
     int32_t L = model->cfg.n_layers;
     if (layer < 0 || layer >= L)

@@ -132,6 +132,9 @@ struct atn_model {
     bool attn_scale_by_layer;
     /* a rotary decoder's attention (Llama, Qwen2, Qwen3, Mistral); on false otherwise */
     atn_rotary rotary;
+    /* the float32 copies hf-model.c made at open (atn_model_converted_bytes) and the bytes
+       their tensors take in the files */
+    uint64_t converted_bytes, converted_from_bytes;
     /* set by the SIGBUS guard (mapguard.h) when a mapped file turned out shorter */
     volatile sig_atomic_t file_changed;
 };

@@ -875,7 +875,10 @@ static atn_status convert_pending(hf_loader *L) {
         }
         *q->dst = out;
         done += count;
+        /* a slice's source (GPT-2's c_attn thirds) is counted for its share */
+        L->model->converted_from_bytes += q->cols ? (uint64_t)t->nbytes * count / t->count : (uint64_t)t->nbytes;
     }
+    L->model->converted_bytes = done * sizeof(float);
     free(whole);
     return ATN_OK;
 }

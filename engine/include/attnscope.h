@@ -261,8 +261,29 @@ int32_t atn_model_layer_weights(const atn_model *model, int32_t layer, int32_t *
 int32_t atn_model_layer_sharers(const atn_model *model, int32_t layer, char *buf, size_t size);
 
 /* The model family's name: "BERT", "RoBERTa", "XLM-RoBERTa", "DistilBERT", "ALBERT",
- * "ELECTRA", "GPT-2" (static storage; toy and random BERT models are "BERT").  model must not be NULL. */
+ * "ELECTRA", "GPT-2", "Llama", "Qwen2", "Qwen3", "Mistral" (static storage; toy and random
+ * BERT models are "BERT").  model must not be NULL. */
 const char *atn_model_family_name(const atn_model *model);
+
+/* A rotary decoder's positions (Llama, Qwen2, Qwen3, Mistral), as config.json set them. */
+typedef struct atn_rotary_info {
+    double theta;              /* rope_theta */
+    const char *scaling;       /* "none", "linear", "llama3" (static) */
+    double factor;             /* the scaling's factor (1 for none) */
+    int32_t window;            /* the sliding window of every layer (query i sees keys i-window+1..i); 0: none */
+    bool qk_norm;              /* q and k RMS-normalised per head before the rotation (Qwen3) */
+} atn_rotary_info;
+
+/* Fills *out and returns true for a rotary decoder; false (out untouched) for every other
+ * model.  model and out must not be NULL. */
+bool atn_model_rotary_info(const atn_model *model, atn_rotary_info *out);
+
+/* What the weights of a Hugging Face folder cost in memory: *converted the bytes of the
+ * float32 copies made at open (F16 / BF16 tensors, unaligned F32 ones, GPT-2's transposed
+ * Conv1D matrices), *from the bytes those tensors take in the files.  0 and 0 when every
+ * weight is read in place from the file's mapping (and for toy and random models).  Either
+ * pointer may be NULL. */
+void atn_model_converted_bytes(const atn_model *model, uint64_t *converted, uint64_t *from);
 
 /* Built-in models: a NULL-terminated list of names (static storage).  Their files are in
  * the data folder: $ATTNSCOPE_DATADIR, else the source tree's data/ when running from the

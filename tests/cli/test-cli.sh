@@ -135,6 +135,18 @@ info)
   [ "$(grep -c 'its own weights$' "$T/out")" = 2 ] || fail "gpt2 layers: $(cat "$T/out")"
   "$A" info --model worked-example >"$T/out" || fail "info toy"
   grep -q "^tokens     3 (the file's own)$" "$T/out" || fail "toy: $(cat "$T/out")"
+  # a rotary decoder: grouped K/V heads, the rotation, and what its BF16 weights cost as
+  # float32 (every tensor of llama-bf16-mqa: 2 bytes each in the file, 4 in the copy); an F32
+  # one read in place has no memory line; Mistral's window
+  "$A" info --model "$SRC/tests/hf/models/llama-bf16-mqa" >"$T/out" || fail "info llama: $(cat "$T/out")"
+  grep -q "^family     Llama, causal (next-token head)$" "$T/out" || fail "llama: $(cat "$T/out")"
+  grep -q "^K/V heads  1, each read by 4 query heads (grouped-query attention)$" "$T/out" || fail "kv: $(cat "$T/out")"
+  grep -q "^positions  rotary, theta 500000, llama3 scaling x8$" "$T/out" || fail "rope: $(cat "$T/out")"
+  from=$(python3 -c "import json,struct,sys; f=open(sys.argv[1],'rb'); n=struct.unpack('<Q',f.read(8))[0]; h=json.loads(f.read(n)); print(sum(v['data_offsets'][1]-v['data_offsets'][0] for k,v in h.items() if k!='__metadata__'))" "$SRC/tests/hf/models/llama-bf16-mqa/model.safetensors")
+  grep -q "^memory     $(python3 -c "print('%.1f kB' % ($from / 1e3))") of weights in the files (F16/BF16, or transposed) held as a $(python3 -c "print('%.1f kB' % ($from * 2 / 1e3))") float32 copy$" "$T/out" || fail "memory ($from): $(cat "$T/out")"
+  "$A" info --model "$SRC/tests/hf/models/mistral-window" >"$T/out" || fail "info mistral"
+  grep -q "^window     4 keys (query i sees keys i-3..i) in every layer$" "$T/out" || fail "window: $(cat "$T/out")"
+  grep -q "^memory " "$T/out" && fail "an F32 model read in place has no copy: $(cat "$T/out")"
   # the built-in causal demo model is listed and described
   "$A" models >"$T/out" || fail "models"
   grep -q "^demo-gpt2 *gpt2 *2 x 4 *d_model 64, vocabulary 1024$" "$T/out" || fail "models: $(cat "$T/out")"
