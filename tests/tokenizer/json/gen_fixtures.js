@@ -237,9 +237,30 @@ wl('wl-nfkd', { type: 'NFKD' }, { type: 'Whitespace' }, null, ['<unk>'], null, 5
 for (const name of ['bpe-bytelevel', 'unigram-metaspace', 'unigram-bytefallback', 'spm-unigram'])
   pipelines.push(['full-' + name, null, path.join('..', 'models', name + '.json')]);
 
+// 18.-19. The rotary decoders' byte-level BPE (issue 33): the bpe-bytelevel model's vocabulary
+// and merges behind Llama 3's pre-tokenizer (Split by its pattern, Isolated, then ByteLevel
+// without its own regex; ignore_merges as Llama 3's model sets it) and Qwen2's (NFC first, the
+// same kind of pattern with \p{N} one digit at a time); ByteLevel post-processing, no BOS.
+{
+  const bl = JSON.parse(fs.readFileSync(path.join(here, '..', 'models', 'bpe-bytelevel.json'), 'utf8'));
+  const llama3 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+  const qwen2 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+  const pre = pattern => ({ type: 'Sequence', pretokenizers: [
+    { type: 'Split', pattern: { Regex: pattern }, behavior: 'Isolated', invert: false },
+    { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false }] });
+  const post = { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true };
+  pipelines.push(['bpe-llama3', base(Object.assign({}, bl.model, { ignore_merges: true }), null, pre(llama3), post)]);
+  pipelines.push(['bpe-qwen2', base(bl.model, { type: 'NFC' }, pre(qwen2), post)]);
+}
+
+// With names as arguments, only those pipelines are written and index.txt keeps its other lines.
+const only = process.argv.slice(2);
+
 async function main() {
-  const index = [];
+  const index = only.length ? fs.readFileSync(path.join(here, 'index.txt'), 'utf8').split('\n').filter(l => l) : [];
   for (const [name, json, kept] of pipelines) {
+    if (only.length && !only.includes(name))
+      continue;
     const file = kept || name + '.tokenizer.json';
     if (!kept)
       Tokenizer.fromString(JSON.stringify(json)).save(path.join(here, file), false);
@@ -250,7 +271,7 @@ async function main() {
     texts.push(['[MASK] the cat [SEP] <mask> sat', 'on <s> the </s> mat']);
     texts.push(['Hello [MASK]!', null], ['Hello<mask>', null], ['the cat sat', 'the cat sat too']);
     seed = 777 + name.length;
-    for (let i = 0; i < (kept ? 600 : 1500); i++) texts.push([randomText(), rnd() < 0.2 ? randomText() : null]);
+    for (let i = 0; i < (kept || name.startsWith('bpe-') ? 600 : 1500); i++) texts.push([randomText(), rnd() < 0.2 ? randomText() : null]);
     for (const [text, pair] of texts) {
       const e = await back.encode(text, pair, { addSpecialTokens: true });
       const offs = e.getOffsets();
@@ -265,7 +286,8 @@ async function main() {
         special: e.getSpecialTokensMask(), seq: seq.map(s => (s === null || s === undefined ? -1 : s)) });
     }
     fs.writeFileSync(path.join(here, name + '.cases.json'), JSON.stringify(cases) + '\n');
-    index.push(kept ? name + ' ' + kept : name);
+    if (!index.includes(kept ? name + ' ' + kept : name))
+      index.push(kept ? name + ' ' + kept : name);
     console.log(name, cases.length, 'cases');
   }
   fs.writeFileSync(path.join(here, 'index.txt'), index.join('\n') + '\n');
