@@ -17,10 +17,10 @@
  * batch.c) and the what-if head gates are parameters of the walk: a plain run is a stack of
  * one sequence.
  *
- * Room left for what comes next (docs/ARCHITECTURE.md, "The layer"): positions acting on
- * Q/K (rotary) are an op between the projections and attend; biases added to the scores
- * (ALiBi today, relative buckets, disentangled terms) live in attend's per-head term; K/V
- * heads fewer than query heads are a head -> K/V-head map in attend; cross-attention is a
+ * Rotary positions are the positions op between the projections and attend, grouped K/V
+ * heads a head -> K/V-head map in attend (the reference ops; docs/ARCHITECTURE.md, "Rotary
+ * decoders").  Room left for what comes next ("The layer"): biases added to the scores
+ * (ALiBi today, relative buckets, disentangled terms) live in attend's per-head term; cross-attention is a
  * walk whose K/V rows come from another stack; a backward per op sits beside its forward
  * in the same ops table. */
 #ifndef ATN_LAYER_H
@@ -29,7 +29,7 @@
 #include "core/model-private.h"
 #include "forward/encoder.h"
 
-/* Where the layer normalises (the norms are LayerNorm today; RMSNorm is room). */
+/* Where the layer normalises (with which norm: atn_norm_type). */
 typedef enum atn_norm_place {
     ATN_NORM_POST = 0,   /* BERT: h1 = LN1(x + attn), out = LN2(h1 + mlp(h1)) */
     ATN_NORM_PRE,        /* GPT-2: r = x + attn(LN1(x)), out = r + mlp(LN2(r)); LN_f at the end */
