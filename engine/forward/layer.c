@@ -111,7 +111,8 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
         const atn_layer_weights *lw = &w->layers[l];   /* the norms' gains and biases */
         /* a layer's trace inputs are rows * width apart (trace_stride = rows d, or 0) */
         size_t rows_l = w->trace_stride / (size_t)d * (size_t)l;
-        size_t tq = rows_l * (size_t)D->d_q, tkv = rows_l * (size_t)D->d_kv, t = rows_l * (size_t)d;
+        int32_t dq = atn_desc_d_q(D), dkv = atn_desc_d_kv(D);
+        size_t tq = rows_l * (size_t)dq, tkv = rows_l * (size_t)dkv, t = rows_l * (size_t)d;
         const float *x = w->hidden + (size_t)l * Md;   /* [M][d] the layer input */
         float *out = w->hidden + (size_t)(l + 1) * Md;
         float *q = w->q + tq, *k = w->k + tkv, *v = w->v + tkv, *ctx = w->ctx + tq, *ao = w->ao + t;
@@ -125,9 +126,9 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
             xin = h1;
         }
         xin = ops->operand(w, xin, Md, l, ATN_OPERAND_INPUT);
-        ops->project(w, tid, nt, q, xin, l, ATN_W_Q, NULL, -1, d, D->d_q);
-        ops->project(w, tid, nt, k, xin, l, ATN_W_K, NULL, -1, d, D->d_kv);
-        ops->project(w, tid, nt, v, xin, l, ATN_W_V, NULL, -1, d, D->d_kv);
+        ops->project(w, tid, nt, q, xin, l, ATN_W_Q, NULL, -1, d, dq);
+        ops->project(w, tid, nt, k, xin, l, ATN_W_K, NULL, -1, d, dkv);
+        ops->project(w, tid, nt, v, xin, l, ATN_W_V, NULL, -1, d, dkv);
         between_ops(w);
         /* positions that act on Q and K (rotary), per head, before attend */
         if (D->inv_freq && !w->no_positions) {
@@ -140,8 +141,8 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
         between_ops(w);
 
         /* output projection, residual, normalise */
-        ops->project(w, tid, nt, ao, ops->operand(w, ctx, (size_t)M * D->d_q, l, ATN_OPERAND_CONTEXT), l, ATN_W_O,
-                     NULL, -1, D->d_q, d);
+        ops->project(w, tid, nt, ao, ops->operand(w, ctx, (size_t)M * dq, l, ATN_OPERAND_CONTEXT), l, ATN_W_O,
+                     NULL, -1, dq, d);
         between_ops(w);
         switch (D->norm_place) {
         case ATN_NORM_POST:   /* h1 = LN1(x + attn_out) */

@@ -92,6 +92,12 @@ typedef struct atn_layer_desc {
     bool qk_norm;
 } atn_layer_desc;
 
+/* The attention's widths of d, with a description written by hand (tests) that leaves the
+ * fields at 0 read as every head its own K/V head and rows d wide. */
+static inline int32_t atn_desc_kv_heads(const atn_layer_desc *d) { return d->kv_heads > 0 ? d->kv_heads : d->heads; }
+static inline int32_t atn_desc_d_q(const atn_layer_desc *d) { return d->d_q > 0 ? d->d_q : d->d; }
+static inline int32_t atn_desc_d_kv(const atn_layer_desc *d) { return d->d_kv > 0 ? d->d_kv : d->d; }
+
 /* The description of model's layers (every layer of one model is alike today). */
 void atn_layer_desc_of(const atn_model *model, atn_layer_desc *desc);
 

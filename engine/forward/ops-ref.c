@@ -234,19 +234,19 @@ static void ref_positions(const atn_walk *w, int tid, int nt, int32_t l, float *
     (void)tid, (void)nt;
     const atn_layer_desc *D = &w->desc;
     const atn_layer_weights *lw = &w->layers[l];
-    int32_t kd = D->d_head;
+    int32_t kd = D->d_head, dq = atn_desc_d_q(D), dkv = atn_desc_d_kv(D), KV = atn_desc_kv_heads(D);
     for (int32_t s = 0; s < w->count; s++) {
         const atn_walk_seq *sq = &w->seq[s];
         for (int32_t i = 0; i < sq->n; i++) {
             int32_t row = sq->row + i, pos = sq->pos_ids ? sq->pos_ids[i] : i;
             for (int32_t h = 0; h < D->heads; h++) {
-                float *x = q + (size_t)row * D->d_q + (size_t)h * kd;
+                float *x = q + (size_t)row * dq + (size_t)h * kd;
                 if (D->qk_norm)
                     atn_rmsnorm(x, x, lw->q_norm_g, 1, kd, D->eps);
                 atn_rope_rotate(x, D->inv_freq, kd, pos);
             }
-            for (int32_t h = 0; h < D->kv_heads; h++) {
-                float *x = k + (size_t)row * D->d_kv + (size_t)h * kd;
+            for (int32_t h = 0; h < KV; h++) {
+                float *x = k + (size_t)row * dkv + (size_t)h * kd;
                 if (D->qk_norm)
                     atn_rmsnorm(x, x, lw->k_norm_g, 1, kd, D->eps);
                 atn_rope_rotate(x, D->inv_freq, kd, pos);
@@ -267,8 +267,8 @@ static void ref_mul(const atn_walk *w, int tid, int nt, float *out, const float 
 static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, float *q, float *k, float *v,
                        float *ctx) {
     const atn_layer_desc *D = &w->desc;
-    int32_t n = s->n, H = D->heads, kd = D->d_head, row = l + 1;
-    int32_t dq = D->d_q, dkv = D->d_kv, group = H / D->kv_heads;   /* query head h reads K/V head h / group */
+    int32_t n = s->n, H = D->heads, kd = D->d_head > 0 ? D->d_head : D->d / H, row = l + 1;
+    int32_t dq = atn_desc_d_q(D), dkv = atn_desc_d_kv(D), group = H / atn_desc_kv_heads(D);   /* head h reads K/V head h / group */
     float scale = atn_layer_scale(D, l);
     const float *mask = s->mask_base && !s->mask_layers[l] ? s->mask_base : s->mask;
     const uint8_t *off_l = s->heads_off ? s->heads_off + (size_t)l * H : NULL;
@@ -308,7 +308,7 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
 
 static void ref_attend(const atn_walk *w, int tid, int nt, int32_t l, float *q, float *k, float *v, float *ctx) {
     (void)tid, (void)nt;
-    size_t dq = (size_t)w->desc.d_q, dkv = (size_t)w->desc.d_kv;
+    size_t dq = (size_t)atn_desc_d_q(&w->desc), dkv = (size_t)atn_desc_d_kv(&w->desc);
     for (int32_t s = 0; s < w->count; s++) {
         size_t r = (size_t)w->seq[s].row;
         attend_seq(w, &w->seq[s], l, q + r * dq, k + r * dkv, v + r * dkv, ctx + r * dq);
