@@ -291,6 +291,16 @@ static void test_refusals(void) {
     atn_run_options_init(&o);
     o.precision = ATN_PRECISION_BF16;
     CHECK(atn_run_forward(run, enc, &o, &err) == ATN_E_UNSUPPORTED && strstr(err.message, "Llama"));
+    /* the GPU: refused by name before the module is asked (so with or without a GPU);
+       AUTO runs the CPU and keeps that reason */
+    atn_run_options_init(&o);
+    o.device = ATN_DEVICE_CUDA;
+    CHECK(atn_run_forward(run, enc, &o, &err) == ATN_E_UNSUPPORTED && strstr(err.message, "CUDA") &&
+          strstr(err.message, "Llama"));
+    o.device = ATN_DEVICE_AUTO;
+    CHECK_MSG(atn_run_forward(run, enc, &o, &err) == ATN_OK, "%s", err.message);
+    CHECK(atn_run_device_used(run) == ATN_DEVICE_CPU && atn_run_fallback_reason(run) &&
+          strstr(atn_run_fallback_reason(run), "Llama"));
     atn_run_free(run);
     atn_encoding_free(enc);
     atn_model_free(m);
