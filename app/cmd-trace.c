@@ -20,9 +20,22 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
     int32_t n = t->n, k = t->d_head, i = t->query;
     printf("Trace of model \"%s\": layer %d, head %d (of %d), query token %d \"%s\"\n", atn_model_name(m), t->layer,
            t->head, n_heads, i, tok(t, i));
-    printf("d_model = %d, heads = %d, so each head works in d_k = d_model / heads = %d dimensions "
-           "(columns %d..%d of Q, K, V).\n\n", t->d_model, n_heads, k, t->head * k, t->head * k + k - 1);
+    if (t->kv_head != t->head)   /* grouped-query attention: its K/V head's columns of K and V */
+        printf("d_model = %d, heads = %d of d_k = %d dimensions (columns %d..%d of Q, %d..%d of K and V).\n\n",
+               t->d_model, n_heads, k, t->head * k, t->head * k + k - 1, t->kv_head * k, t->kv_head * k + k - 1);
+    else
+        printf("d_model = %d, heads = %d, so each head works in d_k = d_model / heads = %d dimensions "
+               "(columns %d..%d of Q, K, V).\n\n", t->d_model, n_heads, k, t->head * k, t->head * k + k - 1);
 
+    if (t->q_unrotated) {   /* a rotary model (Llama, Qwen, Mistral): the keys are its K/V head's */
+        printf("Step 0. Rotary positions: head %d reads K/V head %d.  Before the rotation (RMSNorm, projection)\n"
+               "  q_%d = ", t->head, t->kv_head, i);
+        print_vec(t->q_unrotated, k);
+        printf("\n  and each pair (c, c + %d) of q_%d and k_j is turned by position x inv_freq[c]; at position %d "
+               "the angles are\n  ", k / 2, i, i);
+        print_vec(t->angles, k / 2);
+        printf("\n  so steps 1 and 2 show q and k after the rotation.\n\n");
+    }
     printf("Step 1. The query of token %d: q_%d = (x_%d W_Q + b_Q), head %d's columns\n  q_%d = ", i, i, i, t->head,
            i);
     print_vec(t->q, k);
@@ -148,7 +161,17 @@ static void print_json(const atn_trace *t) {
             fputs(", ", f);
         cli_json_string(f, tok(t, j));
     }
-    fputs("],\n  \"q\": ", f);
+    fputs("],\n", f);
+    if (t->q_unrotated) {   /* a rotary model: step 0 */
+        fprintf(f, "  \"kv_head\": %d,\n  \"q_unrotated\": ", t->kv_head);
+        json_vec(f, t->q_unrotated, t->d_head);
+        fputs(",\n  \"keys_unrotated\": ", f);
+        json_mat(f, t->keys_unrotated, t->n, t->d_head);
+        fputs(",\n  \"angles\": ", f);
+        json_vec(f, t->angles, t->d_head / 2);
+        fputs(",\n", f);
+    }
+    fputs("  \"q\": ", f);
     json_vec(f, t->q, t->d_head);
     fputs(",\n  \"keys\": ", f);
     json_mat(f, t->keys, t->n, t->d_head);

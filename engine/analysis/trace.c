@@ -23,7 +23,57 @@ void atn_trace_free(atn_trace *t) {
     free(t->output);
     free(t->concat);
     free(t->projected);
+    free(t->q_unrotated);
+    free(t->keys_unrotated);
+    free(t->angles);
     free(t);
+}
+
+/* One head's k values of row x [d] of the layer input: RMSNorm (the layer's first norm),
+ * x W^T + b for rows r0..r0+k-1 of W [*, d], then (Qwen3) the head's RMSNorm with g. */
+static void project_head(double *out, const float *x, const atn_model *m, const atn_layer_weights *lw,
+                         const float *W, const float *b, int32_t r0, int32_t k, const float *g) {
+    int32_t d = m->cfg.d_model;
+    double ss = 0;
+    for (int32_t c = 0; c < d; c++)
+        ss += (double)x[c] * x[c];
+    double rstd = 1.0 / sqrt(ss / d + (double)m->cfg.ln_eps);
+    for (int32_t o = 0; o < k; o++) {
+        const float *row = W + (size_t)(r0 + o) * d;
+        double s = b ? b[r0 + o] : 0.0;
+        for (int32_t c = 0; c < d; c++)
+            s += row[c] * (lw->ln1_g ? lw->ln1_g[c] : 1.0) * (x[c] * rstd);
+        out[o] = s;
+    }
+    if (g) {
+        double hs = 0;
+        for (int32_t o = 0; o < k; o++)
+            hs += out[o] * out[o];
+        double hr = 1.0 / sqrt(hs / k + (double)m->cfg.ln_eps);
+        for (int32_t o = 0; o < k; o++)
+            out[o] = g[o] * (out[o] * hr);
+    }
+}
+
+/* The trace's step 0 for a rotary model (atn_trace.q_unrotated, keys_unrotated, angles). */
+static atn_status unrotated(atn_trace *t, const atn_model *m, const atn_capture *cap, int32_t layer, int32_t head,
+                            int32_t query) {
+    int32_t n = cap->n, k = cap->d_head, d = cap->d_model, half = k / 2;
+    t->q_unrotated = calloc((size_t)k, sizeof(double));
+    t->keys_unrotated = calloc((size_t)n * k, sizeof(double));
+    t->angles = calloc((size_t)(half > 0 ? half : 1), sizeof(double));
+    if (!t->q_unrotated || !t->keys_unrotated || !t->angles)
+        return ATN_E_NOMEM;
+    const atn_layer_weights *lw = &m->w.layers[layer];
+    const float *X = cap->hidden + (size_t)layer * n * d;   /* the layer's input */
+    project_head(t->q_unrotated, X + (size_t)query * d, m, lw, lw->wq, lw->bq, head * k, k, lw->q_norm_g);
+    for (int32_t j = 0; j < n; j++)
+        project_head(t->keys_unrotated + (size_t)j * k, X + (size_t)j * d, m, lw, lw->wk, lw->bk, t->kv_head * k, k,
+                     lw->k_norm_g);
+    t->inv_freq = m->rotary.inv_freq;
+    for (int32_t i = 0; i < half; i++)   /* the forward's float32 angle */
+        t->angles[i] = (double)((float)cap->pos_ids[query] * m->rotary.inv_freq[i]);
+    return ATN_OK;
 }
 
 atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int32_t layer, int32_t head,
@@ -88,6 +138,12 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
             t->keys[(size_t)j * k + c] = K[(size_t)j * dkv + kv_off + c];
             t->values[(size_t)j * k + c] = V[(size_t)j * dkv + kv_off + c];
         }
+    /* step 0 of a rotary model: q and k before the rotation, and the angles */
+    if (model && model->rotary.on && cap->pos_ids && !cap->no_positions && cap->hidden &&
+        unrotated(t, model, cap, layer, head, query) != ATN_OK) {
+        atn_trace_free(t);
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    }
     /* steps 1-2: scores and scaling; the mask, ALiBi's bias and the temperature */
     /* the forward's factor, exactly (1/sqrt(k); GPT-2's scale_attn_* switches change it) */
     t->scale = model && model->attn_no_scale ? 1.0 : 1.0 / sqrt((double)k);

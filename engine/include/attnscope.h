@@ -764,6 +764,15 @@ typedef struct atn_trace {
     int32_t kv_head;    /* the K/V head this query head reads (grouped-query attention:
                            head / (n_heads / n_kv_heads)); keys and values are its rows.  q and
                            keys are after the rotation of a rotary model (what the scores read) */
+    /* a rotary model (atn_model_rotary_info) whose run rotated (not "no positions"): q and the
+       keys before the rotation, recomputed in double from the layer's input (its RMSNorm,
+       the projection and bias, Qwen3's per-head q/k norm), and the angle of each of the
+       k / 2 pairs (i, i + k/2) at the query's position (position id x inv_freq[i]); a key
+       j's angles are its own position id times the same frequencies.  NULL otherwise */
+    double *q_unrotated;       /* [k] */
+    double *keys_unrotated;    /* [n][k] */
+    double *angles;            /* [k / 2] */
+    const float *inv_freq;     /* [k / 2] the rotation's frequencies (borrowed from the model) */
 } atn_trace;
 
 /* Recomputes head (layer, head)'s attention for token query in double precision from the

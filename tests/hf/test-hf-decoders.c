@@ -15,6 +15,8 @@
 #include "forward/encoder.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -114,6 +116,25 @@ static void engine_case(const char *name, atn_model *m, const cJSON *meta, const
             for (int32_t c2 = 0; c2 < hd; c2++)   /* its keys are the K/V head's rotated rows */
                 CHECK(tr->keys[(size_t)(n - 1) * hd + c2] ==
                       cap->k[((size_t)(L - 1) * n + n - 1) * cap->d_kv + (size_t)tr->kv_head * hd + c2]);
+            /* step 0: q and the keys before the rotation, recomputed from the layer's input,
+               turned by the angles (the query's; a key's at its own position) give the
+               captured, rotated ones */
+            CHECK_MSG(tr->q_unrotated && tr->keys_unrotated && tr->angles && tr->inv_freq, "%s: no step 0", name);
+            double worst = 0;
+            for (int32_t j = 0; tr->q_unrotated && j <= n; j++) {   /* j == n: the query */
+                const double *x = j < n ? tr->keys_unrotated + (size_t)j * hd : tr->q_unrotated;
+                const double *want = j < n ? tr->keys + (size_t)j * hd : tr->q;
+                for (int32_t i = 0; i < hd / 2; i++) {
+                    double a = j < n ? (double)((float)j * tr->inv_freq[i]) : tr->angles[i];
+                    double r0 = x[i] * cos(a) - x[i + hd / 2] * sin(a), r1 = x[i + hd / 2] * cos(a) + x[i] * sin(a);
+                    worst = fmax(worst, fmax(fabs(r0 - want[i]), fabs(r1 - want[i + hd / 2])));
+                }
+            }
+            CHECK_MSG(worst < 1e-4, "%s/%s: q, k before the rotation, turned, differ by %g", name, cname, worst);
+            /* the query's angles: its position n - 1 times transformers' frequencies */
+            const cJSON *inv = cJSON_GetObjectItem(meta, "inv_freq");
+            for (int32_t i = 0; tr->angles && i < hd / 2; i++)
+                CHECK_NEAR(tr->angles[i], (n - 1) * cJSON_GetArrayItem(inv, i)->valuedouble, 1e-5 * n);
         }
     }
     atn_trace_free(tr);
@@ -125,8 +146,8 @@ out:
     free(mask);
 }
 
-/* The same case through the command line. */
-static void cli_case(const char *name, const cJSON *c) {
+/* The same case through the command line: run, trace --json (step 0), predict --after. */
+static void cli_case(const char *name, const cJSON *c, int32_t kv_of_3) {
     const char *build = getenv("ATN_BUILD_ROOT");
     const char *cname = cJSON_GetObjectItem(c, "name")->valuestring;
     char ids[1024] = "", mask[1024] = "", cmd[8192], out[256], path[4096], what[256];
@@ -152,6 +173,25 @@ static void cli_case(const char *name, const cJSON *c) {
         CHECK_MSG(0, "%s: %s", cmd, err.message);
     }
     unlink(out);
+    /* attnscope trace --json: step 0 (the K/V head, q and k before the rotation, the angles) */
+    snprintf(cmd, sizeof cmd, "'%s/app/attnscope' trace --model '%s/models/%s' --ids %s --mask %s --layer 1 "
+             "--head 3 --query %d --json", build ? build : "build", root, name, ids, mask, n - 1);
+    FILE *tf = popen(cmd, "r");
+    static char tbuf[1 << 20];
+    size_t tlen = tf ? fread(tbuf, 1, sizeof tbuf - 1, tf) : 0;
+    tbuf[tlen] = 0;
+    int trc = tf ? pclose(tf) : -1;
+    cJSON *tj = cJSON_Parse(tbuf);
+    if (strcmp(name, "qwen3-f32") == 0) {   /* heads wider than d_model together: refused by name */
+        CHECK_MSG(trc != 0 && !tj, "%s: %s", cmd, tbuf);
+    } else {
+        const cJSON *kvh = cJSON_GetObjectItem(tj, "kv_head"), *qu = cJSON_GetObjectItem(tj, "q_unrotated");
+        const cJSON *ang = cJSON_GetObjectItem(tj, "angles"), *ku = cJSON_GetObjectItem(tj, "keys_unrotated");
+        CHECK_MSG(trc == 0 && kvh && qu && ang && ku, "%s: %s", cmd, tbuf);
+        CHECK_MSG(kvh && kvh->valueint == kv_of_3, "%s: K/V head of head 3", cmd);
+        CHECK(ku && cJSON_GetArraySize(ku) == n && ang && cJSON_GetArraySize(ang) * 2 == cJSON_GetArraySize(qu));
+    }
+    cJSON_Delete(tj);
     const cJSON *np = cJSON_GetObjectItem(c, "next_positions");
     for (int32_t r = 0; r < cJSON_GetArraySize(np); r++) {
         int32_t pos = cJSON_GetArrayItem(np, r)->valueint;
@@ -215,7 +255,7 @@ static void test_model(const char *name) {
         engine_case(name, m, meta, k);
         const char *cname = cJSON_GetObjectItem(k, "name")->valuestring;
         if (strcmp(cname, "single") == 0 || strcmp(cname, "long") == 0)
-            cli_case(name, k);
+            cli_case(name, k, 3 / (c->n_heads / c->n_kv_heads));
     }
     atn_model_free(m);
     cJSON_Delete(meta);
@@ -311,6 +351,9 @@ static void test_refusals(void) {
 
 int main(void) {
     source_path(root, sizeof root, "tests/hf");
+    char abs[PATH_MAX];
+    if (realpath(root, abs))   /* the refusal cases link to the model files from /tmp */
+        snprintf(root, sizeof root, "%.2000s", abs);
     const char *models[] = {"llama-f32", "llama-bf16-mqa", "llama-sharded", "qwen2-f32", "qwen3-f32",
                             "mistral-window"};
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
