@@ -126,7 +126,7 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
     print_vec(t->output, k);
     printf("\n\nStep 9. Concatenate every head's output for token %d (head %d fills columns %d..%d)\n  ", i, t->head,
            t->head * k, t->head * k + k - 1);
-    print_vec(t->concat, t->d_model);
+    print_vec(t->concat, t->d_concat);
     printf("\n\nStep 10. Output projection: concat W_O + b_O\n  ");
     print_vec(t->projected, t->d_model);
     printf("\n\n(check: these weights differ from the captured attention by at most %.2g)\n", (double)t->max_abs_diff);
@@ -211,7 +211,7 @@ static void print_json(const atn_trace *t) {
     fputs(",\n  \"output\": ", f);
     json_vec(f, t->output, t->d_head);
     fputs(",\n  \"concat\": ", f);
-    json_vec(f, t->concat, t->d_model);
+    json_vec(f, t->concat, t->d_concat);
     fputs(",\n  \"projected\": ", f);
     json_vec(f, t->projected, t->d_model);
     fputs("\n}\n", f);

@@ -164,7 +164,7 @@ char *atn_trace_to_markdown(const atn_trace *t, const char *model_name, int n_he
 
     g_string_append_printf(g, "## 9. %s\n\n$$\\mathrm{concat}(\\mathbf{o}^{(0)}_{%d}, \\dots, \\mathbf{o}^{(%d)}_{%d})$$\n\n",
                            _("Concatenate the heads"), i, n_heads - 1, i);
-    vec_table(g, _("concat"), t->concat, d);
+    vec_table(g, _("concat"), t->concat, t->d_concat > 0 ? t->d_concat : d);
     g_string_append_printf(g, "## 10. %s\n\n$$\\mathrm{concat}\\; W_O + \\mathbf{b}_O$$\n\n", _("Output projection"));
     vec_table(g, _("output"), t->projected, d);
     g_string_append_printf(g, _("*Check: these weights differ from the model's own attention by at most %.2g.*\n"),

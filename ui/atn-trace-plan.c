@@ -287,9 +287,12 @@ void atn_trace_plan_make_cols(const atn_trace *t, int n_heads, int max_cols,
     p = &plans[ATN_TRACE_STEP_CONCAT];
     p->formula = g_strdup_printf(_("every head's output for token %d side by side; head %d fills columns %d–%d"), i, h,
                                  h * k, h * k + k - 1);
-    /* the same columns in both wide steps, so they line up */
+    /* the same columns in both wide steps, so they line up (a concat wider or narrower than
+       d_model, Qwen3's heads, gets its own) */
+    int dc = t->d_concat > 0 ? t->d_concat : d;
     g_autoptr(GArray) wide = cols_around(d, MAX_WIDE_COLS, h * k, h * k + k - 1);
-    plan_vector_cols(p, _("concat"), t->concat, wide, h * k, h * k + k - 1);
+    g_autoptr(GArray) wide_c = dc == d ? NULL : cols_around(dc, MAX_WIDE_COLS, h * k, h * k + k - 1);
+    plan_vector_cols(p, _("concat"), t->concat, wide_c ? wide_c : wide, h * k, h * k + k - 1);
     (void)n_heads;
 
     p = &plans[ATN_TRACE_STEP_PROJECT];

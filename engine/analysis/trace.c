@@ -98,9 +98,6 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
     /* the attention's row widths (a capture from before they existed has 0: d_model) */
     int32_t dq = cap->d_q > 0 ? cap->d_q : d, dkv = cap->d_kv > 0 ? cap->d_kv : d;
     int32_t kvh = cap->n_kv_heads > 0 ? cap->n_kv_heads : cap->n_heads;
-    if (dq != d)
-        return atn_error_set(err, ATN_E_UNSUPPORTED, "the trace of a model whose %d heads of %d are %d wide "
-                             "together, not d_model %d, is not available yet", cap->n_heads, k, dq, d);
     atn_trace *t = calloc(1, sizeof *t);
     if (!t)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
@@ -119,7 +116,8 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
     t->weights = calloc((size_t)n, sizeof(double));
     t->values = calloc((size_t)n * k, sizeof(double));
     t->output = calloc((size_t)k, sizeof(double));
-    t->concat = calloc((size_t)d, sizeof(double));
+    t->d_concat = dq;   /* Qwen3's heads may be wider (or narrower) than d_model together */
+    t->concat = calloc((size_t)(dq > d ? dq : d), sizeof(double));
     t->projected = calloc((size_t)d, sizeof(double));
     if (!t->q || !t->keys || !t->scores || !t->scaled || !t->mask_term || !t->bias_term || !t->shifted || !t->exps ||
         !t->weights || !t->values || !t->output || !t->concat || !t->projected) {
@@ -197,16 +195,16 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
         for (int32_t c = 0; c < k; c++)
             t->output[c] += t->weights[j] * t->values[(size_t)j * k + c];
     /* step 5: concatenation of all heads for this token, and the output projection */
-    for (int32_t c = 0; c < d; c++)
-        t->concat[c] = C[(size_t)query * d + c];
+    for (int32_t c = 0; c < dq; c++)
+        t->concat[c] = C[(size_t)query * dq + c];
     for (int32_t c = 0; c < k; c++)   /* this head's slice from the exact recomputation */
         t->concat[off + c] = t->output[c];
     const atn_layer_weights *lw = &model->w.layers[layer];
     for (int32_t o = 0; o < d; o++) {
         double s = lw->bo ? lw->bo[o] : 0.0;
         if (lw->wo) {
-            const float *row = lw->wo + (size_t)o * d;
-            for (int32_t c = 0; c < d; c++)
+            const float *row = lw->wo + (size_t)o * dq;   /* W_O [d, H k] */
+            for (int32_t c = 0; c < dq; c++)
                 s += row[c] * t->concat[c];
         } else {
             s += t->concat[o];

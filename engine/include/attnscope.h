@@ -756,7 +756,7 @@ typedef struct atn_trace {
     double *values;     /* [n][k]  every v_j */
     double *output;     /* [k]     sum_j weights_j v_j: this head's output for token i */
     /* layer level, for token i */
-    double *concat;     /* [d]     all heads' outputs for token i, concatenated */
+    double *concat;     /* [d]     all heads' outputs for token i, concatenated ([d_concat], below) */
     double *projected;  /* [d]     concat W_O^T + b_O */
     float max_abs_diff; /* |weights - captured probabilities|, a self-check */
     bool causal;        /* a causal model (GPT-2): keys after the query are masked (their
@@ -773,15 +773,17 @@ typedef struct atn_trace {
     double *keys_unrotated;    /* [n][k] */
     double *angles;            /* [k / 2] */
     const float *inv_freq;     /* [k / 2] the rotation's frequencies (borrowed from the model) */
+    /* concat's length: n_heads k, which is d_model but for a rotary decoder whose head_dim
+       says otherwise (Qwen3-0.6B: 16 heads of 128 over d_model 1024); concat then holds
+       d_concat values (and is at least d_model long, zeros past d_concat), projected d_model */
+    int32_t d_concat;
 } atn_trace;
 
 /* Recomputes head (layer, head)'s attention for token query in double precision from the
  * capture's Q, K, V (so the run must keep trace inputs).  *out is the caller's
  * (atn_trace_free); every array in it is owned by the trace, shapes as above; enc is
  * borrowed from cap.  ATN_E_INVALID: NULL cap, no trace inputs, no mask_add, layer/head/query
- * out of range (the message gives the range); ATN_E_UNSUPPORTED: heads whose widths do not
- * add up to d_model (Qwen3's head_dim), whose concatenation the trace does not show yet;
- * ATN_E_NOMEM. */
+ * out of range (the message gives the range); ATN_E_NOMEM. */
 atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int32_t layer,
                              int32_t head, int32_t query, atn_trace **out, atn_error *err);
 void atn_trace_free(atn_trace *trace);   /* NULL: nothing */

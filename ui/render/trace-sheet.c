@@ -460,8 +460,9 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
     /* show this head's columns even when the vector is elided */
     int32_t idx[64];
     int n_idx = 0;
-    if (tr->d_model <= max_cols + 4) {
-        for (int32_t c = 0; c < tr->d_model; c++)
+    int32_t dc = tr->d_concat > 0 ? tr->d_concat : tr->d_model;   /* Qwen3's heads: not d_model wide */
+    if (dc <= max_cols + 4) {
+        for (int32_t c = 0; c < dc; c++)
             idx[n_idx++] = c;
     } else {
         int32_t from = tr->head * k, to = tr->head * k + (k < max_cols ? k : max_cols) - 1;
@@ -471,10 +472,10 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
             idx[n_idx++] = -1;
         for (int32_t c = from; c <= to; c++)
             idx[n_idx++] = c;
-        if (to < tr->d_model - 2)
+        if (to < dc - 2)
             idx[n_idx++] = -1;
-        if (to < tr->d_model - 1)
-            idx[n_idx++] = tr->d_model - 1;
+        if (to < dc - 1)
+            idx[n_idx++] = dc - 1;
     }
     vec_table(&sh, "concat", tr->concat, idx, n_idx, tr->head * k, tr->head * k + k - 1);
     step_end(&sh, ATN_TRACE_STEP_CONCAT);
