@@ -444,8 +444,11 @@ atn_status atn_cpu_attend_head(const atn_model *m, const atn_activations *a, int
                                atn_error *err) {
     const atn_config *c = &m->cfg;
     int32_t n = a->n, d = c->d_model;
-    size_t t = a->trace_stride * (size_t)l;
-    float *ctx = malloc((size_t)n * d * sizeof(float));   /* the packed kernel writes the head's context */
+    /* the layer's rows (trace_stride = n d) of q [n][d_q] and of k, v [n][d_kv] (a rotary
+       decoder's widths; d for every other model) */
+    int32_t dq = c->n_heads * c->d_head, dkv = (c->n_kv_heads > 0 ? c->n_kv_heads : c->n_heads) * c->d_head;
+    size_t rows_l = a->trace_stride / (size_t)d * (size_t)l;
+    float *ctx = malloc((size_t)n * (dq > d ? dq : d) * sizeof(float));   /* the packed kernel writes the head's context */
     float *scratch = NULL;
     size_t per_thread = 0;
     if (a->ran_packed) {
@@ -473,7 +476,7 @@ atn_status atn_cpu_attend_head(const atn_model *m, const atn_activations *a, int
         .one_head = true, .head = h,
     };
     atn_layer_desc_of(m, &w.desc);
-    w.ops->attend(&w, 0, 1, l, a->q + t, a->k + t, a->v + t, ctx);
+    w.ops->attend(&w, 0, 1, l, a->q + rows_l * dq, a->k + rows_l * dkv, a->v + rows_l * dkv, ctx);
     free(ctx);
     free(scratch);
     return ATN_OK;

@@ -103,6 +103,27 @@ static void engine_case(const char *name, atn_model *m, const cJSON *meta, const
                       "%s/%s: next after %d, #%d", name, cname, pos, t);
     }
 
+    /* heads on demand (the run keeps Q, K, V, not [L][H][n][n]): every head made again
+       equals the full capture's, grouped K/V heads and Qwen3's widths included */
+    {
+        atn_run *r2 = atn_run_new(m);
+        atn_run_options o2;
+        atn_run_options_init(&o2);
+        o2.attention_on_demand = true;
+        CHECK_MSG(atn_run_forward(r2, enc, &o2, &err) == ATN_OK, "%s: on demand: %s", name, err.message);
+        float *one = malloc((size_t)n * n * sizeof(float));
+        double worst = 0;
+        for (int32_t l = 0; one && l < L; l++)
+            for (int32_t h = 0; h < H; h++) {
+                CHECK(atn_capture_head(atn_run_capture(r2), l, h, one, &err) == ATN_OK);
+                const float *full = cap->attn + ((size_t)l * H + h) * n * n;
+                for (size_t x = 0; x < (size_t)n * n; x++)
+                    worst = fmax(worst, fabs(one[x] - full[x]));
+            }
+        CHECK_MSG(worst < 1e-6, "%s/%s: heads on demand differ by %g", name, cname, worst);
+        free(one);
+        atn_run_free(r2);
+    }
     /* the trace: the query head's K/V head, and the capture's probabilities recomputed */
     atn_trace *tr = NULL;
     atn_status st = atn_trace_compute(m, cap, L - 1, H - 1, n - 1, &tr, &err);
