@@ -522,6 +522,33 @@ bool cli_atomic_close(cli_atomic_file *af, bool ok) {
     return st == ATN_OK;
 }
 
+bool cli_stdout_flush(void) {
+    static bool reported;
+    errno = 0;
+    int flushed = fflush(stdout);
+    int e = errno;
+    if (flushed == 0 && !ferror(stdout))
+        return true;
+    if (!reported) {
+        reported = true;
+        if (flushed != 0 && e)
+            cli_error("standard output: write failed: %s", strerror(e));
+        else
+            cli_error("standard output: write failed");
+    }
+    return false;
+}
+
+bool cli_stdout_close(void) {
+    bool ok = cli_stdout_flush();
+    /* a file system that reports a write error only at the close (NFS) */
+    if (fclose(stdout) != 0 && errno != EBADF && ok) {
+        cli_error("standard output: write failed: %s", strerror(errno));
+        ok = false;
+    }
+    return ok;
+}
+
 void cli_json_number(FILE *f, double v) {
     if (v != v || v - v != 0)
         fputs("null", f);

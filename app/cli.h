@@ -180,6 +180,13 @@ typedef struct cli_atomic_file {
 bool cli_atomic_open(cli_atomic_file *af, const char *path);
 bool cli_atomic_close(cli_atomic_file *af, bool ok);
 
+/* Flushes stdout and checks that every write to it succeeded; false (and once per process
+ * "standard output: write failed: REASON" on stderr) when one failed (a full disk, a closed
+ * pipe with SIGPIPE ignored, a file grown past ulimit -f).  cli_stdout_close also closes it
+ * (main, after the command: its exit status becomes 2). */
+bool cli_stdout_flush(void);
+bool cli_stdout_close(void);
+
 /* Writes a double as JSON (null for NaN/Inf, which JSON cannot hold). */
 void cli_json_number(FILE *f, double v);
 void cli_json_string(FILE *f, const char *s);

@@ -194,6 +194,8 @@ int cmd_importance(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     }
     FILE *f = strcmp(corpus, "-") ? fopen(corpus, "rb") : stdin;
+    if (f && f != stdin)
+        atn_input_guard_note(corpus);   /* -o naming the corpus is refused */
     if (!f) {
         cli_error("%s: cannot open the corpus: %s", corpus, strerror(errno));
         atn_model_free(model);

@@ -104,6 +104,8 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
         return CLI_EXIT_USAGE;
     }
     FILE *f = strcmp(corpus, "-") ? fopen(corpus, "rb") : stdin;
+    if (f && f != stdin)
+        atn_input_guard_note(corpus);   /* -o naming the corpus is refused */
     if (!f) {
         cli_error("%s: cannot open the corpus: %s", corpus, strerror(errno));
         cli_interventions_free(&ci);
@@ -175,7 +177,7 @@ static bool out_open(out_file *o, const char *path) {
 
 static bool out_close(out_file *o, bool ok) {
     if (o->f == stdout)
-        return fflush(stdout) == 0 && ok;
+        return cli_stdout_flush() && ok;
     return cli_atomic_close(&o->af, ok);
 }
 

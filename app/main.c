@@ -6,6 +6,7 @@
  * ourselves once with it set, never overriding a value the user chose. */
 #include "cli.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,11 +87,19 @@ int main(int argc, char **argv) {
         for (const command *c = commands; c->name; c++)
             if (!strcmp(cmd, c->name)) {
                 cli_catch_signals();
+                /* ulimit -f: a write past it fails with EFBIG (reported, temporaries
+                   removed, exit 2) instead of SIGXFSZ ending the process where it stands */
+                signal(SIGXFSZ, SIG_IGN);
+                /* -o naming one of the command's own inputs is refused (atn_atomic_open) */
+                atn_input_guard_enable();
                 int rc = c->fn(argc - 1, argv + 1);
                 if (cli_interrupted()) {
                     cli_error("interrupted");
                     return CLI_EXIT_INTERRUPTED;
                 }
+                /* what went to stdout must have arrived: a full disk is an error */
+                if (!cli_stdout_close() && rc == CLI_EXIT_OK)
+                    rc = CLI_EXIT_USAGE;
                 return rc;
             }
         if (cmd[0] != '-') {

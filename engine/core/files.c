@@ -4,6 +4,7 @@
  * same code (atn_atomic_open, atn_write_file_atomic). */
 #define _GNU_SOURCE   /* fopencookie */
 #include "core/files.h"
+#include "core/input-guard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,7 @@ atn_status atn_read_file(const char *path, size_t max, char **data, size_t *len,
         fclose(f);
         return atn_error_set(err, ATN_E_IO, "%s: not a regular file", path);
     }
+    atn_input_guard_note_stat(&st, path);
     if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > max) {
         fclose(f);
         return atn_error_set(err, ATN_E_FORMAT, "%s: %jd bytes is larger than the %zu-byte limit", path,
@@ -103,6 +105,7 @@ atn_status atn_map_file(const char *path, size_t max, void **map, size_t *len, a
         close(fd);
         return atn_error_set(err, ATN_E_IO, "%s: not a regular file", path);
     }
+    atn_input_guard_note_stat(&sb, path);
     if ((uintmax_t)sb.st_size > max) {
         close(fd);
         return atn_error_set(err, ATN_E_FORMAT, "%s: %jd bytes is larger than the %zu-byte limit",
@@ -272,6 +275,8 @@ atn_status atn_atomic_open(const char *path, atn_atomic_file **out, atn_error *e
             rc = atn_error_set(err, ATN_E_IO, "%s: cannot write: %s", path, strerror(EISDIR));
             goto fail;
         }
+        if (exists && (rc = atn_input_guard_check(&st, path, err)) != ATN_OK)
+            goto fail;
         if (exists && S_ISREG(st.st_mode) && !via_proc && access(af->target, W_OK) != 0) {
             /* a read-only file is refused, as the shell's > does, though a rename could replace it */
             rc = atn_error_set(err, ATN_E_IO, "%s: cannot write: %s", path, strerror(errno));

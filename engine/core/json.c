@@ -79,6 +79,50 @@ static bool last_duplicate_wins(cJSON *v) {
     return true;
 }
 
+/* The first NUL character inside a string of a valid JSON text: the escape \u0000 (cJSON
+ * decodes it into a C string, which then ends there: "hidden_act\u0000x" would read as
+ * "hidden_act") or a raw NUL byte.  On finding one, *nul_at is its offset and [*key_at,
+ * *key_at + *key_len) the source text (without quotes) of the key it belongs to: the string
+ * itself when it is a key, else the key of the member the value sits in (key_len 0 when the
+ * value is not inside an object member).  Runs after cJSON accepted the text, so a simple
+ * state machine is exact: strings, their escapes, ':' after a key. */
+static bool find_nul_in_string(const char *text, size_t len, size_t *nul_at, size_t *key_at, size_t *key_len) {
+    size_t cur_key = 0, cur_key_len = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] != '"')
+            continue;
+        size_t start = ++i;
+        size_t nul = (size_t)-1;
+        while (i < len && text[i] != '"') {
+            if (text[i] == '\\') {
+                if (i + 5 < len && text[i + 1] == 'u' && !memcmp(text + i + 2, "0000", 4) && nul == (size_t)-1)
+                    nul = i;
+                i += i + 1 < len && text[i + 1] == 'u' ? 6 : 2;
+                continue;
+            }
+            if (text[i] == '\0' && nul == (size_t)-1)
+                nul = i;
+            i++;
+        }
+        size_t slen = (i < len ? i : len) - start;
+        size_t j = i + 1;
+        while (j < len && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r'))
+            j++;
+        bool is_key = j < len && text[j] == ':';
+        if (is_key) {
+            cur_key = start;
+            cur_key_len = slen;
+        }
+        if (nul != (size_t)-1) {
+            *nul_at = nul;
+            *key_at = is_key ? start : cur_key;
+            *key_len = is_key ? slen : cur_key_len;
+            return true;
+        }
+    }
+    return false;
+}
+
 atn_json_result atn_json_parse_raw(const char *text, size_t len, unsigned flags, cJSON **out, size_t *offset) {
     pthread_once(&hooks_once, install_hooks);
     size_t off_dummy;
@@ -107,12 +151,35 @@ atn_json_result atn_json_parse_raw(const char *text, size_t len, unsigned flags,
             *offset = (size_t)(p - text);
             return ATN_JSON_TRAILING;
         }
+    size_t key_at, key_len;
+    if (find_nul_in_string(text, len, offset, &key_at, &key_len)) {
+        cJSON_Delete(root);
+        return ATN_JSON_NUL;
+    }
     if (!(flags & ATN_JSON_KEEP_DUPLICATES) && !last_duplicate_wins(root)) {
         cJSON_Delete(root);
         return ATN_JSON_NOMEM;
     }
     *out = root;
     return ATN_JSON_PARSED;
+}
+
+void atn_json_nul_key(const char *text, size_t len, char *out, size_t size) {
+    size_t nul_at, key_at = 0, key_len = 0, n = 0;
+    if (size == 0)
+        return;
+    if (!find_nul_in_string(text, len, &nul_at, &key_at, &key_len))
+        key_len = 0;
+    /* the key as written in the file, its control bytes shown as '?', cut to fit */
+    for (size_t i = 0; i < key_len && n + 4 < size; i++) {
+        unsigned char c = (unsigned char)text[key_at + i];
+        out[n++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    }
+    if (key_len > 0 && n + 4 >= size && n < key_len) {
+        memcpy(out + n, "...", 3);
+        n += 3;
+    }
+    out[n] = '\0';
 }
 
 atn_status atn_json_parse(const char *text, size_t len, const char *origin, unsigned flags, cJSON **out,
@@ -127,6 +194,14 @@ atn_status atn_json_parse(const char *text, size_t len, const char *origin, unsi
         return atn_error_set(err, ATN_E_FORMAT,
                              "%s: extra data after the JSON value (byte %zu); one file holds one value", origin,
                              off);
+    case ATN_JSON_NUL: {
+        char key[96];
+        atn_json_nul_key(text, len, key, sizeof key);
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: a NUL character (\\u0000) inside a string (byte %zu, key \"%s\"); "
+                             "names and values cannot hold one",
+                             origin, off, key);
+    }
     case ATN_JSON_TOO_BIG:
         return atn_error_set(err, ATN_E_FORMAT, "%s: the JSON is too large to parse (more than %d values)",
                              origin, (int)ATN_JSON_MAX_ALLOCS);

@@ -6,6 +6,8 @@
  *   - a key given twice in one object: the last value wins (json.loads builds a dict), unless
  *     ATN_JSON_KEEP_DUPLICATES asks for every member (the safetensors header refuses
  *     duplicate tensor names itself);
+ *   - a NUL inside a string or key (\u0000 or a raw 0 byte) is refused: a C string would end
+ *     there, so "hidden_act\u0000x" would read as "hidden_act";
  *   - memory is bounded: at most ATN_JSON_MAX_ALLOCS cJSON allocations per parse (about 80
  *     bytes each), and running out of memory is reported as that, not as "invalid JSON". */
 #ifndef ATN_JSON_H
@@ -23,6 +25,7 @@ typedef enum atn_json_result {
     ATN_JSON_PARSED = 0,
     ATN_JSON_SYNTAX,      /* not JSON; *offset is where cJSON stopped */
     ATN_JSON_TRAILING,    /* a complete value, then more than whitespace at *offset */
+    ATN_JSON_NUL,         /* a NUL (\u0000 or a raw byte) inside a string or key at *offset */
     ATN_JSON_TOO_BIG,     /* more than ATN_JSON_MAX_ALLOCS allocations */
     ATN_JSON_NOMEM,       /* malloc failed */
 } atn_json_result;
@@ -32,7 +35,13 @@ typedef enum atn_json_result {
  * for TOO_BIG/NOMEM).  offset may be NULL. */
 atn_json_result atn_json_parse_raw(const char *text, size_t len, unsigned flags, cJSON **out, size_t *offset);
 
+/* For a text that gave ATN_JSON_NUL: the key the NUL belongs to, as written in the file
+ * (control bytes as '?', cut with "..." to fit size bytes with its NUL; "" when the value is
+ * not an object member). */
+void atn_json_nul_key(const char *text, size_t len, char *out, size_t size);
+
 /* The same, with the message: "ORIGIN: invalid JSON (near byte N)" (ATN_E_FORMAT),
+ * "ORIGIN: a NUL character (\u0000) inside a string (byte N, key "KEY"); ..." (ATN_E_FORMAT),
  * "ORIGIN: extra data after the JSON value (byte N)" (ATN_E_FORMAT), "ORIGIN: the JSON is too
  * large to parse (more than N values)" (ATN_E_FORMAT), "ORIGIN: out of memory while parsing
  * the JSON" (ATN_E_NOMEM). */

@@ -219,6 +219,13 @@ atn_status atn_st_parse(const char *origin, const void *buf_, size_t len, atn_st
         return atn_error_set(err, ATN_E_FORMAT,
                              "%s: the JSON header has extra bytes after its end (header "
                              "byte %zu)", origin, off);
+    case ATN_JSON_NUL: {
+        char key[96];
+        atn_json_nul_key(json, jlen, key, sizeof key);
+        return atn_error_set(err, ATN_E_FORMAT,
+                             "%s: the JSON header holds a NUL character (\\u0000) inside a string "
+                             "(header byte %zu, key \"%s\")", origin, off, key);
+    }
     case ATN_JSON_TOO_BIG:
         return atn_error_set(err, ATN_E_FORMAT,
                              "%s: the JSON header is too large to parse (more than %d values)", origin,

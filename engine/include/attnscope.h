@@ -975,6 +975,16 @@ atn_status atn_npy_read_f32(const char *path, float **data, int64_t *shape, int 
  * reason), ATN_E_NOMEM. */
 atn_status atn_write_file_atomic(const char *path, const void *data, size_t len, atn_error *err);
 
+/* Output onto input: after atn_input_guard_enable (the command line calls it once, first),
+ * every regular file the engine reads (atn_read_file, the weight files, the tokenizer's) and
+ * every path given to atn_input_guard_note (a corpus the caller reads itself) is
+ * remembered by device and inode, and atn_atomic_open / atn_write_file_atomic refuse to
+ * replace one of them: ATN_E_INVALID "OUT: is one of this command's inputs (IN); write the
+ * output elsewhere".  Off by default (the window saves the toy model it read).  Thread-safe;
+ * atn_input_guard_note ignores NULL, a missing file and anything but a regular file. */
+void atn_input_guard_enable(void);
+void atn_input_guard_note(const char *path);
+
 /* The same for a file written piece by piece with stdio: atn_atomic_open creates the
  * temporary file (*out, or NULL on error: ATN_E_INVALID for a NULL or empty path,
  * ATN_E_IO, ATN_E_NOMEM); write to atn_atomic_stream(af) (NULL for a NULL af); then

@@ -356,6 +356,10 @@ def main():
     act = '"hidden_act": "gelu",'
     case("cfg-duplicate-last-wins", cj, config_text().replace(act, act + ' "hidden_act": "swish",'))
     case("cfg-duplicate-first-ignored", cj, config_text().replace(act, '"hidden_act": "swish", ' + act))
+    # a NUL inside a key or value would end the C string there: refused, naming the key
+    case("cfg-nul-in-key", cj, config_text().replace(act, act + ' "hidden_act\\u0000x": "swish",'))
+    case("cfg-nul-in-value", cj, config_text().replace(act, '"hidden_act": "gelu\\u0000evil",'))
+    case("cfg-nul-in-model-type", cj, config_text().replace('"model_type": "bert"', '"model_type": "bert\\u0000evil"'))
     case("st-metadata-not-flat", ms, safetensors(tensors(), lambda h: h.update(
         {"__metadata__": {"format": "pt", "numbers": [0] * 1000}})))
     # ---- vocab.txt

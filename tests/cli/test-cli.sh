@@ -305,6 +305,61 @@ output-errors)
     "$A" stats --model demo --corpus "$T/dir.csv" -o "$T/c.json"
   ls -A "$T" "$T/ro" "$T/rw" 2>/dev/null | grep -q '^\.atn-' && fail "temporary file left"
   ;;
+output-onto-input)
+  # -o naming one of the command's own inputs is refused, naming both, and the input kept:
+  # the model folder's config.json (directly and through a link), a toy model, the corpus
+  SRC="$3"
+  cp -r "$SRC/tests/bad/base" "$T/m"
+  cp "$T/m/config.json" "$T/config.orig"
+  ln -s "$T/m/config.json" "$T/link.json"
+  for out in "$T/m/config.json" "$T/link.json"; do
+    expect_error 2 "$out: is one of this command's inputs ($T/m/config.json); write the output elsewhere" \
+      "$A" run --model "$T/m" --text "the cat sat" -o "$out"
+    cmp -s "$T/m/config.json" "$T/config.orig" || fail "-o $out replaced the model's config.json"
+  done
+  expect_error 2 "$T/m/vocab.txt: is one of this command's inputs ($T/m/vocab.txt)" \
+    "$A" stats --model "$T/m" --text "the cat sat" -o "$T/m/vocab.txt"
+  "$A" run --model worked-example -o "$T/toy.json" 2>/dev/null || fail "run -o toy.json"
+  "$A" run --model "$T/m" --text "the cat sat" -o "$T/m/attention.json" 2>/dev/null ||
+    fail "a new file inside the model folder is fine"
+  printf 'the cat sat\nthe dog ran\n' >"$T/c.txt"
+  cp "$T/c.txt" "$T/c.orig"
+  expect_error 2 "$T/c.txt: is one of this command's inputs ($T/c.txt)" \
+    "$A" stats --model "$T/m" --corpus "$T/c.txt" -o "$T/c.txt"
+  expect_error 2 "$T/c.txt: is one of this command's inputs ($T/c.txt)" \
+    "$A" importance --model "$T/m" --corpus "$T/c.txt" -o "$T/c.txt"
+  cmp -s "$T/c.txt" "$T/c.orig" || fail "the corpus was replaced"
+  ls -A "$T" "$T/m" | grep -q '^\.atn-' && fail "temporary file left"
+  ;;
+stdout-errors)
+  # a write error on standard output (a full disk) is an error: exit 2, said on stderr
+  full="$T/full"
+  mknod "$full" c 1 7 2>/dev/null || ln -s /dev/full "$full"
+  for cmd in "tokenize --model demo --text the_cat_sat" "trace --model worked-example" \
+             "info --model demo" "models" "similarity --model worked-example -o -" \
+             "stats --model worked-example" "run --model worked-example -o -"; do
+    # shellcheck disable=SC2086
+    "$A" $cmd >"$full" 2>"$T/err"; rc=$?
+    [ "$rc" = 2 ] || fail "$cmd >/dev/full: exit $rc, expected 2; stderr: $(cat "$T/err")"
+    grep -q "write failed: No space left on device" "$T/err" ||
+      fail "$cmd >/dev/full: stderr lacks the reason: $(cat "$T/err")"
+    [ "$(grep -c 'write failed' "$T/err")" = 1 ] || fail "$cmd: said more than once: $(cat "$T/err")"
+  done
+  "$A" tokenize --model demo --text "the cat" >"$T/ok.txt" || fail "tokenize to a file"
+  ;;
+file-size-limit)
+  # ulimit -f: the write fails with EFBIG (SIGXFSZ ignored), the command says so and exits 2,
+  # and no .atn-XXXXXX temporary is left beside the output
+  for cmd in "run --model demo --text the_cat_sat_on_the_mat -o $T/a.npy" \
+             "export heatmap --model demo --text the_cat_sat_on_the_mat -o $T/a.png"; do
+    # shellcheck disable=SC2086
+    (ulimit -f 2; exec "$A" $cmd) >"$T/out" 2>"$T/err"; rc=$?
+    [ "$rc" = 2 ] || fail "$cmd under ulimit -f 2: exit $rc, expected 2; stderr: $(cat "$T/err")"
+    grep -q "write failed: File too large" "$T/err" || fail "$cmd: stderr lacks the reason: $(cat "$T/err")"
+  done
+  [ -e "$T/a.npy" ] && fail "a cut $T/a.npy was kept"
+  ls -A "$T" | grep -q '^\.atn-' && fail "temporary file left: $(ls -A "$T")"
+  ;;
 export-all-folder)
   # --all-heads -o NEWDIR/ makes the folder with its first file, not before the model loads
   printf '{"d_model": 4,' >"$T/broken.json"

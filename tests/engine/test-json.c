@@ -55,6 +55,34 @@ int main(void) {
     CHECK(cJSON_GetArraySize(v) == 3);
     cJSON_Delete(v);
 
+    /* a NUL inside a key or a value (the escape or a raw byte) is refused, naming the key: a
+       C string would end at it, so "hidden_act\u0000x" would override "hidden_act" */
+    const char *nkey = "{\"hidden_act\": \"gelu\", \"hidden_act\\u0000x\": \"relu\"}";
+    CHECK(atn_json_parse_raw(nkey, strlen(nkey), 0, &v, &off) == ATN_JSON_NUL && !v);
+    CHECK(off == 34);
+    CHECK(atn_json_parse(nkey, strlen(nkey), "c.json", 0, &v, &err) == ATN_E_FORMAT);
+    CHECK_STR(err.message, "c.json: a NUL character (\\u0000) inside a string (byte 34, key "
+                           "\"hidden_act\\u0000x\"); names and values cannot hold one");
+    const char *nval = "{\"a\": [1, {\"b\": 2}], \"model_type\" : \"bert\\u0000evil\"}";
+    CHECK(atn_json_parse(nval, strlen(nval), "c.json", 0, &v, &err) == ATN_E_FORMAT);
+    CHECK_STR(err.message, "c.json: a NUL character (\\u0000) inside a string (byte 41, key "
+                           "\"model_type\"); names and values cannot hold one");
+    const char rawnul[] = "[\"ab\0c\"]";
+    CHECK(atn_json_parse_raw(rawnul, sizeof rawnul - 1, 0, &v, &off) == ATN_JSON_NUL && off == 4);
+    char key[16];
+    atn_json_nul_key(rawnul, sizeof rawnul - 1, key, sizeof key);
+    CHECK_STR(key, "");
+    /* an escaped backslash before u0000 is no NUL, nor is \u00001 split differently */
+    const char *notnul = "{\"k\\\\u0000\": \"\\\\u0000\", \"n\": \"\\u0001\"}";
+    CHECK(atn_json_parse_raw(notnul, strlen(notnul), 0, &v, &off) == ATN_JSON_PARSED && v);
+    CHECK_STR(v->child->string, "k\\u0000");
+    cJSON_Delete(v);
+    /* a long key is cut to fit, its control bytes shown as '?' */
+    const char *longkey = "{\"0123456789abcdef\\u0000\": 1}";
+    CHECK(atn_json_parse_raw(longkey, strlen(longkey), 0, &v, &off) == ATN_JSON_NUL);
+    atn_json_nul_key(longkey, strlen(longkey), key, sizeof key);
+    CHECK_STR(key, "0123456789ab...");
+
     /* 300k keys, every one twice: deduplicated fast */
     enum { N = 300000 };
     size_t cap = (size_t)N * 2 * 24 + 16, len = 0;
