@@ -322,13 +322,13 @@ output-onto-input)
   "$A" run --model worked-example -o "$T/toy.json" 2>/dev/null || fail "run -o toy.json"
   "$A" run --model "$T/m" --text "the cat sat" -o "$T/m/attention.json" 2>/dev/null ||
     fail "a new file inside the model folder is fine"
-  printf 'the cat sat\nthe dog ran\n' >"$T/c.txt"
-  cp "$T/c.txt" "$T/c.orig"
-  expect_error 2 "$T/c.txt: is one of this command's inputs ($T/c.txt)" \
-    "$A" stats --model "$T/m" --corpus "$T/c.txt" -o "$T/c.txt"
-  expect_error 2 "$T/c.txt: is one of this command's inputs ($T/c.txt)" \
-    "$A" importance --model "$T/m" --corpus "$T/c.txt" -o "$T/c.txt"
-  cmp -s "$T/c.txt" "$T/c.orig" || fail "the corpus was replaced"
+  printf 'the cat sat\nthe dog ran\n' >"$T/c.csv"
+  cp "$T/c.csv" "$T/c.orig"
+  expect_error 2 "$T/c.csv: is one of this command's inputs ($T/c.csv)" \
+    "$A" stats --model "$T/m" --corpus "$T/c.csv" -o "$T/c.csv"
+  expect_error 2 "$T/c.csv: is one of this command's inputs ($T/c.csv)" \
+    "$A" importance --model demo --corpus "$T/c.csv" -o "$T/c.csv"
+  cmp -s "$T/c.csv" "$T/c.orig" || fail "the corpus was replaced"
   ls -A "$T" "$T/m" | grep -q '^\.atn-' && fail "temporary file left"
   ;;
 stdout-errors)
@@ -336,8 +336,8 @@ stdout-errors)
   full="$T/full"
   mknod "$full" c 1 7 2>/dev/null || ln -s /dev/full "$full"
   for cmd in "tokenize --model demo --text the_cat_sat" "trace --model worked-example" \
-             "info --model demo" "models" "similarity --model worked-example -o -" \
-             "stats --model worked-example" "run --model worked-example -o -"; do
+             "info --model demo" "models" "similarity --model worked-example --format json -o -" \
+             "stats --model worked-example" "run --model worked-example --format json -o -"; do
     # shellcheck disable=SC2086
     "$A" $cmd >"$full" 2>"$T/err"; rc=$?
     [ "$rc" = 2 ] || fail "$cmd >/dev/full: exit $rc, expected 2; stderr: $(cat "$T/err")"
