@@ -25,12 +25,48 @@ typedef struct dl_state {
     bool tty;
     int32_t last_file;
     bool line_open;
+    bool said_waiting;
 } dl_state;
+
+/* A string from the server (a file name) for the terminal: control characters (C0, DEL, and
+ * C1 as UTF-8 or as a stray byte) and bytes that are not UTF-8 shown as \xNN, so a name
+ * cannot move the cursor, retitle the window or write the clipboard (OSC 52); cut to fit. */
+static const char *shown(const char *s, char *buf, size_t len) {
+    size_t k = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p && k + 9 < len) {
+        int n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
+        bool ok = n > 0 && !(n == 1 && (*p < 0x20 || *p == 0x7f)) && !(n == 2 && p[0] == 0xc2 && p[1] < 0xa0);
+        for (int i = 1; ok && i < n; i++)
+            ok = (p[i] & 0xc0) == 0x80;
+        if (!ok) {
+            k += (size_t)snprintf(buf + k, len - k, "\\x%02x", *p++);
+            continue;
+        }
+        memcpy(buf + k, p, (size_t)n);
+        k += (size_t)n;
+        p += n;
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+static bool keep_going(void *ud) {
+    (void)ud;
+    return !cli_interrupted();
+}
 
 static bool on_progress(const atn_hub_progress *p, void *ud) {
     dl_state *s = ud;
     if (cli_interrupted())
         return false;
+    char name[1024];
+    if (p->waiting_for && !s->said_waiting) {
+        fprintf(stderr, "%swaiting for another download of %s to finish (it holds %s); Ctrl-C to stop\n",
+                s->line_open ? "\n" : "", shown(p->file, name, sizeof name), p->waiting_for);
+        s->said_waiting = true;
+        s->line_open = false;
+    }
     if (s->tty) {
         char done[32], total[32], rate[32], left[32] = "";
         human(p->file_done, done, sizeof done);
@@ -43,13 +79,14 @@ static bool on_progress(const atn_hub_progress *p, void *ud) {
             else
                 snprintf(left, sizeof left, "%ld:%02ld left", t / 60, t % 60);
         }
-        fprintf(stderr, "\r\033[K[%d/%d] %s  %s / %s  %s/s  %s", p->file_index + 1, p->n_files, p->file, done, total,
+        fprintf(stderr, "\r\033[K[%d/%d] %s  %s / %s  %s/s  %s", p->file_index + 1, p->n_files,
+                shown(p->file, name, sizeof name), done, total,
                 rate, left);
         s->line_open = true;
     } else if (p->file_index != s->last_file) {
         char total[32];
         human(p->file_total, total, sizeof total);
-        fprintf(stderr, "[%d/%d] %s (%s)\n", p->file_index + 1, p->n_files, p->file, total);
+        fprintf(stderr, "[%d/%d] %s (%s)\n", p->file_index + 1, p->n_files, shown(p->file, name, sizeof name), total);
     }
     s->last_file = p->file_index;
     return true;
@@ -101,8 +138,8 @@ int cmd_download(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     }
     atn_hub_plan *plan = NULL;
-    if (atn_hub_plan_fetch(spec, &plan, &err) != ATN_OK)
-        return cli_fail(&err);
+    if (atn_hub_plan_fetch(spec, keep_going, NULL, &plan, &err) != ATN_OK)
+        return cli_fail(&err);   /* cancelled: main says "interrupted" (130) */
     if (list) {
         char total[32];
         human(plan->total_bytes, total, sizeof total);
@@ -111,7 +148,9 @@ int cmd_download(int argc, char **argv) {
         for (int32_t i = 0; i < plan->n_files; i++) {
             char size[32];
             human(plan->files[i].size, size, sizeof size);
-            printf("  %-48s %10s%s%s\n", plan->files[i].name, size, plan->files[i].lfs ? "  lfs" : "",
+            char name[1024];
+            printf("  %-48s %10s%s%s\n", shown(plan->files[i].name, name, sizeof name), size,
+                   plan->files[i].lfs ? "  lfs" : "",
                    plan->files[i].cached ? "  cached" : "");
         }
         atn_hub_plan_free(plan);

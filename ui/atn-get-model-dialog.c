@@ -50,10 +50,14 @@ static void set_state(AtnGetModelDialog *self, AtnGetModelState st, char *messag
 
 /* ---- looking up ------------------------------------------------------------------------ */
 
+static bool lookup_keep_going(void *c) {
+    return !g_cancellable_is_cancelled(c);
+}
+
 static gpointer lookup_work(gpointer id, GCancellable *c, GError **error) {
     atn_hub_plan *plan = NULL;
     atn_error err = {0};
-    if (atn_hub_plan_fetch(id, &plan, &err) != ATN_OK)
+    if (atn_hub_plan_fetch(id, c ? lookup_keep_going : NULL, c, &plan, &err) != ATN_OK)
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err.message);
     return plan;
 }

@@ -106,9 +106,21 @@ static void read_token(char *out, size_t len) {
         *nl = '\0';
 }
 
-static void endpoint_of(char *out, size_t len) {
+/* HF_ENDPOINT without a trailing '/'.  A "user:password@" in it is taken out into userinfo
+ * (given to libcurl for the endpoint's own host only): it never appears in a URL the
+ * messages show. */
+static void endpoint_of(char *out, size_t len, char *userinfo, size_t ulen) {
     const char *v = getenv("HF_ENDPOINT");
     snprintf(out, len, "%s", v && *v ? v : "https://huggingface.co");
+    userinfo[0] = '\0';
+    char *host = strstr(out, "://");
+    host = host ? host + 3 : out;
+    size_t auth_len = strcspn(host, "/?#");
+    char *at = memrchr(host, '@', auth_len);
+    if (at) {
+        snprintf(userinfo, ulen, "%.*s", (int)(at - host), host);
+        memmove(host, at + 1, strlen(at + 1) + 1);
+    }
     size_t n = strlen(out);
     while (n > 0 && out[n - 1] == '/')
         out[--n] = '\0';
@@ -139,6 +151,7 @@ static bool quote(const char *s, bool keep_slash, char *out, size_t len) {
 
 typedef struct headers {
     char commit[64], etag[160], linked_etag[160], location[URLN], error_code[64], error_message[512];
+    char content_encoding[64];   /* "" or "identity" is what was asked for */
     int64_t content_length, linked_size;
 } headers;
 
@@ -154,6 +167,13 @@ typedef struct xfer {
     const char *path;
     int write_errno;
     int64_t written;          /* bytes written this request */
+    int64_t size;             /* the announced size of the file; -1: unknown */
+    int64_t have;             /* what the file held before: a 206 answer may add size - have,
+                                 a 200 (the Range ignored) size */
+    CURL *curl;
+    bool over_cap;
+    const headers *h;         /* this request's headers (Content-Encoding) */
+    bool encoded;
     /* progress */
     atn_hub_progress_fn progress;
     void *user_data;
@@ -215,6 +235,8 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ud) {
         copy_value(h->error_code, sizeof h->error_code, v, vn);
     else if (header_is(line, n, "X-Error-Message", &v, &vn))
         copy_value(h->error_message, sizeof h->error_message, v, vn);
+    else if (header_is(line, n, "Content-Encoding", &v, &vn))
+        copy_value(h->content_encoding, sizeof h->content_encoding, v, vn);
     else if (header_is(line, n, "Content-Length", &v, &vn)) {
         copy_value(num, sizeof num, v, vn);
         h->content_length = strtoll(num, NULL, 10);
@@ -282,9 +304,26 @@ static bool report(xfer *x, bool force) {
     return true;
 }
 
+static bool identity_encoding(const headers *h) {
+    return !h->content_encoding[0] || !strcasecmp(h->content_encoding, "identity");
+}
+
 static size_t on_file(char *data, size_t size, size_t nmemb, void *ud) {
     xfer *x = ud;
     size_t n = size * nmemb;
+    if (x->h && !identity_encoding(x->h)) {   /* asked for identity: a compressed body is refused */
+        x->encoded = true;
+        return 0;
+    }
+    if (x->size >= 0) {   /* never more than the Hub announced */
+        long code = 0;
+        curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &code);
+        int64_t cap = code == 206 ? x->size - x->have : x->size;
+        if ((int64_t)n > cap - x->written) {
+            x->over_cap = true;
+            return 0;
+        }
+    }
     errno = 0;
     if (n && fwrite(data, 1, n, x->f) != n) {
         x->write_errno = errno ? errno : EIO;
@@ -310,8 +349,29 @@ typedef struct hub {
     char cache[PATHN];
     char repo[PATHN];        /* CACHE/models--ORG--NAME */
     char id[ATN_HF_ID_MAX];
+    char userinfo[512];      /* from HF_ENDPOINT's "user:password@", for its host only */
+    long answer_timeout;     /* seconds an API or HEAD answer may take in all */
+    atn_hub_keep_going_fn keep_going;   /* while planning */
+    void *kg_data;
+    xfer *x;                 /* while downloading: its progress callback decides */
+    bool cancelled;
     atn_error *err;
 } hub;
+
+/* Asked by libcurl about once a second while a request waits, and by the lock wait: false
+ * once the caller cancelled. */
+static bool hub_keep_going(hub *H) {
+    if (H->x && !report(H->x, false))
+        H->cancelled = true;
+    else if (!H->x && H->keep_going && !H->keep_going(H->kg_data))
+        H->cancelled = true;
+    return !H->cancelled;
+}
+
+static int on_wait(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
+    (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
+    return hub_keep_going(ud) ? 0 : 1;
+}
 
 /* "scheme://host:port" of a URL, lowercased, into out. */
 static void origin_of(const char *url, char *out, size_t len) {
@@ -324,7 +384,7 @@ static void origin_of(const char *url, char *out, size_t len) {
     out[n] = '\0';
 }
 
-static CURL *new_handle(const hub *H, const char *url, headers *h, struct curl_slist **list) {
+static CURL *new_handle(hub *H, const char *url, headers *h, struct curl_slist **list) {
     pthread_once(&curl_once, curl_init_once);
     CURL *c = curl_easy_init();
     if (!c)
@@ -341,6 +401,10 @@ static CURL *new_handle(const hub *H, const char *url, headers *h, struct curl_s
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+    /* every wait can be cancelled: a silent server is asked about once a second */
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_wait);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, (void *)H);
     *list = curl_slist_append(NULL, "Accept-Encoding: identity");
     /* the token goes to the Hub's own origin only, never to the CDN it redirects to (and
        curl >= 7.58 drops a custom Authorization header when a redirect changes the host) */
@@ -348,6 +412,8 @@ static CURL *new_handle(const hub *H, const char *url, headers *h, struct curl_s
     origin_of(url, origin, sizeof origin);
     if (H->token[0] && *list && !strcmp(origin, H->host))
         *list = curl_slist_append(*list, H->auth);
+    if (H->userinfo[0] && !strcmp(origin, H->host))
+        curl_easy_setopt(c, CURLOPT_USERPWD, H->userinfo);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, *list);
     headers_reset(h);
     return c;
@@ -355,6 +421,8 @@ static CURL *new_handle(const hub *H, const char *url, headers *h, struct curl_s
 
 /* The message for a transport failure. */
 static atn_status curl_failed(hub *H, CURLcode rc, const char *url, const char *what) {
+    if (rc == CURLE_ABORTED_BY_CALLBACK && H->cancelled)
+        return atn_error_set(H->err, ATN_E_CANCELLED, "%s: cancelled", what);
     const char *hint = "";
     if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_PROXY ||
         rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_SSL_CONNECT_ERROR)
@@ -390,6 +458,12 @@ static atn_status http_failed(hub *H, long code, const headers *h, const char *w
                          h->error_message[0] ? ": " : "", h->error_message);
 }
 
+/* A metadata answer (API, HEAD) that took longer than its bound. */
+static atn_status timed_out(hub *H, const char *url, const char *what) {
+    return atn_error_set(H->err, ATN_E_IO, "%s: no complete answer from %s within %ld s (HF_HUB_ETAG_TIMEOUT); "
+                         "check the network or the mirror", what, url, H->answer_timeout);
+}
+
 /* GET url into memory (redirects followed). */
 static atn_status get_mem(hub *H, const char *url, membuf *b, const char *what, const char *rev) {
     headers h;
@@ -400,6 +474,7 @@ static atn_status get_mem(hub *H, const char *url, membuf *b, const char *what, 
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_mem);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, H->answer_timeout);
     CURLcode rc = curl_easy_perform(c);
     long code = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
@@ -408,10 +483,15 @@ static atn_status get_mem(hub *H, const char *url, membuf *b, const char *what, 
     if (b->too_big)
         return atn_error_set(H->err, ATN_E_FORMAT, "%s: the answer from %s is larger than %d bytes", what, url,
                              SMALL_MAX);
+    if (rc == CURLE_OPERATION_TIMEDOUT)
+        return timed_out(H, url, what);
     if (rc != CURLE_OK)
         return curl_failed(H, rc, url, what);
     if (code < 200 || code >= 300)
         return http_failed(H, code, &h, what, rev);
+    if (!identity_encoding(&h))
+        return atn_error_set(H->err, ATN_E_FORMAT, "%s: %s answered with Content-Encoding \"%s\" though asked for "
+                             "identity: refused", what, url, h.content_encoding);
     if (!b->data) {
         b->data = calloc(1, 1);
         if (!b->data)
@@ -450,11 +530,14 @@ static atn_status head_file(hub *H, const char *commit, const char *file, meta *
         if (!c)
             return atn_error_set(H->err, ATN_E_NOMEM, "out of memory");
         curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT, H->answer_timeout);
         CURLcode rc = curl_easy_perform(c);
         long code = 0;
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
         curl_easy_cleanup(c);
         curl_slist_free_all(list);
+        if (rc == CURLE_OPERATION_TIMEDOUT)
+            return timed_out(H, url, file);
         if (rc != CURLE_OK)
             return curl_failed(H, rc, url, file);
         if (code >= 300 && code < 400 && h.location[0] == '/') {
@@ -510,9 +593,19 @@ static atn_status hub_init(hub *H, const char *id, atn_error *err) {
     memset(H, 0, sizeof *H);
     H->err = err;
     snprintf(H->id, sizeof H->id, "%s", id);
-    endpoint_of(H->endpoint, sizeof H->endpoint);
+    endpoint_of(H->endpoint, sizeof H->endpoint, H->userinfo, sizeof H->userinfo);
     origin_of(H->endpoint, H->host, sizeof H->host);
     read_token(H->token, sizeof H->token);
+    /* a line break inside the token would end the Authorization header and start another */
+    for (const char *t = H->token; *t; t++)
+        if ((unsigned char)*t < 0x20 || *t == 0x7f)
+            return atn_error_set(err, ATN_E_INVALID, "the Hugging Face token (HF_TOKEN, HUGGING_FACE_HUB_TOKEN or "
+                                 "the token file) holds a control character (byte %d, e.g. a line break): refusing "
+                                 "to send it", (int)(t - H->token));
+    const char *tv = getenv("HF_HUB_ETAG_TIMEOUT");
+    char *tend = NULL;
+    long secs = tv && *tv ? strtol(tv, &tend, 10) : 0;
+    H->answer_timeout = tv && *tv && !*tend && secs > 0 && secs <= 3600 ? secs : 60;
     snprintf(H->auth, sizeof H->auth, "Authorization: Bearer %s", H->token);
     if (!atn_hf_cache_dir(H->cache, sizeof H->cache))
         return atn_error_set(err, ATN_E_IO, "no Hugging Face cache folder: HOME is not set (set HF_HOME or "
@@ -526,28 +619,37 @@ static atn_status hub_init(hub *H, const char *id, atn_error *err) {
     return ATN_OK;
 }
 
+/* The repository's files, sorted by name: planning is O(n log n) in the number of files and
+ * shards (a linear search per shard took 77 s for 60k shards). */
 typedef struct sibling {
     const char *name;
     int64_t size;
     const char *sha256;
+    bool planned;            /* already in the plan */
 } sibling;
 
-static const sibling *find_sib(const sibling *s, int n, const char *prefix, const char *name) {
-    char full[PATHN];
-    snprintf(full, sizeof full, "%s%s", prefix, name);
-    for (int i = 0; i < n; i++)
-        if (!strcmp(s[i].name, full))
-            return &s[i];
-    return NULL;
+static int sibling_cmp(const void *a, const void *b) {
+    return strcmp(((const sibling *)a)->name, ((const sibling *)b)->name);
 }
 
-static atn_status add_plan_file(atn_hub_plan *P, const sibling *s) {
-    for (int32_t i = 0; i < P->n_files; i++)
-        if (!strcmp(P->files[i].name, s->name))
-            return ATN_OK;
-    atn_hub_file *f = realloc(P->files, (size_t)(P->n_files + 1) * sizeof *f);
-    if (!f)
-        return ATN_E_NOMEM;
+static sibling *find_sib(sibling *s, int n, const char *prefix, const char *name) {
+    char full[PATHN];
+    if (snprintf(full, sizeof full, "%s%s", prefix, name) >= (int)sizeof full)
+        return NULL;
+    sibling key = {.name = full};
+    return n > 0 ? bsearch(&key, s, (size_t)n, sizeof *s, sibling_cmp) : NULL;
+}
+
+static atn_status add_plan_file(atn_hub_plan *P, sibling *s) {
+    if (s->planned)
+        return ATN_OK;
+    atn_hub_file *f = P->files;
+    if ((P->n_files & (P->n_files - 1)) == 0) {   /* 0, 1, 2, 4, ...: double the array */
+        f = realloc(P->files, (size_t)(P->n_files ? 2 * P->n_files : 1) * sizeof *f);
+        if (!f)
+            return ATN_E_NOMEM;
+    }
+    s->planned = true;
     P->files = f;
     f = &P->files[P->n_files];
     memset(f, 0, sizeof *f);
@@ -588,7 +690,7 @@ static atn_status read_small(hub *H, const atn_hub_plan *P, const char *file, me
 }
 
 /* The shards an index names (weight_map's values). */
-static atn_status add_shards(hub *H, atn_hub_plan *P, const sibling *sibs, int n, const char *prefix,
+static atn_status add_shards(hub *H, atn_hub_plan *P, sibling *sibs, int n, const char *prefix,
                              const char *index) {
     char name[PATHN];
     snprintf(name, sizeof name, "%s%s", prefix, index);
@@ -617,7 +719,7 @@ static atn_status add_shards(hub *H, atn_hub_plan *P, const sibling *sibs, int n
             return atn_error_set(H->err, ATN_E_FORMAT, "%s in %s: weight_map[\"%s\"] is not a file name of the "
                                  "folder", name, H->id, e->string);
         }
-        const sibling *s = find_sib(sibs, n, prefix, e->valuestring);
+        sibling *s = find_sib(sibs, n, prefix, e->valuestring);
         if (!s) {
             atn_error_set(H->err, ATN_E_FORMAT, "%s in %s: shard \"%s\" is not in the repository", name, H->id,
                           e->valuestring);
@@ -637,10 +739,10 @@ static const char *const tokenizer_names[] = {
     "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", "vocab.txt",
     "vocab.json", "merges.txt", "sentencepiece.bpe.model", "spiece.model", "tokenizer.model", NULL};
 
-static atn_status choose(hub *H, atn_hub_plan *P, const sibling *sibs, int n) {
+static atn_status choose(hub *H, atn_hub_plan *P, sibling *sibs, int n) {
     atn_status st;
     char prefix[PATHN] = "";
-    const sibling *mj = find_sib(sibs, n, "", "modules.json");
+    sibling *mj = find_sib(sibs, n, "", "modules.json");
     if (mj && !find_sib(sibs, n, "", "config.json")) {
         /* sentence-transformers with the transformer in a sub-folder: modules.json says which */
         if ((st = add_plan_file(P, mj)) != ATN_OK)
@@ -680,18 +782,18 @@ static atn_status choose(hub *H, atn_hub_plan *P, const sibling *sibs, int n) {
     } else if (mj && (st = add_plan_file(P, mj)) != ATN_OK) {
         return atn_error_set(H->err, st, "out of memory");
     }
-    const sibling *cfg = find_sib(sibs, n, prefix, "config.json");
+    sibling *cfg = find_sib(sibs, n, prefix, "config.json");
     if (!cfg)
         return atn_error_set(H->err, ATN_E_UNSUPPORTED, "%s has no %sconfig.json: not a transformers model "
                              "attnscope can open", H->id, prefix);
     if ((st = add_plan_file(P, cfg)) != ATN_OK)
         return atn_error_set(H->err, st, "out of memory");
     for (int i = 0; tokenizer_names[i]; i++) {
-        const sibling *s = find_sib(sibs, n, prefix, tokenizer_names[i]);
+        sibling *s = find_sib(sibs, n, prefix, tokenizer_names[i]);
         if (s && (st = add_plan_file(P, s)) != ATN_OK)
             return atn_error_set(H->err, st, "out of memory");
     }
-    const sibling *w;
+    sibling *w;
     if ((w = find_sib(sibs, n, prefix, "model.safetensors.index.json"))) {
         P->weights = "safetensors";
         if ((st = add_plan_file(P, w)) != ATN_OK)
@@ -730,7 +832,24 @@ static bool is_commit(const char *s) {
     return true;
 }
 
-atn_status atn_hub_plan_fetch(const char *spec, atn_hub_plan **out, atn_error *err) {
+/* A size from the model info: a whole number of bytes up to 2^53 (exact in a double), or -1
+ * when absent; false for anything else (negative, fractional, huge: a cast would be
+ * undefined and the sums would overflow). */
+static bool size_of(const cJSON *v, int64_t *out) {
+    *out = -1;
+    if (!v)
+        return true;
+    if (!cJSON_IsNumber(v))
+        return false;
+    double d = v->valuedouble;
+    if (!(d >= 0 && d <= 9007199254740992.0) || d != (double)(int64_t)d)
+        return false;
+    *out = (int64_t)d;
+    return true;
+}
+
+atn_status atn_hub_plan_fetch(const char *spec, atn_hub_keep_going_fn keep_going, void *user_data,
+                              atn_hub_plan **out, atn_error *err) {
     *out = NULL;
     char id[ATN_HF_ID_MAX], rev[ATN_HF_REV_MAX];
     atn_status st = atn_hf_parse_spec(spec, id, rev, err);
@@ -742,6 +861,8 @@ atn_status atn_hub_plan_fetch(const char *spec, atn_hub_plan **out, atn_error *e
     hub H;
     if ((st = hub_init(&H, id, err)) != ATN_OK)
         return st;
+    H.keep_going = keep_going;
+    H.kg_data = user_data;
     char qr[ATN_HF_REV_MAX * 3 + 1], url[URLN];
     if (!quote(rev, false, qr, sizeof qr) ||
         snprintf(url, sizeof url, "%s/api/models/%s/revision/%s?blobs=true", H.endpoint, id, qr) >= (int)sizeof url)
@@ -785,11 +906,18 @@ atn_status atn_hub_plan_fetch(const char *spec, atn_hub_plan **out, atn_error *e
         const cJSON *lsha = cJSON_GetObjectItemCaseSensitive(lfs, "sha256");
         const cJSON *lsize = cJSON_GetObjectItemCaseSensitive(lfs, "size");
         s[k].name = fn->valuestring;
-        s[k].size = cJSON_IsNumber(lsize) ? (int64_t)lsize->valuedouble
-                    : cJSON_IsNumber(size) ? (int64_t)size->valuedouble : -1;
+        if (!size_of(lsize ? lsize : size, &s[k].size)) {
+            free(s);
+            free(P);
+            atn_error_set(err, ATN_E_FORMAT, "%s: the model info from %s gives \"%s\" a size that is not a "
+                          "whole number of bytes up to 2^53", spec, url, fn->valuestring);
+            cJSON_Delete(root);
+            return ATN_E_FORMAT;
+        }
         s[k].sha256 = cJSON_IsString(lsha) && strlen(lsha->valuestring) == 64 ? lsha->valuestring : NULL;
         k++;
     }
+    qsort(s, (size_t)k, sizeof *s, sibling_cmp);
     P->id = strdup(id);
     P->revision = strdup(rev);
     P->commit = strdup(sha->valuestring);
@@ -816,9 +944,13 @@ atn_status atn_hub_plan_fetch(const char *spec, atn_hub_plan **out, atn_error *e
         atn_hub_file *f = &P->files[i];
         f->cached = snprintf(p, sizeof p, "%s/%s", P->snapshot, f->name) < (int)sizeof p && exists(p);
         if (f->size > 0) {
-            P->total_bytes += f->size;
-            if (!f->cached)
-                P->fetch_bytes += f->size;
+            if (__builtin_add_overflow(P->total_bytes, f->size, &P->total_bytes) ||
+                (!f->cached && __builtin_add_overflow(P->fetch_bytes, f->size, &P->fetch_bytes))) {
+                atn_error_set(err, ATN_E_FORMAT, "%s: the sizes the Hub gives add up past 2^63 bytes at \"%s\"",
+                              spec, f->name);
+                atn_hub_plan_free(P);
+                return ATN_E_FORMAT;
+            }
         }
     }
     *out = P;
@@ -871,22 +1003,55 @@ static bool is_sha256(const char *s) {
     return true;
 }
 
+/* Opens (creating) a file of the cache that is written or appended to, never through a
+ * symbolic link (a shared cache may hold a planted one: blobs/ETAG.incomplete -> a victim
+ * file), and checks that what opened is a regular file with one name.  -1 with the message
+ * set on failure. */
+static int open_cache_file(hub *H, const char *path, int flags) {
+    int fd = open(path, flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            atn_error_set(H->err, ATN_E_IO, "%s: is a symbolic link; a file of the cache is never written through "
+                          "one (remove it if you did not make it)", path);
+        else
+            atn_error_set(H->err, ATN_E_IO, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink > 1) {
+        close(fd);
+        atn_error_set(H->err, ATN_E_IO, "%s: not a regular file of its own (a device, a FIFO or a hard link to "
+                      "another file); remove it if you did not make it", path);
+        return -1;
+    }
+    return fd;
+}
+
 /* GET m->url into incomplete, resuming, retrying a dropped connection that made progress. */
 static atn_status fetch_blob(hub *H, const atn_hub_file *file, const meta *m, const char *incomplete, xfer *x) {
     int64_t last_size = -1;
     for (int attempt = 0;; attempt++) {
+        int fd = open_cache_file(H, incomplete, O_RDWR | O_APPEND);
+        if (fd < 0)
+            return H->err ? H->err->status : ATN_E_IO;
         struct stat st;
-        int64_t have = stat(incomplete, &st) == 0 ? (int64_t)st.st_size : 0;
+        int64_t have = fstat(fd, &st) == 0 ? (int64_t)st.st_size : 0;
         if (m->size >= 0 && have > m->size) {   /* not this file: start over */
-            if (truncate(incomplete, 0) != 0)
+            if (ftruncate(fd, 0) != 0) {
+                close(fd);
                 return atn_error_set(H->err, ATN_E_IO, "%s: cannot truncate: %s", incomplete, strerror(errno));
+            }
             have = 0;
         }
-        if (m->size >= 0 && have == m->size)
+        if (m->size >= 0 && have == m->size) {   /* complete (a zero-byte file: created empty above) */
+            close(fd);
             return ATN_OK;
-        FILE *f = fopen(incomplete, "ab");
-        if (!f)
-            return atn_error_set(H->err, ATN_E_IO, "%s: cannot write: %s", incomplete, strerror(errno));
+        }
+        FILE *f = fdopen(fd, "ab");
+        if (!f) {
+            close(fd);
+            return atn_error_set(H->err, ATN_E_NOMEM, "%s: cannot write: %s", incomplete, strerror(errno));
+        }
         headers h;
         struct curl_slist *list = NULL;
         CURL *c = new_handle(H, m->url, &h, &list);
@@ -898,6 +1063,11 @@ static atn_status fetch_blob(hub *H, const atn_hub_file *file, const meta *m, co
         x->path = incomplete;
         x->write_errno = 0;
         x->written = 0;
+        x->size = m->size;
+        x->have = have;
+        x->curl = c;
+        x->over_cap = x->encoded = false;
+        x->h = &h;
         x->base_all += have - x->base_file;
         x->base_file = have;
         char range[64];
@@ -920,6 +1090,20 @@ static atn_status fetch_blob(hub *H, const atn_hub_file *file, const meta *m, co
         int werr = x->write_errno;
         if (fclose(f) != 0 && !werr && rc == CURLE_OK)
             werr = errno;
+        x->h = NULL;
+        x->curl = NULL;
+        if (x->over_cap) {
+            unlink(incomplete);
+            return atn_error_set(H->err, ATN_E_FORMAT, "%s: %s sent more than the %lld bytes the Hub announced; "
+                                 "stopped there and deleted the download", file->name, m->url,
+                                 (long long)m->size);
+        }
+        if (x->encoded) {
+            unlink(incomplete);
+            return atn_error_set(H->err, ATN_E_FORMAT, "%s: %s answered with Content-Encoding \"%s\" though asked "
+                                 "for identity: refused (a compressed file is not the file)", file->name, m->url,
+                                 h.content_encoding);
+        }
         if (x->cancelled)
             return atn_error_set(H->err, ATN_E_CANCELLED, "%s: cancelled; the part downloaded is kept in %s for the "
                                  "next try", file->name, incomplete);
@@ -939,7 +1123,10 @@ static atn_status fetch_blob(hub *H, const atn_hub_file *file, const meta *m, co
             FILE *in = fopen(incomplete, "rb");
             char tmp[PATHN + 32];
             snprintf(tmp, sizeof tmp, "%s.restart", incomplete);
-            FILE *o = in ? fopen(tmp, "wb") : NULL;
+            int ofd = in ? open_cache_file(H, tmp, O_WRONLY | O_TRUNC) : -1;
+            FILE *o = ofd >= 0 ? fdopen(ofd, "wb") : NULL;
+            if (ofd >= 0 && !o)
+                close(ofd);
             bool ok = in && o && fseeko(in, (off_t)have, SEEK_SET) == 0;
             static char buf[1 << 16];
             size_t n;
@@ -960,7 +1147,7 @@ static atn_status fetch_blob(hub *H, const atn_hub_file *file, const meta *m, co
             return ATN_OK;
         bool dropped = rc == CURLE_PARTIAL_FILE || rc == CURLE_RECV_ERROR || rc == CURLE_OPERATION_TIMEDOUT ||
                        rc == CURLE_GOT_NOTHING || rc == CURLE_SEND_ERROR;
-        int64_t now = stat(incomplete, &st) == 0 ? (int64_t)st.st_size : 0;
+        int64_t now = lstat(incomplete, &st) == 0 ? (int64_t)st.st_size : 0;
         if (dropped && now > last_size && attempt < RETRIES) {
             last_size = now;
             continue;   /* resume where it stopped */
@@ -1020,10 +1207,9 @@ atn_status atn_hub_download(atn_hub_plan *P, atn_hub_progress_fn progress, void 
     if ((st = mkdirs(&H, blobs)) || (st = mkdirs(&H, locks)) || (st = mkdirs(&H, P->snapshot)))
         return st;
 
-    atn_hub_progress p = {.n_files = P->n_files, .total = 0, .eta = -1};
-    for (int32_t i = 0; i < P->n_files; i++)
-        p.total += P->files[i].size > 0 ? P->files[i].size : 0;
+    atn_hub_progress p = {.n_files = P->n_files, .total = P->total_bytes, .eta = -1};
     xfer x = {.progress = progress, .user_data = user_data, .p = &p};
+    H.x = &x;   /* every wait asks progress whether to go on */
     for (int32_t i = 0; i < P->n_files; i++) {
         atn_hub_file *f = &P->files[i];
         char pointer[PATHN];
@@ -1056,17 +1242,33 @@ atn_status atn_hub_download(atn_hub_plan *P, atn_hub_progress_fn progress, void 
             snprintf(lock, sizeof lock, "%s/%s.lock", locks, m.etag) >= (int)sizeof lock)
             return atn_error_set(err, ATN_E_INVALID, "cache path too long");
         snprintf(incomplete, sizeof incomplete, "%s.incomplete", blob);
-        int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        int lfd = open_cache_file(&H, lock, O_RDWR);
         if (lfd < 0)
-            return atn_error_set(err, ATN_E_IO, "%s: cannot make the lock file: %s", lock, strerror(errno));
-        /* another attnscope or Python writing the same blob: wait for it */
-        while (flock(lfd, LOCK_EX) != 0 && errno == EINTR) {
+            return err ? err->status : ATN_E_IO;
+        /* another attnscope or Python writing the same blob: wait for it, saying so through
+           progress (p.waiting_for) and asking it every 0.1 s whether to go on */
+        while (flock(lfd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno != EWOULDBLOCK && errno != EINTR) {
+                st = atn_error_set(err, ATN_E_IO, "%s: cannot lock: %s", lock, strerror(errno));
+                close(lfd);
+                return st;
+            }
+            p.waiting_for = lock;
+            bool go_on = report(&x, true);
+            p.waiting_for = NULL;
+            if (!go_on) {
+                close(lfd);
+                return atn_error_set(err, ATN_E_CANCELLED, "%s: cancelled while another process held %s", f->name,
+                                     lock);
+            }
+            struct timespec ts = {0, 100 * 1000 * 1000};
+            nanosleep(&ts, NULL);
         }
         if (!exists(blob)) {
             st = fetch_blob(&H, f, &m, incomplete, &x);
             if (st == ATN_OK) {
-                struct stat sb;
-                int64_t got = stat(incomplete, &sb) == 0 ? (int64_t)sb.st_size : -1;
+                struct stat sb;   /* the size checked right before the rename, the link not followed */
+                int64_t got = lstat(incomplete, &sb) == 0 && S_ISREG(sb.st_mode) ? (int64_t)sb.st_size : -1;
                 bool lfs = f->lfs || is_sha256(m.etag);
                 char hex[65] = "";
                 if (m.size >= 0 && got != m.size) {

@@ -67,6 +67,8 @@ typedef struct atn_hub_progress {
     int64_t done, total;    /* bytes of the whole download, counting resumed parts as done */
     double rate;            /* bytes per second over the last few seconds; 0 at first */
     double eta;             /* seconds left at that rate; -1 when unknown */
+    const char *waiting_for; /* NULL; while another process holds the lock of the blob to be
+                                written: that lock file (borrowed), reported every 0.1 s */
 } atn_hub_progress;
 
 /* Called on the downloading thread; return false to cancel (ATN_E_CANCELLED, the partial
@@ -90,8 +92,17 @@ bool atn_hub_offline(void);
  *                  401/403 (private or gated: "set HF_TOKEN or log in"), other HTTP errors;
  *   ATN_E_FORMAT   a model-info answer that is not what the Hub sends;
  *   ATN_E_UNSUPPORTED  a repository without config.json or without weights attnscope reads;
- *   ATN_E_NOMEM. */
-atn_status atn_hub_plan_fetch(const char *spec, atn_hub_plan **out, atn_error *err);
+ *   ATN_E_NOMEM.
+ * keep_going may be NULL (no cancel); ATN_E_CANCELLED when it said stop.  Every request is
+ * bounded: an API or HEAD answer not complete within HF_HUB_ETAG_TIMEOUT seconds (default
+ * 60) is ATN_E_IO.  Sizes must be whole numbers up to 2^53 and sum within int64
+ * (ATN_E_FORMAT).  A control character in the token is ATN_E_INVALID (it would inject a
+ * header).  Credentials in HF_ENDPOINT (https://user:password@host) go to that host only
+ * and appear in no message and in no URL of the plan. */
+/* Asked about once a second while an answer is awaited; false cancels (ATN_E_CANCELLED). */
+typedef bool (*atn_hub_keep_going_fn)(void *user_data);
+atn_status atn_hub_plan_fetch(const char *spec, atn_hub_keep_going_fn keep_going, void *user_data,
+                              atn_hub_plan **out, atn_error *err);
 
 /* Fetches the plan's files that are not cached (a blob already there is linked, not
  * fetched), verifies each (size; sha256 of LFS files against the linked etag: a mismatch
@@ -99,7 +110,12 @@ atn_status atn_hub_plan_fetch(const char *spec, atn_hub_plan **out, atn_error *e
  * refs/REVISION.  progress may be NULL.  ATN_OK; ATN_E_CANCELLED (progress said stop: the
  * partial blob stays as .incomplete); ATN_E_IO (network, HTTP status, "no space left on
  * device" naming the file: nothing half-written is visible in the snapshot); ATN_E_FORMAT
- * (the Hub's headers lack the commit or etag, a size or checksum mismatch); ATN_E_NOMEM. */
+ * (the Hub's headers lack the commit or etag, a size or checksum mismatch, a body longer
+ * than the size the Hub announced (stopped there, deleted), a Content-Encoding other than
+ * identity); ATN_E_NOMEM.  Files of the cache it creates or appends to (blobs/ETAG.incomplete,
+ * the lock) are never opened through a symbolic link (ATN_E_IO naming it).  Waiting for the
+ * lock another process holds on the same blob is reported through progress (waiting_for)
+ * and cancelled by it. */
 atn_status atn_hub_download(atn_hub_plan *plan, atn_hub_progress_fn progress, void *user_data,
                             atn_error *err);
 

@@ -18,9 +18,18 @@ org/index-trailing (a shard index with a second JSON value after the first),
 org/modules-cut (a modules.json cut off mid-value), org/index-duplicate (weight_map names a
 tensor twice: the first a shard that does not exist, the last a real one).
 
+With --hostile, the repositories of a hostile Hub too (issue 41; test_hostile_hub.py):
+org/flood (the CDN sends model.safetensors without end), org/silent (the API never answers),
+org/drip (HEAD answers one byte a second), org/escape (a shard named with a terminal escape
+sequence), org/gzip (config.json gzip-encoded though identity was asked for), org/empty (a
+zero-byte special_tokens_map.json), org/bad-size (a size of 1e300 in the model info),
+org/huge-sum (1100 shards of 2^53 bytes each: the sum passes 2^63), org/many-shards
+(MANY_SHARDS shards, for the planner's complexity).
+
 Every request is appended to --log as one JSON line: method, path, host, range, auth.
-Usage: fake_hub.py --models DIR --port-file FILE --log FILE
+Usage: fake_hub.py --models DIR --port-file FILE --log FILE [--hostile]
 """
+import gzip
 import argparse
 import hashlib
 import json
@@ -56,7 +65,41 @@ def load(models, folder, files, prefix=""):
     return out
 
 
-def build_repos(models):
+MANY_SHARDS = 30000
+ESCAPE_SHARD = "model-\x1b]52;c;ZXZpbA==\x07-\x1b[2J.safetensors"
+
+
+def sharded_with(sharded, names, shard_data=None):
+    """The sharded model with its index pointing at these shard names (a tensor each)."""
+    index = json.loads(sharded["model.safetensors.index.json"])
+    tensors = sorted(index["weight_map"])
+    files = {k: v for k, v in sharded.items() if not k.startswith("model-")}
+    wm = {}
+    for i, name in enumerate(names):
+        wm[tensors[i] if i < len(tensors) else "extra.%d" % i] = name
+        files[name] = shard_data if shard_data is not None else sharded["model-00001-of-00002.safetensors"]
+    files["model.safetensors.index.json"] = json.dumps({"metadata": {}, "weight_map": wm}).encode()
+    return files
+
+
+def hostile_repos(models, tiny, sharded):
+    empty = dict(tiny)
+    empty["special_tokens_map.json"] = b""
+    return {
+        "org/flood": {"main": dict(tiny)},
+        "org/silent": {"main": dict(tiny)},
+        "org/drip": {"main": dict(tiny)},
+        "org/gzip": {"main": dict(tiny)},
+        "org/empty": {"main": empty},
+        "org/bad-size": {"main": dict(tiny)},
+        "org/escape": {"main": sharded_with(sharded, [ESCAPE_SHARD, "model-00002-of-00002.safetensors"])},
+        "org/huge-sum": {"main": sharded_with(sharded, ["m-%05d.safetensors" % i for i in range(1100)], b"x")},
+        "org/many-shards": {"main": sharded_with(sharded, ["m-%06d.safetensors" % i for i in range(MANY_SHARDS)],
+                                                 b"x")},
+    }
+
+
+def build_repos(models, hostile=False):
     bert = ["config.json", "model.safetensors", "vocab.txt"]
     tiny = load(models, "f32", bert)
     tiny["README.md"] = b"# tiny\n"
@@ -99,6 +142,8 @@ def build_repos(models):
         "org/pt-only": {"main": pt},
         "org/no-weights": {"main": {"config.json": tiny["config.json"], "vocab.txt": tiny["vocab.txt"]}},
     }
+    if hostile:
+        repos.update(hostile_repos(models, tiny, sharded))
     out = {}
     for rid, revs in repos.items():
         out[rid] = {}
@@ -108,8 +153,8 @@ def build_repos(models):
 
 
 class Hub:
-    def __init__(self, models, log):
-        self.repos = build_repos(models)
+    def __init__(self, models, log, hostile=False):
+        self.repos = build_repos(models, hostile)
         self.log = open(log, "a", buffering=1)
         self.lock = threading.Lock()
         self.dropped = set()
@@ -202,12 +247,21 @@ class Handler(BaseHTTPRequestHandler):
                              head)
         if not self.gate(rid, head):
             return
+        if rid == "org/silent":
+            time.sleep(3600)   # the answer never comes (the client must stay cancellable)
+            return
         r, why = self.hub.revision(rid, rev)
         if r is None:
             return self.error(404, why, "%s not found: %s@%s" % (why, rid, rev), head)
         sibs = []
         for name, data in sorted(r["files"].items()):
             s = {"rfilename": name, "size": len(data), "blobId": git_sha1(data)}
+            if rid == "org/bad-size" and name == "config.json":
+                s["size"] = 1e300
+            if rid == "org/huge-sum" and name.startswith("m-"):
+                s["lfs"] = {"sha256": "0" * 64, "size": 2 ** 53, "pointerSize": 100}
+                sibs.append(s)
+                continue
             if name.endswith(LFS_SUFFIXES):
                 p = lfs_pointer(data)
                 s["blobId"] = git_sha1(p)
@@ -230,6 +284,21 @@ class Handler(BaseHTTPRequestHandler):
         if data is None:
             return self.error(404, "EntryNotFound", "%s not found" % name, head)
         common = {"X-Repo-Commit": r["sha"]}
+        if rid == "org/drip" and head:
+            # one byte of the answer a second, for ever
+            try:
+                for c in b"HTTP/1.0 200 OK\r\nX-Padding: " + b"x" * 100000:
+                    self.wfile.write(bytes([c]))
+                    self.wfile.flush()
+                    time.sleep(1)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+            return
+        if rid == "org/gzip" and name == "config.json":
+            body = gzip.compress(data)
+            common.update({"ETag": '"%s"' % git_sha1(data), "Content-Encoding": "gzip"})
+            return self.send(200, body, common, head)
         if name.endswith(LFS_SUFFIXES):
             sha = hashlib.sha256(data).hexdigest()
             port = self.server.server_address[1]
@@ -258,7 +327,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(206 if rng else 200)
         if rng:
             self.send_header("Content-Range", "bytes %d-%d/%d" % (start, len(data) - 1, len(data)))
-        self.send_header("Content-Length", str(len(body)))
+        if rid != "org/flood":
+            self.send_header("Content-Length", str(len(body)))
         self.send_header("ETag", '"%s"' % sha)
         self.end_headers()
         if head:
@@ -272,6 +342,16 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 self.close_connection = True
                 return
+        if rid == "org/flood":
+            # never-ending: the announced size, then more, until the client hangs up
+            try:
+                self.wfile.write(body)
+                while True:
+                    self.wfile.write(b"\0" * 65536)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+            return
         if rid == "org/slow":
             for i in range(0, len(body), 1024):
                 self.wfile.write(body[i:i + 1024])
@@ -286,8 +366,9 @@ def main():
     ap.add_argument("--models", required=True)
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log", required=True)
+    ap.add_argument("--hostile", action="store_true")
     a = ap.parse_args()
-    Handler.hub = Hub(a.models, a.log)
+    Handler.hub = Hub(a.models, a.log, a.hostile)
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     tmp = a.port_file + ".tmp"
