@@ -165,7 +165,7 @@ static int write_json(const char *path, const atn_model *model, const atn_captur
         rc = write_guesses(f, model, a, b);
     fputs("\n}\n", f);
     if (f == stdout)
-        return fflush(stdout) == 0 && rc == CLI_EXIT_OK ? rc : CLI_EXIT_USAGE;
+        return cli_stdout_flush() && rc == CLI_EXIT_OK ? rc : CLI_EXIT_USAGE;
     bool ok = cli_atomic_close(&af, rc == CLI_EXIT_OK);
     return rc != CLI_EXIT_OK ? rc : ok || cli_interrupted() ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 }
@@ -177,21 +177,20 @@ int cmd_diff(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope diff --model M (--text T | --ids ...) WHAT-IF OPTIONS [--map js|max] "
-               "-o diff.json|diff.npy|diff.png\n\n"
+               "[-o diff.json|diff.npy|diff.png]\n\n"
                "Runs the text through the original model and through the model changed by the what-if\n"
                "options, and compares them: per head the Jensen-Shannon distance (bits, square root; mean\n"
                "over the real query rows) and the largest |change| of the attention, per layer the hidden\n"
                "states' drift (mean 1 - cosine), and the masked-LM guesses before and after with the\n"
                "probability of the original word (at each [MASK], the original model's first guess; with\n"
                "no [MASK], at every word).  .npy is float32 [2, layers, heads] (JS distance, max |change|);\n"
-               ".png/.svg/.pdf draws the --map (default js) as a layers x heads map.\n\n" CLI_INTERVENTION_HELP);
+               ".png/.svg/.pdf draws the --map (default js) as a layers x heads map.  Without -o (or with\n"
+               "-o -) the .json report goes to standard output.\n\n" CLI_INTERVENTION_HELP);
         return 0;
     }
     const char *out = cli_get(&a, "output"), *map = cli_get(&a, "map");
-    if (!out) {
-        cli_error("attnscope diff: -o diff.json, diff.npy or diff.png is required");
-        return CLI_EXIT_USAGE;
-    }
+    if (!out)
+        out = "-";   /* the report, as JSON, on standard output */
     atn_output_format fmt;
     bool figure = atn_output_format_from_path(out, &fmt);
     bool npy = ends_with(out, ".npy"), json = ends_with(out, ".json") || !strcmp(out, "-");

@@ -233,7 +233,8 @@ int cmd_run(int argc, char **argv) {
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope run --model M (--text T [--text-pair T2] | --ids 1,2,3 [--type-ids ...] "
                "[--mask 1,1,0] | --tokens N) [--device cpu|cuda|auto] [--precision fp32|bf16|fp16 [--compare-fp32]]\n"
-               "       -o OUT.npy|OUT.json|OUT.safetensors\n\n"
+               "       -o OUT.npy|OUT.json|OUT.safetensors   (with --compare-fp32, -o may be left out: only the\n"
+               "       comparison, on standard output)\n\n"
                "Writes the attention of every layer and head: .npy is float32 [layers, heads, n, n];\n"
                ".json has tokens, ids and the nested attention lists; .safetensors is an attention file\n"
                "(docs/attention-file.md) that --attention FILE and `attnscope view` open without the model.\n"
@@ -251,7 +252,15 @@ int cmd_run(int argc, char **argv) {
         return 0;
     }
     const char *out = cli_get(&a, "output"), *format = cli_get(&a, "format");
-    if (!out) {
+    /* --compare-fp32 without -o: only its report, on standard output */
+    bool report_only = !out && cli_flag(&a, "compare-fp32");
+    if (report_only && format) {
+        cli_error("attnscope run: --format goes with -o - (standard output)");
+        return CLI_EXIT_USAGE;
+    }
+    if (report_only)
+        out = "";
+    else if (!out) {
         cli_error("attnscope run: -o OUT.npy or -o OUT.json is required");
         return CLI_EXIT_USAGE;
     }
@@ -264,7 +273,8 @@ int cmd_run(int argc, char **argv) {
         cli_error("attnscope run: --format goes with -o - (standard output); name the file OUT.npy|OUT.json");
         return CLI_EXIT_USAGE;
     }
-    if (!to_stdout && !ends_with(out, ".npy") && !ends_with(out, ".json") && !ends_with(out, ".safetensors")) {
+    if (!to_stdout && !report_only && !ends_with(out, ".npy") && !ends_with(out, ".json") &&
+        !ends_with(out, ".safetensors")) {
         cli_error("attnscope run: output \"%s\" must end in .npy or .json (or .safetensors, an attention file)", out);
         return CLI_EXIT_USAGE;
     }
@@ -288,7 +298,9 @@ int cmd_run(int argc, char **argv) {
         if (rc == CLI_EXIT_OK)   /* on standard output unless the attention goes there */
             compare_print(to_stdout ? stderr : stdout, &cmp, atn_run_capture(run32));
     }
-    if (rc == CLI_EXIT_OK) {
+    if (rc == CLI_EXIT_OK && report_only && !cli_stdout_flush())
+        rc = CLI_EXIT_USAGE;
+    if (rc == CLI_EXIT_OK && !report_only) {
         const atn_capture *cap = atn_run_capture(run);
         if (cap->nonfinite_layer >= 0)
             fprintf(stderr, "attnscope: warning: values became NaN or infinite at layer %d\n", cap->nonfinite_layer);

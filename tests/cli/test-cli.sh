@@ -360,6 +360,23 @@ file-size-limit)
   [ -e "$T/a.npy" ] && fail "a cut $T/a.npy was kept"
   ls -A "$T" | grep -q '^\.atn-' && fail "temporary file left: $(ls -A "$T")"
   ;;
+report-to-stdout)
+  # without -o, run --compare-fp32 and diff print their report on standard output: the same
+  # report as with an output file (run prints it to stdout then too; diff's -o d.json holds it)
+  "$A" run --model demo --text "the cat sat on the mat" --precision bf16 --compare-fp32 >"$T/cmp.txt" 2>"$T/err" ||
+    fail "run --compare-fp32 without -o: $(cat "$T/err")"
+  grep -q "bf16 vs fp32 attention" "$T/cmp.txt" || fail "no comparison on stdout: $(cat "$T/cmp.txt")"
+  "$A" run --model demo --text "the cat sat on the mat" --precision bf16 --compare-fp32 -o "$T/a.npy" \
+    >"$T/cmp-o.txt" 2>/dev/null || fail "run --compare-fp32 -o a.npy"
+  cmp -s "$T/cmp.txt" "$T/cmp-o.txt" || fail "the report differs from the one printed with -o"
+  expect_error 2 "attnscope run: -o OUT.npy or -o OUT.json is required" "$A" run --model demo --text "the cat"
+  "$A" diff --model demo --text "the cat sat on the mat" --heads-off 0:0 >"$T/d.txt" 2>"$T/err" ||
+    fail "diff without -o: $(cat "$T/err")"
+  "$A" diff --model demo --text "the cat sat on the mat" --heads-off 0:0 -o "$T/d.json" 2>/dev/null ||
+    fail "diff -o d.json"
+  cmp -s "$T/d.txt" "$T/d.json" || fail "diff's stdout report differs from its -o d.json"
+  grep -q '"js_distance"' "$T/d.txt" || fail "no JS distances on stdout"
+  ;;
 export-all-folder)
   # --all-heads -o NEWDIR/ makes the folder with its first file, not before the model loads
   printf '{"d_model": 4,' >"$T/broken.json"
