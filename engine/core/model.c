@@ -162,7 +162,9 @@ atn_status atn_model_encode(const atn_model *model, const char *text, const char
     if (!model->tokenizer)
         return atn_error_set(err, ATN_E_INVALID, "model \"%s\" has no tokenizer (vocab.txt)%s", model->name,
                              model->path && model->path[0] ? "" : ": give it token ids");
-    if (text_pair && !model->family->token_types)   /* GPT-2: one text, no segments */
+    /* GPT-2: one text, no segments.  DistilBERT has no token types either but reads pairs as
+       Hugging Face's tokenizer encodes them ([CLS] A [SEP] B [SEP]; its SQuAD models) */
+    if (text_pair && !model->family->token_types && model->family->causal)
         return atn_error_set(err, ATN_E_INVALID, "model \"%s\" (%s) has no token types, so it reads one text, "
                              "not a pair: join the two texts into one", model->name, model->family->name);
     if (model->cfg.max_positions < 3) {   /* name where the number came from, not only the number */
@@ -174,7 +176,10 @@ atn_status atn_model_encode(const atn_model *model, const char *text, const char
                              "needs [CLS], at least one token and [SEP]", model->name, model->cfg.max_positions,
                              model->cfg.max_positions == 1 ? "" : "s", where);
     }
-    return atn_tokenizer_encode(model->tokenizer, text, text_pair, model->cfg.max_positions, out, err);
+    atn_status st = atn_tokenizer_encode(model->tokenizer, text, text_pair, model->cfg.max_positions, out, err);
+    if (st == ATN_OK && !model->family->token_types)   /* the model reads none: show none */
+        memset((*out)->type_ids, 0, (size_t)(*out)->n * sizeof *(*out)->type_ids);
+    return st;
 }
 
 atn_status atn_model_encode_ids(const atn_model *model, const int32_t *ids, const int32_t *type_ids,

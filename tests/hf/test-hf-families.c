@@ -370,6 +370,42 @@ static void refusals(void) {
     }
 }
 
+/* DistilBERT reads sentence pairs as Hugging Face's tokenizer encodes them ([CLS] A [SEP] B
+ * [SEP]; DistilBERT's SQuAD models are used so): the ids by hand from distilbert-f32's
+ * vocab.txt, no token types (all 0), and the run equals one of the same ids given directly. */
+static void distilbert_pair(void) {
+    char path[4096];
+    atn_error err = {0};
+    snprintf(path, sizeof path, "%s/models/distilbert-f32", root);
+    atn_model *m = atn_model_open_hf(path, NULL, NULL, &err);
+    CHECK_MSG(m != NULL, "%s", err.message);
+    if (!m)
+        return;
+    atn_encoding *pair = NULL, *direct = NULL;
+    CHECK_MSG(atn_model_encode(m, "the cat sat", "a dog ran", &pair, &err) == ATN_OK, "%s", err.message);
+    static const int32_t want[] = {2, 5, 6, 7, 3, 10, 11, 12, 3};   /* [CLS] the cat sat [SEP] a dog ran [SEP] */
+    CHECK(pair && pair->n == 9);
+    for (int32_t i = 0; pair && i < pair->n && i < 9; i++) {
+        CHECK_MSG(pair->ids[i] == want[i], "pair id %d: %d, expected %d", i, pair->ids[i], want[i]);
+        CHECK_MSG(pair->type_ids[i] == 0, "pair type id %d: %d (DistilBERT has none)", i, pair->type_ids[i]);
+    }
+    CHECK(atn_model_encode_ids(m, want, NULL, NULL, 9, &direct, &err) == ATN_OK);
+    atn_run *ra = atn_run_new(m), *rb = atn_run_new(m);
+    if (pair && direct && ra && rb && atn_run_forward(ra, pair, NULL, &err) == ATN_OK &&
+        atn_run_forward(rb, direct, NULL, &err) == ATN_OK) {
+        const atn_capture *a = atn_run_capture(ra), *b = atn_run_capture(rb);
+        size_t count = (size_t)a->n_layers * a->n_heads * a->n * a->n;
+        CHECK(a->n == b->n && memcmp(a->attn, b->attn, count * sizeof(float)) == 0);
+    } else {
+        CHECK_MSG(false, "distilbert pair run: %s", err.message);
+    }
+    atn_run_free(ra);
+    atn_run_free(rb);
+    atn_encoding_free(pair);
+    atn_encoding_free(direct);
+    atn_model_free(m);
+}
+
 int main(int argc, char **argv) {
     source_path(root, sizeof root, "tests/hf");
     if (argc == 3 && strcmp(argv[1], "--cuda") == 0) {
@@ -380,7 +416,9 @@ int main(int argc, char **argv) {
                             "albert-f16", "electra-disc", "electra-gen", "distilbert-nopos"};
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
         test_model(models[i]);
-    if (!cuda_module)
+    if (!cuda_module) {
         refusals();
+        distilbert_pair();
+    }
     return check_summary(cuda_module ? "test-hf-families (CUDA stand-in)" : "test-hf-families");
 }
