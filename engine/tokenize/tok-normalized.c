@@ -29,7 +29,8 @@ static pcre2_code *cls_re[N_CLS];
 static pthread_once_t cls_once = PTHREAD_ONCE_INIT;
 
 static void cls_init(void) {
-    static const char *const pats[N_CLS] = {"\\p{M}", "[\\p{L}\\p{Nl}\\p{M}\\p{Nd}\\p{Pc}\\x{200C}\\x{200D}]"};
+    static const char *const pats[N_CLS] = {"\\p{M}", "[\\p{L}\\p{Nl}\\p{M}\\p{Nd}\\p{Pc}\\x{200C}\\x{200D}]",
+                                            "\\p{Cn}"};
     for (int i = 0; i < N_CLS; i++) {
         int e;
         PCRE2_SIZE off;

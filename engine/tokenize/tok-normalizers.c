@@ -16,6 +16,10 @@ static bool is_mark(uint32_t cp) {
 
 /* ---- normalizing ------------------------------------------------------------------ */
 
+/* BertNormalizer's clean_text: the library's is_control is Cc | Cf | Co | Cs (unicode_categories'
+ * is_other), so an unassigned code point or a noncharacter (Cn: U+FFFF, U+0378) stays and
+ * its word becomes [UNK].  The vocab.txt path (wordpiece.c) follows Python's BertTokenizer,
+ * whose unicodedata test drops Cn too. */
 static bool keep_clean(uint32_t c, const void *ctx) {
     (void)ctx;
     if (c == 0 || c == 0xFFFD)
@@ -24,7 +28,7 @@ static bool keep_clean(uint32_t c, const void *ctx) {
         return true;
     if (c < 0x80)
         return !(c < 0x20 || c == 0x7F);
-    return atn_uc_class_of(c) != ATN_UC_CONTROL;
+    return atn_uc_class_of(c) != ATN_UC_CONTROL || atn_tp_cls_is(CLS_UNASSIGNED, c);
 }
 
 static bool keep_not_mark(uint32_t c, const void *ctx) {

@@ -33,12 +33,13 @@
 /* ---- characters, text with alignments, patterns (tok-normalized.c) ------------------ */
 
 /* Classes that need the general category, asked of PCRE2's Unicode tables. */
-enum { CLS_MARK, CLS_WORD, N_CLS };
+enum { CLS_MARK, CLS_WORD, CLS_UNASSIGNED, N_CLS };
 
 
 /* Rust's char::is_whitespace (the White_Space property). */
 bool atn_tp_is_space(uint32_t c);
-/* Whether cp is in class which (CLS_MARK: \p{M}; CLS_WORD: the library's \w). */
+/* Whether cp is in class which (CLS_MARK: \p{M}; CLS_WORD: the library's \w; CLS_UNASSIGNED:
+ * \p{Cn}, noncharacters such as U+FFFF included). */
 bool atn_tp_cls_is(int which, uint32_t cp);
 
 typedef struct nstr {

@@ -54,6 +54,9 @@ const hard = [
   'control\u0001chars\u0007here', 'del\u007fbyte', 'replacement\ufffdchar', 'soft\u00adhyphen',
   'Ｆｕｌｌｗｉｄｔｈ ＡＢＣ', 'ﬁ ligature ﬀ', 'Ⅻ roman', 'mixed English 和中文 text',
   'русский and English', 'עברית ועוד', 'العربية نص', 'हिन्दी पाठ', '\u0915\u094d\u0937',
+  // BertNormalizer's clean_text drops Cc, Cf, Co, Cs but keeps unassigned code points and
+  // noncharacters (Cn): their word becomes [UNK] (issue 41)
+  'a\uffffb', 'x \uffff y', '\u0378z', 'non\ufdd0char', 'priv\ue000ate',
 ];
 
 // A seeded generator for the random cross-check.
