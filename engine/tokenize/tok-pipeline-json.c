@@ -126,6 +126,13 @@ static char *script_only(const char *re, size_t n) {
         return NULL;
     size_t o = 0;
     for (size_t i = 0; i < n;) {
+        /* any other escape is copied whole: in "\\\\p{Han}" the second backslash is escaped,
+           and "p{Han}" after it is literal text, not a property */
+        if (re[i] == '\\' && i + 1 < n && re[i + 1] != 'p' && re[i + 1] != 'P') {
+            out[o++] = re[i++];
+            out[o++] = re[i++];
+            continue;
+        }
         if (re[i] == '\\' && i + 2 < n && (re[i + 1] == 'p' || re[i + 1] == 'P') && re[i + 2] == '{') {
             size_t e = i + 3;
             while (e < n && re[e] != '}')
