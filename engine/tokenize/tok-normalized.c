@@ -71,6 +71,10 @@ bool atn_tp_ns_reserve(nstr *s, size_t extra) {
 }
 
 bool atn_tp_tb_push(tbuf *t, uint32_t cp, int32_t consume) {
+    if (t->limit && t->n >= t->limit) {
+        t->over = true;
+        return false;
+    }
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 64;
         titem *v = realloc(t->v, cap * sizeof *v);

@@ -5,6 +5,9 @@
  * its span of the original.  Reading them from the file is tok-pipeline-json.c's. */
 #include "tokenize/tok-pipeline-private.h"
 
+#include "core/memlimit.h"
+
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -307,9 +310,38 @@ atn_status atn_tp_normalize(const normalizer *nz, nstr *s, work *w) {
     default:
         break;
     }
+    if (ok && t->limit && s->n > t->limit) {   /* a block transform (NFD, the charsmap) grew it */
+        ok = false;
+        t->over = true;
+    }
+    if (!ok && t->over)
+        return atn_error_set(w->err, ATN_E_INVALID, "the tokenizer's normalizer makes more than %zu characters of "
+                             "a piece (at most %d times its length plus %d, within the memory budget): refused",
+                             t->limit, (int)ATN_TP_NORM_GROWTH, (int)ATN_TP_NORM_SLACK);
     if (!ok)
         return atn_error_set(w->err, ATN_E_NOMEM, "out of memory");
     return ATN_OK;
+}
+
+size_t atn_tp_normalize_limit(size_t n_chars, work *w) {
+    size_t limit = n_chars <= (SIZE_MAX - ATN_TP_NORM_SLACK) / ATN_TP_NORM_GROWTH
+                       ? n_chars * ATN_TP_NORM_GROWTH + ATN_TP_NORM_SLACK
+                       : SIZE_MAX;
+    if (!w->norm_budget) {   /* once per encoding: each character costs about 64 bytes in the buffers */
+        atn_memlimit m;
+        atn_memlimit_probe(NULL, NULL, &m);
+        w->norm_budget = m.bytes / 64 > 0 ? m.bytes / 64 : 1;
+    }
+    return limit < w->norm_budget ? limit : w->norm_budget;
+}
+
+atn_status atn_tp_normalize_bounded(const normalizer *nz, nstr *s, work *w) {
+    w->t.limit = atn_tp_normalize_limit(s->n, w);
+    w->t.over = false;
+    atn_status st = atn_tp_normalize(nz, s, w);
+    w->t.limit = 0;
+    w->t.over = false;
+    return st;
 }
 
 static void normalizer_clear(normalizer *n) {

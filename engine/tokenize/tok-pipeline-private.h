@@ -61,6 +61,8 @@ typedef struct tbuf {
     size_t n, cap;
     atn_uchar *spare;     /* a block transform writes into, then trades for the old one */
     size_t spare_cap;
+    size_t limit;         /* while normalizing: the most characters a piece may become (0: none) */
+    bool over;            /* a push went past limit */
 } tbuf;
 
 /* UTF-8 of s with the byte offset of each character (offs[n] = total). */
@@ -178,6 +180,22 @@ typedef struct added_tok {
     size_t norm_len;
 } added_tok;
 
+/* The added tokens' texts as a byte trie (AddedVocabulary's split tries): a match at each
+ * position walks at most the longest token's length, whatever the number of tokens (the
+ * earlier loop over every token at every position took 15-22 s for 20k tokens on 100k
+ * characters).  Children: the root's by byte, the others as a sibling list. */
+typedef struct trie_node {
+    int32_t child, sibling;   /* -1: none */
+    int32_t tok;              /* the added token ending here (first in file order), or -1 */
+    uint8_t byte;
+} trie_node;
+
+typedef struct added_trie {
+    trie_node *v;
+    size_t n, cap;
+    int32_t root[256];        /* the node for each first byte, or -1 */
+} added_trie;
+
 typedef struct pipeline {
     atn_tokenizer base;
     char *origin;
@@ -187,12 +205,15 @@ typedef struct pipeline {
     atn_tok_model *model;
     added_tok *added;    /* special tokens first, then the others, each in file order */
     int n_added;
+    int32_t *by_id;      /* [n_added] indices into added sorted by id (file order on ties) */
+    added_trie trie[2];  /* [normalized]: contents (normalized ones: after the normalizer) */
     int32_t vocab_size;
     int32_t role_id[ATN_TOKEN_UNK + 1];
     bool byte_level, metaspace;
     uint32_t meta_char;
     char *wp_prefix;     /* WordPiece's continuing_subword_prefix */
-    char **surface;      /* [vocab_size] lazily: surfaces, NULL until computed */
+    char **surface;      /* [n_surface] lazily: surfaces, NULL until computed */
+    int32_t n_surface;   /* the model's vocabulary size (added ids past it have none) */
     bool *partial;
     pthread_once_t surf_once;
     bool surf_ok;
@@ -213,12 +234,19 @@ typedef struct work {
        owned here until the encoding copies them */
     char **texts;
     size_t n_texts, cap_texts;
+    size_t norm_budget;     /* characters the memory budget allows a normalized piece; 0 until asked */
 } work;
 
 /* ---- normalizers (tok-normalizers.c) ----------------------------------------------- */
 
-/* Runs normalizer nz on s (ATN_E_NOMEM, or the charsmap's error). */
+/* Runs normalizer nz on s (ATN_E_NOMEM, or the charsmap's error).  Its output is bounded:
+ * atn_tp_normalize_bounded sets w->t.limit to atn_tp_normalize_limit(s->n) first, and a
+ * piece that would grow past it is ATN_E_INVALID ("the normalizer makes more than ...":
+ * nested Replace rules "a" -> "aa" doubled it 24 times, 1-5 GB in 17 s). */
 atn_status atn_tp_normalize(const normalizer *nz, nstr *s, work *w);
+enum { ATN_TP_NORM_GROWTH = 64, ATN_TP_NORM_SLACK = 1024 };
+size_t atn_tp_normalize_limit(size_t n_chars, work *w);
+atn_status atn_tp_normalize_bounded(const normalizer *nz, nstr *s, work *w);
 /* Prepends text (NormalizedString::prepend): the first new character replaces the old
  * first one, which comes back as an insertion. */
 bool atn_tp_ns_prepend(nstr *s, const char *text, tbuf *t);
@@ -291,8 +319,13 @@ atn_status atn_tp_parse_pretok(const jctx *j, const cJSON *o, const char *path, 
 
 /* ---- the pipeline (tok-pipeline.c) -------------------------------------------------- */
 
-/* The normalized form of each normalized added token (refresh_added_tokens). */
+/* The normalized form of each normalized added token (refresh_added_tokens), then
+ * atn_tp_index_added. */
 atn_status atn_tp_normalize_added(pipeline *pl, atn_error *err);
+/* Builds by_id and the two tries from the added tokens (ATN_E_NOMEM). */
+atn_status atn_tp_index_added(pipeline *pl, atn_error *err);
+/* The index into added of the token with this id (the first in file order), or -1. */
+int atn_tp_added_of(const pipeline *pl, int32_t id);
 /* The roles the file itself shows: the post-processor's cls/sep, the model's unk, and
  * added tokens with the usual names. */
 void atn_tp_default_roles(pipeline *pl);

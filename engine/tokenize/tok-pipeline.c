@@ -58,9 +58,132 @@ static bool starts_with_word(const nstr *s, size_t at) {
     return at < s->n && is_word_char(s->v[at].cp);
 }
 
+static int32_t trie_child(const added_trie *t, int32_t node, uint8_t byte) {
+    if (node < 0)
+        return t->root[byte];
+    for (int32_t c = t->v[node].child; c >= 0; c = t->v[c].sibling)
+        if (t->v[c].byte == byte)
+            return c;
+    return -1;
+}
+
+static bool trie_add(added_trie *t, const char *text, size_t len, int32_t tok) {
+    int32_t node = -1;
+    for (size_t i = 0; i < len; i++) {
+        uint8_t byte = (uint8_t)text[i];
+        int32_t next = trie_child(t, node, byte);
+        if (next < 0) {
+            if (t->n == t->cap) {
+                size_t cap = t->cap ? 2 * t->cap : 64;
+                trie_node *v = cap <= INT32_MAX ? realloc(t->v, cap * sizeof *v) : NULL;
+                if (!v)
+                    return false;
+                t->v = v;
+                t->cap = cap;
+            }
+            next = (int32_t)t->n++;
+            t->v[next] = (trie_node){-1, -1, -1, byte};
+            if (node < 0) {
+                t->root[byte] = next;
+            } else {
+                t->v[next].sibling = t->v[node].child;
+                t->v[node].child = next;
+            }
+        }
+        node = next;
+    }
+    if (node >= 0 && t->v[node].tok < 0)
+        t->v[node].tok = tok;
+    return true;
+}
+
+/* The longest added token starting at b[at] (its index, -1 for none) and its length. */
+static int trie_longest(const added_trie *t, const char *b, size_t len, size_t at, size_t *mlen) {
+    int best = -1;
+    int32_t node = -1;
+    for (size_t i = at; i < len; i++) {
+        node = trie_child(t, node, (uint8_t)b[i]);
+        if (node < 0)
+            break;
+        if (t->v[node].tok >= 0) {
+            best = t->v[node].tok;
+            *mlen = i + 1 - at;
+        }
+    }
+    return best;
+}
+
+typedef struct id_k {
+    int32_t id, k;
+} id_k;
+
+static int id_k_cmp(const void *a, const void *b) {
+    const id_k *x = a, *y = b;
+    return x->id != y->id ? (x->id < y->id ? -1 : 1) : (x->k < y->k ? -1 : x->k > y->k);
+}
+
+atn_status atn_tp_index_added(pipeline *pl, atn_error *err) {
+    free(pl->by_id);
+    pl->by_id = malloc(((size_t)pl->n_added + 1) * sizeof *pl->by_id);
+    id_k *tmp = malloc(((size_t)pl->n_added + 1) * sizeof *tmp);
+    if (!pl->by_id || !tmp) {
+        free(tmp);
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    }
+    for (int k = 0; k < pl->n_added; k++)
+        tmp[k] = (id_k){pl->added[k].id, k};
+    qsort(tmp, (size_t)pl->n_added, sizeof *tmp, id_k_cmp);
+    for (int k = 0; k < pl->n_added; k++)
+        pl->by_id[k] = tmp[k].k;
+    free(tmp);
+    for (int n = 0; n < 2; n++) {
+        free(pl->trie[n].v);
+        pl->trie[n] = (added_trie){0};
+        for (int b = 0; b < 256; b++)
+            pl->trie[n].root[b] = -1;
+    }
+    for (int k = 0; k < pl->n_added; k++) {
+        const added_tok *a = &pl->added[k];
+        const char *c = a->normalized ? a->norm_content : a->content;
+        size_t cl = a->normalized ? a->norm_len : a->len;
+        if (c && cl > 0 && !trie_add(&pl->trie[a->normalized], c, cl, k))
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    }
+    return ATN_OK;
+}
+
+/* The first position in by_id whose token's id is >= id. */
+static size_t added_pos(const pipeline *pl, int32_t id) {
+    size_t lo = 0, hi = pl->by_id ? (size_t)pl->n_added : 0;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (pl->added[pl->by_id[mid]].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int atn_tp_added_of(const pipeline *pl, int32_t id) {
+    size_t p = added_pos(pl, id);
+    return pl->by_id && p < (size_t)pl->n_added && pl->added[pl->by_id[p]].id == id ? pl->by_id[p] : -1;
+}
+
+/* The last added token of this id in file order (one must exist). */
+static int added_last_of(const pipeline *pl, int32_t id) {
+    size_t p = added_pos(pl, id);
+    while (p + 1 < (size_t)pl->n_added && pl->added[pl->by_id[p + 1]].id == id)
+        p++;
+    return pl->by_id[p];
+}
+
 /* AddedVocabulary::find_matches + split_with_indices on one piece: the added tokens
- * (normalized or not, as `norm` says) found leftmost-longest in s. */
+ * (normalized or not, as `norm` says) found leftmost-longest in s, through the trie. */
 static bool split_added(const pipeline *pl, const nstr *s, bool norm, splits *out, work *w) {
+    const added_trie *trie = &pl->trie[norm];
+    if (trie->n == 0)   /* no such tokens: the piece as it is */
+        return atn_tp_splits_push_slice(out, s, 0, s->n, -1);
     if (!atn_tp_ns_utf8(s, &w->u))
         return false;
     const char *b = w->u.b;
@@ -73,21 +196,11 @@ static bool split_added(const pipeline *pl, const nstr *s, bool norm, splits *ou
         int best = -1;
         size_t blen = 0;
         for (size_t at = pos; at < len && best < 0; at++) {
-            for (int k = 0; k < pl->n_added; k++) {
-                const added_tok *a = &pl->added[k];
-                if (a->normalized != norm)
-                    continue;
-                const char *c = norm ? a->norm_content : a->content;
-                size_t cl = norm ? a->norm_len : a->len;
-                if (cl == 0 || cl > len - at || cl <= blen || memcmp(b + at, c, cl) != 0)
-                    continue;
-                best = k;
-                blen = cl;
-            }
-            if (best >= 0) {
+            if (trie->root[(uint8_t)b[at]] < 0)
+                continue;
+            best = trie_longest(trie, b, len, at, &blen);
+            if (best >= 0)
                 pos = at;
-                break;
-            }
         }
         if (best < 0)
             break;
@@ -163,9 +276,9 @@ bool atn_tp_eb_push(ebuf *e, etok t) {
 }
 
 const char *atn_tp_id_text(const pipeline *pl, int32_t id) {
-    for (int k = 0; k < pl->n_added; k++)
-        if (pl->added[k].id == id)
-            return pl->added[k].content;
+    int k = atn_tp_added_of(pl, id);
+    if (k >= 0)
+        return pl->added[k].content;
     const char *t = pl->model->ops->id_to_token(pl->model, id);
     return t ? t : "";
 }
@@ -210,7 +323,7 @@ static atn_status encode_seq(const pipeline *pl, const char *text, const char *w
                 sp2.v[sp2.n - 1].shift = s->shift;
             continue;
         }
-        if (pl->norm && (st = atn_tp_normalize(pl->norm, s, w)) != ATN_OK)
+        if (pl->norm && (st = atn_tp_normalize_bounded(pl->norm, s, w)) != ATN_OK)
             break;
         if (s->n)
             ok = split_added(pl, s, true, &sp2, w);
@@ -412,10 +525,8 @@ static atn_status pl_encode(const atn_tokenizer *base, const char *text, const c
             o->segment = seg;
             o->word = t->special ? -1 : t->word;
             bool added_special = false;
-            if (t->added)
-                for (int q = 0; q < pl->n_added; q++)
-                    if (pl->added[q].id == t->id)
-                        added_special = pl->added[q].special;
+            if (t->added)   /* the last of that id in file order */
+                added_special = pl->added[added_last_of(pl, t->id)].special;
             o->special = t->special || added_special;
             o->role = role_of(pl, t->id);
             if (!t->special && !t->added && t->id == unk && unk >= 0)
@@ -526,16 +637,17 @@ static char *make_surface(const pipeline *pl, const char *t, bool *partial) {
     return strdup(t);
 }
 
+/* The model's ids only: an added token's surface is its text, and an added id far past the
+ * model's (one of 1e8 made this 4 GB) costs nothing. */
 static void build_surfaces(pipeline *pl) {
-    pl->surface = calloc((size_t)pl->vocab_size + 1, sizeof *pl->surface);
-    pl->partial = calloc((size_t)pl->vocab_size + 1, sizeof *pl->partial);
+    pl->n_surface = pl->model->ops->vocab_size(pl->model);
+    pl->surface = calloc((size_t)pl->n_surface + 1, sizeof *pl->surface);
+    pl->partial = calloc((size_t)pl->n_surface + 1, sizeof *pl->partial);
     if (!pl->surface || !pl->partial)
         return;
-    for (int32_t id = 0; id < pl->vocab_size; id++) {
+    for (int32_t id = 0; id < pl->n_surface; id++) {
         const char *t = atn_tp_id_text(pl, id);
-        bool is_added = false;
-        for (int k = 0; k < pl->n_added; k++)
-            is_added |= pl->added[k].id == id;
+        bool is_added = atn_tp_added_of(pl, id) >= 0;
         pl->surface[id] = is_added ? strdup(t) : make_surface(pl, t, &pl->partial[id]);
         if (!pl->surface[id])
             return;
@@ -555,14 +667,10 @@ static bool pl_id_info(const atn_tokenizer *base, int32_t id, atn_vocab_entry *o
     pthread_mutex_unlock(&surf_lock);
     const char *t = atn_tp_id_text(pl, id);
     out->text = t;
-    out->surface = pl->surf_ok ? pl->surface[id] : t;
+    out->surface = pl->surf_ok && id < pl->n_surface ? pl->surface[id] : t;
     out->role = role_of(pl, id);
-    bool special = false;
-    for (int k = 0; k < pl->n_added; k++)
-        if (pl->added[k].id == id)
-            special = pl->added[k].special;
-    out->special = special;
-    out->partial = pl->surf_ok && pl->partial[id];
+    out->special = atn_tp_added_of(pl, id) >= 0 && pl->added[added_last_of(pl, id)].special;
+    out->partial = pl->surf_ok && id < pl->n_surface && pl->partial[id];
     out->continuation = pl->wp_prefix && *pl->wp_prefix &&
                         strncmp(t, pl->wp_prefix, strlen(pl->wp_prefix)) == 0 &&
                         strlen(t) > strlen(pl->wp_prefix);
@@ -584,8 +692,11 @@ void atn_tp_pipeline_free(atn_tokenizer *base) {
     }
     free(pl->added);
     if (pl->surface)
-        for (int32_t i = 0; i < pl->vocab_size; i++)
+        for (int32_t i = 0; i < pl->n_surface; i++)
             free(pl->surface[i]);
+    free(pl->by_id);
+    free(pl->trie[0].v);
+    free(pl->trie[1].v);
     free(pl->surface);
     free(pl->partial);
     free(pl->wp_prefix);
@@ -637,7 +748,7 @@ atn_status atn_tp_normalize_added(pipeline *pl, atn_error *err) {
             i += (size_t)l;
         }
         if (pl->norm)
-            st = atn_tp_normalize(pl->norm, &s, &w);
+            st = atn_tp_normalize_bounded(pl->norm, &s, &w);
         if (st == ATN_OK) {
             if (!atn_tp_ns_utf8(&s, &w.u) || !(t->norm_content = strdup(w.u.b)))
                 st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
@@ -648,7 +759,7 @@ atn_status atn_tp_normalize_added(pipeline *pl, atn_error *err) {
     }
     work_free(&w);
     work_free_texts(&w);
-    return st;
+    return st == ATN_OK ? atn_tp_index_added(pl, err) : st;
 }
 
 /* The roles the file itself shows: the post-processor's cls/sep, the model's unk, and
@@ -766,6 +877,8 @@ atn_tokenizer *atn_tok_pipeline_classic(atn_tok_model *model, bool roberta, bool
     }
     pl->vocab_size = model->ops->vocab_size(model);
     pl->meta_char = 0x2581;
+    if (atn_tp_index_added(pl, err) != ATN_OK)
+        goto fail;
     atn_tp_default_roles(pl);
     return &pl->base;
 nomem:
