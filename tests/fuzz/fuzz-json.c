@@ -6,6 +6,8 @@
 
 #include "core/json.h"
 
+#include <stdbool.h>
+
 static void check_no_duplicates(const cJSON *v) {
     for (const cJSON *c = v->child; c; c = c->next) {
         check_no_duplicates(c);
@@ -15,6 +17,16 @@ static void check_no_duplicates(const cJSON *v) {
             if (c->string && d->string && !strcmp(c->string, d->string))
                 fuzz_fail("a duplicate key survived", c->string);
     }
+}
+
+/* Whether every number under v is finite (cJSON prints inf and nan as null). */
+static bool all_finite(const cJSON *v) {
+    if (cJSON_IsNumber(v) && !(v->valuedouble - v->valuedouble == 0))
+        return false;
+    for (const cJSON *c = v->child; c; c = c->next)
+        if (!all_finite(c))
+            return false;
+    return true;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -42,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     check_no_duplicates(v);
-    char *printed = cJSON_PrintUnformatted(v);
+    char *printed = all_finite(v) ? cJSON_PrintUnformatted(v) : NULL;
     if (printed) {
         cJSON *again = NULL;
         if (atn_json_parse_raw(printed, strlen(printed), 0, &again, NULL) != ATN_JSON_PARSED)
