@@ -233,6 +233,7 @@ int cmd_stats_shard(cli_args *a) {
             rc = cli_fail(&err);
             goto done;
         }
+        atn_input_guard_forget(out);   /* read to be replaced: the output-onto-input guard allows it */
         int64_t rf = 0, rl = 0;
         int32_t nr = atn_corpus_stats_ranges(old, &rf, &rl, 1);
         if (atn_corpus_stats_merge(cs, old, &err) != ATN_OK) {

@@ -56,6 +56,20 @@ void atn_input_guard_note(const char *path) {
         atn_input_guard_note_stat(&st, path);
 }
 
+void atn_input_guard_forget(const char *path) {
+    struct stat st;
+    if (!path || stat(path, &st) != 0)
+        return;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < n_files; i++)
+        if (files[i].dev == st.st_dev && files[i].ino == st.st_ino) {
+            free(files[i].path);
+            files[i] = files[--n_files];
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+}
+
 atn_status atn_input_guard_check(const struct stat *st, const char *out, atn_error *err) {
     atn_status rc = ATN_OK;
     pthread_mutex_lock(&lock);

@@ -984,6 +984,9 @@ atn_status atn_write_file_atomic(const char *path, const void *data, size_t len,
  * atn_input_guard_note ignores NULL, a missing file and anything but a regular file. */
 void atn_input_guard_enable(void);
 void atn_input_guard_note(const char *path);
+/* Forgets path (NULL, missing: nothing): a command that reads its own earlier output on
+ * purpose and then replaces it (stats --resume with its partial) says so after reading. */
+void atn_input_guard_forget(const char *path);
 
 /* The same for a file written piece by piece with stdio: atn_atomic_open creates the
  * temporary file (*out, or NULL on error: ATN_E_INVALID for a NULL or empty path,
