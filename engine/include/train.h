@@ -1,0 +1,144 @@
+/* The training lab (engine/train/): small transformers trained on the CPU, an encoder
+ * (masked-LM) or a decoder (next token), on toy tasks or a text file, saved as Hugging Face
+ * folders that attnscope opens in every view.
+ *
+ * A trainer owns one model (parameters, gradients and the optimiser's state in one arena),
+ * the task's batch and the activations of the last forward.  One step is
+ * atn_trainer_compute (draw a batch, forward, backward: the loss and every gradient) then
+ * atn_trainer_update (clip, learning rate, SGD or AdamW).  Tensors are named as Hugging
+ * Face names them: a decoder as GPT2LMHeadModel ("transformer.h.0.attn.c_attn.weight",
+ * Conv1D [in, out], Q/K/V fused), an encoder as BertForMaskedLM ("bert.encoder.layer.0.
+ * attention.self.query.weight", [out, in], the cls.predictions.* head).
+ *
+ * Deterministic: the same options (seed included) and the same OpenBLAS thread count give
+ * the same numbers bit for bit.  Threads: a trainer is used by one thread at a time;
+ * different trainers are independent.  Errors: ATN_E_INVALID names the option; ATN_E_NOMEM;
+ * the writers' ATN_E_IO. */
+#ifndef ATN_TRAIN_H
+#define ATN_TRAIN_H
+
+#include "attnscope.h"
+
+typedef enum atn_train_task {
+    ATN_TASK_COPY = 0,   /* y = x */
+    ATN_TASK_REVERSE,    /* y = x reversed */
+    ATN_TASK_SORT,       /* y = x sorted */
+    ATN_TASK_INDUCTION,  /* a random run, repeated: the repeat is predicted */
+    ATN_TASK_BRACKETS,   /* a string of ( and ): one answer, balanced or not */
+    ATN_TASK_MODADD,     /* a + b = (a + b) mod p */
+    ATN_TASK_TEXT,       /* next token / masked-LM on a text file, one token per character */
+} atn_train_task;
+
+typedef enum atn_train_norm { ATN_TRAIN_POST_LN = 0, ATN_TRAIN_PRE_LN, ATN_TRAIN_NO_LN } atn_train_norm;
+typedef enum atn_train_init { ATN_INIT_NORMAL = 0, ATN_INIT_XAVIER, ATN_INIT_ORTHOGONAL } atn_train_init;
+typedef enum atn_train_pos { ATN_POS_LEARNED = 0, ATN_POS_SINUSOIDAL, ATN_POS_NONE } atn_train_pos;
+typedef enum atn_train_attn { ATN_ATTN_FULL = 0, ATN_ATTN_CAUSAL, ATN_ATTN_WINDOW } atn_train_attn;
+typedef enum atn_train_optim { ATN_OPTIM_ADAMW = 0, ATN_OPTIM_SGD } atn_train_optim;
+
+typedef struct atn_train_options {
+    bool decoder;                 /* true: next token (causal attention); false: masked-LM */
+    int32_t layers, d_model, heads, d_ffn;   /* d_ffn 0: 4 d_model */
+    atn_train_norm norm;
+    atn_train_init init;
+    float init_std;               /* ATN_INIT_NORMAL's sigma (and the embeddings' always) */
+    atn_train_pos positions;      /* sinusoidal and none are fixed tables (no gradient) */
+    atn_train_attn attention;     /* a decoder is causal whatever this says, and WINDOW keeps
+                                     keys within window of the query (and not later ones) */
+    int32_t window;
+    float dropout_attn, dropout_hidden;   /* probability of dropping, 0: off */
+    uint64_t seed;
+    atn_train_optim optim;
+    float lr, beta1, beta2, adam_eps, weight_decay, momentum;
+    int32_t warmup;               /* steps of linear warm-up, 0: none */
+    float clip;                   /* global gradient-norm clip, 0: none */
+    int32_t batch, steps;
+    atn_train_task task;
+    int32_t length;               /* the task's input length (text: tokens per window) */
+    int32_t symbols;              /* the task's alphabet (2..62); modadd's p */
+    float mask_prob;              /* masked-LM on text: share of tokens masked */
+    const char *text_path;        /* ATN_TASK_TEXT's file (UTF-8), borrowed while the trainer lives */
+} atn_train_options;
+
+/* The defaults: decoder, 2 layers, d_model 64, 4 heads, pre-LN, normal 0.02, learned
+ * positions, AdamW lr 1e-3 (0.9, 0.999, 1e-8, weight decay 0.01), no warm-up, clip 1,
+ * batch 32, 1000 steps, copy of length 16 over 10 symbols, seed 1, no dropout. */
+void atn_train_options_init(atn_train_options *o);
+
+/* "copy", "reverse", ... and back (-1 for an unknown name). */
+const char *atn_train_task_name(atn_train_task t);
+int atn_train_task_parse(const char *name);
+
+/* Checks o: ATN_E_INVALID with a message naming the option; also whether the model can
+ * be written as a Hugging Face folder (for_saving): a decoder with pre-LN (GPT-2) or an
+ * encoder with post-LN (BERT); ATN_E_UNSUPPORTED otherwise. */
+atn_status atn_train_options_check(const atn_train_options *o, bool for_saving, atn_error *err);
+
+typedef struct atn_trainer atn_trainer;
+
+/* A new trainer with initialised weights (o is copied; text_path is read now).  NULL with
+ * err set on failure. */
+atn_trainer *atn_trainer_new(const atn_train_options *o, atn_error *err);
+void atn_trainer_free(atn_trainer *t);   /* NULL: nothing */
+
+/* What one step measured. */
+typedef struct atn_train_stats {
+    int32_t step;          /* the steps done before this one (0 for the first) */
+    float loss;            /* mean cross-entropy over the batch's labelled positions */
+    float accuracy;        /* share of labelled positions whose argmax is the label */
+    float grad_norm;       /* global norm before clipping */
+    float lr;              /* the learning rate this step used (after warm-up) */
+} atn_train_stats;
+
+/* Draws the next batch from the task (unless one was set), runs forward and backward:
+ * the loss, accuracy and every gradient (kept until the next compute).  out may be NULL. */
+atn_status atn_trainer_compute(atn_trainer *t, atn_train_stats *out, atn_error *err);
+/* Clips the gradients and applies one optimiser step; fills out's grad_norm and lr. */
+atn_status atn_trainer_update(atn_trainer *t, atn_train_stats *out, atn_error *err);
+
+/* Uses ids and labels ([batch][n] each, Hugging Face's convention: labels -100 where no
+ * loss is taken; a decoder's labels are shifted inside, as GPT2LMHeadModel does) for the
+ * next compute instead of drawing one.  ATN_E_INVALID: n out of range, an id outside the
+ * vocabulary. */
+atn_status atn_trainer_set_batch(atn_trainer *t, const int32_t *ids, const int32_t *labels, int32_t batch,
+                                 int32_t n, atn_error *err);
+/* The last batch (borrowed, valid until the next compute): ids and labels [batch][n]. */
+void atn_trainer_batch(const atn_trainer *t, const int32_t **ids, const int32_t **labels, int32_t *batch,
+                       int32_t *n);
+
+/* The model's tensors by Hugging Face name: count of them, the i-th name (borrowed) and
+ * shape (up to 2 dims).  Copies the tensor's values (grad false) or gradient (true) into
+ * out (its element count), or sets the values from in.  ATN_E_INVALID: unknown name or a
+ * size that differs. */
+int32_t atn_trainer_tensor_count(const atn_trainer *t);
+const char *atn_trainer_tensor_name(const atn_trainer *t, int32_t i, int64_t shape[2], int *ndim);
+atn_status atn_trainer_tensor_get(const atn_trainer *t, const char *name, bool grad, float *out, size_t count,
+                                  atn_error *err);
+atn_status atn_trainer_tensor_set(atn_trainer *t, const char *name, const float *in, size_t count,
+                                  atn_error *err);
+
+/* Runs the forward without dropout and without a gradient on ids ([n], n the trainer's
+ * tokens per sequence; every sequence of the batch gets them): afterwards
+ * atn_trainer_attention gives its attention and the loss is not kept.  ATN_E_INVALID: n
+ * differs, an id outside the vocabulary. */
+atn_status atn_trainer_probe(atn_trainer *t, const int32_t *ids, int32_t n, atn_error *err);
+/* The attention of layer's first sequence in the last forward, [heads][n][n] (borrowed,
+ * valid until the next compute or probe); NULL for a layer out of range. */
+const float *atn_trainer_attention(const atn_trainer *t, int32_t layer, int32_t *n);
+/* Tokens per sequence (the task's layout). */
+int32_t atn_trainer_tokens(const atn_trainer *t);
+/* The vocabulary (token i's text, borrowed) and its size. */
+int32_t atn_trainer_vocab_size(const atn_trainer *t);
+const char *atn_trainer_token(const atn_trainer *t, int32_t id);
+/* Steps done (updates applied). */
+int32_t atn_trainer_steps_done(const atn_trainer *t);
+
+/* Writes the model as a Hugging Face folder (config.json, model.safetensors, vocab.txt,
+ * tokenizer_config.json, training.json with the options) into dir (created if needed;
+ * each file written atomically).  ATN_E_UNSUPPORTED: a layout no family holds
+ * (atn_train_options_check). */
+atn_status atn_trainer_save(const atn_trainer *t, const char *dir, atn_error *err);
+/* Writes path (.npz): the last batch (input_ids, labels, attention_mask as float32
+ * [batch][n]), the loss (a 0-d array) and every gradient under its tensor name. */
+atn_status atn_trainer_dump_grads(const atn_trainer *t, const char *path, atn_error *err);
+
+#endif

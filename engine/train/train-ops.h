@@ -1,0 +1,56 @@
+/* The training lab's ops (engine/train/train-ops.c): each forward with its backward beside
+ * it, as llm.c's train_gpt2.c writes them.  Outputs first, then inputs and weights, then
+ * sizes.  Size letters: M rows (batch x tokens), n tokens of one sequence, B sequences,
+ * d width, H heads, k = d/H head width, f ffn width, V vocabulary.  A backward adds (+=)
+ * into the gradients of weights and inputs, so callers zero them once per step. */
+#ifndef ATN_TRAIN_OPS_H
+#define ATN_TRAIN_OPS_H
+
+#include "attnscope.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* out[M, o] = in[M, i] w[o, i]^T + b (b NULL: none): atn_linear. */
+void atn_tr_linear_forward(float *out, const float *in, const float *w, const float *b, int32_t M, int32_t i,
+                           int32_t o);
+/* din[M, i] += dout w (din NULL: skipped), dw[o, i] += dout^T in, db[o] += column sums. */
+void atn_tr_linear_backward(float *din, float *dw, float *db, const float *dout, const float *in, const float *w,
+                            int32_t M, int32_t i, int32_t o);
+
+/* out[M, d] = (in - mean) rstd g + b, as atn_layernorm (the same bits); mean and rstd [M]
+ * are kept for the backward. */
+void atn_tr_layernorm_forward(float *out, float *mean, float *rstd, const float *in, const float *g,
+                              const float *b, int32_t M, int32_t d, float eps);
+void atn_tr_layernorm_backward(float *din, float *dg, float *db, const float *dout, const float *in,
+                               const float *mean, const float *rstd, const float *g, int32_t M, int32_t d);
+
+/* out = act(in) (count values; GELU erf, GELU tanh or ReLU: atn_activate), and din += dout
+ * act'(in). */
+void atn_tr_act_forward(float *out, const float *in, size_t count, atn_activation act);
+void atn_tr_act_backward(float *din, const float *dout, const float *in, size_t count, atn_activation act);
+
+/* Attention of B sequences of n tokens, H heads: for each (b, h) probs[b][h] =
+ * softmax(q_h k_h^T scale + mask) ([n][n], row = query; mask [n][n] additive, 0 or -inf
+ * style: a cell with mask < -1e30 gets probability 0), then dropped (keep [B][H][n][n]: 0 or
+ * 1/(1-p); NULL: none) into probs_d (may be probs when keep is NULL), ctx_h = probs_d v_h.
+ * q, k, v, ctx [M][d]. */
+void atn_tr_attention_forward(float *ctx, float *probs, float *probs_d, const float *q, const float *k,
+                              const float *v, const float *mask, const float *keep, float scale, int32_t B,
+                              int32_t n, int32_t d, int32_t H);
+/* dq, dk, dv [M][d] += the gradients from dctx; scratch [n][n] floats. */
+void atn_tr_attention_backward(float *dq, float *dk, float *dv, float *scratch, const float *dctx,
+                               const float *q, const float *k, const float *v, const float *probs,
+                               const float *probs_d, const float *keep, float scale, int32_t B, int32_t n,
+                               int32_t d, int32_t H);
+
+/* x[i] *= keep[i] (inverted dropout's scale, or 0); the backward is the same product. */
+void atn_tr_dropout(float *x, const float *keep, size_t count);
+
+/* Cross-entropy over rows with a target (target[r] < 0: no loss): the mean loss and the
+ * count of rows whose argmax is the target (*correct) and of rows with a target (*count);
+ * dlogits[M, V] = (softmax - onehot) / count (0 on rows without a target). */
+float atn_tr_crossentropy(float *dlogits, int64_t *correct, int64_t *count, const float *logits,
+                          const int32_t *target, int32_t M, int32_t V);
+
+#endif

@@ -1,0 +1,120 @@
+/* The trainer's insides (engine/train/), shared by train-model.c (the model, its forward and
+ * backward walk), train-tasks.c (the batches), train-optim.c (the optimisers) and
+ * train-save.c (the Hugging Face folder and the gradient dump).  Public contract: train.h. */
+#ifndef ATN_TRAIN_PRIVATE_H
+#define ATN_TRAIN_PRIVATE_H
+
+#include "train.h"
+#include "forward/layer.h"   /* atn_layer_desc: the same description as every family */
+
+#include <stdint.h>
+
+/* A seeded random stream (xoshiro256**). */
+typedef struct atn_tr_rng {
+    uint64_t s[4];
+} atn_tr_rng;
+void atn_tr_rng_seed(atn_tr_rng *r, uint64_t seed, uint64_t stream);
+uint64_t atn_tr_rng_next(atn_tr_rng *r);
+double atn_tr_rng_uniform(atn_tr_rng *r);   /* [0, 1) */
+double atn_tr_rng_normal(atn_tr_rng *r);    /* N(0, 1), Box-Muller */
+int32_t atn_tr_rng_below(atn_tr_rng *r, int32_t n);   /* 0..n-1 */
+
+/* One parameter tensor of the arena: values p, gradient g, Adam's m and v, count floats,
+ * [rows][cols] (rows 1 for a vector).  Fixed tables (sinusoidal or no positions) have no
+ * gradient taken and are not updated. */
+typedef struct atn_tr_param {
+    char name[32];             /* internal name, for messages */
+    float *p, *g, *m, *v;
+    int32_t rows, cols;
+    bool fixed;
+} atn_tr_param;
+
+/* A layer's parameters (indexes into atn_trainer.params; -1: absent). */
+typedef struct atn_tr_layer {
+    int ln1_g, ln1_b, wq, bq, wk, bk, wv, bv, wo, bo, ln2_g, ln2_b, w1, b1, w2, b2;
+} atn_tr_layer;
+
+/* A layer's activations of the last forward ([M][d] unless said). */
+typedef struct atn_tr_acts {
+    float *x;                  /* the layer's input (hidden[l]) */
+    float *attn_in;            /* LN1(x) (pre-LN), else x */
+    float *ln1_in, *ln1_mean, *ln1_rstd;   /* LN1's input (x pre-LN, x + attn post-LN), [M] stats */
+    float *q, *k, *v, *ctx, *ao;
+    float *probs, *probs_d, *keep_attn;    /* [B][H][n][n] */
+    float *keep_ao, *keep_h2;              /* hidden dropout, or NULL */
+    float *r;                  /* the stream after attention (post-LN: LN1's output) */
+    float *ffn_in;             /* LN2(r) (pre-LN), else r */
+    float *ln2_in, *ln2_mean, *ln2_rstd;
+    float *f_pre, *f_act;      /* [M][f] */
+    float *h2;                 /* the MLP's output (after dropout) */
+    float *s;                  /* r + h2: LN2's input post-LN, else the output */
+} atn_tr_acts;
+
+/* One HF tensor: the concatenation along the output dimension of nparts parameters,
+ * stored [in][out] when in_out (GPT-2's Conv1D), else as the parameters are. */
+typedef struct atn_tr_tensor {
+    char name[96];
+    int parts[3], nparts;
+    bool in_out;
+    int ndim;
+    int64_t shape[2];
+} atn_tr_tensor;
+
+struct atn_trainer {
+    atn_train_options o;
+    atn_layer_desc desc;       /* norm place, activation, eps, sizes: as any family's */
+    int32_t V, P, n, B, M;     /* vocabulary, position rows, tokens, sequences, rows */
+    char **vocab;              /* [V] token texts */
+    int32_t n_special;         /* [PAD] [UNK] [CLS] [SEP] [MASK] */
+    int32_t sym0, extra0;      /* ids of the first task symbol and of ( ) + = */
+    /* the text task's characters as ids */
+    int32_t *text_ids;
+    int64_t text_len;
+
+    atn_tr_param *params;
+    int n_params;
+    float *arena;              /* params | grads | m | v, each total floats */
+    size_t total;
+    int wte, wpe, wtt, emb_g, emb_b, lnf_g, lnf_b, hd_w, hd_b, hln_g, hln_b, h_bias;
+    atn_tr_layer *layers;
+    atn_tr_tensor *tensors;
+    int n_tensors;
+
+    /* the batch [B][n] and the rows' targets [M] (labels shifted for a decoder) */
+    int32_t *ids, *labels, *target;
+    bool batch_set;
+    float *mask;               /* [n][n] additive */
+    /* activations */
+    float *act_block;
+    float *emb_sum, *emb_mean, *emb_rstd, *keep_emb;   /* [M][d] (+[M] stats) */
+    float **hidden;            /* [L+1] -> [M][d] */
+    atn_tr_acts *acts;
+    float *fin, *fin_mean, *fin_rstd;   /* the final hidden rows (after ln_f) */
+    float *hd_pre, *hd_act, *hd_mean, *hd_rstd, *hd_out;   /* the MLM head's steps */
+    float *logits, *dlogits;   /* [M][V] */
+    /* backward scratch */
+    float *d_a, *d_b, *d_c, *d_q, *d_k, *d_v, *d_f, *d_att;
+    float loss, accuracy;
+    int32_t steps_done;
+    atn_tr_rng data_rng, drop_rng;
+};
+
+/* train-model.c */
+atn_status atn_tr_model_build(atn_trainer *t, atn_error *err);
+void atn_tr_forward_backward(atn_trainer *t);
+void atn_tr_forward_eval(atn_trainer *t);   /* no dropout, no backward */
+int atn_tr_find_tensor(const atn_trainer *t, const char *name);
+
+/* train-tasks.c */
+atn_status atn_tr_vocab_build(atn_trainer *t, atn_error *err);
+int32_t atn_tr_task_tokens(const atn_train_options *o);   /* n for the task */
+void atn_tr_task_batch(atn_trainer *t);
+
+/* train-optim.c */
+float atn_tr_grad_norm(const atn_trainer *t);
+void atn_tr_optim_step(atn_trainer *t, float lr, float clip_scale);
+float atn_tr_lr_at(const atn_train_options *o, int32_t step);
+
+enum { ATN_TR_PAD = 0, ATN_TR_UNK, ATN_TR_CLS, ATN_TR_SEP, ATN_TR_MASK, ATN_TR_NSPECIAL };
+
+#endif
