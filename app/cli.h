@@ -166,6 +166,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_cost(int argc, char **argv);
 int cmd_importance(int argc, char **argv);
+int cmd_train(int argc, char **argv);     /* app/cmd-train.c, the training lab */
 
 
 /* Writing a user's file through a temporary name in the same folder (the engine's

@@ -36,6 +36,7 @@ static const command commands[] = {
     {"diff", cmd_diff, "the original and the changed model (what-if options) compared, head by head"},
     {"importance", cmd_importance, "each head's masked-LM (causal: next-token) loss change when off / kept alone"},
     {"cost", cmd_cost, "what attention costs at a length: cells, bytes, dense vs window / Longformer / sparse"},
+    {"train", cmd_train, "train a small transformer on a toy task or a text file; save it as a Hugging Face folder"},
     {"bench", cmd_bench, "time the forward pass against this machine's sgemm (random or real weights)"},
     {NULL, NULL, NULL},
 };

@@ -1,0 +1,55 @@
+#!/bin/sh
+# attnscope train from the command line: a short run writes its Hugging Face folder, the
+# log, DIR/step-0 and the gradient dump; `attnscope run` and `predict` open the folder;
+# --log FILE.json is JSON with a row per step; Ctrl-C saves the last step and exits 130.
+# Usage: test-train-cli.sh ATTNSCOPE
+set -u
+EXE=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+SMALL="--d-model 32 --heads 4 --layers 2 --length 4 --symbols 6 --batch 8"
+
+# a decoder: 3 steps, the dump, the folder
+"$EXE" train $SMALL --steps 3 --dump-grads "$T/g.npz" -o "$T/dec" 2>"$T/err" >"$T/out" || fail "train: $(cat "$T/err")"
+grep -q "^3 steps in" "$T/out" || fail "summary: $(cat "$T/out")"
+grep -q "^step 3/3  loss" "$T/err" || fail "progress line: $(cat "$T/err")"
+for f in config.json model.safetensors vocab.txt tokenizer_config.json training.json train-log.csv \
+         step-0/config.json step-0/model.safetensors; do
+    [ -s "$T/dec/$f" ] || fail "no $f"
+done
+[ -s "$T/g.npz" ] || fail "no g.npz"
+[ "$(wc -l <"$T/dec/train-log.csv")" = 4 ] || fail "log: $(cat "$T/dec/train-log.csv")"
+grep -q '"steps_done": 0' "$T/dec/step-0/training.json" || fail "step-0 is not the initial model"
+grep -q '"steps_done": 3' "$T/dec/training.json" || fail "the folder is not the last step"
+# the copy task's layout: [CLS] x1..x4 [SEP] y1..y4 = 10 tokens; the folder opens as GPT-2
+"$EXE" run --model "$T/dec" --ids 2,5,6,7,8,3,5,6,7,8 -o "$T/a.npy" 2>"$T/err" || fail "run: $(cat "$T/err")"
+[ -s "$T/a.npy" ] || fail "no a.npy"
+"$EXE" info --model "$T/dec" >"$T/info" 2>&1 || fail "info: $(cat "$T/info")"
+grep -qi "gpt-2" "$T/info" || fail "info does not say GPT-2: $(cat "$T/info")"
+
+# an encoder, the JSON log
+"$EXE" train $SMALL --encoder --steps 2 --log "$T/log.json" -o "$T/enc" 2>"$T/err" >/dev/null || fail "encoder: $(cat "$T/err")"
+/usr/bin/python3 -c "
+import json, sys
+rows = json.load(open(sys.argv[1]))['steps']
+assert [r['step'] for r in rows] == [1, 2], rows
+assert all(r['loss'] > 0 and 0 <= r['accuracy'] <= 1 for r in rows), rows
+" "$T/log.json" || fail "log.json"
+"$EXE" predict --model "$T/enc" --ids 2,5,6,7,8,3,4,4,4,4 >"$T/pred" 2>&1 || fail "predict: $(cat "$T/pred")"
+
+# Ctrl-C: the last step is saved, exit 130
+"$EXE" train $SMALL --steps 100000000 -o "$T/int" 2>"$T/err" >/dev/null &
+pid=$!
+i=0
+while [ ! -s "$T/err" ] || ! grep -q "training a" "$T/err"; do
+    sleep 0.2; i=$((i + 1)); [ $i -lt 100 ] || break
+done
+sleep 1
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc = 130 ] || fail "Ctrl-C: exit $rc, $(cat "$T/err")"
+grep -q "interrupted after [0-9]* steps: saved to $T/int" "$T/err" || fail "Ctrl-C message: $(cat "$T/err")"
+[ -s "$T/int/model.safetensors" ] && [ -s "$T/int/train-log.csv" ] || fail "Ctrl-C saved nothing"
+echo "train-cli: ok"
