@@ -137,8 +137,9 @@ int32_t atn_trainer_steps_done(const atn_trainer *t);
  * each file written atomically).  ATN_E_UNSUPPORTED: a layout no family holds
  * (atn_train_options_check). */
 atn_status atn_trainer_save(const atn_trainer *t, const char *dir, atn_error *err);
-/* Writes path (.npz): the last batch (input_ids, labels, attention_mask as float32
- * [batch][n]), the loss (a 0-d array) and every gradient under its tensor name. */
+/* Writes path (.npz, as numpy.savez): the last batch (input_ids, labels, attention_mask:
+ * int64 [batch][n]), the loss (a float32 0-d array) and every parameter's gradient (float32)
+ * under its tensor name; fixed position tables (sinusoidal, none) are not parameters. */
 atn_status atn_trainer_dump_grads(const atn_trainer *t, const char *path, atn_error *err);
 
 #endif

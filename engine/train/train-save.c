@@ -36,6 +36,10 @@ static void put(buf *b, const void *data, size_t len) {
     b->len += len;
 }
 
+static void puts_b(buf *b, const char *s) {
+    put(b, s, strlen(s));
+}
+
 static void putf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void putf(buf *b, const char *fmt, ...) {
     char tmp[1024];
@@ -72,7 +76,7 @@ static atn_status make_dir(const char *dir, atn_error *err) {
 }
 
 static void json_string(buf *b, const char *s) {
-    put(b, "\"", 1);
+    puts_b(b, "\"");
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\')
@@ -82,13 +86,13 @@ static void json_string(buf *b, const char *s) {
         else
             put(b, s, 1);
     }
-    put(b, "\"", 1);
+    puts_b(b, "\"");
 }
 
 static atn_status save_safetensors(const atn_trainer *t, const char *path, atn_error *err) {
     buf h = {0};
     size_t off = 0;
-    put(&h, "{\"__metadata__\":{\"format\":\"pt\"}", 32);
+    puts_b(&h, "{\"__metadata__\":{\"format\":\"pt\"}");
     for (int i = 0; i < t->n_tensors; i++) {
         const atn_tr_tensor *x = &t->tensors[i];
         size_t bytes = tensor_count(x) * sizeof(float);
@@ -98,9 +102,9 @@ static atn_status save_safetensors(const atn_trainer *t, const char *path, atn_e
         putf(&h, "],\"data_offsets\":[%zu,%zu]}", off, off + bytes);
         off += bytes;
     }
-    put(&h, "}", 1);
+    puts_b(&h, "}");
     while (h.len % 8)
-        put(&h, " ", 1);
+        puts_b(&h, " ");
     buf f = {0};
     uint64_t hl = h.len;
     put(&f, &hl, 8);   /* little-endian on every platform attnscope runs on */
@@ -135,9 +139,9 @@ static void options_json(buf *b, const atn_trainer *t) {
     putf(b, "{\n  \"kind\": \"%s\",\n  \"task\": \"%s\",\n  \"length\": %d,\n  \"symbols\": %d,\n",
          o->decoder ? "decoder" : "encoder", atn_train_task_name(o->task), (int)o->length, (int)o->symbols);
     if (o->text_path) {
-        put(b, "  \"text\": ", 10);
+        puts_b(b, "  \"text\": ");
         json_string(b, o->text_path);
-        put(b, ",\n", 2);
+        puts_b(b, ",\n");
     }
     putf(b, "  \"layers\": %d,\n  \"d_model\": %d,\n  \"heads\": %d,\n  \"d_ffn\": %d,\n  \"norm\": \"%s\",\n",
          (int)o->layers, (int)o->d_model, (int)o->heads, (int)t->desc.f, norm_name(o->norm));
@@ -189,6 +193,31 @@ static atn_status save_text(const char *dir, const char *file, buf *b, atn_error
     return write_buf(b, path, err);
 }
 
+/* tokenizer.json: one token per character, whitespace separating nothing but itself, the
+ * special tokens matched as written ("[MASK]"), no [CLS]/[SEP] added: the text is the
+ * model's input as the tasks lay it out.  (vocab.txt alone would make WordPiece add
+ * [CLS] and [SEP] and cut "abc" into one word.) */
+static void tokenizer_json(buf *b, const atn_trainer *t) {
+    puts_b(b, "{\n  \"version\": \"1.0\",\n  \"truncation\": null,\n  \"padding\": null,\n  \"added_tokens\": [");
+    for (int32_t i = 0; i < t->n_special; i++) {
+        putf(b, "%s\n    {\"id\": %d, \"content\": ", i ? "," : "", (int)i);
+        json_string(b, t->vocab[i]);
+        puts_b(b, ", \"single_word\": false, \"lstrip\": false, \"rstrip\": false, \"normalized\": false, "
+               "\"special\": true}");
+    }
+    putf(b, "\n  ],\n  \"normalizer\": null,\n  \"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [\n"
+            "    {\"type\": \"WhitespaceSplit\"},\n"
+            "    {\"type\": \"Split\", \"pattern\": {\"Regex\": \".\"}, \"behavior\": \"Isolated\", \"invert\": false}\n"
+            "  ]},\n  \"post_processor\": null,\n  \"decoder\": null,\n"
+            "  \"model\": {\"type\": \"WordLevel\", \"unk_token\": \"[UNK]\", \"vocab\": {");
+    for (int32_t i = 0; i < t->V; i++) {
+        puts_b(b, i ? ",\n    " : "\n    ");
+        json_string(b, t->vocab[i]);
+        putf(b, ": %d", (int)i);
+    }
+    puts_b(b, "\n  }}\n}\n");
+}
+
 atn_status atn_trainer_save(const atn_trainer *t, const char *dir, atn_error *err) {
     if (!t || !dir || !*dir)
         return atn_error_set(err, ATN_E_INVALID, "atn_trainer_save: no trainer or folder");
@@ -214,6 +243,9 @@ atn_status atn_trainer_save(const atn_trainer *t, const char *dir, atn_error *er
          (int)t->P);
     if ((st = save_text(dir, "tokenizer_config.json", &b, err)) != ATN_OK)
         return st;
+    tokenizer_json(&b, t);
+    if ((st = save_text(dir, "tokenizer.json", &b, err)) != ATN_OK)
+        return st;
     options_json(&b, t);
     return save_text(dir, "training.json", &b, err);
 }
@@ -235,10 +267,11 @@ static uint32_t crc32_of(const unsigned char *p, size_t len) {
     return c ^ 0xFFFFFFFFu;
 }
 
-/* One .npy image (format 1.0, <f4) of count floats with shape (ndim 0: a scalar). */
-static void npy_image(buf *b, const float *data, const int64_t *shape, int ndim) {
+/* One .npy image (format 1.0) of float32 ('<f4') or int64 ('<i8') values with shape (ndim 0:
+ * a scalar). */
+static void npy_image(buf *b, const void *data, const char *descr, size_t elem, const int64_t *shape, int ndim) {
     char dict[256];
-    int off = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+    int off = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     size_t count = 1;
     for (int i = 0; i < ndim; i++) {
         off += snprintf(dict + off, sizeof dict - (size_t)off, "%lld,%s", (long long)shape[i],
@@ -255,9 +288,9 @@ static void npy_image(buf *b, const float *data, const int64_t *shape, int ndim)
     put(b, pre, 10);
     put(b, dict, (size_t)off);
     for (size_t i = 0; i < pad; i++)
-        put(b, " ", 1);
-    put(b, "\n", 1);
-    put(b, data, count * sizeof(float));
+        puts_b(b, " ");
+    puts_b(b, "\n");
+    put(b, data, count * elem);
 }
 
 static void le16(buf *b, uint16_t v) {
@@ -277,9 +310,9 @@ typedef struct npz {
 } npz;
 
 /* Adds name.npy as a stored entry (no compression, as numpy.savez). */
-static void npz_add(npz *z, const char *name, const float *data, const int64_t *shape, int ndim) {
+static void npz_add(npz *z, const char *name, const void *data, bool int64, const int64_t *shape, int ndim) {
     buf img = {0};
-    npy_image(&img, data, shape, ndim);
+    npy_image(&img, data, int64 ? "<i8" : "<f4", int64 ? 8 : 4, shape, ndim);
     if (img.failed || z->file.len > 0xF0000000u) {
         z->file.failed = true;
         free(img.p);
@@ -309,20 +342,20 @@ atn_status atn_trainer_dump_grads(const atn_trainer *t, const char *path, atn_er
         return atn_error_set(err, ATN_E_INVALID, "atn_trainer_dump_grads: no trainer or path");
     npz z = {0};
     size_t M = (size_t)t->M;
-    float *tmp = malloc((M ? M : 1) * sizeof(float));
+    int64_t *tmp = calloc(M ? M : 1, sizeof(int64_t));
     if (!tmp)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory writing %s", path);
     int64_t shape[2] = {t->B, t->n};
     for (size_t i = 0; i < M; i++)
-        tmp[i] = (float)t->ids[i];
-    npz_add(&z, "input_ids", tmp, shape, 2);
+        tmp[i] = t->ids[i];
+    npz_add(&z, "input_ids", tmp, true, shape, 2);
     for (size_t i = 0; i < M; i++)
-        tmp[i] = (float)t->labels[i];
-    npz_add(&z, "labels", tmp, shape, 2);
+        tmp[i] = t->labels[i];
+    npz_add(&z, "labels", tmp, true, shape, 2);
     for (size_t i = 0; i < M; i++)
-        tmp[i] = 1.0f;
-    npz_add(&z, "attention_mask", tmp, shape, 2);
-    npz_add(&z, "loss", &t->loss, NULL, 0);
+        tmp[i] = 1;
+    npz_add(&z, "attention_mask", tmp, true, shape, 2);
+    npz_add(&z, "loss", &t->loss, false, NULL, 0);
     free(tmp);
     for (int i = 0; i < t->n_tensors; i++) {
         const atn_tr_tensor *x = &t->tensors[i];
@@ -335,7 +368,7 @@ atn_status atn_trainer_dump_grads(const atn_trainer *t, const char *path, atn_er
             break;
         }
         atn_trainer_tensor_get(t, x->name, true, g, count, NULL);
-        npz_add(&z, x->name, g, x->shape, x->ndim);
+        npz_add(&z, x->name, g, false, x->shape, x->ndim);
         free(g);
     }
     uint32_t dir_at = (uint32_t)z.file.len, dir_len = (uint32_t)z.dir.len;
