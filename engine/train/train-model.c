@@ -329,6 +329,10 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err) {
         return atn_error_set(err, ATN_E_NOMEM, "out of memory: %zu floats of activations", acts);
     layout_acts(t, t->act_block);
     build_mask(t);
+    t->slopes = calloc((size_t)o->heads, sizeof(float));
+    if (!t->slopes)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    atn_alibi_slopes(o->heads, t->slopes);
     return ATN_OK;
 }
 
@@ -397,8 +401,8 @@ static void forward(atn_trainer *t, bool train) {
                 for (size_t i = 0; i < att; i++)
                     a->keep_attn[i] = 1.0f;
         }
-        atn_tr_attention_forward(a->ctx, a->probs, a->probs_d, a->q, a->k, a->v, t->mask, a->keep_attn, scale, t->B,
-                                 n, d, H);
+        atn_tr_attention_forward(a->ctx, a->probs, a->probs_d, a->q, a->k, a->v, t->mask,
+                                 o->positions == ATN_POS_ALIBI ? t->slopes : NULL, a->keep_attn, scale, t->B, n, d, H);
         atn_tr_linear_forward(a->ao, a->ctx, PP(y->wo), PP(y->bo), M, d, d);
         if (a->keep_ao) {
             if (drop_h)

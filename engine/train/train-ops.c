@@ -127,8 +127,8 @@ void atn_tr_act_backward(float *din, const float *dout, const float *in, size_t 
 }
 
 void atn_tr_attention_forward(float *ctx, float *probs, float *probs_d, const float *q, const float *k,
-                              const float *v, const float *mask, const float *keep, float scale, int32_t B,
-                              int32_t n, int32_t d, int32_t H) {
+                              const float *v, const float *mask, const float *slopes, const float *keep,
+                              float scale, int32_t B, int32_t n, int32_t d, int32_t H) {
     int32_t kd = d / H;
     size_t nn = (size_t)n * n;
     for (int32_t b = 0; b < B; b++)
@@ -137,7 +137,9 @@ void atn_tr_attention_forward(float *ctx, float *probs, float *probs_d, const fl
             const float *v_h = v + (size_t)b * n * d + h * kd;
             float *att = probs + ((size_t)b * H + h) * nn;
             float *att_d = probs_d + ((size_t)b * H + h) * nn;
-            /* scores, then the masked softmax of ops-ref.c's softmax_rows */
+            /* scores, then the masked softmax of ops-ref.c's softmax_rows (softmax_rows_iv with
+               ALiBi's slope) */
+            float slope = slopes ? slopes[h] : 0.0f;
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, kd, scale, q_h, d, k_h, d, 0.0f, att, n);
             for (int32_t i = 0; i < n; i++) {
                 float *row = att + (size_t)i * n;
@@ -145,6 +147,8 @@ void atn_tr_attention_forward(float *ctx, float *probs, float *probs_d, const fl
                 float mx = -FLT_MAX;
                 for (int32_t j = 0; j < n; j++) {
                     row[j] += mrow[j];
+                    if (slope != 0.0f)
+                        row[j] -= slope * (float)(i > j ? i - j : j - i);
                     mx = row[j] > mx ? row[j] : mx;
                 }
                 double sum = 0;

@@ -34,10 +34,11 @@ void atn_tr_act_backward(float *din, const float *dout, const float *in, size_t 
  * softmax(q_h k_h^T scale + mask) ([n][n], row = query; mask [n][n] additive, 0 or -inf
  * style: a cell with mask < -1e30 gets probability 0), then dropped (keep [B][H][n][n]: 0 or
  * 1/(1-p); NULL: none) into probs_d (may be probs when keep is NULL), ctx_h = probs_d v_h.
- * q, k, v, ctx [M][d]. */
+ * q, k, v, ctx [M][d].  slopes [H] (NULL: none): ALiBi's -slopes[h] |i - j| added after the
+ * mask, as ops-ref.c adds it (a constant per cell: the backward does not change). */
 void atn_tr_attention_forward(float *ctx, float *probs, float *probs_d, const float *q, const float *k,
-                              const float *v, const float *mask, const float *keep, float scale, int32_t B,
-                              int32_t n, int32_t d, int32_t H);
+                              const float *v, const float *mask, const float *slopes, const float *keep,
+                              float scale, int32_t B, int32_t n, int32_t d, int32_t H);
 /* dq, dk, dv [M][d] += the gradients from dctx; scratch [n][n] floats. */
 void atn_tr_attention_backward(float *dq, float *dk, float *dv, float *scratch, const float *dctx,
                                const float *q, const float *k, const float *v, const float *probs,

@@ -84,6 +84,7 @@ struct atn_trainer {
     int32_t *ids, *labels, *target;
     bool batch_set;
     float *mask;               /* [n][n] additive */
+    float *slopes;             /* [H] ALiBi's (used with ATN_POS_ALIBI) */
     /* activations */
     float *act_block;
     float *emb_sum, *emb_mean, *emb_rstd, *keep_emb;   /* [M][d] (+[M] stats) */

@@ -145,6 +145,7 @@ void atn_trainer_free(atn_trainer *t) {
     free(t->labels);
     free(t->target);
     free(t->act_block);
+    free(t->slopes);
     free(t);
 }
 

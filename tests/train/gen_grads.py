@@ -37,7 +37,10 @@ CASES = [
     ("enc-pre-none-window", False, "pre", "none", "window", 1),
     ("dec-noln-none", True, "none", "none", "full", 0),
     ("enc-post-sinusoidal-causal", False, "post", "sinusoidal", "causal", 0),
+    ("gpt2-pre-alibi", True, "pre", "alibi", "full", 0),
+    ("bert-post-alibi-window", False, "post", "alibi", "window", 2),
 ]
+ALIBI = None   # the case's [H] slopes, or None
 
 
 def weight(name, shape):
@@ -118,6 +121,17 @@ def tensor_names(decoder, norm):
     return t
 
 
+def alibi_slopes(n):
+    """Press et al.'s get_slopes (github.com/ofirpress/attention_with_linear_biases)."""
+    def pow2(m):
+        start = 2 ** (-2 ** -(math.log2(m) - 3))
+        return [start * start ** i for i in range(m)]
+    if math.log2(n).is_integer():
+        return pow2(n)
+    c = 2 ** math.floor(math.log2(n))
+    return pow2(c) + alibi_slopes(2 * c)[0::2][: n - c]
+
+
 def attention(q, k, v, mask):
     B, n, _ = q.shape
     hd = D // H
@@ -125,6 +139,9 @@ def attention(q, k, v, mask):
     k = k.view(B, n, H, hd).transpose(1, 2)
     v = v.view(B, n, H, hd).transpose(1, 2)
     s = q @ k.transpose(-1, -2) / math.sqrt(hd) + mask
+    if ALIBI is not None:   # -m_h |i - j|
+        dist = (torch.arange(n)[:, None] - torch.arange(n)[None, :]).abs()
+        s = s - torch.tensor(ALIBI)[None, :, None, None] * dist
     p = torch.softmax(s, dim=-1)
     return (p @ v).transpose(1, 2).reshape(B, n, D), p
 
@@ -198,6 +215,7 @@ def flat(t):
 
 
 def main():
+    global ALIBI
     rng = np.random.default_rng(37)
     out = {"sizes": {"length": LENGTH, "symbols": SYMBOLS, "n": N, "vocab": V, "d_model": D, "heads": H,
                      "d_ffn": F, "layers": LAYERS, "batch": BATCH}, "cases": []}
@@ -209,6 +227,7 @@ def main():
             if tn == pos_name and positions != "learned":
                 continue
             P[tn] = weight(tn, shape)
+        ALIBI = alibi_slopes(H) if positions == "alibi" else None
         if positions == "learned":
             pos_table = P[pos_name]
         elif positions == "sinusoidal":

@@ -2,7 +2,8 @@
  *  - a short copy-task run with a fixed seed learns (accuracy far above chance, loss falling);
  *  - the same options and seed give the same weights bit for bit (dropout on);
  *  - the saved Hugging Face folder (GPT-2 for a decoder, BERT for an encoder) opens in
- *    attnscope and its forward's attention equals the trainer's on the same ids;
+ *    attnscope and its forward's attention equals the trainer's on the same ids (an ALiBi
+ *    model's with the what-if ALiBi);
  *  - the gradient dump (.npz) holds the batch, the loss and every gradient by HF name.
  * The full convergence figure (copy of length 16 to >= 99%) is in bench/ (train-copy.sh). */
 #include "check.h"
@@ -97,10 +98,9 @@ static void test_deterministic(void) {
 
 /* Saves after a few steps, opens the folder as any model, runs it on a probe and compares
  * the attention of every layer and head with the trainer's own forward. */
-static void test_opens(bool decoder, const char *dir) {
+static void test_opens(bool decoder, atn_train_pos positions, const char *dir) {
     atn_train_options o = small(decoder);
-    if (decoder)
-        o.positions = ATN_POS_SINUSOIDAL;   /* a fixed table, written into wpe */
+    o.positions = positions;   /* sinusoidal: a fixed table written into wpe; ALiBi: zeros there */
     atn_error err = {0};
     atn_trainer *t = atn_trainer_new(&o, &err);
     CHECK(t != NULL);
@@ -128,13 +128,19 @@ static void test_opens(bool decoder, const char *dir) {
     atn_run *run = atn_run_new(m);
     atn_run_options ro;
     atn_run_options_init(&ro);
+    atn_interventions iv;
+    atn_interventions_init(&iv);
+    iv.alibi = positions == ATN_POS_ALIBI;   /* the what-if --alibi: the same slopes */
+    if (iv.alibi)
+        ro.interventions = &iv;
     CHECK_MSG(atn_run_forward(run, enc, &ro, &err) == ATN_OK, "%s", err.message);
     const atn_capture *cap = atn_run_capture(run);
     for (int32_t l = 0; l < o.layers && cap; l++) {
         int32_t nn = 0;
         const float *mine = atn_trainer_attention(t, l, &nn);
         char what[64];
-        snprintf(what, sizeof what, "%s layer %d attention", decoder ? "gpt2" : "bert", (int)l);
+        snprintf(what, sizeof what, "%s%s layer %d attention", decoder ? "gpt2" : "bert",
+                 positions == ATN_POS_ALIBI ? " alibi" : "", (int)l);
         CHECK_ARRAY_NEAR(what, cap->attn + (size_t)l * o.heads * n * n, mine, (size_t)o.heads * n * n, 2e-6);
     }
     atn_run_free(run);
@@ -186,12 +192,14 @@ int main(void) {
     char dir[] = "/tmp/attnscope-train-XXXXXX";
     if (!mkdtemp(dir))
         return 1;
-    char a[256], b[256], c[256];
+    char a[256], b[256], c[256], d[256];
     snprintf(a, sizeof a, "%s/gpt2", dir);
     snprintf(b, sizeof b, "%s/bert", dir);
     snprintf(c, sizeof c, "%s/grads.npz", dir);
-    test_opens(true, a);
-    test_opens(false, b);
+    snprintf(d, sizeof d, "%s/alibi", dir);
+    test_opens(true, ATN_POS_SINUSOIDAL, a);
+    test_opens(false, ATN_POS_LEARNED, b);
+    test_opens(true, ATN_POS_ALIBI, d);
     test_dump(c);
     test_deterministic();
     test_learns();
