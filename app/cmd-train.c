@@ -38,7 +38,9 @@ static void usage(void) {
            "FILE.npz, the first batch (input_ids, labels, attention_mask), the loss and every\n"
            "parameter's gradient under its Hugging Face name.  Ctrl-C saves the last step and exits\n"
            "with 130.  The same options and seed give the same numbers for a given thread count\n"
-           "(OPENBLAS_NUM_THREADS).\n");
+           "(OPENBLAS_NUM_THREADS).  What the folder's config cannot say is a what-if option when it\n"
+           "runs: --positions alibi needs --alibi, an encoder's window or causal attention --window W\n"
+           "or --causal.  A post-LN decoder, a pre-LN encoder and --norm none train without -o.\n");
 }
 
 /* The index of value in names (NULL-terminated), dflt when absent, -1 with the message
