@@ -142,11 +142,12 @@ int cmd_train(int argc, char **argv) {
     atn_train_options o;
     atn_train_options_init(&o);
     bool ok = true;
-    if (cli_flag(&a, "encoder") && cli_flag(&a, "decoder")) {
+    bool encoder = cli_flag(&a, "encoder"), decoder = cli_flag(&a, "decoder");
+    if (encoder && decoder) {
         cli_error("%s: --encoder or --decoder, not both", prog);
         return CLI_EXIT_USAGE;
     }
-    o.decoder = !cli_flag(&a, "encoder");
+    o.decoder = !encoder;
     static const char *const tasks[] = {"copy", "reverse", "sort", "induction", "brackets", "modadd", "text", NULL};
     static const char *const norms[] = {"post", "pre", "none", NULL};
     static const char *const inits[] = {"normal", "xavier", "orthogonal", NULL};
@@ -223,8 +224,8 @@ int cmd_train(int argc, char **argv) {
     if (!log_every)
         log_every = o.steps >= 20 ? o.steps / 20 : 1;
     bool tty = isatty(2);
-    fprintf(stderr, "training a %s: %d layers, d_model %d, %d heads, %s, %s task, %d tokens, vocabulary %d\n",
-            o.decoder ? "decoder" : "encoder", (int)o.layers, (int)o.d_model, (int)o.heads, norms[o.norm],
+    fprintf(stderr, "training %s: %d layers, d_model %d, %d heads, %s, %s task, %d tokens, vocabulary %d\n",
+            o.decoder ? "a decoder" : "an encoder", (int)o.layers, (int)o.d_model, (int)o.heads, norms[o.norm],
             atn_train_task_name(o.task), (int)atn_trainer_tokens(t), (int)atn_trainer_vocab_size(t));
 
     int rc = CLI_EXIT_OK;

@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 SMALL="--d-model 32 --heads 4 --layers 2 --length 4 --symbols 6 --batch 8"
 
 # a decoder: 3 steps, the dump, the folder
-"$EXE" train $SMALL --steps 3 --dump-grads "$T/g.npz" -o "$T/dec" 2>"$T/err" >"$T/out" || fail "train: $(cat "$T/err")"
+"$EXE" train $SMALL --decoder --steps 3 --dump-grads "$T/g.npz" -o "$T/dec" 2>"$T/err" >"$T/out" || fail "train: $(cat "$T/err")"
 grep -q "^3 steps in" "$T/out" || fail "summary: $(cat "$T/out")"
 grep -q "^step 3/3  loss" "$T/err" || fail "progress line: $(cat "$T/err")"
 for f in config.json model.safetensors vocab.txt tokenizer_config.json training.json train-log.csv \
@@ -42,7 +42,7 @@ assert all(r['loss'] > 0 and 0 <= r['accuracy'] <= 1 for r in rows), rows
 "$EXE" train $SMALL --steps 100000000 -o "$T/int" 2>"$T/err" >/dev/null &
 pid=$!
 i=0
-while [ ! -s "$T/err" ] || ! grep -q "training a" "$T/err"; do
+while [ ! -s "$T/err" ] || ! grep -q "^training" "$T/err"; do
     sleep 0.2; i=$((i + 1)); [ $i -lt 100 ] || break
 done
 sleep 1
