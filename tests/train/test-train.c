@@ -5,7 +5,8 @@
  *    attnscope and its forward's attention equals the trainer's on the same ids (an ALiBi
  *    model's with the what-if ALiBi);
  *  - the gradient dump (.npz) holds the batch, the loss and every gradient by HF name.
- * The full convergence figure (copy of length 16 to >= 99%) is in bench/ (train-copy.sh). */
+ * `test-train copy16` (meson test train-copy): the issue's figure, a 2-layer d_model 64
+ * decoder copying 16 symbols, >= 99% on fresh batches after 250 steps (about 4 s of CPU). */
 #include "check.h"
 #include "formats/zip.h"
 #include "core/files.h"
@@ -188,7 +189,32 @@ static void test_dump(const char *path) {
     atn_trainer_free(t);
 }
 
-int main(void) {
+/* The defaults (2 layers, d_model 64, 4 heads, pre-LN, copy of 16 over 10 symbols, batch 32,
+ * AdamW 1e-3, seed 1): 250 steps, then four fresh batches without an update. */
+static int test_copy16(void) {
+    atn_train_options o;
+    atn_train_options_init(&o);
+    atn_error err = {0};
+    atn_trainer *t = atn_trainer_new(&o, &err);
+    CHECK(t != NULL);
+    if (!t)
+        return check_summary("train-copy");
+    train_steps(t, 250, NULL);
+    double acc = 0;
+    atn_train_stats st;
+    for (int k = 0; k < 4; k++) {
+        CHECK(atn_trainer_compute(t, &st, &err) == ATN_OK);
+        acc += st.accuracy / 4.0;
+    }
+    fprintf(stderr, "decoder copy of 16: accuracy %.4f on 4 fresh batches after 250 steps\n", acc);
+    CHECK_MSG(acc >= 0.99, "accuracy %.4f", acc);
+    atn_trainer_free(t);
+    return check_summary("train-copy");
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "copy16"))
+        return test_copy16();
     char dir[] = "/tmp/attnscope-train-XXXXXX";
     if (!mkdtemp(dir))
         return 1;
