@@ -31,7 +31,8 @@ static void usage(void) {
            "(masked-LM; saved as BERT, post-LN) on a task: copy, reverse or sort --length symbols,\n"
            "induction (a random run repeated), brackets (balanced or not), modadd (a + b mod --symbols),\n"
            "or next-token / masked-LM on a text file (one token per character, whitespace left out).\n"
-           "Each batch is fresh, so the accuracy printed is on unseen sequences.  -o DIR writes a\n"
+           "Each batch is fresh, so the accuracy printed is on unseen sequences.  The log has each\n"
+           "step's loss, accuracy, gradient norm (before clipping) and each layer's.  -o DIR writes a\n"
            "Hugging Face folder (config.json, model.safetensors, vocab.txt, training.json) that every\n"
            "command opens (attnscope run --model DIR --ids ...) and a log (DIR/train-log.csv unless\n"
            "--log).  --dump-grads FILE.npz (with -o) writes DIR/step-0 (the initial weights) and, in\n"
@@ -60,24 +61,33 @@ static int pick(const char *prog, const char *opt, const char *value, const char
     return -1;
 }
 
+/* The log in memory: one row per step, with each layer's gradient norm (the Post-LN vs
+ * Pre-LN question reads them). */
 typedef struct log_rows {
     atn_train_stats *rows;
     double *seconds;
-    int32_t n, cap;
+    float *layer_norms;   /* [cap][layers] */
+    int32_t n, cap, layers;
 } log_rows;
 
-static bool log_add(log_rows *l, const atn_train_stats *s, double seconds) {
+static bool log_add(log_rows *l, const atn_train_stats *s, double seconds, const atn_trainer *t) {
     if (l->n == l->cap) {
         int32_t cap = l->cap ? 2 * l->cap : 1024;
         atn_train_stats *r = realloc(l->rows, (size_t)cap * sizeof *r);
         if (!r)
             return false;
         l->rows = r;
-        double *t = realloc(l->seconds, (size_t)cap * sizeof *t);
-        if (!t)
+        double *sec = realloc(l->seconds, (size_t)cap * sizeof *sec);
+        if (!sec)
             return false;
-        l->seconds = t, l->cap = cap;
+        l->seconds = sec;
+        float *ln = realloc(l->layer_norms, (size_t)cap * (size_t)l->layers * sizeof *ln);
+        if (!ln)
+            return false;
+        l->layer_norms = ln, l->cap = cap;
     }
+    for (int32_t k = 0; k < l->layers; k++)
+        l->layer_norms[(size_t)l->n * l->layers + k] = atn_trainer_layer_grad_norm(t, k);
     l->rows[l->n] = *s, l->seconds[l->n++] = seconds;
     return true;
 }
@@ -93,10 +103,14 @@ static bool log_write(const log_rows *l, const char *path) {
         return false;
     }
     FILE *f = atn_atomic_stream(file);
-    if (json)
+    if (json) {
         fputs("{\"steps\": [\n", f);
-    else
-        fputs("step,loss,accuracy,grad_norm,lr,seconds\n", f);
+    } else {
+        fputs("step,loss,accuracy,grad_norm,lr,seconds", f);
+        for (int32_t k = 0; k < l->layers; k++)
+            fprintf(f, ",grad_norm_layer%d", (int)k);
+        fputc('\n', f);
+    }
     for (int32_t i = 0; i < l->n; i++) {
         const atn_train_stats *s = &l->rows[i];
         if (json) {
@@ -104,11 +118,18 @@ static bool log_write(const log_rows *l, const char *path) {
             cli_json_number(f, s->loss);
             fprintf(f, ", \"accuracy\": %.6g, \"grad_norm\": ", (double)s->accuracy);
             cli_json_number(f, s->grad_norm);
-            fprintf(f, ", \"lr\": %.6g, \"seconds\": %.4f}%s\n", (double)s->lr, l->seconds[i],
-                    i + 1 < l->n ? "," : "");
+            fprintf(f, ", \"lr\": %.6g, \"seconds\": %.4f, \"layer_grad_norms\": [", (double)s->lr, l->seconds[i]);
+            for (int32_t k = 0; k < l->layers; k++) {
+                fputs(k ? ", " : "", f);
+                cli_json_number(f, l->layer_norms[(size_t)i * l->layers + k]);
+            }
+            fprintf(f, "]}%s\n", i + 1 < l->n ? "," : "");
         } else {
-            fprintf(f, "%d,%.7g,%.6g,%.7g,%.6g,%.4f\n", (int)s->step + 1, (double)s->loss, (double)s->accuracy,
+            fprintf(f, "%d,%.7g,%.6g,%.7g,%.6g,%.4f", (int)s->step + 1, (double)s->loss, (double)s->accuracy,
                     (double)s->grad_norm, (double)s->lr, l->seconds[i]);
+            for (int32_t k = 0; k < l->layers; k++)
+                fprintf(f, ",%.7g", (double)l->layer_norms[(size_t)i * l->layers + k]);
+            fputc('\n', f);
         }
     }
     if (json)
@@ -229,7 +250,7 @@ int cmd_train(int argc, char **argv) {
             atn_train_task_name(o.task), (int)atn_trainer_tokens(t), (int)atn_trainer_vocab_size(t));
 
     int rc = CLI_EXIT_OK;
-    log_rows log = {0};
+    log_rows log = {.layers = o.layers};
     atn_train_stats st = {0};
     double t0 = now_s(), last_print = 0;
     for (int32_t s = 0; s < o.steps; s++) {
@@ -257,7 +278,7 @@ int cmd_train(int argc, char **argv) {
         }
         atn_trainer_update(t, &st, &err);
         double el = now_s() - t0;
-        if (!log_add(&log, &st, el)) {
+        if (!log_add(&log, &st, el, t)) {
             cli_error("%s: out of memory for the log", prog);
             rc = CLI_EXIT_FAIL;
             break;
@@ -286,7 +307,7 @@ int cmd_train(int argc, char **argv) {
     if (rc != CLI_EXIT_FAIL)
         printf("%d steps in %.2f s (%.1f steps/s): loss %.4f, accuracy %.2f%%\n", (int)done, el,
                el > 0 ? done / el : 0.0, (double)st.loss, 100.0 * st.accuracy);
-    free(log.rows), free(log.seconds);
+    free(log.rows), free(log.seconds), free(log.layer_norms);
     atn_trainer_free(t);
     return rc;
 }

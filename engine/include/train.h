@@ -131,6 +131,9 @@ int32_t atn_trainer_tokens(const atn_trainer *t);
 /* The vocabulary (token i's text, borrowed) and its size. */
 int32_t atn_trainer_vocab_size(const atn_trainer *t);
 const char *atn_trainer_token(const atn_trainer *t, int32_t id);
+/* The norm of layer's parameter gradients from the last compute (before clipping): its
+ * LayerNorms, Q/K/V/O and MLP weights and biases; -1 for a layer out of range. */
+float atn_trainer_layer_grad_norm(const atn_trainer *t, int32_t layer);
 /* Steps done (updates applied). */
 int32_t atn_trainer_steps_done(const atn_trainer *t);
 

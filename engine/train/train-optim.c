@@ -19,6 +19,24 @@ float atn_tr_grad_norm(const atn_trainer *t) {
     return (float)sqrt(sum);
 }
 
+float atn_trainer_layer_grad_norm(const atn_trainer *t, int32_t layer) {
+    if (!t || layer < 0 || layer >= t->o.layers)
+        return -1.0f;
+    const atn_tr_layer *y = &t->layers[layer];
+    const int ids[] = {y->ln1_g, y->ln1_b, y->wq, y->bq, y->wk, y->bk, y->wv, y->bv,
+                       y->wo, y->bo, y->ln2_g, y->ln2_b, y->w1, y->b1, y->w2, y->b2};
+    double sum = 0;
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        if (ids[i] < 0)
+            continue;
+        const atn_tr_param *p = &t->params[ids[i]];
+        size_t count = (size_t)p->rows * p->cols;
+        for (size_t k = 0; k < count; k++)
+            sum += (double)p->g[k] * p->g[k];
+    }
+    return (float)sqrt(sum);
+}
+
 float atn_tr_lr_at(const atn_train_options *o, int32_t step) {
     if (o->warmup > 0 && step < o->warmup)
         return o->lr * (float)(step + 1) / (float)o->warmup;

@@ -20,6 +20,8 @@ for f in config.json model.safetensors vocab.txt tokenizer_config.json training.
 done
 [ -s "$T/g.npz" ] || fail "no g.npz"
 [ "$(wc -l <"$T/dec/train-log.csv")" = 4 ] || fail "log: $(cat "$T/dec/train-log.csv")"
+[ "$(head -1 "$T/dec/train-log.csv")" = "step,loss,accuracy,grad_norm,lr,seconds,grad_norm_layer0,grad_norm_layer1" ] ||
+    fail "log header: $(head -1 "$T/dec/train-log.csv")"
 grep -q '"steps_done": 0' "$T/dec/step-0/training.json" || fail "step-0 is not the initial model"
 grep -q '"steps_done": 3' "$T/dec/training.json" || fail "the folder is not the last step"
 # the copy task's layout: [CLS] x1..x4 [SEP] y1..y4 = 10 tokens; the folder opens as GPT-2
@@ -35,6 +37,9 @@ import json, sys
 rows = json.load(open(sys.argv[1]))['steps']
 assert [r['step'] for r in rows] == [1, 2], rows
 assert all(r['loss'] > 0 and 0 <= r['accuracy'] <= 1 for r in rows), rows
+# each layer's gradient norm; together no more than the global norm
+assert all(len(r['layer_grad_norms']) == 2 and sum(x * x for x in r['layer_grad_norms']) <= r['grad_norm'] ** 2 * (1 + 1e-5)
+           for r in rows), rows
 " "$T/log.json" || fail "log.json"
 "$EXE" predict --model "$T/enc" --ids 2,5,6,7,8,3,4,4,4,4 >"$T/pred" 2>&1 || fail "predict: $(cat "$T/pred")"
 

@@ -105,6 +105,20 @@ static void check_case(const cJSON *sizes, const cJSON *c) {
         free(got), free(want);
         compared++;
     }
+    /* each layer's gradient norm against the norm of torch's gradients under its prefix */
+    for (int32_t l = 0; l < o.layers; l++) {
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, o.decoder ? "transformer.h.%d." : "bert.encoder.layer.%d.", (int)l);
+        double sum = 0;
+        for (const cJSON *e = grads->child; e; e = e->next)
+            if (!strncmp(e->string, prefix, strlen(prefix)))
+                for (const cJSON *v = e->child; v; v = v->next)
+                    sum += v->valuedouble * v->valuedouble;
+        CHECK_MSG(fabs(atn_trainer_layer_grad_norm(t, l) - sqrt(sum)) <= 1e-5 * sqrt(sum),
+                  "%s: layer %d gradient norm %.8g, torch %.8g", name, (int)l, atn_trainer_layer_grad_norm(t, l),
+                  sqrt(sum));
+    }
+    CHECK(atn_trainer_layer_grad_norm(t, o.layers) == -1.0f);
     CHECK_MSG(compared == cJSON_GetArraySize(grads), "%s: compared %d of torch's %d gradients", name, compared,
               cJSON_GetArraySize(grads));
     fprintf(stderr, "%s: loss %.7f (torch %.7f), %d gradients\n", name, st.loss, want_loss, compared);
