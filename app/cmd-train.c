@@ -21,7 +21,8 @@ static void usage(void) {
     printf("Usage: attnscope train [--task copy|reverse|sort|induction|brackets|modadd|text] [--text FILE]\n"
            "  [--encoder|--decoder] [--layers 2] [--d-model 64] [--heads 4] [--d-ffn 4*d]\n"
            "  [--norm pre|post|none] [--init normal|xavier|orthogonal] [--init-std 0.02]\n"
-           "  [--positions learned|sinusoidal|none|alibi] [--attention full|causal|window] [--window 4]\n"
+           "  [--positions learned|sinusoidal|none|alibi|rotary] [--attention full|causal|window]\n"
+           "  [--window 4]\n"
            "  [--dropout P | --dropout-attn P --dropout-hidden P] [--seed 1]\n"
            "  [--optim adamw|sgd] [--lr 1e-3] [--beta1 0.9] [--beta2 0.999] [--eps 1e-8]\n"
            "  [--weight-decay 0.01] [--momentum 0] [--warmup 0] [--clip 1]\n"
@@ -41,7 +42,8 @@ static void usage(void) {
            "with 130.  The same options and seed give the same numbers for a given thread count\n"
            "(OPENBLAS_NUM_THREADS).  What the folder's config cannot say is a what-if option when it\n"
            "runs: --positions alibi needs --alibi, an encoder's window or causal attention --window W\n"
-           "or --causal.  A post-LN decoder, a pre-LN encoder and --norm none train without -o.\n");
+           "or --causal.  A post-LN decoder, a pre-LN encoder, --norm none and rotary positions train\n"
+           "without -o.\n");
 }
 
 /* The index of value in names (NULL-terminated), dflt when absent, -1 with the message
@@ -172,7 +174,7 @@ int cmd_train(int argc, char **argv) {
     static const char *const tasks[] = {"copy", "reverse", "sort", "induction", "brackets", "modadd", "text", NULL};
     static const char *const norms[] = {"post", "pre", "none", NULL};
     static const char *const inits[] = {"normal", "xavier", "orthogonal", NULL};
-    static const char *const poss[] = {"learned", "sinusoidal", "none", "alibi", NULL};
+    static const char *const poss[] = {"learned", "sinusoidal", "none", "alibi", "rotary", NULL};
     static const char *const attns[] = {"full", "causal", "window", NULL};
     static const char *const optims[] = {"adamw", "sgd", NULL};
     int task = pick(prog, "task", cli_get(&a, "task"), tasks, ATN_TASK_COPY);

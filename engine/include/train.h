@@ -32,8 +32,12 @@ typedef enum atn_train_task {
 typedef enum atn_train_norm { ATN_TRAIN_POST_LN = 0, ATN_TRAIN_PRE_LN, ATN_TRAIN_NO_LN } atn_train_norm;
 typedef enum atn_train_init { ATN_INIT_NORMAL = 0, ATN_INIT_XAVIER, ATN_INIT_ORTHOGONAL } atn_train_init;
 /* ALiBi: no position table (a zero one is saved), -m_h |i - j| added to head h's scores
- * (atn_alibi_slopes; a saved model runs with the what-if --alibi). */
-typedef enum atn_train_pos { ATN_POS_LEARNED = 0, ATN_POS_SINUSOIDAL, ATN_POS_NONE, ATN_POS_ALIBI } atn_train_pos;
+ * (atn_alibi_slopes; a saved model runs with the what-if --alibi).  Rotary: no position
+ * table, each head's q and k rotated by position (Llama's rotate_half pairs (i, i + k/2),
+ * theta 10000); not saved yet (no family attnscope opens has it). */
+typedef enum atn_train_pos {
+    ATN_POS_LEARNED = 0, ATN_POS_SINUSOIDAL, ATN_POS_NONE, ATN_POS_ALIBI, ATN_POS_ROTARY
+} atn_train_pos;
 typedef enum atn_train_attn { ATN_ATTN_FULL = 0, ATN_ATTN_CAUSAL, ATN_ATTN_WINDOW } atn_train_attn;
 typedef enum atn_train_optim { ATN_OPTIM_ADAMW = 0, ATN_OPTIM_SGD } atn_train_optim;
 
@@ -43,7 +47,7 @@ typedef struct atn_train_options {
     atn_train_norm norm;
     atn_train_init init;
     float init_std;               /* ATN_INIT_NORMAL's sigma (and the embeddings' always) */
-    atn_train_pos positions;      /* sinusoidal, none and ALiBi have fixed tables (no gradient) */
+    atn_train_pos positions;      /* all but learned have fixed tables (no gradient) */
     atn_train_attn attention;     /* a decoder is causal whatever this says, and WINDOW keeps
                                      keys within window of the query (and not later ones) */
     int32_t window;
@@ -72,7 +76,7 @@ int atn_train_task_parse(const char *name);
 
 /* Checks o: ATN_E_INVALID with a message naming the option; also whether the model can
  * be written as a Hugging Face folder (for_saving): a decoder with pre-LN (GPT-2) or an
- * encoder with post-LN (BERT); ATN_E_UNSUPPORTED otherwise. */
+ * encoder with post-LN (BERT), positions other than rotary; ATN_E_UNSUPPORTED otherwise. */
 atn_status atn_train_options_check(const atn_train_options *o, bool for_saving, atn_error *err);
 
 typedef struct atn_trainer atn_trainer;

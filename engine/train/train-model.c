@@ -394,6 +394,10 @@ static void forward(atn_trainer *t, bool train) {
         atn_tr_linear_forward(a->q, a->attn_in, PP(y->wq), PP(y->bq), M, d, d);
         atn_tr_linear_forward(a->k, a->attn_in, PP(y->wk), PP(y->bk), M, d, d);
         atn_tr_linear_forward(a->v, a->attn_in, PP(y->wv), PP(y->bv), M, d, d);
+        if (o->positions == ATN_POS_ROTARY) {   /* q and k keep the rotated values */
+            atn_tr_rotary(a->q, M, n, d, H, 10000.0f, 1);
+            atn_tr_rotary(a->k, M, n, d, H, 10000.0f, 1);
+        }
         if (a->keep_attn) {
             if (drop_a)
                 fill_keep(&t->drop_rng, a->keep_attn, att, o->dropout_attn);
@@ -541,6 +545,10 @@ static void backward(atn_trainer *t) {
         memset(t->d_q, 0, bytes), memset(t->d_k, 0, bytes), memset(t->d_v, 0, bytes);
         atn_tr_attention_backward(t->d_q, t->d_k, t->d_v, t->d_att, t->d_b, a->q, a->k, a->v, a->probs, a->probs_d,
                                   a->keep_attn, scale, t->B, n, d, H);
+        if (o->positions == ATN_POS_ROTARY) {   /* back through the rotation: its transpose */
+            atn_tr_rotary(t->d_q, M, n, d, H, 10000.0f, -1);
+            atn_tr_rotary(t->d_k, M, n, d, H, 10000.0f, -1);
+        }
         memset(t->d_c, 0, bytes);
         atn_tr_linear_backward(t->d_c, GG(y->wq), GG(y->bq), t->d_q, a->attn_in, PP(y->wq), M, d, d);
         atn_tr_linear_backward(t->d_c, GG(y->wk), GG(y->bk), t->d_k, a->attn_in, PP(y->wk), M, d, d);

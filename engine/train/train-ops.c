@@ -213,6 +213,25 @@ void atn_tr_attention_backward(float *dq, float *dk, float *dv, float *scratch, 
         }
 }
 
+void atn_tr_rotary(float *x, int32_t M, int32_t n, int32_t d, int32_t H, float theta, int sign) {
+    int32_t k = d / H, half = k / 2;
+    for (int32_t r = 0; r < M; r++) {
+        int32_t pos = r % n;
+        for (int32_t i = 0; i < half; i++) {
+            /* HF computes inv_freq in float32 and the angle pos * inv_freq in float32 */
+            float inv_freq = 1.0f / powf(theta, (float)(2 * i) / (float)k);
+            float angle = (float)pos * inv_freq;
+            float c = cosf(angle), s = sign * sinf(angle);
+            for (int32_t h = 0; h < H; h++) {
+                float *xh = x + (size_t)r * d + (size_t)h * k;
+                float a = xh[i], b = xh[i + half];
+                xh[i] = a * c - b * s;
+                xh[i + half] = b * c + a * s;
+            }
+        }
+    }
+}
+
 void atn_tr_dropout(float *x, const float *keep, size_t count) {
     for (size_t i = 0; i < count; i++)
         x[i] *= keep[i];

@@ -45,6 +45,11 @@ void atn_tr_attention_backward(float *dq, float *dk, float *dv, float *scratch, 
                                const float *probs_d, const float *keep, float scale, int32_t B, int32_t n,
                                int32_t d, int32_t H);
 
+/* Rotary positions on x [M][d] in place (B sequences of n rows, H heads of k = d/H): in
+ * each head the pairs (i, i + k/2) of row r turn by the angle (r mod n) theta^(-2i/k), as
+ * Llama's apply_rotary_pos_emb with rotate_half; sign -1 turns back (the backward). */
+void atn_tr_rotary(float *x, int32_t M, int32_t n, int32_t d, int32_t H, float theta, int sign);
+
 /* x[i] *= keep[i] (inverted dropout's scale, or 0); the backward is the same product. */
 void atn_tr_dropout(float *x, const float *keep, size_t count);
 

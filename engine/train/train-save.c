@@ -134,7 +134,7 @@ static const char *norm_name(atn_train_norm n) {
 /* training.json: the options, so a folder says how it was trained. */
 static void options_json(buf *b, const atn_trainer *t) {
     const atn_train_options *o = &t->o;
-    static const char *init[] = {"normal", "xavier", "orthogonal"}, *pos[] = {"learned", "sinusoidal", "none", "alibi"};
+    static const char *init[] = {"normal", "xavier", "orthogonal"}, *pos[] = {"learned", "sinusoidal", "none", "alibi", "rotary"};
     static const char *attn[] = {"full", "causal", "window"}, *optim[] = {"adamw", "sgd"};
     putf(b, "{\n  \"kind\": \"%s\",\n  \"task\": \"%s\",\n  \"length\": %d,\n  \"symbols\": %d,\n",
          o->decoder ? "decoder" : "encoder", atn_train_task_name(o->task), (int)o->length, (int)o->symbols);

@@ -110,7 +110,14 @@ atn_status atn_train_options_check(const atn_train_options *o, bool for_saving, 
         return atn_error_set(err, ATN_E_INVALID, "--window %d: not negative", (int)o->window);
     if (!(o->clip >= 0) || o->warmup < 0 || !(o->weight_decay >= 0))
         return atn_error_set(err, ATN_E_INVALID, "--clip, --warmup, --weight-decay: not negative");
+    if (o->positions == ATN_POS_ROTARY && (o->d_model / o->heads) % 2)
+        return atn_error_set(err, ATN_E_INVALID, "--positions rotary: the head width %d must be even",
+                             (int)(o->d_model / o->heads));
     if (for_saving) {
+        if (o->positions == ATN_POS_ROTARY)
+            return atn_error_set(err, ATN_E_UNSUPPORTED,
+                                 "--positions rotary cannot be saved yet: GPT-2 and BERT have no rotary "
+                                 "positions (train without -o)");
         if (o->decoder && o->norm != ATN_TRAIN_PRE_LN)
             return atn_error_set(err, ATN_E_UNSUPPORTED,
                                  "a decoder is saved as GPT-2, which is pre-LN: --norm %s cannot be saved (train "

@@ -39,7 +39,10 @@ CASES = [
     ("enc-post-sinusoidal-causal", False, "post", "sinusoidal", "causal", 0),
     ("gpt2-pre-alibi", True, "pre", "alibi", "full", 0),
     ("bert-post-alibi-window", False, "post", "alibi", "window", 2),
+    ("gpt2-pre-rotary", True, "pre", "rotary", "full", 0),
+    ("enc-post-rotary-window", False, "post", "rotary", "window", 2),
 ]
+ROTARY = False   # the case rotates q and k
 ALIBI = None   # the case's [H] slopes, or None
 
 
@@ -132,11 +135,27 @@ def alibi_slopes(n):
     return pow2(c) + alibi_slopes(2 * c)[0::2][: n - c]
 
 
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rope(x):
+    """modeling_llama.py's apply_rotary_pos_emb on [B, H, n, hd], theta 10000."""
+    n, hd = x.shape[2], x.shape[3]
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
+    freqs = torch.arange(n, dtype=torch.float64)[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return x * emb.cos() + rotate_half(x) * emb.sin()
+
+
 def attention(q, k, v, mask):
     B, n, _ = q.shape
     hd = D // H
     q = q.view(B, n, H, hd).transpose(1, 2)
     k = k.view(B, n, H, hd).transpose(1, 2)
+    if ROTARY:
+        q, k = rope(q), rope(k)
     v = v.view(B, n, H, hd).transpose(1, 2)
     s = q @ k.transpose(-1, -2) / math.sqrt(hd) + mask
     if ALIBI is not None:   # -m_h |i - j|
@@ -215,7 +234,7 @@ def flat(t):
 
 
 def main():
-    global ALIBI
+    global ALIBI, ROTARY
     rng = np.random.default_rng(37)
     out = {"sizes": {"length": LENGTH, "symbols": SYMBOLS, "n": N, "vocab": V, "d_model": D, "heads": H,
                      "d_ffn": F, "layers": LAYERS, "batch": BATCH}, "cases": []}
@@ -228,6 +247,7 @@ def main():
                 continue
             P[tn] = weight(tn, shape)
         ALIBI = alibi_slopes(H) if positions == "alibi" else None
+        ROTARY = positions == "rotary"
         if positions == "learned":
             pos_table = P[pos_name]
         elif positions == "sinusoidal":

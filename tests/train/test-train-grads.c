@@ -44,6 +44,7 @@ static void check_case(const cJSON *sizes, const cJSON *c) {
     o.norm = !strcmp(norm, "post") ? ATN_TRAIN_POST_LN : !strcmp(norm, "pre") ? ATN_TRAIN_PRE_LN : ATN_TRAIN_NO_LN;
     o.positions = !strcmp(pos, "learned") ? ATN_POS_LEARNED : !strcmp(pos, "sinusoidal") ? ATN_POS_SINUSOIDAL
                                                               : !strcmp(pos, "alibi")    ? ATN_POS_ALIBI
+                                                              : !strcmp(pos, "rotary")   ? ATN_POS_ROTARY
                                                                                          : ATN_POS_NONE;
     o.attention = !strcmp(attn, "full") ? ATN_ATTN_FULL : !strcmp(attn, "causal") ? ATN_ATTN_CAUSAL : ATN_ATTN_WINDOW;
     o.window = json_int(c, "window");
