@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "train.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,8 @@ static void usage(void) {
            "  [--optim adamw|sgd] [--lr 1e-3] [--beta1 0.9] [--beta2 0.999] [--eps 1e-8]\n"
            "  [--weight-decay 0.01] [--momentum 0] [--warmup 0] [--clip 1]\n"
            "  [--batch 32] [--steps 1000] [--length 16] [--symbols 10] [--mask-prob 0.15]\n"
-           "  [-o DIR] [--log FILE.csv|FILE.json] [--log-every N] [--dump-grads FILE.npz]\n\n"
+           "  [-o DIR] [--log FILE.csv|FILE.json] [--log-every N] [--dump-grads FILE.npz]\n"
+           "  [--sweep KNOB=V1,V2,... [--seeds N] [--log FILE.csv|FILE.json]]\n\n"
            "Trains a decoder (next token, causal attention; saved as GPT-2, pre-LN) or an encoder\n"
            "(masked-LM; saved as BERT, post-LN) on a task: copy, reverse or sort --length symbols,\n"
            "induction (a random run repeated), brackets (balanced or not), modadd (a + b mod --symbols),\n"
@@ -43,7 +45,12 @@ static void usage(void) {
            "(OPENBLAS_NUM_THREADS).  What the folder's config cannot say is a what-if option when it\n"
            "runs: --positions alibi needs --alibi, an encoder's window or causal attention --window W\n"
            "or --causal.  A post-LN decoder, a pre-LN encoder, --norm none and rotary positions train\n"
-           "without -o.\n");
+           "without -o.\n\n"
+           "--sweep KNOB=V1,V2,... trains one model per value and seed (--seeds N: seed, seed+1, ...)\n"
+           "and prints, per value, the loss and accuracy on four fresh batches after training (mean ±\n"
+           "standard deviation over the seeds); --log FILE.csv|.json gets every run.  KNOB is one of\n"
+           "heads, layers, d-model, d-ffn, norm, init, init-std, positions, attention, window, dropout,\n"
+           "dropout-attn, dropout-hidden, optim, lr, warmup, clip, weight-decay, batch, length, symbols.\n");
 }
 
 /* The index of value in names (NULL-terminated), dflt when absent, -1 with the message
@@ -152,13 +159,26 @@ static bool save_model(const atn_trainer *t, const char *dir) {
     return true;
 }
 
-int cmd_train(int argc, char **argv) {
+/* What the command line says: the trainer's options and the command's own. */
+typedef struct train_cli {
+    atn_train_options o;
+    const char *out_dir, *log_path, *dump, *sweep;
+    int32_t log_every, seeds;
+    bool help;
+} train_cli;
+
+static const char *const norms[] = {"post", "pre", "none", NULL};
+
+/* Parses argv into tc (strings borrowed from argv).  CLI_EXIT_OK or CLI_EXIT_USAGE (the
+ * message printed). */
+static int read_options(int argc, char **argv, train_cli *tc) {
     static const char *const flags[] = {"help", "encoder", "decoder", NULL};
     cli_args a;
+    memset(tc, 0, sizeof *tc);
     if (!cli_parse(&a, "attnscope train", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
-        usage();
+        tc->help = true;
         return CLI_EXIT_OK;
     }
     const char *prog = "attnscope train";
@@ -172,7 +192,6 @@ int cmd_train(int argc, char **argv) {
     }
     o.decoder = !encoder;
     static const char *const tasks[] = {"copy", "reverse", "sort", "induction", "brackets", "modadd", "text", NULL};
-    static const char *const norms[] = {"post", "pre", "none", NULL};
     static const char *const inits[] = {"normal", "xavier", "orthogonal", NULL};
     static const char *const poss[] = {"learned", "sinusoidal", "none", "alibi", "rotary", NULL};
     static const char *const attns[] = {"full", "causal", "window", NULL};
@@ -216,11 +235,18 @@ int cmd_train(int argc, char **argv) {
     o.length = (int32_t)cli_get_int(&a, "length", o.length, 2, 255, &ok);
     o.symbols = (int32_t)cli_get_int(&a, "symbols", o.symbols, 2, 62, &ok);
     o.mask_prob = (float)cli_get_double(&a, "mask-prob", o.mask_prob, 0.01, 1, &ok);
-    int32_t log_every = (int32_t)cli_get_int(&a, "log-every", 0, 1, 100000000, &ok);
-    const char *out_dir = cli_get(&a, "output");   /* -o */
-    const char *log_path = cli_get(&a, "log"), *dump = cli_get(&a, "dump-grads");
+    tc->log_every = (int32_t)cli_get_int(&a, "log-every", 0, 1, 100000000, &ok);
+    tc->seeds = (int32_t)cli_get_int(&a, "seeds", 1, 1, 1000, &ok);
+    tc->out_dir = cli_get(&a, "output");   /* -o */
+    tc->log_path = cli_get(&a, "log"), tc->dump = cli_get(&a, "dump-grads"), tc->sweep = cli_get(&a, "sweep");
+    const char *out_dir = tc->out_dir, *dump = tc->dump;
     if (!ok || !cli_check_unused(&a))
         return CLI_EXIT_USAGE;
+    if (tc->sweep && (out_dir || dump)) {
+        cli_error("%s: --sweep trains many models and saves none: no -o or --dump-grads (--log FILE takes "
+                  "the results)", prog);
+        return CLI_EXIT_USAGE;
+    }
     if (dump && !out_dir) {
         cli_error("%s: --dump-grads needs -o DIR (DIR/step-0 gets the initial weights)", prog);
         return CLI_EXIT_USAGE;
@@ -234,6 +260,198 @@ int cmd_train(int argc, char **argv) {
         cli_error("%s: %s", prog, err.message);
         return CLI_EXIT_USAGE;
     }
+    tc->o = o;
+    return CLI_EXIT_OK;
+}
+
+/* ---- --sweep KNOB=V1,V2,...: one knob, several seeds --------------------------------------- */
+
+/* The knobs a sweep may vary: each is the option of the same name. */
+static const char *const sweep_knobs[] = {
+    "heads", "layers", "d-model", "d-ffn", "norm", "init", "init-std", "positions", "attention", "window",
+    "dropout", "dropout-attn", "dropout-hidden", "optim", "lr", "warmup", "clip", "weight-decay", "batch",
+    "length", "symbols", NULL,
+};
+
+typedef struct sweep_row {
+    char value[64];
+    uint64_t seed;
+    float loss, accuracy;
+    double seconds;
+} sweep_row;
+
+/* Trains o for its steps (no output), then scores four fresh batches without an update. */
+static int sweep_one(const atn_train_options *o, sweep_row *row) {
+    atn_error err = {0};
+    atn_trainer *t = atn_trainer_new(o, &err);
+    if (!t) {
+        cli_error("attnscope train: %s", err.message);
+        return err.status == ATN_E_NOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+    }
+    double t0 = now_s();
+    atn_train_stats st;
+    int rc = CLI_EXIT_OK;
+    for (int32_t s = 0; s < o->steps && rc == CLI_EXIT_OK; s++) {
+        if (cli_interrupted())
+            rc = CLI_EXIT_INTERRUPTED;
+        else if (atn_trainer_compute(t, &st, &err) != ATN_OK || atn_trainer_update(t, &st, &err) != ATN_OK)
+            rc = CLI_EXIT_FAIL;
+    }
+    row->loss = row->accuracy = 0;
+    for (int k = 0; k < 4 && rc == CLI_EXIT_OK; k++) {
+        if (atn_trainer_compute(t, &st, &err) != ATN_OK)
+            rc = CLI_EXIT_FAIL;
+        row->loss += st.loss / 4.0f, row->accuracy += st.accuracy / 4.0f;
+    }
+    if (rc == CLI_EXIT_FAIL)
+        cli_error("attnscope train: %s", err.message);
+    row->seconds = now_s() - t0;
+    atn_trainer_free(t);
+    return rc;
+}
+
+static void mean_sd(const sweep_row *rows, int32_t n, bool acc, double *mean, double *sd) {
+    double m = 0, v = 0;
+    for (int32_t i = 0; i < n; i++)
+        m += acc ? rows[i].accuracy : rows[i].loss;
+    m /= n;
+    for (int32_t i = 0; i < n; i++) {
+        double x = (acc ? rows[i].accuracy : rows[i].loss) - m;
+        v += x * x;
+    }
+    *mean = m, *sd = n > 1 ? sqrt(v / (n - 1)) : 0.0;
+}
+
+static bool sweep_write(const char *path, const char *knob, const sweep_row *rows, int32_t n) {
+    size_t len = strlen(path);
+    bool json = len > 5 && !strcmp(path + len - 5, ".json");
+    cli_atomic_file af;
+    if (!cli_atomic_open(&af, path))
+        return false;
+    if (json)
+        fprintf(af.f, "{\"knob\": \"%s\", \"runs\": [\n", knob);
+    else
+        fprintf(af.f, "%s,seed,loss,accuracy,seconds\n", knob);
+    for (int32_t i = 0; i < n; i++) {
+        const sweep_row *r = &rows[i];
+        if (json) {
+            fputs("  {\"value\": ", af.f);
+            cli_json_string(af.f, r->value);
+            fprintf(af.f, ", \"seed\": %llu, \"loss\": ", (unsigned long long)r->seed);
+            cli_json_number(af.f, r->loss);
+            fprintf(af.f, ", \"accuracy\": %.6g, \"seconds\": %.3f}%s\n", (double)r->accuracy, r->seconds,
+                    i + 1 < n ? "," : "");
+        } else {
+            fprintf(af.f, "%s,%llu,%.7g,%.6g,%.3f\n", r->value, (unsigned long long)r->seed, (double)r->loss,
+                    (double)r->accuracy, r->seconds);
+        }
+    }
+    if (json)
+        fputs("]}\n", af.f);
+    return cli_atomic_close(&af, true);
+}
+
+/* Each value of the knob with --seeds seeds (seed, seed + 1, ...): the options are read again
+ * from the command line with "--KNOB VALUE --seed S" after it (the last one given wins), so
+ * every value is checked as the option itself is. */
+static int train_sweep(int argc, char **argv, const train_cli *tc) {
+    const char *prog = "attnscope train";
+    const char *eq = strchr(tc->sweep, '=');
+    char knob[32] = "";
+    if (eq && (size_t)(eq - tc->sweep) < sizeof knob)
+        memcpy(knob, tc->sweep, (size_t)(eq - tc->sweep));
+    bool known = false;
+    for (int i = 0; sweep_knobs[i]; i++)
+        known |= !strcmp(knob, sweep_knobs[i]);
+    if (!eq || !known || !eq[1]) {
+        char list[512] = "";
+        size_t off = 0;
+        for (int i = 0; sweep_knobs[i]; i++)
+            off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", sweep_knobs[i]);
+        cli_error("%s: --sweep \"%s\": KNOB=V1,V2,... with KNOB one of %s", prog, tc->sweep, list);
+        return CLI_EXIT_USAGE;
+    }
+    char values[1024];
+    snprintf(values, sizeof values, "%s", eq + 1);
+    int32_t n_values = 1;
+    for (const char *c = values; *c; c++)
+        n_values += *c == ',';
+    int32_t total = n_values * tc->seeds;
+    sweep_row *rows = calloc((size_t)total, sizeof *rows);
+    char **argv2 = calloc((size_t)argc + 5, sizeof *argv2);
+    if (!rows || !argv2) {
+        free(rows), free(argv2);
+        cli_error("%s: out of memory", prog);
+        return CLI_EXIT_FAIL;
+    }
+    memcpy(argv2, argv, (size_t)argc * sizeof *argv2);
+    char opt[40], seed_text[32];
+    snprintf(opt, sizeof opt, "--%s", knob);
+    /* every value's options are read once before any training: a bad value stops the sweep
+       at once (exit 2) */
+    int rc = CLI_EXIT_OK;
+    int32_t done = 0;
+    char *save = NULL, checked[1024];
+    snprintf(checked, sizeof checked, "%s", values);
+    for (char *v = strtok_r(checked, ",", &save); v && rc == CLI_EXIT_OK; v = strtok_r(NULL, ",", &save)) {
+        argv2[argc] = opt, argv2[argc + 1] = v;
+        train_cli one;
+        rc = read_options(argc + 2, argv2, &one);
+    }
+    save = NULL;
+    for (char *v = strtok_r(values, ",", &save); v && rc == CLI_EXIT_OK; v = strtok_r(NULL, ",", &save)) {
+        for (int32_t k = 0; k < tc->seeds && rc == CLI_EXIT_OK; k++) {
+            snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)(tc->o.seed + (uint64_t)k));
+            argv2[argc] = opt, argv2[argc + 1] = v, argv2[argc + 2] = "--seed", argv2[argc + 3] = seed_text;
+            train_cli one;
+            if ((rc = read_options(argc + 4, argv2, &one)) != CLI_EXIT_OK)
+                break;
+            sweep_row *r = &rows[done];
+            snprintf(r->value, sizeof r->value, "%s", v);
+            r->seed = one.o.seed;
+            rc = sweep_one(&one.o, r);
+            if (rc != CLI_EXIT_OK)
+                break;
+            done++;
+            fprintf(stderr, "%s=%s seed %llu: loss %.4f, accuracy %.2f%% (%.1f s)\n", knob, v,
+                    (unsigned long long)r->seed, (double)r->loss, 100.0 * r->accuracy, r->seconds);
+        }
+    }
+    if (done && rc != CLI_EXIT_FAIL && rc != CLI_EXIT_USAGE) {
+        printf("%-12s %5s  %-19s  %s\n", knob, "runs", "loss (mean ± sd)", "accuracy % (mean ± sd)");
+        for (int32_t i = 0; i < done;) {
+            int32_t j = i;
+            while (j < done && !strcmp(rows[j].value, rows[i].value))
+                j++;
+            double lm, ls, am, as;
+            mean_sd(rows + i, j - i, false, &lm, &ls);
+            mean_sd(rows + i, j - i, true, &am, &as);
+            printf("%-12s %5d  %8.4f ± %-8.4f  %6.2f ± %.2f\n", rows[i].value, (int)(j - i), lm, ls, 100 * am, 100 * as);
+            i = j;
+        }
+        if (tc->log_path && !sweep_write(tc->log_path, knob, rows, done) && rc == CLI_EXIT_OK)
+            rc = CLI_EXIT_FAIL;
+    }
+    free(rows), free(argv2);
+    return rc;
+}
+
+int cmd_train(int argc, char **argv) {
+    const char *prog = "attnscope train";
+    train_cli tc;
+    int rc = read_options(argc, argv, &tc);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (tc.help) {
+        usage();
+        return CLI_EXIT_OK;
+    }
+    if (tc.sweep)
+        return train_sweep(argc, argv, &tc);
+    atn_train_options o = tc.o;
+    const char *out_dir = tc.out_dir, *log_path = tc.log_path, *dump = tc.dump;
+    int32_t log_every = tc.log_every;
+    atn_error err = {0};
     atn_trainer *t = atn_trainer_new(&o, &err);
     if (!t) {
         cli_error("%s: %s", prog, err.message);
@@ -251,7 +469,7 @@ int cmd_train(int argc, char **argv) {
             o.decoder ? "a decoder" : "an encoder", (int)o.layers, (int)o.d_model, (int)o.heads, norms[o.norm],
             atn_train_task_name(o.task), (int)atn_trainer_tokens(t), (int)atn_trainer_vocab_size(t));
 
-    int rc = CLI_EXIT_OK;
+    rc = CLI_EXIT_OK;
     log_rows log = {.layers = o.layers};
     atn_train_stats st = {0};
     double t0 = now_s(), last_print = 0;

@@ -43,6 +43,17 @@ assert all(len(r['layer_grad_norms']) == 2 and sum(x * x for x in r['layer_grad_
 " "$T/log.json" || fail "log.json"
 "$EXE" predict --model "$T/enc" --ids 2,5,6,7,8,3,4,4,4,4 >"$T/pred" 2>&1 || fail "predict: $(cat "$T/pred")"
 
+# a sweep: one row per value and seed, a summary per value; its (heads 2, seed 2) run is the
+# run a sweep of that value alone with --seed 2 makes (the seed reaches every run)
+"$EXE" train $SMALL --steps 5 --sweep heads=1,2 --seeds 2 --log "$T/sweep.csv" >"$T/sum" 2>"$T/err" ||
+    fail "sweep: $(cat "$T/err")"
+[ "$(wc -l <"$T/sweep.csv")" = 5 ] || fail "sweep rows: $(cat "$T/sweep.csv")"
+[ "$(head -1 "$T/sweep.csv")" = "heads,seed,loss,accuracy,seconds" ] || fail "sweep header"
+grep -q "^1  *2 " "$T/sum" && grep -q "^2  *2 " "$T/sum" || fail "sweep summary: $(cat "$T/sum")"
+"$EXE" train $SMALL --steps 5 --sweep heads=2 --seed 2 --log "$T/one.csv" >/dev/null 2>&1 || fail "sweep of one"
+[ "$(sed -n 2p "$T/one.csv" | cut -d, -f1-4)" = "$(grep '^2,2,' "$T/sweep.csv" | cut -d, -f1-4)" ] ||
+    fail "sweep runs differ: $(cat "$T/one.csv") vs $(cat "$T/sweep.csv")"
+
 # Ctrl-C: the last step is saved, exit 130
 "$EXE" train $SMALL --steps 100000000 -o "$T/int" 2>"$T/err" >/dev/null &
 pid=$!
