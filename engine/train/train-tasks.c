@@ -9,9 +9,9 @@
  * token there, -100 elsewhere; shifted inside as GPT-2 does); an encoder reads [MASK] at
  * the answers and is scored on filling them (BERT's masked-LM).  L is --length:
  *     copy / reverse / sort   [CLS] x1..xL [SEP] y1..yL                   answers: y
- *     induction               [CLS] z1..z2(L-m) r1..rm r1..rm, m from L/2 to L, z random:
- *                             answers: the repeat (a decoder from r2 on: r1 follows
- *                             nothing it has seen)
+ *     induction               [CLS] z.. r1..rm z.. r1..rm z.., m from L/2 to L, the 2(L-m)
+ *                             random z split at random: answers: the repeat (a decoder from
+ *                             r2 on: r1 follows nothing it has seen)
  *     brackets                [CLS] b1..bL [SEP] a    a = "1" balanced, "0" not (half each)
  *     modadd                  [CLS] a + b = c         c = (a + b) mod symbols
  *     text                    L characters of the file from a random place; a decoder every
@@ -231,15 +231,18 @@ static void one_sequence(atn_trainer *t, int32_t *seq, uint8_t *ans) {
             qsort(seq + L + 2, (size_t)L, sizeof(int32_t), cmp_i32);
         break;
     case ATN_TASK_INDUCTION: {
-        /* a run of m (L/2..L) after 2 (L - m) random tokens: the distance between the copies
-           varies, so attending a fixed distance back cannot stand in for an induction head */
-        int32_t lo = L / 2 > 1 ? L / 2 : 1, m = lo + atn_tr_rng_below(r, L - lo + 1), p = 1 + 2 * (L - m);
+        /* a run of m (L/2..L) twice, with 2 (L - m) random tokens split at random before, between
+           and after the copies: neither the distance between the copies nor their place is
+           fixed, so attending a fixed distance back cannot stand in for an induction head */
+        int32_t lo = L / 2 > 1 ? L / 2 : 1, m = lo + atn_tr_rng_below(r, L - lo + 1), free_ = 2 * (L - m);
+        int32_t before = atn_tr_rng_below(r, free_ + 1), gap = atn_tr_rng_below(r, free_ - before + 1);
+        int32_t first = 1 + before, second = first + m + gap;
         seq[0] = ATN_TR_CLS;
-        for (int32_t i = 1; i < p; i++)
+        for (int32_t i = 1; i < n; i++)
             seq[i] = t->sym0 + atn_tr_rng_below(r, S);
         for (int32_t i = 0; i < m; i++) {
-            seq[p + i] = seq[p + m + i] = t->sym0 + atn_tr_rng_below(r, S);
-            ans[p + m + i] = !o->decoder || i > 0;
+            seq[second + i] = seq[first + i];
+            ans[second + i] = !o->decoder || i > 0;
         }
         break;
     }

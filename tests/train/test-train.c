@@ -150,6 +150,47 @@ static void test_opens(bool decoder, atn_train_pos positions, const char *dir) {
     atn_trainer_free(t);
 }
 
+/* The induction task: in every sequence the labelled tokens (and the one before them) repeat
+ * an earlier run at some distance; over a batch the distance and the run's start vary. */
+static void test_induction_layout(void) {
+    atn_train_options o = small(true);
+    o.task = ATN_TASK_INDUCTION, o.length = 8, o.symbols = 30, o.batch = 32;
+    atn_error err = {0};
+    atn_trainer *t = atn_trainer_new(&o, &err);
+    atn_train_stats st;
+    CHECK(t && atn_trainer_compute(t, &st, &err) == ATN_OK);
+    if (!t)
+        return;
+    const int32_t *ids, *labels;
+    int32_t B, n;
+    atn_trainer_batch(t, &ids, &labels, &B, &n);
+    CHECK(n == 17);
+    int distances = 0, starts = 0, last_d = -1, last_s = -1;
+    for (int32_t b = 0; b < B; b++) {
+        const int32_t *x = ids + (size_t)b * n, *y = labels + (size_t)b * n;
+        int32_t first = -1, count = 0;
+        for (int32_t i = 0; i < n; i++)
+            if (y[i] >= 0) {
+                first = first < 0 ? i : first, count++;
+                CHECK(y[i] == x[i]);
+            }
+        CHECK(count >= 3 && count <= 7);   /* a run of 4..8, less its first token */
+        int found = -1;
+        for (int32_t d = count + 1; d < first && found < 0; d++) {
+            bool ok = true;
+            for (int32_t i = first - 1; i < first + count; i++)
+                ok &= x[i - d] == x[i];
+            if (ok)
+                found = d;
+        }
+        CHECK_MSG(found > 0, "sequence %d: no earlier copy of the run", (int)b);
+        distances += found != last_d, starts += first != last_s;
+        last_d = found, last_s = first;
+    }
+    CHECK(distances > 4 && starts > 4);
+    atn_trainer_free(t);
+}
+
 static void test_dump(const char *path) {
     atn_train_options o = small(true);
     atn_error err = {0};
@@ -227,6 +268,7 @@ int main(int argc, char **argv) {
     test_opens(false, ATN_POS_LEARNED, b);
     test_opens(true, ATN_POS_ALIBI, d);
     test_dump(c);
+    test_induction_layout();
     test_deterministic();
     test_learns();
     char cmd[512];
