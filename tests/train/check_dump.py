@@ -5,7 +5,7 @@ gradients), runs gen_grads.py's float64 torch model on that batch and compares t
 and every gradient (1e-4 of each gradient's largest value).  Needs torch; not part of the
 suite (test-train-grads.c covers the same arithmetic from committed fixtures).
 
-Usage: check_dump.py DIR FILE.npz [--norm pre|post|none] [--positions learned|sinusoidal|none]
+Usage: check_dump.py DIR FILE.npz [--norm pre|post|none] [--positions learned|sinusoidal|none|alibi]
        [--attention full|causal|window] [--window W]
 """
 import argparse
@@ -53,6 +53,8 @@ def main():
         g.D, g.LAYERS, g.H, g.F, g.V, g.N = cfg["hidden_size"], cfg["num_hidden_layers"], \
             cfg["num_attention_heads"], cfg["intermediate_size"], cfg["vocab_size"], cfg["max_position_embeddings"]
     norm = a.norm or ("pre" if decoder else "post")
+    g.ALIBI = g.alibi_slopes(g.H) if a.positions == "alibi" else None
+    g.ROTARY = a.positions == "rotary"
     attn = a.attention or ("causal" if decoder else "full")
     weights = read_safetensors(os.path.join(a.dir, "step-0", "model.safetensors"))
     z = np.load(a.npz)
