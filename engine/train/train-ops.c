@@ -123,6 +123,12 @@ void atn_tr_act_backward(float *din, const float *dout, const float *in, size_t 
         for (size_t i = 0; i < count; i++)
             din[i] += in[i] > 0.0f ? dout[i] : 0.0f;
         break;
+    case ATN_ACT_SILU:   /* x sigmoid(x): s (1 + x (1 - s)) (no trainer layout uses it yet) */
+        for (size_t i = 0; i < count; i++) {
+            float x = in[i], s = 1.0f / (1.0f + expf(-x));
+            din[i] += dout[i] * s * (1.0f + x * (1.0f - s));
+        }
+        break;
     }
 }
 

@@ -25,8 +25,8 @@ void atn_tr_layernorm_forward(float *out, float *mean, float *rstd, const float 
 void atn_tr_layernorm_backward(float *din, float *dg, float *db, const float *dout, const float *in,
                                const float *mean, const float *rstd, const float *g, int32_t M, int32_t d);
 
-/* out = act(in) (count values; GELU erf, GELU tanh or ReLU: atn_activate), and din += dout
- * act'(in). */
+/* out = act(in) (count values; GELU erf, GELU tanh, ReLU or SiLU: atn_activate), and din +=
+ * dout act'(in). */
 void atn_tr_act_forward(float *out, const float *in, size_t count, atn_activation act);
 void atn_tr_act_backward(float *din, const float *dout, const float *in, size_t count, atn_activation act);
 
