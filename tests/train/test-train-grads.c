@@ -7,6 +7,7 @@
  * torch.optim.AdamW's. */
 #include "check.h"
 #include "common/test-files.h"
+#include "train/train-ops.h"
 #include "train/train-private.h"
 
 #include <math.h>
@@ -172,7 +173,30 @@ static void check_adamw(const cJSON *a) {
     atn_trainer_free(t);
 }
 
+/* Each activation's backward against a central difference of its forward (h = 1e-2 in
+ * double, from the float forward at x +- h: the error is O(h^2) plus rounding). */
+static void check_activations(void) {
+    const atn_activation acts[] = {ATN_ACT_GELU, ATN_ACT_GELU_TANH, ATN_ACT_RELU, ATN_ACT_SILU};
+    for (size_t a = 0; a < sizeof acts / sizeof *acts; a++) {
+        float x[61], dx[61], one[61], lo[61], hi[61], xl[61], xh[61];
+        for (int i = 0; i < 61; i++) {
+            x[i] = -3.0f + 0.1f * i + 0.013f;   /* off 0 for ReLU's kink */
+            xl[i] = x[i] - 0.01f, xh[i] = x[i] + 0.01f, one[i] = 1.0f, dx[i] = 0.0f;
+        }
+        atn_tr_act_forward(lo, xl, 61, acts[a]);
+        atn_tr_act_forward(hi, xh, 61, acts[a]);
+        atn_tr_act_backward(dx, one, x, 61, acts[a]);
+        float want[61];
+        for (int i = 0; i < 61; i++)
+            want[i] = (float)(((double)hi[i] - lo[i]) / ((double)xh[i] - xl[i]));
+        char what[64];
+        snprintf(what, sizeof what, "%s backward", atn_activation_name(acts[a]));
+        CHECK_ARRAY_NEAR(what, dx, want, 61, 2e-3);
+    }
+}
+
 int main(void) {
+    check_activations();
     const char *root = getenv("ATN_SOURCE_ROOT");
     char path[4096];
     snprintf(path, sizeof path, "%s/tests/train/grads.json", root ? root : ".");
