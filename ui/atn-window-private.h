@@ -19,6 +19,8 @@ struct _AtnWindow {
 
     /* template children */
     GtkHeaderBar *header;
+    GtkBox *titlebar_slot;        /* the window's titlebar: holds header except in presentation mode */
+    GtkBox *content;              /* the window's child: holds header first in presentation mode */
     GtkMenuButton *model_button;
     GtkToggleButton *cpu_button, *gpu_button;
     GtkWidget *close_prompt;      /* "Save the changes …?" while it is shown */

