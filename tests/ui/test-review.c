@@ -67,11 +67,80 @@ static void test_presentation_header_reachable(void) {
     destroy_window(win);
 }
 
+static gboolean export_finished(gpointer data) { return !atn_window_get_exporting(data); }
+
+static gboolean is_control(GtkWidget *c) {
+    return GTK_IS_BUTTON(c) || GTK_IS_SPIN_BUTTON(c) || GTK_IS_DROP_DOWN(c) || GTK_IS_CHECK_BUTTON(c) ||
+           GTK_IS_MENU_BUTTON(c) || GTK_IS_ENTRY(c);
+}
+
+/* Each mapped control under w whose middle the pointer does not reach: appended to bad. */
+static void covered_controls(AtnWindow *win, GtkWidget *w, GString *bad) {
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        if (!gtk_widget_get_mapped(c))
+            continue;
+        if (is_control(c)) {
+            graphene_rect_t b;
+            if (gtk_widget_compute_bounds(c, GTK_WIDGET(win), &b) && b.size.width > 0 && b.size.height > 0) {
+                GtkWidget *p = picked(win, b.origin.x + b.size.width / 2, b.origin.y + b.size.height / 2);
+                if (p && p != c && !gtk_widget_is_ancestor(p, c))
+                    g_string_append_printf(bad, " %s “%s” at (%.0f, %.0f) under a %s in a %s (css %s)",
+                                           G_OBJECT_TYPE_NAME(c),
+                                           GTK_IS_BUTTON(c) && gtk_button_get_label(GTK_BUTTON(c))
+                                               ? gtk_button_get_label(GTK_BUTTON(c)) : gtk_widget_get_name(c),
+                                           b.origin.x, b.origin.y, G_OBJECT_TYPE_NAME(p),
+                                           G_OBJECT_TYPE_NAME(gtk_widget_get_parent(p)),
+                                           gtk_widget_get_css_classes(p)[0] ? gtk_widget_get_css_classes(p)[0] : "");
+            }
+            continue;
+        }
+        covered_controls(win, c, bad);
+    }
+}
+
+/* A long notice ("Wrote 8 figures to <a long folder>") and an error: every control of every
+ * view stays where the pointer reaches it. */
+static void test_banners_cover_nothing(void) {
+    g_autofree char *base = g_dir_make_tmp("atn-banner-XXXXXX", NULL);
+    g_autofree char *dir = g_build_filename(base, "a-folder-with-a-long-name-for-the-figures-of-every-head",
+                                            "of-the-model-for-the-lesson-on-tuesday", NULL);
+    g_assert_cmpint(g_mkdir_with_parents(dir, 0700), ==, 0);
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    atn_window_export_all_heads_to(win, dir, "png", 1.0);
+    g_assert_true(wait_for(export_finished, win));
+    g_assert_nonnull(atn_window_get_notice(win));
+    g_assert_nonnull(strstr(atn_window_get_notice(win), "Wrote 8 figures"));
+    settle(300);
+    const char *const *names = atn_window_get_view_names();
+    for (int i = 0; names[i]; i++) {
+        show_view(win, names[i]);
+        settle(200);
+        g_autoptr(GString) bad = g_string_new(NULL);
+        covered_controls(win, atn_window_get_view_widget(win, names[i]), bad);
+        if (bad->len)
+            g_error("with a notice shown, the %s view has controls covered:%s", names[i], bad->str);
+    }
+    destroy_window(win);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name(d))) {
+        g_autofree char *f = g_build_filename(dir, name, NULL);
+        g_unlink(f);
+    }
+    g_rmdir(dir);
+    g_autofree char *mid = g_path_get_dirname(dir);
+    g_rmdir(mid);
+    g_rmdir(base);
+}
+
 
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
     atn_prefs_keep_in_memory(atn_prefs_get_default());
     g_test_add_func("/ui/review/presentation-header-reachable", test_presentation_header_reachable);
+    g_test_add_func("/ui/review/banners-cover-nothing", test_banners_cover_nothing);
     return g_test_run();
 }
