@@ -1,5 +1,6 @@
 /* Save dialogs for figures and text; the writing happens in a worker thread. */
 #include "atn-export.h"
+#include "atn-export-test.h"
 
 #include <glib/gi18n.h>
 #include <stdlib.h>
@@ -114,9 +115,18 @@ static const char *read_figure_choices(GtkFileChooser *d, double *scale) {
     return fmt ? fmt : "png";
 }
 
-/* Decides the path (adding the chosen format's extension when the name has none) and starts
- * the write; returns FALSE with the task already answered when there is nothing to write. */
-static gboolean take_path(GtkNativeDialog *dialog, int response, GTask *task) {
+char *atn_export_figure_path(const char *typed, const char *chosen_format) {
+    g_return_val_if_fail(typed != NULL, NULL);
+    atn_output_format f;
+    if (atn_output_format_from_path(typed, &f))
+        return g_strdup(typed);   /* the typed extension decides: Format follows it */
+    return g_strconcat(typed, ".", chosen_format ? chosen_format : "png", NULL);
+}
+
+/* Decides the path (the typed name, or with the chosen format's extension when it has none)
+ * and the scale; returns FALSE with the task already answered when there is nothing to write.
+ * *typed is the name the dialog returned (which it already asked about replacing). */
+static gboolean take_path(GtkNativeDialog *dialog, int response, GTask *task, char **typed) {
     export_job *job = g_task_get_task_data(task);
     if (response != GTK_RESPONSE_ACCEPT) {
         g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
@@ -128,16 +138,12 @@ static gboolean take_path(GtkNativeDialog *dialog, int response, GTask *task) {
         g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _("Only local files can be written."));
         return FALSE;
     }
+    *typed = g_strdup(path);
     if (job->fig) {
-        /* the Format choice decides: a figure extension in the name follows it (PDF chosen
-           with head.png writes head.pdf), a name without one gets it */
         const char *fmt = read_figure_choices(GTK_FILE_CHOOSER(dialog), &job->scale);
-        atn_output_format f;
-        if (atn_output_format_from_path(path, &f))
-            *strrchr(path, '.') = 0;
-        char *with = g_strconcat(path, ".", fmt, NULL);
+        char *decided = atn_export_figure_path(path, fmt);
         g_free(path);
-        path = with;
+        path = decided;
     }
     job->path = path;
     g_autofree char *folder = g_path_get_dirname(path);
@@ -145,9 +151,52 @@ static gboolean take_path(GtkNativeDialog *dialog, int response, GTask *task) {
     return TRUE;
 }
 
-static void on_response(GtkNativeDialog *dialog, int response, GTask *task) {
-    if (take_path(dialog, response, task))
+/* The question shown before replacing a file the dialog did not ask about (NULL when none). */
+static GtkWidget *replace_question;
+
+GtkWidget *atn_export_get_replace_question(void) { return replace_question; }
+
+static void on_replace_response(GtkDialog *d, int response, GTask *task) {
+    replace_question = NULL;
+    gtk_window_destroy(GTK_WINDOW(d));
+    if (response == GTK_RESPONSE_ACCEPT)
         g_task_run_in_thread(task, write_thread);
+    else
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
+    g_object_unref(task);
+}
+
+/* The dialog asked about replacing the name as typed; a name the format's extension was added
+ * to may be another file that exists: ask about that one, as the dialog would have. */
+static void ask_replace(GtkWindow *parent, GTask *task) {
+    export_job *job = g_task_get_task_data(task);
+    g_autofree char *base = g_path_get_basename(job->path);
+    g_autofree char *dir = g_path_get_dirname(job->path);
+    g_autofree char *dir_name = g_filename_display_basename(dir);
+    GtkWidget *d = gtk_message_dialog_new(parent, GTK_DIALOG_MODAL | GTK_DIALOG_DESTROY_WITH_PARENT,
+                                          GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
+                                          _("A file named “%s” already exists. Do you want to replace it?"), base);
+    gtk_message_dialog_format_secondary_text(GTK_MESSAGE_DIALOG(d),
+                                             _("The file already exists in “%s”. Replacing it will overwrite its contents."),
+                                             dir_name);
+    gtk_dialog_add_buttons(GTK_DIALOG(d), _("_Cancel"), GTK_RESPONSE_CANCEL, _("_Replace"), GTK_RESPONSE_ACCEPT, NULL);
+    gtk_dialog_set_default_response(GTK_DIALOG(d), GTK_RESPONSE_CANCEL);
+    g_signal_connect(d, "response", G_CALLBACK(on_replace_response), task);
+    replace_question = d;
+    gtk_window_present(GTK_WINDOW(d));
+}
+
+static void on_response(GtkNativeDialog *dialog, int response, GTask *task) {
+    g_autofree char *typed = NULL;
+    if (take_path(dialog, response, task, &typed)) {
+        export_job *job = g_task_get_task_data(task);
+        if (strcmp(job->path, typed) && g_file_test(job->path, G_FILE_TEST_EXISTS)) {
+            ask_replace(gtk_native_dialog_get_transient_for(dialog), task);   /* takes the task */
+            g_object_unref(dialog);
+            return;
+        }
+        g_task_run_in_thread(task, write_thread);
+    }
     g_object_unref(task);
     g_object_unref(dialog);
 }

@@ -11,7 +11,15 @@
 
 G_BEGIN_DECLS
 
-/* Asks where to save fig (taken over) and writes it.  The result is the path written. */
+/* The file a figure export writes when the dialog returned typed with Format chosen_format
+ * ("png", "svg", "pdf"; NULL: png): typed itself when it ends in a figure extension (the
+ * typed extension decides the format), else typed with the chosen format's extension.
+ * Newly allocated. */
+char *atn_export_figure_path(const char *typed, const char *chosen_format);
+
+/* Asks where to save fig (taken over) and writes it: the typed extension decides the format
+ * (Format applies to a name without one), and a file that the name with the added extension
+ * would replace is asked about first.  The result is the path written. */
 void atn_export_figure_async(GtkWindow *parent, AtnFigure *fig, GAsyncReadyCallback callback, gpointer user_data);
 
 

@@ -6,6 +6,7 @@
  * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
 #include "ui-test-util.h"
 
+#include "atn-export.h"
 
 /* The widget a pointer at window coordinates (x, y) would reach. */
 static GtkWidget *picked(AtnWindow *win, double x, double y) {
@@ -135,6 +136,121 @@ static void test_banners_cover_nothing(void) {
     g_rmdir(base);
 }
 
+/* ---- export: the typed extension, replacing ---- */
+
+static gboolean chooser_shown(gpointer data) {
+    GListModel *tops = gtk_window_get_toplevels();
+    for (guint i = 0; i < g_list_model_get_n_items(tops); i++) {
+        g_autoptr(GObject) w = g_list_model_get_item(tops, i);
+        if (GTK_IS_FILE_CHOOSER(w) && gtk_widget_get_visible(GTK_WIDGET(w))) {
+            *(GtkWidget **)data = GTK_WIDGET(w);
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+static void select_choice(GtkWidget *w, const char *label) {
+    if (GTK_IS_DROP_DOWN(w)) {
+        GListModel *m = gtk_drop_down_get_model(GTK_DROP_DOWN(w));
+        for (guint i = 0; m && i < g_list_model_get_n_items(m); i++) {
+            g_autoptr(GObject) it = g_list_model_get_item(m, i);
+            if (GTK_IS_STRING_OBJECT(it) && !strcmp(gtk_string_object_get_string(GTK_STRING_OBJECT(it)), label))
+                gtk_drop_down_set_selected(GTK_DROP_DOWN(w), i);
+        }
+        return;
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+        select_choice(c, label);
+}
+
+/* Export… with name typed into dir and the Format drop-down at format_label, accepted. */
+static void export_typed(AtnWindow *win, const char *dir, const char *name, const char *format_label) {
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(win), "win.export", NULL));
+    GtkWidget *d = NULL;
+    g_assert_true(wait_for(chooser_shown, &d));
+    settle(50);
+    select_choice(d, format_label);
+    g_autoptr(GFile) folder = g_file_new_for_path(dir);
+    g_assert_true(gtk_file_chooser_set_current_folder(GTK_FILE_CHOOSER(d), folder, NULL));
+    gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), name);
+    settle(50);
+    gtk_dialog_response(GTK_DIALOG(d), GTK_RESPONSE_ACCEPT);
+}
+
+typedef struct saved_wait {
+    AtnWindow *win;
+    const char *path;
+} saved_wait;
+
+static gboolean file_saved(gpointer data) {
+    saved_wait *w = data;
+    const char *st = atn_window_get_status(w->win);
+    return st && strstr(st, w->path) != NULL;
+}
+
+static gboolean question_shown(gpointer data) { return atn_export_get_replace_question() != NULL; }
+
+static char *contents(const char *path) {
+    char *data = NULL;
+    g_assert_true(g_file_get_contents(path, &data, NULL, NULL));
+    return data;
+}
+
+/* head.svg typed with Format at PNG writes an SVG named head.svg (nothing else); "plain" with
+ * SVG where plain.svg exists asks first: Cancel keeps the file, Replace writes it. */
+static void test_export_typed_extension(void) {
+    g_autofree char *dir = g_dir_make_tmp("atn-ext-XXXXXX", NULL);
+    AtnWindow *win = new_window();
+    open_and_wait(win, "worked-example");
+    show_view(win, "head");
+    export_typed(win, dir, "head.svg", "PNG image");
+    g_autofree char *svg = g_build_filename(dir, "head.svg", NULL);
+    g_autofree char *png = g_build_filename(dir, "head.png", NULL);
+    saved_wait sw = {win, svg};
+    g_assert_true(wait_for(file_saved, &sw));
+    g_autofree char *s = contents(svg);
+    g_assert_true(g_str_has_prefix(s, "<?xml"));
+    g_assert_false(g_file_test(png, G_FILE_TEST_EXISTS));
+    /* the pure rule */
+    g_autofree char *a = atn_export_figure_path("/x/head.PDF", "png");
+    g_autofree char *b = atn_export_figure_path("/x/head", "svg");
+    g_autofree char *c = atn_export_figure_path("/x/head.jpg", "pdf");
+    g_assert_cmpstr(a, ==, "/x/head.PDF");
+    g_assert_cmpstr(b, ==, "/x/head.svg");
+    g_assert_cmpstr(c, ==, "/x/head.jpg.pdf");
+
+    /* plain → plain.svg, which exists: asked; Cancel keeps it as it was */
+    g_autofree char *plain = g_build_filename(dir, "plain.svg", NULL);
+    g_assert_true(g_file_set_contents(plain, "keep me", -1, NULL));
+    export_typed(win, dir, "plain", "SVG drawing");
+    g_assert_true(wait_for(question_shown, NULL));
+    GtkWidget *q = atn_export_get_replace_question();
+    g_assert_true(gtk_widget_get_visible(q));
+    g_object_get(q, "text", &s, NULL);
+    g_test_message("asked: %s", s);
+    g_assert_nonnull(strstr(s, "plain.svg"));
+    g_clear_pointer(&s, g_free);
+    gtk_dialog_response(GTK_DIALOG(q), GTK_RESPONSE_CANCEL);
+    settle(300);
+    g_assert_null(atn_export_get_replace_question());
+    s = contents(plain);
+    g_assert_cmpstr(s, ==, "keep me");
+    g_clear_pointer(&s, g_free);
+    /* again, Replace: written */
+    export_typed(win, dir, "plain", "SVG drawing");
+    g_assert_true(wait_for(question_shown, NULL));
+    gtk_dialog_response(GTK_DIALOG(atn_export_get_replace_question()), GTK_RESPONSE_ACCEPT);
+    sw.path = plain;
+    g_assert_true(wait_for(file_saved, &sw));
+    s = contents(plain);
+    g_assert_true(g_str_has_prefix(s, "<?xml"));
+    destroy_window(win);
+    g_unlink(svg);
+    g_unlink(plain);
+    g_rmdir(dir);
+}
+
 
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
@@ -142,5 +258,6 @@ int main(int argc, char **argv) {
     atn_prefs_keep_in_memory(atn_prefs_get_default());
     g_test_add_func("/ui/review/presentation-header-reachable", test_presentation_header_reachable);
     g_test_add_func("/ui/review/banners-cover-nothing", test_banners_cover_nothing);
+    g_test_add_func("/ui/review/export-typed-extension", test_export_typed_extension);
     return g_test_run();
 }

@@ -1453,11 +1453,11 @@ static void test_export_dialog(void) {
     g_assert_cmpint(w2, ==, 2 * w1);
     g_assert_cmpint(h2, ==, 2 * h1);
 
-    /* the Format choice wins over the name's extension: PDF with head.png writes head.pdf;
-       the next dialog opens where that export went */
+    /* the typed extension wins over the Format choice: PDF with head.pdf typed writes a PDF
+       (the Format drop-down at PNG); the next dialog opens where that export went */
     g_autofree char *sub = g_build_filename(dir, "sub", NULL);
     g_mkdir(sub, 0700);
-    g_free(export_via_dialog(win, sub, "head.png", "PDF document", "head.pdf", NULL));
+    g_free(export_via_dialog(win, sub, "head.pdf", "PNG image", "head.pdf", NULL));
     g_autofree char *pdf = g_build_filename(sub, "head.pdf", NULL);
     g_autofree char *png_in_sub = g_build_filename(sub, "head.png", NULL);
     g_assert_true(has_magic(pdf, "%PDF"));

@@ -25,6 +25,7 @@
 #include "atn-window.h"
 /* the functions the widgets keep for the tests (ui/atn-*-test.h) */
 #include "atn-fit-label-test.h"
+#include "atn-export-test.h"
 #include "atn-get-model-dialog-test.h"
 #include "atn-head-stat-test.h"
 #include "atn-head-view-test.h"
