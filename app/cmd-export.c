@@ -80,14 +80,6 @@ static int write_figure(figure *f, const export_opts *o, const char *path, atn_o
     return cli_write_figure(path, fmt, w, h, o->scale, draw_figure, f, o->folder);
 }
 
-static const char **token_texts(const atn_encoding *enc) {
-    const char **t = malloc((size_t)(enc->n > 0 ? enc->n : 1) * sizeof *t);
-    if (t)
-        for (int32_t i = 0; i < enc->n; i++)
-            t[i] = enc->tokens[i].text;
-    return t;
-}
-
 static bool ends_with_slash(const char *s) {
     size_t n = strlen(s);
     return n > 0 && s[n - 1] == '/';
@@ -331,6 +323,7 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
         atn_trace_sheet_spec *s = &f->trace;
         atn_trace_sheet_spec_init(s);
         s->trace = t;
+        s->token_labels = tokens;
         s->model_name = mname;
         s->n_heads = cap->n_heads;
         s->style = &o->style;
@@ -437,7 +430,10 @@ int cmd_export(int argc, char **argv) {
     }
     if (rc == CLI_EXIT_OK) {
         const atn_capture *cap = src.cap;
-        const char **tokens = token_texts(cap->enc);
+        /* the tokens as the window shows them ("␣the" for GPT-2's "\u0120the"; an attention
+           file's texts as they are) */
+        char **labels = atn_render_token_labels(model, cap->enc);
+        const char **tokens = (const char **)labels;
         if (!tokens) {
             cli_error("out of memory");
             rc = CLI_EXIT_FAIL;
@@ -471,7 +467,7 @@ int cmd_export(int argc, char **argv) {
                 fprintf(stderr, "attnscope: wrote %d files to %s\n", written, out);
             free(path);
         }
-        free(tokens);
+        atn_render_token_labels_free(labels);
     }
     atn_run_free(run);
     atn_encoding_free(enc);

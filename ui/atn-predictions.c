@@ -4,6 +4,7 @@
 #include "atn-predictions-test.h"
 
 #include <glib/gi18n.h>
+#include <stdlib.h>
 
 struct _AtnPredictions {
     GtkWidget parent_instance;
@@ -34,13 +35,24 @@ static void on_guess_clicked(GtkButton *b, AtnPredictions *self) {
                   GPOINTER_TO_INT(g_object_get_data(G_OBJECT(b), "rank")));
 }
 
+/* A guess as every view shows tokens ("␣the", not "\u0120the"). */
+static char *guess_label(AtnPredictions *self, const atn_prediction *p) {
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    AtnModelHandle *h = r ? atn_result_get_model(r) : NULL;
+    char *label = atn_render_prediction_label(h ? atn_model_handle_get_model(h) : NULL, p);
+    char *out = g_strdup(label ? label : p->token);
+    free(label);
+    return out;
+}
+
 /* One guess: the word over a bar as long as its probability; clicking it puts the word in
  * the sentence in place of its [MASK]. */
 static GtkWidget *guess_widget(AtnPredictions *self, int position, int rank, const atn_prediction *p) {
     gboolean first = rank == 0;
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
     g_autofree char *pct = g_strdup_printf("%.1f%%", 100.0 * p->prob);
-    g_autofree char *esc = g_markup_escape_text(p->token, -1);
+    g_autofree char *word = guess_label(self, p);
+    g_autofree char *esc = g_markup_escape_text(word, -1);
     g_autofree char *markup = g_strdup_printf(first ? "<b>%s</b>  <small>%s</small>" : "%s  <small>%s</small>", esc,
                                               pct);
     GtkWidget *label = gtk_label_new(NULL);
@@ -82,7 +94,8 @@ static void add_guess_row(AtnPredictions *self, const AtnMaskGuesses *g, const c
     g_string_append_printf(self->text, "%snext after %d:", first ? "" : "\n", g->position);
     for (int k = 0; k < g->n; k++) {
         gtk_box_append(GTK_BOX(row), guess_widget(self, g->position, k, &g->top[k]));
-        g_string_append_printf(self->text, "%s %s %.4f", k ? "," : "", g->top[k].token, g->top[k].prob);
+        g_autofree char *word = guess_label(self, &g->top[k]);
+        g_string_append_printf(self->text, "%s %s %.4f", k ? "," : "", word, g->top[k].prob);
     }
     GtkEventController *motion = gtk_event_controller_motion_new();
     g_signal_connect(motion, "enter", G_CALLBACK(on_row_enter), self);
@@ -152,7 +165,8 @@ static void refill(AtnPredictions *self) {
         g_string_append_printf(self->text, "%s%d:", i ? "\n" : "", g->position);
         for (int k = 0; k < g->n; k++) {
             gtk_box_append(GTK_BOX(row), guess_widget(self, g->position, k, &g->top[k]));
-            g_string_append_printf(self->text, "%s %s %.4f", k ? "," : "", g->top[k].token, g->top[k].prob);
+            g_autofree char *word = guess_label(self, &g->top[k]);
+        g_string_append_printf(self->text, "%s %s %.4f", k ? "," : "", word, g->top[k].prob);
         }
         GtkEventController *motion = gtk_event_controller_motion_new();
         g_signal_connect(motion, "enter", G_CALLBACK(on_row_enter), self);

@@ -95,7 +95,7 @@ static void atn_result_finalize(GObject *object) {
     AtnResult *self = ATN_RESULT(object);
     atn_model_handle_give_run(self->model, self->run);   /* its memory serves the next run */
     atn_encoding_free(self->enc);
-    g_free(self->tokens);   /* the strings belong to enc */
+    atn_render_token_labels_free(self->tokens);
     g_free(self->guesses);
     g_free(self->next);
     g_free(self->gpu_failure);
@@ -289,12 +289,13 @@ AtnResult *atn_result_new_full(AtnModelHandle *model, atn_run *run, atn_encoding
     self->enc = enc;
     self->elapsed_ms = elapsed_ms;
     const atn_capture *cap = atn_run_capture(run);
-    self->tokens = g_new0(char *, cap->n + 1);
-    for (int i = 0; i < cap->n; i++) {
-        self->tokens[i] = cap->enc->tokens[i].text;
-        self->n_masks += cap->enc->tokens[i].role == ATN_TOKEN_MASK;
-    }
     const atn_model *m = atn_model_handle_get_model(model);
+    /* the tokens as every view shows them ("␣the", not "\u0120the") */
+    self->tokens = atn_render_token_labels(m, cap->enc);
+    if (!self->tokens)
+        g_error("out of memory for %d token labels", cap->n);
+    for (int i = 0; i < cap->n; i++)
+        self->n_masks += cap->enc->tokens[i].role == ATN_TOKEN_MASK;
     if (self->n_masks > 0 && atn_model_has_mlm_head(m)) {
         self->guesses = g_new0(AtnMaskGuesses, self->n_masks);
         int k = 0;

@@ -30,7 +30,8 @@ int atn_result_get_n_layers(AtnResult *self);
 int atn_result_get_n_heads(AtnResult *self);
 /* One head's [n][n] probabilities (borrowed; NULL when out of range). */
 const float *atn_result_get_head(AtnResult *self, int layer, int head);
-/* Token texts, NULL-terminated (borrowed). */
+/* The tokens as every view shows them (atn_render_token_label: "␣the" for GPT-2's
+ * "\u0120the"), NULL-terminated (borrowed); the raw texts are in atn_result_get_encoding. */
 const char *const *atn_result_get_tokens(AtnResult *self);
 const int32_t *atn_result_get_mask(AtnResult *self);
 double atn_result_get_elapsed_ms(AtnResult *self);

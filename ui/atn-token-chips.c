@@ -3,10 +3,12 @@
 #include "atn-token-chips-test.h"
 
 #include <glib/gi18n.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "atn-model-handle.h"
 #include "atn-result.h"
+#include "render.h"
 
 struct _AtnTokenChips {
     GtkWidget parent_instance;
@@ -69,17 +71,10 @@ static GtkWidget *new_chip(AtnTokenChips *self, int i) {
 }
 
 char *atn_token_chip_label(const char *text, const atn_token_info *info) {
-    if (!text)
-        text = "";
-    if (!info || info->special || info->continuation || !info->surface || !strcmp(info->surface, text))
-        return g_strdup(text);
-    GString *out = g_string_new(NULL);
-    for (const char *c = info->surface; *c; c++)
-        if (*c == ' ')
-            g_string_append(out, "\u2423");   /* ␣: the space the piece starts its word with */
-        else
-            g_string_append_c(out, *c);
-    return g_string_free(out, FALSE);
+    char *label = atn_render_token_label(text, info);
+    char *out = g_strdup(label);
+    free(label);
+    return out;
 }
 
 /* Brings the chips in line with the latest result, reusing the ones already there: typing

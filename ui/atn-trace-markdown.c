@@ -62,7 +62,13 @@ static void vec_table(GString *g, const char *name, const double *v, int k) {
     g_string_append(g, "\n\n");
 }
 
-static void token_matrix(GString *g, const atn_trace *t, GArray *rows, const char *sym, const double *m, int k) {
+/* Token j as the trace names it: its label when there are labels, else the encoding's text. */
+static const char *token_of(const atn_trace *t, const char *const *labels, int j) {
+    return labels && labels[j] ? labels[j] : t->enc->tokens[j].text;
+}
+
+static void token_matrix(GString *g, const atn_trace *t, const char *const *labels, GArray *rows, const char *sym,
+                         const double *m, int k) {
     g_string_append(g, "| $j$ | token |");
     for (int c = 0; c < k; c++)
         g_string_append_printf(g, " $%s_{j,%d}$ |", sym, c);
@@ -79,7 +85,7 @@ static void token_matrix(GString *g, const atn_trace *t, GArray *rows, const cha
             g_string_append_c(g, '\n');
             continue;
         }
-        g_autofree char *tok = cell_text(t->enc->tokens[j].text);
+        g_autofree char *tok = cell_text(token_of(t, labels, j));
         g_string_append_printf(g, "| %d | %s |", j, tok);
         for (int c = 0; c < k; c++) {
             g_string_append_c(g, ' ');
@@ -91,10 +97,11 @@ static void token_matrix(GString *g, const atn_trace *t, GArray *rows, const cha
     g_string_append_c(g, '\n');
 }
 
-char *atn_trace_to_markdown(const atn_trace *t, const char *model_name, int n_heads, int max_rows) {
+char *atn_trace_to_markdown(const atn_trace *t, const char *const *labels, const char *model_name, int n_heads,
+                            int max_rows) {
     GString *g = g_string_new(NULL);
     int n = t->n, k = t->d_head, d = t->d_model, i = t->query;
-    g_autofree char *qtok = cell_text(t->enc->tokens[i].text);
+    g_autofree char *qtok = cell_text(token_of(t, labels, i));
     g_string_append_printf(g, "# %s\n\n", _("Attention, worked out"));
     g_string_append_printf(g, _("Model **%s**, layer %d, head %d of %d, query token %d “%s”. "
                                 "$d_{model} = %d$, so each head works in $d_k = %d / %d = %d$ dimensions "
@@ -110,7 +117,7 @@ char *atn_trace_to_markdown(const atn_trace *t, const char *model_name, int n_he
     vec_table(g, qname, t->q, k);
 
     g_string_append_printf(g, "## 2. %s\n\n$$\\mathbf{k}_j = \\mathbf{x}_j W_K + \\mathbf{b}_K$$\n\n", _("The keys"));
-    token_matrix(g, t, rows, "k", t->keys, k);
+    token_matrix(g, t, labels, rows, "k", t->keys, k);
 
     g_string_append_printf(g, "## 3. %s\n\n$$s_j = \\mathbf{q}_{%d} \\cdot \\mathbf{k}_j = \\sum_{c} q_{%d,c}\\, k_{j,c}$$\n\n",
                            _("Dot products"), i, i);
@@ -141,7 +148,7 @@ char *atn_trace_to_markdown(const atn_trace *t, const char *model_name, int n_he
             g_string_append(g, "| … | … | … | … | … | … |\n");
             continue;
         }
-        g_autofree char *tok = cell_text(t->enc->tokens[j].text);
+        g_autofree char *tok = cell_text(token_of(t, labels, j));
         g_string_append_printf(g, "| %d | %s | ", j, tok);
         num(g, t->scores[j]);
         g_string_append(g, " | ");
@@ -155,7 +162,7 @@ char *atn_trace_to_markdown(const atn_trace *t, const char *model_name, int n_he
     g_string_append_printf(g, "\n$$\\sum_j \\exp(\\tilde{s}_j - m) = %.4f$$\n\n", t->sum);
 
     g_string_append_printf(g, "## 7. %s\n\n$$\\mathbf{v}_j = \\mathbf{x}_j W_V + \\mathbf{b}_V$$\n\n", _("The values"));
-    token_matrix(g, t, rows, "v", t->values, k);
+    token_matrix(g, t, labels, rows, "v", t->values, k);
 
     g_string_append_printf(g, "## 8. %s\n\n$$\\mathbf{o}_{%d} = \\sum_j a_j\\, \\mathbf{v}_j$$\n\n",
                            _("Weighted sum of the values"), i);

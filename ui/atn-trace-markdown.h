@@ -9,8 +9,10 @@
 
 G_BEGIN_DECLS
 
-/* n_heads: the model's heads (for the concatenation step).  max_rows: token rows shown
- * before eliding (0: all).  Returns a newly allocated UTF-8 string. */
-char *atn_trace_to_markdown(const atn_trace *trace, const char *model_name, int n_heads, int max_rows);
+/* labels: [trace->n] the tokens as shown (atn_result_get_tokens; NULL: the encoding's
+ * texts).  n_heads: the model's heads (for the concatenation step).  max_rows: token rows
+ * shown before eliding (0: all).  Returns a newly allocated UTF-8 string. */
+char *atn_trace_to_markdown(const atn_trace *trace, const char *const *labels, const char *model_name, int n_heads,
+                            int max_rows);
 
 G_END_DECLS

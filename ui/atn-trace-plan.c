@@ -94,7 +94,10 @@ static GArray *cols_around(int d, int max, int a0, int a1) {
     return a;
 }
 
-static const char *token_of(const atn_trace *t, int j) { return t->enc->tokens[j].text; }
+/* Token j as the plan names it: its label when there are labels, else the encoding's text. */
+static const char *token_of(const atn_trace *t, const char *const *labels, int j) {
+    return labels && labels[j] ? labels[j] : t->enc->tokens[j].text;
+}
 
 /* A vector as a header row of indices and one row of values (the columns cs, -1 an
  * ellipsis); accent columns a0..a1. */
@@ -120,8 +123,8 @@ static void plan_vector(AtnTracePlanStep *p, const char *name, const double *v, 
 /* Fills the extra columns of token j's row r from column first_col; cols: the vector columns shown. */
 typedef void (*row_fill_fn)(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int first_col, GArray *cols);
 
-static void plan_token_table(AtnTracePlanStep *p, const atn_trace *t, GArray *rows, const char *const *headers, int n_extra,
-                             row_fill_fn fill, GArray *cols) {
+static void plan_token_table(AtnTracePlanStep *p, const atn_trace *t, const char *const *labels, GArray *rows,
+                             const char *const *headers, int n_extra, row_fill_fn fill, GArray *cols) {
     plan_init(p, 1 + rows->len, 2 + n_extra);
     plan_set(p, 0, 0, ATN_TRACE_CELL_HEADER, g_strdup("j"));
     plan_set(p, 0, 1, ATN_TRACE_CELL_HEADER, g_strdup(_("token")));
@@ -136,7 +139,7 @@ static void plan_token_table(AtnTracePlanStep *p, const atn_trace *t, GArray *ro
             continue;
         }
         plan_set(p, 1 + r, 0, ATN_TRACE_CELL_HEADER | acc, g_strdup_printf("%d", j));
-        plan_set(p, 1 + r, 1, ATN_TRACE_CELL_HEADER | acc, g_strdup(token_of(t, j)));
+        plan_set(p, 1 + r, 1, ATN_TRACE_CELL_HEADER | acc, g_strdup(token_of(t, labels, j)));
         fill(t, j, p, 1 + r, 2, cols);
     }
 }
@@ -193,6 +196,11 @@ void atn_trace_plan_make(const atn_trace *t, int n_heads, AtnTracePlanStep plans
 
 void atn_trace_plan_make_cols(const atn_trace *t, int n_heads, int max_cols,
                               AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT]) {
+    atn_trace_plan_make_labelled(t, NULL, n_heads, max_cols, plans);
+}
+
+void atn_trace_plan_make_labelled(const atn_trace *t, const char *const *labels, int n_heads, int max_cols,
+                                  AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT]) {
     int n = t->n, k = t->d_head, d = t->d_model, i = t->query, h = t->head;
     g_autoptr(GArray) rows = rows_shown(n, i);
     g_autoptr(GArray) kc = cols_shown(k, CLAMP(max_cols, 4, MAX_COLS));
@@ -201,7 +209,7 @@ void atn_trace_plan_make_cols(const atn_trace *t, int n_heads, int max_cols,
         int cc = g_array_index(kc, int, c);
         g_ptr_array_add(kh, cc < 0 ? g_strdup("…") : g_strdup_printf("%d", cc));
     }
-    const char *qtok = token_of(t, i);
+    const char *qtok = token_of(t, labels, i);
 
     AtnTracePlanStep *p = &plans[ATN_TRACE_STEP_QUERY];
     p->formula = g_strdup_printf(_("<i>q</i><sub>%d</sub> = <i>x</i><sub>%d</sub> W<sub>Q</sub> + b<sub>Q</sub>, "
@@ -211,17 +219,17 @@ void atn_trace_plan_make_cols(const atn_trace *t, int n_heads, int max_cols,
 
     p = &plans[ATN_TRACE_STEP_KEYS];
     p->formula = g_strdup(_("<i>k</i><sub>j</sub> = <i>x</i><sub>j</sub> W<sub>K</sub> + b<sub>K</sub>, one key per token"));
-    plan_token_table(p, t, rows, (const char *const *)kh->pdata, kc->len, fill_keys, kc);
+    plan_token_table(p, t, labels, rows, (const char *const *)kh->pdata, kc->len, fill_keys, kc);
 
     p = &plans[ATN_TRACE_STEP_SCORES];
     p->formula = g_strdup_printf(_("<i>s</i><sub>j</sub> = <i>q</i><sub>%d</sub> · <i>k</i><sub>j</sub>  "
                                    "(row %d of Q Kᵀ)"), i, i);
     if (k <= 4) {
         const char *hd[] = {_("q · k"), _("s_j")};
-        plan_token_table(p, t, rows, hd, 2, fill_scores, kc);
+        plan_token_table(p, t, labels, rows, hd, 2, fill_scores, kc);
     } else {
         const char *hd[] = {_("s_j")};
-        plan_token_table(p, t, rows, hd, 1, fill_scores, kc);
+        plan_token_table(p, t, labels, rows, hd, 1, fill_scores, kc);
     }
 
     p = &plans[ATN_TRACE_STEP_SCALE];
@@ -229,7 +237,7 @@ void atn_trace_plan_make_cols(const atn_trace *t, int n_heads, int max_cols,
                                    "= <i>s</i><sub>j</sub> × %.4f"), k, t->scale);
     {
         const char *hd[] = {_("s_j"), _("s_j / √d_k")};
-        plan_token_table(p, t, rows, hd, 2, fill_scaled, kc);
+        plan_token_table(p, t, labels, rows, hd, 2, fill_scaled, kc);
     }
 
     p = &plans[ATN_TRACE_STEP_MASK];
@@ -255,7 +263,7 @@ void atn_trace_plan_make_cols(const atn_trace *t, int n_heads, int max_cols,
     }
     {
         const char *hd[] = {_("mask"), _("score")};
-        plan_token_table(p, t, rows, hd, 2, fill_mask, kc);
+        plan_token_table(p, t, labels, rows, hd, 2, fill_mask, kc);
     }
 
     p = &plans[ATN_TRACE_STEP_SOFTMAX];
@@ -264,12 +272,12 @@ void atn_trace_plan_make_cols(const atn_trace *t, int n_heads, int max_cols,
     p->note = g_strdup_printf(_("<i>m</i> = %.4f, Σ exp = %.4f; the weights add up to 1."), t->max, t->sum);
     {
         const char *hd[] = {_("s_j − m"), _("exp"), _("a_j")};
-        plan_token_table(p, t, rows, hd, 3, fill_softmax, kc);
+        plan_token_table(p, t, labels, rows, hd, 3, fill_softmax, kc);
     }
 
     p = &plans[ATN_TRACE_STEP_VALUES];
     p->formula = g_strdup(_("<i>v</i><sub>j</sub> = <i>x</i><sub>j</sub> W<sub>V</sub> + b<sub>V</sub>, one value per token"));
-    plan_token_table(p, t, rows, (const char *const *)kh->pdata, kc->len, fill_values, kc);
+    plan_token_table(p, t, labels, rows, (const char *const *)kh->pdata, kc->len, fill_values, kc);
 
     p = &plans[ATN_TRACE_STEP_OUTPUT];
     p->formula = g_strdup_printf(_("<i>o</i><sub>%d</sub> = Σ<sub>j</sub> <i>a</i><sub>j</sub> <i>v</i><sub>j</sub>"), i);

@@ -28,6 +28,10 @@ void atn_trace_plan_make(const atn_trace *trace, int n_heads, AtnTracePlanStep s
  * window gives fewer when the sheet is narrow, so a table never runs under the side pane). */
 void atn_trace_plan_make_cols(const atn_trace *trace, int n_heads, int max_cols,
                               AtnTracePlanStep steps[ATN_TRACE_STEP_COUNT]);
+/* The same with the tokens named by labels (atn_result_get_tokens: "␣the", not the raw
+ * "\u0120the"; [trace->n]; NULL: the encoding's texts). */
+void atn_trace_plan_make_labelled(const atn_trace *trace, const char *const *labels, int n_heads, int max_cols,
+                                  AtnTracePlanStep steps[ATN_TRACE_STEP_COUNT]);
 void atn_trace_plan_step_clear(AtnTracePlanStep *step);
 
 G_END_DECLS

@@ -58,7 +58,8 @@ void _atn_trace_view_measure_cols(AtnTraceView *self, const AtnTracePlanStep *ke
     AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT];
     memset(plans, 0, sizeof plans);
     if (!keys8) {
-        atn_trace_plan_make_cols(self->trace, atn_result_get_n_heads(self->result), 8, plans);
+        atn_trace_plan_make_labelled(self->trace, atn_result_get_tokens(self->result),
+                                     atn_result_get_n_heads(self->result), 8, plans);
         keys8 = &plans[ATN_TRACE_STEP_KEYS];
     }
     const AtnTracePlanStep *p = keys8;

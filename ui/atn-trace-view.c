@@ -340,12 +340,12 @@ void atn_trace_view_refresh(AtnTraceView *self) {
     g_autofree char *intro = g_markup_printf_escaped(
         _("How head %d of layer %d mixes the tokens for token %d “%s”: d<sub>model</sub> = %d split into %d heads of "
           "d<sub>k</sub> = %d dimensions."),
-        head, layer, query, t->enc->tokens[query].text, t->d_model, n_heads, t->d_head);
+        head, layer, query, atn_result_get_tokens(r)[query], t->d_model, n_heads, t->d_head);
     gtk_label_set_markup(self->intro_label, intro);
 
     AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT];
     memset(plans, 0, sizeof plans);
-    atn_trace_plan_make_cols(t, n_heads, self->max_cols, plans);
+    atn_trace_plan_make_labelled(t, atn_result_get_tokens(r), n_heads, self->max_cols, plans);
     apply_plan(self, plans);
     if (self->max_cols == 8)
         _atn_trace_view_measure_cols(self, &plans[ATN_TRACE_STEP_KEYS]);   /* the same plan fit_cols would make */
@@ -397,7 +397,8 @@ static gboolean warm_cb(gpointer data) {
             return G_SOURCE_REMOVE;   /* the switch says why (atn_trace_view_refresh) */
         }
         self->warm_plans = g_new0(AtnTracePlanStep, ATN_TRACE_STEP_COUNT);
-        atn_trace_plan_make_cols(t, atn_result_get_n_heads(r), self->max_cols, self->warm_plans);
+        atn_trace_plan_make_labelled(t, atn_result_get_tokens(r), atn_result_get_n_heads(r), self->max_cols,
+                                     self->warm_plans);
         atn_trace_free(t);
         self->warm_step = 0;
         return G_SOURCE_CONTINUE;
@@ -564,7 +565,8 @@ char *atn_trace_view_dup_markdown(AtnTraceView *self, GError **error) {
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("There is no trace yet: run the model first."));
         return NULL;
     }
-    return atn_trace_to_markdown(self->trace, atn_model_handle_get_name(atn_result_get_model(self->result)),
+    return atn_trace_to_markdown(self->trace, atn_result_get_tokens(self->result),
+                                 atn_model_handle_get_name(atn_result_get_model(self->result)),
                                  atn_result_get_n_heads(self->result), 0);
 }
 
@@ -610,6 +612,7 @@ static AtnFigure *dup_figure(AtnFigureSource *source) {
     f->model_name = g_strdup(atn_model_handle_get_name(atn_result_get_model(self->result)));
     atn_trace_sheet_spec_init(&f->spec);
     f->spec.trace = f->trace;
+    f->spec.token_labels = atn_result_get_tokens(f->result);
     f->spec.model_name = f->model_name;
     f->spec.n_heads = atn_result_get_n_heads(self->result);
     f->spec.highlight_step = self->step;

@@ -10,6 +10,7 @@
 
 #include <glib/gi18n.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "atn-error-text.h"
@@ -96,11 +97,14 @@ static bool cancel_cb(double fraction, atn_stage stage, void *user_data) {
     return !user_data || !g_cancellable_is_cancelled(user_data);
 }
 
-static char *guess_list(const atn_prediction *p, int k) {
+/* "␣cat 0.3120 · ␣dog 0.1104 · …": each guess as every view shows tokens, apart. */
+static char *guess_list(const atn_model *m, const atn_prediction *p, int k) {
     GString *s = g_string_new(NULL);
-    for (int i = 0; i < k; i++)
-        g_string_append_printf(s, "%s%s %.3f", i ? ", " : "", p[i].surface ? p[i].surface : p[i].token,
-                               (double)p[i].prob);
+    for (int i = 0; i < k; i++) {
+        char *label = atn_render_prediction_label(m, &p[i]);
+        g_string_append_printf(s, "%s%s %.4f", i ? "  ·  " : "", label ? label : p[i].token, (double)p[i].prob);
+        free(label);
+    }
     return g_string_free(s, FALSE);
 }
 
@@ -124,8 +128,8 @@ static gboolean add_guess(GArray *out, const atn_model *m, const atn_capture *a,
         return FALSE;
     g.p_before = exp(la);
     g.p_after = exp(lb);
-    g.before = guess_list(pa, GUESS_K);
-    g.after = guess_list(pb, GUESS_K);
+    g.before = guess_list(m, pa, GUESS_K);
+    g.after = guess_list(m, pb, GUESS_K);
     g_array_append_val(out, g);
     return TRUE;
 }
@@ -392,14 +396,15 @@ static void show_comparison(AtnWhatifView *self) {
         for (guint i = 0; i < self->shown->guesses->len; i++) {
             const AtnWhatifGuess *q = &g_array_index(self->shown->guesses, AtnWhatifGuess, i);
             if (i)
-                g_string_append_c(g, '\n');
+                g_string_append(g, "\n\n");
+            /* a heading line, then before and after each on its own line */
             if (causal)
-                g_string_append_printf(g, _("After “%s”: before %s → after %s; the original guess %.4f → %.4f"),
-                                       tok[q->position], q->before, q->after, q->p_before, q->p_after);
+                g_string_append_printf(g, _("After “%s”: the original guess %.4f → %.4f"), tok[q->position],
+                                       q->p_before, q->p_after);
             else
-                g_string_append_printf(g, _("“%s” (%d): before %s → after %s; the original word %.4f → %.4f"),
-                                       tok[q->position], q->position, q->before, q->after, q->p_before,
-                                       q->p_after);
+                g_string_append_printf(g, _("“%s” (%d): the original word %.4f → %.4f"), tok[q->position],
+                                       q->position, q->p_before, q->p_after);
+            g_string_append_printf(g, "\n%s  %s\n%s  %s", _("before:"), q->before, _("after:"), q->after);
         }
     }
     gtk_label_set_text(self->guess_label, g->str);

@@ -252,6 +252,77 @@ static void test_export_typed_extension(void) {
 }
 
 
+/* ---- GPT-2's byte-level pieces as surface text ---- */
+
+static gboolean has_raw_piece(const char *s) { return s && strstr(s, "\u0120") != NULL; }
+
+/* Each mapped GtkToggleButton label under w, joined by " | ". */
+static void toggle_labels(GtkWidget *w, GString *out) {
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        if (GTK_IS_TOGGLE_BUTTON(c) && gtk_button_get_label(GTK_BUTTON(c)))
+            g_string_append_printf(out, "%s | ", gtk_button_get_label(GTK_BUTTON(c)));
+        toggle_labels(c, out);
+    }
+}
+
+/* demo-gpt2 reads "This License applies to the License" as byte-level pieces ("\u0120License"): the
+ * Head view's hover, the Trace's tables and Markdown, the guesses and the What-if chips all
+ * say "␣License" (the chips' mark for the leading space), never "\u0120License". */
+static void test_gpt2_surface_tokens(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "demo-gpt2");
+    type_and_wait(win, "This License applies to the License");
+    AtnSession *s = atn_window_get_session(win);
+    AtnResult *r = atn_session_get_result(s);
+    const atn_encoding *enc = atn_result_get_encoding(r);
+    int j = -1;
+    for (int i = 0; i < enc->n && j < 0; i++)
+        if (!strcmp(enc->tokens[i].text, "\u0120License"))
+            j = i;
+    g_assert_cmpint(j, >, 0);   /* the raw piece, as the tokenizer gives it */
+    const char *want = "\u2423License";
+    g_assert_cmpstr(atn_result_get_tokens(r)[j], ==, want);
+
+    show_view(win, "head");
+    atn_session_select_head(s, 0, 0);
+    settle(200);
+    AtnHeatmap *hm = head_heatmap(win);
+    graphene_rect_t rc;
+    g_assert_true(atn_heatmap_get_cell_rect(hm, j, 0, &rc));
+    g_autofree char *hover = atn_heatmap_hover(hm, rc.origin.x + rc.size.width / 2, rc.origin.y + rc.size.height / 2);
+    g_test_message("hover: %s", hover);
+    g_assert_nonnull(strstr(hover, want));
+    g_assert_false(has_raw_piece(hover));
+
+    AtnTraceView *tv = show_trace(win, 0, 0, j);
+    for (int st = 0; st < ATN_TRACE_STEP_COUNT; st++) {
+        g_autofree char *text = atn_trace_view_dup_step_text(tv, st);
+        if (has_raw_piece(text))
+            g_error("trace step %d shows a raw piece: %s", st + 1, text);
+    }
+    g_autofree char *keys = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_KEYS);
+    g_assert_nonnull(strstr(keys, want));
+    g_autofree char *md = atn_trace_view_dup_markdown(tv, NULL);
+    g_assert_nonnull(strstr(md, want));
+    g_assert_false(has_raw_piece(md));
+
+    g_autofree char *guesses = atn_predictions_dup_text(ATN_PREDICTIONS(atn_window_get_predictions(win)));
+    g_test_message("guesses: %s", guesses);
+    g_assert_nonnull(strstr(guesses, "\u2423"));
+    g_assert_false(has_raw_piece(guesses));
+
+    show_view(win, "whatif");
+    settle(300);
+    GtkWidget *chips = atn_whatif_view_get_control(ATN_WHATIF_VIEW(atn_window_get_view_widget(win, "whatif")),
+                                                   "hide-chips");
+    g_autoptr(GString) labels = g_string_new(NULL);
+    toggle_labels(chips, labels);
+    g_assert_nonnull(strstr(labels->str, want));
+    g_assert_false(has_raw_piece(labels->str));
+    destroy_window(win);
+}
+
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -259,5 +330,6 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/review/presentation-header-reachable", test_presentation_header_reachable);
     g_test_add_func("/ui/review/banners-cover-nothing", test_banners_cover_nothing);
     g_test_add_func("/ui/review/export-typed-extension", test_export_typed_extension);
+    g_test_add_func("/ui/review/gpt2-surface-tokens", test_gpt2_surface_tokens);
     return g_test_run();
 }

@@ -405,6 +405,8 @@ const char *atn_trace_step_title(atn_trace_step step);
 
 typedef struct atn_trace_sheet_spec {
     const atn_trace *trace;
+    const char *const *token_labels; /* [trace->n] the tokens as shown (atn_render_token_labels);
+                                        NULL: the encoding's texts */
     const char *model_name;          /* for the heading; may be NULL */
     int32_t n_heads;                 /* for the heading and the concat step */
     int32_t highlight_step;          /* -1 none: that step's block gets the accent colour */
@@ -501,6 +503,25 @@ void atn_render_cost_chart(cairo_t *cr, const atn_cost_chart_spec *spec, double 
 void atn_render_cost_chart_natural_size(const atn_cost_chart_spec *spec, double *width, double *height);
 /* "1.0 MiB", "4.5 GiB" (binary units), into buf. */
 void atn_render_format_bytes(char *buf, size_t size, double bytes);
+
+/* ---- token labels (token-label.c) ---- */
+
+/* What every view and figure shows for a token whose vocabulary entry is text and whose
+ * tokenizer says info (NULL: no tokenizer, e.g. a toy model; text as it is): pieces as users
+ * know them.  A byte-level or SentencePiece word start ("\u0120the", "\u2581the", whose
+ * surface is " the") shows as "␣the"; a byte-level piece that is only part of a UTF-8
+ * character shows its bytes (\xNN); WordPiece's "##ing" and special tokens stay as they are.
+ * malloc'd (the caller frees it); NULL only when out of memory. */
+char *atn_render_token_label(const char *text, const atn_token_info *info);
+/* atn_render_token_label for each token of enc with model's tokenizer (NULL model: the texts
+ * as they are): a NULL-terminated array of enc->n malloc'd strings, freed with
+ * atn_render_token_labels_free; NULL for a NULL enc or when out of memory. */
+char **atn_render_token_labels(const atn_model *model, const atn_encoding *enc);
+/* atn_render_token_label for a guess of model (atn_predict_position, atn_predict_next):
+ * "␣the" for GPT-2's "\u0120the".  malloc'd; NULL for a NULL guess or out of memory. */
+char *atn_render_prediction_label(const atn_model *model, const atn_prediction *guess);
+void atn_render_token_labels_free(char **labels);   /* NULL: nothing */
+
 
 #ifdef __cplusplus
 }

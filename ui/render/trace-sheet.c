@@ -178,6 +178,7 @@ typedef struct sheet {
     rtext *t;
     const atn_trace_sheet_spec *s;
     const atn_trace *tr;
+    const char *const *labels;   /* the spec's token_labels, or NULL */
     double x, width, y;
     atn_rect rects[ATN_TRACE_STEP_COUNT];
     int32_t idx_rows[64], n_rows; /* the token rows shown */
@@ -186,6 +187,8 @@ typedef struct sheet {
 } sheet;
 
 static const char *tok(const sheet *sh, int32_t j) {
+    if (sh->labels && sh->labels[j])
+        return sh->labels[j];
     const atn_encoding *e = sh->tr->enc;
     return e && e->tokens && e->tokens[j].text ? e->tokens[j].text : "?";
 }
@@ -322,6 +325,7 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
     sh.t = t;
     sh.s = s;
     sh.tr = s->trace;
+    sh.labels = s->token_labels;
     double fs = t->fs, pad = 14 * fs;
     sh.x = pad;
     sh.width = fmax(100, width - 2 * pad);

@@ -1,0 +1,65 @@
+/* How every view and figure shows a token: the one function (atn_render_token_label) the
+ * window's chips, axes, trace, guesses and what-if chips and the command line's figures all
+ * call, so a GPT-2 piece reads "␣the" everywhere and never "\u0120the". */
+#include "render.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+char *atn_render_token_label(const char *text, const atn_token_info *info) {
+    if (!text)
+        text = "";
+    if (!info || info->special || info->continuation || !info->surface || !strcmp(info->surface, text))
+        return strdup(text);
+    /* each space becomes "␣" (3 bytes in UTF-8) */
+    size_t spaces = 0, len = strlen(info->surface);
+    for (const char *c = info->surface; *c; c++)
+        spaces += *c == ' ';
+    char *out = malloc(len + 2 * spaces + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (const char *c = info->surface; *c; c++) {
+        if (*c == ' ') {
+            memcpy(o, "\u2423", 3);   /* ␣: the space the piece starts its word with */
+            o += 3;
+        } else {
+            *o++ = *c;
+        }
+    }
+    *o = 0;
+    return out;
+}
+
+char *atn_render_prediction_label(const atn_model *model, const atn_prediction *guess) {
+    if (!guess)
+        return NULL;
+    atn_token_info info;
+    bool have = model && atn_model_token_info(model, guess->id, &info);
+    return atn_render_token_label(guess->token, have ? &info : NULL);
+}
+
+char **atn_render_token_labels(const atn_model *model, const atn_encoding *enc) {
+    if (!enc)
+        return NULL;
+    char **labels = calloc((size_t)enc->n + 1, sizeof *labels);
+    if (!labels)
+        return NULL;
+    for (int32_t i = 0; i < enc->n; i++) {
+        atn_token_info info;
+        bool have = model && atn_model_token_info(model, enc->tokens[i].id, &info);
+        labels[i] = atn_render_token_label(enc->tokens[i].text, have ? &info : NULL);
+        if (!labels[i]) {
+            atn_render_token_labels_free(labels);
+            return NULL;
+        }
+    }
+    return labels;
+}
+
+void atn_render_token_labels_free(char **labels) {
+    if (!labels)
+        return;
+    for (char **l = labels; *l; l++)
+        free(*l);
+    free(labels);
+}
