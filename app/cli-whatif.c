@@ -15,6 +15,26 @@ const char *const cli_intervention_options[] = {"heads-off", "keep-heads", "head
                                                 "causal", "strided", "hide-tokens", "mask-layers", "alibi",
                                                 "no-positions", "shuffle-seed", "temperature", NULL};
 
+void cli_whatif_title(cli_args *a, char *buf, size_t size) {
+    static const char *const flags[] = {CLI_INTERVENTION_FLAGS, NULL};
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; cli_intervention_options[i]; i++) {
+        const char *name = cli_intervention_options[i];
+        bool flag = false;
+        for (int f = 0; flags[f]; f++)
+            flag |= !strcmp(flags[f], name);
+        const char *value = flag ? NULL : cli_get(a, name);
+        if (!(flag ? cli_flag(a, name) : value != NULL))
+            continue;
+        int w = snprintf(buf + used, size - used, "%s--%s%s%s", used ? " " : "what-if: ", name, value ? " " : "",
+                         value ? value : "");
+        if (w < 0 || (size_t)w >= size - used)
+            break;   /* cut: the title keeps what fits */
+        used += (size_t)w;
+    }
+}
+
 void cli_interventions_free(cli_interventions *ci) {
     if (!ci)
         return;

@@ -143,6 +143,9 @@ bool cli_interventions_parse(cli_args *a, const atn_config *c, cli_interventions
 /* --global-tokens / --hide-tokens inside an input of n tokens; false (message printed). */
 bool cli_interventions_check_tokens(const cli_interventions *ci, const char *prog, int32_t n);
 void cli_interventions_free(cli_interventions *ci);   /* NULL: nothing */
+/* The what-if options given, as a figure's title names them ("what-if: --heads-off 0:1
+ * --alibi"), into buf; "" when none. */
+void cli_whatif_title(cli_args *a, char *buf, size_t size);
 
 /* Sub-commands: int cmd(int argc, char **argv), argv[0] is the sub-command name. */
 typedef int (*cli_command_fn)(int argc, char **argv);

@@ -29,6 +29,7 @@ typedef struct export_opts {
     bool fixed_scale;     /* --color-scale fixed: 0..1 for every head (the default with --all-heads) */
     const char *color_scale;
     const char *folder;   /* --all-heads: made when its first file is written */
+    char whatif[256];     /* the what-if options given, for the titles ("" none) */
 } export_opts;
 
 /* One figure to draw: the spec of its kind. */
@@ -350,7 +351,12 @@ static int export_one(const export_opts *o, const source *src, const char **toke
     figure f;
     void *owned1 = NULL, *owned2 = NULL;
     char title[512];
+    title[0] = 0;
     int rc = build(&f, o, src, tokens, layer, head, &owned1, &owned2, title, sizeof title);
+    if (rc == CLI_EXIT_OK && !o->title && title[0] && o->whatif[0]) {   /* a changed model's figure says so */
+        size_t len = strlen(title);
+        snprintf(title + len, sizeof title - len, " \xc2\xb7 %s", o->whatif);
+    }
     if (rc == CLI_EXIT_OK)
         rc = write_figure(&f, o, path, fmt);
     release(o, owned1, owned2);
@@ -425,8 +431,10 @@ int cmd_export(int argc, char **argv) {
         src = (source){NULL, at.cap, at.name, at.causal};
     } else {
         rc = cli_model_run(&a, &model, &enc, &run);
-        if (rc == CLI_EXIT_OK)
+        if (rc == CLI_EXIT_OK) {
             src = (source){model, atn_run_capture(run), atn_model_name(model), atn_model_is_causal(model)};
+            cli_whatif_title(&a, o.whatif, sizeof o.whatif);   /* the what-if options, for the titles */
+        }
     }
     if (rc == CLI_EXIT_OK) {
         const atn_capture *cap = src.cap;

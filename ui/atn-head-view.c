@@ -76,9 +76,12 @@ static void update_title(AtnHeadView *self) {
     AtnResult *r = atn_session_get_result(self->session);
     if (!r)
         return;
-    g_autofree char *title = g_strdup_printf(_("%s · layer %d · head %d"),
+    g_autofree char *plain = g_strdup_printf(_("%s · layer %d · head %d"),
                                              atn_model_handle_get_name(atn_result_get_model(r)),
                                              atn_session_get_layer(self->session), atn_session_get_head(self->session));
+    /* a changed model says so in the title, on screen and in every export */
+    AtnWhatif *whatif = atn_whatif_of_result(r);
+    g_autofree char *title = atn_whatif_title(whatif, plain);
     g_autofree char *shared = atn_label_layer_sharing(atn_model_handle_get_model(atn_result_get_model(r)),
                                                       atn_session_get_layer(self->session));
     if (shared) {   /* ALBERT: which stored weights this layer runs */
@@ -90,7 +93,11 @@ static void update_title(AtnHeadView *self) {
     /* what the head does, from the statistics the run computed once */
     const atn_stats *st = atn_result_get_stats(r);
     int layer = atn_session_get_layer(self->session), head = atn_session_get_head(self->session);
-    if (st && layer < st->n_layers && head < st->n_heads) {
+    const char *note = atn_whatif_head_note(whatif, layer, head);
+    if (note) {   /* not its pattern: the head does not run as it was */
+        g_autofree char *line = g_strdup_printf(_("This head — %s"), note);
+        set_what(self, line, note);
+    } else if (st && layer < st->n_layers && head < st->n_heads) {
         g_autofree char *what = atn_label_head_summary(&st->heads[(size_t)layer * st->n_heads + head]);
         /* Translators: the line under the Head view's controls: "This head — previous: 97% to the previous token" */
         g_autofree char *line = g_strdup_printf(_("This head — %s"), what);

@@ -48,8 +48,11 @@ static void update_notes(AtnModelGridView *self) {
     }
     int count = st->n_layers * st->n_heads;
     g_auto(GStrv) notes = g_new0(char *, count + 1);
-    for (int c = 0; c < count; c++)
-        notes[c] = g_strdup(atn_label_pattern(st->heads[c].pattern));
+    AtnWhatif *whatif = atn_whatif_of_result(r);
+    for (int c = 0; c < count; c++) {
+        const char *off = atn_whatif_head_note(whatif, c / st->n_heads, c % st->n_heads);
+        notes[c] = g_strdup(off ? off : atn_label_pattern(st->heads[c].pattern));
+    }
     atn_model_grid_set_notes(self->grid, (const char *const *)notes);
 }
 

@@ -572,7 +572,8 @@ AtnFigure *atn_model_grid_dup_figure(AtnModelGrid *self) {
     f->spec.head_notes = (const char *const *)f->notes;
     f->layer_labels = self->layer_labels ? g_strdupv(self->layer_labels) : NULL;
     f->spec.layer_labels = (const char *const *)f->layer_labels;
-    f->title = g_strdup(atn_model_handle_get_name(atn_result_get_model(self->result)));
+    f->title = atn_whatif_title(atn_whatif_of_result(self->result),
+                                atn_model_handle_get_name(atn_result_get_model(self->result)));
     f->spec.title = f->title;
     double w, h;
     atn_render_model_grid_natural_size(&f->spec, &w, &h);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "atn-figure.h"
+#include "atn-whatif.h"
 #include "atn-labels.h"
 #include "atn-trace-markdown.h"
 #include "atn-trace-plan.h"
@@ -609,7 +610,8 @@ static AtnFigure *dup_figure(AtnFigureSource *source) {
         sheet_figure_free(f);
         return NULL;
     }
-    f->model_name = g_strdup(atn_model_handle_get_name(atn_result_get_model(self->result)));
+    f->model_name = atn_whatif_title(atn_whatif_of_result(self->result),
+                                     atn_model_handle_get_name(atn_result_get_model(self->result)));
     atn_trace_sheet_spec_init(&f->spec);
     f->spec.trace = f->trace;
     f->spec.token_labels = atn_result_get_tokens(f->result);

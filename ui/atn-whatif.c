@@ -226,6 +226,22 @@ char *atn_whatif_describe(const AtnWhatif *w) {
     return g_string_free(s, FALSE);
 }
 
+const char *atn_whatif_head_note(const AtnWhatif *w, int layer, int head) {
+    switch (w ? atn_whatif_get_head(w, layer, head) : ATN_WHATIF_HEAD_ON) {
+    case ATN_WHATIF_HEAD_OFF: return _("switched off (what-if)");
+    case ATN_WHATIF_HEAD_UNIFORM: return _("made uniform (what-if)");
+    default: return NULL;
+    }
+}
+
+char *atn_whatif_title(const AtnWhatif *w, const char *title) {
+    if (!w)
+        return g_strdup(title);
+    g_autofree char *what = atn_whatif_describe(w);
+    /* Translators: a figure's title when the what-if lab changed the model: "demo · layer 0 · head 1 · what-if: ALiBi" */
+    return g_strdup_printf(_("%s · what-if: %s"), title, what);
+}
+
 char *atn_whatif_format_layers(const uint8_t *mark, int n_layers, gboolean for_cli) {
     GString *s = g_string_new(NULL);
     for (int l = 0; mark && l < n_layers; l++) {

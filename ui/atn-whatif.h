@@ -39,6 +39,14 @@ char **atn_whatif_dup_cli_args(const AtnWhatif *w);
 /* One line for people: "heads off: L0 H1, L1 H2 · window 2 · ALiBi" (translated). */
 char *atn_whatif_describe(const AtnWhatif *w);
 
+/* What a head's label says when w changed it ("switched off (what-if)", "made uniform
+ * (what-if)", translated and borrowed) instead of its pattern, which describes a head that no
+ * longer runs; NULL when the head runs as the original (w NULL: every head). */
+const char *atn_whatif_head_note(const AtnWhatif *w, int layer, int head);
+/* A figure's title naming the changes: "title · what-if: 1 head switched off · ALiBi"; a copy
+ * of title when w is NULL.  Newly allocated. */
+char *atn_whatif_title(const AtnWhatif *w, const char *title);
+
 /* What a head is in w (NULL: on). */
 typedef enum AtnWhatifHead {
     ATN_WHATIF_HEAD_ON = 0,

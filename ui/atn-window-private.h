@@ -34,6 +34,9 @@ struct _AtnWindow {
     GtkInfoBar *error_bar, *notice_bar;
     GtkLabel *error_label, *notice_label;
     GtkRevealer *controls_revealer;
+    GtkRevealer *whatif_revealer; /* the what-if badge: shown while the session's model is changed */
+    GtkLabel *whatif_label;
+    GtkButton *whatif_restore_button;
     /* the bar for long work, with Cancel: opening a model (shown once it has lasted 300 ms)
        or exporting every head */
     GtkRevealer *progress_revealer;

@@ -52,5 +52,9 @@ const char *atn_window_get_progress_text(AtnWindow *self);
 const char *atn_window_get_model_label(AtnWindow *self);
 /* The masked-word guesses under the sentence (an AtnPredictions). */
 GtkWidget *atn_window_get_predictions(AtnWindow *self);
+/* The what-if badge's line above the views ("What-if: 1 head switched off — …"), NULL while
+ * hidden; its button back to the original model. */
+const char *atn_window_get_whatif_badge(AtnWindow *self);
+GtkWidget *atn_window_get_whatif_restore_button(AtnWindow *self);
 
 G_END_DECLS

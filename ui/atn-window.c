@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "atn-application.h"
+#include "atn-whatif.h"
 #include "config.h"
 #include "hf-cache.h"
 #include "render.h"
@@ -51,6 +52,33 @@ static void on_session_error(AtnSession *s, const char *message, AtnWindow *self
 static void on_session_notice(AtnSession *s, const char *message, AtnWindow *self) {
     _atn_window_show_notice(self, message);
     self->notice_is_run = FALSE;
+}
+
+/* ---- the what-if badge ------------------------------------------------------------------ */
+
+/* Every view shows the session's model as the what-if lab changed it: a line above the views
+ * says so and how, with a button back to the original. */
+static void on_whatif_changed(AtnSession *s, AtnWindow *self) {
+    AtnWhatif *w = atn_session_get_whatif(self->session);
+    if (w) {
+        g_autofree char *what = atn_whatif_describe(w);
+        /* Translators: above every view while the what-if lab has changed the model */
+        g_autofree char *line = g_strdup_printf(_("What-if: %s — every view shows the changed model"), what);
+        gtk_label_set_text(self->whatif_label, line);
+    }
+    gtk_revealer_set_reveal_child(self->whatif_revealer, w != NULL);
+}
+
+static void on_whatif_restore(GtkButton *b, AtnWindow *self) { atn_session_set_whatif(self->session, NULL); }
+
+const char *atn_window_get_whatif_badge(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return gtk_revealer_get_reveal_child(self->whatif_revealer) ? gtk_label_get_text(self->whatif_label) : NULL;
+}
+
+GtkWidget *atn_window_get_whatif_restore_button(AtnWindow *self) {
+    g_return_val_if_fail(ATN_IS_WINDOW(self), NULL);
+    return GTK_WIDGET(self->whatif_restore_button);
 }
 
 /* ---- model chooser ---------------------------------------------------------------------- */
@@ -989,6 +1017,9 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     BIND(error_label);
     BIND(notice_label);
     BIND(controls_revealer);
+    BIND(whatif_revealer);
+    BIND(whatif_label);
+    BIND(whatif_restore_button);
     BIND(progress_revealer);
     BIND(progress_label);
     BIND(progress_bar);
@@ -1072,6 +1103,8 @@ static void atn_window_init(AtnWindow *self) {
     g_signal_connect(self->prefs, "notify::font-scale", G_CALLBACK(on_prefs_changed), self);
     g_signal_connect(self->prefs, "notify::precision", G_CALLBACK(on_precision_changed), self);
     atn_session_set_precision(self->session, precision_from_name(atn_prefs_get_precision(self->prefs)));
+    g_signal_connect(self->session, "whatif-changed", G_CALLBACK(on_whatif_changed), self);
+    g_signal_connect(self->whatif_restore_button, "clicked", G_CALLBACK(on_whatif_restore), self);
     g_signal_connect(self->error_bar, "response", G_CALLBACK(on_bar_response), self);
     g_signal_connect(self->notice_bar, "response", G_CALLBACK(on_bar_response), self);
     g_signal_connect(self->cpu_button, "toggled", G_CALLBACK(on_device_toggled), self);

@@ -7,6 +7,7 @@
 #include "ui-test-util.h"
 
 #include "atn-export.h"
+#include "atn-whatif.h"
 
 /* The widget a pointer at window coordinates (x, y) would reach. */
 static GtkWidget *picked(AtnWindow *win, double x, double y) {
@@ -323,6 +324,68 @@ static void test_gpt2_surface_tokens(void) {
 }
 
 
+/* ---- the what-if state, visible in every view ---- */
+
+/* Head 1 of layer 0 switched off in the what-if lab: every view has the badge above it (mapped,
+ * where the pointer reaches it) naming the change; the Head view's line says "switched off
+ * (what-if)", not the pattern of a head that no longer runs, and its title (on screen and in
+ * exports) names the change; Restore the Original brings the original model back and the badge
+ * goes. */
+static void test_whatif_visible(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    AtnSession *s = atn_window_get_session(win);
+    show_view(win, "head");
+    atn_session_select_head(s, 0, 1);
+    settle(200);
+    AtnHeadView *hv = ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head"));
+    g_assert_null(atn_window_get_whatif_badge(win));
+    g_assert_null(strstr(atn_head_view_get_summary(hv), "what-if"));
+
+    model_wait w = {win, NULL, atn_session_get_n_runs(s)};
+    g_autoptr(AtnWhatif) off = atn_whatif_change_head(NULL, 2, 4, 0, 1, ATN_WHATIF_SWITCH_OFF);
+    atn_session_set_whatif(s, off);
+    g_assert_true(wait_for(idle_with_result, &w));
+    settle(300);
+    const char *badge = atn_window_get_whatif_badge(win);
+    g_assert_nonnull(badge);
+    g_test_message("badge: %s", badge);
+    g_assert_nonnull(strstr(badge, "1 head switched off"));
+    GtkWidget *restore = atn_window_get_whatif_restore_button(win);
+    const char *const *names = atn_window_get_view_names();
+    for (int i = 0; names[i]; i++) {
+        show_view(win, names[i]);
+        settle(100);
+        g_assert_true(gtk_widget_get_mapped(restore));
+        graphene_rect_t b;
+        g_assert_true(gtk_widget_compute_bounds(restore, GTK_WIDGET(win), &b));
+        GtkWidget *p = picked(win, b.origin.x + b.size.width / 2, b.origin.y + b.size.height / 2);
+        if (p != restore && !gtk_widget_is_ancestor(p, restore))
+            g_error("in the %s view the Restore button is under a %s", names[i], G_OBJECT_TYPE_NAME(p));
+    }
+    show_view(win, "head");
+    settle(200);
+    g_test_message("summary: %s", atn_head_view_get_summary(hv));
+    g_assert_nonnull(strstr(atn_head_view_get_summary(hv), "switched off (what-if)"));
+    const char *title = atn_heatmap_get_title(head_heatmap(win));
+    g_test_message("title: %s", title);
+    g_assert_nonnull(strstr(title, "what-if: 1 head switched off"));
+    /* another head still shows its pattern */
+    atn_session_select_head(s, 0, 2);
+    settle(200);
+    g_assert_null(strstr(atn_head_view_get_summary(hv), "what-if"));
+
+    w.runs = atn_session_get_n_runs(s);
+    gtk_widget_activate(restore);
+    g_assert_true(wait_for(idle_with_result, &w));
+    settle(200);
+    g_assert_null(atn_session_get_whatif(s));
+    g_assert_null(atn_window_get_whatif_badge(win));
+    g_assert_null(strstr(atn_heatmap_get_title(head_heatmap(win)), "what-if"));
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -331,5 +394,6 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/review/banners-cover-nothing", test_banners_cover_nothing);
     g_test_add_func("/ui/review/export-typed-extension", test_export_typed_extension);
     g_test_add_func("/ui/review/gpt2-surface-tokens", test_gpt2_surface_tokens);
+    g_test_add_func("/ui/review/whatif-visible", test_whatif_visible);
     return g_test_run();
 }
