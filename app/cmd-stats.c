@@ -216,8 +216,8 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
     } else {
         fprintf(f, "%lld sentence%s, %lld tokens; entropy in bits, the rest mean attention weights; distance in "
                    "tokens\n", (long long)st->n_sentences, st->n_sentences == 1 ? "" : "s", (long long)st->n_tokens);
-        fprintf(f, "%5s %4s %7s %6s %6s %6s %6s %6s %6s %6s %6s %8s  %s\n", "layer", "head", "entropy", "norm",
-                "[CLS]", "[SEP]", "punct", "self", "prev", "next", "local", "distance", "pattern");
+        fprintf(f, "%5s %4s %7s %6s %6s %6s %6s %6s %6s %6s %6s %8s %6s  %s\n", "layer", "head", "entropy", "norm",
+                "[CLS]", "[SEP]", "punct", "self", "prev", "next", "local", "distance", "induct", "pattern");
     }
     for (int32_t l = 0; l < st->n_layers; l++)
         for (int32_t h = 0; h < st->n_heads; h++) {
@@ -225,11 +225,11 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
             if (json) {
                 fprintf(f, "%s\n    {\"layer\": %d, \"head\": %d, \"entropy\": ", l || h ? "," : "", l, h);
                 const double v[] = {s->entropy, s->entropy_norm, s->cls, s->sep, s->punct, s->self,
-                                    s->prev, s->next, s->local, s->same_segment, s->distance};
+                                    s->prev, s->next, s->local, s->same_segment, s->distance, s->induction};
                 static const char *const names[] = {"entropy", "entropy_norm", "cls", "sep", "punct", "self",
-                                                    "prev", "next", "local", "same_segment", "distance"};
+                                                    "prev", "next", "local", "same_segment", "distance", "induction"};
                 cli_json_number(f, v[0]);
-                for (int i = 1; i < 11; i++) {
+                for (int i = 1; i < 12; i++) {
                     fprintf(f, ", \"%s\": ", names[i]);
                     cli_json_number(f, v[i]);
                 }
@@ -237,9 +237,9 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
                 cli_json_string(f, atn_pattern_name(s->pattern));
                 fputc('}', f);
             } else {
-                fprintf(f, "%5d %4d %7.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %8.4f  %s\n", l, h,
+                fprintf(f, "%5d %4d %7.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %8.4f %6.4f  %s\n", l, h,
                         s->entropy, s->entropy_norm, s->cls, s->sep, s->punct, s->self, s->prev, s->next, s->local,
-                        s->distance, atn_pattern_name(s->pattern));
+                        s->distance, s->induction, atn_pattern_name(s->pattern));
             }
         }
     if (json)
@@ -300,7 +300,8 @@ int cmd_stats(int argc, char **argv) {
                "       attnscope stats --from ALL.safetensors [--format table|csv|json] [-o FILE]\n\n"
                "Per-head statistics (Clark et al. 2019): mean row entropy (bits; norm = / log2 of the tokens),\n"
                "mean attention to [CLS], [SEP], punctuation, the token itself, the previous and the next\n"
-               "token, within 2 tokens (local), the mean attention distance |i-j|, and a pattern label.\n"
+               "token, within 2 tokens (local), the mean attention distance |i-j|, induction (in a repeated\n"
+               "span, attention to the token after the earlier copy; table and json only), and a pattern label.\n"
                "--corpus reads one sentence per line (\"-\" for standard input) and averages over them.\n"
                CORPUS_BATCH_HELP
                "In parts (docs/cluster.md): -o PART.safetensors writes a partial: exact sums and sums of squares,\n"

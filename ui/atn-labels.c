@@ -13,6 +13,7 @@ const char *atn_label_pattern(atn_pattern p) {
     case ATN_PATTERN_PUNCT: return C_("pattern", "vertical punctuation");
     case ATN_PATTERN_BLOCK: return C_("pattern", "block");
     case ATN_PATTERN_BROAD: return C_("pattern", "broad");
+    case ATN_PATTERN_INDUCTION: return C_("pattern", "induction");
     default: return C_("pattern", "mixed");
     }
 }
@@ -71,6 +72,9 @@ char *atn_label_head_summary(const atn_head_stats *s) {
     case ATN_PATTERN_BROAD:
         return g_strdup_printf(_("%s: spread over many tokens (entropy %.0f%% of uniform)"), name,
                                100 * s->entropy_norm);
+    case ATN_PATTERN_INDUCTION:
+        return g_strdup_printf(_("%s: %.0f%% to the token after the earlier copy (in repeated text)"), name,
+                               100 * s->induction);
     default: {
         double best = MAX(MAX(s->self, s->prev), MAX(s->next, MAX(s->cls, s->sep)));
         const char *what = best == s->self ? _("to itself") : best == s->prev ? _("to the previous token")
@@ -91,6 +95,8 @@ char *atn_label_pattern_legend(void) {
         {ATN_PATTERN_PUNCT, N_("stripes on punctuation tokens")},
         {ATN_PATTERN_BLOCK, N_("attention stays within a few neighbouring tokens or the query’s own sentence")},
         {ATN_PATTERN_BROAD, N_("attention spread thinly over many tokens")},
+        {ATN_PATTERN_INDUCTION, N_("in text that repeats, each token looks at the token that followed its earlier "
+                                   "copy: it predicts the repeat (measured on repeated spans only)")},
         {ATN_PATTERN_MIXED, N_("none of the above clearly")},
     };
     GString *g = g_string_new(_("What the pattern names mean (from the head’s statistics, mean over query rows):"));

@@ -54,8 +54,14 @@ static void open_file_action(GtkWidget *w, const char *n, GVariant *p) { open_ch
 static void example_action(GtkWidget *widget, const char *name, GVariant *param) {
     AtnWindow *self = ATN_WINDOW(widget);
     int i = g_variant_get_int32(param);
-    if (i >= 0 && i < (int)self->examples->len)
-        _atn_window_set_example(self, g_ptr_array_index(self->examples, i));
+    if (i < 0 || i >= (int)self->examples->len)
+        return;
+    g_autofree char *model = NULL;
+    const char *text = _atn_window_example_model(g_ptr_array_index(self->examples, i), &model);
+    _atn_window_set_example(self, text);
+    AtnModelHandle *m = atn_session_get_model(self->session);
+    if (model && (!m || g_strcmp0(atn_model_handle_get_name(m), model)))
+        atn_session_open_model(self->session, model);   /* the example is about this model */
 }
 
 /* the n-th page of the view stack (from 0), if there is one */

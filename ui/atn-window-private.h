@@ -89,6 +89,10 @@ void _atn_window_say(AtnWindow *self, const char *message);
 void _atn_window_show_progress(AtnWindow *self, const char *text, const char *tooltip, double fraction);
 /* Shows or hides the bar for what is going on now (an open in progress, or nothing). */
 void _atn_window_sync_progress(AtnWindow *self);
+/* An example line's model ("{demo-gpt2} the and you …": the example shows that model at
+ * work) into *model (newly allocated; NULL when the line names none) and the rest of the line
+ * (borrowed from line). */
+const char *_atn_window_example_model(const char *line, char **model);
 /* Sets both sentence entries from "text" or "text ||| pair". */
 void _atn_window_set_example(AtnWindow *self, const char *example);
 

@@ -512,6 +512,15 @@ static gboolean is_cjk(const char *s) {
     return FALSE;
 }
 
+const char *_atn_window_example_model(const char *line, char **model) {
+    *model = NULL;
+    const char *end = line[0] == '{' ? strstr(line, "} ") : NULL;
+    if (!end || end == line + 1)
+        return line;
+    *model = g_strndup(line + 1, end - line - 1);
+    return end + 2;
+}
+
 static void load_examples(AtnWindow *self) {
     g_autoptr(GBytes) bytes =
         g_resources_lookup_data("/io/github/attnscope/Attnscope/examples.txt", G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
@@ -527,13 +536,15 @@ static void load_examples(AtnWindow *self) {
                 continue;
             int i = (int)self->examples->len;
             g_ptr_array_add(self->examples, g_strdup(*l));
-            g_autofree char *label = g_strdup(*l);
+            g_autofree char *model = NULL;
+            const char *sentence = _atn_window_example_model(*l, &model);
+            g_autofree char *label = model ? g_strdup_printf("%s  (%s)", sentence, model) : g_strdup(sentence);
             char *sep = strstr(label, " ||| ");
             if (sep)
                 memcpy(sep, "  +  ", 5);   /* same length: "a ||| b" -> "a  +  b" */
             g_autoptr(GMenuItem) item = g_menu_item_new(label, NULL);
             g_menu_item_set_action_and_target_value(item, "win.example", g_variant_new_int32(i));
-            g_menu_append_item(is_cjk(*l) ? zh : en, item);
+            g_menu_append_item(is_cjk(sentence) ? zh : en, item);
         }
     }
     g_menu_append_section(menu, _("English"), G_MENU_MODEL(en));

@@ -24,6 +24,9 @@ typedef struct stats_sentence {
     const int32_t *seg;             /* [n] type ids, or NULL */
     double log2m;
     bool pair;                      /* some token of the second segment */
+    /* the induction targets (head-stats.c): row r's are ind_key[ind_start[r] .. ind_start[r + 1]),
+       the positions after the earlier copies of the row's token pair; both NULL when none */
+    const int32_t *ind_start, *ind_key;
 } stats_sentence;
 
 /* ATN_E_NOMEM, else ATN_OK (m may be 0: nothing to add).  close frees what open allocated. */

@@ -24,6 +24,8 @@ static stats_acc *acc_of(const atn_stats *st) { return (stats_acc *)st; }
 
 /* ---- the pattern label: thresholds ----------------------------------------------------
  * A head gets the first label whose test passes, in this order:
+ *   induction                   induction >= INDUCTION (0.5) and above each of prev, next, self
+ *                               (measured on repeated spans only: a text without repeats has 0)
  *   previous / next / diagonal  the largest of prev, next, self is >= POSITIONAL (0.5)
  *   vertical [CLS] / [SEP]      cls or sep (the larger) >= VERTICAL (0.5)
  *   vertical punctuation        punct >= VERTICAL (0.5)
@@ -37,6 +39,7 @@ static stats_acc *acc_of(const atn_stats *st) { return (stats_acc *)st; }
  * than half their attention on one kind of target; LOCAL and BROAD were set by eye on
  * bert-base heatmaps.  tests/analysis/test-head-stats.c checks each rule just below, at and
  * just above its threshold: moving one fails that test. */
+#define TH_INDUCTION 0.5
 #define TH_POSITIONAL 0.5
 #define TH_VERTICAL 0.5
 #define TH_LOCAL 0.7
@@ -46,7 +49,7 @@ static stats_acc *acc_of(const atn_stats *st) { return (stats_acc *)st; }
 
 static const char *const pattern_names[ATN_PATTERN_COUNT] = {
     "diagonal", "previous", "next", "vertical [CLS]", "vertical [SEP]", "vertical punctuation", "block", "broad",
-    "mixed",
+    "mixed", "induction",
 };
 
 const char *atn_pattern_name(atn_pattern p) {
@@ -55,6 +58,8 @@ const char *atn_pattern_name(atn_pattern p) {
 
 atn_pattern atn_pattern_classify(const atn_head_stats *s, bool has_pairs) {
     double pos = fmax(s->self, fmax(s->prev, s->next));
+    if (s->induction >= TH_INDUCTION && s->induction > pos)
+        return ATN_PATTERN_INDUCTION;
     if (pos >= TH_POSITIONAL) {
         if (s->prev == pos)
             return ATN_PATTERN_PREVIOUS;
@@ -144,6 +149,58 @@ void atn_stats_free(atn_stats *st) {
 
 typedef enum { KIND_OTHER = 0, KIND_CLS = 1, KIND_SEP = 2, KIND_PUNCT = 4 } token_kind;
 
+/* The induction targets of each kept row r (position i = keep[r]): the positions j + 1 after
+ * each earlier copy of the pair (i - 1, i), i.e. ids[j - 1] = ids[i - 1] and ids[j] = ids[i]
+ * with j + 1 < i and j - 1, j, j + 1 all kept.  Into *start ([m + 1]) and *key (owned by the
+ * caller; both NULL when ids is NULL or no row has a target).  false when out of memory. */
+static bool induction_targets(const int32_t *ids, const int32_t *keep, int32_t m, int32_t n, int32_t **start,
+                              int32_t **key) {
+    *start = NULL, *key = NULL;
+    if (!ids || m < 4)
+        return true;
+    /* kept[p]: p is a kept position (the rows' neighbours must be real tokens) */
+    unsigned char *kept = calloc((size_t)n, 1);
+    if (!kept)
+        return false;
+    for (int32_t r = 0; r < m; r++)
+        kept[keep[r]] = 1;
+    size_t total = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int32_t r = 0; r < m; r++) {
+            int32_t i = keep[r];
+            if (pass == 1)
+                (*start)[r] = (int32_t)total;
+            if (i < 1 || !kept[i - 1])
+                continue;
+            for (int32_t jj = 1; jj + 1 < i; jj++)
+                if (ids[jj] == ids[i] && ids[jj - 1] == ids[i - 1] && kept[jj - 1] && kept[jj] && kept[jj + 1]) {
+                    if (pass == 1)
+                        (*key)[total] = jj + 1;
+                    total++;
+                }
+        }
+        if (pass == 0) {
+            if (total == 0) {
+                free(kept);
+                return true;
+            }
+            *start = malloc((size_t)(m + 1) * sizeof **start);
+            *key = malloc(total * sizeof **key);
+            if (!*start || !*key) {
+                free(*start);
+                free(*key);
+                *start = NULL, *key = NULL;
+                free(kept);
+                return false;
+            }
+            total = 0;
+        }
+    }
+    (*start)[m] = (int32_t)total;
+    free(kept);
+    return true;
+}
+
 atn_status stats_sentence_open(stats_sentence *sent, const atn_capture *cap, atn_error *err) {
     memset(sent, 0, sizeof *sent);
     int32_t n = cap->n;
@@ -185,12 +242,21 @@ atn_status stats_sentence_open(stats_sentence *sent, const atn_capture *cap, atn
     sent->seg = enc ? enc->type_ids : NULL;
     sent->log2m = m > 1 ? log2((double)m) : 1.0;
     sent->pair = pair;
+    int32_t *ind_start, *ind_key;
+    if (!induction_targets(enc ? enc->ids : NULL, keep, m, n, &ind_start, &ind_key)) {
+        stats_sentence_close(sent);
+        return atn_error_set(err, ATN_E_NOMEM, "stats: out of memory");
+    }
+    sent->ind_start = ind_start;
+    sent->ind_key = ind_key;
     return ATN_OK;
 }
 
 void stats_sentence_close(stats_sentence *sent) {
     free((void *)sent->kind);
     free((void *)sent->keep);
+    free((void *)sent->ind_start);
+    free((void *)sent->ind_key);
     memset(sent, 0, sizeof *sent);
 }
 
@@ -198,6 +264,8 @@ void stats_sentence_close(stats_sentence *sent) {
 typedef struct head_sums {
     double ent, ent_n, cls, sep, punct, self, prev, next, local, same, dist;
     int32_t n_prev, n_next, rows;
+    double ind;       /* weight on the induction targets, over the n_ind rows that have some */
+    int32_t n_ind;
 } head_sums;
 
 /* Adds query row r (the r-th kept token; row [n] its probabilities over every key) of one
@@ -250,6 +318,11 @@ static void row_sums(const stats_sentence *sent, int32_t r, const float *row, he
         h->next += isfinite(row[i + 1]) ? row[i + 1] : 0;
         h->n_next++;
     }
+    if (sent->ind_start && sent->ind_start[r + 1] > sent->ind_start[r]) {   /* a row in a repeated span */
+        for (int32_t t = sent->ind_start[r]; t < sent->ind_start[r + 1]; t++)
+            h->ind += isfinite(row[sent->ind_key[t]]) ? row[sent->ind_key[t]] : 0;
+        h->n_ind++;
+    }
     if (rows) {
         float sink = row[keep[0]];
         rows->entropy[r] = e;
@@ -276,13 +349,19 @@ static void head_means(const head_sums *h, int32_t m, double out[STATS_COUNT]) {
     out[STATS_DISTANCE] = h->dist / m;
 }
 
-/* One head's matrix a [n][n] of the sentence: its means (and per-row figures). */
-static void head_of_matrix(const stats_sentence *sent, const float *a, double out[STATS_COUNT],
-                           const stats_rows *rows) {
+/* A head's induction share in one sentence (not one of STATS_*: the corpus partials'
+ * files keep those): 0 without rows in a repeated span. */
+static double head_induction(const head_sums *h) { return h->n_ind ? h->ind / h->n_ind : 0.0; }
+
+/* One head's matrix a [n][n] of the sentence: its means (and per-row figures); returns its
+ * induction share. */
+static double head_of_matrix(const stats_sentence *sent, const float *a, double out[STATS_COUNT],
+                             const stats_rows *rows) {
     head_sums h = {0};
     for (int32_t r = 0; r < sent->m; r++)
         row_sums(sent, r, a + (size_t)sent->keep[r] * sent->n, &h, rows);
     head_means(&h, sent->m, out);
+    return head_induction(&h);
 }
 
 void stats_head_sentence(const stats_sentence *sent, int32_t idx, double out[STATS_COUNT], const stats_rows *rows) {
@@ -319,16 +398,17 @@ typedef struct stats_job {
 } stats_job;
 
 static bool add_head(stats_job *j, int32_t idx) {
-    double v[STATS_COUNT];
+    double v[STATS_COUNT], ind;
     if (j->sent->attn) {
-        stats_head_sentence(j->sent, idx, v, NULL);
+        ind = head_of_matrix(j->sent, j->sent->attn + (size_t)idx * j->sent->n * j->sent->n, v, NULL);
     } else {
         j->status = atn_capture_head(j->cap, idx / j->st->n_heads, idx % j->st->n_heads, j->buf, &j->err);
         if (j->status)
             return false;
-        head_of_matrix(j->sent, j->buf, v, NULL);
+        ind = head_of_matrix(j->sent, j->buf, v, NULL);
     }
     add_means(&j->st->heads[idx], v);
+    j->st->heads[idx].induction += ind;
     return true;
 }
 
@@ -493,6 +573,7 @@ atn_status atn_stats_rows_fold(atn_stats_rows *r, atn_stats *st, atn_error *err)
         double v[STATS_COUNT];
         head_means(&r->heads[i], r->sent.m, v);
         add_means(&st->heads[i], v);
+        st->heads[i].induction += head_induction(&r->heads[i]);
     }
     st->n_sentences++;
     st->n_tokens += r->sent.m;
@@ -525,6 +606,7 @@ atn_status atn_stats_finish(atn_stats *st, atn_error *err) {
         s->self *= k;
         s->prev *= k;
         s->next *= k;
+        s->induction *= k;
         s->local *= k;
         s->same_segment *= k;
         s->distance *= k;

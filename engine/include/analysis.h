@@ -133,6 +133,8 @@ typedef enum atn_pattern {
     ATN_PATTERN_BLOCK,          /* within a small neighbourhood, or within its own segment */
     ATN_PATTERN_BROAD,          /* spread out over many tokens */
     ATN_PATTERN_MIXED,          /* none of the above clearly */
+    ATN_PATTERN_INDUCTION,      /* in a repeated span, to the token after the earlier copy of itself
+                                   (after mixed so the older values stay as they were) */
     ATN_PATTERN_COUNT
 } atn_pattern;
 
@@ -150,6 +152,12 @@ typedef struct atn_head_stats {
     double local;          /* mass within |i - j| <= 2 */
     double same_segment;   /* mass on keys of the query's own segment (pairs; 1 for one text) */
     double distance;       /* mean attention distance sum_j a_ij |i - j| */
+    double induction;      /* in a repeated span: the mean, over query rows i whose token and the
+                              one before it occurred together earlier (ids[j-1] = ids[i-1], ids[j] =
+                              ids[i], j < i - 1), of the attention to the tokens j + 1 that
+                              followed those earlier copies (Olsson et al. 2022); 0 for a
+                              sentence without such rows; not in the CSV, and 0 in the
+                              corpus partials' statistics (corpus-stats.c) */
     atn_pattern pattern;
 } atn_head_stats;
 

@@ -1,6 +1,6 @@
 /* Constructed captures for the analysis tests: up to 4 layers x 4 heads x 16 tokens, token
- * texts given (a text starting with '[' is special), all tokens unmasked, one segment; the
- * caller fills the attention with set_pattern or by hand. */
+ * texts given (a text starting with '[' is special; equal texts get equal ids), all tokens
+ * unmasked, one segment; the caller fills the attention with set_pattern or by hand. */
 #ifndef ATN_TEST_FAKE_CAPTURE_H
 #define ATN_TEST_FAKE_CAPTURE_H
 
@@ -32,6 +32,14 @@ static inline void fake_init(fake *f, int L, int H, int n, const char *const *te
                          : !strcmp(texts[i], "[PAD]") ? ATN_TOKEN_PAD
                                                       : ATN_TOKEN_WORD;
         f->mask[i] = 1;
+        /* ids as a tokenizer gives them: the same text, the same id (the induction measure
+           looks for repeated ids) */
+        f->ids[i] = i;
+        for (int k = 0; k < i; k++)
+            if (!strcmp(texts[k], texts[i])) {
+                f->ids[i] = f->ids[k];
+                break;
+            }
     }
     f->cap.n_layers = L;
     f->cap.n_heads = H;

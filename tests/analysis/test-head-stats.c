@@ -114,6 +114,7 @@ static void test_punct(void) {
 #define SEGMENT 0.9
 #define BROAD 0.75
 #define SEGMENT_SPECIAL 0.5
+#define INDUCTION 0.5
 
 static double below(double x) { return nextafter(x, -INFINITY); }
 static double above(double x) { return nextafter(x, INFINITY); }
@@ -177,6 +178,87 @@ static void test_positional(void) {
     s.local = 1.0;
     s.entropy_norm = 1.0;
     CHECK_STR(label(&s, true), "diagonal");
+}
+
+/* Induction: at and around its threshold, and only when above each positional measure (a
+ * previous-token head on text that repeats every other token reads as previous). */
+static void test_induction_rule(void) {
+    atn_head_stats s = neutral();
+    check_three("induction", s, FIELD(induction), INDUCTION, false, "mixed", "induction", "induction");
+    s.induction = 0.6;
+    s.prev = 0.6;
+    CHECK_STR(label(&s, false), "previous");
+    s.prev = below(0.6);
+    CHECK_STR(label(&s, false), "induction");
+    s.self = 0.6;
+    CHECK_STR(label(&s, false), "diagonal");
+    /* before the vertical and block rules */
+    s = neutral();
+    s.induction = 0.7;
+    s.cls = 0.9;
+    s.local = 1.0;
+    CHECK_STR(label(&s, true), "induction");
+}
+
+/* The measure on a constructed repeated span: [CLS] a b c d a b c d (ids 0 1 2 3 4 1 2 3 4).
+ * Rows 6 "b", 7 "c", 8 "d" follow an earlier copy of the pair before them ((a,b) at 1-2,
+ * (b,c) at 2-3, (c,d) at 3-4), so their targets are 3, 4 and 5; row 5 "a" follows "d", whose
+ * pair (d,a) never came before.  By hand:
+ *   head 0 puts all of rows 6-8 on the target, every other row on itself: induction 3/3 = 1,
+ *     self 6/9: labelled induction;
+ *   head 1 puts 0.25 on the target, 0.75 on itself: induction 0.25, self (6 + 2.25)/9 =
+ *     0.9167: diagonal;
+ *   head 2 (previous token) puts nothing on a target: 0.
+ * A sentence without repeats measures 0, so a corpus of both halves head 0's 1 to 0.5; a
+ * masked target drops its row. */
+static void test_induction_measure(void) {
+    static const char *const toks[9] = {"[CLS]", "a", "b", "c", "d", "a", "b", "c", "d"};
+    static const int32_t ids[9] = {0, 1, 2, 3, 4, 1, 2, 3, 4};
+    static fake f;
+    fake_init(&f, 1, 3, 9, toks);
+    memcpy(f.ids, ids, sizeof ids);
+    float *h0 = head_of(&f, 0, 0), *h1 = head_of(&f, 0, 1);
+    for (int i = 0; i < 9; i++) {
+        int target = i >= 6 ? i - 3 : -1;
+        h0[i * 9 + (target >= 0 ? target : i)] = 1;
+        if (target >= 0) {
+            h1[i * 9 + target] = 0.25f;
+            h1[i * 9 + i] = 0.75f;
+        } else {
+            h1[i * 9 + i] = 1;
+        }
+    }
+    set_pattern(head_of(&f, 0, 2), 9, 0);
+    atn_stats *st;
+    CHECK(atn_stats_compute(&f.cap, &st, NULL) == ATN_OK);
+    CHECK_NEAR(st->heads[0].induction, 1.0, 1e-12);
+    CHECK_NEAR(st->heads[0].self, 6.0 / 9, 1e-12);
+    CHECK_STR(atn_pattern_name(st->heads[0].pattern), "induction");
+    CHECK_NEAR(st->heads[1].induction, 0.25, 1e-7);
+    CHECK_NEAR(st->heads[1].self, (6 + 3 * 0.75) / 9, 1e-7);
+    CHECK_STR(atn_pattern_name(st->heads[1].pattern), "diagonal");
+    CHECK_NEAR(st->heads[2].induction, 0.0, 1e-12);
+    CHECK_STR(atn_pattern_name(st->heads[2].pattern), "previous");
+    atn_stats_free(st);
+
+    /* corpus: the repeated text, then one without repeats (ids 1..8) */
+    atn_stats *acc = atn_stats_new(1, 3, NULL);
+    CHECK(atn_stats_add(acc, &f.cap, NULL) == ATN_OK);
+    for (int i = 0; i < 9; i++)
+        f.ids[i] = i;
+    CHECK(atn_stats_add(acc, &f.cap, NULL) == ATN_OK);
+    CHECK(atn_stats_finish(acc, NULL) == ATN_OK);
+    CHECK_NEAR(acc->heads[0].induction, 0.5, 1e-12);
+    atn_stats_free(acc);
+
+    /* position 5 masked: row 8 loses its target and row 6 the token before it, so row 7
+       alone is measured (head 1: 0.25 / 1) */
+    memcpy(f.ids, ids, sizeof ids);
+    f.mask[5] = 0;
+    CHECK(atn_stats_compute(&f.cap, &st, NULL) == ATN_OK);
+    CHECK_NEAR(st->heads[1].induction, 0.25, 1e-7);
+    CHECK_NEAR(st->heads[0].induction, 1.0, 1e-12);
+    atn_stats_free(st);
 }
 
 static void test_vertical(void) {
@@ -257,7 +339,7 @@ static void test_block_and_broad(void) {
 static void test_names(void) {
     static const char *const want[ATN_PATTERN_COUNT] = {
         "diagonal", "previous", "next", "vertical [CLS]", "vertical [SEP]", "vertical punctuation", "block", "broad",
-        "mixed",
+        "mixed", "induction",
     };
     for (int p = 0; p < ATN_PATTERN_COUNT; p++)
         CHECK_STR(atn_pattern_name((atn_pattern)p), want[p]);
@@ -432,6 +514,8 @@ int main(void) {
     test_stats_progress();
     test_punct();
     test_positional();
+    test_induction_rule();
+    test_induction_measure();
     test_vertical();
     test_block_and_broad();
     test_names();

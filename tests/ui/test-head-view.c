@@ -683,7 +683,7 @@ static void test_head_summary(void) {
     }
     const char *legend = popover_label_text(GTK_WIDGET(hv));
     g_assert_nonnull(legend);
-    for (int p = 0; p <= ATN_PATTERN_MIXED; p++) {
+    for (int p = 0; p < ATN_PATTERN_COUNT; p++) {
         g_autofree char *item = g_strdup_printf("• %s — ", atn_label_pattern(p));
         if (!strstr(legend, item))
             g_error("the pattern legend does not explain “%s”:\n%s", atn_label_pattern(p), legend);

@@ -7,6 +7,7 @@
 #include "ui-test-util.h"
 
 #include "atn-export.h"
+#include "atn-labels.h"
 #include "atn-whatif.h"
 
 /* The widget a pointer at window coordinates (x, y) would reach. */
@@ -386,6 +387,63 @@ static void test_whatif_visible(void) {
     destroy_window(win);
 }
 
+/* ---- demo-gpt2's induction example ---- */
+
+static gboolean model_is(gpointer data) {
+    model_wait *w = data;
+    AtnSession *s = atn_window_get_session(w->win);
+    AtnResult *r = atn_session_get_result(s);
+    return r && !atn_session_get_busy(s) && !g_strcmp0(atn_model_handle_get_name(atn_result_get_model(r)), w->name) &&
+           atn_result_get_stats(r) != NULL;
+}
+
+/* The Examples menu's last line (data/examples.txt: "{demo-gpt2}  the and you …") opens
+ * demo-gpt2 with the sentence, space first, so " the" stays one token; the Head view then
+ * labels layer 1 head 1 "induction" with the share the statistics measured, and the pattern
+ * legend explains the name. */
+static void test_induction_example(void) {
+    g_autofree char *path = g_build_filename(g_getenv("ATN_SOURCE_ROOT"), "data", "examples.txt", NULL);
+    g_autofree char *all = NULL;
+    g_assert_true(g_file_get_contents(path, &all, NULL, NULL));
+    g_auto(GStrv) lines = g_strsplit(all, "\n", -1);
+    int last = -1;
+    for (int i = 0, k = 0; lines[i]; i++) {
+        g_strstrip(lines[i]);
+        if (*lines[i] && *lines[i] != '#')
+            last = k++;
+    }
+    g_assert_true(g_str_has_prefix(lines[g_strv_length(lines) - 2], "{demo-gpt2}"));
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    show_view(win, "head");
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(win), "win.example", "i", last));
+    model_wait w = {win, "demo-gpt2", 0};
+    AtnSession *s = atn_window_get_session(win);
+    if (!wait_for(model_is, &w)) {
+        AtnResult *now = atn_session_get_result(s);
+        g_error("the example did not open demo-gpt2 with its sentence: model %s, text “%s”, %s; error %s",
+                now ? atn_model_handle_get_name(atn_result_get_model(now)) : "(none)", atn_session_get_text(s),
+                now && atn_result_get_stats(now) ? "statistics" : "no statistics", atn_window_get_error(w.win));
+    }
+    AtnResult *r = atn_session_get_result(s);
+    g_assert_true(g_str_has_prefix(atn_session_get_text(s), " the and you"));
+    const atn_encoding *enc = atn_result_get_encoding(r);
+    g_assert_cmpstr(enc->tokens[0].text, ==, "\u0120the");   /* one token, not t + he */
+    const atn_stats *st = atn_result_get_stats(r);
+    const atn_head_stats *h = &st->heads[1 * st->n_heads + 1];
+    g_assert_cmpint(h->pattern, ==, ATN_PATTERN_INDUCTION);
+    g_assert_cmpfloat(h->induction, >, 0.8);
+    atn_session_select_head(s, 1, 1);
+    settle(200);
+    const char *summary = atn_head_view_get_summary(ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head")));
+    g_test_message("summary: %s", summary);
+    g_autofree char *want = g_strdup_printf("induction: %.0f%% to the token after the earlier copy", 100 * h->induction);
+    g_assert_nonnull(strstr(summary, want));
+    g_autofree char *legend = atn_label_pattern_legend();
+    g_assert_nonnull(strstr(legend, "• induction — "));
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -395,5 +453,6 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/review/export-typed-extension", test_export_typed_extension);
     g_test_add_func("/ui/review/gpt2-surface-tokens", test_gpt2_surface_tokens);
     g_test_add_func("/ui/review/whatif-visible", test_whatif_visible);
+    g_test_add_func("/ui/review/induction-example", test_induction_example);
     return g_test_run();
 }
