@@ -217,7 +217,7 @@ static void atn_application_init(AtnApplication *self) {
                                                         "Hugging Face cache)"), N_("MODEL")},
         {"text", 't', 0, G_OPTION_ARG_STRING, NULL, N_("Start with this sentence (\"a ||| b\" for a pair)"),
          N_("TEXT")},
-        {"view", 0, 0, G_OPTION_ARG_STRING, NULL, N_("Start on this view: head, model, similarity, trace or statistics"),
+        {"view", 0, 0, G_OPTION_ARG_STRING, NULL, N_("Start on this view: head, model, similarity, trace, statistics or whatif"),
          N_("VIEW")},
         {"layer", 0, 0, G_OPTION_ARG_INT, NULL, N_("Start on this layer (from 0; default: the clearest head's)"),
          N_("L")},

@@ -12,6 +12,7 @@ gboolean atn_heatmap_get_causal(AtnHeatmap *self);
 atn_colormap atn_heatmap_get_colormap(AtnHeatmap *self);
 
 const char *atn_heatmap_get_title(AtnHeatmap *self);   /* borrowed; NULL: none */
+const char *atn_heatmap_get_colorbar_label(AtnHeatmap *self);   /* borrowed; NULL: none */
 
 /* Widget coordinates -> cell; FALSE (and -1) outside the matrix. */
 gboolean atn_heatmap_cell_at(AtnHeatmap *self, double x, double y, int *row, int *col);

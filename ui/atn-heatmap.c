@@ -552,6 +552,11 @@ static void replace_string(AtnHeatmap *self, char **field, const char *value) {
     invalidate_figure(self);
 }
 
+const char *atn_heatmap_get_colorbar_label(AtnHeatmap *self) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), NULL);
+    return self->colorbar_label;
+}
+
 const char *atn_heatmap_get_title(AtnHeatmap *self) {
     g_return_val_if_fail(ATN_IS_HEATMAP(self), NULL);
     return self->title;
@@ -1023,6 +1028,13 @@ AtnHeatmapLook *atn_heatmap_dup_look(AtnHeatmap *self) {
     look->cell_mask = self->cell_mask ? g_memdup2(self->cell_mask, sizeof(float) * (size_t)self->rows * self->cols)
                                       : NULL;
     return look;
+}
+
+void atn_heatmap_look_set_range(AtnHeatmapLook *look, double vmin, double vmax, const char *note) {
+    g_return_if_fail(look != NULL);
+    look->range = (atn_value_range){.automatic = false, .vmin = vmin, .vmax = vmax};
+    g_free(look->colorbar_note);
+    look->colorbar_note = g_strdup(note);
 }
 
 void atn_heatmap_look_free(AtnHeatmapLook *look) {

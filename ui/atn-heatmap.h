@@ -82,6 +82,9 @@ AtnFigure *atn_heatmap_dup_figure(AtnHeatmap *self, const char *basename);
 typedef struct AtnHeatmapLook AtnHeatmapLook;
 AtnHeatmapLook *atn_heatmap_dup_look(AtnHeatmap *self);
 void atn_heatmap_look_free(AtnHeatmapLook *look);
+/* The look's colours over vmin..vmax whatever the values, with note under the colour bar's
+ * label (copied; NULL: none). */
+void atn_heatmap_look_set_range(AtnHeatmapLook *look, double vmin, double vmax, const char *note);
 /* A figure of values ([rows][cols] of the look, copied) titled title; NULL without values. */
 AtnFigure *atn_heatmap_look_figure(const AtnHeatmapLook *look, const float *values, const char *title,
                                    const char *basename);

@@ -304,6 +304,8 @@ static void show_pair(AtnWhatifView *self) {
     atn_value_range sym = {.automatic = false, .vmin = -m, .vmax = m};
     atn_heatmap_set_range(self->pair[2], &sym);
     atn_heatmap_set_colormap(self->pair[2], ATN_CMAP_RDBU);
+    /* its colours are differences of weights, not weights */
+    atn_heatmap_set_axes(self->pair[2], _("query"), _("key"), _("Δ weight"));
     const atn_capture_diff *d = self->shown->diff;
     size_t c = (size_t)layer * d->n_heads + head;
     g_autofree char *text = g_strdup_printf(_("Layer %d · head %d: JS distance %.4f · largest |Δ| %.4f"), layer,

@@ -112,6 +112,9 @@ static void start_export_all(AtnWindow *self, const char *folder, const char *fo
     AtnView *head = _atn_window_get_view(self, "head");
     g_return_if_fail(head && ATN_IS_HEAD_VIEW(head));
     AtnHeatmapLook *look = atn_heatmap_dup_look(atn_head_view_get_heatmap(ATN_HEAD_VIEW(head)));
+    /* one scale for every file, 0..1, as `attnscope export --all-heads` draws them: the files
+       compare (the view's own scale, a head's maximum, differs from head to head) */
+    atn_heatmap_look_set_range(look, 0, 1, _("fixed 0–1"));
     self->export_cancel = g_cancellable_new();
     if (folder)
         atn_export_all_heads_to_async(GTK_WINDOW(self), r, look, "heatmap", folder, format, scale, self->export_cancel,

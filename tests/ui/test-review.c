@@ -327,6 +327,10 @@ static void test_gpt2_surface_tokens(void) {
 
 /* ---- the what-if state, visible in every view ---- */
 
+static gboolean whatif_done(gpointer data) {
+    return !atn_whatif_view_get_busy(data) && atn_whatif_view_get_diff(data) != NULL;
+}
+
 /* Head 1 of layer 0 switched off in the what-if lab: every view has the badge above it (mapped,
  * where the pointer reaches it) naming the change; the Head view's line says "switched off
  * (what-if)", not the pattern of a head that no longer runs, and its title (on screen and in
@@ -372,6 +376,14 @@ static void test_whatif_visible(void) {
     const char *title = atn_heatmap_get_title(head_heatmap(win));
     g_test_message("title: %s", title);
     g_assert_nonnull(strstr(title, "what-if: 1 head switched off"));
+    /* the What-if page's difference map says its colours are differences */
+    show_view(win, "whatif");
+    AtnWhatifView *wv = ATN_WHATIF_VIEW(atn_window_get_view_widget(win, "whatif"));
+    g_assert_true(wait_for(whatif_done, wv));
+    settle(200);
+    g_assert_cmpstr(atn_heatmap_get_colorbar_label(atn_whatif_view_get_pair(wv, 2)), ==, "Δ weight");
+    g_assert_cmpstr(atn_heatmap_get_colorbar_label(atn_whatif_view_get_pair(wv, 0)), ==, "weight");
+    show_view(win, "head");
     /* another head still shows its pattern */
     atn_session_select_head(s, 0, 2);
     settle(200);
@@ -444,6 +456,77 @@ static void test_induction_example(void) {
     destroy_window(win);
 }
 
+/* ---- the smaller items ---- */
+
+/* Export Every Head draws each head on one 0..1 scale, as `attnscope export --all-heads`
+ * does: the window's file of layer 1 head 3 and the command line's are the same picture. */
+static void test_every_head_scale_matches_cli(void) {
+    g_autofree char *dir = g_dir_make_tmp("atn-heads-XXXXXX", NULL);
+    g_autofree char *gui = g_build_filename(dir, "gui", NULL);
+    g_autofree char *cli = g_build_filename(dir, "cli", NULL);
+    g_assert_cmpint(g_mkdir(gui, 0700), ==, 0);
+    AtnWindow *win = new_window();
+    open_and_wait(win, f32_model);
+    type_and_wait(win, "the cat sat on the mat");
+    show_view(win, "head");
+    atn_window_export_all_heads_to(win, gui, "png", 1.0);
+    g_assert_true(wait_for(export_finished, win));
+    destroy_window(win);
+    g_autofree char *cli_dir = g_strconcat(cli, "/", NULL);
+    const char *args[] = {"export", "heatmap", "--model", f32_model, "--text", "the cat sat on the mat", "--all-heads",
+                          NULL};
+    cli_export(args, cli_dir);
+    for (int c = 0; c < 8; c++) {
+        g_autofree char *name = g_strdup_printf("heatmap-L%02d-H%02d.png", c / 4, c % 4);
+        g_autofree char *a = g_build_filename(gui, name, NULL), *b = g_build_filename(cli, name, NULL);
+        g_autofree char *da = NULL, *db = NULL;
+        gsize la = 0, lb = 0;
+        g_assert_true(g_file_get_contents(a, &da, &la, NULL));
+        g_assert_true(g_file_get_contents(b, &db, &lb, NULL));
+        if (la != lb || memcmp(da, db, la))
+            g_error("%s differs between Export Every Head (%zu bytes) and --all-heads (%zu bytes)", name, la, lb);
+        g_unlink(a);
+        g_unlink(b);
+    }
+    g_rmdir(gui);
+    g_rmdir(cli);
+    g_rmdir(dir);
+}
+
+/* Ctrl+? lists the six views under Alt+1…6 (it said 1…5, without What-if), and --help-all
+ * names whatif among the --view values. */
+static void test_keys_and_help_name_every_view(void) {
+    g_autoptr(GtkBuilder) b = gtk_builder_new_from_resource("/io/github/attnscope/Attnscope/gtk/help-overlay.ui");
+    g_autoptr(GSList) objects = gtk_builder_get_objects(b);
+    gboolean seen = FALSE;
+    for (GSList *o = objects; o; o = o->next) {
+        if (!GTK_IS_SHORTCUTS_SHORTCUT(o->data))
+            continue;
+        g_autofree char *title = NULL, *accel = NULL;
+        g_object_get(o->data, "title", &title, "accelerator", &accel, NULL);
+        if (!title || !g_str_has_prefix(title, "Head, Model"))
+            continue;
+        seen = TRUE;
+        g_assert_cmpstr(accel, ==, "<Alt>1...6");
+        g_assert_nonnull(strstr(title, "What-if"));
+    }
+    g_assert_true(seen);
+    gtk_window_destroy(GTK_WINDOW(gtk_builder_get_object(b, "help_overlay")));
+    g_autofree char *exe = g_build_filename(g_getenv("ATN_BUILD_ROOT"), "app", "attnscope", NULL);
+    const char *argv[] = {exe, "--help-all", NULL};
+    g_autofree char *out = NULL;
+    int status = 0;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL, &status,
+                               NULL));
+    const char *view = strstr(out, "--view");
+    g_assert_nonnull(view);
+    const char *eol = strchr(view, '\n');
+    g_autofree char *line = g_strndup(view, eol ? (gsize)(eol - view) : strlen(view));
+    g_test_message("%s", line);
+    for (const char *const *n = atn_window_get_view_names(); *n; n++)
+        g_assert_nonnull(strstr(line, *n));
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -454,5 +537,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/review/gpt2-surface-tokens", test_gpt2_surface_tokens);
     g_test_add_func("/ui/review/whatif-visible", test_whatif_visible);
     g_test_add_func("/ui/review/induction-example", test_induction_example);
+    g_test_add_func("/ui/review/keys-and-help-name-every-view", test_keys_and_help_name_every_view);
+    g_test_add_func("/ui/review/every-head-scale-matches-cli", test_every_head_scale_matches_cli);
     return g_test_run();
 }
