@@ -881,36 +881,27 @@ static gboolean hide_hint_cb(gpointer data) {
     return G_SOURCE_REMOVE;
 }
 
-/* The hint over the figure, in the overlay around the view stack (atn-window.ui's, which also
- * holds the banners). */
+/* The hint, in a line of its own above the views (over the figure it hid the key axis): the
+ * view gives it room while it shows and takes the room back after. */
 static void build_presentation_hint(AtnWindow *self) {
-    GtkWidget *stack = GTK_WIDGET(self->stack), *overlay = gtk_widget_get_parent(stack);
-    if (!GTK_IS_OVERLAY(overlay)) {   /* a template without the banners' overlay: make one */
-        GtkWidget *parent = overlay, *before = gtk_widget_get_prev_sibling(stack);
-        overlay = gtk_overlay_new();
-        gtk_widget_set_vexpand(overlay, TRUE);
-        gtk_widget_set_hexpand(overlay, TRUE);
-        g_object_ref(stack);
-        gtk_box_remove(GTK_BOX(parent), stack);
-        gtk_overlay_set_child(GTK_OVERLAY(overlay), stack);
-        g_object_unref(stack);
-        gtk_box_insert_child_after(GTK_BOX(parent), overlay, before);
-    }
+    GtkWidget *overlay = gtk_widget_get_parent(GTK_WIDGET(self->stack));
     self->hint_revealer = GTK_REVEALER(gtk_revealer_new());
-    gtk_revealer_set_transition_type(self->hint_revealer, GTK_REVEALER_TRANSITION_TYPE_CROSSFADE);
-    gtk_widget_set_halign(GTK_WIDGET(self->hint_revealer), GTK_ALIGN_CENTER);
-    gtk_widget_set_valign(GTK_WIDGET(self->hint_revealer), GTK_ALIGN_END);
-    gtk_widget_set_margin_bottom(GTK_WIDGET(self->hint_revealer), 32);
+    gtk_revealer_set_transition_type(self->hint_revealer, GTK_REVEALER_TRANSITION_TYPE_SLIDE_DOWN);
+    gtk_revealer_set_transition_duration(self->hint_revealer, 0);
     gtk_widget_set_can_target(GTK_WIDGET(self->hint_revealer), FALSE);
     /* Translators: shown once over the figure when presentation mode starts */
     self->hint_label = GTK_LABEL(gtk_label_new(_("Presentation mode · F11 or Esc leaves it · Alt+1…6 change the view · "
                                                  "the pointer at the top shows the view switcher")));
     gtk_label_set_wrap(self->hint_label, TRUE);
     gtk_label_set_justify(self->hint_label, GTK_JUSTIFY_CENTER);
+    gtk_widget_set_halign(GTK_WIDGET(self->hint_label), GTK_ALIGN_CENTER);
+    gtk_widget_set_margin_top(GTK_WIDGET(self->hint_label), 6);
+    gtk_widget_set_margin_bottom(GTK_WIDGET(self->hint_label), 6);
     gtk_widget_add_css_class(GTK_WIDGET(self->hint_label), "osd");
     gtk_widget_add_css_class(GTK_WIDGET(self->hint_label), "presentation-hint");
     gtk_revealer_set_child(self->hint_revealer, GTK_WIDGET(self->hint_label));
-    gtk_overlay_add_overlay(GTK_OVERLAY(overlay), GTK_WIDGET(self->hint_revealer));
+    gtk_box_insert_child_after(GTK_BOX(gtk_widget_get_parent(overlay)), GTK_WIDGET(self->hint_revealer),
+                               gtk_widget_get_prev_sibling(overlay));
 }
 
 GtkWidget *atn_window_get_view_switcher(AtnWindow *self) {

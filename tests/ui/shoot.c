@@ -4,7 +4,7 @@
  *
  *   shoot OUT.png WIDTH HEIGHT MODEL TEXT-FILE VIEW [ACTION...]
  * ACTIONS: layer=L head=H query=Q zoom=F pan=R,C one-query fixed hover=R,C lines-hover=SIDE,T
- *          all-lines present font-scale=F step=S (the Trace view's step) reveal (its reveal
+ *          all-lines present pointer-top (the pointer at the top of the screen) font-scale=F step=S (the Trace view's step) reveal (its reveal
  *          mode) trace-end (scroll the trace sheet to the bottom); the what-if lab: off=L,H
  *          uniform=L,H keep=L,H (the Model view's head menu items) menu (that menu for the
  *          selected head) view=NAME whatif-control=NAME:VALUE (a What-if page control)
@@ -72,7 +72,10 @@ int main(int argc, char **argv) {
                 g_free(atn_heatmap_hover(hm, r.origin.x + r.size.width / 2, r.origin.y + r.size.height - 1));
         } else if (!strcmp(a, "present"))
             atn_window_set_presentation(win, TRUE);
-        else if (sscanf(a, "font-scale=%lf", &f) == 1)
+        else if (!strcmp(a, "pointer-top")) {   /* presentation mode's header bar comes back */
+            pointer_at(win, gtk_widget_get_width(GTK_WIDGET(win)) / 2.0, 2);
+            settle(400);
+        } else if (sscanf(a, "font-scale=%lf", &f) == 1)
             atn_prefs_set_font_scale(atn_prefs_get_default(), f);
         else if (sscanf(a, "step=%d", &x) == 1) {
             settle(300);

@@ -32,6 +32,16 @@ static void test_presentation_header_reachable(void) {
     g_assert_true(wait_for(is_fullscreen, win));
     settle(200);
     int w = gtk_widget_get_width(GTK_WIDGET(win));
+    /* the one-time hint is shown, and covers nothing of the figure (it hid the key axis) */
+    GtkWidget *hint = atn_window_get_presentation_hint(win);
+    g_assert_true(gtk_revealer_get_child_revealed(GTK_REVEALER(hint)));
+    graphene_rect_t hb, fb;
+    g_assert_true(gtk_widget_compute_bounds(hint, GTK_WIDGET(win), &hb));
+    g_assert_true(gtk_widget_compute_bounds(GTK_WIDGET(head_heatmap(win)), GTK_WIDGET(win), &fb));
+    g_assert_cmpfloat(hb.size.height, >, 0);
+    if (graphene_rect_intersection(&hb, &fb, NULL))
+        g_error("the hint (y %.0f..%.0f) lies over the figure (y %.0f..%.0f)", hb.origin.y,
+                hb.origin.y + hb.size.height, fb.origin.y, fb.origin.y + fb.size.height);
     g_assert_false(atn_window_get_view_switcher_shown(win));
     pointer_at(win, w / 2.0, 2);   /* the top of the screen */
     settle(300);
