@@ -63,7 +63,7 @@ struct _AtnWindow {
     guint hide_controls_id;
     double last_motion_x, last_motion_y;
     gboolean pointer_in;          /* the pointer is over the window */
-    GtkRevealer *hint_revealer;   /* presentation mode's keys, in a line above the views */
+    GtkRevealer *hint_revealer;   /* presentation mode's keys, over the top of the views */
     GtkLabel *hint_label;
     gboolean hint_done;           /* the hint was shown (once per window) */
     guint hint_id;

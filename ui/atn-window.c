@@ -838,6 +838,10 @@ static gboolean focus_in_controls(AtnWindow *self) {
 static void show_controls(AtnWindow *self, gboolean show) {
     gtk_revealer_set_reveal_child(self->controls_revealer, show);
     gtk_widget_set_visible(GTK_WIDGET(self->header), show);
+    if (show && self->hint_revealer && self->presentation) {   /* the hint's advice was taken: its line goes */
+        g_clear_handle_id(&self->hint_id, g_source_remove);
+        gtk_revealer_set_reveal_child(self->hint_revealer, FALSE);
+    }
 }
 
 static gboolean hide_controls_cb(gpointer data) {
@@ -881,27 +885,28 @@ static gboolean hide_hint_cb(gpointer data) {
     return G_SOURCE_REMOVE;
 }
 
-/* The hint, in a line of its own above the views (over the figure it hid the key axis): the
- * view gives it room while it shows and takes the room back after. */
+/* The hint, over the top of the views, where the view's own controls are (it lets the
+ * pointer through to them), not over the figure: at the bottom it hid the key axis.  An
+ * overlay: it takes no room from the figure (a line of its own squeezed the Similarity view's
+ * pair maps at 1280x720 for its seven seconds). */
 static void build_presentation_hint(AtnWindow *self) {
     GtkWidget *overlay = gtk_widget_get_parent(GTK_WIDGET(self->stack));
+    g_return_if_fail(GTK_IS_OVERLAY(overlay));   /* atn-window.ui's views_overlay */
     self->hint_revealer = GTK_REVEALER(gtk_revealer_new());
-    gtk_revealer_set_transition_type(self->hint_revealer, GTK_REVEALER_TRANSITION_TYPE_SLIDE_DOWN);
-    gtk_revealer_set_transition_duration(self->hint_revealer, 0);
+    gtk_revealer_set_transition_type(self->hint_revealer, GTK_REVEALER_TRANSITION_TYPE_CROSSFADE);
+    gtk_widget_set_halign(GTK_WIDGET(self->hint_revealer), GTK_ALIGN_CENTER);
+    gtk_widget_set_valign(GTK_WIDGET(self->hint_revealer), GTK_ALIGN_START);
+    gtk_widget_set_margin_top(GTK_WIDGET(self->hint_revealer), 4);
     gtk_widget_set_can_target(GTK_WIDGET(self->hint_revealer), FALSE);
     /* Translators: shown once over the figure when presentation mode starts */
     self->hint_label = GTK_LABEL(gtk_label_new(_("Presentation mode · F11 or Esc leaves it · Alt+1…6 change the view · "
                                                  "the pointer at the top shows the view switcher")));
     gtk_label_set_wrap(self->hint_label, TRUE);
     gtk_label_set_justify(self->hint_label, GTK_JUSTIFY_CENTER);
-    gtk_widget_set_halign(GTK_WIDGET(self->hint_label), GTK_ALIGN_CENTER);
-    gtk_widget_set_margin_top(GTK_WIDGET(self->hint_label), 6);
-    gtk_widget_set_margin_bottom(GTK_WIDGET(self->hint_label), 6);
     gtk_widget_add_css_class(GTK_WIDGET(self->hint_label), "osd");
     gtk_widget_add_css_class(GTK_WIDGET(self->hint_label), "presentation-hint");
     gtk_revealer_set_child(self->hint_revealer, GTK_WIDGET(self->hint_label));
-    gtk_box_insert_child_after(GTK_BOX(gtk_widget_get_parent(overlay)), GTK_WIDGET(self->hint_revealer),
-                               gtk_widget_get_prev_sibling(overlay));
+    gtk_overlay_add_overlay(GTK_OVERLAY(overlay), GTK_WIDGET(self->hint_revealer));
 }
 
 GtkWidget *atn_window_get_view_switcher(AtnWindow *self) {
@@ -931,6 +936,8 @@ static void move_header(AtnWindow *self, gboolean into_content) {
     gtk_box_remove(GTK_BOX(gtk_widget_get_parent(header)), header);
     gtk_box_prepend(GTK_BOX(to), header);
     g_object_unref(header);
+    /* the empty slot keeps the titlebar's style (a header bar's height): hidden meanwhile */
+    gtk_widget_set_visible(GTK_WIDGET(self->titlebar_slot), !into_content);
 }
 
 void atn_window_set_presentation(AtnWindow *self, gboolean on) {
