@@ -57,7 +57,8 @@ static void on_session_notice(AtnSession *s, const char *message, AtnWindow *sel
 /* ---- the what-if badge ------------------------------------------------------------------ */
 
 /* Every view shows the session's model as the what-if lab changed it: a line above the views
- * says so and how, with a button back to the original. */
+ * says so and how, with a button back to the original; the What-if page itself says it at
+ * length and has its own Reset, so the line leaves it the room. */
 static void on_whatif_changed(AtnSession *s, AtnWindow *self) {
     AtnWhatif *w = atn_session_get_whatif(self->session);
     if (w) {
@@ -66,8 +67,11 @@ static void on_whatif_changed(AtnSession *s, AtnWindow *self) {
         g_autofree char *line = g_strdup_printf(_("What-if: %s — every view shows the changed model"), what);
         gtk_label_set_text(self->whatif_label, line);
     }
-    gtk_revealer_set_reveal_child(self->whatif_revealer, w != NULL);
+    gtk_revealer_set_reveal_child(self->whatif_revealer,
+                                  w != NULL && g_strcmp0(gtk_stack_get_visible_child_name(self->stack), "whatif"));
 }
+
+static void on_view_for_badge(GtkStack *stack, GParamSpec *p, AtnWindow *self) { on_whatif_changed(NULL, self); }
 
 static void on_whatif_restore(GtkButton *b, AtnWindow *self) { atn_session_set_whatif(self->session, NULL); }
 
@@ -1113,6 +1117,7 @@ static void atn_window_init(AtnWindow *self) {
     g_signal_connect(self->prefs, "notify::precision", G_CALLBACK(on_precision_changed), self);
     atn_session_set_precision(self->session, precision_from_name(atn_prefs_get_precision(self->prefs)));
     g_signal_connect(self->session, "whatif-changed", G_CALLBACK(on_whatif_changed), self);
+    g_signal_connect(self->stack, "notify::visible-child", G_CALLBACK(on_view_for_badge), self);
     g_signal_connect(self->whatif_restore_button, "clicked", G_CALLBACK(on_whatif_restore), self);
     g_signal_connect(self->error_bar, "response", G_CALLBACK(on_bar_response), self);
     g_signal_connect(self->notice_bar, "response", G_CALLBACK(on_bar_response), self);

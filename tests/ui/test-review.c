@@ -341,7 +341,8 @@ static gboolean whatif_done(gpointer data) {
     return !atn_whatif_view_get_busy(data) && atn_whatif_view_get_diff(data) != NULL;
 }
 
-/* Head 1 of layer 0 switched off in the what-if lab: every view has the badge above it (mapped,
+/* Head 1 of layer 0 switched off in the what-if lab: every view but the What-if page (which says
+ * it at length) has the badge above it (mapped,
  * where the pointer reaches it) naming the change; the Head view's line says "switched off
  * (what-if)", not the pattern of a head that no longer runs, and its title (on screen and in
  * exports) names the change; Restore the Original brings the original model back and the badge
@@ -372,6 +373,10 @@ static void test_whatif_visible(void) {
     for (int i = 0; names[i]; i++) {
         show_view(win, names[i]);
         settle(100);
+        if (!strcmp(names[i], "whatif")) {   /* the page says it at length, with its own Reset */
+            g_assert_null(atn_window_get_whatif_badge(win));
+            continue;
+        }
         g_assert_true(gtk_widget_get_mapped(restore));
         graphene_rect_t b;
         g_assert_true(gtk_widget_compute_bounds(restore, GTK_WIDGET(win), &b));
