@@ -225,11 +225,11 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
             if (json) {
                 fprintf(f, "%s\n    {\"layer\": %d, \"head\": %d, \"entropy\": ", l || h ? "," : "", l, h);
                 const double v[] = {s->entropy, s->entropy_norm, s->cls, s->sep, s->punct, s->self,
-                                    s->prev, s->next, s->local, s->same_segment, s->distance, s->induction};
+                                    s->prev, s->next, s->local, s->same_segment, s->distance};
                 static const char *const names[] = {"entropy", "entropy_norm", "cls", "sep", "punct", "self",
-                                                    "prev", "next", "local", "same_segment", "distance", "induction"};
+                                                    "prev", "next", "local", "same_segment", "distance"};
                 cli_json_number(f, v[0]);
-                for (int i = 1; i < 12; i++) {
+                for (int i = 1; i < 11; i++) {
                     fprintf(f, ", \"%s\": ", names[i]);
                     cli_json_number(f, v[i]);
                 }
@@ -301,7 +301,8 @@ int cmd_stats(int argc, char **argv) {
                "Per-head statistics (Clark et al. 2019): mean row entropy (bits; norm = / log2 of the tokens),\n"
                "mean attention to [CLS], [SEP], punctuation, the token itself, the previous and the next\n"
                "token, within 2 tokens (local), the mean attention distance |i-j|, induction (in a repeated\n"
-               "span, attention to the token after the earlier copy; table and json only), and a pattern label.\n"
+               "span, attention to the token after the earlier copy; the table only, 0 from --from partials),\n"
+               "and a pattern label.\n"
                "--corpus reads one sentence per line (\"-\" for standard input) and averages over them.\n"
                CORPUS_BATCH_HELP
                "In parts (docs/cluster.md): -o PART.safetensors writes a partial: exact sums and sums of squares,\n"
