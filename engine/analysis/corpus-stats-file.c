@@ -158,7 +158,8 @@ atn_status atn_corpus_stats_save(const atn_corpus_stats *cs, const char *path, a
             memcpy(p, cs->hist + h * CS_HIST_BINS + part_at[part], (size_t)part_bins[part] * 8);
             p += (size_t)part_bins[part] * 8;
         }
-    memcpy(p, cs->ranges, (size_t)R * 16), p += (size_t)R * 16;
+    if (R > 0)   /* no lines covered yet: ranges is NULL, and memcpy's source must not be */
+        memcpy(p, cs->ranges, (size_t)R * 16), p += (size_t)R * 16;
     memcpy(p, cs->max, heads * ATN_CS_STATS * 8), p += heads * ATN_CS_STATS * 8;
     memcpy(p, cs->min, heads * ATN_CS_STATS * 8), p += heads * ATN_CS_STATS * 8;
     memcpy(p, cs->sums, heads * ATN_CS_STATS * 2 * CS_FX_WORDS * 8);
