@@ -21,6 +21,8 @@ import tempfile
 import time
 
 ATN, SRC = sys.argv[1:3]
+with open(ATN, "rb") as _f:   # an ASan/UBSan build (make test-asan): timings scale up
+    sanitized = b"__asan_init" in _f.read()
 MODELS = os.path.join(SRC, "tests", "hf", "models")
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -227,7 +229,10 @@ try:
     dt = time.monotonic() - t0
     check(r.returncode == 0 and r.stdout.count("m-0") == fake_hub.MANY_SHARDS,
           "many shards: %d %r" % (r.returncode, r.stderr[-300:]))
-    check(dt < 15, "planning %d shards took %.1f s" % (fake_hub.MANY_SHARDS, dt))
+    # A quadratic planner takes ~20 s here in a release build and several times that under
+    # the sanitizers; a linear one ~3 s, and ~25 s under ASan on a loaded 2-core machine.
+    limit = 60 if sanitized else 15
+    check(dt < limit, "planning %d shards took %.1f s (limit %d s)" % (fake_hub.MANY_SHARDS, dt, limit))
     print("planning %d shards: %.2f s" % (fake_hub.MANY_SHARDS, dt))
 finally:
     server.terminate()
