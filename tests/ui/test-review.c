@@ -239,6 +239,7 @@ static void test_export_typed_extension(void) {
     g_assert_true(wait_for(question_shown, NULL));
     GtkWidget *q = atn_export_get_replace_question();
     g_assert_true(gtk_widget_get_visible(q));
+    g_clear_pointer(&s, g_free);   /* the SVG read above */
     g_object_get(q, "text", &s, NULL);
     g_test_message("asked: %s", s);
     g_assert_nonnull(strstr(s, "plain.svg"));
