@@ -2,12 +2,15 @@
 #include "atn-model-handle.h"
 #include "atn-model-handle-test.h"
 #include "atn-error-text.h"
+#include "attention-file.h"
 
 #include <gio/gio.h>
 
 struct _AtnModelHandle {
     GObject parent_instance;
-    atn_model *model;
+    atn_model *model;          /* or NULL: */
+    atn_attn_file *attn_file;  /* an attention file instead of a model */
+    char *name;                /* an attention file's name (model_id, else the base name) */
     char *source;
     guint generation;
     guint saved_generation;   /* the generation last written to a file (0: as opened) */
@@ -26,6 +29,8 @@ static void atn_model_handle_finalize(GObject *object) {
     atn_run_free(self->spare);
     g_mutex_clear(&self->spare_lock);
     atn_model_free(self->model);
+    atn_attn_file_free(self->attn_file);
+    g_free(self->name);
     g_free(self->source);
     if (self->original)
         g_array_unref(self->original);
@@ -74,6 +79,26 @@ AtnModelHandle *atn_model_handle_new(atn_model *model, const char *source) {
     return self;
 }
 
+AtnModelHandle *atn_model_handle_new_attention(atn_attn_file *file, const char *path) {
+    g_return_val_if_fail(file != NULL && path != NULL, NULL);
+    AtnModelHandle *self = g_object_new(ATN_TYPE_MODEL_HANDLE, NULL);
+    self->attn_file = file;
+    self->source = g_strdup(path);
+    atn_attn_file_info info = atn_attn_file_get_info(file);
+    self->name = info.model_id && *info.model_id ? g_strdup(info.model_id) : g_path_get_basename(path);
+    return self;
+}
+
+gboolean atn_model_handle_has_weights(AtnModelHandle *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), FALSE);
+    return self->model != NULL;
+}
+
+atn_attn_file *atn_model_handle_get_attention_file(AtnModelHandle *self) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), NULL);
+    return self->attn_file;
+}
+
 gboolean atn_model_handle_get_edited(AtnModelHandle *self) {
     g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), FALSE);
     return self->original && self->generation != self->original_generation;
@@ -105,11 +130,11 @@ const char *atn_model_handle_get_source(AtnModelHandle *self) {
 }
 const char *atn_model_handle_get_name(AtnModelHandle *self) {
     g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), NULL);
-    return atn_model_name(self->model);
+    return self->model ? atn_model_name(self->model) : self->name;
 }
 gboolean atn_model_handle_is_toy(AtnModelHandle *self) {
     g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), FALSE);
-    return atn_model_kind_of(self->model) == ATN_MODEL_TOY;
+    return self->model && atn_model_kind_of(self->model) == ATN_MODEL_TOY;
 }
 guint atn_model_handle_get_generation(AtnModelHandle *self) {
     g_return_val_if_fail(ATN_IS_MODEL_HANDLE(self), 0);
@@ -166,7 +191,7 @@ atn_run *atn_model_handle_take_run(AtnModelHandle *self) {
     if (!run)
         self->n_new_runs++;
     g_mutex_unlock(&self->spare_lock);
-    return run ? run : atn_run_new(self->model);
+    return run || !self->model ? run : atn_run_new(self->model);
 }
 
 gboolean atn_model_handle_has_spare(AtnModelHandle *self) {

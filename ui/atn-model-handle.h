@@ -1,7 +1,12 @@
 /* AtnModelHandle: a reference-counted atn_model, so a run in a worker thread can keep the
  * model alive while the window switches to another one.  BERT models are immutable once
  * open and may be read from any thread; toy models are edited on the main thread only (their
- * runs are tiny and happen there too). */
+ * runs are tiny and happen there too).
+ *
+ * A handle may instead hold an attention file (engine/include/attention-file.h: attention
+ * computed elsewhere, without weights): then atn_model_handle_get_model is NULL and
+ * atn_model_handle_has_weights FALSE, the one predicate the views ask before anything that
+ * needs the model (what-if, predictions, the trace, running text). */
 #pragma once
 
 #include <glib-object.h>
@@ -15,8 +20,19 @@ G_DECLARE_FINAL_TYPE(AtnModelHandle, atn_model_handle, ATN, MODEL_HANDLE, GObjec
 
 /* Takes ownership of model.  source is what the user chose (a built-in name or a path). */
 AtnModelHandle *atn_model_handle_new(atn_model *model, const char *source);
+/* Takes ownership of file, whose attention capture (atn_attn_file_capture) has been made: only
+ * that capture and the file's info are read from now on, so any thread may read them.  path is
+ * the file's path (the source). */
+typedef struct atn_attn_file atn_attn_file;
+AtnModelHandle *atn_model_handle_new_attention(atn_attn_file *file, const char *path);
+/* The model, or NULL for an attention file. */
 atn_model *atn_model_handle_get_model(AtnModelHandle *self);
+/* FALSE for an attention file (no weights: nothing can be run, predicted or traced). */
+gboolean atn_model_handle_has_weights(AtnModelHandle *self);
+/* The attention file, or NULL for a model.  Borrowed. */
+atn_attn_file *atn_model_handle_get_attention_file(AtnModelHandle *self);
 const char *atn_model_handle_get_source(AtnModelHandle *self);
+/* The model's name; for an attention file its model_id, else the file's base name. */
 const char *atn_model_handle_get_name(AtnModelHandle *self);
 gboolean atn_model_handle_is_toy(AtnModelHandle *self);
 /* TRUE when this model was opened in place of the one asked for (the demo or the worked

@@ -104,6 +104,17 @@ static void add_guess_row(AtnPredictions *self, const AtnMaskGuesses *g, const c
     gtk_box_append(GTK_BOX(self->box), row);
 }
 
+/* One line of text instead of guesses (why there are none), shown. */
+static void add_note(AtnPredictions *self, const char *msg) {
+    gtk_widget_set_visible(GTK_WIDGET(self), TRUE);
+    GtkWidget *label = gtk_label_new(msg);
+    gtk_label_set_xalign(GTK_LABEL(label), 0);
+    gtk_label_set_wrap(GTK_LABEL(label), TRUE);
+    gtk_widget_add_css_class(label, "dim-label");
+    gtk_box_append(GTK_BOX(self->box), label);
+    g_string_append(self->text, msg);
+}
+
 static void refill_next(AtnPredictions *self, AtnResult *r) {
     gtk_widget_set_visible(GTK_WIDGET(self), TRUE);
     int last = atn_result_get_last_position(r), query = atn_session_get_query(self->session);
@@ -130,6 +141,10 @@ static void refill(AtnPredictions *self) {
         gtk_box_remove(GTK_BOX(self->box), child);
     g_string_truncate(self->text, 0);
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (r && !atn_result_has_weights(r)) {
+        add_note(self, _("Predictions are off: an attention file has no weights to guess words with."));
+        return;
+    }
     if (r && atn_result_is_causal(r) && !atn_model_handle_is_toy(atn_result_get_model(r))) {
         refill_next(self, r);
         return;
@@ -140,14 +155,8 @@ static void refill(AtnPredictions *self) {
     if (!gtk_widget_get_visible(GTK_WIDGET(self)))
         return;
     if (!atn_result_get_mask_guesses(r, 0)) {
-        const char *msg = _("This model has no masked-language-model head (cls.predictions.*), so it cannot guess "
-                            "the [MASK] words.");
-        GtkWidget *label = gtk_label_new(msg);
-        gtk_label_set_xalign(GTK_LABEL(label), 0);
-        gtk_label_set_wrap(GTK_LABEL(label), TRUE);
-        gtk_widget_add_css_class(label, "dim-label");
-        gtk_box_append(GTK_BOX(self->box), label);
-        g_string_append(self->text, msg);
+        add_note(self, _("This model has no masked-language-model head (cls.predictions.*), so it cannot guess "
+                         "the [MASK] words."));
         return;
     }
     for (int i = 0; i < n; i++) {

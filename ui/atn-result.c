@@ -1,6 +1,7 @@
 /* AtnResult: one finished run, shared read-only by the views. */
 #include "atn-result.h"
 #include "atn-result-test.h"
+#include "attention-file.h"
 
 #include <math.h>
 #include <string.h>
@@ -13,8 +14,9 @@
 struct _AtnResult {
     GObject parent_instance;
     AtnModelHandle *model;
-    atn_run *run;
-    atn_encoding *enc;
+    atn_run *run;              /* NULL for an attention file (the capture is then the file's) */
+    atn_encoding *enc;         /* NULL for an attention file */
+    const atn_capture *cap;    /* the run's capture, or the attention file's */
     char **tokens;
     double elapsed_ms;
     double stats_ms, thumbs_ms, colour_ms;   /* the worker's time after the run */
@@ -93,7 +95,8 @@ G_DEFINE_FINAL_TYPE(AtnResult, atn_result, G_TYPE_OBJECT)
 
 static void atn_result_finalize(GObject *object) {
     AtnResult *self = ATN_RESULT(object);
-    atn_model_handle_give_run(self->model, self->run);   /* its memory serves the next run */
+    if (self->run)
+        atn_model_handle_give_run(self->model, self->run);   /* its memory serves the next run */
     atn_encoding_free(self->enc);
     atn_render_token_labels_free(self->tokens);
     g_free(self->guesses);
@@ -280,6 +283,10 @@ static void make_thumbs(AtnResult *self, const atn_capture *cap) {
     g_free(first);
 }
 
+/* The rest of a new result, from its capture: tokens, guesses (with a model), statistics,
+ * thumbnails. */
+static AtnResult *finish_new(AtnResult *self, const atn_capture *cap, gboolean stats_now);
+
 AtnResult *atn_result_new_full(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms,
                                gboolean stats_now) {
     g_return_val_if_fail(ATN_IS_MODEL_HANDLE(model), NULL);
@@ -288,15 +295,32 @@ AtnResult *atn_result_new_full(AtnModelHandle *model, atn_run *run, atn_encoding
     self->run = run;
     self->enc = enc;
     self->elapsed_ms = elapsed_ms;
-    const atn_capture *cap = atn_run_capture(run);
-    const atn_model *m = atn_model_handle_get_model(model);
+    self->causal = atn_model_is_causal(atn_model_handle_get_model(model));
+    return finish_new(self, atn_run_capture(run), stats_now);
+}
+
+AtnResult *atn_result_new_attention(AtnModelHandle *file, double elapsed_ms, gboolean stats_now) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(file), NULL);
+    atn_attn_file *f = atn_model_handle_get_attention_file(file);
+    const atn_capture *cap = NULL;
+    g_return_val_if_fail(f && atn_attn_file_capture(f, &cap, NULL, NULL, NULL) == ATN_OK, NULL);
+    AtnResult *self = g_object_new(ATN_TYPE_RESULT, NULL);
+    self->model = g_object_ref(file);
+    self->elapsed_ms = elapsed_ms;
+    self->causal = atn_attn_file_get_info(f).causal;
+    return finish_new(self, cap, stats_now);
+}
+
+static AtnResult *finish_new(AtnResult *self, const atn_capture *cap, gboolean stats_now) {
+    self->cap = cap;
+    const atn_model *m = atn_model_handle_get_model(self->model);   /* NULL for an attention file */
     /* the tokens as every view shows them ("␣the", not "\u0120the") */
     self->tokens = atn_render_token_labels(m, cap->enc);
     if (!self->tokens)
         g_error("out of memory for %d token labels", cap->n);
     for (int i = 0; i < cap->n; i++)
         self->n_masks += cap->enc->tokens[i].role == ATN_TOKEN_MASK;
-    if (self->n_masks > 0 && atn_model_has_mlm_head(m)) {
+    if (self->n_masks > 0 && m && atn_model_has_mlm_head(m)) {
         self->guesses = g_new0(AtnMaskGuesses, self->n_masks);
         int k = 0;
         for (int i = 0; i < cap->n; i++) {
@@ -311,11 +335,10 @@ AtnResult *atn_result_new_full(AtnModelHandle *model, atn_run *run, atn_encoding
                 g_warning("predicting [MASK] at %d: %s", i, err.message);
         }
     }
-    self->causal = atn_model_is_causal(m);
     for (int i = 0; i < cap->n; i++)
         if (cap->enc->mask[i])
             self->last = i;
-    if (self->causal) {
+    if (self->causal && m) {   /* next-token guesses need the model's head */
         self->next = g_new0(AtnMaskGuesses, cap->n);
         atn_result_get_next_guesses(self, self->last);
     }
@@ -338,7 +361,7 @@ const float *atn_result_get_thumb_values(AtnResult *self, int *side) {
     g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
     if (side)
         *side = self->thumb_side;
-    return self->thumb_own ? self->thumb_own : atn_run_capture(self->run)->attn;
+    return self->thumb_own ? self->thumb_own : self->cap->attn;
 }
 
 const float *atn_result_get_head_ranges(AtnResult *self) {
@@ -381,7 +404,7 @@ AtnThumbPixels *atn_result_color_thumbs(AtnResult *self, atn_colormap cm, gboole
     AtnThumbPixels *kept = atn_result_dup_thumb_pixels(self, cm, shared, FALSE);
     if (kept)
         return kept;
-    const atn_capture *cap = atn_run_capture(self->run);
+    const atn_capture *cap = self->cap;
     int count = cap->n_layers * cap->n_heads, side = 0;
     const float *vals = atn_result_get_thumb_values(self, &side);
     if (!cap->attn || !vals || !self->ranges || side <= 0 || count <= 0)
@@ -440,7 +463,7 @@ int atn_result_get_last_position(AtnResult *self) {
 
 const AtnMaskGuesses *atn_result_get_next_guesses(AtnResult *self, int position) {
     g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
-    const atn_capture *cap = atn_run_capture(self->run);
+    const atn_capture *cap = self->cap;
     if (!self->next || position < 0 || position >= cap->n)
         return NULL;
     AtnMaskGuesses *g = &self->next[position];
@@ -475,7 +498,7 @@ atn_stats *atn_result_compute_stats(AtnResult *self, GCancellable *cancellable, 
     atn_error err = {0};
     atn_stats *st = NULL;
     gint64 t0 = g_get_monotonic_time();
-    atn_status s = atn_stats_compute_progress(atn_run_capture(self->run), cancellable ? stats_cancel_cb : NULL,
+    atn_status s = atn_stats_compute_progress(self->cap, cancellable ? stats_cancel_cb : NULL,
                                               cancellable, &st, &err);
     if (s == ATN_E_CANCELLED)
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
@@ -527,30 +550,34 @@ AtnModelHandle *atn_result_get_model(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
     return self->model;
 }
+gboolean atn_result_has_weights(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), FALSE);
+    return atn_model_handle_has_weights(self->model);
+}
 const atn_capture *atn_result_get_capture(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
-    return atn_run_capture(self->run);
+    return self->cap;
 }
 const atn_encoding *atn_result_get_encoding(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
-    return atn_run_capture(self->run)->enc;
+    return self->cap->enc;
 }
 int atn_result_get_n_tokens(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), 0);
-    return atn_run_capture(self->run)->n;
+    return self->cap->n;
 }
 int atn_result_get_n_layers(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), 0);
-    return atn_run_capture(self->run)->n_layers;
+    return self->cap->n_layers;
 }
 int atn_result_get_n_heads(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), 0);
-    return atn_run_capture(self->run)->n_heads;
+    return self->cap->n_heads;
 }
 const char *const *atn_result_get_tokens(AtnResult *self) { return (const char *const *)self->tokens; }
 const int32_t *atn_result_get_mask(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
-    return atn_run_capture(self->run)->enc->mask;
+    return self->cap->enc->mask;
 }
 double atn_result_get_elapsed_ms(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), 0);
@@ -595,12 +622,12 @@ void atn_result_get_received(AtnResult *self, gint64 *received_us, gint64 *recei
 
 atn_device atn_result_get_device(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), ATN_DEVICE_CPU);
-    return atn_run_device_used(self->run);
+    return self->run ? atn_run_device_used(self->run) : ATN_DEVICE_CPU;
 }
 
 const float *atn_result_get_head(AtnResult *self, int layer, int head) {
     g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
-    const atn_capture *cap = atn_run_capture(self->run);
+    const atn_capture *cap = self->cap;
     if (!cap->attn || layer < 0 || layer >= cap->n_layers || head < 0 || head >= cap->n_heads)
         return NULL;
     size_t nn = (size_t)cap->n * cap->n;

@@ -88,6 +88,17 @@ typedef struct open_job {
 } open_job;
 
 
+/* atn-session.c, for atn-session-attention.c */
+/* Starts an open of sources (taken) in a worker (thread), replacing any open in flight:
+ * "opening" and its progress (the open_job's) follow it; done gets the GTask. */
+void _atn_session_start_open(AtnSession *self, char **sources, gboolean quiet, GAsyncReadyCallback done,
+                             GTaskThreadFunc thread);
+/* In done: FALSE when a newer open replaced task's (then nothing more to do); else the
+ * session stops "opening" and TRUE. */
+gboolean _atn_session_end_open(AtnSession *self, GTask *task);
+/* Shows an opened attention file (its handle) and its one result, as use_model does a model. */
+void _atn_session_show_attention(AtnSession *self, AtnModelHandle *file, AtnResult *r);
+
 /* atn-session-jobs.c */
 void _atn_session_run_job_free(run_job *job);
 /* The work itself: encode, run.  Any thread (the main thread for toy models). */

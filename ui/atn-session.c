@@ -267,8 +267,8 @@ static void stop_run_poll(AtnSession *self) {
 static void start_run(AtnSession *self) {
     g_clear_handle_id(&self->debounce_id, g_source_remove);
     self->start_pending = FALSE;
-    if (!self->model)
-        return;
+    if (!self->model || !atn_model_handle_has_weights(self->model))
+        return;   /* an attention file's one result came with it */
     if (self->run_cancel) {
         /* newest wins: stop the run in flight, start again when it has returned */
         g_cancellable_cancel(self->run_cancel);
@@ -381,10 +381,8 @@ static void open_done(GObject *source, GAsyncResult *res, gpointer user_data) {
     open_job *job = g_task_get_task_data(task);
     g_autoptr(GError) error = NULL;
     g_autoptr(AtnModelHandle) m = g_task_propagate_pointer(task, &error);
-    if (g_task_get_cancellable(task) != self->open_cancel)
-        return;   /* a newer open replaced this one */
-    g_clear_object(&self->open_cancel);
-    set_opening(self, NULL);
+    if (!_atn_session_end_open(self, task))
+        return;
     if (!m && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
         g_autofree char *msg = g_strdup_printf(_("Opening “%s” was cancelled."), job->sources[0]);
         g_signal_emit(self, signals[SIGNAL_NOTICE], 0, msg);
@@ -407,7 +405,14 @@ static void open_done(GObject *source, GAsyncResult *res, gpointer user_data) {
     use_model(self, m);
 }
 
-static void open_sources(AtnSession *self, char **sources, gboolean quiet) {
+void _atn_session_show_attention(AtnSession *self, AtnModelHandle *file, AtnResult *r) {
+    use_model(self, file);   /* runs nothing: the file has no weights */
+    set_result(self, r);
+    start_stats(self);
+}
+
+void _atn_session_start_open(AtnSession *self, char **sources, gboolean quiet, GAsyncReadyCallback done,
+                             GTaskThreadFunc thread) {
     if (self->open_cancel)
         g_cancellable_cancel(self->open_cancel);
     g_clear_object(&self->open_cancel);
@@ -419,10 +424,24 @@ static void open_sources(AtnSession *self, char **sources, gboolean quiet) {
     job->cancellable = g_object_ref(self->open_cancel);
     set_opening(self, sources[0]);
     self->open_job = job;
-    g_autoptr(GTask) task = g_task_new(self, self->open_cancel, open_done, NULL);
-    g_task_set_source_tag(task, open_sources);
+    g_autoptr(GTask) task = g_task_new(self, self->open_cancel, done, NULL);
+    g_task_set_source_tag(task, _atn_session_start_open);
     g_task_set_task_data(task, job, (GDestroyNotify)_atn_session_open_job_free);
-    g_task_run_in_thread(task, _atn_session_open_thread);
+    g_task_run_in_thread(task, thread);
+}
+
+/* An open of one of sources (in order); its done callback is open_done. */
+static void open_sources(AtnSession *self, char **sources, gboolean quiet) {
+    _atn_session_start_open(self, sources, quiet, open_done, _atn_session_open_thread);
+}
+
+/* Whether task (an open's) is still the newest open; if so, the session is no longer opening. */
+gboolean _atn_session_end_open(AtnSession *self, GTask *task) {
+    if (g_task_get_cancellable(task) != self->open_cancel)
+        return FALSE;   /* a newer open replaced this one */
+    g_clear_object(&self->open_cancel);
+    set_opening(self, NULL);
+    return TRUE;
 }
 
 double atn_session_get_run_fraction(AtnSession *self) {

@@ -29,6 +29,13 @@ AtnSession *atn_session_new(void);
 /* Opens a model (built-in name, toy JSON or Hugging Face folder) in a worker thread.  On
  * failure "error" is emitted and the current model stays. */
 void atn_session_open_model(AtnSession *self, const char *source);
+/* Opens an attention file (engine/include/attention-file.h: attention computed elsewhere,
+ * no weights) in a worker thread: the header, then every layer read and checked through the
+ * file's mapping, the statistics and thumbnails.  It then shows as the model (a handle with
+ * atn_model_handle_has_weights FALSE) with its one result; the text is not run.  On failure
+ * "error" names the file and the tensor or key (as the command line does) and the current
+ * model stays.  (ui/atn-session-attention.c) */
+void atn_session_open_attention(AtnSession *self, const char *path);
 /* Toy models with edits not saved to a file: the one shown and those switched away from
  * (opening the same source again brings those back, edits and all).  A new array of refs. */
 GPtrArray *atn_session_dup_unsaved_toys(AtnSession *self);

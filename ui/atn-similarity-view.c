@@ -309,6 +309,11 @@ void atn_similarity_view_load_corpus(AtnSimilarityView *self, const char *path) 
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (!r || !path)
         return;
+    if (!atn_result_has_weights(r)) {
+        set_info(self, _("An attention file has no tokenizer or weights: a corpus needs a model (the demo model "
+                         "or a Hugging Face folder)."));
+        return;
+    }
     if (atn_model_handle_is_toy(atn_result_get_model(r))) {
         set_info(self, _("A toy model reads its own tokens: a corpus needs a model with a "
                                                "tokenizer (the demo model or a Hugging Face folder)."));

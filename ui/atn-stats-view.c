@@ -260,6 +260,11 @@ void atn_stats_view_load_corpus(AtnStatsView *self, const char *path) {
     AtnModelHandle *m = self->session ? atn_session_get_model(self->session) : NULL;
     if (!m || !path)
         return;
+    if (!atn_model_handle_has_weights(m)) {
+        gtk_label_set_text(self->info_label, _("An attention file has no tokenizer or weights: a corpus needs a "
+                                               "model (the demo model or a Hugging Face folder)."));
+        return;
+    }
     if (atn_model_handle_is_toy(m)) {
         gtk_label_set_text(self->info_label, _("A toy model reads its own tokens: a corpus needs a model with a "
                                                "tokenizer (the demo model or a Hugging Face folder)."));

@@ -27,6 +27,8 @@ GtkEditable *atn_trace_view_get_input_cell(AtnTraceView *self, atn_toy_matrix wh
  * view too narrow for a useful side pane: under 240 px of it). */
 gboolean atn_trace_view_get_stacked(AtnTraceView *self);
 AtnHeatmap *atn_trace_view_get_heatmap(AtnTraceView *self);
+/* The line over the sheet (which head, or why there is no trace).  Borrowed. */
+const char *atn_trace_view_get_intro(AtnTraceView *self);
 /* The key table's column widths the sheet is fitted with (px, at the 8-column plan: j and
  * token together in *fixed, the "…" column in *ell, the shown d_k columns in w[0..7]), and how
  * many texts were laid out with Pango for them since the view was made; for tests. */

@@ -21,6 +21,7 @@
 #include "atn-labels.h"
 #include "atn-trace-markdown.h"
 #include "atn-trace-plan.h"
+#include "attention-file.h"
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface);
 static void view_iface_init(AtnViewInterface *iface);
@@ -309,6 +310,18 @@ static gboolean same_tokens(AtnResult *a, AtnResult *b) {
     return TRUE;
 }
 
+/* Why an attention file (no weights) has no trace, as markup: the trace recomputes one head
+ * from the model's weights; q, k and v saved in the file could stand for them, but the
+ * engine does not build a trace from them yet. */
+static const char *trace_off_reason(AtnModelHandle *file) {
+    atn_attn_file_info info = atn_attn_file_get_info(atn_model_handle_get_attention_file(file));
+    return info.has_qkv ? _("<b>The trace is off.</b> This attention file has q, k and v, but attnscope cannot yet "
+                            "trace a head from them: only from a model's weights. The head's attention is shown.")
+                        : _("<b>The trace is off.</b> It recomputes a head from the model's weights (or from q, k "
+                            "and v saved in the file), and this attention file has neither. The head's attention "
+                            "is shown.");
+}
+
 void atn_trace_view_refresh(AtnTraceView *self) {
     g_return_if_fail(ATN_IS_TRACE_VIEW(self));
     self->dirty = FALSE;
@@ -329,6 +342,15 @@ void atn_trace_view_refresh(AtnTraceView *self) {
     int query = atn_session_get_query(self->session);
     atn_error err = {0};
     AtnModelHandle *m = atn_result_get_model(r);
+    gtk_widget_set_visible(GTK_WIDGET(self->steps_box), atn_result_has_weights(r));
+    if (!atn_result_has_weights(r)) {   /* an attention file: the head's matrix, and why no trace */
+        gtk_label_set_markup(self->intro_label, trace_off_reason(m));
+        int n = atn_result_get_n_tokens(r);
+        atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
+        atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), atn_result_get_head(r, layer, head), n, n,
+                               atn_result_get_tokens(r), atn_result_get_tokens(r), atn_result_get_mask(r));
+        return;
+    }
     if (atn_trace_compute(atn_model_handle_get_model(m), atn_result_get_capture(r), layer, head, query, &self->trace,
                           &err) != ATN_OK) {
         g_autofree char *msg = g_markup_printf_escaped("<b>%s</b> %s", _("No trace:"), err.message);
@@ -391,7 +413,7 @@ static gboolean warm_cb(gpointer data) {
         AtnResult *r = atn_session_get_result(self->session);
         atn_trace *t = NULL;
         atn_error err = {0};
-        if (!r || atn_trace_compute(atn_model_handle_get_model(atn_result_get_model(r)), atn_result_get_capture(r),
+        if (!r || !atn_result_has_weights(r) || atn_trace_compute(atn_model_handle_get_model(atn_result_get_model(r)), atn_result_get_capture(r),
                                     atn_session_get_layer(self->session), atn_session_get_head(self->session),
                                     atn_session_get_query(self->session), &t, &err) != ATN_OK) {
             self->warm_id = 0;
@@ -562,6 +584,11 @@ char *atn_trace_view_dup_markdown(AtnTraceView *self, GError **error) {
     g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
     if (self->dirty || !self->trace)
         atn_trace_view_refresh(self);
+    if (!self->trace && self->result && !atn_result_has_weights(self->result)) {
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                            _("The trace is off: an attention file has no weights to trace a head with."));
+        return NULL;
+    }
     if (!self->trace) {
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("There is no trace yet: run the model first."));
         return NULL;
@@ -763,6 +790,11 @@ guint atn_trace_view_get_key_widths(AtnTraceView *self, int *fixed, int *ell, in
 gboolean atn_trace_view_get_stacked(AtnTraceView *self) {
     g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), FALSE);
     return self->stacked;
+}
+
+const char *atn_trace_view_get_intro(AtnTraceView *self) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
+    return gtk_label_get_text(self->intro_label);
 }
 
 AtnHeatmap *atn_trace_view_get_heatmap(AtnTraceView *self) {

@@ -27,6 +27,8 @@ const atn_capture_diff *atn_whatif_view_get_diff(AtnWhatifView *self);
 /* The original model's capture on the same tokens (borrowed like the diff), or NULL. */
 const atn_capture *atn_whatif_view_get_original(AtnWhatifView *self);
 gboolean atn_whatif_view_get_busy(AtnWhatifView *self);
+/* The status line's text (what the page is doing, or why it is off).  Borrowed. */
+const char *atn_whatif_view_get_status(AtnWhatifView *self);
 
 /* The long-sequence cost chart's rows (ui/render's atn_cost_variants for the result's length,
  * with the window, global tokens, stride and mask chosen on the page): *count of them, rows[0]

@@ -354,6 +354,9 @@ static void show_comparison(AtnWhatifView *self) {
     show_pair(self);
     if (!r) {
         gtk_label_set_text(self->status_label, _("Open a model to change it."));
+    } else if (!atn_result_has_weights(r)) {
+        gtk_label_set_text(self->status_label, _("What-if is off: it runs the model again with the changes, and an "
+                                                 "attention file has no weights to run."));
     } else if (!w) {
         gtk_label_set_text(self->status_label,
                            _("Nothing is changed: every view shows the original model. Choose a change on the "
@@ -667,6 +670,8 @@ static void use_model(AtnWhatifView *self, AtnResult *r) {
         self->col_labels[h] = g_strdup_printf("H%d", h);
     gboolean toy = atn_model_handle_is_toy(m);
     gtk_widget_set_sensitive(self->pos_box, !toy);
+    /* an attention file: nothing to run, so no changes (the status line says why) */
+    gtk_widget_set_sensitive(gtk_paned_get_start_child(GTK_PANED(self->paned)), atn_model_handle_has_weights(m));
     /* the changes stay as far as they mean something for this model: a new model starts
        from the original (its heads are others) */
     if (self->session && atn_session_get_whatif(self->session))
@@ -1030,6 +1035,11 @@ const atn_capture_diff *atn_whatif_view_get_diff(AtnWhatifView *self) {
 const atn_capture *atn_whatif_view_get_original(AtnWhatifView *self) {
     g_return_val_if_fail(ATN_IS_WHATIF_VIEW(self), NULL);
     return self->shown && self->shown->diff ? atn_run_capture(self->shown->original) : NULL;
+}
+
+const char *atn_whatif_view_get_status(AtnWhatifView *self) {
+    g_return_val_if_fail(ATN_IS_WHATIF_VIEW(self), NULL);
+    return gtk_label_get_text(self->status_label);
 }
 
 gboolean atn_whatif_view_get_busy(AtnWhatifView *self) {

@@ -51,6 +51,35 @@ static void open_chooser(AtnWindow *self, gboolean folder) {
 static void open_folder_action(GtkWidget *w, const char *n, GVariant *p) { open_chooser(ATN_WINDOW(w), TRUE); }
 static void open_file_action(GtkWidget *w, const char *n, GVariant *p) { open_chooser(ATN_WINDOW(w), FALSE); }
 
+/* win.open-attention: an attention file (docs/attention-file.md), shown without weights. */
+static void on_open_attention_response(GtkNativeDialog *dialog, int response, AtnWindow *self) {
+    if (response == GTK_RESPONSE_ACCEPT) {
+        g_autoptr(GFile) file = gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog));
+        g_autofree char *path = file ? g_file_get_path(file) : NULL;
+        if (path)
+            atn_session_open_attention(self->session, path);
+        else
+            _atn_window_show_error(self, _("Only local files can be opened."));
+    }
+    g_object_unref(dialog);
+}
+
+static void open_attention_action(GtkWidget *widget, const char *name, GVariant *param) {
+    AtnWindow *self = ATN_WINDOW(widget);
+    GtkFileChooserNative *d = gtk_file_chooser_native_new(_("Open an Attention File"), GTK_WINDOW(self),
+                                                          GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
+    g_autoptr(GtkFileFilter) f = gtk_file_filter_new();
+    gtk_file_filter_set_name(f, _("Attention files (safetensors, npz, npy)"));
+    gtk_file_filter_add_mime_type(f, "application/x-attnscope-attention");
+    gtk_file_filter_add_pattern(f, "*.safetensors");
+    gtk_file_filter_add_pattern(f, "*.npz");
+    gtk_file_filter_add_pattern(f, "*.npy");
+    gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), f);
+    g_signal_connect(d, "response", G_CALLBACK(on_open_attention_response), self);
+    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+}
+
 static void example_action(GtkWidget *widget, const char *name, GVariant *param) {
     AtnWindow *self = ATN_WINDOW(widget);
     int i = g_variant_get_int32(param);
@@ -197,6 +226,7 @@ void _atn_window_class_actions_init(GtkWidgetClass *wc) {
     gtk_widget_class_install_action(wc, "win.open-folder", NULL, open_folder_action);
     gtk_widget_class_install_action(wc, "win.get-model", NULL, get_model_action);
     gtk_widget_class_install_action(wc, "win.open-file", NULL, open_file_action);
+    gtk_widget_class_install_action(wc, "win.open-attention", NULL, open_attention_action);
     gtk_widget_class_install_action(wc, "win.example", "i", example_action);
     gtk_widget_class_install_action(wc, "win.view", "s", view_action);
     gtk_widget_class_install_action(wc, "win.save-toy", NULL, save_toy_action);

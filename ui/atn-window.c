@@ -198,6 +198,7 @@ static void rebuild_model_menu(AtnWindow *self) {
     g_menu_append(open, _("_Get a Model…"), "win.get-model");
     g_menu_append(open, _("Open Model _Folder…"), "win.open-folder");
     g_menu_append(open, _("Open _Toy Model File…"), "win.open-file");
+    g_menu_append(open, _("Open _Attention…"), "win.open-attention");
     g_menu_append_section(self->model_menu, NULL, G_MENU_MODEL(open));
     const char *const *recent = atn_prefs_get_recent_models(self->prefs);
     if (recent && recent[0]) {
@@ -234,16 +235,19 @@ static void update_model_button(AtnWindow *self) {
 /* A toy model reads its own tokens: the entries say so instead of showing the sentence of
  * the model before, greyed out; the sentence (kept by the session) comes back with the next
  * model that reads text.  Neither the session nor the saved sentence changes. */
-static void show_toy_text(AtnWindow *self, gboolean toy) {
-    if (toy == self->toy_text_shown)
+static void show_toy_text(AtnWindow *self, gboolean toy, const char *placeholder) {
+    if (toy == self->toy_text_shown) {
+        if (toy)
+            gtk_entry_set_placeholder_text(self->text_entry, placeholder);
         return;
+    }
     self->toy_text_shown = toy;
     self->syncing_text = TRUE;
     if (toy) {
         gtk_editable_set_text(GTK_EDITABLE(self->text_entry), "");
         gtk_editable_set_text(GTK_EDITABLE(self->pair_entry), "");
         gtk_toggle_button_set_active(self->pair_toggle, FALSE);
-        gtk_entry_set_placeholder_text(self->text_entry, _("A toy model reads its own tokens"));
+        gtk_entry_set_placeholder_text(self->text_entry, placeholder);
     } else {
         const char *text = atn_session_get_text(self->session), *pair = atn_session_get_text_pair(self->session);
         g_autofree char *example = pair && *pair ? g_strconcat(text ? text : "", " ||| ", pair, NULL)
@@ -259,27 +263,31 @@ static void on_model(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     update_model_button(self);
     if (!m)
         return;
-    gboolean toy = atn_model_handle_is_toy(m);
+    /* a toy model and an attention file (no weights: nothing to run) bring their own tokens */
+    gboolean file = !atn_model_handle_has_weights(m);
+    gboolean toy = atn_model_handle_is_toy(m) || file;
     GtkWidget *focus = gtk_window_get_focus(GTK_WINDOW(self));
     if (toy && focus && (focus == GTK_WIDGET(self->text_entry) ||
                          gtk_widget_is_ancestor(focus, GTK_WIDGET(self->text_entry))))
         /* GTK warns when a focused entry is disabled */
         if (!gtk_widget_child_focus(GTK_WIDGET(self->stack), GTK_DIR_TAB_FORWARD))   /* into the view */
             gtk_window_set_focus(GTK_WINDOW(self), NULL);
-    gtk_widget_set_visible(GTK_WIDGET(self->toy_label), toy);
+    gtk_widget_set_visible(GTK_WIDGET(self->toy_label), toy && !file);
     if (!toy)
         cap_entries(self, atn_model_config(atn_model_handle_get_model(m))->max_positions);
-    show_toy_text(self, toy);
-    gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.save-toy", toy);
-    gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.revert-toy", toy && atn_model_handle_get_edited(m));
+    show_toy_text(self, toy, file ? _("An attention file brings its own tokens") : _("A toy model reads its own tokens"));
+    gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.save-toy", toy && !file);
+    gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.precision-diff", !file);   /* reruns the model */
+    gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.revert-toy",
+                                  toy && !file && atn_model_handle_get_edited(m));
     gtk_widget_set_sensitive(GTK_WIDGET(self->text_entry), !toy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->pair_toggle), !toy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->pair_entry), !toy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->examples_button), !toy);
     gtk_info_bar_set_revealed(self->error_bar, FALSE);
     const char *source = atn_model_handle_get_source(m);
-    if (atn_model_handle_get_fallback(m))
-        return;   /* not the user's choice: remember the one they asked for */
+    if (atn_model_handle_get_fallback(m) || file)
+        return;   /* not the user's choice, or not a model: remember the one they asked for */
     atn_prefs_set_last_model(self->prefs, source);
     if (strchr(source, '/')) {
         atn_prefs_add_recent_model(self->prefs, source);
@@ -594,9 +602,14 @@ static void on_result(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     g_autofree char *heads = g_strdup_printf(ngettext("%d head", "%d heads", H), H);
     /* Translators: model · 12 tokens · 4 layers × 4 heads · ran in 3.2 ms on the CPU */
     g_free(self->run_status);
-    self->run_status = g_strdup_printf(_("%s · %s · %s × %s · ran in %.1f ms on the %s"),
-                                       atn_model_handle_get_name(atn_result_get_model(r)), tokens, layers, heads,
-                                       atn_result_get_elapsed_ms(r), dev);
+    if (!atn_result_has_weights(r))
+        /* Translators: model · 12 tokens · 4 layers × 4 heads · attention file, no weights */
+        self->run_status = g_strdup_printf(_("%s · %s · %s × %s · attention file, no weights"),
+                                           atn_model_handle_get_name(atn_result_get_model(r)), tokens, layers, heads);
+    else
+        self->run_status = g_strdup_printf(_("%s · %s · %s × %s · ran in %.1f ms on the %s"),
+                                           atn_model_handle_get_name(atn_result_get_model(r)), tokens, layers, heads,
+                                           atn_result_get_elapsed_ms(r), dev);
     show_run_status(self);
 }
 
