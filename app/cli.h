@@ -162,6 +162,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_stats_shard(cli_args *a);
 int cmd_stats_merge(int argc, char **argv);
 int cmd_examples(int argc, char **argv);
+int cmd_view(int argc, char **argv);     /* app/cmd-view.c: the window on an attention file */
 int cmd_similarity(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_predict(int argc, char **argv);

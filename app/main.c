@@ -37,6 +37,7 @@ static const command commands[] = {
     {"importance", cmd_importance, "each head's masked-LM (causal: next-token) loss change when off / kept alone"},
     {"cost", cmd_cost, "what attention costs at a length: cells, bytes, dense vs window / Longformer / sparse"},
     {"train", cmd_train, "train a small transformer on a toy task or a text file; save it as a Hugging Face folder"},
+    {"view", cmd_view, "the window on an attention file computed elsewhere (no weights needed)"},
     {"bench", cmd_bench, "time the forward pass against this machine's sgemm (random or real weights)"},
     {NULL, NULL, NULL},
 };
@@ -103,6 +104,11 @@ int main(int argc, char **argv) {
                     rc = CLI_EXIT_USAGE;
                 return rc;
             }
+        if (cmd[0] != '-' && access(cmd, R_OK) == 0 && !strchr(cmd, '=')) {
+            /* attnscope FILE (a file manager's Exec=attnscope %F): the window on that file */
+            argv[0] = (char *)"view";
+            return cmd_view(argc, argv);
+        }
         if (cmd[0] != '-') {
             cli_error("unknown command \"%s\"", cmd);
             usage(stderr);
