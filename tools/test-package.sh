@@ -135,7 +135,9 @@ fi
 # The window, started as the application grid starts it: the desktop file's Exec line.  The
 # chroot takes a screenshot every 2 s; this side looks at each until one shows a drawn window
 # (not one flat colour), then tells the chroot to stop (at most 90 s).
-exec_line=$(sed -n 's/^Exec=//p' "$chroot_dir/usr/share/applications/io.github.attnscope.Attnscope.desktop" | head -n 1)
+# (%F, the files a file manager hands over, is left out as a launcher leaves it with none)
+exec_line=$(sed -n 's/^Exec=//p' "$chroot_dir/usr/share/applications/io.github.attnscope.Attnscope.desktop" |
+  head -n 1 | sed 's/ *%[fFuU]//g')
 rm -f "$chroot_dir/tmp/window.xwd" "$chroot_dir/tmp/stop"
 in_chroot xvfb-run -a -s "-screen 0 1280x720x24" sh -c \
   "$exec_line > /tmp/window.log 2>&1 & pid=\$!

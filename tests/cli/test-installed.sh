@@ -20,11 +20,16 @@ for f in bin/attnscope share/attnscope/models/demo/model.safetensors share/attns
          share/attnscope/models/worked-example.json share/attnscope/examples.txt \
          share/man/man1/attnscope.1 share/applications/io.github.attnscope.Attnscope.desktop \
          share/metainfo/io.github.attnscope.Attnscope.metainfo.xml \
+         share/mime/packages/io.github.attnscope.Attnscope.xml \
          share/glib-2.0/schemas/io.github.attnscope.Attnscope.gschema.xml \
          share/icons/hicolor/scalable/apps/io.github.attnscope.Attnscope.svg \
          share/locale/zh_CN/LC_MESSAGES/attnscope.mo; do
   [ -s "$p/$f" ] || fail "$prefix/$f is not installed"
 done
+# The desktop file opens the attention file's MIME type, which the installed package defines.
+mime=$(sed -n 's/^MimeType=\([^;]*\);.*/\1/p' "$p/share/applications/io.github.attnscope.Attnscope.desktop")
+[ -n "$mime" ] && grep -q "type=\"$mime\"" "$p/share/mime/packages/io.github.attnscope.Attnscope.xml" ||
+  fail "the desktop file's MimeType ($mime) is not defined in share/mime/packages"
 for t in demo demo-gpt2; do [ -e "$p/share/attnscope/models/$t/train" ] && fail "the $t training scripts are installed"; done
 
 # Outside the build tree, with no ATTNSCOPE_DATADIR: only the prefix counts.
