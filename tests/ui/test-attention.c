@@ -1,0 +1,176 @@
+/* The window on an attention file (docs/attention-file.md, ui/atn-session-attention.c): a file
+ * written by `attnscope run -o x.safetensors` on the demo model opens in place of the model,
+ * every head's probabilities (and the Head view's cells) are the model run's to the bit, the
+ * views switch, what-if, predictions and the trace say they are off, a broken file leaves the
+ * file shown with a message naming the tensor, and a model opens again afterwards. */
+#include "ui-test-util.h"
+
+#include "attention-file.h"
+
+#define TEXT "The cat sat on the mat because it was tired."
+
+static char *dir;
+
+/* The session is idle and shows the attention file at path. */
+typedef struct file_wait {
+    AtnWindow *win;
+    const char *path;
+} file_wait;
+
+static gboolean showing_file(gpointer data) {
+    file_wait *w = data;
+    AtnSession *s = atn_window_get_session(w->win);
+    AtnModelHandle *m = atn_session_get_model(s);
+    AtnResult *r = atn_session_get_result(s);
+    return m && !atn_session_get_opening(s) && !atn_session_get_busy(s) && r && atn_result_get_model(r) == m &&
+           !atn_model_handle_has_weights(m) && !g_strcmp0(atn_model_handle_get_source(m), w->path);
+}
+
+static gboolean error_shown(gpointer data) { return atn_window_get_error(data) != NULL; }
+
+/* `attnscope run --model demo --text TEXT -o path` */
+static void write_file(const char *path) {
+    const char *const argv[] = {"run", "--model", "demo", "--text", TEXT, NULL};
+    cli_export(argv, path);
+}
+
+/* A copy of src whose attention holds a NaN at layer 1, head 2, query 3, key 4: the header is
+ * read (8-byte length, JSON), the tensor found by its data_offsets, the float replaced. */
+static void write_nan_copy(const char *src, const char *dst, int L, int H, int n) {
+    g_autofree char *bytes = NULL;
+    gsize len = 0;
+    g_assert_true(g_file_get_contents(src, &bytes, &len, NULL));
+    guint64 hlen = 0;
+    memcpy(&hlen, bytes, 8);
+    g_autofree char *json = g_strndup(bytes + 8, hlen);
+    cJSON *root = cJSON_Parse(json);
+    g_assert_nonnull(root);
+    cJSON *attn = cJSON_GetObjectItem(root, "attn");
+    g_assert_nonnull(attn);
+    double begin = cJSON_GetArrayItem(cJSON_GetObjectItem(attn, "data_offsets"), 0)->valuedouble;
+    cJSON_Delete(root);
+    size_t at = 8 + hlen + (size_t)begin + ((((size_t)1 * H + 2) * n + 3) * n + 4) * sizeof(float);
+    g_assert_cmpuint(at + 4, <=, len);
+    float nan = NAN;
+    memcpy(bytes + at, &nan, 4);
+    g_assert_true(g_file_set_contents(dst, bytes, len, NULL));
+    (void)L;
+}
+
+static void test_attention_file(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, "demo");
+    type_and_wait(win, TEXT);
+    g_autoptr(AtnResult) model_run = g_object_ref(atn_session_get_result(s));
+    int L = atn_result_get_n_layers(model_run), H = atn_result_get_n_heads(model_run);
+    int n = atn_result_get_n_tokens(model_run);
+
+    g_autofree char *path = g_build_filename(dir, "demo.safetensors", NULL);
+    write_file(path);
+    atn_session_open_attention(s, path);
+    file_wait fw = {win, path};
+    g_assert_true(wait_for(showing_file, &fw));
+    AtnResult *r = atn_session_get_result(s);
+    AtnModelHandle *file = atn_session_get_model(s);
+    g_assert_false(atn_result_has_weights(r));
+    g_assert_null(atn_model_handle_get_model(file));
+    g_assert_cmpstr(atn_model_handle_get_name(file), ==, "demo");   /* the file's model_id */
+    g_assert_cmpint(atn_result_get_n_layers(r), ==, L);
+    g_assert_cmpint(atn_result_get_n_heads(r), ==, H);
+    g_assert_cmpint(atn_result_get_n_tokens(r), ==, n);
+    for (int i = 0; i < n; i++)
+        g_assert_cmpstr(atn_result_get_tokens(r)[i], ==, atn_result_get_tokens(model_run)[i]);
+    /* every head, to the bit */
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++)
+            g_assert_cmpint(memcmp(atn_result_get_head(r, l, h), atn_result_get_head(model_run, l, h),
+                                   (size_t)n * n * sizeof(float)), ==, 0);
+    /* the Head view's cells, on a head other than the first */
+    show_view(win, "head");
+    atn_session_select_head(s, L - 1, H - 1);
+    settle(50);
+    AtnHeatmap *hm = head_heatmap(win);
+    g_assert_cmpint(atn_heatmap_get_rows(hm), ==, n);
+    const float *want = atn_result_get_head(model_run, L - 1, H - 1);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            float got = atn_heatmap_get_value(hm, i, j);
+            g_assert_cmpint(memcmp(&got, &want[i * n + j], sizeof got), ==, 0);
+        }
+    /* the status line says what is shown, without a run time */
+    g_assert_nonnull(strstr(atn_window_get_status(win), "attention file, no weights"));
+    /* the statistics came with the file's result (the clearest head was picked with them) */
+    g_assert_nonnull(atn_result_get_stats(r));
+    /* the views switch; each that needs no weights shows the file */
+    show_view(win, "model");
+    show_view(win, "similarity");
+    g_assert_true(wait_for(similarity_ready, atn_window_get_view_widget(win, "similarity")));
+    show_view(win, "statistics");
+    g_autofree char *png = g_build_filename(dir, "model.png", NULL);
+    show_view(win, "model");
+    g_autoptr(GError) error = NULL;
+    g_assert_true(atn_window_export_to(win, png, 1, &error));
+    int pw = 0, ph = 0;
+    g_assert_true(png_size(png, &pw, &ph));
+    g_assert_cmpint(pw, >, 0);
+    /* the trace: off, and why */
+    AtnTraceView *tv = show_trace(win, 0, 0, 1);
+    g_assert_nonnull(strstr(atn_trace_view_get_intro(tv), "trace is off"));
+    g_assert_cmpint(atn_heatmap_get_rows(atn_trace_view_get_heatmap(tv)), ==, n);
+    /* what-if: off, and why */
+    show_view(win, "whatif");
+    AtnWhatifView *wv = ATN_WHATIF_VIEW(atn_window_get_view_widget(win, "whatif"));
+    g_assert_nonnull(strstr(atn_whatif_view_get_status(wv), "What-if is off"));
+    g_assert_null(atn_whatif_view_get_diff(wv));
+    g_assert_false(gtk_widget_is_sensitive(atn_whatif_view_get_control(wv, "alibi")));
+    /* typing runs nothing: the file keeps its result */
+    guint runs = atn_session_get_n_runs(s);
+    atn_session_set_text(s, "Another sentence.", NULL);
+    atn_session_rerun(s);
+    settle(200);
+    g_assert_true(atn_session_get_result(s) == r);
+    g_assert_cmpuint(atn_session_get_n_runs(s), ==, runs);
+
+    /* a broken file: the message names the tensor, the file stays */
+    g_autofree char *bad = g_build_filename(dir, "nan.safetensors", NULL);
+    write_nan_copy(path, bad, L, H, n);
+    atn_session_open_attention(s, bad);
+    g_assert_true(wait_for(error_shown, win));
+    g_assert_true(wait_for(not_opening, s));
+    const char *msg = atn_window_get_error(win);
+    g_assert_nonnull(strstr(msg, "nan.safetensors"));
+    g_assert_nonnull(strstr(msg, "attn"));
+    g_assert_true(atn_session_get_model(s) == file);
+    g_assert_true(atn_session_get_result(s) == r);
+    /* a file that is not an attention file at all */
+    g_autofree char *junk = g_build_filename(dir, "junk.safetensors", NULL);
+    g_assert_true(g_file_set_contents(junk, "not a safetensors file", -1, NULL));
+    atn_session_open_attention(s, junk);
+    g_assert_true(wait_for(not_opening, s));
+    g_assert_true(atn_session_get_model(s) == file);
+
+    /* a model opens again, and runs */
+    open_and_wait(win, "demo");
+    type_and_wait(win, TEXT);
+    g_assert_true(atn_result_has_weights(atn_session_get_result(s)));
+    show_view(win, "whatif");
+    g_assert_null(strstr(atn_whatif_view_get_status(wv), "What-if is off"));
+    destroy_window(win);
+    g_unlink(png);
+    g_unlink(junk);
+    g_unlink(bad);
+    g_unlink(path);
+}
+
+int main(int argc, char **argv) {
+    if (!ui_test_init(&argc, &argv))
+        return 0;
+    dir = g_dir_make_tmp("attnscope-ui-attention-XXXXXX", NULL);
+    g_assert_nonnull(dir);
+    g_test_add_func("/ui/attention-file", test_attention_file);
+    int rc = g_test_run();
+    g_rmdir(dir);
+    g_free(dir);
+    return rc;
+}
