@@ -88,6 +88,13 @@ errors)
   expect_error 2 "nothing.safetensors" "$A" stats --attention "$T/nothing.safetensors"
   expect_error 2 "--layer 9 is out of range" "$A" export heatmap --attention "$T/a.safetensors" --layer 9 --head 0 \
     -o "$T/h.svg"
+  # attnscope view FILE (the window) checks the header first: these exit 2 before any window
+  expect_error 2 "nothing.safetensors" "$A" view "$T/nothing.safetensors"
+  expect_error 2 "a pickle is never opened" "$A" view "$T/attn.pt"
+  expect_error 2 "a pickle is never opened" "$A" "$T/attn.pt"
+  expect_error 2 "view: --model does not apply" "$A" view "$T/a.safetensors" --model demo
+  expect_error 2 "view: give the attention file first" "$A" view
+  expect_error 2 'not "attnscope-attention/1"' "$A" view "$3/data/models/demo/model.safetensors"
   # a weights file is not an attention file
   expect_error 2 'metadata "format" is "pt", not "attnscope-attention/1" (a model' "$A" stats --attention "$3/data/models/demo/model.safetensors"
   # NaN and negative values refused by tensor, layer, head, query and key; rows far from 1 warned
