@@ -98,6 +98,9 @@ static void test_attention_file(void) {
             float got = atn_heatmap_get_value(hm, i, j);
             g_assert_cmpint(memcmp(&got, &want[i * n + j], sizeof got), ==, 0);
         }
+    /* causal as the file says (demo: not), in the result and the drawing */
+    g_assert_cmpint(atn_result_is_causal(r), ==, atn_result_is_causal(model_run));
+    g_assert_cmpint(atn_heatmap_get_causal(hm), ==, atn_result_is_causal(model_run));
     /* the status line says what is shown, without a run time */
     g_assert_nonnull(strstr(atn_window_get_status(win), "attention file, no weights"));
     /* the statistics came with the file's result (the clearest head was picked with them) */
