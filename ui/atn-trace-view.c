@@ -342,13 +342,18 @@ void atn_trace_view_refresh(AtnTraceView *self) {
     int query = atn_session_get_query(self->session);
     atn_error err = {0};
     AtnModelHandle *m = atn_result_get_model(r);
-    gtk_widget_set_visible(GTK_WIDGET(self->steps_box), atn_result_has_weights(r));
+    gboolean traced = atn_result_has_weights(r);
+    gtk_widget_set_visible(GTK_WIDGET(self->steps_box), traced);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->reveal_button), traced);   /* nothing to step through */
+    gtk_widget_set_sensitive(GTK_WIDGET(self->all_button), traced);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->next_button), traced);
     if (!atn_result_has_weights(r)) {   /* an attention file: the head's matrix, and why no trace */
         gtk_label_set_markup(self->intro_label, trace_off_reason(m));
         int n = atn_result_get_n_tokens(r);
         atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
         atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), atn_result_get_head(r, layer, head), n, n,
                                atn_result_get_tokens(r), atn_result_get_tokens(r), atn_result_get_mask(r));
+        gtk_widget_set_sensitive(GTK_WIDGET(self->prev_button), FALSE);   /* update_step_ui sets it again */
         return;
     }
     if (atn_trace_compute(atn_model_handle_get_model(m), atn_result_get_capture(r), layer, head, query, &self->trace,

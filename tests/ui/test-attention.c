@@ -121,6 +121,8 @@ static void test_attention_file(void) {
     AtnTraceView *tv = show_trace(win, 0, 0, 1);
     g_assert_nonnull(strstr(atn_trace_view_get_intro(tv), "trace is off"));
     g_assert_cmpint(atn_heatmap_get_rows(atn_trace_view_get_heatmap(tv)), ==, n);
+    GtkWidget *step = atn_trace_view_get_step_widget(tv, ATN_TRACE_STEP_KEYS);   /* the demo's, hidden */
+    g_assert_true(!step || !gtk_widget_is_drawable(step));
     /* what-if: off, and why */
     show_view(win, "whatif");
     AtnWhatifView *wv = ATN_WHATIF_VIEW(atn_window_get_view_widget(win, "whatif"));
@@ -159,6 +161,9 @@ static void test_attention_file(void) {
     g_assert_true(atn_result_has_weights(atn_session_get_result(s)));
     show_view(win, "whatif");
     g_assert_null(strstr(atn_whatif_view_get_status(wv), "What-if is off"));
+    tv = show_trace(win, 0, 0, 1);   /* the trace is back, with its steps */
+    g_assert_null(strstr(atn_trace_view_get_intro(tv), "trace is off"));
+    g_assert_true(gtk_widget_is_drawable(atn_trace_view_get_step_widget(tv, ATN_TRACE_STEP_KEYS)));
     destroy_window(win);
     g_unlink(png);
     g_unlink(junk);
