@@ -8,7 +8,8 @@
  *          mode) trace-end (scroll the trace sheet to the bottom); the what-if lab: off=L,H
  *          uniform=L,H keep=L,H (the Model view's head menu items) menu (that menu for the
  *          selected head) view=NAME whatif-control=NAME:VALUE (a What-if page control)
- *          whatif-scroll=PX (its controls scrolled down)
+ *          whatif-scroll=PX (its controls scrolled down) attention=PATH (an attention file
+ *          opened in place of the model)
  *          root=PATH (the whole X screen, popovers included, by ImageMagick's import) */
 #include "ui-test-util.h"
 
@@ -113,6 +114,12 @@ int main(int argc, char **argv) {
             settle(2000);
             g_autofree char *cmd = g_strdup_printf("import -window root %s", a + 5);
             g_spawn_command_line_sync(cmd, NULL, NULL, NULL, NULL);
+        } else if (!strncmp(a, "attention=", 10)) {   /* an attention file in place of the model */
+            atn_session_open_attention(s, a + 10);
+            settle(100);
+            while (atn_session_get_opening(s) || atn_session_get_busy(s) || atn_session_get_analysing(s))
+                settle(50);
+            settle(300);
         } else if (!strcmp(a, "focus")) {
             gtk_widget_grab_focus(GTK_WIDGET(hm));
             atn_heatmap_move_cursor(hm, 0, 0);
