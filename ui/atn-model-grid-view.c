@@ -150,6 +150,9 @@ static void open_head_menu(AtnModelGridView *self, int layer, int head) {
     graphene_rect_t rect;
     if (!self->session || !atn_model_grid_get_head_rect(self->grid, layer, head, &rect))
         return;
+    AtnResult *r = atn_session_get_result(self->session);
+    if (r && !atn_result_has_weights(r))
+        return;   /* an attention file: its what-if changes would have no model to run */
     self->menu_layer = layer;
     self->menu_head = head;
     g_autoptr(GMenuModel) model = head_menu_model(self, layer, head);

@@ -117,6 +117,12 @@ static void test_attention_file(void) {
     int pw = 0, ph = 0;
     g_assert_true(png_size(png, &pw, &ph));
     g_assert_cmpint(pw, >, 0);
+    /* no what-if menu on a head: there is no model to run with the change */
+    GtkWidget *grid_view = atn_window_get_view_widget(win, "model");
+    gtk_widget_activate_action(grid_view, "whatif.menu", NULL);
+    settle(100);
+    GtkPopover *menu = atn_model_grid_view_get_head_menu(ATN_MODEL_GRID_VIEW(grid_view), NULL, NULL);
+    g_assert_false(gtk_widget_get_visible(GTK_WIDGET(menu)));
     /* the trace: off, and why */
     AtnTraceView *tv = show_trace(win, 0, 0, 1);
     g_assert_nonnull(strstr(atn_trace_view_get_intro(tv), "trace is off"));
