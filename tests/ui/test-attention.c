@@ -34,9 +34,9 @@ static void write_file(const char *path) {
     cli_export(argv, path);
 }
 
-/* A copy of src whose attention holds a NaN at layer 1, head 2, query 3, key 4: the header is
- * read (8-byte length, JSON), the tensor found by its data_offsets, the float replaced. */
-static void write_nan_copy(const char *src, const char *dst, int L, int H, int n) {
+/* A copy of src whose attention holds v at layer l, head h, query q, key k: the header is read
+ * (8-byte length, JSON), the tensor found by its data_offsets, the float replaced. */
+static void write_changed_copy(const char *src, const char *dst, int H, int n, int l, int h, int q, int k, float v) {
     g_autofree char *bytes = NULL;
     gsize len = 0;
     g_assert_true(g_file_get_contents(src, &bytes, &len, NULL));
@@ -49,12 +49,10 @@ static void write_nan_copy(const char *src, const char *dst, int L, int H, int n
     g_assert_nonnull(attn);
     double begin = cJSON_GetArrayItem(cJSON_GetObjectItem(attn, "data_offsets"), 0)->valuedouble;
     cJSON_Delete(root);
-    size_t at = 8 + hlen + (size_t)begin + ((((size_t)1 * H + 2) * n + 3) * n + 4) * sizeof(float);
+    size_t at = 8 + hlen + (size_t)begin + ((((size_t)l * H + h) * n + q) * n + k) * sizeof(float);
     g_assert_cmpuint(at + 4, <=, len);
-    float nan = NAN;
-    memcpy(bytes + at, &nan, 4);
+    memcpy(bytes + at, &v, 4);
     g_assert_true(g_file_set_contents(dst, bytes, len, NULL));
-    (void)L;
 }
 
 static void test_attention_file(void) {
@@ -145,13 +143,13 @@ static void test_attention_file(void) {
 
     /* a broken file: the message names the tensor, the file stays */
     g_autofree char *bad = g_build_filename(dir, "nan.safetensors", NULL);
-    write_nan_copy(path, bad, L, H, n);
+    write_changed_copy(path, bad, H, n, 1, 2, 3, 4, NAN);
     atn_session_open_attention(s, bad);
     g_assert_true(wait_for(error_shown, win));
     g_assert_true(wait_for(not_opening, s));
     const char *msg = atn_window_get_error(win);
     g_assert_nonnull(strstr(msg, "nan.safetensors"));
-    g_assert_nonnull(strstr(msg, "attn"));
+    g_assert_nonnull(strstr(msg, "'attn' holds NaN at layer 1, head 2, query 3, key 4"));
     g_assert_true(atn_session_get_model(s) == file);
     g_assert_true(atn_session_get_result(s) == r);
     /* a file that is not an attention file at all */
@@ -170,7 +168,16 @@ static void test_attention_file(void) {
     tv = show_trace(win, 0, 0, 1);   /* the trace is back, with its steps */
     g_assert_null(strstr(atn_trace_view_get_intro(tv), "trace is off"));
     g_assert_true(gtk_widget_is_drawable(atn_trace_view_get_step_widget(tv, ATN_TRACE_STEP_KEYS)));
+    /* rows that do not sum to 1: shown, with a notice naming the worst row */
+    g_autofree char *sum = g_build_filename(dir, "sum.safetensors", NULL);
+    write_changed_copy(path, sum, H, n, 0, 0, 0, 0, 2.0f);
+    atn_session_open_attention(s, sum);
+    fw.path = sum;
+    g_assert_true(wait_for(showing_file, &fw));
+    g_assert_nonnull(atn_window_get_notice(win));
+    g_assert_nonnull(strstr(atn_window_get_notice(win), "do not sum to 1"));
     destroy_window(win);
+    g_unlink(sum);
     g_unlink(png);
     g_unlink(junk);
     g_unlink(bad);
