@@ -411,6 +411,53 @@ static const atn_family families[] = {
         .tensors = {ROTARY_TENSORS},
         ROTARY_FAMILY,
     },
+    {
+        /* BloomConfig / BloomForCausalLM (modeling_bloom.py): ALiBi instead of positions,
+           the fused query_key_value per head, LayerNorm on the embeddings, pre-LN blocks,
+           bloom_gelu (the tanh form), ln_f, lm_head tied to word_embeddings */
+        .name = "BLOOM",
+        .model_types = {"bloom", NULL},
+        .config = {
+            .d_model = "hidden_size",
+            .n_layers = "n_layer",
+            .n_heads = "n_head",
+            .d_ffn = NULL, .d_ffn_default_mult = 4,   /* BloomMLP: 4 * hidden_size, no key */
+            .vocab_size = "vocab_size",
+            .max_positions = NULL, .max_positions_default = 1 << 16,   /* ALiBi: no table */
+            .type_vocab_size = NULL, .type_vocab_size_default = 1,
+            .act = NULL, .act_default = "gelu_new",   /* bloom_gelu_forward, fixed */
+            .ln_eps = "layer_norm_epsilon", .ln_eps_default = 1e-5f,
+            .position_type = NULL, .position_type_default = "absolute",
+            .aliases = {"n_embed", "hidden_size", "num_attention_heads", "n_head", "num_hidden_layers", "n_layer",
+                        NULL},
+            .residual_post_ln = "apply_residual_connection_post_layernorm",
+            .pretraining_tp = "pretraining_tp", .slow_but_exact = "slow_but_exact",
+        },
+        .tensors = {
+            .prefixes = {"transformer.", "", NULL},
+            .word_emb = "word_embeddings.weight",
+            .emb_ln_w = "word_embeddings_layernorm.weight", .emb_ln_b = "word_embeddings_layernorm.bias",
+            .layer = "h.",
+            .qkv_w = "self_attention.query_key_value.weight", .qkv_b = "self_attention.query_key_value.bias",
+            .qkv_per_head = true,
+            .wo = "self_attention.dense.weight", .bo = "self_attention.dense.bias",
+            .ln1_w = "input_layernorm.weight", .ln1_b = "input_layernorm.bias",
+            .w1 = "mlp.dense_h_to_4h.weight", .b1 = "mlp.dense_h_to_4h.bias",
+            .w2 = "mlp.dense_4h_to_h.weight", .b2 = "mlp.dense_4h_to_h.bias",
+            .ln2_w = "post_attention_layernorm.weight", .ln2_b = "post_attention_layernorm.bias",
+            .final_ln_w = "ln_f.weight", .final_ln_b = "ln_f.bias",
+            .lm_head_w = "lm_head.weight",
+        },
+        .positions = ATN_POSITIONS_FROM_0,
+        .token_types = false,
+        .mlm = {.what = "lm_head (tied to word_embeddings)"},
+        .tokenizer = "bpe",
+        .vocab_file = "vocab.json",
+        .merges_file = "merges.txt",
+        .pre_ln = true,
+        .causal = true,
+        .alibi = true,
+    },
 };
 
 enum { N_FAMILIES = sizeof families / sizeof families[0] };

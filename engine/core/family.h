@@ -66,6 +66,12 @@ typedef struct atn_family_config {
     const char *sliding_window, *use_sliding_window, *max_window_layers;
     int32_t sliding_window_default, max_window_layers_default;   /* as the config classes set them */
     bool tie_default_false;
+    /* other spellings of the keys above, in pairs {other, key}: read as key when key is
+       absent (BloomConfig's n_embed -> hidden_size, num_attention_heads -> n_head) */
+    const char *aliases[8];
+    /* BLOOM: apply_residual_connection_post_layernorm, pretraining_tp and slow_but_exact
+       (refused where they change the numbers) */
+    const char *residual_post_ln, *pretraining_tp, *slow_but_exact;
 } atn_family_config;
 
 /* Tensor names of the encoder.  Each is the full name after a prefix; a layer's names
@@ -94,6 +100,9 @@ typedef struct atn_family_tensors {
     /* GPT-2: the query/key/value projections are one fused tensor [d, 3d] (qkv_w, bias
        qkv_b [3d]), split at load into wq/wk/wv; wq..bv above are then NULL */
     const char *qkv_w, *qkv_b;
+    /* BLOOM's fused query_key_value (nn.Linear [3d, d], bias [3d]): the rows per head, q k v
+       of head h at rows 3 h k + (0, k, 2 k) (view(batch, seq, heads, 3, head_dim)) */
+    bool qkv_per_head;
     /* GPT-2's Conv1D: every layer weight is stored [in, out] (y = x W + b); the loader
        transposes them into the engine's [out, in] */
     bool weights_in_out;
@@ -153,6 +162,10 @@ typedef struct atn_family {
        MLP, rotary positions on q and k (no position table), grouped K/V heads, a final
        RMSNorm (tensors.final_ln_w) and a next-token head (pre_ln and causal are set too) */
     bool rotary;
+    /* ALiBi (BLOOM): no position table, each head's scores get -slope_h |i - j| before the
+       mask (build_alibi_tensor's slopes, atn_alibi_slopes), LayerNorm on the embeddings
+       (tensors.emb_ln_w) although the blocks are pre-LN (pre_ln and causal are set too) */
+    bool alibi;
 } atn_family;
 
 /* The BERT family (also what toy and random models are: post-LN BERT encoders). */

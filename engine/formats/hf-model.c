@@ -51,6 +51,7 @@ typedef struct hf_pending {
        whole tensor as it is */
     int64_t col0, cols;
     bool transpose;
+    int64_t period;   /* > 0: the rows (elements) col0.. of every period of them (hf_bind) */
 } hf_pending;
 
 typedef struct hf_loader {
@@ -202,8 +203,17 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
         st = ATN_E_UNSUPPORTED;
         goto done;
     }
-    /* the keys and defaults are the family's (its transformers config class's) */
+    /* the keys and defaults are the family's (its transformers config class's); a key spelt
+       another way the class accepts (BLOOM's n_embed) is read as the key */
     const atn_family_config *k = &L->fam->config;
+    for (int i = 0; i + 1 < 8 && k->aliases[i]; i += 2) {
+        const cJSON *other = cJSON_GetObjectItemCaseSensitive(root, k->aliases[i]);
+        if (other && !cJSON_GetObjectItemCaseSensitive(root, k->aliases[i + 1]) &&
+            !cJSON_AddItemToObject(root, k->aliases[i + 1], cJSON_Duplicate(other, true))) {
+            st = atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+            goto done;
+        }
+    }
     if ((st = cfg_int(path, root, k->d_model, true, 0, 1, 65536, &c->d_model, L->err)) ||
         (st = cfg_int(path, root, k->n_layers, true, 0, 1, 1000, &c->n_layers, L->err)) ||
         (st = cfg_int(path, root, k->n_heads, true, 0, 1, 65536, &c->n_heads, L->err)) ||
@@ -280,6 +290,24 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
        the switch is honoured by computing what it computes */
     (void)reorder;
     L->attn_no_scale = !scale_w;
+    /* BLOOM: the residual taken after the LayerNorm, and the tensor-parallel slices of
+       slow_but_exact, change the numbers; attnscope runs neither */
+    bool post_ln_residual = false, slow = false;
+    int32_t tp = 1;
+    if ((st = cfg_bool(path, root, k->residual_post_ln, false, &post_ln_residual, L->err)) ||
+        (st = cfg_bool(path, root, k->slow_but_exact, false, &slow, L->err)) ||
+        (st = cfg_int(path, root, k->pretraining_tp, false, 1, 1, 1 << 16, &tp, L->err)))
+        goto done;
+    if (post_ln_residual) {
+        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"%s\" is true; attnscope runs the residual taken "
+                           "before the LayerNorm only", path, k->residual_post_ln);
+        goto done;
+    }
+    if (slow && tp > 1) {
+        st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"%s\" is true with \"%s\" %d; attnscope runs the "
+                           "plain dense products only", path, k->slow_but_exact, k->pretraining_tp, tp);
+        goto done;
+    }
     L->attn_scale_by_layer = scale_layer;
     if (strcmp(pos_type, "absolute") != 0) {
         st = atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: \"%s\" is \"%.64s\"; only "
@@ -495,6 +523,9 @@ typedef struct hf_bind {
     int64_t d0, d1;
     bool transpose;
     int64_t col0, cols;   /* cols 0: every column / element */
+    /* period > 0 (not transposed): rows (elements of a 1-D tensor) whose index modulo period
+       is in [col0, col0 + cols), in order (BLOOM's per-head query_key_value) */
+    int64_t period;
 } hf_bind;
 
 static atn_status want_slice(hf_loader *L, const float **dst, bool optional, const char *prefix, hf_bind b,
@@ -545,7 +576,7 @@ static atn_status vwant(hf_loader *L, const float **dst, bool optional, const ch
         return atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: tensor '%s' has unsupported dtype "
                              "%s (F32, F16 and BF16 are supported)", where, t->name,
                              atn_st_dtype_name(t->dtype));
-    if (t->dtype == ATN_ST_F32 && t->file_offset % sizeof(float) == 0 && !b.transpose) {
+    if (t->dtype == ATN_ST_F32 && t->file_offset % sizeof(float) == 0 && !b.transpose && !b.period) {
         /* the mapping is page-aligned, so the pointer is 4-aligned */
         *dst = (const float *)t->data + (ndim == 1 && b.cols ? b.col0 : 0);
         L->in_place[file] = true;
@@ -559,7 +590,7 @@ static atn_status vwant(hf_loader *L, const float **dst, bool optional, const ch
         L->todo = p;
         L->cap_todo = cap;
     }
-    L->todo[L->n_todo++] = (hf_pending){dst, t, b.col0, b.cols, b.transpose};
+    L->todo[L->n_todo++] = (hf_pending){dst, t, b.col0, b.cols, b.transpose, b.period};
     return ATN_OK;
 }
 
@@ -664,11 +695,17 @@ static atn_status bind_layer(hf_loader *L, atn_layer_weights *l, const char *bas
         return bind_rotary_layer(L, l, base);
     if (T->qkv_w) {   /* GPT-2's fused c_attn: [d, 3d] (Conv1D), columns q | k | v */
         const float **qkv[3] = {&l->wq, &l->wk, &l->wv}, **qkv_b[3] = {&l->bq, &l->bk, &l->bv};
-        for (int32_t s = 0; s < 3; s++)
-            if ((st = want_slice(L, qkv[s], false, p, (hf_bind){d, 3 * d, true, s * d, d}, "%s%s", base, T->qkv_w)) ||
-                (st = want_slice(L, qkv_b[s], false, p, (hf_bind){3 * d, -1, false, s * d, d}, "%s%s", base,
-                                 T->qkv_b)))
+        int64_t k = c->d_head;
+        for (int32_t s = 0; s < 3; s++) {
+            /* BLOOM's query_key_value: [3d, d], rows q k v of each head in turn */
+            hf_bind wb = T->qkv_per_head ? (hf_bind){3 * d, d, false, s * k, k, 3 * k}
+                                         : (hf_bind){d, 3 * d, true, s * d, d, 0};
+            hf_bind bb = T->qkv_per_head ? (hf_bind){3 * d, -1, false, s * k, k, 3 * k}
+                                         : (hf_bind){3 * d, -1, false, s * d, d, 0};
+            if ((st = want_slice(L, qkv[s], false, p, wb, "%s%s", base, T->qkv_w)) ||
+                (st = want_slice(L, qkv_b[s], false, p, bb, "%s%s", base, T->qkv_b)))
                 return st;
+        }
         if ((st = want_linear(L, &l->wo, p, d, d, "%s%s", base, T->wo)) ||
             (st = want(L, &l->bo, false, p, d, -1, "%s%s", base, T->bo)) ||
             (st = want(L, &l->ln1_g, false, p, d, -1, "%s%s", base, T->ln1_w)) ||
@@ -826,7 +863,8 @@ static atn_status convert_pending(hf_loader *L) {
     for (int32_t i = 0; i < L->n_todo; i++) {
         const hf_pending *q = &L->todo[i];
         uint64_t rows = q->t->ndim == 2 ? (uint64_t)q->t->shape[0] : 1;
-        total += q->cols ? (uint64_t)q->cols * rows : q->t->count;
+        total += q->period ? q->t->count / (uint64_t)q->period * (uint64_t)q->cols
+                 : q->cols ? (uint64_t)q->cols * rows : q->t->count;
         if (q->cols && q->t->count > biggest)
             biggest = q->t->count;
     }
@@ -869,6 +907,12 @@ static atn_status convert_pending(hf_loader *L) {
                         for (int64_t r = r0; r < r0 + TILE && r < R; r++)
                             out[o * R + r] = whole[r * C + q->col0 + o];
             count = (uint64_t)q->cols * (uint64_t)R;
+        } else if (q->period) {   /* rows col0.. of every period, each C wide */
+            int64_t C = t->ndim == 2 ? t->shape[1] : 1, groups = t->shape[0] / q->period;
+            for (int64_t g = 0; g < groups; g++)
+                memcpy(out + g * q->cols * C, whole + (g * q->period + q->col0) * C,
+                       (size_t)(q->cols * C) * sizeof(float));
+            count = (uint64_t)(groups * q->cols * C);
         } else if (q->cols) {
             memcpy(out, whole + q->col0, (size_t)q->cols * sizeof(float));
             count = (uint64_t)q->cols;

@@ -75,7 +75,7 @@ static void embeddings_forward(float *hidden0, float *scratch, const atn_model *
                 x[j] = we[j] + pe[j];
         }
     }
-    if (!m->family->pre_ln)   /* GPT-2 has no embedding LayerNorm: h0 = wte + wpe */
+    if (!m->family->pre_ln || m->family->alibi)   /* GPT-2 has none: h0 = wte + wpe; BLOOM has */
         atn_layernorm(e, e, w->emb_ln_g, w->emb_ln_b, n, E, c->ln_eps);
     if (w->emb_proj_w)
         atn_linear(hidden0, atn_round_operand(a, e, (size_t)n * E, 0, ATN_OPERAND_INPUT), proj_w, w->emb_proj_b, n, E, d);
@@ -140,7 +140,7 @@ static bool fast_path_applies(const atn_model *m) {
         return false;
     /* the packed ops have no RMSNorm, gated MLP, rotation or grouped K/V heads (their
        positions and mul ops are NULL): rotary decoders take the reference ops */
-    if (m->rotary.on || c->gated_ffn || (c->n_kv_heads > 0 && c->n_kv_heads != c->n_heads) ||
+    if (m->rotary.on || m->family->alibi || c->gated_ffn || (c->n_kv_heads > 0 && c->n_kv_heads != c->n_heads) ||
         c->d_head * c->n_heads != c->d_model)
         return false;
     for (int32_t l = 0; l < c->n_layers; l++) {

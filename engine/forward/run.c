@@ -212,17 +212,23 @@ static atn_status set_interventions(atn_run *run, const atn_interventions *iv, a
     free(run->slopes), run->slopes = NULL;
     free(run->heads_off), run->heads_off = NULL;
     free(run->mask_layers), run->mask_layers = NULL;
-    if (!iv)
+    bool model_alibi = run->model->family->alibi;   /* BLOOM: its own slopes, in every run */
+    if (iv && iv->alibi && model_alibi)
+        return atn_error_set(err, ATN_E_INVALID, "%s models already add ALiBi's bias to every head's scores",
+                             run->model->family->name);
+    if (!iv && !model_alibi)
         return ATN_OK;
-    atn_status st = atn_interventions_check(iv, c->n_layers, c->n_heads, run->enc->n, err);
+    atn_status st = iv ? atn_interventions_check(iv, c->n_layers, c->n_heads, run->enc->n, err) : ATN_OK;
     if (st)
         return st;
-    if (iv->alibi) {
+    if (model_alibi || iv->alibi) {
         run->slopes = malloc((size_t)c->n_heads * sizeof(float));
         if (!run->slopes)
             return atn_error_set(err, ATN_E_NOMEM, "out of memory");
         atn_alibi_slopes(c->n_heads, run->slopes);
     }
+    if (!iv)
+        return ATN_OK;
     bool any = false;
     for (size_t i = 0; iv->heads_off && i < lh; i++)
         any |= iv->heads_off[i] != 0;
@@ -334,9 +340,9 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     if (o->precision != ATN_PRECISION_FP32 && o->precision != ATN_PRECISION_FP16 &&
         o->precision != ATN_PRECISION_BF16)
         return atn_error_set(err, ATN_E_INVALID, "precision %d is not fp32, fp16 or bf16", (int)o->precision);
-    if (o->precision != ATN_PRECISION_FP32 && m->rotary.on)
+    if (o->precision != ATN_PRECISION_FP32 && (m->rotary.on || m->family->alibi))
         return atn_error_set(err, ATN_E_UNSUPPORTED, "reduced precision is not available for %s models yet "
-                             "(rotary positions, grouped K/V heads): run them in fp32", m->family->name);
+                             "(rotary positions, grouped K/V heads, ALiBi): run them in fp32", m->family->name);
     int32_t n = enc->n;
 
     run_layout lay;
@@ -454,7 +460,7 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     build_mask(a->mask_add, run->enc, m->family->causal, m->rotary.window, iv);
     if (a->mask_base)   /* the layers the what-if masks skip: padding and the family's term */
         build_mask(a->mask_base, run->enc, m->family->causal, m->rotary.window, NULL);
-    a->alibi_slopes = iv && iv->alibi ? run->slopes : NULL;
+    a->alibi_slopes = (iv && iv->alibi) || m->family->alibi ? run->slopes : NULL;
     a->temperature = iv && iv->temperature > 0.0f ? iv->temperature : 1.0f;
     a->heads_off = iv && iv->heads_off ? run->heads_off : NULL;
     a->head_mode = iv ? iv->head_mode : ATN_HEAD_ZERO;

@@ -22,7 +22,8 @@ static void table_complete(void) {
         const atn_family *f = atn_family_at(i);
         CHECK(f && f->name && f->model_types[0]);
         const atn_family_config *k = &f->config;
-        CHECK_MSG(k->d_model && k->n_layers && k->n_heads && k->d_ffn && k->vocab_size, "%s: size keys", f->name);
+        CHECK_MSG(k->d_model && k->n_layers && k->n_heads && (k->d_ffn || k->d_ffn_default_mult) && k->vocab_size,
+                  "%s: size keys", f->name);
         CHECK(k->act_default && k->position_type_default && k->ln_eps_default > 0);
         CHECK(k->max_positions_default > 0 && k->type_vocab_size_default > 0);
         const atn_family_tensors *t = &f->tensors;
@@ -33,7 +34,8 @@ static void table_complete(void) {
         /* a rotary decoder has no position table and RMSNorms without bias, but a gated MLP
            whose gate it names, and its own LM head */
         bool rot = f->rotary;
-        const char *names[] = {t->word_emb, rot ? t->gate_w : t->pos_emb, f->pre_ln ? t->final_ln_w : t->emb_ln_w,
+        /* an ALiBi decoder (BLOOM) has no position table but the embeddings' LayerNorm */
+        const char *names[] = {t->word_emb, rot ? t->gate_w : f->alibi ? t->emb_ln_w : t->pos_emb, f->pre_ln ? t->final_ln_w : t->emb_ln_w,
                                rot ? t->gate_b : f->pre_ln ? t->final_ln_b : t->emb_ln_b, t->layer,
                                fused ? t->qkv_w : t->wq, fused ? t->qkv_b : t->bq, fused ? t->qkv_w : t->wk,
                                fused ? t->qkv_b : t->bk, fused ? t->qkv_w : t->wv, fused ? t->qkv_b : t->bv, t->wo,
@@ -41,6 +43,8 @@ static void table_complete(void) {
                                rot ? t->lm_head_w : t->ln2_b};
         CHECK(!rot || (f->pre_ln && f->causal && !t->pos_emb && !t->ln1_b && !t->ln2_b && !t->final_ln_b &&
                        !t->emb_ln_w && f->config.kv_heads && f->config.rope_theta && f->config.rope_theta_default > 1));
+        CHECK(!f->alibi || (f->pre_ln && f->causal && !rot && !t->pos_emb && t->emb_ln_w && t->emb_ln_b &&
+                            fused && t->qkv_per_head));
         for (size_t j = 0; j < sizeof names / sizeof names[0]; j++)
             CHECK_MSG(names[j] && names[j][0], "%s: tensor name %zu missing", f->name, j);
         CHECK(!f->token_types || t->type_emb);
@@ -130,7 +134,7 @@ static void lookup(void) {
     CHECK(atn_family_lookup("deberta", "/m/config.json", &err) == NULL);
     CHECK_STR(err.message, "/m/config.json: \"model_type\" is \"deberta\", which attnscope does not open "
               "(supported: \"bert\", \"roberta\", \"xlm-roberta\", \"camembert\", \"distilbert\", \"albert\", "
-              "\"electra\", \"gpt2\", \"llama\", \"qwen2\", \"qwen3\", \"mistral\")");
+              "\"electra\", \"gpt2\", \"llama\", \"qwen2\", \"qwen3\", \"mistral\", \"bloom\")");
     atn_error_clear(&err);
     CHECK(atn_family_lookup(NULL, NULL, &err) == NULL && err.status == ATN_E_UNSUPPORTED);
     CHECK(strstr(err.message, "config.json: no \"model_type\"") == err.message);
