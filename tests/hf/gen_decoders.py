@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Writes small random rotary decoders (Llama, Qwen2, Qwen3, Mistral) in exact Hugging Face
-layout, and reference outputs for tests/hf/test-hf-decoders.c.
+"""Writes small random rotary decoders (Llama, Qwen2, Qwen3, Mistral) and ALiBi ones (BLOOM) in
+exact Hugging Face layout, and reference outputs for tests/hf/test-hf-decoders.c.
 
 Each model is a folder under tests/hf/models/<name>/: config.json with LlamaConfig /
 Qwen2Config / Qwen3Config / MistralConfig keys, model.safetensors (or two shards and
@@ -266,6 +266,113 @@ def cross_check(cfg, saved, attn, mask):
     assert torch.allclose(p, attn[0][:, rows], atol=1e-6), "Meta's rotation disagrees"
 
 
+# ---- BLOOM (modeling_bloom.py): ALiBi, the fused query_key_value per head, LayerNorm on the
+# embeddings, pre-LN blocks, bloom_gelu, ln_f, lm_head tied to word_embeddings
+
+def bloom_config(over):
+    cfg = {"architectures": ["BloomForCausalLM"], "model_type": "bloom", "vocab_size": 64,
+           "n_layer": 2, "layer_norm_epsilon": 1e-5, "apply_residual_connection_post_layernorm": False,
+           "pretraining_tp": 1, "slow_but_exact": False, "bos_token_id": 1, "eos_token_id": 2,
+           "pad_token_id": 3, "initializer_range": 0.02, "torch_dtype": "float32", "use_cache": True,
+           "attention_dropout": 0.0, "hidden_dropout": 0.0}
+    cfg.update(over)
+    return cfg
+
+
+def bloom_dims(cfg):
+    d = cfg.get("hidden_size", cfg.get("n_embed"))
+    H = cfg.get("n_head", cfg.get("num_attention_heads"))
+    return d, H, d // H, 4 * d
+
+
+def bloom_weights(cfg, g):
+    d, H, hd, f = bloom_dims(cfg)
+    V = cfg["vocab_size"]
+
+    def rn(*shape, s=1.0):
+        return torch.randn(*shape, generator=g, dtype=torch.float64) * s
+
+    W = {"transformer.word_embeddings.weight": rn(V, d, s=0.8),
+         "transformer.word_embeddings_layernorm.weight": 1 + rn(d, s=0.1),
+         "transformer.word_embeddings_layernorm.bias": rn(d, s=0.1)}
+    for i in range(cfg["n_layer"]):
+        p = f"transformer.h.{i}."
+        for ln in ("input_layernorm", "post_attention_layernorm"):
+            W[p + ln + ".weight"] = 1 + rn(d, s=0.1)
+            W[p + ln + ".bias"] = rn(d, s=0.1)
+        W[p + "self_attention.query_key_value.weight"] = rn(3 * d, d, s=1.0 / math.sqrt(d))
+        W[p + "self_attention.query_key_value.bias"] = rn(3 * d, s=0.2)
+        W[p + "self_attention.dense.weight"] = rn(d, d, s=1.0 / math.sqrt(d))
+        W[p + "self_attention.dense.bias"] = rn(d, s=0.1)
+        W[p + "mlp.dense_h_to_4h.weight"] = rn(f, d, s=1.0 / math.sqrt(d))
+        W[p + "mlp.dense_h_to_4h.bias"] = rn(f, s=0.1)
+        W[p + "mlp.dense_4h_to_h.weight"] = rn(d, f, s=1.0 / math.sqrt(f))
+        W[p + "mlp.dense_4h_to_h.bias"] = rn(d, s=0.1)
+    W["transformer.ln_f.weight"] = 1 + rn(d, s=0.1)
+    W["transformer.ln_f.bias"] = rn(d, s=0.1)
+    return W
+
+
+def alibi_slopes(num_heads):
+    """build_alibi_tensor's slopes, in float32 as it makes them."""
+    closest = 2 ** math.floor(math.log2(num_heads))
+    base = torch.tensor(2 ** (-(2 ** -(math.log2(closest) - 3))), dtype=torch.float32)
+    slopes = torch.pow(base, torch.arange(1, 1 + closest, dtype=torch.int32))
+    if closest != num_heads:
+        extra_base = torch.tensor(2 ** (-(2 ** -(math.log2(2 * closest) - 3))), dtype=torch.float32)
+        remaining = min(closest, num_heads - closest)
+        extra = torch.pow(extra_base, torch.arange(1, 1 + 2 * remaining, 2, dtype=torch.int32))
+        slopes = torch.cat([slopes, extra], dim=0)
+    return slopes
+
+
+def layer_norm(x, w, b, eps):
+    mu = x.mean(-1, keepdim=True)
+    var = ((x - mu) ** 2).mean(-1, keepdim=True)
+    return (x - mu) / torch.sqrt(var + eps) * w + b
+
+
+def bloom_gelu(x):
+    """bloom_gelu_forward."""
+    return x * 0.5 * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+
+
+def bloom_forward(R, cfg, ids, mask):
+    """BloomModel.forward (eager, output_attentions, output_hidden_states), one sequence:
+    alibi = slope_h * ((cumsum(mask) - 1) * mask)[j] added to the scores (baddbmm, beta 1,
+    alpha 1/sqrt(head_dim)) before the causal and padding mask."""
+    d, H, hd, f = bloom_dims(cfg)
+    eps = cfg["layer_norm_epsilon"]
+    n = len(ids)
+    m = torch.tensor(mask, dtype=torch.int64)
+    arange = ((m.cumsum(-1) - 1) * m).double()
+    alibi = alibi_slopes(H).double()[:, None, None] * arange[None, None, :]   # [H, 1, n]
+    qi, kj = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    keep = (kj <= qi) & (m == 1)[None, :]
+    fmin = torch.finfo(torch.float64).min
+    add = torch.where(keep, torch.zeros(()), torch.full((), fmin, dtype=torch.float64))
+    h = layer_norm(R["transformer.word_embeddings.weight"][torch.tensor(ids)],
+                   R["transformer.word_embeddings_layernorm.weight"], R["transformer.word_embeddings_layernorm.bias"],
+                   eps)
+    hiddens, attns = [], []
+    for i in range(cfg["n_layer"]):
+        hiddens.append(h)
+        p = f"transformer.h.{i}."
+        a = layer_norm(h, R[p + "input_layernorm.weight"], R[p + "input_layernorm.bias"], eps)
+        fused = lin(a, R, p + "self_attention.query_key_value").view(n, H, 3, hd)   # _reshape
+        q, k, v = (fused[:, :, s].transpose(0, 1) for s in range(3))
+        w = alibi + (q @ k.transpose(1, 2)) * (1.0 / math.sqrt(hd))
+        w = torch.softmax(w + add, dim=-1)
+        attns.append(w)
+        ctx = (w @ v).transpose(0, 1).reshape(n, d)
+        h = h + lin(ctx, R, p + "self_attention.dense")
+        a = layer_norm(h, R[p + "post_attention_layernorm.weight"], R[p + "post_attention_layernorm.bias"], eps)
+        h = h + lin(bloom_gelu(lin(a, R, p + "mlp.dense_h_to_4h")), R, p + "mlp.dense_4h_to_h")
+    h = layer_norm(h, R["transformer.ln_f.weight"], R["transformer.ln_f.bias"], eps)
+    hiddens.append(h)
+    return torch.stack(attns), torch.stack(hiddens)
+
+
 # name, model_type, config overrides, options
 MODELS = [
     # Llama: GQA 2:1, an untied lm_head, F32
@@ -289,13 +396,19 @@ MODELS = [
     # Mistral: a sliding window of 4 over 12 tokens, GQA 4:1 (8 heads of 4 over 2)
     ("mistral-window", "mistral", {"num_attention_heads": 8, "num_key_value_heads": 2, "sliding_window": 4},
      {"dtype": "F32", "long": 12}),
+    # BLOOM with 6 heads (not a power of two: build_alibi_tensor's extra slopes), F32, the keys
+    # as bloom-560m's config.json spells them (n_embed, num_attention_heads)
+    ("bloom-6heads", "bloom", {"n_embed": 24, "num_attention_heads": 6}, {"dtype": "F32", "long": 12}),
+    # BLOOM with 8 heads, BF16, the keys as BloomConfig writes them (hidden_size, n_head)
+    ("bloom-8heads-bf16", "bloom", {"hidden_size": 32, "n_head": 8}, {"dtype": "BF16"}),
 ]
 
 
 def write_model(name, mtype, over, opts, out_models, out_fix, seed):
-    cfg = base_config(mtype, **over)
+    bloom = mtype == "bloom"
+    cfg = bloom_config(over) if bloom else base_config(mtype, **over)
     g = torch.Generator().manual_seed(seed)
-    W = make_weights(cfg, g)
+    W = bloom_weights(cfg, g) if bloom else make_weights(cfg, g)
     folder = os.path.join(out_models, name)
     if os.path.isdir(folder):
         shutil.rmtree(folder)
@@ -338,22 +451,32 @@ def write_model(name, mtype, over, opts, out_models, out_fix, seed):
                       "mask": [1] * opts["long"]})
     for c in cases:
         c["type_ids"] = [0] * len(c["ids"])
-        attn, hidden, saved = forward(R, cfg, c["ids"], c["mask"])
-        cross_check(cfg, saved, attn, c["mask"])
+        if bloom:
+            attn, hidden = bloom_forward(R, cfg, c["ids"], c["mask"])
+        else:
+            attn, hidden, saved = forward(R, cfg, c["ids"], c["mask"])
+            cross_check(cfg, saved, attn, c["mask"])
         n = len(c["ids"])
         c["next_positions"] = sorted({n - 1, min(1, n - 1)}, reverse=True)
-        head = R.get("lm_head.weight", R["model.embed_tokens.weight"])
+        head = R["transformer.word_embeddings.weight"] if bloom else \
+            R.get("lm_head.weight", R["model.embed_tokens.weight"])
         c["next_log_probs"] = [torch.log_softmax(hidden[-1][p] @ head.T, dim=-1).tolist()
                                for p in c["next_positions"]]
         c["next_top_ids"] = [[int(i) for i in torch.topk(torch.tensor(lp), 5).indices] for lp in c["next_log_probs"]]
         np.save(os.path.join(out_fix, f"{name}-{c['name']}-attn.npy"), attn.numpy().astype("<f4"))
         np.save(os.path.join(out_fix, f"{name}-{c['name']}-hidden.npy"), hidden.numpy().astype("<f4"))
-    d, H, KV, hd, f = dims(cfg)
-    meta = {"model": name, "family": {"llama": "Llama", "qwen2": "Qwen2", "qwen3": "Qwen3",
-                                      "mistral": "Mistral"}[mtype],
-            "n_layers": cfg["num_hidden_layers"], "n_heads": H, "n_kv_heads": KV, "d_head": hd, "d_model": d,
-            "d_ffn": f, "window": window_of(cfg) or 0, "untied_head": "lm_head.weight" in R,
-            "inv_freq": inv_freq_of(cfg).tolist(), "cases": cases}
+    if bloom:
+        d, H, hd, f = bloom_dims(cfg)
+        meta = {"model": name, "family": "BLOOM", "n_layers": cfg["n_layer"], "n_heads": H, "n_kv_heads": H,
+                "d_head": hd, "d_model": d, "d_ffn": f, "window": 0, "untied_head": False,
+                "alibi_slopes": alibi_slopes(H).tolist(), "cases": cases}
+    else:
+        d, H, KV, hd, f = dims(cfg)
+        meta = {"model": name, "family": {"llama": "Llama", "qwen2": "Qwen2", "qwen3": "Qwen3",
+                                          "mistral": "Mistral"}[mtype],
+                "n_layers": cfg["num_hidden_layers"], "n_heads": H, "n_kv_heads": KV, "d_head": hd, "d_model": d,
+                "d_ffn": f, "window": window_of(cfg) or 0, "untied_head": "lm_head.weight" in R,
+                "inv_freq": inv_freq_of(cfg).tolist(), "cases": cases}
     with open(os.path.join(out_fix, f"{name}.json"), "w") as fh:
         json.dump(meta, fh, indent=1)
 

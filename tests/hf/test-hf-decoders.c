@@ -11,6 +11,7 @@
 #include "check.h"
 #include "common/test-files.h"
 #include "common/test-models.h"
+#include "core/family.h"
 #include "core/model-private.h"
 #include "forward/encoder.h"
 
@@ -140,6 +141,16 @@ static void engine_case(const char *name, atn_model *m, const cJSON *meta, const
             CHECK_MSG(wo < 1e-4, "%s/%s: the trace's projection differs from the capture by %g", name, cname, wo);
             CHECK(tr->kv_head == (H - 1) / (H / KV));
             CHECK_MSG(tr->max_abs_diff < 1e-6, "%s/%s: trace differs by %g", name, cname, tr->max_abs_diff);
+        }
+        if (tr && !m->rotary.on) {   /* BLOOM: ALiBi's slopes in the capture (the trace's bias) */
+            const cJSON *sl = cJSON_GetObjectItem(meta, "alibi_slopes");
+            CHECK_MSG(cap->alibi_slopes && sl && cJSON_GetArraySize(sl) == H, "%s: no ALiBi slopes", name);
+            for (int32_t h = 0; cap->alibi_slopes && h < H; h++)
+                CHECK_MSG(fabs(cap->alibi_slopes[h] - cJSON_GetArrayItem(sl, h)->valuedouble) <=
+                              2e-7 * cJSON_GetArrayItem(sl, h)->valuedouble,
+                          "%s: slope %d %.9g, build_alibi_tensor's %.9g", name, h, cap->alibi_slopes[h],
+                          cJSON_GetArrayItem(sl, h)->valuedouble);
+        } else if (tr) {
             for (int32_t c2 = 0; c2 < hd; c2++)   /* its keys are the K/V head's rotated rows */
                 CHECK(tr->keys[(size_t)(n - 1) * hd + c2] ==
                       cap->k[((size_t)(L - 1) * n + n - 1) * cap->d_kv + (size_t)tr->kv_head * hd + c2]);
@@ -174,7 +185,7 @@ out:
 }
 
 /* The same case through the command line: run, trace --json (step 0), predict --after. */
-static void cli_case(const char *name, const cJSON *c, int32_t kv_of_3, int32_t d_heads) {
+static void cli_case(const char *name, const cJSON *c, int32_t kv_of_3, int32_t d_heads, bool rotary) {
     const char *build = getenv("ATN_BUILD_ROOT");
     const char *cname = cJSON_GetObjectItem(c, "name")->valuestring;
     char ids[1024] = "", mask[1024] = "", cmd[8192], out[256], path[4096], what[256];
@@ -212,11 +223,19 @@ static void cli_case(const char *name, const cJSON *c, int32_t kv_of_3, int32_t 
     {
         const cJSON *kvh = cJSON_GetObjectItem(tj, "kv_head"), *qu = cJSON_GetObjectItem(tj, "q_unrotated");
         const cJSON *ang = cJSON_GetObjectItem(tj, "angles"), *ku = cJSON_GetObjectItem(tj, "keys_unrotated");
-        CHECK_MSG(trc == 0 && kvh && qu && ang && ku, "%s: %s", cmd, tbuf);
-        CHECK_MSG(kvh && kvh->valueint == kv_of_3, "%s: K/V head of head 3", cmd);
-        CHECK(ku && cJSON_GetArraySize(ku) == n && ang && cJSON_GetArraySize(ang) * 2 == cJSON_GetArraySize(qu));
-        const cJSON *cc = cJSON_GetObjectItem(tj, "concat");   /* n_heads x head_dim values */
-        CHECK_MSG(cc && cJSON_GetArraySize(cc) == cJSON_GetArraySize(qu) * d_heads, "%s: concat", cmd);
+        CHECK_MSG(trc == 0 && tj, "%s: %s", cmd, tbuf);
+        CHECK_MSG(!rotary || (kvh && qu && ang && ku), "%s: no step 0: %s", cmd, tbuf);
+        CHECK_MSG(!rotary || (kvh && kvh->valueint == kv_of_3), "%s: K/V head of head 3", cmd);
+        CHECK(!rotary ||
+              (ku && cJSON_GetArraySize(ku) == n && ang && cJSON_GetArraySize(ang) * 2 == cJSON_GetArraySize(qu)));
+        if (!rotary) {   /* BLOOM: the trace's ALiBi term, -slope |i - j|: 0 on the query itself */
+            const cJSON *al = cJSON_GetObjectItem(tj, "alibi");
+            CHECK_MSG(al && cJSON_GetArraySize(al) == n && cJSON_GetArrayItem(al, n - 1)->valuedouble == 0 &&
+                          (n == 1 || cJSON_GetArrayItem(al, 0)->valuedouble < 0),
+                      "%s: the ALiBi term", cmd);
+        }
+        const cJSON *cc = cJSON_GetObjectItem(tj, "concat"), *qq = cJSON_GetObjectItem(tj, "q");
+        CHECK_MSG(cc && qq && cJSON_GetArraySize(cc) == cJSON_GetArraySize(qq) * d_heads, "%s: concat", cmd);
     }
     cJSON_Delete(tj);
     const cJSON *np = cJSON_GetObjectItem(c, "next_positions");
@@ -260,17 +279,24 @@ static void test_model(const char *name) {
     }
     const atn_config *c = atn_model_config(m);
     CHECK_STR(atn_model_family_name(m), cJSON_GetObjectItem(meta, "family")->valuestring);
-    CHECK(atn_model_is_causal(m) && c->gated_ffn && c->act == ATN_ACT_SILU);
+    bool bloom = m->family->alibi;
     CHECK(c->n_layers == cJSON_GetObjectItem(meta, "n_layers")->valueint);
-    CHECK(c->n_kv_heads == cJSON_GetObjectItem(meta, "n_kv_heads")->valueint);
+    CHECK(c->n_heads == cJSON_GetObjectItem(meta, "n_heads")->valueint);
     CHECK(c->d_head == cJSON_GetObjectItem(meta, "d_head")->valueint);
     CHECK(c->d_ffn == cJSON_GetObjectItem(meta, "d_ffn")->valueint);
-    CHECK(m->rotary.on && m->rotary.window == cJSON_GetObjectItem(meta, "window")->valueint);
-    CHECK(!m->w.pos_emb && !m->w.emb_ln_g && m->w.final_ln_g && !m->w.final_ln_b);
+    if (bloom) {   /* LayerNorm on the embeddings, pre-LN with ln_f, bloom_gelu, no positions, tied */
+        CHECK(atn_model_is_causal(m) && !c->gated_ffn && c->act == ATN_ACT_GELU_TANH && !m->rotary.on);
+        CHECK(!m->w.pos_emb && m->w.emb_ln_g && m->w.emb_ln_b && m->w.final_ln_g && m->w.final_ln_b);
+    } else {
+        CHECK(atn_model_is_causal(m) && c->gated_ffn && c->act == ATN_ACT_SILU);
+        CHECK(c->n_kv_heads == cJSON_GetObjectItem(meta, "n_kv_heads")->valueint);
+        CHECK(m->rotary.on && m->rotary.window == cJSON_GetObjectItem(meta, "window")->valueint);
+        CHECK(!m->w.pos_emb && !m->w.emb_ln_g && m->w.final_ln_g && !m->w.final_ln_b);
+    }
     CHECK((m->w.lm_head_w != NULL) == cJSON_IsTrue(cJSON_GetObjectItem(meta, "untied_head")));
     /* the rotation's frequencies after the scaling, as transformers makes them in float32 */
     const cJSON *inv = cJSON_GetObjectItem(meta, "inv_freq");
-    for (int32_t i = 0; i < cJSON_GetArraySize(inv); i++)
+    for (int32_t i = 0; inv && i < cJSON_GetArraySize(inv); i++)
         CHECK_MSG(fabs(m->rotary.inv_freq[i] - cJSON_GetArrayItem(inv, i)->valuedouble) <=
                       2e-7 * cJSON_GetArrayItem(inv, i)->valuedouble,
                   "%s: inv_freq[%d] %.9g, expected %.9g", name, i, m->rotary.inv_freq[i],
@@ -282,7 +308,7 @@ static void test_model(const char *name) {
         engine_case(name, m, meta, k);
         const char *cname = cJSON_GetObjectItem(k, "name")->valuestring;
         if (strcmp(cname, "single") == 0 || strcmp(cname, "long") == 0)
-            cli_case(name, k, 3 / (c->n_heads / c->n_kv_heads), c->n_heads);
+            cli_case(name, k, bloom ? 3 : 3 / (c->n_heads / c->n_kv_heads), c->n_heads, !bloom);
     }
     atn_model_free(m);
     cJSON_Delete(meta);
@@ -371,6 +397,40 @@ static void test_refusals(void) {
     atn_run_free(run);
     atn_encoding_free(enc);
     atn_model_free(m);
+    /* BLOOM: the residual after the LayerNorm and slow_but_exact's slices are refused by
+       name; pretraining_tp alone changes nothing (the plain dense products) */
+    refused("bloom-6heads", "{\"apply_residual_connection_post_layernorm\": true}", ATN_E_UNSUPPORTED,
+            "apply_residual_connection_post_layernorm");
+    refused("bloom-6heads", "{\"pretraining_tp\": 2, \"slow_but_exact\": true}", ATN_E_UNSUPPORTED,
+            "slow_but_exact");
+    folder_with("bloom-6heads", "{\"pretraining_tp\": 2}", dir, sizeof dir);
+    m = atn_model_open_hf(dir, NULL, NULL, &err);
+    CHECK_MSG(m && m->family->alibi, "%s", err.message);
+    atn_model_free(m);
+    /* the what-if ALiBi on a model that has its own is refused; the GPU refuses BLOOM by
+       name and AUTO falls back */
+    snprintf(path, sizeof path, "%s/models/bloom-6heads", root);
+    m = atn_model_open_hf(path, NULL, NULL, &err);
+    enc = NULL;
+    CHECK(m && atn_model_encode_ids(m, ids, NULL, NULL, 3, &enc, &err) == ATN_OK);
+    run = atn_run_new(m);
+    atn_interventions iv;
+    atn_interventions_init(&iv);
+    iv.alibi = true;
+    atn_run_options_init(&o);
+    o.interventions = &iv;
+    CHECK(atn_run_forward(run, enc, &o, &err) == ATN_E_INVALID && strstr(err.message, "BLOOM") &&
+          strstr(err.message, "ALiBi"));
+    atn_run_options_init(&o);
+    o.device = ATN_DEVICE_CUDA;
+    CHECK(atn_run_forward(run, enc, &o, &err) == ATN_E_UNSUPPORTED && strstr(err.message, "BLOOM"));
+    o.device = ATN_DEVICE_AUTO;
+    CHECK_MSG(atn_run_forward(run, enc, &o, &err) == ATN_OK, "%s", err.message);
+    CHECK(atn_run_device_used(run) == ATN_DEVICE_CPU && atn_run_fallback_reason(run) &&
+          strstr(atn_run_fallback_reason(run), "BLOOM"));
+    atn_run_free(run);
+    atn_encoding_free(enc);
+    atn_model_free(m);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf /tmp/atn-dec-%d-*", (int)getpid());
     CHECK(system(cmd) == 0);
@@ -382,7 +442,7 @@ int main(void) {
     if (realpath(root, abs))   /* the refusal cases link to the model files from /tmp */
         snprintf(root, sizeof root, "%.2000s", abs);
     const char *models[] = {"llama-f32", "llama-bf16-mqa", "llama-sharded", "qwen2-f32", "qwen3-f32",
-                            "mistral-window"};
+                            "mistral-window", "bloom-6heads", "bloom-8heads-bf16"};
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
         test_model(models[i]);
     test_refusals();
