@@ -137,7 +137,7 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
             t->values[(size_t)j * k + c] = V[(size_t)j * dkv + kv_off + c];
         }
     /* step 0 of a rotary model: q and k before the rotation, and the angles */
-    if (model && model->rotary.on && cap->pos_ids && !cap->no_positions && cap->hidden &&
+    if (model && model->rotary.on && model->rotary.rms_norm && cap->pos_ids && !cap->no_positions && cap->hidden &&
         unrotated(t, model, cap, layer, head, query) != ATN_OK) {
         atn_trace_free(t);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");

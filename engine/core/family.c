@@ -458,6 +458,56 @@ static const atn_family families[] = {
         .causal = true,
         .alibi = true,
     },
+    {
+        /* ModernBertModel / ModernBertForMaskedLM (modeling_modernbert.py, eager): "model."
+           before the encoder, the head and decoder unprefixed, decoder tied to
+           tok_embeddings; the fused weights are split by bind_modernbert_layer (hf-model.c) */
+        .name = "ModernBERT",
+        .model_types = {"modernbert", NULL},
+        .config = {
+            .d_model = "hidden_size",
+            .n_layers = "num_hidden_layers",
+            .n_heads = "num_attention_heads",
+            .d_ffn = "intermediate_size",
+            .vocab_size = "vocab_size",
+            .max_positions = "max_position_embeddings", .max_positions_default = 8192,
+            .type_vocab_size = NULL, .type_vocab_size_default = 1,
+            .act = "hidden_activation", .act_default = "gelu",
+            .ln_eps = "norm_eps", .ln_eps_default = 1e-5f,
+            .position_type = NULL, .position_type_default = "absolute",
+            .attention_bias = "attention_bias", .mlp_bias = "mlp_bias",
+        },
+        .tensors = {
+            .prefixes = {"model.", "", NULL},
+            .word_emb = "embeddings.tok_embeddings.weight",
+            .emb_ln_w = "embeddings.norm.weight",
+            .layer = "layers.",
+            .qkv_w = "attn.Wqkv.weight", .qkv_b = "attn.Wqkv.bias",
+            .wo = "attn.Wo.weight", .bo = "attn.Wo.bias",
+            .ln1_w = "attn_norm.weight", .ln2_w = "mlp_norm.weight",
+            .w1 = "mlp.Wi.weight", .b1 = "mlp.Wi.bias",
+            .w2 = "mlp.Wo.weight", .b2 = "mlp.Wo.bias",
+            .final_ln_w = "final_norm.weight",
+        },
+        .positions = ATN_POSITIONS_FROM_0,
+        .token_types = false,
+        .mlm = {
+            /* ModernBertPredictionHead: dense (classifier_bias), classifier_activation (gelu
+               only), norm (norm_bias); decoder tied to tok_embeddings, decoder.bias
+               (decoder_bias) */
+            .what = "head.* / decoder",
+            .dense_w = "head.dense.weight", .dense_b = "head.dense.bias",
+            .ln_w = "head.norm.weight",
+            .decoder_w = "decoder.weight",
+            .bias = {"decoder.bias", NULL},
+            .act_gelu = true,
+        },
+        .tokenizer = "bpe",
+        .vocab_file = "vocab.json",
+        .merges_file = "merges.txt",
+        .pre_ln = true,
+        .rotary_encoder = true,
+    },
 };
 
 enum { N_FAMILIES = sizeof families / sizeof families[0] };

@@ -166,6 +166,12 @@ typedef struct atn_family {
        mask (build_alibi_tensor's slopes, atn_alibi_slopes), LayerNorm on the embeddings
        (tensors.emb_ln_w) although the blocks are pre-LN (pre_ln and causal are set too) */
     bool alibi;
+    /* ModernBERT: a bidirectional pre-norm encoder with rotary positions (no position table),
+       LayerNorms (bias per norm_bias), the fused Wqkv [3d, d] (rows q | k | v) and Wi [2f, d]
+       (rows input | gate: act(input) * gate), layer 0 without an attention norm, global layers
+       every global_attn_every_n_layers and a local window in the others
+       (engine/formats/hf-rotary.c, atn_hf_modernbert_config), the masked-LM head */
+    bool rotary_encoder;
 } atn_family;
 
 /* The BERT family (also what toy and random models are: post-LN BERT encoders). */

@@ -68,7 +68,19 @@ typedef struct atn_rotary {
     /* the sliding window (Mistral, Qwen2's use_sliding_window): query i sees key j only when
        i - j < window; 0: none.  Every layer has it (a per-layer window is refused) */
     int32_t window;
+    /* ModernBERT: layer l is local when global_every > 0 and l % global_every != 0; a local
+       layer turns q and k with inv_freq_local (local_rope_theta, theta_local) and its query i
+       sees key j only when |i - j| <= local_half (HF's local_attention // 2); 0: every layer
+       global.  rms_norm false there: LayerNorms without bias */
+    int32_t global_every, local_half;
+    double theta_local;
+    float *inv_freq_local;    /* [d_head / 2] (model-owned), NULL unless global_every */
 } atn_rotary;
+
+/* Whether layer l of a model with rotary r is one of ModernBERT's local layers. */
+static inline bool atn_rotary_local_layer(const atn_rotary *r, int32_t l) {
+    return r->global_every > 0 && l % r->global_every != 0;
+}
 
 struct atn_tokenizer;   /* engine/tokenize/tokenizer.h: the interface (WordPiece today) */
 struct atn_family;      /* engine/core/family.h */

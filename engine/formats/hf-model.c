@@ -374,6 +374,9 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
        it may leave), the rotation, biases, window, and its own tie_word_embeddings default */
     if (st == ATN_OK && L->fam->rotary && (st = atn_hf_rotary_config(path, root, L->fam, c, &L->rot, L->err)) == ATN_OK)
         L->tie_word_embeddings = L->rot.tie_word_embeddings;
+    /* ModernBERT: two bases, global and local layers, the window, the biases */
+    if (st == ATN_OK && L->fam->rotary_encoder && (st = atn_hf_modernbert_config(path, root, c, &L->rot, L->err)) == ATN_OK)
+        L->tie_word_embeddings = L->rot.tie_word_embeddings;
 done:
     cJSON_Delete(root);
     return st;
@@ -684,6 +687,49 @@ static atn_status bind_rotary_layer(hf_loader *L, atn_layer_weights *l, const ch
     return ATN_OK;
 }
 
+/* A ModernBERT layer: the fused Wqkv [3d, d] bound whole to wq (and its bias to bq) and Wi
+ * [2f, d] to wg (bias bg), split by split_modernbert once converted; Wo, mlp.Wo; the
+ * LayerNorms' gains (no bias), attn_norm absent in layer 0 (nn.Identity there); the
+ * biases attention_bias / mlp_bias ask for. */
+static atn_status bind_modernbert_layer(hf_loader *L, atn_layer_weights *l, const char *base) {
+    const atn_config *c = &L->model->cfg;
+    int64_t d = c->d_model, f = c->d_ffn;
+    const char *p = L->prefix;
+    const atn_family_tensors *T = &L->fam->tensors;
+    bool first = strcmp(base + strlen(T->layer), "0.") == 0, att_b = L->rot.attention_bias, mlp_b = L->rot.mlp_bias;
+    atn_status st;
+    if ((st = want(L, &l->wq, false, p, 3 * d, d, "%s%s", base, T->qkv_w)) ||
+        (st = want(L, &l->wo, false, p, d, d, "%s%s", base, T->wo)) ||
+        (att_b && ((st = want(L, &l->bq, false, p, 3 * d, -1, "%s%s", base, T->qkv_b)) ||
+                   (st = want(L, &l->bo, false, p, d, -1, "%s%s", base, T->bo)))) ||
+        (!first && (st = want(L, &l->ln1_g, false, p, d, -1, "%s%s", base, T->ln1_w))) ||
+        (st = want(L, &l->ln2_g, false, p, d, -1, "%s%s", base, T->ln2_w)) ||
+        (st = want(L, &l->wg, false, p, 2 * f, d, "%s%s", base, T->w1)) ||
+        (st = want(L, &l->w2, false, p, d, f, "%s%s", base, T->w2)) ||
+        (mlp_b && ((st = want(L, &l->bg, false, p, 2 * f, -1, "%s%s", base, T->b1)) ||
+                   (st = want(L, &l->b2, false, p, d, -1, "%s%s", base, T->b2)))))
+        return st;
+    return ATN_OK;
+}
+
+/* After the conversions: each ModernBERT layer's fused rows split into the walk's weights,
+ * Wqkv's rows q | k | v and Wi's rows input (act applied: wg) | gate (w1). */
+static void split_modernbert(hf_loader *L) {
+    atn_model *m = L->model;
+    if (!L->fam->rotary_encoder)
+        return;
+    size_t d = (size_t)m->cfg.d_model, f = (size_t)m->cfg.d_ffn;
+    for (int32_t i = 0; i < m->cfg.n_layers; i++) {
+        atn_layer_weights *l = &m->w.layers[i];
+        l->wk = l->wq + d * d, l->wv = l->wq + 2 * d * d;
+        if (l->bq)
+            l->bk = l->bq + d, l->bv = l->bq + 2 * d;
+        l->w1 = l->wg + f * d;
+        if (l->bg)
+            l->b1 = l->bg + f;
+    }
+}
+
 /* One stored layer's tensors, "<prefix><base>" + each name. */
 static atn_status bind_layer(hf_loader *L, atn_layer_weights *l, const char *base) {
     const atn_config *c = &L->model->cfg;
@@ -693,6 +739,8 @@ static atn_status bind_layer(hf_loader *L, atn_layer_weights *l, const char *bas
     atn_status st;
     if (L->fam->rotary)
         return bind_rotary_layer(L, l, base);
+    if (L->fam->rotary_encoder)
+        return bind_modernbert_layer(L, l, base);
     if (T->qkv_w) {   /* GPT-2's fused c_attn: [d, 3d] (Conv1D), columns q | k | v */
         const float **qkv[3] = {&l->wq, &l->wk, &l->wv}, **qkv_b[3] = {&l->bq, &l->bk, &l->bv};
         int64_t k = c->d_head;
@@ -829,6 +877,17 @@ static atn_status bind_weights(hf_loader *L) {
        transform is present the rest must be too; the decoder weight is usually tied to the
        word embeddings and then not stored.  Its dense maps d to E (ALBERT, ELECTRA). */
     const atn_family_mlm *H = &L->fam->mlm;
+    if (L->fam->rotary_encoder && has_tensor(L, H->dense_w)) {
+        /* ModernBERT's head: the biases its config asks for, the decoder tied unless
+           tie_word_embeddings is false, no norm bias (norm_bias false) */
+        if ((st = want(L, &w->mlm_dense_w, false, "", d, d, "%s", H->dense_w)) ||
+            (L->rot.classifier_bias && (st = want(L, &w->mlm_dense_b, false, "", d, -1, "%s", H->dense_b))) ||
+            (st = want(L, &w->mlm_ln_g, false, "", d, -1, "%s", H->ln_w)) ||
+            (!L->tie_word_embeddings && (st = want(L, &w->mlm_decoder_w, false, "", V, d, "%s", H->decoder_w))) ||
+            (L->rot.decoder_bias && (st = want(L, &w->mlm_decoder_b, false, "", V, -1, "%s", H->bias[0]))))
+            return st;
+        return ATN_OK;
+    }
     if (H->dense_w && has_tensor(L, H->dense_w)) {
         if ((st = want(L, &w->mlm_dense_w, false, "", E, d, "%s", H->dense_w)) ||
             (st = want(L, &w->mlm_dense_b, false, "", E, -1, "%s", H->dense_b)) ||
@@ -999,13 +1058,22 @@ static atn_status open_hf(hf_loader *L) {
     L->model->family = L->fam;
     L->model->attn_no_scale = L->attn_no_scale;
     L->model->attn_scale_by_layer = L->attn_scale_by_layer;
-    if (L->fam->rotary) {
+    if (L->fam->rotary || L->fam->rotary_encoder) {
         L->model->rotary = L->rot.rotary;
         float *f = atn_model_alloc_floats(L->model, (size_t)cfg.d_head / 2);
         if (!f)
             return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
         atn_hf_rotary_inv_freq(&L->model->rotary, cfg.d_head, f);
         L->model->rotary.inv_freq = f;
+        if (L->fam->rotary_encoder) {   /* ModernBERT's local layers: local_rope_theta */
+            atn_rotary local = L->rot.rotary;
+            local.theta = local.theta_local;
+            float *g = atn_model_alloc_floats(L->model, (size_t)cfg.d_head / 2);
+            if (!g)
+                return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+            atn_hf_rotary_inv_freq(&local, cfg.d_head, g);
+            L->model->rotary.inv_freq_local = g;
+        }
     }
 
     if (!report(L, 0.02, ATN_STAGE_MAP_WEIGHTS))
@@ -1016,6 +1084,7 @@ static atn_status open_hf(hf_loader *L) {
     if ((st = bind_weights(L)) || (st = convert_pending(L)) || (st = keep_mappings(L)))
         return st;
     share_layers(L);
+    split_modernbert(L);
 
     if (!report(L, 0.92, ATN_STAGE_READ_VOCAB))
         return cancelled(L);

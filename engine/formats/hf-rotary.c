@@ -225,3 +225,75 @@ void atn_hf_rotary_inv_freq(const atn_rotary *r, int32_t d_head, float *out) {
         out[i] = f;
     }
 }
+
+/* rope_parameters[kind] of transformers 5: its rope_theta (when set) and a default type. */
+static atn_status modernbert_rope(const char *path, const cJSON *params, const char *kind, double *theta,
+                                  atn_error *err) {
+    const cJSON *p = cJSON_IsObject(params) ? cJSON_GetObjectItemCaseSensitive(params, kind) : NULL;
+    if (!p || cJSON_IsNull(p))
+        return ATN_OK;
+    if (!cJSON_IsObject(p))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"rope_parameters\".%s must be an object", path, kind);
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(p, "rope_type");
+    if (type && !(cJSON_IsString(type) && strcmp(type->valuestring, "default") == 0))
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"rope_parameters\".%s.rope_type is not \"default\", "
+                             "which is the only one attnscope computes for ModernBERT", path, kind);
+    return get_number(path, p, "rope_theta", *theta, theta, NULL, err);
+}
+
+atn_status atn_hf_modernbert_config(const char *path, const cJSON *root, atn_config *c, atn_hf_rotary *out,
+                                    atn_error *err) {
+    atn_rotary *r = &out->rotary;
+    atn_status st;
+    memset(out, 0, sizeof *out);
+    r->on = true;
+    r->scaling = "none";
+    c->gated_ffn = true;
+    c->n_kv_heads = c->n_heads;
+    if (c->d_head % 2)
+        return atn_error_set(err, ATN_E_FORMAT, "%s: head width %d (hidden_size / num_attention_heads) is odd: the "
+                             "rotation turns pairs of values", path, c->d_head);
+    int32_t local = 0;
+    bool norm_bias = false;
+    if ((st = get_number(path, root, "global_rope_theta", 160000.0, &r->theta, NULL, err)) ||
+        (st = get_number(path, root, "local_rope_theta", 10000.0, &r->theta_local, NULL, err)) ||
+        (st = get_int(path, root, "global_attn_every_n_layers", 3, 1, 1 << 20, &r->global_every, NULL, err)) ||
+        (st = get_int(path, root, "local_attention", 128, 2, 1 << 30, &local, NULL, err)) ||
+        (st = get_bool(path, root, "norm_bias", false, &norm_bias, err)) ||
+        (st = get_bool(path, root, "attention_bias", false, &out->attention_bias, err)) ||
+        (st = get_bool(path, root, "mlp_bias", false, &out->mlp_bias, err)) ||
+        (st = get_bool(path, root, "classifier_bias", false, &out->classifier_bias, err)) ||
+        (st = get_bool(path, root, "decoder_bias", true, &out->decoder_bias, err)) ||
+        (st = get_bool(path, root, "tie_word_embeddings", true, &out->tie_word_embeddings, err)))
+        return st;
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "rope_parameters");
+    if ((st = modernbert_rope(path, params, "full_attention", &r->theta, err)) ||
+        (st = modernbert_rope(path, params, "sliding_attention", &r->theta_local, err)))
+        return st;
+    if (!(r->theta > 1.0 && r->theta < 1e12) || !(r->theta_local > 1.0 && r->theta_local < 1e12))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"global_rope_theta\" %g and \"local_rope_theta\" %g must be "
+                             "numbers above 1", path, r->theta, r->theta_local);
+    if (norm_bias)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"norm_bias\" is true; attnscope runs ModernBERT's "
+                             "LayerNorms without bias only", path);
+    const cJSON *act = cJSON_GetObjectItemCaseSensitive(root, "classifier_activation");
+    if (act && !cJSON_IsNull(act) && !(cJSON_IsString(act) && strcmp(act->valuestring, "gelu") == 0))
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"classifier_activation\" is not \"gelu\", the only "
+                             "head activation attnscope computes for ModernBERT", path);
+    r->local_half = local / 2;   /* HF: distance <= local_attention // 2 */
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "layer_types");
+    if (types && !cJSON_IsNull(types)) {
+        if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != c->n_layers)
+            return atn_error_set(err, ATN_E_FORMAT, "%s: \"layer_types\" must be a list of %d strings", path,
+                                 c->n_layers);
+        int32_t l = 0;
+        for (const cJSON *e = types->child; e; e = e->next, l++) {
+            const char *want = atn_rotary_local_layer(r, l) ? "sliding_attention" : "full_attention";
+            if (!cJSON_IsString(e) || strcmp(e->valuestring, want))
+                return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"layer_types\"[%d] is not \"%s\": attnscope runs "
+                                     "ModernBERT's layers as \"global_attn_every_n_layers\" %d places them", path, l,
+                                     want, r->global_every);
+        }
+    }
+    return ATN_OK;
+}

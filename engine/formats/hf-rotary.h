@@ -15,6 +15,8 @@ typedef struct atn_hf_rotary {
     bool attention_bias;        /* q, k, v and o biases (Llama's and Qwen3's attention_bias) */
     bool mlp_bias;              /* the MLP's biases (Llama's mlp_bias) */
     bool tie_word_embeddings;   /* the LM head is embed_tokens (default false for these families) */
+    /* ModernBERT's head: classifier_bias (head.dense.bias), decoder_bias (decoder.bias) */
+    bool classifier_bias, decoder_bias;
 } atn_hf_rotary;
 
 /* Reads the rotary keys of config.json (root, from path) for family fam into out, and
@@ -29,5 +31,15 @@ atn_status atn_hf_rotary_config(const char *path, const cJSON *root, const atn_f
 /* The rotation's frequencies inv_freq[d_head / 2] after the scaling, as transformers'
  * ROPE_INIT_FUNCTIONS compute them (default, linear, llama3), into out (caller's memory). */
 void atn_hf_rotary_inv_freq(const atn_rotary *r, int32_t d_head, float *out);
+
+/* ModernBERT's keys (ModernBertConfig): global_rope_theta / local_rope_theta (or
+ * rope_parameters' full_attention / sliding_attention rope_theta), global_attn_every_n_layers,
+ * local_attention (the window |i - j| <= local_attention // 2), layer_types (must be the
+ * pattern global_attn_every_n_layers makes), attention_bias, mlp_bias, classifier_bias,
+ * decoder_bias, tie_word_embeddings (default true).  Refused by name: norm_bias true, a
+ * classifier_activation other than gelu, a rope type other than default, layer_types of
+ * another pattern.  Errors as atn_hf_rotary_config. */
+atn_status atn_hf_modernbert_config(const char *path, const cJSON *root, atn_config *c, atn_hf_rotary *out,
+                                    atn_error *err);
 
 #endif

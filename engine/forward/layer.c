@@ -31,10 +31,13 @@ void atn_layer_desc_of(const atn_model *m, atn_layer_desc *d) {
     d->d = c->d_model, d->f = c->d_ffn, d->heads = c->n_heads, d->d_head = c->d_head;
     d->kv_heads = c->n_kv_heads > 0 ? c->n_kv_heads : c->n_heads;
     d->d_q = d->heads * d->d_head, d->d_kv = d->kv_heads * d->d_head;
-    if (m->rotary.on) {   /* Llama, Qwen2, Qwen3, Mistral */
-        d->norm_type = ATN_NORM_RMSNORM;
+    if (m->rotary.on) {   /* Llama, Qwen2, Qwen3, Mistral; ModernBERT (LayerNorm, two bases) */
+        d->norm_type = m->rotary.rms_norm ? ATN_NORM_RMSNORM : ATN_NORM_LAYERNORM;
         d->inv_freq = m->rotary.inv_freq;
         d->qk_norm = m->rotary.qk_norm;
+        d->inv_freq_local = m->rotary.inv_freq_local;
+        d->global_every = m->rotary.global_every;
+        d->attn_norm_optional = m->rotary.global_every > 0;
     }
     if (c->gated_ffn && c->use_ffn)
         d->mlp = ATN_MLP_GATED;
@@ -120,7 +123,7 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
 
         /* normalise (pre-LN) and project: Q, K, V = x W^T + b */
         const float *xin = x;
-        if (D->norm_place == ATN_NORM_PRE) {
+        if (D->norm_place == ATN_NORM_PRE && !(D->attn_norm_optional && !lw->ln1_g)) {
             ops->norm(w, tid, nt, h1, x, NULL, lw->ln1_g, lw->ln1_b);
             between_ops(w);
             xin = h1;

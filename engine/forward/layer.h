@@ -90,7 +90,18 @@ typedef struct atn_layer_desc {
        first with the layer's q_norm_g / k_norm_g (Qwen3) */
     const float *inv_freq;
     bool qk_norm;
+    /* ModernBERT: layer l with global_every > 0 and l % global_every != 0 is local and turns
+       q and k by inv_freq_local (atn_desc_inv_freq); attn_norm_optional: a layer without
+       attention-norm weights (ln1_g NULL, layer 0's nn.Identity) reads its input as is */
+    const float *inv_freq_local;
+    int32_t global_every;
+    bool attn_norm_optional;
 } atn_layer_desc;
+
+/* The frequencies layer l turns q and k by (NULL: no rotation). */
+static inline const float *atn_desc_inv_freq(const atn_layer_desc *d, int32_t l) {
+    return d->global_every > 0 && l % d->global_every != 0 && d->inv_freq_local ? d->inv_freq_local : d->inv_freq;
+}
 
 /* The attention's widths of d, with a description written by hand (tests) that leaves the
  * fields at 0 read as every head its own K/V head and rows d wide. */

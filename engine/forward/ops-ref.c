@@ -235,6 +235,7 @@ static void ref_positions(const atn_walk *w, int tid, int nt, int32_t l, float *
     const atn_layer_desc *D = &w->desc;
     const atn_layer_weights *lw = &w->layers[l];
     int32_t kd = D->d_head, dq = atn_desc_d_q(D), dkv = atn_desc_d_kv(D), KV = atn_desc_kv_heads(D);
+    const float *inv_freq = atn_desc_inv_freq(D, l);   /* ModernBERT's local layers: their own base */
     for (int32_t s = 0; s < w->count; s++) {
         const atn_walk_seq *sq = &w->seq[s];
         for (int32_t i = 0; i < sq->n; i++) {
@@ -243,13 +244,13 @@ static void ref_positions(const atn_walk *w, int tid, int nt, int32_t l, float *
                 float *x = q + (size_t)row * dq + (size_t)h * kd;
                 if (D->qk_norm)
                     atn_rmsnorm(x, x, lw->q_norm_g, 1, kd, D->eps);
-                atn_rope_rotate(x, D->inv_freq, kd, pos);
+                atn_rope_rotate(x, inv_freq, kd, pos);
             }
             for (int32_t h = 0; h < KV; h++) {
                 float *x = k + (size_t)row * dkv + (size_t)h * kd;
                 if (D->qk_norm)
                     atn_rmsnorm(x, x, lw->k_norm_g, 1, kd, D->eps);
-                atn_rope_rotate(x, D->inv_freq, kd, pos);
+                atn_rope_rotate(x, inv_freq, kd, pos);
             }
         }
     }

@@ -113,7 +113,7 @@ typedef struct run_layout {
     size_t hidden, trace, attn, h1, ffn, mask, pos, round;
 } run_layout;
 
-static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o, run_layout *lay) {
+static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o, bool two_masks, run_layout *lay) {
     /* computed in double first: a huge n must be refused, not wrap around; on-demand heads
        keep Q, K, V and one layer's attention */
     double nd = (double)n * c->d_model, L = c->n_layers;
@@ -133,7 +133,7 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
     /* reduced precision: the scratch the CPU rounds operands into (engine/forward/precision.h) */
     double round = o->precision != ATN_PRECISION_FP32 ? (double)atn_round_scratch_floats(c, n) : 0;
     /* a second [n][n] mask when the what-if masks skip some layers (atn_layer_mask) */
-    double masks = atn_interventions_masks_some_layers(o->interventions, c->n_layers) ? 2 : 1;
+    double masks = two_masks || atn_interventions_masks_some_layers(o->interventions, c->n_layers) ? 2 : 1;
     double total = nd * (L + 1) + 5 * trace + attn + nd + (double)n * ffn + masks * n * n + n + round;
     if (total * sizeof(float) > (double)SIZE_MAX / 2)
         return false;
@@ -150,7 +150,7 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
 
 size_t atn_run_bytes_needed(const atn_config *c, int32_t n, const atn_run_options *o) {
     run_layout lay;
-    if (!layout_for(c, n, o, &lay))
+    if (!layout_for(c, n, o, false, &lay))   /* ModernBERT's second mask (n n floats) not counted */
         return SIZE_MAX;
     return (lay.hidden + 5 * lay.trace + lay.attn + lay.h1 + lay.ffn + lay.mask + lay.pos + lay.round) * sizeof(float);
 }
@@ -177,7 +177,7 @@ static void format_bytes(char *buf, size_t len, double bytes) {
  * the query), the same in every query row but for the causal term.  The one
  * place the mask is decided: every backend adds it, the trace reads it from the capture,
  * and per-query masks (causal, windows) are further terms added here. */
-static void build_mask(float *mask_add, const atn_encoding *enc, bool causal, int32_t window,
+static void build_mask(float *mask_add, const atn_encoding *enc, bool causal, int32_t window, int32_t local_half,
                        const atn_interventions *iv) {
     int32_t n = enc->n;
     for (int32_t j = 0; j < n; j++)
@@ -199,6 +199,14 @@ static void build_mask(float *mask_add, const atn_encoding *enc, bool causal, in
         for (int32_t i = window; i < n; i++)
             for (int32_t j = 0; j <= i - window; j++)
                 mask_add[(size_t)i * n + j] = ATN_MASK_MIN;
+    /* ModernBERT's local layers (this mask is theirs, mask_base the global layers'): query i
+       sees key j only when |i - j| <= local_half, HF's _update_attention_mask (distance <=
+       local_attention // 2, finfo.min outside) */
+    if (local_half > 0)
+        for (int32_t i = 0; i < n; i++)
+            for (int32_t j = 0; j < n; j++)
+                if (abs(i - j) > local_half)
+                    mask_add[(size_t)i * n + j] = ATN_MASK_MIN;
     /* the what-if lab's masks (causal, window + global, strided, hidden keys): the same
        ATN_MASK_MIN in the cells they hide (engine/whatif/interventions.c) */
     atn_interventions_apply_mask(mask_add, n, iv);
@@ -212,6 +220,20 @@ static atn_status set_interventions(atn_run *run, const atn_interventions *iv, a
     free(run->slopes), run->slopes = NULL;
     free(run->heads_off), run->heads_off = NULL;
     free(run->mask_layers), run->mask_layers = NULL;
+    const atn_rotary *r = &run->model->rotary;
+    if (r->global_every > 0) {
+        /* ModernBERT: the run's mask (with the window) in its local layers, mask_base (padding
+           only) in the global ones; the what-if masks would need a third */
+        if (iv && (iv->causal || iv->window >= 0 || iv->strided > 0 || iv->n_hide > 0 || iv->mask_layers))
+            return atn_error_set(err, ATN_E_UNSUPPORTED, "what-if masks on %s: its local layers have a window "
+                                 "of their own, which the what-if masks do not combine with yet",
+                                 run->model->family->name);
+        run->mask_layers = malloc((size_t)c->n_layers);
+        if (!run->mask_layers)
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        for (int32_t l = 0; l < c->n_layers; l++)
+            run->mask_layers[l] = atn_rotary_local_layer(r, l);
+    }
     bool model_alibi = run->model->family->alibi;   /* BLOOM: its own slopes, in every run */
     if (iv && iv->alibi && model_alibi)
         return atn_error_set(err, ATN_E_INVALID, "%s models already add ALiBi's bias to every head's scores",
@@ -239,7 +261,7 @@ static atn_status set_interventions(atn_run *run, const atn_interventions *iv, a
         for (size_t i = 0; i < lh; i++)
             run->heads_off[i] = iv->heads_off[i] != 0;
     }
-    if (atn_interventions_masks_some_layers(iv, c->n_layers)) {
+    if (r->global_every == 0 && atn_interventions_masks_some_layers(iv, c->n_layers)) {
         run->mask_layers = malloc((size_t)c->n_layers);
         if (!run->mask_layers)
             return atn_error_set(err, ATN_E_NOMEM, "out of memory");
@@ -295,7 +317,7 @@ void atn_run_inputs(const atn_model *m, const atn_encoding *enc, const atn_inter
                     float *mask_add) {
     atn_family_position_ids(m->family, &m->cfg, enc, pos_ids);
     atn_interventions_shuffle_positions(pos_ids, enc, iv);
-    build_mask(mask_add, enc, m->family->causal, m->rotary.window, iv);
+    build_mask(mask_add, enc, m->family->causal, m->rotary.window, 0, iv);   /* batch.c: no ModernBERT */
 }
 
 atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_options *opts_in,
@@ -371,11 +393,14 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
             need = lazy_need;
         }
     }
+    /* ModernBERT's second [n][n] mask (its global layers'), which the public count leaves out */
+    if (m->rotary.global_every > 0 && need != SIZE_MAX)
+        need += (size_t)n * n * sizeof(float);
     /* the CPU's first run packs the weights (fp32) or rounds a copy of them (bf16, fp16) */
     size_t pack = o->device == ATN_DEVICE_CUDA ? 0
                   : o->precision != ATN_PRECISION_FP32 ? atn_rounded_pending_bytes(m, o->precision)
                                                        : atn_cpu_pack_pending_bytes(m);
-    if (!layout_for(c, n, o, &lay) || need > limit) {
+    if (!layout_for(c, n, o, m->rotary.global_every > 0, &lay) || need > limit) {
         char a[32], b[32];
         format_bytes(a, sizeof a, (double)need);
         format_bytes(b, sizeof b, (double)limit);
@@ -457,9 +482,9 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
        additive mask (the trace reads the same mask through the capture) */
     atn_family_position_ids(m->family, c, run->enc, a->pos_ids);
     atn_interventions_shuffle_positions(a->pos_ids, run->enc, iv);
-    build_mask(a->mask_add, run->enc, m->family->causal, m->rotary.window, iv);
-    if (a->mask_base)   /* the layers the what-if masks skip: padding and the family's term */
-        build_mask(a->mask_base, run->enc, m->family->causal, m->rotary.window, NULL);
+    build_mask(a->mask_add, run->enc, m->family->causal, m->rotary.window, m->rotary.local_half, iv);
+    if (a->mask_base)   /* the layers the what-if masks skip (ModernBERT: the global layers) */
+        build_mask(a->mask_base, run->enc, m->family->causal, m->rotary.window, 0, NULL);
     a->alibi_slopes = (iv && iv->alibi) || m->family->alibi ? run->slopes : NULL;
     a->temperature = iv && iv->temperature > 0.0f ? iv->temperature : 1.0f;
     a->heads_off = iv && iv->heads_off ? run->heads_off : NULL;
