@@ -34,13 +34,19 @@ static void table_complete(void) {
         /* a rotary decoder has no position table and RMSNorms without bias, but a gated MLP
            whose gate it names, and its own LM head */
         bool rot = f->rotary;
-        /* an ALiBi decoder (BLOOM) has no position table but the embeddings' LayerNorm */
-        const char *names[] = {t->word_emb, rot ? t->gate_w : f->alibi ? t->emb_ln_w : t->pos_emb, f->pre_ln ? t->final_ln_w : t->emb_ln_w,
-                               rot ? t->gate_b : f->pre_ln ? t->final_ln_b : t->emb_ln_b, t->layer,
+        /* an ALiBi decoder (BLOOM) has no position table but the embeddings' LayerNorm;
+           ModernBERT: no position table, bias-free norms (an embedding norm and a final one),
+           the fused Wqkv and Wi */
+        bool enc = f->rotary_encoder;
+        CHECK(!enc || (f->pre_ln && !f->causal && !t->pos_emb && !t->ln1_b && !t->ln2_b && !t->final_ln_b &&
+                       !t->emb_ln_b && t->emb_ln_w && t->final_ln_w && t->qkv_w && !f->mlm.ln_b));
+        const char *names[] = {t->word_emb, rot ? t->gate_w : f->alibi || enc ? t->emb_ln_w : t->pos_emb,
+                               f->pre_ln ? t->final_ln_w : t->emb_ln_w,
+                               rot ? t->gate_b : enc ? t->qkv_b : f->pre_ln ? t->final_ln_b : t->emb_ln_b, t->layer,
                                fused ? t->qkv_w : t->wq, fused ? t->qkv_b : t->bq, fused ? t->qkv_w : t->wk,
                                fused ? t->qkv_b : t->bk, fused ? t->qkv_w : t->wv, fused ? t->qkv_b : t->bv, t->wo,
-                               t->bo, t->ln1_w, rot ? t->lm_head_w : t->ln1_b, t->w1, t->b1, t->w2, t->b2, t->ln2_w,
-                               rot ? t->lm_head_w : t->ln2_b};
+                               t->bo, t->ln1_w, rot ? t->lm_head_w : enc ? t->ln2_w : t->ln1_b, t->w1, t->b1, t->w2, t->b2, t->ln2_w,
+                               rot ? t->lm_head_w : enc ? t->w2 : t->ln2_b};
         CHECK(!rot || (f->pre_ln && f->causal && !t->pos_emb && !t->ln1_b && !t->ln2_b && !t->final_ln_b &&
                        !t->emb_ln_w && f->config.kv_heads && f->config.rope_theta && f->config.rope_theta_default > 1));
         CHECK(!f->alibi || (f->pre_ln && f->causal && !rot && !t->pos_emb && t->emb_ln_w && t->emb_ln_b &&
@@ -52,7 +58,7 @@ static void table_complete(void) {
         CHECK(f->pre_ln || (!t->final_ln_w && !t->final_ln_b));
         /* a masked-LM family names its head; a causal one's head is the tied LM head */
         CHECK(f->mlm.what);
-        CHECK(f->causal || (f->mlm.dense_w && f->mlm.dense_b && f->mlm.ln_w && f->mlm.ln_b && f->mlm.bias[0]));
+        CHECK(f->causal || (f->mlm.dense_w && f->mlm.dense_b && f->mlm.ln_w && (f->mlm.ln_b || enc) && f->mlm.bias[0]));
         CHECK(f->vocab_file && f->vocab_file[0] && f->tokenizer && f->tokenizer[0]);
         /* model_type values are unique across the table, so a lookup is unambiguous */
         for (const char *const *a = f->model_types; *a; a++)
@@ -134,7 +140,7 @@ static void lookup(void) {
     CHECK(atn_family_lookup("deberta", "/m/config.json", &err) == NULL);
     CHECK_STR(err.message, "/m/config.json: \"model_type\" is \"deberta\", which attnscope does not open "
               "(supported: \"bert\", \"roberta\", \"xlm-roberta\", \"camembert\", \"distilbert\", \"albert\", "
-              "\"electra\", \"gpt2\", \"llama\", \"qwen2\", \"qwen3\", \"mistral\", \"bloom\")");
+              "\"electra\", \"gpt2\", \"llama\", \"qwen2\", \"qwen3\", \"mistral\", \"bloom\", \"modernbert\")");
     atn_error_clear(&err);
     CHECK(atn_family_lookup(NULL, NULL, &err) == NULL && err.status == ATN_E_UNSUPPORTED);
     CHECK(strstr(err.message, "config.json: no \"model_type\"") == err.message);
