@@ -126,6 +126,29 @@ static void engine_case(const char *name, atn_model *m, const cJSON *meta, const
         free(one);
         atn_run_free(r2);
     }
+    /* the trace of the last query in a local layer (1) and the last layer: its mask row is
+       that layer's, its softmax the captured one, its projection the attention output;
+       no step 0 (that recomputation is the rotary decoders' RMSNorm) */
+    for (int32_t l = 1; l < L; l += L - 2) {
+        atn_trace *tr = NULL;
+        CHECK_MSG(atn_trace_compute(m, cap, l, H - 1, n - 1, &tr, &err) == ATN_OK, "%s: %s", name, err.message);
+        if (!tr)
+            continue;
+        const float *lm = atn_capture_layer_mask(cap, l);
+        bool mask_ok = true;
+        for (int32_t j = 0; j < n; j++)
+            mask_ok &= tr->mask_term[j] == (double)lm[(size_t)(n - 1) * n + j];
+        CHECK_MSG(mask_ok, "%s/%s: the trace's mask row of layer %d", name, cname, l);
+        CHECK_MSG(tr->max_abs_diff < 1e-5, "%s/%s: trace of layer %d differs from the capture by %g", name, cname, l,
+                  tr->max_abs_diff);
+        double wo = 0;
+        const float *ao = cap->attn_out + ((size_t)l * n + n - 1) * d;
+        for (int32_t x = 0; x < d; x++)
+            wo = fmax(wo, fabs(tr->projected[x] - ao[x]));
+        CHECK_MSG(wo < 1e-4, "%s/%s: the trace's projection differs from the capture by %g", name, cname, wo);
+        CHECK(tr->q_unrotated == NULL);
+        atn_trace_free(tr);
+    }
 out:
     atn_run_free(run);
     atn_encoding_free(enc);
