@@ -256,6 +256,25 @@ for (const name of ['bpe-bytelevel', 'unigram-metaspace', 'unigram-bytefallback'
   pipelines.push(['bpe-qwen2', base(bl.model, { type: 'NFC' }, pre(qwen2), post)]);
 }
 
+// 20. ModernBERT's layout (issue 34; answerdotai/ModernBERT-base: OLMo's byte-level BPE, NFC,
+// ByteLevel with its regex and no prefix space, [CLS] A [SEP] (B [SEP]) by TemplateProcessing,
+// [PAD] [UNK] [CLS] [SEP] [MASK] added after the vocabulary, [MASK] with lstrip) over the
+// bpe-bytelevel model's vocabulary and merges.
+{
+  const bl = JSON.parse(fs.readFileSync(path.join(here, '..', 'models', 'bpe-bytelevel.json'), 'utf8'));
+  let next = Math.max(...Object.values(bl.model.vocab)) + 1;
+  const ids = {};
+  for (const t of ['[UNK]', '[CLS]', '[SEP]', '[PAD]', '[MASK]']) ids[t] = next++;
+  const post = { type: 'TemplateProcessing',
+    single: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } }],
+    pair: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } },
+      { Sequence: { id: 'B', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } }],
+    special_tokens: { '[CLS]': { id: '[CLS]', ids: [ids['[CLS]']], tokens: ['[CLS]'] }, '[SEP]': { id: '[SEP]', ids: [ids['[SEP]']], tokens: ['[SEP]'] } } };
+  pipelines.push(['bpe-modernbert', base(Object.assign({}, bl.model, { unk_token: null, fuse_unk: false, byte_fallback: false }),
+    { type: 'NFC' }, { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true }, post,
+    added(Object.entries(ids).map(([t, id]) => [id, t, t === '[MASK]' ? { lstrip: true } : {}])))]);
+}
+
 // With names as arguments, only those pipelines are written and index.txt keeps its other lines.
 const only = process.argv.slice(2);
 
