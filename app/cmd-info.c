@@ -203,6 +203,9 @@ int cmd_info(int argc, char **argv) {
         printf("\n");
         if (ri.window > 0)
             printf("window     %d keys (query i sees keys i-%d..i) in every layer\n", ri.window, ri.window - 1);
+        if (ri.global_every > 0)   /* ModernBERT */
+            printf("local      every layer but 0, %d, %d...: theta %g, query i sees keys i-%d..i+%d\n",
+                   ri.global_every, 2 * ri.global_every, ri.theta_local, ri.local_half, ri.local_half);
     }
     printf("widths     d_model %d, feed-forward %d", c->d_model, c->d_ffn);
     if (c->d_embed > 0 && c->d_embed != c->d_model)

@@ -155,7 +155,9 @@ bool atn_model_rotary_info(const atn_model *model, atn_rotary_info *out) {
     if (!r->on)
         return false;
     *out = (atn_rotary_info){.theta = r->theta, .scaling = r->scaling ? r->scaling : "none",
-                             .factor = r->factor > 0 ? r->factor : 1.0, .window = r->window, .qk_norm = r->qk_norm};
+                             .factor = r->factor > 0 ? r->factor : 1.0, .window = r->window, .qk_norm = r->qk_norm,
+                             .global_every = r->global_every, .local_half = r->local_half,
+                             .theta_local = r->theta_local};
     return true;
 }
 

@@ -272,9 +272,14 @@ typedef struct atn_rotary_info {
     double factor;             /* the scaling's factor (1 for none) */
     int32_t window;            /* the sliding window of every layer (query i sees keys i-window+1..i); 0: none */
     bool qk_norm;              /* q and k RMS-normalised per head before the rotation (Qwen3) */
+    /* ModernBERT: layers 0, global_every, 2 global_every... are global (theta); the others
+       local: theta_local, and query i sees keys j with |i - j| <= local_half.  global_every 0:
+       every layer alike */
+    int32_t global_every, local_half;
+    double theta_local;
 } atn_rotary_info;
 
-/* Fills *out and returns true for a rotary decoder; false (out untouched) for every other
+/* Fills *out and returns true for a rotary decoder or ModernBERT; false (out untouched) for every other
  * model.  model and out must not be NULL. */
 bool atn_model_rotary_info(const atn_model *model, atn_rotary_info *out);
 

@@ -147,6 +147,11 @@ info)
   "$A" info --model "$SRC/tests/hf/models/mistral-window" >"$T/out" || fail "info mistral"
   grep -q "^window     4 keys (query i sees keys i-3..i) in every layer$" "$T/out" || fail "window: $(cat "$T/out")"
   grep -q "^memory " "$T/out" && fail "an F32 model read in place has no copy: $(cat "$T/out")"
+  # ModernBERT: the global layers' base, the local layers' base and window
+  "$A" info --model "$SRC/tests/hf/models/modernbert-f32" >"$T/out" || fail "info modernbert"
+  grep -q "^family     ModernBERT, masked-LM head$" "$T/out" || fail "modernbert: $(cat "$T/out")"
+  grep -q "^positions  rotary, theta 160000$" "$T/out" || fail "modernbert rope: $(cat "$T/out")"
+  grep -q "^local      every layer but 0, 3, 6...: theta 10000, query i sees keys i-3..i+3$" "$T/out" || fail "local: $(cat "$T/out")"
   # the built-in causal demo model is listed and described
   "$A" models >"$T/out" || fail "models"
   grep -q "^demo-gpt2 *gpt2 *2 x 4 *d_model 64, vocabulary 1024$" "$T/out" || fail "models: $(cat "$T/out")"
