@@ -149,6 +149,37 @@ void atn_stats_free(atn_stats *st) {
 
 typedef enum { KIND_OTHER = 0, KIND_CLS = 1, KIND_SEP = 2, KIND_PUNCT = 4 } token_kind;
 
+/* What makes two positions the same token for the induction targets: their ids, or where the
+ * capture has none (an attention file without token_ids reads them as -1) their texts, each
+ * position keyed by the first position with its text.  NULL with *owned NULL when there is no
+ * encoding; *owned is the caller's to free.  false when out of memory. */
+static bool same_token_keys(const atn_encoding *enc, int32_t n, const int32_t **keys, int32_t **owned) {
+    *keys = NULL, *owned = NULL;
+    if (!enc)
+        return true;
+    bool all_ids = true;
+    for (int32_t i = 0; i < n && all_ids; i++)
+        all_ids = enc->ids[i] >= 0;
+    if (all_ids) {
+        *keys = enc->ids;
+        return true;
+    }
+    int32_t *k = malloc((size_t)n * sizeof *k);
+    if (!k)
+        return false;
+    for (int32_t i = 0; i < n; i++) {
+        k[i] = i;
+        const char *t = enc->tokens[i].text;
+        for (int32_t j = 0; j < i && t; j++)
+            if (enc->tokens[j].text && !strcmp(enc->tokens[j].text, t)) {
+                k[i] = k[j];
+                break;
+            }
+    }
+    *keys = *owned = k;
+    return true;
+}
+
 /* The induction targets of each kept row r (position i = keep[r]): the positions j + 1 after
  * each earlier copy of the pair (i - 1, i), i.e. ids[j - 1] = ids[i - 1] and ids[j] = ids[i]
  * with j + 1 < i and j - 1, j, j + 1 all kept.  Into *start ([m + 1]) and *key (owned by the
@@ -243,7 +274,12 @@ atn_status stats_sentence_open(stats_sentence *sent, const atn_capture *cap, atn
     sent->log2m = m > 1 ? log2((double)m) : 1.0;
     sent->pair = pair;
     int32_t *ind_start, *ind_key;
-    if (!induction_targets(enc ? enc->ids : NULL, keep, m, n, &ind_start, &ind_key)) {
+    const int32_t *same;
+    int32_t *same_owned;
+    bool ok = same_token_keys(enc, n, &same, &same_owned) &&
+              induction_targets(same, keep, m, n, &ind_start, &ind_key);
+    free(same_owned);
+    if (!ok) {
         stats_sentence_close(sent);
         return atn_error_set(err, ATN_E_NOMEM, "stats: out of memory");
     }
