@@ -390,6 +390,13 @@ typedef struct atn_token_info {
     atn_token_role role;
 } atn_token_info;
 
+/* How a token text reads when no tokenizer is at hand (an attention file's "tokens"): a
+ * GPT-2 byte-level piece ("\u0120the", as Hugging Face's convert_ids_to_tokens gives it)
+ * decoded to " the" when every character is in the byte-level alphabet and the bytes are
+ * whole UTF-8.  A newly allocated string (the caller frees it), or NULL when the text is not
+ * such a piece, reads as it is, or memory ran out.  Thread-safe; text NULL gives NULL. */
+char *atn_token_surface_guess(const char *text);
+
 /* A folder's tokenizer without its model (tokenizer.json, or vocab.json + merges.txt, or
  * vocab.txt, with tokenizer_config.json and special_tokens_map.json), chosen as Hugging
  * Face's AutoTokenizer does; no config.json or weights needed. */

@@ -742,6 +742,23 @@ int32_t atn_byte_level_surface(const char *piece, size_t len, uint8_t *out, bool
     return n;
 }
 
+char *atn_token_surface_guess(const char *text) {
+    if (!text)
+        return NULL;
+    size_t len = strlen(text);
+    uint8_t *out = malloc(len + 1);
+    if (!out)
+        return NULL;
+    bool complete = false;
+    int32_t n = atn_byte_level_surface(text, len, out, &complete);
+    if (n < 0 || !complete || memchr(out, 0, (size_t)n) || ((size_t)n == len && !memcmp(out, text, len))) {
+        free(out);
+        return NULL;
+    }
+    out[n] = 0;
+    return (char *)out;
+}
+
 size_t atn_metaspace_surface(const char *piece, size_t len, const char *replacement, char *out) {
     size_t rl = replacement ? strlen(replacement) : 0, n = 0;
     for (size_t i = 0; i < len;) {

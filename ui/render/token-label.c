@@ -47,7 +47,14 @@ char **atn_render_token_labels(const atn_model *model, const atn_encoding *enc) 
     for (int32_t i = 0; i < enc->n; i++) {
         atn_token_info info;
         bool have = model && atn_model_token_info(model, enc->tokens[i].id, &info);
+        char *guess = NULL;
+        if (!model && !enc->tokens[i].special && (guess = atn_token_surface_guess(enc->tokens[i].text))) {
+            /* no tokenizer (an attention file): a byte-level piece still reads as its text */
+            info = (atn_token_info){.text = enc->tokens[i].text, .surface = guess};
+            have = true;
+        }
         labels[i] = atn_render_token_label(enc->tokens[i].text, have ? &info : NULL);
+        free(guess);
         if (!labels[i]) {
             atn_render_token_labels_free(labels);
             return NULL;
