@@ -76,7 +76,7 @@ static void embeddings_forward(float *hidden0, float *scratch, const atn_model *
         }
     }
     /* GPT-2 has no embedding norm (h0 = wte + wpe); BLOOM and ModernBERT have one */
-    if (!m->family->pre_ln || m->family->alibi || w->emb_ln_g)
+    if (!m->family->pre_ln || m->family->alibi || m->family->rotary_encoder)
         atn_layernorm(e, e, w->emb_ln_g, w->emb_ln_b, n, E, c->ln_eps);
     if (w->emb_proj_w)
         atn_linear(hidden0, atn_round_operand(a, e, (size_t)n * E, 0, ATN_OPERAND_INPUT), proj_w, w->emb_proj_b, n, E, d);
