@@ -160,6 +160,9 @@ static float *next_token_logits(const atn_model *m, const atn_capture *cap, int3
     float *logits = malloc((size_t)V * sizeof(float));
     if (logits)
         atn_linear(logits, h, m->w.lm_head_w ? m->w.lm_head_w : m->w.word_emb, NULL, 1, d, V);
+    float fcap = m->rotary.final_softcap;   /* Gemma 2: tanh(logits / c) c (final_logit_softcapping) */
+    for (int32_t i = 0; logits && fcap > 0.0f && i < V; i++)
+        logits[i] = tanhf(logits[i] / fcap) * fcap;
     return logits;
 }
 

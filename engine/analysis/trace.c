@@ -26,6 +26,7 @@ void atn_trace_free(atn_trace *t) {
     free(t->q_unrotated);
     free(t->keys_unrotated);
     free(t->angles);
+    free(t->capped);
     free(t);
 }
 
@@ -70,9 +71,11 @@ static atn_status unrotated(atn_trace *t, const atn_model *m, const atn_capture 
     for (int32_t j = 0; j < n; j++)
         project_head(t->keys_unrotated + (size_t)j * k, X + (size_t)j * d, m, lw, lw->wk, lw->bk, t->kv_head * k, k,
                      lw->k_norm_g);
-    t->inv_freq = m->rotary.inv_freq;
+    /* a local layer's own base (Gemma 3's rope_local_base_freq) */
+    t->inv_freq = atn_rotary_local_layer(&m->rotary, layer) && m->rotary.inv_freq_local ? m->rotary.inv_freq_local
+                                                                                        : m->rotary.inv_freq;
     for (int32_t i = 0; i < half; i++)   /* the forward's float32 angle */
-        t->angles[i] = (double)((float)cap->pos_ids[query] * m->rotary.inv_freq[i]);
+        t->angles[i] = (double)((float)cap->pos_ids[query] * t->inv_freq[i]);
     return ATN_OK;
 }
 
@@ -147,6 +150,13 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
     t->scale = model && model->attn_no_scale ? 1.0 : 1.0 / sqrt((double)k);
     if (model && model->attn_scale_by_layer)
         t->scale /= (double)(layer + 1);
+    if (model && model->rotary.query_scale > 0.0f)   /* Gemma: the forward's float factor */
+        t->scale = model->rotary.query_scale;
+    t->softcap = model ? model->rotary.attn_softcap : 0.0;
+    if (t->softcap > 0 && !(t->capped = calloc((size_t)n, sizeof(double)))) {
+        atn_trace_free(t);
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    }
     t->temperature = cap->temperature > 0.0f ? cap->temperature : 1.0;
     t->head_off = cap->heads_off && cap->heads_off[(size_t)layer * cap->n_heads + head]
                       ? (cap->head_mode == ATN_HEAD_UNIFORM ? 2 : 1) : 0;
@@ -163,7 +173,10 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
         t->mask_term[j] = lmask[(size_t)query * n + j];   /* the mask the forward added in this layer */
         int32_t dist = query > j ? query - j : j - query;
         t->bias_term[j] = dist ? -slope * (double)dist : 0.0;
-        x[j] = (t->scaled[j] + t->mask_term[j] + t->bias_term[j]) / t->temperature;
+        double sc = t->scaled[j];
+        if (t->capped)   /* Gemma 2: tanh(s / c) c, before the mask */
+            sc = t->capped[j] = t->softcap * tanh(sc / t->softcap);
+        x[j] = (sc + t->mask_term[j] + t->bias_term[j]) / t->temperature;
         if (x[j] > t->max)
             t->max = x[j];
     }

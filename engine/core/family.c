@@ -67,6 +67,38 @@
     .kv_heads = "num_key_value_heads", .head_dim = "head_dim",                                          \
     .rope_theta = "rope_theta", .rope_theta_default = 10000.0, .rope_scaling = "rope_scaling",          \
     .tie_default_false = true
+/* Gemma2Config / Gemma3TextConfig: hidden_activation, tied by default, 4 K/V heads of 256 */
+#define GEMMA_CONFIG(max_pos, theta)                                                                    \
+    .d_model = "hidden_size",                                                                           \
+    .n_layers = "num_hidden_layers",                                                                    \
+    .n_heads = "num_attention_heads",                                                                   \
+    .d_ffn = "intermediate_size",                                                                       \
+    .vocab_size = "vocab_size",                                                                         \
+    .max_positions = "max_position_embeddings", .max_positions_default = (max_pos),                     \
+    .type_vocab_size = NULL, .type_vocab_size_default = 1,                                              \
+    .act = "hidden_activation", .act_default = "gelu_pytorch_tanh",                                     \
+    .ln_eps = "rms_norm_eps", .ln_eps_default = 1e-6f,                                                  \
+    .position_type = NULL, .position_type_default = "absolute",                                         \
+    .kv_heads = "num_key_value_heads", .head_dim = "head_dim",                                          \
+    .kv_heads_default = 4, .head_dim_default = 256,                                                     \
+    .rope_theta = "rope_theta", .rope_theta_default = (theta), .rope_scaling = "rope_scaling",          \
+    .attention_bias = "attention_bias"
+#define GEMMA_TENSORS                                                                                   \
+    .prefixes = {"model.", "", NULL},                                                                   \
+    .word_emb = "embed_tokens.weight",                                                                  \
+    .layer = "layers.",                                                                                 \
+    .wq = "self_attn.q_proj.weight", .bq = "self_attn.q_proj.bias",                                     \
+    .wk = "self_attn.k_proj.weight", .bk = "self_attn.k_proj.bias",                                     \
+    .wv = "self_attn.v_proj.weight", .bv = "self_attn.v_proj.bias",                                     \
+    .wo = "self_attn.o_proj.weight", .bo = "self_attn.o_proj.bias",                                     \
+    .ln1_w = "input_layernorm.weight", .ln2_w = "pre_feedforward_layernorm.weight",                     \
+    .post_attn_ln_w = "post_attention_layernorm.weight",                                                \
+    .post_ffn_ln_w = "post_feedforward_layernorm.weight",                                               \
+    .gate_w = "mlp.gate_proj.weight", .gate_b = "mlp.gate_proj.bias",   /* biases never bound: no */  \
+    .w1 = "mlp.up_proj.weight", .b1 = "mlp.up_proj.bias",               /* mlp_bias key in Gemma */   \
+    .w2 = "mlp.down_proj.weight", .b2 = "mlp.down_proj.bias",                                           \
+    .final_ln_w = "norm.weight",                                                                        \
+    .lm_head_w = "lm_head.weight"
 #define ROTARY_FAMILY                                                                                   \
     .positions = ATN_POSITIONS_FROM_0,                                                                  \
     .token_types = false,                                                                               \
@@ -410,6 +442,29 @@ static const atn_family families[] = {
         .config = {ROTARY_CONFIG(4096 * 32), .sliding_window = "sliding_window", .sliding_window_default = 4096},
         .tensors = {ROTARY_TENSORS},
         ROTARY_FAMILY,
+    },
+    {
+        /* Gemma2Config / Gemma2ForCausalLM (modeling_gemma2.py, eager): Llama's tensor names
+           with four norms per layer, GeGLU (gelu_pytorch_tanh), tied head; the keys that are
+           Gemma's own (query_pre_attn_scalar, the soft-caps, sliding_window and the layers it
+           applies to) are read by atn_hf_gemma_config */
+        .name = "Gemma2",
+        .model_types = {"gemma2", NULL},
+        .config = {GEMMA_CONFIG(8192, 10000.0)},
+        .tensors = {GEMMA_TENSORS},
+        ROTARY_FAMILY,
+        .gemma = true,
+    },
+    {
+        /* Gemma3TextConfig / Gemma3ForCausalLM (modeling_gemma3.py): Gemma 2's layers with
+           q_norm / k_norm (RMSNorm 1 + w) before the rotation, two bases (rope_local_base_freq
+           in the sliding layers, rope_theta and rope_scaling in the others), no soft-cap */
+        .name = "Gemma3",
+        .model_types = {"gemma3_text", NULL},
+        .config = {GEMMA_CONFIG(131072, 1000000.0)},
+        .tensors = {GEMMA_TENSORS, .q_norm_w = "self_attn.q_norm.weight", .k_norm_w = "self_attn.k_norm.weight"},
+        ROTARY_FAMILY,
+        .gemma = true,
     },
     {
         /* BloomConfig / BloomForCausalLM (modeling_bloom.py): ALiBi instead of positions,

@@ -63,6 +63,9 @@ typedef struct atn_family_config {
        "tie_word_embeddings" (false: an lm_head.weight of its own).  NULL: no such key */
     const char *kv_heads, *head_dim, *rope_theta, *rope_scaling, *attention_bias, *mlp_bias;
     double rope_theta_default;
+    /* the defaults of num_key_value_heads and head_dim when absent (Gemma2Config: 4 and 256);
+       0: num_attention_heads and hidden / heads */
+    int32_t kv_heads_default, head_dim_default;
     const char *sliding_window, *use_sliding_window, *max_window_layers;
     int32_t sliding_window_default, max_window_layers_default;   /* as the config classes set them */
     bool tie_default_false;
@@ -118,6 +121,9 @@ typedef struct atn_family_tensors {
        biases always present (Qwen2) */
     const char *gate_w, *gate_b, *q_norm_w, *k_norm_w;
     bool qkv_bias;
+    /* Gemma's sandwich norms: post_attention_layernorm and post_feedforward_layernorm (ln2_w
+       is then pre_feedforward_layernorm); NULL: none */
+    const char *post_attn_ln_w, *post_ffn_ln_w;
 } atn_family_tensors;
 
 /* The masked-LM head's tensors (full names, no prefix); optional as a whole: when
@@ -172,6 +178,11 @@ typedef struct atn_family {
        every global_attn_every_n_layers and a local window in the others
        (engine/formats/hf-rotary.c, atn_hf_modernbert_config), the masked-LM head */
     bool rotary_encoder;
+    /* Gemma 2 / Gemma 3 text (rotary is set too): embeddings times sqrt(hidden_size), RMSNorm
+       gains 1 + w, four norms per layer (tensors.post_attn_ln_w / post_ffn_ln_w), GeGLU,
+       query_pre_attn_scalar, soft-caps, sliding and global layers (engine/formats/
+       hf-rotary.c, atn_hf_gemma_config) */
+    bool gemma;
 } atn_family;
 
 /* The BERT family (also what toy and random models are: post-LN BERT encoders). */

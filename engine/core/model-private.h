@@ -24,6 +24,11 @@ typedef struct atn_layer_weights {
     const float *wg, *bg;        /* [f, d], [f]  mlp.gate_proj (cfg.gated_ffn; w1 is up_proj) */
     const float *q_norm_g;       /* [k]          self_attn.q_norm (Qwen3's per-head RMSNorm), or NULL */
     const float *k_norm_g;       /* [k]          self_attn.k_norm */
+    /* Gemma 2 / 3's sandwich norms (RMSNorm, gain 1 + w as stored): the attention's output is
+       normalised before its residual, the MLP's before its own; NULL: none (ln2_g is then
+       pre_feedforward_layernorm) */
+    const float *post_attn_g;    /* [d]          post_attention_layernorm */
+    const float *post_ffn_g;     /* [d]          post_feedforward_layernorm */
 } atn_layer_weights;
 
 /* E below is the embedding width, atn_d_embed(cfg): d_model except for ALBERT and ELECTRA. */
@@ -74,12 +79,33 @@ typedef struct atn_rotary {
        global.  rms_norm false there: LayerNorms without bias */
     int32_t global_every, local_half;
     double theta_local;
-    float *inv_freq_local;    /* [d_head / 2] (model-owned), NULL unless global_every */
+    float *inv_freq_local;    /* [d_head / 2] (model-owned), NULL unless some layers are local
+                                 with a base of their own (ModernBERT, Gemma 3) */
+    /* Gemma 2 / 3: local_layers[l] 1 for a sliding layer (layer_types, or the pattern the
+       config class derives), whose query i sees key j only when i - j < local_window (HF's
+       sliding_window_overlay); model-owned [n_layers], NULL: no such layers.  Gemma 2's
+       local layers turn q and k by inv_freq (inv_freq_local NULL), Gemma 3's by
+       rope_local_base_freq's */
+    uint8_t *local_layers;
+    int32_t local_window;
+    /* Gemma: scores times query_scale (query_pre_attn_scalar^-1/2; 0: 1/sqrt(d_head)),
+       attention soft-cap tanh(s / attn_softcap) attn_softcap before the mask (0: none),
+       the LM head's logits soft-capped by final_softcap (0: none), the embeddings times
+       embed_scale (sqrt(hidden_size) rounded to the embeddings' dtype; 0: none).  The
+       RMSNorm gains 1 + w are made at load (the model's norm gains are those sums) */
+    float query_scale, attn_softcap, final_softcap, embed_scale;
 } atn_rotary;
 
-/* Whether layer l of a model with rotary r is one of ModernBERT's local layers. */
+/* Whether layer l of a model with rotary r is a local layer (ModernBERT's, Gemma's sliding ones). */
 static inline bool atn_rotary_local_layer(const atn_rotary *r, int32_t l) {
+    if (r->local_layers)
+        return r->local_layers[l] != 0;
     return r->global_every > 0 && l % r->global_every != 0;
+}
+
+/* Whether some layers of r are local (a second mask per run: the local layers' and the others'). */
+static inline bool atn_rotary_has_local(const atn_rotary *r) {
+    return r->global_every > 0 || r->local_layers != NULL;
 }
 
 struct atn_tokenizer;   /* engine/tokenize/tokenizer.h: the interface (WordPiece today) */

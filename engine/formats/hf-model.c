@@ -21,6 +21,7 @@
 #include "core/family.h"
 #include "core/files.h"
 #include "forward/fp16.h"
+#include "forward/precision.h"
 #include "hf-cache.h"
 #include "core/json.h"
 #include "core/name-map.h"
@@ -379,6 +380,9 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
        it may leave), the rotation, biases, window, and its own tie_word_embeddings default */
     if (st == ATN_OK && L->fam->rotary && (st = atn_hf_rotary_config(path, root, L->fam, c, &L->rot, L->err)) == ATN_OK)
         L->tie_word_embeddings = L->rot.tie_word_embeddings;
+    /* Gemma 2 / 3: the score scale, soft-caps, sliding layers, Gemma 3's local base */
+    if (st == ATN_OK && L->fam->gemma)
+        st = atn_hf_gemma_config(path, root, L->fam, c, &L->rot, L->err);
     /* ModernBERT: two bases, global and local layers, the window, the biases */
     if (st == ATN_OK && L->fam->rotary_encoder && (st = atn_hf_modernbert_config(path, root, c, &L->rot, L->err)) == ATN_OK)
         L->tie_word_embeddings = L->rot.tie_word_embeddings;
@@ -687,9 +691,53 @@ static atn_status bind_rotary_layer(hf_loader *L, atn_layer_weights *l, const ch
                    (st = want(L, &l->b1, false, p, f, -1, "%s%s", base, T->b1)) ||
                    (st = want(L, &l->b2, false, p, d, -1, "%s%s", base, T->b2)))) ||
         (T->q_norm_w && ((st = want(L, &l->q_norm_g, false, p, c->d_head, -1, "%s%s", base, T->q_norm_w)) ||
-                         (st = want(L, &l->k_norm_g, false, p, c->d_head, -1, "%s%s", base, T->k_norm_w)))))
+                         (st = want(L, &l->k_norm_g, false, p, c->d_head, -1, "%s%s", base, T->k_norm_w)))) ||
+        (T->post_attn_ln_w && (st = want(L, &l->post_attn_g, false, p, d, -1, "%s%s", base, T->post_attn_ln_w))) ||
+        (T->post_ffn_ln_w && (st = want(L, &l->post_ffn_g, false, p, d, -1, "%s%s", base, T->post_ffn_ln_w))))
         return st;
     return ATN_OK;
+}
+
+/* Gemma's RMSNorm multiplies by 1 + w (in float32, as Gemma2RMSNorm's 1.0 + weight.float()):
+ * each norm gain g (every layer's four, the q/k norms, the final norm) becomes a model-owned
+ * copy of 1 + g, after the conversions, so every op and the trace read the gain they use. */
+static atn_status gemma_norm_gains(hf_loader *L) {
+    atn_model *m = L->model;
+    int32_t d = m->cfg.d_model, k = m->cfg.d_head;
+    for (int32_t l = 0; l <= m->cfg.n_layers; l++) {
+        atn_layer_weights *lw = l < m->cfg.n_layers ? &m->w.layers[l] : NULL;
+        const float **g[6] = {lw ? &lw->ln1_g : &m->w.final_ln_g, lw ? &lw->ln2_g : NULL,
+                              lw ? &lw->post_attn_g : NULL, lw ? &lw->post_ffn_g : NULL,
+                              lw ? &lw->q_norm_g : NULL, lw ? &lw->k_norm_g : NULL};
+        for (int i = 0; i < 6; i++) {
+            if (!g[i] || !*g[i])
+                continue;
+            int32_t n = i >= 4 ? k : d;
+            float *one = atn_model_alloc_floats(m, (size_t)n);
+            if (!one)
+                return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+            for (int32_t x = 0; x < n; x++)
+                one[x] = 1.0f + (*g[i])[x];
+            *g[i] = one;
+        }
+    }
+    return ATN_OK;
+}
+
+/* Gemma's embedding scale: sqrt(hidden_size) as a tensor of the embeddings' dtype
+ * (Gemma2Model's normalizer, Gemma3TextScaledWordEmbedding's embed_scale.to(weight.dtype)):
+ * BF16 weights scale by sqrt(640) = 25.25, not 25.298. */
+static void gemma_embed_scale(hf_loader *L) {
+    char name[600];
+    snprintf(name, sizeof name, "%s%s", L->prefix, L->fam->tensors.word_emb);
+    int32_t file = 0;
+    const atn_st_tensor *t = find_tensor(L, name, &file);
+    float s = (float)sqrt((double)L->model->cfg.d_model);
+    if (t && t->dtype == ATN_ST_BF16)
+        s = atn_round_bf16(s);
+    else if (t && t->dtype == ATN_ST_F16)
+        s = atn_round_fp16(s);
+    L->model->rotary.embed_scale = s;
 }
 
 /* A ModernBERT layer: the fused Wqkv [3d, d] bound whole to wq (and its bias to bq) and Wi
@@ -1070,9 +1118,18 @@ static atn_status open_hf(hf_loader *L) {
             return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
         atn_hf_rotary_inv_freq(&L->model->rotary, cfg.d_head, f);
         L->model->rotary.inv_freq = f;
-        if (L->fam->rotary_encoder) {   /* ModernBERT's local layers: local_rope_theta */
+        if (L->rot.has_sliding) {   /* Gemma: which layers slide (model-owned) */
+            uint8_t *sl = (uint8_t *)atn_model_alloc_floats(L->model, ((size_t)cfg.n_layers + 3) / 4);
+            if (!sl)
+                return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+            memcpy(sl, L->rot.sliding, (size_t)cfg.n_layers);
+            L->model->rotary.local_layers = sl;
+        }
+        if (L->fam->rotary_encoder || (L->fam->gemma && L->rot.rotary.theta_local > 0)) {
+            /* ModernBERT's local layers: local_rope_theta; Gemma 3's: rope_local_base_freq */
             atn_rotary local = L->rot.rotary;
             local.theta = local.theta_local;
+            local.scaling = "none";   /* Gemma3TextModel's rotary_emb_local: rope_type default */
             float *g = atn_model_alloc_floats(L->model, (size_t)cfg.d_head / 2);
             if (!g)
                 return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
@@ -1086,10 +1143,16 @@ static atn_status open_hf(hf_loader *L) {
     if ((st = open_weights(L)) != ATN_OK)
         return st;
     L->prefix = choose_prefix(L);
-    if ((st = bind_weights(L)) || (st = convert_pending(L)) || (st = keep_mappings(L)))
+    if ((st = bind_weights(L)))
+        return st;
+    if (L->fam->gemma)   /* the embeddings' dtype, while the files are open */
+        gemma_embed_scale(L);
+    if ((st = convert_pending(L)) || (st = keep_mappings(L)))
         return st;
     share_layers(L);
     split_modernbert(L);
+    if (L->fam->gemma && (st = gemma_norm_gains(L)))
+        return st;
 
     if (!report(L, 0.92, ATN_STAGE_READ_VOCAB))
         return cancelled(L);

@@ -162,12 +162,15 @@ atn_status atn_hf_rotary_config(const char *path, const cJSON *root, const atn_f
     r->rms_norm = true;
     r->qk_norm = fam->tensors.q_norm_w != NULL;
     c->gated_ffn = true;
-    if ((st = get_int(path, root, k->kv_heads, c->n_heads, 1, c->n_heads, &c->n_kv_heads, NULL, err)))
+    /* Gemma2Config / Gemma3TextConfig default to 4 K/V heads of 256 (when 4 fits the heads) */
+    int32_t kv_def = k->kv_heads_default > 0 && k->kv_heads_default <= c->n_heads ? k->kv_heads_default : c->n_heads;
+    int32_t hd_def = k->head_dim_default > 0 ? k->head_dim_default : c->d_model / c->n_heads;
+    if ((st = get_int(path, root, k->kv_heads, kv_def, 1, c->n_heads, &c->n_kv_heads, NULL, err)))
         return st;
     if (c->n_heads % c->n_kv_heads)
         return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" %d does not divide \"%s\" %d", path, k->kv_heads,
                              c->n_kv_heads, k->n_heads, c->n_heads);
-    if ((st = get_int(path, root, k->head_dim, c->d_model / c->n_heads, 2, 65536, &c->d_head, NULL, err)))
+    if ((st = get_int(path, root, k->head_dim, hd_def, 2, 65536, &c->d_head, NULL, err)))
         return st;
     if (c->d_head % 2)
         return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" %d is odd: the rotation turns pairs of values", path,
@@ -295,5 +298,130 @@ atn_status atn_hf_modernbert_config(const char *path, const cJSON *root, atn_con
                                      want, r->global_every);
         }
     }
+    return ATN_OK;
+}
+
+/* A positive number key (absent: def; null: 0, "none", where null_ok). */
+static atn_status get_positive(const char *path, const cJSON *root, const char *key, double def, bool null_ok,
+                               double *out, atn_error *err) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (item && cJSON_IsNull(item)) {
+        if (!null_ok)
+            return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" is null; expected a number above 0", path, key);
+        *out = 0;
+        return ATN_OK;
+    }
+    atn_status st = get_number(path, root, key, def, out, NULL, err);
+    if (st == ATN_OK && def > 0 && !(*out > 0 && *out < 1e30))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" is %g; expected a number above 0", path, key, *out);
+    if (st == ATN_OK && def == 0 && item && !(*out > 0 && *out < 1e30))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"%s\" is %g; expected a number above 0 or null", path, key,
+                             *out);
+    return st;
+}
+
+/* transformers 5's rope_parameters {"full_attention": {...}, "sliding_attention": {...}}
+ * (Gemma 3): the global layers' theta and scaling, the sliding layers' theta (default type
+ * only).  Keys at the top level (transformers 4) win. */
+static atn_status gemma_rope_parameters(const char *path, const cJSON *root, atn_rotary *r, atn_error *err) {
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "rope_parameters");
+    const cJSON *full = cJSON_IsObject(params) ? cJSON_GetObjectItemCaseSensitive(params, "full_attention") : NULL;
+    const cJSON *slide = cJSON_IsObject(params) ? cJSON_GetObjectItemCaseSensitive(params, "sliding_attention") : NULL;
+    atn_status st;
+    if (full && !cJSON_IsNull(full)) {
+        if (!cJSON_IsObject(full))
+            return atn_error_set(err, ATN_E_FORMAT, "%s: \"rope_parameters\".full_attention must be an object", path);
+        if (!cJSON_GetObjectItemCaseSensitive(root, "rope_theta") &&
+            (st = get_number(path, full, "rope_theta", r->theta, &r->theta, NULL, err)))
+            return st;
+        const cJSON *top = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
+        if ((!top || cJSON_IsNull(top)) && (st = read_scaling(path, full, "rope_parameters.full_attention", r, err)))
+            return st;
+    }
+    if (slide && !cJSON_IsNull(slide)) {
+        if (!cJSON_IsObject(slide))
+            return atn_error_set(err, ATN_E_FORMAT, "%s: \"rope_parameters\".sliding_attention must be an object",
+                                 path);
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(slide, "rope_type");
+        if (type && !(cJSON_IsString(type) && strcmp(type->valuestring, "default") == 0))
+            return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"rope_parameters\".sliding_attention.rope_type is "
+                                 "not \"default\", which is the only one attnscope computes for the sliding layers",
+                                 path);
+        if (!cJSON_GetObjectItemCaseSensitive(root, "rope_local_base_freq") &&
+            (st = get_number(path, slide, "rope_theta", r->theta_local, &r->theta_local, NULL, err)))
+            return st;
+    }
+    return ATN_OK;
+}
+
+atn_status atn_hf_gemma_config(const char *path, const cJSON *root, const atn_family *fam, atn_config *c,
+                               atn_hf_rotary *out, atn_error *err) {
+    atn_rotary *r = &out->rotary;
+    bool gemma3 = fam->tensors.q_norm_w != NULL;
+    atn_status st;
+    double qpas = 0, attn_cap = 0, final_cap = 0;
+    bool bidirectional = false;
+    if ((st = get_positive(path, root, "query_pre_attn_scalar", 256.0, false, &qpas, err)) ||
+        (st = get_positive(path, root, "attn_logit_softcapping", gemma3 ? 0.0 : 50.0, true, &attn_cap, err)) ||
+        (st = get_positive(path, root, "final_logit_softcapping", gemma3 ? 0.0 : 30.0, true, &final_cap, err)) ||
+        (st = get_bool(path, root, "use_bidirectional_attention", false, &bidirectional, err)))
+        return st;
+    if (bidirectional)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"use_bidirectional_attention\" is true; attnscope runs "
+                             "%s as a causal decoder only", path, fam->name);
+    /* Gemma3Attention keeps attn_logit_softcapping but its eager attention does not apply it
+       (transformers 4.5x); what a folder that sets it means is not settled, so it is refused */
+    if (gemma3 && attn_cap > 0)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"attn_logit_softcapping\" is %g; attnscope runs Gemma 3 "
+                             "without an attention soft-cap (null), as transformers' Gemma3Attention does", path,
+                             attn_cap);
+    r->query_scale = (float)pow(qpas, -0.5);   /* config.query_pre_attn_scalar ** -0.5 */
+    r->attn_softcap = (float)attn_cap;
+    r->final_softcap = (float)final_cap;
+    if (gemma3) {
+        r->theta_local = 10000.0;
+        if ((st = get_number(path, root, "rope_local_base_freq", 10000.0, &r->theta_local, NULL, err)) ||
+            (st = gemma_rope_parameters(path, root, r, err)))
+            return st;
+        if (!(r->theta_local > 1.0 && r->theta_local < 1e12) || !(r->theta > 1.0 && r->theta < 1e12))
+            return atn_error_set(err, ATN_E_FORMAT, "%s: \"rope_local_base_freq\" %g and \"rope_theta\" %g must be "
+                                 "numbers above 1", path, r->theta_local, r->theta);
+    }
+    /* the window, and which layers slide: layer_types, else Gemma2Config's every other layer
+       from 0 ((i + 1) % 2) or Gemma3TextConfig's (i + 1) % sliding_window_pattern */
+    const cJSON *sw = cJSON_GetObjectItemCaseSensitive(root, "sliding_window");
+    if (sw && cJSON_IsNull(sw))
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"sliding_window\" is null; %s's sliding layers need a "
+                             "window", path, fam->name);
+    if ((st = get_int(path, root, "sliding_window", 4096, 1, 1 << 30, &r->local_window, NULL, err)))
+        return st;
+    int32_t pattern = 2;
+    if (gemma3 && (st = get_int(path, root, "sliding_window_pattern", 6, 1, 1 << 20, &pattern, NULL, err)))
+        return st;
+    int32_t L = c->n_layers, sliding = 0;
+    if (L > (int32_t)sizeof out->sliding)
+        return atn_error_set(err, ATN_E_FORMAT, "%s: %d layers; attnscope opens at most %d", path, L,
+                             (int)sizeof out->sliding);
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "layer_types");
+    if (types && !cJSON_IsNull(types)) {
+        if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != L)
+            return atn_error_set(err, ATN_E_FORMAT, "%s: \"layer_types\" must be a list of %d strings", path, L);
+        int32_t l = 0;
+        for (const cJSON *e = types->child; e; e = e->next, l++) {
+            if (!cJSON_IsString(e) || (strcmp(e->valuestring, "sliding_attention") &&
+                                       strcmp(e->valuestring, "full_attention")))
+                return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"layer_types\"[%d] is not \"full_attention\" or "
+                                     "\"sliding_attention\"", path, l);
+            out->sliding[l] = strcmp(e->valuestring, "sliding_attention") == 0;
+        }
+    } else {
+        for (int32_t l = 0; l < L; l++)
+            out->sliding[l] = (l + 1) % pattern != 0;
+    }
+    for (int32_t l = 0; l < L; l++)
+        sliding += out->sliding[l];
+    out->has_sliding = sliding > 0;
+    if (!out->has_sliding)
+        r->local_window = 0;
     return ATN_OK;
 }

@@ -17,6 +17,10 @@ typedef struct atn_hf_rotary {
     bool tie_word_embeddings;   /* the LM head is embed_tokens (default false for these families) */
     /* ModernBERT's head: classifier_bias (head.dense.bias), decoder_bias (decoder.bias) */
     bool classifier_bias, decoder_bias;
+    /* Gemma: sliding[l] 1 for a sliding layer (has_sliding: any), copied into the model's
+       rotary.local_layers by the loader */
+    uint8_t sliding[1000];
+    bool has_sliding;
 } atn_hf_rotary;
 
 /* Reads the rotary keys of config.json (root, from path) for family fam into out, and
@@ -41,5 +45,17 @@ void atn_hf_rotary_inv_freq(const atn_rotary *r, int32_t d_head, float *out);
  * another pattern.  Errors as atn_hf_rotary_config. */
 atn_status atn_hf_modernbert_config(const char *path, const cJSON *root, atn_config *c, atn_hf_rotary *out,
                                     atn_error *err);
+
+/* Gemma 2 / Gemma 3 text's own keys (Gemma2Config, Gemma3TextConfig), after
+ * atn_hf_rotary_config read the shared ones into out: query_pre_attn_scalar (default 256),
+ * attn_logit_softcapping (Gemma 2: default 50; null: none), final_logit_softcapping
+ * (Gemma 2: default 30, Gemma 3: none), sliding_window (default 4096) and the sliding layers
+ * (layer_types; else every other layer from 0 for Gemma 2, (l + 1) % sliding_window_pattern
+ * != 0 for Gemma 3, pattern default 6), Gemma 3's rope_local_base_freq (default 10000; or
+ * transformers 5's rope_parameters full_attention / sliding_attention).  Refused by name:
+ * use_bidirectional_attention true, Gemma 3 with attn_logit_softcapping set, a null
+ * sliding_window, other layer_types.  Errors as atn_hf_rotary_config. */
+atn_status atn_hf_gemma_config(const char *path, const cJSON *root, const atn_family *fam, atn_config *c,
+                               atn_hf_rotary *out, atn_error *err);
 
 #endif

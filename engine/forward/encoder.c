@@ -60,7 +60,10 @@ static void embeddings_forward(float *hidden0, float *scratch, const atn_model *
         float *x = e + (size_t)i * E;
         const float *we = w->word_emb + (size_t)enc->ids[i] * E;
         const float *pe = w->pos_emb ? w->pos_emb + (size_t)pos_ids[i] * E : NULL;
-        if (!pe && !w->type_emb) {   /* rotary families: positions act on q and k instead */
+        if (!pe && !w->type_emb && m->rotary.embed_scale > 0.0f) {   /* Gemma: times sqrt(hidden) */
+            for (int32_t j = 0; j < E; j++)
+                x[j] = we[j] * m->rotary.embed_scale;
+        } else if (!pe && !w->type_emb) {   /* rotary families: positions act on q and k instead */
             memcpy(x, we, (size_t)E * sizeof(float));
         } else if (no_positions || !pe) {   /* the what-if lab: the same sum without the position term */
             const float *te = w->type_emb ? w->type_emb + (size_t)enc->type_ids[i] * E : NULL;

@@ -38,6 +38,10 @@ void atn_layer_desc_of(const atn_model *m, atn_layer_desc *d) {
         d->inv_freq_local = m->rotary.inv_freq_local;
         d->global_every = m->rotary.global_every;
         d->attn_norm_optional = m->rotary.global_every > 0;
+        d->local_layers = m->rotary.local_layers;   /* Gemma 2 / 3 */
+        d->scale = m->rotary.query_scale;
+        d->softcap = m->rotary.attn_softcap;
+        d->sandwich = m->family->gemma;
     }
     if (c->gated_ffn && c->use_ffn)
         d->mlp = ATN_MLP_GATED;
@@ -46,6 +50,8 @@ void atn_layer_desc_of(const atn_model *m, atn_layer_desc *d) {
 float atn_layer_scale(const atn_layer_desc *d, int32_t layer) {
     /* GPT-2 (modeling_gpt2.py, eager): w / value.size(-1) ** 0.5 when scale_attn_weights,
        then w / float(layer_idx + 1) when scale_attn_by_inverse_layer_idx; BERT: 1/sqrt(k) */
+    if (d->scale > 0.0f)   /* Gemma: query_pre_attn_scalar ** -0.5, as HF's self.scaling */
+        return d->scale;
     float s = d->scale_none ? 1.0f : 1.0f / sqrtf((float)d->d_head);
     if (d->scale_by_layer)
         s /= (float)(layer + 1);
@@ -155,7 +161,15 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
             ops->add(w, tid, nt, h1, ao, D->residual ? x : NULL);
             break;
         case ATN_NORM_PRE:    /* out = x + attn_out, the residual stream; h1 = LN2(out) */
-            ops->add(w, tid, nt, out, x, ao);
+            if (D->sandwich && lw->post_attn_g) {
+                /* Gemma: out = x + norm(attn_out) (post_attention_layernorm), into h1 first
+                   so the capture keeps the projection's output */
+                ops->norm(w, tid, nt, h1, ao, NULL, lw->post_attn_g, NULL);
+                between_ops(w);
+                ops->add(w, tid, nt, out, x, h1);
+            } else {
+                ops->add(w, tid, nt, out, x, ao);
+            }
             ops->norm(w, tid, nt, h1, out, NULL, lw->ln2_g, lw->ln2_b);
             break;
         }
@@ -178,7 +192,14 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
             }
             between_ops(w);
             const float *mid = ops->operand(w, ffn, (size_t)M * f, l, ATN_OPERAND_FFN_MID);
-            if (D->norm_place == ATN_NORM_PRE) {
+            if (D->norm_place == ATN_NORM_PRE && D->sandwich && lw->post_ffn_g) {
+                /* Gemma: out += norm(ffn W2^T + b2) (post_feedforward_layernorm) */
+                ops->project(w, tid, nt, h1, mid, l, ATN_W_FFN_OUT, NULL, -1, f, d);
+                between_ops(w);
+                ops->norm(w, tid, nt, h1, h1, NULL, lw->post_ffn_g, NULL);
+                between_ops(w);
+                ops->add(w, tid, nt, out, out, h1);
+            } else if (D->norm_place == ATN_NORM_PRE) {
                 /* h1 = ffn W2^T + b2 + out (the product may not write where its residual
                    is read), copied back into out */
                 ops->project(w, tid, nt, h1, mid, l, ATN_W_FFN_OUT, out, -1, f, d);

@@ -96,11 +96,26 @@ typedef struct atn_layer_desc {
     const float *inv_freq_local;
     int32_t global_every;
     bool attn_norm_optional;
+    /* Gemma 2 / 3: local_layers[l] 1 for a sliding layer (turned by inv_freq_local when set),
+       NULL: none; scale: the score factor (query_pre_attn_scalar^-1/2; 0: 1/sqrt(d_head) and
+       the GPT-2 switches); softcap: scores become tanh(s / softcap) softcap after the scale,
+       before the mask (0: none); sandwich: a layer with post_attn_g / post_ffn_g normalises
+       the attention's and the MLP's outputs before their residuals */
+    const uint8_t *local_layers;
+    float scale, softcap;
+    bool sandwich;
 } atn_layer_desc;
+
+/* Whether layer l of d is local (ModernBERT's global_every, Gemma's local_layers). */
+static inline bool atn_desc_local_layer(const atn_layer_desc *d, int32_t l) {
+    if (d->local_layers)
+        return d->local_layers[l] != 0;
+    return d->global_every > 0 && l % d->global_every != 0;
+}
 
 /* The frequencies layer l turns q and k by (NULL: no rotation). */
 static inline const float *atn_desc_inv_freq(const atn_layer_desc *d, int32_t l) {
-    return d->global_every > 0 && l % d->global_every != 0 && d->inv_freq_local ? d->inv_freq_local : d->inv_freq;
+    return atn_desc_local_layer(d, l) && d->inv_freq_local ? d->inv_freq_local : d->inv_freq;
 }
 
 /* The attention's widths of d, with a description written by hand (tests) that leaves the

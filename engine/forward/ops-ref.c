@@ -290,8 +290,13 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
         size_t kv = (size_t)(h / group) * kd;
         /* att_h[n,n] = scale · Q_h[n,k] · K_g[n,k]^T, g = h / group */
         if (!(off && w->head_mode == ATN_HEAD_ZERO))
+        {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, kd, scale, q + h * kd, dq, k + kv, dkv, 0.0f,
                         att_h, n);
+            if (D->softcap > 0.0f)   /* Gemma 2: tanh(s / c) c after the scale, before the mask */
+                for (size_t x = 0; x < (size_t)n * n; x++)
+                    att_h[x] = tanhf(att_h[x] / D->softcap) * D->softcap;
+        }
         if (gated)
             softmax_rows_iv(att_h, mask, n, w->slopes ? w->slopes[h] : 0.0f, w->temperature, off, w->head_mode);
         else

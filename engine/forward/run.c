@@ -192,7 +192,8 @@ static void build_mask(float *mask_add, const atn_encoding *enc, bool causal, in
         for (int32_t i = 0; i < n; i++)
             for (int32_t j = i + 1; j < n; j++)
                 mask_add[(size_t)i * n + j] = ATN_MASK_MIN;
-    /* a rotary decoder's sliding window (Mistral; Qwen2 with use_sliding_window): query i
+    /* a rotary decoder's sliding window (Mistral; Qwen2 with use_sliding_window; Gemma's
+       sliding layers, this mask being theirs): query i
        sees key j only when i - j < window, HF's sliding_window_overlay (kv_idx > q_idx -
        sliding_window), the same finfo.min where it hides a key */
     if (window > 0)
@@ -221,9 +222,9 @@ static atn_status set_interventions(atn_run *run, const atn_interventions *iv, a
     free(run->heads_off), run->heads_off = NULL;
     free(run->mask_layers), run->mask_layers = NULL;
     const atn_rotary *r = &run->model->rotary;
-    if (r->global_every > 0) {
-        /* ModernBERT: the run's mask (with the window) in its local layers, mask_base (padding
-           only) in the global ones; the what-if masks would need a third */
+    if (atn_rotary_has_local(r)) {
+        /* ModernBERT, Gemma: the run's mask (with the window) in its local layers, mask_base
+           (padding and causal only) in the global ones; the what-if masks would need a third */
         if (iv && (iv->causal || iv->window >= 0 || iv->strided > 0 || iv->n_hide > 0 || iv->mask_layers))
             return atn_error_set(err, ATN_E_UNSUPPORTED, "what-if masks on %s: its local layers have a window "
                                  "of their own, which the what-if masks do not combine with yet",
@@ -261,7 +262,7 @@ static atn_status set_interventions(atn_run *run, const atn_interventions *iv, a
         for (size_t i = 0; i < lh; i++)
             run->heads_off[i] = iv->heads_off[i] != 0;
     }
-    if (r->global_every == 0 && atn_interventions_masks_some_layers(iv, c->n_layers)) {
+    if (!atn_rotary_has_local(r) && atn_interventions_masks_some_layers(iv, c->n_layers)) {
         run->mask_layers = malloc((size_t)c->n_layers);
         if (!run->mask_layers)
             return atn_error_set(err, ATN_E_NOMEM, "out of memory");
@@ -393,14 +394,15 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
             need = lazy_need;
         }
     }
-    /* ModernBERT's second [n][n] mask (its global layers'), which the public count leaves out */
-    if (m->rotary.global_every > 0 && need != SIZE_MAX)
+    /* ModernBERT's and Gemma's second [n][n] mask (the global layers'), which the public count
+       leaves out */
+    if (atn_rotary_has_local(&m->rotary) && need != SIZE_MAX)
         need += (size_t)n * n * sizeof(float);
     /* the CPU's first run packs the weights (fp32) or rounds a copy of them (bf16, fp16) */
     size_t pack = o->device == ATN_DEVICE_CUDA ? 0
                   : o->precision != ATN_PRECISION_FP32 ? atn_rounded_pending_bytes(m, o->precision)
                                                        : atn_cpu_pack_pending_bytes(m);
-    if (!layout_for(c, n, o, m->rotary.global_every > 0, &lay) || need > limit) {
+    if (!layout_for(c, n, o, atn_rotary_has_local(&m->rotary), &lay) || need > limit) {
         char a[32], b[32];
         format_bytes(a, sizeof a, (double)need);
         format_bytes(b, sizeof b, (double)limit);
@@ -482,8 +484,11 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
        additive mask (the trace reads the same mask through the capture) */
     atn_family_position_ids(m->family, c, run->enc, a->pos_ids);
     atn_interventions_shuffle_positions(a->pos_ids, run->enc, iv);
-    build_mask(a->mask_add, run->enc, m->family->causal, m->rotary.window, m->rotary.local_half, iv);
-    if (a->mask_base)   /* the layers the what-if masks skip (ModernBERT: the global layers) */
+    /* a model with local layers: mask_add is theirs (Gemma's causal window, ModernBERT's
+       |i - j| window), mask_base the global layers' */
+    int32_t window = m->rotary.window > 0 ? m->rotary.window : m->rotary.local_window;
+    build_mask(a->mask_add, run->enc, m->family->causal, window, m->rotary.local_half, iv);
+    if (a->mask_base)   /* the layers the what-if masks skip (ModernBERT, Gemma: the global layers) */
         build_mask(a->mask_base, run->enc, m->family->causal, m->rotary.window, 0, NULL);
     a->alibi_slopes = (iv && iv->alibi) || m->family->alibi ? run->slopes : NULL;
     a->temperature = iv && iv->temperature > 0.0f ? iv->temperature : 1.0f;

@@ -752,7 +752,8 @@ typedef struct atn_trace {
     double *q;          /* [k]     q_i, the query row of this head */
     double *keys;       /* [n][k]  every k_j */
     double *scores;     /* [n]     q_i . k_j */
-    double scale;       /* 1 / sqrt(k) (GPT-2: as its scale_attn_* switches say) */
+    double scale;       /* 1 / sqrt(k) (GPT-2: as its scale_attn_* switches say; Gemma:
+                           query_pre_attn_scalar^-1/2) */
     double *scaled;     /* [n]     scores * scale */
     double *mask_term;  /* [n]     row query of the capture's mask_add: what the forward added */
     double *bias_term;  /* [n]     ALiBi's -m_h |query - j| (all 0 without ALiBi) */
@@ -789,6 +790,11 @@ typedef struct atn_trace {
        says otherwise (Qwen3-0.6B: 16 heads of 128 over d_model 1024); concat then holds
        d_concat values (and is at least d_model long, zeros past d_concat), projected d_model */
     int32_t d_concat;
+    /* Gemma 2's attention soft-cap c (attn_logit_softcapping): capped[j] = c tanh(scaled[j] / c)
+       is what the mask and the bias are added to (max, shifted and exps are of it); 0 and
+       NULL without a soft-cap.  scale above is then query_pre_attn_scalar^-1/2 (Gemma) */
+    double softcap;
+    double *capped;     /* [n] or NULL */
 } atn_trace;
 
 /* Recomputes head (layer, head)'s attention for token query in double precision from the

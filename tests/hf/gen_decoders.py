@@ -373,6 +373,155 @@ def bloom_forward(R, cfg, ids, mask):
     return torch.stack(attns), torch.stack(hiddens)
 
 
+# ---- Gemma 2 / Gemma 3 text (modeling_gemma2.py, modeling_gemma3.py, eager): embeddings times
+# sqrt(hidden) in the weights' dtype, RMSNorm(1 + w) in float32, four norms per layer, GeGLU
+# with gelu_pytorch_tanh, scale query_pre_attn_scalar^-1/2, Gemma 2's attention soft-cap
+# before the mask and final_logit_softcapping on the head, sliding and global layers (Gemma 3:
+# q_norm / k_norm, rope_local_base_freq in the sliding layers)
+
+GEMMA_DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}
+
+
+def gemma_config(model_type, over):
+    arch = {"gemma2": "Gemma2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM"}[model_type]
+    cfg = {"architectures": [arch], "model_type": model_type, "hidden_size": 32, "intermediate_size": 48,
+           "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
+           "hidden_activation": "gelu_pytorch_tanh", "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+           "vocab_size": 64, "tie_word_embeddings": True, "bos_token_id": 2, "eos_token_id": 1,
+           "pad_token_id": 0, "initializer_range": 0.02, "torch_dtype": "float32", "use_cache": True,
+           "attention_dropout": 0.0, "attention_bias": False, "query_pre_attn_scalar": 8}
+    cfg.update(over)
+    return cfg
+
+
+def gemma_weights(cfg, g, q_gain):
+    d, H, KV, hd, f = dims(cfg)
+    V = cfg["vocab_size"]
+
+    def rn(*shape, s=1.0):
+        return torch.randn(*shape, generator=g, dtype=torch.float64) * s
+
+    W = {"model.embed_tokens.weight": rn(V, d, s=0.3)}
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        for ln in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                   "post_feedforward_layernorm"):
+            W[p + ln + ".weight"] = rn(d, s=0.2)   # the gain is 1 + w
+        W[p + "self_attn.q_proj.weight"] = rn(H * hd, d, s=q_gain / math.sqrt(d))
+        W[p + "self_attn.k_proj.weight"] = rn(KV * hd, d, s=1.0 / math.sqrt(d))
+        W[p + "self_attn.v_proj.weight"] = rn(KV * hd, d, s=1.0 / math.sqrt(d))
+        W[p + "self_attn.o_proj.weight"] = rn(d, H * hd, s=1.0 / math.sqrt(H * hd))
+        if cfg["model_type"] == "gemma3_text":
+            W[p + "self_attn.q_norm.weight"] = rn(hd, s=0.3)
+            W[p + "self_attn.k_norm.weight"] = rn(hd, s=0.3)
+        W[p + "mlp.gate_proj.weight"] = rn(f, d, s=1.0 / math.sqrt(d))
+        W[p + "mlp.up_proj.weight"] = rn(f, d, s=1.0 / math.sqrt(d))
+        W[p + "mlp.down_proj.weight"] = rn(d, f, s=1.0 / math.sqrt(f))
+    W["model.norm.weight"] = rn(d, s=0.2)
+    if not cfg.get("tie_word_embeddings", True):
+        W["lm_head.weight"] = rn(V, d, s=0.5)
+    return W
+
+
+def gemma_sliding(cfg):
+    """Which layers slide: layer_types, else Gemma2Config's (i + 1) % 2 / Gemma3TextConfig's
+    (i + 1) % sliding_window_pattern."""
+    L = cfg["num_hidden_layers"]
+    if cfg.get("layer_types"):
+        return [t == "sliding_attention" for t in cfg["layer_types"]]
+    pattern = 2 if cfg["model_type"] == "gemma2" else cfg.get("sliding_window_pattern", 6)
+    return [bool((i + 1) % pattern) for i in range(L)]
+
+
+def gemma_caps(cfg):
+    g2 = cfg["model_type"] == "gemma2"
+    a = cfg.get("attn_logit_softcapping", 50.0 if g2 else None)
+    f = cfg.get("final_logit_softcapping", 30.0 if g2 else None)
+    return a, f
+
+
+def gemma_inv_freq(cfg, local):
+    """Gemma3TextModel: rotary_emb (rope_theta, rope_scaling) and rotary_emb_local
+    (rope_local_base_freq, rope_type default); Gemma 2: rope_theta in every layer."""
+    c = dict(cfg)
+    if cfg["model_type"] == "gemma2":
+        c.setdefault("rope_theta", 10000.0)
+    else:
+        c.setdefault("rope_theta", 1000000.0)
+        if local:
+            c["rope_theta"] = cfg.get("rope_local_base_freq", 10000.0)
+            c["rope_scaling"] = None
+    return inv_freq_of(c)
+
+
+def gemma_rms(x, w, eps):
+    """Gemma2RMSNorm: x * rsqrt(mean(x^2) + eps) * (1.0 + weight.float()), the gain in float32."""
+    one = (1.0 + w.float()).double()
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * one
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def gemma_forward(R, cfg, ids, mask, dtype):
+    """Gemma2Model / Gemma3TextModel.forward (eager, output_attentions, output_hidden_states), one
+    sequence, float64.  Returns attention [L, H, n, n], hidden states [L+1, n, d] and the largest
+    |scaled score| before the soft-cap."""
+    d, H, KV, hd, f = dims(cfg)
+    eps = cfg["rms_norm_eps"]
+    n = len(ids)
+    rep = H // KV
+    g3 = cfg["model_type"] == "gemma3_text"
+    normalizer = torch.tensor(d ** 0.5, dtype=GEMMA_DTYPES[dtype]).double()
+    h = R["model.embed_tokens.weight"][torch.tensor(ids)] * normalizer
+    scaling = float(torch.tensor(cfg["query_pre_attn_scalar"] ** -0.5, dtype=torch.float32))
+    cap, _ = gemma_caps(cfg)
+    if g3:
+        cap = None
+    sliding = gemma_sliding(cfg)
+    W = cfg.get("sliding_window", 4096)
+    qi, kj = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    keep = (kj <= qi) & torch.tensor([m == 1 for m in mask])[None, :]
+    fmin = torch.finfo(torch.float64).min
+    hiddens, attns, biggest = [], [], 0.0
+    for i in range(cfg["num_hidden_layers"]):
+        hiddens.append(h)
+        p = f"model.layers.{i}."
+        k_i = keep & (kj > qi - W) if sliding[i] else keep
+        add = torch.where(k_i, torch.zeros(()), torch.full((), fmin, dtype=torch.float64))
+        inv = gemma_inv_freq(cfg, sliding[i])
+        freqs = (inv[None, :, None].float() @ torch.arange(n)[None, None, :].float()).transpose(1, 2)[0]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos().double(), emb.sin().double()
+        a = gemma_rms(h, R[p + "input_layernorm.weight"], eps)
+        q = lin(a, R, p + "self_attn.q_proj").view(n, H, hd)
+        k = lin(a, R, p + "self_attn.k_proj").view(n, KV, hd)
+        v = lin(a, R, p + "self_attn.v_proj").view(n, KV, hd).transpose(0, 1)
+        if g3:
+            q = gemma_rms(q, R[p + "self_attn.q_norm.weight"], eps)
+            k = gemma_rms(k, R[p + "self_attn.k_norm.weight"], eps)
+        q, k = q.transpose(0, 1), k.transpose(0, 1)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        k = k[:, None].expand(KV, rep, n, hd).reshape(H, n, hd)
+        v = v[:, None].expand(KV, rep, n, hd).reshape(H, n, hd)
+        w = (q @ k.transpose(1, 2)) * scaling
+        biggest = max(biggest, float(w.abs().max()))
+        if cap is not None:
+            w = torch.tanh(w / cap) * cap
+        w = torch.softmax(w + add, dim=-1)
+        attns.append(w)
+        ctx = (w @ v).transpose(0, 1).reshape(n, H * hd)
+        h = h + gemma_rms(lin(ctx, R, p + "self_attn.o_proj"), R[p + "post_attention_layernorm.weight"], eps)
+        m = gemma_rms(h, R[p + "pre_feedforward_layernorm.weight"], eps)
+        m = lin(gelu_tanh(lin(m, R, p + "mlp.gate_proj")) * lin(m, R, p + "mlp.up_proj"), R, p + "mlp.down_proj")
+        h = h + gemma_rms(m, R[p + "post_feedforward_layernorm.weight"], eps)
+    h = gemma_rms(h, R["model.norm.weight"], eps)
+    hiddens.append(h)
+    return torch.stack(attns), torch.stack(hiddens), biggest
+
+
 # name, model_type, config overrides, options
 MODELS = [
     # Llama: GQA 2:1, an untied lm_head, F32
@@ -401,14 +550,35 @@ MODELS = [
     ("bloom-6heads", "bloom", {"n_embed": 24, "num_attention_heads": 6}, {"dtype": "F32", "long": 12}),
     # BLOOM with 8 heads, BF16, the keys as BloomConfig writes them (hidden_size, n_head)
     ("bloom-8heads-bf16", "bloom", {"hidden_size": 32, "n_head": 8}, {"dtype": "BF16"}),
+    # Gemma 2, F32: head_dim 16 (4 x 16 = 64 over hidden 32), query_pre_attn_scalar 24, an
+    # attention soft-cap of 2 with q weights 4x larger so the scaled scores pass it, a final
+    # soft-cap of 3, an untied head; layer 0 slides (window 4 over 12 tokens), layer 1 is global
+    ("gemma2-f32", "gemma2", {"head_dim": 16, "query_pre_attn_scalar": 24, "attn_logit_softcapping": 2.0,
+                              "final_logit_softcapping": 3.0, "sliding_window": 4, "tie_word_embeddings": False},
+     {"dtype": "F32", "long": 12, "q_gain": 4.0}),
+    # Gemma 2, BF16: hidden 40 (sqrt 6.3246 is 6.3125 in bf16), MQA, tied, the default caps
+    # (50, 30), layer_types naming the one sliding layer of three (window 3 over 10 tokens)
+    ("gemma2-bf16", "gemma2", {"hidden_size": 40, "num_key_value_heads": 1, "num_hidden_layers": 3,
+                               "sliding_window": 3, "query_pre_attn_scalar": 8,
+                               "layer_types": ["sliding_attention", "full_attention", "full_attention"]},
+     {"dtype": "BF16", "long": 10, "q_gain": 1.0}),
+    # Gemma 3 text, F32: q_norm / k_norm, 3 layers with sliding_window_pattern 3 (0 and 1
+    # slide, 2 is global), rope_local_base_freq 10000 in the sliding layers, rope_theta 1e6
+    # with linear scaling 2 in the global one, window 4 over 12 tokens, no soft-caps
+    ("gemma3-f32", "gemma3_text", {"num_hidden_layers": 3, "sliding_window_pattern": 3, "sliding_window": 4,
+                                   "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+                                   "rope_scaling": {"rope_type": "linear", "factor": 2.0},
+                                   "final_logit_softcapping": None, "attn_logit_softcapping": None},
+     {"dtype": "F32", "long": 12, "q_gain": 1.0}),
 ]
 
 
 def write_model(name, mtype, over, opts, out_models, out_fix, seed):
     bloom = mtype == "bloom"
-    cfg = bloom_config(over) if bloom else base_config(mtype, **over)
+    gemma = mtype.startswith("gemma")
+    cfg = bloom_config(over) if bloom else gemma_config(mtype, over) if gemma else base_config(mtype, **over)
     g = torch.Generator().manual_seed(seed)
-    W = bloom_weights(cfg, g) if bloom else make_weights(cfg, g)
+    W = bloom_weights(cfg, g) if bloom else gemma_weights(cfg, g, opts["q_gain"]) if gemma else make_weights(cfg, g)
     folder = os.path.join(out_models, name)
     if os.path.isdir(folder):
         shutil.rmtree(folder)
@@ -434,6 +604,8 @@ def write_model(name, mtype, over, opts, out_models, out_fix, seed):
         total = sum(len(e[3]) for e in entries)
         with open(os.path.join(folder, "model.safetensors.index.json"), "w") as f:
             json.dump({"metadata": {"total_size": total}, "weight_map": wmap}, f, indent=2, sort_keys=True)
+    if gemma:
+        cfg["torch_dtype"] = {"F32": "float32", "BF16": "bfloat16", "F16": "float16"}[opts["dtype"]]
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2, sort_keys=True)
     with open(os.path.join(folder, "vocab.txt"), "w") as f:
@@ -453,6 +625,9 @@ def write_model(name, mtype, over, opts, out_models, out_fix, seed):
         c["type_ids"] = [0] * len(c["ids"])
         if bloom:
             attn, hidden = bloom_forward(R, cfg, c["ids"], c["mask"])
+        elif gemma:
+            attn, hidden, biggest = gemma_forward(R, cfg, c["ids"], c["mask"], opts["dtype"])
+            c["largest_scaled_score"] = biggest
         else:
             attn, hidden, saved = forward(R, cfg, c["ids"], c["mask"])
             cross_check(cfg, saved, attn, c["mask"])
@@ -460,7 +635,12 @@ def write_model(name, mtype, over, opts, out_models, out_fix, seed):
         c["next_positions"] = sorted({n - 1, min(1, n - 1)}, reverse=True)
         head = R["transformer.word_embeddings.weight"] if bloom else \
             R.get("lm_head.weight", R["model.embed_tokens.weight"])
-        c["next_log_probs"] = [torch.log_softmax(hidden[-1][p] @ head.T, dim=-1).tolist()
+        final_cap = gemma_caps(cfg)[1] if gemma else None
+
+        def head_logits(x):
+            z = x @ head.T
+            return torch.tanh(z / final_cap) * final_cap if final_cap else z
+        c["next_log_probs"] = [torch.log_softmax(head_logits(hidden[-1][p]), dim=-1).tolist()
                                for p in c["next_positions"]]
         c["next_top_ids"] = [[int(i) for i in torch.topk(torch.tensor(lp), 5).indices] for lp in c["next_log_probs"]]
         np.save(os.path.join(out_fix, f"{name}-{c['name']}-attn.npy"), attn.numpy().astype("<f4"))
@@ -470,6 +650,19 @@ def write_model(name, mtype, over, opts, out_models, out_fix, seed):
         meta = {"model": name, "family": "BLOOM", "n_layers": cfg["n_layer"], "n_heads": H, "n_kv_heads": H,
                 "d_head": hd, "d_model": d, "d_ffn": f, "window": 0, "untied_head": False,
                 "alibi_slopes": alibi_slopes(H).tolist(), "cases": cases}
+    elif gemma:
+        d, H, KV, hd, f = dims(cfg)
+        sl = gemma_sliding(cfg)
+        acap, fcap = gemma_caps(cfg)
+        meta = {"model": name, "family": {"gemma2": "Gemma2", "gemma3_text": "Gemma3"}[mtype],
+                "n_layers": cfg["num_hidden_layers"], "n_heads": H, "n_kv_heads": KV, "d_head": hd, "d_model": d,
+                "d_ffn": f, "window": 0, "local_window": cfg.get("sliding_window", 4096) if any(sl) else 0,
+                "local_layers": [int(x) for x in sl], "untied_head": "lm_head.weight" in R,
+                "attn_softcap": (acap or 0.0) if mtype == "gemma2" else 0.0, "final_softcap": fcap or 0.0,
+                "query_scale": float(torch.tensor(cfg["query_pre_attn_scalar"] ** -0.5, dtype=torch.float32)),
+                "embed_scale": float(torch.tensor(d ** 0.5, dtype=GEMMA_DTYPES[opts["dtype"]])),
+                "inv_freq": gemma_inv_freq(cfg, False).tolist(), "inv_freq_local": gemma_inv_freq(cfg, True).tolist(),
+                "cases": cases}
     else:
         d, H, KV, hd, f = dims(cfg)
         meta = {"model": name, "family": {"llama": "Llama", "qwen2": "Qwen2", "qwen3": "Qwen3",

@@ -75,13 +75,22 @@ static void engine_case(const char *name, atn_model *m, const cJSON *meta, const
     int32_t KV = cJSON_GetObjectItem(meta, "n_kv_heads")->valueint, hd = cJSON_GetObjectItem(meta, "d_head")->valueint;
     int32_t window = cJSON_GetObjectItem(meta, "window")->valueint;
     CHECK(cap->n_kv_heads == KV && cap->d_q == H * hd && cap->d_kv == KV * hd && cap->d_head == hd);
-    bool mask_ok = true;
-    for (int32_t i = 0; i < n; i++)
-        for (int32_t j = 0; j < n; j++) {
-            bool hidden = j > i || !mask[j] || (window > 0 && i - j >= window);
-            mask_ok &= cap->mask_add[(size_t)i * n + j] == (hidden ? MIN : 0.0f);
-        }
-    CHECK_MSG(mask_ok, "%s/%s: mask", name, cname);
+    /* Gemma: each layer's own mask, the window only in the sliding layers */
+    const cJSON *local = cJSON_GetObjectItem(meta, "local_layers");
+    const cJSON *lw_item = cJSON_GetObjectItem(meta, "local_window");
+    int32_t local_window = lw_item ? lw_item->valueint : 0;
+    for (int32_t l = 0; l < L; l++) {
+        bool slides = local && cJSON_GetArrayItem(local, l)->valueint;
+        int32_t win = slides ? local_window : window;
+        const float *lm = atn_capture_layer_mask(cap, l);
+        bool mask_ok = lm != NULL;
+        for (int32_t i = 0; lm && i < n; i++)
+            for (int32_t j = 0; j < n; j++) {
+                bool hidden = j > i || !mask[j] || (win > 0 && i - j >= win);
+                mask_ok &= lm[(size_t)i * n + j] == (hidden ? MIN : 0.0f);
+            }
+        CHECK_MSG(mask_ok, "%s/%s: layer %d's mask", name, cname, l);
+    }
 
     /* the next-token log-probabilities of every id, and the top 5 */
     const cJSON *np = cJSON_GetObjectItem(c, "next_positions"), *lps = cJSON_GetObjectItem(c, "next_log_probs");
@@ -169,7 +178,8 @@ static void engine_case(const char *name, atn_model *m, const cJSON *meta, const
                 }
             }
             CHECK_MSG(worst < 1e-4, "%s/%s: q, k before the rotation, turned, differ by %g", name, cname, worst);
-            /* the query's angles: its position n - 1 times transformers' frequencies */
+            /* the query's angles: its position n - 1 times transformers' frequencies (the
+               traced layer L - 1 is global in every fixture) */
             const cJSON *inv = cJSON_GetObjectItem(meta, "inv_freq");
             for (int32_t i = 0; tr->angles && i < hd / 2; i++)
                 CHECK_NEAR(tr->angles[i], (n - 1) * cJSON_GetArrayItem(inv, i)->valuedouble, 1e-5 * n);
@@ -288,10 +298,30 @@ static void test_model(const char *name) {
         CHECK(atn_model_is_causal(m) && !c->gated_ffn && c->act == ATN_ACT_GELU_TANH && !m->rotary.on);
         CHECK(!m->w.pos_emb && m->w.emb_ln_g && m->w.emb_ln_b && m->w.final_ln_g && m->w.final_ln_b);
     } else {
-        CHECK(atn_model_is_causal(m) && c->gated_ffn && c->act == ATN_ACT_SILU);
+        bool gemma = m->family->gemma;
+        CHECK(atn_model_is_causal(m) && c->gated_ffn && c->act == (gemma ? ATN_ACT_GELU_TANH : ATN_ACT_SILU));
         CHECK(c->n_kv_heads == cJSON_GetObjectItem(meta, "n_kv_heads")->valueint);
         CHECK(m->rotary.on && m->rotary.window == cJSON_GetObjectItem(meta, "window")->valueint);
         CHECK(!m->w.pos_emb && !m->w.emb_ln_g && m->w.final_ln_g && !m->w.final_ln_b);
+        if (gemma) {   /* the keys atn_hf_gemma_config read, as the reference used them */
+            const cJSON *ll = cJSON_GetObjectItem(meta, "local_layers");
+            CHECK(m->rotary.local_window == cJSON_GetObjectItem(meta, "local_window")->valueint);
+            for (int32_t l = 0; l < c->n_layers; l++)
+                CHECK_MSG(atn_rotary_local_layer(&m->rotary, l) == (cJSON_GetArrayItem(ll, l)->valueint != 0),
+                          "%s: layer %d sliding", name, l);
+            CHECK(m->rotary.attn_softcap == (float)cJSON_GetObjectItem(meta, "attn_softcap")->valuedouble);
+            CHECK(m->rotary.final_softcap == (float)cJSON_GetObjectItem(meta, "final_softcap")->valuedouble);
+            CHECK(m->rotary.query_scale == (float)cJSON_GetObjectItem(meta, "query_scale")->valuedouble);
+            CHECK_MSG(m->rotary.embed_scale == (float)cJSON_GetObjectItem(meta, "embed_scale")->valuedouble,
+                      "%s: embed_scale %.9g", name, m->rotary.embed_scale);
+            CHECK(m->w.layers[0].post_attn_g && m->w.layers[0].post_ffn_g);
+            const cJSON *il = cJSON_GetObjectItem(meta, "inv_freq_local");
+            const float *loc = m->rotary.inv_freq_local ? m->rotary.inv_freq_local : m->rotary.inv_freq;
+            for (int32_t i = 0; i < cJSON_GetArraySize(il); i++)
+                CHECK_MSG(fabs(loc[i] - cJSON_GetArrayItem(il, i)->valuedouble) <=
+                              2e-7 * cJSON_GetArrayItem(il, i)->valuedouble,
+                          "%s: local inv_freq[%d] %.9g", name, i, loc[i]);
+        }
     }
     CHECK((m->w.lm_head_w != NULL) == cJSON_IsTrue(cJSON_GetObjectItem(meta, "untied_head")));
     /* the rotation's frequencies after the scaling, as transformers makes them in float32 */
@@ -403,10 +433,17 @@ static void test_refusals(void) {
             "apply_residual_connection_post_layernorm");
     refused("bloom-6heads", "{\"pretraining_tp\": 2, \"slow_but_exact\": true}", ATN_E_UNSUPPORTED,
             "slow_but_exact");
-    /* Gemma 2 and 3 (soft-capping, sandwich norms, RMSNorm(1 + w), per-layer windows) are
-       not computed yet: refused by their model_type */
-    refused("llama-f32", "{\"model_type\": \"gemma2\"}", ATN_E_UNSUPPORTED, "\"gemma2\"");
-    refused("llama-f32", "{\"model_type\": \"gemma3_text\"}", ATN_E_UNSUPPORTED, "\"gemma3_text\"");
+    /* Gemma: what would change the numbers and is not computed is refused by name */
+    refused("gemma3-f32", "{\"use_bidirectional_attention\": true}", ATN_E_UNSUPPORTED,
+            "use_bidirectional_attention");
+    refused("gemma3-f32", "{\"attn_logit_softcapping\": 50.0}", ATN_E_UNSUPPORTED, "attn_logit_softcapping");
+    refused("gemma2-f32", "{\"layer_types\": [\"sliding_attention\", \"chunked_attention\"]}",
+            ATN_E_UNSUPPORTED, "layer_types");
+    refused("gemma2-f32", "{\"sliding_window\": null}", ATN_E_UNSUPPORTED, "sliding_window");
+    refused("gemma2-f32", "{\"hidden_activation\": \"gelu_fast\"}", ATN_E_UNSUPPORTED, "hidden_activation");
+    refused("gemma2-f32", "{\"query_pre_attn_scalar\": 0}", ATN_E_FORMAT, "query_pre_attn_scalar");
+    refused("gemma3-f32", "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 8.0}}", ATN_E_UNSUPPORTED,
+            "\"yarn\"");
     folder_with("bloom-6heads", "{\"pretraining_tp\": 2}", dir, sizeof dir);
     m = atn_model_open_hf(dir, NULL, NULL, &err);
     CHECK_MSG(m && m->family->alibi, "%s", err.message);
@@ -446,7 +483,8 @@ int main(void) {
     if (realpath(root, abs))   /* the refusal cases link to the model files from /tmp */
         snprintf(root, sizeof root, "%.2000s", abs);
     const char *models[] = {"llama-f32", "llama-bf16-mqa", "llama-sharded", "qwen2-f32", "qwen3-f32",
-                            "mistral-window", "bloom-6heads", "bloom-8heads-bf16"};
+                            "mistral-window", "bloom-6heads", "bloom-8heads-bf16", "gemma2-f32", "gemma2-bf16",
+                            "gemma3-f32"};
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
         test_model(models[i]);
     test_refusals();
