@@ -100,12 +100,14 @@ static atn_status read_scaling(const char *path, const cJSON *scaling, const cha
 }
 
 /* Qwen2/Qwen3's window: layer i slides when use_sliding_window, sliding_window is set and
- * i >= max_window_layers (Qwen2Config's layer_types), or as "layer_types" lists them. */
+ * i >= max_window_layers (Qwen2Config's layer_types), or as "layer_types" lists them.  A
+ * window in every layer is *window; in some layers only (Qwen2, Qwen3) out->sliding and
+ * rotary.local_window, as Gemma's; Mistral's is every layer's or refused. */
 static atn_status read_window(const char *path, const cJSON *root, const atn_family_config *k, int32_t layers,
-                              int32_t *window, atn_error *err) {
+                              atn_hf_rotary *out, atn_error *err) {
     atn_status st;
     bool found;
-    int32_t w = 0;
+    int32_t w = 0, *window = &out->rotary.window;
     *window = 0;
     if (!k->sliding_window)
         return ATN_OK;
@@ -113,6 +115,12 @@ static atn_status read_window(const char *path, const cJSON *root, const atn_fam
         return st;
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(root, k->sliding_window);
     bool window_set = !(sw && cJSON_IsNull(sw));   /* null: no window */
+    /* Qwen2Config / Qwen3Config: sliding_window = sliding_window if use_sliding_window else None */
+    bool use = false;
+    if (k->use_sliding_window && (st = get_bool(path, root, k->use_sliding_window, false, &use, err)))
+        return st;
+    if (k->use_sliding_window && !use)
+        window_set = false;
     int32_t sliding = 0;
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "layer_types");
     if (types && !cJSON_IsNull(types)) {
@@ -125,14 +133,13 @@ static atn_status read_window(const char *path, const cJSON *root, const atn_fam
                                      "\"full_attention\" or \"sliding_attention\"", path);
             sliding += strcmp(e->valuestring, "sliding_attention") == 0;
         }
-        if (sliding && !window_set)
-            return atn_error_set(err, ATN_E_FORMAT, "%s: \"layer_types\" has sliding layers but \"%s\" is null",
-                                 path, k->sliding_window);
+        if (sliding && !window_set)   /* transformers' sliding mask raises without a window */
+            return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"layer_types\" has sliding layers but \"%s\" is "
+                                 "null%s", path, k->sliding_window,
+                                 k->use_sliding_window ? " or \"use_sliding_window\" is false" : "");
     } else if (k->use_sliding_window) {
-        bool use = false;
         int32_t mwl;
-        if ((st = get_bool(path, root, k->use_sliding_window, false, &use, err)) ||
-            (st = get_int(path, root, k->max_window_layers, k->max_window_layers_default, 0, 1 << 20, &mwl, NULL,
+        if ((st = get_int(path, root, k->max_window_layers, k->max_window_layers_default, 0, 1 << 20, &mwl, NULL,
                           err)))
             return st;
         if (use && window_set)
@@ -142,11 +149,28 @@ static atn_status read_window(const char *path, const cJSON *root, const atn_fam
     }
     if (sliding == 0)
         return ATN_OK;
-    if (sliding != layers)
+    if (sliding != layers && !k->use_sliding_window)   /* MistralConfig has no layer_types */
         return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: the sliding window (\"%s\" %d) applies to %d of the %d "
-                             "layers (\"%s\"); attnscope runs a window in every layer or in none", path,
-                             k->sliding_window, w, sliding, layers,
-                             types ? "layer_types" : k->max_window_layers ? k->max_window_layers : "");
+                             "layers (\"layer_types\"); MistralConfig slides in every layer", path,
+                             k->sliding_window, w, sliding, layers);
+    if (sliding != layers) {   /* Qwen2 / Qwen3: the window in the sliding layers only */
+        if (layers > (int32_t)sizeof out->sliding)
+            return atn_error_set(err, ATN_E_FORMAT, "%s: %d layers; attnscope opens at most %d", path, layers,
+                                 (int)sizeof out->sliding);
+        int32_t mwl = 0, l = 0;
+        if (types && !cJSON_IsNull(types))
+            for (const cJSON *e = types->child; e; e = e->next, l++)
+                out->sliding[l] = strcmp(e->valuestring, "sliding_attention") == 0;
+        else if ((st = get_int(path, root, k->max_window_layers, k->max_window_layers_default, 0, 1 << 20, &mwl,
+                               NULL, err)))
+            return st;
+        else
+            for (l = 0; l < layers; l++)
+                out->sliding[l] = l >= mwl;
+        out->has_sliding = true;
+        out->rotary.local_window = w;
+        return ATN_OK;
+    }
     *window = w;
     return ATN_OK;
 }
@@ -200,7 +224,7 @@ atn_status atn_hf_rotary_config(const char *path, const cJSON *root, const atn_f
     if ((st = get_bool(path, root, k->attention_bias, false, &out->attention_bias, err)) ||
         (st = get_bool(path, root, k->mlp_bias, false, &out->mlp_bias, err)) ||
         (st = get_bool(path, root, "tie_word_embeddings", !k->tie_default_false, &out->tie_word_embeddings, err)) ||
-        (st = read_window(path, root, k, c->n_layers, &r->window, err)))
+        (st = read_window(path, root, k, c->n_layers, out, err)))
         return st;
     return ATN_OK;
 }

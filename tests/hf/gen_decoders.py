@@ -165,15 +165,25 @@ def lin(x, R, name):
     return y + b if b is not None else y
 
 
-def window_of(cfg):
-    """The sliding window of every layer, or None (the generated configs slide in all or no layers)."""
-    t = cfg["model_type"]
+def windows_of(cfg):
+    """Each layer's sliding window or None: Mistral's in every layer; Qwen2Config / Qwen3Config's
+    sliding_window = sliding_window if use_sliding_window else None, layer_types (default:
+    "sliding_attention" where the window is set and i >= max_window_layers)."""
+    t, L = cfg["model_type"], cfg["num_hidden_layers"]
     if t == "mistral":
-        return cfg.get("sliding_window", 4096)
-    if t in ("qwen2", "qwen3") and cfg.get("use_sliding_window", False):
-        assert cfg.get("max_window_layers", 28) == 0
-        return cfg.get("sliding_window", 4096)
-    return None
+        return [cfg.get("sliding_window", 4096)] * L
+    if t in ("qwen2", "qwen3"):
+        w = cfg.get("sliding_window", 4096) if cfg.get("use_sliding_window", False) else None
+        types = cfg.get("layer_types") or ["sliding_attention" if w is not None and i >= cfg.get("max_window_layers", 28)
+                                           else "full_attention" for i in range(L)]
+        return [w if x == "sliding_attention" else None for x in types]
+    return [None] * L
+
+
+def window_of(cfg):
+    """The window of every layer when all slide alike, else None."""
+    ws = windows_of(cfg)
+    return ws[0] if all(x is not None and x == ws[0] for x in ws) else None
 
 
 def forward(R, cfg, ids, mask):
@@ -188,14 +198,12 @@ def forward(R, cfg, ids, mask):
     cos, sin = cos_sin(cfg, n)
     qi = torch.arange(n)[:, None]
     kj = torch.arange(n)[None, :]
-    keep = (kj <= qi) & torch.tensor([m == 1 for m in mask])[None, :]
-    W = window_of(cfg)
-    if W is not None:
-        keep = keep & (kj > qi - W)
+    causal = (kj <= qi) & torch.tensor([m == 1 for m in mask])[None, :]
     fmin = torch.finfo(torch.float64).min
-    add = torch.where(keep, torch.zeros(()), torch.full((), fmin, dtype=torch.float64))
     hiddens, attns, saved = [], [], []
-    for i in range(cfg["num_hidden_layers"]):
+    for i, W in enumerate(windows_of(cfg)):
+        keep = causal & (kj > qi - W) if W is not None else causal
+        add = torch.where(keep, torch.zeros(()), torch.full((), fmin, dtype=torch.float64))
         hiddens.append(h)
         p = f"model.layers.{i}."
         a = rms_norm(h, R[p + "input_layernorm.weight"], eps)
@@ -257,7 +265,7 @@ def cross_check(cfg, saved, attn, mask):
     n = s.shape[-1]
     qi, kj = torch.arange(n)[:, None], torch.arange(n)[None, :]
     keep = (kj <= qi) & torch.tensor([m == 1 for m in mask])[None, :]
-    W = window_of(cfg)
+    W = windows_of(cfg)[0]
     if W is not None:
         keep = keep & (kj > qi - W)
     s = s.masked_fill(~keep, float("-inf"))
@@ -570,6 +578,10 @@ MODELS = [
                                    "rope_scaling": {"rope_type": "linear", "factor": 2.0},
                                    "final_logit_softcapping": None, "attn_logit_softcapping": None},
      {"dtype": "F32", "long": 12, "q_gain": 1.0}),
+    # Qwen2 with the window in some layers only: use_sliding_window, max_window_layers 1 of 3
+    # (layers 1 and 2 slide, window 4 over 12 tokens), as Qwen2Config derives layer_types
+    ("qwen2-window-some", "qwen2", {"num_hidden_layers": 3, "use_sliding_window": True, "sliding_window": 4,
+                                    "max_window_layers": 1, "tie_word_embeddings": True}, {"dtype": "F32", "long": 12}),
 ]
 
 
@@ -669,6 +681,9 @@ def write_model(name, mtype, over, opts, out_models, out_fix, seed):
                                           "mistral": "Mistral"}[mtype],
                 "n_layers": cfg["num_hidden_layers"], "n_heads": H, "n_kv_heads": KV, "d_head": hd, "d_model": d,
                 "d_ffn": f, "window": window_of(cfg) or 0, "untied_head": "lm_head.weight" in R,
+                **({} if window_of(cfg) or not any(windows_of(cfg)) else
+                   {"local_window": [w for w in windows_of(cfg) if w][0],
+                    "local_layers": [int(w is not None) for w in windows_of(cfg)]}),
                 "inv_freq": inv_freq_of(cfg).tolist(), "cases": cases}
     with open(os.path.join(out_fix, f"{name}.json"), "w") as fh:
         json.dump(meta, fh, indent=1)

@@ -303,12 +303,15 @@ static void test_model(const char *name) {
         CHECK(c->n_kv_heads == cJSON_GetObjectItem(meta, "n_kv_heads")->valueint);
         CHECK(m->rotary.on && m->rotary.window == cJSON_GetObjectItem(meta, "window")->valueint);
         CHECK(!m->w.pos_emb && !m->w.emb_ln_g && m->w.final_ln_g && !m->w.final_ln_b);
-        if (gemma) {   /* the keys atn_hf_gemma_config read, as the reference used them */
-            const cJSON *ll = cJSON_GetObjectItem(meta, "local_layers");
+        /* the sliding layers (Gemma's, Qwen2's from max_window_layers on) and their window */
+        const cJSON *ll = cJSON_GetObjectItem(meta, "local_layers");
+        CHECK((m->rotary.local_layers != NULL) == (ll != NULL && m->rotary.local_window > 0));
+        for (int32_t l = 0; ll && l < c->n_layers; l++)
+            CHECK_MSG(atn_rotary_local_layer(&m->rotary, l) == (cJSON_GetArrayItem(ll, l)->valueint != 0),
+                      "%s: layer %d sliding", name, l);
+        if (ll)
             CHECK(m->rotary.local_window == cJSON_GetObjectItem(meta, "local_window")->valueint);
-            for (int32_t l = 0; l < c->n_layers; l++)
-                CHECK_MSG(atn_rotary_local_layer(&m->rotary, l) == (cJSON_GetArrayItem(ll, l)->valueint != 0),
-                          "%s: layer %d sliding", name, l);
+        if (gemma) {   /* the keys atn_hf_gemma_config read, as the reference used them */
             CHECK(m->rotary.attn_softcap == (float)cJSON_GetObjectItem(meta, "attn_softcap")->valuedouble);
             CHECK(m->rotary.final_softcap == (float)cJSON_GetObjectItem(meta, "final_softcap")->valuedouble);
             CHECK(m->rotary.query_scale == (float)cJSON_GetObjectItem(meta, "query_scale")->valuedouble);
@@ -381,9 +384,10 @@ static void test_refusals(void) {
     refused("llama-f32", "{\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0}}", ATN_E_FORMAT,
             "low_freq_factor");
     refused("llama-f32", "{\"hidden_act\": \"gelu_fast\"}", ATN_E_UNSUPPORTED, "hidden_act");
-    /* Qwen2's window from layer 1 on only (max_window_layers 1 of 2): refused, naming the key */
-    refused("qwen2-f32", "{\"use_sliding_window\": true, \"max_window_layers\": 1}", ATN_E_UNSUPPORTED,
-            "max_window_layers");
+    /* sliding layers listed while use_sliding_window is false: Qwen2Config's sliding_window
+       is then None, and transformers' sliding mask raises; refused by name */
+    refused("qwen2-f32", "{\"layer_types\": [\"sliding_attention\", \"full_attention\"]}", ATN_E_UNSUPPORTED,
+            "use_sliding_window");
     refused("mistral-window", "{\"layer_types\": [\"full_attention\", \"sliding_attention\"]}",
             ATN_E_UNSUPPORTED, "layer_types");
     /* use_sliding_window with max_window_layers at the layer count slides nowhere (as HF's
@@ -399,9 +403,18 @@ static void test_refusals(void) {
     m = atn_model_open_hf(dir, NULL, NULL, &err);
     CHECK_MSG(m && m->rotary.window == 3, "%s", err.message);
     atn_model_free(m);
-    folder_with("qwen2-f32", "{\"layer_types\": [\"sliding_attention\", \"sliding_attention\"]}", dir, sizeof dir);
+    folder_with("qwen2-f32", "{\"use_sliding_window\": true, \"layer_types\": [\"sliding_attention\", "
+                "\"sliding_attention\"]}", dir, sizeof dir);
     m = atn_model_open_hf(dir, NULL, NULL, &err);
-    CHECK_MSG(m && m->rotary.window == 4096, "%s", err.message);
+    CHECK_MSG(m && m->rotary.window == 4096 && !m->rotary.local_layers, "%s", err.message);
+    atn_model_free(m);
+    /* layer_types naming one sliding layer of two: that layer only, with the window */
+    folder_with("qwen2-f32", "{\"use_sliding_window\": true, \"sliding_window\": 5, \"layer_types\": "
+                "[\"full_attention\", \"sliding_attention\"]}", dir, sizeof dir);
+    m = atn_model_open_hf(dir, NULL, NULL, &err);
+    CHECK_MSG(m && m->rotary.window == 0 && m->rotary.local_window == 5 && !atn_rotary_local_layer(&m->rotary, 0) &&
+                  atn_rotary_local_layer(&m->rotary, 1),
+              "%s", err.message);
     /* reduced precision is refused by name; the GPU refusal names the family (AUTO falls back) */
     snprintf(path, sizeof path, "%s/models/llama-f32", root);
     atn_model_free(m);
@@ -484,7 +497,7 @@ int main(void) {
         snprintf(root, sizeof root, "%.2000s", abs);
     const char *models[] = {"llama-f32", "llama-bf16-mqa", "llama-sharded", "qwen2-f32", "qwen3-f32",
                             "mistral-window", "bloom-6heads", "bloom-8heads-bf16", "gemma2-f32", "gemma2-bf16",
-                            "gemma3-f32"};
+                            "gemma3-f32", "qwen2-window-some"};
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
         test_model(models[i]);
     test_refusals();
