@@ -275,6 +275,65 @@ for (const name of ['bpe-bytelevel', 'unigram-metaspace', 'unigram-bytefallback'
     added(Object.entries(ids).map(([t, id]) => [id, t, t === '[MASK]' ? { lstrip: true } : {}])))]);
 }
 
+// 21.-23. SentencePiece BPE with byte fallback (issue 33: Llama 2, Gemma, Mistral's legacy-free
+// files): a BPE trained here by the library on the corpus and data/models/demo's held-out text
+// with Metaspace words (▁ before each), cut to the merges whose parts are known; <0x00>..<0xFF>
+// byte tokens, an alphabet of ASCII, ▁ and a few accented letters (so Chinese, Thai and emoji
+// fall back to bytes), fuse_unk.  Llama 2 (convert_slow_tokenizer's LlamaConverter, legacy):
+// normalizer Prepend ▁ + Replace " " -> ▁, no pre-tokenizer, <s> $A / <s> $A <s> $B.  Gemma
+// (GemmaConverter): Replace " " -> ▁ only, no prefix, <bos> $A, its specials <pad> <eos> <bos>
+// <unk> first.  Metaspace (legacy false): no normalizer, Metaspace prepend_scheme first, split
+// false, <s> $A.
+{
+  const os = require('os');
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spbpe-'));
+  const text = path.join(tmp, 'corpus.txt');
+  const held = path.join(here, '..', '..', '..', 'data', 'models', 'demo', 'train', 'heldout.txt');
+  fs.writeFileSync(text, corpus.join('\n') + '\n' + (fs.existsSync(held) ? fs.readFileSync(held, 'utf8') : ''));
+  const { BPE, metaspacePreTokenizer } = require('tokenizers');
+  const trainer = new Tokenizer(BPE.empty());
+  trainer.setPreTokenizer(metaspacePreTokenizer('\u2581', 'always', true));
+  trainer.train([text]);
+  trainer.save(path.join(tmp, 'bpe.json'));
+  const trained = JSON.parse(fs.readFileSync(path.join(tmp, 'bpe.json'), 'utf8'));
+  fs.rmSync(tmp, { recursive: true, force: true });
+  const spModel = specials => {
+    const vocab = {};
+    let id = 0;
+    const add = t => { if (!(t in vocab)) vocab[t] = id++; };
+    for (const t of specials) add(t);
+    for (let b = 0; b < 256; b++) add('<0x' + b.toString(16).toUpperCase().padStart(2, '0') + '>');
+    const alpha = Array.from('\u2581abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,;:!?\'"-()éèàçüñ');
+    for (const c of alpha) add(c);
+    const merges = [];
+    for (const m of trained.model.merges) {
+      const [a, b] = Array.isArray(m) ? m : m.split(' ');
+      if (!(a in vocab) || !(b in vocab) || merges.length >= 1500)
+        continue;
+      merges.push([a, b]);
+      add(a + b);
+    }
+    return { type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: null, end_of_word_suffix: null,
+      fuse_unk: true, byte_fallback: true, ignore_merges: false, vocab, merges };
+  };
+  const template = (bos, id) => ({ type: 'TemplateProcessing',
+    single: [{ SpecialToken: { id: bos, type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+    pair: [{ SpecialToken: { id: bos, type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } },
+      { SpecialToken: { id: bos, type_id: 1 } }, { Sequence: { id: 'B', type_id: 1 } }],
+    special_tokens: { [bos]: { id: bos, ids: [id], tokens: [bos] } } });
+  const llama = spModel(['<unk>', '<s>', '</s>']);
+  const specialsOf = (m, list) => added(list.map(t => [m.vocab[t], t, {}]));
+  pipelines.push(['spbpe-llama2', base(llama, { type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: '\u2581' },
+    { type: 'Replace', pattern: { String: ' ' }, content: '\u2581' }] }, null, template('<s>', 1),
+    specialsOf(llama, ['<unk>', '<s>', '</s>']))]);
+  const gemma = spModel(['<pad>', '<eos>', '<bos>', '<unk>']);
+  pipelines.push(['spbpe-gemma', base(gemma, { type: 'Replace', pattern: { String: ' ' }, content: '\u2581' }, null,
+    template('<bos>', 2), specialsOf(gemma, ['<pad>', '<eos>', '<bos>', '<unk>']))]);
+  pipelines.push(['spbpe-metaspace', base(llama, null,
+    { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: false }, template('<s>', 1),
+    specialsOf(llama, ['<unk>', '<s>', '</s>']))]);
+}
+
 // With names as arguments, only those pipelines are written and index.txt keeps its other lines.
 const only = process.argv.slice(2);
 
@@ -293,7 +352,7 @@ async function main() {
     texts.push(['[MASK] the cat [SEP] <mask> sat', 'on <s> the </s> mat']);
     texts.push(['Hello [MASK]!', null], ['Hello<mask>', null], ['the cat sat', 'the cat sat too']);
     seed = 777 + name.length;
-    for (let i = 0; i < (kept || name.startsWith('bpe-') ? 600 : 1500); i++) texts.push([randomText(), rnd() < 0.2 ? randomText() : null]);
+    for (let i = 0; i < (kept || name.startsWith('bpe-') || name.startsWith('spbpe-') ? 600 : 1500); i++) texts.push([randomText(), rnd() < 0.2 ? randomText() : null]);
     for (const [text, pair] of texts) {
       const e = await back.encode(text, pair, { addSpecialTokens: true });
       const offs = e.getOffsets();
