@@ -3,6 +3,7 @@
  * so that a file that is not an attention file exits 2 with the engine's message (naming the
  * tensor or key) before a window opens; the layers are read and checked by the window. */
 #include "cli.h"
+#include "corpus-stats.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +14,8 @@ int attnscope_gui_main(int argc, char **argv) __attribute__((weak));
 static void view_usage(FILE *f) {
     fprintf(f, "Usage: attnscope view FILE [--view VIEW] [--layer L] [--head H]\n\n"
                "Opens the window on an attention file: attention computed by any model, anywhere\n"
-               "(a safetensors file, an .npz, or an .npy with tokens.json beside it; docs/attention-file.md).\n"
+               "(a safetensors file, an .npz, or an .npy with tokens.json beside it; docs/attention-file.md),\n"
+               "or on a merged corpus statistics file (stats merge; docs/cluster.md) in the Statistics view.\n"
                "The Head, Model, Similarity and Statistics views, rollout and the exports work without\n"
                "weights; what needs the model (what-if, predictions, the trace) is off and says why.\n"
                "The window options --view, --layer and --head are as without a command.\n");
@@ -38,7 +40,14 @@ int cmd_view(int argc, char **argv) {
         }
     atn_attn_file *f = NULL;
     atn_error err = {0};
-    if (atn_attn_file_open(argv[1], &f, &err) != ATN_OK)
+    const char *as = "--attention";
+    if (atn_corpus_stats_sniff(argv[1])) {   /* a merged statistics file: read whole here (its errors exit 2) */
+        atn_corpus_stats *cs = atn_corpus_stats_load(argv[1], &err);
+        if (!cs)
+            return cli_fail(&err);
+        atn_corpus_stats_free(cs);
+        as = "--stats";
+    } else if (atn_attn_file_open(argv[1], &f, &err) != ATN_OK)
         return cli_fail(&err);
     atn_attn_file_free(f);
     if (!attnscope_gui_main) {
@@ -48,7 +57,7 @@ int cmd_view(int argc, char **argv) {
     /* the window's own option: attnscope --attention FILE [window options] */
     char *args[argc + 2];
     args[0] = "attnscope";
-    args[1] = "--attention";
+    args[1] = (char *)as;
     for (int i = 1; i < argc; i++)
         args[i + 1] = argv[i];
     args[argc + 1] = NULL;

@@ -18,6 +18,7 @@ struct _AtnApplication {
     GtkApplication parent_instance;
     char *opt_model, *opt_text, *opt_view;
     char *opt_attention;        /* an attention file to show (attnscope view FILE) */
+    char *opt_stats;            /* a merged corpus statistics file to show (attnscope view FILE) */
     int opt_layer, opt_head;    /* -1: not given */
 };
 
@@ -168,9 +169,11 @@ static void atn_application_activate(GApplication *app) {
         AtnWindow *w = atn_window_new(GTK_APPLICATION(app), self->opt_model);
         if (self->opt_attention)   /* replaces the model the window started opening */
             atn_session_open_attention(atn_window_get_session(w), self->opt_attention);
+        if (self->opt_stats)
+            atn_window_open_stats(w, self->opt_stats);
         if (self->opt_text)
             atn_window_set_text(w, self->opt_text);
-        if (self->opt_view)
+        if (self->opt_view && !self->opt_stats)
             atn_window_show_view(w, self->opt_view);
         atn_window_start_on_head(w, self->opt_layer, self->opt_head);
         win = GTK_WINDOW(w);
@@ -184,6 +187,7 @@ static int atn_application_handle_local_options(GApplication *app, GVariantDict 
     g_variant_dict_lookup(options, "text", "s", &self->opt_text);
     g_variant_dict_lookup(options, "view", "s", &self->opt_view);
     g_variant_dict_lookup(options, "attention", "^ay", &self->opt_attention);
+    g_variant_dict_lookup(options, "stats", "^ay", &self->opt_stats);
     g_variant_dict_lookup(options, "layer", "i", &self->opt_layer);
     g_variant_dict_lookup(options, "head", "i", &self->opt_head);
     if (self->opt_layer < -1 || self->opt_head < -1) {
@@ -204,6 +208,7 @@ static void atn_application_finalize(GObject *object) {
     g_free(self->opt_text);
     g_free(self->opt_view);
     g_free(self->opt_attention);
+    g_free(self->opt_stats);
     G_OBJECT_CLASS(atn_application_parent_class)->finalize(object);
 }
 
@@ -225,6 +230,8 @@ static void atn_application_init(AtnApplication *self) {
         {"attention", 0, 0, G_OPTION_ARG_FILENAME, NULL, N_("Show this attention file (computed elsewhere; "
                                                              "docs/attention-file.md) instead of a model"),
          N_("FILE")},
+        {"stats", 0, 0, G_OPTION_ARG_FILENAME, NULL, N_("Show this merged corpus statistics file (attnscope stats "
+                                                         "merge) in the Statistics view"), N_("FILE")},
         {"view", 0, 0, G_OPTION_ARG_STRING, NULL, N_("Start on this view: head, model, similarity, trace, statistics or whatif"),
          N_("VIEW")},
         {"layer", 0, 0, G_OPTION_ARG_INT, NULL, N_("Start on this layer (from 0; default: the clearest head's)"),

@@ -10,6 +10,7 @@ struct _AtnHeadStat {
     GObject parent_instance;
     int layer, head;
     atn_head_stats s;
+    char *label;   /* shown instead of the pattern's name (a merged file's corpus label), or NULL */
 };
 
 G_DEFINE_FINAL_TYPE(AtnHeadStat, atn_head_stat, G_TYPE_OBJECT)
@@ -46,13 +47,19 @@ static void atn_head_stat_get_property(GObject *object, guint id, GValue *value,
     case PROP_PREV: g_value_set_double(value, self->s.prev); break;
     case PROP_NEXT: g_value_set_double(value, self->s.next); break;
     case PROP_DISTANCE: g_value_set_double(value, self->s.distance); break;
-    case PROP_PATTERN: g_value_set_string(value, atn_label_pattern(self->s.pattern)); break;
+    case PROP_PATTERN: g_value_set_string(value, self->label ? self->label : atn_label_pattern(self->s.pattern)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
 }
 
+static void atn_head_stat_finalize(GObject *object) {
+    g_free(ATN_HEAD_STAT(object)->label);
+    G_OBJECT_CLASS(atn_head_stat_parent_class)->finalize(object);
+}
+
 static void atn_head_stat_class_init(AtnHeadStatClass *klass) {
     GObjectClass *oc = G_OBJECT_CLASS(klass);
+    oc->finalize = atn_head_stat_finalize;
     oc->get_property = atn_head_stat_get_property;
     GParamFlags f = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
     props[PROP_LAYER] = g_param_spec_int("layer", NULL, NULL, 0, G_MAXINT, 0, f);
@@ -111,4 +118,13 @@ void atn_head_stat_set_stats(AtnHeadStat *self, const atn_head_stats *stats) {
 const atn_head_stats *atn_head_stat_get_stats(AtnHeadStat *self) {
     g_return_val_if_fail(ATN_IS_HEAD_STAT(self), NULL);
     return &self->s;
+}
+
+void atn_head_stat_set_label(AtnHeadStat *self, const char *label) {
+    g_return_if_fail(ATN_IS_HEAD_STAT(self));
+    if (!g_strcmp0(self->label, label))
+        return;
+    g_free(self->label);
+    self->label = g_strdup(label);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_PATTERN]);
 }

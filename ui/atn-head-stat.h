@@ -17,6 +17,9 @@ int atn_head_stat_get_head(AtnHeadStat *self);
 /* New numbers for the same head (a new result): notifies each property that changed, so a
  * table's cells follow without their rows being rebuilt. */
 void atn_head_stat_set_stats(AtnHeadStat *self, const atn_head_stats *stats);
+/* The text of the "pattern" column instead of the pattern's name (copied; NULL: the pattern's
+ * name again): a merged statistics file's label from corpus evidence (atn_corpus_stats_label). */
+void atn_head_stat_set_label(AtnHeadStat *self, const char *label);
 
 /* The numeric columns, in table order: the property names. */
 extern const char *const atn_head_stat_numeric_props[];

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "atn-stats-view.h"
+#include "atn-stats-file.h"
 
 G_BEGIN_DECLS
 
@@ -31,6 +32,10 @@ void atn_stats_view_show_sentence(AtnStatsView *self);
 /* The table as CSV (the command line's `stats --format csv`): the corpus's numbers in corpus
  * mode, else the sentence's.  NULL with error when there is nothing yet. */
 char *atn_stats_view_dup_csv(AtnStatsView *self, GError **error);
+/* File mode (atn_stats_view_load_file): a read in flight; a file shown; the panel beside. */
+gboolean atn_stats_view_get_file_busy(AtnStatsView *self);
+gboolean atn_stats_view_has_file(AtnStatsView *self);
+AtnStatsFilePanel *atn_stats_view_get_file_panel(AtnStatsView *self);
 /* The line above the table (what the numbers are averaged over). */
 const char *atn_stats_view_get_info(AtnStatsView *self);
 

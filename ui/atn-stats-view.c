@@ -10,6 +10,7 @@
 
 #include "atn-corpus-pass.h"
 #include "atn-head-stat.h"
+#include "atn-stats-file.h"
 
 
 struct _AtnStatsView {
@@ -37,6 +38,16 @@ struct _AtnStatsView {
     gint corpus_permille;         /* its progress, written by the worker */
     guint corpus_poll_id;
     guint warm_id;                /* an idle making the rows while the view is hidden (warm_cb) */
+
+    /* file mode: a merged statistics file (atn-stats-file.h) instead of a run; it stays until
+       "This Sentence", a corpus or another file (not another model: it brings its own) */
+    GtkButton *file_button;
+    AtnStatsFilePanel *file_panel;
+    AtnStatsFile *file;           /* shown, or NULL */
+    char *file_info;
+    char *file_path;              /* being read, or NULL */
+    GCancellable *file_cancel;    /* the read in flight, or NULL */
+    gint file_permille;           /* its progress (-1: no fraction), written by the worker */
 };
 
 static void view_iface_init(AtnViewInterface *iface);
@@ -44,7 +55,7 @@ static void view_iface_init(AtnViewInterface *iface);
 G_DEFINE_FINAL_TYPE_WITH_CODE(AtnStatsView, atn_stats_view, GTK_TYPE_WIDGET,
                               G_IMPLEMENT_INTERFACE(ATN_TYPE_VIEW, view_iface_init))
 
-enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
+enum { SIGNAL_HEAD_ACTIVATED, SIGNAL_EXEMPLAR_ACTIVATED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 /* ---- cells --------------------------------------------------------------------------------- */
@@ -172,9 +183,28 @@ static void fill_rows(AtnStatsView *self, const atn_stats *st) {
     g_list_store_splice(self->store, 0, have, rows->pdata, rows->len);
 }
 
+/* The file's corpus labels on its rows (NULL: the patterns' names again). */
+static void label_rows(AtnStatsView *self, const AtnStatsFile *file) {
+    guint have = g_list_model_get_n_items(G_LIST_MODEL(self->store));
+    for (guint c = 0; c < have; c++) {
+        g_autoptr(AtnHeadStat) row = g_list_model_get_item(G_LIST_MODEL(self->store), c);
+        int h = atn_head_stat_get_layer(row) * (file ? atn_stats_file_get_means(file)->n_heads : 0) +
+                atn_head_stat_get_head(row);
+        atn_head_stat_set_label(row, file ? atn_stats_file_get_label(file, h) : NULL);
+    }
+}
+
 static void refill(AtnStatsView *self) {
     self->dirty = FALSE;
-    gtk_widget_set_visible(GTK_WIDGET(self->sentence_button), self->corpus != NULL);
+    gtk_widget_set_visible(GTK_WIDGET(self->sentence_button), self->corpus != NULL || self->file != NULL);
+    gtk_widget_set_visible(GTK_WIDGET(self->file_panel), self->file != NULL);
+    if (self->file) {
+        gtk_label_set_text(self->info_label, self->file_info);
+        fill_rows(self, atn_stats_file_get_means(self->file));
+        label_rows(self, self->file);
+        return;
+    }
+    label_rows(self, NULL);
     if (self->corpus) {
         gtk_label_set_text(self->info_label, self->corpus_info);
         fill_rows(self, self->corpus);
@@ -204,11 +234,18 @@ static void show_corpus_busy(AtnStatsView *self, gboolean busy) {
     gtk_widget_set_visible(GTK_WIDGET(self->corpus_bar), busy);
     gtk_widget_set_visible(GTK_WIDGET(self->corpus_cancel_button), busy);
     gtk_widget_set_sensitive(GTK_WIDGET(self->corpus_button), !busy);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->file_button), !busy);
 }
+
+static void stop_file(AtnStatsView *self);
 
 static gboolean corpus_poll_cb(gpointer user_data) {
     AtnStatsView *self = user_data;
-    gtk_progress_bar_set_fraction(self->corpus_bar, g_atomic_int_get(&self->corpus_permille) / 1000.0);
+    gint permille = g_atomic_int_get(self->file_cancel ? &self->file_permille : &self->corpus_permille);
+    if (permille < 0)
+        gtk_progress_bar_pulse(self->corpus_bar);
+    else
+        gtk_progress_bar_set_fraction(self->corpus_bar, permille / 1000.0);
     return G_SOURCE_CONTINUE;
 }
 
@@ -247,6 +284,8 @@ static void corpus_done(GObject *source, GAsyncResult *res, gpointer data) {
     }
     g_clear_pointer(&self->corpus, atn_stats_free);
     self->corpus = st;
+    g_clear_pointer(&self->file, atn_stats_file_unref);
+    atn_stats_file_panel_set_file(self->file_panel, NULL);
     g_autofree char *covered = atn_corpus_pass_describe(self->corpus_path, &report);
     g_free(self->corpus_info);
     self->corpus_info = g_strconcat(covered,
@@ -271,6 +310,7 @@ void atn_stats_view_load_corpus(AtnStatsView *self, const char *path) {
         return;
     }
     stop_corpus(self);
+    stop_file(self);
     const atn_config *cfg = atn_model_config(atn_model_handle_get_model(m));
     atn_error err = {0};
     atn_stats *st = atn_stats_new(cfg->n_layers, cfg->n_heads, &err);
@@ -301,13 +341,97 @@ void atn_stats_view_cancel_corpus(AtnStatsView *self) {
     g_return_if_fail(ATN_IS_STATS_VIEW(self));
     if (self->corpus_cancel)
         g_cancellable_cancel(self->corpus_cancel);
+    if (self->file_cancel)
+        g_cancellable_cancel(self->file_cancel);
 }
 
 void atn_stats_view_show_sentence(AtnStatsView *self) {
     g_return_if_fail(ATN_IS_STATS_VIEW(self));
     stop_corpus(self);
+    stop_file(self);
     g_clear_pointer(&self->corpus, atn_stats_free);
+    g_clear_pointer(&self->file, atn_stats_file_unref);
+    atn_stats_file_panel_set_file(self->file_panel, NULL);
     refill(self);
+}
+
+/* ---- file mode ---------------------------------------------------------------------------------- */
+
+static void stop_file(AtnStatsView *self) {
+    if (!self->file_cancel)
+        return;
+    g_cancellable_cancel(self->file_cancel);
+    g_clear_object(&self->file_cancel);
+    g_clear_handle_id(&self->corpus_poll_id, g_source_remove);
+    show_corpus_busy(self, FALSE);
+}
+
+static void file_done(GObject *source, GAsyncResult *res, gpointer data) {
+    AtnStatsView *self = ATN_STATS_VIEW(source);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AtnStatsFile) file = atn_stats_file_load_finish(res, &error);
+    GCancellable *cancel = g_task_get_cancellable(G_TASK(res));
+    if (cancel != self->file_cancel)   /* superseded or stopped */
+        return;
+    if (file && g_cancellable_is_cancelled(cancel)) {   /* Cancel after the worker finished: as asked */
+        g_clear_pointer(&file, atn_stats_file_unref);
+        g_set_error_literal(&error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
+    }
+    stop_file(self);
+    if (!file) {
+        if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {   /* the table keeps what it showed */
+            gtk_label_set_text(self->info_label, self->file ? self->file_info
+                                                 : self->corpus ? self->corpus_info : self->sentence_info);
+            return;
+        }
+        gtk_label_set_text(self->info_label, error->message);
+        g_signal_emit_by_name(self, "file-failed", error->message);
+        return;
+    }
+    g_clear_pointer(&self->corpus, atn_stats_free);
+    g_clear_pointer(&self->file, atn_stats_file_unref);
+    self->file = atn_stats_file_ref(file);
+    g_free(self->file_info);
+    self->file_info = atn_stats_file_describe(file);
+    atn_stats_file_panel_set_file(self->file_panel, file);
+    refill(self);
+}
+
+void atn_stats_view_load_file(AtnStatsView *self, const char *path) {
+    g_return_if_fail(ATN_IS_STATS_VIEW(self));
+    g_return_if_fail(path != NULL);
+    stop_corpus(self);
+    stop_file(self);
+    g_free(self->file_path);
+    self->file_path = g_strdup(path);
+    self->file_cancel = g_cancellable_new();
+    g_autofree char *base = g_path_get_basename(path);
+    g_autofree char *text = g_strdup_printf(_("Reading “%s”…"), base);
+    gtk_progress_bar_set_text(self->corpus_bar, text);
+    gtk_progress_bar_set_fraction(self->corpus_bar, 0);
+    show_corpus_busy(self, TRUE);
+    self->corpus_poll_id = g_timeout_add(100, corpus_poll_cb, self);
+    atn_stats_file_load_async(G_OBJECT(self), path, &self->file_permille, self->file_cancel, file_done, NULL);
+}
+
+gboolean atn_stats_view_get_file_busy(AtnStatsView *self) {
+    g_return_val_if_fail(ATN_IS_STATS_VIEW(self), FALSE);
+    return self->file_cancel != NULL;
+}
+
+AtnStatsFilePanel *atn_stats_view_get_file_panel(AtnStatsView *self) {
+    g_return_val_if_fail(ATN_IS_STATS_VIEW(self), NULL);
+    return self->file_panel;
+}
+
+gboolean atn_stats_view_has_file(AtnStatsView *self) {
+    g_return_val_if_fail(ATN_IS_STATS_VIEW(self), FALSE);
+    return self->file != NULL;
+}
+
+static void on_panel_exemplar(AtnStatsFilePanel *p, int layer, int head, int query, int key, const char *text,
+                              const char *model, AtnStatsView *self) {
+    g_signal_emit(self, signals[SIGNAL_EXEMPLAR_ACTIVATED], 0, layer, head, query, key, text, model);
 }
 
 const char *atn_stats_view_get_info(AtnStatsView *self) {
@@ -317,7 +441,7 @@ const char *atn_stats_view_get_info(AtnStatsView *self) {
 
 char *atn_stats_view_dup_csv(AtnStatsView *self, GError **error) {
     g_return_val_if_fail(ATN_IS_STATS_VIEW(self), NULL);
-    const atn_stats *st = self->corpus;
+    const atn_stats *st = self->file ? atn_stats_file_get_means(self->file) : self->corpus;
     atn_error err = {0};
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     const char *why = NULL;
@@ -351,12 +475,44 @@ static void load_chosen(GtkWidget *self, const char *path) { atn_stats_view_load
 static void on_corpus_clicked(GtkButton *b, AtnStatsView *self) { atn_corpus_choose_file(GTK_WIDGET(self), load_chosen); }
 
 static void on_sentence_clicked(GtkButton *b, AtnStatsView *self) { atn_stats_view_show_sentence(self); }
+
+static void on_file_response(GtkNativeDialog *d, int response, AtnStatsView *self) {
+    if (response == GTK_RESPONSE_ACCEPT) {
+        g_autoptr(GFile) f = gtk_file_chooser_get_file(GTK_FILE_CHOOSER(d));
+        g_autofree char *path = f ? g_file_get_path(f) : NULL;
+        if (path)
+            atn_stats_view_load_file(self, path);
+    }
+    g_object_unref(d);
+    g_object_unref(self);
+}
+
+void atn_stats_view_choose_file(AtnStatsView *self) {
+    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+    GtkFileChooserNative *d =
+        gtk_file_chooser_native_new(_("Open a Merged Statistics File"), GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL,
+                                    GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
+    GtkFileFilter *f = gtk_file_filter_new();
+    gtk_file_filter_set_name(f, _("Corpus statistics (safetensors)"));
+    gtk_file_filter_add_mime_type(f, "application/x-attnscope-corpus-stats");
+    gtk_file_filter_add_pattern(f, "*.safetensors");
+    gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), f);
+    g_object_unref(f);
+    g_signal_connect(d, "response", G_CALLBACK(on_file_response), g_object_ref(self));
+    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+}
+
+static void on_file_clicked(GtkButton *b, AtnStatsView *self) { atn_stats_view_choose_file(self); }
 static void on_corpus_cancel_clicked(GtkButton *b, AtnStatsView *self) { atn_stats_view_cancel_corpus(self); }
 
 /* a corpus belongs to the model it was read with */
 static void on_model(AtnSession *s, GParamSpec *p, AtnStatsView *self) {
-    if (self->corpus || self->corpus_cancel)
-        atn_stats_view_show_sentence(self);
+    if (self->corpus || self->corpus_cancel) {   /* a file stays: it is not of this model's runs */
+        stop_corpus(self);
+        g_clear_pointer(&self->corpus, atn_stats_free);
+        refill(self);
+    }
 }
 
 /* ---- making the rows while hidden -------------------------------------------------------------- */
@@ -378,7 +534,7 @@ static const atn_stats *sentence_stats(AtnStatsView *self) {
 static gboolean warm_cb(gpointer data) {
     AtnStatsView *self = ATN_STATS_VIEW(data);
     const atn_stats *st = sentence_stats(self);
-    if (gtk_widget_get_mapped(GTK_WIDGET(self)) || self->corpus || self->corpus_cancel || !st) {
+    if (gtk_widget_get_mapped(GTK_WIDGET(self)) || self->corpus || self->corpus_cancel || self->file || !st) {
         self->warm_id = 0;   /* shown meanwhile (refilled at map), or not the sentence's rows */
         return G_SOURCE_REMOVE;
     }
@@ -402,7 +558,7 @@ static void on_result(AtnSession *s, GParamSpec *p, AtnStatsView *self) {
         return;
     }
     const atn_stats *st = sentence_stats(self);
-    if (!self->warm_id && st && !self->corpus && !self->corpus_cancel &&
+    if (!self->warm_id && st && !self->corpus && !self->corpus_cancel && !self->file &&
         (g_list_model_get_n_items(G_LIST_MODEL(self->store)) != (guint)(st->n_layers * st->n_heads) ||
          !rows_lead(self, st)))
         self->warm_id = g_idle_add_full(G_PRIORITY_LOW, warm_cb, self, NULL);
@@ -447,7 +603,9 @@ void atn_stats_view_activate_row(AtnStatsView *self, guint i) {
     if (self->dirty)
         refill(self);
     g_autoptr(AtnHeadStat) row = g_list_model_get_item(G_LIST_MODEL(self->sorted), i);
-    if (row)
+    if (row && self->file)   /* a file's head: its examples, beside (its sentences open a head) */
+        atn_stats_file_panel_select_head(self->file_panel, atn_head_stat_get_layer(row), atn_head_stat_get_head(row));
+    else if (row)
         g_signal_emit(self, signals[SIGNAL_HEAD_ACTIVATED], 0, atn_head_stat_get_layer(row),
                       atn_head_stat_get_head(row));
 }
@@ -493,6 +651,12 @@ static void atn_stats_view_dispose(GObject *object) {
     g_clear_handle_id(&self->warm_id, g_source_remove);
     g_clear_pointer(&self->corpus, atn_stats_free);
     g_clear_pointer(&self->corpus_path, g_free);
+    if (self->file_cancel)
+        g_cancellable_cancel(self->file_cancel);
+    g_clear_object(&self->file_cancel);
+    g_clear_pointer(&self->file, atn_stats_file_unref);
+    g_clear_pointer(&self->file_info, g_free);
+    g_clear_pointer(&self->file_path, g_free);
     g_clear_pointer(&self->corpus_info, g_free);
     g_clear_pointer(&self->sentence_info, g_free);
     if (self->scroll_tick_id && self->table)
@@ -508,6 +672,7 @@ static void atn_stats_view_class_init(AtnStatsViewClass *klass) {
     GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
     G_OBJECT_CLASS(klass)->dispose = atn_stats_view_dispose;
     wc->map = atn_stats_view_map;
+    g_type_ensure(ATN_TYPE_STATS_FILE_PANEL);
     gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-stats-view.ui");
     gtk_widget_class_bind_template_child(wc, AtnStatsView, box);
     gtk_widget_class_bind_template_child(wc, AtnStatsView, table);
@@ -516,9 +681,18 @@ static void atn_stats_view_class_init(AtnStatsViewClass *klass) {
     gtk_widget_class_bind_template_child(wc, AtnStatsView, sentence_button);
     gtk_widget_class_bind_template_child(wc, AtnStatsView, corpus_bar);
     gtk_widget_class_bind_template_child(wc, AtnStatsView, corpus_cancel_button);
+    gtk_widget_class_bind_template_child(wc, AtnStatsView, file_button);
+    gtk_widget_class_bind_template_child(wc, AtnStatsView, file_panel);
     gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
     signals[SIGNAL_HEAD_ACTIVATED] = g_signal_new("head-activated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
                                                   NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+    /* a merged file's example clicked: layer, head, query, key, the sentence, the file's model */
+    signals[SIGNAL_EXEMPLAR_ACTIVATED] =
+        g_signal_new("exemplar-activated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                     G_TYPE_NONE, 6, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_STRING, G_TYPE_STRING);
+    /* a merged file could not be read: the message (naming the file and the tensor or key) */
+    g_signal_new("file-failed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 1,
+                 G_TYPE_STRING);
 }
 
 static void atn_stats_view_init(AtnStatsView *self) {
@@ -546,6 +720,8 @@ static void atn_stats_view_init(AtnStatsView *self) {
     g_signal_connect(self->table, "activate", G_CALLBACK(on_activate), self);
     g_signal_connect(self->corpus_button, "clicked", G_CALLBACK(on_corpus_clicked), self);
     g_signal_connect(self->sentence_button, "clicked", G_CALLBACK(on_sentence_clicked), self);
+    g_signal_connect(self->file_button, "clicked", G_CALLBACK(on_file_clicked), self);
+    g_signal_connect(self->file_panel, "exemplar-activated", G_CALLBACK(on_panel_exemplar), self);
     g_signal_connect(self->corpus_cancel_button, "clicked", G_CALLBACK(on_corpus_cancel_clicked), self);
     self->sentence_info = g_strdup(gtk_label_get_text(self->info_label));
 }

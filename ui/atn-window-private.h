@@ -104,6 +104,9 @@ AtnView *_atn_window_get_view(AtnWindow *self, const char *name);
 void _atn_window_class_actions_init(GtkWidgetClass *wc);
 void _atn_window_class_export_init(GtkWidgetClass *wc);
 void _atn_window_actions_init(AtnWindow *self);
+/* atn-window-stats.c: win.open-stats, drag and drop, a merged file's examples opened */
+void _atn_window_class_stats_init(GtkWidgetClass *wc);
+void _atn_window_stats_init(AtnWindow *self);
 /* The save dialog for toy model m; then_close closes the window once it is saved. */
 void _atn_window_save_toy_dialog(AtnWindow *self, AtnModelHandle *m, gboolean then_close);
 

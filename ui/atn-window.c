@@ -199,6 +199,7 @@ static void rebuild_model_menu(AtnWindow *self) {
     g_menu_append(open, _("Open Model _Folder…"), "win.open-folder");
     g_menu_append(open, _("Open _Toy Model File…"), "win.open-file");
     g_menu_append(open, _("Open _Attention…"), "win.open-attention");
+    g_menu_append(open, _("Open _Statistics…"), "win.open-stats");
     g_menu_append_section(self->model_menu, NULL, G_MENU_MODEL(open));
     const char *const *recent = atn_prefs_get_recent_models(self->prefs);
     if (recent && recent[0]) {
@@ -1062,6 +1063,7 @@ static void atn_window_class_init(AtnWindowClass *klass) {
 #undef BIND
 
     _atn_window_class_actions_init(wc);
+    _atn_window_class_stats_init(wc);
     _atn_window_class_export_init(wc);
 }
 
@@ -1107,6 +1109,7 @@ static void atn_window_init(AtnWindow *self) {
         if (g_signal_lookup("head-activated", G_OBJECT_TYPE(page)))
             g_signal_connect(page, "head-activated", G_CALLBACK(on_head_activated), self);
     }
+    _atn_window_stats_init(self);
 
     g_signal_connect(self->session, "error", G_CALLBACK(on_session_error), self);
     g_signal_connect(self->session, "notice", G_CALLBACK(on_session_notice), self);

@@ -26,6 +26,12 @@ const char *const *atn_window_get_view_names(void);
  * rebuilt each time the chooser opens, so a download by another program shows. */
 void atn_window_refresh_models(AtnWindow *self);
 void atn_window_show_view(AtnWindow *self, const char *name);
+/* A merged corpus statistics file (`attnscope stats merge`) in the Statistics view, read in a
+ * worker (progress, Cancel); a file that cannot be read is reported and what was shown stays. */
+void atn_window_open_stats(AtnWindow *self, const char *path);
+/* A file or folder as dropped on the window: a statistics file, an attention file (each told
+ * by its header), else a model (a folder, a toy JSON file). */
+void atn_window_open_path(AtnWindow *self, const char *path);
 GtkWidget *atn_window_get_view_widget(AtnWindow *self, const char *name);
 /* The command line's --layer / --head (-1: not given): selected now; when the first
  * model's result arrives, a layer or head outside that model is said in the notice bar and

@@ -232,6 +232,26 @@ static const atn_st_tensor *need(const atn_st_file *f, const char *path, const c
     return t;
 }
 
+bool atn_corpus_stats_sniff(const char *path) {
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f)
+        return false;
+    unsigned char len8[8];
+    char head[65536 + 1];
+    bool found = false;
+    if (fread(len8, 1, 8, f) == 8) {
+        uint64_t len = 0;
+        for (int i = 7; i >= 0; i--)
+            len = len << 8 | len8[i];
+        size_t want = len < sizeof head - 1 ? (size_t)len : sizeof head - 1;
+        size_t got = fread(head, 1, want, f);
+        head[got] = 0;
+        found = got > 0 && head[0] == '{' && strstr(head, "\"" CS_FORMAT "\"") != NULL;
+    }
+    fclose(f);
+    return found;
+}
+
 atn_corpus_stats *atn_corpus_stats_load(const char *path, atn_error *err) {
     if (!path) {
         atn_error_set(err, ATN_E_INVALID, "corpus statistics: no file");

@@ -89,6 +89,11 @@ atn_status atn_corpus_stats_save(const atn_corpus_stats *cs, const char *path, a
  * or inconsistent: the message names the file and the tensor or key), ATN_E_NOMEM. */
 atn_corpus_stats *atn_corpus_stats_load(const char *path, atn_error *err);
 
+/* true when path looks like a partial: a safetensors header (its first 64 KiB) naming this
+ * format, "attnscope-corpus-stats" (what the MIME type's magic matches), without reading the
+ * tensors; false for anything else, a missing file or NULL.  Any thread. */
+bool atn_corpus_stats_sniff(const char *path);
+
 /* Reading a partial (cs not NULL; strings borrowed). */
 const atn_cs_identity *atn_corpus_stats_identity(const atn_corpus_stats *cs);
 /* Counts: sentences, tokens, truncated, cut, skipped (each may be NULL). */

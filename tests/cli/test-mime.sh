@@ -2,7 +2,8 @@
 # The attention file's MIME type (data/io.github.attnscope.Attnscope.mime.xml), as a file
 # manager sees it: with the package's XML in a MIME database of its own (update-mime-database),
 # a file from `attnscope run -o x.safetensors` is application/x-attnscope-attention and the
-# demo model's weights (also .safetensors) are not.  The database holds our XML alone (the
+# demo model's weights (also .safetensors) are not, and a merged corpus statistics file
+# (stats -o X.safetensors) is application/x-attnscope-corpus-stats.  The database holds our XML alone (the
 # freedesktop.org one is not needed to tell the two apart, and costs seconds).  Skipped (77)
 # without update-mime-database or gio.
 # Usage: test-mime.sh ATTNSCOPE SOURCE_ROOT
@@ -22,7 +23,16 @@ got=$(type_of "$T/a.safetensors")
 [ "$got" = application/x-attnscope-attention ] || fail "an attention file is '$got'"
 got=$(type_of "$R/data/models/demo/model.safetensors")
 [ "$got" != application/x-attnscope-attention ] || fail "the demo model's weights are taken for an attention file"
+# a merged corpus statistics file (stats --corpus -o X.safetensors) is its own type
+printf 'the cat sat on the mat .\na dog ran .\n' > "$T/c.txt"
+"$A" stats --model demo --corpus "$T/c.txt" -o "$T/s.safetensors" 2>/dev/null || fail "stats -o"
+got=$(type_of "$T/s.safetensors")
+[ "$got" = application/x-attnscope-corpus-stats ] || fail "a corpus statistics file is '$got'"
+got=$(type_of "$T/a.safetensors")
+[ "$got" = application/x-attnscope-attention ] || fail "an attention file is '$got' beside the statistics type"
+grep -q '^MimeType=.*application/x-attnscope-corpus-stats;' "$R/data/io.github.attnscope.Attnscope.desktop.in" ||
+  fail "the desktop file does not open application/x-attnscope-corpus-stats"
 # the desktop file opens that type
 grep -q '^MimeType=application/x-attnscope-attention;' "$R/data/io.github.attnscope.Attnscope.desktop.in" ||
   fail "the desktop file does not open application/x-attnscope-attention"
-echo "ok: attention file typed, weights not"
+echo "ok: attention and statistics files typed, weights not"

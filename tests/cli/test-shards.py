@@ -86,6 +86,13 @@ if part == "core":
     r = run("stats", "merge", "p0.safetensors", "p3.safetensors", "-o", "x.safetensors")
     if "missing lines 61-180" not in r.stderr:
         failures.append("missing ranges not reported: " + r.stderr)
+    # `attnscope view FILE` / `attnscope FILE` on a statistics file that is cut short: exit 2 naming it
+    data = open(path("p0.safetensors"), "rb").read()
+    open(path("cut.safetensors"), "wb").write(data[:len(data) // 2])
+    for args in (("view", "cut.safetensors"), ("cut.safetensors",)):
+        r = run(*args, rc=2)
+        if "cut.safetensors" not in r.stderr:
+            failures.append(f"attnscope {' '.join(args)} on a cut statistics file: " + r.stderr)
     r = run("stats", "--from", "c.txt", rc=2)
     if "c.txt" not in r.stderr:
         failures.append("stats --from a text file: " + r.stderr)

@@ -9,10 +9,13 @@
  *          uniform=L,H keep=L,H (the Model view's head menu items) menu (that menu for the
  *          selected head) view=NAME whatif-control=NAME:VALUE (a What-if page control)
  *          whatif-scroll=PX (its controls scrolled down) attention=PATH (an attention file
- *          opened in place of the model)
+ *          opened in place of the model) stats=PATH (a merged statistics file in the Statistics
+ *          view) stats-head=L,H stats-colour=S (its grid's head and statistic) example=I (that
+ *          example clicked)
  *          root=PATH (the whole X screen, popovers included, by ImageMagick's import) */
 #include "ui-test-util.h"
 
+#include "atn-stats-file.h"
 #include "atn-whatif-view.h"
 
 #include "atn-token-lines.h"
@@ -120,6 +123,27 @@ int main(int argc, char **argv) {
             while (atn_session_get_opening(s) || atn_session_get_busy(s) || atn_session_get_analysing(s))
                 settle(50);
             settle(300);
+        } else if (!strncmp(a, "stats=", 6)) {   /* a merged statistics file in the Statistics view */
+            atn_window_open_stats(win, a + 6);
+            AtnStatsView *sv = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
+            while (atn_stats_view_get_file_busy(sv))
+                settle(50);
+            settle(300);
+        } else if (sscanf(a, "stats-head=%d,%d", &x, &y) == 2) {   /* its head's examples */
+            AtnStatsView *sv = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
+            atn_stats_file_panel_select_head(atn_stats_view_get_file_panel(sv), x, y);
+            settle(300);
+        } else if (sscanf(a, "stats-colour=%d", &x) == 1) {   /* the statistic the grid shows */
+            AtnStatsView *sv = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
+            atn_stats_file_panel_set_statistic(atn_stats_view_get_file_panel(sv), x);
+            settle(300);
+        } else if (sscanf(a, "example=%d", &x) == 1) {   /* that example clicked: its sentence, head, query, key */
+            AtnStatsView *sv = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
+            atn_stats_file_panel_activate_example(atn_stats_view_get_file_panel(sv), (guint)x);
+            settle(300);
+            while (atn_session_get_opening(s) || atn_session_get_busy(s) || atn_session_get_analysing(s))
+                settle(50);
+            settle(500);
         } else if (!strcmp(a, "focus")) {
             gtk_widget_grab_focus(GTK_WIDGET(hm));
             atn_heatmap_move_cursor(hm, 0, 0);
