@@ -161,6 +161,10 @@ int cmd_stats(int argc, char **argv);
  * stats merge; app/cmd-examples.c: attnscope examples. */
 int cmd_stats_shard(cli_args *a);
 int cmd_stats_merge(int argc, char **argv);
+/* stats --from's input: one partial, or @LIST (one partial a line, relative to LIST's folder)
+ * merged in memory as `stats merge` would.  NULL after a message naming the file (and, for
+ * partials that do not merge, both files); the exit code in *rc. */
+struct atn_corpus_stats *cli_load_partials(const char *arg, int *rc);
 int cmd_examples(int argc, char **argv);
 int cmd_view(int argc, char **argv);     /* app/cmd-view.c: the window on an attention file */
 int cmd_similarity(int argc, char **argv);

@@ -87,6 +87,140 @@ static void model_revision(const char *name, char *out, size_t size) {
     }
 }
 
+/* ---- the corpus: one file, or the files of a list, as one sequence of lines ------------------ */
+
+/* `--corpus FILE` or `--corpus @LIST` (LIST: one file a line, relative to LIST's folder unless
+ * absolute; blank lines and lines starting with '#' skipped).  The files' lines are numbered
+ * as one corpus, file after file: a shard's range, a partial's lines and the exemplars' lines
+ * are these global numbers. */
+typedef struct corpus_file {
+    char *path;
+    FILE *f;
+    int64_t lines;    /* its own */
+    int64_t offset;   /* the global number of its line 0 (the lines of the files before it) */
+} corpus_file;
+
+typedef struct corpus_list {
+    corpus_file *files;
+    int n;
+    int64_t lines;          /* all of them */
+    char name[256];         /* the identity's corpus: the file's name, or "@LIST (N files, HASH)" */
+} corpus_list;
+
+static void corpus_list_free(corpus_list *c) {
+    for (int i = 0; i < c->n; i++) {
+        if (c->files[i].f)
+            fclose(c->files[i].f);
+        free(c->files[i].path);
+    }
+    free(c->files);
+    memset(c, 0, sizeof *c);
+}
+
+static bool corpus_add(corpus_list *c, const char *path, const char *named_in) {
+    corpus_file *grown = realloc(c->files, ((size_t)c->n + 1) * sizeof *grown);
+    if (!grown) {
+        cli_error("out of memory");
+        return false;
+    }
+    c->files = grown;
+    corpus_file *cf = &c->files[c->n];
+    memset(cf, 0, sizeof *cf);
+    cf->path = strdup(path);
+    if (!cf->path) {
+        cli_error("out of memory");
+        return false;
+    }
+    c->n++;
+    struct stat sb;
+    cf->f = fopen(path, "rb");
+    if (!cf->f || fstat(fileno(cf->f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        cli_error("%s: cannot read the corpus%s%s: %s", path, named_in ? ", named in " : "", named_in ? named_in : "",
+                  !cf->f ? strerror(errno) : "not a regular file");
+        return false;
+    }
+    long long at;
+    if (!scan_lines(cf->f, 1, &cf->lines, &at)) {
+        cli_error("%s: read error", path);
+        return false;
+    }
+    cf->offset = c->lines;
+    c->lines += cf->lines;
+    return true;
+}
+
+static bool corpus_open(corpus_list *c, const char *arg) {
+    memset(c, 0, sizeof *c);
+    if (arg[0] != '@') {
+        const char *base = strrchr(arg, '/');
+        snprintf(c->name, sizeof c->name, "%s", base ? base + 1 : arg);
+        return corpus_add(c, arg, NULL);
+    }
+    const char *list = arg + 1;
+    FILE *lf = fopen(list, "rb");
+    if (!lf) {
+        cli_error("%s: cannot read the corpus list: %s", list, strerror(errno));
+        return false;
+    }
+    const char *slash = strrchr(list, '/');
+    int dir_len = slash ? (int)(slash - list) + 1 : 0;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    bool ok = true;
+    uint64_t h = 1469598103934665603ULL;   /* FNV-1a over the names as listed: lists of other files differ */
+    int64_t no = 0;
+    while (ok && (got = getline(&line, &cap, lf)) >= 0) {
+        no++;
+        while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r'))
+            line[--got] = 0;
+        if (!got || line[0] == '#')
+            continue;
+        if (memchr(line, 0, (size_t)got)) {
+            cli_error("%s:%lld: a NUL byte in a file name", list, (long long)no);
+            ok = false;
+            break;
+        }
+        for (ssize_t i = 0; i <= got; i++)
+            h = (h ^ (unsigned char)line[i]) * 1099511628211ULL;
+        char *path = malloc((size_t)dir_len + (size_t)got + 1);
+        if (path && (line[0] == '/' || !dir_len))
+            memcpy(path, line, (size_t)got + 1);
+        else if (path)
+            snprintf(path, (size_t)dir_len + (size_t)got + 1, "%.*s%s", dir_len, list, line);
+        if (!path) {
+            cli_error("out of memory");
+            ok = false;
+        } else {
+            char where[4096];
+            snprintf(where, sizeof where, "%s:%lld", list, (long long)no);
+            ok = corpus_add(c, path, where);
+        }
+        free(path);
+    }
+    free(line);
+    if (ok && ferror(lf)) {
+        cli_error("%s: read error", list);
+        ok = false;
+    }
+    fclose(lf);
+    if (ok && c->n == 0) {
+        cli_error("%s: the corpus list names no file", list);
+        ok = false;
+    }
+    const char *base = slash ? slash + 1 : list;
+    snprintf(c->name, sizeof c->name, "@%.200s (%d files, %016llx)", base, c->n, (unsigned long long)h);
+    return ok;
+}
+
+/* The file holding global line `line` (1 <= line <= c->lines). */
+static corpus_file *corpus_file_of(corpus_list *c, int64_t line) {
+    for (int i = 0; i < c->n; i++)
+        if (line <= c->files[i].offset + c->files[i].lines)
+            return &c->files[i];
+    return &c->files[c->n - 1];
+}
+
 /* ---- stats --shard ------------------------------------------------------------------------- */
 
 typedef struct shard_pass {
@@ -131,8 +265,8 @@ int cmd_stats_shard(cli_args *a) {
         return CLI_EXIT_USAGE;
     }
     if (!corpus || !strcmp(corpus, "-")) {
-        cli_error("attnscope stats: a partial (--shard, -o FILE.safetensors) needs --corpus FILE, a file that can be "
-                  "read again (not standard input)");
+        cli_error("attnscope stats: a partial (--shard, -o FILE.safetensors) needs --corpus FILE (or @LIST of files), "
+                  "a file that can be read again (not standard input)");
         return CLI_EXIT_USAGE;
     }
     if (!out || !strcmp(out, "-")) {
@@ -163,21 +297,12 @@ int cmd_stats_shard(cli_args *a) {
     cli_mark_whatif_options(a);
     if (!cli_check_unused(a))
         return CLI_EXIT_USAGE;
-    FILE *f = fopen(corpus, "rb");
-    struct stat sb;
-    if (!f || fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        cli_error("%s: cannot read the corpus: %s", corpus, !f ? strerror(errno) : "not a regular file");
-        if (f)
-            fclose(f);
+    corpus_list cl;
+    if (!corpus_open(&cl, corpus)) {
+        corpus_list_free(&cl);
         return CLI_EXIT_USAGE;
     }
-    int64_t lines = 0;
-    long long at = 0;
-    if (!scan_lines(f, 1, &lines, &at)) {
-        cli_error("%s: read error", corpus);
-        fclose(f);
-        return CLI_EXIT_USAGE;
-    }
+    int64_t lines = cl.lines;
     /* shard I of N: lines floor(I L / N) + 1 .. floor((I + 1) L / N) */
     int64_t first = (int64_t)((__int128)index * lines / count) + 1;
     int64_t last = (int64_t)((__int128)(index + 1) * lines / count);
@@ -185,14 +310,14 @@ int cmd_stats_shard(cli_args *a) {
     atn_error err = {0};
     atn_model *model = cli_open_model(a, &err);
     if (!model) {
-        fclose(f);
+        corpus_list_free(&cl);
         return cli_fail(&err);
     }
     int rc = CLI_EXIT_OK;
     cli_interventions ci;
     atn_corpus_stats *cs = NULL;
     if (!cli_interventions_parse(a, atn_model_config(model), &ci)) {
-        fclose(f);
+        corpus_list_free(&cl);
         atn_model_free(model);
         return CLI_EXIT_USAGE;
     }
@@ -214,10 +339,9 @@ int cmd_stats_shard(cli_args *a) {
                                 a->values[i] ? a->values[i] : "on");
     tokenizer_hash(model, tok);
     model_revision(model_name ? model_name : "demo", revision, sizeof revision);
-    const char *base = strrchr(corpus, '/');
     atn_cs_identity id = {
         .model = model_name ? model_name : atn_model_name(model), .revision = revision, .tokenizer = tok,
-        .precision = atn_precision_name(opts.precision), .settings = settings, .corpus = base ? base + 1 : corpus,
+        .precision = atn_precision_name(opts.precision), .settings = settings, .corpus = cl.name,
         .corpus_lines = lines, .n_layers = atn_model_config(model)->n_layers,
         .n_heads = atn_model_config(model)->n_heads, .top_k = (int32_t)top,
     };
@@ -253,25 +377,32 @@ int cmd_stats_shard(cli_args *a) {
         if (rc != CLI_EXIT_OK)
             goto done;
     }
-    if (start <= last) {
-        long long from = 0;
-        if (!scan_lines(f, start, &lines, &from) || fseeko(f, (off_t)from, SEEK_SET) != 0) {
-            cli_error("%s: read error", corpus);
-            rc = CLI_EXIT_USAGE;
-            goto done;
-        }
-    }
     const char *kill_env = getenv("ATTNSCOPE_TEST_KILL_AT_LINE");
     atn_corpus_report rep;
     shard_pass sp = {cs, &rep, kill_env ? atoll(kill_env) : 0};
     int64_t truncated = 0, sentences = 0;
+    corpus_file *at_file = NULL;   /* the file read now, positioned at line start */
     while (start <= last) {
+        /* a checkpoint's lines lie in one file: the run reads one FILE; the numbers are global */
+        corpus_file *cf = corpus_file_of(&cl, start);
+        int64_t end = last < cf->offset + cf->lines ? last : cf->offset + cf->lines;
+        if (cf != at_file) {
+            long long from = 0;
+            int64_t n_lines;
+            if (!scan_lines(cf->f, start - cf->offset, &n_lines, &from) || fseeko(cf->f, (off_t)from, SEEK_SET) != 0) {
+                cli_error("%s: read error", cf->path);
+                rc = CLI_EXIT_USAGE;
+                goto done;
+            }
+            at_file = cf;
+        }
         copts.first_line = start;
-        copts.max_lines = last - start + 1 < every ? last - start + 1 : every;
-        atn_status st = atn_corpus_run_ex(model, f, 0, &opts, &copts, shard_consume, cli_keep_going, &sp, &rep,
+        copts.max_lines = end - start + 1 < every ? end - start + 1 : every;
+        atn_status st = atn_corpus_run_ex(model, cf->f, 0, &opts, &copts, shard_consume, cli_keep_going, &sp, &rep,
                                           &err);
         for (int64_t i = 0; i < rep.skipped && i < 3; i++)
-            cli_error("%s:%lld: skipped: %s", corpus, (long long)rep.skip_line[i], rep.skip_reason[i]);
+            cli_error("%s:%lld: skipped: %s", cf->path, (long long)(rep.skip_line[i] - cf->offset),
+                      rep.skip_reason[i]);
         if (st == ATN_E_CANCELLED) {
             cli_error("interrupted at line %lld; %s covers the lines before it (--resume goes on)",
                       (long long)start, out);
@@ -279,13 +410,13 @@ int cmd_stats_shard(cli_args *a) {
             goto done;
         }
         if (st != ATN_OK) {
-            cli_error("%s: %s", corpus, err.message);
+            cli_error("%s: %s", cf->path, err.message);
             rc = st == ATN_E_FORMAT || st == ATN_E_IO ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
             goto done;
         }
         if (rep.lines < copts.max_lines) {
-            cli_error("%s: ended at line %lld, before line %lld: the file changed while it was read", corpus,
-                      (long long)(start + rep.lines - 1), (long long)last);
+            cli_error("%s: ended at line %lld, before line %lld: the file changed while it was read", cf->path,
+                      (long long)(start + rep.lines - 1 - cf->offset), (long long)(end - cf->offset));
             rc = CLI_EXIT_USAGE;
             goto done;
         }
@@ -312,7 +443,7 @@ int cmd_stats_shard(cli_args *a) {
         fprintf(stderr, "attnscope: shard %lld/%lld: no lines (the corpus has %lld)\n", (long long)index,
                 (long long)count, (long long)lines);
 done:
-    fclose(f);
+    corpus_list_free(&cl);
     atn_corpus_stats_free(cs);
     cli_interventions_free(&ci);
     atn_model_free(model);
@@ -456,4 +587,69 @@ static int merge_files(cli_args *a_, const char **paths, int n_paths) {
     free(parts);
     atn_corpus_stats_free(all);
     return rc;
+}
+
+/* ---- stats --from @LIST ------------------------------------------------------------------------ */
+
+atn_corpus_stats *cli_load_partials(const char *arg, int *rc) {
+    atn_error err = {0};
+    *rc = CLI_EXIT_OK;
+    if (arg[0] != '@') {
+        atn_corpus_stats *cs = atn_corpus_stats_load(arg, &err);
+        if (!cs)
+            *rc = cli_fail(&err);
+        return cs;
+    }
+    const char *list = arg + 1;
+    FILE *lf = fopen(list, "rb");
+    if (!lf) {
+        cli_error("%s: cannot read the list of partials: %s", list, strerror(errno));
+        *rc = CLI_EXIT_USAGE;
+        return NULL;
+    }
+    const char *slash = strrchr(list, '/');
+    int dir_len = slash ? (int)(slash - list) + 1 : 0;
+    char *line = NULL, *first = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    atn_corpus_stats *all = NULL;
+    while (*rc == CLI_EXIT_OK && (got = getline(&line, &cap, lf)) >= 0) {
+        while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r'))
+            line[--got] = 0;
+        if (!got || line[0] == '#')
+            continue;
+        char *path = malloc((size_t)dir_len + (size_t)got + 1);
+        if (!path) {
+            cli_error("out of memory");
+            *rc = CLI_EXIT_FAIL;
+            break;
+        }
+        snprintf(path, (size_t)dir_len + (size_t)got + 1, "%.*s%s", line[0] == '/' ? 0 : dir_len, list, line);
+        atn_corpus_stats *cs = atn_corpus_stats_load(path, &err);
+        if (!cs)
+            *rc = cli_fail(&err);
+        else if (!all) {
+            all = cs;
+            first = path, path = NULL;
+        } else {
+            if (atn_corpus_stats_merge(all, cs, &err) != ATN_OK) {
+                cli_error("attnscope stats: %s and %s (named in %s): %s", first, path, list, err.message);
+                *rc = CLI_EXIT_USAGE;
+            }
+            atn_corpus_stats_free(cs);
+        }
+        free(path);
+    }
+    free(line);
+    free(first);
+    fclose(lf);
+    if (*rc == CLI_EXIT_OK && !all) {
+        cli_error("%s: the list names no partial", list);
+        *rc = CLI_EXIT_USAGE;
+    }
+    if (*rc != CLI_EXIT_OK) {
+        atn_corpus_stats_free(all);
+        return NULL;
+    }
+    return all;
 }

@@ -252,11 +252,11 @@ static int stats_from(cli_args *a, const char *format, const char *out) {
     if (!cli_check_unused(a))
         return CLI_EXIT_USAGE;
     atn_error err = {0};
-    atn_corpus_stats *cs = atn_corpus_stats_load(path, &err);
-    if (!cs)
-        return cli_fail(&err);
-    atn_stats *st = NULL;
     int rc = CLI_EXIT_OK;
+    atn_corpus_stats *cs = cli_load_partials(path, &rc);
+    if (!cs)
+        return rc;
+    atn_stats *st = NULL;
     int64_t sentences, mf, ml;
     atn_corpus_stats_counts(cs, &sentences, NULL, NULL, NULL, NULL);
     int32_t missing = atn_corpus_stats_missing(cs, &mf, &ml, 1);
@@ -297,7 +297,7 @@ int cmd_stats(int argc, char **argv) {
                "       attnscope stats --model M --corpus FILE [--shard I/N] [--top K] [--checkpoint-every LINES]\n"
                "       [--resume] -o PART.safetensors\n"
                "       attnscope stats merge PART.safetensors... -o ALL.safetensors\n"
-               "       attnscope stats --from ALL.safetensors [--format table|csv|json] [-o FILE]\n\n"
+               "       attnscope stats --from ALL.safetensors|@LIST [--format table|csv|json] [-o FILE]\n\n"
                "Per-head statistics (Clark et al. 2019): mean row entropy (bits; norm = / log2 of the tokens),\n"
                "mean attention to [CLS], [SEP], punctuation, the token itself, the previous and the next\n"
                "token, within 2 tokens (local), the mean attention distance |i-j|, induction (in a repeated\n"
@@ -310,7 +310,9 @@ int cmd_stats(int argc, char **argv) {
                "exemplars per head (attnscope examples) and the provenance.  --shard I/N (0 <= I < N) takes\n"
                "lines floor(I*L/N)+1 .. floor((I+1)*L/N) of the L lines; the file is saved every\n"
                "--checkpoint-every lines (default 1000) and --resume goes on after the lines it covers.\n"
-               "stats merge adds partials (any order, the same bytes); --from prints one as --corpus would.\n");
+               "stats merge adds partials (any order, the same bytes); --from prints one as --corpus would.\n"
+               "--corpus @LIST (and --from @LIST) read the files LIST names, one a line (relative to LIST's\n"
+               "folder): a corpus's files are numbered as one, file after file, and shards split that.\n");
         return 0;
     }
     const char *format = cli_get(&a, "format"), *out = cli_get(&a, "output");

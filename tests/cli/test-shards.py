@@ -8,7 +8,9 @@ model and a generated corpus of a few hundred lines:
   - a shard killed (SIGKILL) at a random line and run again with --resume writes the same bytes;
   - the shards run by GNU parallel (docs/cluster.md's one-machine recipe) merge to the same file;
   - each head's exemplars equal a brute-force search over `attnscope run` JSON attention.
-Usage: test-shards.py ATTNSCOPE [parallel|core|examples]"""
+  - --corpus @LIST (files numbered as one corpus): shards crossing files merge to one process's
+    bytes, and the numbers and exemplars equal those of the files concatenated; --from @LIST.
+Usage: test-shards.py ATTNSCOPE [parallel|core|examples|lists]"""
 import json
 import os
 import random
@@ -128,6 +130,64 @@ if part == "core":
     r = run("stats", *M, "--corpus", "c.txt", "--shard", "2/4", "-o", "p0.safetensors", "--resume", rc=2)
     if "cannot resume from p0.safetensors: it covers lines 1-60, not a start of shard 2/4" not in r.stderr:
         failures.append("resume from another shard's file: " + r.stderr)
+
+elif part == "lists":
+    # --corpus @LIST: the files' lines numbered as one corpus; shards split that sequence
+    make_corpus("a.txt", 50, 3)
+    open(path("empty.txt"), "w").close()
+    os.mkdir(path("sub"))
+    make_corpus("sub/c.txt", 70, 4)
+    with open(path("sub/c.txt"), "rb+") as f:   # a last line without its newline
+        f.seek(-1, os.SEEK_END)
+        f.truncate()
+    with open(path("list.txt"), "w") as f:
+        f.write("a.txt\n# a comment\n\nempty.txt\nsub/c.txt\n")
+    with open(path("cat.txt"), "wb") as f:
+        for n in ("a.txt", "empty.txt", "sub/c.txt"):
+            f.write(open(path(n), "rb").read())
+    run("stats", *M, "--corpus", "@list.txt", "--top", "6", "-o", "whole.safetensors")
+    for i in range(5):   # 24 lines each: shards 1 and 2 cross from a.txt into sub/c.txt
+        run("stats", *M, "--corpus", "@list.txt", "--top", "6", "--shard", f"{i}/5", "--checkpoint-every", "7",
+            "-o", f"l{i}.safetensors")
+    run("stats", "merge", *[f"l{i}.safetensors" for i in (3, 1, 4, 0, 2)], "-o", "merged.safetensors")
+    same_bytes("whole.safetensors", "merged.safetensors", "shards of a list")
+    # the same lines as one file: the same numbers and the same exemplars (global line numbers)
+    run("stats", *M, "--corpus", "cat.txt", "--top", "6", "-o", "cat.safetensors")
+    a_json = json.loads(run("stats", "--from", "whole.safetensors", "--format", "json").stdout)
+    c_json = json.loads(run("stats", "--from", "cat.safetensors", "--format", "json").stdout)
+    want = sum(1 for line in open(path("cat.txt"), encoding="utf-8").read().split("\n") if line.strip())
+    if a_json["sentences"] != want or c_json["sentences"] != want:
+        failures.append(f"sentences: {a_json['sentences']} (list), {c_json['sentences']} (one file), not {want}")
+    if a_json["heads"] != c_json["heads"]:
+        failures.append("a list's statistics differ from its concatenation's")
+    for l, h in ((0, 0), (3, 15), (2, 7)):
+        ea = json.loads(run("examples", "--from", "whole.safetensors", "--layer", str(l), "--head", str(h),
+                            "--format", "json").stdout)["exemplars"]
+        ec = json.loads(run("examples", "--from", "cat.safetensors", "--layer", str(l), "--head", str(h),
+                            "--format", "json").stdout)["exemplars"]
+        if ea != ec:
+            failures.append(f"layer {l} head {h}: a list's exemplars {ea} != the concatenation's {ec}")
+    # --from @LIST merges partials in memory: what stats merge gives
+    with open(path("parts.txt"), "w") as f:
+        f.write("".join(f"l{i}.safetensors\n" for i in (4, 2, 0, 3, 1)))
+    if json.loads(run("stats", "--from", "@parts.txt", "--format", "json").stdout) != a_json:
+        failures.append("stats --from @parts.txt differs from the merged file")
+    # refusals
+    run("stats", *M, "--corpus", "cat.txt", "--top", "6", "--shard", "0/5", "-o", "cat0.safetensors")
+    r = run("stats", "merge", "l4.safetensors", "cat0.safetensors", "-o", "x.safetensors", rc=2)
+    if "different corpus" not in r.stderr:
+        failures.append("a list's partial merged with a file's: " + r.stderr)
+    with open(path("bad.txt"), "w") as f:
+        f.write("a.txt\nnone.txt\n")
+    r = run("stats", *M, "--corpus", "@bad.txt", "-o", "x.safetensors", rc=2)
+    if "none.txt" not in r.stderr or "bad.txt:2" not in r.stderr:
+        failures.append("a list naming a missing file: " + r.stderr)
+    with open(path("badparts.txt"), "w") as f:
+        f.write("l4.safetensors\ncat0.safetensors\n")
+    r = run("stats", "--from", "@badparts.txt", rc=2)
+    if "l4.safetensors and cat0.safetensors" not in r.stderr or "different corpus" not in r.stderr:
+        failures.append("--from @LIST of two corpora: " + r.stderr)
+    print(f"a list of 3 files ({a_json['sentences']} sentences): 5 shards = one process = the concatenation")
 
 elif part == "parallel":
     if not shutil.which("parallel"):
