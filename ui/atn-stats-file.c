@@ -284,8 +284,18 @@ static void draw_grid(GtkDrawingArea *area, cairo_t *cr, int width, int height, 
     pango_layout_set_font_description(layout, font);
     pango_font_description_free(font);
     gdk_cairo_set_source_rgba(cr, &fg);
-    int step = cell < 14 ? (int)ceil(14 / cell) : 1;   /* numbers that fit */
-    for (int l = 0; l < id->n_layers; l += step) {
+    /* numbers that fit: every head's when its widest number does, else every 2nd, 4th ... */
+    char widest[16];
+    g_snprintf(widest, sizeof widest, "%d", MAX(id->n_heads, id->n_layers) - 1);
+    pango_layout_set_text(layout, widest, -1);
+    int ww, wh;
+    pango_layout_get_pixel_size(layout, &ww, &wh);
+    int step = 1, lstep = 1;   /* heads across (width), layers down (height) */
+    while (step * cell < ww + 4 && step < 64)
+        step *= 2;
+    while (lstep * cell < wh && lstep < 64)
+        lstep *= 2;
+    for (int l = 0; l < id->n_layers; l += lstep) {
         char t[16];
         g_snprintf(t, sizeof t, "L%d", l);
         pango_layout_set_text(layout, t, -1);
