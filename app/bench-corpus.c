@@ -45,13 +45,22 @@ typedef struct pass {
 } pass;
 
 static atn_status checksum(int32_t index, const atn_capture *cap, void *user, atn_error *err) {
-    (void)err;
     pass *p = user;
     size_t n = (size_t)cap->n, LH = (size_t)cap->n_layers * cap->n_heads, d = (size_t)cap->d_model;
     double s = 0;
-    for (size_t r = 0; r < LH * n; r++)
-        for (size_t j = 0; j < n; j++)
-            s += (double)cap->attn[r * n + j] * (double)(j + 1);
+    float *scratch = cap->attn ? NULL : malloc(n * n * sizeof *scratch);   /* a head made on demand */
+    for (size_t lh = 0; lh < LH; lh++) {
+        const float *a = atn_capture_head_read(cap, (int32_t)(lh / cap->n_heads), (int32_t)(lh % cap->n_heads),
+                                               scratch, err);
+        if (!a) {
+            free(scratch);
+            return err ? err->status : ATN_E_INVALID;
+        }
+        for (size_t r = 0; r < n; r++)
+            for (size_t j = 0; j < n; j++)
+                s += (double)a[r * n + j] * (double)(j + 1);
+    }
+    free(scratch);
     const float *last = cap->hidden + (size_t)cap->n_layers * n * d;
     for (size_t i = 0; i < n * d; i++)
         s += last[i];

@@ -1,6 +1,7 @@
 /* Command-line plumbing shared by the sub-commands. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -258,6 +259,46 @@ void cli_report_fp16_overflow(const atn_capture *cap) {
     }
 }
 
+void cli_note_on_demand(const atn_capture *c) {
+    static bool said;
+    if (!c || !c->attn_on_demand || said)
+        return;
+    said = true;
+    fprintf(stderr, "attnscope: notice: the attention of %d layers x %d heads x %d x %d tokens does not fit the "
+            "memory limit: each head is made again when it is read (the same numbers)\n", c->n_layers, c->n_heads,
+            c->n, c->n);
+}
+
+bool cli_parse_size(const char *text, size_t *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = text && *text && !isspace((unsigned char)*text) ? strtod(text, &end) : -1;
+    if (!end || end == text || errno || !isfinite(v) || v <= 0)
+        return false;
+    double unit = 1;
+    if (*end) {
+        switch (toupper((unsigned char)*end)) {
+        case 'K': unit = 1024.0; break;
+        case 'M': unit = 1024.0 * 1024; break;
+        case 'G': unit = 1024.0 * 1024 * 1024; break;
+        case 'T': unit = 1024.0 * 1024 * 1024 * 1024; break;
+        default: return false;
+        }
+        end++;
+        if (*end == 'i' && end[1] == 'B')
+            end += 2;
+        else if (toupper((unsigned char)*end) == 'B')
+            end++;
+        if (*end)
+            return false;
+    }
+    v *= unit;
+    if (v < 1 || v >= 9.0e18)
+        return false;
+    *out = (size_t)v;
+    return true;
+}
+
 bool cli_run_options(cli_args *a, atn_run_options *o) {
     atn_run_options_init(o);
     const char *dev = cli_get(a, "device");
@@ -290,6 +331,12 @@ bool cli_run_options(cli_args *a, atn_run_options *o) {
         cli_precision_note(o->precision);
     bool ok = true;
     o->threads = (int32_t)cli_get_int(a, "threads", 0, 0, 1024, &ok);   /* 0: OpenBLAS's count */
+    const char *lim = cli_get(a, "memory-limit");
+    if (lim && !cli_parse_size(lim, &o->memory_limit)) {
+        cli_error("%s: --memory-limit must be a size such as 800M, 2G or 1500000000 (bytes), not \"%s\"", a->prog,
+                  lim);
+        return false;
+    }
     o->progress = cli_keep_going;   /* Ctrl-C stops a forward pass within a layer */
     return ok;
 }
@@ -480,6 +527,8 @@ int cli_model_run_pair(cli_args *a, atn_model **model, atn_encoding **enc, atn_r
         cli_precision_note(opts.precision);
     if (st == ATN_OK)
         cli_report_fp16_overflow(atn_run_capture(*run));
+    if (st == ATN_OK && !opts.attention_on_demand)
+        cli_note_on_demand(atn_run_capture(*run));
     if (st == ATN_OK && run_fp32) {   /* the same run in fp32, for a comparison */
         *run_fp32 = atn_run_new(*model);
         atn_run_options o32 = opts;

@@ -56,9 +56,16 @@ int cli_fail(const atn_error *err);   /* prints err->message, returns CLI_EXIT_U
 /* Comma-separated integers ("1,2,3").  Returns count, or -1 (message printed). */
 int cli_parse_int_list(const char *s, const char *what, int32_t **out);
 
-/* --device cpu|cuda|auto (default cpu) and --precision fp32|fp16|bf16 (on the CPU, says
+/* --device cpu|cuda|auto (default cpu), --memory-limit SIZE (the run's budget, default from
+ * physical memory and limits: over it, heads on demand) and --precision fp32|fp16|bf16 (on the CPU, says
  * once on stderr how the CPU runs bf16/fp16: cli_precision_note). */
 bool cli_run_options(cli_args *a, atn_run_options *opts);
+/* A size in bytes: a positive number with an optional K, M, G or T (powers of 1024; "KiB",
+ * "MB" also read so), e.g. "800M", "1.5G", "4096".  False for anything else (out untouched). */
+bool cli_parse_size(const char *text, size_t *out);
+/* Says once per process on stderr that capture c keeps heads on demand because its full
+ * attention did not fit the memory budget (nothing for NULL or a full capture). */
+void cli_note_on_demand(const atn_capture *c);
 /* Says once per process on stderr how the CPU runs p (atn_cpu_precision_note); nothing for FP32. */
 void cli_precision_note(atn_precision p);
 /* "fp16 overflow in layer L: N values of the ... became +-inf" on stderr, one line per layer

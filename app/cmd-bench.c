@@ -327,14 +327,9 @@ done:
 static bool dump_capture(const char *prefix, const atn_capture *cap) {
     char path[4096];
     atn_error err = {0};
-    int64_t s4[4] = {cap->n_layers, cap->n_heads, cap->n, cap->n};
     int64_t s3[3] = {cap->n_layers + 1, cap->n, cap->d_model};
-    if (!cap->attn) {
-        cli_error("bench: --dump writes the attention, which --heads-on-demand does not keep");
-        return false;
-    }
-    snprintf(path, sizeof path, "%s.attn.npy", prefix);
-    if (atn_npy_write_f32(path, cap->attn, s4, 4, &err) != ATN_OK)
+    snprintf(path, sizeof path, "%s.attn.npy", prefix);   /* heads on demand: made one at a time */
+    if (atn_npy_write_attention(path, cap, NULL, NULL, &err) != ATN_OK)
         return cli_fail(&err), false;
     snprintf(path, sizeof path, "%s.hidden.npy", prefix);
     if (atn_npy_write_f32(path, cap->hidden, s3, 3, &err) != ATN_OK)

@@ -253,6 +253,8 @@ int cmd_diff(int argc, char **argv) {
         rc = cli_fail(&err);
         goto done;
     }
+    cli_note_on_demand(atn_run_capture(ra));
+    cli_note_on_demand(atn_run_capture(rb));
     const char *why = atn_run_fallback_reason(rb);
     if (why)
         fprintf(stderr, "attnscope: the changed model runs on the CPU (%s)\n", why);

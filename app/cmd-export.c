@@ -226,7 +226,14 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
         if (o->kind == FIG_HEATMAP) {
             if (!check_index("layer", layer, cap->n_layers) || !check_index("head", head, cap->n_heads))
                 return CLI_EXIT_USAGE;
-            s->values = cap->attn + ((size_t)layer * cap->n_heads + head) * n * n;
+            float *scratch = cap->attn ? NULL : malloc((size_t)n * n * sizeof *scratch);   /* on demand */
+            *owned1 = scratch;
+            if (!cap->attn && !scratch) {
+                cli_error("out of memory");
+                return CLI_EXIT_FAIL;
+            }
+            if (!(s->values = atn_capture_head_read(cap, (int32_t)layer, (int32_t)head, scratch, &err)))
+                return cli_fail(&err);
             s->col_axis = "key";
             s->colorbar_label = "weight";
             snprintf(title, title_size, "%s \xc2\xb7 layer %ld \xc2\xb7 head %ld", mname, layer, head);
@@ -260,6 +267,7 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
         atn_grid_spec *s = &f->grid;
         atn_grid_spec_init(s);
         s->attn = cap->attn;
+        s->cap = cap;   /* heads on demand: drawn one at a time */
         s->n_layers = cap->n_layers;
         s->n_heads = cap->n_heads;
         s->n = n;
@@ -304,7 +312,14 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
             return CLI_EXIT_USAGE;
         atn_headview_spec *s = &f->head;
         atn_headview_spec_init(s);
-        s->attn[0] = cap->attn + ((size_t)layer * cap->n_heads + head) * n * n;
+        float *scratch = cap->attn ? NULL : malloc((size_t)n * n * sizeof *scratch);   /* on demand */
+        *owned1 = scratch;
+        if (!cap->attn && !scratch) {
+            cli_error("out of memory");
+            return CLI_EXIT_FAIL;
+        }
+        if (!(s->attn[0] = atn_capture_head_read(cap, (int32_t)layer, (int32_t)head, scratch, &err)))
+            return cli_fail(&err);
         s->head_ids[0] = (int32_t)head;
         s->n_shown = 1;
         s->n = n;

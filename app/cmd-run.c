@@ -21,6 +21,12 @@ static bool write_json(const char *path, const atn_capture *cap, const compare *
     FILE *f = af.f;
     const atn_encoding *e = cap->enc;
     int32_t n = cap->n;
+    /* room for one head made on demand (a full capture's heads are read in place) */
+    float *scratch = cap->attn ? NULL : malloc((size_t)n * n * sizeof(float));
+    if (!cap->attn && !scratch) {
+        cli_error("out of memory");
+        return cli_atomic_close(&af, false);
+    }
     fputs("{\n  \"tokens\": [", f);
     for (int32_t i = 0; i < n; i++) {
         if (i)
@@ -41,7 +47,13 @@ static bool write_json(const char *path, const atn_capture *cap, const compare *
         fputs(l ? ",\n   [" : "\n   [", f);
         for (int32_t h = 0; h < cap->n_heads; h++) {
             fputs(h ? ",\n    [" : "\n    [", f);
-            const float *a = cap->attn + ((size_t)l * cap->n_heads + h) * n * n;
+            atn_error herr = {0};
+            const float *a = atn_capture_head_read(cap, l, h, scratch, &herr);
+            if (!a) {
+                free(scratch);
+                cli_fail(&herr);
+                return cli_atomic_close(&af, false);
+            }
             for (int32_t i = 0; i < n; i++) {
                 fputs(i ? ", [" : "[", f);
                 for (int32_t j = 0; j < n; j++) {
@@ -64,6 +76,7 @@ static bool write_json(const char *path, const atn_capture *cap, const compare *
         fprintf(f, ", \"fp16_overflow\": %lld}", (long long)cap->fp16_overflow_total);
     }
     fputs("\n}\n", f);
+    free(scratch);
     return cli_atomic_close(&af, true);
 }
 
@@ -313,9 +326,8 @@ int cmd_run(int argc, char **argv) {
             if (!ok && !cli_interrupted())
                 cli_fail(&err);
         } else if (npy) {
-            int64_t shape[4] = {cap->n_layers, cap->n_heads, cap->n, cap->n};
-            atn_error err = {0};
-            ok = !cli_interrupted() && atn_npy_write_f32(out, cap->attn, shape, 4, &err) == ATN_OK;
+            atn_error err = {0};   /* head by head: an on-demand capture is never whole */
+            ok = !cli_interrupted() && atn_npy_write_attention(out, cap, cli_keep_going, NULL, &err) == ATN_OK;
             if (!ok && !cli_interrupted())
                 cli_fail(&err);
         } else {

@@ -56,6 +56,9 @@ static void usage(FILE *f) {
                "(random:SHAPE is a model of a shape `bench --shape` knows with random weights, e.g.\n"
                "random:gpt2 or random:bert-base@7 for seed 7; it has no tokenizer: give --ids or --tokens N,\n"
                "N made-up ids as bench runs)\n"
+               "--memory-limit SIZE (e.g. 800M, 2G) bounds a run's memory (default: physical memory, the\n"
+               "memory cgroup and ulimit -v); a run whose attention does not fit keeps each layer's Q, K, V\n"
+               "and makes every head again when it is read, with the same numbers\n"
                "Run 'attnscope COMMAND --help' for a command's options.\n");
 }
 

@@ -284,6 +284,9 @@ static gboolean progress_idle(gpointer data) {
 static void heads_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable) {
     heads_job *job = data;
     int L = atn_result_get_n_layers(job->result), H = atn_result_get_n_heads(job->result);
+    int n = atn_result_get_n_tokens(job->result);
+    /* this thread's room for a head made on demand (a full capture's are read in place) */
+    g_autofree float *scratch = atn_result_get_capture(job->result)->attn ? NULL : g_try_new(float, (size_t)n * n);
     for (int l = 0; l < L; l++) {
         for (int h = 0; h < H; h++) {
             if (g_cancellable_is_cancelled(cancellable)) {
@@ -293,7 +296,8 @@ static void heads_thread(GTask *task, gpointer source, gpointer data, GCancellab
             g_autofree char *title = g_strdup_printf(_("%s · layer %d · head %d"), job->model_name, l, h);
             char *name = atn_render_head_file_name(job->prefix, l, h, L, H, job->format);
             g_autofree char *path = name ? g_build_filename(job->folder, name, NULL) : NULL;
-            AtnFigure *fig = atn_heatmap_look_figure(job->look, atn_result_get_head(job->result, l, h), title, name);
+            AtnFigure *fig = atn_heatmap_look_figure(job->look, atn_result_read_head(job->result, l, h, scratch), title,
+                                                   name);
             GError *error = NULL;
             gboolean ok = fig && path && atn_figure_save(fig, path, job->scale, &error);
             atn_figure_free(fig);

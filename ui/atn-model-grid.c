@@ -72,10 +72,11 @@ static gboolean fill_spec(AtnModelGrid *self, atn_grid_spec *spec, const atn_ren
     if (!self->result)
         return FALSE;
     const atn_capture *cap = atn_result_get_capture(self->result);
-    if (!cap->attn)
+    if (!atn_capture_has_heads(cap))
         return FALSE;
     atn_grid_spec_init(spec);
     spec->attn = cap->attn;
+    spec->cap = cap;   /* heads on demand: the thumbnails below, each made once by the result */
     spec->n_layers = cap->n_layers;
     spec->n_heads = cap->n_heads;
     spec->n = cap->n;
@@ -188,7 +189,7 @@ static void atn_model_grid_snapshot(GtkWidget *widget, GtkSnapshot *s) {
         atn_render_style style;
         atn_render_style_for_widget(widget, self->font_scale, &style);
         atn_grid_spec spec;
-        if (atn_result_get_capture(self->result)->attn)
+        if (atn_capture_has_heads(atn_result_get_capture(self->result)))
             ensure_thumbs(self);
         if (!fill_spec(self, &spec, &style))
             return;

@@ -36,7 +36,13 @@ struct _AtnResult {
     float *ranges;             /* [L*H][2] */
     GMutex thumb_lock;         /* guards coloured: workers add, the main thread reads */
     AtnThumbPixels *coloured[2];   /* the thumbnails coloured in the last two styles, newest first */
+    /* heads made on demand (a capture without attention) for atn_result_get_head: the last
+       RESULT_MADE_HEADS, newest first; the main thread only */
+    float *made[8];
+    int made_head[8];             /* layer * H + head of made[i]; -1: none */
 };
+
+enum { RESULT_MADE_HEADS = 8 };
 
 struct AtnThumbPixels {
     gatomicrefcount rc;
@@ -106,6 +112,8 @@ static void atn_result_finalize(GObject *object) {
     g_free(self->stats_error);
     g_free(self->thumb_own);
     g_free(self->ranges);
+    for (int i = 0; i < RESULT_MADE_HEADS; i++)
+        g_free(self->made[i]);
     atn_thumb_pixels_unref(self->coloured[0]);
     atn_thumb_pixels_unref(self->coloured[1]);
     g_mutex_clear(&self->thumb_lock);
@@ -117,7 +125,11 @@ static void atn_result_class_init(AtnResultClass *klass) {
     G_OBJECT_CLASS(klass)->finalize = atn_result_finalize;
 }
 
-static void atn_result_init(AtnResult *self) { g_mutex_init(&self->thumb_lock); }
+static void atn_result_init(AtnResult *self) {
+    g_mutex_init(&self->thumb_lock);
+    for (int i = 0; i < RESULT_MADE_HEADS; i++)
+        self->made_head[i] = -1;
+}
 
 /* One row-block of a head: over its rows, each column's largest finite value into cmax
  * (NaN: none yet), and the finite range into mn / mx, all by column, four at a time.
@@ -204,9 +216,17 @@ static gpointer thumbs_range(gpointer data) {
     int n = cap->n, side = self->thumb_side;
     size_t nn = (size_t)n * n, ss = (size_t)side * side;
     float *cmax = g_new(float, 3 * (size_t)n), *mn = cmax + n, *mx = cmax + 2 * n;
+    float *scratch = cap->attn ? NULL : g_try_new(float, nn);   /* heads on demand: one at a time */
     for (int c = p->c0; c < p->c1; c++) {
-        const float *a = cap->attn + c * nn;
+        const float *a = cap->attn || scratch ? atn_capture_head_read(cap, c / cap->n_heads, c % cap->n_heads,
+                                                                      scratch, NULL) : NULL;
         float *t = self->thumb_own ? self->thumb_own + c * ss : NULL;
+        if (!a) {   /* out of memory: no range, an empty thumbnail */
+            self->ranges[2 * c] = self->ranges[2 * c + 1] = NAN;
+            for (size_t i = 0; t && i < ss; i++)
+                t[i] = NAN;
+            continue;
+        }
         for (int j = 0; j < n; j++)
             mn[j] = INFINITY, mx[j] = -INFINITY;
         if (!t) {
@@ -235,6 +255,7 @@ static gpointer thumbs_range(gpointer data) {
         self->ranges[2 * c + 1] = hi >= lo ? hi : NAN;
     }
     g_free(cmax);
+    g_free(scratch);
     return NULL;
 }
 
@@ -250,14 +271,14 @@ enum { THUMBS_MAX_THREADS = 4 };
  * (block_columns), then each block's columns are pooled into their thumbnail cells.  Every
  * head is computed by one thread, alone, so the figures do not depend on the split. */
 static void make_thumbs(AtnResult *self, const atn_capture *cap) {
-    if (!cap->attn)
+    if (!atn_capture_has_heads(cap))
         return;
     int count = cap->n_layers * cap->n_heads, n = cap->n;
     int side = MIN(n, ATN_RESULT_THUMB_MAX);
     size_t ss = (size_t)side * side;
     self->thumb_side = side;
     self->ranges = g_new(float, 2 * (size_t)count);
-    if (side < n)
+    if (side < n || !cap->attn)   /* heads on demand: the thumbnails are kept, at most THUMB_MAX² each */
         self->thumb_own = g_new(float, count * ss);
     int *first = g_new(int, side + 1);
     for (int b = 0, i = 0; b <= side; b++) {
@@ -407,7 +428,7 @@ AtnThumbPixels *atn_result_color_thumbs(AtnResult *self, atn_colormap cm, gboole
     const atn_capture *cap = self->cap;
     int count = cap->n_layers * cap->n_heads, side = 0;
     const float *vals = atn_result_get_thumb_values(self, &side);
-    if (!cap->attn || !vals || !self->ranges || side <= 0 || count <= 0)
+    if (!atn_capture_has_heads(cap) || !vals || !self->ranges || side <= 0 || count <= 0)
         return NULL;
     size_t ss = (size_t)side * side;
     AtnThumbPixels *p = g_try_new0(AtnThumbPixels, 1);
@@ -628,8 +649,32 @@ atn_device atn_result_get_device(AtnResult *self) {
 const float *atn_result_get_head(AtnResult *self, int layer, int head) {
     g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
     const atn_capture *cap = self->cap;
-    if (!cap->attn || layer < 0 || layer >= cap->n_layers || head < 0 || head >= cap->n_heads)
+    if (!atn_capture_has_heads(cap) || layer < 0 || layer >= cap->n_layers || head < 0 || head >= cap->n_heads)
         return NULL;
-    size_t nn = (size_t)cap->n * cap->n;
-    return cap->attn + ((size_t)layer * cap->n_heads + head) * nn;
+    if (cap->attn)
+        return atn_capture_head_read(cap, layer, head, NULL, NULL);
+    int id = layer * cap->n_heads + head, at = RESULT_MADE_HEADS - 1;
+    for (int i = 0; i < RESULT_MADE_HEADS; i++)
+        if (self->made_head[i] == id)
+            at = i;
+    float *buf = self->made[at];
+    gboolean have = self->made_head[at] == id;
+    /* to the front: the newest first, the oldest (the one reused) last */
+    memmove(self->made + 1, self->made, (size_t)at * sizeof *self->made);
+    memmove(self->made_head + 1, self->made_head, (size_t)at * sizeof *self->made_head);
+    self->made[0] = buf;
+    self->made_head[0] = have ? id : -1;
+    if (have)
+        return buf;
+    if (!buf && !(self->made[0] = buf = g_try_new(float, (size_t)cap->n * cap->n)))
+        return NULL;
+    if (!atn_capture_head_read(cap, layer, head, buf, NULL))
+        return NULL;
+    self->made_head[0] = id;
+    return buf;
+}
+
+const float *atn_result_read_head(AtnResult *self, int layer, int head, float *scratch) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
+    return atn_capture_head_read(self->cap, layer, head, scratch, NULL);
 }

@@ -36,8 +36,15 @@ const atn_encoding *atn_result_get_encoding(AtnResult *self);
 int atn_result_get_n_tokens(AtnResult *self);
 int atn_result_get_n_layers(AtnResult *self);
 int atn_result_get_n_heads(AtnResult *self);
-/* One head's [n][n] probabilities (borrowed; NULL when out of range). */
+/* One head's [n][n] probabilities (borrowed; NULL when out of range or out of memory).  A
+ * capture with heads on demand (attn_on_demand: the run's full capture did not fit the
+ * memory budget) makes the head here, on the calling thread (bert-base 512 tokens: ~10 ms),
+ * and keeps the last 8 made: the pointer stays valid until 8 other heads have been asked
+ * for.  The main thread only; a worker reads heads with atn_result_read_head. */
 const float *atn_result_get_head(AtnResult *self, int layer, int head);
+/* The same into the caller's scratch [n][n] (atn_capture_head_read: a full capture's head is
+ * returned in place, scratch untouched), for any thread; NULL when out of range. */
+const float *atn_result_read_head(AtnResult *self, int layer, int head, float *scratch);
 /* The tokens as every view shows them (atn_render_token_label: "␣the" for GPT-2's
  * "\u0120the"), NULL-terminated (borrowed); the raw texts are in atn_result_get_encoding. */
 const char *const *atn_result_get_tokens(AtnResult *self);

@@ -77,6 +77,7 @@ struct _AtnWhatifView {
     atn_colormap cmap;
     double font_scale;
     float *delta;                /* [n][n] after - before of the selected head */
+    float *before;               /* [n][n] the original's head when made on demand, or NULL */
     GtkDrawingArea *cost_area;   /* the long-sequence cost chart at this length */
     atn_cost_row cost_rows[ATN_COST_VARIANTS_MAX];
     int n_cost_rows;
@@ -280,8 +281,15 @@ static void show_pair(AtnWhatifView *self) {
     int n = atn_result_get_n_tokens(r);
     if (layer >= a->n_layers || head >= a->n_heads || n != a->n)
         return;
-    const float *before = a->attn + ((size_t)layer * a->n_heads + head) * n * n;
+    g_autofree float *old_before = self->before;   /* freed once the heatmap has the new one */
+    self->before = a->attn ? NULL : g_try_new(float, (size_t)n * n);
+    const float *before = atn_capture_head_read(a, layer, head, self->before, NULL);
     const float *after = atn_result_get_head(r, layer, head);
+    if (!before || !after) {   /* out of memory making a head */
+        for (int i = 0; i < 3; i++)
+            atn_heatmap_set_matrix(self->pair[i], NULL, NULL, 0, 0, NULL, NULL, NULL);
+        return;
+    }
     g_autofree float *old_delta = self->delta;   /* freed once the heatmap has the new one */
     self->delta = g_new(float, (size_t)n * n);
     for (size_t i = 0; i < (size_t)n * n; i++)
@@ -954,6 +962,7 @@ static void atn_whatif_view_finalize(GObject *object) {
     g_free(self->chosen);
     g_free(self->zeros);
     g_free(self->delta);
+    g_free(self->before);
     free_labels(self);
     g_array_unref(self->global_tokens);
     g_array_unref(self->hide_tokens);

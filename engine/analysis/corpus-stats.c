@@ -206,7 +206,7 @@ static int32_t bin_of(double v, double per_unit, int32_t bins) {
 }
 
 atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, int64_t line, atn_error *err) {
-    if (!cs || !cap || !cap->attn)
+    if (!cs || !cap || !atn_capture_has_heads(cap))
         return atn_error_set(err, ATN_E_INVALID, "corpus statistics: no capture or no attention");
     if (cap->n_layers != cs->id.n_layers || cap->n_heads != cs->id.n_heads)
         return atn_error_set(err, ATN_E_SHAPE, "corpus statistics: capture has %d layers x %d heads, expected %d x %d",
@@ -223,8 +223,10 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
     double *dbuf = m ? malloc((size_t)m * 3 * sizeof *dbuf) : NULL;
     int32_t *best = m ? malloc((size_t)m * sizeof *best) : NULL;
     float *best_w = m ? malloc((size_t)m * sizeof *best_w) : NULL;
-    if (m && (!dbuf || !best || !best_w)) {
-        free(dbuf), free(best), free(best_w);
+    /* room for a head made on demand (a full capture's heads are read in place) */
+    float *scratch = m && !cap->attn ? malloc((size_t)cap->n * cap->n * sizeof *scratch) : NULL;
+    if (m && (!dbuf || !best || !best_w || (!cap->attn && !scratch))) {
+        free(dbuf), free(best), free(best_w), free(scratch);
         stats_sentence_close(&sent);
         return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
     }
@@ -233,7 +235,14 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
     int32_t k = cs->id.top_k;
     for (size_t idx = 0; m > 0 && idx < n_heads_of(cs); idx++) {
         double v[STATS_COUNT];
-        stats_head_sentence(&sent, (int32_t)idx, v, &rows);
+        const float *a = atn_capture_head_read(cap, (int32_t)(idx / cap->n_heads), (int32_t)(idx % cap->n_heads),
+                                               scratch, err);
+        if (!a) {
+            free(dbuf), free(best), free(best_w), free(scratch);
+            stats_sentence_close(&sent);
+            return err ? err->status : ATN_E_INVALID;
+        }
+        stats_head_sentence(&sent, a, v, &rows);
         for (int s = 0; s < ATN_CS_STATS; s++) {
             uint64_t fx[CS_FX_WORDS], *sum = cs->sums + ((idx * ATN_CS_STATS + s) * 2) * CS_FX_WORDS;
             fx_from_double(v[s], fx);   /* finite, far below 2^95: the weights are */
@@ -266,7 +275,7 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
             ex_insert(list, &cs->n_ex[idx], k, at, &e);
         }
     }
-    free(dbuf), free(best), free(best_w);
+    free(dbuf), free(best), free(best_w), free(scratch);
     cs->counts[CS_SENTENCES]++;
     cs->counts[CS_TOKENS] += m;
     cs->counts[CS_TRUNCATED] += enc && enc->truncated;

@@ -16,7 +16,6 @@ enum {
  * ([CLS], [SEP], punctuation) and whether it is special.  Borrowed from the capture, which
  * must outlive it. */
 typedef struct stats_sentence {
-    const float *attn;              /* the capture's [L][H][n][n] */
     int32_t n, m;
     const int32_t *keep;            /* [m] */
     const unsigned char *kind;      /* [n] */
@@ -42,8 +41,9 @@ typedef struct stats_rows {
     float *best_weight;                  /* [m] */
 } stats_rows;
 
-/* Head idx (layer-major) of one sentence with m > 0: out[STATS_*] its per-sentence means,
- * exactly the amounts atn_stats_add adds; rows (NULL: none) filled as above. */
-void stats_head_sentence(const stats_sentence *sent, int32_t idx, double out[STATS_COUNT], const stats_rows *rows);
+/* One head's [n][n] a (atn_capture_head_read's) of one sentence with m > 0: out[STATS_*]
+ * its per-sentence means, exactly the amounts atn_stats_add adds; rows (NULL: none) filled
+ * as above. */
+void stats_head_sentence(const stats_sentence *sent, const float *a, double out[STATS_COUNT], const stats_rows *rows);
 
 #endif

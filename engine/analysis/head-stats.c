@@ -264,7 +264,6 @@ atn_status stats_sentence_open(stats_sentence *sent, const atn_capture *cap, atn
         if (enc && enc->type_ids && enc->type_ids[i] != 0)
             pair = true;
     }
-    sent->attn = cap->attn;
     sent->n = n;
     sent->m = m;
     sent->keep = keep;
@@ -400,8 +399,8 @@ static double head_of_matrix(const stats_sentence *sent, const float *a, double 
     return head_induction(&h);
 }
 
-void stats_head_sentence(const stats_sentence *sent, int32_t idx, double out[STATS_COUNT], const stats_rows *rows) {
-    head_of_matrix(sent, sent->attn + (size_t)idx * sent->n * sent->n, out, rows);
+void stats_head_sentence(const stats_sentence *sent, const float *a, double out[STATS_COUNT], const stats_rows *rows) {
+    head_of_matrix(sent, a, out, rows);
 }
 
 static void add_means(atn_head_stats *s, const double v[STATS_COUNT]) {
@@ -435,14 +434,12 @@ typedef struct stats_job {
 
 static bool add_head(stats_job *j, int32_t idx) {
     double v[STATS_COUNT], ind;
-    if (j->sent->attn) {
-        ind = head_of_matrix(j->sent, j->sent->attn + (size_t)idx * j->sent->n * j->sent->n, v, NULL);
-    } else {
-        j->status = atn_capture_head(j->cap, idx / j->st->n_heads, idx % j->st->n_heads, j->buf, &j->err);
-        if (j->status)
-            return false;
-        ind = head_of_matrix(j->sent, j->buf, v, NULL);
+    const float *a = atn_capture_head_read(j->cap, idx / j->st->n_heads, idx % j->st->n_heads, j->buf, &j->err);
+    if (!a) {
+        j->status = j->err.status;
+        return false;
     }
+    ind = head_of_matrix(j->sent, a, v, NULL);
     add_means(&j->st->heads[idx], v);
     j->st->heads[idx].induction += ind;
     return true;

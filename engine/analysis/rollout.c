@@ -12,7 +12,7 @@
 atn_status atn_rollout_compute(const atn_capture *cap, int32_t last_layer, float *out, atn_error *err) {
     if (!cap || !out)
         return atn_error_set(err, ATN_E_INVALID, "rollout: no capture or output");
-    if (!cap->attn)
+    if (!atn_capture_has_heads(cap))
         return atn_error_set(err, ATN_E_INVALID, "rollout: the run kept no attention (keep_attention is off)");
     if (last_layer < 0)
         last_layer = cap->n_layers - 1;
@@ -24,18 +24,24 @@ atn_status atn_rollout_compute(const atn_capture *cap, int32_t last_layer, float
         return atn_error_set(err, ATN_E_INVALID, "rollout: no tokens");
     size_t nn = (size_t)n * n;
     double *r = malloc(nn * sizeof *r), *a = malloc(nn * sizeof *a), *t = malloc(nn * sizeof *t);
-    if (!r || !a || !t) {
-        free(r), free(a), free(t);
+    float *scratch = cap->attn ? NULL : malloc(nn * sizeof *scratch);   /* a head made on demand */
+    if (!r || !a || !t || (!cap->attn && !scratch)) {
+        free(r), free(a), free(t), free(scratch);
         return atn_error_set(err, ATN_E_NOMEM, "rollout: out of memory for %d tokens", n);
     }
     for (int32_t l = 0; l <= last_layer; l++) {
-        const float *al = cap->attn + (size_t)l * H * nn;
         memset(a, 0, nn * sizeof *a);
-        for (int32_t h = 0; h < H; h++)
+        for (int32_t h = 0; h < H; h++) {
+            const float *ah = atn_capture_head_read(cap, l, h, scratch, err);
+            if (!ah) {
+                free(r), free(a), free(t), free(scratch);
+                return err ? err->status : ATN_E_INVALID;
+            }
             for (size_t i = 0; i < nn; i++) {
-                double v = al[(size_t)h * nn + i];
+                double v = ah[i];
                 a[i] += isfinite(v) ? v : 0.0;
             }
+        }
         for (int32_t i = 0; i < n; i++) {
             double *row = a + (size_t)i * n, sum = 0;
             for (int32_t j = 0; j < n; j++) {
@@ -57,6 +63,6 @@ atn_status atn_rollout_compute(const atn_capture *cap, int32_t last_layer, float
     }
     for (size_t i = 0; i < nn; i++)
         out[i] = (float)r[i];
-    free(r), free(a), free(t);
+    free(r), free(a), free(t), free(scratch);
     return ATN_OK;
 }

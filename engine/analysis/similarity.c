@@ -406,7 +406,7 @@ atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_err
         return atn_error_set(err, ATN_E_INVALID, "similarity: no capture");
     if (acc_of(s)->finished)
         return atn_error_set(err, ATN_E_INVALID, "similarity: add after finish");
-    if (!cap->attn)
+    if (!atn_capture_has_heads(cap))
         return atn_error_set(err, ATN_E_INVALID, "similarity: the run kept no attention (keep_attention is off)");
     if (cap->n_layers != s->n_layers || cap->n_heads != s->n_heads)
         return atn_error_set(err, ATN_E_SHAPE, "similarity: capture has %d layers x %d heads, expected %d x %d",
@@ -428,15 +428,17 @@ atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_err
      * all of them).  Use them in place when nothing is masked and every weight is finite;
      * otherwise pack the unmasked rows and keys, with non-finite weights (a diverged
      * model) counted as 0 so they do not poison every pair. */
-    const float *base = cap->attn + (size_t)s->layer_of[0] * s->n_heads * n * n;
+    const float *base = cap->attn ? cap->attn + (size_t)s->layer_of[0] * s->n_heads * n * n : NULL;
     size_t total = (size_t)s->count * n * n;
-    bool in_place = m == n;
+    bool in_place = m == n && base;   /* heads on demand are made one at a time and packed */
+    float *scratch = base ? NULL : malloc((size_t)n * n * sizeof *scratch);
     for (size_t i = 0; in_place && i < total; i++)
         in_place = isfinite(base[i]);
     size_t hsz = (size_t)m * m;
     float *packed = in_place ? NULL : malloc((size_t)s->count * hsz * sizeof *packed);
     double *vals = malloc((size_t)s->count * s->count * sizeof *vals);
-    if ((!in_place && !packed) || !vals) {
+    if ((!in_place && !packed) || !vals || (!base && !scratch)) {
+        free(scratch);
         free(keep);
         free(packed);
         free(vals);
@@ -444,7 +446,15 @@ atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_err
                              m);
     }
     for (int32_t c = 0; packed && c < s->count; c++) {
-        const float *a = base + (size_t)c * n * n;
+        const float *a = base ? base + (size_t)c * n * n
+                              : atn_capture_head_read(cap, s->layer_of[c], s->head_of[c], scratch, err);
+        if (!a) {
+            free(scratch);
+            free(keep);
+            free(packed);
+            free(vals);
+            return err ? err->status : ATN_E_INVALID;
+        }
         float *dst = packed + c * hsz;
         for (int32_t r = 0; r < m; r++) {
             const float *src = a + (size_t)keep[r] * n;
@@ -466,6 +476,7 @@ atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_err
             acc_of(s)->sum[i] += vals[i];
         s->n_sentences++;
     }
+    free(scratch);
     free(keep);
     free(packed);
     free(vals);

@@ -187,7 +187,11 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
         t->exps[j] = exp(t->shifted[j]);
         t->sum += t->exps[j];
     }
-    const float *P = cap->attn ? cap->attn + (((size_t)layer * cap->n_heads + head) * n + query) * n : NULL;
+    /* the captured row, to check the recomputation against (a head on demand made for it) */
+    float *made = cap->attn || !cap->attn_on_demand ? NULL : malloc((size_t)n * n * sizeof *made);
+    const float *P = cap->attn || made ? atn_capture_head_read(cap, layer, head, made, NULL) : NULL;
+    if (P)
+        P += (size_t)query * n;
     int32_t visible = 0;
     for (int32_t j = 0; j < n; j++)
         visible += t->mask_term[j] == 0.0;
@@ -203,6 +207,7 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
                 t->max_abs_diff = diff;
         }
     }
+    free(made);
     /* step 4: weighted sum of the values */
     for (int32_t j = 0; j < n; j++)
         for (int32_t c = 0; c < k; c++)

@@ -88,16 +88,23 @@ atn_status atn_attn_file_write(const char *path, const atn_capture *cap, const a
                                atn_error *err) {
     if (!path || !cap)
         return atn_error_set(err, ATN_E_INVALID, "atn_attn_file_write: NULL path or capture");
-    if (!cap->attn)
+    if (!atn_capture_has_heads(cap))
         return atn_error_set(err, ATN_E_INVALID, "%s: the run kept no attention to write", path);
+    size_t nn = (size_t)cap->n * cap->n;
+    float *scratch = cap->attn ? NULL : malloc(nn * sizeof(float));   /* heads on demand: one at a time */
+    if (!cap->attn && !scratch)
+        return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", path);
     char *text = header_text(cap, meta);
-    if (!text)
+    if (!text) {
+        free(scratch);
         return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory building the header", path);
+    }
     size_t hlen = strlen(text), pad = (8 - hlen % 8) % 8;
     atn_atomic_file *af = NULL;
     atn_status st = atn_atomic_open(path, &af, err);
     if (st != ATN_OK) {
         free(text);
+        free(scratch);
         return st;
     }
     FILE *f = atn_atomic_stream(af);
@@ -110,8 +117,16 @@ atn_status atn_attn_file_write(const char *path, const atn_capture *cap, const a
     for (size_t i = 0; i < pad; i++)
         fputc(' ', f);
     free(text);
-    size_t count = (size_t)cap->n_layers * cap->n_heads * cap->n * cap->n;
-    fwrite(cap->attn, sizeof(float), count, f);   /* little-endian hosts only, as the reader */
+    for (int32_t lh = 0; lh < cap->n_layers * cap->n_heads; lh++) {
+        const float *a = atn_capture_head_read(cap, lh / cap->n_heads, lh % cap->n_heads, scratch, err);
+        if (!a) {
+            free(scratch);
+            atn_atomic_close(af, false, NULL);
+            return err ? err->status : ATN_E_INVALID;
+        }
+        fwrite(a, sizeof(float), nn, f);   /* little-endian hosts only, as the reader */
+    }
+    free(scratch);
     const atn_encoding *e = cap->enc;
     if (e) {
         bool ids = e->ids != NULL;

@@ -10,15 +10,16 @@
 #include <string.h>
 #include <unistd.h>
 
-atn_status atn_npy_write_f32(const char *path, const float *data, const int64_t *shape, int ndim,
-                             atn_error *err) {
+/* The v1.0 header for float32 data of shape[ndim] into hdr (room for 10 + 256 + 64 bytes):
+ * its length, and *count the number of floats. */
+static size_t npy_header(unsigned char *hdr, const int64_t *shape, int ndim, size_t *count) {
     char dict[256];
     int off = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
-    size_t count = 1;
+    *count = 1;
     for (int i = 0; i < ndim; i++) {
         off += snprintf(dict + off, sizeof dict - (size_t)off, "%lld,%s", (long long)shape[i],
                         (i + 1 < ndim) ? " " : "");
-        count *= (size_t)shape[i];
+        *count *= (size_t)shape[i];
     }
     if (ndim > 1)   /* numpy writes (3,) for one dimension and (2, 3) for more */
         off--;
@@ -28,19 +29,65 @@ atn_status atn_npy_write_f32(const char *path, const float *data, const int64_t 
     size_t total = 10 + hlen;
     size_t pad = (64 - total % 64) % 64;
     hlen += pad;
-    size_t bytes = 10 + hlen + count * sizeof(float);
+    memcpy(hdr, "\x93NUMPY\x01\x00", 8);
+    hdr[8] = (unsigned char)(hlen & 0xff);
+    hdr[9] = (unsigned char)(hlen >> 8);
+    memcpy(hdr + 10, dict, (size_t)off);
+    memset(hdr + 10 + off, ' ', pad);
+    hdr[10 + hlen - 1] = '\n';
+    return 10 + hlen;
+}
+
+atn_status atn_npy_write_f32(const char *path, const float *data, const int64_t *shape, int ndim,
+                             atn_error *err) {
+    unsigned char hdr[10 + 256 + 64];
+    size_t count, hbytes = npy_header(hdr, shape, ndim, &count);
+    size_t bytes = hbytes + count * sizeof(float);
     unsigned char *buf = malloc(bytes);
     if (!buf)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory writing %s", path);
-    memcpy(buf, "\x93NUMPY\x01\x00", 8);
-    buf[8] = (unsigned char)(hlen & 0xff);
-    buf[9] = (unsigned char)(hlen >> 8);
-    memcpy(buf + 10, dict, (size_t)off);
-    memset(buf + 10 + off, ' ', pad);
-    buf[10 + hlen - 1] = '\n';
-    memcpy(buf + 10 + hlen, data, count * sizeof(float));   /* x86-64 and arm64 are little-endian */
+    memcpy(buf, hdr, hbytes);
+    memcpy(buf + hbytes, data, count * sizeof(float));   /* x86-64 and arm64 are little-endian */
     atn_status st = atn_write_file_atomic(path, buf, bytes, err);
     free(buf);
+    return st;
+}
+
+atn_status atn_npy_write_attention(const char *path, const atn_capture *cap, atn_progress_fn progress,
+                                   void *user_data, atn_error *err) {
+    if (!path || !atn_capture_has_heads(cap))
+        return atn_error_set(err, ATN_E_INVALID, "%s: the run kept no attention to write", path ? path : "(null)");
+    int64_t shape[4] = {cap->n_layers, cap->n_heads, cap->n, cap->n};
+    unsigned char hdr[10 + 256 + 64];
+    size_t count, hbytes = npy_header(hdr, shape, 4, &count);
+    size_t nn = (size_t)cap->n * cap->n;
+    float *scratch = cap->attn ? NULL : malloc(nn * sizeof(float));
+    if (!cap->attn && !scratch)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory writing %s", path);
+    atn_atomic_file *af = NULL;
+    atn_status st = atn_atomic_open(path, &af, err);
+    if (st != ATN_OK) {
+        free(scratch);
+        return st;
+    }
+    FILE *f = atn_atomic_stream(af);
+    bool ok = fwrite(hdr, 1, hbytes, f) == hbytes;
+    int32_t heads = cap->n_layers * cap->n_heads;
+    for (int32_t lh = 0; ok && lh < heads; lh++) {
+        const float *a = atn_capture_head_read(cap, lh / cap->n_heads, lh % cap->n_heads, scratch, err);
+        ok = a && fwrite(a, sizeof(float), nn, f) == nn;   /* little-endian hosts only */
+        if (ok && progress && !progress((double)(lh + 1) / heads, ATN_STAGE_LAYER, user_data)) {
+            atn_error_set(err, ATN_E_CANCELLED, "%s: cancelled", path);
+            ok = false;
+        }
+    }
+    free(scratch);
+    atn_error e2 = {0};
+    st = atn_atomic_close(af, ok, &e2);
+    if (!ok)
+        return err && err->status ? err->status : atn_error_set(err, ATN_E_IO, "%s: write failed", path);
+    if (st != ATN_OK && err)
+        *err = e2;
     return st;
 }
 

@@ -40,6 +40,7 @@ void atn_run_options_init(atn_run_options *o) {
     o->precision = ATN_PRECISION_FP32;
     o->keep_attention = true;
     o->keep_trace_inputs = true;
+    o->on_demand_over_budget = true;
 }
 
 atn_run *atn_run_new(const atn_model *model) {
@@ -107,6 +108,19 @@ atn_status atn_capture_head(const atn_capture *cap, int32_t layer, int32_t head,
         return atn_error_set(err, ATN_E_INVALID, "head on demand: the run kept no attention and no Q, K, V");
     return atn_cpu_attend_head(cap->run->model, &cap->run->act, layer, head, out, err);
 }
+
+const float *atn_capture_head_read(const atn_capture *cap, int32_t layer, int32_t head, float *scratch,
+                                   atn_error *err) {
+    if (cap && cap->attn && layer >= 0 && layer < cap->n_layers && head >= 0 && head < cap->n_heads)
+        return cap->attn + ((size_t)layer * cap->n_heads + head) * cap->n * cap->n;
+    if (cap && !cap->attn && !scratch) {
+        atn_error_set(err, ATN_E_INVALID, "head on demand: no room given for layer %d head %d", layer, head);
+        return NULL;
+    }
+    return atn_capture_head(cap, layer, head, scratch, err) == ATN_OK ? scratch : NULL;
+}
+
+bool atn_capture_has_heads(const atn_capture *cap) { return cap && (cap->attn || cap->attn_on_demand); }
 
 /* Floats of each buffer, in the order they are laid out in the block. */
 typedef struct run_layout {
@@ -380,7 +394,7 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     atn_memlimit_describe(&ml, source, sizeof source);
     if (source[0])
         snprintf(because, sizeof because, " by %s", source);
-    size_t need = atn_run_bytes_needed(c, n, o);
+    size_t need = atn_run_bytes_needed(c, n, o), lazy_tried = 0;
     if (need > limit && o->keep_attention && o->on_demand_over_budget && o->device != ATN_DEVICE_CUDA) {
         /* the full capture does not fit: keep Q, K, V and make heads on demand, if that fits */
         atn_run_options lazy = eff;
@@ -392,6 +406,8 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
         if (lazy_need <= limit) {
             eff = lazy;
             need = lazy_need;
+        } else {
+            lazy_tried = lazy_need;
         }
     }
     /* ModernBERT's and Gemma's second [n][n] mask (the global layers'), which the public count
@@ -403,13 +419,18 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
                   : o->precision != ATN_PRECISION_FP32 ? atn_rounded_pending_bytes(m, o->precision)
                                                        : atn_cpu_pack_pending_bytes(m);
     if (!layout_for(c, n, o, atn_rotary_has_local(&m->rotary), &lay) || need > limit) {
-        char a[32], b[32];
+        char a[32], b[32], od[80] = "";
         format_bytes(a, sizeof a, (double)need);
         format_bytes(b, sizeof b, (double)limit);
+        if (lazy_tried) {   /* heads on demand were tried: say what they need too */
+            char l[32];
+            format_bytes(l, sizeof l, (double)lazy_tried);
+            snprintf(od, sizeof od, " or %s with heads made on demand", lazy_tried == SIZE_MAX ? "too much" : l);
+        }
         return atn_error_set(err, ATN_E_NOMEM, "a run of %d tokens through %d layers x %d heads needs %s of "
-                             "memory (attention alone: %d x %d x %d x %d floats), more than the %s allowed%s",
+                             "memory (attention alone: %d x %d x %d x %d floats)%s, more than the %s allowed%s",
                              n, c->n_layers, c->n_heads, need == SIZE_MAX ? "too much" : a, c->n_layers,
-                             c->n_heads, n, n, b, because);
+                             c->n_heads, n, n, od, b, because);
     }
     if (pack > limit - need) {
         char a[32], b[32], p[32];

@@ -548,6 +548,17 @@ typedef struct atn_capture {
  * forward runs on that run.  bert-base at 512 tokens: ~10 ms a head on one core. */
 atn_status atn_capture_head(const atn_capture *cap, int32_t layer, int32_t head, float *out, atn_error *err);
 
+/* The one way a reader (the CLI, the analysis, the window) gets a head, whichever capture
+ * the run made: a pointer into cap->attn when the run kept the attention (scratch is not
+ * touched and may be NULL), else scratch [n][n] (the caller's) filled by atn_capture_head
+ * and returned.  Borrowed: valid until the next forward on the run, or until scratch is
+ * written again.  NULL with err set where atn_capture_head fails (an on-demand capture
+ * and a NULL scratch: ATN_E_INVALID).  Threads as atn_capture_head. */
+const float *atn_capture_head_read(const atn_capture *cap, int32_t layer, int32_t head, float *scratch,
+                                   atn_error *err);
+/* True when every head can be read (cap->attn, or heads on demand); false for NULL. */
+bool atn_capture_has_heads(const atn_capture *cap);
+
 /* The [n][n] additive mask layer's softmax added (cap->mask_add, or cap->mask_base in a
  * layer the what-if masks skipped); NULL for a NULL capture, a layer outside 0..L-1 or a
  * capture without a mask.  Borrowed from the capture. */
@@ -655,7 +666,8 @@ typedef struct atn_run_options {
     /* For callers that read heads through atn_capture_head (and the statistics): a CPU or
        AUTO run that keeps attention turns attention_on_demand on by itself when the full
        capture does not fit the memory budget but Q, K, V do; without it such a run is
-       refused with ATN_E_NOMEM as before.  Default false. */
+       refused with ATN_E_NOMEM.  Default true: a caller that reads cap->attn directly
+       (rather than atn_capture_head_read) sets it false or checks cap->attn_on_demand. */
     bool on_demand_over_budget;
     /* Not NULL: the forward adds every head's query rows to these statistics as it makes
        them (atn_stats_rows_add, analysis.h; each head's rows in query order, so the numbers
@@ -976,6 +988,14 @@ atn_status atn_corpus_run_ex(const atn_model *model, FILE *f, double total_bytes
  * Written through atn_write_file_atomic (its errors); ATN_E_NOMEM. */
 atn_status atn_npy_write_f32(const char *path, const float *data, const int64_t *shape,
                              int ndim, atn_error *err);
+/* The capture's attention [L][H][n][n] as a .npy file (the same bytes atn_npy_write_f32
+ * writes from cap->attn), one head at a time through atn_capture_head_read, so an
+ * on-demand capture needs one [n][n] head more, not the whole array.  Atomic as
+ * atn_atomic_open (its errors); ATN_E_INVALID for a capture without heads; ATN_E_NOMEM.
+ * progress (NULL: none) is called after each head with the fraction done and
+ * ATN_STAGE_LAYER; false cancels (ATN_E_CANCELLED, the old file left). */
+atn_status atn_npy_write_attention(const char *path, const atn_capture *cap, atn_progress_fn progress,
+                                   void *user_data, atn_error *err);
 /* Reads a float32 .npy (used by tests and tools): *data malloc'ed (the caller frees; NULL
  * on failure), shape[max_dims] and *ndim filled.  ATN_E_IO (cannot open), ATN_E_FORMAT
  * (not .npy v1.0, not little-endian float32 in C order, a truncated header, more than

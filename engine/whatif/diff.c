@@ -40,7 +40,7 @@ atn_status atn_capture_diff_compute(const atn_capture *a, const atn_capture *b, 
         *out = NULL;
     if (!a || !b || !out)
         return atn_error_set(err, ATN_E_INVALID, "diff: NULL capture or result");
-    if (!a->attn || !b->attn)
+    if (!atn_capture_has_heads(a) || !atn_capture_has_heads(b))
         return atn_error_set(err, ATN_E_INVALID, "diff: a capture without attention (keep_attention was false)");
     if (a->n_layers != b->n_layers || a->n_heads != b->n_heads || a->n != b->n || a->d_model != b->d_model)
         return atn_error_set(err, ATN_E_INVALID, "diff: the captures differ in shape (%d x %d heads, %d tokens "
@@ -62,8 +62,22 @@ atn_status atn_capture_diff_compute(const atn_capture *a, const atn_capture *b, 
     int32_t real = 0;
     for (int32_t i = 0; i < n; i++)
         real += !mask || mask[i];
+    /* one head of each at a time: room for the heads made on demand */
+    float *sa = a->attn ? NULL : malloc((size_t)n * n * sizeof(float));
+    float *sb = b->attn ? NULL : malloc((size_t)n * n * sizeof(float));
+    if ((!a->attn && !sa) || (!b->attn && !sb)) {
+        free(sa), free(sb);
+        atn_capture_diff_free(r);
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    }
     for (int32_t lh = 0; lh < L * H; lh++) {
-        const float *pa = a->attn + (size_t)lh * n * n, *pb = b->attn + (size_t)lh * n * n;
+        const float *pa = atn_capture_head_read(a, lh / H, lh % H, sa, err);
+        const float *pb = pa ? atn_capture_head_read(b, lh / H, lh % H, sb, err) : NULL;
+        if (!pb) {
+            free(sa), free(sb);
+            atn_capture_diff_free(r);
+            return err ? err->status : ATN_E_INVALID;
+        }
         double js = 0, mx = 0;
         for (int32_t i = 0; i < n; i++) {
             if (mask && !mask[i])
@@ -77,6 +91,7 @@ atn_status atn_capture_diff_compute(const atn_capture *a, const atn_capture *b, 
         r->js[lh] = (float)(real ? js / real : 0);
         r->max_abs[lh] = (float)mx;
     }
+    free(sa), free(sb);
     for (int32_t l = 0; l <= L && a->hidden && b->hidden; l++) {
         double s = 0;
         for (int32_t i = 0; i < n; i++) {

@@ -1,6 +1,7 @@
 /* The memory check before a run: a bert-large-shaped model (24 layers, 16 heads, d = 1024,
- * f = 4096) at 4096 tokens needs about 28 GB for its capture, and a run under a smaller
- * limit is refused with the number, before any weight or activation is touched (the model
+ * f = 4096) at 4096 tokens needs about 28 GB for its capture and 2.65 GB with heads on
+ * demand; a run under a limit neither fits is refused with the numbers, before any weight
+ * or activation is touched (the model
  * here has no weights at all, so a run that went ahead would crash).  The figures are
  * worked out below by hand from the capture's buffers, not taken from the engine. */
 #include "check.h"
@@ -37,7 +38,16 @@ int main(void) {
     int64_t lean_floats = (L + 1) * n * d + 5 * n * d + H * n * n + n * d + n * f + n * n + n;
     CHECK(atn_run_bytes_needed(c, (int32_t)n, &lean) == (size_t)lean_floats * 4);
 
-    /* the refusal */
+    /* heads on demand keep Q, K, V, context and output of every layer and one head's n x n
+       instead of the attention: L H n n -> n n, the rest as the full capture */
+    atn_run_options lazy = o;
+    lazy.attention_on_demand = true;
+    int64_t lazy_floats = floats - L * H * n * n + n * n;
+    CHECK(lazy_floats == 662704128LL);   /* 2.65 GB */
+    CHECK(atn_run_bytes_needed(c, (int32_t)n, &lazy) == (size_t)lazy_floats * 4);
+    CHECK(o.on_demand_over_budget);   /* on by default: a full capture over the budget goes on demand */
+
+    /* the refusal without heads on demand (a caller that reads capture->attn directly) */
     int32_t *ids = malloc((size_t)n * sizeof *ids);
     for (int64_t i = 0; i < n; i++)
         ids[i] = (int32_t)(i % 1000) + 1000;
@@ -45,10 +55,23 @@ int main(void) {
     CHECK(atn_model_encode_ids(m, ids, NULL, NULL, (int32_t)n, &enc, &err) == ATN_OK);
     atn_run *run = atn_run_new(m);
     o.memory_limit = (size_t)16 << 30;
-    atn_status st = atn_run_forward(run, enc, &o, &err);
+    atn_run_options full_only = o;
+    full_only.on_demand_over_budget = false;
+    atn_status st = atn_run_forward(run, enc, &full_only, &err);
     CHECK(st == ATN_E_NOMEM && err.status == ATN_E_NOMEM);
     CHECK_STR(err.message, "a run of 4096 tokens through 24 layers x 16 heads needs 28.4 GB of memory "
               "(attention alone: 24 x 16 x 4096 x 4096 floats), more than the 17.2 GB allowed");
+    CHECK(atn_run_capture(run) == NULL);
+
+    /* by default, under a limit that heads on demand do not fit either (2 GiB < 2.65 GB): refused
+       naming both figures (a limit between them would run, and crash here: no weights) */
+    o.memory_limit = (size_t)2 << 30;
+    err = (atn_error){0};
+    st = atn_run_forward(run, enc, &o, &err);
+    CHECK(st == ATN_E_NOMEM && err.status == ATN_E_NOMEM);
+    CHECK_STR(err.message, "a run of 4096 tokens through 24 layers x 16 heads needs 28.4 GB of memory "
+              "(attention alone: 24 x 16 x 4096 x 4096 floats) or 2.7 GB with heads made on demand, more than "
+              "the 2.1 GB allowed");
     CHECK(atn_run_capture(run) == NULL);
 
     /* a size_t-overflowing request is refused too, not wrapped around */

@@ -614,8 +614,10 @@ assert r['head_on_demand_ms_median'] > 0 and r['head_on_demand_ms_max'] >= r['he
 # for the forward instead of a layer's [2][16][16]
 assert r['capture_bytes'] == 5 * 16 * 128 * 4 - 16 * 16 * 4 and r['attention_bytes'] == 2 * 2 * 16 * 16 * 4, r" ||
     fail "bench --heads-on-demand json"
-  expect_error 1 "does not keep" "$A" bench --shape bert-tiny --length 16 --repeat 1 --no-bandwidth --heads-on-demand \
-    --dump "$T/x"
+  # --dump with heads on demand writes every head made again: bench's full capture, byte for byte
+  "$A" bench --shape bert-tiny --length 16 --repeat 1 --no-bandwidth --heads-on-demand --dump "$T/x" >/dev/null \
+    2>"$T/err" || fail "bench --heads-on-demand --dump: $(cat "$T/err")"
+  cmp -s "$T/x.attn.npy" "$T/b.attn.npy" || fail "bench --heads-on-demand --dump differs from the full capture"
   expect_error 2 "has no tokenizer" "$A" run --model random:bert-tiny --text hi -o "$T/x.npy"
   expect_error 2 'unknown model shape "nope"' "$A" run --model random:nope --tokens 3 -o "$T/x.npy"
   expect_error 2 "seed after '@'" "$A" run --model random:gpt2@x --tokens 3 -o "$T/x.npy"
@@ -623,6 +625,43 @@ assert r['capture_bytes'] == 5 * 16 * 128 * 4 - 16 * 16 * 4 and r['attention_byt
   expect_error 2 "tokens must be an integer" "$A" run --model random:gpt2 --tokens 0 -o "$T/x.npy"
   expect_error 2 "without --text, --ids" "$A" run --model random:gpt2 --tokens 3 --ids 1,2 -o "$T/x.npy"
   expect_error 2 "takes no --tokens" "$A" run --model worked-example --tokens 3 -o "$T/x.npy"
+  ;;
+on-demand)
+  # A run whose full capture does not fit --memory-limit keeps each layer's Q, K, V and makes
+  # every head again when it is read: every output is byte for byte the full capture's.
+  # random:bert-tiny (L 2, d 128, H 2, f 512) at 512 tokens, by hand (floats): hidden 3nd +
+  # Q K V ctx out 5Lnd + attention LHn^2 + nd + nf + mask n^2 + n = 2,490,880 (9.96 MB);
+  # on demand one head n^2 instead of LHn^2: 1,704,448 (6.82 MB).  9 MB: on demand; 1 GB: full.
+  M="--model random:bert-tiny --tokens 512"
+  for lim in 9000000 1G; do
+    d="$T/$lim"; mkdir "$d"
+    for cmd in "run -o $d/a.npy" "run -o $d/a.json" "run -o $d/a.safetensors" \
+               "export heatmap --layer 1 --head 1 -o $d/h.png" "export headview --layer 0 --head 1 -o $d/v.png" \
+               "export grid -o $d/g.png" "export rollout -o $d/r.png" \
+               "export similarity --scope model -o $d/s.png" "similarity -o $d/s.json" \
+               "stats --format json -o $d/st.json" "trace --layer 1 --head 0 --query 300 --json" \
+               "diff --causal -o $d/d.json"; do
+      "$A" $cmd $M --memory-limit $lim >"$d/out" 2>"$d/err" || fail "$cmd at $lim: $(cat "$d/err")"
+      if [ "$lim" = 9000000 ]; then
+        grep -q "each head is made again when it is read" "$d/err" || fail "$cmd at $lim: no on-demand notice"
+      else
+        grep -q "made again" "$d/err" && fail "$cmd at 1G went on demand"
+      fi
+      cat "$d/out" >>"$d/all-stdout"
+    done
+  done
+  for f in a.npy a.json a.safetensors h.png v.png g.png r.png s.png s.json st.json d.json all-stdout; do
+    cmp -s "$T/9000000/$f" "$T/1G/$f" || fail "$f on demand differs from the full capture's"
+  done
+  [ "$(stat -c %s "$T/1G/a.npy")" = $((128 + 2 * 2 * 512 * 512 * 4)) ] || fail "a.npy size"
+  # below what heads on demand need too: refused, both figures named, nothing written
+  "$A" run $M --memory-limit 6000000 -o "$T/x.npy" 2>"$T/err" && fail "6 MB ran"
+  [ $? = 2 ] || fail "6 MB: exit code"
+  grep -qx "attnscope: a run of 512 tokens through 2 layers x 2 heads needs 10.0 MB of memory (attention alone: 2 x 2 x 512 x 512 floats) or 6.8 MB with heads made on demand, more than the 6.0 MB allowed" \
+    "$T/err" || fail "6 MB message: $(cat "$T/err")"
+  [ -e "$T/x.npy" ] && fail "6 MB wrote a file"
+  "$A" run $M --memory-limit 12X -o "$T/x.npy" 2>"$T/err" && fail "12X accepted"
+  grep -q -- "--memory-limit must be a size" "$T/err" || fail "12X message: $(cat "$T/err")"
   ;;
 *)
   fail "unknown case"

@@ -11,7 +11,7 @@
  *    fact the same bits), and so do the statistics the forward feeds as it makes each head
  *    (atn_run_options.stats_rows) in a run with heads on demand.
  *  - A full capture over the memory budget turns into on-demand heads by itself when the
- *    caller asks (on_demand_over_budget), is refused without; one whose Q, K, V do not fit
+ *    caller leaves on_demand_over_budget on (the default), is refused without; one whose Q, K, V do not fit
  *    either is still refused.
  *  - 4,096 tokens (a bert-tiny shape with 4,096 positions): the run's block is a full run's
  *    less every layer's attention but one, the peak (VmHWM) stays within it plus one head
@@ -205,17 +205,29 @@ static void check_budget(atn_model *m) {
     atn_error err = {0};
     CHECK(atn_run_forward(r, enc, &o, &err) == ATN_OK);   /* packs the weights where the packed ops run */
     o.memory_limit = (full_b + lazy_b) / 2;
-    CHECK(atn_run_forward(r, enc, &o, &err) == ATN_E_NOMEM);   /* only a caller that asks */
+    CHECK(o.on_demand_over_budget);   /* the default */
+    o.on_demand_over_budget = false;
+    CHECK(atn_run_forward(r, enc, &o, &err) == ATN_E_NOMEM);   /* a caller that reads capture->attn itself */
     o.on_demand_over_budget = true;
     CHECK_MSG(atn_run_forward(r, enc, &o, &err) == ATN_OK, "%s", err.message);
     const atn_capture *cap = atn_run_capture(r);
     CHECK(cap && !cap->attn && cap->attn_on_demand);
+    /* atn_capture_head_read: made into the scratch, which an on-demand capture needs */
+    float *sc = malloc((size_t)n * n * sizeof *sc), *want = malloc((size_t)n * n * sizeof *want);
+    CHECK(atn_capture_head_read(cap, 1, 0, NULL, &err) == NULL && err.status == ATN_E_INVALID);
+    CHECK(atn_capture_head(cap, 1, 0, want, &err) == ATN_OK);
+    CHECK(atn_capture_head_read(cap, 1, 0, sc, &err) == sc && memcmp(sc, want, (size_t)n * n * sizeof *sc) == 0);
+    free(sc), free(want);
     o.memory_limit = lazy_b - 1;
     CHECK(atn_run_forward(r, enc, &o, &err) == ATN_E_NOMEM);
     o.memory_limit = full_b;   /* fits: the full capture, as before */
     CHECK(atn_run_forward(r, enc, &o, &err) == ATN_OK);
     cap = atn_run_capture(r);
     CHECK(cap && cap->attn && !cap->attn_on_demand);
+    /* atn_capture_head_read: a full capture's head in place, scratch untouched (and not needed) */
+    CHECK(atn_capture_head_read(cap, 1, 1, NULL, &err) == cap->attn + ((size_t)1 * c->n_heads + 1) * n * n);
+    CHECK(atn_capture_head_read(cap, c->n_layers, 0, NULL, &err) == NULL && err.status == ATN_E_INVALID);
+    CHECK(!atn_capture_has_heads(NULL) && atn_capture_has_heads(cap));
     float out[4];
     CHECK(atn_capture_head(cap, c->n_layers, 0, out, &err) == ATN_E_INVALID);
     CHECK(atn_capture_head(cap, 0, -1, out, &err) == ATN_E_INVALID);

@@ -1,5 +1,7 @@
 /* The model view: every layer × head as a small heatmap, layers down, heads across, with
  * row and column labels; one layout function serves drawing and hit-testing. */
+#include <stdlib.h>
+
 #include "render-private.h"
 
 #include <math.h>
@@ -55,6 +57,24 @@ static void grid_layout_with(rtext *t, const atn_grid_spec *s, double w, double 
         atn_value_range_resolve(&r, s->attn, s->n_layers * s->n_heads * s->n, s->n, 0, s->colormap, &G->vmin,
                                 &G->vmax);
         cb = rt_colorbar_width(t, G->vmin, G->vmax, false) + 3 * gap;
+    } else if (s->shared_range && s->cap && s->n > 0) {
+        /* one head at a time: the largest finite value (|value|) of all is the largest of each's */
+        float *scratch = s->cap->attn ? NULL : malloc((size_t)s->n * s->n * sizeof(float));
+        bool first = true;
+        for (int32_t c = 0; (s->cap->attn || scratch) && c < s->n_layers * s->n_heads; c++) {
+            const float *a = atn_capture_head_read(s->cap, c / s->n_heads, c % s->n_heads, scratch, NULL);
+            double lo, hi;
+            atn_value_range r = {.automatic = true};
+            if (!a)
+                continue;
+            atn_value_range_resolve(&r, a, s->n, s->n, 0, s->colormap, &lo, &hi);
+            G->vmin = first || lo < G->vmin ? lo : G->vmin;
+            G->vmax = first || hi > G->vmax ? hi : G->vmax;
+            first = false;
+        }
+        free(scratch);
+        if (!first)
+            cb = rt_colorbar_width(t, G->vmin, G->vmax, false) + 3 * gap;
     }
     int32_t L = s->n_layers > 0 ? s->n_layers : 1, H = s->n_heads > 0 ? s->n_heads : 1;
     double aw = fmax(1, x1 - x0 - G->row_label_w - cb), ah = fmax(1, y1 - y0 - G->col_label_h);
@@ -136,10 +156,16 @@ void atn_render_model_grid(cairo_t *cr, const atn_grid_spec *s, double w, double
         rt_draw(cr, &t, label, RT_SMALL, sel, G.x0 - gap, G.y0 + l * G.step_y + G.thumb / 2 - sh / 2, 1.0, 0);
     }
     size_t nn = (size_t)s->n * s->n;
-    for (int32_t l = 0; s->attn && s->n > 0 && l < s->n_layers; l++)
+    const atn_capture *cap = s->attn ? NULL : s->cap;
+    float *scratch = cap && !cap->attn && s->n > 0 ? malloc(nn * sizeof(float)) : NULL;
+    for (int32_t l = 0; (s->attn || (cap && (cap->attn || scratch))) && s->n > 0 && l < s->n_layers; l++)
         for (int32_t hh = 0; hh < s->n_heads; hh++) {
             size_t c = (size_t)l * s->n_heads + hh;
-            const float *a = s->attn + c * nn;
+            bool cached = s->thumbs && s->thumbs[c];
+            const float *a = s->attn ? s->attn + c * nn
+                             : cached ? NULL : atn_capture_head_read(cap, l, hh, scratch, NULL);
+            if (!a && !cached)
+                continue;
             cairo_surface_t *img = s->thumbs ? s->thumbs[c] : NULL;
             if (!img) {
                 double lo = G.vmin, hi = G.vmax;
@@ -164,6 +190,7 @@ void atn_render_model_grid(cairo_t *cr, const atn_grid_spec *s, double w, double
                         G.step_x);
             }
         }
+    free(scratch);
     double lw = fmax(1.0, 2.5 * fs);
     if (s->hover_layer >= 0 && s->hover_head >= 0 && s->hover_layer < s->n_layers && s->hover_head < s->n_heads) {
         rt_rgb(cr, t.st.fg, 1.0);

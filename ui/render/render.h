@@ -283,7 +283,10 @@ void atn_render_query_bars_natural_size(const atn_query_bars_spec *spec, double 
 /* ---- model view: all layers × heads as thumbnails -------------------------------- */
 
 typedef struct atn_grid_spec {
-    const float *attn;               /* [L][H][n][n], as atn_capture.attn */
+    const float *attn;               /* [L][H][n][n], as atn_capture.attn, or NULL: */
+    const atn_capture *cap;          /* with attn NULL, the capture whose heads are drawn, each
+                                        read through atn_capture_head_read (heads on demand:
+                                        made one at a time into one [n][n] scratch) */
     int32_t n_layers, n_heads, n;
     const char *title;
     const char *const *head_notes;   /* [L*H] short text under each thumbnail (pattern labels) or NULL */
