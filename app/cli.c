@@ -385,6 +385,22 @@ atn_model *cli_open_model(cli_args *a, atn_error *err) {
             return m;
         name = "worked-example";
     }
+    /* random:SHAPE with --tokens N past the shape's positions: N position rows (the first
+       ones are the shape's, so shorter inputs give the same numbers) */
+    const char *tok = cli_get(a, "tokens");
+    long n = tok ? strtol(tok, NULL, 10) : 0;
+    if (!strncmp(name, ATN_RANDOM_PREFIX, strlen(ATN_RANDOM_PREFIX)) && !strchr(name, '#') && n > 0 &&
+        n <= 1 << 20) {
+        const char *shape = name + strlen(ATN_RANDOM_PREFIX), *at = strchr(shape, '@');
+        char sname[64];
+        snprintf(sname, sizeof sname, "%.*s", (int)(at ? at - shape : (ptrdiff_t)strlen(shape)), shape);
+        atn_config c;
+        if (atn_random_shape_config(sname, &c, NULL) == ATN_OK && n > c.max_positions) {
+            char grown[256];
+            snprintf(grown, sizeof grown, "%s#%ld", name, n);
+            return atn_model_open(grown, cli_progress, NULL, err);
+        }
+    }
     return atn_model_open(name, cli_progress, NULL, err);
 }
 

@@ -63,12 +63,19 @@ static atn_model *open_cached(const char *spec, atn_progress_fn progress, void *
     return m;
 }
 
-/* "random:SHAPE[@SEED]": a model of a shape atn_random_shape_config knows with random
- * weights (seed 1 unless given, as `attnscope bench`), named by what was asked for. */
+/* "random:SHAPE[@SEED][#POSITIONS]": a model of a shape atn_random_shape_config knows with
+ * random weights (seed 1 unless given, as `attnscope bench`; at least POSITIONS position
+ * rows), named by what was asked for. */
 static atn_model *open_random(const char *spec, atn_error *err) {
-    const char *shape = spec + strlen(ATN_RANDOM_PREFIX), *at = strchr(shape, '@');
+    const char *shape = spec + strlen(ATN_RANDOM_PREFIX), *at = strchr(shape, '@'), *hash = strchr(shape, '#');
+    if (at && hash && hash < at) {
+        atn_error_set(err, ATN_E_INVALID, "%s: write random:SHAPE@SEED#POSITIONS (the seed first)", spec);
+        return NULL;
+    }
     uint64_t seed = 1;
-    char *name = strndup(shape, at ? (size_t)(at - shape) : strlen(shape));
+    int32_t positions = 0;
+    const char *name_end = at ? at : hash ? hash : shape + strlen(shape);
+    char *name = strndup(shape, (size_t)(name_end - shape));
     if (!name) {
         atn_error_set(err, ATN_E_NOMEM, "out of memory");
         return NULL;
@@ -77,14 +84,28 @@ static atn_model *open_random(const char *spec, atn_error *err) {
         char *end;
         errno = 0;
         unsigned long long v = strtoull(at + 1, &end, 10);
-        if (!at[1] || *end || errno || at[1] == '-' || at[1] == '+' || at[1] == ' ') {
+        if (!at[1] || (*end && end != hash) || end == at + 1 || errno || at[1] == '-' || at[1] == '+' ||
+            at[1] == ' ') {
             atn_error_set(err, ATN_E_INVALID, "%s: the seed after '@' must be a non-negative integer", spec);
             free(name);
             return NULL;
         }
         seed = (uint64_t)v;
     }
-    atn_model *m = atn_model_new_random_shape(name, seed, err);
+    if (hash) {
+        char *end;
+        errno = 0;
+        long v = strtol(hash + 1, &end, 10);
+        if (!hash[1] || *end || errno || hash[1] == '-' || hash[1] == '+' || hash[1] == ' ' || v < 1 ||
+            v > 1 << 20) {
+            atn_error_set(err, ATN_E_INVALID, "%s: the position count after '#' must be an integer in 1..1048576",
+                          spec);
+            free(name);
+            return NULL;
+        }
+        positions = (int32_t)v;
+    }
+    atn_model *m = atn_model_new_random_shape_positions(name, seed, positions, err);
     free(name);
     if (m) {
         char *copy = strdup(spec);

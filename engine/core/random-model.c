@@ -150,9 +150,15 @@ atn_model *atn_model_new_random(const atn_config *cfg, const char *name, uint64_
  * the BERT tensors first (embeddings E wide), then the projection (ALBERT), so a
  * BERT-layout shape gets exactly atn_model_new_random's weights. */
 atn_model *atn_model_new_random_shape(const char *name, uint64_t seed, atn_error *err) {
+    return atn_model_new_random_shape_positions(name, seed, 0, err);
+}
+
+atn_model *atn_model_new_random_shape_positions(const char *name, uint64_t seed, int32_t positions, atn_error *err) {
     atn_config cfg;
     if (atn_random_shape_config(name, &cfg, err) != ATN_OK)
         return NULL;
+    if (positions > cfg.max_positions)   /* more rows of the same table: the first ones unchanged */
+        cfg.max_positions = positions;
     const shape *s = NULL;
     for (int i = 0; i < N_SHAPES; i++)
         if (strcmp(name, shapes[i].name) == 0)

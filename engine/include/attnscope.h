@@ -201,13 +201,14 @@ typedef bool (*atn_progress_fn)(double fraction, atn_stage stage, void *user_dat
  * ATN_E_UNSUPPORTED (a model_type, dtype or activation it does not know). */
 
 /* Opens a model by path (a toy JSON file or a Hugging Face folder, as
- * atn_model_open_toy_json / atn_model_open_hf), else "random:SHAPE[@SEED]" (a name that is
- * no file: atn_model_new_random_shape's model of that shape, seed 1 unless given, named by
+ * atn_model_open_toy_json / atn_model_open_hf), else "random:SHAPE[@SEED][#POSITIONS]" (a
+ * name that is no file: atn_model_new_random_shape_positions's model of that shape, seed 1
+ * unless given, at least POSITIONS position rows, named by
  * the whole spec; no tokenizer, so it takes ids), else by built-in name
  * (atn_builtin_model_names), else as "org/name[@rev]" from the Hugging Face cache
  * (atn_hf_cache_resolve in hf-cache.h), reporting the ATN_STAGE_READ_CONFIG .. READ_VOCAB
- * and DONE stages to progress (Hugging Face folders only).  An unknown shape or a seed that
- * is not a non-negative integer is ATN_E_INVALID. */
+ * and DONE stages to progress (Hugging Face folders only).  An unknown shape, a seed that
+ * is not a non-negative integer or a position count outside 1..2^20 is ATN_E_INVALID. */
 #define ATN_RANDOM_PREFIX "random:"
 atn_model *atn_model_open(const char *name_or_path, atn_progress_fn progress, void *user_data,
                           atn_error *err);
@@ -1071,6 +1072,11 @@ atn_status atn_random_shape_config(const char *shape, atn_config *cfg, atn_error
  * and beta the two tensors after the layers).  No tokenizer.  Errors as
  * atn_random_shape_config and atn_model_new_random.  The caller owns the model. */
 atn_model *atn_model_new_random_shape(const char *shape, uint64_t seed, atn_error *err);
+/* The same with at least `positions` position rows (0 or fewer than the shape's: the
+ * shape's).  Each tensor is drawn from its own counter, so the extra rows leave every other
+ * number as it was: up to the shape's length the attention is atn_model_new_random_shape's
+ * bit for bit (for inputs longer than the real model allows: GPT-2 at 4,096 tokens). */
+atn_model *atn_model_new_random_shape_positions(const char *shape, uint64_t seed, int32_t positions, atn_error *err);
 
 /* A BERT model (ATN_MODEL_BERT, no tokenizer: encode with atn_model_encode_ids) of the
  * shape cfg (its d_embed and pad_token_id are not used: BERT embeddings), every weight drawn from a counter-based generator so that any tool can

@@ -621,7 +621,8 @@ assert r['capture_bytes'] == 5 * 16 * 128 * 4 - 16 * 16 * 4 and r['attention_byt
   expect_error 2 "has no tokenizer" "$A" run --model random:bert-tiny --text hi -o "$T/x.npy"
   expect_error 2 'unknown model shape "nope"' "$A" run --model random:nope --tokens 3 -o "$T/x.npy"
   expect_error 2 "seed after '@'" "$A" run --model random:gpt2@x --tokens 3 -o "$T/x.npy"
-  expect_error 2 "allows at most 1024" "$A" run --model random:gpt2 --tokens 2000 -o "$T/x.npy"
+  # --tokens past the shape's positions grows them (see on-demand) unless #N fixes the count
+  expect_error 2 "allows at most 1024" "$A" run --model 'random:gpt2#1024' --tokens 2000 -o "$T/x.npy"
   expect_error 2 "tokens must be an integer" "$A" run --model random:gpt2 --tokens 0 -o "$T/x.npy"
   expect_error 2 "without --text, --ids" "$A" run --model random:gpt2 --tokens 3 --ids 1,2 -o "$T/x.npy"
   expect_error 2 "takes no --tokens" "$A" run --model worked-example --tokens 3 -o "$T/x.npy"
@@ -662,6 +663,14 @@ on-demand)
   [ -e "$T/x.npy" ] && fail "6 MB wrote a file"
   "$A" run $M --memory-limit 12X -o "$T/x.npy" 2>"$T/err" && fail "12X accepted"
   grep -q -- "--memory-limit must be a size" "$T/err" || fail "12X message: $(cat "$T/err")"
+  # random:SHAPE#N: N position rows, the shape's first rows unchanged (so the same numbers up
+  # to the shape's length); --tokens past the shape's positions grows them by itself
+  "$A" run --model 'random:bert-tiny#600' --tokens 16 -o "$T/p600.npy" 2>"$T/err" || fail "#600: $(cat "$T/err")"
+  "$A" run --model random:bert-tiny --tokens 16 -o "$T/p512.npy" 2>/dev/null || fail "bert-tiny 16"
+  cmp -s "$T/p600.npy" "$T/p512.npy" || fail "more position rows changed the first 16 tokens' attention"
+  "$A" run --model random:bert-tiny@3 --tokens 600 -o "$T/l.npy" 2>"$T/err" || fail "600 tokens: $(cat "$T/err")"
+  [ "$(stat -c %s "$T/l.npy")" = $((128 + 2 * 2 * 600 * 600 * 4)) ] || fail "600 tokens: size"
+  expect_error 2 "position count after '#'" "$A" run --model 'random:bert-tiny#0' --tokens 3 -o "$T/x.npy"
   ;;
 *)
   fail "unknown case"
