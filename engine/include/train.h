@@ -63,6 +63,8 @@ typedef struct atn_train_options {
     int32_t symbols;              /* the task's alphabet (2..62); modadd's p */
     float mask_prob;              /* masked-LM on text: share of tokens masked */
     const char *text_path;        /* ATN_TASK_TEXT's file (UTF-8), borrowed while the trainer lives */
+    bool attention_only;          /* no MLP: each layer's MLP is one unit wide with weights fixed
+                                     at 0 (saved so: the folder runs the same arithmetic) */
 } atn_train_options;
 
 /* The defaults: decoder, 2 layers, d_model 64, 4 heads, pre-LN, normal 0.02, learned
@@ -130,6 +132,12 @@ atn_status atn_trainer_probe(atn_trainer *t, const int32_t *ids, int32_t n, atn_
 /* The attention of layer's first sequence in the last forward, [heads][n][n] (borrowed,
  * valid until the next compute or probe); NULL for a layer out of range. */
 const float *atn_trainer_attention(const atn_trainer *t, int32_t layer, int32_t *n);
+/* Every head's induction score in the last forward's first sequence (after a probe: the
+ * probe's ids), defined as atn_head_stats.induction is (analysis.h, Olsson et al. 2022):
+ * over the query rows i whose pair (ids[i-1], ids[i]) occurred earlier at (j-1, j),
+ * j + 1 < i, the mean of the attention on those j + 1.  out [layers][heads] (0 where no row
+ * qualifies); returns the number of such rows (0: the sequence repeats nothing). */
+int32_t atn_trainer_induction_scores(const atn_trainer *t, float *out);
 /* Tokens per sequence (the task's layout). */
 int32_t atn_trainer_tokens(const atn_trainer *t);
 /* The vocabulary (token i's text, borrowed) and its size. */

@@ -38,7 +38,7 @@ static void add_tensor(atn_trainer *t, const char *name, bool in_out, int a, int
     x->in_out = in_out;
     const atn_tr_param *p = &t->params[a];
     int64_t out = (int64_t)p->rows * x->nparts;
-    bool vector = p->rows == 1 && a != t->wtt;   /* the token-type table is [1][d] */
+    bool vector = p->rows == 1 && a != t->wtt && !p->matrix;   /* the token-type table is [1][d] */
     if (vector && x->nparts == 1) {
         x->ndim = 1, x->shape[0] = p->cols, x->shape[1] = 1;
     } else if (vector) {   /* fused biases */
@@ -278,8 +278,12 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err) {
         y->wo = add_param(t, "wo", d, d, false), y->bo = add_param(t, "bo", 1, d, false);
         y->ln2_g = ln ? add_param(t, "ln2.g", 1, d, false) : -1;
         y->ln2_b = ln ? add_param(t, "ln2.b", 1, d, false) : -1;
-        y->w1 = add_param(t, "w1", f, d, false), y->b1 = add_param(t, "b1", 1, f, false);
-        y->w2 = add_param(t, "w2", d, f, false), y->b2 = add_param(t, "b2", 1, d, false);
+        /* attention only: an MLP of width 1 whose weights stay 0 (fixed), so it adds nothing
+           and a GPT-2 or BERT folder still holds the model */
+        bool mlp_off = o->attention_only;
+        y->w1 = add_param(t, "w1", f, d, mlp_off), y->b1 = add_param(t, "b1", 1, f, mlp_off);
+        y->w2 = add_param(t, "w2", d, f, mlp_off), y->b2 = add_param(t, "b2", 1, d, mlp_off);
+        t->params[y->w1].matrix = true;
     }
     t->lnf_g = pre ? add_param(t, "ln_f.g", 1, d, false) : -1;
     t->lnf_b = pre ? add_param(t, "ln_f.b", 1, d, false) : -1;
@@ -314,6 +318,8 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err) {
         size_t count = (size_t)p->rows * p->cols;
         if (i == t->wpe && p->fixed)
             init_positions(t, p);
+        else if (p->fixed)
+            continue;   /* an attention-only model's MLP: zeros */
         else if (i == t->wte || i == t->wpe || i == t->wtt)
             init_normal(&r, p->p, count, o->init_std);
         else if (p->rows > 1)

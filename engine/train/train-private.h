@@ -27,6 +27,7 @@ typedef struct atn_tr_param {
     float *p, *g, *m, *v;
     int32_t rows, cols;
     bool fixed;
+    bool matrix;               /* a weight matrix even with one row (an attention-only MLP's w1) */
 } atn_tr_param;
 
 /* A layer's parameters (indexes into atn_trainer.params; -1: absent). */

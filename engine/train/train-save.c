@@ -153,6 +153,7 @@ static void options_json(buf *b, const atn_trainer *t) {
          optim[o->optim], (double)o->lr, (double)o->beta1, (double)o->beta2, (double)o->adam_eps);
     putf(b, "  \"weight_decay\": %.9g,\n  \"momentum\": %.9g,\n  \"warmup\": %d,\n  \"clip\": %.9g,\n",
          (double)o->weight_decay, (double)o->momentum, (int)o->warmup, (double)o->clip);
+    putf(b, "  \"attention_only\": %s,\n", o->attention_only ? "true" : "false");
     putf(b, "  \"batch\": %d,\n  \"steps_done\": %d\n}\n", (int)o->batch, (int)t->steps_done);
 }
 

@@ -179,7 +179,7 @@ atn_trainer *atn_trainer_new(const atn_train_options *o, atn_error *err) {
     d->act = o->decoder ? ATN_ACT_GELU_TANH : ATN_ACT_GELU;
     d->final_norm = d->norm_place == ATN_NORM_PRE;
     d->eps = 1e-5f;
-    d->d = o->d_model, d->f = o->d_ffn ? o->d_ffn : 4 * o->d_model, d->heads = o->heads;
+    d->d = o->d_model, d->f = o->attention_only ? 1 : o->d_ffn ? o->d_ffn : 4 * o->d_model, d->heads = o->heads;
     d->d_head = o->d_model / o->heads;
     t->n = atn_tr_task_tokens(o);
     t->B = o->batch;
@@ -383,6 +383,31 @@ const float *atn_trainer_attention(const atn_trainer *t, int32_t layer, int32_t 
     if (n)
         *n = t->n;
     return t->acts[layer].probs;   /* sequence 0 comes first: [H][n][n] */
+}
+
+int32_t atn_trainer_induction_scores(const atn_trainer *t, float *out) {
+    if (!t || !out)
+        return 0;
+    int32_t n = t->n, H = t->o.heads, L = t->o.layers, rows = 0;
+    const int32_t *ids = t->ids;   /* the first sequence */
+    for (int32_t l = 0; l < L; l++)
+        for (int32_t h = 0; h < H; h++) {
+            const float *p = t->acts[l].probs + (size_t)h * n * n;
+            double sum = 0;
+            int32_t nr = 0;
+            for (int32_t i = 1; i < n; i++) {
+                double w = 0;
+                bool any = false;
+                for (int32_t j = 1; j + 1 < i; j++)
+                    if (ids[j] == ids[i] && ids[j - 1] == ids[i - 1])
+                        w += p[(size_t)i * n + j + 1], any = true;
+                if (any)
+                    sum += w, nr++;
+            }
+            out[l * H + h] = nr ? (float)(sum / nr) : 0.0f;
+            rows = nr;
+        }
+    return rows;
 }
 
 int32_t atn_trainer_tokens(const atn_trainer *t) {

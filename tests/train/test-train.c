@@ -4,6 +4,8 @@
  *  - the saved Hugging Face folder (GPT-2 for a decoder, BERT for an encoder) opens in
  *    attnscope and its forward's attention equals the trainer's on the same ids (an ALiBi
  *    model's with the what-if ALiBi);
+ *    an attention-only model (--attention-only) too, its MLP still 0; each head's induction
+ *    score (atn_trainer_induction_scores) equals the statistics' on the opened model;
  *  - the gradient dump (.npz) holds the batch, the loss and every gradient by HF name.
  * `test-train copy16` (meson test train-copy): the issue's figure, a 2-layer d_model 64
  * decoder copying 16 symbols, >= 99% on fresh batches after 250 steps (about 4 s of CPU). */
@@ -11,6 +13,7 @@
 #include "formats/zip.h"
 #include "core/files.h"
 #include "train.h"
+#include "analysis.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,9 +102,10 @@ static void test_deterministic(void) {
 
 /* Saves after a few steps, opens the folder as any model, runs it on a probe and compares
  * the attention of every layer and head with the trainer's own forward. */
-static void test_opens(bool decoder, atn_train_pos positions, const char *dir) {
+static void test_opens(bool decoder, atn_train_pos positions, bool attention_only, const char *dir) {
     atn_train_options o = small(decoder);
     o.positions = positions;   /* sinusoidal: a fixed table written into wpe; ALiBi: zeros there */
+    o.attention_only = attention_only;   /* an MLP one unit wide, its weights 0 */
     atn_error err = {0};
     atn_trainer *t = atn_trainer_new(&o, &err);
     CHECK(t != NULL);
@@ -144,6 +148,25 @@ static void test_opens(bool decoder, atn_train_pos positions, const char *dir) {
                  positions == ATN_POS_ALIBI ? " alibi" : "", (int)l);
         CHECK_ARRAY_NEAR(what, cap->attn + (size_t)l * o.heads * n * n, mine, (size_t)o.heads * n * n, 2e-6);
     }
+    if (attention_only) {   /* the MLP stayed 0 through training, and the folder says so */
+        float w[64 * 4];
+        CHECK(atn_trainer_tensor_get(t, "transformer.h.1.mlp.c_proj.weight", false, w, (size_t)o.d_model, &err) ==
+              ATN_OK);
+        float mx = 0;
+        for (int32_t i = 0; i < o.d_model; i++)
+            mx = w[i] > mx ? w[i] : -w[i] > mx ? -w[i] : mx;
+        CHECK_MSG(mx == 0, "attention-only c_proj weight reached %g", (double)mx);
+        CHECK(c->d_ffn == 1);
+    }
+    /* each head's induction score, as the trainer says it, is the statistics' (analysis.h) on
+       the opened model's capture: the probe repeats every 6 tokens */
+    float ind[64];
+    CHECK(atn_trainer_induction_scores(t, ind) > 0);
+    atn_stats *stats = NULL;
+    CHECK(cap && atn_stats_compute(cap, &stats, &err) == ATN_OK);
+    for (int32_t k = 0; stats && k < o.layers * o.heads; k++)
+        CHECK_NEAR(ind[k], stats->heads[k].induction, 2e-6);
+    atn_stats_free(stats);
     atn_run_free(run);
     atn_encoding_free(enc);
     atn_model_free(m);
@@ -264,9 +287,10 @@ int main(int argc, char **argv) {
     snprintf(b, sizeof b, "%s/bert", dir);
     snprintf(c, sizeof c, "%s/grads.npz", dir);
     snprintf(d, sizeof d, "%s/alibi", dir);
-    test_opens(true, ATN_POS_SINUSOIDAL, a);
-    test_opens(false, ATN_POS_LEARNED, b);
-    test_opens(true, ATN_POS_ALIBI, d);
+    test_opens(true, ATN_POS_SINUSOIDAL, false, a);
+    test_opens(false, ATN_POS_LEARNED, false, b);
+    test_opens(true, ATN_POS_ALIBI, false, d);
+    test_opens(true, ATN_POS_LEARNED, true, a);
     test_dump(c);
     test_induction_layout();
     test_deterministic();
