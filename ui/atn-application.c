@@ -232,7 +232,7 @@ static void atn_application_init(AtnApplication *self) {
          N_("FILE")},
         {"stats", 0, 0, G_OPTION_ARG_FILENAME, NULL, N_("Show this merged corpus statistics file (attnscope stats "
                                                          "merge) in the Statistics view"), N_("FILE")},
-        {"view", 0, 0, G_OPTION_ARG_STRING, NULL, N_("Start on this view: head, model, similarity, trace, statistics or whatif"),
+        {"view", 0, 0, G_OPTION_ARG_STRING, NULL, N_("Start on this view: head, model, similarity, trace, statistics, whatif or train"),
          N_("VIEW")},
         {"layer", 0, 0, G_OPTION_ARG_INT, NULL, N_("Start on this layer (from 0; default: the clearest head's)"),
          N_("L")},

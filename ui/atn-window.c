@@ -750,7 +750,7 @@ GtkWidget *atn_window_get_close_prompt(AtnWindow *self) {
 /* ---- views ---------------------------------------------------------------------------------------- */
 
 const char *const *atn_window_get_view_names(void) {
-    static const char *const names[] = {"head", "model", "similarity", "trace", "statistics", "whatif", NULL};
+    static const char *const names[] = {"head", "model", "similarity", "trace", "statistics", "whatif", "train", NULL};
     return names;
 }
 
@@ -917,7 +917,7 @@ static void build_presentation_hint(AtnWindow *self) {
     gtk_widget_set_margin_top(GTK_WIDGET(self->hint_revealer), 4);
     gtk_widget_set_can_target(GTK_WIDGET(self->hint_revealer), FALSE);
     /* Translators: shown once over the figure when presentation mode starts */
-    self->hint_label = GTK_LABEL(gtk_label_new(_("Presentation mode · F11 or Esc leaves it · Alt+1…6 change the view · "
+    self->hint_label = GTK_LABEL(gtk_label_new(_("Presentation mode · F11 or Esc leaves it · Alt+1…7 change the view · "
                                                  "the pointer at the top shows the view switcher")));
     gtk_label_set_wrap(self->hint_label, TRUE);
     gtk_label_set_justify(self->hint_label, GTK_JUSTIFY_CENTER);

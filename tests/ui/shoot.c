@@ -12,6 +12,7 @@
  *          opened in place of the model) stats=PATH (a merged statistics file in the Statistics
  *          view) stats-head=L,H stats-colour=S (its grid's head and statistic) example=I (that
  *          example clicked)
+ *          train-control=NAME:VALUE (a Train page knob) train-run (Start, then wait until it ends)
  *          root=PATH (the whole X screen, popovers included, by ImageMagick's import) */
 #include "ui-test-util.h"
 
@@ -108,6 +109,21 @@ int main(int argc, char **argv) {
             else if (GTK_IS_EDITABLE(c))
                 gtk_editable_set_text(GTK_EDITABLE(c), kv[1]);
             settle(300);
+        } else if (!strncmp(a, "train-control=", 14)) {   /* train-control=NAME:VALUE (a Train page knob) */
+            g_auto(GStrv) kv = g_strsplit(a + 14, ":", 2);
+            GtkWidget *c = atn_train_view_get_control(ATN_TRAIN_VIEW(atn_window_get_view_widget(win, "train")), kv[0]);
+            if (GTK_IS_DROP_DOWN(c))
+                gtk_drop_down_set_selected(GTK_DROP_DOWN(c), (guint)atoi(kv[1]));
+            else if (GTK_IS_CHECK_BUTTON(c))
+                gtk_check_button_set_active(GTK_CHECK_BUTTON(c), atoi(kv[1]));
+            else if (GTK_IS_SPIN_BUTTON(c))
+                gtk_spin_button_set_value(GTK_SPIN_BUTTON(c), g_ascii_strtod(kv[1], NULL));
+            settle(100);
+        } else if (!strcmp(a, "train-run")) {   /* Start on the Train page, then wait until it ends */
+            AtnTrainView *tv = ATN_TRAIN_VIEW(atn_window_get_view_widget(win, "train"));
+            g_signal_emit_by_name(atn_train_view_get_control(tv, "start"), "clicked");
+            while (atn_train_view_get_running(tv))
+                settle(100);
         } else if (sscanf(a, "whatif-scroll=%d", &x) == 1) {   /* the page's controls scrolled down x px */
             settle(500);
             GtkWidget *paned = gtk_widget_get_first_child(atn_window_get_view_widget(win, "whatif"));

@@ -181,7 +181,7 @@ static void test_presentation_small(void) {
 
 /* The view switcher: hidden in presentation mode, back with the pointer at the top of the
  * screen (not when it moves over the figure), gone again a while after it leaves; the hint
- * (F11/Esc, Alt+1…6) is shown the first time only. */
+ * (F11/Esc, Alt+1…7) is shown the first time only. */
 static void test_presentation_switcher(void) {
     AtnWindow *win = text_size_window(1920, 1080, 1.0);
     open_and_wait(win, "worked-example");
@@ -195,7 +195,7 @@ static void test_presentation_switcher(void) {
     const char *ht = gtk_label_get_text(GTK_LABEL(gtk_revealer_get_child(hint)));
     g_assert_nonnull(strstr(ht, "F11"));
     g_assert_nonnull(strstr(ht, "Esc"));
-    g_assert_nonnull(strstr(ht, "Alt+1…6"));
+    g_assert_nonnull(strstr(ht, "Alt+1…7"));
 
     pointer_at(win, 900, 600);   /* pointing at the figure */
     pointer_at(win, 950, 640);

@@ -46,6 +46,7 @@
 #include "atn-trace-view-test.h"
 #include "atn-view-switcher-test.h"
 #include "atn-whatif-view-test.h"
+#include "atn-train-view-test.h"
 #include "atn-window-test.h"
 
 #define TIMEOUT_MS 60000

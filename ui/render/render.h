@@ -507,6 +507,31 @@ void atn_render_cost_chart_natural_size(const atn_cost_chart_spec *spec, double 
 /* "1.0 MiB", "4.5 GiB" (binary units), into buf. */
 void atn_render_format_bytes(char *buf, size_t size, double bytes);
 
+/* ---- the training lab's curves (train-curve.c) ---- */
+
+typedef struct atn_train_curve_spec {
+    const float *x;                  /* [n] each point's step (ignored with x_names) */
+    const float *loss;               /* [n] drawn on a log scale; non-positive or NaN: a gap */
+    const float *accuracy;           /* [n] shares 0..1 on the right axis; NULL: no accuracy */
+    const float *loss_sd, *accuracy_sd;   /* [n] error bars (one standard deviation) with
+                                        x_names; NULL: none */
+    int32_t n;
+    float x_max;                     /* the x axis ends here (the steps asked for); 0: the last x */
+    const char *const *x_names;      /* [n] a sweep: one category per point, dots and bars;
+                                        NULL: a curve over x */
+    const char *x_label;             /* NULL: "step" */
+    const char *title;               /* NULL: none */
+    const char *empty_text;          /* said in the plot while n is 0; NULL: nothing */
+    const atn_render_style *style;
+} atn_train_curve_spec;
+
+void atn_train_curve_spec_init(atn_train_curve_spec *spec);
+/* The loss (left axis, powers of ten) and the accuracy (right axis, 0-100 %) in a
+ * width x height box: a curve over the steps, at most one vertex per pixel column (the mean
+ * of the points there), or with x_names a dot per value with its error bar.  Borrowed
+ * arrays, read during the call only. */
+void atn_render_train_curve(cairo_t *cr, const atn_train_curve_spec *spec, double width, double height);
+
 /* ---- token labels (token-label.c) ---- */
 
 /* What every view and figure shows for a token whose vocabulary entry is text and whose

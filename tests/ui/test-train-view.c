@@ -1,0 +1,196 @@
+/* The Train page in a real window: copy trained for a few hundred steps from the page's
+ * buttons (the loss falls, the accuracy rises, the curve and the heads' maps are drawn, the
+ * window answers while it trains), Pause / Resume / Stop, "Open in attnscope" (the saved
+ * folder opens in the session and the Head view shows it), a bad knob said in the status,
+ * and closing the window while it trains (the worker stops and frees its model). */
+#include "ui-test-util.h"
+
+#include "atn-train-view-test.h"
+
+static AtnTrainView *train_view(AtnWindow *win) {
+    return ATN_TRAIN_VIEW(atn_window_get_view_widget(win, "train"));
+}
+static GtkWidget *ctl(AtnWindow *win, const char *name) {
+    GtkWidget *w = atn_train_view_get_control(train_view(win), name);
+    g_assert_nonnull(w);
+    return w;
+}
+static void set_spin(AtnWindow *win, const char *name, double v) {
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(ctl(win, name)), v);
+}
+static void press(AtnWindow *win, const char *name) {
+    GtkWidget *b = ctl(win, name);
+    g_assert_true(gtk_widget_is_sensitive(b));
+    g_signal_emit_by_name(b, "clicked");
+}
+
+static gboolean not_running(gpointer data) {
+    static gint64 said;
+    gint64 now = g_get_monotonic_time();
+    if (now - said > 5000000) {   /* where it is, every 5 s, for a run that takes too long */
+        int steps = 0;
+        float a = 0, b = 0, c = 0;
+        atn_train_view_get_progress(data, 1, &steps, &a, &b, &c);
+        g_test_message("%d steps, loss %.4f", steps, (double)b);
+        said = now;
+    }
+    return !atn_train_view_get_running(data);
+}
+static gboolean no_workers(gpointer data) {
+    (void)data;
+    return atn_train_view_get_live_workers() == 0;
+}
+static gboolean steps_at_least(gpointer data) {
+    AtnTrainView *v = data;
+    int steps = 0;
+    float a, b, c;
+    return atn_train_view_get_progress(v, 1, &steps, &a, &b, &c) && steps >= 30;
+}
+
+static gboolean saved(gpointer data) {
+    return !atn_train_view_get_saving(data) && atn_train_view_get_saved_dir(data);
+}
+
+/* The main loop's longest gap between 10 ms ticks while the worker trains. */
+typedef struct tick_watch {
+    gint64 last, worst;
+    int ticks;
+} tick_watch;
+static gboolean tick(gpointer data) {
+    tick_watch *w = data;
+    gint64 now = g_get_monotonic_time();
+    if (w->last)
+        w->worst = MAX(w->worst, now - w->last);
+    w->last = now;
+    w->ticks++;
+    return G_SOURCE_CONTINUE;
+}
+
+/* Pixels of a widget that differ from its first pixel. */
+static int varied_pixels(GtkWidget *w) {
+    int width, height;
+    g_autoptr(GBytes) px = render_widget(w, &width, &height);
+    gsize size;
+    const guint32 *p = g_bytes_get_data(px, &size);
+    int n = 0;
+    for (gsize i = 0; i < size / 4; i++)
+        n += p[i] != p[0];
+    return n;
+}
+
+static void test_train_copy_and_open(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "demo");
+    show_view(win, "train");
+    AtnTrainView *v = train_view(win);
+    /* the Copy preset is the page's first choice; a few hundred steps */
+    g_assert_cmpint(gtk_drop_down_get_selected(GTK_DROP_DOWN(ctl(win, "preset"))), ==, 1);
+    g_assert_false(gtk_widget_is_sensitive(ctl(win, "open")));
+    set_spin(win, "steps", 300);
+    /* a knob changed by hand makes the preset Custom */
+    g_assert_cmpint(gtk_drop_down_get_selected(GTK_DROP_DOWN(ctl(win, "preset"))), ==, 0);
+    int varied_before = varied_pixels(ctl(win, "heads-map"));
+    tick_watch tw = {0};
+    guint src = g_timeout_add(10, tick, &tw);
+    gint64 t0 = g_get_monotonic_time();
+    press(win, "start");
+    g_assert_true(atn_train_view_get_running(v));
+    g_assert_false(gtk_widget_is_sensitive(ctl(win, "start")));
+    g_assert_true(wait_for(not_running, v));
+    double secs = (double)(g_get_monotonic_time() - t0) / 1e6;
+    g_source_remove(src);
+    int steps = 0;
+    float first, last, acc;
+    g_assert_true(atn_train_view_get_progress(v, 20, &steps, &first, &last, &acc));
+    g_test_message("300 copy steps in %.1f s: loss %.3f -> %.4f, accuracy %.1f %%; %d main-loop ticks, the longest "
+                   "gap %.0f ms",
+                   secs, (double)first, (double)last, 100.0 * acc, tw.ticks, (double)tw.worst / 1000.0);
+    g_assert_cmpint(steps, ==, 300);
+    g_assert_cmpfloat(first, >, 2.0);        /* about ln 15 at the start */
+    g_assert_cmpfloat(last, <, 0.25 * first);
+    g_assert_cmpfloat(acc, >, 0.8);
+    /* the window answered while it trained: ticks kept coming */
+    g_assert_cmpint(tw.ticks, >, (int)(secs * 1000 / 10 / 4));
+    g_assert_cmpint(tw.worst, <, 500000);
+    const char *status = gtk_label_get_text(GTK_LABEL(ctl(win, "status")));
+    g_test_message("status: %s", status);
+    g_assert_nonnull(strstr(status, "300"));
+    /* the curve and the heads' maps are drawn */
+    g_assert_cmpint(varied_pixels(ctl(win, "curve")), >, 1000);
+    g_assert_cmpint(varied_pixels(ctl(win, "heads-map")), >, varied_before + 1000);
+
+    /* Open in attnscope: saved, opened, the Head view shown */
+    const char *root = g_getenv("ATTNSCOPE_TRAINED_DIR");
+    AtnSession *s = atn_window_get_session(win);
+    guint runs = atn_session_get_n_runs(s);
+    press(win, "open");
+    g_assert_true(wait_for(saved, v));
+    const char *dir = atn_train_view_get_saved_dir(v);
+    g_test_message("saved in %s", dir);
+    g_assert_true(g_str_has_prefix(dir, root));
+    model_wait mw = {win, dir, runs};
+    g_assert_true(wait_for(idle_with_result, &mw));
+    g_assert_cmpstr(atn_window_get_view(win), ==, "head");
+    AtnResult *r = atn_session_get_result(s);
+    const atn_capture *cap = atn_result_get_capture(r);
+    g_assert_cmpint(cap->n_layers, ==, 2);
+    g_assert_cmpint(cap->n_heads, ==, 4);
+    g_assert_cmpint(cap->d_model, ==, 32);
+    g_autofree char *config = g_build_filename(dir, "config.json", NULL);
+    g_assert_true(g_file_test(config, G_FILE_TEST_EXISTS));
+
+    /* Pause holds the steps, Resume goes on, Stop ends it keeping the model */
+    show_view(win, "train");
+    set_spin(win, "steps", 100000);
+    press(win, "start");
+    g_assert_true(wait_for(steps_at_least, v));
+    press(win, "pause");
+    settle(150);
+    int a = 0, b = 0;
+    float x, y, z;
+    atn_train_view_get_progress(v, 1, &a, &x, &y, &z);
+    settle(300);
+    atn_train_view_get_progress(v, 1, &b, &x, &y, &z);
+    g_assert_cmpint(a, ==, b);
+    g_assert_cmpstr(gtk_button_get_label(GTK_BUTTON(ctl(win, "pause"))), ==, "Resume");
+    press(win, "pause");
+    settle(300);
+    atn_train_view_get_progress(v, 1, &b, &x, &y, &z);
+    g_assert_cmpint(b, >, a);
+    press(win, "stop");
+    g_assert_true(wait_for(not_running, v));
+    atn_train_view_get_progress(v, 1, &b, &x, &y, &z);
+    g_assert_cmpint(b, <, 100000);
+    g_assert_true(gtk_widget_is_sensitive(ctl(win, "open")));
+    g_assert_nonnull(strstr(gtk_label_get_text(GTK_LABEL(ctl(win, "status"))), "Stopped"));
+
+    /* a bad knob is said, and nothing starts: 3 heads do not divide d_model 64 */
+    set_spin(win, "heads", 3);
+    press(win, "start");
+    g_assert_false(atn_train_view_get_running(v));
+    g_assert_nonnull(strstr(gtk_label_get_text(GTK_LABEL(ctl(win, "status"))), "--heads 3"));
+    set_spin(win, "heads", 4);
+
+    /* closing the window while it trains cancels the run: the worker stops */
+    press(win, "start");
+    g_assert_true(wait_for(steps_at_least, v));
+    g_assert_cmpint(atn_train_view_get_live_workers(), ==, 1);
+    gint64 c0 = g_get_monotonic_time();
+    destroy_window(win);
+    g_assert_true(wait_for(no_workers, NULL));
+    g_test_message("the worker stopped %.0f ms after the window closed", (double)(g_get_monotonic_time() - c0) / 1000.0);
+    g_assert_cmpint((g_get_monotonic_time() - c0), <, 2000000);
+    g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", root);
+    g_assert_cmpint(system(cmd), ==, 0);
+}
+
+int main(int argc, char **argv) {
+    /* where "Open in attnscope" saves (set before any thread starts) */
+    g_autofree char *root = g_dir_make_tmp("atn-train-XXXXXX", NULL);
+    g_setenv("ATTNSCOPE_TRAINED_DIR", root, TRUE);
+    if (!ui_test_init(&argc, &argv))
+        return 0;
+    atn_prefs_keep_in_memory(atn_prefs_get_default());
+    g_test_add_func("/ui/train/copy-and-open", test_train_copy_and_open);
+    return g_test_run();
+}

@@ -1,0 +1,854 @@
+/* The Train page (atn-train-view.h): the knobs, the training worker, the live curves and
+ * attention maps, and "Open in attnscope". */
+#include "atn-train-view.h"
+#include "atn-train-view-test.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+#include <string.h>
+
+#include "atn-figure.h"
+#include "atn-session.h"
+#include "atn-view.h"
+#include "atn-worker.h"
+#include "render.h"
+#include "train.h"
+
+/* ---- what the worker measured, shared with the main thread -------------------------------- */
+
+typedef struct TrainShared {
+    GMutex lock;
+    GArray *x, *loss, *acc;   /* float each, one point per step */
+    int32_t steps_total;
+    double seconds;           /* training time so far (pauses left out) */
+    /* the probe's attention at the last redraw: [layers][heads][n][n], and each head's
+       induction score */
+    float *attn, *induction;
+    int32_t layers, heads, n, attn_step;
+    char *probe_text;         /* the probe's tokens, space-separated */
+    gboolean induction_task;  /* the induction task: the maps say each head's score */
+    gint paused, stop;        /* atomics: set by the main thread */
+} TrainShared;
+
+static void shared_clear(gpointer p) {
+    TrainShared *s = p;
+    g_mutex_clear(&s->lock);
+    g_array_unref(s->x);
+    g_array_unref(s->loss);
+    g_array_unref(s->acc);
+    g_free(s->attn);
+    g_free(s->induction);
+    g_free(s->probe_text);
+}
+
+static TrainShared *shared_new(int32_t steps) {
+    TrainShared *s = g_atomic_rc_box_new0(TrainShared);
+    g_mutex_init(&s->lock);
+    s->x = g_array_sized_new(FALSE, FALSE, sizeof(float), (guint)MIN(steps, 100000));
+    s->loss = g_array_sized_new(FALSE, FALSE, sizeof(float), (guint)MIN(steps, 100000));
+    s->acc = g_array_sized_new(FALSE, FALSE, sizeof(float), (guint)MIN(steps, 100000));
+    s->steps_total = steps;
+    return s;
+}
+static void shared_unref(gpointer p) { g_atomic_rc_box_release_full(p, shared_clear); }
+
+typedef struct TrainJob {
+    atn_train_options o;
+    int32_t every;            /* redraw the attention every this many steps */
+    TrainShared *sh;
+} TrainJob;
+
+static void job_free(gpointer p) {
+    TrainJob *j = p;
+    shared_unref(j->sh);
+    g_free(j);
+}
+
+static gint live_workers;
+
+/* ---- the page ------------------------------------------------------------------------------ */
+
+typedef enum { PRESET_CUSTOM, PRESET_COPY, PRESET_INDUCTION, PRESET_SORT, PRESET_MODADD } train_preset;
+
+struct _AtnTrainView {
+    GtkWidget parent_instance;
+    AtnSession *session;
+    atn_colormap cm;
+    double font_scale;
+    GHashTable *controls;     /* name -> widget (borrowed) */
+    GtkWidget *paned;
+    GtkLabel *status, *probe_label, *note;
+    GtkWidget *curve, *map;
+    GtkWidget *start, *pause, *stop, *open;
+    GCancellable *train_slot, *save_slot;
+    TrainShared *sh;          /* the run shown (NULL before the first) */
+    atn_trainer *trainer;     /* the finished run's model (NULL while training or before) */
+    atn_train_options trained;   /* its options */
+    guint poll;
+    gboolean applying_preset;
+    char *saved_dir;
+    float best_induction;
+};
+
+static void view_iface_init(AtnViewInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE(AtnTrainView, atn_train_view, GTK_TYPE_WIDGET,
+                              G_IMPLEMENT_INTERFACE(ATN_TYPE_VIEW, view_iface_init))
+
+static GtkWidget *control(AtnTrainView *self, const char *name) { return g_hash_table_lookup(self->controls, name); }
+static int spin_int(AtnTrainView *self, const char *name) {
+    return gtk_spin_button_get_value_as_int(GTK_SPIN_BUTTON(control(self, name)));
+}
+static double spin(AtnTrainView *self, const char *name) {
+    return gtk_spin_button_get_value(GTK_SPIN_BUTTON(control(self, name)));
+}
+static guint pick(AtnTrainView *self, const char *name) {
+    return gtk_drop_down_get_selected(GTK_DROP_DOWN(control(self, name)));
+}
+static void set_spin(AtnTrainView *self, const char *name, double v) {
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(control(self, name)), v);
+}
+static void set_pick(AtnTrainView *self, const char *name, guint i) {
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(control(self, name)), i);
+}
+
+/* The options the knobs say. */
+static void read_options(AtnTrainView *self, atn_train_options *o) {
+    atn_train_options_init(o);
+    o->task = (atn_train_task)pick(self, "task");
+    o->decoder = pick(self, "objective") == 0;
+    o->layers = spin_int(self, "layers");
+    o->heads = spin_int(self, "heads");
+    o->d_model = spin_int(self, "d-model");
+    o->d_ffn = gtk_check_button_get_active(GTK_CHECK_BUTTON(control(self, "mlp"))) ? 0 : -1;
+    o->positions = (atn_train_pos)pick(self, "positions");
+    o->attention = pick(self, "attention") == 0 ? ATN_ATTN_FULL : ATN_ATTN_WINDOW;
+    o->window = spin_int(self, "window");
+    o->norm = (atn_train_norm)pick(self, "norm");
+    o->length = spin_int(self, "length");
+    o->symbols = spin_int(self, "symbols");
+    o->optim = pick(self, "optim") == 0 ? ATN_OPTIM_ADAMW : ATN_OPTIM_SGD;
+    o->lr = (float)spin(self, "lr");
+    o->warmup = spin_int(self, "warmup");
+    o->clip = (float)spin(self, "clip");
+    o->batch = spin_int(self, "batch");
+    o->steps = spin_int(self, "steps");
+    o->seed = (uint64_t)spin_int(self, "seed");
+    if (o->optim == ATN_OPTIM_SGD)
+        o->momentum = 0.9f;
+}
+
+/* ---- the worker ---------------------------------------------------------------------------- */
+
+static gpointer train_work(gpointer data, GCancellable *cancellable, GError **error) {
+    TrainJob *job = data;
+    TrainShared *sh = job->sh;
+    g_atomic_int_inc(&live_workers);
+    atn_error err = {0};
+    atn_trainer *t = atn_trainer_new(&job->o, &err);
+    if (!t) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err.message);
+        g_atomic_int_dec_and_test(&live_workers);
+        return NULL;
+    }
+    int32_t n = atn_trainer_tokens(t), L = job->o.layers, H = job->o.heads;
+    int32_t *probe = g_new(int32_t, n);
+    float *attn = g_new(float, (size_t)L * H * n * n), *ind = g_new(float, (size_t)L * H);
+    gint64 t0 = g_get_monotonic_time();
+    double paused_s = 0;
+    atn_train_stats st;
+    atn_status status = ATN_OK;
+    for (int32_t s = 0; s < job->o.steps; s++) {
+        gint64 p0 = g_get_monotonic_time();
+        while (g_atomic_int_get(&sh->paused) && !g_atomic_int_get(&sh->stop) &&
+               !g_cancellable_is_cancelled(cancellable))
+            g_usleep(20000);
+        paused_s += (double)(g_get_monotonic_time() - p0) / 1e6;
+        if (g_cancellable_is_cancelled(cancellable) || g_atomic_int_get(&sh->stop))
+            break;
+        if ((status = atn_trainer_compute(t, &st, &err)) != ATN_OK || (status = atn_trainer_update(t, &st, &err)) != ATN_OK)
+            break;
+        if (s == 0) {   /* the probe: the first batch's first sequence, fixed for the whole run */
+            const int32_t *ids, *labels;
+            int32_t b, nn;
+            atn_trainer_batch(t, &ids, &labels, &b, &nn);
+            memcpy(probe, ids, (size_t)n * sizeof *probe);
+            GString *text = g_string_new(NULL);
+            for (int32_t i = 0; i < n; i++)
+                g_string_append_printf(text, "%s%s", i ? " " : "", atn_trainer_token(t, probe[i]));
+            g_mutex_lock(&sh->lock);
+            sh->probe_text = g_string_free(text, FALSE);
+            g_mutex_unlock(&sh->lock);
+        }
+        float x = (float)(s + 1);
+        g_mutex_lock(&sh->lock);
+        g_array_append_val(sh->x, x);
+        g_array_append_val(sh->loss, st.loss);
+        g_array_append_val(sh->acc, st.accuracy);
+        sh->seconds = (double)(g_get_monotonic_time() - t0) / 1e6 - paused_s;
+        g_mutex_unlock(&sh->lock);
+        if ((s + 1) % job->every == 0 || s + 1 == job->o.steps || s == 0) {
+            if ((status = atn_trainer_probe(t, probe, n, &err)) != ATN_OK)
+                break;
+            for (int32_t l = 0; l < L; l++)
+                memcpy(attn + (size_t)l * H * n * n, atn_trainer_attention(t, l, NULL), (size_t)H * n * n * sizeof(float));
+            atn_trainer_induction_scores(t, ind);
+            g_mutex_lock(&sh->lock);
+            if (!sh->attn) {
+                sh->attn = g_new(float, (size_t)L * H * n * n);
+                sh->induction = g_new(float, (size_t)L * H);
+                sh->layers = L, sh->heads = H, sh->n = n;
+            }
+            memcpy(sh->attn, attn, (size_t)L * H * n * n * sizeof(float));
+            memcpy(sh->induction, ind, (size_t)L * H * sizeof(float));
+            sh->attn_step = s + 1;
+            g_mutex_unlock(&sh->lock);
+        }
+    }
+    g_free(probe);
+    g_free(attn);
+    g_free(ind);
+    if (status != ATN_OK || g_cancellable_is_cancelled(cancellable)) {
+        if (status != ATN_OK)
+            g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err.message);
+        else
+            g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
+        atn_trainer_free(t);
+        g_atomic_int_dec_and_test(&live_workers);
+        return NULL;
+    }
+    g_atomic_int_dec_and_test(&live_workers);
+    return t;
+}
+
+static void update_buttons(AtnTrainView *self) {
+    gboolean running = self->train_slot != NULL, saving = self->save_slot != NULL;
+    gtk_widget_set_sensitive(self->start, !running && !saving);
+    gtk_widget_set_sensitive(self->pause, running);
+    gtk_widget_set_sensitive(self->stop, running);
+    atn_error err = {0};
+    gboolean can_save = self->trainer && atn_train_options_check(&self->trained, true, &err) == ATN_OK;
+    gtk_widget_set_sensitive(self->open, self->trainer && can_save && !saving && self->session);
+    if (self->trainer && !can_save)
+        gtk_widget_set_tooltip_text(self->open, err.message);
+    else
+        gtk_widget_set_tooltip_text(self->open, _("Save the trained model as a Hugging Face folder and show it in the "
+                                                  "other views"));
+    gtk_button_set_label(GTK_BUTTON(self->pause), self->sh && g_atomic_int_get(&self->sh->paused) ? _("Resume")
+                                                                                                  : _("Pause"));
+}
+
+static void update_status(AtnTrainView *self, const char *state) {
+    if (!self->sh)
+        return;
+    g_mutex_lock(&self->sh->lock);
+    guint n = self->sh->x->len;
+    float loss = n ? g_array_index(self->sh->loss, float, n - 1) : NAN;
+    float acc = n ? g_array_index(self->sh->acc, float, n - 1) : NAN;
+    double secs = self->sh->seconds;
+    int32_t total = self->sh->steps_total;
+    g_autofree char *probe = g_strdup(self->sh->probe_text);
+    float best = 0;
+    for (int32_t i = 0; self->sh->induction && i < self->sh->layers * self->sh->heads; i++)
+        best = fmaxf(best, self->sh->induction[i]);
+    g_mutex_unlock(&self->sh->lock);
+    self->best_induction = best;
+    g_autofree char *line = NULL;
+    if (n)
+        line = g_strdup_printf(_("%s · step %u of %d · loss %.4f · accuracy %.1f %% · %.0f steps/s"), state, n, total,
+                               (double)loss, 100.0 * acc, secs > 0 ? n / secs : 0.0);
+    else
+        line = g_strdup_printf("%s", state);
+    gtk_label_set_text(self->status, line);
+    if (probe) {
+        g_autofree char *p = g_strdup_printf(_("Probe: %s"), probe);
+        gtk_label_set_text(self->probe_label, p);
+    }
+}
+
+static gboolean poll_tick(gpointer data) {
+    AtnTrainView *self = data;
+    update_status(self, self->sh && g_atomic_int_get(&self->sh->paused) ? _("Paused") : _("Training"));
+    gtk_widget_queue_draw(self->curve);
+    gtk_widget_queue_draw(self->map);
+    return G_SOURCE_CONTINUE;
+}
+
+static void stop_poll(AtnTrainView *self) {
+    if (self->poll)
+        g_source_remove(self->poll), self->poll = 0;
+}
+
+static void train_done(gpointer owner, gpointer answer, const GError *error, gpointer data) {
+    AtnTrainView *self = owner;
+    TrainJob *job = data;
+    stop_poll(self);
+    if (error) {
+        g_autofree char *msg = g_strdup_printf(_("Training failed: %s"), error->message);
+        gtk_label_set_text(self->status, msg);
+    } else {
+        self->trainer = answer;
+        self->trained = job->o;
+        update_status(self, g_atomic_int_get(&job->sh->stop) ? _("Stopped") : _("Finished"));
+    }
+    gtk_widget_queue_draw(self->curve);
+    gtk_widget_queue_draw(self->map);
+    update_buttons(self);
+}
+
+static void on_start(GtkButton *b, AtnTrainView *self) {
+    (void)b;
+    atn_train_options o;
+    read_options(self, &o);
+    atn_error err = {0};
+    if (atn_train_options_check(&o, false, &err) != ATN_OK) {
+        gtk_label_set_text(self->status, err.message);
+        return;
+    }
+    atn_trainer_free(self->trainer);
+    self->trainer = NULL;
+    if (self->sh)
+        shared_unref(self->sh);
+    self->sh = shared_new(o.steps);
+    self->sh->induction_task = o.task == ATN_TASK_INDUCTION;
+    TrainJob *job = g_new0(TrainJob, 1);
+    job->o = o;
+    job->every = MAX(1, spin_int(self, "every"));
+    job->sh = g_atomic_rc_box_acquire(self->sh);
+    atn_worker_start_fallible(self, &self->train_slot, ATN_WORKER_NICE | ATN_WORKER_TAKE, "train", train_work, job,
+                              job_free, (GDestroyNotify)atn_trainer_free, train_done);
+    gtk_label_set_text(self->status, _("Training"));
+    gtk_label_set_text(self->probe_label, "");
+    self->best_induction = 0;
+    stop_poll(self);
+    self->poll = g_timeout_add(100, poll_tick, self);
+    update_buttons(self);
+}
+
+static void on_pause(GtkButton *b, AtnTrainView *self) {
+    (void)b;
+    if (!self->sh || !self->train_slot)
+        return;
+    g_atomic_int_set(&self->sh->paused, !g_atomic_int_get(&self->sh->paused));
+    update_buttons(self);
+    poll_tick(self);
+}
+
+static void on_stop(GtkButton *b, AtnTrainView *self) {
+    (void)b;
+    if (!self->sh || !self->train_slot)
+        return;
+    g_atomic_int_set(&self->sh->stop, 1);
+    g_atomic_int_set(&self->sh->paused, 0);
+    update_buttons(self);
+}
+
+/* ---- Open in attnscope ----------------------------------------------------------------- */
+
+typedef struct SaveJob {
+    const atn_trainer *t;     /* the page's, kept (Start is off) until done */
+    char *dir;
+} SaveJob;
+
+static void save_job_free(gpointer p) {
+    SaveJob *j = p;
+    g_free(j->dir);
+    g_free(j);
+}
+
+static gpointer save_work(gpointer data, GCancellable *c, GError **error) {
+    (void)c;
+    SaveJob *j = data;
+    atn_error err = {0};
+    if (atn_trainer_save(j->t, j->dir, &err) != ATN_OK) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err.message);
+        return NULL;
+    }
+    return g_strdup(j->dir);
+}
+
+static void save_done(gpointer owner, gpointer answer, const GError *error, gpointer data) {
+    AtnTrainView *self = owner;
+    (void)data;
+    if (error) {
+        g_autofree char *msg = g_strdup_printf(_("Could not save the model: %s"), error->message);
+        gtk_label_set_text(self->status, msg);
+    } else {
+        g_free(self->saved_dir);
+        self->saved_dir = g_strdup(answer);
+        g_autofree char *msg = g_strdup_printf(_("Saved in %s; opening it."), self->saved_dir);
+        gtk_label_set_text(self->status, msg);
+        if (self->session) {
+            atn_session_open_model(self->session, self->saved_dir);
+            gtk_widget_activate_action(GTK_WIDGET(self), "win.view", "s", "head");
+        }
+    }
+    update_buttons(self);
+}
+
+static void on_open(GtkButton *b, AtnTrainView *self) {
+    (void)b;
+    if (!self->trainer || self->save_slot)
+        return;
+    g_autoptr(GDateTime) now = g_date_time_new_now_local();
+    g_autofree char *stamp = g_date_time_format(now, "%Y%m%d-%H%M%S");
+    g_autofree char *name = g_strdup_printf("%s-%s", atn_train_task_name(self->trained.task), stamp);
+    SaveJob *job = g_new0(SaveJob, 1);
+    job->t = self->trainer;
+    const char *root = g_getenv("ATTNSCOPE_TRAINED_DIR");
+    job->dir = root && *root ? g_build_filename(root, name, NULL)
+                             : g_build_filename(g_get_user_data_dir(), "attnscope", "trained", name, NULL);
+    atn_worker_start_fallible(self, &self->save_slot, ATN_WORKER_TAKE, NULL, save_work, job, save_job_free, g_free,
+                              save_done);
+    update_buttons(self);
+}
+
+/* ---- drawing ------------------------------------------------------------------------------ */
+
+static void draw_curve(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data) {
+    AtnTrainView *self = data;
+    atn_render_style st;
+    atn_render_style_for_widget(GTK_WIDGET(area), self->font_scale, &st);
+    atn_train_curve_spec spec;
+    atn_train_curve_spec_init(&spec);
+    spec.style = &st;
+    spec.title = _("Loss and accuracy");
+    spec.empty_text = _("Pick a task and press Start: the loss and accuracy are drawn here as the model learns.");
+    if (!self->sh) {
+        atn_render_train_curve(cr, &spec, width, height);
+        return;
+    }
+    g_mutex_lock(&self->sh->lock);
+    spec.x = (const float *)(void *)self->sh->x->data;
+    spec.loss = (const float *)(void *)self->sh->loss->data;
+    spec.accuracy = (const float *)(void *)self->sh->acc->data;
+    spec.n = (int32_t)self->sh->x->len;
+    spec.x_max = (float)self->sh->steps_total;
+    atn_render_train_curve(cr, &spec, width, height);
+    g_mutex_unlock(&self->sh->lock);
+}
+
+/* Every head's map on the probe: layers as rows, heads as columns, each titled with its
+ * induction score. */
+static void draw_map(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data) {
+    AtnTrainView *self = data;
+    if (!self->sh)
+        return;
+    atn_render_style st;
+    atn_render_style_for_widget(GTK_WIDGET(area), self->font_scale, &st);
+    g_mutex_lock(&self->sh->lock);
+    int32_t L = self->sh->layers, H = self->sh->heads, n = self->sh->n;
+    if (!self->sh->attn || L < 1 || H < 1) {
+        g_mutex_unlock(&self->sh->lock);
+        return;
+    }
+    PangoLayout *lay = gtk_widget_create_pango_layout(GTK_WIDGET(area), NULL);
+    PangoFontDescription *fd = pango_font_description_new();
+    pango_font_description_set_size(fd, (int)(9 * self->font_scale * PANGO_SCALE));
+    pango_layout_set_font_description(lay, fd);
+    pango_font_description_free(fd);
+    int lh;
+    pango_layout_set_text(lay, "Lg", -1);
+    pango_layout_get_pixel_size(lay, NULL, &lh);
+    g_autofree char *head =
+        self->sh->induction_task
+            ? g_strdup_printf(_("Attention on the probe at step %d; after each head its induction score"),
+                              self->sh->attn_step)
+            : g_strdup_printf(_("Attention on the probe at step %d"), self->sh->attn_step);
+    cairo_set_source_rgb(cr, st.fg[0], st.fg[1], st.fg[2]);
+    pango_layout_set_text(lay, head, -1);
+    cairo_move_to(cr, 4, 0);
+    pango_cairo_show_layout(cr, lay);
+    double top = lh + 6, gap = 6;
+    double cell_w = (width - 8 - gap * (H - 1)) / H, cell_h = (height - top - L * (lh + 2) - gap * (L - 1)) / L;
+    double side = fmin(cell_w, cell_h);
+    if (side >= 8) {
+        for (int32_t l = 0; l < L; l++)
+            for (int32_t h = 0; h < H; h++) {
+                double x = 4 + h * (side + gap), y = top + l * (side + lh + 2 + gap);
+                const float *m = self->sh->attn + ((size_t)l * H + h) * n * n;
+                g_autofree char *label =
+                    self->sh->induction_task
+                        ? g_strdup_printf(_("L%d H%d · %.2f"), l, h, (double)self->sh->induction[l * H + h])
+                        : g_strdup_printf(_("L%d H%d"), l, h);
+                cairo_set_source_rgb(cr, st.fg[0], st.fg[1], st.fg[2]);
+                pango_layout_set_text(lay, label, -1);
+                pango_layout_set_width(lay, (int)(side * PANGO_SCALE));
+                pango_layout_set_ellipsize(lay, PANGO_ELLIPSIZE_END);
+                cairo_move_to(cr, x, y);
+                pango_cairo_show_layout(cr, lay);
+                cairo_surface_t *img = atn_render_matrix_surface(m, n, n, 0, self->cm, 0.0, 1.0, NULL);
+                if (img) {
+                    cairo_save(cr);
+                    cairo_translate(cr, x, y + lh + 2);
+                    cairo_scale(cr, side / n, side / n);
+                    cairo_set_source_surface(cr, img, 0, 0);
+                    cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
+                    cairo_rectangle(cr, 0, 0, n, n);
+                    cairo_fill(cr);
+                    cairo_restore(cr);
+                    cairo_surface_destroy(img);
+                }
+            }
+    }
+    g_mutex_unlock(&self->sh->lock);
+    g_object_unref(lay);
+}
+
+/* ---- the knobs ------------------------------------------------------------------------- */
+
+/* The induction-head recipe (docs/training.md): a 2-layer attention-only decoder on
+ * repeated random runs, learned positions. */
+static void apply_preset(AtnTrainView *self, train_preset p) {
+    if (p == PRESET_CUSTOM)
+        return;
+    self->applying_preset = TRUE;
+    set_pick(self, "objective", 0);
+    set_pick(self, "positions", ATN_POS_LEARNED);
+    set_pick(self, "attention", 0);
+    set_pick(self, "norm", ATN_TRAIN_PRE_LN);
+    set_pick(self, "optim", 0);
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(control(self, "mlp")), TRUE);
+    set_spin(self, "warmup", 0);
+    set_spin(self, "clip", 1);
+    set_spin(self, "batch", 32);
+    set_spin(self, "seed", 1);
+    switch (p) {
+    case PRESET_COPY:
+        set_pick(self, "task", ATN_TASK_COPY);
+        set_spin(self, "layers", 2), set_spin(self, "heads", 4), set_spin(self, "d-model", 32);
+        set_spin(self, "length", 16), set_spin(self, "symbols", 10), set_spin(self, "batch", 16);
+        set_spin(self, "lr", 0.003), set_spin(self, "steps", 400), set_spin(self, "every", 20);
+        break;
+    case PRESET_INDUCTION:
+        set_pick(self, "task", ATN_TASK_INDUCTION);
+        gtk_check_button_set_active(GTK_CHECK_BUTTON(control(self, "mlp")), FALSE);
+        set_spin(self, "layers", 2), set_spin(self, "heads", 4), set_spin(self, "d-model", 64);
+        set_spin(self, "length", 16), set_spin(self, "symbols", 62);
+        set_spin(self, "lr", 0.003), set_spin(self, "steps", 3000), set_spin(self, "every", 50);
+        break;
+    case PRESET_SORT:
+        set_pick(self, "task", ATN_TASK_SORT);
+        set_spin(self, "layers", 2), set_spin(self, "heads", 4), set_spin(self, "d-model", 64);
+        set_spin(self, "length", 8), set_spin(self, "symbols", 10);
+        set_spin(self, "lr", 0.001), set_spin(self, "steps", 1500), set_spin(self, "every", 50);
+        break;
+    case PRESET_MODADD:
+        set_pick(self, "task", ATN_TASK_MODADD);
+        set_spin(self, "layers", 1), set_spin(self, "heads", 4), set_spin(self, "d-model", 64);
+        set_spin(self, "length", 2), set_spin(self, "symbols", 23);
+        set_spin(self, "lr", 0.003), set_spin(self, "steps", 3000), set_spin(self, "every", 100);
+        break;
+    default: break;
+    }
+    self->applying_preset = FALSE;
+}
+
+static void on_preset(GObject *dd, GParamSpec *ps, AtnTrainView *self) {
+    (void)ps;
+    apply_preset(self, (train_preset)gtk_drop_down_get_selected(GTK_DROP_DOWN(dd)));
+}
+
+/* A knob changed by hand: the preset says Custom. */
+static void on_knob(GObject *w, GParamSpec *ps, AtnTrainView *self) {
+    (void)w, (void)ps;
+    if (!self->applying_preset)
+        gtk_drop_down_set_selected(GTK_DROP_DOWN(control(self, "preset")), PRESET_CUSTOM);
+}
+
+static GtkWidget *add_row(AtnTrainView *self, GtkGrid *grid, int *row, const char *label, const char *name,
+                          GtkWidget *w) {
+    GtkWidget *l = gtk_label_new_with_mnemonic(label);
+    gtk_label_set_xalign(GTK_LABEL(l), 0);
+    gtk_label_set_wrap(GTK_LABEL(l), TRUE);
+    gtk_label_set_mnemonic_widget(GTK_LABEL(l), w);
+    gtk_widget_set_hexpand(w, TRUE);
+    gtk_grid_attach(grid, l, 0, *row, 1, 1);
+    gtk_grid_attach(grid, w, 1, *row, 1, 1);
+    (*row)++;
+    g_hash_table_insert(self->controls, (gpointer)name, w);
+    if (strcmp(name, "preset")) {
+        if (GTK_IS_DROP_DOWN(w))
+            g_signal_connect(w, "notify::selected", G_CALLBACK(on_knob), self);
+        else if (GTK_IS_SPIN_BUTTON(w))
+            g_signal_connect(w, "notify::value", G_CALLBACK(on_knob), self);
+        else if (GTK_IS_CHECK_BUTTON(w))
+            g_signal_connect(w, "notify::active", G_CALLBACK(on_knob), self);
+    }
+    return w;
+}
+
+static GtkWidget *dropdown(const char *const *items, guint selected) {
+    GtkWidget *d = gtk_drop_down_new_from_strings(items);
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(d), selected);
+    return d;
+}
+
+static GtkWidget *spinner(double lo, double hi, double step, int digits, double value) {
+    GtkWidget *s = gtk_spin_button_new_with_range(lo, hi, step);
+    gtk_spin_button_set_digits(GTK_SPIN_BUTTON(s), (guint)digits);
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(s), value);
+    return s;
+}
+
+static GtkWidget *section(GtkBox *box, const char *title) {
+    GtkWidget *l = gtk_label_new(title);
+    gtk_label_set_xalign(GTK_LABEL(l), 0);
+    gtk_widget_add_css_class(l, "heading");
+    gtk_widget_set_margin_top(l, 6);
+    gtk_box_append(box, l);
+    GtkWidget *g = gtk_grid_new();
+    gtk_grid_set_row_spacing(GTK_GRID(g), 4);
+    gtk_grid_set_column_spacing(GTK_GRID(g), 8);
+    gtk_box_append(box, g);
+    return g;
+}
+
+static GtkWidget *build_knobs(AtnTrainView *self) {
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 4);
+    gtk_widget_set_margin_start(box, 10);
+    gtk_widget_set_margin_end(box, 10);
+    gtk_widget_set_margin_top(box, 6);
+    gtk_widget_set_margin_bottom(box, 10);
+    int row = 0;
+    const char *presets[] = {_("Custom"), _("Copy, quick"), _("Induction head"), _("Sort"), _("Modular addition"), NULL};
+    const char *tasks[] = {_("copy"), _("reverse"), _("sort"), _("induction"), _("brackets"), _("modular addition"),
+                           _("text"), NULL};
+    const char *objectives[] = {_("next token (decoder)"), _("masked (encoder)"), NULL};
+    const char *positions[] = {_("learned"), _("sinusoidal"), _("none"), _("ALiBi"), _("rotary"), NULL};
+    const char *attention[] = {_("full (causal in a decoder)"), _("sliding window"), NULL};
+    const char *norms[] = {_("post-LN"), _("pre-LN"), _("none"), NULL};
+    const char *optims[] = {_("AdamW"), _("SGD with momentum"), NULL};
+
+    GtkGrid *g = GTK_GRID(section(GTK_BOX(box), _("Task")));
+    add_row(self, g, &row, _("_Preset"), "preset", dropdown(presets, PRESET_COPY));
+    add_row(self, g, &row, _("_Task"), "task", dropdown(tasks, ATN_TASK_COPY));
+    add_row(self, g, &row, _("_Length"), "length", spinner(2, 64, 1, 0, 16));
+    add_row(self, g, &row, _("S_ymbols"), "symbols", spinner(2, 62, 1, 0, 10));
+    row = 0;
+    g = GTK_GRID(section(GTK_BOX(box), _("Model")));
+    add_row(self, g, &row, _("_Objective"), "objective", dropdown(objectives, 0));
+    add_row(self, g, &row, _("La_yers"), "layers", spinner(1, 4, 1, 0, 2));
+    add_row(self, g, &row, _("_Heads"), "heads", spinner(1, 16, 1, 0, 4));
+    add_row(self, g, &row, _("_d__model"), "d-model", spinner(8, 256, 8, 0, 64));
+    GtkWidget *mlp = gtk_check_button_new_with_mnemonic(_("_MLP in each layer"));
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(mlp), TRUE);
+    add_row(self, g, &row, "", "mlp", mlp);
+    add_row(self, g, &row, _("Po_sitions"), "positions", dropdown(positions, ATN_POS_LEARNED));
+    add_row(self, g, &row, _("_Attention"), "attention", dropdown(attention, 0));
+    add_row(self, g, &row, _("_Window"), "window", spinner(0, 64, 1, 0, 4));
+    add_row(self, g, &row, _("_LayerNorm"), "norm", dropdown(norms, ATN_TRAIN_PRE_LN));
+    row = 0;
+    g = GTK_GRID(section(GTK_BOX(box), _("Optimiser")));
+    add_row(self, g, &row, _("Opt_imiser"), "optim", dropdown(optims, 0));
+    add_row(self, g, &row, _("Learning _rate"), "lr", spinner(0.0001, 1, 0.0001, 4, 0.001));
+    add_row(self, g, &row, _("Wa_rm-up steps"), "warmup", spinner(0, 10000, 10, 0, 0));
+    add_row(self, g, &row, _("_Clip gradient norm"), "clip", spinner(0, 100, 0.5, 1, 1));
+    add_row(self, g, &row, _("_Batch"), "batch", spinner(1, 64, 1, 0, 32));
+    add_row(self, g, &row, _("S_teps"), "steps", spinner(1, 100000, 100, 0, 400));
+    add_row(self, g, &row, _("S_eed"), "seed", spinner(0, 1e9, 1, 0, 1));
+    add_row(self, g, &row, _("Redraw attention every"), "every", spinner(1, 1000, 5, 0, 20));
+
+    GtkWidget *buttons = gtk_flow_box_new();
+    gtk_flow_box_set_selection_mode(GTK_FLOW_BOX(buttons), GTK_SELECTION_NONE);
+    gtk_flow_box_set_max_children_per_line(GTK_FLOW_BOX(buttons), 3);
+    gtk_flow_box_set_homogeneous(GTK_FLOW_BOX(buttons), TRUE);
+    gtk_widget_set_margin_top(buttons, 8);
+    self->start = gtk_button_new_with_mnemonic(_("_Start"));
+    gtk_widget_add_css_class(self->start, "suggested-action");
+    self->pause = gtk_button_new_with_label(_("Pause"));
+    self->stop = gtk_button_new_with_label(_("Stop"));
+    gtk_flow_box_append(GTK_FLOW_BOX(buttons), self->start);
+    gtk_flow_box_append(GTK_FLOW_BOX(buttons), self->pause);
+    gtk_flow_box_append(GTK_FLOW_BOX(buttons), self->stop);
+    gtk_box_append(GTK_BOX(box), buttons);
+    self->open = gtk_button_new_with_mnemonic(_("_Open in attnscope"));
+    gtk_box_append(GTK_BOX(box), self->open);
+    g_hash_table_insert(self->controls, (gpointer) "start", self->start);
+    g_hash_table_insert(self->controls, (gpointer) "pause", self->pause);
+    g_hash_table_insert(self->controls, (gpointer) "stop", self->stop);
+    g_hash_table_insert(self->controls, (gpointer) "open", self->open);
+    g_signal_connect(self->start, "clicked", G_CALLBACK(on_start), self);
+    g_signal_connect(self->pause, "clicked", G_CALLBACK(on_pause), self);
+    g_signal_connect(self->stop, "clicked", G_CALLBACK(on_stop), self);
+    g_signal_connect(self->open, "clicked", G_CALLBACK(on_open), self);
+    g_signal_connect(control(self, "preset"), "notify::selected", G_CALLBACK(on_preset), self);
+    apply_preset(self, PRESET_COPY);
+
+    GtkWidget *scroll = gtk_scrolled_window_new();
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroll), box);
+    gtk_scrolled_window_set_propagate_natural_width(GTK_SCROLLED_WINDOW(scroll), TRUE);
+    return scroll;
+}
+
+/* ---- the widget ---------------------------------------------------------------------------- */
+
+static void atn_train_view_init(AtnTrainView *self) {
+    self->cm = ATN_CMAP_VIRIDIS;
+    self->font_scale = 1.0;
+    self->controls = g_hash_table_new(g_str_hash, g_str_equal);
+    GtkWidget *knobs = build_knobs(self);
+    GtkWidget *right = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
+    gtk_widget_set_margin_start(right, 6);
+    gtk_widget_set_margin_end(right, 10);
+    gtk_widget_set_margin_top(right, 6);
+    gtk_widget_set_margin_bottom(right, 6);
+    self->status = GTK_LABEL(gtk_label_new(_("Not trained yet.")));
+    gtk_label_set_xalign(self->status, 0);
+    gtk_label_set_wrap(self->status, TRUE);
+    gtk_box_append(GTK_BOX(right), GTK_WIDGET(self->status));
+    self->curve = gtk_drawing_area_new();
+    gtk_widget_set_vexpand(self->curve, TRUE);
+    gtk_widget_set_hexpand(self->curve, TRUE);
+    gtk_widget_set_size_request(self->curve, 200, 160);
+    gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(self->curve), draw_curve, self, NULL);
+    gtk_box_append(GTK_BOX(right), self->curve);
+    self->map = gtk_drawing_area_new();
+    gtk_widget_set_vexpand(self->map, TRUE);
+    gtk_widget_set_size_request(self->map, 200, 160);
+    gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(self->map), draw_map, self, NULL);
+    gtk_box_append(GTK_BOX(right), self->map);
+    self->probe_label = GTK_LABEL(gtk_label_new(""));
+    gtk_label_set_xalign(self->probe_label, 0);
+    gtk_label_set_wrap(self->probe_label, TRUE);
+    gtk_label_set_wrap_mode(self->probe_label, PANGO_WRAP_WORD_CHAR);
+    gtk_widget_add_css_class(GTK_WIDGET(self->probe_label), "dim-label");
+    gtk_box_append(GTK_BOX(right), GTK_WIDGET(self->probe_label));
+    g_hash_table_insert(self->controls, (gpointer) "status", self->status);
+    g_hash_table_insert(self->controls, (gpointer) "curve", self->curve);
+    g_hash_table_insert(self->controls, (gpointer) "heads-map", self->map);
+
+    self->paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
+    gtk_paned_set_start_child(GTK_PANED(self->paned), knobs);
+    gtk_paned_set_end_child(GTK_PANED(self->paned), right);
+    gtk_paned_set_resize_start_child(GTK_PANED(self->paned), FALSE);
+    gtk_paned_set_shrink_start_child(GTK_PANED(self->paned), FALSE);
+    gtk_paned_set_shrink_end_child(GTK_PANED(self->paned), FALSE);
+    gtk_widget_set_parent(self->paned, GTK_WIDGET(self));
+    update_buttons(self);
+}
+
+/* Stops the run for good: its answer will be dropped and the worker frees its model at its
+ * next step. */
+static void cancel_all(AtnTrainView *self) {
+    if (self->sh) {
+        g_atomic_int_set(&self->sh->stop, 1);
+        g_atomic_int_set(&self->sh->paused, 0);
+    }
+    atn_worker_cancel(&self->train_slot);
+    atn_worker_cancel(&self->save_slot);
+    stop_poll(self);
+}
+
+static void atn_train_view_unroot(GtkWidget *w) {
+    cancel_all(ATN_TRAIN_VIEW(w));
+    GTK_WIDGET_CLASS(atn_train_view_parent_class)->unroot(w);
+}
+
+static void atn_train_view_dispose(GObject *object) {
+    AtnTrainView *self = ATN_TRAIN_VIEW(object);
+    cancel_all(self);
+    g_clear_pointer(&self->paned, gtk_widget_unparent);
+    g_clear_object(&self->session);
+    G_OBJECT_CLASS(atn_train_view_parent_class)->dispose(object);
+}
+
+static void atn_train_view_finalize(GObject *object) {
+    AtnTrainView *self = ATN_TRAIN_VIEW(object);
+    atn_trainer_free(self->trainer);
+    if (self->sh)
+        shared_unref(self->sh);
+    g_hash_table_unref(self->controls);
+    g_free(self->saved_dir);
+    G_OBJECT_CLASS(atn_train_view_parent_class)->finalize(object);
+}
+
+static void atn_train_view_class_init(AtnTrainViewClass *klass) {
+    G_OBJECT_CLASS(klass)->dispose = atn_train_view_dispose;
+    G_OBJECT_CLASS(klass)->finalize = atn_train_view_finalize;
+    GTK_WIDGET_CLASS(klass)->unroot = atn_train_view_unroot;
+    gtk_widget_class_set_layout_manager_type(GTK_WIDGET_CLASS(klass), GTK_TYPE_BIN_LAYOUT);
+}
+
+GtkWidget *atn_train_view_new(void) { return g_object_new(ATN_TYPE_TRAIN_VIEW, NULL); }
+
+static void view_set_session(AtnView *view, AtnSession *session) {
+    AtnTrainView *self = ATN_TRAIN_VIEW(view);
+    g_set_object(&self->session, session);
+    update_buttons(self);
+}
+static void view_set_colormap(AtnView *view, atn_colormap cm) {
+    AtnTrainView *self = ATN_TRAIN_VIEW(view);
+    self->cm = cm;
+    gtk_widget_queue_draw(self->map);
+}
+static void view_set_font_scale(AtnView *view, double scale) {
+    AtnTrainView *self = ATN_TRAIN_VIEW(view);
+    self->font_scale = scale;
+    gtk_widget_queue_draw(self->curve);
+    gtk_widget_queue_draw(self->map);
+}
+static AtnViewExport view_get_export(AtnView *view) {
+    (void)view;
+    return ATN_VIEW_EXPORT_NONE;
+}
+
+ATN_VIEW_REGISTER(atn_train_view)
+
+static void view_iface_init(AtnViewInterface *iface) {
+    iface->set_session = view_set_session;
+    iface->set_colormap = view_set_colormap;
+    iface->set_font_scale = view_set_font_scale;
+    iface->get_export = view_get_export;
+}
+
+/* ---- for the tests -------------------------------------------------------------------------- */
+
+GtkWidget *atn_train_view_get_control(AtnTrainView *self, const char *name) {
+    g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), NULL);
+    return control(self, name);
+}
+
+gboolean atn_train_view_get_running(AtnTrainView *self) {
+    g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), FALSE);
+    return self->train_slot != NULL;
+}
+
+static float mean_of(GArray *a, guint from, guint to) {
+    double s = 0;
+    for (guint i = from; i < to; i++)
+        s += g_array_index(a, float, i);
+    return to > from ? (float)(s / (to - from)) : NAN;
+}
+
+gboolean atn_train_view_get_progress(AtnTrainView *self, int window, int *steps, float *first_loss,
+                                     float *last_loss, float *last_accuracy) {
+    g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), FALSE);
+    if (!self->sh)
+        return FALSE;
+    g_mutex_lock(&self->sh->lock);
+    guint n = self->sh->x->len, w = (guint)MAX(1, window);
+    if (n) {
+        *steps = (int)n;
+        *first_loss = mean_of(self->sh->loss, 0, MIN(w, n));
+        *last_loss = mean_of(self->sh->loss, n > w ? n - w : 0, n);
+        *last_accuracy = mean_of(self->sh->acc, n > w ? n - w : 0, n);
+    }
+    g_mutex_unlock(&self->sh->lock);
+    return n > 0;
+}
+
+float atn_train_view_get_best_induction(AtnTrainView *self) {
+    g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), 0);
+    return self->best_induction;
+}
+const char *atn_train_view_get_saved_dir(AtnTrainView *self) {
+    g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), NULL);
+    return self->saved_dir;
+}
+gboolean atn_train_view_get_saving(AtnTrainView *self) {
+    g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), FALSE);
+    return self->save_slot != NULL;
+}
+int atn_train_view_get_live_workers(void) { return g_atomic_int_get(&live_workers); }
