@@ -120,7 +120,7 @@ static void read_options(AtnTrainView *self, atn_train_options *o) {
     o->layers = spin_int(self, "layers");
     o->heads = spin_int(self, "heads");
     o->d_model = spin_int(self, "d-model");
-    o->d_ffn = gtk_check_button_get_active(GTK_CHECK_BUTTON(control(self, "mlp"))) ? 0 : -1;
+    o->attention_only = !gtk_check_button_get_active(GTK_CHECK_BUTTON(control(self, "mlp")));
     o->positions = (atn_train_pos)pick(self, "positions");
     o->attention = pick(self, "attention") == 0 ? ATN_ATTN_FULL : ATN_ATTN_WINDOW;
     o->window = spin_int(self, "window");
@@ -520,13 +520,18 @@ static void apply_preset(AtnTrainView *self, train_preset p) {
         set_spin(self, "length", 16), set_spin(self, "symbols", 10), set_spin(self, "batch", 16);
         set_spin(self, "lr", 0.003), set_spin(self, "steps", 400), set_spin(self, "every", 20);
         break;
-    case PRESET_INDUCTION:
-        set_pick(self, "task", ATN_TASK_INDUCTION);
-        gtk_check_button_set_active(GTK_CHECK_BUTTON(control(self, "mlp")), FALSE);
-        set_spin(self, "layers", 2), set_spin(self, "heads", 4), set_spin(self, "d-model", 64);
-        set_spin(self, "length", 16), set_spin(self, "symbols", 62);
-        set_spin(self, "lr", 0.003), set_spin(self, "steps", 3000), set_spin(self, "every", 50);
+    case PRESET_INDUCTION: {   /* the engine's recipe (atn_train_options_induction) */
+        atn_train_options o;
+        atn_train_options_induction(&o);
+        set_pick(self, "task", o.task);
+        gtk_check_button_set_active(GTK_CHECK_BUTTON(control(self, "mlp")), !o.attention_only);
+        set_pick(self, "positions", o.positions);
+        set_spin(self, "layers", o.layers), set_spin(self, "heads", o.heads), set_spin(self, "d-model", o.d_model);
+        set_spin(self, "length", o.length), set_spin(self, "symbols", o.symbols), set_spin(self, "batch", o.batch);
+        set_spin(self, "lr", o.lr), set_spin(self, "steps", o.steps), set_spin(self, "warmup", o.warmup);
+        set_spin(self, "seed", (double)o.seed), set_spin(self, "every", 100);
         break;
+    }
     case PRESET_SORT:
         set_pick(self, "task", ATN_TASK_SORT);
         set_spin(self, "layers", 2), set_spin(self, "heads", 4), set_spin(self, "d-model", 64);

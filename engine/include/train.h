@@ -72,6 +72,12 @@ typedef struct atn_train_options {
  * batch 32, 1000 steps, copy of length 16 over 10 symbols, seed 1, no dropout. */
 void atn_train_options_init(atn_train_options *o);
 
+/* The induction-head recipe (docs/training.md): the defaults changed to a 2-layer
+ * attention-only decoder on the induction task with the steps, learning rate and sizes that
+ * form an induction head (score >= 0.5 on held-out repeated runs) in about a minute on two
+ * cores. */
+void atn_train_options_induction(atn_train_options *o);
+
 /* "copy", "reverse", ... and back (-1 for an unknown name). */
 const char *atn_train_task_name(atn_train_task t);
 int atn_train_task_parse(const char *name);

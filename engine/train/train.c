@@ -77,6 +77,15 @@ void atn_train_options_init(atn_train_options *o) {
     o->mask_prob = 0.15f;
 }
 
+void atn_train_options_induction(atn_train_options *o) {
+    atn_train_options_init(o);
+    o->task = ATN_TASK_INDUCTION;
+    o->attention_only = true;
+    o->layers = 2, o->heads = 4, o->d_model = 64;
+    o->length = 12, o->symbols = 62;
+    o->lr = 1e-3f, o->batch = 32, o->steps = 3000;
+}
+
 atn_status atn_train_options_check(const atn_train_options *o, bool for_saving, atn_error *err) {
     if (o->layers < 1 || o->layers > 12)
         return atn_error_set(err, ATN_E_INVALID, "--layers %d: between 1 and 12", (int)o->layers);
