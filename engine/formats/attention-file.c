@@ -235,7 +235,7 @@ static atn_status open_npz(atn_attn_file *f, void *map, size_t len, atn_error *e
         return st;
     }
     f->container = "npz";
-    return atn_st_adopt(f->path, ts, used, names, map, len, NULL, 0, &f->st, err);
+    return atn_st_adopt(f->path, ts, used, names, map, len, NULL, &f->st, err);
 }
 
 /* A lone .npy is the attention; its tokens (and any other metadata) come from tokens.json
@@ -258,7 +258,7 @@ static atn_status open_npy(atn_attn_file *f, void *map, size_t len, atn_error *e
     *t = a.t;
     t->name = name;
     f->container = "npy";
-    if ((st = atn_st_adopt(f->path, t, 1, name, map, len, NULL, 0, &f->st, err)) != ATN_OK)
+    if ((st = atn_st_adopt(f->path, t, 1, name, map, len, NULL, &f->st, err)) != ATN_OK)
         return st;
 
     const char *slash = strrchr(f->path, '/');

@@ -24,6 +24,7 @@
 #include "forward/precision.h"
 #include "hf-cache.h"
 #include "core/json.h"
+#include "core/memlimit.h"
 #include "core/name-map.h"
 #include "core/model-private.h"
 #include "formats/hf-rotary.h"
@@ -91,6 +92,8 @@ typedef struct hf_loader {
     const char *prefix;               /* one of fam->tensors.prefixes */
     hf_pending *todo;
     int32_t n_todo, cap_todo;
+    uint64_t view_budget;             /* the memory budget for views copied (0: not probed) */
+    uint64_t view_bytes;              /* bytes of views copied so far (atn_st_materialise) */
 } hf_loader;
 
 /* ---- small helpers ---------------------------------------------------------- */
@@ -588,6 +591,20 @@ static atn_status vwant(hf_loader *L, const float **dst, bool optional, const ch
         return atn_error_set(L->err, ATN_E_UNSUPPORTED, "%s: tensor '%s' has unsupported dtype "
                              "%s (F32, F16 and BF16 are supported)", where, t->name,
                              atn_st_dtype_name(t->dtype));
+    /* a strided or broadcast .bin tensor is copied now that a layer reads it, within what is
+       left of the memory budget (torch-bin.h) */
+    if (!t->data && t->view) {
+        if (!L->view_budget) {
+            atn_memlimit ml;
+            atn_memlimit_probe(NULL, NULL, &ml);
+            L->view_budget = ml.bytes ? ml.bytes : 1;
+        }
+        uint64_t left = L->view_budget > L->view_bytes ? L->view_budget - L->view_bytes : 1;
+        atn_status st = atn_st_materialise(L->files[file], t, left, L->err);
+        if (st != ATN_OK)
+            return st;
+        L->view_bytes += t->nbytes;
+    }
     if (t->dtype == ATN_ST_F32 && t->file_offset % sizeof(float) == 0 && !b.transpose && !b.period) {
         /* the mapping is page-aligned, so the pointer is 4-aligned */
         *dst = (const float *)t->data + (ndim == 1 && b.cols ? b.col0 : 0);
@@ -1047,7 +1064,7 @@ static atn_status keep_mappings(hf_loader *L) {
             size_t len;
             bool of_file;
             /* the file's own mapping is checked and guarded as the file; the anonymous block
-               of copied tensors (torch-bin.c) is memory like any other, whose pages must
+               of a copied view (torch-bin.c) is memory like any other, whose pages must
                never be given back (atn_model_release_file_pages) */
             while (atn_st_detach_map(L->files[i], &ptr, &len, &of_file))
                 if (!(of_file ? atn_model_own_file(L->model, ptr, len, atn_st_path(L->files[i]))

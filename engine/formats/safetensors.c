@@ -22,8 +22,12 @@ struct atn_st_file {
     size_t len;
     void *map;            /* owned mapping (NULL when parsing a borrowed buffer) */
     size_t map_len;
-    void *extra;          /* owned anonymous mapping of copied tensors (atn_st_adopt) */
-    size_t extra_len;
+    atn_st_view *views;   /* the views tensors point to (atn_st_adopt), or NULL */
+    struct st_copy {      /* owned anonymous blocks, one per materialised view */
+        void *ptr;
+        size_t len;
+    } *copies;
+    int32_t n_copies;
     atn_st_tensor *tensors;
     int32_t n_tensors;
     char *names;          /* all names, NUL-separated */
@@ -359,8 +363,11 @@ void atn_st_close(atn_st_file *file) {
         return;
     if (file->map)
         munmap(file->map, file->map_len);
-    if (file->extra)
-        munmap(file->extra, file->extra_len);
+    for (int32_t i = 0; i < file->n_copies; i++)
+        if (file->copies[i].ptr)
+            munmap(file->copies[i].ptr, file->copies[i].len);
+    free(file->copies);
+    free(file->views);
     free(file->tensors);
     free(file->names);
     free(file->path);
@@ -380,17 +387,19 @@ bool atn_st_detach_map(atn_st_file *file, void **ptr, size_t *len, bool *of_file
             *of_file = true;
         return true;
     }
-    if (file && file->extra) {
-        *ptr = file->extra;
-        *len = file->extra_len;
-        file->extra = NULL;
-        return true;
+    for (int32_t i = 0; file && i < file->n_copies; i++) {
+        if (file->copies[i].ptr) {
+            *ptr = file->copies[i].ptr;
+            *len = file->copies[i].len;
+            file->copies[i].ptr = NULL;
+            return true;
+        }
     }
     return false;
 }
 
 atn_status atn_st_adopt(const char *path, atn_st_tensor *tensors, int32_t n, char *names,
-                        void *map, size_t map_len, void *extra, size_t extra_len,
+                        void *map, size_t map_len, atn_st_view *views,
                         atn_st_file **out, atn_error *err) {
     *out = NULL;
     atn_st_file *f = calloc(1, sizeof *f);
@@ -398,10 +407,9 @@ atn_status atn_st_adopt(const char *path, atn_st_tensor *tensors, int32_t n, cha
         free(f);
         free(tensors);
         free(names);
+        free(views);
         if (map)
             munmap(map, map_len);
-        if (extra)
-            munmap(extra, extra_len);
         return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", path);
     }
     f->tensors = tensors;
@@ -411,8 +419,7 @@ atn_status atn_st_adopt(const char *path, atn_st_tensor *tensors, int32_t n, cha
     f->map_len = map_len;
     f->buf = map;
     f->len = map_len;
-    f->extra = extra;
-    f->extra_len = extra_len;
+    f->views = views;
     qsort(f->tensors, (size_t)n, sizeof *f->tensors, cmp_tensor_name);
     for (int32_t i = 1; i < n; i++) {
         if (strcmp(f->tensors[i - 1].name, f->tensors[i].name) == 0) {
@@ -436,4 +443,74 @@ const atn_st_tensor *atn_st_at(const atn_st_file *file, int32_t i) {
 const atn_st_tensor *atn_st_find(const atn_st_file *file, const char *name) {
     atn_st_tensor key = {.name = name};
     return bsearch(&key, file->tensors, (size_t)file->n_tensors, sizeof key, cmp_tensor_name);
+}
+
+/* Copies a view's elements (esize bytes each) into out, row-major. */
+static void gather(const atn_st_tensor *t, size_t esize, uint8_t *out) {
+    const uint8_t *base = t->view->base;
+    const int64_t *stride = t->view->stride;
+    int64_t idx[ATN_ST_MAX_DIMS] = {0};
+    uint64_t at = 0;
+    for (uint64_t i = 0; i < t->count; i++) {
+        memcpy(out + i * esize, base + at * esize, esize);
+        for (int d = t->ndim - 1; d >= 0; d--) {
+            at += (uint64_t)stride[d];
+            if (++idx[d] < t->shape[d])
+                break;
+            at -= (uint64_t)stride[d] * (uint64_t)t->shape[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* "12 bytes", "3.40 MB", "1.07 GB" */
+static const char *size_str(uint64_t n, char *buf, size_t size) {
+    if (n >= 1000000000)
+        snprintf(buf, size, "%.2f GB", (double)n / 1e9);
+    else if (n >= 1000000)
+        snprintf(buf, size, "%.2f MB", (double)n / 1e6);
+    else
+        snprintf(buf, size, "%llu bytes", (unsigned long long)n);
+    return buf;
+}
+
+atn_status atn_st_materialise(atn_st_file *file, const atn_st_tensor *t, uint64_t max_bytes,
+                              atn_error *err) {
+    if (t->data || !t->view || t->nbytes == 0)
+        return ATN_OK;
+    ptrdiff_t i = t - file->tensors;
+    if (i < 0 || i >= file->n_tensors)
+        return atn_error_set(err, ATN_E_INVALID, "%s: tensor '%s' is not one of this file's",
+                             file->path, t->name);
+    bool broadcast = false;
+    for (int d = 0; d < t->ndim; d++)
+        broadcast |= t->shape[d] > 1 && t->view->stride[d] == 0;
+    char sh[200], sd[200], need[40], have[40];
+    size_str(t->nbytes, need, sizeof need);
+    atn_st_shape_str(t->shape, t->ndim, sh, sizeof sh);
+    atn_st_shape_str(t->view->stride, t->ndim, sd, sizeof sd);
+    const char *kind = broadcast ? "a broadcast (stride-0)" : "a strided";
+    if ((max_bytes && t->nbytes > max_bytes) || t->nbytes > SIZE_MAX / 2) {
+        char budget[80] = "the address space";
+        if (max_bytes)
+            snprintf(budget, sizeof budget, "the memory budget of %s", size_str(max_bytes, have, sizeof have));
+        return atn_error_set(err, ATN_E_NOMEM, "%s: tensor '%s' is %s view (sizes %s, strides %s) "
+                             "whose copy needs %s, more than %s: refused", file->path, t->name,
+                             kind, sh, sd, need, budget);
+    }
+    struct st_copy *copies = realloc(file->copies, (size_t)(file->n_copies + 1) * sizeof *copies);
+    if (!copies)
+        return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", file->path);
+    file->copies = copies;
+    size_t len = (size_t)t->nbytes;
+    void *block = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (block == MAP_FAILED)
+        return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory copying tensor '%s', %s view "
+                             "(sizes %s, strides %s) of %s", file->path, t->name, kind, sh, sd, need);
+    gather(t, atn_st_dtype_size(t->dtype), block);
+    mprotect(block, len, PROT_READ);
+    file->copies[file->n_copies++] = (struct st_copy){block, len};
+    file->tensors[i].data = block;
+    file->tensors[i].file_offset = 0;
+    return ATN_OK;
 }

@@ -45,10 +45,22 @@ typedef struct atn_st_tensor {
     uint64_t count;               /* product of shape (1 for a scalar) */
     uint64_t nbytes;              /* count * dtype size == end - begin */
     uint64_t file_offset;         /* absolute offset of the first byte in the file; for a
-                                     tensor a reader copied (a strided torch view), its
-                                     offset in that page-aligned copy block */
-    const void *data;             /* into the mapping / buffer; may be unaligned */
+                                     view copied by atn_st_materialise, 0 (its own
+                                     page-aligned block) */
+    const void *data;             /* into the mapping / buffer; may be unaligned.  NULL for a
+                                     view not yet materialised (view != NULL) */
+    const struct atn_st_view *view;   /* NULL unless a reader kept this tensor as a view of
+                                     bytes it did not copy (a strided or broadcast, stride-0,
+                                     torch tensor): see atn_st_materialise */
 } atn_st_tensor;
+
+/* A tensor kept as a view (torch-bin.c): element idx[0..ndim) of the tensor is element
+ * sum(idx[d] * stride[d]) of base (dtype-sized elements).  A broadcast tensor has some
+ * stride 0, so a file of a few hundred bytes can declare one of terabytes. */
+typedef struct atn_st_view {
+    const void *base;             /* into the file's mapping */
+    int64_t stride[ATN_ST_MAX_DIMS];   /* in elements, >= 0 */
+} atn_st_view;
 
 typedef struct atn_st_file atn_st_file;
 
@@ -63,11 +75,11 @@ atn_status atn_st_parse(const char *origin, const void *buf, size_t len, atn_st_
 /* Wraps a tensor table another reader made (engine/formats/torch-bin.c) as a file object, so the
  * loader binds it through the same calls.  Takes ownership of tensors (n entries, calloc'ed),
  * names (the block their names point into, malloc'ed), map (the file's read-only mapping,
- * munmap'ed) and extra (an anonymous mapping holding tensors the reader had to copy, or
- * NULL); on failure too.  Sorts the tensors by name; a duplicate name is ATN_E_FORMAT.
- * Tensors may share bytes (tied weights share one storage). */
+ * munmap'ed) and views (malloc'ed, the block the tensors' view pointers point into, or NULL);
+ * on failure too.  Sorts the tensors by name; a duplicate name is ATN_E_FORMAT.  Tensors may
+ * share bytes (tied weights share one storage). */
 atn_status atn_st_adopt(const char *path, atn_st_tensor *tensors, int32_t n, char *names,
-                        void *map, size_t map_len, void *extra, size_t extra_len,
+                        void *map, size_t map_len, atn_st_view *views,
                         atn_st_file **out, atn_error *err);
 
 void atn_st_close(atn_st_file *file);   /* NULL is a no-op; unmaps unless detached */
@@ -79,10 +91,22 @@ const atn_st_tensor *atn_st_at(const atn_st_file *file, int32_t i);
 /* NULL when absent. */
 const atn_st_tensor *atn_st_find(const atn_st_file *file, const char *name);
 
+/* Makes t's bytes readable (t from atn_st_find / atn_st_at on file).  A no-op (ATN_OK) for a
+ * tensor whose data is already set, which is every tensor but a view a reader kept uncopied
+ * (t->view != NULL and t->data NULL): that one is copied, contiguous and row-major, into an
+ * anonymous page-aligned block the file owns (handed over by atn_st_detach_map), and t->data
+ * set, t->file_offset 0.  Only the tensors a caller materialises cost memory: a broadcast
+ * tensor nobody reads costs nothing.  max_bytes bounds the copy (0: no bound): a view of more
+ * bytes is ATN_E_NOMEM naming the file, the tensor, its sizes and strides, the bytes it
+ * needs and max_bytes, and nothing is allocated; ATN_E_NOMEM also when the block cannot be
+ * mapped.  Not thread-safe: one thread per file object. */
+atn_status atn_st_materialise(atn_st_file *file, const atn_st_tensor *t, uint64_t max_bytes,
+                              atn_error *err);
+
 /* Hands a mapping over to the caller (who munmaps ptr/len later); tensor pointers stay
- * valid.  A file can own two (the file's and, from atn_st_adopt, the block of copied
- * tensors): call until it returns false.  *of_file (may be NULL) says which: true for the
- * read-only mapping of the file itself, false for the anonymous block of copies.  Returns
+ * valid.  A file can own several (the file's and, from atn_st_materialise, one block per
+ * copied view): call until it returns false.  *of_file (may be NULL) says which: true for the
+ * read-only mapping of the file itself, false for an anonymous block of copies.  Returns
  * false (and leaves *ptr NULL) when the file owns no more mappings. */
 bool atn_st_detach_map(atn_st_file *file, void **ptr, size_t *len, bool *of_file);
 

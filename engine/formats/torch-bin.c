@@ -1,5 +1,5 @@
 /* pytorch_model.bin (see torch-bin.h): the zip and legacy layouts, storages checked against
- * their bytes, tensors checked against their storages, strided views made contiguous. */
+ * their bytes, tensors checked against their storages, strided views kept as views. */
 #include "formats/torch-bin.h"
 
 #include "core/files.h"
@@ -14,8 +14,6 @@
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "torch checkpoints are little-endian; this reader does not byte-swap"
 #endif
-
-enum { TB_COPY_ALIGN = 64 };
 
 /* Where each storage's bytes are: base and how many bytes are there. */
 typedef struct storage_bytes {
@@ -70,23 +68,6 @@ static bool contiguous(const atn_pk_tensor *t) {
     return true;
 }
 
-/* Gathers t's elements (esize bytes each) from base into out, row-major. */
-static void gather(const atn_pk_tensor *t, const uint8_t *base, size_t esize, uint8_t *out,
-                   uint64_t count) {
-    int64_t idx[ATN_ST_MAX_DIMS] = {0};
-    uint64_t at = t->offset;
-    for (uint64_t i = 0; i < count; i++) {
-        memcpy(out + i * esize, base + at * esize, esize);
-        for (int d = t->ndim - 1; d >= 0; d--) {
-            at += (uint64_t)t->stride[d];
-            if (++idx[d] < t->shape[d])
-                break;
-            at -= (uint64_t)t->stride[d] * (uint64_t)t->shape[d];
-            idx[d] = 0;
-        }
-    }
-}
-
 /* The tensors of the top-level dict, as a file object. */
 static atn_status build(tb_reader *R, void *map, size_t map_len, atn_st_file **out) {
     const atn_pk_value *top = atn_pickle_result(R->pk);
@@ -107,9 +88,9 @@ static atn_status build(tb_reader *R, void *map, size_t map_len, atn_st_file **o
     }
     atn_st_tensor *ts = calloc(n ? (size_t)n : 1, sizeof *ts);
     char *names = malloc(names_len ? names_len : 1);
-    uint64_t copy_bytes = 0;
+    atn_st_view *views = calloc(n ? (size_t)n : 1, sizeof *views);
     atn_status st = ATN_OK;
-    if (!ts || !names) {
+    if (!ts || !names || !views) {
         st = atn_error_set(R->err, ATN_E_NOMEM, "%s: out of memory", R->origin);
         goto fail;
     }
@@ -153,45 +134,21 @@ static atn_status build(tb_reader *R, void *map, size_t map_len, atn_st_file **o
             t->data = b->base + (count ? pt->offset * esize : 0);
             t->file_offset = (uint64_t)((const uint8_t *)t->data - R->buf);
         } else {
-            t->data = NULL;   /* copied below */
-            t->file_offset = copy_bytes;
-            copy_bytes += (t->nbytes + TB_COPY_ALIGN - 1) / TB_COPY_ALIGN * TB_COPY_ALIGN;
+            /* kept as a view: copied only when a caller reads it (atn_st_materialise), so a
+               broadcast tensor of terabytes declared in a few bytes costs nothing unread */
+            atn_st_view *view = &views[j - 1];
+            view->base = b->base + pt->offset * esize;
+            memcpy(view->stride, pt->stride, sizeof view->stride);
+            t->view = view;
+            t->data = NULL;
+            t->file_offset = 0;
         }
     }
-    void *extra = NULL;
-    size_t extra_len = 0;
-    if (copy_bytes) {
-        if (copy_bytes > SIZE_MAX / 2) {
-            st = atn_error_set(R->err, ATN_E_NOMEM, "%s: strided tensors too large", R->origin);
-            goto fail;
-        }
-        extra_len = (size_t)copy_bytes;
-        extra = mmap(NULL, extra_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
-        if (extra == MAP_FAILED) {
-            st = atn_error_set(R->err, ATN_E_NOMEM, "%s: out of memory copying %zu bytes of "
-                               "strided tensors", R->origin, extra_len);
-            goto fail;
-        }
-        j = 0;
-        for (size_t i = 0; i + 1 < top->n; i += 2) {
-            const atn_pk_value *v = top->items[i + 1];
-            if (v->kind != ATN_PK_TENSOR)
-                continue;
-            atn_st_tensor *t = &ts[j++];
-            if (t->data)
-                continue;
-            const atn_pk_tensor *pt = atn_pickle_tensor(R->pk, (int32_t)v->i);
-            uint8_t *dst = (uint8_t *)extra + t->file_offset;
-            gather(pt, R->sb[pt->storage].base, atn_st_dtype_size(t->dtype), dst, t->count);
-            t->data = dst;
-        }
-        mprotect(extra, extra_len, PROT_READ);
-    }
-    return atn_st_adopt(R->origin, ts, n, names, map, map_len, extra, extra_len, out, R->err);
+    return atn_st_adopt(R->origin, ts, n, names, map, map_len, views, out, R->err);
 fail:
     free(ts);
     free(names);
+    free(views);
     return st;
 }
 

@@ -18,9 +18,14 @@
  * dtype (F32, F16, BF16, F64, I64, I32, I16, I8, U8, BOOL).  Each one's offset, sizes and
  * strides are checked against its storage, and each storage against its zip entry or its
  * raw bytes in the file, with overflow checks.  A contiguous tensor points into the file's
- * mapping (tensors sharing a storage, such as a tied decoder, share bytes); a strided view
- * (a transposed weight) is copied into one anonymous mapping the file object owns, made
- * contiguous.  Values of the dict that are not tensors are ignored.
+ * mapping (tensors sharing a storage, such as a tied decoder, share bytes).  A strided view
+ * (a transposed weight) or a broadcast one (some stride 0 over a size > 1: torch.expand, so
+ * a 600-byte file can declare a tensor of terabytes) is kept as a view: its data is NULL
+ * and nothing is copied until the caller asks for it with atn_st_materialise, which copies
+ * it contiguous into a block the file object owns, bounded by the caller's budget (the
+ * Hugging Face loader passes what is left of the memory budget, engine/core/memlimit.h,
+ * and refuses a larger one naming the file and tensor).  A view nobody reads costs
+ * nothing.  Values of the dict that are not tensors are ignored.
  */
 #ifndef ATN_TORCH_BIN_H
 #define ATN_TORCH_BIN_H

@@ -171,6 +171,23 @@ def torch_bin_zip(edit=None, pickle_bytes=None, method=zipfile.ZIP_STORED, extra
                      method=method, extra=extra)
 
 
+def torch_bin_views(views=None, added=(), entries=None):
+    """A zip .bin of the base tensors (or entries, [(name, shape, values)]) with some kept as
+    views: views {name: (values, stride)} stores only values and declares the tensor's shape
+    over them with those strides (a stride 0 broadcasts: torch.expand); added [(name, shape,
+    stride, values)] are more tensors of the same kind.  Each tensor has its own storage."""
+    views = views or {}
+    ents = [(n, s, v, None) for n, s, v in (entries if entries is not None else tensors())]
+    ents = [(n, s, views[n][0], views[n][1]) if n in views else (n, s, v, st) for n, s, v, st in ents]
+    ents += [(n, s, v, st) for n, s, st, v in added]
+    pkl = b"\x80\x02" + ODICT + b")R("
+    storages = []
+    for i, (name, shape, values, stride) in enumerate(ents):
+        pkl += pk_str(name) + pk_tensor(str(i), len(values), shape, stride=stride)
+        storages.append((str(i), struct.pack("<%df" % len(values), *values)))
+    return torch_zip(pkl + b"u.", storages)
+
+
 LEGACY_MAGIC = b"\x80\x02\x8a\x0a" + (0x1950a86a20f9469cfc6c).to_bytes(10, "little") + b"."
 
 
@@ -488,6 +505,30 @@ def main():
         sys_info=b"\x80\x02cposix\nsystem\n(" + pk_str("true") + b"tR."))
     case("pt-legacy-magic", pb, b"\x80\x02" + pk_int(7) + b"." + good_legacy[len(LEGACY_MAGIC):])
     case("pt-not-a-checkpoint", pb, b"hello, this is text\n")
+    # broadcast (stride-0) tensors: a 4-byte storage declared as 2^62 bytes nobody reads costs
+    # nothing; the word embeddings as one row expanded over the vocabulary are copied when
+    # bound; a model whose every tensor is one float expanded to its shape (16 TiB of word
+    # embeddings) is refused by the memory budget, naming the tensor
+    case("pt-broadcast-unused", pb, torch_bin_views(
+        added=[("junk.expanded", [2 ** 30, 2 ** 30], [0, 0], [1.5])]))
+    case("pt-broadcast-used", pb, torch_bin_views(
+        views={emb[0]: (tensors()[0][2][:D], [0, 1])}))
+    huge = dict(CONFIG, vocab_size=2 ** 26, hidden_size=65536, num_attention_heads=2,
+                num_hidden_layers=1, intermediate_size=8)
+    case("pt-broadcast-over-budget", "config.json", json.dumps(huge, indent=2) + "\n")
+
+    big_d = 65536
+    shapes = {"embeddings.word_embeddings.weight": [2 ** 26, big_d],
+              "embeddings.position_embeddings.weight": [P, big_d],
+              "embeddings.token_type_embeddings.weight": [T, big_d]}
+    big_entries = []
+    for name, shape, _ in tensors():
+        if "layer.1." in name:
+            continue
+        shape = shapes.get(name, [big_d if x == D else x for x in shape])
+        big_entries.append((name, shape, [0.5]))
+    case("pt-broadcast-over-budget", pb, torch_bin_views(
+        views={n: ([0.5], [0] * len(sh)) for n, sh, _ in big_entries}, entries=big_entries))
 
     # ---- toy-model JSON (no base; run with --model FILE)
     toy = {"name": "bad-toy", "tokens": ["a", "b"], "inputs": [[1, 0], [0, 1]],

@@ -4,7 +4,9 @@
  * in its safetensors twin; the hand-made files of tests/bad (pt-good-zip, pt-good-legacy,
  * pt-good-torch2: torch 2.x's extra entries and 7-argument _rebuild_tensor_v2) equal
  * tests/bad/base/model.safetensors.  Also: tied names share one storage, views at
- * offsets point into their storage, transposed weights are made contiguous, the loaded
+ * offsets point into their storage, transposed weights are kept as views and copied
+ * contiguous on request, broadcast (stride-0) ones cost nothing unread and are bounded when
+ * read (the catalogue's pt-broadcast-* files), the loaded
  * model's weights equal the twin's bit for bit, safetensors wins when both are there, a
  * ZIP64 archive with 64-bit sizes in its extra fields reads, and in-memory refusals. */
 #include "check.h"
@@ -58,11 +60,16 @@ static void open_bins(const char *folder, bin_set *s) {
     }
 }
 
+/* The tensor named, its bytes copied if it is a view (atn_st_materialise, no bound). */
 static const atn_st_tensor *find_in(const bin_set *s, const char *name) {
     for (int i = 0; i < s->n; i++) {
         const atn_st_tensor *t = atn_st_find(s->f[i], name);
-        if (t)
+        if (t) {
+            atn_error err = {0};
+            CHECK_MSG(atn_st_materialise(s->f[i], t, 0, &err) == ATN_OK && (t->data || !t->nbytes),
+                      "%s: %s", name, err.message);
             return t;
+        }
     }
     return NULL;
 }
@@ -368,6 +375,111 @@ static void zip64(void) {
 }
 
 /* Refusals in memory, with their exact messages. */
+/* Views (torch-bin.h): strided and broadcast tensors are kept uncopied until asked for,
+ * within the caller's bound; the Hugging Face loader copies only what it binds. */
+static void views(void) {
+    char path[4096 + 64];
+    atn_error err = {0};
+    atn_st_file *f = NULL;
+    /* bin-zip-f32's transposed weight: a view until asked for, then equal to its twin */
+    snprintf(path, sizeof path, "%s/models/bin-zip-f32/pytorch_model.bin", root);
+    CHECK_MSG(atn_torch_open(path, &f, &err) == ATN_OK, "%s", err.message);
+    int32_t n_views = 0;
+    const atn_st_tensor *tv = NULL;
+    for (int32_t i = 0; f && i < atn_st_count(f); i++) {
+        const atn_st_tensor *t = atn_st_at(f, i);
+        CHECK_MSG((t->view != NULL) == (t->data == NULL), "%s: data and view", t->name);
+        if (t->view && !tv)
+            tv = t;
+        n_views += t->view != NULL;
+    }
+    CHECK_MSG(n_views >= 1 && tv && tv->ndim == 2, "bin-zip-f32: %d views", n_views);
+    if (tv) {
+        /* over the bound: refused by name, nothing copied */
+        CHECK(atn_st_materialise(f, tv, tv->nbytes - 1, &err) == ATN_E_NOMEM && !tv->data);
+        char want[8192], sh[64], sd[64];
+        snprintf(want, sizeof want, "%s: tensor '%s' is a strided view (sizes %s, strides %s) whose "
+                 "copy needs %llu bytes, more than the memory budget of %llu bytes: refused", path,
+                 tv->name, atn_st_shape_str(tv->shape, 2, sh, sizeof sh),
+                 atn_st_shape_str((int64_t[]){1, tv->shape[0]}, 2, sd, sizeof sd),
+                 (unsigned long long)tv->nbytes, (unsigned long long)tv->nbytes - 1);
+        CHECK_STR(err.message, want);
+        CHECK(atn_st_materialise(f, tv, tv->nbytes, &err) == ATN_OK && tv->data && tv->file_offset == 0);
+        const void *first = tv->data;
+        CHECK(atn_st_materialise(f, tv, 1, &err) == ATN_OK && tv->data == first);   /* once */
+        atn_st_file *twin = NULL;
+        snprintf(path, sizeof path, "%s/models/bin-zip-f32-st/model.safetensors", root);
+        CHECK(atn_st_open(path, &twin, &err) == ATN_OK);
+        const atn_st_tensor *b = twin ? atn_st_find(twin, tv->name) : NULL;
+        CHECK(b && b->nbytes == tv->nbytes && memcmp(b->data, tv->data, (size_t)b->nbytes) == 0);
+        atn_st_close(twin);
+    }
+    atn_st_close(f);
+
+    /* a 2^62-byte broadcast nobody reads: opens at no cost; copying it is refused by name */
+    snprintf(path, sizeof path, "%s/../bad/cases/pt-broadcast-unused/pytorch_model.bin", root);
+    f = NULL;
+    CHECK_MSG(atn_torch_open(path, &f, &err) == ATN_OK, "%s", err.message);
+    const atn_st_tensor *junk = f ? atn_st_find(f, "junk.expanded") : NULL;
+    CHECK(junk && junk->view && !junk->data && junk->nbytes == (uint64_t)1 << 62 &&
+          junk->view->stride[0] == 0 && junk->view->stride[1] == 0);
+    if (junk) {
+        CHECK(atn_st_materialise(f, junk, (uint64_t)1 << 30, &err) == ATN_E_NOMEM && !junk->data);
+        char want[8192];
+        snprintf(want, sizeof want, "%s: tensor 'junk.expanded' is a broadcast (stride-0) view (sizes "
+                 "[1073741824, 1073741824], strides [0, 0]) whose copy needs 4611686018.43 GB, more "
+                 "than the memory budget of 1.07 GB: refused", path);
+        CHECK_STR(err.message, want);
+        /* and with no bound, more than the address space can hold */
+        CHECK(atn_st_materialise(f, junk, 0, &err) == ATN_E_NOMEM && !junk->data);
+    }
+    atn_st_close(f);
+    /* the model around it loads; its weights are the base's, junk never copied */
+    char folder[8192], base[8192];
+    snprintf(folder, sizeof folder, "%s/unused", tmp_root);
+    snprintf(base, sizeof base, "%s/../bad/base", root);
+    mkdir(folder, 0755);
+    char from[16384], to[16384];
+    snprintf(from, sizeof from, "%s/config.json", base), snprintf(to, sizeof to, "%s/config.json", folder);
+    copy_file(from, to);
+    snprintf(from, sizeof from, "%s/vocab.txt", base), snprintf(to, sizeof to, "%s/vocab.txt", folder);
+    copy_file(from, to);
+    snprintf(to, sizeof to, "%s/pytorch_model.bin", folder);
+    copy_file(path, to);
+    atn_model *m = atn_model_open_hf(folder, NULL, NULL, &err);
+    atn_model *t = atn_model_open_hf(base, NULL, NULL, &err);
+    CHECK_MSG(m && t, "%s", err.message);
+    if (m && t) {
+        size_t d = (size_t)m->cfg.d_model, V = (size_t)m->cfg.vocab_size;
+        CHECK(same_floats(m->w.word_emb, t->w.word_emb, V * d));
+        CHECK(same_floats(m->w.layers[1].wq, t->w.layers[1].wq, d * d));
+        size_t held = 0;
+        for (int32_t i = 0; i < m->n_blocks; i++)
+            held += m->blocks[i].len;
+        CHECK_MSG(held < (1u << 20), "the model holds %zu bytes", held);
+    }
+    atn_model_free(m);
+    atn_model_free(t);
+
+    /* the word embeddings as one row expanded over the vocabulary: copied when bound */
+    snprintf(from, sizeof from, "%s/../bad/cases/pt-broadcast-used/pytorch_model.bin", root);
+    copy_file(from, to);
+    m = atn_model_open_hf(folder, NULL, NULL, &err);
+    t = atn_model_open_hf(base, NULL, NULL, &err);
+    CHECK_MSG(m && t, "%s", err.message);
+    if (m && t) {
+        size_t d = (size_t)m->cfg.d_model, V = (size_t)m->cfg.vocab_size;
+        bool rows = true;
+        for (size_t r = 0; r < V; r++)
+            rows &= same_floats(m->w.word_emb + r * d, t->w.word_emb, d);   /* row 0 of the base */
+        CHECK_MSG(rows, "every row of the expanded word embeddings is the stored one");
+        CHECK(same_floats(m->w.pos_emb, t->w.pos_emb, (size_t)m->cfg.max_positions * d));
+        CHECK(owner_of(m, m->w.word_emb) == 1);   /* the copied block, handed to the model */
+    }
+    atn_model_free(m);
+    atn_model_free(t);
+}
+
 static void in_memory(void) {
     atn_st_file *f = NULL;
     atn_error err = {0};
@@ -399,6 +511,7 @@ int main(void) {
     loaded_models();
     preference();
     zip64();
+    views();
     in_memory();
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
