@@ -395,15 +395,21 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     if (source[0])
         snprintf(because, sizeof because, " by %s", source);
     size_t need = atn_run_bytes_needed(c, n, o), lazy_tried = 0;
-    if (need > limit && o->keep_attention && o->on_demand_over_budget && o->device != ATN_DEVICE_CUDA) {
-        /* the full capture does not fit: keep Q, K, V and make heads on demand, if that fits */
+    /* the CPU's first run packs the weights (fp32) or rounds a copy of them (bf16, fp16) */
+    size_t pack_cpu = o->precision != ATN_PRECISION_FP32 ? atn_rounded_pending_bytes(m, o->precision)
+                                                          : atn_cpu_pack_pending_bytes(m);
+    size_t pack_now = o->device == ATN_DEVICE_CUDA ? 0 : pack_cpu;
+    if ((need > limit || pack_now > limit - need) && o->keep_attention && o->on_demand_over_budget &&
+        o->device != ATN_DEVICE_CUDA) {
+        /* the full capture (with the packed weights) does not fit: keep Q, K, V and make heads
+           on demand, if that fits with them */
         atn_run_options lazy = eff;
         lazy.attention_on_demand = true;
         lazy.keep_attention = false;
         lazy.keep_trace_inputs = true;
         lazy.device = ATN_DEVICE_CPU;
         size_t lazy_need = atn_run_bytes_needed(c, n, &lazy);
-        if (lazy_need <= limit) {
+        if (lazy_need <= limit && pack_cpu <= limit - lazy_need) {
             eff = lazy;
             need = lazy_need;
         } else {
@@ -414,10 +420,7 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
        leaves out */
     if (atn_rotary_has_local(&m->rotary) && need != SIZE_MAX)
         need += (size_t)n * n * sizeof(float);
-    /* the CPU's first run packs the weights (fp32) or rounds a copy of them (bf16, fp16) */
-    size_t pack = o->device == ATN_DEVICE_CUDA ? 0
-                  : o->precision != ATN_PRECISION_FP32 ? atn_rounded_pending_bytes(m, o->precision)
-                                                       : atn_cpu_pack_pending_bytes(m);
+    size_t pack = o->device == ATN_DEVICE_CUDA ? 0 : pack_cpu;
     if (!layout_for(c, n, o, atn_rotary_has_local(&m->rotary), &lay) || need > limit) {
         char a[32], b[32], od[80] = "";
         format_bytes(a, sizeof a, (double)need);
