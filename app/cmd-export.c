@@ -6,6 +6,8 @@
 #include "render.h"
 
 #include <math.h>
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,7 @@ typedef struct export_opts {
     const char *title;
     atn_render_style style;
     bool no_values;
+    const char *range;    /* --range A:B: heatmap and rollout cropped to tokens A..B-1 on both axes */
     bool fixed_scale;     /* --color-scale fixed: 0..1 for every head (the default with --all-heads) */
     const char *color_scale;
     const char *folder;   /* --all-heads: made when its first file is written */
@@ -102,6 +105,8 @@ static int usage(void) {
            "  --font-scale F     larger or smaller text (default 1)\n"
            "  --title TEXT       replace the title;  --dark  light text on a dark background\n"
            "  --no-values        never print numbers inside heatmap cells\n"
+           "  --range A:B        heatmap, rollout: only tokens A..B-1 on both axes (as a Python slice;\n"
+           "                     the colours from 0 to the crop's largest weight)\n"
            "  --color-scale head|fixed   heatmap colours from 0 to the head's largest weight, or\n"
            "                     0 to 1 for every head (default: head; fixed with --all-heads,\n"
            "                     so the files compare)\n"
@@ -146,6 +151,11 @@ static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char
     o->font_scale = cli_get_double(a, "font-scale", 1.0, 0.25, 8, &ok);
     o->title = cli_get(a, "title");
     o->no_values = cli_flag(a, "no-values");
+    o->range = cli_get(a, "range");
+    if (o->range && o->kind != FIG_HEATMAP && o->kind != FIG_ROLLOUT) {
+        cli_error("attnscope export: --range goes with heatmap and rollout");
+        return false;
+    }
     o->color_scale = cli_get(a, "color-scale");
     if (o->color_scale && strcmp(o->color_scale, "head") && strcmp(o->color_scale, "fixed")) {
         cli_error("attnscope export: --color-scale must be head or fixed, not \"%s\"", o->color_scale);
@@ -191,6 +201,23 @@ typedef struct source {
     const char *name;     /* the model's name, or the file's model_id (else its path) */
     bool causal;
 } source;
+
+/* --range A:B against n tokens: 0 <= A < B <= n.  False with the message printed. */
+static bool parse_range(const char *text, int32_t n, int32_t *a0, int32_t *b0) {
+    char *end = NULL;
+    errno = 0;
+    long a = strtol(text, &end, 10), b = -1;
+    if (end != text && *end == ':' && isdigit((unsigned char)end[1])) {
+        const char *t = end + 1;
+        b = strtol(t, &end, 10);
+    }
+    if (errno || *end || b < 0 || a < 0 || a >= b || b > n || !isdigit((unsigned char)text[0])) {
+        cli_error("attnscope export: --range must be A:B with 0 <= A < B <= %d (the tokens), not \"%s\"", n, text);
+        return false;
+    }
+    *a0 = (int32_t)a, *b0 = (int32_t)b;
+    return true;
+}
 
 /* Builds the figure for (layer, head); things it allocates go in *owned (freed by caller). */
 static int build(figure *f, const export_opts *o, const source *src, const char **tokens,
@@ -259,6 +286,18 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
             else
                 snprintf(title, title_size, "%s \xc2\xb7 attention rollout through layers 0\xe2\x80\x93%ld", mname,
                          last);
+        }
+        if (o->range) {
+            int32_t a0, b0;
+            if (!parse_range(o->range, n, &a0, &b0))
+                return CLI_EXIT_USAGE;
+            s->stride = (size_t)n;   /* the block [a0, b0) x [a0, b0) of the head, in place */
+            s->values += (size_t)a0 * n + a0;
+            s->rows = s->cols = b0 - a0;
+            s->row_labels = s->col_labels = tokens + a0;
+            s->row_mask = s->col_mask = enc->mask + a0;
+            size_t len = strlen(title);
+            snprintf(title + len, title_size - len, " \xc2\xb7 tokens %d\xe2\x80\x93%d", a0, b0 - 1);
         }
         s->title = o->title ? o->title : title;
         break;

@@ -627,6 +627,42 @@ assert r['capture_bytes'] == 5 * 16 * 128 * 4 - 16 * 16 * 4 and r['attention_byt
   expect_error 2 "without --text, --ids" "$A" run --model random:gpt2 --tokens 3 --ids 1,2 -o "$T/x.npy"
   expect_error 2 "takes no --tokens" "$A" run --model worked-example --tokens 3 -o "$T/x.npy"
   ;;
+export-range)
+  # export heatmap --range 2:6: the block of tokens 2..5 on both axes, drawn as the same block
+  # cut out by hand (python, from run's .npy) into an attention file of 4 tokens is drawn
+  "$A" run --model random:bert-tiny --tokens 12 -o "$T/a.npy" 2>/dev/null || fail "run npy"
+  "$A" run --model random:bert-tiny --tokens 12 -o "$T/a.json" 2>/dev/null || fail "run json"
+  python3 - "$T" <<'PY' || fail "cropping by hand"
+import json, struct, sys
+T = sys.argv[1]
+raw = open(T + "/a.npy", "rb").read()
+off = 10 + struct.unpack("<H", raw[8:10])[0]
+L, H, n = 2, 2, 12
+f = struct.unpack("<%df" % (L * H * n * n), raw[off:])
+out = []
+for lh in range(L * H):
+    for i in range(2, 6):
+        out += f[lh * n * n + i * n + 2: lh * n * n + i * n + 6]
+d = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 4, 4), }"
+h = d + " " * (64 - (10 + len(d) + 1) % 64) + "\n"
+open(T + "/crop.npy", "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() +
+                                  struct.pack("<%df" % len(out), *out))
+json.dump(json.load(open(T + "/a.json"))["tokens"][2:6], open(T + "/tokens.json", "w"))
+PY
+  "$A" export heatmap --attention "$T/crop.npy" --layer 1 --head 0 --title X -o "$T/f.png" 2>/dev/null ||
+    fail "the hand-cut file"
+  "$A" export heatmap --model random:bert-tiny --tokens 12 --layer 1 --head 0 --range 2:6 --title X \
+    -o "$T/m.png" 2>"$T/err" || fail "--range 2:6: $(cat "$T/err")"
+  cmp -s "$T/f.png" "$T/m.png" || fail "--range 2:6 is not the hand-cut block"
+  "$A" export heatmap --model random:bert-tiny --tokens 12 --layer 1 --head 0 --range 0:12 -o "$T/all.png" \
+    2>/dev/null && "$A" export heatmap --model random:bert-tiny --tokens 12 --layer 1 --head 0 -o "$T/whole.png" \
+    2>/dev/null || fail "0:12"
+  expect_error 2 "0 <= A < B <= 12" "$A" export heatmap --model random:bert-tiny --tokens 12 --range 6:6 -o "$T/x.png"
+  expect_error 2 "0 <= A < B <= 12" "$A" export heatmap --model random:bert-tiny --tokens 12 --range 2:13 -o "$T/x.png"
+  expect_error 2 "0 <= A < B <= 12" "$A" export rollout --model random:bert-tiny --tokens 12 --range 2- -o "$T/x.png"
+  expect_error 2 "goes with heatmap and rollout" "$A" export grid --model random:bert-tiny --tokens 12 --range 2:4 \
+    -o "$T/x.png"
+  ;;
 on-demand)
   # A run whose full capture does not fit --memory-limit keeps each layer's Q, K, V and makes
   # every head again when it is read: every output is byte for byte the full capture's.
