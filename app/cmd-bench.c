@@ -542,6 +542,9 @@ int cmd_bench(int argc, char **argv) {
     ok = cli_run_options(&a, &opts);
     opts.pinned_host = true;   /* the run is reused for every repetition */
     opts.attention_on_demand = cli_flag(&a, "heads-on-demand");
+    /* a benchmark measures the capture it names: a full capture over the budget is refused,
+       not switched to heads on demand behind the figures' back */
+    opts.on_demand_over_budget = false;
     long repeat = cli_get_int(&a, "repeat", 10, 1, 100000, &ok);
     long seed = cli_get_int(&a, "seed", 1, 0, LONG_MAX, &ok);
     const char *model_name = cli_get(&a, "model"), *shape = cli_get(&a, "shape");

@@ -697,6 +697,11 @@ on-demand)
   grep -qx "attnscope: a run of 512 tokens through 2 layers x 2 heads needs 10.0 MB of memory (attention alone: 2 x 2 x 512 x 512 floats) or 6.8 MB with heads made on demand, more than the 6.0 MB allowed" \
     "$T/err" || fail "6 MB message: $(cat "$T/err")"
   [ -e "$T/x.npy" ] && fail "6 MB wrote a file"
+  # bench measures the capture it names: over the limit it is refused, not switched
+  "$A" bench --shape bert-tiny --length 512 --repeat 1 --no-bandwidth --memory-limit 9000000 >/dev/null \
+    2>"$T/err" && fail "bench went on demand"
+  grep -q "needs 10.0 MB of memory (attention alone: 2 x 2 x 512 x 512 floats), more than the 9.0 MB allowed" \
+    "$T/err" || fail "bench 9 MB message: $(cat "$T/err")"
   "$A" run $M --memory-limit 12X -o "$T/x.npy" 2>"$T/err" && fail "12X accepted"
   grep -q -- "--memory-limit must be a size" "$T/err" || fail "12X message: $(cat "$T/err")"
   # random:SHAPE#N: N position rows, the shape's first rows unchanged (so the same numbers up
