@@ -71,12 +71,14 @@ atn_status atn_npy_write_attention(const char *path, const atn_capture *cap, atn
         return st;
     }
     FILE *f = atn_atomic_stream(af);
-    bool ok = fwrite(hdr, 1, hbytes, f) == hbytes;
+    /* a short write stops the loop; the close then names its reason (EFBIG, ENOSPC, …) */
+    bool written = fwrite(hdr, 1, hbytes, f) == hbytes, ok = true;
     int32_t heads = cap->n_layers * cap->n_heads;
-    for (int32_t lh = 0; ok && lh < heads; lh++) {
+    for (int32_t lh = 0; ok && written && lh < heads; lh++) {
         const float *a = atn_capture_head_read(cap, lh / cap->n_heads, lh % cap->n_heads, scratch, err);
-        ok = a && fwrite(a, sizeof(float), nn, f) == nn;   /* little-endian hosts only */
-        if (ok && progress && !progress((double)(lh + 1) / heads, ATN_STAGE_LAYER, user_data)) {
+        ok = a != NULL;
+        written = ok && fwrite(a, sizeof(float), nn, f) == nn;   /* little-endian hosts only */
+        if (ok && written && progress && !progress((double)(lh + 1) / heads, ATN_STAGE_LAYER, user_data)) {
             atn_error_set(err, ATN_E_CANCELLED, "%s: cancelled", path);
             ok = false;
         }
@@ -86,6 +88,8 @@ atn_status atn_npy_write_attention(const char *path, const atn_capture *cap, atn
     st = atn_atomic_close(af, ok, &e2);
     if (!ok)
         return err && err->status ? err->status : atn_error_set(err, ATN_E_IO, "%s: write failed", path);
+    if (st == ATN_OK && !written)   /* the stream's error went unnoticed by the close */
+        st = atn_error_set(&e2, ATN_E_IO, "%s: write failed", path);
     if (st != ATN_OK && err)
         *err = e2;
     return st;
