@@ -1068,7 +1068,7 @@ static void test_start_options(void) {
     g_assert_true(WIFEXITED(status));
     g_assert_cmpint(WEXITSTATUS(status), ==, 2);
     g_assert_cmpstr(err, ==, "attnscope: --view nonsense: no such view; the views are head, model, similarity, "
-                             "trace, statistics, whatif\n");
+                             "trace, statistics, whatif, train\n");
 
     AtnWindow *win = new_window();
     const char *const *names = atn_window_get_view_names();
