@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "hf-cache.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <cblas.h>
 #include <stdlib.h>
@@ -206,6 +207,29 @@ int cmd_info(int argc, char **argv) {
         if (ri.global_every > 0)   /* ModernBERT */
             printf("local      every layer but 0, %d, %d...: theta %g, query i sees keys i-%d..i+%d\n",
                    ri.global_every, 2 * ri.global_every, ri.theta_local, ri.local_half, ri.local_half);
+        if (ri.local_layers) {   /* Gemma, Qwen2 with the window in some layers */
+            printf("sliding    layers");
+            int32_t count = 0;
+            for (int32_t l = 0; l < c->n_layers; l++)
+                if (ri.local_layers[l])
+                    printf("%s %d", count++ ? "," : "", l);
+            printf(": window %d keys (query i sees keys i-%d..i)", ri.local_window, ri.local_window - 1);
+            if (ri.theta_local > 0)
+                printf(", theta %g", ri.theta_local);
+            printf("; the other %d layer%s global\n", c->n_layers - count, c->n_layers - count == 1 ? "" : "s");
+        }
+        if (ri.query_scale > 0 || ri.attn_softcap > 0) {   /* Gemma */
+            printf("scores     x %.6g", ri.query_scale > 0 ? ri.query_scale : 1.0 / sqrt((double)c->d_head));
+            if (ri.query_scale > 0)
+                printf(" (query_pre_attn_scalar %.6g ^ -1/2)", 1.0 / (ri.query_scale * ri.query_scale));
+            if (ri.attn_softcap > 0)
+                printf(", soft-capped to %g tanh(s / %g) before the mask", ri.attn_softcap, ri.attn_softcap);
+            printf("\n");
+        }
+        if (ri.embed_scale > 0)
+            printf("embeddings x %.6g (sqrt(d_model) in the weights' dtype)\n", ri.embed_scale);
+        if (ri.final_softcap > 0)
+            printf("head       logits soft-capped to %g tanh(z / %g)\n", ri.final_softcap, ri.final_softcap);
     }
     printf("widths     d_model %d, feed-forward %d", c->d_model, c->d_ffn);
     if (c->d_embed > 0 && c->d_embed != c->d_model)

@@ -157,7 +157,10 @@ bool atn_model_rotary_info(const atn_model *model, atn_rotary_info *out) {
     *out = (atn_rotary_info){.theta = r->theta, .scaling = r->scaling ? r->scaling : "none",
                              .factor = r->factor > 0 ? r->factor : 1.0, .window = r->window, .qk_norm = r->qk_norm,
                              .global_every = r->global_every, .local_half = r->local_half,
-                             .theta_local = r->theta_local};
+                             .theta_local = r->theta_local, .local_layers = r->local_layers,
+                             .local_window = r->local_window, .query_scale = r->query_scale,
+                             .attn_softcap = r->attn_softcap, .final_softcap = r->final_softcap,
+                             .embed_scale = r->embed_scale};
     return true;
 }
 

@@ -266,7 +266,7 @@ int32_t atn_model_layer_sharers(const atn_model *model, int32_t layer, char *buf
  * BERT models are "BERT").  model must not be NULL. */
 const char *atn_model_family_name(const atn_model *model);
 
-/* A rotary decoder's positions (Llama, Qwen2, Qwen3, Mistral), as config.json set them. */
+/* A rotary decoder's positions (Llama, Qwen2, Qwen3, Mistral, Gemma 2 / 3), as config.json set them. */
 typedef struct atn_rotary_info {
     double theta;              /* rope_theta */
     const char *scaling;       /* "none", "linear", "llama3" (static) */
@@ -278,6 +278,15 @@ typedef struct atn_rotary_info {
        every layer alike */
     int32_t global_every, local_half;
     double theta_local;
+    /* Gemma 2 / 3, Qwen2 / Qwen3 with the window in some layers: local_layers[l] 1 for a
+       sliding layer ([n_layers], borrowed from the model; NULL: none), whose query i sees keys
+       i-local_window+1..i; Gemma 3's sliding layers turn by theta_local.  Gemma: the score
+       factor query_scale (query_pre_attn_scalar^-1/2; 0: 1/sqrt(head width)), the attention's
+       soft-cap attn_softcap and the head's final_softcap (c tanh(x / c); 0: none), the
+       embeddings' factor embed_scale (sqrt(hidden_size) in the weights' dtype; 0: none) */
+    const uint8_t *local_layers;
+    int32_t local_window;
+    double query_scale, attn_softcap, final_softcap, embed_scale;
 } atn_rotary_info;
 
 /* Fills *out and returns true for a rotary decoder or ModernBERT; false (out untouched) for every other

@@ -152,6 +152,20 @@ info)
   grep -q "^family     ModernBERT, masked-LM head$" "$T/out" || fail "modernbert: $(cat "$T/out")"
   grep -q "^positions  rotary, theta 160000$" "$T/out" || fail "modernbert rope: $(cat "$T/out")"
   grep -q "^local      every layer but 0, 3, 6...: theta 10000, query i sees keys i-3..i+3$" "$T/out" || fail "local: $(cat "$T/out")"
+  # Gemma: the sliding layers, the score factor and soft-cap, the embeddings' factor in the
+  # weights' dtype (BF16: sqrt(40) is 6.3125), the head's soft-cap; Gemma 3's local base;
+  # Qwen2 with the window from max_window_layers on
+  "$A" info --model "$SRC/tests/hf/models/gemma2-f32" >"$T/out" || fail "info gemma2"
+  grep -q "^sliding    layers 0: window 4 keys (query i sees keys i-3..i); the other 1 layer global$" "$T/out" || fail "gemma2 sliding: $(cat "$T/out")"
+  grep -q "^scores     x 0.204124 (query_pre_attn_scalar 24 ^ -1/2), soft-capped to 2 tanh(s / 2) before the mask$" "$T/out" || fail "gemma2 scores: $(cat "$T/out")"
+  grep -q "^head       logits soft-capped to 3 tanh(z / 3)$" "$T/out" || fail "gemma2 head: $(cat "$T/out")"
+  "$A" info --model "$SRC/tests/hf/models/gemma2-bf16" >"$T/out" || fail "info gemma2-bf16"
+  grep -q "^embeddings x 6.3125 (sqrt(d_model) in the weights' dtype)$" "$T/out" || fail "gemma2-bf16: $(cat "$T/out")"
+  "$A" info --model "$SRC/tests/hf/models/gemma3-f32" >"$T/out" || fail "info gemma3"
+  grep -q "^sliding    layers 0, 1: window 4 keys (query i sees keys i-3..i), theta 10000; the other 1 layer global$" "$T/out" || fail "gemma3: $(cat "$T/out")"
+  grep -q "^head " "$T/out" && fail "gemma3 has no head soft-cap: $(cat "$T/out")"
+  "$A" info --model "$SRC/tests/hf/models/qwen2-window-some" >"$T/out" || fail "info qwen2-window-some"
+  grep -q "^sliding    layers 1, 2: window 4 keys (query i sees keys i-3..i); the other 1 layer global$" "$T/out" || fail "qwen2 sliding: $(cat "$T/out")"
   # the built-in causal demo model is listed and described
   "$A" models >"$T/out" || fail "models"
   grep -q "^demo-gpt2 *gpt2 *2 x 4 *d_model 64, vocabulary 1024$" "$T/out" || fail "models: $(cat "$T/out")"
