@@ -313,6 +313,7 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
         s->causal = src->causal;
         s->colormap = o->cmap;
         s->style = &o->style;
+        s->kv_group = cap->n_kv_heads > 0 ? cap->n_heads / cap->n_kv_heads : 1;   /* GQA: the K/V groups */
         atn_stats *st = NULL;
         if (atn_stats_compute(cap, &st, &err) == ATN_OK) {
             const char **notes = malloc((size_t)cap->n_layers * cap->n_heads * sizeof *notes);

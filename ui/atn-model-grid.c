@@ -87,6 +87,7 @@ static gboolean fill_spec(AtnModelGrid *self, atn_grid_spec *spec, const atn_ren
     spec->shared_range = shared;
     spec->style = style;
     spec->causal = atn_result_is_causal(self->result);
+    spec->kv_group = cap->n_kv_heads > 0 ? cap->n_heads / cap->n_kv_heads : 1;   /* GQA: heads per K/V head */
     spec->shared_vmin_vmax = self->thumbs ? self->shared : NULL;   /* no pass over every head */
     return TRUE;
 }
@@ -322,6 +323,16 @@ static char *grid_tooltip_text(AtnModelGrid *self, int l, int h) {
     g_autofree char *shared = atn_label_layer_sharing(atn_model_handle_get_model(atn_result_get_model(self->result)), l);
     if (shared) {   /* ALBERT: the layer runs weights other layers run too */
         char *both = g_strdup_printf("%s\n%s", text, shared);
+        g_free(text);
+        text = both;
+    }
+    const atn_capture *cap = atn_result_get_capture(self->result);
+    int group = cap->n_kv_heads > 0 ? cap->n_heads / cap->n_kv_heads : 1;
+    if (group > 1) {   /* grouped-query attention: the K/V head this query head reads */
+        char *kv = g_strdup_printf(_("Reads K/V head %d, shared with heads %d–%d"), h / group, h / group * group,
+                                   h / group * group + group - 1);
+        char *both = g_strdup_printf("%s\n%s", text, kv);
+        g_free(kv);
         g_free(text);
         text = both;
     }

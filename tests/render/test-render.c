@@ -495,6 +495,40 @@ static void test_grid_and_headview(void) {
     CHECK(pixel(s, r.x + r.w / 2, r.y + r.h / 2) == 0xfde725);
     cairo_surface_destroy(s);
 
+    /* grouped-query attention: heads 0-1 and 2-3 share K/V heads 0 and 1; the "KVg" row and
+       its bracket sit above the head labels (the thumbnails move down for them, hit-testing
+       follows), and the bracket crosses the gap between heads 0 and 1, where nothing is
+       drawn without groups */
+    g.title = NULL;
+    atn_rect plain = atn_render_model_grid_cell_rect(&g, 600, 450, 0, 0);
+    g.kv_group = 2;
+    atn_rect grp = atn_render_model_grid_cell_rect(&g, 600, 450, 0, 0);
+    CHECK_MSG(grp.y > plain.y, "K/V row: cells at %g, %g without groups", grp.y, plain.y);
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            atn_rect c = atn_render_model_grid_cell_rect(&g, 600, 450, l, h);
+            CHECK(atn_render_model_grid_head_at(&g, 600, 450, c.x + c.w / 2, c.y + c.h / 2, &ll, &hh) && ll == l &&
+                  hh == h);
+        }
+    int lines[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        g.kv_group = k ? 2 : 0;
+        atn_rect c0 = atn_render_model_grid_cell_rect(&g, 600, 450, 0, 0);
+        atn_rect c1 = atn_render_model_grid_cell_rect(&g, 600, 450, 0, 1);
+        cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 600, 450);
+        cairo_t *c2 = cairo_create(img);
+        atn_render_model_grid(c2, &g, 600, 450);
+        cairo_destroy(c2);
+        cairo_surface_flush(img);
+        double gx = (c0.x + c0.w + c1.x) / 2;
+        uint32_t bgc = pixel(img, 1, 1);
+        for (int y = 2; y < (int)c0.y - 1; y++)
+            lines[k] += pixel(img, gx, y) != bgc;
+        cairo_surface_destroy(img);
+    }
+    CHECK_MSG(lines[0] == 0 && lines[1] > 0, "the K/V bracket: %d pixels without groups, %d with", lines[0], lines[1]);
+    g.kv_group = 0;
+
     atn_headview_spec hv;
     atn_headview_spec_init(&hv);
     hv.attn[0] = attn;

@@ -24,6 +24,12 @@ typedef struct grid_layout {
     double vmin, vmax;      /* shared range */
 } grid_layout;
 
+/* Whether the heads are drawn in K/V groups (more than one query head per K/V head, and
+ * more than one group: MQA's single group says nothing a bracket would). */
+static bool grouped(const atn_grid_spec *s) {
+    return s->kv_group > 1 && s->n_heads > s->kv_group && s->n_heads % s->kv_group == 0;
+}
+
 static void grid_layout_with(rtext *t, const atn_grid_spec *s, double w, double h, grid_layout *G) {
     memset(G, 0, sizeof *G);
     double fs = t->fs, pad = 10 * fs, gap = 4 * fs;
@@ -45,7 +51,7 @@ static void grid_layout_with(rtext *t, const atn_grid_spec *s, double w, double 
         lw = fmax(lw, w1);
     }
     G->row_label_w = lw + 2 * gap;
-    G->col_label_h = sh + gap;
+    G->col_label_h = sh + gap + (grouped(s) ? sh + gap : 0);   /* the K/V groups' row above */
     G->note_h = s->head_notes ? sh : 0;
     double cb = 0;
     if (s->shared_range && s->shared_vmin_vmax) {
@@ -146,7 +152,23 @@ void atn_render_model_grid(cairo_t *cr, const atn_grid_spec *s, double w, double
         bool sel = hh == s->selected_head || hh == s->hover_head;
         rt_rgb(cr, sel ? t.st.accent : t.st.fg, 1.0);
         snprintf(buf, sizeof buf, "H%d", hh);
-        rt_draw(cr, &t, buf, RT_SMALL, sel, G.x0 + hh * G.step_x + G.thumb / 2, G.y0 - G.col_label_h, 0.5, 0);
+        rt_draw(cr, &t, buf, RT_SMALL, sel, G.x0 + hh * G.step_x + G.thumb / 2, G.y0 - sh - gap, 0.5, 0);
+    }
+    /* grouped-query attention: "KVg" over a bracket spanning the query heads that read K/V head g */
+    for (int32_t g = 0; grouped(s) && g < s->n_heads / s->kv_group; g++) {
+        double xa = G.x0 + g * s->kv_group * G.step_x, xb = xa + (s->kv_group - 1) * G.step_x + G.thumb;
+        double yb = G.y0 - sh - gap - gap / 2;
+        bool sel = s->selected_head / s->kv_group == g && s->selected_head >= 0;
+        rt_rgb(cr, sel ? t.st.accent : t.st.fg, 0.8);
+        cairo_set_line_width(cr, fmax(1.0, fs));
+        cairo_move_to(cr, xa, yb + gap / 2);
+        cairo_line_to(cr, xa, yb);
+        cairo_line_to(cr, xb, yb);
+        cairo_line_to(cr, xb, yb + gap / 2);
+        cairo_stroke(cr);
+        snprintf(buf, sizeof buf, "KV%d", g);
+        rt_rgb(cr, sel ? t.st.accent : t.st.fg, 1.0);
+        rt_draw(cr, &t, buf, RT_SMALL, sel, (xa + xb) / 2, G.y0 - G.col_label_h, 0.5, xb - xa);
     }
     for (int32_t l = 0; l < s->n_layers; l += lstep) {
         bool sel = l == s->selected_layer || l == s->hover_layer;
@@ -231,6 +253,6 @@ void atn_render_model_grid_natural_size(const atn_grid_spec *s, double *width, d
     if (s->title)
         rt_measure(&t, s->title, RT_TITLE, true, &title_w, NULL);
     *width = ceil(fmax(20 * fs + lw + 8 * fs + s->n_heads * (thumb + g) + cb, title_w + 20 * fs));
-    *height = ceil(20 * fs + th + sh + 4 * fs + s->n_layers * (thumb + g + note));
+    *height = ceil(20 * fs + th + sh + 4 * fs + (grouped(s) ? sh + 4 * fs : 0) + s->n_layers * (thumb + g + note));
     rt_end(&t);
 }

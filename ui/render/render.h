@@ -304,6 +304,9 @@ typedef struct atn_grid_spec {
                                         thumbnails are big enough) */
     const char *const *layer_labels; /* [L] the row labels, or NULL: "L0", "L1", ... (ALBERT's
                                         shared layers: "L2 ≡ L0") */
+    int32_t kv_group;                /* grouped-query attention: query heads per K/V head (heads
+                                        g kv_group.. share K/V head g), labelled "KV0", "KV1"...
+                                        over a bracket above their columns; 0 or 1: none */
 } atn_grid_spec;
 
 void atn_grid_spec_init(atn_grid_spec *spec);
