@@ -55,8 +55,17 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
         }
         printf("%.4f\n", t->scores[j]);
     }
-    printf("\nStep 4. Scale by 1/√d_k = 1/√%d = %.4f:  s_j / √d_k\n  ", k, t->scale);
+    if (fabs(t->scale * sqrt((double)k) - 1.0) < 1e-6) {
+        printf("\nStep 4. Scale by 1/√d_k = 1/√%d = %.4f:  s_j / √d_k\n  ", k, t->scale);
+    } else {   /* Gemma's query_pre_attn_scalar^-1/2, GPT-2's switches */
+        printf("\nStep 4. Scale by the model's factor %.4f (not 1/√d_k = %.4f):  s_j × %.4f\n  ", t->scale,
+               1.0 / sqrt((double)k), t->scale);
+    }
     print_vec(t->scaled, n);
+    if (t->capped) {   /* Gemma 2's attention soft-cap, before the mask */
+        printf("\n  Soft-cap: c·tanh(s_j / c) with c = %g (attn_logit_softcapping):\n  ", t->softcap);
+        print_vec(t->capped, n);
+    }
     int32_t masked = 0;
     for (int32_t j = 0; j < n; j++)
         masked += t->mask_term[j] != 0;
@@ -95,7 +104,8 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
             printf("  exp(masked)            = 0.0000\n");
         else
             printf("  exp(%.4f - %.4f) = exp(%.4f) = %.4f\n",
-                   biased || t->temperature != 1.0 ? t->shifted[j] + t->max : t->scaled[j], t->max, t->shifted[j],
+                   biased || t->temperature != 1.0 || t->capped ? t->shifted[j] + t->max : t->scaled[j], t->max,
+                   t->shifted[j],
                    t->exps[j]);
     }
     if (t->head_off == 1)
@@ -181,6 +191,12 @@ static void print_json(const atn_trace *t) {
     cli_json_number(f, t->scale);
     fputs(",\n  \"scaled\": ", f);
     json_vec(f, t->scaled, t->n);
+    if (t->capped) {   /* Gemma 2: c tanh(scaled / c), what the mask is added to */
+        fputs(",\n  \"softcap\": ", f);
+        cli_json_number(f, t->softcap);
+        fputs(",\n  \"capped\": ", f);
+        json_vec(f, t->capped, t->n);
+    }
     fputs(",\n  \"mask\": ", f);
     json_vec(f, t->mask_term, t->n);
     bool biased = false;

@@ -244,6 +244,22 @@ static void cli_case(const char *name, const cJSON *c, int32_t kv_of_3, int32_t 
                           (n == 1 || cJSON_GetArrayItem(al, 0)->valuedouble < 0),
                       "%s: the ALiBi term", cmd);
         }
+        /* Gemma 2's soft-cap in the trace: the scaled scores pass the cap, the capped ones stay inside */
+        const cJSON *cap_j = cJSON_GetObjectItem(tj, "softcap"), *capped = cJSON_GetObjectItem(tj, "capped");
+        if (strcmp(name, "gemma2-f32") == 0) {
+            CHECK_MSG(cap_j && cap_j->valuedouble == 2.0 && capped && cJSON_GetArraySize(capped) == n,
+                      "%s: no soft-cap in the trace", cmd);
+            double over = 0;
+            for (const cJSON *e = capped ? capped->child : NULL; e; e = e->next)
+                CHECK(fabs(e->valuedouble) < 2.0);
+            for (const cJSON *e = cJSON_GetObjectItem(tj, "scaled")->child; e; e = e->next)
+                over = fmax(over, fabs(e->valuedouble));
+            CHECK_MSG(over > 2.0, "%s: the scaled scores stay under the cap (%g)", cmd, over);
+        } else if (strcmp(name, "gemma2-bf16") == 0) {   /* Gemma2Config's default cap, 50 */
+            CHECK_MSG(cap_j && cap_j->valuedouble == 50.0 && capped, "%s: no default soft-cap", cmd);
+        } else {
+            CHECK_MSG(!cap_j && !capped, "%s: a soft-cap without one", cmd);
+        }
         const cJSON *cc = cJSON_GetObjectItem(tj, "concat"), *qq = cJSON_GetObjectItem(tj, "q");
         CHECK_MSG(cc && qq && cJSON_GetArraySize(cc) == cJSON_GetArraySize(qq) * d_heads, "%s: concat", cmd);
     }
