@@ -21,7 +21,6 @@
 #include "core/family.h"
 #include "core/files.h"
 #include "forward/fp16.h"
-#include "forward/precision.h"
 #include "hf-cache.h"
 #include "core/json.h"
 #include "core/memlimit.h"
@@ -715,46 +714,13 @@ static atn_status bind_rotary_layer(hf_loader *L, atn_layer_weights *l, const ch
     return ATN_OK;
 }
 
-/* Gemma's RMSNorm multiplies by 1 + w (in float32, as Gemma2RMSNorm's 1.0 + weight.float()):
- * each norm gain g (every layer's four, the q/k norms, the final norm) becomes a model-owned
- * copy of 1 + g, after the conversions, so every op and the trace read the gain they use. */
-static atn_status gemma_norm_gains(hf_loader *L) {
-    atn_model *m = L->model;
-    int32_t d = m->cfg.d_model, k = m->cfg.d_head;
-    for (int32_t l = 0; l <= m->cfg.n_layers; l++) {
-        atn_layer_weights *lw = l < m->cfg.n_layers ? &m->w.layers[l] : NULL;
-        const float **g[6] = {lw ? &lw->ln1_g : &m->w.final_ln_g, lw ? &lw->ln2_g : NULL,
-                              lw ? &lw->post_attn_g : NULL, lw ? &lw->post_ffn_g : NULL,
-                              lw ? &lw->q_norm_g : NULL, lw ? &lw->k_norm_g : NULL};
-        for (int i = 0; i < 6; i++) {
-            if (!g[i] || !*g[i])
-                continue;
-            int32_t n = i >= 4 ? k : d;
-            float *one = atn_model_alloc_floats(m, (size_t)n);
-            if (!one)
-                return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
-            for (int32_t x = 0; x < n; x++)
-                one[x] = 1.0f + (*g[i])[x];
-            *g[i] = one;
-        }
-    }
-    return ATN_OK;
-}
-
-/* Gemma's embedding scale: sqrt(hidden_size) as a tensor of the embeddings' dtype
- * (Gemma2Model's normalizer, Gemma3TextScaledWordEmbedding's embed_scale.to(weight.dtype)):
- * BF16 weights scale by sqrt(640) = 25.25, not 25.298. */
+/* Gemma's embedding scale from the embeddings' stored dtype (atn_hf_gemma_embed_scale). */
 static void gemma_embed_scale(hf_loader *L) {
     char name[600];
     snprintf(name, sizeof name, "%s%s", L->prefix, L->fam->tensors.word_emb);
     int32_t file = 0;
     const atn_st_tensor *t = find_tensor(L, name, &file);
-    float s = (float)sqrt((double)L->model->cfg.d_model);
-    if (t && t->dtype == ATN_ST_BF16)
-        s = atn_round_bf16(s);
-    else if (t && t->dtype == ATN_ST_F16)
-        s = atn_round_fp16(s);
-    L->model->rotary.embed_scale = s;
+    L->model->rotary.embed_scale = atn_hf_gemma_embed_scale(L->model->cfg.d_model, t ? t->dtype : ATN_ST_F32);
 }
 
 /* A ModernBERT layer: the fused Wqkv [3d, d] bound whole to wq (and its bias to bq) and Wi
@@ -1168,7 +1134,7 @@ static atn_status open_hf(hf_loader *L) {
         return st;
     share_layers(L);
     split_modernbert(L);
-    if (L->fam->gemma && (st = gemma_norm_gains(L)))
+    if (L->fam->gemma && (st = atn_hf_gemma_norm_gains(L->model, L->err)))
         return st;
 
     if (!report(L, 0.92, ATN_STAGE_READ_VOCAB))

@@ -5,6 +5,7 @@
  * parameters, _compute_llama3_parameters) make them.  A key whose value would change the
  * numbers in a way the walk does not compute is refused by name. */
 #include "formats/hf-rotary.h"
+#include "forward/precision.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -447,5 +448,36 @@ atn_status atn_hf_gemma_config(const char *path, const cJSON *root, const atn_fa
     out->has_sliding = sliding > 0;
     if (!out->has_sliding)
         r->local_window = 0;
+    return ATN_OK;
+}
+
+float atn_hf_gemma_embed_scale(int32_t d_model, atn_st_dtype dtype) {
+    float s = (float)sqrt((double)d_model);   /* torch.tensor(hidden_size ** 0.5, dtype=...) */
+    if (dtype == ATN_ST_BF16)
+        s = atn_round_bf16(s);
+    else if (dtype == ATN_ST_F16)
+        s = atn_round_fp16(s);
+    return s;
+}
+
+atn_status atn_hf_gemma_norm_gains(atn_model *m, atn_error *err) {
+    int32_t d = m->cfg.d_model, k = m->cfg.d_head;
+    for (int32_t l = 0; l <= m->cfg.n_layers; l++) {
+        atn_layer_weights *lw = l < m->cfg.n_layers ? &m->w.layers[l] : NULL;
+        const float **g[6] = {lw ? &lw->ln1_g : &m->w.final_ln_g, lw ? &lw->ln2_g : NULL,
+                              lw ? &lw->post_attn_g : NULL, lw ? &lw->post_ffn_g : NULL,
+                              lw ? &lw->q_norm_g : NULL, lw ? &lw->k_norm_g : NULL};
+        for (int i = 0; i < 6; i++) {
+            if (!g[i] || !*g[i])
+                continue;
+            int32_t n = i >= 4 ? k : d;
+            float *one = atn_model_alloc_floats(m, (size_t)n);
+            if (!one)
+                return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+            for (int32_t x = 0; x < n; x++)   /* 1.0 + weight.float(), in float32 */
+                one[x] = 1.0f + (*g[i])[x];
+            *g[i] = one;
+        }
+    }
     return ATN_OK;
 }

@@ -6,6 +6,7 @@
 
 #include "core/family.h"
 #include "core/model-private.h"
+#include "formats/safetensors.h"
 
 #include <cjson/cJSON.h>
 
@@ -57,5 +58,16 @@ atn_status atn_hf_modernbert_config(const char *path, const cJSON *root, atn_con
  * sliding_window, other layer_types.  Errors as atn_hf_rotary_config. */
 atn_status atn_hf_gemma_config(const char *path, const cJSON *root, const atn_family *fam, atn_config *c,
                                atn_hf_rotary *out, atn_error *err);
+
+/* Gemma's embedding factor: sqrt(d_model) as a tensor of the embeddings' stored dtype
+ * (Gemma2Model's normalizer, Gemma3TextScaledWordEmbedding's embed_scale.to(weight.dtype)):
+ * BF16 rounds sqrt(640) 25.298 to 25.25, F32 keeps it. */
+float atn_hf_gemma_embed_scale(int32_t d_model, atn_st_dtype dtype);
+
+/* Gemma's RMSNorm multiplies by 1 + w (Gemma2RMSNorm's 1.0 + weight.float()): every norm gain
+ * of m (each layer's four, the q/k norms, the final norm) is replaced by a model-owned copy of
+ * 1 + g, so every op and the trace read the gain they use.  Call once, after the weights are
+ * converted (the gains may point into a read-only file mapping).  ATN_E_NOMEM. */
+atn_status atn_hf_gemma_norm_gains(atn_model *m, atn_error *err);
 
 #endif
