@@ -84,12 +84,27 @@ static void update_title(AtnHeadView *self) {
     g_autofree char *title = atn_whatif_title(whatif, plain);
     g_autofree char *shared = atn_label_layer_sharing(atn_model_handle_get_model(atn_result_get_model(r)),
                                                       atn_session_get_layer(self->session));
-    if (shared) {   /* ALBERT: which stored weights this layer runs */
-        g_autofree char *longer = g_strdup_printf("%s · %s", title, shared);
-        atn_heatmap_set_title(self->heatmap, longer);
-    } else {
-        atn_heatmap_set_title(self->heatmap, title);
+    GString *full = g_string_new(title);
+    if (shared)   /* ALBERT: which stored weights this layer runs */
+        g_string_append_printf(full, " · %s", shared);
+    /* grouped-query attention: the K/V head this query head reads; a sliding layer's window
+       (Gemma, Qwen2 with the window in some layers) */
+    const atn_capture *cap = atn_result_get_capture(r);
+    int group = cap->n_kv_heads > 0 ? cap->n_heads / cap->n_kv_heads : 1;
+    if (group > 1) {
+        g_autofree char *kv = g_strdup_printf(_("K/V head %d"), atn_session_get_head(self->session) / group);
+        g_string_append_printf(full, " · %s", kv);
     }
+    const atn_model *m = atn_model_handle_get_model(atn_result_get_model(r));
+    atn_rotary_info ri;
+    int lyr = atn_session_get_layer(self->session);
+    if (m && atn_model_rotary_info(m, &ri) && ri.local_layers && lyr >= 0 && lyr < cap->n_layers &&
+        ri.local_layers[lyr]) {
+        g_autofree char *win = g_strdup_printf(_("sliding window of %d"), ri.local_window);
+        g_string_append_printf(full, " · %s", win);
+    }
+    atn_heatmap_set_title(self->heatmap, full->str);
+    g_string_free(full, TRUE);
     /* what the head does, from the statistics the run computed once */
     const atn_stats *st = atn_result_get_stats(r);
     int layer = atn_session_get_layer(self->session), head = atn_session_get_head(self->session);

@@ -79,10 +79,40 @@ static void test_albert_sharing(void) {
     destroy_window(win);
 }
 
+/* Gemma 2 (GQA 2:1, layer 0 sliding with a window of 4): the grid's tooltip names the K/V
+ * head and the heads sharing it, the Head view's header the K/V head and, in the sliding
+ * layer only, its window. */
+static void test_kv_groups(void) {
+    const char *src = g_getenv("ATN_SOURCE_ROOT");
+    g_autofree char *gemma = g_build_filename(src ? src : ".", "tests", "hf", "models", "gemma2-f32", NULL);
+    AtnWindow *win = new_window();
+    open_and_wait(win, gemma);
+    type_and_wait(win, "the cat sat on the mat");
+    show_view(win, "model");
+    AtnModelGrid *grid = atn_model_grid_view_get_grid(ATN_MODEL_GRID_VIEW(atn_window_get_view_widget(win, "model")));
+    g_autofree char *tip = atn_model_grid_dup_layer_tooltip(grid, 1, 3);
+    if (!strstr(tip, "\nReads K/V head 1, shared with heads 2–3"))
+        g_error("grid tooltip: \"%s\"", tip);
+    AtnSession *s = atn_window_get_session(win);
+    show_view(win, "head");
+    atn_session_select_head(s, 0, 2);
+    settle(30);
+    const char *title = atn_heatmap_get_title(head_heatmap(win));
+    if (!g_str_has_suffix(title, "layer 0 · head 2 · K/V head 1 · sliding window of 4"))
+        g_error("Head view header: \"%s\"", title);
+    atn_session_select_head(s, 1, 1);
+    settle(30);
+    title = atn_heatmap_get_title(head_heatmap(win));
+    if (!g_str_has_suffix(title, "layer 1 · head 1 · K/V head 0"))   /* layer 1 is global */
+        g_error("Head view header: \"%s\"", title);
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
     g_test_add_func("/ui/model-grid-click", test_model_grid_click);
     g_test_add_func("/ui/albert-sharing", test_albert_sharing);
+    g_test_add_func("/ui/kv-groups", test_kv_groups);
     return g_test_run();
 }
