@@ -186,6 +186,18 @@ static void engine_case(const char *name, atn_model *m, const cJSON *meta, const
         }
     }
     atn_trace_free(tr);
+    /* a sliding layer with a base of its own (Gemma 3's layer 0): the trace agrees with the
+       capture and turns q by rope_local_base_freq's frequencies */
+    const cJSON *il = cJSON_GetObjectItem(meta, "inv_freq_local");
+    if (il && local && cJSON_GetArrayItem(local, 0)->valueint && m->rotary.inv_freq_local) {
+        atn_trace *t0 = NULL;
+        CHECK(atn_trace_compute(m, cap, 0, 0, n - 1, &t0, &err) == ATN_OK);
+        CHECK_MSG(t0 && t0->max_abs_diff < 1e-6, "%s/%s: layer 0's trace differs", name, cname);
+        for (int32_t i = 0; t0 && t0->angles && i < hd / 2; i++)
+            CHECK_NEAR(t0->angles[i], (n - 1) * cJSON_GetArrayItem(il, i)->valuedouble, 1e-5 * n);
+        CHECK(t0 && t0->angles);
+        atn_trace_free(t0);
+    }
 out:
     atn_run_free(run);
     atn_encoding_free(enc);
