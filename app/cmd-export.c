@@ -238,6 +238,7 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
         s->row_labels = s->col_labels = tokens;
         s->row_mask = s->col_mask = enc->mask;
         s->causal = src->causal;   /* GPT-2: later keys drawn as masked */
+        s->split = atn_render_pair_split(enc);   /* a pair's A/B boundary */
         s->colormap = o->cmap;
         s->style = &o->style;
         s->show_values = !o->no_values;

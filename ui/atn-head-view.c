@@ -156,6 +156,7 @@ static void update_matrix(AtnHeadView *self) {
     atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
     atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), m, n, n, atn_result_get_tokens(r), atn_result_get_tokens(r),
                            atn_result_get_mask(r));
+    atn_heatmap_set_split(self->heatmap, atn_result_get_split(r));   /* a pair's A/B boundary */
     /* a what-if mask (window, stride, hidden keys): the cells it hides are drawn masked */
     atn_heatmap_set_cell_mask(self->heatmap, atn_whatif_of_result(r) ? atn_capture_layer_mask(atn_result_get_capture(r),
                                                                                          atn_session_get_layer(self->session))

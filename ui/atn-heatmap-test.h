@@ -8,6 +8,7 @@
 G_BEGIN_DECLS
 
 gboolean atn_heatmap_get_causal(AtnHeatmap *self);
+int atn_heatmap_get_split(AtnHeatmap *self);   /* atn_heatmap_set_split's, 0 none */
 
 atn_colormap atn_heatmap_get_colormap(AtnHeatmap *self);
 

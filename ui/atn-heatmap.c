@@ -26,6 +26,9 @@ struct _AtnHeatmap {
     gboolean wheel_needs_ctrl; /* a plain wheel scrolls what is around (atn_heatmap_set_wheel_needs_ctrl) */
     gboolean causal;   /* cells after the diagonal are masked (a causal model's head) */
     const float *cell_mask;   /* [rows][cols] the run's additive mask (borrowed like values), or NULL */
+    int split;                /* a pair's first token of sentence B (atn_heatmap_set_split), 0 none */
+    double hfw_ratio;         /* atn_heatmap_set_height_for_width: height = width × this; 0 off */
+    int hfw_max;
 
     int selected_row, highlight_token, hover_row, hover_col;
     int mark_row;
@@ -101,6 +104,7 @@ static void fill_spec(AtnHeatmap *self, atn_heatmap_spec *spec, const atn_render
     spec->min_label_scale = self->min_label_scale;
     spec->causal = self->causal;
     spec->cell_mask = self->cell_mask;
+    spec->split = self->split;
     spec->max_cell_aspect = 1.6;   /* on screen the figure fills a wide window */
     spec->style = style;
     int vr, vc;
@@ -280,8 +284,22 @@ static void atn_heatmap_snapshot(GtkWidget *widget, GtkSnapshot *s) {
 
 static void atn_heatmap_measure(GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,
                                 int *natural, int *minimum_baseline, int *natural_baseline) {
+    AtnHeatmap *self = ATN_HEATMAP(widget);
     *minimum = 160;
     *natural = 480;
+    if (self->hfw_ratio > 0 && orientation == GTK_ORIENTATION_VERTICAL && for_size > 0)
+        *minimum = *natural = CLAMP((int)(for_size * self->hfw_ratio), 160, MAX(160, self->hfw_max));
+}
+
+static GtkSizeRequestMode atn_heatmap_get_request_mode(GtkWidget *widget) {
+    return ATN_HEATMAP(widget)->hfw_ratio > 0 ? GTK_SIZE_REQUEST_HEIGHT_FOR_WIDTH : GTK_SIZE_REQUEST_CONSTANT_SIZE;
+}
+
+void atn_heatmap_set_height_for_width(AtnHeatmap *self, double ratio, int max_height) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    self->hfw_ratio = ratio > 0 ? ratio : 0;
+    self->hfw_max = max_height;
+    gtk_widget_queue_resize(GTK_WIDGET(self));
 }
 
 static void atn_heatmap_size_allocate(GtkWidget *widget, int width, int height, int baseline) {
@@ -413,6 +431,7 @@ static void atn_heatmap_class_init(AtnHeatmapClass *klass) {
     object_class->finalize = atn_heatmap_finalize;
     widget_class->snapshot = atn_heatmap_snapshot;
     widget_class->measure = atn_heatmap_measure;
+    widget_class->get_request_mode = atn_heatmap_get_request_mode;
     widget_class->size_allocate = atn_heatmap_size_allocate;
     widget_class->css_changed = atn_heatmap_css_changed;
     gtk_widget_class_set_css_name(widget_class, "heatmap");
@@ -487,6 +506,19 @@ void atn_heatmap_set_cell_mask(AtnHeatmap *self, const float *mask) {
     invalidate_figure(self);
 }
 
+void atn_heatmap_set_split(AtnHeatmap *self, int split) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    if (split == self->split)
+        return;
+    self->split = split;
+    invalidate_figure(self);
+}
+
+int atn_heatmap_get_split(AtnHeatmap *self) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), 0);
+    return self->split;
+}
+
 gboolean atn_heatmap_get_causal(AtnHeatmap *self) {
     g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
     return self->causal;
@@ -512,6 +544,7 @@ void atn_heatmap_set_matrix(AtnHeatmap *self, GObject *owner, const float *value
     self->col_labels = col_labels;
     self->mask = mask;
     self->cell_mask = NULL;   /* it belonged to the matrix before: the caller sets this one's */
+    self->split = 0;          /* likewise */
     if (self->selected_row >= self->rows)
         self->selected_row = -1;
     if (self->hover_row >= self->rows || self->hover_col >= self->cols)

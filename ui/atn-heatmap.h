@@ -31,6 +31,14 @@ void atn_heatmap_set_causal(AtnHeatmap *self, gboolean causal);
  * lab's window, stride or hidden keys) are drawn masked, grey and hatched, with no number,
  * as a causal model's future cells are; exports keep it.  set_matrix clears it: set it after. */
 void atn_heatmap_set_cell_mask(AtnHeatmap *self, const float *mask);
+/* A sentence pair's boundary: split is the first token of the second sentence (a token
+ * matrix's row and column; atn_result_get_split), drawn as a line before that row and column,
+ * on screen and in exports; 0: none.  set_matrix clears it: set it after. */
+void atn_heatmap_set_split(AtnHeatmap *self, int split);
+/* Asks for a height of its width × ratio (at least 160 px, at most max_height): a figure in
+ * a scrolled column (the What-if comparison) is as tall as its width needs rather than the
+ * least height.  ratio 0 (the default): a fixed request, the container decides. */
+void atn_heatmap_set_height_for_width(AtnHeatmap *self, double ratio, int max_height);
 void atn_heatmap_set_colormap(AtnHeatmap *self, atn_colormap cm);
 /* NULL: automatic (0..max, or symmetric for a diverging map). */
 void atn_heatmap_set_range(AtnHeatmap *self, const atn_value_range *range);

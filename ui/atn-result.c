@@ -477,6 +477,12 @@ gboolean atn_result_is_causal(AtnResult *self) {
     return self->causal;
 }
 
+int atn_result_get_split(AtnResult *self) {
+    if (!self || !ATN_IS_RESULT(self))
+        return 0;
+    return atn_render_pair_split(self->cap->enc);
+}
+
 int atn_result_get_last_position(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), 0);
     return self->last;

@@ -80,6 +80,9 @@ const AtnMaskGuesses *atn_result_get_mask_guesses(AtnResult *self, int i);
 /* A causal model's run (GPT-2): future cells are masked by construction (views draw them
  * as masked), and instead of [MASK] guesses it has next-token guesses. */
 gboolean atn_result_is_causal(AtnResult *self);
+/* A sentence pair: the first token of the second sentence (the first of type id 1, else of
+ * segment 1), where views draw the A/B boundary; 0 for one sentence (or no result). */
+int atn_result_get_split(AtnResult *self);
 /* The last real (unpadded) token: where the next-token guesses after the text start. */
 int atn_result_get_last_position(AtnResult *self);
 /* A causal model's next-token guesses after the token at position (up to

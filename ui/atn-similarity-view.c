@@ -407,6 +407,9 @@ void atn_similarity_view_compare(AtnSimilarityView *self, int a, int b) {
     atn_heatmap_set_title(self->heat_b, tb);
     atn_heatmap_set_matrix(self->heat_diff, G_OBJECT(r), diff, n, n, tok, tok, mask);
     atn_heatmap_set_title(self->heat_diff, td);
+    atn_heatmap_set_split(self->heat_a, atn_result_get_split(r));   /* a pair's A/B boundary */
+    atn_heatmap_set_split(self->heat_b, atn_result_get_split(r));
+    atn_heatmap_set_split(self->heat_diff, atn_result_get_split(r));
     g_free(self->diff);   /* after the heatmap let go of it */
     self->diff = diff;
     self->pair_a = a;

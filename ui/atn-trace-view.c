@@ -353,6 +353,7 @@ void atn_trace_view_refresh(AtnTraceView *self) {
         atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
         atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), atn_result_get_head(r, layer, head), n, n,
                                atn_result_get_tokens(r), atn_result_get_tokens(r), atn_result_get_mask(r));
+        atn_heatmap_set_split(self->heatmap, atn_result_get_split(r));
         gtk_widget_set_sensitive(GTK_WIDGET(self->prev_button), FALSE);   /* update_step_ui sets it again */
         return;
     }
@@ -384,6 +385,7 @@ void atn_trace_view_refresh(AtnTraceView *self) {
     atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
     atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), atn_result_get_head(r, layer, head), n, n,
                            atn_result_get_tokens(r), atn_result_get_tokens(r), atn_result_get_mask(r));
+    atn_heatmap_set_split(self->heatmap, atn_result_get_split(r));   /* a pair's A/B boundary */
     g_autofree char *title = g_strdup_printf(_("layer %d · head %d"), layer, head);
     atn_heatmap_set_title(self->heatmap, title);
     update_step_ui(self);
@@ -726,6 +728,10 @@ static void atn_trace_view_init(AtnTraceView *self) {
     self->font_scale = 1.0;
     self->max_cols = 8;
     self->inputs_layer = -1;
+    /* at a large text size (presentation mode) the side heatmap's labels never below the
+       normal size while that keeps every label: it drew them at 0.8 of it, half the size of
+       everything else on the page (issue 40) */
+    atn_heatmap_set_min_label_scale(self->heatmap, 1.0);
     self->inputs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     self->colw_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     g_signal_connect(self->query_drop, "notify::selected", G_CALLBACK(on_query_selected), self);

@@ -300,6 +300,8 @@ static void show_pair(AtnWhatifView *self) {
     atn_heatmap_set_matrix(self->pair[0], NULL, before, n, n, tok, tok, mask);
     atn_heatmap_set_matrix(self->pair[1], G_OBJECT(r), after, n, n, tok, tok, mask);
     atn_heatmap_set_matrix(self->pair[2], G_OBJECT(r), self->delta, n, n, tok, tok, mask);
+    for (int i = 0; i < 3; i++)
+        atn_heatmap_set_split(self->pair[i], atn_result_get_split(r));   /* a pair's A/B boundary */
     atn_heatmap_set_title(self->pair[0], _("Original"));
     atn_heatmap_set_title(self->pair[1], _("Changed"));
     atn_heatmap_set_title(self->pair[2], _("Changed − original"));
@@ -898,6 +900,10 @@ static GtkWidget *build_effect(AtnWhatifView *self) {
         gtk_widget_set_hexpand(GTK_WIDGET(self->pair[i]), TRUE);
         gtk_widget_set_vexpand(GTK_WIDGET(self->pair[i]), TRUE);
         gtk_widget_set_size_request(GTK_WIDGET(self->pair[i]), 120, 200);
+        /* as tall as wide: a third of the pane wide, the cells fill it (at 200 px high they were
+           about 100 px across in a 1920-px window, issue 40) */
+        atn_heatmap_set_height_for_width(self->pair[i], 1.0, 640);
+        atn_heatmap_set_min_label_scale(self->pair[i], 0.6);   /* small multiples: every token's label, smaller */
         gtk_box_append(GTK_BOX(pairs), GTK_WIDGET(self->pair[i]));
     }
     gtk_box_append(GTK_BOX(box), pairs);
@@ -1103,8 +1109,10 @@ static void view_set_font_scale(AtnView *view, double scale) {
     self->font_scale = scale;
     atn_heatmap_set_font_scale(self->map, scale);
     gtk_widget_set_size_request(GTK_WIDGET(self->map), -1, (int)(220 * MAX(1.0, scale)));   /* its title and labels grow */
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         atn_heatmap_set_font_scale(self->pair[i], scale);
+        atn_heatmap_set_height_for_width(self->pair[i], 1.0, (int)(640 * MAX(1.0, scale)));
+    }
     place_divider(self);
 }
 

@@ -217,6 +217,15 @@ static void rebuild_model_menu(AtnWindow *self) {
     }
 }
 
+enum { MODEL_LABEL_CHARS = 28 };   /* the longest model name shown whole */
+
+/* The header bar's layout (issue 40): the model's name is never shortened while it has at
+ * most MODEL_LABEL_CHARS characters (hfl/chinese-roberta-wwm-ext has 27): the label's least
+ * width is the whole name, so the header bar takes the room for it from the view switcher in
+ * the middle, which then shows its compact row (below about 1,400 px with a long name) or its
+ * menu (AtnViewSwitcher picks the form that fits).  A longer name is cut in the middle at
+ * that many characters, so it never widens the header bar past the screen; the whole name is
+ * the tooltip. */
 static void update_model_button(AtnWindow *self) {
     const char *opening = atn_session_get_opening(self->session);
     AtnModelHandle *m = atn_session_get_model(self->session);
@@ -229,6 +238,9 @@ static void update_model_button(AtnWindow *self) {
         label = g_strdup(atn_model_handle_get_name(m));
     else
         label = g_strdup(_("No Model"));
+    glong chars = g_utf8_strlen(label, -1);
+    gtk_label_set_ellipsize(self->model_label, chars > MODEL_LABEL_CHARS ? PANGO_ELLIPSIZE_MIDDLE : PANGO_ELLIPSIZE_NONE);
+    gtk_label_set_width_chars(self->model_label, (int)MIN(chars, MODEL_LABEL_CHARS));
     gtk_label_set_text(self->model_label, label);
     gtk_widget_set_tooltip_text(GTK_WIDGET(self->model_button), label);
 }
@@ -483,6 +495,36 @@ const char *atn_window_get_text(AtnWindow *self) {
     return gtk_editable_get_text(GTK_EDITABLE(self->text_entry));
 }
 
+/* Makes entry's text `text` as typing would: only the part that differs is deleted and
+ * inserted, through the editable's own edits, so Ctrl+Z undoes it (gtk_editable_set_text
+ * cannot be undone; GTK 4.8's entry records the two edits apart: a second Ctrl+Z puts back
+ * what was deleted); the focus goes to the entry, the cursor after the new part.  A click on
+ * a guess left the focus on a button the new result destroys, from where it fell to the
+ * Layer spin, whose Ctrl+Z then emptied it (issue 40). */
+static void edit_entry_text(GtkEntry *entry, const char *text) {
+    GtkEditable *e = GTK_EDITABLE(entry);
+    const char *now = gtk_editable_get_text(e);
+    size_t a = strlen(now), b = strlen(text), pre = 0, suf = 0;
+    while (pre < a && pre < b && now[pre] == text[pre])
+        pre++;
+    while (pre > 0 && (now[pre] & 0xC0) == 0x80)   /* back to a character's start */
+        pre--;
+    while (suf < a - pre && suf < b - pre && now[a - 1 - suf] == text[b - 1 - suf])
+        suf++;
+    while (suf > 0 && (now[a - suf] & 0xC0) == 0x80)
+        suf--;
+    int start = (int)g_utf8_pointer_to_offset(now, now + pre);
+    int old_end = (int)g_utf8_pointer_to_offset(now, now + a - suf);
+    g_autofree char *middle = g_strndup(text + pre, b - pre - suf);
+    gtk_entry_grab_focus_without_selecting(entry);
+    if (old_end > start)
+        gtk_editable_delete_text(e, start, old_end);
+    int pos = start;
+    if (*middle)
+        gtk_editable_insert_text(e, middle, -1, &pos);
+    gtk_editable_set_position(e, pos);
+}
+
 /* A masked-word guess was clicked: it replaces its [MASK] (by the token's byte span) in the
  * sentence, or in the second sentence of a pair; a continuation piece joins the word before. */
 static void on_fill(AtnPredictions *p, int position, int rank, AtnWindow *self) {
@@ -499,7 +541,7 @@ static void on_fill(AtnPredictions *p, int position, int rank, AtnWindow *self) 
         const char *text = gtk_editable_get_text(entry);
         gboolean join = ng->top[rank].continuation || !text[0] || g_str_has_suffix(text, " ");
         g_autofree char *more = g_strconcat(text, join ? "" : " ", ng->top[rank].surface, NULL);
-        gtk_editable_set_text(entry, more);
+        edit_entry_text(self->text_entry, more);
         return;
     }
     const AtnMaskGuesses *g = NULL;
@@ -510,10 +552,10 @@ static void on_fill(AtnPredictions *p, int position, int rank, AtnWindow *self) 
     if (!g || rank >= g->n)
         return;
     const atn_token *tok = &atn_result_get_encoding(r)->tokens[position];
-    GtkEditable *entry = GTK_EDITABLE(tok->segment == 1 ? self->pair_entry : self->text_entry);
-    char *filled = atn_fill_guess(gtk_editable_get_text(entry), tok, &g->top[rank]);
+    GtkEntry *entry = tok->segment == 1 ? self->pair_entry : self->text_entry;
+    char *filled = atn_fill_guess(gtk_editable_get_text(GTK_EDITABLE(entry)), tok, &g->top[rank]);
     if (filled)   /* NULL: the text no longer holds the [MASK] there; leave it alone */
-        gtk_editable_set_text(entry, filled);
+        edit_entry_text(entry, filled);
     free(filled);
 }
 
@@ -1078,12 +1120,9 @@ static void atn_window_init(AtnWindow *self) {
     self->model_menu = g_menu_new();
     gtk_menu_button_set_menu_model(self->model_button, G_MENU_MODEL(self->model_menu));
     gtk_menu_button_set_create_popup_func(self->model_button, model_menu_about_to_open, self, NULL);
-    /* a long model name is cut in the middle (the whole name is the tooltip), so it never
-       widens the header bar past the screen */
+    /* the model's name in full up to MODEL_LABEL_CHARS characters; update_model_button */
     self->model_label = GTK_LABEL(gtk_label_new(NULL));
-    gtk_label_set_ellipsize(self->model_label, PANGO_ELLIPSIZE_MIDDLE);
-    gtk_label_set_max_width_chars(self->model_label, 28);
-    gtk_label_set_width_chars(self->model_label, 6);
+    gtk_label_set_max_width_chars(self->model_label, MODEL_LABEL_CHARS);
     gtk_menu_button_set_child(self->model_button, GTK_WIDGET(self->model_label));
     rebuild_model_menu(self);
     load_examples(self);

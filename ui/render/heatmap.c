@@ -57,15 +57,7 @@ void atn_render_cell_number(char *buf, size_t size, double v, int decimals) {
         return;
     }
     char tmp[64];
-    snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
-    char *dot = strchr(tmp, '.');
-    if (dot) {   /* trailing zeros, then a bare dot */
-        char *e = tmp + strlen(tmp) - 1;
-        while (e > dot && *e == '0')
-            *e-- = 0;
-        if (e == dot)
-            *e = 0;
-    }
+    snprintf(tmp, sizeof tmp, "%.*f", decimals, v);   /* every number of a figure with the same decimals */
     const char *p = tmp;
     if (tmp[0] == '0' && tmp[1] == '.')
         p = tmp + 1;   /* "0.376" -> ".376" */
@@ -352,6 +344,33 @@ bool atn_render_heatmap_cell_at(const atn_heatmap_spec *s, double w, double h, d
 
 static double cell_x(const atn_heatmap_layout *L, int32_t j) { return L->cells.x + (j - L->view_col0) * L->cell_w; }
 static double cell_y(const atn_heatmap_layout *L, int32_t i) { return L->cells.y + (i - L->view_row0) * L->cell_h; }
+
+/* A sentence pair's boundary (spec.split): a white line with a dark edge on each side, seen
+ * on every colour of every map, before the first row and the first column of sentence B,
+ * where that edge is inside the visible block. */
+static void draw_split(cairo_t *cr, const atn_heatmap_spec *s, const atn_heatmap_layout *L, double lw) {
+    int32_t k = s->split;
+    if (k <= 0 || k >= s->rows || k >= s->cols)
+        return;
+    bool row = k > L->view_row0 && k < L->view_row0 + L->view_rows;
+    bool col = k > L->view_col0 && k < L->view_col0 + L->view_cols;
+    for (int pass = 0; pass < 2; pass++) {
+        cairo_set_line_width(cr, pass ? lw : 2 * lw);
+        if (pass)
+            cairo_set_source_rgb(cr, 1, 1, 1);
+        else
+            cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+        if (row) {
+            cairo_move_to(cr, L->cells.x, cell_y(L, k));
+            cairo_line_to(cr, L->cells.x + L->cells.w, cell_y(L, k));
+        }
+        if (col) {
+            cairo_move_to(cr, cell_x(L, k), L->cells.y);
+            cairo_line_to(cr, cell_x(L, k), L->cells.y + L->cells.h);
+        }
+        cairo_stroke(cr);
+    }
+}
 
 /* One row label right-aligned before the cells; boxed: on a background box (hover). */
 static void draw_row_label(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L, int32_t i,
@@ -713,6 +732,7 @@ void atn_render_heatmap_laid_out(cairo_t *cr, const atn_heatmap_spec *s, double 
             draw_labels(cr, &t, s, &L);
 
         double lw = fmax(1.0, 2.0 * t.fs);
+        draw_split(cr, s, &L, lw);
         cairo_set_line_width(cr, lw);
         rt_rgb(cr, t.st.accent, 1.0);
         cairo_save(cr);

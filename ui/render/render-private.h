@@ -74,6 +74,9 @@ void rt_background(cairo_t *cr, const rtext *t, double w, double h);
 
 /* Number shown to people: 4 significant decimals by default ("0.3760", "-12.50", "1.2e-05"). */
 void rt_format(char *buf, size_t size, double v);
+/* v in a column's one format: "%.4f", or "%.3e" when sci (a column with a number ≥ 1e5);
+ * a nonzero v that rounds to 0 reads "<0.0001" (">-0.0001"); NaN/Inf as rt_format. */
+void rt_format_fixed(char *buf, size_t size, double v, bool sci);
 
 /* Nice colour-bar ticks between lo and hi: writes up to max values, returns the count and
  * the step (for choosing the decimals). */

@@ -180,6 +180,10 @@ typedef struct atn_heatmap_spec {
     bool causal;                     /* a causal model's head (GPT-2): the cells of keys after
                                         their query (col > row) are masked, drawn grey and
                                         hatched with no number, not as weight 0 */
+    int32_t split;                   /* a sentence pair: its second sentence's first token (the
+                                        first of type id 1); a line across the cells before that
+                                        row and before that column marks where A ends and B
+                                        begins.  0 (default) or out of range: none */
     const float *cell_mask;          /* [rows][cols] the run's additive mask (atn_capture's
                                         mask_add) or NULL: cells at the float's lowest value
                                         (below -1e30: a key the what-if lab's window, stride or
@@ -226,9 +230,10 @@ void atn_render_heatmap_hover_labels(cairo_t *cr, const atn_heatmap_spec *spec, 
                                      const atn_heatmap_layout *layout);   /* layout: the figure's, as
                                      atn_render_heatmap_layout gave it for this spec and size (so a
                                      hover costs two labels, not a layout of every label); NULL: made here */
-/* The number printed inside a cell with at most `decimals` (1..4) decimals, as short as
- * it can be: no leading zero (".376", "-.25"), no trailing zeros ("1", ".5"), values that
- * round to zero as "<.001" (">-.001" below zero; "0" only for exactly 0), "NaN", "Inf". */
+/* The number printed inside a cell with exactly `decimals` (1..4) decimals, the one format of
+ * every cell of a figure (issue 40: ".376" beside ".4487" read as two precisions): no leading
+ * zero (".3760", "-.2500"), trailing zeros kept ("1.0000", ".50"), values that round to zero
+ * as "<.001" (">-.001" below zero; "0" only for exactly 0, a masked key), "NaN", "Inf". */
 void atn_render_cell_number(char *buf, size_t size, double v, int decimals);
 /* Pointer -> cell; false (row/col = -1) outside the matrix. */
 bool atn_render_heatmap_cell_at(const atn_heatmap_spec *spec, double width, double height, double x, double y,
@@ -431,6 +436,10 @@ void atn_render_trace_sheet_step_rects(const atn_trace_sheet_spec *spec, double 
 /* Pointer -> step, or -1. */
 int atn_render_trace_sheet_step_at(const atn_trace_sheet_spec *spec, double width, double x, double y);
 void atn_render_trace_sheet_natural_size(const atn_trace_sheet_spec *spec, double *width, double *height);
+/* The numbers of every table the sheet draws at this width, as drawn: a table row a line,
+ * cells tab-separated, a blank line after each table (for tests and a screen reader).
+ * Returns a malloc'd string (free()); never NULL except when out of memory. */
+char *atn_render_trace_sheet_text(const atn_trace_sheet_spec *spec, double width);
 
 /* ---- output: PNG, SVG, PDF ---------------------------------------------------------- */
 
@@ -548,6 +557,9 @@ char *atn_render_token_label(const char *text, const atn_token_info *info);
  * as they are): a NULL-terminated array of enc->n malloc'd strings, freed with
  * atn_render_token_labels_free; NULL for a NULL enc or when out of memory. */
 char **atn_render_token_labels(const atn_model *model, const atn_encoding *enc);
+/* A sentence pair's boundary: the first token of the second sentence (the first of type id 1,
+ * else of segment 1), for atn_heatmap_spec.split; 0 for one sentence or a NULL enc. */
+int32_t atn_render_pair_split(const atn_encoding *enc);
 /* atn_render_token_label for a guess of model (atn_predict_position, atn_predict_next):
  * "␣the" for GPT-2's "\u0120the".  malloc'd; NULL for a NULL guess or out of memory. */
 char *atn_render_prediction_label(const atn_model *model, const atn_prediction *guess);

@@ -51,26 +51,44 @@ static void family_for(PangoContext *ctx, const char *family, PangoLanguage *lan
     pango_font_description_free(fd);
 }
 
-/* In a language written with Han characters, the family list "LATIN,HAN,family,": Pango
- * shapes a run of Latin letters as English, so a full-width "：" or "（" inside it would fall
- * back to fontconfig's first CJK face (Noto Sans CJK JP) instead of the language's (SC).
- * Worked out once per family and language (fontconfig is slow to ask). */
+/* The family list "LATIN,HAN,family,", so Han characters take one face whatever the run
+ * around them.  In a language written with Han characters, HAN is that language's face:
+ * Pango shapes a run of Latin letters as English, so a full-width "：" or "（" inside it would
+ * fall back to fontconfig's first CJK face (Noto Sans CJK JP) instead of the language's (SC).
+ * In any other language (an English window showing a Chinese sentence) HAN is simplified
+ * Chinese's face, the language of the tokenizers this program ships with Han in them
+ * (bert-base-chinese and the demo models), where Pango would otherwise pick fontconfig's
+ * first CJK face, JP's, and a PDF would embed Noto Sans CJK JP (issue 40); a Japanese
+ * sentence there gets SC's forms of its kanji, its kana unchanged.  Worked out once per
+ * family and language (fontconfig is slow to ask). */
 static pthread_mutex_t family_lock = PTHREAD_MUTEX_INITIALIZER;
 static char family_key[128], family_list[384];
+
+/* Whether lang is known to be written with Han characters (zh-*, ja, ko); an unknown one
+ * ("c" in the C locale) is not, where pango_language_includes_script says it may be. */
+static bool writes_han(PangoLanguage *lang) {
+    int n = 0;
+    const PangoScript *scripts = pango_language_get_scripts(lang, &n);
+    for (int i = 0; scripts && i < n; i++)
+        if (scripts[i] == PANGO_SCRIPT_HAN)
+            return true;
+    return false;
+}
 
 static void resolve_family(rtext *t) {
     t->family[0] = 0;
     PangoLanguage *lang = pango_context_get_language(t->ctx);
-    if (!language[0] || !lang || !pango_language_includes_script(lang, PANGO_SCRIPT_HAN) ||
-        strlen(t->st.font_family) > 100 || strchr(t->st.font_family, ','))
+    if (!lang || strlen(t->st.font_family) > 100 || strchr(t->st.font_family, ','))
         return;
+    PangoLanguage *han_lang = writes_han(lang) ? lang : pango_language_from_string("zh-cn");
     char key[128];
-    snprintf(key, sizeof key, "%s|%s", pango_language_to_string(lang), t->st.font_family);
+    snprintf(key, sizeof key, "%s|%s|%s", pango_language_to_string(lang), pango_language_to_string(han_lang),
+             t->st.font_family);
     pthread_mutex_lock(&family_lock);
     if (strcmp(key, family_key) != 0) {
         char latin[128], han[128];
         family_for(t->ctx, t->st.font_family, pango_language_from_string("en"), 'a', latin, sizeof latin);
-        family_for(t->ctx, t->st.font_family, lang, 0x56FD /* 国 */, han, sizeof han);
+        family_for(t->ctx, t->st.font_family, han_lang, 0x56FD /* 国 */, han, sizeof han);
         if (latin[0] && han[0] && strcmp(latin, han) != 0)
             snprintf(family_list, sizeof family_list, "%s,%s,%s,", latin, han, t->st.font_family);
         else
@@ -400,6 +418,17 @@ void rt_format(char *buf, size_t size, double v) {
         snprintf(buf, size, "%.3e", v);
     else
         snprintf(buf, size, "%.4f", v);
+}
+
+void rt_format_fixed(char *buf, size_t size, double v, bool sci) {
+    if (isnan(v) || isinf(v))
+        rt_format(buf, size, v);
+    else if (sci)
+        snprintf(buf, size, "%.3e", v);
+    else if (v == 0 || fabs(v) >= 0.00005)
+        snprintf(buf, size, "%.4f", v);
+    else
+        snprintf(buf, size, v > 0 ? "<0.0001" : ">-0.0001");   /* not "0.0000" nor "-0.0000" for a nonzero one */
 }
 
 int rt_ticks(double lo, double hi, int max, double *ticks, double *step_out) {

@@ -70,3 +70,15 @@ void atn_render_token_labels_free(char **labels) {
         free(*l);
     free(labels);
 }
+
+int32_t atn_render_pair_split(const atn_encoding *enc) {
+    if (!enc)
+        return 0;
+    for (int32_t i = 1; i < enc->n; i++)
+        if (enc->tokens[i].type_id == 1)
+            return i;
+    for (int32_t i = 1; i < enc->n; i++)
+        if (enc->tokens[i].segment == 1)
+            return i;
+    return 0;
+}

@@ -36,6 +36,9 @@ typedef struct table {
     bool accent_col[TB_MAX_COLS];
     bool left_col[TB_MAX_COLS];     /* left-aligned (labels); numbers are right-aligned */
     bool markup_header;
+    bool one_format;                /* every number of the table in one format (a vector) */
+    double *nums;                   /* [rows][cols] the numbers tb_num set, formatted by tb_formats */
+    bool *is_num;
 } table;
 
 static bool tb_init(table *tb, int rows, int cols) {
@@ -45,7 +48,9 @@ static bool tb_init(table *tb, int rows, int cols) {
     tb->rows = rows;
     tb->cols = cols;
     tb->cells = calloc((size_t)rows * cols, sizeof *tb->cells);
-    return tb->cells != NULL;
+    tb->nums = calloc((size_t)rows * cols, sizeof *tb->nums);
+    tb->is_num = calloc((size_t)rows * cols, sizeof *tb->is_num);
+    return tb->cells && tb->nums && tb->is_num;
 }
 
 static void tb_free(table *tb) {
@@ -53,7 +58,11 @@ static void tb_free(table *tb) {
         for (int i = 0; i < tb->rows * tb->cols; i++)
             free(tb->cells[i]);
     free(tb->cells);
+    free(tb->nums);
+    free(tb->is_num);
     tb->cells = NULL;
+    tb->nums = NULL;
+    tb->is_num = NULL;
 }
 
 static void tb_set(table *tb, int r, int c, const char *text) {
@@ -63,10 +72,38 @@ static void tb_set(table *tb, int r, int c, const char *text) {
     tb->cells[r * tb->cols + c] = text ? strdup(text) : NULL;
 }
 
+/* A number, formatted with the others of its column by tb_formats. */
 static void tb_num(table *tb, int r, int c, double v) {
-    char buf[32];
-    rt_format(buf, sizeof buf, v);
-    tb_set(tb, r, c, buf);
+    if (r < 0 || r >= tb->rows || c < 0 || c >= tb->cols || !tb->cells)
+        return;
+    tb->nums[r * tb->cols + c] = v;
+    tb->is_num[r * tb->cols + c] = true;
+}
+
+/* One format for every number of a column (of the whole table when one_format): 4 decimals,
+ * or 3 significant decimals with an exponent ("1.234e+05") for every one of them when one is
+ * 100,000 or more; a tiny one reads "0.0007", not "7.288e-04" beside "0.3760" (issue 40). */
+static void tb_formats(table *tb) {
+    if (!tb->cells)
+        return;
+    int groups = tb->one_format ? 1 : tb->cols;
+    for (int g = 0; g < groups; g++) {
+        bool sci = false;
+        for (int c = 0; c < tb->cols; c++)
+            for (int r = 0; r < tb->rows; r++)
+                if ((tb->one_format || c == g) && tb->is_num[r * tb->cols + c]) {
+                    double v = tb->nums[r * tb->cols + c];
+                    sci |= isfinite(v) && fabs(v) >= 1e5;
+                }
+        for (int c = 0; c < tb->cols; c++)
+            for (int r = 0; r < tb->rows; r++)
+                if ((tb->one_format || c == g) && tb->is_num[r * tb->cols + c]) {
+                    char buf[32];
+                    rt_format_fixed(buf, sizeof buf, tb->nums[r * tb->cols + c], sci);
+                    tb_set(tb, r, c, buf);
+                    tb->is_num[r * tb->cols + c] = false;
+                }
+    }
 }
 
 /* Which indices of 0..n-1 to show when at most max fit: the head, an ellipsis (-1), the
@@ -99,7 +136,15 @@ static int elide(int32_t n, int32_t max, int32_t keep, int32_t *idx) {
 #define ELLIPSIS_H "\xe2\x8b\xaf" /* ⋯ */
 #define ELLIPSIS_V "\xe2\x8b\xae" /* ⋮ */
 
-static double tb_draw(cairo_t *cr, rtext *t, const table *tb, double x, double y, double max_w) {
+/* Draws (cr != NULL) or measures the table; returns the y under it.  out (may be NULL) gets
+ * its cells as text: a row a line, cells tab-separated, a blank line after the table. */
+static double tb_draw(cairo_t *cr, rtext *t, table *tb, double x, double y, double max_w, GString *out) {
+    tb_formats(tb);
+    for (int r = 0; out && r < tb->rows; r++)
+        for (int c = 0; c < tb->cols; c++) {
+            const char *cell = tb->cells[r * tb->cols + c];
+            g_string_append_printf(out, "%s%s", cell ? cell : "", c + 1 < tb->cols ? "\t" : r + 1 < tb->rows ? "\n" : "\n\n");
+        }
     double fs = t->fs, padx = 6 * fs, pady = 2 * fs;
     double lh = rt_line_height(t, RT_SMALL) + 2 * pady;
     double cw[TB_MAX_COLS] = {0};
@@ -184,6 +229,7 @@ typedef struct sheet {
     int32_t idx_rows[64], n_rows; /* the token rows shown */
     int32_t idx_k[64], n_k;       /* head-vector entries shown */
     int32_t idx_d[64], n_d;       /* model-vector entries shown */
+    GString *text;                /* atn_render_trace_sheet_text's tables, or NULL */
 } sheet;
 
 static const char *tok(const sheet *sh, int32_t j) {
@@ -230,6 +276,7 @@ static void vec_table(sheet *sh, const char *row_label, const double *v, const i
     if (!tb_init(&tb, 2, n_idx + 1))
         return;
     tb.left_col[0] = true;
+    tb.one_format = true;   /* one row: its entries are one column's worth */
     tb_set(&tb, 1, 0, row_label);
     for (int c = 0; c < n_idx && c + 1 < TB_MAX_COLS; c++) {
         char buf[32];
@@ -243,7 +290,7 @@ static void vec_table(sheet *sh, const char *row_label, const double *v, const i
         tb_num(&tb, 1, c + 1, v[idx[c]]);
         tb.accent_col[c + 1] = idx[c] >= accent_from && idx[c] <= accent_to;
     }
-    sh->y = tb_draw(sh->cr, sh->t, &tb, sh->x, sh->y, sh->width);
+    sh->y = tb_draw(sh->cr, sh->t, &tb, sh->x, sh->y, sh->width, sh->text);
     tb_free(&tb);
 }
 
@@ -278,7 +325,7 @@ static void mat_table(sheet *sh, const char *name, const double *m) {
             if (sh->idx_k[c] >= 0)
                 tb_num(&tb, r + 1, c + 2, m[(size_t)j * k + sh->idx_k[c]]);
     }
-    sh->y = tb_draw(sh->cr, sh->t, &tb, sh->x, sh->y, sh->width);
+    sh->y = tb_draw(sh->cr, sh->t, &tb, sh->x, sh->y, sh->width, sh->text);
     tb_free(&tb);
 }
 
@@ -315,12 +362,14 @@ static void token_table(sheet *sh, int ncols, const char *const *headers, const 
         }
     }
     /* markup headers need escaping-free text: the headers below are fixed strings */
-    sh->y = tb_draw(sh->cr, sh->t, &tb, sh->x, sh->y, sh->width);
+    sh->y = tb_draw(sh->cr, sh->t, &tb, sh->x, sh->y, sh->width, sh->text);
     tb_free(&tb);
 }
 
-static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double width, atn_rect *rects_out) {
+static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double width, atn_rect *rects_out,
+                   GString *text) {
     sheet sh = {0};
+    sh.text = text;
     sh.cr = cr;
     sh.t = t;
     sh.s = s;
@@ -506,7 +555,7 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
 double atn_render_trace_sheet_height(const atn_trace_sheet_spec *s, double width) {
     rtext t;
     rt_begin(&t, s->style);
-    double h = walk(NULL, &t, s, width, NULL);
+    double h = walk(NULL, &t, s, width, NULL, NULL);
     rt_end(&t);
     return ceil(h);
 }
@@ -516,7 +565,7 @@ void atn_render_trace_sheet(cairo_t *cr, const atn_trace_sheet_spec *s, double w
     rt_begin(&t, s->style);
     cairo_save(cr);
     rt_background(cr, &t, width, height);
-    walk(cr, &t, s, width, NULL);
+    walk(cr, &t, s, width, NULL, NULL);
     cairo_restore(cr);
     rt_end(&t);
 }
@@ -526,7 +575,7 @@ void atn_render_trace_sheet_step_rects(const atn_trace_sheet_spec *s, double wid
     rtext t;
     rt_begin(&t, s->style);
     memset(rects, 0, sizeof(atn_rect) * ATN_TRACE_STEP_COUNT);
-    walk(NULL, &t, s, width, rects);
+    walk(NULL, &t, s, width, rects, NULL);
     rt_end(&t);
 }
 
@@ -549,4 +598,15 @@ void atn_render_trace_sheet_natural_size(const atn_trace_sheet_spec *s, double *
     rt_end(&t);
     *width = w;
     *height = atn_render_trace_sheet_height(s, w);
+}
+
+char *atn_render_trace_sheet_text(const atn_trace_sheet_spec *s, double width) {
+    rtext t;
+    rt_begin(&t, s->style);
+    GString *g = g_string_new(NULL);
+    walk(NULL, &t, s, width, NULL, g);
+    rt_end(&t);
+    char *out = strdup(g->str);
+    g_string_free(g, TRUE);
+    return out;
 }
