@@ -14,6 +14,9 @@ void atn_get_model_dialog_download(AtnGetModelDialog *self);
 void atn_get_model_dialog_cancel(AtnGetModelDialog *self);
 
 AtnGetModelState atn_get_model_dialog_get_state(AtnGetModelDialog *self);
+/* The suggested models' buttons, in order (borrowed list and widgets); each has its Hub id
+ * as the object data "id".  Clicking one sets the id and looks it up. */
+GList *atn_get_model_dialog_get_suggestions(AtnGetModelDialog *self);
 /* The status line (borrowed, valid until the state changes): the error, the totals, … */
 const char *atn_get_model_dialog_get_message(AtnGetModelDialog *self);
 /* The listed files (0 before a lookup) and the fraction downloaded (0..1). */

@@ -30,9 +30,64 @@ struct _AtnGetModelDialog {
     char last_file[512];
     gboolean have_progress;
     gint cancel_flag;
+    GList *suggestion_buttons;  /* the suggestions' buttons (borrowed widgets), in order */
 };
 
 G_DEFINE_FINAL_TYPE(AtnGetModelDialog, atn_get_model_dialog, GTK_TYPE_WINDOW)
+
+/* The models courses use, each a button that looks it up: the id on the Hub, what it is, its
+ * parameters and about what its weights download (the Look Up then lists the exact files and
+ * sizes the Hub reports).  Every one is a family the engine runs. */
+static const struct suggestion {
+    const char *id;
+    const char *what;    /* translated */
+    const char *size;    /* parameters · download, as the model cards and file lists give them */
+} suggestions[] = {
+    {"google-bert/bert-base-uncased", N_("English BERT, the one most courses use"), "110M · 440 MB"},
+    {"google-bert/bert-base-chinese", N_("Chinese BERT, one token per character"), "102M · 412 MB"},
+    {"hfl/chinese-roberta-wwm-ext", N_("Chinese RoBERTa, whole-word masking"), "102M · 412 MB"},
+    {"distilbert/distilbert-base-uncased", N_("English DistilBERT: 6 layers, quicker"), "66M · 268 MB"},
+    {"openai-community/gpt2", N_("GPT-2, causal: next-word guesses"), "124M · 548 MB"},
+    {"Qwen/Qwen2.5-0.5B", N_("Qwen2.5, a small modern decoder (English and Chinese)"), "494M · 988 MB"},
+    {"answerdotai/ModernBERT-base", N_("ModernBERT: rotary positions, local and global layers"), "149M · 599 MB"},
+};
+
+static void on_suggestion(GtkButton *b, AtnGetModelDialog *self) {
+    atn_get_model_dialog_set_id(self, g_object_get_data(G_OBJECT(b), "id"));
+    atn_get_model_dialog_look_up(self);
+}
+
+/* The suggestions as a list of flat buttons: the id in bold, what it is, its size. */
+static GtkWidget *build_suggestions(AtnGetModelDialog *self) {
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
+    /* Translators: over the list of models courses use, in Get a Model */
+    GtkWidget *head = gtk_label_new(_("Models courses use (parameters · download):"));
+    gtk_label_set_xalign(GTK_LABEL(head), 0);
+    gtk_widget_add_css_class(head, "dim-label");
+    gtk_box_append(GTK_BOX(box), head);
+    for (size_t i = 0; i < G_N_ELEMENTS(suggestions); i++) {
+        GtkWidget *b = gtk_button_new();
+        gtk_button_set_has_frame(GTK_BUTTON(b), FALSE);
+        g_autofree char *markup = g_markup_printf_escaped("<b>%s</b>  %s  <span alpha=\"70%%\">%s</span>",
+                                                          suggestions[i].id, _(suggestions[i].what), suggestions[i].size);
+        GtkWidget *l = gtk_label_new(NULL);
+        gtk_label_set_markup(GTK_LABEL(l), markup);
+        gtk_label_set_xalign(GTK_LABEL(l), 0);
+        gtk_label_set_wrap(GTK_LABEL(l), TRUE);
+        gtk_button_set_child(GTK_BUTTON(b), l);
+        g_object_set_data(G_OBJECT(b), "id", (gpointer)suggestions[i].id);
+        gtk_widget_set_tooltip_text(b, _("Look it up on the Hub"));
+        g_signal_connect(b, "clicked", G_CALLBACK(on_suggestion), self);
+        gtk_box_append(GTK_BOX(box), b);
+        self->suggestion_buttons = g_list_append(self->suggestion_buttons, b);
+    }
+    return box;
+}
+
+GList *atn_get_model_dialog_get_suggestions(AtnGetModelDialog *self) {
+    g_return_val_if_fail(ATN_IS_GET_MODEL_DIALOG(self), NULL);
+    return self->suggestion_buttons;
+}
 
 static char *human(gint64 b) { return b < 0 ? g_strdup("?") : g_format_size((guint64)b); }
 
@@ -263,6 +318,7 @@ static void atn_get_model_dialog_finalize(GObject *o) {
     g_clear_object(&self->work);   /* NULL: a task keeps the dialog alive until its done */
     atn_hub_plan_free(self->plan);
     g_free(self->message);
+    g_list_free(self->suggestion_buttons);
     g_mutex_clear(&self->lock);
     g_clear_weak_pointer(&self->window);
     G_OBJECT_CLASS(atn_get_model_dialog_parent_class)->finalize(o);
@@ -276,7 +332,7 @@ static void atn_get_model_dialog_init(AtnGetModelDialog *self) {
     g_mutex_init(&self->lock);
     self->message = g_strdup("");
     gtk_window_set_title(GTK_WINDOW(self), _("Get a Model"));
-    gtk_window_set_default_size(GTK_WINDOW(self), 560, 380);
+    gtk_window_set_default_size(GTK_WINDOW(self), 680, 560);
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 8);
     gtk_widget_set_margin_start(box, 12);
     gtk_widget_set_margin_end(box, 12);
@@ -295,6 +351,7 @@ static void atn_get_model_dialog_init(AtnGetModelDialog *self) {
     gtk_box_append(GTK_BOX(row), GTK_WIDGET(self->entry));
     gtk_box_append(GTK_BOX(row), GTK_WIDGET(self->look_up));
     gtk_box_append(GTK_BOX(box), row);
+    gtk_box_append(GTK_BOX(box), build_suggestions(self));
     GtkWidget *scroll = gtk_scrolled_window_new();
     gtk_widget_set_vexpand(scroll, TRUE);
     self->files = GTK_LABEL(gtk_label_new(""));

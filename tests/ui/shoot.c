@@ -13,6 +13,7 @@
  *          view) stats-head=L,H stats-colour=S (its grid's head and statistic) example=I (that
  *          example clicked)
  *          train-control=NAME:VALUE (a Train page knob) train-run (Start, then wait until it ends)
+ *          get-model (the Get a Model dialog)
  *          root=PATH (the whole X screen, popovers included, by ImageMagick's import) */
 #include "ui-test-util.h"
 
@@ -129,6 +130,9 @@ int main(int argc, char **argv) {
             GtkWidget *paned = gtk_widget_get_first_child(atn_window_get_view_widget(win, "whatif"));
             GtkWidget *sw = gtk_paned_get_start_child(GTK_PANED(paned));
             gtk_adjustment_set_value(gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(sw)), x);
+        } else if (!strcmp(a, "get-model")) {   /* the Get a Model dialog (take it with root=) */
+            gtk_widget_activate_action(GTK_WIDGET(win), "win.get-model", NULL);
+            settle(500);
         } else if (!strncmp(a, "root=", 5)) {   /* the whole X screen (popovers too), by ImageMagick */
             settle(2000);
             g_autofree char *cmd = g_strdup_printf("import -window root %s", a + 5);

@@ -7,6 +7,7 @@
  * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
 #include "ui-test-util.h"
 
+#include "atn-get-model-dialog.h"
 #include "atn-whatif.h"
 #include "atn-whatif-view.h"
 #include "render.h"
@@ -460,6 +461,57 @@ static void test_trace_labels_large_text(void) {
     text_size_done(win);
 }
 
+/* ---- Get a Model's suggestions ---- */
+
+static gboolean not_idle(gpointer data) { return atn_get_model_dialog_get_state(data) != ATN_GET_MODEL_IDLE; }
+
+/* The dialog lists the models courses use (the issue's five among them), each with its size;
+ * clicking gpt2's puts its id in the entry and looks it up (against a Hub that is not there:
+ * port 9 of this machine, which fails at once, so the lookup's failure is what is seen). */
+static void test_get_model_suggestions(void) {
+    g_setenv("HF_ENDPOINT", "http://127.0.0.1:9", TRUE);
+    g_setenv("HF_HUB_ETAG_TIMEOUT", "2", TRUE);
+    AtnWindow *win = new_window();
+    AtnGetModelDialog *d = g_object_ref(atn_get_model_dialog_new(win));
+    gtk_window_present(GTK_WINDOW(d));
+    settle(200);
+    GList *buttons = atn_get_model_dialog_get_suggestions(d);
+    const char *want[] = {"google-bert/bert-base-uncased", "google-bert/bert-base-chinese", "hfl/chinese-roberta-wwm-ext",
+                          "openai-community/gpt2", "Qwen/Qwen2.5-0.5B"};
+    GtkWidget *gpt2 = NULL;
+    for (size_t k = 0; k < G_N_ELEMENTS(want); k++) {
+        gboolean seen = FALSE;
+        for (GList *b = buttons; b; b = b->next) {
+            const char *id = g_object_get_data(b->data, "id");
+            if (strcmp(id, want[k]))
+                continue;
+            seen = TRUE;
+            g_assert_true(gtk_widget_get_mapped(b->data));
+            GtkWidget *label = gtk_button_get_child(GTK_BUTTON(b->data));
+            const char *text = gtk_label_get_text(GTK_LABEL(label));
+            g_test_message("%s", text);
+            g_assert_nonnull(strstr(text, id));
+            g_assert_nonnull(strstr(text, " MB"));   /* its size */
+            if (!strcmp(id, "openai-community/gpt2"))
+                gpt2 = b->data;
+        }
+        if (!seen)
+            g_error("Get a Model does not suggest %s", want[k]);
+    }
+    g_signal_emit_by_name(gpt2, "clicked");
+    g_assert_true(wait_for(not_idle, d));
+    AtnGetModelState st = atn_get_model_dialog_get_state(d);
+    g_assert_true(st == ATN_GET_MODEL_LOOKING_UP || st == ATN_GET_MODEL_FAILED);
+    settle(100);
+    g_test_message("%s", atn_get_model_dialog_get_message(d));
+    g_assert_nonnull(strstr(atn_get_model_dialog_get_message(d), "openai-community/gpt2"));
+    atn_get_model_dialog_cancel(d);
+    gtk_window_destroy(GTK_WINDOW(d));
+    g_object_unref(d);
+    destroy_window(win);
+    g_unsetenv("HF_ENDPOINT");
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -472,5 +524,6 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/polish/undo-after-guess", test_undo_after_guess);
     g_test_add_func("/ui/polish/whatif-figures-fill", test_whatif_figures_fill);
     g_test_add_func("/ui/polish/trace-labels-large-text", test_trace_labels_large_text);
+    g_test_add_func("/ui/polish/get-model-suggestions", test_get_model_suggestions);
     return g_test_run();
 }
