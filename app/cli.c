@@ -486,7 +486,7 @@ atn_status cli_encode(cli_args *a, const atn_model *m, atn_encoding **enc, atn_e
                                atn_model_name(m));
             goto done;
         }
-        st = atn_model_encode(m, text, pair, enc, err);
+        st = atn_model_encode_cancellable(m, text, pair, cli_keep_going, NULL, enc, err);   /* Ctrl-C */
         if (st == ATN_OK && (*enc)->truncated)
             fprintf(stderr, "attnscope: notice: the input was truncated to %d tokens (model \"%s\" allows %d "
                     "positions); %d word pieces were dropped\n", (*enc)->n, atn_model_name(m),

@@ -215,7 +215,7 @@ int cmd_importance(int argc, char **argv) {
         if (!got)
             continue;
         atn_encoding *e = NULL;
-        if (atn_model_encode(model, line, NULL, &e, &err)) {
+        if (atn_model_encode_cancellable(model, line, NULL, cli_keep_going, NULL, &e, &err)) {
             cli_error("%s:%ld: %s", corpus, lineno, err.message);
             rc = CLI_EXIT_USAGE;
             break;

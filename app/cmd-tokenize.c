@@ -135,7 +135,7 @@ static int tokenize_alone(cli_args *a, const char *dir, bool json, const char *t
         return cli_fail(&err);
     atn_encoding *enc = NULL;
     int32_t max_len = atn_text_tokenizer_max_length(t);
-    if (atn_text_tokenizer_encode(t, text, pair, max_len, &enc, &err) != ATN_OK) {
+    if (atn_text_tokenizer_encode_cancellable(t, text, pair, max_len, cli_keep_going, NULL, &enc, &err) != ATN_OK) {
         atn_text_tokenizer_free(t);
         return cli_fail(&err);
     }

@@ -101,13 +101,19 @@ AtnResult *_atn_session_do_run(run_job *job, GCancellable *cancellable, GError *
     atn_encoding *enc = NULL;
     gint64 t0 = g_get_monotonic_time();
     atn_status st;
+    job->cancellable = cancellable;   /* cancel_cb reads it from the tokenizing on */
     if (atn_model_kind_of(m) == ATN_MODEL_TOY)
         st = atn_model_encode_toy(m, NULL, &enc, &err);
     else if (job->ids)
         st = atn_model_encode_ids(m, (const int32_t *)job->ids->data, NULL, NULL, (int32_t)job->ids->len, &enc, &err);
     else
-        st = atn_model_encode(m, job->text ? job->text : "",
-                              job->text_pair && *job->text_pair ? job->text_pair : NULL, &enc, &err);
+        st = atn_model_encode_cancellable(m, job->text ? job->text : "",
+                                          job->text_pair && *job->text_pair ? job->text_pair : NULL,
+                                          cancel_cb, job, &enc, &err);   /* Stop ends a long tokenizing */
+    if (st == ATN_E_CANCELLED) {
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
+        return NULL;
+    }
     if (st != ATN_OK) {
         g_autofree char *why = atn_error_text(&err);
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, _("Could not read the text: %s"), why);
@@ -126,7 +132,6 @@ AtnResult *_atn_session_do_run(run_job *job, GCancellable *cancellable, GError *
        (atn_run_fallback_reason): the text and the view stay as they were */
     opts.device = job->device == ATN_DEVICE_CUDA ? ATN_DEVICE_AUTO : job->device;
     opts.precision = job->precision;
-    job->cancellable = cancellable;
     opts.progress = cancel_cb;
     opts.user_data = job;
     /* the what-if lab: the same interventions as the command line's options */
@@ -206,6 +211,7 @@ const char *_atn_session_stage_title(gint stage) {
         [ATN_STAGE_SIMILARITY] = N_("comparing the heads"),
         [ATN_STAGE_DONE] = N_("done"),
         [ATN_STAGE_STATISTICS] = N_("computing the head statistics"),
+        [ATN_STAGE_TOKENIZE] = N_("tokenizing the text"),
     };
     if (stage < 0 || stage >= ATN_STAGE_COUNT)
         return "";

@@ -3,6 +3,7 @@
  * configuration check) is in model-object.c, which the loaders (hf-model.c, toy-model.c)
  * use; this file calls the loaders, and they never call back into it. */
 #include "tokenize/encoding.h"
+#include "core/cancel.h"
 #include "core/family.h"
 #include "hf-cache.h"
 #include "core/install-paths.h"
@@ -200,6 +201,16 @@ atn_status atn_model_encode(const atn_model *model, const char *text, const char
     atn_status st = atn_tokenizer_encode(model->tokenizer, text, text_pair, model->cfg.max_positions, out, err);
     if (st == ATN_OK && !model->family->token_types)   /* the model reads none: show none */
         memset((*out)->type_ids, 0, (size_t)(*out)->n * sizeof *(*out)->type_ids);
+    return st;
+}
+
+atn_status atn_model_encode_cancellable(const atn_model *model, const char *text,
+                                        const char *text_pair, atn_progress_fn progress,
+                                        void *user_data, atn_encoding **out, atn_error *err) {
+    atn_cancel_scope scope;
+    atn_cancel_enter(&scope, progress, user_data, 0.0, ATN_STAGE_TOKENIZE);
+    atn_status st = atn_model_encode(model, text, text_pair, out, err);
+    atn_cancel_leave(&scope);
     return st;
 }
 

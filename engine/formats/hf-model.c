@@ -18,6 +18,7 @@
  * (bind_rotary_layer, bind_modernbert_layer, split_modernbert, the per-head slices); they
  * are the part to move out next, into a file of family binders behind a private loader
  * header, when the next family (Gemma 2, DeBERTa, T5) adds its own. */
+#include "core/cancel.h"
 #include "core/family.h"
 #include "core/files.h"
 #include "forward/fp16.h"
@@ -1139,7 +1140,12 @@ static atn_status open_hf(hf_loader *L) {
 
     if (!report(L, 0.92, ATN_STAGE_READ_VOCAB))
         return cancelled(L);
-    if ((st = load_tokenizer(L)) != ATN_OK)
+    /* the vocabulary and merges loops ask progress whether to go on (core/cancel.h) */
+    atn_cancel_scope scope;
+    atn_cancel_enter(&scope, L->progress, L->user_data, 0.92, ATN_STAGE_READ_VOCAB);
+    st = load_tokenizer(L);
+    atn_cancel_leave(&scope);
+    if (st != ATN_OK)
         return st;
     if (!report(L, 1.0, ATN_STAGE_DONE))
         return cancelled(L);

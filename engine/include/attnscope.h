@@ -179,11 +179,12 @@ typedef enum atn_stage {
     ATN_STAGE_SIMILARITY,        /* comparing head pairs: fraction of the pairs done */
     ATN_STAGE_DONE,              /* the work is finished (fraction 1) */
     ATN_STAGE_STATISTICS,        /* head statistics of one capture: fraction of the heads done */
+    ATN_STAGE_TOKENIZE,          /* tokenizing a text (fraction 0: asked only whether to go on) */
     ATN_STAGE_COUNT
 } atn_stage;
 
 /* "reading config.json", "mapping weights", "converting weights", "reading vocab.txt",
- * "layer", "reading the corpus", "similarity", "done", "statistics"; "?" for a value out
+ * "layer", "reading the corpus", "similarity", "done", "statistics", "tokenizing"; "?" for a value out
  * of range.  Static storage. */
 const char *atn_stage_name(atn_stage stage);
 
@@ -384,6 +385,16 @@ void atn_encoding_free(atn_encoding *enc);   /* frees contents and the struct; N
  * text_pair for a family without token types (GPT-2); ATN_E_NOMEM. */
 atn_status atn_model_encode(const atn_model *model, const char *text, const char *text_pair,
                             atn_encoding **out, atn_error *err);
+/* As atn_model_encode, asking progress (may be NULL: never stops) whether to go on now and
+ * then (about every 4,096 steps of the tokenizer's long loops: the characters of the text,
+ * added-token matching, the normalizers, pre-tokenizing, each word's BPE merges, WordPiece
+ * longest matches or Unigram lattice) with fraction 0 and ATN_STAGE_TOKENIZE, from the
+ * calling thread.  When it returns false the encoding ends with ATN_E_CANCELLED ("cancelled
+ * while tokenizing") and *out stays NULL: Ctrl-C or a window's Stop ends the tokenizing of a
+ * huge text promptly. */
+atn_status atn_model_encode_cancellable(const atn_model *model, const char *text,
+                                        const char *text_pair, atn_progress_fn progress,
+                                        void *user_data, atn_encoding **out, atn_error *err);
 
 /* ---- a tokenizer on its own ------------------------------------------------------ */
 
@@ -427,6 +438,11 @@ int32_t atn_text_tokenizer_max_length(const atn_text_tokenizer *t);
 atn_status atn_text_tokenizer_encode(const atn_text_tokenizer *t, const char *text,
                                      const char *text_pair, int32_t max_len,
                                      atn_encoding **out, atn_error *err);
+/* The same, cancellable as atn_model_encode_cancellable is. */
+atn_status atn_text_tokenizer_encode_cancellable(const atn_text_tokenizer *t, const char *text,
+                                                 const char *text_pair, int32_t max_len,
+                                                 atn_progress_fn progress, void *user_data,
+                                                 atn_encoding **out, atn_error *err);
 /* false (out untouched) for NULL arguments or an id out of range. */
 bool atn_text_tokenizer_token_info(const atn_text_tokenizer *t, int32_t id, atn_token_info *out);
 /* The same for a model's tokenizer; false for a model without one (toy models). */

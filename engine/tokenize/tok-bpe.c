@@ -10,6 +10,7 @@
  * Also GPT-2's byte-level alphabet and the classic vocab.json + merges.txt files. */
 #include "tokenize/tok-model.h"
 #include "tokenize/tok-strtab.h"
+#include "core/cancel.h"
 #include "core/files.h"
 #include "core/json.h"
 #include "tokenize/unicode.h"
@@ -156,14 +157,17 @@ static qent q_pop(work *w) {
     return top;
 }
 
-/* word.rs merge_all without dropout. */
-static bool merge_all(const bpe_model *m, work *w) {
+/* word.rs merge_all without dropout: ATN_OK, ATN_E_NOMEM, or ATN_E_CANCELLED (the thread's
+ * cancel scope, core/cancel.h, polled per merge). */
+static atn_status merge_all(const bpe_model *m, work *w) {
     for (int32_t i = 0; i + 1 < w->n; i++) {
         const merge_slot *ms = merge_get(m, w->s[i].id, w->s[i + 1].id);
         if (ms && !q_push(w, (qent){ms->rank, i, ms->new_id}))
-            return false;
+            return ATN_E_NOMEM;
     }
     while (w->qn > 0) {
+        if (atn_cancel_poll())
+            return ATN_E_CANCELLED;
         qent top = q_pop(w);
         sym *cur = &w->s[top.pos];
         if (cur->len == 0 || cur->next == -1)
@@ -182,15 +186,15 @@ static bool merge_all(const bpe_model *m, work *w) {
         if (cur->prev >= 0) {
             ms = merge_get(m, w->s[cur->prev].id, cur->id);
             if (ms && !q_push(w, (qent){ms->rank, cur->prev, ms->new_id}))
-                return false;
+                return ATN_E_NOMEM;
         }
         if (cur->next >= 0 && cur->next < w->n) {
             ms = merge_get(m, cur->id, w->s[cur->next].id);
             if (ms && !q_push(w, (qent){ms->rank, top.pos, ms->new_id}))
-                return false;
+                return ATN_E_NOMEM;
         }
     }
-    return true;
+    return ATN_OK;
 }
 
 static int utf8_len_at(const unsigned char *s, size_t avail) {
@@ -314,8 +318,8 @@ static atn_status bpe_tokenize(const atn_tok_model *base, const char *word, size
         st = ATN_E_NOMEM;
     if (buf != small)
         free(buf);
-    if (st == ATN_OK && !merge_all(m, &w))
-        st = ATN_E_NOMEM;
+    if (st == ATN_OK)
+        st = merge_all(m, &w);
     if (st == ATN_OK) {
         int32_t off = 0;
         for (int32_t i = 0; i < w.n; i++) {
@@ -332,6 +336,8 @@ static atn_status bpe_tokenize(const atn_tok_model *base, const char *word, size
     free(w.q);
     if (st == ATN_E_NOMEM)
         atn_error_set(err, ATN_E_NOMEM, "BPE: out of memory");
+    else if (st == ATN_E_CANCELLED)
+        atn_cancel_error(err, "merging BPE pieces");
     return st;
 }
 
@@ -535,6 +541,10 @@ atn_tok_model *atn_tok_bpe_from_json(const cJSON *model, const char *file, const
         goto fail;
     }
     for (const cJSON *e = vocab->child; e; e = e->next) {
+        if (atn_cancel_poll()) {
+            atn_cancel_error(err, "reading the vocabulary");
+            goto fail;
+        }
         const char *piece = e->string ? e->string : "";
         snprintf(where, sizeof where, "%s.vocab[\"%.40s\"]", path, piece);
         if (vocab_put(m, piece, strlen(piece), cJSON_IsNumber(e) ? e->valuedouble : 0, cJSON_IsNumber(e),
@@ -556,6 +566,10 @@ atn_tok_model *atn_tok_bpe_from_json(const cJSON *model, const char *file, const
     uint32_t rank = 0;
     int idx = 0;
     for (const cJSON *e = merges->child; e; e = e->next, idx++) {
+        if (atn_cancel_poll()) {
+            atn_cancel_error(err, "reading the merges");
+            goto fail;
+        }
         snprintf(where, sizeof where, "%s.merges[%d]", path, idx);
         int k = cJSON_IsString(e) ? 1 : cJSON_IsArray(e) ? 2 : 0;
         if (!k || (kind && k != kind)) {
@@ -623,6 +637,10 @@ atn_tok_model *atn_tok_bpe_from_files(const char *vocab_json, const char *merges
         goto fail;
     }
     for (const cJSON *e = root->child; e; e = e->next) {
+        if (atn_cancel_poll()) {
+            atn_cancel_error(err, "reading the vocabulary");
+            goto fail;
+        }
         const char *piece = e->string ? e->string : "";
         snprintf(where, sizeof where, "[\"%.40s\"]", piece);
         if (vocab_put(m, piece, strlen(piece), cJSON_IsNumber(e) ? e->valuedouble : 0, cJSON_IsNumber(e),
@@ -646,6 +664,10 @@ atn_tok_model *atn_tok_bpe_from_files(const char *vocab_json, const char *merges
     size_t line_no = 0;
     for (size_t i = 0; i < mlen;) {
         size_t e = i;
+        if (atn_cancel_poll()) {
+            atn_cancel_error(err, "reading the merges");
+            goto fail;
+        }
         while (e < mlen && mtext[e] != '\n')
             e++;
         size_t l = e - i;

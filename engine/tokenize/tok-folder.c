@@ -1,6 +1,7 @@
 /* A folder's tokenizer, as AutoTokenizer picks it (tok-folder.h). */
 #include "tokenize/tok-folder.h"
 
+#include "core/cancel.h"
 #include "core/family.h"
 #include "core/files.h"
 #include "core/json.h"
@@ -327,6 +328,17 @@ atn_status atn_text_tokenizer_encode(const atn_text_tokenizer *t, const char *te
     if (!t)
         return atn_error_set(err, ATN_E_INVALID, "atn_text_tokenizer_encode: the tokenizer is NULL");
     return atn_tokenizer_encode(t->tok, text, text_pair, max_len, out, err);
+}
+
+atn_status atn_text_tokenizer_encode_cancellable(const atn_text_tokenizer *t, const char *text,
+                                                 const char *text_pair, int32_t max_len,
+                                                 atn_progress_fn progress, void *user_data,
+                                                 atn_encoding **out, atn_error *err) {
+    atn_cancel_scope scope;
+    atn_cancel_enter(&scope, progress, user_data, 0.0, ATN_STAGE_TOKENIZE);
+    atn_status st = atn_text_tokenizer_encode(t, text, text_pair, max_len, out, err);
+    atn_cancel_leave(&scope);
+    return st;
 }
 
 static bool info_of(const atn_tokenizer *tok, int32_t id, atn_token_info *out) {

@@ -4,6 +4,7 @@
  * changes the text through atn_tp_transform (tok-normalized.c), so every character keeps
  * its span of the original.  Reading them from the file is tok-pipeline-json.c's. */
 #include "tokenize/tok-pipeline-private.h"
+#include "core/cancel.h"
 
 #include "core/memlimit.h"
 
@@ -149,6 +150,10 @@ static bool ns_replace(nstr *s, const normalizer *nz, work *w) {
     size_t initial = 0;
     const char *c = nz->content;
     for (size_t k = 0; k < w->m.n; k++) {
+        if (atn_cancel_poll()) {
+            w->cancelled = true;
+            return false;
+        }
         const mrange *r = &w->m.v[k];
         if (!r->match) {
             for (size_t i = r->a; i < r->b; i++)
@@ -210,6 +215,8 @@ static bool ns_strip(nstr *s, bool left, bool right, tbuf *t) {
 atn_status atn_tp_normalize(const normalizer *nz, nstr *s, work *w) {
     bool ok = true;
     tbuf *t = &w->t;
+    if (atn_cancel_poll())
+        return atn_cancel_error(w->err, "normalizing the text");
     switch (nz->type) {
     case N_BERT:
         if (nz->clean_text)
@@ -314,6 +321,8 @@ atn_status atn_tp_normalize(const normalizer *nz, nstr *s, work *w) {
         ok = false;
         t->over = true;
     }
+    if (!ok && w->cancelled)
+        return atn_cancel_error(w->err, "normalizing the text");
     if (!ok && t->over)
         return atn_error_set(w->err, ATN_E_INVALID, "the tokenizer's normalizer makes more than %zu characters of "
                              "a piece (at most %d times its length plus %d, within the memory budget): refused",

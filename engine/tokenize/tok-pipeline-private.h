@@ -235,6 +235,7 @@ typedef struct work {
     char **texts;
     size_t n_texts, cap_texts;
     size_t norm_budget;     /* characters the memory budget allows a normalized piece; 0 until asked */
+    bool cancelled;         /* a loop that answers only ok / not ok saw the cancel scope say stop */
 } work;
 
 /* ---- normalizers (tok-normalizers.c) ----------------------------------------------- */

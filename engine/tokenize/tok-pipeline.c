@@ -4,6 +4,7 @@
  * and the vocabulary side of the tokenizer interface (surfaces, roles).  The components
  * and the file reader are in the files tok-pipeline-private.h lists. */
 #include "tokenize/tok-pipeline-private.h"
+#include "core/cancel.h"
 
 #include "tokenize/encoding.h"
 
@@ -196,6 +197,10 @@ static bool split_added(const pipeline *pl, const nstr *s, bool norm, splits *ou
         int best = -1;
         size_t blen = 0;
         for (size_t at = pos; at < len && best < 0; at++) {
+            if (atn_cancel_poll()) {
+                w->cancelled = true;
+                return false;
+            }
             if (trie->root[(uint8_t)b[at]] < 0)
                 continue;
             best = trie_longest(trie, b, len, at, &blen);
@@ -294,6 +299,10 @@ static atn_status encode_seq(const pipeline *pl, const char *text, const char *w
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     const unsigned char *u = (const unsigned char *)text;
     for (size_t i = 0; i < len;) {
+        if (atn_cancel_poll()) {
+            free(all.v);
+            return atn_cancel_error(err, "reading the text");
+        }
         uint32_t cp;
         int k = atn_utf8_decode(u + i, len - i, &cp);
         if (!k) {
@@ -317,6 +326,11 @@ static atn_status encode_seq(const pipeline *pl, const char *text, const char *w
     /* 2. normalize the rest, then the normalized added tokens */
     for (size_t i = 0; i < sp.n && ok && st == ATN_OK; i++) {
         nstr *s = &sp.v[i];
+        if (atn_cancel_poll()) {
+            w->cancelled = true;
+            ok = false;
+            break;
+        }
         if (s->added >= 0) {
             ok = atn_tp_splits_push_slice(&sp2, s, 0, s->n, s->added);
             if (ok)
@@ -330,13 +344,18 @@ static atn_status encode_seq(const pipeline *pl, const char *text, const char *w
     }
     atn_tp_splits_free(&sp);
     if (!ok && st == ATN_OK)
-        st = atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        st = w->cancelled ? atn_cancel_error(err, "tokenizing")
+                          : atn_error_set(err, ATN_E_NOMEM, "out of memory");
     /* 3. pre-tokenize */
     if (st == ATN_OK && pl->pre)
         st = atn_tp_pre_tokenize(pl->pre, &sp2, w);
     /* 4. the model, word by word */
     for (size_t i = 0; i < sp2.n && st == ATN_OK; i++) {
         nstr *s = &sp2.v[i];
+        if (atn_cancel_poll()) {
+            st = atn_cancel_error(err, "tokenizing");
+            break;
+        }
         if (s->added >= 0) {
             etok t = {s->added, s->v[0].start, s->v[s->n - 1].end, (int32_t)i, type_id, false,
                       true, false, atn_tp_id_text(pl, s->added), type_id, 0, 0};

@@ -4,6 +4,7 @@
  * into (PreTokenizedString, NormalizedString::split with its SplitDelimiterBehavior).
  * Reading them from the file is tok-pipeline-json.c's. */
 #include "tokenize/tok-pipeline-private.h"
+#include "core/cancel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,8 +126,14 @@ atn_status atn_tp_pre_tokenize(const pretok *pt, splits *sp, work *w) {
     }
     splits out = {0};
     bool ok = true;
+    bool cancelled = false;
     for (size_t i = 0; i < sp->n && ok; i++) {
         nstr *s = &sp->v[i];
+        if (atn_cancel_poll()) {
+            ok = false;
+            cancelled = true;
+            break;
+        }
         if (s->added >= 0) {
             ok = atn_tp_splits_push_slice(&out, s, 0, s->n, s->added);
             if (ok)
@@ -243,7 +250,8 @@ atn_status atn_tp_pre_tokenize(const pretok *pt, splits *sp, work *w) {
     }
     if (!ok) {
         atn_tp_splits_free(&out);
-        return atn_error_set(w->err, ATN_E_NOMEM, "out of memory");
+        return cancelled ? atn_cancel_error(w->err, "pre-tokenizing the text")
+                         : atn_error_set(w->err, ATN_E_NOMEM, "out of memory");
     }
     atn_tp_splits_free(sp);
     *sp = out;

@@ -9,6 +9,7 @@
  * vocabulary lacks becomes its <0xNN> bytes (byte_fallback; every byte piece spans the
  * whole string) or the unk id.  The pieces sit in a byte trie whose children are sorted
  * (binary search per byte).  Read only once built: threads may share it. */
+#include "core/cancel.h"
 #include "tokenize/tok-model.h"
 #include "tokenize/tok-strtab.h"
 #include "tokenize/unicode.h"
@@ -115,6 +116,10 @@ static atn_status unigram_tokenize(const atn_tok_model *base, const char *word, 
     const double unk_score = m->min_score - K_UNK_PENALTY;
     atn_status st = ATN_OK;
     for (size_t at = 0; at < len;) {
+        if (atn_cancel_poll()) {   /* the lattice of a long word: each position a trie walk */
+            st = atn_cancel_error(err, "running Unigram's Viterbi search");
+            break;
+        }
         double here = bp[at].score;
         bool single = false;
         uint32_t cp;
@@ -367,6 +372,10 @@ atn_tok_model *atn_tok_unigram_from_json(const cJSON *model, const char *file, c
     size_t total = 0;
     int i = 0;
     for (const cJSON *e = vocab->child; e; e = e->next, i++) {
+        if (atn_cancel_poll()) {
+            atn_cancel_error(err, "reading the vocabulary");
+            goto fail;
+        }
         const cJSON *p = cJSON_GetArrayItem(e, 0), *s = cJSON_GetArrayItem(e, 1);
         if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 || !cJSON_IsString(p)) {
             atn_error_set(err, ATN_E_FORMAT, "%s: %s.vocab[%d]: should be a pair [piece, score]", file, path, i);

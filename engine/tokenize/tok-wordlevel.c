@@ -6,6 +6,7 @@
  *     otherwise greedy longest match from the left, pieces after the first looked up with
  *     continuing_subword_prefix; a word that cannot be covered is one unk piece.
  *   WordLevel: the whole word's id, else unk_token's. */
+#include "core/cancel.h"
 #include "tokenize/tok-model.h"
 #include "tokenize/tok-vocab.h"
 
@@ -99,6 +100,10 @@ atn_status atn_tok_vocab_from_json(atn_tok_vocab *v, const cJSON *obj, const cha
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     int32_t k = 0;
     for (const cJSON *e = obj->child; e; e = e->next, k++) {
+        if (atn_cancel_poll()) {
+            atn_tok_vocab_free(v);
+            return atn_cancel_error(err, "reading the vocabulary");
+        }
         if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 1e8 ||
             e->valuedouble != (double)(int32_t)e->valuedouble) {
             atn_status s = atn_error_set(err, ATN_E_FORMAT, "%s: %s[\"%.60s\"] should be a "
@@ -202,6 +207,11 @@ static atn_status wp_tokenize(const atn_tok_model *m, const char *word, size_t l
             }
             int32_t id = -1;
             while (start < end) {
+                if (atn_cancel_poll()) {
+                    if (buf != stackbuf)
+                        free(buf);
+                    return atn_cancel_error(err, "matching WordPiece pieces");
+                }
                 if (start > 0) {
                     memcpy(buf + w->prefix_len, word + start, end - start);
                     id = atn_tok_vocab_find(&w->vocab, buf, w->prefix_len + end - start);

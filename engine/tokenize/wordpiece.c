@@ -16,6 +16,7 @@
  * every step (a composed character spans its parts), so a word piece's span is the union
  * of its characters' spans. */
 #include "tokenize/encoding.h"
+#include "core/cancel.h"
 #include "core/files.h"
 #include "core/json.h"
 #include "core/name-map.h"
@@ -175,6 +176,11 @@ static wordpiece_tok *parse_vocab(char *pool, size_t len, const char *origin,
     for (size_t i = 0; i <= len && id < tok->n; i++) {
         if (i < len && pool[i] != '\n' && pool[i] != '\r')
             continue;
+        if (atn_cancel_poll()) {
+            atn_cancel_error(err, "reading the vocabulary");
+            wp_free(tok);
+            return NULL;
+        }
         size_t n = i - start;
         size_t bad = atn_utf8_check((const unsigned char *)pool + start, n);
         if (bad != n) {
@@ -411,6 +417,8 @@ static atn_status wordpiece(work *w, const atn_uchar *chars, size_t n, atn_error
         while (end > start + 1 && (size_t)(w->offs[end] - w->offs[start]) + prefix > tok->max_len)
             end--;
         while (start < end) {
+            if (atn_cancel_poll())
+                return atn_cancel_error(err, "matching WordPiece pieces");
             id = vocab_find(tok, "##", prefix, w->bytes + w->offs[start],
                             (size_t)(w->offs[end] - w->offs[start]));
             if (id >= 0)
@@ -514,6 +522,8 @@ static atn_status basic_chunk(work *w, const atn_uchar *chars, size_t n, atn_err
     size_t i = 0;
     atn_status s;
     while (i < norm->n) {
+        if (atn_cancel_poll())
+            return atn_cancel_error(err, "tokenizing");
         while (i < norm->n && atn_uc_is_py_split_space(norm->v[i].cp))
             i++;
         size_t j = i;
@@ -553,6 +563,10 @@ static atn_status encode_segment(work *w, const char *text, const char *what, at
         return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory for %zu bytes", what, len);
     const unsigned char *u = (const unsigned char *)text;
     for (size_t i = 0; i < len;) {
+        if (atn_cancel_poll()) {
+            free(chars.v);
+            return atn_cancel_error(err, "reading the text");
+        }
         uint32_t cp;
         int k = atn_utf8_decode(u + i, len - i, &cp);
         if (!k) {

@@ -137,9 +137,75 @@ def main():
             failures.append("FIFO: still waiting for a reader 10 s after SIGINT")
         if not os.path.exists(fifo) or not stat.S_ISFIFO(os.stat(fifo).st_mode):
             failures.append("FIFO: replaced")
+        tokenizing(exe, tmp, failures)
     for f in failures:
         print("FAIL: " + f, file=sys.stderr)
     return 1 if failures else 0
+
+
+# A Unigram tokenizer.json with the pieces "a", "aa", ... up to 1,500 "a": its Viterbi search
+# walks up to 1,500 trie steps at each of the text's 120,000 characters (as the Rust library's
+# common-prefix search does), seconds of tokenizing in 30 MB before any layer runs.
+LONGEST_PIECE = 1500
+
+
+def slow_tokenizer_model(d):
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + ["a" * k for k in range(1, LONGEST_PIECE + 1)]
+    write_sparse_bert(d, 1, 2, 64, 64, 512, vocab)
+    import json
+    with open(os.path.join(d, "tokenizer.json"), "w") as f:
+        json.dump({"version": "1.0", "pre_tokenizer": {"type": "WhitespaceSplit"},
+                   "model": {"type": "Unigram", "unk_id": 1,
+                             "vocab": [[w, -10.0 if i < 5 else -float(i - 4)] for i, w in enumerate(vocab)]}}, f)
+
+
+def tokenizing(exe, tmp, failures):
+    """Ctrl-C while the tokenizer works on a huge input (issue 41): `run` and `tokenize` stop
+    within a fraction of the tokenizing time (the tokenizer's loops ask the CLI's cancel
+    hook), exit 130 and say "interrupted".  Before, the signal waited for the whole text."""
+    model = os.path.join(tmp, "slow-tokenizer")
+    os.mkdir(model)
+    slow_tokenizer_model(model)
+    text = "a" * 120000
+    cases = [("run (tokenizing)", ["run", "--model", model, "--text", text, "-o", "tok.npy"]),
+             ("tokenize", ["tokenize", "--model", model, "--text", text])]
+    out = os.path.join(tmp, "out")
+    for name, args in cases:
+        t0 = time.monotonic()
+        full = subprocess.run([exe] + args, cwd=out, capture_output=True)
+        whole = time.monotonic() - t0
+        if full.returncode != 0:
+            failures.append("%s: the uninterrupted run failed: %s" % (name, full.stderr.decode(errors="replace")))
+            continue
+        delay = max(0.3, 0.2 * whole)
+        p = subprocess.Popen([exe] + args, cwd=out, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(delay)
+        if p.poll() is not None:
+            failures.append("%s: finished before the signal" % name)
+            p.communicate()
+            continue
+        p.send_signal(signal.SIGINT)
+        t1 = time.monotonic()
+        try:
+            _, se = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            failures.append("%s: still running 60 s after SIGINT" % name)
+            continue
+        took = time.monotonic() - t1
+        err = se.decode(errors="replace")
+        if p.returncode != 130 or "attnscope: interrupted" not in err:
+            failures.append("%s: exit %d, stderr %s" % (name, p.returncode, err.strip()))
+        # what was left of the tokenizing is about 0.8 of it; stopping must take far less
+        if took > max(0.5, 0.25 * whole):
+            failures.append("%s: took %.2f s to stop (an uninterrupted run takes %.2f s)" % (name, took, whole))
+        for f in os.listdir(out):
+            if f.startswith(".atn-"):
+                failures.append("%s: temporary file %s left" % (name, f))
+                os.remove(os.path.join(out, f))
+        print("%-20s SIGINT after %.2f s: exit %d in %.2f s (uninterrupted %.2f s)" % (name, delay, p.returncode,
+                                                                                      took, whole))
 
 
 if __name__ == "__main__":
