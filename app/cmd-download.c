@@ -109,7 +109,10 @@ int cmd_download(int argc, char **argv) {
                "dropped connection) continues where it stopped.  LFS files are checked against their\n"
                "sha256.  Environment: HF_ENDPOINT (a mirror, e.g. https://hf-mirror.com), HF_TOKEN or the\n"
                "token saved by `huggingface-cli login` (gated and private models), HF_HUB_OFFLINE=1\n"
-               "(no network: only report what is cached), https_proxy / http_proxy / no_proxy.\n");
+               "(no network: only report what is cached), https_proxy / http_proxy / no_proxy,\n"
+               "HF_HUB_ETAG_TIMEOUT (seconds an API or HEAD answer may take, default 60),\n"
+               "ATTNSCOPE_HUB_LOCK_TIMEOUT (seconds to wait while another process downloads the same\n"
+               "file into the cache, default 1800).\n");
         return 0;
     }
     if (a.n_positional != 1) {

@@ -351,6 +351,7 @@ typedef struct hub {
     char id[ATN_HF_ID_MAX];
     char userinfo[512];      /* from HF_ENDPOINT's "user:password@", for its host only */
     long answer_timeout;     /* seconds an API or HEAD answer may take in all */
+    long lock_timeout;       /* seconds to wait for another process's lock on a blob */
     atn_hub_keep_going_fn keep_going;   /* while planning */
     void *kg_data;
     xfer *x;                 /* while downloading: its progress callback decides */
@@ -606,6 +607,10 @@ static atn_status hub_init(hub *H, const char *id, atn_error *err) {
     char *tend = NULL;
     long secs = tv && *tv ? strtol(tv, &tend, 10) : 0;
     H->answer_timeout = tv && *tv && !*tend && secs > 0 && secs <= 3600 ? secs : 60;
+    const char *lv = getenv("ATTNSCOPE_HUB_LOCK_TIMEOUT");
+    char *lend = NULL;
+    long lsecs = lv && *lv ? strtol(lv, &lend, 10) : 0;
+    H->lock_timeout = lv && *lv && !*lend && lsecs > 0 && lsecs <= 86400 ? lsecs : ATN_HUB_LOCK_TIMEOUT_DEFAULT;
     snprintf(H->auth, sizeof H->auth, "Authorization: Bearer %s", H->token);
     if (!atn_hf_cache_dir(H->cache, sizeof H->cache))
         return atn_error_set(err, ATN_E_IO, "no Hugging Face cache folder: HOME is not set (set HF_HOME or "
@@ -1246,7 +1251,9 @@ atn_status atn_hub_download(atn_hub_plan *P, atn_hub_progress_fn progress, void 
         if (lfd < 0)
             return err ? err->status : ATN_E_IO;
         /* another attnscope or Python writing the same blob: wait for it, saying so through
-           progress (p.waiting_for) and asking it every 0.1 s whether to go on */
+           progress (p.waiting_for) and asking it every 0.1 s whether to go on, at most
+           lock_timeout seconds (ATTNSCOPE_HUB_LOCK_TIMEOUT) */
+        double wait_from = now_s();
         while (flock(lfd, LOCK_EX | LOCK_NB) != 0) {
             if (errno != EWOULDBLOCK && errno != EINTR) {
                 st = atn_error_set(err, ATN_E_IO, "%s: cannot lock: %s", lock, strerror(errno));
@@ -1260,6 +1267,13 @@ atn_status atn_hub_download(atn_hub_plan *P, atn_hub_progress_fn progress, void 
                 close(lfd);
                 return atn_error_set(err, ATN_E_CANCELLED, "%s: cancelled while another process held %s", f->name,
                                      lock);
+            }
+            if (now_s() - wait_from >= (double)H.lock_timeout) {
+                close(lfd);
+                return atn_error_set(err, ATN_E_IO, "%s: another process has held %s for %ld s "
+                                     "(ATTNSCOPE_HUB_LOCK_TIMEOUT): it is still downloading the same file, "
+                                     "or hangs; try again when it has finished, or stop it", f->name, lock,
+                                     H.lock_timeout);
             }
             struct timespec ts = {0, 100 * 1000 * 1000};
             nanosleep(&ts, NULL);

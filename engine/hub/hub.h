@@ -58,6 +58,8 @@ typedef struct atn_hub_plan {
     int64_t fetch_bytes; /* of those not cached yet */
 } atn_hub_plan;
 
+enum { ATN_HUB_LOCK_TIMEOUT_DEFAULT = 1800 };   /* seconds; see atn_hub_download */
+
 /* Progress of a download, reported after each chunk and at each file's start and end. */
 typedef struct atn_hub_progress {
     const char *file;       /* the file being fetched (borrowed) */
@@ -115,7 +117,9 @@ atn_status atn_hub_plan_fetch(const char *spec, atn_hub_keep_going_fn keep_going
  * identity); ATN_E_NOMEM.  Files of the cache it creates or appends to (blobs/ETAG.incomplete,
  * the lock) are never opened through a symbolic link (ATN_E_IO naming it).  Waiting for the
  * lock another process holds on the same blob is reported through progress (waiting_for)
- * and cancelled by it. */
+ * and cancelled by it, and bounded: after ATTNSCOPE_HUB_LOCK_TIMEOUT seconds (1..86400;
+ * default ATN_HUB_LOCK_TIMEOUT_DEFAULT, 30 minutes: the other process may be fetching a
+ * shard of gigabytes) it is ATN_E_IO naming the file and the lock file. */
 atn_status atn_hub_download(atn_hub_plan *plan, atn_hub_progress_fn progress, void *user_data,
                             atn_error *err);
 

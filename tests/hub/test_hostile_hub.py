@@ -2,7 +2,8 @@
 """`attnscope download` against a hostile Hub (fake_hub.py --hostile; issue 41): a body
 longer than announced is cut at the announced size and deleted; a silent API answer and a
 HEAD answer dripping a byte a second are bounded (HF_HUB_ETAG_TIMEOUT) and cancelled by
-Ctrl-C within a second or two, as is the wait for another process's lock; a planted
+Ctrl-C within a second or two, as is the wait for another process's lock (which
+ATTNSCOPE_HUB_LOCK_TIMEOUT bounds, naming the lock file); a planted
 .incomplete symlink is never followed; a gzip-encoded answer is refused; a zero-byte file
 downloads; server strings are printed with their control characters escaped; a CR/LF in
 HF_TOKEN is refused before any request; credentials in HF_ENDPOINT appear in no message;
@@ -150,6 +151,14 @@ try:
     with open(os.path.join(locks, fake_hub.git_sha1(cfg) + ".lock"), "w") as lf:
         fcntl.flock(lf, fcntl.LOCK_EX)
         rc, err, dt = interrupt_after(["download", "org/tiny"], c, lambda e: "waiting for another download" in e)
+        # ... and bounded by ATTNSCOPE_HUB_LOCK_TIMEOUT, naming the file and the lock
+        t0 = time.monotonic()
+        r = run(["download", "org/tiny"], c, {"ATTNSCOPE_HUB_LOCK_TIMEOUT": "2"}, timeout=30)
+        waited = time.monotonic() - t0
+        lock = os.path.join(locks, fake_hub.git_sha1(cfg) + ".lock")
+        check(r.returncode == 2 and "config.json: another process has held %s for 2 s (ATTNSCOPE_HUB_LOCK_TIMEOUT)"
+              % lock in r.stderr and "waiting for another download of config.json" in r.stderr and 2 <= waited < 10,
+              "lock wait, bounded: %d after %.1f s: %r" % (r.returncode, waited, r.stderr))
     check("waiting for another download of config.json" in err, "lock wait not said: %r" % err)
     check(rc == 130 and dt < 3, "lock wait + Ctrl-C: %d after %.1f s: %r" % (rc, dt, err))
     r = run(["download", "org/tiny"], c)
