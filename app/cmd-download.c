@@ -107,7 +107,7 @@ int cmd_download(int argc, char **argv) {
                "  --list   only show the files, their sizes and which are cached\n\n"
                "Files already in the cache are not fetched again; an interrupted download (Ctrl-C, a\n"
                "dropped connection) continues where it stopped.  LFS files are checked against their\n"
-               "sha256.  Environment: HF_ENDPOINT (a mirror, e.g. https://hf-mirror.com), HF_TOKEN or the\n"
+               "sha256, the others against their git blob sha1.  Environment: HF_ENDPOINT (a mirror, e.g. https://hf-mirror.com), HF_TOKEN or the\n"
                "token saved by `huggingface-cli login` (gated and private models), HF_HUB_OFFLINE=1\n"
                "(no network: only report what is cached), https_proxy / http_proxy / no_proxy,\n"
                "HF_HUB_ETAG_TIMEOUT (seconds an API or HEAD answer may take, default 60),\n"

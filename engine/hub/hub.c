@@ -17,6 +17,7 @@
 
 #include "hf-cache.h"
 #include "core/json.h"   /* the engine's one JSON parser (docs/ARCHITECTURE.md, "Layers") */
+#include "sha1.h"
 #include "sha256.h"
 
 #include <cjson/cJSON.h>
@@ -999,6 +1000,45 @@ static atn_status sha256_file(hub *H, const char *path, char hex[65]) {
     return ATN_OK;
 }
 
+/* The git blob id of a file: sha1("blob <size>\0" + content), as the Hub's ETag of a file
+ * kept in git (not LFS). */
+static atn_status git_sha1_file(hub *H, const char *path, char hex[41]) {
+    FILE *f = fopen(path, "rb");
+    struct stat sb;
+    if (!f || fstat(fileno(f), &sb) != 0) {
+        if (f)
+            fclose(f);
+        return atn_error_set(H->err, ATN_E_IO, "%s: cannot read: %s", path, strerror(errno));
+    }
+    atn_sha1 s;
+    atn_sha1_init(&s);
+    char head[32];
+    int hn = snprintf(head, sizeof head, "blob %lld", (long long)sb.st_size);
+    atn_sha1_update(&s, head, (size_t)hn + 1);   /* with its NUL */
+    static char buf[1 << 16];
+    size_t n;
+    long long total = 0;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        atn_sha1_update(&s, buf, n);
+        total += (long long)n;
+    }
+    bool bad = ferror(f) || total != (long long)sb.st_size;
+    fclose(f);
+    if (bad)
+        return atn_error_set(H->err, ATN_E_IO, "%s: read error", path);
+    atn_sha1_hex(&s, hex);
+    return ATN_OK;
+}
+
+static bool is_sha1(const char *s) {
+    if (strlen(s) != 40)
+        return false;
+    for (; *s; s++)
+        if (!isxdigit((unsigned char)*s))
+            return false;
+    return true;
+}
+
 static bool is_sha256(const char *s) {
     if (strlen(s) != 64)
         return false;
@@ -1295,6 +1335,12 @@ atn_status atn_hub_download(atn_hub_plan *P, atn_hub_progress_fn progress, void 
                     st = atn_error_set(err, ATN_E_FORMAT, "%s: checksum mismatch: sha256 %s, the Hub's etag is %s; "
                                        "the corrupt download was deleted and not put in the snapshot", f->name, hex,
                                        is_sha256(m.etag) ? m.etag : f->sha256);
+                } else if (st == ATN_OK && !lfs && is_sha1(m.etag) &&
+                           (st = git_sha1_file(&H, incomplete, hex)) == ATN_OK && strcasecmp(hex, m.etag)) {
+                    unlink(incomplete);   /* a small file: its ETag is its git blob id */
+                    st = atn_error_set(err, ATN_E_FORMAT, "%s: checksum mismatch: git blob sha1 %s, the Hub's etag "
+                                       "is %s; the corrupt download was deleted and not put in the snapshot",
+                                       f->name, hex, m.etag);
                 } else if (st == ATN_OK && rename(incomplete, blob) != 0) {
                     st = atn_error_set(err, ATN_E_IO, "%s: cannot move %s into place: %s", f->name, incomplete,
                                        strerror(errno));

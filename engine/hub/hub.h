@@ -107,8 +107,9 @@ atn_status atn_hub_plan_fetch(const char *spec, atn_hub_keep_going_fn keep_going
                               atn_hub_plan **out, atn_error *err);
 
 /* Fetches the plan's files that are not cached (a blob already there is linked, not
- * fetched), verifies each (size; sha256 of LFS files against the linked etag: a mismatch
- * is deleted and reported, never linked), links them into the snapshot, then writes
+ * fetched), verifies each (size; sha256 of LFS files against the linked etag; the git blob
+ * id, sha1("blob <size>\0" + content), of other files against their ETag when it is 40 hex
+ * digits: a mismatch is deleted and reported, never linked), links them into the snapshot, then writes
  * refs/REVISION.  progress may be NULL.  ATN_OK; ATN_E_CANCELLED (progress said stop: the
  * partial blob stays as .incomplete); ATN_E_IO (network, HTTP status, "no space left on
  * device" naming the file: nothing half-written is visible in the snapshot); ATN_E_FORMAT

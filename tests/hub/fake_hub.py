@@ -22,7 +22,8 @@ With --hostile, the repositories of a hostile Hub too (issue 41; test_hostile_hu
 org/flood (the CDN sends model.safetensors without end), org/silent (the API never answers),
 org/drip (HEAD answers one byte a second), org/escape (a shard named with a terminal escape
 sequence), org/gzip (config.json gzip-encoded though identity was asked for), org/empty (a
-zero-byte special_tokens_map.json), org/bad-size (a size of 1e300 in the model info),
+zero-byte special_tokens_map.json), org/flipped (config.json with one byte changed under
+the right git blob ETag), org/bad-size (a size of 1e300 in the model info),
 org/huge-sum (1100 shards of 2^53 bytes each: the sum passes 2^63), org/many-shards
 (MANY_SHARDS shards, for the planner's complexity).
 
@@ -90,6 +91,7 @@ def hostile_repos(models, tiny, sharded):
         "org/silent": {"main": dict(tiny)},
         "org/drip": {"main": dict(tiny)},
         "org/gzip": {"main": dict(tiny)},
+        "org/flipped": {"main": dict(tiny)},
         "org/empty": {"main": empty},
         "org/bad-size": {"main": dict(tiny)},
         "org/escape": {"main": sharded_with(sharded, [ESCAPE_SHARD, "model-00002-of-00002.safetensors"])},
@@ -295,6 +297,10 @@ class Handler(BaseHTTPRequestHandler):
                 pass
             self.close_connection = True
             return
+        if rid == "org/flipped" and name == "config.json":
+            # the right ETag and length, one byte of the body changed
+            common["ETag"] = '"%s"' % git_sha1(data)
+            return self.send(200, bytes([data[0] ^ 1]) + data[1:], common, head)
         if rid == "org/gzip" and name == "config.json":
             body = gzip.compress(data)
             common.update({"ETag": '"%s"' % git_sha1(data), "Content-Encoding": "gzip"})

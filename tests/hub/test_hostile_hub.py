@@ -4,7 +4,8 @@ longer than announced is cut at the announced size and deleted; a silent API ans
 HEAD answer dripping a byte a second are bounded (HF_HUB_ETAG_TIMEOUT) and cancelled by
 Ctrl-C within a second or two, as is the wait for another process's lock (which
 ATTNSCOPE_HUB_LOCK_TIMEOUT bounds, naming the lock file); a planted
-.incomplete symlink is never followed; a gzip-encoded answer is refused; a zero-byte file
+.incomplete symlink is never followed; a gzip-encoded answer is refused; a small file whose
+body does not hash to its git blob ETag is refused and deleted; a zero-byte file
 downloads; server strings are printed with their control characters escaped; a CR/LF in
 HF_TOKEN is refused before any request; credentials in HF_ENDPOINT appear in no message;
 sizes past 2^53 and sums past 2^63 are refused; planning 30k shards takes well under the
@@ -184,6 +185,20 @@ try:
     r = run(["download", "org/gzip"], c)
     check(r.returncode == 2 and 'Content-Encoding "gzip"' in r.stderr, "gzip: %d %r" % (r.returncode, r.stderr))
     check(not os.path.exists(os.path.join(snapshot(c, "org/gzip"), "config.json")), "gzip: config.json stored")
+
+    # ---- a small file whose body does not hash to its git blob ETag: refused, nothing kept
+    c = os.path.join(T, "flipped")
+    r = run(["download", "org/flipped"], c)
+    good = fake_hub.git_sha1(REPOS["org/flipped"]["main"]["files"]["config.json"])
+    data = REPOS["org/flipped"]["main"]["files"]["config.json"]
+    bad = fake_hub.git_sha1(bytes([data[0] ^ 1]) + data[1:])
+    check(r.returncode == 2 and "config.json: checksum mismatch: git blob sha1 %s, the Hub's etag is %s; the corrupt "
+          "download was deleted and not put in the snapshot" % (bad, good) in r.stderr,
+          "flipped: %d %r" % (r.returncode, r.stderr))
+    blobs = os.path.join(c, "models--org--flipped", "blobs")
+    check(not os.path.isdir(blobs) or not [f for f in os.listdir(blobs) if f.startswith(good) or f.startswith(bad)],
+          "flipped: left in blobs/: %s" % (os.listdir(blobs) if os.path.isdir(blobs) else None))
+    check(not os.path.lexists(os.path.join(snapshot(c, "org/flipped"), "config.json")), "flipped: config.json linked")
 
     # ---- a zero-byte file downloads (its blob is the empty file's git sha1)
     c = os.path.join(T, "empty")
