@@ -12,60 +12,20 @@ import hashlib
 import json
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 ATN, NPYDIFF, SRC = sys.argv[1:4]
-MODELS = os.path.join(SRC, "tests", "hf", "models")
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fake_hub  # noqa: E402  (the same repositories the server serves)
+import hub_harness  # noqa: E402  (the server started, the environment, run, check)
 
-failures = []
-T = tempfile.mkdtemp(prefix="atn-hub-test-")
-LOG = os.path.join(T, "requests.log")
-PORTF = os.path.join(T, "port")
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-
-
-server = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_hub.py"),
-                           "--models", MODELS, "--port-file", PORTF, "--log", LOG])
-for _ in range(200):
-    if os.path.exists(PORTF):
-        break
-    time.sleep(0.05)
-PORT = int(open(PORTF).read())
-ENDPOINT = "http://127.0.0.1:%d" % PORT
-REPOS = fake_hub.build_repos(MODELS)
-
-BASE_ENV = {k: v for k, v in os.environ.items()
-            if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
-            and not k.startswith("HF_") and k not in ("HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_HUB_CACHE")}
-BASE_ENV["HOME"] = os.path.join(T, "home")   # no saved token of the user's
-
-
-def run(args, cache, extra=None, **kw):
-    env = dict(BASE_ENV, HF_ENDPOINT=ENDPOINT, HF_HUB_CACHE=cache)
-    env.update(extra or {})
-    return subprocess.run([ATN] + args, env=env, capture_output=True, text=True, timeout=120, **kw)
-
-
-def requests():
-    with open(LOG) as f:
-        return [json.loads(line) for line in f]
-
-
-def clear_log():
-    open(LOG, "w").close()
+H = hub_harness.Harness(ATN, SRC, "atn-hub-test-")
+T, LOG, ENDPOINT, REPOS, BASE_ENV = H.tmp, H.log, H.endpoint, H.repos, H.base_env
+run, check, requests, clear_log = H.run, H.check, H.requests, H.clear_log
 
 
 def is_lfs(name):
@@ -342,11 +302,5 @@ try:
     r = run(["download", "org/tiny", "--list"], cache)
     check(r.returncode == 0 and r.stdout.count("cached") == 3, "--list cached: %r" % r.stdout)
 finally:
-    server.terminate()
-    server.wait()
-    shutil.rmtree(T, ignore_errors=True)
-
-if failures:
-    print("%d failures" % len(failures), file=sys.stderr)
-    sys.exit(1)
-print("hub download: all checks passed")
+    H.close()
+H.exit("hub download")

@@ -15,66 +15,22 @@ import fcntl
 import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 ATN, SRC = sys.argv[1:3]
 with open(ATN, "rb") as _f:   # an ASan/UBSan build (make test-asan): timings scale up
     sanitized = b"__asan_init" in _f.read()
-MODELS = os.path.join(SRC, "tests", "hf", "models")
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fake_hub  # noqa: E402
+import hub_harness  # noqa: E402  (the server started, the environment, run, check)
 
-failures = []
-T = tempfile.mkdtemp(prefix="atn-hostile-hub-")
-LOG = os.path.join(T, "requests.log")
-PORTF = os.path.join(T, "port")
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-
-
-server = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_hub.py"),
-                           "--models", MODELS, "--port-file", PORTF, "--log", LOG, "--hostile"])
-for _ in range(600):
-    if os.path.exists(PORTF):
-        break
-    time.sleep(0.05)
-PORT = int(open(PORTF).read())
-ENDPOINT = "http://127.0.0.1:%d" % PORT
-REPOS = fake_hub.build_repos(MODELS, hostile=True)
-
-BASE_ENV = {k: v for k, v in os.environ.items()
-            if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
-            and not k.startswith("HF_") and k not in ("HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_HUB_CACHE")}
-BASE_ENV["HOME"] = os.path.join(T, "home")
-
-
-def env_for(cache, extra=None):
-    env = dict(BASE_ENV, HF_ENDPOINT=ENDPOINT, HF_HUB_CACHE=cache)
-    env.update(extra or {})
-    return env
-
-
-def run(args, cache, extra=None, timeout=60):
-    try:
-        return subprocess.run([ATN] + args, env=env_for(cache, extra), capture_output=True, text=True,
-                              timeout=timeout, errors="replace")
-    except subprocess.TimeoutExpired as e:
-        return subprocess.CompletedProcess(e.cmd, -999, "", "timed out after %s s" % timeout)
-
-
-def requests():
-    with open(LOG) as f:
-        return [json.loads(line) for line in f]
+H = hub_harness.Harness(ATN, SRC, "atn-hostile-hub-", hostile=True, run_timeout=60)
+T, LOG, ENDPOINT, REPOS, PORT = H.tmp, H.log, H.endpoint, H.repos, H.port
+run, check, requests, env_for = H.run, H.check, H.requests, H.env
 
 
 def interrupt_after(args, cache, ready, extra=None):
@@ -259,11 +215,5 @@ try:
     check(dt < limit, "planning %d shards took %.1f s (limit %d s)" % (fake_hub.MANY_SHARDS, dt, limit))
     print("planning %d shards: %.2f s" % (fake_hub.MANY_SHARDS, dt))
 finally:
-    server.terminate()
-    server.wait()
-    shutil.rmtree(T, ignore_errors=True)
-
-if failures:
-    print("%d failures" % len(failures), file=sys.stderr)
-    sys.exit(1)
-print("hub-hostile: all checks passed")
+    H.close()
+H.exit("hub-hostile")
