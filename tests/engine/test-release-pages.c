@@ -8,7 +8,7 @@
  *  - releasing a mapped matrix gives back its whole pages: the mapping's resident size
  *    (/proc/self/smaps) falls by that much, and the values read afterwards are the file's;
  *  - memory that is not a file mapping is never given back: a random model's matrices, and
- *    the anonymous block of copied tensors a pytorch_model.bin with a transposed weight
+ *    the anonymous blocks of copied tensors a pytorch_model.bin with a transposed weight
  *    has (tests/hf/models/bin-zip-f32), whose data would read as zeros afterwards;
  *  - where the packed path runs (AVX-512): the first forward leaves the layer matrices
  *    given back, a second forward gives the same attention bit for bit, and a run on the
@@ -227,8 +227,8 @@ int main(void) {
         atn_model_free(r);
     }
 
-    /* 3. a pytorch_model.bin with a transposed weight: its copied tensors live in an anonymous
-          block, which is not a mapping of the file (MADV_DONTNEED would zero it) */
+    /* 3. a pytorch_model.bin with a transposed weight: its copied tensors live in anonymous
+          blocks, which are not mappings of the file (MADV_DONTNEED would zero them) */
     atn_model *b = atn_model_open(bin, NULL, NULL, &err);
     CHECK_MSG(b != NULL, "%s", err.message);
     if (b) {
@@ -247,7 +247,9 @@ int main(void) {
                       "the block of copied tensors (%zu bytes) was given back", k->len);
             CHECK(sum_of(k->ptr, k->len / 4) == s0);
         }
-        CHECK_MSG(anon == 1 && files == 1, "bin-zip-f32: %d anonymous and %d file mappings (want 1 and 1)", anon, files);
+        /* one anonymous block per strided view a layer bound (torch-bin.h: copied on request) */
+        CHECK_MSG(anon >= 1 && files == 1, "bin-zip-f32: %d anonymous and %d file mappings (want some and 1)", anon,
+                  files);
         atn_model_free(b);
     }
 
