@@ -1,6 +1,7 @@
 /* A corpus, one sentence per line, streamed through the encoder: the command line's
  * --corpus and the window's corpus statistics share this loop. */
 #include "attnscope.h"
+#include "core/cancel.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -215,7 +216,17 @@ atn_status atn_corpus_run_ex(const atn_model *model, FILE *f, double total_bytes
             report->skipped++;
         } else if (*p) {
             atn_error e = {0};
-            if (atn_model_encode(model, line, NULL, &enc, &e) != ATN_OK) {
+            /* a long line's tokenizing asks progress too (core/cancel.h), at the fraction shown */
+            atn_cancel_scope scope;
+            atn_cancel_enter(&scope, progress, user_data, ps.shown > 0 ? ps.shown : 0.0, ATN_STAGE_CORPUS);
+            atn_status es = atn_model_encode(model, line, NULL, &enc, &e);
+            atn_cancel_leave(&scope);
+            if (es == ATN_E_CANCELLED) {
+                st = atn_error_set(err, ATN_E_CANCELLED, "cancelled while tokenizing line %lld",
+                                   (long long)(report->lines + first_line - 1));
+                break;
+            }
+            if (es != ATN_OK) {
                 /* one bad line (invalid UTF-8) should not end a long corpus run */
                 if (report->skipped < 3) {
                     report->skip_line[report->skipped] = report->lines + first_line - 1;

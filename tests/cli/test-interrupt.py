@@ -160,15 +160,20 @@ def slow_tokenizer_model(d):
 
 
 def tokenizing(exe, tmp, failures):
-    """Ctrl-C while the tokenizer works on a huge input (issue 41): `run` and `tokenize` stop
+    """Ctrl-C while the tokenizer works on a huge input (issue 41): `run`, `tokenize` and a corpus
+    line of `stats --corpus` stop
     within a fraction of the tokenizing time (the tokenizer's loops ask the CLI's cancel
     hook), exit 130 and say "interrupted".  Before, the signal waited for the whole text."""
     model = os.path.join(tmp, "slow-tokenizer")
     os.mkdir(model)
     slow_tokenizer_model(model)
     text = "a" * 120000
+    corpus = os.path.join(tmp, "one-long-line.txt")
+    with open(corpus, "w") as f:
+        f.write(text + "\n")
     cases = [("run (tokenizing)", ["run", "--model", model, "--text", text, "-o", "tok.npy"]),
-             ("tokenize", ["tokenize", "--model", model, "--text", text])]
+             ("tokenize", ["tokenize", "--model", model, "--text", text]),
+             ("stats --corpus", ["stats", "--model", model, "--corpus", corpus, "-o", "tok-stats.json"])]
     out = os.path.join(tmp, "out")
     for name, args in cases:
         t0 = time.monotonic()
