@@ -130,7 +130,7 @@ static int tokenize_alone(cli_args *a, const char *dir, bool json, const char *t
         atn_error_set(&err, ATN_E_INVALID, "tokenizer folder \"%s\" needs --text", dir);
         return cli_fail(&err);
     }
-    atn_text_tokenizer *t = atn_text_tokenizer_open(dir, &err);
+    atn_text_tokenizer *t = atn_text_tokenizer_open_cancellable(dir, cli_keep_going, NULL, &err);   /* Ctrl-C */
     if (!t)
         return cli_fail(&err);
     atn_encoding *enc = NULL;

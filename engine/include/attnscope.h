@@ -427,6 +427,11 @@ typedef struct atn_text_tokenizer atn_text_tokenizer;
  * the message lists them), ATN_E_FORMAT (malformed: the message names the file and JSON
  * path), ATN_E_UNSUPPORTED (a part this build does not read), ATN_E_NOMEM. */
 atn_text_tokenizer *atn_text_tokenizer_open(const char *folder, atn_error *err);
+/* The same, asking progress (may be NULL) whether to go on while the vocabulary and merges
+ * load (fraction 0, ATN_STAGE_READ_VOCAB, about every 4,096 entries): false ends it with
+ * ATN_E_CANCELLED ("cancelled while reading the vocabulary") and NULL. */
+atn_text_tokenizer *atn_text_tokenizer_open_cancellable(const char *folder, atn_progress_fn progress,
+                                                        void *user_data, atn_error *err);
 void atn_text_tokenizer_free(atn_text_tokenizer *t);   /* NULL: nothing */
 /* "tokenizer.json" or "wordpiece"; "" for NULL. */
 const char *atn_text_tokenizer_kind(const atn_text_tokenizer *t);

@@ -281,6 +281,15 @@ struct atn_text_tokenizer {
     int32_t max_len;
 };
 
+atn_text_tokenizer *atn_text_tokenizer_open_cancellable(const char *folder, atn_progress_fn progress,
+                                                        void *user_data, atn_error *err) {
+    atn_cancel_scope scope;
+    atn_cancel_enter(&scope, progress, user_data, 0.0, ATN_STAGE_READ_VOCAB);
+    atn_text_tokenizer *t = atn_text_tokenizer_open(folder, err);
+    atn_cancel_leave(&scope);
+    return t;
+}
+
 atn_text_tokenizer *atn_text_tokenizer_open(const char *folder, atn_error *err) {
     struct stat st;
     if (!folder) {

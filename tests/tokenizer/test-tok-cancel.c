@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now(void) {
     struct timespec t;
@@ -188,6 +189,27 @@ int main(void) {
     atn_cancel_leave(&s);
     CHECK(t == NULL && err.status == ATN_E_CANCELLED && a.asks == 1);
     CHECK_STR(err.message, "cancelled while reading the vocabulary");
+    /* ... and through the public atn_text_tokenizer_open_cancellable on a folder holding it */
+    char dir[] = "/tmp/atn-tok-cancel-XXXXXX";
+    if (mkdtemp(dir)) {
+        char path[64];
+        snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fputs(js, f);
+            fclose(f);
+        }
+        a = (asker){0, 1, 0};
+        atn_text_tokenizer *tt = atn_text_tokenizer_open_cancellable(dir, ask, &a, &err);
+        CHECK(tt == NULL && err.status == ATN_E_CANCELLED && a.asks == 1 && a.stage == ATN_STAGE_READ_VOCAB);
+        CHECK_STR(err.message, "cancelled while reading the vocabulary");
+        asker never = {0, 0, 0};
+        tt = atn_text_tokenizer_open_cancellable(dir, ask, &never, &err);
+        CHECK_MSG(tt != NULL && never.asks >= 50, "%s (%ld asks)", err.message, never.asks);
+        atn_text_tokenizer_free(tt);
+        remove(path);
+        rmdir(dir);
+    }
     /* without a scope the same file loads */
     t = atn_tok_pipeline_from_json(js, strlen(js), "cancel.json", &err);
     CHECK_MSG(t != NULL, "%s", err.message);
