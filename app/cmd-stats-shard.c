@@ -253,6 +253,7 @@ static bool parse_shard(const char *s, int64_t *index, int64_t *count) {
 int cmd_stats_shard(cli_args *a) {
     const char *corpus = cli_get(a, "corpus"), *out = cli_get(a, "output"), *shard = cli_get(a, "shard");
     const char *batch = cli_get(a, "batch");
+    const char *qrole = cli_get(a, "query-role"), *krole = cli_get(a, "key-role");
     bool ok = true, resume = cli_flag(a, "resume");
     int64_t index = 0, count = 1;
     long top = cli_get_int(a, "top", 32, 1, ATN_CS_TOP_MAX, &ok);
@@ -263,6 +264,14 @@ int cmd_stats_shard(cli_args *a) {
         cli_error("attnscope stats: --shard must be I/N with 0 <= I < N (0-based, as SLURM_ARRAY_TASK_ID), not \"%s\"",
                   shard);
         return CLI_EXIT_USAGE;
+    }
+    for (int r = 0; r < 2; r++) {
+        const char *role = r ? krole : qrole;
+        if (role && (!*role || !atn_cs_role_valid(role))) {
+            cli_error("attnscope stats: --%s must be one of %s, not \"%s\"", r ? "key-role" : "query-role",
+                      ATN_CS_ROLES, role);
+            return CLI_EXIT_USAGE;
+        }
     }
     if (!corpus || !strcmp(corpus, "-")) {
         cli_error("attnscope stats: a partial (--shard, -o FILE.safetensors) needs --corpus FILE (or @LIST of files), "
@@ -344,6 +353,7 @@ int cmd_stats_shard(cli_args *a) {
         .precision = atn_precision_name(opts.precision), .settings = settings, .corpus = cl.name,
         .corpus_lines = lines, .n_layers = atn_model_config(model)->n_layers,
         .n_heads = atn_model_config(model)->n_heads, .top_k = (int32_t)top,
+        .query_role = qrole, .key_role = krole,
     };
     cs = atn_corpus_stats_new(&id, &err);
     if (!cs) {

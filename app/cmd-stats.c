@@ -311,6 +311,8 @@ int cmd_stats(int argc, char **argv) {
                "lines floor(I*L/N)+1 .. floor((I+1)*L/N) of the L lines; the file is saved every\n"
                "--checkpoint-every lines (default 1000) and --resume goes on after the lines it covers.\n"
                "stats merge adds partials (any order, the same bytes); --from prints one as --corpus would.\n"
+               "--query-role R / --key-role R (R: " ATN_CS_ROLES "; a partial only): only query tokens of\n"
+               "role R count (means, histograms, exemplars); exemplars take each row's heaviest key of role R.\n"
                "--corpus @LIST (and --from @LIST) read the files LIST names, one a line (relative to LIST's\n"
                "folder): a corpus's files are numbered as one, file after file, and shards split that.\n");
         return 0;
@@ -318,8 +320,10 @@ int cmd_stats(int argc, char **argv) {
     const char *format = cli_get(&a, "format"), *out = cli_get(&a, "output");
     if (cli_get(&a, "shard") || (out && ends_with(out, ".safetensors") && !cli_get(&a, "from")))
         return cmd_stats_shard(&a);
-    if (cli_flag(&a, "resume") || cli_get(&a, "top") || cli_get(&a, "checkpoint-every")) {
-        cli_error("attnscope stats: --resume, --top and --checkpoint-every go with a partial (-o FILE.safetensors)");
+    if (cli_flag(&a, "resume") || cli_get(&a, "top") || cli_get(&a, "checkpoint-every") ||
+        cli_get(&a, "query-role") || cli_get(&a, "key-role")) {
+        cli_error("attnscope stats: --resume, --top, --checkpoint-every, --query-role and --key-role go with a partial "
+                  "(-o FILE.safetensors)");
         return CLI_EXIT_USAGE;
     }
     if (!format)

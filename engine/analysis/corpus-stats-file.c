@@ -82,6 +82,11 @@ atn_status atn_corpus_stats_save(const atn_corpus_stats *cs, const char *path, a
         cJSON_Delete(meta);
     for (size_t i = 0; ok && i < sizeof md / sizeof md[0]; i++)
         ok = cJSON_AddStringToObject(meta, md[i].key, md[i].value) != NULL;
+    /* the role filters only when set: a file without them reads as unfiltered */
+    if (ok && *cs->id.query_role)
+        ok = cJSON_AddStringToObject(meta, "query_role", cs->id.query_role) != NULL;
+    if (ok && *cs->id.key_role)
+        ok = cJSON_AddStringToObject(meta, "key_role", cs->id.key_role) != NULL;
     snprintf(num, sizeof num, "%lld", (long long)cs->id.corpus_lines);
     ok = ok && cJSON_AddStringToObject(meta, "corpus_lines", num);
     snprintf(num, sizeof num, "%d", cs->id.top_k);
@@ -286,6 +291,15 @@ atn_corpus_stats *atn_corpus_stats_load(const char *path, atn_error *err) {
         }
     id.model = vals[0], id.revision = vals[1], id.tokenizer = vals[2], id.precision = vals[3];
     id.settings = vals[4], id.corpus = vals[5], id.version = vals[6];
+    id.query_role = meta_str(meta, "query_role"), id.key_role = meta_str(meta, "key_role");
+    for (int r = 0; r < 2; r++) {
+        const char *role = r ? id.key_role : id.query_role;
+        if (role && (!*role || !strcmp(role, "any") || !atn_cs_role_valid(role))) {
+            atn_error_set(err, ATN_E_FORMAT, "%s: __metadata__ \"%s\" is not one of %s", path,
+                          r ? "key_role" : "query_role", ATN_CS_ROLES + 5);
+            goto fail;
+        }
+    }
     int64_t v;
     if (!parse_int(meta_str(meta, "corpus_lines"), 0, INT64_MAX, &id.corpus_lines)) {
         atn_error_set(err, ATN_E_FORMAT, "%s: __metadata__ \"corpus_lines\" is not a line count", path);

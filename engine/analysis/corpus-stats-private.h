@@ -11,9 +11,12 @@ enum { CS_FX_WORDS = 3, CS_FX_FRAC = 96 };
 /* counts[] */
 enum { CS_SENTENCES = 0, CS_TOKENS, CS_TRUNCATED, CS_CUT, CS_SKIPPED, CS_PAIRS, CS_COUNTS };
 
+enum { CS_N_STRS = 9 };   /* the identity's strings (strs) */
+
 struct atn_corpus_stats {
     atn_cs_identity id;          /* strings owned (strs) */
-    char *strs[7];               /* model, revision, tokenizer, precision, settings, corpus, version */
+    char *strs[CS_N_STRS];       /* model, revision, tokenizer, precision, settings, corpus, version,
+                                    query role, key role ("" = any) */
     int64_t counts[CS_COUNTS];
     int64_t *ranges;             /* [n_ranges][2] first, last: sorted, disjoint, not adjacent */
     int32_t n_ranges, cap_ranges;

@@ -101,9 +101,17 @@ atn_status cs_alloc(atn_corpus_stats *cs, atn_error *err) {
 }
 
 atn_status cs_set_identity(atn_corpus_stats *cs, const atn_cs_identity *id, bool keep_version, atn_error *err) {
-    const char *src[7] = {id->model, id->revision, id->tokenizer, id->precision, id->settings, id->corpus,
-                          keep_version ? id->version : atn_version()};
-    for (int i = 0; i < 7; i++) {
+    const char *src[CS_N_STRS] = {id->model, id->revision, id->tokenizer, id->precision, id->settings, id->corpus,
+                                  keep_version ? id->version : atn_version(),
+                                  id->query_role ? id->query_role : "", id->key_role ? id->key_role : ""};
+    for (int r = 7; r < CS_N_STRS; r++)
+        if (!strcmp(src[r], "any"))
+            src[r] = "";
+    for (int r = 7; r < CS_N_STRS; r++)
+        if (!atn_cs_role_valid(src[r]))
+            return atn_error_set(err, ATN_E_INVALID, "corpus statistics: no token role \"%s\" (the roles: %s)", src[r],
+                                 ATN_CS_ROLES);
+    for (int i = 0; i < CS_N_STRS; i++) {
         if (!src[i])
             return atn_error_set(err, ATN_E_INVALID, "corpus statistics: a provenance string is missing");
         free(cs->strs[i]);
@@ -115,6 +123,7 @@ atn_status cs_set_identity(atn_corpus_stats *cs, const atn_cs_identity *id, bool
     cs->id.model = cs->strs[0], cs->id.revision = cs->strs[1], cs->id.tokenizer = cs->strs[2];
     cs->id.precision = cs->strs[3], cs->id.settings = cs->strs[4], cs->id.corpus = cs->strs[5];
     cs->id.version = cs->strs[6];
+    cs->id.query_role = cs->strs[7], cs->id.key_role = cs->strs[8];
     return ATN_OK;
 }
 
@@ -140,7 +149,7 @@ atn_corpus_stats *atn_corpus_stats_new(const atn_cs_identity *id, atn_error *err
 void atn_corpus_stats_free(atn_corpus_stats *cs) {
     if (!cs)
         return;
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < CS_N_STRS; i++)
         free(cs->strs[i]);
     free(cs->ranges);
     free(cs->sums), free(cs->min), free(cs->max), free(cs->hist), free(cs->ex), free(cs->n_ex);
@@ -205,6 +214,35 @@ static int32_t bin_of(double v, double per_unit, int32_t bins) {
     return b < 0 ? 0 : b >= bins ? bins - 1 : (int32_t)b;
 }
 
+bool atn_cs_role_valid(const char *name) {
+    static const char *const roles[] = {"", "any", "word", "special", "cls", "sep", "mask", "pad", "unk"};
+    for (size_t i = 0; name && i < sizeof roles / sizeof roles[0]; i++)
+        if (!strcmp(name, roles[i]))
+            return true;
+    return false;
+}
+
+/* Whether token t has role `role` (a valid name; "" matches every token). */
+static bool role_matches(const char *role, const atn_token *t) {
+    bool special = t->special || t->role == ATN_TOKEN_CLS || t->role == ATN_TOKEN_SEP || t->role == ATN_TOKEN_PAD ||
+                   t->role == ATN_TOKEN_MASK;
+    if (!*role)
+        return true;
+    if (!strcmp(role, "word"))
+        return t->role == ATN_TOKEN_WORD && !special;
+    if (!strcmp(role, "special"))
+        return special;
+    if (!strcmp(role, "cls"))
+        return t->role == ATN_TOKEN_CLS;
+    if (!strcmp(role, "sep"))
+        return t->role == ATN_TOKEN_SEP;
+    if (!strcmp(role, "mask"))
+        return t->role == ATN_TOKEN_MASK;
+    if (!strcmp(role, "pad"))
+        return t->role == ATN_TOKEN_PAD;
+    return !strcmp(role, "unk") && t->role == ATN_TOKEN_UNK;
+}
+
 atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, int64_t line, atn_error *err) {
     if (!cs || !cap || !atn_capture_has_heads(cap))
         return atn_error_set(err, ATN_E_INVALID, "corpus statistics: no capture or no attention");
@@ -214,11 +252,33 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
     if (line <= cs->last_line)
         return atn_error_set(err, ATN_E_INVALID, "corpus statistics: line %lld comes after line %lld",
                              (long long)line, (long long)cs->last_line);
+    const char *qrole = cs->id.query_role, *krole = cs->id.key_role;
+    const atn_encoding *enc = cap->enc;
+    if ((*qrole || *krole) && (!enc || !enc->tokens))
+        return atn_error_set(err, ATN_E_INVALID, "corpus statistics: role filters need the tokens' roles (a run of a "
+                                                 "model with a tokenizer)");
     stats_sentence sent;
     atn_status st = stats_sentence_open(&sent, cap, err);
     if (st != ATN_OK)
         return st;
     int32_t m = sent.m;
+    unsigned char *row_on = NULL;
+    if (*qrole && m > 0) {
+        if (!(row_on = malloc((size_t)m))) {
+            stats_sentence_close(&sent);
+            return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
+        }
+        sent.m_on = 0;
+        for (int32_t r = 0; r < m; r++)
+            sent.m_on += row_on[r] = role_matches(qrole, &enc->tokens[sent.keep[r]]);
+        sent.row_on = row_on;
+        if (sent.m_on == 0) {   /* no row of the role: the sentence adds nothing */
+            free(row_on);
+            stats_sentence_close(&sent);
+            cs->last_line = line;
+            return ATN_OK;
+        }
+    }
     stats_rows rows = {0};
     double *dbuf = m ? malloc((size_t)m * 3 * sizeof *dbuf) : NULL;
     int32_t *best = m ? malloc((size_t)m * sizeof *best) : NULL;
@@ -226,19 +286,18 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
     /* room for a head made on demand (a full capture's heads are read in place) */
     float *scratch = m && !cap->attn ? malloc((size_t)cap->n * cap->n * sizeof *scratch) : NULL;
     if (m && (!dbuf || !best || !best_w || (!cap->attn && !scratch))) {
-        free(dbuf), free(best), free(best_w), free(scratch);
+        free(dbuf), free(best), free(best_w), free(scratch), free(row_on);
         stats_sentence_close(&sent);
         return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
     }
     rows = (stats_rows){dbuf, dbuf + m, dbuf + 2 * (size_t)m, best, best_w};
-    const atn_encoding *enc = cap->enc;
     int32_t k = cs->id.top_k;
     for (size_t idx = 0; m > 0 && idx < n_heads_of(cs); idx++) {
         double v[STATS_COUNT];
         const float *a = atn_capture_head_read(cap, (int32_t)(idx / cap->n_heads), (int32_t)(idx % cap->n_heads),
                                                scratch, err);
         if (!a) {
-            free(dbuf), free(best), free(best_w), free(scratch);
+            free(dbuf), free(best), free(best_w), free(scratch), free(row_on);
             stats_sentence_close(&sent);
             return err ? err->status : ATN_E_INVALID;
         }
@@ -256,6 +315,19 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
         uint64_t *h = cs->hist + idx * CS_HIST_BINS;
         atn_cs_exemplar *list = cs->ex + idx * (size_t)k;
         for (int32_t r = 0; r < m; r++) {
+            if (row_on && !row_on[r])
+                continue;
+            if (*krole) {   /* the row's heaviest key of the role, the first of equal weights */
+                const float *arow = a + (size_t)sent.keep[r] * sent.n;
+                rows.best_key[r] = -1;
+                for (int32_t c = 0; c < m; c++) {
+                    int32_t key = sent.keep[c];
+                    float w = arow[key];
+                    if (isfinite(w) && role_matches(krole, &enc->tokens[key]) &&
+                        (rows.best_key[r] < 0 || w > rows.best_weight[r]))
+                        rows.best_key[r] = key, rows.best_weight[r] = w;
+                }
+            }
             h[bin_of(rows.entropy[r], 4, ATN_CS_ENTROPY_BINS)]++;
             h[ATN_CS_ENTROPY_BINS + bin_of(rows.distance[r], 1, ATN_CS_DISTANCE_BINS)]++;
             h[ATN_CS_ENTROPY_BINS + ATN_CS_DISTANCE_BINS + bin_of(rows.sink[r], ATN_CS_SINK_BINS, ATN_CS_SINK_BINS)]++;
@@ -275,9 +347,9 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
             ex_insert(list, &cs->n_ex[idx], k, at, &e);
         }
     }
-    free(dbuf), free(best), free(best_w), free(scratch);
     cs->counts[CS_SENTENCES]++;
-    cs->counts[CS_TOKENS] += m;
+    cs->counts[CS_TOKENS] += row_on ? sent.m_on : m;
+    free(dbuf), free(best), free(best_w), free(row_on), free(scratch);
     cs->counts[CS_TRUNCATED] += enc && enc->truncated;
     cs->counts[CS_PAIRS] += sent.pair;
     cs->last_line = line;
@@ -347,12 +419,14 @@ atn_status atn_corpus_stats_merge(atn_corpus_stats *into, const atn_corpus_stats
     if (!into || !from)
         return atn_error_set(err, ATN_E_INVALID, "corpus statistics: NULL");
     const atn_cs_identity *a = &into->id, *b = &from->id;
-    static const char *const names[7] = {"model", "revision", "tokenizer", "precision", "settings", "corpus",
-                                         "attnscope version"};
-    for (int i = 0; i < 7; i++)
+    static const char *const names[CS_N_STRS] = {"model", "revision", "tokenizer", "precision", "settings",
+                                                 "corpus", "attnscope version", "query role filter (--query-role)",
+                                                 "key role filter (--key-role)"};
+    for (int i = 0; i < CS_N_STRS; i++)
         if (strcmp(into->strs[i], from->strs[i]))
-            return atn_error_set(err, ATN_E_INVALID, "different %s: \"%s\" and \"%s\"", names[i], into->strs[i],
-                                 from->strs[i]);
+            return atn_error_set(err, ATN_E_INVALID, "different %s: \"%s\" and \"%s\"", names[i],
+                                 i >= 7 && !*into->strs[i] ? "any" : into->strs[i],
+                                 i >= 7 && !*from->strs[i] ? "any" : from->strs[i]);
     if (a->corpus_lines != b->corpus_lines)
         return atn_error_set(err, ATN_E_INVALID, "different corpus line counts: %lld and %lld",
                              (long long)a->corpus_lines, (long long)b->corpus_lines);

@@ -26,6 +26,10 @@ typedef struct stats_sentence {
     /* the induction targets (head-stats.c): row r's are ind_key[ind_start[r] .. ind_start[r + 1]),
        the positions after the earlier copies of the row's token pair; both NULL when none */
     const int32_t *ind_start, *ind_key;
+    /* the query rows that count ([m], 1 = counts) and how many, for a partial restricted to a
+       query role (corpus-stats.c); NULL: every row (m_on unused).  Set by the caller after open. */
+    const unsigned char *row_on;
+    int32_t m_on;
 } stats_sentence;
 
 /* ATN_E_NOMEM, else ATN_OK (m may be 0: nothing to add).  close frees what open allocated. */
@@ -43,7 +47,8 @@ typedef struct stats_rows {
 
 /* One head's [n][n] a (atn_capture_head_read's) of one sentence with m > 0: out[STATS_*]
  * its per-sentence means, exactly the amounts atn_stats_add adds; rows (NULL: none) filled
- * as above. */
+ * as above.  With row_on, the means are over the m_on rows on (m_on > 0) and only their rows
+ * are filled. */
 void stats_head_sentence(const stats_sentence *sent, const float *a, double out[STATS_COUNT], const stats_rows *rows);
 
 #endif

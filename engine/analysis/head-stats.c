@@ -394,8 +394,9 @@ static double head_of_matrix(const stats_sentence *sent, const float *a, double 
                              const stats_rows *rows) {
     head_sums h = {0};
     for (int32_t r = 0; r < sent->m; r++)
-        row_sums(sent, r, a + (size_t)sent->keep[r] * sent->n, &h, rows);
-    head_means(&h, sent->m, out);
+        if (!sent->row_on || sent->row_on[r])
+            row_sums(sent, r, a + (size_t)sent->keep[r] * sent->n, &h, rows);
+    head_means(&h, sent->row_on ? sent->m_on : sent->m, out);
     return head_induction(&h);
 }
 

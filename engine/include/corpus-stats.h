@@ -55,7 +55,20 @@ typedef struct atn_cs_identity {
     int32_t top_k;              /* exemplars kept per head, 1..ATN_CS_TOP_MAX */
     const char *version;        /* the attnscope that wrote it: set by atn_corpus_stats_new
                                    (atn_version()), ignored there on input */
+    /* Role filters (NULL, "" or "any": none; else one of ATN_CS_ROLES, read from the tokens'
+     * atn_token role and special flag: "word" a piece of text that is not special, "special"
+     * [CLS]/[SEP]/[PAD]/[MASK] and other special tokens, "cls", "sep", "mask", "pad", "unk" that
+     * role).  query_role: only query rows of that role count, in the sums (each sentence's means
+     * are over its rows of that role; a sentence with none adds nothing and is not counted as a
+     * sentence), the histograms and the exemplars.  key_role: an exemplar's key is the row's
+     * heaviest key of that role (the first of equal weights) instead of its heaviest non-special
+     * key; nothing else changes.  Part of the identity: a merge refuses other filters. */
+    const char *query_role, *key_role;
 } atn_cs_identity;
+
+#define ATN_CS_ROLES "any, word, special, cls, sep, mask, pad, unk"
+/* true when name is "" or one of ATN_CS_ROLES; NULL: false. */
+bool atn_cs_role_valid(const char *name);
 
 typedef struct atn_corpus_stats atn_corpus_stats;
 

@@ -7,7 +7,9 @@ model and a generated corpus of a few hundred lines:
   - stats --from equals stats --corpus (sentences exact, every mean within 1e-9 relative);
   - a shard killed (SIGKILL) at a random line and run again with --resume writes the same bytes;
   - the shards run by GNU parallel (docs/cluster.md's one-machine recipe) merge to the same file;
-  - each head's exemplars equal a brute-force search over `attnscope run` JSON attention.
+  - each head's exemplars equal a brute-force search over `attnscope run` JSON attention, also
+    with role filters (--query-role word --key-role special: exemplars, → [CLS] means, the
+    sentence count), which are in the provenance and make a merge with unfiltered parts refuse;
   - --corpus @LIST (files numbered as one corpus): shards crossing files merge to one process's
     bytes, and the numbers and exemplars equal those of the files concatenated; --from @LIST.
 Usage: test-shards.py ATTNSCOPE [parallel|core|examples|lists]"""
@@ -212,12 +214,14 @@ elif part == "examples":
     run("stats", "merge", "e1.safetensors", "e0.safetensors", "-o", "e.safetensors")
     cands = {}   # (layer, head) -> [(weight, line, query, key, qtext, ktext)]
     special = {"[CLS]", "[SEP]", "[PAD]", "[MASK]"}
+    runs = []   # (line, tokens, attention) of each non-empty line
     for no, line in enumerate(open(path("e.txt"), encoding="utf-8").read().split("\n")[:-1], 1):
         if not line.strip():
             continue
         run("run", *M, "--text", line, "-o", "one.json")
         d = json.load(open(path("one.json")))
         toks, att = d["tokens"], d["attentions"]
+        runs.append((no, toks, att))
         for l, layer in enumerate(att):
             for h, head in enumerate(layer):
                 for q, row in enumerate(head):
@@ -227,6 +231,61 @@ elif part == "examples":
                             best = k
                     if best is not None:
                         cands.setdefault((l, h), []).append((-row[best], no, q, best, toks[q], toks[best]))
+    # role filters: word queries, special keys; recomputed from the same runs
+    run("stats", *M, "--corpus", "e.txt", "--shard", "0/2", "--top", str(K), "--query-role", "word", "--key-role",
+        "special", "-o", "r0.safetensors")
+    run("stats", *M, "--corpus", "e.txt", "--shard", "1/2", "--top", str(K), "--query-role", "word", "--key-role",
+        "special", "-o", "r1.safetensors")
+    run("stats", "merge", "r0.safetensors", "r1.safetensors", "-o", "r.safetensors")
+    raw = open(path("r.safetensors"), "rb").read()
+    meta = json.loads(raw[8:8 + int.from_bytes(raw[:8], "little")])["__metadata__"]
+    if meta.get("query_role") != "word" or meta.get("key_role") != "special":
+        failures.append(f"the role filters are not in the provenance: {meta}")
+    r = run("stats", "merge", "e0.safetensors", "r1.safetensors", "-o", "x.safetensors", rc=2)
+    if "e0.safetensors and r1.safetensors" not in r.stderr or "query role filter" not in r.stderr:
+        failures.append("partials of other role filters merged: " + r.stderr)
+    r = run("stats", *M, "--corpus", "e.txt", "--query-role", "verb", "-o", "x.safetensors", rc=2)
+    if "--query-role" not in r.stderr or "verb" not in r.stderr:
+        failures.append("an unknown role: " + r.stderr)
+
+    def is_word(t):
+        return t not in special and t != "[UNK]"
+    rcands, cls_sum, cls_n = {}, {}, 0
+    for no, toks, att in runs:
+        words = [q for q in range(len(toks)) if is_word(toks[q])]
+        if not words:
+            continue
+        cls_n += 1
+        for l, layer in enumerate(att):
+            for h, head in enumerate(layer):
+                # the mean over the sentence's word rows of the weight on [CLS]
+                cls_sum[(l, h)] = cls_sum.get((l, h), 0.0) + sum(
+                    sum(w for k, w in enumerate(head[q]) if toks[k] == "[CLS]") for q in words) / len(words)
+                for q in words:
+                    row, best = head[q], None
+                    for k, w in enumerate(row):
+                        if toks[k] in special and (best is None or w > row[best]):
+                            best = k
+                    if best is not None:
+                        rcands.setdefault((l, h), []).append((-row[best], no, q, best, toks[q], toks[best]))
+    got_stats = json.loads(run("stats", "--from", "r.safetensors", "--format", "json").stdout)
+    if got_stats["sentences"] != cls_n:
+        failures.append(f"role-filtered sentences {got_stats['sentences']} != {cls_n}")
+    worst = 0.0
+    for hd in got_stats["heads"]:
+        want = cls_sum[(hd["layer"], hd["head"])] / cls_n
+        worst = max(worst, abs(hd["cls"] - want))
+    if worst > 1e-6:
+        failures.append(f"role-filtered → [CLS] means differ from the brute force by {worst:.2e}")
+    for (l, h), cs in sorted(rcands.items()):
+        want = sorted(cs)[:K]
+        r = run("examples", "--from", "r.safetensors", "--layer", str(l), "--head", str(h), "--format", "json")
+        got = json.loads(r.stdout)["exemplars"]
+        got_t = [(-e["weight"], e["line"], e["query"], e["key"], e["query_text"], e["key_text"]) for e in got]
+        if got_t != want:
+            failures.append(f"word -> special, layer {l} head {h}: {got_t} != brute force {want}")
+    print(f"role filters (word queries, special keys): {len(rcands)} heads' exemplars and → [CLS] means "
+          f"(largest difference {worst:.1e}) equal the brute force")
     checked = 0
     for (l, h), cs in sorted(cands.items()):
         want = sorted(cs)[:K]
