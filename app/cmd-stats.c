@@ -301,7 +301,7 @@ int cmd_stats(int argc, char **argv) {
                "Per-head statistics (Clark et al. 2019): mean row entropy (bits; norm = / log2 of the tokens),\n"
                "mean attention to [CLS], [SEP], punctuation, the token itself, the previous and the next\n"
                "token, within 2 tokens (local), the mean attention distance |i-j|, induction (in a repeated\n"
-               "span, attention to the token after the earlier copy; the table only, 0 from --from partials),\n"
+               "span, attention to the token after the earlier copy; the table only),\n"
                "and a pattern label.\n"
                "--corpus reads one sentence per line (\"-\" for standard input) and averages over them.\n"
                CORPUS_BATCH_HELP

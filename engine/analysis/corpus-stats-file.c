@@ -62,6 +62,7 @@ atn_status atn_corpus_stats_save(const atn_corpus_stats *cs, const char *path, a
         {"hist.distance", "U64", 3, {L, H, ATN_CS_DISTANCE_BINS}, 8},
         {"hist.entropy", "U64", 3, {L, H, ATN_CS_ENTROPY_BINS}, 8},
         {"hist.sink", "U64", 3, {L, H, ATN_CS_SINK_BINS}, 8},
+        {"induction", "U64", 3, {L, H, CS_FX_WORDS}, 8},
         {"lines", "I64", 2, {R, 2}, 8},
         {"max", "F64", 3, {L, H, ATN_CS_STATS}, 8},
         {"min", "F64", 3, {L, H, ATN_CS_STATS}, 8},
@@ -163,6 +164,7 @@ atn_status atn_corpus_stats_save(const atn_corpus_stats *cs, const char *path, a
             memcpy(p, cs->hist + h * CS_HIST_BINS + part_at[part], (size_t)part_bins[part] * 8);
             p += (size_t)part_bins[part] * 8;
         }
+    memcpy(p, cs->ind, heads * CS_FX_WORDS * 8), p += heads * CS_FX_WORDS * 8;
     if (R > 0)   /* no lines covered yet: ranges is NULL, and memcpy's source must not be */
         memcpy(p, cs->ranges, (size_t)R * 16), p += (size_t)R * 16;
     memcpy(p, cs->max, heads * ATN_CS_STATS * 8), p += heads * ATN_CS_STATS * 8;
@@ -393,6 +395,11 @@ atn_corpus_stats *atn_corpus_stats_load(const char *path, atn_error *err) {
         if (cs_add_range(cs, rg[0], rg[1], err) != ATN_OK)
             goto fail;
         cs->last_line = rg[1];
+    }
+    if (atn_st_find(f, "induction")) {   /* absent from the first partials (of no induction evidence) */
+        if (!(t = need(f, path, "induction", ATN_ST_U64, 3, (int64_t[]){L, H, CS_FX_WORDS}, err)))
+            goto fail;
+        memcpy(cs->ind, t->data, heads * CS_FX_WORDS * 8);
     }
     if (!(t = need(f, path, "max", ATN_ST_F64, 3, (int64_t[]){L, H, ATN_CS_STATS}, err)))
         goto fail;

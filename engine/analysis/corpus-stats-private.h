@@ -23,6 +23,8 @@ struct atn_corpus_stats {
     int64_t last_line;           /* the last line added or covered (0: none) */
     uint64_t *sums;              /* [L*H][ATN_CS_STATS][2: sum, sum of squares][CS_FX_WORDS] */
     double *min, *max;           /* [L*H][ATN_CS_STATS] */
+    uint64_t *ind;               /* [L*H][CS_FX_WORDS]: the sum of the sentences' induction shares
+                                    (head-stats.c's, 0 for a sentence without repeated spans) */
     uint64_t *hist;              /* [L*H][CS_HIST_BINS]: entropy, distance, sink bins */
     atn_cs_exemplar *ex;         /* [L*H][top_k], best first */
     int32_t *n_ex;               /* [L*H] */

@@ -89,9 +89,10 @@ atn_status cs_alloc(atn_corpus_stats *cs, atn_error *err) {
     cs->min = malloc(heads * ATN_CS_STATS * sizeof *cs->min);
     cs->max = malloc(heads * ATN_CS_STATS * sizeof *cs->max);
     cs->hist = calloc(heads * CS_HIST_BINS, sizeof *cs->hist);
+    cs->ind = calloc(heads * CS_FX_WORDS, sizeof *cs->ind);
     cs->ex = calloc(heads * k, sizeof *cs->ex);
     cs->n_ex = calloc(heads, sizeof *cs->n_ex);
-    if (!cs->sums || !cs->min || !cs->max || !cs->hist || !cs->ex || !cs->n_ex)
+    if (!cs->sums || !cs->min || !cs->max || !cs->hist || !cs->ind || !cs->ex || !cs->n_ex)
         return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
     for (size_t i = 0; i < heads * ATN_CS_STATS; i++) {
         cs->min[i] = INFINITY;
@@ -152,7 +153,7 @@ void atn_corpus_stats_free(atn_corpus_stats *cs) {
     for (int i = 0; i < CS_N_STRS; i++)
         free(cs->strs[i]);
     free(cs->ranges);
-    free(cs->sums), free(cs->min), free(cs->max), free(cs->hist), free(cs->ex), free(cs->n_ex);
+    free(cs->sums), free(cs->min), free(cs->max), free(cs->hist), free(cs->ind), free(cs->ex), free(cs->n_ex);
     free(cs);
 }
 
@@ -301,7 +302,9 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
             stats_sentence_close(&sent);
             return err ? err->status : ATN_E_INVALID;
         }
-        stats_head_sentence(&sent, a, v, &rows);
+        uint64_t ind_fx[CS_FX_WORDS];
+        fx_from_double(stats_head_sentence(&sent, a, v, &rows), ind_fx);
+        fx_add(cs->ind + idx * CS_FX_WORDS, ind_fx);
         for (int s = 0; s < ATN_CS_STATS; s++) {
             uint64_t fx[CS_FX_WORDS], *sum = cs->sums + ((idx * ATN_CS_STATS + s) * 2) * CS_FX_WORDS;
             fx_from_double(v[s], fx);   /* finite, far below 2^95: the weights are */
@@ -459,6 +462,8 @@ atn_status atn_corpus_stats_merge(atn_corpus_stats *into, const atn_corpus_stats
     size_t heads = n_heads_of(into), k = (size_t)a->top_k;
     for (size_t i = 0; i < heads * ATN_CS_STATS * 2; i++)
         fx_add(into->sums + i * CS_FX_WORDS, from->sums + i * CS_FX_WORDS);
+    for (size_t i = 0; i < heads; i++)
+        fx_add(into->ind + i * CS_FX_WORDS, from->ind + i * CS_FX_WORDS);
     for (size_t i = 0; i < heads * ATN_CS_STATS; i++) {
         into->min[i] = from->min[i] < into->min[i] ? from->min[i] : into->min[i];
         into->max[i] = from->max[i] > into->max[i] ? from->max[i] : into->max[i];
@@ -539,6 +544,7 @@ atn_status atn_corpus_stats_means(const atn_corpus_stats *cs, atn_stats **out, a
         h->sep = v[STATS_SEP], h->punct = v[STATS_PUNCT], h->self = v[STATS_SELF], h->prev = v[STATS_PREV];
         h->next = v[STATS_NEXT], h->local = v[STATS_LOCAL], h->same_segment = v[STATS_SAME_SEGMENT];
         h->distance = v[STATS_DISTANCE];
+        h->induction = fx_to_double(cs->ind + i * CS_FX_WORDS);
     }
     atn_status s = atn_stats_finish(st, err);   /* the sums times 1/sentences, as atn_stats does */
     if (s != ATN_OK) {
@@ -611,6 +617,15 @@ const char *atn_corpus_stats_label(const atn_corpus_stats *cs, int32_t layer, in
     double sunk_share = rows ? (double)sunk / (double)rows : 0, near_share = rows ? (double)(dist[0] + dist[1]) / (double)rows : 0;
     if (!why)
         size = 0;
+    /* induction first, as atn_pattern_classify: a mean share of 0.5 or more on the tokens after
+       the earlier copies, above the positional weights */
+    double ind = fx_to_double(cs->ind + ((size_t)layer * cs->id.n_heads + head) * CS_FX_WORDS) / (double)sentences;
+    if (ind >= 0.5 && ind > m[STATS_PREV] && ind > m[STATS_NEXT] && ind > m[STATS_SELF]) {
+        if (size)
+            snprintf(why, size, "mean induction share %.3f over %lld sentences (the weight on the token after an "
+                     "earlier copy of the query's pair)", ind, sentences);
+        return "induction";
+    }
     int pos = m[STATS_PREV] >= m[STATS_NEXT] && m[STATS_PREV] >= m[STATS_SELF] ? STATS_PREV
               : m[STATS_NEXT] >= m[STATS_SELF]                                 ? STATS_NEXT
                                                                                : STATS_SELF;

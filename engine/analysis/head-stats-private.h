@@ -48,7 +48,8 @@ typedef struct stats_rows {
 /* One head's [n][n] a (atn_capture_head_read's) of one sentence with m > 0: out[STATS_*]
  * its per-sentence means, exactly the amounts atn_stats_add adds; rows (NULL: none) filled
  * as above.  With row_on, the means are over the m_on rows on (m_on > 0) and only their rows
- * are filled. */
-void stats_head_sentence(const stats_sentence *sent, const float *a, double out[STATS_COUNT], const stats_rows *rows);
+ * are filled.  Returns the sentence's induction share for the head (what atn_stats_add adds
+ * to induction). */
+double stats_head_sentence(const stats_sentence *sent, const float *a, double out[STATS_COUNT], const stats_rows *rows);
 
 #endif

@@ -400,8 +400,8 @@ static double head_of_matrix(const stats_sentence *sent, const float *a, double 
     return head_induction(&h);
 }
 
-void stats_head_sentence(const stats_sentence *sent, const float *a, double out[STATS_COUNT], const stats_rows *rows) {
-    head_of_matrix(sent, a, out, rows);
+double stats_head_sentence(const stats_sentence *sent, const float *a, double out[STATS_COUNT], const stats_rows *rows) {
+    return head_of_matrix(sent, a, out, rows);
 }
 
 static void add_means(atn_head_stats *s, const double v[STATS_COUNT]) {

@@ -156,8 +156,8 @@ typedef struct atn_head_stats {
                               one before it occurred together earlier (ids[j-1] = ids[i-1], ids[j] =
                               ids[i], j < i - 1), of the attention to the tokens j + 1 that
                               followed those earlier copies (Olsson et al. 2022); 0 for a
-                              sentence without such rows; not in the CSV, and 0 in the
-                              corpus partials' statistics (corpus-stats.c) */
+                              sentence without such rows; not in the CSV (the corpus
+                              partials keep its sums: corpus-stats.c) */
     atn_pattern pattern;
 } atn_head_stats;
 

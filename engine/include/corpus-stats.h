@@ -12,6 +12,8 @@
  *    (sum / sentences) differ from atn_stats's float64 running sums by rounding only
  *    (~1e-16 relative);
  *  - the smallest and largest per-sentence value (float64; min and max are order-free);
+ *  - the sum of the per-sentence induction shares (atn_head_stats's induction, in the same fixed
+ *    point; a file without it, of the first version, reads as 0);
  *  - per query row (token): fixed-bin histograms (exact counts) of the row's entropy
  *    (bits, ATN_CS_ENTROPY_BINS bins of 1/4 bit, the last open), of its attention distance
  *    (tokens, ATN_CS_DISTANCE_BINS bins of 1, the last open) and of its sink mass (the weight on
@@ -118,7 +120,7 @@ int32_t atn_corpus_stats_ranges(const atn_corpus_stats *cs, int64_t *first, int6
  * count (may exceed cap: only cap written). */
 int32_t atn_corpus_stats_missing(const atn_corpus_stats *cs, int64_t *first, int64_t *last, int32_t cap);
 
-/* The means as atn_stats (sum / sentences, labelled by atn_pattern_classify as
+/* The means as atn_stats (sum / sentences, induction too, labelled by atn_pattern_classify as
  * atn_stats_finish does): what `stats --corpus` gives for the same lines, to ~1e-16 relative.
  * *out the caller's (atn_stats_free).  ATN_E_NOMEM. */
 atn_status atn_corpus_stats_means(const atn_corpus_stats *cs, atn_stats **out, atn_error *err);
@@ -135,14 +137,16 @@ const uint64_t *atn_corpus_stats_histogram(const atn_corpus_stats *cs, int32_t l
                                            int32_t *bins);
 
 /* Head (layer, head)'s label read off the corpus evidence, tested in this order:
+ *   "induction"   the mean induction share is >= 0.5 and above the mean weights on the previous
+ *                 and next token and itself (atn_pattern_classify's rule)
  *   "previous token" / "next token" / "self"   the largest mean weight on it is >= 0.5
  *   "sink"        half or more of all query rows put >= 0.5 on the first token (sink histogram)
  *   "delimiter"   mean weight on [SEP] plus punctuation >= 0.5
  *   "local window" 70% or more of the rows have an attention distance below 2 tokens
  *   "broad"       mean normalised entropy >= 0.75
  *   "mixed"       none of these.
- * (Induction and purely positional heads need evidence a partial does not keep: repeated spans,
- * per-offset weights.)  Returns the label (static), and writes the figure behind it, in
+ * (Purely positional heads, attending at a fixed offset other than -1, 0, +1, need per-offset
+ * weights a partial does not keep.)  Returns the label (static), and writes the figure behind it, in
  * English, into why (size bytes; may be NULL with size 0).  NULL for an index out of range or a
  * partial of no sentences. */
 const char *atn_corpus_stats_label(const atn_corpus_stats *cs, int32_t layer, int32_t head, char *why,

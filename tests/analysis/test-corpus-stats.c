@@ -82,6 +82,73 @@ static bool same_file(const atn_corpus_stats *a, const atn_corpus_stats *b, cons
     return same;
 }
 
+/* Induction from partials: head 0 of "[CLS] a b c a b c [SEP]" puts w on the token after the
+ * earlier copy in the two rows of the repeated span (row 5 "b": key 3 "c"; row 6 "c": key 4
+ * "a"), the rest on itself, the other rows uniform; head 1 is previous-token.  The partial's
+ * means (induction share and pattern) equal atn_stats over the full captures, its corpus label
+ * says "induction", and the sums survive a merge and the file. */
+static void test_induction(const char *dir) {
+    static const char *const rep[8] = {"[CLS]", "a", "b", "c", "a", "b", "c", "[SEP]"};
+    const float w[3] = {0.9f, 0.8f, 0.95f};
+    atn_error err = {0};
+    atn_cs_identity id = ident(4);
+    id.n_layers = 1, id.n_heads = 2;
+    atn_corpus_stats *a = atn_corpus_stats_new(&id, &err), *b = atn_corpus_stats_new(&id, &err);
+    atn_stats *full = atn_stats_new(1, 2, &err);
+    double want = 0;
+    for (int line = 1; line <= 3; line++) {
+        fake f;
+        fake_init(&f, 1, 2, 8, rep);
+        float *h0 = head_of(&f, 0, 0);
+        for (int i = 0; i < 8; i++)
+            for (int k = 0; k < 8; k++)
+                h0[i * 8 + k] = 1.0f / 8;
+        float v = w[line - 1];
+        for (int i = 5; i <= 6; i++) {
+            for (int k = 0; k < 8; k++)
+                h0[i * 8 + k] = 0;
+            h0[i * 8 + (i - 2)] = v;   /* 5 -> 3, 6 -> 4 */
+            h0[i * 8 + i] = 1 - v;
+        }
+        want += v;   /* the sentence's share: the mean over its two rows */
+        set_pattern(head_of(&f, 0, 1), 8, 0);   /* previous */
+        CHECK(atn_corpus_stats_add(line < 3 ? a : b, &f.cap, line, &err) == ATN_OK, "%s", err.message);
+        CHECK(atn_stats_add(full, &f.cap, &err) == ATN_OK, "%s", err.message);
+    }
+    want /= 3;
+    CHECK(atn_corpus_stats_cover(a, 1, 2, 0, 0, &err) == ATN_OK, "%s", err.message);
+    CHECK(atn_corpus_stats_cover(b, 3, 3, 0, 0, &err) == ATN_OK, "%s", err.message);
+    CHECK(atn_corpus_stats_merge(a, b, &err) == ATN_OK, "%s", err.message);
+    char path[256];
+    snprintf(path, sizeof path, "%s/ind.safetensors", dir);
+    CHECK(atn_corpus_stats_save(a, path, &err) == ATN_OK, "%s", err.message);
+    atn_corpus_stats *back = atn_corpus_stats_load(path, &err);
+    CHECK(back != NULL, "%s", err.message);
+    CHECK(atn_stats_finish(full, &err) == ATN_OK, "%s", err.message);
+    atn_stats *st = NULL;
+    CHECK(back && atn_corpus_stats_means(back, &st, &err) == ATN_OK, "%s", err.message);
+    for (int h = 0; st && h < 2; h++) {
+        CHECK(fabs(st->heads[h].induction - full->heads[h].induction) < 1e-12, "head %d induction %.17g, full %.17g",
+              h, st->heads[h].induction, full->heads[h].induction);
+        CHECK(st->heads[h].pattern == full->heads[h].pattern, "head %d pattern %s, full %s", h,
+              atn_pattern_name(st->heads[h].pattern), atn_pattern_name(full->heads[h].pattern));
+    }
+    CHECK(st && fabs(st->heads[0].induction - want) < 1e-7, "induction %.17g, by hand %.17g",
+          st ? st->heads[0].induction : 0, want);
+    CHECK(full->heads[0].pattern == ATN_PATTERN_INDUCTION, "full-capture pattern %s",
+          atn_pattern_name(full->heads[0].pattern));
+    const char *l0 = back ? atn_corpus_stats_label(back, 0, 0, NULL, 0) : NULL;
+    const char *l1 = back ? atn_corpus_stats_label(back, 0, 1, NULL, 0) : NULL;
+    CHECK(l0 && !strcmp(l0, "induction"), "head 0 label %s", l0 ? l0 : "(null)");
+    CHECK(l1 && !strcmp(l1, "previous token"), "head 1 label %s", l1 ? l1 : "(null)");
+    atn_stats_free(st);
+    atn_stats_free(full);
+    atn_corpus_stats_free(back);
+    atn_corpus_stats_free(a);
+    atn_corpus_stats_free(b);
+    remove(path);
+}
+
 int main(void) {
     char dir[] = "/tmp/atn-cs-XXXXXX";
     if (!mkdtemp(dir))
@@ -210,6 +277,7 @@ int main(void) {
     remove(p);
     snprintf(p, sizeof p, "%s/a.safetensors", dir), remove(p);
     snprintf(p, sizeof p, "%s/b.safetensors", dir), remove(p);
+    test_induction(dir);
     remove(dir);
     atn_corpus_stats_free(back), atn_corpus_stats_free(o), atn_corpus_stats_free(whole);
     atn_corpus_stats_free(a), atn_corpus_stats_free(b), atn_corpus_stats_free(c);
