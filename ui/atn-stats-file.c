@@ -86,6 +86,14 @@ char *atn_stats_file_describe(const AtnStatsFile *file) {
         /* Translators: lines of a corpus a merged file covers, e.g. "3 ranges of 20000 lines, 2 missing" */
         covered = g_strdup_printf(_("%d ranges of %lld lines, %d missing"), (int)n_ranges, (long long)id->corpus_lines,
                                   (int)n_missing);
+    if (*id->query_role || *id->key_role) {
+        /* Translators: a partial's role filters (--query-role, --key-role), the roles as typed: word, special... */
+        g_autofree char *roles = g_strdup_printf(_("queries: %s · keys: %s"), *id->query_role ? id->query_role : "any",
+                                                 *id->key_role ? id->key_role : "any");
+        g_autofree char *with = g_strdup_printf("%s · %s", covered, roles);
+        g_free(covered);
+        covered = g_steal_pointer(&with);
+    }
     /* Translators: “all.safetensors”: 1,234 sentences of “corpus.txt” (every line of 2000) · demo · fp32 */
     return g_strdup_printf(_("“%s”: %lld sentences of “%s” (%s) · %s · %s. Per sentence the mean over its query "
                              "tokens, then the mean over sentences; the labels read the whole corpus's evidence."),

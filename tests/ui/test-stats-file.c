@@ -192,6 +192,25 @@ static void test_stats_file(void) {
     atn_corpus_stats_free(cs);
 }
 
+/* A partial of role filters says so in the info line; its exemplars are of those roles. */
+static void test_stats_file_roles(void) {
+    g_autofree char *roles = g_build_filename(tmp, "roles.safetensors", NULL);
+    const char *args[] = {"stats", "--model", "demo", "--corpus", corpus, "--top", "3", "--query-role", "word",
+                          "--key-role", "special", NULL};
+    cli_export(args, roles);
+    AtnWindow *win = new_window();
+    AtnStatsView *sv = open_file(win, roles);
+    g_assert_nonnull(strstr(atn_stats_view_get_info(sv), "queries: word · keys: special"));
+    AtnStatsFilePanel *panel = atn_stats_view_get_file_panel(sv);
+    g_assert_cmpuint(atn_stats_file_panel_get_n_examples(panel), ==, 3);
+    for (guint i = 0; i < 3; i++) {
+        const char *t = atn_stats_file_panel_get_example_text(panel, i);
+        g_assert_true(strstr(t, "→ 0 “[CLS]”") || strstr(t, "“[SEP]”"));
+    }
+    destroy_window(win);
+    g_unlink(roles);
+}
+
 /* Without the corpus beside it the examples show their tokens only and a click runs nothing. */
 static void test_stats_file_no_corpus(void) {
     g_autofree char *folder = g_build_filename(tmp, "alone", NULL);
@@ -220,6 +239,7 @@ int main(int argc, char **argv) {
     make_file();
     g_test_add_func("/ui/stats-file", test_stats_file);
     g_test_add_func("/ui/stats-file-no-corpus", test_stats_file_no_corpus);
+    g_test_add_func("/ui/stats-file-roles", test_stats_file_roles);
     int rc = g_test_run();
     g_unlink(stats_path);
     g_unlink(corpus);
