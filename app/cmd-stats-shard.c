@@ -302,6 +302,10 @@ int cmd_stats_shard(cli_args *a) {
         return CLI_EXIT_USAGE;
     opts.keep_trace_inputs = false;
     opts.pinned_host = true;
+    /* heads made one at a time (atn_corpus_stats_add): asked for, or when the full capture does
+       not fit the memory budget; the same bits either way, so not in the settings a merge compares */
+    opts.attention_on_demand = cli_flag(a, "on-demand");
+    opts.on_demand_over_budget = true;
     const char *model_name = cli_get(a, "model");
     cli_mark_whatif_options(a);
     if (!cli_check_unused(a))

@@ -287,7 +287,7 @@ int cmd_stats(int argc, char **argv) {
     cli_args a;
     if (argc > 1 && !strcmp(argv[1], "merge"))
         return cmd_stats_merge(argc - 1, argv + 1);
-    static const char *const flags[] = {"help", "resume", CLI_INTERVENTION_FLAGS, NULL};
+    static const char *const flags[] = {"help", "resume", "on-demand", CLI_INTERVENTION_FLAGS, NULL};
     if (!cli_parse(&a, "attnscope stats", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
@@ -311,6 +311,9 @@ int cmd_stats(int argc, char **argv) {
                "lines floor(I*L/N)+1 .. floor((I+1)*L/N) of the L lines; the file is saved every\n"
                "--checkpoint-every lines (default 1000) and --resume goes on after the lines it covers.\n"
                "stats merge adds partials (any order, the same bytes); --from prints one as --corpus would.\n"
+               "--on-demand (a partial only) keeps each layer's Q, K, V and makes one head's n x n at a time\n"
+               "instead of every head's (the same bytes; less memory for long sentences, more time); a run whose\n"
+               "full capture does not fit the memory budget does so by itself.\n"
                "--query-role R / --key-role R (R: " ATN_CS_ROLES "; a partial only): only query tokens of\n"
                "role R count (means, histograms, exemplars); exemplars take each row's heaviest key of role R.\n"
                "--corpus @LIST (and --from @LIST) read the files LIST names, one a line (relative to LIST's\n"
@@ -320,9 +323,10 @@ int cmd_stats(int argc, char **argv) {
     const char *format = cli_get(&a, "format"), *out = cli_get(&a, "output");
     if (cli_get(&a, "shard") || (out && ends_with(out, ".safetensors") && !cli_get(&a, "from")))
         return cmd_stats_shard(&a);
-    if (cli_flag(&a, "resume") || cli_get(&a, "top") || cli_get(&a, "checkpoint-every") ||
+    if (cli_flag(&a, "resume") || cli_flag(&a, "on-demand") || cli_get(&a, "top") || cli_get(&a, "checkpoint-every") ||
         cli_get(&a, "query-role") || cli_get(&a, "key-role")) {
-        cli_error("attnscope stats: --resume, --top, --checkpoint-every, --query-role and --key-role go with a partial "
+        cli_error("attnscope stats: --resume, --on-demand, --top, --checkpoint-every, --query-role and --key-role go "
+                  "with a partial "
                   "(-o FILE.safetensors)");
         return CLI_EXIT_USAGE;
     }

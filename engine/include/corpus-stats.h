@@ -80,7 +80,9 @@ atn_corpus_stats *atn_corpus_stats_new(const atn_cs_identity *id, atn_error *err
 void atn_corpus_stats_free(atn_corpus_stats *cs);   /* NULL: nothing */
 
 /* Adds one sentence, the capture of corpus line `line` (its tokens' text and spans from
- * cap->enc).  The line must lie after every line added or covered so far, and after
+ * cap->enc).  A capture of attention on demand (attn NULL, attn_on_demand) has its heads
+ * made one at a time into one n x n buffer (atn_capture_head: the same bits); if making one
+ * fails (ATN_E_NOMEM) the heads before it are in and the partial must be discarded.  The line must lie after every line added or covered so far, and after
  * lines already covered: ATN_E_INVALID otherwise, as for NULL arguments or a capture with no
  * attention; ATN_E_SHAPE for another model shape; ATN_E_NOMEM.  A capture whose tokens are
  * all masked adds nothing but the sentence. */

@@ -2,7 +2,7 @@
 """Corpus statistics in parts (stats --shard, stats merge, stats --from, examples) on the demo
 model and a generated corpus of a few hundred lines:
   - shards merged in several orders and groupings give the same bytes as one process over the
-    whole corpus; a partial given twice or two that overlap are refused naming both files;
+    whole corpus, also shards whose heads are made on demand (--on-demand); a partial given twice or two that overlap are refused naming both files;
     missing ranges are reported; partials of another --top are refused;
   - stats --from equals stats --corpus (sentences exact, every mean within 1e-9 relative);
   - a shard killed (SIGKILL) at a random line and run again with --resume writes the same bytes;
@@ -73,6 +73,11 @@ if part == "core":
     run("stats", "merge", "g2.safetensors", "g1.safetensors", "-o", "m3.safetensors")
     for m in ("m1", "m2", "m3"):
         same_bytes("whole.safetensors", m + ".safetensors", "merge order/grouping")
+    # heads made one at a time from Q, K, V (--on-demand): the same bytes as the full captures
+    for i in range(2):
+        run("stats", *M, "--corpus", "c.txt", "--shard", f"{i}/2", "--on-demand", "-o", f"d{i}.safetensors")
+    run("stats", "merge", "d1.safetensors", "d0.safetensors", "-o", "d.safetensors")
+    same_bytes("whole.safetensors", "d.safetensors", "--on-demand shards")
     # a shard of no lines (more shards than lines) is a partial too, and merges as nothing
     make_corpus("tiny.txt", 3, 1)
     run("stats", *M, "--corpus", "tiny.txt", "--shard", "0/5", "-o", "t0.safetensors")
