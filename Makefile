@@ -5,7 +5,8 @@ BUILD ?= build
 BUILDTYPE ?= release
 MESON_OPTS ?=
 
-.PHONY: all deps build run test bench clean fuzz test-asan test-valgrind coverage package test-package test-slurm
+.PHONY: all deps build run test bench clean fuzz test-asan test-valgrind coverage package test-package test-slurm \
+	test-shards-big
 
 all: build
 
@@ -36,6 +37,11 @@ bench: build
 test-slurm: build
 	@ATN_EXTRA_PKGS="slurm-wlm munge" ./tools/install-deps.sh
 	./tools/test-slurm.sh $(BUILD)
+
+# Issue 38's check at scale: a 10,000-line corpus in 7 shards merged equals one process, byte
+# for byte (~30 s release: opt-in, not part of `make test`).
+test-shards-big: build
+	python3 tests/cli/test-shards.py $(BUILD)/app/attnscope big
 
 # The Debian package (tools/debian/, debhelper with meson): PACKAGE_DIR/attnscope_<version>_amd64.deb.
 # test-package installs it into a fresh Debian 12 chroot and runs the installed program there

@@ -12,7 +12,8 @@ model and a generated corpus of a few hundred lines:
     sentence count), which are in the provenance and make a merge with unfiltered parts refuse;
   - --corpus @LIST (files numbered as one corpus): shards crossing files merge to one process's
     bytes, and the numbers and exemplars equal those of the files concatenated; --from @LIST.
-Usage: test-shards.py ATTNSCOPE [parallel|core|examples|lists]"""
+  - (opt-in, `make test-shards-big`) 10,000 lines in 7 shards = one process.
+Usage: test-shards.py ATTNSCOPE [parallel|core|examples|lists|big]"""
 import json
 import os
 import random
@@ -195,6 +196,18 @@ elif part == "lists":
     if "l4.safetensors and cat0.safetensors" not in r.stderr or "different corpus" not in r.stderr:
         failures.append("--from @LIST of two corpora: " + r.stderr)
     print(f"a list of 3 files ({a_json['sentences']} sentences): 5 shards = one process = the concatenation")
+
+elif part == "big":
+    # the issue's check at scale (opt-in: `make test-shards-big`, ~30 s): a 10,000-line corpus in
+    # 7 shards (checkpoints every 500 lines) merged = one process, bytes
+    make_corpus("big.txt", 10000, 10)
+    run("stats", *M, "--corpus", "big.txt", "-o", "whole.safetensors")
+    for i in range(7):
+        run("stats", *M, "--corpus", "big.txt", "--shard", f"{i}/7", "--checkpoint-every", "500",
+            "-o", f"b{i}.safetensors")
+    run("stats", "merge", *[f"b{i}.safetensors" for i in (6, 2, 4, 0, 5, 1, 3)], "-o", "merged.safetensors")
+    same_bytes("whole.safetensors", "merged.safetensors", "10,000 lines in 7 shards")
+    print("10,000 lines: 7 shards merged = one process")
 
 elif part == "parallel":
     if not shutil.which("parallel"):
