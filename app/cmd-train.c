@@ -21,6 +21,7 @@ static double now_s(void) {
 static void usage(void) {
     printf("Usage: attnscope train [--task copy|reverse|sort|induction|brackets|modadd|text] [--text FILE]\n"
            "  [--encoder|--decoder] [--layers 2] [--d-model 64] [--heads 4] [--d-ffn 4*d] [--attention-only]\n"
+           "  [--rms-norm]\n"
            "  [--norm pre|post|none] [--init normal|xavier|orthogonal] [--init-std 0.02]\n"
            "  [--positions learned|sinusoidal|none|alibi|rotary] [--attention full|causal|window]\n"
            "  [--window 4]\n"
@@ -35,6 +36,8 @@ static void usage(void) {
            "induction (a random run repeated), brackets (balanced or not), modadd (a + b mod --symbols),\n"
            "or next-token / masked-LM on a text file (one token per character, whitespace left out).\n"
            "--attention-only leaves the MLPs out (saved as an MLP one unit wide whose weights are 0).\n"
+           "--rms-norm uses Llama's RMSNorm; --positions rotary --rms-norm --attention-only (pre-LN)\n"
+           "is saved as a Llama folder.\n"
            "Each batch is fresh, so the accuracy printed is on unseen sequences.  The log has each\n"
            "step's loss, accuracy, gradient norm (before clipping) and each layer's.  -o DIR writes a\n"
            "Hugging Face folder (config.json, model.safetensors, vocab.txt, training.json) that every\n"
@@ -45,7 +48,7 @@ static void usage(void) {
            "with 130.  The same options and seed give the same numbers for a given thread count\n"
            "(OPENBLAS_NUM_THREADS).  What the folder's config cannot say is a what-if option when it\n"
            "runs: --positions alibi needs --alibi, an encoder's window or causal attention --window W\n"
-           "or --causal.  A post-LN decoder, a pre-LN encoder, --norm none and rotary positions train\n"
+           "or --causal.  A post-LN decoder, a pre-LN encoder, --norm none and rotary positions (but as Llama) train\n"
            "without -o.\n\n"
            "--sweep KNOB=V1,V2,... trains one model per value and seed (--seeds N: seed, seed+1, ...)\n"
            "and prints, per value, the loss and accuracy on four fresh batches after training (mean ±\n"
@@ -173,7 +176,7 @@ static const char *const norms[] = {"post", "pre", "none", NULL};
 /* Parses argv into tc (strings borrowed from argv).  CLI_EXIT_OK or CLI_EXIT_USAGE (the
  * message printed). */
 static int read_options(int argc, char **argv, train_cli *tc) {
-    static const char *const flags[] = {"help", "encoder", "decoder", "attention-only", NULL};
+    static const char *const flags[] = {"help", "encoder", "decoder", "attention-only", "rms-norm", NULL};
     cli_args a;
     memset(tc, 0, sizeof *tc);
     if (!cli_parse(&a, "attnscope train", argc, argv, flags))
@@ -218,6 +221,7 @@ static int read_options(int argc, char **argv, train_cli *tc) {
     o.heads = (int32_t)cli_get_int(&a, "heads", o.heads, 1, 64, &ok);
     o.d_ffn = (int32_t)cli_get_int(&a, "d-ffn", 0, 1, 8192, &ok);
     o.attention_only = cli_flag(&a, "attention-only");
+    o.rms_norm = cli_flag(&a, "rms-norm");
     o.init_std = (float)cli_get_double(&a, "init-std", o.init_std, 1e-6, 10, &ok);
     o.window = (int32_t)cli_get_int(&a, "window", o.window, 0, 1024, &ok);
     float dropout = (float)cli_get_double(&a, "dropout", 0, 0, 0.95, &ok);

@@ -34,7 +34,8 @@ typedef enum atn_train_init { ATN_INIT_NORMAL = 0, ATN_INIT_XAVIER, ATN_INIT_ORT
 /* ALiBi: no position table (a zero one is saved), -m_h |i - j| added to head h's scores
  * (atn_alibi_slopes; a saved model runs with the what-if --alibi).  Rotary: no position
  * table, each head's q and k rotated by position (Llama's rotate_half pairs (i, i + k/2),
- * theta 10000); not saved yet (no family attnscope opens has it). */
+ * theta 10000); saved as a Llama folder when the model is one (rms_norm, attention_only,
+ * a pre-LN decoder: atn_train_options_check). */
 typedef enum atn_train_pos {
     ATN_POS_LEARNED = 0, ATN_POS_SINUSOIDAL, ATN_POS_NONE, ATN_POS_ALIBI, ATN_POS_ROTARY
 } atn_train_pos;
@@ -65,6 +66,8 @@ typedef struct atn_train_options {
     const char *text_path;        /* ATN_TASK_TEXT's file (UTF-8), borrowed while the trainer lives */
     bool attention_only;          /* no MLP: each layer's MLP is one unit wide with weights fixed
                                      at 0 (saved so: the folder runs the same arithmetic) */
+    bool rms_norm;                /* Llama's RMSNorm (no mean, no bias) in place of LayerNorm;
+                                     a decoder's tensors are then named as LlamaForCausalLM's */
 } atn_train_options;
 
 /* The defaults: decoder, 2 layers, d_model 64, 4 heads, pre-LN, normal 0.02, learned
@@ -84,7 +87,9 @@ int atn_train_task_parse(const char *name);
 
 /* Checks o: ATN_E_INVALID with a message naming the option; also whether the model can
  * be written as a Hugging Face folder (for_saving): a decoder with pre-LN (GPT-2) or an
- * encoder with post-LN (BERT), positions other than rotary; ATN_E_UNSUPPORTED otherwise. */
+ * encoder with post-LN (BERT), positions other than rotary, LayerNorm; or a Llama: a
+ * pre-LN decoder with rotary positions, rms_norm and attention_only; ATN_E_UNSUPPORTED
+ * otherwise. */
 atn_status atn_train_options_check(const atn_train_options *o, bool for_saving, atn_error *err);
 
 typedef struct atn_trainer atn_trainer;

@@ -60,6 +60,31 @@ int atn_tr_find_tensor(const atn_trainer *t, const char *name) {
 static void name_tensors(atn_trainer *t) {
     char s[96];
     int32_t L = t->o.layers;
+    if (t->o.decoder && t->o.rms_norm) {   /* LlamaForCausalLM (attention_bias, tied head) */
+        add_tensor(t, "model.embed_tokens.weight", false, t->wte, -1, -1);
+        for (int32_t l = 0; l < L; l++) {
+            const atn_tr_layer *y = &t->layers[l];
+#define T(suffix, a) (snprintf(s, sizeof s, "model.layers.%d.%s", (int)l, suffix), add_tensor(t, s, false, a, -1, -1))
+            T("input_layernorm.weight", y->ln1_g);
+            T("self_attn.q_proj.weight", y->wq);
+            T("self_attn.q_proj.bias", y->bq);
+            T("self_attn.k_proj.weight", y->wk);
+            T("self_attn.k_proj.bias", y->bk);
+            T("self_attn.v_proj.weight", y->wv);
+            T("self_attn.v_proj.bias", y->bv);
+            T("self_attn.o_proj.weight", y->wo);
+            T("self_attn.o_proj.bias", y->bo);
+            T("post_attention_layernorm.weight", y->ln2_g);
+            /* SwiGLU's three matrices: saved only for an attention-only model, whose MLP is 0
+               (silu(0) 0 = 0), so gate and up are the same zeros */
+            T("mlp.gate_proj.weight", y->w1);
+            T("mlp.up_proj.weight", y->w1);
+            T("mlp.down_proj.weight", y->w2);
+#undef T
+        }
+        add_tensor(t, "model.norm.weight", false, t->lnf_g, -1, -1);
+        return;
+    }
     if (t->o.decoder) {   /* GPT2LMHeadModel */
         add_tensor(t, "transformer.wte.weight", false, t->wte, -1, -1);
         add_tensor(t, "transformer.wpe.weight", false, t->wpe, -1, -1);
@@ -271,13 +296,13 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err) {
     for (int32_t l = 0; l < L; l++) {
         atn_tr_layer *y = &t->layers[l];
         y->ln1_g = ln ? add_param(t, "ln1.g", 1, d, false) : -1;
-        y->ln1_b = ln ? add_param(t, "ln1.b", 1, d, false) : -1;
+        y->ln1_b = ln ? add_param(t, "ln1.b", 1, d, o->rms_norm) : -1;   /* RMSNorm: no bias (0) */
         y->wq = add_param(t, "wq", d, d, false), y->bq = add_param(t, "bq", 1, d, false);
         y->wk = add_param(t, "wk", d, d, false), y->bk = add_param(t, "bk", 1, d, false);
         y->wv = add_param(t, "wv", d, d, false), y->bv = add_param(t, "bv", 1, d, false);
         y->wo = add_param(t, "wo", d, d, false), y->bo = add_param(t, "bo", 1, d, false);
         y->ln2_g = ln ? add_param(t, "ln2.g", 1, d, false) : -1;
-        y->ln2_b = ln ? add_param(t, "ln2.b", 1, d, false) : -1;
+        y->ln2_b = ln ? add_param(t, "ln2.b", 1, d, o->rms_norm) : -1;
         /* attention only: an MLP of width 1 whose weights stay 0 (fixed), so it adds nothing
            and a GPT-2 or BERT folder still holds the model */
         bool mlp_off = o->attention_only;
@@ -286,7 +311,7 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err) {
         t->params[y->w1].matrix = true;
     }
     t->lnf_g = pre ? add_param(t, "ln_f.g", 1, d, false) : -1;
-    t->lnf_b = pre ? add_param(t, "ln_f.b", 1, d, false) : -1;
+    t->lnf_b = pre ? add_param(t, "ln_f.b", 1, d, o->rms_norm) : -1;
     t->hd_w = t->hd_b = t->hln_g = t->hln_b = t->h_bias = -1;
     if (!o->decoder) {
         t->hd_w = add_param(t, "head.dense.w", d, d, false), t->hd_b = add_param(t, "head.dense.b", 1, d, false);
@@ -318,8 +343,8 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err) {
         size_t count = (size_t)p->rows * p->cols;
         if (i == t->wpe && p->fixed)
             init_positions(t, p);
-        else if (p->fixed)
-            continue;   /* an attention-only model's MLP: zeros */
+        else if (p->fixed && !strstr(p->name, ".g"))
+            continue;   /* an attention-only model's MLP, an RMSNorm's bias: zeros */
         else if (i == t->wte || i == t->wpe || i == t->wtt)
             init_normal(&r, p->p, count, o->init_std);
         else if (p->rows > 1)
@@ -343,6 +368,24 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err) {
 }
 
 /* ---- the walk ------------------------------------------------------------------------- */
+
+/* The norm: LayerNorm, or with rms_norm Llama's RMSNorm (mean left at 0, no bias). */
+static void norm_fwd(const atn_trainer *t, float *out, float *mean, float *rstd, const float *in, const float *g,
+                     const float *b, int32_t M, int32_t d, float eps) {
+    if (!t->o.rms_norm) {
+        atn_tr_layernorm_forward(out, mean, rstd, in, g, b, M, d, eps);
+        return;
+    }
+    atn_tr_rmsnorm_forward(out, rstd, in, g, M, d, eps);
+    memset(mean, 0, (size_t)M * sizeof *mean);
+}
+static void norm_bwd(const atn_trainer *t, float *din, float *dg, float *db, const float *dout, const float *in,
+                     const float *mean, const float *rstd, const float *g, int32_t M, int32_t d) {
+    if (!t->o.rms_norm)
+        atn_tr_layernorm_backward(din, dg, db, dout, in, mean, rstd, g, M, d);
+    else
+        atn_tr_rmsnorm_backward(din, dg, dout, in, rstd, g, M, d);
+}
 
 #define PP(i) (t->params[i].p)
 #define GG(i) (t->params[i].g)
@@ -374,7 +417,7 @@ static void forward(atn_trainer *t, bool train) {
                 e[c] += PP(t->wtt)[c];
     }
     if (t->emb_g >= 0)
-        atn_tr_layernorm_forward(t->hidden[0], t->emb_mean, t->emb_rstd, t->emb_sum, PP(t->emb_g), PP(t->emb_b), M,
+        norm_fwd(t, t->hidden[0], t->emb_mean, t->emb_rstd, t->emb_sum, PP(t->emb_g), PP(t->emb_b), M,
                                  d, eps);
     else
         memcpy(t->hidden[0], t->emb_sum, Md * sizeof(float));
@@ -392,7 +435,7 @@ static void forward(atn_trainer *t, bool train) {
         atn_tr_acts *a = &t->acts[l];
         if (pre) {
             memcpy(a->ln1_in, a->x, Md * sizeof(float));
-            atn_tr_layernorm_forward(a->attn_in, a->ln1_mean, a->ln1_rstd, a->x, PP(y->ln1_g), PP(y->ln1_b), M, d,
+            norm_fwd(t, a->attn_in, a->ln1_mean, a->ln1_rstd, a->x, PP(y->ln1_g), PP(y->ln1_b), M, d,
                                      eps);
         } else {
             memcpy(a->attn_in, a->x, Md * sizeof(float));
@@ -425,7 +468,7 @@ static void forward(atn_trainer *t, bool train) {
         if (post) {
             for (size_t i = 0; i < Md; i++)
                 a->ln1_in[i] = a->x[i] + a->ao[i];
-            atn_tr_layernorm_forward(a->r, a->ln1_mean, a->ln1_rstd, a->ln1_in, PP(y->ln1_g), PP(y->ln1_b), M, d,
+            norm_fwd(t, a->r, a->ln1_mean, a->ln1_rstd, a->ln1_in, PP(y->ln1_g), PP(y->ln1_b), M, d,
                                      eps);
         } else {
             for (size_t i = 0; i < Md; i++)
@@ -433,7 +476,7 @@ static void forward(atn_trainer *t, bool train) {
         }
         if (pre) {
             memcpy(a->ln2_in, a->r, Md * sizeof(float));
-            atn_tr_layernorm_forward(a->ffn_in, a->ln2_mean, a->ln2_rstd, a->r, PP(y->ln2_g), PP(y->ln2_b), M, d,
+            norm_fwd(t, a->ffn_in, a->ln2_mean, a->ln2_rstd, a->r, PP(y->ln2_g), PP(y->ln2_b), M, d,
                                      eps);
         } else {
             memcpy(a->ffn_in, a->r, Md * sizeof(float));
@@ -453,7 +496,7 @@ static void forward(atn_trainer *t, bool train) {
             a->s[i] = a->r[i] + a->h2[i];
         if (post) {
             memcpy(a->ln2_in, a->s, Md * sizeof(float));
-            atn_tr_layernorm_forward(t->hidden[l + 1], a->ln2_mean, a->ln2_rstd, a->s, PP(y->ln2_g), PP(y->ln2_b), M,
+            norm_fwd(t, t->hidden[l + 1], a->ln2_mean, a->ln2_rstd, a->s, PP(y->ln2_g), PP(y->ln2_b), M,
                                      d, eps);
         } else {
             memcpy(t->hidden[l + 1], a->s, Md * sizeof(float));
@@ -462,7 +505,7 @@ static void forward(atn_trainer *t, bool train) {
 
     const float *h = t->hidden[o->layers];
     if (pre)
-        atn_tr_layernorm_forward(t->fin, t->fin_mean, t->fin_rstd, h, PP(t->lnf_g), PP(t->lnf_b), M, d, eps);
+        norm_fwd(t, t->fin, t->fin_mean, t->fin_rstd, h, PP(t->lnf_g), PP(t->lnf_b), M, d, eps);
     else
         memcpy(t->fin, h, Md * sizeof(float));
     if (o->decoder) {
@@ -470,7 +513,7 @@ static void forward(atn_trainer *t, bool train) {
     } else {
         atn_tr_linear_forward(t->hd_pre, t->fin, PP(t->hd_w), PP(t->hd_b), M, d, d);
         atn_tr_act_forward(t->hd_act, t->hd_pre, Md, t->desc.act);
-        atn_tr_layernorm_forward(t->hd_out, t->hd_mean, t->hd_rstd, t->hd_act, PP(t->hln_g), PP(t->hln_b), M, d, eps);
+        norm_fwd(t, t->hd_out, t->hd_mean, t->hd_rstd, t->hd_act, PP(t->hln_g), PP(t->hln_b), M, d, eps);
         atn_tr_linear_forward(t->logits, t->hd_out, PP(t->wte), PP(t->h_bias), M, d, V);
     }
     int64_t correct = 0, count = 0;
@@ -494,7 +537,7 @@ static void backward(atn_trainer *t) {
         memset(t->d_b, 0, bytes);
         atn_tr_linear_backward(t->d_b, GG(t->wte), GG(t->h_bias), t->dlogits, t->hd_out, PP(t->wte), M, d, V);
         memset(t->d_c, 0, bytes);
-        atn_tr_layernorm_backward(t->d_c, GG(t->hln_g), GG(t->hln_b), t->d_b, t->hd_act, t->hd_mean, t->hd_rstd,
+        norm_bwd(t, t->d_c, GG(t->hln_g), GG(t->hln_b), t->d_b, t->hd_act, t->hd_mean, t->hd_rstd,
                                   PP(t->hln_g), M, d);
         memset(t->d_b, 0, bytes);
         atn_tr_act_backward(t->d_b, t->d_c, t->hd_pre, Md, t->desc.act);
@@ -502,7 +545,7 @@ static void backward(atn_trainer *t) {
     }
     if (pre) {
         memset(t->d_b, 0, bytes);
-        atn_tr_layernorm_backward(t->d_b, GG(t->lnf_g), GG(t->lnf_b), t->d_a, t->hidden[o->layers], t->fin_mean,
+        norm_bwd(t, t->d_b, GG(t->lnf_g), GG(t->lnf_b), t->d_a, t->hidden[o->layers], t->fin_mean,
                                   t->fin_rstd, PP(t->lnf_g), M, d);
         memcpy(t->d_a, t->d_b, bytes);
     }
@@ -514,7 +557,7 @@ static void backward(atn_trainer *t) {
         float *ds = t->d_a;
         if (post) {
             memset(t->d_b, 0, bytes);
-            atn_tr_layernorm_backward(t->d_b, GG(y->ln2_g), GG(y->ln2_b), t->d_a, a->ln2_in, a->ln2_mean, a->ln2_rstd,
+            norm_bwd(t, t->d_b, GG(y->ln2_g), GG(y->ln2_b), t->d_a, a->ln2_in, a->ln2_mean, a->ln2_rstd,
                                       PP(y->ln2_g), M, d);
             ds = t->d_b;
         }
@@ -531,7 +574,7 @@ static void backward(atn_trainer *t) {
         atn_tr_linear_backward(t->d_c, GG(y->w1), GG(y->b1), dfpre, a->ffn_in, PP(y->w1), M, d, f);
         float *dr = ds;   /* d(r) = ds + d(ffn_in) through LN2 (pre-LN) */
         if (pre)
-            atn_tr_layernorm_backward(dr, GG(y->ln2_g), GG(y->ln2_b), t->d_c, a->ln2_in, a->ln2_mean, a->ln2_rstd,
+            norm_bwd(t, dr, GG(y->ln2_g), GG(y->ln2_b), t->d_c, a->ln2_in, a->ln2_mean, a->ln2_rstd,
                                       PP(y->ln2_g), M, d);
         else
             for (size_t i = 0; i < Md; i++)
@@ -539,7 +582,7 @@ static void backward(atn_trainer *t) {
         /* d(x + ao) into d_a */
         if (post) {
             memset(t->d_a, 0, bytes);
-            atn_tr_layernorm_backward(t->d_a, GG(y->ln1_g), GG(y->ln1_b), dr, a->ln1_in, a->ln1_mean, a->ln1_rstd,
+            norm_bwd(t, t->d_a, GG(y->ln1_g), GG(y->ln1_b), dr, a->ln1_in, a->ln1_mean, a->ln1_rstd,
                                       PP(y->ln1_g), M, d);
         }
         /* attention */
@@ -560,7 +603,7 @@ static void backward(atn_trainer *t) {
         atn_tr_linear_backward(t->d_c, GG(y->wk), GG(y->bk), t->d_k, a->attn_in, PP(y->wk), M, d, d);
         atn_tr_linear_backward(t->d_c, GG(y->wv), GG(y->bv), t->d_v, a->attn_in, PP(y->wv), M, d, d);
         if (pre)
-            atn_tr_layernorm_backward(t->d_a, GG(y->ln1_g), GG(y->ln1_b), t->d_c, a->ln1_in, a->ln1_mean, a->ln1_rstd,
+            norm_bwd(t, t->d_a, GG(y->ln1_g), GG(y->ln1_b), t->d_c, a->ln1_in, a->ln1_mean, a->ln1_rstd,
                                       PP(y->ln1_g), M, d);
         else
             for (size_t i = 0; i < Md; i++)
@@ -573,7 +616,7 @@ static void backward(atn_trainer *t) {
     float *de = t->d_a;
     if (t->emb_g >= 0) {
         memset(t->d_b, 0, bytes);
-        atn_tr_layernorm_backward(t->d_b, GG(t->emb_g), GG(t->emb_b), t->d_a, t->emb_sum, t->emb_mean, t->emb_rstd,
+        norm_bwd(t, t->d_b, GG(t->emb_g), GG(t->emb_b), t->d_a, t->emb_sum, t->emb_mean, t->emb_rstd,
                                   PP(t->emb_g), M, d);
         de = t->d_b;
     }

@@ -83,6 +83,40 @@ void atn_tr_layernorm_backward(float *din, float *dg, float *db, const float *do
     }
 }
 
+void atn_tr_rmsnorm_forward(float *out, float *rstd, const float *in, const float *g, int32_t M, int32_t d,
+                            float eps) {
+    for (int32_t r = 0; r < M; r++) {
+        const float *x = in + (size_t)r * d;
+        float *y = out + (size_t)r * d;
+        double ms = 0;   /* Llama's LlamaRMSNorm: x rsqrt(mean(x^2) + eps) w */
+        for (int32_t c = 0; c < d; c++)
+            ms += (double)x[c] * x[c];
+        float rs = (float)(1.0 / sqrt(ms / d + eps));
+        for (int32_t c = 0; c < d; c++)
+            y[c] = x[c] * rs * g[c];
+        rstd[r] = rs;
+    }
+}
+
+void atn_tr_rmsnorm_backward(float *din, float *dg, const float *dout, const float *in, const float *rstd,
+                             const float *g, int32_t M, int32_t d) {
+    for (int32_t r = 0; r < M; r++) {
+        const float *x = in + (size_t)r * d, *dy = dout + (size_t)r * d;
+        float *dx = din + (size_t)r * d;
+        float rs = rstd[r];
+        /* xhat = x rstd; dxhat = dy g; dx = rstd (dxhat - xhat mean(dxhat xhat)) */
+        double s2 = 0;
+        for (int32_t c = 0; c < d; c++) {
+            float xh = x[c] * rs;
+            s2 += (double)dy[c] * g[c] * xh;
+            dg[c] += dy[c] * xh;
+        }
+        float bb = (float)(s2 / d);
+        for (int32_t c = 0; c < d; c++)
+            dx[c] += rs * (dy[c] * g[c] - x[c] * rs * bb);
+    }
+}
+
 void atn_tr_act_forward(float *out, const float *in, size_t count, atn_activation act) {
     if (out != in)
         memcpy(out, in, count * sizeof(float));

@@ -25,6 +25,13 @@ void atn_tr_layernorm_forward(float *out, float *mean, float *rstd, const float 
 void atn_tr_layernorm_backward(float *din, float *dg, float *db, const float *dout, const float *in,
                                const float *mean, const float *rstd, const float *g, int32_t M, int32_t d);
 
+/* out[M, d] = in rstd g with rstd = 1 / sqrt(mean(in^2) + eps), Llama's RMSNorm; rstd [M]
+ * kept for the backward, which adds into din and dg. */
+void atn_tr_rmsnorm_forward(float *out, float *rstd, const float *in, const float *g, int32_t M, int32_t d,
+                            float eps);
+void atn_tr_rmsnorm_backward(float *din, float *dg, const float *dout, const float *in, const float *rstd,
+                             const float *g, int32_t M, int32_t d);
+
 /* out = act(in) (count values; GELU erf, GELU tanh, ReLU or SiLU: atn_activate), and din +=
  * dout act'(in). */
 void atn_tr_act_forward(float *out, const float *in, size_t count, atn_activation act);

@@ -153,12 +153,27 @@ static void options_json(buf *b, const atn_trainer *t) {
          optim[o->optim], (double)o->lr, (double)o->beta1, (double)o->beta2, (double)o->adam_eps);
     putf(b, "  \"weight_decay\": %.9g,\n  \"momentum\": %.9g,\n  \"warmup\": %d,\n  \"clip\": %.9g,\n",
          (double)o->weight_decay, (double)o->momentum, (int)o->warmup, (double)o->clip);
-    putf(b, "  \"attention_only\": %s,\n", o->attention_only ? "true" : "false");
+    putf(b, "  \"attention_only\": %s,\n  \"rms_norm\": %s,\n", o->attention_only ? "true" : "false",
+         o->rms_norm ? "true" : "false");
     putf(b, "  \"batch\": %d,\n  \"steps_done\": %d\n}\n", (int)o->batch, (int)t->steps_done);
 }
 
 static void config_json(buf *b, const atn_trainer *t) {
     const atn_train_options *o = &t->o;
+    if (o->decoder && o->rms_norm) {   /* LlamaForCausalLM: rotate_half, theta 10000, q/k/v/o biases */
+        putf(b, "{\n  \"model_type\": \"llama\",\n  \"architectures\": [\"LlamaForCausalLM\"],\n"
+                "  \"hidden_act\": \"silu\",\n  \"hidden_size\": %d,\n  \"num_hidden_layers\": %d,\n"
+                "  \"num_attention_heads\": %d,\n  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n"
+                "  \"intermediate_size\": %d,\n  \"max_position_embeddings\": %d,\n  \"vocab_size\": %d,\n",
+             (int)o->d_model, (int)o->layers, (int)o->heads, (int)o->heads, (int)(o->d_model / o->heads),
+             (int)t->desc.f, (int)t->P, (int)t->V);
+        putf(b, "  \"rms_norm_eps\": %.9g,\n  \"rope_theta\": 10000.0,\n  \"rope_scaling\": null,\n"
+                "  \"attention_bias\": true,\n  \"mlp_bias\": false,\n  \"attention_dropout\": %.9g,\n"
+                "  \"initializer_range\": %.9g,\n  \"bos_token_id\": %d,\n  \"eos_token_id\": %d,\n"
+                "  \"tie_word_embeddings\": true,\n  \"torch_dtype\": \"float32\"\n}\n",
+             (double)t->desc.eps, (double)o->dropout_attn, (double)o->init_std, ATN_TR_CLS, ATN_TR_SEP);
+        return;
+    }
     if (o->decoder) {
         putf(b, "{\n  \"model_type\": \"gpt2\",\n  \"architectures\": [\"GPT2LMHeadModel\"],\n"
                 "  \"activation_function\": \"gelu_new\",\n  \"n_embd\": %d,\n  \"n_layer\": %d,\n  \"n_head\": %d,\n"

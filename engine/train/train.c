@@ -72,7 +72,7 @@ void atn_train_options_init(atn_train_options *o) {
     o->optim = ATN_OPTIM_ADAMW;
     o->lr = 1e-3f, o->beta1 = 0.9f, o->beta2 = 0.999f, o->adam_eps = 1e-8f, o->weight_decay = 0.01f;
     o->clip = 1.0f;
-    o->batch = 32, o->steps = 1000;
+    o->batch = 32, o->steps = 3000;
     o->task = ATN_TASK_COPY, o->length = 16, o->symbols = 10;
     o->mask_prob = 0.15f;
 }
@@ -122,11 +122,21 @@ atn_status atn_train_options_check(const atn_train_options *o, bool for_saving, 
     if (o->positions == ATN_POS_ROTARY && (o->d_model / o->heads) % 2)
         return atn_error_set(err, ATN_E_INVALID, "--positions rotary: the head width %d must be even",
                              (int)(o->d_model / o->heads));
+    if (o->rms_norm && o->norm == ATN_TRAIN_NO_LN)
+        return atn_error_set(err, ATN_E_INVALID, "--rms-norm with --norm none: there is no norm to change");
     if (for_saving) {
-        if (o->positions == ATN_POS_ROTARY)
+        /* rotary: Llama (RMSNorm, SwiGLU, no position table), so an RMSNorm pre-LN decoder
+           without MLP, whose SwiGLU is 0; RMSNorm: Llama's, so rotary */
+        bool llama_ok = o->decoder && o->norm == ATN_TRAIN_PRE_LN && o->rms_norm && o->attention_only;
+        if (o->positions == ATN_POS_ROTARY && !llama_ok)
             return atn_error_set(err, ATN_E_UNSUPPORTED,
-                                 "--positions rotary cannot be saved yet: GPT-2 and BERT have no rotary "
-                                 "positions (train without -o)");
+                                 "--positions rotary is saved as Llama, which needs a pre-LN decoder with "
+                                 "--rms-norm and --attention-only (Llama's MLP is SwiGLU; train without -o "
+                                 "otherwise)");
+        if (o->rms_norm && o->positions != ATN_POS_ROTARY)
+            return atn_error_set(err, ATN_E_UNSUPPORTED,
+                                 "--rms-norm is saved as Llama, which has rotary positions: use --positions "
+                                 "rotary (or train without -o)");
         if (o->decoder && o->norm != ATN_TRAIN_PRE_LN)
             return atn_error_set(err, ATN_E_UNSUPPORTED,
                                  "a decoder is saved as GPT-2, which is pre-LN: --norm %s cannot be saved (train "

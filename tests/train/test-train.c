@@ -4,7 +4,8 @@
  *  - the saved Hugging Face folder (GPT-2 for a decoder, BERT for an encoder) opens in
  *    attnscope and its forward's attention equals the trainer's on the same ids (an ALiBi
  *    model's with the what-if ALiBi);
- *    an attention-only model (--attention-only) too, its MLP still 0; each head's induction
+ *    an attention-only model (--attention-only) too, its MLP still 0, and a rotary one saved
+ *    as Llama (RMSNorm); each head's induction
  *    score (atn_trainer_induction_scores) equals the statistics' on the opened model;
  *  - the gradient dump (.npz) holds the batch, the loss and every gradient by HF name.
  * `test-train copy16` (meson test train-copy): the issue's figure, a 2-layer d_model 64
@@ -15,6 +16,7 @@
 #include "train.h"
 #include "analysis.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +106,7 @@ static void test_deterministic(void) {
  * the attention of every layer and head with the trainer's own forward. */
 static void test_opens(bool decoder, atn_train_pos positions, bool attention_only, const char *dir) {
     atn_train_options o = small(decoder);
+    o.rms_norm = positions == ATN_POS_ROTARY;   /* rotary: saved as Llama (RMSNorm, no MLP) */
     o.positions = positions;   /* sinusoidal: a fixed table written into wpe; ALiBi: zeros there */
     o.attention_only = attention_only;   /* an MLP one unit wide, its weights 0 */
     atn_error err = {0};
@@ -144,14 +147,15 @@ static void test_opens(bool decoder, atn_train_pos positions, bool attention_onl
         int32_t nn = 0;
         const float *mine = atn_trainer_attention(t, l, &nn);
         char what[64];
-        snprintf(what, sizeof what, "%s%s layer %d attention", decoder ? "gpt2" : "bert",
+        snprintf(what, sizeof what, "%s%s layer %d attention", o.rms_norm ? "llama" : decoder ? "gpt2" : "bert",
                  positions == ATN_POS_ALIBI ? " alibi" : "", (int)l);
         CHECK_ARRAY_NEAR(what, cap->attn + (size_t)l * o.heads * n * n, mine, (size_t)o.heads * n * n, 2e-6);
     }
     if (attention_only) {   /* the MLP stayed 0 through training, and the folder says so */
         float w[64 * 4];
-        CHECK(atn_trainer_tensor_get(t, "transformer.h.1.mlp.c_proj.weight", false, w, (size_t)o.d_model, &err) ==
-              ATN_OK);
+        CHECK(atn_trainer_tensor_get(t, o.rms_norm ? "model.layers.1.mlp.down_proj.weight"
+                                                   : "transformer.h.1.mlp.c_proj.weight",
+                                     false, w, (size_t)o.d_model, &err) == ATN_OK);
         float mx = 0;
         for (int32_t i = 0; i < o.d_model; i++)
             mx = w[i] > mx ? w[i] : -w[i] > mx ? -w[i] : mx;
@@ -170,6 +174,65 @@ static void test_opens(bool decoder, atn_train_pos positions, bool attention_onl
     atn_run_free(run);
     atn_encoding_free(enc);
     atn_model_free(m);
+    atn_trainer_free(t);
+}
+
+/* RMSNorm's backward (no torch fixture for it: train-grads predates it) against central
+ * differences of the loss in double steps: every norm weight of a 2-layer rotary RMSNorm
+ * decoder with its MLP, and the input to the first norm through q_proj's weights. */
+static void test_rmsnorm_grads(void) {
+    atn_train_options o = small(true);
+    o.positions = ATN_POS_ROTARY, o.rms_norm = true, o.batch = 4, o.init_std = 0.2f;
+    atn_error err = {0};
+    atn_trainer *t = atn_trainer_new(&o, &err);
+    CHECK_MSG(t != NULL, "%s", err.message);
+    if (!t)
+        return;
+    atn_train_stats st;
+    CHECK(atn_trainer_compute(t, &st, &err) == ATN_OK);
+    const int32_t *ids0, *lab0;
+    int32_t B, n;
+    atn_trainer_batch(t, &ids0, &lab0, &B, &n);
+    int32_t *ids = malloc((size_t)B * n * sizeof *ids), *lab = malloc((size_t)B * n * sizeof *lab);
+    memcpy(ids, ids0, (size_t)B * n * sizeof *ids);
+    memcpy(lab, lab0, (size_t)B * n * sizeof *lab);
+    const char *names[] = {"model.layers.0.input_layernorm.weight", "model.layers.0.post_attention_layernorm.weight",
+                           "model.layers.1.input_layernorm.weight", "model.norm.weight",
+                           "model.layers.0.self_attn.q_proj.weight"};
+    double worst = 0;
+    for (int k = 0; k < 5; k++) {
+        size_t count = k == 4 ? (size_t)o.d_model * o.d_model : (size_t)o.d_model;
+        float *w = malloc(count * sizeof *w), *g = malloc(count * sizeof *g);
+        CHECK(atn_trainer_set_batch(t, ids, lab, B, n, &err) == ATN_OK);
+        CHECK(atn_trainer_compute(t, &st, &err) == ATN_OK);
+        CHECK(atn_trainer_tensor_get(t, names[k], true, g, count, &err) == ATN_OK);
+        CHECK(atn_trainer_tensor_get(t, names[k], false, w, count, &err) == ATN_OK);
+        for (size_t i = 0; i < count; i += count / 8 + 1) {
+            float keep = w[i], h = 2e-3f;
+            double lp, lm;
+            w[i] = keep + h;
+            atn_trainer_tensor_set(t, names[k], w, count, &err);
+            atn_trainer_set_batch(t, ids, lab, B, n, &err);
+            atn_trainer_compute(t, &st, &err);
+            lp = st.loss;
+            w[i] = keep - h;
+            atn_trainer_tensor_set(t, names[k], w, count, &err);
+            atn_trainer_set_batch(t, ids, lab, B, n, &err);
+            atn_trainer_compute(t, &st, &err);
+            lm = st.loss;
+            w[i] = keep;
+            atn_trainer_tensor_set(t, names[k], w, count, &err);
+            double num = (lp - lm) / (2.0 * h), diff = fabs(num - g[i]) / (fabs(num) + 1e-2);
+            if (diff > worst)
+                worst = diff;
+            CHECK_MSG(diff < 0.02, "%s[%zu]: gradient %.6g, central difference %.6g", names[k], i, (double)g[i], num);
+        }
+        free(w);
+        free(g);
+    }
+    fprintf(stderr, "RMSNorm decoder: gradients within %.2g (relative) of central differences\n", worst);
+    free(ids);
+    free(lab);
     atn_trainer_free(t);
 }
 
@@ -364,6 +427,8 @@ int main(int argc, char **argv) {
     test_opens(false, ATN_POS_LEARNED, false, b);
     test_opens(true, ATN_POS_ALIBI, false, d);
     test_opens(true, ATN_POS_LEARNED, true, a);
+    test_opens(true, ATN_POS_ROTARY, true, a);
+    test_rmsnorm_grads();
     test_dump(c);
     test_induction_layout();
     test_deterministic();
