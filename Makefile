@@ -6,7 +6,7 @@ BUILDTYPE ?= release
 MESON_OPTS ?=
 
 .PHONY: all deps build run test bench clean fuzz test-asan test-valgrind coverage package test-package test-slurm \
-	test-shards-big
+	test-shards-big test-induction
 
 all: build
 
@@ -29,6 +29,11 @@ test: build
 
 bench: build
 	@./tools/bench.sh $(BUILD)
+
+# The induction-head recipe (docs/training.md): trains it until a head scores >= 0.5 on
+# held-out repeated runs, within the recipe's steps (15-40 s of two cores: not in `make test`).
+test-induction: build
+	$(BUILD)/tests/train/test-train induction
 
 # docs/cluster.md's Slurm recipe on a single-node Slurm (slurmctld, slurmd and munged on
 # localhost, started and stopped by tools/test-slurm.sh): the array of shards and the dependent

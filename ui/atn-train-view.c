@@ -124,7 +124,9 @@ static void read_options(AtnTrainView *self, atn_train_options *o) {
     o->positions = (atn_train_pos)pick(self, "positions");
     o->attention = pick(self, "attention") == 0 ? ATN_ATTN_FULL : ATN_ATTN_WINDOW;
     o->window = spin_int(self, "window");
-    o->norm = (atn_train_norm)pick(self, "norm");
+    guint norm = pick(self, "norm");   /* the fourth: pre-LN with RMSNorm */
+    o->norm = norm == 3 ? ATN_TRAIN_PRE_LN : (atn_train_norm)norm;
+    o->rms_norm = norm == 3;
     o->length = spin_int(self, "length");
     o->symbols = spin_int(self, "symbols");
     o->optim = pick(self, "optim") == 0 ? ATN_OPTIM_ADAMW : ATN_OPTIM_SGD;
@@ -526,6 +528,7 @@ static void apply_preset(AtnTrainView *self, train_preset p) {
         set_pick(self, "task", o.task);
         gtk_check_button_set_active(GTK_CHECK_BUTTON(control(self, "mlp")), !o.attention_only);
         set_pick(self, "positions", o.positions);
+        set_pick(self, "norm", o.rms_norm ? 3 : o.norm);
         set_spin(self, "layers", o.layers), set_spin(self, "heads", o.heads), set_spin(self, "d-model", o.d_model);
         set_spin(self, "length", o.length), set_spin(self, "symbols", o.symbols), set_spin(self, "batch", o.batch);
         set_spin(self, "lr", o.lr), set_spin(self, "steps", o.steps), set_spin(self, "warmup", o.warmup);
@@ -622,7 +625,7 @@ static GtkWidget *build_knobs(AtnTrainView *self) {
     const char *objectives[] = {_("next token (decoder)"), _("masked (encoder)"), NULL};
     const char *positions[] = {_("learned"), _("sinusoidal"), _("none"), _("ALiBi"), _("rotary"), NULL};
     const char *attention[] = {_("full (causal in a decoder)"), _("sliding window"), NULL};
-    const char *norms[] = {_("post-LN"), _("pre-LN"), _("none"), NULL};
+    const char *norms[] = {_("post-LN"), _("pre-LN"), _("none"), _("pre-LN, RMSNorm (Llama)"), NULL};
     const char *optims[] = {_("AdamW"), _("SGD with momentum"), NULL};
 
     GtkGrid *g = GTK_GRID(section(GTK_BOX(box), _("Task")));

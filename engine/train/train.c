@@ -81,9 +81,10 @@ void atn_train_options_induction(atn_train_options *o) {
     atn_train_options_init(o);
     o->task = ATN_TASK_INDUCTION;
     o->attention_only = true;
+    o->positions = ATN_POS_ROTARY, o->rms_norm = true;   /* relative positions; saved as Llama */
     o->layers = 2, o->heads = 4, o->d_model = 64;
     o->length = 12, o->symbols = 62;
-    o->lr = 1e-3f, o->batch = 32, o->steps = 3000;
+    o->lr = 1e-3f, o->batch = 32, o->steps = 800;
 }
 
 atn_status atn_train_options_check(const atn_train_options *o, bool for_saving, atn_error *err) {
