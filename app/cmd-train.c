@@ -3,6 +3,8 @@
  * saved as a Hugging Face folder every other command opens (-o DIR).  Ctrl-C saves the
  * last step's model and exits with 130. */
 #include "cli.h"
+#include "cli-figure.h"
+#include "render.h"
 #include "train.h"
 
 #include <math.h>
@@ -30,7 +32,7 @@ static void usage(void) {
            "  [--weight-decay 0.01] [--momentum 0] [--warmup 0] [--clip 1]\n"
            "  [--batch 32] [--steps 1000] [--length 16] [--symbols 10] [--mask-prob 0.15]\n"
            "  [-o DIR] [--log FILE.csv|FILE.json] [--log-every N] [--dump-grads FILE.npz]\n"
-           "  [--sweep KNOB=V1,V2,... [--seeds N] [--log FILE.csv|FILE.json]]\n\n"
+           "  [--sweep KNOB=V1,V2,... [--seeds N] [--log FILE.csv|FILE.json] [--plot FILE.png|.svg|.pdf]]\n\n"
            "Trains a decoder (next token, causal attention; saved as GPT-2, pre-LN) or an encoder\n"
            "(masked-LM; saved as BERT, post-LN) on a task: copy, reverse or sort --length symbols,\n"
            "induction (a random run repeated), brackets (balanced or not), modadd (a + b mod --symbols),\n"
@@ -52,7 +54,8 @@ static void usage(void) {
            "without -o.\n\n"
            "--sweep KNOB=V1,V2,... trains one model per value and seed (--seeds N: seed, seed+1, ...)\n"
            "and prints, per value, the loss and accuracy on four fresh batches after training (mean ±\n"
-           "standard deviation over the seeds); --log FILE.csv|.json gets every run.  KNOB is one of\n"
+           "standard deviation over the seeds); --log FILE.csv|.json gets every run, --plot FILE.png|.svg|.pdf\n"
+           "draws them (loss and accuracy by value, error bars of one standard deviation).  KNOB is one of\n"
            "heads, layers, d-model, d-ffn, norm, init, init-std, positions, attention, window, dropout,\n"
            "dropout-attn, dropout-hidden, optim, lr, warmup, clip, weight-decay, batch, length, symbols.\n");
 }
@@ -166,7 +169,7 @@ static bool save_model(const atn_trainer *t, const char *dir) {
 /* What the command line says: the trainer's options and the command's own. */
 typedef struct train_cli {
     atn_train_options o;
-    const char *out_dir, *log_path, *dump, *sweep;
+    const char *out_dir, *log_path, *dump, *sweep, *plot;
     int32_t log_every, seeds;
     bool help;
 } train_cli;
@@ -245,9 +248,19 @@ static int read_options(int argc, char **argv, train_cli *tc) {
     tc->seeds = (int32_t)cli_get_int(&a, "seeds", 1, 1, 1000, &ok);
     tc->out_dir = cli_get(&a, "output");   /* -o */
     tc->log_path = cli_get(&a, "log"), tc->dump = cli_get(&a, "dump-grads"), tc->sweep = cli_get(&a, "sweep");
+    tc->plot = cli_get(&a, "plot");
     const char *out_dir = tc->out_dir, *dump = tc->dump;
     if (!ok || !cli_check_unused(&a))
         return CLI_EXIT_USAGE;
+    atn_output_format plot_fmt;
+    if (tc->plot && !tc->sweep) {
+        cli_error("%s: --plot FILE draws a sweep's results: it goes with --sweep KNOB=V1,V2,...", prog);
+        return CLI_EXIT_USAGE;
+    }
+    if (tc->plot && !atn_output_format_from_path(tc->plot, &plot_fmt)) {
+        cli_error("%s: --plot %s: the file name must end in .png, .svg or .pdf", prog, tc->plot);
+        return CLI_EXIT_USAGE;
+    }
     if (tc->sweep && (out_dir || dump)) {
         cli_error("%s: --sweep trains many models and saves none: no -o or --dump-grads (--log FILE takes "
                   "the results)", prog);
@@ -357,6 +370,48 @@ static bool sweep_write(const char *path, const char *knob, const sweep_row *row
     return cli_atomic_close(&af, true);
 }
 
+static void draw_sweep(cairo_t *cr, double w, double h, void *user) { atn_render_train_curve(cr, user, w, h); }
+
+/* The sweep as a figure: per value the mean loss (log scale) and accuracy over its seeds,
+ * each with a bar of one standard deviation. */
+static int sweep_plot(const char *path, const char *knob, const sweep_row *rows, int32_t n, int32_t seeds) {
+    atn_output_format fmt;
+    atn_output_format_from_path(path, &fmt);
+    float *v = calloc((size_t)n * 4, sizeof *v);
+    const char **names = calloc((size_t)n, sizeof *names);
+    if (!v || !names) {
+        free(v), free(names);
+        cli_error("attnscope train: out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    float *loss = v, *loss_sd = v + n, *acc = v + 2 * n, *acc_sd = v + 3 * n;
+    int32_t k = 0;
+    for (int32_t i = 0; i < n;) {
+        int32_t j = i;
+        while (j < n && !strcmp(rows[j].value, rows[i].value))
+            j++;
+        double lm, ls, am, as;
+        mean_sd(rows + i, j - i, false, &lm, &ls);
+        mean_sd(rows + i, j - i, true, &am, &as);
+        loss[k] = (float)lm, loss_sd[k] = (float)ls, acc[k] = (float)am, acc_sd[k] = (float)as;
+        names[k++] = rows[i].value;
+        i = j;
+    }
+    char title[160];
+    snprintf(title, sizeof title, "Loss and accuracy by %s (%d seed%s each, mean \xc2\xb1 sd)", knob,
+             (int)seeds, seeds == 1 ? "" : "s");
+    atn_render_style st;
+    atn_render_style_init(&st, false);
+    atn_train_curve_spec spec;
+    atn_train_curve_spec_init(&spec);
+    spec.loss = loss, spec.loss_sd = loss_sd, spec.accuracy = acc, spec.accuracy_sd = acc_sd;
+    spec.n = k, spec.x_names = names, spec.x_label = knob, spec.title = title, spec.style = &st;
+    double w = 200 + 90 * (k < 5 ? 5 : k), h = 420;
+    int rc = cli_write_figure(path, fmt, w, h, 2.0, draw_sweep, &spec, NULL);
+    free(v), free(names);
+    return rc;
+}
+
 /* Each value of the knob with --seeds seeds (seed, seed + 1, ...): the options are read again
  * from the command line with "--KNOB VALUE --seed S" after it (the last one given wins), so
  * every value is checked as the option itself is. */
@@ -437,6 +492,8 @@ static int train_sweep(int argc, char **argv, const train_cli *tc) {
         }
         if (tc->log_path && !sweep_write(tc->log_path, knob, rows, done) && rc == CLI_EXIT_OK)
             rc = CLI_EXIT_FAIL;
+        if (tc->plot && rc == CLI_EXIT_OK)
+            rc = sweep_plot(tc->plot, knob, rows, done, tc->seeds);
     }
     free(rows), free(argv2);
     return rc;

@@ -45,8 +45,12 @@ assert all(len(r['layer_grad_norms']) == 2 and sum(x * x for x in r['layer_grad_
 
 # a sweep: one row per value and seed, a summary per value; its (heads 2, seed 2) run is the
 # run a sweep of that value alone with --seed 2 makes (the seed reaches every run)
-"$EXE" train $SMALL --steps 5 --sweep heads=1,2 --seeds 2 --log "$T/sweep.csv" >"$T/sum" 2>"$T/err" ||
-    fail "sweep: $(cat "$T/err")"
+"$EXE" train $SMALL --steps 5 --sweep heads=1,2 --seeds 2 --log "$T/sweep.csv" --plot "$T/sweep.png" >"$T/sum" \
+    2>"$T/err" || fail "sweep: $(cat "$T/err")"
+# --plot: a PNG of 5 value slots at 2x (200 + 90 x 5 points by 420): 1300 x 840 pixels
+[ "$(od -An -tx1 -N8 "$T/sweep.png" | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "sweep plot: not a PNG"
+[ "$(od -An -tu1 -j16 -N8 "$T/sweep.png" | tr -s ' ' | sed 's/^ //')" = "0 0 5 20 0 0 3 72" ] ||
+    fail "sweep plot size: $(od -An -tu1 -j16 -N8 "$T/sweep.png")"
 [ "$(wc -l <"$T/sweep.csv")" = 5 ] || fail "sweep rows: $(cat "$T/sweep.csv")"
 [ "$(head -1 "$T/sweep.csv")" = "heads,seed,loss,accuracy,seconds" ] || fail "sweep header"
 grep -q "^1  *2 " "$T/sum" && grep -q "^2  *2 " "$T/sum" || fail "sweep summary: $(cat "$T/sum")"
