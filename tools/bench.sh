@@ -172,6 +172,15 @@ else
 fi
 
 echo
+echo "== training lab (bench/train.sh): copy steps/s vs torch eager, the induction-head recipe"
+if [ "$QUICK" = 1 ]; then
+    echo "skipped (ATN_BENCH_QUICK=1)"
+else
+    ATN_BENCH_THREADS=$T ATN_BENCH_NO_TORCH=$((1 - have_torch)) measured sh "$SRC/bench/train.sh" "$BUILD" 1000 |
+        tee "$OUT/train.txt"
+fi
+
+echo
 echo "== corpus statistics in shards (tools/bench-shards.sh; docs/cluster.md)"
 "$SRC/tools/bench-shards.sh" "$EXE" "$OUT" "${ATN_BENCH_SHARD_SENTENCES:-2000}" "${ATN_BENCH_PARTIALS:-1000}"
 
