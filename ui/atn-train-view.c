@@ -400,7 +400,7 @@ static void on_open(GtkButton *b, AtnTrainView *self) {
     const char *root = g_getenv("ATTNSCOPE_TRAINED_DIR");
     job->dir = root && *root ? g_build_filename(root, name, NULL)
                              : g_build_filename(g_get_user_data_dir(), "attnscope", "trained", name, NULL);
-    atn_worker_start_fallible(self, &self->save_slot, ATN_WORKER_TAKE, NULL, save_work, job, save_job_free, g_free,
+    atn_worker_start_fallible(self, &self->save_slot, ATN_WORKER_NORMAL, NULL, save_work, job, save_job_free, g_free,
                               save_done);
     update_buttons(self);
 }
