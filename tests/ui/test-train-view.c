@@ -1,8 +1,9 @@
 /* The Train page in a real window: copy trained for a few hundred steps from the page's
  * buttons (the loss falls, the accuracy rises, the curve and the heads' maps are drawn, the
  * window answers while it trains), Pause / Resume / Stop, "Open in attnscope" (the saved
- * folder opens in the session and the Head view shows it), a bad knob said in the status,
- * and closing the window while it trains (the worker stops and frees its model). */
+ * folder opens in the session and the Head view shows it; the Induction head preset's
+ * rotary model as a Llama folder), a bad knob said in the status, and closing the window
+ * while it trains (the worker stops and frees its model). */
 #include "ui-test-util.h"
 
 #include "atn-train-view-test.h"
@@ -125,7 +126,7 @@ static void test_train_copy_and_open(void) {
     guint runs = atn_session_get_n_runs(s);
     press(win, "open");
     g_assert_true(wait_for(saved, v));
-    const char *dir = atn_train_view_get_saved_dir(v);
+    g_autofree char *dir = g_strdup(atn_train_view_get_saved_dir(v));   /* the page's changes with the next save */
     g_test_message("saved in %s", dir);
     g_assert_true(g_str_has_prefix(dir, root));
     model_wait mw = {win, dir, runs};
@@ -170,6 +171,27 @@ static void test_train_copy_and_open(void) {
     g_assert_false(atn_train_view_get_running(v));
     g_assert_nonnull(strstr(gtk_label_get_text(GTK_LABEL(ctl(win, "status"))), "--heads 3"));
     set_spin(win, "heads", 4);
+
+    /* the Induction head preset is a rotary RMSNorm model: it opens as a Llama folder */
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(ctl(win, "preset")), 2);
+    set_spin(win, "steps", 20);
+    press(win, "start");
+    g_assert_true(wait_for(not_running, v));
+    runs = atn_session_get_n_runs(s);
+    press(win, "open");
+    g_assert_true(wait_for(saved, v));
+    g_assert_cmpstr(atn_train_view_get_saved_dir(v), !=, dir);
+    model_wait mw2 = {win, atn_train_view_get_saved_dir(v), runs};
+    g_assert_true(wait_for(idle_with_result, &mw2));
+    g_autofree char *config2 = g_build_filename(atn_train_view_get_saved_dir(v), "config.json", NULL);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(config2, &text, NULL, NULL));
+    g_assert_nonnull(strstr(text, "\"model_type\": \"llama\""));
+    cap = atn_result_get_capture(atn_session_get_result(s));
+    g_assert_cmpint(cap->n_layers, ==, 2);
+    g_assert_cmpint(cap->d_model, ==, 64);
+    show_view(win, "train");
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(ctl(win, "preset")), 1);
 
     /* closing the window while it trains cancels the run: the worker stops */
     press(win, "start");
