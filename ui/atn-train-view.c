@@ -661,7 +661,7 @@ static GtkWidget *build_knobs(AtnTrainView *self) {
     gtk_flow_box_set_selection_mode(GTK_FLOW_BOX(buttons), GTK_SELECTION_NONE);
     gtk_flow_box_set_max_children_per_line(GTK_FLOW_BOX(buttons), 3);
     gtk_flow_box_set_homogeneous(GTK_FLOW_BOX(buttons), TRUE);
-    gtk_widget_set_margin_top(buttons, 8);
+    gtk_widget_set_margin_top(buttons, 6);
     self->start = gtk_button_new_with_mnemonic(_("_Start"));
     gtk_widget_add_css_class(self->start, "suggested-action");
     self->pause = gtk_button_new_with_label(_("Pause"));
@@ -669,9 +669,7 @@ static GtkWidget *build_knobs(AtnTrainView *self) {
     gtk_flow_box_append(GTK_FLOW_BOX(buttons), self->start);
     gtk_flow_box_append(GTK_FLOW_BOX(buttons), self->pause);
     gtk_flow_box_append(GTK_FLOW_BOX(buttons), self->stop);
-    gtk_box_append(GTK_BOX(box), buttons);
     self->open = gtk_button_new_with_mnemonic(_("_Open in attnscope"));
-    gtk_box_append(GTK_BOX(box), self->open);
     g_hash_table_insert(self->controls, (gpointer) "start", self->start);
     g_hash_table_insert(self->controls, (gpointer) "pause", self->pause);
     g_hash_table_insert(self->controls, (gpointer) "stop", self->stop);
@@ -687,7 +685,17 @@ static GtkWidget *build_knobs(AtnTrainView *self) {
     gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
     gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroll), box);
     gtk_scrolled_window_set_propagate_natural_width(GTK_SCROLLED_WINDOW(scroll), TRUE);
-    return scroll;
+    gtk_widget_set_vexpand(scroll, TRUE);
+    /* Start, Pause, Stop and Open above the knobs, never scrolled away */
+    GtkWidget *column = gtk_box_new(GTK_ORIENTATION_VERTICAL, 4);
+    gtk_widget_set_margin_start(buttons, 10);
+    gtk_widget_set_margin_end(buttons, 10);
+    gtk_widget_set_margin_start(self->open, 14);
+    gtk_widget_set_margin_end(self->open, 14);
+    gtk_box_append(GTK_BOX(column), buttons);
+    gtk_box_append(GTK_BOX(column), self->open);
+    gtk_box_append(GTK_BOX(column), scroll);
+    return column;
 }
 
 /* ---- the widget ---------------------------------------------------------------------------- */
