@@ -7,7 +7,7 @@
 G_BEGIN_DECLS
 
 /* One of the page's controls by name ("preset", "task", "objective", "layers", "heads",
- * "d-model", "positions", "attention", "window", "norm", "length", "symbols", "optim", "lr",
+ * "d-model", "positions", "attention", "window", "norm", "length", "symbols", "text-file", "optim", "lr",
  * "warmup", "clip", "batch", "steps", "seed", "every", "start", "pause", "stop", "open",
  * "status", "curve", "heads-map"), or NULL. */
 GtkWidget *atn_train_view_get_control(AtnTrainView *self, const char *name);
@@ -22,6 +22,8 @@ float atn_train_view_get_best_induction(AtnTrainView *self);
 /* Where "Open in attnscope" saved the model last (NULL before), and whether it is saving. */
 const char *atn_train_view_get_saved_dir(AtnTrainView *self);
 gboolean atn_train_view_get_saving(AtnTrainView *self);
+/* The text task's file, as choosing it in the page's file chooser does. */
+void atn_train_view_set_text_file(AtnTrainView *self, const char *path);
 /* Training workers alive in this process (any page): 0 once a cancelled run has stopped. */
 int atn_train_view_get_live_workers(void);
 

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "atn-corpus-pass.h"
 #include "atn-figure.h"
 #include "atn-session.h"
 #include "atn-view.h"
@@ -88,6 +89,8 @@ struct _AtnTrainView {
     gboolean applying_preset;
     char *saved_dir;
     float best_induction;
+    GPtrArray *text_paths;    /* every text file chosen (a trainer borrows its options' path) */
+    const char *text_path;    /* the last of them, NULL: none */
 };
 
 static void view_iface_init(AtnViewInterface *iface);
@@ -136,6 +139,7 @@ static void read_options(AtnTrainView *self, atn_train_options *o) {
     o->batch = spin_int(self, "batch");
     o->steps = spin_int(self, "steps");
     o->seed = (uint64_t)spin_int(self, "seed");
+    o->text_path = o->task == ATN_TASK_TEXT ? self->text_path : NULL;
     if (o->optim == ATN_OPTIM_SGD)
         o->momentum = 0.9f;
 }
@@ -586,6 +590,22 @@ static GtkWidget *add_row(AtnTrainView *self, GtkGrid *grid, int *row, const cha
     return w;
 }
 
+static void set_text_file(AtnTrainView *self, const char *path) {
+    char *copy = g_strdup(path);
+    g_ptr_array_add(self->text_paths, copy);
+    self->text_path = copy;
+    g_autofree char *base = g_path_get_basename(path);
+    gtk_button_set_label(GTK_BUTTON(control(self, "text-file")), base);
+    gtk_widget_set_tooltip_text(control(self, "text-file"), path);
+}
+
+static void on_text_chosen(GtkWidget *from, const char *path) { set_text_file(ATN_TRAIN_VIEW(from), path); }
+
+static void on_choose_text(GtkButton *b, AtnTrainView *self) {
+    (void)b;
+    atn_corpus_choose_file(GTK_WIDGET(self), on_text_chosen);
+}
+
 static GtkWidget *dropdown(const char *const *items, guint selected) {
     GtkWidget *d = gtk_drop_down_new_from_strings(items);
     gtk_drop_down_set_selected(GTK_DROP_DOWN(d), selected);
@@ -633,6 +653,10 @@ static GtkWidget *build_knobs(AtnTrainView *self) {
     add_row(self, g, &row, _("_Task"), "task", dropdown(tasks, ATN_TASK_COPY));
     add_row(self, g, &row, _("_Length"), "length", spinner(2, 64, 1, 0, 16));
     add_row(self, g, &row, _("S_ymbols"), "symbols", spinner(2, 62, 1, 0, 10));
+    GtkWidget *file = gtk_button_new_with_label(_("Choose…"));
+    gtk_widget_set_tooltip_text(file, _("The text task's file (UTF-8): one token per character"));
+    g_signal_connect(file, "clicked", G_CALLBACK(on_choose_text), self);
+    add_row(self, g, &row, _("Text _file"), "text-file", file);
     row = 0;
     g = GTK_GRID(section(GTK_BOX(box), _("Model")));
     add_row(self, g, &row, _("_Objective"), "objective", dropdown(objectives, 0));
@@ -704,6 +728,7 @@ static void atn_train_view_init(AtnTrainView *self) {
     self->cm = ATN_CMAP_VIRIDIS;
     self->font_scale = 1.0;
     self->controls = g_hash_table_new(g_str_hash, g_str_equal);
+    self->text_paths = g_ptr_array_new_with_free_func(g_free);
     GtkWidget *knobs = build_knobs(self);
     GtkWidget *right = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
     gtk_widget_set_margin_start(right, 6);
@@ -776,6 +801,7 @@ static void atn_train_view_finalize(GObject *object) {
     if (self->sh)
         shared_unref(self->sh);
     g_hash_table_unref(self->controls);
+    g_ptr_array_unref(self->text_paths);
     g_free(self->saved_dir);
     G_OBJECT_CLASS(atn_train_view_parent_class)->finalize(object);
 }
@@ -868,3 +894,8 @@ gboolean atn_train_view_get_saving(AtnTrainView *self) {
     return self->save_slot != NULL;
 }
 int atn_train_view_get_live_workers(void) { return g_atomic_int_get(&live_workers); }
+
+void atn_train_view_set_text_file(AtnTrainView *self, const char *path) {
+    g_return_if_fail(ATN_IS_TRAIN_VIEW(self) && path);
+    set_text_file(self, path);
+}

@@ -172,6 +172,22 @@ static void test_train_copy_and_open(void) {
     g_assert_nonnull(strstr(gtk_label_get_text(GTK_LABEL(ctl(win, "status"))), "--heads 3"));
     set_spin(win, "heads", 4);
 
+    /* the text task: without a file it says so; with one (Chinese here) it trains on it */
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(ctl(win, "task")), 6);
+    set_spin(win, "steps", 20);
+    press(win, "start");
+    g_assert_false(atn_train_view_get_running(v));
+    g_assert_nonnull(strstr(gtk_label_get_text(GTK_LABEL(ctl(win, "status"))), "--text FILE"));
+    g_autofree char *text_file = g_build_filename(root, "corpus.txt", NULL);
+    g_assert_true(g_file_set_contents(text_file, "注意力机制让模型关注输入的不同部分。the cat sat on the mat.\n", -1, NULL));
+    atn_train_view_set_text_file(v, text_file);
+    g_assert_cmpstr(gtk_button_get_label(GTK_BUTTON(ctl(win, "text-file"))), ==, "corpus.txt");
+    press(win, "start");
+    g_assert_true(wait_for(not_running, v));
+    g_assert_true(atn_train_view_get_progress(v, 1, &b, &x, &y, &z));
+    g_assert_cmpint(b, ==, 20);
+    g_assert_nonnull(strstr(gtk_label_get_text(GTK_LABEL(ctl(win, "status"))), "Finished"));
+
     /* the Induction head preset is a rotary RMSNorm model: it opens as a Llama folder */
     gtk_drop_down_set_selected(GTK_DROP_DOWN(ctl(win, "preset")), 2);
     set_spin(win, "steps", 20);
