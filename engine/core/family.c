@@ -563,6 +563,56 @@ static const atn_family families[] = {
         .pre_ln = true,
         .rotary_encoder = true,
     },
+    {
+        /* DebertaV2Config / DebertaV2Model / DebertaV2ForMaskedLM (modeling_deberta_v2.py):
+           DeBERTa-v2, v3 and mDeBERTa.  "deberta." before the encoder; the attention's
+           query_proj / key_proj / value_proj and, without share_att_key, pos_key_proj /
+           pos_query_proj; encoder.rel_embeddings and its LayerNorm (hf-deberta.c) */
+        .name = "DeBERTa-v2",
+        .model_types = {"deberta-v2", NULL},
+        .config = {
+            .d_model = "hidden_size",
+            .n_layers = "num_hidden_layers",
+            .n_heads = "num_attention_heads",
+            .d_ffn = "intermediate_size",
+            .vocab_size = "vocab_size",
+            .max_positions = "max_position_embeddings", .max_positions_default = 512,
+            /* type_vocab_size (default 0: no token types) is read by hf-deberta.c */
+            .type_vocab_size = NULL, .type_vocab_size_default = 1,
+            .act = "hidden_act", .act_default = "gelu",
+            .ln_eps = "layer_norm_eps", .ln_eps_default = 1e-7f,
+            .position_type = NULL, .position_type_default = "absolute",
+        },
+        .tensors = {
+            .prefixes = {"deberta.", "", NULL},
+            BERT_EMBEDDINGS,
+            .layer = "encoder.layer.",
+            .wq = "attention.self.query_proj.weight", .bq = "attention.self.query_proj.bias",
+            .wk = "attention.self.key_proj.weight", .bk = "attention.self.key_proj.bias",
+            .wv = "attention.self.value_proj.weight", .bv = "attention.self.value_proj.bias",
+            .wo = "attention.output.dense.weight", .bo = "attention.output.dense.bias",
+            .ln1_w = "attention.output.LayerNorm.weight", .ln1_b = "attention.output.LayerNorm.bias",
+            .w1 = "intermediate.dense.weight", .b1 = "intermediate.dense.bias",
+            .w2 = "output.dense.weight", .b2 = "output.dense.bias",
+            .ln2_w = "output.LayerNorm.weight", .ln2_b = "output.LayerNorm.bias",
+        },
+        .positions = ATN_POSITIONS_FROM_0,
+        .token_types = true,
+        .mlm = {
+            /* LegacyDebertaV2OnlyMLMHead (config.legacy, BERT's names); the other layout,
+               DebertaV2OnlyMLMHead's lm_predictions.lm_head.{dense, LayerNorm, bias}, is
+               bound by hf-model.c when the file has it.  Both: LN(act(dense h)) word_emb^T + bias
+               with act = hidden_act */
+            .what = "cls.predictions.* / lm_predictions.lm_head.*",
+            .dense_w = "cls.predictions.transform.dense.weight", .dense_b = "cls.predictions.transform.dense.bias",
+            .ln_w = "cls.predictions.transform.LayerNorm.weight", .ln_b = "cls.predictions.transform.LayerNorm.bias",
+            .decoder_w = "cls.predictions.decoder.weight",
+            .bias = {"cls.predictions.bias", "cls.predictions.decoder.bias"},
+        },
+        .tokenizer = "unigram",   /* SentencePiece (spm.model; tokenizer.json when shipped) */
+        .vocab_file = "spm.model",
+        .disentangled = true,
+    },
 };
 
 enum { N_FAMILIES = sizeof families / sizeof families[0] };

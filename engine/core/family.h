@@ -183,6 +183,13 @@ typedef struct atn_family {
        query_pre_attn_scalar, soft-caps, sliding and global layers (engine/formats/
        hf-rotary.c, atn_hf_gemma_config) */
     bool gemma;
+    /* DeBERTa-v2/v3, mDeBERTa: BERT's post-LN layers with disentangled attention (content and
+       relative-position terms, log buckets; engine/formats/hf-deberta.c reads its keys,
+       engine/forward/deberta.c adds the terms), XSoftmax (a padded query's row is all zero,
+       its embedding row too), absolute positions only with position_biased_input, token types
+       only with type_vocab_size > 0, the masked-LM head as cls.predictions.* or
+       lm_predictions.lm_head.* */
+    bool disentangled;
 } atn_family;
 
 /* The BERT family (also what toy and random models are: post-LN BERT encoders). */

@@ -29,6 +29,11 @@ typedef struct atn_layer_weights {
        pre_feedforward_layernorm) */
     const float *post_attn_g;    /* [d]          post_attention_layernorm */
     const float *post_ffn_g;     /* [d]          post_feedforward_layernorm */
+    /* DeBERTa-v2/v3 (atn_deberta): the relative embeddings' projections into keys (c2p) and
+       queries (p2c), attention.self.pos_key_proj / pos_query_proj; with share_att_key they
+       point at wk/bk and wq/bq.  NULL when the layer has no such term */
+    const float *wpk, *bpk;      /* [d, d], [d] */
+    const float *wpq, *bpq;      /* [d, d], [d] */
 } atn_layer_weights;
 
 /* E below is the embedding width, atn_d_embed(cfg): d_model except for ALBERT and ELECTRA. */
@@ -107,6 +112,25 @@ static inline bool atn_rotary_local_layer(const atn_rotary *r, int32_t l) {
 static inline bool atn_rotary_has_local(const atn_rotary *r) {
     return r->global_every > 0 || r->local_layers != NULL;
 }
+/* DeBERTa-v2/v3's disentangled attention (modeling_deberta_v2.py, DisentangledSelfAttention):
+ * what config.json set, read by engine/formats/hf-deberta.c, used by the layer walk's attend
+ * (engine/forward/deberta.c adds the terms) and the trace.  Query i and key j read relative
+ * embedding row atn_deberta_index(i, j) = clamp(bucket(i - j) + span, 0, 2 span - 1). */
+typedef struct atn_deberta {
+    bool on;                  /* false: every other family */
+    bool relative;            /* relative_attention: the c2p / p2c terms are added */
+    bool c2p, p2c;            /* pos_att_type: content->position, position->content */
+    bool share_att_key;       /* the terms project with the layer's own key_proj / query_proj */
+    bool norm_rel_ebd;        /* norm_rel_ebd "layer_norm": LayerNorm over rel_embeddings */
+    bool position_biased_input;   /* absolute position embeddings added to the input */
+    int32_t buckets;          /* position_buckets (<= 0: none, the distances clamped) */
+    int32_t max_relative;     /* max_relative_positions (< 1 in config.json: max_position_embeddings) */
+    int32_t span;             /* att_span: buckets when > 0, else max_relative */
+    int32_t scale_factor;     /* 1 + the number of pos_att_type terms: scores / sqrt(k scale_factor) */
+    const float *rel_emb;     /* [2 span, d] encoder.rel_embeddings, after its LayerNorm (model-owned
+                                 when normalised) */
+    const float *rel_ln_g, *rel_ln_b;   /* [d] encoder.LayerNorm (norm_rel_ebd), as stored */
+} atn_deberta;
 
 struct atn_tokenizer;   /* engine/tokenize/tokenizer.h: the interface (WordPiece today) */
 struct atn_family;      /* engine/core/family.h */
@@ -170,12 +194,20 @@ struct atn_model {
     bool attn_scale_by_layer;
     /* a rotary decoder's attention (Llama, Qwen2, Qwen3, Mistral); on false otherwise */
     atn_rotary rotary;
+    /* DeBERTa-v2/v3's disentangled attention; on false otherwise */
+    atn_deberta deberta;
     /* the float32 copies hf-model.c made at open (atn_model_converted_bytes) and the bytes
        their tensors take in the files */
     uint64_t converted_bytes, converted_from_bytes;
     /* set by the SIGBUS guard (mapguard.h) when a mapped file turned out shorter */
     volatile sig_atomic_t file_changed;
 };
+
+/* Whether a model reads its token type ids: a family with type embeddings, unless the
+ * checkpoint has none (DeBERTa-v3's type_vocab_size 0: the ids are ignored, as HF does). */
+static inline bool atn_model_reads_types(const atn_model *m, bool family_types) {
+    return family_types && !(m->deberta.on && !m->w.type_emb);
+}
 
 /* Hands a read-only mapping of path to the model (as atn_model_own(..., true)), guarded
  * against SIGBUS (mapguard.h) and remembered for atn_model_check_files.  False when out of

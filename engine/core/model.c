@@ -232,7 +232,7 @@ atn_status atn_model_encode_ids(const atn_model *model, const int32_t *ids, cons
             return atn_error_set(err, ATN_E_INVALID, "token id %d at position %d is outside the vocabulary "
                                  "(0..%d)", ids[i], i, c->vocab_size - 1);
         /* a family without token types (DistilBERT) ignores them: any non-negative id */
-        if (type_ids && (type_ids[i] < 0 || (model->family->token_types && type_ids[i] >= c->type_vocab_size)))
+        if (type_ids && (type_ids[i] < 0 || (atn_model_reads_types(model, model->family->token_types) && type_ids[i] >= c->type_vocab_size)))
             return atn_type_id_error(model, type_ids[i], i, err);
         /* GPT-2 is not DistilBERT: transformers' GPT2Model adds wte[type id] for given
            token_type_ids, which attnscope does not compute, so a non-zero one is refused */

@@ -27,6 +27,8 @@
 #include "core/memlimit.h"
 #include "core/name-map.h"
 #include "core/model-private.h"
+#include "formats/hf-deberta.h"
+#include "forward/encoder.h"   /* atn_layernorm: DeBERTa's relative embeddings */
 #include "formats/hf-rotary.h"
 #include "formats/safetensors.h"
 #include "tokenize/tok-folder.h"
@@ -89,6 +91,8 @@ typedef struct hf_loader {
        transformers ties it on load whatever lm_head.weight the file holds */
     bool tie_word_embeddings;
     atn_hf_rotary rot;                /* a rotary decoder's keys (fam->rotary) */
+    atn_deberta deb;                  /* DeBERTa-v2's keys (fam->disentangled) */
+    bool deb_no_types;                /* its type_vocab_size 0: no token-type embeddings */
     const char *prefix;               /* one of fam->tensors.prefixes */
     hf_pending *todo;
     int32_t n_todo, cap_todo;
@@ -389,6 +393,9 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
     /* ModernBERT: two bases, global and local layers, the window, the biases */
     if (st == ATN_OK && L->fam->rotary_encoder && (st = atn_hf_modernbert_config(path, root, c, &L->rot, L->err)) == ATN_OK)
         L->tie_word_embeddings = L->rot.tie_word_embeddings;
+    /* DeBERTa-v2/v3: the disentangled attention, the embeddings' options */
+    if (st == ATN_OK && L->fam->disentangled)
+        st = atn_hf_deberta_config(path, root, c, &L->deb, &L->deb_no_types, L->err);
 done:
     cJSON_Delete(root);
     return st;
@@ -767,6 +774,29 @@ static void split_modernbert(hf_loader *L) {
     }
 }
 
+/* After the conversions: DeBERTa's relative embeddings through their LayerNorm (norm_rel_ebd,
+ * HF's get_rel_embedding) into a model-owned copy, and with share_att_key the terms'
+ * projections pointed at each layer's key_proj / query_proj. */
+static atn_status finish_deberta(hf_loader *L) {
+    atn_model *m = L->model;
+    atn_deberta *r = &m->deberta;
+    if (!L->fam->disentangled)
+        return ATN_OK;
+    for (int32_t i = 0; r->share_att_key && i < m->cfg.n_layers; i++) {
+        atn_layer_weights *l = &m->w.layers[i];
+        l->wpk = l->wk, l->bpk = l->bk, l->wpq = l->wq, l->bpq = l->bq;
+    }
+    if (!r->relative || !r->norm_rel_ebd)
+        return ATN_OK;
+    size_t rows = 2 * (size_t)r->span, d = (size_t)m->cfg.d_model;
+    float *normed = atn_model_alloc_floats(m, rows * d);
+    if (!normed)
+        return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+    atn_layernorm(normed, r->rel_emb, r->rel_ln_g, r->rel_ln_b, (int32_t)rows, (int32_t)d, m->cfg.ln_eps);
+    r->rel_emb = normed;
+    return ATN_OK;
+}
+
 /* One stored layer's tensors, "<prefix><base>" + each name. */
 static atn_status bind_layer(hf_loader *L, atn_layer_weights *l, const char *base) {
     const atn_config *c = &L->model->cfg;
@@ -821,6 +851,15 @@ static atn_status bind_layer(hf_loader *L, atn_layer_weights *l, const char *bas
         (st = want(L, &l->ln2_g, false, p, d, -1, "%s%s", base, T->ln2_w)) ||
         (st = want(L, &l->ln2_b, false, p, d, -1, "%s%s", base, T->ln2_b)))
         return st;
+    /* DeBERTa: the relative embeddings' own projections (without share_att_key; the
+       layer's key_proj / query_proj are pointed at after the conversions otherwise) */
+    const atn_deberta *r = &L->deb;
+    if (L->fam->disentangled && r->relative && !r->share_att_key &&
+        ((r->c2p && ((st = want(L, &l->wpk, false, p, d, d, "%sattention.self.pos_key_proj.weight", base)) ||
+                     (st = want(L, &l->bpk, false, p, d, -1, "%sattention.self.pos_key_proj.bias", base)))) ||
+         (r->p2c && ((st = want(L, &l->wpq, false, p, d, d, "%sattention.self.pos_query_proj.weight", base)) ||
+                     (st = want(L, &l->bpq, false, p, d, -1, "%sattention.self.pos_query_proj.bias", base))))))
+        return st;
     return ATN_OK;
 }
 
@@ -837,9 +876,10 @@ static atn_status bind_weights(hf_loader *L) {
     bool computed_pos = L->sinusoidal && !has_tensor(L, pos_name);
     if ((st = want(L, &w->word_emb, false, p, V, E, "%s", T->word_emb)) ||
         (computed_pos ? (st = sinusoidal_positions(L, &w->pos_emb, c->max_positions, (int32_t)E))
-                      : T->pos_emb   /* rotary families have no position table */
+                      : T->pos_emb   /* rotary families have no position table, DeBERTa-v3 none either */
+                            && !(L->fam->disentangled && !L->deb.position_biased_input)
                             && (st = want(L, &w->pos_emb, false, p, c->max_positions, E, "%s", T->pos_emb))) ||
-        (L->fam->token_types &&
+        (L->fam->token_types && !L->deb_no_types &&
          (st = want(L, &w->type_emb, false, p, c->type_vocab_size, E, "%s", T->type_emb))) ||
         (T->emb_ln_w && (st = want(L, &w->emb_ln_g, false, p, E, -1, "%s", T->emb_ln_w))) ||
         (T->emb_ln_b && (st = want(L, &w->emb_ln_b, false, p, E, -1, "%s", T->emb_ln_b))) ||
@@ -914,6 +954,26 @@ static atn_status bind_weights(hf_loader *L) {
        transform is present the rest must be too; the decoder weight is usually tied to the
        word embeddings and then not stored.  Its dense maps d to E (ALBERT, ELECTRA). */
     const atn_family_mlm *H = &L->fam->mlm;
+    if (L->fam->disentangled) {
+        /* DeBERTa: encoder.rel_embeddings [2 span, d] and its LayerNorm (norm_rel_ebd) */
+        atn_deberta *r = &L->model->deberta;
+        if (r->relative &&
+            ((st = want(L, &r->rel_emb, false, p, 2 * (int64_t)r->span, d, "encoder.rel_embeddings.weight")) ||
+             (r->norm_rel_ebd && ((st = want(L, &r->rel_ln_g, false, p, d, -1, "encoder.LayerNorm.weight")) ||
+                                  (st = want(L, &r->rel_ln_b, false, p, d, -1, "encoder.LayerNorm.bias"))))))
+            return st;
+        /* DebertaV2ForMaskedLM without legacy: lm_predictions.lm_head (dense, LayerNorm, bias; the
+           decoder tied to the word embeddings); with it, cls.predictions (the family's names) */
+        if (has_tensor(L, "lm_predictions.lm_head.dense.weight")) {
+            if ((st = want(L, &w->mlm_dense_w, false, "", d, d, "lm_predictions.lm_head.dense.weight")) ||
+                (st = want(L, &w->mlm_dense_b, false, "", d, -1, "lm_predictions.lm_head.dense.bias")) ||
+                (st = want(L, &w->mlm_ln_g, false, "", d, -1, "lm_predictions.lm_head.LayerNorm.weight")) ||
+                (st = want(L, &w->mlm_ln_b, false, "", d, -1, "lm_predictions.lm_head.LayerNorm.bias")) ||
+                (st = want(L, &w->mlm_decoder_b, false, "", V, -1, "lm_predictions.lm_head.bias")))
+                return st;
+            return ATN_OK;
+        }
+    }
     if (L->fam->rotary_encoder && has_tensor(L, H->dense_w)) {
         /* ModernBERT's head: the biases its config asks for, the decoder tied unless
            tie_word_embeddings is false, no norm bias (norm_bias false) */
@@ -1095,6 +1155,7 @@ static atn_status open_hf(hf_loader *L) {
     L->model->family = L->fam;
     L->model->attn_no_scale = L->attn_no_scale;
     L->model->attn_scale_by_layer = L->attn_scale_by_layer;
+    L->model->deberta = L->deb;
     if (L->fam->rotary || L->fam->rotary_encoder) {
         L->model->rotary = L->rot.rotary;
         float *f = atn_model_alloc_floats(L->model, (size_t)cfg.d_head / 2);
@@ -1136,6 +1197,8 @@ static atn_status open_hf(hf_loader *L) {
     share_layers(L);
     split_modernbert(L);
     if (L->fam->gemma && (st = atn_hf_gemma_norm_gains(L->model, L->err)))
+        return st;
+    if ((st = finish_deberta(L)))
         return st;
 
     if (!report(L, 0.92, ATN_STAGE_READ_VOCAB))

@@ -81,6 +81,11 @@ static void embeddings_forward(float *hidden0, float *scratch, const atn_model *
     /* GPT-2 has no embedding norm (h0 = wte + wpe); BLOOM and ModernBERT have one */
     if (!m->family->pre_ln || m->family->alibi || m->family->rotary_encoder)
         atn_layernorm(e, e, w->emb_ln_g, w->emb_ln_b, n, E, c->ln_eps);
+    /* DeBERTa (DebertaV2Embeddings): embeddings * mask, a padded token's row is zero */
+    if (m->family->disentangled && enc->mask)
+        for (int32_t i = 0; i < n; i++)
+            if (!enc->mask[i])
+                memset(e + (size_t)i * E, 0, (size_t)E * sizeof(float));
     if (w->emb_proj_w)
         atn_linear(hidden0, atn_round_operand(a, e, (size_t)n * E, 0, ATN_OPERAND_INPUT), proj_w, w->emb_proj_b, n, E, d);
 }
@@ -144,7 +149,7 @@ static bool fast_path_applies(const atn_model *m) {
         return false;
     /* the packed ops have no RMSNorm, gated MLP, rotation or grouped K/V heads (their
        positions and mul ops are NULL): rotary decoders take the reference ops */
-    if (m->rotary.on || m->family->alibi || c->gated_ffn || (c->n_kv_heads > 0 && c->n_kv_heads != c->n_heads) ||
+    if (m->rotary.on || m->family->alibi || m->deberta.on || c->gated_ffn || (c->n_kv_heads > 0 && c->n_kv_heads != c->n_heads) ||
         c->d_head * c->n_heads != c->d_model)
         return false;
     for (int32_t l = 0; l < c->n_layers; l++) {
@@ -402,7 +407,8 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
         .no_positions = a->no_positions, .gated = atn_activations_gated(a), .start = a->start_layer, .round = rw ? a : NULL, .opts = opts,
     };
     atn_layer_desc_of(m, &w.desc);
-    atn_status st = ATN_OK;
+    atn_status st = ATN_OK, walk_st = ATN_OK;   /* walk_st: an op that ran out of memory (DeBERTa's terms) */
+    w.status = &walk_st;
     /* the packed ops read the mask (so masks need nothing of them) but apply no per-head
        intervention and no rounding: with one, the reference ops run */
     a->ran_packed = fast_path_applies(m) && !w.gated && !rw;
@@ -433,6 +439,8 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     atn_rounded_weights_free(rw);
     free(layer_attn);
     a->nonfinite_layer = seq.nonfinite_layer;
+    if (st == ATN_OK && walk_st)
+        st = atn_error_set(err, walk_st, "out of memory for the relative-position terms of %d tokens", n);
     if (st == ATN_OK && w.stop)
         st = atn_error_set(err, ATN_E_CANCELLED, "cancelled at layer %d", w.stop_layer);
     if (st == ATN_OK && opts->stats_rows && a->ran_packed)
@@ -474,14 +482,18 @@ atn_status atn_cpu_attend_head(const atn_model *m, const atn_activations *a, int
     atn_walk w = {
         .m = m, .layers = m->w.layers, .seq = &seq, .count = 1, .M = n,
         .slopes = a->alibi_slopes, .temperature = a->temperature, .head_mode = a->head_mode,
-        .gated = atn_activations_gated(a), .start = a->start_layer,
+        .gated = atn_activations_gated(a), .start = a->start_layer, .no_positions = a->no_positions,
         .round = a->precision != ATN_PRECISION_FP32 ? &round : NULL,
         .ops = a->ran_packed ? &atn_ops_packed : &atn_ops_ref, .scratch = scratch, .scratch_floats = per_thread,
         .one_head = true, .head = h,
     };
     atn_layer_desc_of(m, &w.desc);
+    atn_status walk_st = ATN_OK;
+    w.status = &walk_st;
     w.ops->attend(&w, 0, 1, l, a->q + rows_l * dq, a->k + rows_l * dkv, a->v + rows_l * dkv, ctx);
     free(ctx);
     free(scratch);
+    if (walk_st)
+        return atn_error_set(err, walk_st, "out of memory for the relative-position terms of %d tokens", n);
     return ATN_OK;
 }

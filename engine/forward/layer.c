@@ -45,6 +45,11 @@ void atn_layer_desc_of(const atn_model *m, atn_layer_desc *d) {
     }
     if (c->gated_ffn && c->use_ffn)
         d->mlp = ATN_MLP_GATED;
+    if (m->deberta.on) {   /* DeBERTa-v2/v3: post-LN BERT layers, disentangled scores */
+        d->scale_factor = m->deberta.scale_factor;
+        d->disentangled = m->deberta.relative && (m->deberta.c2p || m->deberta.p2c);
+        d->xsoftmax = true;
+    }
 }
 
 float atn_layer_scale(const atn_layer_desc *d, int32_t layer) {
@@ -52,7 +57,11 @@ float atn_layer_scale(const atn_layer_desc *d, int32_t layer) {
        then w / float(layer_idx + 1) when scale_attn_by_inverse_layer_idx; BERT: 1/sqrt(k) */
     if (d->scale > 0.0f)   /* Gemma: query_pre_attn_scalar ** -0.5, as HF's self.scaling */
         return d->scale;
-    float s = d->scale_none ? 1.0f : 1.0f / sqrtf((float)d->d_head);
+    /* DeBERTa: scores / sqrt(d_head scale_factor), the product made in float32 as
+       torch.sqrt(torch.tensor(k, dtype=float) * scale_factor) makes it */
+    float s = d->scale_none ? 1.0f
+              : d->scale_factor > 0 ? 1.0f / sqrtf((float)d->d_head * (float)d->scale_factor)
+                                    : 1.0f / sqrtf((float)d->d_head);
     if (d->scale_by_layer)
         s /= (float)(layer + 1);
     return s;

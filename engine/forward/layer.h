@@ -104,6 +104,13 @@ typedef struct atn_layer_desc {
     const uint8_t *local_layers;
     float scale, softcap;
     bool sandwich;
+    /* DeBERTa-v2/v3 (atn_deberta): scale_factor > 0 makes the score scale
+       1/sqrt(d_head scale_factor); disentangled adds the c2p / p2c terms to each head's
+       scaled scores in attend (engine/forward/deberta.h; not with "no positions");
+       xsoftmax zeroes a row whose every key is masked (XSoftmax: a padded query's row,
+       which the run's mask hides whole) instead of spreading it evenly */
+    int32_t scale_factor;
+    bool disentangled, xsoftmax;
 } atn_layer_desc;
 
 /* Whether layer l of d is local (ModernBERT's global_every, Gemma's local_layers). */

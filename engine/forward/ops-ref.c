@@ -8,6 +8,7 @@
  * weights, then sizes.  Size letters: M rows, n tokens of one sequence, d width, k = d/H
  * head width, f ffn width. */
 #include "forward/layer.h"
+#include "forward/deberta.h"
 #include "forward/activation.h"
 #include "forward/precision.h"
 
@@ -195,6 +196,19 @@ static void softmax_rows_iv(float *att, const float *mask_add, int32_t n, float 
     }
 }
 
+/* XSoftmax (DeBERTa): a row whose every key is masked (a padded query's) is all zero, where
+ * the plain softmax spreads it evenly; masked keys are already 0 in the others. */
+static void xsoftmax_rows(float *att, const float *mask_add, int32_t n) {
+    for (int32_t i = 0; i < n; i++) {
+        const float *mrow = mask_add + (size_t)i * n;
+        bool all = true;
+        for (int32_t j = 0; j < n && all; j++)
+            all = mrow[j] <= ATN_MASK_MIN;
+        if (all)
+            memset(att + (size_t)i * n, 0, (size_t)n * sizeof(float));
+    }
+}
+
 /* ---- the ops --------------------------------------------------------------------------- */
 
 static const float *ref_operand(const atn_walk *w, const float *in, size_t count, int32_t l, atn_operand op) {
@@ -284,23 +298,29 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
         round_in_place(a, v, (size_t)n * dkv, row, ATN_OPERAND_V);
         gated = w->slopes || w->temperature != 1.0f || off_l;
     }
+    /* DeBERTa: the layer's relative rows, for the c2p / p2c terms of every head */
+    atn_deberta_layer *rel = NULL;
+    if (D->disentangled && !w->no_positions && !(rel = atn_deberta_layer_new(w->m, l, n)) && w->status)
+        *w->status = ATN_E_NOMEM;   /* the walk stops after this layer; the caller names it */
     for (int32_t h = w->one_head ? w->head : 0; h < (w->one_head ? w->head + 1 : H); h++) {
         float *att_h = w->one_head || s->attn_one_head ? att : att + (size_t)h * n * n;
         int off = off_l && off_l[h];
         size_t kv = (size_t)(h / group) * kd;
         /* att_h[n,n] = scale · Q_h[n,k] · K_g[n,k]^T, g = h / group */
-        if (!(off && w->head_mode == ATN_HEAD_ZERO))
-        {
+        if (!(off && w->head_mode == ATN_HEAD_ZERO)) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, kd, scale, q + h * kd, dq, k + kv, dkv, 0.0f,
                         att_h, n);
             if (D->softcap > 0.0f)   /* Gemma 2: tanh(s / c) c after the scale, before the mask */
                 for (size_t x = 0; x < (size_t)n * n; x++)
                     att_h[x] = tanhf(att_h[x] / D->softcap) * D->softcap;
+            atn_deberta_head_add(rel, h, q, dq, k, dkv, scale, att_h);   /* NULL: nothing */
         }
         if (gated)
             softmax_rows_iv(att_h, mask, n, w->slopes ? w->slopes[h] : 0.0f, w->temperature, off, w->head_mode);
         else
             softmax_rows(att_h, mask, n);
+        if (D->xsoftmax)
+            xsoftmax_rows(att_h, mask, n);
         if (s->head_done && !w->one_head)
             s->head_done(s->head_user, l, h, att_h, n);
         if (w->one_head)
@@ -310,6 +330,7 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, n, 1.0f, p, n, v + kv, dkv, 0.0f,
                     ctx + h * kd, dq);
     }
+    atn_deberta_layer_free(rel);
 }
 
 static void ref_attend(const atn_walk *w, int tid, int nt, int32_t l, float *q, float *k, float *v, float *ctx) {

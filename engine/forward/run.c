@@ -192,12 +192,18 @@ static void format_bytes(char *buf, size_t len, double bytes) {
  * place the mask is decided: every backend adds it, the trace reads it from the capture,
  * and per-query masks (causal, windows) are further terms added here. */
 static void build_mask(float *mask_add, const atn_encoding *enc, bool causal, int32_t window, int32_t local_half,
-                       const atn_interventions *iv) {
+                       bool query_rows, const atn_interventions *iv) {
     int32_t n = enc->n;
     for (int32_t j = 0; j < n; j++)
         mask_add[j] = enc->mask[j] ? 0.0f : ATN_MASK_MIN;
     for (int32_t i = 1; i < n; i++)
         memcpy(mask_add + (size_t)i * n, mask_add, (size_t)n * sizeof(float));
+    /* DeBERTa (query_rows): the mask is query mask x key mask (DebertaV2Encoder's
+       get_attention_mask), so a padded query's whole row is hidden; XSoftmax makes it 0 */
+    for (int32_t i = 0; query_rows && i < n; i++)
+        if (!enc->mask[i])
+            for (int32_t j = 0; j < n; j++)
+                mask_add[(size_t)i * n + j] = ATN_MASK_MIN;
     /* a causal family (GPT-2): query i sees keys 0..i.  A later key gets ATN_MASK_MIN,
        not MIN plus the padding term: Hugging Face's eager GPT-2 puts finfo.min in the
        masked places of one combined mask, so a score there is s + finfo.min, which is
@@ -305,7 +311,7 @@ static atn_status check_input(const atn_model *m, const atn_encoding *enc, atn_e
                 return atn_error_set(err, ATN_E_INVALID, "token id %d at position %d is outside the vocabulary "
                                      "(0..%d)", enc->ids[i], i, c->vocab_size - 1);
             /* a family without token types (DistilBERT) reads none */
-            if (enc->type_ids[i] < 0 || (m->family->token_types && enc->type_ids[i] >= c->type_vocab_size))
+            if (enc->type_ids[i] < 0 || (atn_model_reads_types(m, m->family->token_types) && enc->type_ids[i] >= c->type_vocab_size))
                 return atn_type_id_error(m, enc->type_ids[i], i, err);
         }
     }
@@ -332,7 +338,7 @@ void atn_run_inputs(const atn_model *m, const atn_encoding *enc, const atn_inter
                     float *mask_add) {
     atn_family_position_ids(m->family, &m->cfg, enc, pos_ids);
     atn_interventions_shuffle_positions(pos_ids, enc, iv);
-    build_mask(mask_add, enc, m->family->causal, m->rotary.window, 0, iv);   /* batch.c: no ModernBERT */
+    build_mask(mask_add, enc, m->family->causal, m->rotary.window, 0, m->family->disentangled, iv);   /* batch.c: no ModernBERT */
 }
 
 atn_status atn_run_forward(atn_run *run, const atn_encoding *enc, const atn_run_options *opts_in,
@@ -377,9 +383,9 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     if (o->precision != ATN_PRECISION_FP32 && o->precision != ATN_PRECISION_FP16 &&
         o->precision != ATN_PRECISION_BF16)
         return atn_error_set(err, ATN_E_INVALID, "precision %d is not fp32, fp16 or bf16", (int)o->precision);
-    if (o->precision != ATN_PRECISION_FP32 && (m->rotary.on || m->family->alibi))
+    if (o->precision != ATN_PRECISION_FP32 && (m->rotary.on || m->family->alibi || m->deberta.on))
         return atn_error_set(err, ATN_E_UNSUPPORTED, "reduced precision is not available for %s models yet "
-                             "(rotary positions, grouped K/V heads, ALiBi): run them in fp32", m->family->name);
+                             "(rotary positions, grouped K/V heads, ALiBi, disentangled attention): run them in fp32", m->family->name);
     int32_t n = enc->n;
 
     run_layout lay;
@@ -511,9 +517,9 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     /* a model with local layers: mask_add is theirs (Gemma's causal window, ModernBERT's
        |i - j| window), mask_base the global layers' */
     int32_t window = m->rotary.window > 0 ? m->rotary.window : m->rotary.local_window;
-    build_mask(a->mask_add, run->enc, m->family->causal, window, m->rotary.local_half, iv);
+    build_mask(a->mask_add, run->enc, m->family->causal, window, m->rotary.local_half, m->family->disentangled, iv);
     if (a->mask_base)   /* the layers the what-if masks skip (ModernBERT, Gemma: the global layers) */
-        build_mask(a->mask_base, run->enc, m->family->causal, m->rotary.window, 0, NULL);
+        build_mask(a->mask_base, run->enc, m->family->causal, m->rotary.window, 0, m->family->disentangled, NULL);
     a->alibi_slopes = (iv && iv->alibi) || m->family->alibi ? run->slopes : NULL;
     a->temperature = iv && iv->temperature > 0.0f ? iv->temperature : 1.0f;
     a->heads_off = iv && iv->heads_off ? run->heads_off : NULL;

@@ -319,9 +319,9 @@ static void refusals(void) {
         CHECK_MSG(strstr(err.message, "\"position_embedding_type\" is ") && strstr(err.message, rel[i] + 1) &&
                   strstr(err.message, "only \"absolute\""), "%s", err.message);
     }
-    variant("roberta-f32", dir, "model_type", "\"deberta-v2\"");
+    variant("roberta-f32", dir, "model_type", "\"deberta\"");   /* DeBERTa v1 (deberta-v2 opens) */
     CHECK(atn_model_open_hf(dir, NULL, NULL, &err) == NULL && err.status == ATN_E_UNSUPPORTED);
-    CHECK_MSG(strstr(err.message, "\"model_type\" is \"deberta-v2\", which attnscope does not open"), "%s",
+    CHECK_MSG(strstr(err.message, "\"model_type\" is \"deberta\", which attnscope does not open"), "%s",
               err.message);
     /* RoBERTa's positions start after padding_idx: 2 rows leave none */
     variant("roberta-f32", dir, "max_position_embeddings", "2");
