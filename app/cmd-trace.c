@@ -55,16 +55,34 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
         }
         printf("%.4f\n", t->scores[j]);
     }
-    if (fabs(t->scale * sqrt((double)k) - 1.0) < 1e-6) {
+    if (t->scale_factor > 0)   /* DeBERTa: 1 + one per relative term of pos_att_type */
+        printf("\nStep 4. Scale by 1/√(d_k·%d) = 1/√(%d·%d) = %.4f (%d: the content score and %d relative term%s):  "
+               "s_j / √(d_k·%d)\n  ", t->scale_factor, k, t->scale_factor, t->scale, t->scale_factor,
+               t->scale_factor - 1, t->scale_factor == 2 ? "" : "s", t->scale_factor);
+    else if (fabs(t->scale * sqrt((double)k) - 1.0) < 1e-6)
         printf("\nStep 4. Scale by 1/√d_k = 1/√%d = %.4f:  s_j / √d_k\n  ", k, t->scale);
-    } else {   /* Gemma's query_pre_attn_scalar^-1/2, GPT-2's switches */
+    else   /* Gemma's query_pre_attn_scalar^-1/2, GPT-2's switches */
         printf("\nStep 4. Scale by the model's factor %.4f (not 1/√d_k = %.4f):  s_j × %.4f\n  ", t->scale,
                1.0 / sqrt((double)k), t->scale);
-    }
     print_vec(t->scaled, n);
     if (t->capped) {   /* Gemma 2's attention soft-cap, before the mask */
         printf("\n  Soft-cap: c·tanh(s_j / c) with c = %g (attn_logit_softcapping):\n  ", t->softcap);
         print_vec(t->capped, n);
+    }
+    if (t->c2p_term) {   /* DeBERTa's disentangled attention: the relative terms, then their sum */
+        printf("\n\nStep 4b. Relative positions (disentangled attention).  Key j is at distance %d - j, which reads\n"
+               "  row δ_j = clamp(bucket(%d - j) + %d, 0, %d) of the relative embeddings:\n  δ = [", i, i, t->rel_span,
+               2 * t->rel_span - 1);
+        for (int32_t j = 0; j < n; j++)
+            printf("%s%d", j ? ", " : "", t->rel_index[j]);
+        printf("]\n  content→position  c2p_j = q_%d · pos_key[δ_j] · %.4f\n  ", i, t->scale);
+        print_vec(t->c2p_term, n);
+        printf("\n  position→content  p2c_j = k_j · pos_query[δ_j] · %.4f\n  ", t->scale);
+        print_vec(t->p2c_term, n);
+        printf("\n  score_j = s_j/√(d_k·%d) + c2p_j + p2c_j\n  [", t->scale_factor);
+        for (int32_t j = 0; j < n; j++)
+            printf("%s%.4f", j ? ", " : "", t->scaled[j] + t->c2p_term[j] + t->p2c_term[j]);
+        fputc(']', stdout);
     }
     int32_t masked = 0;
     for (int32_t j = 0; j < n; j++)
@@ -104,7 +122,7 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
             printf("  exp(masked)            = 0.0000\n");
         else
             printf("  exp(%.4f - %.4f) = exp(%.4f) = %.4f\n",
-                   biased || t->temperature != 1.0 || t->capped ? t->shifted[j] + t->max : t->scaled[j], t->max,
+                   biased || t->temperature != 1.0 || t->capped || t->c2p_term ? t->shifted[j] + t->max : t->scaled[j], t->max,
                    t->shifted[j],
                    t->exps[j]);
     }
@@ -196,6 +214,17 @@ static void print_json(const atn_trace *t) {
         cli_json_number(f, t->softcap);
         fputs(",\n  \"capped\": ", f);
         json_vec(f, t->capped, t->n);
+    }
+    if (t->scale_factor > 0)
+        fprintf(f, ",\n  \"scale_factor\": %d", t->scale_factor);
+    if (t->c2p_term) {   /* DeBERTa: the relative terms the scores add before the mask */
+        fputs(",\n  \"rel_index\": [", f);
+        for (int32_t j = 0; j < t->n; j++)
+            fprintf(f, "%s%d", j ? ", " : "", t->rel_index[j]);
+        fputs("],\n  \"c2p\": ", f);
+        json_vec(f, t->c2p_term, t->n);
+        fputs(",\n  \"p2c\": ", f);
+        json_vec(f, t->p2c_term, t->n);
     }
     fputs(",\n  \"mask\": ", f);
     json_vec(f, t->mask_term, t->n);

@@ -2,6 +2,7 @@
  * precision from the captured Q, K, V, so the numbers a student reads are the numbers the
  * model used (max_abs_diff checks them against the captured probabilities). */
 #include "forward/encoder.h"
+#include "forward/deberta.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,6 +28,9 @@ void atn_trace_free(atn_trace *t) {
     free(t->keys_unrotated);
     free(t->angles);
     free(t->capped);
+    free(t->c2p_term);
+    free(t->p2c_term);
+    free(t->rel_index);
     free(t);
 }
 
@@ -157,6 +161,25 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
         atn_trace_free(t);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     }
+    /* DeBERTa: 1 / sqrt(k scale_factor), then the c2p and p2c terms of every key */
+    if (model && model->deberta.on) {
+        const atn_deberta *r = &model->deberta;
+        t->scale_factor = r->scale_factor;
+        t->xsoftmax = true;
+        t->scale = 1.0 / sqrt((double)k * r->scale_factor);
+        if (r->relative && (r->c2p || r->p2c) && !cap->no_positions) {
+            t->rel_span = r->span;
+            t->c2p_term = calloc((size_t)n, sizeof(double));
+            t->p2c_term = calloc((size_t)n, sizeof(double));
+            t->rel_index = calloc((size_t)n, sizeof(int32_t));
+            if (!t->c2p_term || !t->p2c_term || !t->rel_index) {
+                atn_trace_free(t);
+                return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+            }
+            atn_deberta_trace_terms(model, layer, head, query, t->q, t->keys, n, t->scale, t->c2p_term, t->p2c_term,
+                                    t->rel_index);
+        }
+    }
     t->temperature = cap->temperature > 0.0f ? cap->temperature : 1.0;
     t->head_off = cap->heads_off && cap->heads_off[(size_t)layer * cap->n_heads + head]
                       ? (cap->head_mode == ATN_HEAD_UNIFORM ? 2 : 1) : 0;
@@ -176,7 +199,8 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
         double sc = t->scaled[j];
         if (t->capped)   /* Gemma 2: tanh(s / c) c, before the mask */
             sc = t->capped[j] = t->softcap * tanh(sc / t->softcap);
-        x[j] = (sc + t->mask_term[j] + t->bias_term[j]) / t->temperature;
+        double rel = t->c2p_term ? t->c2p_term[j] + t->p2c_term[j] : 0.0;
+        x[j] = (sc + rel + t->mask_term[j] + t->bias_term[j]) / t->temperature;
         if (x[j] > t->max)
             t->max = x[j];
     }
@@ -201,6 +225,8 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
             t->weights[j] = 0.0;
         else if (t->head_off == 2)
             t->weights[j] = visible ? (t->mask_term[j] == 0.0 ? 1.0 / visible : 0.0) : 1.0 / n;
+        if (t->xsoftmax && !visible)   /* XSoftmax: a padded query's row is all zero */
+            t->weights[j] = 0.0;
         if (P) {
             float diff = (float)fabs(t->weights[j] - P[j]);
             if (diff > t->max_abs_diff)

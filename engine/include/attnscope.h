@@ -838,6 +838,16 @@ typedef struct atn_trace {
        NULL without a soft-cap.  scale above is then query_pre_attn_scalar^-1/2 (Gemma) */
     double softcap;
     double *capped;     /* [n] or NULL */
+    /* DeBERTa-v2/v3 (disentangled attention): scale is 1 / sqrt(k scale_factor); the
+       content->position and position->content terms of each key, already times scale, which
+       the score adds to scaled before the mask (so shifted = scaled + c2p + p2c + mask + bias
+       - max), and the relative-embedding row each key read (clamp(bucket(query - j) + span,
+       0, 2 span - 1)).  NULL (scale_factor 0) for every other model, and for a run with "no
+       positions"; a term the model's pos_att_type lacks is all 0 */
+    double *c2p_term, *p2c_term;   /* [n] */
+    int32_t *rel_index;            /* [n] */
+    int32_t scale_factor, rel_span;
+    bool xsoftmax;      /* DeBERTa: a query whose every key is masked (padding) gets all weights 0 */
 } atn_trace;
 
 /* Recomputes head (layer, head)'s attention for token query in double precision from the
