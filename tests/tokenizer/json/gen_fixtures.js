@@ -334,6 +334,29 @@ for (const name of ['bpe-bytelevel', 'unigram-metaspace', 'unigram-bytefallback'
     specialsOf(llama, ['<unk>', '<s>', '</s>']))]);
 }
 
+// 24. DeBERTa-v3's layout (issue 34; microsoft/deberta-v3-base as transformers'
+// DebertaV2Converter writes it): Unigram with [PAD] [CLS] [SEP] [UNK] as ids 0-3 (unk_id 3) and
+// [MASK] added after the vocabulary, the normalizer Strip, Precompiled (the spm_train model's
+// charsmap), Replace(" {2,}" -> " "), Metaspace (prepend_scheme always), [CLS] A [SEP] (B [SEP]
+// with type id 1) by TemplateProcessing; over the spm-unigram model's pieces and scores.
+{
+  const spm = JSON.parse(fs.readFileSync(path.join(here, '..', 'models', 'spm-unigram.json'), 'utf8'));
+  const specials = ['[PAD]', '[CLS]', '[SEP]', '[UNK]'];
+  const vocab = specials.map(t => [t, 0]).concat(spm.model.vocab.filter(([p]) => !['<unk>', '<s>', '</s>'].includes(p)));
+  const mask = vocab.length;
+  const post = { type: 'TemplateProcessing',
+    single: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } }],
+    pair: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } },
+      { Sequence: { id: 'B', type_id: 1 } }, { SpecialToken: { id: '[SEP]', type_id: 1 } }],
+    special_tokens: { '[CLS]': { id: '[CLS]', ids: [1], tokens: ['[CLS]'] }, '[SEP]': { id: '[SEP]', ids: [2], tokens: ['[SEP]'] } } };
+  const precompiled = spm.normalizer.normalizers.find(n => n.type === 'Precompiled');
+  pipelines.push(['unigram-deberta', base({ type: 'Unigram', unk_id: 3, byte_fallback: false, vocab },
+    { type: 'Sequence', normalizers: [{ type: 'Strip', strip_left: true, strip_right: true }, precompiled,
+      { type: 'Replace', pattern: { Regex: ' {2,}' }, content: ' ' }] },
+    { type: 'Sequence', pretokenizers: [{ type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: true }] },
+    post, added(specials.map((t, i) => [i, t]).concat([[mask, '[MASK]']])))]);
+}
+
 // With names as arguments, only those pipelines are written and index.txt keeps its other lines.
 const only = process.argv.slice(2);
 
@@ -353,6 +376,7 @@ async function main() {
     texts.push(['Hello [MASK]!', null], ['Hello<mask>', null], ['the cat sat', 'the cat sat too']);
     seed = 777 + name.length;
     for (let i = 0; i < (kept || name.startsWith('bpe-') || name.startsWith('spbpe-') ? 600 : 1500); i++) texts.push([randomText(), rnd() < 0.2 ? randomText() : null]);
+    for (let i = 0; i < (kept || name.startsWith('bpe-') || name === 'unigram-deberta' ? 600 : 1500); i++) texts.push([randomText(), rnd() < 0.2 ? randomText() : null]);
     for (const [text, pair] of texts) {
       const e = await back.encode(text, pair, { addSpecialTokens: true });
       const offs = e.getOffsets();
