@@ -231,6 +231,23 @@ int cmd_info(int argc, char **argv) {
         if (ri.final_softcap > 0)
             printf("head       logits soft-capped to %g tanh(z / %g)\n", ri.final_softcap, ri.final_softcap);
     }
+    atn_relative_info rel;
+    if (atn_model_relative_info(m, &rel)) {   /* DeBERTa-v2/v3 */
+        if (rel.relative && (rel.c2p || rel.p2c)) {
+            printf("positions  relative (disentangled): %s%s%s", rel.c2p ? "content->position" : "",
+                   rel.c2p && rel.p2c ? " + " : "", rel.p2c ? "position->content" : "");
+            if (rel.buckets > 0)
+                printf(", %d log buckets up to distance %d", rel.buckets, rel.max_relative);
+            else
+                printf(", distances clamped at %d", rel.span);
+            printf("%s%s%s\n", rel.share_att_key ? ", shared key/query projections" : ", own projections",
+                   rel.norm_rel_ebd ? ", LayerNorm on the relative embeddings" : "",
+                   rel.absolute ? ", absolute positions too" : "");
+        } else {
+            printf("positions  %s, no relative terms\n", rel.absolute ? "absolute" : "none");
+        }
+        printf("scale      scores / sqrt(%d x %d)\n", c->d_head, rel.scale_factor);
+    }
     printf("widths     d_model %d, feed-forward %d", c->d_model, c->d_ffn);
     if (c->d_embed > 0 && c->d_embed != c->d_model)
         printf(", embeddings %d (projected to %d)", c->d_embed, c->d_model);

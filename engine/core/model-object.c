@@ -164,6 +164,17 @@ bool atn_model_rotary_info(const atn_model *model, atn_rotary_info *out) {
     return true;
 }
 
+bool atn_model_relative_info(const atn_model *model, atn_relative_info *out) {
+    const atn_deberta *r = &model->deberta;
+    if (!r->on)
+        return false;
+    *out = (atn_relative_info){.relative = r->relative, .c2p = r->c2p, .p2c = r->p2c,
+                               .share_att_key = r->share_att_key, .norm_rel_ebd = r->norm_rel_ebd,
+                               .absolute = r->position_biased_input, .buckets = r->buckets,
+                               .max_relative = r->max_relative, .span = r->span, .scale_factor = r->scale_factor};
+    return true;
+}
+
 void atn_model_converted_bytes(const atn_model *model, uint64_t *converted, uint64_t *from) {
     if (converted)
         *converted = model->converted_bytes;

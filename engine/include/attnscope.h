@@ -294,6 +294,23 @@ typedef struct atn_rotary_info {
  * model.  model and out must not be NULL. */
 bool atn_model_rotary_info(const atn_model *model, atn_rotary_info *out);
 
+/* DeBERTa-v2/v3's relative positions (disentangled attention), as config.json set them. */
+typedef struct atn_relative_info {
+    bool relative;             /* relative_attention: the terms below are added to the scores */
+    bool c2p, p2c;             /* pos_att_type: content->position, position->content */
+    bool share_att_key;        /* the terms project with the layer's own key / query projections */
+    bool norm_rel_ebd;         /* rel_embeddings through a LayerNorm */
+    bool absolute;             /* position_biased_input: absolute position embeddings too */
+    int32_t buckets;           /* position_buckets (<= 0: none, distances clamped at max_relative) */
+    int32_t max_relative;      /* max_relative_positions (after HF's fallback) */
+    int32_t span;              /* the relative embeddings have 2 span rows */
+    int32_t scale_factor;      /* scores / sqrt(d_head scale_factor) */
+} atn_relative_info;
+
+/* Fills *out and returns true for a DeBERTa-v2/v3 model; false (out untouched) otherwise.
+ * model and out must not be NULL. */
+bool atn_model_relative_info(const atn_model *model, atn_relative_info *out);
+
 /* What the weights of a Hugging Face folder cost in memory: *converted the bytes of the
  * float32 copies made at open (F16 / BF16 tensors, unaligned F32 ones, GPT-2's transposed
  * Conv1D matrices), *from the bytes those tensors take in the files.  0 and 0 when every

@@ -317,6 +317,18 @@ static void test_model(const char *name) {
     const cJSON *cases = cJSON_GetObjectItem(meta, "cases");
     for (const cJSON *c = cases->child; c; c = c->next)
         engine_case(name, m, c);
+    /* attnscope info names the relative settings and the scale */
+    {
+        char cmd[4600], want[64];
+        const char *build = getenv("ATN_BUILD_ROOT");
+        snprintf(cmd, sizeof cmd, "'%s/app/attnscope' info --model '%s'", build ? build : "build", path);
+        char *text = run_out(cmd);
+        snprintf(want, sizeof want, "scale      scores / sqrt(%d x %d)", cJSON_GetObjectItem(meta, "d_head")->valueint,
+                 cJSON_GetObjectItem(meta, "scale_factor")->valueint);
+        CHECK_MSG(strstr(text, "positions  relative (disentangled): content->position") && strstr(text, want) &&
+                  strstr(text, m->deberta.buckets > 0 ? "8 log buckets up to distance 24" : "distances clamped at 4"),
+                  "%s: %s", cmd, text);
+    }
     cli_case(name, meta, cJSON_GetArrayItem(cases, 0));   /* 7 tokens with a [MASK] */
     cli_case(name, meta, cJSON_GetArrayItem(cases, 3));   /* past the buckets, a [MASK] */
 
