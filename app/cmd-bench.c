@@ -500,7 +500,7 @@ static int bench_versus(const char *shape, uint64_t seed, const char *title,
 
 static void usage(void) {
     printf("Usage: attnscope bench [--model M | --shape bert-base|bert-large|bert-tiny|roberta-base|\n"
-           "       distilbert-base|albert-base|gpt2] [--length N[,N...]]\n"
+           "       distilbert-base|albert-base|gpt2|deberta-v3-base] [--length N[,N...]]\n"
            "                       [--repeat R] [--threads T] [--device cpu|cuda] [--precision fp32|bf16|fp16]\n"
            "                       [--json] [--no-capture] [--heads-on-demand]\n"
            "                       [--seed S] [--dump PREFIX] [--no-bandwidth] [--versus SHAPE]\n\n"

@@ -29,12 +29,15 @@ static const shape shapes[] = {
     {"albert-base", 12, 768, 12, 3072, "albert", 30000, 512, 2, 128, 1},   /* albert-base-v2 */
     /* openai-community/gpt2 (124M): pre-LN, causal, tanh GELU, eps 1e-5, ln_f */
     {"gpt2", 12, 768, 12, 3072, "gpt2", 50257, 1024, 1, 0, 0},
+    /* microsoft/deberta-v3-base: relative attention (c2p + p2c, 256 log buckets up to 512,
+       share_att_key, the LayerNorm on rel_embeddings), no absolute positions or token types */
+    {"deberta-v3-base", 12, 768, 12, 3072, "deberta-v2", 128100, 512, 1, 0, 0},
 };
 enum { N_SHAPES = sizeof shapes / sizeof shapes[0] };
 
 const char *const *atn_random_shape_names(void) {
     static const char *const names[] = {"bert-tiny", "bert-base", "bert-large", "roberta-base", "distilbert-base",
-                                        "albert-base", "gpt2", NULL};
+                                        "albert-base", "gpt2", "deberta-v3-base", NULL};
     return names;
 }
 
@@ -63,11 +66,13 @@ atn_status atn_random_shape_config(const char *name, atn_config *cfg, atn_error 
                 cfg->act = ATN_ACT_GELU_TANH;   /* gelu_new */
                 cfg->ln_eps = 1e-5f;
             }
+            if (s->model_type && strcmp(s->model_type, "deberta-v2") == 0)
+                cfg->ln_eps = 1e-7f;
             return ATN_OK;
         }
     }
     return atn_error_set(err, ATN_E_INVALID, "unknown model shape \"%s\" (known: bert-tiny, bert-base, bert-large, "
-                         "roberta-base, distilbert-base, albert-base, gpt2)", name ? name : "(null)");
+                         "roberta-base, distilbert-base, albert-base, gpt2, deberta-v3-base)", name ? name : "(null)");
 }
 
 static uint64_t mix64(uint64_t z) {
@@ -172,8 +177,10 @@ atn_model *atn_model_new_random_shape_positions(const char *name, uint64_t seed,
     size_t stored = s->groups ? (size_t)s->groups : (size_t)cfg.n_layers;
     size_t per_layer = 4 * (d * d + d) + 2 * d + (f * d + f) + (d * f + d) + 2 * d;
     size_t types = fam->token_types ? (size_t)cfg.type_vocab_size : 0;
+    size_t rel_rows = fam->disentangled ? 2 * 256 : 0;   /* DeBERTa-v3: rel_embeddings [2 x 256, d] + LayerNorm */
     size_t total = ((size_t)cfg.vocab_size + (size_t)cfg.max_positions + types) * E + 2 * E + stored * per_layer +
-                   (E != d || s->groups ? d * E + d : 0) + (fam->pre_ln ? 2 * d : 0);
+                   (E != d || s->groups ? d * E + d : 0) + (fam->pre_ln ? 2 * d : 0) +
+                   (rel_rows ? rel_rows * d + 2 * d + rel_rows * d : 0);
     char title[96];
     snprintf(title, sizeof title, "%s (random weights)", name);
     atn_model *m = atn_model_alloc(ATN_MODEL_BERT, title, "");
@@ -229,6 +236,22 @@ atn_model *atn_model_new_random_shape_positions(const char *name, uint64_t seed,
     if (fam->pre_ln) {   /* GPT-2: ln_f, the two tensors after the layers */
         w->final_ln_g = p, p = fill(p, d, seed, t++, 1.0f, G_SCALE);
         w->final_ln_b = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
+    }
+    if (rel_rows) {   /* DeBERTa-v3: the BERT tensors above, without positions and types */
+        atn_deberta *r = &m->deberta;
+        *r = (atn_deberta){.on = true, .relative = true, .c2p = true, .p2c = true, .share_att_key = true,
+                           .norm_rel_ebd = true, .buckets = 256, .max_relative = 512, .span = 256, .scale_factor = 3};
+        w->pos_emb = NULL, w->type_emb = NULL;
+        float *raw = p;
+        p = fill(p, rel_rows * d, seed, t++, 0.0f, W_SCALE);
+        r->rel_ln_g = p, p = fill(p, d, seed, t++, 1.0f, G_SCALE);
+        r->rel_ln_b = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
+        atn_layernorm(p, raw, r->rel_ln_g, r->rel_ln_b, (int32_t)rel_rows, (int32_t)d, cfg.ln_eps);
+        r->rel_emb = p, p += rel_rows * d;
+        for (int32_t l = 0; l < cfg.n_layers; l++) {
+            atn_layer_weights *lw = &w->layers[l];
+            lw->wpk = lw->wk, lw->bpk = lw->bk, lw->wpq = lw->wq, lw->bpq = lw->bq;
+        }
     }
     return m;
 }

@@ -31,6 +31,7 @@ It never calls attnscope.  Outputs go to tests/hf/fixtures/:
   <model>-<case>-attn.npy   float32 [L, H, n, n]   attention probabilities
   <model>-<case>-hidden.npy float32 [L+1, n, d]    the embeddings and each layer's output
   <model>-<case>-c2p.npy, -p2c.npy  float32 [L, H, n, n]  the two terms (scaled) alone
+  deberta/v3-base-buckets.json      the buckets of distances -1023..1023 with 256 buckets up to 512
 
 Run with Debian's python3-torch:  /usr/bin/python3 tests/hf/gen_deberta.py
 """
@@ -357,6 +358,14 @@ def main():
     for seed, (name, over, opts) in enumerate(MODELS):
         write_model(name, over, opts, out_models, out_fix, 3500 + seed)
         print("wrote", name)
+    # deberta-v3-base's buckets (position_buckets 256, max_relative_positions 512) over
+    # distances -1023..1023, as torch's float32 make_log_bucket_position gives them
+    rel = torch.arange(-1023, 1024)
+    b = make_log_bucket_position(rel, 256, 512).to(torch.long)
+    # (in a folder of its own: tests/cli reads every fixtures/*.json as a list of cases)
+    os.makedirs(os.path.join(out_fix, "deberta"), exist_ok=True)
+    with open(os.path.join(out_fix, "deberta", "v3-base-buckets.json"), "w") as fh:
+        json.dump({"buckets": 256, "max_relative": 512, "from": -1023, "bucket": b.tolist()}, fh)
 
 
 if __name__ == "__main__":

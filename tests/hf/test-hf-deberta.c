@@ -433,6 +433,24 @@ static void test_refusals(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* deberta-v3-base's settings (256 buckets up to 512, as `bench --shape deberta-v3-base` runs):
+ * every distance up to 1023 against torch's float32 make_log_bucket_position. */
+static void test_v3_base_buckets(void) {
+    atn_deberta r = {.on = true, .relative = true, .c2p = true, .p2c = true, .buckets = 256, .max_relative = 512,
+                     .span = 256, .scale_factor = 3};
+    char path[4096];
+    snprintf(path, sizeof path, "%s/fixtures/deberta/v3-base-buckets.json", root);
+    cJSON *bj = read_json(path);
+    const cJSON *bs = cJSON_GetObjectItem(bj, "bucket");
+    int32_t from = bj ? cJSON_GetObjectItem(bj, "from")->valueint : 0, bad = 0, x = 0;
+    for (const cJSON *e = bs ? bs->child : NULL; e; e = e->next, x++)
+        bad += atn_deberta_bucket(&r, from + x) != e->valueint;
+    CHECK_MSG(x == 2047 && bad == 0, "deberta-v3-base: %d of %d buckets differ from torch's", bad, x);
+    cJSON_Delete(bj);
+    CHECK(atn_deberta_index(&r, 511, 0) == 511 && atn_deberta_index(&r, 0, 511) == 1);
+    CHECK(atn_deberta_index(&r, 1023, 0) == 511 && atn_deberta_index(&r, 0, 1023) == 0);
+}
+
 int main(void) {
     source_path(root, sizeof root, "tests/hf");
     char abs[PATH_MAX];
@@ -441,5 +459,6 @@ int main(void) {
     test_model("deberta-v3-f32");
     test_model("deberta-v2-bf16");
     test_refusals();
+    test_v3_base_buckets();
     return check_summary("test-hf-deberta");
 }
