@@ -14,10 +14,12 @@
  * tensors whose data is not 4-byte aligned in the file, are converted into one block the
  * model owns.  Mappings no tensor points into are released at the end.
  *
- * Over 1,000 lines since the rotary decoders, BLOOM and ModernBERT gained their binders
- * (bind_rotary_layer, bind_modernbert_layer, split_modernbert, the per-head slices); they
- * are the part to move out next, into a file of family binders behind a private loader
- * header, when the next family (Gemma 2, DeBERTa, T5) adds its own. */
+ * Over 1,000 lines since the rotary decoders, BLOOM, ModernBERT, Gemma and DeBERTa gained
+ * their binders (bind_rotary_layer, bind_modernbert_layer, split_modernbert, the per-head
+ * slices, DeBERTa's projections, rel_embeddings and head in bind_layer / bind_weights,
+ * finish_deberta; DeBERTa's config keys are in hf-deberta.c, Gemma's gains in hf-rotary.c);
+ * they are the part to move out next, into a file of family binders behind a private loader
+ * header (want / vwant shared), when the next family (T5, BART) adds its own. */
 #include "core/cancel.h"
 #include "core/family.h"
 #include "core/files.h"
