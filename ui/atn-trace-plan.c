@@ -180,7 +180,9 @@ static void fill_scaled(const atn_trace *t, int j, AtnTracePlanStep *p, int r, i
 static void fill_mask(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs) {
     plan_set(p, r, c0, 0, t->mask_term[j] != 0 ? g_strdup("−∞") : g_strdup("0"));
     /* a masked key's score is finfo.min, about -3.4e38: shown as what it does, −∞ */
-    plan_set(p, r, c0 + 1, 0, t->mask_term[j] != 0 ? g_strdup("−∞") : fmt4(t->scaled[j] + t->mask_term[j]));
+    /* DeBERTa: the relative terms are part of the score the mask is added to */
+    double rel = t->c2p_term ? t->c2p_term[j] + t->p2c_term[j] : 0.0;
+    plan_set(p, r, c0 + 1, 0, t->mask_term[j] != 0 ? g_strdup("−∞") : fmt4(t->scaled[j] + rel + t->mask_term[j]));
 }
 
 static void fill_softmax(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs) {
@@ -239,6 +241,10 @@ void atn_trace_plan_make_labelled(const atn_trace *t, const char *const *labels,
         const char *hd[] = {_("s_j"), _("s_j / √d_k")};
         plan_token_table(p, t, labels, rows, hd, 2, fill_scaled, kc);
     }
+    if (t->c2p_term)   /* DeBERTa's disentangled attention */
+        p->note = g_strdup_printf(_("DeBERTa: the score also gets the relative-position terms c2p + p2c, each "
+                                    "scaled by 1/√(d_k·%d); the next step's scores include them (attnscope trace "
+                                    "lists them)."), t->scale_factor);
 
     p = &plans[ATN_TRACE_STEP_MASK];
     int masked = 0, future = 0;
