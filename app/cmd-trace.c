@@ -101,6 +101,8 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
             if (t->mask_term[j] != 0)
                 printf(" %d", j);
         fputc('\n', stdout);
+        if (t->xsoftmax && masked == n)   /* DeBERTa: the mask is query mask x key mask */
+            printf("  Query token %d is padding: its whole row is masked, and XSoftmax makes every weight 0.\n", i);
     }
     /* the what-if lab's terms, at the step where the forward applied them */
     bool biased = false;
@@ -135,7 +137,7 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
     else
         printf("  sum = %.4f\n  weights a_j = exp_j / sum = ", t->sum);
     print_vec(t->weights, n);
-    printf("   (they sum to %d)\n\nStep 7. The values v_j = x_j W_V + b_V (head %d's columns)\n", t->head_off == 1 ? 0 : 1, t->head);
+    printf("   (they sum to %d)\n\nStep 7. The values v_j = x_j W_V + b_V (head %d's columns)\n", t->head_off == 1 || (t->xsoftmax && masked == n) ? 0 : 1, t->head);
     for (int32_t j = 0; j < n; j++) {
         printf("  v_%-3d %-10s = ", j, tok(t, j));
         print_vec(t->values + (size_t)j * k, k);

@@ -280,6 +280,11 @@ static void cli_case(const char *name, const cJSON *meta, const cJSON *c) {
     char *text = run_out(cmd);
     CHECK_MSG(strstr(text, "Step 4b. Relative positions") && strstr(text, "content→position  c2p_j") &&
               strstr(text, "position→content  p2c_j"), "%s: %s", cmd, text);
+    /* a padded query (XSoftmax): the text says its weights are 0 and sum to 0 */
+    snprintf(cmd, sizeof cmd, "'%s/app/attnscope' trace --model '%s/models/%s' --ids 5,6,7,0 --mask 1,1,1,0 "
+             "--layer 0 --head 0 --query 3", build ? build : "build", root, name);
+    text = run_out(cmd);
+    CHECK_MSG(strstr(text, "Query token 3 is padding") && strstr(text, "(they sum to 0)"), "%s: %s", cmd, text);
 }
 
 /* Distances past the buckets, the bucket of each against torch's float32 make_log_bucket_position. */
