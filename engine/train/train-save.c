@@ -3,6 +3,7 @@
  * options) and the gradient dump (.npz: a ZIP of stored .npy files, as numpy.savez writes
  * it).  Every file goes through the engine's atomic writer. */
 #include "train/train-private.h"
+#include "formats/npz-write.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -266,112 +267,28 @@ atn_status atn_trainer_save(const atn_trainer *t, const char *dir, atn_error *er
     return save_text(dir, "training.json", &b, err);
 }
 
-/* ---- .npz ---------------------------------------------------------------------------------- */
-
-static uint32_t crc32_of(const unsigned char *p, size_t len) {
-    static uint32_t table[256];
-    if (!table[1])
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++)
-                c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            table[i] = c;
-        }
-    uint32_t c = 0xFFFFFFFFu;
-    for (size_t i = 0; i < len; i++)
-        c = table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
-    return c ^ 0xFFFFFFFFu;
-}
-
-/* One .npy image (format 1.0) of float32 ('<f4') or int64 ('<i8') values with shape (ndim 0:
- * a scalar). */
-static void npy_image(buf *b, const void *data, const char *descr, size_t elem, const int64_t *shape, int ndim) {
-    char dict[256];
-    int off = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
-    size_t count = 1;
-    for (int i = 0; i < ndim; i++) {
-        off += snprintf(dict + off, sizeof dict - (size_t)off, "%lld,%s", (long long)shape[i],
-                        i + 1 < ndim ? " " : "");
-        count *= (size_t)shape[i];
-    }
-    if (ndim > 1)
-        off--;
-    off += snprintf(dict + off, sizeof dict - (size_t)off, "), }");
-    size_t hlen = (size_t)off + 1, pad = (64 - (10 + hlen) % 64) % 64;
-    hlen += pad;
-    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff),
-                             (unsigned char)(hlen >> 8)};
-    put(b, pre, 10);
-    put(b, dict, (size_t)off);
-    for (size_t i = 0; i < pad; i++)
-        puts_b(b, " ");
-    puts_b(b, "\n");
-    put(b, data, count * elem);
-}
-
-static void le16(buf *b, uint16_t v) {
-    unsigned char x[2] = {(unsigned char)v, (unsigned char)(v >> 8)};
-    put(b, x, 2);
-}
-
-static void le32(buf *b, uint32_t v) {
-    unsigned char x[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
-                          (unsigned char)(v >> 24)};
-    put(b, x, 4);
-}
-
-typedef struct npz {
-    buf file, dir;
-    int entries;
-} npz;
-
-/* Adds name.npy as a stored entry (no compression, as numpy.savez). */
-static void npz_add(npz *z, const char *name, const void *data, bool int64, const int64_t *shape, int ndim) {
-    buf img = {0};
-    npy_image(&img, data, int64 ? "<i8" : "<f4", int64 ? 8 : 4, shape, ndim);
-    if (img.failed || z->file.len > 0xF0000000u) {
-        z->file.failed = true;
-        free(img.p);
-        return;
-    }
-    char fname[128];
-    int fl = snprintf(fname, sizeof fname, "%s.npy", name);
-    uint32_t crc = crc32_of(img.p, img.len), at = (uint32_t)z->file.len;
-    le32(&z->file, 0x04034b50), le16(&z->file, 20), le16(&z->file, 0), le16(&z->file, 0);
-    le16(&z->file, 0), le16(&z->file, 0x21);   /* time 0, date 1980-01-01 */
-    le32(&z->file, crc), le32(&z->file, (uint32_t)img.len), le32(&z->file, (uint32_t)img.len);
-    le16(&z->file, (uint16_t)fl), le16(&z->file, 0);
-    put(&z->file, fname, (size_t)fl);
-    put(&z->file, img.p, img.len);
-    le32(&z->dir, 0x02014b50), le16(&z->dir, 20), le16(&z->dir, 20), le16(&z->dir, 0), le16(&z->dir, 0);
-    le16(&z->dir, 0), le16(&z->dir, 0x21);
-    le32(&z->dir, crc), le32(&z->dir, (uint32_t)img.len), le32(&z->dir, (uint32_t)img.len);
-    le16(&z->dir, (uint16_t)fl), le16(&z->dir, 0), le16(&z->dir, 0), le16(&z->dir, 0), le16(&z->dir, 0);
-    le32(&z->dir, 0), le32(&z->dir, at);
-    put(&z->dir, fname, (size_t)fl);
-    z->entries++;
-    free(img.p);
-}
-
 atn_status atn_trainer_dump_grads(const atn_trainer *t, const char *path, atn_error *err) {
     if (!t || !path || !*path)
         return atn_error_set(err, ATN_E_INVALID, "atn_trainer_dump_grads: no trainer or path");
-    npz z = {0};
+    atn_npz *z = atn_npz_new();
     size_t M = (size_t)t->M;
     int64_t *tmp = calloc(M ? M : 1, sizeof(int64_t));
-    if (!tmp)
+    if (!tmp || !z) {
+        free(tmp);
+        atn_npz_free(z);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory writing %s", path);
+    }
     int64_t shape[2] = {t->B, t->n};
     for (size_t i = 0; i < M; i++)
         tmp[i] = t->ids[i];
-    npz_add(&z, "input_ids", tmp, true, shape, 2);
+    atn_npz_add(z, "input_ids", tmp, true, shape, 2);
     for (size_t i = 0; i < M; i++)
         tmp[i] = t->labels[i];
-    npz_add(&z, "labels", tmp, true, shape, 2);
+    atn_npz_add(z, "labels", tmp, true, shape, 2);
     for (size_t i = 0; i < M; i++)
         tmp[i] = 1;
-    npz_add(&z, "attention_mask", tmp, true, shape, 2);
-    npz_add(&z, "loss", &t->loss, false, NULL, 0);
+    atn_npz_add(z, "attention_mask", tmp, true, shape, 2);
+    atn_npz_add(z, "loss", &t->loss, false, NULL, 0);
     free(tmp);
     for (int i = 0; i < t->n_tensors; i++) {
         const atn_tr_tensor *x = &t->tensors[i];
@@ -380,20 +297,12 @@ atn_status atn_trainer_dump_grads(const atn_trainer *t, const char *path, atn_er
         size_t count = tensor_count(x);
         float *g = malloc(count * sizeof(float));
         if (!g) {
-            z.file.failed = true;
+            atn_npz_fail(z);
             break;
         }
         atn_trainer_tensor_get(t, x->name, true, g, count, NULL);
-        npz_add(&z, x->name, g, false, x->shape, x->ndim);
+        atn_npz_add(z, x->name, g, false, x->shape, x->ndim);
         free(g);
     }
-    uint32_t dir_at = (uint32_t)z.file.len, dir_len = (uint32_t)z.dir.len;
-    put(&z.file, z.dir.p, z.dir.len);
-    if (z.dir.failed)
-        z.file.failed = true;
-    free(z.dir.p);
-    le32(&z.file, 0x06054b50), le16(&z.file, 0), le16(&z.file, 0);
-    le16(&z.file, (uint16_t)z.entries), le16(&z.file, (uint16_t)z.entries);
-    le32(&z.file, dir_len), le32(&z.file, dir_at), le16(&z.file, 0);
-    return write_buf(&z.file, path, err);
+    return atn_npz_write(z, path, err);
 }
