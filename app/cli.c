@@ -171,7 +171,8 @@ bool cli_check_unused(cli_args *a) {
 }
 
 void cli_mark_model_options(cli_args *a) {
-    static const char *const input[] = {"model", "text", "text-pair", "ids", "tokens", "type-ids", "mask", NULL};
+    static const char *const input[] = {"model", "text", "text-pair", "ids", "tokens", "type-ids", "mask", "target",
+                                        "target-ids", NULL};
     for (int i = 0; input[i]; i++)
         cli_get(a, input[i]);
     cli_mark_whatif_options(a);
@@ -499,6 +500,51 @@ done:
     return st;
 }
 
+int32_t *cli_target_ids(cli_args *a, const atn_model *m, int32_t *n, atn_error *err) {
+    const char *text = cli_get(a, "target"), *ids_s = cli_get(a, "target-ids");
+    *n = 0;
+    if (!text && !ids_s)
+        return NULL;
+    if (!atn_model_is_encoder_decoder(m)) {
+        atn_error_set(err, ATN_E_INVALID, "--target and --target-ids are for encoder-decoder models (T5, BART, "
+                      "Marian); model \"%s\" is %s", atn_model_name(m), atn_model_family_name(m));
+        return NULL;
+    }
+    if (text && ids_s) {
+        atn_error_set(err, ATN_E_INVALID, "give either --target or --target-ids, not both");
+        return NULL;
+    }
+    int32_t *ids = NULL;
+    if (ids_s) {
+        int k = cli_parse_int_list(ids_s, "--target-ids", &ids);
+        if (k <= 0) {
+            free(ids);
+            atn_error_set(err, ATN_E_INVALID, "--target-ids needs at least one id");
+            return NULL;
+        }
+        *n = k;
+        return ids;
+    }
+    /* teacher forcing (HF's _shift_right of the labels): the decoder start token, then the
+       target's tokens but the last (T5's tokenizer ends them with </s>) */
+    atn_encoding *e = NULL;
+    if (atn_model_encode(m, text, NULL, &e, err) != ATN_OK)
+        return NULL;
+    int32_t t = e->n > 0 ? e->n : 1;
+    ids = malloc((size_t)t * sizeof *ids);
+    if (!ids) {
+        atn_encoding_free(e);
+        atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    ids[0] = atn_model_decoder_start_id(m);
+    for (int32_t i = 1; i < t; i++)
+        ids[i] = e->ids[i - 1];
+    atn_encoding_free(e);
+    *n = t;
+    return ids;
+}
+
 int cli_model_run(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **run) {
     return cli_model_run_pair(a, model, enc, run, NULL);
 }
@@ -535,6 +581,13 @@ int cli_model_run_pair(cli_args *a, atn_model **model, atn_encoding **enc, atn_r
         return CLI_EXIT_FAIL;
     }
     opts.interventions = ci.any ? &ci.iv : NULL;
+    int32_t n_target = 0;
+    int32_t *target = cli_target_ids(a, *model, &n_target, &err);
+    if (!target && err.status) {
+        cli_interventions_free(&ci);
+        return cli_fail(&err);
+    }
+    opts.target_ids = target, opts.n_target = n_target;
     atn_status st = atn_run_forward(*run, *enc, &opts, &err);
     const char *why = st == ATN_OK ? atn_run_fallback_reason(*run) : NULL;
     if (why)
@@ -555,6 +608,7 @@ int cli_model_run_pair(cli_args *a, atn_model **model, atn_encoding **enc, atn_r
             st = atn_run_forward(*run_fp32, *enc, &o32, &err);
     }
     cli_interventions_free(&ci);   /* the runs copied what they keep */
+    free(target);
     if (st)
         return cli_fail(&err);
     return CLI_EXIT_OK;

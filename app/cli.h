@@ -92,6 +92,12 @@ int cli_model_run(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **
 /* The same, and run_fp32 (not NULL) gets the same input run again with the same options in
  * fp32 (attnscope run --compare-fp32); the caller frees it too. */
 int cli_model_run_pair(cli_args *a, atn_model **model, atn_encoding **enc, atn_run **run, atn_run **run_fp32);
+/* An encoder-decoder's decoder input from --target-ids, or from --target TEXT (the decoder
+ * start token, then the text's tokens but the last: teacher forcing, HF's shift_right of the
+ * labels), malloc'ed, *n its length; NULL with *n 0 when neither is given (the run then feeds
+ * the start token alone), NULL with err set when they are wrong or the model is not an
+ * encoder-decoder. */
+int32_t *cli_target_ids(cli_args *a, const atn_model *model, int32_t *n, atn_error *err);
 
 /* --attention FILE (app/cli-attention.c): the weight-free commands read an attention file
  * in place of running --model.  cli_attention_wanted says whether it was given (without

@@ -246,7 +246,8 @@ int cmd_run(int argc, char **argv) {
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope run --model M (--text T [--text-pair T2] | --ids 1,2,3 [--type-ids ...] "
                "[--mask 1,1,0] | --tokens N) [--device cpu|cuda|auto] [--precision fp32|bf16|fp16 [--compare-fp32]]\n"
-               "       -o OUT.npy|OUT.json|OUT.safetensors   (with --compare-fp32, -o may be left out: only the\n"
+               "       [--target TEXT | --target-ids 0,5,7] [--stack encoder|decoder|cross]\n"
+               "       -o OUT.npy|OUT.json|OUT.safetensors|OUT.npz   (with --compare-fp32, -o may be left out: only the\n"
                "       comparison, on standard output)\n\n"
                "Writes the attention of every layer and head: .npy is float32 [layers, heads, n, n];\n"
                ".json has tokens, ids and the nested attention lists; .safetensors is an attention file\n"
@@ -254,6 +255,11 @@ int cmd_run(int argc, char **argv) {
                "Toy models take no text.\n"
                "--model random:SHAPE (e.g. random:gpt2) runs a model of that shape with random weights;\n"
                "--tokens N gives N made-up ids (as bench runs) to any model that takes ids.\n"
+               "An encoder-decoder (T5, BART, Marian) reads --text as the source and --target as the decoder's\n"
+               "input: its start token, then the target's tokens but the last (teacher forcing); without\n"
+               "--target the start token alone.  -o OUT.npz writes its three stacks as arrays encoder\n"
+               "[L, H, n, n], decoder [Ld, H, t, t] and cross [Ld, H, t, n] (target rows, source columns);\n"
+               "--stack picks one for .npy.\n"
                "-o - --format npy|json writes to standard output.\n\n"
                "--precision bf16|fp16 rounds the operands of every matrix product to that format and sums in\n"
                "fp32, as autocast does (softmax, LayerNorm, GELU stay fp32; on a CPU without bf16/fp16\n"
@@ -287,8 +293,16 @@ int cmd_run(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     }
     if (!to_stdout && !report_only && !ends_with(out, ".npy") && !ends_with(out, ".json") &&
-        !ends_with(out, ".safetensors")) {
-        cli_error("attnscope run: output \"%s\" must end in .npy or .json (or .safetensors, an attention file)", out);
+        !ends_with(out, ".safetensors") && !ends_with(out, ".npz")) {
+        cli_error("attnscope run: output \"%s\" must end in .npy or .json (or .safetensors, an attention file; "
+                  ".npz for an encoder-decoder's three stacks)", out);
+        return CLI_EXIT_USAGE;
+    }
+    bool npz = !to_stdout && ends_with(out, ".npz");
+    const char *stack_s = cli_get(&a, "stack");
+    atn_stack_kind stack_kind = ATN_STACK_ENCODER;
+    if (stack_s && !atn_stack_kind_parse(stack_s, &stack_kind)) {
+        cli_error("attnscope run: --stack is encoder, decoder or cross, not \"%s\"", stack_s);
         return CLI_EXIT_USAGE;
     }
     bool npy = to_stdout ? !strcmp(format, "npy") : ends_with(out, ".npy");
@@ -318,7 +332,32 @@ int cmd_run(int argc, char **argv) {
         if (cap->nonfinite_layer >= 0)
             fprintf(stderr, "attnscope: warning: values became NaN or infinite at layer %d\n", cap->nonfinite_layer);
         bool ok;
-        if (attn_file) {
+        const atn_stack *stack = stack_s ? atn_capture_stack(cap, stack_kind) : NULL;
+        if ((npz || stack_s) && !cap->n_stacks) {
+            cli_error("attnscope run: %s is for encoder-decoder models (T5, BART, Marian); model \"%s\" is %s",
+                      npz ? ".npz output" : "--stack", atn_model_name(model), atn_model_family_name(model));
+            ok = false;
+        } else if (cap->n_stacks && !npz && !stack) {
+            cli_error("attnscope run: model \"%s\" is an encoder-decoder with three stacks of attention: write "
+                      "them all with -o OUT.npz (arrays encoder, decoder, cross), or pick one with --stack "
+                      "encoder|decoder|cross", atn_model_name(model));
+            ok = false;
+        } else if (npz) {   /* encoder [L][H][n][n], decoder [Ld][H][t][t], cross [Ld][H][t][n] */
+            atn_error err = {0};
+            ok = !cli_interrupted() && atn_capture_write_stacks_npz(out, cap, &err) == ATN_OK;
+            if (!ok && !cli_interrupted())
+                cli_fail(&err);
+        } else if (stack && npy) {
+            int64_t shape[4] = {stack->n_layers, stack->n_heads, stack->n_q, stack->n_k};
+            atn_error err = {0};
+            ok = !cli_interrupted() && atn_npy_write_f32(out, stack->attn, shape, 4, &err) == ATN_OK;
+            if (!ok && !cli_interrupted())
+                cli_fail(&err);
+        } else if (stack && stack->kind != ATN_STACK_ENCODER) {
+            cli_error("attnscope run: --stack %s writes .npy or .npz for now (JSON and attention files hold the "
+                      "encoder's)", stack->name);
+            ok = false;
+        } else if (attn_file) {
             atn_attn_file_meta meta = {.model_id = atn_model_name(model), .family = atn_model_family_name(model),
                                        .source = "attnscope", .causal = atn_model_is_causal(model)};
             atn_error err = {0};

@@ -110,8 +110,9 @@ typedef float *(*head_logits_fn)(const atn_model *m, const atn_capture *cap, int
  * atn_predict_next once each has checked that the model has that head. */
 static atn_status predict_top_k(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t top_k,
                                 head_logits_fn head, atn_prediction *out, atn_error *err) {
-    if (!cap || pos < 0 || pos >= cap->n)
-        return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
+    int32_t npos = cap && cap->n_stacks ? cap->n_tgt : cap ? cap->n : 0;   /* an encoder-decoder: the target's */
+    if (!cap || pos < 0 || pos >= npos)
+        return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, npos - 1);
     int32_t V = m->cfg.vocab_size;
     if (top_k < 1)
         top_k = 1;
@@ -129,8 +130,9 @@ static atn_status predict_top_k(const atn_model *m, const atn_capture *cap, int3
  * atn_predict_next_log_prob once each has checked that the model has that head. */
 static atn_status predict_log_prob(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t id,
                                    head_logits_fn head, double *logp, atn_error *err) {
-    if (!cap || !logp || pos < 0 || pos >= cap->n)
-        return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, cap ? cap->n - 1 : -1);
+    int32_t npos = cap && cap->n_stacks ? cap->n_tgt : cap ? cap->n : 0;   /* an encoder-decoder: the target's */
+    if (!cap || !logp || pos < 0 || pos >= npos)
+        return atn_error_set(err, ATN_E_INVALID, "position %d out of range 0..%d", pos, npos - 1);
     int32_t V = m->cfg.vocab_size;
     if (id < 0 || id >= V)
         return atn_error_set(err, ATN_E_INVALID, "token id %d outside the vocabulary 0..%d", id, V - 1);
@@ -155,6 +157,24 @@ atn_status atn_predict_position(const atn_model *m, const atn_capture *cap, int3
  * a bias-free Linear tied to wte.  The V logits at pos (caller frees), or NULL: out of memory. */
 static float *next_token_logits(const atn_model *m, const atn_capture *cap, int32_t pos) {
     const atn_config *c = &m->cfg;
+    if (m->family->encdec) {
+        /* T5ForConditionalGeneration: the decoder's last hidden state (after its final norm),
+           times d^-0.5 when the head is the shared embeddings, through lm_head (+ BART's
+           final_logits_bias) */
+        const atn_encdec *e = &m->encdec;
+        int32_t d = c->d_model, V = c->vocab_size;
+        float *logits = malloc((size_t)V * sizeof(float)), *h = malloc((size_t)d * sizeof(float));
+        if (logits && h) {
+            const float *x = cap->dec_hidden + ((size_t)e->n_dec_layers * cap->n_tgt + pos) * d;
+            for (int32_t j = 0; j < d; j++)
+                h[j] = x[j] * e->lm_scale;
+            atn_linear(logits, h, e->lm_head ? e->lm_head : m->w.word_emb, e->final_logits_bias, 1, d, V);
+        } else {
+            free(logits), logits = NULL;
+        }
+        free(h);
+        return logits;
+    }
     int32_t d = c->d_model, V = c->vocab_size;
     const float *h = cap->hidden + ((size_t)c->n_layers * cap->n + pos) * d;
     float *logits = malloc((size_t)V * sizeof(float));
@@ -168,7 +188,7 @@ static float *next_token_logits(const atn_model *m, const atn_capture *cap, int3
 
 atn_status atn_predict_next(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t top_k,
                             atn_prediction *out, atn_error *err) {
-    if (!m || !atn_model_is_causal(m) || !m->w.word_emb)
+    if (!m || !(atn_model_is_causal(m) || m->family->encdec) || !m->w.word_emb)
         return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" is not a causal language model, so it "
                              "has no next-token guesses%s", m ? m->name : "(none)",
                              m && atn_model_has_mlm_head(m) ? " (it predicts [MASK] tokens instead)" : "");
@@ -186,7 +206,7 @@ atn_status atn_predict_log_prob(const atn_model *m, const atn_capture *cap, int3
 /* The log-softmax of atn_predict_next's logits at id. */
 atn_status atn_predict_next_log_prob(const atn_model *m, const atn_capture *cap, int32_t pos, int32_t id,
                                      double *logp, atn_error *err) {
-    if (!m || !atn_model_is_causal(m) || !m->w.word_emb)
+    if (!m || !(atn_model_is_causal(m) || m->family->encdec) || !m->w.word_emb)
         return atn_error_set(err, ATN_E_UNSUPPORTED, "model \"%s\" is not a causal language model, so it "
                              "has no next-token probabilities", m ? m->name : "(none)");
     return predict_log_prob(m, cap, pos, id, next_token_logits, logp, err);

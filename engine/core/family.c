@@ -514,6 +514,36 @@ static const atn_family families[] = {
         .alibi = true,
     },
     {
+        /* T5ForConditionalGeneration (modeling_t5.py): T5, mT5, Flan-T5 (feed_forward_proj
+           gated-gelu), umT5 not (its buckets are per layer); the tensors are bound by
+           engine/formats/hf-encdec.c, not by this table's names */
+        .name = "T5",
+        .model_types = {"t5", "mt5", NULL},
+        .config = {
+            .d_model = "d_model",
+            .n_layers = "num_layers",
+            .n_heads = "num_heads",
+            .d_ffn = "d_ff",
+            .vocab_size = "vocab_size",
+            .max_positions = NULL, .max_positions_default = 1 << 20,   /* relative positions: no table */
+            .type_vocab_size = NULL, .type_vocab_size_default = 1,
+            .act = NULL, .act_default = "relu",   /* feed_forward_proj, read by hf-encdec.c */
+            .ln_eps = "layer_norm_epsilon", .ln_eps_default = 1e-6f,
+            .position_type = NULL, .position_type_default = "absolute",
+        },
+        .tensors = {
+            .prefixes = {"", NULL},
+            .word_emb = "shared.weight",
+        },
+        .positions = ATN_POSITIONS_FROM_0,
+        .token_types = false,
+        .mlm = {.what = "lm_head (the decoder's next-token head)"},
+        .tokenizer = "unigram",
+        .vocab_file = "spiece.model",
+        .pre_ln = true,
+        .encdec = true,
+    },
+    {
         /* ModernBertModel / ModernBertForMaskedLM (modeling_modernbert.py, eager): "model."
            before the encoder, the head and decoder unprefixed, decoder tied to
            tok_embeddings; the fused weights are split by bind_modernbert_layer (hf-model.c) */

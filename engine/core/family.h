@@ -190,6 +190,10 @@ typedef struct atn_family {
        only with type_vocab_size > 0, the masked-LM head as cls.predictions.* or
        lm_predictions.lm_head.* */
     bool disentangled;
+    /* an encoder-decoder (T5 / mT5 / Flan-T5): config and tensors read by
+       engine/formats/hf-encdec.c into atn_model.encdec, the decoder and its cross-attention
+       run by the same layer walk (engine/forward/encoder.c, atn_walk.cross_seq) */
+    bool encdec;
 } atn_family;
 
 /* The BERT family (also what toy and random models are: post-LN BERT encoders). */

@@ -313,3 +313,9 @@ atn_status atn_config_validate(const atn_config *c, atn_error *err) {
     return ATN_OK;
 }
 
+
+bool atn_model_is_encoder_decoder(const atn_model *model) { return model && model->family->encdec; }
+int32_t atn_model_decoder_layers(const atn_model *model) { return model->encdec.n_dec_layers; }
+int32_t atn_model_decoder_start_id(const atn_model *model) {
+    return model->family->encdec ? model->encdec.decoder_start_id : -1;
+}

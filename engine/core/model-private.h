@@ -34,6 +34,11 @@ typedef struct atn_layer_weights {
        point at wk/bk and wq/bq.  NULL when the layer has no such term */
     const float *wpk, *bpk;      /* [d, d], [d] */
     const float *wpq, *bpq;      /* [d, d], [d] */
+    /* an encoder-decoder's decoder layer (atn_encdec): the cross-attention, queries from the
+       decoder ([H k, d] cq), keys and values from the encoder's output ([H k, d] ck, cv), its
+       output [d, H k] co, and its norm (T5: before it; BART: after the residual) */
+    const float *cq, *bcq, *ck, *bck, *cv, *bcv, *co, *bco;
+    const float *lnc_g, *lnc_b;
 } atn_layer_weights;
 
 /* E below is the embedding width, atn_d_embed(cfg): d_model except for ALBERT and ELECTRA. */
@@ -100,6 +105,37 @@ typedef struct atn_rotary {
        RMSNorm gains 1 + w are made at load (the model's norm gains are those sums) */
     float query_scale, attn_softcap, final_softcap, embed_scale;
 } atn_rotary;
+
+/* An encoder-decoder (T5 / mT5 / Flan-T5, BART, Marian): the encoder is the model's usual
+ * layers (cfg.n_layers, w.layers, w.final_ln_g); the decoder is read here.  Filled by the
+ * loader (engine/formats/hf-encdec.c), run by engine/forward/encoder.c with the one walk. */
+typedef enum atn_encdec_kind { ATN_ENCDEC_NONE = 0, ATN_ENCDEC_T5, ATN_ENCDEC_BART, ATN_ENCDEC_MARIAN } atn_encdec_kind;
+
+typedef struct atn_encdec {
+    atn_encdec_kind kind;
+    int32_t n_dec_layers;
+    atn_layer_weights *dec_layers;   /* [n_dec_layers] (model-owned) */
+    const float *dec_final_g, *dec_final_b;   /* [d] the decoder's final norm; NULL: none */
+    const float *dec_emb;            /* [V, d] the decoder's input embeddings (T5: shared) */
+    const float *dec_pos_emb;        /* [rows, d] the decoder's positions (BART / Marian), NULL: none */
+    const float *dec_emb_ln_g, *dec_emb_ln_b;   /* BART's decoder layernorm_embedding */
+    const float *lm_head;            /* [V, d]: the LM head (tied: the shared embeddings) */
+    const float *final_logits_bias;  /* [V] BART / Marian, or NULL */
+    float lm_scale;                  /* the decoder output's factor before the head (T5 tied: d^-0.5) */
+    float emb_scale;                 /* the embeddings' factor (scale_embedding: sqrt(d)), 1: none */
+    int32_t pos_offset;              /* BART's learned positions start at row 2 */
+    int32_t decoder_start_id;
+    /* T5's relative position buckets: [num_buckets][H] tables from layer 0's
+       relative_attention_bias, the encoder's bidirectional, the decoder's causal */
+    const float *enc_rel_bias, *dec_rel_bias;
+    int32_t num_buckets, max_distance;
+} atn_encdec;
+
+/* T5's _relative_position_bucket (modeling_t5.py) for key position minus query position rel. */
+int32_t atn_t5_bucket(int32_t rel, bool bidirectional, int32_t num_buckets, int32_t max_distance);
+/* out[H][nq][nk] = table[bucket(j - i)][h], T5Attention.compute_bias. */
+void atn_t5_position_bias(float *out, const float *table, int32_t H, int32_t nq, int32_t nk, bool bidirectional,
+                          int32_t num_buckets, int32_t max_distance);
 
 /* Whether layer l of a model with rotary r is a local layer (ModernBERT's, Gemma's sliding ones). */
 static inline bool atn_rotary_local_layer(const atn_rotary *r, int32_t l) {
@@ -196,6 +232,8 @@ struct atn_model {
     atn_rotary rotary;
     /* DeBERTa-v2/v3's disentangled attention; on false otherwise */
     atn_deberta deberta;
+    /* an encoder-decoder's decoder (kind NONE for every other model) */
+    atn_encdec encdec;
     /* the float32 copies hf-model.c made at open (atn_model_converted_bytes) and the bytes
        their tensors take in the files */
     uint64_t converted_bytes, converted_from_bytes;

@@ -679,7 +679,8 @@ static void cu_project(const atn_walk *w, int tid, int nt, float *out, const flo
     case ATN_W_O: Wh = h->wo; break;
     case ATN_W_FFN_IN: Wh = h->w1; break;
     case ATN_W_FFN_OUT: Wh = h->w2; break;
-    case ATN_W_FFN_GATE: break;   /* gated MLPs are refused (cuda_runs) */
+    case ATN_W_FFN_GATE:   /* gated MLPs are refused (cuda_runs) */
+    case ATN_W_CQ: case ATN_W_CK: case ATN_W_CV: case ATN_W_CO: break;   /* encoder-decoders too (backend.c) */
     }
     const float *b, *W = atn_layer_weight(&w->layers[l], which, &b);
     OP_TRY(linear(f, out, in, W, Wh, b, i, o, act < 0 ? ATN_CU_ACT_NONE : act));

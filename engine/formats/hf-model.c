@@ -31,6 +31,7 @@
 #include "core/model-private.h"
 #include "formats/hf-deberta.h"
 #include "forward/encoder.h"   /* atn_layernorm: DeBERTa's relative embeddings */
+#include "formats/hf-encdec.h"
 #include "formats/hf-rotary.h"
 #include "formats/safetensors.h"
 #include "tokenize/tok-folder.h"
@@ -95,6 +96,7 @@ typedef struct hf_loader {
     atn_hf_rotary rot;                /* a rotary decoder's keys (fam->rotary) */
     atn_deberta deb;                  /* DeBERTa-v2's keys (fam->disentangled) */
     bool deb_no_types;                /* its type_vocab_size 0: no token-type embeddings */
+    atn_hf_encdec encdec;             /* an encoder-decoder's keys (fam->encdec) */
     const char *prefix;               /* one of fam->tensors.prefixes */
     hf_pending *todo;
     int32_t n_todo, cap_todo;
@@ -376,15 +378,22 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
         }
         c->ln_eps = (float)eps->valuedouble;
     }
-    if (c->d_model % c->n_heads != 0) {
+    if (c->d_model % c->n_heads != 0 && !L->fam->encdec) {   /* T5's d_kv is its own key */
         st = atn_error_set(L->err, ATN_E_FORMAT, "%s: \"%s\" %d is not a multiple of \"%s\" %d",
                            path, k->d_model, c->d_model, k->n_heads, c->n_heads);
         goto done;
     }
     c->d_head = c->d_model / c->n_heads;
     c->use_bias = c->use_layernorm = c->use_ffn = c->use_residual = c->use_embeddings = true;
-    if ((st = atn_config_validate(c, L->err)) != ATN_OK)
+    /* T5's heads are d_kv wide whatever d_model is (mT5-small: 6 x 64 over 512): the widths
+       are checked without them, then read */
+    atn_config plain = *c;
+    if (L->fam->encdec)
+        plain.n_heads = 1, plain.d_head = plain.d_model;
+    if ((st = atn_config_validate(&plain, L->err)) != ATN_OK)
         atn_error_prefix(L->err, "%s", path);
+    if (st == ATN_OK && L->fam->encdec)
+        st = atn_hf_encdec_config(path, root, L->fam, c, &L->encdec, L->err);
     /* a rotary decoder: grouped K/V heads, head_dim (after the check of d_model / heads, which
        it may leave), the rotation, biases, window, and its own tie_word_embeddings default */
     if (st == ATN_OK && L->fam->rotary && (st = atn_hf_rotary_config(path, root, L->fam, c, &L->rot, L->err)) == ATN_OK)
@@ -865,8 +874,19 @@ static atn_status bind_layer(hf_loader *L, atn_layer_weights *l, const char *bas
     return ATN_OK;
 }
 
+/* atn_hf_binder's calls (engine/formats/hf-encdec.h) */
+static atn_status binder_want(void *loader, const float **dst, bool optional, int64_t d0, int64_t d1,
+                              const char *name) {
+    return want(loader, dst, optional, "", d0, d1, "%s", name);
+}
+static bool binder_has(void *loader, const char *name) { return has_tensor(loader, name); }
+
 static atn_status bind_weights(hf_loader *L) {
     const atn_config *c = &L->model->cfg;
+    if (L->fam->encdec) {
+        atn_hf_binder b = {L, binder_want, binder_has};
+        return atn_hf_encdec_bind(&b, L->model, &L->encdec, L->err);
+    }
     atn_weights *w = &L->model->w;
     int64_t d = c->d_model, V = c->vocab_size, E = atn_d_embed(c);
     const char *p = L->prefix;

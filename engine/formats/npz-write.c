@@ -147,3 +147,16 @@ atn_status atn_npz_write(atn_npz *z, const char *path, atn_error *err) {
     return st;
 }
 
+atn_status atn_capture_write_stacks_npz(const char *path, const atn_capture *cap, atn_error *err) {
+    if (!cap || !cap->n_stacks)
+        return atn_error_set(err, ATN_E_INVALID, "%s: the run has no encoder-decoder stacks to write", path);
+    atn_npz *z = atn_npz_new();
+    if (!z)
+        return atn_error_set(err, ATN_E_NOMEM, "out of memory writing %s", path);
+    for (int32_t s = 0; s < cap->n_stacks; s++) {
+        const atn_stack *st = &cap->stacks[s];
+        int64_t shape[4] = {st->n_layers, st->n_heads, st->n_q, st->n_k};
+        atn_npz_add(z, st->name, st->attn, false, shape, 4);
+    }
+    return atn_npz_write(z, path, err);
+}

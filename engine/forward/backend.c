@@ -158,10 +158,11 @@ static atn_status gpu_forward(const atn_model *model, const atn_encoding *enc, a
                               const atn_run_options *opts, atn_error *err) {
     /* the masks, the shuffle, the what-if gates (the module's gated softmax) and a forward
        from a middle layer all reach the GPU; what the module cannot run it refuses by name */
-    if (model->rotary.on || model->cfg.gated_ffn || model->family->alibi || model->deberta.on)   /* no RMSNorm, rotation, grouped
-                                                                               heads, gated MLP or ALiBi there */
+    if (model->rotary.on || model->cfg.gated_ffn || model->family->alibi || model->deberta.on ||
+        model->family->encdec)   /* no RMSNorm, rotation, grouped heads, gated MLP, ALiBi, relative
+                                    terms or cross-attention there */
         return atn_error_set(err, ATN_E_UNSUPPORTED, "the CUDA backend does not run %s models yet (RMSNorm, "
-                             "rotary positions, grouped K/V heads, a gated MLP, ALiBi, disentangled attention): the CPU runs them (--device cpu; "
+                             "rotary positions, grouped K/V heads, a gated MLP, ALiBi, disentangled attention, cross-attention): the CPU runs them (--device cpu; "
                              "--device auto falls back to it)", model->family->name);
     const atn_backend *b = atn_backend_cuda(err);
     if (!b)

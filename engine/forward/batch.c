@@ -114,8 +114,9 @@ static bool gated(const atn_model *m, const atn_interventions *iv) {
 
 static stack_mode stack_mode_for(const atn_model *m, const atn_run_options *o, bool exact) {
     if (o->device == ATN_DEVICE_CUDA || o->precision != ATN_PRECISION_FP32 || m->kind == ATN_MODEL_TOY ||
-        !m->cfg.use_embeddings || m->rotary.on || m->family->alibi || m->deberta.on)   /* rotary and ALiBi decoders: one
-                                                                             atn_run_forward each */
+        !m->cfg.use_embeddings || m->rotary.on || m->family->alibi || m->deberta.on ||
+        m->family->encdec)   /* rotary and ALiBi decoders, DeBERTa, encoder-decoders: one
+                                                  atn_run_forward each */
         return STACK_NONE;
     if (o->device == ATN_DEVICE_AUTO) {   /* AUTO runs the GPU when there is one */
         atn_error e = {0};

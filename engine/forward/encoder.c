@@ -149,7 +149,7 @@ static bool fast_path_applies(const atn_model *m) {
         return false;
     /* the packed ops have no RMSNorm, gated MLP, rotation or grouped K/V heads (their
        positions and mul ops are NULL): rotary decoders take the reference ops */
-    if (m->rotary.on || m->family->alibi || m->deberta.on || c->gated_ffn || (c->n_kv_heads > 0 && c->n_kv_heads != c->n_heads) ||
+    if (m->rotary.on || m->family->alibi || m->deberta.on || m->family->encdec || c->gated_ffn || (c->n_kv_heads > 0 && c->n_kv_heads != c->n_heads) ||
         c->d_head * c->n_heads != c->d_model)
         return false;
     for (int32_t l = 0; l < c->n_layers; l++) {
@@ -397,6 +397,7 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
         .row = 0, .n = n, .attn = a->attn, .attn_stride = a->attn_stride, .mask = a->mask_add,
         .mask_base = a->mask_base, .mask_layers = a->mask_layers, .heads_off = a->heads_off,
         .pos_ids = a->pos_ids, .nonfinite_layer = all_finite(a->hidden, nd) ? -1 : 0,
+        .score_bias = a->encdec ? a->encdec->bias_enc : NULL,   /* T5's buckets */
     };
     atn_walk w = {
         .m = m, .layers = rw ? rw->layers : m->w.layers, .final_g = m->w.final_ln_g, .final_b = m->w.final_ln_b,
@@ -441,6 +442,8 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     a->nonfinite_layer = seq.nonfinite_layer;
     if (st == ATN_OK && walk_st)
         st = atn_error_set(err, walk_st, "out of memory for the relative-position terms of %d tokens", n);
+    if (st == ATN_OK && !w.stop && a->encdec)   /* an encoder-decoder: the decoder over the encoder's output */
+        atn_cpu_decoder_forward(m, a);
     if (st == ATN_OK && w.stop)
         st = atn_error_set(err, ATN_E_CANCELLED, "cancelled at layer %d", w.stop_layer);
     if (st == ATN_OK && opts->stats_rows && a->ran_packed)
@@ -478,6 +481,7 @@ atn_status atn_cpu_attend_head(const atn_model *m, const atn_activations *a, int
     atn_walk_seq seq = {
         .row = 0, .n = n, .attn = out, .attn_stride = 0, .mask = a->mask_add, .mask_base = a->mask_base,
         .mask_layers = a->mask_layers, .heads_off = a->heads_off, .nonfinite_layer = -1,
+        .score_bias = a->encdec ? a->encdec->bias_enc : NULL,
     };
     atn_walk w = {
         .m = m, .layers = m->w.layers, .seq = &seq, .count = 1, .M = n,

@@ -4,6 +4,33 @@
 
 #include "core/model-private.h"
 
+/* An encoder-decoder's decoder side of one run (engine/forward/encdec.c lays it out in one
+ * block the run owns).  Sizes: n source tokens, t target tokens, Ld decoder layers. */
+typedef struct atn_encdec_acts {
+    int32_t n_tgt;
+    int32_t *ids;          /* [t] the decoder's input ids */
+    float *hidden;         /* [Ld+1][t][d] */
+    float *attn_self;      /* [Ld][H][t][t] */
+    float *attn_cross;     /* [Ld][H][t][n] */
+    float *mask_self;      /* [t][t] causal */
+    float *mask_cross;     /* [t][n] the source's padding */
+    float *bias_enc;       /* [H][n][n] T5's bucket bias of the encoder, or NULL (BART, Marian) */
+    float *bias_self;      /* [H][t][t] the decoder's, or NULL */
+    /* scratch: q, ctx, cq, cctx [t][d_q]; k, v [t][d_kv]; ck, cv [n][d_kv]; ao, cao, h1
+       [t][d]; ffn [t][2f] */
+    float *q, *k, *v, *ctx, *ao, *h1, *ffn, *cq, *ck, *cv, *cctx, *cao;
+} atn_encdec_acts;
+
+/* Floats atn_encdec_layout needs for n source and t target tokens (a double: a huge input is
+ * refused by the caller, not wrapped). */
+double atn_encdec_floats(const atn_model *model, int32_t n, int32_t t);
+/* Lays e out in block (atn_encdec_floats(model, n, t) floats; ids point into it too). */
+void atn_encdec_layout(atn_encdec_acts *e, float *block, const atn_model *model, int32_t n, int32_t t);
+/* The decoder's inputs: its ids, the causal and cross masks (src_mask: the source's 1/0 per
+ * token) and T5's bucket biases. */
+void atn_encdec_inputs(atn_encdec_acts *e, const atn_model *model, const int32_t *ids, const int32_t *src_mask,
+                       int32_t n);
+
 /* Where one forward writes.  Sizes: L layers, H heads, n tokens, d width, f ffn width.
  * When a run keeps no trace inputs, q/k/v/ctx/attn_out are one layer's worth, reused
  * (trace_stride 0); when it keeps no attention, attn is one layer's [H][n][n]. */
@@ -56,7 +83,12 @@ typedef struct atn_activations {
                                     their own for the forward */
     bool ran_packed;             /* out: the CPU forward ran the packed ops (atn_cpu_attend_head
                                     makes a head again with the same ones) */
+    atn_encdec_acts *encdec;     /* an encoder-decoder's decoder side, or NULL */
 } atn_activations;
+
+/* The decoder over the encoder's output (a->hidden's last layer), by the one layer walk with
+ * its cross-attention (the reference ops). */
+void atn_cpu_decoder_forward(const atn_model *model, const atn_activations *a);
 
 /* True when a has a per-head intervention only the reference ops apply (ops-ref.c). */
 static inline bool atn_activations_gated(const atn_activations *a) {

@@ -50,6 +50,8 @@ void atn_layer_desc_of(const atn_model *m, atn_layer_desc *d) {
         d->disentangled = m->deberta.relative && (m->deberta.c2p || m->deberta.p2c);
         d->xsoftmax = true;
     }
+    if (m->encdec.kind == ATN_ENCDEC_T5)   /* T5LayerNorm: RMS without the mean, no bias */
+        d->norm_type = ATN_NORM_RMSNORM;
 }
 
 float atn_layer_scale(const atn_layer_desc *d, int32_t layer) {
@@ -109,11 +111,49 @@ void atn_walk_check_finite(atn_walk *w, int tid, int nt, const float *out, int32
     }
 }
 
+/* An encoder-decoder's cross-attention in decoder layer l, between the self-attention block
+ * and the MLP (T5LayerCrossAttention, BartDecoderLayer's encoder_attn): queries from the
+ * decoder's rows, keys and values from the encoder's output (w->cross_mem, cross_M rows),
+ * the same attend op over cross_seq (keys of another length: atn_walk_seq.n_keys).
+ * Pre-norm (T5): out += Wo attend(LNc(out) Wq, mem Wk, mem Wv), h1 = LN2(out);
+ * post-norm (BART): h1 = LNc(h1 + Wo attend(h1 Wq, mem Wk, mem Wv)). */
+static void cross_block(const atn_walk *w, int tid, int nt, int32_t l, float *out, float *h1) {
+    const atn_layer_desc *D = &w->desc;
+    const atn_layer_ops *ops = w->ops;
+    const atn_layer_weights *lw = &w->layers[l];
+    int32_t d = D->d, dq = atn_desc_d_q(D), dkv = atn_desc_d_kv(D);
+    const float *xin = h1;
+    if (D->norm_place == ATN_NORM_PRE) {
+        ops->norm(w, tid, nt, h1, out, NULL, lw->lnc_g, lw->lnc_b);
+        between_ops(w);
+    }
+    ops->project(w, tid, nt, w->cq, xin, l, ATN_W_CQ, NULL, -1, d, dq);
+    atn_walk kw = *w;   /* the keys' and values' rows: the encoder's */
+    kw.M = w->cross_M;
+    ops->project(&kw, tid, nt, w->ck, w->cross_mem, l, ATN_W_CK, NULL, -1, d, dkv);
+    ops->project(&kw, tid, nt, w->cv, w->cross_mem, l, ATN_W_CV, NULL, -1, d, dkv);
+    between_ops(w);
+    atn_walk cw = *w;   /* no position term, no what-if gate in cross-attention */
+    cw.seq = w->cross_seq;
+    cw.slopes = NULL, cw.temperature = 1.0f, cw.gated = false;
+    ops->attend(&cw, tid, nt, l, w->cq, w->ck, w->cv, w->cctx);
+    between_ops(w);
+    ops->project(w, tid, nt, w->cao, w->cctx, l, ATN_W_CO, NULL, -1, dq, d);
+    between_ops(w);
+    if (D->norm_place == ATN_NORM_PRE) {
+        ops->add(w, tid, nt, out, out, w->cao);
+        ops->norm(w, tid, nt, h1, out, NULL, lw->ln2_g, lw->ln2_b);
+    } else {
+        ops->norm(w, tid, nt, h1, w->cao, h1, lw->lnc_g, lw->lnc_b);
+    }
+    between_ops(w);
+}
+
 void atn_layer_walk(atn_walk *w, int tid, int nt) {
     const atn_layer_desc *D = &w->desc;
     const atn_layer_ops *ops = w->ops;
     const atn_model *m = w->m;
-    int32_t L = m->cfg.n_layers, M = w->M, d = D->d, f = D->f;
+    int32_t L = w->n_layers > 0 ? w->n_layers : m->cfg.n_layers, M = w->M, d = D->d, f = D->f;
     size_t Md = (size_t)M * d;
     for (int32_t l = w->start; l < L; l++) {
         if (tid == 0) {
@@ -179,10 +219,13 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
             } else {
                 ops->add(w, tid, nt, out, x, ao);
             }
-            ops->norm(w, tid, nt, h1, out, NULL, lw->ln2_g, lw->ln2_b);
+            if (!w->cross_seq)
+                ops->norm(w, tid, nt, h1, out, NULL, lw->ln2_g, lw->ln2_b);
             break;
         }
         between_ops(w);
+        if (w->cross_seq)   /* the decoder's cross-attention, then h1 as above */
+            cross_block(w, tid, nt, l, out, h1);
 
         /* the MLP, residual, normalise */
         if (D->mlp == ATN_MLP_NONE) {

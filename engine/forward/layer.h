@@ -51,6 +51,7 @@ typedef enum atn_mlp_kind {
 typedef enum atn_weight_id {
     ATN_W_Q = 0, ATN_W_K, ATN_W_V, ATN_W_O, ATN_W_FFN_IN, ATN_W_FFN_OUT,
     ATN_W_FFN_GATE,      /* the gated MLP's gate (wg) */
+    ATN_W_CQ, ATN_W_CK, ATN_W_CV, ATN_W_CO,   /* an encoder-decoder's cross-attention */
 } atn_weight_id;
 
 /* Weight `which` of layer lw and its bias (*bias; NULL: zero). */
@@ -63,6 +64,10 @@ static inline const float *atn_layer_weight(const atn_layer_weights *lw, atn_wei
     case ATN_W_FFN_IN: return *bias = lw->b1, lw->w1;
     case ATN_W_FFN_OUT: return *bias = lw->b2, lw->w2;
     case ATN_W_FFN_GATE: return *bias = lw->bg, lw->wg;
+    case ATN_W_CQ: return *bias = lw->bcq, lw->cq;
+    case ATN_W_CK: return *bias = lw->bck, lw->ck;
+    case ATN_W_CV: return *bias = lw->bcv, lw->cv;
+    case ATN_W_CO: return *bias = lw->bco, lw->co;
     }
     return *bias = NULL, NULL;
 }
@@ -155,6 +160,12 @@ typedef struct atn_walk_seq {
     const int32_t *pos_ids;      /* [n] each token's position (the rotation's angle), or NULL */
     int32_t nonfinite_layer;     /* in: -1, or 0 when the embeddings were not finite; out: the
                                     first layer whose output has a NaN or an infinity */
+    /* keys other than the queries (cross-attention): rows key_row..key_row+n_keys-1 of k and
+       v, attn [L][H][n][n_keys] and mask [n][n_keys]; n_keys 0: the sequence's own rows */
+    int32_t key_row, n_keys;
+    /* [H][n][n_keys] added to every layer's scores before the mask (T5's relative position
+       buckets, made once and shared by every layer as T5Stack shares them), or NULL */
+    const float *score_bias;
 } atn_walk_seq;
 
 struct atn_team;
@@ -165,6 +176,15 @@ struct atn_layer_ops;
 typedef struct atn_walk {
     const atn_model *m;
     atn_layer_desc desc;
+    int32_t n_layers;                  /* the layers of this stack; 0: the model's cfg.n_layers */
+    /* an encoder-decoder's decoder: after the self-attention block each layer attends from
+       its rows (queries) to cross_mem's (the encoder's output, cross_M rows: keys and values)
+       with the ATN_W_C* weights, each sequence's cross_seq[s] saying where; NULL: none.
+       cq, cctx [M][d_q], ck, cv [cross_M][d_kv], cao [M][d]: scratch */
+    const float *cross_mem;
+    int32_t cross_M;
+    atn_walk_seq *cross_seq;
+    float *cq, *ck, *cv, *cctx, *cao;
     const struct atn_layer_ops *ops;
     const atn_layer_weights *layers;   /* [L] the weights (fp32, rounded, or on the device); the
                                           norms' gains and biases are read from here by every backend */

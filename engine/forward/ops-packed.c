@@ -29,7 +29,8 @@ static void packed_project(const atn_walk *w, int tid, int nt, float *out, const
     case ATN_W_O: W = pw->wo; break;
     case ATN_W_FFN_IN: W = pw->w1; break;
     case ATN_W_FFN_OUT: W = pw->w2; break;
-    case ATN_W_FFN_GATE: break;   /* gated MLPs never take the packed ops (encoder.c, fast_path_applies) */
+    case ATN_W_FFN_GATE:   /* gated MLPs never take the packed ops (encoder.c, fast_path_applies) */
+    case ATN_W_CQ: case ATN_W_CK: case ATN_W_CV: case ATN_W_CO: break;   /* nor encoder-decoders */
     }
     int lo, hi;
     atn_team_split(atn_panels(o), tid, nt, &lo, &hi);

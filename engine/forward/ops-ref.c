@@ -130,8 +130,8 @@ static void round_in_place(const atn_activations *a, float *x, size_t count, int
 
 /* Row-wise masked softmax, max-subtracted.  att_row[j] = exp(s_j - max) / sum; mask_add
  * [n][n], row i for query i. */
-static void softmax_rows(float *att, const float *mask_add, int32_t n) {
-    for (int32_t i = 0; i < n; i++) {
+static void softmax_rows(float *att, const float *mask_add, int32_t nq, int32_t n) {
+    for (int32_t i = 0; i < nq; i++) {
         float *row = att + (size_t)i * n;
         const float *mrow = mask_add + (size_t)i * n;
         float mx = -FLT_MAX;
@@ -157,10 +157,10 @@ static void softmax_rows(float *att, const float *mask_add, int32_t n) {
 /* The softmax with the interventions: row i of head att (scores already scaled) gets
  * mask + ALiBi's -slope |i-j|, is divided by the temperature, softmaxed, and replaced when
  * the head is off (zero: 0; uniform: 1/k over the keys whose mask is 0). */
-static void softmax_rows_iv(float *att, const float *mask_add, int32_t n, float slope, float temperature,
-                            int off, atn_head_mode mode) {
+static void softmax_rows_iv(float *att, const float *mask_add, int32_t nq, int32_t n, float slope,
+                            float temperature, int off, atn_head_mode mode) {
     float inv_t = 1.0f / temperature;
-    for (int32_t i = 0; i < n; i++) {
+    for (int32_t i = 0; i < nq; i++) {
         float *row = att + (size_t)i * n;
         const float *mrow = mask_add + (size_t)i * n;
         if (off && mode == ATN_HEAD_ZERO) {
@@ -282,7 +282,8 @@ static void ref_mul(const atn_walk *w, int tid, int nt, float *out, const float 
 static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, float *q, float *k, float *v,
                        float *ctx) {
     const atn_layer_desc *D = &w->desc;
-    int32_t n = s->n, H = D->heads, kd = D->d_head > 0 ? D->d_head : D->d / H, row = l + 1;
+    int32_t n = s->n, nk = s->n_keys > 0 ? s->n_keys : n, H = D->heads, kd = D->d_head > 0 ? D->d_head : D->d / H;
+    int32_t row = l + 1;
     int32_t dq = atn_desc_d_q(D), dkv = atn_desc_d_kv(D), group = H / atn_desc_kv_heads(D);   /* head h reads K/V head h / group */
     float scale = atn_layer_scale(D, l);
     const float *mask = s->mask_base && !s->mask_layers[l] ? s->mask_base : s->mask;
@@ -294,8 +295,8 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
         gated = w->slopes || w->temperature != 1.0f || off_l;
     else if (a) {
         round_in_place(a, q, (size_t)n * dq, row, ATN_OPERAND_Q);
-        round_in_place(a, k, (size_t)n * dkv, row, ATN_OPERAND_K);
-        round_in_place(a, v, (size_t)n * dkv, row, ATN_OPERAND_V);
+        round_in_place(a, k, (size_t)nk * dkv, row, ATN_OPERAND_K);
+        round_in_place(a, v, (size_t)nk * dkv, row, ATN_OPERAND_V);
         gated = w->slopes || w->temperature != 1.0f || off_l;
     }
     /* DeBERTa: the layer's relative rows, for the c2p / p2c terms of every head */
@@ -303,31 +304,36 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
     if (D->disentangled && !w->no_positions && !(rel = atn_deberta_layer_new(w->m, l, n)) && w->status)
         *w->status = ATN_E_NOMEM;   /* the walk stops after this layer; the caller names it */
     for (int32_t h = w->one_head ? w->head : 0; h < (w->one_head ? w->head + 1 : H); h++) {
-        float *att_h = w->one_head || s->attn_one_head ? att : att + (size_t)h * n * n;
+        float *att_h = w->one_head || s->attn_one_head ? att : att + (size_t)h * n * nk;
         int off = off_l && off_l[h];
         size_t kv = (size_t)(h / group) * kd;
-        /* att_h[n,n] = scale · Q_h[n,k] · K_g[n,k]^T, g = h / group */
+        /* att_h[n,nk] = scale · Q_h[n,k] · K_g[nk,k]^T, g = h / group (+ T5's position bias) */
         if (!(off && w->head_mode == ATN_HEAD_ZERO)) {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, kd, scale, q + h * kd, dq, k + kv, dkv, 0.0f,
-                        att_h, n);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, nk, kd, scale, q + h * kd, dq, k + kv, dkv, 0.0f,
+                        att_h, nk);
             if (D->softcap > 0.0f)   /* Gemma 2: tanh(s / c) c after the scale, before the mask */
-                for (size_t x = 0; x < (size_t)n * n; x++)
+                for (size_t x = 0; x < (size_t)n * nk; x++)
                     att_h[x] = tanhf(att_h[x] / D->softcap) * D->softcap;
-            atn_deberta_head_add(rel, h, q, dq, k, dkv, scale, att_h);   /* NULL: nothing */
+            if (s->score_bias) {
+                const float *bias = s->score_bias + (size_t)h * n * nk;
+                for (size_t x = 0, count = (size_t)n * nk; x < count; x++)
+                    att_h[x] += bias[x];
+            }
+            atn_deberta_head_add(rel, h, q, dq, k, dkv, scale, att_h);   /* NULL: nothing (keys = queries there) */
         }
         if (gated)
-            softmax_rows_iv(att_h, mask, n, w->slopes ? w->slopes[h] : 0.0f, w->temperature, off, w->head_mode);
+            softmax_rows_iv(att_h, mask, n, nk, w->slopes ? w->slopes[h] : 0.0f, w->temperature, off, w->head_mode);
         else
-            softmax_rows(att_h, mask, n);
+            softmax_rows(att_h, mask, n, nk);
         if (D->xsoftmax)
             xsoftmax_rows(att_h, mask, n);
         if (s->head_done && !w->one_head)
             s->head_done(s->head_user, l, h, att_h, n);
         if (w->one_head)
             break;   /* the probabilities were asked for, not the context */
-        const float *p = atn_round_operand(a, att_h, (size_t)n * n, row, ATN_OPERAND_PROBS);
-        /* ctx_h[n,k] = att_h[n,n] · V_g[n,k] */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, n, 1.0f, p, n, v + kv, dkv, 0.0f,
+        const float *p = atn_round_operand(a, att_h, (size_t)n * nk, row, ATN_OPERAND_PROBS);
+        /* ctx_h[n,k] = att_h[n,nk] · V_g[nk,k] */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, nk, 1.0f, p, nk, v + kv, dkv, 0.0f,
                     ctx + h * kd, dq);
     }
     atn_deberta_layer_free(rel);
@@ -337,8 +343,8 @@ static void ref_attend(const atn_walk *w, int tid, int nt, int32_t l, float *q, 
     (void)tid, (void)nt;
     size_t dq = (size_t)atn_desc_d_q(&w->desc), dkv = (size_t)atn_desc_d_kv(&w->desc);
     for (int32_t s = 0; s < w->count; s++) {
-        size_t r = (size_t)w->seq[s].row;
-        attend_seq(w, &w->seq[s], l, q + r * dq, k + r * dkv, v + r * dkv, ctx + r * dq);
+        size_t r = (size_t)w->seq[s].row, rk = w->seq[s].n_keys > 0 ? (size_t)w->seq[s].key_row : r;
+        attend_seq(w, &w->seq[s], l, q + r * dq, k + rk * dkv, v + rk * dkv, ctx + r * dq);
     }
 }
 

@@ -32,6 +32,11 @@ struct atn_run {
     uint8_t *mask_layers;     /* [L] the layers the last forward's what-if masks applied in,
                                  when they skipped some (atn_interventions.mask_layers) */
     int64_t *overflow;        /* [L+1][ATN_OPERAND_COUNT] an fp16 CPU forward's overflow counts */
+    /* an encoder-decoder's decoder side (engine/forward/encdec.c): its block and the stacks */
+    float *ed_block;
+    size_t ed_floats;
+    atn_encdec_acts ed;
+    atn_stack stacks[3];
 };
 
 void atn_run_options_init(atn_run_options *o) {
@@ -78,10 +83,58 @@ void atn_run_free(atn_run *run) {
     free(run->heads_off);
     free(run->mask_layers);
     free(run->overflow);
+    free(run->ed_block);
     free(run);
 }
 
 const atn_capture *atn_run_capture(const atn_run *run) { return run->enc ? &run->cap : NULL; }
+
+const atn_stack *atn_capture_stack(const atn_capture *cap, atn_stack_kind kind) {
+    for (int32_t i = 0; cap && i < cap->n_stacks; i++)
+        if (cap->stacks[i].kind == kind)
+            return &cap->stacks[i];
+    return NULL;
+}
+
+bool atn_stack_kind_parse(const char *name, atn_stack_kind *kind) {
+    static const char *const names[] = {"encoder", "decoder", "cross"};
+    for (int i = 0; name && i < 3; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *kind = (atn_stack_kind)i;
+            return true;
+        }
+    return false;
+}
+
+/* An encoder-decoder's decoder side for a source of n tokens: the target (o's, or the decoder
+ * start token alone) checked, its memory (within limit less need bytes), its inputs. */
+static atn_status setup_decoder(atn_run *run, const atn_run_options *o, int32_t n, size_t need, size_t limit,
+                                atn_error *err) {
+    const atn_model *m = run->model;
+    int32_t start = m->encdec.decoder_start_id;
+    const int32_t *ids = o->target_ids ? o->target_ids : &start;
+    int32_t t = o->target_ids ? o->n_target : 1;
+    if (t <= 0)
+        return atn_error_set(err, ATN_E_INVALID, "empty target: the decoder needs at least its start token");
+    for (int32_t i = 0; i < t; i++)
+        if (ids[i] < 0 || ids[i] >= m->cfg.vocab_size)
+            return atn_error_set(err, ATN_E_INVALID, "target token id %d at position %d is outside the vocabulary "
+                                 "(0..%d)", ids[i], i, m->cfg.vocab_size - 1);
+    double floats = atn_encdec_floats(m, n, t);
+    if (floats * sizeof(float) > (double)(limit > need ? limit - need : 0))
+        return atn_error_set(err, ATN_E_NOMEM, "the decoder's %d target tokens over %d source tokens need %.1f MB "
+                             "more than the %.1f MB allowed", t, n, floats * sizeof(float) / 1e6, limit / 1e6);
+    if ((size_t)floats > run->ed_floats) {
+        free(run->ed_block);
+        run->ed_block = malloc((size_t)floats * sizeof(float));
+        run->ed_floats = run->ed_block ? (size_t)floats : 0;
+        if (!run->ed_block)
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory for the decoder");
+    }
+    atn_encdec_layout(&run->ed, run->ed_block, m, n, t);
+    atn_encdec_inputs(&run->ed, m, ids, run->enc->mask, n);
+    return ATN_OK;
+}
 
 const float *atn_capture_layer_mask(const atn_capture *cap, int32_t layer) {
     if (!cap || layer < 0 || layer >= cap->n_layers)
@@ -383,7 +436,11 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     if (o->precision != ATN_PRECISION_FP32 && o->precision != ATN_PRECISION_FP16 &&
         o->precision != ATN_PRECISION_BF16)
         return atn_error_set(err, ATN_E_INVALID, "precision %d is not fp32, fp16 or bf16", (int)o->precision);
-    if (o->precision != ATN_PRECISION_FP32 && (m->rotary.on || m->family->alibi || m->deberta.on))
+    if (m->family->encdec && (o->interventions || o->attention_on_demand || o->device == ATN_DEVICE_CUDA ||
+                              o->stats_rows))
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "%s models run on the CPU without what-if changes, heads on "
+                             "demand or streamed statistics yet", m->family->name);
+    if (o->precision != ATN_PRECISION_FP32 && (m->rotary.on || m->family->alibi || m->deberta.on || m->family->encdec))
         return atn_error_set(err, ATN_E_UNSUPPORTED, "reduced precision is not available for %s models yet "
                              "(rotary positions, grouped K/V heads, ALiBi, disentangled attention): run them in fp32", m->family->name);
     int32_t n = enc->n;
@@ -406,7 +463,7 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
                                                           : atn_cpu_pack_pending_bytes(m);
     size_t pack_now = o->device == ATN_DEVICE_CUDA ? 0 : pack_cpu;
     if ((need > limit || pack_now > limit - need) && o->keep_attention && o->on_demand_over_budget &&
-        o->device != ATN_DEVICE_CUDA) {
+        o->device != ATN_DEVICE_CUDA && !m->family->encdec) {   /* no heads on demand for the three stacks yet */
         /* the full capture (with the packed weights) does not fit: keep Q, K, V and make heads
            on demand, if that fits with them */
         atn_run_options lazy = eff;
@@ -472,6 +529,9 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
         return st;
     const atn_interventions *iv = o->interventions;
     st = set_interventions(run, iv, err);
+    run->act.encdec = NULL;
+    if (st == ATN_OK && m->family->encdec && (st = setup_decoder(run, o, n, need, limit, err)) == ATN_OK)
+        run->act.encdec = &run->ed;
     if (st) {
         run->enc = (atn_encoding_free(run->enc), NULL);
         return st;
@@ -575,6 +635,20 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     }
     cap->nonfinite_layer = a->nonfinite_layer;
     cap->precision = a->precision;
+    if (a->encdec) {   /* the three stacks: encoder self, decoder self, cross */
+        const atn_encdec_acts *e = a->encdec;
+        int32_t t = e->n_tgt, Ld = m->encdec.n_dec_layers, H = c->n_heads;
+        run->stacks[0] = (atn_stack){ATN_STACK_ENCODER, "encoder", c->n_layers, H, n, n, cap->attn, run->enc->ids,
+                                     run->enc->ids};
+        run->stacks[1] = (atn_stack){ATN_STACK_DECODER, "decoder", Ld, H, t, t, e->attn_self, e->ids, e->ids};
+        run->stacks[2] = (atn_stack){ATN_STACK_CROSS, "cross", Ld, H, t, n, e->attn_cross, e->ids, run->enc->ids};
+        cap->n_stacks = 3;
+        cap->stacks = run->stacks;
+        cap->n_dec_layers = Ld;
+        cap->n_tgt = t;
+        cap->target_ids = e->ids;
+        cap->dec_hidden = e->hidden;
+    }
     if (run->overflow && run->used == ATN_DEVICE_CPU) {
         cap->fp16_overflow = run->overflow;
         for (size_t i = 0; i < (size_t)(c->n_layers + 1) * ATN_OPERAND_COUNT; i++)

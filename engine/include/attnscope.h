@@ -241,6 +241,16 @@ bool atn_model_has_mlm_head(const atn_model *model);  /* cls.predictions.* weigh
  * false for NULL. */
 bool atn_model_is_causal(const atn_model *model);
 
+/* Whether model is an encoder-decoder (T5, BART, Marian): a run then takes a source (the
+ * encoding) and a target (atn_run_options.target_ids) and its capture has three stacks
+ * (atn_capture.stacks); atn_predict_next guesses the decoder's next token after target
+ * position p.  False for NULL. */
+bool atn_model_is_encoder_decoder(const atn_model *model);
+/* The decoder's layers (0 for any other model) and the id its input starts with
+ * (config.json's decoder_start_token_id; -1 for any other model).  model not NULL. */
+int32_t atn_model_decoder_layers(const atn_model *model);
+int32_t atn_model_decoder_start_id(const atn_model *model);
+
 /* Which stored weights captured layer `layer` runs.  ALBERT shares weights between layers:
  * its num_hidden_layers applications of inner_group_num inner layers are
  * num_hidden_layers x inner_group_num captured layers, and captured layer l runs inner
@@ -584,7 +594,48 @@ typedef struct atn_capture {
        ctx are then [L][n][d_q] (d_q = n_heads d_head), k and v [L][n][d_kv] (d_kv =
        n_kv_heads d_head), q and k after the rotation (what the scores read) */
     int32_t n_kv_heads, d_q, d_kv;
+    /* An encoder-decoder's run (T5, mT5, Flan-T5, BART, Marian; atn_model_is_encoder_decoder):
+       the fields above are the encoder's (attn [L][H][n][n] its self-attention, enc the source
+       tokens, hidden its [L+1][n][d]); the decoder's are here.  n_stacks is 3 and stacks[]
+       is ATN_STACK_ENCODER (= attn), ATN_STACK_DECODER (the decoder's causal self-attention
+       [L_dec][H][n_tgt][n_tgt]), ATN_STACK_CROSS (the decoder's queries over the encoder's
+       output [L_dec][H][n_tgt][n]), all owned by the run.  0 and NULL for every other model. */
+    int32_t n_stacks;
+    const struct atn_stack *stacks;
+    int32_t n_dec_layers, n_tgt;
+    const int32_t *target_ids;      /* [n_tgt] the decoder's input ids (decoder start first) */
+    const float *dec_hidden;        /* [L_dec+1][n_tgt][d] the decoder's hidden states, the
+                                       last after its final norm (HF's decoder_hidden_states) */
 } atn_capture;
+
+/* The three kinds of attention an encoder-decoder has (atn_capture.stacks). */
+typedef enum atn_stack_kind {
+    ATN_STACK_ENCODER = 0,   /* source tokens over source tokens, bidirectional */
+    ATN_STACK_DECODER,       /* target tokens over earlier target tokens (causal) */
+    ATN_STACK_CROSS,         /* target tokens (queries) over source tokens (keys) */
+} atn_stack_kind;
+
+/* One stack of attention maps: n_layers x n_heads maps of n_q query rows by n_k key
+ * columns, row-major, [L][H][n_q][n_k] (rows sum to 1).  q_ids / k_ids are the token ids
+ * of the query and key rows (the source's for the encoder, the decoder input's for the
+ * decoder).  Everything is borrowed from the run that made it (valid until its next
+ * forward or atn_run_free). */
+typedef struct atn_stack {
+    atn_stack_kind kind;
+    const char *name;               /* "encoder", "decoder", "cross" (static) */
+    int32_t n_layers, n_heads, n_q, n_k;
+    const float *attn;
+    const int32_t *q_ids, *k_ids;
+} atn_stack;
+
+/* The stack of kind in cap (NULL: cap is not an encoder-decoder's, or NULL). */
+const atn_stack *atn_capture_stack(const atn_capture *cap, atn_stack_kind kind);
+/* Writes an encoder-decoder's stacks to path as a NumPy .npz (numpy.savez's layout, stored):
+ * float32 arrays named by atn_stack.name, [L][H][n_q][n_k] each, atomically.  ATN_E_INVALID
+ * for a capture without stacks; ATN_E_NOMEM; ATN_E_IO from the writer (naming path). */
+atn_status atn_capture_write_stacks_npz(const char *path, const atn_capture *cap, atn_error *err);
+/* "encoder" / "decoder" / "cross" -> *kind; false for anything else. */
+bool atn_stack_kind_parse(const char *name, atn_stack_kind *kind);
 
 /* Head `head` of layer `layer` [n][n] (row = query, column = key) into out: a copy of
  * cap->attn's block when the run kept the attention, else made again from the Q, K and V
@@ -724,6 +775,12 @@ typedef struct atn_run_options {
        only (a GPU run leaves them empty: atn_stats_rows_fold refuses), every layer (a forward
        from a middle layer leaves the lower ones empty).  Borrowed for the call. */
     struct atn_stats_rows *stats_rows;
+    /* An encoder-decoder's decoder input (borrowed for the call): n_target ids, the first
+       normally the decoder start token (atn_model_decoder_start_id), as teacher forcing feeds
+       them (HF's shift_right of the labels).  NULL: the decoder start token alone.  Ignored
+       by every other model.  Ids outside the vocabulary: ATN_E_INVALID. */
+    const int32_t *target_ids;
+    int32_t n_target;
 } atn_run_options;
 
 void atn_run_options_init(atn_run_options *opts);   /* the defaults above */

@@ -51,14 +51,17 @@ static void table_complete(void) {
                        !t->emb_ln_w && f->config.kv_heads && f->config.rope_theta && f->config.rope_theta_default > 1));
         CHECK(!f->alibi || (f->pre_ln && f->causal && !rot && !t->pos_emb && t->emb_ln_w && t->emb_ln_b &&
                             fused && t->qkv_per_head));
-        for (size_t j = 0; j < sizeof names / sizeof names[0]; j++)
+        /* an encoder-decoder's names are engine/formats/hf-encdec.c's (two stacks, cross-attention):
+           the table has only the shared embeddings; pre-norm, bidirectional, no head of its own */
+        CHECK(!f->encdec || (f->pre_ln && !f->causal && t->word_emb && !t->layer && !t->pos_emb && !f->mlm.dense_w));
+        for (size_t j = 0; !f->encdec && j < sizeof names / sizeof names[0]; j++)
             CHECK_MSG(names[j] && names[j][0], "%s: tensor name %zu missing", f->name, j);
         CHECK(!f->token_types || t->type_emb);
         CHECK(!fused || (!t->wq && !t->wk && !t->wv));
         CHECK(f->pre_ln || (!t->final_ln_w && !t->final_ln_b));
         /* a masked-LM family names its head; a causal one's head is the tied LM head */
         CHECK(f->mlm.what);
-        CHECK(f->causal || (f->mlm.dense_w && f->mlm.dense_b && f->mlm.ln_w && (f->mlm.ln_b || enc) && f->mlm.bias[0]));
+        CHECK(f->causal || f->encdec || (f->mlm.dense_w && f->mlm.dense_b && f->mlm.ln_w && (f->mlm.ln_b || enc) && f->mlm.bias[0]));
         CHECK(f->vocab_file && f->vocab_file[0] && f->tokenizer && f->tokenizer[0]);
         /* model_type values are unique across the table, so a lookup is unambiguous */
         for (const char *const *a = f->model_types; *a; a++)
@@ -141,7 +144,7 @@ static void lookup(void) {
     CHECK_STR(err.message, "/m/config.json: \"model_type\" is \"deberta\", which attnscope does not open "
               "(supported: \"bert\", \"roberta\", \"xlm-roberta\", \"camembert\", \"distilbert\", \"albert\", "
               "\"electra\", \"gpt2\", \"llama\", \"qwen2\", \"qwen3\", \"mistral\", \"gemma2\", "
-              "\"gemma3_text\", \"bloom\", \"modernbert\", \"deberta-v2\")");
+              "\"gemma3_text\", \"bloom\", \"t5\", \"mt5\", \"modernbert\", \"deberta-v2\")");
     atn_error_clear(&err);
     CHECK(atn_family_lookup(NULL, NULL, &err) == NULL && err.status == ATN_E_UNSUPPORTED);
     CHECK(strstr(err.message, "config.json: no \"model_type\"") == err.message);
