@@ -541,7 +541,37 @@ static const atn_family families[] = {
         .tokenizer = "unigram",
         .vocab_file = "spiece.model",
         .pre_ln = true,
-        .encdec = true,
+        .encdec = 1,
+    },
+    {
+        /* BartForConditionalGeneration (modeling_bart.py): post-LN encoder and decoder, learned
+           positions from row 2, layernorm_embedding, biases, tied head + final_logits_bias;
+           tensors bound by engine/formats/hf-encdec.c */
+        .name = "BART",
+        .model_types = {"bart", NULL},
+        .config = {
+            .d_model = "d_model",
+            .n_layers = "encoder_layers",
+            .n_heads = "encoder_attention_heads",
+            .d_ffn = "encoder_ffn_dim",
+            .vocab_size = "vocab_size",
+            .max_positions = "max_position_embeddings", .max_positions_default = 1024,
+            .type_vocab_size = NULL, .type_vocab_size_default = 1,
+            .act = NULL, .act_default = "relu",   /* activation_function, read by hf-encdec.c */
+            .ln_eps = NULL, .ln_eps_default = 1e-5f,
+            .position_type = NULL, .position_type_default = "absolute",
+        },
+        .tensors = {
+            .prefixes = {"model.", "", NULL},
+            .word_emb = "shared.weight",
+        },
+        .positions = ATN_POSITIONS_FROM_0,
+        .token_types = false,
+        .mlm = {.what = "lm_head (the decoder's next-token head)"},
+        .tokenizer = "bpe",
+        .vocab_file = "vocab.json",
+        .merges_file = "merges.txt",
+        .encdec = 2,
     },
     {
         /* ModernBertModel / ModernBertForMaskedLM (modeling_modernbert.py, eager): "model."

@@ -193,7 +193,7 @@ typedef struct atn_family {
     /* an encoder-decoder (T5 / mT5 / Flan-T5): config and tensors read by
        engine/formats/hf-encdec.c into atn_model.encdec, the decoder and its cross-attention
        run by the same layer walk (engine/forward/encoder.c, atn_walk.cross_seq) */
-    bool encdec;
+    int encdec;   /* atn_encdec_kind (model-private.h): 1 T5, 2 BART, 3 Marian; 0 none */
 } atn_family;
 
 /* The BERT family (also what toy and random models are: post-LN BERT encoders). */

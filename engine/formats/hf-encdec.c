@@ -78,11 +78,64 @@ static atn_status t5_activation(const char *path, const cJSON *root, atn_config 
     return ATN_OK;
 }
 
+/* BartConfig / MarianConfig: one head count, FFN width and activation for both stacks. */
+static atn_status bart_config(const char *path, const cJSON *root, atn_config *c, atn_hf_encdec *out,
+                              atn_error *err) {
+    bool marian = out->kind == ATN_ENCDEC_MARIAN;
+    int32_t dec_heads, dec_ffn, pad;
+    bool scale = false;
+    atn_status st;
+    if ((st = get_int(path, root, "decoder_layers", 12, 1, 1000, &out->n_dec_layers, err)) ||
+        (st = get_int(path, root, "decoder_attention_heads", c->n_heads, 1, 65536, &dec_heads, err)) ||
+        (st = get_int(path, root, "decoder_ffn_dim", c->d_ffn, 1, 1 << 20, &dec_ffn, err)) ||
+        (st = get_int(path, root, "pad_token_id", marian ? 58100 : 1, 0, 1 << 30, &pad, err)) ||
+        (st = get_int(path, root, "decoder_start_token_id", marian ? pad : 2, 0, c->vocab_size - 1,
+                      &out->decoder_start_id, err)) ||
+        (st = get_bool(path, root, "scale_embedding", marian, &scale, err)) ||
+        (st = get_bool(path, root, "tie_word_embeddings", true, &out->tie_word_embeddings, err)))
+        return st;
+    if (dec_heads != c->n_heads)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"decoder_attention_heads\" %d differs from "
+                             "\"encoder_attention_heads\" %d; attnscope runs one head count", path, dec_heads, c->n_heads);
+    if (dec_ffn != c->d_ffn)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"decoder_ffn_dim\" %d differs from \"encoder_ffn_dim\" "
+                             "%d; attnscope runs one FFN width", path, dec_ffn, c->d_ffn);
+    static const char *const pre_norm[] = {"normalize_before", "add_final_layer_norm", "normalize_embedding_before",
+                                           NULL};
+    for (int i = 0; pre_norm[i]; i++) {
+        bool on = false;
+        if ((st = get_bool(path, root, pre_norm[i], false, &on, err)))
+            return st;
+        if (on)
+            return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"%s\" is true (mBART's pre-norm layers); attnscope "
+                                 "runs BART's and Marian's post-norm layers", path, pre_norm[i]);
+    }
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "activation_function");
+    const char *act = it && cJSON_IsString(it) ? it->valuestring : "gelu";
+    if (it && !cJSON_IsString(it) && !cJSON_IsNull(it))
+        return atn_error_set(err, ATN_E_FORMAT, "%s: \"activation_function\" must be a string", path);
+    if (strcmp(act, "gelu") == 0)
+        c->act = ATN_ACT_GELU;
+    else if (strcmp(act, "gelu_new") == 0 || strcmp(act, "gelu_pytorch_tanh") == 0)
+        c->act = ATN_ACT_GELU_TANH;
+    else if (strcmp(act, "relu") == 0)
+        c->act = ATN_ACT_RELU;
+    else if (strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0)
+        c->act = ATN_ACT_SILU;
+    else
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"activation_function\" is \"%.64s\"; supported: gelu, "
+                             "gelu_new, relu, silu (swish)", path, act);
+    out->emb_scale = scale ? (float)sqrt((double)c->d_model) : 1.0f;
+    c->n_kv_heads = c->n_heads;
+    return ATN_OK;
+}
+
 atn_status atn_hf_encdec_config(const char *path, const cJSON *root, const atn_family *fam, atn_config *c,
                                 atn_hf_encdec *out, atn_error *err) {
     memset(out, 0, sizeof *out);
-    out->kind = ATN_ENCDEC_T5;
-    (void)fam;
+    out->kind = (atn_encdec_kind)fam->encdec;
+    if (out->kind != ATN_ENCDEC_T5)
+        return bart_config(path, root, c, out, err);
     atn_status st;
     int32_t pad = 0;
     if ((st = get_int(path, root, "d_kv", 64, 1, 65536, &c->d_head, err)) ||
@@ -154,6 +207,101 @@ static atn_status t5_ffn(const atn_hf_binder *b, const atn_config *c, const char
     return ATN_OK;
 }
 
+/* One BART / Marian attention block's q, k, v, out projections (weights and biases). */
+static atn_status bart_attention(const atn_hf_binder *b, const char *base, const char *kind, const float **w[4],
+                                 const float **bias[4], int64_t d) {
+    static const char *const proj[] = {"q_proj", "k_proj", "v_proj", "out_proj"};
+    atn_status st;
+    for (int i = 0; i < 4; i++)
+        if ((st = want(b, w[i], d, d, "%s%s.%s.weight", base, kind, proj[i])) ||
+            (st = want(b, bias[i], d, -1, "%s%s.%s.bias", base, kind, proj[i])))
+            return st;
+    return ATN_OK;
+}
+
+static atn_status bart_layer(const atn_hf_binder *b, const atn_config *c, const char *base, atn_layer_weights *l,
+                             bool decoder) {
+    int64_t d = c->d_model, f = c->d_ffn;
+    const float **w[4] = {&l->wq, &l->wk, &l->wv, &l->wo}, **bb[4] = {&l->bq, &l->bk, &l->bv, &l->bo};
+    const float **cw[4] = {&l->cq, &l->ck, &l->cv, &l->co}, **cb[4] = {&l->bcq, &l->bck, &l->bcv, &l->bco};
+    atn_status st;
+    if ((st = bart_attention(b, base, "self_attn", w, bb, d)) ||
+        (st = want(b, &l->ln1_g, d, -1, "%sself_attn_layer_norm.weight", base)) ||
+        (st = want(b, &l->ln1_b, d, -1, "%sself_attn_layer_norm.bias", base)) ||
+        (decoder && ((st = bart_attention(b, base, "encoder_attn", cw, cb, d)) ||
+                     (st = want(b, &l->lnc_g, d, -1, "%sencoder_attn_layer_norm.weight", base)) ||
+                     (st = want(b, &l->lnc_b, d, -1, "%sencoder_attn_layer_norm.bias", base)))) ||
+        (st = want(b, &l->w1, f, d, "%sfc1.weight", base)) || (st = want(b, &l->b1, f, -1, "%sfc1.bias", base)) ||
+        (st = want(b, &l->w2, d, f, "%sfc2.weight", base)) || (st = want(b, &l->b2, d, -1, "%sfc2.bias", base)) ||
+        (st = want(b, &l->ln2_g, d, -1, "%sfinal_layer_norm.weight", base)) ||
+        (st = want(b, &l->ln2_b, d, -1, "%sfinal_layer_norm.bias", base)))
+        return st;
+    return ATN_OK;
+}
+
+/* BartForConditionalGeneration / MarianMTModel: "model." (or none, BartModel) before
+ * shared.weight, encoder.* and decoder.*; final_logits_bias [1, V] and lm_head.weight
+ * unprefixed. */
+static atn_status bart_bind(const atn_hf_binder *b, atn_model *m, const atn_hf_encdec *cfg) {
+    const atn_config *c = &m->cfg;
+    atn_encdec *e = &m->encdec;
+    int64_t d = c->d_model, V = c->vocab_size, P = (int64_t)c->max_positions + 2;
+    bool bart = cfg->kind == ATN_ENCDEC_BART;
+    const char *p = b->has(b->loader, "model.shared.weight") ? "model." : "";
+    atn_status st;
+    if ((st = want(b, &m->w.word_emb, V, d, "%sshared.weight", p)) ||
+        (bart && ((st = want(b, &m->w.pos_emb, P, d, "%sencoder.embed_positions.weight", p)) ||
+                  (st = want(b, &e->dec_pos_emb, P, d, "%sdecoder.embed_positions.weight", p)) ||
+                  (st = want(b, &m->w.emb_ln_g, d, -1, "%sencoder.layernorm_embedding.weight", p)) ||
+                  (st = want(b, &m->w.emb_ln_b, d, -1, "%sencoder.layernorm_embedding.bias", p)) ||
+                  (st = want(b, &e->dec_emb_ln_g, d, -1, "%sdecoder.layernorm_embedding.weight", p)) ||
+                  (st = want(b, &e->dec_emb_ln_b, d, -1, "%sdecoder.layernorm_embedding.bias", p)))) ||
+        (st = b->want(b->loader, &e->final_logits_bias, true, 1, V, "final_logits_bias")))
+        return st;
+    char base[256];
+    for (int32_t i = 0; i < c->n_layers; i++) {
+        snprintf(base, sizeof base, "%sencoder.layers.%d.", p, i);
+        if ((st = bart_layer(b, c, base, &m->w.layers[i], false)))
+            return st;
+    }
+    for (int32_t i = 0; i < cfg->n_dec_layers; i++) {
+        snprintf(base, sizeof base, "%sdecoder.layers.%d.", p, i);
+        if ((st = bart_layer(b, c, base, &e->dec_layers[i], true)))
+            return st;
+    }
+    e->pos_offset = bart ? 2 : 0;   /* BartLearnedPositionalEmbedding: position + 2 */
+    e->lm_scale = 1.0f;
+    if (!cfg->tie_word_embeddings && (st = want(b, &e->lm_head, V, d, "lm_head.weight")))
+        return st;
+    return ATN_OK;
+}
+
+atn_status atn_hf_encdec_finish(atn_model *m, atn_error *err) {
+    atn_encdec *e = &m->encdec;
+    const atn_config *c = &m->cfg;
+    int32_t d = c->d_model;
+    if (e->kind == ATN_ENCDEC_BART) {   /* rows 0 and 1 are never read: start the tables at row 2 */
+        m->w.pos_emb += (size_t)e->pos_offset * d;
+        e->dec_pos_emb += (size_t)e->pos_offset * d;
+    } else if (e->kind == ATN_ENCDEC_MARIAN) {
+        /* MarianSinusoidalPositionalEmbedding: column j < d/2 is sin, j >= d/2 cos, of
+           pos / 10000^(2 (j' / 2) / d) with j' = 2j (sin) or 2(j - d/2) + 1 (cos) */
+        float *t = atn_model_alloc_floats(m, (size_t)c->max_positions * d);
+        if (!t)
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        int32_t half = d / 2 + d % 2;
+        for (int32_t pos = 0; pos < c->max_positions; pos++)
+            for (int32_t j = 0; j < d; j++) {
+                int32_t src = j < half ? 2 * j : 2 * (j - half) + 1;
+                double a = pos / pow(10000.0, 2.0 * (src / 2) / d);
+                t[(size_t)pos * d + j] = (float)(j < half ? sin(a) : cos(a));
+            }
+        m->w.pos_emb = t;
+        e->dec_pos_emb = t;
+    }
+    return ATN_OK;
+}
+
 atn_status atn_hf_encdec_bind(const atn_hf_binder *b, atn_model *m, const atn_hf_encdec *cfg, atn_error *err) {
     const atn_config *c = &m->cfg;
     atn_encdec *e = &m->encdec;
@@ -163,8 +311,8 @@ atn_status atn_hf_encdec_bind(const atn_hf_binder *b, atn_model *m, const atn_hf
     e->num_buckets = cfg->num_buckets;
     e->max_distance = cfg->max_distance;
     e->decoder_start_id = cfg->decoder_start_id;
-    e->emb_scale = 1.0f;
-    m->attn_no_scale = true;   /* T5Attention: scores = q k^T, no 1/sqrt(k) */
+    e->emb_scale = cfg->kind == ATN_ENCDEC_T5 ? 1.0f : cfg->emb_scale;
+    m->attn_no_scale = cfg->kind == ATN_ENCDEC_T5;   /* T5Attention: scores = q k^T, no 1/sqrt(k) */
     /* the encoder's layers as every model's (freed with it), the decoder's owned by it */
     size_t bytes = (size_t)cfg->n_dec_layers * sizeof(atn_layer_weights);
     m->w.layers = calloc((size_t)c->n_layers, sizeof(atn_layer_weights));
@@ -173,6 +321,8 @@ atn_status atn_hf_encdec_bind(const atn_hf_binder *b, atn_model *m, const atn_hf
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     e->dec_layers = dec;
     atn_status st;
+    if (cfg->kind != ATN_ENCDEC_T5)
+        return bart_bind(b, m, cfg);
     if ((st = want(b, &m->w.word_emb, V, d, "shared.weight")) ||
         (st = want(b, &e->enc_rel_bias, cfg->num_buckets, H,
                    "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight")) ||

@@ -13,6 +13,7 @@ typedef struct atn_hf_encdec {
     atn_encdec_kind kind;
     int32_t n_dec_layers, num_buckets, max_distance, decoder_start_id;
     bool tie_word_embeddings;
+    float emb_scale;   /* BART / Marian scale_embedding: sqrt(d_model), else 1 */
 } atn_hf_encdec;
 
 /* Reads T5Config's keys (root, from path) into c and out: d_kv, num_decoder_layers (default
@@ -36,5 +37,9 @@ typedef struct atn_hf_binder {
  * layers, final_ln_g) and encdec (the decoder, the relative-position tables, the LM head);
  * allocates the decoder's layer array in the model.  Errors from b->want. */
 atn_status atn_hf_encdec_bind(const atn_hf_binder *b, atn_model *m, const atn_hf_encdec *cfg, atn_error *err);
+
+/* After the conversions (the tensors' final addresses): BART's position tables start at row
+ * 2 (pos_offset); Marian's sinusoidal table is made.  ATN_E_NOMEM. */
+atn_status atn_hf_encdec_finish(atn_model *m, atn_error *err);
 
 #endif

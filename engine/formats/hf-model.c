@@ -1222,6 +1222,8 @@ static atn_status open_hf(hf_loader *L) {
         return st;
     if ((st = finish_deberta(L)))
         return st;
+    if (L->fam->encdec && (st = atn_hf_encdec_finish(L->model, L->err)))
+        return st;
 
     if (!report(L, 0.92, ATN_STAGE_READ_VOCAB))
         return cancelled(L);

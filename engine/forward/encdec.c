@@ -64,14 +64,18 @@ void atn_cpu_decoder_forward(const atn_model *m, const atn_activations *a) {
     const atn_encdec *ed = &m->encdec;
     atn_encdec_acts *e = a->encdec;
     int32_t n = a->n, t = e->n_tgt, d = c->d_model, H = c->n_heads;
-    /* the decoder's embeddings: T5's shared table, as the encoder's */
+    /* the decoder's embeddings: the shared table (times BART's / Marian's embed_scale), its own
+       positions 0..t-1 (BART's from row 2: the pointer starts there), BART's
+       layernorm_embedding */
     const float *emb = ed->dec_emb ? ed->dec_emb : m->w.word_emb;
     for (int32_t i = 0; i < t; i++) {
         float *x = e->hidden + (size_t)i * d;
-        const float *we = emb + (size_t)e->ids[i] * d;
+        const float *we = emb + (size_t)e->ids[i] * d, *pe = ed->dec_pos_emb ? ed->dec_pos_emb + (size_t)i * d : NULL;
         for (int32_t j = 0; j < d; j++)
-            x[j] = we[j] * ed->emb_scale;
+            x[j] = we[j] * ed->emb_scale + (pe ? pe[j] : 0.0f);
     }
+    if (ed->dec_emb_ln_g)
+        atn_layernorm(e->hidden, e->hidden, ed->dec_emb_ln_g, ed->dec_emb_ln_b, t, d, c->ln_eps);
     atn_walk_seq self = {
         .row = 0, .n = t, .attn = e->attn_self, .attn_stride = (size_t)H * t * t, .mask = e->mask_self,
         .score_bias = e->bias_self, .nonfinite_layer = -1,

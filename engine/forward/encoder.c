@@ -60,9 +60,13 @@ static void embeddings_forward(float *hidden0, float *scratch, const atn_model *
         float *x = e + (size_t)i * E;
         const float *we = w->word_emb + (size_t)enc->ids[i] * E;
         const float *pe = w->pos_emb ? w->pos_emb + (size_t)pos_ids[i] * E : NULL;
+        float s = m->family->encdec ? m->encdec.emb_scale : 1.0f;
         if (!pe && !w->type_emb && m->rotary.embed_scale > 0.0f) {   /* Gemma: times sqrt(hidden) */
             for (int32_t j = 0; j < E; j++)
                 x[j] = we[j] * m->rotary.embed_scale;
+        } else if (s != 1.0f) {   /* BART / Marian scale_embedding: embed_tokens(ids) * sqrt(d), then + positions */
+            for (int32_t j = 0; j < E; j++)
+                x[j] = we[j] * s + (pe && !no_positions ? pe[j] : 0.0f);
         } else if (!pe && !w->type_emb) {   /* rotary families: positions act on q and k instead */
             memcpy(x, we, (size_t)E * sizeof(float));
         } else if (no_positions || !pe) {   /* the what-if lab: the same sum without the position term */
@@ -79,7 +83,7 @@ static void embeddings_forward(float *hidden0, float *scratch, const atn_model *
         }
     }
     /* GPT-2 has no embedding norm (h0 = wte + wpe); BLOOM and ModernBERT have one */
-    if (!m->family->pre_ln || m->family->alibi || m->family->rotary_encoder)
+    if ((!m->family->pre_ln && !(m->family->encdec && !w->emb_ln_g)) || m->family->alibi || m->family->rotary_encoder)   /* Marian: none */
         atn_layernorm(e, e, w->emb_ln_g, w->emb_ln_b, n, E, c->ln_eps);
     /* DeBERTa (DebertaV2Embeddings): embeddings * mask, a padded token's row is zero */
     if (m->family->disentangled && enc->mask)

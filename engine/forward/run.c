@@ -116,6 +116,9 @@ static atn_status setup_decoder(atn_run *run, const atn_run_options *o, int32_t 
     int32_t t = o->target_ids ? o->n_target : 1;
     if (t <= 0)
         return atn_error_set(err, ATN_E_INVALID, "empty target: the decoder needs at least its start token");
+    if (m->encdec.dec_pos_emb && t > m->cfg.max_positions)   /* BART, Marian: a position table */
+        return atn_error_set(err, ATN_E_INVALID, "%d target tokens, but model \"%s\" allows at most %d positions", t,
+                             m->name, m->cfg.max_positions);
     for (int32_t i = 0; i < t; i++)
         if (ids[i] < 0 || ids[i] >= m->cfg.vocab_size)
             return atn_error_set(err, ATN_E_INVALID, "target token id %d at position %d is outside the vocabulary "

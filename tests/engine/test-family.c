@@ -52,8 +52,9 @@ static void table_complete(void) {
         CHECK(!f->alibi || (f->pre_ln && f->causal && !rot && !t->pos_emb && t->emb_ln_w && t->emb_ln_b &&
                             fused && t->qkv_per_head));
         /* an encoder-decoder's names are engine/formats/hf-encdec.c's (two stacks, cross-attention):
-           the table has only the shared embeddings; pre-norm, bidirectional, no head of its own */
-        CHECK(!f->encdec || (f->pre_ln && !f->causal && t->word_emb && !t->layer && !t->pos_emb && !f->mlm.dense_w));
+           the table has only the shared embeddings; pre-norm T5, post-norm BART / Marian, bidirectional
+           encoders, no masked-LM head */
+        CHECK(!f->encdec || (f->pre_ln == (f->encdec == 1) && !f->causal && t->word_emb && !t->layer && !t->pos_emb && !f->mlm.dense_w));
         for (size_t j = 0; !f->encdec && j < sizeof names / sizeof names[0]; j++)
             CHECK_MSG(names[j] && names[j][0], "%s: tensor name %zu missing", f->name, j);
         CHECK(!f->token_types || t->type_emb);
@@ -144,7 +145,7 @@ static void lookup(void) {
     CHECK_STR(err.message, "/m/config.json: \"model_type\" is \"deberta\", which attnscope does not open "
               "(supported: \"bert\", \"roberta\", \"xlm-roberta\", \"camembert\", \"distilbert\", \"albert\", "
               "\"electra\", \"gpt2\", \"llama\", \"qwen2\", \"qwen3\", \"mistral\", \"gemma2\", "
-              "\"gemma3_text\", \"bloom\", \"t5\", \"mt5\", \"modernbert\", \"deberta-v2\")");
+              "\"gemma3_text\", \"bloom\", \"t5\", \"mt5\", \"bart\", \"modernbert\", \"deberta-v2\")");
     atn_error_clear(&err);
     CHECK(atn_family_lookup(NULL, NULL, &err) == NULL && err.status == ATN_E_UNSUPPORTED);
     CHECK(strstr(err.message, "config.json: no \"model_type\"") == err.message);

@@ -64,22 +64,39 @@ def t5_config(**kw):
     return cfg
 
 
+def bart_config(**kw):
+    cfg = {
+        "architectures": ["BartForConditionalGeneration"], "model_type": "bart",
+        "d_model": 32, "encoder_layers": 2, "decoder_layers": 3, "encoder_attention_heads": 4,
+        "decoder_attention_heads": 4, "encoder_ffn_dim": 48, "decoder_ffn_dim": 48, "activation_function": "gelu",
+        "max_position_embeddings": 40, "scale_embedding": False, "vocab_size": 96, "pad_token_id": 1,
+        "bos_token_id": 0, "eos_token_id": 2, "decoder_start_token_id": 2, "is_encoder_decoder": True,
+        "tie_word_embeddings": True, "dropout": 0.0, "attention_dropout": 0.0, "activation_dropout": 0.0,
+        "torch_dtype": "float32",
+    }
+    cfg.update(kw)
+    return cfg
+
+
 # name, config overrides, dtype, cases: (name, source ids, source mask, target ids)
 MODELS = [
     ("t5-v1-f32", {}, "F32"),
     ("t5-v11-bf16", {"d_kv": 12, "num_heads": 3, "d_ff": 40, "num_decoder_layers": 3, "feed_forward_proj": "gated-gelu",
                      "tie_word_embeddings": False, "relative_attention_num_buckets": 6,
                      "relative_attention_max_distance": 10, "torch_dtype": "bfloat16"}, "BF16"),
+    ("bart-f32", {"model_type": "bart"}, "F32"),
 ]
 
 
-def cases_for(V, g):
-    long_src = [int(x) for x in torch.randint(3, V, (26,), generator=g)] + [1]
-    short_src = [int(x) for x in torch.randint(3, V, (5,), generator=g)] + [1, 0, 0]
-    tgt = [0] + [int(x) for x in torch.randint(3, V, (6,), generator=g)]
+def cases_for(cfg, g):
+    V, eos, pad = cfg["vocab_size"], cfg["eos_token_id"], cfg["pad_token_id"]
+    long_src = [int(x) for x in torch.randint(3, V, (26,), generator=g)] + [eos]
+    short_src = [int(x) for x in torch.randint(3, V, (5,), generator=g)] + [eos, pad, pad]
+    start = cfg["decoder_start_token_id"]
+    tgt = [start] + [int(x) for x in torch.randint(3, V, (6,), generator=g)]
     return [
         ("long", long_src, [1] * len(long_src), tgt),                 # past max_distance both ways
-        ("padded", short_src, [1] * 6 + [0, 0], [0]),                 # padding, the start token alone
+        ("padded", short_src, [1] * 6 + [0, 0], [start]),             # padding, the start token alone
         ("mid", short_src[:6], [1] * 6, tgt[:4]),
     ]
 
@@ -185,6 +202,126 @@ def forward(W, cfg, src, src_mask, tgt):
             torch.stack(dec_hidden), torch.log_softmax(logits, dim=-1))
 
 
+def layer_norm(x, w, b, eps=1e-5):
+    mu = x.mean(-1, keepdim=True)
+    var = ((x - mu) ** 2).mean(-1, keepdim=True)
+    return (x - mu) / torch.sqrt(var + eps) * w + b
+
+
+def bart_attention(xq, xkv, W, pre, H, mask):
+    """BartAttention (eager): q_proj(x) * head_dim^-0.5, softmax(q k^T + mask), out_proj."""
+    nq, nk, d = xq.shape[0], xkv.shape[0], xq.shape[1]
+    dk = d // H
+    q = ((xq @ W[pre + "q_proj.weight"].T + W[pre + "q_proj.bias"]) * dk ** -0.5).view(nq, H, dk).transpose(0, 1)
+    k = (xkv @ W[pre + "k_proj.weight"].T + W[pre + "k_proj.bias"]).view(nk, H, dk).transpose(0, 1)
+    v = (xkv @ W[pre + "v_proj.weight"].T + W[pre + "v_proj.bias"]).view(nk, H, dk).transpose(0, 1)
+    p = torch.softmax(q @ k.transpose(-1, -2) + mask, dim=-1)
+    ctx = (p @ v).transpose(0, 1).reshape(nq, d)
+    return ctx @ W[pre + "out_proj.weight"].T + W[pre + "out_proj.bias"], p
+
+
+def act_fn(cfg, x):
+    a = cfg["activation_function"]
+    if a == "gelu":
+        return torch.nn.functional.gelu(x)
+    if a in ("swish", "silu"):
+        return torch.nn.functional.silu(x)
+    raise ValueError(a)
+
+
+def bart_forward(W, cfg, src, src_mask, tgt):
+    """BartForConditionalGeneration / MarianMTModel (post-LN), as modeling_bart.py and
+    modeling_marian.py write them: embed_tokens * embed_scale + positions (BART: learned, row
+    position + 2; Marian: sinusoidal, no offset), BART's layernorm_embedding, then
+    h = LN(h + SelfAttn(h)), [h = LN(h + CrossAttn(h, encoder output))], h = LN(h + fc2(act(fc1(h)))),
+    logits = h shared^T + final_logits_bias."""
+    marian = cfg["model_type"] == "marian"
+    H = cfg["encoder_attention_heads"]
+    d = cfg["d_model"]
+    scale = math.sqrt(d) if cfg["scale_embedding"] else 1.0
+    n, t = len(src), len(tgt)
+    pad = torch.tensor([0.0 if m else F32_MIN for m in src_mask], dtype=torch.float64)
+    E = W["model.shared.weight"]
+
+    def embed(ids, stack):
+        x = E[torch.tensor(ids)] * scale
+        if marian:
+            x = x + sinusoidal(cfg["max_position_embeddings"], d)[: len(ids)]
+        else:
+            x = x + W[f"model.{stack}.embed_positions.weight"][torch.arange(len(ids)) + 2]
+            x = layer_norm(x, W[f"model.{stack}.layernorm_embedding.weight"], W[f"model.{stack}.layernorm_embedding.bias"])
+        return x
+
+    def ffn(x, b):
+        return act_fn(cfg, x @ W[b + "fc1.weight"].T + W[b + "fc1.bias"]) @ W[b + "fc2.weight"].T + W[b + "fc2.bias"]
+
+    h = embed(src, "encoder")
+    enc_hidden, enc_attn = [h], []
+    for i in range(cfg["encoder_layers"]):
+        b = f"model.encoder.layers.{i}."
+        a, p = bart_attention(h, h, W, b + "self_attn.", H, pad[None, None, :])
+        h = layer_norm(h + a, W[b + "self_attn_layer_norm.weight"], W[b + "self_attn_layer_norm.bias"])
+        h = layer_norm(h + ffn(h, b), W[b + "final_layer_norm.weight"], W[b + "final_layer_norm.bias"])
+        enc_attn.append(p)
+        enc_hidden.append(h)
+    enc_out = h
+    causal = torch.triu(torch.full((t, t), F32_MIN, dtype=torch.float64), diagonal=1)
+    h = embed(tgt, "decoder")
+    dec_hidden, dec_attn, cross_attn = [h], [], []
+    for i in range(cfg["decoder_layers"]):
+        b = f"model.decoder.layers.{i}."
+        a, p = bart_attention(h, h, W, b + "self_attn.", H, causal[None])
+        h = layer_norm(h + a, W[b + "self_attn_layer_norm.weight"], W[b + "self_attn_layer_norm.bias"])
+        a, pc = bart_attention(h, enc_out, W, b + "encoder_attn.", H, pad[None, None, :])
+        h = layer_norm(h + a, W[b + "encoder_attn_layer_norm.weight"], W[b + "encoder_attn_layer_norm.bias"])
+        h = layer_norm(h + ffn(h, b), W[b + "final_layer_norm.weight"], W[b + "final_layer_norm.bias"])
+        dec_attn.append(p)
+        cross_attn.append(pc)
+        dec_hidden.append(h)
+    logits = h @ E.T + W["final_logits_bias"][0]
+    return (torch.stack(enc_attn), torch.stack(dec_attn), torch.stack(cross_attn), torch.stack(enc_hidden),
+            torch.stack(dec_hidden), torch.log_softmax(logits, dim=-1))
+
+
+def sinusoidal(rows, dim):
+    """MarianSinusoidalPositionalEmbedding._init_weight: sin in the first half, cos in the second."""
+    pos = np.array([[p / np.power(10000, 2 * (j // 2) / dim) for j in range(dim)] for p in range(rows)])
+    out = torch.zeros(rows, dim, dtype=torch.float64)
+    sentinel = dim // 2 if dim % 2 == 0 else (dim // 2) + 1
+    out[:, 0:sentinel] = torch.tensor(np.sin(pos[:, 0::2]))
+    out[:, sentinel:] = torch.tensor(np.cos(pos[:, 1::2]))
+    return out
+
+
+def bart_weights(cfg, g):
+    d, f, V, P = cfg["d_model"], cfg["encoder_ffn_dim"], cfg["vocab_size"], cfg["max_position_embeddings"] + 2
+    marian = cfg["model_type"] == "marian"
+    W = {}
+
+    def r(*shape, s=0.3):
+        return torch.randn(*shape, generator=g, dtype=torch.float64) * s
+
+    W["model.shared.weight"] = r(V, d, s=1.0)
+    W["final_logits_bias"] = r(1, V, s=0.5)
+    for stack, L in (("encoder", cfg["encoder_layers"]), ("decoder", cfg["decoder_layers"])):
+        if not marian:
+            W[f"model.{stack}.embed_positions.weight"] = r(P, d, s=0.5)
+            W[f"model.{stack}.layernorm_embedding.weight"] = 1.0 + r(d, s=0.1)
+            W[f"model.{stack}.layernorm_embedding.bias"] = r(d, s=0.1)
+        for i in range(L):
+            b = f"model.{stack}.layers.{i}."
+            for att in ["self_attn"] + (["encoder_attn"] if stack == "decoder" else []):
+                for pr in ("q_proj", "k_proj", "v_proj", "out_proj"):
+                    W[f"{b}{att}.{pr}.weight"] = r(d, d)
+                    W[f"{b}{att}.{pr}.bias"] = r(d, s=0.1)
+                W[f"{b}{att}_layer_norm.weight"] = 1.0 + r(d, s=0.1)
+                W[f"{b}{att}_layer_norm.bias"] = r(d, s=0.1)
+            W[b + "fc1.weight"], W[b + "fc1.bias"] = r(f, d), r(f, s=0.1)
+            W[b + "fc2.weight"], W[b + "fc2.bias"] = r(d, f), r(d, s=0.1)
+            W[b + "final_layer_norm.weight"], W[b + "final_layer_norm.bias"] = 1.0 + r(d, s=0.1), r(d, s=0.1)
+    return W
+
+
 def make_weights(cfg, g):
     d, H, dk, f, V = cfg["d_model"], cfg["num_heads"], cfg["d_kv"], cfg["d_ff"], cfg["vocab_size"]
     dq = H * dk
@@ -255,8 +392,9 @@ def save(path, x):
 
 def write_model(name, over, dtype, out_models, out_fix, seed):
     g = torch.Generator().manual_seed(seed)
-    cfg = t5_config(**over)
-    W = make_weights(cfg, g)
+    t5 = over.get("model_type", "t5") == "t5"
+    cfg = t5_config(**over) if t5 else bart_config(**over)
+    W = make_weights(cfg, g) if t5 else bart_weights(cfg, g)
     folder = os.path.join(out_models, name)
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
@@ -271,15 +409,21 @@ def write_model(name, over, dtype, out_models, out_fix, seed):
     with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump(tokenizer_json(cfg["vocab_size"]), f, ensure_ascii=False)
     cases = []
-    for cname, src, mask, tgt in cases_for(cfg["vocab_size"], g):
-        outs = forward(stored, cfg, src, mask, tgt)
+    for cname, src, mask, tgt in cases_for(cfg, g):
+        outs = forward(stored, cfg, src, mask, tgt) if t5 else bart_forward(stored, cfg, src, mask, tgt)
         for what, x in zip(("encoder", "decoder", "cross", "enc-hidden", "dec-hidden", "logprobs"), outs):
             save(os.path.join(out_fix, f"{name}-{cname}-{what}.npy"), x)
         top = [[int(i) for i in torch.topk(outs[5][r], 5).indices] for r in range(len(tgt))]
         cases.append({"name": cname, "ids": src, "mask": mask, "target": tgt, "next_top_ids": top})
-    meta = {"model": name, "n_layers": cfg["num_layers"], "n_dec_layers": cfg["num_decoder_layers"],
-            "n_heads": cfg["num_heads"], "d_kv": cfg["d_kv"], "d_model": cfg["d_model"], "vocab_size": cfg["vocab_size"],
-            "cases": cases}
+    if t5:
+        meta = {"model": name, "family": "T5", "n_layers": cfg["num_layers"], "n_dec_layers": cfg["num_decoder_layers"],
+                "n_heads": cfg["num_heads"], "d_kv": cfg["d_kv"], "decoder_start": cfg["decoder_start_token_id"]}
+    else:
+        meta = {"model": name, "family": "BART" if cfg["model_type"] == "bart" else "Marian",
+                "n_layers": cfg["encoder_layers"], "n_dec_layers": cfg["decoder_layers"],
+                "n_heads": cfg["encoder_attention_heads"], "d_kv": cfg["d_model"] // cfg["encoder_attention_heads"],
+                "decoder_start": cfg["decoder_start_token_id"]}
+    meta.update({"d_model": cfg["d_model"], "vocab_size": cfg["vocab_size"], "cases": cases})
     with open(os.path.join(out_fix, name + ".json"), "w") as f:
         json.dump(meta, f, indent=1)
 

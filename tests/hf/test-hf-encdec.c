@@ -1,6 +1,7 @@
 /* The encoder-decoders (T5 v1.0: ReLU, tied head; T5 v1.1 / Flan-T5: gated-gelu, untied head,
- * BF16, d_kv x heads != d_model, more decoder than encoder layers) against gen_encdec.py's
- * float64 torch reference written from modeling_t5.py: every layer and head of the three
+ * BF16, d_kv x heads != d_model, more decoder than encoder layers; BART: post-LN, learned
+ * positions from row 2, layernorm_embedding, biases, final_logits_bias) against gen_encdec.py's
+ * float64 torch reference written from modeling_t5.py and modeling_bart.py: every layer and head of the three
  * stacks (encoder self-attention, decoder self-attention, cross-attention), both stacks'
  * hidden states and the decoder's next-token log-probabilities (all V, every target
  * position) within 1e-4, through the engine API and `attnscope run -o x.npz` (arrays encoder,
@@ -154,13 +155,13 @@ static void test_model(const char *name, bool gated, bool tied) {
         return;
     }
     const atn_config *c = atn_model_config(m);
-    CHECK_STR(atn_model_family_name(m), "T5");
+    CHECK_STR(atn_model_family_name(m), cJSON_GetObjectItem(meta, "family")->valuestring);
     CHECK(atn_model_is_encoder_decoder(m) && !atn_model_is_causal(m));
     CHECK(c->n_layers == cJSON_GetObjectItem(meta, "n_layers")->valueint);
     CHECK(atn_model_decoder_layers(m) == cJSON_GetObjectItem(meta, "n_dec_layers")->valueint);
     CHECK(c->d_head == cJSON_GetObjectItem(meta, "d_kv")->valueint);
     CHECK(c->gated_ffn == gated && (m->encdec.lm_head == NULL) == tied);
-    CHECK(atn_model_decoder_start_id(m) == 0);
+    CHECK(atn_model_decoder_start_id(m) == cJSON_GetObjectItem(meta, "decoder_start")->valueint);
     for (const cJSON *k = cJSON_GetObjectItem(meta, "cases")->child; k; k = k->next)
         engine_case(name, m, k);
     atn_model_free(m);
@@ -260,10 +261,10 @@ static void test_buckets(void) {
     CHECK(atn_t5_bucket(-64, false, 32, 128) == 26);   /* 16 + log(4)/log(8) * 16 = 26.7 */
 }
 
-static void refuse(const char *key, const char *value_json, const char *needle) {
+static void refuse(const char *model, const char *key, const char *value_json, const char *needle) {
     char dir[] = "/tmp/atn-encdec-XXXXXX", path[4096], cmd[8192];
     CHECK(mkdtemp(dir) != NULL);
-    snprintf(cmd, sizeof cmd, "cp '%s/models/t5-v1-f32/'* %s/", root, dir);
+    snprintf(cmd, sizeof cmd, "cp '%s/models/%s/'* %s/", root, model, dir);
     CHECK(system(cmd) == 0);
     snprintf(path, sizeof path, "%s/config.json", dir);
     cJSON *cfg = read_json(path);
@@ -292,9 +293,14 @@ int main(void) {
     test_buckets();
     test_model("t5-v1-f32", false, true);
     test_model("t5-v11-bf16", true, false);
+    test_model("bart-f32", false, true);
     cli_case("t5-v1-f32");
-    refuse("feed_forward_proj", "\"gated-tanh\"", "gated-tanh");
-    refuse("is_encoder_decoder", "false", "encoder-only");
-    refuse("relative_attention_num_buckets", "2", "logarithmic");
+    cli_case("bart-f32");
+    refuse("t5-v1-f32", "feed_forward_proj", "\"gated-tanh\"", "gated-tanh");
+    refuse("t5-v1-f32", "is_encoder_decoder", "false", "encoder-only");
+    refuse("t5-v1-f32", "relative_attention_num_buckets", "2", "logarithmic");
+    refuse("bart-f32", "decoder_attention_heads", "2", "one head count");
+    refuse("bart-f32", "normalize_before", "true", "pre-norm");
+    refuse("bart-f32", "activation_function", "\"tanh\"", "tanh");
     return check_summary("test-hf-encdec");
 }
