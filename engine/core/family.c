@@ -574,6 +574,35 @@ static const atn_family families[] = {
         .encdec = 2,
     },
     {
+        /* MarianMTModel (modeling_marian.py, the OPUS-MT translation models): BART's layers
+           with sinusoidal positions (MarianSinusoidalPositionalEmbedding, no offset), no
+           layernorm_embedding; tensors bound by engine/formats/hf-encdec.c */
+        .name = "Marian",
+        .model_types = {"marian", NULL},
+        .config = {
+            .d_model = "d_model",
+            .n_layers = "encoder_layers",
+            .n_heads = "encoder_attention_heads",
+            .d_ffn = "encoder_ffn_dim",
+            .vocab_size = "vocab_size",
+            .max_positions = "max_position_embeddings", .max_positions_default = 1024,
+            .type_vocab_size = NULL, .type_vocab_size_default = 1,
+            .act = NULL, .act_default = "relu",   /* activation_function, read by hf-encdec.c */
+            .ln_eps = NULL, .ln_eps_default = 1e-5f,
+            .position_type = NULL, .position_type_default = "absolute",
+        },
+        .tensors = {
+            .prefixes = {"model.", "", NULL},
+            .word_emb = "shared.weight",
+        },
+        .positions = ATN_POSITIONS_FROM_0,
+        .token_types = false,
+        .mlm = {.what = "lm_head (the decoder's next-token head)"},
+        .tokenizer = "unigram",
+        .vocab_file = "source.spm",
+        .encdec = 3,
+    },
+    {
         /* ModernBertModel / ModernBertForMaskedLM (modeling_modernbert.py, eager): "model."
            before the encoder, the head and decoder unprefixed, decoder tied to
            tok_embeddings; the fused weights are split by bind_modernbert_layer (hf-model.c) */

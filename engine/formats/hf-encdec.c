@@ -91,7 +91,7 @@ static atn_status bart_config(const char *path, const cJSON *root, atn_config *c
         (st = get_int(path, root, "pad_token_id", marian ? 58100 : 1, 0, 1 << 30, &pad, err)) ||
         (st = get_int(path, root, "decoder_start_token_id", marian ? pad : 2, 0, c->vocab_size - 1,
                       &out->decoder_start_id, err)) ||
-        (st = get_bool(path, root, "scale_embedding", marian, &scale, err)) ||
+        (st = get_bool(path, root, "scale_embedding", false, &scale, err)) ||
         (st = get_bool(path, root, "tie_word_embeddings", true, &out->tie_word_embeddings, err)))
         return st;
     if (dec_heads != c->n_heads)

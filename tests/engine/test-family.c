@@ -145,7 +145,7 @@ static void lookup(void) {
     CHECK_STR(err.message, "/m/config.json: \"model_type\" is \"deberta\", which attnscope does not open "
               "(supported: \"bert\", \"roberta\", \"xlm-roberta\", \"camembert\", \"distilbert\", \"albert\", "
               "\"electra\", \"gpt2\", \"llama\", \"qwen2\", \"qwen3\", \"mistral\", \"gemma2\", "
-              "\"gemma3_text\", \"bloom\", \"t5\", \"mt5\", \"bart\", \"modernbert\", \"deberta-v2\")");
+              "\"gemma3_text\", \"bloom\", \"t5\", \"mt5\", \"bart\", \"marian\", \"modernbert\", \"deberta-v2\")");
     atn_error_clear(&err);
     CHECK(atn_family_lookup(NULL, NULL, &err) == NULL && err.status == ATN_E_UNSUPPORTED);
     CHECK(strstr(err.message, "config.json: no \"model_type\"") == err.message);

@@ -85,6 +85,9 @@ MODELS = [
                      "tie_word_embeddings": False, "relative_attention_num_buckets": 6,
                      "relative_attention_max_distance": 10, "torch_dtype": "bfloat16"}, "BF16"),
     ("bart-f32", {"model_type": "bart"}, "F32"),
+    ("marian-f16", {"model_type": "marian", "architectures": ["MarianMTModel"], "scale_embedding": True,
+                    "activation_function": "swish", "pad_token_id": 95, "eos_token_id": 0,
+                    "decoder_start_token_id": 95, "decoder_layers": 2, "torch_dtype": "float16"}, "F16"),
 ]
 
 

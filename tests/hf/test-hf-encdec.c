@@ -1,7 +1,8 @@
 /* The encoder-decoders (T5 v1.0: ReLU, tied head; T5 v1.1 / Flan-T5: gated-gelu, untied head,
  * BF16, d_kv x heads != d_model, more decoder than encoder layers; BART: post-LN, learned
- * positions from row 2, layernorm_embedding, biases, final_logits_bias) against gen_encdec.py's
- * float64 torch reference written from modeling_t5.py and modeling_bart.py: every layer and head of the three
+ * positions from row 2, layernorm_embedding, biases, final_logits_bias; Marian: F16, sinusoidal
+ * positions, scale_embedding, swish) against gen_encdec.py's float64 torch reference written from
+ * modeling_t5.py, modeling_bart.py and modeling_marian.py: every layer and head of the three
  * stacks (encoder self-attention, decoder self-attention, cross-attention), both stacks'
  * hidden states and the decoder's next-token log-probabilities (all V, every target
  * position) within 1e-4, through the engine API and `attnscope run -o x.npz` (arrays encoder,
@@ -294,8 +295,10 @@ int main(void) {
     test_model("t5-v1-f32", false, true);
     test_model("t5-v11-bf16", true, false);
     test_model("bart-f32", false, true);
+    test_model("marian-f16", false, true);
     cli_case("t5-v1-f32");
     cli_case("bart-f32");
+    cli_case("marian-f16");
     refuse("t5-v1-f32", "feed_forward_proj", "\"gated-tanh\"", "gated-tanh");
     refuse("t5-v1-f32", "is_encoder_decoder", "false", "encoder-only");
     refuse("t5-v1-f32", "relative_attention_num_buckets", "2", "logarithmic");
