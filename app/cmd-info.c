@@ -190,7 +190,16 @@ int cmd_info(int argc, char **argv) {
     printf("model      %s\n", atn_model_name(m));
     printf("family     %s%s\n", toy ? "toy (BERT layout)" : atn_model_family_name(m),
            atn_model_is_causal(m) ? ", causal (next-token head)" : atn_model_has_mlm_head(m) ? ", masked-LM head" : "");
-    printf("layers     %d x %d heads of %d\n", c->n_layers, c->n_heads, c->d_head);
+    if (atn_model_is_encoder_decoder(m)) {   /* three stacks of attention (atn_capture.stacks) */
+        int32_t Ld = atn_model_decoder_layers(m);
+        printf("stacks     encoder: %d layers x %d heads of %d (source over source)\n", c->n_layers, c->n_heads,
+               c->d_head);
+        printf("           decoder: %d layers x %d heads (target over earlier target, causal)\n", Ld, c->n_heads);
+        printf("           cross:   %d layers x %d heads (target over source)\n", Ld, c->n_heads);
+        printf("decoder    starts with token %d; next-token head\n", atn_model_decoder_start_id(m));
+    } else {
+        printf("layers     %d x %d heads of %d\n", c->n_layers, c->n_heads, c->d_head);
+    }
     if (c->n_kv_heads > 0 && c->n_kv_heads != c->n_heads)
         printf("K/V heads  %d, each read by %d query heads (grouped-query attention)\n", c->n_kv_heads,
                c->n_heads / c->n_kv_heads);
@@ -254,8 +263,10 @@ int cmd_info(int argc, char **argv) {
     printf("\n");
     if (toy)
         printf("tokens     %d (the file's own)\n", atn_model_toy_n_tokens(m));
-    else
+    else if (strcmp(atn_model_family_name(m), "T5") != 0)
         printf("vocabulary %d, positions %d, token types %d\n", c->vocab_size, c->max_positions, c->type_vocab_size);
+    else if (!toy && !strcmp(atn_model_family_name(m), "T5"))
+        printf("vocabulary %d, relative positions (buckets shared by every layer)\n", c->vocab_size);
     uint64_t conv = 0, from = 0;
     if (!toy)
         atn_model_converted_bytes(m, &conv, &from);

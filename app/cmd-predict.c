@@ -32,7 +32,41 @@ int cmd_predict(int argc, char **argv) {
     atn_encoding *enc;
     atn_run *run;
     int rc = cli_model_run(&a, &model, &enc, &run);
-    if (rc == CLI_EXIT_OK && !atn_model_is_causal(model) && after_s) {
+    if (rc == CLI_EXIT_OK && atn_model_is_encoder_decoder(model)) {
+        /* the decoder's next-token guesses after each target position (teacher forcing) */
+        const atn_capture *cap = atn_run_capture(run);
+        int32_t from = after_s ? (int32_t)after : 0, to = after_s ? (int32_t)after : cap->n_tgt - 1;
+        if (from >= cap->n_tgt) {
+            cli_error("attnscope predict: --after %ld: the decoder input has tokens 0..%d", after, cap->n_tgt - 1);
+            rc = CLI_EXIT_USAGE;
+        }
+        if (json && rc == CLI_EXIT_OK)
+            printf("[");
+        for (int32_t pos = from; pos <= to && rc == CLI_EXIT_OK; pos++) {
+            atn_prediction p[100];
+            atn_error err = {0};
+            if (atn_predict_next(model, cap, pos, (int32_t)top, p, &err)) {
+                rc = cli_fail(&err);
+                break;
+            }
+            if (json) {
+                printf("%s\n  {\"after\": %d, \"target_id\": %d, \"next\": [", pos > from ? "," : "", pos,
+                       cap->target_ids[pos]);
+                for (long r = 0; r < top; r++) {
+                    printf("%s{\"token\": ", r ? ", " : "");
+                    cli_json_string(stdout, p[r].token);
+                    printf(", \"id\": %d, \"prob\": %.6f}", p[r].id, p[r].prob);
+                }
+                printf("]}");
+            } else {
+                printf("decoder: next token after target position %d (id %d):\n", pos, cap->target_ids[pos]);
+                for (long r = 0; r < top; r++)
+                    printf("  %2ld. %-16s %.4f\n", r + 1, p[r].token, p[r].prob);
+            }
+        }
+        if (json && rc == CLI_EXIT_OK)
+            printf("\n]\n");
+    } else if (rc == CLI_EXIT_OK && !atn_model_is_causal(model) && after_s) {
         cli_error("attnscope predict: --after: model \"%s\" is not a causal model (it predicts [MASK] tokens, "
                   "not the next token)", atn_model_name(model));
         rc = CLI_EXIT_USAGE;

@@ -88,6 +88,10 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
     *out = NULL;
     if (!cap)
         return atn_error_set(err, ATN_E_INVALID, "no capture: run the model first");
+    if (cap->n_stacks)   /* T5's position bias and the cross-attention are not in its arithmetic yet */
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "the trace does not follow %s models yet (relative position "
+                             "buckets, cross-attention): export or run their attention instead",
+                             model ? atn_model_family_name(model) : "encoder-decoder");
     if (!cap->has_trace_inputs)
         return atn_error_set(err, ATN_E_INVALID, "this run kept no trace inputs (Q, K, V)");
     if (!cap->mask_add)

@@ -238,6 +238,28 @@ static void cli_case(const char *name) {
     atn_zip_close(zip);
     free(zbuf);
     unlink(out);
+    /* predict --after 1 --json: the decoder's top guess after target position 1 is the fixture's */
+    snprintf(cmd, sizeof cmd, "'%s/app/attnscope' predict --model '%s/models/%s' --ids %s --target-ids %s --after 1 "
+             "--top 2 --json", build ? build : "build", root, name, ids, tgt);
+    FILE *pf = popen(cmd, "r");
+    static char pbuf[1 << 16];
+    size_t plen = pf ? fread(pbuf, 1, sizeof pbuf - 1, pf) : 0;
+    pbuf[plen] = 0;
+    CHECK_MSG(pf && pclose(pf) == 0, "%s", cmd);
+    cJSON *pj = cJSON_Parse(pbuf);
+    const cJSON *first = pj ? cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(pj, 0), "next"), 0) : NULL;
+    int want_top = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(c, "next_top_ids"), 1), 0)->valueint;
+    CHECK_MSG(first && cJSON_GetObjectItem(first, "id")->valueint == want_top, "%s: predict --after 1: %s", name,
+              pbuf);
+    cJSON_Delete(pj);
+    /* info names the three stacks; the trace refuses by name (exit 2) */
+    snprintf(cmd, sizeof cmd, "'%s/app/attnscope' info --model '%s/models/%s' | grep -q 'cross: *%d layers'",
+             build ? build : "build", root, name, Ld);
+    CHECK_MSG(system(cmd) == 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, "'%s/app/attnscope' trace --model '%s/models/%s' --ids %s --layer 0 --head 0 --query 0 "
+             "2>&1 >/dev/null | grep -q 'does not follow'", build ? build : "build", root, name, ids);
+    int trc = system(cmd);
+    CHECK_MSG(trc == 0, "%s: the trace is not refused by name", name);
     /* a .npy cannot hold three arrays: refused with exit 2, naming .npz */
     snprintf(cmd, sizeof cmd, "'%s/app/attnscope' run --model '%s/models/%s' --ids %s -o /tmp/atn-encdec-%d.npy "
              "2>/dev/null", build ? build : "build", root, name, ids, (int)getpid());
