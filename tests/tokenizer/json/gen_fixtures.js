@@ -357,6 +357,26 @@ for (const name of ['bpe-bytelevel', 'unigram-metaspace', 'unigram-bytefallback'
     post, added(specials.map((t, i) => [i, t]).concat([[mask, '[MASK]']])))]);
 }
 
+// 25. T5's layout (issue 34; T5TokenizerFast's converter: SentencePiece Unigram with <pad> </s>
+// <unk> first and unk_id 2, runs of spaces replaced by one, Metaspace with the prefix always,
+// "$A </s>" / "$A </s> $B </s>" by TemplateProcessing, sentinel <extra_id_N> tokens added after
+// the vocabulary; no Precompiled charsmap: the charsmap has its own tests) over the
+// unigram-metaspace model's pieces.
+{
+  const um = JSON.parse(fs.readFileSync(path.join(here, '..', 'models', 'unigram-metaspace.json'), 'utf8'));
+  const vocab = [['<pad>', 0], ['</s>', 0], ['<unk>', 0]].concat(um.model.vocab.filter(p => p[0] !== '<unk>'));
+  const n = vocab.length;
+  const post = { type: 'TemplateProcessing',
+    single: [{ Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '</s>', type_id: 0 } }],
+    pair: [{ Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '</s>', type_id: 0 } },
+      { Sequence: { id: 'B', type_id: 0 } }, { SpecialToken: { id: '</s>', type_id: 0 } }],
+    special_tokens: { '</s>': { id: '</s>', ids: [1], tokens: ['</s>'] } } };
+  pipelines.push(['unigram-t5', base({ type: 'Unigram', unk_id: 2, vocab, byte_fallback: false },
+    { type: 'Sequence', normalizers: [{ type: 'Replace', pattern: { Regex: ' {2,}' }, content: ' ' }] },
+    { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: true }, post,
+    added([[0, '<pad>'], [1, '</s>'], [2, '<unk>'], [n, '<extra_id_1>'], [n + 1, '<extra_id_0>']]))]);
+}
+
 // With names as arguments, only those pipelines are written and index.txt keeps its other lines.
 const only = process.argv.slice(2);
 
