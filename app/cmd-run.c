@@ -80,6 +80,51 @@ static bool write_json(const char *path, const atn_capture *cap, const compare *
     return cli_atomic_close(&af, true);
 }
 
+/* An encoder-decoder's run as JSON: the source and target ids, then each stack by its name
+ * ("encoder", "decoder", "cross") with its shape [L, H, queries, keys] and nested lists. */
+static bool write_stacks_json(const char *path, const atn_capture *cap) {
+    cli_atomic_file af;
+    if (!cli_atomic_open(&af, path))
+        return false;
+    FILE *f = af.f;
+    fputs("{\n  \"source_ids\": [", f);
+    for (int32_t i = 0; i < cap->n; i++)
+        fprintf(f, "%s%d", i ? ", " : "", cap->enc->ids[i]);
+    fputs("],\n  \"source_mask\": [", f);
+    for (int32_t i = 0; i < cap->n; i++)
+        fprintf(f, "%s%d", i ? ", " : "", cap->enc->mask[i]);
+    fputs("],\n  \"target_ids\": [", f);
+    for (int32_t i = 0; i < cap->n_tgt; i++)
+        fprintf(f, "%s%d", i ? ", " : "", cap->target_ids[i]);
+    fputc(']', f);
+    for (int32_t s = 0; s < cap->n_stacks; s++) {
+        const atn_stack *st = &cap->stacks[s];
+        fprintf(f, ",\n  \"%s\": {\"shape\": [%d, %d, %d, %d], \"attentions\": [", st->name, st->n_layers,
+                st->n_heads, st->n_q, st->n_k);
+        for (int32_t l = 0; l < st->n_layers; l++) {
+            fputs(l ? ",\n   [" : "\n   [", f);
+            for (int32_t h = 0; h < st->n_heads; h++) {
+                fputs(h ? ", [" : "[", f);
+                const float *a = st->attn + ((size_t)l * st->n_heads + h) * st->n_q * st->n_k;
+                for (int32_t i = 0; i < st->n_q; i++) {
+                    fputs(i ? ", [" : "[", f);
+                    for (int32_t j = 0; j < st->n_k; j++) {
+                        if (j)
+                            fputs(", ", f);
+                        cli_json_number(f, a[(size_t)i * st->n_k + j]);
+                    }
+                    fputc(']', f);
+                }
+                fputc(']', f);
+            }
+            fputc(']', f);
+        }
+        fputs("]}", f);
+    }
+    fputs("\n}\n", f);
+    return cli_atomic_close(&af, true);
+}
+
 /* --compare-fp32: how far the reduced-precision run moves from the same run in fp32. */
 typedef struct guess_change {
     int32_t pos;
@@ -259,7 +304,8 @@ int cmd_run(int argc, char **argv) {
                "input: its start token, then the target's tokens but the last (teacher forcing); without\n"
                "--target the start token alone.  -o OUT.npz writes its three stacks as arrays encoder\n"
                "[L, H, n, n], decoder [Ld, H, t, t] and cross [Ld, H, t, n] (target rows, source columns);\n"
-               "--stack picks one for .npy.\n"
+               "-o OUT.json writes them under the same names with source_ids and target_ids; --stack picks\n"
+               "one for .npy.\n"
                "-o - --format npy|json writes to standard output.\n\n"
                "--precision bf16|fp16 rounds the operands of every matrix product to that format and sums in\n"
                "fp32, as autocast does (softmax, LayerNorm, GELU stay fp32; on a CPU without bf16/fp16\n"
@@ -337,10 +383,12 @@ int cmd_run(int argc, char **argv) {
             cli_error("attnscope run: %s is for encoder-decoder models (T5, BART, Marian); model \"%s\" is %s",
                       npz ? ".npz output" : "--stack", atn_model_name(model), atn_model_family_name(model));
             ok = false;
+        } else if (cap->n_stacks && !npz && !stack && !npy && !attn_file && !have_cmp) {
+            ok = write_stacks_json(out, cap);
         } else if (cap->n_stacks && !npz && !stack) {
             cli_error("attnscope run: model \"%s\" is an encoder-decoder with three stacks of attention: write "
-                      "them all with -o OUT.npz (arrays encoder, decoder, cross), or pick one with --stack "
-                      "encoder|decoder|cross", atn_model_name(model));
+                      "them all with -o OUT.npz (arrays encoder, decoder, cross) or OUT.json, or pick one with "
+                      "--stack encoder|decoder|cross", atn_model_name(model));
             ok = false;
         } else if (npz) {   /* encoder [L][H][n][n], decoder [Ld][H][t][t], cross [Ld][H][t][n] */
             atn_error err = {0};

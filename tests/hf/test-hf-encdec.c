@@ -260,6 +260,30 @@ static void cli_case(const char *name) {
              "2>&1 >/dev/null | grep -q 'does not follow'", build ? build : "build", root, name, ids);
     int trc = system(cmd);
     CHECK_MSG(trc == 0, "%s: the trace is not refused by name", name);
+    /* -o x.json: the stacks under the same names, the cross map target rows by source columns */
+    char jout[300];
+    snprintf(jout, sizeof jout, "/tmp/atn-encdec-cli-%d.json", (int)getpid());
+    snprintf(cmd, sizeof cmd, "'%s/app/attnscope' run --model '%s/models/%s' --ids %s --target-ids %s -o %s",
+             build ? build : "build", root, name, ids, tgt, jout);
+    CHECK_MSG(system(cmd) == 0, "%s", cmd);
+    cJSON *js = read_json(jout);
+    const cJSON *cr = js ? cJSON_GetObjectItem(js, "cross") : NULL;
+    const cJSON *shp = cr ? cJSON_GetObjectItem(cr, "shape") : NULL;
+    CHECK_MSG(shp && cJSON_GetArrayItem(shp, 0)->valueint == Ld && cJSON_GetArrayItem(shp, 2)->valueint == t &&
+                  cJSON_GetArrayItem(shp, 3)->valueint == n && cJSON_GetArraySize(cJSON_GetObjectItem(js, "target_ids")) == t,
+              "%s: JSON stacks", name);
+    if (shp) {   /* the last layer's last head, last target row: the fixture's */
+        float *want = fixture(name, cJSON_GetObjectItem(c, "name")->valuestring, "cross", (size_t)Ld * H * t * n);
+        const cJSON *row = cJSON_GetArrayItem(
+            cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cr, "attentions"), Ld - 1), H - 1), t - 1);
+        double worst = 0;
+        for (int32_t j = 0; want && row && j < n; j++)
+            worst = fmax(worst, fabs(cJSON_GetArrayItem(row, j)->valuedouble - want[(((size_t)Ld * H - 1) * t + t - 1) * n + j]));
+        CHECK_MSG(want && row && worst < 1e-4, "%s: JSON cross row differs by %g", name, worst);
+        free(want);
+    }
+    cJSON_Delete(js);
+    unlink(jout);
     /* a .npy cannot hold three arrays: refused with exit 2, naming .npz */
     snprintf(cmd, sizeof cmd, "'%s/app/attnscope' run --model '%s/models/%s' --ids %s -o /tmp/atn-encdec-%d.npy "
              "2>/dev/null", build ? build : "build", root, name, ids, (int)getpid());
