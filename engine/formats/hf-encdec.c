@@ -100,6 +100,17 @@ static atn_status bart_config(const char *path, const cJSON *root, atn_config *c
     if (dec_ffn != c->d_ffn)
         return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"decoder_ffn_dim\" %d differs from \"encoder_ffn_dim\" "
                              "%d; attnscope runs one FFN width", path, dec_ffn, c->d_ffn);
+    if (marian) {   /* one vocabulary and one embedding table for both sides, as the OPUS-MT models */
+        bool share = true;
+        int32_t dec_vocab = c->vocab_size;
+        if ((st = get_bool(path, root, "share_encoder_decoder_embeddings", true, &share, err)) ||
+            (st = get_int(path, root, "decoder_vocab_size", c->vocab_size, 1, 1 << 26, &dec_vocab, err)))
+            return st;
+        if (!share || dec_vocab != c->vocab_size)
+            return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: \"%s\" is %s: the decoder has a vocabulary of its own, "
+                                 "which attnscope does not run yet", path, share ? "decoder_vocab_size" :
+                                 "share_encoder_decoder_embeddings", share ? "different from vocab_size" : "false");
+    }
     static const char *const pre_norm[] = {"normalize_before", "add_final_layer_norm", "normalize_embedding_before",
                                            NULL};
     for (int i = 0; pre_norm[i]; i++) {

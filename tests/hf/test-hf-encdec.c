@@ -351,5 +351,7 @@ int main(void) {
     refuse("bart-f32", "decoder_attention_heads", "2", "one head count");
     refuse("bart-f32", "normalize_before", "true", "pre-norm");
     refuse("bart-f32", "activation_function", "\"tanh\"", "tanh");
+    refuse("marian-f16", "share_encoder_decoder_embeddings", "false", "vocabulary of its own");
+    refuse("marian-f16", "decoder_vocab_size", "50", "vocabulary of its own");
     return check_summary("test-hf-encdec");
 }
