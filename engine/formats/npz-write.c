@@ -3,6 +3,7 @@
 #include "formats/npz-write.h"
 #include "core/files.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,18 +36,25 @@ static void put(buf *b, const void *data, size_t len) {
 
 static void puts_b(buf *b, const char *s) { put(b, s, strlen(s)); }
 
+/* The CRC-32 table, made once: two threads writing .npz files at once (the training lab's
+ * worker beside the window's export) must not both fill it. */
+static uint32_t crc_table[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_table_make(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        crc_table[i] = c;
+    }
+}
+
 static uint32_t crc32_of(const unsigned char *p, size_t len) {
-    static uint32_t table[256];
-    if (!table[1])
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++)
-                c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            table[i] = c;
-        }
+    pthread_once(&crc_once, crc_table_make);
     uint32_t c = 0xFFFFFFFFu;
     for (size_t i = 0; i < len; i++)
-        c = table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+        c = crc_table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
     return c ^ 0xFFFFFFFFu;
 }
 
