@@ -212,6 +212,7 @@ const char *_atn_session_stage_title(gint stage) {
         [ATN_STAGE_DONE] = N_("done"),
         [ATN_STAGE_STATISTICS] = N_("computing the head statistics"),
         [ATN_STAGE_TOKENIZE] = N_("tokenizing the text"),
+        [ATN_STAGE_FLOW] = N_("computing the attention flow"),
     };
     if (stage < 0 || stage >= ATN_STAGE_COUNT)
         return "";

@@ -20,6 +20,7 @@ const char *atn_stage_name(atn_stage stage) {
     case ATN_STAGE_DONE: return "done";
     case ATN_STAGE_STATISTICS: return "statistics";
     case ATN_STAGE_TOKENIZE: return "tokenizing";
+    case ATN_STAGE_FLOW: return "attention flow";
     case ATN_STAGE_COUNT: break;
     }
     return "?";

@@ -241,6 +241,46 @@ bool atn_token_is_punct(const char *text);
  * tokens; ATN_E_NOMEM. */
 atn_status atn_rollout_compute(const atn_capture *cap, int32_t last_layer, float *out, atn_error *err);
 
+/* ---- attention flow ------------------------------------------------------------------ */
+
+/* Abnar & Zuidema 2020, §3 "attention flow", as their reference code computes it: the
+ * layers 0..last_layer (-1: all) make a layered graph whose node (l, j) is token j before
+ * layer l (l = 0: the embeddings), with an edge (l+1, i) -> (l, j) of capacity A'_l[i][j],
+ * the residual-augmented head-averaged attention of the rollout (A' = 0.5 mean_h(A) +
+ * 0.5 I, rows renormalised: the variant the paper and its code use, so rollout and flow
+ * read the same graph and differ only in products against max-flow).  out[i][j] is the
+ * maximum flow from (last+1, i) to (0, j) divided by the row's sum over j, so each row
+ * sums to 1 (compute_flows' normalisation).  out is the caller's [n][n] floats.  Cost:
+ * n^2 max-flows (Dinic, double precision) on (last+1) n^2 edges, so it grows like
+ * n^4 L and more: seconds at n = 30, minutes past n = 100.  progress (NULL: none) is called
+ * after every pair with the fraction done and ATN_STAGE_FLOW, on the calling thread; false
+ * cancels (ATN_E_CANCELLED, out partly written).  ATN_E_INVALID: NULL capture or out, no
+ * attention, last_layer out of range, no tokens; ATN_E_NOMEM.  Reads the capture only: one
+ * call per capture at a time with on-demand heads (as atn_capture_head_read). */
+atn_status atn_flow_compute(const atn_capture *cap, int32_t last_layer, float *out, atn_progress_fn progress,
+                            void *user_data, atn_error *err);
+
+/* ---- norm-based attention ------------------------------------------------------------ */
+
+/* Whether atn_norm_attention_compute reads this model: the families whose attention is
+ * softmax(QK^T) (x W_V + b_V) W_O with one K/V per head (BERT, RoBERTa, XLM-RoBERTa,
+ * DistilBERT, ALBERT, ELECTRA, GPT-2).  False for NULL and every other family. */
+bool atn_norm_attention_supported(const atn_model *model);
+
+/* Kobayashi et al. 2020, "Attention is Not Only a Weight": out[i][j] = ||alpha_ij f_h(x_j)||
+ * for head h of layer, with f_h(x) = (x W_V^h + b_V^h) W_O^h; the bias of W_O is excluded,
+ * as in the paper (added once after the sum, it belongs to no token).  head = -1: the
+ * layer's ||sum_h alpha^h_ij f_h(x_j)||.  V is the capture's (the trace inputs), W_O the
+ * model's, so model must be the one cap was run with.  Rows of a masked query or columns
+ * of a masked key hold what alpha gives (0 for a masked key).  out is the caller's [n][n]
+ * floats, norms in the model's hidden units (not shares: a row does not sum to 1).
+ * ATN_E_INVALID: NULL argument, no attention or no trace inputs, layer or head out of
+ * range, no tokens; ATN_E_UNSUPPORTED: a family not named above (its name in the message),
+ * an encoder-decoder run; ATN_E_SHAPE: heads whose widths are not H x d_head; ATN_E_NOMEM.
+ * Reads model and capture only. */
+atn_status atn_norm_attention_compute(const atn_model *model, const atn_capture *cap, int32_t layer, int32_t head,
+                                      float *out, atn_error *err);
+
 /* ---- the what-if lab: two captures of one input compared ------------------------------ */
 
 /* How capture b (a changed model, atn_interventions) differs from capture a (the original)

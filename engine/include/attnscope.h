@@ -180,11 +180,12 @@ typedef enum atn_stage {
     ATN_STAGE_DONE,              /* the work is finished (fraction 1) */
     ATN_STAGE_STATISTICS,        /* head statistics of one capture: fraction of the heads done */
     ATN_STAGE_TOKENIZE,          /* tokenizing a text (fraction 0: asked only whether to go on) */
+    ATN_STAGE_FLOW,              /* attention flow (atn_flow_compute): fraction of the token pairs done */
     ATN_STAGE_COUNT
 } atn_stage;
 
 /* "reading config.json", "mapping weights", "converting weights", "reading vocab.txt",
- * "layer", "reading the corpus", "similarity", "done", "statistics", "tokenizing"; "?" for a value out
+ * "layer", "reading the corpus", "similarity", "done", "statistics", "tokenizing", "attention flow"; "?" for a value out
  * of range.  Static storage. */
 const char *atn_stage_name(atn_stage stage);
 
