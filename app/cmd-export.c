@@ -1,6 +1,6 @@
 /* attnscope export: the figures of ui/render as PNG, SVG or PDF files — one head's heatmap,
  * the model grid, the head-to-head similarity matrix, the head view, the trace sheet and
- * the attention rollout.  Files go through a temporary name and a rename. */
+ * the attention rollout, attention flow and norm-based attention.  Files go through a temporary name and a rename. */
 #include "cli.h"
 #include "cli-figure.h"
 #include "render.h"
@@ -13,9 +13,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-typedef enum fig_kind { FIG_HEATMAP, FIG_GRID, FIG_SIMILARITY, FIG_HEADVIEW, FIG_TRACE, FIG_ROLLOUT } fig_kind;
+typedef enum fig_kind { FIG_HEATMAP, FIG_GRID, FIG_SIMILARITY, FIG_HEADVIEW, FIG_TRACE, FIG_ROLLOUT, FIG_FLOW,
+                         FIG_NORM } fig_kind;
 
-static const char *const kind_names[] = {"heatmap", "grid", "similarity", "headview", "trace", "rollout", NULL};
+static const char *const kind_names[] = {"heatmap", "grid", "similarity", "headview", "trace", "rollout", "flow", "norm", NULL};
 
 typedef struct export_opts {
     fig_kind kind;
@@ -49,7 +50,9 @@ static void draw_figure(cairo_t *cr, double w, double h, void *user) {
     figure *f = user;
     switch (f->kind) {
     case FIG_HEATMAP:
-    case FIG_ROLLOUT: atn_render_heatmap(cr, &f->heat, w, h); break;
+    case FIG_ROLLOUT:
+    case FIG_FLOW:
+    case FIG_NORM: atn_render_heatmap(cr, &f->heat, w, h); break;
     case FIG_GRID: atn_render_model_grid(cr, &f->grid, w, h); break;
     case FIG_SIMILARITY: atn_render_similarity(cr, &f->sim, w, h); break;
     case FIG_HEADVIEW: atn_render_headview(cr, &f->head, w, h); break;
@@ -60,7 +63,9 @@ static void draw_figure(cairo_t *cr, double w, double h, void *user) {
 static void natural_size(figure *f, double *w, double *h) {
     switch (f->kind) {
     case FIG_HEATMAP:
-    case FIG_ROLLOUT: atn_render_heatmap_natural_size(&f->heat, w, h); break;
+    case FIG_ROLLOUT:
+    case FIG_FLOW:
+    case FIG_NORM: atn_render_heatmap_natural_size(&f->heat, w, h); break;
     case FIG_GRID: atn_render_model_grid_natural_size(&f->grid, w, h); break;
     case FIG_SIMILARITY: atn_render_similarity_natural_size(&f->sim, w, h); break;
     case FIG_HEADVIEW: atn_render_headview_natural_size(&f->head, w, h); break;
@@ -97,7 +102,11 @@ static int usage(void) {
            "  similarity  head-to-head similarity (--metric js|cosine|pearson, --scope layer|model)\n"
            "  headview    token lines as bertviz draws them (--layer L --head H [--query I])\n"
            "  trace       one head's arithmetic for one query token (--layer L --head H --query I)\n"
-           "  rollout     attention rollout (Abnar & Zuidema) through layers 0..L (--layer, default all)\n\n"
+           "  rollout     attention rollout (Abnar & Zuidema) through layers 0..L (--layer, default all)\n"
+           "  flow        attention flow (Abnar & Zuidema): max-flow through layers 0..L (--layer, default\n"
+           "              all); slow for long inputs (n^2 max-flows), Ctrl-C stops it\n"
+           "  norm        norm-based attention ||a f(x)|| (Kobayashi et al.) of one head (--layer L --head H,\n"
+           "              --head all: the layer's heads summed); BERT-like encoders and GPT-2\n\n"
            "Options:\n"
            "  --colormap viridis|magma|cividis|greys|rdbu   (default viridis)\n"
            "  --scale S          PNG pixels per point, e.g. 2 for slides (default 1)\n"
@@ -105,7 +114,7 @@ static int usage(void) {
            "  --font-scale F     larger or smaller text (default 1)\n"
            "  --title TEXT       replace the title;  --dark  light text on a dark background\n"
            "  --no-values        never print numbers inside heatmap cells\n"
-           "  --range A:B        heatmap, rollout: only tokens A..B-1 on both axes (as a Python slice;\n"
+           "  --range A:B        heatmap, rollout, flow, norm: only tokens A..B-1 on both axes (as a Python slice;\n"
            "                     the colours from 0 to the crop's largest weight)\n"
            "  --color-scale head|fixed   heatmap colours from 0 to the head's largest weight, or\n"
            "                     0 to 1 for every head (default: head; fixed with --all-heads,\n"
@@ -121,14 +130,16 @@ static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char
     memset(o, 0, sizeof *o);
     const char *kind = a->n_positional > 0 ? a->positional[0] : NULL;
     if (!kind) {
-        cli_error("attnscope export: which figure? heatmap, grid, similarity, headview, trace or rollout");
+        cli_error("attnscope export: which figure? heatmap, grid, similarity, headview, trace, rollout, flow "
+                  "or norm");
         return false;
     }
     int k = 0;
     while (kind_names[k] && strcmp(kind_names[k], kind))
         k++;
     if (!kind_names[k]) {
-        cli_error("attnscope export: unknown figure \"%s\" (heatmap, grid, similarity, headview, trace, rollout)",
+        cli_error("attnscope export: unknown figure \"%s\" (heatmap, grid, similarity, headview, trace, rollout, "
+                  "flow, norm)",
                   kind);
         return false;
     }
@@ -139,10 +150,15 @@ static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char
     o->kind = (fig_kind)k;
     o->layer_given = cli_get(a, "layer") != NULL;
     o->query_given = cli_get(a, "query") != NULL;
-    /* -1: rollout through every layer; headview with no query picked */
-    o->layer = cli_get_int(a, "layer", o->kind == FIG_ROLLOUT ? -1 : 0, o->kind == FIG_ROLLOUT ? -1 : 0,
-                           CLI_MAX_INDEX, &ok);
-    o->head = cli_get_int(a, "head", 0, 0, CLI_MAX_INDEX, &ok);
+    /* -1: rollout and flow through every layer; headview with no query picked; norm's
+       --head all: the layer's heads summed (-1) */
+    bool through = o->kind == FIG_ROLLOUT || o->kind == FIG_FLOW;
+    o->layer = cli_get_int(a, "layer", through ? -1 : 0, through ? -1 : 0, CLI_MAX_INDEX, &ok);
+    const char *head_arg = cli_get(a, "head");
+    if (o->kind == FIG_NORM && head_arg && !strcmp(head_arg, "all"))
+        o->head = -1;
+    else
+        o->head = cli_get_int(a, "head", 0, 0, CLI_MAX_INDEX, &ok);
     o->query = cli_get_int(a, "query", o->kind == FIG_HEADVIEW ? -1 : 0, o->kind == FIG_HEADVIEW ? -1 : 0,
                            CLI_MAX_INDEX, &ok);
     o->scale = cli_get_double(a, "scale", 1.0, 0.05, 16, &ok);
@@ -152,13 +168,17 @@ static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char
     o->title = cli_get(a, "title");
     o->no_values = cli_flag(a, "no-values");
     o->range = cli_get(a, "range");
-    if (o->range && o->kind != FIG_HEATMAP && o->kind != FIG_ROLLOUT) {
-        cli_error("attnscope export: --range goes with heatmap and rollout");
+    if (o->range && o->kind != FIG_HEATMAP && o->kind != FIG_ROLLOUT && o->kind != FIG_FLOW && o->kind != FIG_NORM) {
+        cli_error("attnscope export: --range goes with heatmap, rollout, flow and norm");
         return false;
     }
     o->color_scale = cli_get(a, "color-scale");
     if (o->color_scale && strcmp(o->color_scale, "head") && strcmp(o->color_scale, "fixed")) {
         cli_error("attnscope export: --color-scale must be head or fixed, not \"%s\"", o->color_scale);
+        ok = false;
+    }
+    if (o->color_scale && !strcmp(o->color_scale, "fixed") && o->kind == FIG_NORM) {
+        cli_error("attnscope export norm: --color-scale fixed is a 0 to 1 scale; norms are not shares (use head)");
         ok = false;
     }
     atn_render_style_init(&o->style, cli_flag(a, "dark"));
@@ -219,6 +239,12 @@ static bool parse_range(const char *text, int32_t n, int32_t *a0, int32_t *b0) {
     return true;
 }
 
+/* The flow's progress on stderr (cli_report: a bar on a terminal) and Ctrl-C. */
+static bool flow_progress(double fraction, atn_stage stage, void *user) {
+    (void)stage, (void)user;
+    return cli_report(fraction, "attention flow");
+}
+
 /* Builds the figure for (layer, head); things it allocates go in *owned (freed by caller). */
 static int build(figure *f, const export_opts *o, const source *src, const char **tokens,
                  long layer, long head, void **owned1, void **owned2, char *title, size_t title_size) {
@@ -231,7 +257,9 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
     const char *mname = src->name;
     switch (o->kind) {
     case FIG_HEATMAP:
-    case FIG_ROLLOUT: {
+    case FIG_ROLLOUT:
+    case FIG_FLOW:
+    case FIG_NORM: {
         atn_heatmap_spec *s = &f->heat;
         atn_heatmap_spec_init(s);
         s->rows = s->cols = n;
@@ -243,13 +271,13 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
         s->style = &o->style;
         s->show_values = !o->no_values;
         s->row_axis = "query";
-        if (o->fixed_scale) {
+        if (o->fixed_scale && o->kind != FIG_NORM) {   /* norms are not shares: no 0..1 scale */
             s->range.automatic = false;
             s->range.vmin = 0;
             s->range.vmax = 1;
             s->colorbar_note = "fixed 0\xe2\x80\x93" "1";
         } else {
-            s->colorbar_note = o->kind == FIG_HEATMAP ? "0 to head max" : "0 to max";
+            s->colorbar_note = o->kind == FIG_HEATMAP || o->kind == FIG_NORM ? "0 to head max" : "0 to max";
         }
         if (o->kind == FIG_HEATMAP) {
             if (!check_index("layer", layer, cap->n_layers) || !check_index("head", head, cap->n_heads))
@@ -265,6 +293,31 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
             s->col_axis = "key";
             s->colorbar_label = "weight";
             snprintf(title, title_size, "%s \xc2\xb7 layer %ld \xc2\xb7 head %ld", mname, layer, head);
+        } else if (o->kind == FIG_NORM) {
+            if (!src->model) {
+                cli_error("attnscope export norm: norm-based attention reads the model's W_O and the run's V; an "
+                          "attention file has neither (use --model)");
+                return CLI_EXIT_USAGE;
+            }
+            if (!check_index("layer", layer, cap->n_layers) || (head != -1 && !check_index("head", head, cap->n_heads)))
+                return CLI_EXIT_USAGE;
+            float *r = malloc((size_t)n * n * sizeof *r);
+            if (!r) {
+                cli_error("out of memory");
+                return CLI_EXIT_FAIL;
+            }
+            *owned1 = r;
+            if (atn_norm_attention_compute(src->model, cap, (int32_t)layer, (int32_t)head, r, &err))
+                return cli_fail(&err);
+            s->values = r;
+            s->col_axis = "key";
+            s->colorbar_label = "\xe2\x80\x96\xce\xb1 f(x)\xe2\x80\x96";
+            if (head < 0)
+                snprintf(title, title_size, "%s \xc2\xb7 layer %ld \xc2\xb7 norm-based attention, heads summed",
+                         mname, layer);
+            else
+                snprintf(title, title_size, "%s \xc2\xb7 layer %ld \xc2\xb7 head %ld \xc2\xb7 norm-based attention",
+                         mname, layer, head);
         } else {
             if (layer >= cap->n_layers || layer < -1) {
                 check_index("layer", layer, cap->n_layers);
@@ -276,17 +329,19 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
                 return CLI_EXIT_FAIL;
             }
             *owned1 = r;
-            if (atn_rollout_compute(cap, (int32_t)layer, r, &err))
+            atn_status st = o->kind == FIG_FLOW ? atn_flow_compute(cap, (int32_t)layer, r, flow_progress, NULL, &err)
+                                                : atn_rollout_compute(cap, (int32_t)layer, r, &err);
+            if (st)
                 return cli_fail(&err);
             s->values = r;
             s->col_axis = "input token";
             s->colorbar_label = "share";
             long last = layer < 0 ? cap->n_layers - 1 : layer;
+            const char *what = o->kind == FIG_FLOW ? "attention flow" : "attention rollout";
             if (last == 0)
-                snprintf(title, title_size, "%s \xc2\xb7 attention rollout of layer 0", mname);
+                snprintf(title, title_size, "%s \xc2\xb7 %s of layer 0", mname, what);
             else
-                snprintf(title, title_size, "%s \xc2\xb7 attention rollout through layers 0\xe2\x80\x93%ld", mname,
-                         last);
+                snprintf(title, title_size, "%s \xc2\xb7 %s through layers 0\xe2\x80\x93%ld", mname, what, last);
         }
         if (o->range) {
             int32_t a0, b0;
@@ -437,8 +492,8 @@ int cmd_export(int argc, char **argv) {
     }
     atn_output_format fmt = ATN_OUTPUT_PNG;
     if (all_heads) {
-        if (o.kind != FIG_HEATMAP && o.kind != FIG_HEADVIEW && o.kind != FIG_TRACE) {
-            cli_error("attnscope export: --all-heads goes with heatmap, headview or trace");
+        if (o.kind != FIG_HEATMAP && o.kind != FIG_HEADVIEW && o.kind != FIG_TRACE && o.kind != FIG_NORM) {
+            cli_error("attnscope export: --all-heads goes with heatmap, headview, trace or norm");
             return CLI_EXIT_USAGE;
         }
         if (format) {
@@ -478,6 +533,11 @@ int cmd_export(int argc, char **argv) {
     source src = {0};
     int rc;
     if (cli_attention_wanted(&a)) {
+        if (o.kind == FIG_NORM) {
+            cli_error("attnscope export norm: norm-based attention reads the model's W_O and the run's V; an "
+                      "attention file has neither (use --model)");
+            return CLI_EXIT_USAGE;
+        }
         if (o.kind == FIG_TRACE) {
             cli_error("attnscope export trace: the trace recomputes one head from the model's weights; an "
                       "attention file has none (use --model)");

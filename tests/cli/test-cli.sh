@@ -676,7 +676,7 @@ PY
   expect_error 2 "0 <= A < B <= 12" "$A" export heatmap --model random:bert-tiny --tokens 12 --range 6:6 -o "$T/x.png"
   expect_error 2 "0 <= A < B <= 12" "$A" export heatmap --model random:bert-tiny --tokens 12 --range 2:13 -o "$T/x.png"
   expect_error 2 "0 <= A < B <= 12" "$A" export rollout --model random:bert-tiny --tokens 12 --range 2- -o "$T/x.png"
-  expect_error 2 "goes with heatmap and rollout" "$A" export grid --model random:bert-tiny --tokens 12 --range 2:4 \
+  expect_error 2 "goes with heatmap, rollout, flow and norm" "$A" export grid --model random:bert-tiny --tokens 12 --range 2:4 \
     -o "$T/x.png"
   ;;
 on-demand)
@@ -728,6 +728,28 @@ on-demand)
   "$A" run --model random:bert-tiny@3 --tokens 600 -o "$T/l.npy" 2>"$T/err" || fail "600 tokens: $(cat "$T/err")"
   [ "$(stat -c %s "$T/l.npy")" = $((128 + 2 * 2 * 600 * 600 * 4)) ] || fail "600 tokens: size"
   expect_error 2 "position count after '#'" "$A" run --model 'random:bert-tiny#0' --tokens 3 -o "$T/x.npy"
+  ;;
+flow-norm)
+  # export flow and norm (engine/analysis/flow.c, norm-attn.c; their numbers: analysis-flow-norm):
+  # figures written, --range, --all-heads, and the refusals with exit 2 naming the cause
+  D="$ATN_SOURCE_ROOT/data/models"
+  for m in demo demo-gpt2; do
+    "$A" export flow --model "$D/$m" --text "the cat sat" -o "$T/$m-flow.svg" 2>"$T/err" || fail "$m flow: $(cat "$T/err")"
+    [ -s "$T/$m-flow.svg" ] || fail "$m flow: empty file"
+    "$A" export norm --model "$D/$m" --text "the cat sat" --layer 1 --head 1 -o "$T/$m-norm.png" 2>"$T/err" \
+      || fail "$m norm: $(cat "$T/err")"
+    "$A" export norm --model "$D/$m" --text "the cat sat" --layer 0 --head all --range 0:3 -o "$T/$m-sum.pdf" \
+      2>"$T/err" || fail "$m norm --head all: $(cat "$T/err")"
+  done
+  "$A" export norm --model "$D/demo" --text "the cat" --all-heads --layer 0 -o "$T/heads/" 2>"$T/err" \
+    || fail "norm --all-heads: $(cat "$T/err")"
+  [ "$(ls "$T/heads" | wc -l)" = 16 ] || fail "norm --all-heads: $(ls "$T/heads" | wc -l) files, not 16"
+  expect_error 2 "Llama models are not supported" "$A" export norm --model "$ATN_SOURCE_ROOT/tests/hf/models/llama-f32" \
+    --ids 1,2,3 -o "$T/x.png"
+  expect_error 2 "norms are not shares" "$A" export norm --model "$D/demo" --text "a" --color-scale fixed -o "$T/x.png"
+  expect_error 2 "layers 0..3" "$A" export flow --model "$D/demo" --text "a" --layer 4 -o "$T/x.png"
+  expect_error 2 "heads 0..15" "$A" export norm --model "$D/demo" --text "a" --head 16 -o "$T/x.png"
+  [ -e "$T/x.png" ] && fail "a refused export wrote a file"
   ;;
 *)
   fail "unknown case"
