@@ -92,6 +92,22 @@ atn_status atn_norm_attention_compute(const atn_model *model, const atn_capture 
             }
         }
     }
+    if (nh == 1) {   /* one head: ||alpha f|| = alpha ||f||, n^2 rather than n^2 d */
+        for (int32_t j = 0; j < n; j++) {
+            const double *f = fv + (size_t)j * d;
+            double s = 0;
+            for (int32_t o = 0; o < d; o++)
+                s += f[o] * f[o];
+            fv[(size_t)j * d] = sqrt(s);   /* f[0] was read above; it now holds ||f_h(x_j)|| */
+        }
+        for (int32_t i = 0; i < n; i++)
+            for (int32_t j = 0; j < n; j++) {
+                double a = alpha[0][(size_t)i * n + j];
+                out[(size_t)i * n + j] = isfinite(a) ? (float)(fabs(a) * fv[(size_t)j * d]) : 0.0f;
+            }
+        free(fv), free(acc), free(scratch), free(alpha);
+        return ATN_OK;
+    }
     for (int32_t i = 0; i < n; i++)
         for (int32_t j = 0; j < n; j++) {
             memset(acc, 0, (size_t)d * sizeof *acc);
