@@ -8,6 +8,7 @@
 #include <glib/gi18n.h>
 
 #include "atn-figure.h"
+#include "atn-head-methods.h"
 #include "atn-fit-label.h"
 #include "atn-labels.h"
 #include "atn-prefs.h"
@@ -31,6 +32,7 @@ struct _AtnHeadView {
     AtnPrefs *prefs;
     AtnSession *session;
     gboolean syncing;   /* adjustments being set from the session */
+    AtnHeadMethods *methods;   /* Raw / Norm / Rollout / Flow (atn-head-methods.c) */
 };
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface);
@@ -105,6 +107,7 @@ static void update_title(AtnHeadView *self) {
     }
     atn_heatmap_set_title(self->heatmap, full->str);
     g_string_free(full, TRUE);
+    atn_head_methods_apply(self->methods);   /* a method other than Raw: its matrix and title */
     /* what the head does, from the statistics the run computed once */
     const atn_stats *st = atn_result_get_stats(r);
     int layer = atn_session_get_layer(self->session), head = atn_session_get_head(self->session);
@@ -255,6 +258,12 @@ void atn_head_view_step(AtnHeadView *self, int dlayer, int dhead) {
         atn_session_step_head(self->session, dlayer, dhead);
 }
 
+/* The method or its matrix changed: the raw head and scale, then the method's (update_title). */
+static void on_methods_changed(AtnHeadView *self) {
+    update_scale(self);
+    update_matrix(self);
+}
+
 static gboolean on_key(GtkEventControllerKey *c, guint keyval, guint keycode, GdkModifierType state,
                        AtnHeadView *self) {
     if (state & (GDK_CONTROL_MASK | GDK_ALT_MASK | GDK_SHIFT_MASK))
@@ -272,8 +281,8 @@ static AtnFigure *head_view_dup_figure(AtnFigureSource *source) {
     AtnHeadView *self = ATN_HEAD_VIEW(source);
     if (!self->session || !atn_session_get_result(self->session))
         return NULL;
-    g_autofree char *name = g_strdup_printf("head-L%d-H%d", atn_session_get_layer(self->session),
-                                            atn_session_get_head(self->session));
+    g_autofree char *name = atn_head_methods_dup_figure_name(self->methods, atn_session_get_layer(self->session),
+                                                             atn_session_get_head(self->session));
     return atn_heatmap_dup_figure(self->heatmap, name);
 }
 
@@ -287,6 +296,9 @@ static void atn_head_view_dispose(GObject *object) {
     if (self->prefs)
         g_signal_handlers_disconnect_by_data(self->prefs, self);
     self->prefs = NULL;
+    if (self->methods)
+        g_signal_handlers_disconnect_by_data(self->methods, self);
+    g_clear_object(&self->methods);
     gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_HEAD_VIEW);
     G_OBJECT_CLASS(atn_head_view_parent_class)->dispose(object);
 }
@@ -339,6 +351,10 @@ static void atn_head_view_init(AtnHeadView *self) {
     g_signal_connect(self->prefs, "notify::color-scale", G_CALLBACK(on_prefs_scale), self);
     update_scale(self);
     update_zoom_label(self);
+    self->methods = atn_head_methods_new(self->heatmap);   /* after the layer and head spins */
+    GtkWidget *controls = gtk_widget_get_first_child(self->box);
+    gtk_widget_insert_after(atn_head_methods_get_widget(self->methods), controls, gtk_widget_get_first_child(controls));
+    g_signal_connect_swapped(self->methods, "changed", G_CALLBACK(on_methods_changed), self);
     /* keys not used by the focused child (the spin buttons keep their arrows) */
     GtkEventController *keys = gtk_event_controller_key_new();
     g_signal_connect(keys, "key-pressed", G_CALLBACK(on_key), self);
@@ -352,6 +368,7 @@ void atn_head_view_set_session(AtnHeadView *self, AtnSession *session) {
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_set_object(&self->session, session);
+    atn_head_methods_set_session(self->methods, session);
     atn_token_lines_set_session(self->lines, session);
     if (session) {
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
@@ -393,6 +410,11 @@ GtkWidget *atn_head_view_get_summary_widget(AtnHeadView *self) {
 AtnHeatmap *atn_head_view_get_heatmap(AtnHeadView *self) {
     g_return_val_if_fail(ATN_IS_HEAD_VIEW(self), NULL);
     return self->heatmap;
+}
+
+AtnHeadMethods *atn_head_view_get_methods(AtnHeadView *self) {
+    g_return_val_if_fail(ATN_IS_HEAD_VIEW(self), NULL);
+    return self->methods;
 }
 
 GtkWidget *atn_head_view_get_token_lines(AtnHeadView *self) {

@@ -20,5 +20,7 @@ void atn_head_view_set_font_scale(AtnHeadView *self, double scale);
 /* The "One query" toggle: the selected query's row as bars over the keys. */
 AtnHeatmap *atn_head_view_get_heatmap(AtnHeadView *self);
 GtkWidget *atn_head_view_get_token_lines(AtnHeadView *self);
+/* The Raw / Norm / Rollout / Flow switch (atn-head-methods.h), owned by the view. */
+struct _AtnHeadMethods *atn_head_view_get_methods(AtnHeadView *self);
 
 G_END_DECLS
