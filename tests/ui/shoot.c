@@ -14,11 +14,13 @@
  *          example clicked)
  *          train-control=NAME:VALUE (a Train page knob) train-run (Start, then wait until it ends)
  *          get-model (the Get a Model dialog)
- *          root=PATH (the whole X screen, popovers included, by ImageMagick's import) */
+ *          root=PATH (the whole X screen, popovers included, by ImageMagick's import)
+ *          method=N (the Head view's Show switch: 0 raw, 1 norm, 2 rollout, 3 flow; waits for it) */
 #include "ui-test-util.h"
 
 #include "atn-stats-file.h"
 #include "atn-whatif-view.h"
+#include "atn-head-methods.h"
 
 #include "atn-token-lines.h"
 
@@ -63,6 +65,11 @@ int main(int argc, char **argv) {
             atn_heatmap_pan(hm, x, y);
         else if (!strcmp(a, "one-query"))
             atn_head_view_set_one_query(hv, TRUE);
+        else if (sscanf(a, "method=%d", &x) == 1) {
+            atn_head_methods_set_method(atn_head_view_get_methods(hv), (AtnHeadMethod)x);
+            while (atn_head_methods_is_busy(atn_head_view_get_methods(hv)))
+                settle(50);
+        }
         else if (!strcmp(a, "fixed"))
             atn_prefs_set_color_scale(atn_prefs_get_default(), "fixed");
         else if (!strcmp(a, "all-lines"))
