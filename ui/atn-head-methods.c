@@ -315,18 +315,18 @@ static void atn_head_methods_class_init(AtnHeadMethodsClass *klass) {
 
 static void atn_head_methods_init(AtnHeadMethods *self) {
     self->box = g_object_ref_sink(gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6));
-    /* Translators: the Head view's switch between the raw attention and the methods beyond it */
-    GtkWidget *label = gtk_label_new(_("Show"));
     const char *const names[] = {
-        /* Translators: the Head view's methods: the attention weights as the model computed them */
-        _("Raw attention"),
+        /* Translators: the Head view's methods (short: they share a line with the head's summary):
+           the attention weights as the model computed them */
+        _("Raw"),
         /* Translators: Kobayashi et al.'s ‖α f(x)‖: how much each token's vector really adds */
-        _("Norm ‖α f(x)‖"),
+        _("Norm"),
         /* Translators: Abnar & Zuidema's attention rollout */
         _("Rollout"),
         /* Translators: Abnar & Zuidema's attention flow */
         _("Flow"), NULL};
     self->dropdown = gtk_drop_down_new_from_strings(names);
+    gtk_widget_set_valign(self->dropdown, GTK_ALIGN_CENTER);
     gtk_widget_set_tooltip_text(self->dropdown,
                                 _("Raw: this head's weights. Norm: the weight times the size of what the key "
                                   "token sends (Kobayashi et al.). Rollout and Flow: how much each input token "
@@ -338,7 +338,6 @@ static void atn_head_methods_init(AtnHeadMethods *self) {
     self->stop = gtk_button_new_with_label(_("Stop"));
     gtk_widget_set_visible(self->progress, FALSE);
     gtk_widget_set_visible(self->stop, FALSE);
-    gtk_box_append(GTK_BOX(self->box), label);
     gtk_box_append(GTK_BOX(self->box), self->dropdown);
     gtk_box_append(GTK_BOX(self->box), self->progress);
     gtk_box_append(GTK_BOX(self->box), self->stop);

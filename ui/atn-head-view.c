@@ -351,9 +351,11 @@ static void atn_head_view_init(AtnHeadView *self) {
     g_signal_connect(self->prefs, "notify::color-scale", G_CALLBACK(on_prefs_scale), self);
     update_scale(self);
     update_zoom_label(self);
-    self->methods = atn_head_methods_new(self->heatmap);   /* after the layer and head spins */
-    GtkWidget *controls = gtk_widget_get_first_child(self->box);
-    gtk_widget_insert_after(atn_head_methods_get_widget(self->methods), controls, gtk_widget_get_first_child(controls));
+    /* the Show switch on the "This head" line, before the legend button: the controls' row has
+       no room to spare at 1280 px in presentation mode, and this row is a button tall already */
+    self->methods = atn_head_methods_new(self->heatmap);
+    GtkWidget *what_box = gtk_widget_get_next_sibling(gtk_widget_get_first_child(self->box));
+    gtk_widget_insert_before(atn_head_methods_get_widget(self->methods), what_box, gtk_widget_get_last_child(what_box));
     g_signal_connect_swapped(self->methods, "changed", G_CALLBACK(on_methods_changed), self);
     /* keys not used by the focused child (the spin buttons keep their arrows) */
     GtkEventController *keys = gtk_event_controller_key_new();

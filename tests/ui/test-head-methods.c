@@ -27,7 +27,7 @@ static void check_method(AtnWindow *win, AtnHeadMethod method, int layer, int he
     AtnSession *s = atn_window_get_session(win);
     atn_session_select_head(s, layer, head);
     AtnHeadMethods *m = methods_of(win);
-    GtkWidget *dd = gtk_widget_get_next_sibling(gtk_widget_get_first_child(atn_head_methods_get_widget(m)));
+    GtkWidget *dd = gtk_widget_get_first_child(atn_head_methods_get_widget(m));   /* the drop-down */
     gtk_drop_down_set_selected(GTK_DROP_DOWN(dd), method);
     g_assert_cmpint(atn_head_methods_get_method(m), ==, method);
     g_assert_true(wait_for(method_ready, m));
