@@ -7,6 +7,8 @@
 
 #include <glib/gi18n.h>
 
+#include "atn-encdec.h"
+#include "atn-encdec-widgets.h"
 #include "atn-figure.h"
 #include "atn-head-methods.h"
 #include "atn-fit-label.h"
@@ -18,6 +20,7 @@
 struct _AtnHeadView {
     GtkWidget parent_instance;
     GtkWidget *box;
+    AtnStackPicker *stack_picker;   /* an encoder-decoder's stacks (atn-encdec.h) */
     GtkAdjustment *layer_adj, *head_adj;
     AtnFitLabel *info_label;   /* the hovered cell, else the selected query: fitted into the row */
     AtnHeatmap *heatmap;
@@ -55,8 +58,12 @@ static void update_info(AtnHeadView *self, int row, int col) {
         return;
     }
     int q = atn_session_get_query(self->session);
-    const char *const *tokens = atn_result_get_tokens(r);
-    const char *tok = q < atn_result_get_n_tokens(r) ? tokens[q] : "";
+    /* an encoder-decoder's decoder or cross head: the query rows are the target's */
+    int stack = atn_session_get_stack(self->session), nq;
+    const char *const *tokens = atn_result_get_stack_tokens(r, stack, FALSE);
+    atn_encdec_dims(r, stack, NULL, NULL, &nq);
+    tokens = tokens ? tokens : atn_result_get_tokens(r);
+    const char *tok = q < nq ? tokens[q] : "";
     g_autofree char *text = g_strdup_printf(_("Query %d “%s” selected · click a row to select another"), q, tok);
     /* Translators: the same as "Query %d “%s” selected · click a row to select another", for a narrow window */
     g_autofree char *shorter = g_strdup_printf(_("Query %d “%s” selected"), q, tok);
@@ -105,6 +112,8 @@ static void update_title(AtnHeadView *self) {
         g_autofree char *win = g_strdup_printf(_("sliding window of %d"), ri.local_window);
         g_string_append_printf(full, " · %s", win);
     }
+    if (atn_result_is_encdec(r))   /* which of the three stacks */
+        g_string_append_printf(full, " · %s", atn_encdec_stack_title(atn_session_get_stack(self->session)));
     atn_heatmap_set_title(self->heatmap, full->str);
     g_string_free(full, TRUE);
     atn_head_methods_apply(self->methods);   /* a method other than Raw: its matrix and title */
@@ -152,6 +161,17 @@ static void update_matrix(AtnHeadView *self) {
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (!r) {
         atn_heatmap_set_matrix(self->heatmap, NULL, NULL, 0, 0, NULL, NULL, NULL);
+        return;
+    }
+    int stack = atn_session_get_stack(self->session);
+    gtk_widget_set_visible(GTK_WIDGET(self->lines), !atn_result_is_encdec(r) || stack == ATN_STACK_ENCODER);
+    if (atn_encdec_show_head(self->heatmap, r, stack, atn_session_get_layer(self->session),
+                             atn_session_get_head(self->session))) {   /* a decoder or cross head */
+        atn_heatmap_set_selected_row(self->heatmap, atn_session_get_query(self->session));
+        atn_heatmap_set_highlight_token(self->heatmap, -1);
+        update_title(self);
+        set_what(self, "", NULL);   /* the statistics are the encoder's */
+        update_info(self, -1, -1);
         return;
     }
     int n = atn_result_get_n_tokens(r);
@@ -281,8 +301,15 @@ static AtnFigure *head_view_dup_figure(AtnFigureSource *source) {
     AtnHeadView *self = ATN_HEAD_VIEW(source);
     if (!self->session || !atn_session_get_result(self->session))
         return NULL;
-    g_autofree char *name = atn_head_methods_dup_figure_name(self->methods, atn_session_get_layer(self->session),
-                                                             atn_session_get_head(self->session));
+    AtnResult *r = atn_session_get_result(self->session);
+    const atn_stack *st = atn_result_get_stack(r, atn_session_get_stack(self->session));
+    g_autofree char *name = NULL;
+    if (st && atn_head_methods_get_method(self->methods) == ATN_HEAD_METHOD_RAW)   /* cross-L0-H1, as the CLI */
+        name = g_strdup_printf("%s-L%d-H%d", st->name, atn_session_get_layer(self->session),
+                               atn_session_get_head(self->session));
+    else
+        name = atn_head_methods_dup_figure_name(self->methods, atn_session_get_layer(self->session),
+                                                atn_session_get_head(self->session));
     return atn_heatmap_dup_figure(self->heatmap, name);
 }
 
@@ -310,8 +337,10 @@ static void atn_head_view_class_init(AtnHeadViewClass *klass) {
     g_type_ensure(ATN_TYPE_TOKEN_LINES);
     g_type_ensure(ATN_TYPE_WRAP_BOX);
     g_type_ensure(ATN_TYPE_FIT_LABEL);
+    g_type_ensure(ATN_TYPE_STACK_PICKER);
     gtk_widget_class_set_template_from_resource(widget_class, "/io/github/attnscope/Attnscope/atn-head-view.ui");
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, box);
+    gtk_widget_class_bind_template_child(widget_class, AtnHeadView, stack_picker);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, layer_adj);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, head_adj);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, info_label);
@@ -372,7 +401,9 @@ void atn_head_view_set_session(AtnHeadView *self, AtnSession *session) {
     g_set_object(&self->session, session);
     atn_head_methods_set_session(self->methods, session);
     atn_token_lines_set_session(self->lines, session);
+    atn_stack_picker_set_session(self->stack_picker, session);
     if (session) {
+        g_signal_connect(session, "notify::stack", G_CALLBACK(on_selection), self);
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
         g_signal_connect(session, "notify::layer", G_CALLBACK(on_selection), self);
         g_signal_connect(session, "notify::head", G_CALLBACK(on_selection), self);

@@ -6,11 +6,13 @@
 
 #include <errno.h>
 #include <glib/gi18n.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "atn-encdec.h"
 #include "atn-error-text.h"
 
 /* ---- running the model ------------------------------------------------------------ */
@@ -19,6 +21,7 @@ void _atn_session_run_job_free(run_job *job) {
     g_clear_object(&job->model);
     g_free(job->text);
     g_free(job->text_pair);
+    g_free(job->target);
     if (job->ids)
         g_array_unref(job->ids);
     atn_whatif_unref(job->whatif);
@@ -141,7 +144,20 @@ AtnResult *_atn_session_do_run(run_job *job, GCancellable *cancellable, GError *
         atn_whatif_for_tokens(job->whatif, c->n_layers, c->n_heads, enc->n, &iv);
         opts.interventions = &iv;
     }
+    int32_t *target = NULL;   /* an encoder-decoder's decoder input, as the command line's --target */
+    if (atn_model_is_encoder_decoder(m)) {
+        target = atn_encdec_target_ids(m, job->target, &opts.n_target, &err);
+        if (!target) {
+            atn_model_handle_give_run(job->model, run);
+            atn_encoding_free(enc);
+            g_autofree char *why = atn_error_text(&err);
+            g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, _("Could not read the target: %s"), why);
+            return NULL;
+        }
+        opts.target_ids = target;
+    }
     st = atn_run_forward(run, enc, &opts, &err);
+    free(target);
     if (st != ATN_OK) {
         atn_model_handle_give_run(job->model, run);   /* a stopped run's memory serves the next one */
         atn_encoding_free(enc);
@@ -157,6 +173,7 @@ AtnResult *_atn_session_do_run(run_job *job, GCancellable *cancellable, GError *
     AtnResult *r = atn_result_new_full(job->model, run, enc, ms, job->stats_now);
     if (job->whatif)
         atn_whatif_attach(r, job->whatif);
+    atn_encdec_attach(r);   /* an encoder-decoder's target tokens, before any view sees r */
     gint64 t1 = g_get_monotonic_time();
     if (job->thumbs)   /* the Model view's pixels, here rather than on the main thread when it is shown */
         atn_thumb_pixels_unref(atn_result_color_thumbs(r, job->thumb_cmap, job->thumb_shared, cancellable));

@@ -16,6 +16,8 @@ struct _AtnSession {
     AtnModelHandle *model;
     AtnResult *result;
     char *text, *text_pair;
+    char *target;               /* an encoder-decoder's target text (atn_session_set_target) */
+    int stack;                  /* the atn_stack_kind the views show (atn_session_set_stack) */
     GArray *ids;                /* token ids instead of text (models without a tokenizer), or NULL */
     char *run_notice;           /* what the window should say about the latest result, or NULL */
     int layer, head, query, hover_token;
@@ -62,6 +64,7 @@ struct _AtnSession {
 typedef struct run_job {
     AtnModelHandle *model;
     char *text, *text_pair;
+    char *target;                /* an encoder-decoder's target text ("" the start token alone) */
     GArray *ids;
     atn_device device;
     atn_precision precision;

@@ -11,6 +11,7 @@
 #include "atn-whatif.h"
 #include "atn-worker.h"
 #include "config.h"
+#include "atn-encdec.h"
 #include "atn-error-text.h"
 
 G_DEFINE_FINAL_TYPE(AtnSession, atn_session, G_TYPE_OBJECT)
@@ -29,6 +30,7 @@ enum {
     PROP_OPENING,
     PROP_OPEN_FRACTION,
     PROP_RUN_FRACTION,
+    PROP_STACK,
     N_PROPS
 };
 static GParamSpec *props[N_PROPS];
@@ -44,13 +46,13 @@ static void stop_run_poll(AtnSession *self);
 static void clamp_selection(AtnSession *self) {
     if (!self->result)
         return;
-    int L = atn_result_get_n_layers(self->result), H = atn_result_get_n_heads(self->result);
-    int n = atn_result_get_n_tokens(self->result);
+    int L, H, nq, n = atn_result_get_n_tokens(self->result);
+    atn_encdec_dims(self->result, self->stack, &L, &H, &nq);   /* an encoder-decoder: the stack's */
     if (self->layer >= L)
         atn_session_set_layer(self, L - 1);
     if (self->head >= H)
         atn_session_set_head(self, H - 1);
-    if (self->query >= n)
+    if (self->query >= nq)
         atn_session_set_query(self, 0);
     if (self->hover_token >= n)
         atn_session_set_hover_token(self, -1);
@@ -281,6 +283,7 @@ static void start_run(AtnSession *self) {
     job->stats_now = self->pick_clearest || atn_model_handle_is_toy(self->model);
     job->text = g_strdup(self->text);
     job->text_pair = g_strdup(self->text_pair);
+    job->target = g_strdup(self->target);
     job->ids = self->ids ? g_array_ref(self->ids) : NULL;
     job->device = self->device;
     job->precision = self->precision;
@@ -580,6 +583,7 @@ static void atn_session_finalize(GObject *object) {
     AtnSession *self = ATN_SESSION(object);
     g_free(self->text);
     g_free(self->text_pair);
+    g_free(self->target);
     if (self->ids)
         g_array_unref(self->ids);
     g_free(self->run_notice);
@@ -604,6 +608,7 @@ static void atn_session_get_property(GObject *object, guint prop_id, GValue *val
     case PROP_OPENING: g_value_set_string(value, self->opening); break;
     case PROP_OPEN_FRACTION: g_value_set_double(value, self->open_fraction); break;
     case PROP_RUN_FRACTION: g_value_set_double(value, self->run_fraction); break;
+    case PROP_STACK: g_value_set_int(value, self->stack); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     }
 }
@@ -616,6 +621,7 @@ static void atn_session_set_property(GObject *object, guint prop_id, const GValu
     case PROP_QUERY: atn_session_set_query(self, g_value_get_int(value)); break;
     case PROP_HOVER_TOKEN: atn_session_set_hover_token(self, g_value_get_int(value)); break;
     case PROP_DEVICE: atn_session_set_device(self, g_value_get_int(value)); break;
+    case PROP_STACK: atn_session_set_stack(self, g_value_get_int(value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     }
 }
@@ -641,6 +647,8 @@ static void atn_session_class_init(AtnSessionClass *klass) {
     props[PROP_OPENING] = g_param_spec_string("opening", NULL, NULL, NULL, ro);
     props[PROP_OPEN_FRACTION] = g_param_spec_double("open-fraction", NULL, NULL, 0, 1, 0, ro);
     props[PROP_RUN_FRACTION] = g_param_spec_double("run-fraction", NULL, NULL, -1, 1, -1, ro);
+    props[PROP_STACK] = g_param_spec_int("stack", NULL, NULL, ATN_STACK_ENCODER, ATN_STACK_CROSS, ATN_STACK_ENCODER,
+                                         rw);
     g_object_class_install_properties(object_class, N_PROPS, props);
 
     /* The what-if changes were replaced (atn_session_set_whatif): the What-if page and the
@@ -681,6 +689,7 @@ static void atn_session_init(AtnSession *self) {
     self->debounce_ms = 60;
     self->text = g_strdup("");
     self->text_pair = g_strdup("");
+    self->target = g_strdup("");
     self->gpu_reason = g_strdup(_("Looking for a GPU…"));
 }
 
@@ -731,7 +740,8 @@ void atn_session_step_head(AtnSession *self, int dlayer, int dhead) {
     g_return_if_fail(ATN_IS_SESSION(self));
     if (!self->result)
         return;
-    int L = atn_result_get_n_layers(self->result), H = atn_result_get_n_heads(self->result);
+    int L, H;
+    atn_encdec_dims(self->result, self->stack, &L, &H, NULL);
     int l = self->layer + dlayer, h = self->head + dhead;
     atn_session_select_head(self, CLAMP(l, 0, L - 1), CLAMP(h, 0, H - 1));
 }
@@ -811,6 +821,38 @@ void atn_session_set_text(AtnSession *self, const char *text, const char *text_p
     schedule_run(self);
 }
 
+void atn_session_set_target(AtnSession *self, const char *target) {
+    g_return_if_fail(ATN_IS_SESSION(self));
+    target = target ? target : "";
+    if (!g_strcmp0(target, self->target))
+        return;
+    g_free(self->target);
+    self->target = g_strdup(target);
+    AtnModelHandle *m = self->model;
+    if (m && atn_model_handle_has_weights(m) && atn_model_is_encoder_decoder(atn_model_handle_get_model(m)))
+        schedule_run(self);
+}
+
+const char *atn_session_get_target(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), NULL);
+    return self->target;
+}
+
+void atn_session_set_stack(AtnSession *self, int stack) {
+    g_return_if_fail(ATN_IS_SESSION(self));
+    g_return_if_fail(stack >= ATN_STACK_ENCODER && stack <= ATN_STACK_CROSS);
+    if (stack == self->stack)
+        return;
+    self->stack = stack;
+    clamp_selection(self);   /* the decoder may have more or fewer layers, the target other rows */
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_STACK]);
+}
+
+int atn_session_get_stack(AtnSession *self) {
+    g_return_val_if_fail(ATN_IS_SESSION(self), ATN_STACK_ENCODER);
+    return self->stack;
+}
+
 void atn_session_set_ids(AtnSession *self, const int32_t *ids, int n) {
     g_return_if_fail(ATN_IS_SESSION(self));
     if (self->ids)
@@ -865,9 +907,9 @@ static int clamp_index(AtnSession *self, int v, int which) {
         return 0;
     if (!self->result)
         return v;
-    int max = which == PROP_LAYER ? atn_result_get_n_layers(self->result)
-              : which == PROP_HEAD ? atn_result_get_n_heads(self->result)
-                                   : atn_result_get_n_tokens(self->result);
+    int L, H, nq;
+    atn_encdec_dims(self->result, self->stack, &L, &H, &nq);   /* an encoder-decoder: the stack's */
+    int max = which == PROP_LAYER ? L : which == PROP_HEAD ? H : nq;
     return MIN(v, MAX(max - 1, 0));
 }
 

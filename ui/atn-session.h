@@ -71,6 +71,17 @@ void atn_session_cancel_open(AtnSession *self);
  * after the debounce delay.  Toy models ignore the text: they carry their own tokens. */
 void atn_session_set_text(AtnSession *self, const char *text, const char *text_pair);
 const char *atn_session_get_text(AtnSession *self);
+/* An encoder-decoder's target text (T5, BART, Marian: the decoder's input, teacher-forced as
+ * the command line's --target makes it, atn_encdec_target_ids; NULL or "": the decoder start
+ * token alone).  Debounced like the text; other models ignore it. */
+void atn_session_set_target(AtnSession *self, const char *target);
+const char *atn_session_get_target(AtnSession *self);
+/* Which of an encoder-decoder's stacks the Head and Model views show (an atn_stack_kind:
+ * ATN_STACK_ENCODER, the default, _DECODER or _CROSS; "notify::stack").  The layer, head
+ * and query are that stack's: they are clamped to its layers and query rows.  Kept when the
+ * model changes; meaningless (and the capture's attention shown) for any other model. */
+void atn_session_set_stack(AtnSession *self, int stack);
+int atn_session_get_stack(AtnSession *self);
 const char *atn_session_get_text_pair(AtnSession *self);
 /* Token ids instead of text (for models without a tokenizer, such as the benchmark's random
  * BERT): used while set; NULL goes back to the text.  Debounced like the text. */

@@ -6,6 +6,7 @@
 
 #include "atn-window.h"
 
+#include "atn-encdec-widgets.h"
 #include "atn-predictions.h"
 #include "atn-prefs.h"
 #include "atn-token-chips.h"
@@ -50,6 +51,7 @@ struct _AtnWindow {
     GtkMenuButton *examples_button;
     GtkLabel *toy_label;
     AtnTokenChips *chips;
+    AtnTargetEntry *target_entry; /* an encoder-decoder's target (atn-encdec-widgets.h) */
     AtnPredictions *predictions;
     GtkStack *stack;              /* the views: every page's child is an AtnView */
     GtkLabel *status_label;

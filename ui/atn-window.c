@@ -1068,6 +1068,7 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
     G_OBJECT_CLASS(klass)->dispose = atn_window_dispose;
     g_type_ensure(ATN_TYPE_TOKEN_CHIPS);
+    g_type_ensure(ATN_TYPE_TARGET_ENTRY);
     g_type_ensure(ATN_TYPE_PREDICTIONS);
     g_type_ensure(ATN_TYPE_VIEW_SWITCHER);
     gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-window.ui");
@@ -1099,6 +1100,7 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     BIND(examples_button);
     BIND(toy_label);
     BIND(chips);
+    BIND(target_entry);
     BIND(predictions);
     BIND(stack);
     BIND(status_label);
@@ -1135,6 +1137,7 @@ static void atn_window_init(AtnWindow *self) {
                                                GTK_STYLE_PROVIDER_PRIORITY_APPLICATION + 1);
 
     atn_token_chips_set_session(self->chips, self->session);
+    atn_target_entry_set_session(self->target_entry, self->session);
     atn_predictions_set_session(self->predictions, self->session);
     g_signal_connect(self->predictions, "fill", G_CALLBACK(on_fill), self);
     /* the views: whatever pages atn-window.ui has */

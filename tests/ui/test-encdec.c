@@ -1,0 +1,199 @@
+/* The window on encoder-decoders (issue 34): the F32 T5 v1.0 and BART folders of tests/hf
+ * (gen_encdec.py) opened with a source and a target typed into the window; the target entry
+ * shows only for them; the stack picker switches the Head view between the encoder's
+ * self-attention, the decoder's and cross-attention; the cross head shown is the command
+ * line's `run --text SRC --target TGT -o x.npz` array "cross" for that layer and head bit for
+ * bit, n_tgt rows (target) by n_src columns (source). */
+#include "ui-test-util.h"
+
+#include "atn-encdec.h"
+#include "atn-encdec-widgets.h"
+#include "formats/zip.h"
+
+#define SOURCE "The cat is in the house."
+#define TARGET "I see the cat."
+
+static GtkWidget *find_type(GtkWidget *w, GType type) {
+    if (G_TYPE_CHECK_INSTANCE_TYPE(w, type))
+        return w;
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *f = find_type(c, type);
+        if (f)
+            return f;
+    }
+    return NULL;
+}
+
+/* The CLI's stacks for source and target: `attnscope run -o x.npz`, read back through the
+ * engine's ZIP and .npy readers.  *arr[3] are [L][H][q][k] (g_free), shapes in shape[3][4]. */
+static void cli_stacks(const char *model, float *arr[3], int64_t shape[3][4]) {
+    g_autofree char *out = g_strdup_printf("%s/atn-ui-encdec-%d.npz", g_get_tmp_dir(), (int)getpid());
+    g_autofree char *exe = g_build_filename(g_getenv("ATN_BUILD_ROOT"), "app", "attnscope", NULL);
+    const char *argv[] = {exe, "run", "--model", model, "--text", SOURCE, "--target", TARGET, "-o", out, NULL};
+    int status = 0;
+    g_autofree char *err = NULL;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err, &status,
+                               NULL));
+    if (!g_spawn_check_wait_status(status, NULL))
+        g_error("attnscope run failed: %s", err);
+    g_autofree char *buf = NULL;
+    gsize len = 0;
+    g_assert_true(g_file_get_contents(out, &buf, &len, NULL));
+    atn_zip *zip = NULL;
+    atn_error e = {0};
+    g_assert_cmpint(atn_zip_open(out, buf, len, &zip, &e), ==, ATN_OK);
+    const char *names[3] = {"encoder.npy", "decoder.npy", "cross.npy"};
+    for (int i = 0; i < 3; i++) {
+        const atn_zip_entry *ze = atn_zip_find(zip, names[i]);
+        g_assert_nonnull(ze);
+        g_autofree char *npy = g_strdup_printf("%s/atn-ui-encdec-%d-%s", g_get_tmp_dir(), (int)getpid(), names[i]);
+        g_assert_true(g_file_set_contents(npy, (const char *)ze->data, (gssize)ze->size, NULL));
+        int nd = 0;
+        float *data = NULL;
+        g_assert_cmpint(atn_npy_read_f32(npy, &data, shape[i], &nd, 4, &e), ==, ATN_OK);
+        g_assert_cmpint(nd, ==, 4);
+        size_t count = (size_t)(shape[i][0] * shape[i][1] * shape[i][2] * shape[i][3]);
+        arr[i] = g_memdup2(data, count * sizeof(float));
+        free(data);
+        g_unlink(npy);
+    }
+    atn_zip_close(zip);
+    g_unlink(out);
+}
+
+static void set_target_and_wait(AtnWindow *win, GtkEntry *entry, const char *target) {
+    AtnSession *s = atn_window_get_session(win);
+    model_wait w = {win, NULL, atn_session_get_n_runs(s)};
+    gtk_editable_set_text(GTK_EDITABLE(entry), target);
+    g_assert_true(wait_for(idle_with_result, &w));
+}
+
+/* The heatmap shows exactly head (layer, head) of the CLI's stack a: same shape, same bits. */
+static void assert_head_equals(AtnHeatmap *hm, const float *a, const int64_t *shape, int layer, int head) {
+    int rows = atn_heatmap_get_rows(hm), r0, c0, vr, cols;
+    atn_heatmap_reset_zoom(hm);
+    atn_heatmap_get_visible(hm, &r0, &c0, &vr, &cols);
+    g_assert_cmpint(rows, ==, shape[2]);
+    g_assert_cmpint(cols, ==, shape[3]);
+    const float *want = a + ((size_t)layer * shape[1] + head) * (size_t)(shape[2] * shape[3]);
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++) {
+            float got = atn_heatmap_get_value(hm, i, j);
+            if (memcmp(&got, &want[(size_t)i * cols + j], sizeof got))
+                g_error("cell (%d, %d) of layer %d head %d: window %.9g, command line %.9g", i, j, layer, head, got,
+                        want[(size_t)i * cols + j]);
+        }
+}
+
+static void check_model(const char *folder) {
+    g_autofree char *model = g_build_filename(g_getenv("ATN_SOURCE_ROOT"), "tests", "hf", "models", folder, NULL);
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    atn_session_set_debounce_ms(s, 0);
+    AtnTargetEntry *te = ATN_TARGET_ENTRY(find_type(GTK_WIDGET(win), ATN_TYPE_TARGET_ENTRY));
+    g_assert_nonnull(te);
+    g_assert_false(gtk_widget_get_visible(GTK_WIDGET(te)));   /* the start-up model is not an encoder-decoder */
+    open_and_wait(win, model);
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(te)));
+    type_and_wait(win, SOURCE);
+    set_target_and_wait(win, atn_target_entry_get_entry(te), TARGET);
+    g_assert_cmpstr(atn_session_get_target(s), ==, TARGET);
+    AtnResult *r = atn_session_get_result(s);
+    g_assert_true(atn_result_is_encdec(r));
+
+    float *cli[3];
+    int64_t shape[3][4];
+    cli_stacks(model, cli, shape);
+    /* the window ran what the command line ran: the same source and target lengths */
+    const atn_stack *cross = atn_result_get_stack(r, ATN_STACK_CROSS);
+    g_assert_cmpint(cross->n_q, ==, shape[2][2]);
+    g_assert_cmpint(cross->n_k, ==, shape[2][3]);
+    g_assert_cmpint(cross->n_q, >, 1);
+    g_assert_cmpint(cross->n_q, !=, cross->n_k);   /* non-square, so a transposed head cannot pass */
+
+    show_view(win, "head");
+    GtkWidget *hv = atn_window_get_view_widget(win, "head");
+    AtnStackPicker *picker = ATN_STACK_PICKER(find_type(hv, ATN_TYPE_STACK_PICKER));
+    g_assert_nonnull(picker);
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(picker)));
+    AtnHeatmap *hm = head_heatmap(win);
+
+    /* Cross: the last decoder layer (BART has more decoder than encoder layers), the last head */
+    gtk_toggle_button_set_active(atn_stack_picker_get_button(picker, ATN_STACK_CROSS), TRUE);
+    g_assert_cmpint(atn_session_get_stack(s), ==, ATN_STACK_CROSS);
+    int Ld = (int)shape[2][0], H = (int)shape[2][1];
+    atn_session_select_head(s, Ld - 1, H - 1);
+    g_assert_cmpint(atn_session_get_layer(s), ==, Ld - 1);
+    settle(50);
+    assert_head_equals(hm, cli[2], shape[2], Ld - 1, H - 1);
+    atn_session_select_head(s, 0, 1);
+    settle(50);
+    assert_head_equals(hm, cli[2], shape[2], 0, 1);
+    g_assert_false(atn_heatmap_get_causal(hm));
+    g_assert_nonnull(strstr(atn_heatmap_get_title(hm), atn_encdec_stack_title(ATN_STACK_CROSS)));
+    /* the hover names the target token, the source token and the weight */
+    g_autofree char *cell = atn_heatmap_dup_cell_text(hm, 1, 2);
+    const char *const *tgt = atn_result_get_stack_tokens(r, ATN_STACK_CROSS, FALSE);
+    const char *const *src = atn_result_get_stack_tokens(r, ATN_STACK_CROSS, TRUE);
+    g_autofree char *weight = g_strdup_printf("%.4f", (double)cli[2][(size_t)(0 * H + 1) * shape[2][2] * shape[2][3] +
+                                                                     1 * shape[2][3] + 2]);
+    g_assert_nonnull(strstr(cell, tgt[1]));
+    g_assert_nonnull(strstr(cell, src[2]));
+    g_assert_nonnull(strstr(cell, weight));
+    /* the export of the Head view: the cross head, its axes "target" and "source" */
+    g_autoptr(AtnFigure) fig = atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(hv));
+    g_assert_nonnull(fig);
+    g_assert_cmpstr(fig->basename, ==, "cross-L0-H1");
+    g_autofree char *pdf = g_strdup_printf("%s/atn-ui-encdec-%d.pdf", g_get_tmp_dir(), (int)getpid());
+    g_autoptr(GError) error = NULL;
+    g_assert_true(atn_window_export_to(win, pdf, 1.0, &error));
+    g_autofree char *text = NULL;
+    const char *pargv[] = {"pdftotext", "-enc", "UTF-8", pdf, "-", NULL};
+    g_assert_true(g_spawn_sync(NULL, (char **)pargv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &text, NULL, NULL,
+                               &error));
+    g_test_message("exported: %.300s", text);
+    g_assert_nonnull(strstr(text, "target"));
+    g_assert_nonnull(strstr(text, "source"));
+    g_assert_null(strstr(text, "query"));
+    g_unlink(pdf);
+
+    /* Decoder self: target x target, causal */
+    gtk_toggle_button_set_active(atn_stack_picker_get_button(picker, ATN_STACK_DECODER), TRUE);
+    g_assert_cmpint(atn_session_get_stack(s), ==, ATN_STACK_DECODER);
+    settle(50);
+    assert_head_equals(hm, cli[1], shape[1], 0, 1);
+    g_assert_true(atn_heatmap_get_causal(hm));
+    /* Encoder self: the capture's attention, source x source; layer clamped into the encoder */
+    atn_session_set_stack(s, ATN_STACK_CROSS);
+    atn_session_select_head(s, Ld - 1, 0);
+    gtk_toggle_button_set_active(atn_stack_picker_get_button(picker, ATN_STACK_ENCODER), TRUE);
+    g_assert_cmpint(atn_session_get_stack(s), ==, ATN_STACK_ENCODER);
+    g_assert_cmpint(atn_session_get_layer(s), <=, shape[0][0] - 1);
+    settle(50);
+    assert_head_equals(hm, cli[0], shape[0], atn_session_get_layer(s), 0);
+    g_assert_false(atn_heatmap_get_causal(hm));
+    /* the picker follows the session */
+    atn_session_set_stack(s, ATN_STACK_CROSS);
+    g_assert_true(gtk_toggle_button_get_active(atn_stack_picker_get_button(picker, ATN_STACK_CROSS)));
+
+    /* another model hides both again */
+    open_and_wait(win, f32_model);
+    g_assert_false(gtk_widget_get_visible(GTK_WIDGET(te)));
+    g_assert_false(gtk_widget_get_visible(GTK_WIDGET(picker)));
+    g_assert_false(atn_heatmap_get_causal(hm));
+    for (int i = 0; i < 3; i++)
+        g_free(cli[i]);
+    atn_session_set_stack(s, ATN_STACK_ENCODER);
+    destroy_window(win);
+}
+
+static void test_t5(void) { check_model("t5-v1-f32"); }
+static void test_bart(void) { check_model("bart-f32"); }
+
+int main(int argc, char **argv) {
+    if (!ui_test_init(&argc, &argv))
+        return 0;
+    g_test_add_func("/ui/encdec/t5", test_t5);
+    g_test_add_func("/ui/encdec/bart", test_bart);
+    return g_test_run();
+}

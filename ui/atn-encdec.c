@@ -1,0 +1,137 @@
+/* Encoder-decoders in the window: the target's ids, a result's three stacks and their tokens,
+ * and the Head view's heatmap of a decoder or cross-attention head.  See atn-encdec.h. */
+#include "atn-encdec.h"
+
+#include <glib/gi18n.h>
+#include <stdlib.h>
+
+#define TARGET_TOKENS_KEY "atn-encdec-target-tokens"
+
+int32_t *atn_encdec_target_ids(const atn_model *m, const char *text, int32_t *n, atn_error *err) {
+    *n = 0;
+    int32_t start = atn_model_decoder_start_id(m);
+    if (!text || !*text) {   /* the start token alone, as a run without --target */
+        int32_t *one = malloc(sizeof *one);
+        if (!one) {
+            atn_error_set(err, ATN_E_NOMEM, "out of memory");
+            return NULL;
+        }
+        one[0] = start;
+        *n = 1;
+        return one;
+    }
+    /* app/cli.c's cli_target_ids: the start token, then the target's tokens but the last */
+    atn_encoding *e = NULL;
+    if (atn_model_encode(m, text, NULL, &e, err) != ATN_OK)
+        return NULL;
+    int32_t t = e->n > 0 ? e->n : 1;
+    int32_t *ids = malloc((size_t)t * sizeof *ids);
+    if (!ids) {
+        atn_encoding_free(e);
+        atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    ids[0] = start;
+    for (int32_t i = 1; i < t; i++)
+        ids[i] = e->ids[i - 1];
+    atn_encoding_free(e);
+    *n = t;
+    return ids;
+}
+
+void atn_encdec_attach(AtnResult *r) {
+    const atn_capture *cap = atn_result_get_capture(r);
+    if (!cap || cap->n_stacks <= 0 || !cap->target_ids || cap->n_tgt <= 0)
+        return;
+    const atn_model *m = atn_model_handle_get_model(atn_result_get_model(r));
+    char **labels = g_new0(char *, (gsize)cap->n_tgt + 1);
+    atn_encoding *e = NULL;
+    atn_error err = {0};
+    char **made = NULL;
+    if (m && atn_model_encode_ids(m, cap->target_ids, NULL, NULL, cap->n_tgt, &e, &err) == ATN_OK)
+        made = atn_render_token_labels(m, e);   /* "▁Das" as the source's tokens show */
+    for (int32_t i = 0; i < cap->n_tgt; i++)
+        labels[i] = made && made[i] ? g_strdup(made[i]) : g_strdup_printf("#%d", cap->target_ids[i]);
+    atn_render_token_labels_free(made);
+    atn_encoding_free(e);
+    g_object_set_data_full(G_OBJECT(r), TARGET_TOKENS_KEY, labels, (GDestroyNotify)g_strfreev);
+}
+
+gboolean atn_result_is_encdec(AtnResult *r) {
+    const atn_capture *cap = r ? atn_result_get_capture(r) : NULL;
+    return cap && cap->n_stacks > 0 && cap->stacks;
+}
+
+const atn_stack *atn_result_get_stack(AtnResult *r, atn_stack_kind kind) {
+    return atn_result_is_encdec(r) ? atn_capture_stack(atn_result_get_capture(r), kind) : NULL;
+}
+
+const char *const *atn_result_get_stack_tokens(AtnResult *r, atn_stack_kind kind, gboolean keys) {
+    if (!atn_result_is_encdec(r))
+        return NULL;
+    gboolean source = kind == ATN_STACK_ENCODER || (kind == ATN_STACK_CROSS && keys);
+    return source ? atn_result_get_tokens(r) : g_object_get_data(G_OBJECT(r), TARGET_TOKENS_KEY);
+}
+
+const float *atn_result_get_stack_head(AtnResult *r, atn_stack_kind kind, int layer, int head, int *n_q, int *n_k) {
+    const atn_stack *s = atn_result_get_stack(r, kind);
+    if (!s || !s->attn || layer < 0 || head < 0 || layer >= s->n_layers || head >= s->n_heads)
+        return NULL;
+    if (n_q)
+        *n_q = s->n_q;
+    if (n_k)
+        *n_k = s->n_k;
+    return s->attn + ((size_t)layer * s->n_heads + head) * (size_t)s->n_q * s->n_k;
+}
+
+void atn_encdec_dims(AtnResult *r, int kind, int *layers, int *heads, int *n_q) {
+    const atn_stack *s = atn_result_get_stack(r, kind);
+    if (layers)
+        *layers = s ? s->n_layers : atn_result_get_n_layers(r);
+    if (heads)
+        *heads = s ? s->n_heads : atn_result_get_n_heads(r);
+    if (n_q)
+        *n_q = s ? s->n_q : atn_result_get_n_tokens(r);
+}
+
+const char *atn_encdec_stack_title(atn_stack_kind kind) {
+    switch (kind) {
+    case ATN_STACK_DECODER: return _("Decoder self-attention");
+    case ATN_STACK_CROSS: return _("Cross-attention");
+    default: return _("Encoder self-attention");
+    }
+}
+
+const char *atn_encdec_stack_label(atn_stack_kind kind) {
+    switch (kind) {
+    /* Translators: the stack picker's button: the decoder's self-attention (target over target) */
+    case ATN_STACK_DECODER: return _("Decoder self");
+    /* Translators: the stack picker's button: cross-attention (target over source) */
+    case ATN_STACK_CROSS: return _("Cross");
+    /* Translators: the stack picker's button: the encoder's self-attention (source over source) */
+    default: return _("Encoder self");
+    }
+}
+
+gboolean atn_encdec_show_head(AtnHeatmap *h, AtnResult *r, int kind, int layer, int head) {
+    gboolean cross = atn_result_is_encdec(r) && kind == ATN_STACK_CROSS;
+    /* Translators: the axis of a cross-attention heatmap's rows: the decoder's (target) tokens */
+    atn_heatmap_set_axes(h, cross ? _("target") : _("query"),
+                         /* Translators: the axis of a cross-attention heatmap's columns: the encoder's (source) tokens */
+                         cross ? _("source") : _("key"), _("weight"));
+    if (!atn_result_is_encdec(r) || kind == ATN_STACK_ENCODER)
+        return FALSE;
+    int nq = 0, nk = 0;
+    const float *m = atn_result_get_stack_head(r, kind, layer, head, &nq, &nk);
+    atn_heatmap_set_causal(h, kind == ATN_STACK_DECODER);   /* later target tokens: masked */
+    atn_heatmap_set_matrix(h, G_OBJECT(r), m, m ? nq : 0, m ? nk : 0, atn_result_get_stack_tokens(r, kind, FALSE),
+                           atn_result_get_stack_tokens(r, kind, TRUE), NULL);
+    return TRUE;
+}
+
+char *atn_encdec_view_off_text(const char *name) {
+    /* Translators: %s is a view's name ("Trace", "What-if"); the models are T5, BART, Marian */
+    return g_strdup_printf(_("%s is off for encoder–decoder models (T5, BART, Marian): it cannot follow their "
+                             "decoder and cross-attention yet. The Head and Model views show all three kinds."),
+                           name);
+}
