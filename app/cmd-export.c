@@ -34,6 +34,8 @@ typedef struct export_opts {
     const char *color_scale;
     const char *folder;   /* --all-heads: made when its first file is written */
     char whatif[256];     /* the what-if options given, for the titles ("" none) */
+    bool stack_given;     /* --stack encoder|decoder|cross: an encoder-decoder's stack */
+    atn_stack_kind stack;
 } export_opts;
 
 /* One figure to draw: the spec of its kind. */
@@ -120,6 +122,9 @@ static int usage(void) {
            "                     0 to 1 for every head (default: head; fixed with --all-heads,\n"
            "                     so the files compare)\n"
            "  --format png|svg|pdf   for --all-heads (default png)\n"
+           "  --stack encoder|decoder|cross   an encoder-decoder's (T5, BART, Marian; --target TEXT)\n"
+           "                     heatmap and grid of that stack: cross-attention has the target tokens\n"
+           "                     down and the source tokens across (default encoder)\n"
            "Common: --model M, --text T [--text-pair T2], --ids ..., --device cpu|cuda|auto\n"
            "   or: --attention FILE (an attention file, docs/attention-file.md: every figure but trace)\n");
     return 0;
@@ -199,6 +204,23 @@ static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char
         cli_error("attnscope export: unknown --colormap \"%s\" (viridis, magma, cividis, greys, rdbu)", cmap);
         ok = false;
     }
+    const char *stack = cli_get(a, "stack");
+    if (stack) {
+        o->stack_given = true;
+        if (!atn_stack_kind_parse(stack, &o->stack)) {
+            cli_error("attnscope export: --stack must be encoder, decoder or cross, not \"%s\"", stack);
+            ok = false;
+        } else if (o->stack != ATN_STACK_ENCODER && o->kind != FIG_HEATMAP && o->kind != FIG_GRID) {
+            /* similarity, the head view, the trace and rollout read square self-attention maps */
+            cli_error("attnscope export %s: --stack %s: only heatmap and grid draw the decoder's and the cross-"
+                      "attention stacks; %s reads the encoder's self-attention (--stack encoder)", kind_names[o->kind],
+                      stack, kind_names[o->kind]);
+            ok = false;
+        } else if (o->stack != ATN_STACK_ENCODER && o->range) {
+            cli_error("attnscope export: --range crops the encoder's tokens; it does not go with --stack %s", stack);
+            ok = false;
+        }
+    }
     *out = cli_get(a, "output");
     *format = cli_get(a, "format");
     *all_heads = cli_flag(a, "all-heads");
@@ -220,7 +242,49 @@ typedef struct source {
     const atn_capture *cap;
     const char *name;     /* the model's name, or the file's model_id (else its path) */
     bool causal;
+    const char **target_tokens;   /* an encoder-decoder's target tokens as shown ([n_tgt]), or NULL */
 } source;
+
+/* The stack the figure draws: --stack's of an encoder-decoder, NULL for the capture's own
+ * attention (any other model, or the encoder's stack, which is the capture's attention). */
+static const atn_stack *chosen_stack(const export_opts *o, const source *src) {
+    if (!o->stack_given || o->stack == ATN_STACK_ENCODER)
+        return NULL;
+    return atn_capture_stack(src->cap, o->stack);
+}
+
+/* " · cross-attention" for an encoder-decoder's figure ("" for any other model). */
+static const char *stack_title(const export_opts *o, const source *src) {
+    if (!src->cap->n_stacks)
+        return "";
+    switch (o->stack_given ? o->stack : ATN_STACK_ENCODER) {
+    case ATN_STACK_DECODER: return " \xc2\xb7 decoder self-attention";
+    case ATN_STACK_CROSS: return " \xc2\xb7 cross-attention";
+    default: return " \xc2\xb7 encoder self-attention";
+    }
+}
+
+/* A decoder or cross head (layer, head) of stack st as a heatmap: the target tokens down, the
+ * source (cross) or target (decoder, causal) tokens across, axes "target" / "source" for
+ * cross-attention. */
+static int stack_heatmap(atn_heatmap_spec *s, const atn_stack *st, const source *src, const char **tokens,
+                         long layer, long head) {
+    if (!check_index("layer", layer, st->n_layers) || !check_index("head", head, st->n_heads))
+        return CLI_EXIT_USAGE;
+    bool cross = st->kind == ATN_STACK_CROSS;
+    s->rows = st->n_q;
+    s->cols = st->n_k;
+    s->values = st->attn + ((size_t)layer * st->n_heads + head) * (size_t)st->n_q * st->n_k;
+    s->row_labels = src->target_tokens;
+    s->col_labels = cross ? tokens : src->target_tokens;
+    s->row_mask = NULL;
+    s->col_mask = cross ? src->cap->enc->mask : NULL;
+    s->causal = !cross;   /* the decoder: later target tokens masked */
+    s->split = 0;
+    s->row_axis = cross ? "target" : "query";
+    s->col_axis = cross ? "source" : "key";
+    return CLI_EXIT_OK;
+}
 
 /* --range A:B against n tokens: 0 <= A < B <= n.  False with the message printed. */
 static bool parse_range(const char *text, int32_t n, int32_t *a0, int32_t *b0) {
@@ -279,7 +343,15 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
         } else {
             s->colorbar_note = o->kind == FIG_HEATMAP || o->kind == FIG_NORM ? "0 to head max" : "0 to max";
         }
-        if (o->kind == FIG_HEATMAP) {
+        const atn_stack *stk = o->kind == FIG_HEATMAP ? chosen_stack(o, src) : NULL;
+        if (stk) {
+            int rc = stack_heatmap(s, stk, src, tokens, layer, head);
+            if (rc != CLI_EXIT_OK)
+                return rc;
+            s->colorbar_label = "weight";
+            snprintf(title, title_size, "%s%s \xc2\xb7 layer %ld \xc2\xb7 head %ld", mname, stack_title(o, src), layer,
+                     head);
+        } else if (o->kind == FIG_HEATMAP) {
             if (!check_index("layer", layer, cap->n_layers) || !check_index("head", head, cap->n_heads))
                 return CLI_EXIT_USAGE;
             float *scratch = cap->attn ? NULL : malloc((size_t)n * n * sizeof *scratch);   /* on demand */
@@ -292,7 +364,8 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
                 return cli_fail(&err);
             s->col_axis = "key";
             s->colorbar_label = "weight";
-            snprintf(title, title_size, "%s \xc2\xb7 layer %ld \xc2\xb7 head %ld", mname, layer, head);
+            snprintf(title, title_size, "%s%s \xc2\xb7 layer %ld \xc2\xb7 head %ld", mname, stack_title(o, src), layer,
+                     head);
         } else if (o->kind == FIG_NORM) {
             if (!src->model) {
                 cli_error("attnscope export norm: norm-based attention reads the model's W_O and the run's V; an "
@@ -380,8 +453,26 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
             *owned1 = notes;
             *owned2 = st;
         }
-        snprintf(title, title_size, "%s \xc2\xb7 every head (%d layers \xc3\x97 %d heads, %d tokens)", mname,
-                 cap->n_layers, cap->n_heads, n);
+        snprintf(title, title_size, "%s%s \xc2\xb7 every head (%d layers \xc3\x97 %d heads, %d tokens)", mname,
+                 stack_title(o, src), cap->n_layers, cap->n_heads, n);
+        const atn_stack *sk = chosen_stack(o, src);
+        if (sk) {   /* a decoder or cross stack: its heads, no pattern labels (those are the encoder's) */
+            s->attn = sk->attn;
+            s->cap = NULL;
+            s->n_layers = sk->n_layers;
+            s->n = sk->n_q;
+            s->n_k = sk->n_k;
+            s->causal = sk->kind == ATN_STACK_DECODER;
+            s->head_notes = NULL;
+            s->kv_group = 1;
+            if (sk->kind == ATN_STACK_CROSS)
+                snprintf(title, title_size, "%s%s \xc2\xb7 every head (%d layers \xc3\x97 %d heads, %d target "
+                         "\xc3\x97 %d source tokens)", mname, stack_title(o, src), sk->n_layers, sk->n_heads, sk->n_q,
+                         sk->n_k);
+            else
+                snprintf(title, title_size, "%s%s \xc2\xb7 every head (%d layers \xc3\x97 %d heads, %d tokens)", mname,
+                         stack_title(o, src), sk->n_layers, sk->n_heads, sk->n_q);
+        }
         s->title = o->title ? o->title : title;
         break;
     }
@@ -552,6 +643,24 @@ int cmd_export(int argc, char **argv) {
             cli_whatif_title(&a, o.whatif, sizeof o.whatif);   /* the what-if options, for the titles */
         }
     }
+    char **target_labels = NULL;
+    if (rc == CLI_EXIT_OK && o.stack_given && !src.cap->n_stacks) {
+        cli_error("attnscope export: --stack is for encoder-decoder models (T5, BART, Marian); \"%s\" has one "
+                  "stack of self-attention", src.name);
+        rc = CLI_EXIT_USAGE;
+    } else if (rc == CLI_EXIT_OK && src.cap->n_stacks && src.cap->target_ids) {
+        /* the target's tokens as the source's are shown ("▁Das") */
+        atn_encoding *te = NULL;
+        atn_error terr = {0};
+        if (model && atn_model_encode_ids(model, src.cap->target_ids, NULL, NULL, src.cap->n_tgt, &te, &terr) == ATN_OK)
+            target_labels = atn_render_token_labels(model, te);
+        atn_encoding_free(te);
+        if (!target_labels) {
+            cli_error("%s", terr.message[0] ? terr.message : "out of memory");
+            rc = CLI_EXIT_FAIL;
+        }
+        src.target_tokens = (const char **)target_labels;
+    }
     if (rc == CLI_EXIT_OK) {
         const atn_capture *cap = src.cap;
         /* the tokens as the window shows them ("␣the" for GPT-2's "\u0120the"; an attention
@@ -566,14 +675,16 @@ int cmd_export(int argc, char **argv) {
         } else {
             size_t len = strlen(out) + 64;
             char *path = malloc(len);
+            const atn_stack *st = chosen_stack(&o, &src);   /* a decoder or cross stack: its layers */
+            int32_t n_layers = st ? st->n_layers : cap->n_layers;
             int32_t l_from = o.layer_given ? (int32_t)o.layer : 0, l_to = o.layer_given ? (int32_t)o.layer
-                                                                                        : cap->n_layers - 1;
-            if (o.layer_given && !check_index("layer", o.layer, cap->n_layers))
+                                                                                        : n_layers - 1;
+            if (o.layer_given && !check_index("layer", o.layer, n_layers))
                 rc = CLI_EXIT_USAGE;
             int written = 0;
             for (int32_t l = l_from; path && rc == CLI_EXIT_OK && l <= l_to; l++)
                 for (int32_t h = 0; rc == CLI_EXIT_OK && h < cap->n_heads; h++) {
-                    char *name = atn_render_head_file_name(kind_names[o.kind], l, h, cap->n_layers,
+                    char *name = atn_render_head_file_name(kind_names[o.kind], l, h, n_layers,
                                                            cap->n_heads, atn_output_format_ext(fmt));
                     snprintf(path, len, "%s%s%s", out, ends_with_slash(out) ? "" : "/", name ? name : "");
                     free(name);
@@ -593,6 +704,7 @@ int cmd_export(int argc, char **argv) {
         }
         atn_render_token_labels_free(labels);
     }
+    atn_render_token_labels_free(target_labels);
     atn_run_free(run);
     atn_encoding_free(enc);
     atn_model_free(model);

@@ -643,6 +643,52 @@ assert r['capture_bytes'] == 5 * 16 * 128 * 4 - 16 * 16 * 4 and r['attention_byt
   expect_error 2 "without --text, --ids" "$A" run --model random:gpt2 --tokens 3 --ids 1,2 -o "$T/x.npy"
   expect_error 2 "takes no --tokens" "$A" run --model worked-example --tokens 3 -o "$T/x.npy"
   ;;
+export-stack)
+  # export heatmap|grid --stack: an encoder-decoder's chosen stack (tests/hf/models/bart-f32: 2
+  # encoder and 3 decoder layers): the cross head is drawn with the target tokens down and the
+  # source tokens across, axes "target" / "source"; the decoder's and cross layers are their own
+  # (layer 2 exists); --all-heads writes every decoder layer's heads; the rest refused by name
+  M="$3/tests/hf/models/bart-f32"
+  # the model, the source and the target after the command's own arguments
+  m() { "$A" "$@" --model "$M" --text "The cat is in the house." --target "I see the cat."; }
+  m export heatmap --stack cross --layer 2 --head 1 -o "$T/c.pdf" 2>"$T/err" ||
+    fail "heatmap --stack cross: $(cat "$T/err")"
+  pdftotext -enc UTF-8 "$T/c.pdf" "$T/c.txt" || fail "pdftotext"
+  grep -q "cross-attention · layer 2 · head 1" "$T/c.txt" || fail "title: $(head -3 "$T/c.txt")"
+  grep -qx "target" "$T/c.txt" || fail "no axis title target: $(cat "$T/c.txt")"
+  grep -qx "source" "$T/c.txt" || fail "no axis title source"
+  grep -q "query" "$T/c.txt" && fail "a cross head says query"
+  # the figure's cells: one number per target x source cell, as many as the npz's cross head has
+  m run -o "$T/x.npz" 2>/dev/null || fail "run -o x.npz"
+  python3 - "$T" <<'PY' || fail "the exported head is not the npz's cross head"
+import struct, sys, zipfile, re
+T = sys.argv[1]
+raw = zipfile.ZipFile(T + "/x.npz").read("cross.npy")
+hl = struct.unpack("<H", raw[8:10])[0]
+shape = tuple(int(x) for x in re.search(r"'shape': \(([^)]*)\)", raw[10:10 + hl].decode()).group(1).split(",") if x.strip())
+Ld, H, t, n = shape
+assert (Ld, H) == (3, 4) and t != n, shape
+f = struct.unpack("<%df" % (Ld * H * t * n), raw[10 + hl:])
+head = f[(2 * H + 1) * t * n:(2 * H + 2) * t * n]
+words = open(T + "/c.txt", encoding="utf-8").read().split()
+cells = [w for w in words if re.fullmatch(r"(1\.000|\.\d\d\d|<\.001)", w)]
+def fmt(v):
+    return "<.001" if v < 0.0005 else "%.3f" % v if v >= 0.9995 else ("%.3f" % v)[1:]
+# every cell's number, row by row (target rows, source columns): a transposed head fails
+assert cells == [fmt(v) for v in head], (cells[:16], [fmt(v) for v in head][:16])
+PY
+  m export grid --stack cross -o "$T/g.pdf" 2>/dev/null || fail "grid --stack cross"
+  pdftotext -enc UTF-8 "$T/g.pdf" - | grep -q "cross-attention · every head (3 layers × 4 heads, [0-9]* target × [0-9]* source tokens)" ||
+    fail "grid title: $(pdftotext "$T/g.pdf" - | head -3)"
+  m export heatmap --stack decoder --all-heads -o "$T/dec/" 2>/dev/null || fail "--all-heads --stack decoder"
+  [ "$(ls "$T/dec" | wc -l)" = 12 ] || fail "--all-heads --stack decoder: $(ls "$T/dec")"
+  expect_error 2 "layer 3 is out of range" m export heatmap --stack cross --layer 3 -o "$T/x.png"
+  expect_error 2 "layer 2 is out of range" m export heatmap --stack encoder --layer 2 -o "$T/x.png"
+  expect_error 2 "only heatmap and grid draw" m export similarity --stack cross -o "$T/x.png"
+  expect_error 2 "--stack must be encoder, decoder or cross" m export heatmap --stack both -o "$T/x.png"
+  expect_error 2 "--stack is for encoder-decoder models" "$A" export heatmap --model "$3/tests/hf/models/f32" \
+    --text hello --stack cross -o "$T/x.png"
+  ;;
 export-range)
   # export heatmap --range 2:6: the block of tokens 2..5 on both axes, drawn as the same block
   # cut out by hand (python, from run's .npy) into an attention file of 4 tokens is drawn

@@ -60,8 +60,8 @@ static void grid_layout_with(rtext *t, const atn_grid_spec *s, double w, double 
         cb = rt_colorbar_width(t, G->vmin, G->vmax, false) + 3 * gap;
     } else if (s->shared_range && s->attn) {
         atn_value_range r = {.automatic = true};
-        atn_value_range_resolve(&r, s->attn, s->n_layers * s->n_heads * s->n, s->n, 0, s->colormap, &G->vmin,
-                                &G->vmax);
+        atn_value_range_resolve(&r, s->attn, s->n_layers * s->n_heads * s->n, s->n_k > 0 ? s->n_k : s->n, 0,
+                                s->colormap, &G->vmin, &G->vmax);
         cb = rt_colorbar_width(t, G->vmin, G->vmax, false) + 3 * gap;
     } else if (s->shared_range && s->cap && s->n > 0) {
         /* one head at a time: the largest finite value (|value|) of all is the largest of each's */
@@ -177,7 +177,8 @@ void atn_render_model_grid(cairo_t *cr, const atn_grid_spec *s, double w, double
         const char *label = s->layer_labels && s->layer_labels[l] ? s->layer_labels[l] : buf;
         rt_draw(cr, &t, label, RT_SMALL, sel, G.x0 - gap, G.y0 + l * G.step_y + G.thumb / 2 - sh / 2, 1.0, 0);
     }
-    size_t nn = (size_t)s->n * s->n;
+    int32_t nk = s->n_k > 0 && s->attn ? s->n_k : s->n;   /* cross-attention: n x n_k heads */
+    size_t nn = (size_t)s->n * nk;
     const atn_capture *cap = s->attn ? NULL : s->cap;
     float *scratch = cap && !cap->attn && s->n > 0 ? malloc(nn * sizeof(float)) : NULL;
     for (int32_t l = 0; (s->attn || (cap && (cap->attn || scratch))) && s->n > 0 && l < s->n_layers; l++)
@@ -193,17 +194,17 @@ void atn_render_model_grid(cairo_t *cr, const atn_grid_spec *s, double w, double
                 double lo = G.vmin, hi = G.vmax;
                 if (!s->shared_range) {
                     atn_value_range r = {.automatic = true};
-                    atn_value_range_resolve(&r, a, s->n, s->n, 0, s->colormap, &lo, &hi);
+                    atn_value_range_resolve(&r, a, s->n, nk, 0, s->colormap, &lo, &hi);
                 }
-                img = atn_render_matrix_surface(a, s->n, s->n, 0, s->colormap, lo, hi, NULL);
+                img = atn_render_matrix_surface(a, s->n, nk, 0, s->colormap, lo, hi, NULL);
             }
             atn_rect r = {G.x0 + hh * G.step_x, G.y0 + l * G.step_y, G.thumb, G.thumb};
             if (img && img == (s->thumbs ? s->thumbs[c] : NULL))   /* a cached one: its own size */
                 rt_draw_cells(cr, img, r, cairo_image_surface_get_height(img), cairo_image_surface_get_width(img));
             else if (img)
-                rt_draw_cells(cr, img, r, s->n, s->n);
-            rt_cell_mask m = {.causal = s->causal};
-            rt_draw_cell_mask(cr, &m, r, 0, 0, s->n, s->n, r.w >= 40 * fs, fs * 0.6);
+                rt_draw_cells(cr, img, r, s->n, nk);
+            rt_cell_mask m = {.causal = s->causal && nk == s->n};
+            rt_draw_cell_mask(cr, &m, r, 0, 0, s->n, nk, r.w >= 40 * fs, fs * 0.6);
             if (img && (!s->thumbs || img != s->thumbs[c]))
                 cairo_surface_destroy(img);
             if (s->head_notes && s->head_notes[c]) {
@@ -239,7 +240,7 @@ void atn_render_model_grid_natural_size(const atn_grid_spec *s, double *width, d
     rtext t;
     rt_begin(&t, s->style);
     double fs = t.fs;
-    int32_t n = s->n;
+    int32_t n = s->n_k > s->n ? s->n_k : s->n;
     double thumb = (n <= 16 ? 72 : n <= 64 ? 84 : 96) * fs;
     if (s->n_heads > 12 || s->n_layers > 12)
         thumb *= 0.75;

@@ -293,6 +293,10 @@ typedef struct atn_grid_spec {
                                         read through atn_capture_head_read (heads on demand:
                                         made one at a time into one [n][n] scratch) */
     int32_t n_layers, n_heads, n;
+    int32_t n_k;                     /* key columns of each head when they are not n (an
+                                        encoder-decoder's cross-attention: attn [L][H][n][n_k],
+                                        drawn stretched into square thumbnails; needs attn, no
+                                        cap); 0: n */
     const char *title;
     const char *const *head_notes;   /* [L*H] short text under each thumbnail (pattern labels) or NULL */
     atn_colormap colormap;
