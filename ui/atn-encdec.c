@@ -129,6 +129,25 @@ gboolean atn_encdec_show_head(AtnHeatmap *h, AtnResult *r, int kind, int layer, 
     return TRUE;
 }
 
+gboolean atn_encdec_grid_spec(AtnResult *r, int kind, atn_grid_spec *spec) {
+    const atn_stack *s = kind == ATN_STACK_ENCODER ? NULL : atn_result_get_stack(r, kind);
+    if (!s || !s->attn)
+        return FALSE;
+    spec->attn = s->attn;
+    spec->cap = NULL;
+    spec->n_layers = s->n_layers;
+    spec->n_heads = s->n_heads;
+    spec->n = s->n_q;
+    spec->n_k = s->n_k;
+    spec->head_notes = NULL;
+    spec->layer_labels = NULL;
+    spec->causal = kind == ATN_STACK_DECODER;
+    spec->kv_group = 1;
+    spec->shared_vmin_vmax = NULL;
+    spec->thumbs = NULL;   /* the result's thumbnails are the encoder's */
+    return TRUE;
+}
+
 char *atn_encdec_view_off_text(const char *name) {
     /* Translators: %s is a view's name ("Trace", "What-if"); the models are T5, BART, Marian */
     return g_strdup_printf(_("%s is off for encoder–decoder models (T5, BART, Marian): it cannot follow their "

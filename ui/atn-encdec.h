@@ -53,6 +53,12 @@ const char *atn_encdec_stack_label(atn_stack_kind kind);
  * caller shows the head as any other model's (the encoder stack is the capture's attention). */
 gboolean atn_encdec_show_head(AtnHeatmap *h, AtnResult *r, int kind, int layer, int head);
 
+/* The Model view's grid of stack kind of r: spec (filled for the capture's attention) made
+ * that of a decoder or cross stack (n_q x n_k heads drawn from the stack, causal for the
+ * decoder, no pattern labels: those are the encoder's) and TRUE; FALSE (spec untouched) for
+ * the encoder's stack or another result. */
+gboolean atn_encdec_grid_spec(AtnResult *r, int kind, atn_grid_spec *spec);
+
 /* Why a view that cannot show an encoder-decoder yet is off (translated; name: the view's
  * title, "Trace", "What-if" ...). A new string. */
 char *atn_encdec_view_off_text(const char *name);

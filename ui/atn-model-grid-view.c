@@ -8,6 +8,8 @@
 #include <glib/gi18n.h>
 
 #include "analysis.h"
+#include "atn-encdec.h"
+#include "atn-encdec-widgets.h"
 #include "atn-figure.h"
 #include "atn-labels.h"
 #include "atn-whatif.h"
@@ -16,6 +18,7 @@ struct _AtnModelGridView {
     GtkWidget parent_instance;
     GtkWidget *box;
     GtkCheckButton *shared_check, *notes_check;
+    AtnStackPicker *stack_picker;   /* an encoder-decoder's stacks */
     AtnModelGrid *grid;
     AtnSession *session;
     gboolean dirty;   /* a new result not yet shown: the labels are computed when the page is */
@@ -59,6 +62,7 @@ static void update_notes(AtnModelGridView *self) {
 static void refresh(AtnModelGridView *self) {
     self->dirty = FALSE;
     atn_model_grid_set_result(self->grid, atn_session_get_result(self->session));
+    atn_model_grid_set_stack(self->grid, atn_session_get_stack(self->session));
     update_notes(self);
     atn_model_grid_set_selected(self->grid, atn_session_get_layer(self->session), atn_session_get_head(self->session));
 }
@@ -80,6 +84,10 @@ static void atn_model_grid_view_map(GtkWidget *widget) {
     AtnModelGridView *self = ATN_MODEL_GRID_VIEW(widget);
     if (self->dirty)
         refresh(self);
+}
+
+static void on_stack(AtnSession *s, GParamSpec *p, AtnModelGridView *self) {
+    atn_model_grid_set_stack(self->grid, atn_session_get_stack(s));
 }
 
 static void on_selection(AtnSession *s, GParamSpec *p, AtnModelGridView *self) {
@@ -164,6 +172,8 @@ static void open_head_menu(AtnModelGridView *self, int layer, int head) {
 
 static void on_head_menu(AtnModelGrid *grid, int layer, int head, AtnModelGridView *self) {
     atn_session_select_head(self->session, layer, head);
+    if (atn_result_is_encdec(atn_session_get_result(self->session)))
+        return;   /* the what-if lab is off for encoder-decoders (the engine refuses their interventions) */
     open_head_menu(self, layer, head);
 }
 
@@ -229,11 +239,13 @@ static void atn_model_grid_view_class_init(AtnModelGridViewClass *klass) {
     wc->map = atn_model_grid_view_map;
     g_type_ensure(ATN_TYPE_MODEL_GRID);
     g_type_ensure(ATN_TYPE_WRAP_BOX);
+    g_type_ensure(ATN_TYPE_STACK_PICKER);
     gtk_widget_class_set_template_from_resource(wc, "/io/github/attnscope/Attnscope/atn-model-grid-view.ui");
     gtk_widget_class_bind_template_child(wc, AtnModelGridView, box);
     gtk_widget_class_bind_template_child(wc, AtnModelGridView, shared_check);
     gtk_widget_class_bind_template_child(wc, AtnModelGridView, notes_check);
     gtk_widget_class_bind_template_child(wc, AtnModelGridView, grid);
+    gtk_widget_class_bind_template_child(wc, AtnModelGridView, stack_picker);
     gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
     signals[SIGNAL_HEAD_ACTIVATED] = g_signal_new("head-activated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
                                                   NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
@@ -264,7 +276,9 @@ void atn_model_grid_view_set_session(AtnModelGridView *self, AtnSession *session
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_set_object(&self->session, session);
+    atn_stack_picker_set_session(self->stack_picker, session);
     if (session) {
+        g_signal_connect(session, "notify::stack", G_CALLBACK(on_stack), self);
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
         g_signal_connect(session, "stats-ready", G_CALLBACK(on_stats_ready), self);
         g_signal_connect(session, "notify::layer", G_CALLBACK(on_selection), self);

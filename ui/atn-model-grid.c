@@ -2,6 +2,7 @@
 #include "atn-model-grid.h"
 #include "atn-model-grid-test.h"
 
+#include "atn-encdec.h"
 #include "atn-labels.h"
 #include "atn-session.h"
 #include "atn-whatif.h"
@@ -18,6 +19,8 @@ struct _AtnModelGrid {
     char **notes;
     char **layer_labels;        /* [L] "L2 ≡ L0" for ALBERT's shared layers, or NULL */
     int sel_layer, sel_head, hover_layer, hover_head;
+    int stack;                  /* an encoder-decoder's stack drawn (atn_model_grid_set_stack) */
+    gboolean stack_shown;       /* fill_spec drew a decoder or cross stack (no thumbnails) */
 
     /* what is drawn: the result's coloured thumbnails (atn_result_color_thumbs, made in the
        run's worker or a recolour worker), wrapped without copying as image surfaces */
@@ -89,6 +92,7 @@ static gboolean fill_spec(AtnModelGrid *self, atn_grid_spec *spec, const atn_ren
     spec->causal = atn_result_is_causal(self->result);
     spec->kv_group = cap->n_kv_heads > 0 ? cap->n_heads / cap->n_kv_heads : 1;   /* GQA: heads per K/V head */
     spec->shared_vmin_vmax = self->thumbs ? self->shared : NULL;   /* no pass over every head */
+    self->stack_shown = atn_encdec_grid_spec(self->result, self->stack, spec);
     return TRUE;
 }
 
@@ -194,7 +198,7 @@ static void atn_model_grid_snapshot(GtkWidget *widget, GtkSnapshot *s) {
             ensure_thumbs(self);
         if (!fill_spec(self, &spec, &style))
             return;
-        spec.thumbs = self->thumbs;
+        spec.thumbs = self->stack_shown ? NULL : self->thumbs;
         GtkSnapshot *sub = gtk_snapshot_new();
         cairo_t *cr = gtk_snapshot_append_cairo(sub, &GRAPHENE_RECT_INIT(0, 0, w, h));
         atn_render_model_grid(cr, &spec, w, h);
@@ -317,7 +321,7 @@ static void on_secondary(GtkGestureClick *g, int n, double x, double y, AtnModel
 
 static char *grid_tooltip_text(AtnModelGrid *self, int l, int h) {
     int H = atn_result_get_n_heads(self->result);
-    g_autofree char *text = self->notes && self->notes[l * H + h]
+    g_autofree char *text = self->notes && !self->stack_shown && self->notes[l * H + h]
                                 ? g_strdup_printf(_("Layer %d, head %d: %s — click to open"), l, h, self->notes[l * H + h])
                                 : g_strdup_printf(_("Layer %d, head %d — click to open"), l, h);
     g_autofree char *shared = atn_label_layer_sharing(atn_model_handle_get_model(atn_result_get_model(self->result)), l);
@@ -576,20 +580,37 @@ AtnFigure *atn_model_grid_dup_figure(AtnModelGrid *self) {
     f->spec.colormap = self->cmap;
     f->spec.shared_range = self->shared_range;
     f->spec.shared_vmin_vmax = NULL;
-    if (self->pix && atn_thumb_pixels_get_colormap(self->pix) == self->cmap &&
+    if (!self->stack_shown && self->pix && atn_thumb_pixels_get_colormap(self->pix) == self->cmap &&
         atn_thumb_pixels_get_shared_range(self->pix, &f->shared[0], &f->shared[1]) == self->shared_range)
         f->spec.shared_vmin_vmax = f->shared;   /* no pass over every head */
     f->result = g_object_ref(self->result);
-    f->notes = self->notes ? g_strdupv(self->notes) : NULL;
-    f->spec.head_notes = (const char *const *)f->notes;
-    f->layer_labels = self->layer_labels ? g_strdupv(self->layer_labels) : NULL;
-    f->spec.layer_labels = (const char *const *)f->layer_labels;
+    if (!self->stack_shown) {   /* a decoder or cross stack has neither */
+        f->notes = self->notes ? g_strdupv(self->notes) : NULL;
+        f->spec.head_notes = (const char *const *)f->notes;
+        f->layer_labels = self->layer_labels ? g_strdupv(self->layer_labels) : NULL;
+        f->spec.layer_labels = (const char *const *)f->layer_labels;
+    }
     f->title = atn_whatif_title(atn_whatif_of_result(self->result),
                                 atn_model_handle_get_name(atn_result_get_model(self->result)));
+    if (atn_result_is_encdec(self->result)) {   /* which of the three stacks */
+        char *t = g_strdup_printf("%s · %s", f->title, atn_encdec_stack_title(self->stack));
+        g_free(f->title);
+        f->title = t;
+    }
     f->spec.title = f->title;
     double w, h;
     atn_render_model_grid_natural_size(&f->spec, &w, &h);
-    return atn_figure_new(w, h, grid_figure_draw, f, grid_figure_free, "model");
+    const atn_stack *st = self->stack_shown ? atn_result_get_stack(self->result, self->stack) : NULL;
+    return atn_figure_new(w, h, grid_figure_draw, f, grid_figure_free, st ? (st->kind == ATN_STACK_CROSS ? "model-cross"
+                                                                                  : "model-decoder") : "model");
+}
+
+void atn_model_grid_set_stack(AtnModelGrid *self, int stack) {
+    g_return_if_fail(ATN_IS_MODEL_GRID(self));
+    if (stack == self->stack)
+        return;
+    self->stack = stack;
+    invalidate_figure(self);
 }
 
 char *atn_model_grid_dup_layer_label(AtnModelGrid *self, int layer) {

@@ -24,6 +24,10 @@ void atn_model_grid_set_shared_range(AtnModelGrid *self, gboolean shared);
 /* Short notes under each thumbnail ([L*H], copied), or NULL for none. */
 void atn_model_grid_set_notes(AtnModelGrid *self, const char *const *notes);
 void atn_model_grid_set_selected(AtnModelGrid *self, int layer, int head);
+/* An encoder-decoder's stack to draw (an atn_stack_kind, ui/atn-encdec.h; default the
+ * encoder's, which is the capture's attention): a decoder or cross stack is drawn from its
+ * maps, without the result's thumbnails or pattern labels. */
+void atn_model_grid_set_stack(AtnModelGrid *self, int stack);
 /* Where thumbnail (layer, head) is drawn, in the widget's coordinates; FALSE without a result
  * or out of range. */
 gboolean atn_model_grid_get_head_rect(AtnModelGrid *self, int layer, int head, graphene_rect_t *rect);

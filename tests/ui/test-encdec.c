@@ -61,6 +61,18 @@ static void cli_stacks(const char *model, float *arr[3], int64_t shape[3][4]) {
     g_unlink(out);
 }
 
+/* The rows of thumbnails the grid draws: the largest layer under the pointer, scanning down. */
+static int grid_layers(AtnModelGrid *grid) {
+    int w = gtk_widget_get_width(GTK_WIDGET(grid)), h = gtk_widget_get_height(GTK_WIDGET(grid)), most = -1;
+    for (int y = 0; y < h; y += 2)
+        for (int x = w / 40; x < w; x += w / 20 + 1) {
+            int l, hd;
+            if (atn_model_grid_head_at(grid, x, y, &l, &hd) && l > most)
+                most = l;
+        }
+    return most + 1;
+}
+
 static void set_target_and_wait(AtnWindow *win, GtkEntry *entry, const char *target) {
     AtnSession *s = atn_window_get_session(win);
     model_wait w = {win, NULL, atn_session_get_n_runs(s)};
@@ -156,6 +168,25 @@ static void check_model(const char *folder) {
     g_assert_nonnull(strstr(text, "source"));
     g_assert_null(strstr(text, "query"));
     g_unlink(pdf);
+
+    /* the Model view: the chosen stack's grid (BART's third decoder layer only in the decoder's
+       and the cross stacks), its export titled with the stack */
+    show_view(win, "model");
+    GtkWidget *mv = atn_window_get_view_widget(win, "model");
+    AtnStackPicker *mpicker = ATN_STACK_PICKER(find_type(mv, ATN_TYPE_STACK_PICKER));
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(mpicker)));
+    g_assert_true(gtk_toggle_button_get_active(atn_stack_picker_get_button(mpicker, ATN_STACK_CROSS)));
+    AtnModelGrid *grid = ATN_MODEL_GRID(find_type(mv, ATN_TYPE_MODEL_GRID));
+    settle(100);
+    g_assert_cmpint(grid_layers(grid), ==, Ld);
+    g_autoptr(AtnFigure) mfig = atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(mv));
+    g_assert_cmpstr(mfig->basename, ==, "model-cross");
+    gtk_toggle_button_set_active(atn_stack_picker_get_button(mpicker, ATN_STACK_ENCODER), TRUE);
+    settle(100);
+    g_assert_cmpint(grid_layers(grid), ==, shape[0][0]);
+    gtk_toggle_button_set_active(atn_stack_picker_get_button(mpicker, ATN_STACK_CROSS), TRUE);
+    g_assert_true(gtk_toggle_button_get_active(atn_stack_picker_get_button(picker, ATN_STACK_CROSS)));
+    show_view(win, "head");
 
     /* Decoder self: target x target, causal */
     gtk_toggle_button_set_active(atn_stack_picker_get_button(picker, ATN_STACK_DECODER), TRUE);
