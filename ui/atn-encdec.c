@@ -148,6 +148,11 @@ gboolean atn_encdec_grid_spec(AtnResult *r, int kind, atn_grid_spec *spec) {
     return TRUE;
 }
 
+const char *atn_encdec_heads_note(void) {
+    return _("Encoder self-attention heads (source over source); the decoder's and cross-attention heads are in "
+             "the Head and Model views.");
+}
+
 char *atn_encdec_view_off_text(const char *name) {
     /* Translators: %s is a view's name ("Trace", "What-if"); the models are T5, BART, Marian */
     return g_strdup_printf(_("%s is off for encoder–decoder models (T5, BART, Marian): it cannot follow their "

@@ -59,6 +59,10 @@ gboolean atn_encdec_show_head(AtnHeatmap *h, AtnResult *r, int kind, int layer, 
  * the encoder's stack or another result. */
 gboolean atn_encdec_grid_spec(AtnResult *r, int kind, atn_grid_spec *spec);
 
+/* What the Similarity and Statistics views say of an encoder-decoder's heads: they are the
+ * encoder's self-attention heads (translated, static). */
+const char *atn_encdec_heads_note(void);
+
 /* Why a view that cannot show an encoder-decoder yet is off (translated; name: the view's
  * title, "Trace", "What-if" ...). A new string. */
 char *atn_encdec_view_off_text(const char *name);

@@ -164,7 +164,9 @@ static void update_matrix(AtnHeadView *self) {
         return;
     }
     int stack = atn_session_get_stack(self->session);
-    gtk_widget_set_visible(GTK_WIDGET(self->lines), !atn_result_is_encdec(r) || stack == ATN_STACK_ENCODER);
+    /* the token lines (and their controls) draw a self-attention head over one sentence */
+    gtk_widget_set_visible(gtk_widget_get_parent(GTK_WIDGET(self->lines)),
+                           !atn_result_is_encdec(r) || stack == ATN_STACK_ENCODER);
     if (atn_encdec_show_head(self->heatmap, r, stack, atn_session_get_layer(self->session),
                              atn_session_get_head(self->session))) {   /* a decoder or cross head */
         atn_heatmap_set_selected_row(self->heatmap, atn_session_get_query(self->session));
@@ -193,8 +195,11 @@ static void update_matrix(AtnHeadView *self) {
 static void sync_adjustments(AtnHeadView *self) {
     AtnResult *r = atn_session_get_result(self->session);
     self->syncing = TRUE;
-    gtk_adjustment_set_upper(self->layer_adj, r ? atn_result_get_n_layers(r) - 1 : 0);
-    gtk_adjustment_set_upper(self->head_adj, r ? atn_result_get_n_heads(r) - 1 : 0);
+    int L = 1, H = 1;
+    if (r)   /* an encoder-decoder: the stack's layers (the decoder may have more) */
+        atn_encdec_dims(r, atn_session_get_stack(self->session), &L, &H, NULL);
+    gtk_adjustment_set_upper(self->layer_adj, L - 1);
+    gtk_adjustment_set_upper(self->head_adj, H - 1);
     gtk_adjustment_set_value(self->layer_adj, atn_session_get_layer(self->session));
     gtk_adjustment_set_value(self->head_adj, atn_session_get_head(self->session));
     self->syncing = FALSE;

@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "atn-corpus-pass.h"
+#include "atn-encdec.h"
 #include "atn-figure.h"
 #include "atn-fit-label.h"
 #include "atn-heatmap.h"
@@ -284,6 +285,10 @@ static void mark_dirty(AtnSimilarityView *self) {
  * tokens that took 250-330 ms of a switch (docs/PERFORMANCE.md, "View switches").  The next
  * run cancels a comparison made ahead (the two cores go to the forward). */
 static void on_result(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) {
+    AtnResult *r = atn_session_get_result(s);   /* an encoder-decoder: which of its heads these are */
+    gtk_label_set_text(self->hint_label, atn_result_is_encdec(r) ? atn_encdec_heads_note()
+                                                                  : _("Click a cell to compare its two heads side by side."));
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->hint_label), atn_result_is_encdec(r) ? atn_encdec_heads_note() : NULL);
     if (self->corpus_path)
         return;
     mark_dirty(self);

@@ -3,6 +3,7 @@
 #include "atn-stats-view-test.h"
 
 #include "atn-view.h"
+#include "atn-encdec.h"
 
 #include <glib/gi18n.h>
 #include <stdio.h>
@@ -212,6 +213,10 @@ static void refill(AtnStatsView *self) {
     }
     gtk_label_set_text(self->info_label, self->sentence_info);
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (atn_result_is_encdec(r)) {   /* which of an encoder-decoder's heads these are */
+        g_autofree char *info = g_strdup_printf("%s %s", self->sentence_info, atn_encdec_heads_note());
+        gtk_label_set_text(self->info_label, info);
+    }
     const atn_stats *st = r ? atn_result_get_stats(r) : NULL;
     if (r && !st && atn_result_get_stats_pending(r)) {
         /* they follow the result ("stats-ready"): the rows keep their numbers until then, so

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "atn-encdec.h"
 #include "atn-figure.h"
 #include "atn-whatif.h"
 #include "atn-labels.h"
@@ -342,13 +343,16 @@ void atn_trace_view_refresh(AtnTraceView *self) {
     int query = atn_session_get_query(self->session);
     atn_error err = {0};
     AtnModelHandle *m = atn_result_get_model(r);
-    gboolean traced = atn_result_has_weights(r);
+    gboolean encdec = atn_result_is_encdec(r);   /* its decoder and cross-attention: not traced yet */
+    gboolean traced = atn_result_has_weights(r) && !encdec;
     gtk_widget_set_visible(GTK_WIDGET(self->steps_box), traced);
     gtk_widget_set_sensitive(GTK_WIDGET(self->reveal_button), traced);   /* nothing to step through */
     gtk_widget_set_sensitive(GTK_WIDGET(self->all_button), traced);
     gtk_widget_set_sensitive(GTK_WIDGET(self->next_button), traced);
-    if (!atn_result_has_weights(r)) {   /* an attention file: the head's matrix, and why no trace */
-        gtk_label_set_markup(self->intro_label, trace_off_reason(m));
+    if (!traced) {   /* an attention file, an encoder-decoder: the head's matrix, and why no trace */
+        g_autofree char *why = encdec ? atn_encdec_view_off_text(_("The trace")) : NULL;
+        g_autofree char *mk = why ? g_markup_printf_escaped("<b>%s</b>", why) : NULL;
+        gtk_label_set_markup(self->intro_label, mk ? mk : trace_off_reason(m));
         int n = atn_result_get_n_tokens(r);
         atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
         atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), atn_result_get_head(r, layer, head), n, n,
@@ -594,6 +598,11 @@ char *atn_trace_view_dup_markdown(AtnTraceView *self, GError **error) {
     if (!self->trace && self->result && !atn_result_has_weights(self->result)) {
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
                             _("The trace is off: an attention file has no weights to trace a head with."));
+        return NULL;
+    }
+    if (!self->trace && atn_result_is_encdec(self->result)) {
+        g_autofree char *why = atn_encdec_view_off_text(_("The trace"));
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, why);
         return NULL;
     }
     if (!self->trace) {

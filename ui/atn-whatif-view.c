@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atn-encdec.h"
 #include "atn-error-text.h"
 #include "atn-figure.h"
 #include "atn-whatif.h"
@@ -367,6 +368,9 @@ static void show_comparison(AtnWhatifView *self) {
     } else if (!atn_result_has_weights(r)) {
         gtk_label_set_text(self->status_label, _("What-if is off: it runs the model again with the changes, and an "
                                                  "attention file has no weights to run."));
+    } else if (atn_result_is_encdec(r)) {   /* the engine refuses their interventions by name */
+        g_autofree char *why = atn_encdec_view_off_text(_("What-if"));
+        gtk_label_set_text(self->status_label, why);
     } else if (!w) {
         gtk_label_set_text(self->status_label,
                            _("Nothing is changed: every view shows the original model. Choose a change on the "
@@ -681,7 +685,9 @@ static void use_model(AtnWhatifView *self, AtnResult *r) {
     gboolean toy = atn_model_handle_is_toy(m);
     gtk_widget_set_sensitive(self->pos_box, !toy);
     /* an attention file: nothing to run, so no changes (the status line says why) */
-    gtk_widget_set_sensitive(gtk_paned_get_start_child(GTK_PANED(self->paned)), atn_model_handle_has_weights(m));
+    gtk_widget_set_sensitive(gtk_paned_get_start_child(GTK_PANED(self->paned)),
+                             atn_model_handle_has_weights(m) &&
+                                 !atn_model_is_encoder_decoder(atn_model_handle_get_model(m)));   /* nor T5, BART */
     /* the changes stay as far as they mean something for this model: a new model starts
        from the original (its heads are others) */
     if (self->session && atn_session_get_whatif(self->session))

@@ -13,11 +13,13 @@
  *          view) stats-head=L,H stats-colour=S (its grid's head and statistic) example=I (that
  *          example clicked)
  *          train-control=NAME:VALUE (a Train page knob) train-run (Start, then wait until it ends)
- *          get-model (the Get a Model dialog)
+ *          get-model (the Get a Model dialog) target=TEXT (an encoder-decoder's target) stack=KIND
+ *          (encoder, decoder or cross)
  *          root=PATH (the whole X screen, popovers included, by ImageMagick's import)
  *          method=N (the Head view's Show switch: 0 raw, 1 norm, 2 rollout, 3 flow; waits for it) */
 #include "ui-test-util.h"
 
+#include "atn-encdec-widgets.h"
 #include "atn-stats-file.h"
 #include "atn-whatif-view.h"
 #include "atn-head-methods.h"
@@ -63,7 +65,24 @@ int main(int argc, char **argv) {
             atn_heatmap_zoom_at(hm, f, -1, -1);
         } else if (sscanf(a, "pan=%d,%d", &x, &y) == 2)
             atn_heatmap_pan(hm, x, y);
-        else if (!strcmp(a, "one-query"))
+        else if (!strncmp(a, "target=", 7)) {   /* an encoder-decoder's target, typed into its entry */
+            model_wait w = {win, NULL, atn_session_get_n_runs(s)};
+            GtkWidget *te = GTK_WIDGET(win);
+            while (te && !ATN_IS_TARGET_ENTRY(te)) {   /* depth first, to the first target entry */
+                GtkWidget *next = gtk_widget_get_first_child(te);
+                while (!next && te) {
+                    next = gtk_widget_get_next_sibling(te);
+                    te = next ? te : gtk_widget_get_parent(te);
+                }
+                te = next;
+            }
+            gtk_editable_set_text(GTK_EDITABLE(atn_target_entry_get_entry(ATN_TARGET_ENTRY(te))), a + 7);
+            wait_for(idle_with_result, &w);
+        } else if (!strncmp(a, "stack=", 6)) {   /* encoder, decoder or cross */
+            atn_stack_kind k;
+            if (atn_stack_kind_parse(a + 6, &k))
+                atn_session_set_stack(s, k);
+        } else if (!strcmp(a, "one-query"))
             atn_head_view_set_one_query(hv, TRUE);
         else if (sscanf(a, "method=%d", &x) == 1) {
             atn_head_methods_set_method(atn_head_view_get_methods(hv), (AtnHeadMethod)x);

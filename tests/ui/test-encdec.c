@@ -61,6 +61,15 @@ static void cli_stacks(const char *model, float *arr[3], int64_t shape[3][4]) {
     g_unlink(out);
 }
 
+static gboolean has_label_text(GtkWidget *w, const char *text) {
+    if (GTK_IS_LABEL(w) && !g_strcmp0(gtk_label_get_text(GTK_LABEL(w)), text))
+        return TRUE;
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+        if (has_label_text(c, text))
+            return TRUE;
+    return FALSE;
+}
+
 /* The rows of thumbnails the grid draws: the largest layer under the pointer, scanning down. */
 static int grid_layers(AtnModelGrid *grid) {
     int w = gtk_widget_get_width(GTK_WIDGET(grid)), h = gtk_widget_get_height(GTK_WIDGET(grid)), most = -1;
@@ -206,6 +215,25 @@ static void check_model(const char *folder) {
     /* the picker follows the session */
     atn_session_set_stack(s, ATN_STACK_CROSS);
     g_assert_true(gtk_toggle_button_get_active(atn_stack_picker_get_button(picker, ATN_STACK_CROSS)));
+
+    /* the views that cannot show an encoder-decoder yet say why; Similarity and Statistics say
+       whose heads theirs are; a head opened from them is the encoder's */
+    AtnTraceView *tv = show_trace(win, 0, 0, 0);
+    g_test_message("trace: %s", atn_trace_view_get_intro(tv));
+    g_assert_nonnull(strstr(atn_trace_view_get_intro(tv), "off for encoder–decoder models"));
+    g_autoptr(GError) terr = NULL;
+    g_assert_null(atn_trace_view_dup_markdown(tv, &terr));
+    g_assert_nonnull(strstr(terr->message, "off for encoder–decoder models"));
+    show_view(win, "whatif");
+    AtnWhatifView *wv = ATN_WHATIF_VIEW(atn_window_get_view_widget(win, "whatif"));
+    g_test_message("what-if: %s", atn_whatif_view_get_status(wv));
+    g_assert_nonnull(strstr(atn_whatif_view_get_status(wv), "What-if is off for encoder–decoder models"));
+    show_view(win, "statistics");
+    AtnStatsView *sv = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
+    g_assert_nonnull(strstr(atn_stats_view_get_info(sv), atn_encdec_heads_note()));
+    show_view(win, "similarity");
+    g_assert_true(has_label_text(atn_window_get_view_widget(win, "similarity"), atn_encdec_heads_note()));
+    show_view(win, "head");
 
     /* another model hides both again */
     open_and_wait(win, f32_model);
