@@ -4,7 +4,8 @@
  * encoder self-attention [L][H][n_src][n_src], decoder self-attention [Ld][H][n_tgt][n_tgt]
  * and cross-attention [Ld][H][n_tgt][n_src].  The session's stack (atn_session_get_stack)
  * says which one the Head and Model views show; the session's layer, head and query are that
- * stack's.  See docs/ARCHITECTURE.md, "Encoder-decoders in the window". */
+ * stack's.  See docs/ARCHITECTURE.md, "Encoder-decoders (T5 / mT5 / Flan-T5, BART, Marian) and
+ * cross-attention", "In the window". */
 #pragma once
 
 #include <gtk/gtk.h>

@@ -5,6 +5,7 @@
 
 #include <glib/gi18n.h>
 
+#include "atn-encdec.h"
 #include "atn-export.h"
 #include "atn-figure.h"
 #include "atn-head-view.h"
@@ -106,6 +107,13 @@ static void start_export_all(AtnWindow *self, const char *folder, const char *fo
     }
     if (self->export_cancel) {
         _atn_window_show_error(self, _("An export of every head is already running."));
+        return;
+    }
+    if (atn_result_is_encdec(r) && atn_session_get_stack(self->session) != ATN_STACK_ENCODER) {
+        /* the files are drawn from the capture's heads, the encoder's: not the stack shown */
+        _atn_window_show_error(self, _("Every head is exported from the encoder's self-attention only: choose "
+                                       "Encoder self, or export the decoder's and cross-attention heads with "
+                                       "`attnscope export heatmap --all-heads --stack decoder|cross`."));
         return;
     }
     /* the figures look like the Head view's heatmap */

@@ -177,6 +177,12 @@ static void check_model(const char *folder) {
     g_assert_nonnull(strstr(text, "source"));
     g_assert_null(strstr(text, "query"));
     g_unlink(pdf);
+    /* Export Every Head draws the capture's (encoder) heads: refused for the cross stack, by name */
+    g_autofree char *all_dir = g_strdup_printf("%s/atn-ui-encdec-all-%d", g_get_tmp_dir(), (int)getpid());
+    atn_window_export_all_heads_to(win, all_dir, "png", 1.0);
+    g_assert_nonnull(atn_window_get_error(win));
+    g_assert_nonnull(strstr(atn_window_get_error(win), "--stack decoder|cross"));
+    g_assert_false(g_file_test(all_dir, G_FILE_TEST_EXISTS));
 
     /* the Model view: the chosen stack's grid (BART's third decoder layer only in the decoder's
        and the cross stacks), its export titled with the stack */
