@@ -201,7 +201,12 @@ static atn_status stats_consume(const atn_capture *cap, void *user, atn_error *e
     return atn_stats_add(*(atn_stats **)user, cap, err);
 }
 
-static void stats_write(FILE *f, const atn_stats *st, const char *format, const char *model_name) {
+/* An encoder-decoder's statistics and similarity are of its encoder's self-attention (the
+ * capture's attention): the outputs say so. */
+#define ENCDEC_HEADS "encoder self-attention heads (source over source); the decoder's and cross-attention " \
+                     "stacks are not included"
+
+static void stats_write(FILE *f, const atn_stats *st, const char *format, const char *model_name, bool encdec) {
     int json = !strcmp(format, "json");
     if (!strcmp(format, "csv")) {
         atn_stats_write_csv(st, f, NULL);   /* a write error shows when the file is closed */
@@ -211,9 +216,12 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
         fputs("{\n  \"model\": ", f);
         cli_json_string(f, model_name);
         fprintf(f, ",\n  \"sentences\": %lld,\n  \"tokens\": %lld,\n  \"layers\": %d,\n  \"heads_per_layer\": %d,\n"
-                   "  \"entropy_unit\": \"bits\",\n  \"heads\": [",
-                (long long)st->n_sentences, (long long)st->n_tokens, st->n_layers, st->n_heads);
+                   "  \"entropy_unit\": \"bits\",%s\n  \"heads\": [",
+                (long long)st->n_sentences, (long long)st->n_tokens, st->n_layers, st->n_heads,
+                encdec ? "\n  \"stack\": \"encoder\"," : "");
     } else {
+        if (encdec)
+            fprintf(f, "%s\n", ENCDEC_HEADS);
         fprintf(f, "%lld sentence%s, %lld tokens; entropy in bits, the rest mean attention weights; distance in "
                    "tokens\n", (long long)st->n_sentences, st->n_sentences == 1 ? "" : "s", (long long)st->n_tokens);
         fprintf(f, "%5s %4s %7s %6s %6s %6s %6s %6s %6s %6s %6s %8s %6s  %s\n", "layer", "head", "entropy", "norm",
@@ -274,7 +282,7 @@ static int stats_from(cli_args *a, const char *format, const char *out) {
             fprintf(stderr, "; %d range%s of lines missing, the first %lld-%lld", missing, missing == 1 ? "" : "s",
                     (long long)mf, (long long)ml);
         fputc('\n', stderr);
-        stats_write(of.f, st, format, atn_corpus_stats_identity(cs)->model);
+        stats_write(of.f, st, format, atn_corpus_stats_identity(cs)->model, false);
         if (!out_close(&of, true))
             rc = CLI_EXIT_USAGE;
     }
@@ -350,7 +358,7 @@ int cmd_stats(int argc, char **argv) {
         else if (!out_open(&of, out))
             rc = CLI_EXIT_USAGE;   /* an unwritable output: 2 in every command */
         else {
-            stats_write(of.f, st, format, model ? atn_model_name(model) : at.name);
+            stats_write(of.f, st, format, model ? atn_model_name(model) : at.name, atn_model_is_encoder_decoder(model));
             if (!out_close(&of, true))
                 rc = CLI_EXIT_USAGE;
         }
@@ -385,10 +393,12 @@ static atn_status sim_consume(const atn_capture *cap, void *user, atn_error *err
     return atn_similarity_add(((sim_job *)user)->sim, cap, err);
 }
 
-static bool sim_write_json(FILE *f, const atn_similarity *s, const char *model_name) {
+static bool sim_write_json(FILE *f, const atn_similarity *s, const char *model_name, bool encdec) {
     char buf[32];
     fputs("{\n  \"model\": ", f);
     cli_json_string(f, model_name);
+    if (encdec)   /* which of an encoder-decoder's stacks these heads are */
+        fputs(",\n  \"stack\": \"encoder\"", f);
     fprintf(f, ",\n  \"metric\": \"%s\",\n  \"metric_is_distance\": %s,\n  \"scope\": \"%s\",\n  \"layer\": %d,\n"
                "  \"sentences\": %lld,\n  \"labels\": [",
             atn_metric_name(s->metric), atn_metric_is_distance(s->metric) ? "true" : "false",
@@ -517,7 +527,8 @@ int cmd_similarity(int argc, char **argv) {
                 rc = CLI_EXIT_USAGE;
             } else {
                 if (!strcmp(kind, "json"))
-                    sim_write_json(of.f, j.sim, model ? atn_model_name(model) : at.name);
+                    sim_write_json(of.f, j.sim, model ? atn_model_name(model) : at.name,
+                                   atn_model_is_encoder_decoder(model));
                 else
                     sim_write_csv(of.f, j.sim);
                 if (!out_close(&of, true))

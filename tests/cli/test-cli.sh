@@ -688,6 +688,14 @@ PY
   expect_error 2 "--stack must be encoder, decoder or cross" m export heatmap --stack both -o "$T/x.png"
   expect_error 2 "--stack is for encoder-decoder models" "$A" export heatmap --model "$3/tests/hf/models/f32" \
     --text hello --stack cross -o "$T/x.png"
+  # stats and similarity are the encoder's heads, and say so (table and JSON); a BERT's do not
+  m stats >"$T/st.txt" 2>"$T/err" || fail "stats: $(cat "$T/err")"
+  head -1 "$T/st.txt" | grep -q "^encoder self-attention heads" || fail "stats table: $(head -2 "$T/st.txt")"
+  m stats --format json 2>/dev/null | grep -q '"stack": "encoder"' || fail "stats json names no stack"
+  m similarity -o "$T/s.json" 2>/dev/null || fail "similarity"
+  grep -q '"stack": "encoder"' "$T/s.json" || fail "similarity json names no stack"
+  "$A" stats --model "$3/tests/hf/models/f32" --text hello --format json 2>/dev/null | grep -q '"stack"' &&
+    fail "a BERT's stats name a stack"
   ;;
 export-range)
   # export heatmap --range 2:6: the block of tokens 2..5 on both axes, drawn as the same block
