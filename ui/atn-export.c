@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atn-encdec.h"
 #include "attnscope.h"
 #include "render.h"
 
@@ -285,6 +286,12 @@ static void heads_thread(GTask *task, gpointer source, gpointer data, GCancellab
     heads_job *job = data;
     int L = atn_result_get_n_layers(job->result), H = atn_result_get_n_heads(job->result);
     int n = atn_result_get_n_tokens(job->result);
+    /* prefix "decoder" or "cross": that stack of an encoder-decoder's result, its own layers */
+    atn_stack_kind kind = ATN_STACK_ENCODER;
+    const atn_stack *st = atn_stack_kind_parse(job->prefix, &kind) && kind != ATN_STACK_ENCODER
+                              ? atn_result_get_stack(job->result, kind) : NULL;
+    if (st)
+        L = st->n_layers;
     /* this thread's room for a head made on demand (a full capture's are read in place) */
     g_autofree float *scratch = atn_result_get_capture(job->result)->attn ? NULL : g_try_new(float, (size_t)n * n);
     for (int l = 0; l < L; l++) {
@@ -293,11 +300,14 @@ static void heads_thread(GTask *task, gpointer source, gpointer data, GCancellab
                 g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
                 return;
             }
-            g_autofree char *title = g_strdup_printf(_("%s · layer %d · head %d"), job->model_name, l, h);
+            g_autofree char *title = st ? g_strdup_printf(_("%s · layer %d · head %d · %s"), job->model_name, l, h,
+                                                          atn_encdec_stack_title(kind))
+                                        : g_strdup_printf(_("%s · layer %d · head %d"), job->model_name, l, h);
             char *name = atn_render_head_file_name(job->prefix, l, h, L, H, job->format);
             g_autofree char *path = name ? g_build_filename(job->folder, name, NULL) : NULL;
-            AtnFigure *fig = atn_heatmap_look_figure(job->look, atn_result_read_head(job->result, l, h, scratch), title,
-                                                   name);
+            const float *values = st ? atn_result_get_stack_head(job->result, kind, l, h, NULL, NULL)
+                                     : atn_result_read_head(job->result, l, h, scratch);
+            AtnFigure *fig = atn_heatmap_look_figure(job->look, values, title, name);
             GError *error = NULL;
             gboolean ok = fig && path && atn_figure_save(fig, path, job->scale, &error);
             atn_figure_free(fig);

@@ -89,7 +89,10 @@ static void export_all_done(GObject *source, GAsyncResult *res, gpointer data) {
         _atn_window_show_notice(self, msg);
     } else if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
         AtnResult *r = atn_session_get_result(self->session);
-        int total = r ? atn_result_get_n_layers(r) * atn_result_get_n_heads(r) : written;
+        int L = 0, H = 0;
+        if (r)   /* an encoder-decoder: the stack exported */
+            atn_encdec_dims(r, atn_session_get_stack(self->session), &L, &H, NULL);
+        int total = r ? L * H : written;
         g_autofree char *msg = g_strdup_printf(_("Export cancelled after %d of %d figures; those files are kept."),
                                                written, total);
         if (folder)   /* not just the dialog closed */
@@ -109,26 +112,24 @@ static void start_export_all(AtnWindow *self, const char *folder, const char *fo
         _atn_window_show_error(self, _("An export of every head is already running."));
         return;
     }
-    if (atn_result_is_encdec(r) && atn_session_get_stack(self->session) != ATN_STACK_ENCODER) {
-        /* the files are drawn from the capture's heads, the encoder's: not the stack shown */
-        _atn_window_show_error(self, _("Every head is exported from the encoder's self-attention only: choose "
-                                       "Encoder self, or export the decoder's and cross-attention heads with "
-                                       "`attnscope export heatmap --all-heads --stack decoder|cross`."));
-        return;
-    }
+
     /* the figures look like the Head view's heatmap */
     AtnView *head = _atn_window_get_view(self, "head");
     g_return_if_fail(head && ATN_IS_HEAD_VIEW(head));
     AtnHeatmapLook *look = atn_heatmap_dup_look(atn_head_view_get_heatmap(ATN_HEAD_VIEW(head)));
+    /* an encoder-decoder's decoder or cross stack (the Head view shows it, so the look has its
+       shape): files decoder-L…-H… / cross-L…-H…, as `export heatmap --all-heads --stack` names them */
+    const atn_stack *st = atn_result_get_stack(r, atn_session_get_stack(self->session));
+    const char *prefix = st && st->kind != ATN_STACK_ENCODER ? st->name : "heatmap";
     /* one scale for every file, 0..1, as `attnscope export --all-heads` draws them: the files
        compare (the view's own scale, a head's maximum, differs from head to head) */
     atn_heatmap_look_set_range(look, 0, 1, _("fixed 0–1"));
     self->export_cancel = g_cancellable_new();
     if (folder)
-        atn_export_all_heads_to_async(GTK_WINDOW(self), r, look, "heatmap", folder, format, scale, self->export_cancel,
+        atn_export_all_heads_to_async(GTK_WINDOW(self), r, look, prefix, folder, format, scale, self->export_cancel,
                                       on_export_progress, export_all_done, self);
     else
-        atn_export_all_heads_async(GTK_WINDOW(self), r, look, "heatmap", self->export_cancel, on_export_progress,
+        atn_export_all_heads_async(GTK_WINDOW(self), r, look, prefix, self->export_cancel, on_export_progress,
                                    export_all_done, self);
 }
 

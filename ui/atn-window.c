@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "atn-application.h"
+#include "atn-encdec.h"
 #include "atn-whatif.h"
 #include "config.h"
 #include "hf-cache.h"
@@ -643,6 +644,13 @@ static void on_result(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     int L = atn_result_get_n_layers(r), H = atn_result_get_n_heads(r);
     g_autofree char *layers = g_strdup_printf(ngettext("%d layer", "%d layers", L), L);
     g_autofree char *heads = g_strdup_printf(ngettext("%d head", "%d heads", H), H);
+    const atn_stack *cross = atn_result_get_stack(r, ATN_STACK_CROSS);
+    if (cross) {   /* an encoder-decoder: source and target, encoder and decoder */
+        g_free(tokens);
+        tokens = g_strdup_printf(_("%d source + %d target tokens"), cross->n_k, cross->n_q);
+        g_free(layers);
+        layers = g_strdup_printf(_("%d encoder + %d decoder layers"), L, cross->n_layers);
+    }
     /* Translators: model · 12 tokens · 4 layers × 4 heads · ran in 3.2 ms on the CPU */
     g_free(self->run_status);
     if (!atn_result_has_weights(r))
