@@ -172,8 +172,10 @@ int cmd_examples(int argc, char **argv) {
         }
         f = af.f;
     }
-    char why[256];
+    char why[320];
+    atn_cs_label_info in = {0};
     const char *label = atn_corpus_stats_label(cs, (int32_t)layer, (int32_t)head, why, sizeof why);
+    atn_corpus_stats_label_info(cs, (int32_t)layer, (int32_t)head, &in);
     if (!label)
         label = "none", snprintf(why, sizeof why, "no sentences");
     if (!strcmp(format, "json")) {
@@ -183,6 +185,10 @@ int cmd_examples(int argc, char **argv) {
         cli_json_string(f, label);
         fputs(",\n  \"evidence\": ", f);
         cli_json_string(f, why);
+        fputs(",\n  \"label_figure\": ", f);
+        cli_json_number(f, in.value);
+        if (in.kind == ATN_CS_LABEL_POSITIONAL && label && strcmp(label, "none"))
+            fprintf(f, ",\n  \"label_offset\": %d", in.offset);
         fputs(",\n  \"corpus\": ", f);
         cli_json_string(f, id->corpus);
         fprintf(f, ",\n  \"layer\": %ld,\n  \"head\": %ld,\n  \"exemplars\": [", layer, head);

@@ -206,10 +206,58 @@ static atn_status stats_consume(const atn_capture *cap, void *user, atn_error *e
 #define ENCDEC_HEADS "encoder self-attention heads (source over source); the decoder's and cross-attention " \
                      "stacks are not included"
 
-static void stats_write(FILE *f, const atn_stats *st, const char *format, const char *model_name, bool encdec) {
+/* A CSV field in double quotes (quotes doubled). */
+static void csv_quoted(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* atn_stats_write_csv's table with, for a partial (cs), three more columns: the label read off the
+ * corpus evidence, that evidence in words, and its figure (atn_corpus_stats_label_info's value). */
+static void stats_write_csv(FILE *f, const atn_stats *st, const atn_corpus_stats *cs) {
+    if (!cs) {
+        atn_stats_write_csv(st, f, NULL);   /* a write error shows when the file is closed */
+        return;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem || atn_stats_write_csv(st, mem, NULL) != ATN_OK || fclose(mem) != 0) {
+        free(text);
+        fputs("(out of memory)\n", f);   /* fails the comparison of any reader; cannot happen short of ENOMEM */
+        return;
+    }
+    char *line = text, *nl;
+    for (int64_t row = -1; (nl = strchr(line, '\n')); row++, line = nl + 1) {
+        fwrite(line, 1, (size_t)(nl - line), f);
+        if (row < 0)
+            fputs(",corpus_label,label_evidence,label_figure\n", f);
+        else {
+            char why[320];
+            atn_cs_label_info in;
+            int32_t l = (int32_t)(row / st->n_heads), h = (int32_t)(row % st->n_heads);
+            const char *label = atn_corpus_stats_label(cs, l, h, why, sizeof why);
+            atn_corpus_stats_label_info(cs, l, h, &in);
+            fputc(',', f);
+            csv_quoted(f, label ? label : "");
+            fputc(',', f);
+            csv_quoted(f, label ? why : "");
+            fprintf(f, ",%.9g\n", label ? in.value : 0.0);
+        }
+    }
+    free(text);
+}
+
+static void stats_write(FILE *f, const atn_stats *st, const char *format, const char *model_name, bool encdec,
+                        const atn_corpus_stats *cs) {
     int json = !strcmp(format, "json");
     if (!strcmp(format, "csv")) {
-        atn_stats_write_csv(st, f, NULL);   /* a write error shows when the file is closed */
+        stats_write_csv(f, st, cs);
         return;
     }
     if (json) {
@@ -243,11 +291,40 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
                 }
                 fputs(", \"pattern\": ", f);
                 cli_json_string(f, atn_pattern_name(s->pattern));
+                atn_cs_label_info in;
+                char why[320];
+                const char *label = cs ? atn_corpus_stats_label(cs, l, h, why, sizeof why) : NULL;
+                if (label && atn_corpus_stats_label_info(cs, l, h, &in)) {   /* a partial's: the corpus label */
+                    fputs(", \"corpus_label\": ", f);
+                    cli_json_string(f, label);
+                    fputs(", \"label_evidence\": ", f);
+                    cli_json_string(f, why);
+                    fputs(", \"label_figure\": ", f);
+                    cli_json_number(f, in.value);
+                    if (in.kind == ATN_CS_LABEL_POSITIONAL)
+                        fprintf(f, ", \"label_offset\": %d", in.offset);
+                    if (atn_corpus_stats_has_offsets(cs)) {
+                        fputs(", \"offset_weights\": [", f);
+                        for (int32_t d = -ATN_CS_OFFSET_MAX; d <= ATN_CS_OFFSET_MAX; d++) {
+                            double w;
+                            atn_corpus_stats_offset(cs, l, h, d, &w, NULL);
+                            if (d > -ATN_CS_OFFSET_MAX)
+                                fputs(", ", f);
+                            cli_json_number(f, w);
+                        }
+                        fputc(']', f);
+                    }
+                }
                 fputc('}', f);
             } else {
-                fprintf(f, "%5d %4d %7.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %8.4f %6.4f  %s\n", l, h,
+                fprintf(f, "%5d %4d %7.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %8.4f %6.4f  %s", l, h,
                         s->entropy, s->entropy_norm, s->cls, s->sep, s->punct, s->self, s->prev, s->next, s->local,
                         s->distance, s->induction, atn_pattern_name(s->pattern));
+                char why[320];
+                const char *label = cs ? atn_corpus_stats_label(cs, l, h, why, sizeof why) : NULL;
+                if (label)   /* a partial's: the corpus label and its evidence */
+                    fprintf(f, "  corpus: %s (%s)", label, why);
+                fputc('\n', f);
             }
         }
     if (json)
@@ -282,7 +359,10 @@ static int stats_from(cli_args *a, const char *format, const char *out) {
             fprintf(stderr, "; %d range%s of lines missing, the first %lld-%lld", missing, missing == 1 ? "" : "s",
                     (long long)mf, (long long)ml);
         fputc('\n', stderr);
-        stats_write(of.f, st, format, atn_corpus_stats_identity(cs)->model, false);
+        if (!atn_corpus_stats_has_offsets(cs))
+            fprintf(stderr, "attnscope: %s has no per-offset sums (made by an attnscope before them): its labels "
+                            "cannot say \"positional\"; make the partials again for that\n", path);
+        stats_write(of.f, st, format, atn_corpus_stats_identity(cs)->model, false, cs);
         if (!out_close(&of, true))
             rc = CLI_EXIT_USAGE;
     }
@@ -358,7 +438,8 @@ int cmd_stats(int argc, char **argv) {
         else if (!out_open(&of, out))
             rc = CLI_EXIT_USAGE;   /* an unwritable output: 2 in every command */
         else {
-            stats_write(of.f, st, format, model ? atn_model_name(model) : at.name, atn_model_is_encoder_decoder(model));
+            stats_write(of.f, st, format, model ? atn_model_name(model) : at.name, atn_model_is_encoder_decoder(model),
+                        NULL);
             if (!out_close(&of, true))
                 rc = CLI_EXIT_USAGE;
         }

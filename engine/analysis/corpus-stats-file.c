@@ -12,6 +12,10 @@
  *   hist.distance     U64 [L, H, 64]   hist.entropy U64 [L, H, 64]   hist.sink U64 [L, H, 20]
  *   lines             I64 [R, 2]              covered lines, first and last, sorted
  *   max, min          F64 [L, H, 11]
+ *   offsets           U64 [L, H, 17, 3]       the weight at offsets -8..+8 summed over rows, fixed point
+ *   offsets.rows      I64 [17]                the rows that had a token at each offset
+ *                     (both absent from partials made before them: loaded with has_off false,
+ *                     and written back without them, so such a file keeps its bytes)
  *   sums              U64 [L, H, 11, 2, 3]    sum and sum of squares, 192-bit fixed point
  * Multi-byte values are little-endian (this host's order: see the check below). */
 #include "corpus-stats-private.h"
@@ -66,9 +70,15 @@ atn_status atn_corpus_stats_save(const atn_corpus_stats *cs, const char *path, a
         {"lines", "I64", 2, {R, 2}, 8},
         {"max", "F64", 3, {L, H, ATN_CS_STATS}, 8},
         {"min", "F64", 3, {L, H, ATN_CS_STATS}, 8},
+        {"offsets", "U64", 4, {L, H, ATN_CS_OFFSETS, CS_FX_WORDS}, 8},
+        {"offsets.rows", "I64", 1, {ATN_CS_OFFSETS}, 8},
         {"sums", "U64", 5, {L, H, ATN_CS_STATS, 2, CS_FX_WORDS}, 8},
     };
-    enum { N = sizeof t / sizeof t[0] };
+    int N = (int)(sizeof t / sizeof t[0]);
+    if (!cs->has_off) {   /* a partial of before the offset sums: without them, as it was read */
+        t[N - 3] = t[N - 1];
+        N -= 2;
+    }
     cJSON *root = cJSON_CreateObject(), *meta = cJSON_CreateObject();
     char num[32];
     const struct { const char *key, *value; } md[] = {
@@ -169,6 +179,10 @@ atn_status atn_corpus_stats_save(const atn_corpus_stats *cs, const char *path, a
         memcpy(p, cs->ranges, (size_t)R * 16), p += (size_t)R * 16;
     memcpy(p, cs->max, heads * ATN_CS_STATS * 8), p += heads * ATN_CS_STATS * 8;
     memcpy(p, cs->min, heads * ATN_CS_STATS * 8), p += heads * ATN_CS_STATS * 8;
+    if (cs->has_off) {
+        memcpy(p, cs->off, heads * ATN_CS_OFFSETS * CS_FX_WORDS * 8), p += heads * ATN_CS_OFFSETS * CS_FX_WORDS * 8;
+        memcpy(p, cs->off_rows, sizeof cs->off_rows), p += sizeof cs->off_rows;
+    }
     memcpy(p, cs->sums, heads * ATN_CS_STATS * 2 * CS_FX_WORDS * 8);
     atn_status st = atn_write_file_atomic(path, buf, total, err);
     free(buf);
@@ -407,6 +421,23 @@ atn_corpus_stats *atn_corpus_stats_load(const char *path, atn_error *err) {
     if (!(t = need(f, path, "min", ATN_ST_F64, 3, (int64_t[]){L, H, ATN_CS_STATS}, err)))
         goto fail;
     memcpy(cs->min, t->data, heads * ATN_CS_STATS * 8);
+    if (atn_st_find(f, "offsets") || atn_st_find(f, "offsets.rows")) {
+        if (!(t = need(f, path, "offsets", ATN_ST_U64, 4, (int64_t[]){L, H, ATN_CS_OFFSETS, CS_FX_WORDS}, err)))
+            goto fail;
+        memcpy(cs->off, t->data, heads * ATN_CS_OFFSETS * CS_FX_WORDS * 8);
+        if (!(t = need(f, path, "offsets.rows", ATN_ST_I64, 1, (int64_t[]){ATN_CS_OFFSETS}, err)))
+            goto fail;
+        memcpy(cs->off_rows, t->data, sizeof cs->off_rows);
+        for (int d = 0; d < ATN_CS_OFFSETS; d++)
+            if (cs->off_rows[d] < 0) {
+                atn_error_set(err, ATN_E_FORMAT, "%s: tensor \"offsets.rows\" has a negative count", path);
+                goto fail;
+            }
+    } else {   /* made before the per-offset sums: no positional evidence */
+        cs->has_off = false;
+        free(cs->off);
+        cs->off = NULL;
+    }
     if (!(t = need(f, path, "sums", ATN_ST_U64, 5, (int64_t[]){L, H, ATN_CS_STATS, 2, CS_FX_WORDS}, err)))
         goto fail;
     memcpy(cs->sums, t->data, heads * ATN_CS_STATS * 2 * CS_FX_WORDS * 8);

@@ -25,6 +25,10 @@ struct atn_corpus_stats {
     double *min, *max;           /* [L*H][ATN_CS_STATS] */
     uint64_t *ind;               /* [L*H][CS_FX_WORDS]: the sum of the sentences' induction shares
                                     (head-stats.c's, 0 for a sentence without repeated spans) */
+    uint64_t *off;               /* [L*H][ATN_CS_OFFSETS][CS_FX_WORDS]: the weight at each offset, summed
+                                    over the rows (NULL: a partial of before these sums, has_off false) */
+    int64_t off_rows[ATN_CS_OFFSETS];   /* the rows that had a token at each offset */
+    bool has_off;
     uint64_t *hist;              /* [L*H][CS_HIST_BINS]: entropy, distance, sink bins */
     atn_cs_exemplar *ex;         /* [L*H][top_k], best first */
     int32_t *n_ex;               /* [L*H] */
@@ -32,7 +36,8 @@ struct atn_corpus_stats {
 
 enum { CS_HIST_BINS = ATN_CS_ENTROPY_BINS + ATN_CS_DISTANCE_BINS + ATN_CS_SINK_BINS };
 
-/* Allocates the arrays for cs->id's shape (zeroed; min/max at +inf/-inf).  ATN_E_NOMEM. */
+/* Allocates the arrays for cs->id's shape (zeroed; min/max at +inf/-inf; the offset sums and
+ * has_off too).  ATN_E_NOMEM. */
 atn_status cs_alloc(atn_corpus_stats *cs, atn_error *err);
 /* Copies the identity's strings into cs (id->version too when keep_version). */
 atn_status cs_set_identity(atn_corpus_stats *cs, const atn_cs_identity *id, bool keep_version, atn_error *err);

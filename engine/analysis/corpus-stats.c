@@ -90,9 +90,11 @@ atn_status cs_alloc(atn_corpus_stats *cs, atn_error *err) {
     cs->max = malloc(heads * ATN_CS_STATS * sizeof *cs->max);
     cs->hist = calloc(heads * CS_HIST_BINS, sizeof *cs->hist);
     cs->ind = calloc(heads * CS_FX_WORDS, sizeof *cs->ind);
+    cs->off = calloc(heads * ATN_CS_OFFSETS * CS_FX_WORDS, sizeof *cs->off);
+    cs->has_off = true;
     cs->ex = calloc(heads * k, sizeof *cs->ex);
     cs->n_ex = calloc(heads, sizeof *cs->n_ex);
-    if (!cs->sums || !cs->min || !cs->max || !cs->hist || !cs->ind || !cs->ex || !cs->n_ex)
+    if (!cs->sums || !cs->min || !cs->max || !cs->hist || !cs->ind || !cs->off || !cs->ex || !cs->n_ex)
         return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
     for (size_t i = 0; i < heads * ATN_CS_STATS; i++) {
         cs->min[i] = INFINITY;
@@ -153,7 +155,7 @@ void atn_corpus_stats_free(atn_corpus_stats *cs) {
     for (int i = 0; i < CS_N_STRS; i++)
         free(cs->strs[i]);
     free(cs->ranges);
-    free(cs->sums), free(cs->min), free(cs->max), free(cs->hist), free(cs->ind), free(cs->ex), free(cs->n_ex);
+    free(cs->sums), free(cs->min), free(cs->max), free(cs->hist), free(cs->ind), free(cs->off), free(cs->ex), free(cs->n_ex);
     free(cs);
 }
 
@@ -292,13 +294,32 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
         return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
     }
     rows = (stats_rows){dbuf, dbuf + m, dbuf + 2 * (size_t)m, best, best_w};
+    /* the per-offset sums: which positions are kept (unmasked), and the rows that have a kept
+       token at each offset (the same for every head) */
+    unsigned char *kept = m ? calloc((size_t)cap->n, 1) : NULL;
+    if (m && !kept) {
+        free(dbuf), free(best), free(best_w), free(scratch), free(row_on);
+        stats_sentence_close(&sent);
+        return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
+    }
+    for (int32_t r = 0; r < m; r++)
+        kept[sent.keep[r]] = 1;
+    int64_t off_rows[ATN_CS_OFFSETS] = {0};
+    for (int32_t r = 0; r < m; r++) {
+        if (row_on && !row_on[r])
+            continue;
+        for (int32_t d = -ATN_CS_OFFSET_MAX; d <= ATN_CS_OFFSET_MAX; d++) {
+            int32_t key = sent.keep[r] + d;
+            off_rows[d + ATN_CS_OFFSET_MAX] += key >= 0 && key < cap->n && kept[key];
+        }
+    }
     int32_t k = cs->id.top_k;
     for (size_t idx = 0; m > 0 && idx < n_heads_of(cs); idx++) {
         double v[STATS_COUNT];
         const float *a = atn_capture_head_read(cap, (int32_t)(idx / cap->n_heads), (int32_t)(idx % cap->n_heads),
                                                scratch, err);
         if (!a) {
-            free(dbuf), free(best), free(best_w), free(scratch), free(row_on);
+            free(dbuf), free(best), free(best_w), free(scratch), free(row_on), free(kept);
             stats_sentence_close(&sent);
             return err ? err->status : ATN_E_INVALID;
         }
@@ -314,6 +335,22 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
             double *lo = &cs->min[idx * ATN_CS_STATS + s], *hi = &cs->max[idx * ATN_CS_STATS + s];
             *lo = v[s] < *lo ? v[s] : *lo;
             *hi = v[s] > *hi ? v[s] : *hi;
+        }
+        double off_sum[ATN_CS_OFFSETS] = {0};   /* this sentence's, in row order: its bits are the sentence's */
+        for (int32_t r = 0; r < m; r++) {
+            if (row_on && !row_on[r])
+                continue;
+            const float *arow = a + (size_t)sent.keep[r] * sent.n;
+            for (int32_t d = -ATN_CS_OFFSET_MAX; d <= ATN_CS_OFFSET_MAX; d++) {
+                int32_t key = sent.keep[r] + d;
+                if (key >= 0 && key < cap->n && kept[key] && isfinite(arow[key]))
+                    off_sum[d + ATN_CS_OFFSET_MAX] += arow[key];
+            }
+        }
+        for (int d = 0; d < ATN_CS_OFFSETS; d++) {
+            uint64_t fx[CS_FX_WORDS];
+            fx_from_double(off_sum[d], fx);
+            fx_add(cs->off + (idx * ATN_CS_OFFSETS + (size_t)d) * CS_FX_WORDS, fx);
         }
         uint64_t *h = cs->hist + idx * CS_HIST_BINS;
         atn_cs_exemplar *list = cs->ex + idx * (size_t)k;
@@ -352,7 +389,9 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
     }
     cs->counts[CS_SENTENCES]++;
     cs->counts[CS_TOKENS] += row_on ? sent.m_on : m;
-    free(dbuf), free(best), free(best_w), free(row_on), free(scratch);
+    for (int d = 0; d < ATN_CS_OFFSETS; d++)
+        cs->off_rows[d] += off_rows[d];
+    free(dbuf), free(best), free(best_w), free(row_on), free(scratch), free(kept);
     cs->counts[CS_TRUNCATED] += enc && enc->truncated;
     cs->counts[CS_PAIRS] += sent.pair;
     cs->last_line = line;
@@ -438,6 +477,9 @@ atn_status atn_corpus_stats_merge(atn_corpus_stats *into, const atn_corpus_stats
                              a->n_heads, b->n_layers, b->n_heads);
     if (a->top_k != b->top_k)
         return atn_error_set(err, ATN_E_INVALID, "different exemplar counts (--top): %d and %d", a->top_k, b->top_k);
+    if (into->has_off != from->has_off)
+        return atn_error_set(err, ATN_E_INVALID, "the %s partial has no per-offset sums (made by an attnscope before "
+                             "them: make it again to merge it with newer ones)", into->has_off ? "second" : "first");
     /* the ranges first, on a copy: a refusal leaves `into` as it was */
     int64_t *saved = into->n_ranges ? malloc((size_t)into->n_ranges * 2 * sizeof *saved) : NULL;
     int32_t saved_n = into->n_ranges;
@@ -464,6 +506,10 @@ atn_status atn_corpus_stats_merge(atn_corpus_stats *into, const atn_corpus_stats
         fx_add(into->sums + i * CS_FX_WORDS, from->sums + i * CS_FX_WORDS);
     for (size_t i = 0; i < heads; i++)
         fx_add(into->ind + i * CS_FX_WORDS, from->ind + i * CS_FX_WORDS);
+    for (size_t i = 0; into->has_off && i < heads * ATN_CS_OFFSETS; i++)
+        fx_add(into->off + i * CS_FX_WORDS, from->off + i * CS_FX_WORDS);
+    for (int d = 0; d < ATN_CS_OFFSETS; d++)
+        into->off_rows[d] += from->off_rows[d];
     for (size_t i = 0; i < heads * ATN_CS_STATS; i++) {
         into->min[i] = from->min[i] < into->min[i] ? from->min[i] : into->min[i];
         into->max[i] = from->max[i] > into->max[i] ? from->max[i] : into->max[i];
@@ -597,15 +643,36 @@ int32_t atn_corpus_stats_exemplars(const atn_corpus_stats *cs, int32_t layer, in
     return cs->n_ex[i];
 }
 
-const char *atn_corpus_stats_label(const atn_corpus_stats *cs, int32_t layer, int32_t head, char *why,
-                                   size_t size) {
-    if (!cs || layer < 0 || layer >= cs->id.n_layers || head < 0 || head >= cs->id.n_heads ||
+bool atn_corpus_stats_has_offsets(const atn_corpus_stats *cs) { return cs && cs->has_off; }
+
+bool atn_corpus_stats_offset(const atn_corpus_stats *cs, int32_t layer, int32_t head, int32_t d, double *mean,
+                             int64_t *rows) {
+    if (rows)
+        *rows = 0;
+    if (mean)
+        *mean = 0;
+    if (!cs || !cs->has_off || layer < 0 || layer >= cs->id.n_layers || head < 0 || head >= cs->id.n_heads ||
+        d < -ATN_CS_OFFSET_MAX || d > ATN_CS_OFFSET_MAX)
+        return false;
+    int64_t n = cs->off_rows[d + ATN_CS_OFFSET_MAX];
+    size_t at = ((size_t)layer * cs->id.n_heads + head) * ATN_CS_OFFSETS + (size_t)(d + ATN_CS_OFFSET_MAX);
+    if (rows)
+        *rows = n;
+    if (mean)
+        *mean = n > 0 ? fx_to_double(cs->off + at * CS_FX_WORDS) / (double)n : 0;
+    return true;
+}
+
+bool atn_corpus_stats_label_info(const atn_corpus_stats *cs, int32_t layer, int32_t head, atn_cs_label_info *info) {
+    if (!cs || !info || layer < 0 || layer >= cs->id.n_layers || head < 0 || head >= cs->id.n_heads ||
         cs->counts[CS_SENTENCES] == 0)
-        return NULL;
+        return false;
+    memset(info, 0, sizeof *info);
     double m[ATN_CS_STATS], sd[ATN_CS_STATS];
     for (int s = 0; s < ATN_CS_STATS; s++)
         atn_corpus_stats_spread(cs, layer, head, s, &m[s], &sd[s], NULL, NULL);
-    long long sentences = (long long)cs->counts[CS_SENTENCES];
+    info->sentences = cs->counts[CS_SENTENCES];
+    info->has_offsets = cs->has_off;
     int32_t nb;
     const uint64_t *sink = atn_corpus_stats_histogram(cs, layer, head, 2, &nb);
     const uint64_t *dist = atn_corpus_stats_histogram(cs, layer, head, 1, &nb);
@@ -614,53 +681,128 @@ const char *atn_corpus_stats_label(const atn_corpus_stats *cs, int32_t layer, in
         rows += sink[b];
         sunk += b >= ATN_CS_SINK_BINS / 2 ? sink[b] : 0;   /* bins from 0.5 up */
     }
-    double sunk_share = rows ? (double)sunk / (double)rows : 0, near_share = rows ? (double)(dist[0] + dist[1]) / (double)rows : 0;
-    if (!why)
-        size = 0;
+    double sunk_share = rows ? (double)sunk / (double)rows : 0;
+    double near_share = rows ? (double)(dist[0] + dist[1]) / (double)rows : 0;
+#define PICK(k, l) (info->kind = (k), info->label = (l), true)
     /* induction first, as atn_pattern_classify: a mean share of 0.5 or more on the tokens after
        the earlier copies, above the positional weights */
-    double ind = fx_to_double(cs->ind + ((size_t)layer * cs->id.n_heads + head) * CS_FX_WORDS) / (double)sentences;
+    double ind = fx_to_double(cs->ind + ((size_t)layer * cs->id.n_heads + head) * CS_FX_WORDS) /
+                 (double)info->sentences;
     if (ind >= 0.5 && ind > m[STATS_PREV] && ind > m[STATS_NEXT] && ind > m[STATS_SELF]) {
-        if (size)
-            snprintf(why, size, "mean induction share %.3f over %lld sentences (the weight on the token after an "
-                     "earlier copy of the query's pair)", ind, sentences);
-        return "induction";
+        info->value = ind;
+        return PICK(ATN_CS_LABEL_INDUCTION, "induction");
     }
     int pos = m[STATS_PREV] >= m[STATS_NEXT] && m[STATS_PREV] >= m[STATS_SELF] ? STATS_PREV
               : m[STATS_NEXT] >= m[STATS_SELF]                                 ? STATS_NEXT
                                                                                : STATS_SELF;
     if (m[pos] >= 0.5) {
-        static const char *const what[] = {[STATS_PREV] = "the previous token", [STATS_NEXT] = "the next token",
-                                           [STATS_SELF] = "itself"};
-        if (size)
-            snprintf(why, size, "mean weight %.3f on %s over %lld sentences (sd %.3f)", m[pos], what[pos], sentences,
-                     sd[pos]);
-        return pos == STATS_PREV ? "previous token" : pos == STATS_NEXT ? "next token" : "self";
+        info->value = m[pos], info->value2 = sd[pos];
+        return pos == STATS_PREV   ? PICK(ATN_CS_LABEL_PREVIOUS, "previous token")
+               : pos == STATS_NEXT ? PICK(ATN_CS_LABEL_NEXT, "next token")
+                                   : PICK(ATN_CS_LABEL_SELF, "self");
     }
     if (sunk_share >= 0.5) {
-        if (size)
-            snprintf(why, size, "%.0f%% of %llu query rows put 0.5 or more on the first token", 100 * sunk_share,
-                     (unsigned long long)rows);
-        return "sink";
+        info->value = sunk_share, info->rows = (int64_t)rows;
+        return PICK(ATN_CS_LABEL_SINK, "sink");
     }
     if (m[STATS_SEP] + m[STATS_PUNCT] >= 0.5) {
-        if (size)
-            snprintf(why, size, "mean weight %.3f on [SEP] and %.3f on punctuation over %lld sentences", m[STATS_SEP],
-                     m[STATS_PUNCT], sentences);
-        return "delimiter";
+        info->value = m[STATS_SEP], info->value2 = m[STATS_PUNCT];
+        return PICK(ATN_CS_LABEL_DELIMITER, "delimiter");
     }
-    if (near_share >= 0.7) {
-        if (size)
-            snprintf(why, size, "%.0f%% of %llu query rows attend within a mean distance of 2 tokens",
-                     100 * near_share, (unsigned long long)rows);
-        return "local window";
+    /* a fixed distance back or ahead, 2 or more tokens away (the nearest first on ties), tested
+       after the sink and the delimiters: a head parked on [CLS] or [SEP] has weight 1 at offset -i
+       or n-1-i in the few rows that reach that far, so an offset counts only where a quarter or
+       more of the rows have a token there */
+    if (cs->has_off) {
+        double best = -1;
+        int32_t best_d = 0;
+        for (int32_t dist_abs = 2; dist_abs <= ATN_CS_OFFSET_MAX; dist_abs++)
+            for (int sign = -1; sign <= 1; sign += 2) {
+                double w;
+                int64_t with;
+                atn_corpus_stats_offset(cs, layer, head, sign * dist_abs, &w, &with);
+                if (4 * with >= cs->off_rows[ATN_CS_OFFSET_MAX] && w > best)
+                    best = w, best_d = sign * dist_abs;
+            }
+        if (best >= 0.5) {
+            info->value = best, info->offset = best_d;
+            atn_corpus_stats_offset(cs, layer, head, best_d, NULL, &info->rows);
+            return PICK(ATN_CS_LABEL_POSITIONAL, "positional");
+        }
+    }
+    if (cs->has_off) {
+        /* the weight within offsets -2..+2 summed over the rows, over the rows (every row has
+           offset 0): each row's share within 2 tokens, averaged */
+        double near = 0;
+        int64_t all_rows = cs->off_rows[ATN_CS_OFFSET_MAX];
+        size_t at = ((size_t)layer * cs->id.n_heads + head) * ATN_CS_OFFSETS + ATN_CS_OFFSET_MAX;
+        for (int32_t d = -2; d <= 2; d++)
+            near += fx_to_double(cs->off + (at + (size_t)d) * CS_FX_WORDS);
+        near = all_rows > 0 ? near / (double)all_rows : 0;
+        if (near >= 0.7) {
+            info->value = near, info->rows = cs->off_rows[ATN_CS_OFFSET_MAX];
+            return PICK(ATN_CS_LABEL_LOCAL, "local window");
+        }
+    } else if (near_share >= 0.7) {
+        info->value = near_share, info->rows = (int64_t)rows;
+        return PICK(ATN_CS_LABEL_LOCAL, "local window");
     }
     if (m[STATS_ENTROPY_NORM] >= 0.75) {
-        if (size)
-            snprintf(why, size, "mean normalised entropy %.3f over %lld sentences", m[STATS_ENTROPY_NORM], sentences);
-        return "broad";
+        info->value = m[STATS_ENTROPY_NORM];
+        return PICK(ATN_CS_LABEL_BROAD, "broad");
     }
-    if (size)
-        snprintf(why, size, "no figure passes its threshold over %lld sentences", sentences);
-    return "mixed";
+    return PICK(ATN_CS_LABEL_MIXED, "mixed");
+#undef PICK
+}
+
+const char *atn_corpus_stats_label(const atn_corpus_stats *cs, int32_t layer, int32_t head, char *why,
+                                   size_t size) {
+    atn_cs_label_info in;
+    if (!atn_corpus_stats_label_info(cs, layer, head, &in))
+        return NULL;
+    if (!why || !size)
+        return in.label;
+    long long sentences = (long long)in.sentences, rows = (long long)in.rows;
+    int n = 0;
+    switch (in.kind) {
+    case ATN_CS_LABEL_INDUCTION:
+        n = snprintf(why, size, "mean induction share %.3f over %lld sentences (the weight on the token after an "
+                     "earlier copy of the query's pair)", in.value, sentences);
+        break;
+    case ATN_CS_LABEL_PREVIOUS:
+    case ATN_CS_LABEL_NEXT:
+    case ATN_CS_LABEL_SELF:
+        n = snprintf(why, size, "mean weight %.3f on %s over %lld sentences (sd %.3f)", in.value,
+                     in.kind == ATN_CS_LABEL_PREVIOUS ? "the previous token"
+                     : in.kind == ATN_CS_LABEL_NEXT   ? "the next token"
+                                                      : "itself",
+                     sentences, in.value2);
+        break;
+    case ATN_CS_LABEL_POSITIONAL:
+        n = snprintf(why, size, "mean weight %.3f on the token %d %s the query (offset %+d) over %lld query rows",
+                     in.value, abs(in.offset), in.offset < 0 ? "before" : "after", in.offset, rows);
+        break;
+    case ATN_CS_LABEL_SINK:
+        n = snprintf(why, size, "%.0f%% of %lld query rows put 0.5 or more on the first token", 100 * in.value, rows);
+        break;
+    case ATN_CS_LABEL_DELIMITER:
+        n = snprintf(why, size, "mean weight %.3f on [SEP] and %.3f on punctuation over %lld sentences", in.value,
+                     in.value2, sentences);
+        break;
+    case ATN_CS_LABEL_LOCAL:
+        n = in.has_offsets ? snprintf(why, size, "mean weight %.3f within 2 tokens of the query (offsets -2..+2) "
+                                      "over %lld query rows", in.value, rows)
+                           : snprintf(why, size, "%.0f%% of %lld query rows attend within a mean distance of 2 tokens",
+                                      100 * in.value, rows);
+        break;
+    case ATN_CS_LABEL_BROAD:
+        n = snprintf(why, size, "mean normalised entropy %.3f over %lld sentences", in.value, sentences);
+        break;
+    case ATN_CS_LABEL_MIXED:
+        n = snprintf(why, size, "no figure passes its threshold over %lld sentences", sentences);
+        break;
+    }
+    if (!in.has_offsets && n >= 0 && (size_t)n < size)
+        snprintf(why + n, size - (size_t)n, " (no per-offset sums in this partial: positional labels not tested)");
+    return in.label;
 }

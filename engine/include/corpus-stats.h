@@ -14,6 +14,13 @@
  *  - the smallest and largest per-sentence value (float64; min and max are order-free);
  *  - the sum of the per-sentence induction shares (atn_head_stats's induction, in the same fixed
  *    point; a file without it, of the first version, reads as 0);
+ *  - per relative offset d = key - query in -ATN_CS_OFFSET_MAX..+ATN_CS_OFFSET_MAX: the sum over
+ *    the corpus's query rows of the weight on the token d places away (each sentence's sum over
+ *    its rows in float64, then rounded once into the same fixed point), and how many rows had a
+ *    token there (an exact count, the same for every head).  The mean weight at offset d is
+ *    sum / rows: the positional labels' evidence.  Partials written before these sums existed
+ *    load without them (atn_corpus_stats_has_offsets false): their labels say so, and a merge
+ *    of one with and one without refuses;
  *  - per query row (token): fixed-bin histograms (exact counts) of the row's entropy
  *    (bits, ATN_CS_ENTROPY_BINS bins of 1/4 bit, the last open), of its attention distance
  *    (tokens, ATN_CS_DISTANCE_BINS bins of 1, the last open) and of its sink mass (the weight on
@@ -42,6 +49,8 @@ enum {
     ATN_CS_TEXT_MAX = 32,        /* bytes kept of an exemplar token's text, with its NUL */
     ATN_CS_TOP_MAX = 4096,       /* the largest k */
     ATN_CS_STATS = 11,           /* the statistics of atn_head_stats */
+    ATN_CS_OFFSET_MAX = 8,       /* per-offset sums for offsets -8..+8 */
+    ATN_CS_OFFSETS = 2 * ATN_CS_OFFSET_MAX + 1,
 };
 
 /* What a partial is of; every string must not be NULL (may be ""); copied. */
@@ -95,8 +104,9 @@ atn_status atn_corpus_stats_cover(atn_corpus_stats *cs, int64_t first, int64_t l
                                   atn_error *err);
 
 /* Adds `from` into `into`: the same identity (ATN_E_INVALID naming the first field that
- * differs), no line covered by both (ATN_E_INVALID naming the first shared range).  `from`
- * is unchanged. */
+ * differs), no line covered by both (ATN_E_INVALID naming the first shared range), both with
+ * per-offset sums or both without (ATN_E_INVALID saying which lacks them).  `from` is
+ * unchanged. */
 atn_status atn_corpus_stats_merge(atn_corpus_stats *into, const atn_corpus_stats *from, atn_error *err);
 
 /* Writes the partial as safetensors (through atn_write_file_atomic: its errors); the bytes
@@ -138,19 +148,61 @@ bool atn_corpus_stats_spread(const atn_corpus_stats *cs, int32_t layer, int32_t 
 const uint64_t *atn_corpus_stats_histogram(const atn_corpus_stats *cs, int32_t layer, int32_t head, int which,
                                            int32_t *bins);
 
+/* Head (layer, head)'s mean weight at offset d (key - query, -ATN_CS_OFFSET_MAX..+ATN_CS_OFFSET_MAX)
+ * over the query rows that had a token there, and that row count (each may be NULL).  false for
+ * an index out of range or a partial without per-offset sums (*rows 0 then). */
+bool atn_corpus_stats_offset(const atn_corpus_stats *cs, int32_t layer, int32_t head, int32_t d, double *mean,
+                             int64_t *rows);
+/* true when the partial has per-offset sums (every partial made by this attnscope). */
+bool atn_corpus_stats_has_offsets(const atn_corpus_stats *cs);
+
+/* What a label rests on (atn_corpus_stats_label_info), for a caller that words it itself (the
+ * window, translated).  Which fields are set depends on kind:
+ *   INDUCTION    value = mean induction share, sentences
+ *   PREVIOUS, NEXT, SELF   value = mean weight, value2 = its sd over sentences, sentences
+ *   POSITIONAL   value = mean weight at `offset` (|offset| >= 2), rows = rows with a token there
+ *   SINK         value = share of query rows with >= 0.5 on the first token, rows
+ *   DELIMITER    value = mean weight on [SEP], value2 = on punctuation, sentences
+ *   LOCAL        with offsets: value = the rows' mean weight within offsets -2..+2 (the five
+ *                offsets' sums over the number of query rows), rows = the query rows; without:
+ *                value = share of rows with an attention distance below 2, rows
+ *   BROAD        value = mean normalised entropy, sentences
+ *   MIXED        sentences
+ * has_offsets false: the partial has no per-offset sums, so POSITIONAL could not be tested. */
+typedef enum atn_cs_label_kind {
+    ATN_CS_LABEL_INDUCTION, ATN_CS_LABEL_PREVIOUS, ATN_CS_LABEL_NEXT, ATN_CS_LABEL_SELF, ATN_CS_LABEL_POSITIONAL,
+    ATN_CS_LABEL_SINK, ATN_CS_LABEL_DELIMITER, ATN_CS_LABEL_LOCAL, ATN_CS_LABEL_BROAD, ATN_CS_LABEL_MIXED,
+} atn_cs_label_kind;
+
+typedef struct atn_cs_label_info {
+    atn_cs_label_kind kind;
+    const char *label;          /* static English name: "induction", "previous token", ... */
+    double value, value2;
+    int32_t offset;             /* POSITIONAL only */
+    int64_t sentences, rows;
+    bool has_offsets;
+} atn_cs_label_info;
+
 /* Head (layer, head)'s label read off the corpus evidence, tested in this order:
  *   "induction"   the mean induction share is >= 0.5 and above the mean weights on the previous
  *                 and next token and itself (atn_pattern_classify's rule)
  *   "previous token" / "next token" / "self"   the largest mean weight on it is >= 0.5
  *   "sink"        half or more of all query rows put >= 0.5 on the first token (sink histogram)
  *   "delimiter"   mean weight on [SEP] plus punctuation >= 0.5
- *   "local window" 70% or more of the rows have an attention distance below 2 tokens
+ *   "positional"  (per-offset sums only) the largest mean weight at one offset d, 2 <= |d| <= 8,
+ *                 among the offsets where a quarter or more of the query rows have a token, is
+ *                 >= 0.5: the head looks a fixed distance back or ahead
+ *   "local window" with per-offset sums: the rows' mean weight within offsets -2..+2 is >= 0.7;
+ *                 without: 70% or more of the rows have an attention distance below 2 tokens
  *   "broad"       mean normalised entropy >= 0.75
  *   "mixed"       none of these.
- * (Purely positional heads, attending at a fixed offset other than -1, 0, +1, need per-offset
- * weights a partial does not keep.)  Returns the label (static), and writes the figure behind it, in
- * English, into why (size bytes; may be NULL with size 0).  NULL for an index out of range or a
- * partial of no sentences. */
+ * false for an index out of range or a partial of no sentences. */
+bool atn_corpus_stats_label_info(const atn_corpus_stats *cs, int32_t layer, int32_t head, atn_cs_label_info *info);
+
+/* The label of atn_corpus_stats_label_info (static), with its evidence worded in English into
+ * why (size bytes; may be NULL with size 0), e.g. "mean weight 0.912 on the token 3 before the
+ * query (offset -3) over 1234 query rows"; a partial without per-offset sums adds "(no per-offset
+ * sums in this partial: positional labels not tested)".  NULL as label_info's false. */
 const char *atn_corpus_stats_label(const atn_corpus_stats *cs, int32_t layer, int32_t head, char *why,
                                    size_t size);
 

@@ -149,6 +149,107 @@ static void test_induction(const char *dir) {
     remove(path);
 }
 
+/* Positional labels from the per-offset sums: "[CLS] a b c d e f g h [SEP]" (10 tokens);
+ * head 0 puts all of row i on token i - 3 (rows 0-2 on themselves), head 1 spreads 0.2 on each
+ * of offsets -2..+2 that exists and the rest on itself.  By hand: head 0's mean weight at offset
+ * -3 is 1 over the 7 rows per sentence with a token 3 back (rows 3-9), at -2 it is 0; head 1's
+ * rows each put 1.0 within 2 tokens; its weight at offset +1 is 0.2 over 9 rows per sentence.
+ * Labels "positional" (offset -3) and "local window"; the sums merge in any grouping to the
+ * whole's bytes, survive the file, and a partial without them degrades by name. */
+static void test_offsets(const char *dir) {
+    static const char *const tx[10] = {"[CLS]", "a", "b", "c", "d", "e", "f", "g", "h", "[SEP]"};
+    atn_error err = {0};
+    atn_cs_identity id = ident(3);
+    atn_corpus_stats *whole = atn_corpus_stats_new(&id, &err), *p1 = atn_corpus_stats_new(&id, &err),
+                     *p2 = atn_corpus_stats_new(&id, &err), *p3 = atn_corpus_stats_new(&id, &err);
+    for (int line = 1; line <= 5; line++) {
+        fake f;
+        fake_init(&f, 1, 2, 10, tx);
+        float *h0 = head_of(&f, 0, 0), *h1 = head_of(&f, 0, 1);
+        memset(h0, 0, 100 * sizeof *h0);
+        memset(h1, 0, 100 * sizeof *h1);
+        for (int i = 0; i < 10; i++) {
+            h0[i * 10 + (i >= 3 ? i - 3 : i)] = 1;
+            float rest = 1;
+            for (int d = -2; d <= 2; d++)
+                if (d && i + d >= 0 && i + d < 10)
+                    h1[i * 10 + i + d] = 0.2f, rest -= 0.2f;
+            h1[i * 10 + i] = rest;
+        }
+        CHECK(atn_corpus_stats_add(whole, &f.cap, line, &err) == ATN_OK, "%s", err.message);
+        atn_corpus_stats *into = line <= 2 ? p1 : line <= 4 ? p2 : p3;
+        CHECK(atn_corpus_stats_add(into, &f.cap, line, &err) == ATN_OK, "%s", err.message);
+    }
+    CHECK(atn_corpus_stats_cover(whole, 1, 5, 0, 0, &err) == ATN_OK, "%s", err.message);
+    CHECK(atn_corpus_stats_cover(p1, 1, 2, 0, 0, &err) == ATN_OK, "%s", err.message);
+    CHECK(atn_corpus_stats_cover(p2, 3, 4, 0, 0, &err) == ATN_OK, "%s", err.message);
+    CHECK(atn_corpus_stats_cover(p3, 5, 5, 0, 0, &err) == ATN_OK, "%s", err.message);
+    double w;
+    int64_t rows;
+    CHECK(atn_corpus_stats_offset(whole, 0, 0, -3, &w, &rows) && w == 1.0 && rows == 35, "offset -3: %.17g over %lld",
+          w, (long long)rows);
+    CHECK(atn_corpus_stats_offset(whole, 0, 0, -2, &w, &rows) && w == 0 && rows == 40, "offset -2: %g over %lld", w,
+          (long long)rows);
+    CHECK(atn_corpus_stats_offset(whole, 0, 1, 1, &w, &rows) && fabs(w - 0.2) < 1e-7 && rows == 45,
+          "head 1 offset +1: %.17g over %lld", w, (long long)rows);
+    CHECK(!atn_corpus_stats_offset(whole, 0, 0, 9, &w, &rows), "offset 9 is out of range");
+    atn_cs_label_info in;
+    CHECK(atn_corpus_stats_label_info(whole, 0, 0, &in) && in.kind == ATN_CS_LABEL_POSITIONAL && in.offset == -3 &&
+              in.value == 1.0 && in.rows == 35 && in.has_offsets,
+          "head 0: %s offset %d value %g rows %lld", in.label, in.offset, in.value, (long long)in.rows);
+    char why[300];
+    const char *lab = atn_corpus_stats_label(whole, 0, 0, why, sizeof why);
+    CHECK(lab && !strcmp(lab, "positional") &&
+              !strcmp(why, "mean weight 1.000 on the token 3 before the query (offset -3) over 35 query rows"),
+          "head 0: %s (%s)", lab, why);
+    lab = atn_corpus_stats_label(whole, 0, 1, why, sizeof why);
+    CHECK(lab && !strcmp(lab, "local window") && strstr(why, "mean weight 1.000 within 2 tokens") &&
+              strstr(why, "over 50 query rows"), "head 1: %s (%s)", lab, why);
+    /* merge laws with the offset sums: (p1 p2) p3 and p3 (p2 p1) are the whole's bytes */
+    atn_corpus_stats *q1 = atn_corpus_stats_new(&id, &err);
+    CHECK(atn_corpus_stats_merge(q1, p3, &err) == ATN_OK && atn_corpus_stats_merge(q1, p2, &err) == ATN_OK &&
+              atn_corpus_stats_merge(q1, p1, &err) == ATN_OK, "%s", err.message);
+    CHECK(atn_corpus_stats_merge(p1, p2, &err) == ATN_OK && atn_corpus_stats_merge(p1, p3, &err) == ATN_OK, "%s",
+          err.message);
+    CHECK(same_file(p1, whole, dir), "(p1 p2) p3 differs from the whole");
+    CHECK(same_file(q1, whole, dir), "p3 (p2 p1) differs from the whole");
+    char path[512];
+    snprintf(path, sizeof path, "%s/off.safetensors", dir);
+    CHECK(atn_corpus_stats_save(whole, path, &err) == ATN_OK, "%s", err.message);
+    atn_corpus_stats *back = atn_corpus_stats_load(path, &err);
+    lab = back ? atn_corpus_stats_label(back, 0, 0, why, sizeof why) : NULL;
+    CHECK(lab && !strcmp(lab, "positional") && atn_corpus_stats_has_offsets(back), "read back: %s", lab ? lab : "-");
+    atn_corpus_stats_free(back);
+    /* a partial of before the sums: the two tensors renamed away (same lengths: the offsets stay
+       valid) read as none; its label says so; a merge with a newer partial refuses */
+    size_t len;
+    char *bytes = slurp(path, &len);
+    char *o1 = bytes ? memmem(bytes, len, "\"offsets\"", 9) : NULL;
+    char *o2 = bytes ? memmem(bytes, len, "\"offsets.rows\"", 14) : NULL;
+    CHECK(o1 && o2, "no offsets tensors in the file");
+    if (o1 && o2) {
+        memcpy(o1, "\"zffsets\"", 9);
+        memcpy(o2, "\"zffsets.rows\"", 14);
+        FILE *t = fopen(path, "wb");
+        fwrite(bytes, 1, len, t);
+        fclose(t);
+    }
+    free(bytes);
+    atn_corpus_stats *old = atn_corpus_stats_load(path, &err);
+    CHECK(old && !atn_corpus_stats_has_offsets(old), "an old partial: %s", old ? "has offsets" : err.message);
+    lab = old ? atn_corpus_stats_label(old, 0, 0, why, sizeof why) : NULL;
+    CHECK(lab && strcmp(lab, "positional") && strstr(why, "no per-offset sums in this partial"), "old: %s (%s)",
+          lab ? lab : "-", why);
+    CHECK(old && !atn_corpus_stats_offset(old, 0, 0, -3, &w, &rows) && rows == 0, "old offsets");
+    atn_corpus_stats *fresh = atn_corpus_stats_new(&id, &err);
+    CHECK(old && atn_corpus_stats_merge(fresh, old, &err) == ATN_E_INVALID &&
+              strstr(err.message, "the second partial has no per-offset sums"), "merge new + old: %s", err.message);
+    atn_corpus_stats_free(fresh), atn_corpus_stats_free(old);
+    atn_corpus_stats_free(whole), atn_corpus_stats_free(p1), atn_corpus_stats_free(p2), atn_corpus_stats_free(p3);
+    atn_corpus_stats_free(q1);
+    remove(path);
+}
+
 int main(void) {
     char dir[] = "/tmp/atn-cs-XXXXXX";
     if (!mkdtemp(dir))
@@ -278,6 +379,7 @@ int main(void) {
     snprintf(p, sizeof p, "%s/a.safetensors", dir), remove(p);
     snprintf(p, sizeof p, "%s/b.safetensors", dir), remove(p);
     test_induction(dir);
+    test_offsets(dir);
     remove(dir);
     atn_corpus_stats_free(back), atn_corpus_stats_free(o), atn_corpus_stats_free(whole);
     atn_corpus_stats_free(a), atn_corpus_stats_free(b), atn_corpus_stats_free(c);

@@ -12,6 +12,10 @@ model and a generated corpus of a few hundred lines:
     sentence count), which are in the provenance and make a merge with unfiltered parts refuse;
   - --corpus @LIST (files numbered as one corpus): shards crossing files merge to one process's
     bytes, and the numbers and exemplars equal those of the files concatenated; --from @LIST.
+  - the per-offset sums (positional evidence): stats --from's offset_weights equal a brute force
+    over `run` JSON; every head's corpus label comes with its evidence and figure (json, csv);
+    a partial without the sums (an older attnscope's) degrades by name in --from and examples,
+    and a merge of one with a newer partial refuses naming both files;
   - (opt-in, `make test-shards-big`) 10,000 lines in 7 shards = one process.
 Usage: test-shards.py ATTNSCOPE [parallel|core|examples|lists|big]"""
 import json
@@ -44,6 +48,32 @@ def path(name):
 def same_bytes(a, b, what):
     if open(path(a), "rb").read() != open(path(b), "rb").read():
         failures.append(f"{what}: {a} and {b} differ")
+
+
+def without_offsets(src, dst):
+    """A partial as an attnscope before the per-offset sums wrote it: the same file without the
+    "offsets" and "offsets.rows" tensors (the header rewritten, the other tensors' bytes moved up)."""
+    raw = open(path(src), "rb").read()
+    hlen = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + hlen])
+    data = raw[8 + hlen:]
+    out, pos = {}, 0
+    chunks = []
+    for name, t in header.items():   # the writer's order
+        if name == "__metadata__":
+            out[name] = t
+            continue
+        if name in ("offsets", "offsets.rows"):
+            continue
+        a, b = t["data_offsets"]
+        chunks.append(data[a:b])
+        out[name] = dict(t, data_offsets=[pos, pos + b - a])
+        pos += b - a
+    if len(out) != len(header) - 2:
+        failures.append(f"{src} has no offsets tensors: {sorted(header)}")
+    h = json.dumps(out, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    open(path(dst), "wb").write(len(h).to_bytes(8, "little") + h + b"".join(chunks))
 
 
 def make_corpus(name, lines, seed):
@@ -123,6 +153,39 @@ if part == "core":
             elif v != b[k]:
                 failures.append(f"layer {a['layer']} head {a['head']} {k}: {b[k]!r} != {v!r}")
     print(f"--from vs --corpus: {ref['sentences']} sentences, largest relative difference {worst:.2e}")
+    # every head's corpus label with its evidence and figure (json and csv)
+    for hd in got["heads"]:
+        if not hd.get("corpus_label") or not hd.get("label_evidence") or "label_figure" not in hd or \
+                len(hd.get("offset_weights", [])) != 17:
+            failures.append(f"--from json without a label's evidence: {hd}")
+            break
+    csv_rows = run("stats", "--from", "m1.safetensors", "--format", "csv").stdout.splitlines()
+    if not csv_rows[0].endswith(",corpus_label,label_evidence,label_figure") or len(csv_rows) != 1 + len(got["heads"]):
+        failures.append("--from csv header: " + csv_rows[0])
+    for row, hd in zip(csv_rows[1:], got["heads"]):
+        if f'"{hd["corpus_label"]}","{hd["label_evidence"]}",' not in row:
+            failures.append(f"--from csv row {row} lacks {hd['corpus_label']} / {hd['label_evidence']}")
+            break
+    # a partial of before the per-offset sums: --from and examples say so, a merge with a newer
+    # partial refuses naming both, two older ones merge
+    without_offsets("p0.safetensors", "old0.safetensors")
+    without_offsets("p1.safetensors", "old1.safetensors")
+    r = run("stats", "--from", "old0.safetensors", "--format", "json")
+    if "old0.safetensors has no per-offset sums" not in r.stderr:
+        failures.append("--from an old partial: " + r.stderr)
+    old = json.loads(r.stdout)
+    if "offset_weights" in old["heads"][0] or "positional labels not tested" not in old["heads"][0]["label_evidence"]:
+        failures.append(f"an old partial's evidence: {old['heads'][0]}")
+    r = run("examples", "--from", "old0.safetensors", "--layer", "0", "--head", "0", "--format", "json")
+    if "no per-offset sums in this partial" not in json.loads(r.stdout)["evidence"]:
+        failures.append("examples of an old partial: " + r.stdout[:300])
+    r = run("stats", "merge", "p1.safetensors", "old0.safetensors", "-o", "x.safetensors", rc=2)
+    if "p1.safetensors and old0.safetensors" not in r.stderr or "no per-offset sums" not in r.stderr:
+        failures.append("merging an old partial with a new one: " + r.stderr)
+    run("stats", "merge", "old1.safetensors", "old0.safetensors", "-o", "old01.safetensors")
+    run("stats", "merge", "p1.safetensors", "p0.safetensors", "-o", "new01.safetensors")
+    without_offsets("new01.safetensors", "new01-old.safetensors")
+    same_bytes("old01.safetensors", "new01-old.safetensors", "two old partials merged")
     # resume after a kill at a random line
     seed = int(os.environ.get("ATN_TEST_SEED", random.randrange(1 << 30)))
     kill_at = random.Random(seed).randint(62, 118)
@@ -304,6 +367,25 @@ elif part == "examples":
             failures.append(f"word -> special, layer {l} head {h}: {got_t} != brute force {want}")
     print(f"role filters (word queries, special keys): {len(rcands)} heads' exemplars and → [CLS] means "
           f"(largest difference {worst:.1e}) equal the brute force")
+    # the per-offset sums against the brute force: the mean weight at key - query = d over the
+    # rows that have a token there (-8..+8), for every head
+    off = json.loads(run("stats", "--from", "e.safetensors", "--format", "json").stdout)
+    worst = 0.0
+    for hd in off["heads"]:
+        l, h = hd["layer"], hd["head"]
+        for i, d in enumerate(range(-8, 9)):
+            tot, rows = 0.0, 0
+            for no, toks, att in runs:
+                head = att[l][h]
+                for q in range(len(toks)):
+                    if 0 <= q + d < len(toks):
+                        tot += head[q][q + d]
+                        rows += 1
+            want = tot / rows if rows else 0.0
+            worst = max(worst, abs(hd["offset_weights"][i] - want))
+    if worst > 1e-6:
+        failures.append(f"per-offset weights differ from the brute force by {worst:.2e}")
+    print(f"per-offset weights of {len(off['heads'])} heads x 17 offsets equal the brute force (within {worst:.1e})")
     checked = 0
     for (l, h), cs in sorted(cands.items()):
         want = sorted(cs)[:K]
