@@ -178,6 +178,11 @@ int cmd_stats_merge(int argc, char **argv);
  * merged in memory as `stats merge` would.  NULL after a message naming the file (and, for
  * partials that do not merge, both files); the exit code in *rc. */
 struct atn_corpus_stats *cli_load_partials(const char *arg, int *rc);
+/* The lines want[0..n) (1-based, numbered as stats --shard numbers --corpus ARG: one file, or
+ * @LIST's files one after another) into text[0..n) (malloc'd; NULL where a line does not exist;
+ * text must come zeroed), and the corpus's line count into *n_lines.  false after a message
+ * naming the file that could not be read. */
+bool cli_corpus_read_lines(const char *arg, const int64_t *want, int32_t n, char **text, int64_t *n_lines);
 int cmd_examples(int argc, char **argv);
 int cmd_view(int argc, char **argv);     /* app/cmd-view.c: the window on an attention file */
 int cmd_similarity(int argc, char **argv);

@@ -27,34 +27,6 @@ static bool token_matches(const char *token, const char *want) {
     return strcasecmp(token, want) == 0;
 }
 
-/* The lines the exemplars name, read from the corpus (NULL where absent). */
-static char **read_lines(const char *path, const atn_cs_exemplar *const *ex, int32_t n, int64_t *n_lines) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        cli_error("%s: cannot open the corpus: %s", path, strerror(errno));
-        return NULL;
-    }
-    char **text = calloc((size_t)(n > 0 ? n : 1), sizeof *text);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    int64_t at = 0;
-    while (text && (len = getline(&line, &cap, f)) >= 0) {
-        at++;
-        if (len > 0 && line[len - 1] == '\n')
-            line[--len] = 0;
-        while (len > 0 && line[len - 1] == '\r')
-            line[--len] = 0;
-        for (int32_t i = 0; i < n; i++)
-            if (ex[i]->line == at && !text[i])
-                text[i] = strdup(line);
-    }
-    free(line);
-    fclose(f);
-    *n_lines = at;
-    return text;
-}
-
 static void md_escape(FILE *f, const char *s, size_t len) {
     for (size_t i = 0; i < len; i++) {
         if (strchr("\\`*_[]<>|#", s[i]))
@@ -95,13 +67,13 @@ int cmd_examples(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope examples --from ALL.safetensors --layer L --head H [--query TEXT] [--key TEXT]\n"
-               "       [--corpus FILE] [--limit N] [-o FILE.md|FILE.json] [--format md|json]\n\n"
+               "       [--corpus FILE|@LIST] [--limit N] [-o FILE.md|FILE.json] [--format md|json]\n\n"
                "Where a head fires: the exemplars stats --shard kept for it (each query row's heaviest key that\n"
                "is not a special token, the --top heaviest over the corpus; ties by line, query, key), best\n"
                "first, after the head's label from the corpus evidence (previous/next token, self, sink,\n"
-               "delimiter, local window, broad, mixed).  --query / --key keep those whose query / key token is TEXT (case aside, \"##\" ignored).\n"
-               "--corpus (the file the statistics were made from) shows each in its sentence, the query in\n"
-               "bold and the key as code.  -o - or no -o writes to standard output (markdown unless\n"
+               "positional, delimiter, local window, broad, mixed) and the figure behind it.  --query / --key keep those whose query / key token is TEXT (case aside, \"##\" ignored).\n"
+               "--corpus (the file or @LIST the statistics were made from) shows each in its sentence, the\n"
+               "query in bold and the key as code (json: \"sentence\" and \"sentence_marked\").  -o - or no -o writes to standard output (markdown unless\n"
                "--format json).\n");
         return 0;
     }
@@ -150,9 +122,13 @@ int cmd_examples(int argc, char **argv) {
         if (token_matches(ex[i].query_text, want_q) && token_matches(ex[i].key_text, want_k))
             keep[kept++] = &ex[i];
     if (corpus) {
-        int64_t n_lines = 0;
-        lines = read_lines(corpus, keep, kept, &n_lines);
-        if (!lines) {
+        int64_t n_lines = 0, *want = malloc((size_t)(kept > 0 ? kept : 1) * sizeof *want);
+        lines = calloc((size_t)(kept > 0 ? kept : 1), sizeof *lines);
+        for (int32_t i = 0; want && i < kept; i++)
+            want[i] = keep[i]->line;
+        bool read = want && lines && cli_corpus_read_lines(corpus, want, kept, lines, &n_lines);
+        free(want);
+        if (!read) {
             rc = CLI_EXIT_USAGE;
             goto done;
         }
@@ -206,6 +182,17 @@ int cmd_examples(int argc, char **argv) {
             if (lines && lines[i]) {
                 fputs(", \"sentence\": ", f);
                 cli_json_string(f, lines[i]);
+                char *marked = NULL;   /* the markdown's: the query in **bold**, the key as `code` */
+                size_t mlen = 0;
+                FILE *mem = open_memstream(&marked, &mlen);
+                if (mem) {
+                    md_sentence(mem, lines[i], e);
+                    if (fclose(mem) == 0) {
+                        fputs(", \"sentence_marked\": ", f);
+                        cli_json_string(f, marked);
+                    }
+                }
+                free(marked);
             }
             fputc('}', f);
         }

@@ -221,6 +221,41 @@ static corpus_file *corpus_file_of(corpus_list *c, int64_t line) {
     return &c->files[c->n - 1];
 }
 
+bool cli_corpus_read_lines(const char *arg, const int64_t *want, int32_t n, char **text, int64_t *n_lines) {
+    corpus_list c;
+    if (!corpus_open(&c, arg)) {
+        corpus_list_free(&c);
+        return false;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    bool ok = true;
+    for (int i = 0; ok && i < c.n; i++) {
+        corpus_file *cf = &c.files[i];
+        rewind(cf->f);
+        ssize_t len;
+        for (int64_t no = cf->offset + 1; (len = getline(&line, &cap, cf->f)) >= 0; no++) {
+            if (len > 0 && line[len - 1] == '\n')
+                line[--len] = 0;
+            while (len > 0 && line[len - 1] == '\r')
+                line[--len] = 0;
+            for (int32_t j = 0; j < n; j++)
+                if (want[j] == no && !text[j] && !(text[j] = strdup(line))) {
+                    cli_error("out of memory");
+                    ok = false;
+                }
+        }
+        if (ferror(cf->f)) {
+            cli_error("%s: read error", cf->path);
+            ok = false;
+        }
+    }
+    free(line);
+    *n_lines = c.lines;
+    corpus_list_free(&c);
+    return ok;
+}
+
 /* ---- stats --shard ------------------------------------------------------------------------- */
 
 typedef struct shard_pass {

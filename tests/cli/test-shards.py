@@ -16,6 +16,7 @@ model and a generated corpus of a few hundred lines:
     over `run` JSON; every head's corpus label comes with its evidence and figure (json, csv);
     a partial without the sums (an older attnscope's) degrades by name in --from and examples,
     and a merge of one with a newer partial refuses naming both files;
+  - examples --corpus @LIST shows each exemplar's sentence with the query and key marked.
   - (opt-in, `make test-shards-big`) 10,000 lines in 7 shards = one process.
 Usage: test-shards.py ATTNSCOPE [parallel|core|examples|lists|big]"""
 import json
@@ -238,6 +239,28 @@ elif part == "lists":
                             "--format", "json").stdout)["exemplars"]
         if ea != ec:
             failures.append(f"layer {l} head {h}: a list's exemplars {ea} != the concatenation's {ec}")
+    # examples --corpus @LIST: each exemplar's sentence, the global line of the concatenation, with
+    # the query and key marked at their byte spans
+    cat_lines = open(path("cat.txt"), encoding="utf-8").read().split("\n")
+    ex = json.loads(run("examples", "--from", "whole.safetensors", "--layer", "1", "--head", "3", "--corpus",
+                        "@list.txt", "--format", "json").stdout)["exemplars"]
+    lines_seen = set()
+    for e in ex:
+        want = cat_lines[e["line"] - 1]
+        lines_seen.add(e["line"])
+        line_b = want.encode()
+        qs, qe = e["query_span"]
+        ks, ke = e["key_span"]
+        if e.get("sentence") != want:
+            failures.append(f"examples @list.txt line {e['line']}: {e.get('sentence')!r} != {want!r}")
+        elif f"**{line_b[qs:qe].decode()}**" not in e.get("sentence_marked", "") or \
+                (not (qs < ke and ks < qe) and f"`{line_b[ks:ke].decode()}`" not in e["sentence_marked"]):
+            failures.append(f"examples @list.txt: query/key not marked in {e.get('sentence_marked')!r}")
+    md = run("examples", "--from", "whole.safetensors", "--layer", "1", "--head", "3", "--corpus", "@list.txt").stdout
+    if ex and ex[0]["sentence_marked"] not in md:
+        failures.append("examples @list.txt markdown lacks the marked sentence: " + md[:400])
+    if not any(n > 50 for n in lines_seen):
+        print(f"note: the exemplars' lines {sorted(lines_seen)} are all in a.txt")
     # --from @LIST merges partials in memory: what stats merge gives
     with open(path("parts.txt"), "w") as f:
         f.write("".join(f"l{i}.safetensors\n" for i in (4, 2, 0, 3, 1)))
