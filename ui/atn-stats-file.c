@@ -3,6 +3,8 @@
 #include "atn-stats-file.h"
 
 #include <glib/gi18n.h>
+#include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,8 +19,8 @@ struct AtnStatsFile {
     atn_corpus_stats *cs;
     atn_stats *means;
     const char **labels;    /* [L*H], translated, static */
-    char **why;             /* [L*H] the figure behind each label (English, from the engine) */
-    char *corpus_path;      /* found beside the file, or NULL */
+    char **why;             /* [L*H] the figure behind each label (translated: atn_stats_file_explain) */
+    char *corpus_path;      /* found beside the file (the corpus, or the @LIST's list), or NULL */
     GHashTable *lines;      /* int64 line -> char* text: the exemplars' lines */
 };
 
@@ -72,6 +74,64 @@ const char *atn_stats_file_translate_label(const char *label) {
     return label ? label : "";
 }
 
+char *atn_stats_file_explain(const atn_cs_label_info *in) {
+    long long sentences = (long long)in->sentences, rows = (long long)in->rows;
+    char *text = NULL;
+    switch (in->kind) {
+    case ATN_CS_LABEL_INDUCTION:
+        text = g_strdup_printf(_("mean induction share %.3f over %lld sentences (the weight on the token after an "
+                                 "earlier copy of the query's pair)"), in->value, sentences);
+        break;
+    case ATN_CS_LABEL_PREVIOUS:
+        text = g_strdup_printf(_("mean weight %.3f on the previous token over %lld sentences (sd %.3f)"), in->value,
+                               sentences, in->value2);
+        break;
+    case ATN_CS_LABEL_NEXT:
+        text = g_strdup_printf(_("mean weight %.3f on the next token over %lld sentences (sd %.3f)"), in->value,
+                               sentences, in->value2);
+        break;
+    case ATN_CS_LABEL_SELF:
+        text = g_strdup_printf(_("mean weight %.3f on itself over %lld sentences (sd %.3f)"), in->value, sentences,
+                               in->value2);
+        break;
+    case ATN_CS_LABEL_POSITIONAL:
+        text = in->offset < 0
+                   ? g_strdup_printf(_("mean weight %.3f on the token %d before the query (offset %+d) over %lld "
+                                       "query rows"), in->value, -in->offset, in->offset, rows)
+                   : g_strdup_printf(_("mean weight %.3f on the token %d after the query (offset %+d) over %lld "
+                                       "query rows"), in->value, in->offset, in->offset, rows);
+        break;
+    case ATN_CS_LABEL_SINK:
+        text = g_strdup_printf(_("%.0f%% of %lld query rows put 0.5 or more on the first token"), 100 * in->value,
+                               rows);
+        break;
+    case ATN_CS_LABEL_DELIMITER:
+        text = g_strdup_printf(_("mean weight %.3f on [SEP] and %.3f on punctuation over %lld sentences"), in->value,
+                               in->value2, sentences);
+        break;
+    case ATN_CS_LABEL_LOCAL:
+        text = in->has_offsets
+                   ? g_strdup_printf(_("mean weight %.3f within 2 tokens of the query (offsets -2..+2) over %lld "
+                                       "query rows"), in->value, rows)
+                   : g_strdup_printf(_("%.0f%% of %lld query rows attend within a mean distance of 2 tokens"),
+                                     100 * in->value, rows);
+        break;
+    case ATN_CS_LABEL_BROAD:
+        text = g_strdup_printf(_("mean normalised entropy %.3f over %lld sentences"), in->value, sentences);
+        break;
+    case ATN_CS_LABEL_MIXED:
+        text = g_strdup_printf(_("no figure passes its threshold over %lld sentences"), sentences);
+        break;
+    }
+    if (!text)
+        text = g_strdup("");
+    if (!in->has_offsets) {
+        g_autofree char *old = text;
+        text = g_strdup_printf("%s %s", old, _("(no per-offset sums in this partial: positional labels not tested)"));
+    }
+    return text;
+}
+
 char *atn_stats_file_describe(const AtnStatsFile *file) {
     const atn_cs_identity *id = atn_corpus_stats_identity(file->cs);
     int64_t sentences = 0, first[1], last[1];
@@ -113,9 +173,10 @@ static void load_job_free(gpointer p) {
 
 static void free_line_key(gpointer p) { g_free(p); }
 
-/* The exemplars' lines of the corpus beside the file (NULL when there is none, it is not a
- * regular file, or its line count is not the one recorded). */
-static GHashTable *read_lines(AtnStatsFile *file, const char *corpus, gint *permille, GCancellable *cancel) {
+/* The exemplars' lines of the corpus beside the file: the files `corpus` (n of them, numbered as
+ * one corpus, file after file, as `stats --corpus @LIST` numbers them).  NULL when one is missing
+ * or not a regular file, or the line count is not the one recorded. */
+static GHashTable *read_lines(AtnStatsFile *file, char **corpus, int n_files, gint *permille, GCancellable *cancel) {
     const atn_cs_identity *id = atn_corpus_stats_identity(file->cs);
     g_autoptr(GHashTable) want = g_hash_table_new_full(g_int64_hash, g_int64_equal, free_line_key, g_free);
     for (int32_t l = 0; l < id->n_layers; l++)
@@ -126,17 +187,24 @@ static GHashTable *read_lines(AtnStatsFile *file, const char *corpus, gint *perm
                 if (!g_hash_table_contains(want, &ex[i].line))
                     g_hash_table_insert(want, g_memdup2(&ex[i].line, sizeof ex[i].line), NULL);
         }
-    FILE *f = fopen(corpus, "rb");
-    if (!f)
-        return NULL;
-    fseeko(f, 0, SEEK_END);
-    double size = (double)ftello(f);
-    rewind(f);
+    double size = 0;
+    for (int i = 0; i < n_files; i++) {
+        GStatBuf sb;
+        if (g_stat(corpus[i], &sb) != 0 || !S_ISREG(sb.st_mode))
+            return NULL;
+        size += (double)sb.st_size;
+    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t got;
     int64_t no = 0;
     double done = 0, next_check = 0;
+    for (int fi = 0; fi < n_files && !g_cancellable_is_cancelled(cancel); fi++) {
+    FILE *f = fopen(corpus[fi], "rb");
+    if (!f) {
+        free(line);
+        return NULL;
+    }
     while ((got = getline(&line, &cap, f)) >= 0) {
         no++;
         done += (double)got;
@@ -154,11 +222,34 @@ static GHashTable *read_lines(AtnStatsFile *file, const char *corpus, gint *perm
             g_hash_table_replace(want, g_memdup2(&no, sizeof no), g_strndup(line, (gsize)got));
         }
     }
-    free(line);
     fclose(f);
+    }
+    free(line);
     if (no != id->corpus_lines || g_cancellable_is_cancelled(cancel))
         return NULL;   /* another file of that name: its lines would not be the exemplars' */
     return g_steal_pointer(&want);
+}
+
+/* The files a corpus list names (as `stats --corpus @LIST` reads it: one a line, relative to the
+ * list's folder unless absolute, blank and '#' lines skipped); NULL when it cannot be read. */
+static GStrv list_files(const char *list) {
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(list, &text, NULL, NULL))
+        return NULL;
+    g_autofree char *folder = g_path_get_dirname(list);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    GPtrArray *out = g_ptr_array_new();
+    for (int i = 0; lines[i]; i++) {
+        char *l = lines[i];
+        size_t len = strlen(l);
+        while (len > 0 && l[len - 1] == '\r')
+            l[--len] = 0;
+        if (!len || l[0] == '#')
+            continue;
+        g_ptr_array_add(out, g_path_is_absolute(l) ? g_strdup(l) : g_build_filename(folder, l, NULL));
+    }
+    g_ptr_array_add(out, NULL);
+    return (GStrv)g_ptr_array_free(out, FALSE);
 }
 
 static void load_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancel) {
@@ -178,11 +269,10 @@ static void load_thread(GTask *task, gpointer source, gpointer data, GCancellabl
     file->labels = g_new0(const char *, count);
     file->why = g_new0(char *, count);
     for (int c = 0; c < count; c++) {
-        char why[256] = "";
-        const char *label =
-            atn_corpus_stats_label(file->cs, c / file->means->n_heads, c % file->means->n_heads, why, sizeof why);
-        file->labels[c] = label ? atn_stats_file_translate_label(label) : "";
-        file->why[c] = g_strdup(why);
+        atn_cs_label_info in;
+        bool any = atn_corpus_stats_label_info(file->cs, c / file->means->n_heads, c % file->means->n_heads, &in);
+        file->labels[c] = any ? atn_stats_file_translate_label(in.label) : "";
+        file->why[c] = any ? atn_stats_file_explain(&in) : g_strdup("");
     }
     if (g_task_return_error_if_cancelled(task)) {
         atn_stats_file_unref(file);
@@ -190,9 +280,20 @@ static void load_thread(GTask *task, gpointer source, gpointer data, GCancellabl
     }
     g_autofree char *folder = g_path_get_dirname(j->path);
     const char *corpus = atn_corpus_stats_identity(file->cs)->corpus;
-    g_autofree char *beside = g_build_filename(folder, corpus, NULL);
-    if (*corpus && g_file_test(beside, G_FILE_TEST_IS_REGULAR)) {
-        file->lines = read_lines(file, beside, j->permille, cancel);
+    g_autofree char *beside = NULL;
+    g_auto(GStrv) files = NULL;
+    if (corpus[0] == '@') {   /* "@LIST (N files, HASH)": the list beside the file, its files beside it */
+        const char *end = strstr(corpus, " (");
+        g_autofree char *name = g_strndup(corpus + 1, end ? (gsize)(end - corpus - 1) : strlen(corpus + 1));
+        beside = g_build_filename(folder, name, NULL);
+        files = list_files(beside);
+    } else if (*corpus) {
+        beside = g_build_filename(folder, corpus, NULL);
+        files = g_new0(char *, 2);
+        files[0] = g_strdup(beside);
+    }
+    if (files && files[0]) {
+        file->lines = read_lines(file, files, (int)g_strv_length(files), j->permille, cancel);
         if (file->lines)
             file->corpus_path = g_steal_pointer(&beside);
     }

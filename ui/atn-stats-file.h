@@ -48,6 +48,9 @@ const char *atn_stats_file_get_line(const AtnStatsFile *file, int64_t line);
 /* "12,345 sentences of “corpus.txt” (lines 1-20000 of 20000) · demo · fp32": the info line. */
 char *atn_stats_file_describe(const AtnStatsFile *file);
 
+/* A label's evidence (atn_corpus_stats_label_info) worded in the UI's language: in English the
+ * same words as atn_corpus_stats_label's why.  Newly allocated (g_free). */
+char *atn_stats_file_explain(const atn_cs_label_info *in);
 /* The corpus labels (atn_corpus_stats_label's English) translated. */
 const char *atn_stats_file_translate_label(const char *label);
 

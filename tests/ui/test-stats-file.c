@@ -8,6 +8,11 @@
  *  - a head's Examples are the file's exemplars (weight, line, tokens); clicking one runs that
  *    corpus line (read here from the corpus) and shows the head with the example's query
  *    selected and key outlined, and the run's tokens at those positions are the example's;
+ *  - the note under a head's examples starts with its label's evidence, in English the engine's
+ *    own words (atn_corpus_stats_label's why: atn_stats_file_explain words the same figures in
+ *    the UI's language);
+ *  - a file made from `--corpus @LIST` finds the list and its files beside it: the examples show
+ *    their sentences (lines counted across the files);
  *  - a file that is not a statistics file is reported naming it and the file shown stays;
  *    Cancel leaves the file shown; a dropped path (atn_window_open_path) opens by contents.
  *
@@ -138,6 +143,12 @@ static void test_stats_file(void) {
     const atn_cs_exemplar *ex = NULL;
     int32_t n_ex = atn_corpus_stats_exemplars(cs, layer, head, &ex);
     g_assert_cmpint(n_ex, ==, 5);
+    /* the note: the label's evidence, the engine's English words */
+    char why[320];
+    g_assert_nonnull(atn_corpus_stats_label(cs, layer, head, why, sizeof why));
+    g_test_message("note: %s", atn_stats_file_panel_get_note(panel));
+    g_assert_true(g_str_has_prefix(atn_stats_file_panel_get_note(panel), why));
+    g_assert_cmpuint(strlen(why), >, 20);
     g_assert_cmpuint(atn_stats_file_panel_get_n_examples(panel), ==, (guint)n_ex);
     for (int32_t i = 0; i < n_ex; i++) {
         const char *t = atn_stats_file_panel_get_example_text(panel, (guint)i);
@@ -233,6 +244,45 @@ static void test_stats_file_no_corpus(void) {
     g_rmdir(folder);
 }
 
+/* A file of `--corpus @list.txt` (two files): the examples show their sentences, read through the
+ * list beside the file, the second file's lines numbered after the first's. */
+static void test_stats_file_list(void) {
+    g_autofree char *a = g_build_filename(tmp, "a.txt", NULL), *b = g_build_filename(tmp, "b.txt", NULL);
+    g_autofree char *list = g_build_filename(tmp, "list.txt", NULL), *out = g_build_filename(tmp, "l.safetensors", NULL);
+    g_assert_true(g_file_set_contents(a, "the cat sat on the mat .\nbirds fly over the river .\n", -1, NULL));
+    g_assert_true(g_file_set_contents(b, "she said that he would come .\na dog ran to the park , and home .\n", -1,
+                                      NULL));
+    g_assert_true(g_file_set_contents(list, "a.txt\n# a comment\nb.txt\n", -1, NULL));
+    const char *const all[] = {"the cat sat on the mat .", "birds fly over the river .", "she said that he would come .",
+                               "a dog ran to the park , and home ."};
+    g_autofree char *arg = g_strdup_printf("@%s", list);
+    const char *args[] = {"stats", "--model", "demo", "--corpus", arg, "--top", "4", NULL};
+    cli_export(args, out);
+    AtnWindow *win = new_window();
+    AtnStatsView *sv = open_file(win, out);
+    AtnStatsFilePanel *panel = atn_stats_view_get_file_panel(sv);
+    atn_error err = {0};
+    atn_corpus_stats *cs = atn_corpus_stats_load(out, &err);
+    g_assert_nonnull(cs);
+    g_assert_true(g_str_has_prefix(atn_corpus_stats_identity(cs)->corpus, "@list.txt ("));
+    gboolean second_file = FALSE;
+    for (int hd = 0; hd < 4; hd++) {
+        atn_stats_file_panel_select_head(panel, 1, hd);
+        const atn_cs_exemplar *ex = NULL;
+        int32_t n = atn_corpus_stats_exemplars(cs, 1, hd, &ex);
+        g_assert_cmpuint(atn_stats_file_panel_get_n_examples(panel), ==, (guint)n);
+        for (int32_t i = 0; i < n; i++) {
+            g_assert_nonnull(strstr(atn_stats_file_panel_get_example_text(panel, (guint)i), all[ex[i].line - 1]));
+            second_file |= ex[i].line > 2;
+        }
+    }
+    g_assert_true(second_file);
+    g_assert_null(strstr(atn_stats_file_panel_get_note(panel), "not beside"));
+    destroy_window(win);
+    atn_corpus_stats_free(cs);
+    g_unlink(out), g_unlink(list), g_unlink(a), g_unlink(b);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -240,6 +290,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/stats-file", test_stats_file);
     g_test_add_func("/ui/stats-file-no-corpus", test_stats_file_no_corpus);
     g_test_add_func("/ui/stats-file-roles", test_stats_file_roles);
+    g_test_add_func("/ui/stats-file-list", test_stats_file_list);
     int rc = g_test_run();
     g_unlink(stats_path);
     g_unlink(corpus);
