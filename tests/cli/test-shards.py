@@ -5,6 +5,7 @@ model and a generated corpus of a few hundred lines:
     whole corpus, also shards whose heads are made on demand (--on-demand); a partial given twice or two that overlap are refused naming both files;
     missing ranges are reported; partials of another --top are refused;
   - stats --from equals stats --corpus (sentences exact, every mean within 1e-9 relative);
+  - HF_HUB_OFFLINE=1: a shard gives the same bytes, a model not cached is refused naming it;
   - a shard killed (SIGKILL) at a random line and run again with --resume writes the same bytes;
   - the shards run by GNU parallel (docs/cluster.md's one-machine recipe) merge to the same file;
   - each head's exemplars equal a brute-force search over `attnscope run` JSON attention, also
@@ -105,6 +106,15 @@ if part == "core":
     run("stats", "merge", "g2.safetensors", "g1.safetensors", "-o", "m3.safetensors")
     for m in ("m1", "m2", "m3"):
         same_bytes("whole.safetensors", m + ".safetensors", "merge order/grouping")
+    # HF_HUB_OFFLINE=1 (a cluster node without network): a shard reads only the cache, the same
+    # bytes; a model not in the cache is refused naming it, never fetched
+    run("stats", *M, "--corpus", "c.txt", "--shard", "0/4", "--checkpoint-every", "11", "-o", "off0.safetensors",
+        extra_env={"HF_HUB_OFFLINE": "1"})
+    same_bytes("p0.safetensors", "off0.safetensors", "a shard under HF_HUB_OFFLINE=1")
+    r = run("stats", "--model", "org/not-cached", "--corpus", "c.txt", "--shard", "0/4", "-o", "x.safetensors", rc=2,
+            extra_env={"HF_HUB_OFFLINE": "1", "HF_HOME": path("hf-home")})
+    if "org/not-cached" not in r.stderr or "not in the Hugging Face cache" not in r.stderr:
+        failures.append("HF_HUB_OFFLINE with a model not cached: " + r.stderr)
     # heads made one at a time from Q, K, V (--on-demand): the same bytes as the full captures
     for i in range(2):
         run("stats", *M, "--corpus", "c.txt", "--shard", f"{i}/2", "--on-demand", "-o", f"d{i}.safetensors")
