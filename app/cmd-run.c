@@ -5,6 +5,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
+
+/* An on-demand capture's attention is never whole in memory, so nothing bounded its size before
+ * the write: L x H x n x n float32 can be far more than the disk has.  Before writing `out`
+ * (need bytes at least: what the format needs for the floats alone), the free space of its
+ * folder's file system (statvfs, as an unprivileged user may use it) must hold it; false after
+ * a message naming the file and both figures.  A folder statvfs cannot read passes: the write
+ * itself then says why. */
+static bool disk_room(const char *out, const atn_capture *cap, double need, bool exact) {
+    const char *slash = strrchr(out, '/');
+    char dir[4096];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == out ? 1 : (int)(slash - out), out);
+    struct statvfs sv;
+    if (statvfs(dir, &sv) != 0)
+        return true;
+    double avail = (double)sv.f_bavail * (double)sv.f_frsize;
+    if (avail >= need)
+        return true;
+    cli_error("attnscope run: %s needs %s%.1f MB of disk (%d layers x %d heads x %d x %d floats, made head by head), "
+              "but its file system has %.1f MB free", out, exact ? "" : "at least ", need / 1e6, cap->n_layers,
+              cap->n_heads, cap->n, cap->n, avail / 1e6);
+    return false;
+}
 
 static bool ends_with(const char *s, const char *suffix) {
     size_t a = strlen(s), b = strlen(suffix);
@@ -379,7 +405,13 @@ int cmd_run(int argc, char **argv) {
             fprintf(stderr, "attnscope: warning: values became NaN or infinite at layer %d\n", cap->nonfinite_layer);
         bool ok;
         const atn_stack *stack = stack_s ? atn_capture_stack(cap, stack_kind) : NULL;
-        if ((npz || stack_s) && !cap->n_stacks) {
+        /* .npy: a 128-byte header and the floats; an attention file: the floats and a header; JSON:
+           two bytes or more a weight ("0,") */
+        double floats = (double)cap->n_layers * cap->n_heads * (double)cap->n * cap->n;
+        if (!cap->attn && cap->attn_on_demand && !to_stdout && !stack_s && !npz &&
+            !disk_room(out, cap, npy ? 128 + 4 * floats : attn_file ? 4 * floats : 2 * floats, npy))
+            ok = false;
+        else if ((npz || stack_s) && !cap->n_stacks) {
             cli_error("attnscope run: %s is for encoder-decoder models (T5, BART, Marian); model \"%s\" is %s",
                       npz ? ".npz output" : "--stack", atn_model_name(model), atn_model_family_name(model));
             ok = false;

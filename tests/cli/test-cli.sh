@@ -805,6 +805,34 @@ flow-norm)
   expect_error 2 "heads 0..15" "$A" export norm --model "$D/demo" --text "a" --head 16 -o "$T/x.png"
   [ -e "$T/x.png" ] && fail "a refused export wrote a file"
   ;;
+disk-space)
+  # run -o of an on-demand capture checks the output's file system before writing: on a 2 MiB
+  # tmpfs (an unprivileged mount namespace: unshare -rm), random:bert-tiny at 512 tokens on demand
+  # needs 128 + 2 x 2 x 512 x 512 x 4 = 4,194,432 bytes as .npy (4.2 MB; 4,194,304 floats as an
+  # attention file): exit 2 naming the file and both figures, nothing written; at 256 tokens
+  # (1,048,704 bytes) it fits and is byte for byte the full capture's file.
+  mkdir "$T/small"
+  unshare -rm sh -c "mount -t tmpfs -o size=2m tmpfs '$T/small'" 2>/dev/null || {
+    echo "SKIP: cannot mount a small tmpfs (unshare -rm: no user namespaces here)"; exit 77; }
+  M="--model random:bert-tiny"
+  # shellcheck disable=SC2016
+  unshare -rm sh -c 'mount -t tmpfs -o size=2m tmpfs "$1" || exit 99
+    "$2" run $3 --tokens 512 --memory-limit 9000000 -o "$1/a.npy" 2>"$4/err-npy"; echo $? >"$4/rc-npy"
+    "$2" run $3 --tokens 512 --memory-limit 9000000 -o "$1/a.safetensors" 2>"$4/err-st"; echo $? >"$4/rc-st"
+    "$2" run $3 --tokens 256 --memory-limit 3000000 -o "$1/b.npy" 2>"$4/err-fit"; echo $? >"$4/rc-fit"
+    ls -A "$1" >"$4/left"; cp "$1/b.npy" "$4/b-small.npy" 2>/dev/null; exit 0' \
+    sh "$T/small" "$A" "$M" "$T" || fail "the tmpfs could not be mounted"
+  [ "$(cat "$T/rc-npy")" = 2 ] || fail ".npy on 2 MiB: exit $(cat "$T/rc-npy"): $(cat "$T/err-npy")"
+  grep -qx "attnscope run: $T/small/a.npy needs 4.2 MB of disk (2 layers x 2 heads x 512 x 512 floats, made head by head), but its file system has 2.1 MB free" \
+    "$T/err-npy" || fail ".npy message: $(cat "$T/err-npy")"
+  [ "$(cat "$T/rc-st")" = 2 ] || fail ".safetensors on 2 MiB: exit $(cat "$T/rc-st")"
+  grep -q "a.safetensors needs at least 4.2 MB of disk" "$T/err-st" || fail ".safetensors message: $(cat "$T/err-st")"
+  [ "$(cat "$T/rc-fit")" = 0 ] || fail "256 tokens on 2 MiB: exit $(cat "$T/rc-fit"): $(cat "$T/err-fit")"
+  grep -q "each head is made again when it is read" "$T/err-fit" || fail "256 tokens did not go on demand"
+  [ "$(cat "$T/left")" = b.npy ] || fail "left on the tmpfs: $(cat "$T/left")"
+  "$A" run --model random:bert-tiny --tokens 256 -o "$T/b-full.npy" 2>/dev/null || fail "256 tokens, full"
+  cmp -s "$T/b-small.npy" "$T/b-full.npy" || fail "the on-demand file differs from the full capture's"
+  ;;
 *)
   fail "unknown case"
   ;;
