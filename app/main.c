@@ -48,7 +48,7 @@ int attnscope_gui_main(int argc, char **argv) __attribute__((weak));
 static void usage(FILE *f) {
     fprintf(f, "Usage: attnscope [COMMAND] [OPTIONS]\n\n"
                "Without a command, opens the attnscope window (window options: --model, --text, --view,\n"
-               "--layer, --head; see attnscope --help-all).\n\nCommands:\n");
+               "--layer, --head, --memory-limit; see attnscope --help-all).\n\nCommands:\n");
     for (const command *c = commands; c->name; c++)
         fprintf(f, "  %-12s %s\n", c->name, c->summary);
     fprintf(f, "\nCommon options: --model NAME|PATH|random:SHAPE  --text TEXT [--text-pair TEXT]  --ids 1,2,3 "

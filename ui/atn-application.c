@@ -1,5 +1,6 @@
 /* AtnApplication: application actions, accelerators, stylesheet, translations. */
 #include "atn-application.h"
+#include "atn-memory-limit.h"
 
 #include <glib/gi18n.h>
 #include <pango/pangocairo.h>
@@ -190,6 +191,16 @@ static int atn_application_handle_local_options(GApplication *app, GVariantDict 
     g_variant_dict_lookup(options, "stats", "^ay", &self->opt_stats);
     g_variant_dict_lookup(options, "layer", "i", &self->opt_layer);
     g_variant_dict_lookup(options, "head", "i", &self->opt_head);
+    const char *limit = NULL;
+    if (g_variant_dict_lookup(options, "memory-limit", "&s", &limit)) {
+        size_t bytes = 0;
+        if (!atn_ui_parse_size(limit, &bytes)) {
+            g_printerr(_("attnscope: --memory-limit must be a size such as 800M, 2G or 1500000000 (bytes), not "
+                         "\"%s\"\n"), limit);
+            return 2;
+        }
+        atn_ui_set_memory_limit(bytes);
+    }
     if (self->opt_layer < -1 || self->opt_head < -1) {
         g_printerr(_("attnscope: --layer and --head count from 0\n"));
         return 2;
@@ -238,6 +249,10 @@ static void atn_application_init(AtnApplication *self) {
          N_("L")},
         {"head", 0, 0, G_OPTION_ARG_INT, NULL, N_("Start on this head (from 0; default: the head with the clearest "
                                                   "pattern)"), N_("H")},
+        {"memory-limit", 0, 0, G_OPTION_ARG_STRING, NULL, N_("Bound each run's memory (e.g. 800M, 2G; default: "
+                                                             "physical memory and any cgroup limit): a run whose "
+                                                             "attention does not fit makes each head on demand"),
+         N_("SIZE")},
         {NULL},
     };
     self->opt_layer = self->opt_head = -1;

@@ -1,5 +1,6 @@
 /* A corpus pass in a worker thread (see atn-corpus-pass.h). */
 #include "atn-corpus-pass.h"
+#include "atn-memory-limit.h"
 #include "atn-error-text.h"
 #include "atn-session.h"
 
@@ -49,7 +50,7 @@ static void pass_thread(GTask *task, gpointer source, gpointer data, GCancellabl
     struct stat sb;
     double total = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) ? (double)sb.st_size : 0;
     atn_run_options opts;
-    atn_run_options_init(&opts);
+    atn_ui_run_options_init(&opts);
     opts.device = job->device;
     opts.keep_trace_inputs = false;   /* only the attention is needed */
     opts.pinned_host = true;          /* one run for every sentence */

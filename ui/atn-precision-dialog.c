@@ -1,5 +1,6 @@
 /* AtnPrecisionDialog: fp32 against bf16 / fp16 for the current sentence (see the header). */
 #include "atn-precision-dialog.h"
+#include "atn-memory-limit.h"
 #include "atn-precision-dialog-test.h"
 
 #include <glib/gi18n.h>
@@ -78,7 +79,7 @@ static gpointer compute(gpointer data, GCancellable *cancellable, GError **error
     if (st == ATN_OK && (!r32 || !rp))
         st = atn_error_set(&err, ATN_E_NOMEM, "out of memory");
     atn_run_options o;
-    atn_run_options_init(&o);
+    atn_ui_run_options_init(&o);
     o.keep_trace_inputs = false;
     o.progress = keep_going;
     o.user_data = cancellable;

@@ -3,6 +3,7 @@
  * (nice, so that typing and drawing come first).  See docs/ARCHITECTURE.md, "Threads",
  * and atn-session-private.h for how the session is split. */
 #include "atn-session-private.h"
+#include "atn-memory-limit.h"
 
 #include <errno.h>
 #include <glib/gi18n.h>
@@ -129,7 +130,7 @@ AtnResult *_atn_session_do_run(run_job *job, GCancellable *cancellable, GError *
         return NULL;
     }
     atn_run_options opts;
-    atn_run_options_init(&opts);
+    atn_ui_run_options_init(&opts);
     /* GPU: AUTO, so that when the GPU fails (out of memory, a driver error ...) the engine
        runs it on the CPU, which gives the same capture, and says why
        (atn_run_fallback_reason): the text and the view stay as they were */

@@ -2,6 +2,7 @@
  * off the main thread (see atn-session.h for the rules; the work done there is in
  * atn-session-jobs.c). */
 #include "atn-session-private.h"
+#include "atn-memory-limit.h"
 #include "atn-session-test.h"
 
 #include <glib/gi18n.h>
@@ -533,7 +534,7 @@ static gpointer gpu_probe_work(gpointer job, GCancellable *cancellable) {
         atn_run *run = NULL;
         if (m && atn_model_encode_toy(m, NULL, &enc, &err) == ATN_OK && (run = atn_run_new(m))) {
             atn_run_options opts;
-            atn_run_options_init(&opts);
+            atn_ui_run_options_init(&opts);
             opts.device = ATN_DEVICE_CUDA;
             probe_result.ok = atn_run_forward(run, enc, &opts, &err) == ATN_OK &&
                               atn_run_device_used(run) == ATN_DEVICE_CUDA;

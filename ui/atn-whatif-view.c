@@ -2,6 +2,7 @@
  * Over 1,000 lines on purpose: the comparison, its display and the change controls all
  * follow one AtnWhatif state and rebuild each other; the page reads best as one file. */
 #include "atn-whatif-view.h"
+#include "atn-memory-limit.h"
 #include "atn-whatif-view-test.h"
 
 #include "atn-wrap-box.h"
@@ -149,7 +150,7 @@ static diff_out *compare(AtnResult *r, GCancellable *cancellable) {
         return o;
     }
     atn_run_options opts;
-    atn_run_options_init(&opts);
+    atn_ui_run_options_init(&opts);
     opts.progress = cancel_cb;
     opts.user_data = cancellable;
     if (atn_run_forward(o->original, atn_result_get_encoding(r), &opts, &err) != ATN_OK ||

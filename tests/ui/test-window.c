@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "atn-corpus-pass.h"
+#include "atn-memory-limit.h"
 #include "atn-get-model-dialog.h"
 #include "atn-precision-dialog.h"
 #include "atn-preferences-dialog.h"
@@ -1053,8 +1054,16 @@ static void test_status_and_toy_text(void) {
     destroy_window(win);
 }
 
+static gboolean run_refused(gpointer data) {
+    AtnWindow *win = data;
+    AtnSession *s = atn_window_get_session(win);
+    return !atn_session_get_busy(s) && !atn_session_get_opening(s) && atn_window_get_error(win) &&
+           *atn_window_get_error(win);
+}
+
 /* The window's command-line options: --view with no such view exits 2 naming the option and
- * the views (before any window); the view names are the template's pages; --layer/--head
+ * the views (before any window), as --memory-limit with a text that is not a size; a budget
+ * set (atn_ui_set_memory_limit, what --memory-limit sets) bounds the window's runs; the view names are the template's pages; --layer/--head
  * outside the model say so in the notice bar, naming each option and the model's range. */
 static void test_start_options(void) {
     g_autofree char *exe = g_build_filename(g_getenv("ATN_BUILD_ROOT"), "app", "attnscope", NULL);
@@ -1069,6 +1078,32 @@ static void test_start_options(void) {
     g_assert_cmpint(WEXITSTATUS(status), ==, 2);
     g_assert_cmpstr(err, ==, "attnscope: --view nonsense: no such view; the views are head, model, similarity, "
                              "trace, statistics, whatif, train\n");
+    /* --memory-limit: a size as the commands read it, else exit 2 naming the option and the text */
+    const char *argv_lim[] = {exe, "--memory-limit", "12X", NULL};
+    g_clear_pointer(&out, g_free);
+    g_clear_pointer(&err, g_free);
+    g_assert_true(g_spawn_sync(NULL, (char **)argv_lim, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, NULL));
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 2);
+    g_assert_cmpstr(err, ==, "attnscope: --memory-limit must be a size such as 800M, 2G or 1500000000 (bytes), not "
+                             "\"12X\"\n");
+    size_t bytes = 0;
+    g_assert_true(atn_ui_parse_size("1.5GiB", &bytes));
+    g_assert_cmpuint(bytes, ==, 1610612736);
+    g_assert_true(atn_ui_parse_size("20000", &bytes) && bytes == 20000);
+    g_assert_false(atn_ui_parse_size("0", &bytes) || atn_ui_parse_size("2Q", &bytes) || atn_ui_parse_size(" 1", &bytes));
+    {   /* the window's runs use it: demo's run of 8 tokens needs 0.1 MB, over a 20,000-byte budget */
+        atn_ui_set_memory_limit(20000);
+        AtnWindow *lw = new_window();
+        AtnSession *ls = atn_window_get_session(lw);
+        atn_session_open_model(ls, "demo");
+        g_assert_true(wait_for(run_refused, lw));
+        g_test_message("20000-byte budget: %s", atn_window_get_error(lw));
+        g_assert_nonnull(strstr(atn_window_get_error(lw), "more than the 0.0 MB allowed"));
+        g_assert_null(atn_session_get_result(ls));
+        destroy_window(lw);
+        atn_ui_set_memory_limit(0);
+    }
 
     AtnWindow *win = new_window();
     const char *const *names = atn_window_get_view_names();
