@@ -54,6 +54,7 @@ static size_t count_of(const tensor_out *t) {
 atn_status atn_corpus_stats_save(const atn_corpus_stats *cs, const char *path, atn_error *err) {
     if (!cs || !path)
         return atn_error_set(err, ATN_E_INVALID, "corpus statistics: nothing to save");
+    cs_sort_exemplars(cs);   /* the file holds them best first */
     int64_t L = cs->id.n_layers, H = cs->id.n_heads, K = cs->id.top_k, R = cs->n_ranges;
     size_t heads = (size_t)(L * H), k = (size_t)K;
     tensor_out t[] = {

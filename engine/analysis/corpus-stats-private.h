@@ -32,6 +32,8 @@ struct atn_corpus_stats {
     uint64_t *hist;              /* [L*H][CS_HIST_BINS]: entropy, distance, sink bins */
     atn_cs_exemplar *ex;         /* [L*H][top_k], best first */
     int32_t *n_ex;               /* [L*H] */
+    unsigned char *ex_heap;      /* [L*H]: 1 while that head's exemplars are a heap, the worst at [0]
+                                    (sentences being added); 0: sorted best first (cs_sort_exemplars) */
 };
 
 enum { CS_HIST_BINS = ATN_CS_ENTROPY_BINS + ATN_CS_DISTANCE_BINS + ATN_CS_SINK_BINS };
@@ -39,6 +41,9 @@ enum { CS_HIST_BINS = ATN_CS_ENTROPY_BINS + ATN_CS_DISTANCE_BINS + ATN_CS_SINK_B
 /* Allocates the arrays for cs->id's shape (zeroed; min/max at +inf/-inf; the offset sums and
  * has_off too).  ATN_E_NOMEM. */
 atn_status cs_alloc(atn_corpus_stats *cs, atn_error *err);
+/* Sorts every head's exemplars best first (a partial being added to keeps them as heaps);
+ * logically const: the file writer calls it. */
+void cs_sort_exemplars(const atn_corpus_stats *cs);
 /* Copies the identity's strings into cs (id->version too when keep_version). */
 atn_status cs_set_identity(atn_corpus_stats *cs, const atn_cs_identity *id, bool keep_version, atn_error *err);
 /* Appends [first, last] to the ranges, joining it to a neighbour; keeps them sorted.  Refuses

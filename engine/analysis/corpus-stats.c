@@ -94,7 +94,9 @@ atn_status cs_alloc(atn_corpus_stats *cs, atn_error *err) {
     cs->has_off = true;
     cs->ex = calloc(heads * k, sizeof *cs->ex);
     cs->n_ex = calloc(heads, sizeof *cs->n_ex);
-    if (!cs->sums || !cs->min || !cs->max || !cs->hist || !cs->ind || !cs->off || !cs->ex || !cs->n_ex)
+    cs->ex_heap = calloc(heads, 1);
+    if (!cs->sums || !cs->min || !cs->max || !cs->hist || !cs->ind || !cs->off || !cs->ex || !cs->n_ex ||
+        !cs->ex_heap)
         return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
     for (size_t i = 0; i < heads * ATN_CS_STATS; i++) {
         cs->min[i] = INFINITY;
@@ -155,7 +157,7 @@ void atn_corpus_stats_free(atn_corpus_stats *cs) {
     for (int i = 0; i < CS_N_STRS; i++)
         free(cs->strs[i]);
     free(cs->ranges);
-    free(cs->sums), free(cs->min), free(cs->max), free(cs->hist), free(cs->ind), free(cs->off), free(cs->ex), free(cs->n_ex);
+    free(cs->sums), free(cs->min), free(cs->max), free(cs->hist), free(cs->ind), free(cs->off), free(cs->ex), free(cs->n_ex), free(cs->ex_heap);
     free(cs);
 }
 
@@ -195,6 +197,84 @@ static void ex_insert(atn_cs_exemplar *list, int32_t *n, int32_t k, int32_t at, 
     list[at] = *e;
     if (*n < k)
         (*n)++;
+}
+
+/* While sentences are added a head's exemplars are a binary heap, the worst at [0] (a row's
+ * candidate costs O(log k), not the O(k) shift of a sorted insert: 4,096 exemplars a head took
+ * minutes), and sorted best first (ex_sort) for anything that reads them: merge, save, the
+ * getter.  The order is total, so the k kept and their sorted order do not depend on this. */
+static int ex_worse(const atn_cs_exemplar *a, const atn_cs_exemplar *b) { return atn_cs_exemplar_compare(a, b) > 0; }
+
+static void ex_sift_down(atn_cs_exemplar *h, int32_t n, int32_t i) {
+    for (;;) {
+        int32_t w = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && ex_worse(&h[l], &h[w]))
+            w = l;
+        if (r < n && ex_worse(&h[r], &h[w]))
+            w = r;
+        if (w == i)
+            return;
+        atn_cs_exemplar t = h[i];
+        h[i] = h[w], h[w] = t;
+        i = w;
+    }
+}
+
+static int ex_cmp_qsort(const void *a, const void *b) { return atn_cs_exemplar_compare(a, b); }
+
+/* Head h's exemplars sorted best first (from the heap form, if that is what they are in).  The
+ * partial is logically unchanged: const callers may call it (one thread per partial). */
+static void ex_sort(const atn_corpus_stats *ccs, size_t h) {
+    atn_corpus_stats *cs = (atn_corpus_stats *)ccs;
+    if (!cs->ex_heap[h])
+        return;
+    qsort(cs->ex + h * (size_t)cs->id.top_k, (size_t)cs->n_ex[h], sizeof *cs->ex, ex_cmp_qsort);
+    cs->ex_heap[h] = 0;
+}
+
+void cs_sort_exemplars(const atn_corpus_stats *cs) {
+    for (size_t h = 0; h < (size_t)cs->id.n_layers * cs->id.n_heads; h++)
+        ex_sort(cs, h);
+}
+
+/* Head h's list as a heap: a sorted best-first list reversed is one (each parent after its
+ * children in the order, so worse). */
+static void ex_heapify(atn_corpus_stats *cs, size_t h) {
+    if (cs->ex_heap[h])
+        return;
+    atn_cs_exemplar *l = cs->ex + h * (size_t)cs->id.top_k;
+    for (int32_t i = 0, j = cs->n_ex[h] - 1; i < j; i++, j--) {
+        atn_cs_exemplar t = l[i];
+        l[i] = l[j], l[j] = t;
+    }
+    cs->ex_heap[h] = 1;
+}
+
+/* Where e goes in head h's heap: the slot to fill (then ex_heap_place), or NULL when e does
+ * not make the k best. */
+static atn_cs_exemplar *ex_heap_slot(atn_corpus_stats *cs, size_t h, const atn_cs_exemplar *e) {
+    atn_cs_exemplar *l = cs->ex + h * (size_t)cs->id.top_k;
+    int32_t n = cs->n_ex[h];
+    if (n < cs->id.top_k)
+        return &l[n];
+    return atn_cs_exemplar_compare(e, &l[0]) < 0 ? &l[0] : NULL;
+}
+
+/* Restores the heap after *slot (from ex_heap_slot) was written. */
+static void ex_heap_place(atn_corpus_stats *cs, size_t h, atn_cs_exemplar *slot) {
+    atn_cs_exemplar *l = cs->ex + h * (size_t)cs->id.top_k;
+    int32_t n = cs->n_ex[h];
+    if (slot == &l[n] && n < cs->id.top_k) {   /* appended: up */
+        int32_t i = n;
+        cs->n_ex[h] = n + 1;
+        while (i > 0 && ex_worse(&l[i], &l[(i - 1) / 2])) {
+            atn_cs_exemplar t = l[i];
+            l[i] = l[(i - 1) / 2], l[(i - 1) / 2] = t;
+            i = (i - 1) / 2;
+        }
+    } else {   /* the worst replaced: down */
+        ex_sift_down(l, n, 0);
+    }
 }
 
 /* A token's text, cut to fit at a character boundary. */
@@ -313,7 +393,6 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
             off_rows[d + ATN_CS_OFFSET_MAX] += key >= 0 && key < cap->n && kept[key];
         }
     }
-    int32_t k = cs->id.top_k;
     for (size_t idx = 0; m > 0 && idx < n_heads_of(cs); idx++) {
         double v[STATS_COUNT];
         const float *a = atn_capture_head_read(cap, (int32_t)(idx / cap->n_heads), (int32_t)(idx % cap->n_heads),
@@ -353,7 +432,7 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
             fx_add(cs->off + (idx * ATN_CS_OFFSETS + (size_t)d) * CS_FX_WORDS, fx);
         }
         uint64_t *h = cs->hist + idx * CS_HIST_BINS;
-        atn_cs_exemplar *list = cs->ex + idx * (size_t)k;
+        ex_heapify(cs, idx);
         for (int32_t r = 0; r < m; r++) {
             if (row_on && !row_on[r])
                 continue;
@@ -375,8 +454,8 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
                 continue;
             atn_cs_exemplar e = {.line = line, .query = sent.keep[r], .key = rows.best_key[r],
                                  .weight = rows.best_weight[r]};
-            int32_t at = ex_slot(list, cs->n_ex[idx], k, &e);
-            if (at < 0)
+            atn_cs_exemplar *slot = ex_heap_slot(cs, idx, &e);
+            if (!slot)
                 continue;
             const atn_token *tq = enc && enc->tokens ? &enc->tokens[e.query] : NULL;
             const atn_token *tk = enc && enc->tokens ? &enc->tokens[e.key] : NULL;
@@ -384,7 +463,8 @@ atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, in
             e.key_start = tk ? tk->start : -1, e.key_end = tk ? tk->end : -1;
             copy_text(e.query_text, tq ? tq->text : NULL);
             copy_text(e.key_text, tk ? tk->text : NULL);
-            ex_insert(list, &cs->n_ex[idx], k, at, &e);
+            *slot = e;
+            ex_heap_place(cs, idx, slot);
         }
     }
     cs->counts[CS_SENTENCES]++;
@@ -517,6 +597,8 @@ atn_status atn_corpus_stats_merge(atn_corpus_stats *into, const atn_corpus_stats
     for (size_t i = 0; i < heads * CS_HIST_BINS; i++)
         into->hist[i] += from->hist[i];
     for (size_t h = 0; h < heads; h++) {
+        ex_sort(into, h);
+        ex_sort(from, h);
         atn_cs_exemplar *list = into->ex + h * k;
         const atn_cs_exemplar *other = from->ex + h * k;
         for (int32_t j = 0; j < from->n_ex[h]; j++) {
@@ -639,6 +721,7 @@ int32_t atn_corpus_stats_exemplars(const atn_corpus_stats *cs, int32_t layer, in
     if (layer < 0 || layer >= cs->id.n_layers || head < 0 || head >= cs->id.n_heads)
         return 0;
     size_t i = (size_t)layer * cs->id.n_heads + head;
+    ex_sort(cs, i);
     *out = cs->n_ex[i] ? cs->ex + i * (size_t)cs->id.top_k : NULL;
     return cs->n_ex[i];
 }
