@@ -14,12 +14,51 @@ static void print_vec(const double *v, int32_t n) {
     fputc(']', stdout);
 }
 
-static const char *tok(const atn_trace *t, int32_t j) { return t->enc->tokens[j].text; }
+/* A token's text by id (the decoder's target tokens have no encoding of their own). */
+static const char *id_text(const atn_model *m, int32_t id) {
+    atn_token_info info;
+    return m && atn_model_token_info(m, id, &info) && info.text ? info.text : "?";
+}
 
-static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) {
+/* Key j's token and the query's: the source encoding's, or the target's by id. */
+static const atn_model *trace_model;
+static const char *tok(const atn_trace *t, int32_t j) {
+    return t->stack == ATN_STACK_DECODER ? id_text(trace_model, t->k_ids[j]) : t->enc->tokens[j].text;
+}
+static const char *query_tok(const atn_trace *t) {
+    return t->stack == ATN_STACK_ENCODER ? t->enc->tokens[t->query].text : id_text(trace_model, t->q_ids[t->query]);
+}
+
+static const char *const stack_names[] = {"encoder", "decoder", "cross"};
+
+/* An encoder-decoder's head: which stack, and where its queries, keys and values come from. */
+static void print_stack_intro(const atn_trace *t, int32_t n_heads) {
+    int32_t i = t->query;
+    if (t->stack == ATN_STACK_ENCODER)
+        printf("Trace of the encoder's self-attention: layer %d, head %d (of %d), query: source token %d \"%s\".\n"
+               "Queries, keys and values all come from the source tokens' hidden states (%d tokens).\n", t->layer,
+               t->head, n_heads, i, query_tok(t), t->n);
+    else if (t->stack == ATN_STACK_DECODER)
+        printf("Trace of the decoder's self-attention: decoder layer %d, head %d (of %d), query: target token %d "
+               "\"%s\".\nQueries, keys and values all come from the decoder's hidden states of the target tokens; "
+               "it is causal:\ntarget token %d sees target tokens 0..%d only.\n", t->layer, t->head, n_heads, i,
+               query_tok(t), i, i);
+    else
+        printf("Trace of the cross-attention: decoder layer %d, head %d (of %d), query: target token %d \"%s\".\n"
+               "The query comes from the decoder: target token %d's hidden state after this layer's self-attention\n"
+               "block, times the cross-attention's W_Q.  The keys and values come from the encoder: its output (the\n"
+               "last hidden state of the %d source tokens) times the cross-attention's W_K and W_V.\n", t->layer,
+               t->head, n_heads, i, query_tok(t), i, t->n);
+}
+
+static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads, bool stacks) {
     int32_t n = t->n, k = t->d_head, i = t->query;
-    printf("Trace of model \"%s\": layer %d, head %d (of %d), query token %d \"%s\"\n", atn_model_name(m), t->layer,
-           t->head, n_heads, i, tok(t, i));
+    bool cross = t->stack == ATN_STACK_CROSS;
+    if (stacks)
+        print_stack_intro(t, n_heads);
+    else
+        printf("Trace of model \"%s\": layer %d, head %d (of %d), query token %d \"%s\"\n", atn_model_name(m),
+               t->layer, t->head, n_heads, i, tok(t, i));
     if (t->kv_head != t->head)   /* grouped-query attention: its K/V head's columns of K and V */
         printf("d_model = %d, heads = %d of d_k = %d dimensions (columns %d..%d of Q, %d..%d of K and V).\n\n",
                t->d_model, n_heads, k, t->head * k, t->head * k + k - 1, t->kv_head * k, t->kv_head * k + k - 1);
@@ -36,10 +75,18 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
         print_vec(t->angles, k / 2);
         printf("\n  so steps 1 and 2 show q and k after the rotation.\n\n");
     }
-    printf("Step 1. The query of token %d: q_%d = (x_%d W_Q + b_Q), head %d's columns\n  q_%d = ", i, i, i, t->head,
-           i);
+    if (cross)
+        printf("Step 1. The query of target token %d: q_%d = (h_%d W_Q + b_Q), h_%d the decoder's hidden state, "
+               "head %d's columns\n  q_%d = ", i, i, i, i, t->head, i);
+    else
+        printf("Step 1. The query of token %d: q_%d = (x_%d W_Q + b_Q), head %d's columns\n  q_%d = ", i, i, i,
+               t->head, i);
     print_vec(t->q, k);
-    printf("\n\nStep 2. The keys k_j = x_j W_K + b_K (head %d's columns), one per token\n", t->head);
+    if (cross)
+        printf("\n\nStep 2. The keys k_j = e_j W_K + b_K, e_j the encoder's output for source token j (head %d's "
+               "columns)\n", t->head);
+    else
+        printf("\n\nStep 2. The keys k_j = x_j W_K + b_K (head %d's columns), one per token\n", t->head);
     for (int32_t j = 0; j < n; j++) {
         printf("  k_%-3d %-10s = ", j, tok(t, j));
         print_vec(t->keys + (size_t)j * k, k);
@@ -59,6 +106,10 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
         printf("\nStep 4. Scale by 1/√(d_k·%d) = 1/√(%d·%d) = %.4f (%d: the content score and %d relative term%s):  "
                "s_j / √(d_k·%d)\n  ", t->scale_factor, k, t->scale_factor, t->scale, t->scale_factor,
                t->scale_factor - 1, t->scale_factor == 2 ? "" : "s", t->scale_factor);
+    else if (t->scale == 1.0)   /* T5 (and GPT-2 with scale_attn_weights off): no scaling at all */
+        printf("\nStep 4. Scale: none (%s), so the scores go on as they are:\n  ",
+               t->pos_bias || (m && !strcmp(atn_model_family_name(m), "T5"))
+                   ? "T5 does not divide its scores by √d_k" : "this model does not scale its scores");
     else if (fabs(t->scale * sqrt((double)k) - 1.0) < 1e-6)
         printf("\nStep 4. Scale by 1/√d_k = 1/√%d = %.4f:  s_j / √d_k\n  ", k, t->scale);
     else   /* Gemma's query_pre_attn_scalar^-1/2, GPT-2's switches */
@@ -84,12 +135,36 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
             printf("%s%.4f", j ? ", " : "", t->scaled[j] + t->c2p_term[j] + t->p2c_term[j]);
         fputc(']', stdout);
     }
+    if (t->pos_bias) {   /* T5's relative position bias: bucket and learned bias per key */
+        printf("\n\nStep 4b. Relative position bias (T5).  Key j is at distance j - %d, which falls in a bucket\n"
+               "  (%s; %d buckets, exact below %d, logarithmic up to distance %d);\n"
+               "  head %d adds its learned bias for that bucket (layer 0's relative_attention_bias, shared by every "
+               "layer):\n", i,
+               t->bias_bidirectional ? "bidirectional: later keys have buckets of their own"
+                                     : "causal: every later key is in bucket 0",
+               t->num_buckets, (t->bias_bidirectional ? t->num_buckets / 2 : t->num_buckets) / 2, t->max_distance,
+               t->head);
+        for (int32_t j = 0; j < n; j++)
+            printf("  j = %-3d %-10s distance %+4d  bucket %2d  bias %8.4f  score %.4f + %.4f = %.4f\n", j, tok(t, j),
+                   j - i, t->bucket[j], t->pos_bias[j], t->scaled[j], t->pos_bias[j], t->scaled[j] + t->pos_bias[j]);
+        printf("  score_j = s_j + bias_j  (every later step reads these)");
+    } else if (cross && m && !strcmp(atn_model_family_name(m), "T5")) {
+        printf("\n\nStep 4b. No position bias: T5 adds its relative position bias in self-attention only; the "
+               "cross-attention's\n  scores are the dot products as they are.");
+    }
     int32_t masked = 0;
     for (int32_t j = 0; j < n; j++)
         masked += t->mask_term[j] != 0;
     printf("\n\nStep 5. Mask: ");
     if (!masked) {
         printf("no padded tokens, so nothing is added.\n");
+    } else if (t->stack != ATN_STACK_ENCODER) {   /* the decoder's causal mask; the source's padding */
+        printf("%s get %.4g added (so their weight becomes 0):", t->stack == ATN_STACK_DECODER
+               ? "later target tokens (the decoder is causal)" : "padded source tokens", (double)-3.4028234663852886e38);
+        for (int32_t j = 0; j < n; j++)
+            if (t->mask_term[j] != 0)
+                printf(" %d", j);
+        fputc('\n', stdout);
     } else {
         bool hidden = false;   /* a real token masked: the run's causal/window/strided/hidden-token mask */
         for (int32_t j = 0; j < n; j++)
@@ -124,7 +199,8 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
             printf("  exp(masked)            = 0.0000\n");
         else
             printf("  exp(%.4f - %.4f) = exp(%.4f) = %.4f\n",
-                   biased || t->temperature != 1.0 || t->capped || t->c2p_term ? t->shifted[j] + t->max : t->scaled[j], t->max,
+                   biased || t->temperature != 1.0 || t->capped || t->c2p_term || t->pos_bias ? t->shifted[j] + t->max
+                                                                                             : t->scaled[j], t->max,
                    t->shifted[j],
                    t->exps[j]);
     }
@@ -137,7 +213,9 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
     else
         printf("  sum = %.4f\n  weights a_j = exp_j / sum = ", t->sum);
     print_vec(t->weights, n);
-    printf("   (they sum to %d)\n\nStep 7. The values v_j = x_j W_V + b_V (head %d's columns)\n", t->head_off == 1 || (t->xsoftmax && masked == n) ? 0 : 1, t->head);
+    printf("   (they sum to %d)\n\nStep 7. The values v_j = %s W_V + b_V (head %d's columns)\n",
+           t->head_off == 1 || (t->xsoftmax && masked == n) ? 0 : 1, cross ? "e_j (the encoder's output)" : "x_j",
+           t->head);
     for (int32_t j = 0; j < n; j++) {
         printf("  v_%-3d %-10s = ", j, tok(t, j));
         print_vec(t->values + (size_t)j * k, k);
@@ -157,7 +235,7 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads) 
     printf("\n\nStep 9. Concatenate every head's output for token %d (head %d fills columns %d..%d)\n  ", i, t->head,
            t->head * k, t->head * k + k - 1);
     print_vec(t->concat, t->d_concat);
-    printf("\n\nStep 10. Output projection: concat W_O + b_O\n  ");
+    printf("\n\nStep 10. Output projection: concat W_O + b_O%s\n  ", cross ? " (the cross-attention's W_O)" : "");
     print_vec(t->projected, t->d_model);
     printf("\n\n(check: these weights differ from the captured attention by at most %.2g)\n", (double)t->max_abs_diff);
 }
@@ -182,7 +260,7 @@ static void json_mat(FILE *f, const double *v, int32_t rows, int32_t cols) {
     fputc(']', f);
 }
 
-static void print_json(const atn_trace *t) {
+static void print_json(const atn_trace *t, bool stacks) {
     FILE *f = stdout;
     fprintf(f, "{\n  \"layer\": %d, \"head\": %d, \"query\": %d, \"d_head\": %d, \"d_model\": %d,\n  \"tokens\": [",
             t->layer, t->head, t->query, t->d_head, t->d_model);
@@ -192,6 +270,12 @@ static void print_json(const atn_trace *t) {
         cli_json_string(f, tok(t, j));
     }
     fputs("],\n", f);
+    if (stacks) {   /* an encoder-decoder: the stack, and the query's token (tokens are the keys') */
+        fprintf(f, "  \"stack\": \"%s\", \"n_queries\": %d, \"query_token\": ", stack_names[t->stack], t->n_queries);
+        cli_json_string(f, query_tok(t));
+        fprintf(f, ",\n  \"queries_from\": \"%s\", \"keys_from\": \"%s\",\n",
+                t->stack == ATN_STACK_ENCODER ? "encoder" : "decoder", t->stack == ATN_STACK_DECODER ? "decoder" : "encoder");
+    }
     if (t->q_unrotated) {   /* a rotary model: step 0 */
         fprintf(f, "  \"kv_head\": %d,\n  \"q_unrotated\": ", t->kv_head);
         json_vec(f, t->q_unrotated, t->d_head);
@@ -219,6 +303,14 @@ static void print_json(const atn_trace *t) {
     }
     if (t->scale_factor > 0)
         fprintf(f, ",\n  \"scale_factor\": %d", t->scale_factor);
+    if (t->pos_bias) {   /* T5: each key's bucket and the head's bias for it, added before the mask */
+        fprintf(f, ",\n  \"bias_bidirectional\": %s, \"num_buckets\": %d, \"max_distance\": %d,\n  \"buckets\": [",
+                t->bias_bidirectional ? "true" : "false", t->num_buckets, t->max_distance);
+        for (int32_t j = 0; j < t->n; j++)
+            fprintf(f, "%s%d", j ? ", " : "", t->bucket[j]);
+        fputs("],\n  \"position_bias\": ", f);
+        json_vec(f, t->pos_bias, t->n);
+    }
     if (t->c2p_term) {   /* DeBERTa: the relative terms the scores add before the mask */
         fputs(",\n  \"rel_index\": [", f);
         for (int32_t j = 0; j < t->n; j++)
@@ -270,9 +362,15 @@ int cmd_trace(int argc, char **argv) {
     if (!cli_parse(&a, "attnscope trace", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
-        printf("Usage: attnscope trace --model M [--text T] --layer L --head H --query I [--json]\n\n"
+        printf("Usage: attnscope trace --model M [--text T] --layer L --head H --query I [--json]\n"
+               "       [--target TEXT | --target-ids 0,5,7] [--stack encoder|decoder|cross]\n\n"
                "Shows the arithmetic of one head for one query token: q, every k, the dot products, the\n"
-               "scaling by 1/sqrt(d_k), the mask, the softmax, the values and the weighted sum.\n");
+               "scaling by 1/sqrt(d_k), the mask, the softmax, the values and the weighted sum.\n\n"
+               "An encoder-decoder (T5, BART, Marian) reads --text as the source and --target as the decoder's\n"
+               "input, as `run` does; --stack picks the head's stack (default encoder): decoder (--layer counts\n"
+               "the decoder's layers, --query the target's tokens) or cross (queries from the decoder, keys and\n"
+               "values from the encoder's output).  T5's relative position bias is a step of its own (each key's\n"
+               "bucket and bias), and T5 does not scale its scores.\n");
         return 0;
     }
     bool ok = true;
@@ -280,23 +378,35 @@ int cmd_trace(int argc, char **argv) {
     long head = cli_get_int(&a, "head", 0, 0, CLI_MAX_INDEX, &ok);
     long query = cli_get_int(&a, "query", 0, 0, CLI_MAX_INDEX, &ok);
     bool json = cli_flag(&a, "json");
+    const char *stack_s = cli_get(&a, "stack");
+    atn_stack_kind stack = ATN_STACK_ENCODER;
+    if (stack_s && !atn_stack_kind_parse(stack_s, &stack)) {
+        cli_error("attnscope trace: --stack is encoder, decoder or cross, not \"%s\"", stack_s);
+        return CLI_EXIT_USAGE;
+    }
     if (!ok)
         return CLI_EXIT_USAGE;
     atn_model *model;
     atn_encoding *enc;
     atn_run *run;
     int rc = cli_model_run(&a, &model, &enc, &run);
+    if (rc == CLI_EXIT_OK && stack_s && !atn_model_is_encoder_decoder(model)) {
+        cli_error("attnscope trace: --stack: model \"%s\" has one stack of attention (--stack is for "
+                  "encoder-decoders: T5, BART, Marian)", atn_model_name(model));
+        rc = CLI_EXIT_USAGE;
+    }
     if (rc == CLI_EXIT_OK) {
         atn_error err = {0};
         atn_trace *t;
-        if (atn_trace_compute(model, atn_run_capture(run), (int32_t)layer, (int32_t)head, (int32_t)query, &t,
-                                     &err)) {
+        const atn_capture *cap = atn_run_capture(run);
+        trace_model = model;
+        if (atn_trace_compute_stack(model, cap, stack, (int32_t)layer, (int32_t)head, (int32_t)query, &t, &err)) {
             rc = cli_fail(&err);
         } else {
             if (json)
-                print_json(t);
+                print_json(t, cap->n_stacks > 0);
             else
-                print_text(model, t, atn_model_config(model)->n_heads);
+                print_text(model, t, atn_model_config(model)->n_heads, cap->n_stacks > 0);
             atn_trace_free(t);
         }
     }

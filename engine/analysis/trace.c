@@ -31,6 +31,8 @@ void atn_trace_free(atn_trace *t) {
     free(t->c2p_term);
     free(t->p2c_term);
     free(t->rel_index);
+    free(t->bucket);
+    free(t->pos_bias);
     free(t);
 }
 
@@ -83,39 +85,113 @@ static atn_status unrotated(atn_trace *t, const atn_model *m, const atn_capture 
     return ATN_OK;
 }
 
+/* What one stack's head reads: this layer's rows of Q and the concatenated heads' output
+ * [n_q][d_q], of K and V [n_k][d_kv], the mask [n_q][n_k], the captured probabilities of the
+ * head [n_q][n_k] (NULL: none to check against), W_O and b_O, the T5 bias table [buckets][H]. */
+typedef struct trace_src {
+    const float *Q, *K, *V, *C, *mask, *P, *wo, *bo, *bias_table;
+    int32_t n_q, n_k;
+    bool causal, bidirectional;
+} trace_src;
+
+/* src for stack of an encoder-decoder's capture (cap->n_stacks > 0), after the range checks. */
+static atn_status stack_src(trace_src *src, const atn_model *m, const atn_capture *cap, atn_stack_kind stack,
+                            int32_t layer, int32_t head, int32_t dq, int32_t dkv, atn_error *err) {
+    const atn_stack *st = atn_capture_stack(cap, stack);
+    if (!st)
+        return atn_error_set(err, ATN_E_INVALID, "this capture has no %s stack", stack == ATN_STACK_CROSS ? "cross"
+                             : stack == ATN_STACK_DECODER ? "decoder" : "encoder");
+    int32_t n = cap->n, t = cap->n_tgt;
+    const atn_layer_weights *lw = &m->encdec.dec_layers[layer];
+    src->n_q = st->n_q, src->n_k = st->n_k;
+    src->P = st->attn ? st->attn + (((size_t)layer * st->n_heads + head) * st->n_q) * st->n_k : NULL;
+    if (stack == ATN_STACK_DECODER) {
+        if (!cap->dec_q || !cap->dec_mask)
+            return atn_error_set(err, ATN_E_INVALID, "this run kept no trace inputs (Q, K, V) of the decoder");
+        src->Q = cap->dec_q + (size_t)layer * t * dq, src->C = cap->dec_ctx + (size_t)layer * t * dq;
+        src->K = cap->dec_k + (size_t)layer * t * dkv, src->V = cap->dec_v + (size_t)layer * t * dkv;
+        src->mask = cap->dec_mask, src->causal = true;
+        src->wo = lw->wo, src->bo = lw->bo;
+        src->bias_table = m->encdec.kind == ATN_ENCDEC_T5 ? m->encdec.dec_rel_bias : NULL;
+    } else {   /* cross: the decoder's queries, the encoder's output as keys and values */
+        if (!cap->cross_q || !cap->cross_mask)
+            return atn_error_set(err, ATN_E_INVALID, "this run kept no trace inputs (Q, K, V) of the cross-attention");
+        src->Q = cap->cross_q + (size_t)layer * t * dq, src->C = cap->cross_ctx + (size_t)layer * t * dq;
+        src->K = cap->cross_k + (size_t)layer * n * dkv, src->V = cap->cross_v + (size_t)layer * n * dkv;
+        src->mask = cap->cross_mask;
+        src->wo = lw->co, src->bo = lw->bco;
+        src->bias_table = NULL;   /* T5's cross-attention has no position bias */
+    }
+    return ATN_OK;
+}
+
 atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int32_t layer, int32_t head,
                              int32_t query, atn_trace **out, atn_error *err) {
+    return atn_trace_compute_stack(model, cap, ATN_STACK_ENCODER, layer, head, query, out, err);
+}
+
+atn_status atn_trace_compute_stack(const atn_model *model, const atn_capture *cap, atn_stack_kind stack,
+                                   int32_t layer, int32_t head, int32_t query, atn_trace **out, atn_error *err) {
     *out = NULL;
     if (!cap)
         return atn_error_set(err, ATN_E_INVALID, "no capture: run the model first");
-    if (cap->n_stacks)   /* T5's position bias and the cross-attention are not in its arithmetic yet */
-        return atn_error_set(err, ATN_E_UNSUPPORTED, "the trace does not follow %s models yet (relative position "
-                             "buckets, cross-attention): export or run their attention instead",
-                             model ? atn_model_family_name(model) : "encoder-decoder");
+    if (stack != ATN_STACK_ENCODER && stack != ATN_STACK_DECODER && stack != ATN_STACK_CROSS)
+        return atn_error_set(err, ATN_E_INVALID, "unknown stack %d", (int)stack);
+    if (stack != ATN_STACK_ENCODER && !cap->n_stacks)
+        return atn_error_set(err, ATN_E_INVALID, "model \"%s\" has one stack of attention: the %s stack is an "
+                             "encoder-decoder's (T5, BART, Marian)", model ? atn_model_name(model) : "?",
+                             stack == ATN_STACK_CROSS ? "cross" : "decoder");
+    if (cap->n_stacks && !model)
+        return atn_error_set(err, ATN_E_INVALID, "an encoder-decoder's trace needs its model");
     if (!cap->has_trace_inputs)
         return atn_error_set(err, ATN_E_INVALID, "this run kept no trace inputs (Q, K, V)");
     if (!cap->mask_add)
         return atn_error_set(err, ATN_E_INVALID, "this capture has no attention mask");
-    if (layer < 0 || layer >= cap->n_layers)
-        return atn_error_set(err, ATN_E_INVALID, "layer %d out of range: the model has layers 0..%d", layer,
-                             cap->n_layers - 1);
+    bool enc_stack = stack == ATN_STACK_ENCODER;
+    int32_t n_layers = enc_stack ? cap->n_layers : cap->n_dec_layers, n_q = enc_stack ? cap->n : cap->n_tgt;
+    const char *which = !cap->n_stacks ? "the model has" : enc_stack ? "the encoder has" : "the decoder has";
+    if (layer < 0 || layer >= n_layers)
+        return atn_error_set(err, ATN_E_INVALID, "layer %d out of range: %s layers 0..%d", layer, which, n_layers - 1);
     if (head < 0 || head >= cap->n_heads)
-        return atn_error_set(err, ATN_E_INVALID, "head %d out of range: the model has heads 0..%d", head,
+        return atn_error_set(err, ATN_E_INVALID, "head %d out of range: %s heads 0..%d", head, which,
                              cap->n_heads - 1);
-    if (query < 0 || query >= cap->n)
-        return atn_error_set(err, ATN_E_INVALID, "query token %d out of range: the input has tokens 0..%d",
-                             query, cap->n - 1);
-    int32_t n = cap->n, d = cap->d_model, k = cap->d_head;
+    if (query < 0 || query >= n_q)
+        return atn_error_set(err, ATN_E_INVALID, "query token %d out of range: the %s has tokens 0..%d", query,
+                             enc_stack ? (cap->n_stacks ? "source" : "input") : "target", n_q - 1);
+    int32_t d = cap->d_model, k = cap->d_head;
     /* the attention's row widths (a capture from before they existed has 0: d_model) */
     int32_t dq = cap->d_q > 0 ? cap->d_q : d, dkv = cap->d_kv > 0 ? cap->d_kv : d;
     int32_t kvh = cap->n_kv_heads > 0 ? cap->n_kv_heads : cap->n_heads;
+    /* where this stack's head reads: the run's usual capture (the encoder), or the decoder's */
+    trace_src src = {
+        .Q = cap->q + (size_t)layer * cap->n * dq, .C = cap->ctx + (size_t)layer * cap->n * dq,
+        .K = cap->k + (size_t)layer * cap->n * dkv, .V = cap->v + (size_t)layer * cap->n * dkv,
+        .mask = atn_capture_layer_mask(cap, layer), .n_q = cap->n, .n_k = cap->n,
+        .causal = atn_model_is_causal(model), .bidirectional = true,
+    };
+    if (model && enc_stack) {   /* a decoder's layer indexes its own weights (stack_src) */
+        const atn_layer_weights *lw = &model->w.layers[layer];
+        src.wo = lw->wo, src.bo = lw->bo;
+        if (cap->n_stacks && model->encdec.kind == ATN_ENCDEC_T5)
+            src.bias_table = model->encdec.enc_rel_bias;
+    }
+    if (!enc_stack) {
+        atn_status st = stack_src(&src, model, cap, stack, layer, head, dq, dkv, err);
+        if (st)
+            return st;
+    }
+    int32_t n = src.n_k;
     atn_trace *t = calloc(1, sizeof *t);
     if (!t)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     t->layer = layer, t->head = head, t->query = query;
-    t->causal = atn_model_is_causal(model);
+    t->causal = src.causal;
     t->n = n, t->d_head = k, t->d_model = d;
     t->enc = cap->enc;
+    t->stack = stack;
+    t->n_queries = src.n_q;
+    t->q_ids = stack == ATN_STACK_ENCODER ? cap->enc->ids : cap->target_ids;
+    t->k_ids = stack == ATN_STACK_DECODER ? cap->target_ids : cap->enc->ids;
     t->q = calloc((size_t)k, sizeof(double));
     t->keys = calloc((size_t)n * k, sizeof(double));
     t->scores = calloc((size_t)n, sizeof(double));
@@ -135,8 +211,7 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
         atn_trace_free(t);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     }
-    const float *Q = cap->q + (size_t)layer * n * dq, *C = cap->ctx + (size_t)layer * n * dq;
-    const float *K = cap->k + (size_t)layer * n * dkv, *V = cap->v + (size_t)layer * n * dkv;
+    const float *Q = src.Q, *C = src.C, *K = src.K, *V = src.V;
     int32_t off = head * k;
     t->kv_head = head / (cap->n_heads / kvh);   /* grouped-query attention: the group's K/V head */
     int32_t kv_off = t->kv_head * k;
@@ -148,7 +223,7 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
             t->values[(size_t)j * k + c] = V[(size_t)j * dkv + kv_off + c];
         }
     /* step 0 of a rotary model: q and k before the rotation, and the angles */
-    if (model && model->rotary.on && model->rotary.rms_norm && cap->pos_ids && !cap->no_positions && cap->hidden &&
+    if (enc_stack && model && model->rotary.on && model->rotary.rms_norm && cap->pos_ids && !cap->no_positions && cap->hidden &&
         unrotated(t, model, cap, layer, head, query) != ATN_OK) {
         atn_trace_free(t);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
@@ -184,12 +259,29 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
                                     t->rel_index);
         }
     }
-    t->temperature = cap->temperature > 0.0f ? cap->temperature : 1.0;
-    t->head_off = cap->heads_off && cap->heads_off[(size_t)layer * cap->n_heads + head]
+    /* T5: the relative position bias, layer 0's table read at each key's bucket */
+    if (src.bias_table && !cap->no_positions) {
+        const atn_encdec *ed = &model->encdec;
+        t->bias_bidirectional = src.bidirectional && !src.causal;
+        t->num_buckets = ed->num_buckets, t->max_distance = ed->max_distance;
+        t->bucket = calloc((size_t)n, sizeof(int32_t));
+        t->pos_bias = calloc((size_t)n, sizeof(double));
+        if (!t->bucket || !t->pos_bias) {
+            atn_trace_free(t);
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        }
+        for (int32_t j = 0; j < n; j++) {
+            t->bucket[j] = atn_t5_bucket(j - query, t->bias_bidirectional, ed->num_buckets, ed->max_distance);
+            t->pos_bias[j] = src.bias_table[(size_t)t->bucket[j] * cap->n_heads + head];
+        }
+    }
+    /* the what-if lab's terms (the encoder's stack only: the decoder never has them) */
+    t->temperature = enc_stack && cap->temperature > 0.0f ? cap->temperature : 1.0;
+    t->head_off = enc_stack && cap->heads_off && cap->heads_off[(size_t)layer * cap->n_heads + head]
                       ? (cap->head_mode == ATN_HEAD_UNIFORM ? 2 : 1) : 0;
-    double slope = cap->alibi_slopes ? cap->alibi_slopes[head] : 0.0;
+    double slope = enc_stack && cap->alibi_slopes ? cap->alibi_slopes[head] : 0.0;
     t->max = -INFINITY;
-    const float *lmask = atn_capture_layer_mask(cap, layer);
+    const float *lmask = src.mask;
     double *x = t->shifted;   /* the divided scores, shifted below */
     for (int32_t j = 0; j < n; j++) {
         double s = 0;
@@ -203,7 +295,7 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
         double sc = t->scaled[j];
         if (t->capped)   /* Gemma 2: tanh(s / c) c, before the mask */
             sc = t->capped[j] = t->softcap * tanh(sc / t->softcap);
-        double rel = t->c2p_term ? t->c2p_term[j] + t->p2c_term[j] : 0.0;
+        double rel = t->c2p_term ? t->c2p_term[j] + t->p2c_term[j] : t->pos_bias ? t->pos_bias[j] : 0.0;
         x[j] = (sc + rel + t->mask_term[j] + t->bias_term[j]) / t->temperature;
         if (x[j] > t->max)
             t->max = x[j];
@@ -216,8 +308,8 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
         t->sum += t->exps[j];
     }
     /* the captured row, to check the recomputation against (a head on demand made for it) */
-    float *made = cap->attn || !cap->attn_on_demand ? NULL : malloc((size_t)n * n * sizeof *made);
-    const float *P = cap->attn || made ? atn_capture_head_read(cap, layer, head, made, NULL) : NULL;
+    float *made = !enc_stack || cap->attn || !cap->attn_on_demand ? NULL : malloc((size_t)n * n * sizeof *made);
+    const float *P = !enc_stack ? src.P : cap->attn || made ? atn_capture_head_read(cap, layer, head, made, NULL) : NULL;
     if (P)
         P += (size_t)query * n;
     int32_t visible = 0;
@@ -247,11 +339,10 @@ atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int
         t->concat[c] = C[(size_t)query * dq + c];
     for (int32_t c = 0; c < k; c++)   /* this head's slice from the exact recomputation */
         t->concat[off + c] = t->output[c];
-    const atn_layer_weights *lw = &model->w.layers[layer];
     for (int32_t o = 0; o < d; o++) {
-        double s = lw->bo ? lw->bo[o] : 0.0;
-        if (lw->wo) {
-            const float *row = lw->wo + (size_t)o * dq;   /* W_O [d, H k] */
+        double s = src.bo ? src.bo[o] : 0.0;
+        if (src.wo) {
+            const float *row = src.wo + (size_t)o * dq;   /* W_O [d, H k] (the cross block's for cross) */
             for (int32_t c = 0; c < dq; c++)
                 s += row[c] * t->concat[c];
         } else {

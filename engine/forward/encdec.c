@@ -9,21 +9,22 @@
 
 #include <string.h>
 
-double atn_encdec_floats(const atn_model *m, int32_t n, int32_t t) {
+double atn_encdec_floats(const atn_model *m, int32_t n, int32_t t, bool keep) {
     const atn_config *c = &m->cfg;
     double d = c->d_model, H = c->n_heads, Ld = m->encdec.n_dec_layers, f = c->d_ffn * 2.0;
     double dq = (double)c->n_heads * c->d_head, w = dq > d ? dq : d;
     bool t5 = m->encdec.kind == ATN_ENCDEC_T5;
     return t + (Ld + 1) * t * d + Ld * H * t * t + Ld * H * t * n + (double)t * t + (double)t * n +
-           (t5 ? H * n * n + H * t * t : 0) + 9.0 * t * w + 2.0 * n * w + t * f;
+           (t5 ? H * n * n + H * t * t : 0) + (keep ? Ld : 1.0) * (8.0 * t * w + 2.0 * n * w) + t * w + t * f;
 }
 
-void atn_encdec_layout(atn_encdec_acts *e, float *p, const atn_model *m, int32_t n, int32_t t) {
+void atn_encdec_layout(atn_encdec_acts *e, float *p, const atn_model *m, int32_t n, int32_t t, bool keep) {
     const atn_config *c = &m->cfg;
     size_t d = (size_t)c->d_model, H = (size_t)c->n_heads, Ld = (size_t)m->encdec.n_dec_layers, T = (size_t)t;
-    size_t dq = (size_t)c->n_heads * c->d_head, w = dq > d ? dq : d;
+    size_t dq = (size_t)c->n_heads * c->d_head, w = dq > d ? dq : d, per = keep ? Ld : 1;
     memset(e, 0, sizeof *e);
     e->n_tgt = t;
+    e->keep = keep;
     e->ids = (int32_t *)p, p += T;
     e->hidden = p, p += (Ld + 1) * T * d;
     e->attn_self = p, p += Ld * H * T * T;
@@ -34,11 +35,13 @@ void atn_encdec_layout(atn_encdec_acts *e, float *p, const atn_model *m, int32_t
         e->bias_enc = p, p += H * (size_t)n * n;
         e->bias_self = p, p += H * T * T;
     }
-    float **rows_t[] = {&e->q, &e->k, &e->v, &e->ctx, &e->ao, &e->h1, &e->cq, &e->cctx, &e->cao};
+    /* each layer's rows one after the other when kept (the trace reads them) */
+    float **rows_t[] = {&e->q, &e->k, &e->v, &e->ctx, &e->ao, &e->cq, &e->cctx, &e->cao};
     for (size_t i = 0; i < sizeof rows_t / sizeof *rows_t; i++)
-        *rows_t[i] = p, p += T * w;
-    e->ck = p, p += (size_t)n * w;
-    e->cv = p, p += (size_t)n * w;
+        *rows_t[i] = p, p += per * T * w;
+    e->ck = p, p += per * (size_t)n * w;
+    e->cv = p, p += per * (size_t)n * w;
+    e->h1 = p, p += T * w;
     e->ffn = p;
 }
 
@@ -87,7 +90,8 @@ void atn_cpu_decoder_forward(const atn_model *m, const atn_activations *a) {
     atn_walk w = {
         .m = m, .n_layers = ed->n_dec_layers, .layers = ed->dec_layers, .final_g = ed->dec_final_g,
         .final_b = ed->dec_final_b, .seq = &self, .count = 1, .M = t,
-        .hidden = e->hidden, .q = e->q, .k = e->k, .v = e->v, .ctx = e->ctx, .ao = e->ao, .trace_stride = 0,
+        .hidden = e->hidden, .q = e->q, .k = e->k, .v = e->v, .ctx = e->ctx, .ao = e->ao,
+        .trace_stride = e->keep ? (size_t)t * d : 0,   /* the cross rows follow it (cross_block) */
         .h1 = e->h1, .ffn = e->ffn, .temperature = 1.0f, .head_mode = ATN_HEAD_ZERO,
         .cross_mem = a->hidden + (size_t)c->n_layers * n * d, .cross_M = n, .cross_seq = &cross,
         .cq = e->cq, .ck = e->ck, .cv = e->cv, .cctx = e->cctx, .cao = e->cao, .ops = &atn_ops_ref,

@@ -16,16 +16,18 @@ typedef struct atn_encdec_acts {
     float *mask_cross;     /* [t][n] the source's padding */
     float *bias_enc;       /* [H][n][n] T5's bucket bias of the encoder, or NULL (BART, Marian) */
     float *bias_self;      /* [H][t][t] the decoder's, or NULL */
-    /* scratch: q, ctx, cq, cctx [t][d_q]; k, v [t][d_kv]; ck, cv [n][d_kv]; ao, cao, h1
-       [t][d]; ffn [t][2f] */
+    /* q, ctx, cq, cctx [t][d_q]; k, v [t][d_kv]; ck, cv [n][d_kv]; ao, cao [t][d]: with keep
+       (a run that keeps trace inputs) every decoder layer's, [Ld][rows][width] (the trace
+       reads them), else one layer's, reused.  h1 [t][d], ffn [t][2f]: scratch */
     float *q, *k, *v, *ctx, *ao, *h1, *ffn, *cq, *ck, *cv, *cctx, *cao;
+    bool keep;
 } atn_encdec_acts;
 
-/* Floats atn_encdec_layout needs for n source and t target tokens (a double: a huge input is
- * refused by the caller, not wrapped). */
-double atn_encdec_floats(const atn_model *model, int32_t n, int32_t t);
-/* Lays e out in block (atn_encdec_floats(model, n, t) floats; ids point into it too). */
-void atn_encdec_layout(atn_encdec_acts *e, float *block, const atn_model *model, int32_t n, int32_t t);
+/* Floats atn_encdec_layout needs for n source and t target tokens, keeping every layer's
+ * projections or not (a double: a huge input is refused by the caller, not wrapped). */
+double atn_encdec_floats(const atn_model *model, int32_t n, int32_t t, bool keep);
+/* Lays e out in block (atn_encdec_floats(model, n, t, keep) floats; ids point into it too). */
+void atn_encdec_layout(atn_encdec_acts *e, float *block, const atn_model *model, int32_t n, int32_t t, bool keep);
 /* The decoder's inputs: its ids, the causal and cross masks (src_mask: the source's 1/0 per
  * token) and T5's bucket biases. */
 void atn_encdec_inputs(atn_encdec_acts *e, const atn_model *model, const int32_t *ids, const int32_t *src_mask,

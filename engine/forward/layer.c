@@ -122,29 +122,33 @@ static void cross_block(const atn_walk *w, int tid, int nt, int32_t l, float *ou
     const atn_layer_ops *ops = w->ops;
     const atn_layer_weights *lw = &w->layers[l];
     int32_t d = D->d, dq = atn_desc_d_q(D), dkv = atn_desc_d_kv(D);
+    /* with trace_stride, layer l's rows of each (the trace reads them): [L][M] and [L][cross_M] */
+    size_t lq = w->trace_stride ? (size_t)l * (size_t)w->M : 0, lk = w->trace_stride ? (size_t)l * (size_t)w->cross_M : 0;
+    float *cq = w->cq + lq * (size_t)dq, *cctx = w->cctx + lq * (size_t)dq, *cao = w->cao + lq * (size_t)d;
+    float *ck = w->ck + lk * (size_t)dkv, *cv = w->cv + lk * (size_t)dkv;
     const float *xin = h1;
     if (D->norm_place == ATN_NORM_PRE) {
         ops->norm(w, tid, nt, h1, out, NULL, lw->lnc_g, lw->lnc_b);
         between_ops(w);
     }
-    ops->project(w, tid, nt, w->cq, xin, l, ATN_W_CQ, NULL, -1, d, dq);
+    ops->project(w, tid, nt, cq, xin, l, ATN_W_CQ, NULL, -1, d, dq);
     atn_walk kw = *w;   /* the keys' and values' rows: the encoder's */
     kw.M = w->cross_M;
-    ops->project(&kw, tid, nt, w->ck, w->cross_mem, l, ATN_W_CK, NULL, -1, d, dkv);
-    ops->project(&kw, tid, nt, w->cv, w->cross_mem, l, ATN_W_CV, NULL, -1, d, dkv);
+    ops->project(&kw, tid, nt, ck, w->cross_mem, l, ATN_W_CK, NULL, -1, d, dkv);
+    ops->project(&kw, tid, nt, cv, w->cross_mem, l, ATN_W_CV, NULL, -1, d, dkv);
     between_ops(w);
     atn_walk cw = *w;   /* no position term, no what-if gate in cross-attention */
     cw.seq = w->cross_seq;
     cw.slopes = NULL, cw.temperature = 1.0f, cw.gated = false;
-    ops->attend(&cw, tid, nt, l, w->cq, w->ck, w->cv, w->cctx);
+    ops->attend(&cw, tid, nt, l, cq, ck, cv, cctx);
     between_ops(w);
-    ops->project(w, tid, nt, w->cao, w->cctx, l, ATN_W_CO, NULL, -1, dq, d);
+    ops->project(w, tid, nt, cao, cctx, l, ATN_W_CO, NULL, -1, dq, d);
     between_ops(w);
     if (D->norm_place == ATN_NORM_PRE) {
-        ops->add(w, tid, nt, out, out, w->cao);
+        ops->add(w, tid, nt, out, out, cao);
         ops->norm(w, tid, nt, h1, out, NULL, lw->ln2_g, lw->ln2_b);
     } else {
-        ops->norm(w, tid, nt, h1, w->cao, h1, lw->lnc_g, lw->lnc_b);
+        ops->norm(w, tid, nt, h1, cao, h1, lw->lnc_g, lw->lnc_b);
     }
     between_ops(w);
 }

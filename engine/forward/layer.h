@@ -180,7 +180,8 @@ typedef struct atn_walk {
     /* an encoder-decoder's decoder: after the self-attention block each layer attends from
        its rows (queries) to cross_mem's (the encoder's output, cross_M rows: keys and values)
        with the ATN_W_C* weights, each sequence's cross_seq[s] saying where; NULL: none.
-       cq, cctx [M][d_q], ck, cv [cross_M][d_kv], cao [M][d]: scratch */
+       cq, cctx [M][d_q], ck, cv [cross_M][d_kv], cao [M][d]: scratch, or with trace_stride
+       every layer's ([L][M][d_q], [L][cross_M][d_kv], [L][M][d]), which the trace reads */
     const float *cross_mem;
     int32_t cross_M;
     atn_walk_seq *cross_seq;

@@ -123,7 +123,7 @@ static atn_status setup_decoder(atn_run *run, const atn_run_options *o, int32_t 
         if (ids[i] < 0 || ids[i] >= m->cfg.vocab_size)
             return atn_error_set(err, ATN_E_INVALID, "target token id %d at position %d is outside the vocabulary "
                                  "(0..%d)", ids[i], i, m->cfg.vocab_size - 1);
-    double floats = atn_encdec_floats(m, n, t);
+    double floats = atn_encdec_floats(m, n, t, o->keep_trace_inputs);
     if (floats * sizeof(float) > (double)(limit > need ? limit - need : 0))
         return atn_error_set(err, ATN_E_NOMEM, "the decoder's %d target tokens over %d source tokens need %.1f MB "
                              "more than the %.1f MB allowed", t, n, floats * sizeof(float) / 1e6, limit / 1e6);
@@ -134,7 +134,7 @@ static atn_status setup_decoder(atn_run *run, const atn_run_options *o, int32_t 
         if (!run->ed_block)
             return atn_error_set(err, ATN_E_NOMEM, "out of memory for the decoder");
     }
-    atn_encdec_layout(&run->ed, run->ed_block, m, n, t);
+    atn_encdec_layout(&run->ed, run->ed_block, m, n, t, o->keep_trace_inputs);
     atn_encdec_inputs(&run->ed, m, ids, run->enc->mask, n);
     return ATN_OK;
 }
@@ -651,6 +651,12 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
         cap->n_tgt = t;
         cap->target_ids = e->ids;
         cap->dec_hidden = e->hidden;
+        cap->dec_mask = e->mask_self;
+        cap->cross_mask = e->mask_cross;
+        if (e->keep) {   /* the decoder's trace inputs, every layer's */
+            cap->dec_q = e->q, cap->dec_k = e->k, cap->dec_v = e->v, cap->dec_ctx = e->ctx;
+            cap->cross_q = e->cq, cap->cross_k = e->ck, cap->cross_v = e->cv, cap->cross_ctx = e->cctx;
+        }
     }
     if (run->overflow && run->used == ATN_DEVICE_CPU) {
         cap->fp16_overflow = run->overflow;

@@ -607,6 +607,15 @@ typedef struct atn_capture {
     const int32_t *target_ids;      /* [n_tgt] the decoder's input ids (decoder start first) */
     const float *dec_hidden;        /* [L_dec+1][n_tgt][d] the decoder's hidden states, the
                                        last after its final norm (HF's decoder_hidden_states) */
+    const float *dec_mask;          /* [n_tgt][n_tgt] the decoder's causal mask (0 / ATN_MASK_MIN) */
+    const float *cross_mask;        /* [n_tgt][n] the source's padding in every cross row */
+    /* the decoder's trace inputs (has_trace_inputs; NULL otherwise), as the forward used them:
+       self-attention dec_q, dec_ctx [L_dec][n_tgt][d_q], dec_k, dec_v [L_dec][n_tgt][d_kv];
+       cross-attention cross_q, cross_ctx [L_dec][n_tgt][d_q] (from the decoder's rows after
+       the layer's self-attention block), cross_k, cross_v [L_dec][n][d_kv] (the encoder's
+       output projected by each layer's cross-attention weights) */
+    const float *dec_q, *dec_k, *dec_v, *dec_ctx;
+    const float *cross_q, *cross_k, *cross_v, *cross_ctx;
 } atn_capture;
 
 /* The three kinds of attention an encoder-decoder has (atn_capture.stacks). */
@@ -923,15 +932,45 @@ typedef struct atn_trace {
     int32_t *rel_index;            /* [n] */
     int32_t scale_factor, rel_span;
     bool xsoftmax;      /* DeBERTa: a query whose every key is masked (padding) gets all weights 0 */
+    /* which stack the head is in (atn_trace_compute_stack): ATN_STACK_ENCODER for every model
+       without stacks.  n_queries: the query rows of that stack (the source's tokens for the
+       encoder, the target's for the decoder and cross), query indexes them; n above is the
+       keys' count (the source's for the encoder and cross, the target's for the decoder).
+       q_ids [n_queries] and k_ids [n]: the tokens' ids, borrowed from the capture (enc's
+       ids for the encoder stack).  For cross-attention q comes from the decoder's hidden
+       state after the layer's self-attention block and keys and values from the encoder's
+       output; concat and projected are the cross-attention's (W_O of the cross block) */
+    atn_stack_kind stack;
+    int32_t n_queries;
+    const int32_t *q_ids, *k_ids;
+    /* T5's relative position bias (the encoder's and the decoder's self-attention; scale is
+       then 1: T5 does not scale its scores): key j's bucket of the distance j - query
+       (bidirectional in the encoder, causal in the decoder; num_buckets, max_distance) and
+       the head's learned bias for that bucket (layer 0's relative_attention_bias, shared by
+       every layer), which the score adds before the mask (shifted = scaled + pos_bias + mask
+       - max).  NULL for cross-attention, which has no position term, and other models */
+    int32_t *bucket;    /* [n] */
+    double *pos_bias;   /* [n] */
+    bool bias_bidirectional;
+    int32_t num_buckets, max_distance;
 } atn_trace;
 
 /* Recomputes head (layer, head)'s attention for token query in double precision from the
  * capture's Q, K, V (so the run must keep trace inputs).  *out is the caller's
  * (atn_trace_free); every array in it is owned by the trace, shapes as above; enc is
  * borrowed from cap.  ATN_E_INVALID: NULL cap, no trace inputs, no mask_add, layer/head/query
- * out of range (the message gives the range); ATN_E_NOMEM. */
+ * out of range (the message gives the range); ATN_E_NOMEM.  The encoder stack of an
+ * encoder-decoder's capture (atn_trace_compute_stack with ATN_STACK_ENCODER). */
 atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int32_t layer,
                              int32_t head, int32_t query, atn_trace **out, atn_error *err);
+/* The same for a head of stack `stack` of an encoder-decoder's capture (cap->n_stacks 3):
+ * layer counts the decoder's layers for ATN_STACK_DECODER and ATN_STACK_CROSS, query the
+ * target's tokens (cap->n_tgt).  For a capture without stacks only ATN_STACK_ENCODER is
+ * accepted (ATN_E_INVALID naming the stack otherwise).  Errors as atn_trace_compute; the
+ * ranges in the messages are the stack's. */
+atn_status atn_trace_compute_stack(const atn_model *model, const atn_capture *cap, atn_stack_kind stack,
+                                   int32_t layer, int32_t head, int32_t query, atn_trace **out,
+                                   atn_error *err);
 void atn_trace_free(atn_trace *trace);   /* NULL: nothing */
 
 /* ---- masked-word prediction ------------------------------------------------- */

@@ -420,6 +420,8 @@ hf-run)
 import json, os, sys, glob
 for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
     meta = json.load(open(f))
+    if "cases" not in meta:   # another test's fixture (a trace's q/k/bias, the rotary what-if's)
+        continue
     for c in meta["cases"]:
         if "target" in c:   # an encoder-decoder's: three stacks, checked by hf-encdec (run -o x.npz)
             continue

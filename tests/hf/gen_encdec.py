@@ -31,6 +31,12 @@ It never calls attnscope.  Outputs go to tests/hf/fixtures/:
   <model>-<case>-enc-hidden.npy   float32 [L+1, n, d]       encoder_hidden_states
   <model>-<case>-dec-hidden.npy   float32 [Ld+1, t, d]      decoder_hidden_states
   <model>-<case>-logprobs.npy     float32 [t, V]            log_softmax of the logits
+  <model>-trace.json              one head (TRACE_LAYER, TRACE_HEAD) of each stack in case
+                                  "long", for tests/hf/test-hf-encdec-trace.c: per query row the
+                                  head's q and every key's k (projection + bias, before BART's
+                                  head_dim^-0.5 on q), the raw dot products q.k, and for T5 the
+                                  bucket and position bias of each (query, key) (self-attention
+                                  only: cross-attention has none), all float64
 
 Run with Debian's python3-torch:  /usr/bin/python3 tests/hf/gen_encdec.py
 """
@@ -49,6 +55,10 @@ sys.path.insert(0, HERE)
 from gen_models import tensor_bytes, write_safetensors  # noqa: E402
 
 F32_MIN = float(torch.finfo(torch.float32).min)
+
+# the head whose arithmetic gen_trace dumps, in every stack (layer counts each stack's layers)
+TRACE_LAYER, TRACE_HEAD, TRACE_CASE = 1, 2, "long"
+TAP = {}   # attention prefix -> (q, k) [H, n, dk] as the last forward computed them
 
 
 def t5_config(**kw):
@@ -141,6 +151,7 @@ def attention(xq, xkv, W, pre, H, dk, bias_mask):
     nq, nk = xq.shape[0], xkv.shape[0]
     q = (xq @ W[pre + "q.weight"].T).view(nq, H, dk).transpose(0, 1)
     k = (xkv @ W[pre + "k.weight"].T).view(nk, H, dk).transpose(0, 1)
+    TAP[pre] = (q, k)
     v = (xkv @ W[pre + "v.weight"].T).view(nk, H, dk).transpose(0, 1)
     scores = q @ k.transpose(-1, -2) + bias_mask
     p = torch.softmax(scores, dim=-1)
@@ -217,6 +228,7 @@ def bart_attention(xq, xkv, W, pre, H, mask):
     dk = d // H
     q = ((xq @ W[pre + "q_proj.weight"].T + W[pre + "q_proj.bias"]) * dk ** -0.5).view(nq, H, dk).transpose(0, 1)
     k = (xkv @ W[pre + "k_proj.weight"].T + W[pre + "k_proj.bias"]).view(nk, H, dk).transpose(0, 1)
+    TAP[pre] = (q / dk ** -0.5, k)   # q before the scaling: the trace scales the scores
     v = (xkv @ W[pre + "v_proj.weight"].T + W[pre + "v_proj.bias"]).view(nk, H, dk).transpose(0, 1)
     p = torch.softmax(q @ k.transpose(-1, -2) + mask, dim=-1)
     ctx = (p @ v).transpose(0, 1).reshape(nq, d)
@@ -393,6 +405,32 @@ def save(path, x):
     np.save(path, x.to(torch.float32).numpy())
 
 
+def trace_dump(cfg, W, t5, n, t):
+    """One head of each stack from TAP (the last forward's): q, k, q.k and T5's buckets / bias."""
+    L, h = TRACE_LAYER, TRACE_HEAD
+    if t5:
+        pre = {"encoder": f"encoder.block.{L}.layer.0.SelfAttention.", "decoder": f"decoder.block.{L}.layer.0.SelfAttention.",
+               "cross": f"decoder.block.{L}.layer.1.EncDecAttention."}
+    else:
+        pre = {"encoder": f"model.encoder.layers.{L}.self_attn.", "decoder": f"model.decoder.layers.{L}.self_attn.",
+               "cross": f"model.decoder.layers.{L}.encoder_attn."}
+    out = {"case": TRACE_CASE, "layer": L, "head": h, "stacks": {}}
+    for stack, p in pre.items():
+        q, k = TAP[p][0][h], TAP[p][1][h]
+        e = {"q": q.tolist(), "k": k.tolist(), "scores": (q @ k.T).tolist()}
+        if t5 and stack != "cross":
+            nq = n if stack == "encoder" else t
+            ctx = torch.arange(nq, dtype=torch.long)[:, None]
+            mem = torch.arange(nq, dtype=torch.long)[None, :]
+            b = bucket(mem - ctx, stack == "encoder", cfg["relative_attention_num_buckets"],
+                       cfg["relative_attention_max_distance"])
+            table = W[f"{stack}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"]
+            e["buckets"] = b.tolist()
+            e["bias"] = table[b][:, :, h].tolist()
+        out["stacks"][stack] = e
+    return out
+
+
 def write_model(name, over, dtype, out_models, out_fix, seed):
     g = torch.Generator().manual_seed(seed)
     t5 = over.get("model_type", "t5") == "t5"
@@ -414,6 +452,9 @@ def write_model(name, over, dtype, out_models, out_fix, seed):
     cases = []
     for cname, src, mask, tgt in cases_for(cfg, g):
         outs = forward(stored, cfg, src, mask, tgt) if t5 else bart_forward(stored, cfg, src, mask, tgt)
+        if cname == TRACE_CASE and dtype == "F32":
+            with open(os.path.join(out_fix, name + "-trace.json"), "w") as f:
+                json.dump(trace_dump(cfg, stored, t5, len(src), len(tgt)), f)
         for what, x in zip(("encoder", "decoder", "cross", "enc-hidden", "dec-hidden", "logprobs"), outs):
             save(os.path.join(out_fix, f"{name}-{cname}-{what}.npy"), x)
         top = [[int(i) for i in torch.topk(outs[5][r], 5).indices] for r in range(len(tgt))]

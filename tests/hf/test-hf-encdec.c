@@ -252,14 +252,16 @@ static void cli_case(const char *name) {
     CHECK_MSG(first && cJSON_GetObjectItem(first, "id")->valueint == want_top, "%s: predict --after 1: %s", name,
               pbuf);
     cJSON_Delete(pj);
-    /* info names the three stacks; the trace refuses by name (exit 2) */
+    /* info names the three stacks; the trace follows the cross-attention (test-hf-encdec-trace.c
+       checks its numbers) */
     snprintf(cmd, sizeof cmd, "'%s/app/attnscope' info --model '%s/models/%s' | grep -q 'cross: *%d layers'",
              build ? build : "build", root, name, Ld);
     CHECK_MSG(system(cmd) == 0, "%s", cmd);
-    snprintf(cmd, sizeof cmd, "'%s/app/attnscope' trace --model '%s/models/%s' --ids %s --layer 0 --head 0 --query 0 "
-             "2>&1 >/dev/null | grep -q 'does not follow'", build ? build : "build", root, name, ids);
+    snprintf(cmd, sizeof cmd, "'%s/app/attnscope' trace --model '%s/models/%s' --ids %s --target-ids %s --stack cross "
+             "--layer 0 --head 0 --query 0 | grep -q 'Trace of the cross-attention'", build ? build : "build", root,
+             name, ids, tgt);
     int trc = system(cmd);
-    CHECK_MSG(trc == 0, "%s: the trace is not refused by name", name);
+    CHECK_MSG(trc == 0, "%s: no trace of the cross-attention", name);
     /* -o x.json: the stacks under the same names, the cross map target rows by source columns */
     char jout[300];
     snprintf(jout, sizeof jout, "/tmp/atn-encdec-cli-%d.json", (int)getpid());
