@@ -71,6 +71,7 @@ struct _AtnTraceView {
     gboolean dirty;
     gboolean syncing;
     tstep_widgets steps[ATN_TRACE_STEP_COUNT];
+    GtkWidget *check;        /* "Check my work" (atn-check-work.c), after the inputs */
     GHashTable *inputs;      /* "which:row:col" -> GtkEntry (borrowed) */
     AtnModelHandle *inputs_model;
     int inputs_layer;

@@ -14,8 +14,6 @@ int atn_trace_view_get_step(AtnTraceView *self);
  * heatmap (the softmax's result) until step 6; turning it on at "All steps" starts at step 1. */
 void atn_trace_view_set_reveal(AtnTraceView *self, gboolean reveal);
 gboolean atn_trace_view_get_reveal(AtnTraceView *self);
-/* The box of one step (title, formula, table, note), or NULL before a trace; borrowed. */
-GtkWidget *atn_trace_view_get_step_widget(AtnTraceView *self, atn_trace_step step);
 /* Reset Numbers: a toy model's cells back to the numbers they had when the Trace view first
  * showed them, in every layer; the changed-cell marks (CSS class "changed") go. */
 void atn_trace_view_reset_inputs(AtnTraceView *self);

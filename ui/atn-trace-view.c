@@ -4,6 +4,7 @@
  * note) and are applied to the widgets: when the tables keep their shape (typing in a toy model's
  * cell, switching heads) the labels are updated in place, so the page never flickers and
  * the cell being edited keeps its focus. */
+#include "atn-check-work.h"
 #include "atn-trace-view-private.h"
 #include "atn-trace-view-test.h"
 
@@ -333,6 +334,7 @@ void atn_trace_view_refresh(AtnTraceView *self) {
         sync_query_drop(self, TRUE);
     else
         sync_query_drop(self, FALSE);
+    atn_check_work_set_trace(ATN_CHECK_WORK(self->check), NULL, NULL, GTK_WIDGET(self));   /* borrows the trace */
     g_clear_pointer(&self->trace, atn_trace_free);
     g_set_object(&self->result, r);
     if (!r) {
@@ -393,6 +395,7 @@ void atn_trace_view_refresh(AtnTraceView *self) {
     g_autofree char *title = g_strdup_printf(_("layer %d · head %d"), layer, head);
     atn_heatmap_set_title(self->heatmap, title);
     update_step_ui(self);
+    atn_check_work_set_trace(ATN_CHECK_WORK(self->check), t, atn_result_get_tokens(r), GTK_WIDGET(self));
 }
 
 /* ---- building while hidden ------------------------------------------------------------------- */
@@ -688,6 +691,8 @@ static void atn_trace_view_dispose(GObject *object) {
     if (self->session)
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_clear_object(&self->session);
+    if (self->check)
+        atn_check_work_set_trace(ATN_CHECK_WORK(self->check), NULL, NULL, NULL);
     g_clear_pointer(&self->trace, atn_trace_free);
     g_clear_object(&self->result);
     g_clear_object(&self->inputs_model);
@@ -742,6 +747,8 @@ static void atn_trace_view_init(AtnTraceView *self) {
        everything else on the page (issue 40) */
     atn_heatmap_set_min_label_scale(self->heatmap, 1.0);
     self->inputs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    self->check = atn_check_work_new();   /* "Check my work", between the inputs and the steps */
+    gtk_box_insert_child_after(self->sheet, self->check, GTK_WIDGET(self->inputs_box));
     self->colw_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     g_signal_connect(self->query_drop, "notify::selected", G_CALLBACK(on_query_selected), self);
     g_signal_connect(self->prev_button, "clicked", G_CALLBACK(on_prev), self);

@@ -26,4 +26,8 @@ void atn_trace_view_refresh(AtnTraceView *self);
 /* The trace as Markdown with LaTeX maths; NULL with error when there is none. */
 char *atn_trace_view_dup_markdown(AtnTraceView *self, GError **error);
 
+/* The box of one step (title, formula, table, note), or NULL before a trace; borrowed.  Check
+ * my work (atn-check-work.c) marks the first step where a student's numbers differ on it. */
+GtkWidget *atn_trace_view_get_step_widget(AtnTraceView *self, atn_trace_step step);
+
 G_END_DECLS
