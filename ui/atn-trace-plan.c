@@ -181,7 +181,7 @@ static void fill_mask(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int
     plan_set(p, r, c0, 0, t->mask_term[j] != 0 ? g_strdup("−∞") : g_strdup("0"));
     /* a masked key's score is finfo.min, about -3.4e38: shown as what it does, −∞ */
     /* DeBERTa: the relative terms are part of the score the mask is added to */
-    double rel = t->c2p_term ? t->c2p_term[j] + t->p2c_term[j] : 0.0;
+    double rel = t->c2p_term ? t->c2p_term[j] + t->p2c_term[j] : t->pos_bias ? t->pos_bias[j] : 0.0;   /* T5's bias */
     plan_set(p, r, c0 + 1, 0, t->mask_term[j] != 0 ? g_strdup("−∞") : fmt4(t->scaled[j] + rel + t->mask_term[j]));
 }
 
@@ -245,6 +245,10 @@ void atn_trace_plan_make_labelled(const atn_trace *t, const char *const *labels,
         p->note = g_strdup_printf(_("DeBERTa: the score also gets the relative-position terms c2p + p2c, each "
                                     "scaled by 1/√(d_k·%d); the next step's scores include them (attnscope trace "
                                     "lists them)."), t->scale_factor);
+    else if (t->pos_bias)   /* T5's relative position bias */
+        p->note = g_strdup(_("T5: the scores are not scaled (the factor is 1), and each gets the head's relative "
+                             "position bias for the bucket of its distance; the next step's scores include it "
+                             "(attnscope trace lists each key's bucket and bias)."));
 
     p = &plans[ATN_TRACE_STEP_MASK];
     int masked = 0, future = 0;

@@ -10,6 +10,7 @@
 #include "ui-test-util.h"
 
 #include "atn-check-work.h"
+#include "atn-trace-plan.h"
 
 static AtnCheckWork *find_check(GtkWidget *w) {
     if (ATN_IS_CHECK_WORK(w))
@@ -102,9 +103,49 @@ static void test_check_textbook(void) {
     text_size_done(win);
 }
 
+/* The Trace view's plan of a T5 encoder head: the mask step's scores include the relative
+ * position bias (scaled + bias, as `attnscope trace` lists them), and the scale step says so. */
+static void test_plan_t5_bias(void) {
+    g_autofree char *dir = g_build_filename(g_getenv("ATN_SOURCE_ROOT") ? g_getenv("ATN_SOURCE_ROOT") : ".",
+                                            "tests", "hf", "models", "t5-v1-f32", NULL);
+    atn_error err = {0};
+    atn_model *m = atn_model_open_hf(dir, NULL, NULL, &err);
+    g_assert_nonnull(m);
+    int32_t ids[] = {5, 6, 7, 8, 1};
+    atn_encoding *enc = NULL;
+    g_assert_cmpint(atn_model_encode_ids(m, ids, NULL, NULL, 5, &enc, &err), ==, ATN_OK);
+    atn_run *run = atn_run_new(m);
+    g_assert_cmpint(atn_run_forward(run, enc, NULL, &err), ==, ATN_OK);
+    atn_trace *t = NULL;
+    g_assert_cmpint(atn_trace_compute(m, atn_run_capture(run), 1, 2, 1, &t, &err), ==, ATN_OK);
+    g_assert_nonnull(t->pos_bias);
+    AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT];
+    memset(plans, 0, sizeof plans);
+    atn_trace_plan_make(t, 4, plans);
+    GString *cells = g_string_new(NULL);
+    const AtnTracePlanStep *mk = &plans[ATN_TRACE_STEP_MASK];
+    for (int c = 0; c < mk->rows * mk->cols; c++)
+        g_string_append_printf(cells, "%s|", mk->cells[c] ? mk->cells[c] : "");
+    for (int j = 0; j < t->n; j++) {
+        g_autofree char *want = g_strdup_printf("%.4f", t->scaled[j] + t->pos_bias[j]);
+        if (!strstr(cells->str, want))
+            g_error("the mask step lacks scaled + bias %s for key %d: %s", want, j, cells->str);
+    }
+    g_assert_nonnull(plans[ATN_TRACE_STEP_SCALE].note);
+    g_assert_nonnull(strstr(plans[ATN_TRACE_STEP_SCALE].note, "T5"));
+    g_string_free(cells, TRUE);
+    for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++)
+        atn_trace_plan_step_clear(&plans[s]);
+    atn_trace_free(t);
+    atn_run_free(run);
+    atn_encoding_free(enc);
+    atn_model_free(m);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
     g_test_add_func("/ui/check-work-textbook", test_check_textbook);
+    g_test_add_func("/ui/trace-plan-t5-bias", test_plan_t5_bias);
     return g_test_run();
 }
