@@ -3,7 +3,8 @@
  * numbers (scores 1.46 1.71 0.38, softmax 0.325 0.421 0.254, output 0.847 0.872) marks the
  * softmax step and explains it with the exact 0.3760; the correct softmax clears the mark;
  * scores left unscaled mark the scaling step; a word that is not a number is named.
- * With ATN_CHECK_WORK_SHOT=FILE.png (and a window size in ATN_CHECK_WORK_SIZE=WxH) the
+ * With ATN_CHECK_WORK_SHOT=FILE.png (a window size in ATN_CHECK_WORK_SIZE=WxH, a text size
+ * in ATN_CHECK_WORK_TEXT_SIZE) the
  * screen is saved after the textbook's numbers, for looking at (`import -window root`).
  *
  * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
@@ -39,7 +40,8 @@ static void test_check_textbook(void) {
     int w = 1200, h = 780;
     if (size)
         g_assert_cmpint(sscanf(size, "%dx%d", &w, &h), ==, 2);
-    AtnWindow *win = text_size_window(w, h, 1.0);
+    const char *ts = g_getenv("ATN_CHECK_WORK_TEXT_SIZE");   /* 1.5: as presentation mode's text */
+    AtnWindow *win = text_size_window(w, h, ts ? g_ascii_strtod(ts, NULL) : 1.0);
     open_and_wait(win, "worked-example");
     AtnTraceView *tv = show_trace(win, 0, 0, 0);
     AtnCheckWork *cw = find_check(GTK_WIDGET(tv));
