@@ -282,8 +282,11 @@ static void on_model(AtnSession *s, GParamSpec *p, AtnWindow *self) {
     gboolean toy = atn_model_handle_is_toy(m) || file;
     GtkWidget *focus = gtk_window_get_focus(GTK_WINDOW(self));
     if (toy && focus && (focus == GTK_WIDGET(self->text_entry) ||
-                         gtk_widget_is_ancestor(focus, GTK_WIDGET(self->text_entry))))
-        /* GTK warns when a focused entry is disabled */
+                         gtk_widget_is_ancestor(focus, GTK_WIDGET(self->text_entry)) ||
+                         focus == GTK_WIDGET(self->pair_entry) ||
+                         gtk_widget_is_ancestor(focus, GTK_WIDGET(self->pair_entry))))
+        /* GTK warns when a focused entry is disabled (the pair's too: a window that starts
+           with a remembered pair and then opens a toy model) */
         if (!gtk_widget_child_focus(GTK_WIDGET(self->stack), GTK_DIR_TAB_FORWARD))   /* into the view */
             gtk_window_set_focus(GTK_WINDOW(self), NULL);
     gtk_widget_set_visible(GTK_WIDGET(self->toy_label), toy && !file);
