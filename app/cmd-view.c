@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "corpus-stats.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,10 +16,24 @@ static void view_usage(FILE *f) {
     fprintf(f, "Usage: attnscope view FILE [--view VIEW] [--layer L] [--head H]\n\n"
                "Opens the window on an attention file: attention computed by any model, anywhere\n"
                "(a safetensors file, an .npz, or an .npy with tokens.json beside it; docs/attention-file.md),\n"
-               "or on a merged corpus statistics file (stats merge; docs/cluster.md) in the Statistics view.\n"
+               "or on a merged corpus statistics file (stats merge; docs/cluster.md) in the Statistics view,\n"
+               "or on a session file (File → Save Session…; docs/session-file.md): its model, text and view.\n"
                "The Head, Model, Similarity and Statistics views, rollout and the exports work without\n"
                "weights; what needs the model (what-if, predictions, the trace) is off and says why.\n"
                "The window options --view, --layer and --head are as without a command.\n");
+}
+
+/* "attnscope-session/" in the first 4 KiB (as the MIME magic and atn_session_file_sniff):
+ * a session file, which the window's --session reads and checks (exit 2 naming the key). */
+static bool is_session_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    char buf[4097];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return memchr(buf, 0, n) == NULL && strstr(buf, "\"attnscope-session/") != NULL;
 }
 
 int cmd_view(int argc, char **argv) {
@@ -41,7 +56,13 @@ int cmd_view(int argc, char **argv) {
     atn_attn_file *f = NULL;
     atn_error err = {0};
     const char *as = "--attention";
-    if (atn_corpus_stats_sniff(argv[1])) {   /* a merged statistics file: read whole here (its errors exit 2) */
+    if (is_session_file(argv[1])) {
+        if (!attnscope_gui_main) {
+            cli_error("%s: a session file opens in the window, and this build has no GUI", argv[1]);
+            return CLI_EXIT_USAGE;
+        }
+        as = "--session";
+    } else if (atn_corpus_stats_sniff(argv[1])) {   /* a merged statistics file: read whole here (its errors exit 2) */
         atn_corpus_stats *cs = atn_corpus_stats_load(argv[1], &err);
         if (!cs)
             return cli_fail(&err);

@@ -10,6 +10,7 @@
 #include "atn-color-scheme.h"
 #include "atn-preferences-dialog.h"
 #include "atn-session.h"
+#include "atn-session-file.h"
 #include "atn-window.h"
 #include "attnscope.h"
 #include "render.h"
@@ -20,6 +21,7 @@ struct _AtnApplication {
     char *opt_model, *opt_text, *opt_view;
     char *opt_attention;        /* an attention file to show (attnscope view FILE) */
     char *opt_stats;            /* a merged corpus statistics file to show (attnscope view FILE) */
+    char *opt_session;          /* a session file to open (--session, attnscope FILE) */
     int opt_layer, opt_head;    /* -1: not given */
 };
 
@@ -172,6 +174,8 @@ static void atn_application_activate(GApplication *app) {
             atn_session_open_attention(atn_window_get_session(w), self->opt_attention);
         if (self->opt_stats)
             atn_window_open_stats(w, self->opt_stats);
+        if (self->opt_session)   /* checked in handle_local_options: opens its model */
+            atn_window_open_session(w, self->opt_session);
         if (self->opt_text)
             atn_window_set_text(w, self->opt_text);
         if (self->opt_view && !self->opt_stats)
@@ -189,6 +193,7 @@ static int atn_application_handle_local_options(GApplication *app, GVariantDict 
     g_variant_dict_lookup(options, "view", "s", &self->opt_view);
     g_variant_dict_lookup(options, "attention", "^ay", &self->opt_attention);
     g_variant_dict_lookup(options, "stats", "^ay", &self->opt_stats);
+    g_variant_dict_lookup(options, "session", "^ay", &self->opt_session);
     g_variant_dict_lookup(options, "layer", "i", &self->opt_layer);
     g_variant_dict_lookup(options, "head", "i", &self->opt_head);
     const char *limit = NULL;
@@ -205,6 +210,24 @@ static int atn_application_handle_local_options(GApplication *app, GVariantDict 
         g_printerr(_("attnscope: --layer and --head count from 0\n"));
         return 2;
     }
+    if (self->opt_session) {   /* a bad session file exits 2 naming the file and the key */
+        AtnSessionState st;
+        atn_session_state_init(&st);
+        GError *error = NULL;
+        gboolean ok = atn_session_file_load(self->opt_session, &st, &error) &&
+                      atn_session_state_check_model(&st, self->opt_session, &error);
+        atn_session_state_clear(&st);
+        if (!ok) {
+            g_printerr("attnscope: %s\n", error->message);
+            g_error_free(error);
+            return 2;
+        }
+        if (self->opt_model || self->opt_text || self->opt_attention) {
+            g_printerr(_("attnscope: --session %s: the session names its model and text; leave out --model, --text and --attention\n"),
+                       self->opt_session);
+            return 2;
+        }
+    }
     if (self->opt_view && !g_strv_contains(atn_window_get_view_names(), self->opt_view)) {
         g_autofree char *views = g_strjoinv(", ", (char **)atn_window_get_view_names());
         g_printerr(_("attnscope: --view %s: no such view; the views are %s\n"), self->opt_view, views);
@@ -220,6 +243,7 @@ static void atn_application_finalize(GObject *object) {
     g_free(self->opt_view);
     g_free(self->opt_attention);
     g_free(self->opt_stats);
+    g_free(self->opt_session);
     G_OBJECT_CLASS(atn_application_parent_class)->finalize(object);
 }
 
@@ -243,6 +267,9 @@ static void atn_application_init(AtnApplication *self) {
          N_("FILE")},
         {"stats", 0, 0, G_OPTION_ARG_FILENAME, NULL, N_("Show this merged corpus statistics file (attnscope stats "
                                                          "merge) in the Statistics view"), N_("FILE")},
+        {"session", 0, 0, G_OPTION_ARG_FILENAME, NULL, N_("Open this session file (File → Save Session…; "
+                                                           "docs/session-file.md): its model, text, view and head"),
+         N_("FILE")},
         {"view", 0, 0, G_OPTION_ARG_STRING, NULL, N_("Start on this view: head, model, similarity, trace, statistics, whatif or train"),
          N_("VIEW")},
         {"layer", 0, 0, G_OPTION_ARG_INT, NULL, N_("Start on this layer (from 0; default: the clearest head's)"),

@@ -8,6 +8,7 @@
 
 #include "atn-encdec-widgets.h"
 #include "atn-predictions.h"
+#include "atn-session-file.h"
 #include "atn-prefs.h"
 #include "atn-token-chips.h"
 #include "atn-view-switcher.h"
@@ -77,6 +78,7 @@ struct _AtnWindow {
     char *entry_note;             /* the text entry's note at the length cap, or NULL */
     int entry_cap_positions;      /* the positions the entries' length cap was made for */
     gboolean toy_text_shown;      /* the entries are emptied for a toy model (the sentence waits) */
+    GMenu *lessons_menu;          /* the main menu's Lessons submenu (atn-window-lessons.c) */
     gboolean syncing_text;        /* the entries follow the model, not the user */       /* the notice is about the latest run (hidden by the next) */
 };
 
@@ -109,6 +111,18 @@ void _atn_window_actions_init(AtnWindow *self);
 /* atn-window-stats.c: win.open-stats, drag and drop, a merged file's examples opened */
 void _atn_window_class_stats_init(GtkWidgetClass *wc);
 void _atn_window_stats_init(AtnWindow *self);
+/* atn-window-session.c: win.open-session, win.save-session; applying a state (a session
+ * file's or a lesson step's): the preferences now, the model opened when it is another, then
+ * text, what-if and view, then layer, head and query once their result has come (the window
+ * emits "state-applied" then).  s is copied. */
+void _atn_window_class_session_init(GtkWidgetClass *wc);
+void _atn_window_session_init(AtnWindow *self);
+void _atn_window_apply_state(AtnWindow *self, const AtnSessionState *s);
+/* atn-window-lessons.c: the Lessons submenu, win.lesson / open-lesson / lesson-next / -back /
+ * -reveal, and the lesson panel above the views. */
+void _atn_window_class_lessons_init(GtkWidgetClass *wc);
+void _atn_window_lessons_init(AtnWindow *self);
+void _atn_window_fill_lessons_menu(AtnWindow *self, GMenu *menu);
 /* The save dialog for toy model m; then_close closes the window once it is saved. */
 void _atn_window_save_toy_dialog(AtnWindow *self, AtnModelHandle *m, gboolean then_close);
 

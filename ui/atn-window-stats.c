@@ -1,6 +1,6 @@
 /* AtnWindow and merged corpus statistics files (ui/atn-stats-file.h): File → Open
- * Statistics…, files dropped on the window (statistics, attention files, model folders and toy
- * JSON, told apart by their contents), and an example clicked in the Statistics view opened as
+ * Statistics…, files dropped on the window (statistics, session files, attention files, model
+ * folders and toy JSON, told apart by their contents), and an example clicked in the Statistics view opened as
  * its sentence in the Head view with the example's query selected and its key outlined. */
 #include "atn-window-private.h"
 #include "atn-window-test.h"
@@ -45,6 +45,8 @@ void atn_window_open_path(AtnWindow *self, const char *path) {
     g_return_if_fail(ATN_IS_WINDOW(self));
     if (atn_corpus_stats_sniff(path))
         atn_window_open_stats(self, path);
+    else if (g_file_test(path, G_FILE_TEST_IS_REGULAR) && atn_session_file_sniff(path))
+        atn_window_open_session(self, path);
     else if (g_file_test(path, G_FILE_TEST_IS_REGULAR) && is_attention_file(path))
         atn_session_open_attention(self->session, path);
     else   /* a model folder or a toy JSON file; its own error otherwise */

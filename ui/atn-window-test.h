@@ -4,6 +4,7 @@
 #pragma once
 
 #include "atn-window.h"
+#include "atn-session-file.h"
 
 G_BEGIN_DECLS
 
@@ -56,5 +57,24 @@ GtkWidget *atn_window_get_predictions(AtnWindow *self);
  * hidden; its button back to the original model. */
 const char *atn_window_get_whatif_badge(AtnWindow *self);
 GtkWidget *atn_window_get_whatif_restore_button(AtnWindow *self);
+
+/* Sessions (atn-window-session.c): what the window shows as a session state (FALSE with error
+ * for an attention file or no model), saved without a dialog; TRUE while a state opened or a
+ * lesson step is still being applied (the window emits "state-applied" when it is done). */
+gboolean atn_window_get_state(AtnWindow *self, AtnSessionState *s, GError **error);
+gboolean atn_window_save_session_to(AtnWindow *self, const char *path, GError **error);
+gboolean atn_window_is_applying_state(AtnWindow *self);
+/* Lessons (atn-window-lessons.c): the step shown (-1: no lesson), going to a step (as Back /
+ * Next do), revealing the answer, closing; the panel's texts: "title", "question", "answer"
+ * (NULL while the answer is hidden); the answer filled from the result shown (g_free). */
+int atn_window_get_lesson_step(AtnWindow *self);
+void atn_window_lesson_go(AtnWindow *self, int index);
+void atn_window_lesson_reveal(AtnWindow *self);
+void atn_window_close_lesson(AtnWindow *self);
+const char *atn_window_get_lesson_text(AtnWindow *self, const char *which);
+char *atn_window_dup_lesson_answer(AtnWindow *self);
+/* The main menu's Lessons submenu (borrowed): a section of the built-in lessons, then Open
+ * Lesson File…. */
+GMenuModel *atn_window_get_lessons_menu(AtnWindow *self);
 
 G_END_DECLS

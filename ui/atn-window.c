@@ -202,6 +202,10 @@ static void rebuild_model_menu(AtnWindow *self) {
     g_menu_append(open, _("Open _Attention…"), "win.open-attention");
     g_menu_append(open, _("Open _Statistics…"), "win.open-stats");
     g_menu_append_section(self->model_menu, NULL, G_MENU_MODEL(open));
+    g_autoptr(GMenu) sessions = g_menu_new();
+    g_menu_append(sessions, _("Open S_ession…"), "win.open-session");
+    g_menu_append(sessions, _("Save Sessi_on…"), "win.save-session");
+    g_menu_append_section(self->model_menu, NULL, G_MENU_MODEL(sessions));
     const char *const *recent = atn_prefs_get_recent_models(self->prefs);
     if (recent && recent[0]) {
         g_autoptr(GMenu) rec = g_menu_new();
@@ -1102,6 +1106,7 @@ static void atn_window_class_init(AtnWindowClass *klass) {
     BIND(controls_revealer);
     BIND(whatif_revealer);
     BIND(whatif_label);
+    BIND(lessons_menu);
     BIND(whatif_restore_button);
     BIND(progress_revealer);
     BIND(progress_label);
@@ -1121,6 +1126,8 @@ static void atn_window_class_init(AtnWindowClass *klass) {
 
     _atn_window_class_actions_init(wc);
     _atn_window_class_stats_init(wc);
+    _atn_window_class_session_init(wc);
+    _atn_window_class_lessons_init(wc);
     _atn_window_class_export_init(wc);
 }
 
@@ -1165,6 +1172,9 @@ static void atn_window_init(AtnWindow *self) {
             g_signal_connect(page, "head-activated", G_CALLBACK(on_head_activated), self);
     }
     _atn_window_stats_init(self);
+    _atn_window_session_init(self);
+    _atn_window_lessons_init(self);
+    _atn_window_fill_lessons_menu(self, self->lessons_menu);
 
     g_signal_connect(self->session, "error", G_CALLBACK(on_session_error), self);
     g_signal_connect(self->session, "notice", G_CALLBACK(on_session_notice), self);

@@ -32,6 +32,14 @@ void atn_window_open_stats(AtnWindow *self, const char *path);
 /* A file or folder as dropped on the window: a statistics file, an attention file (each told
  * by its header), else a model (a folder, a toy JSON file). */
 void atn_window_open_path(AtnWindow *self, const char *path);
+/* A session file (docs/session-file.md): read and checked at once (a file that is not a
+ * session, of another version, with a key of the wrong type, or naming a model that is not
+ * there: the error banner names the file and the key, FALSE, and what is shown stays); then
+ * the window goes to that state (the model opened in a worker, then the rest). */
+gboolean atn_window_open_session(AtnWindow *self, const char *path);
+/* A lesson file (docs/lessons.md), shown in the lesson panel at its first step; a file that
+ * cannot be read is reported in the error banner (FALSE) and the lesson shown stays. */
+gboolean atn_window_open_lesson(AtnWindow *self, const char *path);
 GtkWidget *atn_window_get_view_widget(AtnWindow *self, const char *name);
 /* The command line's --layer / --head (-1: not given): selected now; when the first
  * model's result arrives, a layer or head outside that model is said in the notice bar and

@@ -35,4 +35,23 @@ grep -q '^MimeType=.*application/x-attnscope-corpus-stats;' "$R/data/io.github.a
 # the desktop file opens that type
 grep -q '^MimeType=application/x-attnscope-attention;' "$R/data/io.github.attnscope.Attnscope.desktop.in" ||
   fail "the desktop file does not open application/x-attnscope-attention"
-echo "ok: attention and statistics files typed, weights not"
+# a session file (docs/session-file.md) by its glob and by its magic; a toy model's JSON is not one
+printf '{\n\t"format":\t"attnscope-session/1",\n\t"model":\t{"builtin": "demo"}\n}\n' > "$T/s.attnscope-session"
+cp "$T/s.attnscope-session" "$T/renamed.json"
+got=$(type_of "$T/s.attnscope-session")
+[ "$got" = application/x-attnscope-session ] || fail "a session file is '$got'"
+got=$(type_of "$T/renamed.json")
+[ "$got" = application/x-attnscope-session ] || fail "a session file named .json is '$got' (the magic)"
+got=$(type_of "$R/data/models/worked-example.json")
+[ "$got" != application/x-attnscope-session ] || fail "a toy model's JSON is taken for a session"
+grep -q '^MimeType=.*application/x-attnscope-session;' "$R/data/io.github.attnscope.Attnscope.desktop.in" ||
+  fail "the desktop file does not open application/x-attnscope-session"
+# the desktop file's Exec (attnscope %F) on a bad session: exit 2 naming the file and the key,
+# before any window (no display needed)
+printf '{"format": "attnscope-session/1", "model": {"builtin": "demo"}, "head": "two"}' > "$T/bad.attnscope-session"
+err=$(env -u DISPLAY -u WAYLAND_DISPLAY "$A" "$T/bad.attnscope-session" 2>&1); rc=$?
+[ $rc = 2 ] || fail "attnscope BAD-SESSION exits $rc, not 2"
+case "$err" in *"$T/bad.attnscope-session: key “head”"*) ;; *) fail "the message '$err' does not name the file and key";; esac
+err=$(env -u DISPLAY -u WAYLAND_DISPLAY "$A" --session "$T/renamed.json" --model demo 2>&1); rc=$?
+[ $rc = 2 ] || fail "--session with --model exits $rc, not 2"
+echo "ok: attention, statistics and session files typed, weights and toy models not"
