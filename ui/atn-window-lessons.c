@@ -52,19 +52,27 @@ static char *value_token(gpointer data, int i) {
     return g_strdup(atn_result_get_tokens(r)[i]);
 }
 
+static char *fill(AtnWindow *self, const char *text) {
+    AtnResult *r = atn_session_get_result(self->session);
+    AtnLessonValues v = {value_attn, value_n_tokens, value_token, r};
+    return atn_lesson_fill(text, r ? &v : NULL);
+}
+
 char *atn_window_dup_lesson_answer(AtnWindow *self) {
     lesson_panel *p = panel_of(self);
     if (!p || !p->lesson)
         return NULL;
     AtnLessonStep *st = g_ptr_array_index(p->lesson->steps, p->index);
-    AtnResult *r = atn_session_get_result(self->session);
-    AtnLessonValues v = {value_attn, value_n_tokens, value_token, r};
-    return atn_lesson_fill(st->answer, r ? &v : NULL);
+    return fill(self, st->answer);
 }
 
 /* ---- the panel ---------------------------------------------------------------------------- */
 
+/* The question and (when revealed) the answer, their placeholders filled from the result shown. */
 static void show_answer(lesson_panel *p) {
+    AtnLessonStep *st = g_ptr_array_index(p->lesson->steps, p->index);
+    g_autofree char *question = fill(p->window, st->question);
+    gtk_label_set_text(p->question, question);
     g_autofree char *text = p->revealed ? atn_window_dup_lesson_answer(p->window) : NULL;
     gtk_label_set_text(p->answer, text ? text : "");
     gtk_widget_set_visible(GTK_WIDGET(p->answer), p->revealed);
@@ -77,7 +85,6 @@ static void show_step(lesson_panel *p) {
     gtk_label_set_text(p->title, p->lesson->title);
     g_autofree char *where = g_strdup_printf(_("Step %d of %d"), p->index + 1, n);
     gtk_label_set_text(p->step, where);
-    gtk_label_set_text(p->question, st->question);
     gtk_widget_set_sensitive(GTK_WIDGET(p->back), p->index > 0);
     gtk_widget_set_sensitive(GTK_WIDGET(p->next), p->index + 1 < n);
     p->revealed = FALSE;
@@ -147,7 +154,7 @@ static void on_close(GtkButton *b, lesson_panel *p) { atn_window_close_lesson(p-
 
 static void on_result(AtnSession *s, GParamSpec *ps, AtnWindow *self) {
     lesson_panel *p = panel_of(self);
-    if (p && p->lesson && p->revealed)
+    if (p && p->lesson)
         show_answer(p);
 }
 

@@ -16,7 +16,8 @@
  *          get-model (the Get a Model dialog) target=TEXT (an encoder-decoder's target) stack=KIND
  *          (encoder, decoder or cross)
  *          root=PATH (the whole X screen, popovers included, by ImageMagick's import)
- *          method=N (the Head view's Show switch: 0 raw, 1 norm, 2 rollout, 3 flow; waits for it) */
+ *          method=N (the Head view's Show switch: 0 raw, 1 norm, 2 rollout, 3 flow; waits for it)
+ *          lesson=PATH lesson-step=N lesson-reveal (a lesson opened, at step N, its answer shown) */
 #include "ui-test-util.h"
 
 #include "atn-encdec-widgets.h"
@@ -163,6 +164,19 @@ int main(int argc, char **argv) {
             settle(2000);
             g_autofree char *cmd = g_strdup_printf("import -window root %s", a + 5);
             g_spawn_command_line_sync(cmd, NULL, NULL, NULL, NULL);
+        } else if (!strncmp(a, "lesson=", 7) || !strncmp(a, "lesson-step=", 12)) {   /* a lesson, at a step */
+            if (a[6] == '=')
+                atn_window_open_lesson(win, a + 7);
+            else
+                atn_window_lesson_go(win, atoi(a + 12));
+            settle(100);
+            while (atn_window_is_applying_state(win) || atn_session_get_opening(s) || atn_session_get_busy(s) ||
+                   atn_session_get_analysing(s))
+                settle(50);
+            settle(300);
+        } else if (!strcmp(a, "lesson-reveal")) {   /* its answer shown */
+            atn_window_lesson_reveal(win);
+            settle(300);
         } else if (!strncmp(a, "attention=", 10)) {   /* an attention file in place of the model */
             atn_session_open_attention(s, a + 10);
             settle(100);

@@ -210,6 +210,12 @@ static void test_lesson_head_off(void) {
     g_assert_cmpint(atn_whatif_get_head(w, 0, 2), ==, ATN_WHATIF_HEAD_OFF);
     g_assert_cmpint(atn_whatif_get_head(w, 1, 1), ==, ATN_WHATIF_HEAD_ON);
     double off = weight(win, 1, 1, 14, 5);
+    /* the question's placeholders are filled too: token 5 as the views show it */
+    const char *question = atn_window_get_lesson_text(win, "question");
+    const char *tok5 = atn_result_get_tokens(atn_session_get_result(s))[5];
+    g_autofree char *quoted = g_strdup_printf("“%s”", tok5);
+    if (!strstr(question, quoted) || strchr(question, '{'))
+        g_error("the question “%s” does not quote token 5 (%s)", question, quoted);
     g_assert_cmpfloat(fabs(off - 0.45244038), <, 1e-5);   /* attnscope run --heads-off 0:2 */
     atn_window_lesson_reveal(win);
     g_autofree char *want = g_strdup_printf("It falls to %.4f,", off);
