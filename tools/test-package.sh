@@ -132,6 +132,18 @@ else
   cat "$pkgdir/export.log"; record export-heatmap FAIL "no PNG written"
 fi
 
+# The built-in lessons (docs/lessons.md) and session files (docs/session-file.md): the lessons
+# are installed where the installed program looks, and a bad session file opened as a file
+# manager opens it (attnscope FILE) exits 2 naming the file and the key, before any window.
+n_lessons=$(ls "$chroot_dir/usr/share/attnscope/lessons/"*.json 2>/dev/null | wc -l)
+printf '{"format": "attnscope-session/1", "model": {"builtin": "demo"}, "head": "two"}' > "$chroot_dir/tmp/bad.attnscope-session"
+out=$(in_chroot attnscope /tmp/bad.attnscope-session 2>&1); rc=$?
+if [ "$n_lessons" -ge 5 ] && [ $rc = 2 ] && echo "$out" | grep -q 'bad.attnscope-session: key “head”'; then
+  record lessons-sessions OK "$n_lessons lessons"
+else
+  echo "$out"; record lessons-sessions FAIL "$n_lessons lessons installed; a bad session exits $rc"
+fi
+
 # The window, started as the application grid starts it: the desktop file's Exec line.  The
 # chroot takes a screenshot every 2 s; this side looks at each until one shows a drawn window
 # (not one flat colour), then tells the chroot to stop (at most 90 s).
