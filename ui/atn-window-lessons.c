@@ -250,7 +250,7 @@ static void open_lesson_action(GtkWidget *widget, const char *name, GVariant *pa
     GtkFileChooserNative *d = gtk_file_chooser_native_new(_("Open Lesson"), GTK_WINDOW(self),
                                                           GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
-    GtkFileFilter *f = gtk_file_filter_new();
+    g_autoptr(GtkFileFilter) f = gtk_file_filter_new();
     gtk_file_filter_set_name(f, _("attnscope lessons"));
     gtk_file_filter_add_pattern(f, "*.json");
     gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), f);

@@ -284,6 +284,7 @@ gboolean atn_window_open_session(AtnWindow *self, const char *path) {
 
 /* ---- the dialogs ------------------------------------------------------------------------ */
 
+/* A new filter (the chooser takes a reference of its own). */
 static GtkFileFilter *session_filter(void) {
     GtkFileFilter *f = gtk_file_filter_new();
     gtk_file_filter_set_name(f, _("attnscope sessions"));
@@ -308,7 +309,8 @@ static void open_session_action(GtkWidget *widget, const char *name, GVariant *p
     GtkFileChooserNative *d = gtk_file_chooser_native_new(_("Open Session"), GTK_WINDOW(self),
                                                           GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
-    gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), session_filter());
+    g_autoptr(GtkFileFilter) f = session_filter();
+    gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), f);
     g_signal_connect(d, "response", G_CALLBACK(on_open_response), self);
     gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
 }
@@ -335,7 +337,8 @@ static void save_session_action(GtkWidget *widget, const char *name, GVariant *p
     GtkFileChooserNative *d = gtk_file_chooser_native_new(_("Save Session"), GTK_WINDOW(self),
                                                           GTK_FILE_CHOOSER_ACTION_SAVE, _("_Save"), _("_Cancel"));
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
-    gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), session_filter());
+    g_autoptr(GtkFileFilter) f = session_filter();
+    gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), f);
     AtnModelHandle *m = atn_session_get_model(self->session);
     g_autofree char *suggested = g_strdup_printf("%s.attnscope-session", m ? atn_model_handle_get_name(m) : "session");
     g_strdelimit(suggested, "/", '-');
