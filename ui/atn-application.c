@@ -10,6 +10,7 @@
 #include "atn-color-scheme.h"
 #include "atn-preferences-dialog.h"
 #include "atn-session.h"
+#include "atn-lesson.h"
 #include "atn-session-file.h"
 #include "atn-window.h"
 #include "attnscope.h"
@@ -22,6 +23,7 @@ struct _AtnApplication {
     char *opt_attention;        /* an attention file to show (attnscope view FILE) */
     char *opt_stats;            /* a merged corpus statistics file to show (attnscope view FILE) */
     char *opt_session;          /* a session file to open (--session, attnscope FILE) */
+    char *opt_lesson;           /* a lesson file to start (--lesson) */
     int opt_layer, opt_head;    /* -1: not given */
 };
 
@@ -176,6 +178,8 @@ static void atn_application_activate(GApplication *app) {
             atn_window_open_stats(w, self->opt_stats);
         if (self->opt_session)   /* checked in handle_local_options: opens its model */
             atn_window_open_session(w, self->opt_session);
+        if (self->opt_lesson)    /* checked there too: its first step sets the window */
+            atn_window_open_lesson(w, self->opt_lesson);
         if (self->opt_text)
             atn_window_set_text(w, self->opt_text);
         if (self->opt_view && !self->opt_stats)
@@ -194,6 +198,17 @@ static int atn_application_handle_local_options(GApplication *app, GVariantDict 
     g_variant_dict_lookup(options, "attention", "^ay", &self->opt_attention);
     g_variant_dict_lookup(options, "stats", "^ay", &self->opt_stats);
     g_variant_dict_lookup(options, "session", "^ay", &self->opt_session);
+    g_variant_dict_lookup(options, "lesson", "^ay", &self->opt_lesson);
+    if (self->opt_lesson) {   /* a bad lesson file exits 2 naming the file, the step and the key */
+        GError *error = NULL;
+        AtnLesson *lesson = atn_lesson_load(self->opt_lesson, atn_gui_language(), &error);
+        if (!lesson) {
+            g_printerr("attnscope: %s\n", error->message);
+            g_error_free(error);
+            return 2;
+        }
+        atn_lesson_free(lesson);
+    }
     g_variant_dict_lookup(options, "layer", "i", &self->opt_layer);
     g_variant_dict_lookup(options, "head", "i", &self->opt_head);
     const char *limit = NULL;
@@ -244,6 +259,7 @@ static void atn_application_finalize(GObject *object) {
     g_free(self->opt_attention);
     g_free(self->opt_stats);
     g_free(self->opt_session);
+    g_free(self->opt_lesson);
     G_OBJECT_CLASS(atn_application_parent_class)->finalize(object);
 }
 
@@ -269,6 +285,9 @@ static void atn_application_init(AtnApplication *self) {
                                                          "merge) in the Statistics view"), N_("FILE")},
         {"session", 0, 0, G_OPTION_ARG_FILENAME, NULL, N_("Open this session file (File → Save Session…; "
                                                            "docs/session-file.md): its model, text, view and head"),
+         N_("FILE")},
+        {"lesson", 0, 0, G_OPTION_ARG_FILENAME, NULL, N_("Start this lesson file (docs/lessons.md): its first "
+                                                          "step, with the lesson panel"),
          N_("FILE")},
         {"view", 0, 0, G_OPTION_ARG_STRING, NULL, N_("Start on this view: head, model, similarity, trace, statistics, whatif or train"),
          N_("VIEW")},

@@ -54,4 +54,9 @@ err=$(env -u DISPLAY -u WAYLAND_DISPLAY "$A" "$T/bad.attnscope-session" 2>&1); r
 case "$err" in *"$T/bad.attnscope-session: key “head”"*) ;; *) fail "the message '$err' does not name the file and key";; esac
 err=$(env -u DISPLAY -u WAYLAND_DISPLAY "$A" --session "$T/renamed.json" --model demo 2>&1); rc=$?
 [ $rc = 2 ] || fail "--session with --model exits $rc, not 2"
+# a teacher's lesson file with a malformed placeholder: --lesson exits 2 naming the step and key
+printf '{"format": "attnscope-lesson/1", "title": "t", "steps": [{"question": "q", "answer": "{attn layer=0}"}]}' > "$T/bad-lesson.json"
+err=$(env -u DISPLAY -u WAYLAND_DISPLAY "$A" --lesson "$T/bad-lesson.json" 2>&1); rc=$?
+[ $rc = 2 ] || fail "--lesson BAD exits $rc, not 2"
+case "$err" in *"$T/bad-lesson.json: steps[0]: key “answer”: {attn}: key “head” is missing"*) ;; *) fail "the message '$err' does not name the step and key";; esac
 echo "ok: attention, statistics and session files typed, weights and toy models not"
