@@ -311,7 +311,7 @@ static void compare_json(FILE *f, const compare *c, const atn_capture *low) {
 
 int cmd_run(int argc, char **argv) {
     cli_args a;
-    static const char *const flags[] = {"help", "compare-fp32", CLI_INTERVENTION_FLAGS, NULL};
+    static const char *const flags[] = {"help", "compare-fp32", "qkv", CLI_INTERVENTION_FLAGS, NULL};
     if (!cli_parse(&a, "attnscope run", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
@@ -322,7 +322,9 @@ int cmd_run(int argc, char **argv) {
                "       comparison, on standard output)\n\n"
                "Writes the attention of every layer and head: .npy is float32 [layers, heads, n, n];\n"
                ".json has tokens, ids and the nested attention lists; .safetensors is an attention file\n"
-               "(docs/attention-file.md) that --attention FILE and `attnscope view` open without the model.\n"
+               "(docs/attention-file.md) that --attention FILE and `attnscope view` open without the model;\n"
+               "with --qkv it also holds every head's q, k, v and the model's scale, so `attnscope trace\n"
+               "--attention FILE` and the window's Trace view work from it.\n"
                "Toy models take no text.\n"
                "--model random:SHAPE (e.g. random:gpt2) runs a model of that shape with random weights;\n"
                "--tokens N gives N made-up ids (as bench runs) to any model that takes ids.\n"
@@ -379,7 +381,11 @@ int cmd_run(int argc, char **argv) {
     }
     bool npy = to_stdout ? !strcmp(format, "npy") : ends_with(out, ".npy");
     bool attn_file = !to_stdout && ends_with(out, ".safetensors");
-    bool want_compare = cli_flag(&a, "compare-fp32");
+    bool want_compare = cli_flag(&a, "compare-fp32"), qkv = cli_flag(&a, "qkv");
+    if (qkv && !attn_file) {
+        cli_error("attnscope run: --qkv goes with -o OUT.safetensors (an attention file), not \"%s\"", out);
+        return CLI_EXIT_USAGE;
+    }
     const char *prec = cli_get(&a, "precision");
     if (want_compare && (!prec || !strcmp(prec, "fp32"))) {
         cli_error("attnscope run: --compare-fp32 needs --precision bf16 or fp16");
@@ -439,7 +445,8 @@ int cmd_run(int argc, char **argv) {
             ok = false;
         } else if (attn_file) {
             atn_attn_file_meta meta = {.model_id = atn_model_name(model), .family = atn_model_family_name(model),
-                                       .source = "attnscope", .causal = atn_model_is_causal(model)};
+                                       .source = "attnscope", .causal = atn_model_is_causal(model),
+                                       .qkv = qkv, .model = model};
             atn_error err = {0};
             ok = !cli_interrupted() && atn_attn_file_write(out, cap, &meta, &err) == ATN_OK;
             if (!ok && !cli_interrupted())

@@ -51,15 +51,18 @@ static void print_stack_intro(const atn_trace *t, int32_t n_heads) {
                t->head, n_heads, i, query_tok(t), i, t->n);
 }
 
-static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads, bool stacks) {
+static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bool stacks) {
     int32_t n = t->n, k = t->d_head, i = t->query;
     bool cross = t->stack == ATN_STACK_CROSS;
     if (stacks)
         print_stack_intro(t, n_heads);
     else
-        printf("Trace of model \"%s\": layer %d, head %d (of %d), query token %d \"%s\"\n", atn_model_name(m),
-               t->layer, t->head, n_heads, i, tok(t, i));
-    if (t->kv_head != t->head)   /* grouped-query attention: its K/V head's columns of K and V */
+        printf("Trace of %s \"%s\": layer %d, head %d (of %d), query token %d \"%s\"\n",
+               t->from_file ? "attention file" : "model", name, t->layer, t->head, n_heads, i, tok(t, i));
+    if (t->from_file)   /* no weights: the file's q, k, v */
+        printf("From the file's q, k and v: %d heads of d_k = %d dimensions (head %d reads K/V head %d).\n\n", n_heads,
+               k, t->head, t->kv_head);
+    else if (t->kv_head != t->head)   /* grouped-query attention: its K/V head's columns of K and V */
         printf("d_model = %d, heads = %d of d_k = %d dimensions (columns %d..%d of Q, %d..%d of K and V).\n\n",
                t->d_model, n_heads, k, t->head * k, t->head * k + k - 1, t->kv_head * k, t->kv_head * k + k - 1);
     else
@@ -78,6 +81,8 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads, 
     if (cross)
         printf("Step 1. The query of target token %d: q_%d = (h_%d W_Q + b_Q), h_%d the decoder's hidden state, "
                "head %d's columns\n  q_%d = ", i, i, i, i, t->head, i);
+    else if (t->from_file)
+        printf("Step 1. The query of token %d: q_%d, head %d's row of the file's q\n  q_%d = ", i, i, t->head, i);
     else
         printf("Step 1. The query of token %d: q_%d = (x_%d W_Q + b_Q), head %d's columns\n  q_%d = ", i, i, i,
                t->head, i);
@@ -85,6 +90,8 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads, 
     if (cross)
         printf("\n\nStep 2. The keys k_j = e_j W_K + b_K, e_j the encoder's output for source token j (head %d's "
                "columns)\n", t->head);
+    else if (t->from_file)
+        printf("\n\nStep 2. The keys k_j (K/V head %d's rows of the file's k), one per token\n", t->kv_head);
     else
         printf("\n\nStep 2. The keys k_j = x_j W_K + b_K (head %d's columns), one per token\n", t->head);
     for (int32_t j = 0; j < n; j++) {
@@ -108,7 +115,7 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads, 
                t->scale_factor - 1, t->scale_factor == 2 ? "" : "s", t->scale_factor);
     else if (t->scale == 1.0)   /* T5 (and GPT-2 with scale_attn_weights off): no scaling at all */
         printf("\nStep 4. Scale: none (%s), so the scores go on as they are:\n  ",
-               t->pos_bias || (m && !strcmp(atn_model_family_name(m), "T5"))
+               t->pos_bias || (trace_model && !strcmp(atn_model_family_name(trace_model), "T5"))
                    ? "T5 does not divide its scores by √d_k" : "this model does not scale its scores");
     else if (fabs(t->scale * sqrt((double)k) - 1.0) < 1e-6)
         printf("\nStep 4. Scale by 1/√d_k = 1/√%d = %.4f:  s_j / √d_k\n  ", k, t->scale);
@@ -148,7 +155,7 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads, 
             printf("  j = %-3d %-10s distance %+4d  bucket %2d  bias %8.4f  score %.4f + %.4f = %.4f\n", j, tok(t, j),
                    j - i, t->bucket[j], t->pos_bias[j], t->scaled[j], t->pos_bias[j], t->scaled[j] + t->pos_bias[j]);
         printf("  score_j = s_j + bias_j  (every later step reads these)");
-    } else if (cross && m && !strcmp(atn_model_family_name(m), "T5")) {
+    } else if (cross && trace_model && !strcmp(atn_model_family_name(trace_model), "T5")) {
         printf("\n\nStep 4b. No position bias: T5 adds its relative position bias in self-attention only; the "
                "cross-attention's\n  scores are the dot products as they are.");
     }
@@ -213,9 +220,12 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads, 
     else
         printf("  sum = %.4f\n  weights a_j = exp_j / sum = ", t->sum);
     print_vec(t->weights, n);
-    printf("   (they sum to %d)\n\nStep 7. The values v_j = %s W_V + b_V (head %d's columns)\n",
-           t->head_off == 1 || (t->xsoftmax && masked == n) ? 0 : 1, cross ? "e_j (the encoder's output)" : "x_j",
-           t->head);
+    printf("   (they sum to %d)\n\n", t->head_off == 1 || (t->xsoftmax && masked == n) ? 0 : 1);
+    if (t->from_file)
+        printf("Step 7. The values v_j (K/V head %d's rows of the file's v)\n", t->kv_head);
+    else
+        printf("Step 7. The values v_j = %s W_V + b_V (head %d's columns)\n", cross ? "e_j (the encoder's output)" : "x_j",
+               t->head);
     for (int32_t j = 0; j < n; j++) {
         printf("  v_%-3d %-10s = ", j, tok(t, j));
         print_vec(t->values + (size_t)j * k, k);
@@ -235,9 +245,15 @@ static void print_text(const atn_model *m, const atn_trace *t, int32_t n_heads, 
     printf("\n\nStep 9. Concatenate every head's output for token %d (head %d fills columns %d..%d)\n  ", i, t->head,
            t->head * k, t->head * k + k - 1);
     print_vec(t->concat, t->d_concat);
-    printf("\n\nStep 10. Output projection: concat W_O + b_O%s\n  ", cross ? " (the cross-attention's W_O)" : "");
-    print_vec(t->projected, t->d_model);
-    printf("\n\n(check: these weights differ from the captured attention by at most %.2g)\n", (double)t->max_abs_diff);
+    if (t->from_file) {
+        printf("\n  (the other heads' outputs from the file's attention and v)\n\nStep 10. Output projection: "
+               "concat W_O + b_O needs the model's W_O, which an attention file does not hold.");
+    } else {
+        printf("\n\nStep 10. Output projection: concat W_O + b_O%s\n  ", cross ? " (the cross-attention's W_O)" : "");
+        print_vec(t->projected, t->d_model);
+    }
+    printf("\n\n(check: these weights differ from the %s attention by at most %.2g)\n",
+           t->from_file ? "file's" : "captured", (double)t->max_abs_diff);
 }
 
 static void json_vec(FILE *f, const double *v, int32_t n) {
@@ -351,8 +367,14 @@ static void print_json(const atn_trace *t, bool stacks) {
     json_vec(f, t->output, t->d_head);
     fputs(",\n  \"concat\": ", f);
     json_vec(f, t->concat, t->d_concat);
-    fputs(",\n  \"projected\": ", f);
-    json_vec(f, t->projected, t->d_model);
+    if (t->projected) {   /* an attention file has no W_O */
+        fputs(",\n  \"projected\": ", f);
+        json_vec(f, t->projected, t->d_model);
+    }
+    if (t->from_file) {   /* how far the file's q, k, v land from its attn (a model's: golden's fixed text) */
+        fputs(",\n  \"max_abs_diff\": ", f);
+        cli_json_number(f, t->max_abs_diff);
+    }
     fputs("\n}\n", f);
 }
 
@@ -362,7 +384,7 @@ int cmd_trace(int argc, char **argv) {
     if (!cli_parse(&a, "attnscope trace", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
-        printf("Usage: attnscope trace --model M [--text T] --layer L --head H --query I [--json]\n"
+        printf("Usage: attnscope trace (--model M [--text T] | --attention FILE) --layer L --head H --query I [--json]\n"
                "       [--target TEXT | --target-ids 0,5,7] [--stack encoder|decoder|cross]\n\n"
                "Shows the arithmetic of one head for one query token: q, every k, the dot products, the\n"
                "scaling by 1/sqrt(d_k), the mask, the softmax, the values and the weighted sum.\n\n"
@@ -370,7 +392,9 @@ int cmd_trace(int argc, char **argv) {
                "input, as `run` does; --stack picks the head's stack (default encoder): decoder (--layer counts\n"
                "the decoder's layers, --query the target's tokens) or cross (queries from the decoder, keys and\n"
                "values from the encoder's output).  T5's relative position bias is a step of its own (each key's\n"
-               "bucket and bias), and T5 does not scale its scores.\n");
+               "bucket and bias), and T5 does not scale its scores.\n"
+               "--attention FILE traces an attention file that holds q, k and v (run -o FILE.safetensors --qkv;\n"
+               "docs/attention-file.md): the same steps but the output projection, checked against its attn.\n");
         return 0;
     }
     bool ok = true;
@@ -386,6 +410,23 @@ int cmd_trace(int argc, char **argv) {
     }
     if (!ok)
         return CLI_EXIT_USAGE;
+    if (cli_attention_wanted(&a)) {   /* an attention file's q, k, v in place of a run */
+        cli_attention at;
+        int rc = cli_attention_open(&a, &at);
+        atn_trace *t = NULL;
+        atn_error err = {0};
+        if (rc == CLI_EXIT_OK && atn_attn_file_trace(at.file, (int32_t)layer, (int32_t)head, (int32_t)query, &t, &err))
+            rc = cli_fail(&err);
+        if (rc == CLI_EXIT_OK) {
+            if (json)
+                print_json(t, false);
+            else
+                print_text(at.name, t, atn_attn_file_get_info(at.file).n_heads, false);
+        }
+        atn_trace_free(t);
+        cli_attention_free(&at);
+        return rc;
+    }
     atn_model *model;
     atn_encoding *enc;
     atn_run *run;
@@ -406,7 +447,7 @@ int cmd_trace(int argc, char **argv) {
             if (json)
                 print_json(t, cap->n_stacks > 0);
             else
-                print_text(model, t, atn_model_config(model)->n_heads, cap->n_stacks > 0);
+                print_text(atn_model_name(model), t, atn_model_config(model)->n_heads, cap->n_stacks > 0);
             atn_trace_free(t);
         }
     }

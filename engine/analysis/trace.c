@@ -3,6 +3,7 @@
  * model used (max_abs_diff checks them against the captured probabilities). */
 #include "forward/encoder.h"
 #include "forward/deberta.h"
+#include "analysis/trace-scale.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -125,6 +126,17 @@ static atn_status stack_src(trace_src *src, const atn_model *m, const atn_captur
     return ATN_OK;
 }
 
+double atn_trace_scale(const atn_model *model, int32_t layer, int32_t k) {
+    if (model && model->deberta.on)   /* 1 / sqrt(k scale_factor) */
+        return 1.0 / sqrt((double)k * model->deberta.scale_factor);
+    double scale = model && model->attn_no_scale ? 1.0 : 1.0 / sqrt((double)k);
+    if (model && model->attn_scale_by_layer)
+        scale /= (double)(layer + 1);
+    if (model && model->rotary.query_scale > 0.0f)   /* Gemma: the forward's float factor */
+        scale = model->rotary.query_scale;
+    return scale;
+}
+
 atn_status atn_trace_compute(const atn_model *model, const atn_capture *cap, int32_t layer, int32_t head,
                              int32_t query, atn_trace **out, atn_error *err) {
     return atn_trace_compute_stack(model, cap, ATN_STACK_ENCODER, layer, head, query, out, err);
@@ -230,11 +242,7 @@ atn_status atn_trace_compute_stack(const atn_model *model, const atn_capture *ca
     }
     /* steps 1-2: scores and scaling; the mask, ALiBi's bias and the temperature */
     /* the forward's factor, exactly (1/sqrt(k); GPT-2's scale_attn_* switches change it) */
-    t->scale = model && model->attn_no_scale ? 1.0 : 1.0 / sqrt((double)k);
-    if (model && model->attn_scale_by_layer)
-        t->scale /= (double)(layer + 1);
-    if (model && model->rotary.query_scale > 0.0f)   /* Gemma: the forward's float factor */
-        t->scale = model->rotary.query_scale;
+    t->scale = atn_trace_scale(model, layer, k);
     t->softcap = model ? model->rotary.attn_softcap : 0.0;
     if (t->softcap > 0 && !(t->capped = calloc((size_t)n, sizeof(double)))) {
         atn_trace_free(t);
@@ -245,7 +253,6 @@ atn_status atn_trace_compute_stack(const atn_model *model, const atn_capture *ca
         const atn_deberta *r = &model->deberta;
         t->scale_factor = r->scale_factor;
         t->xsoftmax = true;
-        t->scale = 1.0 / sqrt((double)k * r->scale_factor);
         if (r->relative && (r->c2p || r->p2c) && !cap->no_positions) {
             t->rel_span = r->span;
             t->c2p_term = calloc((size_t)n, sizeof(double));

@@ -3,6 +3,7 @@
  * metadata as one cJSON object of parsed values, then one set of checks for all three.
  * Layers are read and checked on first use, so opening costs the header only. */
 #include "attention-file.h"
+#include "formats/attention-file-private.h"
 
 #include "core/files.h"
 #include "core/json.h"
@@ -19,33 +20,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-struct atn_attn_file {
-    char *path;
-    const char *container;
-    void *map;                  /* the file's mapping (safetensors; npz/npy: owned by st) */
-    size_t map_len;
-    atn_st_file *st;
-    cJSON *meta;                /* key -> parsed JSON value */
-    char **npz_tokens;          /* tokens from an .npz string array, [n_npz_tokens] */
-    int32_t n_npz_tokens;
-    const char *primary;        /* "attn", "attn.L*", "decoder" or "encoder" */
-    const atn_st_tensor *attn;  /* the [L][H][n][n] tensor, or NULL with per_layer */
-    const atn_st_tensor **per_layer;   /* [L] attn.L{l}, each [H][n][n] */
-    atn_st_dtype dtype;
-    int32_t L, H, n;
-    atn_attn_file_info info;
-    atn_encoding *enc;
-    const float **layer_ptr;    /* [L] the layer's floats once read */
-    float **layer_own;          /* [L] converted copies (NULL: none) */
-    bool *checked;              /* [L] */
-    float *block;               /* the capture's [L][H][n][n] when not the mapping itself */
-    atn_capture cap;
-    bool cap_ready;
-    int64_t bad_rows;           /* rows (of the layers read) that do not sum to 1 */
-    double worst_dev, worst_sum, max_sum;
-    int32_t worst_l, worst_h, worst_q;
-    char warning[768];
-};
 
 static const char *const pickle_ext[] = {".pt", ".pth", ".pkl", ".pickle", ".ckpt", NULL};
 
@@ -558,6 +532,14 @@ static atn_status read_metadata(atn_attn_file *f, atn_error *err) {
             ok = cJSON_IsNumber(e) || cJSON_IsNull(e);
         if (!ok)
             return atn_error_set(err, ATN_E_FORMAT, "%s: metadata \"window\" must be a number, null, or a list of %d "
+                                 "(one per layer)", f->path, f->L);
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(f->meta, "scale"))) {   /* the trace's factor */
+        bool ok = (cJSON_IsNumber(v) && v->valuedouble > 0) || (cJSON_IsArray(v) && cJSON_GetArraySize(v) == f->L);
+        for (const cJSON *e = cJSON_IsArray(v) ? v->child : NULL; e && ok; e = e->next)
+            ok = cJSON_IsNumber(e) && e->valuedouble > 0;
+        if (!ok)
+            return atn_error_set(err, ATN_E_FORMAT, "%s: metadata \"scale\" must be a number above 0, or a list of %d "
                                  "(one per layer)", f->path, f->L);
     }
     const cJSON *tokens, *roles, *qt, *kt;

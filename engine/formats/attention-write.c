@@ -3,6 +3,8 @@
  * place), then the capture's floats as they are. */
 #include "attention-file.h"
 
+#include "analysis/trace-scale.h"
+
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +81,22 @@ static char *header_text(const atn_capture *cap, const atn_attn_file_meta *m) {
         ok = ok && add_tensor(root, "type_ids", "I32", shape + 2, 1, &off, (uint64_t)n * 4);
         ok = ok && add_tensor(root, "mask", "I32", shape + 2, 1, &off, (uint64_t)n * 4);
     }
+    if (ok && m && m->qkv) {   /* the trace's inputs: q, k, v per head, and the model's scale */
+        int32_t L = cap->n_layers, hkv = cap->n_kv_heads > 0 ? cap->n_kv_heads : cap->n_heads, k = cap->d_head;
+        int64_t qs[4] = {L, cap->n_heads, n, k}, kvs[4] = {L, hkv, n, k};
+        uint64_t qb = (uint64_t)L * cap->n_heads * n * k * 4, kvb = (uint64_t)L * hkv * n * k * 4;
+        ok = add_tensor(root, "q", "F32", qs, 4, &off, qb) && add_tensor(root, "k", "F32", kvs, 4, &off, kvb) &&
+             add_tensor(root, "v", "F32", kvs, 4, &off, kvb);
+        bool same = true;
+        for (int32_t l = 1; l < L; l++)
+            same = same && atn_trace_scale(m->model, l, k) == atn_trace_scale(m->model, 0, k);
+        cJSON *scale = same ? cJSON_CreateNumber(atn_trace_scale(m->model, 0, k)) : cJSON_CreateArray();
+        for (int32_t l = 0; !same && scale && l < L; l++)
+            cJSON_AddItemToArray(scale, cJSON_CreateNumber(atn_trace_scale(m->model, l, k)));
+        ok = ok && add_meta(meta, "scale", scale);
+        if (hkv != cap->n_heads)
+            ok = ok && add_meta(meta, "n_kv_heads", cJSON_CreateNumber(hkv));
+    }
     char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
     return text;
@@ -90,6 +108,8 @@ atn_status atn_attn_file_write(const char *path, const atn_capture *cap, const a
         return atn_error_set(err, ATN_E_INVALID, "atn_attn_file_write: NULL path or capture");
     if (!atn_capture_has_heads(cap))
         return atn_error_set(err, ATN_E_INVALID, "%s: the run kept no attention to write", path);
+    if (meta && meta->qkv && (!cap->has_trace_inputs || !cap->q || !cap->k || !cap->v))
+        return atn_error_set(err, ATN_E_INVALID, "%s: the run kept no q, k, v to write", path);
     size_t nn = (size_t)cap->n * cap->n;
     float *scratch = cap->attn ? NULL : malloc(nn * sizeof(float));   /* heads on demand: one at a time */
     if (!cap->attn && !scratch)
@@ -136,6 +156,18 @@ atn_status atn_attn_file_write(const char *path, const atn_capture *cap, const a
             fwrite(e->ids, sizeof(int32_t), (size_t)cap->n, f);
         fwrite(e->type_ids, sizeof(int32_t), (size_t)cap->n, f);
         fwrite(e->mask, sizeof(int32_t), (size_t)cap->n, f);
+    }
+    if (meta && meta->qkv) {   /* [L][n][d_q] rows -> [L][H][n][k], then k and v [L][H_kv][n][k] */
+        int32_t k = cap->d_head, hkv = cap->n_kv_heads > 0 ? cap->n_kv_heads : cap->n_heads;
+        int32_t dq = cap->d_q > 0 ? cap->d_q : cap->d_model, dkv = cap->d_kv > 0 ? cap->d_kv : cap->d_model;
+        const float *src[3] = {cap->q, cap->k, cap->v};
+        for (int s = 0; s < 3; s++) {
+            int32_t heads = s ? hkv : cap->n_heads, width = s ? dkv : dq;
+            for (int32_t l = 0; l < cap->n_layers; l++)
+                for (int32_t h = 0; h < heads; h++)
+                    for (int32_t j = 0; j < cap->n; j++)
+                        fwrite(src[s] + ((size_t)l * cap->n + j) * width + (size_t)h * k, sizeof(float), (size_t)k, f);
+        }
     }
     return atn_atomic_close(af, true, err);
 }

@@ -87,12 +87,35 @@ const char *atn_attn_file_warning(const atn_attn_file *f);
 atn_status atn_attn_file_capture(atn_attn_file *f, const atn_capture **out, atn_progress_fn progress,
                                  void *user_data, atn_error *err);
 
+/* One head's arithmetic for one query token recomputed from the file's q, k, v (the trace of
+ * attnscope.h, from a file instead of a run): q_i, every k_j and v_j of the head (k, v: its
+ * K/V head, metadata "kv_heads" or head / (H / H_kv)), scores q_i.k_j, the scale (metadata
+ * "scale", one number or one per layer; else 1/sqrt(d)), the mask (ATN_MASK_MIN, -FLT_MAX,
+ * on padded keys of the mask tensor, on later keys when "causal", on keys at or past the
+ * metadata "window" behind the query), the softmax, the weighted sum of v, and concat: every
+ * head's output for the query from the file's attention and v (this head's from the
+ * recomputation).  The trace's from_file is true; projected is NULL (W_O is not in a file),
+ * d_model is d_concat = H d; no step 0, ALiBi, soft-cap or relative terms (bias_term all 0,
+ * temperature 1).  max_abs_diff compares the weights with the file's attention (which is
+ * read and checked: that layer's errors as atn_attn_file_layer).  *out is the caller's
+ * (atn_trace_free); enc is borrowed from f.  ATN_E_UNSUPPORTED: the file has no q, k, v (the
+ * message says so and how to write them); ATN_E_INVALID: NULL f/out, layer, head or query out
+ * of range (the message gives the range); ATN_E_NOMEM.  One thread at a time per f. */
+atn_status atn_attn_file_trace(atn_attn_file *f, int32_t layer, int32_t head, int32_t query, atn_trace **out,
+                               atn_error *err);
+
 /* What a writer records beside the capture. */
 typedef struct atn_attn_file_meta {
     const char *model_id;   /* NULL: left out */
     const char *family;     /* NULL: left out */
     const char *source;     /* NULL: "attnscope" */
     bool causal;
+    /* also write q, k, v ([L, H, n, d]; k, v [L, H_kv, n, d]: the capture's projections as
+       they are, what the scores read) and the metadata "scale" (the model's factor, one
+       number or one per layer) and "n_kv_heads": the trace from the file then gives the
+       model's trace's numbers.  Needs a capture with trace inputs (ATN_E_INVALID) */
+    bool qkv;
+    const atn_model *model;  /* for the scale; NULL: 1/sqrt(d) */
 } atn_attn_file_meta;
 
 /* Writes cap's attention as an attention file: attn F32 [L, H, n, n] (the capture's floats

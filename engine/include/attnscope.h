@@ -953,6 +953,8 @@ typedef struct atn_trace {
     double *pos_bias;   /* [n] */
     bool bias_bidirectional;
     int32_t num_buckets, max_distance;
+    bool from_file;     /* made from an attention file's q, k, v (atn_attn_file_trace): no
+                           weights, so projected is NULL and d_model is d_concat */
 } atn_trace;
 
 /* Recomputes head (layer, head)'s attention for token query in double precision from the

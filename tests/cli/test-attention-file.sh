@@ -151,6 +151,69 @@ PY
   "$PY" -c "import numpy as np; np.savez_compressed('$T/c.npz', attn=np.load('$T/a.npy'))"
   expect_error 2 "np.savez, not np.savez_compressed" "$A" stats --attention "$T/c.npz"
   ;;
+trace)
+  # trace --attention FILE of a file written by run -o --qkv gives trace --model's numbers (a
+  # BERT with padding and a GPT-2 demo head); an independent pure-Python softmax of the
+  # file's q, k, v gives its weights, and they equal the file's attn; without q/k/v it says why
+  for spec in "demo 1 0 3 --text" "demo 0 1 2 --ids" "demo-gpt2 1 2 6 --text"; do
+    set -- $spec; m=$1 l=$2 h=$3 i=$4
+    if [ "$5" = --ids ]; then in1=--ids; in2="101,1996,4937,2938,102,0,0"; mk="--mask 1,1,1,1,1,0,0"
+    else in1=--text; in2="$TEXT"; mk=""; fi
+    "$A" run --model $m $in1 "$in2" $mk -o "$T/q.safetensors" --qkv 2>/dev/null || fail "run --qkv $m"
+    "$A" trace --model $m $in1 "$in2" $mk --layer $l --head $h --query $i --json >"$T/m.json" 2>"$T/err" ||
+      fail "trace --model $m: $(cat "$T/err")"
+    "$A" trace --attention "$T/q.safetensors" --layer $l --head $h --query $i --json >"$T/f.json" 2>"$T/err" ||
+      fail "trace --attention ($m): $(cat "$T/err")"
+    python3 - "$T/m.json" "$T/f.json" "$T/q.safetensors" $l $h $i <<'PY' || fail "$m L$l H$h q$i: the traces differ"
+import json, math, struct, sys
+m, f = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+l, h, i = map(int, sys.argv[4:7])
+for key in ["tokens", "q", "keys", "scores", "scale", "scaled", "mask", "max", "exps", "sum", "weights",
+            "values", "output"]:
+    assert m[key] == f[key], (key, m[key], f[key])
+assert "projected" in m and "projected" not in f
+# the other heads' outputs come from the file's attention and v: close to the run's ctx
+assert max(abs(a - b) for a, b in zip(m["concat"], f["concat"])) < 1e-5
+# an independent recomputation from the file's bytes
+st = open(sys.argv[3], "rb").read()
+hl = struct.unpack("<Q", st[:8])[0]
+hd = json.loads(st[8:8 + hl])
+def tensor(name):
+    b, e = hd[name]["data_offsets"]
+    return hd[name]["shape"], struct.unpack("<%df" % ((e - b) // 4), st[8 + hl + b:8 + hl + e])
+(L, H, n, d), q = tensor("q")
+_, k = tensor("k")
+_, a = tensor("attn")
+_, mask = [None, None] if "mask" not in hd else (None, struct.unpack("<%di" % n, st[8 + hl + hd["mask"]["data_offsets"][0]:8 + hl + hd["mask"]["data_offsets"][1]]))
+meta = {key: json.loads(v) for key, v in hd["__metadata__"].items()}
+scale = meta["scale"]
+assert scale == 1 / math.sqrt(d), scale
+qi = q[((l * H + h) * n + i) * d:][:d]
+s = []
+for j in range(n):
+    kj = k[((l * H + h) * n + j) * d:][:d]
+    hidden = (mask and not mask[j]) or (meta["causal"] and j > i)
+    s.append(-math.inf if hidden else sum(x * y for x, y in zip(qi, kj)) * scale)
+top = max(s)
+e = [math.exp(x - top) for x in s]
+w = [x / sum(e) for x in e]
+row = a[((l * H + h) * n + i) * n:][:n]
+assert max(abs(x - y) for x, y in zip(w, f["weights"])) < 1e-7, (w, f["weights"])
+assert max(abs(x - y) for x, y in zip(w, row)) < 1e-6, (w, row)
+assert f["max_abs_diff"] < 1e-6
+print("%s: %d weights equal, max |w - attn| %.2g" % (sys.argv[3], n, f["max_abs_diff"]))
+PY
+  done
+  "$A" trace --attention "$T/q.safetensors" --layer 1 --head 2 --query 6 >"$T/t.txt" || fail "trace text"
+  grep -q "Trace of attention file \"demo-gpt2\"" "$T/t.txt" || fail "the text does not name the file's model"
+  grep -q "needs the model's W_O" "$T/t.txt" || fail "the text does not say why step 10 is off"
+  "$A" run --model demo --text "$TEXT" -o "$T/n.safetensors" 2>/dev/null || fail "run"
+  expect_error 2 "holds no q, k, v: the trace recomputes" "$A" trace --attention "$T/n.safetensors" --layer 0 \
+    --head 0 --query 0
+  expect_error 2 "head 99 out of range: the file has heads 0..3" "$A" trace --attention "$T/q.safetensors" \
+    --layer 0 --head 99 --query 0
+  expect_error 2 "goes with -o OUT.safetensors" "$A" run --model demo --text "$TEXT" -o "$T/x.npy" --qkv
+  ;;
 *)
   fail "unknown case"
   ;;
