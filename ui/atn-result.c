@@ -581,6 +581,17 @@ gboolean atn_result_has_weights(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), FALSE);
     return atn_model_handle_has_weights(self->model);
 }
+gboolean atn_result_can_trace(AtnResult *self) {
+    g_return_val_if_fail(ATN_IS_RESULT(self), FALSE);
+    return atn_model_handle_has_weights(self->model) ||
+           atn_attn_file_get_info(atn_model_handle_get_attention_file(self->model)).has_qkv;
+}
+atn_status atn_result_trace(AtnResult *self, int layer, int head, int query, atn_trace **out, atn_error *err) {
+    g_return_val_if_fail(ATN_IS_RESULT(self) && out, ATN_E_INVALID);
+    if (atn_model_handle_has_weights(self->model))
+        return atn_trace_compute(atn_model_handle_get_model(self->model), self->cap, layer, head, query, out, err);
+    return atn_attn_file_trace(atn_model_handle_get_attention_file(self->model), layer, head, query, out, err);
+}
 const atn_capture *atn_result_get_capture(AtnResult *self) {
     g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
     return self->cap;

@@ -31,6 +31,14 @@ AtnModelHandle *atn_result_get_model(AtnResult *self);
 /* FALSE for an attention file's result: what needs the model (what-if, predictions, the
  * trace) is off. */
 gboolean atn_result_has_weights(AtnResult *self);
+/* Whether the trace can follow this result: a model's run, or an attention file that holds
+ * q, k and v (atn_attn_file_trace). */
+gboolean atn_result_can_trace(AtnResult *self);
+/* The trace of (layer, head, query): atn_trace_compute for a model's run, atn_attn_file_trace
+ * for an attention file (its errors: ATN_E_UNSUPPORTED without q/k/v, with the reason).  *out
+ * is the caller's (atn_trace_free).  The main thread (an attention file's layers are read
+ * through its object, one thread at a time). */
+atn_status atn_result_trace(AtnResult *self, int layer, int head, int query, atn_trace **out, atn_error *err);
 const atn_capture *atn_result_get_capture(AtnResult *self);
 const atn_encoding *atn_result_get_encoding(AtnResult *self);
 int atn_result_get_n_tokens(AtnResult *self);

@@ -173,8 +173,12 @@ char *atn_trace_to_markdown(const atn_trace *t, const char *const *labels, const
                            _("Concatenate the heads"), i, n_heads - 1, i);
     vec_table(g, _("concat"), t->concat, t->d_concat > 0 ? t->d_concat : d);
     g_string_append_printf(g, "## 10. %s\n\n$$\\mathrm{concat}\\; W_O + \\mathbf{b}_O$$\n\n", _("Output projection"));
-    vec_table(g, _("output"), t->projected, d);
-    g_string_append_printf(g, _("*Check: these weights differ from the model's own attention by at most %.2g.*\n"),
+    if (t->projected)
+        vec_table(g, _("output"), t->projected, d);
+    else   /* an attention file */
+        g_string_append_printf(g, "%s\n\n", _("It needs the model's W_O, which an attention file does not hold."));
+    g_string_append_printf(g, t->from_file ? _("*Check: these weights differ from the file's attention by at most %.2g.*\n")
+                                           : _("*Check: these weights differ from the model's own attention by at most %.2g.*\n"),
                            (double)t->max_abs_diff);
     return g_string_free(g, FALSE);
 }

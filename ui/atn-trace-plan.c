@@ -214,13 +214,19 @@ void atn_trace_plan_make_labelled(const atn_trace *t, const char *const *labels,
     const char *qtok = token_of(t, labels, i);
 
     AtnTracePlanStep *p = &plans[ATN_TRACE_STEP_QUERY];
-    p->formula = g_strdup_printf(_("<i>q</i><sub>%d</sub> = <i>x</i><sub>%d</sub> W<sub>Q</sub> + b<sub>Q</sub>, "
-                                   "columns %d–%d (head %d)"), i, i, h * k, h * k + k - 1, h);
+    if (t->from_file)   /* an attention file: no x, no W_Q; its q as it is */
+        p->formula = g_strdup_printf(_("<i>q</i><sub>%d</sub>: head %d's row of the file's q"), i, h);
+    else
+        p->formula = g_strdup_printf(_("<i>q</i><sub>%d</sub> = <i>x</i><sub>%d</sub> W<sub>Q</sub> + b<sub>Q</sub>, "
+                                       "columns %d–%d (head %d)"), i, i, h * k, h * k + k - 1, h);
     g_autofree char *qname = g_strdup_printf("q%d “%s”", i, qtok);
     plan_vector(p, qname, t->q, k, MAX_COLS, -1, -1);
 
     p = &plans[ATN_TRACE_STEP_KEYS];
-    p->formula = g_strdup(_("<i>k</i><sub>j</sub> = <i>x</i><sub>j</sub> W<sub>K</sub> + b<sub>K</sub>, one key per token"));
+    p->formula = t->from_file
+                     ? g_strdup_printf(_("<i>k</i><sub>j</sub>: K/V head %d's rows of the file's k, one key per token"),
+                                       t->kv_head)
+                     : g_strdup(_("<i>k</i><sub>j</sub> = <i>x</i><sub>j</sub> W<sub>K</sub> + b<sub>K</sub>, one key per token"));
     plan_token_table(p, t, labels, rows, (const char *const *)kh->pdata, kc->len, fill_keys, kc);
 
     p = &plans[ATN_TRACE_STEP_SCORES];
@@ -286,7 +292,10 @@ void atn_trace_plan_make_labelled(const atn_trace *t, const char *const *labels,
     }
 
     p = &plans[ATN_TRACE_STEP_VALUES];
-    p->formula = g_strdup(_("<i>v</i><sub>j</sub> = <i>x</i><sub>j</sub> W<sub>V</sub> + b<sub>V</sub>, one value per token"));
+    p->formula = t->from_file
+                     ? g_strdup_printf(_("<i>v</i><sub>j</sub>: K/V head %d's rows of the file's v, one value per token"),
+                                       t->kv_head)
+                     : g_strdup(_("<i>v</i><sub>j</sub> = <i>x</i><sub>j</sub> W<sub>V</sub> + b<sub>V</sub>, one value per token"));
     plan_token_table(p, t, labels, rows, (const char *const *)kh->pdata, kc->len, fill_values, kc);
 
     p = &plans[ATN_TRACE_STEP_OUTPUT];
@@ -314,6 +323,13 @@ void atn_trace_plan_make_labelled(const atn_trace *t, const char *const *labels,
     (void)n_heads;
 
     p = &plans[ATN_TRACE_STEP_PROJECT];
+    if (!t->projected) {   /* an attention file: W_O is not in it */
+        p->formula = g_strdup(_("concat W<sub>O</sub> + b<sub>O</sub> needs the model's W<sub>O</sub>, which an "
+                                "attention file does not hold"));
+        g_autoptr(GArray) none = g_array_new(FALSE, FALSE, sizeof(int));
+        plan_vector_cols(p, "—", NULL, none, -1, -1);
+        return;
+    }
     p->formula = g_strdup(_("concat W<sub>O</sub> + b<sub>O</sub>: the attention layer's output for this token"));
     plan_vector_cols(p, _("output"), t->projected, wide, -1, -1);
 }

@@ -315,13 +315,10 @@ static gboolean same_tokens(AtnResult *a, AtnResult *b) {
 /* Why an attention file (no weights) has no trace, as markup: the trace recomputes one head
  * from the model's weights; q, k and v saved in the file could stand for them, but the
  * engine does not build a trace from them yet. */
-static const char *trace_off_reason(AtnModelHandle *file) {
-    atn_attn_file_info info = atn_attn_file_get_info(atn_model_handle_get_attention_file(file));
-    return info.has_qkv ? _("<b>The trace is off.</b> This attention file has q, k and v, but attnscope cannot yet "
-                            "trace a head from them: only from a model's weights. The head's attention is shown.")
-                        : _("<b>The trace is off.</b> It recomputes a head from the model's weights (or from q, k "
-                            "and v saved in the file), and this attention file has neither. The head's attention "
-                            "is shown.");
+static const char *trace_off_reason(void) {
+    return _("<b>The trace is off.</b> It recomputes a head from the model's weights (or from q, k "
+             "and v saved in the file), and this attention file has neither. The head's attention "
+             "is shown.");
 }
 
 void atn_trace_view_refresh(AtnTraceView *self) {
@@ -344,17 +341,16 @@ void atn_trace_view_refresh(AtnTraceView *self) {
     int layer = atn_session_get_layer(self->session), head = atn_session_get_head(self->session);
     int query = atn_session_get_query(self->session);
     atn_error err = {0};
-    AtnModelHandle *m = atn_result_get_model(r);
     gboolean encdec = atn_result_is_encdec(r);   /* its decoder and cross-attention: not traced yet */
-    gboolean traced = atn_result_has_weights(r) && !encdec;
+    gboolean traced = atn_result_can_trace(r) && !encdec;
     gtk_widget_set_visible(GTK_WIDGET(self->steps_box), traced);
     gtk_widget_set_sensitive(GTK_WIDGET(self->reveal_button), traced);   /* nothing to step through */
     gtk_widget_set_sensitive(GTK_WIDGET(self->all_button), traced);
     gtk_widget_set_sensitive(GTK_WIDGET(self->next_button), traced);
-    if (!traced) {   /* an attention file, an encoder-decoder: the head's matrix, and why no trace */
+    if (!traced) {   /* an attention file without q/k/v, an encoder-decoder: the head's matrix, and why no trace */
         g_autofree char *why = encdec ? atn_encdec_view_off_text(_("The trace")) : NULL;
         g_autofree char *mk = why ? g_markup_printf_escaped("<b>%s</b>", why) : NULL;
-        gtk_label_set_markup(self->intro_label, mk ? mk : trace_off_reason(m));
+        gtk_label_set_markup(self->intro_label, mk ? mk : trace_off_reason());
         int n = atn_result_get_n_tokens(r);
         atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
         atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), atn_result_get_head(r, layer, head), n, n,
@@ -363,8 +359,7 @@ void atn_trace_view_refresh(AtnTraceView *self) {
         gtk_widget_set_sensitive(GTK_WIDGET(self->prev_button), FALSE);   /* update_step_ui sets it again */
         return;
     }
-    if (atn_trace_compute(atn_model_handle_get_model(m), atn_result_get_capture(r), layer, head, query, &self->trace,
-                          &err) != ATN_OK) {
+    if (atn_result_trace(r, layer, head, query, &self->trace, &err) != ATN_OK) {
         g_autofree char *msg = g_markup_printf_escaped("<b>%s</b> %s", _("No trace:"), err.message);
         gtk_label_set_markup(self->intro_label, msg);
         return;
@@ -372,10 +367,15 @@ void atn_trace_view_refresh(AtnTraceView *self) {
     const atn_trace *t = self->trace;
     self->trace_gen++;
     int n_heads = atn_result_get_n_heads(r);
-    g_autofree char *intro = g_markup_printf_escaped(
-        _("How head %d of layer %d mixes the tokens for token %d “%s”: d<sub>model</sub> = %d split into %d heads of "
-          "d<sub>k</sub> = %d dimensions."),
-        head, layer, query, atn_result_get_tokens(r)[query], t->d_model, n_heads, t->d_head);
+    g_autofree char *intro = t->from_file
+        ? g_markup_printf_escaped(_("How head %d of layer %d mixes the tokens for token %d “%s”, from the attention "
+                                    "file's q, k and v: %d heads of d<sub>k</sub> = %d dimensions (no weights: the "
+                                    "output projection is left out)."),
+                                  head, layer, query, atn_result_get_tokens(r)[query], n_heads, t->d_head)
+        : g_markup_printf_escaped(
+              _("How head %d of layer %d mixes the tokens for token %d “%s”: d<sub>model</sub> = %d split into %d "
+                "heads of d<sub>k</sub> = %d dimensions."),
+              head, layer, query, atn_result_get_tokens(r)[query], t->d_model, n_heads, t->d_head);
     gtk_label_set_markup(self->intro_label, intro);
 
     AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT];
@@ -427,9 +427,9 @@ static gboolean warm_cb(gpointer data) {
         AtnResult *r = atn_session_get_result(self->session);
         atn_trace *t = NULL;
         atn_error err = {0};
-        if (!r || !atn_result_has_weights(r) || atn_trace_compute(atn_model_handle_get_model(atn_result_get_model(r)), atn_result_get_capture(r),
-                                    atn_session_get_layer(self->session), atn_session_get_head(self->session),
-                                    atn_session_get_query(self->session), &t, &err) != ATN_OK) {
+        if (!r || !atn_result_can_trace(r) ||
+            atn_result_trace(r, atn_session_get_layer(self->session), atn_session_get_head(self->session),
+                             atn_session_get_query(self->session), &t, &err) != ATN_OK) {
             self->warm_id = 0;
             return G_SOURCE_REMOVE;   /* the switch says why (atn_trace_view_refresh) */
         }
@@ -598,9 +598,9 @@ char *atn_trace_view_dup_markdown(AtnTraceView *self, GError **error) {
     g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
     if (self->dirty || !self->trace)
         atn_trace_view_refresh(self);
-    if (!self->trace && self->result && !atn_result_has_weights(self->result)) {
+    if (!self->trace && self->result && !atn_result_can_trace(self->result)) {
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                            _("The trace is off: an attention file has no weights to trace a head with."));
+                            _("The trace is off: this attention file has neither weights nor q, k and v to trace a head with."));
         return NULL;
     }
     if (!self->trace && atn_result_is_encdec(self->result)) {
@@ -650,9 +650,8 @@ static AtnFigure *dup_figure(AtnFigureSource *source) {
     atn_render_style_init(&f->style, FALSE);
     f->result = g_object_ref(self->result);
     atn_error err = {0};
-    if (atn_trace_compute(atn_model_handle_get_model(atn_result_get_model(self->result)),
-                          atn_result_get_capture(self->result), self->trace->layer, self->trace->head,
-                          self->trace->query, &f->trace, &err) != ATN_OK) {
+    if (atn_result_trace(self->result, self->trace->layer, self->trace->head, self->trace->query, &f->trace, &err) !=
+        ATN_OK) {
         sheet_figure_free(f);
         return NULL;
     }

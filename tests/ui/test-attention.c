@@ -184,12 +184,68 @@ static void test_attention_file(void) {
     g_unlink(path);
 }
 
+/* The trace of an attention file that holds q, k, v (run -o x.safetensors --qkv): the Trace
+ * view shows the steps, and steps 1-8 read what the model's trace shows, digit for digit;
+ * the weights equal the file's attention; step 10 says why it is off. */
+static void test_attention_file_trace(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, "demo-gpt2");
+    type_and_wait(win, TEXT);
+    enum { L = 1, H = 3, Q = 5 };
+    AtnTraceView *tv = show_trace(win, L, H, Q);
+    char *want[ATN_TRACE_STEP_COUNT] = {0};
+    for (int st = ATN_TRACE_STEP_QUERY; st <= ATN_TRACE_STEP_OUTPUT; st++)
+        want[st] = atn_trace_view_dup_step_text(tv, st);
+
+    g_autofree char *path = g_build_filename(dir, "qkv.safetensors", NULL);
+    const char *const argv[] = {"run", "--model", "demo-gpt2", "--text", TEXT, "--qkv", NULL};
+    cli_export(argv, path);
+    atn_session_open_attention(s, path);
+    file_wait fw = {win, path};
+    g_assert_true(wait_for(showing_file, &fw));
+    AtnResult *r = atn_session_get_result(s);
+    g_assert_false(atn_result_has_weights(r));
+    g_assert_true(atn_result_can_trace(r));
+    tv = show_trace(win, L, H, Q);
+    const char *intro = atn_trace_view_get_intro(tv);
+    g_assert_null(strstr(intro, "trace is off"));
+    g_assert_nonnull(strstr(intro, "from the attention file's q, k and v"));
+    g_assert_true(gtk_widget_is_drawable(atn_trace_view_get_step_widget(tv, ATN_TRACE_STEP_KEYS)));
+    for (int st = ATN_TRACE_STEP_QUERY; st <= ATN_TRACE_STEP_OUTPUT; st++) {
+        g_autofree char *got = atn_trace_view_dup_step_text(tv, st);
+        g_assert_nonnull(got);
+        g_assert_cmpstr(got, ==, want[st]);
+        g_free(want[st]);
+    }
+    /* the weights are the file's attention (the heatmap shows that row too) */
+    atn_trace *t = NULL;
+    atn_error err = {0};
+    g_assert_cmpint(atn_result_trace(r, L, H, Q, &t, &err), ==, ATN_OK);
+    int n = atn_result_get_n_tokens(r);
+    const float *row = atn_result_get_head(r, L, H) + (size_t)Q * n;
+    for (int j = 0; j < n; j++)
+        g_assert_cmpfloat(fabs(t->weights[j] - row[j]), <, 1e-6);
+    g_assert_cmpfloat(t->max_abs_diff, <, 1e-6);
+    g_assert_null(t->projected);
+    atn_trace_free(t);
+    /* the copy as Markdown says where the numbers came from and why step 10 is empty */
+    g_autoptr(GError) error = NULL;
+    g_autofree char *md = atn_trace_view_dup_markdown(tv, &error);
+    g_assert_nonnull(md);
+    g_assert_nonnull(strstr(md, "does not hold"));
+    g_assert_nonnull(strstr(md, "file's attention"));
+    destroy_window(win);
+    g_unlink(path);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
     dir = g_dir_make_tmp("attnscope-ui-attention-XXXXXX", NULL);
     g_assert_nonnull(dir);
     g_test_add_func("/ui/attention-file", test_attention_file);
+    g_test_add_func("/ui/attention-file-trace", test_attention_file_trace);
     int rc = g_test_run();
     g_rmdir(dir);
     g_free(dir);

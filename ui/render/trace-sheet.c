@@ -533,11 +533,18 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
     vec_table(&sh, "concat", tr->concat, idx, n_idx, tr->head * k, tr->head * k + k - 1);
     step_end(&sh, ATN_TRACE_STEP_CONCAT);
     /* 10 projection */
-    step_begin(&sh, ATN_TRACE_STEP_PROJECT, "concat W<sub>O</sub> + b<sub>O</sub>");
-    vec_table(&sh, "out", tr->projected, sh.idx_d, sh.n_d, -1, -2);
+    if (tr->projected) {
+        step_begin(&sh, ATN_TRACE_STEP_PROJECT, "concat W<sub>O</sub> + b<sub>O</sub>");
+        vec_table(&sh, "out", tr->projected, sh.idx_d, sh.n_d, -1, -2);
+    } else {   /* an attention file: W_O is not in it */
+        step_begin(&sh, ATN_TRACE_STEP_PROJECT, rt_tr(N_("concat W<sub>O</sub> + b<sub>O</sub> needs the model's "
+                                                         "W<sub>O</sub>, which an attention file does not hold")));
+    }
     step_end(&sh, ATN_TRACE_STEP_PROJECT);
     sh.y += 8 * fs;
-    snprintf(buf, sizeof buf, rt_tr(N_("<small>check: these weights differ from the captured attention by at most "
+    snprintf(buf, sizeof buf, tr->from_file ? rt_tr(N_("<small>check: these weights differ from the file's attention "
+                                                       "by at most %.2g</small>"))
+                                            : rt_tr(N_("<small>check: these weights differ from the captured attention by at most "
                                        "%.2g</small>")), (double)tr->max_abs_diff);
     text_line(&sh, buf, RT_SMALL);
     if (cr && hl >= 0 && hl < ATN_TRACE_STEP_COUNT) {
