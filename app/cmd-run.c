@@ -333,7 +333,8 @@ int cmd_run(int argc, char **argv) {
                "--target the start token alone.  -o OUT.npz writes its three stacks as arrays encoder\n"
                "[L, H, n, n], decoder [Ld, H, t, t] and cross [Ld, H, t, n] (target rows, source columns);\n"
                "-o OUT.json writes them under the same names with source_ids and target_ids; --stack picks\n"
-               "one for .npy.\n"
+               "one for .npy; -o OUT.safetensors writes the three as an attention file (the encoder's shown,\n"
+               "the decoder's tokens as query_tokens, the source's as key_tokens).\n"
                "-o - --format npy|json writes to standard output.\n\n"
                "--precision bf16|fp16 rounds the operands of every matrix product to that format and sums in\n"
                "fp32, as autocast does (softmax, LayerNorm, GELU stay fp32; on a CPU without bf16/fp16\n"
@@ -423,7 +424,11 @@ int cmd_run(int argc, char **argv) {
             ok = false;
         } else if (cap->n_stacks && !npz && !stack && !npy && !attn_file && !have_cmp) {
             ok = write_stacks_json(out, cap);
-        } else if (cap->n_stacks && !npz && !stack) {
+        } else if (cap->n_stacks && attn_file && stack_s) {
+            cli_error("attnscope run: an attention file holds all three stacks (encoder, decoder, cross): leave out "
+                      "--stack %s", stack_s);
+            ok = false;
+        } else if (cap->n_stacks && !npz && !stack && !attn_file) {
             cli_error("attnscope run: model \"%s\" is an encoder-decoder with three stacks of attention: write "
                       "them all with -o OUT.npz (arrays encoder, decoder, cross) or OUT.json, or pick one with "
                       "--stack encoder|decoder|cross", atn_model_name(model));

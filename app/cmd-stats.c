@@ -206,6 +206,12 @@ static atn_status stats_consume(const atn_capture *cap, void *user, atn_error *e
 #define ENCDEC_HEADS "encoder self-attention heads (source over source); the decoder's and cross-attention " \
                      "stacks are not included"
 
+/* Whether the heads read are an encoder-decoder's encoder's: a model's, or an attention file's
+ * that holds the three stacks (its attn is the encoder's), so both say so alike. */
+static bool encoder_heads(const atn_model *model, const cli_attention *at) {
+    return model ? atn_model_is_encoder_decoder(model) : at->cap && at->cap->n_stacks > 0;
+}
+
 /* A CSV field in double quotes (quotes doubled). */
 static void csv_quoted(FILE *f, const char *s) {
     fputc('"', f);
@@ -438,8 +444,7 @@ int cmd_stats(int argc, char **argv) {
         else if (!out_open(&of, out))
             rc = CLI_EXIT_USAGE;   /* an unwritable output: 2 in every command */
         else {
-            stats_write(of.f, st, format, model ? atn_model_name(model) : at.name, atn_model_is_encoder_decoder(model),
-                        NULL);
+            stats_write(of.f, st, format, model ? atn_model_name(model) : at.name, encoder_heads(model, &at), NULL);
             if (!out_close(&of, true))
                 rc = CLI_EXIT_USAGE;
         }
@@ -608,8 +613,7 @@ int cmd_similarity(int argc, char **argv) {
                 rc = CLI_EXIT_USAGE;
             } else {
                 if (!strcmp(kind, "json"))
-                    sim_write_json(of.f, j.sim, model ? atn_model_name(model) : at.name,
-                                   atn_model_is_encoder_decoder(model));
+                    sim_write_json(of.f, j.sim, model ? atn_model_name(model) : at.name, encoder_heads(model, &at));
                 else
                     sim_write_csv(of.f, j.sim);
                 if (!out_close(&of, true))

@@ -34,6 +34,14 @@ struct atn_attn_file {
     double worst_dev, worst_sum, max_sum;
     int32_t worst_l, worst_h, worst_q;
     char warning[768];
+    /* an encoder-decoder's file (encoder, decoder and cross all present): its stacks, made
+       with the capture (attn: the mapping or stack_own), the decoder's ids (target_ids, else
+       -1s) and the cross rows' token texts (metadata query_tokens) */
+    atn_stack stacks[3];
+    float *stack_own[3];
+    int32_t *tgt_ids;           /* [n_tgt] */
+    int32_t n_tgt, n_dec_layers;
+    char **query_tokens;        /* [n_tgt] or NULL */
 };
 
 #endif

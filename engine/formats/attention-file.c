@@ -279,7 +279,8 @@ static atn_status need_float(const atn_attn_file *f, const atn_st_tensor *t, atn
                          atn_st_dtype_name(t->dtype));
 }
 
-/* Finds the attention: attn, else attn.L0..attn.L{L-1}, else decoder, else encoder. */
+/* Finds the attention: attn, else attn.L0..attn.L{L-1}, else encoder, else decoder (an
+ * encoder-decoder's capture is the encoder's, as a run's). */
 static atn_status find_attention(atn_attn_file *f, atn_error *err) {
     char s[128];
     const atn_st_tensor *t = atn_st_find(f->st, "attn");
@@ -289,7 +290,7 @@ static atn_status find_attention(atn_attn_file *f, atn_error *err) {
             n_layer_tensors++;
     if (t && n_layer_tensors)
         return atn_error_set(err, ATN_E_FORMAT, "%s: both 'attn' and 'attn.L0'... are present; keep one", f->path);
-    if (!t && !n_layer_tensors && !(t = atn_st_find(f->st, "decoder")) && !(t = atn_st_find(f->st, "encoder"))) {
+    if (!t && !n_layer_tensors && !(t = atn_st_find(f->st, "encoder")) && !(t = atn_st_find(f->st, "decoder"))) {
         const atn_st_tensor *first = atn_st_count(f->st) > 0 ? atn_st_at(f->st, 0) : NULL;
         return atn_error_set(err, ATN_E_FORMAT, "%s: no attention: expected a tensor 'attn' [layers, heads, n, n] "
                              "or 'attn.L0', 'attn.L1', ... (the file holds %d tensors%s%s%s)", f->path,
@@ -418,6 +419,39 @@ static atn_status check_optional(atn_attn_file *f, atn_error *err) {
             return err ? err->status : ATN_E_FORMAT;
         if (i == 0)
             f->info.has_cross = true;
+    }
+    /* the three stacks together: encoder [L, H, n, n], decoder [Ld, H, t, t], cross [Ld, H, t, n] */
+    const atn_st_tensor *enc = atn_st_find(f->st, "encoder"), *dec = atn_st_find(f->st, "decoder"),
+                        *cross = atn_st_find(f->st, "cross");
+    if (enc && dec && cross && enc == f->attn) {
+        if (dec->shape[1] != f->H || cross->shape[1] != f->H || cross->shape[0] != dec->shape[0] ||
+            cross->shape[2] != dec->shape[2] || cross->shape[3] != f->n || dec->shape[0] < 1 || dec->shape[2] < 1 ||
+            dec->shape[0] > INT32_MAX || dec->shape[2] > INT32_MAX)
+        {
+            char se[64], sd[64];
+            return atn_error_set(err, ATN_E_FORMAT, "%s: tensor 'cross' has shape %s; with 'encoder' %s and 'decoder' "
+                                 "%s it must be [decoder layers, heads, decoder tokens, encoder tokens]", f->path,
+                                 shape_str(cross, s, sizeof s), shape_str(enc, se, sizeof se),
+                                 shape_str(dec, sd, sizeof sd));
+        }
+        f->n_dec_layers = (int32_t)dec->shape[0];
+        f->n_tgt = (int32_t)dec->shape[2];
+        f->info.n_stacks = 3;
+        if ((t = atn_st_find(f->st, "target_ids"))) {
+            if (t->ndim != 1 || t->shape[0] != f->n_tgt || !is_int(t->dtype))
+                return atn_error_set(err, ATN_E_FORMAT, "%s: tensor 'target_ids' is %s %s; expected integers of shape "
+                                     "[%d] (one per decoder token)", f->path, atn_st_dtype_name(t->dtype),
+                                     shape_str(t, s, sizeof s), f->n_tgt);
+        }
+        if (!(f->tgt_ids = malloc((size_t)f->n_tgt * sizeof *f->tgt_ids)))
+            return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", f->path);
+        for (int32_t i = 0; i < f->n_tgt; i++) {
+            int64_t v = t ? int_at(t, (uint64_t)i) : -1;
+            if (t && (v < 0 || v > INT32_MAX))
+                return atn_error_set(err, ATN_E_FORMAT, "%s: tensor 'target_ids'[%d] is %lld; expected a vocabulary "
+                                     "id (0 or more)", f->path, i, (long long)v);
+            f->tgt_ids[i] = (int32_t)v;
+        }
     }
     return ATN_OK;
 }
@@ -549,6 +583,14 @@ static atn_status read_metadata(atn_attn_file *f, atn_error *err) {
         (st = meta_strings(f, "query_tokens", cross && cross->ndim == 4 ? cross->shape[2] : -1, &qt, err)) ||
         (st = meta_strings(f, "key_tokens", cross && cross->ndim == 4 ? cross->shape[3] : -1, &kt, err)))
         return st;
+    if (qt && f->n_tgt > 0) {   /* the decoder's token texts, for the stacks */
+        if (!(f->query_tokens = calloc((size_t)f->n_tgt, sizeof *f->query_tokens)))
+            return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", f->path);
+        int32_t i = 0;
+        for (const cJSON *e = qt->child; e && i < f->n_tgt; e = e->next, i++)
+            if (!(f->query_tokens[i] = strdup(e->valuestring)))
+                return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", f->path);
+    }
     if (!tokens && f->npz_tokens && f->n_npz_tokens != f->n)
         return atn_error_set(err, ATN_E_FORMAT, "%s: the \"tokens\" array has %d tokens but the attention has %d",
                              f->path, f->n_npz_tokens, f->n);
@@ -666,6 +708,12 @@ void atn_attn_file_free(atn_attn_file *f) {
     free(f->checked);
     free(f->block);
     free(f->per_layer);
+    for (int k = 0; k < 3; k++)
+        free(f->stack_own[k]);
+    for (int32_t i = 0; f->query_tokens && i < f->n_tgt; i++)
+        free(f->query_tokens[i]);
+    free(f->query_tokens);
+    free(f->tgt_ids);
     for (int32_t i = 0; f->npz_tokens && i < f->n_npz_tokens; i++)
         free(f->npz_tokens[i]);
     free(f->npz_tokens);
@@ -684,6 +732,13 @@ atn_attn_file_info atn_attn_file_get_info(const atn_attn_file *f) {
 }
 
 const atn_encoding *atn_attn_file_encoding(const atn_attn_file *f) { return f ? f->enc : NULL; }
+
+const char *const *atn_attn_file_query_tokens(const atn_attn_file *f, int32_t *n) {
+    bool any = f && f->info.n_stacks && f->query_tokens;
+    if (n)
+        *n = any ? f->n_tgt : 0;
+    return any ? (const char *const *)f->query_tokens : NULL;
+}
 
 /* ---- layers ------------------------------------------------------------------------- */
 
@@ -781,6 +836,47 @@ atn_status atn_attn_file_layer(atn_attn_file *f, int32_t layer, const float **ou
 
 const char *atn_attn_file_warning(const atn_attn_file *f) { return f && f->bad_rows > 0 ? f->warning : NULL; }
 
+/* An encoder-decoder's three stacks (encoder: the attention already read): the mapping
+ * itself for aligned F32, else converted copies; decoder and cross are checked as layers are
+ * (NaN, Inf, negative values refused naming the tensor). */
+static atn_status make_stacks(atn_attn_file *f, atn_error *err) {
+    if (!f->info.n_stacks)
+        return ATN_OK;
+    static const char *const names[3] = {"encoder", "decoder", "cross"};
+    for (int k = 0; k < 3; k++) {
+        const atn_st_tensor *t = atn_st_find(f->st, names[k]);
+        size_t count = (size_t)t->count;
+        const float *a;
+        if (t->dtype == ATN_ST_F32 && ((uintptr_t)t->data & 3) == 0) {
+            a = t->data;
+        } else {
+            if (!f->stack_own[k] && !(f->stack_own[k] = malloc(count * sizeof(float))))
+                return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory for '%s'", f->path, names[k]);
+            if (t->dtype == ATN_ST_F16)
+                atn_f16_to_f32_array(f->stack_own[k], t->data, count);
+            else if (t->dtype == ATN_ST_BF16)
+                atn_bf16_to_f32_array(f->stack_own[k], t->data, count);
+            else
+                memcpy(f->stack_own[k], t->data, count * sizeof(float));
+            a = f->stack_own[k];
+        }
+        for (size_t i = 0; k > 0 && i < count; i++)
+            if (!isfinite(a[i]) || a[i] < 0) {
+                size_t nk = (size_t)t->shape[3], nq = (size_t)t->shape[2], hh = (size_t)t->shape[1];
+                return atn_error_set(err, ATN_E_FORMAT, "%s: '%s' holds %s at layer %zu, head %zu, query %zu, key %zu",
+                                     f->path, names[k], isnan(a[i]) ? "NaN" : isinf(a[i]) ? "Inf" : "a negative value",
+                                     i / nk / nq / hh, i / nk / nq % hh, i / nk % nq, i % nk);
+            }
+        bool is_enc = k == 0;
+        f->stacks[k] = (atn_stack){.kind = (atn_stack_kind)k, .name = names[k], .n_layers = (int32_t)t->shape[0],
+                                   .n_heads = (int32_t)t->shape[1], .n_q = (int32_t)t->shape[2],
+                                   .n_k = (int32_t)t->shape[3], .attn = a,
+                                   .q_ids = is_enc ? f->enc->ids : f->tgt_ids,
+                                   .k_ids = k == 1 ? f->tgt_ids : f->enc->ids};
+    }
+    return ATN_OK;
+}
+
 atn_status atn_attn_file_capture(atn_attn_file *f, const atn_capture **out, atn_progress_fn progress,
                                  void *user_data, atn_error *err) {
     if (!f || !out)
@@ -813,9 +909,19 @@ atn_status atn_attn_file_capture(atn_attn_file *f, const atn_capture **out, atn_
     }
     if (progress)
         progress(1.0, ATN_STAGE_LAYER, user_data);
+    atn_status sst = make_stacks(f, err);
+    if (sst != ATN_OK)
+        return sst;
     f->cap = (atn_capture){.n_layers = f->L, .n_heads = f->H, .n = f->n, .enc = f->enc,
                            .attn = in_place ? (const float *)f->attn->data : f->block,
                            .temperature = 1.0f, .nonfinite_layer = -1, .precision = ATN_PRECISION_FP32};
+    if (f->info.n_stacks) {   /* an encoder-decoder's file: the run's fields for its stacks */
+        f->cap.n_stacks = 3;
+        f->cap.stacks = f->stacks;
+        f->cap.n_dec_layers = f->n_dec_layers;
+        f->cap.n_tgt = f->n_tgt;
+        f->cap.target_ids = f->tgt_ids;
+    }
     f->cap_ready = true;
     *out = &f->cap;
     return ATN_OK;

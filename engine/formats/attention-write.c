@@ -71,7 +71,26 @@ static char *header_text(const atn_capture *cap, const atn_attn_file_meta *m) {
     uint64_t off = 0;
     int64_t shape[4] = {cap->n_layers, cap->n_heads, n, n};
     uint64_t attn_bytes = (uint64_t)cap->n_layers * cap->n_heads * n * n * sizeof(float);
-    ok = ok && add_tensor(root, "attn", "F32", shape, 4, &off, attn_bytes);
+    if (cap->n_stacks) {   /* an encoder-decoder: its three stacks, the encoder's the one shown */
+        for (int k = ATN_STACK_ENCODER; ok && k <= ATN_STACK_CROSS; k++) {
+            const atn_stack *st = atn_capture_stack(cap, (atn_stack_kind)k);
+            int64_t ss[4] = {st->n_layers, st->n_heads, st->n_q, st->n_k};
+            ok = add_tensor(root, st->name, "F32", ss, 4, &off, (uint64_t)ss[0] * ss[1] * ss[2] * ss[3] * 4);
+        }
+        cJSON *qt = cJSON_CreateArray(), *kt = cJSON_CreateArray();
+        for (int32_t i = 0; qt && i < cap->n_tgt; i++) {   /* the decoder's tokens: the vocabulary's text */
+            atn_token_info ti;
+            char id_text[24];
+            snprintf(id_text, sizeof id_text, "#%d", cap->target_ids[i]);
+            bool known = m && m->model && atn_model_token_info(m->model, cap->target_ids[i], &ti) && ti.text;
+            cJSON_AddItemToArray(qt, cJSON_CreateString(known ? ti.text : id_text));
+        }
+        for (int32_t i = 0; kt && e && i < n; i++)
+            cJSON_AddItemToArray(kt, cJSON_CreateString(e->tokens[i].text ? e->tokens[i].text : ""));
+        ok = ok && add_meta(meta, "query_tokens", qt) && add_meta(meta, "key_tokens", kt);
+    } else {
+        ok = ok && add_tensor(root, "attn", "F32", shape, 4, &off, attn_bytes);
+    }
     bool ids = e && e->ids;
     for (int32_t i = 0; ids && i < n; i++)
         ids = e->ids[i] >= 0;
@@ -80,6 +99,10 @@ static char *header_text(const atn_capture *cap, const atn_attn_file_meta *m) {
             ok = add_tensor(root, "token_ids", "I32", shape + 2, 1, &off, (uint64_t)n * 4);
         ok = ok && add_tensor(root, "type_ids", "I32", shape + 2, 1, &off, (uint64_t)n * 4);
         ok = ok && add_tensor(root, "mask", "I32", shape + 2, 1, &off, (uint64_t)n * 4);
+    }
+    if (ok && cap->n_stacks) {   /* the decoder's input ids, after the source's */
+        int64_t t = cap->n_tgt;
+        ok = add_tensor(root, "target_ids", "I32", &t, 1, &off, (uint64_t)t * 4);
     }
     if (ok && m && m->qkv) {   /* the trace's inputs: q, k, v per head, and the model's scale */
         int32_t L = cap->n_layers, hkv = cap->n_kv_heads > 0 ? cap->n_kv_heads : cap->n_heads, k = cap->d_head;
@@ -110,6 +133,9 @@ atn_status atn_attn_file_write(const char *path, const atn_capture *cap, const a
         return atn_error_set(err, ATN_E_INVALID, "%s: the run kept no attention to write", path);
     if (meta && meta->qkv && (!cap->has_trace_inputs || !cap->q || !cap->k || !cap->v))
         return atn_error_set(err, ATN_E_INVALID, "%s: the run kept no q, k, v to write", path);
+    if (meta && meta->qkv && cap->n_stacks)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: q, k, v of an encoder-decoder are not written: the trace "
+                             "does not follow its relative positions and cross-attention yet", path);
     size_t nn = (size_t)cap->n * cap->n;
     float *scratch = cap->attn ? NULL : malloc(nn * sizeof(float));   /* heads on demand: one at a time */
     if (!cap->attn && !scratch)
@@ -137,7 +163,11 @@ atn_status atn_attn_file_write(const char *path, const atn_capture *cap, const a
     for (size_t i = 0; i < pad; i++)
         fputc(' ', f);
     free(text);
-    for (int32_t lh = 0; lh < cap->n_layers * cap->n_heads; lh++) {
+    for (int k = ATN_STACK_ENCODER; cap->n_stacks && k <= ATN_STACK_CROSS; k++) {   /* as the header lists them */
+        const atn_stack *sk = atn_capture_stack(cap, (atn_stack_kind)k);
+        fwrite(sk->attn, sizeof(float), (size_t)sk->n_layers * sk->n_heads * sk->n_q * sk->n_k, f);
+    }
+    for (int32_t lh = 0; !cap->n_stacks && lh < cap->n_layers * cap->n_heads; lh++) {
         const float *a = atn_capture_head_read(cap, lh / cap->n_heads, lh % cap->n_heads, scratch, err);
         if (!a) {
             free(scratch);
@@ -157,6 +187,8 @@ atn_status atn_attn_file_write(const char *path, const atn_capture *cap, const a
         fwrite(e->type_ids, sizeof(int32_t), (size_t)cap->n, f);
         fwrite(e->mask, sizeof(int32_t), (size_t)cap->n, f);
     }
+    if (cap->n_stacks)
+        fwrite(cap->target_ids, sizeof(int32_t), (size_t)cap->n_tgt, f);
     if (meta && meta->qkv) {   /* [L][n][d_q] rows -> [L][H][n][k], then k and v [L][H_kv][n][k] */
         int32_t k = cap->d_head, hkv = cap->n_kv_heads > 0 ? cap->n_kv_heads : cap->n_heads;
         int32_t dq = cap->d_q > 0 ? cap->d_q : cap->d_model, dkv = cap->d_kv > 0 ? cap->d_kv : cap->d_model;

@@ -41,6 +41,8 @@ typedef struct atn_attn_file_info {
     const char *dtype;              /* the attention's dtype: "F32", "F16", "BF16" */
     bool has_scores, has_qkv, has_mask, has_cross, has_token_ids;
     const char *container;          /* "safetensors", "npz" or "npy" */
+    int32_t n_stacks;               /* 3: an encoder-decoder's file (encoder, decoder and cross
+                                       tensors; the attention above is the encoder's); else 0 */
 } atn_attn_file_info;
 
 /* Opens path (by its content: a safetensors header; by its name: .npz, .npy, and the
@@ -78,9 +80,17 @@ atn_status atn_attn_file_layer(atn_attn_file *f, int32_t layer, const float **ou
  * Borrowed from f; changes as more layers are read. */
 const char *atn_attn_file_warning(const atn_attn_file *f);
 
+/* The decoder's token texts of an encoder-decoder's file (metadata query_tokens: the rows of
+ * decoder and cross), [*n]; NULL (and *n 0) when the file has no stacks or no query_tokens.
+ * Borrowed from f; n may be NULL. */
+const char *const *atn_attn_file_query_tokens(const atn_attn_file *f, int32_t *n);
+
 /* Reads and checks every layer (errors as atn_attn_file_layer) and returns a capture of
  * the file: n_layers, n_heads, n, enc (atn_attn_file_encoding), attn ([L][H][n][n]: the
- * mapping itself for a contiguous aligned F32 `attn`, else one block the file owns); no
+ * mapping itself for a contiguous aligned F32 `attn`, else one block the file owns); an
+ * encoder-decoder's file (info.n_stacks 3) also gets n_stacks, stacks (encoder = attn,
+ * decoder, cross: as a run's, q_ids/k_ids the file's token_ids and target_ids or -1s, the
+ * decoder and cross checked as layers are), n_dec_layers, n_tgt and target_ids; no
  * hidden states, Q/K/V or mask_add (has_trace_inputs false), nonfinite_layer -1,
  * temperature 1.  progress (may be NULL) gets ATN_STAGE_LAYER fractions; returning false
  * ends with ATN_E_CANCELLED.  Borrowed from f. */
@@ -119,7 +129,10 @@ typedef struct atn_attn_file_meta {
 } atn_attn_file_meta;
 
 /* Writes cap's attention as an attention file: attn F32 [L, H, n, n] (the capture's floats
- * as they are, so reading it back gives the same bits), token_ids, type_ids and mask I32 [n],
+ * as they are, so reading it back gives the same bits; an encoder-decoder's run: its stacks
+ * encoder, decoder and cross in place of attn, target_ids I32 [n_tgt] and the metadata
+ * query_tokens (the decoder's, their vocabulary text with meta->model, else "#id") and
+ * key_tokens; with qkv ATN_E_UNSUPPORTED), token_ids, type_ids and mask I32 [n],
  * and the metadata format, tokens, token_roles, special_tokens, causal, model_id, family,
  * source.  Through atn_atomic_open (its errors); ATN_E_INVALID for a NULL path or cap or a
  * capture without attention; ATN_E_NOMEM. */

@@ -214,6 +214,46 @@ PY
     --layer 0 --head 99 --query 0
   expect_error 2 "goes with -o OUT.safetensors" "$A" run --model demo --text "$TEXT" -o "$T/x.npy" --qkv
   ;;
+encdec)
+  # an encoder-decoder's run (T5, BART fixtures from tests/hf/gen_encdec.py) as an attention
+  # file: encoder, decoder and cross byte for byte the run's .npz arrays, query_tokens (the
+  # decoder's) and key_tokens (the source's), target_ids; read back, stats gives --model's
+  # bytes (the encoder's, as a run's capture)
+  SRC="${3:?source root}"
+  for m in t5-v1-f32 bart-f32; do
+    M="$SRC/tests/hf/models/$m"; S="The house is wonderful."; G="Das Haus ist"
+    "$A" run --model "$M" --text "$S" --target "$G" -o "$T/e.safetensors" 2>"$T/err" || fail "run $m: $(cat "$T/err")"
+    "$A" run --model "$M" --text "$S" --target "$G" -o "$T/e.npz" 2>/dev/null || fail "run $m .npz"
+    "$A" run --model "$M" --text "$S" --target "$G" -o "$T/e.json" 2>/dev/null || fail "run $m .json"
+    python3 - "$T/e.safetensors" "$T/e.npz" "$T/e.json" <<'PY' || fail "$m: the file's stacks differ from the run's"
+import json, struct, sys, zipfile
+st = open(sys.argv[1], "rb").read()
+hl = struct.unpack("<Q", st[:8])[0]
+h = json.loads(st[8:8 + hl])
+z = zipfile.ZipFile(sys.argv[2])
+js = json.load(open(sys.argv[3]))
+assert "attn" not in h
+for name in ["encoder", "decoder", "cross"]:
+    b, e = h[name]["data_offsets"]
+    npy = z.read(name + ".npy")
+    assert npy[10 + struct.unpack("<H", npy[8:10])[0]:] == st[8 + hl + b:8 + hl + e], name
+    assert h[name]["shape"] == js[name]["shape"], name
+meta = {k: json.loads(v) for k, v in h["__metadata__"].items()}
+L, H, t, n = h["cross"]["shape"]
+assert len(meta["query_tokens"]) == t and len(meta["key_tokens"]) == n == len(meta["tokens"])
+assert meta["key_tokens"] == meta["tokens"]
+b, e = h["target_ids"]["data_offsets"]
+assert list(struct.unpack("<%di" % t, st[8 + hl + b:8 + hl + e])) == js["target_ids"]
+PY
+    "$A" stats --model "$M" --text "$S" --format json >"$T/sm.json" 2>/dev/null || fail "stats --model $m"
+    "$A" stats --attention "$T/e.safetensors" --format json >"$T/sf.json" 2>"$T/err" || fail "stats --attention: $(cat "$T/err")"
+    cmp -s "$T/sm.json" "$T/sf.json" || fail "$m: stats --attention differs from --model"
+    expect_error 2 "holds all three stacks" "$A" run --model "$M" --text "$S" -o "$T/x.safetensors" --stack cross
+    expect_error 2 "q, k, v of an encoder-decoder are not written" "$A" run --model "$M" --text "$S" \
+      -o "$T/x.safetensors" --qkv
+    expect_error 2 "holds no q, k, v" "$A" trace --attention "$T/e.safetensors" --layer 0 --head 0 --query 0
+  done
+  ;;
 *)
   fail "unknown case"
   ;;

@@ -10,6 +10,7 @@
  * with the decoder start token alone, source and target of different lengths.  Also: T5's
  * buckets at hand-worked distances, the capture's stacks (shapes, token ids), the masks
  * (causal, the source's padding in every cross row), and config.json values refused by name. */
+#include "attention-file.h"
 #include "check.h"
 #include "common/test-files.h"
 #include "common/test-models.h"
@@ -59,6 +60,43 @@ static void compare(const char *name, const char *cname, const char *what, const
     if (want && got)
         CHECK_ARRAY_NEAR(label, got, want, count, 1e-4);
     free(want);
+}
+
+/* The run written as an attention file and read back: the three stacks bit for bit, the
+ * decoder's ids and token texts, the source's tokens; the file's capture is the encoder's. */
+static void attention_file_case(const char *name, const char *cname, const atn_model *m, const atn_capture *cap,
+                                const int32_t *tgt, int32_t t) {
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/atn-encdec-file-%d.safetensors", (int)getpid());
+    atn_error err = {0};
+    atn_attn_file_meta meta = {.model_id = name, .model = m};
+    CHECK_MSG(atn_attn_file_write(path, cap, &meta, &err) == ATN_OK, "%s/%s: %s", name, cname, err.message);
+    atn_attn_file *f = NULL;
+    const atn_capture *fc = NULL;
+    CHECK_MSG(atn_attn_file_open(path, &f, &err) == ATN_OK && atn_attn_file_capture(f, &fc, NULL, NULL, &err) == ATN_OK,
+              "%s/%s: %s", name, cname, err.message);
+    if (fc) {
+        CHECK(atn_attn_file_get_info(f).n_stacks == 3 && fc->n_stacks == 3 && fc->n_tgt == t &&
+              fc->n_dec_layers == cap->n_dec_layers && fc->n == cap->n && fc->n_layers == cap->n_layers);
+        for (int k = ATN_STACK_ENCODER; k <= ATN_STACK_CROSS; k++) {
+            const atn_stack *a = atn_capture_stack(cap, (atn_stack_kind)k), *b = atn_capture_stack(fc, (atn_stack_kind)k);
+            CHECK(b && b->n_layers == a->n_layers && b->n_heads == a->n_heads && b->n_q == a->n_q && b->n_k == a->n_k);
+            if (b && b->n_q == a->n_q && b->n_k == a->n_k)
+                CHECK_MSG(!memcmp(a->attn, b->attn, (size_t)a->n_layers * a->n_heads * a->n_q * a->n_k * sizeof(float)),
+                          "%s/%s: the file's %s differs from the run's", name, cname, a->name);
+        }
+        CHECK(!memcmp(fc->attn, cap->attn, (size_t)cap->n_layers * cap->n_heads * cap->n * cap->n * sizeof(float)));
+        const atn_stack *sc = atn_capture_stack(fc, ATN_STACK_CROSS);
+        CHECK(sc && !memcmp(sc->q_ids, tgt, (size_t)t * sizeof *tgt) && sc->k_ids[0] == cap->enc->ids[0]);
+        int32_t nq = 0;
+        const char *const *qt = atn_attn_file_query_tokens(f, &nq);
+        atn_token_info ti;
+        CHECK(qt && nq == t && atn_model_token_info(m, tgt[t - 1], &ti) && !strcmp(qt[t - 1], ti.text));
+        for (int32_t i = 0; i < cap->n; i++)
+            CHECK(!strcmp(atn_attn_file_encoding(f)->tokens[i].text, cap->enc->tokens[i].text));
+    }
+    atn_attn_file_free(f);
+    unlink(path);
 }
 
 static void engine_case(const char *name, atn_model *m, const cJSON *c) {
@@ -132,6 +170,7 @@ static void engine_case(const char *name, atn_model *m, const cJSON *c) {
     double lpx;
     CHECK(atn_predict_next_log_prob(m, cap, t, 0, &lpx, &err) == ATN_E_INVALID);   /* past the target */
     free(lp);
+    attention_file_case(name, cname, m, cap, tgt, t);
 out:
     atn_run_free(run);
     atn_encoding_free(enc);
