@@ -14,6 +14,7 @@
 #include "atn-session-file.h"
 #include "atn-window.h"
 #include "attnscope.h"
+#include "corpus-stats.h"
 #include "render.h"
 #include "config.h"
 
@@ -190,6 +191,31 @@ static void atn_application_activate(GApplication *app) {
     gtk_window_present(win);
 }
 
+/* Files handed to the running window: a second instance's `attnscope view FILE` (or a file
+ * manager's `attnscope FILE`) forwards its file here over D-Bus (handle_local_options) instead
+ * of opening a second window.  hint "stats": a merged statistics file; else the file's
+ * content decides (a statistics file by its magic, anything else an attention file). */
+static void atn_application_open(GApplication *app, GFile **files, int n_files, const char *hint) {
+    GtkWindow *win = gtk_application_get_active_window(GTK_APPLICATION(app));
+    if (!win) {
+        g_application_activate(app);
+        win = gtk_application_get_active_window(GTK_APPLICATION(app));
+    }
+    if (!win)
+        return;
+    AtnWindow *w = ATN_WINDOW(win);
+    for (int i = 0; i < n_files; i++) {   /* one window shows one file: the last wins */
+        g_autofree char *path = g_file_get_path(files[i]);
+        if (!path)
+            continue;
+        if (!g_strcmp0(hint, "stats") || atn_corpus_stats_sniff(path))
+            atn_window_open_stats(w, path);
+        else
+            atn_session_open_attention(atn_window_get_session(w), path);
+    }
+    gtk_window_present(win);
+}
+
 static int atn_application_handle_local_options(GApplication *app, GVariantDict *options) {
     AtnApplication *self = ATN_APPLICATION(app);
     g_variant_dict_lookup(options, "model", "s", &self->opt_model);
@@ -248,6 +274,17 @@ static int atn_application_handle_local_options(GApplication *app, GVariantDict 
         g_printerr(_("attnscope: --view %s: no such view; the views are %s\n"), self->opt_view, views);
         return 2;
     }
+    /* a file while a window is already running: hand it over, as GNOME applications do */
+    const char *file = self->opt_attention ? self->opt_attention : self->opt_stats;
+    g_autoptr(GError) error = NULL;
+    if (file && g_application_register(app, NULL, &error) && g_application_get_is_remote(app)) {
+        g_autoptr(GFile) gf = g_file_new_for_commandline_arg(file);
+        g_application_open(app, &gf, 1, self->opt_attention ? "attention" : "stats");
+        GDBusConnection *bus = g_application_get_dbus_connection(app);
+        if (bus)
+            g_dbus_connection_flush_sync(bus, NULL, NULL);
+        return 0;
+    }
     return -1;
 }
 
@@ -269,6 +306,7 @@ static void atn_application_class_init(AtnApplicationClass *klass) {
     ac->startup = atn_application_startup;
     ac->activate = atn_application_activate;
     ac->handle_local_options = atn_application_handle_local_options;
+    ac->open = atn_application_open;
 }
 
 static void atn_application_init(AtnApplication *self) {
@@ -307,5 +345,5 @@ static void atn_application_init(AtnApplication *self) {
 
 AtnApplication *atn_application_new(void) {
     return g_object_new(ATN_TYPE_APPLICATION, "application-id", ATN_APP_ID, "resource-base-path",
-                        "/io/github/attnscope/Attnscope", "flags", G_APPLICATION_DEFAULT_FLAGS, NULL);
+                        "/io/github/attnscope/Attnscope", "flags", G_APPLICATION_HANDLES_OPEN, NULL);
 }

@@ -239,6 +239,86 @@ static void test_attention_file_trace(void) {
     g_unlink(path);
 }
 
+/* A second instance hands its file to the running window (G_APPLICATION_HANDLES_OPEN), as
+ * GNOME applications do: this process is the primary (registered on the session bus that
+ * meson's ui-single-instance gives it: dbus-run-session), then `attnscope view A` and a file
+ * manager's `attnscope B` each exit 0 at once and the one window shows their file. */
+typedef struct child {
+    gboolean done;
+    int status;
+} child;
+
+static void child_exited(GPid pid, int status, gpointer data) {
+    child *c = data;
+    c->status = status;
+    c->done = TRUE;
+    g_spawn_close_pid(pid);
+}
+
+static gboolean child_done(gpointer data) { return ((child *)data)->done; }
+
+static void second_instance(AtnWindow *win, const char *const *args, const char *path) {
+    g_autofree char *exe = g_build_filename(g_getenv("ATN_BUILD_ROOT"), "app", "attnscope", NULL);
+    const char *argv[8] = {exe};
+    for (int i = 0; args[i]; i++)
+        argv[i + 1] = args[i];
+    GPid pid;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, &error));
+    child c = {0};
+    g_child_watch_add(pid, child_exited, &c);
+    gint64 t0 = g_get_monotonic_time();
+    g_assert_true(wait_for(child_done, &c));
+    double secs = (g_get_monotonic_time() - t0) / 1e6;
+    g_assert_true(g_spawn_check_wait_status(c.status, NULL));   /* exit 0: handed over */
+    g_test_message("%s handed over in %.2f s", args[0], secs);
+    g_assert_cmpfloat(secs, <, 20.0);
+    file_wait fw = {win, path};
+    if (!wait_for(showing_file, &fw)) {
+        AtnModelHandle *m = atn_session_get_model(atn_window_get_session(win));
+        g_error("%s not shown: the window shows %s (error: %s; notice: %s)", path,
+                m ? atn_model_handle_get_source(m) : "nothing", atn_window_get_error(win),
+                atn_window_get_notice(win));
+    }
+}
+
+static void test_second_instance(void) {
+    if (!g_getenv("ATN_TEST_SESSION_BUS")) {   /* only under ui-single-instance's private bus */
+        g_test_skip("needs the private session bus of the ui-single-instance test");
+        return;
+    }
+    g_autoptr(AtnApplication) app = atn_application_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
+    g_assert_nonnull(g_application_get_dbus_connection(G_APPLICATION(app)));
+    g_assert_false(g_application_get_is_remote(G_APPLICATION(app)));
+    g_application_activate(G_APPLICATION(app));
+    AtnWindow *win = ATN_WINDOW(gtk_application_get_active_window(GTK_APPLICATION(app)));
+    g_assert_nonnull(win);
+    AtnSession *s = atn_window_get_session(win);
+    /* a model shown and its run finished: the file then replaces it (a file handed over during
+       the window's first run is the session's race, not this test's) */
+    g_assert_true(wait_for(not_opening, s));
+    open_and_wait(win, "demo");
+    type_and_wait(win, TEXT);
+    g_autofree char *a = g_build_filename(dir, "second-a.safetensors", NULL);
+    g_autofree char *b = g_build_filename(dir, "second-b.safetensors", NULL);
+    write_file(a);
+    const char *const run_b[] = {"run", "--model", "demo-gpt2", "--text", TEXT, NULL};
+    cli_export(run_b, b);
+    const char *const view_a[] = {"view", a, NULL};
+    second_instance(win, view_a, a);   /* attnscope view A */
+    g_assert_cmpstr(atn_model_handle_get_name(atn_session_get_model(s)), ==, "demo");
+    const char *const open_b[] = {b, NULL};
+    second_instance(win, open_b, b);   /* a file manager: attnscope B */
+    g_assert_cmpstr(atn_model_handle_get_name(atn_session_get_model(s)), ==, "demo-gpt2");
+    /* still one window */
+    g_assert_cmpuint(g_list_length(gtk_application_get_windows(GTK_APPLICATION(app))), ==, 1);
+    destroy_window(win);
+    g_unlink(a);
+    g_unlink(b);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -246,6 +326,7 @@ int main(int argc, char **argv) {
     g_assert_nonnull(dir);
     g_test_add_func("/ui/attention-file", test_attention_file);
     g_test_add_func("/ui/attention-file-trace", test_attention_file_trace);
+    g_test_add_func("/ui/second-instance", test_second_instance);
     int rc = g_test_run();
     g_rmdir(dir);
     g_free(dir);
