@@ -319,6 +319,53 @@ static void test_second_instance(void) {
     g_unlink(b);
 }
 
+/* An encoder-decoder's attention file (run -o x.safetensors on the T5 fixture): the window
+ * shows the encoder, every head bit for bit what `run --stack encoder -o x.npy` wrote, and
+ * the file's capture keeps the decoder and cross stacks with the decoder's tokens. */
+static void test_attention_file_encdec(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    g_autofree char *model = g_build_filename(g_getenv("ATN_SOURCE_ROOT"), "tests", "hf", "models", "t5-v1-f32", NULL);
+    g_autofree char *path = g_build_filename(dir, "t5.safetensors", NULL);
+    g_autofree char *npy = g_build_filename(dir, "t5-encoder.npy", NULL);
+    const char *const run_file[] = {"run", "--model", model, "--text", TEXT, "--target", "Die Katze", NULL};
+    cli_export(run_file, path);
+    const char *const run_npy[] = {"run", "--model", model, "--text", TEXT, "--target", "Die Katze", "--stack",
+                                   "encoder", NULL};
+    cli_export(run_npy, npy);
+    float *want = NULL;
+    int64_t shape[8];
+    int nd = 0;
+    atn_error err = {0};
+    g_assert_cmpint(atn_npy_read_f32(npy, &want, shape, &nd, 8, &err), ==, ATN_OK);
+    g_assert_cmpint(nd, ==, 4);
+    atn_session_open_attention(s, path);
+    file_wait fw = {win, path};
+    g_assert_true(wait_for(showing_file, &fw));
+    AtnResult *r = atn_session_get_result(s);
+    g_assert_cmpint(atn_result_get_n_layers(r), ==, shape[0]);
+    g_assert_cmpint(atn_result_get_n_heads(r), ==, shape[1]);
+    int n = atn_result_get_n_tokens(r);
+    g_assert_cmpint(n, ==, shape[2]);
+    for (int l = 0; l < shape[0]; l++)
+        for (int h = 0; h < shape[1]; h++)
+            g_assert_cmpint(memcmp(atn_result_get_head(r, l, h), want + ((size_t)l * shape[1] + h) * n * n,
+                                   (size_t)n * n * sizeof(float)), ==, 0);
+    const atn_capture *cap = atn_result_get_capture(r);
+    g_assert_cmpint(cap->n_stacks, ==, 3);
+    int32_t nq = 0;
+    atn_attn_file *f = atn_model_handle_get_attention_file(atn_session_get_model(s));
+    g_assert_nonnull(atn_attn_file_query_tokens(f, &nq));
+    g_assert_cmpint(nq, ==, cap->n_tgt);
+    g_assert_cmpint(atn_capture_stack(cap, ATN_STACK_CROSS)->n_k, ==, n);
+    show_view(win, "model");   /* the views that need no weights take it */
+    show_view(win, "head");
+    free(want);
+    destroy_window(win);
+    g_unlink(path);
+    g_unlink(npy);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -326,6 +373,7 @@ int main(int argc, char **argv) {
     g_assert_nonnull(dir);
     g_test_add_func("/ui/attention-file", test_attention_file);
     g_test_add_func("/ui/attention-file-trace", test_attention_file_trace);
+    g_test_add_func("/ui/attention-file-encdec", test_attention_file_encdec);
     g_test_add_func("/ui/second-instance", test_second_instance);
     int rc = g_test_run();
     g_rmdir(dir);
