@@ -253,6 +253,23 @@ PY
       -o "$T/x.safetensors" --qkv
     expect_error 2 "holds no q, k, v" "$A" trace --attention "$T/e.safetensors" --layer 0 --head 0 --query 0
   done
+  # bad input in the stacks and the new metadata: exit 2 naming the tensor or key
+  python3 - "$T/e.safetensors" "$T/nan.safetensors" "$T/scale.safetensors" <<'PY' || fail "making the bad files"
+import json, struct, sys
+st = bytearray(open(sys.argv[1], "rb").read())
+hl = struct.unpack("<Q", st[:8])[0]
+h = json.loads(st[8:8 + hl])
+b, e = h["cross"]["data_offsets"]
+bad = bytearray(st)
+bad[8 + hl + b + 4 * 5:8 + hl + b + 4 * 6] = struct.pack("<f", float("nan"))
+open(sys.argv[2], "wb").write(bad)
+h["__metadata__"]["scale"] = "-1"
+text = json.dumps(h).encode()
+text += b" " * (-len(text) % 8)
+open(sys.argv[3], "wb").write(struct.pack("<Q", len(text)) + text + bytes(st[8 + hl:]))
+PY
+  expect_error 2 "'cross' holds NaN at layer 0, head 0, query 0, key 5" "$A" stats --attention "$T/nan.safetensors"
+  expect_error 2 'metadata "scale" must be a number above 0' "$A" stats --attention "$T/scale.safetensors"
   ;;
 *)
   fail "unknown case"
