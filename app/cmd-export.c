@@ -245,6 +245,30 @@ typedef struct source {
     const char **target_tokens;   /* an encoder-decoder's target tokens as shown ([n_tgt]), or NULL */
 } source;
 
+/* An attention file's decoder tokens (metadata query_tokens, [n_tgt]) as labels, read as a
+ * run's are without a tokenizer ("\u2581The" as "\u2423The"); NULL with err when it has none. */
+static char **file_target_labels(const atn_attn_file *file, int32_t n_tgt, atn_error *err) {
+    int32_t nq = 0;
+    const char *const *q = atn_attn_file_query_tokens(file, &nq);
+    if (!q || nq != n_tgt) {
+        snprintf(err->message, sizeof err->message, "attnscope export: the attention file has no query_tokens for "
+                 "its %d target tokens", (int)n_tgt);
+        return NULL;
+    }
+    char **labels = calloc((size_t)n_tgt + 1, sizeof *labels);
+    for (int32_t i = 0; labels && i < n_tgt; i++) {
+        char *guess = atn_token_surface_guess(q[i]);
+        atn_token_info info = {.text = q[i], .surface = guess};
+        labels[i] = atn_render_token_label(q[i], guess ? &info : NULL);
+        free(guess);
+        if (!labels[i]) {
+            atn_render_token_labels_free(labels);
+            return NULL;
+        }
+    }
+    return labels;
+}
+
 /* The stack the figure draws: --stack's of an encoder-decoder, NULL for the capture's own
  * attention (any other model, or the encoder's stack, which is the capture's attention). */
 static const atn_stack *chosen_stack(const export_opts *o, const source *src) {
@@ -652,7 +676,9 @@ int cmd_export(int argc, char **argv) {
         /* the target's tokens as the source's are shown ("▁Das") */
         atn_encoding *te = NULL;
         atn_error terr = {0};
-        if (model && atn_model_encode_ids(model, src.cap->target_ids, NULL, NULL, src.cap->n_tgt, &te, &terr) == ATN_OK)
+        if (!model)   /* an attention file: its query_tokens */
+            target_labels = file_target_labels(at.file, src.cap->n_tgt, &terr);
+        else if (atn_model_encode_ids(model, src.cap->target_ids, NULL, NULL, src.cap->n_tgt, &te, &terr) == ATN_OK)
             target_labels = atn_render_token_labels(model, te);
         atn_encoding_free(te);
         if (!target_labels) {

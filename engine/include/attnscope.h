@@ -442,7 +442,8 @@ typedef struct atn_token_info {
 /* How a token text reads when no tokenizer is at hand (an attention file's "tokens"): a
  * GPT-2 byte-level piece ("\u0120the", as Hugging Face's convert_ids_to_tokens gives it)
  * decoded to " the" when every character is in the byte-level alphabet and the bytes are
- * whole UTF-8.  A newly allocated string (the caller frees it), or NULL when the text is not
+ * whole UTF-8; else a SentencePiece piece with the metaspace U+2581 ("\u2581the", T5,
+ * Marian) with each U+2581 read as a space.  A newly allocated string (the caller frees it), or NULL when the text is not
  * such a piece, reads as it is, or memory ran out.  Thread-safe; text NULL gives NULL. */
 char *atn_token_surface_guess(const char *text);
 

@@ -773,6 +773,10 @@ char *atn_token_surface_guess(const char *text) {
         return NULL;
     bool complete = false;
     int32_t n = atn_byte_level_surface(text, len, out, &complete);
+    if (n < 0 && strstr(text, "\xe2\x96\x81")) {   /* SentencePiece's metaspace (T5, Marian): "\u2581the" */
+        n = (int32_t)atn_metaspace_surface(text, len, "\xe2\x96\x81", (char *)out);
+        complete = true;
+    }
     if (n < 0 || !complete || memchr(out, 0, (size_t)n) || ((size_t)n == len && !memcmp(out, text, len))) {
         free(out);
         return NULL;

@@ -217,8 +217,8 @@ PY
 encdec)
   # an encoder-decoder's run (T5, BART fixtures from tests/hf/gen_encdec.py) as an attention
   # file: encoder, decoder and cross byte for byte the run's .npz arrays, query_tokens (the
-  # decoder's) and key_tokens (the source's), target_ids; read back, stats gives --model's
-  # bytes (the encoder's, as a run's capture)
+  # decoder's) and key_tokens (the source's), target_ids; read back, stats and export heatmap
+  # give --model's bytes (the encoder's, as a run's capture)
   SRC="${3:?source root}"
   for m in t5-v1-f32 bart-f32; do
     M="$SRC/tests/hf/models/$m"; S="The house is wonderful."; G="Das Haus ist"
@@ -248,6 +248,17 @@ PY
     "$A" stats --model "$M" --text "$S" --format json >"$T/sm.json" 2>/dev/null || fail "stats --model $m"
     "$A" stats --attention "$T/e.safetensors" --format json >"$T/sf.json" 2>"$T/err" || fail "stats --attention: $(cat "$T/err")"
     cmp -s "$T/sm.json" "$T/sf.json" || fail "$m: stats --attention differs from --model"
+    # the figure too: T5's SentencePiece tokens ("\u2581The") read as "␣The" without the model
+    "$A" export heatmap --model "$M" --text "$S" --layer 1 --head 2 -o "$T/m.svg" 2>/dev/null || fail "export --model $m"
+    "$A" export heatmap --attention "$T/e.safetensors" --layer 1 --head 2 -o "$T/f.svg" 2>"$T/err" ||
+      fail "export --attention ($m): $(cat "$T/err")"
+    cmp -s "$T/m.svg" "$T/f.svg" || fail "$m: export heatmap --attention differs from --model"
+    # a cross head: the target's labels from the file's query_tokens, read as the model's are
+    "$A" export heatmap --model "$M" --text "$S" --target "$G" --stack cross --layer 1 --head 2 -o "$T/mc.svg" \
+      2>/dev/null || fail "export --stack cross --model $m"
+    "$A" export heatmap --attention "$T/e.safetensors" --stack cross --layer 1 --head 2 -o "$T/fc.svg" 2>"$T/err" ||
+      fail "export --stack cross --attention ($m): $(cat "$T/err")"
+    cmp -s "$T/mc.svg" "$T/fc.svg" || fail "$m: export --stack cross --attention differs from --model"
     expect_error 2 "holds all three stacks" "$A" run --model "$M" --text "$S" -o "$T/x.safetensors" --stack cross
     expect_error 2 "q, k, v of an encoder-decoder are not written" "$A" run --model "$M" --text "$S" \
       -o "$T/x.safetensors" --qkv
