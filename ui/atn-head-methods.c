@@ -334,6 +334,9 @@ static void atn_head_methods_init(AtnHeadMethods *self) {
     self->progress = gtk_progress_bar_new();
     gtk_widget_set_valign(self->progress, GTK_ALIGN_CENTER);
     gtk_widget_set_size_request(self->progress, 80, -1);
+    /* the percentage on the bar, and what it is, since the heatmap stays empty meanwhile */
+    gtk_progress_bar_set_show_text(GTK_PROGRESS_BAR(self->progress), TRUE);
+    gtk_widget_set_tooltip_text(self->progress, _("computing the attention flow"));
     /* Translators: stops computing the attention flow */
     self->stop = gtk_button_new_with_label(_("Stop"));
     gtk_widget_set_visible(self->progress, FALSE);

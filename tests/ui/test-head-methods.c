@@ -3,8 +3,9 @@
  * shows the engine's numbers for the selected layer and head (every cell equal to
  * atn_norm_attention_compute / atn_rollout_compute / atn_flow_compute on the run's capture,
  * and the hover text of a cell prints it), the title says which method, the layer spin moves
- * rollout and flow through fewer layers, Raw brings the head back, and a Flow left for Raw is
- * cancelled.
+ * rollout and flow through fewer layers, Raw brings the head back, a Flow left for Raw is
+ * cancelled, and on a long input (120 tokens: seconds of flow) the progress bar moves and
+ * Stop ends the work and goes back to Raw.
  *
  * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
 #include "ui-test-util.h"
@@ -94,6 +95,44 @@ static void test_bert(void) {
     test_methods(folder, "the cat sat on the mat because it was tired", 2, 5);
 }
 
+static gboolean progress_moved(gpointer data) {
+    GtkWidget *bar = data;
+    return gtk_widget_get_visible(bar) && gtk_progress_bar_get_fraction(GTK_PROGRESS_BAR(bar)) > 0;
+}
+
+static gboolean not_busy(gpointer data) { return !atn_head_methods_is_busy(data); }
+
+static void test_stop(void) {
+    g_autofree char *folder = g_build_filename(g_getenv("ATN_SOURCE_ROOT"), "data", "models", "demo", NULL);
+    AtnWindow *win = new_window();
+    open_and_wait(win, folder);
+    GString *text = g_string_new("");
+    for (int i = 0; i < 20; i++)
+        g_string_append(text, "the cat sat on the mat ");
+    type_and_wait(win, text->str);
+    g_string_free(text, TRUE);
+    show_view(win, "head");
+    AtnSession *s = atn_window_get_session(win);
+    g_assert_cmpint(atn_result_get_n_tokens(atn_session_get_result(s)), >=, 100);
+    AtnHeadMethods *m = methods_of(win);
+    GtkWidget *dd = gtk_widget_get_first_child(atn_head_methods_get_widget(m));
+    GtkWidget *bar = gtk_widget_get_next_sibling(dd), *stop = gtk_widget_get_next_sibling(bar);
+    g_assert_true(GTK_IS_PROGRESS_BAR(bar) && GTK_IS_BUTTON(stop));
+    g_assert_false(gtk_widget_get_visible(stop));
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(dd), ATN_HEAD_METHOD_FLOW);
+    g_assert_true(atn_head_methods_is_busy(m));
+    g_assert_true(gtk_widget_get_visible(stop));
+    g_assert_true(wait_for(progress_moved, bar));
+    g_assert_true(atn_head_methods_is_busy(m));   /* still computing: 100+ tokens take seconds */
+    g_signal_emit_by_name(stop, "clicked");
+    g_assert_true(wait_for(not_busy, m));
+    g_assert_cmpint(atn_head_methods_get_method(m), ==, ATN_HEAD_METHOD_RAW);
+    g_assert_cmpuint(gtk_drop_down_get_selected(GTK_DROP_DOWN(dd)), ==, ATN_HEAD_METHOD_RAW);
+    g_assert_false(gtk_widget_get_visible(bar));
+    g_assert_null(atn_head_methods_get_values(m, NULL));
+    destroy_window(win);
+}
+
 static void test_gpt2(void) {
     g_autofree char *folder = g_build_filename(g_getenv("ATN_SOURCE_ROOT"), "data", "models", "demo-gpt2", NULL);
     test_methods(folder, "the cat sat on the mat", 1, 3);
@@ -104,5 +143,6 @@ int main(int argc, char **argv) {
         return 0;
     g_test_add_func("/head-methods/bert", test_bert);
     g_test_add_func("/head-methods/gpt2", test_gpt2);
+    g_test_add_func("/head-methods/stop", test_stop);
     return g_test_run();
 }
