@@ -16,7 +16,8 @@
  *          get-model (the Get a Model dialog) target=TEXT (an encoder-decoder's target) stack=KIND
  *          (encoder, decoder or cross)
  *          root=PATH (the whole X screen, popovers included, by ImageMagick's import)
- *          method=N (the Head view's Show switch: 0 raw, 1 norm, 2 rollout, 3 flow; waits for it)
+ *          method=N (the Head view's Raw/Norm/Rollout/Flow switch: 0..3; waits for it)
+ *          method-running=N (the same, drawn 1.5 s later while it may still compute: progress, Stop)
  *          lesson=PATH lesson-step=N lesson-reveal (a lesson opened, at step N, its answer shown) */
 #include "ui-test-util.h"
 
@@ -85,7 +86,10 @@ int main(int argc, char **argv) {
                 atn_session_set_stack(s, k);
         } else if (!strcmp(a, "one-query"))
             atn_head_view_set_one_query(hv, TRUE);
-        else if (sscanf(a, "method=%d", &x) == 1) {
+        else if (sscanf(a, "method-running=%d", &x) == 1) {
+            atn_head_methods_set_method(atn_head_view_get_methods(hv), (AtnHeadMethod)x);
+            settle(1500);
+        } else if (sscanf(a, "method=%d", &x) == 1) {
             atn_head_methods_set_method(atn_head_view_get_methods(hv), (AtnHeadMethod)x);
             while (atn_head_methods_is_busy(atn_head_view_get_methods(hv)))
                 settle(50);
