@@ -159,6 +159,27 @@ static const char *method_key(AtnHeadMethod m) {
     }
 }
 
+const char *atn_head_methods_get_summary(AtnHeadMethods *self, const char **shorter) {
+    g_return_val_if_fail(ATN_IS_HEAD_METHODS(self), NULL);
+    if (shorter)   /* Translators: the summary line's short forms, for a narrow window */
+        *shorter = self->method == ATN_HEAD_METHOD_NORM      ? _("Norm: weight × ‖f(x)‖")
+                   : self->method == ATN_HEAD_METHOD_ROLLOUT ? _("Rollout through these layers")
+                   : self->method == ATN_HEAD_METHOD_FLOW    ? _("Flow through these layers")
+                                                             : NULL;
+    switch (self->method) {
+    case ATN_HEAD_METHOD_NORM:
+        /* Translators: the Head view's summary line with Norm chosen */
+        return _("Norm — each weight times the length of what the key token sends: a weight on a tiny vector counts for little");
+    case ATN_HEAD_METHOD_ROLLOUT:
+        /* Translators: the Head view's summary line with Rollout chosen */
+        return _("Rollout — how much each token draws on each input token after these layers, residual included");
+    case ATN_HEAD_METHOD_FLOW:
+        /* Translators: the Head view's summary line with Flow chosen */
+        return _("Flow — the most that can pass from each input token to each token through these layers");
+    default: return NULL;
+    }
+}
+
 char *atn_head_methods_dup_figure_name(AtnHeadMethods *self, int layer, int head) {
     g_return_val_if_fail(ATN_IS_HEAD_METHODS(self), NULL);
     if (self->method == ATN_HEAD_METHOD_ROLLOUT || self->method == ATN_HEAD_METHOD_FLOW)

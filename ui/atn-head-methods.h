@@ -44,6 +44,10 @@ AtnHeadMethod atn_head_methods_get_method(AtnHeadMethods *self);
  * matrix, title, axes and scale on the heatmap (or an empty heatmap and "computing…" while it
  * is being computed, starting the work if needed).  TRUE when it replaced the raw head. */
 gboolean atn_head_methods_apply(AtnHeadMethods *self);
+/* With a method other than Raw, a line saying what the heatmap now shows (for the Head view's
+ * "This head" line, which otherwise describes the raw head), and a shorter one in *shorter (may
+ * be NULL) for a narrow line; NULL with Raw.  Static, translated. */
+const char *atn_head_methods_get_summary(AtnHeadMethods *self, const char **shorter);
 /* A name for exported files: "head-L1-H2", "norm-L1-H2", "rollout-L0-3", "flow-L0-3"
  * (g_free). */
 char *atn_head_methods_dup_figure_name(AtnHeadMethods *self, int layer, int head);

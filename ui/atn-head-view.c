@@ -116,7 +116,6 @@ static void update_title(AtnHeadView *self) {
         g_string_append_printf(full, " · %s", atn_encdec_stack_title(atn_session_get_stack(self->session)));
     atn_heatmap_set_title(self->heatmap, full->str);
     g_string_free(full, TRUE);
-    atn_head_methods_apply(self->methods);   /* a method other than Raw: its matrix and title */
     /* what the head does, from the statistics the run computed once */
     const atn_stats *st = atn_result_get_stats(r);
     int layer = atn_session_get_layer(self->session), head = atn_session_get_head(self->session);
@@ -131,6 +130,11 @@ static void update_title(AtnHeadView *self) {
         set_what(self, line, what);   /* shorter: without "This head —" */
     } else {
         set_what(self, "", NULL);
+    }
+    if (atn_head_methods_apply(self->methods)) {   /* a method other than Raw: its matrix, title, summary */
+        const char *shorter = NULL;
+        const char *what = atn_head_methods_get_summary(self->methods, &shorter);
+        set_what(self, what, shorter);
     }
 }
 

@@ -52,6 +52,9 @@ static void check_method(AtnWindow *win, AtnHeadMethod method, int layer, int he
     g_autofree char *cell = atn_heatmap_dup_cell_text_short(hm, 2, 1);
     g_autofree char *num = g_strdup_printf("%.4f", want[2 * n + 1]);
     g_assert_nonnull(strstr(cell, num + (num[0] == '0' ? 1 : 0)));
+    /* the "This head" line says what the map now shows */
+    const char *summary = atn_head_view_get_summary(ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head")));
+    g_assert_cmpstr(summary, ==, atn_head_methods_get_summary(m, NULL));
     g_autofree char *fig_name = atn_head_methods_dup_figure_name(m, layer, head);
     g_assert_nonnull(strstr(fig_name, title_part));
     g_free(want);
