@@ -70,6 +70,7 @@ static gpointer run_method(gpointer data, GCancellable *cancellable, GError **er
     atn_status st = ATN_OK;
     switch (j->method) {
     case ATN_HEAD_METHOD_NORM:
+    case ATN_HEAD_METHOD_NORM_LAYER:
         st = atn_norm_attention_compute(atn_model_handle_get_model(atn_result_get_model(j->result)), cap, j->layer,
                                         j->head, out, &err);
         break;
@@ -153,6 +154,7 @@ static void start(AtnHeadMethods *self, AtnResult *r, int layer, int head) {
 static const char *method_key(AtnHeadMethod m) {
     switch (m) {
     case ATN_HEAD_METHOD_NORM: return "norm";
+    case ATN_HEAD_METHOD_NORM_LAYER: return "norm-sum";
     case ATN_HEAD_METHOD_ROLLOUT: return "rollout";
     case ATN_HEAD_METHOD_FLOW: return "flow";
     default: return "head";
@@ -163,6 +165,7 @@ const char *atn_head_methods_get_summary(AtnHeadMethods *self, const char **shor
     g_return_val_if_fail(ATN_IS_HEAD_METHODS(self), NULL);
     if (shorter)   /* Translators: the summary line's short forms, for a narrow window */
         *shorter = self->method == ATN_HEAD_METHOD_NORM      ? _("Norm: weight × ‖f(x)‖")
+                   : self->method == ATN_HEAD_METHOD_NORM_LAYER ? _("Norm of the heads’ sum")
                    : self->method == ATN_HEAD_METHOD_ROLLOUT ? _("Rollout through these layers")
                    : self->method == ATN_HEAD_METHOD_FLOW    ? _("Flow through these layers")
                                                              : NULL;
@@ -173,6 +176,9 @@ const char *atn_head_methods_get_summary(AtnHeadMethods *self, const char **shor
     case ATN_HEAD_METHOD_ROLLOUT:
         /* Translators: the Head view's summary line with Rollout chosen */
         return _("Rollout — how much each token draws on each input token after these layers, residual included");
+    case ATN_HEAD_METHOD_NORM_LAYER:
+        /* Translators: the Head view's summary line with "Norm Σ" chosen */
+        return _("Norm Σ — the length of what the key token adds to the query through all heads of this layer together");
     case ATN_HEAD_METHOD_FLOW:
         /* Translators: the Head view's summary line with Flow chosen */
         return _("Flow — the most that can pass from each input token to each token through these layers");
@@ -184,6 +190,8 @@ char *atn_head_methods_dup_figure_name(AtnHeadMethods *self, int layer, int head
     g_return_val_if_fail(ATN_IS_HEAD_METHODS(self), NULL);
     if (self->method == ATN_HEAD_METHOD_ROLLOUT || self->method == ATN_HEAD_METHOD_FLOW)
         return g_strdup_printf("%s-L0-%d", method_key(self->method), layer);
+    if (self->method == ATN_HEAD_METHOD_NORM_LAYER)
+        return g_strdup_printf("%s-L%d", method_key(self->method), layer);
     return g_strdup_printf("%s-L%d-H%d", method_key(self->method), layer, head);
 }
 
@@ -200,7 +208,8 @@ gboolean atn_head_methods_apply(AtnHeadMethods *self) {
     const char *const *tokens = atn_result_get_tokens(r);
     g_autofree char *title = NULL;
     const atn_model *model = atn_model_handle_get_model(atn_result_get_model(r));
-    if (self->method == ATN_HEAD_METHOD_NORM && (!atn_result_has_weights(r) || !atn_norm_attention_supported(model))) {
+    gboolean norm = self->method == ATN_HEAD_METHOD_NORM || self->method == ATN_HEAD_METHOD_NORM_LAYER;
+    if (norm && (!atn_result_has_weights(r) || !atn_norm_attention_supported(model))) {
         atn_heatmap_set_matrix(self->heatmap, NULL, NULL, 0, 0, NULL, NULL, NULL);
         /* Translators: %s is a model family ("Llama") or "an attention file" */
         title = g_strdup_printf(_("Norm-based attention needs a BERT-like encoder or GPT-2 with its weights (not %s)"),
@@ -239,6 +248,13 @@ gboolean atn_head_methods_apply(AtnHeadMethods *self) {
         title = g_strdup_printf(_("%s · layer %d · head %d · norm-based attention ‖α f(x)‖"), name, layer, head);
         atn_heatmap_set_axes(self->heatmap, _("query"), _("key"), "‖α f(x)‖");
         atn_heatmap_set_colorbar_note(self->heatmap, _("0 to head max"));
+    } else if (self->method == ATN_HEAD_METHOD_NORM_LAYER) {
+        atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
+        /* Translators: the Head view's title with "Norm Σ" chosen: model · layer · ‖Σ_h α f(x)‖ */
+        title = g_strdup_printf(_("%s · layer %d · norm-based attention of all heads ‖Σ α f(x)‖"), name, layer);
+        atn_heatmap_set_axes(self->heatmap, _("query"), _("key"), "‖Σ α f(x)‖");
+        /* Translators: under the colour bar: the colours span 0 to the largest value shown */
+        atn_heatmap_set_colorbar_note(self->heatmap, _("0 to max"));
     } else {
         atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
         title = self->method == ATN_HEAD_METHOD_FLOW
@@ -345,12 +361,14 @@ static void atn_head_methods_init(AtnHeadMethods *self) {
         /* Translators: Abnar & Zuidema's attention rollout */
         _("Rollout"),
         /* Translators: Abnar & Zuidema's attention flow */
-        _("Flow"), NULL};
+        _("Flow"),
+        /* Translators: Kobayashi et al.'s norm of the layer's heads summed, ‖Σ_h α f(x)‖ */
+        _("Norm Σ"), NULL};
     self->dropdown = gtk_drop_down_new_from_strings(names);
     gtk_widget_set_valign(self->dropdown, GTK_ALIGN_CENTER);
     gtk_widget_set_tooltip_text(self->dropdown,
                                 _("Raw: this head's weights. Norm: the weight times the size of what the key "
-                                  "token sends (Kobayashi et al.). Rollout and Flow: how much each input token "
+                                  "token sends (Kobayashi et al.); Norm Σ: the same for all heads of the layer together. Rollout and Flow: how much each input token "
                                   "reaches each token after layers 0 to the selected layer (Abnar & Zuidema)."));
     self->progress = gtk_progress_bar_new();
     gtk_widget_set_valign(self->progress, GTK_ALIGN_CENTER);

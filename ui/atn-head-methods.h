@@ -4,6 +4,7 @@
  * matrix the Head view's heatmap shows with the method's, so the hover, the tooltip, the
  * Export and the colour bar all read the method's numbers:
  *   Norm     ||alpha f(x)|| of the selected layer and head (atn_norm_attention_compute);
+ *   Norm Σ   the same of the layer's heads summed before the norm (head -1);
  *   Rollout  the model's rollout through layers 0..the selected layer (atn_rollout_compute);
  *   Flow     the model's attention flow through layers 0..the selected layer
  *            (atn_flow_compute: slow, so off the main thread, with progress and Stop).
@@ -25,6 +26,7 @@ typedef enum {
     ATN_HEAD_METHOD_NORM,
     ATN_HEAD_METHOD_ROLLOUT,
     ATN_HEAD_METHOD_FLOW,
+    ATN_HEAD_METHOD_NORM_LAYER,   /* ||sum_h alpha^h f_h(x)|| of the selected layer (head -1) */
 } AtnHeadMethod;
 
 #define ATN_TYPE_HEAD_METHODS (atn_head_methods_get_type())
@@ -48,7 +50,7 @@ gboolean atn_head_methods_apply(AtnHeadMethods *self);
  * "This head" line, which otherwise describes the raw head), and a shorter one in *shorter (may
  * be NULL) for a narrow line; NULL with Raw.  Static, translated. */
 const char *atn_head_methods_get_summary(AtnHeadMethods *self, const char **shorter);
-/* A name for exported files: "head-L1-H2", "norm-L1-H2", "rollout-L0-3", "flow-L0-3"
+/* A name for exported files: "head-L1-H2", "norm-L1-H2", "norm-sum-L1", "rollout-L0-3", "flow-L0-3"
  * (g_free). */
 char *atn_head_methods_dup_figure_name(AtnHeadMethods *self, int layer, int head);
 /* For tests: the matrix shown (n x n, borrowed, NULL while computing or with Raw), and

@@ -39,9 +39,9 @@ static void check_method(AtnWindow *win, AtnHeadMethod method, int layer, int he
     g_assert_cmpint(n, ==, cap->n);
     float *want = g_new(float, (size_t)n * n);
     atn_error err = {0};
-    atn_status st = method == ATN_HEAD_METHOD_NORM
+    atn_status st = method == ATN_HEAD_METHOD_NORM || method == ATN_HEAD_METHOD_NORM_LAYER
                         ? atn_norm_attention_compute(atn_model_handle_get_model(atn_result_get_model(r)), cap, layer,
-                                                     head, want, &err)
+                                                     method == ATN_HEAD_METHOD_NORM ? head : -1, want, &err)
                     : method == ATN_HEAD_METHOD_ROLLOUT ? atn_rollout_compute(cap, layer, want, &err)
                                                         : atn_flow_compute(cap, layer, want, NULL, NULL, &err);
     g_assert_cmpint(st, ==, ATN_OK);
@@ -67,6 +67,7 @@ static void test_methods(const char *folder, const char *text, int layer, int he
     show_view(win, "head");
     AtnSession *s = atn_window_get_session(win);
     check_method(win, ATN_HEAD_METHOD_NORM, layer, head, "norm-L");
+    check_method(win, ATN_HEAD_METHOD_NORM_LAYER, layer, head, "norm-sum-L");
     check_method(win, ATN_HEAD_METHOD_ROLLOUT, layer, head, "rollout-L0-");
     check_method(win, ATN_HEAD_METHOD_FLOW, layer, head, "flow-L0-");
     /* the layer spin: flow through layer 0 only */
