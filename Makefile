@@ -6,7 +6,7 @@ BUILDTYPE ?= release
 MESON_OPTS ?=
 
 .PHONY: all deps build run test bench clean fuzz test-asan test-valgrind coverage package test-package test-slurm \
-	test-shards-big test-induction
+	test-shards-big test-induction test-long
 
 all: build
 
@@ -34,6 +34,12 @@ bench: build
 # held-out repeated runs, within the recipe's steps (15-40 s of two cores: not in `make test`).
 test-induction: build
 	$(BUILD)/tests/train/test-train induction
+
+# The Head view at 4,096 tokens (issue 35): the pooled overview of a random bert-tiny, and
+# the time from the forward to the first heatmap (ui-long runs 2,048 tokens in `make test`).
+test-long: build
+	ATN_TEST_LONG=1 GSK_RENDERER=cairo GTK_A11Y=none GSETTINGS_BACKEND=memory NO_AT_BRIDGE=1 LANGUAGE=C \
+		xvfb-run -a -s "-screen 0 1920x1080x24" $(BUILD)/tests/ui/test-long --tap
 
 # docs/cluster.md's Slurm recipe on a single-node Slurm (slurmctld, slurmd and munged on
 # localhost, started and stopped by tools/test-slurm.sh): the array of shards and the dependent

@@ -43,4 +43,11 @@ gboolean atn_heatmap_get_layout(AtnHeatmap *self, atn_heatmap_layout *out);
 void atn_heatmap_move_cursor(AtnHeatmap *self, int drow, int dcol);
 void atn_heatmap_get_cursor(AtnHeatmap *self, int *row, int *col);
 
+/* The block side the cells are drawn pooled in (1: one cell per block) and the mode; the
+ * value drawn for a cell (its block's max or mean, else its own); the legend saying so (NULL
+ * at k 1).  Lay the figure out first if it was not. */
+int atn_heatmap_get_pool(AtnHeatmap *self, atn_pool_mode *mode);
+float atn_heatmap_get_drawn_value(AtnHeatmap *self, int row, int col);
+const char *atn_heatmap_get_pool_legend(AtnHeatmap *self);
+
 G_END_DECLS

@@ -3,6 +3,7 @@
  * the same cached view state; apart, most of the struct would have to be shared. */
 #include "atn-heatmap.h"
 #include "atn-heatmap-test.h"
+#include "atn-heatmap-pool.h"
 
 #include <glib/gi18n.h>
 #include <math.h>
@@ -47,7 +48,13 @@ struct _AtnHeatmap {
     gboolean marks;
 
     /* caches */
-    cairo_surface_t *cells;       /* one pixel per cell, for the current data and colours */
+    cairo_surface_t *cells;       /* one pixel per cell, for the current data and colours
+                                     (pooled into pool_k × pool_k blocks when pool_k > 1) */
+    int pool_k;                   /* the block side cells was made for (atn-heatmap-pool.h); 0 none yet */
+    atn_pool_mode pool_mode;      /* max (default) or mean */
+    float *pooled;                /* [pooled_rows][pooled_cols] the blocks' values, or NULL at k 1 */
+    int pooled_rows, pooled_cols;
+    char *pool_legend;            /* the sentence under the title saying what a pixel is, or NULL */
     GskRenderNode *base;          /* the figure at base_w × base_h */
     int base_w, base_h;
     atn_heatmap_layout layout;    /* of base */
@@ -73,6 +80,8 @@ static void set_view(AtnHeatmap *self, double zoom, int r0, int c0);
 
 static void invalidate_cells(AtnHeatmap *self) {
     g_clear_pointer(&self->cells, cairo_surface_destroy);
+    g_clear_pointer(&self->pooled, g_free);
+    self->pool_k = 0;
     g_clear_pointer(&self->base, gsk_render_node_unref);
     self->have_layout = FALSE;
     gtk_widget_queue_draw(GTK_WIDGET(self));
@@ -106,6 +115,7 @@ static void fill_spec(AtnHeatmap *self, atn_heatmap_spec *spec, const atn_render
     spec->cell_mask = self->cell_mask;
     spec->split = self->split;
     spec->max_cell_aspect = 1.6;   /* on screen the figure fills a wide window */
+    spec->legend = self->pool_legend;
     spec->style = style;
     int vr, vc;
     atn_heatmap_get_visible(self, &spec->view_row0, &spec->view_col0, &vr, &vc);
@@ -144,6 +154,45 @@ static void fill_bars(AtnHeatmap *self, atn_query_bars_spec *b, const atn_render
     b->style = style;
 }
 
+/* The cells image for this size and zoom: one pixel per cell, or, when the visible block
+ * has more cells than pixels, every cell in the colour of its pool_k × pool_k block's max or
+ * mean (atn-heatmap-pool.h), said in the legend under the title. */
+static void ensure_cells(AtnHeatmap *self, atn_heatmap_spec *spec, int w, int h) {
+    int k = 1;
+    if (!self->one_query) {
+        atn_heatmap_layout L;
+        spec->legend = NULL;
+        atn_render_heatmap_layout(spec, w, h, &L);
+        k = MAX(atn_pool_factor(L.view_rows, L.cells.h), atn_pool_factor(L.view_cols, L.cells.w));
+        if (k > 1) {   /* the legend takes a line: measure again with it */
+            spec->legend = "-";
+            atn_render_heatmap_layout(spec, w, h, &L);
+            k = MAX(2, MAX(atn_pool_factor(L.view_rows, L.cells.h), atn_pool_factor(L.view_cols, L.cells.w)));
+        }
+    }
+    if (self->cells && k == self->pool_k)
+        return;
+    g_clear_pointer(&self->cells, cairo_surface_destroy);
+    g_clear_pointer(&self->pooled, g_free);
+    g_clear_pointer(&self->pool_legend, g_free);
+    self->pool_k = k;
+    double vmin, vmax;
+    atn_value_range_resolve(&self->range, self->values, self->rows, self->cols, self->cols, self->cmap, &vmin, &vmax);
+    if (k == 1) {
+        self->cells = atn_render_matrix_surface(self->values, self->rows, self->cols, self->cols, self->cmap, vmin,
+                                                vmax, NULL);
+        return;
+    }
+    self->pooled = atn_pool_blocks(self->values, self->rows, self->cols, k, self->pool_mode, self->causal,
+                                   self->cell_mask, &self->pooled_rows, &self->pooled_cols);
+    self->cells = atn_pool_surface(self->pooled, self->rows, self->cols, k, self->cmap, vmin, vmax);
+    self->pool_legend = self->pool_mode == ATN_POOL_MAX
+                            /* Translators: under the Head view's title when there are more tokens than pixels */
+                            ? g_strdup_printf(_("Each pixel: the largest weight of %d×%d tokens · zoom in for single cells"), k, k)
+                            /* Translators: the same with the mean of each block */
+                            : g_strdup_printf(_("Each pixel: the mean weight of %d×%d tokens · zoom in for single cells"), k, k);
+}
+
 static void ensure_base(AtnHeatmap *self, int w, int h) {
     if (self->base && self->base_w == w && self->base_h == h)
         return;
@@ -154,14 +203,9 @@ static void ensure_base(AtnHeatmap *self, int w, int h) {
     atn_render_style_for_widget(GTK_WIDGET(self), self->font_scale, &style);
     atn_heatmap_spec spec;
     fill_spec(self, &spec, &style);
-    if (!self->cells) {
-        double vmin, vmax;
-        atn_value_range_resolve(&self->range, self->values, self->rows, self->cols, self->cols, self->cmap, &vmin,
-                                &vmax);
-        self->cells = atn_render_matrix_surface(self->values, self->rows, self->cols, self->cols, self->cmap, vmin,
-                                                vmax, NULL);
-    }
+    ensure_cells(self, &spec, w, h);   /* pooled when the visible block has more cells than pixels */
     spec.cells = self->cells;
+    spec.legend = self->pool_legend;
     atn_render_heatmap_layout(&spec, w, h, &self->layout);
     self->have_layout = TRUE;
     GtkSnapshot *s = gtk_snapshot_new();
@@ -409,6 +453,7 @@ static void atn_heatmap_dispose(GObject *object) {
     AtnHeatmap *self = ATN_HEATMAP(object);
     g_clear_object(&self->owner);
     g_clear_pointer(&self->cells, cairo_surface_destroy);
+    g_clear_pointer(&self->pooled, g_free);
     g_clear_pointer(&self->base, gsk_render_node_unref);
     G_OBJECT_CLASS(atn_heatmap_parent_class)->dispose(object);
 }
@@ -421,6 +466,7 @@ static void atn_heatmap_finalize(GObject *object) {
     g_free(self->colorbar_label);
     g_free(self->colorbar_note);
     g_free(self->mark_cols);
+    g_free(self->pool_legend);
     G_OBJECT_CLASS(atn_heatmap_parent_class)->finalize(object);
 }
 
@@ -495,7 +541,10 @@ void atn_heatmap_set_causal(AtnHeatmap *self, gboolean causal) {
     if (!causal == !self->causal)
         return;
     self->causal = causal;
-    invalidate_figure(self);
+    if (self->pool_k > 1)   /* the blocks leave out other cells */
+        invalidate_cells(self);
+    else
+        invalidate_figure(self);
 }
 
 void atn_heatmap_set_cell_mask(AtnHeatmap *self, const float *mask) {
@@ -503,7 +552,10 @@ void atn_heatmap_set_cell_mask(AtnHeatmap *self, const float *mask) {
     if (mask == self->cell_mask)
         return;
     self->cell_mask = mask;
-    invalidate_figure(self);
+    if (self->pool_k > 1)   /* the blocks leave out other cells */
+        invalidate_cells(self);
+    else
+        invalidate_figure(self);
 }
 
 void atn_heatmap_set_split(AtnHeatmap *self, int split) {
@@ -1170,4 +1222,37 @@ AtnFigure *atn_heatmap_dup_figure(AtnHeatmap *self, const char *basename) {
     }
     atn_heatmap_look_free(look);
     return fig;
+}
+
+/* ---- pooling (atn-heatmap-pool.h) ---------------------------------------------------------- */
+
+void atn_heatmap_set_pool_mode(AtnHeatmap *self, atn_pool_mode mode) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    if (mode == self->pool_mode)
+        return;
+    self->pool_mode = mode;
+    invalidate_cells(self);
+}
+
+int atn_heatmap_get_pool(AtnHeatmap *self, atn_pool_mode *mode) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), 1);
+    ensure_layout(self);
+    if (mode)
+        *mode = self->pool_mode;
+    return MAX(self->pool_k, 1);
+}
+
+const char *atn_heatmap_get_pool_legend(AtnHeatmap *self) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), NULL);
+    return self->pool_legend;
+}
+
+float atn_heatmap_get_drawn_value(AtnHeatmap *self, int row, int col) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), NAN);
+    if (row < 0 || col < 0 || row >= self->rows || col >= self->cols)
+        return NAN;
+    ensure_layout(self);
+    if (!self->pooled || self->pool_k <= 1)
+        return self->values[(size_t)row * self->cols + col];
+    return self->pooled[(size_t)(row / self->pool_k) * self->pooled_cols + col / self->pool_k];
 }

@@ -10,6 +10,7 @@
 #include <gtk/gtk.h>
 
 #include "atn-figure.h"
+#include "atn-heatmap-pool.h"
 #include "render.h"
 
 G_BEGIN_DECLS
@@ -52,6 +53,11 @@ void atn_heatmap_set_min_label_scale(AtnHeatmap *self, double scale);
 /* TRUE: the wheel zooms only with Ctrl held; a plain wheel goes on to the widget around it (a
  * heatmap inside a scrolled sheet, which the wheel must still scroll).  FALSE by default. */
 void atn_heatmap_set_wheel_needs_ctrl(AtnHeatmap *self, gboolean needs_ctrl);
+
+/* With more tokens than pixels the cells are drawn pooled into blocks (atn-heatmap-pool.h),
+ * each in the colour of its largest weight (ATN_POOL_MAX, the default) or its mean; the
+ * sentence under the title says which and how large the blocks are. */
+void atn_heatmap_set_pool_mode(AtnHeatmap *self, atn_pool_mode mode);
 
 /* The query row outlined as selected, or -1. */
 void atn_heatmap_set_selected_row(AtnHeatmap *self, int row);

@@ -3,6 +3,7 @@
  * in data/screenshots/ (data/screenshots/take-long.sh); not a test.
  *
  *   shoot OUT.png WIDTH HEIGHT MODEL TEXT-FILE VIEW [ACTION...]
+ * MODEL random:SHAPE[#POSITIONS]: TEXT-FILE is a number of token ids instead.
  * ACTIONS: layer=L head=H query=Q zoom=F pan=R,C one-query fixed hover=R,C lines-hover=SIDE,T
  *          all-lines present pointer-top (the pointer at the top of the screen) font-scale=F step=S (the Trace view's step) reveal (its reveal
  *          mode) trace-end (scroll the trace sheet to the bottom); the what-if lab: off=L,H
@@ -40,14 +41,37 @@ int main(int argc, char **argv) {
         return 1;
     atn_prefs_keep_in_memory(atn_prefs_get_default());
     g_autofree char *text = NULL;
-    if (!g_file_get_contents(argv[5], &text, NULL, NULL))
+    gboolean random = g_str_has_prefix(argv[4], "random:");   /* TEXT-FILE is then a number of token ids */
+    if (!random && !g_file_get_contents(argv[5], &text, NULL, NULL))
         return 1;
-    g_strstrip(text);
+    if (text)
+        g_strstrip(text);
     AtnWindow *win = g_object_new(ATN_TYPE_WINDOW, "default-width", atoi(argv[2]), "default-height", atoi(argv[3]),
                                   NULL);
     gtk_window_present(GTK_WINDOW(win));
-    open_and_wait(win, argv[4]);
-    type_and_wait(win, text);
+    if (random) {   /* random:SHAPE[#N] with N ids, as the window's --gui-bench gives them */
+        int n = atoi(argv[5]);
+        atn_error err = {0};
+        atn_model *m = atn_model_open(argv[4], NULL, NULL, &err);
+        if (!m || n < 2) {
+            fprintf(stderr, "shoot: %s\n", m ? "give a number of tokens" : err.message);
+            return 1;
+        }
+        AtnModelHandle *h = atn_model_handle_new(m, argv[4]);
+        int32_t *ids = g_new(int32_t, n);
+        for (int i = 0; i < n; i++)
+            ids[i] = i == 0 ? 101 : i == n - 1 ? 102 : 1000 + (i * 7919) % 20000;
+        atn_session_set_ids(atn_window_get_session(win), ids, n);
+        g_free(ids);
+        atn_session_set_model(atn_window_get_session(win), h);
+        g_object_unref(h);
+        model_wait w = {win, NULL, 0};
+        if (!wait_for(idle_with_result, &w))
+            return 1;
+    } else {
+        open_and_wait(win, argv[4]);
+        type_and_wait(win, text);
+    }
     show_view(win, argv[6]);
     AtnSession *s = atn_window_get_session(win);
     AtnHeadView *hv = ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head"));

@@ -75,6 +75,34 @@ static const char *label_of(const char *const *labels, int32_t i, char *buf, siz
     return buf;
 }
 
+/* A token label as drawn: with its position before it ("120 the") when the labels are
+ * thinned to every step-th, so the gaps between them can be read off. */
+static const char *label_at(const char *const *labels, int32_t i, int32_t step, char *buf, size_t size) {
+    char num[16];
+    const char *text = label_of(labels, i, num, sizeof num);
+    if (step <= 1 || !labels)
+        return text;
+    snprintf(buf, size, "%d %s", i, text);
+    return buf;
+}
+
+/* The label step: every k-th, k a round number (1, 2, 5, 10, 20, 50, ...) at least `need`,
+ * so the positions drawn are 0, 20, 40, ... */
+static int32_t round_step(double need) {
+    if (need <= 1)
+        return 1;
+    for (int32_t p = 1;; p *= 10) {
+        if (need <= p)
+            return p;
+        if (need <= 2 * p)
+            return 2 * p;
+        if (need <= 5 * p)
+            return 5 * p;
+        if (p > 100000000)
+            return (int32_t)ceil(need);
+    }
+}
+
 /* Measured bold: a highlighted label is drawn bold and must still fit. */
 static double max_label_width(rtext *t, const char *const *labels, int32_t n, double size) {
     double m = 0;
@@ -199,6 +227,15 @@ static void layout_sized(rtext *t, const atn_heatmap_spec *s, double w, double h
         double cw0 = s->col_labels == s->row_labels && s->cols == s->rows
                          ? rw
                          : max_label_width(t, s->col_labels, s->cols, label_size);
+        /* more labels than lines: they will be thinned and drawn with their positions */
+        double pitch0 = label_pitch(t, s, label_size), nw = 0;
+        char num[16];
+        snprintf(num, sizeof num, "%d ", (int)MAX(s->rows, s->cols) - 1);
+        rt_measure(t, num, label_size, true, &nw, NULL);
+        if (s->row_labels && s->rows * pitch0 * 0.95 > y1 - y0)
+            rw += nw;
+        if (s->col_labels && s->cols * pitch0 * 0.95 > x1 - x0)
+            cw0 += nw;
         rl = fmin(rw, 0.28 * w) + gap;
         cl_max = fmin(cw0, 0.28 * h);
     }
@@ -252,9 +289,9 @@ static void layout_sized(rtext *t, const atn_heatmap_spec *s, double w, double h
         L->row_labels = (atn_rect){L->cells.x - rl, y0, rl - gap, mh};
         L->col_labels = (atn_rect){L->cells.x, y0 + mh + gap, mw, cl_h - gap};
         double pitch = label_pitch(t, s, label_size);
-        L->row_label_step = ch >= pitch * 0.95 ? 1 : (int32_t)ceil(pitch * 0.95 / ch);
+        L->row_label_step = ch >= pitch * 0.95 ? 1 : round_step(pitch * 0.95 / ch);
         if (L->col_labels_rotated)
-            L->col_label_step = cw >= pitch * 0.95 ? 1 : (int32_t)ceil(pitch * 0.95 / cw);
+            L->col_label_step = cw >= pitch * 0.95 ? 1 : round_step(pitch * 0.95 / cw);
         else
             L->col_label_step = 1;
     }
@@ -375,9 +412,9 @@ static void draw_split(cairo_t *cr, const atn_heatmap_spec *s, const atn_heatmap
 /* One row label right-aligned before the cells; boxed: on a background box (hover). */
 static void draw_row_label(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L, int32_t i,
                            bool hi, bool boxed) {
-    char buf[16];
+    char buf[256];
     double lh = rt_line_height(t, L->label_size), gap = 4 * t->fs;
-    const char *text = label_of(s->row_labels, i, buf, sizeof buf);
+    const char *text = label_at(s->row_labels, i, L->row_label_step, buf, sizeof buf);
     double yc = cell_y(L, i) + 0.5 * L->cell_h;
     if (boxed) {
         double tw;
@@ -394,10 +431,10 @@ static void draw_row_label(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, con
 
 static void draw_col_label(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L, int32_t j,
                            bool hi, bool boxed) {
-    char buf[16];
+    char buf[256];
     double lh = rt_line_height(t, L->label_size);
     double xc = cell_x(L, j) + 0.5 * L->cell_w;
-    const char *text = label_of(s->col_labels, j, buf, sizeof buf);
+    const char *text = label_at(s->col_labels, j, L->col_label_step, buf, sizeof buf);
     double tw;
     rt_measure(t, text, L->label_size, hi, &tw, NULL);
     if (boxed) {
@@ -425,12 +462,12 @@ static void draw_labels(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const 
     int32_t r1 = L->view_row0 + L->view_rows, c1 = L->view_col0 + L->view_cols;
     for (int32_t i = L->view_row0; i < r1; i++) {
         bool hi = i == s->highlight_row || i == s->hover_row;
-        if (i % L->row_label_step == 0 || i == s->highlight_row)
+        if (i == s->highlight_row || (i % L->row_label_step == 0 && !atn_render_heatmap_label_hidden(s, L, i, true)))
             draw_row_label(cr, t, s, L, i, hi, false);
     }
     for (int32_t j = L->view_col0; j < c1; j++) {
         bool hi = j == s->highlight_col || j == s->hover_col;
-        if (j % L->col_label_step == 0 || j == s->highlight_col)
+        if (j == s->highlight_col || (j % L->col_label_step == 0 && !atn_render_heatmap_label_hidden(s, L, j, false)))
             draw_col_label(cr, t, s, L, j, hi, false);
     }
     rt_rgb(cr, t->st.fg, 0.8);
@@ -445,6 +482,15 @@ static void draw_labels(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const 
                 0.5, 0);
 }
 
+bool atn_render_heatmap_label_hidden(const atn_heatmap_spec *s, const atn_heatmap_layout *L, int32_t i, bool row) {
+    int32_t step = row ? L->row_label_step : L->col_label_step;
+    if (step <= 1)
+        return false;
+    /* within one label step of the selected or hovered one: it would overlap that label */
+    int32_t hl = row ? s->highlight_row : s->highlight_col, hv = row ? s->hover_row : s->hover_col;
+    return (hl >= 0 && i != hl && abs(i - hl) < step) || (hv >= 0 && i != hv && abs(i - hv) < step);
+}
+
 static bool visible_row(const atn_heatmap_layout *L, int32_t i) {
     return i >= L->view_row0 && i < L->view_row0 + L->view_rows;
 }
@@ -455,6 +501,25 @@ static bool visible_col(const atn_heatmap_layout *L, int32_t j) {
 static void draw_hover_labels(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L) {
     if (!s->show_labels || L->row_labels.w <= 0)
         return;
+    /* the figure under it was drawn without the hover: the labels it would overlap (those within
+       a label step, the selected one too) are covered first, so the hovered one stands alone */
+    double lh = rt_line_height(t, L->label_size), gap = 4 * t->fs;
+    rt_rgb(cr, t->st.bg, 1.0);
+    if (s->hover_row >= 0 && s->hover_row < s->rows && visible_row(L, s->hover_row) && L->row_label_step > 1)
+        for (int32_t i = MAX(L->view_row0, s->hover_row - L->row_label_step + 1);
+             i < MIN(L->view_row0 + L->view_rows, s->hover_row + L->row_label_step); i++)
+            if (i != s->hover_row && (i % L->row_label_step == 0 || i == s->highlight_row)) {
+                cairo_rectangle(cr, L->row_labels.x, cell_y(L, i) + 0.5 * L->cell_h - lh / 2, L->row_labels.w + gap, lh);
+                cairo_fill(cr);
+            }
+    if (s->hover_col >= 0 && s->hover_col < s->cols && visible_col(L, s->hover_col) && L->col_label_step > 1 &&
+        L->col_labels_rotated)
+        for (int32_t j = MAX(L->view_col0, s->hover_col - L->col_label_step + 1);
+             j < MIN(L->view_col0 + L->view_cols, s->hover_col + L->col_label_step); j++)
+            if (j != s->hover_col && (j % L->col_label_step == 0 || j == s->highlight_col)) {
+                cairo_rectangle(cr, cell_x(L, j) + 0.5 * L->cell_w - lh / 2, L->col_labels.y, lh, L->col_labels.h + 2);
+                cairo_fill(cr);
+            }
     if (s->hover_row >= 0 && s->hover_row < s->rows && visible_row(L, s->hover_row))
         draw_row_label(cr, t, s, L, s->hover_row, true, true);
     if (s->hover_col >= 0 && s->hover_col < s->cols && visible_col(L, s->hover_col))

@@ -230,6 +230,12 @@ void atn_render_heatmap_hover_labels(cairo_t *cr, const atn_heatmap_spec *spec, 
                                      const atn_heatmap_layout *layout);   /* layout: the figure's, as
                                      atn_render_heatmap_layout gave it for this spec and size (so a
                                      hover costs two labels, not a layout of every label); NULL: made here */
+/* Whether the thinned token label i (a row's when row, else a column's) is left out because
+ * it lies within one label step of the selected (highlight_row/col) or hovered one, whose label
+ * is drawn wherever it falls: so those never overlap another.  false when labels are not
+ * thinned. */
+bool atn_render_heatmap_label_hidden(const atn_heatmap_spec *spec, const atn_heatmap_layout *layout, int32_t i,
+                                     bool row);
 /* The number printed inside a cell with exactly `decimals` (1..4) decimals, the one format of
  * every cell of a figure (issue 40: ".376" beside ".4487" read as two precisions): no leading
  * zero (".3760", "-.2500"), trailing zeros kept ("1.0000", ".50"), values that round to zero

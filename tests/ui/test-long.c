@@ -1,0 +1,185 @@
+/* The Head view at any length (issue 35): a random model's 512 and 4,096 tokens in a real
+ * window under Xvfb (a 1920x1080 screen).  The figure uses the view (at 512 tokens in a
+ * 1580x980 window the cells are at least 560 px on their short side); with more tokens than
+ * pixels the cells are drawn pooled in k x k blocks, each block's colour its largest weight (or
+ * its mean), checked against the max / mean of the block computed here from the result's head
+ * and against the pixels drawn; zooming in resolves to single cells again.  The time from the
+ * model to the first heatmap at 4,096 tokens is printed.
+ *
+ * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
+#include "ui-test-util.h"
+
+static void note_time(gint64 *t) {
+    if (!*t)
+        *t = g_get_monotonic_time();
+}
+
+/* A window w x h on random:SHAPE with n token ids (no tokenizer), the Head view shown; the
+ * milliseconds from the session's first result (the forward done) to the heatmap's first layout. */
+static AtnWindow *long_window(int w, int h, const char *source, int n, double *first_ms) {
+    AtnWindow *win = g_object_new(ATN_TYPE_WINDOW, "default-width", w, "default-height", h, NULL);
+    gtk_window_present(GTK_WINDOW(win));
+    show_view(win, "head");
+    AtnSession *s = atn_window_get_session(win);
+    atn_error err = {0};
+    atn_model *m = atn_model_open(source, NULL, NULL, &err);
+    g_assert_nonnull(m);
+    AtnModelHandle *handle = atn_model_handle_new(m, source);
+    int32_t *ids = g_new(int32_t, n);
+    for (int i = 0; i < n; i++)
+        ids[i] = i == 0 ? 101 : i == n - 1 ? 102 : 1000 + (i * 7919) % 20000;
+    atn_session_set_ids(s, ids, n);
+    g_free(ids);
+    gint64 t_result = 0;
+    gulong id = g_signal_connect_swapped(s, "notify::result", G_CALLBACK(note_time), &t_result);
+    atn_session_set_model(s, handle);
+    g_object_unref(handle);
+    /* the first heatmap: the Head view's figure laid out (drawn) after the result came */
+    AtnHeatmap *hm = head_heatmap(win);
+    atn_heatmap_layout L;
+    while (!t_result || atn_heatmap_get_rows(hm) != n || !atn_heatmap_get_layout(hm, &L))
+        g_main_context_iteration(NULL, TRUE);
+    if (first_ms)
+        *first_ms = (g_get_monotonic_time() - t_result) / 1000.0;
+    g_signal_handler_disconnect(s, id);
+    model_wait mw = {win, NULL, 0};
+    g_assert_true(wait_for(idle_with_result, &mw));
+    settle(100);
+    return win;
+}
+
+/* The head the Head view shows, from the session's result (not through the heatmap). */
+static const float *shown_head(AtnWindow *win) {
+    AtnSession *s = atn_window_get_session(win);
+    return atn_result_get_head(atn_session_get_result(s), atn_session_get_layer(s), atn_session_get_head(s));
+}
+
+/* Max or mean of the k x k block of cell (row, col), counted here. */
+static double block_of(const float *v, int n, int k, int row, int col, gboolean mean) {
+    int a = row / k * k, b = col / k * k;
+    double best = -INFINITY, sum = 0;
+    int count = 0;
+    for (int i = a; i < MIN(n, a + k); i++)
+        for (int j = b; j < MIN(n, b + k); j++) {
+            best = fmax(best, v[(size_t)i * n + j]);
+            sum += v[(size_t)i * n + j];
+            count++;
+        }
+    return mean ? sum / count : best;
+}
+
+static void test_size_512(void) {
+    AtnWindow *win = long_window(1580, 980, "random:bert-tiny", 512, NULL);
+    AtnHeatmap *hm = head_heatmap(win);
+    atn_heatmap_layout L;
+    g_assert_true(atn_heatmap_get_layout(hm, &L));
+    GtkWidget *view = atn_window_get_view_widget(win, "head");
+    printf("# 512 tokens, 1580x980 window: Head view %dx%d, heatmap widget %dx%d, cells %.0fx%.0f px\n",
+           gtk_widget_get_width(view), gtk_widget_get_height(view), gtk_widget_get_width(GTK_WIDGET(hm)),
+           gtk_widget_get_height(GTK_WIDGET(hm)), L.cells.w, L.cells.h);
+    g_assert_cmpfloat(fmin(L.cells.w, L.cells.h), >=, 560);
+    /* labels every k-th token, k round, and none within a step of the selected query's */
+    AtnSession *s = atn_window_get_session(win);
+    atn_session_set_query(s, 201);
+    settle(50);
+    g_assert_true(atn_heatmap_get_layout(hm, &L));
+    int step = L.row_label_step;
+    printf("# 512 tokens: a row label every %d tokens (%.1f px apart), a column label every %d\n", step,
+           step * L.cell_h, L.col_label_step);
+    g_assert_cmpint(step, >, 1);
+    g_assert_true(step == 2 || step == 5 || step == 10 || step == 20 || step == 50);
+    atn_heatmap_spec spec;
+    atn_heatmap_spec_init(&spec);
+    spec.rows = spec.cols = 512;
+    spec.highlight_row = 201;
+    spec.highlight_col = spec.hover_row = spec.hover_col = -1;
+    double nearest = INFINITY;
+    for (int i = 0; i < 512; i += step)
+        if (!atn_render_heatmap_label_hidden(&spec, &L, i, TRUE))
+            nearest = fmin(nearest, fabs(i - 201) * L.cell_h);
+    /* a label is a line of the label font; thinned labels are at least 0.95 of one apart */
+    g_assert_cmpfloat(nearest, >=, step * L.cell_h - 1e-9);
+    g_assert_true(atn_render_heatmap_label_hidden(&spec, &L, 201 / step * step, TRUE));
+    destroy_window(win);
+}
+
+/* One pixel of an RGBA download at widget point (x, y), against cm's colour of v. */
+static void assert_pixel(GBytes *px, int width, double x, double y, atn_colormap cm, double v, double vmin,
+                         double vmax) {
+    const guchar *p = (const guchar *)g_bytes_get_data(px, NULL) + ((size_t)floor(y) * width + (size_t)floor(x)) * 4;
+    double rgb[3];
+    atn_colormap_rgb(cm, (v - vmin) / (vmax - vmin), rgb);
+    /* GdkTexture's default download: B8G8R8A8 premultiplied (opaque) on little-endian */
+    int want[3] = {(int)lround(rgb[0] * 255), (int)lround(rgb[1] * 255), (int)lround(rgb[2] * 255)};
+    int got[3] = {p[2], p[1], p[0]};
+    for (int c = 0; c < 3; c++)
+        g_assert_cmpint(abs(got[c] - want[c]), <=, 2);
+}
+
+static void test_pooled(void) {
+    /* 2,048 tokens (blocks of 4) in the suite; ATN_TEST_LONG=1 (make test-long) takes 4,096 */
+    int n = g_getenv("ATN_TEST_LONG") ? 4096 : 2048;
+    double first_ms = 0;
+    g_autofree char *source = g_strdup_printf("random:bert-tiny#%d", n);
+    AtnWindow *win = long_window(1580, 980, source, n, &first_ms);
+    AtnHeatmap *hm = head_heatmap(win);
+    printf("# %d tokens (random bert-tiny): forward %.0f ms, then the first heatmap laid out %.0f ms later\n", n,
+           atn_result_get_elapsed_ms(atn_session_get_result(atn_window_get_session(win))), first_ms);
+    const float *v = shown_head(win);
+    atn_pool_mode mode;
+    int k = atn_heatmap_get_pool(hm, &mode);
+    atn_heatmap_layout L;
+    g_assert_true(atn_heatmap_get_layout(hm, &L));
+    printf("# %d tokens: cells %.0fx%.0f px, blocks of %dx%d\n", n, L.cells.w, L.cells.h, k, k);
+    g_assert_cmpint(mode, ==, ATN_POOL_MAX);
+    g_assert_cmpint(k, ==, (int)ceil(n / fmin(L.cells.w, L.cells.h)));
+    g_assert_nonnull(atn_heatmap_get_pool_legend(hm));
+    g_autofree char *want_legend = g_strdup_printf("%d×%d", k, k);
+    g_assert_nonnull(strstr(atn_heatmap_get_pool_legend(hm), want_legend));
+    /* the largest weight off the first column and a few other cells: the block's max */
+    size_t arg = 0;
+    for (size_t i = 0; i < (size_t)n * n; i++)
+        if (i % n != 0 && v[i] > v[arg])
+            arg = i;
+    int probes[][2] = {{(int)(arg / n), (int)(arg % n)}, {0, 0}, {n - 1, n - 1}, {1000, 37}, {n / 2 - 1, n - 77}};
+    for (size_t p = 0; p < G_N_ELEMENTS(probes); p++) {
+        int r = probes[p][0], c = probes[p][1];
+        g_assert_cmpfloat(atn_heatmap_get_drawn_value(hm, r, c), ==, (float)block_of(v, n, k, r, c, FALSE));
+    }
+    /* the pixels: the argmax's block is drawn in the colour of the argmax */
+    int w, h;
+    g_autoptr(GBytes) px = render_widget(GTK_WIDGET(hm), &w, &h);
+    int ar = (int)(arg / n), ac = (int)(arg % n);
+    double cx = L.cells.x + (ac / k * k + k / 2.0) * L.cell_w, cy = L.cells.y + (ar / k * k + k / 2.0) * L.cell_h;
+    assert_pixel(px, w, cx, cy, atn_heatmap_get_colormap(hm), v[arg], L.vmin, L.vmax);
+    /* mean blocks */
+    atn_heatmap_set_pool_mode(hm, ATN_POOL_MEAN);
+    g_assert_cmpint(atn_heatmap_get_pool(hm, &mode), ==, k);
+    g_assert_cmpint(mode, ==, ATN_POOL_MEAN);
+    for (size_t p = 0; p < G_N_ELEMENTS(probes); p++) {
+        int r = probes[p][0], c = probes[p][1];
+        g_assert_cmpfloat(fabs(atn_heatmap_get_drawn_value(hm, r, c) - block_of(v, n, k, r, c, TRUE)), <=, 1e-7);
+    }
+    atn_heatmap_set_pool_mode(hm, ATN_POOL_MAX);
+    /* zooming in resolves to single cells: each visible cell gets a pixel */
+    for (int i = 0; i < 8 && atn_heatmap_get_pool(hm, NULL) > 1; i++) {
+        atn_heatmap_zoom_at(hm, 2.0, -1, -1);
+        settle(30);
+    }
+    g_assert_cmpint(atn_heatmap_get_pool(hm, NULL), ==, 1);
+    g_assert_null(atn_heatmap_get_pool_legend(hm));
+    g_assert_true(atn_heatmap_get_layout(hm, &L));
+    g_assert_cmpfloat(L.cell_w, >=, 1);
+    g_assert_cmpfloat(L.cell_h, >=, 1);
+    int r = L.view_row0 + 3, c = L.view_col0 + 5;
+    g_assert_cmpfloat(atn_heatmap_get_drawn_value(hm, r, c), ==, v[(size_t)r * n + c]);
+    destroy_window(win);
+}
+
+int main(int argc, char **argv) {
+    if (!ui_test_init(&argc, &argv))
+        return 0;
+    g_test_add_func("/ui/long/size-512", test_size_512);
+    g_test_add_func("/ui/long/pooled", test_pooled);
+    return g_test_run();
+}
