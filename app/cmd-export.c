@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "cli-figure.h"
 #include "render.h"
+#include "colour-scale.h"
 
 #include <math.h>
 #include <ctype.h>
@@ -32,6 +33,8 @@ typedef struct export_opts {
     const char *range;    /* --range A:B: heatmap and rollout cropped to tokens A..B-1 on both axes */
     bool fixed_scale;     /* --color-scale fixed: 0..1 for every head (the default with --all-heads) */
     const char *color_scale;
+    atn_colour_scale colours;   /* --scale linear|log|rank (or --color-scale log|rank): heatmap, rollout */
+    bool drop_first;            /* --drop-first: the first key column left out of the colours */
     const char *folder;   /* --all-heads: made when its first file is written */
     char whatif[256];     /* the what-if options given, for the titles ("" none) */
     bool stack_given;     /* --stack encoder|decoder|cross: an encoder-decoder's stack */
@@ -121,6 +124,10 @@ static int usage(void) {
            "  --color-scale head|fixed   heatmap colours from 0 to the head's largest weight, or\n"
            "                     0 to 1 for every head (default: head; fixed with --all-heads,\n"
            "                     so the files compare)\n"
+           "  --scale linear|log|rank   heatmap, rollout: colours by the weight, its log10, or its\n"
+           "                     rank in its query row (attention sinks leave the rest visible)\n"
+           "  --drop-first       heatmap, rollout: the first token's column left out of the colours\n"
+           "                     (its mean share is said under the title)\n"
            "  --format png|svg|pdf   for --all-heads (default png)\n"
            "  --stack encoder|decoder|cross   an encoder-decoder's (T5, BART, Marian; --target TEXT)\n"
            "                     heatmap and grid of that stack: cross-attention has the target tokens\n"
@@ -166,7 +173,18 @@ static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char
         o->head = cli_get_int(a, "head", 0, 0, CLI_MAX_INDEX, &ok);
     o->query = cli_get_int(a, "query", o->kind == FIG_HEADVIEW ? -1 : 0, o->kind == FIG_HEADVIEW ? -1 : 0,
                            CLI_MAX_INDEX, &ok);
-    o->scale = cli_get_double(a, "scale", 1.0, 0.05, 16, &ok);
+    /* --scale is the PNG's pixels per point, or, as a word, the heatmap's colour scale */
+    const char *scale_word = cli_get(a, "scale");
+    o->colours = ATN_SCALE_LINEAR;
+    if (scale_word && atn_colour_scale_parse(scale_word, &o->colours))
+        o->scale = 1.0;
+    else if (scale_word && isalpha((unsigned char)scale_word[0])) {
+        cli_error("attnscope export: --scale must be a number (pixels per point) or linear, log or rank, not \"%s\"",
+                  scale_word);
+        ok = false;
+    } else
+        o->scale = cli_get_double(a, "scale", 1.0, 0.05, 16, &ok);
+    o->drop_first = cli_flag(a, "drop-first");
     o->width = cli_get_double(a, "width", 0, 0, 100000, &ok);     /* 0: grows with the tokens */
     o->height = cli_get_double(a, "height", 0, 0, 100000, &ok);
     o->font_scale = cli_get_double(a, "font-scale", 1.0, 0.25, 8, &ok);
@@ -178,8 +196,16 @@ static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char
         return false;
     }
     o->color_scale = cli_get(a, "color-scale");
-    if (o->color_scale && strcmp(o->color_scale, "head") && strcmp(o->color_scale, "fixed")) {
-        cli_error("attnscope export: --color-scale must be head or fixed, not \"%s\"", o->color_scale);
+    if (o->color_scale && (!strcmp(o->color_scale, "log") || !strcmp(o->color_scale, "rank"))) {
+        atn_colour_scale_parse(o->color_scale, &o->colours);
+        o->color_scale = NULL;
+    } else if (o->color_scale && strcmp(o->color_scale, "head") && strcmp(o->color_scale, "fixed")) {
+        cli_error("attnscope export: --color-scale must be head, fixed, log or rank, not \"%s\"", o->color_scale);
+        ok = false;
+    }
+    if ((o->colours != ATN_SCALE_LINEAR || o->drop_first) && o->kind != FIG_HEATMAP && o->kind != FIG_ROLLOUT) {
+        cli_error("attnscope export: --scale %s and --drop-first go with heatmap and rollout",
+                  atn_colour_scale_name(o->colours));
         ok = false;
     }
     if (o->color_scale && !strcmp(o->color_scale, "fixed") && o->kind == FIG_NORM) {
@@ -452,6 +478,36 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
             size_t len = strlen(title);
             snprintf(title + len, title_size - len, " \xc2\xb7 tokens %d\xe2\x80\x93%d", a0, b0 - 1);
         }
+        if (o->colours != ATN_SCALE_LINEAR || o->drop_first) {   /* log, rank, the first column left out */
+            size_t cells = (size_t)s->rows * s->cols;
+            float *v = malloc(cells * sizeof *v + 160);   /* the values, then the legend's text */
+            double vmin, vmax, share;
+            if (!v || !atn_colour_scale_apply(s->values, s->rows, s->cols, s->stride ? s->stride : (size_t)s->cols,
+                                              o->colours, o->drop_first, s->causal, v, &vmin, &vmax, &share)) {
+                free(v);
+                cli_error("out of memory");
+                return CLI_EXIT_FAIL;
+            }
+            *owned2 = v;
+            s->values = v;
+            s->stride = 0;
+            if (!(o->colours == ATN_SCALE_LINEAR && o->fixed_scale)) {
+                s->range = (atn_value_range){.automatic = false, .vmin = vmin, .vmax = vmax};
+                s->colorbar_note = o->colours == ATN_SCALE_LOG    ? "smallest to largest"
+                                   : o->colours == ATN_SCALE_RANK ? "0 lowest, 1 highest"
+                                                                  : "0 to max without 1st";
+            }
+            if (o->colours != ATN_SCALE_LINEAR)
+                s->colorbar_label = atn_colour_scale_label(o->colours);
+            if (o->drop_first) {
+                char *legend = (char *)(v + cells);
+                snprintf(legend, 160,
+                         "First token's column left out of the colours (top colour): it takes %.0f%% of each row on "
+                         "average",
+                         100 * share);
+                s->legend = legend;
+            }
+        }
         s->title = o->title ? o->title : title;
         break;
     }
@@ -565,6 +621,8 @@ static void release(const export_opts *o, void *owned1, void *owned2) {
     if (!owned2)
         return;
     switch (o->kind) {
+    case FIG_HEATMAP:
+    case FIG_ROLLOUT: free(owned2); break;   /* the values on a log / rank scale */
     case FIG_GRID: atn_stats_free(owned2); break;
     case FIG_SIMILARITY: atn_similarity_free(owned2); break;
     case FIG_TRACE: atn_trace_free(owned2); break;
@@ -591,7 +649,8 @@ static int export_one(const export_opts *o, const source *src, const char **toke
 
 int cmd_export(int argc, char **argv) {
     cli_args a;
-    static const char *const flags[] = {"help", "all-heads", "dark", "no-values", CLI_INTERVENTION_FLAGS, NULL};
+    static const char *const flags[] = {"help", "all-heads", "dark", "no-values", "drop-first", CLI_INTERVENTION_FLAGS,
+                                        NULL};
     if (!cli_parse(&a, "attnscope export", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help"))

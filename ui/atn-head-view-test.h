@@ -19,4 +19,7 @@ const char *atn_head_view_get_summary(AtnHeadView *self);
 GtkWidget *atn_head_view_get_info_widget(AtnHeadView *self);
 GtkWidget *atn_head_view_get_summary_widget(AtnHeadView *self);
 
+/* The box of colour-scale controls (atn-head-view-scale.h's getters read its widgets). */
+GtkWidget *atn_head_view_get_scale_controls(AtnHeadView *self);
+
 G_END_DECLS

@@ -12,6 +12,7 @@
 #include "atn-figure.h"
 #include "atn-head-methods.h"
 #include "atn-fit-label.h"
+#include "atn-head-view-scale.h"
 #include "atn-labels.h"
 #include "atn-prefs.h"
 #include "atn-token-lines.h"
@@ -21,6 +22,7 @@ struct _AtnHeadView {
     GtkWidget parent_instance;
     GtkWidget *box;
     AtnStackPicker *stack_picker;   /* an encoder-decoder's stacks (atn-encdec.h) */
+    GtkWidget *controls, *scale_controls;   /* the wrap box of controls; the colour scale's (issue 35) */
     GtkAdjustment *layer_adj, *head_adj;
     AtnFitLabel *info_label;   /* the hovered cell, else the selected query: fitted into the row */
     AtnHeatmap *heatmap;
@@ -350,6 +352,7 @@ static void atn_head_view_class_init(AtnHeadViewClass *klass) {
     gtk_widget_class_set_template_from_resource(widget_class, "/io/github/attnscope/Attnscope/atn-head-view.ui");
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, box);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, stack_picker);
+    gtk_widget_class_bind_template_child(widget_class, AtnHeadView, controls);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, layer_adj);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, head_adj);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, info_label);
@@ -383,6 +386,8 @@ static void atn_head_view_init(AtnHeadView *self) {
     g_signal_connect(self->zoom_out_button, "clicked", G_CALLBACK(on_zoom_out), self);
     g_signal_connect(self->zoom_reset_button, "clicked", G_CALLBACK(on_zoom_reset), self);
     g_signal_connect(self->heatmap, "view-changed", G_CALLBACK(on_view_changed), self);
+    self->scale_controls = atn_head_view_scale_controls_new(self->heatmap);   /* log / rank / 1st left out */
+    gtk_widget_insert_before(self->scale_controls, self->controls, NULL);
     g_autofree char *legend = atn_label_pattern_legend();
     gtk_label_set_text(self->legend_label, legend);
     self->prefs = atn_prefs_get_default();
@@ -437,6 +442,11 @@ void atn_head_view_set_font_scale(AtnHeadView *self, double scale) {
 void atn_head_view_set_one_query(AtnHeadView *self, gboolean one_query) {
     g_return_if_fail(ATN_IS_HEAD_VIEW(self));
     gtk_toggle_button_set_active(self->one_query_button, one_query);
+}
+
+GtkWidget *atn_head_view_get_scale_controls(AtnHeadView *self) {
+    g_return_val_if_fail(ATN_IS_HEAD_VIEW(self), NULL);
+    return self->scale_controls;
 }
 
 GtkWidget *atn_head_view_get_info_widget(AtnHeadView *self) {

@@ -49,5 +49,7 @@ void atn_heatmap_get_cursor(AtnHeatmap *self, int *row, int *col);
 int atn_heatmap_get_pool(AtnHeatmap *self, atn_pool_mode *mode);
 float atn_heatmap_get_drawn_value(AtnHeatmap *self, int row, int col);
 const char *atn_heatmap_get_pool_legend(AtnHeatmap *self);
+/* The colour scale, whether the first column is left out and its share (NaN when linear). */
+atn_colour_scale atn_heatmap_get_colour_scale(AtnHeatmap *self, gboolean *drop_first, double *first_share);
 
 G_END_DECLS

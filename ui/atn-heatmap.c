@@ -4,6 +4,7 @@
 #include "atn-heatmap.h"
 #include "atn-heatmap-test.h"
 #include "atn-heatmap-pool.h"
+#include "atn-colour-scale.h"
 
 #include <glib/gi18n.h>
 #include <math.h>
@@ -54,7 +55,9 @@ struct _AtnHeatmap {
     atn_pool_mode pool_mode;      /* max (default) or mean */
     float *pooled;                /* [pooled_rows][pooled_cols] the blocks' values, or NULL at k 1 */
     int pooled_rows, pooled_cols;
-    char *pool_legend;            /* the sentence under the title saying what a pixel is, or NULL */
+    char *pool_legend;            /* the sentence under the title saying what a pixel is (and the
+                                     first token's share when it is left out), or NULL */
+    AtnColourScaleState cscale;   /* linear, log, rank, first column left out (atn-colour-scale.h) */
     GskRenderNode *base;          /* the figure at base_w × base_h */
     int base_w, base_h;
     atn_heatmap_layout layout;    /* of base */
@@ -82,6 +85,7 @@ static void invalidate_cells(AtnHeatmap *self) {
     g_clear_pointer(&self->cells, cairo_surface_destroy);
     g_clear_pointer(&self->pooled, g_free);
     self->pool_k = 0;
+    atn_colour_scale_state_clear(&self->cscale);
     g_clear_pointer(&self->base, gsk_render_node_unref);
     self->have_layout = FALSE;
     gtk_widget_queue_draw(GTK_WIDGET(self));
@@ -116,6 +120,10 @@ static void fill_spec(AtnHeatmap *self, atn_heatmap_spec *spec, const atn_render
     spec->split = self->split;
     spec->max_cell_aspect = 1.6;   /* on screen the figure fills a wide window */
     spec->legend = self->pool_legend;
+    if (atn_colour_scale_state_active(&self->cscale)) {   /* log, rank, first column left out */
+        atn_colour_scale_state_values(&self->cscale, self->values, self->rows, self->cols, self->causal);
+        atn_colour_scale_state_fill(&self->cscale, spec, !self->range.automatic);
+    }
     spec->style = style;
     int vr, vc;
     atn_heatmap_get_visible(self, &spec->view_row0, &spec->view_col0, &vr, &vc);
@@ -164,10 +172,10 @@ static void ensure_cells(AtnHeatmap *self, atn_heatmap_spec *spec, int w, int h)
         spec->legend = NULL;
         atn_render_heatmap_layout(spec, w, h, &L);
         k = MAX(atn_pool_factor(L.view_rows, L.cells.h), atn_pool_factor(L.view_cols, L.cells.w));
-        if (k > 1) {   /* the legend takes a line: measure again with it */
+        if (k > 1 || self->cscale.legend) {   /* the legend takes a line: measure again with it */
             spec->legend = "-";
             atn_render_heatmap_layout(spec, w, h, &L);
-            k = MAX(2, MAX(atn_pool_factor(L.view_rows, L.cells.h), atn_pool_factor(L.view_cols, L.cells.w)));
+            k = MAX(k, MAX(atn_pool_factor(L.view_rows, L.cells.h), atn_pool_factor(L.view_cols, L.cells.w)));
         }
     }
     if (self->cells && k == self->pool_k)
@@ -176,21 +184,23 @@ static void ensure_cells(AtnHeatmap *self, atn_heatmap_spec *spec, int w, int h)
     g_clear_pointer(&self->pooled, g_free);
     g_clear_pointer(&self->pool_legend, g_free);
     self->pool_k = k;
+    const float *dv = spec->values;   /* the values coloured: the weights, or their log / rank */
     double vmin, vmax;
-    atn_value_range_resolve(&self->range, self->values, self->rows, self->cols, self->cols, self->cmap, &vmin, &vmax);
+    atn_value_range_resolve(&spec->range, dv, self->rows, self->cols, self->cols, self->cmap, &vmin, &vmax);
     if (k == 1) {
-        self->cells = atn_render_matrix_surface(self->values, self->rows, self->cols, self->cols, self->cmap, vmin,
-                                                vmax, NULL);
+        self->cells = atn_render_matrix_surface(dv, self->rows, self->cols, self->cols, self->cmap, vmin, vmax, NULL);
+        self->pool_legend = g_strdup(self->cscale.legend);
         return;
     }
-    self->pooled = atn_pool_blocks(self->values, self->rows, self->cols, k, self->pool_mode, self->causal,
-                                   self->cell_mask, &self->pooled_rows, &self->pooled_cols);
+    self->pooled = atn_pool_blocks(dv, self->rows, self->cols, k, self->pool_mode, self->causal, self->cell_mask,
+                                   &self->pooled_rows, &self->pooled_cols);
     self->cells = atn_pool_surface(self->pooled, self->rows, self->cols, k, self->cmap, vmin, vmax);
-    self->pool_legend = self->pool_mode == ATN_POOL_MAX
+    g_autofree char *pool = self->pool_mode == ATN_POOL_MAX
                             /* Translators: under the Head view's title when there are more tokens than pixels */
                             ? g_strdup_printf(_("Each pixel: the largest weight of %d×%d tokens · zoom in for single cells"), k, k)
                             /* Translators: the same with the mean of each block */
                             : g_strdup_printf(_("Each pixel: the mean weight of %d×%d tokens · zoom in for single cells"), k, k);
+    self->pool_legend = self->cscale.legend ? g_strdup_printf("%s · %s", pool, self->cscale.legend) : g_steal_pointer(&pool);
 }
 
 static void ensure_base(AtnHeatmap *self, int w, int h) {
@@ -454,6 +464,7 @@ static void atn_heatmap_dispose(GObject *object) {
     g_clear_object(&self->owner);
     g_clear_pointer(&self->cells, cairo_surface_destroy);
     g_clear_pointer(&self->pooled, g_free);
+    atn_colour_scale_state_clear(&self->cscale);
     g_clear_pointer(&self->base, gsk_render_node_unref);
     G_OBJECT_CLASS(atn_heatmap_parent_class)->dispose(object);
 }
@@ -1218,7 +1229,25 @@ AtnFigure *atn_heatmap_dup_figure(AtnHeatmap *self, const char *basename) {
         atn_render_query_bars_natural_size(b, &w, &h);
         fig = atn_figure_new(w, h, heatmap_figure_draw, f, heatmap_figure_free, basename);
     } else {
-        fig = atn_heatmap_look_figure(look, self->values, self->title, basename);
+        /* the colour scale on screen goes into the file: its values, range, label and note */
+        const float *dv = atn_colour_scale_state_values(&self->cscale, self->values, self->rows, self->cols,
+                                                        self->causal);
+        if (dv != self->values && dv) {
+            atn_heatmap_spec sp;
+            atn_heatmap_spec_init(&sp);
+            sp.range = look->range;
+            sp.colorbar_label = look->colorbar_label;
+            sp.colorbar_note = look->colorbar_note;
+            atn_colour_scale_state_fill(&self->cscale, &sp, !self->range.automatic);
+            g_autofree char *label = g_strdup(sp.colorbar_label);
+            g_free(look->colorbar_label);
+            look->colorbar_label = g_steal_pointer(&label);
+            atn_heatmap_look_set_range(look, sp.range.automatic ? 0 : sp.range.vmin,
+                                       sp.range.automatic ? 1 : sp.range.vmax, sp.colorbar_note);
+            if (sp.range.automatic)
+                look->range.automatic = TRUE;
+        }
+        fig = atn_heatmap_look_figure(look, dv ? dv : self->values, self->title, basename);
     }
     atn_heatmap_look_free(look);
     return fig;
@@ -1252,7 +1281,29 @@ float atn_heatmap_get_drawn_value(AtnHeatmap *self, int row, int col) {
     if (row < 0 || col < 0 || row >= self->rows || col >= self->cols)
         return NAN;
     ensure_layout(self);
-    if (!self->pooled || self->pool_k <= 1)
-        return self->values[(size_t)row * self->cols + col];
+    if (!self->pooled || self->pool_k <= 1) {
+        const float *dv = atn_colour_scale_state_values(&self->cscale, self->values, self->rows, self->cols,
+                                                        self->causal);
+        return dv ? dv[(size_t)row * self->cols + col] : NAN;
+    }
     return self->pooled[(size_t)(row / self->pool_k) * self->pooled_cols + col / self->pool_k];
+}
+
+void atn_heatmap_set_colour_scale(AtnHeatmap *self, atn_colour_scale scale, gboolean drop_first) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    if (scale == self->cscale.scale && !drop_first == !self->cscale.drop_first)
+        return;
+    self->cscale.scale = scale;
+    self->cscale.drop_first = drop_first;
+    invalidate_cells(self);
+}
+
+atn_colour_scale atn_heatmap_get_colour_scale(AtnHeatmap *self, gboolean *drop_first, double *first_share) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), ATN_SCALE_LINEAR);
+    ensure_layout(self);
+    if (drop_first)
+        *drop_first = self->cscale.drop_first;
+    if (first_share)
+        *first_share = self->cscale.scaled ? self->cscale.first_share : NAN;
+    return self->cscale.scale;
 }

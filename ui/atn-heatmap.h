@@ -11,6 +11,7 @@
 
 #include "atn-figure.h"
 #include "atn-heatmap-pool.h"
+#include "colour-scale.h"
 #include "render.h"
 
 G_BEGIN_DECLS
@@ -58,6 +59,11 @@ void atn_heatmap_set_wheel_needs_ctrl(AtnHeatmap *self, gboolean needs_ctrl);
  * each in the colour of its largest weight (ATN_POOL_MAX, the default) or its mean; the
  * sentence under the title says which and how large the blocks are. */
 void atn_heatmap_set_pool_mode(AtnHeatmap *self, atn_pool_mode mode);
+
+/* The colour scale (ui/render/colour-scale.h): linear (the default), log or per-row rank, and
+ * the first key column left out of the colours (its share said in the legend).  Tooltips keep
+ * the weights; the figure's colours, colour bar and exports follow the scale. */
+void atn_heatmap_set_colour_scale(AtnHeatmap *self, atn_colour_scale scale, gboolean drop_first);
 
 /* The query row outlined as selected, or -1. */
 void atn_heatmap_set_selected_row(AtnHeatmap *self, int row);

@@ -96,7 +96,7 @@ check cmp -s "$T/fixed.png" "$T/heads/heatmap-L00-H00.png"
 check test "$(status "$A" export heatmap --model worked-example --all-heads --color-scale head -o "$T/own-heads")" = 0
 check cmp -s "$T/own.png" "$T/own-heads/heatmap-L00-H00.png"
 check test "$(status "$A" export heatmap --model worked-example --color-scale wide -o "$T/x.png")" = 2
-check grep -q -- "--color-scale must be head or fixed" "$T/err"
+check grep -q -- "--color-scale must be head, fixed, log or rank" "$T/err"
 
 # errors: exit 2 with a message, and a good file is never replaced by a failed export
 cp "$T/s1.png" "$T/keep.png"

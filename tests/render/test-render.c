@@ -4,6 +4,7 @@
  * CJK labels with no missing glyphs, and atomic writes. */
 #include "check.h"
 #include "render.h"
+#include "colour-scale.h"
 
 #include <pango/pangocairo.h>
 #include <stdint.h>
@@ -809,7 +810,40 @@ static void test_head_file_names(void) {
     free(prev);
 }
 
+
+/* Colour scales (colour-scale.h) on a 3 x 4 head whose first key is a sink, against values
+ * worked out by hand: log10 of each weight, each weight's rank in its row (ties share their
+ * mean rank), and the first column left out of the range with its mean share. */
+static void test_colour_scales(void) {
+    const float v[3][4] = {{0.7f, 0.1f, 0.1f, 0.1f}, {0.9f, 0.05f, 0.04f, 0.01f}, {0.6f, 0.0f, 0.3f, 0.1f}};
+    float out[12];
+    double lo, hi, share;
+    atn_colour_scale sc;
+    CHECK(atn_colour_scale_parse("log", &sc) && sc == ATN_SCALE_LOG && !atn_colour_scale_parse("cubic", &sc) &&
+          !atn_colour_scale_parse(NULL, &sc));
+    CHECK(atn_colour_scale_apply(&v[0][0], 3, 4, 4, ATN_SCALE_LOG, false, false, out, &lo, &hi, &share));
+    CHECK(out[0] == (float)log10(0.7f) && out[5] == (float)log10(0.05f) && out[9] == -6.0f);   /* 0 -> the floor */
+    CHECK(fabs(lo - log10(0.01f)) < 1e-12 && fabs(hi - log10(0.9f)) < 1e-12);
+    CHECK(fabs(share - (0.7 + 0.9 + 0.6) / 3) < 1e-7);
+    CHECK(atn_colour_scale_apply(&v[0][0], 3, 4, 4, ATN_SCALE_RANK, false, false, out, &lo, &hi, &share));
+    /* row 0: 0.7 is the largest (1), the three 0.1 tie for ranks 0, 1, 2 of 3: mean 1/3 */
+    CHECK(out[0] == 1.0f && out[1] == (float)(1.0 / 3) && out[3] == (float)(1.0 / 3) && lo == 0 && hi == 1);
+    CHECK(out[4] == 1.0f && out[5] == (float)(2.0 / 3) && out[6] == (float)(1.0 / 3) && out[7] == 0.0f);
+    /* the first column left out: ranks over keys 1..3, column 0 in the top colour; range without it */
+    CHECK(atn_colour_scale_apply(&v[0][0], 3, 4, 4, ATN_SCALE_RANK, true, false, out, &lo, &hi, &share));
+    CHECK(out[4] == 1.0f && out[5] == 1.0f && out[6] == 0.5f && out[7] == 0.0f && out[9] == 0.0f);
+    CHECK(atn_colour_scale_apply(&v[0][0], 3, 4, 4, ATN_SCALE_LINEAR, true, false, out, &lo, &hi, &share));
+    CHECK(lo == 0 && hi == (double)0.3f && out[0] == 0.7f);
+    /* causal: row 1 sees keys 0..1 only; with the first left out its one key ranks 1 */
+    CHECK(atn_colour_scale_apply(&v[0][0], 3, 4, 4, ATN_SCALE_RANK, true, true, out, &lo, &hi, &share));
+    CHECK(out[5] == 1.0f && out[6] == 0.0f && out[9] == 0.0f && out[10] == 1.0f);
+    /* a stride: the 2 x 2 block at (1, 2) */
+    CHECK(atn_colour_scale_apply(&v[1][2], 2, 2, 4, ATN_SCALE_LINEAR, false, false, out, &lo, &hi, &share));
+    CHECK(out[0] == 0.04f && out[3] == 0.1f && hi == (double)0.3f);
+}
+
 int main(void) {
+    test_colour_scales();
     test_head_file_names();
     test_colormaps();
     test_heatmap_png();

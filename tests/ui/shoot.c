@@ -4,7 +4,7 @@
  *
  *   shoot OUT.png WIDTH HEIGHT MODEL TEXT-FILE VIEW [ACTION...]
  * MODEL random:SHAPE[#POSITIONS]: TEXT-FILE is a number of token ids instead.
- * ACTIONS: layer=L head=H query=Q zoom=F pan=R,C one-query fixed hover=R,C lines-hover=SIDE,T
+ * ACTIONS: colour-scale=0|1|2 (linear, log, rank) drop-first layer=L head=H query=Q zoom=F pan=R,C one-query fixed hover=R,C lines-hover=SIDE,T
  *          all-lines present pointer-top (the pointer at the top of the screen) font-scale=F step=S (the Trace view's step) reveal (its reveal
  *          mode) trace-end (scroll the trace sheet to the bottom); the what-if lab: off=L,H
  *          uniform=L,H keep=L,H (the Model view's head menu items) menu (that menu for the
@@ -28,6 +28,7 @@
 #include "atn-head-methods.h"
 
 #include "atn-token-lines.h"
+#include "atn-head-view-scale.h"
 
 int main(int argc, char **argv) {
     if (argc < 7) {
@@ -108,7 +109,11 @@ int main(int argc, char **argv) {
             atn_stack_kind k;
             if (atn_stack_kind_parse(a + 6, &k))
                 atn_session_set_stack(s, k);
-        } else if (!strcmp(a, "one-query"))
+        } else if (sscanf(a, "colour-scale=%d", &x) == 1)   /* 0 linear, 1 log, 2 rank (the Head view's) */
+            gtk_drop_down_set_selected(atn_head_view_scale_get_scale_dropdown(atn_head_view_get_scale_controls(hv)), x);
+        else if (!strcmp(a, "drop-first"))
+            gtk_check_button_set_active(atn_head_view_scale_get_drop_first(atn_head_view_get_scale_controls(hv)), TRUE);
+        else if (!strcmp(a, "one-query"))
             atn_head_view_set_one_query(hv, TRUE);
         else if (sscanf(a, "method-running=%d", &x) == 1) {
             atn_head_methods_set_method(atn_head_view_get_methods(hv), (AtnHeadMethod)x);

@@ -9,6 +9,8 @@
  * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
 #include "ui-test-util.h"
 
+#include "atn-head-view-scale.h"
+
 static void note_time(gint64 *t) {
     if (!*t)
         *t = g_get_monotonic_time();
@@ -96,7 +98,7 @@ static void test_size_512(void) {
     double nearest = INFINITY;
     for (int i = 0; i < 512; i += step)
         if (!atn_render_heatmap_label_hidden(&spec, &L, i, TRUE))
-            nearest = fmin(nearest, fabs(i - 201) * L.cell_h);
+            nearest = fmin(nearest, abs(i - 201) * L.cell_h);
     /* a label is a line of the label font; thinned labels are at least 0.95 of one apart */
     g_assert_cmpfloat(nearest, >=, step * L.cell_h - 1e-9);
     g_assert_true(atn_render_heatmap_label_hidden(&spec, &L, 201 / step * step, TRUE));
@@ -176,10 +178,84 @@ static void test_pooled(void) {
     destroy_window(win);
 }
 
+/* The Head view's colour scales, set from its controls as a user does: log draws log10 of
+ * each weight, rank each weight's rank in its row, and "leave out 1st" takes the first key out
+ * of the range and says its share; the numbers are worked out here from the result's head. */
+static void test_scales(void) {
+    int n = 96;
+    AtnWindow *win = long_window(1580, 980, "random:bert-tiny", n, NULL);
+    AtnHeatmap *hm = head_heatmap(win);
+    const float *v = shown_head(win);
+    GtkWidget *box = atn_head_view_get_scale_controls(ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head")));
+    g_assert_true(gtk_widget_get_mapped(box));
+    const int cells[][2] = {{0, 0}, {5, 17}, {40, 3}, {95, 95}, {60, 80}};
+    /* log */
+    gtk_drop_down_set_selected(atn_head_view_scale_get_scale_dropdown(box), 1);
+    settle(50);
+    gboolean drop;
+    g_assert_cmpint(atn_heatmap_get_colour_scale(hm, &drop, NULL), ==, ATN_SCALE_LOG);
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < n * n; i++)
+        if (v[i] > 0)
+            lo = fmin(lo, v[i]), hi = fmax(hi, v[i]);
+    for (size_t c = 0; c < G_N_ELEMENTS(cells); c++) {
+        float w = v[cells[c][0] * n + cells[c][1]];
+        g_assert_cmpfloat(atn_heatmap_get_drawn_value(hm, cells[c][0], cells[c][1]), ==, (float)log10(w));
+    }
+    atn_heatmap_layout L;
+    g_assert_true(atn_heatmap_get_layout(hm, &L));
+    g_assert_cmpfloat(fabs(L.vmin - log10(lo)), <, 1e-9);
+    g_assert_cmpfloat(fabs(L.vmax - log10(hi)), <, 1e-9);
+    g_assert_cmpstr(atn_heatmap_get_colorbar_label(hm), ==, "weight");   /* the widget's own: tooltips keep weights */
+    /* rank in its row: how many of the row are smaller, ties counted half */
+    gtk_drop_down_set_selected(atn_head_view_scale_get_scale_dropdown(box), 2);
+    settle(50);
+    g_assert_cmpint(atn_heatmap_get_colour_scale(hm, NULL, NULL), ==, ATN_SCALE_RANK);
+    for (size_t c = 0; c < G_N_ELEMENTS(cells); c++) {
+        int r = cells[c][0];
+        float w = v[r * n + cells[c][1]];
+        int less = 0, same = 0;
+        for (int j = 0; j < n; j++)
+            less += v[r * n + j] < w, same += v[r * n + j] == w;
+        double want = (less + (same - 1) / 2.0) / (n - 1);
+        g_assert_cmpfloat(fabs(atn_heatmap_get_drawn_value(hm, r, cells[c][1]) - want), <, 1e-6);
+    }
+    g_assert_true(atn_heatmap_get_layout(hm, &L));
+    g_assert_cmpfloat(L.vmin, ==, 0);
+    g_assert_cmpfloat(L.vmax, ==, 1);
+    /* linear with the first key left out: the range is the rest's, the share is said */
+    gtk_drop_down_set_selected(atn_head_view_scale_get_scale_dropdown(box), 0);
+    gtk_check_button_set_active(atn_head_view_scale_get_drop_first(box), TRUE);
+    settle(50);
+    double share = 0, share_got;
+    hi = 0;
+    for (int i = 0; i < n; i++) {
+        share += v[i * n];
+        for (int j = 1; j < n; j++)
+            hi = fmax(hi, v[i * n + j]);
+    }
+    share /= n;
+    g_assert_cmpint(atn_heatmap_get_colour_scale(hm, &drop, &share_got), ==, ATN_SCALE_LINEAR);
+    g_assert_true(drop);
+    g_assert_cmpfloat(fabs(share_got - share), <, 1e-9);
+    g_assert_true(atn_heatmap_get_layout(hm, &L));
+    g_assert_cmpfloat(L.vmax, ==, hi);
+    g_autofree char *pct = g_strdup_printf("%.0f%%", 100 * share);
+    g_assert_nonnull(atn_heatmap_get_pool_legend(hm));
+    g_assert_nonnull(strstr(atn_heatmap_get_pool_legend(hm), pct));
+    /* the Block mean control */
+    gtk_drop_down_set_selected(atn_head_view_scale_get_pool_dropdown(box), 1);
+    atn_pool_mode mode;
+    atn_heatmap_get_pool(hm, &mode);
+    g_assert_cmpint(mode, ==, ATN_POOL_MEAN);
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
     g_test_add_func("/ui/long/size-512", test_size_512);
     g_test_add_func("/ui/long/pooled", test_pooled);
+    g_test_add_func("/ui/long/scales", test_scales);
     return g_test_run();
 }

@@ -1,0 +1,63 @@
+/* The Head view's colour-scale and pooling controls (atn-head-view-scale.h). */
+#include "atn-head-view-scale.h"
+
+#include <glib/gi18n.h>
+
+typedef struct {
+    AtnHeatmap *heatmap;
+    GtkDropDown *scale, *pool;
+    GtkCheckButton *drop_first;
+} controls;
+
+static void apply(controls *c) {
+    guint s = gtk_drop_down_get_selected(c->scale);
+    atn_colour_scale scale = s == 1 ? ATN_SCALE_LOG : s == 2 ? ATN_SCALE_RANK : ATN_SCALE_LINEAR;
+    atn_heatmap_set_colour_scale(c->heatmap, scale, gtk_check_button_get_active(c->drop_first));
+    atn_heatmap_set_pool_mode(c->heatmap, gtk_drop_down_get_selected(c->pool) == 1 ? ATN_POOL_MEAN : ATN_POOL_MAX);
+}
+
+static void on_changed(GObject *o, GParamSpec *p, controls *c) { apply(c); }
+static void on_toggled(GtkCheckButton *b, controls *c) { apply(c); }
+
+GtkWidget *atn_head_view_scale_controls_new(AtnHeatmap *heatmap) {
+    controls *c = g_new0(controls, 1);
+    c->heatmap = heatmap;
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    const char *const scales[] = {
+        /* Translators: the Head view's colour scale: colours proportional to the weight */
+        C_("colour scale", "Linear"),
+        /* Translators: the Head view's colour scale: colours by log10 of the weight */
+        C_("colour scale", "Log"),
+        /* Translators: the Head view's colour scale: colours by each weight's rank within its query row */
+        C_("colour scale", "Rank in row"), NULL};
+    c->scale = GTK_DROP_DOWN(gtk_drop_down_new_from_strings(scales));
+    gtk_widget_set_tooltip_text(GTK_WIDGET(c->scale),
+                                _("Colour scale: log or rank in its row show the small weights an attention sink "
+                                  "leaves dark"));
+    c->drop_first = GTK_CHECK_BUTTON(gtk_check_button_new_with_mnemonic(_("Leave out _1st")));
+    gtk_widget_set_tooltip_text(GTK_WIDGET(c->drop_first),
+                                _("Leave the first token's column ([CLS], <s>) out of the colours; the legend "
+                                  "says how much weight it takes"));
+    const char *const pools[] = {
+        /* Translators: what a pooled block of cells shows when there are more tokens than pixels */
+        _("Block max"),
+        /* Translators: the same, the mean of the block */
+        _("Block mean"), NULL};
+    c->pool = GTK_DROP_DOWN(gtk_drop_down_new_from_strings(pools));
+    gtk_widget_set_tooltip_text(GTK_WIDGET(c->pool),
+                                _("With more tokens than pixels each pixel shows a block of cells: its largest or "
+                                  "its mean weight"));
+    gtk_box_append(GTK_BOX(box), GTK_WIDGET(c->scale));
+    gtk_box_append(GTK_BOX(box), GTK_WIDGET(c->drop_first));
+    gtk_box_append(GTK_BOX(box), GTK_WIDGET(c->pool));
+    g_signal_connect(c->scale, "notify::selected", G_CALLBACK(on_changed), c);
+    g_signal_connect(c->pool, "notify::selected", G_CALLBACK(on_changed), c);
+    g_signal_connect(c->drop_first, "toggled", G_CALLBACK(on_toggled), c);
+    g_object_set_data_full(G_OBJECT(box), "atn-scale-controls", c, g_free);
+    return box;
+}
+
+static controls *of(GtkWidget *box) { return g_object_get_data(G_OBJECT(box), "atn-scale-controls"); }
+GtkDropDown *atn_head_view_scale_get_scale_dropdown(GtkWidget *box) { return of(box)->scale; }
+GtkCheckButton *atn_head_view_scale_get_drop_first(GtkWidget *box) { return of(box)->drop_first; }
+GtkDropDown *atn_head_view_scale_get_pool_dropdown(GtkWidget *box) { return of(box)->pool; }

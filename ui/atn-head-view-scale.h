@@ -1,0 +1,20 @@
+/* The Head view's controls for long inputs and attention sinks (issue 35): the colour scale
+ * (linear, log, rank in its row), "leave out the first token", and what a pooled block shows
+ * (its largest or its mean weight), wired to the view's heatmap.  Main thread. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "atn-heatmap.h"
+
+G_BEGIN_DECLS
+
+/* A box of the three controls driving heatmap (borrowed: the box lives inside the same view). */
+GtkWidget *atn_head_view_scale_controls_new(AtnHeatmap *heatmap);
+
+/* For tests: the controls in the box, to set them as a user does. */
+GtkDropDown *atn_head_view_scale_get_scale_dropdown(GtkWidget *box);
+GtkCheckButton *atn_head_view_scale_get_drop_first(GtkWidget *box);
+GtkDropDown *atn_head_view_scale_get_pool_dropdown(GtkWidget *box);
+
+G_END_DECLS
