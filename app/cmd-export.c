@@ -5,6 +5,7 @@
 #include "cli-figure.h"
 #include "render.h"
 #include "colour-scale.h"
+#include "word-merge.h"
 
 #include <math.h>
 #include <ctype.h>
@@ -35,6 +36,7 @@ typedef struct export_opts {
     const char *color_scale;
     atn_colour_scale colours;   /* --scale linear|log|rank (or --color-scale log|rank): heatmap, rollout */
     bool drop_first;            /* --drop-first: the first key column left out of the colours */
+    bool words;                 /* --words: word pieces merged into words (heatmap, rollout) */
     const char *folder;   /* --all-heads: made when its first file is written */
     char whatif[256];     /* the what-if options given, for the titles ("" none) */
     bool stack_given;     /* --stack encoder|decoder|cross: an encoder-decoder's stack */
@@ -128,6 +130,8 @@ static int usage(void) {
            "                     rank in its query row (attention sinks leave the rest visible)\n"
            "  --drop-first       heatmap, rollout: the first token's column left out of the colours\n"
            "                     (its mean share is said under the title)\n"
+           "  --words            heatmap, rollout: word pieces merged into words (a word's row: the\n"
+           "                     mean of its pieces' rows; its column: the sum of their columns)\n"
            "  --format png|svg|pdf   for --all-heads (default png)\n"
            "  --stack encoder|decoder|cross   an encoder-decoder's (T5, BART, Marian; --target TEXT)\n"
            "                     heatmap and grid of that stack: cross-attention has the target tokens\n"
@@ -185,6 +189,7 @@ static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char
     } else
         o->scale = cli_get_double(a, "scale", 1.0, 0.05, 16, &ok);
     o->drop_first = cli_flag(a, "drop-first");
+    o->words = cli_flag(a, "words");
     o->width = cli_get_double(a, "width", 0, 0, 100000, &ok);     /* 0: grows with the tokens */
     o->height = cli_get_double(a, "height", 0, 0, 100000, &ok);
     o->font_scale = cli_get_double(a, "font-scale", 1.0, 0.25, 8, &ok);
@@ -210,6 +215,10 @@ static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char
     }
     if (o->color_scale && !strcmp(o->color_scale, "fixed") && o->kind == FIG_NORM) {
         cli_error("attnscope export norm: --color-scale fixed is a 0 to 1 scale; norms are not shares (use head)");
+        ok = false;
+    }
+    if (o->words && o->kind != FIG_HEATMAP && o->kind != FIG_ROLLOUT) {
+        cli_error("attnscope export: --words goes with heatmap and rollout");
         ok = false;
     }
     atn_render_style_init(&o->style, cli_flag(a, "dark"));
@@ -466,6 +475,7 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
             else
                 snprintf(title, title_size, "%s \xc2\xb7 %s through layers 0\xe2\x80\x93%ld", mname, what, last);
         }
+        int32_t crop0 = 0;   /* the first token shown (--range) */
         if (o->range) {
             int32_t a0, b0;
             if (!parse_range(o->range, n, &a0, &b0))
@@ -475,20 +485,75 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
             s->rows = s->cols = b0 - a0;
             s->row_labels = s->col_labels = tokens + a0;
             s->row_mask = s->col_mask = enc->mask + a0;
+            crop0 = a0;
             size_t len = strlen(title);
             snprintf(title + len, title_size - len, " \xc2\xb7 tokens %d\xe2\x80\x93%d", a0, b0 - 1);
         }
-        if (o->colours != ATN_SCALE_LINEAR || o->drop_first) {   /* log, rank, the first column left out */
-            size_t cells = (size_t)s->rows * s->cols;
-            float *v = malloc(cells * sizeof *v + 160);   /* the values, then the legend's text */
-            double vmin, vmax, share;
-            if (!v || !atn_colour_scale_apply(s->values, s->rows, s->cols, s->stride ? s->stride : (size_t)s->cols,
-                                              o->colours, o->drop_first, s->causal, v, &vmin, &vmax, &share)) {
-                free(v);
+        float *scaled_room = NULL;   /* with --words: where the colour scale writes (inside owned2) */
+        if (o->words) {   /* rows: mean over a word's pieces; columns: sum over them */
+            int32_t m = s->rows, nw;
+            int32_t *start = malloc(((size_t)m + 1) * sizeof *start);
+            if (!start) {
                 cli_error("out of memory");
                 return CLI_EXIT_FAIL;
             }
-            *owned2 = v;
+            atn_word_groups(enc->tokens + crop0, m, start, &nw);
+            char **labels = atn_word_labels(s->row_labels, start, nw);
+            size_t cells = (size_t)nw * nw, text = 0;
+            for (int32_t w = 0; labels && w < nw; w++)
+                text += strlen(labels[w]) + 1;
+            /* one block: the merged values, room for a colour scale's and its legend, the labels */
+            char *block = labels ? malloc(2 * cells * sizeof(float) + 160 + (size_t)nw * sizeof(char *) + text) : NULL;
+            if (!block) {
+                for (int32_t w = 0; labels && w < nw; w++)
+                    free(labels[w]);
+                free(labels);
+                free(start);
+                cli_error("out of memory");
+                return CLI_EXIT_FAIL;
+            }
+            float *wv = (float *)(void *)block;
+            atn_word_merge(s->values, s->stride ? s->stride : (size_t)s->cols, start, nw, wv);
+            scaled_room = wv + cells;
+            char **lab = (char **)(void *)(block + 2 * cells * sizeof(float) + 160);
+            char *p = (char *)(lab + nw);
+            for (int32_t w = 0; w < nw; w++) {
+                size_t len = strlen(labels[w]) + 1;
+                memcpy(p, labels[w], len);
+                lab[w] = p;
+                p += len;
+                free(labels[w]);
+            }
+            free(labels);
+            int32_t split = 0;
+            for (int32_t w = 0; w < nw; w++)
+                if (s->split > 0 && start[w] + crop0 == s->split)
+                    split = w;
+            free(start);
+            *owned2 = block;
+            s->values = wv;
+            s->stride = 0;
+            s->rows = s->cols = nw;
+            s->row_labels = s->col_labels = (const char *const *)lab;
+            s->row_mask = s->col_mask = NULL;
+            s->split = split;
+            size_t len = strlen(title);
+            snprintf(title + len, title_size - len, " \xc2\xb7 words");
+        }
+        if (o->colours != ATN_SCALE_LINEAR || o->drop_first) {   /* log, rank, the first column left out */
+            size_t cells = (size_t)s->rows * s->cols;
+            /* the values, then the legend's text */
+            float *v = scaled_room ? scaled_room : malloc(cells * sizeof *v + 160);
+            double vmin, vmax, share;
+            if (!v || !atn_colour_scale_apply(s->values, s->rows, s->cols, s->stride ? s->stride : (size_t)s->cols,
+                                              o->colours, o->drop_first, s->causal, v, &vmin, &vmax, &share)) {
+                if (v != scaled_room)
+                    free(v);
+                cli_error("out of memory");
+                return CLI_EXIT_FAIL;
+            }
+            if (v != scaled_room)
+                *owned2 = v;
             s->values = v;
             s->stride = 0;
             if (!(o->colours == ATN_SCALE_LINEAR && o->fixed_scale)) {
@@ -649,7 +714,7 @@ static int export_one(const export_opts *o, const source *src, const char **toke
 
 int cmd_export(int argc, char **argv) {
     cli_args a;
-    static const char *const flags[] = {"help", "all-heads", "dark", "no-values", "drop-first", CLI_INTERVENTION_FLAGS,
+    static const char *const flags[] = {"help", "all-heads", "dark", "no-values", "drop-first", "words", CLI_INTERVENTION_FLAGS,
                                         NULL};
     if (!cli_parse(&a, "attnscope export", argc, argv, flags))
         return CLI_EXIT_USAGE;

@@ -735,6 +735,56 @@ PY
   expect_error 2 "goes with heatmap, rollout, flow and norm" "$A" export grid --model random:bert-tiny --tokens 12 --range 2:4 \
     -o "$T/x.png"
   ;;
+export-words)
+  # export heatmap --words: word pieces merged (a word's row the mean of its pieces' rows, its
+  # column the sum of their columns), drawn as the same matrix merged by hand (python, from
+  # run's .npy, words found by the "##" of WordPiece's pieces) into an attention file
+  TX="the transformers were unbelievably tokenized"
+  "$A" run --model demo --text "$TX" -o "$T/a.npy" 2>/dev/null || fail "run npy"
+  "$A" run --model demo --text "$TX" -o "$T/a.json" 2>/dev/null || fail "run json"
+  python3 - "$T" <<'PY' || fail "merging by hand"
+import json, struct, sys
+T = sys.argv[1]
+toks = json.load(open(T + "/a.json"))["tokens"]
+raw = open(T + "/a.npy", "rb").read()
+off = 10 + struct.unpack("<H", raw[8:10])[0]
+L, H, n = 4, 16, len(toks)
+f = struct.unpack("<%df" % (L * H * n * n), raw[off:])
+words = []   # [first, end) of each word: a piece starting "##" continues the one before
+for i, t in enumerate(toks):
+    if i > 0 and t.startswith("##"):
+        words[-1][1] = i + 1
+    else:
+        words.append([i, i + 1])
+assert [w for w in words if w[1] - w[0] > 1] == [[2, 5], [6, 11], [11, 14]], words
+m = len(words)
+out = []
+for lh in range(L * H):
+    for a0, a1 in words:
+        for b0, b1 in words:
+            s = 0.0
+            for i in range(a0, a1):
+                for j in range(b0, b1):
+                    s += f[lh * n * n + i * n + j]
+            out.append(s / (a1 - a0))
+d = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d, %d, %d), }" % (L, H, m, m)
+h = d + " " * (64 - (10 + len(d) + 1) % 64) + "\n"
+open(T + "/words.npy", "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() +
+                                   struct.pack("<%df" % len(out), *out))
+labels = ["".join(t[2:] if i > a0 and t.startswith("##") else t for i, t in enumerate(toks[a0:a1], a0))
+          for a0, a1 in words]
+assert labels[2] == "transformers" and labels[4] == "unbelievably", labels
+json.dump(labels, open(T + "/tokens.json", "w"))
+PY
+  "$A" export heatmap --attention "$T/words.npy" --layer 1 --head 3 --title X -o "$T/f.png" 2>/dev/null ||
+    fail "the hand-merged file"
+  "$A" export heatmap --model demo --text "$TX" --layer 1 --head 3 --words --title X -o "$T/m.png" 2>"$T/err" ||
+    fail "--words: $(cat "$T/err")"
+  cmp -s "$T/f.png" "$T/m.png" || fail "--words is not the hand-merged matrix"
+  "$A" export rollout --model demo --text "$TX" --words --range 1:12 -o "$T/r.png" 2>"$T/err" ||
+    fail "rollout --words --range: $(cat "$T/err")"
+  expect_error 2 "--words goes with heatmap and rollout" "$A" export grid --model demo --text "$TX" --words -o "$T/x.png"
+  ;;
 export-scale)
   # export heatmap --scale linear|log|rank --drop-first (issue 35): linear is the figure as it
   # was; log, rank and the first column left out draw another; the share is said; bad words and

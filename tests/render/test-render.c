@@ -5,6 +5,7 @@
 #include "check.h"
 #include "render.h"
 #include "colour-scale.h"
+#include "word-merge.h"
 
 #include <pango/pangocairo.h>
 #include <stdint.h>
@@ -842,7 +843,40 @@ static void test_colour_scales(void) {
     CHECK(out[0] == 0.04f && out[3] == 0.1f && hi == (double)0.3f);
 }
 
+/* Word pieces merged into words (word-merge.h) on a known tokenization, [CLS] un ##believ
+ * ##able to [SEP] (3 pieces make one word), against sums and means worked out by hand. */
+static void test_word_merge(void) {
+    atn_token t[6] = {{.word = -1, .segment = -1}, {.word = 0}, {.word = 0, .continuation = true},
+                      {.word = 0, .continuation = true}, {.word = 1}, {.word = -1, .segment = -1}};
+    const char *const labels[6] = {"[CLS]", "un", "##believ", "##able", "to", "[SEP]"};
+    float v[6][6];
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++)
+            v[i][j] = (float)(i * 6 + j) / 100.0f;
+    int32_t start[7], nw;
+    atn_word_groups(t, 6, start, &nw);
+    CHECK(nw == 4 && start[0] == 0 && start[1] == 1 && start[2] == 4 && start[3] == 5 && start[4] == 6);
+    float out[16];
+    atn_word_merge(&v[0][0], 6, start, nw, out);
+    /* [CLS] row, "unbelievable" column: .01 + .02 + .03 */
+    CHECK(out[1] == (float)(0.01 + 0.02 + 0.03) || fabs(out[1] - 0.06) < 1e-7);
+    /* "unbelievable" row: the mean of rows 1..3; its own column: the sum of columns 1..3 */
+    double want = 0;
+    for (int i = 1; i <= 3; i++)
+        for (int j = 1; j <= 3; j++)
+            want += v[i][j];
+    CHECK(fabs(out[1 * 4 + 1] - want / 3) < 1e-6);
+    CHECK(fabs(out[1 * 4 + 0] - (v[1][0] + v[2][0] + v[3][0]) / 3.0) < 1e-6);   /* -> [CLS] */
+    CHECK(out[3 * 4 + 3] == v[5][5] && out[2 * 4 + 0] == v[4][0]);   /* single pieces unchanged */
+    char **w = atn_word_labels(labels, start, nw);
+    CHECK(w && !strcmp(w[0], "[CLS]") && !strcmp(w[1], "unbelievable") && !strcmp(w[2], "to"));
+    for (int i = 0; w && i < nw; i++)
+        free(w[i]);
+    free(w);
+}
+
 int main(void) {
+    test_word_merge();
     test_colour_scales();
     test_head_file_names();
     test_colormaps();
