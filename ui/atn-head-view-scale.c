@@ -7,6 +7,7 @@ typedef struct {
     AtnHeatmap *heatmap;
     GtkDropDown *scale, *pool;
     GtkCheckButton *drop_first;
+    GtkEntry *span;
 } controls;
 
 static void apply(controls *c) {
@@ -17,6 +18,30 @@ static void apply(controls *c) {
 }
 
 static void on_changed(GObject *o, GParamSpec *p, controls *c) { apply(c); }
+
+/* "120-180" (both ends included) crops both axes to those tokens; "" shows them all. */
+gboolean atn_head_view_scale_set_span(GtkWidget *box, const char *text) {
+    controls *c = g_object_get_data(G_OBJECT(box), "atn-scale-controls");
+    int a, b, end = 0;
+    gboolean ok;
+    if (!text || !*text) {
+        atn_heatmap_reset_zoom(c->heatmap);
+        ok = TRUE;
+    } else {
+        ok = sscanf(text, " %d - %d %n", &a, &b, &end) == 2 && text[end] == 0 && a <= b &&
+             atn_heatmap_show_block(c->heatmap, a, b - a + 1);
+    }
+    if (ok)
+        gtk_widget_remove_css_class(GTK_WIDGET(c->span), "error");
+    else
+        gtk_widget_add_css_class(GTK_WIDGET(c->span), "error");
+    return ok;
+}
+
+static void on_span(GtkEntry *e, controls *c) {
+    GtkWidget *box = gtk_widget_get_parent(GTK_WIDGET(e));
+    atn_head_view_scale_set_span(box, gtk_editable_get_text(GTK_EDITABLE(e)));
+}
 static void on_toggled(GtkCheckButton *b, controls *c) { apply(c); }
 
 GtkWidget *atn_head_view_scale_controls_new(AtnHeatmap *heatmap) {
@@ -47,12 +72,20 @@ GtkWidget *atn_head_view_scale_controls_new(AtnHeatmap *heatmap) {
     gtk_widget_set_tooltip_text(GTK_WIDGET(c->pool),
                                 _("With more tokens than pixels each pixel shows a block of cells: its largest or "
                                   "its mean weight"));
+    c->span = GTK_ENTRY(gtk_entry_new());
+    gtk_editable_set_width_chars(GTK_EDITABLE(c->span), 8);
+    /* Translators: the placeholder of the Head view's token span box */
+    gtk_entry_set_placeholder_text(c->span, _("120-180"));
+    gtk_widget_set_tooltip_text(GTK_WIDGET(c->span),
+                                _("Show only these tokens on both axes (first-last, Enter); empty: all of them"));
+    gtk_box_append(GTK_BOX(box), GTK_WIDGET(c->span));
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(c->scale));
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(c->drop_first));
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(c->pool));
     g_signal_connect(c->scale, "notify::selected", G_CALLBACK(on_changed), c);
     g_signal_connect(c->pool, "notify::selected", G_CALLBACK(on_changed), c);
     g_signal_connect(c->drop_first, "toggled", G_CALLBACK(on_toggled), c);
+    g_signal_connect(c->span, "activate", G_CALLBACK(on_span), c);
     g_object_set_data_full(G_OBJECT(box), "atn-scale-controls", c, g_free);
     return box;
 }
@@ -61,3 +94,4 @@ static controls *of(GtkWidget *box) { return g_object_get_data(G_OBJECT(box), "a
 GtkDropDown *atn_head_view_scale_get_scale_dropdown(GtkWidget *box) { return of(box)->scale; }
 GtkCheckButton *atn_head_view_scale_get_drop_first(GtkWidget *box) { return of(box)->drop_first; }
 GtkDropDown *atn_head_view_scale_get_pool_dropdown(GtkWidget *box) { return of(box)->pool; }
+GtkEntry *atn_head_view_scale_get_span(GtkWidget *box) { return of(box)->span; }

@@ -12,9 +12,15 @@ G_BEGIN_DECLS
 /* A box of the three controls driving heatmap (borrowed: the box lives inside the same view). */
 GtkWidget *atn_head_view_scale_controls_new(AtnHeatmap *heatmap);
 
+/* The token span typed in its box ("120-180", both ends included; "" all): crops the heatmap's
+ * axes to it (atn_heatmap_show_block); FALSE, the box marked as an error and nothing changed,
+ * when it is not a span inside the matrix. */
+gboolean atn_head_view_scale_set_span(GtkWidget *box, const char *text);
+
 /* For tests: the controls in the box, to set them as a user does. */
 GtkDropDown *atn_head_view_scale_get_scale_dropdown(GtkWidget *box);
 GtkCheckButton *atn_head_view_scale_get_drop_first(GtkWidget *box);
 GtkDropDown *atn_head_view_scale_get_pool_dropdown(GtkWidget *box);
+GtkEntry *atn_head_view_scale_get_span(GtkWidget *box);
 
 G_END_DECLS

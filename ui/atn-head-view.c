@@ -22,7 +22,7 @@ struct _AtnHeadView {
     GtkWidget parent_instance;
     GtkWidget *box;
     AtnStackPicker *stack_picker;   /* an encoder-decoder's stacks (atn-encdec.h) */
-    GtkWidget *controls, *scale_controls;   /* the wrap box of controls; the colour scale's (issue 35) */
+    GtkWidget *what_box, *scale_controls;   /* the "This head" line; the colour scale's controls on it */
     GtkAdjustment *layer_adj, *head_adj;
     AtnFitLabel *info_label;   /* the hovered cell, else the selected query: fitted into the row */
     AtnHeatmap *heatmap;
@@ -352,7 +352,7 @@ static void atn_head_view_class_init(AtnHeadViewClass *klass) {
     gtk_widget_class_set_template_from_resource(widget_class, "/io/github/attnscope/Attnscope/atn-head-view.ui");
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, box);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, stack_picker);
-    gtk_widget_class_bind_template_child(widget_class, AtnHeadView, controls);
+    gtk_widget_class_bind_template_child(widget_class, AtnHeadView, what_box);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, layer_adj);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, head_adj);
     gtk_widget_class_bind_template_child(widget_class, AtnHeadView, info_label);
@@ -387,7 +387,8 @@ static void atn_head_view_init(AtnHeadView *self) {
     g_signal_connect(self->zoom_reset_button, "clicked", G_CALLBACK(on_zoom_reset), self);
     g_signal_connect(self->heatmap, "view-changed", G_CALLBACK(on_view_changed), self);
     self->scale_controls = atn_head_view_scale_controls_new(self->heatmap);   /* log / rank / 1st left out */
-    gtk_widget_insert_before(self->scale_controls, self->controls, NULL);
+    /* on the "This head — …" line, before its legend button: the row of selectors stays as it was */
+    gtk_widget_insert_before(self->scale_controls, self->what_box, gtk_widget_get_last_child(self->what_box));
     g_autofree char *legend = atn_label_pattern_legend();
     gtk_label_set_text(self->legend_label, legend);
     self->prefs = atn_prefs_get_default();
@@ -397,8 +398,8 @@ static void atn_head_view_init(AtnHeadView *self) {
     /* the Show switch on the "This head" line, before the legend button: the controls' row has
        no room to spare at 1280 px in presentation mode, and this row is a button tall already */
     self->methods = atn_head_methods_new(self->heatmap);
-    GtkWidget *what_box = gtk_widget_get_next_sibling(gtk_widget_get_first_child(self->box));
-    gtk_widget_insert_before(atn_head_methods_get_widget(self->methods), what_box, gtk_widget_get_last_child(what_box));
+    gtk_widget_insert_before(atn_head_methods_get_widget(self->methods), self->what_box,
+                             gtk_widget_get_last_child(self->what_box));
     g_signal_connect_swapped(self->methods, "changed", G_CALLBACK(on_methods_changed), self);
     /* keys not used by the focused child (the spin buttons keep their arrows) */
     GtkEventController *keys = gtk_event_controller_key_new();

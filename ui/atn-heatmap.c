@@ -1307,3 +1307,13 @@ atn_colour_scale atn_heatmap_get_colour_scale(AtnHeatmap *self, gboolean *drop_f
         *first_share = self->cscale.scaled ? self->cscale.first_share : NAN;
     return self->cscale.scale;
 }
+
+gboolean atn_heatmap_show_block(AtnHeatmap *self, int first, int count) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
+    int n = MIN(self->rows, self->cols);
+    if (count < 1 || first < 0 || first + count > n)
+        return FALSE;
+    /* n / zoom = count - 0.5: vis_count's ceil gives count */
+    set_view(self, count >= n ? 1.0 : MAX(self->rows, self->cols) / (count - 0.5), first, first);
+    return TRUE;
+}

@@ -84,6 +84,10 @@ char *atn_heatmap_dup_cell_text_short(AtnHeatmap *self, int row, int col);
 double atn_heatmap_get_zoom(AtnHeatmap *self);
 void atn_heatmap_zoom_at(AtnHeatmap *self, double factor, double x, double y);
 void atn_heatmap_reset_zoom(AtnHeatmap *self);
+/* Crops both axes to tokens first .. first + count - 1 (a square block on the diagonal, as a
+ * zoom: the overview shows where it lies; the zoom's limit, 64×, may show a few more);
+ * FALSE (nothing changed) when that is not inside the matrix. */
+gboolean atn_heatmap_show_block(AtnHeatmap *self, int first, int count);
 
 /* One-query mode: the selected row (else row 0) as bars over the keys instead of the matrix.
  * get_bar: key col's bar as drawn (its value read back from its height, and its rectangle

@@ -4,7 +4,7 @@
  *
  *   shoot OUT.png WIDTH HEIGHT MODEL TEXT-FILE VIEW [ACTION...]
  * MODEL random:SHAPE[#POSITIONS]: TEXT-FILE is a number of token ids instead.
- * ACTIONS: colour-scale=0|1|2 (linear, log, rank) drop-first layer=L head=H query=Q zoom=F pan=R,C one-query fixed hover=R,C lines-hover=SIDE,T
+ * ACTIONS: colour-scale=0|1|2 (linear, log, rank) drop-first span=A-B layer=L head=H query=Q zoom=F pan=R,C one-query fixed hover=R,C lines-hover=SIDE,T
  *          all-lines present pointer-top (the pointer at the top of the screen) font-scale=F step=S (the Trace view's step) reveal (its reveal
  *          mode) trace-end (scroll the trace sheet to the bottom); the what-if lab: off=L,H
  *          uniform=L,H keep=L,H (the Model view's head menu items) menu (that menu for the
@@ -111,7 +111,11 @@ int main(int argc, char **argv) {
                 atn_session_set_stack(s, k);
         } else if (sscanf(a, "colour-scale=%d", &x) == 1)   /* 0 linear, 1 log, 2 rank (the Head view's) */
             gtk_drop_down_set_selected(atn_head_view_scale_get_scale_dropdown(atn_head_view_get_scale_controls(hv)), x);
-        else if (!strcmp(a, "drop-first"))
+        else if (!strncmp(a, "span=", 5)) {   /* the Head view's token span, "120-180" */
+            settle(100);
+            atn_head_view_scale_set_span(atn_head_view_get_scale_controls(hv), a + 5);
+            gtk_editable_set_text(GTK_EDITABLE(atn_head_view_scale_get_span(atn_head_view_get_scale_controls(hv))), a + 5);
+        } else if (!strcmp(a, "drop-first"))
             gtk_check_button_set_active(atn_head_view_scale_get_drop_first(atn_head_view_get_scale_controls(hv)), TRUE);
         else if (!strcmp(a, "one-query"))
             atn_head_view_set_one_query(hv, TRUE);

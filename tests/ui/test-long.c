@@ -251,11 +251,60 @@ static void test_scales(void) {
     destroy_window(win);
 }
 
+/* A token span typed in the Head view ("120-180"): both axes show tokens 120..180 and each
+ * cell drawn is the head's, cut here by hand; a bad span is refused and changes nothing; ""
+ * gives the whole matrix back. */
+static void test_span(void) {
+    int n = 512;
+    AtnWindow *win = long_window(1580, 980, "random:bert-tiny", n, NULL);
+    AtnHeatmap *hm = head_heatmap(win);
+    const float *v = shown_head(win);
+    GtkWidget *box = atn_head_view_get_scale_controls(ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head")));
+    GtkEntry *e = atn_head_view_scale_get_span(box);
+    gtk_editable_set_text(GTK_EDITABLE(e), "120-180");
+    g_signal_emit_by_name(e, "activate");
+    settle(50);
+    int r0, c0, nr, nc;
+    atn_heatmap_get_visible(hm, &r0, &c0, &nr, &nc);
+    g_assert_cmpint(r0, ==, 120);
+    g_assert_cmpint(c0, ==, 120);
+    g_assert_cmpint(nr, ==, 61);
+    g_assert_cmpint(nc, ==, 61);
+    g_assert_false(gtk_widget_has_css_class(GTK_WIDGET(e), "error"));
+    float *crop = g_new(float, 61 * 61);   /* cut by hand from the capture's head */
+    for (int i = 0; i < 61; i++)
+        memcpy(crop + i * 61, v + (size_t)(120 + i) * n + 120, 61 * sizeof *crop);
+    atn_heatmap_layout L;
+    g_assert_true(atn_heatmap_get_layout(hm, &L));
+    g_assert_cmpint(atn_heatmap_get_pool(hm, NULL), ==, 1);   /* 61 tokens: single cells */
+    for (int i = 0; i < 61; i++)
+        for (int j = 0; j < 61; j++) {
+            int row, col;   /* the cell under the centre of (i, j)'s place in the crop */
+            g_assert_true(atn_heatmap_cell_at(hm, L.cells.x + (j + 0.5) * L.cell_w, L.cells.y + (i + 0.5) * L.cell_h,
+                                              &row, &col));
+            g_assert_cmpfloat(atn_heatmap_get_drawn_value(hm, row, col), ==, crop[i * 61 + j]);
+        }
+    g_free(crop);
+    /* refused: reversed, past the end, not a span */
+    const char *bad[] = {"180-120", "500-512", "12O-180", "-5-3"};
+    for (size_t k = 0; k < G_N_ELEMENTS(bad); k++) {
+        g_assert_false(atn_head_view_scale_set_span(box, bad[k]));
+        g_assert_true(gtk_widget_has_css_class(GTK_WIDGET(e), "error"));
+        atn_heatmap_get_visible(hm, &r0, &c0, &nr, &nc);
+        g_assert_true(r0 == 120 && nr == 61);
+    }
+    g_assert_true(atn_head_view_scale_set_span(box, ""));
+    atn_heatmap_get_visible(hm, &r0, &c0, &nr, &nc);
+    g_assert_true(r0 == 0 && c0 == 0 && nr == n && nc == n);
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
     g_test_add_func("/ui/long/size-512", test_size_512);
     g_test_add_func("/ui/long/pooled", test_pooled);
     g_test_add_func("/ui/long/scales", test_scales);
+    g_test_add_func("/ui/long/span", test_span);
     return g_test_run();
 }
