@@ -3,6 +3,7 @@
  * follow one AtnWhatif state and rebuild each other; the page reads best as one file. */
 #include "atn-whatif-view.h"
 #include "atn-memory-limit.h"
+#include "atn-token-spans.h"
 #include "atn-whatif-view-test.h"
 
 #include "atn-wrap-box.h"
@@ -625,6 +626,10 @@ static void make_chips(AtnWhatifView *self, AtnResult *r) {
         GtkWidget *child;
         while ((child = gtk_widget_get_first_child(GTK_WIDGET(boxes[b]))))
             gtk_flow_box_remove(boxes[b], child);
+        if (n >= ATN_TOKEN_SPANS_MIN) {   /* 512+ tokens: positions and spans typed, not n chips */
+            gtk_flow_box_append(boxes[b], atn_token_spans_entry_new(lists[b], n, G_CALLBACK(apply), self));
+            continue;
+        }
         for (int i = 0; i < n; i++) {
             GtkWidget *chip = gtk_toggle_button_new_with_label(tok[i]);
             gtk_widget_add_css_class(chip, "whatif-chip");

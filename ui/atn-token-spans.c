@@ -1,0 +1,94 @@
+/* Typed token positions and spans for the What-if page at any length (atn-token-spans.h). */
+#include "atn-token-spans.h"
+
+#include <glib/gi18n.h>
+#include <stdlib.h>
+
+static int cmp_int32(gconstpointer a, gconstpointer b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+gboolean atn_token_spans_parse(const char *text, int n, GArray *out, char **error) {
+    g_auto(GStrv) items = g_regex_split_simple("[,\\s]+", text ? text : "", 0, 0);
+    g_autoptr(GArray) got = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    for (int k = 0; items[k]; k++) {
+        if (!items[k][0])
+            continue;
+        int a, b, end = 0;
+        if (sscanf(items[k], "%d-%d%n", &a, &b, &end) == 2 && items[k][end] == 0) {
+        } else if (sscanf(items[k], "%d%n", &a, &end) == 1 && items[k][end] == 0) {
+            b = a;
+        } else {
+            a = -1, b = -2;
+        }
+        if (a < 0 || b < a || b >= n) {
+            /* Translators: a typed token position or span the What-if page refuses; %d: the last token */
+            *error = g_strdup_printf(_("“%s” is not a token or a span first-last of tokens 0 to %d"), items[k], n - 1);
+            return FALSE;
+        }
+        for (int32_t i = a; i <= b; i++)
+            g_array_append_val(got, i);
+    }
+    g_array_sort(got, cmp_int32);
+    g_array_set_size(out, 0);
+    for (guint i = 0; i < got->len; i++)
+        if (i == 0 || g_array_index(got, int32_t, i) != g_array_index(got, int32_t, i - 1))
+            g_array_append_val(out, g_array_index(got, int32_t, i));
+    return TRUE;
+}
+
+char *atn_token_spans_format(const int32_t *p, guint count) {
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < count;) {
+        guint j = i;
+        while (j + 1 < count && p[j + 1] == p[j] + 1)
+            j++;
+        if (s->len)
+            g_string_append(s, ", ");
+        if (j - i >= 2)
+            g_string_append_printf(s, "%d-%d", p[i], p[j]);
+        else {
+            g_string_append_printf(s, "%d", p[i]);
+            if (j > i)
+                g_string_append_printf(s, ", %d", p[j]);
+        }
+        i = j + 1;
+    }
+    return g_string_free(s, FALSE);
+}
+
+typedef struct {
+    GArray *list;
+    int n;
+    GCallback changed;
+    gpointer user_data;
+} spans;
+
+static void on_activate(GtkEntry *e, spans *sp) {
+    g_autofree char *err = NULL;
+    if (!atn_token_spans_parse(gtk_editable_get_text(GTK_EDITABLE(e)), sp->n, sp->list, &err)) {
+        gtk_widget_add_css_class(GTK_WIDGET(e), "error");
+        gtk_widget_set_tooltip_text(GTK_WIDGET(e), err);
+        return;
+    }
+    gtk_widget_remove_css_class(GTK_WIDGET(e), "error");
+    gtk_widget_set_tooltip_text(GTK_WIDGET(e), _("Tokens by position: 0, 5, 120-180 (Enter)"));
+    ((void (*)(gpointer))sp->changed)(sp->user_data);
+}
+
+GtkWidget *atn_token_spans_entry_new(GArray *list, int n, GCallback changed, gpointer user_data) {
+    spans *sp = g_new0(spans, 1);
+    *sp = (spans){list, n, changed, user_data};
+    GtkWidget *e = gtk_entry_new();
+    gtk_widget_set_hexpand(e, TRUE);
+    g_autofree char *now = atn_token_spans_format((const int32_t *)(void *)list->data, list->len);
+    gtk_editable_set_text(GTK_EDITABLE(e), now);
+    g_autofree char *hint = g_strdup_printf(_("%d tokens: type positions and spans, e.g. 0, 5, 120-180"), n);
+    gtk_entry_set_placeholder_text(GTK_ENTRY(e), hint);
+    /* Translators: the tooltip of the What-if page's token box at 512 tokens and more */
+    gtk_widget_set_tooltip_text(e, _("Tokens by position: 0, 5, 120-180 (Enter)"));
+    g_signal_connect(e, "activate", G_CALLBACK(on_activate), sp);
+    g_object_set_data_full(G_OBJECT(e), "atn-spans", sp, g_free);
+    return e;
+}
