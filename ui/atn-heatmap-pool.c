@@ -82,3 +82,19 @@ cairo_surface_t *atn_pool_surface(const float *pooled, int rows, int cols, int k
     g_free(small);
     return img;
 }
+
+double atn_pool_block_value(const float *values, int rows, int cols, int k, atn_pool_mode mode, gboolean causal,
+                            const float *cell_mask, int row, int col) {
+    k = MAX(k, 1);
+    int a = row / k * k, b = col / k * k, count = 0;
+    double acc = mode == ATN_POOL_MAX ? -INFINITY : 0;
+    for (int i = a; i < MIN(rows, a + k); i++)
+        for (int j = b; j < MIN(cols, b + k); j++) {
+            if ((causal && j > i) || (cell_mask && cell_mask[(size_t)i * cols + j] < -1e30f))
+                continue;
+            double v = values[(size_t)i * cols + j];
+            acc = mode == ATN_POOL_MAX ? (isnan(v) || isnan(acc) ? NAN : fmax(acc, v)) : acc + v;
+            count++;
+        }
+    return count == 0 ? 0 : mode == ATN_POOL_MAX ? acc : acc / count;
+}

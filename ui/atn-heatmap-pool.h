@@ -33,6 +33,11 @@ int atn_pool_factor(int cells, double pixels);
 float *atn_pool_blocks(const float *values, int rows, int cols, int k, atn_pool_mode mode, gboolean causal,
                        const float *cell_mask, int *prows, int *pcols);
 
+/* The value of the one block holding cell (row, col): atn_pool_blocks' for that block,
+ * without pooling the rest (a tooltip's). */
+double atn_pool_block_value(const float *values, int rows, int cols, int k, atn_pool_mode mode, gboolean causal,
+                            const float *cell_mask, int row, int col);
+
 /* The figure's cells image at one pixel per cell (cols × rows, as atn_render_matrix_surface
  * makes it, so the renderer's cached `cells` stays valid for every zoom) with every pixel of
  * block (a, b) in the colour of pooled[a][b] over vmin..vmax.  pooled: atn_pool_blocks' for

@@ -397,7 +397,23 @@ char *atn_heatmap_dup_cell_text(AtnHeatmap *self, int row, int col) {
         return g_strdup_printf(_("%s (%d) → %s (%d): masked (a later token: the model cannot see it)"), rl, row, cl,
                                col);
     /* Translators: the tooltip of a heatmap cell: query token → key token: weight */
-    return g_strdup_printf(_("%s (%d) → %s (%d): %.4f"), rl, row, cl, col, (double)self->values[(size_t)row * self->cols + col]);
+    char *text = g_strdup_printf(_("%s (%d) → %s (%d): %.4f"), rl, row, cl, col, (double)self->values[(size_t)row * self->cols + col]);
+    int k = self->pool_k;
+    if (k > 1) {   /* a pooled overview: the pixel shows the block, so name it and its value */
+        int a = row / k * k, b = col / k * k;
+        double v = atn_pool_block_value(self->values, self->rows, self->cols, k, self->pool_mode, self->causal,
+                                        self->cell_mask, row, col);
+        char *more = self->pool_mode == ATN_POOL_MAX
+                         /* Translators: added to a cell's tooltip in a pooled overview: the block of queries × keys its pixel shows */
+                         ? g_strdup_printf(_("%s · block %d–%d × %d–%d: largest %.4f"), text, a, MIN(self->rows, a + k) - 1,
+                                           b, MIN(self->cols, b + k) - 1, v)
+                         /* Translators: the same with the block's mean */
+                         : g_strdup_printf(_("%s · block %d–%d × %d–%d: mean %.4f"), text, a, MIN(self->rows, a + k) - 1,
+                                           b, MIN(self->cols, b + k) - 1, v);
+        g_free(text);
+        text = more;
+    }
+    return text;
 }
 
 static void set_hover(AtnHeatmap *self, int row, int col) {

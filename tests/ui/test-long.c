@@ -156,6 +156,11 @@ static void test_pooled(void) {
     int ar = (int)(arg / n), ac = (int)(arg % n);
     double cx = L.cells.x + (ac / k * k + k / 2.0) * L.cell_w, cy = L.cells.y + (ar / k * k + k / 2.0) * L.cell_h;
     assert_pixel(px, w, cx, cy, atn_heatmap_get_colormap(hm), v[arg], L.vmin, L.vmax);
+    /* the tooltip of a pooled pixel names its block and the block's largest weight */
+    g_autofree char *tip = atn_heatmap_dup_cell_text(hm, ar, ac);
+    g_autofree char *want_tip = g_strdup_printf("block %d–%d × %d–%d: largest %.4f", ar / k * k, ar / k * k + k - 1,
+                                                ac / k * k, ac / k * k + k - 1, v[arg]);
+    g_assert_nonnull(strstr(tip, want_tip));
     /* mean blocks */
     atn_heatmap_set_pool_mode(hm, ATN_POOL_MEAN);
     g_assert_cmpint(atn_heatmap_get_pool(hm, &mode), ==, k);
