@@ -1,7 +1,8 @@
 /* The what-if lab's options, shared by run, export, stats, trace, predict, diff and
  * importance: --heads-off, --keep-heads, --head-mode, --window, --global-tokens, --causal,
  * --strided, --hide-tokens, --mask-layers, --alibi, --no-positions, --shuffle-seed,
- * --temperature.  Each
+ * --temperature, and the rotary knobs --rope-theta, --rope-factor, --sliding-off, --sliding-on,
+ * --sliding-window.  Each
  * bad value or combination exits 2 with a message naming the option. */
 #include "cli.h"
 
@@ -13,7 +14,8 @@
 
 const char *const cli_intervention_options[] = {"heads-off", "keep-heads", "head-mode", "window", "global-tokens",
                                                 "causal", "strided", "hide-tokens", "mask-layers", "alibi",
-                                                "no-positions", "shuffle-seed", "temperature", NULL};
+                                                "no-positions", "shuffle-seed", "temperature", "rope-theta",
+                                                "rope-factor", "sliding-off", "sliding-on", "sliding-window", NULL};
 
 void cli_whatif_title(cli_args *a, char *buf, size_t size) {
     static const char *const flags[] = {CLI_INTERVENTION_FLAGS, NULL};
@@ -42,6 +44,7 @@ void cli_interventions_free(cli_interventions *ci) {
     free(ci->global);
     free(ci->hide);
     free(ci->mask_layers);
+    free(ci->sliding);
     memset(ci, 0, sizeof *ci);
 }
 
@@ -77,6 +80,52 @@ static bool parse_heads(const char *prog, const char *opt, const char *s, const 
         mark[(size_t)l * c->n_heads + h] = 1;
         p = *end ? end + 1 : end;
     }
+    return true;
+}
+
+/* --rope-theta, --rope-factor, --sliding-off / --sliding-on LAYERS, --sliding-window W into
+ * ci (whether the model has rotary positions is the run's check, which names the knob). */
+static bool parse_rotary(cli_args *a, const atn_config *c, cli_interventions *ci) {
+    atn_interventions *iv = &ci->iv;
+    bool ok = true;
+    iv->rope_theta = cli_get_double(a, "rope-theta", 0.0, 1e-30, 1e30, &ok);
+    iv->rope_factor = cli_get_double(a, "rope-factor", 0.0, 1e-30, 1e30, &ok);
+    long sw = cli_get_int(a, "sliding-window", 0, 1, INT32_MAX, &ok);
+    if (!ok)
+        return false;
+    iv->sliding_window = (int32_t)sw;
+    const char *names[2] = {"sliding-off", "sliding-on"};
+    for (int which = 0; which < 2; which++) {
+        const char *text = cli_get(a, names[which]);
+        if (!text)
+            continue;
+        if (!ci->sliding && !(ci->sliding = calloc(c->n_layers > 0 ? (size_t)c->n_layers : 1, 1))) {
+            cli_error("out of memory");
+            return false;
+        }
+        uint8_t *mark = calloc(c->n_layers > 0 ? (size_t)c->n_layers : 1, 1);
+        if (!mark) {
+            cli_error("out of memory");
+            return false;
+        }
+        atn_error err = {0};
+        if (atn_parse_layer_list(text, c->n_layers, mark, &err) != ATN_OK) {
+            cli_error("%s: --%s: %s", a->prog, names[which], err.message);
+            free(mark);
+            return false;
+        }
+        for (int32_t l = 0; l < c->n_layers; l++) {
+            if (mark[l] && ci->sliding[l]) {
+                cli_error("%s: --sliding-off and --sliding-on both name layer %d", a->prog, l);
+                free(mark);
+                return false;
+            }
+            if (mark[l])
+                ci->sliding[l] = which ? 1 : -1;
+        }
+        free(mark);
+    }
+    iv->sliding = ci->sliding;
     return true;
 }
 
@@ -187,6 +236,8 @@ bool cli_interventions_parse(cli_args *a, const atn_config *c, cli_interventions
     if (!ok)
         goto bad;
     iv->temperature = (float)t;
+    if (!parse_rotary(a, c, ci))
+        goto bad;
     ci->any = !atn_interventions_none(iv);
     return true;
 bad:

@@ -142,12 +142,16 @@ extern const char *const cli_intervention_options[];
     "  only the listed heads in each layer it names), --causal, --window W [--global-tokens 0,12],\n" \
     "  --strided S, --hide-tokens 3,4 (masks; --mask-layers 0,2-3: in those layers only), --alibi,\n" \
     "  --no-positions, --shuffle-seed N, --temperature T (scores after 1/sqrt(d_k) and the masks\n" \
-    "  divided by T).\n"
+    "  divided by T).  Rotary models (Llama, Qwen, Mistral, Gemma): --rope-theta B (the rotation's\n" \
+    "  base), --rope-factor F (linear scaling: positions / F), --no-positions (NoPE: q and k not\n" \
+    "  rotated), --sliding-off 0,2-3 / --sliding-on 1 (a layer's sliding window off or on;\n" \
+    "  --sliding-window W: the window of a model without one).\n"
 typedef struct cli_interventions {
     atn_interventions iv;   /* points into the arrays below */
     uint8_t *heads_off;     /* [L][H] */
     int32_t *global, *hide;
     uint8_t *mask_layers;   /* [L], or NULL */
+    int8_t *sliding;        /* [L] 1 on, -1 off, 0 as the model; or NULL */
     bool any;               /* some option changes the model */
 } cli_interventions;
 /* Reads the options into *ci for a model of config c, checking layer/head ranges and the

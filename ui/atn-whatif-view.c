@@ -17,6 +17,7 @@
 
 #include "atn-encdec.h"
 #include "atn-error-text.h"
+#include "atn-whatif-rotary.h"
 #include "atn-figure.h"
 #include "atn-whatif.h"
 #include "atn-worker.h"
@@ -60,6 +61,7 @@ struct _AtnWhatifView {
     GtkCheckButton *keep_check, *every_check, *causal_check, *window_check, *strided_check, *alibi_check,
         *nopos_check, *shuffle_check;
     GtkSpinButton *window_spin, *strided_spin, *seed_spin, *temp_spin;
+    AtnWhatifRotary *rotary;   /* the rotary knobs (ui/atn-whatif-rotary.c) */
     GtkButton *reset_button;
     GtkEntry *layers_entry;      /* the layers the masks apply in ("0,2-3"; empty: every layer) */
     AtnWhatif *applied;          /* the changes this page gave the session last */
@@ -496,6 +498,8 @@ static void apply(AtnWhatifView *self) {
         iv.shuffle_seed = (uint64_t)gtk_spin_button_get_value_as_int(self->seed_spin);
     }
     iv.temperature = (float)gtk_spin_button_get_value(self->temp_spin);
+    g_autofree int8_t *sliding = NULL;
+    atn_whatif_rotary_read(self->rotary, self->n_layers, &iv, &sliding);
     g_autoptr(AtnWhatif) w = atn_whatif_new(&iv, self->n_layers, self->n_heads);
     atn_whatif_unref(self->applied);
     self->applied = atn_whatif_ref(w);
@@ -555,6 +559,7 @@ static void sync_from(AtnWhatifView *self, AtnWhatif *w) {
     if (iv->shuffle)
         gtk_spin_button_set_value(self->seed_spin, (double)iv->shuffle_seed);
     gtk_spin_button_set_value(self->temp_spin, iv->temperature > 0 ? iv->temperature : 1.0);
+    atn_whatif_rotary_sync(self->rotary, shape ? iv : NULL, self->n_layers);
     self->syncing = FALSE;
     atn_whatif_unref(self->applied);
     self->applied = atn_whatif_ref(w);
@@ -660,6 +665,7 @@ static void reset_controls(AtnWhatifView *self) {
         gtk_check_button_set_active(checks[i], FALSE);
     gtk_spin_button_set_value(self->temp_spin, 1.0);
     gtk_editable_set_text(GTK_EDITABLE(self->layers_entry), "");
+    atn_whatif_rotary_reset(self->rotary);
     self->syncing = FALSE;
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     make_chips(self, r);
@@ -690,6 +696,7 @@ static void use_model(AtnWhatifView *self, AtnResult *r) {
         self->col_labels[h] = g_strdup_printf("H%d", h);
     gboolean toy = atn_model_handle_is_toy(m);
     gtk_widget_set_sensitive(self->pos_box, !toy);
+    atn_whatif_rotary_set_model(self->rotary, atn_model_handle_get_model(m));
     /* an attention file: nothing to run, so no changes (the status line says why) */
     gtk_widget_set_sensitive(gtk_paned_get_start_child(GTK_PANED(self->paned)),
                              atn_model_handle_has_weights(m) &&
@@ -841,6 +848,8 @@ static GtkWidget *build_controls(AtnWhatifView *self) {
     self->seed_spin = spin(self, row, 0, 1e9, 1, 7, 0);
     gtk_box_append(GTK_BOX(self->pos_box), row);
     gtk_box_append(GTK_BOX(box), self->pos_box);
+    self->rotary = atn_whatif_rotary_new(G_CALLBACK(on_control_changed), self);
+    gtk_box_append(GTK_BOX(box), atn_whatif_rotary_widget(self->rotary));
 
     gtk_box_append(GTK_BOX(box), heading(_("Softmax")));
     row = label_row(_("Temperature (scores ÷ T):"), NULL);
@@ -984,6 +993,7 @@ static void atn_whatif_view_finalize(GObject *object) {
     free_labels(self);
     g_array_unref(self->global_tokens);
     g_array_unref(self->hide_tokens);
+    atn_whatif_rotary_free(self->rotary);
     G_OBJECT_CLASS(atn_whatif_view_parent_class)->finalize(object);
 }
 
@@ -1051,7 +1061,7 @@ GtkWidget *atn_whatif_view_get_control(AtnWhatifView *self, const char *name) {
     for (guint i = 0; i < G_N_ELEMENTS(c); i++)
         if (!strcmp(c[i].name, name))
             return GTK_WIDGET(c[i].w);
-    return NULL;
+    return atn_whatif_rotary_get_control(self->rotary, name);   /* rope-theta, sliding-on, ... */
 }
 
 const atn_capture_diff *atn_whatif_view_get_diff(AtnWhatifView *self) {

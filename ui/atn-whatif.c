@@ -11,6 +11,7 @@ struct AtnWhatif {
     uint8_t *heads_off;
     int32_t *global, *hide;
     uint8_t *mask_layers;
+    int8_t *sliding;
 };
 
 static void whatif_clear(gpointer data) {
@@ -19,6 +20,7 @@ static void whatif_clear(gpointer data) {
     g_free(w->global);
     g_free(w->hide);
     g_free(w->mask_layers);
+    g_free(w->sliding);
 }
 
 static int cmp_i32(const void *a, const void *b) {
@@ -60,6 +62,16 @@ AtnWhatif *atn_whatif_new(const atn_interventions *iv, int n_layers, int n_heads
             w->mask_layers = g_memdup2(iv->mask_layers, (gsize)n_layers);
     }
     w->iv.mask_layers = w->mask_layers;
+    if (iv->sliding && n_layers > 0) {   /* no layer changed: the same as none */
+        gboolean some = FALSE;
+        for (int l = 0; l < n_layers; l++)
+            some |= iv->sliding[l] != 0;
+        if (some)
+            w->sliding = g_memdup2(iv->sliding, (gsize)n_layers);
+    }
+    w->iv.sliding = w->sliding;
+    if (!w->sliding)
+        w->iv.sliding_window = 0;
     if (w->global)
         qsort(w->global, (size_t)w->iv.n_global, sizeof(int32_t), cmp_i32);
     if (w->hide)
@@ -90,7 +102,7 @@ void atn_whatif_for_tokens(const AtnWhatif *w, int n_layers, int n_heads, int n,
     if (w->n_layers != n_layers || w->n_heads != n_heads)
         out->heads_off = NULL;
     if (w->n_layers != n_layers)
-        out->mask_layers = NULL;
+        out->mask_layers = NULL, out->sliding = NULL, out->sliding_window = 0;
     /* the copies are sorted (atn_whatif_new): those inside the text are a prefix */
     int k = 0;
     while (k < out->n_global && out->global_tokens[k] < n)
@@ -160,6 +172,30 @@ char **atn_whatif_dup_cli_args(const AtnWhatif *w) {
             g_ptr_array_add(a, g_strdup("--temperature"));
             g_ptr_array_add(a, g_strdup(g_ascii_formatd(buf, sizeof buf, "%.9g", iv->temperature)));
         }
+        if (iv->rope_theta > 0) {
+            char buf[G_ASCII_DTOSTR_BUF_SIZE];
+            g_ptr_array_add(a, g_strdup("--rope-theta"));
+            g_ptr_array_add(a, g_strdup(g_ascii_formatd(buf, sizeof buf, "%.9g", iv->rope_theta)));
+        }
+        if (iv->rope_factor > 0 && iv->rope_factor != 1.0) {
+            char buf[G_ASCII_DTOSTR_BUF_SIZE];
+            g_ptr_array_add(a, g_strdup("--rope-factor"));
+            g_ptr_array_add(a, g_strdup(g_ascii_formatd(buf, sizeof buf, "%.9g", iv->rope_factor)));
+        }
+        for (int on = 0; iv->sliding && on < 2; on++) {
+            g_autofree uint8_t *mark = g_new0(uint8_t, w->n_layers);
+            gboolean any = FALSE;
+            for (int l = 0; l < w->n_layers; l++)
+                any |= (mark[l] = iv->sliding[l] == (on ? 1 : -1));
+            if (!any)
+                continue;
+            g_ptr_array_add(a, g_strdup(on ? "--sliding-on" : "--sliding-off"));
+            g_ptr_array_add(a, atn_whatif_format_layers(mark, w->n_layers, TRUE));
+        }
+        if (iv->sliding && iv->sliding_window > 0) {
+            g_ptr_array_add(a, g_strdup("--sliding-window"));
+            g_ptr_array_add(a, g_strdup_printf("%d", iv->sliding_window));
+        }
     }
     g_ptr_array_add(a, NULL);
     return (char **)g_ptr_array_free(a, FALSE);
@@ -221,6 +257,30 @@ char *atn_whatif_describe(const AtnWhatif *w) {
     if (iv->temperature > 0 && iv->temperature != 1.0f) {
         SEP();
         g_string_append_printf(s, _("temperature %.4g"), (double)iv->temperature);
+    }
+    if (iv->rope_theta > 0) {
+        SEP();
+        /* Translators: the rotary positions' base, e.g. "RoPE θ 500" */
+        g_string_append_printf(s, _("RoPE θ %.6g"), iv->rope_theta);
+    }
+    if (iv->rope_factor > 0 && iv->rope_factor != 1.0) {
+        SEP();
+        /* Translators: linear RoPE scaling, e.g. "positions ÷ 4" */
+        g_string_append_printf(s, _("positions ÷ %.4g"), iv->rope_factor);
+    }
+    for (int on = 0; iv->sliding && on < 2; on++) {
+        g_autofree uint8_t *mark = g_new0(uint8_t, w->n_layers);
+        gboolean any = FALSE;
+        for (int l = 0; l < w->n_layers; l++)
+            any |= (mark[l] = iv->sliding[l] == (on ? 1 : -1));
+        if (!any)
+            continue;
+        g_autofree char *layers = atn_whatif_format_layers(mark, w->n_layers, FALSE);
+        SEP();
+        if (on && iv->sliding_window > 0)
+            g_string_append_printf(s, _("window of %d on in layers %s"), iv->sliding_window, layers);
+        else
+            g_string_append_printf(s, on ? _("window on in layers %s") : _("window off in layers %s"), layers);
     }
 #undef SEP
     return g_string_free(s, FALSE);

@@ -79,8 +79,10 @@ static atn_status unrotated(atn_trace *t, const atn_model *m, const atn_capture 
         project_head(t->keys_unrotated + (size_t)j * k, X + (size_t)j * d, m, lw, lw->wk, lw->bk, t->kv_head * k, k,
                      lw->k_norm_g);
     /* a local layer's own base (Gemma 3's rope_local_base_freq) */
-    t->inv_freq = atn_rotary_local_layer(&m->rotary, layer) && m->rotary.inv_freq_local ? m->rotary.inv_freq_local
-                                                                                        : m->rotary.inv_freq;
+    bool local = atn_rotary_local_layer(&m->rotary, layer) && m->rotary.inv_freq_local;
+    t->inv_freq = local ? m->rotary.inv_freq_local : m->rotary.inv_freq;
+    if (cap->inv_freq)   /* the what-if lab's base or scaling (the run's own frequencies) */
+        t->inv_freq = local && cap->inv_freq_local ? cap->inv_freq_local : cap->inv_freq;
     for (int32_t i = 0; i < half; i++)   /* the forward's float32 angle */
         t->angles[i] = (double)((float)cap->pos_ids[query] * t->inv_freq[i]);
     return ATN_OK;

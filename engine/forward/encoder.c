@@ -94,6 +94,15 @@ static void embeddings_forward(float *hidden0, float *scratch, const atn_model *
         atn_linear(hidden0, atn_round_operand(a, e, (size_t)n * E, 0, ATN_OPERAND_INPUT), proj_w, w->emb_proj_b, n, E, d);
 }
 
+/* The what-if lab's rotary frequencies (a->inv_freq, a->inv_freq_local) into a layer
+ * description made by atn_layer_desc_of, where the model has rotary positions. */
+static void atn_desc_rotary_knobs(atn_layer_desc *d, const atn_activations *a) {
+    if (d->inv_freq && a->inv_freq)
+        d->inv_freq = a->inv_freq;
+    if (d->inv_freq_local && a->inv_freq_local)
+        d->inv_freq_local = a->inv_freq_local;
+}
+
 static bool all_finite(const float *x, size_t count) {
     for (size_t i = 0; i < count; i++)
         if (!isfinite(x[i]))
@@ -412,6 +421,7 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
         .no_positions = a->no_positions, .gated = atn_activations_gated(a), .start = a->start_layer, .round = rw ? a : NULL, .opts = opts,
     };
     atn_layer_desc_of(m, &w.desc);
+    atn_desc_rotary_knobs(&w.desc, a);
     atn_status st = ATN_OK, walk_st = ATN_OK;   /* walk_st: an op that ran out of memory (DeBERTa's terms) */
     w.status = &walk_st;
     /* the packed ops read the mask (so masks need nothing of them) but apply no per-head
@@ -496,6 +506,7 @@ atn_status atn_cpu_attend_head(const atn_model *m, const atn_activations *a, int
         .one_head = true, .head = h,
     };
     atn_layer_desc_of(m, &w.desc);
+    atn_desc_rotary_knobs(&w.desc, a);
     atn_status walk_st = ATN_OK;
     w.status = &walk_st;
     w.ops->attend(&w, 0, 1, l, a->q + rows_l * dq, a->k + rows_l * dkv, a->v + rows_l * dkv, ctx);

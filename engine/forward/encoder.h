@@ -67,7 +67,11 @@ typedef struct atn_activations {
     float temperature;           /* scores (scaled + mask + ALiBi) / temperature; 1: none */
     const uint8_t *heads_off;    /* [L][H] 1 = switched off */
     atn_head_mode head_mode;
-    bool no_positions;           /* embeddings without the position term */
+    bool no_positions;           /* embeddings without the position term; rotary: no rotation */
+    /* the what-if lab's rotary knobs (rope_theta, rope_factor): the frequencies every layer
+       (inv_freq) and the local layers (inv_freq_local) turn q and k by instead of the
+       model's, [d_head / 2] each, owned by the run; NULL: the model's */
+    const float *inv_freq, *inv_freq_local;
     int32_t start_layer;         /* > 0: hidden[0..start_layer] are given (atn_run_forward_from):
                                     the CPU runs only layers start_layer.. (the GPU refuses) */
     int32_t nonfinite_layer;

@@ -193,7 +193,7 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
         ops->project(w, tid, nt, v, xin, l, ATN_W_V, NULL, -1, d, dkv);
         between_ops(w);
         /* positions that act on Q and K (rotary), per head, before attend */
-        if (D->inv_freq && !w->no_positions) {
+        if (D->inv_freq && (!w->no_positions || D->qk_norm)) {   /* NoPE keeps Qwen3's / Gemma 3's q/k norms */
             ops->positions(w, tid, nt, l, q, k);
             between_ops(w);
         }

@@ -258,13 +258,15 @@ static void ref_positions(const atn_walk *w, int tid, int nt, int32_t l, float *
                 float *x = q + (size_t)row * dq + (size_t)h * kd;
                 if (D->qk_norm)
                     atn_rmsnorm(x, x, lw->q_norm_g, 1, kd, D->eps);
-                atn_rope_rotate(x, inv_freq, kd, pos);
+                if (!w->no_positions)   /* the what-if lab's NoPE: no rotation */
+                    atn_rope_rotate(x, inv_freq, kd, pos);
             }
             for (int32_t h = 0; h < KV; h++) {
                 float *x = k + (size_t)row * dkv + (size_t)h * kd;
                 if (D->qk_norm)
                     atn_rmsnorm(x, x, lw->k_norm_g, 1, kd, D->eps);
-                atn_rope_rotate(x, inv_freq, kd, pos);
+                if (!w->no_positions)
+                    atn_rope_rotate(x, inv_freq, kd, pos);
             }
         }
     }

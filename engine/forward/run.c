@@ -10,6 +10,7 @@
 #include "core/memlimit.h"
 #include "core/model-private.h"
 #include "forward/precision.h"
+#include "formats/hf-rotary.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,9 @@ struct atn_run {
     uint8_t *mask_layers;     /* [L] the layers the last forward's what-if masks applied in,
                                  when they skipped some (atn_interventions.mask_layers) */
     int64_t *overflow;        /* [L+1][ATN_OPERAND_COUNT] an fp16 CPU forward's overflow counts */
+    float *rope;              /* [2][d_head / 2] the what-if rotary frequencies (global, local) */
+    int32_t slide_w;          /* > 0: the window of the layers the what-if sliding knob turned on */
+    bool base_unwindowed;     /* mask_base leaves out the model's own window (sliding turned off) */
     /* an encoder-decoder's decoder side (engine/forward/encdec.c): its block and the stacks */
     float *ed_block;
     size_t ed_floats;
@@ -82,6 +86,7 @@ void atn_run_free(atn_run *run) {
     free(run->slopes);
     free(run->heads_off);
     free(run->mask_layers);
+    free(run->rope);
     free(run->overflow);
     free(run->ed_block);
     free(run);
@@ -183,6 +188,17 @@ typedef struct run_layout {
     size_t hidden, trace, attn, h1, ffn, mask, pos, round;
 } run_layout;
 
+/* Whether iv uses the what-if sliding knob (a layer's window turned on or off, or a window
+ * size given): the run then keeps a second [n][n] mask, with and without the window. */
+static bool slides(const atn_interventions *iv, int32_t n_layers) {
+    if (!iv)
+        return false;
+    bool any = iv->sliding_window > 0;
+    for (int32_t l = 0; iv->sliding && l < n_layers; l++)
+        any |= iv->sliding[l] != 0;
+    return any;
+}
+
 static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o, bool two_masks, run_layout *lay) {
     /* computed in double first: a huge n must be refused, not wrap around; on-demand heads
        keep Q, K, V and one layer's attention */
@@ -203,7 +219,8 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
     /* reduced precision: the scratch the CPU rounds operands into (engine/forward/precision.h) */
     double round = o->precision != ATN_PRECISION_FP32 ? (double)atn_round_scratch_floats(c, n) : 0;
     /* a second [n][n] mask when the what-if masks skip some layers (atn_layer_mask) */
-    double masks = two_masks || atn_interventions_masks_some_layers(o->interventions, c->n_layers) ? 2 : 1;
+    double masks = two_masks || atn_interventions_masks_some_layers(o->interventions, c->n_layers) ||
+                   slides(o->interventions, c->n_layers) ? 2 : 1;
     double total = nd * (L + 1) + 5 * trace + attn + nd + (double)n * ffn + masks * n * n + n + round;
     if (total * sizeof(float) > (double)SIZE_MAX / 2)
         return false;
@@ -289,6 +306,70 @@ static void build_mask(float *mask_add, const atn_encoding *enc, bool causal, in
     atn_interventions_apply_mask(mask_add, n, iv);
 }
 
+/* The what-if rotary knobs (atn_interventions: rope_theta, rope_factor, sliding): the
+ * frequencies into run->rope, the layers' windows into run->mask_layers (mask_add with the
+ * window, mask_base without).  Refused by name on a model without rotary positions, and
+ * sliding together with the what-if masks (a third mask would be needed). */
+static atn_status rotary_knobs(atn_run *run, const atn_interventions *iv, atn_error *err) {
+    const atn_model *m = run->model;
+    const atn_config *c = &m->cfg;
+    const atn_rotary *r = &m->rotary;
+    bool freq = iv->rope_theta > 0.0 || (iv->rope_factor > 0.0 && iv->rope_factor != 1.0);
+    bool slide = slides(iv, c->n_layers);
+    if (!freq && !slide)
+        return ATN_OK;
+    if (!r->on || !r->inv_freq)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: model \"%s\" (%s) has no rotary positions; the rotary "
+                             "what-ifs are for Llama, Qwen, Mistral, Gemma and ModernBERT",
+                             iv->rope_theta > 0.0 ? "rope_theta" : freq ? "rope_factor" : "sliding", m->name,
+                             m->family->name);
+    if (freq) {
+        int32_t half = c->d_head / 2;
+        run->rope = malloc((size_t)2 * (size_t)(half > 0 ? half : 1) * sizeof(float));
+        if (!run->rope)
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        atn_rotary t = *r;
+        if (iv->rope_theta > 0.0)
+            t.theta = iv->rope_theta;
+        atn_hf_rotary_inv_freq(&t, c->d_head, run->rope);
+        double f = iv->rope_factor > 0.0 ? iv->rope_factor : 1.0;
+        for (int32_t i = 0; i < half; i++) {
+            run->rope[i] = (float)((double)run->rope[i] / f);   /* transformers' linear: inv_freq / factor */
+            if (r->inv_freq_local)
+                run->rope[half + i] = (float)((double)r->inv_freq_local[i] / f);
+        }
+    }
+    if (!slide)
+        return ATN_OK;
+    if (iv->causal || iv->window >= 0 || iv->strided > 0 || iv->n_hide > 0 || iv->mask_layers)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "sliding: a layer's window turned on or off cannot be combined "
+                             "with the what-if masks (causal, window, strided, hidden tokens, mask layers)");
+    bool own = r->window > 0 || atn_rotary_has_local(r);
+    bool on = false;
+    for (int32_t l = 0; iv->sliding && l < c->n_layers; l++)
+        on |= iv->sliding[l] > 0;
+    if (iv->sliding_window > 0 && own)
+        return atn_error_set(err, ATN_E_UNSUPPORTED, "sliding_window: model \"%s\" has a sliding window of its own "
+                             "(%d tokens); its layers can turn it on or off, not change its size", m->name,
+                             r->window > 0 ? r->window : r->local_window > 0 ? r->local_window : 2 * r->local_half + 1);
+    if (on && !own && iv->sliding_window <= 0)
+        return atn_error_set(err, ATN_E_INVALID, "sliding: model \"%s\" has no sliding window: give sliding_window, "
+                             "the window of the layers turned on", m->name);
+    if (!run->mask_layers) {   /* Mistral's window in every layer, or none (Llama) */
+        run->mask_layers = malloc((size_t)c->n_layers);
+        if (!run->mask_layers)
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        for (int32_t l = 0; l < c->n_layers; l++)
+            run->mask_layers[l] = r->window > 0;
+    }
+    for (int32_t l = 0; iv->sliding && l < c->n_layers; l++)
+        if (iv->sliding[l])
+            run->mask_layers[l] = iv->sliding[l] > 0;
+    run->slide_w = own ? 0 : iv->sliding_window;
+    run->base_unwindowed = r->window > 0;
+    return ATN_OK;
+}
+
 /* Checks iv and copies the arrays the forward keeps (ALiBi's slopes, the head gate) into
  * the run.  A head gate with no head off is dropped (heads_off stays NULL in the run). */
 static atn_status set_interventions(atn_run *run, const atn_interventions *iv, atn_error *err) {
@@ -297,6 +378,8 @@ static atn_status set_interventions(atn_run *run, const atn_interventions *iv, a
     free(run->slopes), run->slopes = NULL;
     free(run->heads_off), run->heads_off = NULL;
     free(run->mask_layers), run->mask_layers = NULL;
+    free(run->rope), run->rope = NULL;
+    run->slide_w = 0, run->base_unwindowed = false;
     const atn_rotary *r = &run->model->rotary;
     if (atn_rotary_has_local(r)) {
         /* ModernBERT, Gemma: the run's mask (with the window) in its local layers, mask_base
@@ -345,7 +428,7 @@ static atn_status set_interventions(atn_run *run, const atn_interventions *iv, a
         for (int32_t l = 0; l < c->n_layers; l++)
             run->mask_layers[l] = iv->mask_layers[l] != 0;
     }
-    return ATN_OK;
+    return rotary_knobs(run, iv, err);
 }
 
 /* Checks the encoding fits the model before any memory is touched. */
@@ -579,15 +662,19 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     atn_interventions_shuffle_positions(a->pos_ids, run->enc, iv);
     /* a model with local layers: mask_add is theirs (Gemma's causal window, ModernBERT's
        |i - j| window), mask_base the global layers' */
-    int32_t window = m->rotary.window > 0 ? m->rotary.window : m->rotary.local_window;
+    int32_t window = run->slide_w > 0 ? run->slide_w : m->rotary.window > 0 ? m->rotary.window : m->rotary.local_window;
     build_mask(a->mask_add, run->enc, m->family->causal, window, m->rotary.local_half, m->family->disentangled, iv);
-    if (a->mask_base)   /* the layers the what-if masks skip (ModernBERT, Gemma: the global layers) */
-        build_mask(a->mask_base, run->enc, m->family->causal, m->rotary.window, 0, m->family->disentangled, NULL);
+    if (a->mask_base)   /* the layers the what-if masks skip (ModernBERT, Gemma: the global layers;
+                           the layers whose window the what-if sliding knob turned off) */
+        build_mask(a->mask_base, run->enc, m->family->causal, run->base_unwindowed ? 0 : m->rotary.window, 0,
+                   m->family->disentangled, NULL);
     a->alibi_slopes = (iv && iv->alibi) || m->family->alibi ? run->slopes : NULL;
     a->temperature = iv && iv->temperature > 0.0f ? iv->temperature : 1.0f;
     a->heads_off = iv && iv->heads_off ? run->heads_off : NULL;
     a->head_mode = iv ? iv->head_mode : ATN_HEAD_ZERO;
     a->no_positions = iv && iv->no_positions && c->use_embeddings;
+    a->inv_freq = run->rope;
+    a->inv_freq_local = run->rope && m->rotary.inv_freq_local ? run->rope + c->d_head / 2 : NULL;
     a->start_layer = start;
     if (start > 0)   /* the layers below start are the base capture's (the caller's promise) */
         memmove(a->hidden, base->hidden, (size_t)(start + 1) * n * c->d_model * sizeof(float));
@@ -628,6 +715,8 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     cap->head_mode = a->head_mode;
     cap->pos_ids = c->use_embeddings ? a->pos_ids : NULL;
     cap->no_positions = a->no_positions;
+    cap->inv_freq = a->inv_freq;
+    cap->inv_freq_local = a->inv_freq_local;
     cap->has_trace_inputs = o->keep_trace_inputs;
     if (o->keep_trace_inputs) {
         cap->q = a->q;

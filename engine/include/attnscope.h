@@ -575,7 +575,10 @@ typedef struct atn_capture {
     atn_head_mode head_mode;    /* how (meaningful with heads_off) */
     const int32_t *pos_ids;     /* [n] the position ids the embeddings used (shuffled by
                                    atn_interventions.shuffle); NULL for a toy model */
-    bool no_positions;          /* the embeddings had no position term */
+    bool no_positions;          /* the embeddings had no position term (rotary: no rotation) */
+    /* the what-if rotary frequencies the run turned q and k by (rope_theta, rope_factor),
+       [d_head / 2] each, owned by the run; NULL: the model's (inv_freq_local: its local layers') */
+    const float *inv_freq, *inv_freq_local;
     int32_t nonfinite_layer;    /* first layer whose output had NaN/Inf; -1 if none */
     bool has_trace_inputs;      /* q/k/v/ctx/attn_out/hidden are filled */
     atn_precision precision;    /* the products' arithmetic (q, k, v then hold the rounded
@@ -700,7 +703,17 @@ typedef enum atn_device {
  * (atn_alibi_slopes); it is a per-head term, not part of the [n][n] mask.  mask_layers
  * limits the what-if masks (not padding or a causal family's own term) to chosen layers:
  * the run then keeps two [n][n] masks and each layer adds its own (atn_capture_layer_mask).  no_positions
- * drops the position embedding from the embeddings (word + type only).  shuffle permutes
+ * drops the position embedding from the embeddings (word + type only); in a rotary family
+ * (Llama, Qwen, Mistral, Gemma, ModernBERT) q and k are not rotated at all (NoPE).
+ * The rotary knobs (rotary families only, else ATN_E_UNSUPPORTED from the run): rope_theta
+ * > 0 recomputes the rotation's frequencies with that base (the model's own scaling, linear
+ * or llama3, still applied; a second local base, Gemma 3's or ModernBERT's, is kept),
+ * rope_factor > 0 divides every frequency by it on top (transformers' linear scaling:
+ * position p turns as p / factor did); sliding[l] turns a layer's sliding window on (1, the
+ * model's window, or sliding_window tokens in a model without one: query i sees key j
+ * only when i - j < window, as HF's sliding_window_overlay) or off (-1, the layer then sees
+ * every earlier key), 0 leaving it as the model has it.  sliding cannot be combined with
+ * the what-if masks above (ATN_E_UNSUPPORTED).  shuffle permutes
  * the position ids of the tokens that are not special ([CLS], [SEP], [PAD], <s>...) with
  * a fixed seed (Fisher-Yates on splitmix64), so the model reads the words in another order
  * while the capture keeps the sentence's token order.  All arrays are borrowed for the
@@ -723,13 +736,20 @@ typedef struct atn_interventions {
                                       term); NULL: in every layer.  The head gate, ALiBi,
                                       temperature and positions are not affected */
     bool alibi;                    /* add ALiBi's per-head linear biases */
-    bool no_positions;             /* embeddings without the position term */
+    bool no_positions;             /* embeddings without the position term; rotary: no rotation */
     bool shuffle;                  /* permute the word positions with shuffle_seed */
     uint64_t shuffle_seed;
     float temperature;             /* > 0; 1 (or 0, read as 1): none */
+    double rope_theta;             /* > 0: the rotation's base; 0: the model's */
+    double rope_factor;            /* > 0: frequencies divided by it (linear); 0 or 1: none */
+    const int8_t *sliding;         /* [L] 1 window on, -1 off, 0 as the model; NULL: none */
+    int32_t sliding_window;        /* > 0: the window of an "on" layer in a model without one */
 } atn_interventions;
 
 void atn_interventions_init(atn_interventions *iv);   /* nothing changed; window -1, temperature 1 */
+/* True when iv sets a rotary knob (rope_theta, rope_factor, sliding with a nonzero entry of
+ * n_layers; no_positions is not counted).  NULL: false. */
+bool atn_interventions_rotary(const atn_interventions *iv, int32_t n_layers);
 /* True when iv (NULL: none) changes nothing. */
 bool atn_interventions_none(const atn_interventions *iv);
 /* Checks iv against a model of n_layers x n_heads and an input of n tokens (n <= 0: skip the
@@ -913,7 +933,7 @@ typedef struct atn_trace {
     double *q_unrotated;       /* [k] */
     double *keys_unrotated;    /* [n][k] */
     double *angles;            /* [k / 2] */
-    const float *inv_freq;     /* [k / 2] the rotation's frequencies (borrowed from the model) */
+    const float *inv_freq;     /* [k / 2] the rotation's frequencies (borrowed from the model, or the run's what-if ones) */
     /* concat's length: n_heads k, which is d_model but for a rotary decoder whose head_dim
        says otherwise (Qwen3-0.6B: 16 heads of 128 over d_model 1024); concat then holds
        d_concat values (and is at least d_model long, zeros past d_concat), projected d_model */

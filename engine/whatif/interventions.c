@@ -23,7 +23,17 @@ bool atn_interventions_none(const atn_interventions *iv) {
        checked where the model is known (engine/forward/run.c) */
     any_off = iv->heads_off != NULL;
     return !any_off && !iv->causal && iv->window < 0 && iv->strided <= 0 && iv->n_hide <= 0 && !iv->alibi &&
-           !iv->no_positions && !iv->shuffle && (iv->temperature == 0.0f || iv->temperature == 1.0f);
+           !iv->no_positions && !iv->shuffle && (iv->temperature == 0.0f || iv->temperature == 1.0f) &&
+           !(iv->rope_theta > 0.0) && !(iv->rope_factor > 0.0 && iv->rope_factor != 1.0) && !iv->sliding;
+}
+
+bool atn_interventions_rotary(const atn_interventions *iv, int32_t n_layers) {
+    if (!iv)
+        return false;
+    bool any = iv->rope_theta > 0.0 || (iv->rope_factor > 0.0 && iv->rope_factor != 1.0);
+    for (int32_t l = 0; iv->sliding && l < n_layers; l++)
+        any |= iv->sliding[l] != 0;
+    return any;
 }
 
 static atn_status check_tokens(const int32_t *t, int32_t count, int32_t n, const char *field, atn_error *err) {
@@ -56,6 +66,18 @@ atn_status atn_interventions_check(const atn_interventions *iv, int32_t n_layers
     if (!isfinite(iv->temperature) || iv->temperature < 0.0f)
         return atn_error_set(err, ATN_E_INVALID, "interventions: temperature %g must be a positive number",
                              (double)iv->temperature);
+    if (!isfinite(iv->rope_theta) || iv->rope_theta < 0.0)
+        return atn_error_set(err, ATN_E_INVALID, "interventions: rope_theta %g must be a positive number",
+                             iv->rope_theta);
+    if (!isfinite(iv->rope_factor) || iv->rope_factor < 0.0)
+        return atn_error_set(err, ATN_E_INVALID, "interventions: rope_factor %g must be a positive number",
+                             iv->rope_factor);
+    if (iv->sliding_window < 0)
+        return atn_error_set(err, ATN_E_INVALID, "interventions: sliding_window %d is negative", iv->sliding_window);
+    for (int32_t l = 0; iv->sliding && l < n_layers; l++)
+        if (iv->sliding[l] < -1 || iv->sliding[l] > 1)
+            return atn_error_set(err, ATN_E_INVALID, "interventions: sliding[%d] is %d, not -1 (off), 0 or 1 (on)",
+                                 l, (int)iv->sliding[l]);
     atn_status st = check_tokens(iv->global_tokens, iv->n_global, n, "global_tokens", err);
     if (st)
         return st;
