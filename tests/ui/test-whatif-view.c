@@ -510,11 +510,11 @@ static GtkGesture *secondary_gesture(GtkWidget *w) {
 }
 
 /* `attnscope run` with the window's changes (atn_whatif_dup_cli_args) equals its run. */
-static void assert_run_is_cli(AtnSession *s) {
+static void assert_run_is_cli_for(AtnSession *s, const char *model, const char *text) {
     AtnResult *r = atn_session_get_result(s);
     g_auto(GStrv) iv = atn_whatif_dup_cli_args(atn_whatif_of_result(r));
     GPtrArray *a = g_ptr_array_new();
-    const char *head[] = {"run", "--model", "demo", "--text", TEXT};
+    const char *head[] = {"run", "--model", model, "--text", text};
     for (guint i = 0; i < G_N_ELEMENTS(head); i++)
         g_ptr_array_add(a, (gpointer)head[i]);
     for (char **p = iv; *p; p++)
@@ -530,6 +530,8 @@ static void assert_run_is_cli(AtnSession *s) {
         worst = fmax(worst, fabs((double)c->attn[i] - want[i]));
     g_assert_cmpfloat(worst, <, 1e-6);
 }
+
+static void assert_run_is_cli(AtnSession *s) { assert_run_is_cli_for(s, "demo", TEXT); }
 
 /* The Model view's head menu: a secondary click on L1 H2's thumbnail opens it for that head;
  * its "switch off" item changes the session's what-if state, so the run that follows equals
@@ -695,6 +697,47 @@ static void test_mask_layers(void) {
     destroy_window(win);
 }
 
+static gboolean rotary_set(const AtnWhatif *now, gconstpointer data) {
+    const atn_interventions *iv = atn_whatif_get(now);
+    return iv->rope_theta == 7.0 && iv->sliding && iv->sliding[1] == 1;
+}
+
+/* The rotary knobs (ui/atn-whatif-rotary.c) on a random Llama folder: shown for it (not for
+ * BERT), RoPE base 7 and a window of 3 turned on in layer 1 make the run that `attnscope run
+ * --rope-theta 7 --sliding-on 1 --sliding-window 3` makes, named so in the description;
+ * Restore clears them. */
+static void test_rotary_knobs(void) {
+    g_autofree char *llama = g_build_filename(g_getenv("ATN_SOURCE_ROOT") ? g_getenv("ATN_SOURCE_ROOT") : ".",
+                                              "tests", "hf", "models", "llama-f32", NULL);
+    const char *text = "the cat sat on the mat";
+    AtnWindow *win = new_window();
+    open_and_wait(win, "demo");
+    type_and_wait(win, text);
+    show_view(win, "whatif");
+    AtnWhatifView *v = whatif_view(win);
+    g_assert_false(gtk_widget_is_visible(atn_whatif_view_get_control(v, "rope-theta")));
+    open_and_wait(win, llama);
+    g_assert_true(gtk_widget_is_visible(atn_whatif_view_get_control(v, "rope-theta")));
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(atn_whatif_view_get_control(v, "rope-theta-value")), 7);
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(atn_whatif_view_get_control(v, "rope-theta")), TRUE);
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(atn_whatif_view_get_control(v, "sliding-window")), 3);
+    gtk_editable_set_text(GTK_EDITABLE(atn_whatif_view_get_control(v, "sliding-on")), "1");
+    AtnWhatif *now = wait_whatif(win, rotary_set, NULL);
+    g_auto(GStrv) args = atn_whatif_dup_cli_args(now);
+    g_autofree char *joined = g_strjoinv(" ", args);
+    g_assert_cmpstr(joined, ==, "--rope-theta 7 --sliding-on 1 --sliding-window 3");
+    AtnSession *s = atn_window_get_session(win);
+    assert_run_is_cli_for(s, llama, text);
+    g_autofree char *desc = atn_whatif_describe(now);
+    g_assert_nonnull(strstr(desc, "RoPE \u03b8 7"));
+    g_assert_nonnull(strstr(desc, "window of 3 on in layers 1"));
+    g_signal_emit_by_name(atn_whatif_view_get_control(v, "reset"), "clicked");
+    wait_compared(win, FALSE);
+    g_assert_false(gtk_check_button_get_active(GTK_CHECK_BUTTON(atn_whatif_view_get_control(v, "rope-theta"))));
+    g_assert_cmpstr(gtk_editable_get_text(GTK_EDITABLE(atn_whatif_view_get_control(v, "sliding-on"))), ==, "");
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -704,5 +747,6 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/whatif-toy-and-model-switch", test_toy_and_model_switch);
     g_test_add_func("/ui/whatif-model-view-menu", test_model_view_menu);
     g_test_add_func("/ui/whatif-mask-layers", test_mask_layers);
+    g_test_add_func("/ui/whatif-rotary-knobs", test_rotary_knobs);
     return g_test_run();
 }
