@@ -14,8 +14,8 @@
  *          view) stats-head=L,H stats-colour=S (its grid's head and statistic) example=I (that
  *          example clicked)
  *          train-control=NAME:VALUE (a Train page knob) train-run (Start, then wait until it ends)
- *          get-model (the Get a Model dialog) target=TEXT (an encoder-decoder's target) stack=KIND
- *          (encoder, decoder or cross)
+ *          get-model (the Get a Model dialog) model-menu (the model picker's menu)
+ *          target=TEXT (an encoder-decoder's target) stack=KIND (encoder, decoder or cross)
  *          root=PATH (the whole X screen, popovers included, by ImageMagick's import)
  *          method=N (the Head view's Raw/Norm/Rollout/Flow switch: 0..3; waits for it)
  *          method-running=N (the same, drawn 1.5 s later while it may still compute: progress, Stop)
@@ -29,6 +29,18 @@
 
 #include "atn-token-lines.h"
 #include "atn-head-view-scale.h"
+
+/* The menu button under w whose menu is menu (the model picker's), or NULL. */
+static GtkMenuButton *find_menu_button(GtkWidget *w, GMenuModel *menu) {
+    if (GTK_IS_MENU_BUTTON(w) && gtk_menu_button_get_menu_model(GTK_MENU_BUTTON(w)) == menu)
+        return GTK_MENU_BUTTON(w);
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkMenuButton *b = find_menu_button(c, menu);
+        if (b)
+            return b;
+    }
+    return NULL;
+}
 
 int main(int argc, char **argv) {
     if (argc < 7) {
@@ -194,6 +206,11 @@ int main(int argc, char **argv) {
             GtkWidget *paned = gtk_widget_get_first_child(atn_window_get_view_widget(win, "whatif"));
             GtkWidget *sw = gtk_paned_get_start_child(GTK_PANED(paned));
             gtk_adjustment_set_value(gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(sw)), x);
+        } else if (!strcmp(a, "model-menu")) {   /* the model picker's menu open (take it with root=) */
+            GtkMenuButton *b = find_menu_button(GTK_WIDGET(win), atn_window_get_model_menu(win));
+            if (b)
+                gtk_menu_button_popup(b);
+            settle(500);
         } else if (!strcmp(a, "get-model")) {   /* the Get a Model dialog (take it with root=) */
             gtk_widget_activate_action(GTK_WIDGET(win), "win.get-model", NULL);
             settle(500);
