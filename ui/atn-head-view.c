@@ -13,6 +13,7 @@
 #include "atn-head-methods.h"
 #include "atn-fit-label.h"
 #include "atn-head-view-scale.h"
+#include "atn-head-mask.h"
 #include "atn-labels.h"
 #include "atn-prefs.h"
 #include "atn-token-lines.h"
@@ -188,10 +189,9 @@ static void update_matrix(AtnHeadView *self) {
     atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), m, n, n, atn_result_get_tokens(r), atn_result_get_tokens(r),
                            atn_result_get_mask(r));
     atn_heatmap_set_split(self->heatmap, atn_result_get_split(r));   /* a pair's A/B boundary */
-    /* a what-if mask (window, stride, hidden keys): the cells it hides are drawn masked */
-    atn_heatmap_set_cell_mask(self->heatmap, atn_whatif_of_result(r) ? atn_capture_layer_mask(atn_result_get_capture(r),
-                                                                                         atn_session_get_layer(self->session))
-                                                                    : NULL);
+    /* a what-if mask (window, stride, hidden keys) or the model's sliding window: the cells
+       it hides are drawn masked (hatched), not as 0 */
+    atn_heatmap_set_cell_mask(self->heatmap, atn_head_cell_mask(r, atn_session_get_layer(self->session)));
     atn_heatmap_set_selected_row(self->heatmap, atn_session_get_query(self->session));
     atn_heatmap_set_highlight_token(self->heatmap, atn_session_get_hover_token(self->session));
     update_title(self);

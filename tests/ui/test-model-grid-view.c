@@ -81,7 +81,7 @@ static void test_albert_sharing(void) {
 
 /* Gemma 2 (GQA 2:1, layer 0 sliding with a window of 4): the grid's tooltip names the K/V
  * head and the heads sharing it, the Head view's header the K/V head and, in the sliding
- * layer only, its window. */
+ * layer only, its window, whose hidden cells are drawn masked. */
 static void test_kv_groups(void) {
     const char *src = g_getenv("ATN_SOURCE_ROOT");
     g_autofree char *gemma = g_build_filename(src ? src : ".", "tests", "hf", "models", "gemma2-f32", NULL);
@@ -100,11 +100,22 @@ static void test_kv_groups(void) {
     const char *title = atn_heatmap_get_title(head_heatmap(win));
     if (!g_str_has_suffix(title, "layer 0 · head 2 · K/V head 1 · sliding window of 4"))
         g_error("Head view header: \"%s\"", title);
+    /* the cells the window hides are drawn masked (hatched, no number), not as 0: the last
+       query's first key (i - j >= 4) in the sliding layer, and not in the global one */
+    int n = atn_result_get_n_tokens(atn_session_get_result(s));
+    g_assert_cmpint(n, >=, 6);
+    g_autofree char *hidden = atn_heatmap_dup_cell_text(head_heatmap(win), n - 1, 0);
+    g_autofree char *seen = atn_heatmap_dup_cell_text(head_heatmap(win), n - 1, n - 2);
+    if (!strstr(hidden, "masked (the mask hides this key from this query)") || strstr(seen, "masked"))
+        g_error("sliding layer's cells: \"%s\", \"%s\"", hidden, seen);
     atn_session_select_head(s, 1, 1);
     settle(30);
     title = atn_heatmap_get_title(head_heatmap(win));
     if (!g_str_has_suffix(title, "layer 1 · head 1 · K/V head 0"))   /* layer 1 is global */
         g_error("Head view header: \"%s\"", title);
+    g_autofree char *global = atn_heatmap_dup_cell_text(head_heatmap(win), n - 1, 0);
+    if (strstr(global, "masked"))
+        g_error("global layer's cell: \"%s\"", global);
     destroy_window(win);
 }
 
