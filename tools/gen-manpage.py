@@ -26,8 +26,10 @@ def run_help(exe, *args):
 
 
 def esc(line):
-    """One line of text as roff: backslashes and minus signs escaped, no control character first."""
+    """One line of text as roff: backslashes and minus signs escaped, non-ASCII characters as
+    groff's \\[uXXXX] (the help texts say "File → Save Session…"), no control character first."""
     line = line.replace("\\", "\\e").replace("-", "\\-")
+    line = "".join(c if ord(c) < 128 else "\\[u%04X]" % ord(c) for c in line)
     if line.startswith((".", "'")):
         line = "\\&" + line
     return line
