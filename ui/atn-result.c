@@ -587,9 +587,16 @@ gboolean atn_result_can_trace(AtnResult *self) {
            atn_attn_file_get_info(atn_model_handle_get_attention_file(self->model)).has_qkv;
 }
 atn_status atn_result_trace(AtnResult *self, int layer, int head, int query, atn_trace **out, atn_error *err) {
+    return atn_result_trace_stack(self, ATN_STACK_ENCODER, layer, head, query, out, err);
+}
+atn_status atn_result_trace_stack(AtnResult *self, atn_stack_kind stack, int layer, int head, int query,
+                                  atn_trace **out, atn_error *err) {
     g_return_val_if_fail(ATN_IS_RESULT(self) && out, ATN_E_INVALID);
     if (atn_model_handle_has_weights(self->model))
-        return atn_trace_compute(atn_model_handle_get_model(self->model), self->cap, layer, head, query, out, err);
+        return atn_trace_compute_stack(atn_model_handle_get_model(self->model), self->cap, stack, layer, head, query,
+                                       out, err);
+    if (stack != ATN_STACK_ENCODER)
+        return atn_error_set(err, ATN_E_INVALID, "an attention file's decoder and cross-attention have no trace");
     return atn_attn_file_trace(atn_model_handle_get_attention_file(self->model), layer, head, query, out, err);
 }
 const atn_capture *atn_result_get_capture(AtnResult *self) {

@@ -39,6 +39,11 @@ gboolean atn_result_can_trace(AtnResult *self);
  * is the caller's (atn_trace_free).  The main thread (an attention file's layers are read
  * through its object, one thread at a time). */
 atn_status atn_result_trace(AtnResult *self, int layer, int head, int query, atn_trace **out, atn_error *err);
+/* The same for a head of stack `stack` (atn_trace_compute_stack): an encoder-decoder's decoder
+ * or cross head, layer counting the decoder's layers and query the target's tokens.  A result
+ * without stacks accepts only ATN_STACK_ENCODER (ATN_E_INVALID naming the stack otherwise). */
+atn_status atn_result_trace_stack(AtnResult *self, atn_stack_kind stack, int layer, int head, int query,
+                                  atn_trace **out, atn_error *err);
 const atn_capture *atn_result_get_capture(AtnResult *self);
 const atn_encoding *atn_result_get_encoding(AtnResult *self);
 int atn_result_get_n_tokens(AtnResult *self);

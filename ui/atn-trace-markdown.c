@@ -99,30 +99,52 @@ static void token_matrix(GString *g, const atn_trace *t, const char *const *labe
 
 char *atn_trace_to_markdown(const atn_trace *t, const char *const *labels, const char *model_name, int n_heads,
                             int max_rows) {
+    return atn_trace_to_markdown_stack(t, labels, NULL, model_name, n_heads, max_rows);
+}
+
+char *atn_trace_to_markdown_stack(const atn_trace *t, const char *const *labels, const char *query_label,
+                                  const char *model_name, int n_heads, int max_rows) {
     GString *g = g_string_new(NULL);
     int n = t->n, k = t->d_head, d = t->d_model, i = t->query;
-    g_autofree char *qtok = cell_text(token_of(t, labels, i));
+    gboolean cross = t->stack == ATN_STACK_CROSS;
+    g_autofree char *qtok = cell_text(query_label ? query_label : token_of(t, labels, i));
     g_string_append_printf(g, "# %s\n\n", _("Attention, worked out"));
     g_string_append_printf(g, _("Model **%s**, layer %d, head %d of %d, query token %d “%s”. "
                                 "$d_{model} = %d$, so each head works in $d_k = %d / %d = %d$ dimensions "
                                 "(columns %d to %d of $Q$, $K$, $V$)."),
                            model_name ? model_name : "?", t->layer, t->head, n_heads, i, qtok, d, d, n_heads, k,
                            t->head * k, t->head * k + k - 1);
+    if (t->stack == ATN_STACK_DECODER)
+        g_string_append_printf(g, " %s", _("A head of the decoder's self-attention: the layer is the decoder's, the "
+                                           "query and the keys are target tokens, and it is causal."));
+    else if (cross)
+        g_string_append_printf(g, " %s", _("A head of the cross-attention: the layer is the decoder's, the query "
+                                           "comes from the decoder (a target token), the keys and values from the "
+                                           "encoder's output (the source tokens)."));
     g_string_append(g, "\n\n");
     g_autoptr(GArray) rows = rows_shown(n, i, max_rows);
 
-    g_string_append_printf(g, "## 1. %s\n\n$$\\mathbf{q}_{%d} = \\mathbf{x}_{%d} W_Q + \\mathbf{b}_Q$$\n\n",
+    g_string_append_printf(g, cross ? "## 1. %s\n\n$$\\mathbf{q}_{%d} = \\mathbf{y}_{%d} W_Q$$ "
+                                      "($\\mathbf{y}$: the decoder's hidden states)\n\n"
+                                    : "## 1. %s\n\n$$\\mathbf{q}_{%d} = \\mathbf{x}_{%d} W_Q + \\mathbf{b}_Q$$\n\n",
                            _("The query"), i, i);
     g_autofree char *qname = g_strdup_printf("$\\mathbf{q}_{%d}$", i);
     vec_table(g, qname, t->q, k);
 
-    g_string_append_printf(g, "## 2. %s\n\n$$\\mathbf{k}_j = \\mathbf{x}_j W_K + \\mathbf{b}_K$$\n\n", _("The keys"));
+    g_string_append_printf(g, cross ? "## 2. %s\n\n$$\\mathbf{k}_j = \\mathbf{e}_j W_K$$ "
+                                      "($\\mathbf{e}$: the encoder's output)\n\n"
+                                    : "## 2. %s\n\n$$\\mathbf{k}_j = \\mathbf{x}_j W_K + \\mathbf{b}_K$$\n\n",
+                           _("The keys"));
     token_matrix(g, t, labels, rows, "k", t->keys, k);
 
     g_string_append_printf(g, "## 3. %s\n\n$$s_j = \\mathbf{q}_{%d} \\cdot \\mathbf{k}_j = \\sum_{c} q_{%d,c}\\, k_{j,c}$$\n\n",
                            _("Dot products"), i, i);
     g_string_append_printf(g, "## 4. %s\n\n$$\\tilde{s}_j = \\frac{s_j}{\\sqrt{d_k}} = \\frac{s_j}{\\sqrt{%d}} = %.4f\\, s_j$$\n\n",
                            _("Scaling"), k, t->scale);
+    if (t->pos_bias)   /* T5: unscaled, plus the head's relative position bias */
+        g_string_append_printf(g, "%s\n\n", _("T5: the factor is 1, and each score gets the head's relative "
+                                              "position bias for the bucket of its distance (included in "
+                                              "$\\tilde{s}_j$ below)."));
     int masked = 0;
     for (int j = 0; j < n; j++)
         masked += t->mask_term[j] != 0;
@@ -152,7 +174,7 @@ char *atn_trace_to_markdown(const atn_trace *t, const char *const *labels, const
         g_string_append_printf(g, "| %d | %s | ", j, tok);
         num(g, t->scores[j]);
         g_string_append(g, " | ");
-        num(g, t->scaled[j] + t->mask_term[j]);
+        num(g, t->scaled[j] + (t->pos_bias ? t->pos_bias[j] : 0.0) + t->mask_term[j]);
         g_string_append(g, " | ");
         num(g, t->exps[j]);
         g_string_append(g, " | ");
@@ -161,7 +183,9 @@ char *atn_trace_to_markdown(const atn_trace *t, const char *const *labels, const
     }
     g_string_append_printf(g, "\n$$\\sum_j \\exp(\\tilde{s}_j - m) = %.4f$$\n\n", t->sum);
 
-    g_string_append_printf(g, "## 7. %s\n\n$$\\mathbf{v}_j = \\mathbf{x}_j W_V + \\mathbf{b}_V$$\n\n", _("The values"));
+    g_string_append_printf(g, cross ? "## 7. %s\n\n$$\\mathbf{v}_j = \\mathbf{e}_j W_V$$\n\n"
+                                    : "## 7. %s\n\n$$\\mathbf{v}_j = \\mathbf{x}_j W_V + \\mathbf{b}_V$$\n\n",
+                           _("The values"));
     token_matrix(g, t, labels, rows, "v", t->values, k);
 
     g_string_append_printf(g, "## 8. %s\n\n$$\\mathbf{o}_{%d} = \\sum_j a_j\\, \\mathbf{v}_j$$\n\n",

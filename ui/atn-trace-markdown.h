@@ -14,5 +14,10 @@ G_BEGIN_DECLS
  * shown before eliding (0: all).  Returns a newly allocated UTF-8 string. */
 char *atn_trace_to_markdown(const atn_trace *trace, const char *const *labels, const char *model_name, int n_heads,
                             int max_rows);
+/* The same for a head of any stack (atn_trace.stack): labels the keys' tokens [trace->n],
+ * query_label the query token's (NULL: labels[query]); a decoder or cross head says so, and a
+ * cross head's q, k, v formulas name the decoder's hidden states and the encoder's output. */
+char *atn_trace_to_markdown_stack(const atn_trace *trace, const char *const *labels, const char *query_label,
+                                  const char *model_name, int n_heads, int max_rows);
 
 G_END_DECLS

@@ -132,7 +132,8 @@ static void plan_token_table(AtnTracePlanStep *p, const atn_trace *t, const char
         plan_set(p, 0, 2 + c, ATN_TRACE_CELL_HEADER, g_strdup(headers[c]));
     for (guint r = 0; r < rows->len; r++) {
         int j = g_array_index(rows, int, r);
-        guint8 acc = j == t->query ? ATN_TRACE_CELL_ACCENT : 0;
+        /* a cross head's query is a target token: no source row is the query's own */
+        guint8 acc = j == t->query && t->stack != ATN_STACK_CROSS ? ATN_TRACE_CELL_ACCENT : 0;
         if (j < 0) {
             for (int c = 0; c < 2 + n_extra; c++)
                 plan_set(p, 1 + r, c, 0, g_strdup("…"));
@@ -203,6 +204,12 @@ void atn_trace_plan_make_cols(const atn_trace *t, int n_heads, int max_cols,
 
 void atn_trace_plan_make_labelled(const atn_trace *t, const char *const *labels, int n_heads, int max_cols,
                                   AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT]) {
+    atn_trace_plan_make_stack(t, labels, NULL, n_heads, max_cols, plans);
+}
+
+void atn_trace_plan_make_stack(const atn_trace *t, const char *const *labels, const char *query_label, int n_heads,
+                               int max_cols, AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT]) {
+    gboolean cross = t->stack == ATN_STACK_CROSS;   /* queries from the decoder, keys and values from the encoder */
     int n = t->n, k = t->d_head, d = t->d_model, i = t->query, h = t->head;
     g_autoptr(GArray) rows = rows_shown(n, i);
     g_autoptr(GArray) kc = cols_shown(k, CLAMP(max_cols, 4, MAX_COLS));
@@ -211,10 +218,14 @@ void atn_trace_plan_make_labelled(const atn_trace *t, const char *const *labels,
         int cc = g_array_index(kc, int, c);
         g_ptr_array_add(kh, cc < 0 ? g_strdup("…") : g_strdup_printf("%d", cc));
     }
-    const char *qtok = token_of(t, labels, i);
+    const char *qtok = query_label ? query_label : token_of(t, labels, i);
 
     AtnTracePlanStep *p = &plans[ATN_TRACE_STEP_QUERY];
-    if (t->from_file)   /* an attention file: no x, no W_Q; its q as it is */
+    if (cross)
+        p->formula = g_strdup_printf(_("<i>q</i><sub>%d</sub> = <i>y</i><sub>%d</sub> W<sub>Q</sub>: the decoder's "
+                                       "hidden state of target token %d times the cross-attention's W<sub>Q</sub>, "
+                                       "columns %d–%d (head %d)"), i, i, i, h * k, h * k + k - 1, h);
+    else if (t->from_file)   /* an attention file: no x, no W_Q; its q as it is */
         p->formula = g_strdup_printf(_("<i>q</i><sub>%d</sub>: head %d's row of the file's q"), i, h);
     else
         p->formula = g_strdup_printf(_("<i>q</i><sub>%d</sub> = <i>x</i><sub>%d</sub> W<sub>Q</sub> + b<sub>Q</sub>, "
@@ -223,7 +234,10 @@ void atn_trace_plan_make_labelled(const atn_trace *t, const char *const *labels,
     plan_vector(p, qname, t->q, k, MAX_COLS, -1, -1);
 
     p = &plans[ATN_TRACE_STEP_KEYS];
-    p->formula = t->from_file
+    p->formula = cross ? g_strdup(_("<i>k</i><sub>j</sub> = <i>e</i><sub>j</sub> W<sub>K</sub>: the encoder's "
+                                    "output for source token j times the cross-attention's W<sub>K</sub>, one key "
+                                    "per source token"))
+                 : t->from_file
                      ? g_strdup_printf(_("<i>k</i><sub>j</sub>: K/V head %d's rows of the file's k, one key per token"),
                                        t->kv_head)
                      : g_strdup(_("<i>k</i><sub>j</sub> = <i>x</i><sub>j</sub> W<sub>K</sub> + b<sub>K</sub>, one key per token"));
@@ -251,6 +265,9 @@ void atn_trace_plan_make_labelled(const atn_trace *t, const char *const *labels,
         p->note = g_strdup_printf(_("DeBERTa: the score also gets the relative-position terms c2p + p2c, each "
                                     "scaled by 1/√(d_k·%d); the next step's scores include them (attnscope trace "
                                     "lists them)."), t->scale_factor);
+    else if (cross && t->scale == 1.0)   /* T5's cross-attention: neither scaled nor biased */
+        p->note = g_strdup(_("T5's cross-attention: the scores are not scaled (the factor is 1) and get no "
+                             "position bias."));
     else if (t->pos_bias)   /* T5's relative position bias */
         p->note = g_strdup(_("T5: the scores are not scaled (the factor is 1), and each gets the head's relative "
                              "position bias for the bucket of its distance; the next step's scores include it "
@@ -292,7 +309,10 @@ void atn_trace_plan_make_labelled(const atn_trace *t, const char *const *labels,
     }
 
     p = &plans[ATN_TRACE_STEP_VALUES];
-    p->formula = t->from_file
+    p->formula = cross ? g_strdup(_("<i>v</i><sub>j</sub> = <i>e</i><sub>j</sub> W<sub>V</sub>: the encoder's "
+                                    "output for source token j times the cross-attention's W<sub>V</sub>, one value "
+                                    "per source token"))
+                 : t->from_file
                      ? g_strdup_printf(_("<i>v</i><sub>j</sub>: K/V head %d's rows of the file's v, one value per token"),
                                        t->kv_head)
                      : g_strdup(_("<i>v</i><sub>j</sub> = <i>x</i><sub>j</sub> W<sub>V</sub> + b<sub>V</sub>, one value per token"));

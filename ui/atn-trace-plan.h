@@ -32,6 +32,12 @@ void atn_trace_plan_make_cols(const atn_trace *trace, int n_heads, int max_cols,
  * "\u0120the"; [trace->n]; NULL: the encoding's texts). */
 void atn_trace_plan_make_labelled(const atn_trace *trace, const char *const *labels, int n_heads, int max_cols,
                                   AtnTracePlanStep steps[ATN_TRACE_STEP_COUNT]);
+/* The same for a head of any stack (atn_trace.stack): labels are the keys' tokens [trace->n]
+ * (the target's for a decoder head, the source's for a cross head), query_label the query
+ * token's (the target's for decoder and cross; NULL: labels[query]).  A cross head's q, k and
+ * v formulas say where they come from: the decoder's hidden state, the encoder's output. */
+void atn_trace_plan_make_stack(const atn_trace *trace, const char *const *labels, const char *query_label,
+                               int n_heads, int max_cols, AtnTracePlanStep steps[ATN_TRACE_STEP_COUNT]);
 void atn_trace_plan_step_clear(AtnTracePlanStep *step);
 
 G_END_DECLS

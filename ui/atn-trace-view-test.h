@@ -25,6 +25,9 @@ GtkEditable *atn_trace_view_get_input_cell(AtnTraceView *self, atn_toy_matrix wh
  * view too narrow for a useful side pane: under 240 px of it). */
 gboolean atn_trace_view_get_stacked(AtnTraceView *self);
 AtnHeatmap *atn_trace_view_get_heatmap(AtnTraceView *self);
+/* The trace the view shows (its stack, layer, head, query and numbers), or NULL; borrowed,
+ * valid until the next refresh. */
+const atn_trace *atn_trace_view_get_trace(AtnTraceView *self);
 /* The line over the sheet (which head, or why there is no trace).  Borrowed. */
 const char *atn_trace_view_get_intro(AtnTraceView *self);
 /* The key table's column widths the sheet is fitted with (px, at the 8-column plan: j and

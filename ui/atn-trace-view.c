@@ -321,6 +321,24 @@ static const char *trace_off_reason(void) {
              "is shown.");
 }
 
+/* The stack the trace follows: the session's for an encoder-decoder's result, else the encoder. */
+static atn_stack_kind trace_stack(AtnTraceView *self, AtnResult *r) {
+    return r && self->session && atn_result_is_encdec(r) ? (atn_stack_kind)atn_session_get_stack(self->session)
+                                                         : ATN_STACK_ENCODER;
+}
+
+/* The keys' labels of a trace of stack in r (the target's tokens for a decoder head). */
+static const char *const *key_labels(AtnResult *r, atn_stack_kind stack) {
+    const char *const *l = stack != ATN_STACK_ENCODER ? atn_result_get_stack_tokens(r, stack, TRUE) : NULL;
+    return l ? l : atn_result_get_tokens(r);
+}
+
+/* The query token's label (a target token for a decoder or cross head), or NULL: the keys'. */
+static const char *query_label(AtnResult *r, const atn_trace *t) {
+    const char *const *l = t->stack != ATN_STACK_ENCODER ? atn_result_get_stack_tokens(r, t->stack, FALSE) : NULL;
+    return l && t->query < t->n_queries ? l[t->query] : NULL;
+}
+
 void atn_trace_view_refresh(AtnTraceView *self) {
     g_return_if_fail(ATN_IS_TRACE_VIEW(self));
     self->dirty = FALSE;
@@ -341,16 +359,14 @@ void atn_trace_view_refresh(AtnTraceView *self) {
     int layer = atn_session_get_layer(self->session), head = atn_session_get_head(self->session);
     int query = atn_session_get_query(self->session);
     atn_error err = {0};
-    gboolean encdec = atn_result_is_encdec(r);   /* its decoder and cross-attention: not traced yet */
-    gboolean traced = atn_result_can_trace(r) && !encdec;
+    atn_stack_kind stack = trace_stack(self, r);   /* an encoder-decoder: the session's stack */
+    gboolean traced = atn_result_can_trace(r);
     gtk_widget_set_visible(GTK_WIDGET(self->steps_box), traced);
     gtk_widget_set_sensitive(GTK_WIDGET(self->reveal_button), traced);   /* nothing to step through */
     gtk_widget_set_sensitive(GTK_WIDGET(self->all_button), traced);
     gtk_widget_set_sensitive(GTK_WIDGET(self->next_button), traced);
-    if (!traced) {   /* an attention file without q/k/v, an encoder-decoder: the head's matrix, and why no trace */
-        g_autofree char *why = encdec ? atn_encdec_view_off_text(_("The trace")) : NULL;
-        g_autofree char *mk = why ? g_markup_printf_escaped("<b>%s</b>", why) : NULL;
-        gtk_label_set_markup(self->intro_label, mk ? mk : trace_off_reason());
+    if (!traced) {   /* an attention file without q/k/v: the head's matrix, and why no trace */
+        gtk_label_set_markup(self->intro_label, trace_off_reason());
         int n = atn_result_get_n_tokens(r);
         atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
         atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), atn_result_get_head(r, layer, head), n, n,
@@ -359,7 +375,7 @@ void atn_trace_view_refresh(AtnTraceView *self) {
         gtk_widget_set_sensitive(GTK_WIDGET(self->prev_button), FALSE);   /* update_step_ui sets it again */
         return;
     }
-    if (atn_result_trace(r, layer, head, query, &self->trace, &err) != ATN_OK) {
+    if (atn_result_trace_stack(r, stack, layer, head, query, &self->trace, &err) != ATN_OK) {
         g_autofree char *msg = g_markup_printf_escaped("<b>%s</b> %s", _("No trace:"), err.message);
         gtk_label_set_markup(self->intro_label, msg);
         return;
@@ -367,7 +383,20 @@ void atn_trace_view_refresh(AtnTraceView *self) {
     const atn_trace *t = self->trace;
     self->trace_gen++;
     int n_heads = atn_result_get_n_heads(r);
-    g_autofree char *intro = t->from_file
+    const char *const *keys = key_labels(r, stack);
+    const char *qlabel = query_label(r, t);
+    g_autofree char *intro = stack == ATN_STACK_DECODER
+        ? g_markup_printf_escaped(_("Decoder self-attention: how head %d of decoder layer %d mixes the target tokens "
+                                    "for target token %d “%s” (causal: it sees target tokens 0–%d); d<sub>k</sub> = "
+                                    "%d dimensions."),
+                                  head, layer, query, qlabel ? qlabel : "?", query, t->d_head)
+        : stack == ATN_STACK_CROSS
+        ? g_markup_printf_escaped(_("Cross-attention: how head %d of decoder layer %d mixes the source tokens for "
+                                    "target token %d “%s”. The query comes from the decoder (its hidden state of the "
+                                    "target token); the keys and values come from the encoder's output (the source "
+                                    "tokens); d<sub>k</sub> = %d dimensions."),
+                                  head, layer, query, qlabel ? qlabel : "?", t->d_head)
+        : t->from_file
         ? g_markup_printf_escaped(_("How head %d of layer %d mixes the tokens for token %d “%s”, from the attention "
                                     "file's q, k and v: %d heads of d<sub>k</sub> = %d dimensions (no weights: the "
                                     "output projection is left out)."),
@@ -380,22 +409,24 @@ void atn_trace_view_refresh(AtnTraceView *self) {
 
     AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT];
     memset(plans, 0, sizeof plans);
-    atn_trace_plan_make_labelled(t, atn_result_get_tokens(r), n_heads, self->max_cols, plans);
+    atn_trace_plan_make_stack(t, keys, qlabel, n_heads, self->max_cols, plans);
     apply_plan(self, plans);
     if (self->max_cols == 8)
         _atn_trace_view_measure_cols(self, &plans[ATN_TRACE_STEP_KEYS]);   /* the same plan fit_cols would make */
     for (int s = 0; s < ATN_TRACE_STEP_COUNT; s++)
         atn_trace_plan_step_clear(&plans[s]);
 
-    int n = atn_result_get_n_tokens(r);
-    atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
-    atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), atn_result_get_head(r, layer, head), n, n,
-                           atn_result_get_tokens(r), atn_result_get_tokens(r), atn_result_get_mask(r));
-    atn_heatmap_set_split(self->heatmap, atn_result_get_split(r));   /* a pair's A/B boundary */
+    if (!atn_encdec_show_head(self->heatmap, r, stack, layer, head)) {   /* a decoder or cross head: its matrix */
+        int n = atn_result_get_n_tokens(r);
+        atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
+        atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), atn_result_get_head(r, layer, head), n, n,
+                               atn_result_get_tokens(r), atn_result_get_tokens(r), atn_result_get_mask(r));
+        atn_heatmap_set_split(self->heatmap, atn_result_get_split(r));   /* a pair's A/B boundary */
+    }
     g_autofree char *title = g_strdup_printf(_("layer %d · head %d"), layer, head);
     atn_heatmap_set_title(self->heatmap, title);
     update_step_ui(self);
-    atn_check_work_set_trace(ATN_CHECK_WORK(self->check), t, atn_result_get_tokens(r), GTK_WIDGET(self));
+    atn_check_work_set_trace(ATN_CHECK_WORK(self->check), t, keys, GTK_WIDGET(self));
 }
 
 /* ---- building while hidden ------------------------------------------------------------------- */
@@ -428,14 +459,15 @@ static gboolean warm_cb(gpointer data) {
         atn_trace *t = NULL;
         atn_error err = {0};
         if (!r || !atn_result_can_trace(r) ||
-            atn_result_trace(r, atn_session_get_layer(self->session), atn_session_get_head(self->session),
-                             atn_session_get_query(self->session), &t, &err) != ATN_OK) {
+            atn_result_trace_stack(r, trace_stack(self, r), atn_session_get_layer(self->session),
+                                   atn_session_get_head(self->session), atn_session_get_query(self->session), &t,
+                                   &err) != ATN_OK) {
             self->warm_id = 0;
             return G_SOURCE_REMOVE;   /* the switch says why (atn_trace_view_refresh) */
         }
         self->warm_plans = g_new0(AtnTracePlanStep, ATN_TRACE_STEP_COUNT);
-        atn_trace_plan_make_labelled(t, atn_result_get_tokens(r), atn_result_get_n_heads(r), self->max_cols,
-                                     self->warm_plans);
+        atn_trace_plan_make_stack(t, key_labels(r, t->stack), query_label(r, t), atn_result_get_n_heads(r),
+                                  self->max_cols, self->warm_plans);
         atn_trace_free(t);
         self->warm_step = 0;
         return G_SOURCE_CONTINUE;
@@ -603,18 +635,14 @@ char *atn_trace_view_dup_markdown(AtnTraceView *self, GError **error) {
                             _("The trace is off: this attention file has neither weights nor q, k and v to trace a head with."));
         return NULL;
     }
-    if (!self->trace && atn_result_is_encdec(self->result)) {
-        g_autofree char *why = atn_encdec_view_off_text(_("The trace"));
-        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, why);
-        return NULL;
-    }
     if (!self->trace) {
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("There is no trace yet: run the model first."));
         return NULL;
     }
-    return atn_trace_to_markdown(self->trace, atn_result_get_tokens(self->result),
-                                 atn_model_handle_get_name(atn_result_get_model(self->result)),
-                                 atn_result_get_n_heads(self->result), 0);
+    return atn_trace_to_markdown_stack(self->trace, key_labels(self->result, self->trace->stack),
+                                       query_label(self->result, self->trace),
+                                       atn_model_handle_get_name(atn_result_get_model(self->result)),
+                                       atn_result_get_n_heads(self->result), 0);
 }
 
 /* ---- the figure: ui/render's trace sheet ------------------------------------------------------------- */
@@ -650,8 +678,8 @@ static AtnFigure *dup_figure(AtnFigureSource *source) {
     atn_render_style_init(&f->style, FALSE);
     f->result = g_object_ref(self->result);
     atn_error err = {0};
-    if (atn_result_trace(self->result, self->trace->layer, self->trace->head, self->trace->query, &f->trace, &err) !=
-        ATN_OK) {
+    if (atn_result_trace_stack(self->result, self->trace->stack, self->trace->layer, self->trace->head,
+                               self->trace->query, &f->trace, &err) != ATN_OK) {
         sheet_figure_free(f);
         return NULL;
     }
@@ -659,7 +687,7 @@ static AtnFigure *dup_figure(AtnFigureSource *source) {
                                      atn_model_handle_get_name(atn_result_get_model(self->result)));
     atn_trace_sheet_spec_init(&f->spec);
     f->spec.trace = f->trace;
-    f->spec.token_labels = atn_result_get_tokens(f->result);
+    f->spec.token_labels = key_labels(f->result, f->trace->stack);   /* the target's for a decoder head */
     f->spec.model_name = f->model_name;
     f->spec.n_heads = atn_result_get_n_heads(self->result);
     f->spec.highlight_step = self->step;
@@ -773,7 +801,7 @@ void atn_trace_view_set_session(AtnTraceView *self, AtnSession *session) {
     g_set_object(&self->session, session);
     if (session) {
         static const char *const watched[] = {"notify::result", "notify::layer", "notify::head", "notify::query",
-                                              "notify::model"};
+                                              "notify::model", "notify::stack"};
         for (guint i = 0; i < G_N_ELEMENTS(watched); i++)
             g_signal_connect(session, watched[i], G_CALLBACK(on_session_changed), self);
         g_signal_connect(session, "notify::hover-token", G_CALLBACK(on_hover), self);
@@ -811,6 +839,11 @@ guint atn_trace_view_get_key_widths(AtnTraceView *self, int *fixed, int *ell, in
     *ell = self->colw_ell;
     memcpy(w, self->colw, sizeof self->colw);
     return self->colw_measured;
+}
+
+const atn_trace *atn_trace_view_get_trace(AtnTraceView *self) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
+    return self->trace;
 }
 
 gboolean atn_trace_view_get_stacked(AtnTraceView *self) {

@@ -119,6 +119,74 @@ static void assert_head_equals(AtnHeatmap *hm, const float *a, const int64_t *sh
         }
 }
 
+/* TRUE when a label under w has text containing sub. */
+static gboolean label_contains(GtkWidget *w, const char *sub) {
+    if (GTK_IS_LABEL(w) && strstr(gtk_label_get_text(GTK_LABEL(w)), sub))
+        return TRUE;
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+        if (label_contains(c, sub))
+            return TRUE;
+    return FALSE;
+}
+
+/* The Trace view on stack kind's last layer, head 1, the last target token: the trace is of
+   that stack; its weights are row q of the CLI's head (a, [L][H][q][k]) within 1e-6 and the
+   engine's atn_trace_compute_stack's bit for bit; the intro and the query's step name the
+   target token, the keys' the source (cross) or target (decoder) tokens; T5's decoder head
+   has its position bias; the markdown says which stack. */
+static void check_trace(AtnWindow *win, const char *model, atn_stack_kind kind, const float *a, const int64_t *shape) {
+    AtnSession *s = atn_window_get_session(win);
+    atn_session_set_stack(s, kind);
+    int L = (int)shape[0] - 1, H = 1, q = (int)shape[2] - 1, nk = (int)shape[3];
+    AtnTraceView *tv = show_trace(win, L, H, q);
+    g_test_message("trace: %s", atn_trace_view_get_intro(tv));
+    const atn_trace *t = atn_trace_view_get_trace(tv);
+    g_assert_nonnull(t);
+    g_assert_cmpint(t->stack, ==, kind);
+    g_assert_cmpint(t->layer, ==, L);
+    g_assert_cmpint(t->head, ==, H);
+    g_assert_cmpint(t->query, ==, q);
+    g_assert_cmpint(t->n, ==, nk);
+    g_assert_cmpint(t->n_queries, ==, shape[2]);
+    const float *row = a + (((size_t)L * shape[1] + H) * shape[2] + q) * shape[3];
+    double sum = 0;
+    for (int j = 0; j < nk; j++) {
+        g_assert_cmpfloat(fabs(t->weights[j] - row[j]), <, 1e-6);
+        sum += t->weights[j];
+    }
+    g_assert_cmpfloat(fabs(sum - 1.0), <, 1e-9);
+    AtnResult *r = atn_session_get_result(s);
+    atn_trace *e = NULL;
+    atn_error err = {0};
+    g_assert_cmpint(atn_trace_compute_stack(atn_model_handle_get_model(atn_result_get_model(r)),
+                                            atn_result_get_capture(r), kind, L, H, q, &e, &err), ==, ATN_OK);
+    g_assert_cmpmem(e->weights, nk * sizeof(double), t->weights, nk * sizeof(double));
+    atn_trace_free(e);
+    /* the query is a target token, the keys the stack's */
+    const char *qtok = atn_result_get_stack_tokens(r, kind, FALSE)[q];
+    const char *const *keys = atn_result_get_stack_tokens(r, kind, TRUE);
+    g_autofree char *quoted = g_strdup_printf("“%s”", qtok);
+    g_assert_nonnull(strstr(atn_trace_view_get_intro(tv), quoted));
+    g_assert_nonnull(strstr(atn_trace_view_get_intro(tv), kind == ATN_STACK_CROSS ? "Cross-attention" : "Decoder"));
+    g_autofree char *qstep = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_QUERY);
+    g_assert_nonnull(strstr(qstep, quoted));
+    g_autofree char *kstep = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_KEYS);
+    g_assert_nonnull(strstr(kstep, keys[nk - 1]));
+    if (kind == ATN_STACK_CROSS)   /* the formulas: q from the decoder, k from the encoder's output */
+        g_assert_true(label_contains(atn_trace_view_get_step_widget(tv, ATN_TRACE_STEP_KEYS), "encoder's output") &&
+                      label_contains(atn_trace_view_get_step_widget(tv, ATN_TRACE_STEP_QUERY), "decoder's hidden"));
+    gboolean t5 = strstr(model, "t5") != NULL;
+    g_assert_true((t->pos_bias != NULL) == (t5 && kind == ATN_STACK_DECODER));   /* T5: self-attention only */
+    if (t5)   /* the scaling step's note: T5 does not scale; the decoder's bias, the cross's none */
+        g_assert_true(label_contains(atn_trace_view_get_step_widget(tv, ATN_TRACE_STEP_SCALE),
+                                     kind == ATN_STACK_CROSS ? "no position bias" : "relative position bias"));
+    g_autoptr(GError) merr = NULL;
+    g_autofree char *md = atn_trace_view_dup_markdown(tv, &merr);
+    g_assert_no_error(merr);
+    g_assert_nonnull(strstr(md, quoted));
+    g_assert_nonnull(strstr(md, kind == ATN_STACK_CROSS ? "cross-attention" : "decoder's self-attention"));
+}
+
 static void check_model(const char *folder, gboolean full) {
     g_autofree char *model = g_build_filename(g_getenv("ATN_SOURCE_ROOT"), "tests", "hf", "models", folder, NULL);
     AtnWindow *win = new_window();
@@ -250,14 +318,13 @@ static void check_model(const char *folder, gboolean full) {
     g_assert_true(gtk_toggle_button_get_active(atn_stack_picker_get_button(picker, ATN_STACK_CROSS)));
 
     if (full) {   /* the other views: on the first two folders */
+        /* the Trace follows the session's stack: a cross head and a decoder head, their weights
+           the command line's captured rows and the engine's atn_trace_compute_stack */
+        check_trace(win, model, ATN_STACK_CROSS, cli[2], shape[2]);
+        check_trace(win, model, ATN_STACK_DECODER, cli[1], shape[1]);
+        atn_session_set_stack(s, ATN_STACK_CROSS);
         /* the views that cannot show an encoder-decoder yet say why; Similarity and Statistics say
            whose heads theirs are; a head opened from them is the encoder's */
-        AtnTraceView *tv = show_trace(win, 0, 0, 0);
-        g_test_message("trace: %s", atn_trace_view_get_intro(tv));
-        g_assert_nonnull(strstr(atn_trace_view_get_intro(tv), "off for encoder–decoder models"));
-        g_autoptr(GError) terr = NULL;
-        g_assert_null(atn_trace_view_dup_markdown(tv, &terr));
-        g_assert_nonnull(strstr(terr->message, "off for encoder–decoder models"));
         show_view(win, "whatif");
         AtnWhatifView *wv = ATN_WHATIF_VIEW(atn_window_get_view_widget(win, "whatif"));
         g_test_message("what-if: %s", atn_whatif_view_get_status(wv));
