@@ -29,6 +29,7 @@ struct _AtnTraceView {
     GtkWidget parent_instance;
     GtkWidget *box;
     GtkDropDown *query_drop;
+    int drop_stack;          /* the stack whose query tokens query_drop lists (atn_stack_kind) */
     GtkLabel *step_label, *intro_label, *legend_label, *hidden_label;
     GtkButton *prev_button, *next_button, *all_button;
     GtkSpinButton *layer_spin, *head_spin;

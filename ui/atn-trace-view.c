@@ -268,13 +268,21 @@ static void on_pick(GtkSpinButton *b, AtnTraceView *self) {
  * items that differ is replaced, in one splice: a new list for 512 tokens cost 20-50 ms of a
  * switch to this view (the drop-down rebuilds its rows for a new model), and a keystroke
  * changes a few tokens. */
+static atn_stack_kind trace_stack(AtnTraceView *self, AtnResult *r);
+
+/* An encoder-decoder's decoder or cross head: its queries are the target's tokens. */
 static void sync_query_drop(AtnTraceView *self, gboolean tokens_changed) {
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     self->syncing = TRUE;
     if (tokens_changed) {
-        int n = r ? atn_result_get_n_tokens(r) : 0;
+        atn_stack_kind stack = trace_stack(self, r);
+        const char *const *tok = stack != ATN_STACK_ENCODER ? atn_result_get_stack_tokens(r, stack, FALSE) : NULL;
+        int n = 0;
+        if (tok)
+            atn_encdec_dims(r, stack, NULL, NULL, &n);
+        else if (r)
+            n = atn_result_get_n_tokens(r), tok = atn_result_get_tokens(r);
         g_auto(GStrv) items = g_new0(char *, n + 1);
-        const char *const *tok = r ? atn_result_get_tokens(r) : NULL;
         for (int i = 0; i < n; i++)
             items[i] = g_strdup_printf("%d  %s", i, tok[i]);
         GListModel *old = gtk_drop_down_get_model(self->query_drop);
@@ -345,10 +353,13 @@ void atn_trace_view_refresh(AtnTraceView *self) {
     _atn_trace_view_build_inputs(self);
     update_where(self);
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
-    if (!same_tokens(r, self->result) || !r)
+    /* the source's tokens, or (a decoder or cross head) the target's: listed again */
+    if (!same_tokens(r, self->result) || !r || trace_stack(self, r) != ATN_STACK_ENCODER ||
+        self->drop_stack != ATN_STACK_ENCODER)
         sync_query_drop(self, TRUE);
     else
         sync_query_drop(self, FALSE);
+    self->drop_stack = trace_stack(self, r);
     atn_check_work_set_trace(ATN_CHECK_WORK(self->check), NULL, NULL, GTK_WIDGET(self));   /* borrows the trace */
     g_clear_pointer(&self->trace, atn_trace_free);
     g_set_object(&self->result, r);

@@ -168,6 +168,13 @@ static void check_trace(AtnWindow *win, const char *model, atn_stack_kind kind, 
     g_autofree char *quoted = g_strdup_printf("“%s”", qtok);
     g_assert_nonnull(strstr(atn_trace_view_get_intro(tv), quoted));
     g_assert_nonnull(strstr(atn_trace_view_get_intro(tv), kind == ATN_STACK_CROSS ? "Cross-attention" : "Decoder"));
+    /* the query drop-down lists the target's tokens, the query's selected */
+    GtkDropDown *drop = GTK_DROP_DOWN(find_type(GTK_WIDGET(tv), GTK_TYPE_DROP_DOWN));
+    GListModel *items = gtk_drop_down_get_model(drop);
+    g_assert_cmpint(g_list_model_get_n_items(items), ==, shape[2]);
+    g_assert_cmpint(gtk_drop_down_get_selected(drop), ==, q);
+    g_autofree char *item = g_strdup_printf("%d  %s", q, qtok);
+    g_assert_cmpstr(gtk_string_list_get_string(GTK_STRING_LIST(items), q), ==, item);
     g_autofree char *qstep = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_QUERY);
     g_assert_nonnull(strstr(qstep, quoted));
     g_autofree char *kstep = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_KEYS);
