@@ -135,7 +135,7 @@ static void refill_next(AtnPredictions *self, AtnResult *r) {
     }
 }
 
-static void refill(AtnPredictions *self) {
+static void refill_rows(AtnPredictions *self) {
     GtkWidget *child;
     while ((child = gtk_widget_get_first_child(self->box)))
         gtk_box_remove(GTK_BOX(self->box), child);
@@ -183,6 +183,21 @@ static void refill(AtnPredictions *self) {
         gtk_widget_add_controller(row, motion);
         gtk_box_append(GTK_BOX(self->box), row);
     }
+}
+
+/* Two rows or more (a causal model's guesses after the last and the clicked token, several
+ * [MASK]s) scroll up and down too when the window is short: at 1280x720 with a lesson shown
+ * (issue 40) demo-gpt2's two rows (82 px) with the lesson panel made the window's minimum
+ * 752 px.  Then the minimum is the scroller's (about one row), and any spare height shows
+ * every row (the box gives the rows their natural height before the views grow).  One row
+ * does not scroll: a scroller's minimum is more than one row. */
+static void refill(AtnPredictions *self) {
+    refill_rows(self);
+    int rows = 0;
+    for (GtkWidget *c = gtk_widget_get_first_child(self->box); c; c = gtk_widget_get_next_sibling(c))
+        rows++;
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(self->scroller), GTK_POLICY_AUTOMATIC,
+                                   rows > 1 ? GTK_POLICY_AUTOMATIC : GTK_POLICY_NEVER);
 }
 
 static void on_result(AtnSession *s, GParamSpec *p, AtnPredictions *self) { refill(self); }

@@ -206,8 +206,10 @@ static void build_panel(AtnWindow *self) {
     p->answer = GTK_LABEL(label("lesson-answer", TRUE));
     gtk_label_set_selectable(p->answer, TRUE);
     gtk_box_append(GTK_BOX(box), top);
-    /* the texts scroll rather than push the views off the screen: at least 64 px (the question
-       and two lines of answer: the views take every spare pixel otherwise), up to 160 */
+    /* the texts scroll rather than push the views off the screen: up to 160 px, as the space
+       allows (the box gives them their natural height before the views grow), at least 32 (a
+       line; 64 made the window's minimum 752 px at 1280x720 with demo-gpt2's lesson, issue
+       40: tests/ui/test-fit.c's lesson case) */
     GtkWidget *texts = gtk_box_new(GTK_ORIENTATION_VERTICAL, 4);
     gtk_box_append(GTK_BOX(texts), GTK_WIDGET(p->question));
     gtk_box_append(GTK_BOX(texts), GTK_WIDGET(p->answer));
@@ -215,7 +217,7 @@ static void build_panel(AtnWindow *self) {
     gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
     gtk_scrolled_window_set_propagate_natural_height(GTK_SCROLLED_WINDOW(scroll), TRUE);
     gtk_scrolled_window_set_max_content_height(GTK_SCROLLED_WINDOW(scroll), 160);
-    gtk_scrolled_window_set_min_content_height(GTK_SCROLLED_WINDOW(scroll), 64);
+    gtk_scrolled_window_set_min_content_height(GTK_SCROLLED_WINDOW(scroll), 32);
     gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroll), texts);
     gtk_box_append(GTK_BOX(box), scroll);
     gtk_revealer_set_child(p->revealer, box);

@@ -11,6 +11,7 @@
  * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
 #include "ui-test-util.h"
 
+#include "atn-lesson.h"
 #include "atn-view-switcher.h"
 #include "atn-whatif-view.h"
 
@@ -176,6 +177,62 @@ static void test_fit_mask(void) {
     }
 }
 
+static gboolean lesson_state_applied(gpointer data) {
+    AtnWindow *win = data;
+    AtnSession *s = atn_window_get_session(win);
+    return !atn_window_is_applying_state(win) && !atn_session_get_busy(s) && !atn_session_get_opening(s) &&
+           atn_session_get_result(s) != NULL;
+}
+
+/* A lesson shown (issue 40): demo-gpt2's lesson (03-decoder-heads) adds the lesson panel and,
+ * on a causal model, two rows of next-word guesses above the views: at 1280x720 the window's
+ * minimum height at the screen's width was 752 px (laid out 742 px tall, its surface 752 on a
+ * 720 px screen).  At every step, with the answer hidden and revealed, in normal and
+ * presentation mode (header brought back): that minimum is at most the screen's height and
+ * the window is laid out on the screen.  (The natural height, ~1000 px, is the views' wish
+ * for large maps with or without a lesson; the window is given the screen's size.) */
+static void test_fit_lesson(void) {
+    for (int pres = 0; pres < 2; pres++) {
+        AtnWindow *win = text_size_window(SCREEN_W, SCREEN_H, 1.0);
+        open_and_wait(win, "demo");
+        g_autofree char *dir = atn_lesson_builtin_dir();
+        g_autofree char *path = g_build_filename(dir, "03-decoder-heads.json", NULL);
+        g_assert_true(atn_window_open_lesson(win, path));
+        g_assert_true(wait_for(lesson_state_applied, win));
+        if (pres) {
+            atn_window_set_presentation(win, TRUE);
+            settle(200);
+            pointer_at(win, 600, 2);
+            g_assert_true(atn_window_get_view_switcher_shown(win));
+        }
+        GtkWidget *w = GTK_WIDGET(win);
+        for (int step = 0; step < 3; step++) {
+            atn_window_lesson_go(win, step);
+            g_assert_true(wait_for(lesson_state_applied, win));
+            for (int rev = 0; rev < 2; rev++) {
+                if (rev)
+                    atn_window_lesson_reveal(win);
+                settle(300);
+                g_assert_true(gtk_widget_get_visible(atn_window_get_predictions(win)));
+                int mh, nh;
+                gtk_widget_measure(w, GTK_ORIENTATION_VERTICAL, SCREEN_W, &mh, &nh, NULL, NULL);
+                GdkSurface *surf = gtk_native_get_surface(GTK_NATIVE(w));
+                int sw = gdk_surface_get_width(surf), sh = gdk_surface_get_height(surf);
+                g_test_message("lesson step %d%s%s: height at %d px minimum %d, natural %d; surface %dx%d", step + 1,
+                               rev ? ", answer shown" : "", pres ? " (presentation)" : "", SCREEN_W, mh, nh, sw, sh);
+                if (mh > SCREEN_H || sw > SCREEN_W || sh > SCREEN_H)
+                    g_error("lesson step %d%s%s: the window's minimum height at %d px is %d px and it is laid out "
+                            "%dx%d on a %dx%d screen", step + 1, rev ? " (answer shown)" : "",
+                            pres ? " in presentation mode" : "", SCREEN_W, mh, sw, sh, SCREEN_W, SCREEN_H);
+            }
+        }
+        if (pres)
+            atn_window_set_presentation(win, FALSE);
+        atn_window_close_lesson(win);
+        text_size_done(win);
+    }
+}
+
 static const char *const form_names[] = {"wide", "compact", "menu"};
 
 /* The number of buttons of a GtkStackSwitcher (mapped or not). */
@@ -271,5 +328,6 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/fit/presentation-large-text", test_fit_presentation_large);
     g_test_add_func("/ui/fit/switcher", test_fit_switcher);
     g_test_add_func("/ui/fit/mask", test_fit_mask);
+    g_test_add_func("/ui/fit/lesson", test_fit_lesson);
     return g_test_run();
 }
