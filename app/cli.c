@@ -270,35 +270,7 @@ void cli_note_on_demand(const atn_capture *c) {
             c->n, c->n);
 }
 
-bool cli_parse_size(const char *text, size_t *out) {
-    char *end = NULL;
-    errno = 0;
-    double v = text && *text && !isspace((unsigned char)*text) ? strtod(text, &end) : -1;
-    if (!end || end == text || errno || !isfinite(v) || v <= 0)
-        return false;
-    double unit = 1;
-    if (*end) {
-        switch (toupper((unsigned char)*end)) {
-        case 'K': unit = 1024.0; break;
-        case 'M': unit = 1024.0 * 1024; break;
-        case 'G': unit = 1024.0 * 1024 * 1024; break;
-        case 'T': unit = 1024.0 * 1024 * 1024 * 1024; break;
-        default: return false;
-        }
-        end++;
-        if (*end == 'i' && end[1] == 'B')
-            end += 2;
-        else if (toupper((unsigned char)*end) == 'B')
-            end++;
-        if (*end)
-            return false;
-    }
-    v *= unit;
-    if (v < 1 || v >= 9.0e18)
-        return false;
-    *out = (size_t)v;
-    return true;
-}
+bool cli_parse_size(const char *text, size_t *out) { return atn_parse_size(text, out); }
 
 bool cli_run_options(cli_args *a, atn_run_options *o) {
     atn_run_options_init(o);

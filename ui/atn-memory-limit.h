@@ -11,7 +11,7 @@
 
 /* "800M", "2G", "1.5GiB", "1500000000": bytes (K, M, G, T are powers of 1024; an optional B or
  * iB after them), as the command line's --memory-limit reads it.  false for anything else, NULL,
- * zero or negative (out untouched). */
+ * zero or negative (out untouched).  atn_parse_size, the one parser. */
 bool atn_ui_parse_size(const char *text, size_t *out);
 
 /* The budget for the window's runs (0: the engine's default, from physical memory and any

@@ -1,5 +1,10 @@
 /* The memory a run may allocate: see memlimit.h. */
 #include "core/memlimit.h"
+#include "attnscope.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -124,4 +129,34 @@ void atn_memlimit_describe(const atn_memlimit *m, char *buf, size_t len) {
                  m->used / 1e9);
     else if (len)
         buf[0] = '\0';
+}
+
+bool atn_parse_size(const char *text, size_t *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = text && *text && !isspace((unsigned char)*text) ? strtod(text, &end) : -1;
+    if (!end || end == text || errno || !isfinite(v) || v <= 0)
+        return false;
+    double unit = 1;
+    if (*end) {
+        switch (toupper((unsigned char)*end)) {
+        case 'K': unit = 1024.0; break;
+        case 'M': unit = 1024.0 * 1024; break;
+        case 'G': unit = 1024.0 * 1024 * 1024; break;
+        case 'T': unit = 1024.0 * 1024 * 1024 * 1024; break;
+        default: return false;
+        }
+        end++;
+        if (*end == 'i' && end[1] == 'B')
+            end += 2;
+        else if (toupper((unsigned char)*end) == 'B')
+            end++;
+        if (*end)
+            return false;
+    }
+    v *= unit;
+    if (v < 1 || v >= 9.0e18)
+        return false;
+    *out = (size_t)v;
+    return true;
 }

@@ -822,6 +822,11 @@ void atn_run_options_init(atn_run_options *opts);   /* the defaults above */
 atn_run *atn_run_new(const atn_model *model);
 void atn_run_free(atn_run *run);   /* NULL: nothing */
 
+/* A size as people write it for --memory-limit: "2G", "1.5GiB", "512M", "20000" (bytes; K, M,
+ * G, T are powers of 1024, an optional "B" or "iB" after them).  Writes *out and returns true;
+ * false (and *out untouched) for anything else, 0, or sizes past 9e18.  Thread-safe. */
+bool atn_parse_size(const char *text, size_t *out);
+
 /* Bytes a run of n tokens will allocate with these options (the refusal check); SIZE_MAX
  * when it would not fit in an address space. */
 size_t atn_run_bytes_needed(const atn_config *cfg, int32_t n, const atn_run_options *opts);
