@@ -11,6 +11,7 @@
  * graph: the flow on the edge (l+1, i) -> (l, j) is f_l[i][j]; a node's arcs are its n
  * down-edges (residual c - f) and its n up-edges (residual f of the layer above). */
 #include "analysis.h"
+#include "rollout-private.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -149,7 +150,7 @@ atn_status atn_flow_compute(const atn_capture *cap, int32_t last_layer, float *o
         return atn_error_set(err, ATN_E_INVALID,
                              "attention flow: layer %d is out of range (the model has layers 0..%d)", last_layer,
                              cap->n_layers - 1);
-    int32_t n = cap->n, H = cap->n_heads, L = last_layer + 1;
+    int32_t n = cap->n, L = last_layer + 1;
     if (n <= 0)
         return atn_error_set(err, ATN_E_INVALID, "attention flow: no tokens");
     size_t nn = (size_t)n * n, N = (size_t)(L + 1) * n;
@@ -169,28 +170,8 @@ atn_status atn_flow_compute(const atn_capture *cap, int32_t last_layer, float *o
     }
     /* the capacities: rollout's A'_l, layer by layer */
     for (int32_t l = 0; l < L; l++) {
-        double *a = capv + (size_t)l * nn;
-        memset(a, 0, nn * sizeof *a);
-        for (int32_t h = 0; h < H; h++) {
-            const float *ah = atn_capture_head_read(cap, l, h, scratch, err);
-            if (!ah) {
-                st = err ? err->status : ATN_E_INVALID;
-                goto done;
-            }
-            for (size_t i = 0; i < nn; i++) {
-                double v = ah[i];
-                a[i] += isfinite(v) ? v : 0.0;
-            }
-        }
-        for (int32_t i = 0; i < n; i++) {
-            double *r = a + (size_t)i * n, sum = 0;
-            for (int32_t j = 0; j < n; j++) {
-                r[j] = 0.5 * r[j] / H + (i == j ? 0.5 : 0.0);
-                sum += r[j];
-            }
-            for (int32_t j = 0; j < n; j++)
-                r[j] /= sum;   /* sum >= 0.5: the identity part */
-        }
+        if ((st = atn_rollout_layer_matrix(cap, l, capv + (size_t)l * nn, scratch, err)))
+            goto done;
     }
     for (int32_t i = 0; i < n; i++) {
         double sum = 0;
