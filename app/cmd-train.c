@@ -31,6 +31,7 @@ static void usage(void) {
            "  [--optim adamw|sgd] [--lr 1e-3] [--beta1 0.9] [--beta2 0.999] [--eps 1e-8]\n"
            "  [--weight-decay 0.01] [--momentum 0] [--warmup 0] [--clip 1]\n"
            "  [--batch 32] [--steps 1000] [--length 16] [--symbols 10] [--mask-prob 0.15]\n"
+           "  [--precision fp32|bf16|fp16]\n"
            "  [-o DIR] [--log FILE.csv|FILE.json] [--log-every N] [--dump-grads FILE.npz]\n"
            "  [--sweep KNOB=V1,V2,... [--seeds N] [--log FILE.csv|FILE.json] [--plot FILE.png|.svg|.pdf]]\n\n"
            "Trains a decoder (next token, causal attention; saved as GPT-2, pre-LN) or an encoder\n"
@@ -40,6 +41,9 @@ static void usage(void) {
            "--attention-only leaves the MLPs out (saved as an MLP one unit wide whose weights are 0).\n"
            "--rms-norm uses Llama's RMSNorm; --positions rotary --rms-norm --attention-only (pre-LN)\n"
            "is saved as a Llama folder.\n"
+           "--precision bf16|fp16 trains as torch.autocast does: every matrix product's operands (forward\n"
+           "and backward) rounded to the format, FP32 sums, loss and master weights; fp16 with GradScaler's\n"
+           "dynamic loss scale (a step whose gradients overflow is skipped and counted).\n"
            "Each batch is fresh, so the accuracy printed is on unseen sequences.  The log has each\n"
            "step's loss, accuracy, gradient norm (before clipping) and each layer's.  -o DIR writes a\n"
            "Hugging Face folder (config.json, model.safetensors, vocab.txt, training.json) that every\n"
@@ -84,6 +88,8 @@ typedef struct log_rows {
     double *seconds;
     float *layer_norms;   /* [cap][layers] */
     int32_t n, cap, layers;
+    bool scaled;          /* FP16: each row's loss scale and overflow too */
+    char head[512];       /* the JSON log's fields before "steps" ("" or ending in ", ") */
 } log_rows;
 
 static bool log_add(log_rows *l, const atn_train_stats *s, double seconds, const atn_trainer *t) {
@@ -120,12 +126,12 @@ static bool log_write(const log_rows *l, const char *path) {
     }
     FILE *f = atn_atomic_stream(file);
     if (json) {
-        fputs("{\"steps\": [\n", f);
+        fprintf(f, "{%s\"steps\": [\n", l->head);
     } else {
         fputs("step,loss,accuracy,grad_norm,lr,seconds", f);
         for (int32_t k = 0; k < l->layers; k++)
             fprintf(f, ",grad_norm_layer%d", (int)k);
-        fputc('\n', f);
+        fputs(l->scaled ? ",loss_scale,overflow\n" : "\n", f);
     }
     for (int32_t i = 0; i < l->n; i++) {
         const atn_train_stats *s = &l->rows[i];
@@ -139,12 +145,19 @@ static bool log_write(const log_rows *l, const char *path) {
                 fputs(k ? ", " : "", f);
                 cli_json_number(f, l->layer_norms[(size_t)i * l->layers + k]);
             }
-            fprintf(f, "]}%s\n", i + 1 < l->n ? "," : "");
+            if (l->scaled)
+                fprintf(f, "], \"loss_scale\": %.9g, \"overflow\": %s", (double)s->loss_scale,
+                        s->overflow ? "true" : "false");
+            else
+                fputc(']', f);
+            fprintf(f, "}%s\n", i + 1 < l->n ? "," : "");
         } else {
             fprintf(f, "%d,%.7g,%.6g,%.7g,%.6g,%.4f", (int)s->step + 1, (double)s->loss, (double)s->accuracy,
                     (double)s->grad_norm, (double)s->lr, l->seconds[i]);
             for (int32_t k = 0; k < l->layers; k++)
                 fprintf(f, ",%.7g", (double)l->layer_norms[(size_t)i * l->layers + k]);
+            if (l->scaled)
+                fprintf(f, ",%.9g,%d", (double)s->loss_scale, (int)s->overflow);
             fputc('\n', f);
         }
     }
@@ -175,6 +188,8 @@ typedef struct train_cli {
 } train_cli;
 
 static const char *const norms[] = {"post", "pre", "none", NULL};
+/* in atn_precision's order */
+static const char *const precisions[] = {"fp32", "fp16", "bf16", NULL};
 
 /* Parses argv into tc (strings borrowed from argv).  CLI_EXIT_OK or CLI_EXIT_USAGE (the
  * message printed). */
@@ -210,7 +225,8 @@ static int read_options(int argc, char **argv, train_cli *tc) {
     const char *attn_given = cli_get(&a, "attention");
     int attn = pick(prog, "attention", attn_given, attns, o.decoder ? ATN_ATTN_CAUSAL : ATN_ATTN_FULL);
     int optim = pick(prog, "optim", cli_get(&a, "optim"), optims, ATN_OPTIM_ADAMW);
-    if (task < 0 || norm < 0 || init < 0 || pos < 0 || attn < 0 || optim < 0)
+    int prec = pick(prog, "precision", cli_get(&a, "precision"), precisions, ATN_PRECISION_FP32);
+    if (task < 0 || norm < 0 || init < 0 || pos < 0 || attn < 0 || optim < 0 || prec < 0)
         return CLI_EXIT_USAGE;
     if (o.decoder && attn == ATN_ATTN_FULL) {
         cli_error("%s: --attention full: a decoder's attention is causal (use --encoder, or causal / window)", prog);
@@ -224,6 +240,7 @@ static int read_options(int argc, char **argv, train_cli *tc) {
     o.heads = (int32_t)cli_get_int(&a, "heads", o.heads, 1, 64, &ok);
     o.d_ffn = (int32_t)cli_get_int(&a, "d-ffn", 0, 1, 8192, &ok);
     o.attention_only = cli_flag(&a, "attention-only");
+    o.precision = (atn_precision)prec;
     o.rms_norm = cli_flag(&a, "rms-norm");
     o.init_std = (float)cli_get_double(&a, "init-std", o.init_std, 1e-6, 10, &ok);
     o.window = (int32_t)cli_get_int(&a, "window", o.window, 0, 1024, &ok);
@@ -289,7 +306,7 @@ static int read_options(int argc, char **argv, train_cli *tc) {
 static const char *const sweep_knobs[] = {
     "heads", "layers", "d-model", "d-ffn", "norm", "init", "init-std", "positions", "attention", "window",
     "dropout", "dropout-attn", "dropout-hidden", "optim", "lr", "warmup", "clip", "weight-decay", "batch",
-    "length", "symbols", NULL,
+    "length", "symbols", "precision", NULL,
 };
 
 typedef struct sweep_row {
@@ -533,7 +550,7 @@ int cmd_train(int argc, char **argv) {
             atn_train_task_name(o.task), (int)atn_trainer_tokens(t), (int)atn_trainer_vocab_size(t));
 
     rc = CLI_EXIT_OK;
-    log_rows log = {.layers = o.layers};
+    log_rows log = {.layers = o.layers, .scaled = o.precision == ATN_PRECISION_FP16};
     atn_train_stats st = {0};
     double t0 = now_s(), last_print = 0;
     for (int32_t s = 0; s < o.steps; s++) {
@@ -580,6 +597,12 @@ int cmd_train(int argc, char **argv) {
         fputc('\n', stderr);
     double el = now_s() - t0;
     int32_t done = atn_trainer_steps_done(t);
+    snprintf(log.head, sizeof log.head,
+             "\"precision\": \"%s\", \"overflow_steps\": %d, ", atn_precision_name(o.precision),
+             (int)st.skipped_steps);
+    if (o.precision == ATN_PRECISION_FP16)
+        fprintf(stderr, "fp16: %d of %d steps skipped for overflowing gradients; the last step's loss scale %g\n",
+                (int)st.skipped_steps, (int)done, (double)(log.n ? log.rows[log.n - 1].loss_scale : 65536.0f));
     if (out_dir && rc != CLI_EXIT_FAIL && !save_model(t, out_dir))
         rc = CLI_EXIT_FAIL;
     if (log_path && rc != CLI_EXIT_FAIL && !log_write(&log, log_path))

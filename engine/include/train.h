@@ -68,6 +68,15 @@ typedef struct atn_train_options {
                                      at 0 (saved so: the folder runs the same arithmetic) */
     bool rms_norm;                /* Llama's RMSNorm (no mean, no bias) in place of LayerNorm;
                                      a decoder's tensors are then named as LlamaForCausalLM's */
+    /* Mixed precision (engine/train/train-precision.c), as torch.autocast + GradScaler:
+       BF16 / FP16 round the operands of every matrix product of the forward and the
+       backward (the weights, the activations, Q and K, the probabilities and V, and the
+       gradients they multiply) to the format, nearest-even, as atn_precision says; sums,
+       softmax, norms, activations, the loss and the optimiser stay FP32 on FP32 master
+       weights.  FP16 scales the loss dynamically (GradScaler's defaults: 2^16 at first,
+       x2 after 2000 steps without overflow, x0.5 and the step skipped when a gradient is
+       inf or NaN). */
+    atn_precision precision;
 } atn_train_options;
 
 /* The defaults: decoder, 2 layers, d_model 64, 4 heads, pre-LN, normal 0.02, learned
@@ -106,12 +115,22 @@ typedef struct atn_train_stats {
     float accuracy;        /* share of labelled positions whose argmax is the label */
     float grad_norm;       /* global norm before clipping */
     float lr;              /* the learning rate this step used (after warm-up) */
+    /* FP16's loss scale (GradScaler): the scale this step's backward used (1 for FP32 and
+       BF16), whether its gradients had an inf or NaN so the update skipped it, and the
+       steps skipped so far (this one included).  compute fills loss_scale and overflow
+       (the gradients it leaves are unscaled); update fills skipped_steps. */
+    float loss_scale;
+    bool overflow;
+    int32_t skipped_steps;
 } atn_train_stats;
 
 /* Draws the next batch from the task (unless one was set), runs forward and backward:
- * the loss, accuracy and every gradient (kept until the next compute).  out may be NULL. */
+ * the loss, accuracy and every gradient (kept until the next compute; FP16: unscaled, inf
+ * or NaN on an overflow, which is no error: update skips the step).  out may be NULL. */
 atn_status atn_trainer_compute(atn_trainer *t, atn_train_stats *out, atn_error *err);
-/* Clips the gradients and applies one optimiser step; fills out's grad_norm and lr. */
+/* Clips the gradients and applies one optimiser step; fills out's grad_norm and lr.  FP16:
+ * a step whose gradients overflowed is skipped (the weights and the optimiser's state stay)
+ * and the loss scale halves; otherwise it doubles after 2000 good steps in a row. */
 atn_status atn_trainer_update(atn_trainer *t, atn_train_stats *out, atn_error *err);
 
 /* Uses ids and labels ([batch][n] each, Hugging Face's convention: labels -100 where no
@@ -157,7 +176,7 @@ const char *atn_trainer_token(const atn_trainer *t, int32_t id);
 /* The norm of layer's parameter gradients from the last compute (before clipping): its
  * LayerNorms, Q/K/V/O and MLP weights and biases; -1 for a layer out of range. */
 float atn_trainer_layer_grad_norm(const atn_trainer *t, int32_t layer);
-/* Steps done (updates applied). */
+/* Steps done (updates called, FP16's skipped steps included). */
 int32_t atn_trainer_steps_done(const atn_trainer *t);
 
 /* Writes the model as a Hugging Face folder (config.json, model.safetensors, vocab.txt,

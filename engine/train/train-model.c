@@ -234,6 +234,7 @@ static size_t layout_acts(atn_trainer *t, float *base) {
     size_t att = (size_t)t->B * t->o.heads * t->n * t->n;
     bool drop_h = t->o.dropout_hidden > 0, drop_a = t->o.dropout_attn > 0;
     int32_t L = t->o.layers;
+    bool round = t->o.precision != ATN_PRECISION_FP32;
     t->emb_sum = take(&c, M * d), t->emb_mean = take(&c, M), t->emb_rstd = take(&c, M);
     t->keep_emb = drop_h ? take(&c, M * d) : NULL;
     for (int32_t l = 0; l <= L; l++)
@@ -246,7 +247,7 @@ static size_t layout_acts(atn_trainer *t, float *base) {
         a->q = take(&c, M * d), a->k = take(&c, M * d), a->v = take(&c, M * d);
         a->ctx = take(&c, M * d), a->ao = take(&c, M * d);
         a->probs = take(&c, att);
-        a->probs_d = drop_a ? take(&c, att) : a->probs;
+        a->probs_d = drop_a || round ? take(&c, att) : a->probs;
         a->keep_attn = drop_a ? take(&c, att) : NULL;
         a->keep_ao = drop_h ? take(&c, M * d) : NULL;
         a->keep_h2 = drop_h ? take(&c, M * d) : NULL;
@@ -359,6 +360,9 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err) {
     if (!t->act_block)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory: %zu floats of activations", acts);
     layout_acts(t, t->act_block);
+    atn_status st = atn_tr_precision_build(t, err);
+    if (st != ATN_OK)
+        return st;
     build_mask(t);
     t->slopes = calloc((size_t)o->heads, sizeof(float));
     if (!t->slopes)
@@ -396,16 +400,100 @@ static void fill_keep(atn_tr_rng *r, float *keep, size_t count, float p) {
         keep[i] = atn_tr_rng_uniform(r) < p ? 0.0f : scale;
 }
 
-/* The forward of the batch's B sequences (train: dropout on). */
-static void forward(atn_trainer *t, bool train) {
+/* Layer l's forward from its input a->x (train: dropout on), into its activations and
+ * hidden[l + 1]. */
+static void layer_forward(atn_trainer *t, int32_t l, bool train) {
     const atn_train_options *o = &t->o;
-    int32_t M = t->M, d = o->d_model, f = t->desc.f, V = t->V, n = t->n, H = o->heads;
+    int32_t M = t->M, d = o->d_model, f = t->desc.f, n = t->n, H = o->heads;
     size_t Md = (size_t)M * d;
     float eps = t->desc.eps, scale = atn_layer_scale(&t->desc, 0);
     bool post = t->desc.norm_place == ATN_NORM_POST, pre = t->desc.norm_place == ATN_NORM_PRE;
     bool drop_h = train && o->dropout_hidden > 0, drop_a = train && o->dropout_attn > 0;
     size_t att = (size_t)t->B * H * n * n;
+    const atn_tr_layer *y = &t->layers[l];
+    atn_tr_acts *a = &t->acts[l];
+    if (pre) {
+        memcpy(a->ln1_in, a->x, Md * sizeof(float));
+        norm_fwd(t, a->attn_in, a->ln1_mean, a->ln1_rstd, a->x, PP(y->ln1_g), PP(y->ln1_b), M, d,
+                                 eps);
+    } else {
+        memcpy(a->attn_in, a->x, Md * sizeof(float));
+    }
+    atn_tr_p_linear_forward(t, a->q, a->attn_in, y->wq, y->bq, M, d, d);
+    atn_tr_p_linear_forward(t, a->k, a->attn_in, y->wk, y->bk, M, d, d);
+    atn_tr_p_linear_forward(t, a->v, a->attn_in, y->wv, y->bv, M, d, d);
+    if (o->positions == ATN_POS_ROTARY) {   /* q and k keep the rotated values */
+        atn_tr_rotary(a->q, M, n, d, H, 10000.0f, 1);
+        atn_tr_rotary(a->k, M, n, d, H, 10000.0f, 1);
+    }
+    /* QK^T and P·V read q, k and v rounded (kept so for the backward's products) */
+    atn_tr_mm_round(t, a->q, Md), atn_tr_mm_round(t, a->k, Md), atn_tr_mm_round(t, a->v, Md);
+    if (a->keep_attn) {
+        if (drop_a)
+            fill_keep(&t->drop_rng, a->keep_attn, att, o->dropout_attn);
+        else
+            for (size_t i = 0; i < att; i++)
+                a->keep_attn[i] = 1.0f;
+    }
+    atn_tr_attention_forward(a->ctx, a->probs, a->probs_d, a->q, a->k, a->v, t->mask,
+                             o->positions == ATN_POS_ALIBI ? t->slopes : NULL, a->keep_attn, scale, t->B, n, d, H, o->precision);
+    atn_tr_p_linear_forward(t, a->ao, a->ctx, y->wo, y->bo, M, d, d);
+    if (a->keep_ao) {
+        if (drop_h)
+            fill_keep(&t->drop_rng, a->keep_ao, Md, o->dropout_hidden);
+        else
+            for (size_t i = 0; i < Md; i++)
+                a->keep_ao[i] = 1.0f;
+        atn_tr_dropout(a->ao, a->keep_ao, Md);
+    }
+    if (post) {
+        for (size_t i = 0; i < Md; i++)
+            a->ln1_in[i] = a->x[i] + a->ao[i];
+        norm_fwd(t, a->r, a->ln1_mean, a->ln1_rstd, a->ln1_in, PP(y->ln1_g), PP(y->ln1_b), M, d,
+                                 eps);
+    } else {
+        for (size_t i = 0; i < Md; i++)
+            a->r[i] = a->x[i] + a->ao[i];
+    }
+    if (pre) {
+        memcpy(a->ln2_in, a->r, Md * sizeof(float));
+        norm_fwd(t, a->ffn_in, a->ln2_mean, a->ln2_rstd, a->r, PP(y->ln2_g), PP(y->ln2_b), M, d,
+                                 eps);
+    } else {
+        memcpy(a->ffn_in, a->r, Md * sizeof(float));
+    }
+    atn_tr_p_linear_forward(t, a->f_pre, a->ffn_in, y->w1, y->b1, M, d, f);
+    atn_tr_act_forward(a->f_act, a->f_pre, (size_t)M * f, t->desc.act);
+    atn_tr_p_linear_forward(t, a->h2, a->f_act, y->w2, y->b2, M, f, d);
+    if (a->keep_h2) {
+        if (drop_h)
+            fill_keep(&t->drop_rng, a->keep_h2, Md, o->dropout_hidden);
+        else
+            for (size_t i = 0; i < Md; i++)
+                a->keep_h2[i] = 1.0f;
+        atn_tr_dropout(a->h2, a->keep_h2, Md);
+    }
+    for (size_t i = 0; i < Md; i++)
+        a->s[i] = a->r[i] + a->h2[i];
+    if (post) {
+        memcpy(a->ln2_in, a->s, Md * sizeof(float));
+        norm_fwd(t, t->hidden[l + 1], a->ln2_mean, a->ln2_rstd, a->s, PP(y->ln2_g), PP(y->ln2_b), M,
+                                 d, eps);
+    } else {
+        memcpy(t->hidden[l + 1], a->s, Md * sizeof(float));
+    }
+}
 
+/* The forward of the batch's B sequences (train: dropout on). */
+static void forward(atn_trainer *t, bool train) {
+    const atn_train_options *o = &t->o;
+    int32_t M = t->M, d = o->d_model, V = t->V, n = t->n;
+    size_t Md = (size_t)M * d;
+    float eps = t->desc.eps;
+    bool pre = t->desc.norm_place == ATN_NORM_PRE;
+    bool drop_h = train && o->dropout_hidden > 0;
+
+    atn_tr_precision_begin(t);
     /* embeddings */
     for (int32_t r = 0; r < M; r++) {
         const float *we = PP(t->wte) + (size_t)t->ids[r] * d, *wp = PP(t->wpe) + (size_t)(r % n) * d;
@@ -430,78 +518,8 @@ static void forward(atn_trainer *t, bool train) {
         atn_tr_dropout(t->hidden[0], t->keep_emb, Md);
     }
 
-    for (int32_t l = 0; l < o->layers; l++) {
-        const atn_tr_layer *y = &t->layers[l];
-        atn_tr_acts *a = &t->acts[l];
-        if (pre) {
-            memcpy(a->ln1_in, a->x, Md * sizeof(float));
-            norm_fwd(t, a->attn_in, a->ln1_mean, a->ln1_rstd, a->x, PP(y->ln1_g), PP(y->ln1_b), M, d,
-                                     eps);
-        } else {
-            memcpy(a->attn_in, a->x, Md * sizeof(float));
-        }
-        atn_tr_linear_forward(a->q, a->attn_in, PP(y->wq), PP(y->bq), M, d, d);
-        atn_tr_linear_forward(a->k, a->attn_in, PP(y->wk), PP(y->bk), M, d, d);
-        atn_tr_linear_forward(a->v, a->attn_in, PP(y->wv), PP(y->bv), M, d, d);
-        if (o->positions == ATN_POS_ROTARY) {   /* q and k keep the rotated values */
-            atn_tr_rotary(a->q, M, n, d, H, 10000.0f, 1);
-            atn_tr_rotary(a->k, M, n, d, H, 10000.0f, 1);
-        }
-        if (a->keep_attn) {
-            if (drop_a)
-                fill_keep(&t->drop_rng, a->keep_attn, att, o->dropout_attn);
-            else
-                for (size_t i = 0; i < att; i++)
-                    a->keep_attn[i] = 1.0f;
-        }
-        atn_tr_attention_forward(a->ctx, a->probs, a->probs_d, a->q, a->k, a->v, t->mask,
-                                 o->positions == ATN_POS_ALIBI ? t->slopes : NULL, a->keep_attn, scale, t->B, n, d, H);
-        atn_tr_linear_forward(a->ao, a->ctx, PP(y->wo), PP(y->bo), M, d, d);
-        if (a->keep_ao) {
-            if (drop_h)
-                fill_keep(&t->drop_rng, a->keep_ao, Md, o->dropout_hidden);
-            else
-                for (size_t i = 0; i < Md; i++)
-                    a->keep_ao[i] = 1.0f;
-            atn_tr_dropout(a->ao, a->keep_ao, Md);
-        }
-        if (post) {
-            for (size_t i = 0; i < Md; i++)
-                a->ln1_in[i] = a->x[i] + a->ao[i];
-            norm_fwd(t, a->r, a->ln1_mean, a->ln1_rstd, a->ln1_in, PP(y->ln1_g), PP(y->ln1_b), M, d,
-                                     eps);
-        } else {
-            for (size_t i = 0; i < Md; i++)
-                a->r[i] = a->x[i] + a->ao[i];
-        }
-        if (pre) {
-            memcpy(a->ln2_in, a->r, Md * sizeof(float));
-            norm_fwd(t, a->ffn_in, a->ln2_mean, a->ln2_rstd, a->r, PP(y->ln2_g), PP(y->ln2_b), M, d,
-                                     eps);
-        } else {
-            memcpy(a->ffn_in, a->r, Md * sizeof(float));
-        }
-        atn_tr_linear_forward(a->f_pre, a->ffn_in, PP(y->w1), PP(y->b1), M, d, f);
-        atn_tr_act_forward(a->f_act, a->f_pre, (size_t)M * f, t->desc.act);
-        atn_tr_linear_forward(a->h2, a->f_act, PP(y->w2), PP(y->b2), M, f, d);
-        if (a->keep_h2) {
-            if (drop_h)
-                fill_keep(&t->drop_rng, a->keep_h2, Md, o->dropout_hidden);
-            else
-                for (size_t i = 0; i < Md; i++)
-                    a->keep_h2[i] = 1.0f;
-            atn_tr_dropout(a->h2, a->keep_h2, Md);
-        }
-        for (size_t i = 0; i < Md; i++)
-            a->s[i] = a->r[i] + a->h2[i];
-        if (post) {
-            memcpy(a->ln2_in, a->s, Md * sizeof(float));
-            norm_fwd(t, t->hidden[l + 1], a->ln2_mean, a->ln2_rstd, a->s, PP(y->ln2_g), PP(y->ln2_b), M,
-                                     d, eps);
-        } else {
-            memcpy(t->hidden[l + 1], a->s, Md * sizeof(float));
-        }
-    }
+    for (int32_t l = 0; l < o->layers; l++)
+        layer_forward(t, l, train);
 
     const float *h = t->hidden[o->layers];
     if (pre)
@@ -509,12 +527,12 @@ static void forward(atn_trainer *t, bool train) {
     else
         memcpy(t->fin, h, Md * sizeof(float));
     if (o->decoder) {
-        atn_tr_linear_forward(t->logits, t->fin, PP(t->wte), NULL, M, d, V);
+        atn_tr_p_linear_forward(t, t->logits, t->fin, t->wte, -1, M, d, V);
     } else {
-        atn_tr_linear_forward(t->hd_pre, t->fin, PP(t->hd_w), PP(t->hd_b), M, d, d);
+        atn_tr_p_linear_forward(t, t->hd_pre, t->fin, t->hd_w, t->hd_b, M, d, d);
         atn_tr_act_forward(t->hd_act, t->hd_pre, Md, t->desc.act);
         norm_fwd(t, t->hd_out, t->hd_mean, t->hd_rstd, t->hd_act, PP(t->hln_g), PP(t->hln_b), M, d, eps);
-        atn_tr_linear_forward(t->logits, t->hd_out, PP(t->wte), PP(t->h_bias), M, d, V);
+        atn_tr_p_linear_forward(t, t->logits, t->hd_out, t->wte, t->h_bias, M, d, V);
     }
     int64_t correct = 0, count = 0;
     t->loss = atn_tr_crossentropy(t->dlogits, &correct, &count, t->logits, t->target, M, V);
@@ -532,16 +550,16 @@ static void backward(atn_trainer *t) {
     /* the head: dfin into d_a */
     memset(t->d_a, 0, bytes);
     if (o->decoder) {
-        atn_tr_linear_backward(t->d_a, GG(t->wte), NULL, t->dlogits, t->fin, PP(t->wte), M, d, V);
+        atn_tr_p_linear_backward(t, t->d_a, t->wte, -1, t->dlogits, t->fin, M, d, V);
     } else {
         memset(t->d_b, 0, bytes);
-        atn_tr_linear_backward(t->d_b, GG(t->wte), GG(t->h_bias), t->dlogits, t->hd_out, PP(t->wte), M, d, V);
+        atn_tr_p_linear_backward(t, t->d_b, t->wte, t->h_bias, t->dlogits, t->hd_out, M, d, V);
         memset(t->d_c, 0, bytes);
         norm_bwd(t, t->d_c, GG(t->hln_g), GG(t->hln_b), t->d_b, t->hd_act, t->hd_mean, t->hd_rstd,
                                   PP(t->hln_g), M, d);
         memset(t->d_b, 0, bytes);
         atn_tr_act_backward(t->d_b, t->d_c, t->hd_pre, Md, t->desc.act);
-        atn_tr_linear_backward(t->d_a, GG(t->hd_w), GG(t->hd_b), t->d_b, t->fin, PP(t->hd_w), M, d, d);
+        atn_tr_p_linear_backward(t, t->d_a, t->hd_w, t->hd_b, t->d_b, t->fin, M, d, d);
     }
     if (pre) {
         memset(t->d_b, 0, bytes);
@@ -567,11 +585,11 @@ static void backward(atn_trainer *t) {
             atn_tr_dropout(t->d_c, a->keep_h2, Md);
         float *dfact = t->d_f, *dfpre = t->d_f + Mf;
         memset(dfact, 0, Mf * sizeof(float));
-        atn_tr_linear_backward(dfact, GG(y->w2), GG(y->b2), t->d_c, a->f_act, PP(y->w2), M, f, d);
+        atn_tr_p_linear_backward(t, dfact, y->w2, y->b2, t->d_c, a->f_act, M, f, d);
         memset(dfpre, 0, Mf * sizeof(float));
         atn_tr_act_backward(dfpre, dfact, a->f_pre, Mf, t->desc.act);
         memset(t->d_c, 0, bytes);
-        atn_tr_linear_backward(t->d_c, GG(y->w1), GG(y->b1), dfpre, a->ffn_in, PP(y->w1), M, d, f);
+        atn_tr_p_linear_backward(t, t->d_c, y->w1, y->b1, dfpre, a->ffn_in, M, d, f);
         float *dr = ds;   /* d(r) = ds + d(ffn_in) through LN2 (pre-LN) */
         if (pre)
             norm_bwd(t, dr, GG(y->ln2_g), GG(y->ln2_b), t->d_c, a->ln2_in, a->ln2_mean, a->ln2_rstd,
@@ -590,18 +608,19 @@ static void backward(atn_trainer *t) {
         if (a->keep_ao)
             atn_tr_dropout(t->d_c, a->keep_ao, Md);
         memset(t->d_b, 0, bytes);
-        atn_tr_linear_backward(t->d_b, GG(y->wo), GG(y->bo), t->d_c, a->ctx, PP(y->wo), M, d, d);
+        atn_tr_p_linear_backward(t, t->d_b, y->wo, y->bo, t->d_c, a->ctx, M, d, d);
+        atn_tr_mm_round(t, t->d_b, Md);   /* the context's gradient, as P·V's backward reads it */
         memset(t->d_q, 0, bytes), memset(t->d_k, 0, bytes), memset(t->d_v, 0, bytes);
         atn_tr_attention_backward(t->d_q, t->d_k, t->d_v, t->d_att, t->d_b, a->q, a->k, a->v, a->probs, a->probs_d,
-                                  a->keep_attn, scale, t->B, n, d, H);
+                                  a->keep_attn, scale, t->B, n, d, H, o->precision);
         if (o->positions == ATN_POS_ROTARY) {   /* back through the rotation: its transpose */
             atn_tr_rotary(t->d_q, M, n, d, H, 10000.0f, -1);
             atn_tr_rotary(t->d_k, M, n, d, H, 10000.0f, -1);
         }
         memset(t->d_c, 0, bytes);
-        atn_tr_linear_backward(t->d_c, GG(y->wq), GG(y->bq), t->d_q, a->attn_in, PP(y->wq), M, d, d);
-        atn_tr_linear_backward(t->d_c, GG(y->wk), GG(y->bk), t->d_k, a->attn_in, PP(y->wk), M, d, d);
-        atn_tr_linear_backward(t->d_c, GG(y->wv), GG(y->bv), t->d_v, a->attn_in, PP(y->wv), M, d, d);
+        atn_tr_p_linear_backward(t, t->d_c, y->wq, y->bq, t->d_q, a->attn_in, M, d, d);
+        atn_tr_p_linear_backward(t, t->d_c, y->wk, y->bk, t->d_k, a->attn_in, M, d, d);
+        atn_tr_p_linear_backward(t, t->d_c, y->wv, y->bv, t->d_v, a->attn_in, M, d, d);
         if (pre)
             norm_bwd(t, t->d_a, GG(y->ln1_g), GG(y->ln1_b), t->d_c, a->ln1_in, a->ln1_mean, a->ln1_rstd,
                                       PP(y->ln1_g), M, d);
@@ -637,7 +656,9 @@ static void backward(atn_trainer *t) {
 
 void atn_tr_forward_backward(atn_trainer *t) {
     forward(t, true);
+    atn_tr_precision_scale_loss(t);
     backward(t);
+    atn_tr_precision_unscale(t);
 }
 
 void atn_tr_forward_eval(atn_trainer *t) {

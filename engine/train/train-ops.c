@@ -6,6 +6,7 @@
 #include "train/train-ops.h"
 #include "forward/activation.h"   /* atn_tanh_array */
 #include "forward/encoder.h"      /* atn_linear, atn_activate */
+#include "forward/precision.h"    /* atn_round_array */
 
 #include <cblas.h>
 #include <float.h>
@@ -168,8 +169,9 @@ void atn_tr_act_backward(float *din, const float *dout, const float *in, size_t 
 
 void atn_tr_attention_forward(float *ctx, float *probs, float *probs_d, const float *q, const float *k,
                               const float *v, const float *mask, const float *slopes, const float *keep,
-                              float scale, int32_t B, int32_t n, int32_t d, int32_t H) {
+                              float scale, int32_t B, int32_t n, int32_t d, int32_t H, atn_precision prec) {
     int32_t kd = d / H;
+    bool round = prec != ATN_PRECISION_FP32;
     size_t nn = (size_t)n * n;
     for (int32_t b = 0; b < B; b++)
         for (int32_t h = 0; h < H; h++) {
@@ -206,23 +208,26 @@ void atn_tr_attention_forward(float *ctx, float *probs, float *probs_d, const fl
                 for (size_t i = 0; i < nn; i++)
                     att_d[i] = att[i] * kp[i];
             }
+            if (round)   /* P·V reads the probabilities rounded (kept so for the backward) */
+                atn_round_array(att_d, keep ? att_d : att, nn, prec);
             float *c_h = ctx + (size_t)b * n * d + h * kd;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, n, 1.0f, keep ? att_d : att, n, v_h, d,
-                        0.0f, c_h, d);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, n, 1.0f, keep || round ? att_d : att, n,
+                        v_h, d, 0.0f, c_h, d);
         }
 }
 
 void atn_tr_attention_backward(float *dq, float *dk, float *dv, float *scratch, const float *dctx,
                                const float *q, const float *k, const float *v, const float *probs,
                                const float *probs_d, const float *keep, float scale, int32_t B, int32_t n,
-                               int32_t d, int32_t H) {
+                               int32_t d, int32_t H, atn_precision prec) {
     int32_t kd = d / H;
+    bool round = prec != ATN_PRECISION_FP32;
     size_t nn = (size_t)n * n;
     for (int32_t b = 0; b < B; b++)
         for (int32_t h = 0; h < H; h++) {
             size_t off = (size_t)b * n * d + h * kd;
             const float *att = probs + ((size_t)b * H + h) * nn;
-            const float *att_d = keep ? probs_d + ((size_t)b * H + h) * nn : att;
+            const float *att_d = keep || round ? probs_d + ((size_t)b * H + h) * nn : att;
             float *dp = scratch;   /* [n][n] */
             /* dv_h += P_d^T dctx_h; dP_d = dctx_h v_h^T */
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, kd, n, 1.0f, att_d, n, dctx + off, d, 1.0f,
@@ -245,10 +250,18 @@ void atn_tr_attention_backward(float *dq, float *dk, float *dv, float *scratch, 
                 for (int32_t j = 0; j < n; j++)
                     g[j] = p[j] * (g[j] - fd);
             }
-            /* dq_h += scale dS k_h; dk_h += scale dS^T q_h */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, n, scale, dp, n, k + off, d, 1.0f,
+            /* dq_h += scale dS k_h; dk_h += scale dS^T q_h (reduced precision: scale dS rounded,
+               the gradient QK^T's product receives) */
+            float alpha = scale;
+            if (round) {
+                for (size_t i = 0; i < nn; i++)
+                    dp[i] *= scale;
+                atn_round_array(dp, dp, nn, prec);
+                alpha = 1.0f;
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, n, alpha, dp, n, k + off, d, 1.0f,
                         dq + off, d);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, kd, n, scale, dp, n, q + off, d, 1.0f,
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, kd, n, alpha, dp, n, q + off, d, 1.0f,
                         dk + off, d);
         }
 }

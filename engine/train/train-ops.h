@@ -42,15 +42,18 @@ void atn_tr_act_backward(float *din, const float *dout, const float *in, size_t 
  * style: a cell with mask < -1e30 gets probability 0), then dropped (keep [B][H][n][n]: 0 or
  * 1/(1-p); NULL: none) into probs_d (may be probs when keep is NULL), ctx_h = probs_d v_h.
  * q, k, v, ctx [M][d].  slopes [H] (NULL: none): ALiBi's -slopes[h] |i - j| added after the
- * mask, as ops-ref.c adds it (a constant per cell: the backward does not change). */
+ * mask, as ops-ref.c adds it (a constant per cell: the backward does not change).  prec
+ * BF16 / FP16 (train-precision.c): probs_d (a buffer of its own then, keep or not) gets the
+ * probabilities rounded, which P·V reads; q, k and v the caller rounds. */
 void atn_tr_attention_forward(float *ctx, float *probs, float *probs_d, const float *q, const float *k,
                               const float *v, const float *mask, const float *slopes, const float *keep,
-                              float scale, int32_t B, int32_t n, int32_t d, int32_t H);
-/* dq, dk, dv [M][d] += the gradients from dctx; scratch [n][n] floats. */
+                              float scale, int32_t B, int32_t n, int32_t d, int32_t H, atn_precision prec);
+/* dq, dk, dv [M][d] += the gradients from dctx; scratch [n][n] floats.  prec BF16 / FP16:
+ * scale dS is rounded before the products with k and q; dctx the caller rounds. */
 void atn_tr_attention_backward(float *dq, float *dk, float *dv, float *scratch, const float *dctx,
                                const float *q, const float *k, const float *v, const float *probs,
                                const float *probs_d, const float *keep, float scale, int32_t B, int32_t n,
-                               int32_t d, int32_t H);
+                               int32_t d, int32_t H, atn_precision prec);
 
 /* Rotary positions on x [M][d] in place (B sequences of n rows, H heads of k = d/H): in
  * each head the pairs (i, i + k/2) of row r turn by the angle (r mod n) theta^(-2i/k), as

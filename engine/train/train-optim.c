@@ -45,7 +45,7 @@ float atn_tr_lr_at(const atn_train_options *o, int32_t step) {
 
 void atn_tr_optim_step(atn_trainer *t, float lr, float clip_scale) {
     const atn_train_options *o = &t->o;
-    int32_t step = t->steps_done + 1;
+    int32_t step = t->optim_steps + 1;   /* torch's state["step"]: FP16's skipped steps not counted */
     /* AdamW's bias corrections for this step */
     double bc1 = 1.0 - pow(o->beta1, step), bc2 = 1.0 - pow(o->beta2, step);
     float step_size = (float)(lr / bc1), bc2_sqrt = (float)sqrt(bc2);
@@ -60,7 +60,7 @@ void atn_tr_optim_step(atn_trainer *t, float lr, float clip_scale) {
                 if (o->weight_decay > 0)
                     g += o->weight_decay * p->p[k];
                 if (o->momentum > 0) {
-                    p->m[k] = t->steps_done ? o->momentum * p->m[k] + g : g;
+                    p->m[k] = t->optim_steps ? o->momentum * p->m[k] + g : g;
                     g = p->m[k];
                 }
                 p->p[k] -= lr * g;

@@ -19,6 +19,15 @@ double atn_tr_rng_uniform(atn_tr_rng *r);   /* [0, 1) */
 double atn_tr_rng_normal(atn_tr_rng *r);    /* N(0, 1), Box-Muller */
 int32_t atn_tr_rng_below(atn_tr_rng *r, int32_t n);   /* 0..n-1 */
 
+/* FP16's dynamic loss scale, torch.amp.GradScaler's (_amp_update_scale_). */
+typedef struct atn_tr_scaler {
+    float scale;               /* 65536 at first */
+    float growth, backoff;     /* 2, 0.5 */
+    int32_t interval, tracker; /* 2000; good steps in a row since the last change */
+    int32_t skipped;           /* steps skipped for inf / NaN gradients */
+    bool found_inf;            /* the last compute's gradients had an inf or NaN */
+} atn_tr_scaler;
+
 /* One parameter tensor of the arena: values p, gradient g, Adam's m and v, count floats,
  * [rows][cols] (rows 1 for a vector).  Fixed tables (sinusoidal or no positions) have no
  * gradient taken and are not updated. */
@@ -98,7 +107,13 @@ struct atn_trainer {
     float *d_a, *d_b, *d_c, *d_q, *d_k, *d_v, *d_f, *d_att;
     float loss, accuracy;
     int32_t steps_done;
+    int32_t optim_steps;       /* updates applied (FP16's skipped steps left out): AdamW's t */
     atn_tr_rng data_rng, drop_rng;
+    /* reduced precision (train-precision.c): the weights rounded (params' layout, total
+       floats; NULL for FP32), two rounding scratches of round_floats each, the loss scale */
+    float *rw, *round_a, *round_b;
+    size_t round_floats;
+    atn_tr_scaler scaler;
 };
 
 /* train-model.c */
@@ -111,6 +126,35 @@ int atn_tr_find_tensor(const atn_trainer *t, const char *name);
 atn_status atn_tr_vocab_build(atn_trainer *t, atn_error *err);
 int32_t atn_tr_task_tokens(const atn_train_options *o);   /* n for the task */
 void atn_tr_task_batch(atn_trainer *t);
+
+/* train-precision.c */
+void atn_tr_scaler_init(atn_tr_scaler *s);
+/* After a step: found_inf halves the scale (tracker 0), else the tracker counts, and at
+ * interval the scale doubles (when finite) and the tracker restarts. */
+void atn_tr_scaler_update(atn_tr_scaler *s, bool found_inf);
+/* Allocates the rounding buffers (FP32: none). */
+atn_status atn_tr_precision_build(atn_trainer *t, atn_error *err);
+void atn_tr_precision_free(atn_trainer *t);
+/* Before a forward: the weights rounded into t->rw (FP32: nothing). */
+void atn_tr_precision_begin(atn_trainer *t);
+/* What a matrix product reads: parameter i's values (rounded unless FP32), x (count floats)
+ * rounded into scratch slot 0 or 1 (x itself for FP32; valid until the slot's next use), x
+ * rounded in place. */
+const float *atn_tr_mm_w(const atn_trainer *t, int i);
+const float *atn_tr_mm_x(const atn_trainer *t, const float *x, size_t count, int slot);
+void atn_tr_mm_round(const atn_trainer *t, float *x, size_t count);
+/* A linear (train-ops.h's, parameter indexes w and b, b -1: none) whose products read
+ * their operands through atn_tr_mm_w / atn_tr_mm_x; the backward's bias gradient sums the
+ * unrounded dout, as autograd's. */
+void atn_tr_p_linear_forward(const atn_trainer *t, float *out, const float *in, int w, int b, int32_t M, int32_t i,
+                             int32_t o);
+void atn_tr_p_linear_backward(const atn_trainer *t, float *din, int w, int b, const float *dout, const float *in,
+                              int32_t M, int32_t i, int32_t o);
+/* After the forward's loss: dlogits times the loss scale (FP16). */
+void atn_tr_precision_scale_loss(atn_trainer *t);
+/* After the backward: the gradients unscaled (times the scale's reciprocal as a float, as
+ * GradScaler.unscale_) and checked: t->scaler.found_inf (FP16; FP32 and BF16: false). */
+void atn_tr_precision_unscale(atn_trainer *t);
 
 /* train-optim.c */
 float atn_tr_grad_norm(const atn_trainer *t);

@@ -123,6 +123,8 @@ atn_status atn_train_options_check(const atn_train_options *o, bool for_saving, 
     if (o->positions == ATN_POS_ROTARY && (o->d_model / o->heads) % 2)
         return atn_error_set(err, ATN_E_INVALID, "--positions rotary: the head width %d must be even",
                              (int)(o->d_model / o->heads));
+    if ((unsigned)o->precision > ATN_PRECISION_BF16)
+        return atn_error_set(err, ATN_E_INVALID, "--precision %d: fp32, bf16 or fp16", (int)o->precision);
     if (o->rms_norm && o->norm == ATN_TRAIN_NO_LN)
         return atn_error_set(err, ATN_E_INVALID, "--rms-norm with --norm none: there is no norm to change");
     if (for_saving) {
@@ -173,6 +175,7 @@ void atn_trainer_free(atn_trainer *t) {
     free(t->target);
     free(t->act_block);
     free(t->slopes);
+    atn_tr_precision_free(t);
     free(t);
 }
 
@@ -272,12 +275,14 @@ atn_status atn_trainer_compute(atn_trainer *t, atn_train_stats *out, atn_error *
         atn_tr_task_batch(t);
     t->batch_set = false;
     set_targets(t);
+    float scale = t->o.precision == ATN_PRECISION_FP16 ? t->scaler.scale : 1.0f;
     atn_tr_forward_backward(t);
     if (out) {
         memset(out, 0, sizeof *out);
         out->step = t->steps_done, out->loss = t->loss, out->accuracy = t->accuracy;
+        out->loss_scale = scale, out->overflow = t->scaler.found_inf, out->skipped_steps = t->scaler.skipped;
     }
-    if (!isfinite(t->loss))
+    if (!isfinite(t->loss) && !t->scaler.found_inf)   /* FP16's overflow: update skips the step */
         return atn_error_set(err, ATN_E_INVALID, "step %d: the loss is not finite (lower --lr?)", (int)t->steps_done);
     return ATN_OK;
 }
@@ -292,10 +297,21 @@ atn_status atn_trainer_update(atn_trainer *t, atn_train_stats *out, atn_error *e
         clip = coef < 1.0f ? coef : 1.0f;
     }
     float lr = atn_tr_lr_at(&t->o, t->steps_done);
-    atn_tr_optim_step(t, lr, clip);
+    if (t->o.precision == ATN_PRECISION_FP16) {   /* GradScaler.step, then .update */
+        bool found_inf = t->scaler.found_inf;
+        if (found_inf)
+            t->scaler.skipped++;
+        else
+            atn_tr_optim_step(t, lr, clip), t->optim_steps++;
+        atn_tr_scaler_update(&t->scaler, found_inf);
+        t->scaler.found_inf = false;   /* one skip per overflowing compute */
+    } else {
+        atn_tr_optim_step(t, lr, clip);
+        t->optim_steps++;
+    }
     t->steps_done++;
     if (out)
-        out->grad_norm = norm, out->lr = lr;
+        out->grad_norm = norm, out->lr = lr, out->skipped_steps = t->scaler.skipped;
     return ATN_OK;
 }
 

@@ -58,6 +58,21 @@ grep -q "^1  *2 " "$T/sum" && grep -q "^2  *2 " "$T/sum" || fail "sweep summary:
 [ "$(sed -n 2p "$T/one.csv" | cut -d, -f1-4)" = "$(grep '^2,2,' "$T/sweep.csv" | cut -d, -f1-4)" ] ||
     fail "sweep runs differ: $(cat "$T/one.csv") vs $(cat "$T/sweep.csv")"
 
+# --precision: a bad value exits 2 naming the option; fp16 logs the loss scale and the
+# skipped steps (none in 3 steps at 2^16)
+"$EXE" train $SMALL --steps 1 --precision fp8 >/dev/null 2>"$T/err"
+rc=$?
+[ $rc = 2 ] && grep -q -- "--precision must be fp32, fp16 or bf16, not \"fp8\"" "$T/err" || fail "--precision fp8: exit $rc, $(cat "$T/err")"
+"$EXE" train $SMALL --steps 3 --precision fp16 --log "$T/fp16.json" >/dev/null 2>"$T/err" || fail "fp16: $(cat "$T/err")"
+grep -q "^fp16: 0 of 3 steps skipped for overflowing gradients; the last step's loss scale 65536" "$T/err" ||
+    fail "fp16 line: $(cat "$T/err")"
+/usr/bin/python3 -c "
+import json, sys
+log = json.load(open(sys.argv[1]))
+assert log['precision'] == 'fp16' and log['overflow_steps'] == 0, log
+assert [r['loss_scale'] for r in log['steps']] == [65536] * 3 and not any(r['overflow'] for r in log['steps']), log
+" "$T/fp16.json" || fail "fp16.json"
+
 # Ctrl-C: the last step is saved, exit 130
 "$EXE" train $SMALL --steps 100000000 -o "$T/int" 2>"$T/err" >/dev/null &
 pid=$!
