@@ -31,7 +31,7 @@ static void usage(void) {
            "  [--optim adamw|sgd] [--lr 1e-3] [--beta1 0.9] [--beta2 0.999] [--eps 1e-8]\n"
            "  [--weight-decay 0.01] [--momentum 0] [--warmup 0] [--clip 1]\n"
            "  [--batch 32] [--steps 1000] [--length 16] [--symbols 10] [--mask-prob 0.15]\n"
-           "  [--precision fp32|bf16|fp16]\n"
+           "  [--precision fp32|bf16|fp16] [--checkpoint]\n"
            "  [-o DIR] [--log FILE.csv|FILE.json] [--log-every N] [--dump-grads FILE.npz]\n"
            "  [--sweep KNOB=V1,V2,... [--seeds N] [--log FILE.csv|FILE.json] [--plot FILE.png|.svg|.pdf]]\n\n"
            "Trains a decoder (next token, causal attention; saved as GPT-2, pre-LN) or an encoder\n"
@@ -43,7 +43,9 @@ static void usage(void) {
            "is saved as a Llama folder.\n"
            "--precision bf16|fp16 trains as torch.autocast does: every matrix product's operands (forward\n"
            "and backward) rounded to the format, FP32 sums, loss and master weights; fp16 with GradScaler's\n"
-           "dynamic loss scale (a step whose gradients overflow is skipped and counted).\n"
+           "dynamic loss scale (a step whose gradients overflow is skipped and counted).  --checkpoint\n"
+           "recomputes each layer's activations in the backward (the same gradients, less memory); the\n"
+           "activation memory is printed at the start and kept in a JSON log.\n"
            "Each batch is fresh, so the accuracy printed is on unseen sequences.  The log has each\n"
            "step's loss, accuracy, gradient norm (before clipping) and each layer's.  -o DIR writes a\n"
            "Hugging Face folder (config.json, model.safetensors, vocab.txt, training.json) that every\n"
@@ -61,7 +63,7 @@ static void usage(void) {
            "standard deviation over the seeds); --log FILE.csv|.json gets every run, --plot FILE.png|.svg|.pdf\n"
            "draws them (loss and accuracy by value, error bars of one standard deviation).  KNOB is one of\n"
            "heads, layers, d-model, d-ffn, norm, init, init-std, positions, attention, window, dropout,\n"
-           "dropout-attn, dropout-hidden, optim, lr, warmup, clip, weight-decay, batch, length, symbols.\n");
+           "dropout-attn, dropout-hidden, optim, lr, warmup, clip, weight-decay, batch, length, symbols, precision.\n");
 }
 
 /* The index of value in names (NULL-terminated), dflt when absent, -1 with the message
@@ -194,7 +196,7 @@ static const char *const precisions[] = {"fp32", "fp16", "bf16", NULL};
 /* Parses argv into tc (strings borrowed from argv).  CLI_EXIT_OK or CLI_EXIT_USAGE (the
  * message printed). */
 static int read_options(int argc, char **argv, train_cli *tc) {
-    static const char *const flags[] = {"help", "encoder", "decoder", "attention-only", "rms-norm", NULL};
+    static const char *const flags[] = {"help", "encoder", "decoder", "attention-only", "rms-norm", "checkpoint", NULL};
     cli_args a;
     memset(tc, 0, sizeof *tc);
     if (!cli_parse(&a, "attnscope train", argc, argv, flags))
@@ -240,7 +242,7 @@ static int read_options(int argc, char **argv, train_cli *tc) {
     o.heads = (int32_t)cli_get_int(&a, "heads", o.heads, 1, 64, &ok);
     o.d_ffn = (int32_t)cli_get_int(&a, "d-ffn", 0, 1, 8192, &ok);
     o.attention_only = cli_flag(&a, "attention-only");
-    o.precision = (atn_precision)prec;
+    o.precision = (atn_precision)prec, o.checkpoint = cli_flag(&a, "checkpoint");
     o.rms_norm = cli_flag(&a, "rms-norm");
     o.init_std = (float)cli_get_double(&a, "init-std", o.init_std, 1e-6, 10, &ok);
     o.window = (int32_t)cli_get_int(&a, "window", o.window, 0, 1024, &ok);
@@ -549,6 +551,11 @@ int cmd_train(int argc, char **argv) {
             o.decoder ? "a decoder" : "an encoder", (int)o.layers, (int)o.d_model, (int)o.heads, norms[o.norm],
             atn_train_task_name(o.task), (int)atn_trainer_tokens(t), (int)atn_trainer_vocab_size(t));
 
+    size_t act_layers = 0, act = atn_trainer_activation_bytes(t, &act_layers);
+    fprintf(stderr, "activation memory: %.2f MiB (%zu bytes; the layers' %zu bytes%s), precision %s\n",
+            (double)act / 1048576.0, act, act_layers, o.checkpoint ? ", checkpointed" : "",
+            atn_precision_name(o.precision));
+
     rc = CLI_EXIT_OK;
     log_rows log = {.layers = o.layers, .scaled = o.precision == ATN_PRECISION_FP16};
     atn_train_stats st = {0};
@@ -598,8 +605,9 @@ int cmd_train(int argc, char **argv) {
     double el = now_s() - t0;
     int32_t done = atn_trainer_steps_done(t);
     snprintf(log.head, sizeof log.head,
-             "\"precision\": \"%s\", \"overflow_steps\": %d, ", atn_precision_name(o.precision),
-             (int)st.skipped_steps);
+             "\"precision\": \"%s\", \"checkpoint\": %s, \"activation_bytes\": %zu, "
+             "\"activation_layer_bytes\": %zu, \"overflow_steps\": %d, ",
+             atn_precision_name(o.precision), o.checkpoint ? "true" : "false", act, act_layers, (int)st.skipped_steps);
     if (o.precision == ATN_PRECISION_FP16)
         fprintf(stderr, "fp16: %d of %d steps skipped for overflowing gradients; the last step's loss scale %g\n",
                 (int)st.skipped_steps, (int)done, (double)(log.n ? log.rows[log.n - 1].loss_scale : 65536.0f));

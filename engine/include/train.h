@@ -77,6 +77,10 @@ typedef struct atn_train_options {
        x2 after 2000 steps without overflow, x0.5 and the step skipped when a gradient is
        inf or NaN). */
     atn_precision precision;
+    /* Gradient checkpointing: keep only each layer's input in the forward and recompute the
+       layer's activations in the backward (the same arithmetic, the same dropout masks: the
+       gradients are equal bit for bit); atn_trainer_activation_bytes says what it saves. */
+    bool checkpoint;
 } atn_train_options;
 
 /* The defaults: decoder, 2 layers, d_model 64, 4 heads, pre-LN, normal 0.02, learned
@@ -178,6 +182,13 @@ const char *atn_trainer_token(const atn_trainer *t, int32_t id);
 float atn_trainer_layer_grad_norm(const atn_trainer *t, int32_t layer);
 /* Steps done (updates called, FP16's skipped steps included). */
 int32_t atn_trainer_steps_done(const atn_trainer *t);
+
+/* The bytes the trainer allocated for activations (every buffer a step's forward and
+ * backward write: the layers' kept activations, the head, the backward's scratch, the
+ * reduced-precision rounding scratch), counted as they are allocated.  *per_layer (may be
+ * NULL) gets the part kept for the layers, which gradient checkpointing cuts to each
+ * layer's input plus one layer's set. */
+size_t atn_trainer_activation_bytes(const atn_trainer *t, size_t *per_layer);
 
 /* Writes the model as a Hugging Face folder (config.json, model.safetensors, vocab.txt,
  * tokenizer_config.json, training.json with the options) into dir (created if needed;

@@ -237,10 +237,16 @@ static size_t layout_acts(atn_trainer *t, float *base) {
     bool round = t->o.precision != ATN_PRECISION_FP32;
     t->emb_sum = take(&c, M * d), t->emb_mean = take(&c, M), t->emb_rstd = take(&c, M);
     t->keep_emb = drop_h ? take(&c, M * d) : NULL;
+    float *layers_start = c;
     for (int32_t l = 0; l <= L; l++)
         t->hidden[l] = take(&c, M * d);
     for (int32_t l = 0; l < L; l++) {
         atn_tr_acts *a = &t->acts[l];
+        if (t->o.checkpoint && l > 0) {   /* one set for all layers, recomputed in the backward */
+            *a = t->acts[0];
+            a->x = t->hidden[l];
+            continue;
+        }
         a->x = t->hidden[l];
         a->attn_in = take(&c, M * d);
         a->ln1_in = take(&c, M * d), a->ln1_mean = take(&c, M), a->ln1_rstd = take(&c, M);
@@ -256,6 +262,7 @@ static size_t layout_acts(atn_trainer *t, float *base) {
         a->f_pre = take(&c, M * f), a->f_act = take(&c, M * f);
         a->h2 = take(&c, M * d), a->s = take(&c, M * d);
     }
+    t->act_layer_bytes = (size_t)(c - layers_start) * sizeof(float);
     t->fin = take(&c, M * d), t->fin_mean = take(&c, M), t->fin_rstd = take(&c, M);
     t->hd_pre = take(&c, M * d), t->hd_act = take(&c, M * d), t->hd_out = take(&c, M * d);
     t->hd_mean = take(&c, M), t->hd_rstd = take(&c, M);
@@ -360,6 +367,16 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err) {
     if (!t->act_block)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory: %zu floats of activations", acts);
     layout_acts(t, t->act_block);
+    t->act_bytes = acts * sizeof(float);
+    if (o->checkpoint) {
+        size_t probe = (size_t)L * o->heads * t->n * t->n;
+        t->ckpt_rng = calloc((size_t)L, sizeof *t->ckpt_rng);
+        t->ckpt_probs = calloc(probe, sizeof(float));
+        if (!t->ckpt_rng || !t->ckpt_probs)
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+        size_t extra = probe * sizeof(float) + (size_t)L * sizeof *t->ckpt_rng;
+        t->act_bytes += extra, t->act_layer_bytes += extra;
+    }
     atn_status st = atn_tr_precision_build(t, err);
     if (st != ATN_OK)
         return st;
@@ -401,7 +418,7 @@ static void fill_keep(atn_tr_rng *r, float *keep, size_t count, float p) {
 }
 
 /* Layer l's forward from its input a->x (train: dropout on), into its activations and
- * hidden[l + 1]. */
+ * hidden[l + 1]; checkpointing runs it again in the backward. */
 static void layer_forward(atn_trainer *t, int32_t l, bool train) {
     const atn_train_options *o = &t->o;
     int32_t M = t->M, d = o->d_model, f = t->desc.f, n = t->n, H = o->heads;
@@ -487,7 +504,7 @@ static void layer_forward(atn_trainer *t, int32_t l, bool train) {
 /* The forward of the batch's B sequences (train: dropout on). */
 static void forward(atn_trainer *t, bool train) {
     const atn_train_options *o = &t->o;
-    int32_t M = t->M, d = o->d_model, V = t->V, n = t->n;
+    int32_t M = t->M, d = o->d_model, V = t->V, n = t->n, H = o->heads;
     size_t Md = (size_t)M * d;
     float eps = t->desc.eps;
     bool pre = t->desc.norm_place == ATN_NORM_PRE;
@@ -518,8 +535,13 @@ static void forward(atn_trainer *t, bool train) {
         atn_tr_dropout(t->hidden[0], t->keep_emb, Md);
     }
 
-    for (int32_t l = 0; l < o->layers; l++)
+    for (int32_t l = 0; l < o->layers; l++) {
+        if (t->ckpt_rng)   /* the backward's recompute draws the same dropout masks */
+            t->ckpt_rng[l] = t->drop_rng;
         layer_forward(t, l, train);
+        if (t->ckpt_probs)   /* the layers share one set: sequence 0's maps kept apart */
+            memcpy(t->ckpt_probs + (size_t)l * H * n * n, t->acts[l].probs, (size_t)H * n * n * sizeof(float));
+    }
 
     const float *h = t->hidden[o->layers];
     if (pre)
@@ -569,9 +591,14 @@ static void backward(atn_trainer *t) {
     }
 
     /* the layers, last first: d_a holds d(out) on entry and d(x) on exit */
+    atn_tr_rng after_forward = t->drop_rng;
     for (int32_t l = o->layers - 1; l >= 0; l--) {
         const atn_tr_layer *y = &t->layers[l];
         atn_tr_acts *a = &t->acts[l];
+        if (t->ckpt_rng) {   /* checkpointing: the layer's activations again, as the forward made them */
+            t->drop_rng = t->ckpt_rng[l];
+            layer_forward(t, l, true);
+        }
         float *ds = t->d_a;
         if (post) {
             memset(t->d_b, 0, bytes);
@@ -629,6 +656,8 @@ static void backward(atn_trainer *t) {
                 t->d_a[i] += t->d_c[i];
     }
 
+    t->drop_rng = after_forward;
+
     /* the embeddings */
     if (t->keep_emb)
         atn_tr_dropout(t->d_a, t->keep_emb, Md);
@@ -659,6 +688,11 @@ void atn_tr_forward_backward(atn_trainer *t) {
     atn_tr_precision_scale_loss(t);
     backward(t);
     atn_tr_precision_unscale(t);
+}
+
+const float *atn_tr_layer_probs(const atn_trainer *t, int32_t l) {
+    const atn_train_options *o = &t->o;
+    return t->ckpt_probs ? t->ckpt_probs + (size_t)l * o->heads * t->n * t->n : t->acts[l].probs;
 }
 
 void atn_tr_forward_eval(atn_trainer *t) {

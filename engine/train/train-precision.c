@@ -56,6 +56,7 @@ atn_status atn_tr_precision_build(atn_trainer *t, atn_error *err) {
     if (!t->rw || !t->round_a || !t->round_b)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory: %zu floats for %s rounding", 2 * t->round_floats,
                              atn_precision_name(t->o.precision));
+    t->act_bytes += 2 * t->round_floats * sizeof(float);
     return ATN_OK;
 }
 
@@ -133,4 +134,10 @@ void atn_tr_precision_unscale(atn_trainer *t) {
         }
     }
     t->scaler.found_inf = found;
+}
+
+size_t atn_trainer_activation_bytes(const atn_trainer *t, size_t *per_layer) {
+    if (per_layer)
+        *per_layer = t ? t->act_layer_bytes : 0;
+    return t ? t->act_bytes : 0;
 }

@@ -114,6 +114,11 @@ struct atn_trainer {
     float *rw, *round_a, *round_b;
     size_t round_floats;
     atn_tr_scaler scaler;
+    /* checkpointing: the dropout stream at each layer's start [L], each layer's attention of
+       sequence 0 [L][H][n][n] (the layers share one set of activations) */
+    atn_tr_rng *ckpt_rng;
+    float *ckpt_probs;
+    size_t act_bytes, act_layer_bytes;   /* atn_trainer_activation_bytes */
 };
 
 /* train-model.c */
@@ -121,6 +126,9 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err);
 void atn_tr_forward_backward(atn_trainer *t);
 void atn_tr_forward_eval(atn_trainer *t);   /* no dropout, no backward */
 int atn_tr_find_tensor(const atn_trainer *t, const char *name);
+/* Layer l's attention [B][H][n][n] of the last forward (with checkpointing: sequence 0's
+ * only, [H][n][n]). */
+const float *atn_tr_layer_probs(const atn_trainer *t, int32_t l);
 
 /* train-tasks.c */
 atn_status atn_tr_vocab_build(atn_trainer *t, atn_error *err);
@@ -132,7 +140,7 @@ void atn_tr_scaler_init(atn_tr_scaler *s);
 /* After a step: found_inf halves the scale (tracker 0), else the tracker counts, and at
  * interval the scale doubles (when finite) and the tracker restarts. */
 void atn_tr_scaler_update(atn_tr_scaler *s, bool found_inf);
-/* Allocates the rounding buffers (FP32: none). */
+/* Allocates the rounding buffers (FP32: none); adds their bytes to t->act_bytes. */
 atn_status atn_tr_precision_build(atn_trainer *t, atn_error *err);
 void atn_tr_precision_free(atn_trainer *t);
 /* Before a forward: the weights rounded into t->rw (FP32: nothing). */

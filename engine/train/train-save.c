@@ -156,8 +156,8 @@ static void options_json(buf *b, const atn_trainer *t) {
          (double)o->weight_decay, (double)o->momentum, (int)o->warmup, (double)o->clip);
     putf(b, "  \"attention_only\": %s,\n  \"rms_norm\": %s,\n", o->attention_only ? "true" : "false",
          o->rms_norm ? "true" : "false");
-    putf(b, "  \"precision\": \"%s\",\n  \"loss_scale\": %.9g,\n  \"skipped_steps\": %d,\n",
-         atn_precision_name(o->precision),
+    putf(b, "  \"precision\": \"%s\",\n  \"checkpoint\": %s,\n  \"loss_scale\": %.9g,\n  \"skipped_steps\": %d,\n",
+         atn_precision_name(o->precision), o->checkpoint ? "true" : "false",
          (double)(o->precision == ATN_PRECISION_FP16 ? t->scaler.scale : 1.0f), (int)t->scaler.skipped);
     putf(b, "  \"batch\": %d,\n  \"steps_done\": %d\n}\n", (int)o->batch, (int)t->steps_done);
 }

@@ -175,6 +175,8 @@ void atn_trainer_free(atn_trainer *t) {
     free(t->target);
     free(t->act_block);
     free(t->slopes);
+    free(t->ckpt_rng);
+    free(t->ckpt_probs);
     atn_tr_precision_free(t);
     free(t);
 }
@@ -418,7 +420,7 @@ const float *atn_trainer_attention(const atn_trainer *t, int32_t layer, int32_t 
         return NULL;
     if (n)
         *n = t->n;
-    return t->acts[layer].probs;   /* sequence 0 comes first: [H][n][n] */
+    return atn_tr_layer_probs(t, layer);   /* sequence 0 comes first: [H][n][n] */
 }
 
 int32_t atn_trainer_induction_scores(const atn_trainer *t, float *out) {
@@ -428,7 +430,7 @@ int32_t atn_trainer_induction_scores(const atn_trainer *t, float *out) {
     const int32_t *ids = t->ids;   /* the first sequence */
     for (int32_t l = 0; l < L; l++)
         for (int32_t h = 0; h < H; h++) {
-            const float *p = t->acts[l].probs + (size_t)h * n * n;
+            const float *p = atn_tr_layer_probs(t, l) + (size_t)h * n * n;
             double sum = 0;
             int32_t nr = 0;
             for (int32_t i = 1; i < n; i++) {

@@ -73,6 +73,22 @@ assert log['precision'] == 'fp16' and log['overflow_steps'] == 0, log
 assert [r['loss_scale'] for r in log['steps']] == [65536] * 3 and not any(r['overflow'] for r in log['steps']), log
 " "$T/fp16.json" || fail "fp16.json"
 
+# --checkpoint: the same losses, fewer bytes of activations (printed and in the JSON log)
+"$EXE" train $SMALL --layers 4 --steps 2 --log "$T/full.json" >/dev/null 2>"$T/err" || fail "full: $(cat "$T/err")"
+grep -q "^activation memory: .* MiB (.* bytes; the layers' [0-9]* bytes), precision fp32" "$T/err" ||
+    fail "activation line: $(cat "$T/err")"
+"$EXE" train $SMALL --layers 4 --steps 2 --checkpoint --log "$T/ckpt.json" >/dev/null 2>"$T/err" ||
+    fail "checkpoint: $(cat "$T/err")"
+grep -q "^activation memory: .*, checkpointed), precision fp32" "$T/err" || fail "checkpoint line: $(cat "$T/err")"
+/usr/bin/python3 -c "
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert not a['checkpoint'] and b['checkpoint'], (a, b)
+assert [r['loss'] for r in a['steps']] == [r['loss'] for r in b['steps']], (a, b)
+assert a['activation_layer_bytes'] >= 2.5 * b['activation_layer_bytes'], (a, b)
+assert a['activation_bytes'] - b['activation_bytes'] == a['activation_layer_bytes'] - b['activation_layer_bytes'], (a, b)
+" "$T/full.json" "$T/ckpt.json" || fail "checkpoint logs"
+
 # Ctrl-C: the last step is saved, exit 130
 "$EXE" train $SMALL --steps 100000000 -o "$T/int" 2>"$T/err" >/dev/null &
 pid=$!
