@@ -29,6 +29,8 @@ typedef struct TrainShared {
     char *probe_text;         /* the probe's tokens, space-separated */
     gboolean induction_task;  /* the induction task: the maps say each head's score */
     gint paused, stop;        /* atomics: set by the main thread */
+    gboolean fp16;            /* the run's precision is fp16: the status counts skipped steps */
+    int32_t skipped;          /* fp16 steps skipped for overflowing gradients */
 } TrainShared;
 
 static void shared_clear(gpointer p) {
@@ -136,6 +138,9 @@ static void read_options(AtnTrainView *self, atn_train_options *o) {
     o->lr = (float)spin(self, "lr");
     o->warmup = spin_int(self, "warmup");
     o->clip = (float)spin(self, "clip");
+    static const atn_precision precisions[] = {ATN_PRECISION_FP32, ATN_PRECISION_BF16, ATN_PRECISION_FP16};
+    o->precision = precisions[MIN(pick(self, "precision"), 2u)];
+    o->checkpoint = gtk_check_button_get_active(GTK_CHECK_BUTTON(control(self, "checkpoint")));
     o->batch = spin_int(self, "batch");
     o->steps = spin_int(self, "steps");
     o->seed = (uint64_t)spin_int(self, "seed");
@@ -191,6 +196,7 @@ static gpointer train_work(gpointer data, GCancellable *cancellable, GError **er
         g_array_append_val(sh->x, x);
         g_array_append_val(sh->loss, st.loss);
         g_array_append_val(sh->acc, st.accuracy);
+        sh->skipped = st.skipped_steps;
         sh->seconds = (double)(g_get_monotonic_time() - t0) / 1e6 - paused_s;
         g_mutex_unlock(&sh->lock);
         if ((s + 1) % job->every == 0 || s + 1 == job->o.steps || s == 0) {
@@ -252,6 +258,8 @@ static void update_status(AtnTrainView *self, const char *state) {
     float loss = n ? g_array_index(self->sh->loss, float, n - 1) : NAN;
     float acc = n ? g_array_index(self->sh->acc, float, n - 1) : NAN;
     double secs = self->sh->seconds;
+    gboolean fp16 = self->sh->fp16;
+    int32_t skipped = self->sh->skipped;
     int32_t total = self->sh->steps_total;
     g_autofree char *probe = g_strdup(self->sh->probe_text);
     float best = 0;
@@ -265,6 +273,10 @@ static void update_status(AtnTrainView *self, const char *state) {
                                (double)loss, 100.0 * acc, secs > 0 ? n / secs : 0.0);
     else
         line = g_strdup_printf("%s", state);
+    if (n && fp16) {
+        g_autofree char *head = line;
+        line = g_strdup_printf(_("%s · fp16: %d steps skipped (gradient overflow)"), head, (int)skipped);
+    }
     gtk_label_set_text(self->status, line);
     if (probe) {
         g_autofree char *p = g_strdup_printf(_("Probe: %s"), probe);
@@ -317,6 +329,7 @@ static void on_start(GtkButton *b, AtnTrainView *self) {
         shared_unref(self->sh);
     self->sh = shared_new(o.steps);
     self->sh->induction_task = o.task == ATN_TASK_INDUCTION;
+    self->sh->fp16 = o.precision == ATN_PRECISION_FP16;
     TrainJob *job = g_new0(TrainJob, 1);
     job->o = o;
     job->every = MAX(1, spin_int(self, "every"));
@@ -517,6 +530,8 @@ static void apply_preset(AtnTrainView *self, train_preset p) {
     gtk_check_button_set_active(GTK_CHECK_BUTTON(control(self, "mlp")), TRUE);
     set_spin(self, "warmup", 0);
     set_spin(self, "clip", 1);
+    set_pick(self, "precision", 0);
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(control(self, "checkpoint")), FALSE);
     set_spin(self, "batch", 32);
     set_spin(self, "seed", 1);
     switch (p) {
@@ -647,6 +662,7 @@ static GtkWidget *build_knobs(AtnTrainView *self) {
     const char *attention[] = {_("full (causal in a decoder)"), _("sliding window"), NULL};
     const char *norms[] = {_("post-LN"), _("pre-LN"), _("none"), _("pre-LN, RMSNorm (Llama)"), NULL};
     const char *optims[] = {_("AdamW"), _("SGD with momentum"), NULL};
+    const char *precisions[] = {_("FP32"), _("BF16 (mixed precision)"), _("FP16 (mixed, loss scaling)"), NULL};
 
     GtkGrid *g = GTK_GRID(section(GTK_BOX(box), _("Task")));
     add_row(self, g, &row, _("_Preset"), "preset", dropdown(presets, PRESET_COPY));
@@ -676,6 +692,11 @@ static GtkWidget *build_knobs(AtnTrainView *self) {
     add_row(self, g, &row, _("Learning _rate"), "lr", spinner(0.0001, 1, 0.0001, 4, 0.001));
     add_row(self, g, &row, _("Wa_rm-up steps"), "warmup", spinner(0, 10000, 10, 0, 0));
     add_row(self, g, &row, _("_Clip gradient norm"), "clip", spinner(0, 100, 0.5, 1, 1));
+    add_row(self, g, &row, _("Precisio_n"), "precision", dropdown(precisions, 0));
+    GtkWidget *ckpt = gtk_check_button_new_with_mnemonic(_("Gradient chec_kpointing"));
+    gtk_widget_set_tooltip_text(ckpt, _("Recompute each layer's activations in the backward: the same gradients, "
+                                        "less memory, about one more forward per step"));
+    add_row(self, g, &row, "", "checkpoint", ckpt);
     add_row(self, g, &row, _("_Batch"), "batch", spinner(1, 64, 1, 0, 32));
     add_row(self, g, &row, _("S_teps"), "steps", spinner(1, 100000, 100, 0, 400));
     add_row(self, g, &row, _("S_eed"), "seed", spinner(0, 1e9, 1, 0, 1));

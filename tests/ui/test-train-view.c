@@ -237,6 +237,47 @@ static void test_train_copy_and_open(void) {
     g_assert_cmpint(system(cmd), ==, 0);
 }
 
+/* Precision and checkpointing from the page: an fp16 run with checkpointing trains and its
+ * status counts the skipped steps.  ATN_TRAIN_SHOT=FILE.png (with ATN_TRAIN_SHOT_SIZE=WxH)
+ * writes the window as drawn, to look at. */
+static void test_train_precision(void) {
+    int w = 1280, h = 720;
+    const char *size = g_getenv("ATN_TRAIN_SHOT_SIZE");
+    if (size)
+        sscanf(size, "%dx%d", &w, &h);
+    AtnWindow *win = text_size_window(w, h, 1.0);
+    show_view(win, "train");
+    AtnTrainView *v = train_view(win);
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(ctl(win, "precision")), 2);   /* FP16 */
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(ctl(win, "checkpoint")), TRUE);
+    set_spin(win, "steps", 40);
+    press(win, "start");
+    g_assert_true(wait_for(not_running, v));
+    const char *status = gtk_label_get_text(GTK_LABEL(ctl(win, "status")));
+    g_test_message("status: %s", status);
+    g_assert_nonnull(strstr(status, "40"));
+    if (!g_strcmp0(g_getenv("LANGUAGE"), "C"))
+        g_assert_nonnull(strstr(status, "fp16: 0 steps skipped"));
+    else
+        g_assert_nonnull(strstr(status, "fp16"));
+    const char *shot = g_getenv("ATN_TRAIN_SHOT");
+    if (shot) {   /* the knobs scrolled to the end, where precision and checkpointing are */
+        GtkWidget *sw = gtk_widget_get_ancestor(ctl(win, "checkpoint"), GTK_TYPE_SCROLLED_WINDOW);
+        if (sw) {
+            GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(sw));
+            gtk_adjustment_set_value(adj, gtk_adjustment_get_upper(adj));
+        }
+        settle(300);
+        int pw, ph;
+        g_autoptr(GBytes) px = render_widget(gtk_window_get_child(GTK_WINDOW(win)), &pw, &ph);
+        cairo_surface_t *cs = cairo_image_surface_create_for_data((unsigned char *)g_bytes_get_data(px, NULL),
+                                                                  CAIRO_FORMAT_ARGB32, pw, ph, pw * 4);
+        g_test_message("%s: %dx%d, %s", shot, pw, ph, cairo_status_to_string(cairo_surface_write_to_png(cs, shot)));
+        cairo_surface_destroy(cs);
+    }
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     /* where "Open in attnscope" saves (set before any thread starts) */
     g_autofree char *root = g_dir_make_tmp("atn-train-XXXXXX", NULL);
@@ -245,5 +286,6 @@ int main(int argc, char **argv) {
         return 0;
     atn_prefs_keep_in_memory(atn_prefs_get_default());
     g_test_add_func("/ui/train/copy-and-open", test_train_copy_and_open);
+    g_test_add_func("/ui/train/precision", test_train_precision);
     return g_test_run();
 }
