@@ -3,6 +3,8 @@
  *    overflow in a real FP16 step (the scale set so high that the first product's rounded
  *    gradient is inf): the step is skipped (weights and AdamW's state unchanged bit for
  *    bit), the scale halves, one skipped step is counted; the next good step updates;
+ *  - an overflow in the forward (a weight above 65504): a NaN loss is no error in fp16,
+ *    the step is skipped;
  *  - BF16 and FP16 (scale 2^16) loss and gradients of gen_grads.py's model against
  *    tests/train/precision.json (gen_precision.py: torch float32 with the same rounding,
  *    written from scratch as a torch.autograd.Function), within 3e-3 of each gradient's
@@ -94,6 +96,36 @@ static void test_scaler_skip(void) {
     CHECK(memcmp(before, t->arena, t->total * sizeof(float)) != 0);
     free(before);
     atn_trainer_free(t);
+}
+
+/* An overflow in the forward: a weight above fp16's largest (65504) rounds to inf in its
+ * product, the loss is not finite, compute says so without an error and update skips the
+ * step (GradScaler sees inf gradients alike); in fp32 the same weights are a plain error. */
+static void test_forward_overflow(void) {
+    atn_error err = {0};
+    for (int fp16 = 1; fp16 >= 0; fp16--) {
+        atn_train_options o = tiny(fp16 ? ATN_PRECISION_FP16 : ATN_PRECISION_FP32);
+        atn_trainer *t = atn_trainer_new(&o, &err);
+        CHECK(t != NULL);
+        if (!t)
+            return;
+        float *w = t->params[t->layers[0].wq].p;
+        for (int32_t k = 0; k < o.d_model * o.d_model; k++)
+            w[k] = k % 2 ? 1e5f : -1e5f;
+        float before = w[0];
+        atn_train_stats st;
+        atn_status s = atn_trainer_compute(t, &st, &err);
+        if (fp16) {
+            CHECK_MSG(s == ATN_OK && st.overflow && !isfinite(st.loss), "fp16: status %d overflow %d loss %g", (int)s,
+                      st.overflow, st.loss);
+            CHECK(atn_trainer_update(t, &st, &err) == ATN_OK);
+            CHECK(st.skipped_steps == 1 && w[0] == before && t->scaler.scale == 32768.0f);
+        } else {
+            CHECK_MSG(s == ATN_E_INVALID || (isfinite(st.loss) && !st.overflow), "fp32: status %d loss %g", (int)s,
+                      st.loss);
+        }
+        atn_trainer_free(t);
+    }
 }
 
 static double check_case(const cJSON *sizes, const cJSON *c) {
@@ -196,6 +228,7 @@ int main(int argc, char **argv) {
         return test_copy(argv[2]);
     test_scaler_rule();
     test_scaler_skip();
+    test_forward_overflow();
     const char *root = getenv("ATN_SOURCE_ROOT");
     char path[4096];
     snprintf(path, sizeof path, "%s/tests/train/precision.json", root ? root : ".");
