@@ -40,6 +40,18 @@ void atn_tr_scaler_update(atn_tr_scaler *s, bool found_inf) {
     }
 }
 
+/* dst = src rounded to p: bf16 by a plain loop of atn_round_bf16 (no overflow count, so
+ * the compiler vectorises it; the same bits as atn_round_array), fp16 by atn_round_array
+ * (F16C). */
+static void round_to(float *dst, const float *src, size_t count, atn_precision p) {
+    if (p != ATN_PRECISION_BF16) {
+        atn_round_array(dst, src, count, p);
+        return;
+    }
+    for (size_t i = 0; i < count; i++)
+        dst[i] = atn_round_bf16(src[i]);
+}
+
 atn_status atn_tr_precision_build(atn_trainer *t, atn_error *err) {
     atn_tr_scaler_init(&t->scaler);
     if (t->o.precision == ATN_PRECISION_FP32)
@@ -66,7 +78,7 @@ void atn_tr_precision_free(atn_trainer *t) {
 
 void atn_tr_precision_begin(atn_trainer *t) {
     if (t->rw)
-        atn_round_array(t->rw, t->arena, t->total, t->o.precision);
+        round_to(t->rw, t->arena, t->total, t->o.precision);
 }
 
 const float *atn_tr_mm_w(const atn_trainer *t, int i) {
@@ -78,13 +90,13 @@ const float *atn_tr_mm_x(const atn_trainer *t, const float *x, size_t count, int
     if (!t->rw)
         return x;
     float *dst = slot ? t->round_b : t->round_a;
-    atn_round_array(dst, x, count, t->o.precision);
+    round_to(dst, x, count, t->o.precision);
     return dst;
 }
 
 void atn_tr_mm_round(const atn_trainer *t, float *x, size_t count) {
     if (t->rw)
-        atn_round_array(x, x, count, t->o.precision);
+        round_to(x, x, count, t->o.precision);
 }
 
 void atn_tr_p_linear_forward(const atn_trainer *t, float *out, const float *in, int w, int b, int32_t M, int32_t i,
