@@ -3,6 +3,7 @@
  * saved as a Hugging Face folder every other command opens (-o DIR).  Ctrl-C saves the
  * last step's model and exits with 130. */
 #include "cli.h"
+#include "cmd-train.h"
 #include "cli-figure.h"
 #include "render.h"
 #include "train.h"
@@ -14,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void) {
+double train_now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
@@ -33,7 +34,9 @@ static void usage(void) {
            "  [--batch 32] [--steps 1000] [--length 16] [--symbols 10] [--mask-prob 0.15]\n"
            "  [--precision fp32|bf16|fp16] [--checkpoint]\n"
            "  [-o DIR] [--log FILE.csv|FILE.json] [--log-every N] [--dump-grads FILE.npz]\n"
-           "  [--sweep KNOB=V1,V2,... [--seeds N] [--log FILE.csv|FILE.json] [--plot FILE.png|.svg|.pdf]]\n\n"
+           "  [--sweep KNOB=V1,V2,... [--seeds N] [--log FILE.csv|FILE.json] [--plot FILE.png|.svg|.pdf]]\n"
+           "  [--test-lengths L1,L2,... [--schemes learned,sinusoidal,rotary,alibi,none] [--seeds N]\n"
+           "   [--log FILE.csv|FILE.json] [--plot FILE.png|.svg|.pdf]]\n\n"
            "Trains a decoder (next token, causal attention; saved as GPT-2, pre-LN) or an encoder\n"
            "(masked-LM; saved as BERT, post-LN) on a task: copy, reverse or sort --length symbols,\n"
            "induction (a random run repeated), brackets (balanced or not), modadd (a + b mod --symbols),\n"
@@ -63,7 +66,12 @@ static void usage(void) {
            "standard deviation over the seeds); --log FILE.csv|.json gets every run, --plot FILE.png|.svg|.pdf\n"
            "draws them (loss and accuracy by value, error bars of one standard deviation).  KNOB is one of\n"
            "heads, layers, d-model, d-ffn, norm, init, init-std, positions, attention, window, dropout,\n"
-           "dropout-attn, dropout-hidden, optim, lr, warmup, clip, weight-decay, batch, length, symbols, precision.\n");
+           "dropout-attn, dropout-hidden, optim, lr, warmup, clip, weight-decay, batch, length, symbols, precision.\n\n"
+           "--test-lengths L1,L2,... (train short, test long) trains one model per position scheme (--schemes,\n"
+           "all five by default) and seed at --length and prints each one's accuracy on 4 fresh batches\n"
+           "at --length and at each Li.  Learned positions have one row per trained token: a longer\n"
+           "length is reported as refused, not extrapolated.  --log and --plot (accuracy by length, one\n"
+           "line per scheme) as for --sweep.\n");
 }
 
 /* The index of value in names (NULL-terminated), dflt when absent, -1 with the message
@@ -181,14 +189,6 @@ static bool save_model(const atn_trainer *t, const char *dir) {
     return true;
 }
 
-/* What the command line says: the trainer's options and the command's own. */
-typedef struct train_cli {
-    atn_train_options o;
-    const char *out_dir, *log_path, *dump, *sweep, *plot;
-    int32_t log_every, seeds;
-    bool help;
-} train_cli;
-
 static const char *const norms[] = {"post", "pre", "none", NULL};
 /* in atn_precision's order */
 static const char *const precisions[] = {"fp32", "fp16", "bf16", NULL};
@@ -268,21 +268,49 @@ static int read_options(int argc, char **argv, train_cli *tc) {
     tc->out_dir = cli_get(&a, "output");   /* -o */
     tc->log_path = cli_get(&a, "log"), tc->dump = cli_get(&a, "dump-grads"), tc->sweep = cli_get(&a, "sweep");
     tc->plot = cli_get(&a, "plot");
+    tc->test_lengths = cli_get(&a, "test-lengths"), tc->schemes = cli_get(&a, "schemes");
+    tc->grad_depths = cli_get(&a, "grad-depths"), tc->placements = cli_get(&a, "placements");
+    tc->positions_given = cli_get(&a, "positions") != NULL, tc->norm_given = cli_get(&a, "norm") != NULL;
+    tc->layers_given = cli_get(&a, "layers") != NULL;
     const char *out_dir = tc->out_dir, *dump = tc->dump;
     if (!ok || !cli_check_unused(&a))
         return CLI_EXIT_USAGE;
     atn_output_format plot_fmt;
-    if (tc->plot && !tc->sweep) {
-        cli_error("%s: --plot FILE draws a sweep's results: it goes with --sweep KNOB=V1,V2,...", prog);
+    int experiments = (tc->sweep != NULL) + (tc->test_lengths != NULL) + (tc->grad_depths != NULL);
+    if (experiments > 1) {
+        cli_error("%s: --sweep, --test-lengths and --grad-depths are experiments of their own: one at a time", prog);
+        return CLI_EXIT_USAGE;
+    }
+    if (tc->schemes && !tc->test_lengths) {
+        cli_error("%s: --schemes goes with --test-lengths L1,L2,...", prog);
+        return CLI_EXIT_USAGE;
+    }
+    if (tc->placements && !tc->grad_depths) {
+        cli_error("%s: --placements goes with --grad-depths D1,D2,...", prog);
+        return CLI_EXIT_USAGE;
+    }
+    if (tc->test_lengths && tc->positions_given) {
+        cli_error("%s: --test-lengths trains one model per position scheme: --schemes P1,P2,... "
+                  "in place of --positions", prog);
+        return CLI_EXIT_USAGE;
+    }
+    if (tc->grad_depths && (tc->norm_given || tc->layers_given)) {
+        cli_error("%s: --grad-depths trains one model per placement and depth: --placements post,pre "
+                  "in place of --norm, the depths in place of --layers", prog);
+        return CLI_EXIT_USAGE;
+    }
+    if (tc->plot && !experiments) {
+        cli_error("%s: --plot FILE draws an experiment's results: it goes with --sweep, --test-lengths or "
+                  "--grad-depths", prog);
         return CLI_EXIT_USAGE;
     }
     if (tc->plot && !atn_output_format_from_path(tc->plot, &plot_fmt)) {
         cli_error("%s: --plot %s: the file name must end in .png, .svg or .pdf", prog, tc->plot);
         return CLI_EXIT_USAGE;
     }
-    if (tc->sweep && (out_dir || dump)) {
-        cli_error("%s: --sweep trains many models and saves none: no -o or --dump-grads (--log FILE takes "
-                  "the results)", prog);
+    if (experiments && (out_dir || dump)) {
+        cli_error("%s: %s trains many models and saves none: no -o or --dump-grads (--log FILE takes "
+                  "the results)", prog, tc->sweep ? "--sweep" : tc->test_lengths ? "--test-lengths" : "--grad-depths");
         return CLI_EXIT_USAGE;
     }
     if (dump && !out_dir) {
@@ -326,7 +354,7 @@ static int sweep_one(const atn_train_options *o, sweep_row *row) {
         cli_error("attnscope train: %s", err.message);
         return err.status == ATN_E_NOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
     }
-    double t0 = now_s();
+    double t0 = train_now_s();
     atn_train_stats st;
     int rc = CLI_EXIT_OK;
     for (int32_t s = 0; s < o->steps && rc == CLI_EXIT_OK; s++) {
@@ -343,7 +371,7 @@ static int sweep_one(const atn_train_options *o, sweep_row *row) {
     }
     if (rc == CLI_EXIT_FAIL)
         cli_error("attnscope train: %s", err.message);
-    row->seconds = now_s() - t0;
+    row->seconds = train_now_s() - t0;
     atn_trainer_free(t);
     return rc;
 }
@@ -530,6 +558,9 @@ int cmd_train(int argc, char **argv) {
     }
     if (tc.sweep)
         return train_sweep(argc, argv, &tc);
+    if (tc.test_lengths)
+        return train_test_long(&tc);
+
     atn_train_options o = tc.o;
     const char *out_dir = tc.out_dir, *log_path = tc.log_path, *dump = tc.dump;
     int32_t log_every = tc.log_every;
@@ -559,7 +590,7 @@ int cmd_train(int argc, char **argv) {
     rc = CLI_EXIT_OK;
     log_rows log = {.layers = o.layers, .scaled = o.precision == ATN_PRECISION_FP16};
     atn_train_stats st = {0};
-    double t0 = now_s(), last_print = 0;
+    double t0 = train_now_s(), last_print = 0;
     for (int32_t s = 0; s < o.steps; s++) {
         if (cli_interrupted()) {
             rc = CLI_EXIT_INTERRUPTED;
@@ -584,7 +615,7 @@ int cmd_train(int argc, char **argv) {
             }
         }
         atn_trainer_update(t, &st, &err);
-        double el = now_s() - t0;
+        double el = train_now_s() - t0;
         if (!log_add(&log, &st, el, t)) {
             cli_error("%s: out of memory for the log", prog);
             rc = CLI_EXIT_FAIL;
@@ -602,7 +633,7 @@ int cmd_train(int argc, char **argv) {
     }
     if (tty)
         fputc('\n', stderr);
-    double el = now_s() - t0;
+    double el = train_now_s() - t0;
     int32_t done = atn_trainer_steps_done(t);
     snprintf(log.head, sizeof log.head,
              "\"precision\": \"%s\", \"checkpoint\": %s, \"activation_bytes\": %zu, "

@@ -554,6 +554,34 @@ void atn_train_curve_spec_init(atn_train_curve_spec *spec);
  * arrays, read during the call only. */
 void atn_render_train_curve(cairo_t *cr, const atn_train_curve_spec *spec, double width, double height);
 
+/* ---- lines of several series (line-chart.c) ---- */
+
+typedef struct atn_line_series {
+    const char *name;        /* the legend's text (borrowed) */
+    const float *x, *y;      /* [n]; a y that is NaN (or <= 0 on a log axis): a gap, no dot */
+    int32_t n;
+    bool dashed;
+} atn_line_series;
+
+typedef struct atn_line_chart_spec {
+    const atn_line_series *series;   /* [n_series], coloured as atn_render_head_color(k) */
+    int32_t n_series;
+    bool y_log;                      /* powers of ten */
+    bool y_percent;                  /* ticks read "50 %" (y a share 0..1) */
+    bool y_fixed;                    /* the y axis is y_min..y_max, not the data's range */
+    float y_min, y_max;
+    bool x_integer;                  /* ticks on whole numbers only (layers) */
+    const char *x_label, *y_label, *title;   /* NULL: none */
+    const char *empty_text;          /* said while n_series is 0; NULL: nothing */
+    const atn_render_style *style;
+} atn_line_chart_spec;
+
+void atn_line_chart_spec_init(atn_line_chart_spec *spec);
+/* Each series a line with a dot per point over one shared x axis, a legend above; borrowed
+ * arrays, read during the call only.  Draws nothing but the background in a box too small
+ * for a plot. */
+void atn_render_line_chart(cairo_t *cr, const atn_line_chart_spec *spec, double width, double height);
+
 /* ---- token labels (token-label.c) ---- */
 
 /* What every view and figure shows for a token whose vocabulary entry is text and whose

@@ -1,0 +1,308 @@
+/* attnscope train's experiments over several trained models (cmd-train.h):
+ *   --test-lengths L1,L2,...   train short, test long: one model per position scheme, trained
+ *                              at --length and evaluated at each length (train-exp.h). */
+#include "cli.h"
+#include "cli-figure.h"
+#include "cmd-train.h"
+#include "render.h"
+#include "train-exp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PROG "attnscope train"
+
+/* Parses "V1,V2,..." of whole numbers lo..hi into out (at most max): their count, or -1
+ * with the message naming opt. */
+static int parse_ints(const char *opt, const char *text, int32_t lo, int32_t hi, int32_t *out, int max) {
+    int n = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',') || v < lo || v > hi || n == max) {
+            cli_error("%s: --%s \"%s\": whole numbers %d..%d separated by commas (at most %d)", PROG, opt, text,
+                      (int)lo, (int)hi, max);
+            return -1;
+        }
+        out[n++] = (int32_t)v;
+        p = *end ? end + 1 : end;
+    }
+    if (!n)
+        cli_error("%s: --%s: no value", PROG, opt);
+    return n ? n : -1;
+}
+
+/* Trains o for its steps with a progress line on stderr (label before it); CLI_EXIT_OK,
+ * CLI_EXIT_INTERRUPTED (Ctrl-C) or CLI_EXIT_FAIL (the message printed).  *t is the trainer
+ * (the caller frees it, also on failure). */
+static int train_model(const atn_train_options *o, const char *label, atn_trainer **t, double *seconds) {
+    atn_error err = {0};
+    *t = atn_trainer_new(o, &err);
+    if (!*t) {
+        cli_error("%s: %s: %s", PROG, label, err.message);
+        return err.status == ATN_E_NOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+    }
+    bool tty = isatty(2);
+    double t0 = train_now_s(), last = -1;
+    atn_train_stats st;
+    for (int32_t s = 0; s < o->steps; s++) {
+        if (cli_interrupted())
+            return CLI_EXIT_INTERRUPTED;
+        if (atn_trainer_compute(*t, &st, &err) != ATN_OK || atn_trainer_update(*t, &st, &err) != ATN_OK) {
+            cli_error("%s: %s: %s", PROG, label, err.message);
+            return CLI_EXIT_FAIL;
+        }
+        double el = train_now_s() - t0;
+        if (tty && el - last > 0.2) {
+            fprintf(stderr, "\r%s: step %d/%d  loss %.4f   ", label, (int)s + 1, (int)o->steps, (double)st.loss);
+            last = el;
+        }
+    }
+    if (tty && last >= 0)
+        fputc('\r', stderr);
+    *seconds = train_now_s() - t0;
+    return CLI_EXIT_OK;
+}
+
+static const char *const pos_names[] = {"learned", "sinusoidal", "none", "alibi", "rotary", NULL};
+
+/* ---- --test-lengths ----------------------------------------------------------------------- */
+
+#define TL_EVAL_BATCHES 4
+#define TL_EVAL_SEED 1000003u   /* added to the run's seed: batches the training never drew */
+
+typedef struct tl_cell {
+    float loss, accuracy;
+    int32_t tokens;
+    bool refused;
+    char why[200];
+} tl_cell;
+
+static bool tl_write(const char *path, const train_cli *tc, const int *schemes, int n_schemes,
+                     const int32_t *lengths, int n_len, const tl_cell *cells, int done) {
+    size_t len = strlen(path);
+    bool json = len > 5 && !strcmp(path + len - 5, ".json");
+    cli_atomic_file af;
+    if (!cli_atomic_open(&af, path))
+        return false;
+    FILE *f = af.f;
+    if (json)
+        fprintf(f, "{\"task\": \"%s\", \"train_length\": %d, \"steps\": %d, \"eval_batches\": %d, \"runs\": [\n",
+                atn_train_task_name(tc->o.task), (int)tc->o.length, (int)tc->o.steps, TL_EVAL_BATCHES);
+    else
+        fputs("positions,seed,length,tokens,loss,accuracy,refused\n", f);
+    int rows = 0;
+    for (int r = 0; r < done; r++) {
+        int k = r / tc->seeds;
+        unsigned long long seed = (unsigned long long)(tc->o.seed + (uint64_t)(r % tc->seeds));
+        for (int i = 0; i < n_len; i++) {
+            const tl_cell *c = &cells[(size_t)r * n_len + i];
+            if (json) {
+                fprintf(f, "%s  {\"positions\": \"%s\", \"seed\": %llu, \"length\": %d, ", rows++ ? ",\n" : "",
+                        pos_names[schemes[k]], seed, (int)lengths[i]);
+                if (c->refused) {
+                    fputs("\"refused\": ", f);
+                    cli_json_string(f, c->why);
+                    fputc('}', f);
+                } else {
+                    fprintf(f, "\"tokens\": %d, \"loss\": ", (int)c->tokens);
+                    cli_json_number(f, c->loss);
+                    fprintf(f, ", \"accuracy\": %.6g}", (double)c->accuracy);
+                }
+            } else if (c->refused) {
+                fprintf(f, "%s,%llu,%d,,,,\"%s\"\n", pos_names[schemes[k]], seed, (int)lengths[i], c->why);
+            } else {
+                fprintf(f, "%s,%llu,%d,%d,%.7g,%.6g,\n", pos_names[schemes[k]], seed, (int)lengths[i],
+                        (int)c->tokens, (double)c->loss, (double)c->accuracy);
+            }
+        }
+    }
+    if (json)
+        fputs("\n]}\n", f);
+    (void)n_schemes;
+    return cli_atomic_close(&af, true);
+}
+
+static void draw_lines(cairo_t *cr, double w, double h, void *user) { atn_render_line_chart(cr, user, w, h); }
+
+/* mean[k][i]: scheme k's accuracy at length i over its seeds, NaN where refused. */
+static int tl_plot(const char *path, const train_cli *tc, const int *schemes, int n_schemes, const int32_t *lengths,
+                   int n_len, const float *mean) {
+    atn_output_format fmt;
+    atn_output_format_from_path(path, &fmt);
+    float x[64];
+    for (int i = 0; i < n_len; i++)
+        x[i] = (float)lengths[i];
+    atn_line_series series[8];
+    char names[8][64];
+    for (int k = 0; k < n_schemes; k++) {
+        /* a scheme refused at some length says so in the legend (its line stops there) */
+        int refused = 0;
+        for (int i = 0; i < n_len; i++)
+            refused += isnan(mean[(size_t)k * n_len + i]);
+        if (refused)
+            snprintf(names[k], sizeof names[k], "%s (no table past %d)", pos_names[schemes[k]], (int)tc->o.length);
+        else
+            snprintf(names[k], sizeof names[k], "%s", pos_names[schemes[k]]);
+        series[k] = (atn_line_series){.name = names[k], .x = x, .y = mean + (size_t)k * n_len, .n = n_len};
+    }
+    char title[200];
+    snprintf(title, sizeof title, "%s: trained at length %d, accuracy by test length (%d seed%s, mean)",
+             atn_train_task_name(tc->o.task), (int)tc->o.length, (int)tc->seeds, tc->seeds == 1 ? "" : "s");
+    atn_render_style st;
+    atn_render_style_init(&st, false);
+    atn_line_chart_spec spec;
+    atn_line_chart_spec_init(&spec);
+    spec.series = series, spec.n_series = n_schemes, spec.y_percent = true, spec.y_fixed = true;
+    spec.y_min = 0, spec.y_max = 1, spec.x_integer = true;
+    spec.x_label = "test length (--length)", spec.y_label = "accuracy", spec.title = title, spec.style = &st;
+    return cli_write_figure(path, fmt, 640, 420, 2.0, draw_lines, &spec, NULL);
+}
+
+int train_test_long(const train_cli *tc) {
+    if (tc->o.task == ATN_TASK_MODADD) {
+        cli_error("%s: --test-lengths: the modadd task has no length (a + b = c): pick another --task", PROG);
+        return CLI_EXIT_USAGE;
+    }
+    int32_t lengths[64];
+    int n_len = parse_ints("test-lengths", tc->test_lengths, 2, 255, lengths + 1, 63);
+    if (n_len < 0)
+        return CLI_EXIT_USAGE;
+    /* the training length first, then the others ascending, each once */
+    lengths[0] = tc->o.length;
+    n_len++;
+    for (int i = 1; i < n_len; i++)
+        for (int j = i + 1; j < n_len; j++)
+            if (lengths[j] < lengths[i]) {
+                int32_t v = lengths[i];
+                lengths[i] = lengths[j], lengths[j] = v;
+            }
+    int m = 1;
+    for (int i = 1; i < n_len; i++)
+        if (lengths[i] != lengths[0] && lengths[i] != lengths[m - 1])
+            lengths[m++] = lengths[i];
+    n_len = m;
+    int schemes[8], n_schemes = 0;
+    if (!tc->schemes) {
+        static const int all[] = {ATN_POS_LEARNED, ATN_POS_SINUSOIDAL, ATN_POS_ROTARY, ATN_POS_ALIBI, ATN_POS_NONE};
+        memcpy(schemes, all, sizeof all), n_schemes = 5;
+    } else {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", tc->schemes);
+        char *save = NULL;
+        for (char *v = strtok_r(buf, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
+            int k = -1;
+            for (int i = 0; pos_names[i]; i++)
+                if (!strcmp(v, pos_names[i]))
+                    k = i;
+            if (k < 0 || n_schemes == 8) {
+                cli_error("%s: --schemes \"%s\": position schemes among learned, sinusoidal, rotary, alibi, none, "
+                          "separated by commas", PROG, tc->schemes);
+                return CLI_EXIT_USAGE;
+            }
+            schemes[n_schemes++] = k;
+        }
+        if (!n_schemes) {
+            cli_error("%s: --schemes: no scheme", PROG);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    for (int k = 0; k < n_schemes; k++) {   /* each scheme's options checked before any training */
+        atn_train_options o = tc->o;
+        o.positions = (atn_train_pos)schemes[k];
+        atn_error err = {0};
+        if (atn_train_options_check(&o, false, &err) != ATN_OK) {
+            cli_error("%s: --schemes %s: %s", PROG, pos_names[schemes[k]], err.message);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    int runs = n_schemes * tc->seeds;
+    tl_cell *cells = calloc((size_t)runs * n_len, sizeof *cells);
+    float *mean = calloc((size_t)n_schemes * n_len, sizeof *mean);
+    if (!cells || !mean) {
+        free(cells), free(mean);
+        cli_error("%s: out of memory", PROG);
+        return CLI_EXIT_FAIL;
+    }
+    int rc = CLI_EXIT_OK, done = 0;
+    for (int r = 0; r < runs && rc == CLI_EXIT_OK; r++) {
+        atn_train_options o = tc->o;
+        o.positions = (atn_train_pos)schemes[r / tc->seeds];
+        o.seed = tc->o.seed + (uint64_t)(r % tc->seeds);
+        char label[64];
+        snprintf(label, sizeof label, "positions=%s seed %llu", pos_names[o.positions], (unsigned long long)o.seed);
+        atn_trainer *t = NULL;
+        double secs = 0;
+        rc = train_model(&o, label, &t, &secs);
+        if (rc == CLI_EXIT_OK) {
+            fprintf(stderr, "%s: %d steps (%.1f s); accuracy", label, (int)o.steps, secs);
+            for (int i = 0; i < n_len && rc == CLI_EXIT_OK; i++) {
+                if (cli_interrupted()) {
+                    rc = CLI_EXIT_INTERRUPTED;
+                    break;
+                }
+                tl_cell *c = &cells[(size_t)r * n_len + i];
+                atn_train_eval ev;
+                atn_error err = {0};
+                atn_status s = atn_trainer_eval_length(t, lengths[i], TL_EVAL_BATCHES, o.seed + TL_EVAL_SEED, &ev, &err);
+                if (s == ATN_E_UNSUPPORTED) {
+                    c->refused = true;
+                    snprintf(c->why, sizeof c->why, "%.190s", err.message);
+                    fprintf(stderr, "  %d: refused", (int)lengths[i]);
+                } else if (s != ATN_OK) {
+                    fputc('\n', stderr);
+                    cli_error("%s: %s, length %d: %s", PROG, label, (int)lengths[i], err.message);
+                    rc = s == ATN_E_NOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+                } else {
+                    c->loss = ev.loss, c->accuracy = ev.accuracy, c->tokens = ev.tokens;
+                    fprintf(stderr, "  %d: %.1f%%", (int)lengths[i], 100.0 * ev.accuracy);
+                }
+            }
+            fputc('\n', stderr);
+            if (rc == CLI_EXIT_OK)
+                done++;
+        }
+        atn_trainer_free(t);
+    }
+    if (done) {
+        /* the table: each scheme's mean accuracy over its seeds per length ("refused" where
+           learned positions have no row) */
+        printf("trained at --length %d (%d steps, %s task); accuracy %% on %d fresh batches per length\n",
+               (int)tc->o.length, (int)tc->o.steps, atn_train_task_name(tc->o.task), TL_EVAL_BATCHES);
+        printf("%-11s", "positions");
+        for (int i = 0; i < n_len; i++)
+            printf(" %8d", (int)lengths[i]);
+        putchar('\n');
+        for (int k = 0; k < n_schemes && k * tc->seeds < done; k++) {
+            printf("%-11s", pos_names[schemes[k]]);
+            for (int i = 0; i < n_len; i++) {
+                double sum = 0;
+                int cnt = 0;
+                bool refused = false;
+                for (int s = 0; s < tc->seeds && k * tc->seeds + s < done; s++) {
+                    const tl_cell *c = &cells[(size_t)(k * tc->seeds + s) * n_len + i];
+                    refused |= c->refused;
+                    sum += c->accuracy, cnt++;
+                }
+                mean[(size_t)k * n_len + i] = refused || !cnt ? NAN : (float)(sum / cnt);
+                if (refused || !cnt)
+                    printf(" %8s", "refused");
+                else
+                    printf(" %8.2f", 100 * sum / cnt);
+            }
+            putchar('\n');
+        }
+        int n_shown = (done + tc->seeds - 1) / tc->seeds;
+        if (tc->log_path && !tl_write(tc->log_path, tc, schemes, n_schemes, lengths, n_len, cells, done) &&
+            rc == CLI_EXIT_OK)
+            rc = CLI_EXIT_FAIL;
+        if (tc->plot && rc == CLI_EXIT_OK)
+            rc = tl_plot(tc->plot, tc, schemes, n_shown, lengths, n_len, mean);
+    }
+    free(cells), free(mean);
+    return rc;
+}
