@@ -1,6 +1,8 @@
 /* attnscope train's experiments over several trained models (cmd-train.h):
  *   --test-lengths L1,L2,...   train short, test long: one model per position scheme, trained
- *                              at --length and evaluated at each length (train-exp.h). */
+ *                              at --length and evaluated at each length (train-exp.h);
+ *   --grad-depths D1,D2,...    Post-LN vs Pre-LN: one model per LayerNorm placement and depth,
+ *                              each layer's gradient norm over the first --steps steps. */
 #include "cli.h"
 #include "cli-figure.h"
 #include "cmd-train.h"
@@ -304,5 +306,246 @@ int train_test_long(const train_cli *tc) {
             rc = tl_plot(tc->plot, tc, schemes, n_shown, lengths, n_len, mean);
     }
     free(cells), free(mean);
+    return rc;
+}
+
+/* ---- --grad-depths ------------------------------------------------------------------------ */
+
+static const char *const norm_names[] = {"post", "pre", "none", NULL};
+
+typedef struct gd_run {
+    int norm;
+    int32_t depth, steps;   /* steps recorded */
+    float *norms;           /* [steps][depth]: each layer's gradient norm, before clipping */
+    float *mean;            /* [depth] over the steps */
+} gd_run;
+
+static bool gd_write(const char *path, const train_cli *tc, const gd_run *runs, int n) {
+    size_t len = strlen(path);
+    bool json = len > 5 && !strcmp(path + len - 5, ".json");
+    cli_atomic_file af;
+    if (!cli_atomic_open(&af, path))
+        return false;
+    FILE *f = af.f;
+    if (json)
+        fprintf(f, "{\"task\": \"%s\", \"steps\": %d, \"seed\": %llu, \"runs\": [\n", atn_train_task_name(tc->o.task),
+                (int)tc->o.steps, (unsigned long long)tc->o.seed);
+    else
+        fputs("norm,depth,step,layer,grad_norm\n", f);
+    for (int r = 0; r < n; r++) {
+        const gd_run *g = &runs[r];
+        if (json) {
+            fprintf(f, "  {\"norm\": \"%s\", \"depth\": %d, \"mean\": [", norm_names[g->norm], (int)g->depth);
+            for (int32_t k = 0; k < g->depth; k++) {
+                fputs(k ? ", " : "", f);
+                cli_json_number(f, g->mean[k]);
+            }
+            fputs("], \"per_step\": [", f);
+            for (int32_t s = 0; s < g->steps; s++) {
+                fputs(s ? ", [" : "[", f);
+                for (int32_t k = 0; k < g->depth; k++) {
+                    fputs(k ? ", " : "", f);
+                    cli_json_number(f, g->norms[(size_t)s * g->depth + k]);
+                }
+                fputc(']', f);
+            }
+            fprintf(f, "]}%s\n", r + 1 < n ? "," : "");
+        } else {
+            for (int32_t s = 0; s < g->steps; s++)
+                for (int32_t k = 0; k < g->depth; k++)
+                    fprintf(f, "%s,%d,%d,%d,%.7g\n", norm_names[g->norm], (int)g->depth, (int)s + 1, (int)k,
+                            (double)g->norms[(size_t)s * g->depth + k]);
+        }
+    }
+    if (json)
+        fputs("]}\n", f);
+    return cli_atomic_close(&af, true);
+}
+
+/* The colour of run r: one per depth (its depth's place among the depths in order of first
+ * appearance), the placement drawn dashed (post) or solid. */
+static int32_t depth_color(const gd_run *runs, int r) {
+    int first = 0;
+    while (runs[first].depth != runs[r].depth)
+        first++;
+    int32_t idx = 0;
+    for (int i = 0; i < first; i++) {
+        bool seen = false;
+        for (int j = 0; j < i; j++)
+            seen |= runs[j].depth == runs[i].depth;
+        idx += !seen;
+    }
+    return idx;
+}
+
+static int gd_plot(const char *path, const train_cli *tc, const gd_run *runs, int n) {
+    atn_output_format fmt;
+    atn_output_format_from_path(path, &fmt);
+    atn_line_series *series = calloc((size_t)n, sizeof *series);
+    char (*names)[48] = calloc((size_t)n, sizeof *names);
+    float *x = calloc(12, sizeof *x);
+    if (!series || !names || !x) {
+        free(series), free(names), free(x);
+        cli_error("%s: out of memory", PROG);
+        return CLI_EXIT_FAIL;
+    }
+    for (int k = 0; k < 12; k++)
+        x[k] = (float)k;
+    for (int r = 0; r < n; r++) {
+        snprintf(names[r], sizeof names[r], "%s-LN, %d layer%s", norm_names[runs[r].norm], (int)runs[r].depth,
+                 runs[r].depth == 1 ? "" : "s");
+        series[r] = (atn_line_series){.name = names[r], .x = x, .y = runs[r].mean, .n = runs[r].depth,
+                                      .dashed = runs[r].norm == ATN_TRAIN_POST_LN, .own_color = true,
+                                      .color = depth_color(runs, r)};
+    }
+    char title[200];
+    snprintf(title, sizeof title, "Gradient norm per layer, mean over the first %d step%s (%s task, seed %llu)",
+             (int)tc->o.steps, tc->o.steps == 1 ? "" : "s", atn_train_task_name(tc->o.task),
+             (unsigned long long)tc->o.seed);
+    atn_render_style st;
+    atn_render_style_init(&st, false);
+    atn_line_chart_spec spec;
+    atn_line_chart_spec_init(&spec);
+    spec.series = series, spec.n_series = n, spec.y_log = true, spec.x_integer = true;
+    spec.x_label = "layer (0: next to the embeddings)", spec.y_label = "gradient norm (before clipping)";
+    spec.title = title, spec.style = &st;
+    int rc = cli_write_figure(path, fmt, 640, 420, 2.0, draw_lines, &spec, NULL);
+    free(series), free(names), free(x);
+    return rc;
+}
+
+int train_grad_depths(const train_cli *tc) {
+    int32_t depths[12];
+    int n_depths = parse_ints("grad-depths", tc->grad_depths, 1, 12, depths, 12);
+    if (n_depths < 0)
+        return CLI_EXIT_USAGE;
+    int placements[3], n_pl = 0;
+    if (!tc->placements) {
+        placements[0] = ATN_TRAIN_POST_LN, placements[1] = ATN_TRAIN_PRE_LN, n_pl = 2;
+    } else {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", tc->placements);
+        char *save = NULL;
+        for (char *v = strtok_r(buf, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
+            int k = -1;
+            for (int i = 0; norm_names[i]; i++)
+                if (!strcmp(v, norm_names[i]))
+                    k = i;
+            if (k < 0 || n_pl == 3) {
+                cli_error("%s: --placements \"%s\": LayerNorm placements among post, pre and none, separated by "
+                          "commas", PROG, tc->placements);
+                return CLI_EXIT_USAGE;
+            }
+            placements[n_pl++] = k;
+        }
+        if (!n_pl) {
+            cli_error("%s: --placements: no placement", PROG);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (tc->o.steps < 1) {
+        cli_error("%s: --grad-depths records the first --steps steps: --steps must be 1 or more", PROG);
+        return CLI_EXIT_USAGE;
+    }
+    int n_runs = n_pl * n_depths;
+    for (int r = 0; r < n_runs; r++) {   /* every model's options checked before any training */
+        atn_train_options o = tc->o;
+        o.norm = (atn_train_norm)placements[r / n_depths], o.layers = depths[r % n_depths];
+        atn_error err = {0};
+        if (atn_train_options_check(&o, false, &err) != ATN_OK) {
+            cli_error("%s: --placements %s, depth %d: %s", PROG, norm_names[o.norm], (int)o.layers, err.message);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    gd_run *runs = calloc((size_t)n_runs, sizeof *runs);
+    if (!runs) {
+        cli_error("%s: out of memory", PROG);
+        return CLI_EXIT_FAIL;
+    }
+    int rc = CLI_EXIT_OK, done = 0;
+    bool tty = isatty(2);
+    for (int r = 0; r < n_runs && rc == CLI_EXIT_OK; r++) {
+        atn_train_options o = tc->o;
+        o.norm = (atn_train_norm)placements[r / n_depths], o.layers = depths[r % n_depths];
+        gd_run *g = &runs[r];
+        g->norm = o.norm, g->depth = o.layers;
+        g->norms = calloc((size_t)o.steps * o.layers, sizeof *g->norms);
+        g->mean = calloc((size_t)o.layers, sizeof *g->mean);
+        char label[64];
+        snprintf(label, sizeof label, "%s-LN, %d layers", norm_names[o.norm], (int)o.layers);
+        atn_error err = {0};
+        atn_trainer *t = g->norms && g->mean ? atn_trainer_new(&o, &err) : NULL;
+        if (!t) {
+            cli_error("%s: %s: %s", PROG, label, g->norms && g->mean ? err.message : "out of memory");
+            rc = CLI_EXIT_FAIL;
+            break;
+        }
+        double t0 = train_now_s(), last = -1;
+        atn_train_stats st;
+        for (int32_t s = 0; s < o.steps && rc == CLI_EXIT_OK; s++) {
+            if (cli_interrupted()) {
+                rc = CLI_EXIT_INTERRUPTED;
+                break;
+            }
+            if (atn_trainer_compute(t, &st, &err) != ATN_OK) {   /* a diverged run stops here */
+                cli_error("%s: %s: %s", PROG, label, err.message);
+                rc = CLI_EXIT_FAIL;
+                break;
+            }
+            for (int32_t k = 0; k < o.layers; k++)
+                g->norms[(size_t)s * o.layers + k] = atn_trainer_layer_grad_norm(t, k);
+            atn_trainer_update(t, &st, &err);
+            g->steps = s + 1;
+            double el = train_now_s() - t0;
+            if (tty && el - last > 0.2) {
+                fprintf(stderr, "\r%s: step %d/%d  loss %.4f   ", label, (int)s + 1, (int)o.steps, (double)st.loss);
+                last = el;
+            }
+        }
+        for (int32_t k = 0; k < o.layers; k++) {
+            double sum = 0;
+            for (int32_t s = 0; s < g->steps; s++)
+                sum += g->norms[(size_t)s * o.layers + k];
+            g->mean[k] = g->steps ? (float)(sum / g->steps) : NAN;
+        }
+        if (g->steps)
+            fprintf(stderr, "%s%s: %d steps (%.1f s), loss %.4f; layer 0 %.4g, layer %d %.4g (mean)\n",
+                    tty && last >= 0 ? "\r" : "", label, (int)g->steps, train_now_s() - t0, (double)st.loss,
+                    (double)g->mean[0], (int)o.layers - 1, (double)g->mean[o.layers - 1]);
+        atn_trainer_free(t);
+        if (rc == CLI_EXIT_OK)
+            done++;
+    }
+    if (done) {
+        printf("gradient norm of each layer's parameters before clipping (%s task, seed %llu):\n"
+               "at step 1, and the mean over the first %d steps\n",
+               atn_train_task_name(tc->o.task), (unsigned long long)tc->o.seed, (int)tc->o.steps);
+        int32_t maxd = 0;
+        for (int r = 0; r < done; r++)
+            maxd = runs[r].depth > maxd ? runs[r].depth : maxd;
+        printf("%-5s %5s %-6s", "norm", "depth", "");
+        for (int32_t k = 0; k < maxd; k++) {
+            char head[24];
+            snprintf(head, sizeof head, "layer %d", (int)k);
+            printf(" %11s", head);
+        }
+        putchar('\n');
+        for (int r = 0; r < done; r++) {
+            const gd_run *g = &runs[r];
+            for (int row = 0; row < 2; row++) {
+                printf("%-5s %5d %-6s", norm_names[g->norm], (int)g->depth, row ? "mean" : "step 1");
+                for (int32_t k = 0; k < g->depth; k++)
+                    printf(" %11.4g", (double)(row ? g->mean[k] : g->norms[k]));
+                putchar('\n');
+            }
+        }
+        if (tc->log_path && !gd_write(tc->log_path, tc, runs, done) && rc == CLI_EXIT_OK)
+            rc = CLI_EXIT_FAIL;
+        if (tc->plot && rc == CLI_EXIT_OK)
+            rc = gd_plot(tc->plot, tc, runs, done);
+    }
+    for (int r = 0; r < n_runs; r++)
+        free(runs[r].norms), free(runs[r].mean);
+    free(runs);
     return rc;
 }

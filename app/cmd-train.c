@@ -36,7 +36,9 @@ static void usage(void) {
            "  [-o DIR] [--log FILE.csv|FILE.json] [--log-every N] [--dump-grads FILE.npz]\n"
            "  [--sweep KNOB=V1,V2,... [--seeds N] [--log FILE.csv|FILE.json] [--plot FILE.png|.svg|.pdf]]\n"
            "  [--test-lengths L1,L2,... [--schemes learned,sinusoidal,rotary,alibi,none] [--seeds N]\n"
-           "   [--log FILE.csv|FILE.json] [--plot FILE.png|.svg|.pdf]]\n\n"
+           "   [--log FILE.csv|FILE.json] [--plot FILE.png|.svg|.pdf]]\n"
+           "  [--grad-depths D1,D2,... [--placements post,pre,none] [--log FILE.csv|FILE.json]\n"
+           "   [--plot FILE.png|.svg|.pdf]]\n\n"
            "Trains a decoder (next token, causal attention; saved as GPT-2, pre-LN) or an encoder\n"
            "(masked-LM; saved as BERT, post-LN) on a task: copy, reverse or sort --length symbols,\n"
            "induction (a random run repeated), brackets (balanced or not), modadd (a + b mod --symbols),\n"
@@ -71,7 +73,12 @@ static void usage(void) {
            "all five by default) and seed at --length and prints each one's accuracy on 4 fresh batches\n"
            "at --length and at each Li.  Learned positions have one row per trained token: a longer\n"
            "length is reported as refused, not extrapolated.  --log and --plot (accuracy by length, one\n"
-           "line per scheme) as for --sweep.\n");
+           "line per scheme) as for --sweep.\n\n"
+           "--grad-depths D1,D2,... (Post-LN vs Pre-LN) trains one model per LayerNorm placement\n"
+           "(--placements, post and pre by default) and depth for --steps steps and prints each layer's\n"
+           "gradient norm (before clipping) at the first step and its mean over the steps; --log FILE.csv\n"
+           "has every step and layer, FILE.json the same per run; --plot draws the mean by layer, one line\n"
+           "per placement and depth.\n");
 }
 
 /* The index of value in names (NULL-terminated), dflt when absent, -1 with the message
@@ -292,6 +299,10 @@ static int read_options(int argc, char **argv, train_cli *tc) {
     if (tc->test_lengths && tc->positions_given) {
         cli_error("%s: --test-lengths trains one model per position scheme: --schemes P1,P2,... "
                   "in place of --positions", prog);
+        return CLI_EXIT_USAGE;
+    }
+    if (tc->grad_depths && tc->seeds > 1) {
+        cli_error("%s: --seeds goes with --sweep or --test-lengths; --grad-depths trains each model with --seed", prog);
         return CLI_EXIT_USAGE;
     }
     if (tc->grad_depths && (tc->norm_given || tc->layers_given)) {
@@ -560,6 +571,8 @@ int cmd_train(int argc, char **argv) {
         return train_sweep(argc, argv, &tc);
     if (tc.test_lengths)
         return train_test_long(&tc);
+    if (tc.grad_depths)
+        return train_grad_depths(&tc);
 
     atn_train_options o = tc.o;
     const char *out_dir = tc.out_dir, *log_path = tc.log_path, *dump = tc.dump;

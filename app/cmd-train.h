@@ -27,4 +27,8 @@ double train_now_s(void);
  * FILE.csv|.json, --plot FILE.png|.svg|.pdf.  A CLI_EXIT_* code. */
 int train_test_long(const train_cli *tc);
 
+/* --grad-depths: one model per norm placement and depth, each layer's gradient norm over
+ * the first --steps steps: a table on stdout, --log, --plot.  A CLI_EXIT_* code. */
+int train_grad_depths(const train_cli *tc);
+
 #endif

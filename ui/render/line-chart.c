@@ -168,7 +168,7 @@ void atn_render_line_chart(cairo_t *cr, const atn_line_chart_spec *s, double w, 
     for (int32_t k = 0; k < s->n_series; k++) {
         const atn_line_series *se = &s->series[k];
         double rgb[3];
-        atn_render_head_color(k, rgb);
+        atn_render_head_color(se->own_color ? se->color : k, rgb);
         rt_rgb(cr, rgb, 1);
         cairo_set_line_width(cr, 1.5 * t.fs);
         if (se->dashed) {
@@ -207,7 +207,7 @@ void atn_render_line_chart(cairo_t *cr, const atn_line_chart_spec *s, double w, 
         if (lx > pad && lx + lw + 28 * t.fs > pad + legend_w)
             lx = pad, ly += line + 2 * t.fs;
         double rgb[3];
-        atn_render_head_color(k, rgb);
+        atn_render_head_color(s->series[k].own_color ? s->series[k].color : k, rgb);
         rt_rgb(cr, rgb, 1);
         cairo_set_line_width(cr, 2 * t.fs);
         if (s->series[k].dashed) {

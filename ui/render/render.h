@@ -561,10 +561,13 @@ typedef struct atn_line_series {
     const float *x, *y;      /* [n]; a y that is NaN (or <= 0 on a log axis): a gap, no dot */
     int32_t n;
     bool dashed;
+    bool own_color;          /* coloured as atn_render_head_color(color), not by its index */
+    int32_t color;
 } atn_line_series;
 
 typedef struct atn_line_chart_spec {
-    const atn_line_series *series;   /* [n_series], coloured as atn_render_head_color(k) */
+    const atn_line_series *series;   /* [n_series], series k coloured as atn_render_head_color(k)
+                                        unless own_color */
     int32_t n_series;
     bool y_log;                      /* powers of ten */
     bool y_percent;                  /* ticks read "50 %" (y a share 0..1) */
