@@ -9,7 +9,7 @@ G_BEGIN_DECLS
 /* One of the page's controls by name ("preset", "task", "objective", "layers", "heads",
  * "d-model", "positions", "attention", "window", "norm", "length", "symbols", "text-file", "optim", "lr",
  * "warmup", "clip", "batch", "steps", "seed", "every", "start", "pause", "stop", "open",
- * "status", "curve", "heads-map"), or NULL. */
+ * "status", "curve", "grad-norms", "save-csv", "save-figure", "heads-map"), or NULL. */
 GtkWidget *atn_train_view_get_control(AtnTrainView *self, const char *name);
 /* The run: TRUE while a worker trains. */
 gboolean atn_train_view_get_running(AtnTrainView *self);
@@ -24,6 +24,8 @@ const char *atn_train_view_get_saved_dir(AtnTrainView *self);
 gboolean atn_train_view_get_saving(AtnTrainView *self);
 /* The text task's file, as choosing it in the page's file chooser does. */
 void atn_train_view_set_text_file(AtnTrainView *self, const char *path);
+/* What "Save CSV…" writes (g_free), NULL before the first step. */
+char *atn_train_view_dup_curves_csv(AtnTrainView *self);
 /* Training workers alive in this process (any page): 0 once a cancelled run has stopped. */
 int atn_train_view_get_live_workers(void);
 

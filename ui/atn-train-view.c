@@ -9,7 +9,9 @@
 
 #include "atn-corpus-pass.h"
 #include "atn-figure.h"
+#include "atn-export.h"
 #include "atn-session.h"
+#include "atn-train-plots.h"
 #include "atn-view.h"
 #include "atn-worker.h"
 #include "render.h"
@@ -20,6 +22,8 @@
 typedef struct TrainShared {
     GMutex lock;
     GArray *x, *loss, *acc;   /* float each, one point per step */
+    GArray *norms;            /* float, [step][norm_layers]: each layer's gradient norm */
+    int32_t norm_layers;
     int32_t steps_total;
     double seconds;           /* training time so far (pauses left out) */
     /* the probe's attention at the last redraw: [layers][heads][n][n], and each head's
@@ -39,6 +43,7 @@ static void shared_clear(gpointer p) {
     g_array_unref(s->x);
     g_array_unref(s->loss);
     g_array_unref(s->acc);
+    g_array_unref(s->norms);
     g_free(s->attn);
     g_free(s->induction);
     g_free(s->probe_text);
@@ -50,6 +55,7 @@ static TrainShared *shared_new(int32_t steps) {
     s->x = g_array_sized_new(FALSE, FALSE, sizeof(float), (guint)MIN(steps, 100000));
     s->loss = g_array_sized_new(FALSE, FALSE, sizeof(float), (guint)MIN(steps, 100000));
     s->acc = g_array_sized_new(FALSE, FALSE, sizeof(float), (guint)MIN(steps, 100000));
+    s->norms = g_array_new(FALSE, FALSE, sizeof(float));
     s->steps_total = steps;
     return s;
 }
@@ -81,7 +87,7 @@ struct _AtnTrainView {
     GHashTable *controls;     /* name -> widget (borrowed) */
     GtkWidget *paned;
     GtkLabel *status, *probe_label, *note;
-    GtkWidget *curve, *map;
+    GtkWidget *curve, *map, *norms;
     GtkWidget *start, *pause, *stop, *open;
     GCancellable *train_slot, *save_slot;
     TrainShared *sh;          /* the run shown (NULL before the first) */
@@ -96,8 +102,10 @@ struct _AtnTrainView {
 };
 
 static void view_iface_init(AtnViewInterface *iface);
+static void figure_source_iface_init(AtnFigureSourceInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE(AtnTrainView, atn_train_view, GTK_TYPE_WIDGET,
+                              G_IMPLEMENT_INTERFACE(ATN_TYPE_FIGURE_SOURCE, figure_source_iface_init)
                               G_IMPLEMENT_INTERFACE(ATN_TYPE_VIEW, view_iface_init))
 
 static GtkWidget *control(AtnTrainView *self, const char *name) { return g_hash_table_lookup(self->controls, name); }
@@ -165,6 +173,7 @@ static gpointer train_work(gpointer data, GCancellable *cancellable, GError **er
     int32_t n = atn_trainer_tokens(t), L = job->o.layers, H = job->o.heads;
     int32_t *probe = g_new(int32_t, n);
     float *attn = g_new(float, (size_t)L * H * n * n), *ind = g_new(float, (size_t)L * H);
+    float *norms = g_new(float, (size_t)L);
     gint64 t0 = g_get_monotonic_time();
     double paused_s = 0;
     atn_train_stats st;
@@ -192,7 +201,11 @@ static gpointer train_work(gpointer data, GCancellable *cancellable, GError **er
             g_mutex_unlock(&sh->lock);
         }
         float x = (float)(s + 1);
+        for (int32_t l = 0; l < L; l++)   /* the gradients are kept until the next compute */
+            norms[l] = atn_trainer_layer_grad_norm(t, l);
         g_mutex_lock(&sh->lock);
+        sh->norm_layers = L;
+        g_array_append_vals(sh->norms, norms, (guint)L);
         g_array_append_val(sh->x, x);
         g_array_append_val(sh->loss, st.loss);
         g_array_append_val(sh->acc, st.accuracy);
@@ -218,6 +231,7 @@ static gpointer train_work(gpointer data, GCancellable *cancellable, GError **er
         }
     }
     g_free(probe);
+    g_free(norms);
     g_free(attn);
     g_free(ind);
     if (status != ATN_OK || g_cancellable_is_cancelled(cancellable)) {
@@ -288,6 +302,7 @@ static gboolean poll_tick(gpointer data) {
     AtnTrainView *self = data;
     update_status(self, self->sh && g_atomic_int_get(&self->sh->paused) ? _("Paused") : _("Training"));
     gtk_widget_queue_draw(self->curve);
+    gtk_widget_queue_draw(self->norms);
     gtk_widget_queue_draw(self->map);
     return G_SOURCE_CONTINUE;
 }
@@ -310,6 +325,7 @@ static void train_done(gpointer owner, gpointer answer, const GError *error, gpo
         update_status(self, g_atomic_int_get(&job->sh->stop) ? _("Stopped") : _("Finished"));
     }
     gtk_widget_queue_draw(self->curve);
+    gtk_widget_queue_draw(self->norms);
     gtk_widget_queue_draw(self->map);
     update_buttons(self);
 }
@@ -445,6 +461,73 @@ static void draw_curve(GtkDrawingArea *area, cairo_t *cr, int width, int height,
     spec.x_max = (float)self->sh->steps_total;
     atn_render_train_curve(cr, &spec, width, height);
     g_mutex_unlock(&self->sh->lock);
+}
+
+/* The run's curves copied out of the shared record (NULL before the first step). */
+static AtnTrainCurves *dup_curves(AtnTrainView *self) {
+    if (!self->sh)
+        return NULL;
+    g_mutex_lock(&self->sh->lock);
+    TrainShared *sh = self->sh;
+    guint n = sh->x->len;
+    if (sh->norm_layers && sh->norms->len < n * (guint)sh->norm_layers)
+        n = sh->norms->len / (guint)sh->norm_layers;
+    AtnTrainCurves *c = n ? atn_train_curves_new((const float *)(void *)sh->x->data, (const float *)(void *)sh->loss->data,
+                                                 (const float *)(void *)sh->acc->data,
+                                                 sh->norm_layers ? (const float *)(void *)sh->norms->data : NULL,
+                                                 (int32_t)n, sh->norm_layers, sh->steps_total)
+                          : NULL;
+    g_mutex_unlock(&self->sh->lock);
+    return c;
+}
+
+static void draw_norms(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data) {
+    AtnTrainView *self = data;
+    atn_render_style st;
+    atn_render_style_for_widget(GTK_WIDGET(area), self->font_scale, &st);
+    AtnTrainCurves *c = dup_curves(self);
+    atn_train_curves_draw_norms(cr, c, &st, width, height, _("Each layer's gradient norm, before clipping."));
+    atn_train_curves_free(c);
+}
+
+static AtnFigure *dup_figure(AtnFigureSource *src) {
+    AtnTrainCurves *c = dup_curves(ATN_TRAIN_VIEW(src));
+    return c ? atn_figure_new(900, 380, atn_train_curves_draw_figure, c, atn_train_curves_free, "train-curves") : NULL;
+}
+
+static void figure_source_iface_init(AtnFigureSourceInterface *iface) { iface->dup_figure = dup_figure; }
+
+static void export_done(GObject *source, GAsyncResult *res, gpointer data) {
+    AtnTrainView *self = data;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = atn_export_finish(res, &error);
+    if (error && !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        gtk_label_set_text(self->status, error->message);
+    else if (path) {
+        g_autofree char *msg = g_strdup_printf(_("Saved %s"), path);
+        gtk_label_set_text(self->status, msg);
+    }
+    g_object_unref(self);
+}
+
+static void on_export_csv(GtkButton *b, AtnTrainView *self) {
+    (void)b;
+    AtnTrainCurves *c = dup_curves(self);
+    if (!c)
+        return;
+    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+    atn_export_text_async(GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL, atn_train_curves_csv(c),
+                          _("Save the Curves as CSV"), "train-curves.csv", export_done, g_object_ref(self));
+    atn_train_curves_free(c);
+}
+
+static void on_export_figure(GtkButton *b, AtnTrainView *self) {
+    (void)b;
+    AtnFigure *fig = dup_figure(ATN_FIGURE_SOURCE(self));
+    if (!fig)
+        return;
+    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+    atn_export_figure_async(GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL, fig, export_done, g_object_ref(self));
 }
 
 /* Every head's map on the probe: layers as rows, heads as columns, each titled with its
@@ -759,13 +842,33 @@ static void atn_train_view_init(AtnTrainView *self) {
     self->status = GTK_LABEL(gtk_label_new(_("Not trained yet.")));
     gtk_label_set_xalign(self->status, 0);
     gtk_label_set_wrap(self->status, TRUE);
-    gtk_box_append(GTK_BOX(right), GTK_WIDGET(self->status));
+    gtk_widget_set_hexpand(GTK_WIDGET(self->status), TRUE);
+    GtkWidget *top = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    gtk_box_append(GTK_BOX(top), GTK_WIDGET(self->status));
+    GtkWidget *csv = gtk_button_new_with_mnemonic(_("Save _CSV…"));
+    GtkWidget *fig = gtk_button_new_with_mnemonic(_("Save _Figure…"));
+    gtk_widget_set_tooltip_text(csv, _("The loss, accuracy and each layer's gradient norm at every step"));
+    gtk_widget_set_tooltip_text(fig, _("The curves as PNG, SVG or PDF"));
+    gtk_widget_set_valign(csv, GTK_ALIGN_START), gtk_widget_set_valign(fig, GTK_ALIGN_START);
+    g_signal_connect(csv, "clicked", G_CALLBACK(on_export_csv), self);
+    g_signal_connect(fig, "clicked", G_CALLBACK(on_export_figure), self);
+    gtk_box_append(GTK_BOX(top), csv);
+    gtk_box_append(GTK_BOX(top), fig);
+    gtk_box_append(GTK_BOX(right), top);
+    /* the curves and, beside them, each layer's gradient norm */
+    GtkWidget *plots = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    gtk_widget_set_vexpand(plots, TRUE);
     self->curve = gtk_drawing_area_new();
-    gtk_widget_set_vexpand(self->curve, TRUE);
     gtk_widget_set_hexpand(self->curve, TRUE);
     gtk_widget_set_size_request(self->curve, 200, 160);
     gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(self->curve), draw_curve, self, NULL);
-    gtk_box_append(GTK_BOX(right), self->curve);
+    gtk_box_append(GTK_BOX(plots), self->curve);
+    self->norms = gtk_drawing_area_new();
+    gtk_widget_set_hexpand(self->norms, TRUE);
+    gtk_widget_set_size_request(self->norms, 160, 160);
+    gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(self->norms), draw_norms, self, NULL);
+    gtk_box_append(GTK_BOX(plots), self->norms);
+    gtk_box_append(GTK_BOX(right), plots);
     self->map = gtk_drawing_area_new();
     gtk_widget_set_vexpand(self->map, TRUE);
     gtk_widget_set_size_request(self->map, 200, 160);
@@ -779,6 +882,9 @@ static void atn_train_view_init(AtnTrainView *self) {
     gtk_box_append(GTK_BOX(right), GTK_WIDGET(self->probe_label));
     g_hash_table_insert(self->controls, (gpointer) "status", self->status);
     g_hash_table_insert(self->controls, (gpointer) "curve", self->curve);
+    g_hash_table_insert(self->controls, (gpointer) "grad-norms", self->norms);
+    g_hash_table_insert(self->controls, (gpointer) "save-csv", csv);
+    g_hash_table_insert(self->controls, (gpointer) "save-figure", fig);
     g_hash_table_insert(self->controls, (gpointer) "heads-map", self->map);
 
     self->paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
@@ -850,11 +956,12 @@ static void view_set_font_scale(AtnView *view, double scale) {
     AtnTrainView *self = ATN_TRAIN_VIEW(view);
     self->font_scale = scale;
     gtk_widget_queue_draw(self->curve);
+    gtk_widget_queue_draw(self->norms);
     gtk_widget_queue_draw(self->map);
 }
 static AtnViewExport view_get_export(AtnView *view) {
     (void)view;
-    return ATN_VIEW_EXPORT_NONE;
+    return ATN_VIEW_EXPORT_FIGURE;   /* the curves (dup_figure; "nothing yet" before a step) */
 }
 
 ATN_VIEW_REGISTER(atn_train_view)
@@ -914,6 +1021,14 @@ gboolean atn_train_view_get_saving(AtnTrainView *self) {
     g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), FALSE);
     return self->save_slot != NULL;
 }
+char *atn_train_view_dup_curves_csv(AtnTrainView *self) {
+    g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), NULL);
+    AtnTrainCurves *c = dup_curves(self);
+    char *csv = c ? atn_train_curves_csv(c) : NULL;
+    atn_train_curves_free(c);
+    return csv;
+}
+
 int atn_train_view_get_live_workers(void) { return g_atomic_int_get(&live_workers); }
 
 void atn_train_view_set_text_file(AtnTrainView *self, const char *path) {

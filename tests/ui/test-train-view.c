@@ -7,6 +7,11 @@
 #include "ui-test-util.h"
 
 #include "atn-train-view-test.h"
+#include "atn-figure.h"
+#include "atn-view.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
 
 static AtnTrainView *train_view(AtnWindow *win) {
     return ATN_TRAIN_VIEW(atn_window_get_view_widget(win, "train"));
@@ -134,6 +139,33 @@ static void test_train_copy_and_open(void) {
     /* the curve and the heads' maps are drawn */
     g_assert_cmpint(varied_pixels(ctl(win, "curve")), >, 1000);
     g_assert_cmpint(varied_pixels(ctl(win, "heads-map")), >, varied_before + 1000);
+    /* each layer's gradient norm beside them; the curves as CSV (Save CSV…) and as the
+       figure the window's Export and Save Figure… write: a row per step, its loss the one
+       the page's progress reads (the mean of the first 20) */
+    g_assert_cmpint(varied_pixels(ctl(win, "grad-norms")), >, 1000);
+    g_autofree char *csv = atn_train_view_dup_curves_csv(v);
+    g_auto(GStrv) rows = g_strsplit(csv, "\n", -1);
+    g_assert_cmpstr(rows[0], ==, "step,loss,accuracy,grad_norm_layer0,grad_norm_layer1");
+    g_assert_cmpuint(g_strv_length(rows), ==, 302);   /* the header, 300 steps, "" after the last newline */
+    double sum = 0;
+    for (int i = 1; i <= 300; i++) {
+        g_auto(GStrv) f = g_strsplit(rows[i], ",", -1);
+        g_assert_cmpuint(g_strv_length(f), ==, 5);
+        g_assert_cmpint(atoi(f[0]), ==, i);
+        g_assert_cmpfloat(g_ascii_strtod(f[3], NULL), >, 0);
+        g_assert_cmpfloat(g_ascii_strtod(f[4], NULL), >, 0);
+        sum += i <= 20 ? g_ascii_strtod(f[1], NULL) : 0;
+    }
+    g_assert_cmpfloat(fabs(sum / 20 - first), <, 1e-5 * first);
+    g_autoptr(AtnFigure) fig = atn_view_dup_figure(ATN_VIEW(v));
+    g_assert_nonnull(fig);
+    g_autofree char *svg = g_build_filename(g_get_tmp_dir(), "attnscope-train-curves-test.svg", NULL);
+    g_autoptr(GError) ferr = NULL;
+    g_assert_true(atn_figure_save(fig, svg, 1.0, &ferr));
+    g_autofree char *svg_text = NULL;
+    g_assert_true(g_file_get_contents(svg, &svg_text, NULL, NULL));
+    g_assert_nonnull(strstr(svg_text, "<svg"));
+    g_unlink(svg);
 
     /* Open in attnscope: saved, opened, the Head view shown */
     const char *root = g_getenv("ATTNSCOPE_TRAINED_DIR");

@@ -161,7 +161,8 @@ void atn_render_line_chart(cairo_t *cr, const atn_line_chart_spec *s, double w, 
     if (s->x_label)
         rt_draw(cr, &t, s->x_label, RT_SMALL, false, (g.left + g.right) / 2, g.bottom + 3 * t.fs + line, 0.5,
                 g.right - g.left);
-    /* the series: a line through the finite points (a gap at each other one), a dot on each */
+    /* the series: a line through the finite points (a gap at each other one), a dot on each
+       when there are at most 50 */
     cairo_save(cr);
     cairo_rectangle(cr, g.left - 4 * t.fs, g.top - 4 * t.fs, g.right - g.left + 8 * t.fs, g.bottom - g.top + 8 * t.fs);
     cairo_clip(cr);
@@ -191,7 +192,7 @@ void atn_render_line_chart(cairo_t *cr, const atn_line_chart_spec *s, double w, 
         if (pen)
             cairo_stroke(cr);
         cairo_set_dash(cr, NULL, 0, 0);
-        for (int32_t i = 0; i < se->n; i++)
+        for (int32_t i = 0; i < se->n && se->n <= 50; i++)   /* a dot per point unless a curve */
             if (lc_ok(s, se->y[i])) {
                 cairo_arc(cr, lc_px(&g, se->x[i]), lc_py(s, &g, se->y[i]), 2.5 * t.fs, 0, 2 * M_PI);
                 cairo_fill(cr);

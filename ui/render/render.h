@@ -580,7 +580,8 @@ typedef struct atn_line_chart_spec {
 } atn_line_chart_spec;
 
 void atn_line_chart_spec_init(atn_line_chart_spec *spec);
-/* Each series a line with a dot per point over one shared x axis, a legend above; borrowed
+/* Each series a line over one shared x axis (a dot per point for series of at most 50
+ * points), a legend above; borrowed
  * arrays, read during the call only.  Draws nothing but the background in a box too small
  * for a plot. */
 void atn_render_line_chart(cairo_t *cr, const atn_line_chart_spec *spec, double width, double height);
