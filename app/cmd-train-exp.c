@@ -17,6 +17,46 @@
 
 #define PROG "attnscope train"
 
+/* The experiments' files go through the engine's atomic writer, not cli_atomic_*: after a
+ * Ctrl-C the models finished so far are still written (as train's own log is). */
+static FILE *exp_open(const char *path, atn_atomic_file **file) {
+    atn_error err = {0};
+    if (atn_atomic_open(path, file, &err) != ATN_OK) {
+        cli_error("%s: %s", PROG, err.message);
+        return NULL;
+    }
+    return atn_atomic_stream(*file);
+}
+
+static bool exp_close(atn_atomic_file *file) {
+    atn_error err = {0};
+    if (atn_atomic_close(file, true, &err) != ATN_OK) {
+        cli_error("%s: %s", PROG, err.message);
+        return false;
+    }
+    return true;
+}
+
+/* A figure drawn in memory and written so; CLI_EXIT_OK or CLI_EXIT_USAGE (the message
+ * printed). */
+static int exp_figure(const char *path, double w, double h, atn_draw_fn draw, void *user) {
+    atn_output_format fmt;
+    atn_output_format_from_path(path, &fmt);
+    atn_error err = {0};
+    unsigned char *data = NULL;
+    size_t len = 0;
+    if (atn_render_to_memory(fmt, w, h, 2.0, draw, user, &data, &len, &err)) {
+        atn_error_prefix(&err, "%s", path);
+        return cli_fail(&err);
+    }
+    atn_atomic_file *file = NULL;
+    FILE *f = exp_open(path, &file);
+    if (f)
+        fwrite(data, 1, len, f);
+    free(data);
+    return f && exp_close(file) ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+}
+
 /* Parses "V1,V2,..." of whole numbers lo..hi into out (at most max): their count, or -1
  * with the message naming opt. */
 static int parse_ints(const char *opt, const char *text, int32_t lo, int32_t hi, int32_t *out, int max) {
@@ -88,10 +128,10 @@ static bool tl_write(const char *path, const train_cli *tc, const int *schemes, 
                      const int32_t *lengths, int n_len, const tl_cell *cells, int done) {
     size_t len = strlen(path);
     bool json = len > 5 && !strcmp(path + len - 5, ".json");
-    cli_atomic_file af;
-    if (!cli_atomic_open(&af, path))
+    atn_atomic_file *file = NULL;
+    FILE *f = exp_open(path, &file);
+    if (!f)
         return false;
-    FILE *f = af.f;
     if (json)
         fprintf(f, "{\"task\": \"%s\", \"train_length\": %d, \"steps\": %d, \"eval_batches\": %d, \"runs\": [\n",
                 atn_train_task_name(tc->o.task), (int)tc->o.length, (int)tc->o.steps, TL_EVAL_BATCHES);
@@ -126,7 +166,7 @@ static bool tl_write(const char *path, const train_cli *tc, const int *schemes, 
     if (json)
         fputs("\n]}\n", f);
     (void)n_schemes;
-    return cli_atomic_close(&af, true);
+    return exp_close(file);
 }
 
 static void draw_lines(cairo_t *cr, double w, double h, void *user) { atn_render_line_chart(cr, user, w, h); }
@@ -162,7 +202,8 @@ static int tl_plot(const char *path, const train_cli *tc, const int *schemes, in
     spec.series = series, spec.n_series = n_schemes, spec.y_percent = true, spec.y_fixed = true;
     spec.y_min = 0, spec.y_max = 1, spec.x_integer = true;
     spec.x_label = "test length (--length)", spec.y_label = "accuracy", spec.title = title, spec.style = &st;
-    return cli_write_figure(path, fmt, 640, 420, 2.0, draw_lines, &spec, NULL);
+    (void)fmt;
+    return exp_figure(path, 640, 420, draw_lines, &spec);
 }
 
 int train_test_long(const train_cli *tc) {
@@ -299,11 +340,12 @@ int train_test_long(const train_cli *tc) {
             putchar('\n');
         }
         int n_shown = (done + tc->seeds - 1) / tc->seeds;
-        if (tc->log_path && !tl_write(tc->log_path, tc, schemes, n_schemes, lengths, n_len, cells, done) &&
-            rc == CLI_EXIT_OK)
+        /* written also after a Ctrl-C (rc 130 kept) or a failed model: the finished ones */
+        if (tc->log_path && !tl_write(tc->log_path, tc, schemes, n_schemes, lengths, n_len, cells, done))
             rc = CLI_EXIT_FAIL;
-        if (tc->plot && rc == CLI_EXIT_OK)
-            rc = tl_plot(tc->plot, tc, schemes, n_shown, lengths, n_len, mean);
+        int prc = tc->plot && rc != CLI_EXIT_FAIL ? tl_plot(tc->plot, tc, schemes, n_shown, lengths, n_len, mean)
+                                                  : CLI_EXIT_OK;
+        rc = prc != CLI_EXIT_OK ? prc : rc;
     }
     free(cells), free(mean);
     return rc;
@@ -323,10 +365,10 @@ typedef struct gd_run {
 static bool gd_write(const char *path, const train_cli *tc, const gd_run *runs, int n) {
     size_t len = strlen(path);
     bool json = len > 5 && !strcmp(path + len - 5, ".json");
-    cli_atomic_file af;
-    if (!cli_atomic_open(&af, path))
+    atn_atomic_file *file = NULL;
+    FILE *f = exp_open(path, &file);
+    if (!f)
         return false;
-    FILE *f = af.f;
     if (json)
         fprintf(f, "{\"task\": \"%s\", \"steps\": %d, \"seed\": %llu, \"runs\": [\n", atn_train_task_name(tc->o.task),
                 (int)tc->o.steps, (unsigned long long)tc->o.seed);
@@ -359,7 +401,7 @@ static bool gd_write(const char *path, const train_cli *tc, const gd_run *runs, 
     }
     if (json)
         fputs("]}\n", f);
-    return cli_atomic_close(&af, true);
+    return exp_close(file);
 }
 
 /* The colour of run r: one per depth (its depth's place among the depths in order of first
@@ -409,7 +451,8 @@ static int gd_plot(const char *path, const train_cli *tc, const gd_run *runs, in
     spec.series = series, spec.n_series = n, spec.y_log = true, spec.x_integer = true;
     spec.x_label = "layer (0: next to the embeddings)", spec.y_label = "gradient norm (before clipping)";
     spec.title = title, spec.style = &st;
-    int rc = cli_write_figure(path, fmt, 640, 420, 2.0, draw_lines, &spec, NULL);
+    (void)fmt;
+    int rc = exp_figure(path, 640, 420, draw_lines, &spec);
     free(series), free(names), free(x);
     return rc;
 }
@@ -539,10 +582,11 @@ int train_grad_depths(const train_cli *tc) {
                 putchar('\n');
             }
         }
-        if (tc->log_path && !gd_write(tc->log_path, tc, runs, done) && rc == CLI_EXIT_OK)
+        /* written also after a Ctrl-C (rc 130 kept) or a diverged model: the finished ones */
+        if (tc->log_path && !gd_write(tc->log_path, tc, runs, done))
             rc = CLI_EXIT_FAIL;
-        if (tc->plot && rc == CLI_EXIT_OK)
-            rc = gd_plot(tc->plot, tc, runs, done);
+        int prc = tc->plot && rc != CLI_EXIT_FAIL ? gd_plot(tc->plot, tc, runs, done) : CLI_EXIT_OK;
+        rc = prc != CLI_EXIT_OK ? prc : rc;
     }
     for (int r = 0; r < n_runs; r++)
         free(runs[r].norms), free(runs[r].mean);

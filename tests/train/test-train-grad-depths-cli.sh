@@ -2,7 +2,8 @@
 # attnscope train --grad-depths (Post-LN vs Pre-LN gradient norms per layer by depth): every
 # step's and layer's norm in the CSV equals the plain training log's grad_norm_layerK for the
 # same placement and depth (an independent run); the JSON's mean is the mean of its steps;
-# the table shows step 1 and the mean; the plot is written; bad options exit 2 naming them.
+# the table shows step 1 and the mean; the plot is written; Ctrl-C keeps the finished models;
+# bad options exit 2 naming them.
 # Usage: test-train-grad-depths-cli.sh ATTNSCOPE
 set -u
 EXE=$1
@@ -62,6 +63,20 @@ for r in d['runs']:
         assert abs(r['mean'][k] - m) <= 1e-6 * m, (r, k)
 " "$T/gd.json" || fail "json content"
 [ "$(head -c 4 "$T/gd.png" | tail -c 3)" = "PNG" ] || fail "no png"
+
+# Ctrl-C: exit 130, the finished model (depth 1) in the table and the log, not the one cut
+"$EXE" train --d-model 16 --heads 2 --length 4 --symbols 5 --batch 4 --steps 400 --grad-depths 1,12 \
+    --placements pre --log "$T/int.csv" >"$T/int.out" 2>"$T/int.err" &
+pid=$!
+i=0
+while ! grep -q "^pre-LN, 1 layers: 400 steps" "$T/int.err" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc = 130 ] || fail "Ctrl-C: exit $rc, not 130: $(cat "$T/int.err")"
+[ "$(wc -l <"$T/int.csv")" = 401 ] || fail "Ctrl-C: the log has $(wc -l <"$T/int.csv") lines, not the 400 steps of depth 1"
+grep -q "^pre       1 mean" "$T/int.out" || fail "Ctrl-C: no table: $(cat "$T/int.out")"
+grep -q "^pre      12" "$T/int.out" && fail "Ctrl-C: the cut model is in the table"
 
 bad() {
     want=$1; shift
