@@ -515,7 +515,7 @@ int train_grad_depths(const train_cli *tc) {
         g->norms = calloc((size_t)o.steps * o.layers, sizeof *g->norms);
         g->mean = calloc((size_t)o.layers, sizeof *g->mean);
         char label[64];
-        snprintf(label, sizeof label, "%s-LN, %d layers", norm_names[o.norm], (int)o.layers);
+        snprintf(label, sizeof label, "%s-LN, %d layer%s", norm_names[o.norm], (int)o.layers, o.layers == 1 ? "" : "s");
         atn_error err = {0};
         atn_trainer *t = g->norms && g->mean ? atn_trainer_new(&o, &err) : NULL;
         if (!t) {

@@ -69,7 +69,7 @@ for r in d['runs']:
     --placements pre --log "$T/int.csv" >"$T/int.out" 2>"$T/int.err" &
 pid=$!
 i=0
-while ! grep -q "^pre-LN, 1 layers: 400 steps" "$T/int.err" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+while ! grep -q "^pre-LN, 1 layer: 400 steps" "$T/int.err" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 kill -INT $pid
 wait $pid
 rc=$?
