@@ -22,7 +22,8 @@
 
 
 typedef atn_status (*consume_fn)(const atn_capture *cap, void *user, atn_error *err);
-typedef bool (*setup_fn)(const atn_config *cfg, void *user);
+/* cfg: the model's (or the attention file's) shape; model: NULL for an attention file. */
+typedef bool (*setup_fn)(const atn_config *cfg, const atn_model *model, void *user);
 
 /* Opens the model, then runs either the one input or every non-empty line of --corpus,
  * calling consume for each capture; or, with --attention, reads the file's one capture
@@ -36,7 +37,7 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
             return rc;
         atn_config cfg = {.n_layers = at->cap->n_layers, .n_heads = at->cap->n_heads};
         atn_error err = {0};
-        if (!setup(&cfg, user))
+        if (!setup(&cfg, NULL, user))
             return CLI_EXIT_FAIL;
         if (consume(at->cap, user, &err))
             return cli_fail(&err);
@@ -65,7 +66,7 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
         int rc = cli_model_run(a, &model, &enc, &run);
         if (rc == CLI_EXIT_OK) {
             atn_error err = {0};
-            if (!setup(atn_model_config(model), user))
+            if (!setup(atn_model_config(model), model, user))
                 rc = CLI_EXIT_FAIL;
             else if (consume(atn_run_capture(run), user, &err))
                 rc = cli_fail(&err);
@@ -119,7 +120,7 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
         return CLI_EXIT_USAGE;
     }
     double total = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 ? (double)sb.st_size : 0;
-    if (!setup(atn_model_config(model), user)) {
+    if (!setup(atn_model_config(model), model, user)) {
         if (f != stdin)
             fclose(f);
         cli_interventions_free(&ci);
@@ -188,23 +189,96 @@ static bool ends_with(const char *s, const char *suffix) {
 
 /* ---- stats ---------------------------------------------------------------------------- */
 
-static bool stats_setup(const atn_config *cfg, void *user) {
+/* --stack encoder|decoder|cross: which of an encoder-decoder's stacks stats and similarity
+ * read (the default: the encoder's, the capture's attention). */
+typedef struct stack_choice {
+    bool given;
+    atn_stack_kind kind;
+    const atn_model *model;   /* the run's (NULL: an attention file): the target's tokens */
+} stack_choice;
+
+/* Parses --stack into *sc; false (the message printed) for another value or with --corpus (a
+ * corpus has no targets). */
+static bool stack_parse(cli_args *a, const char *prog, stack_choice *sc) {
+    const char *name = cli_get(a, "stack");
+    memset(sc, 0, sizeof *sc);
+    if (!name)
+        return true;
+    sc->given = true;
+    if (!atn_stack_kind_parse(name, &sc->kind)) {
+        cli_error("%s: --stack must be encoder, decoder or cross, not \"%s\"", prog, name);
+        return false;
+    }
+    if (sc->kind != ATN_STACK_ENCODER && cli_get(a, "corpus")) {
+        cli_error("%s: --stack %s reads one source and its --target; --corpus has no targets", prog, name);
+        return false;
+    }
+    return true;
+}
+
+/* The stack's shape for a capture: the encoder's is the capture's own.  ATN_E_INVALID for
+ * --stack with a capture that has one stack. */
+static atn_status stack_shape(const stack_choice *sc, const atn_capture *cap, int32_t *layers, int32_t *heads,
+                              atn_error *err) {
+    if (sc->given && !cap->n_stacks)
+        return atn_error_set(err, ATN_E_INVALID, "--stack is for encoder-decoder models (T5, BART, Marian); this "
+                             "model has one stack of self-attention");
+    const atn_stack *k = sc->given ? atn_capture_stack(cap, sc->kind) : NULL;
+    *layers = k ? k->n_layers : cap->n_layers;
+    *heads = k ? k->n_heads : cap->n_heads;
+    return ATN_OK;
+}
+
+typedef struct stats_job {
+    stack_choice stack;
+    atn_stats *st;
+} stats_job;
+
+static bool stats_setup(const atn_config *cfg, const atn_model *model, void *user) {
+    stats_job *j = user;
+    j->stack.model = model;
+    if (j->stack.given)   /* the stack's shape: made with the first capture */
+        return true;
     atn_error err = {0};
-    atn_stats **st = user;
-    *st = atn_stats_new(cfg->n_layers, cfg->n_heads, &err);
-    if (!*st)
+    j->st = atn_stats_new(cfg->n_layers, cfg->n_heads, &err);
+    if (!j->st)
         cli_fail(&err);
-    return *st != NULL;
+    return j->st != NULL;
 }
 
 static atn_status stats_consume(const atn_capture *cap, void *user, atn_error *err) {
-    return atn_stats_add(*(atn_stats **)user, cap, err);
+    stats_job *j = user;
+    if (!j->stack.given)
+        return atn_stats_add(j->st, cap, err);
+    int32_t layers, heads;
+    atn_status s = stack_shape(&j->stack, cap, &layers, &heads, err);
+    if (s)
+        return s;
+    if (!j->st && !(j->st = atn_stats_new(layers, heads, err)))
+        return err ? err->status : ATN_E_NOMEM;
+    atn_encoding *target = NULL;   /* the decoder's tokens: their kinds ([SEP], punctuation) */
+    if (j->stack.kind == ATN_STACK_DECODER && j->stack.model && cap->target_ids &&
+        (s = atn_model_encode_ids(j->stack.model, cap->target_ids, NULL, NULL, cap->n_tgt, &target, err)))
+        return s;
+    s = atn_stats_add_stack(j->st, cap, j->stack.kind, target, err);
+    atn_encoding_free(target);
+    return s;
 }
 
-/* An encoder-decoder's statistics and similarity are of its encoder's self-attention (the
- * capture's attention): the outputs say so. */
-#define ENCDEC_HEADS "encoder self-attention heads (source over source); the decoder's and cross-attention " \
-                     "stacks are not included"
+/* Which of an encoder-decoder's stacks the heads are (the table's first line says so). */
+static const char *stack_heads_note(atn_stack_kind kind) {
+    switch (kind) {
+    case ATN_STACK_DECODER:
+        return "decoder self-attention heads (target over earlier target tokens; --stack encoder|cross for the others)";
+    case ATN_STACK_CROSS:
+        return "cross-attention heads (target tokens over source tokens; --stack encoder|decoder for the others): "
+               "self, prev, next, local, distance and induct compare a target index with a source index and are "
+               "not defined (-)";
+    default:
+        return "encoder self-attention heads (source over source; --stack decoder|cross for the decoder's and "
+               "cross-attention)";
+    }
+}
 
 /* Whether the heads read are an encoder-decoder's encoder's: a model's, or an attention file's
  * that holds the three stacks (its attn is the encoder's), so both say so alike. */
@@ -259,8 +333,18 @@ static void stats_write_csv(FILE *f, const atn_stats *st, const atn_corpus_stats
     free(text);
 }
 
+/* A table cell: the number, or "-" right-aligned for a statistic not defined (NaN: a cross
+ * stack's positional figures). */
+static void table_number(FILE *f, int width, double v) {
+    if (isnan(v))
+        fprintf(f, " %*s", width, "-");
+    else
+        fprintf(f, " %*.4f", width, v);
+}
+
+/* encdec: an encoder-decoder's heads, of stack kind (the outputs say which). */
 static void stats_write(FILE *f, const atn_stats *st, const char *format, const char *model_name, bool encdec,
-                        const atn_corpus_stats *cs) {
+                        atn_stack_kind kind, const atn_corpus_stats *cs) {
     int json = !strcmp(format, "json");
     if (!strcmp(format, "csv")) {
         stats_write_csv(f, st, cs);
@@ -270,12 +354,15 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
         fputs("{\n  \"model\": ", f);
         cli_json_string(f, model_name);
         fprintf(f, ",\n  \"sentences\": %lld,\n  \"tokens\": %lld,\n  \"layers\": %d,\n  \"heads_per_layer\": %d,\n"
-                   "  \"entropy_unit\": \"bits\",%s\n  \"heads\": [",
-                (long long)st->n_sentences, (long long)st->n_tokens, st->n_layers, st->n_heads,
-                encdec ? "\n  \"stack\": \"encoder\"," : "");
+                   "  \"entropy_unit\": \"bits\",",
+                (long long)st->n_sentences, (long long)st->n_tokens, st->n_layers, st->n_heads);
+        if (encdec)   /* which stack; a cross stack's undefined figures are null */
+            fprintf(f, "\n  \"stack\": \"%s\",", kind == ATN_STACK_CROSS ? "cross" : kind == ATN_STACK_DECODER
+                                                                               ? "decoder" : "encoder");
+        fputs("\n  \"heads\": [", f);
     } else {
         if (encdec)
-            fprintf(f, "%s\n", ENCDEC_HEADS);
+            fprintf(f, "%s\n", stack_heads_note(kind));
         fprintf(f, "%lld sentence%s, %lld tokens; entropy in bits, the rest mean attention weights; distance in "
                    "tokens\n", (long long)st->n_sentences, st->n_sentences == 1 ? "" : "s", (long long)st->n_tokens);
         fprintf(f, "%5s %4s %7s %6s %6s %6s %6s %6s %6s %6s %6s %8s %6s  %s\n", "layer", "head", "entropy", "norm",
@@ -323,9 +410,13 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
                 }
                 fputc('}', f);
             } else {
-                fprintf(f, "%5d %4d %7.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %8.4f %6.4f  %s", l, h,
-                        s->entropy, s->entropy_norm, s->cls, s->sep, s->punct, s->self, s->prev, s->next, s->local,
-                        s->distance, s->induction, atn_pattern_name(s->pattern));
+                fprintf(f, "%5d %4d", l, h);
+                const double v[] = {s->entropy, s->entropy_norm, s->cls, s->sep, s->punct, s->self, s->prev,
+                                    s->next, s->local, s->distance, s->induction};
+                static const int width[] = {7, 6, 6, 6, 6, 6, 6, 6, 6, 8, 6};
+                for (int i = 0; i < 11; i++)
+                    table_number(f, width[i], v[i]);
+                fprintf(f, "  %s", atn_pattern_name(s->pattern));
                 char why[320];
                 const char *label = cs ? atn_corpus_stats_label(cs, l, h, why, sizeof why) : NULL;
                 if (label)   /* a partial's: the corpus label and its evidence */
@@ -368,7 +459,7 @@ static int stats_from(cli_args *a, const char *format, const char *out) {
         if (!atn_corpus_stats_has_offsets(cs))
             fprintf(stderr, "attnscope: %s has no per-offset sums (made by an attnscope before them): its labels "
                             "cannot say \"positional\"; make the partials again for that\n", path);
-        stats_write(of.f, st, format, atn_corpus_stats_identity(cs)->model, false, cs);
+        stats_write(of.f, st, format, atn_corpus_stats_identity(cs)->model, false, ATN_STACK_ENCODER, cs);
         if (!out_close(&of, true))
             rc = CLI_EXIT_USAGE;
     }
@@ -388,6 +479,7 @@ int cmd_stats(int argc, char **argv) {
         printf("Usage: attnscope stats --model M (--text T | --corpus FILE [--batch exact|fast|off])\n"
                "       [--format table|csv|json] [-o FILE]\n"
                "       attnscope stats --attention FILE [--format ...] [-o FILE]   (an attention file, no model)\n"
+               "       attnscope stats --model T5|BART|MARIAN --text SRC --target TGT [--stack encoder|decoder|cross]\n"
                "       attnscope stats --model M --corpus FILE [--shard I/N] [--top K] [--checkpoint-every LINES]\n"
                "       [--resume] -o PART.safetensors\n"
                "       attnscope stats merge PART.safetensors... -o ALL.safetensors\n"
@@ -397,6 +489,11 @@ int cmd_stats(int argc, char **argv) {
                "token, within 2 tokens (local), the mean attention distance |i-j|, induction (in a repeated\n"
                "span, attention to the token after the earlier copy; the table only),\n"
                "and a pattern label.\n"
+               "--stack (an encoder-decoder's: T5, BART, Marian): encoder (the default) the encoder's\n"
+               "self-attention, decoder the decoder's (target over earlier target tokens), cross the\n"
+               "cross-attention (target tokens over the source's): entropy over the source tokens, attention\n"
+               "to its [CLS]/[SEP]/punctuation; self, prev, next, local, distance and induction compare a\n"
+               "target index with a source index and are not defined (table \"-\", JSON null, CSV nan).\n"
                "--corpus reads one sentence per line (\"-\" for standard input) and averages over them.\n"
                CORPUS_BATCH_HELP
                "In parts (docs/cluster.md): -o PART.safetensors writes a partial: exact sums and sums of squares,\n"
@@ -430,12 +527,20 @@ int cmd_stats(int argc, char **argv) {
         cli_error("attnscope stats: --format must be table, csv or json, not \"%s\"", format);
         return CLI_EXIT_USAGE;
     }
-    if (cli_get(&a, "from"))
+    if (cli_get(&a, "from")) {
+        if (cli_get(&a, "stack")) {
+            cli_error("attnscope stats: --stack reads a run's or an attention file's stacks, not --from's partial");
+            return CLI_EXIT_USAGE;
+        }
         return stats_from(&a, format, out);
-    atn_stats *st = NULL;
+    }
+    stats_job j = {0};
+    if (!stack_parse(&a, "attnscope stats", &j.stack))
+        return CLI_EXIT_USAGE;
     atn_model *model = NULL;
     cli_attention at = {0};
-    int rc = feed(&a, stats_setup, stats_consume, &st, &model, &at);
+    int rc = feed(&a, stats_setup, stats_consume, &j, &model, &at);
+    atn_stats *st = j.st;
     if (rc == CLI_EXIT_OK) {
         atn_error err = {0};
         out_file of;
@@ -444,7 +549,8 @@ int cmd_stats(int argc, char **argv) {
         else if (!out_open(&of, out))
             rc = CLI_EXIT_USAGE;   /* an unwritable output: 2 in every command */
         else {
-            stats_write(of.f, st, format, model ? atn_model_name(model) : at.name, encoder_heads(model, &at), NULL);
+            stats_write(of.f, st, format, model ? atn_model_name(model) : at.name, encoder_heads(model, &at),
+                        j.stack.given ? j.stack.kind : ATN_STACK_ENCODER, NULL);
             if (!out_close(&of, true))
                 rc = CLI_EXIT_USAGE;
         }
@@ -462,10 +568,13 @@ typedef struct sim_job {
     atn_scope scope;
     long layer;
     atn_similarity *sim;
+    stack_choice stack;
 } sim_job;
 
-static bool sim_setup(const atn_config *cfg, void *user) {
+static bool sim_setup(const atn_config *cfg, const atn_model *model, void *user) {
     sim_job *j = user;
+    if (j->stack.given)   /* the stack's shape: made with the first capture */
+        return true;
     atn_error err = {0};
     j->sim = atn_similarity_new(cfg->n_layers, cfg->n_heads, j->metric, j->scope, (int32_t)j->layer, &err);
     if (!j->sim)
@@ -476,15 +585,29 @@ static bool sim_setup(const atn_config *cfg, void *user) {
 }
 
 static atn_status sim_consume(const atn_capture *cap, void *user, atn_error *err) {
-    return atn_similarity_add(((sim_job *)user)->sim, cap, err);
+    sim_job *j = user;
+    if (!j->stack.given)
+        return atn_similarity_add(j->sim, cap, err);
+    int32_t layers, heads;
+    atn_status s = stack_shape(&j->stack, cap, &layers, &heads, err);
+    if (s)
+        return s;
+    if (!j->sim) {
+        if (!(j->sim = atn_similarity_new(layers, heads, j->metric, j->scope, (int32_t)j->layer, err)))
+            return err ? err->status : ATN_E_NOMEM;
+        atn_similarity_set_progress(j->sim, cli_keep_going, NULL);
+    }
+    return atn_similarity_add_stack(j->sim, cap, j->stack.kind, err);
 }
 
-static bool sim_write_json(FILE *f, const atn_similarity *s, const char *model_name, bool encdec) {
+static bool sim_write_json(FILE *f, const atn_similarity *s, const char *model_name, bool encdec,
+                           atn_stack_kind kind) {
     char buf[32];
     fputs("{\n  \"model\": ", f);
     cli_json_string(f, model_name);
     if (encdec)   /* which of an encoder-decoder's stacks these heads are */
-        fputs(",\n  \"stack\": \"encoder\"", f);
+        fprintf(f, ",\n  \"stack\": \"%s\"", kind == ATN_STACK_CROSS ? "cross" : kind == ATN_STACK_DECODER
+                                                                              ? "decoder" : "encoder");
     fprintf(f, ",\n  \"metric\": \"%s\",\n  \"metric_is_distance\": %s,\n  \"scope\": \"%s\",\n  \"layer\": %d,\n"
                "  \"sentences\": %lld,\n  \"labels\": [",
             atn_metric_name(s->metric), atn_metric_is_distance(s->metric) ? "true" : "false",
@@ -540,18 +663,22 @@ int cmd_similarity(int argc, char **argv) {
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope similarity --model M (--text T | --corpus FILE) [--metric js|cosine|pearson]\n"
                "       [--scope layer|model] [--layer L] -o FILE.json|FILE.npy|FILE.csv\n"
-               "       attnscope similarity --attention FILE [...]   (an attention file in place of --model)\n\n"
+               "       attnscope similarity --attention FILE [...]   (an attention file in place of --model)\n"
+               "       attnscope similarity --model T5|BART|MARIAN --text SRC --target TGT --stack encoder|decoder|cross\n\n"
                "Head-to-head similarity: js = Jensen-Shannon distance between the heads' attention rows\n"
                "(base 2, 0..1, mean over query tokens; Clark et al. 2019), cosine or Pearson of the\n"
                "flattened maps.  --scope layer (the default when --layer is given) compares the heads of\n"
                "one layer, model every head.  .json also has the labels, the average-linkage clustering\n"
                "order and the linkage (scipy's convention); .npy is the float32 matrix; .csv a labelled table.\n"
                "-o - --format json|npy|csv writes to standard output.\n"
+               "--stack (an encoder-decoder's: T5, BART, Marian): the encoder's self-attention heads (the\n"
+               "default), the decoder's (target over target) or the cross-attention heads (each target row's\n"
+               "distribution over the source tokens; js averages over the target rows).\n"
                CORPUS_BATCH_HELP);
         return 0;
     }
-    sim_job j = {ATN_METRIC_JS, ATN_SCOPE_MODEL, 0, NULL};
-    bool ok = true;
+    sim_job j = {ATN_METRIC_JS, ATN_SCOPE_MODEL, 0, NULL, {0}};
+    bool ok = stack_parse(&a, "attnscope similarity", &j.stack);
     const char *metric = cli_get(&a, "metric"), *scope = cli_get(&a, "scope"), *out = cli_get(&a, "output");
     const char *format = cli_get(&a, "format");
     if (cli_get(&a, "layer"))
@@ -613,7 +740,8 @@ int cmd_similarity(int argc, char **argv) {
                 rc = CLI_EXIT_USAGE;
             } else {
                 if (!strcmp(kind, "json"))
-                    sim_write_json(of.f, j.sim, model ? atn_model_name(model) : at.name, encoder_heads(model, &at));
+                    sim_write_json(of.f, j.sim, model ? atn_model_name(model) : at.name, encoder_heads(model, &at),
+                                   j.stack.given ? j.stack.kind : ATN_STACK_ENCODER);
                 else
                     sim_write_csv(of.f, j.sim);
                 if (!out_close(&of, true))

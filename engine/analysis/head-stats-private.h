@@ -12,6 +12,9 @@ enum {
     STATS_NEXT, STATS_LOCAL, STATS_SAME_SEGMENT, STATS_DISTANCE, STATS_COUNT
 };
 
+/* A token's kind (stats_sentence.kind). */
+typedef enum { KIND_OTHER = 0, KIND_CLS = 1, KIND_SEP = 2, KIND_PUNCT = 4 } token_kind;
+
 /* One capture as the statistics see it: the m unmasked tokens keep[0..m) of n, each's kind
  * ([CLS], [SEP], punctuation) and whether it is special.  Borrowed from the capture, which
  * must outlive it. */
@@ -51,5 +54,8 @@ typedef struct stats_rows {
  * are filled.  Returns the sentence's induction share for the head (what atn_stats_add adds
  * to induction). */
 double stats_head_sentence(const stats_sentence *sent, const float *a, double out[STATS_COUNT], const stats_rows *rows);
+
+/* Whether atn_stats_finish has run on st (an accumulator atn_stats_new made). */
+bool stats_is_finished(const atn_stats *st);
 
 #endif

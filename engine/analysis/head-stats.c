@@ -20,6 +20,8 @@ typedef struct stats_acc {
 
 static stats_acc *acc_of(const atn_stats *st) { return (stats_acc *)st; }
 
+bool stats_is_finished(const atn_stats *st) { return acc_of(st)->finished; }
+
 #include "tokenize/unicode-tables.h"
 
 /* ---- the pattern label: thresholds ----------------------------------------------------
@@ -146,8 +148,6 @@ void atn_stats_free(atn_stats *st) {
     free(st->heads);
     free(acc_of(st));
 }
-
-typedef enum { KIND_OTHER = 0, KIND_CLS = 1, KIND_SEP = 2, KIND_PUNCT = 4 } token_kind;
 
 /* What makes two positions the same token for the induction targets: their ids, or where the
  * capture has none (an attention file without token_ids reads them as -1) their texts, each

@@ -401,66 +401,70 @@ void atn_similarity_free(atn_similarity *s) {
     free(acc_of(s));
 }
 
-atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_error *err) {
-    if (!s || !cap)
-        return atn_error_set(err, ATN_E_INVALID, "similarity: no capture");
-    if (acc_of(s)->finished)
-        return atn_error_set(err, ATN_E_INVALID, "similarity: add after finish");
-    if (!atn_capture_has_heads(cap))
-        return atn_error_set(err, ATN_E_INVALID, "similarity: the run kept no attention (keep_attention is off)");
-    if (cap->n_layers != s->n_layers || cap->n_heads != s->n_heads)
-        return atn_error_set(err, ATN_E_SHAPE, "similarity: capture has %d layers x %d heads, expected %d x %d",
-                             cap->n_layers, cap->n_heads, s->n_layers, s->n_heads);
-    int32_t n = cap->n;
-    const int32_t *mask = cap->enc ? cap->enc->mask : NULL;
-    int32_t *keep = malloc((size_t)(n > 0 ? n : 1) * sizeof *keep);
-    if (!keep)
+/* Adds one sentence's maps: attn [L][H][nq][nk] (the compared heads contiguous from layer_of[0]),
+ * or, when attn is NULL, heads made on demand from cap (nq = nk = cap->n); the query rows whose
+ * qmask is set and the keys whose kmask is set (NULL: all). */
+static atn_status sim_add_maps(atn_similarity *s, const atn_capture *cap, const float *attn, int32_t nq, int32_t nk,
+                               const int32_t *qmask, const int32_t *kmask, atn_error *err) {
+    int32_t *qkeep = malloc((size_t)(nq > 0 ? nq : 1) * sizeof *qkeep);
+    int32_t *kkeep = malloc((size_t)(nk > 0 ? nk : 1) * sizeof *kkeep);
+    if (!qkeep || !kkeep) {
+        free(qkeep);
+        free(kkeep);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    int32_t m = 0;
-    for (int32_t i = 0; i < n; i++)
-        if (!mask || mask[i])
-            keep[m++] = i;
-    if (m == 0) { /* nothing unmasked: this sentence adds nothing */
-        free(keep);
+    }
+    int32_t mq = 0, mk = 0;
+    for (int32_t i = 0; i < nq; i++)
+        if (!qmask || qmask[i])
+            qkeep[mq++] = i;
+    for (int32_t i = 0; i < nk; i++)
+        if (!kmask || kmask[i])
+            kkeep[mk++] = i;
+    if (mq == 0 || mk == 0) { /* nothing unmasked: this sentence adds nothing */
+        free(qkeep);
+        free(kkeep);
         return ATN_OK;
     }
-    /* The compared heads are contiguous in the capture ([L][H][n][n]: one layer's heads, or
+    /* The compared heads are contiguous in the capture ([L][H][nq][nk]: one layer's heads, or
      * all of them).  Use them in place when nothing is masked and every weight is finite;
      * otherwise pack the unmasked rows and keys, with non-finite weights (a diverged
      * model) counted as 0 so they do not poison every pair. */
-    const float *base = cap->attn ? cap->attn + (size_t)s->layer_of[0] * s->n_heads * n * n : NULL;
-    size_t total = (size_t)s->count * n * n;
-    bool in_place = m == n && base;   /* heads on demand are made one at a time and packed */
-    float *scratch = base ? NULL : malloc((size_t)n * n * sizeof *scratch);
+    size_t map = (size_t)nq * nk;
+    const float *base = attn ? attn + (size_t)s->layer_of[0] * s->n_heads * map : NULL;
+    size_t total = (size_t)s->count * map;
+    bool in_place = mq == nq && mk == nk && base;   /* heads on demand are made one at a time and packed */
+    float *scratch = base ? NULL : malloc(map * sizeof *scratch);
     for (size_t i = 0; in_place && i < total; i++)
         in_place = isfinite(base[i]);
-    size_t hsz = (size_t)m * m;
+    size_t hsz = (size_t)mq * mk;
     float *packed = in_place ? NULL : malloc((size_t)s->count * hsz * sizeof *packed);
     double *vals = malloc((size_t)s->count * s->count * sizeof *vals);
     if ((!in_place && !packed) || !vals || (!base && !scratch)) {
         free(scratch);
-        free(keep);
+        free(qkeep);
+        free(kkeep);
         free(packed);
         free(vals);
-        return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory packing %d heads of %d tokens", s->count,
-                             m);
+        return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory packing %d heads of %d x %d tokens",
+                             s->count, mq, mk);
     }
     for (int32_t c = 0; packed && c < s->count; c++) {
-        const float *a = base ? base + (size_t)c * n * n
+        const float *a = base ? base + (size_t)c * map
                               : atn_capture_head_read(cap, s->layer_of[c], s->head_of[c], scratch, err);
         if (!a) {
             free(scratch);
-            free(keep);
+            free(qkeep);
+            free(kkeep);
             free(packed);
             free(vals);
             return err ? err->status : ATN_E_INVALID;
         }
         float *dst = packed + c * hsz;
-        for (int32_t r = 0; r < m; r++) {
-            const float *src = a + (size_t)keep[r] * n;
-            float *d = dst + (size_t)r * m;
-            for (int32_t k = 0; k < m; k++) {
-                float v = src[keep[k]];
+        for (int32_t r = 0; r < mq; r++) {
+            const float *src = a + (size_t)qkeep[r] * nk;
+            float *d = dst + (size_t)r * mk;
+            for (int32_t k = 0; k < mk; k++) {
+                float v = src[kkeep[k]];
                 d[k] = isfinite(v) ? v : 0.0f;
             }
         }
@@ -468,7 +472,7 @@ atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_err
     const float *heads = packed ? packed : base;
     atn_status st;
     if (s->metric == ATN_METRIC_JS)
-        st = js_matrix(heads, s->count, m, m, vals, acc_of(s)->progress, acc_of(s)->progress_user, err);
+        st = js_matrix(heads, s->count, mq, mk, vals, acc_of(s)->progress, acc_of(s)->progress_user, err);
     else
         st = gram_matrix(heads, s->count, hsz, s->metric == ATN_METRIC_PEARSON, vals, err);
     if (st == ATN_OK) {
@@ -477,10 +481,55 @@ atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_err
         s->n_sentences++;
     }
     free(scratch);
-    free(keep);
+    free(qkeep);
+    free(kkeep);
     free(packed);
     free(vals);
     return st;
+}
+
+/* The checks every add makes before reading a capture. */
+static atn_status sim_check(const atn_similarity *s, const atn_capture *cap, atn_error *err) {
+    if (!s || !cap)
+        return atn_error_set(err, ATN_E_INVALID, "similarity: no capture");
+    if (acc_of(s)->finished)
+        return atn_error_set(err, ATN_E_INVALID, "similarity: add after finish");
+    if (!atn_capture_has_heads(cap))
+        return atn_error_set(err, ATN_E_INVALID, "similarity: the run kept no attention (keep_attention is off)");
+    return ATN_OK;
+}
+
+atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_error *err) {
+    atn_status st = sim_check(s, cap, err);
+    if (st)
+        return st;
+    if (cap->n_layers != s->n_layers || cap->n_heads != s->n_heads)
+        return atn_error_set(err, ATN_E_SHAPE, "similarity: capture has %d layers x %d heads, expected %d x %d",
+                             cap->n_layers, cap->n_heads, s->n_layers, s->n_heads);
+    const int32_t *mask = cap->enc ? cap->enc->mask : NULL;
+    return sim_add_maps(s, cap, cap->attn, cap->n, cap->n, mask, mask, err);
+}
+
+atn_status atn_similarity_add_stack(atn_similarity *s, const atn_capture *cap, atn_stack_kind kind,
+                                    atn_error *err) {
+    if (kind == ATN_STACK_ENCODER)
+        return atn_similarity_add(s, cap, err);
+    atn_status st = sim_check(s, cap, err);
+    if (st)
+        return st;
+    const atn_stack *k = atn_capture_stack(cap, kind);
+    if (!k || !k->attn)
+        return atn_error_set(err, ATN_E_INVALID, "similarity: the capture has no %s stack (not an "
+                             "encoder-decoder's)", kind == ATN_STACK_CROSS ? "cross" : "decoder");
+    if (k->n_layers != s->n_layers || k->n_heads != s->n_heads)
+        return atn_error_set(err, ATN_E_SHAPE, "similarity: the %s stack has %d layers x %d heads, expected %d x %d",
+                             k->name, k->n_layers, k->n_heads, s->n_layers, s->n_heads);
+    /* the target has no padding: every query row; cross keys: the source's unmasked tokens */
+    const int32_t *kmask = kind == ATN_STACK_CROSS && cap->enc ? cap->enc->mask : NULL;
+    if (kind == ATN_STACK_CROSS && cap->enc && cap->enc->n != k->n_k)
+        return atn_error_set(err, ATN_E_SHAPE, "similarity: the cross stack has %d source keys, the source %d tokens",
+                             k->n_k, cap->enc->n);
+    return sim_add_maps(s, cap, k->attn, k->n_q, k->n_k, NULL, kmask, err);
 }
 
 atn_status atn_similarity_finish(atn_similarity *s, atn_error *err) {
@@ -532,6 +581,33 @@ atn_status atn_similarity_compute_progress(const atn_capture *cap, atn_metric me
         return err ? err->status : ATN_E_INVALID;
     atn_similarity_set_progress(s, progress, user_data);
     atn_status st = atn_similarity_add(s, cap, err);
+    if (st == ATN_OK)
+        st = atn_similarity_finish(s, err);
+    if (st) {
+        atn_similarity_free(s);
+        return st;
+    }
+    *out = s;
+    return ATN_OK;
+}
+
+atn_status atn_similarity_compute_stack(const atn_capture *cap, atn_stack_kind kind, atn_metric metric,
+                                        atn_scope scope, int32_t layer, atn_progress_fn progress, void *user_data,
+                                        atn_similarity **out, atn_error *err) {
+    *out = NULL;
+    if (!cap)
+        return atn_error_set(err, ATN_E_INVALID, "similarity: no capture");
+    if (kind == ATN_STACK_ENCODER)
+        return atn_similarity_compute_progress(cap, metric, scope, layer, progress, user_data, out, err);
+    const atn_stack *k = atn_capture_stack(cap, kind);
+    if (!k)
+        return atn_error_set(err, ATN_E_INVALID, "similarity: the capture has no %s stack (not an "
+                             "encoder-decoder's)", kind == ATN_STACK_CROSS ? "cross" : "decoder");
+    atn_similarity *s = atn_similarity_new(k->n_layers, k->n_heads, metric, scope, layer, err);
+    if (!s)
+        return err ? err->status : ATN_E_INVALID;
+    atn_similarity_set_progress(s, progress, user_data);
+    atn_status st = atn_similarity_add_stack(s, cap, kind, err);
     if (st == ATN_OK)
         st = atn_similarity_finish(s, err);
     if (st) {

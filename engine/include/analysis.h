@@ -104,6 +104,23 @@ atn_status atn_similarity_add(atn_similarity *sim, const atn_capture *cap, atn_e
 atn_status atn_similarity_finish(atn_similarity *sim, atn_error *err);
 void atn_similarity_free(atn_similarity *sim);
 
+/* An encoder-decoder's stacks (atn_capture.stacks; attnscope.h): the heads of stack kind
+ * compared as above.  ATN_STACK_ENCODER is the capture's attention (atn_similarity_add /
+ * atn_similarity_compute_progress, any capture).  ATN_STACK_DECODER: the decoder's causal
+ * self-attention [L_dec][H][n_tgt][n_tgt], every target row and key (the target has no
+ * padding).  ATN_STACK_CROSS: [L_dec][H][n_tgt][n_src], every target row over the source's
+ * unmasked keys (cap->enc's mask): the same metrics on non-square maps (js: the distance
+ * between the two heads' rows over the source keys, averaged over the target rows).  The
+ * accumulator's shape (atn_similarity_new) is the stack's (n_dec_layers x its heads).
+ * ATN_E_INVALID: as atn_similarity_add, or a decoder/cross kind for a capture without stacks
+ * (the message names the stack); ATN_E_SHAPE: a stack of another shape; ATN_E_NOMEM;
+ * ATN_E_CANCELLED from progress.  *out is the caller's (atn_similarity_free). */
+atn_status atn_similarity_add_stack(atn_similarity *sim, const atn_capture *cap, atn_stack_kind kind,
+                                    atn_error *err);
+atn_status atn_similarity_compute_stack(const atn_capture *cap, atn_stack_kind kind, atn_metric metric,
+                                        atn_scope scope, int32_t layer, atn_progress_fn progress, void *user_data,
+                                        atn_similarity **out, atn_error *err);
+
 /* "L3·H7" (model scope) or "H7" (layer scope) for index c, into buf (size >= 16; "?" for
  * a NULL sim or c out of range); returns buf. */
 const char *atn_similarity_label(const atn_similarity *sim, int32_t c, char *buf, size_t size);
@@ -189,6 +206,34 @@ atn_stats *atn_stats_new(int32_t n_layers, int32_t n_heads, atn_error *err);
 atn_status atn_stats_add(atn_stats *st, const atn_capture *cap, atn_error *err);
 atn_status atn_stats_finish(atn_stats *st, atn_error *err);
 void atn_stats_free(atn_stats *st);
+
+/* An encoder-decoder's stacks (atn_capture.stacks; attnscope.h), one sentence at a time, with
+ * the accumulator's shape (atn_stats_new) the stack's: n_dec_layers x its heads for the
+ * decoder and cross.  ATN_STACK_ENCODER is the capture's attention (atn_stats_add, any
+ * capture; target unused).
+ * ATN_STACK_DECODER: the decoder's causal self-attention [L_dec][H][n_tgt][n_tgt] read as a
+ * sentence of the target's tokens: every statistic as for an encoder, over every target row
+ * and key (the target has no padding).  target (may be NULL) is the decoder input's tokens
+ * (cap->n_tgt of them, e.g. atn_model_encode_ids of cap->target_ids): their roles and texts
+ * say which keys are [CLS] / [SEP] / punctuation and their ids find the induction rows; NULL:
+ * no key is of those kinds, induction 0.
+ * ATN_STACK_CROSS: [L_dec][H][n_tgt][n_src], target rows over source keys.  Defined over every
+ * target row and the source's unmasked keys (cap->enc): entropy (bits) over the source keys,
+ * entropy_norm = entropy / log2(unmasked source tokens), cls / sep / punct the attention to
+ * source tokens of that kind.  A target index i and a source index j number different
+ * sequences, so the figures that compare them are not defined and hold NaN: self, prev,
+ * next, local, distance, same_segment, induction (the CSV writes "nan", the command line's
+ * JSON null).  The pattern label reads the defined ones (vertical [CLS] / [SEP] /
+ * punctuation, broad or mixed).  target unused.
+ * n_tokens counts the query rows (the target's tokens for the decoder and cross).
+ * ATN_E_INVALID: as atn_stats_add, a decoder/cross kind for a capture without stacks (the
+ * message names the stack); ATN_E_SHAPE: a stack of another shape than st, a target of another
+ * length than cap->n_tgt; ATN_E_NOMEM; compute: ATN_E_CANCELLED from progress (called after
+ * each head with the fraction of heads done, ATN_STAGE_STATISTICS).  *out is the caller's. */
+atn_status atn_stats_add_stack(atn_stats *st, const atn_capture *cap, atn_stack_kind kind,
+                               const atn_encoding *target, atn_error *err);
+atn_status atn_stats_compute_stack(const atn_capture *cap, atn_stack_kind kind, const atn_encoding *target,
+                                   atn_progress_fn progress, void *user_data, atn_stats **out, atn_error *err);
 
 /* Row by row: one sentence's statistics from its attention rows as they are made (a
  * forward that never holds a head's whole matrix), the same numbers as atn_stats_add on the
