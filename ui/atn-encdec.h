@@ -23,7 +23,8 @@ G_BEGIN_DECLS
 int32_t *atn_encdec_target_ids(const atn_model *m, const char *text, int32_t *n, atn_error *err);
 
 /* The run's worker, before the result is published (no other thread sees it yet): keeps the
- * target tokens as the views show them with an encoder-decoder's result r.  Nothing for other
+ * target tokens as the views show them with an encoder-decoder's result r, and the statistics
+ * of its decoder and cross-attention stacks (atn_result_get_stack_stats).  Nothing for other
  * results. */
 void atn_encdec_attach(AtnResult *r);
 
@@ -60,9 +61,19 @@ gboolean atn_encdec_show_head(AtnHeatmap *h, AtnResult *r, int kind, int layer, 
  * the encoder's stack or another result. */
 gboolean atn_encdec_grid_spec(AtnResult *r, int kind, atn_grid_spec *spec);
 
-/* What the Similarity and Statistics views say of an encoder-decoder's heads: they are the
- * encoder's self-attention heads (translated, static). */
-const char *atn_encdec_heads_note(void);
+/* What the Similarity and Statistics views say of an encoder-decoder's heads of stack kind
+ * (translated, static). */
+const char *atn_encdec_heads_note(atn_stack_kind kind);
+
+/* The statistics of stack kind of r (engine/analysis.h, atn_stats_compute_stack): the
+ * result's own (atn_result_get_stats) for the encoder or any other result; the decoder's and
+ * cross-attention's, made by atn_encdec_attach (cross: its positional figures NaN).  Borrowed
+ * from r; NULL when there are none (yet).  Main thread. */
+const atn_stats *atn_result_get_stack_stats(AtnResult *r, atn_stack_kind kind);
+
+/* The stack the Similarity and Statistics views show for r: the session's (session_stack,
+ * atn_session_get_stack) for an encoder-decoder's result, ATN_STACK_ENCODER for any other. */
+int atn_encdec_view_stack(AtnResult *r, int session_stack);
 
 /* Why a view that cannot show an encoder-decoder yet is off (translated; name: the view's
  * title, "Trace", "What-if" ...). A new string. */

@@ -71,6 +71,7 @@ typedef struct sim_job {
     atn_metric metric;
     atn_scope scope;
     int layer;
+    int stack;                   /* an encoder-decoder's stack (atn_stack_kind); ENCODER for any other model */
     GCancellable *cancellable;   /* the task's (not owned) */
     gint permille;               /* written by the worker: pairs compared, 0..1000 */
 } sim_job;
@@ -93,8 +94,8 @@ static gpointer sim_work(gpointer data, GCancellable *cancellable, GError **erro
     job->cancellable = cancellable;
     atn_similarity *sim = NULL;
     atn_error err = {0};
-    atn_status st = atn_similarity_compute_progress(atn_result_get_capture(job->result), job->metric, job->scope,
-                                                    job->layer, keep_going, job, &sim, &err);
+    atn_status st = atn_similarity_compute_stack(atn_result_get_capture(job->result), (atn_stack_kind)job->stack,
+                                                 job->metric, job->scope, job->layer, keep_going, job, &sim, &err);
     if (st != ATN_OK)
         g_set_error(error, G_IO_ERROR, st == ATN_E_CANCELLED ? G_IO_ERROR_CANCELLED : G_IO_ERROR_FAILED, "%s",
                     err.message);
@@ -265,6 +266,7 @@ static void recompute(AtnSimilarityView *self) {
     job->metric = metric;
     job->scope = scope;
     job->layer = layer;
+    job->stack = atn_encdec_view_stack(r, atn_session_get_stack(self->session));
     self->sim_job = job;
     self->sim_poll_id = g_timeout_add(100, sim_poll_cb, self);
     atn_worker_start_fallible(self, &self->cancel, ATN_WORKER_NICE | ATN_WORKER_TAKE, NULL, sim_work, job,
@@ -286,9 +288,11 @@ static void mark_dirty(AtnSimilarityView *self) {
  * run cancels a comparison made ahead (the two cores go to the forward). */
 static void on_result(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) {
     AtnResult *r = atn_session_get_result(s);   /* an encoder-decoder: which of its heads these are */
-    gtk_label_set_text(self->hint_label, atn_result_is_encdec(r) ? atn_encdec_heads_note()
-                                                                  : _("Click a cell to compare its two heads side by side."));
-    gtk_widget_set_tooltip_text(GTK_WIDGET(self->hint_label), atn_result_is_encdec(r) ? atn_encdec_heads_note() : NULL);
+    /* a corpus has no targets: its matrix is the encoder's */
+    int kind = self->corpus_path ? ATN_STACK_ENCODER : atn_encdec_view_stack(r, atn_session_get_stack(s));
+    const char *note = atn_result_is_encdec(r) ? atn_encdec_heads_note(kind) : NULL;
+    gtk_label_set_text(self->hint_label, note ? note : _("Click a cell to compare its two heads side by side."));
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->hint_label), note);
     if (self->corpus_path)
         return;
     mark_dirty(self);
@@ -370,6 +374,13 @@ static void on_layer(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) {
 
 static void on_option_changed(GObject *o, GParamSpec *p, AtnSimilarityView *self) { mark_dirty(self); }
 
+/* an encoder-decoder's stack picked (Head or Model view): its heads are compared */
+static void on_stack(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) {
+    if (!atn_result_is_encdec(atn_session_get_result(s)) || self->corpus_path)
+        return;
+    on_result(s, p, self);
+}
+
 static void on_cluster_toggled(GtkCheckButton *b, AtnSimilarityView *self) {
     atn_similarity_map_set_clustered(self->map, gtk_check_button_get_active(b));
 }
@@ -389,28 +400,40 @@ void atn_similarity_view_compare(AtnSimilarityView *self, int a, int b) {
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (!sim || !r || a < 0 || b < 0 || a >= sim->count || b >= sim->count)
         return;
-    int n = atn_result_get_n_tokens(r);
-    const float *ha = atn_result_get_head(r, sim->layer_of[a], sim->head_of[a]);
-    const float *hb = atn_result_get_head(r, sim->layer_of[b], sim->head_of[b]);
+    int n = atn_result_get_n_tokens(r), nk = n;
+    /* an encoder-decoder's decoder or cross heads (the matrix's stack): target rows, and target
+       (decoder) or source (cross) columns */
+    int kind = self->corpus_path ? ATN_STACK_ENCODER : atn_encdec_view_stack(r, atn_session_get_stack(self->session));
+    const float *ha, *hb;
+    const char *const *tok = atn_result_get_tokens(r), *const *ktok = tok;
+    const int32_t *mask = atn_result_get_mask(r);
+    if (kind != ATN_STACK_ENCODER) {
+        ha = atn_result_get_stack_head(r, kind, sim->layer_of[a], sim->head_of[a], &n, &nk);
+        hb = atn_result_get_stack_head(r, kind, sim->layer_of[b], sim->head_of[b], NULL, NULL);
+        tok = atn_result_get_stack_tokens(r, kind, FALSE);
+        ktok = atn_result_get_stack_tokens(r, kind, TRUE);
+        mask = NULL;
+    } else {
+        ha = atn_result_get_head(r, sim->layer_of[a], sim->head_of[a]);
+        hb = atn_result_get_head(r, sim->layer_of[b], sim->head_of[b]);
+    }
     if (!ha || !hb)
         return;
     g_set_object(&self->pair_result, r);
-    float *diff = g_new(float, (size_t)n * n);
-    for (size_t i = 0; i < (size_t)n * n; i++)
+    float *diff = g_new(float, (size_t)n * nk);
+    for (size_t i = 0; i < (size_t)n * nk; i++)
         diff[i] = ha[i] - hb[i];
-    const char *const *tok = atn_result_get_tokens(r);
-    const int32_t *mask = atn_result_get_mask(r);
     char la[32], lb[32];
     atn_similarity_label(sim, a, la, sizeof la);
     atn_similarity_label(sim, b, lb, sizeof lb);
     g_autofree char *ta = g_strdup_printf(_("Layer %d · head %d"), sim->layer_of[a], sim->head_of[a]);
     g_autofree char *tb = g_strdup_printf(_("Layer %d · head %d"), sim->layer_of[b], sim->head_of[b]);
     g_autofree char *td = g_strdup_printf(_("Difference %s − %s"), la, lb);
-    atn_heatmap_set_matrix(self->heat_a, G_OBJECT(r), ha, n, n, tok, tok, mask);
+    atn_heatmap_set_matrix(self->heat_a, G_OBJECT(r), ha, n, nk, tok, ktok, mask);
     atn_heatmap_set_title(self->heat_a, ta);
-    atn_heatmap_set_matrix(self->heat_b, G_OBJECT(r), hb, n, n, tok, tok, mask);
+    atn_heatmap_set_matrix(self->heat_b, G_OBJECT(r), hb, n, nk, tok, ktok, mask);
     atn_heatmap_set_title(self->heat_b, tb);
-    atn_heatmap_set_matrix(self->heat_diff, G_OBJECT(r), diff, n, n, tok, tok, mask);
+    atn_heatmap_set_matrix(self->heat_diff, G_OBJECT(r), diff, n, nk, tok, ktok, mask);
     atn_heatmap_set_title(self->heat_diff, td);
     atn_heatmap_set_split(self->heat_a, atn_result_get_split(r));   /* a pair's A/B boundary */
     atn_heatmap_set_split(self->heat_b, atn_result_get_split(r));
@@ -558,6 +581,7 @@ void atn_similarity_view_set_session(AtnSimilarityView *self, AtnSession *sessio
         g_signal_connect(session, "notify::layer", G_CALLBACK(on_layer), self);
         g_signal_connect(session, "notify::model", G_CALLBACK(on_model), self);
         g_signal_connect(session, "notify::busy", G_CALLBACK(on_busy), self);
+        g_signal_connect(session, "notify::stack", G_CALLBACK(on_stack), self);
     }
     mark_dirty(self);
 }

@@ -6,6 +6,7 @@
 #include "atn-encdec.h"
 
 #include <glib/gi18n.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -81,7 +82,10 @@ static void show_cell(GtkLabel *label, AtnHeadStat *row, const char *prop) {
     } else {
         double v;
         g_object_get(row, prop, &v, NULL);
-        text = g_strdup_printf(!g_strcmp0(prop, "entropy") || !g_strcmp0(prop, "distance") ? "%.2f" : "%.3f", v);
+        if (isnan(v))   /* not defined: a cross-attention head's positional figures */
+            text = g_strdup("\u2014");
+        else
+            text = g_strdup_printf(!g_strcmp0(prop, "entropy") || !g_strcmp0(prop, "distance") ? "%.2f" : "%.3f", v);
     }
     gtk_label_set_text(label, text);
 }
@@ -195,6 +199,14 @@ static void label_rows(AtnStatsView *self, const AtnStatsFile *file) {
     }
 }
 
+/* The sentence's statistics: of the session's stack for an encoder-decoder's result. */
+static const atn_stats *sentence_stats(AtnStatsView *self) {
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (!r)
+        return NULL;
+    return atn_result_get_stack_stats(r, atn_encdec_view_stack(r, atn_session_get_stack(self->session)));
+}
+
 static void refill(AtnStatsView *self) {
     self->dirty = FALSE;
     gtk_widget_set_visible(GTK_WIDGET(self->sentence_button), self->corpus != NULL || self->file != NULL);
@@ -214,10 +226,11 @@ static void refill(AtnStatsView *self) {
     gtk_label_set_text(self->info_label, self->sentence_info);
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (atn_result_is_encdec(r)) {   /* which of an encoder-decoder's heads these are */
-        g_autofree char *info = g_strdup_printf("%s %s", self->sentence_info, atn_encdec_heads_note());
+        int kind = atn_encdec_view_stack(r, atn_session_get_stack(self->session));
+        g_autofree char *info = g_strdup_printf("%s %s", self->sentence_info, atn_encdec_heads_note(kind));
         gtk_label_set_text(self->info_label, info);
     }
-    const atn_stats *st = r ? atn_result_get_stats(r) : NULL;
+    const atn_stats *st = sentence_stats(self);
     if (r && !st && atn_result_get_stats_pending(r)) {
         /* they follow the result ("stats-ready"): the rows keep their numbers until then, so
            that the new ones go into the same rows (fill_rows) rather than 144 new ones */
@@ -451,7 +464,7 @@ char *atn_stats_view_dup_csv(AtnStatsView *self, GError **error) {
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     const char *why = NULL;
     if (!st && r) {
-        st = atn_result_get_stats(r);
+        st = sentence_stats(self);
         why = atn_result_get_stats_error(r);
     }
     if (!st) {
@@ -531,11 +544,6 @@ static void on_model(AtnSession *s, GParamSpec *p, AtnStatsView *self) {
  * updates them in place (fill_rows). */
 enum { WARM_ROWS = 12 };
 
-static const atn_stats *sentence_stats(AtnStatsView *self) {
-    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
-    return r ? atn_result_get_stats(r) : NULL;
-}
-
 static gboolean warm_cb(gpointer data) {
     AtnStatsView *self = ATN_STATS_VIEW(data);
     const atn_stats *st = sentence_stats(self);
@@ -610,9 +618,12 @@ void atn_stats_view_activate_row(AtnStatsView *self, guint i) {
     g_autoptr(AtnHeadStat) row = g_list_model_get_item(G_LIST_MODEL(self->sorted), i);
     if (row && self->file)   /* a file's head: its examples, beside (its sentences open a head) */
         atn_stats_file_panel_select_head(self->file_panel, atn_head_stat_get_layer(row), atn_head_stat_get_head(row));
-    else if (row)
+    else if (row) {
+        if (self->corpus && self->session)   /* a corpus's heads: an encoder-decoder's encoder's */
+            atn_session_set_stack(self->session, ATN_STACK_ENCODER);
         g_signal_emit(self, signals[SIGNAL_HEAD_ACTIVATED], 0, atn_head_stat_get_layer(row),
                       atn_head_stat_get_head(row));
+    }
 }
 
 static void on_activate(GtkColumnView *view, guint position, AtnStatsView *self) {
@@ -742,6 +753,7 @@ void atn_stats_view_set_session(AtnStatsView *self, AtnSession *session) {
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
         g_signal_connect(session, "stats-ready", G_CALLBACK(on_stats_ready), self);
         g_signal_connect(session, "notify::model", G_CALLBACK(on_model), self);
+        g_signal_connect(session, "notify::stack", G_CALLBACK(on_result), self);   /* an encoder-decoder's */
     }
     self->dirty = TRUE;
 }

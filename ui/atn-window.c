@@ -755,8 +755,7 @@ static void on_run_fraction(AtnSession *s, GParamSpec *p, AtnWindow *self) {
 }
 
 static void on_head_activated(GtkWidget *view, int layer, int head, AtnWindow *self) {
-    if (view != atn_window_get_view_widget(self, "model"))   /* Similarity, Statistics: the encoder's heads */
-        atn_session_set_stack(self->session, ATN_STACK_ENCODER);
+    /* Model and Statistics: the session stack's heads (a corpus's statistics set the encoder's) */
     atn_session_select_head(self->session, layer, head);
     atn_window_show_view(self, "head");
 }

@@ -194,6 +194,102 @@ static void check_trace(AtnWindow *win, const char *model, atn_stack_kind kind, 
     g_assert_nonnull(strstr(md, kind == ATN_STACK_CROSS ? "cross-attention" : "decoder's self-attention"));
 }
 
+/* Row entropy in bits over keys [0, nk) of a row, in double: the test's own. */
+static double row_entropy(const float *row, int nk) {
+    double e = 0;
+    for (int j = 0; j < nk; j++)
+        if (row[j] > 0)
+            e -= row[j] * log2(row[j]);
+    return e;
+}
+
+/* Mean over the rows of the Jensen-Shannon distance (bits) between two heads [nq][nk]. */
+static double js_distance(const float *a, const float *b, int nq, int nk) {
+    double total = 0;
+    for (int i = 0; i < nq; i++) {
+        double hm = 0, hp = 0, hq = 0;
+        for (int j = 0; j < nk; j++) {
+            double p = a[(size_t)i * nk + j], q = b[(size_t)i * nk + j], m = (p + q) / 2;
+            hm -= m > 0 ? m * log2(m) : 0;
+            hp -= p > 0 ? p * log2(p) : 0;
+            hq -= q > 0 ? q * log2(q) : 0;
+        }
+        double d = hm - (hp + hq) / 2;
+        total += d > 0 ? sqrt(d) : 0;
+    }
+    return total / nq;
+}
+
+/* The Statistics view follows the session's stack (and a row opens that stack's head): on the
+ * cross stack its rows are the decoder layers' cross heads with each head's mean row entropy over the source tokens
+ * computed here from the command line's "cross" array (cli[2]: no padding in the source),
+ * and self / previous (a target and a source index) not defined, shown "—"; on the decoder's
+ * stack the decoder's heads (cli[1]).  The Similarity view compares the stack's heads: the
+ * Jensen-Shannon distance of cross heads L0·H0 and L0·H1 is this file's over cli[2]. */
+static void check_stack_stats(AtnWindow *win, float *cli[3], int64_t shape[3][4]) {
+    AtnSession *s = atn_window_get_session(win);
+    for (int kind = ATN_STACK_CROSS; kind >= ATN_STACK_DECODER; kind--) {
+        atn_session_set_stack(s, kind);
+        show_view(win, "statistics");
+        AtnStatsView *sv = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
+        g_assert_nonnull(strstr(atn_stats_view_get_info(sv), atn_encdec_heads_note(kind)));
+        const int64_t *sh = shape[kind];
+        int Ls = (int)sh[0], Hs = (int)sh[1], nq = (int)sh[2], nk = (int)sh[3];
+        GListModel *rows = atn_stats_view_get_model(sv);
+        g_assert_cmpint(g_list_model_get_n_items(rows), ==, Ls * Hs);
+        for (guint i = 0; i < g_list_model_get_n_items(rows); i++) {
+            g_autoptr(AtnHeadStat) row = g_list_model_get_item(rows, i);
+            int l = atn_head_stat_get_layer(row), h = atn_head_stat_get_head(row);
+            const float *a = cli[kind] + ((size_t)l * Hs + h) * (size_t)nq * nk;
+            double want = 0;
+            for (int q = 0; q < nq; q++)
+                want += row_entropy(a + (size_t)q * nk, nk);
+            want /= nq;
+            double entropy, self;
+            g_object_get(row, "entropy", &entropy, "self", &self, NULL);
+            if (fabs(entropy - want) > 1e-5)
+                g_error("%s L%d H%d: entropy %.9g in the view, %.9g from the command line's array",
+                        kind == ATN_STACK_CROSS ? "cross" : "decoder", l, h, entropy, want);
+            g_assert_true(kind == ATN_STACK_CROSS ? isnan(self) : !isnan(self));
+        }
+        if (kind == ATN_STACK_CROSS)   /* the undefined figures are a dash */
+            g_assert_true(has_label_text(GTK_WIDGET(sv), "\u2014"));
+        /* a row opens that head of the stack in the Head view */
+        guint last = g_list_model_get_n_items(rows) - 1;
+        g_autoptr(AtnHeadStat) row = g_list_model_get_item(rows, last);
+        atn_stats_view_activate_row(sv, last);
+        g_assert_cmpint(atn_session_get_stack(s), ==, kind);
+        g_assert_cmpint(atn_session_get_layer(s), ==, atn_head_stat_get_layer(row));
+        g_assert_cmpint(atn_session_get_head(s), ==, atn_head_stat_get_head(row));
+    }
+    atn_session_set_stack(s, ATN_STACK_CROSS);
+    show_view(win, "similarity");
+    GtkWidget *simw = atn_window_get_view_widget(win, "similarity");
+    g_assert_true(has_label_text(simw, atn_encdec_heads_note(ATN_STACK_CROSS)));
+    AtnSimilarityView *simv = ATN_SIMILARITY_VIEW(simw);
+    atn_similarity_view_set_metric(simv, ATN_METRIC_JS);
+    atn_similarity_view_set_scope(simv, ATN_SCOPE_MODEL);
+    const int64_t *sh = shape[ATN_STACK_CROSS];
+    int count = (int)(sh[0] * sh[1]);
+    const atn_similarity *sim = NULL;
+    for (int tries = 0; tries < 400; tries++) {   /* the comparison runs in a worker */
+        settle(10);
+        sim = atn_similarity_map_get_similarity(atn_similarity_view_get_map(simv));
+        if (sim && sim->count == count && sim->metric == ATN_METRIC_JS)
+            break;
+    }
+    g_assert_nonnull(sim);
+    g_assert_cmpint(sim->count, ==, count);
+    size_t map = (size_t)(sh[2] * sh[3]);
+    double want = js_distance(cli[2], cli[2] + map, (int)sh[2], (int)sh[3]);
+    g_test_message("cross L0·H0 vs L0·H1: Jensen-Shannon %.6f in the view, %.6f here", sim->values[1], want);
+    g_assert_cmpfloat(fabs(sim->values[1] - want), <, 1e-4);
+    /* a pair shows the two cross heads: target rows by source columns */
+    atn_similarity_view_compare(simv, 0, 1);
+    AtnHeatmap *pa = atn_similarity_view_get_pair_heatmap(simv, 0);
+    g_assert_cmpint(atn_heatmap_get_rows(pa), ==, sh[2]);
+}
+
 static void check_model(const char *folder, gboolean full) {
     g_autofree char *model = g_build_filename(g_getenv("ATN_SOURCE_ROOT"), "tests", "hf", "models", folder, NULL);
     AtnWindow *win = new_window();
@@ -336,11 +432,7 @@ static void check_model(const char *folder, gboolean full) {
         AtnWhatifView *wv = ATN_WHATIF_VIEW(atn_window_get_view_widget(win, "whatif"));
         g_test_message("what-if: %s", atn_whatif_view_get_status(wv));
         g_assert_nonnull(strstr(atn_whatif_view_get_status(wv), "What-if is off for encoder–decoder models"));
-        show_view(win, "statistics");
-        AtnStatsView *sv = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
-        g_assert_nonnull(strstr(atn_stats_view_get_info(sv), atn_encdec_heads_note()));
-        show_view(win, "similarity");
-        g_assert_true(has_label_text(atn_window_get_view_widget(win, "similarity"), atn_encdec_heads_note()));
+        check_stack_stats(win, cli, shape);
         show_view(win, "head");
     }
 
