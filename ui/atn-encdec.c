@@ -181,12 +181,17 @@ const char *atn_encdec_heads_note(atn_stack_kind kind) {
         return _("Decoder self-attention heads (target over earlier target tokens); the stack picker in the Head "
                  "and Model views chooses the stack.");
     case ATN_STACK_CROSS:
-        return _("Cross-attention heads (target tokens over source tokens); → itself, → previous, → next and "
-                 "Distance compare a target index with a source index and are not defined (—).");
+        return _("Cross-attention heads (target tokens over source tokens); the stack picker in the Head and "
+                 "Model views chooses the stack.");
     default:
         return _("Encoder self-attention heads (source over source); the stack picker in the Head and Model views "
                  "chooses the decoder's or cross-attention.");
     }
+}
+
+const char *atn_encdec_cross_undefined_note(void) {
+    return _("→ itself, → previous, → next and Distance compare a target index with a source index and are not "
+             "defined (—).");
 }
 
 char *atn_encdec_view_off_text(const char *name) {

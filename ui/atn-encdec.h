@@ -65,6 +65,10 @@ gboolean atn_encdec_grid_spec(AtnResult *r, int kind, atn_grid_spec *spec);
  * (translated, static). */
 const char *atn_encdec_heads_note(atn_stack_kind kind);
 
+/* What the Statistics view adds for cross-attention: the columns that are not defined there
+ * (translated, static). */
+const char *atn_encdec_cross_undefined_note(void);
+
 /* The statistics of stack kind of r (engine/analysis.h, atn_stats_compute_stack): the
  * result's own (atn_result_get_stats) for the encoder or any other result; the decoder's and
  * cross-attention's, made by atn_encdec_attach (cross: its positional figures NaN).  Borrowed

@@ -227,7 +227,9 @@ static void refill(AtnStatsView *self) {
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (atn_result_is_encdec(r)) {   /* which of an encoder-decoder's heads these are */
         int kind = atn_encdec_view_stack(r, atn_session_get_stack(self->session));
-        g_autofree char *info = g_strdup_printf("%s %s", self->sentence_info, atn_encdec_heads_note(kind));
+        g_autofree char *info = g_strdup_printf("%s %s%s%s", self->sentence_info, atn_encdec_heads_note(kind),
+                                                kind == ATN_STACK_CROSS ? " " : "",
+                                                kind == ATN_STACK_CROSS ? atn_encdec_cross_undefined_note() : "");
         gtk_label_set_text(self->info_label, info);
     }
     const atn_stats *st = sentence_stats(self);
