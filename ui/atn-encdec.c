@@ -146,6 +146,8 @@ gboolean atn_encdec_show_head(AtnHeatmap *h, AtnResult *r, int kind, int layer, 
     atn_heatmap_set_axes(h, cross ? _("target") : _("query"),
                          /* Translators: the axis of a cross-attention heatmap's columns: the encoder's (source) tokens */
                          cross ? _("source") : _("key"), _("weight"));
+    /* a cross cell's text names the sequences: "target ▁I (1) → source ▁c (2): 0.1234" */
+    atn_heatmap_set_cell_words(h, cross ? _("target") : NULL, cross ? _("source") : NULL);
     if (!atn_result_is_encdec(r) || kind == ATN_STACK_ENCODER)
         return FALSE;
     int nq = 0, nk = 0;

@@ -227,7 +227,10 @@ static void on_query(AtnSession *s, GParamSpec *p, AtnHeadView *self) {
 }
 
 static void on_hover(AtnSession *s, GParamSpec *p, AtnHeadView *self) {
-    atn_heatmap_set_highlight_token(self->heatmap, atn_session_get_hover_token(self->session));
+    /* a source chip hovered: its row and column are the same token only in a self-attention
+       head over the source (a decoder or cross head's rows are the target's) */
+    gboolean other = atn_result_is_encdec(atn_session_get_result(s)) && atn_session_get_stack(s) != ATN_STACK_ENCODER;
+    atn_heatmap_set_highlight_token(self->heatmap, other ? -1 : atn_session_get_hover_token(self->session));
 }
 
 static void on_layer_changed(GtkAdjustment *adj, AtnHeadView *self) {

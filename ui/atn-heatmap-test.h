@@ -21,6 +21,10 @@ gboolean atn_heatmap_cell_at(AtnHeatmap *self, double x, double y, int *row, int
 gboolean atn_heatmap_get_cell_rect(AtnHeatmap *self, int row, int col, graphene_rect_t *rect);
 float atn_heatmap_get_value(AtnHeatmap *self, int row, int col);
 int atn_heatmap_get_rows(AtnHeatmap *self);
+/* The query row marked (atn_heatmap_set_selected_row) and the token whose row and column are
+ * highlighted (atn_heatmap_set_highlight_token); -1: none. */
+int atn_heatmap_get_selected_row(AtnHeatmap *self);
+int atn_heatmap_get_highlight_token(AtnHeatmap *self);
 /* Simulates the pointer at (x, y) (as the motion controller does): returns the hover text
  * "query → key: weight" shown in the tooltip, or NULL outside the cells. */
 char *atn_heatmap_hover(AtnHeatmap *self, double x, double y);

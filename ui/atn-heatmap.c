@@ -27,6 +27,7 @@ struct _AtnHeatmap {
     double min_label_scale;   /* atn_heatmap_spec's: 0 = the default rule */
     gboolean wheel_needs_ctrl; /* a plain wheel scrolls what is around (atn_heatmap_set_wheel_needs_ctrl) */
     gboolean causal;   /* cells after the diagonal are masked (a causal model's head) */
+    const char *row_word, *col_word;   /* before a cell's tokens in its text ("target"), or NULL */
     const float *cell_mask;   /* [rows][cols] the run's additive mask (borrowed like values), or NULL */
     int split;                /* a pair's first token of sentence B (atn_heatmap_set_split), 0 none */
     double hfw_ratio;         /* atn_heatmap_set_height_for_width: height = width × this; 0 off */
@@ -368,12 +369,28 @@ static void atn_heatmap_css_changed(GtkWidget *widget, GtkCssStyleChange *change
 }
 
 /* The same in fewer words, every number kept: for a status line with little room. */
+/* A cell's token as its text names it: "▁c", or "source ▁c" with a word. */
+static char *cell_label(const char *word, const char *const *labels, int i) {
+    if (!labels)
+        return g_strdup_printf("%d", i);
+    return word ? g_strdup_printf("%s %s", word, labels[i]) : g_strdup(labels[i]);
+}
+
+int atn_heatmap_get_selected_row(AtnHeatmap *self) { return ATN_IS_HEATMAP(self) ? self->selected_row : -1; }
+int atn_heatmap_get_highlight_token(AtnHeatmap *self) { return ATN_IS_HEATMAP(self) ? self->highlight_token : -1; }
+
+void atn_heatmap_set_cell_words(AtnHeatmap *self, const char *row_word, const char *col_word) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    self->row_word = row_word;
+    self->col_word = col_word;
+}
+
 char *atn_heatmap_dup_cell_text_short(AtnHeatmap *self, int row, int col) {
     g_return_val_if_fail(ATN_IS_HEATMAP(self), NULL);
     if (!self->values || row < 0 || col < 0 || row >= self->rows || col >= self->cols)
         return NULL;
-    g_autofree char *rl = self->row_labels ? g_strdup(self->row_labels[row]) : g_strdup_printf("%d", row);
-    g_autofree char *cl = self->col_labels ? g_strdup(self->col_labels[col]) : g_strdup_printf("%d", col);
+    g_autofree char *rl = cell_label(self->row_word, self->row_labels, row);
+    g_autofree char *cl = cell_label(self->col_word, self->col_labels, col);
     if ((self->cell_mask && self->cell_mask[(size_t)row * self->cols + col] < -1e30f) || (self->causal && col > row))
         /* Translators: a masked heatmap cell in few words (a narrow window's status line) */
         return g_strdup_printf(_("%s %d → %s %d: masked"), rl, row, cl, col);
@@ -386,8 +403,8 @@ char *atn_heatmap_dup_cell_text(AtnHeatmap *self, int row, int col) {
     g_return_val_if_fail(ATN_IS_HEATMAP(self), NULL);
     if (!self->values || row < 0 || col < 0 || row >= self->rows || col >= self->cols)
         return NULL;
-    g_autofree char *rl = self->row_labels ? g_strdup(self->row_labels[row]) : g_strdup_printf("%d", row);
-    g_autofree char *cl = self->col_labels ? g_strdup(self->col_labels[col]) : g_strdup_printf("%d", col);
+    g_autofree char *rl = cell_label(self->row_word, self->row_labels, row);
+    g_autofree char *cl = cell_label(self->col_word, self->col_labels, col);
     if (self->cell_mask && self->cell_mask[(size_t)row * self->cols + col] < -1e30f && !(self->causal && col > row))
         /* Translators: the tooltip of a cell the run's mask hid (a what-if window, stride, hidden key, padding) */
         return g_strdup_printf(_("%s (%d) → %s (%d): masked (the mask hides this key from this query)"), rl, row,

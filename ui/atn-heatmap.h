@@ -28,6 +28,10 @@ void atn_heatmap_set_matrix(AtnHeatmap *self, GObject *owner, const float *value
 /* A causal model's head (GPT-2): the cells of keys after their query are drawn masked (grey,
  * hatched, no number) and their tooltip says so; exports keep it. */
 void atn_heatmap_set_causal(AtnHeatmap *self, gboolean causal);
+/* Words put before the row's and the column's token in a cell's text (the tooltip and
+ * atn_heatmap_dup_cell_text: "target ▁I (1) → source ▁c (2): 0.1234" for a cross-attention
+ * head); static strings (translated), NULL: none (the default). */
+void atn_heatmap_set_cell_words(AtnHeatmap *self, const char *row_word, const char *col_word);
 /* The run's additive mask ([rows][cols], atn_capture's mask_add; borrowed like the values,
  * kept alive by the owner given to set_matrix; NULL: none): the cells it hid (the what-if
  * lab's window, stride or hidden keys) are drawn masked, grey and hatched, with no number,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atn-encdec.h"
 #include "atn-model-handle.h"
 #include "atn-result.h"
 #include "render.h"
@@ -31,6 +32,11 @@ static void set_class(GtkWidget *w, const char *cls, gboolean on) {
 static void update_marks(AtnTokenChips *self) {
     int hover = self->session ? atn_session_get_hover_token(self->session) : -1;
     int query = self->session ? atn_session_get_query(self->session) : -1;
+    /* an encoder-decoder's decoder or cross head: the query is a target row (the Head view
+       marks its row label), not one of these chips, the source's tokens */
+    if (self->session && atn_session_get_stack(self->session) != ATN_STACK_ENCODER &&
+        atn_result_is_encdec(atn_session_get_result(self->session)))
+        query = -1;
     for (guint i = 0; i < self->chips->len; i++) {
         GtkWidget *chip = g_ptr_array_index(self->chips, i);
         set_class(chip, "hovered", (int)i == hover);
@@ -51,7 +57,9 @@ static void on_chip_leave(GtkEventControllerMotion *c, AtnTokenChips *self) {
 
 static void on_chip_pressed(GtkGestureClick *g, int n, double x, double y, AtnTokenChips *self) {
     GtkWidget *chip = gtk_event_controller_get_widget(GTK_EVENT_CONTROLLER(g));
-    if (self->session)
+    /* a source token is no query of a decoder or cross head (their rows are the target's) */
+    if (self->session && (atn_session_get_stack(self->session) == ATN_STACK_ENCODER ||
+                          !atn_result_is_encdec(atn_session_get_result(self->session))))
         atn_session_set_query(self->session, GPOINTER_TO_INT(g_object_get_data(G_OBJECT(chip), "token")));
 }
 
@@ -178,6 +186,7 @@ void atn_token_chips_set_session(AtnTokenChips *self, AtnSession *session) {
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
         g_signal_connect(session, "notify::hover-token", G_CALLBACK(on_marks), self);
         g_signal_connect(session, "notify::query", G_CALLBACK(on_marks), self);
+        g_signal_connect(session, "notify::stack", G_CALLBACK(on_marks), self);
     }
     rebuild(self);
 }

@@ -349,6 +349,21 @@ static void check_model(const char *folder, gboolean full) {
     g_assert_nonnull(strstr(cell, tgt[1]));
     g_assert_nonnull(strstr(cell, src[2]));
     g_assert_nonnull(strstr(cell, weight));
+    /* ... and says which is which: "target ▁I (1) → source a (2): 0.1234" */
+    g_autofree char *said = g_strdup_printf("target %s (1) → source %s (2): %s", tgt[1], src[2], weight);
+    g_test_message("cross cell: %s", cell);
+    g_assert_cmpstr(cell, ==, said);
+    /* the chips are the source's tokens: a cross head's query (a target row, marked on the
+       heatmap) marks none of them, and a source chip hovered marks no heatmap row */
+    atn_session_set_query(s, 1);
+    g_assert_cmpint(atn_heatmap_get_selected_row(hm), ==, 1);
+    AtnTokenChips *chips = ATN_TOKEN_CHIPS(atn_window_get_token_chips(win));
+    g_assert_cmpint(atn_token_chips_get_n_chips(chips), ==, shape[2][3]);
+    for (int i = 0; i < atn_token_chips_get_n_chips(chips); i++)
+        g_assert_false(gtk_widget_has_css_class(atn_token_chips_get_chip(chips, i), "query"));
+    atn_session_set_hover_token(s, 1);
+    g_assert_cmpint(atn_heatmap_get_highlight_token(hm), ==, -1);
+    atn_session_set_hover_token(s, -1);
     if (full) {   /* the exports, the Model view: on the first two folders */
         /* the export of the Head view: the cross head, its axes "target" and "source" */
         g_autoptr(AtnFigure) fig = atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(hv));
