@@ -494,6 +494,8 @@ int cmd_stats(int argc, char **argv) {
                "cross-attention (target tokens over the source's): entropy over the source tokens, attention\n"
                "to its [CLS]/[SEP]/punctuation; self, prev, next, local, distance and induction compare a\n"
                "target index with a source index and are not defined (table \"-\", JSON null, CSV nan).\n"
+               "With --attention, the decoder's tokens have no kinds (the file keeps their text, not their\n"
+               "roles): its --stack decoder [CLS]/[SEP]/punct columns are 0.\n"
                "--corpus reads one sentence per line (\"-\" for standard input) and averages over them.\n"
                CORPUS_BATCH_HELP
                "In parts (docs/cluster.md): -o PART.safetensors writes a partial: exact sums and sums of squares,\n"
