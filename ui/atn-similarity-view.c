@@ -435,6 +435,15 @@ void atn_similarity_view_compare(AtnSimilarityView *self, int a, int b) {
     atn_heatmap_set_title(self->heat_b, tb);
     atn_heatmap_set_matrix(self->heat_diff, G_OBJECT(r), diff, n, nk, tok, ktok, mask);
     atn_heatmap_set_title(self->heat_diff, td);
+    /* a decoder pair: later target tokens masked; a cross pair: target rows, source columns */
+    gboolean cross = kind == ATN_STACK_CROSS;
+    AtnHeatmap *three[3] = {self->heat_a, self->heat_b, self->heat_diff};
+    for (int i = 0; i < 3; i++) {
+        atn_heatmap_set_axes(three[i], cross ? _("target") : _("query"), cross ? _("source") : _("key"),
+                             i == 2 ? _("difference") : _("weight"));
+        atn_heatmap_set_causal(three[i], kind == ATN_STACK_DECODER);
+        atn_heatmap_set_cell_words(three[i], cross ? _("target") : NULL, cross ? _("source") : NULL);
+    }
     atn_heatmap_set_split(self->heat_a, atn_result_get_split(r));   /* a pair's A/B boundary */
     atn_heatmap_set_split(self->heat_b, atn_result_get_split(r));
     atn_heatmap_set_split(self->heat_diff, atn_result_get_split(r));

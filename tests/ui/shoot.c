@@ -16,6 +16,7 @@
  *          train-control=NAME:VALUE (a Train page knob) train-run (Start, then wait until it ends)
  *          get-model (the Get a Model dialog) model-menu (the model picker's menu)
  *          target=TEXT (an encoder-decoder's target) stack=KIND (encoder, decoder or cross)
+ *          pair=A,B (the Similarity view's heads A and B side by side)
  *          root=PATH (the whole X screen, popovers included, by ImageMagick's import)
  *          method=N (the Head view's Raw/Norm/Rollout/Flow switch: 0..3; waits for it)
  *          method-running=N (the same, drawn 1.5 s later while it may still compute: progress, Stop)
@@ -121,6 +122,9 @@ int main(int argc, char **argv) {
             atn_stack_kind k;
             if (atn_stack_kind_parse(a + 6, &k))
                 atn_session_set_stack(s, k);
+        } else if (sscanf(a, "pair=%d,%d", &x, &y) == 2) {   /* the Similarity view's heads x and y side by side */
+            settle(500);   /* the matrix is made in a worker */
+            atn_similarity_view_compare(ATN_SIMILARITY_VIEW(atn_window_get_view_widget(win, "similarity")), x, y);
         } else if (sscanf(a, "colour-scale=%d", &x) == 1)   /* 0 linear, 1 log, 2 rank (the Head view's) */
             gtk_drop_down_set_selected(atn_head_view_scale_get_scale_dropdown(atn_head_view_get_scale_controls(hv)), x);
         else if (!strncmp(a, "span=", 5)) {   /* the Head view's token span, "120-180" */

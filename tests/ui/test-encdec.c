@@ -288,6 +288,17 @@ static void check_stack_stats(AtnWindow *win, float *cli[3], int64_t shape[3][4]
     atn_similarity_view_compare(simv, 0, 1);
     AtnHeatmap *pa = atn_similarity_view_get_pair_heatmap(simv, 0);
     g_assert_cmpint(atn_heatmap_get_rows(pa), ==, sh[2]);
+    g_assert_false(atn_heatmap_get_causal(pa));
+    g_autofree char *pcell = atn_heatmap_dup_cell_text(pa, 1, 2);
+    g_assert_true(g_str_has_prefix(pcell, "target ") && strstr(pcell, "→ source "));
+    /* a decoder pair is causal */
+    atn_session_set_stack(s, ATN_STACK_DECODER);
+    settle(50);   /* the pair reads the session stack's heads: the decoder's */
+    atn_similarity_view_compare(simv, 0, 1);
+    g_assert_true(atn_heatmap_get_causal(pa));
+    g_autofree char *dcell = atn_heatmap_dup_cell_text(pa, 1, 2);
+    g_assert_true(strstr(dcell, "masked") && !strstr(dcell, "target "));
+    atn_session_set_stack(s, ATN_STACK_CROSS);
 }
 
 static void check_model(const char *folder, gboolean full) {
