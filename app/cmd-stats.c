@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "analysis.h"
 #include "corpus-stats.h"
+#include "cli-stats-stream.h"
 
 #include <errno.h>
 #include <math.h>
@@ -29,7 +30,7 @@ typedef bool (*setup_fn)(const atn_config *cfg, const atn_model *model, void *us
  * calling consume for each capture; or, with --attention, reads the file's one capture
  * into *at (freed by the caller) and leaves *model_out NULL. */
 static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn_model **model_out,
-                cli_attention *at) {
+                cli_attention *at, cli_stats_stream *stream) {
     if (cli_attention_wanted(a)) {
         *model_out = NULL;
         int rc = cli_attention_open(a, at);
@@ -126,6 +127,8 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
         cli_interventions_free(&ci);
         return CLI_EXIT_FAIL;
     }
+    if (stream)   /* statistics only: made from the heads as the forward makes them */
+        cli_stats_stream_use(stream, &opts);
     atn_corpus_report rep;
     cli_progress(0, ATN_STAGE_CORPUS, NULL);
     atn_status st = atn_corpus_run_ex(model, f, total, &opts, &copts, consume, cli_progress, user, &rep, &err);
@@ -229,9 +232,12 @@ static atn_status stack_shape(const stack_choice *sc, const atn_capture *cap, in
     return ATN_OK;
 }
 
+/* The statistics and, unless --stack asks for another stack, the sink that makes them from
+ * the forward's heads. */
 typedef struct stats_job {
     stack_choice stack;
     atn_stats *st;
+    cli_stats_stream stream;
 } stats_job;
 
 static bool stats_setup(const atn_config *cfg, const atn_model *model, void *user) {
@@ -243,13 +249,14 @@ static bool stats_setup(const atn_config *cfg, const atn_model *model, void *use
     j->st = atn_stats_new(cfg->n_layers, cfg->n_heads, &err);
     if (!j->st)
         cli_fail(&err);
+    cli_stats_stream_init(&j->stream, j->st, NULL);
     return j->st != NULL;
 }
 
 static atn_status stats_consume(const atn_capture *cap, void *user, atn_error *err) {
     stats_job *j = user;
     if (!j->stack.given)
-        return atn_stats_add(j->st, cap, err);
+        return cli_stats_stream_add(&j->stream, cap, 0, err);
     int32_t layers, heads;
     atn_status s = stack_shape(&j->stack, cap, &layers, &heads, err);
     if (s)
@@ -504,9 +511,9 @@ int cmd_stats(int argc, char **argv) {
                "lines floor(I*L/N)+1 .. floor((I+1)*L/N) of the L lines; the file is saved every\n"
                "--checkpoint-every lines (default 1000) and --resume goes on after the lines it covers.\n"
                "stats merge adds partials (any order, the same bytes); --from prints one as --corpus would.\n"
-               "--on-demand (a partial only) keeps each layer's Q, K, V and makes one head's n x n at a time\n"
-               "instead of every head's (the same bytes; less memory for long sentences, more time); a run whose\n"
-               "full capture does not fit the memory budget does so by itself.\n"
+               "--corpus statistics are made from each head as the forward makes it (on the CPU): a sentence's run\n"
+               "holds one head's n x n, not every head's.  --on-demand (a partial only) instead keeps each layer's\n"
+               "Q, K, V and makes the heads again one at a time (the same bytes; more memory and time).\n"
                "--query-role R / --key-role R (R: " ATN_CS_ROLES "; a partial only): only query tokens of\n"
                "role R count (means, histograms, exemplars); exemplars take each row's heaviest key of role R.\n"
                "--corpus @LIST (and --from @LIST) read the files LIST names, one a line (relative to LIST's\n"
@@ -541,7 +548,8 @@ int cmd_stats(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     atn_model *model = NULL;
     cli_attention at = {0};
-    int rc = feed(&a, stats_setup, stats_consume, &j, &model, &at);
+    int rc = feed(&a, stats_setup, stats_consume, &j, &model, &at, j.stack.given ? NULL : &j.stream);
+    cli_stats_stream_free(&j.stream);
     atn_stats *st = j.st;
     if (rc == CLI_EXIT_OK) {
         atn_error err = {0};
@@ -717,7 +725,7 @@ int cmd_similarity(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     atn_model *model = NULL;
     cli_attention at = {0};
-    int rc = feed(&a, sim_setup, sim_consume, &j, &model, &at);
+    int rc = feed(&a, sim_setup, sim_consume, &j, &model, &at, NULL);
     if (rc == CLI_EXIT_OK) {
         atn_error err = {0};
         if (atn_similarity_finish(j.sim, &err)) {

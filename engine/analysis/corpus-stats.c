@@ -326,156 +326,214 @@ static bool role_matches(const char *role, const atn_token *t) {
     return !strcmp(role, "unk") && t->role == ATN_TOKEN_UNK;
 }
 
+atn_status cs_sentence_open(const atn_corpus_stats *cs, const atn_capture *cap, cs_sentence *s, atn_error *err) {
+    memset(s, 0, sizeof *s);
+    const char *qrole = cs->id.query_role, *krole = cs->id.key_role;
+    const atn_encoding *enc = cap->enc;
+    if ((*qrole || *krole) && (!enc || !enc->tokens))
+        return atn_error_set(err, ATN_E_INVALID, "corpus statistics: role filters need the tokens' roles (a run of a "
+                                                 "model with a tokenizer)");
+    atn_status st = stats_sentence_open(&s->sent, cap, err);
+    if (st != ATN_OK)
+        return st;
+    s->enc = enc;
+    int32_t m = s->sent.m;
+    if (*qrole && m > 0) {
+        if (!(s->row_on = malloc((size_t)m))) {
+            cs_sentence_close(s);
+            return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
+        }
+        s->sent.m_on = 0;
+        for (int32_t r = 0; r < m; r++)
+            s->sent.m_on += s->row_on[r] = role_matches(qrole, &enc->tokens[s->sent.keep[r]]);
+        s->sent.row_on = s->row_on;
+        s->none = s->sent.m_on == 0;   /* no row of the role: the sentence adds nothing */
+        if (s->none)
+            return ATN_OK;
+    }
+    /* the per-offset sums: which positions are kept (unmasked), and the rows that have a kept
+       token at each offset (the same for every head) */
+    if (m && !(s->kept = calloc((size_t)cap->n, 1))) {
+        cs_sentence_close(s);
+        return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
+    }
+    for (int32_t r = 0; r < m; r++)
+        s->kept[s->sent.keep[r]] = 1;
+    for (int32_t r = 0; r < m; r++) {
+        if (s->row_on && !s->row_on[r])
+            continue;
+        for (int32_t d = -ATN_CS_OFFSET_MAX; d <= ATN_CS_OFFSET_MAX; d++) {
+            int32_t key = s->sent.keep[r] + d;
+            s->off_rows[d + ATN_CS_OFFSET_MAX] += key >= 0 && key < cap->n && s->kept[key];
+        }
+    }
+    return ATN_OK;
+}
+
+void cs_sentence_close(cs_sentence *s) {
+    stats_sentence_close(&s->sent);
+    free(s->row_on);
+    free(s->kept);
+    memset(s, 0, sizeof *s);
+}
+
+bool cs_head_init(cs_head *h, int32_t m) {
+    memset(h, 0, sizeof *h);
+    if (m == 0)
+        return true;
+    double *dbuf = malloc((size_t)m * 3 * sizeof *dbuf);
+    int32_t *best = malloc((size_t)m * sizeof *best);
+    float *best_w = malloc((size_t)m * sizeof *best_w);
+    if (!dbuf || !best || !best_w) {
+        free(dbuf), free(best), free(best_w);
+        return false;
+    }
+    h->rows = (stats_rows){dbuf, dbuf + m, dbuf + 2 * (size_t)m, best, best_w};
+    return true;
+}
+
+void cs_head_reset(cs_head *h) {
+    memset(&h->sums, 0, sizeof h->sums);
+    memset(h->off_sum, 0, sizeof h->off_sum);
+}
+
+void cs_head_free(cs_head *h) {
+    free(h->rows.entropy), free(h->rows.best_key), free(h->rows.best_weight);
+    memset(h, 0, sizeof *h);
+}
+
+void cs_head_row(const atn_corpus_stats *cs, const cs_sentence *s, cs_head *h, int32_t r, const float *arow) {
+    const stats_sentence *sent = &s->sent;
+    if (s->row_on && !s->row_on[r])
+        return;
+    stats_row_add(sent, r, arow, &h->sums, &h->rows);
+    /* this sentence's offset sums, in row order: its bits are the sentence's */
+    for (int32_t d = -ATN_CS_OFFSET_MAX; d <= ATN_CS_OFFSET_MAX; d++) {
+        int32_t key = sent->keep[r] + d;
+        if (key >= 0 && key < sent->n && s->kept[key] && isfinite(arow[key]))
+            h->off_sum[d + ATN_CS_OFFSET_MAX] += arow[key];
+    }
+    if (*cs->id.key_role) {   /* the row's heaviest key of the role, the first of equal weights */
+        h->rows.best_key[r] = -1;
+        for (int32_t c = 0; c < sent->m; c++) {
+            int32_t key = sent->keep[c];
+            float w = arow[key];
+            if (isfinite(w) && role_matches(cs->id.key_role, &s->enc->tokens[key]) &&
+                (h->rows.best_key[r] < 0 || w > h->rows.best_weight[r]))
+                h->rows.best_key[r] = key, h->rows.best_weight[r] = w;
+        }
+    }
+}
+
+void cs_head_fold(atn_corpus_stats *cs, size_t idx, const cs_sentence *s, const cs_head *h, int64_t line) {
+    const stats_sentence *sent = &s->sent;
+    const atn_encoding *enc = s->enc;
+    int32_t m = sent->m;
+    double v[STATS_COUNT];
+    stats_head_means(&h->sums, s->row_on ? sent->m_on : m, v);
+    uint64_t ind_fx[CS_FX_WORDS];
+    fx_from_double(stats_head_induction(&h->sums), ind_fx);
+    fx_add(cs->ind + idx * CS_FX_WORDS, ind_fx);
+    for (int st = 0; st < ATN_CS_STATS; st++) {
+        uint64_t fx[CS_FX_WORDS], *sum = cs->sums + ((idx * ATN_CS_STATS + st) * 2) * CS_FX_WORDS;
+        fx_from_double(v[st], fx);   /* finite, far below 2^95: the weights are */
+        fx_add(sum, fx);
+        fx_from_double(v[st] * v[st], fx);
+        fx_add(sum + CS_FX_WORDS, fx);
+        double *lo = &cs->min[idx * ATN_CS_STATS + st], *hi = &cs->max[idx * ATN_CS_STATS + st];
+        *lo = v[st] < *lo ? v[st] : *lo;
+        *hi = v[st] > *hi ? v[st] : *hi;
+    }
+    for (int d = 0; d < ATN_CS_OFFSETS; d++) {
+        uint64_t fx[CS_FX_WORDS];
+        fx_from_double(h->off_sum[d], fx);
+        fx_add(cs->off + (idx * ATN_CS_OFFSETS + (size_t)d) * CS_FX_WORDS, fx);
+    }
+    uint64_t *hist = cs->hist + idx * CS_HIST_BINS;
+    const stats_rows *rows = &h->rows;
+    ex_heapify(cs, idx);
+    for (int32_t r = 0; r < m; r++) {
+        if (s->row_on && !s->row_on[r])
+            continue;
+        hist[bin_of(rows->entropy[r], 4, ATN_CS_ENTROPY_BINS)]++;
+        hist[ATN_CS_ENTROPY_BINS + bin_of(rows->distance[r], 1, ATN_CS_DISTANCE_BINS)]++;
+        hist[ATN_CS_ENTROPY_BINS + ATN_CS_DISTANCE_BINS + bin_of(rows->sink[r], ATN_CS_SINK_BINS, ATN_CS_SINK_BINS)]++;
+        if (rows->best_key[r] < 0)
+            continue;
+        atn_cs_exemplar e = {.line = line, .query = sent->keep[r], .key = rows->best_key[r],
+                             .weight = rows->best_weight[r]};
+        atn_cs_exemplar *slot = ex_heap_slot(cs, idx, &e);
+        if (!slot)
+            continue;
+        const atn_token *tq = enc && enc->tokens ? &enc->tokens[e.query] : NULL;
+        const atn_token *tk = enc && enc->tokens ? &enc->tokens[e.key] : NULL;
+        e.query_start = tq ? tq->start : -1, e.query_end = tq ? tq->end : -1;
+        e.key_start = tk ? tk->start : -1, e.key_end = tk ? tk->end : -1;
+        copy_text(e.query_text, tq ? tq->text : NULL);
+        copy_text(e.key_text, tk ? tk->text : NULL);
+        *slot = e;
+        ex_heap_place(cs, idx, slot);
+    }
+}
+
+void cs_sentence_fold(atn_corpus_stats *cs, const cs_sentence *s, int64_t line) {
+    cs->last_line = line;
+    if (s->none)
+        return;
+    cs->counts[CS_SENTENCES]++;
+    cs->counts[CS_TOKENS] += s->row_on ? s->sent.m_on : s->sent.m;
+    for (int d = 0; d < ATN_CS_OFFSETS; d++)
+        cs->off_rows[d] += s->off_rows[d];
+    cs->counts[CS_TRUNCATED] += s->enc && s->enc->truncated;
+    cs->counts[CS_PAIRS] += s->sent.pair;
+}
+
+atn_status cs_check_line(const atn_corpus_stats *cs, int64_t line, atn_error *err) {
+    if (line <= cs->last_line)
+        return atn_error_set(err, ATN_E_INVALID, "corpus statistics: line %lld comes after line %lld",
+                             (long long)line, (long long)cs->last_line);
+    return ATN_OK;
+}
+
 atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, int64_t line, atn_error *err) {
     if (!cs || !cap || !atn_capture_has_heads(cap))
         return atn_error_set(err, ATN_E_INVALID, "corpus statistics: no capture or no attention");
     if (cap->n_layers != cs->id.n_layers || cap->n_heads != cs->id.n_heads)
         return atn_error_set(err, ATN_E_SHAPE, "corpus statistics: capture has %d layers x %d heads, expected %d x %d",
                              cap->n_layers, cap->n_heads, cs->id.n_layers, cs->id.n_heads);
-    if (line <= cs->last_line)
-        return atn_error_set(err, ATN_E_INVALID, "corpus statistics: line %lld comes after line %lld",
-                             (long long)line, (long long)cs->last_line);
-    const char *qrole = cs->id.query_role, *krole = cs->id.key_role;
-    const atn_encoding *enc = cap->enc;
-    if ((*qrole || *krole) && (!enc || !enc->tokens))
-        return atn_error_set(err, ATN_E_INVALID, "corpus statistics: role filters need the tokens' roles (a run of a "
-                                                 "model with a tokenizer)");
-    stats_sentence sent;
-    atn_status st = stats_sentence_open(&sent, cap, err);
+    atn_status st = cs_check_line(cs, line, err);
     if (st != ATN_OK)
         return st;
-    int32_t m = sent.m;
-    unsigned char *row_on = NULL;
-    if (*qrole && m > 0) {
-        if (!(row_on = malloc((size_t)m))) {
-            stats_sentence_close(&sent);
-            return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
-        }
-        sent.m_on = 0;
-        for (int32_t r = 0; r < m; r++)
-            sent.m_on += row_on[r] = role_matches(qrole, &enc->tokens[sent.keep[r]]);
-        sent.row_on = row_on;
-        if (sent.m_on == 0) {   /* no row of the role: the sentence adds nothing */
-            free(row_on);
-            stats_sentence_close(&sent);
-            cs->last_line = line;
-            return ATN_OK;
-        }
-    }
-    stats_rows rows = {0};
-    double *dbuf = m ? malloc((size_t)m * 3 * sizeof *dbuf) : NULL;
-    int32_t *best = m ? malloc((size_t)m * sizeof *best) : NULL;
-    float *best_w = m ? malloc((size_t)m * sizeof *best_w) : NULL;
+    cs_sentence s;
+    if ((st = cs_sentence_open(cs, cap, &s, err)) != ATN_OK)
+        return st;
+    int32_t m = s.none ? 0 : s.sent.m;
+    cs_head h;
     /* room for a head made on demand (a full capture's heads are read in place) */
     float *scratch = m && !cap->attn ? malloc((size_t)cap->n * cap->n * sizeof *scratch) : NULL;
-    if (m && (!dbuf || !best || !best_w || (!cap->attn && !scratch))) {
-        free(dbuf), free(best), free(best_w), free(scratch), free(row_on);
-        stats_sentence_close(&sent);
+    if (!cs_head_init(&h, m) || (m && !cap->attn && !scratch)) {
+        free(scratch);
+        cs_sentence_close(&s);
         return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
-    }
-    rows = (stats_rows){dbuf, dbuf + m, dbuf + 2 * (size_t)m, best, best_w};
-    /* the per-offset sums: which positions are kept (unmasked), and the rows that have a kept
-       token at each offset (the same for every head) */
-    unsigned char *kept = m ? calloc((size_t)cap->n, 1) : NULL;
-    if (m && !kept) {
-        free(dbuf), free(best), free(best_w), free(scratch), free(row_on);
-        stats_sentence_close(&sent);
-        return atn_error_set(err, ATN_E_NOMEM, "corpus statistics: out of memory");
-    }
-    for (int32_t r = 0; r < m; r++)
-        kept[sent.keep[r]] = 1;
-    int64_t off_rows[ATN_CS_OFFSETS] = {0};
-    for (int32_t r = 0; r < m; r++) {
-        if (row_on && !row_on[r])
-            continue;
-        for (int32_t d = -ATN_CS_OFFSET_MAX; d <= ATN_CS_OFFSET_MAX; d++) {
-            int32_t key = sent.keep[r] + d;
-            off_rows[d + ATN_CS_OFFSET_MAX] += key >= 0 && key < cap->n && kept[key];
-        }
     }
     for (size_t idx = 0; m > 0 && idx < n_heads_of(cs); idx++) {
-        double v[STATS_COUNT];
         const float *a = atn_capture_head_read(cap, (int32_t)(idx / cap->n_heads), (int32_t)(idx % cap->n_heads),
                                                scratch, err);
         if (!a) {
-            free(dbuf), free(best), free(best_w), free(scratch), free(row_on), free(kept);
-            stats_sentence_close(&sent);
+            free(scratch);
+            cs_head_free(&h);
+            cs_sentence_close(&s);
             return err ? err->status : ATN_E_INVALID;
         }
-        uint64_t ind_fx[CS_FX_WORDS];
-        fx_from_double(stats_head_sentence(&sent, a, v, &rows), ind_fx);
-        fx_add(cs->ind + idx * CS_FX_WORDS, ind_fx);
-        for (int s = 0; s < ATN_CS_STATS; s++) {
-            uint64_t fx[CS_FX_WORDS], *sum = cs->sums + ((idx * ATN_CS_STATS + s) * 2) * CS_FX_WORDS;
-            fx_from_double(v[s], fx);   /* finite, far below 2^95: the weights are */
-            fx_add(sum, fx);
-            fx_from_double(v[s] * v[s], fx);
-            fx_add(sum + CS_FX_WORDS, fx);
-            double *lo = &cs->min[idx * ATN_CS_STATS + s], *hi = &cs->max[idx * ATN_CS_STATS + s];
-            *lo = v[s] < *lo ? v[s] : *lo;
-            *hi = v[s] > *hi ? v[s] : *hi;
-        }
-        double off_sum[ATN_CS_OFFSETS] = {0};   /* this sentence's, in row order: its bits are the sentence's */
-        for (int32_t r = 0; r < m; r++) {
-            if (row_on && !row_on[r])
-                continue;
-            const float *arow = a + (size_t)sent.keep[r] * sent.n;
-            for (int32_t d = -ATN_CS_OFFSET_MAX; d <= ATN_CS_OFFSET_MAX; d++) {
-                int32_t key = sent.keep[r] + d;
-                if (key >= 0 && key < cap->n && kept[key] && isfinite(arow[key]))
-                    off_sum[d + ATN_CS_OFFSET_MAX] += arow[key];
-            }
-        }
-        for (int d = 0; d < ATN_CS_OFFSETS; d++) {
-            uint64_t fx[CS_FX_WORDS];
-            fx_from_double(off_sum[d], fx);
-            fx_add(cs->off + (idx * ATN_CS_OFFSETS + (size_t)d) * CS_FX_WORDS, fx);
-        }
-        uint64_t *h = cs->hist + idx * CS_HIST_BINS;
-        ex_heapify(cs, idx);
-        for (int32_t r = 0; r < m; r++) {
-            if (row_on && !row_on[r])
-                continue;
-            if (*krole) {   /* the row's heaviest key of the role, the first of equal weights */
-                const float *arow = a + (size_t)sent.keep[r] * sent.n;
-                rows.best_key[r] = -1;
-                for (int32_t c = 0; c < m; c++) {
-                    int32_t key = sent.keep[c];
-                    float w = arow[key];
-                    if (isfinite(w) && role_matches(krole, &enc->tokens[key]) &&
-                        (rows.best_key[r] < 0 || w > rows.best_weight[r]))
-                        rows.best_key[r] = key, rows.best_weight[r] = w;
-                }
-            }
-            h[bin_of(rows.entropy[r], 4, ATN_CS_ENTROPY_BINS)]++;
-            h[ATN_CS_ENTROPY_BINS + bin_of(rows.distance[r], 1, ATN_CS_DISTANCE_BINS)]++;
-            h[ATN_CS_ENTROPY_BINS + ATN_CS_DISTANCE_BINS + bin_of(rows.sink[r], ATN_CS_SINK_BINS, ATN_CS_SINK_BINS)]++;
-            if (rows.best_key[r] < 0)
-                continue;
-            atn_cs_exemplar e = {.line = line, .query = sent.keep[r], .key = rows.best_key[r],
-                                 .weight = rows.best_weight[r]};
-            atn_cs_exemplar *slot = ex_heap_slot(cs, idx, &e);
-            if (!slot)
-                continue;
-            const atn_token *tq = enc && enc->tokens ? &enc->tokens[e.query] : NULL;
-            const atn_token *tk = enc && enc->tokens ? &enc->tokens[e.key] : NULL;
-            e.query_start = tq ? tq->start : -1, e.query_end = tq ? tq->end : -1;
-            e.key_start = tk ? tk->start : -1, e.key_end = tk ? tk->end : -1;
-            copy_text(e.query_text, tq ? tq->text : NULL);
-            copy_text(e.key_text, tk ? tk->text : NULL);
-            *slot = e;
-            ex_heap_place(cs, idx, slot);
-        }
+        cs_head_reset(&h);
+        for (int32_t r = 0; r < m; r++)
+            cs_head_row(cs, &s, &h, r, a + (size_t)s.sent.keep[r] * s.sent.n);
+        cs_head_fold(cs, idx, &s, &h, line);
     }
-    cs->counts[CS_SENTENCES]++;
-    cs->counts[CS_TOKENS] += row_on ? sent.m_on : m;
-    for (int d = 0; d < ATN_CS_OFFSETS; d++)
-        cs->off_rows[d] += off_rows[d];
-    free(dbuf), free(best), free(best_w), free(row_on), free(scratch), free(kept);
-    cs->counts[CS_TRUNCATED] += enc && enc->truncated;
-    cs->counts[CS_PAIRS] += sent.pair;
-    cs->last_line = line;
-    stats_sentence_close(&sent);
+    cs_sentence_fold(cs, &s, line);
+    free(scratch);
+    cs_head_free(&h);
+    cs_sentence_close(&s);
     return ATN_OK;
 }
 

@@ -57,5 +57,21 @@ double stats_head_sentence(const stats_sentence *sent, const float *a, double ou
 
 /* Whether atn_stats_finish has run on st (an accumulator atn_stats_new made). */
 bool stats_is_finished(const atn_stats *st);
+/* One head's sums over the query rows of a sentence seen so far (zero to start). */
+typedef struct head_sums {
+    double ent, ent_n, cls, sep, punct, self, prev, next, local, same, dist;
+    int32_t n_prev, n_next, rows;
+    double ind;       /* weight on the induction targets, over the n_ind rows that have some */
+    int32_t n_ind;
+} head_sums;
+
+/* Adds query row r (the r-th kept token; row [n] its probabilities over every key) of one
+ * head to h, and its per-row figures to rows (NULL: none): the one place the numbers are
+ * made.  Rows added in query order give stats_head_sentence's bits. */
+void stats_row_add(const stats_sentence *sent, int32_t r, const float *row, head_sums *h, const stats_rows *rows);
+/* The per-sentence means of h over m rows (stats_head_sentence's out), and its induction share
+ * (what it returns). */
+void stats_head_means(const head_sums *h, int32_t m, double out[STATS_COUNT]);
+double stats_head_induction(const head_sums *h);
 
 #endif

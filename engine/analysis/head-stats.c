@@ -295,14 +295,6 @@ void stats_sentence_close(stats_sentence *sent) {
     memset(sent, 0, sizeof *sent);
 }
 
-/* One head's sums over the query rows seen so far. */
-typedef struct head_sums {
-    double ent, ent_n, cls, sep, punct, self, prev, next, local, same, dist;
-    int32_t n_prev, n_next, rows;
-    double ind;       /* weight on the induction targets, over the n_ind rows that have some */
-    int32_t n_ind;
-} head_sums;
-
 /* Adds query row r (the r-th kept token; row [n] its probabilities over every key) of one
  * head to h, and its per-row figures to rows (NULL: none).  The one place the numbers are
  * made: the whole-matrix pass (stats_head_sentence) and the row-by-row accumulator
@@ -369,6 +361,10 @@ static void row_sums(const stats_sentence *sent, int32_t r, const float *row, he
     h->rows++;
 }
 
+void stats_row_add(const stats_sentence *sent, int32_t r, const float *row, head_sums *h, const stats_rows *rows) {
+    row_sums(sent, r, row, h, rows);
+}
+
 /* The per-sentence means of a head's sums over its m rows. */
 static void head_means(const head_sums *h, int32_t m, double out[STATS_COUNT]) {
     out[STATS_ENTROPY] = h->ent / m;
@@ -387,6 +383,10 @@ static void head_means(const head_sums *h, int32_t m, double out[STATS_COUNT]) {
 /* A head's induction share in one sentence (not one of STATS_*: the corpus partials'
  * files keep those): 0 without rows in a repeated span. */
 static double head_induction(const head_sums *h) { return h->n_ind ? h->ind / h->n_ind : 0.0; }
+
+void stats_head_means(const head_sums *h, int32_t m, double out[STATS_COUNT]) { head_means(h, m, out); }
+
+double stats_head_induction(const head_sums *h) { return head_induction(h); }
 
 /* One head's matrix a [n][n] of the sentence: its means (and per-row figures); returns its
  * induction share. */

@@ -350,6 +350,13 @@ atn_status atn_batch_forward(atn_batch *b, atn_encoding *const *encs, int32_t co
         atn_run_options_init(&dflt);
         opts = &dflt;
     }
+    /* a stack keeps its attention and calls no head sink (attnscope.h): its sequences are
+       short (ATN_BATCH_ROWS rows in all), the long ones run alone with the sink */
+    atn_run_options in_stack = *opts;
+    if (in_stack.head_sink) {
+        in_stack.head_sink = NULL;
+        in_stack.keep_attention = true;
+    }
     const atn_model *m = b->model;
     const atn_config *c = &m->cfg;
     stack_mode mode = b->rows > 1 ? stack_mode_for(m, opts, b->exact) : STACK_NONE;
@@ -400,7 +407,7 @@ atn_status atn_batch_forward(atn_batch *b, atn_encoding *const *encs, int32_t co
         stack_layout lay = {0};
         size_t floats = 0;
         while (e - i >= 2) {   /* within the memory limit, or fewer sequences */
-            floats = stack_floats(c, opts, M, S2, nmax, &lay);
+            floats = stack_floats(c, &in_stack, M, S2, nmax, &lay);
             if (floats * sizeof(float) <= limit)
                 break;
             e--;
@@ -425,7 +432,8 @@ atn_status atn_batch_forward(atn_batch *b, atn_encoding *const *encs, int32_t co
                 continue;
             }
         }
-        st = run_stack(b, mode, encs, i, e - i, opts, &lay, M, S2, nmax, NULL, 0, NULL, i, each, user, failed, err);
+        st = run_stack(b, mode, encs, i, e - i, &in_stack, &lay, M, S2, nmax, NULL, 0, NULL, i, each, user, failed,
+                       err);
         i = e;
     }
     return st;

@@ -362,6 +362,27 @@ static void feed_stats(void *user, int32_t l, int32_t h, const float *att_h, int
         atn_stats_rows_add(user, l, h, i, att_h + (size_t)i * n);
 }
 
+/* The reference ops' head_done: each head's probabilities, once made, to the run's
+ * statistics rows and its head sink (atn_run_options). */
+static void feed_heads(void *user, int32_t l, int32_t h, const float *att_h, int32_t n) {
+    const atn_run_options *o = user;
+    if (o->stats_rows)
+        feed_stats(o->stats_rows, l, h, att_h, n);
+    if (o->head_sink)
+        o->head_sink->head(o->head_sink->user, l, h, att_h, n);
+}
+
+/* The packed ops' attn_done with a head sink: the layer's heads, split over the team (each
+ * head from one thread), from the layer's [H][n][n] while it holds them. */
+static void sink_layer(const atn_walk *w, int tid, int nt, int32_t l) {
+    const atn_head_sink *hs = w->opts->head_sink;
+    const atn_walk_seq *s = &w->seq[0];
+    size_t nn = (size_t)s->n * s->n;
+    const float *layer = s->attn + s->attn_stride * (size_t)l;
+    for (int32_t h = tid; h < w->m->cfg.n_heads; h += nt)
+        hs->head(hs->user, l, h, layer + (size_t)h * nn, s->n);
+}
+
 /* The same after a walk on the packed ops (whose threads share a head's rows): each head
  * from the capture, or made again when the run keeps heads on demand. */
 static atn_status feed_stats_after(const atn_model *m, const atn_activations *a, struct atn_stats_rows *rows,
@@ -435,9 +456,11 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
         seq.attn = layer_attn;
     } else {
         seq.attn_one_head = a->attn_one_head;
-        if (opts->stats_rows)
-            seq.head_done = feed_stats, seq.head_user = opts->stats_rows;
+        if (opts->stats_rows || opts->head_sink)
+            seq.head_done = feed_heads, seq.head_user = (void *)opts;
     }
+    if (a->ran_packed && opts->head_sink)
+        w.attn_done = sink_layer;
     if (a->ran_packed) {
         int nt = team_threads(c, n, (size_t)n * n, opts);
         size_t per_thread = (atn_attention_scratch_floats(n, c->d_model / c->n_heads) + 15) / 16 * 16;

@@ -225,6 +225,10 @@ typedef struct atn_walk {
        there); the weighted sum into ctx only where the ops cannot skip it */
     bool one_head;
     int32_t head;
+    /* called by every thread after each layer's attend (and its barrier), before the
+       output projection, or NULL: the packed ops' way to hand a layer's heads to
+       atn_run_options.head_sink while seq[].attn still holds them (encoder.c) */
+    void (*attn_done)(const struct atn_walk *w, int tid, int nt, int32_t layer);
 } atn_walk;
 
 /* One backend's ops.  Each is called by every thread of the walk (tid of nt) and does that

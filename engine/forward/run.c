@@ -205,7 +205,8 @@ static bool layout_for(const atn_config *c, int32_t n, const atn_run_options *o,
     double nd = (double)n * c->d_model, L = c->n_layers;
     bool keep_attn = o->keep_attention && !o->attention_on_demand;
     bool keep_trace = o->keep_trace_inputs || o->attention_on_demand;
-    double attn = (double)n * n * (keep_attn ? L * c->n_heads : o->attention_on_demand ? 1 : c->n_heads);
+    bool one_head = o->attention_on_demand || (o->head_sink && !o->keep_attention);   /* the reference ops' */
+    double attn = (double)n * n * (keep_attn ? L * c->n_heads : one_head ? 1 : c->n_heads);
     /* q and ctx rows are n_heads d_head wide, which a rotary decoder's head_dim may make
        wider than d_model (Qwen3); k and v rows are no wider */
     double width = (double)c->n_heads * c->d_head > c->d_model ? (double)c->n_heads * c->d_head : c->d_model;
@@ -515,6 +516,21 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     const atn_run_options *o = &eff;
     const atn_model *m = run->model;
     const atn_config *c = &m->cfg;
+    /* statistics from the heads as they are made (head_sink): the CPU's walk without the
+       capture; where that cannot be (a GPU, the three stacks) the capture keeps the attention
+       and the sink is not called (attnscope.h) */
+    if (eff.head_sink && !eff.keep_attention && !eff.attention_on_demand) {
+        atn_error no_gpu = {0};
+        if (eff.device == ATN_DEVICE_CUDA || m->family->encdec ||
+            (eff.device == ATN_DEVICE_AUTO && atn_backend_cuda(&no_gpu))) {
+            eff.head_sink = NULL;
+            eff.keep_attention = true;
+        } else {
+            eff.device = ATN_DEVICE_CPU;
+        }
+    } else {
+        eff.head_sink = NULL;
+    }
     atn_error_clear(&run->fallback);
     atn_status st = check_input(m, enc, err);
     if (st)
@@ -654,7 +670,7 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     a->overflow = run->overflow;
     a->trace_stride = o->keep_trace_inputs ? (size_t)n * c->d_model : 0;
     a->attn_stride = o->keep_attention ? (size_t)c->n_heads * n * n : 0;
-    a->attn_one_head = o->attention_on_demand;
+    a->attn_one_head = o->attention_on_demand || o->head_sink;   /* head_sink: streamed, no capture (above) */
     a->nonfinite_layer = -1;
     /* the inputs every backend reads, decided here once: the family's position ids and the
        additive mask (the trace reads the same mask through the capture) */
@@ -682,6 +698,8 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
     /* the weights are read from the file's mapping: a file changed since the open is refused
        before the forward, and one that shrank during it (the SIGBUS guard read zeros) after */
     st = atn_model_check_files(m, err);
+    if (st == ATN_OK && o->head_sink && o->head_sink->begin)
+        st = o->head_sink->begin(o->head_sink->user, run->enc, err);
     if (st == ATN_OK)
         st = atn_backend_forward(m, run->enc, a, o, &run->used, &run->fallback, err);
     if (st == ATN_OK)

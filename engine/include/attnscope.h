@@ -767,6 +767,13 @@ atn_status atn_parse_layer_list(const char *text, int32_t n_layers, uint8_t *mar
  * reference code get_slopes).  n_heads < 1: nothing written. */
 void atn_alibi_slopes(int32_t n_heads, float *slopes);
 
+/* A consumer of a forward's heads as they are made (atn_run_options.head_sink). */
+typedef struct atn_head_sink {
+    atn_status (*begin)(void *user, const atn_encoding *enc, atn_error *err);
+    void (*head)(void *user, int32_t layer, int32_t head, const float *att, int32_t n);
+    void *user;
+} atn_head_sink;
+
 typedef struct atn_run_options {
     atn_device device;          /* default CPU */
     atn_precision precision;    /* default FP32; FP16 / BF16 on the CPU and the GPU (see atn_precision) */
@@ -806,6 +813,22 @@ typedef struct atn_run_options {
        only (a GPU run leaves them empty: atn_stats_rows_fold refuses), every layer (a forward
        from a middle layer leaves the lower ones empty).  Borrowed for the call. */
     struct atn_stats_rows *stats_rows;
+    /* Not NULL (borrowed for the call): statistics made from each head's probabilities as
+       the forward makes them, so that a run with keep_attention false never holds
+       [L][H][n][n] (docs/ARCHITECTURE.md, "Attention at any length").  With keep_attention
+       false, on the CPU, not an encoder-decoder: begin is called once with the run's
+       encoding (the capture's enc, which outlives the forward until the next one) before the
+       first layer (its error ends the run), then head once per layer and head with its
+       probabilities att[n][n] (row = query), heads in layer order on the reference ops; the
+       packed ops call it after each layer from their threads, several heads at once (each
+       head from one thread, so a sink keeping a head's state apart needs no lock).  The
+       forward then holds one [n][n] (reference ops) or one layer's [H][n][n] (packed ops)
+       instead of the capture: capture->attn is NULL and atn_capture_has_heads false.
+       Otherwise (keep_attention true, a GPU run or AUTO on a machine with one, an
+       encoder-decoder, atn_batch_forward's stacks) neither is called and the capture keeps
+       the attention as without a sink: a consumer reads the capture's heads when
+       atn_capture_has_heads, else what its sink got. */
+    const struct atn_head_sink *head_sink;
     /* An encoder-decoder's decoder input (borrowed for the call): n_target ids, the first
        normally the decoder start token (atn_model_decoder_start_id), as teacher forcing feeds
        them (HF's shift_right of the labels).  NULL: the decoder start token alone.  Ignored

@@ -97,6 +97,28 @@ void atn_corpus_stats_free(atn_corpus_stats *cs);   /* NULL: nothing */
  * all masked adds nothing but the sentence. */
 atn_status atn_corpus_stats_add(atn_corpus_stats *cs, const atn_capture *cap, int64_t line, atn_error *err);
 
+/* One sentence's figures made row by row, as a forward makes its heads (a head sink,
+ * atn_run_options.head_sink), then added to the partial: the same bits as
+ * atn_corpus_stats_add of a capture with the same heads, without holding them.  About
+ * 32 m bytes a head for m unmasked tokens.
+ *   new: for partial cs (borrowed until free: its filters and shape) and the sentence's
+ *        encoding (borrowed until free); ATN_E_INVALID (NULL, no tokens, role filters
+ *        without the tokens' roles), ATN_E_NOMEM.
+ *   add: query row `query` (a token position, 0..n-1; a masked one is skipped) of a head,
+ *        row[n] its probabilities over every key; each head's rows in query order.  Out of
+ *        range: nothing.  Different heads may be added from different threads at once.
+ *   head: every row of one head's att[n][n] (row = query), as add in order.
+ *   fold: adds the sentence as corpus line `line` (cs the partial it was made for); refuses
+ *        (ATN_E_INVALID, nothing added) a head short of its rows or a line not after every
+ *        line added or covered.  Once only.
+ *   free: NULL is nothing. */
+typedef struct atn_cs_rows atn_cs_rows;
+atn_status atn_cs_rows_new(const atn_corpus_stats *cs, const atn_encoding *enc, atn_cs_rows **out, atn_error *err);
+void atn_cs_rows_add(atn_cs_rows *r, int32_t layer, int32_t head, int32_t query, const float *row);
+void atn_cs_rows_head(atn_cs_rows *r, int32_t layer, int32_t head, const float *att, int32_t n);
+atn_status atn_cs_rows_fold(atn_cs_rows *r, atn_corpus_stats *cs, int64_t line, atn_error *err);
+void atn_cs_rows_free(atn_cs_rows *r);
+
 /* Marks lines [first, last] (1-based) as covered, with the pass's counts of lines cut and
  * skipped among them.  Must follow every covered line and every added sentence's line must
  * be in some covered range by the time the partial is saved (ATN_E_INVALID otherwise). */
