@@ -19,6 +19,11 @@ bool atn_ui_parse_size(const char *text, size_t *out);
 void atn_ui_set_memory_limit(size_t bytes);
 size_t atn_ui_get_memory_limit(void);
 
+/* The budget in words for the Preferences window, translated: "800.0 MiB, from --memory-limit",
+ * or "17.6 GiB now: the default, 3/4 of this computer's memory" (the cgroup's or ulimit -v's
+ * bound named when that is the least).  Newly allocated (g_free).  The main thread. */
+char *atn_ui_memory_limit_text(void);
+
 /* atn_run_options_init, then the window's memory budget. */
 void atn_ui_run_options_init(atn_run_options *o);
 

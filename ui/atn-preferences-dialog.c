@@ -1,9 +1,11 @@
-/* AtnPreferencesDialog: colour map, text size and the runs' arithmetic, applied and saved at once. */
+/* AtnPreferencesDialog: colour map, text size and the runs' arithmetic, applied and saved at once;
+ * the runs' memory budget (--memory-limit), shown. */
 #include "atn-preferences-dialog.h"
 
 #include <glib/gi18n.h>
 
 #include "atn-labels.h"
+#include "atn-memory-limit.h"
 #include "atn-prefs.h"
 #include "render.h"
 
@@ -12,6 +14,7 @@ struct _AtnPreferencesDialog {
     GtkDropDown *colormap_drop;
     GtkAdjustment *font_adj;
     GtkDropDown *precision_drop;
+    GtkLabel *memory_label;
 };
 
 /* The arithmetic choices, in the drop-down's order, as the preferences name them. */
@@ -41,6 +44,7 @@ static void atn_preferences_dialog_class_init(AtnPreferencesDialogClass *klass) 
     gtk_widget_class_bind_template_child(wc, AtnPreferencesDialog, colormap_drop);
     gtk_widget_class_bind_template_child(wc, AtnPreferencesDialog, font_adj);
     gtk_widget_class_bind_template_child(wc, AtnPreferencesDialog, precision_drop);
+    gtk_widget_class_bind_template_child(wc, AtnPreferencesDialog, memory_label);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_Escape, 0, "window.close", NULL);
 }
 
@@ -64,6 +68,8 @@ static void atn_preferences_dialog_init(AtnPreferencesDialog *self) {
         if (!g_strcmp0(atn_prefs_get_precision(prefs), precision_names[i]))
             sel = i;
     gtk_drop_down_set_selected(self->precision_drop, sel);
+    g_autofree char *memory = atn_ui_memory_limit_text();
+    gtk_label_set_text(self->memory_label, memory);
     g_signal_connect(self->precision_drop, "notify::selected", G_CALLBACK(on_precision), NULL);
     g_signal_connect(self->colormap_drop, "notify::selected", G_CALLBACK(on_colormap), NULL);
     g_signal_connect(self->font_adj, "value-changed", G_CALLBACK(on_font), NULL);

@@ -131,6 +131,16 @@ void atn_memlimit_describe(const atn_memlimit *m, char *buf, size_t len) {
         buf[0] = '\0';
 }
 
+size_t atn_default_memory_budget(atn_memory_bound *bound) {
+    atn_memlimit m;
+    atn_memlimit_probe(NULL, NULL, &m);
+    if (bound)
+        *bound = m.source == ATN_MEMLIMIT_CGROUP      ? ATN_MEMORY_BOUND_CGROUP
+                 : m.source == ATN_MEMLIMIT_RLIMIT_AS ? ATN_MEMORY_BOUND_RLIMIT_AS
+                                                      : ATN_MEMORY_BOUND_PHYSICAL;
+    return m.bytes;
+}
+
 bool atn_parse_size(const char *text, size_t *out) {
     char *end = NULL;
     errno = 0;

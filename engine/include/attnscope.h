@@ -850,6 +850,18 @@ void atn_run_free(atn_run *run);   /* NULL: nothing */
  * false (and *out untouched) for anything else, 0, or sizes past 9e18.  Thread-safe. */
 bool atn_parse_size(const char *text, size_t *out);
 
+/* Which bound a run's default memory budget is (atn_default_memory_budget). */
+typedef enum atn_memory_bound {
+    ATN_MEMORY_BOUND_PHYSICAL = 0,   /* 3/4 of physical memory */
+    ATN_MEMORY_BOUND_CGROUP,         /* what the process's memory cgroup has left */
+    ATN_MEMORY_BOUND_RLIMIT_AS,      /* what RLIMIT_AS (ulimit -v) leaves */
+} atn_memory_bound;
+
+/* The bytes a run may allocate now when atn_run_options.memory_limit is 0: the least of the
+ * bounds above (the last two less a margin), as atn_run_forward checks them, and in *bound
+ * (NULL: not wanted) which one it is.  It changes as the cgroup's usage does.  Thread-safe. */
+size_t atn_default_memory_budget(atn_memory_bound *bound);
+
 /* Bytes a run of n tokens will allocate with these options (the refusal check); SIZE_MAX
  * when it would not fit in an address space. */
 size_t atn_run_bytes_needed(const atn_config *cfg, int32_t n, const atn_run_options *opts);

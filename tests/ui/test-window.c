@@ -291,6 +291,18 @@ static GtkDropDown *find_precision_drop(GtkWidget *w) {
     return NULL;
 }
 
+/* The first label under w whose text has `part`, or NULL. */
+static GtkLabel *find_label_with(GtkWidget *w, const char *part) {
+    if (GTK_IS_LABEL(w) && strstr(gtk_label_get_text(GTK_LABEL(w)), part))
+        return GTK_LABEL(w);
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkLabel *l = find_label_with(c, part);
+        if (l)
+            return l;
+    }
+    return NULL;
+}
+
 static void test_precision_pref(void) {
     AtnWindow *win = new_window();
     AtnSession *s = atn_window_get_session(win);
@@ -933,6 +945,16 @@ static void test_chinese(void) {
     /* the first sentence is a Chinese one (settings in memory: nothing remembered) */
     g_assert_cmpstr(atn_gui_language(), ==, "zh-cn");
     g_assert_cmpstr(atn_window_get_text(win), ==, "他把书放在桌子上，然后开始读它。");
+    {   /* Preferences' memory budget in Chinese */
+        atn_ui_set_memory_limit((size_t)2 << 30);
+        GtkWidget *dlg = atn_preferences_dialog_new(GTK_WINDOW(win));
+        gtk_window_present(GTK_WINDOW(dlg));
+        GtkLabel *lab = find_label_with(dlg, "由 --memory-limit 设定");
+        g_assert_nonnull(lab);
+        g_assert_nonnull(find_label_with(dlg, "内存预算"));
+        gtk_window_destroy(GTK_WINDOW(dlg));
+        atn_ui_set_memory_limit(0);
+    }
     /* the widgets' Han characters in the Simplified Chinese face too: a token chip's label
        and the sentence entry (fontconfig's first CJK face, JP, before) */
     open_and_wait(win, "demo");
@@ -1103,8 +1125,29 @@ static void test_start_options(void) {
         g_test_message("20000-byte budget: %s", atn_window_get_error(lw));
         g_assert_nonnull(strstr(atn_window_get_error(lw), "more than the 0.0 MB allowed"));
         g_assert_null(atn_session_get_result(ls));
-        destroy_window(lw);
+        /* the budget is shown in Preferences: --memory-limit's, else the default's bound now */
+        atn_ui_set_memory_limit((size_t)800 << 20);
+        GtkWidget *dlg = atn_preferences_dialog_new(GTK_WINDOW(lw));
+        gtk_window_present(GTK_WINDOW(dlg));
+        GtkLabel *lab = find_label_with(dlg, "MiB");
+        g_assert_nonnull(lab);
+        g_assert_cmpstr(gtk_label_get_text(lab), ==, "800.0\u00a0MiB, from --memory-limit");   /* GLib: a no-break space */
+        gtk_window_destroy(GTK_WINDOW(dlg));
         atn_ui_set_memory_limit(0);
+        dlg = atn_preferences_dialog_new(GTK_WINDOW(lw));
+        gtk_window_present(GTK_WINDOW(dlg));
+        lab = find_label_with(dlg, "now: the default, ");
+        g_assert_nonnull(lab);
+        atn_memory_bound bound;
+        size_t budget = atn_default_memory_budget(&bound);
+        g_autofree char *size = g_format_size_full(budget, G_FORMAT_SIZE_IEC_UNITS);
+        g_test_message("default budget: %s", gtk_label_get_text(lab));
+        if (bound == ATN_MEMORY_BOUND_PHYSICAL)   /* a cgroup's usage moves between the two reads */
+            g_assert_true(g_str_has_prefix(gtk_label_get_text(lab), size));
+        g_assert_nonnull(strstr(gtk_label_get_text(lab), bound == ATN_MEMORY_BOUND_PHYSICAL ? "3/4 of this computer's memory"
+                                                         : bound == ATN_MEMORY_BOUND_CGROUP ? "memory cgroup" : "ulimit -v"));
+        gtk_window_destroy(GTK_WINDOW(dlg));
+        destroy_window(lw);
     }
 
     AtnWindow *win = new_window();
