@@ -7,13 +7,16 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
+/* How a size given to disk_room is known. */
+typedef enum { SIZE_EXACT, SIZE_AT_LEAST, SIZE_AT_MOST } size_kind;
+
 /* An on-demand capture's attention is never whole in memory, so nothing bounded its size before
  * the write: L x H x n x n float32 can be far more than the disk has.  Before writing `out`
- * (need bytes at least: what the format needs for the floats alone), the free space of its
- * folder's file system (statvfs, as an unprivileged user may use it) must hold it; false after
- * a message naming the file and both figures.  A folder statvfs cannot read passes: the write
- * itself then says why. */
-static bool disk_room(const char *out, const atn_capture *cap, double need, bool exact) {
+ * (need bytes: exactly, at least (the floats alone) or at most, as `kind` says), the free space
+ * of its folder's file system (statvfs, as an unprivileged user may use it) must hold it; false
+ * after a message naming the file and both figures.  A folder statvfs cannot read passes: the
+ * write itself then says why. */
+static bool disk_room(const char *out, const atn_capture *cap, double need, size_kind kind) {
     const char *slash = strrchr(out, '/');
     char dir[4096];
     if (!slash)
@@ -27,7 +30,8 @@ static bool disk_room(const char *out, const atn_capture *cap, double need, bool
     if (avail >= need)
         return true;
     cli_error("attnscope run: %s needs %s%.1f MB of disk (%d layers x %d heads x %d x %d floats, made head by head), "
-              "but its file system has %.1f MB free", out, exact ? "" : "at least ", need / 1e6, cap->n_layers,
+              "but its file system has %.1f MB free", out,
+              kind == SIZE_AT_LEAST ? "at least " : kind == SIZE_AT_MOST ? "up to " : "", need / 1e6, cap->n_layers,
               cap->n_heads, cap->n, cap->n, avail / 1e6);
     return false;
 }
@@ -40,19 +44,10 @@ static bool ends_with(const char *s, const char *suffix) {
 typedef struct compare compare;
 static void compare_json(FILE *f, const compare *c, const atn_capture *low);
 
-static bool write_json(const char *path, const atn_capture *cap, const compare *cmp) {
-    cli_atomic_file af;
-    if (!cli_atomic_open(&af, path))
-        return false;
-    FILE *f = af.f;
+/* write_json's text before the attention lists: the tokens, ids, type ids, mask and shape. */
+static void json_prelude(FILE *f, const atn_capture *cap) {
     const atn_encoding *e = cap->enc;
     int32_t n = cap->n;
-    /* room for one head made on demand (a full capture's heads are read in place) */
-    float *scratch = cap->attn ? NULL : malloc((size_t)n * n * sizeof(float));
-    if (!cap->attn && !scratch) {
-        cli_error("out of memory");
-        return cli_atomic_close(&af, false);
-    }
     fputs("{\n  \"tokens\": [", f);
     for (int32_t i = 0; i < n; i++) {
         if (i)
@@ -69,6 +64,55 @@ static bool write_json(const char *path, const atn_capture *cap, const compare *
     for (int32_t i = 0; i < n; i++)
         fprintf(f, "%s%d", i ? ", " : "", e->mask[i]);
     fprintf(f, "],\n  \"shape\": [%d, %d, %d, %d],\n  \"attentions\": [", cap->n_layers, cap->n_heads, n, n);
+}
+
+/* write_json's text after the attention lists. */
+static void json_tail(FILE *f, const atn_capture *cap, const compare *cmp) {
+    fprintf(f, "],\n  \"nonfinite_layer\": %d", cap->nonfinite_layer);
+    if (cmp)
+        compare_json(f, cmp, cap);
+    else if (cap->precision != ATN_PRECISION_FP32) {
+        fputs(",\n  \"precision\": {\"name\": ", f);
+        cli_json_string(f, atn_precision_name(cap->precision));
+        fprintf(f, ", \"fp16_overflow\": %lld}", (long long)cap->fp16_overflow_total);
+    }
+    fputs("\n}\n", f);
+}
+
+/* The most bytes write_json writes for cap: its text before and after the attention lists
+ * exactly (written to memory), and the lists at most: each weight 15 characters ("%.9g" of a
+ * float: "-1.23456789e-38"; "null" is 4) and its ", " or its row's "]", each row's ", [",
+ * each head's ",\n    [" and "]", each layer's ",\n   [" and "]".  -1 when out of memory. */
+static double json_bytes_max(const atn_capture *cap, const compare *cmp) {
+    char *buf = NULL;
+    size_t len = 0, around = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return -1;
+    json_prelude(m, cap);
+    json_tail(m, cap, cmp);
+    bool ok = fclose(m) == 0;
+    around = len;
+    free(buf);
+    if (!ok)
+        return -1;
+    double L = cap->n_layers, H = cap->n_heads, n = cap->n;
+    return (double)around + L * H * n * (n * 17 + 3) + L * H * 8 + L * 7;
+}
+
+static bool write_json(const char *path, const atn_capture *cap, const compare *cmp) {
+    cli_atomic_file af;
+    if (!cli_atomic_open(&af, path))
+        return false;
+    FILE *f = af.f;
+    int32_t n = cap->n;
+    /* room for one head made on demand (a full capture's heads are read in place) */
+    float *scratch = cap->attn ? NULL : malloc((size_t)n * n * sizeof(float));
+    if (!cap->attn && !scratch) {
+        cli_error("out of memory");
+        return cli_atomic_close(&af, false);
+    }
+    json_prelude(f, cap);
     for (int32_t l = 0; l < cap->n_layers; l++) {
         fputs(l ? ",\n   [" : "\n   [", f);
         for (int32_t h = 0; h < cap->n_heads; h++) {
@@ -93,15 +137,7 @@ static bool write_json(const char *path, const atn_capture *cap, const compare *
         }
         fputc(']', f);
     }
-    fprintf(f, "],\n  \"nonfinite_layer\": %d", cap->nonfinite_layer);
-    if (cmp)
-        compare_json(f, cmp, cap);
-    else if (cap->precision != ATN_PRECISION_FP32) {
-        fputs(",\n  \"precision\": {\"name\": ", f);
-        cli_json_string(f, atn_precision_name(cap->precision));
-        fprintf(f, ", \"fp16_overflow\": %lld}", (long long)cap->fp16_overflow_total);
-    }
-    fputs("\n}\n", f);
+    json_tail(f, cap, cmp);
     free(scratch);
     return cli_atomic_close(&af, true);
 }
@@ -412,11 +448,15 @@ int cmd_run(int argc, char **argv) {
             fprintf(stderr, "attnscope: warning: values became NaN or infinite at layer %d\n", cap->nonfinite_layer);
         bool ok;
         const atn_stack *stack = stack_s ? atn_capture_stack(cap, stack_kind) : NULL;
-        /* .npy: a 128-byte header and the floats; an attention file: the floats and a header; JSON:
-           two bytes or more a weight ("0,") */
+        /* .npy: a 128-byte header and the floats, exactly; an attention file: the floats and a
+           header; JSON: at most json_bytes_max (refused when the disk has less, though the
+           file may have fitted) */
         double floats = (double)cap->n_layers * cap->n_heads * (double)cap->n * cap->n;
+        bool json = !npy && !attn_file;
+        double json_max = json && !cap->attn && cap->attn_on_demand ? json_bytes_max(cap, have_cmp ? &cmp : NULL) : 0;
         if (!cap->attn && cap->attn_on_demand && !to_stdout && !stack_s && !npz &&
-            !disk_room(out, cap, npy ? 128 + 4 * floats : attn_file ? 4 * floats : 2 * floats, npy))
+            !disk_room(out, cap, npy ? 128 + 4 * floats : attn_file ? 4 * floats : json_max >= 0 ? json_max : 2 * floats,
+                       npy ? SIZE_EXACT : attn_file || json_max < 0 ? SIZE_AT_LEAST : SIZE_AT_MOST))
             ok = false;
         else if ((npz || stack_s) && !cap->n_stacks) {
             cli_error("attnscope run: %s is for encoder-decoder models (T5, BART, Marian); model \"%s\" is %s",

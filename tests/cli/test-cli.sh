@@ -881,7 +881,10 @@ disk-space)
   # tmpfs (an unprivileged mount namespace: unshare -rm), random:bert-tiny at 512 tokens on demand
   # needs 128 + 2 x 2 x 512 x 512 x 4 = 4,194,432 bytes as .npy (4.2 MB; 4,194,304 floats as an
   # attention file): exit 2 naming the file and both figures, nothing written; at 256 tokens
-  # (1,048,704 bytes) it fits and is byte for byte the full capture's file.
+  # (1,048,704 bytes) it fits and is byte for byte the full capture's file.  JSON's figure is an
+  # upper bound (15 characters a weight and its separators, the rest exact): at 256 tokens up to
+  # 4.5 MB (the file is 3.9 MB: the old lower bound, 2 bytes a weight, let it start and fail
+  # half-written), refused; at 160 tokens up to 1.7 MB, written, the full capture's bytes.
   mkdir "$T/small"
   unshare -rm sh -c "mount -t tmpfs -o size=2m tmpfs '$T/small'" 2>/dev/null || {
     echo "SKIP: cannot mount a small tmpfs (unshare -rm: no user namespaces here)"; exit 77; }
@@ -890,8 +893,11 @@ disk-space)
   unshare -rm sh -c 'mount -t tmpfs -o size=2m tmpfs "$1" || exit 99
     "$2" run $3 --tokens 512 --memory-limit 9000000 -o "$1/a.npy" 2>"$4/err-npy"; echo $? >"$4/rc-npy"
     "$2" run $3 --tokens 512 --memory-limit 9000000 -o "$1/a.safetensors" 2>"$4/err-st"; echo $? >"$4/rc-st"
+    "$2" run $3 --tokens 256 --memory-limit 3000000 -o "$1/c.json" 2>"$4/err-json"; echo $? >"$4/rc-json"
     "$2" run $3 --tokens 256 --memory-limit 3000000 -o "$1/b.npy" 2>"$4/err-fit"; echo $? >"$4/rc-fit"
-    ls -A "$1" >"$4/left"; cp "$1/b.npy" "$4/b-small.npy" 2>/dev/null; exit 0' \
+    cp "$1/b.npy" "$4/b-small.npy" 2>/dev/null; rm -f "$1/b.npy"
+    "$2" run $3 --tokens 160 --memory-limit 1800000 -o "$1/d.json" 2>"$4/err-jfit"; echo $? >"$4/rc-jfit"
+    ls -A "$1" >"$4/left"; cp "$1/d.json" "$4/d-small.json" 2>/dev/null; exit 0' \
     sh "$T/small" "$A" "$M" "$T" || fail "the tmpfs could not be mounted"
   [ "$(cat "$T/rc-npy")" = 2 ] || fail ".npy on 2 MiB: exit $(cat "$T/rc-npy"): $(cat "$T/err-npy")"
   grep -qx "attnscope run: $T/small/a.npy needs 4.2 MB of disk (2 layers x 2 heads x 512 x 512 floats, made head by head), but its file system has 2.1 MB free" \
@@ -900,9 +906,19 @@ disk-space)
   grep -q "a.safetensors needs at least 4.2 MB of disk" "$T/err-st" || fail ".safetensors message: $(cat "$T/err-st")"
   [ "$(cat "$T/rc-fit")" = 0 ] || fail "256 tokens on 2 MiB: exit $(cat "$T/rc-fit"): $(cat "$T/err-fit")"
   grep -q "each head is made again when it is read" "$T/err-fit" || fail "256 tokens did not go on demand"
-  [ "$(cat "$T/left")" = b.npy ] || fail "left on the tmpfs: $(cat "$T/left")"
+  [ "$(cat "$T/left")" = d.json ] || fail "left on the tmpfs: $(cat "$T/left")"
   "$A" run --model random:bert-tiny --tokens 256 -o "$T/b-full.npy" 2>/dev/null || fail "256 tokens, full"
   cmp -s "$T/b-small.npy" "$T/b-full.npy" || fail "the on-demand file differs from the full capture's"
+  [ "$(cat "$T/rc-json")" = 2 ] || fail "JSON at 256 tokens on 2 MiB: exit $(cat "$T/rc-json"): $(cat "$T/err-json")"
+  grep -qx "attnscope run: $T/small/c.json needs up to 4.5 MB of disk (2 layers x 2 heads x 256 x 256 floats, made head by head), but its file system has 2.1 MB free" \
+    "$T/err-json" || fail "JSON message: $(cat "$T/err-json")"
+  [ "$(cat "$T/rc-jfit")" = 0 ] || fail "JSON at 160 tokens on 2 MiB: exit $(cat "$T/rc-jfit"): $(cat "$T/err-jfit")"
+  grep -q "each head is made again when it is read" "$T/err-jfit" || fail "160 tokens did not go on demand"
+  "$A" run --model random:bert-tiny --tokens 160 -o "$T/d-full.json" 2>/dev/null || fail "160 tokens, full"
+  cmp -s "$T/d-small.json" "$T/d-full.json" || fail "the on-demand JSON differs from the full capture's"
+  # the bound holds the file: 256 tokens' full JSON is 3.9 MB, under its 4.5 MB
+  "$A" run --model random:bert-tiny --tokens 256 -o "$T/c-full.json" 2>/dev/null || fail "256 tokens, JSON"
+  [ "$(wc -c <"$T/c-full.json")" -le 4500000 ] || fail "256 tokens' JSON is $(wc -c <"$T/c-full.json") bytes"
   ;;
 *)
   fail "unknown case"
