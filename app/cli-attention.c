@@ -15,8 +15,9 @@ static bool given(const cli_args *a, const char *name) {
 
 bool cli_attention_wanted(const cli_args *a) { return given(a, "attention"); }
 
-int cli_attention_open(cli_args *a, cli_attention *out) {
+static int attention_open(cli_args *a, cli_attention *out, bool lazy) {
     memset(out, 0, sizeof *out);
+    out->lazy = lazy;
     static const char *const model_only[] = {"model", "text", "text-pair", "ids", "type-ids", "mask", "corpus",
                                              "batch", "device", "precision", NULL};
     bool ok = true;
@@ -42,12 +43,13 @@ int cli_attention_open(cli_args *a, cli_attention *out) {
     atn_error err = {0};
     if (atn_attn_file_open(path, &out->file, &err))
         return cli_fail(&err);
-    if (atn_attn_file_capture(out->file, &out->cap, cli_progress, NULL, &err)) {
+    if (lazy ? atn_attn_file_capture_lazy(out->file, &out->cap, &err)
+             : atn_attn_file_capture(out->file, &out->cap, cli_progress, NULL, &err)) {
         atn_attn_file_free(out->file);
         out->file = NULL;
         return err.status == ATN_E_CANCELLED ? CLI_EXIT_INTERRUPTED : cli_fail(&err);
     }
-    const char *warning = atn_attn_file_warning(out->file);
+    const char *warning = lazy ? NULL : atn_attn_file_warning(out->file);
     if (warning)
         fprintf(stderr, "attnscope: warning: %s\n", warning);
     atn_attn_file_info info = atn_attn_file_get_info(out->file);
@@ -56,9 +58,15 @@ int cli_attention_open(cli_args *a, cli_attention *out) {
     return CLI_EXIT_OK;
 }
 
+int cli_attention_open(cli_args *a, cli_attention *out) { return attention_open(a, out, false); }
+int cli_attention_open_lazy(cli_args *a, cli_attention *out) { return attention_open(a, out, true); }
+
 void cli_attention_free(cli_attention *at) {
     if (!at)
         return;
+    const char *warning = at->lazy && at->file ? atn_attn_file_warning(at->file) : NULL;   /* the layers read */
+    if (warning)
+        fprintf(stderr, "attnscope: warning: %s\n", warning);
     atn_attn_file_free(at->file);
     memset(at, 0, sizeof *at);
 }

@@ -105,15 +105,20 @@ int32_t *cli_target_ids(cli_args *a, const atn_model *model, int32_t *n, atn_err
  * model (--model, the input, --corpus, --device, the what-if options: each named), checks
  * for unknown options, opens the file, reads and checks every layer, and prints the file's
  * warning (rows that do not sum to 1) on stderr.  Returns CLI_EXIT_OK, or the exit code
- * with the message printed.  *at is freed with cli_attention_free (also after a failure). */
+ * with the message printed.  *at is freed with cli_attention_free (also after a failure).
+ * cli_attention_open_lazy, for the commands that read one head or one layer (export heatmap,
+ * trace): the same, but reads no layer (atn_attn_file_capture_lazy: each layer is read and
+ * checked when a head of it is read); the warning is printed by cli_attention_free. */
 typedef struct cli_attention {
     atn_attn_file *file;
     const atn_capture *cap;   /* borrowed from file */
     const char *name;         /* the file's model_id, else its path: where --model's name goes */
     bool causal;              /* the file's "causal" */
+    bool lazy;                /* opened by cli_attention_open_lazy */
 } cli_attention;
 bool cli_attention_wanted(const cli_args *a);
 int cli_attention_open(cli_args *a, cli_attention *at);
+int cli_attention_open_lazy(cli_args *a, cli_attention *at);
 void cli_attention_free(cli_attention *at);
 
 /* Ctrl-C and SIGTERM (main installs the handler for every sub-command): the progress

@@ -782,7 +782,8 @@ int cmd_export(int argc, char **argv) {
                       "attention file has none (use --model)");
             return CLI_EXIT_USAGE;
         }
-        rc = cli_attention_open(&a, &at);
+        /* a heatmap reads one head: the file's other layers are not read */
+        rc = o.kind == FIG_HEATMAP ? cli_attention_open_lazy(&a, &at) : cli_attention_open(&a, &at);
         src = (source){NULL, at.cap, at.name, at.causal};
     } else {
         rc = cli_model_run(&a, &model, &enc, &run);

@@ -412,7 +412,7 @@ int cmd_trace(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     if (cli_attention_wanted(&a)) {   /* an attention file's q, k, v in place of a run */
         cli_attention at;
-        int rc = cli_attention_open(&a, &at);
+        int rc = cli_attention_open_lazy(&a, &at);   /* the one layer the trace reads */
         atn_trace *t = NULL;
         atn_error err = {0};
         if (rc == CLI_EXIT_OK && atn_attn_file_trace(at.file, (int32_t)layer, (int32_t)head, (int32_t)query, &t, &err))

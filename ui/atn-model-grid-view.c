@@ -75,8 +75,12 @@ static void on_result(AtnSession *s, GParamSpec *p, AtnModelGridView *self) {
 
 /* the pattern labels: the result's statistics come after it (atn_session_get_analysing) */
 static void on_stats_ready(AtnSession *s, AtnModelGridView *self) {
-    if (!self->dirty)
-        update_notes(self);
+    if (self->dirty)
+        return;
+    update_notes(self);
+    AtnResult *r = atn_session_get_result(s);
+    if (r && !atn_result_has_weights(r))   /* a large attention file's thumbnails come with them */
+        atn_model_grid_invalidate(self->grid);
 }
 
 static void atn_model_grid_view_map(GtkWidget *widget) {

@@ -40,7 +40,17 @@ struct _AtnResult {
        RESULT_MADE_HEADS, newest first; the main thread only */
     float *made[8];
     int made_head[8];             /* layer * H + head of made[i]; -1: none */
+    /* an attention file read lazily (atn_attn_file_capture_lazy): the thumbnails and ranges
+       are made with the statistics, in their worker, into these, and published with them
+       (atn_result_set_stats, the main thread) */
+    gboolean thumbs_deferred;
+    int pending_side;
+    float *pending_own, *pending_ranges;
+    char *head_error;             /* the last head that could not be read: why (main thread) */
 };
+
+enum { SIGNAL_HEAD_FAILED, N_RESULT_SIGNALS };
+static guint result_signals[N_RESULT_SIGNALS];
 
 enum { RESULT_MADE_HEADS = 8 };
 
@@ -112,6 +122,9 @@ static void atn_result_finalize(GObject *object) {
     g_free(self->stats_error);
     g_free(self->thumb_own);
     g_free(self->ranges);
+    g_free(self->pending_own);
+    g_free(self->pending_ranges);
+    g_free(self->head_error);
     for (int i = 0; i < RESULT_MADE_HEADS; i++)
         g_free(self->made[i]);
     atn_thumb_pixels_unref(self->coloured[0]);
@@ -123,6 +136,11 @@ static void atn_result_finalize(GObject *object) {
 
 static void atn_result_class_init(AtnResultClass *klass) {
     G_OBJECT_CLASS(klass)->finalize = atn_result_finalize;
+    /* "head-failed" (message): atn_result_get_head could not read a head (an attention file's
+       layer checked on its first read: NaN, Inf or a negative value), emitted on the main
+       thread once per message; the session shows it as an error */
+    result_signals[SIGNAL_HEAD_FAILED] = g_signal_new("head-failed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+                                                      NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
 }
 
 static void atn_result_init(AtnResult *self) {
@@ -202,7 +220,8 @@ static void block_columns(const float *a, int n, int i0, int i1, float *cmax, fl
 /* Heads [c0, c1) of make_thumbs: each head's finite range and, when self->thumb_own is
  * there, its max-pooled thumbnail. */
 typedef struct thumbs_part {
-    AtnResult *self;
+    float *own, *ranges;   /* where the thumbnails ([count][side][side], or NULL) and ranges go */
+    int side;
     const atn_capture *cap;
     const int *first;   /* thumbnail row (column) b holds tokens first[b] .. first[b+1]-1 */
     int c0, c1;
@@ -210,19 +229,18 @@ typedef struct thumbs_part {
 
 static gpointer thumbs_range(gpointer data) {
     const thumbs_part *p = data;
-    AtnResult *self = p->self;
     const atn_capture *cap = p->cap;
     const int *first = p->first;
-    int n = cap->n, side = self->thumb_side;
+    int n = cap->n, side = p->side;
     size_t nn = (size_t)n * n, ss = (size_t)side * side;
     float *cmax = g_new(float, 3 * (size_t)n), *mn = cmax + n, *mx = cmax + 2 * n;
     float *scratch = cap->attn ? NULL : g_try_new(float, nn);   /* heads on demand: one at a time */
     for (int c = p->c0; c < p->c1; c++) {
         const float *a = cap->attn || scratch ? atn_capture_head_read(cap, c / cap->n_heads, c % cap->n_heads,
                                                                       scratch, NULL) : NULL;
-        float *t = self->thumb_own ? self->thumb_own + c * ss : NULL;
-        if (!a) {   /* out of memory: no range, an empty thumbnail */
-            self->ranges[2 * c] = self->ranges[2 * c + 1] = NAN;
+        float *t = p->own ? p->own + c * ss : NULL;
+        if (!a) {   /* out of memory, or a bad layer of a file: no range, an empty thumbnail */
+            p->ranges[2 * c] = p->ranges[2 * c + 1] = NAN;
             for (size_t i = 0; t && i < ss; i++)
                 t[i] = NAN;
             continue;
@@ -251,8 +269,8 @@ static gpointer thumbs_range(gpointer data) {
             lo = mn[j] < lo ? mn[j] : lo;
             hi = mx[j] > hi ? mx[j] : hi;
         }
-        self->ranges[2 * c] = hi >= lo ? lo : NAN;
-        self->ranges[2 * c + 1] = hi >= lo ? hi : NAN;
+        p->ranges[2 * c] = hi >= lo ? lo : NAN;
+        p->ranges[2 * c + 1] = hi >= lo ? hi : NAN;
     }
     g_free(cmax);
     g_free(scratch);
@@ -270,16 +288,18 @@ enum { THUMBS_MAX_THREADS = 4 };
  * lowered priority).  Rows are taken a thumbnail row's block at a time, columns by the vector
  * (block_columns), then each block's columns are pooled into their thumbnail cells.  Every
  * head is computed by one thread, alone, so the figures do not depend on the split. */
-static void make_thumbs(AtnResult *self, const atn_capture *cap) {
+static void make_thumbs(const atn_capture *cap, int *side_out, float **own_out, float **ranges_out) {
     if (!atn_capture_has_heads(cap))
         return;
     int count = cap->n_layers * cap->n_heads, n = cap->n;
     int side = MIN(n, ATN_RESULT_THUMB_MAX);
     size_t ss = (size_t)side * side;
-    self->thumb_side = side;
-    self->ranges = g_new(float, 2 * (size_t)count);
+    float *own = NULL, *ranges = g_new(float, 2 * (size_t)count);
     if (side < n || !cap->attn)   /* heads on demand: the thumbnails are kept, at most THUMB_MAX² each */
-        self->thumb_own = g_new(float, count * ss);
+        own = g_new(float, count * ss);
+    *side_out = side;
+    *own_out = own;
+    *ranges_out = ranges;
     int *first = g_new(int, side + 1);
     for (int b = 0, i = 0; b <= side; b++) {
         while (i < n && (int)((long long)i * side / n) < b)
@@ -291,7 +311,7 @@ static void make_thumbs(AtnResult *self, const atn_capture *cap) {
     thumbs_part parts[THUMBS_MAX_THREADS];
     GThread *threads[THUMBS_MAX_THREADS] = {0};
     for (int t = 0; t < nt; t++) {
-        parts[t] = (thumbs_part){self, cap, first, (int)((long long)count * t / nt),
+        parts[t] = (thumbs_part){own, ranges, side, cap, first, (int)((long long)count * t / nt),
                                  (int)((long long)count * (t + 1) / nt)};
         /* a thread that cannot be started leaves its heads to this one */
         if (t > 0 && !(threads[t] = g_thread_try_new("atn-thumbs", thumbs_range, &parts[t], NULL)))
@@ -320,11 +340,11 @@ AtnResult *atn_result_new_full(AtnModelHandle *model, atn_run *run, atn_encoding
     return finish_new(self, atn_run_capture(run), stats_now);
 }
 
-AtnResult *atn_result_new_attention(AtnModelHandle *file, double elapsed_ms, gboolean stats_now) {
-    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(file), NULL);
+AtnResult *atn_result_new_attention(AtnModelHandle *file, const atn_capture *cap, double elapsed_ms,
+                                    gboolean stats_now) {
+    g_return_val_if_fail(ATN_IS_MODEL_HANDLE(file) && cap, NULL);
     atn_attn_file *f = atn_model_handle_get_attention_file(file);
-    const atn_capture *cap = NULL;
-    g_return_val_if_fail(f && atn_attn_file_capture(f, &cap, NULL, NULL, NULL) == ATN_OK, NULL);
+    g_return_val_if_fail(f != NULL, NULL);
     AtnResult *self = g_object_new(ATN_TYPE_RESULT, NULL);
     self->model = g_object_ref(file);
     self->elapsed_ms = elapsed_ms;
@@ -367,12 +387,16 @@ static AtnResult *finish_new(AtnResult *self, const atn_capture *cap, gboolean s
        the clearest head all read these */
     atn_error err = {0};
     gint64 t0 = g_get_monotonic_time();
-    if (!stats_now)
+    /* an attention file read lazily: nothing is read now (its layers are checked when first
+       read); the statistics and the thumbnails follow, in the statistics' worker */
+    self->thumbs_deferred = !self->run && !cap->attn && cap->attn_on_demand;
+    if (!stats_now || self->thumbs_deferred)
         self->stats_pending = TRUE;
     else if (atn_stats_compute_progress(cap, NULL, NULL, &self->stats, &err) != ATN_OK)
         self->stats_error = g_strdup(err.message);
     gint64 t1 = g_get_monotonic_time();
-    make_thumbs(self, cap);
+    if (!self->thumbs_deferred)
+        make_thumbs(cap, &self->thumb_side, &self->thumb_own, &self->ranges);
     self->stats_ms = (t1 - t0) / 1000.0;
     self->thumbs_ms = (g_get_monotonic_time() - t1) / 1000.0;
     return self;
@@ -527,6 +551,9 @@ atn_stats *atn_result_compute_stats(AtnResult *self, GCancellable *cancellable, 
     gint64 t0 = g_get_monotonic_time();
     atn_status s = atn_stats_compute_progress(self->cap, cancellable ? stats_cancel_cb : NULL,
                                               cancellable, &st, &err);
+    if (s != ATN_E_CANCELLED && self->thumbs_deferred && !self->pending_ranges &&
+        !(cancellable && g_cancellable_is_cancelled(cancellable)))   /* published by atn_result_set_stats */
+        make_thumbs(self->cap, &self->pending_side, &self->pending_own, &self->pending_ranges);
     if (s == ATN_E_CANCELLED)
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
     else if (s != ATN_OK)
@@ -544,6 +571,11 @@ void atn_result_set_stats(AtnResult *self, atn_stats *st, const char *error) {
     }
     self->stats_pending = FALSE;
     self->stats = st;
+    if (self->thumbs_deferred && self->pending_ranges && !self->ranges) {   /* made with the statistics */
+        self->thumb_side = self->pending_side;
+        self->thumb_own = g_steal_pointer(&self->pending_own);
+        self->ranges = g_steal_pointer(&self->pending_ranges);
+    }
     self->stats_error = st ? NULL : g_strdup(error ? error : "");
 }
 
@@ -692,8 +724,15 @@ const float *atn_result_get_head(AtnResult *self, int layer, int head) {
         return buf;
     if (!buf && !(self->made[0] = buf = g_try_new(float, (size_t)cap->n * cap->n)))
         return NULL;
-    if (!atn_capture_head_read(cap, layer, head, buf, NULL))
+    atn_error err = {0};
+    if (!atn_capture_head_read(cap, layer, head, buf, &err)) {
+        if (g_strcmp0(err.message, self->head_error)) {   /* said once: the views ask again on every change */
+            g_free(self->head_error);
+            self->head_error = g_strdup(err.message);
+            g_signal_emit(self, result_signals[SIGNAL_HEAD_FAILED], 0, err.message);
+        }
         return NULL;
+    }
     self->made_head[0] = id;
     return buf;
 }

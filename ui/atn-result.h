@@ -22,10 +22,14 @@ G_DECLARE_FINAL_TYPE(AtnResult, atn_result, ATN, RESULT, GObject)
  * the forward). */
 AtnResult *atn_result_new_full(AtnModelHandle *model, atn_run *run, atn_encoding *enc, double elapsed_ms,
                                gboolean stats_now);
-/* A result of an attention file (atn_model_handle_new_attention, its capture made): the
- * file's attention and tokens, no run, no guesses (get_mask_guesses and get_next_guesses
- * NULL), causal as the file says.  Any thread, like new_full. */
-AtnResult *atn_result_new_attention(AtnModelHandle *file, double elapsed_ms, gboolean stats_now);
+/* A result of an attention file (atn_model_handle_new_attention) from cap, the file's
+ * capture (atn_attn_file_capture, or atn_attn_file_capture_lazy: then nothing is read here,
+ * the statistics and thumbnails are made by atn_result_compute_stats and given with
+ * atn_result_set_stats, and a head that cannot be read is said by "head-failed"): the file's
+ * attention and tokens, no run, no guesses (get_mask_guesses and get_next_guesses NULL),
+ * causal as the file says.  Any thread, like new_full. */
+AtnResult *atn_result_new_attention(AtnModelHandle *file, const atn_capture *cap, double elapsed_ms,
+                                    gboolean stats_now);
 /* The handle of the model that ran, or of the attention file (atn_result_has_weights FALSE). */
 AtnModelHandle *atn_result_get_model(AtnResult *self);
 /* FALSE for an attention file's result: what needs the model (what-if, predictions, the

@@ -1,15 +1,24 @@
 /* AtnSession: opening an attention file (engine/include/attention-file.h), attention computed
- * by another program, shown without weights.  The worker opens the file, reads and checks
- * every layer through its mapping (atn_attn_file_capture: a bad layer is refused here, before
- * the window leaves the model it shows), and makes the one result with its statistics and
- * thumbnails; the main thread then shows it as the session's model (a handle without weights:
- * atn_model_handle_has_weights).  See docs/ARCHITECTURE.md, "The window's session". */
+ * by another program, shown without weights.  The worker opens the file; a file whose
+ * attention is under the lazy size (ATN_SESSION_ATTENTION_LAZY_BYTES) has every layer read
+ * and checked through its mapping (atn_attn_file_capture: a bad layer is refused here, before
+ * the window leaves the model it shows) and its one result made with its statistics and
+ * thumbnails; a larger one is opened lazily (atn_attn_file_capture_lazy: the header only, a
+ * layer read and checked when a head of it is first shown, a bad one then said as the window's
+ * error; statistics and thumbnails made afterwards in the statistics' worker).  The main thread
+ * then shows it as the session's model (a handle without weights: atn_model_handle_has_weights).
+ * See docs/ARCHITECTURE.md, "The window's session". */
 #include "atn-session-private.h"
 
 #include <glib/gi18n.h>
 
 #include "atn-error-text.h"
+#include "atn-session-attention-test.h"
 #include "attention-file.h"
+
+static guint64 lazy_bytes = ATN_SESSION_ATTENTION_LAZY_BYTES;   /* atomic */
+
+void atn_session_set_attention_lazy_bytes(guint64 bytes) { __atomic_store_n(&lazy_bytes, bytes, __ATOMIC_RELAXED); }
 
 typedef struct attn_answer {
     AtnModelHandle *file;
@@ -37,8 +46,15 @@ static void attn_open_thread(GTask *task, gpointer source, gpointer data, GCance
     atn_attn_file *f = NULL;
     const atn_capture *cap = NULL;
     gint64 t0 = g_get_monotonic_time();
-    if (atn_attn_file_open(path, &f, &err) != ATN_OK ||
-        atn_attn_file_capture(f, &cap, attn_progress, job, &err) != ATN_OK) {
+    gboolean lazy = FALSE;
+    atn_status st = atn_attn_file_open(path, &f, &err);
+    if (st == ATN_OK) {
+        atn_attn_file_info info = atn_attn_file_get_info(f);
+        double bytes = (double)info.n_layers * info.n_heads * info.n * info.n * sizeof(float);
+        lazy = bytes >= (double)__atomic_load_n(&lazy_bytes, __ATOMIC_RELAXED);
+        st = lazy ? atn_attn_file_capture_lazy(f, &cap, &err) : atn_attn_file_capture(f, &cap, attn_progress, job, &err);
+    }
+    if (st != ATN_OK) {
         atn_attn_file_free(f);
         if (err.status == ATN_E_CANCELLED || g_cancellable_is_cancelled(cancellable))
             g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
@@ -50,8 +66,9 @@ static void attn_open_thread(GTask *task, gpointer source, gpointer data, GCance
     }
     attn_answer *a = g_new0(attn_answer, 1);
     a->file = atn_model_handle_new_attention(f, path);   /* from here the file is only read */
-    /* the statistics now: the first head shown is the clearest one */
-    a->result = atn_result_new_attention(a->file, (g_get_monotonic_time() - t0) / 1000.0, TRUE);
+    /* the statistics now: the first head shown is the clearest one (lazily: after it, with the
+       thumbnails) */
+    a->result = atn_result_new_attention(a->file, cap, (g_get_monotonic_time() - t0) / 1000.0, !lazy);
     g_task_return_pointer(task, a, (GDestroyNotify)attn_answer_free);
 }
 

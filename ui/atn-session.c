@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "attention-file.h"
 #include "atn-whatif.h"
 #include "atn-worker.h"
 #include "config.h"
@@ -118,7 +119,36 @@ static char *cut_words(const atn_encoding *enc, const char *text, const char *pa
     return out;
 }
 
+/* A head the result could not read (an attention file's bad layer, checked when first shown):
+ * the window's error, said after the view that asked has finished drawing. */
+typedef struct head_failure {
+    GWeakRef session;
+    char *message;
+} head_failure;
+
+static gboolean head_failed_idle(gpointer data) {
+    head_failure *hf = data;
+    g_autoptr(AtnSession) self = g_weak_ref_get(&hf->session);
+    if (self)
+        g_signal_emit(self, signals[SIGNAL_ERROR], 0, hf->message);
+    g_weak_ref_clear(&hf->session);
+    g_free(hf->message);
+    g_free(hf);
+    return G_SOURCE_REMOVE;
+}
+
+static void on_head_failed(AtnResult *r, const char *message, AtnSession *self) {
+    if (r != self->result)
+        return;
+    head_failure *hf = g_new0(head_failure, 1);
+    g_weak_ref_init(&hf->session, self);
+    hf->message = g_strdup(message);
+    g_idle_add(head_failed_idle, hf);
+}
+
 static void set_result(AtnSession *self, AtnResult *r) {
+    if (r && r != self->result)
+        g_signal_connect_object(r, "head-failed", G_CALLBACK(on_head_failed), self, 0);
     g_set_object(&self->result, r);
     if (self->pick_clearest && self->model) {
         pick_clearest_head(self);
@@ -227,8 +257,17 @@ static void stats_done(gpointer owner, gpointer answer, gpointer job) {
     if (!a || !atn_result_get_stats_pending(r))
         return;
     atn_result_set_stats(r, g_steal_pointer(&a->st), a->error);
-    if (r == self->result)
-        g_signal_emit(self, signals[SIGNAL_STATS_READY], 0);
+    if (r != self->result)
+        return;
+    g_signal_emit(self, signals[SIGNAL_STATS_READY], 0);
+    /* a large attention file's rows that do not sum to 1, found by the statistics' reading */
+    atn_attn_file *f = atn_model_handle_get_attention_file(atn_result_get_model(r));
+    const char *warning = f && !atn_attn_file_get_info(f).n_stacks ? atn_attn_file_warning(f) : NULL;
+    if (warning) {   /* (a small file's was said when it opened: its statistics were not pending) */
+        g_autofree char *msg = g_strdup_printf(_("“%s”: %s"), atn_model_handle_get_source(atn_result_get_model(r)),
+                                               warning);
+        g_signal_emit(self, signals[SIGNAL_NOTICE], 0, msg);
+    }
 }
 
 static void start_stats(AtnSession *self) {

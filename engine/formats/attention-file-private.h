@@ -7,6 +7,7 @@
 #include "formats/safetensors.h"
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
 
 struct atn_attn_file {
     char *path;
@@ -26,7 +27,8 @@ struct atn_attn_file {
     atn_encoding *enc;
     const float **layer_ptr;    /* [L] the layer's floats once read */
     float **layer_own;          /* [L] converted copies (NULL: none) */
-    bool *checked;              /* [L] */
+    bool *checked;              /* [L] every head of the layer checked */
+    uint8_t *head_checked;      /* [L][H] that head checked (the lazy capture checks a head) */
     float *block;               /* the capture's [L][H][n][n] when not the mapping itself */
     atn_capture cap;
     bool cap_ready;
@@ -42,6 +44,23 @@ struct atn_attn_file {
     int32_t *tgt_ids;           /* [n_tgt] */
     int32_t n_tgt, n_dec_layers;
     char **query_tokens;        /* [n_tgt] or NULL */
+    /* the layer cache above (layer_ptr, layer_own, checked, the row-sum warning) is read and
+       written under lock: the lazy capture's heads are read from several threads */
+    pthread_mutex_t lock;
+    /* the lazy capture (atn_attn_file_capture_lazy): attn NULL, attn_on_demand, run NULL;
+       atn_capture_head finds this file from it (attention-lazy.h) */
+    atn_capture lazy_cap;
+    bool lazy_ready;
+    uint32_t lazy_magic;        /* ATN_ATTN_LAZY_MAGIC once lazy_cap is made */
 };
+
+#define ATN_ATTN_LAZY_MAGIC 0x617a794cu
+
+/* With f->lock held: atn_attn_file_layer; the layer's floats (mapped or converted, kept)
+ * without the check; the check of one head of them (a: the layer's floats), once. */
+atn_status atn_attn_file_layer_locked(atn_attn_file *f, int32_t layer, const float **out, atn_error *err);
+atn_status atn_attn_file_layer_floats_locked(atn_attn_file *f, int32_t layer, const float **out, atn_error *err);
+atn_status atn_attn_file_check_head_locked(atn_attn_file *f, int32_t layer, int32_t head, const float *a,
+                                           atn_error *err);
 
 #endif

@@ -663,6 +663,7 @@ atn_status atn_attn_file_open(const char *path, atn_attn_file **out, atn_error *
         free(f);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory opening %s", path);
     }
+    pthread_mutex_init(&f->lock, NULL);
     atn_status st;
     if (ends_with(path, ".npz") || ends_with(path, ".npy")) {
         void *map = NULL;
@@ -683,7 +684,8 @@ atn_status atn_attn_file_open(const char *path, atn_attn_file **out, atn_error *
         st = read_metadata(f, err);
     size_t L = f->L > 0 ? (size_t)f->L : 1;
     if (st == ATN_OK && (!(f->layer_ptr = calloc(L, sizeof *f->layer_ptr)) ||
-                         !(f->layer_own = calloc(L, sizeof *f->layer_own)) || !(f->checked = calloc(L, 1))))
+                         !(f->layer_own = calloc(L, sizeof *f->layer_own)) || !(f->checked = calloc(L, 1)) ||
+                         !(f->head_checked = calloc(L * (f->H > 0 ? (size_t)f->H : 1), 1))))
         st = atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", path);
     if (st != ATN_OK) {
         atn_attn_file_free(f);
@@ -706,6 +708,7 @@ void atn_attn_file_free(atn_attn_file *f) {
     free(f->layer_own);
     free(f->layer_ptr);
     free(f->checked);
+    free(f->head_checked);
     free(f->block);
     free(f->per_layer);
     for (int k = 0; k < 3; k++)
@@ -723,6 +726,7 @@ void atn_attn_file_free(atn_attn_file *f) {
     if (f->map)
         munmap(f->map, f->map_len);
     free(f->path);
+    pthread_mutex_destroy(&f->lock);
     free(f);
 }
 
@@ -742,48 +746,66 @@ const char *const *atn_attn_file_query_tokens(const atn_attn_file *f, int32_t *n
 
 /* ---- layers ------------------------------------------------------------------------- */
 
-/* Refuses NaN/Inf and negative values; counts the rows that do not sum to 1. */
-static atn_status check_layer(atn_attn_file *f, int32_t l, const float *a, atn_error *err) {
+/* The warning about the rows (of the heads checked so far) that do not sum to 1. */
+static void update_warning(atn_attn_file *f) {
+    if (f->bad_rows <= 0)
+        return;
+    const char *tok = f->enc && f->worst_q < f->enc->n ? f->enc->tokens[f->worst_q].text : "";
+    snprintf(f->warning, sizeof f->warning,
+             "%s: %lld rows of '%s' do not sum to 1; the worst, layer %d head %d query %d (\"%.40s\"), sums to "
+             "%.6g%s", f->path, (long long)f->bad_rows, f->primary, f->worst_l, f->worst_h, f->worst_q, tok,
+             f->worst_sum, f->max_sum > 1.5 ? " (were pre-softmax scores saved as attention? save them as "
+             "'scores' and softmax(scores) as 'attn')" : "");
+}
+
+atn_status atn_attn_file_check_head_locked(atn_attn_file *f, int32_t l, int32_t h, const float *a, atn_error *err) {
+    size_t at = (size_t)l * f->H + h;
+    if (f->head_checked[at])
+        return ATN_OK;
     double tol = f->dtype == ATN_ST_F32 ? 1e-3 : f->dtype == ATN_ST_F16 ? 1e-2 : 4e-2;
     size_t n = (size_t)f->n;
-    for (int32_t h = 0; h < f->H; h++)
-        for (size_t i = 0; i < n; i++) {
-            const float *row = a + ((size_t)h * n + i) * n;
-            double sum = 0;
-            for (size_t j = 0; j < n; j++) {
-                float v = row[j];
-                if (!isfinite(v) || v < 0) {
-                    char what[48];
-                    snprintf(what, sizeof what, isnan(v) ? "NaN" : isinf(v) ? "Inf" : "the negative value %.6g",
-                             (double)v);
-                    return atn_error_set(err, ATN_E_FORMAT, "%s: '%s' holds %s at layer %d, head %d, query %zu, "
-                                         "key %zu%s", f->path, f->primary, what, l, h, i, j,
-                                         isfinite(v) ? " (were pre-softmax scores saved as attention? save them "
-                                         "as 'scores' and their softmax as 'attn')" : "");
-                }
-                sum += v;
+    for (size_t i = 0; i < n; i++) {
+        const float *row = a + ((size_t)h * n + i) * n;
+        double sum = 0;
+        for (size_t j = 0; j < n; j++) {
+            float v = row[j];
+            if (!isfinite(v) || v < 0) {
+                char what[48];
+                snprintf(what, sizeof what, isnan(v) ? "NaN" : isinf(v) ? "Inf" : "the negative value %.6g",
+                         (double)v);
+                return atn_error_set(err, ATN_E_FORMAT, "%s: '%s' holds %s at layer %d, head %d, query %zu, "
+                                     "key %zu%s", f->path, f->primary, what, l, h, i, j,
+                                     isfinite(v) ? " (were pre-softmax scores saved as attention? save them "
+                                     "as 'scores' and their softmax as 'attn')" : "");
             }
-            double dev = fabs(sum - 1);
-            if (sum > f->max_sum)
-                f->max_sum = sum;
-            if (sum != 0 && dev > tol) {
-                f->bad_rows++;
-                if (dev > f->worst_dev) {
-                    f->worst_dev = dev;
-                    f->worst_sum = sum;
-                    f->worst_l = l;
-                    f->worst_h = h;
-                    f->worst_q = (int32_t)i;
-                }
+            sum += v;
+        }
+        double dev = fabs(sum - 1);
+        if (sum > f->max_sum)
+            f->max_sum = sum;
+        if (sum != 0 && dev > tol) {
+            f->bad_rows++;
+            if (dev > f->worst_dev) {
+                f->worst_dev = dev;
+                f->worst_sum = sum;
+                f->worst_l = l;
+                f->worst_h = h;
+                f->worst_q = (int32_t)i;
             }
         }
-    if (f->bad_rows > 0) {
-        const char *tok = f->enc && f->worst_q < f->enc->n ? f->enc->tokens[f->worst_q].text : "";
-        snprintf(f->warning, sizeof f->warning,
-                 "%s: %lld rows of '%s' do not sum to 1; the worst, layer %d head %d query %d (\"%.40s\"), sums to "
-                 "%.6g%s", f->path, (long long)f->bad_rows, f->primary, f->worst_l, f->worst_h, f->worst_q, tok,
-                 f->worst_sum, f->max_sum > 1.5 ? " (were pre-softmax scores saved as attention? save them as "
-                 "'scores' and softmax(scores) as 'attn')" : "");
+    }
+    update_warning(f);
+    f->head_checked[at] = 1;
+    return ATN_OK;
+}
+
+/* Refuses NaN/Inf and negative values; counts the rows that do not sum to 1: every head of
+ * layer l not checked yet, in order. */
+static atn_status check_layer(atn_attn_file *f, int32_t l, const float *a, atn_error *err) {
+    for (int32_t h = 0; h < f->H; h++) {
+        atn_status st = atn_attn_file_check_head_locked(f, l, h, a, err);
+        if (st != ATN_OK)
+            return st;
     }
     f->checked[l] = true;
     return ATN_OK;
@@ -808,6 +830,20 @@ static void convert(const atn_attn_file *f, float *dst, const uint8_t *src, size
 atn_status atn_attn_file_layer(atn_attn_file *f, int32_t layer, const float **out, atn_error *err) {
     if (!f || !out)
         return atn_error_set(err, ATN_E_INVALID, "atn_attn_file_layer: NULL argument");
+    pthread_mutex_lock(&f->lock);
+    atn_status st = atn_attn_file_layer_locked(f, layer, out, err);
+    pthread_mutex_unlock(&f->lock);
+    return st;
+}
+
+atn_status atn_attn_file_layer_locked(atn_attn_file *f, int32_t layer, const float **out, atn_error *err) {
+    atn_status st = atn_attn_file_layer_floats_locked(f, layer, out, err);
+    if (st == ATN_OK && !f->checked[layer] && (st = check_layer(f, layer, *out, err)) != ATN_OK)
+        *out = NULL;
+    return st;
+}
+
+atn_status atn_attn_file_layer_floats_locked(atn_attn_file *f, int32_t layer, const float **out, atn_error *err) {
     *out = NULL;
     if (layer < 0 || layer >= f->L)
         return atn_error_set(err, ATN_E_INVALID, "%s: layer %d outside 0..%d", f->path, layer, f->L - 1);
@@ -824,11 +860,6 @@ atn_status atn_attn_file_layer(atn_attn_file *f, int32_t layer, const float **ou
             f->layer_own[layer] = own;
             f->layer_ptr[layer] = own;
         }
-    }
-    if (!f->checked[layer]) {
-        atn_status st = check_layer(f, layer, f->layer_ptr[layer], err);
-        if (st != ATN_OK)
-            return st;
     }
     *out = f->layer_ptr[layer];
     return ATN_OK;

@@ -11,6 +11,7 @@
 #include "core/model-private.h"
 #include "forward/precision.h"
 #include "formats/hf-rotary.h"
+#include "formats/attention-lazy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,7 +166,9 @@ atn_status atn_capture_head(const atn_capture *cap, int32_t layer, int32_t head,
         memcpy(out, cap->attn + ((size_t)layer * cap->n_heads + head) * nn, nn * sizeof(float));
         return ATN_OK;
     }
-    if (!cap->attn_on_demand || !cap->run)
+    if (cap->attn_on_demand && !cap->run)   /* an attention file read lazily */
+        return atn_attn_file_capture_head(cap, layer, head, out, err);
+    if (!cap->attn_on_demand)
         return atn_error_set(err, ATN_E_INVALID, "head on demand: the run kept no attention and no Q, K, V");
     return atn_cpu_attend_head(cap->run->model, &cap->run->act, layer, head, out, err);
 }

@@ -18,8 +18,9 @@
  * (NaN or Inf and negative values refused, rows that do not sum to 1 reported once as a
  * warning naming the worst row).
  *
- * Threads: an atn_attn_file belongs to one thread at a time (layers are cached on first
- * read); its capture may be read from several threads once made. */
+ * Threads: an atn_attn_file belongs to one thread at a time, but for atn_attn_file_layer
+ * and the heads of its lazy capture, which several threads may read at once (a lock guards the
+ * layer cache); its capture may be read from several threads once made. */
 #ifndef ATN_ATTENTION_FILE_H
 #define ATN_ATTENTION_FILE_H
 
@@ -96,6 +97,18 @@ const char *const *atn_attn_file_query_tokens(const atn_attn_file *f, int32_t *n
  * ends with ATN_E_CANCELLED.  Borrowed from f. */
 atn_status atn_attn_file_capture(atn_attn_file *f, const atn_capture **out, atn_progress_fn progress,
                                  void *user_data, atn_error *err);
+
+/* The capture of the file without reading its attention: n_layers, n_heads, n, enc as
+ * atn_attn_file_capture, but attn NULL and attn_on_demand true (run NULL), so every reader
+ * takes heads through atn_capture_head / atn_capture_head_read (a scratch [n][n] each), and a
+ * head's read reads its layer through the mapping (aligned F32 in place, F16/BF16 converted
+ * and kept) and checks that head the first time (as atn_attn_file_layer checks each head of
+ * a layer; a bad head's ATN_E_FORMAT names the file, the tensor, the layer and the head, each
+ * time it is read; atn_attn_file_warning covers the heads checked).  Costs nothing
+ * but the struct: what a 4 GB file's window and one-head commands open with.  An
+ * encoder-decoder's file (info.n_stacks 3) gets atn_attn_file_capture's (every layer read).
+ * Borrowed from f; ATN_E_INVALID for NULL arguments. */
+atn_status atn_attn_file_capture_lazy(atn_attn_file *f, const atn_capture **out, atn_error *err);
 
 /* One head's arithmetic for one query token recomputed from the file's q, k, v (the trace of
  * attnscope.h, from a file instead of a run): q_i, every k_j and v_j of the head (k, v: its

@@ -282,6 +282,62 @@ PY
   expect_error 2 "'cross' holds NaN at layer 0, head 0, query 0, key 5" "$A" stats --attention "$T/nan.safetensors"
   expect_error 2 'metadata "scale" must be a number above 0' "$A" stats --attention "$T/scale.safetensors"
   ;;
+lazy)
+  # one head's commands (export heatmap, trace) read and check that head only: a file whose
+  # head 1 of its last layer holds NaN exports layer 1 head 1 and layer 2 head 0 as the
+  # clean file does, byte for byte, and refuses layer 2 head 1 naming the file, the tensor, the
+  # layer and the head; a row that does not sum to 1 in layer 1 head 1 is warned only when that
+  # head is read; F32 in place and BF16 converted per layer
+  python3 - "$T" <<'PY' || fail "could not write the files"
+import json, struct, sys
+L, H, n = 3, 2, 3
+def bf16(x):   # float32 -> bfloat16 bits, truncated (0, 0.25, 0.5, 1 are exact)
+    return struct.unpack("<I", struct.pack("<f", x))[0] >> 16
+def save(path, dtype, vals):
+    if dtype == "F32":
+        data = struct.pack("<%df" % len(vals), *vals)
+    else:
+        data = struct.pack("<%dH" % len(vals), *[bf16(v) for v in vals])
+    h = {"__metadata__": {"format": json.dumps("attnscope-attention/1"), "tokens": json.dumps(["a", "b", "c"]),
+                          "model_id": json.dumps("lazy")},
+         "attn": {"dtype": dtype, "shape": [L, H, n, n], "data_offsets": [0, len(data)]}}
+    t = json.dumps(h).encode(); t += b" " * (-len(t) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(t)) + t + data)
+rows = [[1, 0, 0], [0.5, 0.5, 0], [0.25, 0.25, 0.5]]
+clean = []
+for l in range(L):
+    for h in range(H):
+        for i in range(n):
+            clean += rows[(i + l + h) % n]
+bad = list(clean)
+bad[((2 * H + 1) * n + 2) * n + 1] = float("nan")      # layer 2, head 1, query 2, key 1
+sums = list(bad)
+sums[((1 * H + 1) * n + 1) * n + 0] = 2.5               # layer 1, head 1, query 1: sums to 2.5
+for dt in ("F32", "BF16"):
+    save("%s/clean-%s.safetensors" % (sys.argv[1], dt), dt, clean)
+    save("%s/bad-%s.safetensors" % (sys.argv[1], dt), dt, bad)
+    save("%s/sums-%s.safetensors" % (sys.argv[1], dt), dt, sums)
+PY
+  for dt in F32 BF16; do
+    for lh in "1 1" "2 0"; do
+      set -- $lh
+      "$A" export heatmap --attention "$T/clean-$dt.safetensors" --layer $1 --head $2 -o "$T/clean.svg" \
+        2>"$T/err" || fail "$dt clean layer $1 head $2: $(cat "$T/err")"
+      "$A" export heatmap --attention "$T/bad-$dt.safetensors" --layer $1 --head $2 -o "$T/bad.svg" \
+        2>"$T/err" || fail "$dt: layer $1 head $2 refused though only layer 2 head 1 is bad: $(cat "$T/err")"
+      cmp -s "$T/clean.svg" "$T/bad.svg" || fail "$dt layer $1 head $2: the heatmap differs from the clean file's"
+    done
+    expect_error 2 "bad-$dt.safetensors: 'attn' holds NaN at layer 2, head 1, query 2, key 1" \
+      "$A" export heatmap --attention "$T/bad-$dt.safetensors" --layer 2 --head 1 -o "$T/x.svg"
+    expect_error 2 "bad-$dt.safetensors: 'attn' holds NaN at layer 2, head 1, query 2, key 1" \
+      "$A" stats --attention "$T/bad-$dt.safetensors"
+    "$A" export heatmap --attention "$T/sums-$dt.safetensors" --layer 1 --head 0 -o "$T/x.svg" 2>"$T/err" ||
+      fail "$dt sums layer 1 head 0: $(cat "$T/err")"
+    grep -q "do not sum" "$T/err" && fail "$dt: head 1's rows warned though only head 0 was read"
+    expect_error 0 "warning: .*1 rows of .attn. do not sum to 1; the worst, layer 1 head 1 query 1 (\"b\"), sums to 2.5" \
+      "$A" export heatmap --attention "$T/sums-$dt.safetensors" --layer 1 --head 1 -o "$T/x.svg"
+  done
+  ;;
 *)
   fail "unknown case"
   ;;

@@ -5,7 +5,12 @@
  * file shown with a message naming the tensor, and a model opens again afterwards. */
 #include "ui-test-util.h"
 
+#include "atn-result-test.h"
+#include "atn-session-attention-test.h"
 #include "attention-file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #define TEXT "The cat sat on the mat because it was tired."
 
@@ -366,6 +371,162 @@ static void test_attention_file_encdec(void) {
     g_unlink(npy);
 }
 
+static gboolean stats_settled(gpointer data) { return !atn_session_get_analysing(data); }
+
+/* A file opened lazily (as a 4 GB one is; here every file, atn_session_set_attention_lazy_bytes
+ * 0): one whose head 1 of the last layer holds NaN opens and shows layer 0, to the bit; the bad
+ * head is said when it is first shown, naming the file, the tensor, the layer and the head, and
+ * the window keeps the file and shows its other heads; the statistics (which read every head)
+ * say why they are missing, and the thumbnails come after, the bad head's empty. */
+static void test_attention_file_lazy(void) {
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, "demo");
+    type_and_wait(win, TEXT);
+    g_autoptr(AtnResult) model_run = g_object_ref(atn_session_get_result(s));
+    int L = atn_result_get_n_layers(model_run), H = atn_result_get_n_heads(model_run);
+    int n = atn_result_get_n_tokens(model_run);
+    g_assert_cmpint(L, >=, 2);
+    g_assert_cmpint(H, >=, 2);
+    g_autofree char *path = g_build_filename(dir, "lazy.safetensors", NULL);
+    g_autofree char *bad = g_build_filename(dir, "lazy-nan.safetensors", NULL);
+    write_file(path);
+    write_changed_copy(path, bad, H, n, L - 1, 1, 2, 3, NAN);
+    atn_session_set_attention_lazy_bytes(0);
+    show_view(win, "head");
+    atn_session_open_attention(s, bad);
+    file_wait fw = {win, bad};
+    g_assert_true(wait_for(showing_file, &fw));
+    g_assert_null(atn_window_get_error(win));   /* not at open */
+    AtnResult *r = atn_session_get_result(s);
+    AtnModelHandle *file = atn_session_get_model(s);
+    settle(50);
+    /* the first head shown: layer 0's, the model run's to the bit */
+    int l0 = atn_session_get_layer(s), h0 = atn_session_get_head(s);
+    g_assert_cmpint(l0, <, L - 1);
+    AtnHeatmap *hm = head_heatmap(win);
+    g_assert_cmpint(atn_heatmap_get_rows(hm), ==, n);
+    const float *want = atn_result_get_head(model_run, l0, h0);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            float got = atn_heatmap_get_value(hm, i, j);
+            g_assert_cmpint(memcmp(&got, &want[i * n + j], sizeof got), ==, 0);
+        }
+    g_assert_null(atn_window_get_error(win));
+    /* the bad head, when first shown */
+    atn_session_select_head(s, L - 1, 1);
+    g_assert_true(wait_for(error_shown, win));
+    const char *msg = atn_window_get_error(win);
+    g_assert_nonnull(strstr(msg, "lazy-nan.safetensors"));
+    g_autofree char *what = g_strdup_printf("'attn' holds NaN at layer %d, head 1, query 2, key 3", L - 1);
+    g_assert_nonnull(strstr(msg, what));
+    /* the window keeps running, on the file: another head of that layer, to the bit */
+    g_assert_true(atn_session_get_model(s) == file);
+    g_assert_true(atn_session_get_result(s) == r);
+    atn_session_select_head(s, L - 1, 0);
+    settle(50);
+    hm = head_heatmap(win);
+    want = atn_result_get_head(model_run, L - 1, 0);
+    g_assert_cmpint(atn_heatmap_get_rows(hm), ==, n);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            float got = atn_heatmap_get_value(hm, i, j);
+            g_assert_cmpint(memcmp(&got, &want[i * n + j], sizeof got), ==, 0);
+        }
+    /* the statistics read every layer: missing, and why; the thumbnails came with them */
+    g_assert_true(wait_for(stats_settled, s));
+    g_assert_null(atn_result_get_stats(r));
+    g_assert_nonnull(strstr(atn_result_get_stats_error(r), what));
+    const float *ranges = atn_result_get_head_ranges(r);
+    g_assert_nonnull(ranges);
+    const float *mr = atn_result_get_head_ranges(model_run);
+    for (int c = 0; c < L * H; c++) {
+        if (c == (L - 1) * H + 1) {   /* the bad head's */
+            g_assert_true(isnan(ranges[2 * c]));
+        } else {
+            g_assert_cmpfloat(ranges[2 * c], ==, mr[2 * c]);
+            g_assert_cmpfloat(ranges[2 * c + 1], ==, mr[2 * c + 1]);
+        }
+    }
+    show_view(win, "model");
+    g_autofree char *png = g_build_filename(dir, "lazy-model.png", NULL);
+    g_autoptr(GError) error = NULL;
+    g_assert_true(atn_window_export_to(win, png, 1, &error));
+    atn_session_set_attention_lazy_bytes(ATN_SESSION_ATTENTION_LAZY_BYTES);
+    destroy_window(win);
+    g_unlink(png);
+    g_unlink(bad);
+    g_unlink(path);
+}
+
+static long vm_kb(const char *key) {
+    g_autofree char *status = NULL;
+    g_assert_true(g_file_get_contents("/proc/self/status", &status, NULL, NULL));
+    const char *at = strstr(status, key);
+    return at ? atol(at + strlen(key) + 1) : -1;
+}
+
+/* Opt-in (make test-attention-big, ATN_TEST_BIG=1): a 4.3 GB attention file (12 layers x 12
+ * heads x 2,730 tokens, F32, sparse: zeros but the last head's diagonal) opens in under a
+ * second with the resident memory bounded; its last head shows its diagonal. */
+static void test_attention_file_big(void) {
+    if (!g_getenv("ATN_TEST_BIG")) {
+        g_test_skip("opt-in: make test-attention-big");
+        return;
+    }
+    enum { L = 12, H = 12, N = 2730 };
+    const char *where = g_getenv("ATN_TEST_BIG_DIR") ? g_getenv("ATN_TEST_BIG_DIR") : dir;
+    g_autofree char *path = g_build_filename(where, "big.safetensors", NULL);
+    guint64 bytes = (guint64)L * H * N * N * 4;
+    g_autofree char *json = g_strdup_printf("{\"__metadata__\":{\"format\":\"\\\"attnscope-attention/1\\\"\"},"
+                                            "\"attn\":{\"dtype\":\"F32\",\"shape\":[%d,%d,%d,%d],"
+                                            "\"data_offsets\":[0,%" G_GUINT64_FORMAT "]}}", L, H, N, N, bytes);
+    GString *hdr = g_string_new(json);
+    while (hdr->len % 8)
+        g_string_append_c(hdr, ' ');
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    g_assert_cmpint(fd, >=, 0);
+    guint64 hlen = hdr->len;
+    g_assert_cmpint(write(fd, &hlen, 8), ==, 8);
+    g_assert_cmpint(write(fd, hdr->str, hdr->len), ==, (gssize)hdr->len);
+    g_assert_cmpint(ftruncate(fd, (off_t)(8 + hlen + bytes)), ==, 0);
+    const float one = 1.0f;
+    off_t base = (off_t)(8 + hlen) + (off_t)(((guint64)(L - 1) * H + (H - 1)) * N * N * 4);
+    for (int i = 0; i < N; i++)
+        g_assert_cmpint(pwrite(fd, &one, 4, base + ((off_t)i * N + i) * 4), ==, 4);
+    g_assert_cmpint(close(fd), ==, 0);
+    g_string_free(hdr, TRUE);
+
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    open_and_wait(win, "demo");
+    show_view(win, "head");
+    long rss0 = vm_kb("VmRSS:");
+    gint64 t0 = g_get_monotonic_time();
+    atn_session_open_attention(s, path);
+    file_wait fw = {win, path};
+    g_assert_true(wait_for(showing_file, &fw));
+    double open_s = (g_get_monotonic_time() - t0) / 1e6;   /* opened, and its first head shown */
+    double worker_s = atn_result_get_elapsed_ms(atn_session_get_result(s)) / 1e3;   /* the file opened */
+    long rss1 = vm_kb("VmRSS:");
+    atn_session_select_head(s, L - 1, H - 1);
+    settle(50);
+    double show_s = (g_get_monotonic_time() - t0) / 1e6;
+    AtnHeatmap *hm = head_heatmap(win);
+    g_assert_cmpint(atn_heatmap_get_rows(hm), ==, N);
+    g_assert_cmpfloat(atn_heatmap_get_value(hm, N - 1, N - 1), ==, 1.0f);
+    g_assert_cmpfloat(atn_heatmap_get_value(hm, N - 1, 0), ==, 0.0f);
+    long rss2 = vm_kb("VmRSS:"), anon2 = vm_kb("RssAnon:");
+    g_printerr("# big: opened in %.3f s, first head shown at %.3f s (VmRSS %ld -> %ld MB); last head shown at "
+               "%.3f s, VmRSS %ld MB, RssAnon %ld MB\n", worker_s, open_s, rss0 / 1024, rss1 / 1024, show_s,
+               rss2 / 1024, anon2 / 1024);
+    g_assert_cmpfloat(worker_s, <, 1.0);
+    g_assert_cmpfloat(open_s, <, 3.0);   /* with the Head view's first head of 2,730 tokens drawn */
+    g_assert_cmpint(rss1 - rss0, <, 200 * 1024);   /* the header, not the 4.3 GB */
+    destroy_window(win);
+    g_unlink(path);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -374,6 +535,8 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/attention-file", test_attention_file);
     g_test_add_func("/ui/attention-file-trace", test_attention_file_trace);
     g_test_add_func("/ui/attention-file-encdec", test_attention_file_encdec);
+    g_test_add_func("/ui/attention-file-lazy", test_attention_file_lazy);
+    g_test_add_func("/ui/attention-file-big", test_attention_file_big);
     g_test_add_func("/ui/second-instance", test_second_instance);
     int rc = g_test_run();
     g_rmdir(dir);
