@@ -4,6 +4,7 @@
 #include "forward/encoder.h"
 #include "forward/deberta.h"
 #include "analysis/trace-scale.h"
+#include "analysis/trace-private.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -128,6 +129,82 @@ static atn_status stack_src(trace_src *src, const atn_model *m, const atn_captur
     return ATN_OK;
 }
 
+atn_trace *atn_trace_alloc(int32_t n, int32_t k, int32_t concat_len, int32_t projected_len) {
+    atn_trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->q = calloc((size_t)k, sizeof(double));
+    t->keys = calloc((size_t)n * k, sizeof(double));
+    t->scores = calloc((size_t)n, sizeof(double));
+    t->scaled = calloc((size_t)n, sizeof(double));
+    t->mask_term = calloc((size_t)n, sizeof(double));
+    t->bias_term = calloc((size_t)n, sizeof(double));
+    t->shifted = calloc((size_t)n, sizeof(double));
+    t->exps = calloc((size_t)n, sizeof(double));
+    t->weights = calloc((size_t)n, sizeof(double));
+    t->values = calloc((size_t)n * k, sizeof(double));
+    t->output = calloc((size_t)k, sizeof(double));
+    t->concat = calloc((size_t)concat_len, sizeof(double));
+    t->projected = projected_len > 0 ? calloc((size_t)projected_len, sizeof(double)) : NULL;
+    if (!t->q || !t->keys || !t->scores || !t->scaled || !t->mask_term || !t->bias_term || !t->shifted || !t->exps ||
+        !t->weights || !t->values || !t->output || !t->concat || (projected_len > 0 && !t->projected)) {
+        atn_trace_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void atn_trace_attend(atn_trace *t, const float *mask_row, double slope, const float *P) {
+    int32_t n = t->n, k = t->d_head, query = t->query;
+    t->max = -INFINITY;
+    double *x = t->shifted;   /* the divided scores, shifted below */
+    for (int32_t j = 0; j < n; j++) {
+        double s = 0;
+        for (int32_t c = 0; c < k; c++)
+            s += t->q[c] * t->keys[(size_t)j * k + c];
+        t->scores[j] = s;
+        t->scaled[j] = s * t->scale;
+        t->mask_term[j] = mask_row[j];
+        int32_t dist = query > j ? query - j : j - query;
+        t->bias_term[j] = dist ? -slope * (double)dist : 0.0;
+        double sc = t->scaled[j];
+        if (t->capped)   /* Gemma 2: tanh(s / c) c, before the mask */
+            sc = t->capped[j] = t->softcap * tanh(sc / t->softcap);
+        double rel = t->c2p_term ? t->c2p_term[j] + t->p2c_term[j] : t->pos_bias ? t->pos_bias[j] : 0.0;
+        x[j] = (sc + rel + t->mask_term[j] + t->bias_term[j]) / t->temperature;
+        if (x[j] > t->max)
+            t->max = x[j];
+    }
+    /* step 3: softmax, max-subtracted; then a switched-off head's replacement */
+    t->sum = 0;
+    for (int32_t j = 0; j < n; j++) {
+        t->shifted[j] = x[j] - t->max;
+        t->exps[j] = exp(t->shifted[j]);
+        t->sum += t->exps[j];
+    }
+    int32_t visible = 0;
+    for (int32_t j = 0; j < n; j++)
+        visible += t->mask_term[j] == 0.0;
+    for (int32_t j = 0; j < n; j++) {
+        t->weights[j] = t->exps[j] / t->sum;
+        if (t->head_off == 1)
+            t->weights[j] = 0.0;
+        else if (t->head_off == 2)
+            t->weights[j] = visible ? (t->mask_term[j] == 0.0 ? 1.0 / visible : 0.0) : 1.0 / n;
+        if (t->xsoftmax && !visible)   /* XSoftmax: a padded query's row is all zero */
+            t->weights[j] = 0.0;
+        if (P) {
+            float diff = (float)fabs(t->weights[j] - P[j]);
+            if (diff > t->max_abs_diff)
+                t->max_abs_diff = diff;
+        }
+    }
+    /* step 4: weighted sum of the values */
+    for (int32_t j = 0; j < n; j++)
+        for (int32_t c = 0; c < k; c++)
+            t->output[c] += t->weights[j] * t->values[(size_t)j * k + c];
+}
+
 double atn_trace_scale(const atn_model *model, int32_t layer, int32_t k) {
     if (model && model->deberta.on)   /* 1 / sqrt(k scale_factor) */
         return 1.0 / sqrt((double)k * model->deberta.scale_factor);
@@ -195,7 +272,8 @@ atn_status atn_trace_compute_stack(const atn_model *model, const atn_capture *ca
             return st;
     }
     int32_t n = src.n_k;
-    atn_trace *t = calloc(1, sizeof *t);
+    /* Qwen3's heads may be wider (or narrower) than d_model together */
+    atn_trace *t = atn_trace_alloc(n, k, dq > d ? dq : d, d);
     if (!t)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
     t->layer = layer, t->head = head, t->query = query;
@@ -206,25 +284,7 @@ atn_status atn_trace_compute_stack(const atn_model *model, const atn_capture *ca
     t->n_queries = src.n_q;
     t->q_ids = stack == ATN_STACK_ENCODER ? cap->enc->ids : cap->target_ids;
     t->k_ids = stack == ATN_STACK_DECODER ? cap->target_ids : cap->enc->ids;
-    t->q = calloc((size_t)k, sizeof(double));
-    t->keys = calloc((size_t)n * k, sizeof(double));
-    t->scores = calloc((size_t)n, sizeof(double));
-    t->scaled = calloc((size_t)n, sizeof(double));
-    t->mask_term = calloc((size_t)n, sizeof(double));
-    t->bias_term = calloc((size_t)n, sizeof(double));
-    t->shifted = calloc((size_t)n, sizeof(double));
-    t->exps = calloc((size_t)n, sizeof(double));
-    t->weights = calloc((size_t)n, sizeof(double));
-    t->values = calloc((size_t)n * k, sizeof(double));
-    t->output = calloc((size_t)k, sizeof(double));
-    t->d_concat = dq;   /* Qwen3's heads may be wider (or narrower) than d_model together */
-    t->concat = calloc((size_t)(dq > d ? dq : d), sizeof(double));
-    t->projected = calloc((size_t)d, sizeof(double));
-    if (!t->q || !t->keys || !t->scores || !t->scaled || !t->mask_term || !t->bias_term || !t->shifted || !t->exps ||
-        !t->weights || !t->values || !t->output || !t->concat || !t->projected) {
-        atn_trace_free(t);
-        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    }
+    t->d_concat = dq;
     const float *Q = src.Q, *C = src.C, *K = src.K, *V = src.V;
     int32_t off = head * k;
     t->kv_head = head / (cap->n_heads / kvh);   /* grouped-query attention: the group's K/V head */
@@ -289,60 +349,12 @@ atn_status atn_trace_compute_stack(const atn_model *model, const atn_capture *ca
     t->head_off = enc_stack && cap->heads_off && cap->heads_off[(size_t)layer * cap->n_heads + head]
                       ? (cap->head_mode == ATN_HEAD_UNIFORM ? 2 : 1) : 0;
     double slope = enc_stack && cap->alibi_slopes ? cap->alibi_slopes[head] : 0.0;
-    t->max = -INFINITY;
-    const float *lmask = src.mask;
-    double *x = t->shifted;   /* the divided scores, shifted below */
-    for (int32_t j = 0; j < n; j++) {
-        double s = 0;
-        for (int32_t c = 0; c < k; c++)
-            s += t->q[c] * t->keys[(size_t)j * k + c];
-        t->scores[j] = s;
-        t->scaled[j] = s * t->scale;
-        t->mask_term[j] = lmask[(size_t)query * n + j];   /* the mask the forward added in this layer */
-        int32_t dist = query > j ? query - j : j - query;
-        t->bias_term[j] = dist ? -slope * (double)dist : 0.0;
-        double sc = t->scaled[j];
-        if (t->capped)   /* Gemma 2: tanh(s / c) c, before the mask */
-            sc = t->capped[j] = t->softcap * tanh(sc / t->softcap);
-        double rel = t->c2p_term ? t->c2p_term[j] + t->p2c_term[j] : t->pos_bias ? t->pos_bias[j] : 0.0;
-        x[j] = (sc + rel + t->mask_term[j] + t->bias_term[j]) / t->temperature;
-        if (x[j] > t->max)
-            t->max = x[j];
-    }
-    /* step 3: softmax, max-subtracted; then a switched-off head's replacement */
-    t->sum = 0;
-    for (int32_t j = 0; j < n; j++) {
-        t->shifted[j] = x[j] - t->max;
-        t->exps[j] = exp(t->shifted[j]);
-        t->sum += t->exps[j];
-    }
     /* the captured row, to check the recomputation against (a head on demand made for it) */
     float *made = !enc_stack || cap->attn || !cap->attn_on_demand ? NULL : malloc((size_t)n * n * sizeof *made);
     const float *P = !enc_stack ? src.P : cap->attn || made ? atn_capture_head_read(cap, layer, head, made, NULL) : NULL;
-    if (P)
-        P += (size_t)query * n;
-    int32_t visible = 0;
-    for (int32_t j = 0; j < n; j++)
-        visible += t->mask_term[j] == 0.0;
-    for (int32_t j = 0; j < n; j++) {
-        t->weights[j] = t->exps[j] / t->sum;
-        if (t->head_off == 1)
-            t->weights[j] = 0.0;
-        else if (t->head_off == 2)
-            t->weights[j] = visible ? (t->mask_term[j] == 0.0 ? 1.0 / visible : 0.0) : 1.0 / n;
-        if (t->xsoftmax && !visible)   /* XSoftmax: a padded query's row is all zero */
-            t->weights[j] = 0.0;
-        if (P) {
-            float diff = (float)fabs(t->weights[j] - P[j]);
-            if (diff > t->max_abs_diff)
-                t->max_abs_diff = diff;
-        }
-    }
+    /* steps 1-4, the mask the forward added in this layer */
+    atn_trace_attend(t, src.mask + (size_t)query * n, slope, P ? P + (size_t)query * n : NULL);
     free(made);
-    /* step 4: weighted sum of the values */
-    for (int32_t j = 0; j < n; j++)
-        for (int32_t c = 0; c < k; c++)
-            t->output[c] += t->weights[j] * t->values[(size_t)j * k + c];
     /* step 5: concatenation of all heads for this token, and the output projection */
     for (int32_t c = 0; c < dq; c++)
         t->concat[c] = C[(size_t)query * dq + c];

@@ -1,8 +1,11 @@
 /* The trace from an attention file's q, k, v (attention-file.h, atn_attn_file_trace): the
- * same double-precision steps as the trace of a run (analysis/trace.c) up to the weighted sum
- * of the values, from the floats the file holds, so a file written by `run -o --qkv` traces to
- * the run's numbers.  W_O is not in a file: the output projection is left out. */
+ * file is a source of the trace's one arithmetic (analysis/trace-private.h: atn_trace_alloc,
+ * atn_trace_attend, what a run's trace computes steps 1-4 with), fed the file's q, k, v rows,
+ * its scale and the mask made as the forward makes it, so a file written by `run -o --qkv`
+ * traces to the run's numbers.  Step 5's concat is every head's output from the file's
+ * attention and v; W_O is not in a file: the output projection is left out. */
 #include "attention-file.h"
+#include "analysis/trace-private.h"
 #include "formats/attention-file-private.h"
 
 #include "forward/encoder.h"
@@ -79,75 +82,39 @@ atn_status atn_attn_file_trace(atn_attn_file *f, int32_t layer, int32_t head, in
     const atn_st_tensor *Q = atn_st_find(f->st, "q"), *K = atn_st_find(f->st, "k"), *V = atn_st_find(f->st, "v");
     int32_t n = f->n, H = f->H, k = (int32_t)Q->shape[3], h_kv = (int32_t)K->shape[1];
     int32_t dc = H * k;
-    atn_trace *t = calloc(1, sizeof *t);
-    if (!t)
+    atn_trace *t = atn_trace_alloc(n, k, dc, 0);   /* no projection: W_O is not in a file */
+    double *vrow = malloc((size_t)k * sizeof(double));
+    float *mask = malloc((size_t)n * sizeof *mask);
+    if (!t || !vrow || !mask) {
+        free(vrow);
+        free(mask);
+        atn_trace_free(t);
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
+    }
     t->layer = layer, t->head = head, t->query = query;
     t->n = n, t->d_head = k, t->d_model = dc, t->d_concat = dc;
     t->enc = f->enc;
     t->causal = f->info.causal;
     t->from_file = true;
     t->temperature = 1.0;
-    t->q = calloc((size_t)k, sizeof(double));
-    t->keys = calloc((size_t)n * k, sizeof(double));
-    t->scores = calloc((size_t)n, sizeof(double));
-    t->scaled = calloc((size_t)n, sizeof(double));
-    t->mask_term = calloc((size_t)n, sizeof(double));
-    t->bias_term = calloc((size_t)n, sizeof(double));
-    t->shifted = calloc((size_t)n, sizeof(double));
-    t->exps = calloc((size_t)n, sizeof(double));
-    t->weights = calloc((size_t)n, sizeof(double));
-    t->values = calloc((size_t)n * k, sizeof(double));
-    t->output = calloc((size_t)k, sizeof(double));
-    t->concat = calloc((size_t)dc, sizeof(double));
-    double *vrow = malloc((size_t)k * sizeof(double));
-    if (!t->q || !t->keys || !t->scores || !t->scaled || !t->mask_term || !t->bias_term || !t->shifted || !t->exps ||
-        !t->weights || !t->values || !t->output || !t->concat || !vrow) {
-        free(vrow);
-        atn_trace_free(t);
-        return atn_error_set(err, ATN_E_NOMEM, "out of memory");
-    }
     t->kv_head = kv_head_of(f, head, h_kv);
     row(Q, layer, head, query, t->q);
     for (int32_t j = 0; j < n; j++) {
         row(K, layer, t->kv_head, j, t->keys + (size_t)j * k);
         row(V, layer, t->kv_head, j, t->values + (size_t)j * k);
     }
-    /* steps 1-2: scores, scale; the mask as the forward builds it (forward/run.c) */
+    /* the scale (metadata, else 1/sqrt(d)); the mask as the forward builds it (forward/run.c) */
     if (!meta_number(f, "scale", layer, &t->scale))
         t->scale = 1.0 / sqrt((double)k);
     double window = 0;
     bool windowed = meta_number(f, "window", layer, &window) && window > 0;
-    t->max = -INFINITY;
     for (int32_t j = 0; j < n; j++) {
-        double s = 0;
-        for (int32_t c = 0; c < k; c++)
-            s += t->q[c] * t->keys[(size_t)j * k + c];
-        t->scores[j] = s;
-        t->scaled[j] = s * t->scale;
         bool hidden = !f->enc->mask[j] || (t->causal && j > query) || (windowed && query - j >= window);
-        t->mask_term[j] = hidden ? ATN_MASK_MIN : 0.0;
-        t->shifted[j] = t->scaled[j] + t->mask_term[j];
-        if (t->shifted[j] > t->max)
-            t->max = t->shifted[j];
+        mask[j] = hidden ? ATN_MASK_MIN : 0.0f;
     }
-    /* step 3: softmax, max-subtracted */
-    for (int32_t j = 0; j < n; j++) {
-        t->shifted[j] -= t->max;
-        t->exps[j] = exp(t->shifted[j]);
-        t->sum += t->exps[j];
-    }
-    const float *P = A + ((size_t)head * n + query) * n;
-    for (int32_t j = 0; j < n; j++) {
-        t->weights[j] = t->exps[j] / t->sum;
-        float diff = (float)fabs(t->weights[j] - P[j]);
-        if (diff > t->max_abs_diff)
-            t->max_abs_diff = diff;
-    }
-    /* step 4: the weighted sum of the values */
-    for (int32_t j = 0; j < n; j++)
-        for (int32_t c = 0; c < k; c++)
-            t->output[c] += t->weights[j] * t->values[(size_t)j * k + c];
+    /* steps 1-4: the trace's arithmetic, checked against the file's attention */
+    atn_trace_attend(t, mask, 0.0, A + ((size_t)head * n + query) * n);
+    free(mask);
     /* step 5: every head's output for the query, from the file's attention and v */
     for (int32_t h = 0; h < H; h++) {
         double *o = t->concat + (size_t)h * k;
