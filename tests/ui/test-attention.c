@@ -269,7 +269,12 @@ static void second_instance(AtnWindow *win, const char *const *args, const char 
         argv[i + 1] = args[i];
     GPid pid;
     g_autoptr(GError) error = NULL;
-    g_assert_true(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, &error));
+    /* posix_spawn (GLib takes it with LEAVE_DESCRIPTORS_OPEN), not fork: fork runs OpenBLAS's
+       atfork handler, which stops its threads under the window's run in flight, and that run
+       then never returns (the window stays busy); a file manager's attnscope is not forked
+       from the window */
+    g_assert_true(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_LEAVE_DESCRIPTORS_OPEN,
+                                NULL, NULL, &pid, &error));
     child c = {0};
     g_child_watch_add(pid, child_exited, &c);
     gint64 t0 = g_get_monotonic_time();
@@ -281,9 +286,12 @@ static void second_instance(AtnWindow *win, const char *const *args, const char 
     file_wait fw = {win, path};
     if (!wait_for(showing_file, &fw)) {
         AtnModelHandle *m = atn_session_get_model(atn_window_get_session(win));
-        g_error("%s not shown: the window shows %s (error: %s; notice: %s)", path,
+        AtnSession *ss = atn_window_get_session(win);
+        AtnResult *rr = atn_session_get_result(ss);
+        g_error("%s not shown: the window shows %s (error: %s; notice: %s; opening %d busy %d result of %s)", path,
                 m ? atn_model_handle_get_source(m) : "nothing", atn_window_get_error(win),
-                atn_window_get_notice(win));
+                atn_window_get_notice(win), atn_session_get_opening(ss) != NULL, atn_session_get_busy(ss),
+                rr ? atn_model_handle_get_source(atn_result_get_model(rr)) : "none");
     }
 }
 
@@ -292,6 +300,13 @@ static void test_second_instance(void) {
         g_test_skip("needs the private session bus of the ui-single-instance test");
         return;
     }
+    /* the files first: cli_export forks (g_spawn_sync), and a fork while the window's run has
+       OpenBLAS's threads busy leaves that run hanging (second_instance) */
+    g_autofree char *a = g_build_filename(dir, "second-a.safetensors", NULL);
+    g_autofree char *b = g_build_filename(dir, "second-b.safetensors", NULL);
+    write_file(a);
+    const char *const run_b[] = {"run", "--model", "demo-gpt2", "--text", TEXT, NULL};
+    cli_export(run_b, b);
     g_autoptr(AtnApplication) app = atn_application_new();
     g_autoptr(GError) error = NULL;
     g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
@@ -301,16 +316,9 @@ static void test_second_instance(void) {
     AtnWindow *win = ATN_WINDOW(gtk_application_get_active_window(GTK_APPLICATION(app)));
     g_assert_nonnull(win);
     AtnSession *s = atn_window_get_session(win);
-    /* a model shown and its run finished: the file then replaces it (a file handed over during
-       the window's first run is the session's race, not this test's) */
+    /* the files are handed over as the window's first run starts (busy), not after it */
     g_assert_true(wait_for(not_opening, s));
-    open_and_wait(win, "demo");
-    type_and_wait(win, TEXT);
-    g_autofree char *a = g_build_filename(dir, "second-a.safetensors", NULL);
-    g_autofree char *b = g_build_filename(dir, "second-b.safetensors", NULL);
-    write_file(a);
-    const char *const run_b[] = {"run", "--model", "demo-gpt2", "--text", TEXT, NULL};
-    cli_export(run_b, b);
+    g_test_message("handed over while %s", atn_session_get_busy(s) ? "the first run is in flight" : "idle");
     const char *const view_a[] = {"view", a, NULL};
     second_instance(win, view_a, a);   /* attnscope view A */
     g_assert_cmpstr(atn_model_handle_get_name(atn_session_get_model(s)), ==, "demo");
