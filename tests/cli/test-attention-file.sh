@@ -287,7 +287,7 @@ lazy)
   # head 1 of its last layer holds NaN exports layer 1 head 1 and layer 2 head 0 as the
   # clean file does, byte for byte, and refuses layer 2 head 1 naming the file, the tensor, the
   # layer and the head; a row that does not sum to 1 in layer 1 head 1 is warned only when that
-  # head is read; F32 in place and BF16 converted per layer
+  # head is read (F32); F32 in place and BF16 converted per layer
   python3 - "$T" <<'PY' || fail "could not write the files"
 import json, struct, sys
 L, H, n = 3, 2, 3
@@ -316,7 +316,7 @@ sums[((1 * H + 1) * n + 1) * n + 0] = 2.5               # layer 1, head 1, query
 for dt in ("F32", "BF16"):
     save("%s/clean-%s.safetensors" % (sys.argv[1], dt), dt, clean)
     save("%s/bad-%s.safetensors" % (sys.argv[1], dt), dt, bad)
-    save("%s/sums-%s.safetensors" % (sys.argv[1], dt), dt, sums)
+save("%s/sums-F32.safetensors" % sys.argv[1], "F32", sums)
 PY
   for dt in F32 BF16; do
     for lh in "1 1" "2 0"; do
@@ -329,6 +329,7 @@ PY
     done
     expect_error 2 "bad-$dt.safetensors: 'attn' holds NaN at layer 2, head 1, query 2, key 1" \
       "$A" export heatmap --attention "$T/bad-$dt.safetensors" --layer 2 --head 1 -o "$T/x.svg"
+    [ "$dt" = F32 ] || continue   # the rest reads the layers as F32 does (under 5 s in all)
     expect_error 2 "bad-$dt.safetensors: 'attn' holds NaN at layer 2, head 1, query 2, key 1" \
       "$A" stats --attention "$T/bad-$dt.safetensors"
     "$A" export heatmap --attention "$T/sums-$dt.safetensors" --layer 1 --head 0 -o "$T/x.svg" 2>"$T/err" ||
