@@ -1,6 +1,7 @@
 /* attnscope trace: one head's arithmetic for one query token, as a worked solution (text)
  * or every number as JSON. */
 #include "cli.h"
+#include "trace-keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +31,59 @@ static const char *query_tok(const atn_trace *t) {
 }
 
 static const char *const stack_names[] = {"encoder", "decoder", "cross"};
+
+/* --top K: the keys listed (trace-keys.h), ascending; NULL: every key (the default). */
+static const int32_t *sel_rows;
+static int32_t sel_m, top_k_asked;
+static int32_t key_count(const atn_trace *t) { return sel_rows ? sel_m : t->n; }
+static int32_t key_at(int32_t r) { return sel_rows ? sel_rows[r] : r; }
+
+/* The "… m others" line before listed key r (r = key_count: after the last), when keys were
+ * left out since the previous listed one: how many, which, and their weight (exact: the
+ * trace's weights over all n keys). */
+static void gap_line(const atn_trace *t, int32_t r) {
+    if (!sel_rows)
+        return;
+    int32_t a = r > 0 ? sel_rows[r - 1] + 1 : 0, b = r < sel_m ? sel_rows[r] : t->n;
+    if (b > a)
+        printf("  … %d other%s (keys %d..%d), total weight %.4f\n", b - a, b - a == 1 ? "" : "s", a, b - 1,
+               atn_trace_weight_sum(t, a, b));
+}
+
+/* The masked keys: each index, or (--top) runs of them as a..b. */
+static void print_masked(const atn_trace *t) {
+    for (int32_t j = 0; j < t->n; j++) {
+        if (t->mask_term[j] == 0)
+            continue;
+        int32_t b = j;
+        while (sel_rows && b + 1 < t->n && t->mask_term[b + 1] != 0)
+            b++;
+        if (b > j)
+            printf(" %d..%d", j, b);
+        else
+            printf(" %d", j);
+        j = b;
+    }
+    fputc('\n', stdout);
+}
+
+/* A vector over the keys: all of it, or the listed keys' values as "j: v" with "…(m)…" for
+ * each run of keys left out. */
+static void print_keyvec(const atn_trace *t, const double *v) {
+    if (!sel_rows) {
+        print_vec(v, t->n);
+        return;
+    }
+    fputc('[', stdout);
+    for (int32_t r = 0; r <= sel_m; r++) {
+        int32_t a = r > 0 ? sel_rows[r - 1] + 1 : 0, b = r < sel_m ? sel_rows[r] : t->n;
+        if (b > a)
+            printf("%s…(%d)…", a ? ", " : "", b - a);
+        if (r < sel_m)
+            printf("%s%d: %.4f", r || b > a ? ", " : "", sel_rows[r], v[sel_rows[r]]);
+    }
+    fputc(']', stdout);
+}
 
 /* An encoder-decoder's head: which stack, and where its queries, keys and values come from. */
 static void print_stack_intro(const atn_trace *t, int32_t n_heads) {
@@ -69,6 +123,14 @@ static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bo
         printf("d_model = %d, heads = %d, so each head works in d_k = d_model / heads = %d dimensions "
                "(columns %d..%d of Q, K, V).\n\n", t->d_model, n_heads, k, t->head * k, t->head * k + k - 1);
 
+    if (sel_rows) {   /* --top: the listing is shortened, the arithmetic is not */
+        double others = 0;   /* the gaps' weights, as their lines say them */
+        for (int32_t r = 0; r <= sel_m; r++)
+            others += atn_trace_weight_sum(t, r > 0 ? sel_rows[r - 1] + 1 : 0, r < sel_m ? sel_rows[r] : n);
+        printf("Listed: %d of %d keys (the %d with the largest weights, the first and last %d, the query's and the\n"
+               "largest score's); the %d others have total weight %.4f.  Every sum is over all %d keys.\n\n", sel_m, n,
+               top_k_asked, ATN_TRACE_EDGE_DEFAULT, n - sel_m, others, n);
+    }
     if (t->q_unrotated) {   /* a rotary model (Llama, Qwen, Mistral): the keys are its K/V head's */
         printf("Step 0. Rotary positions: head %d reads K/V head %d.  Before the rotation (RMSNorm, projection)\n"
                "  q_%d = ", t->head, t->kv_head, i);
@@ -94,13 +156,18 @@ static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bo
         printf("\n\nStep 2. The keys k_j (K/V head %d's rows of the file's k), one per token\n", t->kv_head);
     else
         printf("\n\nStep 2. The keys k_j = x_j W_K + b_K (head %d's columns), one per token\n", t->head);
-    for (int32_t j = 0; j < n; j++) {
+    for (int32_t r = 0; r < key_count(t); r++) {
+        int32_t j = key_at(r);
+        gap_line(t, r);
         printf("  k_%-3d %-10s = ", j, tok(t, j));
         print_vec(t->keys + (size_t)j * k, k);
         fputc('\n', stdout);
     }
+    gap_line(t, key_count(t));
     printf("\nStep 3. Dot products s_j = q_%d · k_j  (the row %d of Q Kᵀ)\n", i, i);
-    for (int32_t j = 0; j < n; j++) {
+    for (int32_t r = 0; r < key_count(t); r++) {
+        int32_t j = key_at(r);
+        gap_line(t, r);
         printf("  s_%-3d = ", j);
         if (k <= 8) {
             for (int32_t c = 0; c < k; c++)
@@ -109,6 +176,7 @@ static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bo
         }
         printf("%.4f\n", t->scores[j]);
     }
+    gap_line(t, key_count(t));
     if (t->scale_factor > 0)   /* DeBERTa: 1 + one per relative term of pos_att_type */
         printf("\nStep 4. Scale by 1/√(d_k·%d) = 1/√(%d·%d) = %.4f (%d: the content score and %d relative term%s):  "
                "s_j / √(d_k·%d)\n  ", t->scale_factor, k, t->scale_factor, t->scale, t->scale_factor,
@@ -122,25 +190,30 @@ static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bo
     else   /* Gemma's query_pre_attn_scalar^-1/2, GPT-2's switches */
         printf("\nStep 4. Scale by the model's factor %.4f (not 1/√d_k = %.4f):  s_j × %.4f\n  ", t->scale,
                1.0 / sqrt((double)k), t->scale);
-    print_vec(t->scaled, n);
+    print_keyvec(t, t->scaled);
     if (t->capped) {   /* Gemma 2's attention soft-cap, before the mask */
         printf("\n  Soft-cap: c·tanh(s_j / c) with c = %g (attn_logit_softcapping):\n  ", t->softcap);
-        print_vec(t->capped, n);
+        print_keyvec(t, t->capped);
     }
     if (t->c2p_term) {   /* DeBERTa's disentangled attention: the relative terms, then their sum */
         printf("\n\nStep 4b. Relative positions (disentangled attention).  Key j is at distance %d - j, which reads\n"
                "  row δ_j = clamp(bucket(%d - j) + %d, 0, %d) of the relative embeddings:\n  δ = [", i, i, t->rel_span,
                2 * t->rel_span - 1);
-        for (int32_t j = 0; j < n; j++)
-            printf("%s%d", j ? ", " : "", t->rel_index[j]);
-        printf("]\n  content→position  c2p_j = q_%d · pos_key[δ_j] · %.4f\n  ", i, t->scale);
-        print_vec(t->c2p_term, n);
+        for (int32_t r = 0; r < key_count(t); r++)
+            printf("%s%d", r ? ", " : "", t->rel_index[key_at(r)]);
+        printf("]%s\n  content→position  c2p_j = q_%d · pos_key[δ_j] · %.4f\n  ", sel_rows ? " (the listed keys)" : "",
+               i, t->scale);
+        print_keyvec(t, t->c2p_term);
         printf("\n  position→content  p2c_j = k_j · pos_query[δ_j] · %.4f\n  ", t->scale);
-        print_vec(t->p2c_term, n);
-        printf("\n  score_j = s_j/√(d_k·%d) + c2p_j + p2c_j\n  [", t->scale_factor);
-        for (int32_t j = 0; j < n; j++)
-            printf("%s%.4f", j ? ", " : "", t->scaled[j] + t->c2p_term[j] + t->p2c_term[j]);
-        fputc(']', stdout);
+        print_keyvec(t, t->p2c_term);
+        printf("\n  score_j = s_j/√(d_k·%d) + c2p_j + p2c_j\n  ", t->scale_factor);
+        double *sum = malloc((size_t)n * sizeof *sum);
+        if (sum) {
+            for (int32_t j = 0; j < n; j++)
+                sum[j] = t->scaled[j] + t->c2p_term[j] + t->p2c_term[j];
+            print_keyvec(t, sum);
+            free(sum);
+        }
     }
     if (t->pos_bias) {   /* T5's relative position bias: bucket and learned bias per key */
         printf("\n\nStep 4b. Relative position bias (T5).  Key j is at distance j - %d, which falls in a bucket\n"
@@ -151,9 +224,13 @@ static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bo
                                      : "causal: every later key is in bucket 0",
                t->num_buckets, (t->bias_bidirectional ? t->num_buckets / 2 : t->num_buckets) / 2, t->max_distance,
                t->head);
-        for (int32_t j = 0; j < n; j++)
+        for (int32_t r = 0; r < key_count(t); r++) {
+            int32_t j = key_at(r);
+            gap_line(t, r);
             printf("  j = %-3d %-10s distance %+4d  bucket %2d  bias %8.4f  score %.4f + %.4f = %.4f\n", j, tok(t, j),
                    j - i, t->bucket[j], t->pos_bias[j], t->scaled[j], t->pos_bias[j], t->scaled[j] + t->pos_bias[j]);
+        }
+        gap_line(t, key_count(t));
         printf("  score_j = s_j + bias_j  (every later step reads these)");
     } else if (cross && trace_model && !strcmp(atn_model_family_name(trace_model), "T5")) {
         printf("\n\nStep 4b. No position bias: T5 adds its relative position bias in self-attention only; the "
@@ -168,10 +245,7 @@ static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bo
     } else if (t->stack != ATN_STACK_ENCODER) {   /* the decoder's causal mask; the source's padding */
         printf("%s get %.4g added (so their weight becomes 0):", t->stack == ATN_STACK_DECODER
                ? "later target tokens (the decoder is causal)" : "padded source tokens", (double)-3.4028234663852886e38);
-        for (int32_t j = 0; j < n; j++)
-            if (t->mask_term[j] != 0)
-                printf(" %d", j);
-        fputc('\n', stdout);
+        print_masked(t);
     } else {
         bool hidden = false;   /* a real token masked: the run's causal/window/strided/hidden-token mask */
         for (int32_t j = 0; j < n; j++)
@@ -179,10 +253,7 @@ static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bo
         printf("%s get %.4g added (so their weight becomes 0):",
                hidden ? "keys hidden by padding or the run's mask (causal, window, strided, hidden tokens)"
                       : "padded keys", (double)-3.4028234663852886e38);
-        for (int32_t j = 0; j < n; j++)
-            if (t->mask_term[j] != 0)
-                printf(" %d", j);
-        fputc('\n', stdout);
+        print_masked(t);
         if (t->xsoftmax && masked == n)   /* DeBERTa: the mask is query mask x key mask */
             printf("  Query token %d is padding: its whole row is masked, and XSoftmax makes every weight 0.\n", i);
     }
@@ -193,7 +264,7 @@ static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bo
     if (biased) {
         printf("  ALiBi: -m_h·|i-j| added to every score (m_%d = %.6g):\n  ", t->head,
                n > 1 ? -t->bias_term[t->query > 0 ? t->query - 1 : 1] : 0.0);
-        print_vec(t->bias_term, n);
+        print_keyvec(t, t->bias_term);
         fputc('\n', stdout);
     }
     if (t->temperature != 1.0)
@@ -201,7 +272,11 @@ static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bo
                biased ? " + ALiBi" : "", t->temperature);
     printf("\nStep 6. Softmax.  Subtract the largest score m = %.4f (for numerical safety), exponentiate, "
            "divide by the sum.\n", t->max);
-    for (int32_t j = 0; j < n; j++) {
+    for (int32_t r = 0; r < key_count(t); r++) {
+        int32_t j = key_at(r);
+        gap_line(t, r);
+        if (sel_rows)
+            printf("  j = %-4d", j);
         if (t->mask_term[j] != 0)
             printf("  exp(masked)            = 0.0000\n");
         else
@@ -211,6 +286,7 @@ static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bo
                    t->shifted[j],
                    t->exps[j]);
     }
+    gap_line(t, key_count(t));
     if (t->head_off == 1)
         printf("  sum = %.4f\n  head %d:%d is switched off (zero, Hugging Face's head_mask): every weight is "
                "multiplied by 0:\n  a_j = ", t->sum, t->layer, t->head);
@@ -219,18 +295,21 @@ static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bo
                "query may see:\n  a_j = ", t->sum, t->layer, t->head);
     else
         printf("  sum = %.4f\n  weights a_j = exp_j / sum = ", t->sum);
-    print_vec(t->weights, n);
+    print_keyvec(t, t->weights);
     printf("   (they sum to %d)\n\n", t->head_off == 1 || (t->xsoftmax && masked == n) ? 0 : 1);
     if (t->from_file)
         printf("Step 7. The values v_j (K/V head %d's rows of the file's v)\n", t->kv_head);
     else
         printf("Step 7. The values v_j = %s W_V + b_V (head %d's columns)\n", cross ? "e_j (the encoder's output)" : "x_j",
                t->head);
-    for (int32_t j = 0; j < n; j++) {
+    for (int32_t r = 0; r < key_count(t); r++) {
+        int32_t j = key_at(r);
+        gap_line(t, r);
         printf("  v_%-3d %-10s = ", j, tok(t, j));
         print_vec(t->values + (size_t)j * k, k);
         fputc('\n', stdout);
     }
+    gap_line(t, key_count(t));
     printf("\nStep 8. Weighted sum: head %d's output for token %d is o = Σ_j a_j v_j\n", t->head, i);
     if (n <= 8) {
         for (int32_t c = 0; c < k && k <= 8; c++) {
@@ -238,6 +317,27 @@ static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bo
             for (int32_t j = 0; j < n; j++)
                 printf("%s%.4f×%.4f", j ? " + " : " ", t->weights[j], t->values[(size_t)j * k + c]);
             printf(" = %.4f\n", t->output[c]);
+        }
+    }
+    if (sel_rows) {   /* the listed keys' share of o and the others', both exact: o is their sum */
+        double *part = calloc((size_t)k * 2, sizeof *part);
+        if (part) {
+            int32_t r = 0;
+            double others = 0;
+            for (int32_t j = 0; j < n; j++) {
+                bool listed = r < sel_m && sel_rows[r] == j;
+                r += listed;
+                others += listed ? 0.0 : t->weights[j];
+                for (int32_t c = 0; c < k; c++)
+                    part[(listed ? 0 : k) + c] += t->weights[j] * t->values[(size_t)j * k + c];
+            }
+            printf("  Σ over the %d listed keys of a_j v_j = ", sel_m);
+            print_vec(part, k);
+            printf("\n  Σ over the %d others (total weight %.4f) = ", n - sel_m,
+                   others);
+            print_vec(part + k, k);
+            printf("\n  (o is their sum, over all %d keys)\n", n);
+            free(part);
         }
     }
     printf("  o = ");
@@ -266,12 +366,23 @@ static void json_vec(FILE *f, const double *v, int32_t n) {
     fputc(']', f);
 }
 
-static void json_mat(FILE *f, const double *v, int32_t rows, int32_t cols) {
+/* A per-key vector / [n][d_head] matrix: every key, or (--top) the listed keys in order. */
+static void json_keyvec(FILE *f, const atn_trace *t, const double *v) {
     fputc('[', f);
-    for (int32_t r = 0; r < rows; r++) {
+    for (int32_t r = 0; r < key_count(t); r++) {
         if (r)
             fputs(", ", f);
-        json_vec(f, v + (size_t)r * cols, cols);
+        cli_json_number(f, v[key_at(r)]);
+    }
+    fputc(']', f);
+}
+
+static void json_keymat(FILE *f, const atn_trace *t, const double *m) {
+    fputc('[', f);
+    for (int32_t r = 0; r < key_count(t); r++) {
+        if (r)
+            fputs(", ", f);
+        json_vec(f, m + (size_t)key_at(r) * t->d_head, t->d_head);
     }
     fputc(']', f);
 }
@@ -280,12 +391,35 @@ static void print_json(const atn_trace *t, bool stacks) {
     FILE *f = stdout;
     fprintf(f, "{\n  \"layer\": %d, \"head\": %d, \"query\": %d, \"d_head\": %d, \"d_model\": %d,\n  \"tokens\": [",
             t->layer, t->head, t->query, t->d_head, t->d_model);
-    for (int32_t j = 0; j < t->n; j++) {
-        if (j)
+    for (int32_t r = 0; r < key_count(t); r++) {
+        if (r)
             fputs(", ", f);
-        cli_json_string(f, tok(t, j));
+        cli_json_string(f, tok(t, key_at(r)));
     }
     fputs("],\n", f);
+    if (sel_rows) {   /* --top: every per-key array below holds the listed keys only, in this order */
+        fprintf(f, "  \"n_keys\": %d, \"top\": %d, \"keys_listed\": [", t->n, top_k_asked);
+        for (int32_t r = 0; r < sel_m; r++)
+            fprintf(f, "%s%d", r ? ", " : "", sel_rows[r]);
+        fputs("],\n  \"others\": [", f);   /* each run of keys left out: first, last, count, weight */
+        double others = 0;
+        bool first = true;
+        for (int32_t r = 0; r <= sel_m; r++) {
+            int32_t a = r > 0 ? sel_rows[r - 1] + 1 : 0, b = r < sel_m ? sel_rows[r] : t->n;
+            if (b <= a)
+                continue;
+            double w = atn_trace_weight_sum(t, a, b);
+            others += w;
+            fprintf(f, "%s{\"first\": %d, \"last\": %d, \"count\": %d, \"weight\": ", first ? "" : ", ", a, b - 1,
+                    b - a);
+            cli_json_number(f, w);
+            fputc('}', f);
+            first = false;
+        }
+        fprintf(f, "],\n  \"others_count\": %d, \"others_weight\": ", t->n - sel_m);
+        cli_json_number(f, others);
+        fputs(",\n", f);
+    }
     if (stacks) {   /* an encoder-decoder: the stack, and the query's token (tokens are the keys') */
         fprintf(f, "  \"stack\": \"%s\", \"n_queries\": %d, \"query_token\": ", stack_names[t->stack], t->n_queries);
         cli_json_string(f, query_tok(t));
@@ -296,7 +430,7 @@ static void print_json(const atn_trace *t, bool stacks) {
         fprintf(f, "  \"kv_head\": %d,\n  \"q_unrotated\": ", t->kv_head);
         json_vec(f, t->q_unrotated, t->d_head);
         fputs(",\n  \"keys_unrotated\": ", f);
-        json_mat(f, t->keys_unrotated, t->n, t->d_head);
+        json_keymat(f, t, t->keys_unrotated);
         fputs(",\n  \"angles\": ", f);
         json_vec(f, t->angles, t->d_head / 2);
         fputs(",\n", f);
@@ -304,46 +438,46 @@ static void print_json(const atn_trace *t, bool stacks) {
     fputs("  \"q\": ", f);
     json_vec(f, t->q, t->d_head);
     fputs(",\n  \"keys\": ", f);
-    json_mat(f, t->keys, t->n, t->d_head);
+    json_keymat(f, t, t->keys);
     fputs(",\n  \"scores\": ", f);
-    json_vec(f, t->scores, t->n);
+    json_keyvec(f, t, t->scores);
     fputs(",\n  \"scale\": ", f);
     cli_json_number(f, t->scale);
     fputs(",\n  \"scaled\": ", f);
-    json_vec(f, t->scaled, t->n);
+    json_keyvec(f, t, t->scaled);
     if (t->capped) {   /* Gemma 2: c tanh(scaled / c), what the mask is added to */
         fputs(",\n  \"softcap\": ", f);
         cli_json_number(f, t->softcap);
         fputs(",\n  \"capped\": ", f);
-        json_vec(f, t->capped, t->n);
+        json_keyvec(f, t, t->capped);
     }
     if (t->scale_factor > 0)
         fprintf(f, ",\n  \"scale_factor\": %d", t->scale_factor);
     if (t->pos_bias) {   /* T5: each key's bucket and the head's bias for it, added before the mask */
         fprintf(f, ",\n  \"bias_bidirectional\": %s, \"num_buckets\": %d, \"max_distance\": %d,\n  \"buckets\": [",
                 t->bias_bidirectional ? "true" : "false", t->num_buckets, t->max_distance);
-        for (int32_t j = 0; j < t->n; j++)
-            fprintf(f, "%s%d", j ? ", " : "", t->bucket[j]);
+        for (int32_t r = 0; r < key_count(t); r++)
+            fprintf(f, "%s%d", r ? ", " : "", t->bucket[key_at(r)]);
         fputs("],\n  \"position_bias\": ", f);
-        json_vec(f, t->pos_bias, t->n);
+        json_keyvec(f, t, t->pos_bias);
     }
     if (t->c2p_term) {   /* DeBERTa: the relative terms the scores add before the mask */
         fputs(",\n  \"rel_index\": [", f);
-        for (int32_t j = 0; j < t->n; j++)
-            fprintf(f, "%s%d", j ? ", " : "", t->rel_index[j]);
+        for (int32_t r = 0; r < key_count(t); r++)
+            fprintf(f, "%s%d", r ? ", " : "", t->rel_index[key_at(r)]);
         fputs("],\n  \"c2p\": ", f);
-        json_vec(f, t->c2p_term, t->n);
+        json_keyvec(f, t, t->c2p_term);
         fputs(",\n  \"p2c\": ", f);
-        json_vec(f, t->p2c_term, t->n);
+        json_keyvec(f, t, t->p2c_term);
     }
     fputs(",\n  \"mask\": ", f);
-    json_vec(f, t->mask_term, t->n);
+    json_keyvec(f, t, t->mask_term);
     bool biased = false;
     for (int32_t j = 0; j < t->n; j++)
         biased |= t->bias_term[j] != 0;
     if (biased) {   /* the what-if lab's terms, only when the run had them */
         fputs(",\n  \"alibi\": ", f);
-        json_vec(f, t->bias_term, t->n);
+        json_keyvec(f, t, t->bias_term);
     }
     if (t->temperature != 1.0) {
         fputs(",\n  \"temperature\": ", f);
@@ -356,13 +490,13 @@ static void print_json(const atn_trace *t, bool stacks) {
     fputs(",\n  \"max\": ", f);
     cli_json_number(f, t->max);
     fputs(",\n  \"exps\": ", f);
-    json_vec(f, t->exps, t->n);
+    json_keyvec(f, t, t->exps);
     fputs(",\n  \"sum\": ", f);
     cli_json_number(f, t->sum);
     fputs(",\n  \"weights\": ", f);
-    json_vec(f, t->weights, t->n);
+    json_keyvec(f, t, t->weights);
     fputs(",\n  \"values\": ", f);
-    json_mat(f, t->values, t->n, t->d_head);
+    json_keymat(f, t, t->values);
     fputs(",\n  \"output\": ", f);
     json_vec(f, t->output, t->d_head);
     fputs(",\n  \"concat\": ", f);
@@ -378,6 +512,27 @@ static void print_json(const atn_trace *t, bool stacks) {
     fputs("\n}\n", f);
 }
 
+/* Prints t as text or JSON, every key or (--top) the listed ones. */
+static int print_trace(const atn_trace *t, bool json, const char *name, int32_t n_heads, bool stacks) {
+    int32_t *rows = NULL;
+    if (top_k_asked > 0) {
+        rows = malloc((size_t)t->n * sizeof *rows);
+        if (!rows) {
+            cli_error("attnscope trace: out of memory");
+            return CLI_EXIT_FAIL;
+        }
+        sel_m = atn_trace_key_rows(t, top_k_asked, ATN_TRACE_EDGE_DEFAULT, rows);
+        sel_rows = sel_m < t->n ? rows : NULL;   /* nothing left out: the full listing */
+    }
+    if (json)
+        print_json(t, stacks);
+    else
+        print_text(name, t, n_heads, stacks);
+    sel_rows = NULL;
+    free(rows);
+    return CLI_EXIT_OK;
+}
+
 int cmd_trace(int argc, char **argv) {
     cli_args a;
     static const char *const flags[] = {"help", "json", CLI_INTERVENTION_FLAGS, NULL};
@@ -385,7 +540,7 @@ int cmd_trace(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
         printf("Usage: attnscope trace (--model M [--text T] | --attention FILE) --layer L --head H --query I [--json]\n"
-               "       [--target TEXT | --target-ids 0,5,7] [--stack encoder|decoder|cross]\n\n"
+               "       [--target TEXT | --target-ids 0,5,7] [--stack encoder|decoder|cross] [--top K]\n\n"
                "Shows the arithmetic of one head for one query token: q, every k, the dot products, the\n"
                "scaling by 1/sqrt(d_k), the mask, the softmax, the values and the weighted sum.\n\n"
                "An encoder-decoder (T5, BART, Marian) reads --text as the source and --target as the decoder's\n"
@@ -394,7 +549,12 @@ int cmd_trace(int argc, char **argv) {
                "values from the encoder's output).  T5's relative position bias is a step of its own (each key's\n"
                "bucket and bias), and T5 does not scale its scores.\n"
                "--attention FILE traces an attention file that holds q, k and v (run -o FILE.safetensors --qkv;\n"
-               "docs/attention-file.md): the same steps but the output projection, checked against its attn.\n");
+               "docs/attention-file.md): the same steps but the output projection, checked against its attn.\n"
+               "--top K lists, for a long input, only the K keys with the largest weights, the first and last %d,\n"
+               "the query's key and the largest score's, with a line \"… m others (keys a..b), total weight w\" for\n"
+               "each run left out (--json: per-key arrays hold the listed keys, \"keys_listed\" and \"others\" say\n"
+               "which); the softmax's sum and the output are still over every key.  Default: every key.\n",
+               ATN_TRACE_EDGE_DEFAULT);
         return 0;
     }
     bool ok = true;
@@ -402,6 +562,8 @@ int cmd_trace(int argc, char **argv) {
     long head = cli_get_int(&a, "head", 0, 0, CLI_MAX_INDEX, &ok);
     long query = cli_get_int(&a, "query", 0, 0, CLI_MAX_INDEX, &ok);
     bool json = cli_flag(&a, "json");
+    long top = cli_get_int(&a, "top", 0, 1, CLI_MAX_INDEX, &ok);
+    top_k_asked = (int32_t)top;
     const char *stack_s = cli_get(&a, "stack");
     atn_stack_kind stack = ATN_STACK_ENCODER;
     if (stack_s && !atn_stack_kind_parse(stack_s, &stack)) {
@@ -417,12 +579,8 @@ int cmd_trace(int argc, char **argv) {
         atn_error err = {0};
         if (rc == CLI_EXIT_OK && atn_attn_file_trace(at.file, (int32_t)layer, (int32_t)head, (int32_t)query, &t, &err))
             rc = cli_fail(&err);
-        if (rc == CLI_EXIT_OK) {
-            if (json)
-                print_json(t, false);
-            else
-                print_text(at.name, t, atn_attn_file_get_info(at.file).n_heads, false);
-        }
+        if (rc == CLI_EXIT_OK)
+            rc = print_trace(t, json, at.name, atn_attn_file_get_info(at.file).n_heads, false);
         atn_trace_free(t);
         cli_attention_free(&at);
         return rc;
@@ -444,10 +602,7 @@ int cmd_trace(int argc, char **argv) {
         if (atn_trace_compute_stack(model, cap, stack, (int32_t)layer, (int32_t)head, (int32_t)query, &t, &err)) {
             rc = cli_fail(&err);
         } else {
-            if (json)
-                print_json(t, cap->n_stacks > 0);
-            else
-                print_text(atn_model_name(model), t, atn_model_config(model)->n_heads, cap->n_stacks > 0);
+            rc = print_trace(t, json, atn_model_name(model), atn_model_config(model)->n_heads, cap->n_stacks > 0);
             atn_trace_free(t);
         }
     }

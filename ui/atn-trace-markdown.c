@@ -4,6 +4,8 @@
 #include <glib/gi18n.h>
 #include <math.h>
 
+#include "trace-keys.h"
+
 /* Markdown table cells must not contain '|' or newlines; tokens like "##ing" are fine. */
 static char *cell_text(const char *s) {
     GString *g = g_string_new(NULL);
@@ -46,6 +48,38 @@ static GArray *rows_shown(int n, int query, int max_rows) {
     return a;
 }
 
+/* The rows the Trace view lists (atn_trace_plan_make_top): above 16 keys the keys
+ * atn_trace_key_rows picks, each run left out one row, -1 - (its first key); top_k 0: all. */
+static GArray *rows_top(const atn_trace *t, int top_k) {
+    int n = t->n;
+    if (n <= 16 || top_k <= 0)
+        return rows_shown(n, t->query, 0);
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+    int32_t *keys = g_new(int32_t, n);
+    int m = atn_trace_key_rows(t, top_k, ATN_TRACE_EDGE_DEFAULT, keys);
+    for (int r = 0; r <= m; r++) {
+        int first = r > 0 ? keys[r - 1] + 1 : 0, end = r < m ? keys[r] : n;
+        if (end > first) {
+            int gap = -1 - first;
+            g_array_append_val(a, gap);
+        }
+        if (r < m)
+            g_array_append_val(a, keys[r]);
+    }
+    g_free(keys);
+    return a;
+}
+
+/* A run of left-out keys (rows entry r, -1 - first): its first key and its end (the next
+ * listed key, or n); the old first/last elision (-1 alone) has first 0 and end 0. */
+static void gap_of(const atn_trace *t, GArray *rows, guint r, gboolean top, int *first, int *end) {
+    *first = *end = 0;
+    if (!top)
+        return;
+    *first = -1 - g_array_index(rows, int, r);
+    *end = r + 1 < rows->len ? g_array_index(rows, int, r + 1) : t->n;
+}
+
 static void vec_table(GString *g, const char *name, const double *v, int k) {
     g_string_append(g, "| |");
     for (int c = 0; c < k; c++)
@@ -67,8 +101,8 @@ static const char *token_of(const atn_trace *t, const char *const *labels, int j
     return labels && labels[j] ? labels[j] : t->enc->tokens[j].text;
 }
 
-static void token_matrix(GString *g, const atn_trace *t, const char *const *labels, GArray *rows, const char *sym,
-                         const double *m, int k) {
+static void token_matrix(GString *g, const atn_trace *t, const char *const *labels, GArray *rows, gboolean top,
+                         const char *sym, const double *m, int k) {
     g_string_append(g, "| $j$ | token |");
     for (int c = 0; c < k; c++)
         g_string_append_printf(g, " $%s_{j,%d}$ |", sym, c);
@@ -79,7 +113,13 @@ static void token_matrix(GString *g, const atn_trace *t, const char *const *labe
     for (guint r = 0; r < rows->len; r++) {
         int j = g_array_index(rows, int, r);
         if (j < 0) {
-            g_string_append(g, "| … | … |");
+            int first, end;
+            gap_of(t, rows, r, top, &first, &end);
+            if (end > first) {
+                g_autofree char *others = g_strdup_printf(ngettext("%d other", "%d others", end - first), end - first);
+                g_string_append_printf(g, "| … | *%s* |", others);
+            } else
+                g_string_append(g, "| … | … |");
             for (int c = 0; c < k; c++)
                 g_string_append(g, " … |");
             g_string_append_c(g, '\n');
@@ -97,6 +137,9 @@ static void token_matrix(GString *g, const atn_trace *t, const char *const *labe
     g_string_append_c(g, '\n');
 }
 
+static char *markdown(const atn_trace *t, const char *const *labels, const char *query_label, const char *model_name,
+                      int n_heads, GArray *rows_owned, gboolean top);
+
 char *atn_trace_to_markdown(const atn_trace *t, const char *const *labels, const char *model_name, int n_heads,
                             int max_rows) {
     return atn_trace_to_markdown_stack(t, labels, NULL, model_name, n_heads, max_rows);
@@ -104,6 +147,17 @@ char *atn_trace_to_markdown(const atn_trace *t, const char *const *labels, const
 
 char *atn_trace_to_markdown_stack(const atn_trace *t, const char *const *labels, const char *query_label,
                                   const char *model_name, int n_heads, int max_rows) {
+    return markdown(t, labels, query_label, model_name, n_heads, rows_shown(t->n, t->query, max_rows), FALSE);
+}
+
+char *atn_trace_to_markdown_top(const atn_trace *t, const char *const *labels, const char *query_label,
+                                const char *model_name, int n_heads, int top_k) {
+    return markdown(t, labels, query_label, model_name, n_heads, rows_top(t, top_k), TRUE);
+}
+
+static char *markdown(const atn_trace *t, const char *const *labels, const char *query_label, const char *model_name,
+                      int n_heads, GArray *rows_owned, gboolean top) {
+    g_autoptr(GArray) rows = rows_owned;
     GString *g = g_string_new(NULL);
     int n = t->n, k = t->d_head, d = t->d_model, i = t->query;
     gboolean cross = t->stack == ATN_STACK_CROSS;
@@ -122,7 +176,6 @@ char *atn_trace_to_markdown_stack(const atn_trace *t, const char *const *labels,
                                            "comes from the decoder (a target token), the keys and values from the "
                                            "encoder's output (the source tokens)."));
     g_string_append(g, "\n\n");
-    g_autoptr(GArray) rows = rows_shown(n, i, max_rows);
 
     g_string_append_printf(g, cross ? "## 1. %s\n\n$$\\mathbf{q}_{%d} = \\mathbf{y}_{%d} W_Q$$ "
                                       "($\\mathbf{y}$: the decoder's hidden states)\n\n"
@@ -135,7 +188,7 @@ char *atn_trace_to_markdown_stack(const atn_trace *t, const char *const *labels,
                                       "($\\mathbf{e}$: the encoder's output)\n\n"
                                     : "## 2. %s\n\n$$\\mathbf{k}_j = \\mathbf{x}_j W_K + \\mathbf{b}_K$$\n\n",
                            _("The keys"));
-    token_matrix(g, t, labels, rows, "k", t->keys, k);
+    token_matrix(g, t, labels, rows, top, "k", t->keys, k);
 
     g_string_append_printf(g, "## 3. %s\n\n$$s_j = \\mathbf{q}_{%d} \\cdot \\mathbf{k}_j = \\sum_{c} q_{%d,c}\\, k_{j,c}$$\n\n",
                            _("Dot products"), i, i);
@@ -166,8 +219,16 @@ char *atn_trace_to_markdown_stack(const atn_trace *t, const char *const *labels,
                        "|---:|---|---:|---:|---:|---:|\n");
     for (guint r = 0; r < rows->len; r++) {
         int j = g_array_index(rows, int, r);
-        if (j < 0) {
-            g_string_append(g, "| … | … | … | … | … | … |\n");
+        if (j < 0) {   /* a run of keys left out: how many, and their total weight */
+            int first, end;
+            gap_of(t, rows, r, top, &first, &end);
+            if (end > first) {
+                g_autofree char *others = g_strdup_printf(ngettext("%d other", "%d others", end - first), end - first);
+                g_string_append_printf(g, "| … | *%s* | … | … | … | Σ %.4f |\n", others,
+                                       atn_trace_weight_sum(t, first, end));
+            } else {
+                g_string_append(g, "| … | … | … | … | … | … |\n");
+            }
             continue;
         }
         g_autofree char *tok = cell_text(token_of(t, labels, j));
@@ -186,7 +247,7 @@ char *atn_trace_to_markdown_stack(const atn_trace *t, const char *const *labels,
     g_string_append_printf(g, cross ? "## 7. %s\n\n$$\\mathbf{v}_j = \\mathbf{e}_j W_V$$\n\n"
                                     : "## 7. %s\n\n$$\\mathbf{v}_j = \\mathbf{x}_j W_V + \\mathbf{b}_V$$\n\n",
                            _("The values"));
-    token_matrix(g, t, labels, rows, "v", t->values, k);
+    token_matrix(g, t, labels, rows, top, "v", t->values, k);
 
     g_string_append_printf(g, "## 8. %s\n\n$$\\mathbf{o}_{%d} = \\sum_j a_j\\, \\mathbf{v}_j$$\n\n",
                            _("Weighted sum of the values"), i);

@@ -20,4 +20,11 @@ char *atn_trace_to_markdown(const atn_trace *trace, const char *const *labels, c
 char *atn_trace_to_markdown_stack(const atn_trace *trace, const char *const *labels, const char *query_label,
                                   const char *model_name, int n_heads, int max_rows);
 
+/* The same listing the Trace view shows at any length (issue 35): above 16 keys the tables list
+ * the top_k keys by weight, the first and last ATN_TRACE_EDGE_DEFAULT, the query and the
+ * largest score (atn_trace_key_rows), each run left out one row "… | *m others*" (the softmax
+ * table's a_j: "Σ w", their total weight); top_k 0: every key. */
+char *atn_trace_to_markdown_top(const atn_trace *trace, const char *const *labels, const char *query_label,
+                                const char *model_name, int n_heads, int top_k);
+
 G_END_DECLS

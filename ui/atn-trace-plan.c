@@ -1,6 +1,8 @@
 /* The trace as tables of text: what the Trace view shows, step by step. */
 #include "atn-trace-plan.h"
 
+#include "trace-keys.h"
+
 #include <glib/gi18n.h>
 #include <math.h>
 #include <string.h>
@@ -38,18 +40,35 @@ static char *fmt4(double v) {
     return g_strdup_printf("%.4f", v);
 }
 
-/* Token rows shown: all, or the first and last few and the query; -1 is an ellipsis. */
-static GArray *rows_shown(int n, int query) {
+/* Token rows shown: all (up to MAX_ROWS keys, or top_k 0), or the keys atn_trace_key_rows
+ * lists (the top_k by weight, the first and last few, the query, the largest score); a run of
+ * keys left out is one row, -1 - (its first key). */
+static GArray *rows_shown(const atn_trace *t, int top_k) {
     GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
-    int ell = -1;
-    for (int j = 0; j < n; j++) {
-        gboolean show = n <= MAX_ROWS || j < MAX_ROWS / 2 || j >= n - (MAX_ROWS / 2 - 1) || j == query;
-        if (show)
-            g_array_append_val(a, j);
-        else if (a->len == 0 || g_array_index(a, int, a->len - 1) != -1)
-            g_array_append_val(a, ell);
+    int n = t->n;
+    int *keys = g_new(int32_t, MAX(n, 1));
+    int m = n <= MAX_ROWS || top_k <= 0 ? n : atn_trace_key_rows(t, top_k, ATN_TRACE_EDGE_DEFAULT, keys);
+    for (int r = 0; r < m; r++) {
+        int j = m == n ? r : keys[r], prev = r > 0 ? (m == n ? r - 1 : keys[r - 1]) : -1;
+        if (j > prev + 1) {
+            int gap = -1 - (prev + 1);
+            g_array_append_val(a, gap);
+        }
+        g_array_append_val(a, j);
     }
+    int last = m == n ? n - 1 : keys[m - 1];
+    if (last < n - 1) {
+        int gap = -1 - (last + 1);
+        g_array_append_val(a, gap);
+    }
+    g_free(keys);
     return a;
+}
+
+/* The keys of the run of left-out keys starting at `first`: up to the next listed key (the
+ * next entry of rows after index r), or n. */
+static int gap_end(const atn_trace *t, GArray *rows, guint r) {
+    return r + 1 < rows->len ? g_array_index(rows, int, r + 1) : t->n;
 }
 
 /* Columns shown of a vector of width k; -1 is an ellipsis. */
@@ -123,6 +142,8 @@ static void plan_vector(AtnTracePlanStep *p, const char *name, const double *v, 
 /* Fills the extra columns of token j's row r from column first_col; cols: the vector columns shown. */
 typedef void (*row_fill_fn)(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int first_col, GArray *cols);
 
+static void fill_softmax(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs);
+
 static void plan_token_table(AtnTracePlanStep *p, const atn_trace *t, const char *const *labels, GArray *rows,
                              const char *const *headers, int n_extra, row_fill_fn fill, GArray *cols) {
     plan_init(p, 1 + rows->len, 2 + n_extra);
@@ -134,9 +155,14 @@ static void plan_token_table(AtnTracePlanStep *p, const atn_trace *t, const char
         int j = g_array_index(rows, int, r);
         /* a cross head's query is a target token: no source row is the query's own */
         guint8 acc = j == t->query && t->stack != ATN_STACK_CROSS ? ATN_TRACE_CELL_ACCENT : 0;
-        if (j < 0) {
+        if (j < 0) {   /* keys first..end-1 left out: how many, and (softmax) their weight */
+            int first = -1 - j, end = gap_end(t, rows, r);
             for (int c = 0; c < 2 + n_extra; c++)
                 plan_set(p, 1 + r, c, 0, g_strdup("…"));
+            plan_set(p, 1 + r, 1, 0, g_strdup_printf(ngettext("%d other", "%d others", end - first), end - first));
+            if (fill == fill_softmax)
+                plan_set(p, 1 + r, 1 + n_extra, ATN_TRACE_CELL_ACCENT,
+                         g_strdup_printf("Σ %.4f", atn_trace_weight_sum(t, first, end)));
             continue;
         }
         plan_set(p, 1 + r, 0, ATN_TRACE_CELL_HEADER | acc, g_strdup_printf("%d", j));
@@ -209,9 +235,14 @@ void atn_trace_plan_make_labelled(const atn_trace *t, const char *const *labels,
 
 void atn_trace_plan_make_stack(const atn_trace *t, const char *const *labels, const char *query_label, int n_heads,
                                int max_cols, AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT]) {
+    atn_trace_plan_make_top(t, labels, query_label, n_heads, max_cols, ATN_TRACE_TOP_DEFAULT, plans);
+}
+
+void atn_trace_plan_make_top(const atn_trace *t, const char *const *labels, const char *query_label, int n_heads,
+                             int max_cols, int top_k, AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT]) {
     gboolean cross = t->stack == ATN_STACK_CROSS;   /* queries from the decoder, keys and values from the encoder */
     int n = t->n, k = t->d_head, d = t->d_model, i = t->query, h = t->head;
-    g_autoptr(GArray) rows = rows_shown(n, i);
+    g_autoptr(GArray) rows = rows_shown(t, top_k);
     g_autoptr(GArray) kc = cols_shown(k, CLAMP(max_cols, 4, MAX_COLS));
     g_autoptr(GPtrArray) kh = g_ptr_array_new_with_free_func(g_free);
     for (guint c = 0; c < kc->len; c++) {
@@ -303,6 +334,25 @@ void atn_trace_plan_make_stack(const atn_trace *t, const char *const *labels, co
     p->formula = g_strdup(_("<i>a</i><sub>j</sub> = exp(<i>s</i><sub>j</sub> − <i>m</i>) / Σ exp(<i>s</i> − <i>m</i>), "
                             "<i>m</i> = the largest score"));
     p->note = g_strdup_printf(_("<i>m</i> = %.4f, Σ exp = %.4f; the weights add up to 1."), t->max, t->sum);
+    int listed = 0;
+    double others = 0;
+    for (guint r = 0; r < rows->len; r++) {
+        int j = g_array_index(rows, int, r);
+        if (j >= 0)
+            listed++;
+        else
+            others += atn_trace_weight_sum(t, -1 - j, gap_end(t, rows, r));
+    }
+    if (listed < n) {   /* the listing is shortened; m and Σ exp are over every key */
+        g_autofree char *more = g_strdup_printf(
+            _("Listed: %d of %d keys (the %d with the largest weights, the first and last %d, the query and the "
+              "largest score); the %d others have total weight %.4f. <i>m</i>, Σ exp and the output are over all "
+              "%d keys."),
+            listed, n, top_k, ATN_TRACE_EDGE_DEFAULT, n - listed, others, n);
+        char *both = g_strconcat(p->note, " ", more, NULL);
+        g_free(p->note);
+        p->note = both;
+    }
     {
         const char *hd[] = {_("s_j − m"), _("exp"), _("a_j")};
         plan_token_table(p, t, labels, rows, hd, 3, fill_softmax, kc);

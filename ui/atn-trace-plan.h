@@ -38,6 +38,14 @@ void atn_trace_plan_make_labelled(const atn_trace *trace, const char *const *lab
  * v formulas say where they come from: the decoder's hidden state, the encoder's output. */
 void atn_trace_plan_make_stack(const atn_trace *trace, const char *const *labels, const char *query_label,
                                int n_heads, int max_cols, AtnTracePlanStep steps[ATN_TRACE_STEP_COUNT]);
+/* The same listing at any length (issue 35): above 16 keys the token tables list the top_k keys
+ * by weight, the first and last ATN_TRACE_EDGE_DEFAULT, the query and the largest score
+ * (atn_trace_key_rows), and each run of keys left out is one row: "…" cells, "m others" in
+ * the token column and, in the softmax table, "Σ w" (their total weight) in the a_j column;
+ * the softmax note says how many are listed and the others' weight.  top_k 0: every key (the
+ * view's "show all n keys").  atn_trace_plan_make_stack is this with ATN_TRACE_TOP_DEFAULT. */
+void atn_trace_plan_make_top(const atn_trace *trace, const char *const *labels, const char *query_label,
+                             int n_heads, int max_cols, int top_k, AtnTracePlanStep steps[ATN_TRACE_STEP_COUNT]);
 void atn_trace_plan_step_clear(AtnTracePlanStep *step);
 
 G_END_DECLS

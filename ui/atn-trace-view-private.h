@@ -16,9 +16,18 @@ typedef struct tstep_widgets {
     GtkLabel *formula, *note;
     GtkGrid *grid;      /* a table, or */
     GtkFlowBox *flow;   /* a vector that wraps (AtnTracePlanStep.vector) */
-    GtkLabel **cells;   /* [rows][cols] */
+    GtkLabel **cells;   /* [rows][cols]; NULL for a long table (list) */
     int rows, cols;
+    /* a long table (rows > ATN_TRACE_LIST_ROWS: "show all n keys" at a long input): a
+       GtkColumnView over the rows, which makes widgets for the visible rows only, in a scroller
+       of its own; the text it shows, [rows][cols] (row 0 the titles), is kept here */
+    GtkColumnView *list;
+    char **list_cells;
 } tstep_widgets;
+
+/* Above this many rows a table is a GtkColumnView (tens of thousands of labels would take
+ * seconds to make and lay out). */
+#define ATN_TRACE_LIST_ROWS 100
 
 typedef struct input_cell {
     atn_toy_matrix which;
@@ -41,6 +50,9 @@ struct _AtnTraceView {
     GtkScrolledWindow *scroller;
     GtkBox *sheet, *inputs_box, *steps_box;
     AtnHeatmap *heatmap;
+    GtkWidget *keys_box;         /* "Keys listed: top [8] · Show all n keys", above 16 keys */
+    GtkSpinButton *top_spin;
+    GtkCheckButton *all_keys;
 
     AtnSession *session;
     AtnResult *result;       /* what the trace was computed from */

@@ -34,5 +34,9 @@ const char *atn_trace_view_get_intro(AtnTraceView *self);
  * token together in *fixed, the "…" column in *ell, the shown d_k columns in w[0..7]), and how
  * many texts were laid out with Pango for them since the view was made; for tests. */
 guint atn_trace_view_get_key_widths(AtnTraceView *self, int *fixed, int *ell, int w[8]);
+/* The keys row of a long trace (over 16 keys; issue 35): the "Show all n keys" check and the
+ * top-k spin button (borrowed; both exist from the start, the row hidden at 16 keys or fewer). */
+GtkCheckButton *atn_trace_view_get_all_keys(AtnTraceView *self);
+GtkSpinButton *atn_trace_view_get_top_spin(AtnTraceView *self);
 
 G_END_DECLS

@@ -24,6 +24,7 @@
 #include "atn-trace-markdown.h"
 #include "atn-trace-plan.h"
 #include "attention-file.h"
+#include "trace-keys.h"
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface);
 static void view_iface_init(AtnViewInterface *iface);
@@ -36,6 +37,7 @@ G_DEFINE_FINAL_TYPE_WITH_CODE(AtnTraceView, atn_trace_view, GTK_TYPE_WIDGET,
 
 static void clear_step_widgets(tstep_widgets *w) {
     g_free(w->cells);
+    g_strfreev(w->list_cells);
     memset(w, 0, sizeof *w);
 }
 
@@ -48,6 +50,22 @@ static void set_cell_flags(GtkWidget *label, guint8 flags) {
         gtk_widget_add_css_class(label, "accent");
     else
         gtk_widget_remove_css_class(label, "accent");
+}
+
+/* A long table's row: one label per column, filled from the kept text when the row is shown. */
+static void list_setup(GtkSignalListItemFactory *f, GtkListItem *item, gpointer col) {
+    GtkWidget *l = gtk_label_new(NULL);
+    gtk_label_set_xalign(GTK_LABEL(l), GPOINTER_TO_INT(col) == 1 ? 0.0f : 1.0f);
+    gtk_widget_add_css_class(l, "numeric");
+    gtk_list_item_set_child(item, l);
+}
+
+static void list_bind(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data) {
+    tstep_widgets *w = data;
+    int c = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(f), "col"));
+    int r = atoi(gtk_string_object_get_string(GTK_STRING_OBJECT(gtk_list_item_get_item(item))));
+    const char *t = w->list_cells && r < w->rows ? w->list_cells[r * w->cols + c] : NULL;
+    gtk_label_set_text(GTK_LABEL(gtk_list_item_get_child(item)), t ? t : "");
 }
 
 static void build_step(AtnTraceView *self, int s, const AtnTracePlanStep *p) {
@@ -70,7 +88,35 @@ static void build_step(AtnTraceView *self, int s, const AtnTracePlanStep *p) {
     w->rows = p->rows;
     w->cols = p->cols;
     w->cells = g_new0(GtkLabel *, (size_t)p->rows * p->cols);
-    if (p->vector && p->rows == 2) {
+    if (!p->vector && p->rows > ATN_TRACE_LIST_ROWS) {
+        /* every key of a long input: a list that makes the visible rows only */
+        g_free(w->cells);
+        w->cells = NULL;
+        GtkStringList *rows = gtk_string_list_new(NULL);
+        for (int r = 1; r < p->rows; r++) {
+            char buf[16];
+            g_snprintf(buf, sizeof buf, "%d", r);
+            gtk_string_list_append(rows, buf);
+        }
+        w->list = GTK_COLUMN_VIEW(gtk_column_view_new(GTK_SELECTION_MODEL(gtk_no_selection_new(G_LIST_MODEL(rows)))));
+        gtk_widget_add_css_class(GTK_WIDGET(w->list), "data-table");   /* compact rows */
+        for (int c = 0; c < p->cols; c++) {
+            GtkListItemFactory *f = gtk_signal_list_item_factory_new();
+            g_object_set_data(G_OBJECT(f), "col", GINT_TO_POINTER(c));
+            g_signal_connect(f, "setup", G_CALLBACK(list_setup), GINT_TO_POINTER(c));
+            g_signal_connect(f, "bind", G_CALLBACK(list_bind), w);
+            GtkColumnViewColumn *col = gtk_column_view_column_new(p->cells[c] ? p->cells[c] : "", f);
+            gtk_column_view_append_column(w->list, col);
+            g_object_unref(col);
+        }
+        GtkWidget *sc = gtk_scrolled_window_new();
+        gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(sc), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+        gtk_scrolled_window_set_propagate_natural_width(GTK_SCROLLED_WINDOW(sc), TRUE);
+        gtk_widget_set_size_request(sc, -1, (int)(360 * self->font_scale));
+        gtk_widget_set_halign(sc, GTK_ALIGN_START);
+        gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(sc), GTK_WIDGET(w->list));
+        gtk_box_append(GTK_BOX(w->box), sc);
+    } else if (p->vector && p->rows == 2) {
         /* a vector: index over value, column by column, wrapping into as many lines as the
            pane needs (a 128-wide concat never runs under the side pane) */
         w->flow = GTK_FLOW_BOX(gtk_flow_box_new());
@@ -142,6 +188,15 @@ static void apply_plan(AtnTraceView *self, AtnTracePlanStep plans[ATN_TRACE_STEP
         gtk_label_set_markup(w->formula, p->formula ? p->formula : "");
         gtk_label_set_markup(w->note, p->note ? p->note : "");
         gtk_widget_set_visible(GTK_WIDGET(w->note), p->note != NULL);
+        if (w->list) {   /* the rows' text, which the list shows as they scroll into view */
+            g_strfreev(w->list_cells);
+            w->list_cells = g_new0(char *, (size_t)p->rows * p->cols + 1);
+            for (int i = 0; i < p->rows * p->cols; i++)
+                w->list_cells[i] = g_strdup(p->cells[i] ? p->cells[i] : "");
+            GListModel *m = G_LIST_MODEL(gtk_column_view_get_model(w->list));
+            g_list_model_items_changed(m, 0, g_list_model_get_n_items(m), g_list_model_get_n_items(m));
+            continue;
+        }
         for (int i = 0; i < p->rows * p->cols; i++) {
             gtk_label_set_text(w->cells[i], p->cells[i] ? p->cells[i] : "");
             set_cell_flags(GTK_WIDGET(w->cells[i]), p->flags[i]);
@@ -347,6 +402,28 @@ static const char *query_label(AtnResult *r, const atn_trace *t) {
     return l && t->query < t->n_queries ? l[t->query] : NULL;
 }
 
+static void mark_dirty(AtnTraceView *self);
+
+/* The keys the tables list: the top-k box's k, or 0 (every key) with "Show all n keys". */
+static int view_top_k(AtnTraceView *self) {
+    if (gtk_check_button_get_active(self->all_keys))
+        return 0;
+    return gtk_spin_button_get_value_as_int(self->top_spin);
+}
+
+/* The keys row: shown above 16 keys (shorter traces list every key), its check saying n. */
+static void sync_keys_box(AtnTraceView *self, int n) {
+    gtk_widget_set_visible(self->keys_box, n > 16);
+    g_autofree char *all = g_strdup_printf(ngettext("Show all %d key", "Show all %d keys", n), n);
+    gtk_check_button_set_label(self->all_keys, all);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->top_spin), !gtk_check_button_get_active(self->all_keys));
+}
+
+static void on_keys_changed(AtnTraceView *self) {
+    if (self->trace)
+        mark_dirty(self);
+}
+
 void atn_trace_view_refresh(AtnTraceView *self) {
     g_return_if_fail(ATN_IS_TRACE_VIEW(self));
     self->dirty = FALSE;
@@ -420,7 +497,8 @@ void atn_trace_view_refresh(AtnTraceView *self) {
 
     AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT];
     memset(plans, 0, sizeof plans);
-    atn_trace_plan_make_stack(t, keys, qlabel, n_heads, self->max_cols, plans);
+    atn_trace_plan_make_top(t, keys, qlabel, n_heads, self->max_cols, view_top_k(self), plans);
+    sync_keys_box(self, t->n);
     apply_plan(self, plans);
     if (self->max_cols == 8)
         _atn_trace_view_measure_cols(self, &plans[ATN_TRACE_STEP_KEYS]);   /* the same plan fit_cols would make */
@@ -477,8 +555,8 @@ static gboolean warm_cb(gpointer data) {
             return G_SOURCE_REMOVE;   /* the switch says why (atn_trace_view_refresh) */
         }
         self->warm_plans = g_new0(AtnTracePlanStep, ATN_TRACE_STEP_COUNT);
-        atn_trace_plan_make_stack(t, key_labels(r, t->stack), query_label(r, t), atn_result_get_n_heads(r),
-                                  self->max_cols, self->warm_plans);
+        atn_trace_plan_make_top(t, key_labels(r, t->stack), query_label(r, t), atn_result_get_n_heads(r),
+                                self->max_cols, view_top_k(self), self->warm_plans);
         atn_trace_free(t);
         self->warm_step = 0;
         return G_SOURCE_CONTINUE;
@@ -490,7 +568,7 @@ static gboolean warm_cb(gpointer data) {
         /* as apply_plan would: the steps after a rebuilt one are rebuilt too, in order */
         drop_steps_from(self, s);
         build_step(self, s, p);
-        for (int i = 0; i < p->rows * p->cols; i++) {   /* this result's text: the layouts the switch will want */
+        for (int i = 0; w->cells && i < p->rows * p->cols; i++) {   /* this result's text: the layouts the switch will want */
             gtk_label_set_text(w->cells[i], p->cells[i] ? p->cells[i] : "");
             set_cell_flags(GTK_WIDGET(w->cells[i]), p->flags[i]);
         }
@@ -626,6 +704,17 @@ char *atn_trace_view_dup_step_text(AtnTraceView *self, atn_trace_step step) {
     if (!w->box)
         return NULL;
     GString *g = g_string_new(NULL);
+    if (w->list) {   /* a long table: the text its rows show */
+        for (int r = 0; r < w->rows; r++) {
+            for (int c = 0; c < w->cols; c++) {
+                if (c)
+                    g_string_append_c(g, '\t');
+                g_string_append(g, w->list_cells ? w->list_cells[r * w->cols + c] : "");
+            }
+            g_string_append_c(g, '\n');
+        }
+        return g_string_free(g, FALSE);
+    }
     for (int r = 0; r < w->rows; r++) {
         for (int c = 0; c < w->cols; c++) {
             if (c)
@@ -650,10 +739,10 @@ char *atn_trace_view_dup_markdown(AtnTraceView *self, GError **error) {
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("There is no trace yet: run the model first."));
         return NULL;
     }
-    return atn_trace_to_markdown_stack(self->trace, key_labels(self->result, self->trace->stack),
-                                       query_label(self->result, self->trace),
-                                       atn_model_handle_get_name(atn_result_get_model(self->result)),
-                                       atn_result_get_n_heads(self->result), 0);
+    return atn_trace_to_markdown_top(self->trace, key_labels(self->result, self->trace->stack),
+                                     query_label(self->result, self->trace),
+                                     atn_model_handle_get_name(atn_result_get_model(self->result)),
+                                     atn_result_get_n_heads(self->result), view_top_k(self));   /* as listed */
 }
 
 /* ---- the figure: ui/render's trace sheet ------------------------------------------------------------- */
@@ -785,6 +874,25 @@ static void atn_trace_view_init(AtnTraceView *self) {
        everything else on the page (issue 40) */
     atn_heatmap_set_min_label_scale(self->heatmap, 1.0);
     self->inputs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    /* the keys a long trace lists (issue 35): top k by weight, or every key */
+    self->keys_box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);
+    GtkWidget *kl = gtk_label_new_with_mnemonic(_("_Keys listed: the top"));
+    self->top_spin = GTK_SPIN_BUTTON(gtk_spin_button_new_with_range(1, 256, 1));
+    gtk_spin_button_set_value(self->top_spin, ATN_TRACE_TOP_DEFAULT);
+    gtk_label_set_mnemonic_widget(GTK_LABEL(kl), GTK_WIDGET(self->top_spin));
+    GtkWidget *kr = gtk_label_new(_("by weight, the first and last 2, the query"));
+    gtk_widget_add_css_class(kr, "dim-label");
+    gtk_label_set_wrap(GTK_LABEL(kr), TRUE);
+    gtk_label_set_xalign(GTK_LABEL(kr), 0);
+    self->all_keys = GTK_CHECK_BUTTON(gtk_check_button_new_with_label(""));
+    gtk_box_append(GTK_BOX(self->keys_box), kl);
+    gtk_box_append(GTK_BOX(self->keys_box), GTK_WIDGET(self->top_spin));
+    gtk_box_append(GTK_BOX(self->keys_box), kr);
+    gtk_box_append(GTK_BOX(self->keys_box), GTK_WIDGET(self->all_keys));
+    gtk_widget_set_visible(self->keys_box, FALSE);
+    gtk_box_insert_child_after(self->sheet, self->keys_box, GTK_WIDGET(self->intro_label));
+    g_signal_connect_swapped(self->top_spin, "value-changed", G_CALLBACK(on_keys_changed), self);
+    g_signal_connect_swapped(self->all_keys, "notify::active", G_CALLBACK(on_keys_changed), self);
     self->check = atn_check_work_new();   /* "Check my work", between the inputs and the steps */
     gtk_box_insert_child_after(self->sheet, self->check, GTK_WIDGET(self->inputs_box));
     self->colw_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -850,6 +958,16 @@ guint atn_trace_view_get_key_widths(AtnTraceView *self, int *fixed, int *ell, in
     *ell = self->colw_ell;
     memcpy(w, self->colw, sizeof self->colw);
     return self->colw_measured;
+}
+
+GtkCheckButton *atn_trace_view_get_all_keys(AtnTraceView *self) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
+    return self->all_keys;
+}
+
+GtkSpinButton *atn_trace_view_get_top_spin(AtnTraceView *self) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
+    return self->top_spin;
 }
 
 const atn_trace *atn_trace_view_get_trace(AtnTraceView *self) {

@@ -118,6 +118,53 @@ assert abs(d["output"][0] - 0.2005) < 1e-4 and abs(d["output"][1] - 0.2341) < 1e
 assert abs(sum(d["weights"]) - 1) < 1e-9
 PY
   ;;
+trace-top)
+  # trace --top K at a long input (issue 35): 2,048 tokens of random:bert-tiny.  The listed keys
+  # are the 8 by weight, the first and last 2, the query and the largest score, as counted here
+  # from the full trace's weights; their rows equal the full trace's; the keys left out weigh
+  # 1 - the listed ones', and each "… m others" line the full trace's sum over its keys
+  M="--model random:bert-tiny --tokens 2048 --layer 1 --head 0 --query 700"
+  "$A" trace $M --json >"$T/full.json" 2>"$T/err" || fail "full trace: $(cat "$T/err")"
+  "$A" trace $M --json --top 8 >"$T/top.json" 2>"$T/err" || fail "trace --top --json: $(cat "$T/err")"
+  "$A" trace $M --top 8 >"$T/top.txt" 2>"$T/err" || fail "trace --top: $(cat "$T/err")"
+  python3 - "$T" <<'PY' || fail "trace --top against the full trace"
+import json, re, sys
+T = sys.argv[1]
+full, top = json.load(open(T + "/full.json")), json.load(open(T + "/top.json"))
+w = full["weights"]
+n = len(w)
+assert n == 2048 and top["n_keys"] == n and abs(sum(w) - 1) < 1e-9
+by_weight = sorted(range(n), key=lambda j: (-w[j], j))[:8]
+score = [a + b for a, b in zip(full["scaled"], full["mask"])]
+want = sorted(set(by_weight) | {0, 1, n - 2, n - 1, 700, max(range(n), key=lambda j: score[j])})
+listed = top["keys_listed"]
+assert listed == want, (listed, want)
+for r, j in enumerate(listed):
+    for k in ["keys", "scores", "scaled", "exps", "weights", "values", "tokens"]:
+        assert top[k][r] == full[k][j], (k, j)
+for k in ["q", "max", "sum", "output", "concat", "projected"]:
+    assert top[k] == full[k], k
+others = [j for j in range(n) if j not in set(listed)]
+assert top["others_count"] == len(others) == n - len(listed)
+assert abs(top["others_weight"] - (1 - sum(w[j] for j in listed))) < 2e-9, top["others_weight"]  # JSON: 9 digits
+assert abs(top["others_weight"] - sum(w[j] for j in others)) < 2e-9
+runs = [(g["first"], g["last"]) for g in top["others"]]
+assert sum(b - a + 1 for a, b in runs) == len(others) and all(abs(g["weight"] - sum(w[g["first"]:g["last"] + 1])) < 2e-9 for g in top["others"])
+text = open(T + "/top.txt").read()
+assert "Listed: %d of 2048 keys" % len(listed) in text, text[:800]
+soft = text[text.index("Step 6."):text.index("Step 7.")]
+lines = re.findall(r"… (\d+) others? \(keys (\d+)\.\.(\d+)\), total weight ([0-9.]+)", soft)
+assert [(int(a), int(b)) for _, a, b, _ in lines] == runs, (lines, runs)
+for cnt, a, b, x in lines:
+    assert int(cnt) == int(b) - int(a) + 1 and abs(float(x) - sum(w[int(a):int(b) + 1])) <= 5e-5, (a, b, x)
+for j in listed:
+    assert re.search(r"j = %d\s" % j, soft), j
+assert len(re.findall(r"^  j = ", soft, re.M)) == len(listed)
+assert len(text.splitlines()) < 200, len(text.splitlines())
+PY
+  expect_error 2 "--top" "$A" trace $M --top 0
+  expect_error 2 "--top" "$A" trace $M --top eight
+  ;;
 info)
   # which stored weights each captured layer runs: tests/hf/models/albert-f32 (3 layers, 2
   # groups, 2 inner: HF's group int(i / 1.5) = 0, 0, 1 per application) and a BERT folder
