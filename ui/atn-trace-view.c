@@ -875,7 +875,7 @@ static void atn_trace_view_init(AtnTraceView *self) {
     atn_heatmap_set_min_label_scale(self->heatmap, 1.0);
     self->inputs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     /* the keys a long trace lists (issue 35): top k by weight, or every key */
-    self->keys_box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);
+    self->keys_box = atn_wrap_box_new(8);   /* two lines at a large text size in a narrow sheet */
     GtkWidget *kl = gtk_label_new_with_mnemonic(_("_Keys listed: the top"));
     self->top_spin = GTK_SPIN_BUTTON(gtk_spin_button_new_with_range(1, 256, 1));
     gtk_spin_button_set_value(self->top_spin, ATN_TRACE_TOP_DEFAULT);
@@ -885,10 +885,12 @@ static void atn_trace_view_init(AtnTraceView *self) {
     gtk_label_set_wrap(GTK_LABEL(kr), TRUE);
     gtk_label_set_xalign(GTK_LABEL(kr), 0);
     self->all_keys = GTK_CHECK_BUTTON(gtk_check_button_new_with_label(""));
-    gtk_box_append(GTK_BOX(self->keys_box), kl);
-    gtk_box_append(GTK_BOX(self->keys_box), GTK_WIDGET(self->top_spin));
-    gtk_box_append(GTK_BOX(self->keys_box), kr);
-    gtk_box_append(GTK_BOX(self->keys_box), GTK_WIDGET(self->all_keys));
+    GtkWidget *top = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);   /* the label stays with its box */
+    gtk_box_append(GTK_BOX(top), kl);
+    gtk_box_append(GTK_BOX(top), GTK_WIDGET(self->top_spin));
+    gtk_widget_set_parent(top, self->keys_box);
+    gtk_widget_set_parent(kr, self->keys_box);
+    gtk_widget_set_parent(GTK_WIDGET(self->all_keys), self->keys_box);
     gtk_widget_set_visible(self->keys_box, FALSE);
     gtk_box_insert_child_after(self->sheet, self->keys_box, GTK_WIDGET(self->intro_label));
     g_signal_connect_swapped(self->top_spin, "value-changed", G_CALLBACK(on_keys_changed), self);
