@@ -554,6 +554,8 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
             }
             if (v != scaled_room)
                 *owned2 = v;
+            s->number_values = s->values;   /* the cells' numbers stay the weights */
+            s->number_stride = s->stride;
             s->values = v;
             s->stride = 0;
             if (!(o->colours == ATN_SCALE_LINEAR && o->fixed_scale)) {

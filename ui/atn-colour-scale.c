@@ -47,6 +47,8 @@ const float *atn_colour_scale_state_values(AtnColourScaleState *st, const float 
 void atn_colour_scale_state_fill(AtnColourScaleState *st, atn_heatmap_spec *spec, gboolean fixed_range) {
     if (!atn_colour_scale_state_active(st) || !st->scaled)
         return;
+    spec->number_values = spec->values;   /* the numbers stay the weights: only the colours are scaled */
+    spec->number_stride = spec->stride;
     spec->values = st->scaled;
     spec->stride = 0;
     if (!(st->scale == ATN_SCALE_LINEAR && fixed_range))

@@ -53,6 +53,9 @@ void atn_heatmap_get_cursor(AtnHeatmap *self, int *row, int *col);
 int atn_heatmap_get_pool(AtnHeatmap *self, atn_pool_mode *mode);
 float atn_heatmap_get_drawn_value(AtnHeatmap *self, int row, int col);
 const char *atn_heatmap_get_pool_legend(AtnHeatmap *self);
+/* The number cell (row, col) prints as last laid out (newly allocated), or NULL when it prints
+ * none (no numbers fit, masked, out of view, one-query mode). */
+char *atn_heatmap_dup_cell_number(AtnHeatmap *self, int row, int col);
 /* The colour scale, whether the first column is left out and its share (NaN when linear). */
 atn_colour_scale atn_heatmap_get_colour_scale(AtnHeatmap *self, gboolean *drop_first, double *first_share);
 

@@ -944,6 +944,19 @@ gboolean atn_heatmap_get_layout(AtnHeatmap *self, atn_heatmap_layout *out) {
     return TRUE;
 }
 
+char *atn_heatmap_dup_cell_number(AtnHeatmap *self, int row, int col) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), NULL);
+    ensure_layout(self);
+    if (!self->have_layout || self->one_query)
+        return NULL;
+    atn_render_style style;
+    atn_render_style_for_widget(GTK_WIDGET(self), self->font_scale, &style);
+    atn_heatmap_spec spec;
+    fill_spec(self, &spec, &style);   /* as the draw: the colour scale's values, the weights' numbers */
+    char buf[32];
+    return atn_render_heatmap_cell_text(&spec, &self->layout, row, col, buf, sizeof buf) ? g_strdup(buf) : NULL;
+}
+
 int atn_heatmap_get_bars_row(AtnHeatmap *self) {
     g_return_val_if_fail(ATN_IS_HEATMAP(self), -1);
     return self->values ? bars_row(self) : -1;

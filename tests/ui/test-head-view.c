@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "atn-head-view-scale.h"
 #include "atn-labels.h"
 #include "atn-token-lines.h"
 
@@ -562,6 +563,54 @@ static guint32 texel(const guchar *px, int w, double x, double y) {
 
 /* The fixed 0–1 scale: a uniform 1/3 head is drawn in the colour the colour bar shows at 1/3
  * (on its own 0..max scale it would be the top colour), and the bar says which scale. */
+/* Under the log and rank colour scales and "leave out 1st" the cells print the weights
+ * (".0123"), not log10 values ("-1.9101") or ranks: only the colours are scaled (issue 35).
+ * Each printed number read back equals the result's weight to its decimals; log still colours
+ * log10 of the weight. */
+static void test_scale_numbers(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "demo");
+    type_and_wait(win, "the cat sat on the mat");
+    show_view(win, "head");
+    settle(50);
+    AtnSession *s = atn_window_get_session(win);
+    AtnResult *r = atn_session_get_result(s);
+    int n = atn_result_get_n_tokens(r);
+    const float *v = atn_result_get_head(r, atn_session_get_layer(s), atn_session_get_head(s));
+    AtnHeatmap *hm = head_heatmap(win);
+    GtkWidget *box = atn_head_view_get_scale_controls(ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head")));
+    for (int mode = 0; mode < 4; mode++) {   /* linear, log, rank, linear with the 1st left out */
+        gtk_drop_down_set_selected(atn_head_view_scale_get_scale_dropdown(box), mode < 3 ? (guint)mode : 0);
+        gtk_check_button_set_active(atn_head_view_scale_get_drop_first(box), mode == 3);
+        settle(50);
+        atn_heatmap_layout L;
+        g_assert_true(atn_heatmap_get_layout(hm, &L));
+        g_assert_cmpint(L.value_decimals, >=, 2);
+        if (mode == 1)   /* the colours are the log's */
+            g_assert_cmpfloat(atn_heatmap_get_drawn_value(hm, 1, 2), ==, (float)log10(v[1 * n + 2]));
+        int printed = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                g_autofree char *t = atn_heatmap_dup_cell_number(hm, i, j);
+                if (!t)
+                    continue;
+                printed++;
+                double w = v[(size_t)i * n + j];
+                if (t[0] == '<') {   /* "<.001": under half the last decimal */
+                    g_assert_cmpfloat(w, <, 0.5 * pow(10, -L.value_decimals));
+                    continue;
+                }
+                char num[40];
+                g_snprintf(num, sizeof num, "%s%s", t[0] == '.' ? "0" : "", t);   /* ".0123" */
+                double got = g_ascii_strtod(num, NULL);
+                if (fabs(got - w) > 0.5 * pow(10, -L.value_decimals) + 1e-9)
+                    g_error("scale %d, cell %d,%d prints \"%s\", its weight is %.6f", mode, i, j, t, w);
+            }
+        g_assert_cmpint(printed, >=, n * n / 2);
+    }
+    destroy_window(win);
+}
+
 static void test_fixed_scale(void) {
     g_autofree char *model = uniform_model();
     AtnWindow *win = new_window();
@@ -705,6 +754,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/token-lines-worker", test_token_lines_worker);
     g_test_add_func("/ui/keyboard-cell", test_keyboard_cell);
     g_test_add_func("/ui/fixed-scale", test_fixed_scale);
+    g_test_add_func("/ui/scale-numbers", test_scale_numbers);
     g_test_add_func("/ui/layer-head-redraw", test_layer_head_redraw);
     g_test_add_func("/ui/hover-and-click", test_hover_and_click);
     g_test_add_func("/ui/opens-on-clearest-head", test_opens_on_clearest_head);

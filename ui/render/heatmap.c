@@ -116,6 +116,12 @@ static double max_label_width(rtext *t, const char *const *labels, int32_t n, do
 }
 
 static size_t stride_of(const atn_heatmap_spec *s) { return s->stride ? s->stride : (size_t)s->cols; }
+/* The value cell (i, j) prints: the weights (number_values) under a colour scale, else values. */
+static double number_of(const atn_heatmap_spec *s, int32_t i, int32_t j) {
+    if (s->number_values)
+        return s->number_values[(size_t)i * (s->number_stride ? s->number_stride : (size_t)s->cols) + j];
+    return s->values[(size_t)i * stride_of(s) + j];
+}
 
 static bool has_nonfinite(const atn_heatmap_spec *s) {
     if (!s->values)
@@ -148,7 +154,7 @@ static void value_fit(rtext *t, const atn_heatmap_spec *s, atn_heatmap_layout *L
         longest[0] = 0;
         for (int32_t i = L->view_row0; i < L->view_row0 + L->view_rows; i++)
             for (int32_t j = L->view_col0; j < L->view_col0 + L->view_cols; j++) {
-                atn_render_cell_number(buf, sizeof buf, s->values[(size_t)i * stride_of(s) + j], d);
+                atn_render_cell_number(buf, sizeof buf, number_of(s, i, j), d);
                 size_t len = strlen(buf);
                 if (len > most) {
                     most = len;
@@ -553,6 +559,22 @@ static bool cell_shows_number(const atn_heatmap_spec *s, int32_t i, int32_t j) {
     return !rt_cell_masked(&m, i, j);
 }
 
+bool atn_render_heatmap_cell_text(const atn_heatmap_spec *s, const atn_heatmap_layout *L, int32_t i, int32_t j,
+                                  char *buf, size_t size) {
+    if (size)
+        buf[0] = 0;
+    if (!s || !L || !s->values || L->value_decimals <= 0 || i < L->view_row0 || i >= L->view_row0 + L->view_rows ||
+        j < L->view_col0 || j >= L->view_col0 + L->view_cols || !cell_shows_number(s, i, j))
+        return false;
+    double v = number_of(s, i, j);
+    /* with one or two decimals a field of "<.1" says little: such cells stay blank (the colour
+       says it, the tooltip gives the number) */
+    if (L->value_decimals < 3 && v != 0 && fabs(v) < 0.5 * pow(10, -L->value_decimals))
+        return false;
+    atn_render_cell_number(buf, size, v, L->value_decimals);
+    return true;
+}
+
 static void draw_values(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const atn_heatmap_layout *L) {
     if (L->value_decimals <= 0)
         return;
@@ -561,14 +583,9 @@ static void draw_values(cairo_t *cr, rtext *t, const atn_heatmap_spec *s, const 
     char buf[32];
     for (int32_t i = L->view_row0; i < L->view_row0 + L->view_rows; i++)
         for (int32_t j = L->view_col0; j < L->view_col0 + L->view_cols; j++) {
-            if (!cell_shows_number(s, i, j))
+            if (!atn_render_heatmap_cell_text(s, L, i, j, buf, sizeof buf))
                 continue;
-            double v = s->values[(size_t)i * stride_of(s) + j], rgb[3];
-            /* with one or two decimals a field of "<.1" says little: such cells stay blank
-               (the colour says it, the tooltip gives the number) */
-            if (L->value_decimals < 3 && v != 0 && fabs(v) < 0.5 * pow(10, -L->value_decimals))
-                continue;
-            atn_render_cell_number(buf, sizeof buf, v, L->value_decimals);
+            double v = s->values[(size_t)i * stride_of(s) + j], rgb[3];   /* the colour under it */
             double tw;
             rt_measure(t, buf, RT_SMALL, false, &tw, NULL);
             if (tw + 2 * VALUE_PAD_X * fs > L->cell_w)

@@ -189,6 +189,13 @@ typedef struct atn_heatmap_spec {
                                         (below -1e30: a key the what-if lab's window, stride or
                                         hidden tokens hide, or padding) are drawn masked as
                                         causal ones are */
+    const float *number_values;      /* [rows][cols], row stride number_stride (0: cols), or
+                                        NULL (values): what the cells' numbers print (and their
+                                        decimals are fitted to) when values are a colour scale's
+                                        (log₁₀ or rank: issue 35) — the weights, so a log scale
+                                        still prints ".0123", not "-1.9101"; the numbers' ink
+                                        follows the colour under them (values) */
+    size_t number_stride;
 } atn_heatmap_spec;
 
 void atn_heatmap_spec_init(atn_heatmap_spec *spec);
@@ -215,6 +222,12 @@ typedef struct atn_heatmap_layout {
 } atn_heatmap_layout;
 
 void atn_render_heatmap_layout(const atn_heatmap_spec *spec, double width, double height, atn_heatmap_layout *out);
+/* The number cell (row, col) prints in a figure laid out as L (atn_render_heatmap_layout of the
+ * same spec), written to buf: number_values' (else values') entry in L->value_decimals
+ * decimals.  FALSE (buf "") when the cell prints none: no numbers fit, the cell is masked, out
+ * of the visible block, or too small a weight for the decimals. */
+bool atn_render_heatmap_cell_text(const atn_heatmap_spec *spec, const atn_heatmap_layout *L, int32_t row, int32_t col,
+                                  char *buf, size_t size);
 /* How many heatmap layouts (label measuring included) this process has made, in any thread:
  * for tests that count a widget's layouts per hover or per draw. */
 unsigned long atn_render_heatmap_layout_count(void);
