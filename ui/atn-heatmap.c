@@ -53,6 +53,8 @@ struct _AtnHeatmap {
     cairo_surface_t *cells;       /* one pixel per cell, for the current data and colours
                                      (pooled into pool_k × pool_k blocks when pool_k > 1) */
     int pool_k;                   /* the block side cells was made for (atn-heatmap-pool.h); 0 none yet */
+    int span_first, span_count;   /* a typed token span shown (atn_heatmap_show_block), which the
+                                     export crops to while it is the view; span_count 0: none */
     atn_pool_mode pool_mode;      /* max (default) or mean */
     float *pooled;                /* [pooled_rows][pooled_cols] the blocks' values, or NULL at k 1 */
     int pooled_rows, pooled_cols;
@@ -840,6 +842,7 @@ double atn_heatmap_get_zoom(AtnHeatmap *self) {
 }
 
 static void set_view(AtnHeatmap *self, double zoom, int r0, int c0) {
+    self->span_count = 0;   /* atn_heatmap_show_block sets it again */
     zoom = CLAMP(zoom, 1.0, MAX(1.0, MIN(ZOOM_MAX, MAX(self->rows, self->cols) / 2.0)));
     int nr = vis_count(self->rows, zoom), nc = vis_count(self->cols, zoom);
     r0 = CLAMP(r0, 0, MAX(0, self->rows - nr));
@@ -1101,6 +1104,7 @@ typedef struct heatmap_figure {
     atn_query_bars_spec bars_spec;
     atn_render_style style;
     float *values;
+    float *numbers;               /* the weights the cells print under a colour scale, or NULL */
     char **row_labels, **col_labels;
     int32_t *mask;
     float *cell_mask;
@@ -1110,6 +1114,7 @@ typedef struct heatmap_figure {
 static void heatmap_figure_free(gpointer data) {
     heatmap_figure *f = data;
     g_free(f->values);
+    g_free(f->numbers);
     g_strfreev(f->row_labels);
     g_strfreev(f->col_labels);
     g_free(f->mask);
@@ -1129,6 +1134,9 @@ static void heatmap_figure_draw(cairo_t *cr, double width, double height, void *
     else
         atn_render_heatmap(cr, &f->spec, width, height);
 }
+
+static AtnFigure *look_figure(const AtnHeatmapLook *look, const float *values, const float *numbers,
+                              const char *title, const char *basename);
 
 static char **copy_labels(const char *const *labels, int n) {
     if (!labels)
@@ -1195,11 +1203,46 @@ void atn_heatmap_look_free(AtnHeatmapLook *look) {
 
 AtnFigure *atn_heatmap_look_figure(const AtnHeatmapLook *look, const float *values, const char *title,
                                    const char *basename) {
+    return look_figure(look, values, NULL, title, basename);
+}
+
+/* The block first..first+count-1 of both axes of a [rows][cols] matrix, newly allocated. */
+static float *crop_block(const float *v, int cols, int first, int count) {
+    float *out = g_new(float, (size_t)count * count);
+    for (int i = 0; i < count; i++)
+        memcpy(out + (size_t)i * count, v + (size_t)(first + i) * cols + first, sizeof(float) * count);
+    return out;
+}
+
+/* The look of the tokens first..first+count-1 on both axes (a typed span: the export's crop). */
+static void look_crop(AtnHeatmapLook *look, int first, int count) {
+    char **rl = look->row_labels ? copy_labels((const char *const *)look->row_labels + first, count) : NULL;
+    char **cl = look->col_labels ? copy_labels((const char *const *)look->col_labels + first, count) : NULL;
+    g_strfreev(look->row_labels);
+    g_strfreev(look->col_labels);
+    look->row_labels = rl;
+    look->col_labels = cl;
+    if (look->mask) {
+        int32_t *m = g_memdup2(look->mask + first, sizeof(int32_t) * count);
+        g_free(look->mask);
+        look->mask = m;
+    }
+    if (look->cell_mask) {
+        float *cm = crop_block(look->cell_mask, look->cols, first, count);
+        g_free(look->cell_mask);
+        look->cell_mask = cm;
+    }
+    look->rows = look->cols = count;
+}
+
+static AtnFigure *look_figure(const AtnHeatmapLook *look, const float *values, const float *numbers,
+                              const char *title, const char *basename) {
     if (!values || look->rows <= 0 || look->cols <= 0)
         return NULL;
     heatmap_figure *f = g_new0(heatmap_figure, 1);
     atn_render_style_init(&f->style, FALSE);
     f->values = g_memdup2(values, sizeof(float) * (size_t)look->rows * look->cols);
+    f->numbers = numbers ? g_memdup2(numbers, sizeof(float) * (size_t)look->rows * look->cols) : NULL;
     f->row_labels = copy_labels((const char *const *)look->row_labels, look->rows);
     f->col_labels = copy_labels((const char *const *)look->col_labels, look->cols);
     f->mask = look->mask ? g_memdup2(look->mask, sizeof(int32_t) * MAX(look->rows, look->cols)) : NULL;
@@ -1229,6 +1272,7 @@ AtnFigure *atn_heatmap_look_figure(const AtnHeatmapLook *look, const float *valu
     f->cell_mask = look->cell_mask ? g_memdup2(look->cell_mask, sizeof(float) * (size_t)look->rows * look->cols)
                                    : NULL;
     s->cell_mask = f->cell_mask;
+    s->number_values = f->numbers;
     s->style = &f->style;
     double w, h;
     atn_render_heatmap_natural_size(s, &w, &h);
@@ -1293,7 +1337,20 @@ AtnFigure *atn_heatmap_dup_figure(AtnHeatmap *self, const char *basename) {
             if (sp.range.automatic)
                 look->range.automatic = TRUE;
         }
-        fig = atn_heatmap_look_figure(look, dv ? dv : self->values, self->title, basename);
+        const float *cv = dv ? dv : self->values, *nv = cv != self->values ? self->values : NULL;
+        int r0, c0, vr, vc;
+        atn_heatmap_get_visible(self, &r0, &c0, &vr, &vc);
+        if (self->span_count > 0 && r0 == self->span_first && c0 == self->span_first && vr == self->span_count &&
+            vc == self->span_count && self->rows == self->cols) {
+            /* a typed span on screen: the file holds those tokens only, as `export --range` */
+            int first = self->span_first, count = self->span_count, cols = self->cols;
+            g_autofree float *cc = crop_block(cv, cols, first, count);
+            g_autofree float *nc = nv ? crop_block(nv, cols, first, count) : NULL;
+            look_crop(look, first, count);
+            fig = look_figure(look, cc, nc, self->title, basename);
+        } else {
+            fig = look_figure(look, cv, nv, self->title, basename);
+        }
     }
     atn_heatmap_look_free(look);
     return fig;
@@ -1361,5 +1418,7 @@ gboolean atn_heatmap_show_block(AtnHeatmap *self, int first, int count) {
         return FALSE;
     /* n / zoom = count - 0.5: vis_count's ceil gives count */
     set_view(self, count >= n ? 1.0 : MAX(self->rows, self->cols) / (count - 0.5), first, first);
+    self->span_first = first;
+    self->span_count = count < n ? count : 0;
     return TRUE;
 }

@@ -563,6 +563,61 @@ static guint32 texel(const guchar *px, int w, double x, double y) {
 
 /* The fixed 0–1 scale: a uniform 1/3 head is drawn in the colour the colour bar shows at 1/3
  * (on its own 0..max scale it would be the top colour), and the bar says which scale. */
+/* A typed token span ("2-5") is what Export writes: the figure of tokens 2..5 on both axes, the
+ * size of `attnscope export heatmap --range 2:6` of the same head and title (the whole matrix's
+ * is larger); an empty span exports the whole matrix again (issue 35). */
+static void test_span_export(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "demo");
+    const char *text = "the cat sat on the mat because it was tired";
+    type_and_wait(win, text);
+    show_view(win, "head");
+    settle(50);
+    AtnSession *s = atn_window_get_session(win);
+    GtkWidget *view = atn_window_get_view_widget(win, "head");
+    GtkWidget *box = atn_head_view_get_scale_controls(ATN_HEAD_VIEW(view));
+    AtnHeatmap *hm = head_heatmap(win);
+    g_autoptr(AtnFigure) whole = atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(view));
+    g_assert_true(atn_head_view_scale_set_span(box, "2-5"));
+    settle(30);
+    g_autoptr(AtnFigure) crop = atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(view));
+    g_assert_nonnull(crop);
+    g_assert_cmpfloat(crop->width * crop->height, <, whole->width * whole->height);
+    g_autofree char *dir = g_dir_make_tmp("atn-span-XXXXXX", NULL);
+    g_autofree char *gui = g_build_filename(dir, "gui.png", NULL), *cli = g_build_filename(dir, "cli.png", NULL);
+    g_assert_true(atn_figure_save(crop, gui, 1.0, NULL));
+    g_autofree char *layer = g_strdup_printf("%d", atn_session_get_layer(s));
+    g_autofree char *head = g_strdup_printf("%d", atn_session_get_head(s));
+    const char *const args[] = {"export", "heatmap", "--model", "demo", "--text", text, "--layer", layer, "--head",
+                                head, "--range", "2:6", "--title", atn_heatmap_get_title(hm), NULL};
+    cli_export(args, cli);
+    compare_pngs(gui, cli);
+    {   /* the same picture: the window's crop and the command line's --range, pixel for pixel */
+        g_autoptr(GdkTexture) a = gdk_texture_new_from_filename(gui, NULL), b = gdk_texture_new_from_filename(cli, NULL);
+        g_assert_nonnull(a);
+        g_assert_nonnull(b);
+        int w = gdk_texture_get_width(a), h = gdk_texture_get_height(a);
+        g_autofree guchar *pa = g_malloc((gsize)w * h * 4), *pb = g_malloc((gsize)w * h * 4);
+        gdk_texture_download(a, pa, (gsize)w * 4);
+        gdk_texture_download(b, pb, (gsize)w * 4);
+        int differ = 0;
+        for (gsize i = 0; i < (gsize)w * h * 4; i++)
+            differ += pa[i] != pb[i];
+        g_test_message("window crop vs export --range: %d of %d bytes differ", differ, w * h * 4);
+        g_assert_cmpint(differ, ==, 0);
+    }
+    /* the whole matrix again once the span is emptied */
+    g_assert_true(atn_head_view_scale_set_span(box, ""));
+    settle(30);
+    g_autoptr(AtnFigure) again = atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(view));
+    g_assert_cmpfloat(again->width, ==, whole->width);
+    g_assert_cmpfloat(again->height, ==, whole->height);
+    g_unlink(gui);
+    g_unlink(cli);
+    g_rmdir(dir);
+    destroy_window(win);
+}
+
 /* Under the log and rank colour scales and "leave out 1st" the cells print the weights
  * (".0123"), not log10 values ("-1.9101") or ranks: only the colours are scaled (issue 35).
  * Each printed number read back equals the result's weight to its decimals; log still colours
@@ -755,6 +810,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/keyboard-cell", test_keyboard_cell);
     g_test_add_func("/ui/fixed-scale", test_fixed_scale);
     g_test_add_func("/ui/scale-numbers", test_scale_numbers);
+    g_test_add_func("/ui/span-export", test_span_export);
     g_test_add_func("/ui/layer-head-redraw", test_layer_head_redraw);
     g_test_add_func("/ui/hover-and-click", test_hover_and_click);
     g_test_add_func("/ui/opens-on-clearest-head", test_opens_on_clearest_head);
