@@ -875,7 +875,8 @@ static void atn_trace_view_init(AtnTraceView *self) {
     atn_heatmap_set_min_label_scale(self->heatmap, 1.0);
     self->inputs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     /* the keys a long trace lists (issue 35): top k by weight, or every key */
-    self->keys_box = atn_wrap_box_new(8);   /* two lines at a large text size in a narrow sheet */
+    self->keys_box = atn_wrap_box_new(8);   /* up to 4 lines at a large text size in a narrow sheet */
+    g_object_set(self->keys_box, "max-lines", 4, NULL);
     GtkWidget *kl = gtk_label_new_with_mnemonic(_("_Keys listed: the top"));
     self->top_spin = GTK_SPIN_BUTTON(gtk_spin_button_new_with_range(1, 256, 1));
     gtk_spin_button_set_value(self->top_spin, ATN_TRACE_TOP_DEFAULT);
