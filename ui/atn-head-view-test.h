@@ -21,5 +21,7 @@ GtkWidget *atn_head_view_get_summary_widget(AtnHeadView *self);
 
 /* The box of colour-scale controls (atn-head-view-scale.h's getters read its widgets). */
 GtkWidget *atn_head_view_get_scale_controls(AtnHeadView *self);
+/* The "Words" check on the same line (the head merged into words while it is on). */
+GtkCheckButton *atn_head_view_get_words_check(AtnHeadView *self);
 
 G_END_DECLS

@@ -18,6 +18,7 @@
 #include "atn-prefs.h"
 #include "atn-token-lines.h"
 #include "atn-whatif.h"
+#include "atn-head-words.h"
 
 struct _AtnHeadView {
     GtkWidget parent_instance;
@@ -39,6 +40,9 @@ struct _AtnHeadView {
     AtnSession *session;
     gboolean syncing;   /* adjustments being set from the session */
     AtnHeadMethods *methods;   /* Raw / Norm / Rollout / Flow (atn-head-methods.c) */
+    GtkCheckButton *words_check;   /* "Words": the head merged into words (atn-head-words.h) */
+    GObject *words_owner;          /* holds the AtnHeadWords shown (the heatmap refs it too), or NULL */
+    const AtnHeadWords *words;     /* borrowed from words_owner */
 };
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface);
@@ -164,8 +168,32 @@ static void update_zoom_label(AtnHeadView *self) {
     gtk_widget_set_sensitive(GTK_WIDGET(self->zoom_reset_button), z > 1);
 }
 
+/* "Words" on: the head merged into words (rows: a word's pieces' mean, columns: their sum), the
+ * selected query's word outlined.  FALSE (and words mode left) when it is off or m is NULL. */
+static gboolean show_words(AtnHeadView *self, AtnResult *r, const float *m, int n) {
+    if (!m || !gtk_check_button_get_active(self->words_check) || !gtk_widget_get_visible(GTK_WIDGET(self->words_check)))
+        return FALSE;
+    AtnHeadWords *w = atn_head_words_new(atn_result_get_encoding(r), atn_result_get_tokens(r), m, n);
+    if (!w)
+        return FALSE;
+    self->words_owner = g_object_new(G_TYPE_OBJECT, NULL);
+    g_object_set_data_full(self->words_owner, "words", w, (GDestroyNotify)atn_head_words_free);
+    self->words = w;
+    atn_heatmap_set_causal(self->heatmap, FALSE);   /* a word's pieces see each other */
+    atn_heatmap_set_matrix(self->heatmap, self->words_owner, w->values, w->n_words, w->n_words,
+                           (const char *const *)w->labels, (const char *const *)w->labels, NULL);
+    atn_heatmap_set_cell_mask(self->heatmap, NULL);
+    atn_heatmap_set_selected_row(self->heatmap, atn_head_words_word_of(w, atn_session_get_query(self->session)));
+    atn_heatmap_set_highlight_token(self->heatmap, -1);
+    update_title(self);
+    update_info(self, -1, -1);
+    return TRUE;
+}
+
 static void update_matrix(AtnHeadView *self) {
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    self->words = NULL;   /* show_words sets them again (the heatmap keeps its own reference) */
+    g_clear_object(&self->words_owner);
     if (!r) {
         atn_heatmap_set_matrix(self->heatmap, NULL, NULL, 0, 0, NULL, NULL, NULL);
         return;
@@ -176,6 +204,7 @@ static void update_matrix(AtnHeadView *self) {
                            !atn_result_is_encdec(r) || stack == ATN_STACK_ENCODER);
     if (atn_encdec_show_head(self->heatmap, r, stack, atn_session_get_layer(self->session),
                              atn_session_get_head(self->session))) {   /* a decoder or cross head */
+        gtk_widget_set_visible(GTK_WIDGET(self->words_check), FALSE);
         atn_heatmap_set_selected_row(self->heatmap, atn_session_get_query(self->session));
         atn_heatmap_set_highlight_token(self->heatmap, -1);
         update_title(self);
@@ -185,6 +214,11 @@ static void update_matrix(AtnHeadView *self) {
     }
     int n = atn_result_get_n_tokens(r);
     const float *m = atn_result_get_head(r, atn_session_get_layer(self->session), atn_session_get_head(self->session));
+    /* "Words" only where pieces make words (it takes room on a line that must fit 1280 px at
+       text size 2.0) */
+    gtk_widget_set_visible(GTK_WIDGET(self->words_check), atn_head_words_count(atn_result_get_encoding(r), n) < n);
+    if (show_words(self, r, m, n))
+        return;
     atn_heatmap_set_causal(self->heatmap, atn_result_is_causal(r));
     atn_heatmap_set_matrix(self->heatmap, G_OBJECT(r), m, n, n, atn_result_get_tokens(r), atn_result_get_tokens(r),
                            atn_result_get_mask(r));
@@ -222,7 +256,8 @@ static void on_selection(AtnSession *s, GParamSpec *p, AtnHeadView *self) {
 }
 
 static void on_query(AtnSession *s, GParamSpec *p, AtnHeadView *self) {
-    atn_heatmap_set_selected_row(self->heatmap, atn_session_get_query(self->session));
+    int q = atn_session_get_query(self->session);
+    atn_heatmap_set_selected_row(self->heatmap, self->words ? atn_head_words_word_of(self->words, q) : q);
     update_info(self, -1, -1);
 }
 
@@ -244,11 +279,13 @@ static void on_head_changed(GtkAdjustment *adj, AtnHeadView *self) {
 }
 
 static void on_cell_clicked(AtnHeatmap *h, int row, int col, AtnHeadView *self) {
-    if (self->session)
-        atn_session_set_query(self->session, row);
+    if (self->session)   /* a word's row selects its first token */
+        atn_session_set_query(self->session, self->words && row < self->words->n_words ? self->words->start[row] : row);
 }
 
 static void on_cell_hovered(AtnHeatmap *h, int row, int col, AtnHeadView *self) { update_info(self, row, col); }
+
+static void on_words_toggled(GtkCheckButton *b, AtnHeadView *self) { update_matrix(self); }
 
 static void on_one_query_toggled(GtkToggleButton *b, AtnHeadView *self) {
     atn_heatmap_set_one_query(self->heatmap, gtk_toggle_button_get_active(b));
@@ -341,6 +378,8 @@ static void atn_head_view_dispose(GObject *object) {
         g_signal_handlers_disconnect_by_data(self->methods, self);
     g_clear_object(&self->methods);
     gtk_widget_dispose_template(GTK_WIDGET(self), ATN_TYPE_HEAD_VIEW);
+    self->words = NULL;
+    g_clear_object(&self->words_owner);
     G_OBJECT_CLASS(atn_head_view_parent_class)->dispose(object);
 }
 
@@ -392,6 +431,15 @@ static void atn_head_view_init(AtnHeadView *self) {
     self->scale_controls = atn_head_view_scale_controls_new(self->heatmap);   /* log / rank / 1st left out */
     /* on the "This head — …" line, before its legend button: the row of selectors stays as it was */
     gtk_widget_insert_before(self->scale_controls, self->what_box, gtk_widget_get_last_child(self->what_box));
+    self->words_check = GTK_CHECK_BUTTON(gtk_check_button_new_with_mnemonic(_("_Words")));
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->words_check),
+                                _("Merge word pieces into words: a word's row is the mean of its pieces' rows, its "
+                                  "column the sum of their columns"));
+    /* on the selectors' row, after "Fixed 0–1 colours": that row's query text gives way to it
+       (on the "This head" line it made the window wider than 1366 px at text size 2.0) */
+    gtk_widget_insert_after(GTK_WIDGET(self->words_check), gtk_widget_get_parent(GTK_WIDGET(self->fixed_scale_check)),
+                            GTK_WIDGET(self->fixed_scale_check));
+    g_signal_connect(self->words_check, "toggled", G_CALLBACK(on_words_toggled), self);
     g_autofree char *legend = atn_label_pattern_legend();
     gtk_label_set_text(self->legend_label, legend);
     self->prefs = atn_prefs_get_default();
@@ -446,6 +494,11 @@ void atn_head_view_set_font_scale(AtnHeadView *self, double scale) {
 void atn_head_view_set_one_query(AtnHeadView *self, gboolean one_query) {
     g_return_if_fail(ATN_IS_HEAD_VIEW(self));
     gtk_toggle_button_set_active(self->one_query_button, one_query);
+}
+
+GtkCheckButton *atn_head_view_get_words_check(AtnHeadView *self) {
+    g_return_val_if_fail(ATN_IS_HEAD_VIEW(self), NULL);
+    return self->words_check;
 }
 
 GtkWidget *atn_head_view_get_scale_controls(AtnHeadView *self) {

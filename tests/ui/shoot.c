@@ -6,7 +6,7 @@
  * MODEL random:SHAPE[#POSITIONS]: TEXT-FILE is a number of token ids instead.
  * ACTIONS: colour-scale=0|1|2 (linear, log, rank) drop-first span=A-B layer=L head=H query=Q zoom=F pan=R,C one-query fixed hover=R,C lines-hover=SIDE,T
  *          all-lines present pointer-top (the pointer at the top of the screen) font-scale=F step=S (the Trace view's step) reveal (its reveal
- *          mode) trace-end (scroll the trace sheet to the bottom) all-keys (its "Show all n keys"); the what-if lab: off=L,H
+ *          mode) trace-end (scroll the trace sheet to the bottom) all-keys (its "Show all n keys"); words (the Head view's "Words"); the what-if lab: off=L,H
  *          uniform=L,H keep=L,H (the Model view's head menu items) menu (that menu for the
  *          selected head) view=NAME whatif-control=NAME:VALUE (a What-if page control)
  *          whatif-scroll=PX (its controls scrolled down) attention=PATH (an attention file
@@ -168,7 +168,11 @@ int main(int argc, char **argv) {
             atn_trace_view_set_step(ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace")), x);
         } else if (!strcmp(a, "reveal"))
             atn_trace_view_set_reveal(ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace")), TRUE);
-        else if (!strcmp(a, "all-keys")) {   /* the Trace view's "Show all n keys" */
+        else if (!strcmp(a, "words")) {   /* the Head view's "Words" */
+            gtk_check_button_set_active(
+                atn_head_view_get_words_check(ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head"))), TRUE);
+            settle(300);
+        } else if (!strcmp(a, "all-keys")) {   /* the Trace view's "Show all n keys" */
             gtk_check_button_set_active(
                 atn_trace_view_get_all_keys(ATN_TRACE_VIEW(atn_window_get_view_widget(win, "trace"))), TRUE);
             settle(300);

@@ -618,6 +618,57 @@ static void test_span_export(void) {
     destroy_window(win);
 }
 
+/* "Words": the head merged into words as exBERT/bertviz users do, each cell worked out here
+ * from the result's head and the tokens' "##" (a word's row: the mean over its pieces' rows of
+ * the sum over the key word's pieces); the labels are the words; clicking a word's row selects
+ * its first token; off again: the tokens (issue 35). */
+static void test_words(void) {
+    AtnWindow *win = new_window();
+    open_and_wait(win, "demo");
+    type_and_wait(win, "the transformers were unbelievably tokenized");
+    show_view(win, "head");
+    settle(50);
+    AtnSession *s = atn_window_get_session(win);
+    AtnResult *r = atn_session_get_result(s);
+    int n = atn_result_get_n_tokens(r);
+    const char *const *tok = atn_result_get_tokens(r);
+    const float *v = atn_result_get_head(r, atn_session_get_layer(s), atn_session_get_head(s));
+    int start[64], nw = 0;
+    for (int i = 0; i < n && nw < 63; i++)   /* a piece starting "##" continues the word before */
+        if (i == 0 || !g_str_has_prefix(tok[i], "##"))
+            start[nw++] = i;
+    start[nw] = n;
+    g_assert_cmpint(nw, <, n);   /* something to merge */
+    AtnHeadView *view = ATN_HEAD_VIEW(atn_window_get_view_widget(win, "head"));
+    AtnHeatmap *hm = head_heatmap(win);
+    gtk_check_button_set_active(atn_head_view_get_words_check(view), TRUE);
+    settle(50);
+    g_assert_cmpint(atn_heatmap_get_rows(hm), ==, nw);
+    for (int a = 0; a < nw; a++)
+        for (int b = 0; b < nw; b++) {
+            double sum = 0;
+            for (int i = start[a]; i < start[a + 1]; i++)
+                for (int j = start[b]; j < start[b + 1]; j++)
+                    sum += v[(size_t)i * n + j];
+            double want = sum / (start[a + 1] - start[a]);
+            if (fabs(atn_heatmap_get_value(hm, a, b) - want) > 1e-6)
+                g_error("word cell %d,%d: %.7f drawn, %.7f by hand", a, b, atn_heatmap_get_value(hm, a, b), want);
+        }
+    gboolean found = FALSE;
+    for (int a = 0; a < nw; a++) {
+        g_autofree char *cell = atn_heatmap_dup_cell_text(hm, a, a);
+        found |= cell && strstr(cell, "transformers") != NULL;
+    }
+    g_assert_true(found);
+    int last = nw - 2;   /* "tokenized"'s word (before [SEP]) */
+    g_signal_emit_by_name(hm, "cell-clicked", last, 0);
+    g_assert_cmpint(atn_session_get_query(s), ==, start[last]);
+    gtk_check_button_set_active(atn_head_view_get_words_check(view), FALSE);
+    settle(50);
+    g_assert_cmpint(atn_heatmap_get_rows(hm), ==, n);
+    destroy_window(win);
+}
+
 /* Under the log and rank colour scales and "leave out 1st" the cells print the weights
  * (".0123"), not log10 values ("-1.9101") or ranks: only the colours are scaled (issue 35).
  * Each printed number read back equals the result's weight to its decimals; log still colours
@@ -811,6 +862,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/fixed-scale", test_fixed_scale);
     g_test_add_func("/ui/scale-numbers", test_scale_numbers);
     g_test_add_func("/ui/span-export", test_span_export);
+    g_test_add_func("/ui/words", test_words);
     g_test_add_func("/ui/layer-head-redraw", test_layer_head_redraw);
     g_test_add_func("/ui/hover-and-click", test_hover_and_click);
     g_test_add_func("/ui/opens-on-clearest-head", test_opens_on_clearest_head);
