@@ -5,8 +5,8 @@ BUILD ?= build
 BUILDTYPE ?= release
 MESON_OPTS ?=
 
-.PHONY: all deps build run test bench clean fuzz test-asan test-valgrind coverage package test-package test-slurm \
-	test-shards-big test-induction test-long test-attention-big
+.PHONY: all deps build run test bench bench-decoders clean fuzz test-asan test-valgrind coverage package test-package \
+	test-slurm test-shards-big test-induction test-long test-attention-big
 
 all: build
 
@@ -29,6 +29,11 @@ test: build
 
 bench: build
 	@./tools/bench.sh $(BUILD)
+
+# The decoder shapes (qwen2.5-0.5b, smollm2-135m, llama-3.2-1b) against the torch peer, 128 and
+# 512 tokens (a few minutes; llama-3.2-1b needs 5 GB of memory per tool): docs/PERFORMANCE.md
+bench-decoders: build
+	@./tools/bench-decoders.sh $(BUILD)
 
 # The induction-head recipe (docs/training.md): trains it until a head scores >= 0.5 on
 # held-out repeated runs, within the recipe's steps (15-40 s of two cores: not in `make test`).

@@ -66,28 +66,40 @@ static double min_of(const double *v, int n) {
 }
 
 /* FLOPs of one forward, matrix products only; a multiply-add counts 2.
- *   per layer:  Q, K, V and W_O projections   4 · 2·n·d·d
- *               scores Q_h K_h^T, all heads   H · 2·n·n·k = 2·n·n·d   (k = d/H)
- *               context P_h V_h, all heads    2·n·n·d
- *               FFN up [n,d]x[d,f], down      2 · 2·n·d·f
+ *   per layer:  Q, K, V and W_O projections   2·n·d·(2·dq + 2·dkv)
+ *               scores Q_h K_h^T, all heads   H · 2·n·n·k = 2·n·n·dq
+ *               context P_h V_h, all heads    2·n·n·dq
+ *               FFN up [n,d]x[d,f], down      2 · 2·n·d·f   (gated, SwiGLU: gate too, 3 · 2·n·d·f)
+ *   dq = H·k, dkv = KV·k (grouped K/V heads: KV < H); BERT: dq = dkv = d, so
  *   total = L · (8·n·d² + 4·n²·d + 4·n·d·f)
- * Not counted: embeddings, LayerNorm, softmax, GELU, bias and residual adds (O(n·d + H·n²)
- * each, a few percent of the arithmetic at most at BERT shapes). */
+ * A causal model's scores are counted in full: both tools compute the n x n products
+ * whole and mask them, as Hugging Face's eager attention does.
+ * Not counted: embeddings, LayerNorm / RMSNorm, softmax, GELU / SiLU, the rotation, bias and
+ * residual adds (O(n·d + H·n²) each, a few percent of the arithmetic at most). */
 static double forward_flops(const atn_config *c, int32_t n) {
     double L = c->n_layers, d = c->d_model, f = c->use_ffn ? c->d_ffn : 0, nn = n;
-    return L * (8 * nn * d * d + 4 * nn * nn * d + 4 * nn * d * f);
+    double k = c->d_head > 0 ? c->d_head : d / c->n_heads, dq = c->n_heads * k;
+    double dkv = (c->n_kv_heads > 0 ? c->n_kv_heads : c->n_heads) * k, mats = c->gated_ffn ? 3 : 2;
+    return L * (2 * nn * d * (2 * dq + 2 * dkv) + 4 * nn * nn * dq + 2 * mats * nn * d * f);
 }
 
-/* Bytes of layer weights one forward reads (each matrix once): 340 MB for bert-base. */
+/* Bytes of layer weights one forward reads (each matrix once): 340 MB for bert-base.  Biases
+ * and norms as BERT has them (a few KB either way for the others). */
 static double layer_weight_bytes(const atn_config *c) {
     double d = c->d_model, f = c->use_ffn ? c->d_ffn : 0;
-    return c->n_layers * (4 * d * d + 4 * d + 2 * d + 2 * d * f + f + d + 2 * d) * sizeof(float);
+    double k = c->d_head > 0 ? c->d_head : d / c->n_heads, dq = c->n_heads * k;
+    double dkv = (c->n_kv_heads > 0 ? c->n_kv_heads : c->n_heads) * k, mats = c->gated_ffn ? 3 : 2;
+    return c->n_layers * (d * (2 * dq + 2 * dkv) + dq + 2 * dkv + d + 2 * d + mats * d * f + f + d + 2 * d) *
+           sizeof(float);
 }
 
 /* Bytes of all F32 weights: the layers and the embeddings (words, positions, types, their
- * LayerNorm); 438 MB for bert-base (the pooler and heads aside). */
+ * LayerNorm); 438 MB for bert-base (the pooler and heads aside).  A rotary decoder has no
+ * position or type table: the words and the final norm (the head tied to the words). */
 static double model_weight_bytes(const atn_config *c) {
     double e = c->d_model;
+    if (c->gated_ffn)
+        return layer_weight_bytes(c) + ((double)c->vocab_size + 1) * e * sizeof(float);
     return layer_weight_bytes(c) + ((double)c->vocab_size + c->max_positions + c->type_vocab_size + 2) * e * sizeof(float);
 }
 
@@ -339,8 +351,11 @@ static bool dump_capture(const char *prefix, const atn_capture *cap) {
 
 static void print_text(const char *title, const atn_config *c, const atn_run_options *o, const bench_result *res,
                        int nres, bool capture_cost, size_t packed, double rbw) {
-    printf("attnscope bench: %s, %d layers x %d heads, d %d, f %d\n", title, c->n_layers, c->n_heads, c->d_model,
+    printf("attnscope bench: %s, %d layers x %d heads, d %d, f %d", title, c->n_layers, c->n_heads, c->d_model,
            c->d_ffn);
+    if (c->n_kv_heads > 0 && c->n_kv_heads != c->n_heads)   /* grouped-query attention */
+        printf(" (%s), %d K/V heads, heads %d wide", c->gated_ffn ? "gated" : "plain", c->n_kv_heads, c->d_head);
+    printf("\n");
     if (o->device == ATN_DEVICE_CUDA)
         printf("device cuda; the sgemm reference is not measured on a GPU\n");
     else
@@ -372,7 +387,13 @@ static void print_text(const char *title, const atn_config *c, const atn_run_opt
             printf("       heads on demand (Q, K, V kept, no [L][H][n][n]): one head per layer made again in %.1f ms "
                    "median, %.1f ms at most\n", r->head_med * 1e3, r->head_max * 1e3);
     }
-    printf("GFLOP/s = L(8nd² + 4n²d + 4ndf) / median time; cpu ms = CPU time of all threads per forward;\n"
+    if (c->gated_ffn)
+        printf("GFLOP/s = L(2nd(2dq + 2dkv) + 4n²dq + 6ndf) / median time, dq = H k = %d, dkv = KV k = %d (the gated\n"
+               "MLP's three products; the causal scores counted in full, as both tools compute them);\n",
+               c->n_heads * c->d_head, (c->n_kv_heads > 0 ? c->n_kv_heads : c->n_heads) * c->d_head);
+    else
+        printf("GFLOP/s = L(8nd² + 4n²d + 4ndf) / median time; ");
+    printf("cpu ms = CPU time of all threads per forward;\n"
            "capture = median over pairs of (forward with full capture / the one without right after) - 1;\n"
            "wts GB/s = %.0f MB of layer weights / median time; peak RSS = model + one full-capture run;\n"
            "capture MB = what keeping attention and trace inputs adds to the run's memory.\n",
@@ -403,8 +424,10 @@ static void print_json(const char *title, const char *shape, const atn_config *c
         cli_json_string(stdout, shape);
     else
         printf("null");
-    printf(", \"layers\": %d, \"heads\": %d, \"d_model\": %d, \"d_ffn\": %d, \"device\": \"%s\", "
-           "\"blas_kernel\": ", c->n_layers, c->n_heads, c->d_model, c->d_ffn,
+    printf(", \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"d_head\": %d, \"d_model\": %d, \"d_ffn\": %d, "
+           "\"gated_ffn\": %s, \"vocab_size\": %d, \"device\": \"%s\", \"blas_kernel\": ", c->n_layers, c->n_heads,
+           c->n_kv_heads > 0 ? c->n_kv_heads : c->n_heads, c->d_head > 0 ? c->d_head : c->d_model / c->n_heads,
+           c->d_model, c->d_ffn, c->gated_ffn ? "true" : "false", c->vocab_size,
            o->device == ATN_DEVICE_CUDA ? "cuda" : "cpu");
     cli_json_string(stdout, atn_blas_core_name());
     printf(", \"threads\": %d, \"layer_weight_bytes\": %.0f, \"model_weight_bytes\": %.0f, "
@@ -498,20 +521,39 @@ static int bench_versus(const char *shape, uint64_t seed, const char *title,
     return rc;
 }
 
+/* Whether shape is one of atn_random_shape_names; if not, says so, naming the option and
+ * listing the shapes. */
+static bool shape_known(const char *option, const char *shape) {
+    const char *const *names = atn_random_shape_names();
+    char list[512] = "";
+    for (int i = 0; names[i]; i++) {
+        if (strcmp(names[i], shape) == 0)
+            return true;
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+    }
+    cli_error("bench: %s \"%s\" is not a shape attnscope knows; the shapes: %s", option, shape, list);
+    return false;
+}
+
 static void usage(void) {
     printf("Usage: attnscope bench [--model M | --shape bert-base|bert-large|bert-tiny|roberta-base|\n"
-           "       distilbert-base|albert-base|gpt2|deberta-v3-base] [--length N[,N...]]\n"
+           "       distilbert-base|albert-base|gpt2|deberta-v3-base|qwen2.5-0.5b|smollm2-135m|llama-3.2-1b]\n"
+           "                       [--length N[,N...] | --tokens N[,N...]]\n"
            "                       [--repeat R] [--threads T] [--device cpu|cuda] [--precision fp32|bf16|fp16]\n"
            "                       [--json] [--no-capture] [--heads-on-demand]\n"
            "                       [--seed S] [--dump PREFIX] [--no-bandwidth] [--versus SHAPE]\n\n"
            "Times R forwards with full capture (median and min) and reports GFLOP/s from the FLOP count\n"
            "L(8nd² + 4n²d + 4ndf), next to cblas_sgemm's GFLOP/s at the model's largest GEMM shape measured\n"
            "in the same process.  --shape builds a model of that shape and family with random weights (default\n"
-           "bert-base; nothing is downloaded).  Also times the same forward without capture (the capture's\n"
-           "cost; --no-capture skips it), and reports peak RSS and the capture's bytes.  --length takes a\n"
-           "comma-separated list (default 128).  --dump PREFIX writes PREFIX.attn.npy and PREFIX.hidden.npy\n"
-           "of the last length (bench/peer_torch.py --check compares them with PyTorch).  Last, it measures\n"
-           "this machine's memory read bandwidth (the limit at a few tokens; --no-bandwidth skips it).\n"
+           "bert-base; nothing is downloaded).  qwen2.5-0.5b, smollm2-135m and llama-3.2-1b are those decoders'\n"
+           "shapes (grouped K/V heads, rotary positions, gated MLP, their vocabularies), opened as their folders\n"
+           "would be, from config.json keys as published and F32 weights held in memory (llama-3.2-1b: 4.9 GB);\n"
+           "their FLOP count is L(2nd(2dq + 2dkv) + 4n²dq + 6ndf), dq = H k, dkv = KV k.  Also times the same\n"
+           "forward without capture (the capture's cost; --no-capture skips it), and reports peak RSS and the\n"
+           "capture's bytes.  --length (or --tokens) takes a comma-separated list (default 128).  --dump PREFIX\n"
+           "writes PREFIX.attn.npy and PREFIX.hidden.npy of the last length (bench/peer_torch.py --check\n"
+           "compares them with PyTorch).  Last, it measures this machine's memory read bandwidth (the limit\n"
+           "at a few tokens; --no-bandwidth skips it).\n"
            "--shape gpt2 is a GPT-2 (pre-LN, causal) of gpt2's size.  --versus SHAPE then times a random model\n"
            "of SHAPE at the same lengths in the same process and prints both GFLOP/s and their ratio, by\n"
            "wall time and by CPU time (e.g. --shape gpt2 --length 128,512 --versus bert-base).\n"
@@ -549,6 +591,7 @@ int cmd_bench(int argc, char **argv) {
     long seed = cli_get_int(&a, "seed", 1, 0, LONG_MAX, &ok);
     const char *model_name = cli_get(&a, "model"), *shape = cli_get(&a, "shape");
     const char *lengths_s = cli_get(&a, "length"), *dump = cli_get(&a, "dump");
+    const char *tokens_s = cli_get(&a, "tokens");   /* what other commands call it */
     const char *versus = cli_get(&a, "versus");
     long corpus = cli_get_int(&a, "corpus", 0, 1, 1000000, &ok);
     const char *corpus_lengths = cli_get(&a, "corpus-lengths"), *dump_ids = cli_get(&a, "dump-corpus");
@@ -558,6 +601,14 @@ int cmd_bench(int argc, char **argv) {
         cli_error("bench: give --model or --shape, not both");
         return CLI_EXIT_USAGE;
     }
+    if (lengths_s && tokens_s) {
+        cli_error("bench: give --length or --tokens (the same), not both");
+        return CLI_EXIT_USAGE;
+    }
+    if (tokens_s)
+        lengths_s = tokens_s;
+    if ((shape && !shape_known("--shape", shape)) || (versus && !shape_known("--versus", versus)))
+        return CLI_EXIT_USAGE;
     int32_t *lengths = NULL;
     int nlen = 1;
     if (lengths_s) {

@@ -5,6 +5,8 @@
 #include "attnscope.h"
 #include "forward/encoder.h"
 #include "core/family.h"
+#include "core/random-decoder.h"
+#include "core/random-fill.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,11 +39,14 @@ enum { N_SHAPES = sizeof shapes / sizeof shapes[0] };
 
 const char *const *atn_random_shape_names(void) {
     static const char *const names[] = {"bert-tiny", "bert-base", "bert-large", "roberta-base", "distilbert-base",
-                                        "albert-base", "gpt2", "deberta-v3-base", NULL};
+                                        "albert-base", "gpt2", "deberta-v3-base", "qwen2.5-0.5b", "smollm2-135m",
+                                        "llama-3.2-1b", NULL};
     return names;
 }
 
 atn_status atn_random_shape_config(const char *name, atn_config *cfg, atn_error *err) {
+    if (atn_random_decoder_known(name))   /* the rotary decoders: core/random-decoder.c */
+        return atn_random_decoder_config(name, cfg, err);
     for (int i = 0; i < N_SHAPES; i++) {
         if (name && strcmp(name, shapes[i].name) == 0) {
             const shape *s = &shapes[i];
@@ -72,23 +77,8 @@ atn_status atn_random_shape_config(const char *name, atn_config *cfg, atn_error 
         }
     }
     return atn_error_set(err, ATN_E_INVALID, "unknown model shape \"%s\" (known: bert-tiny, bert-base, bert-large, "
-                         "roberta-base, distilbert-base, albert-base, gpt2, deberta-v3-base)", name ? name : "(null)");
-}
-
-static uint64_t mix64(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Fills count floats of tensor t: center + scale * (2u - 1), u uniform in [0, 1). */
-static float *fill(float *p, size_t count, uint64_t seed, uint64_t t, float center, float scale) {
-    uint64_t base = seed * 0x9E3779B97F4A7C15ull + (t << 40);
-    for (size_t i = 0; i < count; i++) {
-        float u = (float)(mix64(base + i) >> 40) * (1.0f / 16777216.0f);
-        p[i] = center + scale * (2.0f * u - 1.0f);
-    }
-    return p + count;
+                         "roberta-base, distilbert-base, albert-base, gpt2, deberta-v3-base, qwen2.5-0.5b, "
+                         "smollm2-135m, llama-3.2-1b)", name ? name : "(null)");
 }
 
 #define W_SCALE 0.0346f
@@ -125,26 +115,26 @@ atn_model *atn_model_new_random(const atn_config *cfg, const char *name, uint64_
     }
     atn_weights *w = &m->w;
     uint64_t t = 0;
-    w->word_emb = p, p = fill(p, (size_t)cfg->vocab_size * d, seed, t++, 0.0f, W_SCALE);
-    w->pos_emb = p, p = fill(p, (size_t)cfg->max_positions * d, seed, t++, 0.0f, W_SCALE);
-    w->type_emb = p, p = fill(p, (size_t)cfg->type_vocab_size * d, seed, t++, 0.0f, W_SCALE);
-    w->emb_ln_g = p, p = fill(p, d, seed, t++, 1.0f, G_SCALE);
-    w->emb_ln_b = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
+    w->word_emb = p, p = atn_random_fill(p, (size_t)cfg->vocab_size * d, seed, t++, 0.0f, W_SCALE);
+    w->pos_emb = p, p = atn_random_fill(p, (size_t)cfg->max_positions * d, seed, t++, 0.0f, W_SCALE);
+    w->type_emb = p, p = atn_random_fill(p, (size_t)cfg->type_vocab_size * d, seed, t++, 0.0f, W_SCALE);
+    w->emb_ln_g = p, p = atn_random_fill(p, d, seed, t++, 1.0f, G_SCALE);
+    w->emb_ln_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
     for (size_t l = 0; l < L; l++) {
         atn_layer_weights *lw = &w->layers[l];
         const float **mats[4][2] = {{&lw->wq, &lw->bq}, {&lw->wk, &lw->bk}, {&lw->wv, &lw->bv}, {&lw->wo, &lw->bo}};
         for (int j = 0; j < 4; j++) {
-            *mats[j][0] = p, p = fill(p, d * d, seed, t++, 0.0f, W_SCALE);
-            *mats[j][1] = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
+            *mats[j][0] = p, p = atn_random_fill(p, d * d, seed, t++, 0.0f, W_SCALE);
+            *mats[j][1] = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
         }
-        lw->ln1_g = p, p = fill(p, d, seed, t++, 1.0f, G_SCALE);
-        lw->ln1_b = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
-        lw->w1 = p, p = fill(p, f * d, seed, t++, 0.0f, W_SCALE);
-        lw->b1 = p, p = fill(p, f, seed, t++, 0.0f, B_SCALE);
-        lw->w2 = p, p = fill(p, d * f, seed, t++, 0.0f, W_SCALE);
-        lw->b2 = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
-        lw->ln2_g = p, p = fill(p, d, seed, t++, 1.0f, G_SCALE);
-        lw->ln2_b = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
+        lw->ln1_g = p, p = atn_random_fill(p, d, seed, t++, 1.0f, G_SCALE);
+        lw->ln1_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
+        lw->w1 = p, p = atn_random_fill(p, f * d, seed, t++, 0.0f, W_SCALE);
+        lw->b1 = p, p = atn_random_fill(p, f, seed, t++, 0.0f, B_SCALE);
+        lw->w2 = p, p = atn_random_fill(p, d * f, seed, t++, 0.0f, W_SCALE);
+        lw->b2 = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
+        lw->ln2_g = p, p = atn_random_fill(p, d, seed, t++, 1.0f, G_SCALE);
+        lw->ln2_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
     }
     return m;
 }
@@ -159,6 +149,8 @@ atn_model *atn_model_new_random_shape(const char *name, uint64_t seed, atn_error
 }
 
 atn_model *atn_model_new_random_shape_positions(const char *name, uint64_t seed, int32_t positions, atn_error *err) {
+    if (atn_random_decoder_known(name))   /* opened as its folder would be: core/random-decoder.c */
+        return atn_random_decoder_new(name, seed, positions, err);
     atn_config cfg;
     if (atn_random_shape_config(name, &cfg, err) != ATN_OK)
         return NULL;
@@ -199,31 +191,31 @@ atn_model *atn_model_new_random_shape_positions(const char *name, uint64_t seed,
     }
     atn_weights *w = &m->w;
     uint64_t t = 0;
-    w->word_emb = p, p = fill(p, (size_t)cfg.vocab_size * E, seed, t++, 0.0f, W_SCALE);
-    w->pos_emb = p, p = fill(p, (size_t)cfg.max_positions * E, seed, t++, 0.0f, W_SCALE);
+    w->word_emb = p, p = atn_random_fill(p, (size_t)cfg.vocab_size * E, seed, t++, 0.0f, W_SCALE);
+    w->pos_emb = p, p = atn_random_fill(p, (size_t)cfg.max_positions * E, seed, t++, 0.0f, W_SCALE);
     if (types)
-        w->type_emb = p, p = fill(p, types * E, seed, t++, 0.0f, W_SCALE);
-    w->emb_ln_g = p, p = fill(p, E, seed, t++, 1.0f, G_SCALE);
-    w->emb_ln_b = p, p = fill(p, E, seed, t++, 0.0f, B_SCALE);
+        w->type_emb = p, p = atn_random_fill(p, types * E, seed, t++, 0.0f, W_SCALE);
+    w->emb_ln_g = p, p = atn_random_fill(p, E, seed, t++, 1.0f, G_SCALE);
+    w->emb_ln_b = p, p = atn_random_fill(p, E, seed, t++, 0.0f, B_SCALE);
     for (size_t l = 0; l < stored; l++) {
         atn_layer_weights *lw = &w->layers[l];
         const float **mats[4][2] = {{&lw->wq, &lw->bq}, {&lw->wk, &lw->bk}, {&lw->wv, &lw->bv}, {&lw->wo, &lw->bo}};
         for (int j = 0; j < 4; j++) {
-            *mats[j][0] = p, p = fill(p, d * d, seed, t++, 0.0f, W_SCALE);
-            *mats[j][1] = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
+            *mats[j][0] = p, p = atn_random_fill(p, d * d, seed, t++, 0.0f, W_SCALE);
+            *mats[j][1] = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
         }
-        lw->ln1_g = p, p = fill(p, d, seed, t++, 1.0f, G_SCALE);
-        lw->ln1_b = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
-        lw->w1 = p, p = fill(p, f * d, seed, t++, 0.0f, W_SCALE);
-        lw->b1 = p, p = fill(p, f, seed, t++, 0.0f, B_SCALE);
-        lw->w2 = p, p = fill(p, d * f, seed, t++, 0.0f, W_SCALE);
-        lw->b2 = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
-        lw->ln2_g = p, p = fill(p, d, seed, t++, 1.0f, G_SCALE);
-        lw->ln2_b = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
+        lw->ln1_g = p, p = atn_random_fill(p, d, seed, t++, 1.0f, G_SCALE);
+        lw->ln1_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
+        lw->w1 = p, p = atn_random_fill(p, f * d, seed, t++, 0.0f, W_SCALE);
+        lw->b1 = p, p = atn_random_fill(p, f, seed, t++, 0.0f, B_SCALE);
+        lw->w2 = p, p = atn_random_fill(p, d * f, seed, t++, 0.0f, W_SCALE);
+        lw->b2 = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
+        lw->ln2_g = p, p = atn_random_fill(p, d, seed, t++, 1.0f, G_SCALE);
+        lw->ln2_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
     }
     if (E != d || s->groups) {
-        w->emb_proj_w = p, p = fill(p, d * E, seed, t++, 0.0f, W_SCALE);
-        w->emb_proj_b = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
+        w->emb_proj_w = p, p = atn_random_fill(p, d * E, seed, t++, 0.0f, W_SCALE);
+        w->emb_proj_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
     }
     if (s->groups) {   /* ALBERT: every application runs group int(i / (L / groups)), one inner layer */
         m->layer_groups = s->groups, m->layer_inner = 1, m->layer_applied = cfg.n_layers;
@@ -234,8 +226,8 @@ atn_model *atn_model_new_random_shape_positions(const char *name, uint64_t seed,
         }
     }
     if (fam->pre_ln) {   /* GPT-2: ln_f, the two tensors after the layers */
-        w->final_ln_g = p, p = fill(p, d, seed, t++, 1.0f, G_SCALE);
-        w->final_ln_b = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
+        w->final_ln_g = p, p = atn_random_fill(p, d, seed, t++, 1.0f, G_SCALE);
+        w->final_ln_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
     }
     if (rel_rows) {   /* DeBERTa-v3: the BERT tensors above, without positions and types */
         atn_deberta *r = &m->deberta;
@@ -243,9 +235,9 @@ atn_model *atn_model_new_random_shape_positions(const char *name, uint64_t seed,
                            .norm_rel_ebd = true, .buckets = 256, .max_relative = 512, .span = 256, .scale_factor = 3};
         w->pos_emb = NULL, w->type_emb = NULL;
         float *raw = p;
-        p = fill(p, rel_rows * d, seed, t++, 0.0f, W_SCALE);
-        r->rel_ln_g = p, p = fill(p, d, seed, t++, 1.0f, G_SCALE);
-        r->rel_ln_b = p, p = fill(p, d, seed, t++, 0.0f, B_SCALE);
+        p = atn_random_fill(p, rel_rows * d, seed, t++, 0.0f, W_SCALE);
+        r->rel_ln_g = p, p = atn_random_fill(p, d, seed, t++, 1.0f, G_SCALE);
+        r->rel_ln_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
         atn_layernorm(p, raw, r->rel_ln_g, r->rel_ln_b, (int32_t)rel_rows, (int32_t)d, cfg.ln_eps);
         r->rel_emb = p, p += rel_rows * d;
         for (int32_t l = 0; l < cfg.n_layers; l++) {

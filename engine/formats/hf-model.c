@@ -34,6 +34,7 @@
 #include "formats/hf-deberta.h"
 #include "forward/encoder.h"   /* atn_layernorm: DeBERTa's relative embeddings */
 #include "formats/hf-encdec.h"
+#include "formats/hf-memory.h"
 #include "formats/hf-rotary.h"
 #include "formats/safetensors.h"
 #include "tokenize/tok-folder.h"
@@ -104,6 +105,10 @@ typedef struct hf_loader {
     int32_t n_todo, cap_todo;
     uint64_t view_budget;             /* the memory budget for views copied (0: not probed) */
     uint64_t view_bytes;              /* bytes of views copied so far (atn_st_materialise) */
+    /* atn_hf_open_memory: config.json's object and the one weights file, no folder on disk
+       (the loader owns mem_weights until open_weights makes it files[0]) */
+    const cJSON *mem_config;
+    atn_st_file *mem_weights;
 } hf_loader;
 
 /* ---- small helpers ---------------------------------------------------------- */
@@ -203,15 +208,22 @@ static atn_status read_config(hf_loader *L, atn_config *c) {
     char path[HF_PATH_MAX];
     bool found;
     atn_status st = join(L, path, "config.json");
-    if (st != ATN_OK || (st = probe(L, path, &found)) != ATN_OK)
-        return st;
-    if (!found)
-        return atn_error_set(L->err, ATN_E_IO, "%s: missing config.json (%s): a Hugging Face "
-                             "model folder needs config.json, model.safetensors and vocab.txt",
-                             L->folder, path);
     cJSON *root;
-    if ((st = atn_json_read_object(path, HF_CONFIG_MAX, &root, L->err)) != ATN_OK)
+    if (st != ATN_OK)
         return st;
+    if (L->mem_config) {   /* a copy: the aliases below are added to it */
+        if (!(root = cJSON_Duplicate(L->mem_config, true)))
+            return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+    } else {
+        if ((st = probe(L, path, &found)) != ATN_OK)
+            return st;
+        if (!found)
+            return atn_error_set(L->err, ATN_E_IO, "%s: missing config.json (%s): a Hugging Face "
+                                 "model folder needs config.json, model.safetensors and vocab.txt",
+                                 L->folder, path);
+        if ((st = atn_json_read_object(path, HF_CONFIG_MAX, &root, L->err)) != ATN_OK)
+            return st;
+    }
 
     memset(c, 0, sizeof *c);
     const char *model_type = "", *act = "", *pos_type = "";
@@ -455,6 +467,19 @@ static atn_status open_weights(hf_loader *L) {
     atn_status st;
     char path[HF_PATH_MAX];
     bool found = false;
+    if (L->mem_weights) {   /* atn_hf_open_memory: its file is the folder's model.safetensors */
+        if ((st = join(L, L->weights_path, "model.safetensors")) != ATN_OK)
+            return st;
+        L->files = calloc(1, sizeof *L->files);
+        L->file_names = calloc(1, sizeof *L->file_names);
+        L->in_place = calloc(1, sizeof *L->in_place);
+        if (!L->files || !L->file_names || !L->in_place || !(L->file_names[0] = strdup("model.safetensors")))
+            return atn_error_set(L->err, ATN_E_NOMEM, "out of memory");
+        L->files[0] = L->mem_weights;
+        L->mem_weights = NULL;
+        L->n_files = 1;
+        return ATN_OK;
+    }
     /* safetensors first (one file, then shards), then the same for pytorch_model.bin */
     for (int kind = 0; kind < 2 && !found; kind++) {
         if ((st = join(L, path, singles[kind])) != ATN_OK ||
@@ -1152,6 +1177,7 @@ static void loader_clear(hf_loader *L) {
         atn_st_close(L->files[i]);
         free(L->file_names[i]);
     }
+    atn_st_close(L->mem_weights);
     free(L->files);
     free(L->file_names);
     free(L->in_place);
@@ -1227,6 +1253,8 @@ static atn_status open_hf(hf_loader *L) {
     if (L->fam->encdec && (st = atn_hf_encdec_finish(L->model, L->err)))
         return st;
 
+    if (L->mem_config)   /* a folder in memory has no tokenizer files */
+        return report(L, 1.0, ATN_STAGE_DONE) ? ATN_OK : cancelled(L);
     if (!report(L, 0.92, ATN_STAGE_READ_VOCAB))
         return cancelled(L);
     /* the vocabulary and merges loops ask progress whether to go on (core/cancel.h) */
@@ -1296,6 +1324,23 @@ atn_model *atn_model_open_hf(const char *folder, atn_progress_fn progress, void 
             L.model->name = name;
         }
     }
+    if (st != ATN_OK) {
+        atn_model_free(L.model);
+        return NULL;
+    }
+    return L.model;
+}
+
+atn_model *atn_hf_open_memory(const char *name, const cJSON *config, atn_st_file *weights, atn_error *err) {
+    hf_loader L = {.err = err, .mem_config = config, .mem_weights = weights};
+    if (!name || !config || !weights || strlen(name) >= HF_PATH_MAX - 64) {
+        atn_st_close(weights);
+        atn_error_set(err, ATN_E_INVALID, "atn_hf_open_memory: a name, a config and a weights file are needed");
+        return NULL;
+    }
+    snprintf(L.folder, sizeof L.folder, "%s", name);
+    atn_status st = open_hf(&L);
+    loader_clear(&L);
     if (st != ATN_OK) {
         atn_model_free(L.model);
         return NULL;

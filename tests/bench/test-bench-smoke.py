@@ -6,6 +6,8 @@ and rate is finite and positive (non-negative where it can round to 0).  No timi
 compared with a bound: these check that the benchmarks still run and still report.
 
 Usage: test-bench-smoke.py cli ATTNSCOPE   attnscope bench (text, then --json)
+       test-bench-smoke.py decoder ATTNSCOPE   attnscope bench --shape smollm2-135m: against
+                                           the torch peer's fixture (see decoder() below)
        test-bench-smoke.py gui ATTNSCOPE   attnscope --gui-bench (text, then --json); needs a
                                            display (meson runs it under xvfb-run), else 77
 """
@@ -139,6 +141,68 @@ def families(exe):
                                                                                packed["roberta-base"]))
 
 
+def read_npy_f32(path):
+    """(shape, values) of a little-endian float32 .npy file (no NumPy in CI)."""
+    import ast
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    check(data[:6] == b"\x93NUMPY", "%s: not a .npy file" % path)
+    hlen = struct.unpack("<H", data[8:10])[0] if data[6] == 1 else struct.unpack("<I", data[8:12])[0]
+    start = 10 if data[6] == 1 else 12
+    header = ast.literal_eval(data[start:start + hlen].decode("latin-1"))
+    check(header["descr"] == "<f4" and not header["fortran_order"], "%s: header %r" % (path, header))
+    body = data[start + hlen:]
+    return tuple(header["shape"]), struct.unpack("<%df" % (len(body) // 4), body)
+
+
+def decoder(exe):
+    """A decoder shape (issue 33): bench --shape smollm2-135m --tokens 8 runs a model of
+    HuggingFaceTB/SmolLM2-135M's published shape (30 layers, 9 query heads over 3 K/V heads of
+    64, d 576, gated MLP of 1536, vocabulary 49152), the FLOP count is the hand formula with
+    grouped K/V heads, peak RSS holds the F32 weights and no copy of them, and the forward's
+    numbers are the torch peer's (bench/peer_torch.py, Hugging Face's eager LlamaModel on the same
+    generator's weights: tests/bench/fixtures/smollm2-8.*.npy) within 1e-5.  A wrong --shape
+    exits 2, naming the option and listing the shapes."""
+    import os
+    import tempfile
+    Ld, Hd, KV, k, Dd, Fd, V, n = 30, 9, 3, 64, 576, 1536, 49152, 8
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = os.path.join(tmp, "x")
+        doc = strict_json(run([exe, "bench", "--shape", "smollm2-135m", "--tokens", str(n), "--repeat", "1", "--json",
+                               "--no-bandwidth", "--no-capture", "--dump", prefix]), "bench --shape smollm2-135m")
+        if doc is None:
+            return
+        for key, want in [("shape", "smollm2-135m"), ("layers", Ld), ("heads", Hd), ("kv_heads", KV), ("d_head", k),
+                          ("d_model", Dd), ("d_ffn", Fd), ("gated_ffn", True), ("vocab_size", V)]:
+            check(doc.get(key) == want, "bench --shape smollm2-135m: %s = %r, expected %r" % (key, doc.get(key), want))
+        r = (doc.get("results") or [{}])[0]
+        dq, dkv = Hd * k, KV * k
+        check(r.get("flops") == Ld * (2 * n * Dd * (2 * dq + 2 * dkv) + 4 * n * n * dq + 6 * n * Dd * Fd),
+              "bench --shape smollm2-135m: flops %r" % r.get("flops"))
+        check(r.get("attention_bytes") == Ld * Hd * n * n * 4, "bench --shape smollm2-135m: attention_bytes %r" %
+              r.get("attention_bytes"))
+        weights = 4 * (V * Dd + Ld * (2 * Dd + Dd * (2 * dq + 2 * dkv) + 3 * Dd * Fd) + Dd)   # 538 MB
+        rss = r.get("peak_rss_bytes") or 0
+        check(weights <= rss <= weights + 200e6, "bench --shape smollm2-135m: peak RSS %.0f MB for %.0f MB of F32 "
+              "weights (a copy would be twice)" % (rss / 1e6, weights / 1e6))
+        here = os.path.dirname(os.path.abspath(__file__))
+        for part in ("attn", "hidden"):
+            got_shape, got = read_npy_f32("%s.%s.npy" % (prefix, part))
+            want_shape, want = read_npy_f32(os.path.join(here, "fixtures", "smollm2-8.%s.npy" % part))
+            check(got_shape == want_shape, "smollm2-135m %s: shape %r, torch's %r" % (part, got_shape, want_shape))
+            diff = max((abs(a - b) for a, b in zip(got, want)), default=float("inf"))
+            check(diff <= 1e-5, "smollm2-135m %s: max |attnscope - torch| = %g > 1e-5" % (part, diff))
+            print("smollm2-135m, 8 tokens, %s %r: max |attnscope - torch| = %.3g" % (part, got_shape, diff))
+    for args in (["--shape", "qwen2.5-0.5"], ["--shape", "smollm2-135m", "--versus", "llama-3.2"]):
+        p = subprocess.run([exe, "bench"] + args + ["--tokens", "8"], capture_output=True, text=True, timeout=HANG_S)
+        opt, bad = args[-2], args[-1]
+        check(p.returncode == 2 and opt in p.stderr and ('"%s"' % bad) in p.stderr and
+              "qwen2.5-0.5b, smollm2-135m, llama-3.2-1b" in p.stderr and "bert-base" in p.stderr,
+              "bench %s: exit %d, %r (expected 2, naming %s and listing the shapes)" % (" ".join(args), p.returncode,
+                                                                                       p.stderr, opt))
+
+
 def gui(exe):
     base = [exe, "--gui-bench", "--model", "random:bert-tiny", "--tokens", str(N), "--repeat", "3"]
     out = run(base)
@@ -234,11 +298,13 @@ def remembered(exe):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("cli", "gui"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("cli", "gui", "decoder"):
         sys.exit(__doc__)
     if sys.argv[1] == "cli":
         cli(sys.argv[2])
         families(sys.argv[2])
+    elif sys.argv[1] == "decoder":
+        decoder(sys.argv[2])
     else:
         gui(sys.argv[2])
     print("%s: %d failed" % (sys.argv[1], len(failures)))
