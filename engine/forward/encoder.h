@@ -158,6 +158,11 @@ void atn_rmsnorm(float *out, const float *in, const float *g, int32_t n, int32_t
 /* Rotates one head's d_head values x at position pos in place (rotate-half: pairs i and
  * i + d_head / 2 by the angle pos inv_freq[i]), as HF's apply_rotary_pos_emb. */
 void atn_rope_rotate(float *x, const float *inv_freq, int32_t d_head, int32_t pos);
+/* The same in two steps, for many heads at one position: the angles' cos and sin
+ * [d_head / 2] each (caller's memory), then a head rotated by them; bit for bit
+ * atn_rope_rotate. */
+void atn_rope_angles(float *cos_out, float *sin_out, const float *inv_freq, int32_t d_head, int32_t pos);
+void atn_rope_rotate_cs(float *x, const float *c, const float *s, int32_t d_head);
 /* The operand a product reads under a's precision: in itself (a NULL or fp32), or in
  * rounded into a->round_buf (valid until the next call), counting fp16 overflows in row
  * (0: embeddings, l + 1: layer l) under op. */

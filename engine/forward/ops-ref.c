@@ -94,17 +94,37 @@ void atn_rmsnorm(float *out, const float *in, const float *g, int32_t n, int32_t
     }
 }
 
-void atn_rope_rotate(float *x, const float *inv_freq, int32_t d_head, int32_t pos) {
-    /* HF's LlamaRotaryEmbedding and apply_rotary_pos_emb: the angle in float32
-       (inv_freq @ position_ids), cos and sin of it, x * cos + rotate_half(x) * sin with
-       rotate_half(x) = cat(-x[half:], x[:half]) */
+void atn_rope_angles(float *cos_out, float *sin_out, const float *inv_freq, int32_t d_head, int32_t pos) {
+    /* HF's LlamaRotaryEmbedding: the angle in float32 (inv_freq @ position_ids), cos and sin
+       of it */
+    for (int32_t i = 0; i < d_head / 2; i++) {
+        float angle = (float)pos * inv_freq[i];
+        cos_out[i] = (float)cos((double)angle);
+        sin_out[i] = (float)sin((double)angle);
+    }
+}
+
+void atn_rope_rotate_cs(float *x, const float *c, const float *s, int32_t d_head) {
+    /* apply_rotary_pos_emb: x * cos + rotate_half(x) * sin, rotate_half(x) = cat(-x[half:], x[:half]) */
     int32_t half = d_head / 2;
     for (int32_t i = 0; i < half; i++) {
-        float angle = (float)pos * inv_freq[i];
-        float c = (float)cos((double)angle), s = (float)sin((double)angle);
         float a = x[i], b = x[i + half];
-        x[i] = a * c - b * s;
-        x[i + half] = b * c + a * s;
+        x[i] = a * c[i] - b * s[i];
+        x[i + half] = b * c[i] + a * s[i];
+    }
+}
+
+void atn_rope_rotate(float *x, const float *inv_freq, int32_t d_head, int32_t pos) {
+    enum { HALF_MAX = 256 };
+    float c[HALF_MAX], s[HALF_MAX];
+    for (int32_t i0 = 0; i0 < d_head / 2; i0 += HALF_MAX) {   /* in pieces: any head width */
+        int32_t m = d_head / 2 - i0 < HALF_MAX ? d_head / 2 - i0 : HALF_MAX;
+        atn_rope_angles(c, s, inv_freq + i0, 2 * m, pos);
+        for (int32_t i = 0; i < m; i++) {
+            float a = x[i0 + i], b = x[i0 + i + d_head / 2];
+            x[i0 + i] = a * c[i] - b * s[i];
+            x[i0 + i + d_head / 2] = b * c[i] + a * s[i];
+        }
     }
 }
 
@@ -243,29 +263,33 @@ static void ref_norm(const atn_walk *w, int tid, int nt, float *out, const float
 }
 
 /* Each sequence's q and k rows, head by head: Qwen3's per-head RMSNorm, then the rotation
- * by the token's position id (the run's, so the what-if shuffle moves it too). */
+ * by the token's position id (the run's, so the what-if shuffle moves it too).  A token's
+ * cos and sin are made once for all its heads (H + KV of them: 40 for Llama-3.2-1B), the
+ * same numbers atn_rope_rotate makes for each. */
 static void ref_positions(const atn_walk *w, int tid, int nt, int32_t l, float *q, float *k) {
     (void)tid, (void)nt;
     const atn_layer_desc *D = &w->desc;
     const atn_layer_weights *lw = &w->layers[l];
     int32_t kd = D->d_head, dq = atn_desc_d_q(D), dkv = atn_desc_d_kv(D), KV = atn_desc_kv_heads(D);
     const float *inv_freq = atn_desc_inv_freq(D, l);   /* ModernBERT's local layers: their own base */
+    enum { HALF_MAX = 256 };
+    float cs[2 * HALF_MAX];
+    bool table = kd / 2 <= HALF_MAX;   /* wider heads (none known) rotate with atn_rope_rotate */
     for (int32_t s = 0; s < w->count; s++) {
         const atn_walk_seq *sq = &w->seq[s];
         for (int32_t i = 0; i < sq->n; i++) {
             int32_t row = sq->row + i, pos = sq->pos_ids ? sq->pos_ids[i] : i;
-            for (int32_t h = 0; h < D->heads; h++) {
-                float *x = q + (size_t)row * dq + (size_t)h * kd;
+            bool rotate = !w->no_positions;   /* the what-if lab's NoPE: no rotation */
+            if (rotate && table)
+                atn_rope_angles(cs, cs + HALF_MAX, inv_freq, kd, pos);
+            for (int32_t h = 0; h < D->heads + KV; h++) {
+                float *x = h < D->heads ? q + (size_t)row * dq + (size_t)h * kd
+                                        : k + (size_t)row * dkv + (size_t)(h - D->heads) * kd;
                 if (D->qk_norm)
-                    atn_rmsnorm(x, x, lw->q_norm_g, 1, kd, D->eps);
-                if (!w->no_positions)   /* the what-if lab's NoPE: no rotation */
-                    atn_rope_rotate(x, inv_freq, kd, pos);
-            }
-            for (int32_t h = 0; h < KV; h++) {
-                float *x = k + (size_t)row * dkv + (size_t)h * kd;
-                if (D->qk_norm)
-                    atn_rmsnorm(x, x, lw->k_norm_g, 1, kd, D->eps);
-                if (!w->no_positions)
+                    atn_rmsnorm(x, x, h < D->heads ? lw->q_norm_g : lw->k_norm_g, 1, kd, D->eps);
+                if (rotate && table)
+                    atn_rope_rotate_cs(x, cs, cs + HALF_MAX, kd);
+                else if (rotate)
                     atn_rope_rotate(x, inv_freq, kd, pos);
             }
         }
