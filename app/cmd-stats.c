@@ -36,7 +36,7 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
         int rc = cli_attention_open(a, at);
         if (rc != CLI_EXIT_OK)
             return rc;
-        atn_config cfg = {.n_layers = at->cap->n_layers, .n_heads = at->cap->n_heads};
+        atn_config cfg = {.n_layers = at->cap->n_layers, .n_heads = at->cap->n_heads, .n_kv_heads = at->cap->n_kv_heads};
         atn_error err = {0};
         if (!setup(&cfg, NULL, user))
             return CLI_EXIT_FAIL;
@@ -435,6 +435,65 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
         fputs("\n  ]\n}\n", f);
 }
 
+/* stats --by-kv-group: each K/V group's means (g [L][kv]) as a table, CSV or JSON. */
+static void stats_write_groups(FILE *f, const atn_stats *st, const atn_head_stats *g, int32_t kv, const char *format,
+                               const char *model_name) {
+    static const char *const names[] = {"entropy", "entropy_norm", "cls", "sep", "punct", "self", "prev", "next",
+                                        "local", "distance", "induction"};
+    int32_t per = st->n_heads / kv;
+    bool json = !strcmp(format, "json"), csv = !strcmp(format, "csv");
+    if (json) {
+        fputs("{\n  \"model\": ", f);
+        cli_json_string(f, model_name);
+        fprintf(f, ",\n  \"sentences\": %lld,\n  \"layers\": %d,\n  \"heads_per_layer\": %d,\n  \"kv_heads\": %d,\n"
+                   "  \"heads_per_group\": %d,\n  \"entropy_unit\": \"bits\",\n  \"groups\": [",
+                (long long)st->n_sentences, st->n_layers, st->n_heads, kv, per);
+    } else if (csv) {
+        fputs("layer,kv_head,first_head,heads", f);
+        for (int i = 0; i < 11; i++)
+            fprintf(f, ",%s", names[i]);
+        fputs(",pattern\n", f);
+    } else {
+        fprintf(f, "%lld sentence%s; the mean over each K/V group's %d query heads (heads k*%d .. k*%d+%d read K/V "
+                   "head k); entropy in bits\n", (long long)st->n_sentences, st->n_sentences == 1 ? "" : "s", per, per,
+                per, per - 1);
+        fprintf(f, "%5s %4s %7s %7s %6s %6s %6s %6s %6s %6s %8s %6s  %s\n", "layer", "kv", "heads", "entropy", "norm",
+                "self", "prev", "next", "local", "[CLS]", "distance", "induct", "pattern (most heads)");
+    }
+    for (int32_t l = 0; l < st->n_layers; l++)
+        for (int32_t k = 0; k < kv; k++) {
+            const atn_head_stats *m = &g[(size_t)l * kv + k];
+            const double v[] = {m->entropy, m->entropy_norm, m->cls, m->sep, m->punct, m->self, m->prev, m->next,
+                                m->local, m->distance, m->induction};
+            if (json) {
+                fprintf(f, "%s\n    {\"layer\": %d, \"kv_head\": %d, \"heads\": [", l || k ? "," : "", l, k);
+                for (int32_t j = 0; j < per; j++)
+                    fprintf(f, "%s%d", j ? ", " : "", k * per + j);
+                fputc(']', f);
+                for (int i = 0; i < 11; i++) {
+                    fprintf(f, ", \"%s\": ", names[i]);
+                    cli_json_number(f, v[i]);
+                }
+                fputs(", \"pattern\": ", f);
+                cli_json_string(f, atn_pattern_name(m->pattern));
+                fputc('}', f);
+            } else if (csv) {
+                fprintf(f, "%d,%d,%d,%d", l, k, k * per, per);
+                for (int i = 0; i < 11; i++)
+                    fprintf(f, ",%.9g", v[i]);
+                fprintf(f, ",%s\n", atn_pattern_name(m->pattern));
+            } else {
+                char heads[24];
+                snprintf(heads, sizeof heads, "%d-%d", k * per, k * per + per - 1);
+                fprintf(f, "%5d %4d %7s %7.4f %6.4f %6.4f %6.4f %6.4f %6.4f %6.4f %8.4f %6.4f  %s\n", l, k, heads,
+                        m->entropy, m->entropy_norm, m->self, m->prev, m->next, m->local, m->cls, m->distance,
+                        m->induction, atn_pattern_name(m->pattern));
+            }
+        }
+    if (json)
+        fputs("\n  ]\n}\n", f);
+}
+
 /* stats --from FILE: a partial's (or a merged file's) means, printed as stats --corpus prints. */
 static int stats_from(cli_args *a, const char *format, const char *out) {
     const char *path = cli_get(a, "from");
@@ -479,7 +538,7 @@ int cmd_stats(int argc, char **argv) {
     cli_args a;
     if (argc > 1 && !strcmp(argv[1], "merge"))
         return cmd_stats_merge(argc - 1, argv + 1);
-    static const char *const flags[] = {"help", "resume", "on-demand", CLI_INTERVENTION_FLAGS, NULL};
+    static const char *const flags[] = {"help", "resume", "on-demand", "by-kv-group", CLI_INTERVENTION_FLAGS, NULL};
     if (!cli_parse(&a, "attnscope stats", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
@@ -517,8 +576,16 @@ int cmd_stats(int argc, char **argv) {
                "--query-role R / --key-role R (R: " ATN_CS_ROLES "; a partial only): only query tokens of\n"
                "role R count (means, histograms, exemplars); exemplars take each row's heaviest key of role R.\n"
                "--corpus @LIST (and --from @LIST) read the files LIST names, one a line (relative to LIST's\n"
-               "folder): a corpus's files are numbered as one, file after file, and shards split that.\n");
+               "folder): a corpus's files are numbered as one, file after file, and shards split that.\n"
+               "--by-kv-group (grouped-query models): one row per K/V group of each layer, every figure the\n"
+               "mean over the query heads that share that K/V head, the pattern the label most of them have.\n");
         return 0;
+    }
+    bool by_group = cli_flag(&a, "by-kv-group");
+    if (by_group && (cli_get(&a, "shard") || cli_get(&a, "from") ||
+                     (cli_get(&a, "output") && ends_with(cli_get(&a, "output"), ".safetensors")))) {
+        cli_error("attnscope stats: --by-kv-group goes with --text, --corpus or --attention, not a partial");
+        return CLI_EXIT_USAGE;
     }
     const char *format = cli_get(&a, "format"), *out = cli_get(&a, "output");
     if (cli_get(&a, "shard") || (out && ends_with(out, ".safetensors") && !cli_get(&a, "from")))
@@ -554,16 +621,29 @@ int cmd_stats(int argc, char **argv) {
     if (rc == CLI_EXIT_OK) {
         atn_error err = {0};
         out_file of;
+        atn_head_stats *groups = NULL;
+        const atn_capture *acap = at.cap;
+        int32_t kv = model ? atn_model_config(model)->n_kv_heads : acap ? acap->n_kv_heads : 0;
+        if (kv <= 0)
+            kv = st ? st->n_heads : 0;
         if (atn_stats_finish(st, &err))
             rc = cli_fail(&err);
-        else if (!out_open(&of, out))
+        else if (by_group && atn_stats_by_kv_group(st, kv, &groups, &err)) {
+            cli_error("attnscope stats: --by-kv-group: %s", err.message);
+            rc = CLI_EXIT_USAGE;
+        } else if (!out_open(&of, out))
             rc = CLI_EXIT_USAGE;   /* an unwritable output: 2 in every command */
         else {
-            stats_write(of.f, st, format, model ? atn_model_name(model) : at.name, encoder_heads(model, &at),
-                        j.stack.given ? j.stack.kind : ATN_STACK_ENCODER, NULL);
+            const char *name = model ? atn_model_name(model) : at.name;
+            if (groups)
+                stats_write_groups(of.f, st, groups, kv, format, name);
+            else
+                stats_write(of.f, st, format, name, encoder_heads(model, &at),
+                            j.stack.given ? j.stack.kind : ATN_STACK_ENCODER, NULL);
             if (!out_close(&of, true))
                 rc = CLI_EXIT_USAGE;
         }
+        free(groups);
     }
     atn_stats_free(st);
     atn_model_free(model);
@@ -579,10 +659,12 @@ typedef struct sim_job {
     long layer;
     atn_similarity *sim;
     stack_choice stack;
+    int32_t kv_heads;   /* the model's K/V heads per layer (0: as many as query heads) */
 } sim_job;
 
 static bool sim_setup(const atn_config *cfg, const atn_model *model, void *user) {
     sim_job *j = user;
+    j->kv_heads = cfg->n_kv_heads > 0 ? cfg->n_kv_heads : cfg->n_heads;
     if (j->stack.given)   /* the stack's shape: made with the first capture */
         return true;
     atn_error err = {0};
@@ -610,8 +692,49 @@ static atn_status sim_consume(const atn_capture *cap, void *user, atn_error *err
     return atn_similarity_add_stack(j->sim, cap, j->stack.kind, err);
 }
 
+/* "L3 KV1" (model scope) or "KV1" (layer scope): group a of g. */
+static const char *group_label(const atn_kv_groups *g, const atn_similarity *s, int32_t a, char *buf, size_t size) {
+    if (s->scope == ATN_SCOPE_LAYER)
+        snprintf(buf, size, "KV%d", g->kv_of[a]);
+    else
+        snprintf(buf, size, "L%d KV%d", g->layer_of[a], g->kv_of[a]);
+    return buf;
+}
+
+/* --by-kv-group in JSON: the groups, their heads, the within / between means, the matrix. */
+static void groups_write_json(FILE *f, const atn_kv_groups *g, const atn_similarity *s) {
+    char buf[32];
+    fprintf(f, ",\n  \"kv_groups\": {\n    \"kv_heads\": %d,\n    \"heads_per_group\": %d,\n    \"labels\": [",
+            g->kv_heads, g->per_group);
+    for (int32_t a = 0; a < g->count; a++) {
+        fputs(a ? ", " : "", f);
+        cli_json_string(f, group_label(g, s, a, buf, sizeof buf));
+    }
+    fputs("],\n    \"groups\": [", f);
+    for (int32_t a = 0; a < g->count; a++) {
+        fprintf(f, "%s{\"layer\": %d, \"kv_head\": %d, \"heads\": [", a ? ", " : "", g->layer_of[a], g->kv_of[a]);
+        for (int32_t j = 0; j < g->per_group; j++)
+            fprintf(f, "%s%d", j ? ", " : "", g->kv_of[a] * g->per_group + j);
+        fputs("]}", f);
+    }
+    fputs("],\n    \"within\": ", f);
+    cli_json_number(f, g->within);
+    fputs(",\n    \"between\": ", f);
+    cli_json_number(f, g->between);
+    fputs(",\n    \"values\": [", f);
+    for (int32_t r = 0; r < g->count; r++) {
+        fputs(r ? ",\n      [" : "\n      [", f);
+        for (int32_t c = 0; c < g->count; c++) {
+            fputs(c ? ", " : "", f);
+            cli_json_number(f, g->values[(size_t)r * g->count + c]);
+        }
+        fputc(']', f);
+    }
+    fputs("\n    ]\n  }", f);
+}
+
 static bool sim_write_json(FILE *f, const atn_similarity *s, const char *model_name, bool encdec,
-                           atn_stack_kind kind) {
+                           atn_stack_kind kind, const atn_kv_groups *g) {
     char buf[32];
     fputs("{\n  \"model\": ", f);
     cli_json_string(f, model_name);
@@ -647,12 +770,28 @@ static bool sim_write_json(FILE *f, const atn_similarity *s, const char *model_n
         }
         fputc(']', f);
     }
-    fputs("\n  ]\n}\n", f);
+    fputs("\n  ]", f);
+    if (g)
+        groups_write_json(f, g, s);
+    fputs("\n}\n", f);
     return true;
 }
 
-static void sim_write_csv(FILE *f, const atn_similarity *s) {
+static void sim_write_csv(FILE *f, const atn_similarity *s, const atn_kv_groups *g) {
     char buf[32];
+    if (g) {   /* the group matrix: the diagonal within a group, the rest between two */
+        fputs("group", f);
+        for (int32_t c = 0; c < g->count; c++)
+            fprintf(f, ",%s", group_label(g, s, c, buf, sizeof buf));
+        fputc('\n', f);
+        for (int32_t r = 0; r < g->count; r++) {
+            fputs(group_label(g, s, r, buf, sizeof buf), f);
+            for (int32_t c = 0; c < g->count; c++)
+                fprintf(f, ",%.9g", g->values[(size_t)r * g->count + c]);
+            fputc('\n', f);
+        }
+        return;
+    }
     fputs("head", f);
     for (int32_t c = 0; c < s->count; c++)
         fprintf(f, ",%s", atn_similarity_label(s, c, buf, sizeof buf));
@@ -667,7 +806,7 @@ static void sim_write_csv(FILE *f, const atn_similarity *s) {
 
 int cmd_similarity(int argc, char **argv) {
     cli_args a;
-    static const char *const flags[] = {"help", NULL};
+    static const char *const flags[] = {"help", "by-kv-group", NULL};
     if (!cli_parse(&a, "attnscope similarity", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
@@ -684,10 +823,15 @@ int cmd_similarity(int argc, char **argv) {
                "--stack (an encoder-decoder's: T5, BART, Marian): the encoder's self-attention heads (the\n"
                "default), the decoder's (target over target) or the cross-attention heads (each target row's\n"
                "distribution over the source tokens; js averages over the target rows).\n"
+               "--by-kv-group (grouped-query models: query heads sharing a K/V head form a group): .json gains\n"
+               "\"kv_groups\": the mean over pairs of heads within one group, between groups of one layer, and\n"
+               "the group-by-group matrix of pair means (its diagonal: within each group); .npy and .csv are that\n"
+               "matrix.\n"
                CORPUS_BATCH_HELP);
         return 0;
     }
-    sim_job j = {ATN_METRIC_JS, ATN_SCOPE_MODEL, 0, NULL, {0}};
+    sim_job j = {ATN_METRIC_JS, ATN_SCOPE_MODEL, 0, NULL, {0}, 0};
+    bool by_group = cli_flag(&a, "by-kv-group");
     bool ok = stack_parse(&a, "attnscope similarity", &j.stack);
     const char *metric = cli_get(&a, "metric"), *scope = cli_get(&a, "scope"), *out = cli_get(&a, "output");
     const char *format = cli_get(&a, "format");
@@ -726,20 +870,26 @@ int cmd_similarity(int argc, char **argv) {
     atn_model *model = NULL;
     cli_attention at = {0};
     int rc = feed(&a, sim_setup, sim_consume, &j, &model, &at, NULL);
+    atn_kv_groups *groups = NULL;
     if (rc == CLI_EXIT_OK) {
         atn_error err = {0};
         if (atn_similarity_finish(j.sim, &err)) {
             rc = cli_fail(&err);
+        } else if (by_group && atn_similarity_by_kv_group(j.sim, j.kv_heads, &groups, &err)) {
+            cli_error("attnscope similarity: --by-kv-group: %s", err.message);
+            rc = CLI_EXIT_USAGE;
         } else if (!strcmp(kind, "npy")) {
-            size_t cc = (size_t)j.sim->count * j.sim->count;
+            int32_t count = groups ? groups->count : j.sim->count;
+            const double *values = groups ? groups->values : j.sim->values;
+            size_t cc = (size_t)count * count;
             float *v = malloc(cc * sizeof *v);
-            int64_t shape[2] = {j.sim->count, j.sim->count};
+            int64_t shape[2] = {count, count};
             if (!v) {
                 cli_error("out of memory");
                 rc = CLI_EXIT_FAIL;
             } else {
                 for (size_t i = 0; i < cc; i++)
-                    v[i] = (float)j.sim->values[i];
+                    v[i] = (float)values[i];
                 if (!cli_interrupted() && atn_npy_write_f32(out, v, shape, 2, &err))
                     rc = cli_fail(&err);
                 free(v);
@@ -751,14 +901,15 @@ int cmd_similarity(int argc, char **argv) {
             } else {
                 if (!strcmp(kind, "json"))
                     sim_write_json(of.f, j.sim, model ? atn_model_name(model) : at.name, encoder_heads(model, &at),
-                                   j.stack.given ? j.stack.kind : ATN_STACK_ENCODER);
+                                   j.stack.given ? j.stack.kind : ATN_STACK_ENCODER, groups);
                 else
-                    sim_write_csv(of.f, j.sim);
+                    sim_write_csv(of.f, j.sim, groups);
                 if (!out_close(&of, true))
                     rc = CLI_EXIT_USAGE;
             }
         }
     }
+    atn_kv_groups_free(groups);
     atn_similarity_free(j.sim);
     atn_model_free(model);
     cli_attention_free(&at);

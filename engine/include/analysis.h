@@ -125,6 +125,29 @@ atn_status atn_similarity_compute_stack(const atn_capture *cap, atn_stack_kind k
  * a NULL sim or c out of range); returns buf. */
 const char *atn_similarity_label(const atn_similarity *sim, int32_t c, char *buf, size_t size);
 
+/* By K/V group (grouped-query models: query head h reads K/V head h / (H / kv_heads), so the
+ * H / kv_heads heads of a group share their keys and values).  Groups are (layer, K/V head):
+ * kv_heads of them for a layer-scope similarity (of sim->layer), L · kv_heads for the model
+ * scope, index layer · kv_heads + kv. */
+typedef struct atn_kv_groups {
+    int32_t kv_heads, per_group;   /* K/V heads per layer; query heads in each group */
+    int32_t count;                 /* groups */
+    int32_t *layer_of, *kv_of;     /* [count] the layer and K/V head of group a */
+    /* [count][count]: the mean of sim->values over the pairs of distinct heads (x, y), x in
+       group a, y in group b; the diagonal is the mean within a group */
+    double *values;
+    double within;                 /* mean over the pairs of heads in one group (each pair once) */
+    double between;                /* mean over the pairs of heads of one layer in different groups */
+} atn_kv_groups;
+
+/* sim's values gathered by K/V group, *out the caller's (atn_kv_groups_free; NULL: nothing).
+ * ATN_E_INVALID: NULL sim or out, sim not finished, kv_heads not dividing sim->n_heads, or
+ * kv_heads == n_heads (every head its own K/V head: no groups; the message says so);
+ * ATN_E_NOMEM.  Reads sim only. */
+atn_status atn_similarity_by_kv_group(const atn_similarity *sim, int32_t kv_heads, atn_kv_groups **out,
+                                      atn_error *err);
+void atn_kv_groups_free(atn_kv_groups *g);
+
 /* Average-linkage clustering of a count × count distance matrix (symmetric, zero diagonal).
  * Writes the leaf order [count] and, when not NULL, the merges [count - 1] as above.
  * Ties merge the pair with the smaller indices first, so results are deterministic.
@@ -185,6 +208,12 @@ typedef struct atn_stats {
     int64_t n_tokens;        /* unmasked tokens seen */
     bool has_pairs;          /* some input had two segments */
 } atn_stats;
+
+/* Each K/V group's statistics: *out [L][kv_heads] (malloc'ed, the caller frees), every number
+ * the mean over the group's H / kv_heads query heads (the heads of group k of layer l are
+ * k · H / kv_heads ...), the pattern the label most of them have (a tie: the first in the
+ * enum).  Errors as atn_similarity_by_kv_group (no st: ATN_E_INVALID). */
+atn_status atn_stats_by_kv_group(const atn_stats *st, int32_t kv_heads, atn_head_stats **out, atn_error *err);
 
 /* Per-sentence means, then averaged over sentences (each sentence weighs the same).
  * One capture: its statistics with each head labelled, *out the caller's (atn_stats_free). */

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""similarity --by-kv-group and stats --by-kv-group (issue 33) on the grouped-query test folders
+of tests/hf (llama-f32: 4 query heads over 2 K/V heads; mistral-window: 8 over 2; llama-bf16-mqa:
+4 over 1), against figures computed here from the torch reference's attention
+(tests/hf/fixtures/<model>-single-attn.npy, written by tests/hf/gen_decoders.py, which never
+calls attnscope):
+
+- cosine similarity of two heads' flattened maps, then the mean over pairs of distinct heads
+  within one group (query heads h*g .. h*g+g-1 read K/V head h), between groups of one layer,
+  and each group-by-group cell; the Jensen-Shannon distance (mean over query rows of the
+  square root of the base-2 JS divergence) the same way, to 1e-4 (attnscope's log2 is a
+  polynomial good to 2.5e-7, which a square root near 0 magnifies);
+- per-head row entropy in bits and attention to the token itself, averaged over the group.
+
+Also: a model whose every query head has its own K/V head exits 2 naming --by-kv-group.
+No NumPy: the .npy files are read with struct.
+Usage: test-kv-groups.py ATTNSCOPE"""
+import ast
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HF = os.path.join(HERE, "..", "hf")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def read_npy(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    hlen = struct.unpack("<H", data[8:10])[0]
+    header = ast.literal_eval(data[10:10 + hlen].decode("latin-1"))
+    assert header["descr"] == "<f4" and not header["fortran_order"], header
+    shape = header["shape"]
+    flat = struct.unpack("<%df" % (len(data[10 + hlen:]) // 4), data[10 + hlen:])
+    L, H, n, _ = shape
+    return [[[list(flat[((l * H + h) * n + i) * n:((l * H + h) * n + i + 1) * n]) for i in range(n)]
+             for h in range(H)] for l in range(L)]
+
+
+def cosine(a, b):
+    x = [v for row in a for v in row]
+    y = [v for row in b for v in row]
+    return sum(p * q for p, q in zip(x, y)) / math.sqrt(sum(p * p for p in x) * sum(q * q for q in y))
+
+
+def js(a, b):
+    total = 0.0
+    for p, q in zip(a, b):
+        def h(r):
+            return -sum(v * math.log2(v) for v in r if v > 0)
+        d = h([(u + v) / 2 for u, v in zip(p, q)]) - (h(p) + h(q)) / 2
+        total += math.sqrt(max(d, 0.0))
+    return total / len(a)
+
+
+def run(args):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    check(p.returncode == 0, "%s exited %d: %s" % (" ".join(args), p.returncode, p.stderr.strip()))
+    return p
+
+
+def group_figures(att, kv, metric):
+    """within, between, and the (layer, kv) x (layer, kv) matrix of pair means, model scope."""
+    L, H = len(att), len(att[0])
+    g = H // kv
+    heads = [(l, h) for l in range(L) for h in range(H)]
+    sums, counts = {}, {}
+    within, between = [], []
+    for i, (l1, h1) in enumerate(heads):
+        for j, (l2, h2) in enumerate(heads):
+            if i == j:
+                continue
+            v = metric(att[l1][h1], att[l2][h2])
+            key = (l1 * kv + h1 // g, l2 * kv + h2 // g)
+            sums[key] = sums.get(key, 0.0) + v
+            counts[key] = counts.get(key, 0) + 1
+            if j > i and key[0] == key[1]:
+                within.append(v)
+            elif j > i and l1 == l2:
+                between.append(v)
+    cells = {k: sums[k] / counts[k] for k in sums}
+    mean = (lambda xs: sum(xs) / len(xs) if xs else None)
+    return mean(within), mean(between), cells
+
+
+def similarity(exe, model, tmp):
+    folder = os.path.join(HF, "models", model)
+    fx = json.load(open(os.path.join(HF, "fixtures", model + ".json")))
+    case = next(c for c in fx["cases"] if c["name"] == "single")
+    att = read_npy(os.path.join(HF, "fixtures", model + "-single-attn.npy"))
+    kv, H, L = fx["n_kv_heads"], fx["n_heads"], fx["n_layers"]
+    ids = ",".join(str(i) for i in case["ids"])
+    for metric, fn, tol in (("cosine", cosine, 1e-5), ("js", js, 1e-4)):
+        out = os.path.join(tmp, "%s-%s.json" % (model, metric))
+        run([exe, "similarity", "--model", folder, "--ids", ids, "--metric", metric, "--by-kv-group", "-o", out])
+        try:
+            doc = json.load(open(out))["kv_groups"]
+        except (OSError, ValueError, KeyError) as e:
+            check(False, "%s %s: no kv_groups in the output (%s)" % (model, metric, e))
+            continue
+        within, between, cells = group_figures(att, kv, fn)
+        check(doc["kv_heads"] == kv and doc["heads_per_group"] == H // kv,
+              "%s: kv_heads %r, heads_per_group %r" % (model, doc["kv_heads"], doc["heads_per_group"]))
+        check([g["heads"] for g in doc["groups"][:kv]] == [list(range(k * H // kv, (k + 1) * H // kv))
+                                                            for k in range(kv)], "%s: groups %r" % (model, doc["groups"]))
+        check(len(doc["values"]) == L * kv, "%s: %d groups, expected %d" % (model, len(doc["values"]), L * kv))
+        worst = abs(doc["within"] - within)
+        if between is None:
+            check(doc["between"] is None, "%s %s: between %r with one group per layer" % (model, metric, doc["between"]))
+        else:
+            worst = max(worst, abs(doc["between"] - between))
+        for (a, b), v in cells.items():
+            worst = max(worst, abs(doc["values"][a][b] - v))
+        check(worst <= tol, "%s %s: max |attnscope - here| = %g > %g (within %r vs %r)" % (model, metric, worst, tol,
+                                                                                          doc["within"], within))
+        print("%s, %d heads over %d K/V heads, %s: within %.6f, between %s; max difference %.2g" % (
+            model, H, kv, metric, within, "%.6f" % between if between is not None else "none (one group)", worst))
+    # the layer scope: the groups of one layer only
+    out = os.path.join(tmp, model + "-layer.csv")
+    run([exe, "similarity", "--model", folder, "--ids", ids, "--metric", "cosine", "--layer", str(L - 1),
+         "--by-kv-group", "-o", out])
+    rows = [line.split(",") for line in open(out).read().splitlines()]
+    _, _, cells = group_figures([att[L - 1]], kv, cosine)
+    check(rows[0] == ["group"] + ["KV%d" % k for k in range(kv)], "%s layer csv header %r" % (model, rows[0]))
+    for a in range(kv):
+        for b in range(kv):
+            if (a, b) in cells:
+                check(abs(float(rows[1 + a][1 + b]) - cells[(a, b)]) <= 1e-5, "%s layer csv [%d][%d] %s vs %g" % (
+                    model, a, b, rows[1 + a][1 + b], cells[(a, b)]))
+
+
+def stats(exe, model, tmp):
+    folder = os.path.join(HF, "models", model)
+    fx = json.load(open(os.path.join(HF, "fixtures", model + ".json")))
+    case = next(c for c in fx["cases"] if c["name"] == "single")
+    att = read_npy(os.path.join(HF, "fixtures", model + "-single-attn.npy"))
+    kv, H = fx["n_kv_heads"], fx["n_heads"]
+    g = H // kv
+    out = os.path.join(tmp, model + "-stats.json")
+    run([exe, "stats", "--model", folder, "--ids", ",".join(str(i) for i in case["ids"]), "--by-kv-group", "-o", out])
+    try:
+        doc = json.load(open(out))
+    except (OSError, ValueError) as e:
+        check(False, "%s stats: %s" % (model, e))
+        return
+    worst = 0.0
+    for grp in doc["groups"]:
+        l, k = grp["layer"], grp["kv_head"]
+        check(grp["heads"] == list(range(k * g, (k + 1) * g)), "%s stats heads %r" % (model, grp["heads"]))
+        ent = sum(sum(-sum(v * math.log2(v) for v in row if v > 0) for row in att[l][h]) / len(att[l][h])
+                  for h in grp["heads"]) / g
+        self_ = sum(sum(att[l][h][i][i] for i in range(len(att[l][h]))) / len(att[l][h]) for h in grp["heads"]) / g
+        worst = max(worst, abs(grp["entropy"] - ent), abs(grp["self"] - self_))
+    check(len(doc["groups"]) == fx["n_layers"] * kv, "%s stats: %d groups" % (model, len(doc["groups"])))
+    check(worst <= 1e-5, "%s stats: max |attnscope - here| = %g" % (model, worst))
+    print("%s stats by K/V group: entropy and self within %.2g" % (model, worst))
+
+
+def main():
+    exe = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in ("llama-f32", "mistral-window", "llama-bf16-mqa"):
+            similarity(exe, model, tmp)
+            stats(exe, model, tmp)
+        for cmd in (["similarity", "-o", os.path.join(tmp, "x.json")], ["stats"]):
+            p = subprocess.run([exe] + cmd[:1] + ["--model", os.path.join(HF, "models", "llama-sharded"), "--ids",
+                                                  "3,4,5", "--by-kv-group"] + cmd[1:],
+                               capture_output=True, text=True, timeout=600)
+            check(p.returncode == 2 and "--by-kv-group" in p.stderr and "own K/V head" in p.stderr,
+                  "%s on a model without groups: exit %d, %r" % (cmd[0], p.returncode, p.stderr))
+    print("%d failed" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
