@@ -13,6 +13,7 @@
 #include "forward/precision.h"
 
 #include <cblas.h>
+#include <pthread.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -146,6 +147,52 @@ static void round_in_place(const atn_activations *a, float *x, size_t count, int
         a->overflow[(size_t)row * ATN_OPERAND_COUNT + op] += over;
 }
 
+/* ---- two halves at once: the element-wise steps on both cores ----------------------- */
+
+/* The reference ops run on one thread and let OpenBLAS thread each product; the steps
+ * between products (the softmax rows, the activation) then ran on one core while OpenBLAS's
+ * other threads waited (perf: 12% of a SmolLM2 forward's samples at 512 tokens, with the
+ * other core in sched_yield).  Large ones are cut in two: a helper thread does the second
+ * half, the same code on the same rows, so every number is the same. */
+enum { SPLIT_MIN = 1 << 16 };   /* elements below which a thread costs more than it gives */
+
+typedef struct half_job {
+    void (*fn)(void *arg, int32_t lo, int32_t hi);
+    void *arg;
+    int32_t lo, hi;
+} half_job;
+
+static void *half_thread(void *p) {
+    half_job *j = p;
+    j->fn(j->arg, j->lo, j->hi);
+    return NULL;
+}
+
+/* fn(arg, 0, count) in two halves when `work` elements are worth it, else on this thread. */
+static void in_two(void (*fn)(void *arg, int32_t lo, int32_t hi), void *arg, int32_t count, size_t work) {
+    pthread_t t;
+    half_job j = {fn, arg, count / 2, count};
+    if (count < 2 || work < SPLIT_MIN || pthread_create(&t, NULL, half_thread, &j) != 0) {
+        fn(arg, 0, count);
+        return;
+    }
+    fn(arg, 0, count / 2);
+    pthread_join(t, NULL);
+}
+
+typedef struct act_job {
+    float *x;
+    size_t chunk, count;
+    atn_activation act;
+} act_job;
+
+static void act_part(void *arg, int32_t lo, int32_t hi) {
+    act_job *j = arg;
+    size_t a = (size_t)lo * j->chunk, b = (size_t)hi * j->chunk < j->count ? (size_t)hi * j->chunk : j->count;
+    if (b > a)
+        atn_activate(j->x + a, b - a, j->act);
+}
+
 /* ---- the softmax, plain and with the what-if gates ----------------------------------- */
 
 /* Row-wise masked softmax, max-subtracted.  att_row[j] = exp(s_j - max) / sum; mask_add
@@ -172,6 +219,23 @@ static void softmax_rows(float *att, const float *mask_add, int32_t nq, int32_t 
         for (int32_t j = 0; j < n; j++)
             row[j] *= inv;
     }
+}
+
+typedef struct softmax_job {
+    float *att;
+    const float *mask;
+    int32_t n;
+} softmax_job;
+
+static void softmax_part(void *arg, int32_t lo, int32_t hi) {
+    softmax_job *j = arg;
+    softmax_rows(j->att + (size_t)lo * j->n, j->mask + (size_t)lo * j->n, hi - lo, j->n);
+}
+
+/* softmax_rows over nq rows, in two halves of rows when they are many. */
+static void softmax_rows_par(float *att, const float *mask_add, int32_t nq, int32_t n) {
+    softmax_job j = {att, mask_add, n};
+    in_two(softmax_part, &j, nq, (size_t)nq * n);
 }
 
 /* The softmax with the interventions: row i of head att (scores already scaled) gets
@@ -240,8 +304,10 @@ static void ref_project(const atn_walk *w, int tid, int nt, float *out, const fl
     (void)tid, (void)nt;
     const float *b, *W = atn_layer_weight(&w->layers[l], which, &b);
     atn_linear(out, in, W, b, w->M, i, o);
-    if (act >= 0)
-        atn_activate(out, (size_t)w->M * o, (atn_activation)act);
+    if (act >= 0) {   /* element-wise: in two halves of 4096-element chunks */
+        act_job j = {out, 4096, (size_t)w->M * o, (atn_activation)act};
+        in_two(act_part, &j, (int32_t)((j.count + j.chunk - 1) / j.chunk), j.count);
+    }
     if (res)
         for (size_t x = 0, count = (size_t)w->M * o; x < count; x++)
             out[x] += res[x];
@@ -350,7 +416,7 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
         if (gated)
             softmax_rows_iv(att_h, mask, n, nk, w->slopes ? w->slopes[h] : 0.0f, w->temperature, off, w->head_mode);
         else
-            softmax_rows(att_h, mask, n, nk);
+            softmax_rows_par(att_h, mask, n, nk);
         if (D->xsoftmax)
             xsoftmax_rows(att_h, mask, n);
         if (s->head_done && !w->one_head)
