@@ -36,7 +36,9 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
         int rc = cli_attention_open(a, at);
         if (rc != CLI_EXIT_OK)
             return rc;
-        atn_config cfg = {.n_layers = at->cap->n_layers, .n_heads = at->cap->n_heads, .n_kv_heads = at->cap->n_kv_heads};
+        /* the file's "n_kv_heads" (0 when absent: every head its own) */
+        atn_config cfg = {.n_layers = at->cap->n_layers, .n_heads = at->cap->n_heads,
+                          .n_kv_heads = atn_attn_file_get_info(at->file).n_kv_heads};
         atn_error err = {0};
         if (!setup(&cfg, NULL, user))
             return CLI_EXIT_FAIL;
@@ -188,6 +190,16 @@ static bool out_close(out_file *o, bool ok) {
 static bool ends_with(const char *s, const char *suffix) {
     size_t a = strlen(s), b = strlen(suffix);
     return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* --by-kv-group on an attention file without "n_kv_heads": say so (exit 2) rather than that
+ * the model has no groups. */
+static bool groups_known(const cli_attention *at, const char *cmd) {
+    if (!at->file || atn_attn_file_get_info(at->file).n_kv_heads > 0)
+        return true;
+    cli_error("attnscope %s: --by-kv-group: the attention file (%s) has no \"n_kv_heads\" in its metadata, so "
+              "which K/V head each query head reads is not known; give --model instead", cmd, at->name);
+    return false;
 }
 
 /* ---- stats ---------------------------------------------------------------------------- */
@@ -622,12 +634,14 @@ int cmd_stats(int argc, char **argv) {
         atn_error err = {0};
         out_file of;
         atn_head_stats *groups = NULL;
-        const atn_capture *acap = at.cap;
-        int32_t kv = model ? atn_model_config(model)->n_kv_heads : acap ? acap->n_kv_heads : 0;
+        int32_t kv = model ? atn_model_config(model)->n_kv_heads
+                           : at.file ? atn_attn_file_get_info(at.file).n_kv_heads : 0;
         if (kv <= 0)
             kv = st ? st->n_heads : 0;
         if (atn_stats_finish(st, &err))
             rc = cli_fail(&err);
+        else if (by_group && !groups_known(&at, "stats"))
+            rc = CLI_EXIT_USAGE;
         else if (by_group && atn_stats_by_kv_group(st, kv, &groups, &err)) {
             cli_error("attnscope stats: --by-kv-group: %s", err.message);
             rc = CLI_EXIT_USAGE;
@@ -875,6 +889,8 @@ int cmd_similarity(int argc, char **argv) {
         atn_error err = {0};
         if (atn_similarity_finish(j.sim, &err)) {
             rc = cli_fail(&err);
+        } else if (by_group && !groups_known(&at, "similarity")) {
+            rc = CLI_EXIT_USAGE;
         } else if (by_group && atn_similarity_by_kv_group(j.sim, j.kv_heads, &groups, &err)) {
             cli_error("attnscope similarity: --by-kv-group: %s", err.message);
             rc = CLI_EXIT_USAGE;

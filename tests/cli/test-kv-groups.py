@@ -179,6 +179,14 @@ def main():
                                capture_output=True, text=True, timeout=600)
             check(p.returncode == 2 and "--by-kv-group" in p.stderr and "own K/V head" in p.stderr,
                   "%s on a model without groups: exit %d, %r" % (cmd[0], p.returncode, p.stderr))
+        # an attention file that does not say which K/V head each query head reads: exit 2, saying so
+        att = os.path.join(tmp, "a.safetensors")
+        run([exe, "run", "--model", os.path.join(HF, "models", "llama-f32"), "--ids", "3,4,5", "-o", att])
+        for cmd in (["similarity", "-o", os.path.join(tmp, "y.json")], ["stats"]):
+            p = subprocess.run([exe] + cmd[:1] + ["--attention", att, "--by-kv-group"] + cmd[1:], capture_output=True,
+                               text=True, timeout=600)
+            check(p.returncode == 2 and "--by-kv-group" in p.stderr and "n_kv_heads" in p.stderr,
+                  "%s --attention without n_kv_heads: exit %d, %r" % (cmd[0], p.returncode, p.stderr))
     print("%d failed" % len(failures))
     return 1 if failures else 0
 
