@@ -39,7 +39,18 @@ typedef enum atn_train_init { ATN_INIT_NORMAL = 0, ATN_INIT_XAVIER, ATN_INIT_ORT
 typedef enum atn_train_pos {
     ATN_POS_LEARNED = 0, ATN_POS_SINUSOIDAL, ATN_POS_NONE, ATN_POS_ALIBI, ATN_POS_ROTARY
 } atn_train_pos;
-typedef enum atn_train_attn { ATN_ATTN_FULL = 0, ATN_ATTN_CAUSAL, ATN_ATTN_WINDOW } atn_train_attn;
+/* Attention (train-attn-variants.c): full; causal; a window (keys within window of the
+ * query); Longformer (Beltagy et al. 2020: the window, and the global positions attend to
+ * every key and every query attends to them); chunked (keys in the query's block of chunk
+ * tokens); Linformer (Wang et al. 2020: keys and values projected along the sequence by a
+ * learned E and F [linformer_k][n] per layer, shared by the heads; each head's attention is
+ * then [n][linformer_k]; an encoder only, not saved).  A decoder adds the causal mask to the
+ * first five. */
+typedef enum atn_train_attn {
+    ATN_ATTN_FULL = 0, ATN_ATTN_CAUSAL, ATN_ATTN_WINDOW, ATN_ATTN_LONGFORMER, ATN_ATTN_CHUNKED,
+    ATN_ATTN_LINFORMER
+} atn_train_attn;
+#define ATN_TRAIN_MAX_GLOBALS 32
 typedef enum atn_train_optim { ATN_OPTIM_ADAMW = 0, ATN_OPTIM_SGD } atn_train_optim;
 
 typedef struct atn_train_options {
@@ -81,10 +92,16 @@ typedef struct atn_train_options {
        layer's activations in the backward (the same arithmetic, the same dropout masks: the
        gradients are equal bit for bit); atn_trainer_activation_bytes says what it saves. */
     bool checkpoint;
+    /* ATN_ATTN_LONGFORMER's global positions: the first global_first tokens and the
+       n_globals positions in globals (each < the task's tokens; both may be 0: a window) */
+    int32_t global_first, n_globals;
+    int32_t globals[ATN_TRAIN_MAX_GLOBALS];
+    int32_t chunk;                /* ATN_ATTN_CHUNKED's block size (>= 1) */
+    int32_t linformer_k;          /* ATN_ATTN_LINFORMER's projected length (1..tokens) */
 } atn_train_options;
 
 /* The defaults: decoder, 2 layers, d_model 64, 4 heads, pre-LN, normal 0.02, learned
- * positions, AdamW lr 1e-3 (0.9, 0.999, 1e-8, weight decay 0.01), no warm-up, clip 1,
+ * positions (window 4; Longformer's first token global; chunk 4; Linformer k 4), AdamW lr 1e-3 (0.9, 0.999, 1e-8, weight decay 0.01), no warm-up, clip 1,
  * batch 32, 1000 steps, copy of length 16 over 10 symbols, seed 1, no dropout. */
 void atn_train_options_init(atn_train_options *o);
 
@@ -101,8 +118,10 @@ int atn_train_task_parse(const char *name);
 /* Checks o: ATN_E_INVALID with a message naming the option; also whether the model can
  * be written as a Hugging Face folder (for_saving): a decoder with pre-LN (GPT-2) or an
  * encoder with post-LN (BERT), positions other than rotary, LayerNorm; or a Llama: a
- * pre-LN decoder with rotary positions, rms_norm and attention_only; ATN_E_UNSUPPORTED
- * otherwise. */
+ * pre-LN decoder with rotary positions, rms_norm and attention_only; not Linformer (no
+ * family holds its E and F); ATN_E_UNSUPPORTED otherwise.  The attention knobs are checked
+ * as far as the options tell (globals and Linformer's k against the task's tokens: the
+ * layout of every task but text). */
 atn_status atn_train_options_check(const atn_train_options *o, bool for_saving, atn_error *err);
 
 typedef struct atn_trainer atn_trainer;
@@ -163,14 +182,19 @@ atn_status atn_trainer_tensor_set(atn_trainer *t, const char *name, const float 
  * atn_trainer_attention gives its attention and the loss is not kept.  ATN_E_INVALID: n
  * differs, an id outside the vocabulary. */
 atn_status atn_trainer_probe(atn_trainer *t, const int32_t *ids, int32_t n, atn_error *err);
-/* The attention of layer's first sequence in the last forward, [heads][n][n] (borrowed,
- * valid until the next compute or probe); NULL for a layer out of range. */
+/* The attention of layer's first sequence in the last forward, [heads][n][keys] (borrowed,
+ * valid until the next compute or probe): keys is n, or Linformer's linformer_k (a column
+ * is then a projected key, a learned mix of every token, not a token); NULL for a layer
+ * out of range. */
 const float *atn_trainer_attention(const atn_trainer *t, int32_t layer, int32_t *n);
+/* The key columns of atn_trainer_attention: n, or linformer_k under ATN_ATTN_LINFORMER. */
+int32_t atn_trainer_attention_keys(const atn_trainer *t);
 /* Every head's induction score in the last forward's first sequence (after a probe: the
  * probe's ids), defined as atn_head_stats.induction is (analysis.h, Olsson et al. 2022):
  * over the query rows i whose pair (ids[i-1], ids[i]) occurred earlier at (j-1, j),
  * j + 1 < i, the mean of the attention on those j + 1.  out [layers][heads] (0 where no row
- * qualifies); returns the number of such rows (0: the sequence repeats nothing). */
+ * qualifies); returns the number of such rows (0: the sequence repeats nothing, or Linformer,
+ * whose keys are not tokens). */
 int32_t atn_trainer_induction_scores(const atn_trainer *t, float *out);
 /* Tokens per sequence (the task's layout). */
 int32_t atn_trainer_tokens(const atn_trainer *t);

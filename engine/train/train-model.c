@@ -124,6 +124,8 @@ static void name_tensors(atn_trainer *t) {
         T("attention.self.key.bias", y->bk);
         T("attention.self.value.weight", y->wv);
         T("attention.self.value.bias", y->bv);
+        T("attention.self.linformer_e.weight", y->lin_e);   /* Linformer only (no HF family) */
+        T("attention.self.linformer_f.weight", y->lin_f);
         T("attention.output.dense.weight", y->wo);
         T("attention.output.dense.bias", y->bo);
         T("attention.output.LayerNorm.weight", y->ln1_g);
@@ -231,7 +233,9 @@ static float *take(float **cur, size_t count) {
 static size_t layout_acts(atn_trainer *t, float *base) {
     float *c = base;
     size_t M = (size_t)t->M, d = (size_t)t->o.d_model, f = (size_t)t->desc.f, V = (size_t)t->V;
-    size_t att = (size_t)t->B * t->o.heads * t->n * t->n;
+    size_t att = (size_t)t->B * t->o.heads * t->n * t->keys;
+    bool lin = t->o.attention == ATN_ATTN_LINFORMER;
+    size_t kd = (size_t)t->B * t->keys * d;
     bool drop_h = t->o.dropout_hidden > 0, drop_a = t->o.dropout_attn > 0;
     int32_t L = t->o.layers;
     bool round = t->o.precision != ATN_PRECISION_FP32;
@@ -255,6 +259,8 @@ static size_t layout_acts(atn_trainer *t, float *base) {
         a->probs = take(&c, att);
         a->probs_d = drop_a || round ? take(&c, att) : a->probs;
         a->keep_attn = drop_a ? take(&c, att) : NULL;
+        a->kp = lin ? take(&c, kd) : NULL;
+        a->vp = lin ? take(&c, kd) : NULL;
         a->keep_ao = drop_h ? take(&c, M * d) : NULL;
         a->keep_h2 = drop_h ? take(&c, M * d) : NULL;
         a->r = take(&c, M * d), a->ffn_in = take(&c, M * d);
@@ -271,26 +277,18 @@ static size_t layout_acts(atn_trainer *t, float *base) {
     t->d_q = take(&c, M * d), t->d_k = take(&c, M * d), t->d_v = take(&c, M * d);
     t->d_f = take(&c, 2 * M * f), t->d_att = take(&c, (size_t)t->n * t->n);
     t->mask = take(&c, (size_t)t->n * t->n);
+    t->d_lin = lin ? take(&c, (size_t)t->n * t->keys + 2 * (size_t)t->keys * d) : NULL;
     return (size_t)(c - base);
-}
-
-static void build_mask(atn_trainer *t) {
-    bool causal = t->o.decoder || t->o.attention == ATN_ATTN_CAUSAL;
-    for (int32_t i = 0; i < t->n; i++)
-        for (int32_t j = 0; j < t->n; j++) {
-            bool hide = (causal && j > i) ||
-                        (t->o.attention == ATN_ATTN_WINDOW && (j - i > t->o.window || i - j > t->o.window));
-            t->mask[(size_t)i * t->n + j] = hide ? -INFINITY : 0.0f;
-        }
 }
 
 atn_status atn_tr_model_build(atn_trainer *t, atn_error *err) {
     const atn_train_options *o = &t->o;
     int32_t L = o->layers, d = o->d_model, f = t->desc.f, V = t->V, P = t->P;
     bool post = o->norm == ATN_TRAIN_POST_LN, pre = o->norm == ATN_TRAIN_PRE_LN, ln = o->norm != ATN_TRAIN_NO_LN;
-    t->params = calloc((size_t)(16 * L + 20), sizeof *t->params);
+    t->keys = o->attention == ATN_ATTN_LINFORMER ? o->linformer_k : t->n;
+    t->params = calloc((size_t)(18 * L + 20), sizeof *t->params);
     t->layers = calloc((size_t)L, sizeof *t->layers);
-    t->tensors = calloc((size_t)(16 * L + 20), sizeof *t->tensors);
+    t->tensors = calloc((size_t)(18 * L + 20), sizeof *t->tensors);
     t->hidden = calloc((size_t)L + 1, sizeof *t->hidden);
     t->acts = calloc((size_t)L, sizeof *t->acts);
     if (!t->params || !t->layers || !t->tensors || !t->hidden || !t->acts)
@@ -317,6 +315,9 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err) {
         y->w1 = add_param(t, "w1", f, d, mlp_off), y->b1 = add_param(t, "b1", 1, f, mlp_off);
         y->w2 = add_param(t, "w2", d, f, mlp_off), y->b2 = add_param(t, "b2", 1, d, mlp_off);
         t->params[y->w1].matrix = true;
+        bool lin = o->attention == ATN_ATTN_LINFORMER;
+        y->lin_e = lin ? add_param(t, "lin_e", t->keys, t->n, false) : -1;
+        y->lin_f = lin ? add_param(t, "lin_f", t->keys, t->n, false) : -1;
     }
     t->lnf_g = pre ? add_param(t, "ln_f.g", 1, d, false) : -1;
     t->lnf_b = pre ? add_param(t, "ln_f.b", 1, d, o->rms_norm) : -1;
@@ -355,6 +356,9 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err) {
             continue;   /* an attention-only model's MLP, an RMSNorm's bias: zeros */
         else if (i == t->wte || i == t->wpe || i == t->wtt)
             init_normal(&r, p->p, count, o->init_std);
+        else if (!strncmp(p->name, "lin_", 4))   /* Linformer's E, F: each projected row a mix of
+                                                    the n rows of unit expected norm */
+            init_normal(&r, p->p, count, 1.0f / sqrtf((float)t->n));
         else if (p->rows > 1)
             init_matrix(o, &r, p);
         else if (strstr(p->name, ".g"))
@@ -369,7 +373,7 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err) {
     layout_acts(t, t->act_block);
     t->act_bytes = acts * sizeof(float);
     if (o->checkpoint) {
-        size_t probe = (size_t)L * o->heads * t->n * t->n;
+        size_t probe = (size_t)L * o->heads * t->n * t->keys;
         t->ckpt_rng = calloc((size_t)L, sizeof *t->ckpt_rng);
         t->ckpt_probs = calloc(probe, sizeof(float));
         if (!t->ckpt_rng || !t->ckpt_probs)
@@ -380,7 +384,7 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err) {
     atn_status st = atn_tr_precision_build(t, err);
     if (st != ATN_OK)
         return st;
-    build_mask(t);
+    atn_tr_attn_mask(o, t->n, t->mask);   /* train-attn-variants.c */
     t->slopes = calloc((size_t)o->heads, sizeof(float));
     if (!t->slopes)
         return atn_error_set(err, ATN_E_NOMEM, "out of memory");
@@ -426,7 +430,7 @@ static void layer_forward(atn_trainer *t, int32_t l, bool train) {
     float eps = t->desc.eps, scale = atn_layer_scale(&t->desc, 0);
     bool post = t->desc.norm_place == ATN_NORM_POST, pre = t->desc.norm_place == ATN_NORM_PRE;
     bool drop_h = train && o->dropout_hidden > 0, drop_a = train && o->dropout_attn > 0;
-    size_t att = (size_t)t->B * H * n * n;
+    size_t att = (size_t)t->B * H * n * t->keys;
     const atn_tr_layer *y = &t->layers[l];
     atn_tr_acts *a = &t->acts[l];
     if (pre) {
@@ -452,8 +456,14 @@ static void layer_forward(atn_trainer *t, int32_t l, bool train) {
             for (size_t i = 0; i < att; i++)
                 a->keep_attn[i] = 1.0f;
     }
-    atn_tr_attention_forward(a->ctx, a->probs, a->probs_d, a->q, a->k, a->v, t->mask,
-                             o->positions == ATN_POS_ALIBI ? t->slopes : NULL, a->keep_attn, scale, t->B, n, d, H, o->precision);
+    if (o->attention == ATN_ATTN_LINFORMER)   /* E and F read rounded, as a linear's weights */
+        atn_tr_linformer_forward(a->ctx, a->probs, a->probs_d, a->kp, a->vp, a->q, a->k, a->v,
+                                 atn_tr_mm_w(t, y->lin_e), atn_tr_mm_w(t, y->lin_f), a->keep_attn, scale, t->B, n,
+                                 t->keys, d, H, o->precision);
+    else
+        atn_tr_attention_forward(a->ctx, a->probs, a->probs_d, a->q, a->k, a->v, t->mask,
+                                 o->positions == ATN_POS_ALIBI ? t->slopes : NULL, a->keep_attn, scale, t->B, n, d,
+                                 H, o->precision);
     atn_tr_p_linear_forward(t, a->ao, a->ctx, y->wo, y->bo, M, d, d);
     if (a->keep_ao) {
         if (drop_h)
@@ -540,7 +550,8 @@ static void forward(atn_trainer *t, bool train) {
             t->ckpt_rng[l] = t->drop_rng;
         layer_forward(t, l, train);
         if (t->ckpt_probs)   /* the layers share one set: sequence 0's maps kept apart */
-            memcpy(t->ckpt_probs + (size_t)l * H * n * n, t->acts[l].probs, (size_t)H * n * n * sizeof(float));
+            memcpy(t->ckpt_probs + (size_t)l * H * n * t->keys, t->acts[l].probs,
+                   (size_t)H * n * t->keys * sizeof(float));
     }
 
     const float *h = t->hidden[o->layers];
@@ -638,8 +649,14 @@ static void backward(atn_trainer *t) {
         atn_tr_p_linear_backward(t, t->d_b, y->wo, y->bo, t->d_c, a->ctx, M, d, d);
         atn_tr_mm_round(t, t->d_b, Md);   /* the context's gradient, as P·V's backward reads it */
         memset(t->d_q, 0, bytes), memset(t->d_k, 0, bytes), memset(t->d_v, 0, bytes);
-        atn_tr_attention_backward(t->d_q, t->d_k, t->d_v, t->d_att, t->d_b, a->q, a->k, a->v, a->probs, a->probs_d,
-                                  a->keep_attn, scale, t->B, n, d, H, o->precision);
+        if (o->attention == ATN_ATTN_LINFORMER)
+            atn_tr_linformer_backward(t->d_q, t->d_k, t->d_v, GG(y->lin_e), GG(y->lin_f), t->d_lin, t->d_b, a->q,
+                                      a->k, a->v, atn_tr_mm_w(t, y->lin_e), atn_tr_mm_w(t, y->lin_f), a->kp, a->vp,
+                                      a->probs, a->probs_d, a->keep_attn, scale, t->B, n, t->keys, d, H,
+                                      o->precision);
+        else
+            atn_tr_attention_backward(t->d_q, t->d_k, t->d_v, t->d_att, t->d_b, a->q, a->k, a->v, a->probs,
+                                      a->probs_d, a->keep_attn, scale, t->B, n, d, H, o->precision);
         if (o->positions == ATN_POS_ROTARY) {   /* back through the rotation: its transpose */
             atn_tr_rotary(t->d_q, M, n, d, H, 10000.0f, -1);
             atn_tr_rotary(t->d_k, M, n, d, H, 10000.0f, -1);
@@ -692,7 +709,7 @@ void atn_tr_forward_backward(atn_trainer *t) {
 
 const float *atn_tr_layer_probs(const atn_trainer *t, int32_t l) {
     const atn_train_options *o = &t->o;
-    return t->ckpt_probs ? t->ckpt_probs + (size_t)l * o->heads * t->n * t->n : t->acts[l].probs;
+    return t->ckpt_probs ? t->ckpt_probs + (size_t)l * o->heads * t->n * t->keys : t->acts[l].probs;
 }
 
 void atn_tr_forward_eval(atn_trainer *t) {

@@ -24,7 +24,7 @@ float atn_trainer_layer_grad_norm(const atn_trainer *t, int32_t layer) {
         return -1.0f;
     const atn_tr_layer *y = &t->layers[layer];
     const int ids[] = {y->ln1_g, y->ln1_b, y->wq, y->bq, y->wk, y->bk, y->wv, y->bv,
-                       y->wo, y->bo, y->ln2_g, y->ln2_b, y->w1, y->b1, y->w2, y->b2};
+                       y->wo, y->bo, y->ln2_g, y->ln2_b, y->w1, y->b1, y->w2, y->b2, y->lin_e, y->lin_f};
     double sum = 0;
     for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
         if (ids[i] < 0)

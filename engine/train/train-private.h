@@ -42,6 +42,7 @@ typedef struct atn_tr_param {
 /* A layer's parameters (indexes into atn_trainer.params; -1: absent). */
 typedef struct atn_tr_layer {
     int ln1_g, ln1_b, wq, bq, wk, bk, wv, bv, wo, bo, ln2_g, ln2_b, w1, b1, w2, b2;
+    int lin_e, lin_f;          /* Linformer's E and F [k][n] */
 } atn_tr_layer;
 
 /* A layer's activations of the last forward ([M][d] unless said). */
@@ -50,7 +51,8 @@ typedef struct atn_tr_acts {
     float *attn_in;            /* LN1(x) (pre-LN), else x */
     float *ln1_in, *ln1_mean, *ln1_rstd;   /* LN1's input (x pre-LN, x + attn post-LN), [M] stats */
     float *q, *k, *v, *ctx, *ao;
-    float *probs, *probs_d, *keep_attn;    /* [B][H][n][n] */
+    float *probs, *probs_d, *keep_attn;    /* [B][H][n][n] (Linformer: [B][H][n][k]) */
+    float *kp, *vp;            /* Linformer's E K and F V [B][k][d], or NULL */
     float *keep_ao, *keep_h2;              /* hidden dropout, or NULL */
     float *r;                  /* the stream after attention (post-LN: LN1's output) */
     float *ffn_in;             /* LN2(r) (pre-LN), else r */
@@ -105,6 +107,8 @@ struct atn_trainer {
     float *logits, *dlogits;   /* [M][V] */
     /* backward scratch */
     float *d_a, *d_b, *d_c, *d_q, *d_k, *d_v, *d_f, *d_att;
+    float *d_lin;              /* Linformer's backward scratch ([n][k] + 2 [k][d]), or NULL */
+    int32_t keys;              /* key columns of the attention: n, or Linformer's k */
     float loss, accuracy;
     int32_t steps_done;
     int32_t optim_steps;       /* updates applied (FP16's skipped steps left out): AdamW's t */
@@ -126,9 +130,31 @@ atn_status atn_tr_model_build(atn_trainer *t, atn_error *err);
 void atn_tr_forward_backward(atn_trainer *t);
 void atn_tr_forward_eval(atn_trainer *t);   /* no dropout, no backward */
 int atn_tr_find_tensor(const atn_trainer *t, const char *name);
-/* Layer l's attention [B][H][n][n] of the last forward (with checkpointing: sequence 0's
- * only, [H][n][n]). */
+/* Layer l's attention [B][H][n][keys] of the last forward (with checkpointing: sequence 0's
+ * only, [H][n][keys]). */
 const float *atn_tr_layer_probs(const atn_trainer *t, int32_t l);
+
+/* train-attn-variants.c: the attention options' checks (ATN_E_INVALID naming the option),
+ * whether position pos is one of Longformer's globals, whether the attention hides key j
+ * from query i (the decoder's causal term included), the [n][n] additive mask (0 or -inf),
+ * and Linformer's forward (kp, vp [B][k][d] kept for the backward; probs, probs_d, keep
+ * [B][H][n][k]) and backward (dq, dk, dv [M][d], dE, dF [k][n] added into; scratch
+ * [n][k] + 2 [k][d] floats), as train-ops.h's attention; E and F are what the products
+ * read (atn_tr_mm_w: rounded under BF16 / FP16), and prec rounds the rest as train-ops.h's
+ * attention does (K' and V' kept rounded in kp, vp). */
+atn_status atn_tr_attn_check(const atn_train_options *o, atn_error *err);
+bool atn_tr_attn_global(const atn_train_options *o, int32_t pos);
+bool atn_tr_attn_hides(const atn_train_options *o, int32_t i, int32_t j);
+void atn_tr_attn_mask(const atn_train_options *o, int32_t n, float *mask);
+void atn_tr_linformer_forward(float *ctx, float *probs, float *probs_d, float *kp, float *vp, const float *q,
+                              const float *k, const float *v, const float *E, const float *F, const float *keep,
+                              float scale, int32_t B, int32_t n, int32_t kk, int32_t d, int32_t H,
+                              atn_precision prec);
+void atn_tr_linformer_backward(float *dq, float *dk, float *dv, float *dE, float *dF, float *scratch,
+                               const float *dctx, const float *q, const float *k, const float *v, const float *E,
+                               const float *F, const float *kp, const float *vp, const float *probs,
+                               const float *probs_d, const float *keep, float scale, int32_t B, int32_t n,
+                               int32_t kk, int32_t d, int32_t H, atn_precision prec);
 
 /* train-tasks.c */
 atn_status atn_tr_vocab_build(atn_trainer *t, atn_error *err);

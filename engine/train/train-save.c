@@ -136,7 +136,8 @@ static const char *norm_name(atn_train_norm n) {
 static void options_json(buf *b, const atn_trainer *t) {
     const atn_train_options *o = &t->o;
     static const char *init[] = {"normal", "xavier", "orthogonal"}, *pos[] = {"learned", "sinusoidal", "none", "alibi", "rotary"};
-    static const char *attn[] = {"full", "causal", "window"}, *optim[] = {"adamw", "sgd"};
+    static const char *attn[] = {"full", "causal", "window", "longformer", "chunked", "linformer"};
+    static const char *optim[] = {"adamw", "sgd"};
     putf(b, "{\n  \"kind\": \"%s\",\n  \"task\": \"%s\",\n  \"length\": %d,\n  \"symbols\": %d,\n",
          o->decoder ? "decoder" : "encoder", atn_train_task_name(o->task), (int)o->length, (int)o->symbols);
     if (o->text_path) {
@@ -150,6 +151,14 @@ static void options_json(buf *b, const atn_trainer *t) {
          init[o->init], (double)o->init_std, pos[o->positions], attn[o->attention]);
     putf(b, "  \"window\": %d,\n  \"dropout_attn\": %.9g,\n  \"dropout_hidden\": %.9g,\n  \"seed\": %llu,\n",
          (int)o->window, (double)o->dropout_attn, (double)o->dropout_hidden, (unsigned long long)o->seed);
+    if (o->attention == ATN_ATTN_LONGFORMER) {
+        putf(b, "  \"global_first\": %d,\n  \"globals\": [", (int)o->global_first);
+        for (int32_t i = 0; i < o->n_globals; i++)
+            putf(b, "%s%d", i ? ", " : "", (int)o->globals[i]);
+        puts_b(b, "],\n");
+    }
+    if (o->attention == ATN_ATTN_CHUNKED)
+        putf(b, "  \"chunk\": %d,\n", (int)o->chunk);
     putf(b, "  \"optim\": \"%s\",\n  \"lr\": %.9g,\n  \"beta1\": %.9g,\n  \"beta2\": %.9g,\n  \"eps\": %.9g,\n",
          optim[o->optim], (double)o->lr, (double)o->beta1, (double)o->beta2, (double)o->adam_eps);
     putf(b, "  \"weight_decay\": %.9g,\n  \"momentum\": %.9g,\n  \"warmup\": %d,\n  \"clip\": %.9g,\n",

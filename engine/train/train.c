@@ -68,6 +68,7 @@ void atn_train_options_init(atn_train_options *o) {
     o->init = ATN_INIT_NORMAL, o->init_std = 0.02f;
     o->positions = ATN_POS_LEARNED;
     o->attention = ATN_ATTN_FULL, o->window = 4;
+    o->global_first = 1, o->chunk = 4, o->linformer_k = 4;
     o->seed = 1;
     o->optim = ATN_OPTIM_ADAMW;
     o->lr = 1e-3f, o->beta1 = 0.9f, o->beta2 = 0.999f, o->adam_eps = 1e-8f, o->weight_decay = 0.01f;
@@ -125,11 +126,17 @@ atn_status atn_train_options_check(const atn_train_options *o, bool for_saving, 
                              (int)(o->d_model / o->heads));
     if ((unsigned)o->precision > ATN_PRECISION_BF16)
         return atn_error_set(err, ATN_E_INVALID, "--precision %d: fp32, bf16 or fp16", (int)o->precision);
+    if (atn_tr_attn_check(o, err) != ATN_OK)   /* train-attn-variants.c */
+        return err ? err->status : ATN_E_INVALID;
     if (o->rms_norm && o->norm == ATN_TRAIN_NO_LN)
         return atn_error_set(err, ATN_E_INVALID, "--rms-norm with --norm none: there is no norm to change");
     if (for_saving) {
         /* rotary: Llama (RMSNorm, SwiGLU, no position table), so an RMSNorm pre-LN decoder
            without MLP, whose SwiGLU is 0; RMSNorm: Llama's, so rotary */
+        if (o->attention == ATN_ATTN_LINFORMER)
+            return atn_error_set(err, ATN_E_UNSUPPORTED,
+                                 "--attention linformer cannot be saved: no Hugging Face family holds its "
+                                 "projections E and F (train, probe and log it without -o)");
         bool llama_ok = o->decoder && o->norm == ATN_TRAIN_PRE_LN && o->rms_norm && o->attention_only;
         if (o->positions == ATN_POS_ROTARY && !llama_ok)
             return atn_error_set(err, ATN_E_UNSUPPORTED,
@@ -420,7 +427,11 @@ const float *atn_trainer_attention(const atn_trainer *t, int32_t layer, int32_t 
         return NULL;
     if (n)
         *n = t->n;
-    return atn_tr_layer_probs(t, layer);   /* sequence 0 comes first: [H][n][n] */
+    return atn_tr_layer_probs(t, layer);   /* sequence 0 comes first: [H][n][keys] */
+}
+
+int32_t atn_trainer_attention_keys(const atn_trainer *t) {
+    return t ? t->keys : 0;
 }
 
 int32_t atn_trainer_induction_scores(const atn_trainer *t, float *out) {
@@ -428,6 +439,10 @@ int32_t atn_trainer_induction_scores(const atn_trainer *t, float *out) {
         return 0;
     int32_t n = t->n, H = t->o.heads, L = t->o.layers, rows = 0;
     const int32_t *ids = t->ids;   /* the first sequence */
+    if (t->keys != n) {   /* Linformer: a column is a projected key, not a token */
+        memset(out, 0, (size_t)L * H * sizeof *out);
+        return 0;
+    }
     for (int32_t l = 0; l < L; l++)
         for (int32_t h = 0; h < H; h++) {
             const float *p = atn_tr_layer_probs(t, l) + (size_t)h * n * n;

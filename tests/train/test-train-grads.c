@@ -4,7 +4,9 @@
  * positions; full, causal, window attention): the same weights (a formula both sides
  * compute) and batch, then the loss and every parameter's gradient under its Hugging Face
  * name within 1e-4 of the largest value of that gradient.  Then two AdamW steps against
- * torch.optim.AdamW's. */
+ * torch.optim.AdamW's.  grads-attn.json (gen_grads_attn.py, the same model) adds the
+ * attention variants: Longformer (window + globals), chunked blocks and Linformer (whose E and
+ * F are parameters of their own). */
 #include "check.h"
 #include "common/test-files.h"
 #include "train/train-ops.h"
@@ -47,8 +49,24 @@ static void check_case(const cJSON *sizes, const cJSON *c) {
                                                               : !strcmp(pos, "alibi")    ? ATN_POS_ALIBI
                                                               : !strcmp(pos, "rotary")   ? ATN_POS_ROTARY
                                                                                          : ATN_POS_NONE;
-    o.attention = !strcmp(attn, "full") ? ATN_ATTN_FULL : !strcmp(attn, "causal") ? ATN_ATTN_CAUSAL : ATN_ATTN_WINDOW;
+    o.attention = !strcmp(attn, "full")         ? ATN_ATTN_FULL
+                  : !strcmp(attn, "causal")     ? ATN_ATTN_CAUSAL
+                  : !strcmp(attn, "longformer") ? ATN_ATTN_LONGFORMER
+                  : !strcmp(attn, "chunked")    ? ATN_ATTN_CHUNKED
+                  : !strcmp(attn, "linformer")  ? ATN_ATTN_LINFORMER
+                                                : ATN_ATTN_WINDOW;
     o.window = json_int(c, "window");
+    if (cJSON_GetObjectItem(c, "global_first")) {
+        o.global_first = json_int(c, "global_first");
+        const cJSON *gl = cJSON_GetObjectItem(c, "globals");
+        o.n_globals = cJSON_GetArraySize(gl);
+        for (int32_t i = 0; i < o.n_globals && i < ATN_TRAIN_MAX_GLOBALS; i++)
+            o.globals[i] = cJSON_GetArrayItem(gl, i)->valueint;
+    }
+    if (cJSON_GetObjectItem(c, "chunk"))
+        o.chunk = json_int(c, "chunk");
+    if (cJSON_GetObjectItem(c, "linformer_k"))
+        o.linformer_k = json_int(c, "linformer_k");
     o.task = ATN_TASK_COPY;
     o.length = json_int(sizes, "length"), o.symbols = json_int(sizes, "symbols");
     o.d_model = json_int(sizes, "d_model"), o.heads = json_int(sizes, "heads"), o.d_ffn = json_int(sizes, "d_ffn");
@@ -198,15 +216,19 @@ static void check_activations(void) {
 int main(void) {
     check_activations();
     const char *root = getenv("ATN_SOURCE_ROOT");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/train/grads.json", root ? root : ".");
-    cJSON *j = read_json(path);
-    if (!j)
-        return 1;
-    const cJSON *sizes = cJSON_GetObjectItem(j, "sizes"), *cases = cJSON_GetObjectItem(j, "cases");
-    for (int i = 0; i < cJSON_GetArraySize(cases); i++)
-        check_case(sizes, cJSON_GetArrayItem(cases, i));
-    check_adamw(cJSON_GetObjectItem(j, "adamw"));
-    cJSON_Delete(j);
+    const char *files[] = {"grads.json", "grads-attn.json"};
+    for (int f = 0; f < 2; f++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/tests/train/%s", root ? root : ".", files[f]);
+        cJSON *j = read_json(path);
+        if (!j)
+            return 1;
+        const cJSON *sizes = cJSON_GetObjectItem(j, "sizes"), *cases = cJSON_GetObjectItem(j, "cases");
+        for (int i = 0; i < cJSON_GetArraySize(cases); i++)
+            check_case(sizes, cJSON_GetArrayItem(cases, i));
+        if (cJSON_GetObjectItem(j, "adamw"))
+            check_adamw(cJSON_GetObjectItem(j, "adamw"));
+        cJSON_Delete(j);
+    }
     return check_summary("train-grads");
 }
