@@ -26,8 +26,9 @@ static void usage(void) {
            "  [--encoder|--decoder] [--layers 2] [--d-model 64] [--heads 4] [--d-ffn 4*d] [--attention-only]\n"
            "  [--rms-norm]\n"
            "  [--norm pre|post|none] [--init normal|xavier|orthogonal] [--init-std 0.02]\n"
-           "  [--positions learned|sinusoidal|none|alibi|rotary] [--attention full|causal|window]\n"
-           "  [--window 4]\n"
+           "  [--positions learned|sinusoidal|none|alibi|rotary]\n"
+           "  [--attention full|causal|window|longformer|chunked|linformer] [--window 4]\n"
+           "  [--globals first:1|P1,P2,...] [--chunk 4] [--linformer-k 4]\n"
            "  [--dropout P | --dropout-attn P --dropout-hidden P] [--seed 1]\n"
            "  [--optim adamw|sgd] [--lr 1e-3] [--beta1 0.9] [--beta2 0.999] [--eps 1e-8]\n"
            "  [--weight-decay 0.01] [--momentum 0] [--warmup 0] [--clip 1]\n"
@@ -51,6 +52,12 @@ static void usage(void) {
            "dynamic loss scale (a step whose gradients overflow is skipped and counted).  --checkpoint\n"
            "recomputes each layer's activations in the backward (the same gradients, less memory); the\n"
            "activation memory is printed at the start and kept in a JSON log.\n"
+           "Attention: --window W keeps keys within W of the query; longformer is that window plus\n"
+           "global positions (--globals first:K, the first K tokens, default [CLS], or a list such as\n"
+           "0,5) that see every key and are seen by every query; chunked keeps keys in the query's\n"
+           "block of --chunk B tokens; a decoder stays causal in each.  linformer (an encoder only)\n"
+           "projects keys and values along the sequence to --linformer-k K rows by learned E and F\n"
+           "per layer; it trains and logs but cannot be saved (no -o).\n"
            "Each batch is fresh, so the accuracy printed is on unseen sequences.  The log has each\n"
            "step's loss, accuracy, gradient norm (before clipping) and each layer's.  -o DIR writes a\n"
            "Hugging Face folder (config.json, model.safetensors, vocab.txt, training.json) that every\n"
@@ -67,8 +74,9 @@ static void usage(void) {
            "and prints, per value, the loss and accuracy on four fresh batches after training (mean ±\n"
            "standard deviation over the seeds); --log FILE.csv|.json gets every run, --plot FILE.png|.svg|.pdf\n"
            "draws them (loss and accuracy by value, error bars of one standard deviation).  KNOB is one of\n"
-           "heads, layers, d-model, d-ffn, norm, init, init-std, positions, attention, window, dropout,\n"
-           "dropout-attn, dropout-hidden, optim, lr, warmup, clip, weight-decay, batch, length, symbols, precision.\n\n"
+           "heads, layers, d-model, d-ffn, norm, init, init-std, positions, attention, window, chunk,\n"
+           "linformer-k, dropout, dropout-attn, dropout-hidden, optim, lr, warmup, clip, weight-decay,\n"
+           "batch, length, symbols, precision.\n\n"
            "--test-lengths L1,L2,... (train short, test long) trains one model per position scheme (--schemes,\n"
            "all five by default) and seed at --length and prints each one's accuracy on 4 fresh batches\n"
            "at --length and at each Li.  Learned positions have one row per trained token: a longer\n"
@@ -196,6 +204,43 @@ static bool save_model(const atn_trainer *t, const char *dir) {
     return true;
 }
 
+/* --globals first:K (the first K tokens) or P1,P2,... (positions) into o; false with the
+ * message printed. */
+static bool read_globals(const char *prog, const char *s, atn_train_options *o) {
+    if (!s)
+        return true;
+    if (!strncmp(s, "first:", 6)) {
+        char *end;
+        long k = strtol(s + 6, &end, 10);
+        if (end == s + 6 || *end || k < 0 || k > 1024) {
+            cli_error("%s: --globals %s: first:K with K a number of tokens from 0 to 1024", prog, s);
+            return false;
+        }
+        o->global_first = (int32_t)k, o->n_globals = 0;
+        return true;
+    }
+    int32_t *v = NULL;
+    int n = cli_parse_int_list(s, "--globals", &v);
+    if (n < 0)
+        return false;
+    if (n > ATN_TRAIN_MAX_GLOBALS) {
+        cli_error("%s: --globals: %d positions, at most %d (first:K takes the first K)", prog, n,
+                  ATN_TRAIN_MAX_GLOBALS);
+        free(v);
+        return false;
+    }
+    for (int i = 0; i < n; i++)
+        if (v[i] < 0) {
+            cli_error("%s: --globals: position %d is negative", prog, (int)v[i]);
+            free(v);
+            return false;
+        }
+    o->global_first = 0, o->n_globals = n;
+    memcpy(o->globals, v, (size_t)n * sizeof *v);
+    free(v);
+    return true;
+}
+
 static const char *const norms[] = {"post", "pre", "none", NULL};
 /* in atn_precision's order */
 static const char *const precisions[] = {"fp32", "fp16", "bf16", NULL};
@@ -225,7 +270,7 @@ static int read_options(int argc, char **argv, train_cli *tc) {
     static const char *const tasks[] = {"copy", "reverse", "sort", "induction", "brackets", "modadd", "text", NULL};
     static const char *const inits[] = {"normal", "xavier", "orthogonal", NULL};
     static const char *const poss[] = {"learned", "sinusoidal", "none", "alibi", "rotary", NULL};
-    static const char *const attns[] = {"full", "causal", "window", NULL};
+    static const char *const attns[] = {"full", "causal", "window", "longformer", "chunked", "linformer", NULL};
     static const char *const optims[] = {"adamw", "sgd", NULL};
     int task = pick(prog, "task", cli_get(&a, "task"), tasks, ATN_TASK_COPY);
     int norm = pick(prog, "norm", cli_get(&a, "norm"), norms, o.decoder ? ATN_TRAIN_PRE_LN : ATN_TRAIN_POST_LN);
@@ -253,6 +298,10 @@ static int read_options(int argc, char **argv, train_cli *tc) {
     o.rms_norm = cli_flag(&a, "rms-norm");
     o.init_std = (float)cli_get_double(&a, "init-std", o.init_std, 1e-6, 10, &ok);
     o.window = (int32_t)cli_get_int(&a, "window", o.window, 0, 1024, &ok);
+    o.chunk = (int32_t)cli_get_int(&a, "chunk", o.chunk, 1, 1024, &ok);
+    o.linformer_k = (int32_t)cli_get_int(&a, "linformer-k", o.linformer_k, 1, 1024, &ok);
+    if (!read_globals(prog, cli_get(&a, "globals"), &o))
+        ok = false;
     float dropout = (float)cli_get_double(&a, "dropout", 0, 0, 0.95, &ok);
     o.dropout_attn = (float)cli_get_double(&a, "dropout-attn", dropout, 0, 0.95, &ok);
     o.dropout_hidden = (float)cli_get_double(&a, "dropout-hidden", dropout, 0, 0.95, &ok);
@@ -346,8 +395,8 @@ static int read_options(int argc, char **argv, train_cli *tc) {
 /* The knobs a sweep may vary: each is the option of the same name. */
 static const char *const sweep_knobs[] = {
     "heads", "layers", "d-model", "d-ffn", "norm", "init", "init-std", "positions", "attention", "window",
-    "dropout", "dropout-attn", "dropout-hidden", "optim", "lr", "warmup", "clip", "weight-decay", "batch",
-    "length", "symbols", "precision", NULL,
+    "chunk", "linformer-k", "dropout", "dropout-attn", "dropout-hidden", "optim", "lr", "warmup", "clip",
+    "weight-decay", "batch", "length", "symbols", "precision", NULL,
 };
 
 typedef struct sweep_row {

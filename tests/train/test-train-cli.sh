@@ -88,6 +88,36 @@ assert [r['loss'] for r in a['steps']] == [r['loss'] for r in b['steps']], (a, b
 assert a['activation_layer_bytes'] >= 2.5 * b['activation_layer_bytes'], (a, b)
 assert a['activation_bytes'] - b['activation_bytes'] == a['activation_layer_bytes'] - b['activation_layer_bytes'], (a, b)
 " "$T/full.json" "$T/ckpt.json" || fail "checkpoint logs"
+# attention variants: Longformer's globals recorded in training.json; chunked; Linformer
+# trains and logs but is not saved; bad values exit 2 naming the option
+"$EXE" train $SMALL --steps 2 --attention longformer --window 1 --globals 0,5 -o "$T/lf" >/dev/null 2>"$T/err" ||
+    fail "longformer: $(cat "$T/err")"
+/usr/bin/python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j['attention'] == 'longformer' and j['window'] == 1 and j['global_first'] == 0 and j['globals'] == [0, 5], j
+" "$T/lf/training.json" || fail "longformer training.json: $(cat "$T/lf/training.json")"
+"$EXE" train $SMALL --steps 2 --attention chunked --chunk 3 -o "$T/ch" >/dev/null 2>"$T/err" || fail "chunked: $(cat "$T/err")"
+grep -q '"chunk": 3' "$T/ch/training.json" || fail "chunked training.json: $(cat "$T/ch/training.json")"
+"$EXE" train $SMALL --encoder --steps 2 --attention linformer --linformer-k 4 --log "$T/lin.csv" >/dev/null 2>"$T/err" ||
+    fail "linformer: $(cat "$T/err")"
+[ "$(wc -l <"$T/lin.csv")" = 3 ] || fail "linformer log: $(cat "$T/lin.csv")"
+bad() {   # bad ARGS... MESSAGE-PART: exit 2 and the message names it
+    want=$1; shift
+    "$EXE" train $SMALL --steps 1 "$@" >/dev/null 2>"$T/err"
+    rc=$?
+    [ $rc = 2 ] || fail "$*: exit $rc, $(cat "$T/err")"
+    grep -q -- "$want" "$T/err" || fail "$*: message does not name $want: $(cat "$T/err")"
+}
+bad --globals --attention longformer --globals 10
+bad --globals --attention longformer --globals 1,-2
+bad --globals --attention longformer --globals first:x
+bad --chunk --attention chunked --chunk 0
+bad --linformer-k --encoder --attention linformer --linformer-k 11
+bad "--attention linformer" --attention linformer
+bad "--attention linformer" --encoder --attention linformer -o "$T/no"
+[ ! -e "$T/no" ] || fail "a refused Linformer run wrote $T/no"
+bad --attention --attention sparse
 
 # Ctrl-C: the last step is saved, exit 130
 "$EXE" train $SMALL --steps 100000000 -o "$T/int" 2>"$T/err" >/dev/null &
