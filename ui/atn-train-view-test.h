@@ -19,6 +19,9 @@ gboolean atn_train_view_get_progress(AtnTrainView *self, int window, int *steps,
                                      float *last_loss, float *last_accuracy);
 /* The best induction score among the heads on the probe at the last redraw (0 before one). */
 float atn_train_view_get_best_induction(AtnTrainView *self);
+/* The shape of each head's map at the last redraw: rows (tokens) and columns (keys: the
+ * tokens, or Linformer's projected keys); FALSE before one. */
+gboolean atn_train_view_get_map_shape(AtnTrainView *self, int *rows, int *cols);
 /* Where "Open in attnscope" saved the model last (NULL before), and whether it is saving. */
 const char *atn_train_view_get_saved_dir(AtnTrainView *self);
 gboolean atn_train_view_get_saving(AtnTrainView *self);

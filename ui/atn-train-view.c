@@ -26,10 +26,10 @@ typedef struct TrainShared {
     int32_t norm_layers;
     int32_t steps_total;
     double seconds;           /* training time so far (pauses left out) */
-    /* the probe's attention at the last redraw: [layers][heads][n][n], and each head's
-       induction score */
+    /* the probe's attention at the last redraw: [layers][heads][n][keys] (keys: n, or
+       Linformer's projected keys), and each head's induction score */
     float *attn, *induction;
-    int32_t layers, heads, n, attn_step;
+    int32_t layers, heads, n, keys, attn_step;
     char *probe_text;         /* the probe's tokens, space-separated */
     gboolean induction_task;  /* the induction task: the maps say each head's score */
     gint paused, stop;        /* atomics: set by the main thread */
@@ -135,8 +135,12 @@ static void read_options(AtnTrainView *self, atn_train_options *o) {
     o->d_model = spin_int(self, "d-model");
     o->attention_only = !gtk_check_button_get_active(GTK_CHECK_BUTTON(control(self, "mlp")));
     o->positions = (atn_train_pos)pick(self, "positions");
-    o->attention = pick(self, "attention") == 0 ? ATN_ATTN_FULL : ATN_ATTN_WINDOW;
-    o->window = spin_int(self, "window");
+    /* the list's order: full, window, Longformer, chunked, Linformer; the Window spinner is
+       also the block size and Linformer's k */
+    static const atn_train_attn attns[] = {ATN_ATTN_FULL, ATN_ATTN_WINDOW, ATN_ATTN_LONGFORMER, ATN_ATTN_CHUNKED,
+                                           ATN_ATTN_LINFORMER};
+    o->attention = attns[MIN(pick(self, "attention"), G_N_ELEMENTS(attns) - 1)];
+    o->window = o->chunk = o->linformer_k = spin_int(self, "window");
     guint norm = pick(self, "norm");   /* the fourth: pre-LN with RMSNorm */
     o->norm = norm == 3 ? ATN_TRAIN_PRE_LN : (atn_train_norm)norm;
     o->rms_norm = norm == 3;
@@ -170,9 +174,9 @@ static gpointer train_work(gpointer data, GCancellable *cancellable, GError **er
         g_atomic_int_dec_and_test(&live_workers);
         return NULL;
     }
-    int32_t n = atn_trainer_tokens(t), L = job->o.layers, H = job->o.heads;
+    int32_t n = atn_trainer_tokens(t), L = job->o.layers, H = job->o.heads, K = atn_trainer_attention_keys(t);
     int32_t *probe = g_new(int32_t, n);
-    float *attn = g_new(float, (size_t)L * H * n * n), *ind = g_new(float, (size_t)L * H);
+    float *attn = g_new(float, (size_t)L * H * n * K), *ind = g_new(float, (size_t)L * H);
     float *norms = g_new(float, (size_t)L);
     gint64 t0 = g_get_monotonic_time();
     double paused_s = 0;
@@ -216,15 +220,15 @@ static gpointer train_work(gpointer data, GCancellable *cancellable, GError **er
             if ((status = atn_trainer_probe(t, probe, n, &err)) != ATN_OK)
                 break;
             for (int32_t l = 0; l < L; l++)
-                memcpy(attn + (size_t)l * H * n * n, atn_trainer_attention(t, l, NULL), (size_t)H * n * n * sizeof(float));
+                memcpy(attn + (size_t)l * H * n * K, atn_trainer_attention(t, l, NULL), (size_t)H * n * K * sizeof(float));
             atn_trainer_induction_scores(t, ind);
             g_mutex_lock(&sh->lock);
             if (!sh->attn) {
-                sh->attn = g_new(float, (size_t)L * H * n * n);
+                sh->attn = g_new(float, (size_t)L * H * n * K);
                 sh->induction = g_new(float, (size_t)L * H);
-                sh->layers = L, sh->heads = H, sh->n = n;
+                sh->layers = L, sh->heads = H, sh->n = n, sh->keys = K;
             }
-            memcpy(sh->attn, attn, (size_t)L * H * n * n * sizeof(float));
+            memcpy(sh->attn, attn, (size_t)L * H * n * K * sizeof(float));
             memcpy(sh->induction, ind, (size_t)L * H * sizeof(float));
             sh->attn_step = s + 1;
             g_mutex_unlock(&sh->lock);
@@ -539,7 +543,7 @@ static void draw_map(GtkDrawingArea *area, cairo_t *cr, int width, int height, g
     atn_render_style st;
     atn_render_style_for_widget(GTK_WIDGET(area), self->font_scale, &st);
     g_mutex_lock(&self->sh->lock);
-    int32_t L = self->sh->layers, H = self->sh->heads, n = self->sh->n;
+    int32_t L = self->sh->layers, H = self->sh->heads, n = self->sh->n, K = self->sh->keys;
     if (!self->sh->attn || L < 1 || H < 1) {
         g_mutex_unlock(&self->sh->lock);
         return;
@@ -553,7 +557,10 @@ static void draw_map(GtkDrawingArea *area, cairo_t *cr, int width, int height, g
     pango_layout_set_text(lay, "Lg", -1);
     pango_layout_get_pixel_size(lay, NULL, &lh);
     g_autofree char *head =
-        self->sh->induction_task
+        K != n ? g_strdup_printf(_("Attention on the probe at step %d: a row per token, a column per Linformer "
+                                   "key (%d, each a learned mix of every token)"),
+                                 self->sh->attn_step, (int)K)
+        : self->sh->induction_task
             ? g_strdup_printf(_("Attention on the probe at step %d; after each head its induction score"),
                               self->sh->attn_step)
             : g_strdup_printf(_("Attention on the probe at step %d"), self->sh->attn_step);
@@ -568,9 +575,9 @@ static void draw_map(GtkDrawingArea *area, cairo_t *cr, int width, int height, g
         for (int32_t l = 0; l < L; l++)
             for (int32_t h = 0; h < H; h++) {
                 double x = 4 + h * (side + gap), y = top + l * (side + lh + 2 + gap);
-                const float *m = self->sh->attn + ((size_t)l * H + h) * n * n;
+                const float *m = self->sh->attn + ((size_t)l * H + h) * n * K;
                 g_autofree char *label =
-                    self->sh->induction_task
+                    self->sh->induction_task && K == n
                         ? g_strdup_printf(_("L%d H%d · %.2f"), l, h, (double)self->sh->induction[l * H + h])
                         : g_strdup_printf(_("L%d H%d"), l, h);
                 cairo_set_source_rgb(cr, st.fg[0], st.fg[1], st.fg[2]);
@@ -579,14 +586,14 @@ static void draw_map(GtkDrawingArea *area, cairo_t *cr, int width, int height, g
                 pango_layout_set_ellipsize(lay, PANGO_ELLIPSIZE_END);
                 cairo_move_to(cr, x, y);
                 pango_cairo_show_layout(cr, lay);
-                cairo_surface_t *img = atn_render_matrix_surface(m, n, n, 0, self->cm, 0.0, 1.0, NULL);
-                if (img) {
+                cairo_surface_t *img = atn_render_matrix_surface(m, n, K, 0, self->cm, 0.0, 1.0, NULL);
+                if (img) {   /* n x K in a square: Linformer's few columns drawn wide */
                     cairo_save(cr);
                     cairo_translate(cr, x, y + lh + 2);
-                    cairo_scale(cr, side / n, side / n);
+                    cairo_scale(cr, side / K, side / n);
                     cairo_set_source_surface(cr, img, 0, 0);
                     cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
-                    cairo_rectangle(cr, 0, 0, n, n);
+                    cairo_rectangle(cr, 0, 0, K, n);
                     cairo_fill(cr);
                     cairo_restore(cr);
                     cairo_surface_destroy(img);
@@ -742,7 +749,9 @@ static GtkWidget *build_knobs(AtnTrainView *self) {
                            _("text"), NULL};
     const char *objectives[] = {_("next token (decoder)"), _("masked (encoder)"), NULL};
     const char *positions[] = {_("learned"), _("sinusoidal"), _("none"), _("ALiBi"), _("rotary"), NULL};
-    const char *attention[] = {_("full (causal in a decoder)"), _("sliding window"), NULL};
+    const char *attention[] = {_("full (causal in a decoder)"), _("sliding window"),
+                               _("Longformer: window, first token global"), _("blocks of Window tokens"),
+                               _("Linformer: k = Window (encoder)"), NULL};
     const char *norms[] = {_("post-LN"), _("pre-LN"), _("none"), _("pre-LN, RMSNorm (Llama)"), NULL};
     const char *optims[] = {_("AdamW"), _("SGD with momentum"), NULL};
     const char *precisions[] = {_("FP32"), _("BF16 (mixed precision)"), _("FP16 (mixed, loss scaling)"), NULL};
@@ -768,6 +777,9 @@ static GtkWidget *build_knobs(AtnTrainView *self) {
     add_row(self, g, &row, _("Po_sitions"), "positions", dropdown(positions, ATN_POS_LEARNED));
     add_row(self, g, &row, _("_Attention"), "attention", dropdown(attention, 0));
     add_row(self, g, &row, _("_Window"), "window", spinner(0, 64, 1, 0, 4));
+    gtk_widget_set_tooltip_text(control(self, "window"),
+                                _("Sliding window and Longformer: keys within this distance of the query; "
+                                  "blocks: the block size; Linformer: the number of projected keys"));
     add_row(self, g, &row, _("_LayerNorm"), "norm", dropdown(norms, ATN_TRAIN_PRE_LN));
     row = 0;
     g = GTK_GRID(section(GTK_BOX(box), _("Optimiser")));
@@ -1012,6 +1024,16 @@ gboolean atn_train_view_get_progress(AtnTrainView *self, int window, int *steps,
 float atn_train_view_get_best_induction(AtnTrainView *self) {
     g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), 0);
     return self->best_induction;
+}
+gboolean atn_train_view_get_map_shape(AtnTrainView *self, int *rows, int *cols) {
+    g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), FALSE);
+    if (!self->sh)
+        return FALSE;
+    g_mutex_lock(&self->sh->lock);
+    gboolean any = self->sh->attn != NULL;
+    *rows = self->sh->n, *cols = self->sh->keys;
+    g_mutex_unlock(&self->sh->lock);
+    return any;
 }
 const char *atn_train_view_get_saved_dir(AtnTrainView *self) {
     g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), NULL);

@@ -2,7 +2,8 @@
  * buttons (the loss falls, the accuracy rises, the curve and the heads' maps are drawn, the
  * window answers while it trains), Pause / Resume / Stop, "Open in attnscope" (the saved
  * folder opens in the session and the Head view shows it; the Induction head preset's
- * rotary model as a Llama folder), a bad knob said in the status, and closing the window
+ * rotary model as a Llama folder), a Linformer encoder's [n][k] maps (not openable), a bad
+ * knob said in the status, and closing the window
  * while it trains (the worker stops and frees its model). */
 #include "ui-test-util.h"
 
@@ -254,6 +255,23 @@ static void test_train_copy_and_open(void) {
     g_assert_cmpint(cap->n_layers, ==, 2);
     g_assert_cmpint(cap->d_model, ==, 64);
     show_view(win, "train");
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(ctl(win, "preset")), 1);
+
+    /* Linformer (an encoder, k = the Window spinner): each map is 34 tokens x 4 projected
+       keys, and the model cannot be opened: the button says why */
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(ctl(win, "objective")), 1);
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(ctl(win, "attention")), 4);
+    set_spin(win, "window", 4);
+    set_spin(win, "steps", 20);
+    press(win, "start");
+    g_assert_true(wait_for(not_running, v));
+    int map_rows = 0, map_cols = 0;
+    g_assert_true(atn_train_view_get_map_shape(v, &map_rows, &map_cols));
+    g_assert_cmpint(map_rows, ==, 34);
+    g_assert_cmpint(map_cols, ==, 4);
+    g_assert_cmpint(varied_pixels(ctl(win, "heads-map")), >, 100);
+    g_assert_false(gtk_widget_is_sensitive(ctl(win, "open")));
+    g_assert_nonnull(strstr(gtk_widget_get_tooltip_text(ctl(win, "open")), "--attention linformer"));
     gtk_drop_down_set_selected(GTK_DROP_DOWN(ctl(win, "preset")), 1);
 
     /* closing the window while it trains cancels the run: the worker stops */
