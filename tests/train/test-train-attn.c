@@ -8,6 +8,9 @@
  *    keys; it has no induction score, is refused by atn_trainer_save naming it, and its E and
  *    F are tensors of their own;
  *  - bad knobs are ATN_E_INVALID naming the option;
+ *  - a saved window or Longformer model (GPT-2 or BERT folder) run with the what-if
+ *    --window W --global-tokens has the trainer's attention (within 2e-6), as
+ *    docs/training.md says;
  *  - each variant learns the copy task (6 symbols of 6, 2 layers, d_model 32, 300 steps),
  *    and its mask decides what can be learnt: a decoder's answer y_i is predicted at query
  *    L+1+i from key 1+i, 7 tokens back.  Longformer with window 2 copies only when those
@@ -164,6 +167,58 @@ static void test_bad_knobs(void) {
     expect_invalid("linformer alibi", o, "--attention linformer");
 }
 
+/* Trains 20 steps, saves, opens the folder and runs it with the what-if window and global
+ * tokens: every layer's attention is the trainer's on the same ids. */
+static void test_saved_runs_as_whatif(bool decoder, atn_train_attn attn, const char *dir) {
+    atn_train_options o = small(decoder, attn);
+    o.window = 2, o.global_first = 0, o.n_globals = 2, o.globals[0] = 0, o.globals[1] = 9;
+    atn_error err = {0};
+    atn_trainer *t = atn_trainer_new(&o, &err);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    atn_train_stats st;
+    for (int s = 0; s < 20; s++) {
+        CHECK(atn_trainer_compute(t, &st, &err) == ATN_OK);
+        CHECK(atn_trainer_update(t, &st, &err) == ATN_OK);
+    }
+    CHECK_MSG(atn_trainer_save(t, dir, &err) == ATN_OK, "%s", err.message);
+    int32_t n = atn_trainer_tokens(t), ids[64];
+    for (int32_t i = 0; i < n; i++)
+        ids[i] = 5 + (i * 7 + 3) % 6;
+    ids[0] = 2, ids[n / 2] = 3;
+    CHECK(atn_trainer_probe(t, ids, n, &err) == ATN_OK);
+    atn_model *m = atn_model_open(dir, NULL, NULL, &err);
+    CHECK_MSG(m != NULL, "%s: %s", dir, err.message);
+    atn_encoding *enc = NULL;
+    if (m)
+        CHECK(atn_model_encode_ids(m, ids, NULL, NULL, n, &enc, &err) == ATN_OK);
+    if (m && enc) {
+        atn_run *run = atn_run_new(m);
+        atn_run_options ro;
+        atn_run_options_init(&ro);
+        atn_interventions iv;
+        atn_interventions_init(&iv);
+        iv.window = o.window;
+        if (attn == ATN_ATTN_LONGFORMER)
+            iv.global_tokens = o.globals, iv.n_global = o.n_globals;
+        ro.interventions = &iv;
+        CHECK_MSG(atn_run_forward(run, enc, &ro, &err) == ATN_OK, "%s", err.message);
+        const atn_capture *cap = atn_run_capture(run);
+        for (int32_t l = 0; l < o.layers && cap; l++) {
+            char what[96];
+            snprintf(what, sizeof what, "%s %s layer %d attention", decoder ? "gpt2" : "bert",
+                     attn == ATN_ATTN_LONGFORMER ? "longformer" : "window", (int)l);
+            CHECK_ARRAY_NEAR(what, cap->attn + (size_t)l * o.heads * n * n, atn_trainer_attention(t, l, NULL),
+                             (size_t)o.heads * n * n, 2e-6);
+        }
+        atn_run_free(run);
+    }
+    atn_encoding_free(enc);
+    atn_model_free(m);
+    atn_trainer_free(t);
+}
+
 /* Trains steps, then the mean accuracy on 4 fresh batches. */
 static double learn(const char *what, atn_train_options o, int steps) {
     atn_error err = {0};
@@ -216,6 +271,12 @@ int main(void) {
     test_patterns();
     test_linformer(sub);
     test_bad_knobs();
+    snprintf(sub, sizeof sub, "%s/dec-longformer", dir);
+    test_saved_runs_as_whatif(true, ATN_ATTN_LONGFORMER, sub);
+    snprintf(sub, sizeof sub, "%s/enc-longformer", dir);
+    test_saved_runs_as_whatif(false, ATN_ATTN_LONGFORMER, sub);
+    snprintf(sub, sizeof sub, "%s/enc-window", dir);
+    test_saved_runs_as_whatif(false, ATN_ATTN_WINDOW, sub);
     test_learns();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
