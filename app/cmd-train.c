@@ -57,7 +57,8 @@ static void usage(void) {
            "0,5) that see every key and are seen by every query; chunked keeps keys in the query's\n"
            "block of --chunk B tokens; a decoder stays causal in each.  linformer (an encoder only)\n"
            "projects keys and values along the sequence to --linformer-k K rows by learned E and F\n"
-           "per layer; it trains and logs but cannot be saved (no -o).\n"
+           "per layer; it trains and logs but cannot be saved (no -o).  Each knob goes with its\n"
+           "attention (given with another it would change nothing, and is refused).\n"
            "Each batch is fresh, so the accuracy printed is on unseen sequences.  The log has each\n"
            "step's loss, accuracy, gradient norm (before clipping) and each layer's.  -o DIR writes a\n"
            "Hugging Face folder (config.json, model.safetensors, vocab.txt, training.json) that every\n"
@@ -380,6 +381,27 @@ static int read_options(int argc, char **argv, train_cli *tc) {
     if (o.task != ATN_TASK_TEXT && o.text_path) {
         cli_error("%s: --text goes with --task text", prog);
         return CLI_EXIT_USAGE;
+    }
+    /* an attention knob the attention does not read would change nothing (a sweep over it
+       would give one result per value): refused, unless the sweep varies the attention */
+    bool attn_swept = tc->sweep && !strncmp(tc->sweep, "attention=", 10);
+    static const struct {
+        const char *opt;
+        atn_train_attn a, b;
+    } knobs[] = {{"window", ATN_ATTN_WINDOW, ATN_ATTN_LONGFORMER},
+                 {"globals", ATN_ATTN_LONGFORMER, ATN_ATTN_LONGFORMER},
+                 {"chunk", ATN_ATTN_CHUNKED, ATN_ATTN_CHUNKED},
+                 {"linformer-k", ATN_ATTN_LINFORMER, ATN_ATTN_LINFORMER}};
+    for (size_t i = 0; i < sizeof knobs / sizeof *knobs && !attn_swept; i++) {
+        bool given = cli_get(&a, knobs[i].opt) ||
+                     (tc->sweep && !strncmp(tc->sweep, knobs[i].opt, strlen(knobs[i].opt)) &&
+                      tc->sweep[strlen(knobs[i].opt)] == '=');
+        if (given && o.attention != knobs[i].a && o.attention != knobs[i].b) {
+            cli_error("%s: --%s changes nothing under --attention %s: it goes with --attention %s%s", prog,
+                      knobs[i].opt, attns[o.attention], attns[knobs[i].a],
+                      knobs[i].a != knobs[i].b ? " or longformer" : "");
+            return CLI_EXIT_USAGE;
+        }
     }
     atn_error err = {0};
     if (atn_train_options_check(&o, out_dir != NULL, &err) != ATN_OK) {

@@ -118,6 +118,15 @@ bad "--attention linformer" --attention linformer
 bad "--attention linformer" --encoder --attention linformer -o "$T/no"
 [ ! -e "$T/no" ] || fail "a refused Linformer run wrote $T/no"
 bad --attention --attention sparse
+# a knob its attention does not read changes nothing: refused (a sweep over it too), unless
+# the sweep varies the attention
+bad "--window changes nothing under --attention causal" --window 2
+bad "--chunk changes nothing under --attention longformer" --attention longformer --chunk 2
+bad "--linformer-k changes nothing" --encoder --sweep linformer-k=2,4
+bad "--globals changes nothing" --attention window --globals 0
+"$EXE" train $SMALL --steps 2 --sweep attention=window,chunked --chunk 3 >"$T/sum" 2>"$T/err" ||
+    fail "sweep over the attention with --chunk: $(cat "$T/err")"
+grep -q "^chunked " "$T/sum" || fail "sweep over the attention: $(cat "$T/sum")"
 
 # Ctrl-C: the last step is saved, exit 130
 "$EXE" train $SMALL --steps 100000000 -o "$T/int" 2>"$T/err" >/dev/null &
