@@ -13,6 +13,12 @@ weight formula and sizes); fp16 runs with GradScaler's first scale, 2^16: the lo
 the scale, the gradients times its reciprocal.  Each case also holds the float32 gradients
 without rounding, so the test can show that the rounding is what it measures.
 
+The last case is a BERT with Linformer attention (gen_grads_attn.py's, Wang et al. 2020 with
+headwise sharing): K' = E K and V' = F V go through RoundedMatmul too, so E, F, K and V are
+rounded in the projections, K' and V' where Q K'^T and P V' read them, and the gradients
+dK', dV' the projections receive; E and F are parameters named
+bert.encoder.layer.L.attention.self.linformer_{e,f}.weight (gen_grads.py's weight formula).
+
 Run: /usr/bin/python3 tests/train/gen_precision.py   (writes tests/train/precision.json)
 """
 import json
@@ -31,11 +37,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 D, H, N, V, LAYERS, BATCH = G.D, G.H, G.N, G.V, G.LAYERS, G.BATCH
 
 CASES = [
-    # name, decoder, norm, positions, precision, loss scale
-    ("gpt2-pre-learned-bf16", True, "pre", "learned", "bf16", 1.0),
-    ("bert-post-learned-bf16", False, "post", "learned", "bf16", 1.0),
-    ("gpt2-pre-rotary-bf16", True, "pre", "rotary", "bf16", 1.0),
-    ("gpt2-pre-learned-fp16", True, "pre", "learned", "fp16", 65536.0),
+    # name, decoder, norm, positions, precision, loss scale, Linformer's k (0: none)
+    ("gpt2-pre-learned-bf16", True, "pre", "learned", "bf16", 1.0, 0),
+    ("bert-post-learned-bf16", False, "post", "learned", "bf16", 1.0, 0),
+    ("gpt2-pre-rotary-bf16", True, "pre", "rotary", "bf16", 1.0, 0),
+    ("gpt2-pre-learned-fp16", True, "pre", "learned", "fp16", 65536.0, 0),
+    ("bert-post-linformer-bf16", False, "post", "learned", "bf16", 1.0, 3),
 ]
 DTYPE = None   # torch.bfloat16 / torch.float16, or None: no rounding
 
@@ -61,7 +68,7 @@ class RoundedMatmul(torch.autograd.Function):
 mm = RoundedMatmul.apply
 
 
-def attention(q, k, v, mask, rotary):
+def attention(q, k, v, mask, rotary, EF=None):
     B, n, _ = q.shape
     hd = D // H
     q = q.view(B, n, H, hd).transpose(1, 2)
@@ -69,6 +76,9 @@ def attention(q, k, v, mask, rotary):
     if rotary:
         q, k = rope(q), rope(k)
     v = v.view(B, n, H, hd).transpose(1, 2)
+    if EF is not None:   # Linformer: K' = E K, V' = F V [B, H, k, hd], E and F shared by the heads; no mask
+        E, F = EF
+        k, v, mask = mm(E, k), mm(F, v), 0.0
     s = mm(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(hd)) + mask
     p = torch.softmax(s, dim=-1)
     return mm(p, v).transpose(1, 2).reshape(B, n, D)
@@ -121,8 +131,10 @@ def forward(P, ids, labels, decoder, norm, mask, rotary):
             x = h
             a = layernorm(x, g(p + "attention.output.LayerNorm.weight"),
                           g(p + "attention.output.LayerNorm.bias")) if pre else x
+            ef = p + "attention.self.linformer_"
+            EF = (g(ef + "e.weight"), g(ef + "f.weight")) if "bert." + ef + "e.weight" in P else None
             ctx = attention(lin(a, p + "attention.self.query"), lin(a, p + "attention.self.key"),
-                            lin(a, p + "attention.self.value"), mask, rotary)
+                            lin(a, p + "attention.self.value"), mask, rotary, EF)
             rr = x + lin(ctx, p + "attention.output.dense")
             if post:
                 rr = layernorm(rr, g(p + "attention.output.LayerNorm.weight"),
@@ -154,8 +166,11 @@ def main():
     rng = np.random.default_rng(16)
     out = {"sizes": {"length": G.LENGTH, "symbols": G.SYMBOLS, "n": N, "vocab": V, "d_model": D, "heads": H,
                      "d_ffn": G.F, "layers": LAYERS, "batch": BATCH}, "cases": []}
-    for name, decoder, norm, positions, prec, scale in CASES:
-        names = G.tensor_names(decoder, norm)
+    for name, decoder, norm, positions, prec, scale, lin_k in CASES:
+        names = dict(G.tensor_names(decoder, norm))
+        for l in range(LAYERS if lin_k else 0):
+            for s in ("e", "f"):
+                names[f"bert.encoder.layer.{l}.attention.self.linformer_{s}.weight"] = (lin_k, N)
         pos_name = "transformer.wpe.weight" if decoder else "bert.embeddings.position_embeddings.weight"
         mask = G.make_mask(decoder, "full", 0).to(torch.float32)
         ids = torch.tensor(rng.integers(0, V, size=(BATCH, N)))
@@ -167,7 +182,7 @@ def main():
         loss, g = grads(names, pos_name, positions, ids, labels, decoder, norm, mask, scale)
         out["cases"].append({
             "name": name, "decoder": decoder, "norm": norm, "positions": positions, "precision": prec,
-            "loss_scale": scale, "ids": ids.reshape(-1).tolist(), "labels": labels.reshape(-1).tolist(),
+            "loss_scale": scale, "linformer_k": lin_k, "ids": ids.reshape(-1).tolist(), "labels": labels.reshape(-1).tolist(),
             "loss": loss, "loss_fp32": loss32, "grads": g, "grads_fp32": g32,
         })
     with open(os.path.join(HERE, "precision.json"), "w") as f:

@@ -17,7 +17,7 @@
  *    keys are global (--globals first:7: >= 0.9; none: near chance 1/6); chunks of 10 keep
  *    query and key together for i = 0, 1, 2 only (7..9 with 1..3), so the accuracy is about
  *    3/6 + 3/6 x 1/6 = 0.58, one chunk of 14 copies everything; a Linformer encoder with
- *    k = 8 copies through its projections. */
+ *    k = 8 copies through its projections, in FP32 and in BF16 (its projections rounded). */
 #include "check.h"
 #include "train.h"
 
@@ -259,6 +259,9 @@ static void test_learns(void) {
     o = small(false, ATN_ATTN_LINFORMER);
     o.linformer_k = 8;
     a = learn("linformer encoder, k 8", o, 300);
+    CHECK_MSG(a >= 0.9, "%.3f", a);
+    o.precision = ATN_PRECISION_BF16;
+    a = learn("linformer encoder, k 8, bf16", o, 300);
     CHECK_MSG(a >= 0.9, "%.3f", a);
 }
 

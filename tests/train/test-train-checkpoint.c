@@ -1,7 +1,9 @@
 /* Gradient checkpointing (train.h's checkpoint; engine/train/train-model.c):
  *  - the gradients, weights and probe attention of 3 steps equal those without it bit for
  *    bit: a pre-LN decoder and a post-LN encoder with attention and hidden dropout on (the
- *    recompute draws the same masks), and a BF16 decoder;
+ *    recompute draws the same masks), and a BF16 decoder; the attention variants too
+ *    (Longformer in a decoder and an encoder, chunked, Linformer in FP32 and BF16: its
+ *    projections K' = E K and V' = F V are recomputed with the layer);
  *  - memory, measured: at 4 layers the bytes the trainer allocates for the layers'
  *    activations (atn_trainer_activation_bytes, counted as allocated) fall by at least 3x,
  *    and the peak resident memory (getrusage's ru_maxrss of a child process that builds the
@@ -42,9 +44,11 @@ static void same_as_without(atn_train_options o, const char *what) {
     for (int32_t i = 0; i < n; i++)
         ids[i] = ATN_TR_NSPECIAL + i % 4;
     CHECK(atn_trainer_probe(a, ids, n, &err) == ATN_OK && atn_trainer_probe(b, ids, n, &err) == ATN_OK);
+    int32_t keys = atn_trainer_attention_keys(a);   /* n, or Linformer's k */
+    CHECK(keys == atn_trainer_attention_keys(b));
     for (int32_t l = 0; l < o.layers; l++)
         CHECK_MSG(!memcmp(atn_trainer_attention(a, l, NULL), atn_trainer_attention(b, l, NULL),
-                          (size_t)o.heads * n * n * sizeof(float)),
+                          (size_t)o.heads * n * keys * sizeof(float)),
                   "%s: layer %d's probe attention differs", what, (int)l);
     free(ids);
     size_t la = 0, lb = 0;
@@ -117,5 +121,19 @@ int main(void) {
     o.layers = 2, o.d_model = 16, o.heads = 2, o.batch = 4, o.length = 5, o.precision = ATN_PRECISION_BF16;
     o.positions = ATN_POS_ROTARY;
     same_as_without(o, "bf16 rotary decoder");
+    /* the attention variants: each recomputed inside the layer (dropout on) */
+    atn_train_options_init(&o);
+    o.layers = 3, o.d_model = 16, o.heads = 2, o.batch = 4, o.length = 5;
+    o.dropout_attn = 0.2f, o.dropout_hidden = 0.1f;
+    o.attention = ATN_ATTN_LONGFORMER, o.window = 1, o.global_first = 1, o.n_globals = 1, o.globals[0] = 7;
+    same_as_without(o, "Longformer decoder, dropout");
+    o.decoder = false, o.norm = ATN_TRAIN_POST_LN;
+    same_as_without(o, "Longformer encoder, dropout");
+    o.attention = ATN_ATTN_CHUNKED, o.chunk = 3;
+    same_as_without(o, "chunked encoder, dropout");
+    o.attention = ATN_ATTN_LINFORMER, o.linformer_k = 4;
+    same_as_without(o, "Linformer encoder, dropout");
+    o.precision = ATN_PRECISION_BF16, o.positions = ATN_POS_ROTARY, o.norm = ATN_TRAIN_PRE_LN;
+    same_as_without(o, "bf16 rotary Linformer encoder, dropout");
     return check_summary("train-checkpoint");
 }

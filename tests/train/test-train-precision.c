@@ -7,7 +7,8 @@
  *    the step is skipped;
  *  - BF16 and FP16 (scale 2^16) loss and gradients of gen_grads.py's model against
  *    tests/train/precision.json (gen_precision.py: torch float32 with the same rounding,
- *    written from scratch as a torch.autograd.Function), within 3e-3 of each gradient's
+ *    written from scratch as a torch.autograd.Function), and a BF16 BERT with Linformer
+ *    attention (its projections E K and F V rounded as every product), within 1e-4 of each gradient's
  *    largest value; the same gradients without rounding differ from the reference by
  *    more than 10x that in every case, so the test sees the rounding;
  *  - `test-train-precision copy bf16|fp16` (meson tests train-copy-bf16 / -fp16): a small
@@ -137,7 +138,9 @@ static double check_case(const cJSON *sizes, const cJSON *c) {
     o.norm = !strcmp(cJSON_GetObjectItem(c, "norm")->valuestring, "pre") ? ATN_TRAIN_PRE_LN : ATN_TRAIN_POST_LN;
     o.positions = !strcmp(cJSON_GetObjectItem(c, "positions")->valuestring, "rotary") ? ATN_POS_ROTARY
                                                                                         : ATN_POS_LEARNED;
-    o.attention = ATN_ATTN_FULL;
+    const cJSON *lin_k = cJSON_GetObjectItem(c, "linformer_k");
+    o.attention = lin_k && lin_k->valueint ? ATN_ATTN_LINFORMER : ATN_ATTN_FULL;
+    o.linformer_k = lin_k && lin_k->valueint ? lin_k->valueint : o.linformer_k;
     o.precision = !strcmp(prec, "bf16") ? ATN_PRECISION_BF16 : ATN_PRECISION_FP16;
     o.length = cJSON_GetObjectItem(sizes, "length")->valueint, o.symbols = cJSON_GetObjectItem(sizes, "symbols")->valueint;
     o.d_model = cJSON_GetObjectItem(sizes, "d_model")->valueint, o.heads = cJSON_GetObjectItem(sizes, "heads")->valueint;
@@ -236,7 +239,7 @@ int main(int argc, char **argv) {
     if (!j)
         return 1;
     const cJSON *sizes = cJSON_GetObjectItem(j, "sizes"), *cases = cJSON_GetObjectItem(j, "cases");
-    CHECK(cJSON_GetArraySize(cases) == 4);
+    CHECK(cJSON_GetArraySize(cases) == 5);
     for (int i = 0; i < cJSON_GetArraySize(cases); i++)
         check_case(sizes, cJSON_GetArrayItem(cases, i));
     cJSON_Delete(j);
