@@ -36,7 +36,8 @@ bench-decoders: build
 	@./tools/bench-decoders.sh $(BUILD)
 
 # The induction-head recipe (docs/training.md): trains it until a head scores >= 0.5 on
-# held-out repeated runs, within the recipe's steps (15-40 s of two cores: not in `make test`).
+# held-out repeated runs, within the recipe's steps (`make test` runs it as train-induction;
+# this runs only it, ATN_IND_SEED / ATN_IND_STEPS in the environment vary it).
 test-induction: build
 	$(BUILD)/tests/train/test-train induction
 
