@@ -551,14 +551,16 @@ static atn_status read_metadata(atn_attn_file *f, atn_error *err) {
         f->info.n_kv_heads = (int32_t)v->valuedouble;
     }
     if ((v = cJSON_GetObjectItemCaseSensitive(f->meta, "kv_heads"))) {
+        /* the map must be the one n_kv_heads implies, query head h reading K/V head
+           h / (H / n_kv_heads) (what repeat_kv does; the capture and --by-kv-group assume it) */
         int32_t i = 0, nkv = f->info.n_kv_heads ? f->info.n_kv_heads : f->H;
         bool ok = cJSON_IsArray(v) && cJSON_GetArraySize(v) == f->H;
         for (const cJSON *e = ok ? v->child : NULL; e && ok; e = e->next, i++)
-            ok = cJSON_IsNumber(e) && e->valuedouble == floor(e->valuedouble) && e->valuedouble >= 0 &&
-                 e->valuedouble < nkv;
+            ok = cJSON_IsNumber(e) && e->valuedouble == (double)(i / (f->H / nkv));
         if (!ok)
-            return atn_error_set(err, ATN_E_FORMAT, "%s: metadata \"kv_heads\" must list, for each of the %d query heads, "
-                                 "its K/V head (0..%d)", f->path, f->H, nkv - 1);
+            return atn_error_set(err, ATN_E_FORMAT, "%s: metadata \"kv_heads\" must list, for each of the %d query heads "
+                                 "h, its K/V head h / %d (%d K/V heads%s)", f->path, f->H, f->H / nkv, nkv,
+                                 f->info.n_kv_heads ? ", as \"n_kv_heads\" says" : ": no \"n_kv_heads\"");
     }
     if ((v = cJSON_GetObjectItemCaseSensitive(f->meta, "window"))) {
         bool ok = cJSON_IsNumber(v) || cJSON_IsNull(v) || (cJSON_IsArray(v) && cJSON_GetArraySize(v) == f->L);
@@ -944,6 +946,7 @@ atn_status atn_attn_file_capture(atn_attn_file *f, const atn_capture **out, atn_
     if (sst != ATN_OK)
         return sst;
     f->cap = (atn_capture){.n_layers = f->L, .n_heads = f->H, .n = f->n, .enc = f->enc,
+                           .n_kv_heads = f->info.n_kv_heads,
                            .attn = in_place ? (const float *)f->attn->data : f->block,
                            .temperature = 1.0f, .nonfinite_layer = -1, .precision = ATN_PRECISION_FP32};
     if (f->info.n_stacks) {   /* an encoder-decoder's file: the run's fields for its stacks */

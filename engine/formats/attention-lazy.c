@@ -20,7 +20,7 @@ atn_status atn_attn_file_capture_lazy(atn_attn_file *f, const atn_capture **out,
         return atn_attn_file_capture(f, out, NULL, NULL, err);
     if (!f->lazy_ready) {
         f->lazy_cap = (atn_capture){.n_layers = f->L, .n_heads = f->H, .n = f->n, .enc = f->enc, .attn = NULL,
-                                    .attn_on_demand = true, .run = NULL, .temperature = 1.0f,
+                                    .n_kv_heads = f->info.n_kv_heads, .attn_on_demand = true, .run = NULL, .temperature = 1.0f,
                                     .nonfinite_layer = -1, .precision = ATN_PRECISION_FP32};
         f->lazy_magic = ATN_ATTN_LAZY_MAGIC;
         f->lazy_ready = true;

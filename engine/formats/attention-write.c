@@ -117,8 +117,14 @@ static char *header_text(const atn_capture *cap, const atn_attn_file_meta *m) {
         for (int32_t l = 0; !same && scale && l < L; l++)
             cJSON_AddItemToArray(scale, cJSON_CreateNumber(atn_trace_scale(m->model, l, k)));
         ok = ok && add_meta(meta, "scale", scale);
-        if (hkv != cap->n_heads)
-            ok = ok && add_meta(meta, "n_kv_heads", cJSON_CreateNumber(hkv));
+    }
+    int32_t hkv = cap->n_kv_heads > 0 ? cap->n_kv_heads : cap->n_heads;
+    if (ok && !cap->n_stacks && hkv != cap->n_heads && cap->n_heads % hkv == 0) {
+        /* grouped-query attention: how many K/V heads, and query head h's, h / (H / H_kv) */
+        cJSON *map = cJSON_CreateArray();
+        for (int32_t h = 0; map && h < cap->n_heads; h++)
+            cJSON_AddItemToArray(map, cJSON_CreateNumber(h / (cap->n_heads / hkv)));
+        ok = add_meta(meta, "n_kv_heads", cJSON_CreateNumber(hkv)) && add_meta(meta, "kv_heads", map);
     }
     char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);

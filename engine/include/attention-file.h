@@ -38,7 +38,9 @@ typedef struct atn_attn_file_info {
     int32_t n_layers, n_heads, n;   /* the attention is [n_layers][n_heads][n][n] */
     const char *model_id, *family, *source, *positions;
     bool causal;                    /* metadata "causal" (false when absent) */
-    int32_t n_kv_heads;             /* metadata "n_kv_heads"; 0 when absent */
+    int32_t n_kv_heads;             /* metadata "n_kv_heads"; 0 when absent (also the
+                                       capture's n_kv_heads; "kv_heads", when present, must be
+                                       h / (n_heads / n_kv_heads), else ATN_E_FORMAT) */
     const char *dtype;              /* the attention's dtype: "F32", "F16", "BF16" */
     bool has_scores, has_qkv, has_mask, has_cross, has_token_ids;
     const char *container;          /* "safetensors", "npz" or "npy" */
@@ -135,8 +137,10 @@ typedef struct atn_attn_file_meta {
     bool causal;
     /* also write q, k, v ([L, H, n, d]; k, v [L, H_kv, n, d]: the capture's projections as
        they are, what the scores read) and the metadata "scale" (the model's factor, one
-       number or one per layer) and "n_kv_heads": the trace from the file then gives the
-       model's trace's numbers.  Needs a capture with trace inputs (ATN_E_INVALID) */
+       number or one per layer): the trace from the file then gives the model's trace's
+       numbers.  Needs a capture with trace inputs (ATN_E_INVALID).  With or without it, a
+       capture with fewer K/V heads than heads (cap->n_kv_heads) writes "n_kv_heads" and
+       "kv_heads" (query head h reads K/V head h / (n_heads / n_kv_heads)) */
     bool qkv;
     const atn_model *model;  /* for the scale; NULL: 1/sqrt(d) */
 } atn_attn_file_meta;

@@ -12,7 +12,10 @@ calls attnscope):
   polynomial good to 2.5e-7, which a square root near 0 magnifies);
 - per-head row entropy in bits and attention to the token itself, averaged over the group.
 
-Also: a model whose every query head has its own K/V head exits 2 naming --by-kv-group.
+Also: a model whose every query head has its own K/V head exits 2 naming --by-kv-group; the
+attention file `run -o` writes for llama-f32 holds n_kv_heads 2 and kv_heads [0, 0, 1, 1] (issue
+36), and stats / similarity --by-kv-group on it equal --model's; a file without them exits 2
+naming n_kv_heads, one with another map exits 2 naming kv_heads.
 No NumPy: the .npy files are read with struct.
 Usage: test-kv-groups.py ATTNSCOPE"""
 import ast
@@ -167,6 +170,26 @@ def stats(exe, model, tmp):
     print("%s stats by K/V group: entropy and self within %.2g" % (model, worst))
 
 
+def read_st_meta(path):
+    """A safetensors file's __metadata__ (string -> string)."""
+    with open(path, "rb") as f:
+        hlen = struct.unpack("<Q", f.read(8))[0]
+        return json.loads(f.read(hlen)).get("__metadata__", {})
+
+
+def write_st_meta(src, dst, meta):
+    """src with its __metadata__ replaced by meta (offsets are relative to the data: unchanged)."""
+    with open(src, "rb") as f:
+        hlen = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(hlen))
+        data = f.read()
+    header["__metadata__"] = meta
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(dst, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
 def main():
     exe = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
@@ -179,14 +202,42 @@ def main():
                                capture_output=True, text=True, timeout=600)
             check(p.returncode == 2 and "--by-kv-group" in p.stderr and "own K/V head" in p.stderr,
                   "%s on a model without groups: exit %d, %r" % (cmd[0], p.returncode, p.stderr))
-        # an attention file that does not say which K/V head each query head reads: exit 2, saying so
+        # run -o writes "n_kv_heads" and "kv_heads": --by-kv-group on the file gives --model's figures
         att = os.path.join(tmp, "a.safetensors")
-        run([exe, "run", "--model", os.path.join(HF, "models", "llama-f32"), "--ids", "3,4,5", "-o", att])
+        llama = os.path.join(HF, "models", "llama-f32")
+        run([exe, "run", "--model", llama, "--ids", "3,4,5", "-o", att])
+        meta = read_st_meta(att)
+        check(meta.get("n_kv_heads") == "2" and json.loads(meta.get("kv_heads", "null")) == [0, 0, 1, 1],
+              "run -o on llama-f32 (4 heads over 2 K/V heads): n_kv_heads %r, kv_heads %r" % (
+                  meta.get("n_kv_heads"), meta.get("kv_heads")))
+        for cmd, key in (("stats", "groups"), ("similarity", "kv_groups")):
+            docs = []
+            for src in (["--model", llama, "--ids", "3,4,5"], ["--attention", att]):
+                out = os.path.join(tmp, "%s-%s.json" % (cmd, src[0][2:]))
+                run([exe, cmd] + src + ["--by-kv-group", "-o", out])
+                try:
+                    docs.append(json.load(open(out))[key])
+                except (OSError, ValueError, KeyError) as e:
+                    docs.append(None)
+                    check(False, "%s %s --by-kv-group: %s" % (cmd, src[0], e))
+            check(docs[0] is not None and docs[0] == docs[1], "%s --by-kv-group: --attention %r != --model %r" % (
+                cmd, docs[1], docs[0]))
+            print("%s --by-kv-group --attention FILE equals --model: %s" % (cmd, docs[0] == docs[1]))
+        # a file that does not say which K/V head each query head reads: exit 2, saying so
+        bare = os.path.join(tmp, "bare.safetensors")
+        write_st_meta(att, bare, {k: v for k, v in meta.items() if k not in ("n_kv_heads", "kv_heads")})
         for cmd in (["similarity", "-o", os.path.join(tmp, "y.json")], ["stats"]):
-            p = subprocess.run([exe] + cmd[:1] + ["--attention", att, "--by-kv-group"] + cmd[1:], capture_output=True,
+            p = subprocess.run([exe] + cmd[:1] + ["--attention", bare, "--by-kv-group"] + cmd[1:], capture_output=True,
                                text=True, timeout=600)
             check(p.returncode == 2 and "--by-kv-group" in p.stderr and "n_kv_heads" in p.stderr,
                   "%s --attention without n_kv_heads: exit %d, %r" % (cmd[0], p.returncode, p.stderr))
+        # a map other than h / (H / n_kv_heads): exit 2 naming the key
+        bad = os.path.join(tmp, "bad.safetensors")
+        write_st_meta(att, bad, dict(meta, kv_heads="[0, 1, 0, 1]"))
+        p = subprocess.run([exe, "stats", "--attention", bad, "--by-kv-group"], capture_output=True, text=True,
+                           timeout=600)
+        check(p.returncode == 2 and '"kv_heads"' in p.stderr and "bad.safetensors" in p.stderr,
+              "a bad kv_heads map: exit %d, %r" % (p.returncode, p.stderr))
     print("%d failed" % len(failures))
     return 1 if failures else 0
 

@@ -285,6 +285,11 @@ static void test_bad_inputs(void) {
     expect_error(st_file("gap.safetensors", h, two, 32), ATN_E_FORMAT, "'attn.L1' is missing");
     snprintf(h, sizeof h, "{" META ", \"n_kv_heads\": \"3\"}, %s}", attn22);
     expect_error(st_file("kv.safetensors", h, ok4, 16), ATN_E_FORMAT, "\"n_kv_heads\" must be a whole number dividing the 1 heads");
+    /* a K/V map in range but not the one n_kv_heads implies (query head h reads h / (H / n_kv_heads)) */
+    snprintf(h, sizeof h, "{" META ", \"n_kv_heads\": \"2\", \"kv_heads\": \"[1, 0]\"}, \"attn\": {\"dtype\": \"F32\", "
+             "\"shape\": [1, 2, 2, 2], \"data_offsets\": [0, 32]}}");
+    expect_error(st_file("kvmap.safetensors", h, two, 32), ATN_E_FORMAT,
+                 "\"kv_heads\" must list, for each of the 2 query heads h, its K/V head h / 1 (2 K/V heads");
     snprintf(h, sizeof h, "{" META "}, %s, \"q\": {\"dtype\": \"F32\", \"shape\": [1, 1, 2, 1], \"data_offsets\": [16, 24]}}",
              attn22);
     float qd[6] = {1, 0, 0.5f, 0.5f, 1, 2};
