@@ -14,7 +14,8 @@ calls attnscope):
 
 Also: a model whose every query head has its own K/V head exits 2 naming --by-kv-group; the
 attention file `run -o` writes for llama-f32 holds n_kv_heads 2 and kv_heads [0, 0, 1, 1] (issue
-36), and stats / similarity --by-kv-group on it equal --model's; a file without them exits 2
+36), and stats / similarity --by-kv-group and export grid (its K/V group brackets) on it equal
+--model's; a file without them exits 2
 naming n_kv_heads, one with another map exits 2 naming kv_heads.
 No NumPy: the .npy files are read with struct.
 Usage: test-kv-groups.py ATTNSCOPE"""
@@ -223,6 +224,13 @@ def main():
             check(docs[0] is not None and docs[0] == docs[1], "%s --by-kv-group: --attention %r != --model %r" % (
                 cmd, docs[1], docs[0]))
             print("%s --by-kv-group --attention FILE equals --model: %s" % (cmd, docs[0] == docs[1]))
+        # the file's capture carries n_kv_heads: the model grid brackets the K/V groups as --model's does
+        grids = []
+        for src in (["--model", llama, "--ids", "3,4,5"], ["--attention", att]):
+            out = os.path.join(tmp, "grid-%s.svg" % src[0][2:])
+            run([exe, "export", "grid"] + src + ["-o", out])
+            grids.append(open(out, "rb").read() if os.path.exists(out) else None)
+        check(grids[0] is not None and grids[0] == grids[1], "export grid --attention differs from --model's")
         # a file that does not say which K/V head each query head reads: exit 2, saying so
         bare = os.path.join(tmp, "bare.safetensors")
         write_st_meta(att, bare, {k: v for k, v in meta.items() if k not in ("n_kv_heads", "kv_heads")})
