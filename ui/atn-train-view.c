@@ -822,7 +822,10 @@ static GtkWidget *build_knobs(AtnTrainView *self) {
     apply_preset(self, PRESET_COPY);
 
     GtkWidget *scroll = gtk_scrolled_window_new();
-    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+    /* sideways too, at the window's minimum width only (the pane is given the knobs' natural
+       width): at text size 2.0 the knobs (541 px, "full (causal in a decoder)") made the window
+       at least 958 px wide, over a 900 px one */
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_AUTOMATIC, GTK_POLICY_AUTOMATIC);
     gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroll), box);
     gtk_scrolled_window_set_propagate_natural_width(GTK_SCROLLED_WINDOW(scroll), TRUE);
     gtk_widget_set_vexpand(scroll, TRUE);
@@ -861,11 +864,17 @@ static void atn_train_view_init(AtnTrainView *self) {
     GtkWidget *fig = gtk_button_new_with_mnemonic(_("Save _Figure…"));
     gtk_widget_set_tooltip_text(csv, _("The loss, accuracy and each layer's gradient norm at every step"));
     gtk_widget_set_tooltip_text(fig, _("The curves as PNG, SVG or PDF"));
-    gtk_widget_set_valign(csv, GTK_ALIGN_START), gtk_widget_set_valign(fig, GTK_ALIGN_START);
     g_signal_connect(csv, "clicked", G_CALLBACK(on_export_csv), self);
     g_signal_connect(fig, "clicked", G_CALLBACK(on_export_figure), self);
-    gtk_box_append(GTK_BOX(top), csv);
-    gtk_box_append(GTK_BOX(top), fig);
+    /* under Open, above the knobs: beside the status they made the curves' column 771 px wide at
+       text size 2.0 and the window's minimum 1658 px (over 1366); the knobs' column has room */
+    GtkWidget *exports = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    gtk_widget_set_halign(exports, GTK_ALIGN_CENTER);
+    gtk_widget_set_margin_start(exports, 10);
+    gtk_widget_set_margin_end(exports, 10);
+    gtk_box_append(GTK_BOX(exports), csv);
+    gtk_box_append(GTK_BOX(exports), fig);
+    gtk_box_insert_child_after(GTK_BOX(knobs), exports, self->open);
     gtk_box_append(GTK_BOX(right), top);
     /* the curves and, beside them, each layer's gradient norm */
     GtkWidget *plots = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
