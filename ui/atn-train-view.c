@@ -822,10 +822,7 @@ static GtkWidget *build_knobs(AtnTrainView *self) {
     apply_preset(self, PRESET_COPY);
 
     GtkWidget *scroll = gtk_scrolled_window_new();
-    /* sideways too, at the window's minimum width only (the pane is given the knobs' natural
-       width): at text size 2.0 the knobs (541 px, "full (causal in a decoder)") made the window
-       at least 958 px wide, over a 900 px one */
-    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_AUTOMATIC, GTK_POLICY_AUTOMATIC);
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
     gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroll), box);
     gtk_scrolled_window_set_propagate_natural_width(GTK_SCROLLED_WINDOW(scroll), TRUE);
     gtk_widget_set_vexpand(scroll, TRUE);
@@ -881,12 +878,14 @@ static void atn_train_view_init(AtnTrainView *self) {
     gtk_widget_set_vexpand(plots, TRUE);
     self->curve = gtk_drawing_area_new();
     gtk_widget_set_hexpand(self->curve, TRUE);
-    gtk_widget_set_size_request(self->curve, 200, 160);
+    /* 140 and 120 px at least: with 200 and 160 the page beside the knobs (541 px at text size
+       2.0) made the window 958 px wide, over a 900 px one */
+    gtk_widget_set_size_request(self->curve, 140, 160);
     gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(self->curve), draw_curve, self, NULL);
     gtk_box_append(GTK_BOX(plots), self->curve);
     self->norms = gtk_drawing_area_new();
     gtk_widget_set_hexpand(self->norms, TRUE);
-    gtk_widget_set_size_request(self->norms, 160, 160);
+    gtk_widget_set_size_request(self->norms, 120, 160);
     gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(self->norms), draw_norms, self, NULL);
     gtk_box_append(GTK_BOX(plots), self->norms);
     gtk_box_append(GTK_BOX(right), plots);
