@@ -78,6 +78,36 @@ static int parse_ints(const char *opt, const char *text, int32_t lo, int32_t hi,
     return n ? n : -1;
 }
 
+/* Parses "a,b,..." of names (each one of names, NULL-terminated) into their indices in out
+ * (at most max): their count, or -1 with the message naming opt ("--opt \"text\": among",
+ * or "--opt: no noun" for an empty list). */
+static int parse_names(const char *opt, const char *text, const char *const *names, int *out, int max,
+                       const char *among, const char *noun) {
+    char *buf = strdup(text);
+    if (!buf) {
+        cli_error("%s: --%s: out of memory", PROG, opt);
+        return -1;
+    }
+    int n = 0;
+    char *save = NULL;
+    for (char *v = strtok_r(buf, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
+        int k = -1;
+        for (int i = 0; names[i]; i++)
+            if (!strcmp(v, names[i]))
+                k = i;
+        if (k < 0 || n == max) {
+            cli_error("%s: --%s \"%s\": %s", PROG, opt, text, among);
+            free(buf);
+            return -1;
+        }
+        out[n++] = k;
+    }
+    free(buf);
+    if (!n)
+        cli_error("%s: --%s: no %s", PROG, opt, noun);
+    return n ? n : -1;
+}
+
 /* Trains o for its steps with a progress line on stderr (label before it); CLI_EXIT_OK,
  * CLI_EXIT_INTERRUPTED (Ctrl-C) or CLI_EXIT_FAIL (the message printed).  *t is the trainer
  * (the caller frees it, also on failure). */
@@ -233,26 +263,10 @@ int train_test_long(const train_cli *tc) {
     if (!tc->schemes) {
         static const int all[] = {ATN_POS_LEARNED, ATN_POS_SINUSOIDAL, ATN_POS_ROTARY, ATN_POS_ALIBI, ATN_POS_NONE};
         memcpy(schemes, all, sizeof all), n_schemes = 5;
-    } else {
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", tc->schemes);
-        char *save = NULL;
-        for (char *v = strtok_r(buf, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
-            int k = -1;
-            for (int i = 0; pos_names[i]; i++)
-                if (!strcmp(v, pos_names[i]))
-                    k = i;
-            if (k < 0 || n_schemes == 8) {
-                cli_error("%s: --schemes \"%s\": position schemes among learned, sinusoidal, rotary, alibi, none, "
-                          "separated by commas", PROG, tc->schemes);
-                return CLI_EXIT_USAGE;
-            }
-            schemes[n_schemes++] = k;
-        }
-        if (!n_schemes) {
-            cli_error("%s: --schemes: no scheme", PROG);
-            return CLI_EXIT_USAGE;
-        }
+    } else if ((n_schemes = parse_names("schemes", tc->schemes, pos_names, schemes, 8,
+                                        "position schemes among learned, sinusoidal, rotary, alibi, none, "
+                                        "separated by commas", "scheme")) < 0) {
+        return CLI_EXIT_USAGE;
     }
     for (int k = 0; k < n_schemes; k++) {   /* each scheme's options checked before any training */
         atn_train_options o = tc->o;
@@ -465,26 +479,10 @@ int train_grad_depths(const train_cli *tc) {
     int placements[3], n_pl = 0;
     if (!tc->placements) {
         placements[0] = ATN_TRAIN_POST_LN, placements[1] = ATN_TRAIN_PRE_LN, n_pl = 2;
-    } else {
-        char buf[64];
-        snprintf(buf, sizeof buf, "%s", tc->placements);
-        char *save = NULL;
-        for (char *v = strtok_r(buf, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
-            int k = -1;
-            for (int i = 0; norm_names[i]; i++)
-                if (!strcmp(v, norm_names[i]))
-                    k = i;
-            if (k < 0 || n_pl == 3) {
-                cli_error("%s: --placements \"%s\": LayerNorm placements among post, pre and none, separated by "
-                          "commas", PROG, tc->placements);
-                return CLI_EXIT_USAGE;
-            }
-            placements[n_pl++] = k;
-        }
-        if (!n_pl) {
-            cli_error("%s: --placements: no placement", PROG);
-            return CLI_EXIT_USAGE;
-        }
+    } else if ((n_pl = parse_names("placements", tc->placements, norm_names, placements, 3,
+                                   "LayerNorm placements among post, pre and none, separated by commas",
+                                   "placement")) < 0) {
+        return CLI_EXIT_USAGE;
     }
     if (tc->o.steps < 1) {
         cli_error("%s: --grad-depths records the first --steps steps: --steps must be 1 or more", PROG);
