@@ -269,7 +269,7 @@ static atn_status stats_consume(const atn_capture *cap, void *user, atn_error *e
     stats_job *j = user;
     if (!j->stack.given)
         return cli_stats_stream_add(&j->stream, cap, 0, err);
-    int32_t layers, heads;
+    int32_t layers = 0, heads = 0;   /* set by stack_shape unless it fails */
     atn_status s = stack_shape(&j->stack, cap, &layers, &heads, err);
     if (s)
         return s;
@@ -694,7 +694,7 @@ static atn_status sim_consume(const atn_capture *cap, void *user, atn_error *err
     sim_job *j = user;
     if (!j->stack.given)
         return atn_similarity_add(j->sim, cap, err);
-    int32_t layers, heads;
+    int32_t layers = 0, heads = 0;   /* set by stack_shape unless it fails */
     atn_status s = stack_shape(&j->stack, cap, &layers, &heads, err);
     if (s)
         return s;
