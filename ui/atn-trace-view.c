@@ -3,7 +3,12 @@
  * The numbers come as a plan (atn-trace-plan.h: per step a formula, a table of strings, a
  * note) and are applied to the widgets: when the tables keep their shape (typing in a toy model's
  * cell, switching heads) the labels are updated in place, so the page never flickers and
- * the cell being edited keeps its focus. */
+ * the cell being edited keeps its focus.
+ *
+ * Just over 1,000 lines since the Trace at any length (session 16: the top-k keys, the "m
+ * others" rows and "show all").  The plan (atn-trace-plan.c) and Check my work
+ * (atn-check-work.c) are already separate; the way out is the "show all n keys" table and
+ * the building-while-hidden section moving to a file of their own. */
 #include "atn-check-work.h"
 #include "atn-trace-view-private.h"
 #include "atn-trace-view-test.h"
