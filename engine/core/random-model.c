@@ -85,6 +85,28 @@ atn_status atn_random_shape_config(const char *name, atn_config *cfg, atn_error 
 #define B_SCALE 0.02f
 #define G_SCALE 0.1f
 
+/* Fills one BERT layer's tensors from p in the order every random model uses (Q, K, V, O
+ * with their biases, LayerNorm 1, the MLP, LayerNorm 2), tensors numbered from *tp on:
+ * returns the first float after them. */
+static float *fill_layer(atn_layer_weights *lw, float *p, size_t d, size_t f, uint64_t seed, uint64_t *tp) {
+    uint64_t t = *tp;
+    const float **mats[4][2] = {{&lw->wq, &lw->bq}, {&lw->wk, &lw->bk}, {&lw->wv, &lw->bv}, {&lw->wo, &lw->bo}};
+    for (int j = 0; j < 4; j++) {
+        *mats[j][0] = p, p = atn_random_fill(p, d * d, seed, t++, 0.0f, W_SCALE);
+        *mats[j][1] = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
+    }
+    lw->ln1_g = p, p = atn_random_fill(p, d, seed, t++, 1.0f, G_SCALE);
+    lw->ln1_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
+    lw->w1 = p, p = atn_random_fill(p, f * d, seed, t++, 0.0f, W_SCALE);
+    lw->b1 = p, p = atn_random_fill(p, f, seed, t++, 0.0f, B_SCALE);
+    lw->w2 = p, p = atn_random_fill(p, d * f, seed, t++, 0.0f, W_SCALE);
+    lw->b2 = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
+    lw->ln2_g = p, p = atn_random_fill(p, d, seed, t++, 1.0f, G_SCALE);
+    lw->ln2_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
+    *tp = t;
+    return p;
+}
+
 atn_model *atn_model_new_random(const atn_config *cfg, const char *name, uint64_t seed, atn_error *err) {
     if (atn_config_validate(cfg, err) != ATN_OK)
         return NULL;
@@ -122,19 +144,7 @@ atn_model *atn_model_new_random(const atn_config *cfg, const char *name, uint64_
     w->emb_ln_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
     for (size_t l = 0; l < L; l++) {
         atn_layer_weights *lw = &w->layers[l];
-        const float **mats[4][2] = {{&lw->wq, &lw->bq}, {&lw->wk, &lw->bk}, {&lw->wv, &lw->bv}, {&lw->wo, &lw->bo}};
-        for (int j = 0; j < 4; j++) {
-            *mats[j][0] = p, p = atn_random_fill(p, d * d, seed, t++, 0.0f, W_SCALE);
-            *mats[j][1] = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
-        }
-        lw->ln1_g = p, p = atn_random_fill(p, d, seed, t++, 1.0f, G_SCALE);
-        lw->ln1_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
-        lw->w1 = p, p = atn_random_fill(p, f * d, seed, t++, 0.0f, W_SCALE);
-        lw->b1 = p, p = atn_random_fill(p, f, seed, t++, 0.0f, B_SCALE);
-        lw->w2 = p, p = atn_random_fill(p, d * f, seed, t++, 0.0f, W_SCALE);
-        lw->b2 = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
-        lw->ln2_g = p, p = atn_random_fill(p, d, seed, t++, 1.0f, G_SCALE);
-        lw->ln2_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
+        p = fill_layer(lw, p, d, f, seed, &t);
     }
     return m;
 }
@@ -199,19 +209,7 @@ atn_model *atn_model_new_random_shape_positions(const char *name, uint64_t seed,
     w->emb_ln_b = p, p = atn_random_fill(p, E, seed, t++, 0.0f, B_SCALE);
     for (size_t l = 0; l < stored; l++) {
         atn_layer_weights *lw = &w->layers[l];
-        const float **mats[4][2] = {{&lw->wq, &lw->bq}, {&lw->wk, &lw->bk}, {&lw->wv, &lw->bv}, {&lw->wo, &lw->bo}};
-        for (int j = 0; j < 4; j++) {
-            *mats[j][0] = p, p = atn_random_fill(p, d * d, seed, t++, 0.0f, W_SCALE);
-            *mats[j][1] = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
-        }
-        lw->ln1_g = p, p = atn_random_fill(p, d, seed, t++, 1.0f, G_SCALE);
-        lw->ln1_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
-        lw->w1 = p, p = atn_random_fill(p, f * d, seed, t++, 0.0f, W_SCALE);
-        lw->b1 = p, p = atn_random_fill(p, f, seed, t++, 0.0f, B_SCALE);
-        lw->w2 = p, p = atn_random_fill(p, d * f, seed, t++, 0.0f, W_SCALE);
-        lw->b2 = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
-        lw->ln2_g = p, p = atn_random_fill(p, d, seed, t++, 1.0f, G_SCALE);
-        lw->ln2_b = p, p = atn_random_fill(p, d, seed, t++, 0.0f, B_SCALE);
+        p = fill_layer(lw, p, d, f, seed, &t);
     }
     if (E != d || s->groups) {
         w->emb_proj_w = p, p = atn_random_fill(p, d * E, seed, t++, 0.0f, W_SCALE);
