@@ -24,7 +24,7 @@ struct _AtnTrainView {
     GtkWidget *paned;
     GtkLabel *status, *probe_label, *note;
     GtkWidget *curve, *map, *norms;
-    GtkWidget *start, *pause, *stop, *open;
+    GtkWidget *start, *pause, *step, *stop, *open;
     GCancellable *train_slot, *save_slot;
     TrainShared *sh;          /* the run shown (NULL before the first) */
     atn_trainer *trainer;     /* the finished run's model (NULL while training or before) */

@@ -8,7 +8,7 @@ G_BEGIN_DECLS
 
 /* One of the page's controls by name ("preset", "task", "objective", "layers", "heads",
  * "d-model", "positions", "attention", "window", "norm", "length", "symbols", "text-file", "optim", "lr",
- * "warmup", "clip", "batch", "steps", "seed", "every", "start", "pause", "stop", "open",
+ * "warmup", "clip", "batch", "steps", "seed", "every", "start", "pause", "step", "stop", "open",
  * "status", "curve", "grad-norms", "save-csv", "save-figure", "heads-map"), or NULL. */
 GtkWidget *atn_train_view_get_control(AtnTrainView *self, const char *name);
 /* The run: TRUE while a worker trains. */
@@ -29,6 +29,10 @@ gboolean atn_train_view_get_saving(AtnTrainView *self);
 void atn_train_view_set_text_file(AtnTrainView *self, const char *path);
 /* What "Save CSV…" writes (g_free), NULL before the first step. */
 char *atn_train_view_dup_curves_csv(AtnTrainView *self);
+/* The step of the heads' maps shown (0 before the first redraw). */
+int atn_train_view_get_map_step(AtnTrainView *self);
+/* TRUE while the run's worker sits paused between steps (after Pause, and after each Step). */
+gboolean atn_train_view_get_waiting(AtnTrainView *self);
 /* Training workers alive in this process (any page): 0 once a cancelled run has stopped. */
 int atn_train_view_get_live_workers(void);
 

@@ -1,7 +1,7 @@
 /* The Train page (atn-train-view.h): the training worker, the live curves and attention
- * maps, Start / Pause / Stop, the exports and "Open in attnscope".  The knobs (the form of
- * training settings) are in atn-train-knobs.c, the plots' drawing in atn-train-plots.c;
- * the struct both files read is in atn-train-view-private.h. */
+ * maps, Start / Pause / Step / Stop, the exports and "Open in attnscope".  The knobs (the
+ * form of training settings) are in atn-train-knobs.c, the plots' drawing in
+ * atn-train-plots.c; the struct both files read is in atn-train-view-private.h. */
 #include "atn-train-view-private.h"
 #include "atn-train-view-test.h"
 
@@ -34,6 +34,8 @@ typedef struct TrainShared {
     char *probe_text;         /* the probe's tokens, space-separated */
     gboolean induction_task;  /* the induction task: the maps say each head's score */
     gint paused, stop;        /* atomics: set by the main thread */
+    gint step_once;           /* atomic: single steps asked while paused (Step), not yet taken */
+    gint waiting;             /* atomic: the worker sits paused between steps */
     gboolean fp16;            /* the run's precision is fp16: the status counts skipped steps */
     int32_t skipped;          /* fp16 steps skipped for overflowing gradients */
 } TrainShared;
@@ -114,9 +116,18 @@ static gpointer train_work(gpointer data, GCancellable *cancellable, GError **er
     atn_status status = ATN_OK;
     for (int32_t s = 0; s < job->o.steps; s++) {
         gint64 p0 = g_get_monotonic_time();
+        gboolean single = FALSE;   /* Step: one step taken while paused, the maps redrawn after it */
         while (g_atomic_int_get(&sh->paused) && !g_atomic_int_get(&sh->stop) &&
-               !g_cancellable_is_cancelled(cancellable))
-            g_usleep(20000);
+               !g_cancellable_is_cancelled(cancellable)) {
+            if (g_atomic_int_get(&sh->step_once) > 0) {
+                g_atomic_int_add(&sh->step_once, -1);
+                single = TRUE;
+                break;
+            }
+            g_atomic_int_set(&sh->waiting, 1);
+            g_usleep(10000);
+        }
+        g_atomic_int_set(&sh->waiting, 0);
         paused_s += (double)(g_get_monotonic_time() - p0) / 1e6;
         if (g_cancellable_is_cancelled(cancellable) || g_atomic_int_get(&sh->stop))
             break;
@@ -146,7 +157,7 @@ static gpointer train_work(gpointer data, GCancellable *cancellable, GError **er
         sh->skipped = st.skipped_steps;
         sh->seconds = (double)(g_get_monotonic_time() - t0) / 1e6 - paused_s;
         g_mutex_unlock(&sh->lock);
-        if ((s + 1) % job->every == 0 || s + 1 == job->o.steps || s == 0) {
+        if ((s + 1) % job->every == 0 || s + 1 == job->o.steps || s == 0 || single) {
             if ((status = atn_trainer_probe(t, probe, n, &err)) != ATN_OK)
                 break;
             for (int32_t l = 0; l < L; l++)
@@ -186,6 +197,7 @@ static void update_buttons(AtnTrainView *self) {
     gtk_widget_set_sensitive(self->start, !running && !saving);
     gtk_widget_set_sensitive(self->pause, running);
     gtk_widget_set_sensitive(self->stop, running);
+    gtk_widget_set_sensitive(self->step, running && self->sh && g_atomic_int_get(&self->sh->paused));
     atn_error err = {0};
     gboolean can_save = self->trainer && atn_train_options_check(&self->trained, true, &err) == ATN_OK;
     gtk_widget_set_sensitive(self->open, self->trainer && can_save && !saving && self->session);
@@ -303,12 +315,21 @@ static void on_pause(GtkButton *b, AtnTrainView *self) {
     poll_tick(self);
 }
 
+/* One optimiser step while paused; the poll redraws the curves and the maps after it. */
+static void on_step(GtkButton *b, AtnTrainView *self) {
+    (void)b;
+    if (!self->sh || !self->train_slot || !g_atomic_int_get(&self->sh->paused))
+        return;
+    g_atomic_int_inc(&self->sh->step_once);
+}
+
 static void on_stop(GtkButton *b, AtnTrainView *self) {
     (void)b;
     if (!self->sh || !self->train_slot)
         return;
     g_atomic_int_set(&self->sh->stop, 1);
     g_atomic_int_set(&self->sh->paused, 0);
+    g_atomic_int_set(&self->sh->step_once, 0);
     update_buttons(self);
 }
 
@@ -539,23 +560,28 @@ static GtkWidget *build_column(AtnTrainView *self) {
     GtkWidget *box = atn_train_knobs_build(self);
     GtkWidget *buttons = gtk_flow_box_new();
     gtk_flow_box_set_selection_mode(GTK_FLOW_BOX(buttons), GTK_SELECTION_NONE);
-    gtk_flow_box_set_max_children_per_line(GTK_FLOW_BOX(buttons), 3);
+    gtk_flow_box_set_max_children_per_line(GTK_FLOW_BOX(buttons), 4);
     gtk_flow_box_set_homogeneous(GTK_FLOW_BOX(buttons), TRUE);
     gtk_widget_set_margin_top(buttons, 6);
     self->start = gtk_button_new_with_mnemonic(_("_Start"));
     gtk_widget_add_css_class(self->start, "suggested-action");
     self->pause = gtk_button_new_with_label(_("Pause"));
+    self->step = gtk_button_new_with_label(_("Step"));
+    gtk_widget_set_tooltip_text(self->step, _("One optimiser step while paused; the curves and the maps are redrawn"));
     self->stop = gtk_button_new_with_label(_("Stop"));
     gtk_flow_box_append(GTK_FLOW_BOX(buttons), self->start);
     gtk_flow_box_append(GTK_FLOW_BOX(buttons), self->pause);
+    gtk_flow_box_append(GTK_FLOW_BOX(buttons), self->step);
     gtk_flow_box_append(GTK_FLOW_BOX(buttons), self->stop);
     self->open = gtk_button_new_with_mnemonic(_("_Open in attnscope"));
     g_hash_table_insert(self->controls, (gpointer) "start", self->start);
     g_hash_table_insert(self->controls, (gpointer) "pause", self->pause);
+    g_hash_table_insert(self->controls, (gpointer) "step", self->step);
     g_hash_table_insert(self->controls, (gpointer) "stop", self->stop);
     g_hash_table_insert(self->controls, (gpointer) "open", self->open);
     g_signal_connect(self->start, "clicked", G_CALLBACK(on_start), self);
     g_signal_connect(self->pause, "clicked", G_CALLBACK(on_pause), self);
+    g_signal_connect(self->step, "clicked", G_CALLBACK(on_step), self);
     g_signal_connect(self->stop, "clicked", G_CALLBACK(on_stop), self);
     g_signal_connect(self->open, "clicked", G_CALLBACK(on_open), self);
 
@@ -795,6 +821,21 @@ char *atn_train_view_dup_curves_csv(AtnTrainView *self) {
     char *csv = c ? atn_train_curves_csv(c) : NULL;
     atn_train_curves_free(c);
     return csv;
+}
+
+int atn_train_view_get_map_step(AtnTrainView *self) {
+    g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), 0);
+    if (!self->sh)
+        return 0;
+    g_mutex_lock(&self->sh->lock);
+    int step = self->sh->attn_step;
+    g_mutex_unlock(&self->sh->lock);
+    return step;
+}
+
+gboolean atn_train_view_get_waiting(AtnTrainView *self) {
+    g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), FALSE);
+    return self->sh && self->train_slot && g_atomic_int_get(&self->sh->waiting);
 }
 
 int atn_train_view_get_live_workers(void) { return g_atomic_int_get(&live_workers); }

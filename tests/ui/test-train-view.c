@@ -2,7 +2,7 @@
  * buttons (the loss falls, the accuracy rises, the curve and the heads' maps are drawn, the
  * window answers while it trains), Pause / Resume / Stop, "Open in attnscope" (the saved
  * folder opens in the session and the Head view shows it; the Induction head preset's
- * rotary model as a Llama folder), a Linformer encoder's [n][k] maps (not openable), a bad
+ * rotary model as a Llama folder), Step while paused (one step each, the maps redrawn), a Linformer encoder's [n][k] maps (not openable), a bad
  * knob said in the status, and closing the window
  * while it trains (the worker stops and frees its model). */
 #include "ui-test-util.h"
@@ -52,6 +52,20 @@ static gboolean steps_at_least(gpointer data) {
     int steps = 0;
     float a, b, c;
     return atn_train_view_get_progress(v, 1, &steps, &a, &b, &c) && steps >= 30;
+}
+
+static gboolean waiting(gpointer data) { return atn_train_view_get_waiting(data); }
+typedef struct step_wait {
+    AtnTrainView *v;
+    int steps;
+} step_wait;
+/* The run has taken `steps` steps and sits paused again. */
+static gboolean stepped_to(gpointer data) {
+    step_wait *w = data;
+    int steps = 0;
+    float a, b, c;
+    return atn_train_view_get_progress(w->v, 1, &steps, &a, &b, &c) && steps >= w->steps &&
+           atn_train_view_get_waiting(w->v);
 }
 
 static gboolean saved(gpointer data) {
@@ -193,8 +207,9 @@ static void test_train_copy_and_open(void) {
     set_spin(win, "steps", 100000);
     press(win, "start");
     g_assert_true(wait_for(steps_at_least, v));
+    g_assert_false(gtk_widget_is_sensitive(ctl(win, "step")));
     press(win, "pause");
-    settle(150);
+    g_assert_true(wait_for(waiting, v));
     int a = 0, b = 0;
     float x, y, z;
     atn_train_view_get_progress(v, 1, &a, &x, &y, &z);
@@ -202,6 +217,20 @@ static void test_train_copy_and_open(void) {
     atn_train_view_get_progress(v, 1, &b, &x, &y, &z);
     g_assert_cmpint(a, ==, b);
     g_assert_cmpstr(gtk_button_get_label(GTK_BUTTON(ctl(win, "pause"))), ==, "Resume");
+    /* Step while paused: exactly one more step each press, the maps redrawn at it, the
+       status saying it (the poll runs while paused) */
+    for (int k = 1; k <= 2; k++) {
+        press(win, "step");
+        step_wait sw = {v, a + k};
+        g_assert_true(wait_for(stepped_to, &sw));
+        settle(250);
+        atn_train_view_get_progress(v, 1, &b, &x, &y, &z);
+        g_assert_cmpint(b, ==, a + k);
+        g_assert_cmpint(atn_train_view_get_map_step(v), ==, a + k);
+        g_autofree char *said = g_strdup_printf("step %d of", a + k);
+        g_assert_nonnull(strstr(gtk_label_get_text(GTK_LABEL(ctl(win, "status"))), said));
+    }
+    a += 2;
     press(win, "pause");
     settle(300);
     atn_train_view_get_progress(v, 1, &b, &x, &y, &z);
