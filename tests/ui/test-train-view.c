@@ -357,6 +357,28 @@ static void test_train_precision(void) {
     destroy_window(win);
 }
 
+/* Text size 2.0 in a 900-px window: the curves and the gradient norms draw (their text
+ * smaller), where they drew nothing before (330 px wide, too small for the text's margins). */
+static void test_train_large_text(void) {
+    AtnWindow *win = text_size_window(900, 700, 2.0);
+    show_view(win, "train");
+    AtnTrainView *v = train_view(win);
+    set_spin(win, "steps", 30);
+    press(win, "start");
+    g_assert_true(wait_for(not_running, v));
+    settle(200);
+    g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(win)), <=, 900);
+    static const char *const plots[] = {"curve", "grad-norms", "heads-map"};
+    for (guint i = 0; i < G_N_ELEMENTS(plots); i++) {
+        GtkWidget *w = ctl(win, plots[i]);
+        int n = varied_pixels(w);
+        g_test_message("text size 2.0, 900 px window: %s %dx%d px, %d pixels drawn", plots[i], gtk_widget_get_width(w),
+                       gtk_widget_get_height(w), n);
+        g_assert_cmpint(n, >, 2000);
+    }
+    text_size_done(win);
+}
+
 int main(int argc, char **argv) {
     /* where "Open in attnscope" saves (set before any thread starts) */
     g_autofree char *root = g_dir_make_tmp("atn-train-XXXXXX", NULL);
@@ -366,5 +388,6 @@ int main(int argc, char **argv) {
     atn_prefs_keep_in_memory(atn_prefs_get_default());
     g_test_add_func("/ui/train/copy-and-open", test_train_copy_and_open);
     g_test_add_func("/ui/train/precision", test_train_precision);
+    g_test_add_func("/ui/train/large-text", test_train_large_text);
     return g_test_run();
 }

@@ -55,7 +55,9 @@ static void lc_ranges(const atn_line_chart_spec *s, lc_geom *g) {
     }
 }
 
-void atn_render_line_chart(cairo_t *cr, const atn_line_chart_spec *s, double w, double h) {
+/* Draws s at its text size; false (only the background drawn) where the plot area left
+ * by the text would be under 20 px. */
+static bool draw_at(cairo_t *cr, const atn_line_chart_spec *s, double w, double h) {
     rtext t;
     rt_begin(&t, s->style);
     rt_background(cr, &t, w, h);
@@ -81,7 +83,7 @@ void atn_render_line_chart(cairo_t *cr, const atn_line_chart_spec *s, double w, 
     g.bottom = h - pad - 2 * line - 6 * t.fs;
     if (g.right - g.left < 20 || g.bottom - g.top < 20) {
         rt_end(&t);
-        return;
+        return false;
     }
     lc_ranges(s, &g);
     if (s->title) {
@@ -228,4 +230,19 @@ void atn_render_line_chart(cairo_t *cr, const atn_line_chart_spec *s, double w, 
                         g.right - g.left - 20, 3);
     }
     rt_end(&t);
+    return true;
+}
+
+/* Too small for its text at the style's size (text size 2.0 in a narrow window): the text
+ * shrinks, by 0.8 each time down to half of 1.0, rather than the plot drawing nothing. */
+void atn_render_line_chart(cairo_t *cr, const atn_line_chart_spec *s, double w, double h) {
+    atn_render_style st;
+    if (s->style)
+        st = *s->style;
+    else
+        atn_render_style_init(&st, false);
+    atn_line_chart_spec c = *s;
+    c.style = &st;
+    while (!draw_at(cr, &c, w, h) && st.font_scale > 0.5)
+        st.font_scale = fmax(0.5, st.font_scale * 0.8);
 }

@@ -564,7 +564,8 @@ void atn_train_curve_spec_init(atn_train_curve_spec *spec);
 /* The loss (left axis, powers of ten) and the accuracy (right axis, 0-100 %) in a
  * width x height box: a curve over the steps, at most one vertex per pixel column (the mean
  * of the points there), or with x_names a dot per value with its error bar.  Borrowed
- * arrays, read during the call only. */
+ * arrays, read during the call only.  Too small a box for the text: as
+ * atn_render_line_chart. */
 void atn_render_train_curve(cairo_t *cr, const atn_train_curve_spec *spec, double width, double height);
 
 /* ---- lines of several series (line-chart.c) ---- */
@@ -595,8 +596,9 @@ typedef struct atn_line_chart_spec {
 void atn_line_chart_spec_init(atn_line_chart_spec *spec);
 /* Each series a line over one shared x axis (a dot per point for series of at most 50
  * points), a legend above; borrowed
- * arrays, read during the call only.  Draws nothing but the background in a box too small
- * for a plot. */
+ * arrays, read during the call only.  In a box too small for the plot beside its text at the
+ * style's size, the text shrinks (x0.8 at a time, down to font_scale 0.5); smaller still,
+ * nothing but the background is drawn. */
 void atn_render_line_chart(cairo_t *cr, const atn_line_chart_spec *spec, double width, double height);
 
 /* ---- token labels (token-label.c) ---- */
