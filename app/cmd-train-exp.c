@@ -1,8 +1,9 @@
 /* attnscope train's experiments over several trained models (cmd-train.h):
  *   --test-lengths L1,L2,...   train short, test long: one model per position scheme, trained
  *                              at --length and evaluated at each length (train-exp.h);
- *   --grad-depths D1,D2,...    Post-LN vs Pre-LN: one model per LayerNorm placement and depth,
- *                              each layer's gradient norm over the first --steps steps. */
+ *   --grad-depths D1,D2,...    Post-LN vs Pre-LN: one model per LayerNorm placement, depth
+ *                              and seed (--seeds N), each layer's gradient norm over the first
+ *                              --steps steps; the mean over the seeds with its sd. */
 #include "cli.h"
 #include "cli-figure.h"
 #include "cmd-train.h"
@@ -372,6 +373,7 @@ static const char *const norm_names[] = {"post", "pre", "none", NULL};
 typedef struct gd_run {
     int norm;
     int32_t depth, steps;   /* steps recorded */
+    uint64_t seed;
     float *norms;           /* [steps][depth]: each layer's gradient norm, before clipping */
     float *mean;            /* [depth] over the steps */
 } gd_run;
@@ -384,14 +386,15 @@ static bool gd_write(const char *path, const train_cli *tc, const gd_run *runs, 
     if (!f)
         return false;
     if (json)
-        fprintf(f, "{\"task\": \"%s\", \"steps\": %d, \"seed\": %llu, \"runs\": [\n", atn_train_task_name(tc->o.task),
-                (int)tc->o.steps, (unsigned long long)tc->o.seed);
+        fprintf(f, "{\"task\": \"%s\", \"steps\": %d, \"seed\": %llu, \"seeds\": %d, \"runs\": [\n",
+                atn_train_task_name(tc->o.task), (int)tc->o.steps, (unsigned long long)tc->o.seed, (int)tc->seeds);
     else
-        fputs("norm,depth,step,layer,grad_norm\n", f);
+        fputs("norm,depth,seed,step,layer,grad_norm\n", f);
     for (int r = 0; r < n; r++) {
         const gd_run *g = &runs[r];
         if (json) {
-            fprintf(f, "  {\"norm\": \"%s\", \"depth\": %d, \"mean\": [", norm_names[g->norm], (int)g->depth);
+            fprintf(f, "  {\"norm\": \"%s\", \"depth\": %d, \"seed\": %llu, \"mean\": [", norm_names[g->norm],
+                    (int)g->depth, (unsigned long long)g->seed);
             for (int32_t k = 0; k < g->depth; k++) {
                 fputs(k ? ", " : "", f);
                 cli_json_number(f, g->mean[k]);
@@ -409,8 +412,8 @@ static bool gd_write(const char *path, const train_cli *tc, const gd_run *runs, 
         } else {
             for (int32_t s = 0; s < g->steps; s++)
                 for (int32_t k = 0; k < g->depth; k++)
-                    fprintf(f, "%s,%d,%d,%d,%.7g\n", norm_names[g->norm], (int)g->depth, (int)s + 1, (int)k,
-                            (double)g->norms[(size_t)s * g->depth + k]);
+                    fprintf(f, "%s,%d,%llu,%d,%d,%.7g\n", norm_names[g->norm], (int)g->depth,
+                            (unsigned long long)g->seed, (int)s + 1, (int)k, (double)g->norms[(size_t)s * g->depth + k]);
         }
     }
     if (json)
@@ -418,23 +421,57 @@ static bool gd_write(const char *path, const train_cli *tc, const gd_run *runs, 
     return exp_close(file);
 }
 
-/* The colour of run r: one per depth (its depth's place among the depths in order of first
+/* A placement and depth over its finished seeds: each layer's step-1 norm and per-run mean
+ * (over the steps) averaged over the seeds, and the per-run means' sd over the seeds (0 for
+ * one seed). */
+typedef struct gd_group {
+    int norm;
+    int32_t depth, seeds;
+    float step1[12], mean[12], sd[12];
+} gd_group;
+
+/* Groups the finished runs (consecutive runs of one placement and depth, one per seed): their
+ * count. */
+static int gd_groups(const gd_run *runs, int done, gd_group *out) {
+    int n = 0;
+    for (int r = 0; r < done;) {
+        int e = r;
+        while (e < done && runs[e].norm == runs[r].norm && runs[e].depth == runs[r].depth)
+            e++;
+        gd_group *g = &out[n++];
+        g->norm = runs[r].norm, g->depth = runs[r].depth, g->seeds = e - r;
+        for (int32_t k = 0; k < g->depth; k++) {
+            double s1 = 0, m = 0, v = 0;
+            for (int i = r; i < e; i++)
+                s1 += runs[i].norms[k], m += runs[i].mean[k];
+            m /= g->seeds;
+            for (int i = r; i < e; i++)
+                v += (runs[i].mean[k] - m) * (runs[i].mean[k] - m);
+            g->step1[k] = (float)(s1 / g->seeds), g->mean[k] = (float)m;
+            g->sd[k] = g->seeds > 1 ? (float)sqrt(v / (g->seeds - 1)) : 0.0f;
+        }
+        r = e;
+    }
+    return n;
+}
+
+/* The colour of group r: one per depth (its depth's place among the depths in order of first
  * appearance), the placement drawn dashed (post) or solid. */
-static int32_t depth_color(const gd_run *runs, int r) {
+static int32_t depth_color(const gd_group *groups, int r) {
     int first = 0;
-    while (runs[first].depth != runs[r].depth)
+    while (groups[first].depth != groups[r].depth)
         first++;
     int32_t idx = 0;
     for (int i = 0; i < first; i++) {
         bool seen = false;
         for (int j = 0; j < i; j++)
-            seen |= runs[j].depth == runs[i].depth;
+            seen |= groups[j].depth == groups[i].depth;
         idx += !seen;
     }
     return idx;
 }
 
-static int gd_plot(const char *path, const train_cli *tc, const gd_run *runs, int n) {
+static int gd_plot(const char *path, const train_cli *tc, const gd_group *groups, int n) {
     atn_output_format fmt;
     atn_output_format_from_path(path, &fmt);
     atn_line_series *series = calloc((size_t)n, sizeof *series);
@@ -448,16 +485,21 @@ static int gd_plot(const char *path, const train_cli *tc, const gd_run *runs, in
     for (int k = 0; k < 12; k++)
         x[k] = (float)k;
     for (int r = 0; r < n; r++) {
-        snprintf(names[r], sizeof names[r], "%s-LN, %d layer%s", norm_names[runs[r].norm], (int)runs[r].depth,
-                 runs[r].depth == 1 ? "" : "s");
-        series[r] = (atn_line_series){.name = names[r], .x = x, .y = runs[r].mean, .n = runs[r].depth,
-                                      .dashed = runs[r].norm == ATN_TRAIN_POST_LN, .own_color = true,
-                                      .color = depth_color(runs, r)};
+        snprintf(names[r], sizeof names[r], "%s-LN, %d layer%s", norm_names[groups[r].norm], (int)groups[r].depth,
+                 groups[r].depth == 1 ? "" : "s");
+        series[r] = (atn_line_series){.name = names[r], .x = x, .y = groups[r].mean, .n = groups[r].depth,
+                                      .dashed = groups[r].norm == ATN_TRAIN_POST_LN, .own_color = true,
+                                      .color = depth_color(groups, r), .err = tc->seeds > 1 ? groups[r].sd : NULL};
     }
     char title[200];
-    snprintf(title, sizeof title, "Gradient norm per layer, mean over the first %d step%s (%s task, seed %llu)",
-             (int)tc->o.steps, tc->o.steps == 1 ? "" : "s", atn_train_task_name(tc->o.task),
-             (unsigned long long)tc->o.seed);
+    if (tc->seeds > 1)
+        snprintf(title, sizeof title,
+                 "Gradient norm per layer over the first %d step%s (%s, %d seeds: mean \xc2\xb1 sd)", (int)tc->o.steps,
+                 tc->o.steps == 1 ? "" : "s", atn_train_task_name(tc->o.task), (int)tc->seeds);
+    else
+        snprintf(title, sizeof title, "Gradient norm per layer, mean over the first %d step%s (%s task, seed %llu)",
+                 (int)tc->o.steps, tc->o.steps == 1 ? "" : "s", atn_train_task_name(tc->o.task),
+                 (unsigned long long)tc->o.seed);
     atn_render_style st;
     atn_render_style_init(&st, false);
     atn_line_chart_spec spec;
@@ -488,8 +530,8 @@ int train_grad_depths(const train_cli *tc) {
         cli_error("%s: --grad-depths records the first --steps steps: --steps must be 1 or more", PROG);
         return CLI_EXIT_USAGE;
     }
-    int n_runs = n_pl * n_depths;
-    for (int r = 0; r < n_runs; r++) {   /* every model's options checked before any training */
+    int n_runs = n_pl * n_depths * tc->seeds;   /* run r: placement, depth, then seed */
+    for (int r = 0; r < n_pl * n_depths; r++) {   /* every model's options checked before any training */
         atn_train_options o = tc->o;
         o.norm = (atn_train_norm)placements[r / n_depths], o.layers = depths[r % n_depths];
         atn_error err = {0};
@@ -499,7 +541,9 @@ int train_grad_depths(const train_cli *tc) {
         }
     }
     gd_run *runs = calloc((size_t)n_runs, sizeof *runs);
-    if (!runs) {
+    gd_group *groups = calloc((size_t)n_runs, sizeof *groups);
+    if (!runs || !groups) {
+        free(runs), free(groups);
         cli_error("%s: out of memory", PROG);
         return CLI_EXIT_FAIL;
     }
@@ -507,13 +551,18 @@ int train_grad_depths(const train_cli *tc) {
     bool tty = isatty(2);
     for (int r = 0; r < n_runs && rc == CLI_EXIT_OK; r++) {
         atn_train_options o = tc->o;
-        o.norm = (atn_train_norm)placements[r / n_depths], o.layers = depths[r % n_depths];
+        int group = r / tc->seeds;
+        o.norm = (atn_train_norm)placements[group / n_depths], o.layers = depths[group % n_depths];
+        o.seed = tc->o.seed + (uint64_t)(r % tc->seeds);
         gd_run *g = &runs[r];
-        g->norm = o.norm, g->depth = o.layers;
+        g->norm = o.norm, g->depth = o.layers, g->seed = o.seed;
         g->norms = calloc((size_t)o.steps * o.layers, sizeof *g->norms);
         g->mean = calloc((size_t)o.layers, sizeof *g->mean);
-        char label[64];
-        snprintf(label, sizeof label, "%s-LN, %d layer%s", norm_names[o.norm], (int)o.layers, o.layers == 1 ? "" : "s");
+        char label[80];
+        int ll = snprintf(label, sizeof label, "%s-LN, %d layer%s", norm_names[o.norm], (int)o.layers,
+                          o.layers == 1 ? "" : "s");
+        if (tc->seeds > 1)
+            snprintf(label + ll, sizeof label - (size_t)ll, ", seed %llu", (unsigned long long)o.seed);
         atn_error err = {0};
         atn_trainer *t = g->norms && g->mean ? atn_trainer_new(&o, &err) : NULL;
         if (!t) {
@@ -558,12 +607,20 @@ int train_grad_depths(const train_cli *tc) {
             done++;
     }
     if (done) {
-        printf("gradient norm of each layer's parameters before clipping (%s task, seed %llu):\n"
-               "at step 1, and the mean over the first %d steps\n",
-               atn_train_task_name(tc->o.task), (unsigned long long)tc->o.seed, (int)tc->o.steps);
+        int n_groups = gd_groups(runs, done, groups);
+        if (tc->seeds > 1)
+            printf("gradient norm of each layer's parameters before clipping (%s task, seeds %llu..%llu):\n"
+                   "at step 1, and the mean over the first %d steps, each the mean over the seeds; sd: the\n"
+                   "seeds' means' standard deviation\n",
+                   atn_train_task_name(tc->o.task), (unsigned long long)tc->o.seed,
+                   (unsigned long long)(tc->o.seed + (uint64_t)tc->seeds - 1), (int)tc->o.steps);
+        else
+            printf("gradient norm of each layer's parameters before clipping (%s task, seed %llu):\n"
+                   "at step 1, and the mean over the first %d steps\n",
+                   atn_train_task_name(tc->o.task), (unsigned long long)tc->o.seed, (int)tc->o.steps);
         int32_t maxd = 0;
-        for (int r = 0; r < done; r++)
-            maxd = runs[r].depth > maxd ? runs[r].depth : maxd;
+        for (int r = 0; r < n_groups; r++)
+            maxd = groups[r].depth > maxd ? groups[r].depth : maxd;
         printf("%-5s %5s %-6s", "norm", "depth", "");
         for (int32_t k = 0; k < maxd; k++) {
             char head[24];
@@ -571,23 +628,23 @@ int train_grad_depths(const train_cli *tc) {
             printf(" %11s", head);
         }
         putchar('\n');
-        for (int r = 0; r < done; r++) {
-            const gd_run *g = &runs[r];
-            for (int row = 0; row < 2; row++) {
-                printf("%-5s %5d %-6s", norm_names[g->norm], (int)g->depth, row ? "mean" : "step 1");
+        for (int r = 0; r < n_groups; r++) {
+            const gd_group *g = &groups[r];
+            for (int row = 0; row < (tc->seeds > 1 ? 3 : 2); row++) {
+                printf("%-5s %5d %-6s", norm_names[g->norm], (int)g->depth, row == 2 ? "sd" : row ? "mean" : "step 1");
                 for (int32_t k = 0; k < g->depth; k++)
-                    printf(" %11.4g", (double)(row ? g->mean[k] : g->norms[k]));
+                    printf(" %11.4g", (double)(row == 2 ? g->sd[k] : row ? g->mean[k] : g->step1[k]));
                 putchar('\n');
             }
         }
         /* written also after a Ctrl-C (rc 130 kept) or a diverged model: the finished ones */
         if (tc->log_path && !gd_write(tc->log_path, tc, runs, done))
             rc = CLI_EXIT_FAIL;
-        int prc = tc->plot && rc != CLI_EXIT_FAIL ? gd_plot(tc->plot, tc, runs, done) : CLI_EXIT_OK;
+        int prc = tc->plot && rc != CLI_EXIT_FAIL ? gd_plot(tc->plot, tc, groups, n_groups) : CLI_EXIT_OK;
         rc = prc != CLI_EXIT_OK ? prc : rc;
     }
     for (int r = 0; r < n_runs; r++)
         free(runs[r].norms), free(runs[r].mean);
-    free(runs);
+    free(runs), free(groups);
     return rc;
 }

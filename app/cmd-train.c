@@ -38,7 +38,7 @@ static void usage(void) {
            "  [--sweep KNOB=V1,V2,... [--seeds N] [--log FILE.csv|FILE.json] [--plot FILE.png|.svg|.pdf]]\n"
            "  [--test-lengths L1,L2,... [--schemes learned,sinusoidal,rotary,alibi,none] [--seeds N]\n"
            "   [--log FILE.csv|FILE.json] [--plot FILE.png|.svg|.pdf]]\n"
-           "  [--grad-depths D1,D2,... [--placements post,pre,none] [--log FILE.csv|FILE.json]\n"
+           "  [--grad-depths D1,D2,... [--placements post,pre,none] [--seeds N] [--log FILE.csv|FILE.json]\n"
            "   [--plot FILE.png|.svg|.pdf]]\n\n"
            "Trains a decoder (next token, causal attention; saved as GPT-2, pre-LN) or an encoder\n"
            "(masked-LM; saved as BERT, post-LN) on a task: copy, reverse or sort --length symbols,\n"
@@ -84,10 +84,12 @@ static void usage(void) {
            "length is reported as refused, not extrapolated.  --log and --plot (accuracy by length, one\n"
            "line per scheme) as for --sweep.\n\n"
            "--grad-depths D1,D2,... (Post-LN vs Pre-LN) trains one model per LayerNorm placement\n"
-           "(--placements, post and pre by default) and depth for --steps steps and prints each layer's\n"
-           "gradient norm (before clipping) at the first step and its mean over the steps; --log FILE.csv\n"
-           "has every step and layer, FILE.json the same per run; --plot draws the mean by layer, one line\n"
-           "per placement and depth.\n");
+           "(--placements, post and pre by default), depth and seed (--seeds N: seed, seed+1, ...) for\n"
+           "--steps steps and prints each layer's gradient norm (before clipping) at the first step and\n"
+           "its mean over the steps (with --seeds, each averaged over the seeds, and the sd of the\n"
+           "seeds' means); --log FILE.csv has every seed, step and layer, FILE.json the same per run;\n"
+           "--plot draws the mean by layer, one line per placement and depth (error bars: one sd over\n"
+           "the seeds).\n");
 }
 
 /* The index of value in names (NULL-terminated), dflt when absent, -1 with the message
@@ -349,10 +351,6 @@ static int read_options(int argc, char **argv, train_cli *tc) {
     if (tc->test_lengths && tc->positions_given) {
         cli_error("%s: --test-lengths trains one model per position scheme: --schemes P1,P2,... "
                   "in place of --positions", prog);
-        return CLI_EXIT_USAGE;
-    }
-    if (tc->grad_depths && tc->seeds > 1) {
-        cli_error("%s: --seeds goes with --sweep or --test-lengths; --grad-depths trains each model with --seed", prog);
         return CLI_EXIT_USAGE;
     }
     if (tc->grad_depths && (tc->norm_given || tc->layers_given)) {

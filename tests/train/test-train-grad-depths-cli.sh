@@ -2,8 +2,9 @@
 # attnscope train --grad-depths (Post-LN vs Pre-LN gradient norms per layer by depth): every
 # step's and layer's norm in the CSV equals the plain training log's grad_norm_layerK for the
 # same placement and depth (an independent run); the JSON's mean is the mean of its steps;
-# the table shows step 1 and the mean; the plot is written; Ctrl-C keeps the finished models;
-# bad options exit 2 naming them.
+# the table shows step 1 and the mean; with --seeds 2 every seed's norms equal its own run's
+# log, and the table's mean and sd are the seeds' mean and sample sd; the plot is written;
+# Ctrl-C keeps the finished models; bad options exit 2 naming them.
 # Usage: test-train-grad-depths-cli.sh ATTNSCOPE
 set -u
 EXE=$1
@@ -14,7 +15,7 @@ SMALL="--d-model 16 --heads 2 --length 4 --symbols 5 --batch 4 --steps 3"
 
 "$EXE" train $SMALL --grad-depths 1,3 --log "$T/gd.csv" --plot "$T/gd.svg" >"$T/out" 2>"$T/err" ||
     fail "grad-depths: $(cat "$T/err")"
-[ "$(head -1 "$T/gd.csv")" = "norm,depth,step,layer,grad_norm" ] || fail "csv head: $(head -1 "$T/gd.csv")"
+[ "$(head -1 "$T/gd.csv")" = "norm,depth,seed,step,layer,grad_norm" ] || fail "csv head: $(head -1 "$T/gd.csv")"
 # post and pre, depth 1 and 3, 3 steps: (1 + 3) * 2 * 3 rows
 [ "$(wc -l <"$T/gd.csv")" = 25 ] || fail "csv rows: $(wc -l <"$T/gd.csv")"
 grep -q "<svg" "$T/gd.svg" || fail "no svg"
@@ -31,6 +32,7 @@ T = sys.argv[1]
 got = list(csv.DictReader(open(T + "/gd.csv")))
 n = 0
 for r in got:
+    assert r["seed"] == "1", r
     ref = list(csv.DictReader(open("%s/ref-%s-%s.csv" % (T, r["norm"], r["depth"]))))
     want = ref[int(r["step"]) - 1]["grad_norm_layer" + r["layer"]]
     assert r["grad_norm"] == want, (r, want)
@@ -47,6 +49,33 @@ for norm in ("post", "pre"):
             mean = next(t for t in table if t[:3] == [norm, depth, "mean"])
             assert abs(float(step1[4 + k]) - v[0]) <= 1e-3 * v[0], (step1, v)
             assert abs(float(mean[3 + k]) - sum(v) / 3) <= 1e-3 * v[0], (mean, v)
+PY
+
+# --seeds 2: each seed's norms are its own run's (seed 2 against a plain run with --seed 2);
+# the table's mean is the mean of the seeds' means, sd their sample sd
+"$EXE" train $SMALL --grad-depths 3 --placements post --seeds 2 --log "$T/gs.csv" --plot "$T/gs.svg" \
+    >"$T/gs.out" 2>"$T/gs.err" || fail "grad-depths --seeds: $(cat "$T/gs.err")"
+grep -q "<svg" "$T/gs.svg" || fail "--seeds: no svg"
+grep -q "^post-LN, 3 layers, seed 2: 3 steps" "$T/gs.err" || fail "--seeds progress: $(cat "$T/gs.err")"
+"$EXE" train $SMALL --norm post --layers 3 --seed 2 --log "$T/ref-seed2.csv" >/dev/null 2>&1 || fail "reference seed 2"
+/usr/bin/python3 - "$T" <<'PY' || fail "--seeds: the norms, the mean or the sd are wrong"
+import csv, statistics, sys
+T = sys.argv[1]
+got = list(csv.DictReader(open(T + "/gs.csv")))
+assert len(got) == 2 * 3 * 3, len(got)
+assert sorted({r["seed"] for r in got}) == ["1", "2"]
+ref = {"1": list(csv.DictReader(open(T + "/ref-post-3.csv"))), "2": list(csv.DictReader(open(T + "/ref-seed2.csv")))}
+for r in got:
+    assert r["grad_norm"] == ref[r["seed"]][int(r["step"]) - 1]["grad_norm_layer" + r["layer"]], r
+table = [l.split() for l in open(T + "/gs.out").read().splitlines()]
+mean = next(t for t in table if t[:3] == ["post", "3", "mean"])
+sd = next(t for t in table if t[:3] == ["post", "3", "sd"])
+for k in range(3):
+    per_seed = [sum(float(r["grad_norm"]) for r in got if r["seed"] == s and r["layer"] == str(k)) / 3 for s in "12"]
+    m, d = statistics.mean(per_seed), statistics.stdev(per_seed)
+    assert abs(float(mean[3 + k]) - m) <= 1e-3 * m, (mean, per_seed)
+    assert abs(float(sd[3 + k]) - d) <= 1e-3 * m + 1e-3 * d, (sd, per_seed, d)
+    assert d > 0, per_seed
 PY
 
 # JSON: the mean is the mean of per_step; --placements none
@@ -92,7 +121,7 @@ bad "--placements" --grad-depths 2 --placements post,sandwich
 bad "--placements" --placements post
 bad "--norm" --grad-depths 2 --norm pre
 bad "--layers" --grad-depths 2 --layers 4
-bad "--seeds" --grad-depths 2 --seeds 3
+bad "--seeds" --grad-depths 2 --seeds 0
 bad "--steps" --grad-depths 2 --steps 0
 bad "one at a time" --grad-depths 2 --test-lengths 8
 exit 0

@@ -33,6 +33,12 @@ static void lc_ranges(const atn_line_chart_spec *s, lc_geom *g) {
             float v = s->series[k].y[i];
             if (lc_ok(s, v))
                 ymn = fmin(ymn, v), ymx = fmax(ymx, v);
+            float e = s->series[k].err ? s->series[k].err[i] : 0;   /* the bars inside the axis */
+            if (lc_ok(s, v) && e > 0 && isfinite(e)) {
+                ymx = fmax(ymx, v + e);
+                if (lc_ok(s, v - e))
+                    ymn = fmin(ymn, v - e);
+            }
         }
     if (!isfinite(xmn))
         xmn = 0, xmx = 1;
@@ -194,6 +200,19 @@ static bool draw_at(cairo_t *cr, const atn_line_chart_spec *s, double w, double 
         if (pen)
             cairo_stroke(cr);
         cairo_set_dash(cr, NULL, 0, 0);
+        for (int32_t i = 0; se->err && i < se->n; i++) {   /* error bars, with caps */
+            float e = se->err[i];
+            if (!lc_ok(s, se->y[i]) || !(e > 0) || !isfinite(e))
+                continue;
+            double px = lc_px(&g, se->x[i]), hi = lc_py(s, &g, se->y[i] + e);
+            double lo = lc_ok(s, se->y[i] - e) ? lc_py(s, &g, se->y[i] - e) : g.bottom;
+            cairo_set_line_width(cr, 1.2 * t.fs);
+            cairo_move_to(cr, px, lo), cairo_line_to(cr, px, hi);
+            cairo_move_to(cr, px - 3 * t.fs, hi), cairo_line_to(cr, px + 3 * t.fs, hi);
+            if (lo < g.bottom)
+                cairo_move_to(cr, px - 3 * t.fs, lo), cairo_line_to(cr, px + 3 * t.fs, lo);
+            cairo_stroke(cr);
+        }
         for (int32_t i = 0; i < se->n && se->n <= 50; i++)   /* a dot per point unless a curve */
             if (lc_ok(s, se->y[i])) {
                 cairo_arc(cr, lc_px(&g, se->x[i]), lc_py(s, &g, se->y[i]), 2.5 * t.fs, 0, 2 * M_PI);

@@ -577,6 +577,9 @@ typedef struct atn_line_series {
     bool dashed;
     bool own_color;          /* coloured as atn_render_head_color(color), not by its index */
     int32_t color;
+    const float *err;        /* [n] or NULL: a bar from y - err to y + err at each point (one
+                                standard deviation over seeds); on a log axis the bar's lower
+                                end is cut at the axis where y - err <= 0 */
 } atn_line_series;
 
 typedef struct atn_line_chart_spec {
