@@ -116,6 +116,18 @@ const char *cli_get(cli_args *a, const char *name) {
 
 bool cli_flag(cli_args *a, const char *name) { return find(a, name) >= 0; }
 
+int cli_get_all(cli_args *a, const char *name, const char **out, int max) {
+    int n = 0;
+    for (int i = 0; i < a->n; i++)
+        if (!strcmp(a->names[i], name)) {
+            a->used[i] = true;
+            if (n < max)
+                out[n] = a->values[i] ? a->values[i] : "";
+            n++;
+        }
+    return n;
+}
+
 long cli_get_int(cli_args *a, const char *name, long dflt, long lo, long hi, bool *ok) {
     const char *v = cli_get(a, name);
     if (!v)

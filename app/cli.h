@@ -28,6 +28,9 @@ typedef struct cli_args {
 bool cli_parse(cli_args *a, const char *prog, int argc, char **argv, const char *const *flags);
 const char *cli_get(cli_args *a, const char *name);          /* NULL if absent */
 bool cli_flag(cli_args *a, const char *name);
+/* Every value of an option given more than once, in the order given: how many were given (0
+ * if absent); the first max of them are in out. */
+int cli_get_all(cli_args *a, const char *name, const char **out, int max);
 /* The one parser for numeric options: an integer (decimal) in lo..hi, or a finite number in
  * lo..hi.  Absent: dflt.  Present but not a number, not finite (nan, inf), overflowing or
  * outside lo..hi: *ok becomes false and "PROG: --NAME must be an integer in LO..HI, not

@@ -358,8 +358,9 @@ int train_test_long(const train_cli *tc) {
         /* written also after a Ctrl-C (rc 130 kept) or a failed model: the finished ones */
         if (tc->log_path && !tl_write(tc->log_path, tc, schemes, n_schemes, lengths, n_len, cells, done))
             rc = CLI_EXIT_FAIL;
-        int prc = tc->plot && rc != CLI_EXIT_FAIL ? tl_plot(tc->plot, tc, schemes, n_shown, lengths, n_len, mean)
-                                                  : CLI_EXIT_OK;
+        int prc = CLI_EXIT_OK;
+        for (int i = 0; i < tc->n_plots && rc != CLI_EXIT_FAIL && prc == CLI_EXIT_OK; i++)
+            prc = tl_plot(tc->plots[i], tc, schemes, n_shown, lengths, n_len, mean);
         rc = prc != CLI_EXIT_OK ? prc : rc;
     }
     free(cells), free(mean);
@@ -640,7 +641,9 @@ int train_grad_depths(const train_cli *tc) {
         /* written also after a Ctrl-C (rc 130 kept) or a diverged model: the finished ones */
         if (tc->log_path && !gd_write(tc->log_path, tc, runs, done))
             rc = CLI_EXIT_FAIL;
-        int prc = tc->plot && rc != CLI_EXIT_FAIL ? gd_plot(tc->plot, tc, groups, n_groups) : CLI_EXIT_OK;
+        int prc = CLI_EXIT_OK;
+        for (int i = 0; i < tc->n_plots && rc != CLI_EXIT_FAIL && prc == CLI_EXIT_OK; i++)
+            prc = gd_plot(tc->plots[i], tc, groups, n_groups);
         rc = prc != CLI_EXIT_OK ? prc : rc;
     }
     for (int r = 0; r < n_runs; r++)

@@ -89,7 +89,9 @@ static void usage(void) {
            "its mean over the steps (with --seeds, each averaged over the seeds, and the sd of the\n"
            "seeds' means); --log FILE.csv has every seed, step and layer, FILE.json the same per run;\n"
            "--plot draws the mean by layer, one line per placement and depth (error bars: one sd over\n"
-           "the seeds).\n");
+           "the seeds).\n\n"
+           "Each experiment's --plot may be given up to three times (FILE.png, FILE.svg, FILE.pdf): the\n"
+           "figure is written to each.\n");
 }
 
 /* The index of value in names (NULL-terminated), dflt when absent, -1 with the message
@@ -326,7 +328,9 @@ static int read_options(int argc, char **argv, train_cli *tc) {
     tc->seeds = (int32_t)cli_get_int(&a, "seeds", 1, 1, 1000, &ok);
     tc->out_dir = cli_get(&a, "output");   /* -o */
     tc->log_path = cli_get(&a, "log"), tc->dump = cli_get(&a, "dump-grads"), tc->sweep = cli_get(&a, "sweep");
-    tc->plot = cli_get(&a, "plot");
+    int plots_given = cli_get_all(&a, "plot", tc->plots, 3);
+    tc->n_plots = plots_given < 3 ? plots_given : 3;
+    tc->plot = tc->n_plots ? tc->plots[0] : NULL;
     tc->test_lengths = cli_get(&a, "test-lengths"), tc->schemes = cli_get(&a, "schemes");
     tc->grad_depths = cli_get(&a, "grad-depths"), tc->placements = cli_get(&a, "placements");
     tc->positions_given = cli_get(&a, "positions") != NULL, tc->norm_given = cli_get(&a, "norm") != NULL;
@@ -363,8 +367,13 @@ static int read_options(int argc, char **argv, train_cli *tc) {
                   "--grad-depths", prog);
         return CLI_EXIT_USAGE;
     }
-    if (tc->plot && !atn_output_format_from_path(tc->plot, &plot_fmt)) {
-        cli_error("%s: --plot %s: the file name must end in .png, .svg or .pdf", prog, tc->plot);
+    for (int i = 0; i < tc->n_plots; i++)
+        if (!atn_output_format_from_path(tc->plots[i], &plot_fmt)) {
+            cli_error("%s: --plot %s: the file name must end in .png, .svg or .pdf", prog, tc->plots[i]);
+            return CLI_EXIT_USAGE;
+        }
+    if (plots_given > 3) {
+        cli_error("%s: --plot: at most three files (one per format)", prog);
         return CLI_EXIT_USAGE;
     }
     if (experiments && (out_dir || dump)) {
@@ -619,8 +628,8 @@ static int train_sweep(int argc, char **argv, const train_cli *tc) {
         }
         if (tc->log_path && !sweep_write(tc->log_path, knob, rows, done) && rc == CLI_EXIT_OK)
             rc = CLI_EXIT_FAIL;
-        if (tc->plot && rc == CLI_EXIT_OK)
-            rc = sweep_plot(tc->plot, knob, rows, done, tc->seeds);
+        for (int i = 0; i < tc->n_plots && rc == CLI_EXIT_OK; i++)
+            rc = sweep_plot(tc->plots[i], knob, rows, done, tc->seeds);
     }
     free(rows), free(argv2);
     return rc;

@@ -9,7 +9,9 @@
  * from argv). */
 typedef struct train_cli {
     atn_train_options o;
-    const char *out_dir, *log_path, *dump, *sweep, *plot;
+    const char *out_dir, *log_path, *dump, *sweep, *plot;   /* plot: plots[0] */
+    const char *plots[3];         /* --plot FILE, given up to three times: the figure in each file */
+    int n_plots;
     const char *test_lengths;     /* --test-lengths L1,L2,...: train short / test long */
     const char *schemes;          /* --schemes P1,P2,...: its position schemes (NULL: all five) */
     const char *grad_depths;      /* --grad-depths D1,D2,...: Post-LN vs Pre-LN gradient norms */

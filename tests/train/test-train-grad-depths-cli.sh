@@ -54,8 +54,12 @@ PY
 # --seeds 2: each seed's norms are its own run's (seed 2 against a plain run with --seed 2);
 # the table's mean is the mean of the seeds' means, sd their sample sd
 "$EXE" train $SMALL --grad-depths 3 --placements post --seeds 2 --log "$T/gs.csv" --plot "$T/gs.svg" \
+    --plot "$T/gs.png" --plot "$T/gs.pdf" \
     >"$T/gs.out" 2>"$T/gs.err" || fail "grad-depths --seeds: $(cat "$T/gs.err")"
 grep -q "<svg" "$T/gs.svg" || fail "--seeds: no svg"
+# --plot three times: the figure in each format
+[ "$(head -c 4 "$T/gs.png" | tail -c 3)" = "PNG" ] || fail "--plot x3: no png"
+[ "$(head -c 5 "$T/gs.pdf")" = "%PDF-" ] || fail "--plot x3: no pdf"
 grep -q "^post-LN, 3 layers, seed 2: 3 steps" "$T/gs.err" || fail "--seeds progress: $(cat "$T/gs.err")"
 "$EXE" train $SMALL --norm post --layers 3 --seed 2 --log "$T/ref-seed2.csv" >/dev/null 2>&1 || fail "reference seed 2"
 /usr/bin/python3 - "$T" <<'PY' || fail "--seeds: the norms, the mean or the sd are wrong"
@@ -123,5 +127,6 @@ bad "--norm" --grad-depths 2 --norm pre
 bad "--layers" --grad-depths 2 --layers 4
 bad "--seeds" --grad-depths 2 --seeds 0
 bad "--steps" --grad-depths 2 --steps 0
+bad "--plot" --grad-depths 2 --plot "$T/1.png" --plot "$T/2.png" --plot "$T/3.svg" --plot "$T/4.pdf"
 bad "one at a time" --grad-depths 2 --test-lengths 8
 exit 0
