@@ -12,6 +12,7 @@
 
 typedef struct export_job {
     AtnFigure *fig;   /* or NULL for text */
+    char *files[3];   /* or the figure's PNG, SVG and PDF, written already */
     char *text;
     char *path;
     double scale;
@@ -19,6 +20,8 @@ typedef struct export_job {
 
 static void export_job_free(export_job *job) {
     atn_figure_free(job->fig);
+    for (int i = 0; i < 3; i++)
+        g_free(job->files[i]);
     g_free(job->text);
     g_free(job->path);
     g_free(job);
@@ -30,6 +33,23 @@ static void write_thread(GTask *task, gpointer source, gpointer data, GCancellab
     if (job->fig) {
         if (!atn_figure_save(job->fig, job->path, job->scale, &error)) {
             g_task_return_error(task, error);
+            return;
+        }
+    } else if (job->files[0]) {   /* the written figure of the path's format, copied */
+        atn_output_format f = ATN_OUTPUT_PNG;
+        atn_output_format_from_path(job->path, &f);
+        const char *from = job->files[f == ATN_OUTPUT_SVG ? 1 : f == ATN_OUTPUT_PDF ? 2 : 0];
+        char *bytes = NULL;
+        gsize len = 0;
+        atn_error err = {0};
+        if (!g_file_get_contents(from, &bytes, &len, &error)) {
+            g_task_return_error(task, error);
+            return;
+        }
+        atn_status st = atn_write_file_atomic(job->path, bytes, len, &err);
+        g_free(bytes);
+        if (st != ATN_OK) {
+            g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", err.message);
             return;
         }
     } else {
@@ -140,7 +160,7 @@ static gboolean take_path(GtkNativeDialog *dialog, int response, GTask *task, ch
         return FALSE;
     }
     *typed = g_strdup(path);
-    if (job->fig) {
+    if (job->fig || job->files[0]) {
         const char *fmt = read_figure_choices(GTK_FILE_CHOOSER(dialog), &job->scale);
         char *decided = atn_export_figure_path(path, fmt);
         g_free(path);
@@ -212,7 +232,7 @@ static void run_dialog(GtkWindow *parent, export_job *job, const char *title, co
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
     start_in_last_folder(GTK_FILE_CHOOSER(d));
     gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), suggested);
-    if (job->fig)
+    if (job->fig || job->files[0])
         add_figure_choices(GTK_FILE_CHOOSER(d));
     g_signal_connect(d, "response", G_CALLBACK(on_response), task);
     show_chooser(d, parent);
@@ -227,6 +247,15 @@ void atn_export_figure_async(GtkWindow *parent, AtnFigure *fig, GAsyncReadyCallb
     run_dialog(parent, job, _("Export Figure"), name, callback, user_data);
 }
 
+void atn_export_figure_files_async(GtkWindow *parent, const char *png, const char *svg, const char *pdf,
+                                   const char *basename, GAsyncReadyCallback callback, gpointer user_data) {
+    g_return_if_fail(parent == NULL || GTK_IS_WINDOW(parent));
+    g_return_if_fail(png && svg && pdf && basename);
+    export_job *job = g_new0(export_job, 1);
+    job->files[0] = g_strdup(png), job->files[1] = g_strdup(svg), job->files[2] = g_strdup(pdf);
+    g_autofree char *name = g_strconcat(basename, ".png", NULL);
+    run_dialog(parent, job, _("Export Figure"), name, callback, user_data);
+}
 
 void atn_export_text_async(GtkWindow *parent, char *text, const char *title, const char *suggested_name,
                            GAsyncReadyCallback callback,

@@ -22,6 +22,12 @@ char *atn_export_figure_path(const char *typed, const char *chosen_format);
  * would replace is asked about first.  The result is the path written. */
 void atn_export_figure_async(GtkWindow *parent, AtnFigure *fig, GAsyncReadyCallback callback, gpointer user_data);
 
+/* The same dialog for a figure already written in each format (the paths of its PNG, SVG and
+ * PDF, copied): the file of the format decided is copied to the path chosen (the Scale choice
+ * is the files' own).  basename: the suggested name without its extension. */
+void atn_export_figure_files_async(GtkWindow *parent, const char *png, const char *svg, const char *pdf,
+                                   const char *basename, GAsyncReadyCallback callback, gpointer user_data);
+
 
 /* Asks where to save text (taken over, UTF-8), in a dialog titled title, and writes it. */
 void atn_export_text_async(GtkWindow *parent, char *text, const char *title, const char *suggested_name,

@@ -35,6 +35,7 @@ struct _AtnTrainView {
     float best_induction;
     GPtrArray *text_paths;    /* every text file chosen (a trainer borrows its options' path) */
     const char *text_path;    /* the last of them, NULL: none */
+    GtkWidget *experiments;   /* the Experiments window (atn-train-exp.h), NULL before it opens */
 };
 
 /* The page's control called name (borrowed; the names are atn-train-view-test.h's), or NULL. */

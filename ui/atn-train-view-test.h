@@ -9,7 +9,7 @@ G_BEGIN_DECLS
 /* One of the page's controls by name ("preset", "task", "objective", "layers", "heads",
  * "d-model", "positions", "attention", "window", "norm", "length", "symbols", "text-file", "optim", "lr",
  * "warmup", "clip", "batch", "steps", "seed", "every", "start", "pause", "step", "stop", "open",
- * "status", "curve", "grad-norms", "save-csv", "save-figure", "heads-map"), or NULL. */
+ * "status", "curve", "grad-norms", "save-csv", "save-figure", "experiments", "heads-map"), or NULL. */
 GtkWidget *atn_train_view_get_control(AtnTrainView *self, const char *name);
 /* The run: TRUE while a worker trains. */
 gboolean atn_train_view_get_running(AtnTrainView *self);
@@ -33,6 +33,9 @@ char *atn_train_view_dup_curves_csv(AtnTrainView *self);
 int atn_train_view_get_map_step(AtnTrainView *self);
 /* TRUE while the run's worker sits paused between steps (after Pause, and after each Step). */
 gboolean atn_train_view_get_waiting(AtnTrainView *self);
+/* The Experiments window (an AtnTrainExp, atn-train-exp.h) once "Experiments…" opened it, else
+ * NULL. */
+GtkWidget *atn_train_view_get_experiments(AtnTrainView *self);
 /* Training workers alive in this process (any page): 0 once a cancelled run has stopped. */
 int atn_train_view_get_live_workers(void);
 

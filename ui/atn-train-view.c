@@ -12,6 +12,7 @@
 #include "atn-figure.h"
 #include "atn-export.h"
 #include "atn-session.h"
+#include "atn-train-exp.h"
 #include "atn-train-plots.h"
 #include "atn-view.h"
 #include "atn-worker.h"
@@ -485,6 +486,20 @@ static void on_export_figure(GtkButton *b, AtnTrainView *self) {
     atn_export_figure_async(GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL, fig, export_done, g_object_ref(self));
 }
 
+/* The settings every experiment's models start from: the knobs'. */
+static void read_for_experiment(gpointer owner, atn_train_options *o) { atn_train_knobs_read(owner, o); }
+
+static void on_experiments(GtkButton *b, AtnTrainView *self) {
+    (void)b;
+    if (!self->experiments) {
+        GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+        self->experiments = GTK_WIDGET(
+            atn_train_exp_new(GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL, read_for_experiment, self));
+        gtk_window_set_hide_on_close(GTK_WINDOW(self->experiments), TRUE);
+    }
+    gtk_window_present(GTK_WINDOW(self->experiments));
+}
+
 /* Every head's map on the probe: layers as rows, heads as columns, each titled with its
  * induction score. */
 static void draw_map(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data) {
@@ -635,7 +650,18 @@ static void atn_train_view_init(AtnTrainView *self) {
     gtk_widget_set_margin_end(exports, 10);
     gtk_box_append(GTK_BOX(exports), csv);
     gtk_box_append(GTK_BOX(exports), fig);
+    /* the experiments of attnscope train, one button each, in a window of their own */
+    GtkWidget *exp = gtk_button_new_with_mnemonic(_("_Experiments…"));
+    gtk_widget_set_tooltip_text(exp, _("Sweep one knob over several seeds, train short and test long, Post-LN vs "
+                                       "Pre-LN gradient norms: each a figure with error bars"));
+    gtk_widget_set_halign(exp, GTK_ALIGN_CENTER);
+    g_signal_connect(exp, "clicked", G_CALLBACK(on_experiments), self);
     gtk_box_insert_child_after(GTK_BOX(knobs), exports, self->open);
+    /* at the top of the scrolled knobs: above them it made the window 7 px taller than a
+       1280x720 screen in Chinese at text size 2.0 */
+    GtkWidget *viewport = gtk_scrolled_window_get_child(GTK_SCROLLED_WINDOW(gtk_widget_get_last_child(knobs)));
+    gtk_widget_set_margin_top(exp, 4);
+    gtk_box_prepend(GTK_BOX(gtk_viewport_get_child(GTK_VIEWPORT(viewport))), exp);
     gtk_box_append(GTK_BOX(right), top);
     /* the curves and, beside them, each layer's gradient norm */
     GtkWidget *plots = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
@@ -669,6 +695,7 @@ static void atn_train_view_init(AtnTrainView *self) {
     g_hash_table_insert(self->controls, (gpointer) "grad-norms", self->norms);
     g_hash_table_insert(self->controls, (gpointer) "save-csv", csv);
     g_hash_table_insert(self->controls, (gpointer) "save-figure", fig);
+    g_hash_table_insert(self->controls, (gpointer) "experiments", exp);
     g_hash_table_insert(self->controls, (gpointer) "heads-map", self->map);
 
     self->paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
@@ -693,6 +720,13 @@ static void cancel_all(AtnTrainView *self) {
     stop_poll(self);
 }
 
+/* The Experiments window goes with the page (its command killed if it still runs). */
+static void close_experiments(AtnTrainView *self) {
+    if (self->experiments)
+        gtk_window_destroy(GTK_WINDOW(self->experiments));
+    self->experiments = NULL;
+}
+
 static void atn_train_view_unroot(GtkWidget *w) {
     cancel_all(ATN_TRAIN_VIEW(w));
     GTK_WIDGET_CLASS(atn_train_view_parent_class)->unroot(w);
@@ -701,6 +735,7 @@ static void atn_train_view_unroot(GtkWidget *w) {
 static void atn_train_view_dispose(GObject *object) {
     AtnTrainView *self = ATN_TRAIN_VIEW(object);
     cancel_all(self);
+    close_experiments(self);
     g_clear_pointer(&self->paned, gtk_widget_unparent);
     g_clear_object(&self->session);
     G_OBJECT_CLASS(atn_train_view_parent_class)->dispose(object);
@@ -836,6 +871,11 @@ int atn_train_view_get_map_step(AtnTrainView *self) {
 gboolean atn_train_view_get_waiting(AtnTrainView *self) {
     g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), FALSE);
     return self->sh && self->train_slot && g_atomic_int_get(&self->sh->waiting);
+}
+
+GtkWidget *atn_train_view_get_experiments(AtnTrainView *self) {
+    g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), NULL);
+    return self->experiments;
 }
 
 int atn_train_view_get_live_workers(void) { return g_atomic_int_get(&live_workers); }

@@ -8,6 +8,7 @@
 #include "ui-test-util.h"
 
 #include "atn-train-view-test.h"
+#include "atn-train-exp.h"
 #include "atn-figure.h"
 #include "atn-view.h"
 
@@ -379,6 +380,122 @@ static void test_train_large_text(void) {
     text_size_done(win);
 }
 
+static gboolean exp_idle(gpointer data) { return !atn_train_exp_get_running(data); }
+static GtkWidget *exp_ctl(AtnTrainExp *e, const char *name) {
+    GtkWidget *w = atn_train_exp_get_control(e, name);
+    g_assert_nonnull(w);
+    return w;
+}
+static void exp_press(AtnTrainExp *e, const char *name) {
+    g_assert_true(gtk_widget_is_sensitive(exp_ctl(e, name)));
+    g_signal_emit_by_name(exp_ctl(e, name), "clicked");
+}
+static char *exp_file(AtnTrainExp *e, const char *name) {
+    g_autofree char *path = g_build_filename(atn_train_exp_get_folder(e), name, NULL);
+    char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    return text;
+}
+static int count_lines(const char *text) {
+    int n = 0;
+    for (const char *p = text; *p; p++)
+        n += *p == '\n';
+    return n;
+}
+
+/* The Experiments window runs attnscope train's experiments on the page's settings: Post-LN
+ * vs Pre-LN at depths 1 and 2 with 2 seeds (8 models counted as they finish, every seed's
+ * steps in the CSV, the figure shown, the table's sd row, the figure in PNG, SVG and PDF), a
+ * sweep over heads, a bad value said in the status (exit 2), and Cancel (exit 130). */
+static void test_train_experiments(void) {
+    AtnWindow *win = text_size_window(1280, 720, 1.0);
+    show_view(win, "train");
+    AtnTrainView *v = train_view(win);
+    set_spin(win, "d-model", 16), set_spin(win, "heads", 2), set_spin(win, "length", 4);
+    set_spin(win, "symbols", 5), set_spin(win, "batch", 4), set_spin(win, "steps", 3);
+    press(win, "experiments");
+    AtnTrainExp *e = ATN_TRAIN_EXP(atn_train_view_get_experiments(v));
+    g_assert_nonnull(e);
+    g_assert_false(gtk_widget_is_sensitive(exp_ctl(e, "save-figure")));
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(exp_ctl(e, "kind")), 2);
+    gtk_editable_set_text(GTK_EDITABLE(exp_ctl(e, "depths")), "1,2");
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(exp_ctl(e, "seeds")), 2);
+    exp_press(e, "run");
+    g_assert_true(atn_train_exp_get_running(e));
+    g_assert_false(gtk_widget_is_sensitive(exp_ctl(e, "run")));
+    g_assert_true(wait_for(exp_idle, e));
+    g_test_message("status: %s", gtk_label_get_text(GTK_LABEL(exp_ctl(e, "status"))));
+    g_assert_cmpint(atn_train_exp_get_exit_status(e), ==, 0);
+    int done = 0, total = 0;
+    atn_train_exp_get_models(e, &done, &total);
+    g_assert_cmpint(total, ==, 8);   /* post and pre, depths 1 and 2, 2 seeds */
+    g_assert_cmpint(done, ==, 8);
+    g_assert_cmpfloat(gtk_progress_bar_get_fraction(GTK_PROGRESS_BAR(exp_ctl(e, "progress"))), ==, 1.0);
+    g_autofree char *csv = exp_file(e, "experiment.csv");
+    g_assert_true(g_str_has_prefix(csv, "norm,depth,seed,step,layer,grad_norm\n"));
+    g_assert_cmpint(count_lines(csv), ==, 1 + 2 * (1 + 2) * 2 * 3);   /* placement, layer, seed, step */
+    g_assert_nonnull(strstr(csv, "\npre,2,2,3,1,"));
+    GdkPaintable *plot = gtk_picture_get_paintable(GTK_PICTURE(exp_ctl(e, "plot")));
+    g_assert_nonnull(plot);
+    g_assert_cmpint(gdk_paintable_get_intrinsic_width(plot), >, 600);
+    g_assert_nonnull(strstr(gtk_label_get_text(GTK_LABEL(exp_ctl(e, "table"))), "pre       2 sd"));
+    g_autofree char *svg = exp_file(e, "experiment.svg");
+    g_autofree char *pdf = exp_file(e, "experiment.pdf");
+    g_assert_nonnull(strstr(svg, "<svg"));
+    g_assert_true(g_str_has_prefix(pdf, "%PDF-"));
+    g_assert_true(gtk_widget_is_sensitive(exp_ctl(e, "save-figure")));
+    g_assert_true(gtk_widget_is_sensitive(exp_ctl(e, "save-csv")));
+    const char *shot = g_getenv("ATN_EXP_SHOT");
+    if (shot) {   /* the window as drawn, to look at (ATN_TRAIN_SHOT_SIZE=WxH: its size) */
+        int w = 900, h = 640;
+        const char *size = g_getenv("ATN_TRAIN_SHOT_SIZE");
+        if (size)
+            sscanf(size, "%dx%d", &w, &h);
+        gtk_window_set_default_size(GTK_WINDOW(e), w, h);
+        settle(400);
+        int pw, ph;
+        g_autoptr(GBytes) px = render_widget(gtk_window_get_child(GTK_WINDOW(e)), &pw, &ph);
+        cairo_surface_t *cs = cairo_image_surface_create_for_data((unsigned char *)g_bytes_get_data(px, NULL),
+                                                                  CAIRO_FORMAT_ARGB32, pw, ph, pw * 4);
+        g_test_message("%s: %dx%d, %s", shot, pw, ph, cairo_status_to_string(cairo_surface_write_to_png(cs, shot)));
+        cairo_surface_destroy(cs);
+    }
+
+    /* a sweep over heads 1 and 2 (2 seeds): 4 models, a row each */
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(exp_ctl(e, "kind")), 0);
+    gtk_editable_set_text(GTK_EDITABLE(exp_ctl(e, "values")), "1,2");
+    exp_press(e, "run");
+    g_assert_true(wait_for(exp_idle, e));
+    g_assert_cmpint(atn_train_exp_get_exit_status(e), ==, 0);
+    atn_train_exp_get_models(e, &done, &total);
+    g_assert_cmpint(done, ==, 4);
+    g_assert_cmpint(total, ==, 4);
+    g_autofree char *sweep = exp_file(e, "experiment.csv");
+    g_assert_true(g_str_has_prefix(sweep, "heads,seed,loss,accuracy,seconds\n"));
+    g_assert_cmpint(count_lines(sweep), ==, 5);
+
+    /* a bad value: the command's message in the status */
+    gtk_editable_set_text(GTK_EDITABLE(exp_ctl(e, "values")), "1,x");
+    exp_press(e, "run");
+    g_assert_true(wait_for(exp_idle, e));
+    g_assert_cmpint(atn_train_exp_get_exit_status(e), ==, 2);
+    g_test_message("status: %s", gtk_label_get_text(GTK_LABEL(exp_ctl(e, "status"))));
+    g_assert_nonnull(strstr(gtk_label_get_text(GTK_LABEL(exp_ctl(e, "status"))), "--heads"));
+
+    /* Cancel: SIGINT, as Ctrl-C (exit 130) */
+    gtk_editable_set_text(GTK_EDITABLE(exp_ctl(e, "values")), "1,2");
+    set_spin(win, "steps", 1000000);
+    exp_press(e, "run");
+    settle(300);
+    exp_press(e, "cancel");
+    gint64 c0 = g_get_monotonic_time();
+    g_assert_true(wait_for(exp_idle, e));
+    g_test_message("cancelled in %.0f ms", (double)(g_get_monotonic_time() - c0) / 1000.0);
+    g_assert_cmpint(atn_train_exp_get_exit_status(e), ==, 130);
+    g_assert_true(gtk_widget_is_sensitive(exp_ctl(e, "run")));
+    destroy_window(win);
+}
+
 int main(int argc, char **argv) {
     /* where "Open in attnscope" saves (set before any thread starts) */
     g_autofree char *root = g_dir_make_tmp("atn-train-XXXXXX", NULL);
@@ -389,5 +506,6 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/train/copy-and-open", test_train_copy_and_open);
     g_test_add_func("/ui/train/precision", test_train_precision);
     g_test_add_func("/ui/train/large-text", test_train_large_text);
+    g_test_add_func("/ui/train/experiments", test_train_experiments);
     return g_test_run();
 }
