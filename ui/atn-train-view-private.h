@@ -29,6 +29,8 @@ struct _AtnTrainView {
     TrainShared *sh;          /* the run shown (NULL before the first) */
     atn_trainer *trainer;     /* the finished run's model (NULL while training or before) */
     atn_train_options trained;   /* its options */
+    atn_train_options running;   /* the options of the run training now */
+    gboolean saving_paused;   /* Open in attnscope asked the paused run's worker to save */
     guint poll;
     gboolean applying_preset;
     char *saved_dir;

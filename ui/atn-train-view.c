@@ -37,6 +37,11 @@ typedef struct TrainShared {
     gint paused, stop;        /* atomics: set by the main thread */
     gint step_once;           /* atomic: single steps asked while paused (Step), not yet taken */
     gint waiting;             /* atomic: the worker sits paused between steps */
+    /* Open in attnscope during a run: the folder to save the model in at the next step
+       boundary (under lock), and the atomic state: 0 none, 1 asked, 2 saved, 3 failed
+       (save_error says why) */
+    char *save_dir, *save_error;
+    gint save_state;
     gboolean fp16;            /* the run's precision is fp16: the status counts skipped steps */
     int32_t skipped;          /* fp16 steps skipped for overflowing gradients */
 } TrainShared;
@@ -51,6 +56,8 @@ static void shared_clear(gpointer p) {
     g_free(s->attn);
     g_free(s->induction);
     g_free(s->probe_text);
+    g_free(s->save_dir);
+    g_free(s->save_error);
 }
 
 static TrainShared *shared_new(int32_t steps) {
@@ -96,6 +103,26 @@ static int spin_int(AtnTrainView *self, const char *name) {
 
 /* ---- the worker ---------------------------------------------------------------------------- */
 
+/* Open in attnscope during the run (paused): the model as it is now, saved by the worker that
+ * owns it, between two steps. */
+static void serve_save(TrainShared *sh, const atn_trainer *t) {
+    if (g_atomic_int_get(&sh->save_state) != 1)
+        return;
+    g_mutex_lock(&sh->lock);
+    char *dir = g_strdup(sh->save_dir);
+    g_mutex_unlock(&sh->lock);
+    atn_error err = {0};
+    gboolean ok = atn_trainer_save(t, dir, &err) == ATN_OK;
+    g_free(dir);
+    if (!ok) {
+        g_mutex_lock(&sh->lock);
+        g_free(sh->save_error);
+        sh->save_error = g_strdup(err.message);
+        g_mutex_unlock(&sh->lock);
+    }
+    g_atomic_int_set(&sh->save_state, ok ? 2 : 3);
+}
+
 static gpointer train_work(gpointer data, GCancellable *cancellable, GError **error) {
     TrainJob *job = data;
     TrainShared *sh = job->sh;
@@ -118,6 +145,7 @@ static gpointer train_work(gpointer data, GCancellable *cancellable, GError **er
     for (int32_t s = 0; s < job->o.steps; s++) {
         gint64 p0 = g_get_monotonic_time();
         gboolean single = FALSE;   /* Step: one step taken while paused, the maps redrawn after it */
+        serve_save(sh, t);
         while (g_atomic_int_get(&sh->paused) && !g_atomic_int_get(&sh->stop) &&
                !g_cancellable_is_cancelled(cancellable)) {
             if (g_atomic_int_get(&sh->step_once) > 0) {
@@ -125,6 +153,7 @@ static gpointer train_work(gpointer data, GCancellable *cancellable, GError **er
                 single = TRUE;
                 break;
             }
+            serve_save(sh, t);
             g_atomic_int_set(&sh->waiting, 1);
             g_usleep(10000);
         }
@@ -200,9 +229,12 @@ static void update_buttons(AtnTrainView *self) {
     gtk_widget_set_sensitive(self->stop, running);
     gtk_widget_set_sensitive(self->step, running && self->sh && g_atomic_int_get(&self->sh->paused));
     atn_error err = {0};
-    gboolean can_save = self->trainer && atn_train_options_check(&self->trained, true, &err) == ATN_OK;
-    gtk_widget_set_sensitive(self->open, self->trainer && can_save && !saving && self->session);
-    if (self->trainer && !can_save)
+    /* the finished run's model, or the paused run's as it is now */
+    gboolean paused = running && self->sh && g_atomic_int_get(&self->sh->paused);
+    const atn_train_options *model = self->trainer ? &self->trained : paused ? &self->running : NULL;
+    gboolean can_save = model && atn_train_options_check(model, true, &err) == ATN_OK;
+    gtk_widget_set_sensitive(self->open, can_save && !saving && !self->saving_paused && self->session);
+    if (model && !can_save)
         gtk_widget_set_tooltip_text(self->open, err.message);
     else
         gtk_widget_set_tooltip_text(self->open, _("Save the trained model as a Hugging Face folder and show it in the "
@@ -245,8 +277,11 @@ static void update_status(AtnTrainView *self, const char *state) {
     }
 }
 
+static void check_paused_save(AtnTrainView *self);
+
 static gboolean poll_tick(gpointer data) {
     AtnTrainView *self = data;
+    check_paused_save(self);
     update_status(self, self->sh && g_atomic_int_get(&self->sh->paused) ? _("Paused") : _("Training"));
     gtk_widget_queue_draw(self->curve);
     gtk_widget_queue_draw(self->norms);
@@ -263,6 +298,11 @@ static void train_done(gpointer owner, gpointer answer, const GError *error, gpo
     AtnTrainView *self = owner;
     TrainJob *job = data;
     stop_poll(self);
+    check_paused_save(self);
+    if (self->saving_paused) {   /* asked as the run ended: dropped (Open then opens the finished model) */
+        self->saving_paused = FALSE;
+        g_atomic_int_set(&job->sh->save_state, 0);
+    }
     if (error) {
         g_autofree char *msg = g_strdup_printf(_("Training failed: %s"), error->message);
         gtk_label_set_text(self->status, msg);
@@ -295,6 +335,8 @@ static void on_start(GtkButton *b, AtnTrainView *self) {
     self->sh->fp16 = o.precision == ATN_PRECISION_FP16;
     TrainJob *job = g_new0(TrainJob, 1);
     job->o = o;
+    self->running = o;
+    self->saving_paused = FALSE;
     job->every = MAX(1, spin_int(self, "every"));
     job->sh = g_atomic_rc_box_acquire(self->sh);
     atn_worker_start_fallible(self, &self->train_slot, ATN_WORKER_NICE | ATN_WORKER_TAKE, "train", train_work, job,
@@ -358,15 +400,14 @@ static gpointer save_work(gpointer data, GCancellable *c, GError **error) {
     return g_strdup(j->dir);
 }
 
-static void save_done(gpointer owner, gpointer answer, const GError *error, gpointer data) {
-    AtnTrainView *self = owner;
-    (void)data;
+/* A model saved (dir) or not (error): said, and opened in the other views. */
+static void saved(AtnTrainView *self, const char *dir, const char *error) {
     if (error) {
-        g_autofree char *msg = g_strdup_printf(_("Could not save the model: %s"), error->message);
+        g_autofree char *msg = g_strdup_printf(_("Could not save the model: %s"), error);
         gtk_label_set_text(self->status, msg);
     } else {
         g_free(self->saved_dir);
-        self->saved_dir = g_strdup(answer);
+        self->saved_dir = g_strdup(dir);
         g_autofree char *msg = g_strdup_printf(_("Saved in %s; opening it."), self->saved_dir);
         gtk_label_set_text(self->status, msg);
         if (self->session) {
@@ -377,18 +418,60 @@ static void save_done(gpointer owner, gpointer answer, const GError *error, gpoi
     update_buttons(self);
 }
 
-static void on_open(GtkButton *b, AtnTrainView *self) {
-    (void)b;
-    if (!self->trainer || self->save_slot)
-        return;
+static void save_done(gpointer owner, gpointer answer, const GError *error, gpointer data) {
+    (void)data;
+    saved(owner, answer, error ? error->message : NULL);
+}
+
+/* Where Open in attnscope saves: $ATTNSCOPE_TRAINED_DIR or the data folder's
+ * attnscope/trained, a folder named by the task and the time (and the step, for a run still
+ * training). */
+static char *save_folder(const atn_train_options *o, int step) {
     g_autoptr(GDateTime) now = g_date_time_new_now_local();
     g_autofree char *stamp = g_date_time_format(now, "%Y%m%d-%H%M%S");
-    g_autofree char *name = g_strdup_printf("%s-%s", atn_train_task_name(self->trained.task), stamp);
+    g_autofree char *name = step ? g_strdup_printf("%s-%s-step%d", atn_train_task_name(o->task), stamp, step)
+                                 : g_strdup_printf("%s-%s", atn_train_task_name(o->task), stamp);
+    const char *root = g_getenv("ATTNSCOPE_TRAINED_DIR");
+    return root && *root ? g_build_filename(root, name, NULL)
+                         : g_build_filename(g_get_user_data_dir(), "attnscope", "trained", name, NULL);
+}
+
+/* The paused run's save, once its worker has done it (from the poll). */
+static void check_paused_save(AtnTrainView *self) {
+    if (!self->saving_paused || !self->sh)
+        return;
+    int state = g_atomic_int_get(&self->sh->save_state);
+    if (state < 2)
+        return;
+    self->saving_paused = FALSE;
+    g_mutex_lock(&self->sh->lock);
+    g_autofree char *dir = g_strdup(self->sh->save_dir);
+    g_autofree char *why = g_strdup(self->sh->save_error);
+    g_mutex_unlock(&self->sh->lock);
+    g_atomic_int_set(&self->sh->save_state, 0);
+    saved(self, dir, state == 2 ? NULL : why ? why : "?");
+}
+
+static void on_open(GtkButton *b, AtnTrainView *self) {
+    (void)b;
+    if (self->save_slot || self->saving_paused)
+        return;
+    if (!self->trainer) {   /* paused: the worker saves the model as it is now, between steps */
+        if (!self->train_slot || !self->sh || !g_atomic_int_get(&self->sh->paused))
+            return;
+        g_mutex_lock(&self->sh->lock);
+        g_free(self->sh->save_dir);
+        self->sh->save_dir = save_folder(&self->running, (int)self->sh->x->len);
+        g_mutex_unlock(&self->sh->lock);
+        self->saving_paused = TRUE;
+        g_atomic_int_set(&self->sh->save_state, 1);
+        gtk_label_set_text(self->status, _("Saving the model as it is now…"));
+        update_buttons(self);
+        return;
+    }
     SaveJob *job = g_new0(SaveJob, 1);
     job->t = self->trainer;
-    const char *root = g_getenv("ATTNSCOPE_TRAINED_DIR");
-    job->dir = root && *root ? g_build_filename(root, name, NULL)
-                             : g_build_filename(g_get_user_data_dir(), "attnscope", "trained", name, NULL);
+    job->dir = save_folder(&self->trained, 0);
     atn_worker_start_fallible(self, &self->save_slot, ATN_WORKER_NORMAL, NULL, save_work, job, save_job_free, g_free,
                               save_done);
     update_buttons(self);
@@ -848,7 +931,7 @@ const char *atn_train_view_get_saved_dir(AtnTrainView *self) {
 }
 gboolean atn_train_view_get_saving(AtnTrainView *self) {
     g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), FALSE);
-    return self->save_slot != NULL;
+    return self->save_slot != NULL || self->saving_paused;
 }
 char *atn_train_view_dup_curves_csv(AtnTrainView *self) {
     g_return_val_if_fail(ATN_IS_TRAIN_VIEW(self), NULL);

@@ -232,6 +232,23 @@ static void test_train_copy_and_open(void) {
         g_assert_nonnull(strstr(gtk_label_get_text(GTK_LABEL(ctl(win, "status"))), said));
     }
     a += 2;
+    /* Open in attnscope while paused: this checkpoint (its training.json says the steps done)
+       opens in the other views, and the run goes on afterwards */
+    runs = atn_session_get_n_runs(s);
+    press(win, "open");
+    g_assert_true(wait_for(saved, v));
+    g_autofree char *ckpt = g_strdup(atn_train_view_get_saved_dir(v));
+    g_assert_nonnull(strstr(ckpt, "-step"));
+    model_wait mw_ckpt = {win, ckpt, runs};
+    g_assert_true(wait_for(idle_with_result, &mw_ckpt));
+    g_autofree char *ckpt_json = g_build_filename(ckpt, "training.json", NULL);
+    g_autofree char *ckpt_text = NULL;
+    g_assert_true(g_file_get_contents(ckpt_json, &ckpt_text, NULL, NULL));
+    g_autofree char *steps_done = g_strdup_printf("\"steps_done\": %d\n", a);
+    g_assert_nonnull(strstr(ckpt_text, steps_done));
+    show_view(win, "train");
+    atn_train_view_get_progress(v, 1, &b, &x, &y, &z);
+    g_assert_cmpint(b, ==, a);   /* still paused */
     press(win, "pause");
     settle(300);
     atn_train_view_get_progress(v, 1, &b, &x, &y, &z);
