@@ -85,6 +85,58 @@ static void print_keyvec(const atn_trace *t, const double *v) {
     fputc(']', stdout);
 }
 
+/* ‖v_j‖ over the head's d_head values. */
+static double value_norm(const atn_trace *t, int32_t j) {
+    double ss = 0;
+    for (int32_t d = 0; d < t->d_head; d++)
+        ss += t->values[(size_t)j * t->d_head + d] * t->values[(size_t)j * t->d_head + d];
+    return sqrt(ss);
+}
+
+/* --top K: the weighted sum's K largest contributions a_j·‖v_j‖ (trace-keys.h), largest first,
+ * each with its share of Σ_j a_j·‖v_j‖ and its a_j v_j, and the rest as one "… m others" line
+ * whose Σ a_j v_j is the exact remainder of o.  rows: the caller's, at least n. */
+static void print_contributions(const atn_trace *t, int32_t *rows) {
+    int32_t n = t->n, k = t->d_head, m = atn_trace_top_contributions(t, top_k_asked, rows);
+    if (m <= 0)
+        return;
+    double total = atn_trace_contribution_total(t), rest_w = 0, rest_c = 0;
+    double *rest = calloc((size_t)k, sizeof *rest), *av = malloc((size_t)k * sizeof *av);
+    char *listed = calloc((size_t)n, 1);
+    if (!rest || !av || !listed) {
+        free(rest), free(av), free(listed);
+        return;
+    }
+    printf("  The keys that contribute most, by a_j·‖v_j‖ (share: of Σ_j a_j·‖v_j‖ = %.4f over all %d keys):\n",
+           total, n);
+    for (int32_t r = 0; r < m; r++) {
+        int32_t j = rows[r];
+        double c = atn_trace_contribution(t, j);
+        listed[j] = 1;
+        for (int32_t d = 0; d < k; d++)
+            av[d] = t->weights[j] * t->values[(size_t)j * k + d];
+        printf("  %2d. key %-5d %-10s a_j %.4f × ‖v_j‖ %.4f = %.4f, share %5.2f%%, a_j v_j = ", r + 1, j, tok(t, j),
+               t->weights[j], value_norm(t, j), c, total > 0 ? 100 * c / total : 0.0);
+        print_vec(av, k);
+        fputc('\n', stdout);
+    }
+    for (int32_t j = 0; j < n; j++) {
+        if (listed[j])
+            continue;
+        rest_w += t->weights[j];
+        rest_c += atn_trace_contribution(t, j);
+        for (int32_t d = 0; d < k; d++)
+            rest[d] += t->weights[j] * t->values[(size_t)j * k + d];
+    }
+    if (m < n) {
+        printf("  … %d other%s: total weight %.4f, Σ a_j·‖v_j‖ %.4f, share %5.2f%%, Σ a_j v_j = ", n - m,
+               n - m == 1 ? "" : "s", rest_w, rest_c, total > 0 ? 100 * rest_c / total : 0.0);
+        print_vec(rest, k);
+        fputc('\n', stdout);
+    }
+    free(rest), free(av), free(listed);
+}
+
 /* An encoder-decoder's head: which stack, and where its queries, keys and values come from. */
 static void print_stack_intro(const atn_trace *t, int32_t n_heads) {
     int32_t i = t->query;
@@ -319,6 +371,12 @@ static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bo
             printf(" = %.4f\n", t->output[c]);
         }
     }
+    if (top_k_asked > 0) {   /* --top: the largest contributions, whatever the listing */
+        int32_t *rows = malloc((size_t)n * sizeof *rows);
+        if (rows)
+            print_contributions(t, rows);
+        free(rows);
+    }
     if (sel_rows) {   /* the listed keys' share of o and the others', both exact: o is their sum */
         double *part = calloc((size_t)k * 2, sizeof *part);
         if (part) {
@@ -385,6 +443,64 @@ static void json_keymat(FILE *f, const atn_trace *t, const double *m) {
         json_vec(f, m + (size_t)key_at(r) * t->d_head, t->d_head);
     }
     fputc(']', f);
+}
+
+/* --top K: "contributions": the K keys with the largest a_j·‖v_j‖, largest first, and the
+ * others' sums (their a_j v_j summed: o minus the listed ones'). */
+static void json_contributions(FILE *f, const atn_trace *t) {
+    int32_t n = t->n, k = t->d_head;
+    int32_t *rows = malloc((size_t)n * sizeof *rows);
+    double *rest = calloc((size_t)k, sizeof *rest), *av = malloc((size_t)k * sizeof *av);
+    char *listed = calloc((size_t)n, 1);
+    int32_t m = rows && rest && av && listed ? atn_trace_top_contributions(t, top_k_asked, rows) : -1;
+    if (m > 0) {
+        double total = atn_trace_contribution_total(t), rest_w = 0, rest_c = 0;
+        fputs(",\n  \"contributions\": {\"total\": ", f);
+        cli_json_number(f, total);
+        fputs(", \"keys\": [", f);
+        for (int32_t r = 0; r < m; r++) {
+            fprintf(f, "%s%d", r ? ", " : "", rows[r]);
+            listed[rows[r]] = 1;
+        }
+        static const char *const names[] = {"weight", "value_norm", "contribution", "share"};
+        for (int q = 0; q < 4; q++) {
+            fprintf(f, "],\n    \"%s\": [", names[q]);
+            for (int32_t r = 0; r < m; r++) {
+                int32_t j = rows[r];
+                double c = atn_trace_contribution(t, j);
+                double v = q == 0 ? t->weights[j] : q == 1 ? value_norm(t, j) : q == 2 ? c : total > 0 ? c / total : 0;
+                if (r)
+                    fputs(", ", f);
+                cli_json_number(f, v);
+            }
+        }
+        fputs("],\n    \"weighted_value\": [", f);
+        for (int32_t r = 0; r < m; r++) {
+            for (int32_t d = 0; d < k; d++)
+                av[d] = t->weights[rows[r]] * t->values[(size_t)rows[r] * k + d];
+            if (r)
+                fputs(", ", f);
+            json_vec(f, av, k);
+        }
+        for (int32_t j = 0; j < n; j++) {
+            if (listed[j])
+                continue;
+            rest_w += t->weights[j];
+            rest_c += atn_trace_contribution(t, j);
+            for (int32_t d = 0; d < k; d++)
+                rest[d] += t->weights[j] * t->values[(size_t)j * k + d];
+        }
+        fprintf(f, "],\n    \"others\": {\"count\": %d, \"weight\": ", n - m);
+        cli_json_number(f, rest_w);
+        fputs(", \"contribution\": ", f);
+        cli_json_number(f, rest_c);
+        fputs(", \"share\": ", f);
+        cli_json_number(f, total > 0 ? rest_c / total : 0);
+        fputs(", \"weighted_value\": ", f);
+        json_vec(f, rest, k);
+        fputs("}}", f);
+    }
+    free(rows), free(rest), free(av), free(listed);
 }
 
 static void print_json(const atn_trace *t, bool stacks) {
@@ -497,6 +613,8 @@ static void print_json(const atn_trace *t, bool stacks) {
     json_keyvec(f, t, t->weights);
     fputs(",\n  \"values\": ", f);
     json_keymat(f, t, t->values);
+    if (top_k_asked > 0)
+        json_contributions(f, t);
     fputs(",\n  \"output\": ", f);
     json_vec(f, t->output, t->d_head);
     fputs(",\n  \"concat\": ", f);
@@ -553,7 +671,9 @@ int cmd_trace(int argc, char **argv) {
                "--top K lists, for a long input, only the K keys with the largest weights, the first and last %d,\n"
                "the query's key and the largest score's, with a line \"… m others (keys a..b), total weight w\" for\n"
                "each run left out (--json: per-key arrays hold the listed keys, \"keys_listed\" and \"others\" say\n"
-               "which); the softmax's sum and the output are still over every key.  Default: every key.\n",
+               "which); the softmax's sum and the output are still over every key.  The weighted sum then lists the\n"
+               "K keys that contribute most, by a_j·‖v_j‖ with their share of Σ a_j·‖v_j‖, and the others as one\n"
+               "line (--json: \"contributions\").  Default: every key.\n",
                ATN_TRACE_EDGE_DEFAULT);
         return 0;
     }

@@ -2,6 +2,9 @@
  * largest score (trace-keys.h). */
 #include "trace-keys.h"
 
+#include <math.h>
+#include <stdlib.h>
+
 int32_t atn_trace_key_rows(const atn_trace *t, int32_t top_k, int32_t edge, int32_t *rows) {
     if (!t || !rows || t->n <= 0)
         return 0;
@@ -55,4 +58,49 @@ double atn_trace_weight_sum(const atn_trace *t, int32_t from, int32_t to) {
     for (int32_t j = from; j < to; j++)
         s += t->weights[j];
     return s;
+}
+
+double atn_trace_contribution(const atn_trace *t, int32_t j) {
+    if (!t || !t->weights || !t->values || j < 0 || j >= t->n)
+        return 0.0;
+    const double *v = t->values + (size_t)j * t->d_head;
+    double ss = 0.0;
+    for (int32_t c = 0; c < t->d_head; c++)
+        ss += v[c] * v[c];
+    return t->weights[j] * sqrt(ss);
+}
+
+double atn_trace_contribution_total(const atn_trace *t) {
+    double s = 0.0;
+    for (int32_t j = 0; t && j < t->n; j++)
+        s += atn_trace_contribution(t, j);
+    return s;
+}
+
+typedef struct contrib_pair {
+    double c;
+    int32_t j;
+} contrib_pair;
+
+static int by_contribution(const void *a, const void *b) {
+    const contrib_pair *x = a, *y = b;
+    if (x->c != y->c)
+        return x->c > y->c ? -1 : 1;
+    return (x->j > y->j) - (x->j < y->j);
+}
+
+int32_t atn_trace_top_contributions(const atn_trace *t, int32_t top_k, int32_t *rows) {
+    if (!t || !rows || t->n <= 0)
+        return 0;
+    int32_t n = t->n, m = top_k <= 0 || top_k > n ? n : top_k;
+    contrib_pair *p = malloc((size_t)n * sizeof *p);
+    if (!p)
+        return -1;
+    for (int32_t j = 0; j < n; j++)
+        p[j] = (contrib_pair){atn_trace_contribution(t, j), j};
+    qsort(p, (size_t)n, sizeof *p, by_contribution);
+    for (int32_t r = 0; r < m; r++)
+        rows[r] = p[r].j;
+    free(p);
+    return m;
 }

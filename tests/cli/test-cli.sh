@@ -118,6 +118,72 @@ assert abs(d["output"][0] - 0.2005) < 1e-4 and abs(d["output"][1] - 0.2341) < 1e
 assert abs(sum(d["weights"]) - 1) < 1e-9
 PY
   ;;
+trace-contrib)
+  # trace --top K's weighted sum (issue 35): the K keys with the largest a_j·‖v_j‖, largest
+  # first, their shares and a_j v_j, and the others' sums, against numpy from the run's own q,
+  # k and v (run -o --qkv: 512 tokens of random:bert-tiny), not from the trace
+  M="--model random:bert-tiny --tokens 512"
+  "$A" run $M -o "$T/a.safetensors" --qkv >"$T/out" 2>&1 || fail "run --qkv: $(cat "$T/out")"
+  "$A" trace $M --layer 1 --head 1 --query 300 --top 5 --json >"$T/top.json" 2>"$T/err" || fail "trace --json: $(cat "$T/err")"
+  "$A" trace $M --layer 1 --head 1 --query 300 --top 5 >"$T/top.txt" 2>"$T/err" || fail "trace: $(cat "$T/err")"
+  PYN=python3
+  python3 -c "import numpy" 2>/dev/null || PYN=/usr/bin/python3
+  $PYN -c "import numpy" 2>/dev/null || { echo "numpy is not installed: skipped"; exit 77; }
+  $PYN - "$T" <<'PY' || fail "the weighted sum's contributions against numpy"
+import json, re, struct, sys
+import numpy as np
+T = sys.argv[1]
+f = open(T + "/a.safetensors", "rb")
+hl = struct.unpack("<Q", f.read(8))[0]
+hdr = json.loads(f.read(hl))
+data = f.read()
+def tensor(name):
+    t = hdr[name]
+    a, b = t["data_offsets"]
+    assert t["dtype"] == "F32", t
+    return np.frombuffer(data[a:b], "<f4").reshape(t["shape"]).astype(np.float64)
+meta = hdr["__metadata__"]
+q, k, v = tensor("q")[1, 1], tensor("k")[1, 1], tensor("v")[1, 1]
+n, d = k.shape
+scale = json.loads(meta.get("scale", "null"))
+scale = scale[1] if isinstance(scale, list) else scale if scale is not None else 1 / np.sqrt(d)
+s = k @ q[300] * scale
+a = np.exp(s - s.max())
+a /= a.sum()
+assert np.abs(a - tensor("attn")[1, 1, 300]).max() < 1e-6   # the softmax as the capture has it
+c = a * np.linalg.norm(v, axis=1)
+total = c.sum()
+order = sorted(range(n), key=lambda j: (-c[j], j))
+top = json.load(open(T + "/top.json"))["contributions"]
+keys = top["keys"]
+assert len(keys) == 5 and keys[0] == int(np.argmax(c)), (keys, int(np.argmax(c)))
+# rank r holds the r-th largest contribution (ties at 1e-12 may swap)
+for r, j in enumerate(keys):
+    assert abs(c[j] - c[order[r]]) < 1e-12, (r, j, order[:5])
+# by contribution, not by weight: this head's top 5 by weight are other keys
+assert set(keys) != set(sorted(range(n), key=lambda j: -a[j])[:5]), "the test needs keys where the orders differ"
+assert abs(top["total"] - total) < 1e-8 * total
+for r, j in enumerate(keys):
+    assert abs(top["weight"][r] - a[j]) < 1e-8 and abs(top["value_norm"][r] - np.linalg.norm(v[j])) < 1e-6
+    assert abs(top["contribution"][r] - c[j]) < 1e-8 and abs(top["share"][r] - c[j] / total) < 1e-8
+    assert np.abs(np.array(top["weighted_value"][r]) - a[j] * v[j]).max() < 1e-8
+rest = [j for j in range(n) if j not in set(keys)]
+o = top["others"]
+assert o["count"] == n - 5 and abs(o["weight"] - a[rest].sum()) < 1e-8 and abs(o["contribution"] - c[rest].sum()) < 1e-7
+assert abs(o["share"] - c[rest].sum() / total) < 1e-8
+assert np.abs(np.array(o["weighted_value"]) - a[rest] @ v[rest]).max() < 1e-8
+assert np.abs(a @ v - (np.array(top["weighted_value"]).sum(0) + np.array(o["weighted_value"]))).max() < 1e-7
+text = open(T + "/top.txt").read()
+step = text[text.index("Step 8."):text.index("Step 9.")]
+lines = re.findall(r"^ +(\d+)\. key (\d+) .* a_j ([0-9.]+) × ‖v_j‖ ([0-9.]+) = ([0-9.]+), share +([0-9.]+)%", step, re.M)
+assert [int(j) for _, j, *_ in lines] == keys, (lines, keys)
+for _, j, w, nv, cc, sh in lines:
+    j = int(j)
+    assert abs(float(cc) - c[j]) <= 5e-5 and abs(float(sh) - 100 * c[j] / total) <= 5e-3, (j, cc, sh)
+m = re.search(r"… (\d+) others: total weight ([0-9.]+), Σ a_j·‖v_j‖ ([0-9.]+), share +([0-9.]+)%", step)
+assert m and int(m.group(1)) == n - 5 and abs(float(m.group(4)) - 100 * c[rest].sum() / total) <= 5e-3, step[:600]
+PY
+  ;;
 trace-top)
   # trace --top K at a long input (issue 35): 2,048 tokens of random:bert-tiny.  The listed keys
   # are the 8 by weight, the first and last 2, the query and the largest score, as counted here
