@@ -219,6 +219,91 @@ static void fill_softmax(const atn_trace *t, int j, AtnTracePlanStep *p, int r, 
     plan_set(p, r, c0 + 2, ATN_TRACE_CELL_ACCENT, fmt4(t->weights[j]));
 }
 
+static double value_norm(const atn_trace *t, int j) {
+    double ss = 0;
+    for (int c = 0; c < t->d_head; c++)
+        ss += t->values[(size_t)j * t->d_head + c] * t->values[(size_t)j * t->d_head + c];
+    return sqrt(ss);
+}
+
+/* The weighted sum at any length: the top_k keys by contribution a_j·‖v_j‖ (every key for
+ * top_k 0, the view's "show all"), largest first, with a_j, ‖v_j‖, the contribution, its share
+ * of Σ_j a_j·‖v_j‖ and a_j v_j's columns cs; then one row for the keys left out ("m others":
+ * their total weight, contribution, share and Σ a_j v_j, the exact rest of o) and o's row. */
+static void plan_contributions(AtnTracePlanStep *p, const atn_trace *t, const char *const *labels, int top_k,
+                               GArray *cs, const char *const *col_headers, const char *oname) {
+    int n = t->n, k = t->d_head;
+    int *keys = g_new(int32_t, n);
+    int m = atn_trace_top_contributions(t, top_k, keys);
+    if (m < 0)
+        m = 0;
+    double total = atn_trace_contribution_total(t), rest_w = 0, rest_c = 0;
+    double *rest = g_new0(double, k);
+    gboolean *listed = g_new0(gboolean, n);
+    for (int r = 0; r < m; r++)
+        listed[keys[r]] = TRUE;
+    for (int j = 0; j < n; j++) {
+        if (listed[j])
+            continue;
+        rest_w += t->weights[j];
+        rest_c += atn_trace_contribution(t, j);
+        for (int c = 0; c < k; c++)
+            rest[c] += t->weights[j] * t->values[(size_t)j * k + c];
+    }
+    int fixed = 6, rows = 1 + m + (m < n) + 1;
+    plan_init(p, rows, fixed + cs->len);
+    const char *hd[] = {"j", _("token"), _("a_j"), "‖v_j‖", "a_j‖v_j‖", _("share")};
+    for (int c = 0; c < fixed; c++)
+        plan_set(p, 0, c, ATN_TRACE_CELL_HEADER, g_strdup(hd[c]));
+    for (guint c = 0; c < cs->len; c++)
+        plan_set(p, 0, fixed + c, ATN_TRACE_CELL_HEADER, g_strdup_printf("a_j v_j[%s]", col_headers[c]));
+    for (int r = 0; r < m; r++) {
+        int j = keys[r];
+        double cj = atn_trace_contribution(t, j);
+        guint8 acc = j == t->query && t->stack != ATN_STACK_CROSS ? ATN_TRACE_CELL_ACCENT : 0;
+        plan_set(p, 1 + r, 0, ATN_TRACE_CELL_HEADER | acc, g_strdup_printf("%d", j));
+        plan_set(p, 1 + r, 1, ATN_TRACE_CELL_HEADER | acc, g_strdup(token_of(t, labels, j)));
+        plan_set(p, 1 + r, 2, 0, fmt4(t->weights[j]));
+        plan_set(p, 1 + r, 3, 0, fmt4(value_norm(t, j)));
+        plan_set(p, 1 + r, 4, ATN_TRACE_CELL_ACCENT, fmt4(cj));
+        plan_set(p, 1 + r, 5, 0, g_strdup_printf("%.2f%%", total > 0 ? 100 * cj / total : 0.0));
+        for (guint i = 0; i < cs->len; i++) {
+            int c = g_array_index(cs, int, i);
+            plan_set(p, 1 + r, fixed + i, 0, c < 0 ? g_strdup("…") : fmt4(t->weights[j] * t->values[(size_t)j * k + c]));
+        }
+    }
+    int r = 1 + m;
+    if (m < n) {   /* the others, summed */
+        plan_set(p, r, 0, 0, g_strdup("…"));
+        plan_set(p, r, 1, 0, g_strdup_printf(ngettext("%d other", "%d others", n - m), n - m));
+        plan_set(p, r, 2, 0, g_strdup_printf("Σ %.4f", rest_w));
+        plan_set(p, r, 3, 0, g_strdup("…"));
+        plan_set(p, r, 4, ATN_TRACE_CELL_ACCENT, g_strdup_printf("Σ %.4f", rest_c));
+        plan_set(p, r, 5, 0, g_strdup_printf("%.2f%%", total > 0 ? 100 * rest_c / total : 0.0));
+        for (guint i = 0; i < cs->len; i++) {
+            int c = g_array_index(cs, int, i);
+            plan_set(p, r, fixed + i, 0, c < 0 ? g_strdup("…") : g_strdup_printf("Σ %.4f", rest[c]));
+        }
+        r++;
+    }
+    plan_set(p, r, 0, ATN_TRACE_CELL_HEADER, g_strdup(oname));
+    plan_set(p, r, 1, ATN_TRACE_CELL_HEADER, g_strdup(_("all keys")));
+    plan_set(p, r, 2, 0, fmt4(atn_trace_weight_sum(t, 0, n)));
+    plan_set(p, r, 4, 0, fmt4(total));
+    plan_set(p, r, 5, 0, g_strdup(total > 0 ? "100%" : "0%"));
+    for (guint i = 0; i < cs->len; i++) {
+        int c = g_array_index(cs, int, i);
+        plan_set(p, r, fixed + i, ATN_TRACE_CELL_ACCENT, c < 0 ? g_strdup("…") : fmt4(t->output[c]));
+    }
+    p->note = g_strdup_printf(
+        _("The %d keys that contribute most to <i>o</i>, by <i>a</i><sub>j</sub>·‖<i>v</i><sub>j</sub>‖ (largest "
+          "first); share: of Σ<sub>j</sub> <i>a</i><sub>j</sub>·‖<i>v</i><sub>j</sub>‖ = %.4f over all %d keys."),
+        m, total, n);
+    g_free(rest);
+    g_free(listed);
+    g_free(keys);
+}
+
 void atn_trace_plan_make(const atn_trace *t, int n_heads, AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT]) {
     atn_trace_plan_make_cols(t, n_heads, MAX_COLS, plans);
 }
@@ -371,7 +456,10 @@ void atn_trace_plan_make_top(const atn_trace *t, const char *const *labels, cons
     p = &plans[ATN_TRACE_STEP_OUTPUT];
     p->formula = g_strdup_printf(_("<i>o</i><sub>%d</sub> = Σ<sub>j</sub> <i>a</i><sub>j</sub> <i>v</i><sub>j</sub>"), i);
     g_autofree char *oname = g_strdup_printf("o%d", i);
-    plan_vector(p, oname, t->output, k, MAX_COLS, -1, -1);
+    if (n > MAX_ROWS)   /* a long trace: the keys that contribute most, then o */
+        plan_contributions(p, t, labels, top_k, kc, (const char *const *)kh->pdata, oname);
+    else
+        plan_vector(p, oname, t->output, k, MAX_COLS, -1, -1);
     if (n <= 8) {
         GString *e = g_string_new(NULL);
         g_string_append_printf(e, "<i>o</i><sub>%d</sub>[0] =", i);

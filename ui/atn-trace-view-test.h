@@ -37,6 +37,10 @@ guint atn_trace_view_get_key_widths(AtnTraceView *self, int *fixed, int *ell, in
 /* The keys row of a long trace (over 16 keys; issue 35): the "Show all n keys" check and the
  * top-k spin button (borrowed; both exist from the start, the row hidden at 16 keys or fewer). */
 GtkCheckButton *atn_trace_view_get_all_keys(AtnTraceView *self);
+/* The tables of the picture Export and Copy make (the trace sheet, ui/render), as
+ * atn_render_trace_sheet_text gives them at the picture's natural width; NULL without a trace.
+ * g_free. */
+char *atn_trace_view_dup_figure_text(AtnTraceView *self);
 GtkSpinButton *atn_trace_view_get_top_spin(AtnTraceView *self);
 
 G_END_DECLS

@@ -773,8 +773,8 @@ static void sheet_figure_draw(cairo_t *cr, double width, double height, void *da
     atn_render_trace_sheet(cr, &f->spec, width, height);
 }
 
-static AtnFigure *dup_figure(AtnFigureSource *source) {
-    AtnTraceView *self = ATN_TRACE_VIEW(source);
+/* The figure's data: the trace sheet's spec as Export and Copy draw it, or NULL. */
+static sheet_figure *figure_data(AtnTraceView *self) {
     if (self->dirty || !self->trace)
         atn_trace_view_refresh(self);
     if (!self->trace)
@@ -796,7 +796,17 @@ static AtnFigure *dup_figure(AtnFigureSource *source) {
     f->spec.model_name = f->model_name;
     f->spec.n_heads = atn_result_get_n_heads(self->result);
     f->spec.highlight_step = self->step;
+    /* the rows the tables list; "show all n keys" is a scrolling table, too long for a page:
+       the picture then lists the top k the spin button says */
+    f->spec.top_k = view_top_k(self) > 0 ? view_top_k(self) : gtk_spin_button_get_value_as_int(self->top_spin);
     f->spec.style = &f->style;
+    return f;
+}
+
+static AtnFigure *dup_figure(AtnFigureSource *source) {
+    sheet_figure *f = figure_data(ATN_TRACE_VIEW(source));
+    if (!f)
+        return NULL;
     double w, h;
     atn_render_trace_sheet_natural_size(&f->spec, &w, &h);
     g_autofree char *name = g_strdup_printf("trace-L%d-H%d-q%d", f->trace->layer, f->trace->head, f->trace->query);
@@ -804,6 +814,20 @@ static AtnFigure *dup_figure(AtnFigureSource *source) {
 }
 
 static void figure_source_iface_init(AtnFigureSourceInterface *iface) { iface->dup_figure = dup_figure; }
+
+char *atn_trace_view_dup_figure_text(AtnTraceView *self) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
+    sheet_figure *f = figure_data(self);
+    if (!f)
+        return NULL;
+    double w, h;
+    atn_render_trace_sheet_natural_size(&f->spec, &w, &h);
+    char *text = atn_render_trace_sheet_text(&f->spec, w);
+    char *copy = g_strdup(text);
+    free(text);
+    sheet_figure_free(f);
+    return copy;
+}
 
 /* ---- GObject --------------------------------------------------------------------------------------- */
 

@@ -10,6 +10,7 @@
 
 #include "atn-trace-view-test.h"
 
+#include <math.h>
 #include <sys/resource.h>
 
 /* This process's CPU seconds (user + system): the machine may be shared, the wall clock not ours. */
@@ -64,6 +65,108 @@ static void free_rows(char ***rows) {
     for (int i = 0; rows[i]; i++)
         g_strfreev(rows[i]);
     g_free(rows);
+}
+
+/* The weighted sum's table (issue 35): the 8 keys with the largest a_j·‖v_j‖, largest first,
+ * from the captured row and the capture's V (head 0: columns 0..d_k-1 of layer 1's V), not
+ * from the trace; their shares of Σ a_j·‖v_j‖; one "m others" row with the rest's Σ. */
+static void check_contributions(AtnTraceView *tv, AtnResult *r, const float *row) {
+    const atn_capture *cap = atn_result_get_capture(r);
+    g_assert_nonnull(cap->v);
+    int d = cap->d_model, dk = d / cap->n_heads;
+    const float *v = cap->v + (size_t)1 * N * d;   /* layer 1 */
+    double *c = g_new(double, N), total = 0;
+    for (int j = 0; j < N; j++) {
+        double ss = 0;
+        for (int x = 0; x < dk; x++)
+            ss += (double)v[(size_t)j * d + x] * v[(size_t)j * d + x];
+        c[j] = row[j] * sqrt(ss);
+        total += c[j];
+    }
+    int order[8];   /* the 8 largest, counted here */
+    for (int t = 0; t < 8; t++) {
+        int best = -1;
+        for (int j = 0; j < N; j++) {
+            gboolean taken = FALSE;
+            for (int u = 0; u < t; u++)
+                taken |= order[u] == j;
+            if (!taken && (best < 0 || c[j] > c[best]))
+                best = j;
+        }
+        order[t] = best;
+    }
+    g_autofree char *text = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_OUTPUT);
+    g_assert_nonnull(text);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_assert_true(g_str_has_prefix(lines[0], "j\ttoken\ta_j\t‖v_j‖\ta_j‖v_j‖\tshare\ta_j v_j["));
+    double listed = 0;
+    for (int t = 0; t < 8; t++) {
+        g_auto(GStrv) cell = g_strsplit(lines[1 + t], "\t", -1);
+        int j = atoi(cell[0]);
+        /* rank t holds the t-th largest contribution (the trace's doubles and these floats may
+           swap keys closer than 1e-6) */
+        if (fabs(c[j] - c[order[t]]) > 1e-6)
+            g_error("row %d: key %d (a_j‖v_j‖ %.6f), the %d-th largest is key %d (%.6f)", t + 1, j, c[j], t + 1,
+                    order[t], c[order[t]]);
+        if (fabs(g_ascii_strtod(cell[2], NULL) - row[j]) > 6e-5 || fabs(g_ascii_strtod(cell[4], NULL) - c[j]) > 6e-5)
+            g_error("key %d: a_j %s, a_j‖v_j‖ %s; the capture's %.6f, %.6f", j, cell[2], cell[4], row[j], c[j]);
+        if (fabs(g_ascii_strtod(cell[5], NULL) - 100 * c[j] / total) > 6e-3)
+            g_error("key %d: share %s, the capture's %.4f%%", j, cell[5], 100 * c[j] / total);
+        listed += c[j];
+    }
+    g_assert_cmpint(atoi(lines[1]), ==, order[0]);   /* the largest contribution is never left out */
+    g_auto(GStrv) rest = g_strsplit(lines[9], "\t", -1);
+    g_assert_cmpstr(rest[1], ==, "2040 others");
+    g_assert_true(g_str_has_prefix(rest[4], "Σ "));
+    if (fabs(g_ascii_strtod(rest[4] + strlen("Σ "), NULL) - (total - listed)) > 6e-5)
+        g_error("the others' Σ a_j‖v_j‖ %s, the capture's %.6f", rest[4], total - listed);
+    g_assert_true(g_str_has_prefix(lines[10], "o700\t"));
+    g_free(c);
+}
+
+/* The picture Export and Copy make lists the same rows as the view's tables: the softmax's keys
+ * and "m others" rows with their Σ, and the weighted sum's 8 contributions (not the first and
+ * last 16 rows it drew before). */
+static void check_figure(AtnTraceView *tv) {
+    g_autofree char *fig = atn_trace_view_dup_figure_text(tv);
+    g_assert_nonnull(fig);
+    g_auto(GStrv) tables = g_strsplit(fig, "\n\n", -1);
+    const char *soft = NULL, *contrib = NULL;
+    for (int t = 0; tables[t]; t++) {
+        if (strstr(tables[t], "\texp\t"))
+            soft = tables[t];
+        if (strstr(tables[t], "\tshare\t"))
+            contrib = tables[t];
+    }
+    g_assert_nonnull(soft);
+    g_assert_nonnull(contrib);
+    int n_rows;
+    char ***rows = softmax_rows(tv, &n_rows);
+    g_auto(GStrv) flines = g_strsplit(soft, "\n", -1);
+    g_assert_cmpint(g_strv_length(flines) - 1, ==, n_rows);
+    for (int i = 0; i < n_rows; i++) {
+        g_auto(GStrv) fc = g_strsplit(flines[1 + i], "\t", -1);
+        if (!strcmp(rows[i][0], "…")) {
+            g_assert_cmpstr(fc[0], ==, "⋮");
+            g_assert_cmpstr(fc[1], ==, rows[i][1]);   /* "m others" */
+            g_assert_cmpstr(fc[4], ==, rows[i][4]);   /* "Σ w" */
+        } else {
+            g_assert_cmpstr(fc[0], ==, rows[i][0]);
+            g_assert_cmpstr(fc[4], ==, rows[i][4]);
+        }
+    }
+    free_rows(rows);
+    g_autofree char *text = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_OUTPUT);
+    g_auto(GStrv) vlines = g_strsplit(text, "\n", -1);
+    g_auto(GStrv) clines = g_strsplit(contrib, "\n", -1);
+    g_assert_cmpuint(g_strv_length(clines), ==, 11);   /* header, 8 keys, others, o */
+    for (int i = 1; i <= 9; i++) {
+        g_auto(GStrv) a = g_strsplit(vlines[i], "\t", -1);
+        g_auto(GStrv) b = g_strsplit(clines[i], "\t", -1);
+        g_assert_cmpstr(b[0], ==, i == 9 ? "⋮" : a[0]);
+        g_assert_cmpstr(b[4], ==, a[4]);
+        g_assert_cmpstr(b[5], ==, a[5]);
+    }
 }
 
 static void test_trace_top(void) {
@@ -146,6 +249,9 @@ static void test_trace_top(void) {
     g_assert_nonnull(strstr(md, top_row));
     g_assert_nonnull(strstr(md, " others* | … | … | … | Σ "));
     g_assert_cmpuint(strlen(md), <, 40000);
+
+    check_contributions(tv, r, row);
+    check_figure(tv);
 
     /* "Show all 2048 keys": every key, in order, each weight the capture's */
     g_assert_cmpstr(gtk_check_button_get_label(atn_trace_view_get_all_keys(tv)), ==, "Show all 2048 keys");

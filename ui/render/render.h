@@ -446,6 +446,14 @@ typedef struct atn_trace_sheet_spec {
     int32_t highlight_step;          /* -1 none: that step's block gets the accent colour */
     int32_t max_rows;                /* token rows shown before eliding the middle (default 16) */
     int32_t max_cols;                /* vector entries shown before eliding (default 8) */
+    int32_t top_k;                   /* above max_rows keys: the rows the Trace view's tables list
+                                        (atn_trace_key_rows: the top_k keys by weight, the first
+                                        and last ATN_TRACE_EDGE_DEFAULT, the query, the largest
+                                        score; each run left out one "m others" row, Σ of its
+                                        weights in the softmax), and the weighted sum's top_k
+                                        contributions a_j·‖v_j‖ (atn_trace_top_contributions);
+                                        <= 0: the first and last rows, as before (default
+                                        ATN_TRACE_TOP_DEFAULT) */
     const atn_render_style *style;
 } atn_trace_sheet_spec;
 

@@ -4,6 +4,7 @@
  * One walk over the blocks both measures (cr == NULL) and draws, so the step rectangles
  * used for scrolling and hit-testing are the drawn ones. */
 #include "render-private.h"
+#include "trace-keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ void atn_trace_sheet_spec_init(atn_trace_sheet_spec *s) {
     s->highlight_step = -1;
     s->max_rows = 16;
     s->max_cols = 8;
+    s->top_k = ATN_TRACE_TOP_DEFAULT;
 }
 
 /* ---- a small table ------------------------------------------------------------------ */
@@ -226,11 +228,37 @@ typedef struct sheet {
     const char *const *labels;   /* the spec's token_labels, or NULL */
     double x, width, y;
     atn_rect rects[ATN_TRACE_STEP_COUNT];
-    int32_t idx_rows[64], n_rows; /* the token rows shown */
+    int32_t *idx_rows, n_rows;    /* the token rows shown; -1 - first: the keys first.. (up to the
+                                     next row's key, or n) left out, one row */
     int32_t idx_k[64], n_k;       /* head-vector entries shown */
     int32_t idx_d[64], n_d;       /* model-vector entries shown */
     GString *text;                /* atn_render_trace_sheet_text's tables, or NULL */
 } sheet;
+
+/* Row r of the token tables left keys out (idx_rows[r] < 0): "m others" in the token column
+ * and, where the column is the softmax weights, their Σ. */
+static int32_t gap_end(const sheet *sh, int r) {
+    for (int q = r + 1; q < sh->n_rows; q++)
+        if (sh->idx_rows[q] >= 0)
+            return sh->idx_rows[q];
+    return sh->tr->n;
+}
+
+static void others_cells(const sheet *sh, table *tb, int r, int first_col, int ncols, const double *const *cols) {
+    int32_t first = -1 - sh->idx_rows[r], end = gap_end(sh, r);
+    char buf[64];
+    tb_set(tb, r + 1, 0, ELLIPSIS_V);
+    if (end - first == 1)
+        snprintf(buf, sizeof buf, "%s", rt_tr(N_("1 other")));
+    else
+        snprintf(buf, sizeof buf, rt_tr(N_("%d others")), end - first);
+    tb_set(tb, r + 1, 1, buf);
+    for (int c = 0; cols && c < ncols; c++)
+        if (cols[c] == sh->tr->weights) {
+            snprintf(buf, sizeof buf, "\xce\xa3 %.4f", atn_trace_weight_sum(sh->tr, first, end));
+            tb_set(tb, r + 1, first_col + c, buf);
+        }
+}
 
 static const char *tok(const sheet *sh, int32_t j) {
     if (sh->labels && sh->labels[j])
@@ -314,7 +342,7 @@ static void mat_table(sheet *sh, const char *name, const double *m) {
     for (int r = 0; r < sh->n_rows; r++) {
         int32_t j = sh->idx_rows[r];
         if (j < 0) {
-            tb_set(&tb, r + 1, 0, ELLIPSIS_V);
+            others_cells(sh, &tb, r, 2, 0, NULL);
             continue;
         }
         char buf[16];
@@ -346,7 +374,7 @@ static void token_table(sheet *sh, int ncols, const char *const *headers, const 
     for (int r = 0; r < sh->n_rows; r++) {
         int32_t j = sh->idx_rows[r];
         if (j < 0) {
-            tb_set(&tb, r + 1, 0, ELLIPSIS_V);
+            others_cells(sh, &tb, r, 2, ncols, cols);
             continue;
         }
         char buf[16];
@@ -364,6 +392,142 @@ static void token_table(sheet *sh, int ncols, const char *const *headers, const 
     /* markup headers need escaping-free text: the headers below are fixed strings */
     sh->y = tb_draw(sh->cr, sh->t, &tb, sh->x, sh->y, sh->width, sh->text);
     tb_free(&tb);
+}
+
+static double value_norm(const atn_trace *t, int32_t j) {
+    double ss = 0;
+    for (int32_t c = 0; c < t->d_head; c++)
+        ss += t->values[(size_t)j * t->d_head + c] * t->values[(size_t)j * t->d_head + c];
+    return sqrt(ss);
+}
+
+/* The weighted sum at any length, as the Trace view's table: the top_k keys by a_j·‖v_j‖
+ * (atn_trace_top_contributions), largest first, with a_j, ‖v_j‖, the contribution, its share
+ * of Σ_j a_j·‖v_j‖ and a_j v_j's entries; one row for the others (their sums: Σ a_j v_j is
+ * the exact rest of o); o's row. */
+static void contrib_table(sheet *sh, int32_t top_k) {
+    const atn_trace *t = sh->tr;
+    int32_t n = t->n, k = t->d_head, fixed = 6;
+    int32_t nk = sh->n_k < TB_MAX_COLS - fixed ? sh->n_k : TB_MAX_COLS - fixed;
+    int32_t *keys = malloc((size_t)n * sizeof *keys);
+    double *rest = calloc((size_t)k, sizeof *rest);
+    bool *listed = calloc((size_t)n, sizeof *listed);
+    int32_t m = keys && rest && listed ? atn_trace_top_contributions(t, top_k, keys) : -1;
+    table tb;
+    if (m <= 0 || !tb_init(&tb, 1 + m + (m < n) + 1, fixed + nk)) {
+        free(keys), free(rest), free(listed);
+        return;
+    }
+    double total = atn_trace_contribution_total(t), rest_w = 0, rest_c = 0;
+    for (int32_t r = 0; r < m; r++)
+        listed[keys[r]] = true;
+    for (int32_t j = 0; j < n; j++) {
+        if (listed[j])
+            continue;
+        rest_w += t->weights[j];
+        rest_c += atn_trace_contribution(t, j);
+        for (int32_t c = 0; c < k; c++)
+            rest[c] += t->weights[j] * t->values[(size_t)j * k + c];
+    }
+    tb.left_col[0] = tb.left_col[1] = true;
+    tb.markup_header = true;
+    tb.accent_col[4] = true;
+    const char *hd[] = {"j", rt_tr(N_("token")), "a<sub>j</sub>", "\xe2\x80\x96v<sub>j</sub>\xe2\x80\x96",
+                        "a<sub>j</sub>\xe2\x80\x96v<sub>j</sub>\xe2\x80\x96", rt_tr(N_("share"))};
+    for (int c = 0; c < fixed; c++)
+        tb_set(&tb, 0, c, hd[c]);
+    char buf[64];
+    for (int32_t c = 0; c < nk; c++) {
+        if (sh->idx_k[c] < 0)
+            snprintf(buf, sizeof buf, ELLIPSIS_H);
+        else
+            snprintf(buf, sizeof buf, "a<sub>j</sub>v<sub>j</sub>[%d]", sh->idx_k[c]);
+        tb_set(&tb, 0, fixed + c, buf);
+    }
+    for (int32_t r = 0; r < m; r++) {
+        int32_t j = keys[r];
+        double cj = atn_trace_contribution(t, j);
+        snprintf(buf, sizeof buf, "%d", j);
+        tb_set(&tb, r + 1, 0, buf);
+        tb_set(&tb, r + 1, 1, tok(sh, j));
+        tb_num(&tb, r + 1, 2, t->weights[j]);
+        tb_num(&tb, r + 1, 3, value_norm(t, j));
+        tb_num(&tb, r + 1, 4, cj);
+        snprintf(buf, sizeof buf, "%.2f%%", total > 0 ? 100 * cj / total : 0.0);
+        tb_set(&tb, r + 1, 5, buf);
+        for (int32_t c = 0; c < nk; c++)
+            if (sh->idx_k[c] >= 0)
+                tb_num(&tb, r + 1, fixed + c, t->weights[j] * t->values[(size_t)j * k + sh->idx_k[c]]);
+    }
+    int32_t r = m + 1;
+    if (m < n) {
+        tb_set(&tb, r, 0, ELLIPSIS_V);
+        if (n - m == 1)
+            snprintf(buf, sizeof buf, "%s", rt_tr(N_("1 other")));
+        else
+            snprintf(buf, sizeof buf, rt_tr(N_("%d others")), n - m);
+        tb_set(&tb, r, 1, buf);
+        snprintf(buf, sizeof buf, "\xce\xa3 %.4f", rest_w);
+        tb_set(&tb, r, 2, buf);
+        snprintf(buf, sizeof buf, "\xce\xa3 %.4f", rest_c);
+        tb_set(&tb, r, 4, buf);
+        snprintf(buf, sizeof buf, "%.2f%%", total > 0 ? 100 * rest_c / total : 0.0);
+        tb_set(&tb, r, 5, buf);
+        for (int32_t c = 0; c < nk; c++)
+            if (sh->idx_k[c] >= 0)
+                tb_num(&tb, r, fixed + c, rest[sh->idx_k[c]]);
+        r++;
+    }
+    tb_set(&tb, r, 0, "o");
+    tb_set(&tb, r, 1, rt_tr(N_("all keys")));
+    tb_num(&tb, r, 2, atn_trace_weight_sum(t, 0, n));
+    tb_num(&tb, r, 4, total);
+    tb_set(&tb, r, 5, total > 0 ? "100%" : "0%");
+    for (int32_t c = 0; c < nk; c++)
+        if (sh->idx_k[c] >= 0)
+            tb_num(&tb, r, fixed + c, t->output[sh->idx_k[c]]);
+    char line[512];
+    snprintf(line, sizeof line, rt_tr(N_("the %d keys that contribute most, by a<sub>j</sub>\xe2\x80\x96v<sub>j</sub>"
+                                       "\xe2\x80\x96, of %d")), m, n);
+    text_line(sh, line, RT_SMALL);
+    sh->y += 3 * sh->t->fs;
+    sh->y = tb_draw(sh->cr, sh->t, &tb, sh->x, sh->y, sh->width, sh->text);
+    tb_free(&tb);
+    free(keys), free(rest), free(listed);
+}
+
+/* The token rows: above max_rows keys and with top_k > 0 the Trace view's listing
+ * (atn_trace_key_rows), else every row or the first and last ones around the query (elide);
+ * each run left out is one entry -1 - (its first key).  false: out of memory. */
+static bool pick_rows(sheet *sh, int32_t max_rows, int32_t top_k) {
+    int32_t n = sh->tr->n;
+    if (n > max_rows && top_k > 0) {
+        int32_t *keys = malloc((size_t)n * sizeof *keys);
+        sh->idx_rows = keys ? malloc((size_t)(2 * n + 2) * sizeof *sh->idx_rows) : NULL;
+        if (!sh->idx_rows) {
+            free(keys);
+            return false;
+        }
+        int32_t m = atn_trace_key_rows(sh->tr, top_k, ATN_TRACE_EDGE_DEFAULT, keys), prev = -1;
+        sh->n_rows = 0;
+        for (int32_t r = 0; r < m; r++) {
+            if (keys[r] > prev + 1)
+                sh->idx_rows[sh->n_rows++] = -1 - (prev + 1);
+            sh->idx_rows[sh->n_rows++] = prev = keys[r];
+        }
+        if (prev < n - 1)
+            sh->idx_rows[sh->n_rows++] = -1 - (prev + 1);
+        free(keys);
+        return true;
+    }
+    sh->idx_rows = malloc((size_t)(max_rows + 2 > 64 ? max_rows + 2 : 64) * sizeof *sh->idx_rows);
+    if (!sh->idx_rows)
+        return false;
+    sh->n_rows = elide(n, max_rows, sh->tr->query, sh->idx_rows);
+    for (int32_t r = 0; r < sh->n_rows; r++)   /* elide's -1: the keys after the previous row's */
+        if (sh->idx_rows[r] == -1)
+            sh->idx_rows[r] = -1 - (r > 0 ? sh->idx_rows[r - 1] + 1 : 0);
+    return true;
 }
 
 static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double width, atn_rect *rects_out,
@@ -389,7 +553,10 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
         max_rows = 60;
     if (max_cols > TB_MAX_COLS - 4)
         max_cols = TB_MAX_COLS - 4;
-    sh.n_rows = elide(tr->n, max_rows, tr->query, sh.idx_rows);
+    if (!pick_rows(&sh, max_rows, s->top_k)) {
+        text_line(&sh, rt_tr(N_("no trace")), RT_LABEL);
+        return sh.y + pad;
+    }
     sh.n_k = elide(tr->d_head, max_cols, -1, sh.idx_k);
     sh.n_d = elide(tr->d_model, max_cols + 4 > TB_MAX_COLS - 2 ? TB_MAX_COLS - 2 : max_cols + 4, -1, sh.idx_d);
     int32_t i = tr->query, k = tr->d_head, n = tr->n;
@@ -504,7 +671,10 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
         }
         sh.y += 3 * fs;
     }
-    vec_table(&sh, "o", tr->output, sh.idx_k, sh.n_k, -1, -2);
+    if (n > max_rows)   /* a long trace: the keys that contribute most, then o */
+        contrib_table(&sh, s->top_k > 0 ? s->top_k : ATN_TRACE_TOP_DEFAULT);
+    else
+        vec_table(&sh, "o", tr->output, sh.idx_k, sh.n_k, -1, -2);
     step_end(&sh, ATN_TRACE_STEP_OUTPUT);
     /* 9 concat */
     snprintf(buf, sizeof buf, rt_tr(N_("every head's output for token %d side by side; head %d fills columns "
@@ -556,6 +726,7 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
     }
     if (rects_out)
         memcpy(rects_out, sh.rects, sizeof sh.rects);
+    free(sh.idx_rows);
     return sh.y + pad;
 }
 
