@@ -8,6 +8,7 @@ typedef struct {
     GtkDropDown *scale, *pool;
     GtkCheckButton *drop_first;
     GtkEntry *span;
+    GtkWidget *whole;   /* "Whole input": shown while a span is */
 } controls;
 
 static void apply(controls *c) {
@@ -44,6 +45,26 @@ static void on_span(GtkEntry *e, controls *c) {
 }
 static void on_toggled(GtkCheckButton *b, controls *c) { apply(c); }
 
+/* The span shown, typed or dragged along an axis, in the box; none (zoomed, panned, the whole
+ * input): the box empty unless it holds a refused span being corrected. */
+static void on_view_changed(AtnHeatmap *h, controls *c) {
+    int first, count;
+    gboolean on = atn_heatmap_get_span(h, &first, &count);
+    if (on) {
+        g_autofree char *text = g_strdup_printf("%d-%d", first, first + count - 1);
+        gtk_editable_set_text(GTK_EDITABLE(c->span), text);
+        gtk_widget_remove_css_class(GTK_WIDGET(c->span), "error");
+    } else if (!gtk_widget_has_css_class(GTK_WIDGET(c->span), "error")) {
+        gtk_editable_set_text(GTK_EDITABLE(c->span), "");
+    }
+    gtk_widget_set_visible(c->whole, on);
+}
+
+static void on_whole(GtkButton *b, controls *c) {
+    gtk_widget_remove_css_class(GTK_WIDGET(c->span), "error");
+    atn_heatmap_reset_zoom(c->heatmap);
+}
+
 GtkWidget *atn_head_view_scale_controls_new(AtnHeatmap *heatmap) {
     controls *c = g_new0(controls, 1);
     c->heatmap = heatmap;
@@ -77,8 +98,14 @@ GtkWidget *atn_head_view_scale_controls_new(AtnHeatmap *heatmap) {
     /* Translators: the placeholder of the Head view's token span box */
     gtk_entry_set_placeholder_text(c->span, _("120-180"));
     gtk_widget_set_tooltip_text(GTK_WIDGET(c->span),
-                                _("Show only these tokens on both axes (first-last, Enter); empty: all of them"));
+                                _("Show only these tokens on both axes (first-last, Enter, or drag along an axis); "
+                                  "empty: all of them"));
+    /* Translators: a button beside the Head view's token span: show every token again */
+    c->whole = gtk_button_new_with_label(_("Whole input"));
+    gtk_widget_set_tooltip_text(c->whole, _("Show every token again (Escape, or double-click an axis)"));
+    gtk_widget_set_visible(c->whole, FALSE);
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(c->span));
+    gtk_box_append(GTK_BOX(box), c->whole);
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(c->scale));
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(c->drop_first));
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(c->pool));
@@ -86,6 +113,8 @@ GtkWidget *atn_head_view_scale_controls_new(AtnHeatmap *heatmap) {
     g_signal_connect(c->pool, "notify::selected", G_CALLBACK(on_changed), c);
     g_signal_connect(c->drop_first, "toggled", G_CALLBACK(on_toggled), c);
     g_signal_connect(c->span, "activate", G_CALLBACK(on_span), c);
+    g_signal_connect(c->whole, "clicked", G_CALLBACK(on_whole), c);
+    g_signal_connect(heatmap, "view-changed", G_CALLBACK(on_view_changed), c);
     g_object_set_data_full(G_OBJECT(box), "atn-scale-controls", c, g_free);
     return box;
 }
@@ -95,3 +124,4 @@ GtkDropDown *atn_head_view_scale_get_scale_dropdown(GtkWidget *box) { return of(
 GtkCheckButton *atn_head_view_scale_get_drop_first(GtkWidget *box) { return of(box)->drop_first; }
 GtkDropDown *atn_head_view_scale_get_pool_dropdown(GtkWidget *box) { return of(box)->pool; }
 GtkEntry *atn_head_view_scale_get_span(GtkWidget *box) { return of(box)->span; }
+GtkButton *atn_head_view_scale_get_whole(GtkWidget *box) { return GTK_BUTTON(of(box)->whole); }

@@ -428,6 +428,7 @@ static void atn_head_view_init(AtnHeadView *self) {
     g_signal_connect(self->zoom_out_button, "clicked", G_CALLBACK(on_zoom_out), self);
     g_signal_connect(self->zoom_reset_button, "clicked", G_CALLBACK(on_zoom_reset), self);
     g_signal_connect(self->heatmap, "view-changed", G_CALLBACK(on_view_changed), self);
+    atn_heatmap_set_axis_crop(self->heatmap, TRUE);   /* drag along an axis: a token span */
     self->scale_controls = atn_head_view_scale_controls_new(self->heatmap);   /* log / rank / 1st left out */
     /* on the "This head — …" line, before its legend button: the row of selectors stays as it was */
     gtk_widget_insert_before(self->scale_controls, self->what_box, gtk_widget_get_last_child(self->what_box));

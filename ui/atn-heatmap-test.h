@@ -56,6 +56,18 @@ const char *atn_heatmap_get_pool_legend(AtnHeatmap *self);
 /* The number cell (row, col) prints as last laid out (newly allocated), or NULL when it prints
  * none (no numbers fit, masked, out of view, one-query mode). */
 char *atn_heatmap_dup_cell_number(AtnHeatmap *self, int row, int col);
+/* Drives the widget as its controllers do: a press (n_press 2: a double click) at (x, y); a key
+ * (TRUE when the heatmap used it). */
+void atn_heatmap_press(AtnHeatmap *self, int n_press, double x, double y);
+gboolean atn_heatmap_press_key(AtnHeatmap *self, guint keyval, GdkModifierType state);
+/* A drag along an axis (atn-heatmap-crop.h) step by step, as its gesture makes it: stage 0
+ * the press at (x, y), 1 the pointer moved to (x, y), 2 released there. */
+void atn_heatmap_axis_drag(AtnHeatmap *self, int stage, double x, double y);
+/* The span being dragged as drawn (axis, first token, count): FALSE when no drag shows one.
+ * band may be NULL. */
+struct AtnHeatmapCropBand;
+gboolean atn_heatmap_get_band(AtnHeatmap *self, struct AtnHeatmapCropBand *band);
+
 /* The colour scale, whether the first column is left out and its share (NaN when linear). */
 atn_colour_scale atn_heatmap_get_colour_scale(AtnHeatmap *self, gboolean *drop_first, double *first_share);
 

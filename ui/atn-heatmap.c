@@ -5,6 +5,7 @@
 #include "atn-heatmap-test.h"
 #include "atn-heatmap-pool.h"
 #include "atn-colour-scale.h"
+#include "atn-heatmap-crop.h"
 
 #include <glib/gi18n.h>
 #include <math.h>
@@ -53,8 +54,10 @@ struct _AtnHeatmap {
     cairo_surface_t *cells;       /* one pixel per cell, for the current data and colours
                                      (pooled into pool_k × pool_k blocks when pool_k > 1) */
     int pool_k;                   /* the block side cells was made for (atn-heatmap-pool.h); 0 none yet */
-    int span_first, span_count;   /* a typed token span shown (atn_heatmap_show_block), which the
-                                     export crops to while it is the view; span_count 0: none */
+    int span_first, span_count;   /* a typed or dragged token span shown (atn_heatmap_show_block),
+                                     which the export crops to while it is the view; 0: none */
+    gboolean axis_crop;           /* dragging along an axis crops to a span (atn_heatmap_set_axis_crop) */
+    AtnHeatmapCropBand band;      /* that drag's span as it goes, drawn over the figure */
     atn_pool_mode pool_mode;      /* max (default) or mean */
     float *pooled;                /* [pooled_rows][pooled_cols] the blocks' values, or NULL at k 1 */
     int pooled_rows, pooled_cols;
@@ -324,7 +327,7 @@ static void atn_heatmap_snapshot(GtkWidget *widget, GtkSnapshot *s) {
         outline(s, &r, 2, &accent);
     }
     /* the hovered row and column named at the edges (cheap: two labels) */
-    if ((self->hover_row >= 0 || self->hover_col >= 0) && !self->one_query) {
+    if ((self->hover_row >= 0 || self->hover_col >= 0) && !self->one_query && self->band.count <= 0) {
         atn_render_style style;
         atn_render_style_for_widget(widget, self->font_scale, &style);
         style.transparent = FALSE;
@@ -337,6 +340,8 @@ static void atn_heatmap_snapshot(GtkWidget *widget, GtkSnapshot *s) {
         atn_render_heatmap_hover_labels(cr, &spec, w, h, &self->layout);
         cairo_destroy(cr);
     }
+    if (self->band.count > 0 && self->have_layout && !self->one_query)   /* an axis being dragged */
+        atn_heatmap_crop_snapshot(widget, s, &self->layout, &self->band);
 }
 
 static void atn_heatmap_measure(GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,
@@ -461,9 +466,19 @@ static void on_motion(GtkEventControllerMotion *c, double x, double y, AtnHeatma
 static void on_leave(GtkEventControllerMotion *c, AtnHeatmap *self) { set_hover(self, -1, -1); }
 
 static void on_pressed(GtkGestureClick *g, int n_press, double x, double y, AtnHeatmap *self) {
+    atn_heatmap_press(self, n_press, x, y);
+}
+
+void atn_heatmap_press(AtnHeatmap *self, int n_press, double x, double y) {
     int row, col;
     gtk_widget_grab_focus(GTK_WIDGET(self));
     self->keyboard = FALSE;
+    /* a double click on an axis (where a drag crops) gives the whole input back */
+    if (n_press == 2 && self->axis_crop && self->have_layout && !self->one_query &&
+        atn_heatmap_crop_axis_at(&self->layout, x, y) != ATN_CROP_AXIS_NONE) {
+        atn_heatmap_reset_zoom(self);
+        return;
+    }
     /* a click in the overview centres the view there */
     const atn_rect *o = &self->layout.overview;
     if (self->have_layout && !self->one_query && o->w > 0 && x >= o->x && x < o->x + o->w && y >= o->y &&
@@ -630,10 +645,14 @@ void atn_heatmap_set_matrix(AtnHeatmap *self, GObject *owner, const float *value
     g_clear_object(&self->owner);
     self->owner = owner;
     int new_rows = values ? rows : 0, new_cols = values ? cols : 0;
+    gboolean reset = (new_rows != self->rows || new_cols != self->cols) &&
+                     (self->zoom != 1.0 || self->view_r0 || self->view_c0 || self->span_count);
     if (new_rows != self->rows || new_cols != self->cols) {   /* another input: the whole matrix again */
         self->zoom = 1.0;
         self->view_r0 = self->view_c0 = 0;
+        self->span_count = 0;
         self->cursor_row = self->cursor_col = -1;
+        self->band.count = 0;
     }
     self->values = values;
     self->rows = new_rows;
@@ -652,6 +671,8 @@ void atn_heatmap_set_matrix(AtnHeatmap *self, GObject *owner, const float *value
     g_clear_pointer(&self->mark_cols, g_free);
     self->marks = FALSE;
     invalidate_cells(self);
+    if (reset)   /* the zoom label and the span box follow */
+        g_signal_emit(self, signals[SIGNAL_VIEW_CHANGED], 0);
 }
 
 void atn_heatmap_set_colormap(AtnHeatmap *self, atn_colormap cm) {
@@ -815,7 +836,9 @@ gboolean atn_heatmap_get_cell_rect(AtnHeatmap *self, int row, int col, graphene_
 
 /* ---- zoom, pan, one query, keyboard ---------------------------------------------------- */
 
-#define ZOOM_MAX 64.0
+/* The most a cell is enlarged: until two tokens fill the view (a 4,096-token crop to 10 of
+ * them is shown exactly, as the export writes it). */
+static double zoom_max(AtnHeatmap *self) { return MAX(1.0, MAX(self->rows, self->cols) / 2.0); }
 
 static int vis_count(int n, double zoom) {
     int v = (int)ceil(n / zoom);
@@ -841,20 +864,30 @@ double atn_heatmap_get_zoom(AtnHeatmap *self) {
     return self->zoom;
 }
 
-static void set_view(AtnHeatmap *self, double zoom, int r0, int c0) {
-    self->span_count = 0;   /* atn_heatmap_show_block sets it again */
-    zoom = CLAMP(zoom, 1.0, MAX(1.0, MIN(ZOOM_MAX, MAX(self->rows, self->cols) / 2.0)));
+/* The view; a span (atn_heatmap_show_block's, count 0: none) is set before "view-changed" is
+ * emitted, so its handlers read the new one. */
+static void set_view_span(AtnHeatmap *self, double zoom, int r0, int c0, int span_first, int span_count) {
+    gboolean span_changed = span_count != self->span_count || (span_count && span_first != self->span_first);
+    self->span_first = span_first;
+    self->span_count = span_count;
+    zoom = CLAMP(zoom, 1.0, zoom_max(self));
     int nr = vis_count(self->rows, zoom), nc = vis_count(self->cols, zoom);
     r0 = CLAMP(r0, 0, MAX(0, self->rows - nr));
     c0 = CLAMP(c0, 0, MAX(0, self->cols - nc));
-    if (zoom == self->zoom && r0 == self->view_r0 && c0 == self->view_c0)
+    if (zoom == self->zoom && r0 == self->view_r0 && c0 == self->view_c0) {
+        if (span_changed)
+            g_signal_emit(self, signals[SIGNAL_VIEW_CHANGED], 0);
         return;
+    }
     self->zoom = zoom;
     self->view_r0 = r0;
     self->view_c0 = c0;
     invalidate_figure(self);
     g_signal_emit(self, signals[SIGNAL_VIEW_CHANGED], 0);
 }
+
+/* Any other change of view ends a span. */
+static void set_view(AtnHeatmap *self, double zoom, int r0, int c0) { set_view_span(self, zoom, r0, c0, 0, 0); }
 
 /* Zooms by factor keeping the cell under the widget point (x, y) where it is (the centre
  * of the visible block when x < 0). */
@@ -875,7 +908,7 @@ void atn_heatmap_zoom_at(AtnHeatmap *self, double factor, double x, double y) {
     }
     double cr = r0 + fy * nr, cc = c0 + fx * nc;
     double z = self->zoom * factor;
-    z = CLAMP(z, 1.0, MAX(1.0, MIN(ZOOM_MAX, MAX(self->rows, self->cols) / 2.0)));
+    z = CLAMP(z, 1.0, zoom_max(self));
     int nr2 = vis_count(self->rows, z), nc2 = vis_count(self->cols, z);
     set_view(self, z, (int)lround(cr - fy * nr2), (int)lround(cc - fx * nc2));
 }
@@ -1011,6 +1044,10 @@ void atn_heatmap_get_cursor(AtnHeatmap *self, int *row, int *col) {
 
 static gboolean on_key(GtkEventControllerKey *c, guint keyval, guint keycode, GdkModifierType state,
                        AtnHeatmap *self) {
+    return atn_heatmap_press_key(self, keyval, state);
+}
+
+gboolean atn_heatmap_press_key(AtnHeatmap *self, guint keyval, GdkModifierType state) {
     if (state & (GDK_CONTROL_MASK | GDK_ALT_MASK))
         return FALSE;
     int big = MAX(1, vis_count(self->rows, self->zoom) / 2);
@@ -1028,6 +1065,15 @@ static gboolean on_key(GtkEventControllerKey *c, guint keyval, guint keycode, Gd
         return TRUE;
     case GDK_KEY_minus: case GDK_KEY_KP_Subtract: atn_heatmap_zoom_at(self, 0.5, -1, -1); return TRUE;
     case GDK_KEY_0: case GDK_KEY_KP_0: atn_heatmap_reset_zoom(self); return TRUE;
+    case GDK_KEY_Escape:   /* ends an axis drag, else a crop or zoom; nothing to end: the window's */
+        if (self->band.count > 0) {
+            atn_heatmap_crop_cancel(self);
+            return TRUE;
+        }
+        if (self->zoom <= 1)
+            return FALSE;
+        atn_heatmap_reset_zoom(self);
+        return TRUE;
     case GDK_KEY_Page_Up: if (state & GDK_SHIFT_MASK) { atn_heatmap_move_cursor(self, -big, 0); return TRUE; } return FALSE;
     case GDK_KEY_Page_Down: if (state & GDK_SHIFT_MASK) { atn_heatmap_move_cursor(self, big, 0); return TRUE; } return FALSE;
     default: return FALSE;
@@ -1068,6 +1114,12 @@ static void on_zoom_scale(GtkGestureZoom *g, double scale, AtnHeatmap *self) {
 }
 
 static void on_drag_begin(GtkGestureDrag *g, double x, double y, AtnHeatmap *self) {
+    /* a drag along an axis crops (atn-heatmap-crop.c's gesture), it does not pan */
+    if (self->axis_crop && self->have_layout && !self->one_query &&
+        atn_heatmap_crop_axis_at(&self->layout, x, y) != ATN_CROP_AXIS_NONE) {
+        gtk_gesture_set_state(GTK_GESTURE(g), GTK_EVENT_SEQUENCE_DENIED);
+        return;
+    }
     int r0, c0;
     atn_heatmap_get_visible(self, &r0, &c0, NULL, NULL);
     self->drag_r0 = r0;
@@ -1414,11 +1466,56 @@ atn_colour_scale atn_heatmap_get_colour_scale(AtnHeatmap *self, gboolean *drop_f
 gboolean atn_heatmap_show_block(AtnHeatmap *self, int first, int count) {
     g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
     int n = MIN(self->rows, self->cols);
+    if (count < 2 && count != n)   /* one token: the zoom stops at two */
+        return FALSE;
     if (count < 1 || first < 0 || first + count > n)
         return FALSE;
     /* n / zoom = count - 0.5: vis_count's ceil gives count */
-    set_view(self, count >= n ? 1.0 : MAX(self->rows, self->cols) / (count - 0.5), first, first);
-    self->span_first = first;
-    self->span_count = count < n ? count : 0;
+    set_view_span(self, count >= n ? 1.0 : MAX(self->rows, self->cols) / (count - 0.5), first, first, first,
+                  count < n ? count : 0);
     return TRUE;
+}
+
+gboolean atn_heatmap_get_span(AtnHeatmap *self, int *first, int *count) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
+    int r0, c0, vr, vc;
+    atn_heatmap_get_visible(self, &r0, &c0, &vr, &vc);
+    gboolean on = self->span_count > 0 && r0 == self->span_first && c0 == self->span_first &&
+                  vr == self->span_count && vc == self->span_count && self->rows == self->cols;
+    if (first)
+        *first = on ? self->span_first : 0;
+    if (count)
+        *count = on ? self->span_count : 0;
+    return on;
+}
+
+/* ---- crop by dragging along an axis (atn-heatmap-crop.c holds the gesture) ------------------ */
+
+void atn_heatmap_set_axis_crop(AtnHeatmap *self, gboolean on) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    if (on && !self->axis_crop)
+        atn_heatmap_crop_attach(self);
+    self->axis_crop = self->axis_crop || on;
+}
+
+gboolean atn_heatmap_get_axis_crop(AtnHeatmap *self) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
+    return self->axis_crop;
+}
+
+void atn_heatmap_set_band(AtnHeatmap *self, const AtnHeatmapCropBand *band) {
+    g_return_if_fail(ATN_IS_HEATMAP(self));
+    AtnHeatmapCropBand none = {ATN_CROP_AXIS_NONE, 0, 0};
+    band = band ? band : &none;
+    if (!memcmp(band, &self->band, sizeof *band))
+        return;
+    self->band = *band;
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+gboolean atn_heatmap_get_band(AtnHeatmap *self, AtnHeatmapCropBand *band) {
+    g_return_val_if_fail(ATN_IS_HEATMAP(self), FALSE);
+    if (band)
+        *band = self->band;
+    return self->band.count > 0;
 }

@@ -89,9 +89,19 @@ double atn_heatmap_get_zoom(AtnHeatmap *self);
 void atn_heatmap_zoom_at(AtnHeatmap *self, double factor, double x, double y);
 void atn_heatmap_reset_zoom(AtnHeatmap *self);
 /* Crops both axes to tokens first .. first + count - 1 (a square block on the diagonal, as a
- * zoom: the overview shows where it lies; the zoom's limit, 64×, may show a few more);
- * FALSE (nothing changed) when that is not inside the matrix. */
+ * zoom: the overview shows where it lies), a span the export crops to while it is the view;
+ * FALSE (nothing changed) when that is not inside the matrix or is one token of several (the
+ * zoom stops at two).  Any other change of view (zoom, pan, reset) ends the span; every
+ * change emits "view-changed". */
 gboolean atn_heatmap_show_block(AtnHeatmap *self, int first, int count);
+/* The span shown (a square matrix showing exactly show_block's tokens): TRUE and its first
+ * token and count, else FALSE and 0, 0.  first, count may be NULL. */
+gboolean atn_heatmap_get_span(AtnHeatmap *self, int *first, int *count);
+/* TRUE: dragging along the row or column labels crops both axes to the tokens dragged over,
+ * drawn as it goes; a double click there or Escape shows the whole matrix again
+ * (atn-heatmap-crop.h; the Head view's).  Off by default; once on it stays on. */
+void atn_heatmap_set_axis_crop(AtnHeatmap *self, gboolean on);
+gboolean atn_heatmap_get_axis_crop(AtnHeatmap *self);
 
 /* One-query mode: the selected row (else row 0) as bars over the keys instead of the matrix.
  * get_bar: key col's bar as drawn (its value read back from its height, and its rectangle

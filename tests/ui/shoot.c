@@ -5,6 +5,8 @@
  *   shoot OUT.png WIDTH HEIGHT MODEL TEXT-FILE VIEW [ACTION...]
  * MODEL random:SHAPE[#POSITIONS]: TEXT-FILE is a number of token ids instead.
  * ACTIONS: colour-scale=0|1|2 (linear, log, rank) drop-first span=A-B layer=L head=H query=Q zoom=F pan=R,C one-query fixed hover=R,C lines-hover=SIDE,T
+ *          axis-drag=r|c,F0,F1[,end] (a drag along the rows' or columns' axis from F0 to F1 of the
+ *          cells, held, or released with ",end")
  *          all-lines present pointer-top (the pointer at the top of the screen) font-scale=F step=S (the Trace view's step) reveal (its reveal
  *          mode) trace-end (scroll the trace sheet to the bottom) all-keys (its "Show all n keys"); words (the Head view's "Words"); the what-if lab: off=L,H
  *          uniform=L,H keep=L,H (the Model view's head menu items) menu (that menu for the
@@ -131,6 +133,21 @@ int main(int argc, char **argv) {
             settle(100);
             atn_head_view_scale_set_span(atn_head_view_get_scale_controls(hv), a + 5);
             gtk_editable_set_text(GTK_EDITABLE(atn_head_view_scale_get_span(atn_head_view_get_scale_controls(hv))), a + 5);
+        } else if (!strncmp(a, "axis-drag=", 10)) {   /* r|c,F0,F1[,end]: a drag along an axis, F: fraction of the cells */
+            char ax = 0, end[8] = "";
+            double f0, f1;
+            atn_heatmap_layout L;
+            settle(200);
+            if (sscanf(a + 10, "%c,%lf,%lf,%7s", &ax, &f0, &f1, end) >= 3 && atn_heatmap_get_layout(hm, &L)) {
+                gboolean rows = ax == 'r';
+                double px = rows ? L.cells.x - 6 : L.cells.x + f0 * L.cells.w;
+                double py = rows ? L.cells.y + f0 * L.cells.h : L.cells.y + L.cells.h + 8;
+                double qx = rows ? px : L.cells.x + f1 * L.cells.w, qy = rows ? L.cells.y + f1 * L.cells.h : py;
+                atn_heatmap_axis_drag(hm, 0, px, py);
+                atn_heatmap_axis_drag(hm, 1, qx, qy);
+                if (!strcmp(end, "end"))
+                    atn_heatmap_axis_drag(hm, 2, qx, qy);
+            }
         } else if (!strcmp(a, "drop-first"))
             gtk_check_button_set_active(atn_head_view_scale_get_drop_first(atn_head_view_get_scale_controls(hv)), TRUE);
         else if (!strcmp(a, "one-query"))

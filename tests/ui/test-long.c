@@ -10,6 +10,7 @@
 #include "ui-test-util.h"
 
 #include "atn-head-view-scale.h"
+#include "atn-heatmap-crop.h"
 #include "atn-token-spans.h"
 #include "atn-whatif.h"
 
@@ -306,6 +307,172 @@ static void test_span(void) {
     destroy_window(win);
 }
 
+/* The span a drag from p0 to p1 (pixels along the axis) takes, worked out here from the layout
+ * and the pooling as atn-heatmap-pool.h draws it: the tokens under the two pixels, widened to
+ * the k x k blocks they fall in (blocks start at multiples of k). */
+static void span_by_hand(const atn_heatmap_layout *L, int k, int n, gboolean rows, double p0, double p1, int *first,
+                         int *last) {
+    double origin = rows ? L->cells.y : L->cells.x, size = rows ? L->cell_h : L->cell_w;
+    int view0 = rows ? L->view_row0 : L->view_col0;
+    int a = view0 + (int)((fmin(p0, p1) - origin) / size), b = view0 + (int)((fmax(p0, p1) - origin) / size);
+    *first = a - a % k;
+    *last = MIN(n - 1, b - b % k + k - 1);
+}
+
+/* The widget's pixel at (x, y) as 0xRRGGBB. */
+static guint32 pixel_at(GBytes *px, int width, double x, double y) {
+    const guchar *p = (const guchar *)g_bytes_get_data(px, NULL) + ((size_t)floor(y) * width + (size_t)floor(x)) * 4;
+    return ((guint32)p[2] << 16) | ((guint32)p[1] << 8) | p[0];
+}
+
+/* Both axes' visible block is first..last, the span box says so and Whole input shows. */
+static void assert_cropped(AtnHeatmap *hm, GtkWidget *box, int first, int last) {
+    int r0, c0, nr, nc, f, c;
+    atn_heatmap_get_visible(hm, &r0, &c0, &nr, &nc);
+    g_assert_cmpint(r0, ==, first);
+    g_assert_cmpint(c0, ==, first);
+    g_assert_cmpint(nr, ==, last - first + 1);
+    g_assert_cmpint(nc, ==, last - first + 1);
+    g_assert_true(atn_heatmap_get_span(hm, &f, &c));
+    g_assert_true(f == first && c == last - first + 1);
+    g_autofree char *want = g_strdup_printf("%d-%d", first, last);
+    g_assert_cmpstr(gtk_editable_get_text(GTK_EDITABLE(atn_head_view_scale_get_span(box))), ==, want);
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(atn_head_view_scale_get_whole(box))));
+}
+
+static void assert_whole(AtnHeatmap *hm, GtkWidget *box, int n) {
+    int r0, c0, nr, nc;
+    atn_heatmap_get_visible(hm, &r0, &c0, &nr, &nc);
+    g_assert_true(r0 == 0 && c0 == 0 && nr == n && nc == n);
+    g_assert_false(atn_heatmap_get_span(hm, NULL, NULL));
+    g_assert_cmpstr(gtk_editable_get_text(GTK_EDITABLE(atn_head_view_scale_get_span(box))), ==, "");
+    g_assert_false(gtk_widget_get_visible(GTK_WIDGET(atn_head_view_scale_get_whole(box))));
+}
+
+/* Dragging along an axis of the pooled overview crops both axes to the tokens dragged over,
+ * widened to the pooled blocks (worked out here from the layout); the drag is drawn as it goes
+ * (the labels under it tinted in the accent colour); the crop is what Export writes (the same
+ * picture as typing the span); a double click on an axis, Escape and "Whole input" give the
+ * whole input back; a short press is no crop; a drag on the cells does not crop. */
+static void test_drag_crop(void) {
+    int n = g_getenv("ATN_TEST_LONG") ? 4096 : 1024;   /* blocks of 2 here, of 8 in make test-long */
+    g_autofree char *source = g_strdup_printf("random:bert-tiny#%d", n);
+    AtnWindow *win = long_window(1580, 980, source, n, NULL);
+    AtnHeatmap *hm = head_heatmap(win);
+    GtkWidget *view = atn_window_get_view_widget(win, "head");
+    GtkWidget *box = atn_head_view_get_scale_controls(ATN_HEAD_VIEW(view));
+    const float *v = shown_head(win);
+    atn_heatmap_layout L;
+    g_assert_true(atn_heatmap_get_layout(hm, &L));
+    int k = atn_heatmap_get_pool(hm, NULL);
+    g_assert_cmpint(k, >, 1);   /* the pooled overview */
+    assert_whole(hm, box, n);
+    /* along the rows' labels, downwards, from 100.3 px to 121.7 px into the cells */
+    double x = L.cells.x - 6, y0 = L.cells.y + 100.3, y1 = L.cells.y + 121.7;
+    int first, last;
+    span_by_hand(&L, k, n, TRUE, y0, y1, &first, &last);
+    printf("# %d tokens, blocks of %d: a drag over %.1f px of the rows' axis takes tokens %d-%d\n", n, k, y1 - y0,
+           first, last);
+    g_autoptr(GBytes) before = NULL;
+    int w, h;
+    before = render_widget(GTK_WIDGET(hm), &w, &h);
+    atn_heatmap_axis_drag(hm, 0, x, y0);
+    atn_heatmap_axis_drag(hm, 1, x, y0 + 1);   /* under 3 px: still a click */
+    g_assert_false(atn_heatmap_get_band(hm, NULL));
+    atn_heatmap_axis_drag(hm, 1, x, y1);
+    AtnHeatmapCropBand band;
+    g_assert_true(atn_heatmap_get_band(hm, &band));
+    g_assert_cmpint(band.axis, ==, ATN_CROP_AXIS_ROWS);
+    g_assert_cmpint(band.first, ==, first);
+    g_assert_cmpint(band.count, ==, last - first + 1);
+    {   /* drawn: the labels' strip under the drag turns to the accent colour (blue over them) */
+        g_autoptr(GBytes) during = render_widget(GTK_WIDGET(hm), &w, &h);
+        double py = L.cells.y + ((first + last + 1) / 2.0 - L.view_row0) * L.cell_h, px = 2;
+        guint32 a = pixel_at(before, w, px, py), b = pixel_at(during, w, px, py);
+        g_assert_cmpuint(a, !=, b);
+        g_assert_cmpint((int)(b & 0xff), >, (int)(b >> 16) + 20);   /* blue over red */
+        g_assert_cmpint((int)(a & 0xff), <=, (int)(a >> 16) + 20);
+    }
+    atn_heatmap_axis_drag(hm, 2, x, y1);
+    settle(30);
+    g_assert_false(atn_heatmap_get_band(hm, NULL));
+    assert_cropped(hm, box, first, last);
+    /* each cell drawn is the head's, cut here by hand */
+    int count = last - first + 1;
+    g_assert_true(atn_heatmap_get_layout(hm, &L));
+    g_assert_cmpint(atn_heatmap_get_pool(hm, NULL), ==, 1);
+    for (int i = 0; i < count; i += 3)
+        for (int j = 0; j < count; j += 2) {
+            int row, col;
+            g_assert_true(atn_heatmap_cell_at(hm, L.cells.x + (j + 0.5) * L.cell_w, L.cells.y + (i + 0.5) * L.cell_h,
+                                              &row, &col));
+            g_assert_cmpint(row, ==, first + i);
+            g_assert_cmpint(col, ==, first + j);
+            g_assert_cmpfloat(atn_heatmap_get_drawn_value(hm, row, col), ==, v[(size_t)(first + i) * n + first + j]);
+        }
+    /* Export writes the crop: the same picture as the span typed (itself `export --range`'s,
+       /ui/span-export), smaller than the whole matrix's */
+    g_autoptr(AtnFigure) dragged = atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(view));
+    g_autofree char *dir = g_dir_make_tmp("atn-crop-XXXXXX", NULL);
+    g_autofree char *pa = g_build_filename(dir, "dragged.png", NULL), *pb = g_build_filename(dir, "typed.png", NULL);
+    g_assert_true(atn_figure_save(dragged, pa, 1.0, NULL));
+    /* a double click on the columns' axis: the whole input */
+    atn_heatmap_press(hm, 2, L.cells.x + L.cells.w / 2, L.cells.y + L.cells.h + 8);
+    assert_whole(hm, box, n);
+    g_autoptr(AtnFigure) whole = atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(view));
+    g_assert_cmpfloat(dragged->width * dragged->height, <, whole->width * whole->height);
+    g_autofree char *typed_span = g_strdup_printf("%d-%d", first, last);
+    g_assert_true(atn_head_view_scale_set_span(box, typed_span));
+    g_autoptr(AtnFigure) typed = atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(view));
+    g_assert_true(atn_figure_save(typed, pb, 1.0, NULL));
+    {
+        gsize la, lb;
+        g_autofree char *ba = NULL, *bb = NULL;
+        g_assert_true(g_file_get_contents(pa, &ba, &la, NULL));
+        g_assert_true(g_file_get_contents(pb, &bb, &lb, NULL));
+        g_assert_cmpuint(la, ==, lb);
+        g_assert_true(memcmp(ba, bb, la) == 0);
+    }
+    g_unlink(pa);
+    g_unlink(pb);
+    g_rmdir(dir);
+    /* "Whole input" */
+    g_signal_emit_by_name(atn_head_view_scale_get_whole(box), "clicked");
+    assert_whole(hm, box, n);
+    /* along the columns' labels, leftwards (from the right end to the left) */
+    g_assert_true(atn_heatmap_get_layout(hm, &L));
+    double y = L.cells.y + L.cells.h + 10, x0 = L.cells.x + 400.2, x1 = L.cells.x + 371.9;
+    span_by_hand(&L, k, n, FALSE, x0, x1, &first, &last);
+    atn_heatmap_axis_drag(hm, 0, x0, y);
+    atn_heatmap_axis_drag(hm, 1, x1, y);
+    g_assert_true(atn_heatmap_get_band(hm, &band));
+    g_assert_cmpint(band.axis, ==, ATN_CROP_AXIS_COLS);
+    atn_heatmap_axis_drag(hm, 2, x1, y);
+    assert_cropped(hm, box, first, last);
+    /* Escape: the whole input (and then it is the window's: nothing left to end) */
+    g_assert_true(atn_heatmap_press_key(hm, GDK_KEY_Escape, 0));
+    assert_whole(hm, box, n);
+    g_assert_false(atn_heatmap_press_key(hm, GDK_KEY_Escape, 0));
+    /* Escape during a drag ends it without a crop */
+    atn_heatmap_axis_drag(hm, 0, x0, y);
+    atn_heatmap_axis_drag(hm, 1, x1, y);
+    g_assert_true(atn_heatmap_get_band(hm, NULL));
+    g_assert_true(atn_heatmap_press_key(hm, GDK_KEY_Escape, 0));
+    g_assert_false(atn_heatmap_get_band(hm, NULL));
+    atn_heatmap_axis_drag(hm, 2, x1, y);
+    assert_whole(hm, box, n);
+    /* a short press is no crop; a drag starting on the cells is none either */
+    atn_heatmap_axis_drag(hm, 0, x0, y);
+    atn_heatmap_axis_drag(hm, 2, x0 + 2, y);
+    assert_whole(hm, box, n);
+    atn_heatmap_axis_drag(hm, 0, L.cells.x + 50, L.cells.y + 50);
+    atn_heatmap_axis_drag(hm, 1, L.cells.x + 50, L.cells.y + 150);
+    g_assert_false(atn_heatmap_get_band(hm, NULL));
+    atn_heatmap_axis_drag(hm, 2, L.cells.x + 50, L.cells.y + 150);
+    assert_whole(hm, box, n);
+    destroy_window(win);
+}
+
 static gboolean whatif_idle(gpointer data) { return !atn_whatif_view_get_busy(data); }
 
 /* The What-if page at 512 tokens: one box where positions and spans are typed stands in for
@@ -358,6 +525,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/long/pooled", test_pooled);
     g_test_add_func("/ui/long/scales", test_scales);
     g_test_add_func("/ui/long/span", test_span);
+    g_test_add_func("/ui/long/drag-crop", test_drag_crop);
     g_test_add_func("/ui/long/whatif-spans", test_whatif_spans);
     return g_test_run();
 }
