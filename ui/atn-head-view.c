@@ -179,12 +179,14 @@ static gboolean show_words(AtnHeadView *self, AtnResult *r, const float *m, int 
     self->words_owner = g_object_new(G_TYPE_OBJECT, NULL);
     g_object_set_data_full(self->words_owner, "words", w, (GDestroyNotify)atn_head_words_free);
     self->words = w;
+    atn_token_lines_set_words(self->lines, self->words_owner, w);   /* the lines join the same words */
     atn_heatmap_set_causal(self->heatmap, FALSE);   /* a word's pieces see each other */
     atn_heatmap_set_matrix(self->heatmap, self->words_owner, w->values, w->n_words, w->n_words,
                            (const char *const *)w->labels, (const char *const *)w->labels, NULL);
     atn_heatmap_set_cell_mask(self->heatmap, NULL);
     atn_heatmap_set_selected_row(self->heatmap, atn_head_words_word_of(w, atn_session_get_query(self->session)));
-    atn_heatmap_set_highlight_token(self->heatmap, -1);
+    atn_heatmap_set_highlight_token(self->heatmap,
+                                    atn_head_words_word_of(w, atn_session_get_hover_token(self->session)));
     update_title(self);
     update_info(self, -1, -1);
     return TRUE;
@@ -194,6 +196,7 @@ static void update_matrix(AtnHeadView *self) {
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     self->words = NULL;   /* show_words sets them again (the heatmap keeps its own reference) */
     g_clear_object(&self->words_owner);
+    atn_token_lines_set_words(self->lines, NULL, NULL);
     if (!r) {
         atn_heatmap_set_matrix(self->heatmap, NULL, NULL, 0, 0, NULL, NULL, NULL);
         return;
@@ -265,7 +268,10 @@ static void on_hover(AtnSession *s, GParamSpec *p, AtnHeadView *self) {
     /* a source chip hovered: its row and column are the same token only in a self-attention
        head over the source (a decoder or cross head's rows are the target's) */
     gboolean other = atn_result_is_encdec(atn_session_get_result(s)) && atn_session_get_stack(s) != ATN_STACK_ENCODER;
-    atn_heatmap_set_highlight_token(self->heatmap, other ? -1 : atn_session_get_hover_token(self->session));
+    int t = atn_session_get_hover_token(self->session);
+    if (self->words)   /* words mode: the word holding it */
+        t = atn_head_words_word_of(self->words, t);
+    atn_heatmap_set_highlight_token(self->heatmap, other ? -1 : t);
 }
 
 static void on_layer_changed(GtkAdjustment *adj, AtnHeadView *self) {

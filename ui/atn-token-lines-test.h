@@ -12,5 +12,11 @@ G_BEGIN_DECLS
 void atn_token_lines_hover(AtnTokenLines *self, int side, int token);
 /* The lines drawn now (query -> key pairs): their count and the first max in from/to. */
 int64_t atn_token_lines_get_lines(AtnTokenLines *self, int32_t *from, int32_t *to, int64_t max);
+/* What the lines are drawn between: how many tokens (or words) each column lists, the label
+ * of item i (borrowed; NULL out of range) and the weight line from -> to stands for (NaN out
+ * of range). */
+int atn_token_lines_get_n(AtnTokenLines *self);
+const char *atn_token_lines_get_label(AtnTokenLines *self, int i);
+double atn_token_lines_get_weight(AtnTokenLines *self, int from, int to);
 
 G_END_DECLS

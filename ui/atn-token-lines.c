@@ -6,9 +6,11 @@
 #include "atn-token-lines.h"
 #include "atn-token-lines-test.h"
 
+#include "atn-head-words.h"
 #include "atn-worker.h"
 
 #include <glib/gi18n.h>
+#include <math.h>
 
 /* At most this many lines are drawn: the strongest ones.  A broad head of 128 tokens has
  * 16,384 faint lines (200+ ms to stroke, and a grey fog to look at); the strongest few per
@@ -27,6 +29,9 @@ struct _AtnTokenLines {
     gboolean all_lines;    /* every token's lines; FALSE (default): the focused token's only */
     double threshold;      /* lines at or below this weight are not drawn (default 0.01) */
     int hover_side;        /* the side of the token hovered here: 0 query, 1 key, -1 none */
+    GObject *words_owner;  /* keeps words alive (atn_token_lines_set_words), or NULL: tokens */
+    const AtnHeadWords *words;
+    int32_t *word_mask;    /* [n_words] 0 where every piece is padding; NULL without a mask */
 };
 
 G_DEFINE_FINAL_TYPE(AtnTokenLines, atn_token_lines, GTK_TYPE_WIDGET)
@@ -59,6 +64,16 @@ static double line_threshold(const float *a, int n) {
     return 0;
 }
 
+/* A token of the input as drawn: itself, or in words mode the word holding it (-1 stays -1). */
+static int item_of(AtnTokenLines *self, int token) {
+    return self->words && token >= 0 ? atn_head_words_word_of(self->words, token) : token;
+}
+
+/* The token standing for drawn item i (a word: its first token). */
+static int token_of(AtnTokenLines *self, int i) {
+    return self->words && i >= 0 && i < self->words->n_words ? self->words->start[i] : i;
+}
+
 static gboolean fill_spec(AtnTokenLines *self, atn_headview_spec *spec, const atn_render_style *style) {
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     if (!r)
@@ -73,8 +88,14 @@ static gboolean fill_spec(AtnTokenLines *self, atn_headview_spec *spec, const at
     spec->n = atn_result_get_n_tokens(r);
     spec->tokens = atn_result_get_tokens(r);
     spec->mask = atn_result_get_mask(r);
+    if (self->words && self->words->start[self->words->n_words] == spec->n) {   /* the head merged into words */
+        spec->attn[0] = self->words->values;
+        spec->n = self->words->n_words;
+        spec->tokens = (const char *const *)self->words->labels;
+        spec->mask = self->word_mask;
+    }
     spec->selected_query = -1;
-    spec->hover_token = atn_session_get_hover_token(self->session);
+    spec->hover_token = item_of(self, atn_session_get_hover_token(self->session));
     spec->style = style;
     spec->min_weight = self->threshold;
     if (self->all_lines) {
@@ -90,7 +111,7 @@ static gboolean fill_spec(AtnTokenLines *self, atn_headview_spec *spec, const at
         else if (hover >= 0 && hover < spec->n)
             spec->selected_query = hover;
         else {
-            int q = atn_session_get_query(self->session);
+            int q = item_of(self, atn_session_get_query(self->session));
             spec->selected_query = q >= 0 && q < spec->n ? q : -1;
         }
     }
@@ -101,12 +122,14 @@ typedef struct lines_job {
     atn_headview_spec spec;
     atn_render_style style;
     AtnResult *result;   /* keeps spec's arrays alive */
+    GObject *words_owner;   /* and the words' (NULL: none) */
     int w, h, scale;
     guint serial;
 } lines_job;
 
 static void lines_job_free(lines_job *job) {
     g_clear_object(&job->result);
+    g_clear_object(&job->words_owner);
     g_free(job);
 }
 
@@ -154,6 +177,7 @@ static void start_job(AtnTokenLines *self, int w, int h) {
     }
     job->spec.style = &job->style;
     job->result = g_object_ref(atn_session_get_result(self->session));
+    job->words_owner = self->words_owner ? g_object_ref(self->words_owner) : NULL;
     job->w = w;
     job->h = h;
     job->scale = gtk_widget_get_scale_factor(GTK_WIDGET(self));
@@ -225,6 +249,8 @@ static void on_motion(GtkEventControllerMotion *c, double x, double y, AtnTokenL
     atn_token_lines_hover(self, token >= 0 ? side : -1, token);
 }
 
+/* (a word drawn: its first token, in the session) */
+
 static void on_leave(GtkEventControllerMotion *c, AtnTokenLines *self) { atn_token_lines_hover(self, -1, -1); }
 
 void atn_token_lines_hover(AtnTokenLines *self, int side, int token) {
@@ -232,6 +258,7 @@ void atn_token_lines_hover(AtnTokenLines *self, int side, int token) {
     int new_side = token >= 0 ? side : -1;
     gboolean side_changed = new_side != self->hover_side;
     self->hover_side = new_side;
+    token = token_of(self, token);
     if (self->session) {
         if (token == atn_session_get_hover_token(self->session) && side_changed)
             invalidate(self);
@@ -242,8 +269,8 @@ void atn_token_lines_hover(AtnTokenLines *self, int side, int token) {
 static void on_pressed(GtkGestureClick *g, int n_press, double x, double y, AtnTokenLines *self) {
     int side, token;
     token_at(self, x, y, &side, &token);
-    if (self->session && token >= 0 && side == 0)
-        atn_session_set_query(self->session, token);
+    if (self->session && token >= 0 && side == 0)   /* a word: its first token */
+        atn_session_set_query(self->session, token_of(self, token));
 }
 
 static void on_session_changed(AtnSession *session, GParamSpec *pspec, AtnTokenLines *self) { invalidate(self); }
@@ -262,6 +289,9 @@ static void atn_token_lines_dispose(GObject *object) {
     g_clear_object(&self->session);
     atn_worker_cancel(&self->job);
     g_clear_pointer(&self->node, gsk_render_node_unref);
+    self->words = NULL;
+    g_clear_object(&self->words_owner);
+    g_clear_pointer(&self->word_mask, g_free);
     G_OBJECT_CLASS(atn_token_lines_parent_class)->dispose(object);
 }
 
@@ -325,6 +355,27 @@ void atn_token_lines_set_all_lines(AtnTokenLines *self, gboolean all) {
     invalidate(self);
 }
 
+void atn_token_lines_set_words(AtnTokenLines *self, GObject *owner, const AtnHeadWords *words) {
+    g_return_if_fail(ATN_IS_TOKEN_LINES(self));
+    if (!words)
+        owner = NULL;
+    if (owner)
+        g_object_ref(owner);
+    g_clear_object(&self->words_owner);
+    g_clear_pointer(&self->word_mask, g_free);
+    self->words_owner = owner;
+    self->words = words;
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    const int32_t *mask = r ? atn_result_get_mask(r) : NULL;
+    if (words && mask && words->start[words->n_words] == atn_result_get_n_tokens(r)) {
+        self->word_mask = g_new0(int32_t, words->n_words);   /* a word is padding when all its pieces are */
+        for (int w = 0; w < words->n_words; w++)
+            for (int i = words->start[w]; i < words->start[w + 1]; i++)
+                self->word_mask[w] |= mask[i] != 0;
+    }
+    invalidate(self);
+}
+
 gboolean atn_token_lines_get_all_lines(AtnTokenLines *self) {
     g_return_val_if_fail(ATN_IS_TOKEN_LINES(self), FALSE);
     return self->all_lines;
@@ -349,16 +400,44 @@ int64_t atn_token_lines_get_lines(AtnTokenLines *self, int32_t *from, int32_t *t
     return atn_render_headview_lines(&spec, 0, from, to, max);
 }
 
+int atn_token_lines_get_n(AtnTokenLines *self) {
+    g_return_val_if_fail(ATN_IS_TOKEN_LINES(self), 0);
+    atn_render_style style;
+    atn_render_style_init(&style, FALSE);
+    atn_headview_spec spec;
+    return fill_spec(self, &spec, &style) ? spec.n : 0;
+}
+
+const char *atn_token_lines_get_label(AtnTokenLines *self, int i) {
+    g_return_val_if_fail(ATN_IS_TOKEN_LINES(self), NULL);
+    atn_render_style style;
+    atn_render_style_init(&style, FALSE);
+    atn_headview_spec spec;
+    return fill_spec(self, &spec, &style) && i >= 0 && i < spec.n && spec.tokens ? spec.tokens[i] : NULL;
+}
+
+double atn_token_lines_get_weight(AtnTokenLines *self, int from, int to) {
+    g_return_val_if_fail(ATN_IS_TOKEN_LINES(self), NAN);
+    atn_render_style style;
+    atn_render_style_init(&style, FALSE);
+    atn_headview_spec spec;
+    if (!fill_spec(self, &spec, &style) || from < 0 || to < 0 || from >= spec.n || to >= spec.n)
+        return NAN;
+    return spec.attn[0][(size_t)from * spec.n + to];
+}
+
 typedef struct lines_figure {
     atn_headview_spec spec;
     atn_render_style style;
     AtnResult *result;
+    GObject *words_owner;
     char *title;
 } lines_figure;
 
 static void lines_figure_free(gpointer data) {
     lines_figure *f = data;
     g_clear_object(&f->result);
+    g_clear_object(&f->words_owner);
     g_free(f->title);
     g_free(f);
 }
@@ -377,9 +456,10 @@ AtnFigure *atn_token_lines_dup_figure(AtnTokenLines *self) {
         return NULL;
     }
     f->result = g_object_ref(atn_session_get_result(self->session));
+    f->words_owner = self->words_owner ? g_object_ref(self->words_owner) : NULL;
     f->spec.hover_token = -1;
     if (!self->all_lines) {   /* the selected query's lines, not whatever the pointer is on */
-        int q = atn_session_get_query(self->session);
+        int q = item_of(self, atn_session_get_query(self->session));
         f->spec.selected_query = q >= 0 && q < f->spec.n ? q : -1;
         f->spec.focus_key = -1;
     }

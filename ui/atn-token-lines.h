@@ -26,6 +26,14 @@ AtnFigure *atn_token_lines_dup_figure(AtnTokenLines *self);
 void atn_token_lines_set_all_lines(AtnTokenLines *self, gboolean all);
 gboolean atn_token_lines_get_all_lines(AtnTokenLines *self);
 void atn_token_lines_set_threshold(AtnTokenLines *self, double threshold);
+/* Words mode (the Head view's "Words"): the lines join words, not tokens — the head merged as
+ * the heatmap shows it (atn-head-words.h: a word's row the mean of its pieces' rows, its
+ * column the sum of their columns), the columns list the words; the selected query and the
+ * hovered token are shown as their words, and hovering or clicking a word hovers or selects its
+ * first token.  owner keeps words alive (referenced until the next call); words NULL: tokens
+ * again.  Words made for another input than the session's are not drawn (tokens are). */
+struct AtnHeadWords;
+void atn_token_lines_set_words(AtnTokenLines *self, GObject *owner, const struct AtnHeadWords *words);
 /* TRUE while long inputs are being drawn in a worker thread. */
 gboolean atn_token_lines_get_busy(AtnTokenLines *self);
 

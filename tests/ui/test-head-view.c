@@ -621,7 +621,8 @@ static void test_span_export(void) {
 /* "Words": the head merged into words as exBERT/bertviz users do, each cell worked out here
  * from the result's head and the tokens' "##" (a word's row: the mean over its pieces' rows of
  * the sum over the key word's pieces); the labels are the words; clicking a word's row selects
- * its first token; off again: the tokens (issue 35). */
+ * its first token; the token lines list the words with the same merged weights and draw the
+ * selected query's word's lines; off again: the tokens (issue 35). */
 static void test_words(void) {
     AtnWindow *win = new_window();
     open_and_wait(win, "demo");
@@ -663,9 +664,55 @@ static void test_words(void) {
     int last = nw - 2;   /* "tokenized"'s word (before [SEP]) */
     g_signal_emit_by_name(hm, "cell-clicked", last, 0);
     g_assert_cmpint(atn_session_get_query(s), ==, start[last]);
+    /* the token lines join the same words: each word listed, each line's weight the merge's */
+    AtnTokenLines *lines = ATN_TOKEN_LINES(atn_head_view_get_token_lines(view));
+    g_assert_cmpint(atn_token_lines_get_n(lines), ==, nw);
+    for (int a = 0; a < nw; a++) {
+        g_autofree char *cell = atn_heatmap_dup_cell_text(hm, a, a);
+        g_assert_nonnull(strstr(cell, atn_token_lines_get_label(lines, a)));
+        for (int b = 0; b < nw; b++) {
+            double sum = 0;
+            for (int i = start[a]; i < start[a + 1]; i++)
+                for (int j = start[b]; j < start[b + 1]; j++)
+                    sum += v[(size_t)i * n + j];
+            double want = sum / (start[a + 1] - start[a]), got = atn_token_lines_get_weight(lines, a, b);
+            if (fabs(got - want) > 1e-6)
+                g_error("word line %d -> %d: weight %.7f, %.7f by hand", a, b, got, want);
+        }
+    }
+    /* the selected query's word: a query on a word's second piece draws that word's lines,
+       to each word weighing over the threshold (0.01) in the merge by hand */
+    int multi = -1;
+    for (int a = 0; a < nw && multi < 0; a++)
+        if (start[a + 1] - start[a] > 1)
+            multi = a;
+    atn_session_set_query(s, start[multi] + 1);
+    settle(30);
+    g_assert_cmpint(atn_heatmap_get_selected_row(hm), ==, multi);
+    int32_t from[64], to[64];
+    int64_t nl = atn_token_lines_get_lines(lines, from, to, 64);
+    int want_lines = 0;
+    for (int b = 0; b < nw; b++) {
+        double sum = 0;
+        for (int i = start[multi]; i < start[multi + 1]; i++)
+            for (int j = start[b]; j < start[b + 1]; j++)
+                sum += v[(size_t)i * n + j];
+        gboolean drawn = FALSE;
+        for (int64_t l = 0; l < nl; l++)
+            drawn |= from[l] == multi && to[l] == b;
+        g_assert_cmpint(drawn, ==, sum / (start[multi + 1] - start[multi]) > 0.01);
+        want_lines += drawn;
+    }
+    g_assert_cmpint(nl, ==, want_lines);
+    g_assert_cmpint(nl, >, 0);
+    /* hovering a word hovers its first token; clicking it selects that token */
+    atn_token_lines_hover(lines, 0, last);
+    g_assert_cmpint(atn_session_get_hover_token(s), ==, start[last]);
+    atn_token_lines_hover(lines, -1, -1);
     gtk_check_button_set_active(atn_head_view_get_words_check(view), FALSE);
     settle(50);
     g_assert_cmpint(atn_heatmap_get_rows(hm), ==, n);
+    g_assert_cmpint(atn_token_lines_get_n(lines), ==, n);   /* tokens again */
     destroy_window(win);
 }
 
