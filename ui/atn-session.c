@@ -136,8 +136,11 @@ typedef struct head_failure {
 static gboolean head_failed_idle(gpointer data) {
     head_failure *hf = data;
     g_autoptr(AtnSession) self = g_weak_ref_get(&hf->session);
-    if (self)
-        g_signal_emit(self, signals[SIGNAL_ERROR], 0, hf->message);
+    if (self) {
+        /* the engine's message names the file, the tensor, the layer, the head, the query and the key */
+        g_autofree char *msg = g_strdup_printf(_("Could not show this head: %s"), hf->message);
+        g_signal_emit(self, signals[SIGNAL_ERROR], 0, msg);
+    }
     g_weak_ref_clear(&hf->session);
     g_free(hf->message);
     g_free(hf);

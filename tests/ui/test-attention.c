@@ -9,6 +9,8 @@
 #include "atn-session-attention-test.h"
 #include "attention-file.h"
 
+#include <glib/gi18n.h>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -425,6 +427,7 @@ static void test_attention_file_lazy(void) {
     atn_session_select_head(s, L - 1, 1);
     g_assert_true(wait_for(error_shown, win));
     const char *msg = atn_window_get_error(win);
+    g_assert_true(g_str_has_prefix(msg, _("Could not show this head: ")));   /* translated (po/zh_CN.po) */
     g_assert_nonnull(strstr(msg, "lazy-nan.safetensors"));
     g_autofree char *what = g_strdup_printf("'attn' holds NaN at layer %d, head 1, query 2, key 3", L - 1);
     g_assert_nonnull(strstr(msg, what));
