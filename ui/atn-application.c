@@ -191,10 +191,80 @@ static void atn_application_activate(GApplication *app) {
     gtk_window_present(win);
 }
 
-/* Files handed to the running window: a second instance's `attnscope view FILE` (or a file
- * manager's `attnscope FILE`) forwards its file here over D-Bus (handle_local_options) instead
- * of opening a second window.  hint "stats": a merged statistics file; else the file's
- * content decides (a statistics file by its magic, anything else an attention file). */
+/* A second instance's --layer / --head for the file it handed over: applied (through
+ * atn_window_start_on_head, so a head outside the file is said as at start-up) when that
+ * file's result is shown, not to a result of the model before that comes in meanwhile;
+ * dropped when the session reports an error first (the file refused).  Lives as long as its
+ * two handlers on the session (freed with the result handler). */
+typedef struct handover_head {
+    GWeakRef win;
+    char *path;
+    int layer, head;
+    gulong result_id, error_id;
+} handover_head;
+
+static void handover_head_free(gpointer data, GClosure *closure) {
+    handover_head *h = data;
+    g_weak_ref_clear(&h->win);
+    g_free(h->path);
+    g_free(h);
+}
+
+static void handover_head_done(AtnSession *s, handover_head *h) {
+    g_signal_handler_disconnect(s, h->error_id);    /* no destroy notify */
+    g_signal_handler_disconnect(s, h->result_id);   /* frees h */
+}
+
+static void handover_head_result(AtnSession *s, GParamSpec *p, handover_head *h) {
+    AtnResult *r = atn_session_get_result(s);
+    if (atn_session_get_opening(s) || !r ||
+        g_strcmp0(atn_model_handle_get_source(atn_result_get_model(r)), h->path))
+        return;
+    AtnWindow *w = g_weak_ref_get(&h->win);
+    int layer = h->layer, head = h->head;
+    handover_head_done(s, h);
+    if (w) {
+        atn_window_start_on_head(w, layer, head);
+        g_object_unref(w);
+    }
+}
+
+static void handover_head_error(AtnSession *s, const char *message, handover_head *h) { handover_head_done(s, h); }
+
+static void start_on_head_of(AtnWindow *w, const char *path, int layer, int head) {
+    AtnSession *s = atn_window_get_session(w);
+    /* a file handed over before this one no longer picks the head (its result handler frees it) */
+    g_signal_handlers_disconnect_matched(s, G_SIGNAL_MATCH_FUNC, 0, 0, NULL, handover_head_error, NULL);
+    g_signal_handlers_disconnect_matched(s, G_SIGNAL_MATCH_FUNC, 0, 0, NULL, handover_head_result, NULL);
+    handover_head *h = g_new0(handover_head, 1);
+    g_weak_ref_init(&h->win, w);
+    h->path = g_strdup(path);
+    h->layer = layer;
+    h->head = head;
+    h->result_id = g_signal_connect_data(s, "notify::result", G_CALLBACK(handover_head_result), h,
+                                         handover_head_free, 0);
+    h->error_id = g_signal_connect(s, "error", G_CALLBACK(handover_head_error), h);
+}
+
+/* The hint a second instance sends with its file: "attention" or "stats", then its window
+ * options as ";view=NAME", ";layer=L", ";head=H" (checked before they were sent). */
+static char *handover_hint(AtnApplication *self) {
+    GString *hint = g_string_new(self->opt_attention ? "attention" : "stats");
+    if (self->opt_view)
+        g_string_append_printf(hint, ";view=%s", self->opt_view);
+    if (self->opt_layer >= 0)
+        g_string_append_printf(hint, ";layer=%d", self->opt_layer);
+    if (self->opt_head >= 0)
+        g_string_append_printf(hint, ";head=%d", self->opt_head);
+    return g_string_free(hint, FALSE);
+}
+
+/* Files handed to the running window: a second instance's `attnscope view FILE [--view V]
+ * [--layer L] [--head H]` (or a file manager's `attnscope FILE`) forwards its file and window
+ * options here over D-Bus (handle_local_options, handover_hint) instead of opening a second
+ * window.  hint "stats": a merged statistics file; else the file's content decides (a
+ * statistics file by its magic, anything else an attention file).  The options apply to an
+ * attention file as they do at start-up: the view now, the head once the file is shown. */
 static void atn_application_open(GApplication *app, GFile **files, int n_files, const char *hint) {
     GtkWindow *win = gtk_application_get_active_window(GTK_APPLICATION(app));
     if (!win) {
@@ -204,14 +274,30 @@ static void atn_application_open(GApplication *app, GFile **files, int n_files, 
     if (!win)
         return;
     AtnWindow *w = ATN_WINDOW(win);
+    g_auto(GStrv) parts = g_strsplit(hint ? hint : "", ";", -1);
+    const char *view = NULL;
+    int layer = -1, head = -1;
+    for (int i = 1; parts[i]; i++) {   /* what handover_hint wrote; anything else is ignored */
+        if (g_str_has_prefix(parts[i], "view=") && g_strv_contains(atn_window_get_view_names(), parts[i] + 5))
+            view = parts[i] + 5;
+        else if (g_str_has_prefix(parts[i], "layer="))
+            layer = (int)CLAMP(g_ascii_strtoll(parts[i] + 6, NULL, 10), -1, G_MAXINT);
+        else if (g_str_has_prefix(parts[i], "head="))
+            head = (int)CLAMP(g_ascii_strtoll(parts[i] + 5, NULL, 10), -1, G_MAXINT);
+    }
     for (int i = 0; i < n_files; i++) {   /* one window shows one file: the last wins */
         g_autofree char *path = g_file_get_path(files[i]);
         if (!path)
             continue;
-        if (!g_strcmp0(hint, "stats") || atn_corpus_stats_sniff(path))
+        if (!g_strcmp0(parts[0], "stats") || atn_corpus_stats_sniff(path)) {
             atn_window_open_stats(w, path);
-        else
-            atn_session_open_attention(atn_window_get_session(w), path);
+            continue;
+        }
+        atn_session_open_attention(atn_window_get_session(w), path);
+        if (view)
+            atn_window_show_view(w, view);
+        if (layer >= 0 || head >= 0)
+            start_on_head_of(w, path, layer, head);
     }
     gtk_window_present(win);
 }
@@ -279,7 +365,8 @@ static int atn_application_handle_local_options(GApplication *app, GVariantDict 
     g_autoptr(GError) error = NULL;
     if (file && g_application_register(app, NULL, &error) && g_application_get_is_remote(app)) {
         g_autoptr(GFile) gf = g_file_new_for_commandline_arg(file);
-        g_application_open(app, &gf, 1, self->opt_attention ? "attention" : "stats");
+        g_autofree char *hint = handover_hint(self);
+        g_application_open(app, &gf, 1, hint);
         GDBusConnection *bus = g_application_get_dbus_connection(app);
         if (bus)
             g_dbus_connection_flush_sync(bus, NULL, NULL);

@@ -266,7 +266,7 @@ static gboolean child_done(gpointer data) { return ((child *)data)->done; }
 
 static void second_instance(AtnWindow *win, const char *const *args, const char *path) {
     g_autofree char *exe = g_build_filename(g_getenv("ATN_BUILD_ROOT"), "app", "attnscope", NULL);
-    const char *argv[8] = {exe};
+    const char *argv[16] = {exe};
     for (int i = 0; args[i]; i++)
         argv[i + 1] = args[i];
     GPid pid;
@@ -327,6 +327,21 @@ static void test_second_instance(void) {
     const char *const open_b[] = {b, NULL};
     second_instance(win, open_b, b);   /* a file manager: attnscope B */
     g_assert_cmpstr(atn_model_handle_get_name(atn_session_get_model(s)), ==, "demo-gpt2");
+    /* the window options come with the file: the view at once, the head once the file is
+       shown (not the clearest head the window would pick), and a head outside the file is
+       said in the notice bar as at start-up */
+    const char *const view_a_at[] = {"view", a, "--view", "similarity", "--layer", "1", "--head", "3", NULL};
+    second_instance(win, view_a_at, a);
+    g_assert_cmpstr(atn_model_handle_get_name(atn_session_get_model(s)), ==, "demo");
+    g_assert_cmpstr(atn_window_get_view(win), ==, "similarity");
+    g_assert_cmpint(atn_session_get_layer(s), ==, 1);
+    g_assert_cmpint(atn_session_get_head(s), ==, 3);
+    const char *const view_b_at[] = {"view", b, "--layer", "0", "--head", "9", NULL};
+    second_instance(win, view_b_at, b);
+    g_assert_cmpint(atn_session_get_layer(s), ==, 0);
+    g_assert_cmpint(atn_session_get_head(s), ==, atn_result_get_n_heads(atn_session_get_result(s)) - 1);
+    g_assert_nonnull(atn_window_get_notice(win));
+    g_assert_nonnull(strstr(atn_window_get_notice(win), "--head 9: “demo-gpt2” has heads 0 to"));
     /* still one window */
     g_assert_cmpuint(g_list_length(gtk_application_get_windows(GTK_APPLICATION(app))), ==, 1);
     destroy_window(win);
