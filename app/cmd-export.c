@@ -271,6 +271,19 @@ static bool check_index(const char *what, long v, long n) {
     return true;
 }
 
+/* --layer / --head in range, and a head the layer has (an attention file's layers may have
+ * fewer: a head they lack is not drawn as zeros). */
+static bool check_head(const atn_capture *cap, long layer, long head) {
+    if (!check_index("layer", layer, cap->n_layers) || !check_index("head", head, cap->n_heads))
+        return false;
+    if (!atn_capture_head_present(cap, (int32_t)layer, (int32_t)head)) {
+        cli_error("attnscope export: --head %ld: layer %ld has no head %ld (the attention file's layer has %d heads, "
+                  "0..%d)", head, layer, head, cap->layer_heads[layer], cap->layer_heads[layer] - 1);
+        return false;
+    }
+    return true;
+}
+
 /* Where the attention comes from: a model's run, or an attention file (model NULL). */
 typedef struct source {
     const atn_model *model;
@@ -411,7 +424,7 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
             snprintf(title, title_size, "%s%s \xc2\xb7 layer %ld \xc2\xb7 head %ld", mname, stack_title(o, src), layer,
                      head);
         } else if (o->kind == FIG_HEATMAP) {
-            if (!check_index("layer", layer, cap->n_layers) || !check_index("head", head, cap->n_heads))
+            if (!check_head(cap, layer, head))
                 return CLI_EXIT_USAGE;
             float *scratch = cap->attn ? NULL : malloc((size_t)n * n * sizeof *scratch);   /* on demand */
             *owned1 = scratch;
@@ -595,7 +608,7 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
             const char **notes = malloc((size_t)cap->n_layers * cap->n_heads * sizeof *notes);
             if (notes)
                 for (int32_t c = 0; c < cap->n_layers * cap->n_heads; c++)
-                    notes[c] = atn_pattern_name(st->heads[c].pattern);
+                    notes[c] = atn_head_stats_absent(&st->heads[c]) ? NULL : atn_pattern_name(st->heads[c].pattern);
             s->head_notes = notes;
             *owned1 = notes;
             *owned2 = st;
@@ -640,7 +653,7 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
         break;
     }
     case FIG_HEADVIEW: {
-        if (!check_index("layer", layer, cap->n_layers) || !check_index("head", head, cap->n_heads))
+        if (!check_head(cap, layer, head))
             return CLI_EXIT_USAGE;
         if (o->query_given && o->query != -1 && !check_index("query", o->query, n))
             return CLI_EXIT_USAGE;

@@ -402,7 +402,10 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
                     cli_json_number(f, v[i]);
                 }
                 fputs(", \"pattern\": ", f);
-                cli_json_string(f, atn_pattern_name(s->pattern));
+                if (atn_head_stats_absent(s))   /* an attention file's layer without this head */
+                    fputs("null, \"absent\": true", f);
+                else
+                    cli_json_string(f, atn_pattern_name(s->pattern));
                 atn_cs_label_info in;
                 char why[320];
                 const char *label = cs ? atn_corpus_stats_label(cs, l, h, why, sizeof why) : NULL;
@@ -435,7 +438,7 @@ static void stats_write(FILE *f, const atn_stats *st, const char *format, const 
                 static const int width[] = {7, 6, 6, 6, 6, 6, 6, 6, 6, 8, 6};
                 for (int i = 0; i < 11; i++)
                     table_number(f, width[i], v[i]);
-                fprintf(f, "  %s", atn_pattern_name(s->pattern));
+                fprintf(f, "  %s", atn_head_stats_absent(s) ? "(no head: the layer has fewer)" : atn_pattern_name(s->pattern));
                 char why[320];
                 const char *label = cs ? atn_corpus_stats_label(cs, l, h, why, sizeof why) : NULL;
                 if (label)   /* a partial's: the corpus label and its evidence */
@@ -692,6 +695,15 @@ static bool sim_setup(const atn_config *cfg, const atn_model *model, void *user)
 
 static atn_status sim_consume(const atn_capture *cap, void *user, atn_error *err) {
     sim_job *j = user;
+    if (!j->stack.given && cap->layer_heads && j->sim->n_sentences == 0) {
+        /* an attention file whose layers have different head counts: the heads they have */
+        atn_similarity *s = atn_similarity_new_capture(cap, j->metric, j->scope, (int32_t)j->layer, err);
+        if (!s)
+            return err ? err->status : ATN_E_NOMEM;
+        atn_similarity_free(j->sim);
+        j->sim = s;
+        atn_similarity_set_progress(j->sim, cli_keep_going, NULL);
+    }
     if (!j->stack.given)
         return atn_similarity_add(j->sim, cap, err);
     int32_t layers = 0, heads = 0;   /* set by stack_shape unless it fails */

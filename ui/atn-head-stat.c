@@ -4,6 +4,7 @@
 
 #include "atn-labels.h"
 
+#include <glib/gi18n.h>
 #include <string.h>
 
 struct _AtnHeadStat {
@@ -47,7 +48,10 @@ static void atn_head_stat_get_property(GObject *object, guint id, GValue *value,
     case PROP_PREV: g_value_set_double(value, self->s.prev); break;
     case PROP_NEXT: g_value_set_double(value, self->s.next); break;
     case PROP_DISTANCE: g_value_set_double(value, self->s.distance); break;
-    case PROP_PATTERN: g_value_set_string(value, self->label ? self->label : atn_label_pattern(self->s.pattern)); break;
+    case PROP_PATTERN:   /* an attention file's layer without this head: no numbers (NaN, shown "—") */
+        g_value_set_string(value, atn_head_stats_absent(&self->s) ? _("no head")
+                                  : self->label ? self->label : atn_label_pattern(self->s.pattern));
+        break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
 }

@@ -54,7 +54,8 @@ static void update_notes(AtnModelGridView *self) {
     AtnWhatif *whatif = atn_whatif_of_result(r);
     for (int c = 0; c < count; c++) {
         const char *off = atn_whatif_head_note(whatif, c / st->n_heads, c % st->n_heads);
-        notes[c] = g_strdup(off ? off : atn_label_pattern(st->heads[c].pattern));
+        notes[c] = g_strdup(atn_head_stats_absent(&st->heads[c]) ? ""   /* a head the layer lacks: "no head" */
+                            : off ? off : atn_label_pattern(st->heads[c].pattern));
     }
     atn_model_grid_set_notes(self->grid, (const char *const *)notes);
 }

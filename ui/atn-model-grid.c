@@ -305,15 +305,21 @@ static void on_leave(GtkEventControllerMotion *c, AtnModelGrid *self) {
     gtk_widget_queue_draw(GTK_WIDGET(self));
 }
 
+/* A head the layer has (an attention file's layers may have fewer: their empty places open nothing). */
+static gboolean present_at(AtnModelGrid *self, double x, double y, int *l, int *h) {
+    return atn_model_grid_head_at(self, x, y, l, h) &&
+           (self->stack_shown || atn_capture_head_present(atn_result_get_capture(self->result), *l, *h));
+}
+
 static void on_pressed(GtkGestureClick *g, int n, double x, double y, AtnModelGrid *self) {
     int l, h;
-    if (atn_model_grid_head_at(self, x, y, &l, &h))
+    if (present_at(self, x, y, &l, &h))
         g_signal_emit(self, signals[SIGNAL_HEAD_ACTIVATED], 0, l, h);
 }
 
 static void on_secondary(GtkGestureClick *g, int n, double x, double y, AtnModelGrid *self) {
     int l, h;
-    if (atn_model_grid_head_at(self, x, y, &l, &h)) {
+    if (present_at(self, x, y, &l, &h)) {
         gtk_gesture_set_state(GTK_GESTURE(g), GTK_EVENT_SEQUENCE_CLAIMED);
         g_signal_emit(self, signals[SIGNAL_HEAD_MENU], 0, l, h);
     }
@@ -321,6 +327,10 @@ static void on_secondary(GtkGestureClick *g, int n, double x, double y, AtnModel
 
 static char *grid_tooltip_text(AtnModelGrid *self, int l, int h) {
     int H = atn_result_get_n_heads(self->result);
+    const atn_capture *lc = atn_result_get_capture(self->result);
+    if (!self->stack_shown && lc->layer_heads && !atn_capture_head_present(lc, l, h))   /* an attention file's */
+        return g_strdup_printf(_("Layer %d has no head %d: it has %d heads (the file's layers differ)"), l, h,
+                               lc->layer_heads[l]);
     g_autofree char *text = self->notes && !self->stack_shown && self->notes[l * H + h]
                                 ? g_strdup_printf(_("Layer %d, head %d: %s — click to open"), l, h, self->notes[l * H + h])
                                 : g_strdup_printf(_("Layer %d, head %d — click to open"), l, h);

@@ -960,6 +960,10 @@ static int clamp_index(AtnSession *self, int v, int which) {
     int L, H, nq;
     atn_encdec_dims(self->result, self->stack, &L, &H, &nq);   /* an encoder-decoder: the stack's */
     int max = which == PROP_LAYER ? L : which == PROP_HEAD ? H : nq;
+    const atn_capture *cap = atn_result_get_capture(self->result);
+    if (which == PROP_HEAD && cap && cap->layer_heads && self->stack == ATN_STACK_ENCODER && self->layer >= 0 &&
+        self->layer < cap->n_layers)
+        max = cap->layer_heads[self->layer];   /* an attention file's layer with fewer heads: never an absent one */
     return MIN(v, MAX(max - 1, 0));
 }
 
@@ -971,6 +975,11 @@ void atn_session_set_layer(AtnSession *self, int layer) {
         return;
     self->layer = layer;
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_LAYER]);
+    int head = clamp_index(self, self->head, PROP_HEAD);   /* a layer with fewer heads (an attention file's) */
+    if (head != self->head) {
+        self->head = head;
+        g_object_notify_by_pspec(G_OBJECT(self), props[PROP_HEAD]);
+    }
 }
 
 void atn_session_set_head(AtnSession *self, int head) {

@@ -435,6 +435,12 @@ typedef struct stats_job {
 
 static bool add_head(stats_job *j, int32_t idx) {
     double v[STATS_COUNT], ind;
+    if (!atn_capture_head_present(j->cap, idx / j->st->n_heads, idx % j->st->n_heads)) {
+        atn_head_stats *s = &j->st->heads[idx];   /* a head the layer does not have: no numbers */
+        s->entropy = s->entropy_norm = s->cls = s->sep = s->punct = s->self = s->prev = s->next = NAN;
+        s->local = s->same_segment = s->distance = s->induction = NAN;
+        return true;
+    }
     const float *a = atn_capture_head_read(j->cap, idx / j->st->n_heads, idx % j->st->n_heads, j->buf, &j->err);
     if (!a) {
         j->status = j->err.status;
@@ -673,6 +679,8 @@ atn_status atn_stats_compute_progress(const atn_capture *cap, atn_progress_fn pr
     return ATN_OK;
 }
 
+bool atn_head_stats_absent(const atn_head_stats *s) { return s && isnan(s->entropy) && isnan(s->distance); }
+
 static double max2(double a, double b) { return a > b ? a : b; }
 
 bool atn_stats_clearest_head(const atn_stats *st, int32_t *layer, int32_t *head) {
@@ -706,7 +714,7 @@ atn_status atn_stats_write_csv(const atn_stats *st, FILE *f, atn_error *err) {
             const atn_head_stats *s = &st->heads[(size_t)l * st->n_heads + h];
             fprintf(f, "%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,\"%s\"\n", l, h, s->entropy,
                     s->entropy_norm, s->cls, s->sep, s->punct, s->self, s->prev, s->next, s->local, s->same_segment,
-                    s->distance, atn_pattern_name(s->pattern));
+                    s->distance, atn_head_stats_absent(s) ? "" : atn_pattern_name(s->pattern));
         }
     if (ferror(f))
         return atn_error_set(err, ATN_E_IO, "statistics: write error");

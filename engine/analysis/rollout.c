@@ -11,7 +11,7 @@
 #include <string.h>
 
 atn_status atn_rollout_layer_matrix(const atn_capture *cap, int32_t l, double *a, float *scratch, atn_error *err) {
-    int32_t n = cap->n, H = cap->n_heads;
+    int32_t n = cap->n, H = cap->layer_heads ? cap->layer_heads[l] : cap->n_heads;   /* the heads layer l has */
     size_t nn = (size_t)n * n;
     memset(a, 0, nn * sizeof *a);
     for (int32_t h = 0; h < H; h++) {

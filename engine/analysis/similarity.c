@@ -30,6 +30,8 @@ typedef struct sim_acc {
     bool finished;
     atn_progress_fn progress;
     void *progress_user;
+    int32_t *layer_heads;     /* [n_layers] the heads each layer has (atn_similarity_new_capture of a
+                                 capture with absent heads: only those are compared); NULL: all */
 } sim_acc;
 
 static sim_acc *acc_of(const atn_similarity *s) { return (sim_acc *)s; }
@@ -398,7 +400,45 @@ void atn_similarity_free(atn_similarity *s) {
     free(s->merge_a);
     free(s->merge_b);
     free(s->merge_height);
+    free(acc_of(s)->layer_heads);
     free(acc_of(s));
+}
+
+/* Whether cap's layers lack heads (atn_capture.layer_heads below n_heads somewhere). */
+static bool has_absent(const atn_capture *cap) {
+    for (int32_t l = 0; cap->layer_heads && l < cap->n_layers; l++)
+        if (cap->layer_heads[l] < cap->n_heads)
+            return true;
+    return false;
+}
+
+atn_similarity *atn_similarity_new_capture(const atn_capture *cap, atn_metric metric, atn_scope scope, int32_t layer,
+                                           atn_error *err) {
+    if (!cap) {
+        atn_error_set(err, ATN_E_INVALID, "similarity: no capture");
+        return NULL;
+    }
+    atn_similarity *s = atn_similarity_new(cap->n_layers, cap->n_heads, metric, scope, layer, err);
+    if (!s || !has_absent(cap))
+        return s;
+    sim_acc *a = acc_of(s);
+    if (!(a->layer_heads = malloc((size_t)cap->n_layers * sizeof *a->layer_heads))) {
+        atn_similarity_free(s);
+        atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory");
+        return NULL;
+    }
+    memcpy(a->layer_heads, cap->layer_heads, (size_t)cap->n_layers * sizeof *a->layer_heads);
+    /* the heads the layers have, in the same order; the arrays (made for every head) have room */
+    int32_t c = 0;
+    for (int32_t l = scope == ATN_SCOPE_LAYER ? layer : 0; l < (scope == ATN_SCOPE_LAYER ? layer + 1 : cap->n_layers);
+         l++)
+        for (int32_t h = 0; h < cap->layer_heads[l]; h++, c++) {
+            s->layer_of[c] = l;
+            s->head_of[c] = h;
+            s->order[c] = c;
+        }
+    s->count = c;
+    return s;
 }
 
 /* Adds one sentence's maps: attn [L][H][nq][nk] (the compared heads contiguous from layer_of[0]),
@@ -432,7 +472,9 @@ static atn_status sim_add_maps(atn_similarity *s, const atn_capture *cap, const 
     size_t map = (size_t)nq * nk;
     const float *base = attn ? attn + (size_t)s->layer_of[0] * s->n_heads * map : NULL;
     size_t total = (size_t)s->count * map;
-    bool in_place = mq == nq && mk == nk && base;   /* heads on demand are made one at a time and packed */
+    /* heads on demand are made one at a time and packed; so are the heads of layers that lack
+       some (not contiguous) */
+    bool in_place = mq == nq && mk == nk && base && !acc_of(s)->layer_heads;
     float *scratch = base ? NULL : malloc(map * sizeof *scratch);
     for (size_t i = 0; in_place && i < total; i++)
         in_place = isfinite(base[i]);
@@ -449,7 +491,7 @@ static atn_status sim_add_maps(atn_similarity *s, const atn_capture *cap, const 
                              s->count, mq, mk);
     }
     for (int32_t c = 0; packed && c < s->count; c++) {
-        const float *a = base ? base + (size_t)c * map
+        const float *a = attn ? attn + ((size_t)s->layer_of[c] * s->n_heads + s->head_of[c]) * map
                               : atn_capture_head_read(cap, s->layer_of[c], s->head_of[c], scratch, err);
         if (!a) {
             free(scratch);
@@ -506,6 +548,10 @@ atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_err
     if (cap->n_layers != s->n_layers || cap->n_heads != s->n_heads)
         return atn_error_set(err, ATN_E_SHAPE, "similarity: capture has %d layers x %d heads, expected %d x %d",
                              cap->n_layers, cap->n_heads, s->n_layers, s->n_heads);
+    const int32_t *lh = acc_of(s)->layer_heads;
+    if (lh ? !cap->layer_heads || memcmp(lh, cap->layer_heads, (size_t)s->n_layers * sizeof *lh) : has_absent(cap))
+        return atn_error_set(err, ATN_E_SHAPE, "similarity: the capture's layers have %s head counts than the "
+                             "comparison was made for (atn_similarity_new_capture)", lh ? "other" : "fewer");
     const int32_t *mask = cap->enc ? cap->enc->mask : NULL;
     return sim_add_maps(s, cap, cap->attn, cap->n, cap->n, mask, mask, err);
 }
@@ -576,7 +622,7 @@ atn_status atn_similarity_compute_progress(const atn_capture *cap, atn_metric me
     *out = NULL;
     if (!cap)
         return atn_error_set(err, ATN_E_INVALID, "similarity: no capture");
-    atn_similarity *s = atn_similarity_new(cap->n_layers, cap->n_heads, metric, scope, layer, err);
+    atn_similarity *s = atn_similarity_new_capture(cap, metric, scope, layer, err);
     if (!s)
         return err ? err->status : ATN_E_INVALID;
     atn_similarity_set_progress(s, progress, user_data);

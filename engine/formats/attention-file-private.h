@@ -20,7 +20,9 @@ struct atn_attn_file {
     int32_t n_npz_tokens;
     const char *primary;        /* "attn", "attn.L*", "decoder" or "encoder" */
     const atn_st_tensor *attn;  /* the [L][H][n][n] tensor, or NULL with per_layer */
-    const atn_st_tensor **per_layer;   /* [L] attn.L{l}, each [H][n][n] */
+    const atn_st_tensor **per_layer;   /* [L] attn.L{l}, each [H_l][n][n] */
+    int32_t *layer_heads;       /* [L] H_l when the layers' head counts differ (H is the largest;
+                                   the capture's layer_heads); NULL when every layer has H */
     atn_st_dtype dtype;
     int32_t L, H, n;
     atn_attn_file_info info;

@@ -341,26 +341,40 @@ static atn_status find_attention(atn_attn_file *f, atn_error *err) {
             f->H = (int32_t)lt->shape[0];
             f->n = (int32_t)lt->shape[1];
             f->dtype = lt->dtype;
-        } else if (lt->shape[0] != f->H) {
-            return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: tensor '%s' has %lld heads, 'attn.L0' has %d: layers "
-                                 "with different head counts are not shown yet", f->path, name,
-                                 (long long)lt->shape[0], f->H);
-        } else if (lt->shape[1] != f->n) {
+        } else if (lt->shape[0] != f->per_layer[0]->shape[0] && !f->layer_heads) {
+            /* layers of different head counts: H is the largest, the others' heads past theirs absent */
+            if (!(f->layer_heads = malloc((size_t)f->L * sizeof *f->layer_heads)))
+                return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory", f->path);
+        }
+        if (l > 0 && lt->shape[1] != f->n) {
             return atn_error_set(err, ATN_E_FORMAT, "%s: tensor '%s' has %lld tokens, 'attn.L0' has %d", f->path,
                                  name, (long long)lt->shape[1], f->n);
         } else if (lt->dtype != f->dtype) {
             return atn_error_set(err, ATN_E_FORMAT, "%s: tensor '%s' is %s, 'attn.L0' is %s: use one dtype", f->path,
                                  name, atn_st_dtype_name(lt->dtype), atn_st_dtype_name(f->dtype));
         }
+        if (lt->shape[0] > f->H)
+            f->H = (int32_t)lt->shape[0];
         f->per_layer[l] = lt;
     }
+    for (int32_t l = 0; f->layer_heads && l < f->L; l++)
+        f->layer_heads[l] = (int32_t)f->per_layer[l]->shape[0];
     return ATN_OK;
 }
+
+/* The heads layer l has (H unless the layers' head counts differ). */
+static int32_t heads_of(const atn_attn_file *f, int32_t l) { return f->layer_heads ? f->layer_heads[l] : f->H; }
 
 /* The optional tensors: present ones must have the shapes the format gives them. */
 static atn_status check_optional(atn_attn_file *f, atn_error *err) {
     char s[128];
     const atn_st_tensor *t;
+    static const char *const per_head[] = {"scores", "q", "k", "v"};
+    for (int i = 0; f->layer_heads && i < 4; i++)
+        if (atn_st_find(f->st, per_head[i]))
+            return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: tensor '%s' is not read beside layers of different head "
+                                 "counts (attn.L0 has %d heads, the largest layer %d); leave it out", f->path,
+                                 per_head[i], f->layer_heads[0], f->H);
     if ((t = atn_st_find(f->st, "scores"))) {
         if (t->ndim != 4 || t->shape[0] != f->L || t->shape[1] != f->H || t->shape[2] != f->n || t->shape[3] != f->n)
             return atn_error_set(err, ATN_E_FORMAT, "%s: tensor 'scores' has shape %s; expected [%d, %d, %d, %d] like "
@@ -543,6 +557,11 @@ static atn_status read_metadata(atn_attn_file *f, atn_error *err) {
     if (v && !cJSON_IsBool(v))
         return atn_error_set(err, ATN_E_FORMAT, "%s: metadata \"causal\" is not true or false", f->path);
     f->info.causal = v && cJSON_IsTrue(v);
+    for (int i = 0; f->layer_heads && i < 2; i++)
+        if (cJSON_GetObjectItemCaseSensitive(f->meta, i ? "kv_heads" : "n_kv_heads"))
+            return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: metadata \"%s\" is not read for layers of different "
+                                 "head counts (one K/V map for every layer); leave it out", f->path,
+                                 i ? "kv_heads" : "n_kv_heads");
     if ((v = cJSON_GetObjectItemCaseSensitive(f->meta, "n_kv_heads"))) {
         if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 ||
             v->valuedouble > f->H || f->H % (int32_t)v->valuedouble)
@@ -713,6 +732,7 @@ void atn_attn_file_free(atn_attn_file *f) {
     free(f->head_checked);
     free(f->block);
     free(f->per_layer);
+    free(f->layer_heads);
     for (int k = 0; k < 3; k++)
         free(f->stack_own[k]);
     for (int32_t i = 0; f->query_tokens && i < f->n_tgt; i++)
@@ -776,7 +796,8 @@ atn_status atn_attn_file_check_head_locked(atn_attn_file *f, int32_t l, int32_t 
                 snprintf(what, sizeof what, isnan(v) ? "NaN" : isinf(v) ? "Inf" : "the negative value %.6g",
                          (double)v);
                 return atn_error_set(err, ATN_E_FORMAT, "%s: '%s' holds %s at layer %d, head %d, query %zu, "
-                                     "key %zu%s", f->path, f->primary, what, l, h, i, j,
+                                     "key %zu%s", f->path, f->per_layer ? f->per_layer[l]->name : f->primary, what,
+                                     l, h, i, j,
                                      isfinite(v) ? " (were pre-softmax scores saved as attention? save them "
                                      "as 'scores' and their softmax as 'attn')" : "");
             }
@@ -804,7 +825,7 @@ atn_status atn_attn_file_check_head_locked(atn_attn_file *f, int32_t l, int32_t 
 /* Refuses NaN/Inf and negative values; counts the rows that do not sum to 1: every head of
  * layer l not checked yet, in order. */
 static atn_status check_layer(atn_attn_file *f, int32_t l, const float *a, atn_error *err) {
-    for (int32_t h = 0; h < f->H; h++) {
+    for (int32_t h = 0; h < heads_of(f, l); h++) {   /* an absent head is zeros, not attention */
         atn_status st = atn_attn_file_check_head_locked(f, l, h, a, err);
         if (st != ATN_OK)
             return st;
@@ -827,6 +848,13 @@ static void convert(const atn_attn_file *f, float *dst, const uint8_t *src, size
         atn_bf16_to_f32_array(dst, src, count);
     else
         memcpy(dst, src, count * sizeof(float));
+}
+
+/* Layer l as [H][n][n] floats into dst: its H_l heads converted, the absent ones zeros. */
+static void fill_layer(const atn_attn_file *f, int32_t l, float *dst) {
+    size_t nn = (size_t)f->n * f->n, have = (size_t)heads_of(f, l);
+    convert(f, dst, layer_raw(f, l), have * nn);
+    memset(dst + have * nn, 0, ((size_t)f->H - have) * nn * sizeof *dst);
 }
 
 atn_status atn_attn_file_layer(atn_attn_file *f, int32_t layer, const float **out, atn_error *err) {
@@ -852,13 +880,13 @@ atn_status atn_attn_file_layer_floats_locked(atn_attn_file *f, int32_t layer, co
     if (!f->layer_ptr[layer]) {
         const uint8_t *raw = layer_raw(f, layer);
         size_t count = (size_t)f->H * f->n * f->n;
-        if (f->dtype == ATN_ST_F32 && ((uintptr_t)raw & 3) == 0) {
+        if (f->dtype == ATN_ST_F32 && ((uintptr_t)raw & 3) == 0 && heads_of(f, layer) == f->H) {
             f->layer_ptr[layer] = (const float *)(const void *)raw;
         } else {
             float *own = malloc(count * sizeof *own);
             if (!own)
                 return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory for layer %d", f->path, layer);
-            convert(f, own, raw, count);
+            fill_layer(f, layer, own);
             f->layer_own[layer] = own;
             f->layer_ptr[layer] = own;
         }
@@ -930,7 +958,7 @@ atn_status atn_attn_file_capture(atn_attn_file *f, const atn_capture **out, atn_
             return atn_error_set(err, ATN_E_CANCELLED, "%s: cancelled", f->path);
         if (!in_place && !f->layer_ptr[l]) {   /* convert straight into the block */
             float *dst = f->block + (size_t)l * per;
-            convert(f, dst, layer_raw(f, l), per);
+            fill_layer(f, l, dst);
             f->layer_ptr[l] = dst;
         } else if (!in_place) {
             memcpy(f->block + (size_t)l * per, f->layer_ptr[l], per * sizeof(float));
@@ -947,7 +975,7 @@ atn_status atn_attn_file_capture(atn_attn_file *f, const atn_capture **out, atn_
         return sst;
     f->cap = (atn_capture){.n_layers = f->L, .n_heads = f->H, .n = f->n, .enc = f->enc,
                            .n_kv_heads = f->info.n_kv_heads,
-                           .attn = in_place ? (const float *)f->attn->data : f->block,
+                           .attn = in_place ? (const float *)f->attn->data : f->block, .layer_heads = f->layer_heads,
                            .temperature = 1.0f, .nonfinite_layer = -1, .precision = ATN_PRECISION_FP32};
     if (f->info.n_stacks) {   /* an encoder-decoder's file: the run's fields for its stacks */
         f->cap.n_stacks = 3;

@@ -21,7 +21,8 @@ atn_status atn_attn_file_capture_lazy(atn_attn_file *f, const atn_capture **out,
     if (!f->lazy_ready) {
         f->lazy_cap = (atn_capture){.n_layers = f->L, .n_heads = f->H, .n = f->n, .enc = f->enc, .attn = NULL,
                                     .n_kv_heads = f->info.n_kv_heads, .attn_on_demand = true, .run = NULL, .temperature = 1.0f,
-                                    .nonfinite_layer = -1, .precision = ATN_PRECISION_FP32};
+                                    .nonfinite_layer = -1, .precision = ATN_PRECISION_FP32,
+                                    .layer_heads = f->layer_heads};
         f->lazy_magic = ATN_ATTN_LAZY_MAGIC;
         f->lazy_ready = true;
     }
@@ -39,6 +40,11 @@ atn_status atn_attn_file_capture_head(const atn_capture *cap, int32_t layer, int
         return atn_error_set(err, ATN_E_INVALID, "head on demand: not an attention file's capture");
     if (head < 0 || head >= f->H)
         return atn_error_set(err, ATN_E_INVALID, "%s: head %d outside 0..%d", f->path, head, f->H - 1);
+    size_t nn = (size_t)f->n * f->n;
+    if (layer >= 0 && layer < f->L && f->layer_heads && head >= f->layer_heads[layer]) {
+        memset(out, 0, nn * sizeof *out);   /* a head the layer does not have: zeros (atn_capture.layer_heads) */
+        return ATN_OK;
+    }
     const float *a;
     pthread_mutex_lock(&f->lock);
     atn_status st = atn_attn_file_layer_floats_locked(f, layer, &a, err);
@@ -47,7 +53,6 @@ atn_status atn_attn_file_capture_head(const atn_capture *cap, int32_t layer, int
     pthread_mutex_unlock(&f->lock);
     if (st != ATN_OK)
         return st;
-    size_t nn = (size_t)f->n * f->n;
     memcpy(out, a + (size_t)head * nn, nn * sizeof *out);   /* the layer stays until the file is freed */
     return ATN_OK;
 }

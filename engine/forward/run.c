@@ -186,6 +186,12 @@ const float *atn_capture_head_read(const atn_capture *cap, int32_t layer, int32_
 
 bool atn_capture_has_heads(const atn_capture *cap) { return cap && (cap->attn || cap->attn_on_demand); }
 
+bool atn_capture_head_present(const atn_capture *cap, int32_t layer, int32_t head) {
+    if (!cap || layer < 0 || layer >= cap->n_layers || head < 0 || head >= cap->n_heads)
+        return false;
+    return !cap->layer_heads || head < cap->layer_heads[layer];
+}
+
 /* Floats of each buffer, in the order they are laid out in the block. */
 typedef struct run_layout {
     size_t hidden, trace, attn, h1, ffn, mask, pos, round;

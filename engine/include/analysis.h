@@ -101,6 +101,14 @@ void atn_similarity_set_progress(atn_similarity *sim, atn_progress_fn progress, 
 atn_similarity *atn_similarity_new(int32_t n_layers, int32_t n_heads, atn_metric metric, atn_scope scope,
                                    int32_t layer, atn_error *err);
 atn_status atn_similarity_add(atn_similarity *sim, const atn_capture *cap, atn_error *err);
+/* The accumulator for cap's heads: atn_similarity_new of its shape, but a capture whose
+ * layers have different head counts (cap->layer_heads) compares only the heads its layers
+ * have (count: their number; layer_of / head_of say which), so an absent head is in no pair
+ * and no cluster.  atn_similarity_add then takes captures of that shape and those head
+ * counts (another: ATN_E_SHAPE); atn_similarity_new's accumulator refuses a capture with
+ * absent heads (ATN_E_SHAPE).  Errors as atn_similarity_new (NULL cap: ATN_E_INVALID). */
+atn_similarity *atn_similarity_new_capture(const atn_capture *cap, atn_metric metric, atn_scope scope, int32_t layer,
+                                           atn_error *err);
 atn_status atn_similarity_finish(atn_similarity *sim, atn_error *err);
 void atn_similarity_free(atn_similarity *sim);
 
@@ -216,7 +224,10 @@ typedef struct atn_stats {
 atn_status atn_stats_by_kv_group(const atn_stats *st, int32_t kv_heads, atn_head_stats **out, atn_error *err);
 
 /* Per-sentence means, then averaged over sentences (each sentence weighs the same).
- * One capture: its statistics with each head labelled, *out the caller's (atn_stats_free). */
+ * One capture: its statistics with each head labelled, *out the caller's (atn_stats_free).
+ * A head the capture's layer does not have (atn_capture_head_present false) is not read:
+ * every number of it is NaN (pattern mixed; atn_head_stats_absent says so), so no mean,
+ * clearest head or K/V group counts it. */
 atn_status atn_stats_compute(const atn_capture *cap, atn_stats **out, atn_error *err);
 /* The same with a progress callback (NULL: none), called by each thread that shares the
  * heads after each of its heads (stage ATN_STAGE_STATISTICS, the fraction of its heads
@@ -298,6 +309,9 @@ atn_status atn_stats_write_csv(const atn_stats *st, FILE *f, atn_error *err);
 #define ATN_CLEAREST_HEAD_MIN 0.3
 bool atn_stats_clearest_head(const atn_stats *st, int32_t *layer, int32_t *head);
 
+/* A head with no statistics: its layer does not have it (every number NaN). */
+bool atn_head_stats_absent(const atn_head_stats *s);
+
 /* The label for a set of numbers (the thresholds are in head-stats.c). */
 atn_pattern atn_pattern_classify(const atn_head_stats *s, bool has_pairs);
 
@@ -308,7 +322,8 @@ bool atn_token_is_punct(const char *text);
 /* ---- attention rollout --------------------------------------------------------------- */
 
 /* Abnar & Zuidema 2020: per layer A' = 0.5 * mean_h(A) + 0.5 * I, rows renormalised to 1,
- * then R = A'_last ... A'_1 A'_0 through layers 0..last_layer (-1: all).  out is [n][n]:
+ * then R = A'_last ... A'_1 A'_0 through layers 0..last_layer (-1: all); mean_h over the
+ * heads the layer has (atn_capture_head_present).  out is [n][n]:
  * row i = how much token i's representation after last_layer draws on each input token.
  * Masked keys and rows are left as the model gives them.  out is the caller's [n][n]
  * floats.  ATN_E_INVALID: NULL capture or out, no attention, last_layer out of range, no

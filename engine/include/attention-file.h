@@ -3,7 +3,9 @@
  *
  * A safetensors file (no pickle) holding
  *   attn          [L, H, n, n]  probabilities, row = query, column = key   (or one
- *   attn.L{l}     [H, n, n]     per layer, l = 0..L-1, every layer the same H and n)
+ *   attn.L{l}     [H_l, n, n]   per layer, l = 0..L-1, every layer the same n; H_l may
+ *                               differ: H is then the largest, and a layer's heads past its
+ *                               H_l are absent, atn_capture.layer_heads)
  * and optionally scores [L, H, n, n] (pre-softmax), q / k / v [L, H|H_kv, n, d], mask [n]
  * (1 = real token), token_ids [n], type_ids [n], cross [L, H, n_dec, n_enc], encoder /
  * decoder [L, H, m, m]; attention in F32, F16 or BF16.  "__metadata__" maps names to JSON
@@ -35,7 +37,8 @@ typedef struct atn_attn_file atn_attn_file;
 
 /* What the header says (strings borrowed from the file object; "" when absent). */
 typedef struct atn_attn_file_info {
-    int32_t n_layers, n_heads, n;   /* the attention is [n_layers][n_heads][n][n] */
+    int32_t n_layers, n_heads, n;   /* the attention is [n_layers][n_heads][n][n] (n_heads: the
+                                       largest layer's, when attn.L{l} differ) */
     const char *model_id, *family, *source, *positions;
     bool causal;                    /* metadata "causal" (false when absent) */
     int32_t n_kv_heads;             /* metadata "n_kv_heads"; 0 when absent (also the
@@ -55,8 +58,8 @@ typedef struct atn_attn_file_info {
  * ATN_E_INVALID (NULL argument), ATN_E_IO (cannot open or map), ATN_E_FORMAT (not an
  * attention file, a wrong rank or shape, a dtype other than F32/F16/BF16 for attention, tokens
  * of the wrong length, metadata that is not JSON or of the wrong type, a header whose offsets
- * lie), ATN_E_UNSUPPORTED (a pickle, a compressed .npz, layers of different head counts),
- * ATN_E_NOMEM. */
+ * lie), ATN_E_UNSUPPORTED (a pickle, a compressed .npz; beside layers of different head
+ * counts: scores, q, k, v, n_kv_heads or kv_heads, named), ATN_E_NOMEM. */
 atn_status atn_attn_file_open(const char *path, atn_attn_file **out, atn_error *err);
 void atn_attn_file_free(atn_attn_file *f);   /* NULL: nothing */
 
@@ -90,7 +93,9 @@ const char *const *atn_attn_file_query_tokens(const atn_attn_file *f, int32_t *n
 
 /* Reads and checks every layer (errors as atn_attn_file_layer) and returns a capture of
  * the file: n_layers, n_heads, n, enc (atn_attn_file_encoding), attn ([L][H][n][n]: the
- * mapping itself for a contiguous aligned F32 `attn`, else one block the file owns); an
+ * mapping itself for a contiguous aligned F32 `attn`, else one block the file owns; layers
+ * of different head counts: their absent heads zeros there, layer_heads [L] the counts,
+ * borrowed from f); an
  * encoder-decoder's file (info.n_stacks 3) also gets n_stacks, stacks (encoder = attn,
  * decoder, cross: as a run's, q_ids/k_ids the file's token_ids and target_ids or -1s, the
  * decoder and cross checked as layers are), n_dec_layers, n_tgt and target_ids; no

@@ -620,6 +620,13 @@ typedef struct atn_capture {
        output projected by each layer's cross-attention weights) */
     const float *dec_q, *dec_k, *dec_v, *dec_ctx;
     const float *cross_q, *cross_k, *cross_v, *cross_ctx;
+    /* An attention file whose layers have different head counts (one attn.L{l} of H_l heads
+       per layer; attention-file.h): n_heads is the largest H_l, and layer l has heads
+       0..layer_heads[l]-1.  Its other heads are absent (atn_capture_head_present false): read
+       as zeros, but never counted as heads: their statistics are NaN, similarity leaves them
+       out (atn_similarity_new_capture), rollout averages the heads a layer has, and figures
+       and views draw "no head".  NULL: every layer has n_heads heads (every run). */
+    const int32_t *layer_heads;
 } atn_capture;
 
 /* The three kinds of attention an encoder-decoder has (atn_capture.stacks). */
@@ -671,6 +678,10 @@ const float *atn_capture_head_read(const atn_capture *cap, int32_t layer, int32_
                                    atn_error *err);
 /* True when every head can be read (cap->attn, or heads on demand); false for NULL. */
 bool atn_capture_has_heads(const atn_capture *cap);
+/* Whether layer `layer` has head `head` (see atn_capture.layer_heads: false for a head past
+ * the layer's count; true for every head of a capture without layer_heads).  false for a
+ * NULL cap or a layer or head out of range. */
+bool atn_capture_head_present(const atn_capture *cap, int32_t layer, int32_t head);
 
 /* The [n][n] additive mask layer's softmax added (cap->mask_add, or cap->mask_base in a
  * layer the what-if masks skipped); NULL for a NULL capture, a layer outside 0..L-1 or a

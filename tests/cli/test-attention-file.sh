@@ -139,6 +139,29 @@ PY
   "$A" stats --model demo --text "$TEXT" --format json -o "$T/m.json" 2>/dev/null || fail "stats model"
   "$A" stats --attention "$T/w.safetensors" --format json -o "$T/f.json" 2>"$T/err" || fail "stats file: $(cat "$T/err")"
   cmp -s "$T/m.json" "$T/f.json" || fail "the docs' writer's file gives other statistics than the model"
+  # the writer's list of layers: attn.L0, attn.L1, ... (the same statistics), and layers of
+  # different head counts (layer 1 keeps 2 of its heads: those 2 absent, the rest the model's)
+  cat >> "$T/writer.py" <<'PY'
+save_attention(sys.argv[4], list(a), tokens, model_id="demo", source="custom")
+save_attention(sys.argv[5], [a[0], a[1][:2]] + list(a[2:]), tokens, model_id="demo", source="custom")
+PY
+  "$PY" "$T/writer.py" "$T/a.npy" "$T/a.json" "$T/w2.safetensors" "$T/l.safetensors" "$T/p.safetensors" ||
+    fail "the docs' writer failed on a list of layers"
+  grep -q '"attn.L1"' "$T/l.safetensors" || fail "the list was not written as attn.L{l}"
+  "$A" stats --attention "$T/l.safetensors" --format json -o "$T/l.json" 2>"$T/err" || fail "stats list: $(cat "$T/err")"
+  cmp -s "$T/m.json" "$T/l.json" || fail "the writer's attn.L{l} file gives other statistics than the model"
+  "$A" stats --attention "$T/p.safetensors" --format json -o "$T/p.json" 2>"$T/err" || fail "stats pruned: $(cat "$T/err")"
+  "$PY" - "$T/m.json" "$T/p.json" <<'PY' || fail "the pruned layer's statistics"
+import json, sys
+m, p = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+H = m["heads_per_layer"]
+assert p["heads_per_layer"] == H and len(p["heads"]) == len(m["heads"])
+for a, b in zip(m["heads"], p["heads"]):
+    if b["layer"] == 1 and b["head"] >= 2:
+        assert b.get("absent") is True and b["entropy"] is None, b
+    else:
+        assert a == b, (a, b)
+PY
   # .npz with the same names, tokens as a numpy string array
   "$PY" - "$T" <<'PY' || fail "npz"
 import json, sys, numpy as np
@@ -338,6 +361,123 @@ PY
     expect_error 0 "warning: .*1 rows of .attn. do not sum to 1; the worst, layer 1 head 1 query 1 (\"b\"), sums to 2.5" \
       "$A" export heatmap --attention "$T/sums-$dt.safetensors" --layer 1 --head 1 -o "$T/x.svg"
   done
+  ;;
+layer-heads)
+  # one attn.L{l} per layer: with the same head count the file is the stacked file, bit for
+  # bit (stats, similarity, figures); with 4 heads in layer 0 and 2 in layer 1 the capture has
+  # 4 heads, layer 1's heads 2 and 3 absent: stats gives them null ("absent": true) and every
+  # other head the stacked file's numbers, similarity compares the 6 heads there are with the
+  # stacked file's values for them, export grid draws 2 dashed "no head" places (a file whose
+  # heads 2 and 3 are zeros draws none), a head the layer lacks is refused; bad layouts exit 2
+  # naming the tensor or key
+  python3 - "$T" <<'PY' || fail "could not write the files"
+import json, struct, sys
+H, n = 4, 3
+rows = [[1, 0, 0], [0.5, 0.5, 0], [0.25, 0.25, 0.5], [0, 0, 1], [0.2, 0.3, 0.5]]
+def head(l, h):
+    return [v for i in range(n) for v in rows[(3 * i + l + 2 * h) % len(rows)][:]]
+def fix(vals):   # rows[3] and rows[4] need no fixing: every row sums to 1
+    return vals
+def save(path, tensors, meta=None):
+    header, data = {}, b""
+    for name, (shape, vals, dt) in tensors.items():
+        b = struct.pack("<%d%s" % (len(vals), "f" if dt == "F32" else "i"), *vals)
+        header[name] = {"dtype": dt, "shape": shape, "data_offsets": [len(data), len(data) + len(b)]}
+        data += b
+    m = {"format": "attnscope-attention/1", "tokens": ["a", "b", "c"], "model_id": "layers"}
+    m.update(meta or {})
+    header["__metadata__"] = {k: json.dumps(v) for k, v in m.items()}
+    t = json.dumps(header).encode(); t += b" " * (-len(t) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(t)) + t + data)
+d = sys.argv[1]
+layer = [sum((head(l, h) for h in range(H)), []) for l in range(2)]
+save(d + "/stacked.safetensors", {"attn": ([2, H, n, n], layer[0] + layer[1], "F32")})
+save(d + "/perlayer.safetensors", {"attn.L0": ([H, n, n], layer[0], "F32"), "attn.L1": ([H, n, n], layer[1], "F32")})
+two = layer[1][:2 * n * n]
+save(d + "/differ.safetensors", {"attn.L0": ([H, n, n], layer[0], "F32"), "attn.L1": ([2, n, n], two, "F32")})
+save(d + "/zeros.safetensors", {"attn": ([2, H, n, n], layer[0] + two + [0.0] * (2 * n * n), "F32")})
+save(d + "/gap.safetensors", {"attn.L0": ([H, n, n], layer[0], "F32"), "attn.L2": ([2, n, n], two, "F32")})
+save(d + "/beside.safetensors", {"attn": ([1, H, n, n], layer[0], "F32"), "attn.L0": ([H, n, n], layer[0], "F32")})
+save(d + "/tokens.safetensors", {"attn.L0": ([H, n, n], layer[0], "F32"), "attn.L1": ([1, 2, 2], [1, 0, 0, 1], "F32")})
+save(d + "/q.safetensors", {"attn.L0": ([H, n, n], layer[0], "F32"), "attn.L1": ([2, n, n], two, "F32"),
+                            "q": ([2, H, n, 2], [0.0] * (2 * H * n * 2), "F32")})
+save(d + "/kv.safetensors", {"attn.L0": ([H, n, n], layer[0], "F32"), "attn.L1": ([2, n, n], two, "F32")},
+     {"n_kv_heads": 2})
+nan = list(two); nan[n * n + 4] = float("nan")   # layer 1, head 1, query 1, key 1
+save(d + "/nan.safetensors", {"attn.L0": ([H, n, n], layer[0], "F32"), "attn.L1": ([2, n, n], nan, "F32")})
+PY
+  # the same head count: the stacked file's bytes
+  for f in stacked perlayer; do
+    "$A" stats --attention "$T/$f.safetensors" --format json -o "$T/$f-stats.json" 2>"$T/err" || fail "stats $f: $(cat "$T/err")"
+    "$A" similarity --attention "$T/$f.safetensors" -o "$T/$f-sim.json" 2>"$T/err" || fail "similarity $f: $(cat "$T/err")"
+    "$A" similarity --attention "$T/$f.safetensors" -o "$T/$f-sim.npy" 2>"$T/err" || fail "similarity npy $f"
+    for fig in grid heatmap rollout; do
+      "$A" export $fig --attention "$T/$f.safetensors" --layer 1 --head 2 -o "$T/$f-$fig.svg" 2>"$T/err" ||
+        fail "export $fig $f: $(cat "$T/err")"
+    done
+  done
+  for out in stats.json sim.json sim.npy grid.svg heatmap.svg rollout.svg; do
+    cmp -s "$T/stacked-$out" "$T/perlayer-$out" || fail "attn.L0, attn.L1 give another $out than attn"
+  done
+  # 4 heads, then 2
+  "$A" stats --attention "$T/differ.safetensors" --format json -o "$T/differ-stats.json" 2>"$T/err" ||
+    fail "stats differ: $(cat "$T/err")"
+  "$A" stats --attention "$T/differ.safetensors" --format table -o "$T/differ-stats.txt" 2>"$T/err" ||
+    fail "stats table differ: $(cat "$T/err")"
+  [ "$(grep -c 'no head' "$T/differ-stats.txt")" = 2 ] || fail "the table does not say 'no head' twice: $(cat "$T/differ-stats.txt")"
+  "$A" similarity --attention "$T/differ.safetensors" -o "$T/differ-sim.json" 2>"$T/err" ||
+    fail "similarity differ: $(cat "$T/err")"
+  python3 - "$T" <<'PY' || fail "the statistics or similarity of the 4 + 2 heads are not the stacked file's"
+import json, sys
+d = sys.argv[1]
+full, part = json.load(open(d + "/stacked-stats.json")), json.load(open(d + "/differ-stats.json"))
+assert part["layers"] == 2 and part["heads_per_layer"] == 4, part
+assert len(part["heads"]) == 8
+for a, b in zip(full["heads"], part["heads"]):
+    if (b["layer"], b["head"]) in [(1, 2), (1, 3)]:
+        assert b["absent"] is True and b["pattern"] is None, b
+        assert all(b[k] is None for k in ["entropy", "entropy_norm", "cls", "sep", "punct", "self", "prev", "next",
+                                          "local", "same_segment", "distance"]), b
+    else:
+        assert a == b, (a, b)
+# hand-computed: layer 0 head 0 rows are rows[0], rows[3], rows[1] (index (3i + 0 + 0) % 5):
+# self = (1 + 0 + 0) / 3; prev = (0 + 0.5) / 2 (rows with a previous token: 1, 2)
+h00 = part["heads"][0]
+assert abs(h00["self"] - 1 / 3) < 1e-8 and abs(h00["prev"] - 0.25) < 1e-12, h00   # %.9g
+fs, ps = json.load(open(d + "/stacked-sim.json")), json.load(open(d + "/differ-sim.json"))
+heads = [tuple(x) for x in ps["heads"]]
+assert heads == [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1)], heads
+index = {tuple(x): i for i, x in enumerate(fs["heads"])}
+for i, a in enumerate(heads):
+    for j, b in enumerate(heads):
+        assert ps["values"][i][j] == fs["values"][index[a]][index[b]], (a, b)
+print("stats: 6 heads equal, 2 absent; similarity: 6 x 6 values equal")
+PY
+  "$A" export grid --attention "$T/differ.safetensors" -o "$T/differ-grid.svg" 2>"$T/err" || fail "grid: $(cat "$T/err")"
+  "$A" export grid --attention "$T/zeros.safetensors" -o "$T/zeros-grid.svg" 2>"$T/err" || fail "grid zeros"
+  [ "$(grep -c 'stroke-dasharray' "$T/differ-grid.svg")" = 2 ] || fail "the grid does not draw 2 dashed places"
+  [ "$(grep -c 'stroke-dasharray' "$T/zeros-grid.svg")" = 0 ] || fail "zero heads are drawn as absent ones"
+  "$A" export heatmap --attention "$T/differ.safetensors" --layer 1 --head 1 -o "$T/differ-h.svg" 2>"$T/err" ||
+    fail "heatmap layer 1 head 1: $(cat "$T/err")"
+  "$A" export heatmap --attention "$T/stacked.safetensors" --layer 1 --head 1 -o "$T/stacked-h.svg" 2>/dev/null ||
+    fail "heatmap stacked"
+  cmp -s "$T/differ-h.svg" "$T/stacked-h.svg" || fail "layer 1 head 1 differs from the stacked file's"
+  expect_error 2 "--head 3: layer 1 has no head 3 (the attention file's layer has 2 heads, 0..1)" \
+    "$A" export heatmap --attention "$T/differ.safetensors" --layer 1 --head 3 -o "$T/x.svg"
+  expect_error 2 "layer 1 has no head 2" "$A" export headview --attention "$T/differ.safetensors" --layer 1 \
+    --head 2 -o "$T/x.svg"
+  "$A" export rollout --attention "$T/differ.safetensors" -o "$T/r.svg" 2>"$T/err" || fail "rollout: $(cat "$T/err")"
+  # bad layouts
+  expect_error 2 "'attn.L1' is missing (layers count from 0 without gaps)" "$A" stats --attention "$T/gap.safetensors"
+  expect_error 2 "both 'attn' and 'attn.L0'" "$A" stats --attention "$T/beside.safetensors"
+  expect_error 2 "tensor 'attn.L1' has 2 tokens, 'attn.L0' has 3" "$A" stats --attention "$T/tokens.safetensors"
+  expect_error 2 "tensor 'q' is not read beside layers of different head counts" \
+    "$A" stats --attention "$T/q.safetensors"
+  expect_error 2 'metadata "n_kv_heads" is not read for layers of different head counts' \
+    "$A" stats --attention "$T/kv.safetensors"
+  expect_error 2 "'attn.L1' holds NaN at layer 1, head 1, query 1, key 1" "$A" stats --attention "$T/nan.safetensors"
+  expect_error 2 "'attn.L1' holds NaN at layer 1, head 1, query 1, key 1" "$A" export heatmap --attention \
+    "$T/nan.safetensors" --layer 1 --head 1 -o "$T/x.svg"
   ;;
 *)
   fail "unknown case"

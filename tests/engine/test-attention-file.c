@@ -2,9 +2,11 @@
  * files written byte by byte here (so the reader is checked against the format, not against
  * its own writer), F16/BF16 decoding against hand-picked bit patterns, the round trip of
  * the writer bit for bit, and every bad input refused naming the tensor or key. */
+#include "analysis.h"
 #include "attention-file.h"
 #include "check.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,6 +319,93 @@ static void test_bad_inputs(void) {
     expect_error(tmp("absent.safetensors"), ATN_E_IO, "absent.safetensors");
 }
 
+/* One attn.L{l} per layer.  The same head count: the capture of the stacked file, bit for
+ * bit.  4 + 2 ... here 2 heads in layer 0 and 1 in layer 1: n_heads 2, layer_heads {2, 1},
+ * the absent head zeros and never counted: its statistics NaN, similarity compares the 3
+ * heads there are, rollout's layer 1 is its one head's (worked by hand below). */
+static void test_layer_heads(void) {
+    float l0[2][2][2] = {{{1, 0}, {0.5f, 0.5f}}, {{0.25f, 0.75f}, {0, 1}}}, l1[1][2][2] = {{{0.5f, 0.5f}, {1, 0}}};
+    float same[2][2][2][2];
+    memcpy(same[0], l0, sizeof l0);
+    memcpy(same[1], l0, sizeof l0);
+    char h[768];
+    snprintf(h, sizeof h, "{" META "}, \"attn\": {\"dtype\": \"F32\", \"shape\": [2, 2, 2, 2], \"data_offsets\": [0, 64]}}");
+    const char *stacked = st_file("stacked.safetensors", h, same, sizeof same);
+    snprintf(h, sizeof h, "{" META "}, \"attn.L0\": {\"dtype\": \"F32\", \"shape\": [2, 2, 2], \"data_offsets\": [0, 32]}, "
+             "\"attn.L1\": {\"dtype\": \"F32\", \"shape\": [2, 2, 2], \"data_offsets\": [32, 64]}}");
+    const char *per = st_file("per.safetensors", h, same, sizeof same);
+    atn_attn_file *fa = NULL, *fb = NULL;
+    atn_error err = {0};
+    const atn_capture *ca = NULL, *cb = NULL;
+    CHECK(atn_attn_file_open(stacked, &fa, &err) == ATN_OK && atn_attn_file_capture(fa, &ca, NULL, NULL, &err) == ATN_OK);
+    CHECK_MSG(atn_attn_file_open(per, &fb, &err) == ATN_OK && atn_attn_file_capture(fb, &cb, NULL, NULL, &err) == ATN_OK,
+              "%s", err.message);
+    if (ca && cb) {
+        CHECK(cb->n_layers == 2 && cb->n_heads == 2 && cb->n == 2 && !cb->layer_heads);
+        CHECK(memcmp(ca->attn, cb->attn, sizeof same) == 0);
+    }
+    atn_attn_file_free(fa);
+    atn_attn_file_free(fb);
+
+    unsigned char data[sizeof l0 + sizeof l1];
+    memcpy(data, l0, sizeof l0);
+    memcpy(data + sizeof l0, l1, sizeof l1);
+    snprintf(h, sizeof h, "{" META "}, \"attn.L0\": {\"dtype\": \"F32\", \"shape\": [2, 2, 2], \"data_offsets\": [0, 32]}, "
+             "\"attn.L1\": {\"dtype\": \"F32\", \"shape\": [1, 2, 2], \"data_offsets\": [32, 48]}}");
+    const char *path = st_file("differ.safetensors", h, data, sizeof data);
+    for (int lazy = 0; lazy < 2; lazy++) {
+        atn_attn_file *f = NULL;
+        const atn_capture *cap = NULL;
+        CHECK_MSG(atn_attn_file_open(path, &f, &err) == ATN_OK, "%s", err.message);
+        CHECK(f && (lazy ? atn_attn_file_capture_lazy(f, &cap, &err) : atn_attn_file_capture(f, &cap, NULL, NULL, &err)) ==
+                       ATN_OK);
+        if (!cap) {
+            atn_attn_file_free(f);
+            continue;
+        }
+        CHECK(cap->n_layers == 2 && cap->n_heads == 2 && cap->layer_heads && cap->layer_heads[0] == 2 &&
+              cap->layer_heads[1] == 1);
+        CHECK(atn_capture_head_present(cap, 1, 0) && !atn_capture_head_present(cap, 1, 1) &&
+              atn_capture_head_present(cap, 0, 1));
+        float head[4];
+        CHECK(atn_capture_head(cap, 1, 0, head, &err) == ATN_OK && memcmp(head, l1, sizeof head) == 0);
+        CHECK(atn_capture_head(cap, 1, 1, head, &err) == ATN_OK && head[0] == 0 && head[1] == 0 && head[2] == 0 &&
+              head[3] == 0);
+        atn_stats *st = NULL;
+        CHECK(atn_stats_compute(cap, &st, &err) == ATN_OK);
+        if (st) {
+            CHECK(atn_head_stats_absent(&st->heads[3]) && isnan(st->heads[3].self) && isnan(st->heads[3].prev));
+            CHECK(!atn_head_stats_absent(&st->heads[2]));
+            CHECK_NEAR(st->heads[2].self, (0.5 + 0) / 2, 1e-12);   /* a00 = 0.5, a11 = 0 */
+            int32_t cl, ch;
+            if (atn_stats_clearest_head(st, &cl, &ch))
+                CHECK(atn_capture_head_present(cap, cl, ch));
+        }
+        atn_stats_free(st);
+        atn_similarity *sim = NULL;
+        CHECK(atn_similarity_compute(cap, ATN_METRIC_JS, ATN_SCOPE_MODEL, -1, &sim, &err) == ATN_OK);
+        if (sim) {
+            CHECK(sim->count == 3 && sim->layer_of[2] == 1 && sim->head_of[2] == 0 && sim->head_of[1] == 1);
+            CHECK(sim->values[0 * 3 + 0] == 0);
+        }
+        atn_similarity_free(sim);
+        atn_similarity *lay = atn_similarity_new_capture(cap, ATN_METRIC_COSINE, ATN_SCOPE_LAYER, 1, &err);
+        CHECK(lay && lay->count == 1);
+        atn_similarity_free(lay);
+        atn_similarity *plain = atn_similarity_new(2, 2, ATN_METRIC_JS, ATN_SCOPE_MODEL, -1, &err);
+        CHECK(plain && atn_similarity_add(plain, cap, &err) == ATN_E_SHAPE);
+        atn_similarity_free(plain);
+        /* rollout by hand: A'0 = 0.5 mean(h0, h1) + 0.5 I = [[.8125 .1875] [.125 .875]],
+           A'1 = 0.5 l1 + 0.5 I = [[.75 .25] [.5 .5]] (one head, not a mean with a zero one),
+           R = A'1 A'0 */
+        float r[4];
+        const float want[4] = {0.640625f, 0.359375f, 0.46875f, 0.53125f};
+        CHECK(atn_rollout_compute(cap, -1, r, &err) == ATN_OK);
+        CHECK_ARRAY_NEAR("rollout", r, want, 4, 1e-6);
+        atn_attn_file_free(f);
+    }
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "/tmp/atn-attnfile-XXXXXX");
     if (!mkdtemp(dir))
@@ -327,6 +416,7 @@ int main(void) {
     test_numpy_containers();
     test_unaligned_and_nul_padding();
     test_bad_inputs();
+    test_layer_heads();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

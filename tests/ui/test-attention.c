@@ -7,9 +7,13 @@
 
 #include "atn-result-test.h"
 #include "atn-session-attention-test.h"
+#include "analysis.h"
+#include "atn-model-grid-test.h"
+#include "atn-model-grid-view.h"
 #include "attention-file.h"
 
 #include <glib/gi18n.h>
+#include <math.h>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -553,6 +557,122 @@ static void test_attention_file_big(void) {
     g_unlink(path);
 }
 
+/* One attn.L{l} per layer, 4 heads in layer 0 and 2 in layer 1 (written byte by byte here):
+ * the window shows 4 heads a layer, layer 1's heads 2 and 3 absent: the session never
+ * selects them (asked for head 3 of layer 1, or moved to layer 1 from head 3, it shows head
+ * 1), the Head view shows layer 1 head 1 bit for bit, the statistics call 2 heads absent
+ * (NaN, "no head" in the table) and count none of them, the Model view's tooltip says the
+ * layer has no such head and a click there opens nothing, the Similarity view compares 6
+ * heads. */
+static void test_attention_file_layer_heads(void) {
+    enum { N = 3 };
+    float l0[4][N][N], l1[2][N][N];
+    static const float rows[5][N] = {{1, 0, 0}, {0.5f, 0.5f, 0}, {0.25f, 0.25f, 0.5f}, {0, 0, 1}, {0.5f, 0, 0.5f}};
+    for (int h = 0; h < 4; h++)
+        for (int i = 0; i < N; i++) {
+            memcpy(l0[h][i], rows[(3 * i + 2 * h) % 5], sizeof l0[h][i]);
+            if (h < 2)
+                memcpy(l1[h][i], rows[(3 * i + 1 + 2 * h) % 5], sizeof l1[h][i]);
+        }
+    g_autofree char *header = g_strdup_printf(
+        "{\"__metadata__\": {\"format\": \"\\\"attnscope-attention/1\\\"\", \"tokens\": "
+        "\"[\\\"the\\\", \\\"cat\\\", \\\"sat\\\"]\", \"model_id\": \"\\\"layers\\\"\"}, "
+        "\"attn.L0\": {\"dtype\": \"F32\", \"shape\": [4, %d, %d], \"data_offsets\": [0, %zu]}, "
+        "\"attn.L1\": {\"dtype\": \"F32\", \"shape\": [2, %d, %d], \"data_offsets\": [%zu, %zu]}}",
+        N, N, sizeof l0, N, N, sizeof l0, sizeof l0 + sizeof l1);
+    GString *file = g_string_new(NULL);
+    size_t hl = strlen(header), pad = (8 - hl % 8) % 8;
+    guint64 len = hl + pad;
+    g_string_append_len(file, (const char *)&len, 8);
+    g_string_append(file, header);
+    for (size_t i = 0; i < pad; i++)
+        g_string_append_c(file, ' ');
+    g_string_append_len(file, (const char *)l0, sizeof l0);
+    g_string_append_len(file, (const char *)l1, sizeof l1);
+    g_autofree char *path = g_build_filename(dir, "layer-heads.safetensors", NULL);
+    g_assert_true(g_file_set_contents(path, file->str, (gssize)file->len, NULL));
+    g_string_free(file, TRUE);
+
+    AtnWindow *win = new_window();
+    AtnSession *s = atn_window_get_session(win);
+    show_view(win, "head");
+    atn_session_open_attention(s, path);
+    file_wait fw = {win, path};
+    g_assert_true(wait_for(showing_file, &fw));
+    g_assert_null(atn_window_get_error(win));
+    AtnResult *r = atn_session_get_result(s);
+    const atn_capture *cap = atn_result_get_capture(r);
+    g_assert_cmpint(atn_result_get_n_layers(r), ==, 2);
+    g_assert_cmpint(atn_result_get_n_heads(r), ==, 4);
+    g_assert_nonnull(cap->layer_heads);
+    g_assert_cmpint(cap->layer_heads[1], ==, 2);
+    /* never an absent head */
+    atn_session_select_head(s, 1, 3);
+    g_assert_cmpint(atn_session_get_layer(s), ==, 1);
+    g_assert_cmpint(atn_session_get_head(s), ==, 1);
+    atn_session_select_head(s, 0, 3);
+    atn_session_set_layer(s, 1);
+    g_assert_cmpint(atn_session_get_head(s), ==, 1);
+    settle(50);
+    AtnHeatmap *hm = head_heatmap(win);
+    g_assert_cmpint(atn_heatmap_get_rows(hm), ==, N);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            float got = atn_heatmap_get_value(hm, i, j);
+            g_assert_cmpint(memcmp(&got, &l1[1][i][j], sizeof got), ==, 0);
+        }
+    /* the statistics: 6 heads with numbers, 2 absent */
+    g_assert_true(wait_for(stats_settled, s));
+    const atn_stats *st = atn_result_get_stats(r);
+    g_assert_nonnull(st);
+    int absent = 0;
+    for (int c = 0; c < 8; c++)
+        absent += atn_head_stats_absent(&st->heads[c]) ? 1 : 0;
+    g_assert_cmpint(absent, ==, 2);
+    g_assert_true(atn_head_stats_absent(&st->heads[1 * 4 + 3]) && atn_head_stats_absent(&st->heads[1 * 4 + 2]));
+    /* layer 0 head 0: rows[0], rows[3], rows[1]: a00 + a11 + a22 = 1 + 0 + 0 */
+    g_assert_cmpfloat(fabs(st->heads[0].self - 1.0 / 3), <, 1e-12);
+    show_view(win, "statistics");
+    settle(50);
+    /* the Model view: the tooltip of an empty place, and a click there opens nothing */
+    show_view(win, "model");
+    settle(50);
+    AtnModelGrid *grid = atn_model_grid_view_get_grid(ATN_MODEL_GRID_VIEW(atn_window_get_view_widget(win, "model")));
+    g_autofree char *tip = atn_model_grid_dup_layer_tooltip(grid, 1, 3);
+    g_assert_nonnull(tip);
+    g_autofree char *want_tip = g_strdup_printf(_("Layer %d has no head %d: it has %d heads (the file's layers differ)"),
+                                                1, 3, 2);
+    g_assert_nonnull(strstr(tip, want_tip));
+    gboolean clicked = FALSE;
+    int gw = gtk_widget_get_width(GTK_WIDGET(grid)), gh = gtk_widget_get_height(GTK_WIDGET(grid));
+    for (int y = 0; y < gh && !clicked; y += 3)
+        for (int x = 0; x < gw && !clicked; x += 3) {
+            int l, hd;
+            if (atn_model_grid_head_at(grid, x, y, &l, &hd) && l == 1 && hd == 3) {
+                click(GTK_WIDGET(grid), x + 4, y + 4);
+                clicked = TRUE;
+            }
+        }
+    g_assert_true(clicked);
+    settle(20);
+    g_assert_cmpstr(atn_window_get_view(win), ==, "model");
+    g_autofree char *png = g_build_filename(dir, "layer-heads-model.png", NULL);
+    g_autoptr(GError) error = NULL;
+    g_assert_true(atn_window_export_to(win, png, 1, &error));
+    /* the Similarity view's comparison: the 6 heads there are */
+    atn_similarity *sim = NULL;
+    atn_error err = {0};
+    g_assert_cmpint(atn_similarity_compute(cap, ATN_METRIC_JS, ATN_SCOPE_MODEL, -1, &sim, &err), ==, ATN_OK);
+    g_assert_cmpint(sim->count, ==, 6);
+    atn_similarity_free(sim);
+    show_view(win, "similarity");
+    settle(100);
+    g_assert_null(atn_window_get_error(win));
+    destroy_window(win);
+    g_unlink(png);
+    g_unlink(path);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -563,6 +683,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/attention-file-encdec", test_attention_file_encdec);
     g_test_add_func("/ui/attention-file-lazy", test_attention_file_lazy);
     g_test_add_func("/ui/attention-file-big", test_attention_file_big);
+    g_test_add_func("/ui/attention-file-layer-heads", test_attention_file_layer_heads);
     g_test_add_func("/ui/second-instance", test_second_instance);
     int rc = g_test_run();
     g_rmdir(dir);

@@ -184,6 +184,21 @@ void atn_render_model_grid(cairo_t *cr, const atn_grid_spec *s, double w, double
     for (int32_t l = 0; (s->attn || (cap && (cap->attn || scratch))) && s->n > 0 && l < s->n_layers; l++)
         for (int32_t hh = 0; hh < s->n_heads; hh++) {
             size_t c = (size_t)l * s->n_heads + hh;
+            if (s->cap && !atn_capture_head_present(s->cap, l, hh)) {
+                /* an attention file's layer with fewer heads: a dashed empty place, not zeros */
+                atn_rect r = {G.x0 + hh * G.step_x, G.y0 + l * G.step_y, G.thumb, G.thumb};
+                double dash[] = {3 * fs, 3 * fs};
+                rt_rgb(cr, t.st.fg, 0.35);
+                cairo_set_line_width(cr, fs);
+                cairo_set_dash(cr, dash, 2, 0);
+                cairo_rectangle(cr, r.x + fs / 2, r.y + fs / 2, r.w - fs, r.h - fs);
+                cairo_stroke(cr);
+                cairo_set_dash(cr, NULL, 0, 0);
+                rt_rgb(cr, t.st.fg, 0.7);
+                rt_draw(cr, &t, rt_tr(N_("no head")), RT_SMALL * 0.85, false, r.x + r.w / 2,
+                        r.y + r.h / 2 - rt_line_height(&t, RT_SMALL * 0.85) / 2, 0.5, r.w);
+                continue;
+            }
             bool cached = s->thumbs && s->thumbs[c];
             const float *a = s->attn ? s->attn + c * nn
                              : cached ? NULL : atn_capture_head_read(cap, l, hh, scratch, NULL);
