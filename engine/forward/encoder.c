@@ -362,8 +362,9 @@ static void feed_stats(void *user, int32_t l, int32_t h, const float *att_h, int
         atn_stats_rows_add(user, l, h, i, att_h + (size_t)i * n);
 }
 
-/* The reference ops' head_done: each head's probabilities, once made, to the run's
- * statistics rows and its head sink (atn_run_options). */
+/* head_done: each head's probabilities, once made, to the run's statistics rows (the
+ * reference ops only: after a walk on the packed ops feed_stats_after feeds them) and its
+ * head sink (atn_run_options; the packed ops call it from the thread that made the head). */
 static void feed_heads(void *user, int32_t l, int32_t h, const float *att_h, int32_t n) {
     const atn_run_options *o = user;
     if (o->stats_rows)
@@ -372,15 +373,9 @@ static void feed_heads(void *user, int32_t l, int32_t h, const float *att_h, int
         o->head_sink->head(o->head_sink->user, l, h, att_h, n);
 }
 
-/* The packed ops' attn_done with a head sink: the layer's heads, split over the team (each
- * head from one thread), from the layer's [H][n][n] while it holds them. */
-static void sink_layer(const atn_walk *w, int tid, int nt, int32_t l) {
-    const atn_head_sink *hs = w->opts->head_sink;
-    const atn_walk_seq *s = &w->seq[0];
-    size_t nn = (size_t)s->n * s->n;
-    const float *layer = s->attn + s->attn_stride * (size_t)l;
-    for (int32_t h = tid; h < w->m->cfg.n_heads; h += nt)
-        hs->head(hs->user, l, h, layer + (size_t)h * nn, s->n);
+static void sink_head(void *user, int32_t l, int32_t h, const float *att_h, int32_t n) {
+    const atn_head_sink *hs = ((const atn_run_options *)user)->head_sink;
+    hs->head(hs->user, l, h, att_h, n);
 }
 
 /* The same after a walk on the packed ops (whose threads share a head's rows): each head
@@ -448,25 +443,26 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
     /* the packed ops read the mask (so masks need nothing of them) but apply no per-head
        intervention and no rounding: with one, the reference ops run */
     a->ran_packed = fast_path_applies(m) && !w.gated && !rw;
-    float *layer_attn = NULL;   /* heads on demand with the packed ops: their threads share a layer's heads */
+    int nt = a->ran_packed ? team_threads(c, n, (size_t)n * n, opts) : 1;
+    float *thread_attn = NULL;   /* no layer's heads kept, packed ops: one [n][n] per thread with a head */
+    seq.attn_one_head = a->attn_one_head;
     if (a->attn_one_head && a->ran_packed) {
-        layer_attn = atn_alloc_big((size_t)c->n_heads * n * n * sizeof(float));
-        if (!layer_attn)
-            return atn_error_set(err, ATN_E_NOMEM, "out of memory for one layer's attention of %d tokens", n);
-        seq.attn = layer_attn;
-    } else {
-        seq.attn_one_head = a->attn_one_head;
-        if (opts->stats_rows || opts->head_sink)
-            seq.head_done = feed_heads, seq.head_user = (void *)opts;
+        thread_attn = atn_alloc_big((size_t)atn_packed_heads_held(nt, c->n_heads) * n * n * sizeof(float));
+        if (!thread_attn)
+            return atn_error_set(err, ATN_E_NOMEM, "out of memory for the attention of %d tokens", n);
+        seq.attn = thread_attn;
+        if (opts->head_sink)
+            seq.head_done = sink_head, seq.head_user = (void *)opts;
+    } else if (opts->stats_rows || opts->head_sink) {
+        seq.head_done = feed_heads, seq.head_user = (void *)opts;
     }
-    if (a->ran_packed && opts->head_sink)
-        w.attn_done = sink_layer;
     if (a->ran_packed) {
-        int nt = team_threads(c, n, (size_t)n * n, opts);
         size_t per_thread = (atn_attention_scratch_floats(n, c->d_model / c->n_heads) + 15) / 16 * 16;
         float *scratch = aligned_alloc(64, (size_t)nt * per_thread * sizeof(float));
-        if (!scratch)
+        if (!scratch) {
+            free(thread_attn);
             return atn_error_set(err, ATN_E_NOMEM, "out of memory for the attention scratch of %d tokens", n);
+        }
         w.scratch = scratch, w.scratch_floats = per_thread;
         st = atn_cpu_walk_packed(&w, nt, err);
         free(scratch);
@@ -475,7 +471,7 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
         atn_layer_walk(&w, 0, 1);
     }
     atn_rounded_weights_free(rw);
-    free(layer_attn);
+    free(thread_attn);
     a->nonfinite_layer = seq.nonfinite_layer;
     if (st == ATN_OK && walk_st)
         st = atn_error_set(err, walk_st, "out of memory for the relative-position terms of %d tokens", n);

@@ -84,9 +84,9 @@ typedef struct atn_activations {
     int64_t *overflow;           /* [L+1][ATN_OPERAND_COUNT] values that became +-inf in fp16
                                     (row 0: the embedding projection; row l+1: layer l), or NULL */
     bool attn_one_head;          /* attn is one [n][n] that every head of every layer writes in
-                                    turn (a run with heads on demand: nothing reads a head after
-                                    its weighted sum); the packed ops get a layer's [H][n][n] of
-                                    their own for the forward */
+                                    turn (heads on demand or a head sink: nothing reads a head
+                                    after its weighted sum); the packed ops get one [n][n] per
+                                    team thread of their own (atn_packed_attend_heads) */
     bool ran_packed;             /* out: the CPU forward ran the packed ops (atn_cpu_attend_head
                                     makes a head again with the same ones) */
     atn_encdec_acts *encdec;     /* an encoder-decoder's decoder side, or NULL */

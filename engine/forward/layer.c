@@ -201,10 +201,6 @@ void atn_layer_walk(atn_walk *w, int tid, int nt) {
         /* scores, scale, mask, gates, softmax (captured), weighted sum */
         ops->attend(w, tid, nt, l, q, k, v, ctx);
         between_ops(w);
-        if (w->attn_done) {
-            w->attn_done(w, tid, nt, l);
-            between_ops(w);
-        }
 
         /* output projection, residual, normalise */
         ops->project(w, tid, nt, ao, ops->operand(w, ctx, (size_t)M * dq, l, ATN_OPERAND_CONTEXT), l, ATN_W_O,

@@ -151,10 +151,11 @@ typedef struct atn_walk_seq {
     const float *mask_base;      /* [n][n] the mask for the layers mask_layers leaves out, or NULL */
     const uint8_t *mask_layers;  /* [L] 1 = mask, 0 = mask_base (with mask_base) */
     const uint8_t *heads_off;    /* [L][H] 1 = switched off, or NULL */
-    bool attn_one_head;          /* attn is one [n][n] every head writes in turn (the reference
-                                    ops; a run with heads on demand) */
-    /* the reference ops call it with each head's probabilities [n][n] once made (before the
-       weighted sum), or NULL */
+    bool attn_one_head;          /* no layer's heads kept (heads on demand, a head sink): attn is
+                                    one [n][n] every head writes in turn (the reference ops), or
+                                    one per thread (the packed ops: atn_packed_attend_heads) */
+    /* called with each head's probabilities [n][n] once made (before the weighted sum; the
+       packed ops from the thread that made it, several heads at once), or NULL */
     void (*head_done)(void *user, int32_t layer, int32_t head, const float *att_h, int32_t n);
     void *head_user;
     const int32_t *pos_ids;      /* [n] each token's position (the rotation's angle), or NULL */
@@ -225,10 +226,6 @@ typedef struct atn_walk {
        there); the weighted sum into ctx only where the ops cannot skip it */
     bool one_head;
     int32_t head;
-    /* called by every thread after each layer's attend (and its barrier), before the
-       output projection, or NULL: the packed ops' way to hand a layer's heads to
-       atn_run_options.head_sink while seq[].attn still holds them (encoder.c) */
-    void (*attn_done)(const struct atn_walk *w, int tid, int nt, int32_t layer);
 } atn_walk;
 
 /* One backend's ops.  Each is called by every thread of the walk (tid of nt) and does that
@@ -271,6 +268,24 @@ void atn_walk_check_finite(atn_walk *w, int tid, int nt, const float *out, int32
 
 extern const atn_layer_ops atn_ops_ref;      /* engine/forward/ops-ref.c */
 extern const atn_layer_ops atn_ops_packed;   /* engine/forward/ops-packed.c */
+
+/* The packed ops' attend for a walk of one sequence that keeps no layer's heads
+ * (seq[0].attn_one_head: heads on demand, or a head sink with no capture): thread tid of nt
+ * makes heads tid, tid + nt, ... whole, each into its own [n][n] at seq[0].attn + tid n^2,
+ * and hands each to seq[0].head_done (when set) as soon as it is made, so the walk holds
+ * atn_packed_heads_held(nt, H) [n][n] and never a layer's [H][n][n] unless the team has a
+ * thread per head.  rows makes rows [r0, r1) of one head and their context:
+ * atn_attention_rows (cpu-kernels.h) in the forward; a test may pass a stand-in of the same
+ * contract, which lets a machine without AVX-512 run this schedule.  The same bits as the
+ * layer-wide branch (the kernel makes each query row alone). */
+typedef void (*atn_attention_rows_fn)(float *ctx, float *att_h, const float *q, const float *k, const float *v,
+                                      size_t ld, const float *mask_add, int32_t n, int32_t kd, int32_t r0, int32_t r1,
+                                      float scale, float *scratch, bool repack);
+void atn_packed_attend_heads(const atn_walk *w, int tid, int nt, int32_t layer, float *q, float *k, float *v,
+                             float *ctx, atn_attention_rows_fn rows);
+/* How many [n][n] the packed ops hold in such a walk of nt threads and n_heads heads: one per
+ * thread that gets a head, min(nt, n_heads) (at least 1).  The reference ops hold one. */
+int32_t atn_packed_heads_held(int nt, int32_t n_heads);
 
 /* Runs layers w->start.. of every sequence (called by each thread of the team, tid of nt;
  * team NULL when nt is 1).  Sets w->stop when the progress callback cancels, and each

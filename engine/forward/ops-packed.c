@@ -44,6 +44,29 @@ static void packed_norm(const atn_walk *w, int tid, int nt, float *out, const fl
     (void)atn_layernorm_rows(out, in, res, g, b, lo, hi, w->desc.d, w->desc.eps);
 }
 
+int32_t atn_packed_heads_held(int nt, int32_t n_heads) {
+    return nt < 1 ? 1 : nt < n_heads ? nt : n_heads > 0 ? n_heads : 1;
+}
+
+void atn_packed_attend_heads(const atn_walk *w, int tid, int nt, int32_t l, float *q, float *k, float *v, float *ctx,
+                             atn_attention_rows_fn rows) {
+    const atn_layer_desc *D = &w->desc;
+    const atn_walk_seq *s = &w->seq[0];
+    int32_t d = D->d, H = D->heads, kd = d / H, n = s->n;
+    float scale = atn_layer_scale(D, l);
+    float *scratch = w->scratch + (size_t)tid * w->scratch_floats;
+    /* head tid, tid + nt, ...: whole heads, so each thread's [n][n] holds one finished head
+       at a time (the rows of a head the other branch splits between threads give the same
+       bits: the kernel makes each query row alone) */
+    for (int32_t h = tid; h < H; h += nt) {
+        float *att = s->attn + (size_t)tid * n * n;
+        size_t col = (size_t)h * kd;
+        rows(ctx + col, att, q + col, k + col, v + col, (size_t)d, s->mask, n, kd, 0, n, scale, scratch, true);
+        if (s->head_done)
+            s->head_done(s->head_user, l, h, att, n);
+    }
+}
+
 static void packed_attend(const atn_walk *w, int tid, int nt, int32_t l, float *q, float *k, float *v, float *ctx) {
     const atn_layer_desc *D = &w->desc;
     int32_t d = D->d, H = D->heads, kd = d / H;
@@ -54,6 +77,10 @@ static void packed_attend(const atn_walk *w, int tid, int nt, int32_t l, float *
         /* whole heads per thread when they divide evenly, else each head's query rows
            split between the threads too; K packed once per head and thread */
         const atn_walk_seq *s = &w->seq[0];
+        if (s->attn_one_head && !w->one_head) {   /* no layer's heads kept: one [n][n] per thread */
+            atn_packed_attend_heads(w, tid, nt, l, q, k, v, ctx, atn_attention_rows);
+            return;
+        }
         int32_t n = s->n, chunks = H % nt == 0 ? 1 : nt, last_head = -1;
         float *att = s->attn + s->attn_stride * l;
         atn_team_split(H * chunks, tid, nt, &lo, &hi);

@@ -831,10 +831,12 @@ typedef struct atn_run_options {
        encoding (the capture's enc, which outlives the forward until the next one) before the
        first layer (its error ends the run), then head once per layer and head with its
        probabilities att[n][n] (row = query), heads in layer order on the reference ops; the
-       packed ops call it after each layer from their threads, several heads at once (each
-       head from one thread, so a sink keeping a head's state apart needs no lock).  The
-       forward then holds one [n][n] (reference ops) or one layer's [H][n][n] (packed ops)
-       instead of the capture: capture->attn is NULL and atn_capture_has_heads false.
+       packed ops call it from their threads as each head is made, several heads at once
+       (each head from one thread, layers in order, so a sink keeping a head's state apart
+       needs no lock).  The forward then holds one [n][n] (reference ops) or one per thread
+       that makes heads (packed ops, min(threads, H)), never the capture and never a
+       layer's [H][n][n] below H threads: capture->attn is NULL and atn_capture_has_heads
+       false.
        Otherwise (keep_attention true, a GPU run or AUTO on a machine with one, an
        encoder-decoder, atn_batch_forward's stacks) neither is called and the capture keeps
        the attention as without a sink: a consumer reads the capture's heads when

@@ -269,8 +269,9 @@ static long vm_hwm_kb(void) {
 }
 
 /* 512 tokens through a 4 x 16-head model (d 128): the full capture is 4 x 16 x 512^2 floats
- * (67 MB); streamed, the process's peak grows by the run's block and the rows at most (plus a
- * layer's [16][n][n], 17 MB, where the packed ops run), and the partial is the full run's.
+ * (67 MB); streamed, the process's peak grows by the run's block and the rows at most (plus,
+ * where the packed ops run, one [n][n] per thread, at most the 16 heads' 17 MB), and the partial
+ * is the full run's.
  * First in the process: VmHWM is a high-water mark. */
 static void check_peak(const char *dir) {
     atn_config cfg;

@@ -226,7 +226,106 @@ static void toy_without_norms(void) {
     atn_model_free(m);
 }
 
+/* ---- the packed ops' heads one at a time -------------------------------------------- */
+
+/* The kernel's contract (cpu-kernels.h, atn_attention_rows) in plain C: rows [r0, r1) of one
+ * head's softmax(scale q k^T + mask) and its context, in double. */
+static void rows_stand_in(float *ctx, float *att_h, const float *q, const float *k, const float *v, size_t ld,
+                          const float *mask, int32_t n, int32_t kd, int32_t r0, int32_t r1, float scale,
+                          float *scratch, bool repack) {
+    (void)scratch, (void)repack;
+    for (int32_t i = r0; i < r1; i++) {
+        double s[64], mx = -1e300, sum = 0;
+        for (int32_t j = 0; j < n; j++) {
+            double dot = 0;
+            for (int32_t c = 0; c < kd; c++)
+                dot += (double)q[(size_t)i * ld + c] * k[(size_t)j * ld + c];
+            s[j] = dot * scale + mask[(size_t)i * n + j];
+            mx = s[j] > mx ? s[j] : mx;
+        }
+        for (int32_t j = 0; j < n; j++)
+            sum += (s[j] = exp(s[j] - mx));
+        for (int32_t j = 0; j < n; j++)
+            att_h[(size_t)i * n + j] = (float)(s[j] / sum);
+        for (int32_t c = 0; c < kd; c++) {
+            double acc = 0;
+            for (int32_t j = 0; j < n; j++)
+                acc += (double)att_h[(size_t)i * n + j] * v[(size_t)j * ld + c];
+            ctx[(size_t)i * ld + c] = (float)acc;
+        }
+    }
+}
+
+typedef struct handed {
+    const float *slots;      /* the walk's seq[0].attn */
+    int32_t n, held, tid, count[16], last[16], bad;
+    const float *want;       /* [H][n][n] each head made alone */
+} handed;
+
+static void on_head_done(void *user, int32_t l, int32_t h, const float *att, int32_t n) {
+    handed *r = user;
+    size_t nn = (size_t)n * n;
+    /* from this thread's own [n][n], one of `held`, the head's whole probabilities, in order */
+    if (l != 1 || h < 0 || h >= 16 || n != r->n || att != r->slots + (size_t)r->tid * nn || r->tid >= r->held ||
+        h <= r->last[r->tid] || memcmp(att, r->want + (size_t)h * nn, nn * sizeof *att) != 0)
+        r->bad++;
+    if (h >= 0 && h < 16)
+        r->count[h]++;
+    if (r->tid < 16)
+        r->last[r->tid] = h;
+}
+
+static void packed_heads_schedule(void) {
+    CHECK(atn_packed_heads_held(1, 12) == 1 && atn_packed_heads_held(2, 12) == 2 &&
+          atn_packed_heads_held(12, 12) == 12 && atn_packed_heads_held(16, 12) == 12 &&
+          atn_packed_heads_held(0, 12) == 1 && atn_packed_heads_held(4, 1) == 1);
+    enum { H = 12, KD = 4, N = 7 };
+    const int32_t d = H * KD, n = N;
+    static float q[N * H * KD], k[N * H * KD], v[N * H * KD], ctx[N * H * KD], want_ctx[N * H * KD];
+    static float mask[N * N], want[H * N * N], slots[16 * N * N];
+    for (int32_t i = 0; i < n * d; i++) {
+        q[i] = (float)sin(0.37 * i), k[i] = (float)cos(0.23 * i + 1), v[i] = (float)sin(0.11 * i + 2);
+    }
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t j = 0; j < n; j++)
+            mask[i * n + j] = j > i + 2 ? -1e4f : 0.0f;   /* something to honour */
+    atn_layer_desc D = {.d = d, .heads = H, .d_head = KD};
+    float scale = atn_layer_scale(&D, 1);
+    for (int32_t h = 0; h < H; h++)
+        rows_stand_in(want_ctx + h * KD, want + (size_t)h * n * n, q + h * KD, k + h * KD, v + h * KD, (size_t)d, mask,
+                      n, KD, 0, n, scale, NULL, true);
+    static const int threads[] = {1, 2, 5, 12, 16};
+    for (int t = 0; t < 5; t++) {
+        int nt = threads[t];
+        handed r = {.slots = slots, .n = n, .held = atn_packed_heads_held(nt, H), .want = want};
+        for (int i = 0; i < 16; i++)
+            r.last[i] = -1;
+        atn_walk_seq seq = {.n = n, .attn = slots, .mask = mask, .attn_one_head = true, .head_done = on_head_done,
+                            .head_user = &r, .nonfinite_layer = -1};
+        static float scratch[16];
+        atn_walk w = {.seq = &seq, .count = 1, .M = n, .desc = D, .scratch = scratch, .scratch_floats = 1};
+        memset(ctx, 0, sizeof ctx);
+        memset(slots, 0, sizeof slots);
+        for (int tid = 0; tid < nt; tid++) {   /* the team's threads, one after the other */
+            r.tid = tid;
+            atn_packed_attend_heads(&w, tid, nt, 1, q, k, v, ctx, rows_stand_in);
+        }
+        int once = 0;
+        for (int32_t h = 0; h < H; h++)
+            once += r.count[h] == 1;
+        CHECK_MSG(once == H && r.bad == 0, "%d threads: %d of %d heads handed over once, %d bad", nt, once, H, r.bad);
+        CHECK_MSG(memcmp(ctx, want_ctx, sizeof ctx) == 0, "%d threads: the context differs", nt);
+        CHECK_MSG(nt >= H || r.held < H, "%d threads hold %d [n][n]", nt, r.held);
+        /* nothing written past the slots held */
+        bool clean = true;
+        for (size_t i = (size_t)r.held * n * n; i < sizeof slots / sizeof *slots; i++)
+            clean &= slots[i] == 0.0f;
+        CHECK_MSG(clean, "%d threads wrote past their %d [n][n]", nt, r.held);
+    }
+}
+
 int main(void) {
+    packed_heads_schedule();
     bert_post_ln();
     gpt2_pre_ln();
     toy_without_norms();
