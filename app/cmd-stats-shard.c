@@ -4,7 +4,7 @@
  * would.  docs/cluster.md runs them under Slurm and GNU parallel. */
 #include "cli.h"
 #include "corpus-stats.h"
-#include "cli-stats-stream.h"
+#include "stats-stream.h"
 #include "hf-cache.h"
 
 #include <errno.h>
@@ -261,7 +261,7 @@ bool cli_corpus_read_lines(const char *arg, const int64_t *want, int32_t n, char
 
 typedef struct shard_pass {
     atn_corpus_stats *cs;
-    cli_stats_stream *stream;   /* the sink the forward feeds (and heads read from captures) */
+    atn_stats_stream *stream;   /* the sink the forward feeds (and heads read from captures) */
     atn_corpus_report *rep;
     int64_t kill_at;   /* tests: SIGKILL this process when this line comes (0: never) */
 } shard_pass;
@@ -270,7 +270,7 @@ static atn_status shard_consume(const atn_capture *cap, void *user, atn_error *e
     shard_pass *sp = user;
     if (sp->kill_at && sp->rep->current_line >= sp->kill_at)
         raise(SIGKILL);   /* as a scheduler's kill would: no chance to write */
-    return cli_stats_stream_add(sp->stream, cap, sp->rep->current_line, err);
+    return atn_stats_stream_add(sp->stream, cap, sp->rep->current_line, err);
 }
 
 static bool parse_shard(const char *s, int64_t *index, int64_t *count) {
@@ -345,7 +345,7 @@ int cmd_stats_shard(cli_args *a) {
     opts.on_demand_over_budget = true;
     /* otherwise the statistics are made from the heads as the forward makes them: a sentence's
        run holds one head's n x n, not [L][H][n][n] (the same bytes) */
-    cli_stats_stream stream = {0};
+    atn_stats_stream stream = {0};
     const char *model_name = cli_get(a, "model");
     cli_mark_whatif_options(a);
     if (!cli_check_unused(a))
@@ -433,9 +433,9 @@ int cmd_stats_shard(cli_args *a) {
     }
     const char *kill_env = getenv("ATTNSCOPE_TEST_KILL_AT_LINE");
     atn_corpus_report rep;
-    cli_stats_stream_init(&stream, NULL, cs);
+    atn_stats_stream_init(&stream, NULL, cs);
     if (!opts.attention_on_demand)
-        cli_stats_stream_use(&stream, &opts);
+        atn_stats_stream_use(&stream, &opts);
     shard_pass sp = {cs, &stream, &rep, kill_env ? atoll(kill_env) : 0};
     int64_t truncated = 0, sentences = 0;
     corpus_file *at_file = NULL;   /* the file read now, positioned at line start */
@@ -500,7 +500,7 @@ int cmd_stats_shard(cli_args *a) {
         fprintf(stderr, "attnscope: shard %lld/%lld: no lines (the corpus has %lld)\n", (long long)index,
                 (long long)count, (long long)lines);
 done:
-    cli_stats_stream_free(&stream);
+    atn_stats_stream_free(&stream);
     corpus_list_free(&cl);
     atn_corpus_stats_free(cs);
     cli_interventions_free(&ci);

@@ -4,7 +4,7 @@
 #include "cli.h"
 #include "analysis.h"
 #include "corpus-stats.h"
-#include "cli-stats-stream.h"
+#include "stats-stream.h"
 
 #include <errno.h>
 #include <math.h>
@@ -30,7 +30,7 @@ typedef bool (*setup_fn)(const atn_config *cfg, const atn_model *model, void *us
  * calling consume for each capture; or, with --attention, reads the file's one capture
  * into *at (freed by the caller) and leaves *model_out NULL. */
 static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn_model **model_out,
-                cli_attention *at, cli_stats_stream *stream) {
+                cli_attention *at, atn_stats_stream *stream) {
     if (cli_attention_wanted(a)) {
         *model_out = NULL;
         int rc = cli_attention_open(a, at);
@@ -130,7 +130,7 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
         return CLI_EXIT_FAIL;
     }
     if (stream)   /* statistics only: made from the heads as the forward makes them */
-        cli_stats_stream_use(stream, &opts);
+        atn_stats_stream_use(stream, &opts);
     atn_corpus_report rep;
     cli_progress(0, ATN_STAGE_CORPUS, NULL);
     atn_status st = atn_corpus_run_ex(model, f, total, &opts, &copts, consume, cli_progress, user, &rep, &err);
@@ -249,7 +249,7 @@ static atn_status stack_shape(const stack_choice *sc, const atn_capture *cap, in
 typedef struct stats_job {
     stack_choice stack;
     atn_stats *st;
-    cli_stats_stream stream;
+    atn_stats_stream stream;
 } stats_job;
 
 static bool stats_setup(const atn_config *cfg, const atn_model *model, void *user) {
@@ -261,14 +261,14 @@ static bool stats_setup(const atn_config *cfg, const atn_model *model, void *use
     j->st = atn_stats_new(cfg->n_layers, cfg->n_heads, &err);
     if (!j->st)
         cli_fail(&err);
-    cli_stats_stream_init(&j->stream, j->st, NULL);
+    atn_stats_stream_init(&j->stream, j->st, NULL);
     return j->st != NULL;
 }
 
 static atn_status stats_consume(const atn_capture *cap, void *user, atn_error *err) {
     stats_job *j = user;
     if (!j->stack.given)
-        return cli_stats_stream_add(&j->stream, cap, 0, err);
+        return atn_stats_stream_add(&j->stream, cap, 0, err);
     int32_t layers = 0, heads = 0;   /* set by stack_shape unless it fails */
     atn_status s = stack_shape(&j->stack, cap, &layers, &heads, err);
     if (s)
@@ -631,7 +631,7 @@ int cmd_stats(int argc, char **argv) {
     atn_model *model = NULL;
     cli_attention at = {0};
     int rc = feed(&a, stats_setup, stats_consume, &j, &model, &at, j.stack.given ? NULL : &j.stream);
-    cli_stats_stream_free(&j.stream);
+    atn_stats_stream_free(&j.stream);
     atn_stats *st = j.st;
     if (rc == CLI_EXIT_OK) {
         atn_error err = {0};

@@ -13,6 +13,7 @@ typedef struct pass_job {
     AtnModelHandle *model;
     char *path;
     atn_device device;
+    atn_stats_stream *stream;
     AtnCorpusConsume consume;
     gpointer consume_data;
     gint *permille;
@@ -54,6 +55,8 @@ static void pass_thread(GTask *task, gpointer source, gpointer data, GCancellabl
     opts.device = job->device;
     opts.keep_trace_inputs = false;   /* only the attention is needed */
     opts.pinned_host = true;          /* one run for every sentence */
+    if (job->stream)                  /* statistics only: from the heads as they are made */
+        atn_stats_stream_use(job->stream, &opts);
     atn_error err = {0};
     atn_status st = atn_corpus_run(atn_model_handle_get_model(job->model), f, total, &opts, pass_consume,
                                    pass_progress, job, &job->report, &err);
@@ -72,8 +75,8 @@ static void pass_thread(GTask *task, gpointer source, gpointer data, GCancellabl
 }
 
 void atn_corpus_pass_async(GObject *source, AtnModelHandle *model, const char *path, atn_device device,
-                           AtnCorpusConsume consume, gpointer consume_data, gint *permille, GCancellable *cancel,
-                           GAsyncReadyCallback callback, gpointer user_data) {
+                           atn_stats_stream *stream, AtnCorpusConsume consume, gpointer consume_data, gint *permille,
+                           GCancellable *cancel, GAsyncReadyCallback callback, gpointer user_data) {
     g_return_if_fail(ATN_IS_MODEL_HANDLE(model));
     g_return_if_fail(path != NULL);
     g_return_if_fail(consume != NULL);
@@ -82,6 +85,7 @@ void atn_corpus_pass_async(GObject *source, AtnModelHandle *model, const char *p
     job->model = g_object_ref(model);
     job->path = g_strdup(path);
     job->device = device;
+    job->stream = stream;
     job->consume = consume;
     job->consume_data = consume_data;
     job->permille = permille;

@@ -6,6 +6,7 @@
 #include <gtk/gtk.h>
 
 #include "atn-model-handle.h"
+#include "stats-stream.h"
 
 G_BEGIN_DECLS
 
@@ -14,10 +15,13 @@ typedef atn_status (*AtnCorpusConsume)(const atn_capture *cap, gpointer data, at
 /* Starts the pass.  consume_data is the caller's (an atn_stats, an atn_similarity) and must
  * stay alive until callback; *permille (0..1000, the fraction of the file read) is written
  * by the worker and read by the caller whenever it likes, so it must live as long too (a
- * field of source: the task keeps source alive).  Runs on device (AUTO falls back). */
+ * field of source: the task keeps source alive).  Runs on device (AUTO falls back).
+ * stream (the caller's, alive until callback, or NULL): the forwards keep no attention and
+ * feed it their heads as they make them (atn_stats_stream_use), so consume adds a sentence
+ * with atn_stats_stream_add; NULL: each capture keeps the sentence's [L][H][n][n]. */
 void atn_corpus_pass_async(GObject *source, AtnModelHandle *model, const char *path, atn_device device,
-                           AtnCorpusConsume consume, gpointer consume_data, gint *permille, GCancellable *cancel,
-                           GAsyncReadyCallback callback, gpointer user_data);
+                           atn_stats_stream *stream, AtnCorpusConsume consume, gpointer consume_data, gint *permille,
+                           GCancellable *cancel, GAsyncReadyCallback callback, gpointer user_data);
 /* TRUE when every line was read and at least one sentence consumed; report says what was
  * done either way.  Errors: G_IO_ERROR_CANCELLED, or a message naming the file. */
 gboolean atn_corpus_pass_finish(GAsyncResult *result, atn_corpus_report *report, GError **error);

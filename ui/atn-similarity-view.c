@@ -257,7 +257,7 @@ static void recompute(AtnSimilarityView *self) {
         if (!self->corpus_poll_id)
             self->corpus_poll_id = g_timeout_add(100, corpus_poll_cb, self);
         atn_device dev = atn_session_get_device(self->session) == ATN_DEVICE_CPU ? ATN_DEVICE_CPU : ATN_DEVICE_AUTO;
-        atn_corpus_pass_async(G_OBJECT(self), m, self->corpus_path, dev, add_to_similarity, sim,
+        atn_corpus_pass_async(G_OBJECT(self), m, self->corpus_path, dev, NULL, add_to_similarity, sim,
                               &self->corpus_permille, self->cancel, corpus_done, sim);
         return;
     }

@@ -28,6 +28,10 @@ void atn_stats_view_activate_row(AtnStatsView *self, guint i);
 void atn_stats_view_load_corpus(AtnStatsView *self, const char *path);
 gboolean atn_stats_view_get_corpus_busy(AtnStatsView *self);
 void atn_stats_view_cancel_corpus(AtnStatsView *self);
+/* Of the corpus shown, how many sentences were made from the heads as the forward made them
+ * (atn_stats_stream: no capture of [L][H][n][n]) rather than from a capture's heads; 0 when
+ * no corpus is shown. */
+gint64 atn_stats_view_get_corpus_streamed(AtnStatsView *self);
 void atn_stats_view_show_sentence(AtnStatsView *self);
 /* The table as CSV (the command line's `stats --format csv`): the corpus's numbers in corpus
  * mode, else the sentence's.  NULL with error when there is nothing yet. */

@@ -39,6 +39,7 @@ struct _AtnStatsView {
     char *corpus_path;
     gint corpus_permille;         /* its progress, written by the worker */
     guint corpus_poll_id;
+    gint64 corpus_streamed;       /* the last finished pass's sentences made from streamed heads (tests) */
     guint warm_id;                /* an idle making the rows while the view is hidden (warm_cb) */
 
     /* file mode: a merged statistics file (atn-stats-file.h) instead of a run; it stays until
@@ -246,8 +247,21 @@ static void refill(AtnStatsView *self) {
 
 /* ---- corpus mode ------------------------------------------------------------------------------ */
 
-static atn_status add_to_stats(const atn_capture *cap, gpointer st, atn_error *err) {
-    return atn_stats_add(st, cap, err);
+/* A corpus pass's statistics and the head sink its forwards feed (worker thread until done). */
+typedef struct stats_pass {
+    atn_stats *st;
+    atn_stats_stream stream;
+} stats_pass;
+
+static void stats_pass_free(stats_pass *p) {
+    atn_stats_stream_free(&p->stream);
+    atn_stats_free(p->st);
+    g_free(p);
+}
+
+static atn_status add_to_stats(const atn_capture *cap, gpointer data, atn_error *err) {
+    stats_pass *p = data;
+    return atn_stats_stream_add(&p->stream, cap, 0, err);
 }
 
 static void show_corpus_busy(AtnStatsView *self, gboolean busy) {
@@ -280,14 +294,18 @@ static void stop_corpus(AtnStatsView *self) {
 /* The pass's statistics, taken from the task (the worker is done with them). */
 static void corpus_done(GObject *source, GAsyncResult *res, gpointer data) {
     AtnStatsView *self = ATN_STATS_VIEW(source);
-    atn_stats *st = data;
+    stats_pass *pass = data;
     g_autoptr(GError) error = NULL;
     atn_corpus_report report;
     gboolean ok = atn_corpus_pass_finish(res, &report, &error);
     if (g_task_get_cancellable(G_TASK(res)) != self->corpus_cancel) {   /* superseded or stopped */
-        atn_stats_free(st);
+        stats_pass_free(pass);
         return;
     }
+    atn_stats *st = pass->st;
+    int64_t streamed = pass->stream.streamed;
+    pass->st = NULL;
+    stats_pass_free(pass);
     stop_corpus(self);
     atn_error err = {0};
     if (ok && atn_stats_finish(st, &err) != ATN_OK) {
@@ -304,6 +322,7 @@ static void corpus_done(GObject *source, GAsyncResult *res, gpointer data) {
     }
     g_clear_pointer(&self->corpus, atn_stats_free);
     self->corpus = st;
+    self->corpus_streamed = streamed;
     g_clear_pointer(&self->file, atn_stats_file_unref);
     atn_stats_file_panel_set_file(self->file_panel, NULL);
     g_autofree char *covered = atn_corpus_pass_describe(self->corpus_path, &report);
@@ -348,8 +367,16 @@ void atn_stats_view_load_corpus(AtnStatsView *self, const char *path) {
     show_corpus_busy(self, TRUE);
     self->corpus_poll_id = g_timeout_add(100, corpus_poll_cb, self);
     atn_device dev = atn_session_get_device(self->session) == ATN_DEVICE_CPU ? ATN_DEVICE_CPU : ATN_DEVICE_AUTO;
-    atn_corpus_pass_async(G_OBJECT(self), m, path, dev, add_to_stats, st, &self->corpus_permille, self->corpus_cancel,
-                          corpus_done, st);
+    stats_pass *pass = g_new0(stats_pass, 1);
+    pass->st = st;
+    atn_stats_stream_init(&pass->stream, st, NULL);
+    atn_corpus_pass_async(G_OBJECT(self), m, path, dev, &pass->stream, add_to_stats, pass, &self->corpus_permille,
+                          self->corpus_cancel, corpus_done, pass);
+}
+
+gint64 atn_stats_view_get_corpus_streamed(AtnStatsView *self) {
+    g_return_val_if_fail(ATN_IS_STATS_VIEW(self), 0);
+    return self->corpus ? self->corpus_streamed : 0;
 }
 
 gboolean atn_stats_view_get_corpus_busy(AtnStatsView *self) {

@@ -113,6 +113,8 @@ static void test_stats_corpus(void) {
     g_test_message("%s", info);
     g_assert_nonnull(strstr(info, "2 sentences"));
     g_assert_nonnull(strstr(info, "1 line skipped"));
+    /* both made from the heads as the forward made them, keeping no capture (CPU) */
+    g_assert_cmpint(atn_stats_view_get_corpus_streamed(sv), ==, 2);
     GListModel *m = atn_stats_view_get_model(sv);
     g_assert_cmpuint(g_list_model_get_n_items(m), ==, 8);
     for (guint i = 0; i < 8; i++) {
