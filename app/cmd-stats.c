@@ -464,10 +464,8 @@ static void stats_write_groups(FILE *f, const atn_stats *st, const atn_head_stat
                    "  \"heads_per_group\": %d,\n  \"entropy_unit\": \"bits\",\n  \"groups\": [",
                 (long long)st->n_sentences, st->n_layers, st->n_heads, kv, per);
     } else if (csv) {
-        fputs("layer,kv_head,first_head,heads", f);
-        for (int i = 0; i < 11; i++)
-            fprintf(f, ",%s", names[i]);
-        fputs(",pattern\n", f);
+        atn_stats_write_kv_groups_csv(st, g, kv, f, NULL);   /* a write error shows when the file is closed */
+        return;
     } else {
         fprintf(f, "%lld sentence%s; the mean over each K/V group's %d query heads (heads k*%d .. k*%d+%d read K/V "
                    "head k); entropy in bits\n", (long long)st->n_sentences, st->n_sentences == 1 ? "" : "s", per, per,
@@ -492,11 +490,6 @@ static void stats_write_groups(FILE *f, const atn_stats *st, const atn_head_stat
                 fputs(", \"pattern\": ", f);
                 cli_json_string(f, atn_pattern_name(m->pattern));
                 fputc('}', f);
-            } else if (csv) {
-                fprintf(f, "%d,%d,%d,%d", l, k, k * per, per);
-                for (int i = 0; i < 11; i++)
-                    fprintf(f, ",%.9g", v[i]);
-                fprintf(f, ",%s\n", atn_pattern_name(m->pattern));
             } else {
                 char heads[24];
                 snprintf(heads, sizeof heads, "%d-%d", k * per, k * per + per - 1);

@@ -10,6 +10,7 @@
 struct _AtnHeadStat {
     GObject parent_instance;
     int layer, head;
+    int group_size;   /* 0: a head's row; else a K/V group's (head = its K/V head, of this many query heads) */
     atn_head_stats s;
     char *label;   /* shown instead of the pattern's name (a merged file's corpus label), or NULL */
 };
@@ -88,6 +89,17 @@ AtnHeadStat *atn_head_stat_new(int layer, int head, const atn_head_stats *stats)
     self->head = head;
     self->s = *stats;
     return self;
+}
+
+AtnHeadStat *atn_head_stat_new_group(int layer, int kv_head, int group_size, const atn_head_stats *stats) {
+    AtnHeadStat *self = atn_head_stat_new(layer, kv_head, stats);
+    self->group_size = group_size;
+    return self;
+}
+
+int atn_head_stat_get_group_size(AtnHeadStat *self) {
+    g_return_val_if_fail(ATN_IS_HEAD_STAT(self), 0);
+    return self->group_size;
 }
 
 int atn_head_stat_get_layer(AtnHeadStat *self) {

@@ -9,6 +9,11 @@
 struct _AtnSimilarityMap {
     GtkWidget parent_instance;
     atn_similarity *sim;
+    /* K/V groups (atn_similarity_map_set_kv_groups): sim gathered by group, drawn as gsim (the
+       group-by-group matrix in group order, no clustering) with glabels; NULL: the heads */
+    atn_kv_groups *groups;
+    atn_similarity *gsim;
+    char **glabels;            /* [gsim->count] */
     gboolean clustered;
     atn_colormap cmap;
     double font_scale;
@@ -33,17 +38,36 @@ static void invalidate(AtnSimilarityMap *self) {
     gtk_widget_queue_draw(GTK_WIDGET(self));
 }
 
-static char *title_of(const atn_similarity *sim) {
+/* What the map draws: the groups' matrix while there are groups, else the heads'. */
+static const atn_similarity *shown(AtnSimilarityMap *self) { return self->gsim ? self->gsim : self->sim; }
+
+static char *title_of(const atn_similarity *sim, gboolean groups) {
+    if (groups && sim->scope == ATN_SCOPE_LAYER)
+        /* Translators: %s is a metric ("Jensen-Shannon distance"); each cell a mean over pairs of heads */
+        return g_strdup_printf(_("%s between the K/V groups of layer %d (mean over pairs of heads)"),
+                               atn_label_metric(sim->metric), sim->layer);
+    if (groups)
+        return g_strdup_printf(_("%s between the K/V groups of every layer (mean over pairs of heads)"),
+                               atn_label_metric(sim->metric));
     if (sim->scope == ATN_SCOPE_LAYER)
         return g_strdup_printf(_("%s between the heads of layer %d"), atn_label_metric(sim->metric), sim->layer);
     return g_strdup_printf(_("%s between every pair of heads"), atn_label_metric(sim->metric));
 }
 
+static const char *groups_legend(void) {
+    return _("A cell: the mean over the pairs of heads of two K/V groups (query heads that share one K/V head); "
+             "the diagonal, over the pairs of heads within one group.");
+}
+
 static void fill_spec(AtnSimilarityMap *self, atn_similarity_spec *spec, const atn_render_style *style) {
     atn_similarity_spec_init(spec);
-    spec->sim = self->sim;
-    spec->clustered = self->clustered;
-    spec->show_dendrogram = self->clustered;
+    spec->sim = shown(self);
+    spec->clustered = self->clustered && !self->gsim;   /* groups in their order, K/V head by K/V head */
+    spec->show_dendrogram = spec->clustered;
+    if (self->gsim) {
+        spec->labels = (const char *const *)self->glabels;
+        spec->legend = groups_legend();
+    }
     spec->colormap = self->cmap;
     spec->highlight_a = self->hl_a;
     spec->highlight_b = self->hl_b;
@@ -55,7 +79,7 @@ static void fill_spec(AtnSimilarityMap *self, atn_similarity_spec *spec, const a
 static char *widget_spec(AtnSimilarityMap *self, atn_similarity_spec *spec, atn_render_style *style) {
     atn_render_style_for_widget(GTK_WIDGET(self), self->font_scale, style);
     fill_spec(self, spec, style);
-    char *title = title_of(self->sim);
+    char *title = title_of(shown(self), self->gsim != NULL);
     spec->title = title;
     return title;
 }
@@ -63,7 +87,7 @@ static char *widget_spec(AtnSimilarityMap *self, atn_similarity_spec *spec, atn_
 static void atn_similarity_map_snapshot(GtkWidget *widget, GtkSnapshot *s) {
     AtnSimilarityMap *self = ATN_SIMILARITY_MAP(widget);
     int w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);
-    if (!self->sim || w <= 0 || h <= 0)
+    if (!shown(self) || w <= 0 || h <= 0)
         return;
     if (!self->base || self->base_w != w || self->base_h != h) {
         g_clear_pointer(&self->base, gsk_render_node_unref);
@@ -90,7 +114,7 @@ static void atn_similarity_map_measure(GtkWidget *widget, GtkOrientation o, int 
 gboolean atn_similarity_map_pair_at(AtnSimilarityMap *self, double x, double y, int *a, int *b) {
     g_return_val_if_fail(ATN_IS_SIMILARITY_MAP(self), FALSE);
     *a = *b = -1;
-    if (!self->sim)
+    if (!shown(self))
         return FALSE;
     int w = gtk_widget_get_width(GTK_WIDGET(self)), h = gtk_widget_get_height(GTK_WIDGET(self));
     atn_render_style style;
@@ -121,7 +145,7 @@ guint atn_similarity_map_get_n_layouts(AtnSimilarityMap *self) {
 gboolean atn_similarity_map_get_layout(AtnSimilarityMap *self, atn_similarity_layout *out) {
     g_return_val_if_fail(ATN_IS_SIMILARITY_MAP(self) && out, FALSE);
     int w = gtk_widget_get_width(GTK_WIDGET(self)), h = gtk_widget_get_height(GTK_WIDGET(self));
-    if (!self->sim || w <= 0 || h <= 0)
+    if (!shown(self) || w <= 0 || h <= 0)
         return FALSE;
     atn_render_style style;
     atn_similarity_spec spec;
@@ -134,6 +158,11 @@ static gboolean on_query_tooltip(GtkWidget *w, int x, int y, gboolean kb, GtkToo
     int a, b;
     if (!atn_similarity_map_pair_at(self, x, y, &a, &b))
         return FALSE;
+    if (self->gsim) {
+        g_autofree char *text = atn_similarity_map_dup_group_pair_text(self, a, b);
+        gtk_tooltip_set_text(tip, text);
+        return TRUE;
+    }
     char la[32], lb[32];
     atn_similarity_label(self->sim, a, la, sizeof la);
     atn_similarity_label(self->sim, b, lb, sizeof lb);
@@ -160,6 +189,7 @@ static void atn_similarity_map_css_changed(GtkWidget *widget, GtkCssStyleChange 
 
 static void atn_similarity_map_dispose(GObject *object) {
     AtnSimilarityMap *self = ATN_SIMILARITY_MAP(object);
+    atn_similarity_map_set_kv_groups(self, NULL);
     g_clear_pointer(&self->sim, atn_similarity_free);
     g_clear_pointer(&self->base, gsk_render_node_unref);
     G_OBJECT_CLASS(atn_similarity_map_parent_class)->dispose(object);
@@ -198,6 +228,7 @@ GtkWidget *atn_similarity_map_new(void) { return g_object_new(ATN_TYPE_SIMILARIT
 
 void atn_similarity_map_set_similarity(AtnSimilarityMap *self, atn_similarity *sim) {
     g_return_if_fail(ATN_IS_SIMILARITY_MAP(self));
+    atn_similarity_map_set_kv_groups(self, NULL);   /* they were the old similarity's */
     g_clear_pointer(&self->sim, atn_similarity_free);
     self->sim = sim;
     self->hl_a = self->hl_b = -1;
@@ -239,6 +270,7 @@ typedef struct sim_figure {
     atn_render_style style;
     atn_similarity *sim;   /* a private copy */
     char *title;
+    char **labels;         /* the groups' names (a copy), or NULL */
 } sim_figure;
 
 static void similarity_copy_free(atn_similarity *c);
@@ -247,6 +279,7 @@ static void sim_figure_free(gpointer data) {
     sim_figure *f = data;
     similarity_copy_free(f->sim);
     g_free(f->title);
+    g_strfreev(f->labels);
     g_free(f);
 }
 
@@ -264,9 +297,9 @@ static atn_similarity *similarity_copy(const atn_similarity *s) {
     c->head_of = g_memdup2(s->head_of, n * sizeof(int32_t));
     c->values = g_memdup2(s->values, n * n * sizeof(double));
     c->order = g_memdup2(s->order, n * sizeof(int32_t));
-    c->merge_a = n > 1 ? g_memdup2(s->merge_a, (n - 1) * sizeof(int32_t)) : NULL;
-    c->merge_b = n > 1 ? g_memdup2(s->merge_b, (n - 1) * sizeof(int32_t)) : NULL;
-    c->merge_height = n > 1 ? g_memdup2(s->merge_height, (n - 1) * sizeof(double)) : NULL;
+    c->merge_a = n > 1 && s->merge_a ? g_memdup2(s->merge_a, (n - 1) * sizeof(int32_t)) : NULL;
+    c->merge_b = n > 1 && s->merge_b ? g_memdup2(s->merge_b, (n - 1) * sizeof(int32_t)) : NULL;
+    c->merge_height = n > 1 && s->merge_height ? g_memdup2(s->merge_height, (n - 1) * sizeof(double)) : NULL;
     return c;
 }
 
@@ -285,16 +318,90 @@ static void similarity_copy_free(atn_similarity *c) {
 
 AtnFigure *atn_similarity_map_dup_figure(AtnSimilarityMap *self) {
     g_return_val_if_fail(ATN_IS_SIMILARITY_MAP(self), NULL);
-    if (!self->sim)
+    if (!shown(self))
         return NULL;
     sim_figure *f = g_new0(sim_figure, 1);
     atn_render_style_init(&f->style, FALSE);
-    f->sim = similarity_copy(self->sim);
+    f->sim = similarity_copy(shown(self));
     fill_spec(self, &f->spec, &f->style);
     f->spec.sim = f->sim;
-    f->title = title_of(self->sim);
+    if (self->glabels) {
+        f->labels = g_strdupv(self->glabels);
+        f->spec.labels = (const char *const *)f->labels;
+    }
+    f->title = title_of(shown(self), self->gsim != NULL);
     f->spec.title = f->title;
     double w, h;
     atn_render_similarity_natural_size(&f->spec, &w, &h);
     return atn_figure_new(w, h, sim_figure_draw, f, sim_figure_free, "similarity");
+}
+
+static void groups_clear(AtnSimilarityMap *self) {
+    g_clear_pointer(&self->groups, atn_kv_groups_free);
+    g_clear_pointer(&self->gsim, similarity_copy_free);
+    g_clear_pointer(&self->glabels, g_strfreev);
+}
+
+void atn_similarity_map_set_kv_groups(AtnSimilarityMap *self, atn_kv_groups *groups) {
+    g_return_if_fail(ATN_IS_SIMILARITY_MAP(self));
+    if (!groups && !self->groups)
+        return;
+    groups_clear(self);
+    self->hl_a = self->hl_b = -1;
+    if (groups && self->sim) {
+        /* the groups' matrix as a similarity of g->count "heads", for the renderer */
+        int32_t n = groups->count;
+        atn_similarity *g = g_new0(atn_similarity, 1);
+        *g = *self->sim;
+        g->count = n;
+        g->n_heads = groups->kv_heads;
+        g->layer_of = g_memdup2(groups->layer_of, (size_t)n * sizeof(int32_t));
+        g->head_of = g_memdup2(groups->kv_of, (size_t)n * sizeof(int32_t));
+        g->values = g_memdup2(groups->values, (size_t)n * n * sizeof(double));
+        g->order = g_new(int32_t, n);
+        g->merge_a = g->merge_b = NULL;
+        g->merge_height = NULL;
+        self->glabels = g_new0(char *, n + 1);
+        for (int32_t a = 0; a < n; a++) {
+            g->order[a] = a;
+            self->glabels[a] = self->sim->scope == ATN_SCOPE_LAYER
+                                   ? g_strdup_printf("KV%d", groups->kv_of[a])
+                                   : g_strdup_printf("L%d\u00b7KV%d", groups->layer_of[a], groups->kv_of[a]);
+        }
+        self->gsim = g;
+        self->groups = groups;
+    } else if (groups) {
+        atn_kv_groups_free(groups);
+    }
+    invalidate(self);
+}
+
+const atn_kv_groups *atn_similarity_map_get_kv_groups(AtnSimilarityMap *self) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_MAP(self), NULL);
+    return self->groups;
+}
+
+char *atn_similarity_map_dup_group_label(AtnSimilarityMap *self, int a) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_MAP(self), NULL);
+    return self->gsim && a >= 0 && a < self->gsim->count ? g_strdup(self->glabels[a]) : NULL;
+}
+
+char *atn_similarity_map_dup_group_pair_text(AtnSimilarityMap *self, int a, int b) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_MAP(self), NULL);
+    const atn_kv_groups *g = self->groups;
+    if (!g || a < 0 || b < 0 || a >= g->count || b >= g->count)
+        return NULL;
+    int per = g->per_group;
+    /* pairs of distinct heads: within one group each pair once, across two every head with every head */
+    int pairs = a == b ? per * (per - 1) / 2 : per * per;
+    double v = g->values[(size_t)a * g->count + b];
+    g_autofree char *ha = g_strdup_printf(_("heads %d–%d"), g->kv_of[a] * per, g->kv_of[a] * per + per - 1);
+    g_autofree char *hb = g_strdup_printf(_("heads %d–%d"), g->kv_of[b] * per, g->kv_of[b] * per + per - 1);
+    if (a == b)
+        /* Translators: "KV1 (heads 2–3): mean Jensen-Shannon distance 0.1234 over the 1 pairs of heads within the group" */
+        return g_strdup_printf(_("%s (%s): mean %s %.4f over the %d pairs of heads within the group"),
+                               self->glabels[a], ha, atn_label_metric(self->sim->metric), v, pairs);
+    /* Translators: "KV0 (heads 0–1) and KV1 (heads 2–3): mean cosine similarity 0.8123 over 4 pairs of heads" */
+    return g_strdup_printf(_("%s (%s) and %s (%s): mean %s %.4f over %d pairs of heads"), self->glabels[a], ha,
+                           self->glabels[b], hb, atn_label_metric(self->sim->metric), v, pairs);
 }

@@ -31,4 +31,9 @@ gboolean atn_similarity_view_get_pair_shown(AtnSimilarityView *self);
 /* The pair's heatmaps: 0 the first head, 1 the second, 2 their difference. */
 AtnHeatmap *atn_similarity_view_get_pair_heatmap(AtnSimilarityView *self, int which);
 
+/* "By K/V group" (a grouped-query model's heads gathered by the K/V head they share), as its
+ * check button would; the check button (shown only for such a model). */
+void atn_similarity_view_set_by_kv_group(AtnSimilarityView *self, gboolean on);
+GtkWidget *atn_similarity_view_get_kv_check(AtnSimilarityView *self);
+
 G_END_DECLS

@@ -22,6 +22,7 @@ struct _AtnSimilarityView {
     GtkWidget *box;
     GtkDropDown *metric_drop, *scope_drop;
     GtkCheckButton *cluster_check;
+    GtkCheckButton *kv_check;  /* "By K/V group": shown for a grouped-query model only */
     GtkSpinner *spinner;
     GtkButton *corpus_button, *sentence_button, *corpus_cancel_button;
     GtkProgressBar *corpus_bar;
@@ -41,6 +42,7 @@ struct _AtnSimilarityView {
     int pair_a, pair_b;
     char *corpus_path;         /* corpus mode: the matrix averages this file; NULL: the sentence */
     char *corpus_error;        /* why the last corpus failed, said with the sentence's matrix */
+    char *covered;             /* what the shown corpus matrix covers (said again on a K/V toggle) */
     gint corpus_permille;      /* the corpus pass's progress, written by its worker */
     guint corpus_poll_id;
     struct sim_job *sim_job;   /* the sentence's comparison in flight (owned by its task), or NULL */
@@ -146,6 +148,7 @@ static void sim_done(gpointer owner, gpointer answer, const GError *error, gpoin
 
 static void recompute(AtnSimilarityView *self);
 static void mark_dirty(AtnSimilarityView *self);
+static void reset_hint(AtnSimilarityView *self);
 
 static void show_corpus_busy(AtnSimilarityView *self, gboolean busy) {
     gtk_widget_set_visible(GTK_WIDGET(self->corpus_bar), busy);
@@ -162,9 +165,46 @@ static gboolean corpus_poll_cb(gpointer user_data) {
     return G_SOURCE_CONTINUE;
 }
 
-static void show_similarity(AtnSimilarityView *self, atn_similarity *sim, const char *covered) {
-    atn_similarity_map_set_similarity(self->map, sim);
-    show_hint(self);
+/* The K/V heads per layer of the model whose heads the matrix compares: 0 when its query heads
+ * do not share K/V heads in groups (or an encoder-decoder's, or no result). */
+static int kv_heads_of(AtnSimilarityView *self) {
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    const atn_capture *cap = r ? atn_result_get_capture(r) : NULL;
+    if (!cap || atn_result_is_encdec(r) || cap->n_kv_heads <= 0 || cap->n_kv_heads >= cap->n_heads ||
+        cap->n_heads % cap->n_kv_heads)
+        return 0;
+    return cap->n_kv_heads;
+}
+
+/* What the groups' matrix says in one line: how many groups, the within and between means. */
+static char *groups_info(const atn_kv_groups *g, atn_metric metric) {
+    g_autofree char *between = isnan(g->between) ? g_strdup(_("one group per layer")) : g_strdup_printf("%.4f", g->between);
+    /* Translators: "2 K/V groups of 2 heads · mean within a group 0.1234 · between groups 0.5678" */
+    return g_strdup_printf(_("%d K/V groups of %d heads · mean within a group %.4f · between groups %s"), g->count,
+                           g->per_group, g->within, between);
+}
+
+/* The map's groups as the check says: the groups of the similarity it shows, or none. */
+static void apply_groups(AtnSimilarityView *self) {
+    const atn_similarity *sim = atn_similarity_map_get_similarity(self->map);
+    int kv = kv_heads_of(self);
+    atn_kv_groups *g = NULL;
+    atn_error err = {0};
+    if (sim && kv > 0 && gtk_check_button_get_active(self->kv_check) && sim->n_heads % kv == 0 &&
+        atn_similarity_by_kv_group(sim, kv, &g, &err) != ATN_OK)
+        g = NULL;   /* cannot happen for a finished similarity of this model (or out of memory) */
+    atn_similarity_map_set_kv_groups(self->map, g);
+    /* the groups stay in their order, K/V head by K/V head */
+    gtk_widget_set_sensitive(GTK_WIDGET(self->cluster_check), g == NULL);
+}
+
+/* The line beside the controls for the matrix shown: before (what a corpus covered, or why it
+ * failed; NULL: nothing), then the heads' count and what the values mean, or the K/V groups'
+ * means. */
+static void show_info(AtnSimilarityView *self, const char *before) {
+    const atn_similarity *sim = atn_similarity_map_get_similarity(self->map);
+    if (!sim)
+        return;
     gboolean distance = atn_metric_is_distance(sim->metric);
     g_autofree char *info = g_strdup_printf(distance ? _("%d heads · 0 = identical, 1 = nothing in common")
                                                      : _("%d heads · 1 = identical"),
@@ -173,13 +213,29 @@ static void show_similarity(AtnSimilarityView *self, atn_similarity *sim, const 
        (a Jensen-Shannon distance of 1: the two heads never attend to the same key) */
     g_autofree char *brief = g_strdup_printf(distance ? _("%d heads · 0 = same, 1 = disjoint") : _("%d heads · 1 = identical"),
                                              sim->count);
-    const char *before = covered ? covered : self->corpus_error;
+    const atn_kv_groups *groups = atn_similarity_map_get_kv_groups(self->map);
+    if (groups) {   /* the groups' figures in place of the heads' count */
+        g_free(info);
+        info = groups_info(groups, sim->metric);
+        g_free(brief);
+        brief = g_strdup(info);
+    }
     g_autofree char *text = before ? g_strconcat(before, " · ", info, NULL) : g_strdup(info);
     g_autofree char *shorter0 = before ? g_strconcat(before, " · ", brief, NULL) : g_strdup(brief);
     g_auto(GStrv) parts = g_strsplit(shorter0, " = ", -1);
     g_autofree char *shorter = g_strjoinv("\u00a0=\u00a0", parts);   /* wraps as "0 = same," not "0 = / same" */
-    g_clear_pointer(&self->corpus_error, g_free);
     atn_fit_label_set_text(self->info_label, text, (const char *const[]){shorter, NULL});
+}
+
+static void show_similarity(AtnSimilarityView *self, atn_similarity *sim, const char *covered) {
+    atn_similarity_map_set_similarity(self->map, sim);
+    apply_groups(self);
+    show_hint(self);
+    reset_hint(self);
+    g_free(self->covered);
+    self->covered = g_strdup(covered);
+    show_info(self, covered ? covered : self->corpus_error);
+    g_clear_pointer(&self->corpus_error, g_free);
 }
 
 static atn_status add_to_similarity(const atn_capture *cap, gpointer sim, atn_error *err) {
@@ -281,18 +337,28 @@ static void mark_dirty(AtnSimilarityView *self) {
         recompute(self);
 }
 
+/* The line under the matrix: how to pick a pair (of heads, or of K/V groups), or which of an
+ * encoder-decoder's heads these are. */
+static void reset_hint(AtnSimilarityView *self) {
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    /* a corpus has no targets: its matrix is the encoder's */
+    int kind = self->corpus_path || !r ? ATN_STACK_ENCODER : atn_encdec_view_stack(r, atn_session_get_stack(self->session));
+    const char *note = atn_result_is_encdec(r) ? atn_encdec_heads_note(kind) : NULL;
+    if (!note && atn_similarity_map_get_kv_groups(self->map))
+        gtk_label_set_text(self->hint_label, _("Click a cell for the mean over the pairs of heads of two groups."));
+    else
+        gtk_label_set_text(self->hint_label, note ? note : _("Click a cell to compare its two heads side by side."));
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->hint_label), note);
+}
+
 /* A corpus's matrix does not depend on the sentence.  Once the view has been used, a new
  * result is compared at once, in the worker, even while the view is hidden, so that a switch
  * to it finds the matrix made (or on its way) instead of starting the comparison then: at 512
  * tokens that took 250-330 ms of a switch (docs/PERFORMANCE.md, "View switches").  The next
  * run cancels a comparison made ahead (the two cores go to the forward). */
 static void on_result(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) {
-    AtnResult *r = atn_session_get_result(s);   /* an encoder-decoder: which of its heads these are */
-    /* a corpus has no targets: its matrix is the encoder's */
-    int kind = self->corpus_path ? ATN_STACK_ENCODER : atn_encdec_view_stack(r, atn_session_get_stack(s));
-    const char *note = atn_result_is_encdec(r) ? atn_encdec_heads_note(kind) : NULL;
-    gtk_label_set_text(self->hint_label, note ? note : _("Click a cell to compare its two heads side by side."));
-    gtk_widget_set_tooltip_text(GTK_WIDGET(self->hint_label), note);
+    reset_hint(self);
+    gtk_widget_set_visible(GTK_WIDGET(self->kv_check), kv_heads_of(self) > 0);
     if (self->corpus_path)
         return;
     mark_dirty(self);
@@ -381,6 +447,14 @@ static void on_stack(AtnSession *s, GParamSpec *p, AtnSimilarityView *self) {
     on_result(s, p, self);
 }
 
+/* "By K/V group": the same similarity, gathered by group or not (nothing recomputed). */
+static void on_kv_toggled(GtkCheckButton *b, AtnSimilarityView *self) {
+    apply_groups(self);
+    show_hint(self);
+    reset_hint(self);
+    show_info(self, self->covered);
+}
+
 static void on_cluster_toggled(GtkCheckButton *b, AtnSimilarityView *self) {
     atn_similarity_map_set_clustered(self->map, gtk_check_button_get_active(b));
 }
@@ -398,6 +472,15 @@ void atn_similarity_view_compare(AtnSimilarityView *self, int a, int b) {
     g_return_if_fail(ATN_IS_SIMILARITY_VIEW(self));
     const atn_similarity *sim = atn_similarity_map_get_similarity(self->map);
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (atn_similarity_map_get_kv_groups(self->map)) {   /* two groups: their mean, said under the matrix */
+        g_autofree char *text = atn_similarity_map_dup_group_pair_text(self->map, a, b);
+        if (!text)
+            return;
+        show_hint(self);
+        gtk_label_set_text(self->hint_label, text);
+        atn_similarity_map_set_highlight(self->map, a, b);
+        return;
+    }
     if (!sim || !r || a < 0 || b < 0 || a >= sim->count || b >= sim->count)
         return;
     int n = atn_result_get_n_tokens(r), nk = n;
@@ -490,6 +573,7 @@ static void atn_similarity_view_dispose(GObject *object) {
     g_clear_object(&self->pair_result);
     g_clear_pointer(&self->corpus_path, g_free);
     g_clear_pointer(&self->corpus_error, g_free);
+    g_clear_pointer(&self->covered, g_free);
     g_clear_handle_id(&self->corpus_poll_id, g_source_remove);
     g_clear_handle_id(&self->sim_poll_id, g_source_remove);
     self->sim_job = NULL;
@@ -535,6 +619,7 @@ static void atn_similarity_view_class_init(AtnSimilarityViewClass *klass) {
     BIND(metric_drop);
     BIND(scope_drop);
     BIND(cluster_check);
+    BIND(kv_check);
     BIND(spinner);
     BIND(corpus_button);
     BIND(sentence_button);
@@ -572,6 +657,7 @@ static void atn_similarity_view_init(AtnSimilarityView *self) {
     g_signal_connect(self->metric_drop, "notify::selected", G_CALLBACK(on_option_changed), self);
     g_signal_connect(self->scope_drop, "notify::selected", G_CALLBACK(on_option_changed), self);
     g_signal_connect(self->cluster_check, "toggled", G_CALLBACK(on_cluster_toggled), self);
+    g_signal_connect(self->kv_check, "toggled", G_CALLBACK(on_kv_toggled), self);
     g_signal_connect(self->map, "pair-activated", G_CALLBACK(on_pair), self);
     g_signal_connect(self->corpus_button, "clicked", G_CALLBACK(on_corpus_clicked), self);
     g_signal_connect(self->sentence_button, "clicked", G_CALLBACK(on_sentence_clicked), self);
@@ -651,6 +737,16 @@ guint atn_similarity_view_get_n_prefetched(AtnSimilarityView *self) {
 gboolean atn_similarity_view_get_busy(AtnSimilarityView *self) {
     g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), FALSE);
     return self->cancel != NULL;
+}
+
+void atn_similarity_view_set_by_kv_group(AtnSimilarityView *self, gboolean on) {
+    g_return_if_fail(ATN_IS_SIMILARITY_VIEW(self));
+    gtk_check_button_set_active(self->kv_check, on);
+}
+
+GtkWidget *atn_similarity_view_get_kv_check(AtnSimilarityView *self) {
+    g_return_val_if_fail(ATN_IS_SIMILARITY_VIEW(self), NULL);
+    return GTK_WIDGET(self->kv_check);
 }
 
 /* ---- AtnView ---------------------------------------------------------------------------------- */

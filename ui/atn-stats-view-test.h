@@ -43,4 +43,9 @@ AtnStatsFilePanel *atn_stats_view_get_file_panel(AtnStatsView *self);
 /* The line above the table (what the numbers are averaged over). */
 const char *atn_stats_view_get_info(AtnStatsView *self);
 
+/* "By K/V group" (a grouped-query model's heads gathered by the K/V head they share), as its
+ * check button would; the check button (shown only for such a model). */
+void atn_stats_view_set_by_kv_group(AtnStatsView *self, gboolean on);
+GtkWidget *atn_stats_view_get_kv_check(AtnStatsView *self);
+
 G_END_DECLS

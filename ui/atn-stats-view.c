@@ -20,6 +20,7 @@ struct _AtnStatsView {
     GtkWidget *box;
     GtkColumnView *table;
     GtkLabel *info_label;
+    GtkCheckButton *kv_check;     /* "By K/V group": shown for a grouped-query model only */
     GListStore *store;
     GtkSortListModel *sorted;
     GHashTable *columns;   /* name -> GtkColumnViewColumn (borrowed) */
@@ -76,7 +77,12 @@ static void setup_cell(GtkSignalListItemFactory *f, GtkListItem *item, gpointer 
 /* The cell's text from its row's property. */
 static void show_cell(GtkLabel *label, AtnHeadStat *row, const char *prop) {
     g_autofree char *text = NULL;
-    if (!g_strcmp0(prop, "index")) {
+    int per = atn_head_stat_get_group_size(row);
+    if (!g_strcmp0(prop, "index") && per > 0) {
+        int k = atn_head_stat_get_head(row);
+        /* Translators: a K/V group's row: layer 1, K/V head 0, the query heads 0 to 6 that read it */
+        text = g_strdup_printf(_("L%d · KV%d (H%d–%d)"), atn_head_stat_get_layer(row), k, k * per, k * per + per - 1);
+    } else if (!g_strcmp0(prop, "index")) {
         text = g_strdup_printf(_("L%d · H%d"), atn_head_stat_get_layer(row), atn_head_stat_get_head(row));
     } else if (!g_strcmp0(prop, "pattern")) {
         g_object_get(row, "pattern", &text, NULL);
@@ -142,32 +148,39 @@ static void add_column(AtnStatsView *self, const char *prop, const char *title, 
  * one splice (one sort and one rebind of the visible rows, not two); st NULL: none. */
 /* TRUE when the store's rows are the first of st's heads, in order (warm_cb makes them a few
  * at a time). */
-static gboolean rows_lead(AtnStatsView *self, const atn_stats *st) {
+/* per: the rows are K/V groups of per query heads each (st's n_heads the K/V heads), 0: heads. */
+static gboolean rows_lead(AtnStatsView *self, const atn_stats *st, int per) {
     int count = st ? st->n_layers * st->n_heads : 0;
     guint have = g_list_model_get_n_items(G_LIST_MODEL(self->store));
     if (have > (guint)count)
         return FALSE;
     for (guint c = 0; c < have; c++) {
         g_autoptr(AtnHeadStat) row = g_list_model_get_item(G_LIST_MODEL(self->store), c);
-        if (atn_head_stat_get_layer(row) != (int)c / st->n_heads || atn_head_stat_get_head(row) != (int)c % st->n_heads)
+        if (atn_head_stat_get_layer(row) != (int)c / st->n_heads || atn_head_stat_get_head(row) != (int)c % st->n_heads ||
+            atn_head_stat_get_group_size(row) != per)
             return FALSE;
     }
     return TRUE;
+}
+
+static AtnHeadStat *new_row(const atn_stats *st, int c, int per) {
+    return per > 0 ? atn_head_stat_new_group(c / st->n_heads, c % st->n_heads, per, &st->heads[c])
+                   : atn_head_stat_new(c / st->n_heads, c % st->n_heads, &st->heads[c]);
 }
 
 /* Rows first..last-1 of st's heads, appended to the store. */
 static void append_rows(AtnStatsView *self, const atn_stats *st, int first, int last) {
     g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func(g_object_unref);
     for (int c = first; c < last; c++)
-        g_ptr_array_add(rows, atn_head_stat_new(c / st->n_heads, c % st->n_heads, &st->heads[c]));
+        g_ptr_array_add(rows, new_row(st, c, 0));
     guint have = g_list_model_get_n_items(G_LIST_MODEL(self->store));
     g_list_store_splice(self->store, have, 0, rows->pdata, rows->len);
 }
 
-static void fill_rows(AtnStatsView *self, const atn_stats *st) {
+static void fill_rows_per(AtnStatsView *self, const atn_stats *st, int per) {
     int count = st ? st->n_layers * st->n_heads : 0;
     guint have = g_list_model_get_n_items(G_LIST_MODEL(self->store));
-    if (count > 0 && have > 0 && rows_lead(self, st)) {
+    if (count > 0 && have > 0 && rows_lead(self, st, per) && (per == 0 || have == (guint)count)) {
         for (guint c = 0; c < have; c++) {
             g_autoptr(AtnHeadStat) row = g_list_model_get_item(G_LIST_MODEL(self->store), c);
             atn_head_stat_set_stats(row, &st->heads[c]);
@@ -185,8 +198,43 @@ static void fill_rows(AtnStatsView *self, const atn_stats *st) {
     }
     g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func(g_object_unref);
     for (int c = 0; c < count; c++)
-        g_ptr_array_add(rows, atn_head_stat_new(c / st->n_heads, c % st->n_heads, &st->heads[c]));
+        g_ptr_array_add(rows, new_row(st, c, per));
     g_list_store_splice(self->store, 0, have, rows->pdata, rows->len);
+}
+
+/* The K/V heads per layer of the model whose heads the table shows: 0 when its query heads do
+ * not share K/V heads in groups (a merged file, an encoder-decoder, no result). */
+static int kv_heads_of(AtnStatsView *self) {
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    const atn_capture *cap = r ? atn_result_get_capture(r) : NULL;
+    if (self->file || !cap || atn_result_is_encdec(r) || cap->n_kv_heads <= 0 || cap->n_kv_heads >= cap->n_heads ||
+        cap->n_heads % cap->n_kv_heads)
+        return 0;
+    return cap->n_kv_heads;
+}
+
+/* The rows of st, or with "By K/V group" its groups' (atn_stats_by_kv_group: the CLI's
+ * `stats --by-kv-group`). */
+static void fill_rows(AtnStatsView *self, const atn_stats *st) {
+    int kv = kv_heads_of(self);
+    gtk_widget_set_visible(GTK_WIDGET(self->kv_check), kv > 0);
+    atn_head_stats *g = NULL;
+    atn_error err = {0};
+    if (st && kv > 0 && st->n_heads % kv == 0 && gtk_check_button_get_active(self->kv_check) &&
+        atn_stats_by_kv_group(st, kv, &g, &err) == ATN_OK) {
+        atn_stats groups = *st;
+        groups.n_heads = kv;
+        groups.heads = g;
+        fill_rows_per(self, &groups, st->n_heads / kv);
+        free(g);
+        /* Translators: after the table's description, with "By K/V group" on */
+        g_autofree char *note = g_strdup_printf(_("By K/V group: each row is one K/V head of a layer, every number "
+                                                  "the mean over its %d query heads."), st->n_heads / kv);
+        g_autofree char *info = g_strconcat(gtk_label_get_text(self->info_label), " ", note, NULL);
+        gtk_label_set_text(self->info_label, info);
+        return;
+    }
+    fill_rows_per(self, st, 0);
 }
 
 /* The file's corpus labels on its rows (NULL: the patterns' names again). */
@@ -504,7 +552,14 @@ char *atn_stats_view_dup_csv(AtnStatsView *self, GError **error) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    atn_status status = f ? atn_stats_write_csv(st, f, &err) : ATN_E_NOMEM;
+    int kv = kv_heads_of(self);
+    atn_head_stats *groups = NULL;   /* "By K/V group": the groups' table, as `stats --by-kv-group --format csv` */
+    if (kv > 0 && st->n_heads % kv == 0 && gtk_check_button_get_active(self->kv_check) &&
+        atn_stats_by_kv_group(st, kv, &groups, &err) != ATN_OK)
+        groups = NULL;
+    atn_status status = !f ? ATN_E_NOMEM : groups ? atn_stats_write_kv_groups_csv(st, groups, kv, f, &err)
+                                                  : atn_stats_write_csv(st, f, &err);
+    free(groups);
     if (f)
         fclose(f);
     if (status != ATN_OK) {
@@ -576,11 +631,12 @@ enum { WARM_ROWS = 12 };
 static gboolean warm_cb(gpointer data) {
     AtnStatsView *self = ATN_STATS_VIEW(data);
     const atn_stats *st = sentence_stats(self);
-    if (gtk_widget_get_mapped(GTK_WIDGET(self)) || self->corpus || self->corpus_cancel || self->file || !st) {
+    if (gtk_widget_get_mapped(GTK_WIDGET(self)) || self->corpus || self->corpus_cancel || self->file || !st ||
+        (kv_heads_of(self) > 0 && gtk_check_button_get_active(self->kv_check))) {
         self->warm_id = 0;   /* shown meanwhile (refilled at map), or not the sentence's rows */
         return G_SOURCE_REMOVE;
     }
-    if (!rows_lead(self, st)) {   /* another model's rows */
+    if (!rows_lead(self, st, 0)) {   /* another model's rows */
         g_list_store_remove_all(self->store);
         return G_SOURCE_CONTINUE;
     }
@@ -602,7 +658,7 @@ static void on_result(AtnSession *s, GParamSpec *p, AtnStatsView *self) {
     const atn_stats *st = sentence_stats(self);
     if (!self->warm_id && st && !self->corpus && !self->corpus_cancel && !self->file &&
         (g_list_model_get_n_items(G_LIST_MODEL(self->store)) != (guint)(st->n_layers * st->n_heads) ||
-         !rows_lead(self, st)))
+         !rows_lead(self, st, 0)))
         self->warm_id = g_idle_add_full(G_PRIORITY_LOW, warm_cb, self, NULL);
 }
 
@@ -650,8 +706,9 @@ void atn_stats_view_activate_row(AtnStatsView *self, guint i) {
     else if (row) {
         if (self->corpus && self->session)   /* a corpus's heads: an encoder-decoder's encoder's */
             atn_session_set_stack(self->session, ATN_STACK_ENCODER);
+        int per = atn_head_stat_get_group_size(row);   /* a K/V group: its first query head */
         g_signal_emit(self, signals[SIGNAL_HEAD_ACTIVATED], 0, atn_head_stat_get_layer(row),
-                      atn_head_stat_get_head(row));
+                      per > 0 ? atn_head_stat_get_head(row) * per : atn_head_stat_get_head(row));
     }
 }
 
@@ -680,6 +737,16 @@ void atn_stats_view_sort_by(AtnStatsView *self, const char *column, GtkSortType 
     g_return_if_fail(ATN_IS_STATS_VIEW(self));
     GtkColumnViewColumn *col = g_hash_table_lookup(self->columns, column);
     gtk_column_view_sort_by_column(self->table, col, order);
+}
+
+void atn_stats_view_set_by_kv_group(AtnStatsView *self, gboolean on) {
+    g_return_if_fail(ATN_IS_STATS_VIEW(self));
+    gtk_check_button_set_active(self->kv_check, on);
+}
+
+GtkWidget *atn_stats_view_get_kv_check(AtnStatsView *self) {
+    g_return_val_if_fail(ATN_IS_STATS_VIEW(self), NULL);
+    return GTK_WIDGET(self->kv_check);
 }
 
 /* ---- GObject ----------------------------------------------------------------------------------- */
@@ -722,6 +789,7 @@ static void atn_stats_view_class_init(AtnStatsViewClass *klass) {
     gtk_widget_class_bind_template_child(wc, AtnStatsView, box);
     gtk_widget_class_bind_template_child(wc, AtnStatsView, table);
     gtk_widget_class_bind_template_child(wc, AtnStatsView, info_label);
+    gtk_widget_class_bind_template_child(wc, AtnStatsView, kv_check);
     gtk_widget_class_bind_template_child(wc, AtnStatsView, corpus_button);
     gtk_widget_class_bind_template_child(wc, AtnStatsView, sentence_button);
     gtk_widget_class_bind_template_child(wc, AtnStatsView, corpus_bar);
@@ -768,6 +836,7 @@ static void atn_stats_view_init(AtnStatsView *self) {
     g_signal_connect(self->file_button, "clicked", G_CALLBACK(on_file_clicked), self);
     g_signal_connect(self->file_panel, "exemplar-activated", G_CALLBACK(on_panel_exemplar), self);
     g_signal_connect(self->corpus_cancel_button, "clicked", G_CALLBACK(on_corpus_cancel_clicked), self);
+    g_signal_connect_swapped(self->kv_check, "toggled", G_CALLBACK(refill), self);
     self->sentence_info = g_strdup(gtk_label_get_text(self->info_label));
 }
 

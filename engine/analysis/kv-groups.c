@@ -4,6 +4,7 @@
 #include "analysis.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,5 +113,31 @@ atn_status atn_stats_by_kv_group(const atn_stats *st, int32_t kv_heads, atn_head
                     m->pattern = (atn_pattern)p;
         }
     *out = g;
+    return ATN_OK;
+}
+
+atn_status atn_stats_write_kv_groups_csv(const atn_stats *st, const atn_head_stats *groups, int32_t kv_heads, FILE *f,
+                                         atn_error *err) {
+    if (!st || !groups || !f || kv_heads < 1 || st->n_heads % kv_heads)
+        return atn_error_set(err, ATN_E_INVALID, "statistics by K/V group: nothing to write");
+    static const char *const names[] = {"entropy", "entropy_norm", "cls", "sep", "punct", "self", "prev", "next",
+                                        "local", "distance", "induction"};
+    int32_t per = st->n_heads / kv_heads;
+    fputs("layer,kv_head,first_head,heads", f);
+    for (int i = 0; i < 11; i++)
+        fprintf(f, ",%s", names[i]);
+    fputs(",pattern\n", f);
+    for (int32_t l = 0; l < st->n_layers; l++)
+        for (int32_t k = 0; k < kv_heads; k++) {
+            const atn_head_stats *m = &groups[(size_t)l * kv_heads + k];
+            const double v[] = {m->entropy, m->entropy_norm, m->cls, m->sep, m->punct, m->self, m->prev, m->next,
+                                m->local, m->distance, m->induction};
+            fprintf(f, "%d,%d,%d,%d", l, k, k * per, per);
+            for (int i = 0; i < 11; i++)
+                fprintf(f, ",%.9g", v[i]);
+            fprintf(f, ",%s\n", atn_pattern_name(m->pattern));
+        }
+    if (ferror(f))
+        return atn_error_set(err, ATN_E_IO, "statistics by K/V group: write error");
     return ATN_OK;
 }

@@ -222,6 +222,13 @@ typedef struct atn_stats {
  * k · H / kv_heads ...), the pattern the label most of them have (a tie: the first in the
  * enum).  Errors as atn_similarity_by_kv_group (no st: ATN_E_INVALID). */
 atn_status atn_stats_by_kv_group(const atn_stats *st, int32_t kv_heads, atn_head_stats **out, atn_error *err);
+/* Those groups (groups [L][kv_heads], as atn_stats_by_kv_group made them from st) as CSV: the
+ * header layer,kv_head,first_head,heads,entropy,entropy_norm,cls,sep,punct,self,prev,next,local,
+ * distance,induction,pattern, then one line per group, layer-major (numbers with 9 significant
+ * digits): `stats --by-kv-group --format csv` and the window's export.  ATN_E_INVALID for a
+ * NULL argument or kv_heads not dividing st->n_heads, ATN_E_IO when a write fails. */
+atn_status atn_stats_write_kv_groups_csv(const atn_stats *st, const atn_head_stats *groups, int32_t kv_heads, FILE *f,
+                                         atn_error *err);
 
 /* Per-sentence means, then averaged over sentences (each sentence weighs the same).
  * One capture: its statistics with each head labelled, *out the caller's (atn_stats_free).

@@ -18,7 +18,8 @@
  *          train-control=NAME:VALUE (a Train page knob) train-run (Start, then wait until it ends)
  *          get-model (the Get a Model dialog) model-menu (the model picker's menu)
  *          target=TEXT (an encoder-decoder's target) stack=KIND (encoder, decoder or cross)
- *          pair=A,B (the Similarity view's heads A and B side by side)
+ *          pair=A,B (the Similarity view's heads A and B side by side; with kv-group: groups A and B)
+ *          kv-group ("By K/V group" in the Similarity and Statistics views)
  *          root=PATH (the whole X screen, popovers included, by ImageMagick's import)
  *          method=N (the Head view's Raw/Norm/Rollout/Flow switch: 0..3; waits for it)
  *          method-running=N (the same, drawn 1.5 s later while it may still compute: progress, Stop)
@@ -124,6 +125,10 @@ int main(int argc, char **argv) {
             atn_stack_kind k;
             if (atn_stack_kind_parse(a + 6, &k))
                 atn_session_set_stack(s, k);
+        } else if (!strcmp(a, "kv-group")) {   /* "By K/V group" in the Similarity and Statistics views */
+            settle(500);
+            atn_similarity_view_set_by_kv_group(ATN_SIMILARITY_VIEW(atn_window_get_view_widget(win, "similarity")), TRUE);
+            atn_stats_view_set_by_kv_group(ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics")), TRUE);
         } else if (sscanf(a, "pair=%d,%d", &x, &y) == 2) {   /* the Similarity view's heads x and y side by side */
             settle(500);   /* the matrix is made in a worker */
             atn_similarity_view_compare(ATN_SIMILARITY_VIEW(atn_window_get_view_widget(win, "similarity")), x, y);

@@ -359,6 +359,10 @@ typedef struct atn_similarity_spec {
     int32_t hover_a, hover_b;
     bool show_dendrogram;            /* default true when clustered: the merge tree above */
     const atn_render_style *style;
+    /* [sim->count] the rows' and columns' names by index into sim (K/V groups: "KV1"); NULL:
+       atn_similarity_label's (L3·H7); borrowed */
+    const char *const *labels;
+    const char *legend;              /* what a cell is (borrowed); NULL: the metric's sentence */
 } atn_similarity_spec;
 
 void atn_similarity_spec_init(atn_similarity_spec *spec);

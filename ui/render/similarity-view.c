@@ -143,7 +143,7 @@ static bool fig_build(rtext *t, const atn_similarity_spec *s, double w, double h
         int32_t a = display_head(s, p);
         f->pos_of[a] = p;
         char buf[32];
-        f->labels[p] = strdup(atn_similarity_label(sim, a, buf, sizeof buf));
+        f->labels[p] = strdup(s->labels && s->labels[a] ? s->labels[a] : atn_similarity_label(sim, a, buf, sizeof buf));
         for (int32_t q = 0; q < c; q++)
             f->values[(size_t)p * c + q] = (float)sim->values[(size_t)a * c + display_head(s, q)];
     }
@@ -168,6 +168,8 @@ static bool fig_build(rtext *t, const atn_similarity_spec *s, double w, double h
                                "bright = alike.")
                           : N_("A cell: the Pearson correlation of two heads' attention weights; red = alike, "
                                "blue = opposite."));
+    if (s->legend)
+        f->legend = s->legend;
     hm->style = s->style;
     /* every head's label, smaller rather than every other one (a 16-head layer in a short pane) */
     hm->min_label_scale = 0.6;
