@@ -398,6 +398,10 @@ int cmd_stats_shard(cli_args *a) {
         .corpus_lines = lines, .n_layers = atn_model_config(model)->n_layers,
         .n_heads = atn_model_config(model)->n_heads, .top_k = (int32_t)top,
         .query_role = qrole, .key_role = krole,
+        /* a grouped-query model's K/V heads: `stats --from --by-kv-group` groups by them */
+        .n_kv_heads = atn_model_config(model)->n_kv_heads > 0 &&
+                              atn_model_config(model)->n_kv_heads < atn_model_config(model)->n_heads
+                          ? atn_model_config(model)->n_kv_heads : 0,
     };
     cs = atn_corpus_stats_new(&id, &err);
     if (!cs) {

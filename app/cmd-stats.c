@@ -502,8 +502,9 @@ static void stats_write_groups(FILE *f, const atn_stats *st, const atn_head_stat
         fputs("\n  ]\n}\n", f);
 }
 
-/* stats --from FILE: a partial's (or a merged file's) means, printed as stats --corpus prints. */
-static int stats_from(cli_args *a, const char *format, const char *out) {
+/* stats --from FILE: a partial's (or a merged file's) means, printed as stats --corpus prints; by_group:
+ * its K/V groups' (atn_corpus_stats_by_kv_group), as stats --corpus --by-kv-group prints them. */
+static int stats_from(cli_args *a, const char *format, const char *out, bool by_group) {
     const char *path = cli_get(a, "from");
     if (!cli_check_unused(a))
         return CLI_EXIT_USAGE;
@@ -513,6 +514,7 @@ static int stats_from(cli_args *a, const char *format, const char *out) {
     if (!cs)
         return rc;
     atn_stats *st = NULL;
+    atn_head_stats *groups = NULL;
     int64_t sentences, mf, ml;
     atn_corpus_stats_counts(cs, &sentences, NULL, NULL, NULL, NULL);
     int32_t missing = atn_corpus_stats_missing(cs, &mf, &ml, 1);
@@ -522,7 +524,10 @@ static int stats_from(cli_args *a, const char *format, const char *out) {
         rc = CLI_EXIT_USAGE;
     } else if (atn_corpus_stats_means(cs, &st, &err))
         rc = cli_fail(&err);
-    else if (!out_open(&of, out))
+    else if (by_group && atn_corpus_stats_by_kv_group(cs, &groups, &err)) {
+        cli_error("attnscope stats: --by-kv-group: %s: %s", path, err.message);
+        rc = CLI_EXIT_USAGE;
+    } else if (!out_open(&of, out))
         rc = CLI_EXIT_USAGE;
     else {
         fprintf(stderr, "attnscope: %lld sentences", (long long)sentences);
@@ -533,10 +538,15 @@ static int stats_from(cli_args *a, const char *format, const char *out) {
         if (!atn_corpus_stats_has_offsets(cs))
             fprintf(stderr, "attnscope: %s has no per-offset sums (made by an attnscope before them): its labels "
                             "cannot say \"positional\"; make the partials again for that\n", path);
-        stats_write(of.f, st, format, atn_corpus_stats_identity(cs)->model, false, ATN_STACK_ENCODER, cs);
+        if (groups)
+            stats_write_groups(of.f, st, groups, atn_corpus_stats_identity(cs)->n_kv_heads, format,
+                               atn_corpus_stats_identity(cs)->model);
+        else
+            stats_write(of.f, st, format, atn_corpus_stats_identity(cs)->model, false, ATN_STACK_ENCODER, cs);
         if (!out_close(&of, true))
             rc = CLI_EXIT_USAGE;
     }
+    free(groups);
     atn_stats_free(st);
     atn_corpus_stats_free(cs);
     return rc;
@@ -586,13 +596,15 @@ int cmd_stats(int argc, char **argv) {
                "--corpus @LIST (and --from @LIST) read the files LIST names, one a line (relative to LIST's\n"
                "folder): a corpus's files are numbered as one, file after file, and shards split that.\n"
                "--by-kv-group (grouped-query models): one row per K/V group of each layer, every figure the\n"
-               "mean over the query heads that share that K/V head, the pattern the label most of them have.\n");
+               "mean over the query heads that share that K/V head, the pattern the label most of them have;\n"
+               "with --from, made from the partial's per-head sums (the K/V heads it recorded).\n");
         return 0;
     }
     bool by_group = cli_flag(&a, "by-kv-group");
-    if (by_group && (cli_get(&a, "shard") || cli_get(&a, "from") ||
-                     (cli_get(&a, "output") && ends_with(cli_get(&a, "output"), ".safetensors")))) {
-        cli_error("attnscope stats: --by-kv-group goes with --text, --corpus or --attention, not a partial");
+    if (by_group && (cli_get(&a, "shard") ||
+                     (!cli_get(&a, "from") && cli_get(&a, "output") && ends_with(cli_get(&a, "output"), ".safetensors")))) {
+        cli_error("attnscope stats: --by-kv-group goes with --text, --corpus, --attention or --from, not when writing "
+                  "a partial (its per-head sums are what --from --by-kv-group groups)");
         return CLI_EXIT_USAGE;
     }
     const char *format = cli_get(&a, "format"), *out = cli_get(&a, "output");
@@ -616,7 +628,7 @@ int cmd_stats(int argc, char **argv) {
             cli_error("attnscope stats: --stack reads a run's or an attention file's stacks, not --from's partial");
             return CLI_EXIT_USAGE;
         }
-        return stats_from(&a, format, out);
+        return stats_from(&a, format, out, by_group);
     }
     stats_job j = {0};
     if (!stack_parse(&a, "attnscope stats", &j.stack))

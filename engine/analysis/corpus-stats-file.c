@@ -103,6 +103,10 @@ atn_status atn_corpus_stats_save(const atn_corpus_stats *cs, const char *path, a
     ok = ok && cJSON_AddStringToObject(meta, "corpus_lines", num);
     snprintf(num, sizeof num, "%d", cs->id.top_k);
     ok = ok && cJSON_AddStringToObject(meta, "top_k", num);
+    if (cs->id.n_kv_heads > 0) {   /* only a grouped-query model's: other partials' bytes stay as they were */
+        snprintf(num, sizeof num, "%d", cs->id.n_kv_heads);
+        ok = ok && cJSON_AddStringToObject(meta, "n_kv_heads", num);
+    }
     size_t offset = 0;
     for (int i = 0; ok && i < N; i++) {
         cJSON *e = cJSON_CreateObject(), *shape = cJSON_CreateArray(), *offs = cJSON_CreateArray();
@@ -333,6 +337,13 @@ atn_corpus_stats *atn_corpus_stats_load(const char *path, atn_error *err) {
         goto fail;
     }
     id.n_layers = (int32_t)tc->shape[0], id.n_heads = (int32_t)tc->shape[1];
+    const char *kvs = meta_str(meta, "n_kv_heads");
+    if (kvs && (!parse_int(kvs, 1, id.n_heads - 1, &v) || id.n_heads % v)) {
+        atn_error_set(err, ATN_E_FORMAT, "%s: __metadata__ \"n_kv_heads\" (%s) does not divide the %d query heads "
+                      "into groups", path, kvs, id.n_heads);
+        goto fail;
+    }
+    id.n_kv_heads = kvs ? (int32_t)v : 0;
     int64_t L = id.n_layers, H = id.n_heads, K = id.top_k;
     cs = calloc(1, sizeof *cs);
     if (!cs || cs_set_identity(cs, &id, true, err) != ATN_OK || cs_alloc(cs, err) != ATN_OK) {

@@ -39,6 +39,10 @@ struct atn_corpus_stats {
 
 enum { CS_HIST_BINS = ATN_CS_ENTROPY_BINS + ATN_CS_DISTANCE_BINS + ATN_CS_SINK_BINS };
 
+/* The fixed point's add (acc += v) and its value as a double, for the files beside corpus-stats.c. */
+void cs_fx_add(uint64_t *acc, const uint64_t *v);
+double cs_fx_to_double(const uint64_t *a);
+
 /* Allocates the arrays for cs->id's shape (zeroed; min/max at +inf/-inf; the offset sums and
  * has_off too).  ATN_E_NOMEM. */
 atn_status cs_alloc(atn_corpus_stats *cs, atn_error *err);

@@ -105,6 +105,9 @@ atn_status cs_alloc(atn_corpus_stats *cs, atn_error *err) {
     return ATN_OK;
 }
 
+void cs_fx_add(uint64_t *acc, const uint64_t *v) { fx_add(acc, v); }
+double cs_fx_to_double(const uint64_t *a) { return fx_to_double(a); }
+
 atn_status cs_set_identity(atn_corpus_stats *cs, const atn_cs_identity *id, bool keep_version, atn_error *err) {
     const char *src[CS_N_STRS] = {id->model, id->revision, id->tokenizer, id->precision, id->settings, id->corpus,
                                   keep_version ? id->version : atn_version(),
@@ -116,6 +119,9 @@ atn_status cs_set_identity(atn_corpus_stats *cs, const atn_cs_identity *id, bool
         if (!atn_cs_role_valid(src[r]))
             return atn_error_set(err, ATN_E_INVALID, "corpus statistics: no token role \"%s\" (the roles: %s)", src[r],
                                  ATN_CS_ROLES);
+    if (id->n_kv_heads < 0 || (id->n_kv_heads && (id->n_kv_heads >= id->n_heads || id->n_heads % id->n_kv_heads)))
+        return atn_error_set(err, ATN_E_INVALID, "corpus statistics: %d K/V heads for %d query heads", id->n_kv_heads,
+                             id->n_heads);
     for (int i = 0; i < CS_N_STRS; i++) {
         if (!src[i])
             return atn_error_set(err, ATN_E_INVALID, "corpus statistics: a provenance string is missing");
@@ -615,6 +621,9 @@ atn_status atn_corpus_stats_merge(atn_corpus_stats *into, const atn_corpus_stats
                              a->n_heads, b->n_layers, b->n_heads);
     if (a->top_k != b->top_k)
         return atn_error_set(err, ATN_E_INVALID, "different exemplar counts (--top): %d and %d", a->top_k, b->top_k);
+    if (a->n_kv_heads != b->n_kv_heads)
+        return atn_error_set(err, ATN_E_INVALID, "different K/V heads per layer (n_kv_heads): %d and %d (0: none "
+                             "recorded; make the partial again with this attnscope)", a->n_kv_heads, b->n_kv_heads);
     if (into->has_off != from->has_off)
         return atn_error_set(err, ATN_E_INVALID, "the %s partial has no per-offset sums (made by an attnscope before "
                              "them: make it again to merge it with newer ones)", into->has_off ? "second" : "first");

@@ -75,6 +75,11 @@ typedef struct atn_cs_identity {
      * heaviest key of that role (the first of equal weights) instead of its heaviest non-special
      * key; nothing else changes.  Part of the identity: a merge refuses other filters. */
     const char *query_role, *key_role;
+    /* Grouped-query attention: the model's K/V heads per layer when fewer than n_heads and
+     * dividing them (query head h reads K/V head h / (n_heads / n_kv_heads)), else 0 (every
+     * head its own, or a partial of before this field).  Part of the identity; what
+     * atn_corpus_stats_by_kv_group groups by. */
+    int32_t n_kv_heads;
 } atn_cs_identity;
 
 #define ATN_CS_ROLES "any, word, special, cls, sep, mask, pad, unk"
@@ -158,6 +163,16 @@ int32_t atn_corpus_stats_missing(const atn_corpus_stats *cs, int64_t *first, int
  * atn_stats_finish does): what `stats --corpus` gives for the same lines, to ~1e-16 relative.
  * *out the caller's (atn_stats_free).  ATN_E_NOMEM. */
 atn_status atn_corpus_stats_means(const atn_corpus_stats *cs, atn_stats **out, atn_error *err);
+
+/* Each K/V group's means (`stats --from PARTIAL --by-kv-group`), *out [L][n_kv_heads] (malloc'ed, the
+ * caller frees), group k of layer l being query heads k·g .. k·g + g - 1 (g = n_heads / n_kv_heads):
+ * every statistic and the induction share is the sum of the g heads' exact per-sentence sums over
+ * g · sentences, i.e. the count-weighted mean of the heads' means (every head of a partial counts the
+ * same sentences, so their plain mean, as atn_stats_by_kv_group takes it for `stats --corpus
+ * --by-kv-group`: the two differ by rounding only, ~1e-16 relative); pattern: the label most of the
+ * heads have as atn_corpus_stats_means labels them (a tie: the first in the enum).  ATN_E_INVALID
+ * (the message says why) for a partial without n_kv_heads or of no sentences; ATN_E_NOMEM. */
+atn_status atn_corpus_stats_by_kv_group(const atn_corpus_stats *cs, atn_head_stats **out, atn_error *err);
 
 /* Head (layer, head)'s figures for statistic s (0..ATN_CS_STATS-1): the mean, the standard
  * deviation over sentences (population), min and max (0 when there are no sentences).

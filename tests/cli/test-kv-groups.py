@@ -12,6 +12,9 @@ calls attnscope):
   polynomial good to 2.5e-7, which a square root near 0 magnifies);
 - per-head row entropy in bits and attention to the token itself, averaged over the group.
 
+stats --from PARTIAL --by-kv-group (a merged partial and one shard) equals stats --corpus
+--by-kv-group on the same lines (JSON within 1e-9 relative, CSV byte for byte) and the mean of the
+group's heads' means; a partial of a model without groups exits 2 naming n_kv_heads.
 Also: a model whose every query head has its own K/V head exits 2 naming --by-kv-group; the
 attention file `run -o` writes for llama-f32 holds n_kv_heads 2 and kv_heads [0, 0, 1, 1] (issue
 36), and stats / similarity --by-kv-group and export grid (its K/V group brackets) on it equal
@@ -191,18 +194,84 @@ def write_st_meta(src, dst, meta):
         f.write(struct.pack("<Q", len(text)) + text + data)
 
 
+def partials(exe, model, tmp):
+    """stats --from PARTIAL --by-kv-group: two shards of a 12-line corpus merged (and one shard alone)
+    against stats --corpus --by-kv-group over the same lines, and each group's figure against the
+    mean of its heads' means that stats --from prints per head."""
+    folder = os.path.join(HF, "models", model)
+    d = os.path.join(tmp, "parts-" + model)
+    os.makedirs(d)
+    words = "the cat sat on mat a dog ran to park and it was very happy today we like tea one two red".split()
+    lines = [" ".join(words[(7 * i + 3 * j) % len(words)] for j in range(3 + i % 9)) for i in range(12)]
+    for name, part in (("c.txt", lines), ("c0.txt", lines[:6])):
+        with open(os.path.join(d, name), "w") as f:
+            f.write("\n".join(part) + "\n")
+    c, c0 = os.path.join(d, "c.txt"), os.path.join(d, "c0.txt")
+    p0, p1, m = (os.path.join(d, x) for x in ("p0.safetensors", "p1.safetensors", "m.safetensors"))
+    run([exe, "stats", "--model", folder, "--corpus", c, "--shard", "0/2", "-o", p0])
+    run([exe, "stats", "--model", folder, "--corpus", c, "--shard", "1/2", "-o", p1])
+    run([exe, "stats", "merge", p1, p0, "-o", m])
+    check(read_st_meta(m).get("n_kv_heads") is not None, "%s: the merged partial has no n_kv_heads" % model)
+    worst = worst_heads = 0.0
+    for part, corpus, n in ((m, c, 12), (p0, c0, 6)):
+        got = json.loads(run([exe, "stats", "--from", part, "--by-kv-group", "--format", "json"]).stdout or "{}")
+        ref = json.loads(run([exe, "stats", "--model", folder, "--corpus", corpus, "--by-kv-group", "--format",
+                              "json"]).stdout or "{}")
+        heads = json.loads(run([exe, "stats", "--from", part, "--format", "json"]).stdout or "{}")
+        check(got.get("sentences") == n and len(got.get("groups", [])) == len(ref.get("groups", [None])),
+              "%s --from %s --by-kv-group: %r sentences, %d groups" % (
+                  model, os.path.basename(part), got.get("sentences"), len(got.get("groups", []))))
+        for a, b in zip(got.get("groups", []), ref.get("groups", [])):
+            for k, v in b.items():
+                if isinstance(v, float):
+                    worst = max(worst, abs(a[k] - v) / max(abs(v), 1e-300))
+                else:
+                    check(a[k] == v, "%s --from --by-kv-group %s: %r, --corpus %r" % (model, k, a[k], v))
+            # the count-weighted mean of the group's heads' means (every head counts n sentences)
+            hs = [h for h in heads["heads"] if h["layer"] == a["layer"] and h["head"] in a["heads"]]
+            for k in ("entropy", "self", "prev", "distance", "cls"):   # the heads' means are printed to 9 digits
+                want = sum(h[k] * n for h in hs) / (n * len(hs))
+                worst_heads = max(worst_heads, abs(a[k] - want) / max(abs(want), 1e-300))
+        csv = [run([exe, "stats"] + src + ["--by-kv-group", "--format", "csv"]).stdout
+               for src in (["--from", part], ["--model", folder, "--corpus", corpus])]
+        check(csv[0] == csv[1] and csv[0].startswith("layer,kv_head,"), "%s --from %s --by-kv-group csv differs from "
+              "--corpus's" % (model, os.path.basename(part)))
+    check(worst <= 1e-9, "%s stats --from --by-kv-group vs --corpus: largest relative difference %g" % (model, worst))
+    check(worst_heads <= 1e-8, "%s stats --from --by-kv-group vs its heads' means: largest relative difference %g" % (
+        model, worst_heads))
+    print("%s stats --from (merged, one shard) --by-kv-group: vs --corpus --by-kv-group largest relative difference "
+          "%.2g, vs the mean of its heads' means (9 digits) %.2g" % (model, worst, worst_heads))
+
+
 def main():
     exe = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
         for model in ("llama-f32", "mistral-window", "llama-bf16-mqa"):
             similarity(exe, model, tmp)
             stats(exe, model, tmp)
+            if model == "mistral-window":   # 8 query heads over 2 K/V heads (each run is ~0.3 s)
+                partials(exe, model, tmp)
         for cmd in (["similarity", "-o", os.path.join(tmp, "x.json")], ["stats"]):
             p = subprocess.run([exe] + cmd[:1] + ["--model", os.path.join(HF, "models", "llama-sharded"), "--ids",
                                                   "3,4,5", "--by-kv-group"] + cmd[1:],
                                capture_output=True, text=True, timeout=600)
             check(p.returncode == 2 and "--by-kv-group" in p.stderr and "own K/V head" in p.stderr,
                   "%s on a model without groups: exit %d, %r" % (cmd[0], p.returncode, p.stderr))
+        # a partial of a model without groups records no n_kv_heads: --from --by-kv-group exits 2 saying so
+        nog = os.path.join(tmp, "nogroups.safetensors")
+        corpus = os.path.join(tmp, "two.txt")
+        with open(corpus, "w") as f:
+            f.write("the cat sat\na dog ran\n")
+        run([exe, "stats", "--model", os.path.join(HF, "models", "llama-sharded"), "--corpus", corpus, "-o", nog])
+        check("n_kv_heads" not in read_st_meta(nog), "a partial of llama-sharded (a K/V head per head) records n_kv_heads")
+        p = subprocess.run([exe, "stats", "--from", nog, "--by-kv-group"], capture_output=True, text=True, timeout=600)
+        check(p.returncode == 2 and "--by-kv-group" in p.stderr and "n_kv_heads" in p.stderr and "nogroups" in p.stderr,
+              "stats --from a partial without groups --by-kv-group: exit %d, %r" % (p.returncode, p.stderr))
+        p = subprocess.run([exe, "stats", "--model", os.path.join(HF, "models", "llama-f32"), "--corpus", corpus,
+                            "--shard", "0/1", "--by-kv-group", "-o", os.path.join(tmp, "x.safetensors")],
+                           capture_output=True, text=True, timeout=600)
+        check(p.returncode == 2 and "--by-kv-group" in p.stderr, "--by-kv-group writing a partial: exit %d, %r" % (
+            p.returncode, p.stderr))
         # run -o writes "n_kv_heads" and "kv_heads": --by-kv-group on the file gives --model's figures
         att = os.path.join(tmp, "a.safetensors")
         llama = os.path.join(HF, "models", "llama-f32")
