@@ -158,6 +158,26 @@ gboolean atn_encdec_show_head(AtnHeatmap *h, AtnResult *r, int kind, int layer, 
     return TRUE;
 }
 
+gboolean atn_encdec_lines_spec(AtnResult *r, int kind, int layer, int head, atn_headview_spec *spec) {
+    if (!atn_result_is_encdec(r) || kind == ATN_STACK_ENCODER)
+        return FALSE;
+    int nq = 0, nk = 0;
+    const float *a = atn_result_get_stack_head(r, kind, layer, head, &nq, &nk);
+    const char *const *tq = atn_result_get_stack_tokens(r, kind, FALSE);
+    if (!a || !tq)
+        return FALSE;
+    spec->attn[0] = a;
+    spec->head_ids[0] = head;
+    spec->n_shown = 1;
+    spec->n = nq;
+    spec->tokens = tq;
+    spec->mask = NULL;   /* the target is never padded */
+    spec->n_k = nk;
+    spec->key_tokens = atn_result_get_stack_tokens(r, kind, TRUE);
+    spec->key_mask = kind == ATN_STACK_CROSS ? atn_result_get_mask(r) : NULL;
+    return TRUE;
+}
+
 gboolean atn_encdec_grid_spec(AtnResult *r, int kind, atn_grid_spec *spec) {
     const atn_stack *s = kind == ATN_STACK_ENCODER ? NULL : atn_result_get_stack(r, kind);
     if (!s || !s->attn)

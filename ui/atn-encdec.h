@@ -55,6 +55,13 @@ const char *atn_encdec_stack_label(atn_stack_kind kind);
  * caller shows the head as any other model's (the encoder stack is the capture's attention). */
 gboolean atn_encdec_show_head(AtnHeatmap *h, AtnResult *r, int kind, int layer, int head);
 
+/* The Head view's token lines (AtnTokenLines) for a decoder or cross head of r at (layer,
+ * head): spec's attn[0] the stack's [n_q][n_k] head, the target's tokens on the left (n, tokens,
+ * no mask) and the source's (cross: n_k, key_tokens, key_mask the source's mask) or the
+ * target's (decoder) on the right, and TRUE; FALSE (spec untouched) for the encoder's stack or
+ * another result, or a head out of range.  Borrowed from r.  Main thread. */
+gboolean atn_encdec_lines_spec(AtnResult *r, int kind, int layer, int head, atn_headview_spec *spec);
+
 /* The Model view's grid of stack kind of r: spec (filled for the capture's attention) made
  * that of a decoder or cross stack (n_q x n_k heads drawn from the stack, causal for the
  * decoder, no pattern labels: those are the encoder's) and TRUE; FALSE (spec untouched) for

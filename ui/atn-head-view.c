@@ -202,9 +202,8 @@ static void update_matrix(AtnHeadView *self) {
         return;
     }
     int stack = atn_session_get_stack(self->session);
-    /* the token lines (and their controls) draw a self-attention head over one sentence */
-    gtk_widget_set_visible(gtk_widget_get_parent(GTK_WIDGET(self->lines)),
-                           !atn_result_is_encdec(r) || stack == ATN_STACK_ENCODER);
+    /* the token lines draw every stack's head: a cross head's target tokens on the left, the
+       source's on the right (atn_encdec_lines_spec) */
     if (atn_encdec_show_head(self->heatmap, r, stack, atn_session_get_layer(self->session),
                              atn_session_get_head(self->session))) {   /* a decoder or cross head */
         gtk_widget_set_visible(GTK_WIDGET(self->words_check), FALSE);

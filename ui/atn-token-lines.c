@@ -7,6 +7,7 @@
 #include "atn-token-lines-test.h"
 
 #include "atn-head-words.h"
+#include "atn-encdec.h"
 #include "atn-worker.h"
 
 #include <glib/gi18n.h>
@@ -32,6 +33,8 @@ struct _AtnTokenLines {
     GObject *words_owner;  /* keeps words alive (atn_token_lines_set_words), or NULL: tokens */
     const AtnHeadWords *words;
     int32_t *word_mask;    /* [n_words] 0 where every piece is padding; NULL without a mask */
+    int pair_token;        /* the token hovered here while a decoder or cross head is shown (its
+                              sides are two sequences: kept here, not the session's hover) */
 };
 
 G_DEFINE_FINAL_TYPE(AtnTokenLines, atn_token_lines, GTK_TYPE_WIDGET)
@@ -43,10 +46,9 @@ static void invalidate(AtnTokenLines *self) {
 }
 
 /* About the weight of the MAX_LINES-th strongest line (0 when there are fewer lines): a
- * histogram of the weights, one pass, whatever the number of tokens. */
-static double line_threshold(const float *a, int n) {
+ * histogram of the nn weights, one pass, whatever the number of tokens. */
+static double line_threshold(const float *a, size_t nn) {
     enum { BINS = 4096 };
-    size_t nn = (size_t)n * n;
     if (nn <= MAX_LINES)
         return 0;
     guint32 hist[BINS] = {0};
@@ -80,38 +82,45 @@ static gboolean fill_spec(AtnTokenLines *self, atn_headview_spec *spec, const at
         return FALSE;
     int layer = atn_session_get_layer(self->session), head = atn_session_get_head(self->session);
     atn_headview_spec_init(spec);
-    spec->attn[0] = atn_result_get_head(r, layer, head);
+    /* an encoder-decoder's decoder or cross head: the target's tokens left, its keys right */
+    gboolean pair = atn_encdec_lines_spec(r, atn_encdec_view_stack(r, atn_session_get_stack(self->session)), layer,
+                                          head, spec);
+    if (!pair) {
+        spec->attn[0] = atn_result_get_head(r, layer, head);
+        spec->head_ids[0] = head;
+        spec->n_shown = 1;
+        spec->n = atn_result_get_n_tokens(r);
+        spec->tokens = atn_result_get_tokens(r);
+        spec->mask = atn_result_get_mask(r);
+    }
     if (!spec->attn[0])
         return FALSE;
-    spec->head_ids[0] = head;
-    spec->n_shown = 1;
-    spec->n = atn_result_get_n_tokens(r);
-    spec->tokens = atn_result_get_tokens(r);
-    spec->mask = atn_result_get_mask(r);
-    if (self->words && self->words->start[self->words->n_words] == spec->n) {   /* the head merged into words */
+    if (!pair && self->words && self->words->start[self->words->n_words] == spec->n) {   /* the head merged into words */
         spec->attn[0] = self->words->values;
         spec->n = self->words->n_words;
         spec->tokens = (const char *const *)self->words->labels;
         spec->mask = self->word_mask;
     }
     spec->selected_query = -1;
-    spec->hover_token = item_of(self, atn_session_get_hover_token(self->session));
+    spec->hover_token = pair ? (self->hover_side == 0 ? self->pair_token : -1)
+                             : item_of(self, atn_session_get_hover_token(self->session));
     spec->style = style;
     spec->min_weight = self->threshold;
     if (self->all_lines) {
-        double th = line_threshold(spec->attn[0], spec->n);
+        double th = line_threshold(spec->attn[0], (size_t)spec->n * (spec->n_k > 0 ? spec->n_k : spec->n));
         if (th > spec->min_weight)
             spec->min_weight = th;
     } else {
         /* as bertviz: the hovered token's lines (into it when it is a key here), else the
          * selected query's */
-        int hover = spec->hover_token;
-        if (hover >= 0 && hover < spec->n && self->hover_side == 1)
+        int hover = pair ? (self->hover_side >= 0 ? self->pair_token : -1) : spec->hover_token;
+        if (hover >= 0 && hover < (spec->n_k > 0 ? spec->n_k : spec->n) && self->hover_side == 1)
             spec->focus_key = hover;
         else if (hover >= 0 && hover < spec->n)
             spec->selected_query = hover;
         else {
-            int q = item_of(self, atn_session_get_query(self->session));
+            int q = atn_session_get_query(self->session);
+            q = pair ? q : item_of(self, q);
             spec->selected_query = q >= 0 && q < spec->n ? q : -1;
         }
     }
@@ -258,6 +267,14 @@ void atn_token_lines_hover(AtnTokenLines *self, int side, int token) {
     int new_side = token >= 0 ? side : -1;
     gboolean side_changed = new_side != self->hover_side;
     self->hover_side = new_side;
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (r && atn_encdec_view_stack(r, atn_session_get_stack(self->session)) != ATN_STACK_ENCODER) {
+        if (side_changed || token != self->pair_token) {   /* a target or source index: kept here */
+            self->pair_token = token;
+            invalidate(self);
+        }
+        return;
+    }
     token = token_of(self, token);
     if (self->session) {
         if (token == atn_session_get_hover_token(self->session) && side_changed)
@@ -315,6 +332,7 @@ static void atn_token_lines_init(AtnTokenLines *self) {
     self->font_scale = 1.0;
     self->threshold = 0.01;
     self->hover_side = -1;
+    self->pair_token = -1;
     gtk_widget_set_vexpand(GTK_WIDGET(self), TRUE);
     GtkEventController *motion = gtk_event_controller_motion_new();
     g_signal_connect(motion, "motion", G_CALLBACK(on_motion), self);
@@ -333,7 +351,8 @@ void atn_token_lines_set_session(AtnTokenLines *self, AtnSession *session) {
         g_signal_handlers_disconnect_by_data(self->session, self);
     g_set_object(&self->session, session);
     if (session) {
-        static const char *const watched[] = {"notify::result", "notify::layer", "notify::head", "notify::query"};
+        static const char *const watched[] = {"notify::result", "notify::layer", "notify::head", "notify::query",
+                                              "notify::stack"};
         for (guint i = 0; i < G_N_ELEMENTS(watched); i++)
             g_signal_connect(session, watched[i], G_CALLBACK(on_session_changed), self);
         g_signal_connect(session, "notify::hover-token", G_CALLBACK(on_hover_changed), self);

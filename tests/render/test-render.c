@@ -551,6 +551,54 @@ static void test_grid_and_headview(void) {
     double rgb[3];
     atn_render_head_color(0, rgb);
     CHECK_NEAR(rgb[0], 0x1f / 255.0, 1e-12);
+
+    /* cross-attention: 2 target tokens on the left, 5 source tokens on the right (the last
+       masked), rows of weights set by hand: the lines are (i, j) with a[i][j] > 0.01 in the
+       [2][5] layout, the key column has 5 labels and the query column 2 */
+    static const float cross[2 * 5] = {0.5f, 0.005f, 0.2f, 0.0f, 0.295f,   /* target 0 */
+                                       0.0f, 0.1f, 0.0f, 0.7f, 0.2f};      /* target 1 */
+    static const char *const tgt[2] = {"<s>", "Das"};
+    static const int32_t src_mask[5] = {1, 1, 1, 1, 0};
+    atn_headview_spec cv;
+    atn_headview_spec_init(&cv);
+    cv.attn[0] = cross;
+    cv.n_shown = 1;
+    cv.n = 2;
+    cv.tokens = tgt;
+    cv.n_k = 5;
+    cv.key_tokens = toks;
+    cv.key_mask = src_mask;
+    int32_t from[8], to[8];
+    int64_t nl = atn_render_headview_lines(&cv, 0, from, to, 8);
+    CHECK_MSG(nl == 4, "cross lines: %lld, want 4 (0->0, 0->2, 1->1, 1->3)", (long long)nl);
+    CHECK(from[0] == 0 && to[0] == 0 && from[1] == 0 && to[1] == 2 && from[2] == 1 && to[2] == 1 && from[3] == 1 &&
+          to[3] == 3);
+    cv.selected_query = 1;   /* target 1's lines only */
+    CHECK(atn_render_headview_lines(&cv, 0, from, to, 8) == 2 && to[0] == 1 && to[1] == 3);
+    cv.selected_query = -1;
+    cv.focus_key = 2;   /* the lines into source 2: from target 0 */
+    CHECK(atn_render_headview_lines(&cv, 0, from, to, 8) == 1 && from[0] == 0 && to[0] == 2);
+    cv.focus_key = -1;
+    bool cfound[2][N] = {{0}};
+    for (double y = 0; y < 300; y += 2)
+        for (double x = 0; x < 400; x += 16)
+            if (atn_render_headview_token_at(&cv, 400, 300, x, y, &side, &tok)) {
+                CHECK(tok >= 0 && tok < (side ? 5 : 2));
+                cfound[side][tok] = true;
+            }
+    for (int i = 0; i < N; i++)
+        CHECK_MSG(cfound[1][i] && cfound[0][i] == (i < 2), "cross token %d: query side %d, key side %d", i,
+                  cfound[0][i], cfound[1][i]);
+    double cw, ch, sw, sh;
+    atn_render_headview_natural_size(&cv, &cw, &ch);
+    atn_render_headview_natural_size(&hv, &sw, &sh);
+    CHECK(ch == sh);   /* as tall as the longer column: 5 rows, as the 5 x 5 head */
+    cairo_surface_t *cimg = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 400, 300);
+    cairo_t *ccr = cairo_create(cimg);
+    atn_render_headview(ccr, &cv, 400, 300);
+    CHECK(cairo_status(ccr) == CAIRO_STATUS_SUCCESS);
+    cairo_destroy(ccr);
+    cairo_surface_destroy(cimg);
 }
 
 static void test_similarity_view(void) {

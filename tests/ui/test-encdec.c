@@ -3,11 +3,13 @@
  * shows only for them; the stack picker switches the Head view between the encoder's
  * self-attention, the decoder's and cross-attention; the cross head shown is the command
  * line's `run --text SRC --target TGT -o x.npz` array "cross" for that layer and head bit for
- * bit, n_tgt rows (target) by n_src columns (source). */
+ * bit, n_tgt rows (target) by n_src columns (source); the token lines draw that head with the
+ * target's tokens on the left and the source's on the right. */
 #include "ui-test-util.h"
 
 #include "atn-encdec.h"
 #include "atn-encdec-widgets.h"
+#include "atn-token-lines-test.h"
 #include "formats/zip.h"
 
 #define SOURCE "The cat is in the house."
@@ -194,6 +196,80 @@ static void check_trace(AtnWindow *win, const char *model, atn_stack_kind kind, 
     g_assert_nonnull(strstr(md, kind == ATN_STACK_CROSS ? "cross-attention" : "decoder's self-attention"));
 }
 
+/* The lines of a head [nq][nk] (a, the command line's array) the token lines should draw:
+ * query q's (q >= 0) or those into key j (j >= 0), weight above 0.01, in row-major order. */
+static int64_t want_lines(const float *a, int nq, int nk, int q, int j, int32_t *from, int32_t *to) {
+    int64_t c = 0;
+    for (int i = 0; i < nq; i++)
+        for (int k = 0; k < nk; k++)
+            if ((q < 0 || i == q) && (j < 0 || k == j) && a[(size_t)i * nk + k] > 0.01f) {
+                from[c] = i;
+                to[c] = k;
+                c++;
+            }
+    return c;
+}
+
+/* The token lines of the head shown (stack kind, layer, head; a the CLI's [L][H][q][k] array):
+ * the target's tokens on the left, the stack's keys on the right, as bertviz draws
+ * cross-attention.  The selected target token's lines are row q of the CLI's head; hovering
+ * the last source token (an index past the target's length) draws the lines into it from
+ * target tokens; neither hover is the session's (its index is the view's own sequence); a
+ * click on the left selects that target token as the query; every line on request. */
+static void check_lines(AtnWindow *win, atn_stack_kind kind, const float *a, const int64_t *shape, int layer,
+                        int head) {
+    AtnSession *s = atn_window_get_session(win);
+    GtkWidget *hv = atn_window_get_view_widget(win, "head");
+    AtnTokenLines *tl = ATN_TOKEN_LINES(atn_head_view_get_token_lines(ATN_HEAD_VIEW(hv)));
+    g_assert_true(gtk_widget_get_visible(gtk_widget_get_parent(GTK_WIDGET(tl))));
+    int nq = (int)shape[2], nk = (int)shape[3];
+    const float *m = a + ((size_t)layer * shape[1] + head) * (size_t)nq * nk;
+    enum { MAX = 4096 };
+    static int32_t from[MAX], to[MAX], wf[MAX], wt[MAX];
+    int q = nq - 1;
+    atn_session_set_query(s, q);
+    int64_t c = atn_token_lines_get_lines(tl, from, to, MAX), w = want_lines(m, nq, nk, q, -1, wf, wt);
+    g_test_message("%s L%d H%d: %lld lines from target %d", kind == ATN_STACK_CROSS ? "cross" : "decoder", layer, head,
+                   (long long)c, q);
+    g_assert_cmpint(c, ==, w);
+    g_assert_cmpint(c, >, 0);
+    g_assert_cmpmem(from, c * sizeof *from, wf, w * sizeof *wf);
+    g_assert_cmpmem(to, c * sizeof *to, wt, w * sizeof *wt);
+    /* the last key: past the target's length for cross (a square head's index would not reach it) */
+    int key = nk - 1;
+    atn_token_lines_hover(tl, 1, key);
+    g_assert_cmpint(atn_session_get_hover_token(s), ==, -1);
+    c = atn_token_lines_get_lines(tl, from, to, MAX);
+    w = want_lines(m, nq, nk, -1, key, wf, wt);
+    g_assert_cmpint(c, ==, w);
+    g_assert_cmpmem(from, c * sizeof *from, wf, w * sizeof *wf);
+    g_assert_cmpmem(to, c * sizeof *to, wt, w * sizeof *wt);
+    /* hovering target token 0 on the left: its lines */
+    atn_token_lines_hover(tl, 0, 0);
+    g_assert_cmpint(atn_session_get_hover_token(s), ==, -1);
+    c = atn_token_lines_get_lines(tl, from, to, MAX);
+    w = want_lines(m, nq, nk, 0, -1, wf, wt);
+    g_assert_cmpint(c, ==, w);
+    g_assert_cmpmem(to, c * sizeof *to, wt, w * sizeof *wt);
+    atn_token_lines_hover(tl, -1, -1);
+    /* every line (these heads have fewer than 512 above 0.01) */
+    atn_token_lines_set_all_lines(tl, TRUE);
+    c = atn_token_lines_get_lines(tl, from, to, MAX);
+    w = want_lines(m, nq, nk, -1, -1, wf, wt);
+    g_assert_cmpint(w, <=, 512);
+    g_assert_cmpint(c, ==, w);
+    g_assert_cmpmem(to, c * sizeof *to, wt, w * sizeof *wt);
+    atn_token_lines_set_all_lines(tl, FALSE);
+    /* drawn: the widget's pixels change with the query */
+    settle(30);
+    int pw, ph;
+    g_autoptr(GBytes) last = render_widget(GTK_WIDGET(tl), &pw, &ph);
+    atn_session_set_query(s, 0);
+    settle(30);
+    g_autoptr(GBytes) first = render_widget(GTK_WIDGET(tl), &pw, &ph);
+    g_assert_false(g_bytes_equal(last, first));
+}
+
 /* Row entropy in bits over keys [0, nk) of a row, in double: the test's own. */
 static double row_entropy(const float *row, int nk) {
     double e = 0;
@@ -375,6 +451,9 @@ static void check_model(const char *folder, gboolean full) {
     atn_session_set_hover_token(s, 1);
     g_assert_cmpint(atn_heatmap_get_highlight_token(hm), ==, -1);
     atn_session_set_hover_token(s, -1);
+    /* the token lines: target tokens left, source tokens right */
+    check_lines(win, ATN_STACK_CROSS, cli[2], shape[2], 0, 1);
+    atn_session_set_query(s, 1);
     if (full) {   /* the exports, the Model view: on the first two folders */
         /* the export of the Head view: the cross head, its axes "target" and "source" */
         g_autoptr(AtnFigure) fig = atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(hv));
@@ -433,6 +512,7 @@ static void check_model(const char *folder, gboolean full) {
     settle(50);
     assert_head_equals(hm, cli[1], shape[1], 0, 1);
     g_assert_true(atn_heatmap_get_causal(hm));
+    check_lines(win, ATN_STACK_DECODER, cli[1], shape[1], 0, 1);
     /* Encoder self: the capture's attention, source x source; layer clamped into the encoder */
     atn_session_set_stack(s, ATN_STACK_CROSS);
     atn_session_select_head(s, Ld - 1, 0);

@@ -1,7 +1,8 @@
 /* The head view, as bertviz draws it: the tokens in two columns (queries on the left,
  * keys on the right) joined by lines whose opacity is the attention weight; several heads
  * overlay in their own colours.  With a selected query only its lines are drawn and the
- * keys are shaded by their weight. */
+ * keys are shaded by their weight.  Cross-attention has two sequences: n target tokens on
+ * the left, n_k source tokens on the right, both columns from the top at one row height. */
 #include "render-private.h"
 
 #include <math.h>
@@ -15,16 +16,24 @@ void atn_headview_spec_init(atn_headview_spec *s) {
     s->min_weight = 0.01;
 }
 
+/* The keys: their count, labels and mask (the queries' own unless n_k is set). */
+static int32_t keys_n(const atn_headview_spec *s) { return s->n_k > 0 ? s->n_k : s->n; }
+static const char *const *keys_tokens(const atn_headview_spec *s) {
+    return s->n_k > 0 && s->key_tokens ? s->key_tokens : s->tokens;
+}
+static const int32_t *keys_mask(const atn_headview_spec *s) { return s->n_k > 0 ? s->key_mask : s->mask; }
+
 /* Whether the line i -> j of head k is drawn: the one rule for drawing and counting. */
 static bool line_drawn(const atn_headview_spec *s, int32_t k, int32_t i, int32_t j) {
-    int32_t n = s->n;
+    int32_t n = s->n, nk = keys_n(s);
+    const int32_t *km = keys_mask(s);
     if (s->selected_query >= 0 && s->selected_query < n && i != s->selected_query)
         return false;
-    if (s->focus_key >= 0 && s->focus_key < n && (s->selected_query < 0 || s->selected_query >= n) && j != s->focus_key)
+    if (s->focus_key >= 0 && s->focus_key < nk && (s->selected_query < 0 || s->selected_query >= n) && j != s->focus_key)
         return false;
-    if (s->mask && (!s->mask[i] || !s->mask[j]))
+    if ((s->mask && !s->mask[i]) || (km && !km[j]))
         return false;
-    double v = s->attn[k][(size_t)i * n + j];
+    double v = s->attn[k][(size_t)i * nk + j];
     return v > s->min_weight;
 }
 
@@ -32,10 +41,10 @@ int64_t atn_render_headview_lines(const atn_headview_spec *s, int32_t k, int32_t
     if (k < 0 || k >= s->n_shown || k >= ATN_HEADVIEW_MAX_HEADS || !s->attn[k])
         return 0;
     int64_t c = 0;
-    int32_t n = s->n;
+    int32_t n = s->n, nk = keys_n(s);
     int32_t q = s->selected_query >= 0 && s->selected_query < n ? s->selected_query : -1;
     for (int32_t i = q >= 0 ? q : 0; i < (q >= 0 ? q + 1 : n); i++)
-        for (int32_t j = 0; j < n; j++)
+        for (int32_t j = 0; j < nk; j++)
             if (line_drawn(s, k, i, j)) {
                 if (c < max) {
                     if (from)
@@ -80,10 +89,13 @@ static void hv_layout_sized(rtext *t, const atn_headview_spec *s, double w, doub
         y0 += th + 2 * gap;
     }
     double lw = 0;
-    for (int32_t i = 0; i < s->n && s->tokens; i++) {
-        double tw;
-        rt_measure(t, s->tokens[i], label_size, true, &tw, NULL);
-        lw = fmax(lw, tw);
+    for (int side = 0; side < 2; side++) {   /* one width for both columns */
+        const char *const *tok = side ? keys_tokens(s) : s->tokens;
+        for (int32_t i = 0; i < (side ? keys_n(s) : s->n) && tok; i++) {
+            double tw;
+            rt_measure(t, tok[i], label_size, true, &tw, NULL);
+            lw = fmax(lw, tw);
+        }
     }
     lw = fmin(lw + 2 * gap, 0.3 * w);
     double lines_w = fmax(40 * fs, w - 2 * pad - 2 * lw);
@@ -93,7 +105,8 @@ static void hv_layout_sized(rtext *t, const atn_headview_spec *s, double w, doub
     H->left_x1 = x + lw;
     H->right_x0 = x + lw + lines_w;
     double lh = rt_line_height(t, label_size);
-    int32_t n = s->n > 0 ? s->n : 1;
+    int32_t n = s->n > keys_n(s) ? s->n : keys_n(s);   /* the longer column */
+    n = n > 0 ? n : 1;
     H->row_h = fmin(lh * 1.35, fmax(0.5, (h - y0 - pad) / n));
     H->y0 = y0;
     H->label_step = H->row_h >= lh * 0.95 ? 1 : (int32_t)ceil(lh * 0.95 / H->row_h);
@@ -121,14 +134,16 @@ bool atn_render_headview_token_at(const atn_headview_spec *s, double w, double h
     *side = -1;
     *token = -1;
     double fy = (y - H.y0) / H.row_h;
-    if (!(fy >= 0 && fy < s->n))
-        return false;
+    int sd;
     if (x >= H.left_x1 - H.label_w && x <= H.left_x1)
-        *side = 0;
+        sd = 0;
     else if (x >= H.right_x0 && x <= H.right_x0 + H.label_w)
-        *side = 1;
+        sd = 1;
     else
         return false;
+    if (!(fy >= 0 && fy < (sd ? keys_n(s) : s->n)))
+        return false;
+    *side = sd;
     *token = (int32_t)fy;
     return true;
 }
@@ -144,7 +159,9 @@ void atn_render_headview(cairo_t *cr, const atn_headview_spec *s, double w, doub
     rt_rgb(cr, t.st.fg, 1.0);
     if (s->title && s->title[0])
         rt_draw(cr, &t, s->title, RT_TITLE, true, H.title.x + H.title.w / 2, H.title.y, 0.5, H.title.w);
-    int32_t n = s->n;
+    int32_t n = s->n, nk = keys_n(s);
+    const char *const *ktok = keys_tokens(s);
+    const int32_t *km = keys_mask(s);
     double xl = H.left_x1 + gap / 2, xr = H.right_x0 - gap / 2;
     int32_t q = s->selected_query >= 0 && s->selected_query < n ? s->selected_query : -1;
     double line_w = fmax(0.5, fmin(2.0 * fs, H.row_h * 0.6));
@@ -157,8 +174,8 @@ void atn_render_headview(cairo_t *cr, const atn_headview_spec *s, double w, doub
                 continue;
             double rgb[3];
             atn_render_head_color(s->head_ids[k], rgb);
-            for (int32_t j = 0; j < n; j++) {
-                double a = s->attn[k][(size_t)q * n + j];
+            for (int32_t j = 0; j < nk; j++) {
+                double a = s->attn[k][(size_t)q * nk + j];
                 if (!(a > s->min_weight))
                     continue;
                 rt_rgb(cr, rgb, fmin(1.0, a) * 0.6 / s->n_shown);
@@ -180,8 +197,8 @@ void atn_render_headview(cairo_t *cr, const atn_headview_spec *s, double w, doub
             if (s->mask && !s->mask[i])
                 continue;
             double yi = H.y0 + (i + 0.5) * H.row_h;
-            for (int32_t j = 0; j < n; j++) {
-                double v = a[(size_t)i * n + j];
+            for (int32_t j = 0; j < nk; j++) {
+                double v = a[(size_t)i * nk + j];
                 if (!line_drawn(s, k, i, j))
                     continue;
                 rt_rgb(cr, rgb, fmin(1.0, v));
@@ -191,18 +208,22 @@ void atn_render_headview(cairo_t *cr, const atn_headview_spec *s, double w, doub
             }
         }
     }
-    for (int32_t i = 0; i < n && s->tokens; i++) {
-        bool show = i % H.label_step == 0 || i == q || i == s->hover_token || i == s->focus_key;
-        if (!show)
-            continue;
-        bool hi = i == q || i == s->hover_token;
-        double alpha = s->mask && !s->mask[i] ? 0.4 : 1.0;
+    /* the labels: the left column's (queries) and the right's (keys), each token of a
+       thinned column still shown when it is selected, hovered or focused */
+    bool pair = s->n_k > 0;
+    for (int32_t i = 0; i < (n > nk ? n : nk); i++) {
         double y = H.y0 + (i + 0.5) * H.row_h - lh / 2;
-        rt_rgb(cr, hi ? t.st.accent : t.st.fg, alpha);
-        rt_draw(cr, &t, s->tokens[i], H.label_size, hi, H.left_x1 - gap / 2, y, 1.0, H.label_w - gap / 2);
-        rt_rgb(cr, i == s->hover_token ? t.st.accent : t.st.fg, alpha);
-        rt_draw(cr, &t, s->tokens[i], H.label_size, i == s->hover_token, H.right_x0 + gap / 2, y, 0.0,
-                H.label_w - gap / 2);
+        bool step = i % H.label_step == 0;
+        if (i < n && s->tokens && (step || i == q || i == s->hover_token || (!pair && i == s->focus_key))) {
+            bool hi = i == q || i == s->hover_token;
+            rt_rgb(cr, hi ? t.st.accent : t.st.fg, s->mask && !s->mask[i] ? 0.4 : 1.0);
+            rt_draw(cr, &t, s->tokens[i], H.label_size, hi, H.left_x1 - gap / 2, y, 1.0, H.label_w - gap / 2);
+        }
+        bool key_hi = pair ? i == s->focus_key : i == s->hover_token;
+        if (i < nk && ktok && (step || key_hi || i == s->focus_key || (!pair && i == q))) {
+            rt_rgb(cr, key_hi ? t.st.accent : t.st.fg, km && !km[i] ? 0.4 : 1.0);
+            rt_draw(cr, &t, ktok[i], H.label_size, key_hi, H.right_x0 + gap / 2, y, 0.0, H.label_w - gap / 2);
+        }
     }
     cairo_restore(cr);
     rt_end(&t);
@@ -212,10 +233,13 @@ void atn_render_headview_natural_size(const atn_headview_spec *s, double *width,
     rtext t;
     rt_begin(&t, s->style);
     double lw = 0;
-    for (int32_t i = 0; i < s->n && s->tokens; i++) {
-        double tw;
-        rt_measure(&t, s->tokens[i], RT_LABEL, true, &tw, NULL);
-        lw = fmax(lw, tw);
+    for (int side = 0; side < 2; side++) {
+        const char *const *tok = side ? keys_tokens(s) : s->tokens;
+        for (int32_t i = 0; i < (side ? keys_n(s) : s->n) && tok; i++) {
+            double tw;
+            rt_measure(&t, tok[i], RT_LABEL, true, &tw, NULL);
+            lw = fmax(lw, tw);
+        }
     }
     double title_w = 0;
     if (s->title)
@@ -223,6 +247,6 @@ void atn_render_headview_natural_size(const atn_headview_spec *s, double *width,
     double lh = rt_line_height(&t, RT_LABEL);
     double th = s->title ? rt_line_height(&t, RT_TITLE) + 12 * t.fs : 0;
     *width = ceil(fmax(2 * fmin(lw + 12 * t.fs, 300 * t.fs) + 220 * t.fs + 20 * t.fs, title_w + 20 * t.fs));
-    *height = ceil(20 * t.fs + th + s->n * lh * 1.35);
+    *height = ceil(20 * t.fs + th + (s->n > keys_n(s) ? s->n : keys_n(s)) * lh * 1.35);
     rt_end(&t);
 }

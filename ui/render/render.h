@@ -394,24 +394,31 @@ bool atn_render_similarity_cell_at_layout(const atn_similarity_spec *spec, const
 enum { ATN_HEADVIEW_MAX_HEADS = 16 };
 
 typedef struct atn_headview_spec {
-    const float *attn[ATN_HEADVIEW_MAX_HEADS];  /* each [n][n]; lines of several heads overlay */
+    const float *attn[ATN_HEADVIEW_MAX_HEADS];  /* each [n][n_k]; lines of several heads overlay */
     int32_t head_ids[ATN_HEADVIEW_MAX_HEADS];    /* picks each head's colour (bertviz palette) */
     int32_t n_shown;                             /* how many of attn[] are set */
-    int32_t n;
+    int32_t n;                       /* queries: the left column */
     const char *const *tokens;       /* [n] */
     const int32_t *mask;             /* [n] or NULL */
+    /* Two sequences (cross-attention: the target's tokens on the left, the source's on the
+       right, as bertviz draws it): n_k > 0 keys with their own labels and mask.  n_k 0 (the
+       default): the keys are the queries (n, tokens, mask). */
+    int32_t n_k;
+    const char *const *key_tokens;   /* [n_k]; NULL: tokens (n_k == n only) */
+    const int32_t *key_mask;         /* [n_k] or NULL: every key shown */
     const char *title;
     int32_t selected_query;          /* -1: every query's lines; i: only token i's */
     int32_t focus_key;               /* -1 (default); j: only the lines into key j (with
-                                        selected_query -1) */
-    int32_t hover_token;             /* -1 none; a token under the pointer (either side) */
+                                        selected_query -1); key j's label is highlighted */
+    int32_t hover_token;             /* -1 none; a token under the pointer (either side; with
+                                        n_k > 0 a query) */
     double min_weight;               /* lines lighter than this are skipped (default 0.01) */
     const atn_render_style *style;
 } atn_headview_spec;
 
 void atn_headview_spec_init(atn_headview_spec *spec);
 void atn_render_headview(cairo_t *cr, const atn_headview_spec *spec, double width, double height);
-/* side: 0 = left column (queries), 1 = right column (keys). */
+/* side: 0 = left column (queries, token < n), 1 = right column (keys, token < n_k or n). */
 bool atn_render_headview_token_at(const atn_headview_spec *spec, double width, double height, double x, double y,
                                   int *side, int32_t *token);
 void atn_render_headview_natural_size(const atn_headview_spec *spec, double *width, double *height);
