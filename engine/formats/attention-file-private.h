@@ -65,4 +65,9 @@ atn_status atn_attn_file_layer_floats_locked(atn_attn_file *f, int32_t layer, co
 atn_status atn_attn_file_check_head_locked(atn_attn_file *f, int32_t layer, int32_t head, const float *a,
                                            atn_error *err);
 
+/* An encoder-decoder's stacks into f->stacks (attention-file.c): decoder and cross mapped (F32)
+ * or converted and checked whole (their errors name 'decoder' / 'cross', the layer, head,
+ * query and key); the encoder's floats too when encoder, else its stack's attn NULL. */
+atn_status atn_attn_file_make_stacks(atn_attn_file *f, bool encoder, atn_error *err);
+
 #endif

@@ -899,13 +899,24 @@ const char *atn_attn_file_warning(const atn_attn_file *f) { return f && f->bad_r
 
 /* An encoder-decoder's three stacks (encoder: the attention already read): the mapping
  * itself for aligned F32, else converted copies; decoder and cross are checked as layers are
- * (NaN, Inf, negative values refused naming the tensor). */
-static atn_status make_stacks(atn_attn_file *f, atn_error *err) {
+ * (NaN, Inf, negative values refused naming the tensor).  Without encoder (the lazy capture)
+ * the encoder's stack has attn NULL, its heads read through the capture's heads on demand;
+ * made once (a later call with encoder fills the encoder's in). */
+atn_status atn_attn_file_make_stacks(atn_attn_file *f, bool encoder, atn_error *err) {
     if (!f->info.n_stacks)
         return ATN_OK;
     static const char *const names[3] = {"encoder", "decoder", "cross"};
     for (int k = 0; k < 3; k++) {
+        if (f->stacks[k].name && (k > 0 || !encoder || f->stacks[0].attn))
+            continue;   /* made before */
         const atn_st_tensor *t = atn_st_find(f->st, names[k]);
+        if (k == 0 && !encoder) {
+            f->stacks[0] = (atn_stack){.kind = ATN_STACK_ENCODER, .name = names[0], .n_layers = (int32_t)t->shape[0],
+                                       .n_heads = (int32_t)t->shape[1], .n_q = (int32_t)t->shape[2],
+                                       .n_k = (int32_t)t->shape[3], .attn = NULL, .q_ids = f->enc->ids,
+                                       .k_ids = f->enc->ids};
+            continue;
+        }
         size_t count = (size_t)t->count;
         const float *a;
         if (t->dtype == ATN_ST_F32 && ((uintptr_t)t->data & 3) == 0) {
@@ -970,7 +981,7 @@ atn_status atn_attn_file_capture(atn_attn_file *f, const atn_capture **out, atn_
     }
     if (progress)
         progress(1.0, ATN_STAGE_LAYER, user_data);
-    atn_status sst = make_stacks(f, err);
+    atn_status sst = atn_attn_file_make_stacks(f, true, err);
     if (sst != ATN_OK)
         return sst;
     f->cap = (atn_capture){.n_layers = f->L, .n_heads = f->H, .n = f->n, .enc = f->enc,

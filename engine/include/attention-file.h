@@ -113,7 +113,10 @@ atn_status atn_attn_file_capture(atn_attn_file *f, const atn_capture **out, atn_
  * a layer; a bad head's ATN_E_FORMAT names the file, the tensor, the layer and the head, each
  * time it is read; atn_attn_file_warning covers the heads checked).  Costs nothing
  * but the struct: what a 4 GB file's window and one-head commands open with.  An
- * encoder-decoder's file (info.n_stacks 3) gets atn_attn_file_capture's (every layer read).
+ * encoder-decoder's file (info.n_stacks 3): its encoder (the capture's heads) so, and its
+ * stacks as atn_attn_file_capture's (n_stacks, stacks, n_dec_layers, n_tgt, target_ids), but
+ * the encoder's stack with attn NULL; the decoder's and cross stacks are read and checked
+ * whole here (their errors as atn_attn_file_capture's, naming 'decoder' / 'cross').
  * Borrowed from f; ATN_E_INVALID for NULL arguments. */
 atn_status atn_attn_file_capture_lazy(atn_attn_file *f, const atn_capture **out, atn_error *err);
 

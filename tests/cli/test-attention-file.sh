@@ -362,6 +362,51 @@ PY
       "$A" export heatmap --attention "$T/sums-$dt.safetensors" --layer 1 --head 1 -o "$T/x.svg"
   done
   ;;
+encdec-lazy)
+  # an encoder-decoder's file read lazily (export heatmap): a NaN in the encoder's last layer,
+  # head 1, leaves the other encoder heads and the cross stack as the clean file draws them,
+  # byte for byte, and is named ('encoder', layer, head, query, key) when that head is drawn;
+  # the decoder and cross stacks are read and checked at open, so a NaN in cross refuses even
+  # an encoder head, naming 'cross'
+  SRC="${3:?source root}"
+  M="$SRC/tests/hf/models/t5-v1-f32"
+  "$A" run --model "$M" --text "The house is wonderful." --target "Das Haus ist" -o "$T/e.safetensors" 2>"$T/err" ||
+    fail "run: $(cat "$T/err")"
+  L=$(python3 - "$T/e.safetensors" "$T/enc-nan.safetensors" "$T/cross-nan.safetensors" <<'PY'
+import json, struct, sys
+st = bytearray(open(sys.argv[1], "rb").read())
+hl = struct.unpack("<Q", st[:8])[0]
+h = json.loads(st[8:8 + hl])
+L, H, n, _ = h["encoder"]["shape"]
+def put(name, index, path):
+    b = h[name]["data_offsets"][0]
+    bad = bytearray(st)
+    bad[8 + hl + b + 4 * index:8 + hl + b + 4 * index + 4] = struct.pack("<f", float("nan"))
+    open(path, "wb").write(bad)
+put("encoder", (((L - 1) * H + 1) * n + 2) * n + 3, sys.argv[2])   # layer L-1, head 1, query 2, key 3
+put("cross", 5, sys.argv[3])                                      # layer 0, head 0, query 0, key 5
+print(L)
+PY
+) || fail "could not write the bad files"
+  for lh in "0 0" "$((L - 1)) 0"; do
+    set -- $lh
+    "$A" export heatmap --attention "$T/e.safetensors" --layer $1 --head $2 -o "$T/c.svg" 2>/dev/null || fail "clean $1 $2"
+    "$A" export heatmap --attention "$T/enc-nan.safetensors" --layer $1 --head $2 -o "$T/b.svg" 2>"$T/err" ||
+      fail "layer $1 head $2 refused though only layer $((L - 1)) head 1 is bad: $(cat "$T/err")"
+    cmp -s "$T/c.svg" "$T/b.svg" || fail "encoder layer $1 head $2 differs from the clean file's"
+  done
+  "$A" export heatmap --attention "$T/e.safetensors" --stack cross --layer 1 --head 2 -o "$T/c.svg" 2>/dev/null ||
+    fail "clean cross"
+  "$A" export heatmap --attention "$T/enc-nan.safetensors" --stack cross --layer 1 --head 2 -o "$T/b.svg" 2>"$T/err" ||
+    fail "cross refused: $(cat "$T/err")"
+  cmp -s "$T/c.svg" "$T/b.svg" || fail "the cross head differs from the clean file's"
+  expect_error 2 "enc-nan.safetensors: 'encoder' holds NaN at layer $((L - 1)), head 1, query 2, key 3" \
+    "$A" export heatmap --attention "$T/enc-nan.safetensors" --layer $((L - 1)) --head 1 -o "$T/x.svg"
+  expect_error 2 "cross-nan.safetensors: 'cross' holds NaN at layer 0, head 0, query 0, key 5" \
+    "$A" export heatmap --attention "$T/cross-nan.safetensors" --layer 0 --head 0 -o "$T/x.svg"
+  expect_error 2 "'encoder' holds NaN at layer $((L - 1)), head 1, query 2, key 3" \
+    "$A" stats --attention "$T/enc-nan.safetensors"
+  ;;
 layer-heads)
   # one attn.L{l} per layer: with the same head count the file is the stacked file, bit for
   # bit (stats, similarity, figures); with 4 heads in layer 0 and 2 in layer 1 the capture has

@@ -353,6 +353,18 @@ static void test_second_instance(void) {
     g_unlink(b);
 }
 
+typedef struct result_wait {
+    AtnSession *s;
+    AtnResult *old;
+} result_wait;
+
+/* Another result than old, shown and settled. */
+static gboolean new_result(gpointer data) {
+    result_wait *w = data;
+    AtnResult *r = atn_session_get_result(w->s);
+    return r && r != w->old && !atn_session_get_opening(w->s) && !atn_session_get_busy(w->s);
+}
+
 /* An encoder-decoder's attention file (run -o x.safetensors on the T5 fixture): the window
  * shows the encoder, every head bit for bit what `run --stack encoder -o x.npy` wrote, and
  * the file's capture keeps the decoder and cross stacks with the decoder's tokens. */
@@ -394,6 +406,31 @@ static void test_attention_file_encdec(void) {
     g_assert_cmpint(atn_capture_stack(cap, ATN_STACK_CROSS)->n_k, ==, n);
     show_view(win, "model");   /* the views that need no weights take it */
     show_view(win, "head");
+    /* opened lazily (as a file of 256 MB or more is): the encoder's heads read one at a time,
+       the same bits; the decoder and cross stacks the same floats */
+    g_autoptr(AtnResult) eager = g_object_ref(r);
+    atn_session_set_attention_lazy_bytes(0);
+    atn_session_open_attention(s, path);
+    result_wait rw = {s, eager};
+    g_assert_true(wait_for(new_result, &rw));
+    AtnResult *lr = atn_session_get_result(s);
+    const atn_capture *lcap = atn_result_get_capture(lr);
+    g_assert_null(lcap->attn);   /* lazy */
+    g_assert_cmpint(lcap->n_stacks, ==, 3);
+    for (int l = 0; l < shape[0]; l++)
+        for (int h = 0; h < shape[1]; h++)
+            g_assert_cmpint(memcmp(atn_result_get_head(lr, l, h), want + ((size_t)l * shape[1] + h) * n * n,
+                                   (size_t)n * n * sizeof(float)), ==, 0);
+    for (int k = ATN_STACK_DECODER; k <= ATN_STACK_CROSS; k++) {
+        const atn_stack *a = atn_capture_stack(cap, (atn_stack_kind)k), *b = atn_capture_stack(lcap, (atn_stack_kind)k);
+        g_assert_true(a->n_layers == b->n_layers && a->n_q == b->n_q && a->n_k == b->n_k);
+        g_assert_cmpint(memcmp(a->attn, b->attn, (size_t)a->n_layers * a->n_heads * a->n_q * a->n_k * sizeof(float)), ==,
+                        0);
+    }
+    show_view(win, "model");
+    show_view(win, "head");
+    g_assert_null(atn_window_get_error(win));
+    atn_session_set_attention_lazy_bytes(ATN_SESSION_ATTENTION_LAZY_BYTES);
     free(want);
     destroy_window(win);
     g_unlink(path);
