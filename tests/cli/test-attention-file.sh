@@ -162,6 +162,17 @@ for a, b in zip(m["heads"], p["heads"]):
     else:
         assert a == b, (a, b)
 PY
+  # the same layers in an .npz (attn.L0.npy, attn.L1.npy, ...): the same statistics
+  "$PY" - "$T" <<'PY' || fail "npz of layers"
+import json, sys, numpy as np
+t = sys.argv[1]
+a = np.load(t + "/a.npy")
+np.savez(t + "/p.npz", **{"attn.L%d" % l: (a[l][:2] if l == 1 else a[l]) for l in range(len(a))},
+         tokens=np.array(json.load(open(t + "/a.json"))["tokens"]))
+PY
+  "$A" stats --attention "$T/p.safetensors" --format csv -o "$T/p.csv" 2>/dev/null || fail "stats csv pruned"
+  "$A" stats --attention "$T/p.npz" --format csv -o "$T/pz.csv" 2>"$T/err" || fail "stats npz pruned: $(cat "$T/err")"
+  cmp -s "$T/p.csv" "$T/pz.csv" || fail "the .npz of layers gives other statistics than the .safetensors"
   # .npz with the same names, tokens as a numpy string array
   "$PY" - "$T" <<'PY' || fail "npz"
 import json, sys, numpy as np
