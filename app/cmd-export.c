@@ -850,6 +850,8 @@ int cmd_export(int argc, char **argv) {
             int written = 0;
             for (int32_t l = l_from; path && rc == CLI_EXIT_OK && l <= l_to; l++)
                 for (int32_t h = 0; rc == CLI_EXIT_OK && h < cap->n_heads; h++) {
+                    if (!st && !atn_capture_head_present(cap, l, h))
+                        continue;   /* a head an attention file's layer lacks: no file, not zeros */
                     char *name = atn_render_head_file_name(kind_names[o.kind], l, h, n_layers,
                                                            cap->n_heads, atn_output_format_ext(fmt));
                     snprintf(path, len, "%s%s%s", out, ends_with_slash(out) ? "" : "/", name ? name : "");

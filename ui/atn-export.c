@@ -329,6 +329,8 @@ static void heads_thread(GTask *task, gpointer source, gpointer data, GCancellab
                 g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
                 return;
             }
+            if (!st && !atn_capture_head_present(atn_result_get_capture(job->result), l, h))
+                continue;   /* a head an attention file's layer lacks: no file, not zeros */
             g_autofree char *title = st ? g_strdup_printf(_("%s · layer %d · head %d · %s"), job->model_name, l, h,
                                                           atn_encdec_stack_title(kind))
                                         : g_strdup_printf(_("%s · layer %d · head %d"), job->model_name, l, h);

@@ -38,7 +38,8 @@ char *atn_export_finish(GAsyncResult *result, GError **error);
 /* Every head of result as a heatmap drawn with look (taken over), one file per head
  * (FOLDER/PREFIX-L<l>-H<h>.<format>, the command line's --all-heads names).  PREFIX "decoder"
  * or "cross" with an encoder-decoder's result: that stack's heads (ui/atn-encdec.h), whose
- * [n_q][n_k] shape look must have (the Head view's look while it shows that stack).  Asks for the
+ * [n_q][n_k] shape look must have (the Head view's look while it shows that stack); a head an
+ * attention file's layer lacks (atn_capture_head_present) gets no file.  Asks for the
  * folder, format and scale, then writes in a worker thread.  progress (main thread) is
  * called after each file with (done, total); cancel stops between files, keeping the files
  * written.  The result is the number of files written (atn_export_all_heads_finish). */

@@ -523,6 +523,10 @@ PY
   expect_error 2 "layer 1 has no head 2" "$A" export headview --attention "$T/differ.safetensors" --layer 1 \
     --head 2 -o "$T/x.svg"
   "$A" export rollout --attention "$T/differ.safetensors" -o "$T/r.svg" 2>"$T/err" || fail "rollout: $(cat "$T/err")"
+  # every head: the 6 there are, no file for an absent one
+  "$A" export heatmap --attention "$T/differ.safetensors" --all-heads --format svg -o "$T/all/" 2>"$T/err" ||
+    fail "--all-heads: $(cat "$T/err")"
+  [ "$(ls "$T/all" | wc -l)" = 6 ] || fail "--all-heads wrote $(ls "$T/all" | wc -l) files, not 6: $(ls "$T/all")"
   # bad layouts
   expect_error 2 "'attn.L1' is missing (layers count from 0 without gaps)" "$A" stats --attention "$T/gap.safetensors"
   expect_error 2 "both 'attn' and 'attn.L0'" "$A" stats --attention "$T/beside.safetensors"
