@@ -10,6 +10,8 @@
 #include "analysis.h"
 #include "atn-model-grid-test.h"
 #include "atn-model-grid-view.h"
+#include "atn-window-test.h"
+#include "render.h"
 #include "attention-file.h"
 
 #include <glib/gi18n.h>
@@ -594,13 +596,19 @@ static void test_attention_file_big(void) {
     g_unlink(path);
 }
 
+/* The window's export of every head has ended, having written 6 figures (its notice). */
+static gboolean six_written(gpointer data) {
+    const char *notice = atn_window_get_notice(data);
+    return notice && strstr(notice, "Wrote 6 figures");
+}
+
 /* One attn.L{l} per layer, 4 heads in layer 0 and 2 in layer 1 (written byte by byte here):
  * the window shows 4 heads a layer, layer 1's heads 2 and 3 absent: the session never
  * selects them (asked for head 3 of layer 1, or moved to layer 1 from head 3, it shows head
  * 1), the Head view shows layer 1 head 1 bit for bit, the statistics call 2 heads absent
  * (NaN, "no head" in the table) and count none of them, the Model view's tooltip says the
  * layer has no such head and a click there opens nothing, the Similarity view compares 6
- * heads. */
+ * heads, and Export Every Head writes 6 files. */
 static void test_attention_file_layer_heads(void) {
     enum { N = 3 };
     float l0[4][N][N], l1[2][N][N];
@@ -705,6 +713,19 @@ static void test_attention_file_layer_heads(void) {
     show_view(win, "similarity");
     settle(100);
     g_assert_null(atn_window_get_error(win));
+    /* Export Every Head: a file for each of the 6 heads there are, none for an absent one */
+    show_view(win, "head");
+    g_autofree char *all_dir = g_dir_make_tmp("atn-ui-layer-heads-XXXXXX", NULL);
+    atn_window_export_all_heads_to(win, all_dir, "svg", 1.0);
+    g_assert_true(wait_for(six_written, win));
+    for (int l = 0; l < 2; l++)
+        for (int h = 0; h < 4; h++) {
+            g_autofree char *name = atn_render_head_file_name("heatmap", l, h, 2, 4, "svg");
+            g_autofree char *f = g_build_filename(all_dir, name, NULL);
+            g_assert_cmpint(g_file_test(f, G_FILE_TEST_EXISTS), ==, atn_capture_head_present(cap, l, h));
+            g_unlink(f);
+        }
+    g_rmdir(all_dir);
     destroy_window(win);
     g_unlink(png);
     g_unlink(path);
