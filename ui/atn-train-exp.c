@@ -75,6 +75,9 @@ static void settings_args(GPtrArray *a, const atn_train_options *o, exp_kind kin
     arg_int(a, "--heads", o->heads), arg_int(a, "--d-model", o->d_model);
     if (o->attention_only)
         arg(a, "--attention-only");
+    static const char *const inits[] = {"normal", "xavier", "orthogonal"};
+    arg(a, "--init"), arg(a, inits[o->init]), arg_num(a, "--init-std", o->init_std);
+    arg_num(a, "--dropout-attn", o->dropout_attn), arg_num(a, "--dropout-hidden", o->dropout_hidden);
     if (o->rms_norm)
         arg(a, "--rms-norm");
     if (kind != EXP_GRAD_DEPTHS)

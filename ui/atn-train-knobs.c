@@ -45,6 +45,10 @@ void atn_train_knobs_read(AtnTrainView *self, atn_train_options *o) {
     guint norm = pick(self, "norm");   /* the fourth: pre-LN with RMSNorm */
     o->norm = norm == 3 ? ATN_TRAIN_PRE_LN : (atn_train_norm)norm;
     o->rms_norm = norm == 3;
+    o->init = (atn_train_init)pick(self, "init");
+    o->init_std = (float)spin(self, "init-std");
+    o->dropout_attn = (float)spin(self, "dropout-attn");
+    o->dropout_hidden = (float)spin(self, "dropout-hidden");
     o->length = spin_int(self, "length");
     o->symbols = spin_int(self, "symbols");
     o->optim = pick(self, "optim") == 0 ? ATN_OPTIM_ADAMW : ATN_OPTIM_SGD;
@@ -74,6 +78,10 @@ static void apply_preset(AtnTrainView *self, train_preset p) {
     set_pick(self, "positions", ATN_POS_LEARNED);
     set_pick(self, "attention", 0);
     set_pick(self, "norm", ATN_TRAIN_PRE_LN);
+    set_pick(self, "init", ATN_INIT_NORMAL);
+    set_spin(self, "init-std", 0.02);
+    set_spin(self, "dropout-attn", 0);
+    set_spin(self, "dropout-hidden", 0);
     set_pick(self, "optim", 0);
     gtk_check_button_set_active(GTK_CHECK_BUTTON(control(self, "mlp")), TRUE);
     set_spin(self, "warmup", 0);
@@ -211,6 +219,7 @@ GtkWidget *atn_train_knobs_build(AtnTrainView *self) {
                                _("Longformer: window, first token global"), _("blocks of Window tokens"),
                                _("Linformer: k = Window (encoder)"), NULL};
     const char *norms[] = {_("post-LN"), _("pre-LN"), _("none"), _("pre-LN, RMSNorm (Llama)"), NULL};
+    const char *inits[] = {_("normal (σ)"), _("Xavier uniform"), _("orthogonal"), NULL};
     const char *optims[] = {_("AdamW"), _("SGD with momentum"), NULL};
     const char *precisions[] = {_("FP32"), _("BF16 (mixed precision)"), _("FP16 (mixed, loss scaling)"), NULL};
 
@@ -239,6 +248,12 @@ GtkWidget *atn_train_knobs_build(AtnTrainView *self) {
                                 _("Sliding window and Longformer: keys within this distance of the query; "
                                   "blocks: the block size; Linformer: the number of projected keys"));
     add_row(self, g, &row, _("_LayerNorm"), "norm", dropdown(norms, ATN_TRAIN_PRE_LN));
+    add_row(self, g, &row, _("_Initialisation"), "init", dropdown(inits, ATN_INIT_NORMAL));
+    add_row(self, g, &row, _("Init _σ"), "init-std", spinner(0.001, 1, 0.005, 3, 0.02));
+    gtk_widget_set_tooltip_text(control(self, "init-std"),
+                                _("The normal initialisation's standard deviation (the embeddings' always)"));
+    add_row(self, g, &row, _("Dropout, _attention"), "dropout-attn", spinner(0, 0.9, 0.05, 2, 0));
+    add_row(self, g, &row, _("Dropout, _hidden"), "dropout-hidden", spinner(0, 0.9, 0.05, 2, 0));
     row = 0;
     g = GTK_GRID(section(GTK_BOX(box), _("Optimiser")));
     add_row(self, g, &row, _("Opt_imiser"), "optim", dropdown(optims, 0));

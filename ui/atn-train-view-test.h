@@ -7,7 +7,7 @@
 G_BEGIN_DECLS
 
 /* One of the page's controls by name ("preset", "task", "objective", "layers", "heads",
- * "d-model", "positions", "attention", "window", "norm", "length", "symbols", "text-file", "optim", "lr",
+ * "d-model", "positions", "attention", "window", "norm", "init", "init-std", "dropout-attn", "dropout-hidden", "length", "symbols", "text-file", "optim", "lr",
  * "warmup", "clip", "batch", "steps", "seed", "every", "start", "pause", "step", "stop", "open",
  * "status", "curve", "grad-norms", "save-csv", "save-figure", "experiments", "heads-map"), or NULL. */
 GtkWidget *atn_train_view_get_control(AtnTrainView *self, const char *name);

@@ -286,6 +286,10 @@ static void test_train_copy_and_open(void) {
     /* the Induction head preset is a rotary RMSNorm model: it opens as a Llama folder */
     gtk_drop_down_set_selected(GTK_DROP_DOWN(ctl(win, "preset")), 2);
     set_spin(win, "steps", 20);
+    /* with Xavier initialisation and dropout, which training.json records */
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(ctl(win, "init")), 1);
+    set_spin(win, "dropout-attn", 0.1);
+    set_spin(win, "dropout-hidden", 0.2);
     press(win, "start");
     g_assert_true(wait_for(not_running, v));
     runs = atn_session_get_n_runs(s);
@@ -298,6 +302,12 @@ static void test_train_copy_and_open(void) {
     g_autofree char *text = NULL;
     g_assert_true(g_file_get_contents(config2, &text, NULL, NULL));
     g_assert_nonnull(strstr(text, "\"model_type\": \"llama\""));
+    g_autofree char *tj = g_build_filename(atn_train_view_get_saved_dir(v), "training.json", NULL);
+    g_autofree char *training = NULL;
+    g_assert_true(g_file_get_contents(tj, &training, NULL, NULL));
+    g_assert_nonnull(strstr(training, "\"init\": \"xavier\""));
+    g_assert_nonnull(strstr(training, "\"dropout_attn\": 0.1"));
+    g_assert_nonnull(strstr(training, "\"dropout_hidden\": 0.2"));
     cap = atn_result_get_capture(atn_session_get_result(s));
     g_assert_cmpint(cap->n_layers, ==, 2);
     g_assert_cmpint(cap->d_model, ==, 64);
