@@ -501,7 +501,26 @@ static void test_train_experiments(void) {
     g_assert_true(g_str_has_prefix(sweep, "heads,seed,loss,accuracy,seconds\n"));
     g_assert_cmpint(count_lines(sweep), ==, 5);
 
+    /* train short, test long: 2 schemes, 1 seed, trained at length 4 and tested at 8 */
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(exp_ctl(e, "kind")), 1);
+    gtk_editable_set_text(GTK_EDITABLE(exp_ctl(e, "lengths")), "8");
+    gtk_editable_set_text(GTK_EDITABLE(exp_ctl(e, "schemes")), "sinusoidal,rotary");
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(exp_ctl(e, "seeds")), 1);
+    exp_press(e, "run");
+    g_assert_true(wait_for(exp_idle, e));
+    g_test_message("status: %s", gtk_label_get_text(GTK_LABEL(exp_ctl(e, "status"))));
+    g_assert_cmpint(atn_train_exp_get_exit_status(e), ==, 0);
+    atn_train_exp_get_models(e, &done, &total);
+    g_assert_cmpint(done, ==, 2);
+    g_assert_cmpint(total, ==, 2);
+    g_autofree char *lengths = exp_file(e, "experiment.csv");
+    g_assert_true(g_str_has_prefix(lengths, "positions,seed,length,tokens,loss,accuracy,refused\n"));
+    g_assert_cmpint(count_lines(lengths), ==, 1 + 2 * 2);   /* 2 schemes at lengths 4 and 8 */
+    g_assert_nonnull(strstr(lengths, "\nrotary,1,8,"));
+    g_assert_nonnull(gtk_picture_get_paintable(GTK_PICTURE(exp_ctl(e, "plot"))));
+
     /* a bad value: the command's message in the status */
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(exp_ctl(e, "kind")), 0);
     gtk_editable_set_text(GTK_EDITABLE(exp_ctl(e, "values")), "1,x");
     exp_press(e, "run");
     g_assert_true(wait_for(exp_idle, e));
