@@ -59,8 +59,9 @@ static void arg_num(GPtrArray *a, const char *name, double v) {
 }
 
 /* The options of o as `attnscope train` reads them, less those the experiment varies (the
- * positions of train short / test long, the norm and the layers of the gradient norms). */
-static void settings_args(GPtrArray *a, const atn_train_options *o, exp_kind kind) {
+ * positions of train short / test long, the norm and the layers of the gradient norms, the
+ * dropouts of a sweep over a dropout: --dropout-attn would override the swept --dropout). */
+static void settings_args(GPtrArray *a, const atn_train_options *o, exp_kind kind, const char *swept) {
     static const char *const pos[] = {"learned", "sinusoidal", "none", "alibi", "rotary"};
     static const char *const norms[] = {"post", "pre", "none"};
     static const char *const attns[] = {"full", "causal", "window", "longformer", "chunked", "linformer"};
@@ -77,7 +78,8 @@ static void settings_args(GPtrArray *a, const atn_train_options *o, exp_kind kin
         arg(a, "--attention-only");
     static const char *const inits[] = {"normal", "xavier", "orthogonal"};
     arg(a, "--init"), arg(a, inits[o->init]), arg_num(a, "--init-std", o->init_std);
-    arg_num(a, "--dropout-attn", o->dropout_attn), arg_num(a, "--dropout-hidden", o->dropout_hidden);
+    if (!swept || !g_str_has_prefix(swept, "dropout"))
+        arg_num(a, "--dropout-attn", o->dropout_attn), arg_num(a, "--dropout-hidden", o->dropout_hidden);
     if (o->rms_norm)
         arg(a, "--rms-norm");
     if (kind != EXP_GRAD_DEPTHS)
@@ -245,12 +247,13 @@ static void on_run(GtkButton *b, AtnTrainExp *self) {
     }
     g_autoptr(GPtrArray) a = g_ptr_array_new_with_free_func(g_free);
     arg(a, exe), arg(a, "train");
-    settings_args(a, &o, kind);
+    guint k = gtk_drop_down_get_selected(GTK_DROP_DOWN(control(self, "knob")));
+    GtkStringList *knobs = GTK_STRING_LIST(gtk_drop_down_get_model(GTK_DROP_DOWN(control(self, "knob"))));
+    const char *knob = gtk_string_list_get_string(knobs, k);
+    settings_args(a, &o, kind, kind == EXP_SWEEP ? knob : NULL);
     if (kind == EXP_SWEEP) {
-        guint k = gtk_drop_down_get_selected(GTK_DROP_DOWN(control(self, "knob")));
-        GtkStringList *knobs = GTK_STRING_LIST(gtk_drop_down_get_model(GTK_DROP_DOWN(control(self, "knob"))));
         arg(a, "--sweep");
-        g_ptr_array_add(a, g_strdup_printf("%s=%s", gtk_string_list_get_string(knobs, k), entry_text(self, "values")));
+        g_ptr_array_add(a, g_strdup_printf("%s=%s", knob, entry_text(self, "values")));
         self->total = count_list(entry_text(self, "values")) * seeds;
     } else if (kind == EXP_TEST_LONG) {
         arg(a, "--test-lengths"), arg(a, entry_text(self, "lengths"));

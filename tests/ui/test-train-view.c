@@ -501,6 +501,23 @@ static void test_train_experiments(void) {
     g_assert_true(g_str_has_prefix(sweep, "heads,seed,loss,accuracy,seconds\n"));
     g_assert_cmpint(count_lines(sweep), ==, 5);
 
+    /* a sweep over dropout: 0 and 0.5 give different losses (the page's own dropout options,
+       given after, would have made both runs dropout 0, the same bits) */
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(exp_ctl(e, "knob")), 7);
+    gtk_editable_set_text(GTK_EDITABLE(exp_ctl(e, "values")), "0,0.5");
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(exp_ctl(e, "seeds")), 1);
+    exp_press(e, "run");
+    g_assert_true(wait_for(exp_idle, e));
+    g_assert_cmpint(atn_train_exp_get_exit_status(e), ==, 0);
+    g_autofree char *drop = exp_file(e, "experiment.csv");
+    g_auto(GStrv) rows = g_strsplit(drop, "\n", -1);
+    g_assert_true(g_str_has_prefix(rows[0], "dropout,"));
+    g_assert_true(g_str_has_prefix(rows[1], "0,1,") && g_str_has_prefix(rows[2], "0.5,1,"));
+    g_auto(GStrv) r1 = g_strsplit(rows[1], ",", -1);
+    g_auto(GStrv) r2 = g_strsplit(rows[2], ",", -1);
+    g_assert_cmpstr(r1[2], !=, r2[2]);   /* the losses */
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(exp_ctl(e, "knob")), 0);
+
     /* train short, test long: 2 schemes, 1 seed, trained at length 4 and tested at 8 */
     gtk_drop_down_set_selected(GTK_DROP_DOWN(exp_ctl(e, "kind")), 1);
     gtk_editable_set_text(GTK_EDITABLE(exp_ctl(e, "lengths")), "8");
