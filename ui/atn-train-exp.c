@@ -5,6 +5,7 @@
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "atn-export.h"
@@ -585,6 +586,11 @@ const char *atn_train_exp_get_folder(AtnTrainExp *self) {
 int atn_train_exp_get_exit_status(AtnTrainExp *self) {
     g_return_val_if_fail(ATN_IS_TRAIN_EXP(self), -1);
     return self->exit_status;
+}
+int atn_train_exp_get_pid(AtnTrainExp *self) {
+    g_return_val_if_fail(ATN_IS_TRAIN_EXP(self), 0);
+    const char *id = self->proc ? g_subprocess_get_identifier(self->proc) : NULL;
+    return id ? atoi(id) : 0;
 }
 void atn_train_exp_get_models(AtnTrainExp *self, int *done, int *total) {
     g_return_if_fail(ATN_IS_TRAIN_EXP(self));

@@ -38,5 +38,7 @@ gboolean atn_train_exp_get_running(AtnTrainExp *self);
 const char *atn_train_exp_get_folder(AtnTrainExp *self);
 int atn_train_exp_get_exit_status(AtnTrainExp *self);
 void atn_train_exp_get_models(AtnTrainExp *self, int *done, int *total);
+/* The running command's process id, 0 when none. */
+int atn_train_exp_get_pid(AtnTrainExp *self);
 
 G_END_DECLS

@@ -14,6 +14,7 @@
 
 #include <glib/gstdio.h>
 #include <math.h>
+#include <signal.h>
 
 static AtnTrainView *train_view(AtnWindow *win) {
     return ATN_TRAIN_VIEW(atn_window_get_view_widget(win, "train"));
@@ -408,6 +409,8 @@ static void test_train_large_text(void) {
 }
 
 static gboolean exp_idle(gpointer data) { return !atn_train_exp_get_running(data); }
+/* The process has ended and been reaped (GLib's child watch reaps it from the main loop). */
+static gboolean process_gone(gpointer data) { return kill(GPOINTER_TO_INT(data), 0) != 0; }
 static GtkWidget *exp_ctl(AtnTrainExp *e, const char *name) {
     GtkWidget *w = atn_train_exp_get_control(e, name);
     g_assert_nonnull(w);
@@ -556,7 +559,18 @@ static void test_train_experiments(void) {
     g_test_message("cancelled in %.0f ms", (double)(g_get_monotonic_time() - c0) / 1000.0);
     g_assert_cmpint(atn_train_exp_get_exit_status(e), ==, 130);
     g_assert_true(gtk_widget_is_sensitive(exp_ctl(e, "run")));
+
+    /* closing the main window while an experiment runs ends the command */
+    exp_press(e, "run");
+    int pid = atn_train_exp_get_pid(e);
+    g_assert_cmpint(pid, >, 0);
+    settle(200);
+    g_assert_cmpint(kill(pid, 0), ==, 0);
     destroy_window(win);
+    gint64 k0 = g_get_monotonic_time();
+    g_assert_true(wait_for(process_gone, GINT_TO_POINTER(pid)));
+    g_test_message("the command ended %.0f ms after the window closed", (double)(g_get_monotonic_time() - k0) / 1000.0);
+    g_assert_cmpint(g_get_monotonic_time() - k0, <, 5000000);
 }
 
 int main(int argc, char **argv) {
