@@ -83,6 +83,23 @@ static double forward_flops(const atn_config *c, int32_t n) {
     return L * (2 * nn * d * (2 * dq + 2 * dkv) + 4 * nn * nn * dq + 2 * mats * nn * d * f);
 }
 
+/* An encoder-decoder's decoder (T5, BART, Marian) over t target tokens and n source tokens,
+ * the same products counted the same way, per decoder layer:
+ *   self-attention          2·t·d·4dq + 4·t²·dq
+ *   cross-attention         2·t·d·2dq (Q, W_O) + 2·n·d·2dq (K, V of the encoder's output)
+ *                           + 4·t·n·dq (scores, context)
+ *   FFN                     2·mats·t·d·f
+ * (the bench's target is the start token alone, t = 1: the cross K/V projections of the n
+ * source rows are most of it).  0 for any other model. */
+static double decoder_flops(const atn_model *m, const atn_config *c, int32_t n, int32_t t) {
+    if (!atn_model_is_encoder_decoder(m))
+        return 0;
+    double Ld = atn_model_decoder_layers(m), d = c->d_model, f = c->use_ffn ? c->d_ffn : 0, nn = n, tt = t;
+    double dq = c->n_heads * (c->d_head > 0 ? c->d_head : d / c->n_heads), mats = c->gated_ffn ? 3 : 2;
+    return Ld * (2 * tt * d * 4 * dq + 4 * tt * tt * dq + 2 * tt * d * 2 * dq + 2 * nn * d * 2 * dq + 4 * tt * nn * dq +
+                 2 * mats * tt * d * f);
+}
+
 /* Bytes of layer weights one forward reads (each matrix once): 340 MB for bert-base.  Biases
  * and norms as BERT has them (a few KB either way for the others). */
 static double layer_weight_bytes(const atn_config *c) {
@@ -215,7 +232,7 @@ static atn_status bench_length(const atn_model *m, int32_t n, int repeat, bool c
     n = enc->n;
     r->n = n;
     r->repeat = repeat;
-    r->flops = forward_flops(c, n);
+    r->flops = forward_flops(c, n) + decoder_flops(m, c, n, 1);   /* the run's target: the start token */
 
     /* the model's largest product: the FFN, [n,d] x [d,f] (or the projections without one) */
     r->sgemm_m = n;
@@ -537,7 +554,8 @@ static bool shape_known(const char *option, const char *shape) {
 
 static void usage(void) {
     printf("Usage: attnscope bench [--model M | --shape bert-base|bert-large|bert-tiny|roberta-base|\n"
-           "       distilbert-base|albert-base|gpt2|deberta-v3-base|qwen2.5-0.5b|smollm2-135m|llama-3.2-1b]\n"
+           "       distilbert-base|albert-base|gpt2|deberta-v3-base|qwen2.5-0.5b|smollm2-135m|llama-3.2-1b|\n"
+           "       modernbert-base|t5-small]\n"
            "                       [--length N[,N...] | --tokens N[,N...]]\n"
            "                       [--repeat R] [--threads T] [--device cpu|cuda] [--precision fp32|bf16|fp16]\n"
            "                       [--json] [--no-capture] [--heads-on-demand]\n"
@@ -548,7 +566,10 @@ static void usage(void) {
            "bert-base; nothing is downloaded).  qwen2.5-0.5b, smollm2-135m and llama-3.2-1b are those decoders'\n"
            "shapes (grouped K/V heads, rotary positions, gated MLP, their vocabularies), opened as their folders\n"
            "would be, from config.json keys as published and F32 weights held in memory (llama-3.2-1b: 4.9 GB);\n"
-           "their FLOP count is L(2nd(2dq + 2dkv) + 4n²dq + 6ndf), dq = H k, dkv = KV k.  Also times the same\n"
+           "their FLOP count is L(2nd(2dq + 2dkv) + 4n²dq + 6ndf), dq = H k, dkv = KV k.  modernbert-base\n"
+           "(GeGLU, a 128-token window in two layers of three: counted as dense, as Hugging Face computes it)\n"
+           "and t5-small (encoder and decoder, the target the start token alone: the decoder's cross-attention\n"
+           "K/V of the n source rows added to the count) open the same way.  Also times the same\n"
            "forward without capture (the capture's cost; --no-capture skips it), and reports peak RSS and the\n"
            "capture's bytes.  --length (or --tokens) takes a comma-separated list (default 128).  --dump PREFIX\n"
            "writes PREFIX.attn.npy and PREFIX.hidden.npy of the last length (bench/peer_torch.py --check\n"

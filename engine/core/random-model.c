@@ -40,12 +40,12 @@ enum { N_SHAPES = sizeof shapes / sizeof shapes[0] };
 const char *const *atn_random_shape_names(void) {
     static const char *const names[] = {"bert-tiny", "bert-base", "bert-large", "roberta-base", "distilbert-base",
                                         "albert-base", "gpt2", "deberta-v3-base", "qwen2.5-0.5b", "smollm2-135m",
-                                        "llama-3.2-1b", NULL};
+                                        "llama-3.2-1b", "modernbert-base", "t5-small", NULL};
     return names;
 }
 
 atn_status atn_random_shape_config(const char *name, atn_config *cfg, atn_error *err) {
-    if (atn_random_decoder_known(name))   /* the rotary decoders: core/random-decoder.c */
+    if (atn_random_decoder_known(name))   /* the rotary decoders, ModernBERT, T5: core/random-decoder.c */
         return atn_random_decoder_config(name, cfg, err);
     for (int i = 0; i < N_SHAPES; i++) {
         if (name && strcmp(name, shapes[i].name) == 0) {
@@ -78,7 +78,7 @@ atn_status atn_random_shape_config(const char *name, atn_config *cfg, atn_error 
     }
     return atn_error_set(err, ATN_E_INVALID, "unknown model shape \"%s\" (known: bert-tiny, bert-base, bert-large, "
                          "roberta-base, distilbert-base, albert-base, gpt2, deberta-v3-base, qwen2.5-0.5b, "
-                         "smollm2-135m, llama-3.2-1b)", name ? name : "(null)");
+                         "smollm2-135m, llama-3.2-1b, modernbert-base, t5-small)", name ? name : "(null)");
 }
 
 #define W_SCALE 0.0346f

@@ -1289,8 +1289,11 @@ const char *const *atn_random_shape_names(void);
  * layers, vocabulary 50265, 514 positions, 1 token type, pad_token_id 1),
  * "distilbert-base" (6 layers, no token types), "albert-base" (12 layers, vocabulary
  * 30000, d_embed 128, gelu_new), "gpt2" (12 layers, vocabulary 50257, 1024 positions,
- * 1 token type, tanh GELU, eps 1e-5).  ATN_E_INVALID (message lists the names) for an unknown
- * or NULL shape. */
+ * 1 token type, tanh GELU, eps 1e-5).  The shapes opened as Hugging Face folders
+ * (core/random-decoder.h): "qwen2.5-0.5b", "smollm2-135m", "llama-3.2-1b", "modernbert-base"
+ * (22 layers, d 768, 12 heads, GeGLU 1152) and "t5-small" (6 + 6 layers, d 512, 8 heads of 64,
+ * ReLU 2048; max_positions 2^20: relative positions).  ATN_E_INVALID (message lists the
+ * names) for an unknown or NULL shape. */
 atn_status atn_random_shape_config(const char *shape, atn_config *cfg, atn_error *err);
 
 /* The model of a named shape with random weights from the generator below (same order;

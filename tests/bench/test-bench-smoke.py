@@ -7,7 +7,8 @@ compared with a bound: these check that the benchmarks still run and still repor
 
 Usage: test-bench-smoke.py cli ATTNSCOPE   attnscope bench (text, then --json)
        test-bench-smoke.py decoder ATTNSCOPE   attnscope bench --shape smollm2-135m: against
-                                           the torch peer's fixture (see decoder() below)
+                                           the torch peer's fixture (see decoder() below);
+                                           modernbert-base and t5-small (encoders() below)
        test-bench-smoke.py gui ATTNSCOPE   attnscope --gui-bench (text, then --json); needs a
                                            display (meson runs it under xvfb-run), else 77
 """
@@ -203,6 +204,32 @@ def decoder(exe):
                                                                                        p.stderr, opt))
 
 
+def encoders(exe):
+    """ModernBERT and T5 (issue 34): bench --shape modernbert-base|t5-small --tokens 8 opens
+    those published shapes as folders (ModernBertForMaskedLM: 22 layers of 12 heads, d 768,
+    GeGLU 1152; T5ForConditionalGeneration: 6 + 6 layers of 8 heads of 64, d 512, ReLU 2048)
+    and counts the FLOPs worked out here: ModernBERT L(2nd(4d) + 4n²d + 6ndf), the local
+    layers counted dense; T5 the encoder's L(8nd² + 4n²d + 4ndf) plus each decoder layer over
+    the start token (t = 1): 8td² + 4t²d + 4td² + 4nd² + 4tnd + 4tdf."""
+    n = 8
+    for shape, layers, heads, d, f in (("modernbert-base", 22, 12, 768, 1152), ("t5-small", 6, 8, 512, 2048)):
+        doc = strict_json(run([exe, "bench", "--shape", shape, "--tokens", str(n), "--repeat", "1", "--json",
+                               "--no-bandwidth", "--no-capture"]), "bench --shape " + shape)
+        if doc is None:
+            continue
+        for k, want in [("shape", shape), ("layers", layers), ("heads", heads), ("d_model", d), ("d_ffn", f)]:
+            check(doc.get(k) == want, "bench --shape %s: %s = %r, expected %r" % (shape, k, doc.get(k), want))
+        if shape == "modernbert-base":
+            want = layers * (2 * n * d * 4 * d + 4 * n * n * d + 6 * n * d * f)
+        else:
+            t = 1
+            want = layers * (8 * n * d * d + 4 * n * n * d + 4 * n * d * f) + layers * (
+                8 * t * d * d + 4 * t * t * d + 4 * t * d * d + 4 * n * d * d + 4 * t * n * d + 4 * t * d * f)
+        r = (doc.get("results") or [{}])[0]
+        check(r.get("flops") == want, "bench --shape %s: flops %r, expected %r" % (shape, r.get("flops"), want))
+        positive(r.get("gflops"), "bench --shape %s: gflops" % shape)
+
+
 def gui(exe):
     base = [exe, "--gui-bench", "--model", "random:bert-tiny", "--tokens", str(N), "--repeat", "3"]
     out = run(base)
@@ -305,6 +332,7 @@ if __name__ == "__main__":
         families(sys.argv[2])
     elif sys.argv[1] == "decoder":
         decoder(sys.argv[2])
+        encoders(sys.argv[2])
     else:
         gui(sys.argv[2])
     print("%s: %d failed" % (sys.argv[1], len(failures)))
