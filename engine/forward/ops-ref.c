@@ -196,11 +196,11 @@ static void act_part(void *arg, int32_t lo, int32_t hi) {
 /* ---- the softmax, plain and with the what-if gates ----------------------------------- */
 
 /* Row-wise masked softmax, max-subtracted.  att_row[j] = exp(s_j - max) / sum; mask_add
- * [n][n], row i for query i. */
-static void softmax_rows(float *att, const float *mask_add, int32_t nq, int32_t n) {
+ * [n][n], row i for query i; rows `stride` floats apart (n: the whole rows). */
+static void softmax_rows_stride(float *att, const float *mask_add, int32_t nq, int32_t n, size_t stride) {
     for (int32_t i = 0; i < nq; i++) {
-        float *row = att + (size_t)i * n;
-        const float *mrow = mask_add + (size_t)i * n;
+        float *row = att + (size_t)i * stride;
+        const float *mrow = mask_add + (size_t)i * stride;
         float mx = -FLT_MAX;
         for (int32_t j = 0; j < n; j++) {
             row[j] += mrow[j];
@@ -218,6 +218,82 @@ static void softmax_rows(float *att, const float *mask_add, int32_t nq, int32_t 
         float inv = (float)(1.0 / sum);
         for (int32_t j = 0; j < n; j++)
             row[j] *= inv;
+    }
+}
+
+static void softmax_rows(float *att, const float *mask_add, int32_t nq, int32_t n) {
+    softmax_rows_stride(att, mask_add, nq, n, (size_t)n);
+}
+
+/* ---- local layers: only the keys a block of queries sees ----------------------------- */
+
+/* ModernBERT's local layers (a +-64 window) hide most keys from each query; the products
+ * and the softmax over the hidden ones give exactly 0 (exp underflows; softmax_rows' shortcut)
+ * and cost as much as the rest.  A local layer is cut into blocks of BAND_BLOCK query rows,
+ * each computed over the keys [j0, j1) that some row of it sees; the rest of its rows is 0.
+ * Every probability is the one the whole row gives: the same visible scores (each a k-long
+ * dot product), the same maximum (a hidden score is s + ATN_MASK_MIN), the same sum in the
+ * same order (the hidden terms are +0).  The context sums over [j0, j1) only (the hidden
+ * terms were 0 · v): it may differ from the whole row's in the last bits. */
+enum { BAND_BLOCK = 64 };
+
+/* The span [j0, j1) of keys each block of BAND_BLOCK query rows sees through mask [n][nk]
+ * (malloc'd, 2 per block), or NULL when the spans cover more than 3/4 of the map (nothing
+ * to gain) or memory is short.  A row that sees no key makes its block whole (the full
+ * row's softmax spreads it over every key). */
+static int32_t *band_spans(const float *mask, int32_t n, int32_t nk) {
+    int32_t nb = (n + BAND_BLOCK - 1) / BAND_BLOCK;
+    int32_t *span = malloc((size_t)nb * 2 * sizeof *span);
+    if (!span)
+        return NULL;
+    size_t covered = 0;
+    for (int32_t b = 0; b < nb; b++) {
+        int32_t i0 = b * BAND_BLOCK, i1 = i0 + BAND_BLOCK < n ? i0 + BAND_BLOCK : n, lo = nk, hi = 0;
+        for (int32_t i = i0; i < i1; i++) {
+            const float *m = mask + (size_t)i * nk;
+            int32_t a = 0, z = nk;
+            while (a < nk && m[a] <= ATN_MASK_MIN)
+                a++;
+            if (a == nk) {   /* sees nothing */
+                lo = 0, hi = nk;
+                break;
+            }
+            while (m[z - 1] <= ATN_MASK_MIN)
+                z--;
+            lo = a < lo ? a : lo;
+            hi = z > hi ? z : hi;
+        }
+        span[2 * b] = lo;
+        span[2 * b + 1] = hi;
+        covered += (size_t)(hi - lo) * (size_t)(i1 - i0);
+    }
+    if (covered * 4 > (size_t)n * (size_t)nk * 3) {
+        free(span);
+        return NULL;
+    }
+    return span;
+}
+
+typedef struct band_job {
+    float *att;
+    const float *mask;
+    const int32_t *span;
+    int32_t n, nk;
+} band_job;
+
+/* Blocks [lo, hi) of one head: the rows 0 outside their span, the softmax inside it. */
+static void band_softmax_part(void *arg, int32_t lo, int32_t hi) {
+    band_job *j = arg;
+    for (int32_t b = lo; b < hi; b++) {
+        int32_t i0 = b * BAND_BLOCK, i1 = i0 + BAND_BLOCK < j->n ? i0 + BAND_BLOCK : j->n;
+        int32_t j0 = j->span[2 * b], j1 = j->span[2 * b + 1];
+        for (int32_t i = i0; i < i1; i++) {
+            float *row = j->att + (size_t)i * j->nk;
+            memset(row, 0, (size_t)j0 * sizeof(float));
+            memset(row + j1, 0, (size_t)(j->nk - j1) * sizeof(float));
+        }
+        size_t off = (size_t)i0 * j->nk + j0;
+        softmax_rows_stride(j->att + off, j->mask + off, i1 - i0, j1 - j0, (size_t)j->nk);
     }
 }
 
@@ -382,25 +458,44 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
     const uint8_t *off_l = s->heads_off ? s->heads_off + (size_t)l * H : NULL;
     float *att = s->attn + s->attn_stride * l;
     const atn_activations *a = w->round;
-    bool gated = w->gated || off_l;
-    if (a && w->one_head)   /* the forward rounded them in place already */
-        gated = w->slopes || w->temperature != 1.0f || off_l;
-    else if (a) {
+    /* the softmax's own gates (ALiBi, the temperature, heads off).  The walk's `gated` also
+       counts the masks of other layers (mask_base: ModernBERT's and Gemma's global layers),
+       NoPE and a later start, none of which the softmax reads: the plain softmax gives the
+       same numbers bit for bit (its only difference, the underflow shortcut, makes the same
+       0), in two halves of rows, without libm's slow underflow path on every hidden key */
+    bool gated = w->slopes || w->temperature != 1.0f || off_l;
+    if (a && !w->one_head) {   /* (one head: the forward rounded them in place already) */
         round_in_place(a, q, (size_t)n * dq, row, ATN_OPERAND_Q);
         round_in_place(a, k, (size_t)nk * dkv, row, ATN_OPERAND_K);
         round_in_place(a, v, (size_t)nk * dkv, row, ATN_OPERAND_V);
-        gated = w->slopes || w->temperature != 1.0f || off_l;
     }
     /* DeBERTa: the layer's relative rows, for the c2p / p2c terms of every head */
     atn_deberta_layer *rel = NULL;
     if (D->disentangled && !w->no_positions && !(rel = atn_deberta_layer_new(w->m, l, n)) && w->status)
         *w->status = ATN_E_NOMEM;   /* the walk stops after this layer; the caller names it */
+    /* a local layer's blocks of queries and the keys they see (nothing else in the scores) */
+    int32_t *span = atn_desc_local_layer(D, l) && !gated && !a && !rel && !s->score_bias && D->softcap <= 0.0f &&
+                            !D->xsoftmax && nk == n && n >= 2 * BAND_BLOCK
+                        ? band_spans(mask, n, nk)
+                        : NULL;
+    int32_t nb = (n + BAND_BLOCK - 1) / BAND_BLOCK;
     for (int32_t h = w->one_head ? w->head : 0; h < (w->one_head ? w->head + 1 : H); h++) {
         float *att_h = w->one_head || s->attn_one_head ? att : att + (size_t)h * n * nk;
         int off = off_l && off_l[h];
         size_t kv = (size_t)(h / group) * kd;
+        if (span) {   /* a local layer: each block's span of keys */
+            for (int32_t b = 0; b < nb; b++) {
+                int32_t i0 = b * BAND_BLOCK, i1 = i0 + BAND_BLOCK < n ? i0 + BAND_BLOCK : n;
+                int32_t j0 = span[2 * b], j1 = span[2 * b + 1];
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, j1 - j0, kd, scale,
+                            q + (size_t)i0 * dq + h * kd, dq, k + (size_t)j0 * dkv + kv, dkv, 0.0f,
+                            att_h + (size_t)i0 * nk + j0, nk);
+            }
+            band_job bj = {att_h, mask, span, n, nk};
+            in_two(band_softmax_part, &bj, nb, (size_t)n * (size_t)(span[1] - span[0]));
+        }
         /* att_h[n,nk] = scale · Q_h[n,k] · K_g[nk,k]^T, g = h / group (+ T5's position bias) */
-        if (!(off && w->head_mode == ATN_HEAD_ZERO)) {
+        else if (!(off && w->head_mode == ATN_HEAD_ZERO)) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, nk, kd, scale, q + h * kd, dq, k + kv, dkv, 0.0f,
                         att_h, nk);
             if (D->softcap > 0.0f)   /* Gemma 2: tanh(s / c) c after the scale, before the mask */
@@ -413,7 +508,9 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
             }
             atn_deberta_head_add(rel, h, q, dq, k, dkv, scale, att_h);   /* NULL: nothing (keys = queries there) */
         }
-        if (gated)
+        if (span)
+            ;   /* done block by block */
+        else if (gated)
             softmax_rows_iv(att_h, mask, n, nk, w->slopes ? w->slopes[h] : 0.0f, w->temperature, off, w->head_mode);
         else
             softmax_rows_par(att_h, mask, n, nk);
@@ -424,10 +521,19 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
         if (w->one_head)
             break;   /* the probabilities were asked for, not the context */
         const float *p = atn_round_operand(a, att_h, (size_t)n * nk, row, ATN_OPERAND_PROBS);
-        /* ctx_h[n,k] = att_h[n,nk] · V_g[nk,k] */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, nk, 1.0f, p, nk, v + kv, dkv, 0.0f,
-                    ctx + h * kd, dq);
+        /* ctx_h[n,k] = att_h[n,nk] · V_g[nk,k] (a local layer: each block over its span) */
+        for (int32_t b = 0; span && b < nb; b++) {
+            int32_t i0 = b * BAND_BLOCK, i1 = i0 + BAND_BLOCK < n ? i0 + BAND_BLOCK : n;
+            int32_t j0 = span[2 * b], j1 = span[2 * b + 1];
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, i1 - i0, kd, j1 - j0, 1.0f,
+                        p + (size_t)i0 * nk + j0, nk, v + (size_t)j0 * dkv + kv, dkv, 0.0f,
+                        ctx + (size_t)i0 * dq + h * kd, dq);
+        }
+        if (!span)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, kd, nk, 1.0f, p, nk, v + kv, dkv, 0.0f,
+                        ctx + h * kd, dq);
     }
+    free(span);
     atn_deberta_layer_free(rel);
 }
 

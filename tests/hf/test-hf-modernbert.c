@@ -7,7 +7,8 @@
  * layer_types and rope_parameters); cases of 7 tokens with a [MASK], left padding, one token
  * and one longer than the window.  Also: the mask of each layer (padding, and the window in
  * the local ones), both rotation bases, heads on demand, the packed ops never taken, the
- * GPU refused by name, and the config.json values that are refused by name. */
+ * GPU refused by name, the config.json values that are refused by name, and the local
+ * layers' blocks at 300 tokens against the trace (test_band). */
 #include "check.h"
 #include "common/test-files.h"
 #include "common/test-models.h"
@@ -326,6 +327,88 @@ static void test_refusals(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* The local layers at 300 tokens (the F32 folder's positions raised to 320), where the engine
+ * computes each block of 64 queries over the keys it sees only (ops-ref.c, band_spans): every
+ * row of every head sums to 1 and is exactly 0 outside |i - j| <= 3 in the local layers; the
+ * trace's float64 recomputation from the captured q, k, v (softmax and W_O ctx) of queries at
+ * the blocks' edges (0, 63, 64, 150, 299) of both heads in every layer equals the capture's
+ * probabilities and each head's context (sum_j w_j v_j) within 1e-5 and the attention output
+ * within 1e-4. */
+static void test_band(void) {
+    char dir[512];
+    folder_with("modernbert-f32", "{\"max_position_embeddings\": 320}", dir, sizeof dir);
+    atn_error err = {0};
+    atn_model *m = atn_model_open_hf(dir, NULL, NULL, &err);
+    CHECK_MSG(m != NULL, "%s", err.message);
+    if (!m)
+        return;
+    enum { N = 300 };
+    int32_t ids[N];
+    for (int32_t i = 0; i < N; i++)
+        ids[i] = 5 + (int32_t)((i * 37u + 11u) % 50u);
+    atn_encoding *enc = NULL;
+    CHECK(atn_model_encode_ids(m, ids, NULL, NULL, N, &enc, &err) == ATN_OK);
+    atn_run *run = atn_run_new(m);
+    atn_run_options o;
+    atn_run_options_init(&o);
+    CHECK_MSG(enc && atn_run_forward(run, enc, &o, &err) == ATN_OK, "%s", err.message);
+    const atn_capture *cap = atn_run_capture(run);
+    const atn_config *cfg = atn_model_config(m);
+    int32_t L = cfg->n_layers, H = cfg->n_heads, d = cfg->d_model, half = 3;
+    int bad_rows = 0, bad_zero = 0;
+    for (int32_t l = 0; l < L; l++) {
+        bool local = l % 3 != 0;   /* global_attn_every_n_layers 3 */
+        for (int32_t h = 0; h < H; h++)
+            for (int32_t i = 0; i < N; i++) {
+                const float *row = cap->attn + (((size_t)l * H + h) * N + i) * N;
+                double sum = 0;
+                for (int32_t j = 0; j < N; j++) {
+                    sum += row[j];
+                    bad_zero += local && abs(i - j) > half && row[j] != 0.0f;
+                }
+                bad_rows += fabs(sum - 1.0) > 1e-5;
+            }
+        static const int32_t qs[] = {0, 63, 64, 150, N - 1};
+        for (int32_t h = 0; h < H; h++)
+            for (size_t x = 0; x < sizeof qs / sizeof qs[0]; x++) {
+                atn_trace *tr = NULL;
+                CHECK_MSG(atn_trace_compute(m, cap, l, h, qs[x], &tr, &err) == ATN_OK, "%s", err.message);
+                if (!tr)
+                    continue;
+                CHECK_MSG(tr->max_abs_diff < 1e-5, "band: layer %d head %d query %d: the trace differs by %g", l, h,
+                          qs[x], tr->max_abs_diff);
+                /* the head's output sum_j w_j v_j against the captured context */
+                const float *ctx = cap->ctx + ((size_t)l * N + qs[x]) * d + (size_t)h * tr->d_head;
+                double co = 0;
+                for (int32_t y = 0; y < tr->d_head; y++)
+                    co = fmax(co, fabs(tr->output[y] - ctx[y]));
+                CHECK_MSG(co < 1e-5, "band: layer %d head %d query %d: the context differs by %g", l, h, qs[x], co);
+                atn_trace_free(tr);
+            }
+        /* W_O ctx of every head at once: the attention output of the same queries */
+        for (size_t x = 0; x < sizeof qs / sizeof qs[0]; x++) {
+            atn_trace *tr = NULL;
+            CHECK(atn_trace_compute(m, cap, l, 0, qs[x], &tr, &err) == ATN_OK);
+            if (!tr)
+                continue;
+            const float *ao = cap->attn_out + ((size_t)l * N + qs[x]) * d;
+            double wo = 0;
+            for (int32_t y = 0; y < d; y++)
+                wo = fmax(wo, fabs(tr->projected[y] - ao[y]));
+            CHECK_MSG(wo < 1e-4, "band: layer %d query %d: the attention output differs by %g", l, qs[x], wo);
+            atn_trace_free(tr);
+        }
+    }
+    CHECK_MSG(bad_rows == 0 && bad_zero == 0, "band: %d rows do not sum to 1, %d weights outside the window", bad_rows,
+              bad_zero);
+    atn_run_free(run);
+    atn_encoding_free(enc);
+    atn_model_free(m);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void) {
     source_path(root, sizeof root, "tests/hf");
     char abs[PATH_MAX];
@@ -334,5 +417,6 @@ int main(void) {
     test_model("modernbert-f32");
     test_model("modernbert-bf16-bias");
     test_refusals();
+    test_band();
     return check_summary("test-hf-modernbert");
 }
