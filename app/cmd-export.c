@@ -134,8 +134,9 @@ static int usage(void) {
            "                     mean of its pieces' rows; its column: the sum of their columns)\n"
            "  --format png|svg|pdf   for --all-heads (default png)\n"
            "  --stack encoder|decoder|cross   an encoder-decoder's (T5, BART, Marian; --target TEXT)\n"
-           "                     heatmap and grid of that stack: cross-attention has the target tokens\n"
-           "                     down and the source tokens across (default encoder)\n"
+           "                     heatmap, grid and headview of that stack: cross-attention has the target\n"
+           "                     tokens down (headview: on the left) and the source tokens across (on the\n"
+           "                     right; default encoder)\n"
            "Common: --model M, --text T [--text-pair T2], --ids ..., --device cpu|cuda|auto\n"
            "   or: --attention FILE (an attention file, docs/attention-file.md: every figure but trace)\n");
     return 0;
@@ -245,11 +246,12 @@ static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char
         if (!atn_stack_kind_parse(stack, &o->stack)) {
             cli_error("attnscope export: --stack must be encoder, decoder or cross, not \"%s\"", stack);
             ok = false;
-        } else if (o->stack != ATN_STACK_ENCODER && o->kind != FIG_HEATMAP && o->kind != FIG_GRID) {
-            /* similarity, the head view, the trace and rollout read square self-attention maps */
-            cli_error("attnscope export %s: --stack %s: only heatmap and grid draw the decoder's and the cross-"
-                      "attention stacks; %s reads the encoder's self-attention (--stack encoder)", kind_names[o->kind],
-                      stack, kind_names[o->kind]);
+        } else if (o->stack != ATN_STACK_ENCODER && o->kind != FIG_HEATMAP && o->kind != FIG_GRID &&
+                   o->kind != FIG_HEADVIEW) {
+            /* similarity, the trace and rollout read square self-attention maps */
+            cli_error("attnscope export %s: --stack %s: only heatmap, grid and headview draw the decoder's and the "
+                      "cross-attention stacks; %s reads the encoder's self-attention (--stack encoder)",
+                      kind_names[o->kind], stack, kind_names[o->kind]);
             ok = false;
         } else if (o->stack != ATN_STACK_ENCODER && o->range) {
             cli_error("attnscope export: --range crops the encoder's tokens; it does not go with --stack %s", stack);
@@ -653,6 +655,29 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
         break;
     }
     case FIG_HEADVIEW: {
+        const atn_stack *stk = chosen_stack(o, src);
+        if (stk) {   /* a decoder or cross head: target tokens left, the stack's keys right */
+            if (!check_index("layer", layer, stk->n_layers) || !check_index("head", head, stk->n_heads) ||
+                (o->query_given && o->query != -1 && !check_index("query", o->query, stk->n_q)))
+                return CLI_EXIT_USAGE;
+            bool cross = stk->kind == ATN_STACK_CROSS;
+            atn_headview_spec *s = &f->head;
+            atn_headview_spec_init(s);
+            s->attn[0] = stk->attn + ((size_t)layer * stk->n_heads + head) * (size_t)stk->n_q * stk->n_k;
+            s->head_ids[0] = (int32_t)head;
+            s->n_shown = 1;
+            s->n = stk->n_q;
+            s->tokens = src->target_tokens;
+            s->n_k = stk->n_k;
+            s->key_tokens = cross ? tokens : src->target_tokens;
+            s->key_mask = cross ? enc->mask : NULL;
+            s->selected_query = (int32_t)o->query;
+            s->style = &o->style;
+            snprintf(title, title_size, "%s%s \xc2\xb7 layer %ld \xc2\xb7 head %ld", mname, stack_title(o, src), layer,
+                     head);
+            s->title = o->title ? o->title : title;
+            break;
+        }
         if (!check_head(cap, layer, head))
             return CLI_EXIT_USAGE;
         if (o->query_given && o->query != -1 && !check_index("query", o->query, n))

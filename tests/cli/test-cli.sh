@@ -799,7 +799,19 @@ PY
   [ "$(ls "$T/dec" | wc -l)" = 12 ] || fail "--all-heads --stack decoder: $(ls "$T/dec")"
   expect_error 2 "layer 3 is out of range" m export heatmap --stack cross --layer 3 -o "$T/x.png"
   expect_error 2 "layer 2 is out of range" m export heatmap --stack encoder --layer 2 -o "$T/x.png"
-  expect_error 2 "only heatmap and grid draw" m export similarity --stack cross -o "$T/x.png"
+  expect_error 2 "only heatmap, grid and headview draw" m export similarity --stack cross -o "$T/x.png"
+  # headview --stack cross: the target's tokens on the left, the source's on the right (<unk> is
+  # only a target token here, </s> only a source token), titled with the stack
+  m export headview --stack cross --layer 2 --head 1 --query 3 -o "$T/h.pdf" 2>"$T/err" ||
+    fail "headview --stack cross: $(cat "$T/err")"
+  pdftotext -enc UTF-8 "$T/h.pdf" "$T/h.txt" || fail "pdftotext headview"
+  grep -q "cross-attention · layer 2 · head 1" "$T/h.txt" || fail "headview title: $(head -3 "$T/h.txt")"
+  grep -q "<unk>" "$T/h.txt" && grep -q "</s>" "$T/h.txt" ||
+    fail "headview --stack cross lacks the target's or the source's tokens: $(cat "$T/h.txt")"
+  m export headview --stack encoder --layer 1 --head 1 -o "$T/he.pdf" 2>/dev/null || fail "headview --stack encoder"
+  pdftotext -enc UTF-8 "$T/he.pdf" - | grep -q "<unk>" && fail "the encoder's head view shows target tokens"
+  expect_error 2 "query 10 is out of range" m export headview --stack cross --layer 0 --head 0 --query 10 \
+    -o "$T/x.png"
   expect_error 2 "--stack must be encoder, decoder or cross" m export heatmap --stack both -o "$T/x.png"
   expect_error 2 "--stack is for encoder-decoder models" "$A" export heatmap --model "$3/tests/hf/models/f32" \
     --text hello --stack cross -o "$T/x.png"
