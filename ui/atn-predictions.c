@@ -2,6 +2,7 @@
  * next-token guesses. */
 #include "atn-predictions.h"
 #include "atn-predictions-test.h"
+#include "atn-encdec.h"
 
 #include <glib/gi18n.h>
 #include <stdlib.h>
@@ -21,6 +22,9 @@ static guint signals[N_SIGNALS];
 
 static void on_row_enter(GtkEventControllerMotion *c, double x, double y, AtnPredictions *self) {
     GtkWidget *row = gtk_event_controller_get_widget(GTK_EVENT_CONTROLLER(c));
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    if (r && atn_result_is_encdec(r))   /* a target position, not one of the chips (the source's) */
+        return;
     if (self->session)
         atn_session_set_hover_token(self->session, GPOINTER_TO_INT(g_object_get_data(G_OBJECT(row), "position")));
 }
@@ -71,8 +75,12 @@ static GtkWidget *guess_widget(AtnPredictions *self, int position, int rank, con
     gtk_button_set_child(GTK_BUTTON(button), box);
     gtk_widget_add_css_class(button, "flat");
     gtk_widget_add_css_class(button, "guess");
-    g_autofree char *tip = g_strdup_printf(_("Token id %d · probability %.4f — click to put it in the sentence"), p->id,
-                                           p->prob);
+    AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
+    g_autofree char *tip = r && atn_result_is_encdec(r)
+                               /* Translators: an encoder-decoder's next-token guess (not put in the sentence) */
+                               ? g_strdup_printf(_("Token id %d · probability %.4f"), p->id, p->prob)
+                               : g_strdup_printf(_("Token id %d · probability %.4f — click to put it in the sentence"),
+                                                 p->id, p->prob);
     gtk_widget_set_tooltip_text(button, tip);
     g_object_set_data(G_OBJECT(button), "position", GINT_TO_POINTER(position));
     g_object_set_data(G_OBJECT(button), "rank", GINT_TO_POINTER(rank));
@@ -135,6 +143,32 @@ static void refill_next(AtnPredictions *self, AtnResult *r) {
     }
 }
 
+/* An encoder-decoder: the decoder's guesses after the last target position (of the decoder's
+ * input: the start token, then the target's tokens but the last), and after the selected
+ * target token when a decoder or cross head is shown and it is another. */
+static void refill_target(AtnPredictions *self, AtnResult *r) {
+    gtk_widget_set_visible(GTK_WIDGET(self), TRUE);
+    const atn_stack *st = atn_result_get_stack(r, ATN_STACK_DECODER);
+    const char *const *tokens = atn_result_get_stack_tokens(r, ATN_STACK_DECODER, FALSE);
+    int last = st ? st->n_q - 1 : -1, query = atn_session_get_query(self->session);
+    gboolean target_query = atn_session_get_stack(self->session) != ATN_STACK_ENCODER;
+    int rows = 0;
+    for (int pass = 0; pass < 2 && tokens && last >= 0; pass++) {
+        int pos = pass == 0 ? last : query;
+        if (pass == 1 && (!target_query || pos == last || pos < 0 || pos > last))
+            break;
+        const AtnMaskGuesses *g = atn_result_get_next_guesses(r, pos);
+        if (!g)
+            continue;
+        /* Translators: before an encoder-decoder's guesses for the target token that follows
+           target token %d ("%s") */
+        g_autofree char *head = g_strdup_printf(pass == 0 ? _("next after target “%2$s” (%1$d, the last) →")
+                                                          : _("next after target “%2$s” (%1$d) →"),
+                                                pos, tokens[pos]);
+        add_guess_row(self, g, head, rows++ == 0);
+    }
+}
+
 static void refill_rows(AtnPredictions *self) {
     GtkWidget *child;
     while ((child = gtk_widget_get_first_child(self->box)))
@@ -147,6 +181,11 @@ static void refill_rows(AtnPredictions *self) {
     }
     if (r && atn_result_is_causal(r) && !atn_model_handle_is_toy(atn_result_get_model(r))) {
         refill_next(self, r);
+        return;
+    }
+    if (r && atn_result_is_encdec(r) && atn_result_get_model(r) &&
+        atn_model_handle_get_model(atn_result_get_model(r))) {
+        refill_target(self, r);
         return;
     }
     int n = r ? atn_result_get_n_masks(r) : 0;
@@ -204,7 +243,7 @@ static void on_result(AtnSession *s, GParamSpec *p, AtnPredictions *self) { refi
 
 static void on_query(AtnSession *s, GParamSpec *p, AtnPredictions *self) {
     AtnResult *r = atn_session_get_result(s);
-    if (r && atn_result_is_causal(r))   /* the row after the clicked token follows it */
+    if (r && (atn_result_is_causal(r) || atn_result_is_encdec(r)))   /* the row after the clicked token follows it */
         refill(self);
 }
 
@@ -257,6 +296,7 @@ void atn_predictions_set_session(AtnPredictions *self, AtnSession *session) {
     if (session) {
         g_signal_connect(session, "notify::result", G_CALLBACK(on_result), self);
         g_signal_connect(session, "notify::query", G_CALLBACK(on_query), self);
+        g_signal_connect(session, "notify::stack", G_CALLBACK(on_query), self);   /* whose query it is */
     }
     refill(self);
 }

@@ -382,6 +382,9 @@ static AtnResult *finish_new(AtnResult *self, const atn_capture *cap, gboolean s
     if (self->causal && m) {   /* next-token guesses need the model's head */
         self->next = g_new0(AtnMaskGuesses, cap->n);
         atn_result_get_next_guesses(self, self->last);
+    } else if (cap->n_stacks > 0 && cap->n_tgt > 0 && m) {   /* an encoder-decoder: the decoder's, by target position */
+        self->next = g_new0(AtnMaskGuesses, cap->n_tgt);
+        atn_result_get_next_guesses(self, cap->n_tgt - 1);
     }
     /* the head statistics, once: the Model grid's labels, the Statistics table and its CSV and
        the clearest head all read these */
@@ -515,7 +518,7 @@ int atn_result_get_last_position(AtnResult *self) {
 const AtnMaskGuesses *atn_result_get_next_guesses(AtnResult *self, int position) {
     g_return_val_if_fail(ATN_IS_RESULT(self), NULL);
     const atn_capture *cap = self->cap;
-    if (!self->next || position < 0 || position >= cap->n)
+    if (!self->next || position < 0 || position >= (cap->n_stacks > 0 ? cap->n_tgt : cap->n))
         return NULL;
     AtnMaskGuesses *g = &self->next[position];
     if (g->n == 0) {

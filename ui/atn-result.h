@@ -104,9 +104,11 @@ int atn_result_get_split(AtnResult *self);
 int atn_result_get_last_position(AtnResult *self);
 /* A causal model's next-token guesses after the token at position (up to
  * ATN_RESULT_TOP_GUESSES, most likely first, in an AtnMaskGuesses whose position is that
- * token), or NULL for a model that is not causal or a position out of range.  The last
- * token's are computed with the run (in the worker); another position's on first request,
- * on the calling thread (the main thread: views only), then kept. */
+ * token), or NULL for a model that is not causal or a position out of range.  An
+ * encoder-decoder's: the decoder's guesses after target (decoder input) position, 0 ..
+ * n_tgt - 1 (atn_predict_next).  The last token's are computed with the run (in the worker);
+ * another position's on first request, on the calling thread (the main thread: views only),
+ * then kept. */
 const AtnMaskGuesses *atn_result_get_next_guesses(AtnResult *self, int position);
 /* The head statistics of this sentence (engine/analysis.h: atn_stats_compute), computed once
  * per result (by atn_result_new_full with stats_now, else by atn_result_compute_stats and

@@ -4,7 +4,8 @@
  * self-attention, the decoder's and cross-attention; the cross head shown is the command
  * line's `run --text SRC --target TGT -o x.npz` array "cross" for that layer and head bit for
  * bit, n_tgt rows (target) by n_src columns (source); the token lines draw that head with the
- * target's tokens on the left and the source's on the right. */
+ * target's tokens on the left and the source's on the right; the guesses under the sentence
+ * are the decoder's, `predict --target`'s. */
 #include "ui-test-util.h"
 
 #include "atn-encdec.h"
@@ -270,6 +271,64 @@ static void check_lines(AtnWindow *win, atn_stack_kind kind, const float *a, con
     g_assert_false(g_bytes_equal(last, first));
 }
 
+/* `attnscope predict --target`'s guesses after target position pos: "0.1234" x 5, in order. */
+static GPtrArray *cli_next(const char *model, int pos) {
+    g_autofree char *exe = g_build_filename(g_getenv("ATN_BUILD_ROOT"), "app", "attnscope", NULL);
+    const char *argv[] = {exe, "predict", "--model", model, "--text", SOURCE, "--target", TARGET, NULL};
+    int status = 0;
+    g_autofree char *out = NULL, *err = NULL;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, 0, NULL, NULL, &out, &err, &status, NULL));
+    if (!g_spawn_check_wait_status(status, NULL))
+        g_error("attnscope predict failed: %s", err);
+    GPtrArray *g = g_ptr_array_new_with_free_func(g_free);
+    g_autofree char *head = g_strdup_printf("after target position %d (", pos);
+    const char *at = strstr(out, head);
+    g_assert_nonnull(at);
+    g_auto(GStrv) lines = g_strsplit(strchr(at, '\n') + 1, "\n", 6);
+    for (int i = 0; i < 5 && lines[i]; i++) {
+        const char *sp = strrchr(lines[i], ' ');
+        g_assert_nonnull(sp);
+        g_ptr_array_add(g, g_strdup(sp + 1));
+    }
+    return g;
+}
+
+/* The guesses under the sentence: the decoder's after the last target position, and after the
+ * selected target token of a cross head: `predict --target`'s probabilities, in order. */
+static void check_next(AtnWindow *win, const char *model, int n_tgt) {
+    AtnSession *s = atn_window_get_session(win);
+    AtnPredictions *pred = ATN_PREDICTIONS(atn_window_get_predictions(win));
+    atn_session_set_stack(s, ATN_STACK_CROSS);
+    atn_session_set_query(s, 3);
+    settle(20);
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(pred)));
+    g_autofree char *text = atn_predictions_dup_text(pred);
+    g_test_message("next: %s", text);
+    int positions[2] = {n_tgt - 1, 3};
+    for (int k = 0; k < 2; k++) {
+        g_autofree char *row = g_strdup_printf("next after %d:", positions[k]);
+        const char *at = strstr(text, row);
+        if (!at)
+            g_error("no \"%s\" in the window's \"%s\"", row, text);
+        g_autoptr(GPtrArray) want = cli_next(model, positions[k]);
+        g_assert_cmpint(want->len, ==, 5);
+        for (guint i = 0; i < want->len; i++) {
+            const char *hit = strstr(at, g_ptr_array_index(want, i));
+            if (!hit || (strchr(at, '\n') && hit > strchr(at, '\n')))
+                g_error("after target %d: guess %u (%s) not in the window's row \"%s\"", positions[k], i,
+                        (char *)g_ptr_array_index(want, i), at);
+            at = hit + 1;
+        }
+    }
+    /* the encoder's stack: the query is a source token, so only the last target's row */
+    atn_session_set_stack(s, ATN_STACK_ENCODER);
+    settle(20);
+    g_autofree char *enc = atn_predictions_dup_text(pred);
+    g_assert_null(strstr(enc, "next after 3:"));
+    g_assert_nonnull(strstr(enc, "next after"));
+    atn_session_set_stack(s, ATN_STACK_CROSS);
+}
+
 /* Row entropy in bits over keys [0, nk) of a row, in double: the test's own. */
 static double row_entropy(const float *row, int nk) {
     double e = 0;
@@ -453,6 +512,8 @@ static void check_model(const char *folder, gboolean full) {
     atn_session_set_hover_token(s, -1);
     /* the token lines: target tokens left, source tokens right */
     check_lines(win, ATN_STACK_CROSS, cli[2], shape[2], 0, 1);
+    /* the decoder's next-token guesses under the sentence */
+    check_next(win, model, (int)shape[2][2]);
     atn_session_set_query(s, 1);
     if (full) {   /* the exports, the Model view: on the first two folders */
         /* the export of the Head view: the cross head, its axes "target" and "source" */
