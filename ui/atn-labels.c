@@ -45,7 +45,7 @@ const char *atn_label_trace_step(atn_trace_step step) {
     case ATN_TRACE_STEP_QUERY: return _("The query vector");
     case ATN_TRACE_STEP_KEYS: return _("The key vectors");
     case ATN_TRACE_STEP_SCORES: return _("Dot products (a row of QKᵀ)");
-    case ATN_TRACE_STEP_SCALE: return _("Scale by 1/√d_k");
+    case ATN_TRACE_STEP_SCALE: return _("Scale the scores");   /* 1/√d_k, or the model's own factor (Gemma) */
     case ATN_TRACE_STEP_MASK: return _("Mask");
     case ATN_TRACE_STEP_SOFTMAX: return _("Softmax");
     case ATN_TRACE_STEP_VALUES: return _("The value vectors");

@@ -4,6 +4,7 @@
 #include <glib/gi18n.h>
 #include <math.h>
 
+#include "atn-trace-plan.h"
 #include "trace-keys.h"
 
 /* Markdown table cells must not contain '|' or newlines; tokens like "##ing" are fine. */
@@ -163,11 +164,20 @@ static char *markdown(const atn_trace *t, const char *const *labels, const char 
     gboolean cross = t->stack == ATN_STACK_CROSS;
     g_autofree char *qtok = cell_text(query_label ? query_label : token_of(t, labels, i));
     g_string_append_printf(g, "# %s\n\n", _("Attention, worked out"));
-    g_string_append_printf(g, _("Model **%s**, layer %d, head %d of %d, query token %d “%s”. "
-                                "$d_{model} = %d$, so each head works in $d_k = %d / %d = %d$ dimensions "
-                                "(columns %d to %d of $Q$, $K$, $V$)."),
-                           model_name ? model_name : "?", t->layer, t->head, n_heads, i, qtok, d, d, n_heads, k,
-                           t->head * k, t->head * k + k - 1);
+    gboolean grouped = t->n_kv_heads > 0 && t->n_kv_heads < n_heads;
+    if (grouped || n_heads * k != d)   /* grouped-query attention, or Qwen3's head_dim */
+        g_string_append_printf(g, _("Model **%s**, layer %d, head %d of %d, query token %d “%s”. "
+                                    "$d_{model} = %d$; each head works in $d_k = %d$ dimensions (columns %d to %d "
+                                    "of $Q$; its K/V head %d of %d: columns %d to %d of $K$ and $V$)."),
+                               model_name ? model_name : "?", t->layer, t->head, n_heads, i, qtok, d, k, t->head * k,
+                               t->head * k + k - 1, t->kv_head, grouped ? t->n_kv_heads : n_heads, t->kv_head * k,
+                               t->kv_head * k + k - 1);
+    else
+        g_string_append_printf(g, _("Model **%s**, layer %d, head %d of %d, query token %d “%s”. "
+                                    "$d_{model} = %d$, so each head works in $d_k = %d / %d = %d$ dimensions "
+                                    "(columns %d to %d of $Q$, $K$, $V$)."),
+                               model_name ? model_name : "?", t->layer, t->head, n_heads, i, qtok, d, d, n_heads, k,
+                               t->head * k, t->head * k + k - 1);
     if (t->stack == ATN_STACK_DECODER)
         g_string_append_printf(g, " %s", _("A head of the decoder's self-attention: the layer is the decoder's, the "
                                            "query and the keys are target tokens, and it is causal."));
@@ -182,7 +192,30 @@ static char *markdown(const atn_trace *t, const char *const *labels, const char 
                                     : "## 1. %s\n\n$$\\mathbf{q}_{%d} = \\mathbf{x}_{%d} W_Q + \\mathbf{b}_Q$$\n\n",
                            _("The query"), i, i);
     g_autofree char *qname = g_strdup_printf("$\\mathbf{q}_{%d}$", i);
-    vec_table(g, qname, t->q, k);
+    gboolean rotary = !cross && !t->from_file && t->q_unrotated && t->angles;
+    if (rotary) {   /* RoPE: q and k turned pair by pair by their positions' angles */
+        g_string_append_printf(g, _("Rotary positions: each pair of columns $(c, c + %d)$ of $\\mathbf{q}_{%d}$ is "
+                                    "turned by the angle $p\\,\\theta_c$ of token %d's position $p$ (the keys by "
+                                    "their own positions')%s."),
+                               k / 2, i, i, t->qk_norm ? _(", after each head's RMSNorm (q_norm, k_norm)") : "");
+        g_string_append(g, "\n\n| |");
+        for (int c = 0; c < k; c++)
+            g_string_append_printf(g, " %d |", c);
+        g_string_append(g, "\n|---|");
+        for (int c = 0; c < k; c++)
+            g_string_append(g, "---:|");
+        const char *names[] = {_("before RoPE"), _("angle (rad)")};
+        for (int r = 0; r < 3; r++) {
+            g_string_append_printf(g, "\n| %s |", r < 2 ? names[r] : qname);
+            for (int c = 0; c < k; c++) {
+                g_string_append_c(g, ' ');
+                num(g, r == 0 ? t->q_unrotated[c] : r == 1 ? t->angles[c % (k / 2 > 0 ? k / 2 : 1)] : t->q[c]);
+                g_string_append(g, " |");
+            }
+        }
+        g_string_append(g, "\n\n");
+    } else
+        vec_table(g, qname, t->q, k);
 
     g_string_append_printf(g, cross ? "## 2. %s\n\n$$\\mathbf{k}_j = \\mathbf{e}_j W_K$$ "
                                       "($\\mathbf{e}$: the encoder's output)\n\n"
@@ -192,17 +225,34 @@ static char *markdown(const atn_trace *t, const char *const *labels, const char 
 
     g_string_append_printf(g, "## 3. %s\n\n$$s_j = \\mathbf{q}_{%d} \\cdot \\mathbf{k}_j = \\sum_{c} q_{%d,c}\\, k_{j,c}$$\n\n",
                            _("Dot products"), i, i);
-    g_string_append_printf(g, "## 4. %s\n\n$$\\tilde{s}_j = \\frac{s_j}{\\sqrt{d_k}} = \\frac{s_j}{\\sqrt{%d}} = %.4f\\, s_j$$\n\n",
-                           _("Scaling"), k, t->scale);
+    if (!t->c2p_term && !t->pos_bias && t->scale != 1.0 && fabs(t->scale * sqrt((double)k) - 1.0) > 1e-6)
+        g_string_append_printf(g, "## 4. %s\n\n$$\\tilde{s}_j = %.4f\\, s_j$$\n\n%s\n\n", _("Scaling"), t->scale,
+                               _("The model's own factor (Gemma: query_pre_attn_scalar$^{-1/2}$), not "
+                                 "$1/\\sqrt{d_k}$."));
+    else
+        g_string_append_printf(g, "## 4. %s\n\n$$\\tilde{s}_j = \\frac{s_j}{\\sqrt{d_k}} = \\frac{s_j}{\\sqrt{%d}} = %.4f\\, s_j$$\n\n",
+                               _("Scaling"), k, t->scale);
+    if (t->capped)   /* Gemma 2's soft-cap, before the mask */
+        g_string_append_printf(g, _("Soft-cap before the mask: $\\tilde{s}_j \\leftarrow c \\tanh(\\tilde{s}_j / c)$ "
+                                    "with $c = %g$ (attn_logit_softcapping).\n\n"), t->softcap);
     if (t->pos_bias)   /* T5: unscaled, plus the head's relative position bias */
         g_string_append_printf(g, "%s\n\n", _("T5: the factor is 1, and each score gets the head's relative "
                                               "position bias for the bucket of its distance (included in "
                                               "$\\tilde{s}_j$ below)."));
-    int masked = 0;
+    int masked = 0, padded = 0, earlier = 0;
     for (int j = 0; j < n; j++)
         masked += t->mask_term[j] != 0;
+    int window = atn_trace_plan_mask_counts(t, NULL, &padded, &earlier);
     g_string_append_printf(g, "## 5. %s\n\n", _("Mask"));
-    if (t->causal)
+    if (t->stack == ATN_STACK_ENCODER && earlier > 0 && window > 0)
+        g_string_append_printf(g, _("Sliding window of %d tokens (and causal): the %d keys after token %d, the %d "
+                                    "keys more than %d before it and any padded keys get $-\\infty$ added "
+                                    "(finfo.min), so their weight becomes 0 (%d keys in all)."),
+                               window, t->causal ? n - 1 - i : 0, i, earlier, window - 1, masked);
+    else if (t->stack == ATN_STACK_ENCODER && earlier > 0)
+        g_string_append_printf(g, _("The run's mask hides %d keys (and the future and padded ones): they get "
+                                    "$-\\infty$ added, so their weight becomes 0 (%d keys in all)."), earlier, masked);
+    else if (t->causal)
         g_string_append_printf(g, _("Causal mask: the %d keys after token %d (the future) and any padded keys get "
                                     "$-\\infty$ added (finfo.min), so their weight becomes 0 (%d keys in all)."),
                                n - 1 - i, i, masked);
@@ -212,6 +262,10 @@ static char *markdown(const atn_trace *t, const char *const *labels, const char 
     else
         g_string_append(g, _("No padded tokens: nothing is added."));
     g_string_append(g, "\n\n");
+    double slope = n > 1 ? -t->bias_term[i > 0 ? i - 1 : 1] : 0.0;
+    if (slope != 0.0)   /* ALiBi: BLOOM's, or the what-if lab's */
+        g_string_append_printf(g, _("ALiBi adds $-m\\,|%d - j|$ to every score, $m = %.6g$ (included in "
+                                    "$\\tilde{s}_j$ below).\n\n"), i, slope);
     g_string_append_printf(g, "## 6. %s\n\n$$a_j = \\frac{\\exp(\\tilde{s}_j - m)}{\\sum_{j'} \\exp(\\tilde{s}_{j'} - m)},"
                               "\\quad m = \\max_j \\tilde{s}_j = %.4f$$\n\n",
                            _("Softmax"), t->max);
@@ -235,7 +289,7 @@ static char *markdown(const atn_trace *t, const char *const *labels, const char 
         g_string_append_printf(g, "| %d | %s | ", j, tok);
         num(g, t->scores[j]);
         g_string_append(g, " | ");
-        num(g, t->scaled[j] + (t->pos_bias ? t->pos_bias[j] : 0.0) + t->mask_term[j]);
+        num(g, atn_trace_plan_score(t, j));
         g_string_append(g, " | ");
         num(g, t->exps[j]);
         g_string_append(g, " | ");

@@ -118,6 +118,58 @@ static const char *token_of(const atn_trace *t, const char *const *labels, int j
     return labels && labels[j] ? labels[j] : t->enc->tokens[j].text;
 }
 
+char *atn_trace_plan_intro(const atn_trace *t, const char *token, int n_heads) {
+    if (t->n_kv_heads > 0 && (t->n_kv_heads < n_heads || n_heads * t->d_head != t->d_model))
+        return g_markup_printf_escaped(_("How head %d of layer %d mixes the tokens for token %d “%s”: %d heads of "
+                                         "d<sub>k</sub> = %d dimensions (d<sub>model</sub> = %d); it reads K/V head "
+                                         "%d of %d."),
+                                       t->head, t->layer, t->query, token, n_heads, t->d_head, t->d_model, t->kv_head,
+                                       t->n_kv_heads);
+    return g_markup_printf_escaped(_("How head %d of layer %d mixes the tokens for token %d “%s”: d<sub>model</sub> = "
+                                     "%d split into %d heads of d<sub>k</sub> = %d dimensions."),
+                                   t->head, t->layer, t->query, token, t->d_model, n_heads, t->d_head);
+}
+
+double atn_trace_plan_score(const atn_trace *t, int j) {
+    double sc = t->capped ? t->capped[j] : t->scaled[j];   /* Gemma 2: soft-capped before the mask */
+    double rel = t->c2p_term ? t->c2p_term[j] + t->p2c_term[j] : t->pos_bias ? t->pos_bias[j] : 0.0;
+    return sc + rel + t->bias_term[j] + t->mask_term[j];
+}
+
+int atn_trace_plan_mask_counts(const atn_trace *t, int *future, int *padded, int *earlier) {
+    int n = t->n, i = t->query, fu = 0, pa = 0, ea = 0, last = -1;
+    gboolean after = FALSE;   /* a real key at or after the query hidden: not a window */
+    /* the encoding's padding is the keys' only where the keys are its tokens (not a decoder's) */
+    gboolean own = t->stack != ATN_STACK_DECODER && t->enc && t->enc->mask;
+    for (int j = 0; j < n; j++) {
+        if (t->mask_term[j] == 0)
+            continue;
+        if (t->causal && j > i && t->stack != ATN_STACK_CROSS)
+            fu++;
+        else if (!own || !t->enc->mask[j])
+            pa++;
+        else {
+            ea++;
+            after |= j >= i;
+            last = j;
+        }
+    }
+    int window = 0;
+    if (ea > 0 && !after) {   /* a sliding window hides exactly the real keys j <= i - W */
+        gboolean clean = TRUE;
+        for (int j = 0; j <= last && clean; j++)
+            clean = !t->enc->mask[j] || t->mask_term[j] != 0;
+        window = clean ? i - last : 0;
+    }
+    if (future)
+        *future = fu;
+    if (padded)
+        *padded = pa;
+    if (earlier)
+        *earlier = ea;
+    return window;
+}
+
 /* A vector as a header row of indices and one row of values (the columns cs, -1 an
  * ellipsis); accent columns a0..a1. */
 static void plan_vector_cols(AtnTracePlanStep *p, const char *name, const double *v, GArray *cs, int a0, int a1) {
@@ -202,14 +254,43 @@ static void fill_scores(const atn_trace *t, int j, AtnTracePlanStep *p, int r, i
 static void fill_scaled(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs) {
     plan_set(p, r, c0, 0, fmt4(t->scores[j]));
     plan_set(p, r, c0 + 1, 0, fmt4(t->scaled[j]));
+    if (t->capped && p->cols > c0 + 2)   /* Gemma 2's soft-cap */
+        plan_set(p, r, c0 + 2, 0, fmt4(t->capped[j]));
+}
+
+static gboolean has_bias(const atn_trace *t) {
+    for (int j = 0; j < t->n; j++)
+        if (t->bias_term[j] != 0)
+            return TRUE;
+    return FALSE;
 }
 
 static void fill_mask(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs) {
     plan_set(p, r, c0, 0, t->mask_term[j] != 0 ? g_strdup("−∞") : g_strdup("0"));
-    /* a masked key's score is finfo.min, about -3.4e38: shown as what it does, −∞ */
-    /* DeBERTa: the relative terms are part of the score the mask is added to */
-    double rel = t->c2p_term ? t->c2p_term[j] + t->p2c_term[j] : t->pos_bias ? t->pos_bias[j] : 0.0;   /* T5's bias */
-    plan_set(p, r, c0 + 1, 0, t->mask_term[j] != 0 ? g_strdup("−∞") : fmt4(t->scaled[j] + rel + t->mask_term[j]));
+    int c = c0 + 1;
+    if (p->cols > c0 + 2)   /* ALiBi's -m |i - j| */
+        plan_set(p, r, c++, 0, fmt4(t->bias_term[j]));
+    /* a masked key's score is finfo.min, about -3.4e38: shown as what it does, −∞; the score
+       has every term the softmax reads (the soft-cap, DeBERTa's or T5's relative terms, ALiBi) */
+    plan_set(p, r, c, 0, t->mask_term[j] != 0 ? g_strdup("−∞") : fmt4(atn_trace_plan_score(t, j)));
+}
+
+/* A rotary model's query: index, q before the rotation, each column's angle at the query's
+ * position (pair (c, c + k/2) shares angle c), q after it. */
+static void plan_rotation(AtnTracePlanStep *p, const atn_trace *t, int max, const char *qname) {
+    int k = t->d_head, half = k / 2;
+    g_autoptr(GArray) cs = cols_shown(k, max);
+    plan_init(p, 4, 1 + cs->len);
+    const char *names[] = {"", _("before RoPE"), _("angle (rad)"), qname};
+    for (int r = 0; r < 4; r++)
+        plan_set(p, r, 0, ATN_TRACE_CELL_HEADER, g_strdup(names[r]));
+    for (guint i = 0; i < cs->len; i++) {
+        int c = g_array_index(cs, int, i);
+        plan_set(p, 0, 1 + i, ATN_TRACE_CELL_HEADER, c < 0 ? g_strdup("…") : g_strdup_printf("%d", c));
+        plan_set(p, 1, 1 + i, 0, c < 0 ? g_strdup("…") : fmt4(t->q_unrotated[c]));
+        plan_set(p, 2, 1 + i, 0, c < 0 ? g_strdup("…") : fmt4(t->angles[half > 0 ? c % half : 0]));
+        plan_set(p, 3, 1 + i, ATN_TRACE_CELL_ACCENT, c < 0 ? g_strdup("…") : fmt4(t->q[c]));
+    }
 }
 
 static void fill_softmax(const atn_trace *t, int j, AtnTracePlanStep *p, int r, int c0, GArray *cs) {
@@ -343,11 +424,24 @@ void atn_trace_plan_make_top(const atn_trace *t, const char *const *labels, cons
                                        "columns %d–%d (head %d)"), i, i, i, h * k, h * k + k - 1, h);
     else if (t->from_file)   /* an attention file: no x, no W_Q; its q as it is */
         p->formula = g_strdup_printf(_("<i>q</i><sub>%d</sub>: head %d's row of the file's q"), i, h);
+    else if (t->q_unrotated && t->angles)   /* a rotary model: the rotation, and its angles */
+        p->formula = g_strdup_printf(_("<i>q</i><sub>%d</sub> = RoPE(<i>x</i><sub>%d</sub> W<sub>Q</sub> + "
+                                       "b<sub>Q</sub>), columns %d–%d (head %d): each pair of columns (c, c + %d) "
+                                       "turned by the angle position × θ<sub>c</sub> of token %d's position"),
+                                     i, i, h * k, h * k + k - 1, h, k / 2, i);
     else
         p->formula = g_strdup_printf(_("<i>q</i><sub>%d</sub> = <i>x</i><sub>%d</sub> W<sub>Q</sub> + b<sub>Q</sub>, "
                                        "columns %d–%d (head %d)"), i, i, h * k, h * k + k - 1, h);
     g_autofree char *qname = g_strdup_printf("q%d “%s”", i, qtok);
-    plan_vector(p, qname, t->q, k, MAX_COLS, -1, -1);
+    if (!cross && !t->from_file && t->q_unrotated && t->angles) {
+        plan_rotation(p, t, MAX_COLS, qname);
+        p->note = t->qk_norm ? g_strdup(_("Before the rotation each head's q and k go through their own RMSNorm "
+                                          "(q_norm, k_norm): “before” is after it. The keys below are turned by "
+                                          "their own positions' angles."))
+                             : g_strdup(_("The keys below are turned by their own positions' angles, so a score "
+                                          "depends on how far apart the two tokens are."));
+    } else
+        plan_vector(p, qname, t->q, k, MAX_COLS, -1, -1);
 
     p = &plans[ATN_TRACE_STEP_KEYS];
     p->formula = cross ? g_strdup(_("<i>k</i><sub>j</sub> = <i>e</i><sub>j</sub> W<sub>K</sub>: the encoder's "
@@ -356,8 +450,18 @@ void atn_trace_plan_make_top(const atn_trace *t, const char *const *labels, cons
                  : t->from_file
                      ? g_strdup_printf(_("<i>k</i><sub>j</sub>: K/V head %d's rows of the file's k, one key per token"),
                                        t->kv_head)
+                 : t->n_kv_heads > 0 && t->n_kv_heads < n_heads
+                     /* grouped-query attention: the query head's group's K/V head */
+                     ? g_strdup_printf(_("<i>k</i><sub>j</sub> = <i>x</i><sub>j</sub> W<sub>K</sub> + "
+                                         "b<sub>K</sub>, K/V head %d's columns %d–%d, one key per token: heads "
+                                         "%d–%d share these keys and the values"),
+                                       t->kv_head, t->kv_head * k, t->kv_head * k + k - 1,
+                                       t->kv_head * (n_heads / t->n_kv_heads),
+                                       (t->kv_head + 1) * (n_heads / t->n_kv_heads) - 1)
                      : g_strdup(_("<i>k</i><sub>j</sub> = <i>x</i><sub>j</sub> W<sub>K</sub> + b<sub>K</sub>, one key per token"));
     plan_token_table(p, t, labels, rows, (const char *const *)kh->pdata, kc->len, fill_keys, kc);
+    if (!cross && !t->from_file && t->q_unrotated)
+        p->note = g_strdup(_("After the rotation: key j turned by the angles of its own position."));
 
     p = &plans[ATN_TRACE_STEP_SCORES];
     p->formula = g_strdup_printf(_("<i>s</i><sub>j</sub> = <i>q</i><sub>%d</sub> · <i>k</i><sub>j</sub>  "
@@ -371,12 +475,24 @@ void atn_trace_plan_make_top(const atn_trace *t, const char *const *labels, cons
     }
 
     p = &plans[ATN_TRACE_STEP_SCALE];
-    p->formula = g_strdup_printf(_("<i>s</i><sub>j</sub> / √<i>d</i><sub>k</sub> = <i>s</i><sub>j</sub> / √%d "
-                                   "= <i>s</i><sub>j</sub> × %.4f"), k, t->scale);
-    {
-        const char *hd[] = {_("s_j"), _("s_j / √d_k")};
+    gboolean own_scale = !t->c2p_term && !t->pos_bias && t->scale != 1.0 && fabs(t->scale * sqrt((double)k) - 1.0) > 1e-6;
+    if (own_scale)   /* Gemma's query_pre_attn_scalar^-1/2 (GPT-2's scale switches) */
+        p->formula = g_strdup_printf(_("<i>s</i><sub>j</sub> × %.4f: the model's own factor (Gemma: "
+                                       "query_pre_attn_scalar<sup>−½</sup>), not 1/√<i>d</i><sub>k</sub> = %.4f"),
+                                     t->scale, 1.0 / sqrt((double)k));
+    else
+        p->formula = g_strdup_printf(_("<i>s</i><sub>j</sub> / √<i>d</i><sub>k</sub> = <i>s</i><sub>j</sub> / √%d "
+                                       "= <i>s</i><sub>j</sub> × %.4f"), k, t->scale);
+    if (t->capped) {   /* Gemma 2: c tanh(s / c), before the mask */
+        const char *hd[] = {_("s_j"), own_scale ? _("× factor") : _("s_j / √d_k"), _("soft-capped")};
+        plan_token_table(p, t, labels, rows, hd, 3, fill_scaled, kc);
+    } else {
+        const char *hd[] = {_("s_j"), own_scale ? _("× factor") : _("s_j / √d_k")};
         plan_token_table(p, t, labels, rows, hd, 2, fill_scaled, kc);
     }
+    if (t->capped)
+        p->note = g_strdup_printf(_("Soft-cap: c · tanh(score / c) with c = %g (attn_logit_softcapping), before the "
+                                    "mask: no score gets past ±%g."), t->softcap, t->softcap);
     if (t->c2p_term)   /* DeBERTa's disentangled attention */
         p->note = g_strdup_printf(_("DeBERTa: the score also gets the relative-position terms c2p + p2c, each "
                                     "scaled by 1/√(d_k·%d); the next step's scores include them (attnscope trace "
@@ -390,13 +506,29 @@ void atn_trace_plan_make_top(const atn_trace *t, const char *const *labels, cons
                              "(attnscope trace lists each key's bucket and bias)."));
 
     p = &plans[ATN_TRACE_STEP_MASK];
-    int masked = 0, future = 0;
-    for (int j = 0; j < n; j++) {
-        gboolean later = t->causal && j > t->query;   /* a causal model's mask of the future */
-        future += later;
-        masked += !later && t->mask_term[j] != 0;
-    }
-    if (t->causal) {
+    int masked = 0, future = 0, earlier = 0;
+    int window = atn_trace_plan_mask_counts(t, &future, &masked, &earlier);
+    if (earlier > 0 && t->stack == ATN_STACK_ENCODER) {
+        /* keys before the query hidden too: a sliding window (Mistral, Qwen2, Gemma's sliding
+           layers, the what-if lab's), or the what-if lab's other masks */
+        g_autofree char *w = window > 0
+            ? g_strdup_printf(ngettext("this layer's sliding window of %d token: the %d earlier key more than %d "
+                                       "before the query is hidden",
+                                       "this layer's sliding window of %d tokens: the %d earlier keys more than %d "
+                                       "before the query are hidden", earlier),
+                              window, earlier, window - 1)
+            : g_strdup_printf(ngettext("%d key hidden by the run's mask", "%d keys hidden by the run's mask",
+                                       earlier), earlier);
+        p->formula = g_strdup(t->causal ? _("causal mask with a window: keys after the query, keys outside the "
+                                            "window and padded keys get −∞ added (finfo.min), so their weight "
+                                            "becomes 0")
+                                        : _("keys the mask hides and padded keys get −∞ added, so their weight "
+                                            "becomes 0"));
+        g_autofree char *f = g_strdup_printf(ngettext("%d future key is masked", "%d future keys are masked", future),
+                                             future);
+        g_autofree char *pd = g_strdup_printf(ngettext("%d padded key.", "%d padded keys.", masked), masked);
+        p->note = t->causal ? g_strdup_printf("%s; %s; %s", f, w, pd) : g_strdup_printf("%s; %s", w, pd);
+    } else if (t->causal) {
         /* GPT-2: query i sees keys 0..i only; Hugging Face adds finfo.min, the most negative
            float, which the exponential turns into exactly 0 */
         p->formula = g_strdup(_("causal mask: keys after the query (the future) and padded keys get −∞ added "
@@ -410,7 +542,15 @@ void atn_trace_plan_make_top(const atn_trace *t, const char *const *labels, cons
         p->note = masked ? g_strdup_printf(ngettext("%d padded key.", "%d padded keys.", masked), masked)
                          : g_strdup(_("No padded tokens: nothing is added."));
     }
-    {
+    if (has_bias(t)) {   /* ALiBi (BLOOM's, or the what-if lab's): -m |i - j| added with the mask */
+        const char *hd[] = {_("mask"), _("ALiBi"), _("score")};
+        plan_token_table(p, t, labels, rows, hd, 3, fill_mask, kc);
+        double m = t->n > 1 ? -t->bias_term[t->query > 0 ? t->query - 1 : 1] : 0.0;
+        g_autofree char *al = g_strdup_printf(_("ALiBi adds −m·|i − j| to every score, m = %.6g for head %d."), m,
+                                              t->head);
+        g_autofree char *was = p->note;
+        p->note = was ? g_strdup_printf("%s %s", was, al) : g_strdup(al);
+    } else {
         const char *hd[] = {_("mask"), _("score")};
         plan_token_table(p, t, labels, rows, hd, 2, fill_mask, kc);
     }

@@ -47,5 +47,18 @@ void atn_trace_plan_make_stack(const atn_trace *trace, const char *const *labels
 void atn_trace_plan_make_top(const atn_trace *trace, const char *const *labels, const char *query_label,
                              int n_heads, int max_cols, int top_k, AtnTracePlanStep steps[ATN_TRACE_STEP_COUNT]);
 void atn_trace_plan_step_clear(AtnTracePlanStep *step);
+/* The line over a model's trace (Pango markup, escaped; g_free): which head mixes the tokens for
+ * which token (its text `token`), d_model split into n_heads heads of d_k, or, when the heads are
+ * not d_model wide together (Qwen3, Gemma) or share K/V heads, the heads' width and the K/V head
+ * this one reads. */
+char *atn_trace_plan_intro(const atn_trace *trace, const char *token, int n_heads);
+/* Key j's score as the softmax reads it, before the temperature: the scaled score (soft-capped
+ * for Gemma 2), DeBERTa's or T5's relative terms, ALiBi's bias and the mask term. */
+double atn_trace_plan_score(const atn_trace *trace, int j);
+/* What trace's mask row hides: keys after a causal query (*future), padded keys or, for a head
+ * not of the encoder's tokens, any other masked key (*padded), and the other real keys the mask
+ * hides (*earlier; each may be NULL).  When those are exactly the real keys j <= query - W (a
+ * sliding window), returns W; else 0. */
+int atn_trace_plan_mask_counts(const atn_trace *trace, int *future, int *padded, int *earlier);
 
 G_END_DECLS

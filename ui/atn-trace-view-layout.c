@@ -4,6 +4,7 @@
  * docs/ARCHITECTURE.md (Conventions, the Trace view's divider) and
  * atn-trace-view-private.h for how the view is split. */
 #include "atn-trace-view-private.h"
+#include "atn-trace-view-test.h"
 
 #include <string.h>
 
@@ -269,3 +270,15 @@ void _atn_trace_view_on_paned_width(GtkPaned *paned, GParamSpec *p, AtnTraceView
     gtk_paned_set_position(paned, self->paned_pos);
 }
 
+
+char *atn_trace_view_dup_step_words(AtnTraceView *self, atn_trace_step step) {
+    g_return_val_if_fail(ATN_IS_TRACE_VIEW(self), NULL);
+    g_return_val_if_fail((int)step >= 0 && step < ATN_TRACE_STEP_COUNT, NULL);
+    if (self->dirty)
+        atn_trace_view_refresh(self);
+    tstep_widgets *w = &self->steps[step];
+    if (!w->box)
+        return NULL;
+    const char *note = gtk_widget_get_visible(GTK_WIDGET(w->note)) ? gtk_label_get_text(w->note) : "";
+    return g_strdup_printf("%s\n%s", gtk_label_get_text(w->formula), note);
+}

@@ -19,6 +19,9 @@ gboolean atn_trace_view_get_reveal(AtnTraceView *self);
 void atn_trace_view_reset_inputs(AtnTraceView *self);
 /* The numbers of a step as shown, one table row per line, cells separated by tabs. */
 char *atn_trace_view_dup_step_text(AtnTraceView *self, atn_trace_step step);
+/* A step's formula and note as shown (their text without markup), a line each; NULL before
+ * the step is built. */
+char *atn_trace_view_dup_step_words(AtnTraceView *self, atn_trace_step step);
 /* The editable cell of a toy model's matrix (X, W_Q ...), or NULL (not a toy model). */
 GtkEditable *atn_trace_view_get_input_cell(AtnTraceView *self, atn_toy_matrix which, int row, int col);
 /* TRUE when the heatmap's pane is inside the sheet, above the steps, rather than beside it (a

@@ -494,10 +494,7 @@ void atn_trace_view_refresh(AtnTraceView *self) {
                                     "file's q, k and v: %d heads of d<sub>k</sub> = %d dimensions (no weights: the "
                                     "output projection is left out)."),
                                   head, layer, query, atn_result_get_tokens(r)[query], n_heads, t->d_head)
-        : g_markup_printf_escaped(
-              _("How head %d of layer %d mixes the tokens for token %d “%s”: d<sub>model</sub> = %d split into %d "
-                "heads of d<sub>k</sub> = %d dimensions."),
-              head, layer, query, atn_result_get_tokens(r)[query], t->d_model, n_heads, t->d_head);
+        : atn_trace_plan_intro(t, atn_result_get_tokens(r)[query], n_heads);
     gtk_label_set_markup(self->intro_label, intro);
 
     AtnTracePlanStep plans[ATN_TRACE_STEP_COUNT];

@@ -74,6 +74,7 @@ static atn_status unrotated(atn_trace *t, const atn_model *m, const atn_capture 
     if (!t->q_unrotated || !t->keys_unrotated || !t->angles)
         return ATN_E_NOMEM;
     const atn_layer_weights *lw = &m->w.layers[layer];
+    t->qk_norm = lw->q_norm_g != NULL;
     const float *X = cap->hidden + (size_t)layer * n * d;   /* the layer's input */
     project_head(t->q_unrotated, X + (size_t)query * d, m, lw, lw->wq, lw->bq, head * k, k, lw->q_norm_g);
     for (int32_t j = 0; j < n; j++)
@@ -288,6 +289,7 @@ atn_status atn_trace_compute_stack(const atn_model *model, const atn_capture *ca
     const float *Q = src.Q, *C = src.C, *K = src.K, *V = src.V;
     int32_t off = head * k;
     t->kv_head = head / (cap->n_heads / kvh);   /* grouped-query attention: the group's K/V head */
+    t->n_kv_heads = enc_stack ? kvh : cap->n_heads;
     int32_t kv_off = t->kv_head * k;
     for (int32_t c = 0; c < k; c++)
         t->q[c] = Q[(size_t)query * dq + off + c];

@@ -98,6 +98,7 @@ atn_status atn_attn_file_trace(atn_attn_file *f, int32_t layer, int32_t head, in
     t->from_file = true;
     t->temperature = 1.0;
     t->kv_head = kv_head_of(f, head, h_kv);
+    t->n_kv_heads = h_kv;
     row(Q, layer, head, query, t->q);
     for (int32_t j = 0; j < n; j++) {
         row(K, layer, t->kv_head, j, t->keys + (size_t)j * k);

@@ -1029,6 +1029,11 @@ typedef struct atn_trace {
     int32_t num_buckets, max_distance;
     bool from_file;     /* made from an attention file's q, k, v (atn_attn_file_trace): no
                            weights, so projected is NULL and d_model is d_concat */
+    int32_t n_kv_heads; /* K/V heads per layer (grouped-query attention: heads kv_head * g ..
+                           kv_head * g + g - 1 share this head's keys and values, g = n_heads /
+                           n_kv_heads); as many as query heads when each has its own */
+    bool qk_norm;       /* q and k were RMS-normalised per head before the rotation (Qwen3's and
+                           Gemma 3's q_norm / k_norm): q_unrotated and keys_unrotated are after it */
 } atn_trace;
 
 /* Recomputes head (layer, head)'s attention for token query in double precision from the

@@ -611,8 +611,14 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
     }
     step_end(&sh, ATN_TRACE_STEP_SCORES);
     /* 4 scale */
-    snprintf(buf, sizeof buf, "s<sub>j</sub> / \xe2\x88\x9a" "d<sub>k</sub> = s<sub>j</sub> / \xe2\x88\x9a%d = "
-             "s<sub>j</sub> \xc3\x97 %.4f", k, tr->scale);
+    if (!tr->c2p_term && !tr->pos_bias && tr->scale != 1.0 && fabs(tr->scale * sqrt((double)k) - 1.0) > 1e-6)
+        /* Gemma: query_pre_attn_scalar^-1/2; its soft-cap comes before the mask */
+        snprintf(buf, sizeof buf, rt_tr(N_("s<sub>j</sub> \xc3\x97 %.4f: the model's own factor, not "
+                                           "1/\xe2\x88\x9a" "d<sub>k</sub>%s")), tr->scale,
+                 tr->capped ? rt_tr(N_("; then the soft-cap c tanh(s / c) before the mask")) : "");
+    else
+        snprintf(buf, sizeof buf, "s<sub>j</sub> / \xe2\x88\x9a" "d<sub>k</sub> = s<sub>j</sub> / \xe2\x88\x9a%d = "
+                 "s<sub>j</sub> \xc3\x97 %.4f", k, tr->scale);
     step_begin(&sh, ATN_TRACE_STEP_SCALE, buf);
     {
         const char *h[] = {"s<sub>j</sub>", "s<sub>j</sub>/\xe2\x88\x9a" "d<sub>k</sub>"};
@@ -632,8 +638,11 @@ static double walk(cairo_t *cr, rtext *t, const atn_trace_sheet_spec *s, double 
     if (masked) {
         double *after = malloc((size_t)n * sizeof *after);
         if (after) {
-            for (int32_t j = 0; j < n; j++)
-                after[j] = tr->mask_term[j] != 0 ? -INFINITY : tr->scaled[j];
+            for (int32_t j = 0; j < n; j++) {   /* every term the softmax reads: the soft-cap, relative terms, ALiBi */
+                double sc = tr->capped ? tr->capped[j] : tr->scaled[j];
+                double rel = tr->c2p_term ? tr->c2p_term[j] + tr->p2c_term[j] : tr->pos_bias ? tr->pos_bias[j] : 0.0;
+                after[j] = tr->mask_term[j] != 0 ? -INFINITY : sc + rel + tr->bias_term[j];
+            }
             const char *h[] = {"mask", "s\xe2\x80\xb2<sub>j</sub>"};
             const double *c[] = {tr->mask_term, after};
             token_table(&sh, 2, h, c, 1);
