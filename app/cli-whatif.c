@@ -15,7 +15,8 @@
 const char *const cli_intervention_options[] = {"heads-off", "keep-heads", "head-mode", "window", "global-tokens",
                                                 "causal", "strided", "hide-tokens", "mask-layers", "alibi",
                                                 "no-positions", "shuffle-seed", "temperature", "rope-theta",
-                                                "rope-factor", "sliding-off", "sliding-on", "sliding-window", NULL};
+                                                "rope-factor", "rope-llama3", "sliding-off", "sliding-on",
+                                                "sliding-window", NULL};
 
 void cli_whatif_title(cli_args *a, char *buf, size_t size) {
     static const char *const flags[] = {CLI_INTERVENTION_FLAGS, NULL};
@@ -90,6 +91,7 @@ static bool parse_rotary(cli_args *a, const atn_config *c, cli_interventions *ci
     bool ok = true;
     iv->rope_theta = cli_get_double(a, "rope-theta", 0.0, 1e-30, 1e30, &ok);
     iv->rope_factor = cli_get_double(a, "rope-factor", 0.0, 1e-30, 1e30, &ok);
+    iv->rope_llama3 = cli_get_double(a, "rope-llama3", 0.0, 1e-30, 1e30, &ok);
     long sw = cli_get_int(a, "sliding-window", 0, 1, INT32_MAX, &ok);
     if (!ok)
         return false;

@@ -151,7 +151,8 @@ extern const char *const cli_intervention_options[];
     "  --strided S, --hide-tokens 3,4 (masks; --mask-layers 0,2-3: in those layers only), --alibi,\n" \
     "  --no-positions, --shuffle-seed N, --temperature T (scores after 1/sqrt(d_k) and the masks\n" \
     "  divided by T).  Rotary models (Llama, Qwen, Mistral, Gemma): --rope-theta B (the rotation's\n" \
-    "  base), --rope-factor F (linear scaling: positions / F), --no-positions (NoPE: q and k not\n" \
+    "  base), --rope-factor F (linear scaling: positions / F), --rope-llama3 F (Llama 3's scaling\n" \
+    "  with factor F in place of the model's), --no-positions (NoPE: q and k not\n" \
     "  rotated), --sliding-off 0,2-3 / --sliding-on 1 (a layer's sliding window off or on;\n" \
     "  --sliding-window W: the window of a model without one).\n"
 typedef struct cli_interventions {

@@ -8,8 +8,8 @@
 
 struct AtnWhatifRotary {
     GtkWidget *box;
-    GtkCheckButton *theta_check, *factor_check;
-    GtkSpinButton *theta_spin, *factor_spin, *window_spin;
+    GtkCheckButton *theta_check, *factor_check, *llama3_check;
+    GtkSpinButton *theta_spin, *factor_spin, *llama3_spin, *window_spin;
     GtkEntry *off_entry, *on_entry;
     GtkLabel *window_note;
     gboolean own_window;   /* the model has a sliding window (its size is not editable) */
@@ -68,6 +68,7 @@ static GtkEntry *layers_entry(GtkWidget *box, const char *label, GCallback chang
 static void update_sensitivity(AtnWhatifRotary *r) {
     gtk_widget_set_sensitive(GTK_WIDGET(r->theta_spin), gtk_check_button_get_active(r->theta_check));
     gtk_widget_set_sensitive(GTK_WIDGET(r->factor_spin), gtk_check_button_get_active(r->factor_check));
+    gtk_widget_set_sensitive(GTK_WIDGET(r->llama3_spin), gtk_check_button_get_active(r->llama3_check));
     gtk_widget_set_sensitive(GTK_WIDGET(r->window_spin), !r->own_window);
 }
 
@@ -88,6 +89,13 @@ AtnWhatifRotary *atn_whatif_rotary_new(GCallback changed, gpointer data) {
     r->factor_check = knob_check(row, _("Linear _scaling, positions ÷"), changed, data);
     r->factor_spin = knob_spin(row, 0.05, 1024, 0.5, 2, 2, changed, data);
     gtk_box_append(GTK_BOX(r->box), row);
+    row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    r->llama3_check = knob_check(row, _("Llama _3 scaling, factor"), changed, data);
+    r->llama3_spin = knob_spin(row, 0.05, 1024, 1, 8, 2, changed, data);
+    gtk_widget_set_tooltip_text(GTK_WIDGET(r->llama3_check),
+                                _("Llama 3's RoPE scaling with this factor in place of the model's: long wavelengths "
+                                  "divided by it, short ones kept, those between blended"));
+    gtk_box_append(GTK_BOX(r->box), row);
     gtk_box_append(GTK_BOX(r->box), section_note(_("“No position embeddings” above leaves q and k unrotated "
                                                     "(NoPE).")));
     r->off_entry = layers_entry(r->box, _("Sliding window _off in layers:"), changed, data);
@@ -101,6 +109,7 @@ AtnWhatifRotary *atn_whatif_rotary_new(GCallback changed, gpointer data) {
     gtk_box_append(GTK_BOX(r->box), GTK_WIDGET(r->window_note));
     g_signal_connect_swapped(r->theta_check, "toggled", G_CALLBACK(update_sensitivity), r);
     g_signal_connect_swapped(r->factor_check, "toggled", G_CALLBACK(update_sensitivity), r);
+    g_signal_connect_swapped(r->llama3_check, "toggled", G_CALLBACK(update_sensitivity), r);
     update_sensitivity(r);
     gtk_widget_set_visible(r->box, FALSE);
     return r;
@@ -160,6 +169,8 @@ void atn_whatif_rotary_read(AtnWhatifRotary *r, int n_layers, atn_interventions 
         iv->rope_theta = gtk_spin_button_get_value(r->theta_spin);
     if (gtk_check_button_get_active(r->factor_check))
         iv->rope_factor = gtk_spin_button_get_value(r->factor_spin);
+    if (gtk_check_button_get_active(r->llama3_check))
+        iv->rope_llama3 = gtk_spin_button_get_value(r->llama3_spin);
     if (n_layers <= 0)
         return;
     g_autofree uint8_t *off = g_new0(uint8_t, n_layers), *on = g_new0(uint8_t, n_layers);
@@ -188,6 +199,9 @@ void atn_whatif_rotary_sync(AtnWhatifRotary *r, const atn_interventions *iv, int
     gtk_check_button_set_active(r->factor_check, f);
     if (f)
         gtk_spin_button_set_value(r->factor_spin, iv->rope_factor);
+    gtk_check_button_set_active(r->llama3_check, iv && iv->rope_llama3 > 0);
+    if (iv && iv->rope_llama3 > 0)
+        gtk_spin_button_set_value(r->llama3_spin, iv->rope_llama3);
     g_autofree uint8_t *off = g_new0(uint8_t, MAX(n_layers, 1)), *on = g_new0(uint8_t, MAX(n_layers, 1));
     for (int l = 0; iv && iv->sliding && l < n_layers; l++)
         off[l] = iv->sliding[l] < 0, on[l] = iv->sliding[l] > 0;
@@ -208,6 +222,7 @@ GtkWidget *atn_whatif_rotary_get_control(AtnWhatifRotary *r, const char *name) {
         gpointer w;
     } c[] = {{"rope-theta", r->theta_check},   {"rope-theta-value", r->theta_spin},
              {"rope-factor", r->factor_check}, {"rope-factor-value", r->factor_spin},
+             {"rope-llama3", r->llama3_check}, {"rope-llama3-value", r->llama3_spin},
              {"sliding-off", r->off_entry},    {"sliding-on", r->on_entry},
              {"sliding-window", r->window_spin}};
     for (guint i = 0; i < G_N_ELEMENTS(c); i++)

@@ -177,6 +177,11 @@ char **atn_whatif_dup_cli_args(const AtnWhatif *w) {
             g_ptr_array_add(a, g_strdup("--rope-theta"));
             g_ptr_array_add(a, g_strdup(g_ascii_formatd(buf, sizeof buf, "%.9g", iv->rope_theta)));
         }
+        if (iv->rope_llama3 > 0) {
+            char buf[G_ASCII_DTOSTR_BUF_SIZE];
+            g_ptr_array_add(a, g_strdup("--rope-llama3"));
+            g_ptr_array_add(a, g_strdup(g_ascii_formatd(buf, sizeof buf, "%.9g", iv->rope_llama3)));
+        }
         if (iv->rope_factor > 0 && iv->rope_factor != 1.0) {
             char buf[G_ASCII_DTOSTR_BUF_SIZE];
             g_ptr_array_add(a, g_strdup("--rope-factor"));
@@ -262,6 +267,11 @@ char *atn_whatif_describe(const AtnWhatif *w) {
         SEP();
         /* Translators: the rotary positions' base, e.g. "RoPE θ 500" */
         g_string_append_printf(s, _("RoPE θ %.6g"), iv->rope_theta);
+    }
+    if (iv->rope_llama3 > 0) {
+        SEP();
+        /* Translators: Llama 3's RoPE scaling with this factor, e.g. "Llama 3 scaling × 8" */
+        g_string_append_printf(s, _("Llama 3 scaling × %.4g"), iv->rope_llama3);
     }
     if (iv->rope_factor > 0 && iv->rope_factor != 1.0) {
         SEP();

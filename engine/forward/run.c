@@ -324,14 +324,18 @@ static atn_status rotary_knobs(atn_run *run, const atn_interventions *iv, atn_er
     const atn_model *m = run->model;
     const atn_config *c = &m->cfg;
     const atn_rotary *r = &m->rotary;
-    bool freq = iv->rope_theta > 0.0 || (iv->rope_factor > 0.0 && iv->rope_factor != 1.0);
+    bool freq = iv->rope_theta > 0.0 || (iv->rope_factor > 0.0 && iv->rope_factor != 1.0) || iv->rope_llama3 > 0.0;
     bool slide = slides(iv, c->n_layers);
     if (!freq && !slide)
         return ATN_OK;
     if (!r->on || !r->inv_freq)
         return atn_error_set(err, ATN_E_UNSUPPORTED, "%s: model \"%s\" (%s) has no rotary positions; the rotary "
                              "what-ifs are for Llama, Qwen, Mistral, Gemma and ModernBERT",
-                             iv->rope_theta > 0.0 ? "rope_theta" : freq ? "rope_factor" : "sliding", m->name,
+                             iv->rope_theta > 0.0    ? "rope_theta"
+                             : iv->rope_llama3 > 0.0 ? "rope_llama3"
+                             : freq                  ? "rope_factor"
+                                                     : "sliding",
+                             m->name,
                              m->family->name);
     if (freq) {
         int32_t half = c->d_head / 2;
@@ -341,6 +345,14 @@ static atn_status rotary_knobs(atn_run *run, const atn_interventions *iv, atn_er
         atn_rotary t = *r;
         if (iv->rope_theta > 0.0)
             t.theta = iv->rope_theta;
+        if (iv->rope_llama3 > 0.0) {   /* Llama 3's rule with this factor, in place of the model's scaling */
+            if (strcmp(r->scaling, "llama3") != 0) {   /* Llama 3.1's other parameters */
+                t.low_freq_factor = 1.0, t.high_freq_factor = 4.0;
+                t.original_max_positions = 8192;
+            }
+            t.scaling = "llama3";
+            t.factor = iv->rope_llama3;
+        }
         atn_hf_rotary_inv_freq(&t, c->d_head, run->rope);
         double f = iv->rope_factor > 0.0 ? iv->rope_factor : 1.0;
         for (int32_t i = 0; i < half; i++) {

@@ -720,7 +720,8 @@ typedef enum atn_device {
  * > 0 recomputes the rotation's frequencies with that base (the model's own scaling, linear
  * or llama3, still applied; a second local base, Gemma 3's or ModernBERT's, is kept),
  * rope_factor > 0 divides every frequency by it on top (transformers' linear scaling:
- * position p turns as p / factor did); sliding[l] turns a layer's sliding window on (1, the
+ * position p turns as p / factor did), rope_llama3 > 0 makes the (global) frequencies with
+ * _compute_llama3_parameters' rule and that factor instead of the model's scaling; sliding[l] turns a layer's sliding window on (1, the
  * model's window, or sliding_window tokens in a model without one: query i sees key j
  * only when i - j < window, as HF's sliding_window_overlay) or off (-1, the layer then sees
  * every earlier key), 0 leaving it as the model has it.  sliding cannot be combined with
@@ -753,6 +754,11 @@ typedef struct atn_interventions {
     float temperature;             /* > 0; 1 (or 0, read as 1): none */
     double rope_theta;             /* > 0: the rotation's base; 0: the model's */
     double rope_factor;            /* > 0: frequencies divided by it (linear); 0 or 1: none */
+    double rope_llama3;            /* > 0: Llama 3's scaling with this factor in place of the
+                                      model's scaling (its low/high-frequency factors and
+                                      original_max_position_embeddings when it has llama3
+                                      scaling, else Llama 3.1's 1, 4 and 8192), on the rope_theta
+                                      base; rope_factor then divides on top; 0: none */
     const int8_t *sliding;         /* [L] 1 window on, -1 off, 0 as the model; NULL: none */
     int32_t sliding_window;        /* > 0: the window of an "on" layer in a model without one */
 } atn_interventions;

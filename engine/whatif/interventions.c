@@ -24,13 +24,14 @@ bool atn_interventions_none(const atn_interventions *iv) {
     any_off = iv->heads_off != NULL;
     return !any_off && !iv->causal && iv->window < 0 && iv->strided <= 0 && iv->n_hide <= 0 && !iv->alibi &&
            !iv->no_positions && !iv->shuffle && (iv->temperature == 0.0f || iv->temperature == 1.0f) &&
-           !(iv->rope_theta > 0.0) && !(iv->rope_factor > 0.0 && iv->rope_factor != 1.0) && !iv->sliding;
+           !(iv->rope_theta > 0.0) && !(iv->rope_factor > 0.0 && iv->rope_factor != 1.0) && !(iv->rope_llama3 > 0.0) &&
+           !iv->sliding;
 }
 
 bool atn_interventions_rotary(const atn_interventions *iv, int32_t n_layers) {
     if (!iv)
         return false;
-    bool any = iv->rope_theta > 0.0 || (iv->rope_factor > 0.0 && iv->rope_factor != 1.0);
+    bool any = iv->rope_theta > 0.0 || (iv->rope_factor > 0.0 && iv->rope_factor != 1.0) || iv->rope_llama3 > 0.0;
     for (int32_t l = 0; iv->sliding && l < n_layers; l++)
         any |= iv->sliding[l] != 0;
     return any;
@@ -72,6 +73,9 @@ atn_status atn_interventions_check(const atn_interventions *iv, int32_t n_layers
     if (!isfinite(iv->rope_factor) || iv->rope_factor < 0.0)
         return atn_error_set(err, ATN_E_INVALID, "interventions: rope_factor %g must be a positive number",
                              iv->rope_factor);
+    if (!isfinite(iv->rope_llama3) || iv->rope_llama3 < 0.0)
+        return atn_error_set(err, ATN_E_INVALID, "interventions: rope_llama3 %g must be a positive number",
+                             iv->rope_llama3);
     if (iv->sliding_window < 0)
         return atn_error_set(err, ATN_E_INVALID, "interventions: sliding_window %d is negative", iv->sliding_window);
     for (int32_t l = 0; iv->sliding && l < n_layers; l++)
