@@ -203,25 +203,39 @@ static void fill_rows_per(AtnStatsView *self, const atn_stats *st, int per) {
 }
 
 /* The K/V heads per layer of the model whose heads the table shows: 0 when its query heads do
- * not share K/V heads in groups (a merged file, an encoder-decoder, no result). */
+ * not share K/V heads in groups (an encoder-decoder, no result, a merged file that records none). */
 static int kv_heads_of(AtnStatsView *self) {
+    if (self->file)   /* a grouped-query model's partial records them */
+        return atn_corpus_stats_identity(atn_stats_file_get_stats(self->file))->n_kv_heads;
     AtnResult *r = self->session ? atn_session_get_result(self->session) : NULL;
     const atn_capture *cap = r ? atn_result_get_capture(r) : NULL;
-    if (self->file || !cap || atn_result_is_encdec(r) || cap->n_kv_heads <= 0 || cap->n_kv_heads >= cap->n_heads ||
+    if (!cap || atn_result_is_encdec(r) || cap->n_kv_heads <= 0 || cap->n_kv_heads >= cap->n_heads ||
         cap->n_heads % cap->n_kv_heads)
         return 0;
     return cap->n_kv_heads;
 }
 
+/* st's K/V groups when "By K/V group" is on and the heads have groups (malloc'ed [L][kv], *kv set),
+ * else NULL: a merged file's from its exact sums (`stats --from --by-kv-group`), else from st's
+ * means (`stats --by-kv-group`). */
+static atn_head_stats *groups_of(AtnStatsView *self, const atn_stats *st, int *kv) {
+    *kv = kv_heads_of(self);
+    atn_head_stats *g = NULL;
+    atn_error err = {0};
+    if (!st || *kv <= 0 || st->n_heads % *kv || !gtk_check_button_get_active(self->kv_check))
+        return NULL;
+    atn_status s = self->file ? atn_corpus_stats_by_kv_group(atn_stats_file_get_stats(self->file), &g, &err)
+                              : atn_stats_by_kv_group(st, *kv, &g, &err);
+    return s == ATN_OK ? g : NULL;
+}
+
 /* The rows of st, or with "By K/V group" its groups' (atn_stats_by_kv_group: the CLI's
  * `stats --by-kv-group`). */
 static void fill_rows(AtnStatsView *self, const atn_stats *st) {
-    int kv = kv_heads_of(self);
+    int kv = 0;
+    atn_head_stats *g = groups_of(self, st, &kv);
     gtk_widget_set_visible(GTK_WIDGET(self->kv_check), kv > 0);
-    atn_head_stats *g = NULL;
-    atn_error err = {0};
-    if (st && kv > 0 && st->n_heads % kv == 0 && gtk_check_button_get_active(self->kv_check) &&
-        atn_stats_by_kv_group(st, kv, &g, &err) == ATN_OK) {
+    if (g) {
         atn_stats groups = *st;
         groups.n_heads = kv;
         groups.heads = g;
@@ -244,7 +258,9 @@ static void label_rows(AtnStatsView *self, const AtnStatsFile *file) {
         g_autoptr(AtnHeadStat) row = g_list_model_get_item(G_LIST_MODEL(self->store), c);
         int h = atn_head_stat_get_layer(row) * (file ? atn_stats_file_get_means(file)->n_heads : 0) +
                 atn_head_stat_get_head(row);
-        atn_head_stat_set_label(row, file ? atn_stats_file_get_label(file, h) : NULL);
+        /* a K/V group's row: its pattern (the heads' majority), not one head's corpus label */
+        atn_head_stat_set_label(row, file && !atn_head_stat_get_group_size(row) ? atn_stats_file_get_label(file, h)
+                                                                                  : NULL);
     }
 }
 
@@ -552,11 +568,8 @@ char *atn_stats_view_dup_csv(AtnStatsView *self, GError **error) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    int kv = kv_heads_of(self);
-    atn_head_stats *groups = NULL;   /* "By K/V group": the groups' table, as `stats --by-kv-group --format csv` */
-    if (kv > 0 && st->n_heads % kv == 0 && gtk_check_button_get_active(self->kv_check) &&
-        atn_stats_by_kv_group(st, kv, &groups, &err) != ATN_OK)
-        groups = NULL;
+    int kv = 0;   /* "By K/V group": the groups' table, as `stats --by-kv-group --format csv` */
+    atn_head_stats *groups = groups_of(self, st, &kv);
     atn_status status = !f ? ATN_E_NOMEM : groups ? atn_stats_write_kv_groups_csv(st, groups, kv, f, &err)
                                                   : atn_stats_write_csv(st, f, &err);
     free(groups);
@@ -701,8 +714,9 @@ void atn_stats_view_activate_row(AtnStatsView *self, guint i) {
     if (self->dirty)
         refill(self);
     g_autoptr(AtnHeadStat) row = g_list_model_get_item(G_LIST_MODEL(self->sorted), i);
-    if (row && self->file)   /* a file's head: its examples, beside (its sentences open a head) */
-        atn_stats_file_panel_select_head(self->file_panel, atn_head_stat_get_layer(row), atn_head_stat_get_head(row));
+    if (row && self->file)   /* a file's head (a group's first): its examples, beside (its sentences open a head) */
+        atn_stats_file_panel_select_head(self->file_panel, atn_head_stat_get_layer(row),
+                                         atn_head_stat_get_head(row) * MAX(1, atn_head_stat_get_group_size(row)));
     else if (row) {
         if (self->corpus && self->session)   /* a corpus's heads: an encoder-decoder's encoder's */
             atn_session_set_stack(self->session, ATN_STACK_ENCODER);

@@ -4,12 +4,16 @@
  *   similarity --by-kv-group: kv_groups' group-by-group matrix, within and between (cosine,
  *     the whole model; Jensen-Shannon, one layer);
  *   stats --by-kv-group: each group's row (entropy, [CLS], [SEP], self, prev, next, distance,
- *     pattern), and the view's CSV export equal to --format csv byte for byte.
+ *     pattern), and the view's CSV export equal to --format csv byte for byte;
+ *   a merged statistics file of the model (a partial from `stats --corpus -o`): its groups as
+ *     `stats --from FILE --by-kv-group` gives them, and the CSV export byte for byte.
  * The command line prints 9 significant digits; the window's doubles are compared to them
  * within 5e-9 relative.  The check is hidden for a model whose every head has its own K/V head.
  *
  * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
 #include "ui-test-util.h"
+
+#include "atn-labels.h"
 
 static const char *const TEXT = "the cat sat on the mat and the dog ran to the park";
 
@@ -135,6 +139,65 @@ static void check_stats(AtnWindow *win, const char *model) {
     cJSON_Delete(root);
 }
 
+static gboolean file_idle(gpointer data) { return !atn_stats_view_get_file_busy(data); }
+
+/* A merged statistics file of mistral-window (a partial written by `stats --corpus -o`): "By K/V group"
+ * shows `stats --from FILE --by-kv-group`'s rows, and exports its CSV byte for byte. */
+static void check_stats_file(AtnWindow *win, const char *model) {
+    g_autofree char *dir = g_dir_make_tmp("atn-kvf-XXXXXX", NULL);
+    g_autofree char *corpus = g_build_filename(dir, "c.txt", NULL);
+    g_autofree char *part = g_build_filename(dir, "part.safetensors", NULL);
+    g_assert_true(g_file_set_contents(corpus, "the cat sat on the mat\na dog ran to the park\nwe like tea\n", -1, NULL));
+    const char *make[] = {"stats", "--model", model, "--corpus", corpus, NULL};
+    cli_export(make, part);
+    show_view(win, "statistics");
+    AtnStatsView *view = ATN_STATS_VIEW(atn_window_get_view_widget(win, "statistics"));
+    atn_stats_view_set_by_kv_group(view, FALSE);
+    atn_stats_view_load_file(view, part);
+    g_assert_true(wait_for(file_idle, view));
+    g_assert_true(atn_stats_view_has_file(view));
+    g_assert_cmpint(g_list_model_get_n_items(atn_stats_view_get_model(view)), ==, 16);
+    g_assert_true(gtk_widget_get_visible(atn_stats_view_get_kv_check(view)));
+    atn_stats_view_set_by_kv_group(view, TRUE);
+    GListModel *rows = atn_stats_view_get_model(view);
+    g_assert_cmpint(g_list_model_get_n_items(rows), ==, 4);
+    atn_stats_view_sort_by(view, "index", GTK_SORT_ASCENDING);
+    const char *args[] = {"stats", "--from", part, "--by-kv-group", "--format", "json", NULL};
+    g_autofree char *json = cli_output(args, "from.json");
+    cJSON *root = cJSON_Parse(json);
+    g_assert_nonnull(root);
+    cJSON *groups = cJSON_GetObjectItem(root, "groups");
+    g_assert_cmpint(cJSON_GetArraySize(groups), ==, 4);
+    for (int i = 0; i < 4; i++) {
+        g_autoptr(AtnHeadStat) row = g_list_model_get_item(rows, i);
+        cJSON *grp = cJSON_GetArrayItem(groups, i);
+        g_assert_cmpint(atn_head_stat_get_head(row), ==, cJSON_GetObjectItem(grp, "kv_head")->valueint);
+        for (size_t k = 0; k < G_N_ELEMENTS(STAT_NAMES); k++) {
+            double v;
+            g_object_get(row, STAT_NAMES[k], &v, NULL);
+            g_autofree char *what = g_strdup_printf("file group %d %s", i, STAT_NAMES[k]);
+            assert_close(v, cJSON_GetObjectItem(grp, STAT_NAMES[k])->valuedouble, what);
+        }
+        g_autofree char *pattern = NULL;   /* the heads' majority pattern, not one head's corpus label */
+        g_object_get(row, "pattern", &pattern, NULL);
+        g_assert_cmpstr(pattern, ==, atn_label_pattern(atn_head_stat_get_stats(row)->pattern));
+        g_assert_cmpstr(atn_pattern_name(atn_head_stat_get_stats(row)->pattern), ==,
+                        cJSON_GetObjectItem(grp, "pattern")->valuestring);
+    }
+    g_autoptr(GError) error = NULL;
+    g_autofree char *csv = atn_stats_view_dup_csv(view, &error);
+    g_assert_no_error(error);
+    const char *cargs[] = {"stats", "--from", part, "--by-kv-group", "--format", "csv", NULL};
+    g_autofree char *want = cli_output(cargs, "from.csv");
+    g_assert_cmpstr(csv, ==, want);
+    cJSON_Delete(root);
+    atn_stats_view_show_sentence(view);
+    atn_stats_view_set_by_kv_group(view, FALSE);
+    g_unlink(part);
+    g_unlink(corpus);
+    g_rmdir(dir);
+}
+
 static void test_kv_groups(void) {
     g_autofree char *model = mistral_folder();
     AtnWindow *win = new_window();
@@ -163,6 +226,7 @@ static void test_kv_groups(void) {
     g_assert_null(atn_similarity_map_get_kv_groups(atn_similarity_view_get_map(sv)));
     g_assert_cmpint(atn_similarity_map_get_similarity(atn_similarity_view_get_map(sv))->count, ==, 8);
     check_stats(win, model);
+    check_stats_file(win, model);
     destroy_window(win);
 }
 
