@@ -705,7 +705,11 @@ static gboolean rotary_set(const AtnWhatif *now, gconstpointer data) {
 /* The rotary knobs (ui/atn-whatif-rotary.c) on a random Llama folder: shown for it (not for
  * BERT), RoPE base 7 and a window of 3 turned on in layer 1 make the run that `attnscope run
  * --rope-theta 7 --sliding-on 1 --sliding-window 3` makes, named so in the description;
- * Restore clears them. */
+ * Restore clears them; "Llama 3 scaling, factor" 2 makes `--rope-llama3 2`'s run. */
+static gboolean llama3_set(const AtnWhatif *now, gconstpointer data) {
+    return atn_whatif_get(now)->rope_llama3 == 2.0;
+}
+
 static void test_rotary_knobs(void) {
     g_autofree char *llama = g_build_filename(g_getenv("ATN_SOURCE_ROOT") ? g_getenv("ATN_SOURCE_ROOT") : ".",
                                               "tests", "hf", "models", "llama-f32", NULL);
@@ -735,6 +739,16 @@ static void test_rotary_knobs(void) {
     wait_compared(win, FALSE);
     g_assert_false(gtk_check_button_get_active(GTK_CHECK_BUTTON(atn_whatif_view_get_control(v, "rope-theta"))));
     g_assert_cmpstr(gtk_editable_get_text(GTK_EDITABLE(atn_whatif_view_get_control(v, "sliding-on"))), ==, "");
+    /* Llama 3's scaling with factor 2 (llama-f32 has none: Llama 3.1's other parameters) */
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(atn_whatif_view_get_control(v, "rope-llama3-value")), 2);
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(atn_whatif_view_get_control(v, "rope-llama3")), TRUE);
+    now = wait_whatif(win, llama3_set, NULL);
+    g_auto(GStrv) args3 = atn_whatif_dup_cli_args(now);
+    g_autofree char *joined3 = g_strjoinv(" ", args3);
+    g_assert_cmpstr(joined3, ==, "--rope-llama3 2");
+    assert_run_is_cli_for(s, llama, text);
+    g_autofree char *desc3 = atn_whatif_describe(now);
+    g_assert_nonnull(strstr(desc3, "Llama 3 scaling \u00d7 2"));
     destroy_window(win);
 }
 
