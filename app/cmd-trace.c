@@ -306,6 +306,21 @@ static void print_text(const char *name, const atn_trace *t, int32_t n_heads, bo
                hidden ? "keys hidden by padding or the run's mask (causal, window, strided, hidden tokens)"
                       : "padded keys", (double)-3.4028234663852886e38);
         print_masked(t);
+        /* a sliding window (Mistral, Qwen2, Gemma's sliding layers, the what-if lab's): the real keys
+           hidden before the query are exactly those j <= i - W */
+        int32_t last = -1, earlier = 0;
+        bool window = true;
+        for (int32_t j = 0; j < n; j++)
+            if (t->mask_term[j] != 0 && t->enc->mask[j] && !(t->causal && j > i)) {
+                window &= j < i;
+                earlier++;
+                last = j;
+            }
+        for (int32_t j = 0; j <= last && window; j++)
+            window = !t->enc->mask[j] || t->mask_term[j] != 0;
+        if (earlier > 0 && window)
+            printf("  This layer's sliding window of %d tokens hides the %d earlier keys more than %d before the "
+                   "query.\n", i - last, earlier, i - last - 1);
         if (t->xsoftmax && masked == n)   /* DeBERTa: the mask is query mask x key mask */
             printf("  Query token %d is padding: its whole row is masked, and XSoftmax makes every weight 0.\n", i);
     }

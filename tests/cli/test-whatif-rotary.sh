@@ -111,6 +111,15 @@ print("llama-bf16-mqa: llama3 factor 8 -> 2 changes the attention by up to %.3g"
 assert d > 1e-3, d
 PY
 expect_error 2 "rope-llama3" "$A" run --model "$L" --ids 5,6,7 --rope-llama3 0 -o "$T/x.npy"
+# `attnscope trace` names a layer's sliding window and the keys it hides (mistral-window: 4 tokens)
+"$A" trace --model "$M/mistral-window" --ids 5,6,7,8,9,10,11,12,13,14 --layer 0 --head 1 --query 9 >"$T/tr.txt" \
+  2>"$T/err" || fail "trace mistral-window: $(cat "$T/err")"
+grep -q "sliding window of 4 tokens hides the 6 earlier keys more than 3 before the query" "$T/tr.txt" ||
+  fail "trace does not name mistral-window's window: $(grep -A3 'Step 5' "$T/tr.txt")"
+"$A" trace --model "$L" --ids 5,6,7,8,9,10 --layer 0 --head 1 --query 5 >"$T/tr.txt" 2>"$T/err" ||
+  fail "trace llama-f32: $(cat "$T/err")"
+grep -q "sliding window" "$T/tr.txt" && fail "trace names a window llama-f32 does not have"
+
 # an exported figure's title names the change (read back from a PDF, where the text is text)
 if command -v pdftotext >/dev/null; then
   "$A" export heatmap --model "$L" --ids 5,6,7,8 --layer 0 --head 1 --rope-theta 7 --rope-factor 2 --sliding-on 1 \
