@@ -601,6 +601,75 @@ static void test_grid_and_headview(void) {
     cairo_surface_destroy(cimg);
 }
 
+/* The token lines at 4,096 tokens in a 400 x 300 figure (the Head view's pane, issue 35): every
+ * token gets a row, so the last one is inside the figure; labels come every step-th token, step
+ * a round number large enough for the labels not to touch, with their positions ("200 t200");
+ * the selected query's label is drawn and no other within a step of it; at 6 tokens every
+ * label is drawn, without positions. */
+static void test_headview_long(void) {
+    enum { N = 4096 };
+    float *attn = calloc((size_t)N * N, sizeof *attn);
+    char **toks = calloc(N, sizeof *toks);
+    for (int i = 0; i < N; i++) {
+        attn[(size_t)i * N + (i > 0 ? i - 1 : 0)] = 1;
+        toks[i] = malloc(16);
+        snprintf(toks[i], 16, "t%d", i);
+    }
+    atn_render_style st;
+    atn_render_style_init(&st, false);
+    atn_headview_spec hv;
+    atn_headview_spec_init(&hv);
+    hv.attn[0] = attn;
+    hv.n_shown = 1;
+    hv.n = N;
+    hv.tokens = (const char *const *)toks;
+    hv.selected_query = 2001;
+    hv.style = &st;
+    double y_last, y, y_sel;
+    int32_t step;
+    atn_render_headview_label_place(&hv, 400, 300, N - 1, &y_last, &step);
+    CHECK_MSG(y_last > 0 && y_last < 300, "the last token's row at y %.1f of 300", y_last);
+    CHECK_MSG(step == 100 || step == 200 || step == 500, "a label every %d tokens", step);
+    int drawn = 0, near = 0;
+    atn_render_headview_label_place(&hv, 400, 300, 2001, &y_sel, NULL);
+    CHECK(atn_render_headview_label_shown(&hv, step, 2001));
+    double prev = -1e9, min_gap = 1e9;
+    for (int i = 0; i < N; i++) {
+        if (!atn_render_headview_label_place(&hv, 400, 300, i, &y, NULL))
+            continue;
+        drawn++;
+        CHECK(i % step == 0 || i == 2001);
+        near += i != 2001 && abs(i - 2001) < step;
+        min_gap = fmin(min_gap, y - prev);
+        prev = y;
+    }
+    CHECK_MSG(near == 0, "%d labels within a step of the selected one", near);
+    CHECK_MSG(drawn >= N / step - 1 && drawn <= N / step + 2, "%d labels drawn at step %d", drawn, step);
+    atn_render_headview_label_place(&hv, 400, 300, step, &y, NULL);
+    double y0;
+    atn_render_headview_label_place(&hv, 400, 300, 0, &y0, NULL);
+    CHECK_MSG(y - y0 >= 12, "labels %.1f px apart", y - y0);   /* a 12-point label's line, at least */
+    char buf[64];
+    CHECK(!strcmp(atn_render_headview_label_text(&hv, step, 2000, buf, sizeof buf), "2000 t2000"));
+    /* drawing it is quick enough to try: it does not crash at 0.07 px a row */
+    cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 400, 300);
+    cairo_t *cr = cairo_create(img);
+    atn_render_headview(cr, &hv, 400, 300);
+    cairo_destroy(cr);
+    cairo_surface_destroy(img);
+    /* short inputs: every label, no positions */
+    hv.n = 6;
+    atn_render_headview_label_place(&hv, 400, 300, 5, &y, &step);
+    CHECK(step == 1 && y < 300);
+    CHECK(!strcmp(atn_render_headview_label_text(&hv, step, 3, buf, sizeof buf), "t3"));
+    for (int i = 0; i < 6; i++)
+        CHECK(atn_render_headview_label_place(&hv, 400, 300, i, NULL, NULL));
+    for (int i = 0; i < N; i++)
+        free(toks[i]);
+    free(toks);
+    free(attn);
+}
+
 static void test_similarity_view(void) {
     enum { L = 2, H = 2, N = 4 };
     static float attn[L * H * N * N];
@@ -935,6 +1004,7 @@ int main(void) {
     test_query_bars();
     test_similarity_direction();
     test_grid_and_headview();
+    test_headview_long();
     test_similarity_view();
     test_trace_sheet();
     test_cjk_glyphs();

@@ -6,6 +6,8 @@
 #include "render-private.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void atn_headview_spec_init(atn_headview_spec *s) {
@@ -67,6 +69,55 @@ void atn_render_head_color(int32_t head, double rgb[3]) {
     rgb[2] = (c & 0xff) / 255.0;
 }
 
+/* Token i's label on one side (0 the queries, 1 the keys), with its position when labels are
+ * thinned ("200 the"), in buf when it needs one. */
+static const char *side_label_text(const atn_headview_spec *s, int side, int32_t step, int32_t i, char *buf,
+                                   size_t size) {
+    const char *const *toks = side ? keys_tokens(s) : s->tokens;
+    int32_t n = side ? keys_n(s) : s->n;
+    const char *tok = toks && i >= 0 && i < n && toks[i] ? toks[i] : "";
+    if (step <= 1)
+        return tok;
+    snprintf(buf, size, "%d %s", i, tok);
+    return buf;
+}
+
+const char *atn_render_headview_label_text(const atn_headview_spec *s, int32_t step, int32_t i, char *buf,
+                                           size_t size) {
+    return side_label_text(s, 0, step, i, buf, size);
+}
+
+/* The labels drawn wherever they fall on one side: the selected query's, the hovered token's
+ * and the focused key's; with two sequences (n_k set) the first two are the queries' and the
+ * last the keys'. */
+static int side_specials(const atn_headview_spec *s, int side, int32_t out[3]) {
+    bool pair = s->n_k > 0;
+    int k = 0;
+    if (!pair || side == 0)
+        out[k++] = s->selected_query, out[k++] = s->hover_token;
+    if (!pair || side == 1)
+        out[k++] = s->focus_key;
+    return k;
+}
+
+/* Whether token i's label on one side is drawn: a special one always; a thinned one on the
+ * step unless within a step of a special one, which it would overlap. */
+static bool side_label_shown(const atn_headview_spec *s, int side, int32_t step, int32_t i) {
+    int32_t n = side ? keys_n(s) : s->n, sp[3];
+    if (i < 0 || i >= n)
+        return false;
+    int k = side_specials(s, side, sp);
+    for (int j = 0; j < k; j++)
+        if (i == sp[j])
+            return true;
+    if (i % (step > 0 ? step : 1))
+        return false;
+    for (int j = 0; j < k; j++)
+        if (sp[j] >= 0 && sp[j] < n && abs(i - sp[j]) < step)
+            return false;
+    return true;
+}
+
 typedef struct hv_layout {
     atn_rect title;
     double y0, row_h;        /* token i's centre: y0 + (i + 0.5) row_h */
@@ -88,12 +139,22 @@ static void hv_layout_sized(rtext *t, const atn_headview_spec *s, double w, doub
         H->title = (atn_rect){pad, pad, w - 2 * pad, th};
         y0 += th + 2 * gap;
     }
+    /* every token gets a row, however thin (4,096 tokens in 400 px: 0.1 px), so the whole
+       input is in view; labels every k-th token, k round, with their positions ("200 the") */
+    double lh = rt_line_height(t, label_size);
+    int32_t n = s->n > keys_n(s) ? s->n : keys_n(s);   /* the longer column */
+    n = n > 0 ? n : 1;
+    H->row_h = fmin(lh * 1.35, fmax(1e-3, (h - y0 - pad) / n));
+    H->y0 = y0;
+    H->label_step = H->row_h >= lh * 0.95 ? 1 : rt_round_step(lh * 0.95 / H->row_h);
     double lw = 0;
+    char buf[320];
     for (int side = 0; side < 2; side++) {   /* one width for both columns */
-        const char *const *tok = side ? keys_tokens(s) : s->tokens;
-        for (int32_t i = 0; i < (side ? keys_n(s) : s->n) && tok; i++) {
+        for (int32_t i = 0; i < (side ? keys_n(s) : s->n); i++) {
+            if (H->label_step > 1 && i % H->label_step)
+                continue;
             double tw;
-            rt_measure(t, tok[i], label_size, true, &tw, NULL);
+            rt_measure(t, side_label_text(s, side, H->label_step, i, buf, sizeof buf), label_size, true, &tw, NULL);
             lw = fmax(lw, tw);
         }
     }
@@ -104,12 +165,6 @@ static void hv_layout_sized(rtext *t, const atn_headview_spec *s, double w, doub
     H->label_w = lw;
     H->left_x1 = x + lw;
     H->right_x0 = x + lw + lines_w;
-    double lh = rt_line_height(t, label_size);
-    int32_t n = s->n > keys_n(s) ? s->n : keys_n(s);   /* the longer column */
-    n = n > 0 ? n : 1;
-    H->row_h = fmin(lh * 1.35, fmax(0.5, (h - y0 - pad) / n));
-    H->y0 = y0;
-    H->label_step = H->row_h >= lh * 0.95 ? 1 : (int32_t)ceil(lh * 0.95 / H->row_h);
 }
 
 /* As the heatmap's labels (ui/render/heatmap.c layout_with): with larger-than-normal text,
@@ -122,6 +177,24 @@ static void hv_layout_with(rtext *t, const atn_headview_spec *s, double w, doubl
     double k = fmax(0.8 / t->fs, fmin(1.0, H->row_h / (lh * 0.95)));
     if (k < 1.0)
         hv_layout_sized(t, s, w, h, RT_LABEL * k, H);
+}
+
+bool atn_render_headview_label_shown(const atn_headview_spec *s, int32_t step, int32_t i) {
+    return side_label_shown(s, 0, step, i);
+}
+
+bool atn_render_headview_label_place(const atn_headview_spec *s, double w, double h, int32_t i, double *y,
+                                     int32_t *step) {
+    rtext t;
+    rt_begin(&t, s->style);
+    hv_layout H;
+    hv_layout_with(&t, s, w, h, &H);
+    rt_end(&t);
+    if (y)
+        *y = H.y0 + (i + 0.5) * H.row_h;
+    if (step)
+        *step = H.label_step;
+    return atn_render_headview_label_shown(s, H.label_step, i);
 }
 
 bool atn_render_headview_token_at(const atn_headview_spec *s, double w, double h, double x, double y, int *side,
@@ -211,18 +284,20 @@ void atn_render_headview(cairo_t *cr, const atn_headview_spec *s, double w, doub
     /* the labels: the left column's (queries) and the right's (keys), each token of a
        thinned column still shown when it is selected, hovered or focused */
     bool pair = s->n_k > 0;
+    char buf[320];
     for (int32_t i = 0; i < (n > nk ? n : nk); i++) {
         double y = H.y0 + (i + 0.5) * H.row_h - lh / 2;
-        bool step = i % H.label_step == 0;
-        if (i < n && s->tokens && (step || i == q || i == s->hover_token || (!pair && i == s->focus_key))) {
+        if (s->tokens && side_label_shown(s, 0, H.label_step, i)) {
             bool hi = i == q || i == s->hover_token;
             rt_rgb(cr, hi ? t.st.accent : t.st.fg, s->mask && !s->mask[i] ? 0.4 : 1.0);
-            rt_draw(cr, &t, s->tokens[i], H.label_size, hi, H.left_x1 - gap / 2, y, 1.0, H.label_w - gap / 2);
+            rt_draw(cr, &t, side_label_text(s, 0, H.label_step, i, buf, sizeof buf), H.label_size, hi,
+                    H.left_x1 - gap / 2, y, 1.0, H.label_w - gap / 2);
         }
         bool key_hi = pair ? i == s->focus_key : i == s->hover_token;
-        if (i < nk && ktok && (step || key_hi || i == s->focus_key || (!pair && i == q))) {
+        if (ktok && side_label_shown(s, 1, H.label_step, i)) {
             rt_rgb(cr, key_hi ? t.st.accent : t.st.fg, km && !km[i] ? 0.4 : 1.0);
-            rt_draw(cr, &t, ktok[i], H.label_size, key_hi, H.right_x0 + gap / 2, y, 0.0, H.label_w - gap / 2);
+            rt_draw(cr, &t, side_label_text(s, 1, H.label_step, i, buf, sizeof buf), H.label_size, key_hi,
+                    H.right_x0 + gap / 2, y, 0.0, H.label_w - gap / 2);
         }
     }
     cairo_restore(cr);

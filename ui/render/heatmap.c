@@ -88,7 +88,7 @@ static const char *label_at(const char *const *labels, int32_t i, int32_t step, 
 
 /* The label step: every k-th, k a round number (1, 2, 5, 10, 20, 50, ...) at least `need`,
  * so the positions drawn are 0, 20, 40, ... */
-static int32_t round_step(double need) {
+int32_t rt_round_step(double need) {
     if (need <= 1)
         return 1;
     for (int32_t p = 1;; p *= 10) {
@@ -295,9 +295,9 @@ static void layout_sized(rtext *t, const atn_heatmap_spec *s, double w, double h
         L->row_labels = (atn_rect){L->cells.x - rl, y0, rl - gap, mh};
         L->col_labels = (atn_rect){L->cells.x, y0 + mh + gap, mw, cl_h - gap};
         double pitch = label_pitch(t, s, label_size);
-        L->row_label_step = ch >= pitch * 0.95 ? 1 : round_step(pitch * 0.95 / ch);
+        L->row_label_step = ch >= pitch * 0.95 ? 1 : rt_round_step(pitch * 0.95 / ch);
         if (L->col_labels_rotated)
-            L->col_label_step = cw >= pitch * 0.95 ? 1 : round_step(pitch * 0.95 / cw);
+            L->col_label_step = cw >= pitch * 0.95 ? 1 : rt_round_step(pitch * 0.95 / cw);
         else
             L->col_label_step = 1;
     }

@@ -83,6 +83,10 @@ void rt_format_fixed(char *buf, size_t size, double v, bool sci);
 int rt_ticks(double lo, double hi, int max, double *ticks, double *step);
 void rt_format_tick(char *buf, size_t size, double v, double step);
 
+/* A label step: every k-th token, k a round number (1, 2, 5, 10, 20, 50, ...) at least need,
+ * so the positions drawn are 0, 20, 40, ... (the heatmap's and the token lines'). */
+int32_t rt_round_step(double need);
+
 /* Relative luminance of a colour: pick black or white text on top of it. */
 double rt_luminance(const double rgb[3]);
 

@@ -422,6 +422,18 @@ void atn_render_headview(cairo_t *cr, const atn_headview_spec *spec, double widt
 bool atn_render_headview_token_at(const atn_headview_spec *spec, double width, double height, double x, double y,
                                   int *side, int32_t *token);
 void atn_render_headview_natural_size(const atn_headview_spec *spec, double *width, double *height);
+/* The token labels of a long input: every token gets a row however thin, so the whole input is
+ * in view, and labels come every step-th token (step a round number: 1, 2, 5, 10, 20, ...)
+ * with their positions ("200 the"); the selected query's, the hovered token's and the focused
+ * key's are drawn wherever they fall, and the thinned ones within a step of them are left
+ * out, so none overlap.  label_place: whether token i's label is drawn in a figure of
+ * width x height, its row's centre (*y) and the step (either may be NULL).  label_shown: the
+ * same rule for a given step; label_text: the label as drawn, in buf when it needs one. */
+bool atn_render_headview_label_place(const atn_headview_spec *spec, double width, double height, int32_t i,
+                                     double *y, int32_t *step);
+bool atn_render_headview_label_shown(const atn_headview_spec *spec, int32_t step, int32_t i);
+const char *atn_render_headview_label_text(const atn_headview_spec *spec, int32_t step, int32_t i, char *buf,
+                                           size_t size);
 /* The lines atn_render_headview draws for head k of the spec (query -> key pairs above
  * min_weight, filtered by selected_query / focus_key, masked tokens left out): their count,
  * and the first max of them in from[] / to[] (either may be NULL). */
