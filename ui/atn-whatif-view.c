@@ -632,7 +632,9 @@ static void make_chips(AtnWhatifView *self, AtnResult *r) {
         while ((child = gtk_widget_get_first_child(GTK_WIDGET(boxes[b]))))
             gtk_flow_box_remove(boxes[b], child);
         if (n >= ATN_TOKEN_SPANS_MIN) {   /* 512+ tokens: positions and spans typed, not n chips */
-            gtk_flow_box_append(boxes[b], atn_token_spans_entry_new(lists[b], n, G_CALLBACK(apply), self));
+            GtkWidget *entry = atn_token_spans_entry_new(lists[b], n, G_CALLBACK(apply), self);
+            gtk_flow_box_append(boxes[b], entry);
+            gtk_flow_box_append(boxes[b], atn_token_spans_picker_new(entry, tok));   /* a span by its ends */
             continue;
         }
         for (int i = 0; i < n; i++) {

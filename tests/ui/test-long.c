@@ -475,9 +475,10 @@ static void test_drag_crop(void) {
 
 static gboolean whatif_idle(gpointer data) { return !atn_whatif_view_get_busy(data); }
 
-/* The What-if page at 512 tokens: one box where positions and spans are typed stands in for
- * 512 chips in each row; "0, 100-103" hides exactly those keys in the run's what-if; a bad
- * span is refused and changes nothing. */
+/* The What-if page at 512 tokens: one box where positions and spans are typed, and a picker of
+ * a span's two ends showing their tokens, stand in for 512 chips in each row; "0, 100-103"
+ * hides exactly those keys in the run's what-if; a bad span is refused and changes nothing;
+ * the picker's 300..297 adds 297-300. */
 static void test_whatif_spans(void) {
     int n = 512;
     AtnWindow *win = long_window(1580, 980, "random:bert-tiny", n, NULL);
@@ -485,10 +486,12 @@ static void test_whatif_spans(void) {
     AtnWhatifView *wv = ATN_WHATIF_VIEW(atn_window_get_view_widget(win, "whatif"));
     GtkWidget *hide = atn_whatif_view_get_control(wv, "hide-chips");
     int children = 0;
-    GtkWidget *entry = NULL;
+    GtkWidget *kids[2] = {NULL, NULL};
     for (GtkWidget *c = gtk_widget_get_first_child(hide); c; c = gtk_widget_get_next_sibling(c), children++)
-        entry = GTK_IS_FLOW_BOX_CHILD(c) ? gtk_flow_box_child_get_child(GTK_FLOW_BOX_CHILD(c)) : c;
-    g_assert_cmpint(children, ==, 1);
+        if (children < 2)
+            kids[children] = GTK_IS_FLOW_BOX_CHILD(c) ? gtk_flow_box_child_get_child(GTK_FLOW_BOX_CHILD(c)) : c;
+    g_assert_cmpint(children, ==, 2);   /* the box and the picker of a span's ends */
+    GtkWidget *entry = kids[0], *picker = kids[1];
     g_assert_true(GTK_IS_ENTRY(entry));
     AtnSession *s = atn_window_get_session(win);
     model_wait mw = {win, NULL, atn_session_get_n_runs(s)};
@@ -507,6 +510,24 @@ static void test_whatif_spans(void) {
     g_assert_true(gtk_widget_has_css_class(entry, "error"));
     g_assert_nonnull(strstr(gtk_widget_get_tooltip_text(entry), "600"));
     g_assert_cmpint(atn_whatif_get(atn_session_get_whatif(s))->n_hide, ==, 5);
+    /* the picker: the ends 300 and 297 (either order), their tokens shown, Add puts 297-300 in */
+    GtkSpinButton *from, *to;
+    GtkButton *add;
+    GtkLabel *ends;
+    atn_token_spans_picker_get(picker, &from, &to, &add, &ends);
+    gtk_spin_button_set_value(from, 300);
+    gtk_spin_button_set_value(to, 297);
+    const char *const *tokens = atn_result_get_tokens(atn_session_get_result(s));
+    g_autofree char *want_ends = g_strdup_printf("“%s” … “%s”: 4 tokens", tokens[297], tokens[300]);
+    g_assert_cmpstr(gtk_label_get_text(ends), ==, want_ends);
+    mw.runs = atn_session_get_n_runs(s);
+    g_signal_emit_by_name(add, "clicked");
+    g_assert_true(wait_for(idle_with_result, &mw));
+    iv = atn_whatif_get(atn_session_get_whatif(s));
+    const int32_t want2[] = {0, 100, 101, 102, 103, 297, 298, 299, 300};
+    g_assert_cmpint(iv->n_hide, ==, G_N_ELEMENTS(want2));
+    for (guint i = 0; i < G_N_ELEMENTS(want2); i++)
+        g_assert_cmpint(iv->hide_tokens[i], ==, want2[i]);
     /* the text a list is shown as */
     const int32_t p[] = {0, 1, 2, 5, 7, 8, 120, 121, 122, 123};
     g_autofree char *text = atn_token_spans_format(p, G_N_ELEMENTS(p));
