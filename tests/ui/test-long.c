@@ -449,6 +449,14 @@ static void test_drag_crop(void) {
     g_assert_cmpint(band.axis, ==, ATN_CROP_AXIS_COLS);
     atn_heatmap_axis_drag(hm, 2, x1, y);
     assert_cropped(hm, box, first, last);
+    /* a narrow span (a few pixels: under 1/64 of the input) is shown exactly too, beyond 64x */
+    g_assert_true(atn_heatmap_press_key(hm, GDK_KEY_Escape, 0));
+    span_by_hand(&L, k, n, FALSE, L.cells.x + 600.2, L.cells.x + 606.7, &first, &last);
+    g_assert_cmpint(last - first + 1, <, n / 64);
+    atn_heatmap_axis_drag(hm, 0, L.cells.x + 600.2, y);
+    atn_heatmap_axis_drag(hm, 1, L.cells.x + 606.7, y);
+    atn_heatmap_axis_drag(hm, 2, L.cells.x + 606.7, y);
+    assert_cropped(hm, box, first, last);
     /* Escape: the whole input (and then it is the window's: nothing left to end) */
     g_assert_true(atn_heatmap_press_key(hm, GDK_KEY_Escape, 0));
     assert_whole(hm, box, n);
