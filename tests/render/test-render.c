@@ -657,6 +657,14 @@ static void test_headview_long(void) {
     atn_render_headview(cr, &hv, 400, 300);
     cairo_destroy(cr);
     cairo_surface_destroy(img);
+    /* a file of it: at most 8,000 px of rows (it was 4,096 rows a line tall: 90,000 px, over
+       cairo's 32,767), the last row inside, labels thinned */
+    double nw, nh;
+    hv.selected_query = -1;
+    atn_render_headview_natural_size(&hv, &nw, &nh);
+    CHECK_MSG(nh <= 8200 && nh >= 8000, "a 4,096-token file %.0f px tall", nh);
+    atn_render_headview_label_place(&hv, nw, nh, N - 1, &y, &step);
+    CHECK(y < nh && step > 1);
     /* short inputs: every label, no positions */
     hv.n = 6;
     atn_render_headview_label_place(&hv, 400, 300, 5, &y, &step);

@@ -322,6 +322,8 @@ void atn_render_headview_natural_size(const atn_headview_spec *s, double *width,
     double lh = rt_line_height(&t, RT_LABEL);
     double th = s->title ? rt_line_height(&t, RT_TITLE) + 12 * t.fs : 0;
     *width = ceil(fmax(2 * fmin(lw + 12 * t.fs, 300 * t.fs) + 220 * t.fs + 20 * t.fs, title_w + 20 * t.fs));
-    *height = ceil(20 * t.fs + th + (s->n > keys_n(s) ? s->n : keys_n(s)) * lh * 1.35);
+    /* a row a line tall, up to 8,000 px of rows: longer inputs get thinner rows and thinned
+       labels (as in the window), so a PNG stays under cairo's 32,767 px at --scale 2 */
+    *height = ceil(20 * t.fs + th + fmin((s->n > keys_n(s) ? s->n : keys_n(s)) * lh * 1.35, 8000 * t.fs));
     rt_end(&t);
 }

@@ -421,6 +421,8 @@ void atn_render_headview(cairo_t *cr, const atn_headview_spec *spec, double widt
 /* side: 0 = left column (queries, token < n), 1 = right column (keys, token < n_k or n). */
 bool atn_render_headview_token_at(const atn_headview_spec *spec, double width, double height, double x, double y,
                                   int *side, int32_t *token);
+/* A file's size: a row a label line tall, the rows at most 8,000 px × text size (more tokens:
+ * thinner rows, thinned labels). */
 void atn_render_headview_natural_size(const atn_headview_spec *spec, double *width, double *height);
 /* The token labels of a long input: every token gets a row however thin, so the whole input is
  * in view, and labels come every step-th token (step a round number: 1, 2, 5, 10, 20, ...)
