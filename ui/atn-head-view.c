@@ -325,8 +325,14 @@ static void on_threshold(GtkAdjustment *adj, AtnHeadView *self) {
     atn_token_lines_set_threshold(self->lines, gtk_adjustment_get_value(adj));
 }
 
-/* The zoom changes by scroll/pinch/keys inside the heatmap: follow it in the label. */
-static void on_view_changed(AtnHeatmap *h, AtnHeadView *self) { update_zoom_label(self); }
+/* The zoom changes by scroll/pinch/keys inside the heatmap: follow it in the label; a crop to a
+ * token span (typed or dragged): the token lines show the same tokens. */
+static void on_view_changed(AtnHeatmap *h, AtnHeadView *self) {
+    update_zoom_label(self);
+    int first, count;
+    atn_heatmap_get_span(h, &first, &count);
+    atn_token_lines_set_span(self->lines, first, count);
+}
 
 void atn_head_view_step(AtnHeadView *self, int dlayer, int dhead) {
     g_return_if_fail(ATN_IS_HEAD_VIEW(self));

@@ -35,6 +35,7 @@ struct _AtnTokenLines {
     int32_t *word_mask;    /* [n_words] 0 where every piece is padding; NULL without a mask */
     int pair_token;        /* the token hovered here while a decoder or cross head is shown (its
                               sides are two sequences: kept here, not the session's hover) */
+    int span_first, span_count;   /* only these tokens (or words) drawn; count 0: all */
 };
 
 G_DEFINE_FINAL_TYPE(AtnTokenLines, atn_token_lines, GTK_TYPE_WIDGET)
@@ -46,17 +47,18 @@ static void invalidate(AtnTokenLines *self) {
 }
 
 /* About the weight of the MAX_LINES-th strongest line (0 when there are fewer lines): a
- * histogram of the nn weights, one pass, whatever the number of tokens. */
-static double line_threshold(const float *a, size_t nn) {
+ * histogram of the weights, one pass, whatever the number of tokens. */
+static double line_threshold(const float *a, int rows, int cols, int stride) {
     enum { BINS = 4096 };
-    if (nn <= MAX_LINES)
+    if ((size_t)rows * cols <= MAX_LINES)
         return 0;
     guint32 hist[BINS] = {0};
-    for (size_t i = 0; i < nn; i++) {
-        float v = a[i];
-        if (v > 0 && v <= 1)
-            hist[MIN((int)(v * BINS), BINS - 1)]++;
-    }
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++) {
+            float v = a[(size_t)i * stride + j];
+            if (v > 0 && v <= 1)
+                hist[MIN((int)(v * BINS), BINS - 1)]++;
+        }
     guint64 above = 0;
     for (int b = BINS - 1; b >= 0; b--) {
         above += hist[b];
@@ -66,13 +68,19 @@ static double line_threshold(const float *a, size_t nn) {
     return 0;
 }
 
-/* A token of the input as drawn: itself, or in words mode the word holding it (-1 stays -1). */
+/* A token of the input as drawn: itself, or in words mode the word holding it, counted from
+ * the span's first (-1: none, or outside the span). */
 static int item_of(AtnTokenLines *self, int token) {
-    return self->words && token >= 0 ? atn_head_words_word_of(self->words, token) : token;
+    int i = self->words && token >= 0 ? atn_head_words_word_of(self->words, token) : token;
+    if (i >= 0 && self->span_count > 0)
+        i = i >= self->span_first && i < self->span_first + self->span_count ? i - self->span_first : -1;
+    return i;
 }
 
 /* The token standing for drawn item i (a word: its first token). */
 static int token_of(AtnTokenLines *self, int i) {
+    if (i >= 0 && self->span_count > 0)
+        i += self->span_first;
     return self->words && i >= 0 && i < self->words->n_words ? self->words->start[i] : i;
 }
 
@@ -101,13 +109,22 @@ static gboolean fill_spec(AtnTokenLines *self, atn_headview_spec *spec, const at
         spec->tokens = (const char *const *)self->words->labels;
         spec->mask = self->word_mask;
     }
+    if (!pair && self->span_count > 0 && self->span_first + self->span_count <= spec->n) {   /* the heatmap's crop */
+        spec->stride = spec->n;
+        spec->first = self->span_first;
+        spec->attn[0] += (size_t)self->span_first * spec->n + self->span_first;
+        spec->tokens = spec->tokens ? spec->tokens + self->span_first : NULL;
+        spec->mask = spec->mask ? spec->mask + self->span_first : NULL;
+        spec->n = self->span_count;
+    }
     spec->selected_query = -1;
     spec->hover_token = pair ? (self->hover_side == 0 ? self->pair_token : -1)
                              : item_of(self, atn_session_get_hover_token(self->session));
     spec->style = style;
     spec->min_weight = self->threshold;
     if (self->all_lines) {
-        double th = line_threshold(spec->attn[0], (size_t)spec->n * (spec->n_k > 0 ? spec->n_k : spec->n));
+        double th = line_threshold(spec->attn[0], spec->n, spec->n_k > 0 ? spec->n_k : spec->n,
+                                   spec->stride > 0 ? spec->stride : (spec->n_k > 0 ? spec->n_k : spec->n));
         if (th > spec->min_weight)
             spec->min_weight = th;
     } else {
@@ -395,6 +412,17 @@ void atn_token_lines_set_words(AtnTokenLines *self, GObject *owner, const AtnHea
     invalidate(self);
 }
 
+void atn_token_lines_set_span(AtnTokenLines *self, int first, int count) {
+    g_return_if_fail(ATN_IS_TOKEN_LINES(self));
+    if (count <= 0)
+        first = count = 0;
+    if (first == self->span_first && count == self->span_count)
+        return;
+    self->span_first = first;
+    self->span_count = count;
+    invalidate(self);
+}
+
 gboolean atn_token_lines_get_all_lines(AtnTokenLines *self) {
     g_return_val_if_fail(ATN_IS_TOKEN_LINES(self), FALSE);
     return self->all_lines;
@@ -442,7 +470,7 @@ double atn_token_lines_get_weight(AtnTokenLines *self, int from, int to) {
     atn_headview_spec spec;
     if (!fill_spec(self, &spec, &style) || from < 0 || to < 0 || from >= spec.n || to >= spec.n)
         return NAN;
-    return spec.attn[0][(size_t)from * spec.n + to];
+    return spec.attn[0][(size_t)from * (spec.stride > 0 ? spec.stride : (spec.n_k > 0 ? spec.n_k : spec.n)) + to];
 }
 
 typedef struct lines_figure {

@@ -34,6 +34,10 @@ void atn_token_lines_set_threshold(AtnTokenLines *self, double threshold);
  * again.  Words made for another input than the session's are not drawn (tokens are). */
 struct AtnHeadWords;
 void atn_token_lines_set_words(AtnTokenLines *self, GObject *owner, const struct AtnHeadWords *words);
+/* Only tokens (words in words mode) first .. first + count - 1 drawn, as the heatmap's crop
+ * (atn_heatmap_get_span): their lines among themselves, labels with their positions in the
+ * input; count 0: all (the default).  A span past the end draws all. */
+void atn_token_lines_set_span(AtnTokenLines *self, int first, int count);
 /* TRUE while long inputs are being drawn in a worker thread. */
 gboolean atn_token_lines_get_busy(AtnTokenLines *self);
 

@@ -352,7 +352,8 @@ static void assert_whole(AtnHeatmap *hm, GtkWidget *box, int n) {
 /* Dragging along an axis of the pooled overview crops both axes to the tokens dragged over,
  * widened to the pooled blocks (worked out here from the layout); the drag is drawn as it goes
  * (the labels under it tinted in the accent colour); the crop is what Export writes (the same
- * picture as typing the span); a double click on an axis, Escape and "Whole input" give the
+ * picture as typing the span); the token lines show the crop's tokens, their weights and the
+ * query's lines among them; a double click on an axis, Escape and "Whole input" give the
  * whole input back; a short press is no crop; a drag on the cells does not crop. */
 static void test_drag_crop(void) {
     int n = g_getenv("ATN_TEST_LONG") ? 4096 : 1024;   /* blocks of 2 here, of 8 in make test-long */
@@ -410,6 +411,21 @@ static void test_drag_crop(void) {
             g_assert_cmpint(col, ==, first + j);
             g_assert_cmpfloat(atn_heatmap_get_drawn_value(hm, row, col), ==, v[(size_t)(first + i) * n + first + j]);
         }
+    /* the token lines show the same tokens: labels, weights and the query's lines of the crop */
+    AtnTokenLines *lines = ATN_TOKEN_LINES(atn_head_view_get_token_lines(ATN_HEAD_VIEW(view)));
+    const char *const *tokens = atn_result_get_tokens(atn_session_get_result(atn_window_get_session(win)));
+    g_assert_cmpint(atn_token_lines_get_n(lines), ==, count);
+    for (int i = 0; i < count; i += 7) {
+        g_assert_cmpstr(atn_token_lines_get_label(lines, i), ==, tokens[first + i]);
+        for (int j = 0; j < count; j += 5)
+            g_assert_cmpfloat(atn_token_lines_get_weight(lines, i, j), ==, v[(size_t)(first + i) * n + first + j]);
+    }
+    atn_session_set_query(atn_window_get_session(win), first + 5);
+    atn_token_lines_set_threshold(lines, 0);   /* every key of the query's row (inside the crop) */
+    int32_t from[1024], to[1024];
+    g_assert_cmpint(atn_token_lines_get_lines(lines, from, to, 1024), ==, count);
+    g_assert_true(from[0] == 5 && from[count - 1] == 5 && to[0] == 0 && to[count - 1] == count - 1);
+    atn_token_lines_set_threshold(lines, 0.01);
     /* Export writes the crop: the same picture as the span typed (itself `export --range`'s,
        /ui/span-export), smaller than the whole matrix's */
     g_autoptr(AtnFigure) dragged = atn_figure_source_dup_figure(ATN_FIGURE_SOURCE(view));
@@ -439,6 +455,7 @@ static void test_drag_crop(void) {
     /* "Whole input" */
     g_signal_emit_by_name(atn_head_view_scale_get_whole(box), "clicked");
     assert_whole(hm, box, n);
+    g_assert_cmpint(atn_token_lines_get_n(lines), ==, n);   /* the lines: every token again */
     /* along the columns' labels, leftwards (from the right end to the left) */
     g_assert_true(atn_heatmap_get_layout(hm, &L));
     double y = L.cells.y + L.cells.h + 10, x0 = L.cells.x + 400.2, x1 = L.cells.x + 371.9;

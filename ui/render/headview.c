@@ -35,7 +35,7 @@ static bool line_drawn(const atn_headview_spec *s, int32_t k, int32_t i, int32_t
         return false;
     if ((s->mask && !s->mask[i]) || (km && !km[j]))
         return false;
-    double v = s->attn[k][(size_t)i * nk + j];
+    double v = s->attn[k][(size_t)i * (s->stride > 0 ? s->stride : nk) + j];
     return v > s->min_weight;
 }
 
@@ -76,9 +76,9 @@ static const char *side_label_text(const atn_headview_spec *s, int side, int32_t
     const char *const *toks = side ? keys_tokens(s) : s->tokens;
     int32_t n = side ? keys_n(s) : s->n;
     const char *tok = toks && i >= 0 && i < n && toks[i] ? toks[i] : "";
-    if (step <= 1)
+    if (step <= 1 && s->first <= 0)
         return tok;
-    snprintf(buf, size, "%d %s", i, tok);
+    snprintf(buf, size, "%d %s", i + s->first, tok);
     return buf;
 }
 
@@ -110,7 +110,7 @@ static bool side_label_shown(const atn_headview_spec *s, int side, int32_t step,
     for (int j = 0; j < k; j++)
         if (i == sp[j])
             return true;
-    if (i % (step > 0 ? step : 1))
+    if ((i + s->first) % (step > 0 ? step : 1))
         return false;
     for (int j = 0; j < k; j++)
         if (sp[j] >= 0 && sp[j] < n && abs(i - sp[j]) < step)
@@ -151,7 +151,7 @@ static void hv_layout_sized(rtext *t, const atn_headview_spec *s, double w, doub
     char buf[320];
     for (int side = 0; side < 2; side++) {   /* one width for both columns */
         for (int32_t i = 0; i < (side ? keys_n(s) : s->n); i++) {
-            if (H->label_step > 1 && i % H->label_step)
+            if (H->label_step > 1 && (i + s->first) % H->label_step)
                 continue;
             double tw;
             rt_measure(t, side_label_text(s, side, H->label_step, i, buf, sizeof buf), label_size, true, &tw, NULL);
@@ -248,7 +248,7 @@ void atn_render_headview(cairo_t *cr, const atn_headview_spec *s, double w, doub
             double rgb[3];
             atn_render_head_color(s->head_ids[k], rgb);
             for (int32_t j = 0; j < nk; j++) {
-                double a = s->attn[k][(size_t)q * nk + j];
+                double a = s->attn[k][(size_t)q * (s->stride > 0 ? s->stride : nk) + j];
                 if (!(a > s->min_weight))
                     continue;
                 rt_rgb(cr, rgb, fmin(1.0, a) * 0.6 / s->n_shown);
@@ -271,7 +271,7 @@ void atn_render_headview(cairo_t *cr, const atn_headview_spec *s, double w, doub
                 continue;
             double yi = H.y0 + (i + 0.5) * H.row_h;
             for (int32_t j = 0; j < nk; j++) {
-                double v = a[(size_t)i * nk + j];
+                double v = a[(size_t)i * (s->stride > 0 ? s->stride : nk) + j];
                 if (!line_drawn(s, k, i, j))
                     continue;
                 rt_rgb(cr, rgb, fmin(1.0, v));

@@ -413,6 +413,10 @@ typedef struct atn_headview_spec {
     int32_t hover_token;             /* -1 none; a token under the pointer (either side; with
                                         n_k > 0 a query) */
     double min_weight;               /* lines lighter than this are skipped (default 0.01) */
+    int32_t stride;                  /* a row of attn[] is this many floats (0: n): a span of
+                                        a larger head, attn[] pointing at its first cell */
+    int32_t first;                   /* the position of token 0 in the input (a span's first;
+                                        0 default): labels carry positions from it */
     const atn_render_style *style;
 } atn_headview_spec;
 
