@@ -30,7 +30,7 @@ typedef bool (*setup_fn)(const atn_config *cfg, const atn_model *model, void *us
  * calling consume for each capture; or, with --attention, reads the file's one capture
  * into *at (freed by the caller) and leaves *model_out NULL. */
 static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn_model **model_out,
-                cli_attention *at, atn_stats_stream *stream) {
+                cli_attention *at, const atn_head_sink *sink) {
     if (cli_attention_wanted(a)) {
         *model_out = NULL;
         int rc = cli_attention_open(a, at);
@@ -129,8 +129,10 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
         cli_interventions_free(&ci);
         return CLI_EXIT_FAIL;
     }
-    if (stream)   /* statistics only: made from the heads as the forward makes them */
-        atn_stats_stream_use(stream, &opts);
+    if (sink) {   /* made from the heads as the forward makes them: no capture of them */
+        opts.keep_attention = false;
+        opts.head_sink = sink;
+    }
     atn_corpus_report rep;
     cli_progress(0, ATN_STAGE_CORPUS, NULL);
     atn_status st = atn_corpus_run_ex(model, f, total, &opts, &copts, consume, cli_progress, user, &rep, &err);
@@ -635,7 +637,7 @@ int cmd_stats(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     atn_model *model = NULL;
     cli_attention at = {0};
-    int rc = feed(&a, stats_setup, stats_consume, &j, &model, &at, j.stack.given ? NULL : &j.stream);
+    int rc = feed(&a, stats_setup, stats_consume, &j, &model, &at, j.stack.given ? NULL : &j.stream.sink);
     atn_stats_stream_free(&j.stream);
     atn_stats *st = j.st;
     if (rc == CLI_EXIT_OK) {
@@ -682,11 +684,41 @@ typedef struct sim_job {
     atn_similarity *sim;
     stack_choice stack;
     int32_t kv_heads;   /* the model's K/V heads per layer (0: as many as query heads) */
+    /* --scope layer over a corpus: the forward's head sink keeps that layer's heads alone */
+    atn_head_sink sink;
+    const atn_encoding *enc;   /* the sentence begun, or NULL */
+    float *heads;              /* [H][n][n] of layer `layer` */
+    size_t heads_floats;
+    int32_t n_heads;
 } sim_job;
+
+static atn_status sim_sink_begin(void *user, const atn_encoding *enc, atn_error *err) {
+    sim_job *j = user;
+    size_t need = (size_t)j->n_heads * enc->n * enc->n;
+    j->enc = NULL;
+    if (need > j->heads_floats) {
+        free(j->heads);
+        j->heads_floats = 0;
+        if (!(j->heads = malloc(need * sizeof *j->heads)))
+            return atn_error_set(err, ATN_E_NOMEM, "similarity: out of memory for a layer's %d heads of %d tokens",
+                                 j->n_heads, enc->n);
+        j->heads_floats = need;
+    }
+    j->enc = enc;
+    return ATN_OK;
+}
+
+/* each head from one thread (attnscope.h): the layer's heads go to their own places */
+static void sim_sink_head(void *user, int32_t layer, int32_t head, const float *att, int32_t n) {
+    sim_job *j = user;
+    if (layer == j->layer && head < j->n_heads)
+        memcpy(j->heads + (size_t)head * n * n, att, (size_t)n * n * sizeof *att);
+}
 
 static bool sim_setup(const atn_config *cfg, const atn_model *model, void *user) {
     sim_job *j = user;
     j->kv_heads = cfg->n_kv_heads > 0 ? cfg->n_kv_heads : cfg->n_heads;
+    j->n_heads = cfg->n_heads;
     if (j->stack.given)   /* the stack's shape: made with the first capture */
         return true;
     atn_error err = {0};
@@ -708,6 +740,12 @@ static atn_status sim_consume(const atn_capture *cap, void *user, atn_error *err
         atn_similarity_free(j->sim);
         j->sim = s;
         atn_similarity_set_progress(j->sim, cli_keep_going, NULL);
+    }
+    if (!j->stack.given && !atn_capture_has_heads(cap)) {   /* streamed: the layer's heads alone */
+        if (!j->enc || j->enc != cap->enc)
+            return atn_error_set(err, ATN_E_INVALID, "similarity: the run kept no attention and streamed none");
+        j->enc = NULL;
+        return atn_similarity_add_layer(j->sim, cap->enc, j->heads, err);
     }
     if (!j->stack.given)
         return atn_similarity_add(j->sim, cap, err);
@@ -900,7 +938,13 @@ int cmd_similarity(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     atn_model *model = NULL;
     cli_attention at = {0};
-    int rc = feed(&a, sim_setup, sim_consume, &j, &model, &at, NULL);
+    j.sink = (atn_head_sink){sim_sink_begin, sim_sink_head, &j};
+    /* a layer over a corpus: that layer's [H][n][n] per sentence instead of the capture's
+       [L][H][n][n] (docs/ARCHITECTURE.md, "Attention at any length"); the model scope
+       compares every head with every other and keeps the capture */
+    bool stream = j.scope == ATN_SCOPE_LAYER && !j.stack.given && cli_get(&a, "corpus");
+    int rc = feed(&a, sim_setup, sim_consume, &j, &model, &at, stream ? &j.sink : NULL);
+    free(j.heads);
     atn_kv_groups *groups = NULL;
     if (rc == CLI_EXIT_OK) {
         atn_error err = {0};

@@ -441,11 +441,12 @@ atn_similarity *atn_similarity_new_capture(const atn_capture *cap, atn_metric me
     return s;
 }
 
-/* Adds one sentence's maps: attn [L][H][nq][nk] (the compared heads contiguous from layer_of[0]),
+/* Adds one sentence's maps: attn [L - l0][H][nq][nk] from layer l0 on (l0 0: a capture's
+ * [L][H][nq][nk]; l0 = the scope's layer: that layer's heads alone, atn_similarity_add_layer),
  * or, when attn is NULL, heads made on demand from cap (nq = nk = cap->n); the query rows whose
  * qmask is set and the keys whose kmask is set (NULL: all). */
-static atn_status sim_add_maps(atn_similarity *s, const atn_capture *cap, const float *attn, int32_t nq, int32_t nk,
-                               const int32_t *qmask, const int32_t *kmask, atn_error *err) {
+static atn_status sim_add_maps(atn_similarity *s, const atn_capture *cap, const float *attn, int32_t l0, int32_t nq,
+                               int32_t nk, const int32_t *qmask, const int32_t *kmask, atn_error *err) {
     int32_t *qkeep = malloc((size_t)(nq > 0 ? nq : 1) * sizeof *qkeep);
     int32_t *kkeep = malloc((size_t)(nk > 0 ? nk : 1) * sizeof *kkeep);
     if (!qkeep || !kkeep) {
@@ -470,7 +471,7 @@ static atn_status sim_add_maps(atn_similarity *s, const atn_capture *cap, const 
      * otherwise pack the unmasked rows and keys, with non-finite weights (a diverged
      * model) counted as 0 so they do not poison every pair. */
     size_t map = (size_t)nq * nk;
-    const float *base = attn ? attn + (size_t)s->layer_of[0] * s->n_heads * map : NULL;
+    const float *base = attn ? attn + (size_t)(s->layer_of[0] - l0) * s->n_heads * map : NULL;
     size_t total = (size_t)s->count * map;
     /* heads on demand are made one at a time and packed; so are the heads of layers that lack
        some (not contiguous) */
@@ -491,7 +492,7 @@ static atn_status sim_add_maps(atn_similarity *s, const atn_capture *cap, const 
                              s->count, mq, mk);
     }
     for (int32_t c = 0; packed && c < s->count; c++) {
-        const float *a = attn ? attn + ((size_t)s->layer_of[c] * s->n_heads + s->head_of[c]) * map
+        const float *a = attn ? attn + ((size_t)(s->layer_of[c] - l0) * s->n_heads + s->head_of[c]) * map
                               : atn_capture_head_read(cap, s->layer_of[c], s->head_of[c], scratch, err);
         if (!a) {
             free(scratch);
@@ -553,7 +554,20 @@ atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_err
         return atn_error_set(err, ATN_E_SHAPE, "similarity: the capture's layers have %s head counts than the "
                              "comparison was made for (atn_similarity_new_capture)", lh ? "other" : "fewer");
     const int32_t *mask = cap->enc ? cap->enc->mask : NULL;
-    return sim_add_maps(s, cap, cap->attn, cap->n, cap->n, mask, mask, err);
+    return sim_add_maps(s, cap, cap->attn, 0, cap->n, cap->n, mask, mask, err);
+}
+
+atn_status atn_similarity_add_layer(atn_similarity *s, const atn_encoding *enc, const float *heads, atn_error *err) {
+    if (!s || !enc || !heads)
+        return atn_error_set(err, ATN_E_INVALID, "similarity: no sentence or no heads");
+    if (s->scope != ATN_SCOPE_LAYER)
+        return atn_error_set(err, ATN_E_INVALID, "similarity: one layer's heads need a layer-scope similarity");
+    if (acc_of(s)->finished)
+        return atn_error_set(err, ATN_E_INVALID, "similarity: add after finish");
+    if (acc_of(s)->layer_heads)   /* a streamed forward's layer has every head */
+        return atn_error_set(err, ATN_E_SHAPE, "similarity: one layer's heads go to a comparison of every head "
+                             "(atn_similarity_new)");
+    return sim_add_maps(s, NULL, heads, s->layer, enc->n, enc->n, enc->mask, enc->mask, err);
 }
 
 atn_status atn_similarity_add_stack(atn_similarity *s, const atn_capture *cap, atn_stack_kind kind,
@@ -575,7 +589,7 @@ atn_status atn_similarity_add_stack(atn_similarity *s, const atn_capture *cap, a
     if (kind == ATN_STACK_CROSS && cap->enc && cap->enc->n != k->n_k)
         return atn_error_set(err, ATN_E_SHAPE, "similarity: the cross stack has %d source keys, the source %d tokens",
                              k->n_k, cap->enc->n);
-    return sim_add_maps(s, cap, k->attn, k->n_q, k->n_k, NULL, kmask, err);
+    return sim_add_maps(s, cap, k->attn, 0, k->n_q, k->n_k, NULL, kmask, err);
 }
 
 atn_status atn_similarity_finish(atn_similarity *s, atn_error *err) {

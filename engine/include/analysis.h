@@ -109,6 +109,14 @@ atn_status atn_similarity_add(atn_similarity *sim, const atn_capture *cap, atn_e
  * absent heads (ATN_E_SHAPE).  Errors as atn_similarity_new (NULL cap: ATN_E_INVALID). */
 atn_similarity *atn_similarity_new_capture(const atn_capture *cap, atn_metric metric, atn_scope scope, int32_t layer,
                                            atn_error *err);
+/* Layer scope from one layer's heads alone (a forward's head sink keeping only that layer,
+ * atn_run_options.head_sink, in place of the capture's [L][H][n][n]): heads [n_heads][n][n]
+ * of sim's layer (row = query; borrowed for the call) for the sentence enc (its mask: the
+ * rows and keys compared).  The same sums as atn_similarity_add on that sentence's capture.
+ * ATN_E_INVALID: NULL sim, enc or heads, a model-scope sim, or after finish; otherwise as
+ * atn_similarity_add. */
+atn_status atn_similarity_add_layer(atn_similarity *sim, const atn_encoding *enc, const float *heads,
+                                    atn_error *err);
 atn_status atn_similarity_finish(atn_similarity *sim, atn_error *err);
 void atn_similarity_free(atn_similarity *sim);
 

@@ -48,6 +48,23 @@ for k in ("s", "m"):
     print(k, "max |fast - off|", worst)
     assert worst <= 1e-6, worst
 PY
+  # --scope layer over a corpus streams that layer's heads alone (no capture): its JS matrix
+  # equals the layer's block of the model scope's, made from the captures, exactly
+  "$A" similarity --model demo --corpus "$T/c.txt" --scope layer --layer 2 -o "$T/sl.json" 2>/dev/null ||
+    fail "similarity --scope layer --corpus"
+  "$A" similarity --model demo --corpus "$T/c.txt" -o "$T/sm.json" 2>/dev/null || fail "similarity --corpus"
+  python3 - "$T" <<'PY' || fail "similarity --scope layer --corpus differs from the model scope's block"
+import json, sys
+t = sys.argv[1]
+a, b = json.load(open(f"{t}/sl.json")), json.load(open(f"{t}/sm.json"))
+assert a["sentences"] == b["sentences"] == 120, (a["sentences"], b["sentences"])
+at = {tuple(h): i for i, h in enumerate(a["heads"])}
+bt = {tuple(h): i for i, h in enumerate(b["heads"])}
+assert len(at) == 16 and all(h[0] == 2 for h in at)
+for x in at:
+    for y in at:
+        assert a["values"][at[x]][at[y]] == b["values"][bt[x]][bt[y]], (x, y)
+PY
   expect_error 2 "\-\-batch must be exact, fast or off, not \"quick\"" \
     "$A" stats --model demo --corpus "$T/c.txt" --batch quick -o "$T/x.csv"
   expect_error 2 "\-\-batch goes with \-\-corpus" "$A" stats --model demo --text "the cat" --batch fast

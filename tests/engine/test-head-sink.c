@@ -14,6 +14,9 @@
  *    last.
  *  - 512 tokens through a 4 x 16-head random model: the peak (VmHWM) grows by the run's block
  *    and the rows, not by the 67 MB capture, and the partial is the full capture's.
+ *  - The layer scope's similarity (js, pearson) from the last layer's heads as the sink got
+ *    them (atn_similarity_add_layer, as similarity --corpus --scope layer streams) equals
+ *    atn_similarity_add's over the captures, bit for bit; a model-scope one is refused.
  *  - atn_batch_forward with stacks (exact off): stacked sentences come with their attention and
  *    no sink call; a sentence that runs alone streams. */
 #include "check.h"
@@ -36,6 +39,8 @@ typedef struct sink_state {
     const atn_encoding *begun;
     int begins, heads;
     bool fail_begin;
+    bool keep_last;          /* keep the last layer's heads in kept */
+    float *kept;             /* [H][n][n] of the last layer (the layer-scope similarity's), or NULL */
 } sink_state;
 
 static atn_status on_begin(void *user, const atn_encoding *enc, atn_error *err) {
@@ -47,6 +52,8 @@ static atn_status on_begin(void *user, const atn_encoding *enc, atn_error *err) 
     atn_stats_rows_free(s->srows);
     s->rows = NULL, s->srows = NULL;
     s->begun = enc;
+    free(s->kept);
+    s->kept = s->keep_last ? malloc((size_t)s->H * enc->n * enc->n * sizeof *s->kept) : NULL;
     atn_status st = atn_cs_rows_new(s->cs, enc, &s->rows, err);
     if (st == ATN_OK)
         st = atn_stats_rows_new(enc, s->L, s->H, &s->srows, err);
@@ -57,6 +64,8 @@ static void on_head(void *user, int32_t l, int32_t h, const float *att, int32_t 
     sink_state *s = user;
     __atomic_add_fetch(&s->heads, 1, __ATOMIC_RELAXED);
     atn_cs_rows_head(s->rows, l, h, att, n);
+    if (l == s->L - 1 && s->kept)
+        memcpy(s->kept + (size_t)h * n * n, att, (size_t)n * n * sizeof *att);
     for (int32_t i = 0; i < n; i++)
         atn_stats_rows_add(s->srows, l, h, i, att + (size_t)i * n);
 }
@@ -112,9 +121,17 @@ static void check_model(atn_model *m, const char *what, const char *qrole, const
     atn_error err = {0};
     atn_corpus_stats *want = atn_corpus_stats_new(&id, &err), *got = atn_corpus_stats_new(&id, &err);
     atn_stats *swant = atn_stats_new(c->n_layers, c->n_heads, NULL), *sgot = atn_stats_new(c->n_layers, c->n_heads, NULL);
-    sink_state s = {.cs = got, .L = c->n_layers, .H = c->n_heads};
+    sink_state s = {.cs = got, .L = c->n_layers, .H = c->n_heads, .keep_last = true};
     atn_head_sink sink = {on_begin, on_head, &s};
     atn_run *full = atn_run_new(m), *streamed = atn_run_new(m);
+    /* the layer scope's similarity from the last layer's heads alone, as similarity --corpus
+       --scope layer streams it, against the capture's */
+    atn_similarity *simwant[2], *simgot[2];
+    static const atn_metric metrics[2] = {ATN_METRIC_JS, ATN_METRIC_PEARSON};
+    for (int k = 0; k < 2; k++) {
+        simwant[k] = atn_similarity_new(c->n_layers, c->n_heads, metrics[k], ATN_SCOPE_LAYER, c->n_layers - 1, NULL);
+        simgot[k] = atn_similarity_new(c->n_layers, c->n_heads, metrics[k], ATN_SCOPE_LAYER, c->n_layers - 1, NULL);
+    }
     for (int k = 0; k < 3 && want && got; k++) {
         atn_encoding *enc = NULL;
         CHECK_MSG(atn_model_encode(m, lines[k], NULL, &enc, &err) == ATN_OK, "%s: %s", what, err.message);
@@ -140,6 +157,10 @@ static void check_model(atn_model *m, const char *what, const char *qrole, const
         CHECK_MSG(atn_cs_rows_fold(s.rows, got, k + 1, &err) == ATN_OK, "%s: %s", what, err.message);
         CHECK(atn_cs_rows_fold(s.rows, got, k + 1, &err) == ATN_E_INVALID && strstr(err.message, "comes after"));
         CHECK(atn_stats_add(swant, fc, NULL) == ATN_OK);
+        for (int q = 0; q < 2 && sc; q++) {
+            CHECK(atn_similarity_add(simwant[q], fc, NULL) == ATN_OK);
+            CHECK_MSG(atn_similarity_add_layer(simgot[q], sc->enc, s.kept, &err) == ATN_OK, "%s: %s", what, err.message);
+        }
         CHECK_MSG(atn_stats_rows_fold(s.srows, sgot, &err) == ATN_OK, "%s: %s", what, err.message);
         /* the memory asked for: no [L][H][n][n], one [n][n] */
         atn_run_options keep;
@@ -154,6 +175,21 @@ static void check_model(atn_model *m, const char *what, const char *qrole, const
               what, qrole, krole);
     CHECK(atn_stats_finish(swant, NULL) == ATN_OK && atn_stats_finish(sgot, NULL) == ATN_OK);
     CHECK_MSG(stats_same(sgot, swant), "%s: the streamed statistics differ", what);
+    for (int k = 0; k < 2; k++) {
+        CHECK(atn_similarity_finish(simwant[k], NULL) == ATN_OK && atn_similarity_finish(simgot[k], NULL) == ATN_OK);
+        size_t cc = (size_t)simwant[k]->count * simwant[k]->count;
+        CHECK_MSG(simgot[k]->n_sentences == 3 && simwant[k]->n_sentences == 3 &&
+                  memcmp(simgot[k]->values, simwant[k]->values, cc * sizeof(double)) == 0,
+                  "%s: the %s similarity from the streamed layer differs", what, atn_metric_name(metrics[k]));
+        atn_similarity_free(simwant[k]);
+        atn_similarity_free(simgot[k]);
+    }
+    /* refusals: a model-scope similarity, no heads */
+    atn_similarity *ms = atn_similarity_new(c->n_layers, c->n_heads, ATN_METRIC_JS, ATN_SCOPE_MODEL, 0, NULL);
+    CHECK(atn_similarity_add_layer(ms, s.begun, s.kept, &err) == ATN_E_INVALID && strstr(err.message, "layer-scope"));
+    CHECK(atn_similarity_add_layer(ms, s.begun, NULL, &err) == ATN_E_INVALID);
+    atn_similarity_free(ms);
+    free(s.kept);
     atn_cs_rows_free(s.rows);
     atn_stats_rows_free(s.srows);
     atn_run_free(full), atn_run_free(streamed);
