@@ -325,6 +325,26 @@ int main(void) {
         CHECK(lab && !strcmp(lab, "delimiter"), "[SEP] head: %s (%s)", lab, why);
         atn_corpus_stats_free(sk);
     }
+    {   /* a next-token head and a head on itself */
+        atn_cs_identity sid = ident(2);
+        atn_corpus_stats *sk = atn_corpus_stats_new(&sid, &err);
+        fake g;
+        fake_init(&g, 1, 2, 6, texts);
+        set_pattern(head_of(&g, 0, 0), 6, 1);
+        float *self = head_of(&g, 0, 1);
+        memset(self, 0, 36 * sizeof *self);
+        for (int i = 0; i < 6; i++)
+            self[i * 6 + i] = 1;
+        CHECK(atn_corpus_stats_add(sk, &g.cap, 1, &err) == ATN_OK, "%s", err.message);
+        atn_cs_label_info in;
+        lab = atn_corpus_stats_label(sk, 0, 0, why, sizeof why);
+        CHECK(lab && !strcmp(lab, "next token") && atn_corpus_stats_label_info(sk, 0, 0, &in) &&
+              in.kind == ATN_CS_LABEL_NEXT && in.value >= 0.5, "next head: %s (%s)", lab, why);
+        lab = atn_corpus_stats_label(sk, 0, 1, why, sizeof why);
+        CHECK(lab && !strcmp(lab, "self") && atn_corpus_stats_label_info(sk, 0, 1, &in) &&
+              in.kind == ATN_CS_LABEL_SELF && fabs(in.value - 1) < 1e-12, "self head: %s (%s)", lab, why);
+        atn_corpus_stats_free(sk);
+    }
 
     /* merge laws: ((a b) c), (c (b a)) and the whole, byte for byte */
     atn_corpus_stats *a = part(1, 3, w, 4), *b = part(4, 9, w, 4), *c = part(10, 12, w, 4);
