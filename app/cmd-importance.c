@@ -125,7 +125,8 @@ int cmd_importance(int argc, char **argv) {
     if (!cli_parse(&a, "attnscope importance", argc, argv, flags))
         return CLI_EXIT_USAGE;
     if (cli_flag(&a, "help")) {
-        printf("Usage: attnscope importance --model M --corpus FILE [--seed N] [--mask-rate 0.15]\n"
+        printf("Usage: attnscope importance --model M (--corpus FILE | --text T | --ids 1,2,3 | --tokens N)\n"
+               "       [--seed N] [--mask-rate 0.15]\n"
                "       [--head-mode zero|uniform] [--no-reuse] [--batch off|fast] [-o importance.csv|.json|.png]\n\n"
                "For every head, the masked-LM loss change over the corpus (one sentence per line; 15%% of\n"
                "each sentence's words, at least one, replaced by [MASK] with a fixed seed) when the head\n"
@@ -136,12 +137,23 @@ int cmd_importance(int argc, char **argv) {
                "instead: every token predicts the one after it, nothing is masked (no --seed, --mask-rate).\n"
                "--batch fast runs each layer's ablations of a sentence together, the sentence's tokens\n"
                "stacked once per head gate in one forward (the figures then differ from --batch off, the\n"
-               "default, by float rounding: ~1e-7 relative).\n");
+               "default, by float rounding: ~1e-7 relative).\n"
+               "One input (--text, --ids, or --tokens N for a model without a tokenizer such as random:gpt2)\n"
+               "is a corpus of one sentence.\n");
         return 0;
     }
     const char *corpus = cli_get(&a, "corpus"), *out = cli_get(&a, "output"), *mode_s = cli_get(&a, "head-mode");
-    if (!corpus) {
-        cli_error("attnscope importance: --corpus FILE is required (one sentence per line)");
+    /* one input instead of a corpus: --text, --ids or --tokens N (a model without a tokenizer,
+       random:SHAPE, takes ids) */
+    bool one = cli_get(&a, "text") || cli_get(&a, "ids") || cli_get(&a, "tokens");
+    cli_get(&a, "text-pair"), cli_get(&a, "type-ids"), cli_get(&a, "mask");
+    if (!corpus && !one) {
+        cli_error("attnscope importance: --corpus FILE is required (one sentence per line), or one input: "
+                  "--text T, --ids 1,2,3 or --tokens N");
+        return CLI_EXIT_USAGE;
+    }
+    if (corpus && one) {
+        cli_error("attnscope importance: give --corpus FILE or one input (--text, --ids, --tokens), not both");
         return CLI_EXIT_USAGE;
     }
     atn_output_format fmt;
@@ -193,22 +205,33 @@ int cmd_importance(int argc, char **argv) {
         atn_model_free(model);
         return CLI_EXIT_USAGE;
     }
-    FILE *f = strcmp(corpus, "-") ? fopen(corpus, "rb") : stdin;
+    atn_encoding **sents = NULL;
+    int32_t n = 0, cap = 0;
+    if (!corpus) {   /* the one input is the corpus */
+        sents = calloc(1, sizeof *sents);
+        atn_status est = sents ? cli_encode(&a, model, &sents[0], &err)
+                               : atn_error_set(&err, ATN_E_NOMEM, "out of memory");
+        if (est != ATN_OK) {
+            free(sents);
+            atn_model_free(model);
+            return cli_fail(&err);
+        }
+        n = 1;
+    }
+    FILE *f = !corpus ? NULL : strcmp(corpus, "-") ? fopen(corpus, "rb") : stdin;
     if (f && f != stdin)
         atn_input_guard_note(corpus);   /* -o naming the corpus is refused */
-    if (!f) {
+    if (corpus && !f) {
         cli_error("%s: cannot open the corpus: %s", corpus, strerror(errno));
         atn_model_free(model);
         return CLI_EXIT_USAGE;
     }
-    atn_encoding **sents = NULL;
-    int32_t n = 0, cap = 0;
     char *line = NULL;
     size_t lcap = 0;
     ssize_t got;
     int rc = CLI_EXIT_OK;
     long lineno = 0;
-    while ((got = getline(&line, &lcap, f)) >= 0 && rc == CLI_EXIT_OK) {
+    while (f && (got = getline(&line, &lcap, f)) >= 0 && rc == CLI_EXIT_OK) {
         lineno++;
         while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r'))
             line[--got] = 0;
@@ -233,12 +256,12 @@ int cmd_importance(int argc, char **argv) {
         }
         sents[n++] = e;
     }
-    if (ferror(f) && rc == CLI_EXIT_OK) {
+    if (f && ferror(f) && rc == CLI_EXIT_OK) {
         cli_error("%s: cannot read the corpus: %s", corpus, strerror(errno));
         rc = CLI_EXIT_USAGE;
     }
     free(line);
-    if (f != stdin)
+    if (f && f != stdin)
         fclose(f);
     if (rc == CLI_EXIT_OK && n == 0) {
         cli_error("%s: no sentences (the file has no non-empty lines)", corpus);

@@ -6,6 +6,16 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A guess as the text output names it: its token, or "#id" for a model without a tokenizer
+ * (random:SHAPE), whose tokens read "?". */
+static const char *pred_text(const atn_prediction *p) {
+    static char buf[32];
+    if (p->token && strcmp(p->token, "?"))
+        return p->token;
+    snprintf(buf, sizeof buf, "#%d", p->id);
+    return buf;
+}
+
 int cmd_predict(int argc, char **argv) {
     cli_args a;
     static const char *const flags[] = {"help", "json", CLI_INTERVENTION_FLAGS, NULL};
@@ -61,7 +71,7 @@ int cmd_predict(int argc, char **argv) {
             } else {
                 printf("decoder: next token after target position %d (id %d):\n", pos, cap->target_ids[pos]);
                 for (long r = 0; r < top; r++)
-                    printf("  %2ld. %-16s %.4f\n", r + 1, p[r].token, p[r].prob);
+                    printf("  %2ld. %-16s %.4f\n", r + 1, pred_text(&p[r]), p[r].prob);
             }
         }
         if (json && rc == CLI_EXIT_OK)
@@ -99,7 +109,7 @@ int cmd_predict(int argc, char **argv) {
             } else {
                 printf("next token after position %d (%s):\n", pos, cap->enc->tokens[pos].text);
                 for (long r = 0; r < top; r++)
-                    printf("  %2ld. %-16s %.4f\n", r + 1, p[r].token, p[r].prob);
+                    printf("  %2ld. %-16s %.4f\n", r + 1, pred_text(&p[r]), p[r].prob);
             }
         }
     } else if (rc == CLI_EXIT_OK) {
@@ -127,13 +137,17 @@ int cmd_predict(int argc, char **argv) {
             } else {
                 printf("[MASK] at position %d:\n", i);
                 for (long r = 0; r < top; r++)
-                    printf("  %2ld. %-16s %.4f\n", r + 1, p[r].token, p[r].prob);
+                    printf("  %2ld. %-16s %.4f\n", r + 1, pred_text(&p[r]), p[r].prob);
             }
             found++;
         }
         if (json && rc == CLI_EXIT_OK)
             printf("\n]\n");
-        if (!found && rc == CLI_EXIT_OK) {
+        if (!found && rc == CLI_EXIT_OK && !atn_model_has_mlm_head(model)) {
+            cli_error("attnscope predict: model \"%s\" has no masked-LM head (cls.predictions.*) to guess [MASK] "
+                      "tokens with", atn_model_name(model));
+            rc = CLI_EXIT_USAGE;
+        } else if (!found && rc == CLI_EXIT_OK) {
             cli_error("attnscope predict: the text has no [MASK] token to predict");
             rc = CLI_EXIT_USAGE;
         }

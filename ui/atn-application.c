@@ -26,6 +26,9 @@ struct _AtnApplication {
     char *opt_session;          /* a session file to open (--session, attnscope FILE) */
     char *opt_lesson;           /* a lesson file to start (--lesson) */
     int opt_layer, opt_head;    /* -1: not given */
+    int32_t *opt_ids;           /* --ids / --tokens: the input as token ids (random:SHAPE has no
+                                   tokenizer), opt_n_ids of them; NULL: the text */
+    int opt_n_ids;
 };
 
 G_DEFINE_FINAL_TYPE(AtnApplication, atn_application, GTK_TYPE_APPLICATION)
@@ -183,6 +186,8 @@ static void atn_application_activate(GApplication *app) {
             atn_window_open_lesson(w, self->opt_lesson);
         if (self->opt_text)
             atn_window_set_text(w, self->opt_text);
+        if (self->opt_ids)
+            atn_session_set_ids(atn_window_get_session(w), self->opt_ids, self->opt_n_ids);
         if (self->opt_view && !self->opt_stats)
             atn_window_show_view(w, self->opt_view);
         atn_window_start_on_head(w, self->opt_layer, self->opt_head);
@@ -302,6 +307,69 @@ static void atn_application_open(GApplication *app, GFile **files, int n_files, 
     gtk_window_present(win);
 }
 
+/* --ids 1,2,3 or --tokens N (N made-up ids, as the commands' --tokens make them: 101, then
+ * 1000 + (i · 7919) mod (V − 1000), then 102; a random:SHAPE's vocabulary V) into opt_ids; a
+ * random:SHAPE shorter than N positions is opened with N (random:SHAPE#N), as the commands do.
+ * FALSE (the message printed): a bad list or count, both given, or with --text. */
+static gboolean parse_ids(AtnApplication *self, GVariantDict *options) {
+    const char *ids_s = NULL, *tokens_s = NULL;
+    gboolean has_ids = g_variant_dict_lookup(options, "ids", "&s", &ids_s);
+    gboolean has_tokens = g_variant_dict_lookup(options, "tokens", "&s", &tokens_s);
+    if (!has_ids && !has_tokens)
+        return TRUE;
+    if ((has_ids && has_tokens) || self->opt_text) {
+        g_printerr(_("attnscope: give one input: --text, --ids or --tokens\n"));
+        return FALSE;
+    }
+    if (has_ids) {
+        g_auto(GStrv) parts = g_strsplit(ids_s, ",", -1);
+        int n = (int)g_strv_length(parts);
+        self->opt_ids = g_new(int32_t, MAX(n, 1));
+        for (int i = 0; i < n; i++) {
+            char *end = NULL;
+            gint64 v = g_ascii_strtoll(g_strstrip(parts[i]), &end, 10);
+            if (!parts[i][0] || *end || v < 0 || v > G_MAXINT32) {
+                g_printerr(_("attnscope: --ids is a comma-separated list of token ids (0 or more), not \"%s\"\n"),
+                           ids_s);
+                return FALSE;
+            }
+            self->opt_ids[i] = (int32_t)v;
+        }
+        self->opt_n_ids = n;
+        return n > 0;
+    }
+    atn_config c;
+    const char *m = self->opt_model;
+    g_autofree char *shape = NULL;
+    if (m && g_str_has_prefix(m, ATN_RANDOM_PREFIX)) {
+        shape = g_strdup(m + strlen(ATN_RANDOM_PREFIX));
+        shape[strcspn(shape, "@#")] = 0;
+    }
+    if (!shape || atn_random_shape_config(shape, &c, NULL) != ATN_OK) {
+        g_printerr(_("attnscope: --tokens N makes up ids for a random:SHAPE model (e.g. --model random:gpt2); give "
+                     "another model --text or --ids\n"));
+        return FALSE;
+    }
+    char *end = NULL;
+    gint64 tokens = g_ascii_strtoll(tokens_s, &end, 10);
+    if (!tokens_s[0] || *end || tokens < 1 || tokens > 1000000) {
+        g_printerr(_("attnscope: --tokens must be an integer in 1..1000000, not \"%s\"\n"), tokens_s);
+        return FALSE;
+    }
+    self->opt_ids = g_new(int32_t, tokens);
+    self->opt_n_ids = (int)tokens;
+    int32_t V = c.vocab_size;
+    for (int i = 0; i < (int)tokens; i++)
+        self->opt_ids[i] = V > 2000 ? (i == 0 ? 101 : i == (int)tokens - 1 ? 102 : 1000 + (int32_t)(((int64_t)i * 7919) % (V - 1000)))
+                                    : i % V;
+    if (tokens > c.max_positions && !strchr(m, '#')) {   /* more positions, as the commands' --tokens */
+        char *grown = g_strdup_printf("%s#%d", m, (int)tokens);
+        g_free(self->opt_model);
+        self->opt_model = grown;
+    }
+    return TRUE;
+}
+
 static int atn_application_handle_local_options(GApplication *app, GVariantDict *options) {
     AtnApplication *self = ATN_APPLICATION(app);
     g_variant_dict_lookup(options, "model", "s", &self->opt_model);
@@ -321,6 +389,8 @@ static int atn_application_handle_local_options(GApplication *app, GVariantDict 
         }
         atn_lesson_free(lesson);
     }
+    if (!parse_ids(self, options))
+        return 2;
     g_variant_dict_lookup(options, "layer", "i", &self->opt_layer);
     g_variant_dict_lookup(options, "head", "i", &self->opt_head);
     const char *limit = NULL;
@@ -379,6 +449,7 @@ static void atn_application_finalize(GObject *object) {
     AtnApplication *self = ATN_APPLICATION(object);
     g_free(self->opt_model);
     g_free(self->opt_text);
+    g_free(self->opt_ids);
     g_free(self->opt_view);
     g_free(self->opt_attention);
     g_free(self->opt_stats);
@@ -403,6 +474,10 @@ static void atn_application_init(AtnApplication *self) {
                                                         "Hugging Face cache)"), N_("MODEL")},
         {"text", 't', 0, G_OPTION_ARG_STRING, NULL, N_("Start with this sentence (\"a ||| b\" for a pair)"),
          N_("TEXT")},
+        {"ids", 0, 0, G_OPTION_ARG_STRING, NULL, N_("Start with these token ids (a model without a tokenizer, such "
+                                                    "as random:gpt2)"), N_("1,2,3")},
+        {"tokens", 0, 0, G_OPTION_ARG_STRING, NULL, N_("Start with N made-up token ids on a random:SHAPE model, as the "
+                                                    "commands' --tokens"), N_("N")},
         {"attention", 0, 0, G_OPTION_ARG_FILENAME, NULL, N_("Show this attention file (computed elsewhere; "
                                                              "docs/attention-file.md) instead of a model"),
          N_("FILE")},

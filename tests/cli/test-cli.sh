@@ -135,6 +135,32 @@ assert abs(d["output"][0] - 0.2005) < 1e-4 and abs(d["output"][1] - 0.2341) < 1e
 assert abs(sum(d["weights"]) - 1) < 1e-9
 PY
   ;;
+random-commands)
+  # --model random:SHAPE --tokens N in every command that runs a model (issue 35), on the tiny
+  # shape: each runs and writes its output; what a random encoder cannot do (it has no
+  # masked-LM head) is refused with exit 2 naming why; the window's --tokens / --ids are
+  # checked before any window opens
+  M="--model random:bert-tiny --tokens 8"
+  for cmd in "run -o $T/a.npy" "run -o $T/a.json" "run -o $T/a.safetensors --qkv" "trace --layer 1 --head 0 --query 3" \
+             "trace --layer 1 --head 0 --query 3 --top 2 --json" "stats" "similarity -o $T/s.json" \
+             "diff --heads-off 0:0 -o $T/d.json" "cost" "info" "export heatmap --layer 0 --head 1 -o $T/h.png" \
+             "export grid -o $T/g.png" "export similarity -o $T/s.png" "export headview --layer 0 --head 0 -o $T/hv.png" \
+             "export trace --layer 0 --head 0 --query 2 -o $T/t.png" "export rollout -o $T/r.png" \
+             "export flow -o $T/f.png" "export norm --layer 0 --head 0 -o $T/n.png"; do
+    "$A" $cmd $M >"$T/out" 2>"$T/err" || fail "$cmd $M: $(cat "$T/err")"
+  done
+  for f in a.npy a.json a.safetensors s.json d.json h.png g.png s.png hv.png t.png r.png f.png n.png; do
+    [ -s "$T/$f" ] || fail "$f was not written"
+  done
+  expect_error 2 "has no masked-LM head" "$A" predict --model random:bert-tiny --ids 101,2000,103,102
+  expect_error 2 "has no masked-LM head" "$A" importance $M
+  expect_error 2 "not both" "$A" importance $M --corpus "$T/out"
+  # the window: --tokens is for random:SHAPE; bad counts and lists exit 2 (no display needed)
+  expect_error 2 "--tokens must be an integer" env -u DISPLAY -u WAYLAND_DISPLAY "$A" --model random:bert-tiny --tokens 0
+  expect_error 2 "random:SHAPE model" env -u DISPLAY -u WAYLAND_DISPLAY "$A" --model bert-base-uncased --tokens 5
+  expect_error 2 "--ids is a comma-separated list" env -u DISPLAY -u WAYLAND_DISPLAY "$A" --model random:gpt2 --ids 1,x
+  expect_error 2 "give one input" env -u DISPLAY -u WAYLAND_DISPLAY "$A" --text hi --ids 1,2
+  ;;
 trace-contrib)
   # trace --top K's weighted sum (issue 35): the K keys with the largest a_j·‖v_j‖, largest
   # first, their shares and a_j v_j, and the others' sums, against numpy from the run's own q,
