@@ -9,12 +9,26 @@
  * Run with --tap (meson does).  Without a display it reports "1..0 # SKIP no display". */
 #include "ui-test-util.h"
 
+#include <sys/resource.h>
+
 #include "atn-head-view-scale.h"
 #include "atn-heatmap-crop.h"
+#include "atn-memory-limit.h"
 #include "atn-token-spans.h"
 #include "atn-whatif.h"
 
+/* This process's CPU seconds (user + system): the machine is shared, the wall clock not ours. */
+static double cpu_s(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+static double result_cpu;   /* cpu_s() when the first result came */
+
 static void note_time(gint64 *t) {
+    if (!*t)
+        result_cpu = cpu_s();
     if (!*t)
         *t = g_get_monotonic_time();
 }
@@ -564,6 +578,39 @@ static void test_whatif_spans(void) {
     destroy_window(win);
 }
 
+/* make test-long only: issue 35's targets on a decoder's shape, random:qwen2.5-0.5b (24 layers,
+ * 14 heads over 2 K/V heads, rotary) at 4,096 tokens (ATN_TEST_LONG_MODEL, ATN_TEST_LONG_TOKENS
+ * change them), its heads on demand (a 6 GB memory limit, ATN_TEST_LONG_LIMIT; the full capture
+ * would be 22.5 GB):
+ * the forward, then the first heatmap (wall and this process's CPU from the result to the
+ * figure's first layout, target 1 s) and one more head made on demand (target 150 ms). */
+static void test_decoder(void) {
+    const char *model = g_getenv("ATN_TEST_LONG_MODEL") ? g_getenv("ATN_TEST_LONG_MODEL") : "random:qwen2.5-0.5b";
+    int n = g_getenv("ATN_TEST_LONG_TOKENS") ? atoi(g_getenv("ATN_TEST_LONG_TOKENS")) : 4096;
+    size_t limit = (size_t)6 << 30;   /* ATN_TEST_LONG_LIMIT: another, e.g. 100M for a small model */
+    if (g_getenv("ATN_TEST_LONG_LIMIT"))
+        g_assert_true(atn_ui_parse_size(g_getenv("ATN_TEST_LONG_LIMIT"), &limit));
+    atn_ui_set_memory_limit(limit);
+    double first_ms = 0, c0 = cpu_s();
+    /* at least n positions (random:SHAPE#n), as the commands' --tokens */
+    g_autofree char *source = strchr(model, '#') ? g_strdup(model) : g_strdup_printf("%s#%d", model, n);
+    AtnWindow *win = long_window(1580, 980, source, n, &first_ms);
+    AtnResult *r = atn_session_get_result(atn_window_get_session(win));
+    g_assert_null(atn_result_get_capture(r)->attn);   /* heads on demand */
+    printf("# %s, %d tokens, heads on demand: forward %.0f ms (process CPU %.1f s to the result); first heatmap "
+           "laid out %.0f ms after the result (%.0f ms of CPU)\n", model, n, atn_result_get_elapsed_ms(r),
+           result_cpu - c0, first_ms, 1000 * (cpu_s() - result_cpu));
+    gint64 t0 = g_get_monotonic_time();
+    double c1 = cpu_s();
+    const atn_capture *cap = atn_result_get_capture(r);
+    int hl = MIN(5, cap->n_layers - 1), hh = MIN(3, cap->n_heads - 1);
+    g_assert_nonnull(atn_result_get_head(r, hl, hh));
+    printf("# one more head on demand (layer %d, head %d): %.0f ms (%.0f ms of CPU)\n", hl, hh,
+           (g_get_monotonic_time() - t0) / 1000.0, 1000 * (cpu_s() - c1));
+    destroy_window(win);
+    atn_ui_set_memory_limit(0);
+}
+
 int main(int argc, char **argv) {
     if (!ui_test_init(&argc, &argv))
         return 0;
@@ -573,5 +620,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/ui/long/span", test_span);
     g_test_add_func("/ui/long/drag-crop", test_drag_crop);
     g_test_add_func("/ui/long/whatif-spans", test_whatif_spans);
+    if (g_getenv("ATN_TEST_LONG"))   /* minutes of forward on the 2-core machine */
+        g_test_add_func("/ui/long/decoder", test_decoder);
     return g_test_run();
 }
