@@ -312,8 +312,11 @@ static double value_norm(const atn_trace *t, int j) {
  * of Σ_j a_j·‖v_j‖ and a_j v_j's columns cs; then one row for the keys left out ("m others":
  * their total weight, contribution, share and Σ a_j v_j, the exact rest of o) and o's row. */
 static void plan_contributions(AtnTracePlanStep *p, const atn_trace *t, const char *const *labels, int top_k,
-                               GArray *cs, const char *const *col_headers, const char *oname) {
+                               int max_cols, const char *oname) {
     int n = t->n, k = t->d_head;
+    /* four columns fewer than the key table's, which has four fewer before its entries: as
+       wide, so the table stays beside the side pane */
+    g_autoptr(GArray) cs = cols_shown(k, MAX(4, CLAMP(max_cols, 4, MAX_COLS) - 3));
     int *keys = g_new(int32_t, n);
     int m = atn_trace_top_contributions(t, top_k, keys);
     if (m < 0)
@@ -336,8 +339,10 @@ static void plan_contributions(AtnTracePlanStep *p, const atn_trace *t, const ch
     const char *hd[] = {"j", _("token"), _("a_j"), "‖v_j‖", "a_j‖v_j‖", _("share")};
     for (int c = 0; c < fixed; c++)
         plan_set(p, 0, c, ATN_TRACE_CELL_HEADER, g_strdup(hd[c]));
-    for (guint c = 0; c < cs->len; c++)
-        plan_set(p, 0, fixed + c, ATN_TRACE_CELL_HEADER, g_strdup_printf("a_j v_j[%s]", col_headers[c]));
+    for (guint c = 0; c < cs->len; c++) {   /* a_j v_j's entries */
+        int cc = g_array_index(cs, int, c);
+        plan_set(p, 0, fixed + c, ATN_TRACE_CELL_HEADER, cc < 0 ? g_strdup("…") : g_strdup_printf("%d", cc));
+    }
     for (int r = 0; r < m; r++) {
         int j = keys[r];
         double cj = atn_trace_contribution(t, j);
@@ -378,7 +383,8 @@ static void plan_contributions(AtnTracePlanStep *p, const atn_trace *t, const ch
     }
     p->note = g_strdup_printf(
         _("The %d keys that contribute most to <i>o</i>, by <i>a</i><sub>j</sub>·‖<i>v</i><sub>j</sub>‖ (largest "
-          "first); share: of Σ<sub>j</sub> <i>a</i><sub>j</sub>·‖<i>v</i><sub>j</sub>‖ = %.4f over all %d keys."),
+          "first); share: of Σ<sub>j</sub> <i>a</i><sub>j</sub>·‖<i>v</i><sub>j</sub>‖ = %.4f over all %d keys; "
+          "the numbered columns are <i>a</i><sub>j</sub> <i>v</i><sub>j</sub>'s entries."),
         m, total, n);
     g_free(rest);
     g_free(listed);
@@ -597,7 +603,7 @@ void atn_trace_plan_make_top(const atn_trace *t, const char *const *labels, cons
     p->formula = g_strdup_printf(_("<i>o</i><sub>%d</sub> = Σ<sub>j</sub> <i>a</i><sub>j</sub> <i>v</i><sub>j</sub>"), i);
     g_autofree char *oname = g_strdup_printf("o%d", i);
     if (n > MAX_ROWS)   /* a long trace: the keys that contribute most, then o */
-        plan_contributions(p, t, labels, top_k, kc, (const char *const *)kh->pdata, oname);
+        plan_contributions(p, t, labels, top_k, max_cols, oname);
     else
         plan_vector(p, oname, t->output, k, MAX_COLS, -1, -1);
     if (n <= 8) {

@@ -98,7 +98,7 @@ static void check_contributions(AtnTraceView *tv, AtnResult *r, const float *row
     g_autofree char *text = atn_trace_view_dup_step_text(tv, ATN_TRACE_STEP_OUTPUT);
     g_assert_nonnull(text);
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    g_assert_true(g_str_has_prefix(lines[0], "j\ttoken\ta_j\t‖v_j‖\ta_j‖v_j‖\tshare\ta_j v_j["));
+    g_assert_true(g_str_has_prefix(lines[0], "j\ttoken\ta_j\t‖v_j‖\ta_j‖v_j‖\tshare\t0\t"));
     double listed = 0;
     for (int t = 0; t < 8; t++) {
         g_auto(GStrv) cell = g_strsplit(lines[1 + t], "\t", -1);
