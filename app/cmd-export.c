@@ -2,6 +2,7 @@
  * the model grid, the head-to-head similarity matrix, the head view, the trace sheet and
  * the attention rollout, attention flow and norm-based attention.  Files go through a temporary name and a rename. */
 #include "cli.h"
+#include "trace-keys.h"
 #include "cli-figure.h"
 #include "render.h"
 #include "colour-scale.h"
@@ -23,6 +24,7 @@ static const char *const kind_names[] = {"heatmap", "grid", "similarity", "headv
 typedef struct export_opts {
     fig_kind kind;
     long layer, head, query;
+    long top;   /* trace: the keys listed above 16 (trace-keys.h), as trace --top and the window */
     bool layer_given, query_given;
     atn_metric metric;
     atn_scope scope;
@@ -108,7 +110,9 @@ static int usage(void) {
            "  grid        every layer x head as thumbnails\n"
            "  similarity  head-to-head similarity (--metric js|cosine|pearson, --scope layer|model)\n"
            "  headview    token lines as bertviz draws them (--layer L --head H [--query I])\n"
-           "  trace       one head's arithmetic for one query token (--layer L --head H --query I)\n"
+           "  trace       one head's arithmetic for one query token (--layer L --head H --query I [--top K]:\n"
+           "              above 16 keys the top K by weight, the first and last 2, the query and the\n"
+           "              largest score, and the weighted sum's K largest a_j·‖v_j‖; default 8)\n"
            "  rollout     attention rollout (Abnar & Zuidema) through layers 0..L (--layer, default all)\n"
            "  flow        attention flow (Abnar & Zuidema): max-flow through layers 0..L (--layer, default\n"
            "              all); slow for long inputs (n^2 max-flows), Ctrl-C stops it\n"
@@ -178,6 +182,11 @@ static bool parse_opts(cli_args *a, export_opts *o, const char **out, const char
         o->head = cli_get_int(a, "head", 0, 0, CLI_MAX_INDEX, &ok);
     o->query = cli_get_int(a, "query", o->kind == FIG_HEADVIEW ? -1 : 0, o->kind == FIG_HEADVIEW ? -1 : 0,
                            CLI_MAX_INDEX, &ok);
+    o->top = cli_get_int(a, "top", ATN_TRACE_TOP_DEFAULT, 1, CLI_MAX_INDEX, &ok);
+    if (cli_get(a, "top") && o->kind != FIG_TRACE) {
+        cli_error("attnscope export: --top goes with trace (the keys its tables list)");
+        ok = false;
+    }
     /* --scale is the PNG's pixels per point, or, as a word, the heatmap's colour scale */
     const char *scale_word = cli_get(a, "scale");
     o->colours = ATN_SCALE_LINEAR;
@@ -714,6 +723,7 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
         s->token_labels = tokens;
         s->model_name = mname;
         s->n_heads = cap->n_heads;
+        s->top_k = (int32_t)o->top;
         s->style = &o->style;
         break;
     }

@@ -152,6 +152,13 @@ random-commands)
   for f in a.npy a.json a.safetensors s.json d.json h.png g.png s.png hv.png t.png r.png f.png n.png; do
     [ -s "$T/$f" ] || fail "$f was not written"
   done
+  # export trace --top K: the picture lists the tables' keys and the weighted sum's K largest contributions
+  "$A" export trace --model random:bert-tiny --tokens 40 --layer 1 --head 0 --query 20 --top 3 -o "$T/t3.pdf" \
+    2>"$T/err" || fail "export trace --top 3: $(cat "$T/err")"
+  pdftotext -enc UTF-8 "$T/t3.pdf" "$T/t3.txt" || fail "pdftotext"
+  grep -q "the 3 keys that contribute most" "$T/t3.txt" || fail "export trace --top 3: $(head -c 600 "$T/t3.txt")"
+  grep -q "others" "$T/t3.txt" || fail "export trace --top 3 lists no 'm others' row"
+  expect_error 2 "--top goes with trace" "$A" export heatmap $M --top 3 -o "$T/x.png"
   expect_error 2 "has no masked-LM head" "$A" predict --model random:bert-tiny --ids 101,2000,103,102
   expect_error 2 "has no masked-LM head" "$A" importance $M
   expect_error 2 "not both" "$A" importance $M --corpus "$T/out"
