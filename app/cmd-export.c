@@ -351,13 +351,22 @@ static const char *stack_title(const export_opts *o, const source *src) {
  * source (cross) or target (decoder, causal) tokens across, axes "target" / "source" for
  * cross-attention. */
 static int stack_heatmap(atn_heatmap_spec *s, const atn_stack *st, const source *src, const char **tokens,
-                         long layer, long head) {
+                         long layer, long head, void **owned) {
     if (!check_index("layer", layer, st->n_layers) || !check_index("head", head, st->n_heads))
         return CLI_EXIT_USAGE;
     bool cross = st->kind == ATN_STACK_CROSS;
     s->rows = st->n_q;
     s->cols = st->n_k;
-    s->values = st->attn + ((size_t)layer * st->n_heads + head) * (size_t)st->n_q * st->n_k;
+    /* the head alone (an attention file read lazily: read and checked now) */
+    float *scratch = st->attn ? NULL : malloc((size_t)st->n_q * st->n_k * sizeof *scratch);
+    *owned = scratch;
+    if (!st->attn && !scratch) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    atn_error err = {0};
+    if (!(s->values = atn_stack_head_read(src->cap, st, (int32_t)layer, (int32_t)head, scratch, &err)))
+        return cli_fail(&err);
     s->row_labels = src->target_tokens;
     s->col_labels = cross ? tokens : src->target_tokens;
     s->row_mask = NULL;
@@ -428,7 +437,7 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
         }
         const atn_stack *stk = o->kind == FIG_HEATMAP ? chosen_stack(o, src) : NULL;
         if (stk) {
-            int rc = stack_heatmap(s, stk, src, tokens, layer, head);
+            int rc = stack_heatmap(s, stk, src, tokens, layer, head, owned1);
             if (rc != CLI_EXIT_OK)
                 return rc;
             s->colorbar_label = "weight";
@@ -628,8 +637,9 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
                  stack_title(o, src), cap->n_layers, cap->n_heads, n);
         const atn_stack *sk = chosen_stack(o, src);
         if (sk) {   /* a decoder or cross stack: its heads, no pattern labels (those are the encoder's) */
-            s->attn = sk->attn;
-            s->cap = NULL;
+            s->attn = sk->attn;   /* NULL: its heads read one at a time (atn_stack_head_read) */
+            s->cap = src->cap;
+            s->stack = sk;
             s->n_layers = sk->n_layers;
             s->n = sk->n_q;
             s->n_k = sk->n_k;
@@ -832,8 +842,11 @@ int cmd_export(int argc, char **argv) {
                       "attention file has none (use --model)");
             return CLI_EXIT_USAGE;
         }
-        /* a heatmap reads one head: the file's other layers are not read */
-        rc = o.kind == FIG_HEATMAP ? cli_attention_open_lazy(&a, &at) : cli_attention_open(&a, &at);
+        /* a heatmap reads one head: the file's other layers are not read; a decoder or cross
+           stack's figure reads that stack's heads alone (an encoder-decoder's other stacks are
+           neither read nor checked) */
+        bool one_stack = o.stack_given && o.stack != ATN_STACK_ENCODER;
+        rc = o.kind == FIG_HEATMAP || one_stack ? cli_attention_open_lazy(&a, &at) : cli_attention_open(&a, &at);
         src = (source){NULL, at.cap, at.name, at.causal};
     } else {
         rc = cli_model_run(&a, &model, &enc, &run);

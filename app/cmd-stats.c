@@ -33,7 +33,12 @@ static int feed(cli_args *a, setup_fn setup, consume_fn consume, void *user, atn
                 cli_attention *at, const atn_head_sink *sink) {
     if (cli_attention_wanted(a)) {
         *model_out = NULL;
-        int rc = cli_attention_open(a, at);
+        /* --stack decoder or cross reads that stack's heads alone (lazily, each checked when read):
+           an encoder-decoder's other stacks are neither read nor checked */
+        atn_stack_kind kind;
+        const char *stack = cli_get(a, "stack");
+        bool one_stack = stack && atn_stack_kind_parse(stack, &kind) && kind != ATN_STACK_ENCODER;
+        int rc = one_stack ? cli_attention_open_lazy(a, at) : cli_attention_open(a, at);
         if (rc != CLI_EXIT_OK)
             return rc;
         /* the file's "n_kv_heads" (0 when absent: every head its own) */

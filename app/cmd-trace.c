@@ -707,6 +707,11 @@ int cmd_trace(int argc, char **argv) {
     }
     if (!ok)
         return CLI_EXIT_USAGE;
+    if (cli_attention_wanted(&a) && stack != ATN_STACK_ENCODER) {
+        cli_error("attnscope trace: --stack %s: an attention file's trace follows its q, k, v, which are its "
+                  "attn's (the encoder's); trace a decoder or cross head with --model", stack_s);
+        return CLI_EXIT_USAGE;
+    }
     if (cli_attention_wanted(&a)) {   /* an attention file's q, k, v in place of a run */
         cli_attention at;
         int rc = cli_attention_open_lazy(&a, &at);   /* the one layer the trace reads */

@@ -8,6 +8,8 @@
 #define TARGET_TOKENS_KEY "atn-encdec-target-tokens"
 #define DECODER_STATS_KEY "atn-encdec-decoder-stats"
 #define CROSS_STATS_KEY "atn-encdec-cross-stats"
+#define STACK_HEADS_KEY "atn-encdec-stack-heads"   /* GHashTable: a lazy stack's heads read */
+#define STACK_ERROR_KEY "atn-encdec-stack-error"   /* the last stack head that could not be read */
 
 int32_t *atn_encdec_target_ids(const atn_model *m, const char *text, int32_t *n, atn_error *err) {
     *n = 0;
@@ -102,13 +104,38 @@ const char *const *atn_result_get_stack_tokens(AtnResult *r, atn_stack_kind kind
 
 const float *atn_result_get_stack_head(AtnResult *r, atn_stack_kind kind, int layer, int head, int *n_q, int *n_k) {
     const atn_stack *s = atn_result_get_stack(r, kind);
-    if (!s || !s->attn || layer < 0 || head < 0 || layer >= s->n_layers || head >= s->n_heads)
+    if (!s || layer < 0 || head < 0 || layer >= s->n_layers || head >= s->n_heads)
         return NULL;
     if (n_q)
         *n_q = s->n_q;
     if (n_k)
         *n_k = s->n_k;
-    return s->attn + ((size_t)layer * s->n_heads + head) * (size_t)s->n_q * s->n_k;
+    if (s->attn)
+        return atn_stack_head_read(atn_result_get_capture(r), s, layer, head, NULL, NULL);
+    /* a stack read a head at a time (an attention file opened lazily): each head read once,
+       kept with the result (memory for the heads shown) */
+    GHashTable *heads = g_object_get_data(G_OBJECT(r), STACK_HEADS_KEY);
+    if (!heads) {
+        heads = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+        g_object_set_data_full(G_OBJECT(r), STACK_HEADS_KEY, heads, (GDestroyNotify)g_hash_table_unref);
+    }
+    gpointer key = GINT_TO_POINTER(((int)kind * s->n_layers + layer) * s->n_heads + head + 1);
+    float *a = g_hash_table_lookup(heads, key);
+    if (a)
+        return a;
+    a = g_try_malloc((gsize)s->n_q * s->n_k * sizeof *a);
+    atn_error err = {0};
+    if (!a || !atn_stack_head_read(atn_result_get_capture(r), s, layer, head, a, &err)) {
+        g_free(a);
+        g_object_set_data_full(G_OBJECT(r), STACK_ERROR_KEY, g_strdup(a ? err.message : "out of memory"), g_free);
+        return NULL;
+    }
+    g_hash_table_insert(heads, key, a);
+    return a;
+}
+
+const char *atn_result_get_stack_error(AtnResult *r) {
+    return r ? g_object_get_data(G_OBJECT(r), STACK_ERROR_KEY) : NULL;
 }
 
 void atn_encdec_dims(AtnResult *r, int kind, int *layers, int *heads, int *n_q) {
@@ -180,10 +207,11 @@ gboolean atn_encdec_lines_spec(AtnResult *r, int kind, int layer, int head, atn_
 
 gboolean atn_encdec_grid_spec(AtnResult *r, int kind, atn_grid_spec *spec) {
     const atn_stack *s = kind == ATN_STACK_ENCODER ? NULL : atn_result_get_stack(r, kind);
-    if (!s || !s->attn)
+    if (!s)
         return FALSE;
-    spec->attn = s->attn;
-    spec->cap = NULL;
+    spec->attn = s->attn;   /* NULL: the heads read one at a time through the capture */
+    spec->cap = atn_result_get_capture(r);
+    spec->stack = s;
     spec->n_layers = s->n_layers;
     spec->n_heads = s->n_heads;
     spec->n = s->n_q;

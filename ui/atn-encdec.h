@@ -36,9 +36,15 @@ const atn_stack *atn_result_get_stack(AtnResult *r, atn_stack_kind kind);
  * tokens (atn_result_get_tokens) or the target's (decoder input) tokens.  Borrowed from r,
  * NULL-terminated; NULL for another result. */
 const char *const *atn_result_get_stack_tokens(AtnResult *r, atn_stack_kind kind, gboolean keys);
-/* Head (layer, head) of stack kind, [n_q][n_k] (*n_q, *n_k may be NULL), borrowed from r;
- * NULL out of range or for another result. */
+/* Head (layer, head) of stack kind, [n_q][n_k] (*n_q, *n_k may be NULL), borrowed from r (valid
+ * while r lives): an attention file opened lazily reads the head from its mapping on first use
+ * and keeps it with r (memory for the heads shown).  NULL out of range, for another result, or
+ * where the head cannot be read (a bad value in the file: atn_result_get_stack_error says why).
+ * Main thread only. */
 const float *atn_result_get_stack_head(AtnResult *r, atn_stack_kind kind, int layer, int head, int *n_q, int *n_k);
+/* Why the last atn_result_get_stack_head of r gave NULL for a head in range (the file, the
+ * tensor, the layer, head, query and key), borrowed; NULL when none failed. */
+const char *atn_result_get_stack_error(AtnResult *r);
 /* The selection's bounds in stack kind: layers, heads and query rows (the result's own for any
  * other result, whatever kind).  r not NULL; any pointer may be NULL. */
 void atn_encdec_dims(AtnResult *r, int kind, int *layers, int *heads, int *n_q);

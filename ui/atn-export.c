@@ -322,7 +322,9 @@ static void heads_thread(GTask *task, gpointer source, gpointer data, GCancellab
     if (st)
         L = st->n_layers;
     /* this thread's room for a head made on demand (a full capture's are read in place) */
-    g_autofree float *scratch = atn_result_get_capture(job->result)->attn ? NULL : g_try_new(float, (size_t)n * n);
+    const atn_capture *cap = atn_result_get_capture(job->result);
+    g_autofree float *scratch = (st ? st->attn : cap->attn) ? NULL
+                                : g_try_new(float, st ? (size_t)st->n_q * st->n_k : (size_t)n * n);
     for (int l = 0; l < L; l++) {
         for (int h = 0; h < H; h++) {
             if (g_cancellable_is_cancelled(cancellable)) {
@@ -336,7 +338,8 @@ static void heads_thread(GTask *task, gpointer source, gpointer data, GCancellab
                                         : g_strdup_printf(_("%s · layer %d · head %d"), job->model_name, l, h);
             char *name = atn_render_head_file_name(job->prefix, l, h, L, H, job->format);
             g_autofree char *path = name ? g_build_filename(job->folder, name, NULL) : NULL;
-            const float *values = st ? atn_result_get_stack_head(job->result, kind, l, h, NULL, NULL)
+            atn_error herr = {0};   /* a stack's head read here, into this thread's scratch */
+            const float *values = st ? atn_stack_head_read(cap, st, l, h, scratch, &herr)
                                      : atn_result_read_head(job->result, l, h, scratch);
             AtnFigure *fig = atn_heatmap_look_figure(job->look, values, title, name);
             GError *error = NULL;
@@ -344,6 +347,8 @@ static void heads_thread(GTask *task, gpointer source, gpointer data, GCancellab
             atn_figure_free(fig);
             free(name);
             if (!ok) {
+                if (!error && herr.message[0])
+                    error = g_error_new_literal(G_IO_ERROR, G_IO_ERROR_FAILED, herr.message);
                 if (!error)
                     error = g_error_new(G_IO_ERROR, G_IO_ERROR_FAILED, _("Nothing to draw for layer %d head %d"), l,
                                         h);

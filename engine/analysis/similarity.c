@@ -443,10 +443,12 @@ atn_similarity *atn_similarity_new_capture(const atn_capture *cap, atn_metric me
 
 /* Adds one sentence's maps: attn [L - l0][H][nq][nk] from layer l0 on (l0 0: a capture's
  * [L][H][nq][nk]; l0 = the scope's layer: that layer's heads alone, atn_similarity_add_layer),
- * or, when attn is NULL, heads made on demand from cap (nq = nk = cap->n); the query rows whose
- * qmask is set and the keys whose kmask is set (NULL: all). */
-static atn_status sim_add_maps(atn_similarity *s, const atn_capture *cap, const float *attn, int32_t l0, int32_t nq,
-                               int32_t nk, const int32_t *qmask, const int32_t *kmask, atn_error *err) {
+ * or, when attn is NULL, heads read one at a time: stack's (atn_stack_head_read), else cap's own
+ * (nq = nk = cap->n, atn_capture_head_read); the query rows whose qmask is set and the keys
+ * whose kmask is set (NULL: all). */
+static atn_status sim_add_maps(atn_similarity *s, const atn_capture *cap, const atn_stack *stack, const float *attn,
+                               int32_t l0, int32_t nq, int32_t nk, const int32_t *qmask, const int32_t *kmask,
+                               atn_error *err) {
     int32_t *qkeep = malloc((size_t)(nq > 0 ? nq : 1) * sizeof *qkeep);
     int32_t *kkeep = malloc((size_t)(nk > 0 ? nk : 1) * sizeof *kkeep);
     if (!qkeep || !kkeep) {
@@ -493,7 +495,8 @@ static atn_status sim_add_maps(atn_similarity *s, const atn_capture *cap, const 
     }
     for (int32_t c = 0; packed && c < s->count; c++) {
         const float *a = attn ? attn + ((size_t)(s->layer_of[c] - l0) * s->n_heads + s->head_of[c]) * map
-                              : atn_capture_head_read(cap, s->layer_of[c], s->head_of[c], scratch, err);
+                         : stack ? atn_stack_head_read(cap, stack, s->layer_of[c], s->head_of[c], scratch, err)
+                                 : atn_capture_head_read(cap, s->layer_of[c], s->head_of[c], scratch, err);
         if (!a) {
             free(scratch);
             free(qkeep);
@@ -554,7 +557,7 @@ atn_status atn_similarity_add(atn_similarity *s, const atn_capture *cap, atn_err
         return atn_error_set(err, ATN_E_SHAPE, "similarity: the capture's layers have %s head counts than the "
                              "comparison was made for (atn_similarity_new_capture)", lh ? "other" : "fewer");
     const int32_t *mask = cap->enc ? cap->enc->mask : NULL;
-    return sim_add_maps(s, cap, cap->attn, 0, cap->n, cap->n, mask, mask, err);
+    return sim_add_maps(s, cap, NULL, cap->attn, 0, cap->n, cap->n, mask, mask, err);
 }
 
 atn_status atn_similarity_add_layer(atn_similarity *s, const atn_encoding *enc, const float *heads, atn_error *err) {
@@ -567,7 +570,7 @@ atn_status atn_similarity_add_layer(atn_similarity *s, const atn_encoding *enc, 
     if (acc_of(s)->layer_heads)   /* a streamed forward's layer has every head */
         return atn_error_set(err, ATN_E_SHAPE, "similarity: one layer's heads go to a comparison of every head "
                              "(atn_similarity_new)");
-    return sim_add_maps(s, NULL, heads, s->layer, enc->n, enc->n, enc->mask, enc->mask, err);
+    return sim_add_maps(s, NULL, NULL, heads, s->layer, enc->n, enc->n, enc->mask, enc->mask, err);
 }
 
 atn_status atn_similarity_add_stack(atn_similarity *s, const atn_capture *cap, atn_stack_kind kind,
@@ -578,7 +581,7 @@ atn_status atn_similarity_add_stack(atn_similarity *s, const atn_capture *cap, a
     if (st)
         return st;
     const atn_stack *k = atn_capture_stack(cap, kind);
-    if (!k || !k->attn)
+    if (!k)
         return atn_error_set(err, ATN_E_INVALID, "similarity: the capture has no %s stack (not an "
                              "encoder-decoder's)", kind == ATN_STACK_CROSS ? "cross" : "decoder");
     if (k->n_layers != s->n_layers || k->n_heads != s->n_heads)
@@ -589,7 +592,7 @@ atn_status atn_similarity_add_stack(atn_similarity *s, const atn_capture *cap, a
     if (kind == ATN_STACK_CROSS && cap->enc && cap->enc->n != k->n_k)
         return atn_error_set(err, ATN_E_SHAPE, "similarity: the cross stack has %d source keys, the source %d tokens",
                              k->n_k, cap->enc->n);
-    return sim_add_maps(s, cap, k->attn, 0, k->n_q, k->n_k, NULL, kmask, err);
+    return sim_add_maps(s, cap, k, k->attn, 0, k->n_q, k->n_k, NULL, kmask, err);
 }
 
 atn_status atn_similarity_finish(atn_similarity *s, atn_error *err) {

@@ -7,6 +7,7 @@
 #include "head-stats-private.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static atn_status no_stack(atn_stack_kind kind, atn_error *err) {
@@ -15,11 +16,14 @@ static atn_status no_stack(atn_stack_kind kind, atn_error *err) {
 }
 
 /* The decoder's stack as a capture of the target's tokens: what head-stats.c reads (n, enc,
- * attn, the shape). */
-static atn_status decoder_view(const atn_capture *cap, const atn_encoding *target, atn_capture *view,
+ * attn, the shape).  A stack read a head at a time (an attention file's lazy capture) is read
+ * whole into *own (the caller frees it; the decoder's t x t heads are the stacks' smallest),
+ * every head checked: the first bad one's error. */
+static atn_status decoder_view(const atn_capture *cap, const atn_encoding *target, atn_capture *view, float **own,
                                atn_error *err) {
     const atn_stack *k = atn_capture_stack(cap, ATN_STACK_DECODER);
-    if (!k || !k->attn)
+    *own = NULL;
+    if (!k)
         return no_stack(ATN_STACK_DECODER, err);
     if (target && target->n != k->n_q)
         return atn_error_set(err, ATN_E_SHAPE, "stats: the target has %d tokens, the decoder stack %d", target->n,
@@ -30,6 +34,19 @@ static atn_status decoder_view(const atn_capture *cap, const atn_encoding *targe
     view->n_heads = k->n_heads;
     view->attn = k->attn;
     view->enc = target;
+    if (!k->attn) {
+        size_t map = (size_t)k->n_q * k->n_q, heads = (size_t)k->n_layers * k->n_heads;
+        if (!(*own = malloc((heads ? heads : 1) * map * sizeof **own)))
+            return atn_error_set(err, ATN_E_NOMEM, "stats: out of memory for the decoder stack");
+        for (size_t c = 0; c < heads; c++)
+            if (!atn_stack_head_read(cap, k, (int32_t)(c / k->n_heads), (int32_t)(c % k->n_heads), *own + c * map,
+                                     err)) {
+                free(*own);
+                *own = NULL;
+                return err ? err->status : ATN_E_INVALID;
+            }
+        view->attn = *own;
+    }
     return ATN_OK;
 }
 
@@ -37,7 +54,7 @@ static atn_status decoder_view(const atn_capture *cap, const atn_encoding *targe
 static atn_status cross_add(atn_stats *st, const atn_capture *cap, atn_progress_fn progress, void *user_data,
                             atn_error *err) {
     const atn_stack *k = atn_capture_stack(cap, ATN_STACK_CROSS);
-    if (!k || !k->attn)
+    if (!k)
         return no_stack(ATN_STACK_CROSS, err);
     if (k->n_layers != st->n_layers || k->n_heads != st->n_heads)
         return atn_error_set(err, ATN_E_SHAPE, "stats: the cross stack has %d layers x %d heads, expected %d x %d",
@@ -54,8 +71,19 @@ static atn_status cross_add(atn_stats *st, const atn_capture *cap, atn_progress_
         stats_sentence_close(&src);
         return ATN_OK;
     }
+    /* a head at a time: one [nq][nk] scratch for a stack read on demand */
+    float *scratch = k->attn ? NULL : malloc((size_t)nq * nk * sizeof *scratch);
+    if (!k->attn && !scratch) {
+        stats_sentence_close(&src);
+        return atn_error_set(err, ATN_E_NOMEM, "stats: out of memory for a cross head");
+    }
     for (int32_t idx = 0; idx < heads; idx++) {
-        const float *a = k->attn + (size_t)idx * nq * nk;
+        const float *a = atn_stack_head_read(cap, k, idx / st->n_heads, idx % st->n_heads, scratch, err);
+        if (!a) {
+            free(scratch);
+            stats_sentence_close(&src);
+            return err ? err->status : ATN_E_INVALID;
+        }
         double ent = 0, ent_n = 0, cls = 0, sep = 0, punct = 0;
         for (int32_t i = 0; i < nq; i++) {
             const float *row = a + (size_t)i * nk;
@@ -84,10 +112,12 @@ static atn_status cross_add(atn_stats *st, const atn_capture *cap, atn_progress_
         /* a target index and a source index number different sequences */
         h->self = h->prev = h->next = h->local = h->distance = h->same_segment = h->induction = NAN;
         if (progress && !progress((double)(idx + 1) / heads, ATN_STAGE_STATISTICS, user_data)) {
+            free(scratch);
             stats_sentence_close(&src);
             return atn_error_set(err, ATN_E_CANCELLED, "stats: cancelled");
         }
     }
+    free(scratch);
     stats_sentence_close(&src);
     st->n_sentences++;
     st->n_tokens += nq;
@@ -112,9 +142,12 @@ atn_status atn_stats_add_stack(atn_stats *st, const atn_capture *cap, atn_stack_
     if (kind == ATN_STACK_CROSS)
         return cross_add(st, cap, NULL, NULL, err);
     atn_capture view;
-    if ((s = decoder_view(cap, target, &view, err)))
+    float *own;
+    if ((s = decoder_view(cap, target, &view, &own, err)))
         return s;
-    return atn_stats_add(st, &view, err);
+    s = atn_stats_add(st, &view, err);
+    free(own);
+    return s;
 }
 
 atn_status atn_stats_compute_stack(const atn_capture *cap, atn_stack_kind kind, const atn_encoding *target,
@@ -127,12 +160,15 @@ atn_status atn_stats_compute_stack(const atn_capture *cap, atn_stack_kind kind, 
     atn_status s;
     if (kind == ATN_STACK_DECODER) {
         atn_capture view;
-        if ((s = decoder_view(cap, target, &view, err)))
+        float *own;
+        if ((s = decoder_view(cap, target, &view, &own, err)))
             return s;
-        return atn_stats_compute_progress(&view, progress, user_data, out, err);
+        s = atn_stats_compute_progress(&view, progress, user_data, out, err);
+        free(own);
+        return s;
     }
     const atn_stack *k = atn_capture_stack(cap, ATN_STACK_CROSS);
-    if (!k || !k->attn)
+    if (!k)
         return no_stack(ATN_STACK_CROSS, err);
     atn_stats *st = atn_stats_new(k->n_layers, k->n_heads, err);
     if (!st)

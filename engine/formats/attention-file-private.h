@@ -43,6 +43,7 @@ struct atn_attn_file {
        -1s) and the cross rows' token texts (metadata query_tokens) */
     atn_stack stacks[3];
     float *stack_own[3];
+    atn_stack lazy_stacks[3];   /* the lazy capture's: the same with attn NULL */
     int32_t *tgt_ids;           /* [n_tgt] */
     int32_t n_tgt, n_dec_layers;
     char **query_tokens;        /* [n_tgt] or NULL */
@@ -65,9 +66,16 @@ atn_status atn_attn_file_layer_floats_locked(atn_attn_file *f, int32_t layer, co
 atn_status atn_attn_file_check_head_locked(atn_attn_file *f, int32_t layer, int32_t head, const float *a,
                                            atn_error *err);
 
-/* An encoder-decoder's stacks into f->stacks (attention-file.c): decoder and cross mapped (F32)
- * or converted and checked whole (their errors name 'decoder' / 'cross', the layer, head,
- * query and key); the encoder's floats too when encoder, else its stack's attn NULL. */
-atn_status atn_attn_file_make_stacks(atn_attn_file *f, bool encoder, atn_error *err);
+/* An encoder-decoder's stacks into f->stacks (attention-file.c): every stack mapped (F32) or
+ * converted, decoder and cross checked whole (their errors name 'decoder' / 'cross', the layer,
+ * head, query and key).  The eager capture's. */
+atn_status atn_attn_file_make_stacks(atn_attn_file *f, atn_error *err);
+/* The lazy capture's stacks into f->lazy_stacks: shapes and ids only, every attn NULL (each
+ * head read through atn_attn_file_stack_head).  Reads no attention. */
+void atn_attn_file_lazy_stacks(atn_attn_file *f);
+/* NaN, Inf or a negative value among a[count] of tensor t (named name), a[0] being its flat
+ * index base: ATN_E_FORMAT naming f's path, name, layer, head, query and key; else ATN_OK. */
+atn_status atn_attn_file_check_values(const atn_attn_file *f, const char *name, const atn_st_tensor *t,
+                                      const float *a, size_t count, size_t base, atn_error *err);
 
 #endif

@@ -897,58 +897,6 @@ atn_status atn_attn_file_layer_floats_locked(atn_attn_file *f, int32_t layer, co
 
 const char *atn_attn_file_warning(const atn_attn_file *f) { return f && f->bad_rows > 0 ? f->warning : NULL; }
 
-/* An encoder-decoder's three stacks (encoder: the attention already read): the mapping
- * itself for aligned F32, else converted copies; decoder and cross are checked as layers are
- * (NaN, Inf, negative values refused naming the tensor).  Without encoder (the lazy capture)
- * the encoder's stack has attn NULL, its heads read through the capture's heads on demand;
- * made once (a later call with encoder fills the encoder's in). */
-atn_status atn_attn_file_make_stacks(atn_attn_file *f, bool encoder, atn_error *err) {
-    if (!f->info.n_stacks)
-        return ATN_OK;
-    static const char *const names[3] = {"encoder", "decoder", "cross"};
-    for (int k = 0; k < 3; k++) {
-        if (f->stacks[k].name && (k > 0 || !encoder || f->stacks[0].attn))
-            continue;   /* made before */
-        const atn_st_tensor *t = atn_st_find(f->st, names[k]);
-        if (k == 0 && !encoder) {
-            f->stacks[0] = (atn_stack){.kind = ATN_STACK_ENCODER, .name = names[0], .n_layers = (int32_t)t->shape[0],
-                                       .n_heads = (int32_t)t->shape[1], .n_q = (int32_t)t->shape[2],
-                                       .n_k = (int32_t)t->shape[3], .attn = NULL, .q_ids = f->enc->ids,
-                                       .k_ids = f->enc->ids};
-            continue;
-        }
-        size_t count = (size_t)t->count;
-        const float *a;
-        if (t->dtype == ATN_ST_F32 && ((uintptr_t)t->data & 3) == 0) {
-            a = t->data;
-        } else {
-            if (!f->stack_own[k] && !(f->stack_own[k] = malloc(count * sizeof(float))))
-                return atn_error_set(err, ATN_E_NOMEM, "%s: out of memory for '%s'", f->path, names[k]);
-            if (t->dtype == ATN_ST_F16)
-                atn_f16_to_f32_array(f->stack_own[k], t->data, count);
-            else if (t->dtype == ATN_ST_BF16)
-                atn_bf16_to_f32_array(f->stack_own[k], t->data, count);
-            else
-                memcpy(f->stack_own[k], t->data, count * sizeof(float));
-            a = f->stack_own[k];
-        }
-        for (size_t i = 0; k > 0 && i < count; i++)
-            if (!isfinite(a[i]) || a[i] < 0) {
-                size_t nk = (size_t)t->shape[3], nq = (size_t)t->shape[2], hh = (size_t)t->shape[1];
-                return atn_error_set(err, ATN_E_FORMAT, "%s: '%s' holds %s at layer %zu, head %zu, query %zu, key %zu",
-                                     f->path, names[k], isnan(a[i]) ? "NaN" : isinf(a[i]) ? "Inf" : "a negative value",
-                                     i / nk / nq / hh, i / nk / nq % hh, i / nk % nq, i % nk);
-            }
-        bool is_enc = k == 0;
-        f->stacks[k] = (atn_stack){.kind = (atn_stack_kind)k, .name = names[k], .n_layers = (int32_t)t->shape[0],
-                                   .n_heads = (int32_t)t->shape[1], .n_q = (int32_t)t->shape[2],
-                                   .n_k = (int32_t)t->shape[3], .attn = a,
-                                   .q_ids = is_enc ? f->enc->ids : f->tgt_ids,
-                                   .k_ids = k == 1 ? f->tgt_ids : f->enc->ids};
-    }
-    return ATN_OK;
-}
-
 atn_status atn_attn_file_capture(atn_attn_file *f, const atn_capture **out, atn_progress_fn progress,
                                  void *user_data, atn_error *err) {
     if (!f || !out)
@@ -981,7 +929,7 @@ atn_status atn_attn_file_capture(atn_attn_file *f, const atn_capture **out, atn_
     }
     if (progress)
         progress(1.0, ATN_STAGE_LAYER, user_data);
-    atn_status sst = atn_attn_file_make_stacks(f, true, err);
+    atn_status sst = atn_attn_file_make_stacks(f, err);
     if (sst != ATN_OK)
         return sst;
     f->cap = (atn_capture){.n_layers = f->L, .n_heads = f->H, .n = f->n, .enc = f->enc,

@@ -17,19 +17,17 @@ atn_status atn_attn_file_capture_lazy(atn_attn_file *f, const atn_capture **out,
         return atn_error_set(err, ATN_E_INVALID, "atn_attn_file_capture_lazy: NULL argument");
     *out = NULL;
     if (!f->lazy_ready) {
-        /* an encoder-decoder's: its encoder (the attention shown, n x n, the source being the
-           long side) a head at a time as any file's; the decoder's [t][t] and the cross
-           [t][n] maps read and checked now, whole */
-        atn_status st = atn_attn_file_make_stacks(f, false, err);
-        if (st != ATN_OK)
-            return st;
+        /* an encoder-decoder's: its encoder (the attention shown, n x n) a head at a time as any
+           file's, its decoder [t][t] and cross [t][n] heads too (atn_stack_head_read reaches
+           atn_attn_file_stack_head): nothing is read here */
+        atn_attn_file_lazy_stacks(f);
         f->lazy_cap = (atn_capture){.n_layers = f->L, .n_heads = f->H, .n = f->n, .enc = f->enc, .attn = NULL,
                                     .n_kv_heads = f->info.n_kv_heads, .attn_on_demand = true, .run = NULL, .temperature = 1.0f,
                                     .nonfinite_layer = -1, .precision = ATN_PRECISION_FP32,
                                     .layer_heads = f->layer_heads};
         if (f->info.n_stacks) {   /* the run's fields for its stacks */
             f->lazy_cap.n_stacks = 3;
-            f->lazy_cap.stacks = f->stacks;
+            f->lazy_cap.stacks = f->lazy_stacks;
             f->lazy_cap.n_dec_layers = f->n_dec_layers;
             f->lazy_cap.n_tgt = f->n_tgt;
             f->lazy_cap.target_ids = f->tgt_ids;

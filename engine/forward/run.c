@@ -102,6 +102,28 @@ const atn_stack *atn_capture_stack(const atn_capture *cap, atn_stack_kind kind) 
     return NULL;
 }
 
+const float *atn_stack_head_read(const atn_capture *cap, const atn_stack *s, int32_t layer, int32_t head,
+                                 float *scratch, atn_error *err) {
+    if (!cap || !s || layer < 0 || layer >= s->n_layers || head < 0 || head >= s->n_heads) {
+        atn_error_set(err, ATN_E_INVALID, "stack head: %s layer %d head %d is outside 0..%d x 0..%d",
+                      s ? s->name : "no stack,", layer, head, s ? s->n_layers - 1 : -1, s ? s->n_heads - 1 : -1);
+        return NULL;
+    }
+    if (s->attn)
+        return s->attn + ((size_t)layer * s->n_heads + head) * s->n_q * s->n_k;
+    if (s->kind == ATN_STACK_ENCODER)
+        return atn_capture_head_read(cap, layer, head, scratch, err);
+    if (!scratch) {
+        atn_error_set(err, ATN_E_INVALID, "stack head: no room given for %s layer %d head %d", s->name, layer, head);
+        return NULL;
+    }
+    if (!cap->attn_on_demand || cap->run) {
+        atn_error_set(err, ATN_E_INVALID, "stack head: the %s stack holds no attention", s->name);
+        return NULL;
+    }
+    return atn_attn_file_stack_head(cap, s->kind, layer, head, scratch, err) == ATN_OK ? scratch : NULL;
+}
+
 bool atn_stack_kind_parse(const char *name, atn_stack_kind *kind) {
     static const char *const names[] = {"encoder", "decoder", "cross"};
     for (int i = 0; name && i < 3; i++)

@@ -655,6 +655,17 @@ const atn_stack *atn_capture_stack(const atn_capture *cap, atn_stack_kind kind);
  * float32 arrays named by atn_stack.name, [L][H][n_q][n_k] each, atomically.  ATN_E_INVALID
  * for a capture without stacks; ATN_E_NOMEM; ATN_E_IO from the writer (naming path). */
 atn_status atn_capture_write_stacks_npz(const char *path, const atn_capture *cap, atn_error *err);
+/* Head `head` of layer `layer` of stack s (one of cap's stacks, atn_capture_stack) [n_q][n_k]:
+ * the one way a reader gets a stack's head.  A pointer into s->attn when the stack is held whole
+ * (a run's, an attention file read whole; scratch is not touched and may be NULL), else scratch
+ * (the caller's, s->n_q * s->n_k floats) filled and returned: the encoder's through
+ * atn_capture_head_read, an attention file's lazy decoder or cross head read through its mapping
+ * and checked (atn_attn_file_capture_lazy).  Borrowed as atn_capture_head_read.  NULL with err
+ * set: NULL cap or s, layer or head out of range, a NULL scratch where one is needed
+ * (ATN_E_INVALID), a bad value in the file (ATN_E_FORMAT, naming the file, the tensor, the
+ * layer, head, query and key).  Threads as atn_capture_head. */
+const float *atn_stack_head_read(const atn_capture *cap, const atn_stack *s, int32_t layer, int32_t head,
+                                 float *scratch, atn_error *err);
 /* "encoder" / "decoder" / "cross" -> *kind; false for anything else. */
 bool atn_stack_kind_parse(const char *name, atn_stack_kind *kind);
 

@@ -374,11 +374,12 @@ PY
   done
   ;;
 encdec-lazy)
-  # an encoder-decoder's file read lazily (export heatmap): a NaN in the encoder's last layer,
-  # head 1, leaves the other encoder heads and the cross stack as the clean file draws them,
-  # byte for byte, and is named ('encoder', layer, head, query, key) when that head is drawn;
-  # the decoder and cross stacks are read and checked at open, so a NaN in cross refuses even
-  # an encoder head, naming 'cross'
+  # an encoder-decoder's file read lazily, every stack a head at a time: a NaN in the encoder's
+  # last layer, head 1, leaves the other encoder heads and the cross stack as the clean file
+  # draws them, byte for byte, and is named ('encoder', layer, head, query, key) when that head
+  # is drawn; a NaN in cross layer 0 head 0 is named only where that head is used (its heatmap,
+  # stats/similarity --stack cross), while the encoder's heads, another cross head and the
+  # decoder's stack (heatmap, grid, stats, similarity) are the clean file's, byte for byte
   SRC="${3:?source root}"
   M="$SRC/tests/hf/models/t5-v1-f32"
   "$A" run --model "$M" --text "The house is wonderful." --target "Das Haus ist" -o "$T/e.safetensors" 2>"$T/err" ||
@@ -413,10 +414,33 @@ PY
   cmp -s "$T/c.svg" "$T/b.svg" || fail "the cross head differs from the clean file's"
   expect_error 2 "enc-nan.safetensors: 'encoder' holds NaN at layer $((L - 1)), head 1, query 2, key 3" \
     "$A" export heatmap --attention "$T/enc-nan.safetensors" --layer $((L - 1)) --head 1 -o "$T/x.svg"
-  expect_error 2 "cross-nan.safetensors: 'cross' holds NaN at layer 0, head 0, query 0, key 5" \
-    "$A" export heatmap --attention "$T/cross-nan.safetensors" --layer 0 --head 0 -o "$T/x.svg"
   expect_error 2 "'encoder' holds NaN at layer $((L - 1)), head 1, query 2, key 3" \
     "$A" stats --attention "$T/enc-nan.safetensors"
+  # the NaN in cross: one (command, file) each, clean and bad outputs byte for byte
+  same() {   # same NAME ARGS...: the command on the clean file and on cross-nan writes the same file
+    local name=$1; shift
+    "$A" "$@" --attention "$T/e.safetensors" -o "$T/c.$name" 2>"$T/err" || fail "clean $*: $(cat "$T/err")"
+    "$A" "$@" --attention "$T/cross-nan.safetensors" -o "$T/b.$name" 2>"$T/err" ||
+      fail "$* refused though only cross layer 0 head 0 is bad: $(cat "$T/err")"
+    cmp -s "$T/c.$name" "$T/b.$name" || fail "$* differs from the clean file's"
+  }
+  same svg export heatmap --layer 0 --head 0
+  same svg export heatmap --stack cross --layer 1 --head 2
+  same svg export heatmap --stack cross --layer 0 --head 1
+  same svg export heatmap --stack decoder --layer 0 --head 0
+  same svg export grid --stack decoder
+  same json stats --stack decoder --format json
+  same json similarity --stack decoder
+  same json similarity --stack cross --scope layer --layer 1
+  expect_error 2 "cross-nan.safetensors: 'cross' holds NaN at layer 0, head 0, query 0, key 5" \
+    "$A" export heatmap --attention "$T/cross-nan.safetensors" --stack cross --layer 0 --head 0 -o "$T/x.svg"
+  expect_error 2 "cross-nan.safetensors: 'cross' holds NaN at layer 0, head 0, query 0, key 5" \
+    "$A" stats --attention "$T/cross-nan.safetensors" --stack cross
+  expect_error 2 "cross-nan.safetensors: 'cross' holds NaN at layer 0, head 0, query 0, key 5" \
+    "$A" similarity --attention "$T/cross-nan.safetensors" --stack cross -o "$T/x.json"
+  # a file's trace reads its q, k, v (the encoder's attn): --stack decoder/cross is refused, not ignored
+  expect_error 2 "trace: --stack cross: an attention file's trace follows its q, k, v" \
+    "$A" trace --attention "$T/e.safetensors" --stack cross --layer 0 --head 0 --query 0
   ;;
 layer-heads)
   # one attn.L{l} per layer: with the same head count the file is the stacked file, bit for

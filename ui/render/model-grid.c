@@ -65,15 +65,19 @@ static void grid_layout_with(rtext *t, const atn_grid_spec *s, double w, double 
         cb = rt_colorbar_width(t, G->vmin, G->vmax, false) + 3 * gap;
     } else if (s->shared_range && s->cap && s->n > 0) {
         /* one head at a time: the largest finite value (|value|) of all is the largest of each's */
-        float *scratch = s->cap->attn ? NULL : malloc((size_t)s->n * s->n * sizeof(float));
+        int32_t nk = s->stack && s->n_k > 0 ? s->n_k : s->n;
+        bool whole = s->stack ? s->stack->attn != NULL : s->cap->attn != NULL;
+        float *scratch = whole ? NULL : malloc((size_t)s->n * nk * sizeof(float));
         bool first = true;
-        for (int32_t c = 0; (s->cap->attn || scratch) && c < s->n_layers * s->n_heads; c++) {
-            const float *a = atn_capture_head_read(s->cap, c / s->n_heads, c % s->n_heads, scratch, NULL);
+        for (int32_t c = 0; (whole || scratch) && c < s->n_layers * s->n_heads; c++) {
+            const float *a = s->stack ? atn_stack_head_read(s->cap, s->stack, c / s->n_heads, c % s->n_heads, scratch,
+                                                            NULL)
+                                      : atn_capture_head_read(s->cap, c / s->n_heads, c % s->n_heads, scratch, NULL);
             double lo, hi;
             atn_value_range r = {.automatic = true};
             if (!a)
                 continue;
-            atn_value_range_resolve(&r, a, s->n, s->n, 0, s->colormap, &lo, &hi);
+            atn_value_range_resolve(&r, a, s->n, nk, 0, s->colormap, &lo, &hi);
             G->vmin = first || lo < G->vmin ? lo : G->vmin;
             G->vmax = first || hi > G->vmax ? hi : G->vmax;
             first = false;
@@ -177,14 +181,15 @@ void atn_render_model_grid(cairo_t *cr, const atn_grid_spec *s, double w, double
         const char *label = s->layer_labels && s->layer_labels[l] ? s->layer_labels[l] : buf;
         rt_draw(cr, &t, label, RT_SMALL, sel, G.x0 - gap, G.y0 + l * G.step_y + G.thumb / 2 - sh / 2, 1.0, 0);
     }
-    int32_t nk = s->n_k > 0 && s->attn ? s->n_k : s->n;   /* cross-attention: n x n_k heads */
+    int32_t nk = s->n_k > 0 && (s->attn || s->stack) ? s->n_k : s->n;   /* cross-attention: n x n_k heads */
     size_t nn = (size_t)s->n * nk;
     const atn_capture *cap = s->attn ? NULL : s->cap;
-    float *scratch = cap && !cap->attn && s->n > 0 ? malloc(nn * sizeof(float)) : NULL;
-    for (int32_t l = 0; (s->attn || (cap && (cap->attn || scratch))) && s->n > 0 && l < s->n_layers; l++)
+    bool whole = cap && (s->stack ? s->stack->attn != NULL : cap->attn != NULL);
+    float *scratch = cap && !whole && s->n > 0 ? malloc(nn * sizeof(float)) : NULL;
+    for (int32_t l = 0; (s->attn || (cap && (whole || scratch))) && s->n > 0 && l < s->n_layers; l++)
         for (int32_t hh = 0; hh < s->n_heads; hh++) {
             size_t c = (size_t)l * s->n_heads + hh;
-            if (s->cap && !atn_capture_head_present(s->cap, l, hh)) {
+            if (s->cap && !s->stack && !atn_capture_head_present(s->cap, l, hh)) {
                 /* an attention file's layer with fewer heads: a dashed empty place, not zeros */
                 atn_rect r = {G.x0 + hh * G.step_x, G.y0 + l * G.step_y, G.thumb, G.thumb};
                 double dash[] = {3 * fs, 3 * fs};
@@ -201,7 +206,9 @@ void atn_render_model_grid(cairo_t *cr, const atn_grid_spec *s, double w, double
             }
             bool cached = s->thumbs && s->thumbs[c];
             const float *a = s->attn ? s->attn + c * nn
-                             : cached ? NULL : atn_capture_head_read(cap, l, hh, scratch, NULL);
+                             : cached ? NULL
+                             : s->stack ? atn_stack_head_read(cap, s->stack, l, hh, scratch, NULL)
+                                        : atn_capture_head_read(cap, l, hh, scratch, NULL);
             if (!a && !cached)
                 continue;
             cairo_surface_t *img = s->thumbs ? s->thumbs[c] : NULL;

@@ -314,8 +314,11 @@ typedef struct atn_grid_spec {
     int32_t n_layers, n_heads, n;
     int32_t n_k;                     /* key columns of each head when they are not n (an
                                         encoder-decoder's cross-attention: attn [L][H][n][n_k],
-                                        drawn stretched into square thumbnails; needs attn, no
-                                        cap); 0: n */
+                                        drawn stretched into square thumbnails; needs attn or
+                                        stack); 0: n */
+    const atn_stack *stack;          /* an encoder-decoder's decoder or cross stack of cap drawn
+                                        with attn NULL: each head read through
+                                        atn_stack_head_read into one [n][n_k] scratch; NULL */
     const char *title;
     const char *const *head_notes;   /* [L*H] short text under each thumbnail (pattern labels) or NULL */
     atn_colormap colormap;
