@@ -438,6 +438,41 @@ PY
     "$A" stats --attention "$T/cross-nan.safetensors" --stack cross
   expect_error 2 "cross-nan.safetensors: 'cross' holds NaN at layer 0, head 0, query 0, key 5" \
     "$A" similarity --attention "$T/cross-nan.safetensors" --stack cross -o "$T/x.json"
+  # BF16 stacks read lazily: each head converted as it is read, the same figures and numbers as an
+  # F32 file holding the BF16 values
+  python3 - "$T/e.safetensors" "$T/bf16.safetensors" "$T/rounded.safetensors" <<'PY' || fail "could not write BF16"
+import json, struct, sys
+st = open(sys.argv[1], "rb").read()
+hl = struct.unpack("<Q", st[:8])[0]
+h = json.loads(st[8:8 + hl])
+def write(path, bf16):
+    head, data = {}, b""
+    for name, t in h.items():
+        if name == "__metadata__":
+            head[name] = t
+            continue
+        raw = st[8 + hl + t["data_offsets"][0]:8 + hl + t["data_offsets"][1]]
+        dt = t["dtype"]
+        if name in ("encoder", "decoder", "cross"):
+            top = [w >> 16 for w in struct.unpack("<%dI" % (len(raw) // 4), raw)]   # truncated to BF16
+            raw = struct.pack("<%dH" % len(top), *top) if bf16 else struct.pack("<%dI" % len(top), *[b << 16 for b in top])
+            dt = "BF16" if bf16 else "F32"
+        head[name] = {"dtype": dt, "shape": t["shape"], "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw + b"\0" * (-len(raw) % 8)
+    hb = json.dumps(head).encode()
+    hb += b" " * (-len(hb) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(hb)) + hb + data)
+write(sys.argv[2], True)
+write(sys.argv[3], False)
+PY
+  for args in "svg export heatmap --stack cross --layer 1 --head 2" "svg export heatmap --stack decoder --layer 1 --head 1" \
+              "svg export grid --stack cross" "json stats --stack cross --format json"; do
+    set -- $args
+    ext=$1; shift
+    "$A" "$@" --attention "$T/rounded.safetensors" -o "$T/r.$ext" 2>"$T/err" || fail "rounded $*: $(cat "$T/err")"
+    "$A" "$@" --attention "$T/bf16.safetensors" -o "$T/h.$ext" 2>"$T/err" || fail "bf16 $*: $(cat "$T/err")"
+    cmp -s "$T/r.$ext" "$T/h.$ext" || fail "BF16 $* differs from the F32 file of its values"
+  done
   # a file's trace reads its q, k, v (the encoder's attn): --stack decoder/cross is refused, not ignored
   expect_error 2 "trace: --stack cross: an attention file's trace follows its q, k, v" \
     "$A" trace --attention "$T/e.safetensors" --stack cross --layer 0 --head 0 --query 0
