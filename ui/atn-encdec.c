@@ -127,7 +127,9 @@ const float *atn_result_get_stack_head(AtnResult *r, atn_stack_kind kind, int la
     atn_error err = {0};
     if (!a || !atn_stack_head_read(atn_result_get_capture(r), s, layer, head, a, &err)) {
         g_free(a);
-        g_object_set_data_full(G_OBJECT(r), STACK_ERROR_KEY, g_strdup(a ? err.message : "out of memory"), g_free);
+        const char *why = a ? err.message : "out of memory";
+        g_object_set_data_full(G_OBJECT(r), STACK_ERROR_KEY, g_strdup(why), g_free);
+        g_signal_emit_by_name(r, "head-failed", why);   /* the session's "Could not show this head: …" */
         return NULL;
     }
     g_hash_table_insert(heads, key, a);

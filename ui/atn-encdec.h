@@ -39,7 +39,8 @@ const char *const *atn_result_get_stack_tokens(AtnResult *r, atn_stack_kind kind
 /* Head (layer, head) of stack kind, [n_q][n_k] (*n_q, *n_k may be NULL), borrowed from r (valid
  * while r lives): an attention file opened lazily reads the head from its mapping on first use
  * and keeps it with r (memory for the heads shown).  NULL out of range, for another result, or
- * where the head cannot be read (a bad value in the file: atn_result_get_stack_error says why).
+ * where the head cannot be read (a bad value in the file: atn_result_get_stack_error says why,
+ * and r emits "head-failed" with that message, which the session shows as the window's error).
  * Main thread only. */
 const float *atn_result_get_stack_head(AtnResult *r, atn_stack_kind kind, int layer, int head, int *n_q, int *n_k);
 /* Why the last atn_result_get_stack_head of r gave NULL for a head in range (the file, the
