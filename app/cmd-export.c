@@ -682,7 +682,16 @@ static int build(figure *f, const export_opts *o, const source *src, const char 
             bool cross = stk->kind == ATN_STACK_CROSS;
             atn_headview_spec *s = &f->head;
             atn_headview_spec_init(s);
-            s->attn[0] = stk->attn + ((size_t)layer * stk->n_heads + head) * (size_t)stk->n_q * stk->n_k;
+            /* the head alone (an attention file read lazily: read and checked now) */
+            float *hs = stk->attn ? NULL : malloc((size_t)stk->n_q * stk->n_k * sizeof *hs);
+            *owned1 = hs;
+            if (!stk->attn && !hs) {
+                cli_error("out of memory");
+                return CLI_EXIT_FAIL;
+            }
+            atn_error herr = {0};
+            if (!(s->attn[0] = atn_stack_head_read(src->cap, stk, (int32_t)layer, (int32_t)head, hs, &herr)))
+                return cli_fail(&herr);
             s->head_ids[0] = (int32_t)head;
             s->n_shown = 1;
             s->n = stk->n_q;

@@ -427,6 +427,7 @@ PY
   same svg export heatmap --layer 0 --head 0
   same svg export heatmap --stack cross --layer 1 --head 2
   same svg export heatmap --stack cross --layer 0 --head 1
+  same svg export headview --stack cross --layer 1 --head 2
   same svg export heatmap --stack decoder --layer 0 --head 0
   same svg export grid --stack decoder
   same json stats --stack decoder --format json
@@ -434,6 +435,8 @@ PY
   same json similarity --stack cross --scope layer --layer 1
   expect_error 2 "cross-nan.safetensors: 'cross' holds NaN at layer 0, head 0, query 0, key 5" \
     "$A" export heatmap --attention "$T/cross-nan.safetensors" --stack cross --layer 0 --head 0 -o "$T/x.svg"
+  expect_error 2 "cross-nan.safetensors: 'cross' holds NaN at layer 0, head 0, query 0, key 5" \
+    "$A" export headview --attention "$T/cross-nan.safetensors" --stack cross --layer 0 --head 0 -o "$T/x.svg"
   expect_error 2 "cross-nan.safetensors: 'cross' holds NaN at layer 0, head 0, query 0, key 5" \
     "$A" stats --attention "$T/cross-nan.safetensors" --stack cross
   expect_error 2 "cross-nan.safetensors: 'cross' holds NaN at layer 0, head 0, query 0, key 5" \
