@@ -2,6 +2,8 @@
  * and the Head view's heatmap of a decoder or cross-attention head.  See atn-encdec.h. */
 #include "atn-encdec.h"
 
+#include "attention-file.h"
+
 #include <glib/gi18n.h>
 #include <stdlib.h>
 
@@ -45,24 +47,38 @@ int32_t *atn_encdec_target_ids(const atn_model *m, const char *text, int32_t *n,
 
 void atn_encdec_attach(AtnResult *r) {
     const atn_capture *cap = atn_result_get_capture(r);
-    if (!cap || cap->n_stacks <= 0 || !cap->target_ids || cap->n_tgt <= 0)
+    if (!cap || cap->n_stacks <= 0 || cap->n_tgt <= 0)
         return;
-    const atn_model *m = atn_model_handle_get_model(atn_result_get_model(r));
+    AtnModelHandle *handle = atn_result_get_model(r);
+    const atn_model *m = atn_model_handle_get_model(handle);
+    /* an attention file: its query_tokens, as `attnscope export --attention` labels the rows */
+    atn_attn_file *file = m ? NULL : atn_model_handle_get_attention_file(handle);
+    int32_t n_file = 0;
+    const char *const *file_tokens = file ? atn_attn_file_query_tokens(file, &n_file) : NULL;
+    if (n_file != cap->n_tgt)
+        file_tokens = NULL;
     char **labels = g_new0(char *, (gsize)cap->n_tgt + 1);
     atn_encoding *e = NULL;
     atn_error err = {0};
     char **made = NULL;
-    if (m && atn_model_encode_ids(m, cap->target_ids, NULL, NULL, cap->n_tgt, &e, &err) == ATN_OK)
+    if (m && cap->target_ids && atn_model_encode_ids(m, cap->target_ids, NULL, NULL, cap->n_tgt, &e, &err) == ATN_OK)
         made = atn_render_token_labels(m, e);   /* "▁Das" as the source's tokens show */
     for (int32_t i = 0; i < cap->n_tgt; i++)
-        labels[i] = made && made[i] ? g_strdup(made[i]) : g_strdup_printf("#%d", cap->target_ids[i]);
+        labels[i] = made && made[i]     ? g_strdup(made[i])
+                    : file_tokens       ? g_strdup(file_tokens[i])
+                    : cap->target_ids   ? g_strdup_printf("#%d", cap->target_ids[i])
+                                        : g_strdup_printf("%d", i);
     atn_render_token_labels_free(made);
     g_object_set_data_full(G_OBJECT(r), TARGET_TOKENS_KEY, labels, (GDestroyNotify)g_strfreev);
     /* the decoder's and cross-attention statistics (the encoder's are the result's own):
        L_dec x H x n_tgt x (n_tgt + n_src) logarithms, ~0.4 million for t5-small's 6 x 8 heads
-       at 64 + 64 tokens */
+       at 64 + 64 tokens; not for a file opened lazily (its stacks are read a head at a time,
+       when shown: reading them all here would undo that) */
     static const char *const keys[] = {NULL, DECODER_STATS_KEY, CROSS_STATS_KEY};
     for (int k = ATN_STACK_DECODER; k <= ATN_STACK_CROSS; k++) {
+        const atn_stack *stk = atn_capture_stack(cap, (atn_stack_kind)k);
+        if (!stk || !stk->attn)
+            continue;
         atn_stats *st = NULL;
         atn_error serr = {0};
         if (atn_stats_compute_stack(cap, (atn_stack_kind)k, e, NULL, NULL, &st, &serr) == ATN_OK)

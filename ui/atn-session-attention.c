@@ -8,6 +8,7 @@
  * error; statistics and thumbnails made afterwards in the statistics' worker).  The main thread
  * then shows it as the session's model (a handle without weights: atn_model_handle_has_weights).
  * See docs/ARCHITECTURE.md, "The window's session". */
+#include "atn-encdec.h"
 #include "atn-session-private.h"
 
 #include <glib/gi18n.h>
@@ -69,6 +70,7 @@ static void attn_open_thread(GTask *task, gpointer source, gpointer data, GCance
     /* the statistics now: the first head shown is the clearest one (lazily: after it, with the
        thumbnails) */
     a->result = atn_result_new_attention(a->file, cap, (g_get_monotonic_time() - t0) / 1000.0, !lazy);
+    atn_encdec_attach(a->result);   /* an encoder-decoder file's target tokens (and stacks' statistics) */
     g_task_return_pointer(task, a, (GDestroyNotify)attn_answer_free);
 }
 

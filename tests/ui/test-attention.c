@@ -407,6 +407,16 @@ static void test_attention_file_encdec(void) {
     g_assert_nonnull(atn_attn_file_query_tokens(f, &nq));
     g_assert_cmpint(nq, ==, cap->n_tgt);
     g_assert_cmpint(atn_capture_stack(cap, ATN_STACK_CROSS)->n_k, ==, n);
+    /* the rows of a decoder or cross head are the file's query_tokens (no model to make them),
+       and the Statistics view has the decoder's and cross statistics, as after a model's run */
+    const char *const *qt = atn_attn_file_query_tokens(f, NULL);
+    const char *const *rows = atn_result_get_stack_tokens(r, ATN_STACK_CROSS, FALSE);
+    g_assert_nonnull(rows);
+    for (int32_t i = 0; i < nq; i++)
+        g_assert_cmpstr(rows[i], ==, qt[i]);
+    g_assert_true(atn_result_get_stack_stats(r, ATN_STACK_DECODER) != atn_result_get_stats(r));
+    g_assert_nonnull(atn_result_get_stack_stats(r, ATN_STACK_DECODER));
+    g_assert_nonnull(atn_result_get_stack_stats(r, ATN_STACK_CROSS));
     show_view(win, "model");   /* the views that need no weights take it */
     show_view(win, "head");
     /* opened lazily (as a file of 256 MB or more is): the encoder's heads read one at a time,
@@ -420,6 +430,9 @@ static void test_attention_file_encdec(void) {
     const atn_capture *lcap = atn_result_get_capture(lr);
     g_assert_null(lcap->attn);   /* lazy */
     g_assert_cmpint(lcap->n_stacks, ==, 3);
+    const char *const *lrows = atn_result_get_stack_tokens(lr, ATN_STACK_DECODER, FALSE);
+    g_assert_nonnull(lrows);
+    g_assert_cmpstr(lrows[nq - 1], ==, qt[nq - 1]);
     for (int l = 0; l < shape[0]; l++)
         for (int h = 0; h < shape[1]; h++)
             g_assert_cmpint(memcmp(atn_result_get_head(lr, l, h), want + ((size_t)l * shape[1] + h) * n * n,
