@@ -424,7 +424,8 @@ atn_status atn_cpu_forward(const atn_model *m, const atn_encoding *enc, atn_acti
                            rw ? rw->emb_proj_w : m->w.emb_proj_w);
     atn_walk_seq seq = {
         .row = 0, .n = n, .attn = a->attn, .attn_stride = a->attn_stride, .mask = a->mask_add,
-        .mask_base = a->mask_base, .mask_layers = a->mask_layers, .heads_off = a->heads_off,
+        .mask_form = a->mask_base ? ATN_MASK_READ : (atn_mask_form)a->mask_form, .mask_base = a->mask_base,
+        .mask_layers = a->mask_layers, .heads_off = a->heads_off,
         .pos_ids = a->pos_ids, .nonfinite_layer = all_finite(a->hidden, nd) ? -1 : 0,
         .score_bias = a->encdec ? a->encdec->bias_enc : NULL,   /* T5's buckets */
     };
@@ -513,6 +514,7 @@ atn_status atn_cpu_attend_head(const atn_model *m, const atn_activations *a, int
     round.overflow = NULL;
     atn_walk_seq seq = {
         .row = 0, .n = n, .attn = out, .attn_stride = 0, .mask = a->mask_add, .mask_base = a->mask_base,
+        .mask_form = a->mask_base ? ATN_MASK_READ : (atn_mask_form)a->mask_form,
         .mask_layers = a->mask_layers, .heads_off = a->heads_off, .nonfinite_layer = -1,
         .score_bias = a->encdec ? a->encdec->bias_enc : NULL,
     };

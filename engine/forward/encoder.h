@@ -56,6 +56,8 @@ typedef struct atn_activations {
     float *mask_base;            /* [n][n] the mask without the what-if masks, for the layers
                                     mask_layers leaves out; NULL: mask_add in every layer */
     const uint8_t *mask_layers;  /* [L] 1 = mask_add, 0 = mask_base (with mask_base) */
+    int mask_form;               /* atn_mask_form (layer.h): what mask_add holds, checked by run.c
+                                    after build_mask; 0 (ATN_MASK_READ): read it */
     int32_t *pos_ids;     /* [n] row of the position embeddings of each token (engine/forward/run.c
                              fills it by the model family's rule before the forward; every
                              backend's embeddings read it) */

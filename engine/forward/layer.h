@@ -143,6 +143,15 @@ void atn_layer_desc_of(const atn_model *model, atn_layer_desc *desc);
 float atn_layer_scale(const atn_layer_desc *desc, int32_t layer);
 
 /* One sequence of a walk's stack: rows row..row+n-1 of every [M][*] buffer. */
+/* What a sequence's mask holds, when it is known without reading it: the softmax then adds
+ * the same value by the cell's index (0, or ATN_MASK_MIN for a causal model's later key)
+ * instead of reading the [n][n] mask (67 MB at 4,096 tokens): the same sums, bit for bit. */
+typedef enum atn_mask_form {
+    ATN_MASK_READ = 0,   /* anything: read it (the default) */
+    ATN_MASK_ZEROS,      /* 0 everywhere (no padding, no window, no what-if mask) */
+    ATN_MASK_CAUSAL,     /* 0 where key j <= query i, ATN_MASK_MIN where j > i */
+} atn_mask_form;
+
 typedef struct atn_walk_seq {
     int32_t row, n;
     float *attn;                 /* [L][H][n][n], or [H][n][n] reused per layer */
@@ -150,6 +159,7 @@ typedef struct atn_walk_seq {
     const float *mask;           /* [n][n] the additive mask (row = query) */
     const float *mask_base;      /* [n][n] the mask for the layers mask_layers leaves out, or NULL */
     const uint8_t *mask_layers;  /* [L] 1 = mask, 0 = mask_base (with mask_base) */
+    atn_mask_form mask_form;     /* what `mask` holds (ATN_MASK_READ: read it); n_keys 0 only */
     const uint8_t *heads_off;    /* [L][H] 1 = switched off, or NULL */
     bool attn_one_head;          /* no layer's heads kept (heads on demand, a head sink): attn is
                                     one [n][n] every head writes in turn (the reference ops), or

@@ -297,20 +297,53 @@ static void band_softmax_part(void *arg, int32_t lo, int32_t hi) {
     }
 }
 
+/* softmax_rows for rows [lo, hi) of [n][n] whose mask is `form` (ATN_MASK_ZEROS or
+ * ATN_MASK_CAUSAL), not read: each cell adds the value the mask holds there (0, or
+ * ATN_MASK_MIN after the diagonal), in the same order, so every number is softmax_rows'. */
+static void softmax_rows_form(float *att, atn_mask_form form, int32_t lo, int32_t hi, int32_t n) {
+    for (int32_t i = lo; i < hi; i++) {
+        float *row = att + (size_t)i * n;
+        int32_t seen = form == ATN_MASK_CAUSAL && i + 1 < n ? i + 1 : n;   /* keys [0, seen) add 0 */
+        float mx = -FLT_MAX;
+        for (int32_t j = 0; j < seen; j++) {
+            row[j] += 0.0f;   /* as softmax_rows (it turns -0 into +0) */
+            mx = row[j] > mx ? row[j] : mx;
+        }
+        for (int32_t j = seen; j < n; j++) {
+            row[j] += ATN_MASK_MIN;
+            mx = row[j] > mx ? row[j] : mx;
+        }
+        double sum = 0;
+        for (int32_t j = 0; j < n; j++) {
+            float x = row[j] - mx;
+            row[j] = x < -110.0f ? 0.0f : expf(x);   /* softmax_rows' underflow shortcut */
+            sum += row[j];
+        }
+        float inv = (float)(1.0 / sum);
+        for (int32_t j = 0; j < n; j++)
+            row[j] *= inv;
+    }
+}
+
 typedef struct softmax_job {
     float *att;
     const float *mask;
     int32_t n;
+    atn_mask_form form;
 } softmax_job;
 
 static void softmax_part(void *arg, int32_t lo, int32_t hi) {
     softmax_job *j = arg;
-    softmax_rows(j->att + (size_t)lo * j->n, j->mask + (size_t)lo * j->n, hi - lo, j->n);
+    if (j->form != ATN_MASK_READ)
+        softmax_rows_form(j->att, j->form, lo, hi, j->n);
+    else
+        softmax_rows(j->att + (size_t)lo * j->n, j->mask + (size_t)lo * j->n, hi - lo, j->n);
 }
 
-/* softmax_rows over nq rows, in two halves of rows when they are many. */
-static void softmax_rows_par(float *att, const float *mask_add, int32_t nq, int32_t n) {
-    softmax_job j = {att, mask_add, n};
+/* softmax_rows over nq rows, in two halves of rows when they are many; a mask of a known
+ * form (not ATN_MASK_READ) is made by index, not read. */
+static void softmax_rows_par(float *att, const float *mask_add, int32_t nq, int32_t n, atn_mask_form form) {
+    softmax_job j = {att, mask_add, n, form};
     in_two(softmax_part, &j, nq, (size_t)nq * n);
 }
 
@@ -513,7 +546,7 @@ static void attend_seq(const atn_walk *w, const atn_walk_seq *s, int32_t l, floa
         else if (gated)
             softmax_rows_iv(att_h, mask, n, nk, w->slopes ? w->slopes[h] : 0.0f, w->temperature, off, w->head_mode);
         else
-            softmax_rows_par(att_h, mask, n, nk);
+            softmax_rows_par(att_h, mask, n, nk, mask == s->mask && nk == n && !s->n_keys ? s->mask_form : ATN_MASK_READ);
         if (D->xsoftmax)
             xsoftmax_rows(att_h, mask, n);
         if (s->head_done && !w->one_head)

@@ -4,6 +4,7 @@
 #include "forward/encoder.h"
 #include "forward/backend.h"
 #include "forward/run.h"
+#include "forward/layer.h"
 #include "tokenize/encoding.h"
 #include "core/family.h"
 #include "whatif/interventions.h"
@@ -336,6 +337,25 @@ static void build_mask(float *mask_add, const atn_encoding *enc, bool causal, in
     /* the what-if lab's masks (causal, window + global, strided, hidden keys): the same
        ATN_MASK_MIN in the cells they hide (engine/whatif/interventions.c) */
     atn_interventions_apply_mask(mask_add, n, iv);
+}
+
+/* What mask_add [n][n] holds (atn_mask_form): all 0, or 0 up to the diagonal and
+ * ATN_MASK_MIN after it, or anything else (read it).  One pass over the mask, stopping at
+ * the first cell that fits neither; the softmax then makes these cells by index. */
+static int mask_form_of(const float *mask_add, int32_t n) {
+    bool zeros = true, causal = true;
+    for (int32_t i = 0; i < n && (zeros || causal); i++) {
+        const float *row = mask_add + (size_t)i * n;
+        for (int32_t j = 0; j < n && (zeros || causal); j++) {
+            uint32_t bits, zero = 0, min_bits;
+            float mn = ATN_MASK_MIN;
+            memcpy(&bits, row + j, sizeof bits);   /* bit for bit: -0 is not 0 here */
+            memcpy(&min_bits, &mn, sizeof min_bits);
+            zeros &= bits == zero;
+            causal &= bits == (j <= i ? zero : min_bits);
+        }
+    }
+    return zeros ? ATN_MASK_ZEROS : causal ? ATN_MASK_CAUSAL : ATN_MASK_READ;
 }
 
 /* The what-if rotary knobs (atn_interventions: rope_theta, rope_factor, sliding): the
@@ -723,6 +743,7 @@ static atn_status forward_impl(atn_run *run, const atn_encoding *enc, const atn_
        |i - j| window), mask_base the global layers' */
     int32_t window = run->slide_w > 0 ? run->slide_w : m->rotary.window > 0 ? m->rotary.window : m->rotary.local_window;
     build_mask(a->mask_add, run->enc, m->family->causal, window, m->rotary.local_half, m->family->disentangled, iv);
+    a->mask_form = mask_form_of(a->mask_add, n);
     if (a->mask_base)   /* the layers the what-if masks skip (ModernBERT, Gemma: the global layers;
                            the layers whose window the what-if sliding knob turned off) */
         build_mask(a->mask_base, run->enc, m->family->causal, run->base_unwindowed ? 0 : m->rotary.window, 0,
