@@ -11,6 +11,7 @@
 #include "forward/deberta.h"
 #include "forward/activation.h"
 #include "forward/precision.h"
+#include "forward/expf-row.h"
 
 #include <cblas.h>
 #include <pthread.h>
@@ -206,15 +207,14 @@ static void softmax_rows_stride(float *att, const float *mask_add, int32_t nq, i
             row[j] += mrow[j];
             mx = row[j] > mx ? row[j] : mx;
         }
+        /* expf(row[j] - mx), or 0 below -110: expf is 0 below -103.98 (it underflows), and
+           libm's underflow path is slow: masked keys (a causal model's later ones, padding)
+           take this shortcut, with the same result bit for bit; four at a time where the
+           CPU allows, the same bits (expf-row.h) */
+        atn_expf_row(row, mx, n);
         double sum = 0;
-        for (int32_t j = 0; j < n; j++) {
-            /* expf is 0 below -103.98 (it underflows), and libm's underflow path is slow:
-               masked keys (a causal model's later ones, padding) take this shortcut, with
-               the same result bit for bit */
-            float x = row[j] - mx;
-            row[j] = x < -110.0f ? 0.0f : expf(x);
+        for (int32_t j = 0; j < n; j++)
             sum += row[j];
-        }
         float inv = (float)(1.0 / sum);
         for (int32_t j = 0; j < n; j++)
             row[j] *= inv;
@@ -313,12 +313,10 @@ static void softmax_rows_form(float *att, atn_mask_form form, int32_t lo, int32_
             row[j] += ATN_MASK_MIN;
             mx = row[j] > mx ? row[j] : mx;
         }
+        atn_expf_row(row, mx, n);   /* softmax_rows' exponentials */
         double sum = 0;
-        for (int32_t j = 0; j < n; j++) {
-            float x = row[j] - mx;
-            row[j] = x < -110.0f ? 0.0f : expf(x);   /* softmax_rows' underflow shortcut */
+        for (int32_t j = 0; j < n; j++)
             sum += row[j];
-        }
         float inv = (float)(1.0 / sum);
         for (int32_t j = 0; j < n; j++)
             row[j] *= inv;
