@@ -196,28 +196,51 @@ static void act_part(void *arg, int32_t lo, int32_t hi) {
 
 /* ---- the softmax, plain and with the what-if gates ----------------------------------- */
 
+/* Rows r[0..count) (count <= 4) of n exponentials each: row /= its sum, the sum in double
+ * in the row's order.  Four rows' sums side by side (four chains of additions, not one
+ * waiting on each add), each the same additions in the same order as one row alone. */
+static void sum_scale_rows(float *const *r, int count, int32_t n) {
+    double sum[4] = {0, 0, 0, 0};
+    if (count == 4)
+        for (int32_t j = 0; j < n; j++) {
+            sum[0] += r[0][j];
+            sum[1] += r[1][j];
+            sum[2] += r[2][j];
+            sum[3] += r[3][j];
+        }
+    else
+        for (int c = 0; c < count; c++)
+            for (int32_t j = 0; j < n; j++)
+                sum[c] += r[c][j];
+    for (int c = 0; c < count; c++) {
+        float inv = (float)(1.0 / sum[c]);
+        for (int32_t j = 0; j < n; j++)
+            r[c][j] *= inv;
+    }
+}
+
 /* Row-wise masked softmax, max-subtracted.  att_row[j] = exp(s_j - max) / sum; mask_add
  * [n][n], row i for query i; rows `stride` floats apart (n: the whole rows). */
 static void softmax_rows_stride(float *att, const float *mask_add, int32_t nq, int32_t n, size_t stride) {
-    for (int32_t i = 0; i < nq; i++) {
-        float *row = att + (size_t)i * stride;
-        const float *mrow = mask_add + (size_t)i * stride;
-        float mx = -FLT_MAX;
-        for (int32_t j = 0; j < n; j++) {
-            row[j] += mrow[j];
-            mx = row[j] > mx ? row[j] : mx;
+    for (int32_t i0 = 0; i0 < nq; i0 += 4) {
+        float *r[4];
+        int count = nq - i0 < 4 ? nq - i0 : 4;
+        for (int c = 0; c < count; c++) {
+            int32_t i = i0 + c;
+            float *row = r[c] = att + (size_t)i * stride;
+            const float *mrow = mask_add + (size_t)i * stride;
+            float mx = -FLT_MAX;
+            for (int32_t j = 0; j < n; j++) {
+                row[j] += mrow[j];
+                mx = row[j] > mx ? row[j] : mx;
+            }
+            /* expf(row[j] - mx), or 0 below -110: expf is 0 below -103.98 (it underflows),
+               and libm's underflow path is slow: masked keys (a causal model's later ones,
+               padding) take this shortcut, with the same result bit for bit; four at a time
+               where the CPU allows, the same bits (expf-row.h) */
+            atn_expf_row(row, mx, n);
         }
-        /* expf(row[j] - mx), or 0 below -110: expf is 0 below -103.98 (it underflows), and
-           libm's underflow path is slow: masked keys (a causal model's later ones, padding)
-           take this shortcut, with the same result bit for bit; four at a time where the
-           CPU allows, the same bits (expf-row.h) */
-        atn_expf_row(row, mx, n);
-        double sum = 0;
-        for (int32_t j = 0; j < n; j++)
-            sum += row[j];
-        float inv = (float)(1.0 / sum);
-        for (int32_t j = 0; j < n; j++)
-            row[j] *= inv;
+        sum_scale_rows(r, count, n);
     }
 }
 
@@ -301,25 +324,25 @@ static void band_softmax_part(void *arg, int32_t lo, int32_t hi) {
  * ATN_MASK_CAUSAL), not read: each cell adds the value the mask holds there (0, or
  * ATN_MASK_MIN after the diagonal), in the same order, so every number is softmax_rows'. */
 static void softmax_rows_form(float *att, atn_mask_form form, int32_t lo, int32_t hi, int32_t n) {
-    for (int32_t i = lo; i < hi; i++) {
-        float *row = att + (size_t)i * n;
-        int32_t seen = form == ATN_MASK_CAUSAL && i + 1 < n ? i + 1 : n;   /* keys [0, seen) add 0 */
-        float mx = -FLT_MAX;
-        for (int32_t j = 0; j < seen; j++) {
-            row[j] += 0.0f;   /* as softmax_rows (it turns -0 into +0) */
-            mx = row[j] > mx ? row[j] : mx;
+    for (int32_t i0 = lo; i0 < hi; i0 += 4) {
+        float *r[4];
+        int count = hi - i0 < 4 ? hi - i0 : 4;
+        for (int c = 0; c < count; c++) {
+            int32_t i = i0 + c;
+            float *row = r[c] = att + (size_t)i * n;
+            int32_t seen = form == ATN_MASK_CAUSAL && i + 1 < n ? i + 1 : n;   /* keys [0, seen) add 0 */
+            float mx = -FLT_MAX;
+            for (int32_t j = 0; j < seen; j++) {
+                row[j] += 0.0f;   /* as softmax_rows (it turns -0 into +0) */
+                mx = row[j] > mx ? row[j] : mx;
+            }
+            for (int32_t j = seen; j < n; j++) {
+                row[j] += ATN_MASK_MIN;
+                mx = row[j] > mx ? row[j] : mx;
+            }
+            atn_expf_row(row, mx, n);   /* softmax_rows' exponentials */
         }
-        for (int32_t j = seen; j < n; j++) {
-            row[j] += ATN_MASK_MIN;
-            mx = row[j] > mx ? row[j] : mx;
-        }
-        atn_expf_row(row, mx, n);   /* softmax_rows' exponentials */
-        double sum = 0;
-        for (int32_t j = 0; j < n; j++)
-            sum += row[j];
-        float inv = (float)(1.0 / sum);
-        for (int32_t j = 0; j < n; j++)
-            row[j] *= inv;
+        sum_scale_rows(r, count, n);
     }
 }
 
