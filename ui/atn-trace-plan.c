@@ -315,8 +315,11 @@ static void plan_contributions(AtnTracePlanStep *p, const atn_trace *t, const ch
                                int max_cols, const char *oname) {
     int n = t->n, k = t->d_head;
     /* four columns fewer than the key table's, which has four fewer before its entries: as
-       wide, so the table stays beside the side pane */
-    g_autoptr(GArray) cs = cols_shown(k, MAX(4, CLAMP(max_cols, 4, MAX_COLS) - 3));
+       wide, so the table stays beside the side pane; at 4 or 5 (too few for "0 … k-1") none, so
+       the step fits a 900 px window at text size 2 (test ui-narrow); nor ‖v_j‖ (a_j‖v_j‖ / a_j)
+       then, so it fits beside the heatmap at 1280 px too */
+    int want = CLAMP(max_cols, 4, MAX_COLS) - 4;
+    g_autoptr(GArray) cs = want >= 2 || k <= want ? cols_shown(k, want) : g_array_new(FALSE, FALSE, sizeof(int));
     int *keys = g_new(int32_t, n);
     int m = atn_trace_top_contributions(t, top_k, keys);
     if (m < 0)
@@ -334,11 +337,13 @@ static void plan_contributions(AtnTracePlanStep *p, const atn_trace *t, const ch
         for (int c = 0; c < k; c++)
             rest[c] += t->weights[j] * t->values[(size_t)j * k + c];
     }
-    int fixed = 6, rows = 1 + m + (m < n) + 1;
+    gboolean vn = cs->len > 0;   /* the ‖v_j‖ column */
+    int fixed = vn ? 6 : 5, rows = 1 + m + (m < n) + 1, cc4 = fixed - 2, cc5 = fixed - 1;
     plan_init(p, rows, fixed + cs->len);
     const char *hd[] = {"j", _("token"), _("a_j"), "‖v_j‖", "a_j‖v_j‖", _("share")};
-    for (int c = 0; c < fixed; c++)
-        plan_set(p, 0, c, ATN_TRACE_CELL_HEADER, g_strdup(hd[c]));
+    for (int c = 0, o = 0; c < 6; c++)
+        if (c != 3 || vn)
+            plan_set(p, 0, o++, ATN_TRACE_CELL_HEADER, g_strdup(hd[c]));
     for (guint c = 0; c < cs->len; c++) {   /* a_j v_j's entries */
         int cc = g_array_index(cs, int, c);
         plan_set(p, 0, fixed + c, ATN_TRACE_CELL_HEADER, cc < 0 ? g_strdup("…") : g_strdup_printf("%d", cc));
@@ -350,9 +355,10 @@ static void plan_contributions(AtnTracePlanStep *p, const atn_trace *t, const ch
         plan_set(p, 1 + r, 0, ATN_TRACE_CELL_HEADER | acc, g_strdup_printf("%d", j));
         plan_set(p, 1 + r, 1, ATN_TRACE_CELL_HEADER | acc, g_strdup(token_of(t, labels, j)));
         plan_set(p, 1 + r, 2, 0, fmt4(t->weights[j]));
-        plan_set(p, 1 + r, 3, 0, fmt4(value_norm(t, j)));
-        plan_set(p, 1 + r, 4, ATN_TRACE_CELL_ACCENT, fmt4(cj));
-        plan_set(p, 1 + r, 5, 0, g_strdup_printf("%.2f%%", total > 0 ? 100 * cj / total : 0.0));
+        if (vn)
+            plan_set(p, 1 + r, 3, 0, fmt4(value_norm(t, j)));
+        plan_set(p, 1 + r, cc4, ATN_TRACE_CELL_ACCENT, fmt4(cj));
+        plan_set(p, 1 + r, cc5, 0, g_strdup_printf("%.2f%%", total > 0 ? 100 * cj / total : 0.0));
         for (guint i = 0; i < cs->len; i++) {
             int c = g_array_index(cs, int, i);
             plan_set(p, 1 + r, fixed + i, 0, c < 0 ? g_strdup("…") : fmt4(t->weights[j] * t->values[(size_t)j * k + c]));
@@ -363,9 +369,10 @@ static void plan_contributions(AtnTracePlanStep *p, const atn_trace *t, const ch
         plan_set(p, r, 0, 0, g_strdup("…"));
         plan_set(p, r, 1, 0, g_strdup_printf(ngettext("%d other", "%d others", n - m), n - m));
         plan_set(p, r, 2, 0, g_strdup_printf("Σ %.4f", rest_w));
-        plan_set(p, r, 3, 0, g_strdup("…"));
-        plan_set(p, r, 4, ATN_TRACE_CELL_ACCENT, g_strdup_printf("Σ %.4f", rest_c));
-        plan_set(p, r, 5, 0, g_strdup_printf("%.2f%%", total > 0 ? 100 * rest_c / total : 0.0));
+        if (vn)
+            plan_set(p, r, 3, 0, g_strdup("…"));
+        plan_set(p, r, cc4, ATN_TRACE_CELL_ACCENT, g_strdup_printf("Σ %.4f", rest_c));
+        plan_set(p, r, cc5, 0, g_strdup_printf("%.2f%%", total > 0 ? 100 * rest_c / total : 0.0));
         for (guint i = 0; i < cs->len; i++) {
             int c = g_array_index(cs, int, i);
             plan_set(p, r, fixed + i, 0, c < 0 ? g_strdup("…") : g_strdup_printf("Σ %.4f", rest[c]));
@@ -375,8 +382,8 @@ static void plan_contributions(AtnTracePlanStep *p, const atn_trace *t, const ch
     plan_set(p, r, 0, ATN_TRACE_CELL_HEADER, g_strdup(oname));
     plan_set(p, r, 1, ATN_TRACE_CELL_HEADER, g_strdup(_("all keys")));
     plan_set(p, r, 2, 0, fmt4(atn_trace_weight_sum(t, 0, n)));
-    plan_set(p, r, 4, 0, fmt4(total));
-    plan_set(p, r, 5, 0, g_strdup(total > 0 ? "100%" : "0%"));
+    plan_set(p, r, cc4, 0, fmt4(total));
+    plan_set(p, r, cc5, 0, g_strdup(total > 0 ? "100%" : "0%"));
     for (guint i = 0; i < cs->len; i++) {
         int c = g_array_index(cs, int, i);
         plan_set(p, r, fixed + i, ATN_TRACE_CELL_ACCENT, c < 0 ? g_strdup("…") : fmt4(t->output[c]));
