@@ -40,27 +40,6 @@ static double npy_worst(const char *fixture, const float *got, size_t count) {
     return worst;
 }
 
-typedef struct ids_wait {
-    AtnWindow *win;
-    const int32_t *ids;
-    int n;
-} ids_wait;
-
-/* The session is idle with a result of its model for exactly these ids. */
-static gboolean result_of_ids(gpointer data) {
-    ids_wait *w = data;
-    AtnSession *s = atn_window_get_session(w->win);
-    AtnResult *r = atn_session_get_result(s);
-    if (!r || atn_session_get_busy(s) || atn_session_get_analysing(s) ||
-        atn_result_get_model(r) != atn_session_get_model(s) || atn_result_get_n_tokens(r) != w->n)
-        return FALSE;
-    const atn_capture *cap = atn_result_get_capture(r);
-    for (int i = 0; i < w->n; i++)
-        if (cap->enc->ids[i] != w->ids[i])
-            return FALSE;
-    return TRUE;
-}
-
 static void check_family(AtnWindow *win, const char *name) {
     g_autofree char *folder = hf_path("models", name);
     g_autofree char *json_name = g_strconcat(name, ".json", NULL);

@@ -30,26 +30,6 @@ static cJSON *fixture(const char *name) {
     return fx;
 }
 
-typedef struct ids_wait {
-    AtnWindow *win;
-    const int32_t *ids;
-    int n;
-} ids_wait;
-
-static gboolean result_of_ids(gpointer data) {
-    ids_wait *w = data;
-    AtnSession *s = atn_window_get_session(w->win);
-    AtnResult *r = atn_session_get_result(s);
-    if (!r || atn_session_get_busy(s) || atn_session_get_analysing(s) ||
-        atn_result_get_model(r) != atn_session_get_model(s) || atn_result_get_n_tokens(r) != w->n)
-        return FALSE;
-    const atn_capture *cap = atn_result_get_capture(r);
-    for (int i = 0; i < w->n; i++)
-        if (cap->enc->ids[i] != w->ids[i])
-            return FALSE;
-    return TRUE;
-}
-
 /* Opens tests/hf/models/name and runs the fixture's case (its ids); returns the token count. */
 static int open_case(AtnWindow *win, const char *name, cJSON *fx, const char *case_name) {
     cJSON *c = NULL;

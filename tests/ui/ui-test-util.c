@@ -79,6 +79,20 @@ gboolean idle_with_result(gpointer data) {
            (!w->name || !g_strcmp0(atn_model_handle_get_source(m), w->name));
 }
 
+gboolean result_of_ids(gpointer data) {
+    ids_wait *w = data;
+    AtnSession *s = atn_window_get_session(w->win);
+    AtnResult *r = atn_session_get_result(s);
+    if (!r || atn_session_get_busy(s) || atn_session_get_analysing(s) ||
+        atn_result_get_model(r) != atn_session_get_model(s) || atn_result_get_n_tokens(r) != w->n)
+        return FALSE;
+    const atn_capture *cap = atn_result_get_capture(r);
+    for (int i = 0; i < w->n; i++)
+        if (cap->enc->ids[i] != w->ids[i])
+            return FALSE;
+    return TRUE;
+}
+
 AtnWindow *new_window(void) {
     AtnWindow *win = g_object_new(ATN_TYPE_WINDOW, "default-width", 1200, "default-height", 780, NULL);
     gtk_window_present(GTK_WINDOW(win));

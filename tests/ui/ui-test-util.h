@@ -72,6 +72,13 @@ gboolean wait_for(cond_fn cond, gpointer data);
 void settle(int ms);
 /* A model_wait: the session is idle with a result of its model, after more than runs runs. */
 gboolean idle_with_result(gpointer data);
+/* An ids_wait: the session is idle with a result of its model for exactly these n ids. */
+typedef struct ids_wait {
+    AtnWindow *win;
+    const int32_t *ids;
+    int n;
+} ids_wait;
+gboolean result_of_ids(gpointer data);
 /* A presented 1200x780 window; open_and_wait / type_and_wait open a model / set the text and
  * wait for the result; show_view shows a view page and waits until it is drawable. */
 AtnWindow *new_window(void);
