@@ -1,6 +1,9 @@
 /* AtnHeatmap: one attention matrix, drawn by ui/render into a cached render node.
  * Over 1,000 lines on purpose: drawing, hover, zoom and pan, and export all read and reset
- * the same cached view state; apart, most of the struct would have to be shared. */
+ * the same cached view state; apart, most of the struct would have to be shared.  What
+ * stands alone is elsewhere: pooling (atn-heatmap-pool.c), the colour scales
+ * (atn-colour-scale.c) and the drag-to-crop gesture's arithmetic (atn-heatmap-crop.c); the
+ * ~100 lines the crop added here are its hooks into hover, zoom and the drawn band. */
 #include "atn-heatmap.h"
 #include "atn-heatmap-test.h"
 #include "atn-heatmap-pool.h"
